@@ -1,0 +1,1 @@
+//! Alveo synthesis flow helpers. Not started.

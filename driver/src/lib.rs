@@ -1,0 +1,1 @@
+//! VFIO userspace driver with a co-simulation backend. Not started.

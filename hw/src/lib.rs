@@ -1,0 +1,1 @@
+//! RTL of the MRC NIC pipeline (rust-hdl). Not started: see the hw issue.

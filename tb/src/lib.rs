@@ -1,0 +1,1 @@
+//! Testbenches differential against the golden model. Not started.
