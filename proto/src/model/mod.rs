@@ -1,5 +1,13 @@
 //! The sans-IO golden model of an MRC queue pair and of the RoCEv2 RC
-//! baseline.
+//! baseline, behind one API ([`api::QueuePair`], [`qp::Qp`]).
 
+pub mod api;
 pub mod cc;
 pub mod ev;
+pub mod memory;
+pub mod mrc;
+pub mod qp;
+pub mod rc;
+
+pub use api::*;
+pub use qp::Qp;
