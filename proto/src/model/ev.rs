@@ -180,6 +180,8 @@ pub struct EvSet {
     /// Smallest RTT seen on any EV, picoseconds (0 = none yet).
     base_rtt_ps: f64,
     cursor: usize,
+    /// The fallback EV while none is GOOD; cleared on every state change.
+    fallback_cache: Option<u16>,
     events: VecDeque<EvStateChange>,
     counters: EvCounters,
 }
@@ -262,6 +264,7 @@ impl EvSet {
             credit,
             base_rtt_ps: 0.0,
             cursor,
+            fallback_cache: None,
             events: VecDeque::with_capacity(cfg.event_queue_len.min(4096)),
             counters: EvCounters::default(),
             cfg,
@@ -373,17 +376,30 @@ impl EvSet {
         self.next_good(a + 1) as u16
     }
 
+    /// No GOOD EV: the least recently marked ASSUMED_BAD one (cached until
+    /// the next state change, so this is O(1) per packet too), else (all
+    /// DENIED) every EV in turn.
     fn fallback(&mut self) -> u16 {
+        if let Some(b) = self.fallback_cache {
+            return b;
+        }
         let mut best: Option<usize> = None;
         for i in 0..self.len() {
-            if self.state[i] == EvState::AssumedBad
-                && best.is_none_or(|b| self.bad_since[i] < self.bad_since[b])
-            {
-                best = Some(i);
+            if self.state[i] == EvState::AssumedBad {
+                let older = match best {
+                    None => true,
+                    Some(b) => self.bad_since[i] < self.bad_since[b],
+                };
+                if older {
+                    best = Some(i);
+                }
             }
         }
         match best {
-            Some(b) => b as u16,
+            Some(b) => {
+                self.fallback_cache = Some(b as u16);
+                b as u16
+            }
             None => {
                 // Everything DENIED.
                 let i = self.cursor % self.len();
@@ -496,6 +512,7 @@ impl EvSet {
             self.good_n += 1;
         }
         self.state[i] = to;
+        self.fallback_cache = None;
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
         } else {
@@ -522,7 +539,11 @@ impl EvSet {
         let mut best: Option<(Instant, usize)> = None;
         for (i, t) in self.probe_at.iter().enumerate() {
             if let Some(t) = *t {
-                if t <= now && best.is_none_or(|(bt, _)| t < bt) {
+                let earlier = match best {
+                    None => true,
+                    Some((bt, _)) => t < bt,
+                };
+                if t <= now && earlier {
                     best = Some((t, i));
                 }
             }
