@@ -106,7 +106,8 @@ fn select_other_avoids() {
                 s.on_loss(i, Instant::ZERO);
             }
         }
-        // min_active = 1 keeps 3... only if 3 was the last one left.
+        // min_active = 1: exactly one GOOD EV is left (which one depends
+        // on the seeded start); avoiding it has no alternative.
         let g = (0..8).find(|&i| s.state(i) == EvState::Good).unwrap();
         assert_eq!(s.good_count(), 1);
         assert_eq!(s.select_other(Instant::ZERO, g), g);
