@@ -106,9 +106,9 @@ fn select_other_avoids() {
                 s.on_loss(i, Instant::ZERO);
             }
         }
-        // min_active = 1: exactly one GOOD EV is left (which one depends
-        // on the seeded start); avoiding it has no alternative.
+        // Only EV 3 is left GOOD; avoiding it has no GOOD alternative.
         let g = (0..8).find(|&i| s.state(i) == EvState::Good).unwrap();
+        assert_eq!(g, 3);
         assert_eq!(s.good_count(), 1);
         assert_eq!(s.select_other(Instant::ZERO, g), g);
     }
