@@ -1,9 +1,16 @@
 //! Congestion control behind one trait.
 //!
 //! CONTRACT FILE: the trait and configuration types below are what the QP
-//! uses. The bodies here are a minimal placeholder (a fixed window, no
-//! pacing); NSCC-style and DCQCN-style controllers replace them behind the
-//! same API.
+//! uses.
+//!
+//! * [`Nscc`]: a sender-side window controller driven by queueing delay and
+//!   ECN in the spirit of UEC's NSCC (its four ECN x delay quadrants).
+//! * [`Dcqcn`]: the rate controller of the DCQCN paper (Zhu et al.,
+//!   SIGCOMM 2015), the RoCEv2 RC baseline.
+//! * [`FixedWindow`]: no congestion control.
+//!
+//! All arithmetic is deterministic (no clocks, no randomness). See
+//! `docs/model-ev-cc.md` for the formulas and their sources.
 
 use crate::time::{Duration, Instant};
 
@@ -134,9 +141,437 @@ pub enum CcConfig {
 pub fn build(cfg: &CcConfig) -> Box<dyn CongestionControl> {
     match *cfg {
         CcConfig::Fixed { window } => Box::new(FixedWindow { window }),
-        // Placeholder until the real controllers land: their initial window.
-        CcConfig::Nscc(c) => Box::new(FixedWindow { window: c.init_cwnd }),
-        CcConfig::Dcqcn(_) => Box::new(FixedWindow { window: u64::MAX }),
+        CcConfig::Nscc(c) => Box::new(Nscc::new(c)),
+        CcConfig::Dcqcn(c) => Box::new(Dcqcn::new(c)),
+    }
+}
+
+/// Which NSCC quadrant (ECN x delay) an ACK fell in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NsccQuadrant {
+    /// No ECN, delay below target: proportional increase.
+    ProportionalIncrease,
+    /// No ECN, delay at or above target: the queue is draining or belongs
+    /// to another path; a small, fair (unscaled) additive increase.
+    FairIncrease,
+    /// ECN, delay below target: congestion on one path, left to the load
+    /// balancer (EV weights); the window holds.
+    Hold,
+    /// ECN, delay at or above target: multiplicative decrease.
+    MultiplicativeDecrease,
+}
+
+/// Counters of an [`Nscc`] controller, for tests and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NsccCounters {
+    pub proportional_increase: u64,
+    pub fair_increase: u64,
+    pub hold: u64,
+    pub multiplicative_decrease: u64,
+    /// Decreases skipped because one happened less than a base RTT + target ago.
+    pub decrease_suppressed: u64,
+    pub losses: u64,
+    pub timeouts: u64,
+}
+
+/// Near-zero delay threshold for fast increase, as a fraction of target.
+const NSCC_FAST_DELAY_FRACTION: f64 = 1.0 / 8.0;
+/// Proportional increase gain: at zero delay the per-RTT increase is
+/// `increase_bytes * (1 + NSCC_PROP_GAIN)`.
+const NSCC_PROP_GAIN: f64 = 4.0;
+/// Fair increase per RTT, as a fraction of `increase_bytes`.
+const NSCC_FAIR_FRACTION: f64 = 0.25;
+/// Largest fraction of the window one decrease may cut.
+const NSCC_MAX_CUT: f64 = 0.5;
+
+/// NSCC-style sender window controller.
+///
+/// Per ACK with `acked` bytes, queueing delay `d = rtt - base` (base =
+/// min(configured base RTT, smallest RTT seen)), target `T`,
+/// increase `I = increase_bytes`:
+///
+/// | ECN | delay  | action |
+/// |-----|--------|--------|
+/// | no  | d < T  | `cwnd += I * acked/cwnd * (1 + 4 (T-d)/T)`; if a whole window was acked with `d <= T/8`: fast increase `cwnd += acked/2` |
+/// | no  | d >= T | `cwnd += I/4 * acked/cwnd` (fair increase) |
+/// | yes | d < T  | hold |
+/// | yes | d >= T | `cwnd *= 1 - min(0.5, gain * (d-T)/d)`, at most once per `base + T` |
+///
+/// Loss or trim of `b` bytes: `cwnd -= b`; timeout: `cwnd = min_cwnd`.
+/// Always clamped to `[min_cwnd, max_cwnd]`. ECN without an RTT sample
+/// uses the last measured delay; a CNP counts as an ECN mark with the last
+/// measured delay. Pacing (off unless [`Nscc::with_pacing`]) spaces packets
+/// at `cwnd / srtt`.
+#[derive(Clone, Debug)]
+pub struct Nscc {
+    cfg: NsccConfig,
+    cwnd: f64,
+    base_ps: u64,
+    srtt_ps: u64,
+    last_delay_ps: u64,
+    last_decrease: Option<Instant>,
+    /// Bytes acked in the current near-zero-delay streak.
+    fast_streak: f64,
+    pacing: bool,
+    next_send: Instant,
+    counters: NsccCounters,
+    last_quadrant: Option<NsccQuadrant>,
+}
+
+impl Nscc {
+    /// A controller at `cfg.init_cwnd` (clamped), no pacing.
+    pub fn new(cfg: NsccConfig) -> Nscc {
+        let min = cfg.min_cwnd.max(1) as f64;
+        let max = (cfg.max_cwnd as f64).max(min);
+        Nscc {
+            cwnd: (cfg.init_cwnd as f64).clamp(min, max),
+            base_ps: cfg.base_rtt.as_ps(),
+            srtt_ps: cfg.base_rtt.as_ps(),
+            last_delay_ps: 0,
+            last_decrease: None,
+            fast_streak: 0.0,
+            pacing: false,
+            next_send: Instant::ZERO,
+            counters: NsccCounters::default(),
+            last_quadrant: None,
+            cfg,
+        }
+    }
+
+    /// Enable or disable pacing at `cwnd / srtt`.
+    pub fn with_pacing(mut self, pacing: bool) -> Nscc {
+        self.pacing = pacing;
+        self
+    }
+
+    /// The window, bytes (unrounded).
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Smoothed RTT.
+    pub fn srtt(&self) -> Duration {
+        Duration::from_ps(self.srtt_ps)
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> NsccCounters {
+        self.counters
+    }
+
+    /// The quadrant of the last ACK.
+    pub fn last_quadrant(&self) -> Option<NsccQuadrant> {
+        self.last_quadrant
+    }
+
+    fn clamp(&mut self) {
+        let min = self.cfg.min_cwnd.max(1) as f64;
+        let max = (self.cfg.max_cwnd as f64).max(min);
+        self.cwnd = self.cwnd.clamp(min, max);
+    }
+
+    fn decrease(&mut self, now: Instant, delay_ps: u64) {
+        let target = self.cfg.target_delay.as_ps();
+        let period = Duration::from_ps(self.base_ps + target);
+        if let Some(t) = self.last_decrease {
+            if now < t + period {
+                self.counters.decrease_suppressed += 1;
+                return;
+            }
+        }
+        let d = delay_ps.max(1) as f64;
+        let cut = (self.cfg.decrease_gain * (d - target as f64) / d).clamp(0.0, NSCC_MAX_CUT);
+        self.cwnd *= 1.0 - cut;
+        self.last_decrease = Some(now);
+        self.counters.multiplicative_decrease += 1;
+        self.fast_streak = 0.0;
+    }
+
+    fn react(&mut self, now: Instant, acked: u64, ecn: bool) {
+        let target = self.cfg.target_delay.as_ps();
+        let delay = self.last_delay_ps;
+        let acked = acked as f64;
+        let quadrant = match (ecn, delay < target) {
+            (false, true) => NsccQuadrant::ProportionalIncrease,
+            (false, false) => NsccQuadrant::FairIncrease,
+            (true, true) => NsccQuadrant::Hold,
+            (true, false) => NsccQuadrant::MultiplicativeDecrease,
+        };
+        let inc = self.cfg.increase_bytes as f64;
+        match quadrant {
+            NsccQuadrant::ProportionalIncrease => {
+                let below = (target - delay) as f64 / target.max(1) as f64;
+                self.cwnd += inc * acked / self.cwnd * (1.0 + NSCC_PROP_GAIN * below);
+                if (delay as f64) <= target as f64 * NSCC_FAST_DELAY_FRACTION {
+                    self.fast_streak += acked;
+                    if self.fast_streak >= self.cwnd {
+                        self.cwnd += acked / 2.0;
+                    }
+                } else {
+                    self.fast_streak = 0.0;
+                }
+                self.counters.proportional_increase += 1;
+            }
+            NsccQuadrant::FairIncrease => {
+                self.cwnd += inc * NSCC_FAIR_FRACTION * acked / self.cwnd;
+                self.fast_streak = 0.0;
+                self.counters.fair_increase += 1;
+            }
+            NsccQuadrant::Hold => {
+                self.fast_streak = 0.0;
+                self.counters.hold += 1;
+            }
+            NsccQuadrant::MultiplicativeDecrease => self.decrease(now, delay),
+        }
+        self.last_quadrant = Some(quadrant);
+        self.clamp();
+    }
+}
+
+impl CongestionControl for Nscc {
+    fn name(&self) -> &'static str {
+        "nscc"
+    }
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
+        if self.pacing {
+            now.max(self.next_send)
+        } else {
+            now
+        }
+    }
+    fn on_send(&mut self, now: Instant, bytes: u32) {
+        if self.pacing {
+            // gap = bytes * srtt / cwnd
+            let gap = (bytes as f64 * self.srtt_ps as f64 / self.cwnd).round() as u64;
+            self.next_send = now.max(self.next_send) + Duration::from_ps(gap);
+        }
+    }
+    fn on_ack(&mut self, now: Instant, sample: AckSample) {
+        if let Some(rtt) = sample.rtt {
+            let r = rtt.as_ps();
+            if r > 0 && r < self.base_ps {
+                self.base_ps = r;
+            }
+            self.last_delay_ps = r.saturating_sub(self.base_ps);
+            // EWMA 1/8, integer.
+            self.srtt_ps = if r > self.srtt_ps {
+                self.srtt_ps + (r - self.srtt_ps) / 8
+            } else {
+                self.srtt_ps - (self.srtt_ps - r) / 8
+            };
+        }
+        self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
+    }
+    fn on_loss(&mut self, _now: Instant, bytes: u64) {
+        self.cwnd -= bytes as f64;
+        self.fast_streak = 0.0;
+        self.counters.losses += 1;
+        self.clamp();
+    }
+    fn on_timeout(&mut self, now: Instant) {
+        self.cwnd = self.cfg.min_cwnd as f64;
+        self.fast_streak = 0.0;
+        self.last_decrease = Some(now);
+        self.counters.timeouts += 1;
+        self.clamp();
+    }
+    fn on_cnp(&mut self, now: Instant) {
+        self.react(now, 0, true);
+    }
+}
+
+/// DCQCN's byte counter (paper: 10 MB).
+pub const DCQCN_BYTE_COUNTER: u64 = 10 * 1024 * 1024;
+
+/// DCQCN increase stage (for tests and reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DcqcnStage {
+    /// At line rate, no recovery in progress.
+    Idle,
+    FastRecovery,
+    AdditiveIncrease,
+    HyperIncrease,
+}
+
+/// DCQCN reaction point (Zhu et al., SIGCOMM 2015), rate based.
+///
+/// * CNP: `Rt = Rc; Rc = Rc (1 - alpha/2); alpha = (1-g) alpha + g`; the
+///   timer and byte-counter stages restart.
+/// * Every `increase_period` without CNP: `alpha = (1-g) alpha` (applied
+///   lazily, exactly, as `(1-g)^k`).
+/// * Rate increase events (timer expiry every `increase_period`, or every
+///   [`DCQCN_BYTE_COUNTER`] bytes sent): with `T` timer events and `B` byte
+///   events since the last CNP (counted before the event), fast recovery
+///   while `max(T, B) < F` (so F events)
+///   (`Rc = (Rt + Rc)/2`), hyper increase when `min(T, B) >= F`
+///   (`Rt += Rhai`), otherwise additive (`Rt += Rai`), each followed by
+///   `Rc = (Rt + Rc)/2`. Rates are clamped to `[min, line]`.
+/// * Pacing: inter-packet gap `bytes * 8 / Rc`.
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    cfg: DcqcnConfig,
+    rc: f64,
+    rt: f64,
+    alpha: f64,
+    alpha_at: Instant,
+    next_increase: Option<Instant>,
+    timer_events: u32,
+    byte_events: u32,
+    byte_acc: u64,
+    byte_counter: u64,
+    next_send: Instant,
+    cnps: u64,
+}
+
+impl Dcqcn {
+    /// At line rate, alpha = 1 (as in the paper).
+    pub fn new(cfg: DcqcnConfig) -> Dcqcn {
+        Dcqcn {
+            rc: cfg.line_gbps,
+            rt: cfg.line_gbps,
+            alpha: 1.0,
+            alpha_at: Instant::ZERO,
+            next_increase: None,
+            timer_events: 0,
+            byte_events: 0,
+            byte_acc: 0,
+            byte_counter: DCQCN_BYTE_COUNTER,
+            next_send: Instant::ZERO,
+            cnps: 0,
+            cfg,
+        }
+    }
+
+    /// Set the byte counter (0 disables byte-counter increase events).
+    pub fn with_byte_counter(mut self, bytes: u64) -> Dcqcn {
+        self.byte_counter = bytes;
+        self
+    }
+
+    /// Current rate Rc, Gb/s.
+    pub fn rate_gbps(&self) -> f64 {
+        self.rc
+    }
+
+    /// Target rate Rt, Gb/s.
+    pub fn target_gbps(&self) -> f64 {
+        self.rt
+    }
+
+    /// Alpha as of the last update.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// CNPs received.
+    pub fn cnps(&self) -> u64 {
+        self.cnps
+    }
+
+    /// The stage the next increase event will run.
+    pub fn stage(&self) -> DcqcnStage {
+        let f = self.cfg.fast_recovery_steps;
+        if self.next_increase.is_none() {
+            DcqcnStage::Idle
+        } else if self.timer_events.max(self.byte_events) < f {
+            DcqcnStage::FastRecovery
+        } else if self.timer_events.min(self.byte_events) >= f {
+            DcqcnStage::HyperIncrease
+        } else {
+            DcqcnStage::AdditiveIncrease
+        }
+    }
+
+    fn catch_up_alpha(&mut self, now: Instant) {
+        let p = self.cfg.increase_period.as_ps().max(1);
+        let k = now.saturating_since(self.alpha_at).as_ps() / p;
+        if k > 0 {
+            self.alpha *= (1.0 - self.cfg.g).powi(k.min(i32::MAX as u64) as i32);
+            self.alpha_at += Duration::from_ps(k * p);
+        }
+    }
+
+    /// One increase event; the stage is chosen from the counts before this
+    /// event is counted, so fast recovery lasts exactly F events.
+    fn increase(&mut self, timer: bool) {
+        let stage = self.stage();
+        if timer {
+            self.timer_events += 1;
+        } else {
+            self.byte_events += 1;
+        }
+        match stage {
+            DcqcnStage::Idle => return,
+            DcqcnStage::FastRecovery => {}
+            DcqcnStage::AdditiveIncrease => self.rt += self.cfg.rai_gbps,
+            DcqcnStage::HyperIncrease => self.rt += self.cfg.rhai_gbps,
+        }
+        self.rt = self.rt.min(self.cfg.line_gbps);
+        self.rc = ((self.rt + self.rc) / 2.0).clamp(self.min_rate(), self.cfg.line_gbps);
+        if self.cfg.line_gbps - self.rc < 1e-9 * self.cfg.line_gbps {
+            self.rc = self.cfg.line_gbps;
+            self.rt = self.cfg.line_gbps;
+            self.next_increase = None;
+        }
+    }
+
+    fn min_rate(&self) -> f64 {
+        self.cfg.min_gbps.max(1e-6).min(self.cfg.line_gbps)
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    fn name(&self) -> &'static str {
+        "dcqcn"
+    }
+    fn window(&self) -> u64 {
+        u64::MAX
+    }
+    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
+        now.max(self.next_send)
+    }
+    fn on_send(&mut self, now: Instant, bytes: u32) {
+        self.next_send = now.max(self.next_send) + Duration::serialisation(bytes as u64, self.rc);
+        if self.next_increase.is_some() && self.byte_counter > 0 {
+            self.byte_acc += bytes as u64;
+            while self.byte_acc >= self.byte_counter && self.next_increase.is_some() {
+                self.byte_acc -= self.byte_counter;
+                self.increase(false);
+            }
+        }
+    }
+    fn on_ack(&mut self, _now: Instant, _sample: AckSample) {}
+    fn on_loss(&mut self, _now: Instant, _bytes: u64) {}
+    fn on_timeout(&mut self, _now: Instant) {}
+    fn on_cnp(&mut self, now: Instant) {
+        self.catch_up_alpha(now);
+        self.cnps += 1;
+        self.rt = self.rc;
+        self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.min_rate());
+        self.alpha = (1.0 - self.cfg.g) * self.alpha + self.cfg.g;
+        self.alpha_at = now;
+        self.timer_events = 0;
+        self.byte_events = 0;
+        self.byte_acc = 0;
+        self.next_increase = Some(now + self.cfg.increase_period);
+    }
+    fn next_timer(&self) -> Option<Instant> {
+        self.next_increase
+    }
+    fn on_timer(&mut self, now: Instant) {
+        self.catch_up_alpha(now);
+        while let Some(t) = self.next_increase {
+            if t > now {
+                break;
+            }
+            self.increase(true);
+            if let Some(t2) = self.next_increase {
+                self.next_increase = Some(t2.max(t) + self.cfg.increase_period);
+            }
+        }
     }
 }
 

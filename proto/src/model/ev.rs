@@ -1,11 +1,29 @@
 //! The EV (entropy value) set of one QP: which paths a QP sprays on.
 //!
-//! CONTRACT FILE: the public API below is what the requester uses. The
-//! bodies are a minimal placeholder (round robin, one loss = ASSUMED_BAD);
-//! the full policy (weighted spraying, probing, deny masks, bounded event
-//! queue) replaces them behind the same API.
+//! CONTRACT FILE: the public API below is what the requester uses.
+//!
+//! * GOOD EVs are kept in a 256-bit mask, so `select` finds the next GOOD EV
+//!   with at most four word scans and a `trailing_zeros`, whatever the number
+//!   of ASSUMED_BAD or DENIED EVs.
+//! * [`SprayPolicy::RoundRobin`] visits GOOD EVs in index order.
+//! * [`SprayPolicy::Weighted`] is a credit (deficit) round robin: each visit
+//!   adds the EV's weight `w` (in `[W_MIN, 1]`) to its credit and the EV is
+//!   chosen when its credit reaches 1, so the long-run share of EV `i` is
+//!   `w_i / sum(w)`. The weight is
+//!   `w = max(W_MIN, 1 / (1 + K_ECN*ecn + K_DELAY*excess + K_LOSS*loss))`
+//!   with per-EV EWMAs (gain 1/8) of the CE fraction (`ecn`), of loss and
+//!   trim events per feedback (`loss`), and of the RTT, `excess` being
+//!   `(srtt - base) / base` with `base` the smallest RTT seen on any EV.
+//!   With `W_MIN = 1/8` a select costs at most 8 visits amortised.
+//! * ASSUMED_BAD EVs are probed `probe_interval` after being marked and,
+//!   while the probe goes unanswered, again after `probe_interval * 2^k`
+//!   (k = 1, 2, ..., capped at 2^PROBE_BACKOFF_MAX_SHIFT = 16x).
+//! * See `docs/model-ev-cc.md` for the state machine.
 
 use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::time::{Duration, Instant};
 
@@ -114,15 +132,104 @@ pub struct EvCounters {
     pub events_dropped: u64,
 }
 
+
+/// Smallest spraying weight of a GOOD EV (Weighted policy): a GOOD EV
+/// always gets at least `W_MIN / sum(w)` of the packets.
+pub const W_MIN: f64 = 1.0 / 8.0;
+/// Weight penalty per unit of CE-marked fraction.
+pub const K_ECN: f64 = 4.0;
+/// Weight penalty per unit of relative excess delay `(srtt - base) / base`.
+pub const K_DELAY: f64 = 1.0;
+/// Weight penalty per unit of loss/trim EWMA.
+pub const K_LOSS: f64 = 4.0;
+/// EWMA gain of the per-EV statistics (1/8, as TCP's SRTT).
+pub const EWMA_GAIN: f64 = 1.0 / 8.0;
+/// Unanswered probes back off up to `probe_interval << PROBE_BACKOFF_MAX_SHIFT`.
+pub const PROBE_BACKOFF_MAX_SHIFT: u32 = 4;
+
+/// Recent feedback of one EV (Weighted policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EvStats {
+    /// EWMA of the CE-marked fraction of acknowledged packets, 0..=1.
+    pub ecn: f64,
+    /// EWMA of loss/trim events per feedback event, 0..=1.
+    pub loss: f64,
+    /// Smoothed RTT in picoseconds (0 = no sample yet).
+    pub srtt_ps: f64,
+}
+
 /// The EV set of one QP.
 #[derive(Clone, Debug)]
 pub struct EvSet {
     cfg: EvSetConfig,
     state: Vec<EvState>,
+    /// Bit i set iff EV i is GOOD.
+    good_mask: [u64; 4],
+    good_n: usize,
+    /// Next probe time of each ASSUMED_BAD EV.
     probe_at: Vec<Option<Instant>>,
+    /// Unanswered probes sent on each EV since it was marked.
+    probe_tries: Vec<u8>,
+    /// Cached minimum of `probe_at`.
+    next_probe: Option<Instant>,
+    /// When each EV was last marked ASSUMED_BAD (fallback order).
+    bad_since: Vec<Instant>,
+    stats: Vec<EvStats>,
+    weight: Vec<f64>,
+    credit: Vec<f64>,
+    /// Smallest RTT seen on any EV, picoseconds (0 = none yet).
+    base_rtt_ps: f64,
     cursor: usize,
+    /// The fallback EV while none is GOOD; cleared on every state change.
+    fallback_cache: Option<u16>,
     events: VecDeque<EvStateChange>,
     counters: EvCounters,
+}
+
+/// One field of an entropy value generated from per-hop masks: `width`
+/// bits at bit `shift`, taking the values `lo..=hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EvField {
+    pub shift: u8,
+    pub width: u8,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// Generate up to `count` entropy values from per-hop fields (e.g. 3 bits
+/// of plane, 8 bits for the second hop, 4 + 4 bits for the next two) on top
+/// of `base`. Values are enumerated in mixed radix with the FIRST field
+/// varying fastest, so consecutive EVs differ in the first hop (e.g. the
+/// plane) and a prefix of the list spreads over all its values. Fields are
+/// clipped to their width; an empty range yields no EVs.
+pub fn entropy_from_masks(base: u32, fields: &[EvField], count: usize) -> Vec<u32> {
+    let mut ranges = Vec::with_capacity(fields.len());
+    let mut total: u64 = 1;
+    let mut clear: u32 = 0;
+    for f in fields {
+        let mask = if f.width >= 32 { u32::MAX } else { (1u32 << f.width) - 1 };
+        let hi = f.hi.min(mask);
+        if f.lo > hi {
+            return Vec::new();
+        }
+        let span = (hi - f.lo) as u64 + 1;
+        total = total.saturating_mul(span);
+        clear |= mask.checked_shl(f.shift as u32).unwrap_or(0);
+        ranges.push((f.shift as u32, f.lo, span));
+    }
+    let n = (count as u64).min(total) as usize;
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n as u64 {
+        let mut rest = k;
+        let mut v = base & !clear;
+        for &(shift, lo, span) in &ranges {
+            let digit = (rest % span) as u32;
+            rest /= span;
+            v |= (lo + digit).checked_shl(shift).unwrap_or(0);
+        }
+        out.push(v);
+    }
+    out
 }
 
 impl EvSet {
@@ -135,14 +242,38 @@ impl EvSet {
         if cfg.min_active as usize > n {
             return Err(EvConfigError::MinActive { min_active: cfg.min_active, count: n });
         }
+        // The seed de-synchronises QPs: each starts its rotation at a
+        // different EV with different initial credits.
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+        let cursor = rng.gen_range(0..n);
+        let credit = (0..n).map(|_| rng.gen::<f64>()).collect();
+        let mut good_mask = [0u64; 4];
+        for i in 0..n {
+            good_mask[i / 64] |= 1 << (i % 64);
+        }
         Ok(EvSet {
             state: vec![EvState::Good; n],
+            good_mask,
+            good_n: n,
             probe_at: vec![None; n],
-            cursor: 0,
-            events: VecDeque::new(),
+            probe_tries: vec![0; n],
+            next_probe: None,
+            bad_since: vec![Instant::ZERO; n],
+            stats: vec![EvStats::default(); n],
+            weight: vec![1.0; n],
+            credit,
+            base_rtt_ps: 0.0,
+            cursor,
+            fallback_cache: None,
+            events: VecDeque::with_capacity(cfg.event_queue_len.min(4096)),
             counters: EvCounters::default(),
             cfg,
         })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EvSetConfig {
+        &self.cfg
     }
 
     /// Number of EVs.
@@ -167,42 +298,154 @@ impl EvSet {
 
     /// How many EVs are GOOD.
     pub fn good_count(&self) -> usize {
-        self.state.iter().filter(|s| **s == EvState::Good).count()
+        self.good_n
+    }
+
+    /// Recent feedback statistics of EV `index`.
+    pub fn stats(&self, index: u16) -> EvStats {
+        self.stats[index as usize]
+    }
+
+    /// Current spraying weight of EV `index` (Weighted policy), in `[W_MIN, 1]`.
+    pub fn weight(&self, index: u16) -> f64 {
+        self.weight[index as usize]
+    }
+
+    /// The first GOOD EV at or after `from` (wrapping). Requires good_n > 0.
+    #[inline]
+    fn next_good(&self, from: usize) -> usize {
+        let from = if from >= self.len() { 0 } else { from };
+        let mut w = from / 64;
+        let bits = self.good_mask[w] & (!0u64 << (from % 64));
+        if bits != 0 {
+            return w * 64 + bits.trailing_zeros() as usize;
+        }
+        for _ in 0..4 {
+            w = (w + 1) % 4;
+            if self.good_mask[w] != 0 {
+                return w * 64 + self.good_mask[w].trailing_zeros() as usize;
+            }
+        }
+        unreachable!("next_good with no GOOD EV")
     }
 
     /// The EV for the next new packet. Never an ASSUMED_BAD or DENIED EV
     /// while a GOOD one exists; if none is GOOD, the least recently marked
-    /// ASSUMED_BAD one (a QP never stops sending for lack of paths).
+    /// ASSUMED_BAD one (a QP never stops sending for lack of paths); if
+    /// every EV is DENIED, every EV in turn (the control plane denied all
+    /// paths; the QP keeps spreading rather than stopping).
+    #[inline]
     pub fn select(&mut self, _now: Instant) -> u16 {
-        let n = self.len();
-        for _ in 0..n {
-            let i = self.cursor;
-            self.cursor = (self.cursor + 1) % n;
-            if self.state[i] == EvState::Good {
-                return i as u16;
-            }
+        if self.good_n == 0 {
+            return self.fallback();
         }
-        self.fallback()
+        match self.cfg.policy {
+            SprayPolicy::RoundRobin => {
+                let i = self.next_good(self.cursor);
+                self.cursor = i + 1;
+                i as u16
+            }
+            SprayPolicy::Weighted => loop {
+                let i = self.next_good(self.cursor);
+                self.cursor = i + 1;
+                let c = self.credit[i] + self.weight[i];
+                if c >= 1.0 {
+                    self.credit[i] = c - 1.0;
+                    return i as u16;
+                }
+                self.credit[i] = c;
+            },
+        }
     }
 
     /// The EV for a retransmission: a GOOD EV other than `avoid` if any.
     pub fn select_other(&mut self, now: Instant, avoid: u16) -> u16 {
-        let n = self.len();
-        for _ in 0..n {
+        let a = avoid as usize;
+        let avoid_good = a < self.len() && self.state[a] == EvState::Good;
+        if self.good_n == 0 || (self.good_n == 1 && avoid_good) {
+            return self.select(now);
+        }
+        for _ in 0..64 {
             let i = self.select(now);
-            if i != avoid || self.good_count() <= 1 {
+            if i != avoid {
                 return i;
             }
         }
-        avoid
+        // Weighted with `avoid` far heavier than the rest: take the next
+        // GOOD EV after it directly.
+        self.next_good(a + 1) as u16
     }
 
-    fn fallback(&self) -> u16 {
-        self.state.iter().position(|s| *s != EvState::Denied).unwrap_or(0) as u16
+    /// No GOOD EV: the least recently marked ASSUMED_BAD one (cached until
+    /// the next state change, so this is O(1) per packet too), else (all
+    /// DENIED) every EV in turn.
+    fn fallback(&mut self) -> u16 {
+        if let Some(b) = self.fallback_cache {
+            return b;
+        }
+        let mut best: Option<usize> = None;
+        for i in 0..self.len() {
+            if self.state[i] == EvState::AssumedBad {
+                let older = match best {
+                    None => true,
+                    Some(b) => self.bad_since[i] < self.bad_since[b],
+                };
+                if older {
+                    best = Some(i);
+                }
+            }
+        }
+        match best {
+            Some(b) => {
+                self.fallback_cache = Some(b as u16);
+                b as u16
+            }
+            None => {
+                // Everything DENIED.
+                let i = self.cursor % self.len();
+                self.cursor = i + 1;
+                i as u16
+            }
+        }
+    }
+
+    fn recompute_weight(&mut self, i: usize) {
+        let s = &self.stats[i];
+        let excess = if self.base_rtt_ps > 0.0 && s.srtt_ps > 0.0 {
+            ((s.srtt_ps - self.base_rtt_ps) / self.base_rtt_ps).max(0.0)
+        } else {
+            0.0
+        };
+        let w = 1.0 / (1.0 + K_ECN * s.ecn + K_DELAY * excess + K_LOSS * s.loss);
+        self.weight[i] = w.clamp(W_MIN, 1.0);
     }
 
     /// Feedback: a packet sent on `index` was acknowledged.
-    pub fn on_ack(&mut self, _index: u16, _now: Instant, _rtt: Option<Duration>, _ecn_ce: bool) {}
+    pub fn on_ack(&mut self, index: u16, _now: Instant, rtt: Option<Duration>, ecn_ce: bool) {
+        let i = index as usize;
+        if i >= self.len() {
+            return;
+        }
+        let s = &mut self.stats[i];
+        s.ecn += EWMA_GAIN * (if ecn_ce { 1.0 } else { 0.0 } - s.ecn);
+        s.loss -= EWMA_GAIN * s.loss;
+        if let Some(r) = rtt {
+            let r = r.as_ps() as f64;
+            if r > 0.0 {
+                s.srtt_ps = if s.srtt_ps == 0.0 { r } else { s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps) };
+                if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
+                    self.base_rtt_ps = r;
+                }
+            }
+        }
+        self.recompute_weight(i);
+    }
+
+    fn note_loss(&mut self, i: usize) {
+        let s = &mut self.stats[i];
+        s.loss += EWMA_GAIN * (1.0 - s.loss);
+        self.recompute_weight(i);
+    }
 
     /// A loss was inferred on `index`. Returns true if the EV became
     /// ASSUMED_BAD (false if already not GOOD or the guard refused).
@@ -215,27 +458,61 @@ impl EvSet {
         self.mark_bad(index, now, EvChangeReason::Timeout)
     }
 
-    /// A trim NACK came back for a packet sent on `index`.
-    pub fn on_trim(&mut self, _index: u16, _now: Instant) {}
+    /// A trim NACK came back for a packet sent on `index`: congestion on
+    /// it, which lowers its weight but does not mark it bad.
+    pub fn on_trim(&mut self, index: u16, _now: Instant) {
+        if (index as usize) < self.len() {
+            self.note_loss(index as usize);
+        }
+    }
 
     fn mark_bad(&mut self, index: u16, now: Instant, reason: EvChangeReason) -> bool {
         let i = index as usize;
+        if i >= self.len() {
+            return false;
+        }
+        self.note_loss(i);
         if self.state[i] != EvState::Good {
             return false;
         }
-        if self.good_count() <= self.cfg.min_active as usize {
+        if self.good_n <= self.cfg.min_active as usize {
             self.counters.guard_refused += 1;
             return false;
         }
         self.set_state(i, EvState::AssumedBad, reason, now);
         self.counters.marked_bad += 1;
-        self.probe_at[i] = Some(now + self.cfg.probe_interval);
+        self.bad_since[i] = now;
+        self.probe_tries[i] = 0;
+        self.set_probe(i, Some(now + self.cfg.probe_interval));
         true
+    }
+
+    fn set_probe(&mut self, i: usize, at: Option<Instant>) {
+        let old = self.probe_at[i];
+        self.probe_at[i] = at;
+        match (at, self.next_probe) {
+            (Some(t), Some(m)) if t < m => self.next_probe = Some(t),
+            (Some(t), None) => self.next_probe = Some(t),
+            _ => {
+                if old.is_some() && old == self.next_probe {
+                    self.next_probe = self.probe_at.iter().flatten().min().copied();
+                }
+            }
+        }
     }
 
     fn set_state(&mut self, i: usize, to: EvState, reason: EvChangeReason, at: Instant) {
         let from = self.state[i];
+        if from == EvState::Good {
+            self.good_mask[i / 64] &= !(1 << (i % 64));
+            self.good_n -= 1;
+        }
+        if to == EvState::Good {
+            self.good_mask[i / 64] |= 1 << (i % 64);
+            self.good_n += 1;
+        }
         self.state[i] = to;
+        self.fallback_cache = None;
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
         } else {
@@ -243,37 +520,71 @@ impl EvSet {
         }
     }
 
+    fn reset_stats(&mut self, i: usize, rtt: Option<Duration>) {
+        self.stats[i] = EvStats { srtt_ps: rtt.map_or(0.0, |r| r.as_ps() as f64), ..EvStats::default() };
+        self.credit[i] = 0.0;
+        self.recompute_weight(i);
+    }
+
     /// An ASSUMED_BAD EV whose probe is due at `now`, if any; the caller
-    /// sends a probe on it.
+    /// sends a probe on it. The earliest due EV comes first (ties: lowest
+    /// index); it is rescheduled `probe_interval * 2^k` later, k being the
+    /// number of its probes so far (capped at 2^PROBE_BACKOFF_MAX_SHIFT), so
+    /// an unanswered probe is retried with backoff.
     pub fn probe_due(&mut self, now: Instant) -> Option<u16> {
-        let i = self.probe_at.iter().position(|t| matches!(t, Some(t) if *t <= now))?;
-        self.probe_at[i] = Some(now + self.cfg.probe_interval);
+        match self.next_probe {
+            Some(t) if t <= now => {}
+            _ => return None,
+        }
+        let mut best: Option<(Instant, usize)> = None;
+        for (i, t) in self.probe_at.iter().enumerate() {
+            if let Some(t) = *t {
+                let earlier = match best {
+                    None => true,
+                    Some((bt, _)) => t < bt,
+                };
+                if t <= now && earlier {
+                    best = Some((t, i));
+                }
+            }
+        }
+        let (_, i) = best?;
+        self.probe_tries[i] = self.probe_tries[i].saturating_add(1);
+        let shift = (self.probe_tries[i] as u32).min(PROBE_BACKOFF_MAX_SHIFT);
+        self.set_probe(i, Some(now + self.cfg.probe_interval.saturating_mul(1 << shift)));
         self.counters.probes += 1;
         Some(i as u16)
     }
 
-    /// When the next probe falls due.
+    /// When the next probe falls due (O(1)).
     pub fn next_probe_deadline(&self) -> Option<Instant> {
-        self.probe_at.iter().flatten().min().copied()
+        self.next_probe
     }
 
-    /// A probe on `index` returned: re-admit it.
-    pub fn on_probe_response(&mut self, index: u16, now: Instant, _rtt: Duration) {
+    /// A probe on `index` returned: re-admit it (GOOD), its statistics
+    /// reset with the probe RTT as its first sample. Ignored unless the EV
+    /// is ASSUMED_BAD (a late probe for a DENIED or already GOOD EV).
+    pub fn on_probe_response(&mut self, index: u16, now: Instant, rtt: Duration) {
         let i = index as usize;
         if i < self.len() && self.state[i] == EvState::AssumedBad {
-            self.probe_at[i] = None;
+            self.set_probe(i, None);
+            self.probe_tries[i] = 0;
             self.set_state(i, EvState::Good, EvChangeReason::ProbeOk, now);
+            self.reset_stats(i, Some(rtt));
             self.counters.readmitted += 1;
         }
     }
 
     /// Control plane: deny every EV whose value matches `value` under `mask`.
-    /// Returns how many changed.
+    /// Returns how many changed. Not subject to `min_active`: the control
+    /// plane wins, even if that leaves no GOOD EV (then `select` falls back
+    /// to ASSUMED_BAD EVs, see [`EvSet::select`]).
     pub fn deny(&mut self, mask: u32, value: u32, now: Instant) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
             if self.cfg.evs[i] & mask == value & mask && self.state[i] != EvState::Denied {
-                self.probe_at[i] = None;
+                self.set_probe(i, None);
+                self.probe_tries[i] = 0;
                 self.set_state(i, EvState::Denied, EvChangeReason::Denied, now);
                 self.counters.denied += 1;
                 n += 1;
@@ -282,12 +593,14 @@ impl EvSet {
         n
     }
 
-    /// Control plane: lift the denial of matching EVs (they become GOOD).
+    /// Control plane: lift the denial of matching EVs (they become GOOD,
+    /// with fresh statistics).
     pub fn allow(&mut self, mask: u32, value: u32, now: Instant) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
             if self.cfg.evs[i] & mask == value & mask && self.state[i] == EvState::Denied {
                 self.set_state(i, EvState::Good, EvChangeReason::Allowed, now);
+                self.reset_stats(i, None);
                 n += 1;
             }
         }

@@ -1,0 +1,225 @@
+//! Tests of the NSCC-style window controller.
+
+use proptest::prelude::*;
+use proto::model::cc::*;
+use proto::time::{Duration, Instant};
+
+const MTU: u32 = 4096;
+
+fn cfg() -> NsccConfig {
+    // 100 Gb/s, 10 us: BDP 125,000 B, max 187,500 B, target 5 us.
+    NsccConfig::for_fabric(100.0, Duration::from_us(10), MTU)
+}
+
+fn ack(rtt_us: f64, ce: bool) -> AckSample {
+    AckSample {
+        acked_bytes: MTU as u64,
+        rtt: Some(Duration::from_ps((rtt_us * 1e6) as u64)),
+        ecn_ce: ce as u32,
+        in_flight: 0,
+    }
+}
+
+#[test]
+fn build_returns_nscc() {
+    let cc = build(&CcConfig::Nscc(cfg()));
+    assert_eq!(cc.name(), "nscc");
+    assert_eq!(cc.window(), cfg().init_cwnd);
+    assert_eq!(build(&CcConfig::Fixed { window: 9 }).window(), 9);
+}
+
+#[test]
+fn grows_to_max_with_zero_delay() {
+    let c = NsccConfig { init_cwnd: 4 * MTU as u64, ..cfg() };
+    let mut cc = Nscc::new(c);
+    let mut now = Instant::ZERO;
+    let mut acks = 0;
+    while cc.window() < c.max_cwnd {
+        now += Duration::from_ns(330);
+        cc.on_ack(now, ack(10.0, false));
+        acks += 1;
+        assert!(acks < 2000, "stuck at {}", cc.window());
+    }
+    assert_eq!(cc.window(), c.max_cwnd);
+    assert_eq!(cc.last_quadrant(), Some(NsccQuadrant::ProportionalIncrease));
+    // From 4 MTU to 1.5 BDP (46 MTU) in well under 2000 acks thanks to the
+    // fast increase; it stays at max.
+    assert!(acks < 200, "{acks} acks");
+    for _ in 0..100 {
+        cc.on_ack(now, ack(10.0, false));
+    }
+    assert_eq!(cc.window(), c.max_cwnd);
+}
+
+#[test]
+fn proportional_increase_is_faster_near_zero_delay() {
+    let step = |rtt| {
+        let mut cc = Nscc::new(cfg());
+        let w0 = cc.cwnd();
+        cc.on_ack(Instant::ZERO, ack(rtt, false));
+        cc.cwnd() - w0
+    };
+    let near_zero = step(10.0);
+    let half = step(12.5);
+    let at_target = step(14.99);
+    assert!(near_zero > half && half > at_target && at_target > 0.0);
+    // Fair increase (no ECN, delay above target) is smaller still.
+    assert!(step(20.0) > 0.0 && step(20.0) < at_target);
+}
+
+#[test]
+fn quadrants() {
+    let mut cc = Nscc::new(cfg());
+    let w = cc.cwnd();
+    cc.on_ack(Instant::ZERO, ack(11.0, true));
+    assert_eq!(cc.last_quadrant(), Some(NsccQuadrant::Hold));
+    assert_eq!(cc.cwnd(), w);
+    cc.on_ack(Instant::ZERO, ack(30.0, false));
+    assert_eq!(cc.last_quadrant(), Some(NsccQuadrant::FairIncrease));
+    let w = cc.cwnd();
+    // delay 20 us, target 5 us: cut = 0.5 * 15/20 = 37.5 %.
+    cc.on_ack(Instant::ZERO, ack(30.0, true));
+    assert_eq!(cc.last_quadrant(), Some(NsccQuadrant::MultiplicativeDecrease));
+    assert!((cc.cwnd() - w * 0.625).abs() < 1e-6);
+    // At most once per base RTT + target (15 us).
+    let w = cc.cwnd();
+    cc.on_ack(Instant::from_us(14), ack(30.0, true));
+    assert_eq!(cc.cwnd(), w);
+    assert_eq!(cc.counters().decrease_suppressed, 1);
+    cc.on_ack(Instant::from_us(15), ack(30.0, true));
+    assert!(cc.cwnd() < w);
+}
+
+#[test]
+fn shrinks_under_ecn_and_delay_then_recovers() {
+    let c = cfg();
+    let mut cc = Nscc::new(c);
+    let mut now = Instant::ZERO;
+    for _ in 0..300 {
+        now += Duration::from_us(1);
+        cc.on_ack(now, ack(25.0, true));
+    }
+    assert_eq!(cc.window(), c.min_cwnd);
+    for _ in 0..1000 {
+        now += Duration::from_us(1);
+        cc.on_ack(now, ack(10.0, false));
+    }
+    assert_eq!(cc.window(), c.max_cwnd);
+}
+
+#[test]
+fn loss_and_timeout() {
+    let c = cfg();
+    let mut cc = Nscc::new(c);
+    let w = cc.window();
+    cc.on_loss(Instant::ZERO, MTU as u64);
+    assert_eq!(cc.window(), w - MTU as u64);
+    cc.on_timeout(Instant::ZERO);
+    assert_eq!(cc.window(), c.min_cwnd);
+    cc.on_loss(Instant::ZERO, 1 << 30);
+    assert_eq!(cc.window(), c.min_cwnd);
+    cc.on_cnp(Instant::from_us(100));
+    assert!(cc.window() >= c.min_cwnd);
+}
+
+#[test]
+fn pacing_at_cwnd_over_srtt() {
+    let c = cfg();
+    let mut cc = Nscc::new(c).with_pacing(true);
+    let now = Instant::from_us(1);
+    assert_eq!(cc.next_send_time(now, MTU), now);
+    cc.on_send(now, MTU);
+    // srtt 10 us, cwnd 125,000 B: 4096 B every 327.68 ns (100 Gb/s).
+    let gap = cc.next_send_time(now, MTU) - now;
+    assert!((gap.as_ps() as i64 - 327_680).abs() <= 50, "{gap:?}");
+    let unpaced = Nscc::new(c);
+    assert_eq!(unpaced.next_send_time(now, MTU), now);
+}
+
+proptest! {
+    #[test]
+    fn never_outside_bounds(events in prop::collection::vec((0u8..5, 0u64..100_000, any::<bool>(), 0u64..200_000), 1..400)) {
+        let c = cfg();
+        let mut cc = Nscc::new(c);
+        let mut now = Instant::ZERO;
+        for (kind, rtt_ns, ce, bytes) in events {
+            now += Duration::from_ns(rtt_ns % 3000);
+            match kind {
+                0 | 1 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: Some(Duration::from_ns(rtt_ns)), ecn_ce: ce as u32, in_flight: 0 }),
+                2 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: None, ecn_ce: ce as u32, in_flight: 0 }),
+                3 => cc.on_loss(now, bytes),
+                _ => if ce { cc.on_timeout(now) } else { cc.on_cnp(now) },
+            }
+            prop_assert!(cc.window() >= c.min_cwnd && cc.window() <= c.max_cwnd);
+        }
+    }
+}
+
+/// One NSCC sender into one FIFO bottleneck of `gbps` with ECN marking
+/// above `k_bytes`, `base_rtt` of propagation; ACK-clocked, sender bursts
+/// at infinite speed. Returns (delivered fraction of capacity over the
+/// second half, max queue over the second half, final window, BDP).
+fn closed_loop(gbps: f64, base_us: u64, k_bytes: f64, run_us: u64) -> (f64, f64, u64, f64) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let base = Duration::from_us(base_us);
+    let mut c = NsccConfig::for_fabric(gbps, base, MTU);
+    let bdp = gbps * 1e9 / 8.0 * base.as_secs_f64();
+    c.max_cwnd = (4.0 * bdp) as u64; // let the controller, not the cap, bound the queue
+    c.init_cwnd = 8 * MTU as u64;
+    let mut cc = Nscc::new(c);
+    let ser = Duration::serialisation(MTU as u64, gbps).as_ps();
+    let end = Instant::from_us(run_us);
+    let half = Instant::from_us(run_us / 2);
+    let mut link_free = Instant::ZERO;
+    let mut in_flight = 0u64;
+    let mut acks: BinaryHeap<Reverse<(Instant, Instant, bool)>> = BinaryHeap::new();
+    let mut now = Instant::ZERO;
+    let (mut delivered, mut max_q) = (0u64, 0f64);
+    loop {
+        while in_flight + MTU as u64 <= cc.window() {
+            let q_ps = link_free.as_ps().saturating_sub(now.as_ps());
+            let q_bytes = q_ps as f64 / ser as f64 * MTU as f64;
+            if now >= half {
+                max_q = max_q.max(q_bytes);
+            }
+            let depart = now.max(link_free) + Duration::from_ps(ser);
+            link_free = depart;
+            acks.push(Reverse((depart + base, now, q_bytes > k_bytes)));
+            in_flight += MTU as u64;
+            cc.on_send(now, MTU);
+        }
+        let Reverse((t, sent, ce)) = acks.pop().expect("window >= 1 MTU keeps a packet in flight");
+        now = t;
+        if now > end {
+            break;
+        }
+        in_flight -= MTU as u64;
+        if now >= half {
+            delivered += MTU as u64;
+        }
+        cc.on_ack(now, AckSample { acked_bytes: MTU as u64, rtt: Some(now - sent), ecn_ce: ce as u32, in_flight });
+    }
+    let capacity = gbps * 1e9 / 8.0 * (end - half).as_secs_f64();
+    (delivered as f64 / capacity, max_q, cc.window(), bdp)
+}
+
+#[test]
+fn closed_loop_converges_near_bdp_with_bounded_queue() {
+    // 100 Gb/s, 10 us base RTT (BDP 125 kB), ECN above 40 kB, 2 ms.
+    let (util, max_q, w, bdp) = closed_loop(100.0, 10, 40_000.0, 2_000);
+    eprintln!("util {util:.3} max queue {max_q:.0} B window {w} B BDP {bdp:.0} B");
+    assert!(util > 0.95, "utilisation {util}");
+    assert!(max_q < bdp, "queue {max_q} vs BDP {bdp}");
+    assert!(w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp, "window {w} vs BDP {bdp}");
+}
+
+#[test]
+fn closed_loop_fast_short_fabric() {
+    // 400 Gb/s, 4 us base RTT (BDP 200 kB), ECN above 60 kB, 1 ms.
+    let (util, max_q, w, bdp) = closed_loop(400.0, 4, 60_000.0, 1_000);
+    eprintln!("util {util:.3} max queue {max_q:.0} B window {w} B BDP {bdp:.0} B");
+    assert!(util > 0.95, "utilisation {util}");
+    assert!(max_q < bdp, "queue {max_q} vs BDP {bdp}");
+    assert!(w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp, "window {w} vs BDP {bdp}");
+}

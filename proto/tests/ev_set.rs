@@ -1,0 +1,401 @@
+//! Tests of the EV set: spraying, marking, probing, deny/allow, events.
+
+use proptest::prelude::*;
+use proto::model::ev::*;
+use proto::time::{Duration, Instant};
+
+fn cfg(n: u32, min_active: u16, policy: SprayPolicy) -> EvSetConfig {
+    EvSetConfig {
+        evs: (0..n).map(|i| 0xC000 + i).collect(),
+        min_active,
+        policy,
+        probe_interval: Duration::from_us(100),
+        event_queue_len: 1024,
+        seed: 7,
+    }
+}
+
+fn counts(set: &mut EvSet, packets: usize) -> Vec<usize> {
+    let mut c = vec![0; set.len()];
+    for _ in 0..packets {
+        c[set.select(Instant::ZERO) as usize] += 1;
+    }
+    c
+}
+
+#[test]
+fn config_errors() {
+    assert_eq!(EvSet::new(cfg(0, 0, SprayPolicy::RoundRobin)).unwrap_err(), EvConfigError::Count(0));
+    assert!(EvSet::new(cfg(257, 1, SprayPolicy::RoundRobin)).is_err());
+    assert!(EvSet::new(cfg(4, 5, SprayPolicy::RoundRobin)).is_err());
+    assert!(EvSet::new(EvSetConfig::default()).is_ok());
+}
+
+#[test]
+fn round_robin_is_fair_over_good_evs() {
+    let mut s = EvSet::new(cfg(256, 1, SprayPolicy::RoundRobin)).unwrap();
+    for i in (0..256).step_by(3) {
+        assert!(s.on_loss(i, Instant::ZERO));
+    }
+    let good = s.good_count();
+    assert_eq!(good, 256 - 86);
+    let c = counts(&mut s, good * 10);
+    for (i, n) in c.iter().enumerate() {
+        if i % 3 == 0 {
+            assert_eq!(*n, 0, "bad EV {i} selected");
+        } else {
+            assert_eq!(*n, 10, "EV {i}");
+        }
+    }
+}
+
+#[test]
+fn never_selects_bad_or_denied_while_good_exists() {
+    let mut s = EvSet::new(cfg(16, 1, SprayPolicy::Weighted)).unwrap();
+    s.deny(0xF, 0x3, Instant::ZERO);
+    for i in 4..15 {
+        s.on_timeout(i, Instant::ZERO);
+    }
+    for _ in 0..1000 {
+        let i = s.select(Instant::ZERO);
+        assert_eq!(s.state(i), EvState::Good);
+    }
+}
+
+#[test]
+fn min_active_guard() {
+    let mut s = EvSet::new(cfg(4, 2, SprayPolicy::RoundRobin)).unwrap();
+    assert!(s.on_loss(0, Instant::ZERO));
+    assert!(s.on_timeout(1, Instant::ZERO));
+    assert!(!s.on_loss(2, Instant::ZERO));
+    assert!(!s.on_timeout(3, Instant::ZERO));
+    assert!(!s.on_loss(0, Instant::ZERO), "already bad: not a guard refusal");
+    assert_eq!(s.good_count(), 2);
+    let c = s.counters();
+    assert_eq!(c.marked_bad, 2);
+    assert_eq!(c.guard_refused, 2);
+}
+
+#[test]
+fn fallback_when_nothing_is_good() {
+    let mut s = EvSet::new(cfg(4, 0, SprayPolicy::RoundRobin)).unwrap();
+    s.on_loss(2, Instant::from_us(1));
+    s.on_loss(0, Instant::from_us(2));
+    s.deny(0xFFFF, 0xC001, Instant::from_us(3));
+    s.deny(0xFFFF, 0xC003, Instant::from_us(3));
+    assert_eq!(s.good_count(), 0);
+    // Least recently marked ASSUMED_BAD.
+    assert_eq!(s.select(Instant::from_us(4)), 2);
+    assert_eq!(s.select_other(Instant::from_us(4), 2), 2);
+    // Everything denied: still returns in-range EVs, all of them in turn.
+    s.deny(0, 0, Instant::from_us(5));
+    let mut c = counts(&mut s, 40);
+    c.sort();
+    assert_eq!(c, vec![10; 4]);
+}
+
+#[test]
+fn select_other_avoids() {
+    for policy in [SprayPolicy::RoundRobin, SprayPolicy::Weighted] {
+        let mut s = EvSet::new(cfg(8, 1, policy)).unwrap();
+        for _ in 0..100 {
+            assert_ne!(s.select_other(Instant::ZERO, 3), 3);
+        }
+        for i in 0..8 {
+            if i != 3 {
+                s.on_loss(i, Instant::ZERO);
+            }
+        }
+        // Only EV 3 is left GOOD; avoiding it has no GOOD alternative.
+        let g = (0..8).find(|&i| s.state(i) == EvState::Good).unwrap();
+        assert_eq!(g, 3);
+        assert_eq!(s.good_count(), 1);
+        assert_eq!(s.select_other(Instant::ZERO, g), g);
+    }
+}
+
+#[test]
+fn probe_scheduling_backoff_and_readmission() {
+    let mut s = EvSet::new(cfg(8, 1, SprayPolicy::RoundRobin)).unwrap();
+    let t0 = Instant::from_us(10);
+    assert_eq!(s.next_probe_deadline(), None);
+    assert!(s.on_loss(5, t0));
+    assert!(s.on_loss(2, t0 + Duration::from_us(10)));
+    assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(110)));
+    assert_eq!(s.probe_due(Instant::from_us(109)), None);
+    assert_eq!(s.probe_due(Instant::from_us(110)), Some(5));
+    assert_eq!(s.probe_due(Instant::from_us(110)), None);
+    assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(120)));
+    assert_eq!(s.probe_due(Instant::from_us(500)), Some(2));
+    // 5 was rescheduled at 110 + 200 = 310, 2 at 500 + 200 = 700.
+    assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(310)));
+    // Unanswered probes back off x2 per try, capped at 16x the interval.
+    let expect = [(310, 5), (700, 2), (710, 5), (1100, 2), (1510, 5), (1900, 2), (3110, 5), (3500, 2), (4710, 5)];
+    for (t, ev) in expect {
+        assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(t)));
+        assert_eq!(s.probe_due(Instant::from_ns(t * 1000 - 1)), None);
+        assert_eq!(s.probe_due(Instant::from_us(t)), Some(ev));
+    }
+    assert_eq!(s.counters().probes, 2 + 9);
+    let t = Instant::from_us(5000);
+    s.on_probe_response(5, t, Duration::from_us(3));
+    assert_eq!(s.state(5), EvState::Good);
+    assert_eq!(s.stats(5).srtt_ps, 3e6);
+    assert_eq!(s.counters().readmitted, 1);
+    s.on_probe_response(2, t, Duration::from_us(3));
+    assert_eq!(s.next_probe_deadline(), None);
+    assert_eq!(s.good_count(), 8);
+    // Late response for a GOOD EV: no change.
+    s.on_probe_response(2, t, Duration::from_us(3));
+    assert_eq!(s.counters().readmitted, 2);
+    let reasons: Vec<_> = std::iter::from_fn(|| s.poll_change()).map(|e| (e.ev_index, e.to, e.reason)).collect();
+    assert_eq!(
+        reasons,
+        vec![
+            (5, EvState::AssumedBad, EvChangeReason::Loss),
+            (2, EvState::AssumedBad, EvChangeReason::Loss),
+            (5, EvState::Good, EvChangeReason::ProbeOk),
+            (2, EvState::Good, EvChangeReason::ProbeOk),
+        ]
+    );
+}
+
+#[test]
+fn deny_and_allow_by_mask() {
+    let mut c = cfg(0, 1, SprayPolicy::RoundRobin);
+    // Plane in bits 0..3, second hop in bits 3..11.
+    c.evs = entropy_from_masks(
+        0xC000,
+        &[EvField { shift: 0, width: 3, lo: 0, hi: 7 }, EvField { shift: 3, width: 8, lo: 0, hi: 15 }],
+        128,
+    );
+    assert_eq!(c.evs.len(), 128);
+    let mut s = EvSet::new(c).unwrap();
+    s.on_loss(1, Instant::ZERO); // plane 1, hop 0: ASSUMED_BAD with a probe pending
+    assert!(s.next_probe_deadline().is_some());
+    let n = s.deny(0x7, 0x1, Instant::from_us(1)); // every EV on plane 1
+    assert_eq!(n, 16);
+    assert_eq!(s.counters().denied, 16);
+    assert_eq!(s.next_probe_deadline(), None, "denied EVs are never probed");
+    assert_eq!(s.probe_due(Instant::from_us(10_000)), None);
+    for _ in 0..1000 {
+        let i = s.select(Instant::ZERO);
+        assert_ne!(s.value(i) & 7, 1);
+    }
+    assert_eq!(s.deny(0x7, 0x1, Instant::from_us(2)), 0);
+    assert_eq!(s.allow(0x7, 0x1, Instant::from_us(3)), 16);
+    assert_eq!(s.good_count(), 128);
+    assert_eq!(s.allow(0x7, 0x1, Instant::from_us(3)), 0);
+    // Deny ignores min_active.
+    assert_eq!(s.deny(0, 0, Instant::from_us(4)), 128);
+    assert_eq!(s.good_count(), 0);
+}
+
+#[test]
+fn event_queue_overflow_is_counted() {
+    let mut c = cfg(16, 0, SprayPolicy::RoundRobin);
+    c.event_queue_len = 4;
+    let mut s = EvSet::new(c).unwrap();
+    for i in 0..10 {
+        s.on_loss(i, Instant::ZERO);
+    }
+    assert_eq!(s.counters().events_dropped, 6);
+    assert_eq!(std::iter::from_fn(|| s.poll_change()).count(), 4);
+    s.on_loss(10, Instant::ZERO);
+    assert_eq!(s.poll_change().unwrap().ev_index, 10);
+}
+
+#[test]
+fn weighted_sends_fewer_packets_to_congested_ev() {
+    let mut s = EvSet::new(cfg(8, 1, SprayPolicy::Weighted)).unwrap();
+    let base = Duration::from_us(10);
+    for k in 0..200u64 {
+        let now = Instant::from_us(k);
+        for i in 0..8u16 {
+            let (rtt, ce) = match i {
+                2 => (base, true),                 // ECN marks
+                5 => (Duration::from_us(25), false), // high delay
+                _ => (base, false),
+            };
+            s.on_ack(i, now, Some(rtt), ce);
+        }
+    }
+    let c = counts(&mut s, 80_000);
+    let clean = c[0] as f64;
+    for i in [1, 3, 4, 6, 7] {
+        assert!((c[i] as f64 - clean).abs() <= 1.0, "{c:?}");
+    }
+    for i in [2, 5] {
+        assert!(c[i] > 0 && (c[i] as f64) < 0.6 * clean, "{c:?}");
+    }
+    // Recovery: clean feedback restores the share.
+    for k in 0..200u64 {
+        for i in 0..8u16 {
+            s.on_ack(i, Instant::from_us(1000 + k), Some(base), false);
+        }
+    }
+    let c = counts(&mut s, 8_000);
+    assert!(c[2] as f64 > 0.95 * c[0] as f64, "{c:?}");
+}
+
+#[test]
+fn weighted_trims_lower_weight_but_not_to_zero() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::Weighted)).unwrap();
+    for _ in 0..100 {
+        s.on_trim(1, Instant::ZERO);
+    }
+    assert_eq!(s.state(1), EvState::Good);
+    assert!(s.weight(1) >= W_MIN && s.weight(1) < 0.25);
+    let c = counts(&mut s, 10_000);
+    assert!(c[1] > 0 && c[1] < c[0] / 3, "{c:?}");
+}
+
+#[test]
+fn deterministic_for_a_seed() {
+    let run = |seed| {
+        let mut c = cfg(32, 2, SprayPolicy::Weighted);
+        c.seed = seed;
+        let mut s = EvSet::new(c).unwrap();
+        let mut out = Vec::new();
+        for k in 0..2000u64 {
+            let now = Instant::from_ns(k * 100);
+            let i = s.select(now);
+            out.push(i);
+            s.on_ack(i, now, Some(Duration::from_ns(5000 + (i as u64 * 37 + k) % 3000)), k % 7 == 0);
+            if k % 97 == 0 {
+                s.on_loss(i, now);
+            }
+            if let Some(p) = s.probe_due(now) {
+                s.on_probe_response(p, now, Duration::from_us(5));
+            }
+        }
+        out
+    };
+    assert_eq!(run(1), run(1));
+    assert_ne!(run(1), run(2));
+}
+
+#[test]
+fn entropy_generator() {
+    let evs = entropy_from_masks(
+        0xFFFF_0000,
+        &[
+            EvField { shift: 0, width: 3, lo: 0, hi: 7 },
+            EvField { shift: 3, width: 8, lo: 10, hi: 11 },
+            EvField { shift: 11, width: 4, lo: 0, hi: 15 },
+        ],
+        1000,
+    );
+    assert_eq!(evs.len(), 8 * 2 * 16);
+    assert_eq!(evs[0], 0xFFFF_0000 | (10 << 3));
+    assert_eq!(evs[1], 0xFFFF_0000 | (10 << 3) | 1);
+    assert_eq!(evs[8], 0xFFFF_0000 | (11 << 3));
+    let mut d = evs.clone();
+    d.sort();
+    d.dedup();
+    assert_eq!(d.len(), evs.len());
+    assert!(entropy_from_masks(0, &[EvField { shift: 0, width: 2, lo: 3, hi: 2 }], 4).is_empty());
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Select,
+    Loss(u16),
+    Timeout(u16),
+    Trim(u16),
+    Ack(u16, u32, bool),
+    Probe(u64),
+    Deny(u32, u32),
+    Allow(u32, u32),
+}
+
+fn op(with_deny: bool) -> impl Strategy<Value = Op> {
+    let base = prop_oneof![
+        Just(Op::Select),
+        any::<u16>().prop_map(Op::Loss),
+        any::<u16>().prop_map(Op::Timeout),
+        any::<u16>().prop_map(Op::Trim),
+        (any::<u16>(), 1u32..100_000, any::<bool>()).prop_map(|(i, r, c)| Op::Ack(i, r, c)),
+        (0u64..500).prop_map(Op::Probe),
+    ];
+    if with_deny {
+        prop_oneof![
+            6 => base,
+            1 => (0u32..16, 0u32..16).prop_map(|(m, v)| Op::Deny(m, v)),
+            1 => (0u32..16, 0u32..16).prop_map(|(m, v)| Op::Allow(m, v)),
+        ]
+        .boxed()
+    } else {
+        base.boxed()
+    }
+}
+
+fn run_ops(n: u32, min_active: u16, weighted: bool, ops: &[Op], strict: bool) -> Result<(), TestCaseError> {
+    let policy = if weighted { SprayPolicy::Weighted } else { SprayPolicy::RoundRobin };
+    let mut s = EvSet::new(cfg(n, min_active, policy)).unwrap();
+    let mut now = Instant::ZERO;
+    for o in ops {
+        now += Duration::from_us(7);
+        let before = s.good_count();
+        match *o {
+            Op::Select => {
+                let i = s.select(now);
+                prop_assert!((i as usize) < s.len());
+                if s.good_count() > 0 {
+                    prop_assert_eq!(s.state(i), EvState::Good);
+                }
+            }
+            Op::Loss(i) | Op::Timeout(i) => {
+                let i = i % (n as u16 + 2); // sometimes out of range
+                let r = if matches!(o, Op::Loss(_)) { s.on_loss(i, now) } else { s.on_timeout(i, now) };
+                let after = s.good_count();
+                prop_assert_eq!(after, before - r as usize);
+                if r {
+                    prop_assert!(after >= min_active as usize);
+                }
+            }
+            Op::Trim(i) => s.on_trim(i % n as u16, now),
+            Op::Ack(i, r, c) => s.on_ack(i % n as u16, now, Some(Duration::from_ns(r as u64)), c),
+            Op::Probe(dt) => {
+                if let Some(i) = s.probe_due(now + Duration::from_us(dt)) {
+                    prop_assert_eq!(s.state(i), EvState::AssumedBad);
+                    s.on_probe_response(i, now, Duration::from_us(4));
+                }
+            }
+            Op::Deny(m, v) => {
+                s.deny(m, v, now);
+            }
+            Op::Allow(m, v) => {
+                s.allow(m, v, now);
+            }
+        }
+        let good = (0..n as u16).filter(|&i| s.state(i) == EvState::Good).count();
+        prop_assert_eq!(good, s.good_count());
+        let non_denied = (0..n as u16).filter(|&i| s.state(i) != EvState::Denied).count();
+        if strict {
+            prop_assert!(s.good_count() >= (min_active as usize).min(non_denied));
+        }
+        // Probe deadline = earliest probe of an ASSUMED_BAD EV, none for others.
+        let bad = (0..n as u16).filter(|&i| s.state(i) == EvState::AssumedBad).count();
+        prop_assert_eq!(s.next_probe_deadline().is_some(), bad > 0);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn invariants_without_control_plane(n in 1u32..=256, min in 0u16..8, w in any::<bool>(),
+                                        ops in prop::collection::vec(op(false), 0..300)) {
+        let min = min.min(n as u16);
+        run_ops(n, min, w, &ops, true)?;
+    }
+
+    #[test]
+    fn invariants_with_deny_allow(n in 1u32..=64, min in 0u16..8, w in any::<bool>(),
+                                  ops in prop::collection::vec(op(true), 0..300)) {
+        let min = min.min(n as u16);
+        run_ops(n, min, w, &ops, false)?;
+    }
+}
