@@ -63,8 +63,8 @@ proptest! {
             }
         }
         let early = [imms[0].len() / 2, imms[1].len() / 2];
-        for side in 0..2 {
-            for r in 0..early[side] {
+        for (side, n) in early.iter().enumerate() {
+            for r in 0..*n {
                 p.qp[side].post_recv(1000 + r as u64).unwrap();
             }
         }
