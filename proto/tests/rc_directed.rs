@@ -659,3 +659,62 @@ fn deny_marks_but_does_not_move_and_probe_is_refused() {
     assert!(p.events[0].iter().any(|e| matches!(e, Event::EvStateChanged(_))));
     assert_eq!(p.qp[0].allow_evs(p.now, 0xFFFF_FFFF, ev0), 1);
 }
+
+/// A controller that spaces packets `gap` apart and records CNPs.
+#[derive(Debug)]
+struct Paced {
+    gap: Duration,
+    next: Instant,
+    cnps: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl proto::model::cc::CongestionControl for Paced {
+    fn name(&self) -> &'static str {
+        "paced-test"
+    }
+    fn window(&self) -> u64 {
+        u64::MAX
+    }
+    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
+        now.max(self.next)
+    }
+    fn on_send(&mut self, now: Instant, _bytes: u32) {
+        self.next = now + self.gap;
+    }
+    fn on_ack(&mut self, _now: Instant, _s: proto::model::cc::AckSample) {}
+    fn on_loss(&mut self, _now: Instant, _bytes: u64) {}
+    fn on_timeout(&mut self, _now: Instant) {}
+    fn on_cnp(&mut self, _now: Instant) {
+        self.cnps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn pacing_is_reported_by_poll_timeout() {
+    let mut p = Pair::new(Setup::default(), 26);
+    let cnps = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let cc = Paced { gap: Duration::from_us(3), next: Instant::ZERO, cnps: cnps.clone() };
+    assert!(p.qp[0].set_congestion_control(Box::new(cc)));
+    p.qp[0].post_write(p.now, write(1, &pattern(4 * 1024, 1), 0, None)).unwrap();
+    let first = p.qp[0].poll_transmit(p.now).unwrap();
+    p.inject(1, first).unwrap();
+    assert!(p.qp[0].poll_transmit(p.now).is_none(), "paced");
+    assert_eq!(p.qp[0].poll_timeout(), Some(Instant::from_us(3)));
+    assert!(p.run());
+    let times: Vec<Instant> = p.sent.iter().filter(|(_, s, x)| *s == 0 && x.bth.opcode.is_write()).map(|(t, _, _)| *t).collect();
+    assert_eq!(times, vec![Instant::from_us(3), Instant::from_us(6), Instant::from_us(9)]);
+    assert_eq!(p.qp[0].counters().retransmitted_packets, 0);
+    assert_eq!(p.mem(1, 0, 4096), pattern(4096, 1));
+    // CNPs reach the controller.
+    let mut q = Pair::new(Setup::default(), 27);
+    let cc = Paced { gap: Duration::ZERO, next: Instant::ZERO, cnps: cnps.clone() };
+    q.qp[0].set_congestion_control(Box::new(cc));
+    q.qp[0].post_write(q.now, write(1, &[1; 10], 0, None)).unwrap();
+    let mut x = q.qp[0].poll_transmit(q.now).unwrap();
+    x.ecn_ce = true;
+    q.inject(1, x).unwrap();
+    while let Some(r) = q.qp[1].poll_transmit(q.now) {
+        q.inject(0, r).unwrap();
+    }
+    assert_eq!(cnps.load(std::sync::atomic::Ordering::Relaxed), 1);
+}

@@ -272,6 +272,19 @@ impl RcQp {
         self.held_dropped
     }
 
+    /// Requester: replace the congestion controller built from
+    /// `RtsAttr::cc` (after RTS; returns false before). For experiments and
+    /// tests with controllers `cc::build` does not know.
+    pub fn set_congestion_control(&mut self, cc: Box<dyn CongestionControl>) -> bool {
+        match self.tx.as_mut() {
+            Some(tx) => {
+                tx.cc = cc;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Requester: RTOs since the last acknowledged progress.
     pub fn retries(&self) -> u32 {
         self.tx.as_ref().map_or(0, |t| t.retries)
@@ -434,10 +447,8 @@ impl RcQp {
                 let RethRepr { va, rkey, dma_len } = reth;
                 let ok = dma_len == 0 || self.memory.check(rkey, va, dma_len as u64).is_ok();
                 if !ok {
-                    let e = RxError::RemoteAccess { rkey, va, len: dma_len };
                     self.access_nak(pkt.bth.psn);
-                    self.counters.count_drop(&e);
-                    return Err(e);
+                    return Err(RxError::RemoteAccess { rkey, va, len: dma_len });
                 }
                 RxMsg { va, rkey, dma_len, offset: 0 }
             }
@@ -457,10 +468,8 @@ impl RcQp {
         if len > 0 {
             let va = msg.va.wrapping_add(msg.offset);
             if self.memory.write(msg.rkey, va, &pkt.payload).is_err() {
-                let e = RxError::RemoteAccess { rkey: msg.rkey, va, len: len as u32 };
                 self.access_nak(pkt.bth.psn);
-                self.counters.count_drop(&e);
-                return Err(e);
+                return Err(RxError::RemoteAccess { rkey: msg.rkey, va, len: len as u32 });
             }
         }
         msg.offset = end;
@@ -587,7 +596,7 @@ impl RcQp {
                     _ => Ok(()), // stale
                 }
             }
-            Syndrome::Nak { code } => {
+            Syndrome::Nak { .. } => {
                 self.counters.rx_nacks += 1;
                 // Remote access error (and the codes our responder never
                 // sends: invalid request, remote operational error) are
@@ -596,7 +605,6 @@ impl RcQp {
                     Some(e) if e >= tx.max => Err(RxError::AckForUnsent(psn)),
                     Some(e) if e >= tx.una => {
                         self.ack_through(now, e, mtu);
-                        let _ = code;
                         self.enter_error(Some(WcStatus::RemoteAccessError), true);
                         Ok(())
                     }
@@ -888,9 +896,7 @@ impl QueuePair for RcQp {
         self.tick(now);
         let r = self.dispatch(now, pkt);
         if let Err(e) = &r {
-            if !matches!(e, RxError::RemoteAccess { .. }) {
-                self.counters.count_drop(e);
-            }
+            self.counters.count_drop(e);
         }
         r
     }
