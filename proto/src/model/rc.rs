@@ -415,7 +415,11 @@ impl RcQp {
         let rx = self.rx.as_mut().expect("responder exists in RTR/RTS");
         if pkt.ecn_ce {
             self.counters.rx_ecn_ce += 1;
-            if rx.last_cnp.is_none_or(|t| now >= t + CNP_INTERVAL) {
+            let due = match rx.last_cnp {
+                Some(t) => now >= t + CNP_INTERVAL,
+                None => true,
+            };
+            if due {
                 rx.last_cnp = Some(now);
                 rx.cnp_pending = true;
             }
