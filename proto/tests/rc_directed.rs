@@ -718,3 +718,36 @@ fn pacing_is_reported_by_poll_timeout() {
     }
     assert_eq!(cnps.load(std::sync::atomic::Ordering::Relaxed), 1);
 }
+
+#[test]
+fn works_through_the_qp_enum() {
+    let s = Setup::default();
+    let mut q: Vec<Qp> = (0..2)
+        .map(|side| {
+            let mut q = Qp::new(QpConfig::new(Transport::Rc, QPN[side])).unwrap();
+            q.memory_mut().register(VA, REGION, RKEY).unwrap();
+            q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+            q.modify(Instant::ZERO, QpTransition::Rtr(rtr_attr(&s, side))).unwrap();
+            q.modify(Instant::ZERO, QpTransition::Rts(rts_attr(&s, side))).unwrap();
+            q
+        })
+        .collect();
+    let data = pattern(10_000, 2);
+    q[0].post_write(Instant::ZERO, write(1, &data, 0, None)).unwrap();
+    let mut now = Instant::ZERO;
+    for _ in 0..100 {
+        for side in 0..2 {
+            while let Some(x) = q[side].poll_transmit(now) {
+                q[1 - side].handle_packet(now, x).unwrap();
+            }
+        }
+        now += Duration::from_us(1);
+        for qp in q.iter_mut() {
+            if qp.poll_timeout().is_some_and(|t| t <= now) {
+                qp.handle_timeout(now);
+            }
+        }
+    }
+    assert_eq!(q[1].memory().read(RKEY, VA, 10_000).unwrap(), &data[..]);
+    assert!(matches!(q[0].poll_event(), Some(Event::SendCompleted(Completion { wr_id: 1, status: WcStatus::Success, .. }))));
+}
