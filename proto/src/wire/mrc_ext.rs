@@ -303,8 +303,13 @@ impl MrcExtRepr {
     /// with `opcode`. Checks that the type fits the opcode. Returns the
     /// extension and its length.
     pub fn parse<T: AsRef<[u8]>>(p: &MrcExtPacket<T>, opcode: Opcode) -> Result<(Self, usize), WireError> {
-        let len = p.header_len(opcode)?;
         let ext_type = p.ext_type();
+        if opcode == Opcode::Cnp {
+            // CNPs never carry an extension: the X bit on one is an error
+            // whatever follows.
+            return Err(WireError::ExtMismatch { opcode: opcode.as_u8(), ext_type });
+        }
+        let len = p.header_len(opcode)?;
         let allowed = match opcode {
             Opcode::Ack => matches!(ext_type, EXT_SACK | EXT_NACK | EXT_PROBE),
             Opcode::Cnp => false,
