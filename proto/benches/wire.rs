@@ -54,12 +54,21 @@ fn bench(c: &mut Criterion) {
     let mut frame = Vec::new();
     emit_frame(&pkt, &encap, &mut frame);
     let frame_bytes = Bytes::from(frame.clone());
+    // Measure the success path only.
+    assert_eq!(parse_frame(&frame).expect("valid frame").0, pkt);
+    let mut check = frame.clone();
+    emit_headers(&pkt, &encap, &mut check);
+    assert!(parse_frame_headers(&check).is_ok());
 
     let mut g = c.benchmark_group("headers");
     g.throughput(Throughput::Elements(1));
     let mut buf = frame.clone();
     g.bench_function("emit", |b| b.iter(|| black_box(emit_headers(black_box(&pkt), &encap, &mut buf))));
     g.bench_function("parse", |b| b.iter(|| black_box(parse_frame_headers(black_box(&frame)).is_ok())));
+    let mut parsed = ParsedHeaders::new();
+    g.bench_function("parse_into", |b| {
+        b.iter(|| black_box(parse_frame_headers_into(black_box(&frame), &mut parsed).is_ok()))
+    });
     g.bench_function("emit+parse", |b| {
         b.iter(|| {
             let n = emit_headers(black_box(&pkt), &encap, &mut buf);
@@ -67,6 +76,15 @@ fn bench(c: &mut Criterion) {
             black_box(parse_frame_headers(black_box(&buf)).is_ok())
         })
     });
+    g.bench_function("emit+parse_into", |b| {
+        b.iter(|| {
+            let n = emit_headers(black_box(&pkt), &encap, &mut buf);
+            black_box(n);
+            black_box(parse_frame_headers_into(black_box(&buf), &mut parsed).is_ok())
+        })
+    });
+    assert!(parse_frame_headers_into(&buf, &mut parsed).is_ok());
+    assert_eq!(parsed.packet.bth, pkt.bth);
     g.finish();
 
     let mut g = c.benchmark_group("frame");

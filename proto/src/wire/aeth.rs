@@ -60,11 +60,13 @@ impl<T: AsRef<[u8]>> AethPacket<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         AethPacket { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         need(self.buffer.as_ref(), HEADER_LEN, Layer::Aeth)
     }
@@ -86,6 +88,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> AethPacket<T> {
 }
 
 impl AethRepr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &AethPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
         Ok(AethRepr { syndrome: Syndrome::from_u8(p.syndrome_raw()), msn: p.msn() })

@@ -33,11 +33,13 @@ impl<T: AsRef<[u8]>> BthPacket<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         BthPacket { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         need(self.buffer.as_ref(), HEADER_LEN, Layer::Bth)
     }
@@ -120,6 +122,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> BthPacket<T> {
 
 impl BthRepr {
     /// Parse a BTH: known opcode and TVer 0. Reserved bits are ignored.
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &BthPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
         let opcode = Opcode::from_u8(p.opcode_raw()).ok_or(WireError::UnknownOpcode(p.opcode_raw()))?;
@@ -145,13 +148,24 @@ impl BthRepr {
     }
     /// Emit; `pad` is truncated to 2 bits and `dest_qp` to 24.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut BthPacket<T>) {
-        p.set_opcode_raw(self.opcode.as_u8());
-        p.set_flags1(self.solicited, self.mig_req, self.pad, TVER);
-        p.set_pkey(self.pkey);
-        p.set_fecn_becn(self.fecn, self.becn);
-        p.set_dest_qp(self.dest_qp);
-        p.set_ack_req_x(self.ack_req, self.mrc_ext);
-        p.set_psn(self.psn);
+        let qp = (self.dest_qp & 0xFF_FFFF).to_be_bytes();
+        let psn = self.psn.value().to_be_bytes();
+        let pkey = self.pkey.to_be_bytes();
+        let h: [u8; HEADER_LEN] = [
+            self.opcode.as_u8(),
+            (u8::from(self.solicited) << 7) | (u8::from(self.mig_req) << 6) | ((self.pad & 0b11) << 4) | TVER,
+            pkey[0],
+            pkey[1],
+            (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6),
+            qp[1],
+            qp[2],
+            qp[3],
+            if self.ack_req { ACK_REQ_BIT } else { 0 } | if self.mrc_ext { MRC_EXT_BIT } else { 0 },
+            psn[1],
+            psn[2],
+            psn[3],
+        ];
+        set_bytes(p.buffer.as_mut(), 0, &h);
     }
 }
 

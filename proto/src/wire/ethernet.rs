@@ -29,12 +29,14 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         EthernetFrame { buffer }
     }
     /// Wrap after [`Self::check_len`].
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let f = Self::new_unchecked(buffer);
         f.check_len()?;
         Ok(f)
     }
     /// The fixed header, plus the tag if the EtherType says 802.1Q.
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         need(b, HEADER_LEN, Layer::Ethernet)?;
@@ -107,6 +109,7 @@ pub struct EthernetRepr {
 }
 
 impl EthernetRepr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(f: &EthernetFrame<T>) -> Result<Self, WireError> {
         f.check_len()?;
         Ok(EthernetRepr { src: f.src_addr(), dst: f.dst_addr(), ethertype: f.inner_ethertype() })

@@ -337,14 +337,67 @@ pub struct ParsedHeaders {
 /// copying the payload (the fast path the header benchmark measures; a
 /// receiver must still check the ICRC, as [`parse_frame`] does).
 pub fn parse_frame_headers(frame: &[u8]) -> Result<ParsedHeaders, WireError> {
-    parse_inner(frame, false)
+    let mut out = ParsedHeaders::new();
+    parse_inner(frame, false, &mut out)?;
+    Ok(out)
+}
+
+/// [`parse_frame_headers`] into a caller-owned, reusable `out` (the
+/// allocation- and copy-free receive path). On error `out` holds garbage.
+pub fn parse_frame_headers_into(frame: &[u8], out: &mut ParsedHeaders) -> Result<(), WireError> {
+    parse_inner(frame, false, out)
+}
+
+/// [`parse_frame_headers_into`] with the ICRC check.
+pub fn parse_frame_checked_into(frame: &[u8], out: &mut ParsedHeaders) -> Result<(), WireError> {
+    parse_inner(frame, true, out)
+}
+
+impl ParsedHeaders {
+    /// A placeholder to parse into.
+    pub fn new() -> ParsedHeaders {
+        ParsedHeaders {
+            packet: RocePacket {
+                ev: 0,
+                ecn_ce: false,
+                trimmed: false,
+                bth: BthRepr {
+                    opcode: Opcode::Cnp,
+                    solicited: false,
+                    mig_req: false,
+                    pad: 0,
+                    pkey: 0,
+                    fecn: false,
+                    becn: false,
+                    mrc_ext: false,
+                    dest_qp: 0,
+                    ack_req: false,
+                    psn: crate::Psn::new(0),
+                },
+                reth: None,
+                imm: None,
+                aeth: None,
+                ext: None,
+                payload: Bytes::new(),
+            },
+            encap: Encap::test_v4(),
+            payload: 0..0,
+        }
+    }
+}
+
+impl Default for ParsedHeaders {
+    fn default() -> Self {
+        ParsedHeaders::new()
+    }
 }
 
 /// Parse a frame, verifying every length, the UDP port, the opcode, IP
 /// version and checksum, the extension rules and the ICRC. The payload is
 /// copied.
 pub fn parse_frame(frame: &[u8]) -> Result<(RocePacket, Encap), WireError> {
-    let h = parse_inner(frame, true)?;
+    let mut h = ParsedHeaders::new();
+    parse_inner(frame, true, &mut h)?;
     let mut pkt = h.packet;
     pkt.payload = Bytes::copy_from_slice(frame.get(h.payload).unwrap_or(&[]));
     Ok((pkt, h.encap))
@@ -352,7 +405,8 @@ pub fn parse_frame(frame: &[u8]) -> Result<(RocePacket, Encap), WireError> {
 
 /// [`parse_frame`] with a zero-copy payload (a `Bytes::slice` of `frame`).
 pub fn parse_frame_bytes(frame: Bytes) -> Result<(RocePacket, Encap), WireError> {
-    let h = parse_inner(&frame, true)?;
+    let mut h = ParsedHeaders::new();
+    parse_inner(&frame, true, &mut h)?;
     let mut pkt = h.packet;
     pkt.payload = frame.slice(h.payload);
     Ok((pkt, h.encap))
@@ -362,7 +416,7 @@ pub fn parse_frame_bytes(frame: Bytes) -> Result<(RocePacket, Encap), WireError>
 /// as soon as the UDP datagram is delimited, before any transport field is
 /// trusted, so corruption counts as `BadIcrc` rather than as whatever field
 /// it happened to garble.
-fn parse_inner(frame: &[u8], verify_icrc: bool) -> Result<ParsedHeaders, WireError> {
+fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Result<(), WireError> {
     let eth = EthernetFrame::new_checked(frame)?;
     let eth_repr = EthernetRepr::parse(&eth)?;
     let ip_at = eth.header_len();
@@ -444,15 +498,15 @@ fn parse_inner(frame: &[u8], verify_icrc: bool) -> Result<ParsedHeaders, WireErr
         need(rest(at), CNP_RESERVED_LEN, Layer::Cnp)?;
         at += CNP_RESERVED_LEN;
     }
-    let ext = if bth_r.mrc_ext {
+    let pkt = &mut out.packet;
+    pkt.ext = None;
+    if bth_r.mrc_ext {
         let p = MrcExtPacket::new_unchecked(rest(at));
-        let (e, len) = MrcExtRepr::parse(&p, op)?;
-        check_syndrome(aeth_r.as_ref(), &e)?;
-        at += len;
-        Some(e)
-    } else {
-        None
-    };
+        at += MrcExtRepr::parse_into(&p, op, &mut pkt.ext)?;
+        if let Some(e) = &pkt.ext {
+            check_syndrome(aeth_r.as_ref(), e)?;
+        }
+    }
     let trimmed = dscp == DSCP_TRIMMED;
     let remaining = t.len() - at.min(t.len());
     let pad = if trimmed { 0 } else { usize::from(bth_r.pad) };
@@ -460,19 +514,17 @@ fn parse_inner(frame: &[u8], verify_icrc: bool) -> Result<ParsedHeaders, WireErr
         return Err(WireError::BadPadCount { pad: bth_r.pad, len: remaining });
     }
     let payload_start = ip_at + udp_range.start + udp::HEADER_LEN + at;
-    let payload = payload_start..payload_start + (remaining - pad);
-    let packet = RocePacket {
-        ev: ev_from_wire(udp_r.src_port, flow_label),
-        ecn_ce: ecn == ipv4::ecn::CE,
-        trimmed,
-        bth: bth_r,
-        reth,
-        imm,
-        aeth: aeth_r,
-        ext,
-        payload: Bytes::new(),
-    };
-    Ok(ParsedHeaders { packet, encap: Encap { src_mac: eth_repr.src, dst_mac: eth_repr.dst, ip }, payload })
+    pkt.ev = ev_from_wire(udp_r.src_port, flow_label);
+    pkt.ecn_ce = ecn == ipv4::ecn::CE;
+    pkt.trimmed = trimmed;
+    pkt.bth = bth_r;
+    pkt.reth = reth;
+    pkt.imm = imm;
+    pkt.aeth = aeth_r;
+    pkt.payload = Bytes::new();
+    out.encap = Encap { src_mac: eth_repr.src, dst_mac: eth_repr.dst, ip };
+    out.payload = payload_start..payload_start + (remaining - pad);
+    Ok(())
 }
 
 /// What a trimming switch does to a frame: keep the headers and the first

@@ -17,11 +17,13 @@ impl<T: AsRef<[u8]>> ImmDtPacket<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         ImmDtPacket { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         need(self.buffer.as_ref(), HEADER_LEN, Layer::ImmDt)
     }
@@ -43,6 +45,7 @@ pub struct ImmDtRepr {
 }
 
 impl ImmDtRepr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &ImmDtPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
         Ok(ImmDtRepr { imm: p.imm() })

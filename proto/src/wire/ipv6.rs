@@ -27,6 +27,7 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         Ipv6Packet { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
@@ -34,6 +35,7 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
     }
     /// Fixed header, then the payload length (trailing Ethernet padding is
     /// allowed).
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         need(b, HEADER_LEN, Layer::Ipv6)?;
@@ -132,6 +134,7 @@ pub struct Ipv6Repr {
 }
 
 impl Ipv6Repr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &Ipv6Packet<T>) -> Result<Self, WireError> {
         need(p.buffer.as_ref(), 1, Layer::Ipv6)?;
         if p.version() != 6 {

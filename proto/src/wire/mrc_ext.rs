@@ -129,18 +129,21 @@ impl<T: AsRef<[u8]>> MrcExtPacket<T> {
         MrcExtPacket { buffer }
     }
     /// Wrap after [`Self::check_len`].
+    #[inline]
     pub fn new_checked(buffer: T, opcode: Opcode) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len(opcode)?;
         Ok(p)
     }
     /// The version/type byte is valid and the whole extension is present.
+    #[inline]
     pub fn check_len(&self, opcode: Opcode) -> Result<(), WireError> {
         let len = self.header_len(opcode)?;
         need(self.buffer.as_ref(), len, Layer::MrcExt)
     }
     /// Length of this extension as its first bytes declare it (checks version,
     /// type and SACK width, not that the bytes are present).
+    #[inline]
     pub fn header_len(&self, opcode: Opcode) -> Result<usize, WireError> {
         let b = self.buffer.as_ref();
         need(b, 2, Layer::MrcExt)?;
@@ -302,7 +305,24 @@ impl MrcExtRepr {
     /// Parse the extension that follows the standard headers of a packet
     /// with `opcode`. Checks that the type fits the opcode. Returns the
     /// extension and its length.
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &MrcExtPacket<T>, opcode: Opcode) -> Result<(Self, usize), WireError> {
+        let mut out = None;
+        let len = Self::parse_into(p, opcode, &mut out)?;
+        match out {
+            Some(e) => Ok((e, len)),
+            None => Err(WireError::Truncated { layer: Layer::MrcExt }),
+        }
+    }
+
+    /// [`Self::parse`] writing the extension into `out` (the hot path: it
+    /// avoids moving a large `Result` around). Returns the extension length.
+    #[inline(always)]
+    pub fn parse_into<T: AsRef<[u8]>>(
+        p: &MrcExtPacket<T>,
+        opcode: Opcode,
+        out: &mut Option<MrcExtRepr>,
+    ) -> Result<usize, WireError> {
         let ext_type = p.ext_type();
         if opcode == Opcode::Cnp {
             // CNPs never carry an extension: the X bit on one is an error
@@ -319,7 +339,7 @@ impl MrcExtRepr {
             return Err(WireError::ExtMismatch { opcode: opcode.as_u8(), ext_type });
         }
         need(p.buffer.as_ref(), len, Layer::MrcExt)?;
-        let repr = match ext_type {
+        *out = Some(match ext_type {
             EXT_DATA => MrcExtRepr::Data(DataExtRepr {
                 ev_index: p.ev_index(),
                 retransmit: p.retransmit(),
@@ -358,17 +378,16 @@ impl MrcExtRepr {
                 tx_ts: p.probe_tx_ts(),
                 service_ns: p.probe_service_ns(),
             }),
-        };
-        Ok((repr, len))
+        });
+        Ok(len)
     }
 
     /// Emit into a buffer of at least [`Self::buffer_len`] bytes. Reserved
     /// bytes are written as zero.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut MrcExtPacket<T>) {
         let len = self.buffer_len();
-        if let Some(s) = p.buffer.as_mut().get_mut(..len) {
-            s.fill(0);
-        }
+        // Every byte, reserved ones included, is written below (no fill:
+        // this is on the per-packet hot path).
         p.set_version_type(MRC_EXT_VERSION, self.ext_type());
         match self {
             MrcExtRepr::Data(d) => {
@@ -387,9 +406,10 @@ impl MrcExtRepr {
                 p.set_byte1(code);
                 p.set_ev_index(s.ev_index);
                 p.set_u16_at(4, s.ecn_ce_count);
+                p.set_u16_at(6, 0);
                 p.set_u32_at(8, s.echo_ts);
                 p.set_u32_at(12, s.service_ns);
-                p.set_u24_at(17, s.base.value());
+                p.set_u32_at(16, s.base.value()); // byte 16 reserved (0)
                 let words = (len - SACK_EXT_FIXED_LEN) / 8;
                 for (k, w) in s.bitmap.words.iter().enumerate().take(words) {
                     p.set_u64_at(SACK_EXT_FIXED_LEN + 8 * k, *w);
@@ -398,7 +418,7 @@ impl MrcExtRepr {
             MrcExtRepr::Nack(n) => {
                 p.set_byte1(n.kind.as_u8());
                 p.set_ev_index(n.ev_index);
-                p.set_u24_at(5, n.cum_psn.value());
+                p.set_u32_at(4, n.cum_psn.value()); // byte 4 reserved (0)
                 p.set_u32_at(8, n.echo_ts);
             }
             MrcExtRepr::Probe(pr) => {

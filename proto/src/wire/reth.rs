@@ -22,11 +22,13 @@ impl<T: AsRef<[u8]>> RethPacket<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         RethPacket { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         need(self.buffer.as_ref(), HEADER_LEN, Layer::Reth)
     }
@@ -54,6 +56,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RethPacket<T> {
 }
 
 impl RethRepr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &RethPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
         Ok(RethRepr { va: p.va(), rkey: p.rkey(), dma_len: p.dma_len() })

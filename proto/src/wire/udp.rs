@@ -22,6 +22,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     pub const fn new_unchecked(buffer: T) -> Self {
         UdpPacket { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self, WireError> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
@@ -29,6 +30,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     }
     /// Header, then the length field must equal the bytes the IP layer
     /// handed over (the buffer is exactly the IP payload).
+    #[inline]
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         need(b, HEADER_LEN, Layer::Udp)?;
@@ -85,6 +87,7 @@ pub struct UdpRepr {
 }
 
 impl UdpRepr {
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &UdpPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
         Ok(UdpRepr {
