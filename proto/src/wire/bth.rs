@@ -124,23 +124,29 @@ impl BthRepr {
     /// Parse a BTH: known opcode and TVer 0. Reserved bits are ignored.
     #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &BthPacket<T>) -> Result<Self, WireError> {
-        p.check_len()?;
-        let opcode = Opcode::from_u8(p.opcode_raw()).ok_or(WireError::UnknownOpcode(p.opcode_raw()))?;
-        if p.tver() != TVER {
-            return Err(WireError::BadTransportVersion(p.tver()));
+        // One length check, then fixed offsets into a 12-byte array (the
+        // same fields as the view's accessors, without per-field checks).
+        let h: &[u8; HEADER_LEN] = match p.buffer.as_ref().first_chunk() {
+            Some(h) => h,
+            None => return Err(WireError::Truncated { layer: Layer::Bth }),
+        };
+        let opcode = Opcode::from_u8(h[0]).ok_or(WireError::UnknownOpcode(h[0]))?;
+        let tver = h[1] & 0x0F;
+        if tver != TVER {
+            return Err(WireError::BadTransportVersion(tver));
         }
         Ok(BthRepr {
             opcode,
-            solicited: p.solicited(),
-            mig_req: p.mig_req(),
-            pad: p.pad(),
-            pkey: p.pkey(),
-            fecn: p.fecn(),
-            becn: p.becn(),
-            mrc_ext: p.mrc_ext(),
-            dest_qp: p.dest_qp(),
-            ack_req: p.ack_req(),
-            psn: p.psn(),
+            solicited: h[1] & 0x80 != 0,
+            mig_req: h[1] & 0x40 != 0,
+            pad: (h[1] >> 4) & 0b11,
+            pkey: u16::from_be_bytes([h[2], h[3]]),
+            fecn: h[4] & 0x80 != 0,
+            becn: h[4] & 0x40 != 0,
+            mrc_ext: h[8] & MRC_EXT_BIT != 0,
+            dest_qp: u32::from_be_bytes([0, h[5], h[6], h[7]]),
+            ack_req: h[8] & ACK_REQ_BIT != 0,
+            psn: Psn::new(u32::from_be_bytes([0, h[9], h[10], h[11]])),
         })
     }
     pub const fn buffer_len(&self) -> usize {

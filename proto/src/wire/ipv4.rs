@@ -206,26 +206,33 @@ impl Ipv4Repr {
     /// fragmentation. Does not check the protocol (the caller does).
     #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &Ipv4Packet<T>) -> Result<Self, WireError> {
+        let b = p.buffer.as_ref();
         if p.version() != 4 {
             // Check before the length so a garbled version is reported as such.
-            need(p.buffer.as_ref(), 1, Layer::Ipv4)?;
+            need(b, 1, Layer::Ipv4)?;
             return Err(WireError::BadIpVersion(p.version()));
         }
         p.check_len()?;
-        if !p.verify_checksum() {
+        let h: &[u8; HEADER_LEN] = match b.first_chunk() {
+            Some(h) => h,
+            None => return Err(WireError::Truncated { layer: Layer::Ipv4 }),
+        };
+        let ihl = usize::from(h[0] & 0x0F) * 4;
+        let sum = if ihl == HEADER_LEN { ones_complement_sum(h) } else { ones_complement_sum(b.get(..ihl).unwrap_or(&[])) };
+        if sum != 0xFFFF {
             return Err(WireError::BadIpChecksum);
         }
-        if p.more_frags() || p.frag_offset() != 0 {
+        if h[6] & 0x20 != 0 || u16::from_be_bytes([h[6], h[7]]) & 0x1FFF != 0 {
             return Err(WireError::IpFragment);
         }
         Ok(Ipv4Repr {
-            src: p.src_addr(),
-            dst: p.dst_addr(),
-            dscp: p.dscp(),
-            ecn: p.ecn(),
-            ttl: p.ttl(),
-            protocol: p.protocol(),
-            payload_len: usize::from(p.total_len()) - p.header_len(),
+            src: [h[12], h[13], h[14], h[15]],
+            dst: [h[16], h[17], h[18], h[19]],
+            dscp: h[1] >> 2,
+            ecn: h[1] & 0b11,
+            ttl: h[8],
+            protocol: h[9],
+            payload_len: usize::from(u16::from_be_bytes([h[2], h[3]])).saturating_sub(ihl),
         })
     }
     pub const fn buffer_len(&self) -> usize {

@@ -340,15 +340,35 @@ impl MrcExtRepr {
         }
         need(p.buffer.as_ref(), len, Layer::MrcExt)?;
         *out = Some(match ext_type {
-            EXT_DATA => MrcExtRepr::Data(DataExtRepr {
-                ev_index: p.ev_index(),
-                retransmit: p.retransmit(),
-                ev_seq: p.ev_seq(),
-                tx_ts: p.data_tx_ts(),
-                msg_offset: p.msg_offset(),
-                placement: (len > DATA_EXT_LEN)
-                    .then(|| PlacementRepr { va: p.placement_va(), rkey: p.placement_rkey() }),
-            }),
+            EXT_DATA => {
+                // Hot path: fixed offsets into arrays after one length check
+                // each (`need` above already covered `len` bytes).
+                let b = p.buffer.as_ref();
+                let h: &[u8; DATA_EXT_LEN] = b.first_chunk().ok_or(WireError::Truncated { layer: Layer::MrcExt })?;
+                let be32 = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+                let placement = if len > DATA_EXT_LEN {
+                    let pl: &[u8; PLACEMENT_LEN] = b
+                        .get(DATA_EXT_LEN..)
+                        .and_then(<[u8]>::first_chunk)
+                        .ok_or(WireError::Truncated { layer: Layer::MrcExt })?;
+                    let mut va = [0u8; 8];
+                    va.copy_from_slice(&pl[..8]);
+                    Some(PlacementRepr {
+                        va: u64::from_be_bytes(va),
+                        rkey: u32::from_be_bytes([pl[8], pl[9], pl[10], pl[11]]),
+                    })
+                } else {
+                    None
+                };
+                MrcExtRepr::Data(DataExtRepr {
+                    ev_index: u16::from_be_bytes([h[2], h[3]]),
+                    retransmit: h[1] & FLAG_RETRANSMIT != 0,
+                    ev_seq: be32(4),
+                    tx_ts: be32(8),
+                    msg_offset: be32(12),
+                    placement,
+                })
+            }
             EXT_SACK => {
                 // header_len validated the code; `unwrap_or` keeps this total.
                 let bits = SackBitmap::width_of_code(p.sack_width_code()).unwrap_or(64);
