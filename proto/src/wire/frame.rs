@@ -521,7 +521,11 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
     pkt.reth = reth;
     pkt.imm = imm;
     pkt.aeth = aeth_r;
-    pkt.payload = Bytes::new();
+    if !pkt.payload.is_empty() {
+        // Release a payload left from a previous use of `out` (skipping the
+        // drop of an already-empty one keeps the hot path free of calls).
+        pkt.payload = Bytes::new();
+    }
     out.encap = Encap { src_mac: eth_repr.src, dst_mac: eth_repr.dst, ip };
     out.payload = payload_start..payload_start + (remaining - pad);
     Ok(())
