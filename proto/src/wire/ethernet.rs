@@ -99,6 +99,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
     }
 }
 
+/// The same view under the `XxxPacket` naming used by the other headers.
+pub type EthernetPacket<T> = EthernetFrame<T>;
+
 /// Owned Ethernet II header (untagged on emit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EthernetRepr {

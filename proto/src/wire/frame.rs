@@ -1,5 +1,5 @@
-//! Whole frames: Ethernet / IPv4|IPv6 / UDP 4791 / BTH / [RETH] [ImmDt]
-//! [AETH] [CNP reserved] [MRC ext] / payload / pad / ICRC.
+//! Whole frames: Ethernet / IPv4|IPv6 / UDP 4791 / BTH / (RETH) (ImmDt)
+//! (AETH) (CNP reserved) (MRC ext) / payload / pad / ICRC.
 //!
 //! Entropy: UDP source port = EV bits 15-0; on IPv6 the flow label's low 16
 //! bits = EV bits 31-16 (its top 4 bits are 0). On IPv4 only 16 EV bits

@@ -39,7 +39,7 @@ pub mod udp;
 pub use aeth::AethPacket;
 pub use bth::BthPacket;
 pub use error::{Layer, WireCounters, WireError, WireErrorKind};
-pub use ethernet::{EthernetFrame, EthernetRepr};
+pub use ethernet::{EthernetFrame, EthernetPacket, EthernetRepr};
 pub use frame::{
     emit_frame, emit_headers, emit_transport_headers, frame_len, pad_for, parse_frame, parse_frame_bytes,
     parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders,
