@@ -129,3 +129,31 @@ fn pad_bytes() {
     assert_eq!(&f[f.len() - 7..f.len() - 4], &[0, 0, 0]);
     assert_eq!((f.len() - 14 - 20 - 8) % 4, 0);
 }
+
+#[test]
+fn validate_rejects_what_would_not_round_trip() {
+    let good = write_packet(Opcode::WriteMiddle, 1, 8);
+    assert_eq!(good.validate(), Ok(()));
+    let mut p = good.clone();
+    p.reth = Some(RethRepr { va: 0, rkey: 0, dma_len: 0 });
+    assert_eq!(p.validate(), Err(ReprError::HeadersDontFitOpcode { opcode: 0x07 }));
+    let mut p = good.clone();
+    p.bth.mrc_ext = false;
+    assert_eq!(p.validate(), Err(ReprError::ExtWithoutXBit));
+    let mut p = good.clone();
+    p.ext = None;
+    assert_eq!(p.validate(), Err(ReprError::XBitWithoutExt));
+    let mut p = good.clone();
+    p.bth.dest_qp = 1 << 24;
+    assert!(matches!(p.validate(), Err(ReprError::FieldTooWide { .. })));
+    let mut p = ack_packet(nack(NackKind::RemoteAccess), 1);
+    p.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: 0 });
+    assert_eq!(p.validate(), Err(ReprError::SyndromeMismatch { syndrome: 0x60 }));
+    let mut s = ack_packet(sack(64), 1);
+    if let Some(MrcExtRepr::Sack(x)) = &mut s.ext {
+        x.bitmap.words[1] = 1;
+    }
+    assert_eq!(s.validate(), Err(ReprError::SackBitsBeyondWidth));
+    let p = ack_packet(data_ext(Opcode::WriteFirst), 1);
+    assert_eq!(p.validate(), Err(ReprError::ExtDoesntFit { opcode: 0x11, ext_type: 1 }));
+}

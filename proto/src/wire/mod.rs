@@ -42,7 +42,7 @@ pub use error::{Layer, WireCounters, WireError, WireErrorKind};
 pub use ethernet::{EthernetFrame, EthernetPacket, EthernetRepr};
 pub use frame::{
     emit_frame, emit_headers, emit_transport_headers, frame_len, pad_for, parse_frame, parse_frame_bytes,
-    parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders,
+    parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders, ReprError,
 };
 pub use immdt::{ImmDtPacket, ImmDtRepr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
