@@ -9,12 +9,47 @@
 //! The golden model speaks [`RocePacket`]: the transport part of a packet
 //! (BTH and everything after it, before the ICRC) plus the two facts from the
 //! outer headers the transport needs (the entropy value and the ECN mark).
-//! [`Frame`] adds the Ethernet/IP/UDP encapsulation and the ICRC.
-//! `docs/protocol.md` documents every bit.
+//! [`emit_frame`] / [`parse_frame`] add the Ethernet/IP/UDP encapsulation
+//! ([`Encap`]) and the ICRC. `docs/protocol.md` documents every bit.
+//!
+//! One file per header: [`ethernet`], [`ipv4`], [`ipv6`], [`udp`], [`bth`],
+//! [`reth`], [`immdt`], [`aeth`], [`mrc_ext`]; [`icrc`] is the invariant CRC,
+//! [`frame`] the whole-frame API, [`error`] the drop reasons and counters,
+//! [`pcap`] a capture writer.
 
 use bytes::Bytes;
 
 use crate::Psn;
+
+pub mod aeth;
+pub mod bth;
+pub mod error;
+pub mod ethernet;
+mod field;
+pub mod frame;
+pub mod icrc;
+pub mod immdt;
+pub mod ipv4;
+pub mod ipv6;
+pub mod mrc_ext;
+pub mod pcap;
+pub mod reth;
+pub mod udp;
+
+pub use aeth::AethPacket;
+pub use bth::BthPacket;
+pub use error::{Layer, WireCounters, WireError, WireErrorKind};
+pub use ethernet::{EthernetFrame, EthernetPacket, EthernetRepr};
+pub use frame::{
+    emit_frame, emit_headers, emit_transport_headers, frame_len, pad_for, parse_frame, parse_frame_bytes,
+    parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders, ReprError,
+};
+pub use immdt::{ImmDtPacket, ImmDtRepr};
+pub use ipv4::{Ipv4Packet, Ipv4Repr};
+pub use ipv6::{Ipv6Packet, Ipv6Repr};
+pub use mrc_ext::MrcExtPacket;
+pub use reth::RethPacket;
+pub use udp::{UdpPacket, UdpRepr};
 
 /// UDP destination port of RoCEv2.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
