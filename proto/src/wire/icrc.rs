@@ -87,6 +87,25 @@ pub fn compute_icrc_auto(ip: &[u8]) -> u32 {
     }
 }
 
+/// Recompute the IPv4 header checksum (untagged Ethernet + IPv4 frames) and
+/// the ICRC trailer of `frame` in place, so that a frame whose bytes a test
+/// or fuzzer mutated reaches the transport parser instead of stopping at
+/// `BadIpChecksum`/`BadIcrc`. Frames too short to hold Ethernet + IP + ICRC
+/// are left alone. Never panics.
+pub fn reseal_frame(frame: &mut [u8]) {
+    const ETH: usize = 14;
+    let n = frame.len();
+    if n < ETH + ipv4::HEADER_LEN + 4 {
+        return;
+    }
+    let is_v6 = frame[12..14] == [0x86, 0xDD];
+    if !is_v6 {
+        super::Ipv4Packet::new_unchecked(&mut frame[ETH..]).fill_checksum();
+    }
+    let c = compute_icrc_auto(&frame[ETH..n - 4]);
+    frame[n - 4..].copy_from_slice(&c.to_le_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
