@@ -323,7 +323,7 @@ pub struct MrcQp {
     events: VecDeque<Event>,
     pkey: u16,
     dest_qp: u32,
-    resp: Option<Responder>,
+    resp: Option<Box<Responder>>,
     req: Option<Box<Requester>>,
     ctrl: VecDeque<Ctrl>,
 }
@@ -1194,7 +1194,7 @@ impl QueuePair for MrcQp {
             QpTransition::Rtr(a) => {
                 validate_rtr(&a)?;
                 self.dest_qp = a.dest_qp & 0xFF_FFFF;
-                self.resp = Some(Responder::new(&a));
+                self.resp = Some(Box::new(Responder::new(&a)));
             }
             QpTransition::Rts(a) => {
                 validate_rts(&a)?;
