@@ -47,3 +47,20 @@ fn capture_records_packets() {
     let json = serde_json::to_string(&r).unwrap();
     assert!(json.contains("goodput_gbps"));
 }
+
+#[test]
+fn heavy_loss_no_retransmission_storm() {
+    // 30% loss each way with jitter: retransmissions stay near the loss
+    // rate (ambiguous acknowledgements of resent packets do not feed loss
+    // inference, so no cascade of spurious retransmissions).
+    let mut sc = Scenario::new(Transport::Mrc, 8, Scenario::messages(100, 20_000, 3));
+    for l in [&mut sc.link_ab, &mut sc.link_ba] {
+        l.loss = 0.3;
+        l.jitter = Duration::from_ns(300);
+    }
+    sc.seed = 3;
+    let r = sc.run();
+    assert!(r.ok, "{r:#?}");
+    let tx = r.counters_a.tx_data_packets;
+    assert!(r.counters_a.retransmitted_packets < tx, "{} retransmissions for {tx} packets", r.counters_a.retransmitted_packets);
+}

@@ -67,6 +67,9 @@ struct TxSlot {
     sent_at: Instant,
     /// Retransmissions caused by timeouts (drives the retry budget).
     retries: u32,
+    /// Sent more than once: its acknowledgement is ambiguous (Karn) and is
+    /// not used to infer loss of other packets on its EV.
+    resent: bool,
     acked: bool,
     /// Counted in `in_flight`.
     in_flight: bool,
@@ -82,6 +85,7 @@ impl TxSlot {
         ev_seq: 0,
         sent_at: Instant::ZERO,
         retries: 0,
+        resent: false,
         acked: true,
         in_flight: false,
         queued: Retx::No,
@@ -965,6 +969,7 @@ impl MrcQp {
             sl.ev_seq = seq;
             sl.sent_at = now;
             sl.in_flight = true;
+            sl.resent = true;
             let (wr_seq, seg) = (sl.wr_seq, sl.seg);
             q.in_flight += len as u64;
             q.push_fifo(ev, seq, psn);
@@ -1029,6 +1034,7 @@ impl MrcQp {
             ev_seq: seq,
             sent_at: now,
             retries: 0,
+            resent: false,
             acked: false,
             in_flight: true,
             queued: Retx::No,
@@ -1057,7 +1063,7 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
         return 0;
     }
     sl.acked = true;
-    let (len, ev, seq) = (sl.len as u64, sl.ev_index, sl.ev_seq);
+    let (len, ev, seq, resent) = (sl.len as u64, sl.ev_index, sl.ev_seq, sl.resent);
     if sl.in_flight {
         sl.in_flight = false;
         q.in_flight -= len;
@@ -1068,6 +1074,10 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
             *sample = None;
         }
         _ => q.evs.on_ack(ev, now, None, false),
+    }
+    if resent {
+        // Which transmission arrived is unknown: no loss inference from it.
+        return len;
     }
     let m = &mut q.ev_max_acked[ev as usize];
     match *m {
