@@ -191,11 +191,13 @@ impl Requester {
             return;
         }
         let s = *self.slot(self.una);
-        self.rto_deadline = Some(if s.queued == Retx::No {
-            s.sent_at + self.backoff(s.retries)
+        self.rto_deadline = if s.queued == Retx::No {
+            Some(s.sent_at + self.backoff(s.retries))
         } else {
-            s.sent_at.max(self.rto_deadline.unwrap_or(s.sent_at)) + self.rto
-        });
+            // Waiting to be resent: keep the current timer (its expiry scan
+            // recomputes the exact deadline).
+            self.rto_deadline.or(Some(s.sent_at + self.rto))
+        };
     }
 }
 
