@@ -63,7 +63,10 @@ fn check(transport: Transport, i: &Impairments, msgs: Vec<MessageSpec>) -> Resul
     let mut sc = Scenario::new(transport, 8, msgs).with_start_psn(i.start_psn);
     sc.link_ab = link(i);
     sc.link_ba = link(i);
-    if let Some((ev, us)) = i.blackhole {
+    // RC has one path (EV 0): a permanent blackhole on it can never be
+    // survived, which is the point of MRC. RC runs the rest of the property.
+    let blackhole = if transport == Transport::Rc { None } else { i.blackhole };
+    if let Some((ev, us)) = blackhole {
         sc.link_ab.blackholes.push((EvMatch::Index(ev), Instant::from_us(us)));
         sc.link_ba.blackholes.push((EvMatch::Index(ev), Instant::from_us(us)));
     }
@@ -94,8 +97,9 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
 
-    /// The RC baseline under the same property (enable when `RcQp` lands;
-    /// its go-back-N recovery is expected to be much slower under loss).
+    /// The RC baseline under the same property, without the blackhole.
+    /// Ignored in this branch because `RcQp` is a placeholder here; with the
+    /// real RC merged (main) it passes: run with `--ignored`.
     #[test]
     #[ignore = "RcQp is a placeholder in this branch"]
     fn rc_delivers_exactly_once_under_impairments(i in impairments(), msgs in messages()) {
