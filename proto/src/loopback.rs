@@ -183,6 +183,32 @@ impl Scenario {
         self
     }
 
+    /// Receive window (B) and send window (A) in units of 128 PSNs.
+    pub fn with_mpr(mut self, units: u8) -> Scenario {
+        for ep in [&mut self.a, &mut self.b] {
+            ep.rtr.mpr_units = units;
+            ep.rts.send_mpr_units = units;
+        }
+        self
+    }
+
+    /// ACK timeout exponent and retry budget of both ends.
+    pub fn with_timeouts(mut self, ack_timeout_exp: u8, retry_linear: u8, retry_exp: u8) -> Scenario {
+        for ep in [&mut self.a, &mut self.b] {
+            ep.rts.ack_timeout_exp = ack_timeout_exp;
+            ep.rts.retry_linear = retry_linear;
+            ep.rts.retry_exp = retry_exp;
+        }
+        self
+    }
+
+    /// Congestion control of both ends.
+    pub fn with_cc(mut self, cc: CcConfig) -> Scenario {
+        self.a.rts.cc = cc;
+        self.b.rts.cc = cc;
+        self
+    }
+
     /// Run it.
     pub fn run(&self) -> Report {
         Runner::new(self).run()

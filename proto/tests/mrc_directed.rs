@@ -582,3 +582,81 @@ fn sack_coalescing() {
     b.handle_packet(t, pkts[7].clone()).unwrap();
     assert!(b.poll_transmit(t).is_none());
 }
+
+#[test]
+fn sack_base_moves_to_cover_a_far_trigger() {
+    let o = Opts::default(); // window 512, sack_bits 256
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(400 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    b.handle_packet(now, pkts[10].clone()).unwrap();
+    drain_tx(&mut b, now);
+    b.handle_packet(now, pkts[300].clone()).unwrap();
+    let s = drain_tx(&mut b, now);
+    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
+    assert_eq!(s[0].bth.psn, Psn::new(o.psn - 1));
+    assert_eq!(x.base, Psn::new(o.psn + 300 - 255));
+    assert!(x.bitmap.get(255));
+    assert_eq!(x.bitmap.iter_ones().count(), 1, "PSN 10 is below this bitmap");
+    // The requester learns exactly PSN 300.
+    a.handle_packet(now, s[0].clone()).unwrap();
+    assert_eq!(a.send_window(), Some((Psn::new(o.psn), Psn::new(o.psn + 400))));
+}
+
+/// A controller that allows one packet per 100 ns.
+#[derive(Debug)]
+struct Paced {
+    next: Instant,
+}
+
+impl proto::model::cc::CongestionControl for Paced {
+    fn name(&self) -> &'static str {
+        "paced"
+    }
+    fn window(&self) -> u64 {
+        u64::MAX
+    }
+    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
+        self.next.max(now)
+    }
+    fn on_send(&mut self, now: Instant, _bytes: u32) {
+        self.next = now + Duration::from_ns(100);
+    }
+    fn on_ack(&mut self, _now: Instant, _s: proto::model::cc::AckSample) {}
+    fn on_loss(&mut self, _now: Instant, _bytes: u64) {}
+    fn on_timeout(&mut self, _now: Instant) {}
+    fn on_cnp(&mut self, _now: Instant) {}
+}
+
+#[test]
+fn pacing_is_respected_and_reported() {
+    let o = Opts::default();
+    let (mut a, _b) = pair(&o);
+    assert!(a.set_congestion_control(Box::new(Paced { next: Instant::ZERO })));
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
+    assert!(a.poll_transmit(now).is_some());
+    assert!(a.poll_transmit(now).is_none(), "paced");
+    let t = Instant::from_ns(100);
+    assert_eq!(a.poll_timeout(), Some(t));
+    a.handle_timeout(t);
+    assert!(a.poll_transmit(t).is_some());
+    assert!(a.poll_transmit(t).is_none());
+    assert_eq!(a.poll_timeout(), Some(Instant::from_ns(200)));
+}
+
+#[test]
+fn deny_and_allow_evs() {
+    let o = Opts::default();
+    let (mut a, _b) = pair(&o);
+    let now = Instant::ZERO;
+    assert_eq!(a.deny_evs(now, 0xFFFF, 0xC001), 1);
+    let ev = events(&mut a);
+    assert!(matches!(ev[..], [Event::EvStateChanged(c)] if c.ev_index == 1 && c.to == EvState::Denied));
+    a.post_write(now, write(1, data(8 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    assert!(pkts.iter().all(|p| p.ev != 0xC001), "denied EV not used");
+    assert_eq!(a.allow_evs(now, 0xFFFF, 0xC001), 1);
+    assert_eq!(a.ev_set().unwrap().state(1), EvState::Good);
+}

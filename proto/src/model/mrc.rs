@@ -387,6 +387,19 @@ impl MrcQp {
         self.req.as_ref().map_or(0, |q| q.retx.iter().filter(|p| q.is_outstanding(**p)).count())
     }
 
+    /// Requester: replace the congestion controller built from
+    /// `RtsAttr::cc` (after RTS; returns false before). For experiments and
+    /// tests with controllers `cc::build` does not know.
+    pub fn set_congestion_control(&mut self, cc: Box<dyn CongestionControl>) -> bool {
+        match self.req.as_mut() {
+            Some(q) => {
+                q.cc = cc;
+                true
+            }
+            None => false,
+        }
+    }
+
     fn push_event(&mut self, e: Event) {
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
