@@ -532,7 +532,7 @@ impl<'a> Runner<'a> {
             depart = start + Duration::serialisation(pkt.payload.len() as u64 + WIRE_OVERHEAD, g);
             link.free_at = depart;
         }
-        if link.holes.iter().any(|&(v, t)| v == pkt.ev && now >= t) {
+        if link.holes.iter().any(|&(v, t)| v == pkt.ev && depart >= t) {
             link.stats.blackholed += 1;
             return;
         }

@@ -64,3 +64,28 @@ fn heavy_loss_no_retransmission_storm() {
     let tx = r.counters_a.tx_data_packets;
     assert!(r.counters_a.retransmitted_packets < tx, "{} retransmissions for {tx} packets", r.counters_a.retransmitted_packets);
 }
+
+#[test]
+fn send_window_larger_than_receive_window_recovers() {
+    // Misconfiguration: A may have 8 x 128 PSNs outstanding, B accepts 128.
+    let mut sc = Scenario::new(Transport::Mrc, 4, Scenario::messages(10, 100 * 4096, 0));
+    sc.a.rts.send_mpr_units = 8;
+    sc.b.rtr.mpr_units = 1;
+    sc.link_ab.loss = 0.02;
+    let r = sc.run();
+    assert!(r.ok, "{r:#?}");
+    assert!(r.counters_b.drop_out_of_window > 0);
+    assert!(r.counters_a.rx_nacks > 0);
+}
+
+#[test]
+fn all_evs_but_one_blackholed() {
+    let mut sc = Scenario::new(Transport::Mrc, 4, Scenario::messages(30, 30_000, 2));
+    for i in 1..4 {
+        sc.link_ab.blackholes.push((EvMatch::Index(i), Instant::from_us(2)));
+    }
+    let r = sc.run();
+    assert!(r.ok, "{r:#?}");
+    assert!(r.counters_a.retx_timeout > 0);
+    assert_eq!(r.final_state_a, QpState::Rts);
+}
