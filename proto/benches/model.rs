@@ -1,0 +1,110 @@
+//! Throughput of the golden model.
+//!
+//! * `mrc_qp/direct_4k`: a requester and a responder MrcQp, loss-free,
+//!   4 KiB packets handed directly from one to the other (no harness):
+//!   segmentation, spraying, placement, SACK generation and processing,
+//!   completions. Elements = data packets.
+//! * `loopback/loss_free`: the same through the scenario harness (event
+//!   queue, links with per-EV delay and line rate, verification of the
+//!   written data). Elements = packets in both directions.
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use proto::loopback::Scenario;
+use proto::model::cc::CcConfig;
+use proto::model::ev::EvSetConfig;
+use proto::model::mrc::MrcQp;
+use proto::model::*;
+use proto::time::{Duration, Instant};
+use proto::Psn;
+
+const MTU: u32 = 4096;
+const MSG: usize = 64 * 1024;
+const MSGS_PER_ITER: usize = 16;
+const VA: u64 = 0x1000_0000;
+const RKEY: u32 = 9;
+
+fn qp(qpn: u32, peer: u32) -> MrcQp {
+    let mut cfg = QpConfig::new(Transport::Mrc, qpn);
+    cfg.mtu = MTU;
+    let mut q = MrcQp::new(cfg).unwrap();
+    q.memory_mut().register(VA, MSG as u64, RKEY).unwrap();
+    let now = Instant::ZERO;
+    q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
+    q.modify(now, QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(0), mpr_units: 255, max_wimm: 64 }))
+        .unwrap();
+    q.modify(
+        now,
+        QpTransition::Rts(RtsAttr {
+            sq_psn: Psn::new(0),
+            ack_timeout_exp: 14,
+            retry_linear: 7,
+            retry_exp: RETRY_INFINITE,
+            send_mpr_units: 255,
+            max_wimm: 64,
+            evs: EvSetConfig::default(),
+            cc: CcConfig::Fixed { window: 1 << 30 },
+        }),
+    )
+    .unwrap();
+    q
+}
+
+/// Transfer `MSGS_PER_ITER` messages; returns data packets moved.
+fn transfer(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, data: &Bytes) -> u64 {
+    let before = a.counters().tx_data_packets;
+    for i in 0..MSGS_PER_ITER {
+        a.post_write(*now, WriteRequest { wr_id: i as u64, data: data.clone(), remote_va: VA, rkey: RKEY, imm: None })
+            .unwrap();
+    }
+    let mut done = 0;
+    while done < MSGS_PER_ITER {
+        let mut moved = false;
+        while let Some(p) = a.poll_transmit(*now) {
+            let _ = b.handle_packet(*now, p);
+            moved = true;
+        }
+        while let Some(p) = b.poll_transmit(*now) {
+            let _ = a.handle_packet(*now, p);
+            moved = true;
+        }
+        while let Some(e) = a.poll_event() {
+            if matches!(e, Event::SendCompleted(_)) {
+                done += 1;
+            }
+        }
+        if !moved {
+            if let Some(t) = b.poll_timeout() {
+                *now = (*now).max(t);
+                b.handle_timeout(*now);
+            }
+        }
+        *now += Duration::from_ns(1);
+    }
+    a.counters().tx_data_packets - before
+}
+
+fn bench_direct(c: &mut Criterion) {
+    let mut a = qp(1, 2);
+    let mut b = qp(2, 1);
+    let data = Bytes::from(vec![0x5Au8; MSG]);
+    let mut now = Instant::ZERO;
+    let pkts = transfer(&mut a, &mut b, &mut now, &data);
+    let mut g = c.benchmark_group("mrc_qp");
+    g.throughput(Throughput::Elements(pkts));
+    g.bench_function("direct_4k", |bch| bch.iter(|| transfer(&mut a, &mut b, &mut now, &data)));
+    g.finish();
+}
+
+fn bench_loopback(c: &mut Criterion) {
+    let sc = Scenario::new(Transport::Mrc, 8, Scenario::messages(64, MSG as u32, 4));
+    let r = sc.run();
+    assert!(r.ok);
+    let mut g = c.benchmark_group("loopback");
+    g.throughput(Throughput::Elements(r.packets));
+    g.bench_function("loss_free", |bch| bch.iter(|| sc.run().packets));
+    g.finish();
+}
+
+criterion_group!(benches, bench_direct, bench_loopback);
+criterion_main!(benches);

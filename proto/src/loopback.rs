@@ -1,0 +1,749 @@
+//! A deterministic two-endpoint scenario runner.
+//!
+//! Endpoint A writes a list of messages into a region registered on
+//! endpoint B through two simulated one-way links (A->B, B->A) with
+//! per-EV delays, jitter, loss, duplication, corruption, EV blackholes and an
+//! optional line rate. Everything is driven by one seeded ChaCha RNG and an
+//! integer-picosecond event queue, so a scenario and its seed give the same
+//! [`Report`], bit for bit. Both transports run through it ([`Qp`]).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::model::cc::CcConfig;
+use crate::model::ev::{EvSetConfig, EvStateChange};
+use crate::model::{
+    Completion, Counters, Event, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr,
+    RtsAttr, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
+};
+use crate::time::{Duration, Instant};
+use crate::wire::{MrcExtRepr, Opcode, RocePacket};
+use crate::Psn;
+
+/// Which EV a blackhole swallows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EvMatch {
+    /// Index in endpoint A's EV set (resolved to its entropy value).
+    Index(u16),
+    /// Entropy value as carried in [`RocePacket::ev`].
+    Value(u32),
+}
+
+/// One direction of the link.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LinkConfig {
+    /// One-way delay every packet sees.
+    pub base_delay: Duration,
+    /// Extra delay per EV, spread deterministically over `[0, spread]` by a
+    /// hash of the entropy value: EVs have different latencies, so packets
+    /// sprayed over several EVs arrive out of order.
+    pub ev_delay_spread: Duration,
+    /// Uniform random extra delay in `[0, jitter)` per packet (reordering
+    /// within one EV).
+    pub jitter: Duration,
+    /// Probability a packet is lost.
+    pub loss: f64,
+    /// Probability a packet is delivered twice.
+    pub duplicate: f64,
+    /// Probability a packet is corrupted (see [`corrupt`]).
+    pub corrupt: f64,
+    /// Deliver corrupted packets to the QP (robustness testing). When false
+    /// (default) the receiver's ICRC check drops them, as a NIC does.
+    pub deliver_corrupted: bool,
+    /// From `Instant` on, the EV drops everything.
+    pub blackholes: Vec<(EvMatch, Instant)>,
+    /// Serialisation at this rate (Gb/s) if set; packets queue behind each
+    /// other.
+    pub line_rate_gbps: Option<f64>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::from_ns(500),
+            jitter: Duration::ZERO,
+            loss: 0.0,
+            duplicate: 0.0,
+            corrupt: 0.0,
+            deliver_corrupted: false,
+            blackholes: Vec::new(),
+            line_rate_gbps: Some(400.0),
+        }
+    }
+}
+
+/// Header bytes added to the payload for serialisation (Eth + IPv6 + UDP +
+/// BTH + extension + ICRC, roughly).
+pub const WIRE_OVERHEAD: u64 = 90;
+
+/// One message A writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MessageSpec {
+    pub len: u32,
+    pub imm: Option<u32>,
+}
+
+/// Endpoint setup.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EndpointSetup {
+    pub cfg: QpConfig,
+    pub init: InitAttr,
+    pub rtr: RtrAttr,
+    pub rts: RtsAttr,
+}
+
+/// A scenario: two endpoints, two links, messages A->B.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Scenario {
+    pub transport: Transport,
+    pub a: EndpointSetup,
+    pub b: EndpointSetup,
+    pub messages: Vec<MessageSpec>,
+    pub link_ab: LinkConfig,
+    pub link_ba: LinkConfig,
+    /// Receives B posts before the run (the rest are posted one per receive
+    /// completion); `None` = as many as its receive queue holds.
+    pub recv_prepost: Option<usize>,
+    /// Simulated time after which the run stops.
+    pub time_limit: Duration,
+    /// Record every packet.
+    pub capture: bool,
+    /// Seed of the link RNG and the message data.
+    pub seed: u64,
+}
+
+/// Remote region on B.
+pub const REGION_VA: u64 = 0x1_0000_0000;
+/// Its rkey.
+pub const REGION_RKEY: u32 = 0x00C0_FFEE;
+
+impl Scenario {
+    /// Defaults: `n_evs` EVs, MPR 64 x 128 PSNs, RTO 1.024 us x 2^5, 7
+    /// linear and infinite exponential retries, a fixed 1 MiB window.
+    pub fn new(transport: Transport, n_evs: usize, messages: Vec<MessageSpec>) -> Scenario {
+        let ep = |qpn: u32, peer: u32, sq: u32, rq: u32| {
+            let mut cfg = QpConfig::new(transport, qpn);
+            cfg.seed = qpn as u64;
+            EndpointSetup {
+                cfg,
+                init: InitAttr::default(),
+                rtr: RtrAttr { dest_qp: peer, rq_psn: Psn::new(rq), mpr_units: 64, max_wimm: 1024 },
+                rts: RtsAttr {
+                    sq_psn: Psn::new(sq),
+                    ack_timeout_exp: 5,
+                    retry_linear: 7,
+                    retry_exp: RETRY_INFINITE,
+                    send_mpr_units: 64,
+                    max_wimm: 1024,
+                    evs: EvSetConfig {
+                        evs: (0..n_evs.max(1) as u32).map(|i| 0xC000 + i).collect(),
+                        min_active: 1,
+                        probe_interval: Duration::from_us(50),
+                        seed: qpn as u64,
+                        ..EvSetConfig::default()
+                    },
+                    cc: CcConfig::Fixed { window: 1 << 20 },
+                },
+            }
+        };
+        Scenario {
+            transport,
+            a: ep(0x11, 0x22, 100, 5000),
+            b: ep(0x22, 0x11, 5000, 100),
+            messages,
+            link_ab: LinkConfig::default(),
+            link_ba: LinkConfig::default(),
+            recv_prepost: None,
+            time_limit: Duration::from_ms(100),
+            capture: false,
+            seed: 1,
+        }
+    }
+
+    /// `n` messages of `len` bytes; every `imm_every`-th (if non-zero) is a
+    /// WRITE-with-immediate carrying its index.
+    pub fn messages(n: usize, len: u32, imm_every: usize) -> Vec<MessageSpec> {
+        (0..n)
+            .map(|i| MessageSpec {
+                len,
+                imm: (imm_every != 0 && i % imm_every == imm_every - 1).then_some(0xA000_0000 | i as u32),
+            })
+            .collect()
+    }
+
+    /// Set both PSN starts (A's send PSN is B's receive PSN).
+    pub fn with_start_psn(mut self, psn: u32) -> Scenario {
+        self.a.rts.sq_psn = Psn::new(psn);
+        self.b.rtr.rq_psn = Psn::new(psn);
+        self
+    }
+
+    /// Receive window (B) and send window (A) in units of 128 PSNs.
+    pub fn with_mpr(mut self, units: u8) -> Scenario {
+        for ep in [&mut self.a, &mut self.b] {
+            ep.rtr.mpr_units = units;
+            ep.rts.send_mpr_units = units;
+        }
+        self
+    }
+
+    /// ACK timeout exponent and retry budget of both ends.
+    pub fn with_timeouts(mut self, ack_timeout_exp: u8, retry_linear: u8, retry_exp: u8) -> Scenario {
+        for ep in [&mut self.a, &mut self.b] {
+            ep.rts.ack_timeout_exp = ack_timeout_exp;
+            ep.rts.retry_linear = retry_linear;
+            ep.rts.retry_exp = retry_exp;
+        }
+        self
+    }
+
+    /// Congestion control of both ends.
+    pub fn with_cc(mut self, cc: CcConfig) -> Scenario {
+        self.a.rts.cc = cc;
+        self.b.rts.cc = cc;
+        self
+    }
+
+    /// Run it.
+    pub fn run(&self) -> Report {
+        Runner::new(self).run()
+    }
+}
+
+/// The deterministic contents of message `i` (splitmix64 stream seeded by
+/// the scenario seed and the index: cheap, so big transfers stay fast).
+pub fn message_data(seed: u64, i: usize, len: u32) -> Bytes {
+    let mut x = seed ^ (i as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut v = vec![0u8; len as usize];
+    let mut chunks = v.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&next().to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    let w = next().to_le_bytes();
+    let n = rest.len();
+    rest.copy_from_slice(&w[..n]);
+    Bytes::from(v)
+}
+
+/// Direction of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Dir {
+    AtoB,
+    BtoA,
+}
+
+/// A captured packet (as sent, before the link acted on it).
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub at: Instant,
+    pub dir: Dir,
+    pub pkt: RocePacket,
+}
+
+/// What the links did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LinkStats {
+    pub sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub corrupted: u64,
+    /// Corrupted packets dropped by the (modelled) ICRC check.
+    pub corrupted_dropped: u64,
+    pub blackholed: u64,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    pub transport: Transport,
+    pub messages_posted: usize,
+    /// Successful send completions at A.
+    pub messages_completed: usize,
+    pub bytes: u64,
+    /// Time of the last completion (A's send or B's receive).
+    pub completion_time_ps: u64,
+    pub goodput_gbps: f64,
+    pub counters_a: Counters,
+    pub counters_b: Counters,
+    pub ev_changes: Vec<EvStateChange>,
+    pub error_completions: Vec<Completion>,
+    pub final_state_a: QpState,
+    pub final_state_b: QpState,
+    pub link_ab: LinkStats,
+    pub link_ba: LinkStats,
+    /// Each message completed exactly once, successfully, in posting order.
+    pub delivered_exactly_once: bool,
+    /// B's region equals the data written.
+    pub data_identical: bool,
+    /// B's WRITE-with-immediate completions: one per such message, in order,
+    /// right immediate and length.
+    pub imm_in_order: bool,
+    /// The run hit its time limit before finishing.
+    pub timed_out: bool,
+    /// All of the above hold.
+    pub ok: bool,
+    /// Packets handed between the endpoints (both directions).
+    pub packets: u64,
+    #[serde(skip)]
+    pub captured: Vec<Captured>,
+}
+
+/// Which endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    A,
+    B,
+}
+
+struct Link {
+    cfg: LinkConfig,
+    /// Entropy values blackholed and since when.
+    holes: Vec<(u32, Instant)>,
+    free_at: Instant,
+    stats: LinkStats,
+}
+
+impl Link {
+    fn new(cfg: &LinkConfig, evs: &[u32]) -> Link {
+        let holes = cfg
+            .blackholes
+            .iter()
+            .map(|(m, t)| {
+                let v = match *m {
+                    EvMatch::Index(i) => evs.get(i as usize).copied().unwrap_or(u32::MAX),
+                    EvMatch::Value(v) => v,
+                };
+                (v, *t)
+            })
+            .collect();
+        Link { cfg: cfg.clone(), holes, free_at: Instant::ZERO, stats: LinkStats::default() }
+    }
+
+    fn ev_extra(&self, ev: u32) -> Duration {
+        let spread = self.cfg.ev_delay_spread.as_ps();
+        if spread == 0 {
+            return Duration::ZERO;
+        }
+        let h = (ev.wrapping_mul(0x9E37_79B1) >> 16) as u64 % 1024;
+        Duration::from_ps(spread * h / 1023)
+    }
+}
+
+/// Garble one field of `pkt` (header or payload). Kept in one function so
+/// the integrator can swap it for real byte corruption caught by the ICRC.
+pub fn corrupt(pkt: &mut RocePacket, rng: &mut impl Rng) {
+    match rng.gen_range(0..6) {
+        0 if !pkt.payload.is_empty() => {
+            let mut v = pkt.payload.to_vec();
+            let i = rng.gen_range(0..v.len());
+            v[i] ^= 1 << rng.gen_range(0..8);
+            pkt.payload = Bytes::from(v);
+        }
+        1 => pkt.bth.psn = Psn::new(pkt.bth.psn.value() ^ (1 << rng.gen_range(0..24))),
+        2 => pkt.bth.dest_qp ^= 1 << rng.gen_range(0..24),
+        3 => {
+            const OPS: [Opcode; 8] = [
+                Opcode::WriteFirst,
+                Opcode::WriteMiddle,
+                Opcode::WriteLast,
+                Opcode::WriteLastImm,
+                Opcode::WriteOnly,
+                Opcode::WriteOnlyImm,
+                Opcode::Ack,
+                Opcode::Cnp,
+            ];
+            pkt.bth.opcode = OPS[rng.gen_range(0..OPS.len())];
+        }
+        4 => match &mut pkt.ext {
+            Some(MrcExtRepr::Data(d)) => {
+                d.ev_seq ^= rng.gen::<u32>();
+                if let Some(p) = &mut d.placement {
+                    p.va ^= 1 << rng.gen_range(0..64);
+                }
+            }
+            Some(MrcExtRepr::Sack(s)) => {
+                s.base = Psn::new(s.base.value() ^ (1 << rng.gen_range(0..24)));
+                s.bitmap.words[0] ^= rng.gen::<u64>();
+            }
+            Some(MrcExtRepr::Nack(n)) => n.ev_index ^= rng.gen::<u16>(),
+            Some(MrcExtRepr::Probe(p)) => p.ev_index ^= rng.gen::<u16>(),
+            None => {
+                pkt.ext = Some(MrcExtRepr::Probe(crate::wire::ProbeExtRepr {
+                    response: rng.gen(),
+                    ev_index: rng.gen(),
+                    probe_id: rng.gen(),
+                    tx_ts: rng.gen(),
+                    service_ns: rng.gen(),
+                }))
+            }
+        },
+        _ => {
+            if let Some(r) = &mut pkt.reth {
+                r.rkey ^= 1 << rng.gen_range(0..32);
+            } else {
+                pkt.aeth = None;
+            }
+        }
+    }
+}
+
+struct InFlight {
+    to: Side,
+    pkt: RocePacket,
+    corrupted: bool,
+}
+
+struct Runner<'a> {
+    sc: &'a Scenario,
+    a: Qp,
+    b: Qp,
+    now: Instant,
+    rng: ChaCha8Rng,
+    links: [Link; 2],
+    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    slab: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+    seq: u64,
+    captured: Vec<Captured>,
+    data: Vec<Bytes>,
+    offsets: Vec<u64>,
+    send_done: Vec<u32>,
+    send_order_ok: bool,
+    next_done: u64,
+    n_imm: usize,
+    next_send: usize,
+    recv_seen: Vec<Completion>,
+    errors: Vec<Completion>,
+    ev_changes: Vec<EvStateChange>,
+    recvs_to_post: usize,
+    next_recv_id: u64,
+    last_completion: Instant,
+    packets: u64,
+}
+
+fn setup(ep: &EndpointSetup) -> Qp {
+    let mut qp = Qp::new(ep.cfg.clone()).expect("valid scenario configuration");
+    qp.modify(Instant::ZERO, QpTransition::Init(ep.init.clone())).expect("RST->INIT");
+    qp.modify(Instant::ZERO, QpTransition::Rtr(ep.rtr.clone())).expect("INIT->RTR");
+    qp.modify(Instant::ZERO, QpTransition::Rts(ep.rts.clone())).expect("RTR->RTS");
+    qp
+}
+
+impl<'a> Runner<'a> {
+    fn new(sc: &'a Scenario) -> Runner<'a> {
+        let mut a = setup(&sc.a);
+        let mut b = setup(&sc.b);
+        let total: u64 = sc.messages.iter().map(|m| m.len as u64).sum();
+        b.memory_mut().register(REGION_VA, total.max(1), REGION_RKEY).expect("region");
+        let data: Vec<Bytes> = sc.messages.iter().enumerate().map(|(i, m)| message_data(sc.seed, i, m.len)).collect();
+        let mut offsets = Vec::with_capacity(data.len());
+        let mut off = 0;
+        for m in &sc.messages {
+            offsets.push(off);
+            off += m.len as u64;
+        }
+        let n_imm = sc.messages.iter().filter(|m| m.imm.is_some()).count();
+        let prepost = sc.recv_prepost.unwrap_or(sc.b.rtr.max_wimm as usize).min(n_imm);
+        let mut next_recv_id = 0;
+        for _ in 0..prepost {
+            if b.post_recv(next_recv_id).is_err() {
+                break;
+            }
+            next_recv_id += 1;
+        }
+        let _ = &mut a;
+        Runner {
+            a,
+            b,
+            now: Instant::ZERO,
+            rng: ChaCha8Rng::seed_from_u64(sc.seed),
+            links: [Link::new(&sc.link_ab, &sc.a.rts.evs.evs), Link::new(&sc.link_ba, &sc.a.rts.evs.evs)],
+            heap: BinaryHeap::new(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            seq: 0,
+            captured: Vec::new(),
+            data,
+            offsets,
+            send_done: vec![0; sc.messages.len()],
+            send_order_ok: true,
+            next_done: 0,
+            n_imm,
+            next_send: 0,
+            recv_seen: Vec::new(),
+            errors: Vec::new(),
+            ev_changes: Vec::new(),
+            recvs_to_post: n_imm - next_recv_id as usize,
+            next_recv_id,
+            last_completion: Instant::ZERO,
+            packets: 0,
+            sc,
+        }
+    }
+
+    fn post_more(&mut self) {
+        // Keep A's send queue fed (it holds SQ_DEPTH requests).
+        while self.next_send < self.sc.messages.len() {
+            let i = self.next_send;
+            let m = self.sc.messages[i];
+            let wr = WriteRequest {
+                wr_id: i as u64,
+                data: self.data[i].clone(),
+                remote_va: REGION_VA + self.offsets[i],
+                rkey: REGION_RKEY,
+                imm: m.imm,
+            };
+            if self.a.post_write(self.now, wr).is_err() {
+                break;
+            }
+            self.next_send += 1;
+        }
+    }
+
+    fn send(&mut self, from: Side, pkt: RocePacket) {
+        self.packets += 1;
+        let (li, to, dir) = match from {
+            Side::A => (0, Side::B, Dir::AtoB),
+            Side::B => (1, Side::A, Dir::BtoA),
+        };
+        if self.sc.capture {
+            self.captured.push(Captured { at: self.now, dir, pkt: pkt.clone() });
+        }
+        let now = self.now;
+        let link = &mut self.links[li];
+        link.stats.sent += 1;
+        let mut depart = now;
+        if let Some(g) = link.cfg.line_rate_gbps {
+            let start = link.free_at.max(now);
+            depart = start + Duration::serialisation(pkt.payload.len() as u64 + WIRE_OVERHEAD, g);
+            link.free_at = depart;
+        }
+        if link.holes.iter().any(|&(v, t)| v == pkt.ev && depart >= t) {
+            link.stats.blackholed += 1;
+            return;
+        }
+        let cfg = &link.cfg;
+        if cfg.loss > 0.0 && self.rng.gen_bool(cfg.loss.min(1.0)) {
+            link.stats.lost += 1;
+            return;
+        }
+        let copies = if cfg.duplicate > 0.0 && self.rng.gen_bool(cfg.duplicate.min(1.0)) {
+            link.stats.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        let base = depart + cfg.base_delay + link.ev_extra(pkt.ev);
+        let mut pkt = Some(pkt);
+        for c in 0..copies {
+            let link = &mut self.links[li];
+            let cfg = &link.cfg;
+            let jitter = if cfg.jitter.as_ps() > 0 { self.rng.gen_range(0..cfg.jitter.as_ps()) } else { 0 };
+            let mut p = if c + 1 == copies { pkt.take().expect("one left") } else { pkt.clone().expect("kept") };
+            let mut corrupted = false;
+            if cfg.corrupt > 0.0 && self.rng.gen_bool(cfg.corrupt.min(1.0)) {
+                corrupt(&mut p, &mut self.rng);
+                self.links[li].stats.corrupted += 1;
+                corrupted = true;
+            }
+            let at = base + Duration::from_ps(jitter + c as u64 * 1000);
+            self.schedule(at, InFlight { to, pkt: p, corrupted });
+        }
+    }
+
+    fn schedule(&mut self, at: Instant, f: InFlight) {
+        let idx = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = Some(f);
+                i
+            }
+            None => {
+                self.slab.push(Some(f));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.seq += 1;
+        self.heap.push(Reverse((at.as_ps(), self.seq, idx)));
+    }
+
+    fn qp(&mut self, s: Side) -> &mut Qp {
+        match s {
+            Side::A => &mut self.a,
+            Side::B => &mut self.b,
+        }
+    }
+
+    fn pump(&mut self, s: Side) {
+        let now = self.now;
+        while let Some(p) = self.qp(s).poll_transmit(now) {
+            self.send(s, p);
+        }
+        while let Some(e) = self.qp(s).poll_event() {
+            self.on_event(s, e);
+        }
+    }
+
+    fn on_event(&mut self, s: Side, e: Event) {
+        match (s, e) {
+            (Side::A, Event::SendCompleted(c)) => {
+                if c.status == WcStatus::Success {
+                    let i = c.wr_id as usize;
+                    if c.wr_id != self.next_done {
+                        self.send_order_ok = false;
+                    }
+                    self.next_done += 1;
+                    if i < self.send_done.len() {
+                        self.send_done[i] += 1;
+                    }
+                    self.last_completion = self.now;
+                } else {
+                    self.errors.push(c);
+                }
+            }
+            (Side::B, Event::RecvCompleted(c)) => {
+                if c.status == WcStatus::Success {
+                    self.recv_seen.push(c);
+                    self.last_completion = self.last_completion.max(self.now);
+                    if self.recvs_to_post > 0 && self.b.post_recv(self.next_recv_id).is_ok() {
+                        self.next_recv_id += 1;
+                        self.recvs_to_post -= 1;
+                    }
+                } else {
+                    self.errors.push(c);
+                }
+            }
+            (_, Event::SendCompleted(c)) | (_, Event::RecvCompleted(c)) if c.status != WcStatus::Success => {
+                self.errors.push(c);
+            }
+            (Side::A, Event::EvStateChanged(c)) => self.ev_changes.push(c),
+            _ => {}
+        }
+    }
+
+    fn finished(&self) -> bool {
+        let sends_done = self.next_done as usize >= self.sc.messages.len();
+        (sends_done && self.recv_seen.len() >= self.n_imm) || self.a.state() == QpState::Error
+    }
+
+    fn run(mut self) -> Report {
+        let limit = Instant::ZERO + self.sc.time_limit;
+        let mut timed_out = false;
+        self.post_more();
+        loop {
+            self.pump(Side::A);
+            self.pump(Side::B);
+            self.post_more();
+            if self.finished() {
+                break;
+            }
+            let next_pkt = self.heap.peek().map(|Reverse((t, _, _))| Instant(*t));
+            let ta = self.a.poll_timeout();
+            let tb = self.b.poll_timeout();
+            let next = [next_pkt, ta, tb].into_iter().flatten().min();
+            let Some(next) = next else {
+                timed_out = true;
+                break;
+            };
+            if next > limit {
+                timed_out = true;
+                break;
+            }
+            self.now = self.now.max(next);
+            let now = self.now;
+            // Deliver every packet due now.
+            while let Some(&Reverse((t, _, idx))) = self.heap.peek() {
+                if t > now.as_ps() {
+                    break;
+                }
+                self.heap.pop();
+                let f = self.slab[idx as usize].take().expect("scheduled");
+                self.free.push(idx);
+                let li = if f.to == Side::B { 0 } else { 1 };
+                if f.corrupted && !self.links[li].cfg.deliver_corrupted {
+                    self.links[li].stats.corrupted_dropped += 1;
+                    continue;
+                }
+                self.links[li].stats.delivered += 1;
+                let _ = self.qp(f.to).handle_packet(now, f.pkt);
+                // Send responses promptly (keeps SACK service times honest).
+                self.pump(f.to);
+            }
+            if matches!(self.a.poll_timeout(), Some(t) if t <= now) {
+                self.a.handle_timeout(now);
+            }
+            if matches!(self.b.poll_timeout(), Some(t) if t <= now) {
+                self.b.handle_timeout(now);
+            }
+        }
+        self.report(timed_out)
+    }
+
+    fn report(mut self, timed_out: bool) -> Report {
+        // Drain late events.
+        self.pump(Side::A);
+        self.pump(Side::B);
+        let sc = self.sc;
+        let n = sc.messages.len();
+        let completed = self.send_done.iter().filter(|&&c| c >= 1).count();
+        let exactly_once = self.send_order_ok && self.send_done.iter().all(|&c| c == 1);
+        let total: u64 = sc.messages.iter().map(|m| m.len as u64).sum();
+        let data_identical = match self.b.memory().read(REGION_RKEY, REGION_VA, total.max(1)) {
+            Ok(mem) => {
+                let mut ok = true;
+                for (i, d) in self.data.iter().enumerate() {
+                    let off = self.offsets[i] as usize;
+                    if mem[off..off + d.len()] != d[..] {
+                        ok = false;
+                        break;
+                    }
+                }
+                ok
+            }
+            Err(_) => false,
+        };
+        let expect_imm: Vec<(u32, u32)> =
+            sc.messages.iter().filter_map(|m| m.imm.map(|imm| (imm, m.len))).collect();
+        let got_imm: Vec<(u32, u32)> = self.recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
+        let imm_in_order = expect_imm == got_imm;
+        let t = self.last_completion.as_ps();
+        let goodput = if t > 0 { total as f64 * 8.0 / (t as f64 * 1e-12) / 1e9 } else { 0.0 };
+        let ok = exactly_once && data_identical && imm_in_order && !timed_out && completed == n;
+        Report {
+            transport: sc.transport,
+            messages_posted: n,
+            messages_completed: completed,
+            bytes: total,
+            completion_time_ps: t,
+            goodput_gbps: goodput,
+            counters_a: *self.a.counters(),
+            counters_b: *self.b.counters(),
+            ev_changes: self.ev_changes,
+            error_completions: self.errors,
+            final_state_a: self.a.state(),
+            final_state_b: self.b.state(),
+            link_ab: self.links[0].stats,
+            link_ba: self.links[1].stats,
+            delivered_exactly_once: exactly_once,
+            data_identical,
+            imm_in_order,
+            timed_out,
+            ok,
+            packets: self.packets,
+            captured: std::mem::take(&mut self.captured),
+        }
+    }
+}

@@ -1,0 +1,662 @@
+//! Directed tests of the MRC queue pair, two QPs back to back.
+
+mod mrc_common;
+
+use mrc_common::*;
+use proto::model::ev::EvState;
+use proto::model::mrc::MrcQp;
+use proto::model::*;
+use proto::time::{Duration, Instant};
+use proto::wire::*;
+use proto::wire::RocePacket;
+use proto::Psn;
+
+fn read(b: &MrcQp, off: u64, len: usize) -> Vec<u8> {
+    b.memory().read(RKEY, VA + off, len as u64).unwrap().to_vec()
+}
+
+#[test]
+fn single_message() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    let d = data(100, 1);
+    a.post_write(now, write(7, d.clone(), 0, None)).unwrap();
+    run(&mut a, &mut b, &mut now);
+    let c = completions(&events(&mut a));
+    assert_eq!(c, vec![Completion { wr_id: 7, status: WcStatus::Success, len: 100, imm: None }]);
+    assert_eq!(read(&b, 0, 100), d.to_vec());
+    assert_eq!(a.counters().tx_data_packets, 1);
+    assert_eq!(a.counters().messages_completed, 1);
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 1)));
+}
+
+#[test]
+fn multi_packet_segmentation() {
+    let o = Opts::default();
+    let (mut a, _b) = pair(&o);
+    let now = Instant::from_us(3);
+    let d = data(3 * MTU as usize + 10, 2);
+    a.post_write(now, write(1, d.clone(), 64, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    let ops: Vec<Opcode> = pkts.iter().map(|p| p.bth.opcode).collect();
+    assert_eq!(ops, vec![Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteMiddle, Opcode::WriteLast]);
+    let evs = a.ev_set().unwrap();
+    for (i, p) in pkts.iter().enumerate() {
+        assert_eq!(p.bth.psn, Psn::new(o.psn + i as u32));
+        assert!(p.bth.mrc_ext);
+        assert_eq!(p.bth.dest_qp, QPN_B);
+        assert_eq!(p.bth.ack_req, i == 3);
+        let Some(MrcExtRepr::Data(x)) = p.ext else { panic!("data ext") };
+        assert_eq!(p.ev, evs.value(x.ev_index));
+        assert_eq!(x.msg_offset, i as u32 * MTU);
+        assert_eq!(x.tx_ts, 3000);
+        assert!(!x.retransmit);
+        let off = i * MTU as usize;
+        assert_eq!(&p.payload[..], &d[off..(off + MTU as usize).min(d.len())]);
+        if i == 0 {
+            assert_eq!(p.reth, Some(RethRepr { va: VA + 64, rkey: RKEY, dma_len: d.len() as u32 }));
+            assert_eq!(x.placement, None);
+        } else {
+            assert_eq!(p.reth, None);
+            assert_eq!(x.placement, Some(PlacementRepr { va: VA + 64 + off as u64, rkey: RKEY }));
+        }
+    }
+    // Round robin over the EVs with a per-EV sequence.
+    let idx: Vec<(u16, u32)> = pkts
+        .iter()
+        .map(|p| match p.ext {
+            Some(MrcExtRepr::Data(x)) => (x.ev_index, x.ev_seq),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(idx, vec![(0, 0), (1, 0), (2, 0), (3, 0)]);
+}
+
+#[test]
+fn zero_length_write() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(3, bytes::Bytes::new(), 0, Some(5))).unwrap();
+    b.post_recv(99).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    assert_eq!(pkts.len(), 1);
+    assert_eq!(pkts[0].bth.opcode, Opcode::WriteOnlyImm);
+    assert!(pkts[0].payload.is_empty());
+    assert_eq!(pkts[0].reth.unwrap().dma_len, 0);
+    b.handle_packet(now, pkts[0].clone()).unwrap();
+    run(&mut a, &mut b, &mut now);
+    assert_eq!(completions(&events(&mut a))[0].status, WcStatus::Success);
+    assert_eq!(
+        recv_completions(&events(&mut b)),
+        vec![Completion { wr_id: 99, status: WcStatus::Success, len: 0, imm: Some(5) }]
+    );
+}
+
+#[test]
+fn write_imm_completions_in_order_with_late_receives() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(1, data(2500, 1), 0, Some(0x111))).unwrap();
+    a.post_write(now, write(2, data(10, 2), 4096, None)).unwrap();
+    a.post_write(now, write(3, data(700, 3), 8192, Some(0x333))).unwrap();
+    // Deliver in reverse order: completions must still come in PSN order.
+    let mut pkts = drain_tx(&mut a, now);
+    pkts.reverse();
+    for p in pkts {
+        b.handle_packet(now, p).unwrap();
+    }
+    assert!(recv_completions(&events(&mut b)).is_empty());
+    assert_eq!(b.held_recv_completions(), 2);
+    b.post_recv(10).unwrap();
+    let r = recv_completions(&events(&mut b));
+    assert_eq!(r, vec![Completion { wr_id: 10, status: WcStatus::Success, len: 2500, imm: Some(0x111) }]);
+    b.post_recv(11).unwrap();
+    let r = recv_completions(&events(&mut b));
+    assert_eq!(r, vec![Completion { wr_id: 11, status: WcStatus::Success, len: 700, imm: Some(0x333) }]);
+    assert_eq!(b.counters().recv_completions, 2);
+    run(&mut a, &mut b, &mut now);
+    let ids: Vec<u64> = completions(&events(&mut a)).iter().map(|c| c.wr_id).collect();
+    assert_eq!(ids, vec![1, 2, 3]);
+}
+
+#[test]
+fn psn_wraps() {
+    let o = Opts { psn: 0xFF_FFF0, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    let d = data(40 * MTU as usize, 9);
+    a.post_write(now, write(1, d.clone(), 0, Some(1))).unwrap();
+    b.post_recv(1).unwrap();
+    run(&mut a, &mut b, &mut now);
+    assert_eq!(completions(&events(&mut a)).len(), 1);
+    assert_eq!(recv_completions(&events(&mut b)).len(), 1);
+    assert_eq!(read(&b, 0, d.len()), d.to_vec());
+    assert_eq!(b.expected_psn(), Some(Psn::new(0xFF_FFF0 + 40)));
+    assert_eq!(a.send_window(), Some((Psn::new(24), Psn::new(24))));
+}
+
+#[test]
+fn out_of_order_placed_directly() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    let d = data(4 * MTU as usize, 4);
+    a.post_write(now, write(1, d.clone(), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    // LAST first: placed at once, in-order point unchanged.
+    b.handle_packet(now, pkts[3].clone()).unwrap();
+    assert_eq!(read(&b, 3 * MTU as u64, MTU as usize), d[3 * MTU as usize..].to_vec());
+    assert_eq!(read(&b, 0, 4), vec![0; 4]);
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)));
+    assert_eq!(b.counters().rx_out_of_order, 1);
+    b.handle_packet(now, pkts[1].clone()).unwrap();
+    b.handle_packet(now, pkts[0].clone()).unwrap();
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 2)));
+    b.handle_packet(now, pkts[2].clone()).unwrap();
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 4)));
+    assert_eq!(read(&b, 0, d.len()), d.to_vec());
+}
+
+#[test]
+fn duplicates_detected_not_replaced_and_acked() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(2 * MTU as usize, 5), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    b.handle_packet(now, pkts[1].clone()).unwrap(); // opens a gap: SACK now
+    let s1 = drain_tx(&mut b, now);
+    assert_eq!(s1.len(), 1);
+    // Duplicate beyond expected (already received).
+    b.memory_mut().register(0x9000_0000, 16, 1).unwrap();
+    b.handle_packet(now, pkts[1].clone()).unwrap();
+    assert_eq!(b.counters().rx_duplicates, 1);
+    assert_eq!(b.counters().rx_data_packets, 1);
+    let s2 = drain_tx(&mut b, now);
+    assert_eq!(s2.len(), 1, "a duplicate is acknowledged at once");
+    let Some(MrcExtRepr::Sack(s)) = s2[0].ext else { panic!("SACK") };
+    assert_eq!(s2[0].bth.psn, Psn::new(o.psn - 1));
+    assert_eq!(s.base, Psn::new(o.psn));
+    assert!(s.bitmap.get(1) && !s.bitmap.get(0));
+    // Duplicate before expected.
+    b.handle_packet(now, pkts[0].clone()).unwrap();
+    b.handle_packet(now, pkts[0].clone()).unwrap();
+    assert_eq!(b.counters().rx_duplicates, 2);
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 2)));
+}
+
+#[test]
+fn out_of_window_nacked() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(10, 5), 0, None)).unwrap();
+    let mut p = drain_tx(&mut a, now).remove(0);
+    p.bth.psn = Psn::new(o.psn + o.mpr_units as u32 * 128);
+    let e = b.handle_packet(now, p.clone()).unwrap_err();
+    assert!(matches!(e, RxError::OutOfWindow { .. }));
+    assert_eq!(b.counters().drop_out_of_window, 1);
+    assert_eq!(b.counters().rx_data_packets, 0);
+    let n = drain_tx(&mut b, now);
+    assert_eq!(n.len(), 1);
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    assert_eq!(x.kind, NackKind::OutOfWindow);
+    assert_eq!(n[0].bth.psn, p.bth.psn);
+    // Last PSN inside the window is accepted.
+    p.bth.psn = Psn::new(o.psn + o.mpr_units as u32 * 128 - 1);
+    b.handle_packet(now, p).unwrap();
+}
+
+#[test]
+fn bad_rkey_remote_access_error() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    let mut wr = write(1, data(100, 1), 0, None);
+    wr.rkey = 0xBAD;
+    a.post_write(now, wr).unwrap();
+    a.post_write(now, write(2, data(100, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    let e = b.handle_packet(now, pkts[0].clone()).unwrap_err();
+    assert!(matches!(e, RxError::RemoteAccess { rkey: 0xBAD, .. }));
+    assert_eq!(b.counters().drop_remote_access, 1);
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)), "not marked received");
+    let n = drain_tx(&mut b, now);
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    assert_eq!(x.kind, NackKind::RemoteAccess);
+    assert_eq!(n[0].aeth.unwrap().syndrome, Syndrome::Nak { code: Syndrome::NAK_REMOTE_ACCESS });
+    a.handle_packet(now, n[0].clone()).unwrap();
+    assert_eq!(a.state(), QpState::Error);
+    let ev = events(&mut a);
+    let c = completions(&ev);
+    assert_eq!(c[0].status, WcStatus::RemoteAccessError);
+    assert_eq!(c[1].status, WcStatus::Flushed);
+    assert!(ev.contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert!(a.poll_transmit(now).is_none());
+    assert!(matches!(a.post_write(now, write(3, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Error))));
+}
+
+#[test]
+fn wrong_qp_dropped_without_state_change() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(100, 1), 0, None)).unwrap();
+    let mut p = drain_tx(&mut a, now).remove(0);
+    p.bth.dest_qp = 0x99;
+    let before = *b.counters();
+    let e = b.handle_packet(now, p).unwrap_err();
+    assert_eq!(e, RxError::WrongQp { expected: QPN_B, got: 0x99 });
+    assert_eq!(b.counters().drop_wrong_qp, 1);
+    assert_eq!(Counters { drop_wrong_qp: 0, ..*b.counters() }, before);
+    assert!(b.poll_transmit(now).is_none(), "no NACK for a wrong QP");
+    assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)));
+}
+
+#[test]
+fn sack_for_unsent_psn_rejected() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(2 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    for p in pkts {
+        b.handle_packet(now, p).unwrap();
+    }
+    let sack = drain_tx(&mut b, now).remove(0);
+    // Cumulative ack beyond the next PSN.
+    let mut bad = sack.clone();
+    bad.bth.psn = Psn::new(o.psn + 2);
+    let win = a.send_window();
+    assert_eq!(a.handle_packet(now, bad).unwrap_err(), RxError::AckForUnsent(Psn::new(o.psn + 2)));
+    // A bitmap bit beyond the next PSN.
+    let mut bad = sack.clone();
+    if let Some(MrcExtRepr::Sack(s)) = &mut bad.ext {
+        s.bitmap.set(5);
+    }
+    assert!(matches!(a.handle_packet(now, bad), Err(RxError::AckForUnsent(_))));
+    assert_eq!(a.counters().drop_ack_for_unsent, 2);
+    assert_eq!(a.send_window(), win);
+    assert!(events(&mut a).is_empty());
+    // The real one completes; a stale copy is harmless.
+    a.handle_packet(now, sack.clone()).unwrap();
+    a.handle_packet(now, sack).unwrap();
+    assert_eq!(completions(&events(&mut a)).len(), 1);
+}
+
+#[test]
+fn trim_nack_retransmits_at_once() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    let mut t = pkts[1].clone();
+    t.trimmed = true;
+    t.payload = bytes::Bytes::new();
+    b.handle_packet(now, t).unwrap();
+    assert_eq!(b.counters().rx_trimmed, 1);
+    let n = drain_tx(&mut b, now);
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    assert_eq!(x.kind, NackKind::Trimmed);
+    a.handle_packet(now, n[0].clone()).unwrap();
+    let r = a.poll_transmit(now).expect("immediate retransmission");
+    assert_eq!(r.bth.psn, pkts[1].bth.psn);
+    let Some(MrcExtRepr::Data(x)) = r.ext else { panic!() };
+    assert!(x.retransmit);
+    assert_eq!(a.counters().retx_trim, 1);
+    assert_eq!(a.ev_set().unwrap().state(x.ev_index), EvState::Good);
+    b.handle_packet(now, pkts[0].clone()).unwrap();
+    b.handle_packet(now, pkts[2].clone()).unwrap();
+    b.handle_packet(now, r).unwrap();
+    run(&mut a, &mut b, &mut now);
+    assert_eq!(completions(&events(&mut a))[0].status, WcStatus::Success);
+}
+
+/// Drop the packets A sends that `drop` selects; everything else is
+/// delivered at once. Time advances 200 ns per round.
+fn run_dropping(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, drop: impl Fn(&RocePacket) -> bool, rounds: usize) -> u64 {
+    let mut dropped = 0;
+    for _ in 0..rounds {
+        while let Some(p) = a.poll_transmit(*now) {
+            if drop(&p) {
+                dropped += 1;
+            } else {
+                let _ = b.handle_packet(*now, p);
+            }
+        }
+        while let Some(p) = b.poll_transmit(*now) {
+            let _ = a.handle_packet(*now, p);
+        }
+        *now += Duration::from_ns(200);
+        a.handle_timeout(*now);
+        b.handle_timeout(*now);
+    }
+    dropped
+}
+
+#[test]
+fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
+    let o = Opts { n_evs: 4, min_active: 1, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    for i in 0..8 {
+        a.post_write(now, write(i, data(4 * MTU as usize, i as u8), i * 8192, None)).unwrap();
+    }
+    // The first two packets on EV 1 are lost; later ones on EV 1 get through,
+    // so their SACKs reveal the loss.
+    let lossy = |p: &RocePacket| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.ev_index == 1 && x.ev_seq < 2);
+    let dropped = run_dropping(&mut a, &mut b, &mut now, lossy, 40);
+    assert!(dropped > 0);
+    let ev = events(&mut a);
+    assert_eq!(completions(&ev).len(), 8, "all completed despite the bad EV");
+    assert!(a.counters().retx_loss_inferred > 0);
+    assert!(ev.iter().any(|e| matches!(e, Event::EvStateChanged(c) if c.ev_index == 1 && c.to == EvState::AssumedBad)));
+    assert_eq!(a.ev_set().unwrap().state(1), EvState::AssumedBad);
+    // The path heals: the probe goes through and re-admits it.
+    let mut now2 = now;
+    let mut readmitted = false;
+    for _ in 0..200 {
+        now2 += Duration::from_us(1);
+        a.handle_timeout(now2);
+        while let Some(p) = a.poll_transmit(now2) {
+            let _ = b.handle_packet(now2, p);
+        }
+        while let Some(p) = b.poll_transmit(now2) {
+            let _ = a.handle_packet(now2, p);
+        }
+        if a.ev_set().unwrap().state(1) == EvState::Good {
+            readmitted = true;
+            break;
+        }
+    }
+    assert!(readmitted);
+    assert!(a.counters().tx_probes >= 1);
+    assert!(a.counters().rx_probe_responses >= 1);
+    let ev = events(&mut a);
+    assert!(ev.iter().any(|e| matches!(e, Event::ProbeRtt { ev_index: 1, .. })));
+}
+
+#[test]
+fn min_active_guard_respected() {
+    let o = Opts { n_evs: 2, min_active: 2, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    for i in 0..4 {
+        a.post_write(now, write(i, data(4 * MTU as usize, 1), i * 8192, None)).unwrap();
+    }
+    let on_ev1 = |p: &RocePacket| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.ev_index == 1);
+    run_dropping(&mut a, &mut b, &mut now, on_ev1, 400);
+    assert!(a.counters().retransmitted_packets > 0);
+    assert_eq!(a.ev_set().unwrap().good_count(), 2);
+    assert_eq!(completions(&events(&mut a)).len(), 4);
+}
+
+#[test]
+fn probe_on_demand() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::from_us(1);
+    assert!(a.probe_ev(now, 2));
+    assert!(!a.probe_ev(now, 99));
+    let p = a.poll_transmit(now).unwrap();
+    assert_eq!(p.ev, 0xC002);
+    b.handle_packet(now, p).unwrap();
+    let later = now + Duration::from_ns(700);
+    let r = b.poll_transmit(later).unwrap();
+    let Some(MrcExtRepr::Probe(x)) = r.ext else { panic!() };
+    assert!(x.response);
+    assert_eq!(x.service_ns, 700);
+    assert_eq!(r.ev, 0xC002);
+    a.handle_packet(later + Duration::from_ns(300), r).unwrap();
+    assert_eq!(events(&mut a), vec![Event::ProbeRtt { ev_index: 2, rtt_ns: 300 }]);
+}
+
+#[test]
+fn rto_and_retry_exhaustion() {
+    let o = Opts { retry_linear: 2, retry_exp: 1, ..Opts::default() };
+    let (mut a, _b) = pair(&o);
+    let rto = ack_timeout(4);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(1, data(100, 1), 0, None)).unwrap();
+    a.post_write(now, write(2, data(100, 1), 1024, None)).unwrap();
+    assert_eq!(drain_tx(&mut a, now).len(), 2);
+    let mut resend_times = Vec::new();
+    while a.state() == QpState::Rts {
+        let t = a.poll_timeout().expect("RTO armed");
+        assert!(t > now);
+        now = t;
+        a.handle_timeout(now);
+        let sent: Vec<RocePacket> =
+            drain_tx(&mut a, now).into_iter().filter(|p| p.bth.opcode != Opcode::Ack).collect();
+        if !sent.is_empty() {
+            assert!(sent.iter().all(|p| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.retransmit)));
+            resend_times.push(now);
+        }
+    }
+    let gaps: Vec<u64> = resend_times.windows(2).map(|w| (w[1] - w[0]).as_ps()).collect();
+    assert_eq!(resend_times[0], Instant::ZERO + rto);
+    assert_eq!(gaps, vec![rto.as_ps(), 2 * rto.as_ps()]);
+    assert_eq!(now - resend_times[2], rto.saturating_mul(4));
+    assert_eq!(a.counters().retx_timeout, 6);
+    assert_eq!(a.counters().rto_fired, 4);
+    let ev = events(&mut a);
+    let c = completions(&ev);
+    assert_eq!(c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, WcStatus::RetryExceeded), (2, WcStatus::Flushed)]);
+    assert!(ev.contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert_eq!(a.poll_timeout(), None);
+}
+
+#[test]
+fn infinite_retries_never_give_up() {
+    let o = Opts { retry_linear: 0, retry_exp: RETRY_INFINITE, ..Opts::default() };
+    let (mut a, _b) = pair(&o);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(1, data(100, 1), 0, None)).unwrap();
+    drain_tx(&mut a, now);
+    let mut last = now;
+    let mut gaps = Vec::new();
+    for _ in 0..100_000 {
+        now = a.poll_timeout().unwrap();
+        a.handle_timeout(now);
+        if drain_tx(&mut a, now).iter().any(|p| p.bth.opcode != Opcode::Ack) {
+            gaps.push((now - last).as_ps());
+            last = now;
+        }
+        if a.counters().retx_timeout == 20 {
+            break;
+        }
+    }
+    assert_eq!(a.state(), QpState::Rts);
+    assert_eq!(a.counters().retx_timeout, 20);
+    // Exponential backoff from the first retry, capped at 2^10 x RTO.
+    let rto = ack_timeout(4).as_ps();
+    assert_eq!(gaps[0], 2 * rto);
+    assert_eq!(gaps[1], 4 * rto);
+    assert_eq!(*gaps.last().unwrap(), 1024 * rto);
+}
+
+#[test]
+fn state_machine_refusals() {
+    let mut cfg = QpConfig::new(Transport::Mrc, 5);
+    cfg.mtu = MTU;
+    let mut q = MrcQp::new(cfg.clone()).unwrap();
+    let now = Instant::ZERO;
+    let o = Opts::default();
+    assert_eq!(q.post_write(now, write(1, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Reset)));
+    assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Reset)));
+    assert!(matches!(q.modify(now, QpTransition::Rts(rts(&o))), Err(ModifyError::BadTransition { .. })));
+    q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
+    assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Init)));
+    let bad = RtrAttr { dest_qp: 1, rq_psn: Psn::new(0), mpr_units: 0, max_wimm: 1 };
+    assert!(matches!(q.modify(now, QpTransition::Rtr(bad)), Err(ModifyError::BadAttribute { .. })));
+    assert_eq!(q.state(), QpState::Init);
+    q.modify(now, QpTransition::Rtr(RtrAttr { dest_qp: 1, rq_psn: Psn::new(0), mpr_units: 1, max_wimm: 2 }))
+        .unwrap();
+    assert_eq!(q.post_write(now, write(1, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Rtr)));
+    q.post_recv(1).unwrap();
+    q.post_recv(2).unwrap();
+    assert_eq!(q.post_recv(3), Err(PostError::RecvQueueFull(2)));
+    let mut r = rts(&o);
+    r.retry_linear = 9;
+    assert!(matches!(q.modify(now, QpTransition::Rts(r)), Err(ModifyError::BadAttribute { .. })));
+    let mut r = rts(&o);
+    r.evs.evs.clear();
+    assert!(matches!(q.modify(now, QpTransition::Rts(r)), Err(ModifyError::EvSet(_))));
+    q.modify(now, QpTransition::Rts(rts(&o))).unwrap();
+    q.post_write(now, write(1, data(1, 1), 0, None)).unwrap();
+    q.post_write(now, write(2, data(1, 1), 0, None)).unwrap();
+    q.modify(now, QpTransition::Error).unwrap();
+    let ev = events(&mut q);
+    let c = completions(&ev);
+    assert_eq!(c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, WcStatus::Flushed), (2, WcStatus::Flushed)]);
+    assert_eq!(recv_completions(&ev).len(), 2);
+    assert!(matches!(q.modify(now, QpTransition::Init(InitAttr::default())), Err(ModifyError::BadTransition { .. })));
+    // Reset forgets everything but memory.
+    q.memory_mut().register(0, 64, 3).unwrap();
+    q.modify(now, QpTransition::Reset).unwrap();
+    assert_eq!(q.state(), QpState::Reset);
+    assert_eq!(*q.counters(), Counters::default());
+    assert!(q.ev_set().is_none());
+    assert_eq!(q.memory().regions().len(), 1);
+    // Packets in RST are refused and counted.
+    let mut a = qp(QPN_A, 5, &o);
+    a.post_write(now, write(1, data(1, 1), 0, None)).unwrap();
+    let mut p = a.poll_transmit(now).unwrap();
+    p.bth.dest_qp = 5;
+    assert_eq!(q.handle_packet(now, p), Err(RxError::BadState(QpState::Reset)));
+    assert_eq!(q.counters().drop_bad_state, 1);
+}
+
+#[test]
+fn send_window_and_max_wimm_respected() {
+    let o = Opts { mpr_units: 1, max_wimm: 2, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(200 * MTU as usize, 1), 0, None)).unwrap();
+    assert_eq!(drain_tx(&mut a, now).len(), 128, "window of 128 PSNs");
+    let (mut a, _) = pair(&o);
+    for i in 0..4 {
+        a.post_write(now, write(i, data(10, 1), i * 64, Some(i as u32))).unwrap();
+    }
+    assert_eq!(drain_tx(&mut a, now).len(), 2, "two WRITE-IMMs outstanding at most");
+    let _ = &mut b;
+}
+
+#[test]
+fn sack_coalescing() {
+    let o = Opts { ack_every: 4, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    for p in &pkts[..3] {
+        b.handle_packet(now, p.clone()).unwrap();
+    }
+    assert!(b.poll_transmit(now).is_none(), "coalesced");
+    assert_eq!(b.poll_timeout(), Some(now + Duration::from_us(2)), "ack_delay timer");
+    b.handle_packet(now, pkts[3].clone()).unwrap();
+    let s = drain_tx(&mut b, now);
+    assert_eq!(s.len(), 1, "ack_every");
+    assert_eq!(s[0].bth.psn, Psn::new(o.psn + 3));
+    b.handle_packet(now, pkts[4].clone()).unwrap();
+    assert!(b.poll_transmit(now).is_none());
+    let t = Instant::from_us(2);
+    b.handle_timeout(t);
+    let s = drain_tx(&mut b, t);
+    assert_eq!(s.len(), 1, "ack_delay");
+    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
+    assert_eq!(x.service_ns, 2000);
+    // Out of order, opening a gap: at once, base chosen to cover it.
+    b.handle_packet(t, pkts[9].clone()).unwrap();
+    let s = drain_tx(&mut b, t);
+    assert_eq!(s.len(), 1);
+    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
+    assert_eq!(x.base, Psn::new(o.psn + 5));
+    assert!(x.bitmap.get(4));
+    assert_eq!(s[0].ev, pkts[9].ev, "SACK goes back on the data packet's EV");
+    // Filling in below the highest PSN does not open a gap.
+    b.handle_packet(t, pkts[7].clone()).unwrap();
+    assert!(b.poll_transmit(t).is_none());
+}
+
+#[test]
+fn sack_base_moves_to_cover_a_far_trigger() {
+    let o = Opts::default(); // window 512, sack_bits 256
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(400 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    b.handle_packet(now, pkts[10].clone()).unwrap();
+    drain_tx(&mut b, now);
+    b.handle_packet(now, pkts[300].clone()).unwrap();
+    let s = drain_tx(&mut b, now);
+    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
+    assert_eq!(s[0].bth.psn, Psn::new(o.psn - 1));
+    assert_eq!(x.base, Psn::new(o.psn + 300 - 255));
+    assert!(x.bitmap.get(255));
+    assert_eq!(x.bitmap.iter_ones().count(), 1, "PSN 10 is below this bitmap");
+    // The requester learns exactly PSN 300.
+    a.handle_packet(now, s[0].clone()).unwrap();
+    assert_eq!(a.send_window(), Some((Psn::new(o.psn), Psn::new(o.psn + 400))));
+}
+
+/// A controller that allows one packet per 100 ns.
+#[derive(Debug)]
+struct Paced {
+    next: Instant,
+}
+
+impl proto::model::cc::CongestionControl for Paced {
+    fn name(&self) -> &'static str {
+        "paced"
+    }
+    fn window(&self) -> u64 {
+        u64::MAX
+    }
+    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
+        self.next.max(now)
+    }
+    fn on_send(&mut self, now: Instant, _bytes: u32) {
+        self.next = now + Duration::from_ns(100);
+    }
+    fn on_ack(&mut self, _now: Instant, _s: proto::model::cc::AckSample) {}
+    fn on_loss(&mut self, _now: Instant, _bytes: u64) {}
+    fn on_timeout(&mut self, _now: Instant) {}
+    fn on_cnp(&mut self, _now: Instant) {}
+}
+
+#[test]
+fn pacing_is_respected_and_reported() {
+    let o = Opts::default();
+    let (mut a, _b) = pair(&o);
+    assert!(a.set_congestion_control(Box::new(Paced { next: Instant::ZERO })));
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
+    assert!(a.poll_transmit(now).is_some());
+    assert!(a.poll_transmit(now).is_none(), "paced");
+    let t = Instant::from_ns(100);
+    assert_eq!(a.poll_timeout(), Some(t));
+    a.handle_timeout(t);
+    assert!(a.poll_transmit(t).is_some());
+    assert!(a.poll_transmit(t).is_none());
+    assert_eq!(a.poll_timeout(), Some(Instant::from_ns(200)));
+}
+
+#[test]
+fn deny_and_allow_evs() {
+    let o = Opts::default();
+    let (mut a, _b) = pair(&o);
+    let now = Instant::ZERO;
+    assert_eq!(a.deny_evs(now, 0xFFFF, 0xC001), 1);
+    let ev = events(&mut a);
+    assert!(matches!(ev[..], [Event::EvStateChanged(c)] if c.ev_index == 1 && c.to == EvState::Denied));
+    a.post_write(now, write(1, data(8 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    assert!(pkts.iter().all(|p| p.ev != 0xC001), "denied EV not used");
+    assert_eq!(a.allow_evs(now, 0xFFFF, 0xC001), 1);
+    assert_eq!(a.ev_set().unwrap().state(1), EvState::Good);
+}
