@@ -1,5 +1,10 @@
 //! `mrc`: the project's one command-line front end.
 
+mod transfer;
+mod units;
+
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -11,13 +16,22 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Transfer messages between two golden-model endpoints over a lossy multipath channel.
-    Transfer,
+    /// Transfer messages between two golden-model endpoints over a lossy
+    /// multipath channel; verifies exactly-once, byte-identical delivery and
+    /// in-order completions.
+    Transfer(transfer::TransferArgs),
 }
 
-fn main() {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Transfer => {}
+        Command::Transfer(args) => match transfer::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc transfer: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
