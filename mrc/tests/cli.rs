@@ -1,0 +1,109 @@
+//! End-to-end checks of the `mrc` binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn mrc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mrc"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mrc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn json_transfer(args: &[&str]) -> (bool, serde_json::Value) {
+    let out = mrc().arg("transfer").args(args).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.success(), v)
+}
+
+#[test]
+fn mrc_survives_a_failed_ev_and_rc_on_that_path_does_not() {
+    let common = ["--evs", "8", "--fail-ev", "0@50us", "--messages", "150", "--size", "64KiB", "--seed", "7"];
+    let (ok, mrc_report) = json_transfer(&[&["--transport", "mrc"][..], &common].concat());
+    assert!(ok, "{mrc_report:#}");
+    assert_eq!(mrc_report["messages_completed"], 150);
+    assert_eq!(mrc_report["ok"], true);
+    assert_eq!(mrc_report["final_state_a"], "Rts");
+    assert!(mrc_report["link_ab"]["blackholed"].as_u64().unwrap() > 0, "the failure must have hit traffic");
+    let marked_bad = mrc_report["ev_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["ev_index"] == 0 && c["to"] == "AssumedBad");
+    assert!(marked_bad, "EV 0 must be marked ASSUMED_BAD: {:#}", mrc_report["ev_changes"]);
+
+    let (ok, rc_report) = json_transfer(&[&["--transport", "rc"][..], &common].concat());
+    assert!(!ok, "RC's only path failed; it cannot complete");
+    assert_eq!(rc_report["final_state_a"], "Error");
+    assert_eq!(rc_report["error_completions"][0]["status"], "RetryExceeded");
+}
+
+#[test]
+fn both_transports_deliver_under_loss_and_the_same_seed_gives_the_same_report() {
+    for t in ["mrc", "rc"] {
+        let args = ["--transport", t, "--loss", "0.01", "--duplicate", "0.01", "--corrupt", "0.01", "--messages", "60", "--size", "20000"];
+        let (ok, a) = json_transfer(&args);
+        assert!(ok, "{t}: {a:#}");
+        let (_, b) = json_transfer(&args);
+        assert_eq!(a, b, "{t}: same seed, same report");
+        assert!(a["counters_a"]["retransmitted_packets"].as_u64().unwrap() > 0, "{t}: 1% loss must cause retransmissions");
+    }
+}
+
+#[test]
+fn bad_options_are_refused_with_a_message() {
+    for args in [&["--evs", "0"][..], &["--loss", "1.5"], &["--fail-ev", "9@1us"], &["--size", "3GiB"], &["--mtu", "100"], &["--size", "lots"]] {
+        let out = mrc().arg("transfer").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.trim().is_empty(), "{args:?}: no message");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// Every packet of a real transfer, written by `--pcap`, decodes in tshark as
+/// RoCE with the destination QP of its direction and a PSN.
+#[test]
+fn pcap_of_a_transfer_decodes_in_tshark() {
+    if std::env::var_os("MRC_SKIP_TSHARK").is_some() {
+        eprintln!("MRC_SKIP_TSHARK set: skipping the tshark check");
+        return;
+    }
+    let pcap = tmp("transfer.pcap");
+    let out = mrc()
+        .args(["transfer", "--messages", "20", "--size", "10000", "--loss", "0.02", "--imm-every", "2", "--pcap"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let tshark = Command::new("tshark")
+        .args(["-r"])
+        .arg(&pcap)
+        .args(["-T", "fields", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
+        .output()
+        .expect("tshark not found: install it (apt-get install tshark) or set MRC_SKIP_TSHARK=1");
+    assert!(tshark.status.success(), "{}", String::from_utf8_lossy(&tshark.stderr));
+    let text = String::from_utf8_lossy(&tshark.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 60, "too few packets: {}", lines.len());
+    let mut opcodes = std::collections::BTreeSet::new();
+    for l in &lines {
+        let f: Vec<&str> = l.split('\t').collect();
+        assert_eq!(f.len(), 3, "not decoded as RoCE: {l:?}");
+        let op: u32 = f[0].parse().unwrap_or_else(|_| panic!("opcode in {l:?}"));
+        let qp = u32::from_str_radix(f[1].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("QP in {l:?}"));
+        assert!(f[2].parse::<u32>().is_ok(), "PSN in {l:?}");
+        // The loopback scenario's QPs are 0x11 (A) and 0x22 (B).
+        assert!(qp == 0x11 || qp == 0x22, "{l:?}");
+        opcodes.insert(op);
+    }
+    // FIRST, MIDDLE, LAST, LAST-with-immediate and ACK all appear.
+    for op in [6, 7, 8, 9, 17] {
+        assert!(opcodes.contains(&op), "opcode {op} missing from {opcodes:?}");
+    }
+    let _ = std::fs::remove_file(&pcap);
+}
