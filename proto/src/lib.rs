@@ -15,6 +15,7 @@ pub mod psn;
 pub mod time;
 pub mod wire;
 pub mod model;
+pub mod hostile;
 pub mod loopback;
 
 pub use psn::Psn;

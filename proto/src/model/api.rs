@@ -14,7 +14,7 @@ use crate::model::cc::CcConfig;
 use crate::model::ev::{EvConfigError, EvSet, EvSetConfig, EvStateChange};
 use crate::model::memory::MemoryTable;
 use crate::time::{Duration, Instant};
-use crate::wire::{NackKind, RocePacket};
+use crate::wire::{parse_frame, NackKind, RocePacket, WireError};
 use crate::Psn;
 
 /// Largest message: RETH's DMA length is 32 bits; MRC limits it to 2 GiB.
@@ -208,8 +208,9 @@ pub enum RxError {
     AckForUnsent(Psn),
     #[error("malformed packet: {0}")]
     Malformed(&'static str),
+    /// The frame did not parse (truncated, bad ICRC, unknown opcode, ...).
     #[error("wire: {0}")]
-    Wire(String),
+    Wire(#[from] WireError),
 }
 
 /// Status of a work completion.
@@ -346,6 +347,22 @@ pub trait QueuePair {
     fn post_recv(&mut self, wr_id: u64) -> Result<(), PostError>;
     /// Feed a received packet. `Err` means it was dropped (and counted).
     fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError>;
+    /// Count a packet dropped on its way in (a frame that did not parse).
+    fn count_drop(&mut self, e: &RxError);
+    /// Feed a received Ethernet frame: parse it (lengths, UDP port, opcode,
+    /// ICRC, ...) and hand the packet to [`QueuePair::handle_packet`]. A frame
+    /// that does not parse is dropped, counted in `drop_wire`, and changes
+    /// nothing else.
+    fn handle_frame(&mut self, now: Instant, frame: &[u8]) -> Result<(), RxError> {
+        match parse_frame(frame) {
+            Ok((pkt, _encap)) => self.handle_packet(now, pkt),
+            Err(e) => {
+                let e = RxError::Wire(e);
+                self.count_drop(&e);
+                Err(e)
+            }
+        }
+    }
     /// Fire the timers due at `now` (call when `poll_timeout` has passed).
     fn handle_timeout(&mut self, now: Instant);
     /// The next packet to send at `now`, if any.

@@ -1321,6 +1321,10 @@ impl QueuePair for MrcQp {
         Ok(())
     }
 
+    fn count_drop(&mut self, e: &RxError) {
+        self.counters.count_drop(e);
+    }
+
     fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
         let r = if pkt.bth.dest_qp != self.cfg.qpn {
             Err(RxError::WrongQp { expected: self.cfg.qpn, got: pkt.bth.dest_qp })

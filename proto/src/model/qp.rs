@@ -60,6 +60,12 @@ impl QueuePair for Qp {
     fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
         delegate!(self, q => q.handle_packet(now, pkt))
     }
+    fn count_drop(&mut self, e: &RxError) {
+        delegate!(self, q => q.count_drop(e))
+    }
+    fn handle_frame(&mut self, now: Instant, frame: &[u8]) -> Result<(), RxError> {
+        delegate!(self, q => q.handle_frame(now, frame))
+    }
     fn handle_timeout(&mut self, now: Instant) {
         delegate!(self, q => q.handle_timeout(now))
     }

@@ -569,24 +569,27 @@ impl RcQp {
         let abs = tx.abs_of(psn);
         match aeth.syndrome {
             Syndrome::Ack { .. } => {
-                self.counters.rx_acks += 1;
                 // Acknowledges every packet up to and including `psn`.
                 match abs {
                     Some(a) if a >= tx.max => Err(RxError::AckForUnsent(psn)),
                     Some(a) => {
+                        self.counters.rx_acks += 1;
                         self.ack_through(now, a + 1, mtu);
                         Ok(())
                     }
-                    None => Ok(()), // stale: before una - 1
+                    None => {
+                        self.counters.rx_acks += 1;
+                        Ok(()) // stale: before una - 1
+                    }
                 }
             }
             Syndrome::Nak { code: Syndrome::NAK_PSN_SEQ_ERROR } => {
-                self.counters.rx_nacks += 1;
                 // `psn` is the responder's expected PSN: everything before
                 // it arrived; resend from it.
                 match abs {
                     Some(e) if e >= tx.max => Err(RxError::AckForUnsent(psn)),
                     Some(e) if e >= tx.una => {
+                        self.counters.rx_nacks += 1;
                         let progress = e > tx.una;
                         self.ack_through(now, e, mtu);
                         let tx = self.tx.as_mut().expect("requester");
@@ -597,22 +600,28 @@ impl RcQp {
                         }
                         Ok(())
                     }
-                    _ => Ok(()), // stale
+                    _ => {
+                        self.counters.rx_nacks += 1;
+                        Ok(()) // stale
+                    }
                 }
             }
             Syndrome::Nak { .. } => {
-                self.counters.rx_nacks += 1;
                 // Remote access error (and the codes our responder never
                 // sends: invalid request, remote operational error) are
                 // fatal: the WR they name fails, the rest is flushed.
                 match abs {
                     Some(e) if e >= tx.max => Err(RxError::AckForUnsent(psn)),
                     Some(e) if e >= tx.una => {
+                        self.counters.rx_nacks += 1;
                         self.ack_through(now, e, mtu);
                         self.enter_error(Some(WcStatus::RemoteAccessError), true);
                         Ok(())
                     }
-                    _ => Ok(()),
+                    _ => {
+                        self.counters.rx_nacks += 1;
+                        Ok(())
+                    }
                 }
             }
             Syndrome::Rnr { .. } => Err(RxError::Malformed("RNR NAK: RC baseline has no RNR")),
@@ -894,6 +903,10 @@ impl QueuePair for RcQp {
         rx.rq.push_back(wr_id);
         self.deliver_held();
         Ok(())
+    }
+
+    fn count_drop(&mut self, e: &RxError) {
+        self.counters.count_drop(e);
     }
 
     fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
