@@ -139,6 +139,9 @@ struct Requester {
     wimm_outstanding: u32,
     max_wimm: u32,
     retx: VecDeque<Psn>,
+    /// PSNs NACKed out-of-window: resent once the cumulative ack advances
+    /// (the responder's window moved) or the RTO fires.
+    deferred: Vec<Psn>,
     ev_next_seq: Vec<u32>,
     ev_fifo: Vec<VecDeque<(u32, Psn)>>,
     ev_max_acked: Vec<Option<u32>>,
@@ -463,6 +466,7 @@ impl MrcQp {
             q.sq_head_seq += done.len() as u64;
             q.seg_idx = 0;
             q.retx.clear();
+            q.deferred.clear();
             q.rto_deadline = None;
             q.paced_until = None;
             q.una = q.next_psn;
@@ -812,6 +816,10 @@ impl MrcQp {
         while q.una != q.next_psn && q.slot(q.una).acked {
             q.una = q.una.next();
         }
+        if q.una != before {
+            let d = std::mem::take(&mut q.deferred);
+            q.retx.extend(d);
+        }
         if q.una != before || q.rto_deadline.is_none() {
             q.arm_rto();
         }
@@ -876,7 +884,10 @@ impl MrcQp {
             }
             _ => {
                 q.ring[i].queued = Retx::Window;
-                q.retx.push_back(psn);
+                q.deferred.push(psn);
+                if q.rto_deadline.is_none() {
+                    q.rto_deadline = Some(now + q.rto);
+                }
             }
         }
         Ok(())
@@ -884,6 +895,8 @@ impl MrcQp {
 
     fn on_rto(&mut self, now: Instant) {
         let q = self.req.as_mut().expect("requester exists");
+        let d = std::mem::take(&mut q.deferred);
+        q.retx.extend(d);
         let mut fired = false;
         let mut next: Option<Instant> = None;
         let out = q.outstanding();
@@ -1244,6 +1257,7 @@ impl QueuePair for MrcQp {
                     wimm_outstanding: 0,
                     max_wimm: (a.max_wimm as u32).max(1),
                     retx: VecDeque::new(),
+                    deferred: Vec::new(),
                     ev_next_seq: vec![0; n],
                     ev_fifo: vec![VecDeque::new(); n],
                     ev_max_acked: vec![None; n],
