@@ -435,7 +435,8 @@ struct Runner<'a> {
     packets: u64,
 }
 
-fn setup(ep: &EndpointSetup) -> Qp {
+/// A QP brought from RST to RTS with `ep`'s attributes.
+pub fn setup(ep: &EndpointSetup) -> Qp {
     let mut qp = Qp::new(ep.cfg.clone()).expect("valid scenario configuration");
     qp.modify(Instant::ZERO, QpTransition::Init(ep.init.clone())).expect("RST->INIT");
     qp.modify(Instant::ZERO, QpTransition::Rtr(ep.rtr.clone())).expect("INIT->RTR");
