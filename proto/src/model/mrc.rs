@@ -823,8 +823,8 @@ impl MrcQp {
         if q.una != before || q.rto_deadline.is_none() {
             q.arm_rto();
         }
-        // Completions strictly in posting order.
-        let mut done: Vec<Completion> = Vec::new();
+        // Completions strictly in posting order (pushed straight into the
+        // event queue: no allocation).
         while let Some(wr) = q.sq.front() {
             if q.seg_idx == 0 || wr.segmented != wr.npkts || !q.una.after(wr.last_psn()) {
                 break;
@@ -835,16 +835,13 @@ impl MrcQp {
             if wr.imm.is_some() {
                 q.wimm_outstanding -= 1;
             }
-            done.push(Completion {
-                wr_id: wr.wr_id,
-                status: WcStatus::Success,
-                len: wr.data.len() as u32,
-                imm: None,
-            });
-        }
-        for c in done {
             self.counters.messages_completed += 1;
-            self.push_event(Event::SendCompleted(c));
+            let c = Completion { wr_id: wr.wr_id, status: WcStatus::Success, len: wr.data.len() as u32, imm: None };
+            if self.events.len() >= self.cfg.event_queue_len {
+                self.counters.events_dropped += 1;
+            } else {
+                self.events.push_back(Event::SendCompleted(c));
+            }
         }
     }
 
