@@ -772,13 +772,12 @@ impl MrcQp {
             acked_bytes += ack_one(q, s.base.add(i as u32), now, &mut sample);
         }
         // Loss inference on every EV that saw an acknowledgement.
-        let allowance = self.cfg.reorder_allowance;
-        let mut lost = 0u32;
+        let allowance = self.cfg.reorder_allowance.min(i32::MAX as u32) as i32;
         while let Some(ev) = q.touched.pop() {
             q.touched_flag[ev as usize] = false;
             let Some(max) = q.ev_max_acked[ev as usize] else { continue };
             while let Some(&(seq, psn)) = q.ev_fifo[ev as usize].front() {
-                if (max.wrapping_sub(seq) as i32) <= allowance as i32 {
+                if (max.wrapping_sub(seq) as i32) <= allowance {
                     break;
                 }
                 q.ev_fifo[ev as usize].pop_front();
@@ -798,10 +797,8 @@ impl MrcQp {
                 q.retx.push_back(psn);
                 q.evs.on_loss(ev, now);
                 q.cc.on_loss(now, len);
-                lost += 1;
             }
         }
-        let _ = lost;
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
             q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
