@@ -6,7 +6,8 @@
 //!   completions. Elements = data packets.
 //! * `loopback/loss_free`: the same through the scenario harness (event
 //!   queue, links with per-EV delay and line rate, verification of the
-//!   written data). Elements = packets in both directions.
+//!   written data), 64 KiB messages; `loopback/loss_free_256b` the same with
+//!   256-byte messages and MTU. Elements = packets in both directions.
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -103,6 +104,15 @@ fn bench_loopback(c: &mut Criterion) {
     let mut g = c.benchmark_group("loopback");
     g.throughput(Throughput::Elements(r.packets));
     g.bench_function("loss_free", |bch| bch.iter(|| sc.run().packets));
+    // Small packets: the harness's own per-packet cost (event queue, links,
+    // both QPs) rather than data generation and copying.
+    let mut sc = Scenario::new(Transport::Mrc, 8, Scenario::messages(4096, 256, 0));
+    sc.a.cfg.mtu = 256;
+    sc.b.cfg.mtu = 256;
+    let r = sc.run();
+    assert!(r.ok);
+    g.throughput(Throughput::Elements(r.packets));
+    g.bench_function("loss_free_256b", |bch| bch.iter(|| sc.run().packets));
     g.finish();
 }
 

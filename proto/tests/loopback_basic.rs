@@ -89,3 +89,17 @@ fn all_evs_but_one_blackholed() {
     assert!(r.counters_a.retx_timeout > 0);
     assert_eq!(r.final_state_a, QpState::Rts);
 }
+
+#[test]
+fn runs_are_deterministic() {
+    let mut sc = Scenario::new(Transport::Mrc, 8, Scenario::messages(20, 12_345, 3));
+    sc.link_ab.loss = 0.1;
+    sc.link_ab.jitter = Duration::from_ns(200);
+    sc.link_ba.duplicate = 0.1;
+    sc.seed = 42;
+    let a = serde_json::to_string(&sc.run()).unwrap();
+    let b = serde_json::to_string(&sc.run()).unwrap();
+    assert_eq!(a, b);
+    sc.seed = 43;
+    assert_ne!(a, serde_json::to_string(&sc.run()).unwrap());
+}

@@ -81,9 +81,9 @@ fn check(transport: Transport, i: &Impairments, msgs: Vec<MessageSpec>) -> Resul
 }
 
 #[cfg(debug_assertions)]
-const CASES: u32 = 24;
+const CASES: u32 = 64;
 #[cfg(not(debug_assertions))]
-const CASES: u32 = 256;
+const CASES: u32 = 512;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]

@@ -139,6 +139,9 @@ struct Requester {
     wimm_outstanding: u32,
     max_wimm: u32,
     retx: VecDeque<Psn>,
+    /// PSNs NACKed out-of-window: resent once the cumulative ack advances
+    /// (the responder's window moved) or the RTO fires.
+    deferred: Vec<Psn>,
     ev_next_seq: Vec<u32>,
     ev_fifo: Vec<VecDeque<(u32, Psn)>>,
     ev_max_acked: Vec<Option<u32>>,
@@ -463,6 +466,7 @@ impl MrcQp {
             q.sq_head_seq += done.len() as u64;
             q.seg_idx = 0;
             q.retx.clear();
+            q.deferred.clear();
             q.rto_deadline = None;
             q.paced_until = None;
             q.una = q.next_psn;
@@ -768,13 +772,12 @@ impl MrcQp {
             acked_bytes += ack_one(q, s.base.add(i as u32), now, &mut sample);
         }
         // Loss inference on every EV that saw an acknowledgement.
-        let allowance = self.cfg.reorder_allowance;
-        let mut lost = 0u32;
+        let allowance = self.cfg.reorder_allowance.min(i32::MAX as u32) as i32;
         while let Some(ev) = q.touched.pop() {
             q.touched_flag[ev as usize] = false;
             let Some(max) = q.ev_max_acked[ev as usize] else { continue };
             while let Some(&(seq, psn)) = q.ev_fifo[ev as usize].front() {
-                if (max.wrapping_sub(seq) as i32) <= allowance as i32 {
+                if (max.wrapping_sub(seq) as i32) <= allowance {
                     break;
                 }
                 q.ev_fifo[ev as usize].pop_front();
@@ -794,10 +797,8 @@ impl MrcQp {
                 q.retx.push_back(psn);
                 q.evs.on_loss(ev, now);
                 q.cc.on_loss(now, len);
-                lost += 1;
             }
         }
-        let _ = lost;
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
             q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
@@ -812,11 +813,15 @@ impl MrcQp {
         while q.una != q.next_psn && q.slot(q.una).acked {
             q.una = q.una.next();
         }
+        if q.una != before {
+            let d = std::mem::take(&mut q.deferred);
+            q.retx.extend(d);
+        }
         if q.una != before || q.rto_deadline.is_none() {
             q.arm_rto();
         }
-        // Completions strictly in posting order.
-        let mut done: Vec<Completion> = Vec::new();
+        // Completions strictly in posting order (pushed straight into the
+        // event queue: no allocation).
         while let Some(wr) = q.sq.front() {
             if q.seg_idx == 0 || wr.segmented != wr.npkts || !q.una.after(wr.last_psn()) {
                 break;
@@ -827,16 +832,13 @@ impl MrcQp {
             if wr.imm.is_some() {
                 q.wimm_outstanding -= 1;
             }
-            done.push(Completion {
-                wr_id: wr.wr_id,
-                status: WcStatus::Success,
-                len: wr.data.len() as u32,
-                imm: None,
-            });
-        }
-        for c in done {
             self.counters.messages_completed += 1;
-            self.push_event(Event::SendCompleted(c));
+            let c = Completion { wr_id: wr.wr_id, status: WcStatus::Success, len: wr.data.len() as u32, imm: None };
+            if self.events.len() >= self.cfg.event_queue_len {
+                self.counters.events_dropped += 1;
+            } else {
+                self.events.push_back(Event::SendCompleted(c));
+            }
         }
     }
 
@@ -876,7 +878,10 @@ impl MrcQp {
             }
             _ => {
                 q.ring[i].queued = Retx::Window;
-                q.retx.push_back(psn);
+                q.deferred.push(psn);
+                if q.rto_deadline.is_none() {
+                    q.rto_deadline = Some(now + q.rto);
+                }
             }
         }
         Ok(())
@@ -884,6 +889,8 @@ impl MrcQp {
 
     fn on_rto(&mut self, now: Instant) {
         let q = self.req.as_mut().expect("requester exists");
+        let d = std::mem::take(&mut q.deferred);
+        q.retx.extend(d);
         let mut fired = false;
         let mut next: Option<Instant> = None;
         let out = q.outstanding();
@@ -1244,6 +1251,7 @@ impl QueuePair for MrcQp {
                     wimm_outstanding: 0,
                     max_wimm: (a.max_wimm as u32).max(1),
                     retx: VecDeque::new(),
+                    deferred: Vec::new(),
                     ev_next_seq: vec![0; n],
                     ev_fifo: vec![VecDeque::new(); n],
                     ev_max_acked: vec![None; n],
