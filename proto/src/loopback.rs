@@ -21,7 +21,7 @@ use crate::model::{
     RtsAttr, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
 };
 use crate::time::{Duration, Instant};
-use crate::wire::{MrcExtRepr, Opcode, RocePacket};
+use crate::wire::{emit_frame, Encap, MrcExtRepr, Opcode, RocePacket};
 use crate::Psn;
 
 /// Which EV a blackhole swallows.
@@ -49,10 +49,15 @@ pub struct LinkConfig {
     pub loss: f64,
     /// Probability a packet is delivered twice.
     pub duplicate: f64,
-    /// Probability a packet is corrupted (see [`corrupt`]).
+    /// Probability a packet is corrupted. By default the packet is encoded
+    /// to its real frame, 1 to 3 random bits of the frame are flipped, and
+    /// the receiving QP gets the bytes ([`QueuePair::handle_frame`]): its
+    /// parser and ICRC check must catch it, and it counts the drop.
     pub corrupt: f64,
-    /// Deliver corrupted packets to the QP (robustness testing). When false
-    /// (default) the receiver's ICRC check drops them, as a NIC does.
+    /// Instead of flipping bits, garble one header field or payload byte of
+    /// the packet with [`garble`] and deliver it as a valid packet
+    /// (robustness testing of the QP's semantic checks: the corruption an
+    /// ICRC cannot see, such as a buggy peer).
     pub deliver_corrupted: bool,
     /// From `Instant` on, the EV drops everything.
     pub blackholes: Vec<(EvMatch, Instant)>,
@@ -261,7 +266,7 @@ pub struct LinkStats {
     pub lost: u64,
     pub duplicated: u64,
     pub corrupted: u64,
-    /// Corrupted packets dropped by the (modelled) ICRC check.
+    /// Corrupted packets the receiver dropped (its parser or ICRC check).
     pub corrupted_dropped: u64,
     pub blackholed: u64,
 }
@@ -343,9 +348,21 @@ impl Link {
     }
 }
 
-/// Garble one field of `pkt` (header or payload). Kept in one function so
-/// the integrator can swap it for real byte corruption caught by the ICRC.
-pub fn corrupt(pkt: &mut RocePacket, rng: &mut impl Rng) {
+/// Flip 1 to 3 random bits of `pkt`'s frame: what a bad link or a faulty
+/// switch buffer does. The result is handed to the receiver as bytes.
+pub fn corrupt_frame(pkt: &RocePacket, encap: &Encap, rng: &mut impl Rng) -> Vec<u8> {
+    let mut frame = Vec::new();
+    emit_frame(pkt, encap, &mut frame);
+    for _ in 0..rng.gen_range(1..=3) {
+        let i = rng.gen_range(0..frame.len());
+        frame[i] ^= 1 << rng.gen_range(0..8);
+    }
+    frame
+}
+
+/// Garble one field of `pkt` (header or payload) while keeping it a valid
+/// packet: corruption that an ICRC does not catch (a buggy peer).
+pub fn garble(pkt: &mut RocePacket, rng: &mut impl Rng) {
     match rng.gen_range(0..6) {
         0 if !pkt.payload.is_empty() => {
             let mut v = pkt.payload.to_vec();
@@ -404,7 +421,8 @@ pub fn corrupt(pkt: &mut RocePacket, rng: &mut impl Rng) {
 struct InFlight {
     to: Side,
     pkt: RocePacket,
-    corrupted: bool,
+    /// Bit-flipped frame to deliver as bytes instead of `pkt`.
+    corrupted_frame: Option<Vec<u8>>,
 }
 
 struct Runner<'a> {
@@ -555,14 +573,18 @@ impl<'a> Runner<'a> {
             let cfg = &link.cfg;
             let jitter = if cfg.jitter.as_ps() > 0 { self.rng.gen_range(0..cfg.jitter.as_ps()) } else { 0 };
             let mut p = if c + 1 == copies { pkt.take().expect("one left") } else { pkt.clone().expect("kept") };
-            let mut corrupted = false;
+            let mut corrupted_frame = None;
             if cfg.corrupt > 0.0 && self.rng.gen_bool(cfg.corrupt.min(1.0)) {
-                corrupt(&mut p, &mut self.rng);
+                if cfg.deliver_corrupted {
+                    garble(&mut p, &mut self.rng);
+                } else {
+                    let encap = if to == Side::B { Encap::test_v6() } else { Encap::test_v6().reversed() };
+                    corrupted_frame = Some(corrupt_frame(&p, &encap, &mut self.rng));
+                }
                 self.links[li].stats.corrupted += 1;
-                corrupted = true;
             }
             let at = base + Duration::from_ps(jitter + c as u64 * 1000);
-            self.schedule(at, InFlight { to, pkt: p, corrupted });
+            self.schedule(at, InFlight { to, pkt: p, corrupted_frame });
         }
     }
 
@@ -674,12 +696,14 @@ impl<'a> Runner<'a> {
                 let f = self.slab[idx as usize].take().expect("scheduled");
                 self.free.push(idx);
                 let li = if f.to == Side::B { 0 } else { 1 };
-                if f.corrupted && !self.links[li].cfg.deliver_corrupted {
-                    self.links[li].stats.corrupted_dropped += 1;
-                    continue;
-                }
                 self.links[li].stats.delivered += 1;
-                let _ = self.qp(f.to).handle_packet(now, f.pkt);
+                if let Some(frame) = f.corrupted_frame {
+                    if self.qp(f.to).handle_frame(now, &frame).is_err() {
+                        self.links[li].stats.corrupted_dropped += 1;
+                    }
+                } else {
+                    let _ = self.qp(f.to).handle_packet(now, f.pkt);
+                }
                 // Send responses promptly (keeps SACK service times honest).
                 self.pump(f.to);
             }

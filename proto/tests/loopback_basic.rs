@@ -103,3 +103,26 @@ fn runs_are_deterministic() {
     sc.seed = 43;
     assert_ne!(a, serde_json::to_string(&sc.run()).unwrap());
 }
+
+/// Bit flips on the wire reach the receiver as bytes: its ICRC check drops
+/// them and counts each one; the transport recovers the lost packets.
+#[test]
+fn corrupted_frames_are_dropped_by_the_receivers_icrc_and_recovered() {
+    for transport in [Transport::Mrc, Transport::Rc] {
+        let mut sc = Scenario::new(transport, 4, Scenario::messages(40, 20_000, 3));
+        sc.link_ab.corrupt = 0.05;
+        sc.link_ba.corrupt = 0.05;
+        let r = sc.run();
+        assert!(r.ok, "{transport:?}: {r:#?}");
+        let flipped = r.link_ab.corrupted + r.link_ba.corrupted;
+        let dropped = r.link_ab.corrupted_dropped + r.link_ba.corrupted_dropped;
+        assert!(flipped > 10, "{transport:?}: only {flipped} corrupted");
+        // Flips in the Ethernet header (not covered by the ICRC) or in the
+        // ICRC-masked IP fields can leave a frame valid; everything else is
+        // dropped, and every drop is counted by the QP as a wire error.
+        assert!(dropped * 10 >= flipped * 8, "{transport:?}: {dropped} of {flipped} dropped");
+        let wire_drops = r.counters_a.drop_wire + r.counters_b.drop_wire;
+        assert_eq!(wire_drops, dropped, "{transport:?}");
+        assert!(r.counters_a.retransmitted_packets > 0);
+    }
+}
