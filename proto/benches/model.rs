@@ -1,9 +1,11 @@
 //! Throughput of the golden model.
 //!
-//! * `mrc_qp/direct_4k`: a requester and a responder MrcQp, loss-free,
+//! * `mrc_qp/direct_4k`: a requester and a responder MRC QP, loss-free,
 //!   4 KiB packets handed directly from one to the other (no harness):
 //!   segmentation, spraying, placement, SACK generation and processing,
-//!   completions. Elements = data packets.
+//!   completions. Elements = data packets. `rc_qp/direct_4k`: the same
+//!   traffic through the RoCEv2 RC baseline (its DCQCN pacing off: a fixed
+//!   window), so the two models' costs compare in one run.
 //! * `loopback/loss_free`: the same through the scenario harness (event
 //!   queue, links with per-EV delay and line rate, verification of the
 //!   written data), 64 KiB messages; `loopback/loss_free_256b` the same with
@@ -14,7 +16,6 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use proto::loopback::Scenario;
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
-use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
 use proto::Psn;
@@ -25,10 +26,10 @@ const MSGS_PER_ITER: usize = 16;
 const VA: u64 = 0x1000_0000;
 const RKEY: u32 = 9;
 
-fn qp(qpn: u32, peer: u32) -> MrcQp {
-    let mut cfg = QpConfig::new(Transport::Mrc, qpn);
+fn qp(transport: Transport, qpn: u32, peer: u32) -> Qp {
+    let mut cfg = QpConfig::new(transport, qpn);
     cfg.mtu = MTU;
-    let mut q = MrcQp::new(cfg).unwrap();
+    let mut q = Qp::new(cfg).unwrap();
     q.memory_mut().register(VA, MSG as u64, RKEY).unwrap();
     let now = Instant::ZERO;
     q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
@@ -52,7 +53,7 @@ fn qp(qpn: u32, peer: u32) -> MrcQp {
 }
 
 /// Transfer `MSGS_PER_ITER` messages; returns data packets moved.
-fn transfer(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, data: &Bytes) -> u64 {
+fn transfer(a: &mut Qp, b: &mut Qp, now: &mut Instant, data: &Bytes) -> u64 {
     let before = a.counters().tx_data_packets;
     for i in 0..MSGS_PER_ITER {
         a.post_write(*now, WriteRequest { wr_id: i as u64, data: data.clone(), remote_va: VA, rkey: RKEY, imm: None })
@@ -86,15 +87,18 @@ fn transfer(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, data: &Bytes) -> u6
 }
 
 fn bench_direct(c: &mut Criterion) {
-    let mut a = qp(1, 2);
-    let mut b = qp(2, 1);
-    let data = Bytes::from(vec![0x5Au8; MSG]);
-    let mut now = Instant::ZERO;
-    let pkts = transfer(&mut a, &mut b, &mut now, &data);
-    let mut g = c.benchmark_group("mrc_qp");
-    g.throughput(Throughput::Elements(pkts));
-    g.bench_function("direct_4k", |bch| bch.iter(|| transfer(&mut a, &mut b, &mut now, &data)));
-    g.finish();
+    // MRC and the RC baseline side by side, same traffic, same API.
+    for (group, transport) in [("mrc_qp", Transport::Mrc), ("rc_qp", Transport::Rc)] {
+        let mut a = qp(transport, 1, 2);
+        let mut b = qp(transport, 2, 1);
+        let data = Bytes::from(vec![0x5Au8; MSG]);
+        let mut now = Instant::ZERO;
+        let pkts = transfer(&mut a, &mut b, &mut now, &data);
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Elements(pkts));
+        g.bench_function("direct_4k", |bch| bch.iter(|| transfer(&mut a, &mut b, &mut now, &data)));
+        g.finish();
+    }
 }
 
 fn bench_loopback(c: &mut Criterion) {
