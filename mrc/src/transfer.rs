@@ -242,7 +242,7 @@ fn print_table(args: &TransferArgs, r: &Report) {
         ("transport", format!("{:?}", r.transport).to_lowercase()),
         ("messages completed", format!("{} / {}", r.messages_completed, r.messages_posted)),
         ("bytes delivered", format!("{}", r.bytes)),
-        ("completion time", format!("{:.3} us", secs * 1e6)),
+        ("completion time", format!("{:.3} us (last successful completion)", secs * 1e6)),
         ("goodput", format!("{:.2} Gb/s ({:.1}% of {} Gb/s)", r.goodput_gbps, 100.0 * r.goodput_gbps / args.rate_gbps, args.rate_gbps)),
         ("data packets sent", format!("{}", a.tx_data_packets)),
         (
@@ -266,8 +266,9 @@ fn print_table(args: &TransferArgs, r: &Report) {
                 "OK: exactly once, byte-identical, completions in order".to_string()
             } else if let Some(c) = r.error_completions.first() {
                 format!(
-                    "FAILED: QP went to ERR ({:?}), {} of {} messages lost to error completions",
+                    "FAILED: QP went to ERR ({:?}) at {:.1} us, {} of {} messages lost to error completions",
                     c.status,
+                    r.first_error_ps.unwrap_or(0) as f64 / 1e6,
                     r.error_completions.len(),
                     r.messages_posted
                 )

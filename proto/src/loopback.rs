@@ -278,9 +278,12 @@ pub struct Report {
     pub messages_posted: usize,
     /// Successful send completions at A.
     pub messages_completed: usize,
+    /// Bytes of the messages that completed successfully.
     pub bytes: u64,
-    /// Time of the last completion (A's send or B's receive).
+    /// Time of the last successful completion (A's send or B's receive).
     pub completion_time_ps: u64,
+    /// Time of the first error completion, if any (e.g. retry exceeded).
+    pub first_error_ps: Option<u64>,
     pub goodput_gbps: f64,
     pub counters_a: Counters,
     pub counters_b: Counters,
@@ -450,6 +453,7 @@ struct Runner<'a> {
     recvs_to_post: usize,
     next_recv_id: u64,
     last_completion: Instant,
+    first_error: Option<Instant>,
     packets: u64,
 }
 
@@ -509,6 +513,7 @@ impl<'a> Runner<'a> {
             recvs_to_post: n_imm - next_recv_id as usize,
             next_recv_id,
             last_completion: Instant::ZERO,
+            first_error: None,
             packets: 0,
             sc,
         }
@@ -634,6 +639,7 @@ impl<'a> Runner<'a> {
                     }
                     self.last_completion = self.now;
                 } else {
+                    self.first_error.get_or_insert(self.now);
                     self.errors.push(c);
                 }
             }
@@ -650,6 +656,7 @@ impl<'a> Runner<'a> {
                 }
             }
             (_, Event::SendCompleted(c)) | (_, Event::RecvCompleted(c)) if c.status != WcStatus::Success => {
+                self.first_error.get_or_insert(self.now);
                 self.errors.push(c);
             }
             (Side::A, Event::EvStateChanged(c)) => self.ev_changes.push(c),
@@ -744,15 +751,24 @@ impl<'a> Runner<'a> {
             sc.messages.iter().filter_map(|m| m.imm.map(|imm| (imm, m.len))).collect();
         let got_imm: Vec<(u32, u32)> = self.recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
         let imm_in_order = expect_imm == got_imm;
+        // Goodput counts only messages that completed successfully.
+        let delivered: u64 = sc
+            .messages
+            .iter()
+            .zip(&self.send_done)
+            .filter(|(_, &done)| done >= 1)
+            .map(|(m, _)| m.len as u64)
+            .sum();
         let t = self.last_completion.as_ps();
-        let goodput = if t > 0 { total as f64 * 8.0 / (t as f64 * 1e-12) / 1e9 } else { 0.0 };
+        let goodput = if t > 0 { delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9 } else { 0.0 };
         let ok = exactly_once && data_identical && imm_in_order && !timed_out && completed == n;
         Report {
             transport: sc.transport,
             messages_posted: n,
             messages_completed: completed,
-            bytes: total,
+            bytes: delivered,
             completion_time_ps: t,
+            first_error_ps: self.first_error.map(|t| t.as_ps()),
             goodput_gbps: goodput,
             counters_a: *self.a.counters(),
             counters_b: *self.b.counters(),
