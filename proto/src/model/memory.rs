@@ -12,16 +12,23 @@ pub enum MemoryError {
     BadLength(u64),
     #[error("no region with rkey {0:#x}")]
     UnknownRkey(u32),
+    #[error("region of rkey {0:#x} is a sink: its bytes are not kept")]
+    Sink(u32),
     #[error("[{va:#x}, +{len}) outside the region of rkey {rkey:#x}")]
     OutOfBounds { rkey: u32, va: u64, len: u64 },
 }
 
-/// One registered region, backed by memory this table owns.
+/// One registered region, backed by memory this table owns, or a sink.
 #[derive(Clone, Debug)]
 pub struct Region {
     pub va: u64,
+    /// Length in bytes.
+    pub len: u64,
     pub rkey: u32,
+    /// The bytes; empty for a sink region (see [`MemoryTable::register_sink`]).
     pub data: Vec<u8>,
+    /// Writes are checked (rkey, bounds) but not stored.
+    pub sink: bool,
 }
 
 /// The memory regions of one endpoint.
@@ -33,16 +40,30 @@ pub struct MemoryTable {
 impl MemoryTable {
     /// Register `[va, va+len)` under `rkey`, zero-filled.
     pub fn register(&mut self, va: u64, len: u64, rkey: u32) -> Result<(), MemoryError> {
+        self.add(va, len, rkey, false)
+    }
+
+    /// Register `[va, va+len)` under `rkey` as a sink: every access is
+    /// checked exactly as for a real region, but written bytes are not
+    /// stored and reads return an error. For simulations at fabric scale,
+    /// where thousands of multi-megabyte flows would otherwise need their
+    /// own memory; use [`MemoryTable::register`] wherever data is verified.
+    pub fn register_sink(&mut self, va: u64, len: u64, rkey: u32) -> Result<(), MemoryError> {
+        self.add(va, len, rkey, true)
+    }
+
+    fn add(&mut self, va: u64, len: u64, rkey: u32, sink: bool) -> Result<(), MemoryError> {
         if len == 0 || va.checked_add(len).is_none() || len > isize::MAX as u64 {
             return Err(MemoryError::BadLength(len));
         }
         if self.regions.iter().any(|r| r.rkey == rkey) {
             return Err(MemoryError::DuplicateRkey(rkey));
         }
-        if self.regions.iter().any(|r| va < r.va + r.data.len() as u64 && r.va < va + len) {
+        if self.regions.iter().any(|r| va < r.va + r.len && r.va < va + len) {
             return Err(MemoryError::Overlap { va, len });
         }
-        self.regions.push(Region { va, rkey, data: vec![0; len as usize] });
+        let data = if sink { Vec::new() } else { vec![0; len as usize] };
+        self.regions.push(Region { va, len, rkey, data, sink });
         Ok(())
     }
 
@@ -61,7 +82,7 @@ impl MemoryTable {
             .ok_or(MemoryError::UnknownRkey(rkey))?;
         let end = va.checked_add(len);
         match end {
-            Some(end) if va >= r.va && end <= r.va + r.data.len() as u64 => Ok((i, (va - r.va) as usize)),
+            Some(end) if va >= r.va && end <= r.va + r.len => Ok((i, (va - r.va) as usize)),
             _ => Err(MemoryError::OutOfBounds { rkey, va, len }),
         }
     }
@@ -74,14 +95,21 @@ impl MemoryTable {
     /// Place `bytes` at `va` after the rkey and bounds checks.
     pub fn write(&mut self, rkey: u32, va: u64, bytes: &[u8]) -> Result<(), MemoryError> {
         let (i, off) = self.find(rkey, va, bytes.len() as u64)?;
-        self.regions[i].data[off..off + bytes.len()].copy_from_slice(bytes);
+        let r = &mut self.regions[i];
+        if !r.sink {
+            r.data[off..off + bytes.len()].copy_from_slice(bytes);
+        }
         Ok(())
     }
 
     /// Read `[va, va+len)` of the region of `rkey`.
     pub fn read(&self, rkey: u32, va: u64, len: u64) -> Result<&[u8], MemoryError> {
         let (i, off) = self.find(rkey, va, len)?;
-        Ok(&self.regions[i].data[off..off + len as usize])
+        let r = &self.regions[i];
+        if r.sink {
+            return Err(MemoryError::Sink(rkey));
+        }
+        Ok(&r.data[off..off + len as usize])
     }
 
     /// The registered regions.
@@ -105,5 +133,16 @@ mod tests {
         assert!(matches!(m.write(7, 0x10f1, &[1; 16]), Err(MemoryError::OutOfBounds { .. })));
         assert!(matches!(m.write(9, 0x1000, &[1]), Err(MemoryError::UnknownRkey(9))));
         assert!(matches!(m.write(7, u64::MAX, &[1, 2]), Err(MemoryError::OutOfBounds { .. })));
+    }
+
+    #[test]
+    fn sink_checks_but_does_not_store() {
+        let mut m = MemoryTable::default();
+        m.register_sink(0x10_0000, 1 << 30, 5).unwrap();
+        m.write(5, 0x10_0000 + 4096, &[9; 4096]).unwrap();
+        assert!(matches!(m.write(5, 0x10_0000 + (1 << 30) - 1, &[1, 2]), Err(MemoryError::OutOfBounds { .. })));
+        assert!(matches!(m.write(6, 0x10_0000, &[1]), Err(MemoryError::UnknownRkey(6))));
+        assert_eq!(m.read(5, 0x10_0000, 1), Err(MemoryError::Sink(5)));
+        assert_eq!(m.register(0x10_0000, 16, 8), Err(MemoryError::Overlap { va: 0x10_0000, len: 16 }));
     }
 }
