@@ -135,11 +135,15 @@ struct Routes {
     host_leaf: Vec<NodeId>,
     /// `host_down[h * planes + p]`: that leaf's port to `h`.
     host_down: Vec<PortId>,
-    /// Index of each node among the leaves (`u32::MAX` if not a leaf).
+    /// Index of each node among the leaves of its plane (`u32::MAX` if not
+    /// a leaf).
     leaf_index: Vec<u32>,
+    /// Most leaves in one plane.
     n_leaves: usize,
-    /// `spans[node * n_leaves + leaf]` = range of `ports` with the ECMP
-    /// group of `node` toward `leaf` (switches only).
+    /// `spans[(node - n_hosts) * n_leaves + leaf_index[leaf]]` = range of
+    /// `ports` with the ECMP group of switch `node` toward `leaf` of the same
+    /// plane. Indexed by switch and per-plane leaf so that hosts and other
+    /// planes cost nothing (8192 hosts, 3 tiers: 1280 x 512 entries).
     spans: Vec<(u32, u16)>,
     ports: Vec<PortId>,
     /// Every port of each host (one per plane), as a span of `ports`.
@@ -289,17 +293,23 @@ impl Topology {
         }
         let mut leaf_index = vec![u32::MAX; n];
         let mut leaves = Vec::new();
+        let mut per_plane = vec![0u32; planes_n];
         for &l in &host_leaf {
             if leaf_index[l as usize] == u32::MAX {
-                leaf_index[l as usize] = leaves.len() as u32;
+                let p = plane_of(l).unwrap_or(0);
+                leaf_index[l as usize] = per_plane[p];
+                per_plane[p] += 1;
                 leaves.push(l);
             }
         }
-        let n_leaves = leaves.len();
-        let mut spans = vec![(0u32, 0u16); n * n_leaves];
+        let n_leaves = per_plane.iter().copied().max().unwrap_or(0) as usize;
+        let hs = n_hosts as usize;
+        let mut spans = vec![(0u32, 0u16); (n - hs) * n_leaves];
+        let mut last = vec![(0u32, 0u16); n - hs];
         let mut dist = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
-        for (li, &leaf) in leaves.iter().enumerate() {
+        for &leaf in &leaves {
+            let li = leaf_index[leaf as usize] as usize;
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[leaf as usize] = 0;
             queue.clear();
@@ -330,7 +340,18 @@ impl Topology {
                         ports.push(pi as PortId);
                     }
                 }
-                spans[s * n_leaves + li] = (start, (ports.len() as u32 - start) as u16);
+                let mut span = (start, (ports.len() as u32 - start) as u16);
+                // Share the group with this switch's previous one when equal
+                // (a ToR's uplinks serve every remote leaf): keeps `ports`
+                // small at 8192 hosts.
+                let prev = last[s - hs];
+                let slice = |(o, l): (u32, u16)| &ports[o as usize..o as usize + l as usize];
+                if prev.1 == span.1 && slice(prev) == slice(span) {
+                    ports.truncate(start as usize);
+                    span = prev;
+                }
+                last[s - hs] = span;
+                spans[(s - hs) * n_leaves + li] = span;
             }
         }
         let routes = Routes { host_leaf, host_down, leaf_index, n_leaves, spans, ports, host_ports };
@@ -354,7 +375,7 @@ impl Topology {
                     return std::slice::from_ref(&r.host_down[k]);
                 }
                 let li = r.leaf_index[leaf as usize] as usize;
-                r.spans[node as usize * r.n_leaves + li]
+                r.spans[(node - self.n_hosts) as usize * r.n_leaves + li]
             }
             None => return &[],
         };
