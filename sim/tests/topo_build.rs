@@ -177,6 +177,11 @@ fn bad_params_are_errors() {
     for p in [params(4, 64, 1, 1), params(3, 0, 1, 1), params(3, 64, 0, 1), params(3, 64, 1, 0), params(1, 64, 1, 1)] {
         assert!(matches!(Topology::build(&p), Err(TopoError::Invalid(_))), "{p:?}");
     }
+    for o in [70_000, u32::MAX] {
+        assert!(Topology::build(&params(2, 64, o, 1)).is_err());
+    }
+    let k = BuildKnobs { hosts_per_tor: Some(u32::MAX) };
+    assert!(Topology::build_with(&params(3, 64, 1, 1), &k).is_err());
     let k = BuildKnobs { hosts_per_tor: Some(6) };
     assert!(matches!(Topology::build_with(&params(3, 64, 4, 1), &k), Err(TopoError::Invalid(_))));
 }

@@ -74,6 +74,8 @@ fn malformed_lines_name_their_line() {
     assert_eq!(err_line(&with_line(2, "Nodes")).0, 2);
     assert_eq!(err_line(&with_line(2, "Nodes 128 129")).0, 2);
     assert_eq!(err_line(&with_line(2, "Nodes -4")).0, 2);
+    assert_eq!(err_line(&with_line(2, "Nodes 128.5")).0, 2);
+    assert_eq!(err_line(&with_line(4, "Podsize 1e400")).0, 4);
     assert_eq!(err_line(&with_line(9, "Radix_Down 4.5")).0, 9);
     assert_eq!(err_line(&with_line(6, "Tier x")).0, 6);
     assert_eq!(err_line(&with_line(6, "Tier 7")).0, 6);
@@ -128,5 +130,13 @@ proptest! {
     fn never_panics(line in 1usize..29, key in "[A-Za-z_]{0,20}", val in "[-0-9.a-z]{0,6}") {
         let _ = parse(&with_line(line, &format!("{key} {val}")));
         let _ = parse(&with_line(line, &key));
+    }
+
+    /// Arbitrary (large) values of the real keys never panic either.
+    #[test]
+    fn huge_values_never_panic(line in prop::sample::select(vec![2usize, 4, 9, 10, 17, 18, 21, 25, 28]), val in 0u64..5_000_000_000) {
+        let old = FT128.lines().nth(line - 1).unwrap();
+        let key = old.split_whitespace().next().unwrap();
+        let _ = parse(&with_line(line, &format!("{key} {val}")));
     }
 }

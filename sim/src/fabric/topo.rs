@@ -167,8 +167,11 @@ impl Topology {
         if p.planes == 0 {
             return bad("planes must be at least 1".into());
         }
-        if p.oversubscription == 0 {
-            return bad("oversubscription must be at least 1".into());
+        if p.oversubscription == 0 || p.oversubscription > PortId::MAX as u32 {
+            return bad(format!("oversubscription {} (1..=65535)", p.oversubscription));
+        }
+        if k.hosts_per_tor.is_some_and(|h| h > PortId::MAX as u32) {
+            return bad("hosts_per_tor above 65535".into());
         }
         if !(p.link_gbps > 0.0 && p.link_gbps.is_finite()) {
             return bad(format!("link rate {} Gb/s", p.link_gbps));
@@ -445,7 +448,7 @@ impl Clos {
         if c.hpt == 0 || c.tor_up == 0 || c.tors_per_pod == 0 || c.mid_per_pod == 0 || c.b1 == 0 || c.planes == 0 {
             return Err(format!("zero count in {c:?}"));
         }
-        if c.tor_up != c.mid_per_pod * c.b1 {
+        if c.tor_up as u64 != c.mid_per_pod as u64 * c.b1 as u64 {
             return Err(format!(
                 "ToR has {} uplinks but {} tier-1 switches per pod x bundle {}",
                 c.tor_up, c.mid_per_pod, c.b1
@@ -455,19 +458,23 @@ impl Clos {
             if c.b2 == 0 || c.mid_up == 0 || !divides(c.b2, c.mid_up) {
                 return Err(format!("tier-1 uplinks {} not a multiple of bundle {}", c.mid_up, c.b2));
             }
-            if c.cores != c.mid_per_pod * (c.mid_up / c.b2) {
+            if c.cores as u64 != c.mid_per_pod as u64 * (c.mid_up / c.b2) as u64 {
                 return Err(format!(
                     "{} cores, but {} aggs per pod x {} uplinks / bundle {} need {}",
                     c.cores,
                     c.mid_per_pod,
                     c.mid_up,
                     c.b2,
-                    c.mid_per_pod * (c.mid_up / c.b2)
+                    c.mid_per_pod as u64 * (c.mid_up / c.b2) as u64
                 ));
             }
         }
-        let ports = |x: u32| x <= PortId::MAX as u32;
-        if !ports(c.hpt + c.tor_up) || !ports(c.tors_per_pod * c.b1 + c.mid_up) || !ports(c.pods * c.b2) {
+        let ports = |x: u64| x <= PortId::MAX as u64;
+        let w = |x: u32| x as u64;
+        if !ports(w(c.hpt) + w(c.tor_up))
+            || !ports(w(c.tors_per_pod) * w(c.b1) + w(c.mid_up))
+            || !ports(w(c.pods) * w(c.b2))
+        {
             return Err("more than 65535 ports on a switch".into());
         }
         let switches = c.planes as u64 * (c.hosts.div_ceil(c.hpt) as u64 + c.pods as u64 * c.mid_per_pod as u64 + c.cores as u64);
@@ -629,9 +636,14 @@ impl HtsimFile {
                 Ok(())
             };
             match k.as_str() {
-                "nodes" => set(&mut f.nodes)?,
-                "tiers" => set(&mut f.tiers)?,
-                "podsize" => set(&mut f.podsize)?,
+                "nodes" | "tiers" | "podsize" => {
+                    int(v)?;
+                    set(match k.as_str() {
+                        "nodes" => &mut f.nodes,
+                        "tiers" => &mut f.tiers,
+                        _ => &mut f.podsize,
+                    })?
+                }
                 "tier" => {
                     let n = int(v)? as usize;
                     if n > 2 {
@@ -792,8 +804,9 @@ impl HtsimFile {
             c.pods = hosts / podsize;
         }
         // Tier 1: every ToR of the pod (or fabric) below, `b1` links each.
-        let tor_links = c.tors_per_pod * up[0];
-        if down[1] != c.tors_per_pod * bundle[1] || !divides(down[1], tor_links) {
+        let w = |x: u32| x as u64;
+        let tor_links = w(c.tors_per_pod) * w(up[0]);
+        if w(down[1]) != w(c.tors_per_pod) * w(bundle[1]) || tor_links % w(down[1]) != 0 {
             return Err(err(
                 rd(1),
                 format!(
@@ -805,18 +818,19 @@ impl HtsimFile {
                 ),
             ));
         }
-        c.mid_per_pod = tor_links / down[1];
+        c.mid_per_pod = (tor_links / w(down[1])) as u32;
         if tiers == 3 {
             c.mid_up = up[1];
             c.b2 = bundle[2];
-            let agg_links = c.pods * c.mid_per_pod * up[1];
-            if down[2] != c.pods * bundle[2] || !divides(down[2], agg_links) {
+            let agg_links = w(c.pods) * w(c.mid_per_pod) * w(up[1]);
+            if w(down[2]) != w(c.pods) * w(bundle[2]) || agg_links % w(down[2]) != 0 {
                 return Err(err(
                     rd(2),
                     format!("tier-2 Radix_Down {} must be {} pods x Bundle {}", down[2], c.pods, bundle[2]),
                 ));
             }
-            c.cores = agg_links / down[2];
+            c.cores = u32::try_from(agg_links / w(down[2]))
+                .map_err(|_| err(rd(2), "too many cores".into()))?;
         }
         c.check().map_err(|m| err(rd(tiers as usize - 1), m))?;
         Ok(c)
