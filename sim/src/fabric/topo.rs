@@ -3,7 +3,9 @@
 //! htsim `.topo` files; plus the ECMP routing tables.
 //!
 //! CONTRACT FILE: the types and signatures below are what the simulator
-//! engine uses. Bodies are being written in their own branch.
+//! engine uses. Additions since the contract: `Default for TopoParams`,
+//! `BuildKnobs` with `Topology::build_with`, `Topology::from_htsim_str`.
+//! Model, `.topo` mapping and routing: `docs/sim-topology.md`.
 
 use proto::time::Duration;
 
@@ -861,6 +863,30 @@ mod tests {
         assert!(t.next_hops(2, 7).is_empty());
         // 2 hops of 1 us + 2 x 4000 B at 100 Gb/s (320 ns each).
         assert_eq!(t.base_latency(0, 1, 4000), Duration::from_ns(2 * 1000 + 2 * 320));
+    }
+
+    #[test]
+    fn htsim_numbers_derive_the_clos() {
+        let text = "Nodes 1024\nTiers 3\nPodsize 64\nTier 0\nRadix_Down 8\nRadix_Up 8\nDownlink_speed_Gbps 100\n\
+                    Downlink_Latency_ns 1000\nTier 1\nRadix_Down 8\nRadix_Up 8\nDownlink_speed_Gbps 100\n\
+                    Downlink_Latency_ns 1000\nTier 2\nRadix_Down 16\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 1000";
+        let c = HtsimFile::parse(text, "x").unwrap().to_clos(1).unwrap();
+        assert_eq!((c.hpt, c.tor_up, c.tors_per_pod, c.pods), (8, 8, 8, 16));
+        assert_eq!((c.mid_per_pod, c.mid_up, c.cores, c.b1, c.b2), (8, 8, 64, 1, 1));
+        let two = "Nodes 1024\nTiers 2\nTier 0\nRadix_Down 32\nOversubscribed 4\nDownlink_speed_Gbps 100\n\
+                   Downlink_Latency_ns 1000\nTier 1\nRadix_Down 32\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 1000";
+        let c = HtsimFile::parse(two, "x").unwrap().to_clos(1).unwrap();
+        assert_eq!((c.hpt, c.tor_up, c.tors_per_pod, c.pods, c.mid_per_pod), (32, 8, 32, 1, 8));
+    }
+
+    #[test]
+    fn equal_groups_share_storage() {
+        let t = Topology::build(&TopoParams::default()).unwrap();
+        // 128 ToRs x 2 distinct groups (uplinks; nothing else) + aggs + cores:
+        // far fewer than one group per (switch, leaf).
+        assert!(t.routes.ports.len() < 20_000, "{}", t.routes.ports.len());
+        assert_eq!(t.routes.n_leaves, 128);
+        assert_eq!(t.routes.spans.len(), 320 * 128);
     }
 
     #[test]
