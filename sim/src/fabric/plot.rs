@@ -59,11 +59,13 @@ const AXIS_LABEL_PX: f64 = 26.0;
 const TICK_PX: f64 = 20.0;
 const LEGEND_PX: f64 = 20.0;
 const NOTE_PX: f64 = 20.0;
-const CDF_MAX_STEPS: usize = 4000;
+const CDF_MAX_STEPS: usize = 1000;
+const CDF_STAIR_MAX: usize = 200;
 const GOODPUT_MAX_BINS: f64 = 1.0e7;
 
-/// Okabe-Ito colour-blind-safe palette (black last: it is used for markers).
-const PALETTE: [RGBColor; 7] = [
+/// Okabe-Ito colour-blind-safe palette; a ninth series reuses the first
+/// colour.
+const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -71,6 +73,7 @@ const PALETTE: [RGBColor; 7] = [
     RGBColor(230, 159, 0),   // orange
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(240, 228, 66),  // yellow
+    RGBColor(0, 0, 0),       // black
 ];
 
 fn colour(i: usize) -> RGBColor {
@@ -234,19 +237,25 @@ fn cdf_lines(series: &[(String, Vec<f64>)], log_x: bool) -> Vec<Option<CdfLine>>
             v.sort_by(f64::total_cmp);
             let n = v.len();
             // Step function through (x_i, i/n) -> (x_i, (i+1)/n); thinned to
-            // at most CDF_MAX_STEPS evenly spaced ranks for huge inputs.
+            // the first and CDF_MAX_STEPS evenly spaced ranks (the last included)
+            // for big inputs: 0.1% resolution in y, p50/p99 computed exactly.
             let ranks: Vec<usize> = if n <= CDF_MAX_STEPS {
                 (0..n).collect()
             } else {
-                (0..CDF_MAX_STEPS)
-                    .map(|k| ((k + 1) * n) / CDF_MAX_STEPS - 1)
+                std::iter::once(0)
+                    .chain((0..CDF_MAX_STEPS).map(|k| ((k + 1) * n) / CDF_MAX_STEPS - 1))
                     .collect()
             };
+            // Past a few hundred steps a 3 px stair is only jagged noise:
+            // join the top corners instead (same curve at this resolution).
+            let stairs = ranks.len() <= CDF_STAIR_MAX;
             let mut steps = Vec::with_capacity(2 * ranks.len());
             let mut prev_y = 0.0;
             for &i in &ranks {
                 let y = (i + 1) as f64 / n as f64;
-                steps.push((v[i], prev_y));
+                if stairs || steps.is_empty() {
+                    steps.push((v[i], prev_y));
+                }
                 steps.push((v[i], y));
                 prev_y = y;
             }
@@ -495,33 +504,13 @@ macro_rules! draw_goodput {
             .draw()
             .map_err(draw_err)?;
         let (y0, y1) = (chart.y_range().start, chart.y_range().end);
-        for (i, (t, label)) in $markers.iter().enumerate() {
+        for (t, _) in $markers.iter() {
             chart
                 .draw_series(DashedLineSeries::new(
                     vec![(*t, y0), (*t, y1)],
                     8,
                     6,
                     BLACK.mix(0.7).stroke_width(2),
-                ))
-                .map_err(draw_err)?;
-            // Stagger labels of nearby markers so they do not overlap.
-            let row = (i % 3) as i32;
-            // Labels of markers near the right edge go left of their line.
-            let (x0, x1) = (chart.x_range().start, chart.x_range().end);
-            let right = (*t - x0) > 0.8 * (x1 - x0);
-            let (dx, anchor) = if right {
-                (-6, Pos::new(HPos::Right, VPos::Top))
-            } else {
-                (6, Pos::new(HPos::Left, VPos::Top))
-            };
-            chart
-                .draw_series(std::iter::once(
-                    EmptyElement::at((*t, y1))
-                        + Text::new(
-                            label.clone(),
-                            (dx, 6 + 24 * row),
-                            (FONT, NOTE_PX).into_font().color(&BLACK).pos(anchor),
-                        ),
                 ))
                 .map_err(draw_err)?;
         }
@@ -544,6 +533,41 @@ macro_rules! draw_goodput {
                     .draw_series(std::iter::once(Circle::new(pts[0], 5, c.filled())))
                     .map_err(draw_err)?;
             }
+        }
+        // Marker labels last, on a light box, so lines never cross them.
+        for (i, (t, label)) in $markers.iter().enumerate() {
+            // Stagger labels of nearby markers so they do not overlap.
+            let row = (i % 3) as i32;
+            // Labels of markers near the right edge go left of their line.
+            let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+            let right = (*t - x0) > 0.8 * (x1 - x0);
+            let (dx, anchor) = if right {
+                (-6, Pos::new(HPos::Right, VPos::Top))
+            } else {
+                (6, Pos::new(HPos::Left, VPos::Top))
+            };
+            let style = (FONT, NOTE_PX).into_font().color(&BLACK).pos(anchor);
+            let (w, h) = chart
+                .plotting_area()
+                .estimate_text_size(label, &style)
+                .map_err(draw_err)?;
+            let (w, h) = (w as i32, h as i32);
+            let top = 6 + 24 * row;
+            let (bx0, bx1) = if right {
+                (dx - w - 3, dx + 3)
+            } else {
+                (dx - 3, dx + w + 3)
+            };
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((*t, y1))
+                        + Rectangle::new(
+                            [(bx0, top - 2), (bx1, top + h + 2)],
+                            WHITE.mix(0.85).filled(),
+                        )
+                        + Text::new(label.clone(), (dx, top), style),
+                ))
+                .map_err(draw_err)?;
         }
         chart
             .configure_series_labels()
