@@ -22,6 +22,24 @@ pub struct Slot {
     pub dst: u32,
     /// Bytes on the wire (computed once at injection, again on trim).
     pub wire: u32,
+    /// [`EcmpMode::EvPath`]: the path digits not consumed yet.
+    pub route: u32,
+}
+
+/// How a node picks a member of its ECMP group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EcmpMode {
+    /// Hash of the 5-tuple with a per-node salt, mod the group size (what
+    /// commodity switches do): EVs map to paths pseudo-randomly, so some
+    /// paths get more of a flow's EVs than others. EV values are drawn at
+    /// random per flow.
+    Hash,
+    /// The EV names the path (MRC's NIC-generated EVs built from per-hop
+    /// fields): every node with a group of `n > 1` members takes the next
+    /// mixed-radix digit of the EV (`member = rem % n; rem /= n`). A flow's
+    /// EVs are consecutive values from a random 256-aligned base, so they
+    /// cover the paths evenly (htsim's path-index spraying behaves so).
+    EvPath,
 }
 
 /// Packets in flight, named by index; freed slots are reused, so the
@@ -208,7 +226,7 @@ impl Ports {
         let mut salt = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
             base.push(ports.len() as u32);
-            salt.push(mix64(seed ^ mix64(i as u64 ^ 0x5A17_0000_0000)));
+            salt.push(node_salt(seed, i as NodeId));
             for p in &n.ports {
                 let peer = &topo.nodes[p.peer as usize];
                 let ppb = 8000.0 / p.gbps;
@@ -241,6 +259,47 @@ impl Ports {
     pub fn index(&self, node: NodeId, port: u16) -> u32 {
         self.base[node as usize] + port as u32
     }
+}
+
+/// The ECMP salt of `node` under `seed`.
+pub fn node_salt(seed: u64, node: NodeId) -> u64 {
+    mix64(seed ^ mix64(node as u64 ^ 0x5A17_0000_0000))
+}
+
+/// Pick the member of an ECMP group of `n` at `node` for a packet
+/// (`route` is the remaining EV digits in [`EcmpMode::EvPath`]).
+#[inline]
+pub fn ecmp_pick(mode: EcmpMode, salt: u64, src: u32, dst: u32, ev: u32, route: &mut u32, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    match mode {
+        EcmpMode::Hash => (ecmp_hash(salt, src, dst, ev) % n as u64) as usize,
+        EcmpMode::EvPath => {
+            let i = *route % n as u32;
+            *route /= n as u32;
+            i as usize
+        }
+    }
+}
+
+/// The hops (node, egress port) a packet from host `src` to host `dst` on
+/// entropy value `ev` takes with no faults, under ECMP `mode` and `seed`
+/// (the simulator's salts): to find which EVs cross a link.
+pub fn trace_path(topo: &Topology, mode: EcmpMode, seed: u64, src: u32, dst: u32, ev: u32) -> Vec<(NodeId, u16)> {
+    let mut hops = Vec::new();
+    let mut node = src;
+    let mut route = ev & 0xFFFF;
+    while node != dst && hops.len() < 64 {
+        let group = topo.next_hops(node, dst);
+        if group.is_empty() {
+            break;
+        }
+        let i = ecmp_pick(mode, node_salt(seed, node), src, dst, ev, &mut route, group.len());
+        hops.push((node, group[i]));
+        node = topo.nodes[node as usize].ports[group[i] as usize].peer;
+    }
+    hops
 }
 
 /// A 64-bit mixer (splitmix64 finaliser).

@@ -81,6 +81,8 @@ pub struct Summary {
     /// Last flow completion, us (makespan).
     pub last_completion_us: Option<f64>,
     pub conservation: Conservation,
+    /// Largest switch data queue seen, bytes.
+    pub max_queue_bytes: u64,
     /// Largest number of packets in flight at once.
     pub peak_packets: usize,
 }
@@ -109,6 +111,7 @@ pub struct EvMark {
     /// Its entropy value.
     pub ev: u32,
     pub at_ps: u64,
+    pub reason: proto::model::ev::EvChangeReason,
 }
 
 /// Everything a run produces.
@@ -118,6 +121,9 @@ pub struct RunOutput {
     pub summary: Summary,
     pub series: GoodputSeries,
     pub ev_marks: Vec<EvMark>,
+    /// Each flow's EV values, in EV-index order (empty if it never started).
+    #[serde(skip)]
+    pub flow_evs: Vec<Vec<u32>>,
     /// Per-port counters (global port order: node by node).
     #[serde(skip)]
     pub ports: Vec<PortStats>,

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
-use proto::model::ev::{EvSetConfig, EvState};
+use proto::model::ev::{EvSetConfig, EvState, SprayPolicy};
 use proto::model::{
     Event as QpEvent, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Transport, WcStatus,
     WriteRequest, RETRY_INFINITE,
@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::event::{DefaultQueue, Event, EventList};
 use super::fault::{self, Action, Fault};
-use super::net::{self, at, ecmp_hash, mix64, ser_ps, DropReason, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
+use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
 use super::results::{
     fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary,
 };
@@ -36,6 +36,8 @@ pub struct SimConfig {
     /// Seeds EV values, QP seeds, ECMP salts, ECN and loss draws.
     pub seed: u64,
     pub switch: SwitchConfig,
+    /// How EVs map to paths.
+    pub ecmp: EcmpMode,
     pub faults: Vec<Fault>,
     /// After a link goes down, routing excludes it after this delay
     /// (`None`: routing never reconverges; packets hashed onto the dead
@@ -48,6 +50,13 @@ pub struct SimConfig {
     pub retry_exp: u8,
     /// Receive/send window in units of 128 PSNs.
     pub mpr_units: u8,
+    /// NSCC (MRC): window ceiling in bandwidth-delay products of the
+    /// flow's unloaded RTT (`NsccConfig::for_fabric` uses 1.5).
+    pub nscc_max_cwnd_bdp: f64,
+    /// NSCC (MRC): initial window in BDPs (`for_fabric` uses 1; the
+    /// default 1.5 starts at the ceiling, at line rate even with some
+    /// queueing, as UEC's NSCC does).
+    pub nscc_init_cwnd_bdp: f64,
     /// Override congestion control with a fixed window of this many bytes.
     pub fixed_window: Option<u64>,
     pub ack_every: u16,
@@ -56,6 +65,8 @@ pub struct SimConfig {
     pub min_active_evs: u16,
     /// How long an ASSUMED_BAD EV waits before it is probed again.
     pub probe_interval: Duration,
+    /// How the requester spreads packets over its GOOD EVs.
+    pub spray: SprayPolicy,
     /// Bytes added to every frame's length on the wire (preamble, FCS,
     /// inter-frame gap...): 0 = the frame as `proto::wire::frame_len` says.
     pub wire_extra_bytes: u32,
@@ -78,6 +89,7 @@ impl SimConfig {
             mtu: 4096,
             seed: 1,
             switch: SwitchConfig::default(),
+            ecmp: EcmpMode::Hash,
             faults: Vec::new(),
             reroute_after: None,
             ack_timeout_exp: 7,
@@ -85,10 +97,13 @@ impl SimConfig {
             retry_exp: RETRY_INFINITE,
             mpr_units: 4,
             fixed_window: None,
+            nscc_max_cwnd_bdp: 1.5,
+            nscc_init_cwnd_bdp: 1.5,
             ack_every: 4,
             ack_delay: Duration::from_us(2),
             min_active_evs: 4,
             probe_interval: Duration::from_us(100),
+            spray: SprayPolicy::RoundRobin,
             wire_extra_bytes: 0,
             time_limit: Duration::from_ms(1000),
             series_bin: Duration::from_us(10),
@@ -371,10 +386,22 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             Transport::Rc => 1,
         };
         let mut evs: Vec<u32> = Vec::with_capacity(n_evs);
-        while evs.len() < n_evs {
-            let v: u32 = rng.gen::<u16>() as u32;
-            if !evs.contains(&v) {
-                evs.push(v);
+        match cfg.ecmp {
+            EcmpMode::Hash => {
+                while evs.len() < n_evs {
+                    let v: u32 = rng.gen::<u16>() as u32;
+                    if !evs.contains(&v) {
+                        evs.push(v);
+                    }
+                }
+            }
+            EcmpMode::EvPath => {
+                let base = if n_evs > 1 { rng.gen::<u8>() as u32 * 256 } else { rng.gen::<u16>() as u32 };
+                evs.extend((0..n_evs as u32).map(|i| base + i));
+                // Spraying walks the set in order: shuffle it per flow so
+                // flows do not visit the paths in lockstep (with one cyclic
+                // order, flows in phase collide persistently).
+                rand::seq::SliceRandom::shuffle(evs.as_mut_slice(), &mut rng);
             }
         }
         let gbps = self.topo.nodes[spec.src as usize].ports.first().map_or(100.0, |p| p.gbps);
@@ -384,7 +411,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             + self.topo.base_latency(spec.dst, spec.src, ack_wire);
         let cc = match (cfg.fixed_window, cfg.transport) {
             (Some(w), _) => CcConfig::Fixed { window: w },
-            (None, Transport::Mrc) => CcConfig::Nscc(NsccConfig::for_fabric(gbps, base_rtt, cfg.mtu)),
+            (None, Transport::Mrc) => {
+                let mut n = NsccConfig::for_fabric(gbps, base_rtt, cfg.mtu);
+                let bdp = (gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()).max(cfg.mtu as f64 * 4.0);
+                n.max_cwnd = ((bdp * cfg.nscc_max_cwnd_bdp) as u64).max(n.min_cwnd);
+                n.init_cwnd = ((bdp * cfg.nscc_init_cwnd_bdp) as u64).clamp(n.min_cwnd, n.max_cwnd);
+                CcConfig::Nscc(n)
+            }
             (None, Transport::Rc) => CcConfig::Dcqcn(DcqcnConfig::for_line_rate(gbps)),
         };
         let req_id = 2 * f;
@@ -394,9 +427,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             evs: evs.clone(),
             min_active: cfg.min_active_evs.min(n_evs as u16).max(1),
             probe_interval: cfg.probe_interval,
+            policy: cfg.spray,
             event_queue_len: 64,
             seed: rng.gen(),
-            ..EvSetConfig::default()
         };
         let make = |id: u32, peer: u32, seed: u64| -> Result<Qp, String> {
             let mut qc = QpConfig::new(cfg.transport, qpn(id));
@@ -562,7 +595,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     let st = &mut self.flows[f as usize];
                     st.ev_bad += 1;
                     let ev = st.evs.get(ch.ev_index as usize).copied().unwrap_or(u32::MAX);
-                    self.ev_marks.push(EvMark { flow: f, ev_index: ch.ev_index, ev, at_ps: self.now.as_ps() });
+                    self.ev_marks.push(EvMark { flow: f, ev_index: ch.ev_index, ev, at_ps: self.now.as_ps(), reason: ch.reason });
                 }
             }
             QpEvent::StateChanged { to: QpState::Error, .. } => {
@@ -637,14 +670,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         self.cons.injected += 1;
         let wire = self.wire_len(&pkt);
         let group = self.topo.next_hops(h, dst);
-        let port = if group.len() > 1 {
-            let i = (ecmp_hash(self.ports.salt[h as usize], h, dst, pkt.ev) % group.len() as u64) as usize;
-            group[i]
-        } else {
-            group.first().copied().unwrap_or(0)
-        };
+        let mut route = pkt.ev & 0xFFFF;
+        let i = net::ecmp_pick(self.cfg.ecmp, self.ports.salt[h as usize], h, dst, pkt.ev, &mut route, group.len());
+        let port = group.get(i).copied().unwrap_or(0);
         let g = self.ports.index(h, port);
-        let id = self.slab.insert(Slot { pkt, src: h, dst, wire });
+        let id = self.slab.insert(Slot { pkt, src: h, dst, wire, route });
         let p = &mut self.ports.ports[g as usize];
         if p.busy.is_none() {
             self.start_tx(g, id);
@@ -735,7 +765,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             return;
         }
         let n = group.len();
-        let mut i = if n > 1 { (ecmp_hash(self.ports.salt[node as usize], src, dst, ev) % n as u64) as usize } else { 0 };
+        let salt = self.ports.salt[node as usize];
+        let mode = self.cfg.ecmp;
+        let mut i = net::ecmp_pick(mode, salt, src, dst, ev, &mut self.slab.get_mut(id).route, n);
         let base = self.ports.base[node as usize];
         if self.ports.ports[(base + group[i] as u32) as usize].excluded {
             // Rerouted: the next member that is not excluded.
@@ -949,6 +981,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             sim_time_us: self.now.as_ps() as f64 / 1e6,
             last_completion_us: last,
             conservation: self.cons,
+            max_queue_bytes: ps.max_queue_bytes,
             peak_packets: self.slab.capacity(),
         };
         assert_eq!(summary.drops, self.cons.dropped, "every drop counted with a reason");
@@ -959,6 +992,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             summary,
             series: GoodputSeries { bin_ps: self.cfg.series_bin.as_ps(), bytes: std::mem::take(&mut self.series) },
             ev_marks: std::mem::take(&mut self.ev_marks),
+            flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
             ports: self.ports.ports.iter().map(|p| p.stats).collect(),
         }
     }
