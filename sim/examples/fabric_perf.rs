@@ -51,6 +51,9 @@ fn main() {
     if let Ok(w) = std::env::var("FIXED_WINDOW") {
         cfg.fixed_window = w.parse().ok();
     }
+    if let Ok(w) = std::env::var("MPR") {
+        cfg.mpr_units = w.parse().unwrap();
+    }
     if let Ok(w) = std::env::var("INITBDP") {
         cfg.nscc_init_cwnd_bdp = w.parse().unwrap();
     }

@@ -109,11 +109,13 @@ pub struct RadixQueue {
     /// Bucket 0 drained from its front (index of the next one).
     head0: usize,
     seq: u64,
+    /// Bit b set when bucket b (b >= 1) may be non-empty.
+    nonempty: u128,
 }
 
 impl Default for RadixQueue {
     fn default() -> Self {
-        RadixQueue { last: 0, len: 0, buckets: (0..65).map(|_| Vec::new()).collect(), head0: 0, seq: 0 }
+        RadixQueue { last: 0, len: 0, buckets: (0..65).map(|_| Vec::new()).collect(), head0: 0, seq: 0, nonempty: 0 }
     }
 }
 
@@ -140,6 +142,7 @@ impl EventList for RadixQueue {
         self.seq += 1;
         let b = Self::bucket(self.last, k);
         self.buckets[b].push((k, self.seq, ev));
+        self.nonempty |= 1 << b;
         self.len += 1;
     }
 
@@ -150,7 +153,9 @@ impl EventList for RadixQueue {
         if self.head0 >= self.buckets[0].len() {
             self.buckets[0].clear();
             self.head0 = 0;
-            let b = (1..65).find(|&b| !self.buckets[b].is_empty()).expect("len > 0");
+            let b = (self.nonempty & !1).trailing_zeros() as usize;
+            debug_assert!(b < 65 && !self.buckets[b].is_empty());
+            self.nonempty &= !(1 << b);
             let mut v = std::mem::take(&mut self.buckets[b]);
             let min = v.iter().map(|e| e.0).min().expect("non-empty");
             self.last = min;
@@ -160,6 +165,7 @@ impl EventList for RadixQueue {
             for e in v.drain(..) {
                 let nb = Self::bucket(min, e.0);
                 self.buckets[nb].push(e);
+                self.nonempty |= 1 << nb;
             }
             self.buckets[b] = v;
             if self.buckets[0].len() > 1 {
@@ -177,9 +183,24 @@ impl EventList for RadixQueue {
     }
 }
 
-/// The queue the simulator uses. See docs/sim-fabric.md for the
-/// measurement; it is filled in by the benchmark that compares them.
-pub type DefaultQueue = HeapQueue;
+/// The queue the simulator uses: the radix heap.
+///
+/// Measured on the real workload (1024-host 3-tier fat tree, permutation of
+/// 2 MB flows, MRC over 128 EVs, 7.85 M events, identical outputs with
+/// either queue), release build on the 2-core machine, best of 3 under
+/// load from other jobs:
+///
+/// | queue       | wall   | events/s | peak RSS |
+/// |-------------|--------|----------|----------|
+/// | binary heap | 2.51 s | 3.1 M    | 88 MB    |
+/// | radix heap  | 1.90 s | 4.1 M    | 96 MB    |
+///
+/// Under callgrind (128-host case) the two execute about the same number of
+/// instructions (the heap's `pop` was 40% of them): the radix heap wins on
+/// memory access (appends and sequential scans instead of sift-down over a
+/// 32-byte-entry heap of ~100 K pending events). Command:
+/// `cargo run --release -p sim --example fabric_perf -- perm1024 128 heap|radix`.
+pub type DefaultQueue = RadixQueue;
 
 #[cfg(test)]
 mod tests {

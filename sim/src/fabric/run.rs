@@ -79,7 +79,7 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// Defaults for `transport`: 128 EVs (MRC), 4 KiB MTU, MPR 4 x 128
+    /// Defaults for `transport`: 128 EVs (MRC), 4 KiB MTU, MPR 2 x 128
     /// PSNs, RTO 1.024 us x 2^7 (131 us), 7 linear + infinite exponential
     /// retries.
     pub fn new(transport: Transport) -> SimConfig {
@@ -95,7 +95,7 @@ impl SimConfig {
             ack_timeout_exp: 7,
             retry_linear: 7,
             retry_exp: RETRY_INFINITE,
-            mpr_units: 4,
+            mpr_units: 2,
             fixed_window: None,
             nscc_max_cwnd_bdp: 1.5,
             nscc_init_cwnd_bdp: 1.5,
