@@ -176,6 +176,15 @@ struct FlowState {
     evs: Vec<u32>,
 }
 
+/// Reachability over non-excluded links, per (node, destination
+/// representative), while some link is excluded by rerouting.
+struct Reach {
+    rep_of: Vec<u32>,
+    reps: Vec<u32>,
+    n_reps: usize,
+    ok: Vec<bool>,
+}
+
 struct Sim<'a, Q: EventList> {
     topo: &'a Topology,
     cfg: &'a SimConfig,
@@ -194,6 +203,7 @@ struct Sim<'a, Q: EventList> {
     rng: FastRng,
     cons: Conservation,
     no_route: u64,
+    reroute: Option<Reach>,
     flows_done: usize,
     events: u64,
     ev_marked_bad: u64,
@@ -328,6 +338,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             rng: FastRng::new(cfg.seed ^ 0xEC4),
             cons: Conservation::default(),
             no_route: 0,
+            reroute: None,
             flows_done: 0,
             events: 0,
             ev_marked_bad: 0,
@@ -671,7 +682,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let wire = self.wire_len(&pkt);
         let group = self.topo.next_hops(h, dst);
         let mut route = pkt.ev & 0xFFFF;
-        let i = net::ecmp_pick(self.cfg.ecmp, self.ports.salt[h as usize], h, dst, pkt.ev, &mut route, group.len());
+        let n = group.len();
+        let mut i = net::ecmp_pick(self.cfg.ecmp, self.ports.salt[h as usize], h, dst, pkt.ev, &mut route, n);
+        if self.reroute.is_some() && n > 1 && !self.member_ok(h, group[i], dst) {
+            if let Some(j) = (1..n).map(|k| (i + k) % n).find(|&j| self.member_ok(h, group[j], dst)) {
+                i = j;
+            }
+        }
         let port = group.get(i).copied().unwrap_or(0);
         let g = self.ports.index(h, port);
         let id = self.slab.insert(Slot { pkt, src: h, dst, wire, route });
@@ -769,11 +786,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mode = self.cfg.ecmp;
         let mut i = net::ecmp_pick(mode, salt, src, dst, ev, &mut self.slab.get_mut(id).route, n);
         let base = self.ports.base[node as usize];
-        if self.ports.ports[(base + group[i] as u32) as usize].excluded {
-            // Rerouted: the next member that is not excluded.
+        if self.reroute.is_some() && n > 1 && !self.member_ok(node, group[i], dst) {
+            // Rerouted: the next member that avoids excluded links.
             for k in 1..n {
                 let j = (i + k) % n;
-                if !self.ports.ports[(base + group[j] as u32) as usize].excluded {
+                if self.member_ok(node, group[j], dst) {
                     i = j;
                     break;
                 }
@@ -877,6 +894,76 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 
     // ---------------------------------------------------------------- faults
 
+    /// With rerouting active: port `port` of `node` is not excluded and
+    /// its peer still reaches `dst` over non-excluded shortest paths.
+    fn member_ok(&self, node: u32, port: u16, dst: u32) -> bool {
+        let Some(r) = &self.reroute else { return true };
+        let g = self.ports.index(node, port);
+        let p = &self.ports.ports[g as usize];
+        if p.excluded {
+            return false;
+        }
+        let peer = p.peer_node;
+        peer < self.topo.n_hosts || r.ok[peer as usize * r.n_reps + r.rep_of[dst as usize] as usize]
+    }
+
+    /// Recompute which switches still reach which destinations over
+    /// non-excluded links (after a reroute or a link coming back).
+    fn recompute_reach(&mut self) {
+        let any = self.ports.ports.iter().any(|p| p.excluded);
+        if !any {
+            self.reroute = None;
+            return;
+        }
+        let topo = self.topo;
+        let n_hosts = topo.n_hosts as usize;
+        let mut r = self.reroute.take().unwrap_or_else(|| {
+            // Hosts behind the same leaves route identically everywhere but
+            // at those leaves: one representative per set of leaves.
+            let mut keys: std::collections::BTreeMap<Vec<u32>, u32> = std::collections::BTreeMap::new();
+            let mut rep_of = Vec::with_capacity(n_hosts);
+            let mut reps = Vec::new();
+            for h in 0..n_hosts {
+                let key: Vec<u32> = topo.nodes[h].ports.iter().map(|p| p.peer).collect();
+                let next = keys.len() as u32;
+                let r = *keys.entry(key).or_insert_with(|| {
+                    reps.push(h as u32);
+                    next
+                });
+                rep_of.push(r);
+            }
+            let n_reps = reps.len();
+            Reach { rep_of, reps, n_reps, ok: Vec::new() }
+        });
+        let n_nodes = topo.nodes.len();
+        r.ok.clear();
+        r.ok.resize(n_nodes * r.n_reps, false);
+        loop {
+            let mut changed = false;
+            for node in n_hosts..n_nodes {
+                for (ri, &rep) in r.reps.iter().enumerate() {
+                    let k = node * r.n_reps + ri;
+                    if r.ok[k] {
+                        continue;
+                    }
+                    let base = self.ports.base[node];
+                    let reach = topo.next_hops(node as u32, rep).iter().any(|&pp| {
+                        let p = &self.ports.ports[(base + pp as u32) as usize];
+                        !p.excluded && (p.peer_node < topo.n_hosts || r.ok[p.peer_node as usize * r.n_reps + ri])
+                    });
+                    if reach {
+                        r.ok[k] = true;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.reroute = Some(r);
+    }
+
     fn apply_fault(&mut self, i: u32) {
         let (_, link, action) = self.actions[i as usize];
         let a = self.ports.index(link.node, link.port);
@@ -908,6 +995,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     p.blackhole = false;
                 }
             }
+        }
+        if matches!(action, Action::Reroute | Action::Up) && (self.reroute.is_some() || action == Action::Reroute) {
+            self.recompute_reach();
         }
     }
 
