@@ -4,10 +4,10 @@
 //!
 //! scenarios: perm1024 (default), perm128, incast128, perm1024-degraded,
 //! perm1024-down; evs: EVs per flow (1 = single-path ECMP; RC when "rc");
-//! queue: heap | radix. Prints the summary, events/s, wall time and peak RSS.
+//! queue: radix (default) | heap | wheel. Prints the summary, events/s, wall time and peak RSS.
 
 use proto::time::{Duration, Instant};
-use sim::fabric::event::{HeapQueue, RadixQueue};
+use sim::fabric::event::{HeapQueue, RadixQueue, WheelQueue};
 use sim::fabric::run::bench_with;
 use sim::fabric::testnets::{fat_tree, FatTreeShape, LinkSpec};
 use sim::fabric::traffic::{incast, permutation, read_cm};
@@ -26,7 +26,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let scenario = args.get(1).map_or("perm1024", |s| s.as_str());
     let evs = args.get(2).map_or("128", |s| s.as_str());
-    let queue = args.get(3).map_or("heap", |s| s.as_str());
+    let queue = args.get(3).map_or("radix", |s| s.as_str());
     let shape = if scenario.contains("1024") { FatTreeShape::hosts_1024() } else { FatTreeShape::k_ary(8) };
     let (topo, ids) = fat_tree(shape, LinkSpec::default());
     let mut cfg = if evs == "rc" { SimConfig::rc() } else { SimConfig::mrc() };
@@ -72,6 +72,7 @@ fn main() {
     eprintln!("{} | {} flows | {:?} x {} EVs | queue {queue}", topo.description, flows.len(), cfg.transport, cfg.n_evs);
     let r = match queue {
         "radix" => bench_with::<RadixQueue>(&topo, &cfg, &flows),
+        "wheel" => bench_with::<WheelQueue>(&topo, &cfg, &flows),
         _ => bench_with::<HeapQueue>(&topo, &cfg, &flows),
     }
     .expect("run");
