@@ -394,6 +394,12 @@ mod tests {
     }
 
     #[test]
+    fn events_are_small() {
+        assert!(std::mem::size_of::<Event>() <= 12);
+        assert!(std::mem::size_of::<Entry>() <= 32);
+    }
+
+    #[test]
     fn heap_orders() {
         check::<HeapQueue>();
     }
