@@ -83,6 +83,9 @@ pub struct Summary {
     pub conservation: Conservation,
     /// Largest switch data queue seen, bytes.
     pub max_queue_bytes: u64,
+    /// Packets delivered to a host for a QP already freed (its flow had
+    /// finished): late duplicates and ACKs (counted in `delivered`).
+    pub stale_packets: u64,
     /// Largest number of packets in flight at once.
     pub peak_packets: usize,
 }

@@ -174,6 +174,8 @@ struct FlowState {
     done: bool,
     ev_bad: u64,
     evs: Vec<u32>,
+    /// The requester's counters, kept when its QPs are freed.
+    counters: Option<proto::model::Counters>,
 }
 
 /// Reachability over non-excluded links, per (node, destination
@@ -205,6 +207,10 @@ struct Sim<'a, Q: EventList> {
     no_route: u64,
     reroute: Option<Reach>,
     flows_done: usize,
+    /// Flows whose QPs are freed after the current event.
+    to_free: Vec<u32>,
+    /// Packets that arrived for a QP already freed (late duplicates).
+    stale_packets: u64,
     events: u64,
     ev_marked_bad: u64,
     qp_errors: u64,
@@ -340,6 +346,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             no_route: 0,
             reroute: None,
             flows_done: 0,
+            to_free: Vec::new(),
+            stale_packets: 0,
             events: 0,
             ev_marked_bad: 0,
             qp_errors: 0,
@@ -366,6 +374,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 Event::QpTimer { qp, gen } => self.qp_timer(qp, gen),
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::Fault(i) => self.apply_fault(i),
+            }
+            if !self.to_free.is_empty() {
+                self.free_finished();
             }
             countdown -= 1;
             if countdown == 0 {
@@ -548,8 +559,22 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             st.end = Some(self.now);
         }
         self.flows_done += 1;
+        self.to_free.push(f);
         if !error && !self.specs[f as usize].imm {
             self.trigger_dependents(f);
+        }
+    }
+
+    /// Free the QPs of finished flows (after the event that finished them):
+    /// the requester has everything acknowledged (or is in ERR) and the
+    /// responder has placed everything, so neither has work left; packets
+    /// still in flight to them are counted as stale. Keeps memory bounded
+    /// by the flows active at once, not the flows in the file.
+    fn free_finished(&mut self) {
+        while let Some(f) = self.to_free.pop() {
+            let req = self.qps[2 * f as usize].take();
+            self.qps[2 * f as usize + 1] = None;
+            self.flows[f as usize].counters = req.map(|e| *e.qp.counters());
         }
     }
 
@@ -558,7 +583,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// Put a QP in its host's round-robin ring.
     #[inline]
     fn ready(&mut self, id: u32) {
-        let e = self.qps[id as usize].as_mut().expect("live QP");
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
         if !e.in_ring {
             e.in_ring = true;
             let h = e.host;
@@ -572,13 +597,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// re-arms), so deadlines that move on every ACK cost no heap pushes.
     fn touch(&mut self, id: u32) {
         loop {
-            let e = self.qps[id as usize].as_mut().expect("live QP");
+            let Some(e) = self.qps[id as usize].as_mut() else { return };
             let Some(ev) = e.qp.poll_event() else { break };
             let (flow, is_req) = (e.flow, e.is_req);
             self.on_qp_event(flow, is_req, ev);
         }
         let now = self.now.as_ps();
-        let e = self.qps[id as usize].as_mut().expect("live QP");
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
         let t = e.qp.poll_timeout().map_or(NO_TIMER, |t| t.as_ps());
         if t < e.timer_at {
             e.gen = e.gen.wrapping_add(1);
@@ -621,7 +646,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 
     fn qp_timer(&mut self, id: u32, gen: u32) {
         let now = self.now;
-        let e = self.qps[id as usize].as_mut().expect("live QP");
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
         if e.gen != gen {
             return;
         }
@@ -661,7 +686,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             }
             let Some(id) = self.hosts[h as usize].ring.pop_front() else { return };
             let now = self.now;
-            let e = self.qps[id as usize].as_mut().expect("live QP");
+            let Some(e) = self.qps[id as usize].as_mut() else { continue };
             e.in_ring = false;
             let pkt = e.qp.poll_transmit(now);
             let dst = e.peer_host;
@@ -880,8 +905,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let qid = pkt.bth.dest_qp.wrapping_sub(1);
         let ok = self.qps.get(qid as usize).and_then(|e| e.as_ref()).is_some_and(|e| e.host == h);
         if !ok {
-            // A packet for a QP that does not exist here (cannot happen
-            // with QP numbers derived from flow indices).
+            // For a QP already freed (its flow finished): a late duplicate.
+            self.stale_packets += 1;
             return;
         }
         let now = self.now;
@@ -1010,7 +1035,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mut goodput_pct = Vec::new();
         for (i, spec) in self.specs.iter().enumerate() {
             let st = &self.flows[i];
-            let c = self.qps[2 * i].as_ref().map(|e| *e.qp.counters()).unwrap_or_default();
+            let c = self.qps[2 * i].as_ref().map(|e| *e.qp.counters()).or(st.counters).unwrap_or_default();
             retx += c.retransmitted_packets;
             tos += c.rto_fired;
             let fct = match (st.started, st.end) {
@@ -1072,6 +1097,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             last_completion_us: last,
             conservation: self.cons,
             max_queue_bytes: ps.max_queue_bytes,
+            stale_packets: self.stale_packets,
             peak_packets: self.slab.capacity(),
         };
         assert_eq!(summary.drops, self.cons.dropped, "every drop counted with a reason");
