@@ -177,3 +177,43 @@ fn htsim_cm_files_parse() {
     let e = parse_cm("Nodes 2\nConnections 1\n0->1 start 0\n", "bad.cm").unwrap_err();
     assert_eq!(e.to_string(), "bad.cm:3: missing size");
 }
+
+#[test]
+fn config_round_trips_through_json() {
+    let mut cfg = SimConfig::mrc();
+    cfg.faults.push(Fault { at: Instant::from_us(3), link: LinkRef { node: 20, port: 1 }, kind: FaultKind::Down });
+    cfg.reroute_after = Some(Duration::from_us(10));
+    let s = serde_json::to_string(&cfg).unwrap();
+    let back: SimConfig = serde_json::from_str(&s).unwrap();
+    assert_eq!(back, cfg);
+}
+
+#[test]
+fn ecn_step_marks_only_above_threshold() {
+    let topo = star(9, LinkSpec::default());
+    let flows = incast(9, 8, 8, 300_000);
+    let mut cfg = SimConfig::rc();
+    cfg.switch = SwitchConfig {
+        buffer_bytes: 10_000_000,
+        ecn: Some(EcnConfig { kmin_bytes: 50_000, kmax_bytes: 50_000, pmax: 1.0 }),
+        trimming: false,
+        header_buffer_bytes: 0,
+    };
+    let out = run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(out.summary.flows_completed, 8);
+    assert!(out.summary.ecn_marks > 0);
+    assert_eq!(out.summary.drops, 0, "10 MB of buffer: nothing dropped");
+    // Only the congested port (switch -> host 8) marks.
+    let congested = 9 + 8;
+    for (i, p) in out.ports.iter().enumerate() {
+        if i != congested {
+            assert_eq!(p.ecn_marks, 0, "port {i}");
+        }
+    }
+    assert!(out.ports[congested].max_queue_bytes > 50_000);
+    // With no ECN, DCQCN never slows down and the queue grows larger.
+    cfg.switch.ecn = None;
+    let no_ecn = run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(no_ecn.summary.ecn_marks, 0);
+    assert!(no_ecn.ports[congested].max_queue_bytes >= out.ports[congested].max_queue_bytes);
+}
