@@ -4,7 +4,9 @@
 //!
 //! scenarios: perm1024 (default), perm128, incast128, perm1024-degraded,
 //! perm1024-down; evs: EVs per flow (1 = single-path ECMP; RC when "rc");
-//! queue: radix (default) | heap | wheel. Prints the summary, events/s, wall time and peak RSS.
+//! queue: radix (default) | heap | wheel. Env knobs: EVPATH=1, WEIGHTED=1,
+//! ACK_EVERY=n, ACK_EXP=t, MPR=n, INITBDP=x, MAXBDP=x, FIXED_WINDOW=bytes.
+//! Prints the summary, events/s, wall time and peak RSS.
 
 use proto::time::{Duration, Instant};
 use sim::fabric::event::{HeapQueue, RadixQueue, WheelQueue};
@@ -50,6 +52,9 @@ fn main() {
     cfg.time_limit = Duration::from_ms(200);
     if let Ok(w) = std::env::var("FIXED_WINDOW") {
         cfg.fixed_window = w.parse().ok();
+    }
+    if let Ok(w) = std::env::var("ACK_EXP") {
+        cfg.ack_timeout_exp = w.parse().unwrap();
     }
     if let Ok(w) = std::env::var("MPR") {
         cfg.mpr_units = w.parse().unwrap();
