@@ -1,0 +1,353 @@
+//! The network: packets in a slab, output ports that queue and serialise,
+//! the switch model (ECN, trimming, drops), ECMP hashing.
+
+use std::collections::VecDeque;
+
+use proto::time::Instant;
+use proto::wire::RocePacket;
+
+use super::topo::{NodeId, NodeKind, Topology};
+
+/// UDP destination port of RoCEv2, part of the hashed 5-tuple.
+pub const ROCE_PORT: u64 = 4791;
+/// IP protocol number of UDP.
+pub const UDP_PROTO: u64 = 17;
+
+/// A packet in flight: the model's packet plus what the fabric needs
+/// (addresses, precomputed wire size).
+#[derive(Debug)]
+pub struct Slot {
+    pub pkt: RocePacket,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes on the wire (computed once at injection, again on trim).
+    pub wire: u32,
+    /// [`EcmpMode::EvPath`]: the path digits not consumed yet.
+    pub route: u32,
+}
+
+/// How a node picks a member of its ECMP group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EcmpMode {
+    /// Hash of the 5-tuple with a per-node salt, mod the group size (what
+    /// commodity switches do): EVs map to paths pseudo-randomly, so some
+    /// paths get more of a flow's EVs than others. EV values are drawn at
+    /// random per flow.
+    Hash,
+    /// The EV names the path (MRC's NIC-generated EVs built from per-hop
+    /// fields): every node with a group of `n > 1` members takes the next
+    /// mixed-radix digit of the EV (`member = rem % n; rem /= n`). A flow's
+    /// EVs are consecutive values from a random 256-aligned base, so they
+    /// cover the paths evenly (htsim's path-index spraying behaves so).
+    EvPath,
+}
+
+/// Packets in flight, named by index; freed slots are reused, so the
+/// steady state allocates nothing.
+#[derive(Debug, Default)]
+pub struct Slab {
+    slots: Vec<Option<Slot>>,
+    free: Vec<u32>,
+    pub live: u64,
+}
+
+impl Slab {
+    #[inline]
+    pub fn insert(&mut self, s: Slot) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(s);
+                i
+            }
+            None => {
+                self.slots.push(Some(s));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    pub fn take(&mut self, i: u32) -> Slot {
+        self.live -= 1;
+        self.free.push(i);
+        self.slots[i as usize].take().expect("live packet")
+    }
+    #[inline]
+    pub fn get(&self, i: u32) -> &Slot {
+        self.slots[i as usize].as_ref().expect("live packet")
+    }
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Slot {
+        self.slots[i as usize].as_mut().expect("live packet")
+    }
+    /// Slots ever allocated (peak packets in flight).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// ECN marking at switch egress queues.
+///
+/// On enqueue, with `q` the bytes already queued at the port: no mark below
+/// `kmin`, always at or above `kmax`, and in between with probability
+/// `pmax x (q - kmin) / (kmax - kmin)` (RED-like on the instantaneous
+/// queue). `kmin == kmax` gives a step.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EcnConfig {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+}
+
+/// Switch egress queue model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SwitchConfig {
+    /// Data queue capacity per port, bytes.
+    pub buffer_bytes: u64,
+    pub ecn: Option<EcnConfig>,
+    /// When the data queue is full: cut the payload and forward the header
+    /// in the priority header queue (else drop).
+    pub trimming: bool,
+    /// Header queue capacity per port, bytes (trimmed headers beyond it are
+    /// dropped).
+    pub header_buffer_bytes: u64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: 400_000,
+            ecn: Some(EcnConfig { kmin_bytes: 80_000, kmax_bytes: 320_000, pmax: 1.0 }),
+            trimming: true,
+            header_buffer_bytes: 64_000,
+        }
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Queue full (and not trimmable, or the header queue full too).
+    Overflow,
+    /// The link was down.
+    LinkDown,
+    /// Random loss configured on the link.
+    Loss,
+    /// Silent blackhole.
+    Blackhole,
+    /// No route (destination unreachable from here).
+    NoRoute,
+}
+
+/// Counters of one output port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drop_overflow: u64,
+    pub drop_link_down: u64,
+    pub drop_loss: u64,
+    pub drop_blackhole: u64,
+    pub drop_no_route: u64,
+    pub trims: u64,
+    pub ecn_marks: u64,
+    /// Largest data queue seen, bytes.
+    pub max_queue_bytes: u64,
+}
+
+impl PortStats {
+    pub fn drops(&self) -> u64 {
+        self.drop_overflow + self.drop_link_down + self.drop_loss + self.drop_blackhole + self.drop_no_route
+    }
+    pub fn count(&mut self, r: DropReason) {
+        match r {
+            DropReason::Overflow => self.drop_overflow += 1,
+            DropReason::LinkDown => self.drop_link_down += 1,
+            DropReason::Loss => self.drop_loss += 1,
+            DropReason::Blackhole => self.drop_blackhole += 1,
+            DropReason::NoRoute => self.drop_no_route += 1,
+        }
+    }
+    pub fn add(&mut self, o: &PortStats) {
+        self.tx_packets += o.tx_packets;
+        self.tx_bytes += o.tx_bytes;
+        self.drop_overflow += o.drop_overflow;
+        self.drop_link_down += o.drop_link_down;
+        self.drop_loss += o.drop_loss;
+        self.drop_blackhole += o.drop_blackhole;
+        self.drop_no_route += o.drop_no_route;
+        self.trims += o.trims;
+        self.ecn_marks += o.ecn_marks;
+        self.max_queue_bytes = self.max_queue_bytes.max(o.max_queue_bytes);
+    }
+}
+
+/// An output port: a data queue and a priority header queue, serialised
+/// at the port's (possibly degraded) rate onto the link.
+#[derive(Debug)]
+pub struct PortState {
+    pub node: NodeId,
+    /// Global index of the peer's port (the receiving end).
+    pub peer_node: NodeId,
+    /// Picoseconds per byte at the current rate.
+    pub ps_per_byte: f64,
+    pub nominal_ps_per_byte: f64,
+    /// Propagation delay plus the peer's forwarding latency, ps.
+    pub delay_ps: u64,
+    pub data: VecDeque<u32>,
+    pub data_bytes: u64,
+    pub hdr: VecDeque<u32>,
+    pub hdr_bytes: u64,
+    /// The packet being serialised.
+    pub busy: Option<u32>,
+    pub up: bool,
+    /// Routing avoids this port (down and rerouted).
+    pub excluded: bool,
+    pub loss: f64,
+    pub blackhole: bool,
+    pub is_switch: bool,
+    pub stats: PortStats,
+}
+
+/// All ports of the fabric, indexed globally: node `n`'s port `p` is
+/// `base[n] + p`.
+#[derive(Debug)]
+pub struct Ports {
+    pub base: Vec<u32>,
+    pub ports: Vec<PortState>,
+    /// Per-node ECMP salt.
+    pub salt: Vec<u64>,
+}
+
+impl Ports {
+    pub fn new(topo: &Topology, seed: u64) -> Ports {
+        let mut base = Vec::with_capacity(topo.nodes.len() + 1);
+        let mut ports = Vec::new();
+        let mut salt = Vec::with_capacity(topo.nodes.len());
+        for (i, n) in topo.nodes.iter().enumerate() {
+            base.push(ports.len() as u32);
+            salt.push(node_salt(seed, i as NodeId));
+            for p in &n.ports {
+                let peer = &topo.nodes[p.peer as usize];
+                let ppb = 8000.0 / p.gbps;
+                ports.push(PortState {
+                    node: i as NodeId,
+                    peer_node: p.peer,
+                    ps_per_byte: ppb,
+                    nominal_ps_per_byte: ppb,
+                    delay_ps: p.latency.as_ps() + peer.latency.as_ps(),
+                    data: VecDeque::new(),
+                    data_bytes: 0,
+                    hdr: VecDeque::new(),
+                    hdr_bytes: 0,
+                    busy: None,
+                    up: true,
+                    excluded: false,
+                    loss: 0.0,
+                    blackhole: false,
+                    is_switch: matches!(n.kind, NodeKind::Switch { .. }),
+                    stats: PortStats::default(),
+                });
+            }
+        }
+        base.push(ports.len() as u32);
+        Ports { base, ports, salt }
+    }
+
+    /// Global index of (node, port).
+    #[inline]
+    pub fn index(&self, node: NodeId, port: u16) -> u32 {
+        self.base[node as usize] + port as u32
+    }
+}
+
+/// The ECMP salt of `node` under `seed`.
+pub fn node_salt(seed: u64, node: NodeId) -> u64 {
+    mix64(seed ^ mix64(node as u64 ^ 0x5A17_0000_0000))
+}
+
+/// Pick the member of an ECMP group of `n` at `node` for a packet
+/// (`route` is the remaining EV digits in [`EcmpMode::EvPath`]).
+#[inline]
+pub fn ecmp_pick(mode: EcmpMode, salt: u64, src: u32, dst: u32, ev: u32, route: &mut u32, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    match mode {
+        EcmpMode::Hash => (ecmp_hash(salt, src, dst, ev) % n as u64) as usize,
+        EcmpMode::EvPath => {
+            let i = *route % n as u32;
+            *route /= n as u32;
+            i as usize
+        }
+    }
+}
+
+/// The hops (node, egress port) a packet from host `src` to host `dst` on
+/// entropy value `ev` takes with no faults, under ECMP `mode` and `seed`
+/// (the simulator's salts): to find which EVs cross a link.
+pub fn trace_path(topo: &Topology, mode: EcmpMode, seed: u64, src: u32, dst: u32, ev: u32) -> Vec<(NodeId, u16)> {
+    let mut hops = Vec::new();
+    let mut node = src;
+    let mut route = ev & 0xFFFF;
+    while node != dst && hops.len() < 64 {
+        let group = topo.next_hops(node, dst);
+        if group.is_empty() {
+            break;
+        }
+        let i = ecmp_pick(mode, node_salt(seed, node), src, dst, ev, &mut route, group.len());
+        hops.push((node, group[i]));
+        node = topo.nodes[node as usize].ports[group[i] as usize].peer;
+    }
+    hops
+}
+
+/// A 64-bit mixer (splitmix64 finaliser).
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// ECMP hash of the 5-tuple (src host, dst host, UDP source port = EV low
+/// 16 bits, UDP destination port 4791, protocol UDP) under a per-node salt.
+#[inline]
+pub fn ecmp_hash(salt: u64, src: u32, dst: u32, ev: u32) -> u64 {
+    let t = ((src as u64) << 40) ^ ((dst as u64) << 16) ^ (ev as u64 & 0xFFFF);
+    let t2 = (ROCE_PORT << 8) | UDP_PROTO;
+    mix64(salt ^ mix64(t) ^ t2.rotate_left(48))
+}
+
+/// Deterministic fast RNG (xorshift64*), for ECN marking and loss.
+#[derive(Clone, Debug)]
+pub struct FastRng(u64);
+
+impl FastRng {
+    pub fn new(seed: u64) -> FastRng {
+        FastRng(mix64(seed) | 1)
+    }
+    /// Uniform in [0, 1).
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Time to serialise `bytes` at `ps_per_byte`.
+#[inline]
+pub fn ser_ps(bytes: u32, ps_per_byte: f64) -> u64 {
+    (bytes as f64 * ps_per_byte).round() as u64
+}
+
+/// Instant + ps.
+#[inline]
+pub fn at(now: Instant, ps: u64) -> Instant {
+    Instant(now.as_ps() + ps)
+}

@@ -1,0 +1,1115 @@
+//! The engine: hosts whose NICs drive golden-model QPs, switches, links,
+//! faults, flows; `run` and `bench`.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
+use proto::model::ev::{EvSetConfig, EvState, SprayPolicy};
+use proto::model::{
+    Event as QpEvent, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Transport, WcStatus,
+    WriteRequest, RETRY_INFINITE,
+};
+use proto::time::{Duration, Instant};
+use proto::wire::{frame_len, Encap, RocePacket};
+use proto::Psn;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::event::{DefaultQueue, Event, EventList};
+use super::fault::{self, Action, Fault};
+use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
+use super::results::{
+    fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary,
+};
+use super::topo::Topology;
+use super::traffic::FlowSpec;
+
+/// Everything about a run except the topology and the flows.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimConfig {
+    pub transport: Transport,
+    /// EVs per flow (MRC); RC always uses 1.
+    pub n_evs: usize,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    /// Seeds EV values, QP seeds, ECMP salts, ECN and loss draws.
+    pub seed: u64,
+    pub switch: SwitchConfig,
+    /// How EVs map to paths.
+    pub ecmp: EcmpMode,
+    pub faults: Vec<Fault>,
+    /// After a link goes down, routing excludes it after this delay
+    /// (`None`: routing never reconverges; packets hashed onto the dead
+    /// link are lost until it comes back).
+    pub reroute_after: Option<Duration>,
+    /// ACK timeout exponent: RTO = 1.024 us x 2^t.
+    pub ack_timeout_exp: u8,
+    pub retry_linear: u8,
+    /// 25 = infinite.
+    pub retry_exp: u8,
+    /// Receive/send window in units of 128 PSNs.
+    pub mpr_units: u8,
+    /// NSCC (MRC): window ceiling in bandwidth-delay products of the
+    /// flow's unloaded RTT (`NsccConfig::for_fabric` uses 1.5).
+    pub nscc_max_cwnd_bdp: f64,
+    /// NSCC (MRC): initial window in BDPs (`for_fabric` uses 1; the
+    /// default 1.5 starts at the ceiling, at line rate even with some
+    /// queueing, as UEC's NSCC does).
+    pub nscc_init_cwnd_bdp: f64,
+    /// Override congestion control with a fixed window of this many bytes.
+    pub fixed_window: Option<u64>,
+    pub ack_every: u16,
+    pub ack_delay: Duration,
+    /// Minimum GOOD EVs kept by the ASSUMED_BAD guard.
+    pub min_active_evs: u16,
+    /// How long an ASSUMED_BAD EV waits before it is probed again.
+    pub probe_interval: Duration,
+    /// How the requester spreads packets over its GOOD EVs.
+    pub spray: SprayPolicy,
+    /// Bytes added to every frame's length on the wire (preamble, FCS,
+    /// inter-frame gap...): 0 = the frame as `proto::wire::frame_len` says.
+    pub wire_extra_bytes: u32,
+    /// Stop at this simulated time even if flows are unfinished.
+    pub time_limit: Duration,
+    /// Width of a goodput time-series bin.
+    pub series_bin: Duration,
+    /// Call the progress callback every this many events.
+    pub progress_every: u64,
+}
+
+impl SimConfig {
+    /// Defaults for `transport`: 128 EVs (MRC), 4 KiB MTU, MPR 2 x 128
+    /// PSNs, RTO 1.024 us x 2^7 (131 us), 7 linear + infinite exponential
+    /// retries.
+    pub fn new(transport: Transport) -> SimConfig {
+        SimConfig {
+            transport,
+            n_evs: 128,
+            mtu: 4096,
+            seed: 1,
+            switch: SwitchConfig::default(),
+            ecmp: EcmpMode::Hash,
+            faults: Vec::new(),
+            reroute_after: None,
+            ack_timeout_exp: 7,
+            retry_linear: 7,
+            retry_exp: RETRY_INFINITE,
+            mpr_units: 2,
+            fixed_window: None,
+            nscc_max_cwnd_bdp: 1.5,
+            nscc_init_cwnd_bdp: 1.5,
+            ack_every: 4,
+            ack_delay: Duration::from_us(2),
+            min_active_evs: 4,
+            probe_interval: Duration::from_us(100),
+            spray: SprayPolicy::RoundRobin,
+            wire_extra_bytes: 0,
+            time_limit: Duration::from_ms(1000),
+            series_bin: Duration::from_us(10),
+            progress_every: 1 << 20,
+        }
+    }
+    pub fn mrc() -> SimConfig {
+        SimConfig::new(Transport::Mrc)
+    }
+    pub fn rc() -> SimConfig {
+        SimConfig::new(Transport::Rc)
+    }
+}
+
+/// Where a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    pub now: Instant,
+    pub flows_done: usize,
+    pub flows_total: usize,
+    pub events: u64,
+}
+
+/// A run could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("flow {index}: {msg}")]
+    Flow { index: usize, msg: String },
+    #[error("fault {index}: {msg}")]
+    Fault { index: usize, msg: String },
+    #[error("QP setup: {0}")]
+    Qp(String),
+}
+
+/// Remote VA of every flow's sink region.
+const SINK_VA: u64 = 0x1_0000_0000;
+const SINK_RKEY: u32 = 0x5151;
+const NO_TIMER: u64 = u64::MAX;
+
+struct QpEntry {
+    qp: Qp,
+    host: u32,
+    peer_host: u32,
+    flow: u32,
+    is_req: bool,
+    /// Time of the pending timer event (NO_TIMER if none).
+    timer_at: u64,
+    gen: u32,
+    in_ring: bool,
+}
+
+struct HostState {
+    /// QPs that may have something to send, served round robin.
+    ring: VecDeque<u32>,
+    /// Global index of port 0.
+    port0: u32,
+    nports: u32,
+    /// Packets waiting in this host's port queues (not being serialised).
+    queued: u32,
+}
+
+#[derive(Default, Clone)]
+struct FlowState {
+    started: Option<Instant>,
+    end: Option<Instant>,
+    recv_end: Option<Instant>,
+    error: bool,
+    done: bool,
+    ev_bad: u64,
+    evs: Vec<u32>,
+    /// The requester's counters, kept when its QPs are freed.
+    counters: Option<proto::model::Counters>,
+}
+
+/// Reachability over non-excluded links, per (node, destination
+/// representative), while some link is excluded by rerouting.
+struct Reach {
+    rep_of: Vec<u32>,
+    reps: Vec<u32>,
+    n_reps: usize,
+    ok: Vec<bool>,
+}
+
+struct Sim<'a, Q: EventList> {
+    topo: &'a Topology,
+    cfg: &'a SimConfig,
+    specs: &'a [FlowSpec],
+    q: Q,
+    now: Instant,
+    ports: Ports,
+    slab: Slab,
+    hosts: Vec<HostState>,
+    qps: Vec<Option<QpEntry>>,
+    flows: Vec<FlowState>,
+    dependents: Vec<Vec<u32>>,
+    actions: Vec<(Instant, fault::LinkRef, Action)>,
+    zero: Bytes,
+    encap: Encap,
+    rng: FastRng,
+    cons: Conservation,
+    no_route: u64,
+    reroute: Option<Reach>,
+    flows_done: usize,
+    /// Flows whose QPs are freed after the current event.
+    to_free: Vec<u32>,
+    /// Packets that arrived for a QP already freed (late duplicates).
+    stale_packets: u64,
+    events: u64,
+    ev_marked_bad: u64,
+    qp_errors: u64,
+    series: Vec<u64>,
+    ev_marks: Vec<EvMark>,
+}
+
+/// Run `flows` over `topo` with `cfg`. `progress`, if given, is called
+/// every `cfg.progress_every` events and once at the end.
+pub fn run(
+    topo: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    progress: Option<&mut dyn FnMut(Progress)>,
+) -> Result<RunOutput, SimError> {
+    run_with::<DefaultQueue>(topo, cfg, flows, progress)
+}
+
+/// [`run`] with a chosen event queue implementation.
+pub fn run_with<Q: EventList + Default>(
+    topo: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    progress: Option<&mut dyn FnMut(Progress)>,
+) -> Result<RunOutput, SimError> {
+    let mut sim = Sim::<Q>::new(topo, cfg, flows)?;
+    sim.run(progress);
+    Ok(sim.finish())
+}
+
+/// What [`bench`] measured.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchResult {
+    pub events: u64,
+    pub wall_s: f64,
+    pub events_per_s: f64,
+    pub summary: Summary,
+}
+
+/// Run a scenario and time it (wall clock: for benchmarks only, never in
+/// the run's outputs).
+pub fn bench(topo: &Topology, cfg: &SimConfig, flows: &[FlowSpec]) -> Result<BenchResult, SimError> {
+    bench_with::<DefaultQueue>(topo, cfg, flows)
+}
+
+/// [`bench`] with a chosen event queue.
+pub fn bench_with<Q: EventList + Default>(
+    topo: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+) -> Result<BenchResult, SimError> {
+    let t0 = std::time::Instant::now();
+    let out = run_with::<Q>(topo, cfg, flows, None)?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let events = out.summary.events;
+    Ok(BenchResult { events, wall_s, events_per_s: events as f64 / wall_s.max(1e-9), summary: out.summary })
+}
+
+/// Header bytes of a data packet on the wire for `mtu` payload (estimate
+/// used for base-RTT figures given to congestion control).
+fn header_estimate() -> u32 {
+    90
+}
+
+impl<'a, Q: EventList + Default> Sim<'a, Q> {
+    fn new(topo: &'a Topology, cfg: &'a SimConfig, specs: &'a [FlowSpec]) -> Result<Self, SimError> {
+        let n_hosts = topo.n_hosts;
+        let mut dependents = vec![Vec::new(); specs.len()];
+        let mut max_size = 0u64;
+        for (i, f) in specs.iter().enumerate() {
+            let bad = |msg: String| Err(SimError::Flow { index: i, msg });
+            if f.src >= n_hosts || f.dst >= n_hosts {
+                return bad(format!("host out of range ({} hosts)", n_hosts));
+            }
+            if f.src == f.dst {
+                return bad("source equals destination".into());
+            }
+            if f.size == 0 || f.size > proto::model::MAX_MESSAGE_LEN {
+                return bad(format!("size {} out of range", f.size));
+            }
+            if let Some(a) = f.after {
+                if a as usize >= specs.len() || a as usize == i {
+                    return bad(format!("after {a} is not another flow"));
+                }
+                dependents[a as usize].push(i as u32);
+            }
+            max_size = max_size.max(f.size);
+        }
+        for (i, f) in cfg.faults.iter().enumerate() {
+            let ok = topo.nodes.get(f.link.node as usize).is_some_and(|n| (f.link.port as usize) < n.ports.len());
+            if !ok {
+                return Err(SimError::Fault { index: i, msg: format!("no port {} on node {}", f.link.port, f.link.node) });
+            }
+        }
+        let ports = Ports::new(topo, cfg.seed);
+        let hosts = (0..n_hosts)
+            .map(|h| HostState {
+                ring: VecDeque::new(),
+                port0: ports.base[h as usize],
+                nports: topo.nodes[h as usize].ports.len() as u32,
+                queued: 0,
+            })
+            .collect();
+        let mut qps = Vec::with_capacity(specs.len() * 2);
+        qps.resize_with(specs.len() * 2, || None);
+        let mut q = Q::default();
+        for (i, f) in specs.iter().enumerate() {
+            if f.after.is_none() {
+                q.push(f.start, Event::FlowStart(i as u32));
+            }
+        }
+        let actions = fault::expand(&cfg.faults, cfg.reroute_after);
+        for (i, a) in actions.iter().enumerate() {
+            q.push(a.0, Event::Fault(i as u32));
+        }
+        Ok(Sim {
+            topo,
+            cfg,
+            specs,
+            q,
+            now: Instant::ZERO,
+            ports,
+            slab: Slab::default(),
+            hosts,
+            qps,
+            flows: vec![FlowState::default(); specs.len()],
+            dependents,
+            actions,
+            zero: Bytes::from(vec![0u8; max_size as usize]),
+            encap: Encap::test_v6(),
+            rng: FastRng::new(cfg.seed ^ 0xEC4),
+            cons: Conservation::default(),
+            no_route: 0,
+            reroute: None,
+            flows_done: 0,
+            to_free: Vec::new(),
+            stale_packets: 0,
+            events: 0,
+            ev_marked_bad: 0,
+            qp_errors: 0,
+            series: Vec::new(),
+            ev_marks: Vec::new(),
+        })
+    }
+
+    fn run(&mut self, mut progress: Option<&mut dyn FnMut(Progress)>) {
+        let limit = self.cfg.time_limit.as_ps();
+        let every = self.cfg.progress_every.max(1);
+        let mut countdown = every;
+        let total = self.specs.len();
+        while self.flows_done < total {
+            let Some((t, ev)) = self.q.pop() else { break };
+            if t.as_ps() > limit {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::PortDone(p) => self.port_done(p),
+                Event::Arrive { node, pkt } => self.arrive(node, pkt),
+                Event::QpTimer { qp, gen } => self.qp_timer(qp, gen),
+                Event::FlowStart(f) => self.start_flow(f),
+                Event::Fault(i) => self.apply_fault(i),
+            }
+            if !self.to_free.is_empty() {
+                self.free_finished();
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                if let Some(cb) = progress.as_deref_mut() {
+                    cb(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.events });
+                }
+            }
+        }
+        if let Some(cb) = progress {
+            cb(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.events });
+        }
+    }
+
+    // ---------------------------------------------------------------- flows
+
+    fn start_flow(&mut self, f: u32) {
+        let fi = f as usize;
+        if self.flows[fi].started.is_some() {
+            return;
+        }
+        let spec = &self.specs[fi];
+        let cfg = self.cfg;
+        let now = self.now;
+        self.flows[fi].started = Some(now);
+        let mut rng = ChaCha8Rng::seed_from_u64(mix64(cfg.seed ^ mix64(f as u64 + 1)));
+        let n_evs = match cfg.transport {
+            Transport::Mrc => cfg.n_evs.clamp(1, 256),
+            Transport::Rc => 1,
+        };
+        let mut evs: Vec<u32> = Vec::with_capacity(n_evs);
+        match cfg.ecmp {
+            EcmpMode::Hash => {
+                while evs.len() < n_evs {
+                    let v: u32 = rng.gen::<u16>() as u32;
+                    if !evs.contains(&v) {
+                        evs.push(v);
+                    }
+                }
+            }
+            EcmpMode::EvPath => {
+                let base = if n_evs > 1 { rng.gen::<u8>() as u32 * 256 } else { rng.gen::<u16>() as u32 };
+                evs.extend((0..n_evs as u32).map(|i| base + i));
+                // Spraying walks the set in order: shuffle it per flow so
+                // flows do not visit the paths in lockstep (with one cyclic
+                // order, flows in phase collide persistently).
+                rand::seq::SliceRandom::shuffle(evs.as_mut_slice(), &mut rng);
+            }
+        }
+        let gbps = self.topo.nodes[spec.src as usize].ports.first().map_or(100.0, |p| p.gbps);
+        let data_wire = cfg.mtu + header_estimate() + cfg.wire_extra_bytes;
+        let ack_wire = header_estimate() + cfg.wire_extra_bytes;
+        let base_rtt = self.topo.base_latency(spec.src, spec.dst, data_wire)
+            + self.topo.base_latency(spec.dst, spec.src, ack_wire);
+        let cc = match (cfg.fixed_window, cfg.transport) {
+            (Some(w), _) => CcConfig::Fixed { window: w },
+            (None, Transport::Mrc) => {
+                let mut n = NsccConfig::for_fabric(gbps, base_rtt, cfg.mtu);
+                let bdp = (gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()).max(cfg.mtu as f64 * 4.0);
+                n.max_cwnd = ((bdp * cfg.nscc_max_cwnd_bdp) as u64).max(n.min_cwnd);
+                n.init_cwnd = ((bdp * cfg.nscc_init_cwnd_bdp) as u64).clamp(n.min_cwnd, n.max_cwnd);
+                CcConfig::Nscc(n)
+            }
+            (None, Transport::Rc) => CcConfig::Dcqcn(DcqcnConfig::for_line_rate(gbps)),
+        };
+        let req_id = 2 * f;
+        let resp_id = 2 * f + 1;
+        let qpn = |id: u32| id + 1;
+        let evset = EvSetConfig {
+            evs: evs.clone(),
+            min_active: cfg.min_active_evs.min(n_evs as u16).max(1),
+            probe_interval: cfg.probe_interval,
+            policy: cfg.spray,
+            event_queue_len: 64,
+            seed: rng.gen(),
+        };
+        let make = |id: u32, peer: u32, seed: u64| -> Result<Qp, String> {
+            let mut qc = QpConfig::new(cfg.transport, qpn(id));
+            qc.mtu = cfg.mtu;
+            qc.seed = seed;
+            qc.ack_every = cfg.ack_every;
+            qc.ack_delay = cfg.ack_delay;
+            qc.event_queue_len = 64;
+            let mut qp = Qp::new(qc).map_err(|e| e.to_string())?;
+            qp.modify(now, QpTransition::Init(InitAttr::default())).map_err(|e| e.to_string())?;
+            qp.modify(
+                now,
+                QpTransition::Rtr(RtrAttr { dest_qp: qpn(peer), rq_psn: Psn::new(0), mpr_units: cfg.mpr_units, max_wimm: 16 }),
+            )
+            .map_err(|e| e.to_string())?;
+            qp.modify(
+                now,
+                QpTransition::Rts(RtsAttr {
+                    sq_psn: Psn::new(0),
+                    ack_timeout_exp: cfg.ack_timeout_exp,
+                    retry_linear: cfg.retry_linear,
+                    retry_exp: cfg.retry_exp,
+                    send_mpr_units: cfg.mpr_units,
+                    max_wimm: 16,
+                    evs: evset.clone(),
+                    cc,
+                }),
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(qp)
+        };
+        let s1 = rng.gen();
+        let s2 = rng.gen();
+        let (mut req, mut resp) = match (make(req_id, resp_id, s1), make(resp_id, req_id, s2)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
+        };
+        resp.memory_mut().register_sink(SINK_VA, spec.size, SINK_RKEY).expect("sink region");
+        if spec.imm {
+            resp.post_recv(f as u64).expect("post_recv");
+        }
+        req.post_write(
+            now,
+            WriteRequest {
+                wr_id: f as u64,
+                data: self.zero.slice(0..spec.size as usize),
+                remote_va: SINK_VA,
+                rkey: SINK_RKEY,
+                imm: spec.imm.then_some(f),
+            },
+        )
+        .expect("post_write");
+        self.flows[fi].evs = evs;
+        let (src, dst) = (spec.src, spec.dst);
+        self.qps[req_id as usize] = Some(QpEntry {
+            qp: req,
+            host: src,
+            peer_host: dst,
+            flow: f,
+            is_req: true,
+            timer_at: NO_TIMER,
+            gen: 0,
+            in_ring: false,
+        });
+        self.qps[resp_id as usize] = Some(QpEntry {
+            qp: resp,
+            host: dst,
+            peer_host: src,
+            flow: f,
+            is_req: false,
+            timer_at: NO_TIMER,
+            gen: 0,
+            in_ring: false,
+        });
+        self.touch(resp_id);
+        self.ready(req_id);
+        self.touch(req_id);
+        self.kick(src);
+    }
+
+    fn trigger_dependents(&mut self, f: u32) {
+        if self.dependents[f as usize].is_empty() {
+            return;
+        }
+        let deps = std::mem::take(&mut self.dependents[f as usize]);
+        for &d in &deps {
+            let start = self.specs[d as usize].start;
+            if start <= self.now {
+                self.start_flow(d);
+            } else {
+                self.q.push(start, Event::FlowStart(d));
+            }
+        }
+    }
+
+    fn flow_done(&mut self, f: u32, error: bool) {
+        let st = &mut self.flows[f as usize];
+        if st.done {
+            return;
+        }
+        st.done = true;
+        if error {
+            st.error = true;
+        } else {
+            st.end = Some(self.now);
+        }
+        self.flows_done += 1;
+        self.to_free.push(f);
+        if !error && !self.specs[f as usize].imm {
+            self.trigger_dependents(f);
+        }
+    }
+
+    /// Free the QPs of finished flows (after the event that finished them):
+    /// the requester has everything acknowledged (or is in ERR) and the
+    /// responder has placed everything, so neither has work left; packets
+    /// still in flight to them are counted as stale. Keeps memory bounded
+    /// by the flows active at once, not the flows in the file.
+    fn free_finished(&mut self) {
+        while let Some(f) = self.to_free.pop() {
+            let req = self.qps[2 * f as usize].take();
+            self.qps[2 * f as usize + 1] = None;
+            self.flows[f as usize].counters = req.map(|e| *e.qp.counters());
+        }
+    }
+
+    // ---------------------------------------------------------------- QPs
+
+    /// Put a QP in its host's round-robin ring.
+    #[inline]
+    fn ready(&mut self, id: u32) {
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        if !e.in_ring {
+            e.in_ring = true;
+            let h = e.host;
+            self.hosts[h as usize].ring.push_back(id);
+        }
+    }
+
+    /// Drain a QP's events and make sure a timer event is pending no later
+    /// than its next deadline. Timer events are lazy: a later deadline
+    /// leaves the earlier event in place (it fires, finds nothing due and
+    /// re-arms), so deadlines that move on every ACK cost no heap pushes.
+    fn touch(&mut self, id: u32) {
+        loop {
+            let Some(e) = self.qps[id as usize].as_mut() else { return };
+            let Some(ev) = e.qp.poll_event() else { break };
+            let (flow, is_req) = (e.flow, e.is_req);
+            self.on_qp_event(flow, is_req, ev);
+        }
+        let now = self.now.as_ps();
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        let t = e.qp.poll_timeout().map_or(NO_TIMER, |t| t.as_ps());
+        if t < e.timer_at {
+            e.gen = e.gen.wrapping_add(1);
+            e.timer_at = t.max(now);
+            let gen = e.gen;
+            self.q.push(Instant(t.max(now)), Event::QpTimer { qp: id, gen });
+        }
+    }
+
+    fn on_qp_event(&mut self, f: u32, is_req: bool, ev: QpEvent) {
+        match ev {
+            QpEvent::SendCompleted(c) if is_req => {
+                self.flow_done(f, c.status != WcStatus::Success);
+            }
+            QpEvent::RecvCompleted(c) if !is_req && c.status == WcStatus::Success => {
+                let st = &mut self.flows[f as usize];
+                if st.recv_end.is_none() {
+                    st.recv_end = Some(self.now);
+                    self.trigger_dependents(f);
+                }
+            }
+            QpEvent::EvStateChanged(ch) if ch.to == EvState::AssumedBad => {
+                self.ev_marked_bad += 1;
+                if is_req {
+                    let st = &mut self.flows[f as usize];
+                    st.ev_bad += 1;
+                    let ev = st.evs.get(ch.ev_index as usize).copied().unwrap_or(u32::MAX);
+                    self.ev_marks.push(EvMark { flow: f, ev_index: ch.ev_index, ev, at_ps: self.now.as_ps(), reason: ch.reason });
+                }
+            }
+            QpEvent::StateChanged { to: QpState::Error, .. } => {
+                self.qp_errors += 1;
+                if is_req {
+                    self.flow_done(f, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn qp_timer(&mut self, id: u32, gen: u32) {
+        let now = self.now;
+        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        if e.gen != gen {
+            return;
+        }
+        e.timer_at = NO_TIMER;
+        if matches!(e.qp.poll_timeout(), Some(t) if t <= now) {
+            e.qp.handle_timeout(now);
+            let host = e.host;
+            // A deadline the model did not consume must not spin at `now`.
+            if matches!(e.qp.poll_timeout(), Some(t) if t <= now) {
+                e.gen = e.gen.wrapping_add(1);
+                e.timer_at = now.as_ps() + 1000;
+                let gen = e.gen;
+                self.q.push(at(now, 1000), Event::QpTimer { qp: id, gen });
+            }
+            self.ready(id);
+            self.touch(id);
+            self.kick(host);
+        } else {
+            self.touch(id);
+        }
+    }
+
+    // ---------------------------------------------------------------- NICs
+
+    /// Let host `h`'s NIC pull packets from its ready QPs, round robin,
+    /// while one of its ports is idle and fewer than one packet per port is
+    /// waiting.
+    fn kick(&mut self, h: u32) {
+        loop {
+            let hs = &self.hosts[h as usize];
+            if hs.queued >= hs.nports {
+                return;
+            }
+            let idle = (hs.port0..hs.port0 + hs.nports).any(|p| self.ports.ports[p as usize].busy.is_none());
+            if !idle {
+                return;
+            }
+            let Some(id) = self.hosts[h as usize].ring.pop_front() else { return };
+            let now = self.now;
+            let Some(e) = self.qps[id as usize].as_mut() else { continue };
+            e.in_ring = false;
+            let pkt = e.qp.poll_transmit(now);
+            let dst = e.peer_host;
+            if let Some(pkt) = pkt {
+                self.inject(h, dst, pkt);
+                self.ready(id);
+            }
+            self.touch(id);
+        }
+    }
+
+    fn wire_len(&self, pkt: &RocePacket) -> u32 {
+        frame_len(pkt, &self.encap) as u32 + self.cfg.wire_extra_bytes
+    }
+
+    fn inject(&mut self, h: u32, dst: u32, pkt: RocePacket) {
+        self.cons.injected += 1;
+        let wire = self.wire_len(&pkt);
+        let group = self.topo.next_hops(h, dst);
+        let mut route = pkt.ev & 0xFFFF;
+        let n = group.len();
+        let mut i = net::ecmp_pick(self.cfg.ecmp, self.ports.salt[h as usize], h, dst, pkt.ev, &mut route, n);
+        if self.reroute.is_some() && n > 1 && !self.member_ok(h, group[i], dst) {
+            if let Some(j) = (1..n).map(|k| (i + k) % n).find(|&j| self.member_ok(h, group[j], dst)) {
+                i = j;
+            }
+        }
+        let port = group.get(i).copied().unwrap_or(0);
+        let g = self.ports.index(h, port);
+        let id = self.slab.insert(Slot { pkt, src: h, dst, wire, route });
+        let p = &mut self.ports.ports[g as usize];
+        if p.busy.is_none() {
+            self.start_tx(g, id);
+        } else {
+            p.data.push_back(id);
+            p.data_bytes += wire as u64;
+            self.hosts[h as usize].queued += 1;
+        }
+    }
+
+    // ---------------------------------------------------------------- ports
+
+    #[inline]
+    fn start_tx(&mut self, g: u32, id: u32) {
+        let wire = self.slab.get(id).wire;
+        let p = &mut self.ports.ports[g as usize];
+        p.busy = Some(id);
+        let t = at(self.now, ser_ps(wire, p.ps_per_byte));
+        self.q.push(t, Event::PortDone(g));
+    }
+
+    fn port_done(&mut self, g: u32) {
+        let now = self.now;
+        let p = &mut self.ports.ports[g as usize];
+        let id = p.busy.take().expect("port was busy");
+        let wire = self.slab.get(id).wire as u64;
+        p.stats.tx_packets += 1;
+        p.stats.tx_bytes += wire;
+        let fate = if !p.up {
+            Some(DropReason::LinkDown)
+        } else if p.blackhole {
+            Some(DropReason::Blackhole)
+        } else if p.loss > 0.0 && self.rng.unit() < p.loss {
+            Some(DropReason::Loss)
+        } else {
+            None
+        };
+        let p = &mut self.ports.ports[g as usize];
+        match fate {
+            Some(r) => {
+                p.stats.count(r);
+                self.cons.dropped += 1;
+                self.slab.take(id);
+            }
+            None => {
+                let t = at(now, p.delay_ps);
+                let node = p.peer_node;
+                self.q.push(t, Event::Arrive { node, pkt: id });
+            }
+        }
+        // Next packet: trimmed headers first.
+        let p = &mut self.ports.ports[g as usize];
+        let next = if let Some(n) = p.hdr.pop_front() {
+            p.hdr_bytes -= self.slab.get(n).wire as u64;
+            Some(n)
+        } else if let Some(n) = p.data.pop_front() {
+            p.data_bytes -= self.slab.get(n).wire as u64;
+            Some(n)
+        } else {
+            None
+        };
+        let is_switch = p.is_switch;
+        let node = p.node;
+        if let Some(n) = next {
+            if !is_switch {
+                self.hosts[node as usize].queued -= 1;
+            }
+            self.start_tx(g, n);
+        }
+        if !is_switch {
+            self.kick(node);
+        }
+    }
+
+    fn arrive(&mut self, node: u32, id: u32) {
+        if node < self.topo.n_hosts {
+            return self.deliver(node, id);
+        }
+        let (src, dst, ev) = {
+            let s = self.slab.get(id);
+            (s.src, s.dst, s.pkt.ev)
+        };
+        let group = self.topo.next_hops(node, dst);
+        if group.is_empty() {
+            self.no_route += 1;
+            self.cons.dropped += 1;
+            self.slab.take(id);
+            return;
+        }
+        let n = group.len();
+        let salt = self.ports.salt[node as usize];
+        let mode = self.cfg.ecmp;
+        let mut i = net::ecmp_pick(mode, salt, src, dst, ev, &mut self.slab.get_mut(id).route, n);
+        let base = self.ports.base[node as usize];
+        if self.reroute.is_some() && n > 1 && !self.member_ok(node, group[i], dst) {
+            // Rerouted: the next member that avoids excluded links.
+            for k in 1..n {
+                let j = (i + k) % n;
+                if self.member_ok(node, group[j], dst) {
+                    i = j;
+                    break;
+                }
+            }
+        }
+        let g = base + group[i] as u32;
+        self.enqueue(g, id);
+    }
+
+    fn enqueue(&mut self, g: u32, id: u32) {
+        let sw = self.cfg.switch;
+        let slot = self.slab.get_mut(id);
+        let p = &mut self.ports.ports[g as usize];
+        let mut wire = slot.wire as u64;
+        let to_hdr = if slot.pkt.trimmed {
+            true
+        } else if p.data_bytes + wire > sw.buffer_bytes {
+            if sw.trimming && slot.pkt.bth.opcode.is_write() && !slot.pkt.payload.is_empty() {
+                slot.pkt.payload = Bytes::new();
+                slot.pkt.trimmed = true;
+                let w = frame_len(&slot.pkt, &self.encap) as u32 + self.cfg.wire_extra_bytes;
+                slot.wire = w;
+                wire = w as u64;
+                p.stats.trims += 1;
+                true
+            } else {
+                p.stats.count(DropReason::Overflow);
+                self.cons.dropped += 1;
+                self.slab.take(id);
+                return;
+            }
+        } else {
+            false
+        };
+        if to_hdr {
+            if p.hdr_bytes + wire > sw.header_buffer_bytes {
+                p.stats.count(DropReason::Overflow);
+                self.cons.dropped += 1;
+                self.slab.take(id);
+                return;
+            }
+            if p.busy.is_none() {
+                return self.start_tx(g, id);
+            }
+            p.hdr.push_back(id);
+            p.hdr_bytes += wire;
+            return;
+        }
+        if let Some(e) = sw.ecn {
+            let q = p.data_bytes;
+            let mark = if q >= e.kmax_bytes {
+                true
+            } else if q > e.kmin_bytes {
+                let prob = e.pmax * (q - e.kmin_bytes) as f64 / (e.kmax_bytes - e.kmin_bytes).max(1) as f64;
+                self.rng.unit() < prob
+            } else {
+                false
+            };
+            if mark && !slot.pkt.ecn_ce {
+                slot.pkt.ecn_ce = true;
+                p.stats.ecn_marks += 1;
+            }
+        }
+        if p.busy.is_none() {
+            return self.start_tx(g, id);
+        }
+        p.data.push_back(id);
+        p.data_bytes += wire;
+        p.stats.max_queue_bytes = p.stats.max_queue_bytes.max(p.data_bytes);
+    }
+
+    fn deliver(&mut self, h: u32, id: u32) {
+        let slot = self.slab.take(id);
+        let pkt = slot.pkt;
+        if pkt.trimmed {
+            self.cons.trimmed_delivered += 1;
+        } else {
+            self.cons.delivered += 1;
+            if pkt.bth.opcode.is_write() && !pkt.payload.is_empty() {
+                let bin = (self.now.as_ps() / self.cfg.series_bin.as_ps().max(1)) as usize;
+                if bin >= self.series.len() {
+                    self.series.resize(bin + 1, 0);
+                }
+                self.series[bin] += pkt.payload.len() as u64;
+            }
+        }
+        let qid = pkt.bth.dest_qp.wrapping_sub(1);
+        let ok = self.qps.get(qid as usize).and_then(|e| e.as_ref()).is_some_and(|e| e.host == h);
+        if !ok {
+            // For a QP already freed (its flow finished): a late duplicate.
+            self.stale_packets += 1;
+            return;
+        }
+        let now = self.now;
+        let e = self.qps[qid as usize].as_mut().expect("checked");
+        let _ = e.qp.handle_packet(now, pkt);
+        self.ready(qid);
+        self.touch(qid);
+        self.kick(h);
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /// With rerouting active: port `port` of `node` is not excluded and
+    /// its peer still reaches `dst` over non-excluded shortest paths.
+    fn member_ok(&self, node: u32, port: u16, dst: u32) -> bool {
+        let Some(r) = &self.reroute else { return true };
+        let g = self.ports.index(node, port);
+        let p = &self.ports.ports[g as usize];
+        if p.excluded {
+            return false;
+        }
+        let peer = p.peer_node;
+        peer < self.topo.n_hosts || r.ok[peer as usize * r.n_reps + r.rep_of[dst as usize] as usize]
+    }
+
+    /// Recompute which switches still reach which destinations over
+    /// non-excluded links (after a reroute or a link coming back).
+    fn recompute_reach(&mut self) {
+        let any = self.ports.ports.iter().any(|p| p.excluded);
+        if !any {
+            self.reroute = None;
+            return;
+        }
+        let topo = self.topo;
+        let n_hosts = topo.n_hosts as usize;
+        let mut r = self.reroute.take().unwrap_or_else(|| {
+            // Hosts behind the same leaves route identically everywhere but
+            // at those leaves: one representative per set of leaves.
+            let mut keys: std::collections::BTreeMap<Vec<u32>, u32> = std::collections::BTreeMap::new();
+            let mut rep_of = Vec::with_capacity(n_hosts);
+            let mut reps = Vec::new();
+            for h in 0..n_hosts {
+                let key: Vec<u32> = topo.nodes[h].ports.iter().map(|p| p.peer).collect();
+                let next = keys.len() as u32;
+                let r = *keys.entry(key).or_insert_with(|| {
+                    reps.push(h as u32);
+                    next
+                });
+                rep_of.push(r);
+            }
+            let n_reps = reps.len();
+            Reach { rep_of, reps, n_reps, ok: Vec::new() }
+        });
+        let n_nodes = topo.nodes.len();
+        r.ok.clear();
+        r.ok.resize(n_nodes * r.n_reps, false);
+        loop {
+            let mut changed = false;
+            for node in n_hosts..n_nodes {
+                for (ri, &rep) in r.reps.iter().enumerate() {
+                    let k = node * r.n_reps + ri;
+                    if r.ok[k] {
+                        continue;
+                    }
+                    let base = self.ports.base[node];
+                    let reach = topo.next_hops(node as u32, rep).iter().any(|&pp| {
+                        let p = &self.ports.ports[(base + pp as u32) as usize];
+                        !p.excluded && (p.peer_node < topo.n_hosts || r.ok[p.peer_node as usize * r.n_reps + ri])
+                    });
+                    if reach {
+                        r.ok[k] = true;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.reroute = Some(r);
+    }
+
+    fn apply_fault(&mut self, i: u32) {
+        let (_, link, action) = self.actions[i as usize];
+        let a = self.ports.index(link.node, link.port);
+        let peer = self.topo.nodes[link.node as usize].ports[link.port as usize];
+        let b = self.ports.index(peer.peer, peer.peer_port);
+        for g in [a, b] {
+            let p = &mut self.ports.ports[g as usize];
+            match action {
+                Action::Down => p.up = false,
+                Action::Up => {
+                    p.up = true;
+                    p.excluded = false;
+                }
+                Action::Reroute => {
+                    if !p.up {
+                        p.excluded = true;
+                    }
+                }
+                Action::Degrade(f) => p.ps_per_byte = p.nominal_ps_per_byte / f.max(1e-6),
+                Action::Loss(r) => p.loss = r,
+                Action::Blackhole => {
+                    if g == a {
+                        p.blackhole = true;
+                    }
+                }
+                Action::Restore => {
+                    p.ps_per_byte = p.nominal_ps_per_byte;
+                    p.loss = 0.0;
+                    p.blackhole = false;
+                }
+            }
+        }
+        if matches!(action, Action::Reroute | Action::Up) && (self.reroute.is_some() || action == Action::Reroute) {
+            self.recompute_reach();
+        }
+    }
+
+    // ---------------------------------------------------------------- results
+
+    fn finish(mut self) -> RunOutput {
+        let mut records = Vec::with_capacity(self.specs.len());
+        let mut retx = 0;
+        let mut tos = 0;
+        let mut goodput_pct = Vec::new();
+        for (i, spec) in self.specs.iter().enumerate() {
+            let st = &self.flows[i];
+            let c = self.qps[2 * i].as_ref().map(|e| *e.qp.counters()).or(st.counters).unwrap_or_default();
+            retx += c.retransmitted_packets;
+            tos += c.rto_fired;
+            let fct = match (st.started, st.end) {
+                (Some(s), Some(e)) => Some(e.as_ps() - s.as_ps()),
+                _ => None,
+            };
+            let goodput = fct.map(|f| spec.size as f64 * 8.0 / (f.max(1) as f64 / 1000.0));
+            if let Some(g) = goodput {
+                let line: f64 = self.topo.nodes[spec.src as usize].ports.iter().map(|p| p.gbps).sum();
+                goodput_pct.push(100.0 * g / line.max(1e-9));
+            }
+            records.push(FlowRecord {
+                id: spec.id,
+                src: spec.src,
+                dst: spec.dst,
+                size: spec.size,
+                start_ps: st.started.map(|t| t.as_ps()),
+                end_ps: st.end.map(|t| t.as_ps()),
+                recv_end_ps: st.recv_end.map(|t| t.as_ps()),
+                fct_ps: fct,
+                goodput_gbps: goodput,
+                retransmissions: c.retransmitted_packets,
+                timeouts: c.rto_fired,
+                ev_marked_bad: st.ev_bad,
+                error: st.error,
+            });
+        }
+        let mut ps = PortStats::default();
+        for p in &self.ports.ports {
+            ps.add(&p.stats);
+        }
+        self.cons.in_flight = self.slab.live;
+        let (p50, p99, max) = fct_percentiles(&records);
+        let completed = records.iter().filter(|r| r.end_ps.is_some()).count();
+        let last = records.iter().filter_map(|r| r.end_ps).max().map(|x| x as f64 / 1e6);
+        let mean_goodput =
+            (!goodput_pct.is_empty()).then(|| goodput_pct.iter().sum::<f64>() / goodput_pct.len() as f64);
+        let summary = Summary {
+            flows: records.len(),
+            flows_completed: completed,
+            fct_p50_us: p50,
+            fct_p99_us: p99,
+            fct_max_us: max,
+            mean_goodput_pct: mean_goodput,
+            drops: ps.drops() + self.no_route,
+            drop_overflow: ps.drop_overflow,
+            drop_link_down: ps.drop_link_down,
+            drop_loss: ps.drop_loss,
+            drop_blackhole: ps.drop_blackhole,
+            drop_no_route: self.no_route,
+            trims: ps.trims,
+            ecn_marks: ps.ecn_marks,
+            retransmissions: retx,
+            timeouts: tos,
+            ev_marked_bad: self.ev_marked_bad,
+            qp_errors: self.qp_errors,
+            events: self.events,
+            sim_time_us: self.now.as_ps() as f64 / 1e6,
+            last_completion_us: last,
+            conservation: self.cons,
+            max_queue_bytes: ps.max_queue_bytes,
+            stale_packets: self.stale_packets,
+            peak_packets: self.slab.capacity(),
+        };
+        assert_eq!(summary.drops, self.cons.dropped, "every drop counted with a reason");
+        assert!(self.cons.balanced(), "packet conservation violated: {:?}", self.cons);
+        let _ = net::ROCE_PORT;
+        RunOutput {
+            flows: records,
+            summary,
+            series: GoodputSeries { bin_ps: self.cfg.series_bin.as_ps(), bytes: std::mem::take(&mut self.series) },
+            ev_marks: std::mem::take(&mut self.ev_marks),
+            flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
+            ports: self.ports.ports.iter().map(|p| p.stats).collect(),
+        }
+    }
+}

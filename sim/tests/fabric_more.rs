@@ -1,0 +1,128 @@
+//! Planes, rerouting, blackholes, degraded links, the goodput series,
+//! all-to-all.
+
+use proto::time::{Duration, Instant};
+use sim::fabric::net::trace_path;
+use sim::fabric::testnets::{fat_tree, leaf_spine, FatTreeShape, LinkSpec};
+use sim::fabric::traffic::{all_to_all, permutation};
+use sim::fabric::{run, Fault, FaultKind, LinkRef, SimConfig};
+
+#[test]
+fn two_planes_both_carry_traffic() {
+    let mut shape = FatTreeShape::k_ary(4);
+    shape.planes = 2;
+    let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let flows = permutation(16, 500_000, 2);
+    let out = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
+    assert_eq!(out.summary.flows_completed, 16);
+    // Each host's two ports both sent data.
+    for h in 0..16 {
+        assert!(out.ports[2 * h].tx_packets > 0 && out.ports[2 * h + 1].tx_packets > 0, "host {h}");
+    }
+    // Two planes of 100 Gb/s: a lone flow runs faster than one plane allows.
+    let lone = vec![sim::fabric::FlowSpec::new(0, 0, 15, 2_000_000, Instant::ZERO)];
+    let out = run(&topo, &SimConfig::mrc(), &lone, None).unwrap();
+    let g = out.flows[0].goodput_gbps.unwrap();
+    assert!(g > 120.0, "goodput over two planes {g}");
+    let _ = ids;
+}
+
+#[test]
+fn rc_recovers_when_routing_reconverges() {
+    let shape = FatTreeShape::k_ary(4);
+    let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let link = LinkRef { node: ids.aggs[0][0], port: shape.tors_per_pod as u16 };
+    let mut cfg = SimConfig::rc();
+    cfg.ack_timeout_exp = 5;
+    cfg.time_limit = Duration::from_ms(3);
+    cfg.faults.push(Fault { at: Instant::from_us(20), link, kind: FaultKind::Down });
+    let flows = permutation(16, 1_000_000, 3);
+    // Without reconvergence the flows hashed onto the dead link never finish
+    // (infinite retries)...
+    let dead = run(&topo, &cfg, &flows, None).unwrap();
+    assert!(dead.summary.flows_completed < 16);
+    assert_eq!(dead.summary.qp_errors, 0);
+    // ...with it (10 us later) every flow completes, after an RTO.
+    cfg.reroute_after = Some(Duration::from_us(10));
+    let out = run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(out.summary.flows_completed, 16, "{}", sim::fabric::summary_json(&out.summary));
+    assert_eq!(out.summary.qp_errors, 0);
+    assert!(out.summary.timeouts > 0, "packets lost before rerouting cost an RTO");
+    assert!(out.summary.drop_link_down > 0);
+}
+
+#[test]
+fn mrc_marks_blackholed_evs() {
+    let (topo, ids) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
+    // Silent blackhole of one ToR uplink (one ECMP member).
+    let tor = ids.tors[0][0];
+    let port = 2; // ToR ports: 2 hosts, then uplinks
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 16;
+    cfg.faults.push(Fault { at: Instant::from_us(5), link: LinkRef { node: tor, port }, kind: FaultKind::Blackhole });
+    let flows = permutation(16, 1_000_000, 4);
+    let out = run(&topo, &cfg, &flows, None).unwrap();
+    for f in &out.flows {
+        if f.end_ps.is_none() {
+            eprintln!("{f:?}");
+        }
+    }
+    eprintln!("{}", sim::fabric::summary_json(&out.summary));
+    assert_eq!(out.summary.flows_completed, 16);
+    assert_eq!(out.summary.qp_errors, 0);
+    assert!(out.summary.drop_blackhole > 0);
+    for (i, f) in flows.iter().enumerate() {
+        for (k, &ev) in out.flow_evs[i].iter().enumerate() {
+            let through = trace_path(&topo, cfg.ecmp, cfg.seed, f.src, f.dst, ev).contains(&(tor, port));
+            if through {
+                assert!(
+                    out.ev_marks.iter().any(|m| m.flow == i as u32 && m.ev_index == k as u16),
+                    "flow {i} EV {ev:#x} is blackholed but not marked"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn degraded_link_slows_only_its_share() {
+    let topo = leaf_spine(2, 4, 4, 100.0, LinkSpec::default());
+    let flows: Vec<_> = (0..4).map(|i| sim::fabric::FlowSpec::new(i, i as u32, 4 + i as u32, 500_000, Instant::ZERO)).collect();
+    let base = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
+    let mut cfg = SimConfig::mrc();
+    // Leaf 0 is node 8; its port 4 is its first spine uplink.
+    cfg.faults.push(Fault { at: Instant::ZERO, link: LinkRef { node: 8, port: 4 }, kind: FaultKind::Degrade { factor: 0.25 } });
+    let slow = run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(slow.summary.flows_completed, 4);
+    let (a, b) = (base.summary.fct_max_us.unwrap(), slow.summary.fct_max_us.unwrap());
+    eprintln!("max FCT {a:.1} us healthy, {b:.1} us with one uplink at 25%");
+    assert!(b > a, "a slower link costs something");
+    // Serialisation at 25 Gb/s on the degraded port.
+    let g: usize = topo.nodes[..8].iter().map(|n| n.ports.len()).sum::<usize>() + 4;
+    assert!(slow.ports[g].tx_packets > 0, "the degraded uplink still carries its share");
+}
+
+#[test]
+fn goodput_series_accounts_for_delivered_payload() {
+    let (topo, _) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
+    let flows = permutation(16, 300_000, 9);
+    let out = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
+    let total: u64 = out.series.bytes.iter().sum();
+    assert!(total >= 16 * 300_000, "{total}");
+    assert!(out.series.bytes.len() as u64 * out.series.bin_ps >= (out.summary.sim_time_us * 1e6) as u64 - out.series.bin_ps);
+    // Peak bin rate is at most 16 hosts x 100 Gb/s.
+    let peak = (0..out.series.bytes.len()).map(|i| out.series.gbps(i)).fold(0.0, f64::max);
+    assert!(peak <= 1600.0 + 1.0 && peak > 100.0, "{peak}");
+}
+
+#[test]
+fn all_to_all_completes() {
+    let topo = leaf_spine(2, 4, 2, 100.0, LinkSpec::default());
+    let flows = all_to_all(8, 50_000);
+    assert_eq!(flows.len(), 56);
+    for cfg in [SimConfig::mrc(), SimConfig::rc()] {
+        let out = run(&topo, &cfg, &flows, None).unwrap();
+        assert_eq!(out.summary.flows_completed, 56, "{:?}", cfg.transport);
+        assert!(out.summary.conservation.balanced());
+    }
+}
