@@ -1,5 +1,6 @@
 //! `mrc`: the project's one command-line front end.
 
+mod sim;
 mod transfer;
 mod units;
 
@@ -20,6 +21,10 @@ enum Command {
     /// multipath channel; verifies exactly-once, byte-identical delivery and
     /// in-order completions.
     Transfer(transfer::TransferArgs),
+    /// Packet-level fabric simulation at htsim scale: MRC against the RoCEv2
+    /// RC baseline on fat trees and leaf-spines, with htsim .topo/.cm
+    /// inputs, faults, per-flow CSV, JSON summary and plots.
+    Sim(sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +35,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc transfer: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Sim(args) => match sim::run_cli(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc sim: {e}");
                 ExitCode::from(2)
             }
         },

@@ -107,3 +107,70 @@ fn pcap_of_a_transfer_decodes_in_tshark() {
     }
     let _ = std::fs::remove_file(&pcap);
 }
+
+#[test]
+fn sim_runs_both_transports_and_writes_results_and_plots() {
+    let out_dir = tmp("sim-out");
+    let out = mrc()
+        .args(["sim", "--tiers", "3", "--hosts", "16", "--traffic", "perm", "--size", "200KB", "--transport", "both", "--quiet"])
+        .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // MRC routes around the dead link; RC flows hashed onto it cannot
+    // finish, so the run as a whole reports failure (exit 1).
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("== MRC ==") && stdout.contains("== RC =="), "{stdout}");
+    assert!(stdout.contains("conservation        balanced"), "{stdout}");
+    for f in ["flows-mrc.csv", "flows-rc.csv", "summary-mrc.json", "summary-rc.json", "fct_cdf.png", "fct_cdf.svg", "goodput.png", "goodput.svg"] {
+        let p = out_dir.join(f);
+        assert!(std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false), "{} missing", p.display());
+    }
+    let csv = std::fs::read_to_string(out_dir.join("flows-mrc.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 17, "header + 16 flows:\n{csv}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-mrc.json")).unwrap()).unwrap();
+    assert_eq!(summary["flows_completed"], 16);
+    assert_eq!(summary["qp_errors"], 0);
+    let rc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-rc.json")).unwrap()).unwrap();
+    assert!(rc["flows_completed"].as_u64().unwrap() < 16, "the dead link must stall some RC flow: {rc:#}");
+}
+
+#[test]
+fn sim_reads_htsim_files_and_is_deterministic() {
+    let anchors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim");
+    let run = || {
+        let out = mrc()
+            .args(["sim", "--json", "--topo"])
+            .arg(anchors.join("fat_tree_128_1os.topo"))
+            .arg("--tm")
+            .arg(anchors.join("perm_128n_128c_2MB.cm"))
+            .args(["--evs", "32", "--seed", "3"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let a = run();
+    assert_eq!(a, run(), "same seed, same summary");
+    let v: serde_json::Value = serde_json::from_str(a.lines().next().unwrap()).unwrap();
+    assert_eq!(v["summary"]["flows_completed"], 128);
+}
+
+#[test]
+fn sim_refuses_bad_faults_and_options() {
+    for args in [
+        &["--fault", "explode@1us:agg0.up0"][..],
+        &["--fault", "down@1us:agg99.up0"],
+        &["--fault", "degrade=2@1us:tor0.up0"],
+        &["--fault", "down:agg0.up0"],
+        &["--evs", "0"],
+        &["--topo", "/nonexistent.topo"],
+        &["--ecn", "9,1"],
+    ] {
+        let out = mrc().args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("mrc sim: ") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}

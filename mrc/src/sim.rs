@@ -1,0 +1,496 @@
+//! `mrc sim`: the packet-level fabric simulator, MRC against the RoCEv2 RC
+//! baseline on the same topology, traffic and faults.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant as WallClock;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use proto::model::ev::SprayPolicy;
+use proto::model::Transport;
+use proto::time::{Duration, Instant};
+use sim::fabric::fault::{Fault, FaultKind, LinkRef};
+use sim::fabric::net::{EcmpMode, EcnConfig};
+use sim::fabric::plot::{self, Series};
+use sim::fabric::results::{write_flows_csv, write_summary_json, RunOutput};
+use sim::fabric::run::{run, Progress, SimConfig};
+use sim::fabric::topo::{NodeKind, TopoParams, Topology};
+use sim::fabric::traffic::{self, FlowSpec};
+
+use crate::units::{parse_duration, parse_size};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SimTransport {
+    Mrc,
+    Rc,
+    /// Run MRC, then RC, on the same scenario; plots compare them.
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TrafficKind {
+    /// Random permutation: every host sends one flow, every host receives one.
+    Perm,
+    /// N senders to one receiver.
+    Incast,
+    /// Every host to every other host.
+    AllToAll,
+    /// Ring AllReduce: 2(N-1) dependent steps of size/N.
+    Ring,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EcmpArg {
+    /// 5-tuple hash with a per-switch salt (commodity ECMP).
+    Hash,
+    /// The EV names the path hop by hop (NIC-generated EVs).
+    EvPath,
+}
+
+/// Options of `mrc sim`.
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// htsim topology file (.topo). Without it, --tiers/--hosts/... build one.
+    #[arg(long)]
+    pub topo: Option<PathBuf>,
+    /// Generated topology: 2 = leaf-spine, 3 = fat tree.
+    #[arg(long, default_value_t = 3)]
+    pub tiers: u8,
+    /// Generated topology: number of hosts.
+    #[arg(long, default_value_t = 128)]
+    pub hosts: u32,
+    /// Link rate, Gb/s (generated topologies).
+    #[arg(long, default_value_t = 100.0)]
+    pub link_gbps: f64,
+    /// Link latency (generated topologies).
+    #[arg(long, value_parser = parse_duration, default_value = "1us")]
+    pub link_latency: Duration,
+    /// ToR oversubscription, downlinks:uplinks (generated topologies).
+    #[arg(long, default_value_t = 1)]
+    pub oversub: u32,
+    /// Parallel planes: each NIC is split into this many ports, each into
+    /// its own copy of the switch fabric.
+    #[arg(long, default_value_t = 1)]
+    pub planes: u8,
+    /// htsim connection matrix (.cm). Without it, --traffic generates flows.
+    #[arg(long)]
+    pub tm: Option<PathBuf>,
+    /// Generated traffic.
+    #[arg(long, value_enum, default_value_t = TrafficKind::Perm)]
+    pub traffic: TrafficKind,
+    /// Flow size for generated traffic (per flow; the whole buffer for ring).
+    #[arg(long, value_parser = parse_size, default_value = "2MB")]
+    pub size: u64,
+    /// Incast: number of senders (default: every other host).
+    #[arg(long)]
+    pub incast_senders: Option<u32>,
+    /// Transport(s) to run.
+    #[arg(long, value_enum, default_value_t = SimTransport::Mrc)]
+    pub transport: SimTransport,
+    /// EVs per MRC flow (RC always uses one path).
+    #[arg(long, default_value_t = 128)]
+    pub evs: usize,
+    /// How EVs map to paths.
+    #[arg(long, value_enum, default_value_t = EcmpArg::Hash)]
+    pub ecmp: EcmpArg,
+    /// Weighted spraying (by per-EV loss, ECN and delay) instead of round robin.
+    #[arg(long)]
+    pub weighted_spray: bool,
+    /// Payload bytes per packet.
+    #[arg(long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// Switch buffer per port.
+    #[arg(long, value_parser = parse_size, default_value = "400000")]
+    pub buffer: u64,
+    /// ECN marking thresholds KMIN,KMAX in bytes ("off" disables).
+    #[arg(long, default_value = "80000,320000")]
+    pub ecn: String,
+    /// Disable packet trimming (full queues drop instead of cutting payloads).
+    #[arg(long)]
+    pub no_trim: bool,
+    /// A fault, repeatable: KIND@TIME:LINK. KIND: down, up, blackhole,
+    /// restore, degrade=FACTOR, loss=RATE, flap=PERIOD/DOWNTIME. LINK:
+    /// hostH, torI.upJ, aggI.upJ (tier-1 switch I's J-th uplink), or
+    /// NODE/PORT. Example: down@50us:agg0.up0, degrade=0.25@0us:tor3.up1.
+    #[arg(long = "fault")]
+    pub faults: Vec<String>,
+    /// After a link goes down, routing avoids it after this delay (default:
+    /// never, as when the failure is not yet seen by the control plane).
+    #[arg(long, value_parser = parse_duration)]
+    pub reroute_after: Option<Duration>,
+    /// ACK timeout exponent t: RTO = 1.024 us x 2^t.
+    #[arg(long, default_value_t = 7)]
+    pub timeout_exp: u8,
+    /// Exponential retries after the 7 linear ones (25 = forever).
+    #[arg(long, default_value_t = 25)]
+    pub retry_exp: u8,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulated time limit.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub time_limit: Duration,
+    /// Output folder: per-flow CSV, summary JSON, FCT CDF and goodput plots.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Benchmark mode: print events/s, wall time and peak RSS; write nothing.
+    #[arg(long)]
+    pub bench: bool,
+}
+
+/// Errors of `mrc sim`.
+#[derive(Debug, thiserror::Error)]
+pub enum SimCliError {
+    #[error("invalid option: {0}")]
+    Usage(String),
+    #[error("{0}")]
+    Topo(#[from] sim::fabric::topo::TopoError),
+    #[error("{0}")]
+    Traffic(#[from] sim::fabric::traffic::TrafficError),
+    #[error("{0}")]
+    Sim(#[from] sim::fabric::run::SimError),
+    #[error("cannot write {path}: {msg}")]
+    Output { path: PathBuf, msg: String },
+}
+
+fn usage<T>(s: impl Into<String>) -> Result<T, SimCliError> {
+    Err(SimCliError::Usage(s.into()))
+}
+
+/// The `i`-th switch of `tier` in plane 0, in node order.
+fn nth_switch(topo: &Topology, tier: u8, i: u32) -> Option<u32> {
+    (topo.n_hosts..topo.nodes.len() as u32)
+        .filter(|&n| topo.nodes[n as usize].kind == NodeKind::Switch { tier, plane: 0 })
+        .nth(i as usize)
+}
+
+/// The `j`-th uplink (port to a switch of a higher tier) of `node`.
+fn nth_uplink(topo: &Topology, node: u32, j: u32) -> Option<u16> {
+    let tier = match topo.nodes[node as usize].kind {
+        NodeKind::Switch { tier, .. } => tier,
+        NodeKind::Host => return None,
+    };
+    topo.nodes[node as usize]
+        .ports
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(topo.nodes[p.peer as usize].kind, NodeKind::Switch { tier: t, .. } if t > tier))
+        .nth(j as usize)
+        .map(|(i, _)| i as u16)
+}
+
+/// Parse a link name (see `--fault`).
+pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
+    let bad = || SimCliError::Usage(format!("'{s}' names no link (hostH, torI.upJ, aggI.upJ or NODE/PORT)"));
+    let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
+    let link = if let Some(h) = s.strip_prefix("host") {
+        let h = num(h)?;
+        if h >= topo.n_hosts {
+            return Err(bad());
+        }
+        LinkRef { node: h, port: 0 }
+    } else if let Some((node, port)) = s.split_once('/') {
+        LinkRef { node: num(node)?, port: num(port)? as u16 }
+    } else {
+        let (sw, up) = s.split_once(".up").ok_or_else(bad)?;
+        let (tier, i) = if let Some(i) = sw.strip_prefix("tor") {
+            (0, num(i)?)
+        } else if let Some(i) = sw.strip_prefix("agg") {
+            (1, num(i)?)
+        } else {
+            return Err(bad());
+        };
+        let node = nth_switch(topo, tier, i).ok_or_else(bad)?;
+        LinkRef { node, port: nth_uplink(topo, node, num(up)?).ok_or_else(bad)? }
+    };
+    match topo.nodes.get(link.node as usize) {
+        Some(n) if (link.port as usize) < n.ports.len() => Ok(link),
+        _ => Err(bad()),
+    }
+}
+
+/// Parse `KIND@TIME:LINK`.
+pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Fault, SimCliError> {
+    let bad = |why: &str| SimCliError::Usage(format!("fault '{s}': {why} (expected KIND@TIME:LINK)"));
+    let (kind, rest) = s.split_once('@').ok_or_else(|| bad("no '@'"))?;
+    let (time, link) = rest.split_once(':').ok_or_else(|| bad("no ':LINK'"))?;
+    let at = Instant(parse_duration(time).map_err(|_| bad("bad time"))?.as_ps());
+    let (name, arg) = kind.split_once('=').map_or((kind, None), |(k, a)| (k, Some(a)));
+    let factor = |a: Option<&str>| -> Result<f64, SimCliError> {
+        a.and_then(|a| a.parse::<f64>().ok()).filter(|f| f.is_finite() && (0.0..=1.0).contains(f)).ok_or_else(|| bad("needs =VALUE in [0, 1]"))
+    };
+    let kind = match name {
+        "down" => FaultKind::Down,
+        "up" => FaultKind::Up,
+        "blackhole" => FaultKind::Blackhole,
+        "restore" => FaultKind::Restore,
+        "degrade" => FaultKind::Degrade { factor: factor(arg)? },
+        "loss" => FaultKind::Loss { rate: factor(arg)? },
+        "flap" => {
+            let (period, down) = arg.and_then(|a| a.split_once('/')).ok_or_else(|| bad("flap=PERIOD/DOWNTIME"))?;
+            let period = parse_duration(period).map_err(|_| bad("bad flap period"))?;
+            let down_for = parse_duration(down).map_err(|_| bad("bad flap downtime"))?;
+            if down_for >= period || period == Duration::ZERO {
+                return Err(bad("flap downtime must be shorter than its period"));
+            }
+            FaultKind::Flap { period, down_for, until: Instant(limit.as_ps()) }
+        }
+        _ => return Err(bad("unknown kind")),
+    };
+    Ok(Fault { at, link: parse_link(topo, link)?, kind })
+}
+
+fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
+    if let Some(path) = &a.topo {
+        return Ok(Topology::from_htsim_file(path, a.planes)?);
+    }
+    if !(a.link_gbps > 0.0 && a.link_gbps.is_finite()) {
+        return usage("--link-gbps must be positive");
+    }
+    let p = TopoParams {
+        tiers: a.tiers,
+        hosts: a.hosts,
+        link_gbps: a.link_gbps,
+        link_latency: a.link_latency,
+        oversubscription: a.oversub,
+        planes: a.planes,
+        ..TopoParams::default()
+    };
+    Ok(Topology::build(&p)?)
+}
+
+fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
+    let n = topo.n_hosts;
+    if let Some(path) = &a.tm {
+        let cm = traffic::read_cm(path)?;
+        if cm.nodes > n {
+            return usage(format!("{} has {} nodes, the topology {} hosts", path.display(), cm.nodes, n));
+        }
+        return Ok(cm.flows);
+    }
+    if n < 2 {
+        return usage("traffic needs at least 2 hosts");
+    }
+    Ok(match a.traffic {
+        TrafficKind::Perm => traffic::permutation(n, a.size, a.seed),
+        TrafficKind::Incast => {
+            let senders = a.incast_senders.unwrap_or(n - 1);
+            if senders == 0 || senders >= n {
+                return usage(format!("--incast-senders must be 1..{n}"));
+            }
+            traffic::incast(n, senders, 0, a.size)
+        }
+        TrafficKind::AllToAll => traffic::all_to_all(n, a.size),
+        TrafficKind::Ring => traffic::ring_allreduce(n, a.size),
+    })
+}
+
+fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfig, SimCliError> {
+    let mut c = SimConfig::new(transport);
+    if a.evs == 0 || a.evs > proto::model::ev::MAX_EVS {
+        return usage(format!("--evs must be 1..={}", proto::model::ev::MAX_EVS));
+    }
+    if !(proto::model::MIN_MTU..=proto::model::MAX_MTU).contains(&a.mtu) {
+        return usage("--mtu must be 256..=9000");
+    }
+    if a.timeout_exp > proto::model::MAX_ACK_TIMEOUT_EXP || a.retry_exp > proto::model::RETRY_INFINITE {
+        return usage("--timeout-exp must be <= 24 and --retry-exp <= 25");
+    }
+    c.n_evs = if transport == Transport::Rc { 1 } else { a.evs };
+    c.min_active_evs = c.min_active_evs.min(c.n_evs as u16);
+    c.mtu = a.mtu;
+    c.seed = a.seed;
+    c.ecmp = match a.ecmp {
+        EcmpArg::Hash => EcmpMode::Hash,
+        EcmpArg::EvPath => EcmpMode::EvPath,
+    };
+    if a.weighted_spray {
+        c.spray = SprayPolicy::Weighted;
+    }
+    c.switch.buffer_bytes = a.buffer;
+    c.switch.trimming = !a.no_trim;
+    c.switch.ecn = if a.ecn == "off" {
+        None
+    } else {
+        let (kmin, kmax) = a.ecn.split_once(',').ok_or_else(|| SimCliError::Usage("--ecn KMIN,KMAX or off".into()))?;
+        let (kmin, kmax) = (parse_size(kmin), parse_size(kmax));
+        match (kmin, kmax) {
+            (Ok(kmin), Ok(kmax)) if kmin <= kmax => Some(EcnConfig { kmin_bytes: kmin, kmax_bytes: kmax, pmax: 1.0 }),
+            _ => return usage("--ecn KMIN,KMAX with KMIN <= KMAX, or off"),
+        }
+    };
+    c.faults = a.faults.iter().map(|f| parse_fault(topo, f, a.time_limit)).collect::<Result<_, _>>()?;
+    c.reroute_after = a.reroute_after;
+    c.ack_timeout_exp = a.timeout_exp;
+    c.retry_exp = a.retry_exp;
+    c.time_limit = a.time_limit;
+    Ok(c)
+}
+
+/// Peak resident set size of this process, bytes (Linux `VmHWM`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn name(t: Transport) -> &'static str {
+    match t {
+        Transport::Mrc => "mrc",
+        Transport::Rc => "rc",
+    }
+}
+
+fn run_one(a: &SimArgs, topo: &Topology, flows: &[FlowSpec], t: Transport) -> Result<(RunOutput, f64), SimCliError> {
+    let cfg = config(a, t, topo)?;
+    let limit_ps = cfg.time_limit.as_ps().max(1);
+    let bar = if a.quiet || a.json {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(flows.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{prefix:>4} [{elapsed_precise}] {bar:40} {pos}/{len} flows  {msg}")
+                .expect("valid template"),
+        );
+        b.set_prefix(name(t));
+        b
+    };
+    let mut on_progress = |p: Progress| {
+        bar.set_position(p.flows_done as u64);
+        bar.set_message(format!(
+            "t={:.1} us  {:.1} M events  ({:.0}% of limit)",
+            p.now.as_ps() as f64 / 1e6,
+            p.events as f64 / 1e6,
+            100.0 * p.now.as_ps() as f64 / limit_ps as f64
+        ));
+    };
+    let t0 = WallClock::now();
+    let out = run(topo, &cfg, flows, Some(&mut on_progress))?;
+    let wall = t0.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    Ok((out, wall))
+}
+
+fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
+    let s = &out.summary;
+    let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
+    println!("== {} ==", name(t).to_uppercase());
+    println!("flows completed     {} / {}", s.flows_completed, s.flows);
+    println!("FCT p50/p99/max     {} / {} / {} us", f(s.fct_p50_us), f(s.fct_p99_us), f(s.fct_max_us));
+    println!("mean goodput        {} % of {gbps} Gb/s", f(s.mean_goodput_pct));
+    println!(
+        "drops               {} (overflow {}, link down {}, loss {}, blackhole {}, no route {})",
+        s.drops, s.drop_overflow, s.drop_link_down, s.drop_loss, s.drop_blackhole, s.drop_no_route
+    );
+    println!("trims / ECN marks   {} / {}", s.trims, s.ecn_marks);
+    println!("retransmissions     {} ({} timeouts)", s.retransmissions, s.timeouts);
+    println!("EV state changes    {} to ASSUMED_BAD", s.ev_marked_bad);
+    if let Some(first) = out.ev_marks.iter().map(|m| m.at_ps).min() {
+        println!("first EV marked bad {:.1} us", first as f64 / 1e6);
+    }
+    println!("QP errors           {}", s.qp_errors);
+    println!(
+        "events              {:.2} M in {:.2} s wall ({:.2} M events/s), {:.1} us simulated",
+        s.events as f64 / 1e6,
+        wall,
+        s.events as f64 / 1e6 / wall.max(1e-9),
+        s.sim_time_us
+    );
+    println!("conservation        {}", if s.conservation.balanced() { "balanced" } else { "UNBALANCED" });
+}
+
+fn write_outputs(dir: &Path, results: &[(Transport, RunOutput)], markers: &[(f64, String)]) -> Result<Vec<PathBuf>, SimCliError> {
+    let err = |path: &Path, e: &dyn std::fmt::Display| SimCliError::Output { path: path.to_path_buf(), msg: e.to_string() };
+    std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
+    let mut written = Vec::new();
+    for (t, out) in results {
+        let csv = dir.join(format!("flows-{}.csv", name(*t)));
+        write_flows_csv(&csv, &out.flows).map_err(|e| err(&csv, &e))?;
+        let json = dir.join(format!("summary-{}.json", name(*t)));
+        write_summary_json(&json, &out.summary).map_err(|e| err(&json, &e))?;
+        written.extend([csv, json]);
+    }
+    let cdf: Vec<(String, Vec<f64>)> = results
+        .iter()
+        .map(|(t, o)| (name(*t).to_uppercase(), o.flows.iter().filter_map(|f| f.fct_ps).map(|p| p as f64 / 1e6).collect()))
+        .collect();
+    let stem = dir.join("fct_cdf");
+    match plot::fct_cdf(&stem, "Flow completion time", &cdf, false) {
+        Ok(paths) => written.extend(paths),
+        Err(plot::PlotError::NoData) => {}
+        Err(e) => return Err(err(&stem, &e)),
+    }
+    let series: Vec<Series> = results
+        .iter()
+        .map(|(t, o)| Series {
+            label: name(*t).to_uppercase(),
+            points: (0..o.series.bytes.len())
+                .map(|i| ((i as f64 + 0.5) * o.series.bin_ps as f64 / 1e6, o.series.gbps(i)))
+                .collect(),
+        })
+        .collect();
+    let stem = dir.join("goodput");
+    match plot::goodput_timeline(&stem, "Fabric goodput over time", &series, markers) {
+        Ok(paths) => written.extend(paths),
+        Err(plot::PlotError::NoData) => {}
+        Err(e) => return Err(err(&stem, &e)),
+    }
+    Ok(written)
+}
+
+/// Run `mrc sim`; returns whether every flow completed without QP error.
+pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
+    let topo = topology(a)?;
+    let flows = flows(a, &topo)?;
+    if flows.is_empty() {
+        return usage("no flows");
+    }
+    let gbps = topo.nodes.first().and_then(|n| n.ports.first()).map_or(0.0, |p| p.gbps);
+    if !a.json {
+        println!("{}; {} flows", topo.description, flows.len());
+    }
+    let transports: &[Transport] = match a.transport {
+        SimTransport::Mrc => &[Transport::Mrc],
+        SimTransport::Rc => &[Transport::Rc],
+        SimTransport::Both => &[Transport::Mrc, Transport::Rc],
+    };
+    let mut results = Vec::new();
+    let mut all_ok = true;
+    for &t in transports {
+        let (out, wall) = run_one(a, &topo, &flows, t)?;
+        all_ok &= out.summary.flows_completed == out.summary.flows && out.summary.qp_errors == 0;
+        if a.json {
+            println!("{}", serde_json::json!({ "transport": name(t), "summary": out.summary, "wall_s": if a.bench { Some(wall) } else { None } }));
+        } else {
+            print_summary(t, &out, wall, gbps);
+        }
+        results.push((t, out));
+    }
+    if a.bench {
+        let rss = peak_rss_bytes().map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
+        println!("bench: peak RSS {rss} (whole process, including the topology and every run above)");
+        return Ok(all_ok);
+    }
+    if let Some(dir) = &a.out {
+        let cfg = config(a, transports[0], &topo)?;
+        let markers: Vec<(f64, String)> = cfg
+            .faults
+            .iter()
+            .map(|f| (f.at.as_ps() as f64 / 1e6, format!("{:?}", f.kind).split([' ', '{']).next().unwrap_or("fault").to_lowercase()))
+            .collect();
+        let written = write_outputs(dir, &results, &markers)?;
+        if !a.json {
+            for p in written {
+                println!("wrote {}", p.display());
+            }
+        }
+    }
+    Ok(all_ok)
+}
