@@ -466,10 +466,26 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     for &t in transports {
         let (out, wall) = run_one(a, &topo, &flows, t)?;
         all_ok &= out.summary.flows_completed == out.summary.flows && out.summary.qp_errors == 0;
+        // Ring AllReduce is judged against its ideal 2(N-1)/N x S/B.
+        let ring = (a.tm.is_none() && a.traffic == TrafficKind::Ring).then(|| {
+            let ideal = traffic::ring_allreduce_ideal(topo.n_hosts, a.size, gbps).as_ps() as f64 / 1e6;
+            let took = out.summary.last_completion_us;
+            (took, ideal)
+        });
         if a.json {
-            println!("{}", serde_json::json!({ "transport": name(t), "summary": out.summary, "wall_s": if a.bench { Some(wall) } else { None } }));
+            let ring = ring.map(|(took, ideal)| serde_json::json!({ "completion_us": took, "ideal_us": ideal }));
+            println!(
+                "{}",
+                serde_json::json!({ "transport": name(t), "summary": out.summary, "ring_allreduce": ring, "wall_s": if a.bench { Some(wall) } else { None } })
+            );
         } else {
             print_summary(t, &out, wall, gbps);
+            if let Some((took, ideal)) = ring {
+                match took {
+                    Some(took) => println!("ring AllReduce      {took:.1} us, ideal 2(N-1)/N x S/B = {ideal:.1} us ({:.2}x)", took / ideal),
+                    None => println!("ring AllReduce      did not complete (ideal {ideal:.1} us)"),
+                }
+            }
         }
         results.push((t, out));
     }
