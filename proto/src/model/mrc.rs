@@ -35,6 +35,12 @@ use crate::Psn;
 pub const SQ_DEPTH: usize = 1 << 16;
 /// Exponential backoff is capped at `2^RTO_MAX_SHIFT x RTO`.
 pub const RTO_MAX_SHIFT: u32 = 10;
+/// WRITE-with-immediate completions the responder holds, fully received,
+/// while no receive is posted. Beyond this, a further packet ending a
+/// WRITE-IMM is dropped unacknowledged (the requester resends it later),
+/// as in the RC baseline: without the cap a peer sending WRITE-IMMs to a
+/// QP that posts no receives grows the held queue without bound.
+pub const MAX_HELD_IMM: usize = 1 << 16;
 /// AETH credit field meaning "no credit flow control".
 const NO_CREDITS: u8 = 0x1F;
 
@@ -335,6 +341,9 @@ pub struct MrcQp {
     resp: Option<Box<Responder>>,
     req: Option<Box<Requester>>,
     ctrl: VecDeque<Ctrl>,
+    /// Packets ending a WRITE-IMM dropped because [`MAX_HELD_IMM`]
+    /// completions were already held.
+    held_imm_dropped: u64,
 }
 
 fn ns32(now: Instant) -> u32 {
@@ -356,6 +365,7 @@ impl MrcQp {
             resp: None,
             req: None,
             ctrl: VecDeque::new(),
+            held_imm_dropped: 0,
         })
     }
 
@@ -378,6 +388,12 @@ impl MrcQp {
     /// receive.
     pub fn held_recv_completions(&self) -> usize {
         self.resp.as_ref().map_or(0, |r| r.pending_imm.len())
+    }
+
+    /// Responder: packets ending a WRITE-IMM dropped unacknowledged because
+    /// [`MAX_HELD_IMM`] completions were already held.
+    pub fn held_imm_dropped(&self) -> u64 {
+        self.held_imm_dropped
     }
 
     /// Responder: receives posted and not consumed.
@@ -563,6 +579,12 @@ impl MrcQp {
         if pkt.trimmed {
             self.counters.rx_trimmed += 1;
             self.queue_nack(&pkt, NackKind::Trimmed, ext.tx_ts, ext.ev_index);
+            return Ok(());
+        }
+        if op.has_imm() && r.pending_imm.len() >= MAX_HELD_IMM {
+            // Nowhere to complete it (no receive posted, the held queue is
+            // full): drop unacknowledged, the requester resends it.
+            self.held_imm_dropped += 1;
             return Ok(());
         }
         if len > 0 {
@@ -1276,6 +1298,7 @@ impl QueuePair for MrcQp {
                 self.counters = Counters::default();
                 self.pkey = 0xFFFF;
                 self.dest_qp = 0;
+                self.held_imm_dropped = 0;
             }
         }
         self.state = to;
