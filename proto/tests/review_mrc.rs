@@ -6,7 +6,7 @@ use mrc_common::*;
 use proto::model::mrc::MAX_HELD_IMM;
 use proto::model::*;
 use proto::time::Instant;
-use proto::wire::Opcode;
+use proto::wire::{MrcExtRepr, NackKind, Opcode};
 
 /// A peer that keeps sending WRITE-with-immediate while this side posts no
 /// receive must not make the held-completion queue grow without bound (the
@@ -38,4 +38,39 @@ fn review_mrc_held_imm_completions_are_bounded() {
     let got = recv_completions(&events(&mut b));
     assert_eq!(got.len(), o.max_wimm as usize);
     assert!(got.iter().all(|c| c.imm == Some(7) && c.status == WcStatus::Success));
+}
+
+/// A trim NACK names one transmission (its `echo_ts` is that transmission's
+/// `tx_ts`). When it arrives after the PSN was already resent (here by the
+/// RTO), it is stale: the requester resent the PSN a second time, took it
+/// out of bytes-in-flight although the newest copy is still in flight, cut
+/// the window again and blamed the EV of the newest copy (`on_trim`), which
+/// never saw the trim.
+#[test]
+fn review_mrc_stale_trim_nack_does_not_resend_again() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let t0 = Instant::ZERO;
+    a.post_write(t0, write(1, data(MTU as usize, 1), 0, None)).unwrap();
+    let first = a.poll_transmit(t0).unwrap();
+    // The RTO fires before the trim NACK comes back: resend.
+    let t1 = a.poll_timeout().expect("rto armed");
+    a.handle_timeout(t1);
+    let second = a.poll_transmit(t1).expect("timeout retransmission");
+    assert_eq!(second.bth.psn, first.bth.psn);
+    assert!(a.poll_transmit(t1).is_none());
+    let in_flight = a.in_flight();
+    assert_eq!(in_flight, MTU as u64);
+    // Now the trim NACK of the FIRST transmission arrives.
+    let mut t = first.clone();
+    t.trimmed = true;
+    t.payload = bytes::Bytes::new();
+    b.handle_packet(t1, t).unwrap();
+    let n = drain_tx(&mut b, t1);
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    assert_eq!(x.kind, NackKind::Trimmed);
+    a.handle_packet(t1, n[0].clone()).unwrap();
+    assert!(a.poll_transmit(t1).is_none(), "stale trim NACK caused another retransmission");
+    assert_eq!(a.in_flight(), in_flight);
+    assert_eq!(a.counters().retx_trim, 0);
 }

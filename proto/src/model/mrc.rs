@@ -885,6 +885,11 @@ impl MrcQp {
         if q.ring[i].acked || q.ring[i].queued != Retx::No {
             return Ok(());
         }
+        if n.echo_ts != ns32(q.ring[i].sent_at) {
+            // About an earlier transmission of a PSN resent since: the
+            // newest copy is still in flight, on its own EV. Stale.
+            return Ok(());
+        }
         let len = q.ring[i].len as u64;
         let ev = q.ring[i].ev_index;
         if q.ring[i].in_flight {
