@@ -452,6 +452,9 @@ pub fn validate_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     if a.send_mpr_units == 0 {
         return bad("send_mpr_units", "must be 1..=255".into());
     }
+    if let Err(why) = a.cc.validate() {
+        return bad("cc", why);
+    }
     EvSet::new(a.evs.clone())?;
     Ok(())
 }
