@@ -74,3 +74,28 @@ fn review_mrc_stale_trim_nack_does_not_resend_again() {
     assert_eq!(a.in_flight(), in_flight);
     assert_eq!(a.counters().retx_trim, 0);
 }
+
+/// A receive completion reported the length the FIRST packet's RETH
+/// announced, whatever was actually received: a peer (buggy, or a
+/// mutated-and-resealed frame, as the hostile rig found with more inputs
+/// than CI runs) announcing 9,571,428 bytes in a 3-packet WRITE-IMM made the
+/// application see a 9.5 MB completion for 3 kB placed. The completion now
+/// reports the bytes received for the message (FIRST through LAST), which
+/// for a well-behaved peer is the RETH length.
+#[test]
+fn review_mrc_recv_completion_len_is_bytes_received() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    b.post_recv(1).unwrap();
+    a.post_write(now, write(1, data(3 * MTU as usize - 100, 3), 0, Some(3))).unwrap();
+    let mut pkts = drain_tx(&mut a, now);
+    assert_eq!(pkts.len(), 3);
+    pkts[0].reth.as_mut().unwrap().dma_len = 9_571_428;
+    for p in pkts {
+        b.handle_packet(now, p).unwrap();
+    }
+    let rc = recv_completions(&events(&mut b));
+    assert_eq!(rc.len(), 1);
+    assert_eq!(rc[0].len, 3 * MTU - 100);
+}

@@ -219,6 +219,8 @@ struct RxInfo {
     last: bool,
     /// Ends a WRITE-with-immediate: the immediate.
     imm: Option<u32>,
+    /// Payload bytes.
+    len: u32,
 }
 
 /// The packet a SACK reports on.
@@ -241,6 +243,10 @@ struct Responder {
     bits: Vec<u64>,
     bit_mask: u32,
     info: Vec<RxInfo>,
+    /// Payload bytes of the message the in-order point is in (since its
+    /// FIRST/ONLY).
+    cur_msg_bytes: u64,
+    /// The DMA length its FIRST/ONLY announced.
     cur_msg_len: u32,
     msn: u32,
     pending_imm: VecDeque<(u32, u32)>,
@@ -264,6 +270,7 @@ impl Responder {
             bits: vec![0; (size / 64) as usize],
             bit_mask: size - 1,
             info: vec![RxInfo::default(); size as usize],
+            cur_msg_bytes: 0,
             cur_msg_len: 0,
             msn: 0,
             pending_imm: VecDeque::new(),
@@ -600,6 +607,7 @@ impl MrcQp {
             first_len,
             last: op.is_last(),
             imm: if op.has_imm() { pkt.imm } else { None },
+            len: len as u32,
         };
         self.counters.rx_data_packets += 1;
         self.counters.rx_data_bytes += len as u64;
@@ -621,12 +629,17 @@ impl MrcQp {
             let p = r.pos(e);
             let info = std::mem::take(&mut r.info[p]);
             if let Some(l) = info.first_len {
+                r.cur_msg_bytes = 0;
                 r.cur_msg_len = l;
             }
+            r.cur_msg_bytes = r.cur_msg_bytes.saturating_add(info.len as u64);
             if info.last {
                 r.msn = (r.msn + 1) & 0xFF_FFFF;
                 if let Some(imm) = info.imm {
-                    r.pending_imm.push_back((imm, r.cur_msg_len));
+                    // Equal for a well-behaved peer; never more than was
+                    // announced or than was placed.
+                    let len = r.cur_msg_bytes.min(r.cur_msg_len as u64) as u32;
+                    r.pending_imm.push_back((imm, len));
                 }
             }
             r.expected = e.next();
