@@ -112,3 +112,16 @@ fn review_psn_deserialize_masks_to_24_bits() {
     assert_eq!(p, proto::Psn::new(5));
     assert_eq!(p.value(), 5);
 }
+
+/// A QP number is 24 bits on the wire (BTH DestQP). A `QpConfig` built
+/// without `QpConfig::new` (struct literal, deserialised scenario) could
+/// carry a wider one; every packet for it then failed `dest_qp != qpn` and
+/// was dropped as `WrongQp`: a QP that can never receive. Refused now.
+#[test]
+fn review_qpn_wider_than_24_bits_is_refused() {
+    for t in [Transport::Mrc, Transport::Rc] {
+        let mut cfg = QpConfig::new(t, 0x11);
+        cfg.qpn = 0x0100_0011;
+        assert!(matches!(Qp::new(cfg), Err(ModifyError::BadAttribute { name: "qpn", .. })), "{t:?}");
+    }
+}

@@ -417,6 +417,9 @@ pub fn check_transition(from: QpState, t: &QpTransition) -> Result<QpState, Modi
 /// Validate the fixed configuration.
 pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
     let bad = |name, why: String| Err(ModifyError::BadAttribute { name, why });
+    if cfg.qpn > Psn::MASK {
+        return bad("qpn", format!("{:#x} is wider than the 24-bit BTH DestQP", cfg.qpn));
+    }
     if !(MIN_MTU..=MAX_MTU).contains(&cfg.mtu) {
         return bad("mtu", format!("{} not in {MIN_MTU}..={MAX_MTU}", cfg.mtu));
     }
