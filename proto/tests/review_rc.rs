@@ -46,3 +46,26 @@ fn review_rc_dropped_ce_packet_neither_counts_ce_nor_sends_cnp() {
     }
     assert_eq!(cnps, 0, "CNP sent for dropped packets");
 }
+
+/// `Completion::imm` is "the immediate value (receive completions of
+/// WRITE-with-immediate)"; MRC's send completions carry `None`. RC's send
+/// completions (success and flush) carried the request's immediate, so the
+/// same workload produced different send completions on the two transports
+/// that simulators compare through one API.
+#[test]
+fn review_rc_send_completions_carry_no_immediate() {
+    let s = Setup::default();
+    let mut p = Pair::new(s, 3);
+    p.qp[1].post_recv(9).unwrap();
+    p.qp[0].post_write(p.now, write(1, &pattern(100, 1), 0, Some(0xABCD))).unwrap();
+    p.qp[0].post_write(p.now, write(2, &pattern(100, 1), 4096, Some(0xABCE))).unwrap();
+    assert!(p.run());
+    p.qp[0].post_write(p.now, write(3, &pattern(100, 1), 8192, Some(0xABCF))).unwrap();
+    p.qp[0].modify(p.now, QpTransition::Error).unwrap();
+    p.run();
+    let sends = p.send_completions(0);
+    assert_eq!(sends.len(), 3);
+    for c in sends {
+        assert_eq!(c.imm, None, "{c:?}");
+    }
+}

@@ -325,7 +325,7 @@ impl RcQp {
                     wr_id: w.wr_id,
                     status: st,
                     len: w.data.len() as u32,
-                    imm: w.imm,
+                    imm: None,
                 }));
             }
         }
@@ -676,7 +676,7 @@ impl RcQp {
                 wr_id: w.wr_id,
                 status: WcStatus::Success,
                 len: w.data.len() as u32,
-                imm: w.imm,
+                imm: None,
             }));
         }
     }
