@@ -125,3 +125,19 @@ fn review_qpn_wider_than_24_bits_is_refused() {
         assert!(matches!(Qp::new(cfg), Err(ModifyError::BadAttribute { name: "qpn", .. })), "{t:?}");
     }
 }
+
+/// Going to ERR flushes posted receives; completions held for want of a
+/// receive can never be delivered after that (post_recv is refused in ERR),
+/// yet MRC kept them (`held_recv_completions()` stayed non-zero in ERR,
+/// RC's `held_imm()` is 0).
+#[test]
+fn review_mrc_error_drops_held_recv_completions() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    a.post_write(now, write(1, data(10, 0), 0, Some(5))).unwrap();
+    run(&mut a, &mut b, &mut now);
+    assert_eq!(b.held_recv_completions(), 1);
+    b.modify(now, QpTransition::Error).unwrap();
+    assert_eq!(b.held_recv_completions(), 0);
+}

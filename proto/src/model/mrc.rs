@@ -500,6 +500,8 @@ impl MrcQp {
         }
         if let Some(r) = self.resp.as_mut() {
             let rq: Vec<u64> = r.rq.drain(..).collect();
+            // No receive can be posted in ERR: held completions are dead.
+            r.pending_imm.clear();
             r.ack_deadline = None;
             r.sack_now = false;
             for wr_id in rq {
