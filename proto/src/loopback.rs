@@ -480,7 +480,8 @@ impl<'a> Runner<'a> {
             off += m.len as u64;
         }
         let n_imm = sc.messages.iter().filter(|m| m.imm.is_some()).count();
-        let prepost = sc.recv_prepost.unwrap_or(sc.b.rtr.max_wimm as usize).min(n_imm);
+        // The QPs treat max_wimm = 0 as 1 (a receive queue of one entry).
+        let prepost = sc.recv_prepost.unwrap_or((sc.b.rtr.max_wimm as usize).max(1)).min(n_imm);
         let mut next_recv_id = 0;
         for _ in 0..prepost {
             if b.post_recv(next_recv_id).is_err() {

@@ -9,7 +9,11 @@
 use core::fmt;
 
 /// A 24-bit packet sequence number.
+///
+/// (De)serialised as its plain number; deserialising masks to 24 bits like
+/// [`Psn::new`], so no `Psn` ever holds a value outside the PSN space.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "u32", into = "u32")]
 pub struct Psn(u32);
 
 impl Psn {
@@ -84,6 +88,13 @@ impl fmt::Debug for Psn {
 impl fmt::Display for Psn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
+    }
+}
+
+impl From<u32> for Psn {
+    /// [`Psn::new`]: bits above 24 are dropped.
+    fn from(v: u32) -> Psn {
+        Psn::new(v)
     }
 }
 

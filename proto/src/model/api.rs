@@ -417,6 +417,9 @@ pub fn check_transition(from: QpState, t: &QpTransition) -> Result<QpState, Modi
 /// Validate the fixed configuration.
 pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
     let bad = |name, why: String| Err(ModifyError::BadAttribute { name, why });
+    if cfg.qpn > Psn::MASK {
+        return bad("qpn", format!("{:#x} is wider than the 24-bit BTH DestQP", cfg.qpn));
+    }
     if !(MIN_MTU..=MAX_MTU).contains(&cfg.mtu) {
         return bad("mtu", format!("{} not in {MIN_MTU}..={MAX_MTU}", cfg.mtu));
     }
@@ -451,6 +454,9 @@ pub fn validate_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     }
     if a.send_mpr_units == 0 {
         return bad("send_mpr_units", "must be 1..=255".into());
+    }
+    if let Err(why) = a.cc.validate() {
+        return bad("cc", why);
     }
     EvSet::new(a.evs.clone())?;
     Ok(())

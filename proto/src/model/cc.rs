@@ -137,6 +137,44 @@ pub enum CcConfig {
     Dcqcn(DcqcnConfig),
 }
 
+impl CcConfig {
+    /// Check the parameters: every rate, gain and period a controller
+    /// divides by or iterates on must be finite and in range. Refused:
+    /// DCQCN line rate not positive (packets would be paced infinitely far
+    /// apart), negative or non-finite rates and steps, `g` outside
+    /// `[0, 1]`, a zero increase period (`on_timer` would loop without time
+    /// advancing); NSCC `decrease_gain` outside `[0, 1]` or NaN (a NaN
+    /// window).
+    pub fn validate(&self) -> Result<(), String> {
+        let unit = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
+        let nonneg = |x: f64| x.is_finite() && x >= 0.0;
+        match *self {
+            CcConfig::Fixed { .. } => Ok(()),
+            CcConfig::Nscc(c) => {
+                if !unit(c.decrease_gain) {
+                    return Err(format!("NSCC decrease_gain {} not in [0, 1]", c.decrease_gain));
+                }
+                Ok(())
+            }
+            CcConfig::Dcqcn(c) => {
+                if !(c.line_gbps.is_finite() && c.line_gbps > 0.0) {
+                    return Err(format!("DCQCN line rate {} Gb/s must be positive", c.line_gbps));
+                }
+                if !nonneg(c.min_gbps) || !nonneg(c.rai_gbps) || !nonneg(c.rhai_gbps) {
+                    return Err("DCQCN min rate and increase steps must be finite and >= 0".into());
+                }
+                if !unit(c.g) {
+                    return Err(format!("DCQCN g {} not in [0, 1]", c.g));
+                }
+                if c.increase_period == Duration::ZERO {
+                    return Err("DCQCN increase period must be positive".into());
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Build the controller `cfg` describes.
 pub fn build(cfg: &CcConfig) -> Box<dyn CongestionControl> {
     match *cfg {

@@ -113,6 +113,10 @@ pub enum EvConfigError {
     Count(usize),
     #[error("min_active {min_active} exceeds the {count} EVs in the set")]
     MinActive { min_active: u16, count: usize },
+    /// A zero probe interval would re-schedule an unanswered probe at the
+    /// very instant it was sent: the probe timer would fire forever.
+    #[error("probe_interval must be positive")]
+    ProbeInterval,
 }
 
 /// Counters of an EV set.
@@ -241,6 +245,9 @@ impl EvSet {
         }
         if cfg.min_active as usize > n {
             return Err(EvConfigError::MinActive { min_active: cfg.min_active, count: n });
+        }
+        if cfg.probe_interval == Duration::ZERO {
+            return Err(EvConfigError::ProbeInterval);
         }
         // The seed de-synchronises QPs: each starts its rotation at a
         // different EV with different initial credits.

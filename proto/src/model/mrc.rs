@@ -35,6 +35,12 @@ use crate::Psn;
 pub const SQ_DEPTH: usize = 1 << 16;
 /// Exponential backoff is capped at `2^RTO_MAX_SHIFT x RTO`.
 pub const RTO_MAX_SHIFT: u32 = 10;
+/// WRITE-with-immediate completions the responder holds, fully received,
+/// while no receive is posted. Beyond this, a further packet ending a
+/// WRITE-IMM is dropped unacknowledged (the requester resends it later),
+/// as in the RC baseline: without the cap a peer sending WRITE-IMMs to a
+/// QP that posts no receives grows the held queue without bound.
+pub const MAX_HELD_IMM: usize = 1 << 16;
 /// AETH credit field meaning "no credit flow control".
 const NO_CREDITS: u8 = 0x1F;
 
@@ -213,6 +219,8 @@ struct RxInfo {
     last: bool,
     /// Ends a WRITE-with-immediate: the immediate.
     imm: Option<u32>,
+    /// Payload bytes.
+    len: u32,
 }
 
 /// The packet a SACK reports on.
@@ -235,6 +243,10 @@ struct Responder {
     bits: Vec<u64>,
     bit_mask: u32,
     info: Vec<RxInfo>,
+    /// Payload bytes of the message the in-order point is in (since its
+    /// FIRST/ONLY).
+    cur_msg_bytes: u64,
+    /// The DMA length its FIRST/ONLY announced.
     cur_msg_len: u32,
     msn: u32,
     pending_imm: VecDeque<(u32, u32)>,
@@ -258,6 +270,7 @@ impl Responder {
             bits: vec![0; (size / 64) as usize],
             bit_mask: size - 1,
             info: vec![RxInfo::default(); size as usize],
+            cur_msg_bytes: 0,
             cur_msg_len: 0,
             msn: 0,
             pending_imm: VecDeque::new(),
@@ -335,6 +348,9 @@ pub struct MrcQp {
     resp: Option<Box<Responder>>,
     req: Option<Box<Requester>>,
     ctrl: VecDeque<Ctrl>,
+    /// Packets ending a WRITE-IMM dropped because [`MAX_HELD_IMM`]
+    /// completions were already held.
+    held_imm_dropped: u64,
 }
 
 fn ns32(now: Instant) -> u32 {
@@ -356,6 +372,7 @@ impl MrcQp {
             resp: None,
             req: None,
             ctrl: VecDeque::new(),
+            held_imm_dropped: 0,
         })
     }
 
@@ -378,6 +395,12 @@ impl MrcQp {
     /// receive.
     pub fn held_recv_completions(&self) -> usize {
         self.resp.as_ref().map_or(0, |r| r.pending_imm.len())
+    }
+
+    /// Responder: packets ending a WRITE-IMM dropped unacknowledged because
+    /// [`MAX_HELD_IMM`] completions were already held.
+    pub fn held_imm_dropped(&self) -> u64 {
+        self.held_imm_dropped
     }
 
     /// Responder: receives posted and not consumed.
@@ -477,6 +500,8 @@ impl MrcQp {
         }
         if let Some(r) = self.resp.as_mut() {
             let rq: Vec<u64> = r.rq.drain(..).collect();
+            // No receive can be posted in ERR: held completions are dead.
+            r.pending_imm.clear();
             r.ack_deadline = None;
             r.sack_now = false;
             for wr_id in rq {
@@ -565,6 +590,12 @@ impl MrcQp {
             self.queue_nack(&pkt, NackKind::Trimmed, ext.tx_ts, ext.ev_index);
             return Ok(());
         }
+        if op.has_imm() && r.pending_imm.len() >= MAX_HELD_IMM {
+            // Nowhere to complete it (no receive posted, the held queue is
+            // full): drop unacknowledged, the requester resends it.
+            self.held_imm_dropped += 1;
+            return Ok(());
+        }
         if len > 0 {
             if let Err(_e) = self.memory.write(rkey, va, &pkt.payload) {
                 self.queue_nack(&pkt, NackKind::RemoteAccess, ext.tx_ts, ext.ev_index);
@@ -578,6 +609,7 @@ impl MrcQp {
             first_len,
             last: op.is_last(),
             imm: if op.has_imm() { pkt.imm } else { None },
+            len: len as u32,
         };
         self.counters.rx_data_packets += 1;
         self.counters.rx_data_bytes += len as u64;
@@ -599,12 +631,17 @@ impl MrcQp {
             let p = r.pos(e);
             let info = std::mem::take(&mut r.info[p]);
             if let Some(l) = info.first_len {
+                r.cur_msg_bytes = 0;
                 r.cur_msg_len = l;
             }
+            r.cur_msg_bytes = r.cur_msg_bytes.saturating_add(info.len as u64);
             if info.last {
                 r.msn = (r.msn + 1) & 0xFF_FFFF;
                 if let Some(imm) = info.imm {
-                    r.pending_imm.push_back((imm, r.cur_msg_len));
+                    // Equal for a well-behaved peer; never more than was
+                    // announced or than was placed.
+                    let len = r.cur_msg_bytes.min(r.cur_msg_len as u64) as u32;
+                    r.pending_imm.push_back((imm, len));
                 }
             }
             r.expected = e.next();
@@ -861,6 +898,11 @@ impl MrcQp {
         }
         let i = (psn.value() & q.mask) as usize;
         if q.ring[i].acked || q.ring[i].queued != Retx::No {
+            return Ok(());
+        }
+        if n.echo_ts != ns32(q.ring[i].sent_at) {
+            // About an earlier transmission of a PSN resent since: the
+            // newest copy is still in flight, on its own EV. Stale.
             return Ok(());
         }
         let len = q.ring[i].len as u64;
@@ -1276,6 +1318,7 @@ impl QueuePair for MrcQp {
                 self.counters = Counters::default();
                 self.pkey = 0xFFFF;
                 self.dest_qp = 0;
+                self.held_imm_dropped = 0;
             }
         }
         self.state = to;

@@ -325,7 +325,7 @@ impl RcQp {
                     wr_id: w.wr_id,
                     status: st,
                     len: w.data.len() as u32,
-                    imm: w.imm,
+                    imm: None,
                 }));
             }
         }
@@ -413,22 +413,12 @@ impl RcQp {
         let ack_every = self.cfg.ack_every as u32;
         let ack_delay = self.cfg.ack_delay;
         let rx = self.rx.as_mut().expect("responder exists in RTR/RTS");
-        if pkt.ecn_ce {
-            self.counters.rx_ecn_ce += 1;
-            let due = match rx.last_cnp {
-                Some(t) => now >= t + CNP_INTERVAL,
-                None => true,
-            };
-            if due {
-                rx.last_cnp = Some(now);
-                rx.cnp_pending = true;
-            }
-        }
         let d = pkt.bth.psn.distance(rx.epsn);
         if d < 0 {
             // Duplicate: already placed. Re-ACK cumulatively, do not place.
             self.counters.rx_duplicates += 1;
             rx.ack_now = true;
+            self.note_ce(now, pkt.ecn_ce);
             return Ok(());
         }
         if d > 0 {
@@ -438,6 +428,7 @@ impl RcQp {
                 rx.nak_sent = true;
                 rx.nak = Some((Syndrome::NAK_PSN_SEQ_ERROR, rx.epsn));
             }
+            self.note_ce(now, pkt.ecn_ce);
             return Ok(());
         }
         // In order. Opcode sequence.
@@ -462,6 +453,7 @@ impl RcQp {
         if is_last && op.has_imm() && rx.held.len() >= MAX_HELD_IMM && rx.rq.is_empty() {
             // Nowhere to complete it: drop unacknowledged (RNR stand-in).
             self.held_dropped += 1;
+            self.note_ce(now, pkt.ecn_ce);
             return Ok(());
         }
         let end = msg.offset + len;
@@ -477,6 +469,7 @@ impl RcQp {
             }
         }
         msg.offset = end;
+        self.note_ce(now, pkt.ecn_ce);
         let rx = self.rx.as_mut().expect("responder");
         rx.epsn = rx.epsn.next();
         rx.nak_sent = false;
@@ -501,6 +494,27 @@ impl RcQp {
             rx.ack_deadline = Some(now + ack_delay);
         }
         Ok(())
+    }
+
+    /// A CE-marked data packet the responder did not drop as bad input
+    /// (in order, duplicate or out of order): count it and schedule a CNP
+    /// unless one went out less than [`CNP_INTERVAL`] ago. Called only on
+    /// the `Ok` paths, so a dropped packet changes nothing but its drop
+    /// counter.
+    fn note_ce(&mut self, now: Instant, ce: bool) {
+        if !ce {
+            return;
+        }
+        let Some(rx) = self.rx.as_mut() else { return };
+        self.counters.rx_ecn_ce += 1;
+        let due = match rx.last_cnp {
+            Some(t) => now >= t + CNP_INTERVAL,
+            None => true,
+        };
+        if due {
+            rx.last_cnp = Some(now);
+            rx.cnp_pending = true;
+        }
     }
 
     fn access_nak(&mut self, psn: Psn) {
@@ -662,7 +676,7 @@ impl RcQp {
                 wr_id: w.wr_id,
                 status: WcStatus::Success,
                 len: w.data.len() as u32,
-                imm: w.imm,
+                imm: None,
             }));
         }
     }
