@@ -138,7 +138,7 @@ fn sim_runs_both_transports_and_writes_results_and_plots() {
 
 #[test]
 fn sim_reads_htsim_files_and_is_deterministic() {
-    let anchors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim");
+    let anchors = sim::anchors::htsim_dir_or_panic();
     let run = || {
         let out = mrc()
             .args(["sim", "--json", "--topo"])

@@ -33,7 +33,7 @@ fn main() {
     let (topo, ids) = fat_tree(shape, LinkSpec::default());
     let mut cfg = if evs == "rc" { SimConfig::rc() } else { SimConfig::mrc() };
     cfg.n_evs = evs.parse().unwrap_or(1);
-    let anchors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim");
+    let anchors = sim::anchors::htsim_dir().unwrap_or_default();
     let flows = match scenario {
         "perm128" => read_cm(&anchors.join("perm_128n_128c_2MB.cm")).map(|c| c.flows).unwrap_or_else(|_| permutation(128, 2_000_000, 1)),
         "single128" => vec![sim::fabric::FlowSpec::new(0, 0, 127, 2_000_000, Instant::ZERO)],

@@ -5,4 +5,5 @@
 //!   `proto` unchanged (MRC and the RoCEv2 RC baseline).
 //! * Verilator co-simulation: not started (see the co-simulation issue).
 
+pub mod anchors;
 pub mod fabric;

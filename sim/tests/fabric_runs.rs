@@ -160,13 +160,7 @@ fn progress_is_reported() {
 
 #[test]
 fn htsim_cm_files_parse() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim");
-    let alt = std::path::Path::new("/work/shared/anchors/htsim");
-    let dir = if dir.exists() { dir } else { alt.to_path_buf() };
-    if !dir.exists() {
-        eprintln!("anchors not present; skipped");
-        return;
-    }
+    let dir = sim::anchors::htsim_dir_or_panic();
     let cm = read_cm(&dir.join("perm_128n_128c_2MB.cm")).unwrap();
     assert_eq!((cm.nodes, cm.flows.len()), (128, 128));
     assert!(cm.flows.iter().all(|f| f.size == 2_000_000));

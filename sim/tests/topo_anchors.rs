@@ -2,12 +2,10 @@
 
 use proto::time::Duration;
 use sim::fabric::topo::{NodeKind, Topology};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn anchor(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim");
-    assert!(dir.is_dir(), "anchors not found at {}", dir.display());
-    dir.join(name)
+    sim::anchors::htsim_dir_or_panic().join(name)
 }
 
 fn load(name: &str, planes: u8) -> Topology {
