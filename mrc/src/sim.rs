@@ -496,10 +496,16 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     }
     if let Some(dir) = &a.out {
         let cfg = config(a, transports[0], &topo)?;
+        // Label each fault as the user wrote it: "down agg0.up0".
         let markers: Vec<(f64, String)> = cfg
             .faults
             .iter()
-            .map(|f| (f.at.as_ps() as f64 / 1e6, format!("{:?}", f.kind).split([' ', '{']).next().unwrap_or("fault").to_lowercase()))
+            .zip(&a.faults)
+            .map(|(f, text)| {
+                let kind = text.split('@').next().unwrap_or(text);
+                let link = text.rsplit(':').next().unwrap_or("");
+                (f.at.as_ps() as f64 / 1e6, format!("{kind} {link}"))
+            })
             .collect();
         let written = write_outputs(dir, &results, &markers)?;
         if !a.json {
