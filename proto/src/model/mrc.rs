@@ -147,6 +147,12 @@ struct Requester {
     ev_max_acked: Vec<Option<u32>>,
     touched: Vec<u16>,
     touched_flag: Vec<bool>,
+    /// Latest send time of a packet acknowledged so far (first
+    /// transmissions only, Karn): the reference of stall inference (2.5.1).
+    acked_sent_hw: Option<Instant>,
+    /// Stall cutoff of the last stall scan (a scan with the same cutoff
+    /// finds nothing new).
+    stall_cutoff: Instant,
     rto_deadline: Option<Instant>,
     paced_until: Option<Instant>,
     probe_id: u32,
@@ -187,6 +193,51 @@ impl Requester {
             }
         }
         fifo.push_back((seq, psn));
+    }
+    /// Stall inference (docs/model-mrc.md 2.5.1): every transmission sent
+    /// more than the EV set's stall allowance before the latest-sent packet
+    /// already acknowledged, and still unacknowledged, is lost; its EV is
+    /// reported stalled (`EvSet::on_stall`, ASSUMED_BAD subject to
+    /// `min_active`).
+    fn infer_stalls(&mut self, now: Instant) {
+        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else { return };
+        if hw.as_ps() <= allow.as_ps() {
+            return;
+        }
+        let cutoff = Instant(hw.as_ps() - allow.as_ps());
+        if cutoff <= self.stall_cutoff {
+            return;
+        }
+        self.stall_cutoff = cutoff;
+        for ev in 0..self.ev_fifo.len() {
+            let mut stalled = false;
+            while let Some(&(seq, psn)) = self.ev_fifo[ev].front() {
+                let live = self.is_outstanding(psn) && {
+                    let sl = self.slot(psn);
+                    !sl.acked && sl.ev_index as usize == ev && sl.ev_seq == seq && sl.queued == Retx::No
+                };
+                if live && self.slot(psn).sent_at >= cutoff {
+                    break;
+                }
+                self.ev_fifo[ev].pop_front();
+                if !live {
+                    continue;
+                }
+                let sl = self.slot_mut(psn);
+                sl.queued = Retx::Loss;
+                let len = sl.len as u64;
+                if sl.in_flight {
+                    sl.in_flight = false;
+                    self.in_flight -= len;
+                }
+                self.retx.push_back(psn);
+                self.cc.on_loss(now, len);
+                stalled = true;
+            }
+            if stalled {
+                self.evs.on_stall(ev as u16, now);
+            }
+        }
     }
     fn arm_rto(&mut self) {
         if self.una == self.next_psn {
@@ -799,6 +850,7 @@ impl MrcQp {
                 q.cc.on_loss(now, len);
             }
         }
+        q.infer_stalls(now);
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
             q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
@@ -1085,7 +1137,7 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
         return 0;
     }
     sl.acked = true;
-    let (len, ev, seq, resent) = (sl.len as u64, sl.ev_index, sl.ev_seq, sl.resent);
+    let (len, ev, seq, resent, sent_at) = (sl.len as u64, sl.ev_index, sl.ev_seq, sl.resent, sl.sent_at);
     if sl.in_flight {
         sl.in_flight = false;
         q.in_flight -= len;
@@ -1100,6 +1152,9 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
     if resent {
         // Which transmission arrived is unknown: no loss inference from it.
         return len;
+    }
+    if q.acked_sent_hw.is_none_or(|t| sent_at > t) {
+        q.acked_sent_hw = Some(sent_at);
     }
     let m = &mut q.ev_max_acked[ev as usize];
     match *m {
@@ -1257,6 +1312,8 @@ impl QueuePair for MrcQp {
                     ev_max_acked: vec![None; n],
                     touched: Vec::with_capacity(n),
                     touched_flag: vec![false; n],
+                    acked_sent_hw: None,
+                    stall_cutoff: Instant::ZERO,
                     rto_deadline: None,
                     paced_until: None,
                     probe_id: 0,
