@@ -153,7 +153,7 @@ pub const EWMA_GAIN: f64 = 1.0 / 8.0;
 /// Stall allowance in units of the set's base RTT (smallest RTT seen): an
 /// EV stalls when its oldest unacknowledged packet was sent more than
 /// `STALL_RTTS * base` before a packet already acknowledged.
-pub const STALL_RTTS: u64 = 3;
+pub const STALL_RTTS: u64 = 2;
 /// Floor of the stall allowance.
 pub const STALL_MIN: Duration = Duration::from_us(2);
 /// A probe response slower than `SLOW_PROBE_RTTS * base` does not re-admit
