@@ -138,3 +138,38 @@ fn slow_ev_is_marked_and_kept_out_until_its_probe_is_fast() {
     assert_eq!(a.ev_set().unwrap().state(1), EvState::Good);
     assert_eq!(a.ev_set().unwrap().counters().readmitted, 1);
 }
+
+#[test]
+fn tail_packet_on_a_dead_ev_is_resent_before_the_rto() {
+    let o = Opts { n_evs: 8, min_active: 1, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    // One message, one packet per EV, all sent at once: no packet is sent
+    // after the one on the dead EV, so only the tail check can find it.
+    a.post_write(now, write(1, data(8 * MTU as usize, 1), 0, None)).unwrap();
+    // (SACKs triggered by packets on other EVs come back; the RTT is about
+    // 0.6 us, so the tail check fires a few us after the send.)
+    let path = |ev: u32, _t: Instant| if ev == EV + 3 { None } else { Some(Duration::from_ns(300)) };
+    run_paths(&mut a, &mut b, &mut now, Instant::from_us(15), &path);
+    let ev = events(&mut a);
+    assert_eq!(completions(&ev).len(), 1, "completed before the 16.4 us RTO");
+    assert_eq!(a.counters().rto_fired, 0);
+    assert_eq!(a.counters().retx_loss_inferred, 1);
+    assert!(ev.iter().any(|e| matches!(e, Event::EvStateChanged(c)
+        if c.ev_index == 3 && c.to == EvState::AssumedBad && c.reason == EvChangeReason::Stall)));
+}
+
+#[test]
+fn tail_check_does_not_defeat_the_retry_budget() {
+    let o = Opts { n_evs: 4, min_active: 1, retry_linear: 2, retry_exp: 1, ..Opts::default() };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    let dead_from = Instant::from_us(10);
+    // Every path dies at 10 us.
+    let path = |_ev: u32, t: Instant| if t >= dead_from { None } else { Some(Duration::from_us(1)) };
+    post_spread(&mut a, &mut b, &mut now, 20, Duration::from_us(1), &path);
+    run_paths(&mut a, &mut b, &mut now, Instant::from_us(2000), &path);
+    let ev = events(&mut a);
+    assert!(completions(&ev).iter().any(|c| c.status == WcStatus::RetryExceeded), "the QP still gives up");
+    assert_eq!(a.state(), QpState::Error);
+}

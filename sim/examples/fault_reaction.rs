@@ -100,4 +100,19 @@ fn main() {
         println!("EVs whose data crosses the link: {crossing}, none marked");
     }
     println!("marks on EVs that do not cross the link either way: {off_path}");
+    let mut slow: Vec<&sim::fabric::FlowRecord> = out.flows.iter().filter(|f| f.fct_ps.is_some()).collect();
+    slow.sort_by_key(|f| std::cmp::Reverse(f.fct_ps));
+    for f in slow.iter().take(3) {
+        let marks: Vec<(u16, f64)> = out.ev_marks.iter().filter(|m| m.flow as u64 == f.id).map(|m| (m.ev_index, us(m.at_ps))).collect();
+        println!(
+            "slow flow {} {}->{}: FCT {:.1} us, {} retransmissions ({} timeouts), marks {:?}",
+            f.id,
+            f.src,
+            f.dst,
+            us(f.fct_ps.unwrap_or(0)),
+            f.retransmissions,
+            f.timeouts,
+            marks
+        );
+    }
 }

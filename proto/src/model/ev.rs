@@ -195,6 +195,8 @@ pub struct EvSet {
     credit: Vec<f64>,
     /// Smallest RTT seen on any EV, picoseconds (0 = none yet).
     base_rtt_ps: f64,
+    /// EWMA (gain 1/8) of every RTT sample of the set, picoseconds.
+    srtt_all_ps: f64,
     cursor: usize,
     /// The fallback EV while none is GOOD; cleared on every state change.
     fallback_cache: Option<u16>,
@@ -279,6 +281,7 @@ impl EvSet {
             weight: vec![1.0; n],
             credit,
             base_rtt_ps: 0.0,
+            srtt_all_ps: 0.0,
             cursor,
             fallback_cache: None,
             events: VecDeque::with_capacity(cfg.event_queue_len.min(4096)),
@@ -449,6 +452,8 @@ impl EvSet {
             let r = r.as_ps() as f64;
             if r > 0.0 {
                 s.srtt_ps = if s.srtt_ps == 0.0 { r } else { s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps) };
+                self.srtt_all_ps =
+                    if self.srtt_all_ps == 0.0 { r } else { self.srtt_all_ps + EWMA_GAIN * (r - self.srtt_all_ps) };
                 if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
                     self.base_rtt_ps = r;
                 }
@@ -484,6 +489,15 @@ impl EvSet {
         }
         let d = Duration::from_ps(self.base_rtt_ps as u64).saturating_mul(STALL_RTTS);
         Some(if d < STALL_MIN { STALL_MIN } else { d })
+    }
+
+    /// How old an unacknowledged packet may get before the requester's tail
+    /// check declares it lost: `2 x srtt + stall_allowance()`, `srtt` being
+    /// the EWMA (gain 1/8) of every RTT sample of the set; `None` before the
+    /// first sample.
+    pub fn stall_age(&self) -> Option<Duration> {
+        let a = self.stall_allowance()?;
+        Some(Duration::from_ps(2 * self.srtt_all_ps as u64) + a)
     }
 
     /// Smallest RTT seen on any EV of the set (`None` before any sample).

@@ -53,6 +53,9 @@ enum Retx {
     Window,
 }
 
+/// Tail checks that may act in a row without an acknowledgement in between.
+const TAIL_BLIND_MAX: u32 = 2;
+
 /// One outstanding packet (requester ring slot).
 #[derive(Clone, Copy, Debug)]
 struct TxSlot {
@@ -153,6 +156,14 @@ struct Requester {
     /// Stall cutoff of the last stall scan (a scan with the same cutoff
     /// finds nothing new).
     stall_cutoff: Instant,
+    /// Packets newly acknowledged so far (any transmission).
+    acked_total: u64,
+    /// Tail check (2.5.2): when it is due, and `acked_total` at its last
+    /// action (it acts again only after more packets were acknowledged).
+    tail_deadline: Option<Instant>,
+    tail_acked: u64,
+    /// Tail actions in a row without any acknowledgement in between.
+    tail_blind: u32,
     rto_deadline: Option<Instant>,
     paced_until: Option<Instant>,
     probe_id: u32,
@@ -209,6 +220,11 @@ impl Requester {
             return;
         }
         self.stall_cutoff = cutoff;
+        self.lose_sent_before(cutoff, now);
+    }
+    /// Every live transmission sent before `cutoff` is lost; EVs that lost
+    /// one are reported stalled.
+    fn lose_sent_before(&mut self, cutoff: Instant, now: Instant) {
         for ev in 0..self.ev_fifo.len() {
             let mut stalled = false;
             while let Some(&(seq, psn)) = self.ev_fifo[ev].front() {
@@ -239,12 +255,38 @@ impl Requester {
             }
         }
     }
+    /// Tail check (docs/model-mrc.md 2.5.2): at `sent_at(una) + stall_age`,
+    /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
+    /// acknowledgement in between (then only the RTO, which consumes the
+    /// retry budget, resends), every live transmission older than
+    /// `stall_age` is lost.
+    fn on_tail_check(&mut self, now: Instant) {
+        self.tail_deadline = None;
+        let Some(age) = self.evs.stall_age() else { return };
+        if self.una == self.next_psn {
+            return;
+        }
+        if self.acked_total != self.tail_acked {
+            self.tail_acked = self.acked_total;
+            self.tail_blind = 0;
+        }
+        if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
+            self.tail_blind += 1;
+            // Strictly older than `age`: sent at or before `now - age`.
+            self.lose_sent_before(Instant(now.as_ps() - age.as_ps() + 1), now);
+        }
+        self.tail_deadline = Some(now + age);
+    }
     fn arm_rto(&mut self) {
         if self.una == self.next_psn {
             self.rto_deadline = None;
+            self.tail_deadline = None;
             return;
         }
         let s = *self.slot(self.una);
+        if let Some(age) = self.evs.stall_age() {
+            self.tail_deadline = Some(s.sent_at + age);
+        }
         self.rto_deadline = if s.queued == Retx::No {
             Some(s.sent_at + self.backoff(s.retries))
         } else {
@@ -851,6 +893,12 @@ impl MrcQp {
             }
         }
         q.infer_stalls(now);
+        if q.tail_deadline.is_none() && q.una != q.next_psn {
+            // First RTT sample: the tail check can be armed now.
+            if let Some(age) = q.evs.stall_age() {
+                q.tail_deadline = Some(q.slot(q.una).sent_at + age);
+            }
+        }
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
             q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
@@ -1142,6 +1190,7 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
         sl.in_flight = false;
         q.in_flight -= len;
     }
+    q.acked_total += 1;
     match *sample {
         Some((sev, rtt, ecn)) if sev == ev => {
             q.evs.on_ack(ev, now, rtt, ecn);
@@ -1314,6 +1363,10 @@ impl QueuePair for MrcQp {
                     touched_flag: vec![false; n],
                     acked_sent_hw: None,
                     stall_cutoff: Instant::ZERO,
+                    tail_deadline: None,
+                    acked_total: 0,
+                    tail_acked: 0,
+                    tail_blind: 0,
                     rto_deadline: None,
                     paced_until: None,
                     probe_id: 0,
@@ -1431,6 +1484,9 @@ impl QueuePair for MrcQp {
             if matches!(q.cc.next_timer(), Some(t) if t <= now) {
                 q.cc.on_timer(now);
             }
+            if matches!(q.tail_deadline, Some(t) if t <= now) {
+                q.on_tail_check(now);
+            }
             if matches!(q.rto_deadline, Some(t) if t <= now) {
                 self.on_rto(now);
             }
@@ -1494,6 +1550,7 @@ impl QueuePair for MrcQp {
         if self.state == QpState::Rts {
             if let Some(q) = &self.req {
                 take(q.rto_deadline);
+                take(q.tail_deadline);
                 take(q.paced_until);
                 take(q.evs.next_probe_deadline());
                 take(q.cc.next_timer());
