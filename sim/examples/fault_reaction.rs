@@ -100,13 +100,19 @@ fn main() {
         println!("EVs whose data crosses the link: {crossing}, none marked");
     }
     println!("marks on EVs that do not cross the link either way: {off_path}");
-    let mut slow: Vec<&sim::fabric::FlowRecord> = out.flows.iter().filter(|f| f.fct_ps.is_some()).collect();
-    slow.sort_by_key(|f| std::cmp::Reverse(f.fct_ps));
-    for f in slow.iter().take(3) {
-        let marks: Vec<(u16, f64)> = out.ev_marks.iter().filter(|m| m.flow as u64 == f.id).map(|m| (m.ev_index, us(m.at_ps))).collect();
+    let mut slow: Vec<usize> = (0..out.flows.len()).filter(|&i| out.flows[i].fct_ps.is_some()).collect();
+    slow.sort_by_key(|&i| std::cmp::Reverse(out.flows[i].fct_ps));
+    for &i in slow.iter().take(3) {
+        let f = &out.flows[i];
+        let marks: Vec<(u16, f64)> = out.ev_marks.iter().filter(|m| m.flow as usize == i).map(|m| (m.ev_index, us(m.at_ps))).collect();
+        let sp = &flows[i];
+        let (mut data, mut ack) = (0, 0);
+        for &ev in &out.flow_evs[i] {
+            data += trace_path(&topo, cfg.ecmp, cfg.seed, sp.src, sp.dst, ev).iter().any(|h| ends.contains(h)) as u32;
+            ack += trace_path(&topo, cfg.ecmp, cfg.seed, sp.dst, sp.src, ev).iter().any(|h| ends.contains(h)) as u32;
+        }
         println!(
-            "slow flow {} {}->{}: FCT {:.1} us, {} retransmissions ({} timeouts), marks {:?}",
-            f.id,
+            "slow flow {i} {}->{}: FCT {:.1} us, {} retransmissions ({} timeouts), EVs crossing the link: data {data}, ack {ack}; marks {:?}",
             f.src,
             f.dst,
             us(f.fct_ps.unwrap_or(0)),
