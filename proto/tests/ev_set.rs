@@ -448,12 +448,12 @@ fn slow_probe_does_not_readmit() {
 }
 
 #[test]
-fn stall_age_is_two_srtt_plus_the_allowance() {
+fn stall_age_is_srtt_plus_the_allowance() {
     let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
     assert_eq!(s.stall_age(), None);
     s.on_ack(0, Instant::ZERO, Some(Duration::from_us(4)), false);
-    assert_eq!(s.stall_age(), Some(Duration::from_us(8 + 4 * STALL_RTTS)));
+    assert_eq!(s.stall_age(), Some(Duration::from_us(4 + 4 * STALL_RTTS)));
     // srtt <- 4 + (12 - 4) / 8 = 5 us; base stays 4 us.
     s.on_ack(1, Instant::ZERO, Some(Duration::from_us(12)), false);
-    assert_eq!(s.stall_age(), Some(Duration::from_us(10 + 4 * STALL_RTTS)));
+    assert_eq!(s.stall_age(), Some(Duration::from_us(5 + 4 * STALL_RTTS)));
 }

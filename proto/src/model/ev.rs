@@ -492,12 +492,12 @@ impl EvSet {
     }
 
     /// How old an unacknowledged packet may get before the requester's tail
-    /// check declares it lost: `2 x srtt + stall_allowance()`, `srtt` being
+    /// check declares it lost: `srtt + stall_allowance()`, `srtt` being
     /// the EWMA (gain 1/8) of every RTT sample of the set; `None` before the
     /// first sample.
     pub fn stall_age(&self) -> Option<Duration> {
         let a = self.stall_allowance()?;
-        Some(Duration::from_ps(2 * self.srtt_all_ps as u64) + a)
+        Some(Duration::from_ps(self.srtt_all_ps as u64) + a)
     }
 
     /// Smallest RTT seen on any EV of the set (`None` before any sample).
