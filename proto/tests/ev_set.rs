@@ -399,3 +399,61 @@ proptest! {
         run_ops(n, min, w, &ops, false)?;
     }
 }
+
+#[test]
+fn stall_allowance_follows_the_base_rtt() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    assert_eq!(s.stall_allowance(), None, "no RTT sample yet");
+    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(10)), false);
+    s.on_ack(1, Instant::ZERO, Some(Duration::from_us(4)), false);
+    assert_eq!(s.base_rtt(), Some(Duration::from_us(4)));
+    assert_eq!(s.stall_allowance(), Some(Duration::from_us(4 * STALL_RTTS)));
+    let mut t = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    t.on_ack(0, Instant::ZERO, Some(Duration::from_ns(100)), false);
+    assert_eq!(t.stall_allowance(), Some(STALL_MIN), "floor");
+}
+
+#[test]
+fn stall_marks_bad_with_its_reason_and_respects_the_guard() {
+    let mut s = EvSet::new(cfg(3, 2, SprayPolicy::RoundRobin)).unwrap();
+    assert!(s.on_stall(1, Instant::from_us(5)));
+    assert_eq!(s.state(1), EvState::AssumedBad);
+    let c = s.poll_change().unwrap();
+    assert_eq!((c.ev_index, c.reason), (1, EvChangeReason::Stall));
+    assert!(!s.on_stall(2, Instant::from_us(6)), "min_active guard");
+    assert_eq!(s.counters().guard_refused, 1);
+}
+
+#[test]
+fn slow_probe_does_not_readmit() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(2)), false);
+    assert!(s.on_stall(1, Instant::ZERO));
+    let mut now = Instant::ZERO;
+    let mut due = None;
+    while due.is_none() {
+        now += Duration::from_us(1);
+        due = s.probe_due(now);
+    }
+    assert_eq!(due, Some(1));
+    // 3 x 2 us is the limit: 7 us is too slow.
+    s.on_probe_response(1, now, Duration::from_us(7));
+    assert_eq!(s.state(1), EvState::AssumedBad);
+    assert_eq!(s.counters().probe_slow, 1);
+    assert!(s.next_probe_deadline().is_some(), "still probed");
+    // At the limit: re-admitted.
+    s.on_probe_response(1, now, Duration::from_us(6));
+    assert_eq!(s.state(1), EvState::Good);
+    assert_eq!(s.counters().readmitted, 1);
+}
+
+#[test]
+fn stall_age_is_srtt_plus_the_allowance() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    assert_eq!(s.stall_age(), None);
+    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(4)), false);
+    assert_eq!(s.stall_age(), Some(Duration::from_us(4 + 4 * STALL_RTTS)));
+    // srtt <- 4 + (12 - 4) / 8 = 5 us; base stays 4 us.
+    s.on_ack(1, Instant::ZERO, Some(Duration::from_us(12)), false);
+    assert_eq!(s.stall_age(), Some(Duration::from_us(5 + 4 * STALL_RTTS)));
+}

@@ -60,6 +60,10 @@ pub enum EvChangeReason {
     /// A trim NACK arrived for a packet sent on this EV (congestion only;
     /// reported but does not by itself mark an EV bad).
     Trim,
+    /// Stall: its oldest unacknowledged packet is older than packets sent
+    /// later (on any EV) that were already acknowledged, by more than the
+    /// stall allowance (see [`EvSet::stall_allowance`]).
+    Stall,
     /// A probe on this EV returned.
     ProbeOk,
     /// The control plane denied it.
@@ -132,6 +136,8 @@ pub struct EvCounters {
     pub denied: u64,
     /// Probes requested.
     pub probes: u64,
+    /// Probe responses that came back too slowly to re-admit their EV.
+    pub probe_slow: u64,
     /// State-change events dropped because the queue was full.
     pub events_dropped: u64,
 }
@@ -148,6 +154,16 @@ pub const K_DELAY: f64 = 1.0;
 pub const K_LOSS: f64 = 4.0;
 /// EWMA gain of the per-EV statistics (1/8, as TCP's SRTT).
 pub const EWMA_GAIN: f64 = 1.0 / 8.0;
+/// Stall allowance in units of the set's base RTT (smallest RTT seen): an
+/// EV stalls when its oldest unacknowledged packet was sent more than
+/// `STALL_RTTS * base` before a packet already acknowledged.
+pub const STALL_RTTS: u64 = 2;
+/// Floor of the stall allowance.
+pub const STALL_MIN: Duration = Duration::from_us(2);
+/// A probe response slower than `SLOW_PROBE_RTTS * base` does not re-admit
+/// its EV (the path is alive but persistently slow); it is probed again
+/// with backoff.
+pub const SLOW_PROBE_RTTS: u64 = 3;
 /// Unanswered probes back off up to `probe_interval << PROBE_BACKOFF_MAX_SHIFT`.
 pub const PROBE_BACKOFF_MAX_SHIFT: u32 = 4;
 
@@ -183,6 +199,8 @@ pub struct EvSet {
     credit: Vec<f64>,
     /// Smallest RTT seen on any EV, picoseconds (0 = none yet).
     base_rtt_ps: f64,
+    /// EWMA (gain 1/8) of every RTT sample of the set, picoseconds.
+    srtt_all_ps: f64,
     cursor: usize,
     /// The fallback EV while none is GOOD; cleared on every state change.
     fallback_cache: Option<u16>,
@@ -270,6 +288,7 @@ impl EvSet {
             weight: vec![1.0; n],
             credit,
             base_rtt_ps: 0.0,
+            srtt_all_ps: 0.0,
             cursor,
             fallback_cache: None,
             events: VecDeque::with_capacity(cfg.event_queue_len.min(4096)),
@@ -440,6 +459,8 @@ impl EvSet {
             let r = r.as_ps() as f64;
             if r > 0.0 {
                 s.srtt_ps = if s.srtt_ps == 0.0 { r } else { s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps) };
+                self.srtt_all_ps =
+                    if self.srtt_all_ps == 0.0 { r } else { self.srtt_all_ps + EWMA_GAIN * (r - self.srtt_all_ps) };
                 if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
                     self.base_rtt_ps = r;
                 }
@@ -458,6 +479,37 @@ impl EvSet {
     /// ASSUMED_BAD (false if already not GOOD or the guard refused).
     pub fn on_loss(&mut self, index: u16, now: Instant) -> bool {
         self.mark_bad(index, now, EvChangeReason::Loss)
+    }
+
+    /// Its oldest unacknowledged packets stalled (see [`EvSet::stall_allowance`]).
+    pub fn on_stall(&mut self, index: u16, now: Instant) -> bool {
+        self.mark_bad(index, now, EvChangeReason::Stall)
+    }
+
+    /// How much later than a packet already acknowledged another packet may
+    /// have been sent before its non-acknowledgement makes its EV stalled:
+    /// `max(STALL_MIN, STALL_RTTS * base RTT)`; `None` before the first RTT
+    /// sample.
+    pub fn stall_allowance(&self) -> Option<Duration> {
+        if self.base_rtt_ps <= 0.0 {
+            return None;
+        }
+        let d = Duration::from_ps(self.base_rtt_ps as u64).saturating_mul(STALL_RTTS);
+        Some(if d < STALL_MIN { STALL_MIN } else { d })
+    }
+
+    /// How old an unacknowledged packet may get before the requester's tail
+    /// check declares it lost: `srtt + stall_allowance()`, `srtt` being
+    /// the EWMA (gain 1/8) of every RTT sample of the set; `None` before the
+    /// first sample.
+    pub fn stall_age(&self) -> Option<Duration> {
+        let a = self.stall_allowance()?;
+        Some(Duration::from_ps(self.srtt_all_ps as u64) + a)
+    }
+
+    /// Smallest RTT seen on any EV of the set (`None` before any sample).
+    pub fn base_rtt(&self) -> Option<Duration> {
+        (self.base_rtt_ps > 0.0).then(|| Duration::from_ps(self.base_rtt_ps as u64))
     }
 
     /// A retransmission timeout hit a packet sent on `index`.
@@ -570,10 +622,17 @@ impl EvSet {
 
     /// A probe on `index` returned: re-admit it (GOOD), its statistics
     /// reset with the probe RTT as its first sample. Ignored unless the EV
-    /// is ASSUMED_BAD (a late probe for a DENIED or already GOOD EV).
+    /// is ASSUMED_BAD (a late probe for a DENIED or already GOOD EV). A
+    /// probe RTT above `SLOW_PROBE_RTTS` times the set's base RTT does not
+    /// re-admit: the EV stays ASSUMED_BAD and its next probe (already
+    /// scheduled with backoff) tries again (`probe_slow`).
     pub fn on_probe_response(&mut self, index: u16, now: Instant, rtt: Duration) {
         let i = index as usize;
         if i < self.len() && self.state[i] == EvState::AssumedBad {
+            if self.base_rtt_ps > 0.0 && rtt.as_ps() as f64 > self.base_rtt_ps * SLOW_PROBE_RTTS as f64 {
+                self.counters.probe_slow += 1;
+                return;
+            }
             self.set_probe(i, None);
             self.probe_tries[i] = 0;
             self.set_state(i, EvState::Good, EvChangeReason::ProbeOk, now);

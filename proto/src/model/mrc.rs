@@ -59,6 +59,9 @@ enum Retx {
     Window,
 }
 
+/// Tail checks that may act in a row without an acknowledgement in between.
+const TAIL_BLIND_MAX: u32 = 2;
+
 /// One outstanding packet (requester ring slot).
 #[derive(Clone, Copy, Debug)]
 struct TxSlot {
@@ -153,6 +156,20 @@ struct Requester {
     ev_max_acked: Vec<Option<u32>>,
     touched: Vec<u16>,
     touched_flag: Vec<bool>,
+    /// Latest send time of a packet acknowledged so far (first
+    /// transmissions only, Karn): the reference of stall inference (2.5.1).
+    acked_sent_hw: Option<Instant>,
+    /// Stall cutoff of the last stall scan (a scan with the same cutoff
+    /// finds nothing new).
+    stall_cutoff: Instant,
+    /// Packets newly acknowledged so far (any transmission).
+    acked_total: u64,
+    /// Tail check (2.5.2): when it is due, and `acked_total` at its last
+    /// action (it acts again only after more packets were acknowledged).
+    tail_deadline: Option<Instant>,
+    tail_acked: u64,
+    /// Tail actions in a row without any acknowledgement in between.
+    tail_blind: u32,
     rto_deadline: Option<Instant>,
     paced_until: Option<Instant>,
     probe_id: u32,
@@ -194,12 +211,88 @@ impl Requester {
         }
         fifo.push_back((seq, psn));
     }
+    /// Stall inference (docs/model-mrc.md 2.5.1): every transmission sent
+    /// more than the EV set's stall allowance before the latest-sent packet
+    /// already acknowledged, and still unacknowledged, is lost; its EV is
+    /// reported stalled (`EvSet::on_stall`, ASSUMED_BAD subject to
+    /// `min_active`).
+    fn infer_stalls(&mut self, now: Instant) {
+        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else { return };
+        if hw.as_ps() <= allow.as_ps() {
+            return;
+        }
+        let cutoff = Instant(hw.as_ps() - allow.as_ps());
+        if cutoff <= self.stall_cutoff {
+            return;
+        }
+        self.stall_cutoff = cutoff;
+        self.lose_sent_before(cutoff, now);
+    }
+    /// Every live transmission sent before `cutoff` is lost; EVs that lost
+    /// one are reported stalled.
+    fn lose_sent_before(&mut self, cutoff: Instant, now: Instant) {
+        for ev in 0..self.ev_fifo.len() {
+            let mut stalled = false;
+            while let Some(&(seq, psn)) = self.ev_fifo[ev].front() {
+                let live = self.is_outstanding(psn) && {
+                    let sl = self.slot(psn);
+                    !sl.acked && sl.ev_index as usize == ev && sl.ev_seq == seq && sl.queued == Retx::No
+                };
+                if live && self.slot(psn).sent_at >= cutoff {
+                    break;
+                }
+                self.ev_fifo[ev].pop_front();
+                if !live {
+                    continue;
+                }
+                let sl = self.slot_mut(psn);
+                sl.queued = Retx::Loss;
+                let len = sl.len as u64;
+                if sl.in_flight {
+                    sl.in_flight = false;
+                    self.in_flight -= len;
+                }
+                self.retx.push_back(psn);
+                self.cc.on_loss(now, len);
+                stalled = true;
+            }
+            if stalled {
+                self.evs.on_stall(ev as u16, now);
+            }
+        }
+    }
+    /// Tail check (docs/model-mrc.md 2.5.2): at `sent_at(una) + stall_age`,
+    /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
+    /// acknowledgement in between (then only the RTO, which consumes the
+    /// retry budget, resends), every live transmission older than
+    /// `stall_age` is lost.
+    fn on_tail_check(&mut self, now: Instant) {
+        self.tail_deadline = None;
+        let Some(age) = self.evs.stall_age() else { return };
+        if self.una == self.next_psn {
+            return;
+        }
+        if self.acked_total != self.tail_acked {
+            self.tail_acked = self.acked_total;
+            self.tail_blind = 0;
+        }
+        if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
+            self.tail_blind += 1;
+            // Strictly older than `age`: sent at or before `now - age`.
+            self.lose_sent_before(Instant(now.as_ps() - age.as_ps() + 1), now);
+        }
+        self.tail_deadline = Some(now + age);
+    }
     fn arm_rto(&mut self) {
         if self.una == self.next_psn {
             self.rto_deadline = None;
+            self.tail_deadline = None;
             return;
         }
         let s = *self.slot(self.una);
+        if let Some(age) = self.evs.stall_age() {
+            self.tail_deadline = Some(s.sent_at + age);
+        }
         self.rto_deadline = if s.queued == Retx::No {
             Some(s.sent_at + self.backoff(s.retries))
         } else {
@@ -836,6 +929,13 @@ impl MrcQp {
                 q.cc.on_loss(now, len);
             }
         }
+        q.infer_stalls(now);
+        if q.tail_deadline.is_none() && q.una != q.next_psn {
+            // First RTT sample: the tail check can be armed now.
+            if let Some(age) = q.evs.stall_age() {
+                q.tail_deadline = Some(q.slot(q.una).sent_at + age);
+            }
+        }
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
             q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
@@ -1127,11 +1227,12 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
         return 0;
     }
     sl.acked = true;
-    let (len, ev, seq, resent) = (sl.len as u64, sl.ev_index, sl.ev_seq, sl.resent);
+    let (len, ev, seq, resent, sent_at) = (sl.len as u64, sl.ev_index, sl.ev_seq, sl.resent, sl.sent_at);
     if sl.in_flight {
         sl.in_flight = false;
         q.in_flight -= len;
     }
+    q.acked_total += 1;
     match *sample {
         Some((sev, rtt, ecn)) if sev == ev => {
             q.evs.on_ack(ev, now, rtt, ecn);
@@ -1142,6 +1243,9 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
     if resent {
         // Which transmission arrived is unknown: no loss inference from it.
         return len;
+    }
+    if q.acked_sent_hw.is_none_or(|t| sent_at > t) {
+        q.acked_sent_hw = Some(sent_at);
     }
     let m = &mut q.ev_max_acked[ev as usize];
     match *m {
@@ -1299,6 +1403,12 @@ impl QueuePair for MrcQp {
                     ev_max_acked: vec![None; n],
                     touched: Vec::with_capacity(n),
                     touched_flag: vec![false; n],
+                    acked_sent_hw: None,
+                    stall_cutoff: Instant::ZERO,
+                    tail_deadline: None,
+                    acked_total: 0,
+                    tail_acked: 0,
+                    tail_blind: 0,
                     rto_deadline: None,
                     paced_until: None,
                     probe_id: 0,
@@ -1417,6 +1527,9 @@ impl QueuePair for MrcQp {
             if matches!(q.cc.next_timer(), Some(t) if t <= now) {
                 q.cc.on_timer(now);
             }
+            if matches!(q.tail_deadline, Some(t) if t <= now) {
+                q.on_tail_check(now);
+            }
             if matches!(q.rto_deadline, Some(t) if t <= now) {
                 self.on_rto(now);
             }
@@ -1480,6 +1593,7 @@ impl QueuePair for MrcQp {
         if self.state == QpState::Rts {
             if let Some(q) = &self.req {
                 take(q.rto_deadline);
+                take(q.tail_deadline);
                 take(q.paced_until);
                 take(q.evs.next_probe_deadline());
                 take(q.cc.next_timer());
