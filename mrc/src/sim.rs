@@ -90,8 +90,12 @@ pub struct SimArgs {
     /// EVs per MRC flow (RC always uses one path).
     #[arg(long, default_value_t = 128)]
     pub evs: usize,
-    /// How EVs map to paths.
-    #[arg(long, value_enum, default_value_t = EcmpArg::Hash)]
+    /// How EVs map to paths: `ev-path` (default) models MRC deployments
+    /// where the NIC generates EVs from per-hop fields and switches take the
+    /// path from them; `hash` models commodity 5-tuple ECMP, where a flow's
+    /// EVs land on paths unevenly. RC's single random EV picks a uniformly
+    /// random path either way.
+    #[arg(long, value_enum, default_value_t = EcmpArg::EvPath)]
     pub ecmp: EcmpArg,
     /// Weighted spraying (by per-EV loss, ECN and delay) instead of round robin.
     #[arg(long)]
