@@ -337,14 +337,6 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     Ok(c)
 }
 
-/// Peak resident set size of this process, bytes (Linux `VmHWM`).
-pub fn peak_rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn name(t: Transport) -> &'static str {
     match t {
         Transport::Mrc => "mrc",
@@ -494,7 +486,7 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         results.push((t, out));
     }
     if a.bench {
-        let rss = peak_rss_bytes().map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
+        let rss = sim::fabric::run::peak_rss_bytes().map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
         println!("bench: peak RSS {rss} (whole process, including the topology and every run above)");
         return Ok(all_ok);
     }

@@ -15,14 +15,6 @@ use sim::fabric::testnets::{fat_tree, FatTreeShape, LinkSpec};
 use sim::fabric::traffic::{incast, permutation, read_cm};
 use sim::fabric::{Fault, FaultKind, LinkRef, SimConfig};
 
-fn peak_rss_mb() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -87,6 +79,6 @@ fn main() {
         r.events,
         r.wall_s,
         r.events_per_s / 1e6,
-        peak_rss_mb()
+        sim::fabric::run::peak_rss_bytes().map_or(0.0, |b| b as f64 / (1024.0 * 1024.0))
     );
 }

@@ -241,6 +241,15 @@ pub fn run_with<Q: EventList + Default>(
     Ok(sim.finish())
 }
 
+/// Peak resident set size of this process in bytes (Linux `VmHWM`), for
+/// benchmark reports; `None` where /proc is not available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// What [`bench`] measured.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct BenchResult {
