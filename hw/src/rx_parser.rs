@@ -200,6 +200,7 @@ pub struct RxParser {
     remaining: Signal<Local, Bits<18>>,
     pad_eff: Signal<Local, Bits<18>>,
     hdr_end: Signal<Local, Bits<18>>,
+    read_end: Signal<Local, Bits<18>>,
     reason_c: Signal<Local, Bits<5>>,
     imm_c: Signal<Local, Bits<32>>,
     // Output registers.
@@ -496,6 +497,16 @@ impl Logic for RxParser {
             self.pad_eff.next = 0.into();
         }
         self.hdr_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_end.val();
+        // Bytes this front end reads: the extension only up to 28 bytes (the
+        // rest of a SACK bitmap is left to a later stage).
+        self.read_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_hdr.val();
+        if self.xbit.val() {
+            if self.ext_len.val() > 28 {
+                self.read_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_hdr.val() + 28;
+            } else {
+                self.read_end.next = self.hdr_end.val();
+            }
+        }
         // ---- Checks, in the golden model's order (first failure wins).
         self.reason_c.next = 0.into();
         if self.flen.val() < 14 {
@@ -568,7 +579,7 @@ impl Logic for RxParser {
             self.reason_c.next = 18.into();
         } else if self.pad_eff.val() > self.remaining.val() {
             self.reason_c.next = 12.into();
-        } else if self.hdr_end.val() > 128 {
+        } else if self.read_end.val() > 128 {
             self.reason_c.next = 31.into();
         }
         // ---- Register the record at the frame's last beat.
