@@ -7,6 +7,7 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::rx_parser::RxParser;
 
@@ -87,6 +88,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
     vec![
         emit_block("mrc_csr", &mut Csr::new(build)),
         emit_block("mrc_rx_parser", &mut RxParser::default()),
+        emit_block("mrc_core", &mut MrcCore::new(build)),
     ]
 }
 

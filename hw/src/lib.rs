@@ -3,8 +3,10 @@
 //! names, Verilator lint, Yosys synthesis estimates). See `docs/hw/`.
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
-//! [`rx_parser`] (RX header parser front end). The flow is [`flow`].
+//! [`rx_parser`] (RX header parser front end), joined in the top
+//! [`core::MrcCore`]. The flow is [`flow`].
 
+pub mod core;
 pub mod csr;
 pub mod flow;
 pub mod regmap;

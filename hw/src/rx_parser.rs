@@ -166,6 +166,36 @@ pub struct RxParser {
     iphl: Signal<Local, Bits<18>>,
     v4_total: Signal<Local, Bits<18>>,
     csum: Signal<Local, Bits<22>>,
+    cs1_0: Signal<Local, Bits<22>>,
+    cs1_1: Signal<Local, Bits<22>>,
+    cs1_2: Signal<Local, Bits<22>>,
+    cs1_3: Signal<Local, Bits<22>>,
+    cs1_4: Signal<Local, Bits<22>>,
+    cs1_5: Signal<Local, Bits<22>>,
+    cs1_6: Signal<Local, Bits<22>>,
+    cs1_7: Signal<Local, Bits<22>>,
+    cs1_8: Signal<Local, Bits<22>>,
+    cs1_9: Signal<Local, Bits<22>>,
+    cs1_10: Signal<Local, Bits<22>>,
+    cs1_11: Signal<Local, Bits<22>>,
+    cs1_12: Signal<Local, Bits<22>>,
+    cs1_13: Signal<Local, Bits<22>>,
+    cs1_14: Signal<Local, Bits<22>>,
+    cs2_0: Signal<Local, Bits<22>>,
+    cs2_1: Signal<Local, Bits<22>>,
+    cs2_2: Signal<Local, Bits<22>>,
+    cs2_3: Signal<Local, Bits<22>>,
+    cs2_4: Signal<Local, Bits<22>>,
+    cs2_5: Signal<Local, Bits<22>>,
+    cs2_6: Signal<Local, Bits<22>>,
+    cs2_7: Signal<Local, Bits<22>>,
+    cs3_0: Signal<Local, Bits<22>>,
+    cs3_1: Signal<Local, Bits<22>>,
+    cs3_2: Signal<Local, Bits<22>>,
+    cs3_3: Signal<Local, Bits<22>>,
+    cs4_0: Signal<Local, Bits<22>>,
+    cs4_1: Signal<Local, Bits<22>>,
+    cs5_0: Signal<Local, Bits<22>>,
     frag: Signal<Local, Bit>,
     ipproto: Signal<Local, Bits<8>>,
     dscp: Signal<Local, Bits<6>>,
@@ -298,97 +328,84 @@ impl Logic for RxParser {
         self.ipproto.next = self.l3.val().get_bits::<8>(944);
         self.v6_plen.next = bit_cast::<18, 16>(self.l3.val().get_bits::<16>(976));
         self.flow_lo.next = self.l3.val().get_bits::<16>(992);
-        self.csum.next = 0.into();
+        // IPv4 header checksum as an adder tree: word pair j (words 2j,
+        // 2j+1) counts when IHL > j; 15 pair sums, then 8, 4, 2, 1.
+        self.cs1_0.next = 0.into();
         if self.ihl.val() > 0 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(1008));
+            self.cs1_0.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(1008)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(992));
         }
-        if self.ihl.val() > 0 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(992));
-        }
+        self.cs1_1.next = 0.into();
         if self.ihl.val() > 1 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(976));
+            self.cs1_1.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(976)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(960));
         }
-        if self.ihl.val() > 1 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(960));
-        }
+        self.cs1_2.next = 0.into();
         if self.ihl.val() > 2 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(944));
+            self.cs1_2.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(944)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(928));
         }
-        if self.ihl.val() > 2 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(928));
-        }
+        self.cs1_3.next = 0.into();
         if self.ihl.val() > 3 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(912));
+            self.cs1_3.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(912)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(896));
         }
-        if self.ihl.val() > 3 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(896));
-        }
+        self.cs1_4.next = 0.into();
         if self.ihl.val() > 4 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(880));
+            self.cs1_4.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(880)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(864));
         }
-        if self.ihl.val() > 4 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(864));
-        }
+        self.cs1_5.next = 0.into();
         if self.ihl.val() > 5 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(848));
+            self.cs1_5.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(848)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(832));
         }
-        if self.ihl.val() > 5 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(832));
-        }
+        self.cs1_6.next = 0.into();
         if self.ihl.val() > 6 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(816));
+            self.cs1_6.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(816)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(800));
         }
-        if self.ihl.val() > 6 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(800));
-        }
+        self.cs1_7.next = 0.into();
         if self.ihl.val() > 7 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(784));
+            self.cs1_7.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(784)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(768));
         }
-        if self.ihl.val() > 7 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(768));
-        }
+        self.cs1_8.next = 0.into();
         if self.ihl.val() > 8 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(752));
+            self.cs1_8.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(752)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(736));
         }
-        if self.ihl.val() > 8 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(736));
-        }
+        self.cs1_9.next = 0.into();
         if self.ihl.val() > 9 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(720));
+            self.cs1_9.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(720)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(704));
         }
-        if self.ihl.val() > 9 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(704));
-        }
+        self.cs1_10.next = 0.into();
         if self.ihl.val() > 10 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(688));
+            self.cs1_10.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(688)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(672));
         }
-        if self.ihl.val() > 10 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(672));
-        }
+        self.cs1_11.next = 0.into();
         if self.ihl.val() > 11 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(656));
+            self.cs1_11.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(656)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(640));
         }
-        if self.ihl.val() > 11 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(640));
-        }
+        self.cs1_12.next = 0.into();
         if self.ihl.val() > 12 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(624));
+            self.cs1_12.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(624)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(608));
         }
-        if self.ihl.val() > 12 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(608));
-        }
+        self.cs1_13.next = 0.into();
         if self.ihl.val() > 13 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(592));
+            self.cs1_13.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(592)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(576));
         }
-        if self.ihl.val() > 13 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(576));
-        }
+        self.cs1_14.next = 0.into();
         if self.ihl.val() > 14 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(560));
+            self.cs1_14.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(560)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(544));
         }
-        if self.ihl.val() > 14 {
-            self.csum.next = self.csum.val() + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(544));
-        }
+        self.cs2_0.next = self.cs1_0.val() + self.cs1_1.val();
+        self.cs2_1.next = self.cs1_2.val() + self.cs1_3.val();
+        self.cs2_2.next = self.cs1_4.val() + self.cs1_5.val();
+        self.cs2_3.next = self.cs1_6.val() + self.cs1_7.val();
+        self.cs2_4.next = self.cs1_8.val() + self.cs1_9.val();
+        self.cs2_5.next = self.cs1_10.val() + self.cs1_11.val();
+        self.cs2_6.next = self.cs1_12.val() + self.cs1_13.val();
+        self.cs2_7.next = self.cs1_14.val();
+        self.cs3_0.next = self.cs2_0.val() + self.cs2_1.val();
+        self.cs3_1.next = self.cs2_2.val() + self.cs2_3.val();
+        self.cs3_2.next = self.cs2_4.val() + self.cs2_5.val();
+        self.cs3_3.next = self.cs2_6.val() + self.cs2_7.val();
+        self.cs4_0.next = self.cs3_0.val() + self.cs3_1.val();
+        self.cs4_1.next = self.cs3_2.val() + self.cs3_3.val();
+        self.cs5_0.next = self.cs4_0.val() + self.cs4_1.val();
+        self.csum.next = self.cs5_0.val();
         self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
         self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
         if self.is6.val() {
