@@ -68,12 +68,24 @@ fn synth_smoke() {
 
 #[test]
 fn missing_tool_is_a_typed_error() {
-    let dir = out_dir("missing");
-    let blocks = vec![flow::BlockRtl { name: "x", verilog: String::new() }];
-    std::fs::create_dir_all(&dir).unwrap();
     match flow::run_tool("mrc-no-such-tool-xyz", "x", &mut std::process::Command::new("mrc-no-such-tool-xyz")) {
         Err(flow::FlowError::ToolMissing { .. }) => {}
         other => panic!("{other:?}"),
     }
-    let _ = blocks;
+}
+
+#[test]
+fn lint_fails_on_an_unwaived_warning_with_verilator_output() {
+    if !eda_or_skip("verilator") {
+        return;
+    }
+    let dir = out_dir("lint_bad");
+    // A blocking assignment in a clocked block: BLKSEQ under -Wall.
+    let v = "module bad(clock, d, q);\n  input wire clock;\n  input wire d;\n  output reg q;\n  always @(posedge clock) q = d;\nendmodule\n";
+    let blocks = vec![flow::BlockRtl { name: "bad", verilog: v.into() }];
+    flow::write_verilog(&dir, &blocks).unwrap();
+    match flow::lint(&dir, &blocks) {
+        Err(flow::FlowError::ToolFailed { tool: "verilator", stderr, .. }) => assert!(stderr.contains("BLKSEQ"), "{stderr}"),
+        other => panic!("expected a lint failure, got {other:?}"),
+    }
 }
