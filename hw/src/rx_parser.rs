@@ -4,10 +4,14 @@
 //! The parser keeps the first two beats of a frame (128 bytes: enough for
 //! Ethernet [+ 802.1Q] / IPv4 (no options, or short ones) | IPv6 / UDP /
 //! BTH / RETH / ImmDt / AETH / the first 28 bytes of the MRC extension),
-//! counts the frame's bytes, and at `tlast` checks and extracts everything
-//! combinationally from the byte-reversed window into the output
-//! registers. So it takes a new frame every cycle (a one-beat frame is
-//! parsed in the cycle it arrives) and `s_tready` is always high.
+//! counts the frame's bytes, and from `tlast` on runs a three-stage
+//! pipeline: A registers the byte-reversed window and the frame length; B
+//! aligns the IP and UDP headers, checks Ethernet and IP (checksum
+//! included) and registers the UDP-aligned window; C extracts the transport
+//! fields, runs the remaining checks and registers the record. It takes a
+//! new frame every cycle (a one-beat frame enters stage A in the cycle it
+//! arrives), `s_tready` is always high, and the record appears three
+//! cycles after the `tlast` beat.
 
 use rust_hdl::prelude::*;
 
@@ -100,7 +104,7 @@ impl Logic for KeepCount {
     }
 }
 
-/// The parser. Stream in on `s_*`; one cycle after a frame's `tlast`
+/// The parser. Stream in on `s_*`; three cycles after a frame's `tlast`
 /// beat, `out_valid` (accepted, fields valid) or `out_drop` (with
 /// `out_reason`) pulses for one cycle.
 #[derive(LogicBlock, Default)]
@@ -232,7 +236,23 @@ pub struct RxParser {
     hdr_end: Signal<Local, Bits<18>>,
     read_end: Signal<Local, Bits<18>>,
     reason_c: Signal<Local, Bits<5>>,
+    reason_ip: Signal<Local, Bits<5>>,
     imm_c: Signal<Local, Bits<32>>,
+    // Pipeline registers: A (window), B (UDP-aligned window, IP facts).
+    a_win: DFF<Bits<1024>>,
+    a_flen: DFF<Bits<18>>,
+    a_v: DFF<Bit>,
+    b_l4: DFF<Bits<1024>>,
+    b_reason: DFF<Bits<5>>,
+    b_ip_payload: DFF<Bits<18>>,
+    b_is6: DFF<Bit>,
+    b_vlan: DFF<Bit>,
+    b_dscp: DFF<Bits<6>>,
+    b_ecn: DFF<Bits<2>>,
+    b_flow_lo: DFF<Bits<16>>,
+    b_l3off: DFF<Bits<18>>,
+    b_iphl: DFF<Bits<18>>,
+    b_v: DFF<Bit>,
     // Output registers.
     r_valid: DFF<Bit>,
     r_drop: DFF<Bit>,
@@ -271,7 +291,8 @@ impl Logic for RxParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se,
+            self, clock, beat, h0, h1, a_win, a_flen, a_v, b_l4, b_reason, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
+            b_l3off, b_iphl, b_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se,
             r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len,
             r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
         );
@@ -306,20 +327,24 @@ impl Logic for RxParser {
         self.rev0.i.next = self.hdr0.val();
         self.rev1.i.next = self.hdr1.val();
         self.win.next = (bit_cast::<1024, 512>(self.rev0.o.val()) << 512) | bit_cast::<1024, 512>(self.rev1.o.val());
+        // ==== Stage A -> B register: the window, the frame length.
+        self.a_win.d.next = self.win.val();
+        self.a_flen.d.next = self.flen.val();
+        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
         // ---- Ethernet [+ 802.1Q].
-        self.et_outer.next = self.win.val().get_bits::<16>(912);
+        self.et_outer.next = self.a_win.q.val().get_bits::<16>(912);
         self.vlan.next = self.et_outer.val() == 0x8100;
         self.et.next = self.et_outer.val();
-        self.l3.next = self.win.val() << 112;
+        self.l3.next = self.a_win.q.val() << 112;
         self.l3off.next = 14.into();
         if self.vlan.val() {
-            self.et.next = self.win.val().get_bits::<16>(880);
-            self.l3.next = self.win.val() << 144;
+            self.et.next = self.a_win.q.val().get_bits::<16>(880);
+            self.l3.next = self.a_win.q.val() << 144;
             self.l3off.next = 18.into();
         }
         self.is4.next = self.et.val() == 0x0800;
         self.is6.next = self.et.val() == 0x86DD;
-        self.ip_avail.next = self.flen.val() - self.l3off.val();
+        self.ip_avail.next = self.a_flen.q.val() - self.l3off.val();
         // ---- IPv4 / IPv6 fields (IP header at byte 0 of l3).
         self.ipver.next = self.l3.val().get_bits::<4>(1020);
         self.ihl.next = self.l3.val().get_bits::<4>(1016);
@@ -424,14 +449,60 @@ impl Logic for RxParser {
         }
         // ---- UDP and transport (UDP at byte 0 of l4).
         self.l4.next = self.l3.val() << self.l4sh.val();
-        self.sport.next = self.l4.val().get_bits::<16>(1008);
-        self.dport.next = self.l4.val().get_bits::<16>(992);
-        self.udp_len.next = bit_cast::<18, 16>(self.l4.val().get_bits::<16>(976));
-        self.opcode.next = self.l4.val().get_bits::<8>(952);
-        self.tver.next = self.l4.val().get_bits::<4>(944);
-        self.pad.next = self.l4.val().get_bits::<2>(948);
-        self.xbit.next = self.l4.val().get_bit(894);
-        self.syndrome.next = self.l4.val().get_bits::<8>(856);
+        // ---- Ethernet and IP checks, in the golden model's order (first
+        // failure wins); the transport checks follow in stage C.
+        self.reason_ip.next = 0.into();
+        if self.a_flen.q.val() < 14 {
+            self.reason_ip.next = 1.into();
+        } else if self.vlan.val() & (self.a_flen.q.val() < 18) {
+            self.reason_ip.next = 1.into();
+        } else if !(self.is4.val() | self.is6.val()) {
+            self.reason_ip.next = 2.into();
+        } else if self.ip_avail.val() < 1 {
+            self.reason_ip.next = 1.into();
+        } else if self.is4.val() & (self.ipver.val() != 4) {
+            self.reason_ip.next = 3.into();
+        } else if self.is6.val() & (self.ipver.val() != 6) {
+            self.reason_ip.next = 3.into();
+        } else if self.is4.val() & (self.ip_avail.val() < 20) {
+            self.reason_ip.next = 1.into();
+        } else if self.is4.val() & (self.ihl.val() < 5) {
+            self.reason_ip.next = 4.into();
+        } else if self.is4.val() & (self.ip_avail.val() < self.iphl.val()) {
+            self.reason_ip.next = 1.into();
+        } else if self.is4.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val())) {
+            self.reason_ip.next = 9.into();
+        } else if self.is4.val() & (self.csum.val() != 0xFFFF) {
+            self.reason_ip.next = 5.into();
+        } else if self.is4.val() & self.frag.val() {
+            self.reason_ip.next = 6.into();
+        } else if self.is6.val() & (self.ip_avail.val() < 40) {
+            self.reason_ip.next = 1.into();
+        } else if self.is6.val() & (self.v6_plen.val() + 40 > self.ip_avail.val()) {
+            self.reason_ip.next = 9.into();
+        } else if self.ipproto.val() != 17 {
+            self.reason_ip.next = 7.into();
+        }
+        // ==== Stage B -> C register: the UDP-aligned window and IP facts.
+        self.b_l4.d.next = self.l4.val();
+        self.b_reason.d.next = self.reason_ip.val();
+        self.b_ip_payload.d.next = self.ip_payload.val();
+        self.b_is6.d.next = self.is6.val();
+        self.b_vlan.d.next = self.vlan.val();
+        self.b_dscp.d.next = self.dscp.val();
+        self.b_ecn.d.next = self.ecn.val();
+        self.b_flow_lo.d.next = self.flow_lo.val();
+        self.b_l3off.d.next = self.l3off.val();
+        self.b_iphl.d.next = self.iphl.val();
+        self.b_v.d.next = self.a_v.q.val();
+        self.sport.next = self.b_l4.q.val().get_bits::<16>(1008);
+        self.dport.next = self.b_l4.q.val().get_bits::<16>(992);
+        self.udp_len.next = bit_cast::<18, 16>(self.b_l4.q.val().get_bits::<16>(976));
+        self.opcode.next = self.b_l4.q.val().get_bits::<8>(952);
+        self.tver.next = self.b_l4.q.val().get_bits::<4>(944);
+        self.pad.next = self.b_l4.q.val().get_bits::<2>(948);
+        self.xbit.next = self.b_l4.q.val().get_bit(894);
+        self.syndrome.next = self.b_l4.q.val().get_bits::<8>(856);
         self.op_known.next = false;
         self.has_reth.next = false;
         self.has_imm.next = false;
@@ -439,8 +510,8 @@ impl Logic for RxParser {
         self.is_cnp.next = false;
         self.is_ack.next = false;
         self.at_hdr.next = 12.into();
-        self.ext.next = self.l4.val().get_bits::<224>(640);
-        self.imm_c.next = self.l4.val().get_bits::<32>(832);
+        self.ext.next = self.b_l4.q.val().get_bits::<224>(640);
+        self.imm_c.next = self.b_l4.q.val().get_bits::<32>(832);
         if (self.opcode.val() == 0x07) | (self.opcode.val() == 0x08) {
             self.op_known.next = true;
         }
@@ -448,28 +519,28 @@ impl Logic for RxParser {
             self.op_known.next = true;
             self.has_imm.next = true;
             self.at_hdr.next = 16.into();
-            self.ext.next = self.l4.val().get_bits::<224>(608);
+            self.ext.next = self.b_l4.q.val().get_bits::<224>(608);
         }
         if (self.opcode.val() == 0x06) | (self.opcode.val() == 0x0A) {
             self.op_known.next = true;
             self.has_reth.next = true;
             self.at_hdr.next = 28.into();
-            self.ext.next = self.l4.val().get_bits::<224>(512);
+            self.ext.next = self.b_l4.q.val().get_bits::<224>(512);
         }
         if self.opcode.val() == 0x0B {
             self.op_known.next = true;
             self.has_reth.next = true;
             self.has_imm.next = true;
             self.at_hdr.next = 32.into();
-            self.ext.next = self.l4.val().get_bits::<224>(480);
-            self.imm_c.next = self.l4.val().get_bits::<32>(704);
+            self.ext.next = self.b_l4.q.val().get_bits::<224>(480);
+            self.imm_c.next = self.b_l4.q.val().get_bits::<32>(704);
         }
         if self.opcode.val() == 0x11 {
             self.op_known.next = true;
             self.has_aeth.next = true;
             self.is_ack.next = true;
             self.at_hdr.next = 16.into();
-            self.ext.next = self.l4.val().get_bits::<224>(608);
+            self.ext.next = self.b_l4.q.val().get_bits::<224>(608);
         }
         if self.opcode.val() == 0x81 {
             self.op_known.next = true;
@@ -510,55 +581,27 @@ impl Logic for RxParser {
         }
         self.remaining.next = self.t_len.val() - self.at_end.val();
         self.pad_eff.next = bit_cast::<18, 2>(self.pad.val());
-        if self.dscp.val() == 59 {
+        if self.b_dscp.q.val() == 59 {
             self.pad_eff.next = 0.into();
         }
-        self.hdr_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_end.val();
+        self.hdr_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_end.val();
         // Bytes this front end reads: the extension only up to 28 bytes (the
         // rest of a SACK bitmap is left to a later stage).
-        self.read_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_hdr.val();
+        self.read_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_hdr.val();
         if self.xbit.val() {
             if self.ext_len.val() > 28 {
-                self.read_end.next = self.l3off.val() + self.iphl.val() + 8 + self.at_hdr.val() + 28;
+                self.read_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_hdr.val() + 28;
             } else {
                 self.read_end.next = self.hdr_end.val();
             }
         }
-        // ---- Checks, in the golden model's order (first failure wins).
-        self.reason_c.next = 0.into();
-        if self.flen.val() < 14 {
+        // ---- Transport checks (after the IP ones from stage B).
+        self.reason_c.next = self.b_reason.q.val();
+        if self.b_reason.q.val() != 0 {
+            self.reason_c.next = self.b_reason.q.val();
+        } else if self.b_ip_payload.q.val() < 8 {
             self.reason_c.next = 1.into();
-        } else if self.vlan.val() & (self.flen.val() < 18) {
-            self.reason_c.next = 1.into();
-        } else if !(self.is4.val() | self.is6.val()) {
-            self.reason_c.next = 2.into();
-        } else if self.ip_avail.val() < 1 {
-            self.reason_c.next = 1.into();
-        } else if self.is4.val() & (self.ipver.val() != 4) {
-            self.reason_c.next = 3.into();
-        } else if self.is6.val() & (self.ipver.val() != 6) {
-            self.reason_c.next = 3.into();
-        } else if self.is4.val() & (self.ip_avail.val() < 20) {
-            self.reason_c.next = 1.into();
-        } else if self.is4.val() & (self.ihl.val() < 5) {
-            self.reason_c.next = 4.into();
-        } else if self.is4.val() & (self.ip_avail.val() < self.iphl.val()) {
-            self.reason_c.next = 1.into();
-        } else if self.is4.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val())) {
-            self.reason_c.next = 9.into();
-        } else if self.is4.val() & (self.csum.val() != 0xFFFF) {
-            self.reason_c.next = 5.into();
-        } else if self.is4.val() & self.frag.val() {
-            self.reason_c.next = 6.into();
-        } else if self.is6.val() & (self.ip_avail.val() < 40) {
-            self.reason_c.next = 1.into();
-        } else if self.is6.val() & (self.v6_plen.val() + 40 > self.ip_avail.val()) {
-            self.reason_c.next = 9.into();
-        } else if self.ipproto.val() != 17 {
-            self.reason_c.next = 7.into();
-        } else if self.ip_payload.val() < 8 {
-            self.reason_c.next = 1.into();
-        } else if self.udp_len.val() != self.ip_payload.val() {
+        } else if self.udp_len.val() != self.b_ip_payload.q.val() {
             self.reason_c.next = 9.into();
         } else if self.dport.val() != 4791 {
             self.reason_c.next = 8.into();
@@ -602,35 +645,35 @@ impl Logic for RxParser {
         // ---- Register the record at the frame's last beat.
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;
-        if self.s_tvalid.val() & self.s_tlast.val() {
+        if self.b_v.q.val() {
             self.r_valid.d.next = self.reason_c.val() == 0;
             self.r_drop.d.next = self.reason_c.val() != 0;
             self.r_reason.d.next = self.reason_c.val();
-            self.r_ipv6.d.next = self.is6.val();
-            self.r_vlan.d.next = self.vlan.val();
-            self.r_ecn_ce.d.next = self.ecn.val() == 3;
-            self.r_trimmed.d.next = self.dscp.val() == 59;
+            self.r_ipv6.d.next = self.b_is6.q.val();
+            self.r_vlan.d.next = self.b_vlan.q.val();
+            self.r_ecn_ce.d.next = self.b_ecn.q.val() == 3;
+            self.r_trimmed.d.next = self.b_dscp.q.val() == 59;
             self.r_ev.d.next = bit_cast::<32, 16>(self.sport.val());
-            if self.is6.val() {
-                self.r_ev.d.next = (bit_cast::<32, 16>(self.flow_lo.val()) << 16) | bit_cast::<32, 16>(self.sport.val());
+            if self.b_is6.q.val() {
+                self.r_ev.d.next = (bit_cast::<32, 16>(self.b_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.sport.val());
             }
             self.r_opcode.d.next = self.opcode.val();
-            self.r_se.d.next = self.l4.val().get_bit(951);
-            self.r_mig.d.next = self.l4.val().get_bit(950);
+            self.r_se.d.next = self.b_l4.q.val().get_bit(951);
+            self.r_mig.d.next = self.b_l4.q.val().get_bit(950);
             self.r_pad.d.next = self.pad.val();
-            self.r_pkey.d.next = self.l4.val().get_bits::<16>(928);
-            self.r_fecn.d.next = self.l4.val().get_bit(927);
-            self.r_becn.d.next = self.l4.val().get_bit(926);
-            self.r_dest_qp.d.next = self.l4.val().get_bits::<24>(896);
-            self.r_ack_req.d.next = self.l4.val().get_bit(895);
+            self.r_pkey.d.next = self.b_l4.q.val().get_bits::<16>(928);
+            self.r_fecn.d.next = self.b_l4.q.val().get_bit(927);
+            self.r_becn.d.next = self.b_l4.q.val().get_bit(926);
+            self.r_dest_qp.d.next = self.b_l4.q.val().get_bits::<24>(896);
+            self.r_ack_req.d.next = self.b_l4.q.val().get_bit(895);
             self.r_xbit.d.next = self.xbit.val();
-            self.r_psn.d.next = self.l4.val().get_bits::<24>(864);
-            self.r_reth_va.d.next = self.l4.val().get_bits::<64>(800);
-            self.r_reth_rkey.d.next = self.l4.val().get_bits::<32>(768);
-            self.r_reth_len.d.next = self.l4.val().get_bits::<32>(736);
+            self.r_psn.d.next = self.b_l4.q.val().get_bits::<24>(864);
+            self.r_reth_va.d.next = self.b_l4.q.val().get_bits::<64>(800);
+            self.r_reth_rkey.d.next = self.b_l4.q.val().get_bits::<32>(768);
+            self.r_reth_len.d.next = self.b_l4.q.val().get_bits::<32>(736);
             self.r_imm.d.next = self.imm_c.val();
             self.r_aeth_syndrome.d.next = self.syndrome.val();
-            self.r_aeth_msn.d.next = self.l4.val().get_bits::<24>(832);
+            self.r_aeth_msn.d.next = self.b_l4.q.val().get_bits::<24>(832);
             self.r_ext.d.next = self.ext.val();
             self.r_payload_off.d.next = self.hdr_end.val();
             self.r_payload_len.d.next = self.remaining.val() - self.pad_eff.val();
