@@ -170,6 +170,9 @@ pub struct SynthStats {
     /// FDRE, so without the delete the path runs through registers). Counts
     /// LUTs, MUXF7/F8 and CARRY4 cells: an upper bound on LUT levels.
     pub logic_depth: u64,
+    /// LUT cells on that path (the "LUT levels" metric; the other
+    /// cells on it are CARRY4 and MUXF7/F8).
+    pub lut_levels: u64,
     /// Every cell type with its count, as Yosys printed them.
     pub cells: Vec<(String, u64)>,
 }
@@ -177,7 +180,7 @@ pub struct SynthStats {
 /// The Yosys script `synth` runs.
 pub fn synth_script(file: &Path, top: &str) -> String {
     format!(
-        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE; ltp -noff",
+        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE; select -list t:LUT1 t:LUT2 t:LUT3 t:LUT4 t:LUT5 t:LUT6; ltp -noff",
         file.display()
     )
 }
@@ -226,6 +229,16 @@ pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
         .ok_or_else(|| FlowError::Parse { tool: "yosys", block: block.into(), what: "ltp length".into() })?;
     // `ltp` reports the number of cells on the path.
     s.logic_depth = len;
+    // LUT cells (from `select -list`) on the path's `(via CELL)` hops.
+    let prefix = format!("{block}/");
+    let luts: std::collections::HashSet<&str> = log.lines().filter_map(|l| l.strip_prefix(&prefix)).collect();
+    s.lut_levels = log[ltp..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.rsplit_once("(via ").map(|(_, c)| c.trim_end_matches(')')))
+        .filter(|c| luts.contains(c))
+        .count() as u64;
     Ok(s)
 }
 
@@ -245,12 +258,12 @@ pub fn synth(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<SynthStats>, FlowErr
 /// The resource report as markdown.
 pub fn report_markdown(stats: &[SynthStats]) -> String {
     let mut s = String::from(
-        "| block | LUT | FF | LUTRAM | BRAM (36k) | URAM | DSP | CARRY | logic depth (ltp -noff, cells) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| block | LUT | FF | LUTRAM | BRAM (36k) | URAM | DSP | CARRY | longest path (cells) | LUTs on it |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for b in stats {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            b.block, b.lut, b.ff, b.lutram, b.bram36, b.uram, b.dsp, b.carry, b.logic_depth
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            b.block, b.lut, b.ff, b.lutram, b.bram36, b.uram, b.dsp, b.carry, b.logic_depth, b.lut_levels
         ));
     }
     s

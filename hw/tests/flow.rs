@@ -61,6 +61,7 @@ fn synth_smoke() {
     // 3 x 32-bit registers + read data + valid: about 129 flip-flops.
     assert!(s.ff >= 96 && s.ff <= 200, "{s:?}");
     assert!(s.lut > 0 && s.logic_depth > 0, "{s:?}");
+    assert!(s.lut_levels >= 1 && s.lut_levels <= s.logic_depth, "{s:?}");
     let (j, m) = flow::write_report(&dir, &stats).unwrap();
     assert!(std::fs::read_to_string(j).unwrap().contains("\"lut\""));
     assert!(std::fs::read_to_string(m).unwrap().contains("| mrc_csr |"));
