@@ -5,9 +5,9 @@
 //! Ethernet [+ 802.1Q] / IPv4 (no options, or short ones) | IPv6 / UDP /
 //! BTH / RETH / ImmDt / AETH / the first 28 bytes of the MRC extension),
 //! counts the frame's bytes, and from `tlast` on runs a three-stage
-//! pipeline: A registers the byte-reversed window and the frame length; B
-//! aligns the IP and UDP headers, checks Ethernet and IP (checksum
-//! included) and registers the UDP-aligned window; C extracts the transport
+//! pipeline: A registers the byte-reversed window aligned on the IP header
+//! (802.1Q or not) and the frame length; B aligns the UDP header, checks
+//! Ethernet and IP (checksum included) and registers the UDP-aligned window; C extracts the transport
 //! fields, runs the remaining checks and registers the record. It takes a
 //! new frame every cycle (a one-beat frame enters stage A in the cycle it
 //! arrives), `s_tready` is always high, and the record appears three
@@ -238,8 +238,13 @@ pub struct RxParser {
     reason_c: Signal<Local, Bits<5>>,
     reason_ip: Signal<Local, Bits<5>>,
     imm_c: Signal<Local, Bits<32>>,
-    // Pipeline registers: A (window), B (UDP-aligned window, IP facts).
-    a_win: DFF<Bits<1024>>,
+    // Pipeline registers: A (IP-aligned window), B (UDP-aligned window, IP facts).
+    a_l3: DFF<Bits<1024>>,
+    a_l3off: DFF<Bits<18>>,
+    a_vlan: DFF<Bit>,
+    a_is4: DFF<Bit>,
+    a_is6: DFF<Bit>,
+    a_ip_avail: DFF<Bits<18>>,
     a_flen: DFF<Bits<18>>,
     a_v: DFF<Bit>,
     b_l4: DFF<Bits<1024>>,
@@ -291,7 +296,7 @@ impl Logic for RxParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, a_win, a_flen, a_v, b_l4, b_reason, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
+            self, clock, beat, h0, h1, a_l3, a_l3off, a_vlan, a_is4, a_is6, a_ip_avail, a_flen, a_v, b_l4, b_reason, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
             b_l3off, b_iphl, b_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se,
             r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len,
             r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
@@ -327,93 +332,98 @@ impl Logic for RxParser {
         self.rev0.i.next = self.hdr0.val();
         self.rev1.i.next = self.hdr1.val();
         self.win.next = (bit_cast::<1024, 512>(self.rev0.o.val()) << 512) | bit_cast::<1024, 512>(self.rev1.o.val());
-        // ==== Stage A -> B register: the window, the frame length.
-        self.a_win.d.next = self.win.val();
-        self.a_flen.d.next = self.flen.val();
-        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
         // ---- Ethernet [+ 802.1Q].
-        self.et_outer.next = self.a_win.q.val().get_bits::<16>(912);
+        self.et_outer.next = self.win.val().get_bits::<16>(912);
         self.vlan.next = self.et_outer.val() == 0x8100;
         self.et.next = self.et_outer.val();
-        self.l3.next = self.a_win.q.val() << 112;
+        self.l3.next = self.win.val() << 112;
         self.l3off.next = 14.into();
         if self.vlan.val() {
-            self.et.next = self.a_win.q.val().get_bits::<16>(880);
-            self.l3.next = self.a_win.q.val() << 144;
+            self.et.next = self.win.val().get_bits::<16>(880);
+            self.l3.next = self.win.val() << 144;
             self.l3off.next = 18.into();
         }
         self.is4.next = self.et.val() == 0x0800;
         self.is6.next = self.et.val() == 0x86DD;
-        self.ip_avail.next = self.a_flen.q.val() - self.l3off.val();
+        self.ip_avail.next = self.flen.val() - self.l3off.val();
+        // ==== Stage A -> B register: the IP-aligned window and facts.
+        self.a_l3.d.next = self.l3.val();
+        self.a_l3off.d.next = self.l3off.val();
+        self.a_flen.d.next = self.flen.val();
+        self.a_vlan.d.next = self.vlan.val();
+        self.a_is4.d.next = self.is4.val();
+        self.a_is6.d.next = self.is6.val();
+        self.a_ip_avail.d.next = self.ip_avail.val();
+        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
         // ---- IPv4 / IPv6 fields (IP header at byte 0 of l3).
-        self.ipver.next = self.l3.val().get_bits::<4>(1020);
-        self.ihl.next = self.l3.val().get_bits::<4>(1016);
-        self.v4_total.next = bit_cast::<18, 16>(self.l3.val().get_bits::<16>(992));
-        self.frag.next = self.l3.val().get_bit(973) | self.l3.val().get_bits::<13>(960).any();
-        self.ipproto.next = self.l3.val().get_bits::<8>(944);
-        self.v6_plen.next = bit_cast::<18, 16>(self.l3.val().get_bits::<16>(976));
-        self.flow_lo.next = self.l3.val().get_bits::<16>(992);
+        self.ipver.next = self.a_l3.q.val().get_bits::<4>(1020);
+        self.ihl.next = self.a_l3.q.val().get_bits::<4>(1016);
+        self.v4_total.next = bit_cast::<18, 16>(self.a_l3.q.val().get_bits::<16>(992));
+        self.frag.next = self.a_l3.q.val().get_bit(973) | self.a_l3.q.val().get_bits::<13>(960).any();
+        self.ipproto.next = self.a_l3.q.val().get_bits::<8>(944);
+        self.v6_plen.next = bit_cast::<18, 16>(self.a_l3.q.val().get_bits::<16>(976));
+        self.flow_lo.next = self.a_l3.q.val().get_bits::<16>(992);
         // IPv4 header checksum as an adder tree: word pair j (words 2j,
         // 2j+1) counts when IHL > j; 15 pair sums, then 8, 4, 2, 1.
         self.cs1_0.next = 0.into();
         if self.ihl.val() > 0 {
-            self.cs1_0.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(1008)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(992));
+            self.cs1_0.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(1008)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(992));
         }
         self.cs1_1.next = 0.into();
         if self.ihl.val() > 1 {
-            self.cs1_1.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(976)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(960));
+            self.cs1_1.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(976)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(960));
         }
         self.cs1_2.next = 0.into();
         if self.ihl.val() > 2 {
-            self.cs1_2.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(944)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(928));
+            self.cs1_2.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(944)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(928));
         }
         self.cs1_3.next = 0.into();
         if self.ihl.val() > 3 {
-            self.cs1_3.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(912)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(896));
+            self.cs1_3.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(912)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(896));
         }
         self.cs1_4.next = 0.into();
         if self.ihl.val() > 4 {
-            self.cs1_4.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(880)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(864));
+            self.cs1_4.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(880)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(864));
         }
         self.cs1_5.next = 0.into();
         if self.ihl.val() > 5 {
-            self.cs1_5.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(848)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(832));
+            self.cs1_5.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(848)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(832));
         }
         self.cs1_6.next = 0.into();
         if self.ihl.val() > 6 {
-            self.cs1_6.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(816)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(800));
+            self.cs1_6.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(816)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(800));
         }
         self.cs1_7.next = 0.into();
         if self.ihl.val() > 7 {
-            self.cs1_7.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(784)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(768));
+            self.cs1_7.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(784)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(768));
         }
         self.cs1_8.next = 0.into();
         if self.ihl.val() > 8 {
-            self.cs1_8.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(752)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(736));
+            self.cs1_8.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(752)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(736));
         }
         self.cs1_9.next = 0.into();
         if self.ihl.val() > 9 {
-            self.cs1_9.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(720)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(704));
+            self.cs1_9.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(720)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(704));
         }
         self.cs1_10.next = 0.into();
         if self.ihl.val() > 10 {
-            self.cs1_10.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(688)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(672));
+            self.cs1_10.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(688)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(672));
         }
         self.cs1_11.next = 0.into();
         if self.ihl.val() > 11 {
-            self.cs1_11.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(656)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(640));
+            self.cs1_11.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(656)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(640));
         }
         self.cs1_12.next = 0.into();
         if self.ihl.val() > 12 {
-            self.cs1_12.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(624)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(608));
+            self.cs1_12.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(624)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(608));
         }
         self.cs1_13.next = 0.into();
         if self.ihl.val() > 13 {
-            self.cs1_13.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(592)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(576));
+            self.cs1_13.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(592)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(576));
         }
         self.cs1_14.next = 0.into();
         if self.ihl.val() > 14 {
-            self.cs1_14.next = bit_cast::<22, 16>(self.l3.val().get_bits::<16>(560)) + bit_cast::<22, 16>(self.l3.val().get_bits::<16>(544));
+            self.cs1_14.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(560)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(544));
         }
         self.cs2_0.next = self.cs1_0.val() + self.cs1_1.val();
         self.cs2_1.next = self.cs1_2.val() + self.cs1_3.val();
@@ -433,52 +443,52 @@ impl Logic for RxParser {
         self.csum.next = self.cs5_0.val();
         self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
         self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
-        if self.is6.val() {
+        if self.a_is6.q.val() {
             self.iphl.next = 40.into();
             self.ip_payload.next = self.v6_plen.val();
             self.l4sh.next = 320.into();
-            self.dscp.next = self.l3.val().get_bits::<6>(1014);
-            self.ecn.next = self.l3.val().get_bits::<2>(1012);
-            self.ipproto.next = self.l3.val().get_bits::<8>(968);
+            self.dscp.next = self.a_l3.q.val().get_bits::<6>(1014);
+            self.ecn.next = self.a_l3.q.val().get_bits::<2>(1012);
+            self.ipproto.next = self.a_l3.q.val().get_bits::<8>(968);
         } else {
             self.iphl.next = bit_cast::<18, 4>(self.ihl.val()) << 2;
             self.ip_payload.next = self.v4_total.val() - (bit_cast::<18, 4>(self.ihl.val()) << 2);
             self.l4sh.next = bit_cast::<11, 4>(self.ihl.val()) << 5;
-            self.dscp.next = self.l3.val().get_bits::<6>(1010);
-            self.ecn.next = self.l3.val().get_bits::<2>(1008);
+            self.dscp.next = self.a_l3.q.val().get_bits::<6>(1010);
+            self.ecn.next = self.a_l3.q.val().get_bits::<2>(1008);
         }
         // ---- UDP and transport (UDP at byte 0 of l4).
-        self.l4.next = self.l3.val() << self.l4sh.val();
+        self.l4.next = self.a_l3.q.val() << self.l4sh.val();
         // ---- Ethernet and IP checks, in the golden model's order (first
         // failure wins); the transport checks follow in stage C.
         self.reason_ip.next = 0.into();
         if self.a_flen.q.val() < 14 {
             self.reason_ip.next = 1.into();
-        } else if self.vlan.val() & (self.a_flen.q.val() < 18) {
+        } else if self.a_vlan.q.val() & (self.a_flen.q.val() < 18) {
             self.reason_ip.next = 1.into();
-        } else if !(self.is4.val() | self.is6.val()) {
+        } else if !(self.a_is4.q.val() | self.a_is6.q.val()) {
             self.reason_ip.next = 2.into();
-        } else if self.ip_avail.val() < 1 {
+        } else if self.a_ip_avail.q.val() < 1 {
             self.reason_ip.next = 1.into();
-        } else if self.is4.val() & (self.ipver.val() != 4) {
+        } else if self.a_is4.q.val() & (self.ipver.val() != 4) {
             self.reason_ip.next = 3.into();
-        } else if self.is6.val() & (self.ipver.val() != 6) {
+        } else if self.a_is6.q.val() & (self.ipver.val() != 6) {
             self.reason_ip.next = 3.into();
-        } else if self.is4.val() & (self.ip_avail.val() < 20) {
+        } else if self.a_is4.q.val() & (self.a_ip_avail.q.val() < 20) {
             self.reason_ip.next = 1.into();
-        } else if self.is4.val() & (self.ihl.val() < 5) {
+        } else if self.a_is4.q.val() & (self.ihl.val() < 5) {
             self.reason_ip.next = 4.into();
-        } else if self.is4.val() & (self.ip_avail.val() < self.iphl.val()) {
+        } else if self.a_is4.q.val() & (self.a_ip_avail.q.val() < self.iphl.val()) {
             self.reason_ip.next = 1.into();
-        } else if self.is4.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val())) {
+        } else if self.a_is4.q.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.a_ip_avail.q.val())) {
             self.reason_ip.next = 9.into();
-        } else if self.is4.val() & (self.csum.val() != 0xFFFF) {
+        } else if self.a_is4.q.val() & (self.csum.val() != 0xFFFF) {
             self.reason_ip.next = 5.into();
-        } else if self.is4.val() & self.frag.val() {
+        } else if self.a_is4.q.val() & self.frag.val() {
             self.reason_ip.next = 6.into();
-        } else if self.is6.val() & (self.ip_avail.val() < 40) {
+        } else if self.a_is6.q.val() & (self.a_ip_avail.q.val() < 40) {
             self.reason_ip.next = 1.into();
-        } else if self.is6.val() & (self.v6_plen.val() + 40 > self.ip_avail.val()) {
+        } else if self.a_is6.q.val() & (self.v6_plen.val() + 40 > self.a_ip_avail.q.val()) {
             self.reason_ip.next = 9.into();
         } else if self.ipproto.val() != 17 {
             self.reason_ip.next = 7.into();
@@ -487,12 +497,12 @@ impl Logic for RxParser {
         self.b_l4.d.next = self.l4.val();
         self.b_reason.d.next = self.reason_ip.val();
         self.b_ip_payload.d.next = self.ip_payload.val();
-        self.b_is6.d.next = self.is6.val();
-        self.b_vlan.d.next = self.vlan.val();
+        self.b_is6.d.next = self.a_is6.q.val();
+        self.b_vlan.d.next = self.a_vlan.q.val();
         self.b_dscp.d.next = self.dscp.val();
         self.b_ecn.d.next = self.ecn.val();
         self.b_flow_lo.d.next = self.flow_lo.val();
-        self.b_l3off.d.next = self.l3off.val();
+        self.b_l3off.d.next = self.a_l3off.q.val();
         self.b_iphl.d.next = self.iphl.val();
         self.b_v.d.next = self.a_v.q.val();
         self.sport.next = self.b_l4.q.val().get_bits::<16>(1008);
