@@ -237,6 +237,7 @@ pub struct RxParser {
     read_end: Signal<Local, Bits<18>>,
     reason_c: Signal<Local, Bits<5>>,
     reason_ip: Signal<Local, Bits<5>>,
+    reason_post: Signal<Local, Bits<5>>,
     imm_c: Signal<Local, Bits<32>>,
     // Pipeline registers: A (IP-aligned window), B (UDP-aligned window, IP facts).
     a_l3: DFF<Bits<1024>>,
@@ -249,6 +250,9 @@ pub struct RxParser {
     a_v: DFF<Bit>,
     b_l4: DFF<Bits<1024>>,
     b_reason: DFF<Bits<5>>,
+    b_reason_post: DFF<Bits<5>>,
+    b_csum: DFF<Bits<22>>,
+    b_is4: DFF<Bit>,
     b_ip_payload: DFF<Bits<18>>,
     b_is6: DFF<Bit>,
     b_vlan: DFF<Bit>,
@@ -296,7 +300,7 @@ impl Logic for RxParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, a_l3, a_l3off, a_vlan, a_is4, a_is6, a_ip_avail, a_flen, a_v, b_l4, b_reason, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
+            self, clock, beat, h0, h1, a_l3, a_l3off, a_vlan, a_is4, a_is6, a_ip_avail, a_flen, a_v, b_l4, b_reason, b_reason_post, b_csum, b_is4, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
             b_l3off, b_iphl, b_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se,
             r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len,
             r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
@@ -440,9 +444,6 @@ impl Logic for RxParser {
         self.cs4_0.next = self.cs3_0.val() + self.cs3_1.val();
         self.cs4_1.next = self.cs3_2.val() + self.cs3_3.val();
         self.cs5_0.next = self.cs4_0.val() + self.cs4_1.val();
-        self.csum.next = self.cs5_0.val();
-        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
-        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
         if self.a_is6.q.val() {
             self.iphl.next = 40.into();
             self.ip_payload.next = self.v6_plen.val();
@@ -482,20 +483,25 @@ impl Logic for RxParser {
             self.reason_ip.next = 1.into();
         } else if self.a_is4.q.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.a_ip_avail.q.val())) {
             self.reason_ip.next = 9.into();
-        } else if self.a_is4.q.val() & (self.csum.val() != 0xFFFF) {
-            self.reason_ip.next = 5.into();
-        } else if self.a_is4.q.val() & self.frag.val() {
-            self.reason_ip.next = 6.into();
+        }
+        // The checks after the checksum (which stage C makes, from the
+        // registered sum, to keep it out of this stage's critical path).
+        self.reason_post.next = 0.into();
+        if self.a_is4.q.val() & self.frag.val() {
+            self.reason_post.next = 6.into();
         } else if self.a_is6.q.val() & (self.a_ip_avail.q.val() < 40) {
-            self.reason_ip.next = 1.into();
+            self.reason_post.next = 1.into();
         } else if self.a_is6.q.val() & (self.v6_plen.val() + 40 > self.a_ip_avail.q.val()) {
-            self.reason_ip.next = 9.into();
+            self.reason_post.next = 9.into();
         } else if self.ipproto.val() != 17 {
-            self.reason_ip.next = 7.into();
+            self.reason_post.next = 7.into();
         }
         // ==== Stage B -> C register: the UDP-aligned window and IP facts.
         self.b_l4.d.next = self.l4.val();
         self.b_reason.d.next = self.reason_ip.val();
+        self.b_reason_post.d.next = self.reason_post.val();
+        self.b_csum.d.next = self.cs5_0.val();
+        self.b_is4.d.next = self.a_is4.q.val();
         self.b_ip_payload.d.next = self.ip_payload.val();
         self.b_is6.d.next = self.a_is6.q.val();
         self.b_vlan.d.next = self.a_vlan.q.val();
@@ -606,9 +612,17 @@ impl Logic for RxParser {
             }
         }
         // ---- Transport checks (after the IP ones from stage B).
+        // IPv4 checksum: fold the registered sum twice (ones' complement).
+        self.csum.next = self.b_csum.q.val();
+        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
+        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
         self.reason_c.next = self.b_reason.q.val();
         if self.b_reason.q.val() != 0 {
             self.reason_c.next = self.b_reason.q.val();
+        } else if self.b_is4.q.val() & (self.csum.val() != 0xFFFF) {
+            self.reason_c.next = 5.into();
+        } else if self.b_reason_post.q.val() != 0 {
+            self.reason_c.next = self.b_reason_post.q.val();
         } else if self.b_ip_payload.q.val() < 8 {
             self.reason_c.next = 1.into();
         } else if self.udp_len.val() != self.b_ip_payload.q.val() {
