@@ -7,8 +7,9 @@
 //! counts the frame's bytes, and from `tlast` on runs a three-stage
 //! pipeline: A registers the byte-reversed window aligned on the IP header
 //! (802.1Q or not) and the frame length; B aligns the UDP header, checks
-//! Ethernet and IP (checksum included) and registers the UDP-aligned window; C extracts the transport
-//! fields, runs the remaining checks and registers the record. It takes a
+//! Ethernet and IP, sums the IPv4 header and registers the UDP-aligned
+//! window; C checks the checksum, extracts the transport fields, runs the
+//! remaining checks and registers the record. It takes a
 //! new frame every cycle (a one-beat frame enters stage A in the cycle it
 //! arrives), `s_tready` is always high, and the record appears three
 //! cycles after the `tlast` beat.
