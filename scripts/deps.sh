@@ -6,6 +6,8 @@ set -euo pipefail
 # command -> Debian package
 declare -A MRC_APT_DEPS=(
   [tshark]=tshark
+  [verilator]=verilator
+  [yosys]=yosys
 )
 
 missing=()

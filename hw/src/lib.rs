@@ -1,1 +1,13 @@
-//! RTL of the MRC NIC pipeline (rust-hdl). Not started: see the hw issue.
+//! RTL of the MRC NIC pipeline, written in rust-hdl 0.46 and emitted as
+//! Verilog, plus the flow around it (Verilog emission with stable module
+//! names, Verilator lint, Yosys synthesis estimates). See `docs/hw/`.
+//!
+//! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
+//! [`rx_parser`] (RX header parser front end), joined in the top
+//! [`core::MrcCore`]. The flow is [`flow`].
+
+pub mod core;
+pub mod csr;
+pub mod flow;
+pub mod regmap;
+pub mod rx_parser;

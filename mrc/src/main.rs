@@ -1,5 +1,6 @@
 //! `mrc`: the project's one command-line front end.
 
+mod rtl;
 mod sim;
 mod transfer;
 mod units;
@@ -25,6 +26,8 @@ enum Command {
     /// RC baseline on fat trees and leaf-spines, with htsim .topo/.cm
     /// inputs, faults, per-flow CSV, JSON summary and plots.
     Sim(sim::SimArgs),
+    /// Hardware flow: emit Verilog, lint (Verilator), synthesize (Yosys).
+    Rtl(rtl::RtlArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::Rtl(args) => rtl::run(&args).map_or_else(|e| { eprintln!("mrc rtl: {e}"); ExitCode::from(2) }, |()| ExitCode::SUCCESS),
         Command::Sim(args) => match sim::run_cli(&args) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(1),
