@@ -34,8 +34,9 @@ pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;
 pub type EvSelectorSmall = EvSelector<2, 3, 8, 5, 4>;
 
 /// Next set bit of `bits` at or after `from`, wrapping: `idx`, `any` (false
-/// if `bits` is zero). Two priority encoders (over `bits` masked to
-/// `>= from`, and over `bits`), the first taking precedence.
+/// if `bits` is zero). One find-first-set over the 2N-bit vector
+/// `{bits, bits & (ones << from)}` as a binary tree (depth E + 1 muxes,
+/// log-depth OR trees), the answer being its position mod N.
 #[derive(LogicBlock, Default)]
 pub struct FindNext<const N: usize, const E: usize> {
     pub bits: Signal<In, Bits<N>>,
@@ -69,14 +70,31 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         self.any.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = format!("wire [{h}:0] m = bits & ({{{N}{{1'b1}}}} << from);\nalways @(*) begin\n   idx = {E}'d0;\n   any = 1'b0;\n", h = N - 1);
-        for k in (0..N).rev() {
-            s.push_str(&format!("   if (bits[{k}]) begin idx = {E}'d{k}; any = 1'b1; end\n"));
+        // A binary tree over the 2N-bit vector {bits, bits masked to >= from}:
+        // the lowest set bit wins; its position mod N is the answer. Level
+        // l has 2N >> l nodes, each an (any, index) pair of l bits.
+        let w = 2 * N;
+        let mut s = format!("wire [{h}:0] m = bits & ({{{N}{{1'b1}}}} << from);\nwire [{w1}:0] v = {{bits, m}};\n", h = N - 1, w1 = w - 1);
+        let levels = E + 1;
+        for j in 0..w {
+            s.push_str(&format!("wire a0_{j} = v[{j}];\n"));
         }
-        for k in (0..N).rev() {
-            s.push_str(&format!("   if (m[{k}]) idx = {E}'d{k};\n"));
+        for l in 1..=levels {
+            for j in 0..(w >> l) {
+                let (a, b) = (2 * j, 2 * j + 1);
+                s.push_str(&format!("wire a{l}_{j} = a{p}_{a} | a{p}_{b};\n", p = l - 1));
+                if l == 1 {
+                    s.push_str(&format!("wire [0:0] i1_{j} = ~a0_{a};\n"));
+                } else {
+                    s.push_str(&format!(
+                        "wire [{h}:0] i{l}_{j} = a{p}_{a} ? {{1'b0, i{p}_{a}}} : {{1'b1, i{p}_{b}}};\n",
+                        h = l - 1,
+                        p = l - 1
+                    ));
+                }
+            }
         }
-        s.push_str("end");
+        s.push_str(&format!("always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\nend", h = E - 1));
         Verilog::Custom(s)
     }
 }
