@@ -33,14 +33,16 @@ pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;
 /// The simulated instance: 4 QPs x 8 EVs.
 pub type EvSelectorSmall = EvSelector<2, 3, 8, 5, 4>;
 
-/// Next set bit of `bits` at or after `from`, wrapping: `idx`, `any` (false
-/// if `bits` is zero). One find-first-set over the 2N-bit vector
-/// `{bits, bits & (ones << from)}` as a binary tree (depth E + 1 muxes,
-/// log-depth OR trees), the answer being its position mod N.
+/// Next set bit of `bits` after `last`, wrapping (`last` itself only if it
+/// is the only one): `idx`, `any` (false if `bits` is zero). One
+/// find-first-set over the 2N-bit vector `{bits, bits & (ones << last << 1)}`
+/// as a binary tree (depth E + 1 muxes, log-depth OR trees), the answer
+/// being its position mod N. Searching after `last` rather than at or
+/// after `last + 1` keeps an adder out of the select loop.
 #[derive(LogicBlock, Default)]
 pub struct FindNext<const N: usize, const E: usize> {
     pub bits: Signal<In, Bits<N>>,
-    pub from: Signal<In, Bits<E>>,
+    pub last: Signal<In, Bits<E>>,
     pub idx: Signal<Out, Bits<E>>,
     pub any: Signal<Out, Bit>,
 }
@@ -48,7 +50,7 @@ pub struct FindNext<const N: usize, const E: usize> {
 impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
     fn update(&mut self) {
         let b = self.bits.val();
-        let f = self.from.val().index();
+        let f = self.last.val().index() + 1;
         let mut idx = 0usize;
         let mut any = false;
         for k in (0..N).rev() {
@@ -74,7 +76,7 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         // the lowest set bit wins; its position mod N is the answer. Level
         // l has 2N >> l nodes, each an (any, index) pair of l bits.
         let w = 2 * N;
-        let mut s = format!("wire [{h}:0] m = bits & ({{{N}{{1'b1}}}} << from);\nwire [{w1}:0] v = {{bits, m}};\n", h = N - 1, w1 = w - 1);
+        let mut s = format!("wire [{h}:0] m = bits & (({{{N}{{1'b1}}}} << last) << 1);\nwire [{w1}:0] v = {{bits, m}};\n", h = N - 1, w1 = w - 1);
         let levels = E + 1;
         for j in 0..w {
             s.push_str(&format!("wire a0_{j} = v[{j}];\n"));
@@ -251,7 +253,8 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub ctl_mask: Signal<In, Bits<VALUE_BITS>>,
     pub ctl_value: Signal<In, Bits<VALUE_BITS>>,
     /// Control plane: load the value of EV `wr_ev` of `wr_qp`; with
-    /// `wr_set_ptr` also set the QP's round-robin pointer to `wr_ev`.
+    /// `wr_set_ptr` the QP's next select also starts its search at `wr_ev`
+    /// (the pointer holds the last EV selected: `wr_ev - 1` is stored).
     pub wr_valid: Signal<In, Bit>,
     pub wr_set_ptr: Signal<In, Bit>,
     pub wr_qp: Signal<In, Bits<Q>>,
@@ -268,7 +271,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub evt_to: Signal<Out, Bits<2>>,
     /// Mark-bad commands refused by the guard, all QPs.
     pub refused: Signal<Out, Bits<32>>,
-    // ---- Storage. Per QP: not-GOOD bitmap, RR pointer, not-GOOD count
+    // ---- Storage. Per QP: not-GOOD bitmap, last EV selected (the RR pointer), not-GOOD count
     // (all zero at power-up: every EV GOOD, pointer 0). Per EV: state, value.
     nb_ram: RAM<Bits<N>, Q>,
     ptr_ram: RAM<Bits<E>, Q>,
@@ -480,7 +483,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.fwd.ram_ptr.next = self.ptr_ram.read_data.val();
         self.fwd.ram_cnt.next = self.cnt_ram.read_data.val();
         self.find.bits.next = !self.fwd.nb.val();
-        self.find.from.next = self.fwd.ptr.val();
+        self.find.last.next = self.fwd.ptr.val();
         self.upd1.i.next = self.fwd.nb.val();
         self.upd1.idx.next = self.s1_ev.q.val();
         self.upd1.val.next = true;
@@ -530,7 +533,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self.s2_ev.d.next = self.find.idx.val();
             self.s2_none.d.next = !self.find.any.val();
             if self.find.any.val() {
-                self.ptr_ram.write_data.next = self.find.idx.val() + 1;
+                self.ptr_ram.write_data.next = self.find.idx.val();
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
@@ -558,7 +561,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         if self.s1_op.q.val() == 4 {
             self.val_ram.write_enable.next = true;
             if self.s1_setptr.q.val() {
-                self.ptr_ram.write_data.next = self.s1_ev.q.val();
+                self.ptr_ram.write_data.next = self.s1_ev.q.val() - 1;
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
