@@ -155,12 +155,10 @@ impl<const H: usize, const L: usize, const O: usize> Logic for Cat<H, L, O> {
 }
 
 /// Stage-1 meta: the per-QP RAM outputs, or the write of the previous
-/// cycle when it was to the same QP (`fw_valid` and `fw_qp == qp`).
+/// cycle when it was to the same QP (`hit`, registered in stage 0).
 #[derive(LogicBlock, Default)]
 pub struct Fwd<const Q: usize, const N: usize, const E: usize, const C: usize> {
-    pub fw_valid: Signal<In, Bit>,
-    pub fw_qp: Signal<In, Bits<Q>>,
-    pub qp: Signal<In, Bits<Q>>,
+    pub hit: Signal<In, Bit>,
     pub fw_nb: Signal<In, Bits<N>>,
     pub fw_ptr: Signal<In, Bits<E>>,
     pub fw_cnt: Signal<In, Bits<C>>,
@@ -174,7 +172,7 @@ pub struct Fwd<const Q: usize, const N: usize, const E: usize, const C: usize> {
 
 impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for Fwd<Q, N, E, C> {
     fn update(&mut self) {
-        let f = self.fw_valid.val() && self.fw_qp.val() == self.qp.val();
+        let f = self.hit.val();
         self.nb.next = if f { self.fw_nb.val() } else { self.ram_nb.val() };
         self.ptr.next = if f { self.fw_ptr.val() } else { self.ram_ptr.val() };
         self.cnt.next = if f { self.fw_cnt.val() } else { self.ram_cnt.val() };
@@ -186,7 +184,7 @@ impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for F
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
-            "wire f = fw_valid & (fw_qp == qp);\nalways @(*) begin\n   nb = f ? fw_nb : ram_nb;\n   ptr = f ? fw_ptr : ram_ptr;\n   cnt = f ? fw_cnt : ram_cnt;\nend"
+            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   ptr = hit ? fw_ptr : ram_ptr;\n   cnt = hit ? fw_cnt : ram_cnt;\nend"
                 .into(),
         )
     }
@@ -288,8 +286,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     s1_value: DFF<Bits<VALUE_BITS>>,
     s1_setptr: DFF<Bit>,
     // ---- Forwarding of the last per-QP write.
-    fw_valid: DFF<Bit>,
-    fw_qp: DFF<Bits<Q>>,
+    fw_hit: DFF<Bit>,
     fw_nb: DFF<Bits<N>>,
     fw_ptr: DFF<Bits<E>>,
     fw_cnt: DFF<Bits<C>>,
@@ -379,8 +376,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_mask: Default::default(),
             s1_value: Default::default(),
             s1_setptr: Default::default(),
-            fw_valid: Default::default(),
-            fw_qp: Default::default(),
+            fw_hit: Default::default(),
             fw_nb: Default::default(),
             fw_ptr: Default::default(),
             fw_cnt: Default::default(),
@@ -423,7 +419,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_valid, fw_qp, fw_nb, fw_ptr, fw_cnt, s2_valid,
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_ptr, fw_cnt, s2_valid,
             s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_ptr, f_cnt, f_i, f_v, f_e, e_valid, e_qp, e_ev,
             e_from, e_to, n_refused
         );
@@ -471,11 +467,17 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         }
         self.ptr_ram.read_address.next = self.nb_ram.read_address.val();
         self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
+        // Forward next cycle iff the command now in stage 1 is to the same
+        // QP and writes (or writes back) its meta this cycle: select, mark
+        // and write always present the QP's current meta on the write data
+        // (changed or not), so forwarding it is right even when the write
+        // enable stays low. Deny/allow writes at its end, while `busy`
+        // holds stage 0 empty.
+        self.fw_hit.d.next = ((self.s1_op.q.val() == 1) | (self.s1_op.q.val() == 2) | (self.s1_op.q.val() == 4))
+            & (self.s1_qp.q.val() == self.nb_ram.read_address.val());
 
         // ---- Stage 1: meta with forwarding of last cycle's write.
-        self.fwd.fw_valid.next = self.fw_valid.q.val();
-        self.fwd.fw_qp.next = self.fw_qp.q.val();
-        self.fwd.qp.next = self.s1_qp.q.val();
+        self.fwd.hit.next = self.fw_hit.q.val();
         self.fwd.fw_nb.next = self.fw_nb.q.val();
         self.fwd.fw_ptr.next = self.fw_ptr.q.val();
         self.fwd.fw_cnt.next = self.fw_cnt.q.val();
@@ -498,7 +500,6 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.nb_ram.write_data.next = self.fwd.nb.val();
         self.ptr_ram.write_data.next = self.fwd.ptr.val();
         self.cnt_ram.write_data.next = self.fwd.cnt.val();
-        self.fw_valid.d.next = false;
 
         // Table ports.
         self.cat_vr.sel.next = self.f_busy.q.val();
@@ -537,7 +538,6 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
-                self.fw_valid.d.next = true;
             }
         }
         if (self.s1_op.q.val() == 2) & !self.upd1.cur.val() {
@@ -549,7 +549,6 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
-                self.fw_valid.d.next = true;
                 self.st_ram.write_enable.next = true;
                 self.e_valid.d.next = true;
                 self.e_qp.d.next = self.s1_qp.q.val();
@@ -565,7 +564,6 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
-                self.fw_valid.d.next = true;
             }
         }
         if self.s1_op.q.val() == 3 {
@@ -629,10 +627,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_enable.next = true;
                 self.ptr_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
-                self.fw_valid.d.next = true;
             }
         }
-        self.fw_qp.d.next = self.nb_ram.write_address.val();
         self.fw_nb.d.next = self.nb_ram.write_data.val();
         self.fw_ptr.d.next = self.ptr_ram.write_data.val();
         self.fw_cnt.d.next = self.cnt_ram.write_data.val();
