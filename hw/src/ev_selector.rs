@@ -3,7 +3,7 @@
 //! the golden model `proto::model::ev::EvSet` (RoundRobin policy): a
 //! select returns the next GOOD EV at or after the QP's pointer (wrapping)
 //! and moves the pointer past it; mark-bad turns a GOOD EV ASSUMED_BAD
-//! unless that would leave `min_active` or fewer GOOD EVs (refused marks
+//! unless the QP has `min_active` or fewer GOOD EVs (refused marks
 //! are counted); deny/allow match EV values under a mask; every state
 //! change is reported on the event port. See `docs/hw/ev_selector.md` for
 //! the cycle timing.
@@ -244,7 +244,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub mark_qp: Signal<In, Bits<Q>>,
     pub mark_ev: Signal<In, Bits<E>>,
     /// Deny (`ctl_allow` low) or allow every EV of `ctl_qp` whose value
-    /// matches `ctl_value` under `ctl_mask`. Iterates: `busy` for N + 2 cycles.
+    /// matches `ctl_value` under `ctl_mask`. Iterates: `busy` for N + 3 cycles.
     pub ctl_valid: Signal<In, Bit>,
     pub ctl_allow: Signal<In, Bit>,
     pub ctl_qp: Signal<In, Bits<Q>>,
