@@ -9,6 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
+use crate::ev_selector::EvSelectorFull;
 use crate::rx_parser::RxParser;
 
 /// A tool invocation failed.
@@ -89,6 +90,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_csr", &mut Csr::new(build)),
         emit_block("mrc_rx_parser", &mut RxParser::default()),
         emit_block("mrc_core", &mut MrcCore::new(build)),
+        emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
     ]
 }
 

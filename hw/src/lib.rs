@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod csr;
+pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
 pub mod rx_parser;

@@ -1,0 +1,649 @@
+//! EV selector: the per-QP entropy-value (EV) table of MRC and its
+//! round-robin spraying over GOOD EVs, in hardware. The rules are those of
+//! the golden model `proto::model::ev::EvSet` (RoundRobin policy): a
+//! select returns the next GOOD EV at or after the QP's pointer (wrapping)
+//! and moves the pointer past it; mark-bad turns a GOOD EV ASSUMED_BAD
+//! unless the QP has `min_active` or fewer GOOD EVs (refused marks
+//! are counted); deny/allow match EV values under a mask; every state
+//! change is reported on the event port. See `docs/hw/ev_selector.md` for
+//! the cycle timing.
+//!
+//! Not implemented (the model has them): the fallback when no EV is GOOD
+//! (the hardware answers `rsp_none`), probing / re-admission, the
+//! Weighted policy.
+//!
+//! Const generics (Rust cannot compute widths from other const generics):
+//! `Q` QP-id bits, `E` EV-index bits, `N = 2^E` EVs per QP, `A = Q + E`
+//! table address bits, `C = E + 1` count bits.
+
+use rust_hdl::prelude::*;
+
+/// EV state encodings (2 bits) on the event port.
+pub mod state {
+    pub const GOOD: u64 = 0;
+    pub const ASSUMED_BAD: u64 = 1;
+    pub const DENIED: u64 = 2;
+}
+
+/// Width of an entropy value in the table.
+pub const VALUE_BITS: usize = 16;
+
+/// The instance: 256 QPs x 128 EVs.
+pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;
+/// The simulated instance: 4 QPs x 8 EVs.
+pub type EvSelectorSmall = EvSelector<2, 3, 8, 5, 4>;
+
+/// Next set bit of `bits` after `last`, wrapping (`last` itself only if it
+/// is the only one): `idx`, `any` (false if `bits` is zero). One
+/// find-first-set over the 2N-bit vector `{bits, bits & (ones << last << 1)}`
+/// as a binary tree (depth E + 1 muxes, log-depth OR trees), the answer
+/// being its position mod N. Searching after `last` rather than at or
+/// after `last + 1` keeps an adder out of the select loop.
+#[derive(LogicBlock, Default)]
+pub struct FindNext<const N: usize, const E: usize> {
+    pub bits: Signal<In, Bits<N>>,
+    pub last: Signal<In, Bits<E>>,
+    pub idx: Signal<Out, Bits<E>>,
+    pub any: Signal<Out, Bit>,
+}
+
+impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
+    fn update(&mut self) {
+        let b = self.bits.val();
+        let f = self.last.val().index() + 1;
+        let mut idx = 0usize;
+        let mut any = false;
+        for k in (0..N).rev() {
+            if b.get_bit(k) {
+                idx = k;
+                any = true;
+            }
+        }
+        for k in (f..N).rev() {
+            if b.get_bit(k) {
+                idx = k;
+            }
+        }
+        self.idx.next = (idx as u64).into();
+        self.any.next = any;
+    }
+    fn connect(&mut self) {
+        self.idx.connect();
+        self.any.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // A binary tree over the 2N-bit vector {bits, bits masked to >= from}:
+        // the lowest set bit wins; its position mod N is the answer. Level
+        // l has 2N >> l nodes, each an (any, index) pair of l bits.
+        let w = 2 * N;
+        let mut s = format!("wire [{h}:0] m = bits & (({{{N}{{1'b1}}}} << last) << 1);\nwire [{w1}:0] v = {{bits, m}};\n", h = N - 1, w1 = w - 1);
+        let levels = E + 1;
+        for j in 0..w {
+            s.push_str(&format!("wire a0_{j} = v[{j}];\n"));
+        }
+        for l in 1..=levels {
+            for j in 0..(w >> l) {
+                let (a, b) = (2 * j, 2 * j + 1);
+                s.push_str(&format!("wire a{l}_{j} = a{p}_{a} | a{p}_{b};\n", p = l - 1));
+                if l == 1 {
+                    s.push_str(&format!("wire [0:0] i1_{j} = ~a0_{a};\n"));
+                } else {
+                    s.push_str(&format!(
+                        "wire [{h}:0] i{l}_{j} = a{p}_{a} ? {{1'b0, i{p}_{a}}} : {{1'b1, i{p}_{b}}};\n",
+                        h = l - 1,
+                        p = l - 1
+                    ));
+                }
+            }
+        }
+        s.push_str(&format!("always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\nend", h = E - 1));
+        Verilog::Custom(s)
+    }
+}
+
+/// `o` = `i` with bit `idx` set to `val`; `cur` = `i[idx]`.
+#[derive(LogicBlock, Default)]
+pub struct BitUpd<const N: usize, const E: usize> {
+    pub i: Signal<In, Bits<N>>,
+    pub idx: Signal<In, Bits<E>>,
+    pub val: Signal<In, Bit>,
+    pub o: Signal<Out, Bits<N>>,
+    pub cur: Signal<Out, Bit>,
+}
+
+impl<const N: usize, const E: usize> Logic for BitUpd<N, E> {
+    fn update(&mut self) {
+        let k = self.idx.val().index();
+        let i = self.i.val();
+        self.cur.next = k < N && i.get_bit(k);
+        self.o.next = if k < N { i.replace_bit(k, self.val.val()) } else { i };
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+        self.cur.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "wire [{h}:0] oh = {{{{{z}{{1'b0}}}}, 1'b1}} << idx;\nalways @(*) begin\n   o = val ? (i | oh) : (i & ~oh);\n   cur = |(i & oh);\nend",
+            h = N - 1,
+            z = N - 1
+        ))
+    }
+}
+
+/// `o = {hi, lo}`.
+#[derive(LogicBlock, Default)]
+pub struct Cat<const H: usize, const L: usize, const O: usize> {
+    pub hi: Signal<In, Bits<H>>,
+    pub lo: Signal<In, Bits<L>>,
+    pub o: Signal<Out, Bits<O>>,
+}
+
+impl<const H: usize, const L: usize, const O: usize> Logic for Cat<H, L, O> {
+    fn update(&mut self) {
+        let mut o = Bits::<O>::default();
+        o.set_bits::<L>(0, self.lo.val());
+        o.set_bits::<H>(L, self.hi.val());
+        self.o.next = o;
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) o = {hi, lo};".into())
+    }
+}
+
+/// Stage-1 meta: the per-QP RAM outputs, or the write of the previous
+/// cycle when it was to the same QP (`hit`, registered in stage 0).
+#[derive(LogicBlock, Default)]
+pub struct Fwd<const Q: usize, const N: usize, const E: usize, const C: usize> {
+    pub hit: Signal<In, Bit>,
+    pub fw_nb: Signal<In, Bits<N>>,
+    pub fw_ptr: Signal<In, Bits<E>>,
+    pub fw_cnt: Signal<In, Bits<C>>,
+    pub ram_nb: Signal<In, Bits<N>>,
+    pub ram_ptr: Signal<In, Bits<E>>,
+    pub ram_cnt: Signal<In, Bits<C>>,
+    pub nb: Signal<Out, Bits<N>>,
+    pub ptr: Signal<Out, Bits<E>>,
+    pub cnt: Signal<Out, Bits<C>>,
+}
+
+impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for Fwd<Q, N, E, C> {
+    fn update(&mut self) {
+        let f = self.hit.val();
+        self.nb.next = if f { self.fw_nb.val() } else { self.ram_nb.val() };
+        self.ptr.next = if f { self.fw_ptr.val() } else { self.ram_ptr.val() };
+        self.cnt.next = if f { self.fw_cnt.val() } else { self.ram_cnt.val() };
+    }
+    fn connect(&mut self) {
+        self.nb.connect();
+        self.ptr.connect();
+        self.cnt.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   ptr = hit ? fw_ptr : ram_ptr;\n   cnt = hit ? fw_cnt : ram_cnt;\nend"
+                .into(),
+        )
+    }
+}
+
+/// `o = sel ? {hi1, lo1} : {hi0, lo0}`.
+#[derive(LogicBlock, Default)]
+pub struct AddrMux<const H: usize, const L: usize, const O: usize> {
+    pub sel: Signal<In, Bit>,
+    pub hi0: Signal<In, Bits<H>>,
+    pub lo0: Signal<In, Bits<L>>,
+    pub hi1: Signal<In, Bits<H>>,
+    pub lo1: Signal<In, Bits<L>>,
+    pub o: Signal<Out, Bits<O>>,
+}
+
+impl<const H: usize, const L: usize, const O: usize> Logic for AddrMux<H, L, O> {
+    fn update(&mut self) {
+        let (h, l) = if self.sel.val() { (self.hi1.val(), self.lo1.val()) } else { (self.hi0.val(), self.lo0.val()) };
+        let mut o = Bits::<O>::default();
+        o.set_bits::<L>(0, l);
+        o.set_bits::<H>(L, h);
+        self.o.next = o;
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) o = sel ? {hi1, lo1} : {hi0, lo0};".into())
+    }
+}
+
+// Operation codes in pipeline stage 1 (`s1_op`; literals in the hdl_gen
+// body, which emits Rust constants as undefined Verilog names):
+// 0 none, 1 select, 2 mark-bad, 3 deny/allow, 4 write.
+// EV states in `st_ram` / the event port: see [`state`].
+
+/// The EV selector. See the module doc and `docs/hw/ev_selector.md`.
+///
+/// At most one of `sel_valid`, `mark_valid`, `ctl_valid`, `wr_valid` is
+/// taken per cycle (priority in that order; the others are dropped), and
+/// none while `busy` is high.
+#[derive(LogicBlock)]
+pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Select: the next EV of `sel_qp`; the answer two cycles later.
+    pub sel_valid: Signal<In, Bit>,
+    pub sel_qp: Signal<In, Bits<Q>>,
+    pub rsp_valid: Signal<Out, Bit>,
+    pub rsp_qp: Signal<Out, Bits<Q>>,
+    pub rsp_ev: Signal<Out, Bits<E>>,
+    pub rsp_value: Signal<Out, Bits<VALUE_BITS>>,
+    /// No GOOD EV in the QP: `rsp_ev` / `rsp_value` meaningless.
+    pub rsp_none: Signal<Out, Bit>,
+    /// Mark-bad (loss / timeout / stall on `mark_ev` of `mark_qp`).
+    pub mark_valid: Signal<In, Bit>,
+    pub mark_qp: Signal<In, Bits<Q>>,
+    pub mark_ev: Signal<In, Bits<E>>,
+    /// Deny (`ctl_allow` low) or allow every EV of `ctl_qp` whose value
+    /// matches `ctl_value` under `ctl_mask`. Iterates: `busy` for N + 3 cycles.
+    pub ctl_valid: Signal<In, Bit>,
+    pub ctl_allow: Signal<In, Bit>,
+    pub ctl_qp: Signal<In, Bits<Q>>,
+    pub ctl_mask: Signal<In, Bits<VALUE_BITS>>,
+    pub ctl_value: Signal<In, Bits<VALUE_BITS>>,
+    /// Control plane: load the value of EV `wr_ev` of `wr_qp`; with
+    /// `wr_set_ptr` the QP's next select also starts its search at `wr_ev`
+    /// (the pointer holds the last EV selected: `wr_ev - 1` is stored).
+    pub wr_valid: Signal<In, Bit>,
+    pub wr_set_ptr: Signal<In, Bit>,
+    pub wr_qp: Signal<In, Bits<Q>>,
+    pub wr_ev: Signal<In, Bits<E>>,
+    pub wr_value: Signal<In, Bits<VALUE_BITS>>,
+    /// The min_active guard (same for every QP).
+    pub min_active: Signal<In, Bits<C>>,
+    pub busy: Signal<Out, Bit>,
+    /// State change (one per cycle at most).
+    pub evt_valid: Signal<Out, Bit>,
+    pub evt_qp: Signal<Out, Bits<Q>>,
+    pub evt_ev: Signal<Out, Bits<E>>,
+    pub evt_from: Signal<Out, Bits<2>>,
+    pub evt_to: Signal<Out, Bits<2>>,
+    /// Mark-bad commands refused by the guard, all QPs.
+    pub refused: Signal<Out, Bits<32>>,
+    // ---- Storage. Per QP: not-GOOD bitmap, last EV selected (the RR pointer), not-GOOD count
+    // (all zero at power-up: every EV GOOD, pointer 0). Per EV: state, value.
+    nb_ram: RAM<Bits<N>, Q>,
+    ptr_ram: RAM<Bits<E>, Q>,
+    cnt_ram: RAM<Bits<C>, Q>,
+    st_ram: RAM<Bits<2>, A>,
+    val_ram: RAM<Bits<VALUE_BITS>, A>,
+    n_const: Constant<Bits<C>>,
+    // ---- Stage 1 registers.
+    s1_op: DFF<Bits<3>>,
+    s1_qp: DFF<Bits<Q>>,
+    s1_ev: DFF<Bits<E>>,
+    s1_allow: DFF<Bit>,
+    s1_mask: DFF<Bits<VALUE_BITS>>,
+    s1_value: DFF<Bits<VALUE_BITS>>,
+    s1_setptr: DFF<Bit>,
+    // ---- Forwarding of the last per-QP write.
+    fw_hit: DFF<Bit>,
+    fw_nb: DFF<Bits<N>>,
+    fw_ptr: DFF<Bits<E>>,
+    fw_cnt: DFF<Bits<C>>,
+    // ---- Stage 1 combinational.
+    fwd: Fwd<Q, N, E, C>,
+    find: FindNext<N, E>,
+    upd1: BitUpd<N, E>,
+    // ---- Stage 2 (response) registers.
+    s2_valid: DFF<Bit>,
+    s2_qp: DFF<Bits<Q>>,
+    s2_ev: DFF<Bits<E>>,
+    s2_none: DFF<Bit>,
+    // ---- Deny/allow iteration.
+    f_busy: DFF<Bit>,
+    f_qp: DFF<Bits<Q>>,
+    f_allow: DFF<Bit>,
+    f_mask: DFF<Bits<VALUE_BITS>>,
+    f_value: DFF<Bits<VALUE_BITS>>,
+    f_nb: DFF<Bits<N>>,
+    f_ptr: DFF<Bits<E>>,
+    f_cnt: DFF<Bits<C>>,
+    f_i: DFF<Bits<C>>,
+    f_v: DFF<Bit>,
+    f_e: DFF<Bits<E>>,
+    f_match: Signal<Local, Bit>,
+    upd2: BitUpd<N, E>,
+    // ---- Address concatenation.
+    cat_vr: AddrMux<Q, E, A>,
+    cat_vw: Cat<Q, E, A>,
+    cat_sr: Cat<Q, E, A>,
+    cat_sw: AddrMux<Q, E, A>,
+    // ---- Outputs.
+    e_valid: DFF<Bit>,
+    e_qp: DFF<Bits<Q>>,
+    e_ev: DFF<Bits<E>>,
+    e_from: DFF<Bits<2>>,
+    e_to: DFF<Bits<2>>,
+    n_refused: DFF<Bits<32>>,
+    take: Signal<Local, Bit>,
+}
+
+impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Default for EvSelector<Q, E, N, A, C> {
+    fn default() -> Self {
+        assert_eq!(N, 1 << E, "N = 2^E");
+        assert_eq!(A, Q + E, "A = Q + E");
+        assert_eq!(C, E + 1, "C = E + 1");
+        EvSelector {
+            clock: Default::default(),
+            sel_valid: Default::default(),
+            sel_qp: Default::default(),
+            rsp_valid: Default::default(),
+            rsp_qp: Default::default(),
+            rsp_ev: Default::default(),
+            rsp_value: Default::default(),
+            rsp_none: Default::default(),
+            mark_valid: Default::default(),
+            mark_qp: Default::default(),
+            mark_ev: Default::default(),
+            ctl_valid: Default::default(),
+            ctl_allow: Default::default(),
+            ctl_qp: Default::default(),
+            ctl_mask: Default::default(),
+            ctl_value: Default::default(),
+            wr_valid: Default::default(),
+            wr_set_ptr: Default::default(),
+            wr_qp: Default::default(),
+            wr_ev: Default::default(),
+            wr_value: Default::default(),
+            min_active: Default::default(),
+            busy: Default::default(),
+            evt_valid: Default::default(),
+            evt_qp: Default::default(),
+            evt_ev: Default::default(),
+            evt_from: Default::default(),
+            evt_to: Default::default(),
+            refused: Default::default(),
+            nb_ram: Default::default(),
+            ptr_ram: Default::default(),
+            cnt_ram: Default::default(),
+            st_ram: Default::default(),
+            val_ram: Default::default(),
+            n_const: Constant::new((N as u64).into()),
+            s1_op: Default::default(),
+            s1_qp: Default::default(),
+            s1_ev: Default::default(),
+            s1_allow: Default::default(),
+            s1_mask: Default::default(),
+            s1_value: Default::default(),
+            s1_setptr: Default::default(),
+            fw_hit: Default::default(),
+            fw_nb: Default::default(),
+            fw_ptr: Default::default(),
+            fw_cnt: Default::default(),
+            fwd: Default::default(),
+            find: Default::default(),
+            upd1: Default::default(),
+            s2_valid: Default::default(),
+            s2_qp: Default::default(),
+            s2_ev: Default::default(),
+            s2_none: Default::default(),
+            f_busy: Default::default(),
+            f_qp: Default::default(),
+            f_allow: Default::default(),
+            f_mask: Default::default(),
+            f_value: Default::default(),
+            f_nb: Default::default(),
+            f_ptr: Default::default(),
+            f_cnt: Default::default(),
+            f_i: Default::default(),
+            f_v: Default::default(),
+            f_e: Default::default(),
+            f_match: Default::default(),
+            upd2: Default::default(),
+            cat_vr: Default::default(),
+            cat_vw: Default::default(),
+            cat_sr: Default::default(),
+            cat_sw: Default::default(),
+            e_valid: Default::default(),
+            e_qp: Default::default(),
+            e_ev: Default::default(),
+            e_from: Default::default(),
+            e_to: Default::default(),
+            n_refused: Default::default(),
+            take: Default::default(),
+        }
+    }
+}
+
+impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Logic for EvSelector<Q, E, N, A, C> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_ptr, fw_cnt, s2_valid,
+            s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_ptr, f_cnt, f_i, f_v, f_e, e_valid, e_qp, e_ev,
+            e_from, e_to, n_refused
+        );
+        self.nb_ram.read_clock.next = self.clock.val();
+        self.nb_ram.write_clock.next = self.clock.val();
+        self.ptr_ram.read_clock.next = self.clock.val();
+        self.ptr_ram.write_clock.next = self.clock.val();
+        self.cnt_ram.read_clock.next = self.clock.val();
+        self.cnt_ram.write_clock.next = self.clock.val();
+        self.st_ram.read_clock.next = self.clock.val();
+        self.st_ram.write_clock.next = self.clock.val();
+        self.val_ram.read_clock.next = self.clock.val();
+        self.val_ram.write_clock.next = self.clock.val();
+
+        // ---- Stage 0: take one command, read the QP's meta.
+        self.take.next = !self.f_busy.q.val() & (self.s1_op.q.val() != 3);
+        self.busy.next = !self.take.val();
+        self.s1_op.d.next = 0.into();
+        self.nb_ram.read_address.next = self.sel_qp.val();
+        if self.take.val() {
+            if self.sel_valid.val() {
+                self.s1_op.d.next = 1.into();
+                self.nb_ram.read_address.next = self.sel_qp.val();
+                self.s1_qp.d.next = self.sel_qp.val();
+            } else if self.mark_valid.val() {
+                self.s1_op.d.next = 2.into();
+                self.nb_ram.read_address.next = self.mark_qp.val();
+                self.s1_qp.d.next = self.mark_qp.val();
+                self.s1_ev.d.next = self.mark_ev.val();
+            } else if self.ctl_valid.val() {
+                self.s1_op.d.next = 3.into();
+                self.nb_ram.read_address.next = self.ctl_qp.val();
+                self.s1_qp.d.next = self.ctl_qp.val();
+                self.s1_allow.d.next = self.ctl_allow.val();
+                self.s1_mask.d.next = self.ctl_mask.val();
+                self.s1_value.d.next = self.ctl_value.val();
+            } else if self.wr_valid.val() {
+                self.s1_op.d.next = 4.into();
+                self.nb_ram.read_address.next = self.wr_qp.val();
+                self.s1_qp.d.next = self.wr_qp.val();
+                self.s1_ev.d.next = self.wr_ev.val();
+                self.s1_value.d.next = self.wr_value.val();
+                self.s1_setptr.d.next = self.wr_set_ptr.val();
+            }
+        }
+        self.ptr_ram.read_address.next = self.nb_ram.read_address.val();
+        self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
+        // Forward next cycle iff the command now in stage 1 is to the same
+        // QP and writes (or writes back) its meta this cycle: select, mark
+        // and write always present the QP's current meta on the write data
+        // (changed or not), so forwarding it is right even when the write
+        // enable stays low. Deny/allow writes at its end, while `busy`
+        // holds stage 0 empty.
+        self.fw_hit.d.next = ((self.s1_op.q.val() == 1) | (self.s1_op.q.val() == 2) | (self.s1_op.q.val() == 4))
+            & (self.s1_qp.q.val() == self.nb_ram.read_address.val());
+
+        // ---- Stage 1: meta with forwarding of last cycle's write.
+        self.fwd.hit.next = self.fw_hit.q.val();
+        self.fwd.fw_nb.next = self.fw_nb.q.val();
+        self.fwd.fw_ptr.next = self.fw_ptr.q.val();
+        self.fwd.fw_cnt.next = self.fw_cnt.q.val();
+        self.fwd.ram_nb.next = self.nb_ram.read_data.val();
+        self.fwd.ram_ptr.next = self.ptr_ram.read_data.val();
+        self.fwd.ram_cnt.next = self.cnt_ram.read_data.val();
+        self.find.bits.next = !self.fwd.nb.val();
+        self.find.last.next = self.fwd.ptr.val();
+        self.upd1.i.next = self.fwd.nb.val();
+        self.upd1.idx.next = self.s1_ev.q.val();
+        self.upd1.val.next = true;
+
+        // Per-QP write port (defaults: write back what was read).
+        self.nb_ram.write_enable.next = false;
+        self.ptr_ram.write_enable.next = false;
+        self.cnt_ram.write_enable.next = false;
+        self.nb_ram.write_address.next = self.s1_qp.q.val();
+        self.ptr_ram.write_address.next = self.s1_qp.q.val();
+        self.cnt_ram.write_address.next = self.s1_qp.q.val();
+        self.nb_ram.write_data.next = self.fwd.nb.val();
+        self.ptr_ram.write_data.next = self.fwd.ptr.val();
+        self.cnt_ram.write_data.next = self.fwd.cnt.val();
+
+        // Table ports.
+        self.cat_vr.sel.next = self.f_busy.q.val();
+        self.cat_vr.hi0.next = self.s1_qp.q.val();
+        self.cat_vr.lo0.next = self.find.idx.val();
+        self.cat_vr.hi1.next = self.f_qp.q.val();
+        self.cat_vr.lo1.next = bit_cast::<E, C>(self.f_i.q.val());
+        self.cat_vw.hi.next = self.s1_qp.q.val();
+        self.cat_vw.lo.next = self.s1_ev.q.val();
+        self.cat_sr.hi.next = self.f_qp.q.val();
+        self.cat_sr.lo.next = bit_cast::<E, C>(self.f_i.q.val());
+        self.cat_sw.sel.next = self.f_busy.q.val();
+        self.cat_sw.hi0.next = self.s1_qp.q.val();
+        self.cat_sw.lo0.next = self.s1_ev.q.val();
+        self.cat_sw.hi1.next = self.f_qp.q.val();
+        self.cat_sw.lo1.next = self.f_e.q.val();
+        self.val_ram.read_address.next = self.cat_vr.o.val();
+        self.val_ram.write_address.next = self.cat_vw.o.val();
+        self.val_ram.write_data.next = self.s1_value.q.val();
+        self.val_ram.write_enable.next = false;
+        self.st_ram.read_address.next = self.cat_sr.o.val();
+        self.st_ram.write_address.next = self.cat_sw.o.val();
+        self.st_ram.write_data.next = 1.into();
+        self.st_ram.write_enable.next = false;
+
+        self.s2_valid.d.next = false;
+        self.e_valid.d.next = false;
+
+        if self.s1_op.q.val() == 1 {
+            self.s2_valid.d.next = true;
+            self.s2_qp.d.next = self.s1_qp.q.val();
+            self.s2_ev.d.next = self.find.idx.val();
+            self.s2_none.d.next = !self.find.any.val();
+            if self.find.any.val() {
+                self.ptr_ram.write_data.next = self.find.idx.val();
+                self.nb_ram.write_enable.next = true;
+                self.ptr_ram.write_enable.next = true;
+                self.cnt_ram.write_enable.next = true;
+            }
+        }
+        if (self.s1_op.q.val() == 2) & !self.upd1.cur.val() {
+            if self.fwd.cnt.val() >= self.n_const.val() - self.min_active.val() {
+                self.n_refused.d.next = self.n_refused.q.val() + 1;
+            } else {
+                self.nb_ram.write_data.next = self.upd1.o.val();
+                self.cnt_ram.write_data.next = self.fwd.cnt.val() + 1;
+                self.nb_ram.write_enable.next = true;
+                self.ptr_ram.write_enable.next = true;
+                self.cnt_ram.write_enable.next = true;
+                self.st_ram.write_enable.next = true;
+                self.e_valid.d.next = true;
+                self.e_qp.d.next = self.s1_qp.q.val();
+                self.e_ev.d.next = self.s1_ev.q.val();
+                self.e_from.d.next = 0.into();
+                self.e_to.d.next = 1.into();
+            }
+        }
+        if self.s1_op.q.val() == 4 {
+            self.val_ram.write_enable.next = true;
+            if self.s1_setptr.q.val() {
+                self.ptr_ram.write_data.next = self.s1_ev.q.val() - 1;
+                self.nb_ram.write_enable.next = true;
+                self.ptr_ram.write_enable.next = true;
+                self.cnt_ram.write_enable.next = true;
+            }
+        }
+        if self.s1_op.q.val() == 3 {
+            self.f_busy.d.next = true;
+            self.f_qp.d.next = self.s1_qp.q.val();
+            self.f_allow.d.next = self.s1_allow.q.val();
+            self.f_mask.d.next = self.s1_mask.q.val();
+            self.f_value.d.next = self.s1_value.q.val();
+            self.f_nb.d.next = self.fwd.nb.val();
+            self.f_ptr.d.next = self.fwd.ptr.val();
+            self.f_cnt.d.next = self.fwd.cnt.val();
+            self.f_i.d.next = 0.into();
+            self.f_v.d.next = false;
+        }
+
+        // ---- Deny/allow iteration: read EV f_i, decide on EV f_e.
+        self.upd2.i.next = self.f_nb.q.val();
+        self.upd2.idx.next = self.f_e.q.val();
+        self.upd2.val.next = !self.f_allow.q.val();
+        self.f_match.next = (self.val_ram.read_data.val() & self.f_mask.q.val()) == (self.f_value.q.val() & self.f_mask.q.val());
+        if self.f_busy.q.val() {
+            self.f_v.d.next = false;
+            if self.f_i.q.val() != self.n_const.val() {
+                self.f_v.d.next = true;
+                self.f_e.d.next = bit_cast::<E, C>(self.f_i.q.val());
+                self.f_i.d.next = self.f_i.q.val() + 1;
+            }
+            if self.f_v.q.val() & self.f_match.val() {
+                if self.f_allow.q.val() {
+                    if self.st_ram.read_data.val() == 2 {
+                        self.st_ram.write_data.next = 0.into();
+                        self.st_ram.write_enable.next = true;
+                        self.f_nb.d.next = self.upd2.o.val();
+                        self.f_cnt.d.next = self.f_cnt.q.val() - 1;
+                        self.e_valid.d.next = true;
+                        self.e_from.d.next = 2.into();
+                        self.e_to.d.next = 0.into();
+                    }
+                } else if self.st_ram.read_data.val() != 2 {
+                    self.st_ram.write_data.next = 2.into();
+                    self.st_ram.write_enable.next = true;
+                    self.f_nb.d.next = self.upd2.o.val();
+                    if self.st_ram.read_data.val() == 0 {
+                        self.f_cnt.d.next = self.f_cnt.q.val() + 1;
+                    }
+                    self.e_valid.d.next = true;
+                    self.e_from.d.next = self.st_ram.read_data.val();
+                    self.e_to.d.next = 2.into();
+                }
+                self.e_qp.d.next = self.f_qp.q.val();
+                self.e_ev.d.next = self.f_e.q.val();
+            }
+            if (self.f_i.q.val() == self.n_const.val()) & !self.f_v.q.val() {
+                self.f_busy.d.next = false;
+                self.nb_ram.write_address.next = self.f_qp.q.val();
+                self.ptr_ram.write_address.next = self.f_qp.q.val();
+                self.cnt_ram.write_address.next = self.f_qp.q.val();
+                self.nb_ram.write_data.next = self.f_nb.q.val();
+                self.ptr_ram.write_data.next = self.f_ptr.q.val();
+                self.cnt_ram.write_data.next = self.f_cnt.q.val();
+                self.nb_ram.write_enable.next = true;
+                self.ptr_ram.write_enable.next = true;
+                self.cnt_ram.write_enable.next = true;
+            }
+        }
+        self.fw_nb.d.next = self.nb_ram.write_data.val();
+        self.fw_ptr.d.next = self.ptr_ram.write_data.val();
+        self.fw_cnt.d.next = self.cnt_ram.write_data.val();
+
+        // ---- Stage 2: response.
+        self.rsp_valid.next = self.s2_valid.q.val();
+        self.rsp_qp.next = self.s2_qp.q.val();
+        self.rsp_ev.next = self.s2_ev.q.val();
+        self.rsp_none.next = self.s2_none.q.val();
+        self.rsp_value.next = self.val_ram.read_data.val();
+        self.evt_valid.next = self.e_valid.q.val();
+        self.evt_qp.next = self.e_qp.q.val();
+        self.evt_ev.next = self.e_ev.q.val();
+        self.evt_from.next = self.e_from.q.val();
+        self.evt_to.next = self.e_to.q.val();
+        self.refused.next = self.n_refused.q.val();
+    }
+}
