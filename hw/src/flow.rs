@@ -168,8 +168,9 @@ pub struct SynthStats {
     /// Carry cells (Yosys 0.23 maps xcup adders to CARRY4, not CARRY8).
     pub carry: u64,
     /// Longest combinational path in cells (`ltp -noff` after deleting the
-    /// flip-flop primitives: `-noff` only knows Yosys' internal FF types, not
-    /// FDRE, so without the delete the path runs through registers). Counts
+    /// flip-flop and memory primitives: `-noff` only knows Yosys' internal FF
+    /// types, not FDRE, and knows nothing of RAMB/URAM/LUTRAM cells, so
+    /// without the delete the path runs through registers and RAMs). Counts
     /// LUTs, MUXF7/F8 and CARRY4 cells: an upper bound on LUT levels.
     pub logic_depth: u64,
     /// LUT cells on that path (the "LUT levels" metric; the other
@@ -182,7 +183,7 @@ pub struct SynthStats {
 /// The Yosys script `synth` runs.
 pub fn synth_script(file: &Path, top: &str) -> String {
     format!(
-        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE; select -list t:LUT1 t:LUT2 t:LUT3 t:LUT4 t:LUT5 t:LUT6; ltp -noff",
+        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE t:RAMB36E2 t:RAMB18E2 t:URAM288 t:RAM*; select -list t:LUT1 t:LUT2 t:LUT3 t:LUT4 t:LUT5 t:LUT6; ltp -noff",
         file.display()
     )
 }
