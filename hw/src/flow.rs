@@ -10,6 +10,7 @@ use rust_hdl::prelude::*;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::rx_parser::RxParser;
+use crate::sack_table::SackTable;
 
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +90,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_csr", &mut Csr::new(build)),
         emit_block("mrc_rx_parser", &mut RxParser::default()),
         emit_block("mrc_core", &mut MrcCore::new(build)),
+        emit_block("mrc_sack_table", &mut SackTable::default()),
     ]
 }
 

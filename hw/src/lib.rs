@@ -11,3 +11,4 @@ pub mod csr;
 pub mod flow;
 pub mod regmap;
 pub mod rx_parser;
+pub mod sack_table;
