@@ -5,10 +5,12 @@
 //! advance over received PSNs). See `docs/hw/sack_table.md`.
 //!
 //! One sequencer serves three request ports (priority init > packet >
-//! snapshot), one request at a time: `ready` is high when a request is
-//! accepted. A packet verdict appears 3 cycles after acceptance when the
-//! expected PSN does not move, and 3 + k cycles when the cumulative advance
-//! scans k words (one 64-bit word per cycle, count trailing ones).
+//! snapshot), one request at a time: a request is taken at an edge where
+//! `ready` and its valid are high. A packet verdict is registered 2 edges
+//! later when the expected PSN does not move, 3 + c edges later when the
+//! cumulative advance crosses c word boundaries (one 64-bit word per
+//! cycle, shift-free trailing-ones step in [`Advance`]); a snapshot 3
+//! edges later.
 
 use rust_hdl::prelude::*;
 
@@ -47,44 +49,60 @@ pub mod state {
     pub const INIT: u8 = 7;
 }
 
-/// One step of the cumulative advance on a ring word: `n` = trailing ones
-/// of `w >> off`; `carry` when the run reaches the word's end (`off + n ==
-/// 64`); `wnext` = `w` with the run (bits `off .. off + n`) cleared. Bits
-/// below `off` are kept: the ring is exactly the window, so in the word
-/// holding `expected` they are the window's top PSNs.
+/// One step of the cumulative advance on a ring word, without shifters:
+/// with `below` = the bits under `off` and `y = (w | below) + 1`, the
+/// increment clears the run of ones from `off` and sets the bit `t` where it
+/// ends (`carry` when it runs off the word's end, `t` = 64). `t` is the
+/// one-hot position of `y & !(w | below)` encoded by six OR trees, `n = t -
+/// off`, and `wnext = w & (y | below)` clears exactly the run (bits below
+/// `off` are kept: the ring is exactly the window, so in the word holding
+/// `expected` they are the window's top PSNs).
 #[derive(LogicBlock, Default)]
 pub struct Advance {
     pub w: Signal<In, Bits<64>>,
     pub off: Signal<In, Bits<6>>,
-    pub n: Signal<Out, Bits<7>>,
+    /// Position where the run ends (`off + n`), 64 on carry.
+    pub t: Signal<Out, Bits<7>>,
     pub carry: Signal<Out, Bit>,
     pub wnext: Signal<Out, Bits<64>>,
 }
 
+impl Advance {
+    /// The reference computation (also the simulation model).
+    pub fn step(w: u64, off: u32) -> (u32, bool, u64) {
+        let below = if off == 0 { 0 } else { u64::MAX >> (64 - off) };
+        let wo = w | below;
+        let (y, carry) = wo.overflowing_add(1);
+        let t = if carry { 64 } else { (y & !wo).trailing_zeros() };
+        (t, carry, w & (y | below))
+    }
+}
+
 impl Logic for Advance {
     fn update(&mut self) {
-        let w = self.w.val().to_u64();
-        let off = self.off.val().to_u64() as u32;
-        let s = w >> off;
-        let n = (s.trailing_ones()).min(64 - off);
-        let t = off + n;
-        self.n.next = (n as u64).into();
-        self.carry.next = t == 64;
-        let below = if off == 0 { 0 } else { u64::MAX >> (64 - off) };
-        let above = if t == 64 { 0 } else { u64::MAX << t };
-        self.wnext.next = (w & (below | above)).into();
+        let (t, carry, wnext) = Advance::step(self.w.val().to_u64(), self.off.val().to_u64() as u32);
+        self.t.next = u64::from(t).into();
+        self.carry.next = carry;
+        self.wnext.next = wnext.into();
     }
     fn connect(&mut self) {
-        self.n.connect();
+        self.t.connect();
         self.carry.connect();
         self.wnext.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = String::from("wire [63:0] s = w >> off;\nwire [6:0] t = {1'b0, off} + n;\nalways @(*) begin\n   n = 7'd64;\n");
-        for k in (0..64).rev() {
-            s.push_str(&format!("   if (!s[{k}]) n = 7'd{k};\n"));
+        let mut s = String::from(
+            "wire [63:0] below = ~({64{1'b1}} << off);\n\
+             wire [63:0] wo = w | below;\n\
+             wire [64:0] y = {1'b0, wo} + 65'd1;\n\
+             wire [63:0] oh = y[63:0] & ~wo;\n\
+             always @(*) begin\n   carry = y[64];\n   wnext = w & (y[63:0] | below);\n   t[6] = y[64];\n",
+        );
+        for b in 0..6 {
+            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("oh[{i}]")).collect();
+            s.push_str(&format!("   t[{b}] = {};\n", bits.join(" | ")));
         }
-        s.push_str("end\nalways @(*) begin\n   carry = t[6];\n   wnext = w & (~({64{1'b1}} << off) | (t[6] ? 64'd0 : ({64{1'b1}} << t[5:0])));\nend");
+        s.push_str("end");
         Verilog::Custom(s)
     }
 }
@@ -93,12 +111,12 @@ impl Logic for Advance {
 ///
 /// * Init: `init_valid` with `init_qp` / `init_psn` (accepted when
 ///   `ready`): sets the QP's expected PSN and clears its ring
-///   (`WORDS` + 1 cycles busy).
+///   (busy `WORDS` + 1 cycles).
 /// * Packet: `req_valid` with `req_qp` / `req_psn` (accepted when `ready`
 ///   and no init): `out_valid` pulses with `out_verdict` and
 ///   `out_expected` (after any cumulative advance).
 /// * Snapshot: `snap_valid` with `snap_qp` (accepted when `ready` and
-///   neither of the above): `snap_out_valid` pulses 4 cycles later with
+///   neither of the above): `snap_out_valid` pulses after 3 edges with
 ///   `snap_cum` (expected - 1), `snap_base` (= expected) and
 ///   `snap_bitmap` (bit i = PSN base + i received).
 #[derive(LogicBlock)]
@@ -128,6 +146,7 @@ pub struct SackTable {
     c_mpr: Constant<Bits<24>>,
     c_last_word: Constant<Bits<WORD_BITS>>,
     c_one: Constant<Bits<64>>,
+    c_word_mask: Constant<Bits<24>>,
     // Sequencer state.
     st: DFF<Bits<3>>,
     qp: DFF<Bits<QP_BITS>>,
@@ -180,6 +199,7 @@ impl Default for SackTable {
             c_mpr: Constant::new(u64::from(MPR).into()),
             c_last_word: Constant::new(((WORDS - 1) as u64).into()),
             c_one: Constant::new(1u64.into()),
+            c_word_mask: Constant::new(0xFF_FFC0u64.into()),
             st: Default::default(),
             qp: Default::default(),
             psn: Default::default(),
@@ -240,7 +260,8 @@ impl Logic for SackTable {
             self.adv.w.next = self.word.q.val();
         }
         self.adv.off.next = bit_cast::<6, 24>(self.exp.q.val() & 63);
-        self.exp_next.next = self.exp.q.val() + bit_cast::<24, 7>(self.adv.n.val());
+        // exp + n = exp rounded down to its word + t (no adder on n).
+        self.exp_next.next = (self.exp.q.val() & self.c_word_mask.val()) + bit_cast::<24, 7>(self.adv.t.val());
         // Snapshot funnel shift.
         self.sh.next = bit_cast::<7, 24>(self.exp.q.val() & 63);
         self.shinv.next = 64 - self.sh.val();

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use hw::sack_table::{verdict, SackTable, MPR, QPS};
+use hw::sack_table::{verdict, Advance, SackTable, MPR, QPS};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -83,22 +83,32 @@ fn ops(seed: u64, n: usize) -> Vec<Op> {
         let k = r.below(QP_IDS.len() as u64) as usize;
         let e = refs[k].expected;
         let c = r.below(100);
-        let op = if c < 8 {
-            Op::Snap(QP_IDS[k])
-        } else {
-            let psn = match c {
-                8..=29 => e,                                     // in order (drives the advance)
-                30..=69 => e.add(r.below(96) as u32),            // near: fills gaps within 2 words
-                70..=77 => e.add(r.below(MPR as u64) as u32),    // anywhere in the window
-                78..=81 => e.add(MPR - 1 + r.below(2) as u32),   // window edge
-                82..=89 => e.sub(1 + r.below(300) as u32),       // before expected
-                90..=95 => e.add(MPR + r.below(5000) as u32),    // beyond the window
-                _ => e.add(r.below(1 << 23) as u32),             // anywhere ahead
-            };
-            refs[k].arrive(psn);
-            Op::Pkt(QP_IDS[k], psn.value())
+        if c < 8 {
+            v.push(Op::Snap(QP_IDS[k]));
+            continue;
+        }
+        if c >= 97 {
+            // A burst: PSNs e+len .. e+1 in reverse, then e: an advance
+            // over up to `len` PSNs (several words) in one packet.
+            let len = 1 + r.below(u64::from(MPR) - 1) as u32;
+            for j in (0..=len).rev() {
+                let psn = e.add(j);
+                refs[k].arrive(psn);
+                v.push(Op::Pkt(QP_IDS[k], psn.value()));
+            }
+            continue;
+        }
+        let psn = match c {
+            8..=35 => e,                                   // in order (drives the advance)
+            36..=69 => e.add(r.below(70) as u32),          // near: fills gaps
+            70..=76 => e.add(r.below(MPR as u64) as u32),  // anywhere in the window
+            77..=80 => e.add(MPR - 1 + r.below(2) as u32), // window edge
+            81..=88 => e.sub(1 + r.below(300) as u32),     // before expected
+            89..=93 => e.add(MPR + r.below(5000) as u32),  // beyond the window
+            _ => e.add(r.below(1 << 23) as u32),           // anywhere ahead
         };
-        v.push(op);
+        refs[k].arrive(psn);
+        v.push(Op::Pkt(QP_IDS[k], psn.value()));
     }
     v
 }
@@ -130,7 +140,7 @@ fn expected_resps(ops: &[Op]) -> Vec<Resp> {
 fn run(seed: u64, n: usize) {
     let ops = ops(seed, n);
     let want = expected_resps(&ops);
-    let got = Arc::new(Mutex::new(Vec::<Resp>::new()));
+    let got = Arc::new(Mutex::new(Vec::<(Resp, usize)>::new()));
     let g = got.clone();
     let ops2 = ops.clone();
     let mut uut = SackTable::default();
@@ -169,7 +179,9 @@ fn run(seed: u64, n: usize) {
             x.snap_valid.next = false;
             // Wait for the response (none for init: wait until ready).
             let mut resp = Resp::None;
-            for _ in 0..40 {
+            let mut lat = 0;
+            for k in 0..40 {
+                lat = k;
                 wait_clock_false!(sim, clock, x);
                 if x.out_valid.val() {
                     resp = Resp::Verdict {
@@ -190,7 +202,7 @@ fn run(seed: u64, n: usize) {
                     break;
                 }
             }
-            g.lock().unwrap().push(resp);
+            g.lock().unwrap().push((resp, lat));
         }
         sim.done(x)
     });
@@ -199,13 +211,65 @@ fn run(seed: u64, n: usize) {
     eprintln!("{} ops simulated in {:?}", ops.len(), t.elapsed());
     let got = got.lock().unwrap();
     assert_eq!(got.len(), want.len());
+    // Latency, in cycles from the accepting edge to the cycle the response
+    // is visible (k = 0: the cycle right after that edge).
+    let mut lat_fixed = std::collections::BTreeSet::new();
+    let mut lat_snap = std::collections::BTreeSet::new();
+    let mut lat_adv = std::collections::BTreeSet::new();
+    let mut prev = std::collections::HashMap::new();
+    for (op, (r, l)) in ops.iter().zip(got.iter()) {
+        match (op, r) {
+            (Op::Init(q, s), _) => {
+                prev.insert(*q, *s);
+            }
+            (Op::Pkt(q, _), Resp::Verdict { expected, .. }) => {
+                let e0 = prev.insert(*q, *expected).unwrap();
+                if e0 == *expected {
+                    lat_fixed.insert(*l);
+                } else {
+                    let words = (Psn::new(*expected).offset_from(Psn::new(e0 & !63)) / 64) as usize;
+                    lat_adv.insert(*l - words);
+                }
+            }
+            (Op::Snap(_), _) => {
+                lat_snap.insert(*l);
+            }
+            _ => {}
+        }
+    }
+    eprintln!("latency: verdict without advance {lat_fixed:?}, advance minus words crossed {lat_adv:?}, snapshot {lat_snap:?}");
+    let got: Vec<Resp> = got.iter().map(|(r, _)| *r).collect();
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         if std::env::var("SACK_TRACE").is_ok() {
             eprintln!("{i}: {:?} got {g:?} want {w:?}", ops[i]);
         }
         assert_eq!(g, w, "op {i}: {:?}", ops[i]);
     }
-    // The mix exercised every verdict and the advance across words.
+    // The mix exercised every verdict and the advance across words (and
+    // across the 24-bit wrap).
+    let mut last = std::collections::HashMap::new();
+    let (mut cross, mut wrap, mut multi) = (0, 0, 0);
+    for (op, w) in ops.iter().zip(&want) {
+        match (op, w) {
+            (Op::Init(q, s), _) => {
+                last.insert(*q, *s);
+            }
+            (Op::Pkt(q, _), Resp::Verdict { expected, .. }) => {
+                let e0 = last.insert(*q, *expected).unwrap();
+                cross += usize::from(e0 >> 6 != expected >> 6);
+                wrap += usize::from(*expected < e0);
+                multi += usize::from(Psn::new(*expected).offset_from(Psn::new(e0)) > 64);
+            }
+            _ => {}
+        }
+    }
+    eprintln!("advances across a word boundary: {cross}, across the wrap: {wrap}, by more than 64 PSNs: {multi}");
+    assert!(cross >= 20 && wrap >= 2 && multi >= 1, "cross {cross} wrap {wrap} multi {multi}");
+    // Fixed latencies (docs/hw/sack_table.md): 2 without an advance,
+    // 3 + word boundaries crossed with one, 3 for a snapshot.
+    assert_eq!(lat_fixed.into_iter().collect::<Vec<_>>(), [2]);
+    assert_eq!(lat_adv.into_iter().collect::<Vec<_>>(), [3]);
+    assert_eq!(lat_snap.into_iter().collect::<Vec<_>>(), [3]);
     for v in [verdict::NEW, verdict::DUPLICATE, verdict::OUT_OF_WINDOW] {
         assert!(want.iter().any(|r| matches!(r, Resp::Verdict { verdict, .. } if *verdict == v)), "verdict {v} unexercised");
     }
@@ -213,5 +277,25 @@ fn run(seed: u64, n: usize) {
 
 #[test]
 fn sack_table_matches_responder_rules() {
-    run(0x5ACC_0001, 1500);
+    run(0x5ACC_0001, 900);
+}
+
+/// The shift-free advance step against its definition (trailing ones of
+/// `w >> off`, clear exactly that run).
+#[test]
+fn advance_step_matches_definition() {
+    let mut r = Rng(0xADD5_0001);
+    for i in 0..20_000u64 {
+        let w = match i % 4 {
+            0 => r.next(),
+            1 => u64::MAX ^ (1 << (r.next() % 64)),
+            2 => r.next() | ((1u64 << (r.next() % 64)) - 1),
+            _ => u64::MAX,
+        };
+        let off = (r.next() % 64) as u32;
+        let n = (w >> off).trailing_ones().min(64 - off);
+        let t = off + n;
+        let run = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << off };
+        assert_eq!(Advance::step(w, off), (t, t == 64, w & !run), "w {w:#x} off {off}");
+    }
 }
