@@ -12,3 +12,4 @@ pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
 pub mod rx_parser;
+pub mod sack_table;

@@ -1,0 +1,426 @@
+//! Receive SACK table: per-QP receive bitmap (a ring of 64-bit words in
+//! block RAM) and per-QP expected PSN, implementing the responder rules of
+//! `proto::model::mrc` (window `[expected, expected + MPR)`, duplicates
+//! before `expected` or already received, out-of-window beyond, cumulative
+//! advance over received PSNs). See `docs/hw/sack_table.md`.
+//!
+//! Packets go through a two-stage pipeline (read expected | read the
+//! PSN's word, decide, write back), one per cycle for different QPs; a
+//! packet whose QP is still in stage 1 or 2 stalls (`ready` low) until its
+//! predecessor has written back. A verdict is registered 2 edges after
+//! the request is taken when the expected PSN does not move; a new
+//! in-order packet runs the cumulative advance (mode SCAN, pipeline held):
+//! one 64-bit word per cycle with the shift-free trailing-ones step of
+//! [`Advance`], verdict 3 + c edges after acceptance (c = word boundaries
+//! crossed). Init and snapshot requests run on an empty pipeline; a
+//! snapshot takes 3 edges.
+
+use rust_hdl::prelude::*;
+
+/// log2 of the number of QPs.
+pub const QP_BITS: usize = 8;
+/// Number of QPs.
+pub const QPS: usize = 1 << QP_BITS;
+/// log2 of the words in a QP's ring.
+pub const WORD_BITS: usize = 2;
+/// Words (64 PSNs each) in a QP's ring.
+pub const WORDS: usize = 1 << WORD_BITS;
+/// The MPR window in PSNs (= the ring, a power of two).
+pub const MPR: u32 = 64 * WORDS as u32;
+/// Bitmap RAM address: `{qp, ring word}`.
+pub const ADDR_BITS: usize = QP_BITS + WORD_BITS;
+
+/// Verdicts on `out_verdict`.
+pub mod verdict {
+    /// First arrival inside the window: recorded.
+    pub const NEW: u8 = 1;
+    /// Before the expected PSN or already received.
+    pub const DUPLICATE: u8 = 2;
+    /// At or beyond `expected + MPR`.
+    pub const OUT_OF_WINDOW: u8 = 3;
+}
+
+/// Values of the mode register (written as literals in the `#[hdl_gen]`
+/// body, which takes no const paths).
+pub mod mode {
+    /// Packet pipeline running.
+    pub const PIPELINE: u8 = 0;
+    /// Cumulative advance, one word per cycle; pipeline held.
+    pub const SCAN: u8 = 3;
+    /// Snapshot: expected PSN read, first word read, second word read.
+    pub const SNAP_EXP: u8 = 4;
+    pub const SNAP_W0: u8 = 5;
+    pub const SNAP_W1: u8 = 6;
+    /// Clearing a QP's ring.
+    pub const INIT: u8 = 7;
+}
+
+/// One step of the cumulative advance on a ring word, without shifters:
+/// with `below` = the bits under `off` and `y = (w | below) + 1`, the
+/// increment clears the run of ones from `off` and sets the bit `t` where it
+/// ends (`carry` when it runs off the word's end, `t` = 64). `t` is the
+/// one-hot position of `y & !(w | below)` encoded by six OR trees, `n = t -
+/// off`, and `wnext = w & (y | below)` clears exactly the run (bits below
+/// `off` are kept: the ring is exactly the window, so in the word holding
+/// `expected` they are the window's top PSNs).
+#[derive(LogicBlock, Default)]
+pub struct Advance {
+    pub w: Signal<In, Bits<64>>,
+    pub off: Signal<In, Bits<6>>,
+    /// Position where the run ends (`off + n`), 64 on carry.
+    pub t: Signal<Out, Bits<7>>,
+    pub carry: Signal<Out, Bit>,
+    pub wnext: Signal<Out, Bits<64>>,
+}
+
+impl Advance {
+    /// The reference computation (also the simulation model).
+    pub fn step(w: u64, off: u32) -> (u32, bool, u64) {
+        let below = if off == 0 { 0 } else { u64::MAX >> (64 - off) };
+        let wo = w | below;
+        let (y, carry) = wo.overflowing_add(1);
+        let t = if carry { 64 } else { (y & !wo).trailing_zeros() };
+        (t, carry, w & (y | below))
+    }
+}
+
+impl Logic for Advance {
+    fn update(&mut self) {
+        let (t, carry, wnext) = Advance::step(self.w.val().to_u64(), self.off.val().to_u64() as u32);
+        self.t.next = u64::from(t).into();
+        self.carry.next = carry;
+        self.wnext.next = wnext.into();
+    }
+    fn connect(&mut self) {
+        self.t.connect();
+        self.carry.connect();
+        self.wnext.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from(
+            "wire [63:0] below = ~({64{1'b1}} << off);\n\
+             wire [63:0] wo = w | below;\n\
+             wire [64:0] y = {1'b0, wo} + 65'd1;\n\
+             wire [63:0] oh = y[63:0] & ~wo;\n\
+             always @(*) begin\n   carry = y[64];\n   wnext = w & (y[63:0] | below);\n   t[6] = y[64];\n",
+        );
+        for b in 0..6 {
+            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("oh[{i}]")).collect();
+            s.push_str(&format!("   t[{b}] = {};\n", bits.join(" | ")));
+        }
+        s.push_str("end");
+        Verilog::Custom(s)
+    }
+}
+
+/// The table.
+///
+/// * Packet: `req_valid` with `req_qp` / `req_psn`, taken at an edge
+///   where `ready` is high. `ready` is low while a scan, snapshot or init
+///   runs, while `init_valid` is high, and (combinationally from `req_qp`)
+///   when the request's QP is in stage 1 or 2 (same-QP hazard: stall).
+///   `out_valid` pulses with `out_verdict` and `out_expected` (after any
+///   cumulative advance), in request order.
+/// * Init: `init_valid` with `init_qp` / `init_psn`, taken when
+///   `init_ready` (pipeline empty): sets the QP's expected PSN and clears
+///   its ring (busy `WORDS` + 1 cycles).
+/// * Snapshot: `snap_valid` with `snap_qp`, taken when `snap_ready`
+///   (pipeline empty, no packet or init request): `snap_out_valid`
+///   pulses 3 edges later with `snap_cum` (expected - 1), `snap_base`
+///   (= expected) and `snap_bitmap` (bit i = PSN base + i received).
+#[derive(LogicBlock)]
+pub struct SackTable {
+    pub clock: Signal<In, Clock>,
+    pub req_valid: Signal<In, Bit>,
+    pub req_qp: Signal<In, Bits<QP_BITS>>,
+    pub req_psn: Signal<In, Bits<24>>,
+    pub ready: Signal<Out, Bit>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_verdict: Signal<Out, Bits<2>>,
+    pub out_expected: Signal<Out, Bits<24>>,
+    pub init_valid: Signal<In, Bit>,
+    pub init_qp: Signal<In, Bits<QP_BITS>>,
+    pub init_psn: Signal<In, Bits<24>>,
+    pub init_ready: Signal<Out, Bit>,
+    pub snap_valid: Signal<In, Bit>,
+    pub snap_qp: Signal<In, Bits<QP_BITS>>,
+    pub snap_ready: Signal<Out, Bit>,
+    pub snap_out_valid: Signal<Out, Bit>,
+    pub snap_cum: Signal<Out, Bits<24>>,
+    pub snap_base: Signal<Out, Bits<24>>,
+    pub snap_bitmap: Signal<Out, Bits<64>>,
+    // Memories.
+    exp_ram: RAM<Bits<24>, QP_BITS>,
+    bm_ram: RAM<Bits<64>, ADDR_BITS>,
+    adv: Advance,
+    // Constants.
+    c_mpr: Constant<Bits<24>>,
+    c_last_word: Constant<Bits<WORD_BITS>>,
+    c_one: Constant<Bits<64>>,
+    c_word_mask: Constant<Bits<24>>,
+    // Mode: 0 pipeline, 3 scan, 4-6 snapshot, 7 init.
+    mode: DFF<Bits<3>>,
+    // Stage 1: the expected PSN is being read.
+    s1_v: DFF<Bit>,
+    s1_qp: DFF<Bits<QP_BITS>>,
+    s1_psn: DFF<Bits<24>>,
+    // Stage 2: the PSN's word is being read; decide and write back.
+    s2_v: DFF<Bit>,
+    s2_qp: DFF<Bits<QP_BITS>>,
+    s2_psn: DFF<Bits<24>>,
+    s2_exp: DFF<Bits<24>>,
+    s2_before: DFF<Bit>,
+    s2_inw: DFF<Bit>,
+    // Scan / snapshot / init state.
+    qp: DFF<Bits<QP_BITS>>,
+    exp: DFF<Bits<24>>,
+    word: DFF<Bits<64>>,
+    from_ram: DFF<Bit>,
+    cnt: DFF<Bits<WORD_BITS>>,
+    // Registered outputs.
+    o_valid: DFF<Bit>,
+    o_verdict: DFF<Bits<2>>,
+    o_expected: DFF<Bits<24>>,
+    s_valid: DFF<Bit>,
+    s_cum: DFF<Bits<24>>,
+    s_base: DFF<Bits<24>>,
+    s_bitmap: DFF<Bits<64>>,
+    // Combinational locals.
+    hazard: Signal<Local, Bit>,
+    empty: Signal<Local, Bit>,
+    off: Signal<Local, Bits<24>>,
+    bitmask: Signal<Local, Bits<64>>,
+    rd_word: Signal<Local, Bits<64>>,
+    exp_next: Signal<Local, Bits<24>>,
+    sh: Signal<Local, Bits<7>>,
+    shinv: Signal<Local, Bits<7>>,
+}
+
+impl Default for SackTable {
+    fn default() -> Self {
+        SackTable {
+            clock: Default::default(),
+            req_valid: Default::default(),
+            req_qp: Default::default(),
+            req_psn: Default::default(),
+            ready: Default::default(),
+            out_valid: Default::default(),
+            out_verdict: Default::default(),
+            out_expected: Default::default(),
+            init_valid: Default::default(),
+            init_qp: Default::default(),
+            init_psn: Default::default(),
+            init_ready: Default::default(),
+            snap_valid: Default::default(),
+            snap_qp: Default::default(),
+            snap_ready: Default::default(),
+            snap_out_valid: Default::default(),
+            snap_cum: Default::default(),
+            snap_base: Default::default(),
+            snap_bitmap: Default::default(),
+            exp_ram: Default::default(),
+            bm_ram: Default::default(),
+            adv: Default::default(),
+            c_mpr: Constant::new(u64::from(MPR).into()),
+            c_last_word: Constant::new(((WORDS - 1) as u64).into()),
+            c_one: Constant::new(1u64.into()),
+            c_word_mask: Constant::new(0xFF_FFC0u64.into()),
+            mode: Default::default(),
+            s1_v: Default::default(),
+            s1_qp: Default::default(),
+            s1_psn: Default::default(),
+            s2_v: Default::default(),
+            s2_qp: Default::default(),
+            s2_psn: Default::default(),
+            s2_exp: Default::default(),
+            s2_before: Default::default(),
+            s2_inw: Default::default(),
+            qp: Default::default(),
+            exp: Default::default(),
+            word: Default::default(),
+            from_ram: Default::default(),
+            cnt: Default::default(),
+            o_valid: Default::default(),
+            o_verdict: Default::default(),
+            o_expected: Default::default(),
+            s_valid: Default::default(),
+            s_cum: Default::default(),
+            s_base: Default::default(),
+            s_bitmap: Default::default(),
+            hazard: Default::default(),
+            empty: Default::default(),
+            off: Default::default(),
+            bitmask: Default::default(),
+            rd_word: Default::default(),
+            exp_next: Default::default(),
+            sh: Default::default(),
+            shinv: Default::default(),
+        }
+    }
+}
+
+impl Logic for SackTable {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, mode, s1_v, s1_qp, s1_psn, s2_v, s2_qp, s2_psn, s2_exp, s2_before, s2_inw, qp, exp, word,
+            from_ram, cnt, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
+        );
+        self.exp_ram.read_clock.next = self.clock.val();
+        self.exp_ram.write_clock.next = self.clock.val();
+        self.bm_ram.read_clock.next = self.clock.val();
+        self.bm_ram.write_clock.next = self.clock.val();
+        // Defaults: stage 1 keeps reading its expected PSN and stage 2 its
+        // word (so both survive a stall); no writes.
+        self.exp_ram.read_address.next = self.s1_qp.q.val();
+        self.exp_ram.write_address.next = self.qp.q.val();
+        self.exp_ram.write_data.next = self.exp.q.val();
+        self.exp_ram.write_enable.next = false;
+        self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
+        self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp.q.val() >> 6) & 3);
+        self.bm_ram.write_data.next = self.adv.wnext.val();
+        self.bm_ram.write_enable.next = false;
+        self.o_valid.d.next = false;
+        self.s_valid.d.next = false;
+        // Hazard: a request for a QP still in stage 1 or 2 waits until its
+        // predecessor has written back.
+        self.hazard.next = (self.s1_v.q.val() & (self.req_qp.val() == self.s1_qp.q.val()))
+            | (self.s2_v.q.val() & (self.req_qp.val() == self.s2_qp.q.val()));
+        self.empty.next = (self.mode.q.val() == 0) & !self.s1_v.q.val() & !self.s2_v.q.val();
+        self.ready.next = (self.mode.q.val() == 0) & !self.hazard.val() & !self.init_valid.val();
+        self.init_ready.next = self.empty.val();
+        self.snap_ready.next = self.empty.val() & !self.req_valid.val() & !self.init_valid.val();
+        // Stage 1 checks: offset from expected.
+        self.off.next = self.s1_psn.q.val() - self.exp_ram.read_data.val();
+        // Stage 2: the PSN's bit in its word.
+        self.bitmask.next = self.c_one.val() << bit_cast::<64, 24>(self.s2_psn.q.val() & 63);
+        self.rd_word.next = self.bm_ram.read_data.val();
+        // Cumulative advance: the first word comes from the register (just
+        // updated), the following ones straight from the RAM.
+        if self.from_ram.q.val() {
+            self.adv.w.next = self.bm_ram.read_data.val();
+        } else {
+            self.adv.w.next = self.word.q.val();
+        }
+        self.adv.off.next = bit_cast::<6, 24>(self.exp.q.val() & 63);
+        // exp + n = exp rounded down to its word + t (no adder on n).
+        self.exp_next.next = (self.exp.q.val() & self.c_word_mask.val()) + bit_cast::<24, 7>(self.adv.t.val());
+        // Snapshot funnel shift.
+        self.sh.next = bit_cast::<7, 24>(self.exp.q.val() & 63);
+        self.shinv.next = 64 - self.sh.val();
+        if self.mode.q.val() == 0 {
+            // PIPELINE. Stage 2: decide.
+            if self.s2_v.q.val() {
+                self.o_expected.d.next = self.s2_exp.q.val();
+                if self.s2_before.q.val() {
+                    self.o_valid.d.next = true;
+                    self.o_verdict.d.next = 2.into();
+                } else if !self.s2_inw.q.val() {
+                    self.o_valid.d.next = true;
+                    self.o_verdict.d.next = 3.into();
+                } else if (self.rd_word.val() & self.bitmask.val()).any() {
+                    self.o_valid.d.next = true;
+                    self.o_verdict.d.next = 2.into();
+                } else if self.s2_psn.q.val() == self.s2_exp.q.val() {
+                    // In order: set the bit and scan from the register.
+                    self.word.d.next = self.rd_word.val() | self.bitmask.val();
+                    self.from_ram.d.next = false;
+                    self.qp.d.next = self.s2_qp.q.val();
+                    self.exp.d.next = self.s2_exp.q.val();
+                    self.mode.d.next = 3.into();
+                } else {
+                    self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
+                    self.bm_ram.write_data.next = self.rd_word.val() | self.bitmask.val();
+                    self.bm_ram.write_enable.next = true;
+                    self.o_valid.d.next = true;
+                    self.o_verdict.d.next = 1.into();
+                }
+            }
+            // Stage 1 -> 2: issue the word read.
+            self.s2_v.d.next = self.s1_v.q.val();
+            self.s2_qp.d.next = self.s1_qp.q.val();
+            self.s2_psn.d.next = self.s1_psn.q.val();
+            self.s2_exp.d.next = self.exp_ram.read_data.val();
+            self.s2_before.d.next = self.off.val().get_bit(23);
+            self.s2_inw.d.next = self.off.val() < self.c_mpr.val();
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
+            // Accept into stage 1: issue the expected-PSN read.
+            self.s1_v.d.next = false;
+            if self.init_valid.val() & self.empty.val() {
+                self.exp_ram.write_address.next = self.init_qp.val();
+                self.exp_ram.write_data.next = self.init_psn.val();
+                self.exp_ram.write_enable.next = true;
+                self.qp.d.next = self.init_qp.val();
+                self.cnt.d.next = 0.into();
+                self.mode.d.next = 7.into();
+            } else if self.req_valid.val() & self.ready.val() {
+                self.exp_ram.read_address.next = self.req_qp.val();
+                self.s1_v.d.next = true;
+                self.s1_qp.d.next = self.req_qp.val();
+                self.s1_psn.d.next = self.req_psn.val();
+            } else if self.snap_valid.val() & self.snap_ready.val() {
+                self.exp_ram.read_address.next = self.snap_qp.val();
+                self.qp.d.next = self.snap_qp.val();
+                self.mode.d.next = 4.into();
+            }
+        } else if self.mode.q.val() == 3 {
+            // SCAN (stages 1 and 2 hold): write back the scanned word
+            // (run cleared) at exp's word.
+            self.bm_ram.write_enable.next = true;
+            self.exp.d.next = self.exp_next.val();
+            if self.adv.carry.val() {
+                // Read the next ring word (exp_next is word-aligned).
+                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp_next.val() >> 6) & 3);
+                self.from_ram.d.next = true;
+            } else {
+                // Done; the default read address re-issues stage 2's read.
+                self.exp_ram.write_data.next = self.exp_next.val();
+                self.exp_ram.write_enable.next = true;
+                self.o_valid.d.next = true;
+                self.o_verdict.d.next = 1.into();
+                self.o_expected.d.next = self.exp_next.val();
+                self.mode.d.next = 0.into();
+            }
+        } else if self.mode.q.val() == 4 {
+            // S_EXP
+            self.exp.d.next = self.exp_ram.read_data.val();
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp_ram.read_data.val() >> 6) & 3);
+            self.mode.d.next = 5.into();
+        } else if self.mode.q.val() == 5 {
+            // S_W0
+            self.word.d.next = self.rd_word.val();
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() + 64) >> 6) & 3);
+            self.mode.d.next = 6.into();
+        } else if self.mode.q.val() == 6 {
+            // S_W1
+            self.s_valid.d.next = true;
+            self.s_cum.d.next = self.exp.q.val() - 1;
+            self.s_base.d.next = self.exp.q.val();
+            if self.sh.val() == 0 {
+                self.s_bitmap.d.next = self.word.q.val();
+            } else {
+                self.s_bitmap.d.next = (self.word.q.val() >> self.sh.val()) | (self.rd_word.val() << self.shinv.val());
+            }
+            self.mode.d.next = 0.into();
+        } else if self.mode.q.val() == 7 {
+            // INIT
+            self.bm_ram.write_address.next =
+                (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, WORD_BITS>(self.cnt.q.val());
+            self.bm_ram.write_data.next = 0.into();
+            self.bm_ram.write_enable.next = true;
+            self.cnt.d.next = self.cnt.q.val() + 1;
+            if self.cnt.q.val() == self.c_last_word.val() {
+                self.mode.d.next = 0.into();
+            }
+        } else {
+            self.mode.d.next = 0.into();
+        }
+        self.out_valid.next = self.o_valid.q.val();
+        self.out_verdict.next = self.o_verdict.q.val();
+        self.out_expected.next = self.o_expected.q.val();
+        self.snap_out_valid.next = self.s_valid.q.val();
+        self.snap_cum.next = self.s_cum.q.val();
+        self.snap_base.next = self.s_base.q.val();
+        self.snap_bitmap.next = self.s_bitmap.q.val();
+    }
+}
