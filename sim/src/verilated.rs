@@ -1,0 +1,563 @@
+//! Our own Verilator binding: build a Verilog top into a shared library
+//! with a generated C shim, load it, and step it one clock cycle per FFI
+//! call with all ports passed in two flat word buffers.
+//!
+//! Why our own: the published `verilated` crate does not build against
+//! Verilator 5, and `marlin` needs Verilator >= 5.025, ANSI headers, and
+//! makes one FFI call per port per evaluation (about 2x slower than a
+//! batched shim; see `../shared/docs/toolchain.md`). rust-hdl emits
+//! non-ANSI headers and ports up to 1024 bits wide; the shim below packs
+//! every port, whatever its width, into 32-bit words, so one call moves
+//! all of them.
+//!
+//! The model's ports come from the Verilog text ([`parse_ports`]): the
+//! top's `input`/`output` declarations. A port named `clock` is the clock
+//! and is driven by the shim, not by the caller.
+//!
+//! Builds are cached: the library lives in `<cache>/<top>-<hash>/`, where
+//! the hash covers the Verilog, the shim, the options and the Verilator
+//! version; a second build of the same design is a file lookup.
+//!
+//! One cycle ([`Model::step`]): inputs are copied in, the model is
+//! evaluated with the clock low (combinational outputs settle for the
+//! current state and the new inputs), the outputs are copied out (so the
+//! caller sees the values sampled just before the rising edge: a
+//! `valid & ready` seen there is a transfer at this edge), then the clock
+//! rises and the model is evaluated again (registers update).
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CString};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Errors of building or loading a model.
+#[derive(Debug, thiserror::Error)]
+pub enum VerilatedError {
+    #[error("`{tool}` not found on PATH: install it (scripts/deps.sh installs verilator)")]
+    ToolMissing { tool: &'static str },
+    #[error("`{tool}` failed ({status}):\n{output}")]
+    ToolFailed { tool: &'static str, status: String, output: String },
+    #[error("module `{top}` not found in the Verilog")]
+    NoTop { top: String },
+    #[error("cannot parse the port declaration `{line}`")]
+    BadPort { line: String },
+    #[error("unknown port `{0}`")]
+    UnknownPort(String),
+    #[error("port `{port}` is an {dir}, not an {want}")]
+    WrongDirection { port: String, dir: &'static str, want: &'static str },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("loading {path}: {source}")]
+    Load { path: PathBuf, source: libloading::Error },
+    #[error("the model was built without {0} support (set it in BuildOptions)")]
+    NotBuiltWith(&'static str),
+}
+
+/// Port direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    In,
+    Out,
+}
+
+/// One port of the top.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub name: String,
+    pub dir: Dir,
+    pub width: usize,
+    /// Offset of its first 32-bit word in the input or output buffer.
+    pub offset: usize,
+}
+
+impl PortSpec {
+    /// 32-bit words the port occupies.
+    pub fn words(&self) -> usize {
+        self.width.div_ceil(32)
+    }
+}
+
+/// The top's ports, in declaration order, with the buffer layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelSpec {
+    pub top: String,
+    pub ports: Vec<PortSpec>,
+    pub in_words: usize,
+    pub out_words: usize,
+}
+
+/// Parse the `input` / `output` declarations of module `top` (non-ANSI
+/// style as rust-hdl writes it: `input wire [511:0] name;`, `output reg
+/// name;`; ANSI headers are read too). The clock port `clock` is left
+/// out: the shim drives it.
+pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError> {
+    let mut in_top = false;
+    let mut ports = Vec::new();
+    let (mut in_words, mut out_words) = (0, 0);
+    for raw in verilog.lines() {
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix("module ") {
+            let name = rest.split(|c: char| c == '(' || c == ';' || c.is_whitespace()).next().unwrap_or("");
+            in_top = name == top;
+            if !in_top {
+                continue;
+            }
+        }
+        if !in_top {
+            continue;
+        }
+        if line.starts_with("endmodule") {
+            break;
+        }
+        for decl in line.split(['(', ',', ')', ';']).map(str::trim) {
+            let (dir, rest) = if let Some(r) = decl.strip_prefix("input ") {
+                (Dir::In, r)
+            } else if let Some(r) = decl.strip_prefix("output ") {
+                (Dir::Out, r)
+            } else {
+                continue;
+            };
+            let rest = rest.trim_end_matches(';').trim();
+            let rest = ["wire ", "reg ", "logic "].iter().fold(rest, |r, k| r.strip_prefix(k).unwrap_or(r)).trim();
+            let (width, name) = if let Some(r) = rest.strip_prefix('[') {
+                let (range, name) = r.split_once(']').ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
+                let (hi, lo) = range.split_once(':').ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
+                let hi: usize = hi.trim().parse().map_err(|_| VerilatedError::BadPort { line: line.into() })?;
+                let lo: usize = lo.trim().parse().map_err(|_| VerilatedError::BadPort { line: line.into() })?;
+                (hi.abs_diff(lo) + 1, name.trim())
+            } else {
+                (1, rest)
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(VerilatedError::BadPort { line: line.into() });
+            }
+            if name == "clock" {
+                continue;
+            }
+            let offset = match dir {
+                Dir::In => &mut in_words,
+                Dir::Out => &mut out_words,
+            };
+            let p = PortSpec { name: name.into(), dir, width, offset: *offset };
+            *offset += p.words();
+            ports.push(p);
+        }
+    }
+    if !in_top && ports.is_empty() && !verilog.contains(&format!("module {top}")) {
+        return Err(VerilatedError::NoTop { top: top.into() });
+    }
+    Ok(ModelSpec { top: top.into(), ports, in_words, out_words })
+}
+
+/// What to compile into the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// FST waveform support (`--trace-fst`); [`Model::trace`] opens a file.
+    pub trace: bool,
+    /// Line and toggle coverage (`--coverage-line --coverage-toggle`);
+    /// [`Model::write_coverage`] writes the `coverage.dat`.
+    pub coverage: bool,
+}
+
+/// Default cache directory: `$MRC_VERILATED_CACHE`, else
+/// `<workspace>/target/verilated`.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("MRC_VERILATED_CACHE") {
+        return d.into();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("verilated")
+}
+
+fn fnv1a(h: &mut u64, bytes: &[u8]) {
+    for b in bytes {
+        *h ^= u64::from(*b);
+        *h = h.wrapping_mul(0x100_0000_01b3);
+    }
+}
+
+/// Verilator's version line (`Verilator 5.006 ...`).
+pub fn verilator_version() -> Result<String, VerilatedError> {
+    let out = Command::new("verilator").arg("--version").output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
+        _ => VerilatedError::Io { path: "verilator".into(), source: e },
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn run(tool: &'static str, cmd: &mut Command) -> Result<(), VerilatedError> {
+    let out = cmd.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool },
+        _ => VerilatedError::Io { path: tool.into(), source: e },
+    })?;
+    if !out.status.success() {
+        let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+        output.push_str(&String::from_utf8_lossy(&out.stderr));
+        let tail: String = output.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        return Err(VerilatedError::ToolFailed { tool, status: out.status.to_string(), output: tail });
+    }
+    Ok(())
+}
+
+/// The C++ shim for `spec`: `mrc_v_new/free/step/run/trace/coverage`.
+fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
+    let t = &spec.top;
+    let mut s = String::new();
+    let _ = writeln!(s, "// Generated by sim::verilated for `{t}`. Do not edit.");
+    let _ = writeln!(s, "#include \"V{t}.h\"\n#include \"verilated.h\"\n#include <cstdint>");
+    if opts.trace {
+        s.push_str("#include \"verilated_fst_c.h\"\n");
+    }
+    if opts.coverage {
+        s.push_str("#include \"verilated_cov.h\"\n");
+    }
+    let _ = writeln!(s, "struct H {{ VerilatedContext* ctx; V{t}* top; void* tfp; uint64_t time; }};");
+    let _ = writeln!(
+        s,
+        "extern \"C\" void* mrc_v_new() {{ H* h = new H; h->ctx = new VerilatedContext; h->top = new V{t}(h->ctx, \"TOP\"); h->tfp = nullptr; h->time = 0; h->top->clock = 0; h->top->eval(); return h; }}"
+    );
+    let close_trace = if opts.trace { "if (h->tfp) { ((VerilatedFstC*)h->tfp)->close(); delete (VerilatedFstC*)h->tfp; }" } else { "" };
+    let _ = writeln!(s, "extern \"C\" void mrc_v_free(void* p) {{ H* h = (H*)p; {close_trace} h->top->final(); delete h->top; delete h->ctx; delete h; }}");
+    // Copy-in / copy-out.
+    s.push_str("static inline void put_in(H* h, const uint32_t* in) {\n");
+    for p in spec.ports.iter().filter(|p| p.dir == Dir::In) {
+        let (n, o) = (&p.name, p.offset);
+        match p.width {
+            0..=32 => {
+                let _ = writeln!(s, "  h->top->{n} = in[{o}];");
+            }
+            33..=64 => {
+                let _ = writeln!(s, "  h->top->{n} = (uint64_t)in[{o}] | ((uint64_t)in[{}] << 32);", o + 1);
+            }
+            _ => {
+                let _ = writeln!(s, "  for (int i = 0; i < {}; i++) h->top->{n}[i] = in[{o} + i];", p.words());
+            }
+        }
+    }
+    s.push_str("}\nstatic inline void get_out(H* h, uint32_t* out) {\n");
+    for p in spec.ports.iter().filter(|p| p.dir == Dir::Out) {
+        let (n, o) = (&p.name, p.offset);
+        match p.width {
+            0..=32 => {
+                let _ = writeln!(s, "  out[{o}] = h->top->{n};");
+            }
+            33..=64 => {
+                let _ = writeln!(s, "  out[{o}] = (uint32_t)h->top->{n}; out[{}] = (uint32_t)(h->top->{n} >> 32);", o + 1);
+            }
+            _ => {
+                let _ = writeln!(s, "  for (int i = 0; i < {}; i++) out[{o} + i] = h->top->{n}[i];", p.words());
+            }
+        }
+    }
+    s.push_str("}\n");
+    let dump = |edge: &str| {
+        if opts.trace {
+            format!("if (h->tfp) ((VerilatedFstC*)h->tfp)->dump(h->time{edge});")
+        } else {
+            String::new()
+        }
+    };
+    let (d0, d1) = (dump(""), dump(" + 1"));
+    let _ = writeln!(
+        s,
+        "extern \"C\" void mrc_v_step(void* p, const uint32_t* in, uint32_t* out, uint64_t n) {{\n  H* h = (H*)p;\n  put_in(h, in);\n  for (uint64_t k = 0; k < n; k++) {{\n    h->top->clock = 0; h->top->eval(); {d0}\n    if (k + 1 == n) get_out(h, out);\n    h->top->clock = 1; h->top->eval(); {d1}\n    h->time += 2;\n  }}\n}}"
+    );
+    let _ = writeln!(
+        s,
+        "extern \"C\" void mrc_v_settle(void* p, const uint32_t* in, uint32_t* out) {{ H* h = (H*)p; put_in(h, in); h->top->clock = 0; h->top->eval(); get_out(h, out); }}"
+    );
+    if opts.trace {
+        let _ = writeln!(
+            s,
+            "extern \"C\" int mrc_v_trace(void* p, const char* path) {{ H* h = (H*)p; if (h->tfp) return 1; h->ctx->traceEverOn(true); VerilatedFstC* t = new VerilatedFstC; h->top->trace(t, 99); t->open(path); h->tfp = t; return 0; }}"
+        );
+    }
+    if opts.coverage {
+        let _ = writeln!(s, "extern \"C\" void mrc_v_coverage(void* p, const char* path) {{ H* h = (H*)p; h->ctx->coveragep()->write(path); }}");
+    }
+    s
+}
+
+/// A built model: the shared library and the port layout.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub spec: ModelSpec,
+    pub library: PathBuf,
+    pub opts: BuildOptions,
+}
+
+/// Build (or find in the cache) a model of module `top` from `verilog`
+/// (the concatenated source text).
+pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Result<Built, VerilatedError> {
+    let spec = parse_ports(verilog, top)?;
+    let shim_src = shim(&spec, opts);
+    let version = verilator_version()?;
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for part in [verilog, &shim_src, &version, &format!("{opts:?}")] {
+        fnv1a(&mut h, part.as_bytes());
+        fnv1a(&mut h, &[0]);
+    }
+    let dir = cache.join(format!("{top}-{h:016x}"));
+    let library = dir.join(format!("libV{top}.so"));
+    if library.exists() {
+        return Ok(Built { spec, library, opts: opts.clone() });
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| VerilatedError::Io { path, source }
+    };
+    // Build in a scratch directory, then rename: concurrent builds of the
+    // same design (parallel tests) never see a half-written library.
+    let scratch = cache.join(format!("{top}-{h:016x}.tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(io(&scratch))?;
+    let vfile = scratch.join(format!("{top}.v"));
+    std::fs::write(&vfile, verilog).map_err(io(&vfile))?;
+    let sfile = scratch.join("mrc_shim.cpp");
+    std::fs::write(&sfile, &shim_src).map_err(io(&sfile))?;
+    // `--exe` with `-shared`: Verilator compiles the design, its runtime
+    // and our shim with -fPIC and links them into one shared library
+    // instead of an executable. -Bsymbolic: each model binds to its own
+    // copy of the runtime, so different models load side by side.
+    let tmp_lib = scratch.join(format!("libV{top}.so"));
+    let mut ldflags = String::from("-shared -Wl,-Bsymbolic -pthread");
+    if opts.trace {
+        ldflags.push_str(" -lz");
+    }
+    let mut cmd = Command::new("verilator");
+    cmd.arg("--cc")
+        .arg("--exe")
+        .arg("--build")
+        .args(["-j", "2"])
+        .arg("-O3")
+        .args(["--x-assign", "fast", "--x-initial", "fast"])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+        .args(["--top-module", top])
+        .arg("-Mdir")
+        .arg(&scratch)
+        .args(["-CFLAGS", "-fPIC -O2"])
+        .args(["-LDFLAGS", &ldflags])
+        .arg("-o")
+        .arg(&tmp_lib);
+    if opts.trace {
+        cmd.arg("--trace-fst");
+    }
+    if opts.coverage {
+        cmd.args(["--coverage-line", "--coverage-toggle"]);
+    }
+    cmd.arg(&vfile).arg(&sfile);
+    run("verilator", &mut cmd)?;
+    std::fs::create_dir_all(cache).map_err(io(cache))?;
+    match std::fs::rename(&scratch, &dir) {
+        Ok(()) => {}
+        // Another build won the race: use its result.
+        Err(_) if library.exists() => {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+        Err(source) => return Err(VerilatedError::Io { path: dir, source }),
+    }
+    Ok(Built { spec, library, opts: opts.clone() })
+}
+
+type NewFn = unsafe extern "C" fn() -> *mut c_void;
+type FreeFn = unsafe extern "C" fn(*mut c_void);
+type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u64);
+type SettleFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
+type TraceFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
+type CoverageFn = unsafe extern "C" fn(*mut c_void, *const c_char);
+
+/// Index of a port in [`ModelSpec::ports`] (look it up once with
+/// [`Model::port`], then use it every cycle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortId(usize);
+
+/// A loaded, running model.
+pub struct Model {
+    spec: ModelSpec,
+    by_name: HashMap<String, usize>,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+    handle: *mut c_void,
+    free: FreeFn,
+    step: StepFn,
+    settle: SettleFn,
+    trace: Option<TraceFn>,
+    coverage: Option<CoverageFn>,
+    cycles: u64,
+    // Last: dropped after `handle` is freed (see Drop).
+    _lib: libloading::Library,
+}
+
+impl Model {
+    /// Load a built model and create one instance of it (several
+    /// instances of one library are independent).
+    pub fn load(built: &Built) -> Result<Model, VerilatedError> {
+        let load = |source| VerilatedError::Load { path: built.library.clone(), source };
+        // SAFETY: the library is the one `build` produced from our shim;
+        // its initialisers are Verilator's.
+        let lib = unsafe { libloading::Library::new(&built.library) }.map_err(load)?;
+        // SAFETY: the symbols have the signatures the shim defines.
+        unsafe {
+            let new: NewFn = *lib.get::<NewFn>(b"mrc_v_new").map_err(load)?;
+            let free: FreeFn = *lib.get::<FreeFn>(b"mrc_v_free").map_err(load)?;
+            let step: StepFn = *lib.get::<StepFn>(b"mrc_v_step").map_err(load)?;
+            let settle: SettleFn = *lib.get::<SettleFn>(b"mrc_v_settle").map_err(load)?;
+            let trace = if built.opts.trace { Some(*lib.get::<TraceFn>(b"mrc_v_trace").map_err(load)?) } else { None };
+            let coverage =
+                if built.opts.coverage { Some(*lib.get::<CoverageFn>(b"mrc_v_coverage").map_err(load)?) } else { None };
+            let handle = new();
+            let spec = built.spec.clone();
+            let by_name = spec.ports.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+            Ok(Model {
+                inputs: vec![0; spec.in_words.max(1)],
+                outputs: vec![0; spec.out_words.max(1)],
+                spec,
+                by_name,
+                handle,
+                free,
+                step,
+                settle,
+                trace,
+                coverage,
+                cycles: 0,
+                _lib: lib,
+            })
+        }
+    }
+
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Clock cycles stepped so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Look up a port by name.
+    pub fn port(&self, name: &str) -> Result<PortId, VerilatedError> {
+        self.by_name.get(name).map(|&i| PortId(i)).ok_or_else(|| VerilatedError::UnknownPort(name.into()))
+    }
+
+    fn check(&self, id: PortId, want: Dir) -> Result<&PortSpec, VerilatedError> {
+        let p = &self.spec.ports[id.0];
+        if p.dir != want {
+            let name = |d| if d == Dir::In { "input" } else { "output" };
+            return Err(VerilatedError::WrongDirection { port: p.name.clone(), dir: name(p.dir), want: name(want) });
+        }
+        Ok(p)
+    }
+
+    /// Set an input of up to 64 bits (wider values are truncated to the port).
+    pub fn set(&mut self, id: PortId, value: u64) {
+        let p = &self.spec.ports[id.0];
+        debug_assert_eq!(p.dir, Dir::In, "{} is an output", p.name);
+        let (o, w, width) = (p.offset, p.words(), p.width);
+        let v = if width >= 64 { value } else { value & ((1u64 << width) - 1) };
+        self.inputs[o] = v as u32;
+        if w > 1 {
+            self.inputs[o + 1] = (v >> 32) as u32;
+            self.inputs[o + 2..o + w].fill(0);
+        }
+    }
+
+    /// Set a wide input from little-endian bytes (byte 0 = bits 7:0);
+    /// missing bytes are zero.
+    pub fn set_bytes(&mut self, id: PortId, bytes: &[u8]) {
+        let p = &self.spec.ports[id.0];
+        let (o, w) = (p.offset, p.words());
+        for k in 0..w {
+            let mut b = [0u8; 4];
+            for (j, x) in b.iter_mut().enumerate() {
+                *x = bytes.get(4 * k + j).copied().unwrap_or(0);
+            }
+            self.inputs[o + k] = u32::from_le_bytes(b);
+        }
+    }
+
+    /// Checked variant of [`set`](Self::set) by name (for set-up code).
+    pub fn set_by_name(&mut self, name: &str, value: u64) -> Result<(), VerilatedError> {
+        let id = self.port(name)?;
+        self.check(id, Dir::In)?;
+        self.set(id, value);
+        Ok(())
+    }
+
+    /// The low 64 bits of an output (or of an input's current value).
+    pub fn get(&self, id: PortId) -> u64 {
+        let p = &self.spec.ports[id.0];
+        let buf = if p.dir == Dir::In { &self.inputs } else { &self.outputs };
+        let lo = u64::from(buf[p.offset]);
+        let hi = if p.words() > 1 { u64::from(buf[p.offset + 1]) } else { 0 };
+        lo | hi << 32
+    }
+
+    pub fn get_bit(&self, id: PortId) -> bool {
+        self.get(id) & 1 == 1
+    }
+
+    /// A wide output as little-endian bytes (`(width + 7) / 8` of them).
+    pub fn get_bytes(&self, id: PortId) -> Vec<u8> {
+        let p = &self.spec.ports[id.0];
+        let buf = if p.dir == Dir::In { &self.inputs } else { &self.outputs };
+        let mut v: Vec<u8> = buf[p.offset..p.offset + p.words()].iter().flat_map(|w| w.to_le_bytes()).collect();
+        v.truncate(p.width.div_ceil(8));
+        v
+    }
+
+    /// One clock cycle (see the module doc for what the outputs show).
+    pub fn step(&mut self) {
+        self.step_n(1);
+    }
+
+    /// `n` clock cycles with the same inputs, in one call; the outputs are
+    /// those sampled before the last rising edge.
+    pub fn step_n(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        // SAFETY: the buffers have the sizes the shim indexes (the spec's
+        // word counts), and `handle` is live until Drop.
+        unsafe { (self.step)(self.handle, self.inputs.as_ptr(), self.outputs.as_mut_ptr(), n) };
+        self.cycles += n;
+    }
+
+    /// Apply the inputs and evaluate without a clock edge (to look at
+    /// combinational outputs, e.g. `ready` depending on a request).
+    pub fn settle(&mut self) {
+        // SAFETY: as in `step_n`.
+        unsafe { (self.settle)(self.handle, self.inputs.as_ptr(), self.outputs.as_mut_ptr()) };
+    }
+
+    /// Start dumping an FST waveform to `path` (needs `BuildOptions::trace`).
+    pub fn trace(&mut self, path: &Path) -> Result<(), VerilatedError> {
+        let f = self.trace.ok_or(VerilatedError::NotBuiltWith("trace"))?;
+        let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| VerilatedError::Io {
+            path: path.into(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in path"),
+        })?;
+        // SAFETY: a NUL-terminated path; the shim copies it.
+        unsafe { f(self.handle, c.as_ptr()) };
+        Ok(())
+    }
+
+    /// Write the coverage counters (`coverage.dat`, for `verilator_coverage`).
+    pub fn write_coverage(&self, path: &Path) -> Result<(), VerilatedError> {
+        let f = self.coverage.ok_or(VerilatedError::NotBuiltWith("coverage"))?;
+        let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| VerilatedError::Io {
+            path: path.into(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in path"),
+        })?;
+        // SAFETY: as in `trace`.
+        unsafe { f(self.handle, c.as_ptr()) };
+        Ok(())
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        // SAFETY: `handle` came from `mrc_v_new` of this library, which is
+        // still loaded (`_lib` drops after this).
+        unsafe { (self.free)(self.handle) };
+    }
+}
