@@ -1,1 +1,21 @@
-//! Testbenches differential against the golden model. Not started.
+//! Testbench components for the Verilator co-simulation of the `hw` RTL
+//! (`sim::verilated`). Each component owns a group of a model's ports and
+//! has two calls per clock cycle, in this order for every component:
+//! `drive` (set inputs, before [`sim::verilated::Model::step`]) and
+//! `observe` (read the outputs the step sampled just before the edge, and
+//! so learn which `valid & ready` handshakes happened at it).
+//!
+//! * [`axis`]: AXI-Stream frame source and sink (MAC RX / TX) with random
+//!   valid / ready stalls.
+//! * [`dma`]: host memory and the server of the core's transaction-level
+//!   DMA read and write ports, with random latency and stalls, which also
+//!   checks the protocol (lengths, `last`, keep masks).
+//! * [`axil`]: AXI-Lite master for the CSRs.
+//! * [`rng`]: the small seeded generator they share.
+
+pub mod axil;
+pub mod axis;
+pub mod dma;
+pub mod rng;
+
+pub use sim::verilated::{Model, PortId, VerilatedError};

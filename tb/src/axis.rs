@@ -1,0 +1,138 @@
+//! AXI-Stream (512-bit, `tdata`/`tkeep`/`tlast`/`tvalid`/`tready`) frame
+//! source and sink. Byte 0 of a frame is in `tdata[7:0]` of its first
+//! beat; `tkeep` marks the valid bytes of the last beat (all others are
+//! full).
+
+use std::collections::VecDeque;
+
+use sim::verilated::{Model, PortId, VerilatedError};
+
+use crate::rng::Rng;
+
+/// Bytes per beat.
+pub const BEAT: usize = 64;
+
+/// The five ports of one stream, found by prefix (`s_rx_` finds
+/// `s_rx_tdata`, ...).
+#[derive(Clone, Copy, Debug)]
+pub struct AxisPorts {
+    pub tdata: PortId,
+    pub tkeep: PortId,
+    pub tlast: PortId,
+    pub tvalid: PortId,
+    pub tready: PortId,
+}
+
+impl AxisPorts {
+    pub fn find(m: &Model, prefix: &str) -> Result<AxisPorts, VerilatedError> {
+        Ok(AxisPorts {
+            tdata: m.port(&format!("{prefix}tdata"))?,
+            tkeep: m.port(&format!("{prefix}tkeep"))?,
+            tlast: m.port(&format!("{prefix}tlast"))?,
+            tvalid: m.port(&format!("{prefix}tvalid"))?,
+            tready: m.port(&format!("{prefix}tready"))?,
+        })
+    }
+}
+
+fn keep_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Sends queued frames into the model. Once `tvalid` is up it stays up
+/// until the beat is taken (AXI rule); between beats it idles with
+/// probability `100 - valid_pct` percent.
+pub struct AxisSource {
+    ports: AxisPorts,
+    frames: VecDeque<Vec<u8>>,
+    /// Byte offset of the current beat in the head frame.
+    pos: usize,
+    valid: bool,
+    pub valid_pct: u32,
+    pub frames_sent: u64,
+    pub beats_sent: u64,
+}
+
+impl AxisSource {
+    pub fn new(ports: AxisPorts, valid_pct: u32) -> AxisSource {
+        AxisSource { ports, frames: VecDeque::new(), pos: 0, valid: false, valid_pct, frames_sent: 0, beats_sent: 0 }
+    }
+    /// Queue a frame (an empty frame is sent as one beat with no byte kept).
+    pub fn push(&mut self, frame: Vec<u8>) {
+        self.frames.push_back(frame);
+    }
+    pub fn pending(&self) -> usize {
+        self.frames.len()
+    }
+    pub fn idle(&self) -> bool {
+        self.frames.is_empty()
+    }
+    pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
+        if !self.valid {
+            self.valid = !self.frames.is_empty() && rng.chance(self.valid_pct);
+        }
+        m.set(self.ports.tvalid, u64::from(self.valid));
+        if let Some(f) = self.frames.front() {
+            let end = (self.pos + BEAT).min(f.len());
+            m.set_bytes(self.ports.tdata, &f[self.pos.min(end)..end]);
+            m.set(self.ports.tkeep, keep_mask(end.saturating_sub(self.pos)));
+            m.set(self.ports.tlast, u64::from(end == f.len()));
+        }
+    }
+    pub fn observe(&mut self, m: &Model) {
+        if self.valid && m.get_bit(self.ports.tready) {
+            self.valid = false;
+            self.beats_sent += 1;
+            let len = self.frames.front().map_or(0, Vec::len);
+            self.pos += BEAT;
+            if self.pos >= len {
+                self.frames.pop_front();
+                self.pos = 0;
+                self.frames_sent += 1;
+            }
+        }
+    }
+}
+
+/// Collects frames from the model; `tready` is up with probability
+/// `ready_pct` percent each cycle.
+pub struct AxisSink {
+    ports: AxisPorts,
+    cur: Vec<u8>,
+    ready: bool,
+    pub ready_pct: u32,
+    pub frames: VecDeque<Vec<u8>>,
+    /// Beats whose `tkeep` was not a contiguous run from byte 0, or a
+    /// non-last beat that was not full (protocol errors).
+    pub bad_keep: u64,
+}
+
+impl AxisSink {
+    pub fn new(ports: AxisPorts, ready_pct: u32) -> AxisSink {
+        AxisSink { ports, cur: Vec::new(), ready: false, ready_pct, frames: VecDeque::new(), bad_keep: 0 }
+    }
+    pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
+        self.ready = rng.chance(self.ready_pct);
+        m.set(self.ports.tready, u64::from(self.ready));
+    }
+    pub fn observe(&mut self, m: &Model) {
+        if !(self.ready && m.get_bit(self.ports.tvalid)) {
+            return;
+        }
+        let keep = m.get(self.ports.tkeep);
+        let last = m.get_bit(self.ports.tlast);
+        let n = keep.trailing_ones() as usize;
+        if keep_mask(n) != keep || (!last && n != BEAT) {
+            self.bad_keep += 1;
+        }
+        let data = m.get_bytes(self.ports.tdata);
+        self.cur.extend_from_slice(&data[..n]);
+        if last {
+            self.frames.push_back(std::mem::take(&mut self.cur));
+        }
+    }
+}

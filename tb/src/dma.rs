@@ -1,0 +1,277 @@
+//! Host memory and the server of the core's DMA ports (the interface of
+//! `docs/hw/README.md`): read requests (`dma_rd_req_*`) answered on the
+//! response stream (`dma_rd_rsp_*`) after a random latency, in order,
+//! byte `addr` in lane 0 of the first beat; writes (`dma_wr_req_*` then
+//! `dma_wr_data*` beats up to `dma_wr_last`) applied byte by byte, lane 0
+//! of the first beat at `addr`.
+//!
+//! Protocol violations by the core (a write whose beats do not carry
+//! exactly `len` bytes, `last` in the wrong place, a non-contiguous keep
+//! mask, data before a request) are recorded in [`DmaServer::errors`], not
+//! panicked on, so a test reports all of them.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use sim::verilated::{Model, PortId, VerilatedError};
+
+use crate::axis::BEAT;
+use crate::rng::Rng;
+
+const PAGE: u64 = 4096;
+
+/// Sparse byte-addressed host memory; unwritten bytes read as zero. Every
+/// byte the core writes is also counted, so tests can check that each
+/// byte was placed exactly once.
+#[derive(Default, Clone, Debug)]
+pub struct HostMemory {
+    pages: BTreeMap<u64, Box<[u8; PAGE as usize]>>,
+    /// Times each address was written by the core (not by `fill`).
+    pub writes: BTreeMap<u64, u32>,
+}
+
+impl HostMemory {
+    pub fn read(&self, addr: u64, out: &mut [u8]) {
+        for (i, b) in out.iter_mut().enumerate() {
+            let a = addr.wrapping_add(i as u64);
+            *b = self.pages.get(&(a / PAGE)).map_or(0, |p| p[(a % PAGE) as usize]);
+        }
+    }
+    pub fn read_vec(&self, addr: u64, len: usize) -> Vec<u8> {
+        let mut v = vec![0; len];
+        self.read(addr, &mut v);
+        v
+    }
+    /// Host-side write (set-up: buffers, descriptors); not counted.
+    pub fn fill(&mut self, addr: u64, data: &[u8]) {
+        for (i, b) in data.iter().enumerate() {
+            let a = addr.wrapping_add(i as u64);
+            self.pages.entry(a / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]))[(a % PAGE) as usize] = *b;
+        }
+    }
+    fn dma_write(&mut self, addr: u64, b: u8) {
+        self.fill(addr, &[b]);
+        *self.writes.entry(addr).or_insert(0) += 1;
+    }
+}
+
+/// The DMA ports of a model.
+#[derive(Clone, Copy, Debug)]
+pub struct DmaPorts {
+    pub rd_req_valid: PortId,
+    pub rd_req_ready: PortId,
+    pub rd_req_addr: PortId,
+    pub rd_req_len: PortId,
+    pub rd_req_tag: PortId,
+    pub rd_rsp_valid: PortId,
+    pub rd_rsp_ready: PortId,
+    pub rd_rsp_data: PortId,
+    pub rd_rsp_keep: PortId,
+    pub rd_rsp_last: PortId,
+    pub rd_rsp_tag: PortId,
+    pub wr_req_valid: PortId,
+    pub wr_req_ready: PortId,
+    pub wr_req_addr: PortId,
+    pub wr_req_len: PortId,
+    pub wr_data_valid: PortId,
+    pub wr_data_ready: PortId,
+    pub wr_data: PortId,
+    pub wr_keep: PortId,
+    pub wr_last: PortId,
+}
+
+impl DmaPorts {
+    /// Ports `<prefix>rd_req_valid`, ... (prefix `dma_` on `MrcCore`).
+    pub fn find(m: &Model, prefix: &str) -> Result<DmaPorts, VerilatedError> {
+        let p = |n: &str| m.port(&format!("{prefix}{n}"));
+        Ok(DmaPorts {
+            rd_req_valid: p("rd_req_valid")?,
+            rd_req_ready: p("rd_req_ready")?,
+            rd_req_addr: p("rd_req_addr")?,
+            rd_req_len: p("rd_req_len")?,
+            rd_req_tag: p("rd_req_tag")?,
+            rd_rsp_valid: p("rd_rsp_valid")?,
+            rd_rsp_ready: p("rd_rsp_ready")?,
+            rd_rsp_data: p("rd_rsp_data")?,
+            rd_rsp_keep: p("rd_rsp_keep")?,
+            rd_rsp_last: p("rd_rsp_last")?,
+            rd_rsp_tag: p("rd_rsp_tag")?,
+            wr_req_valid: p("wr_req_valid")?,
+            wr_req_ready: p("wr_req_ready")?,
+            wr_req_addr: p("wr_req_addr")?,
+            wr_req_len: p("wr_req_len")?,
+            wr_data_valid: p("wr_data_valid")?,
+            wr_data_ready: p("wr_data_ready")?,
+            wr_data: p("wr_data")?,
+            wr_keep: p("wr_keep")?,
+            wr_last: p("wr_last")?,
+        })
+    }
+}
+
+/// Stall and latency settings.
+#[derive(Clone, Copy, Debug)]
+pub struct DmaTiming {
+    /// Percent of cycles each ready / valid of the server is up.
+    pub ready_pct: u32,
+    /// Read latency in cycles, uniform in this range.
+    pub read_latency: (u64, u64),
+}
+
+impl Default for DmaTiming {
+    fn default() -> Self {
+        DmaTiming { ready_pct: 80, read_latency: (8, 40) }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct PendingRead {
+    due: u64,
+    addr: u64,
+    len: u64,
+    tag: u64,
+    beat: u64,
+}
+
+/// Serves a model's DMA ports from a [`HostMemory`].
+pub struct DmaServer {
+    ports: DmaPorts,
+    pub timing: DmaTiming,
+    pub mem: HostMemory,
+    reads: VecDeque<PendingRead>,
+    rd_req_ready: bool,
+    rsp_valid: bool,
+    wr_req_ready: bool,
+    wr_data_ready: bool,
+    /// The write in progress: (addr, len, bytes so far).
+    write: Option<(u64, u64, u64)>,
+    cycle: u64,
+    pub reads_done: u64,
+    pub writes_done: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Protocol violations seen, in order.
+    pub errors: Vec<String>,
+}
+
+impl DmaServer {
+    pub fn new(ports: DmaPorts, timing: DmaTiming) -> DmaServer {
+        DmaServer {
+            ports,
+            timing,
+            mem: HostMemory::default(),
+            reads: VecDeque::new(),
+            rd_req_ready: false,
+            rsp_valid: false,
+            wr_req_ready: false,
+            wr_data_ready: false,
+            write: None,
+            cycle: 0,
+            reads_done: 0,
+            writes_done: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Reads outstanding and no write in progress.
+    pub fn idle(&self) -> bool {
+        self.reads.is_empty() && self.write.is_none()
+    }
+
+    fn beats(len: u64) -> u64 {
+        len.div_ceil(BEAT as u64).max(1)
+    }
+
+    pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
+        let pct = self.timing.ready_pct;
+        self.rd_req_ready = self.reads.len() < 16 && rng.chance(pct);
+        m.set(self.ports.rd_req_ready, u64::from(self.rd_req_ready));
+        // Response: the head read once due; valid stays up until taken.
+        let head_due = self.reads.front().is_some_and(|r| r.due <= self.cycle);
+        if !self.rsp_valid {
+            self.rsp_valid = head_due && rng.chance(pct);
+        }
+        m.set(self.ports.rd_rsp_valid, u64::from(self.rsp_valid));
+        if let Some(r) = self.reads.front() {
+            let off = r.beat * BEAT as u64;
+            let n = (r.len - off.min(r.len)).min(BEAT as u64) as usize;
+            let mut buf = [0u8; BEAT];
+            self.mem.read(r.addr + off, &mut buf[..n]);
+            m.set_bytes(self.ports.rd_rsp_data, &buf);
+            m.set(self.ports.rd_rsp_keep, if n >= 64 { u64::MAX } else { (1u64 << n) - 1 });
+            m.set(self.ports.rd_rsp_last, u64::from(r.beat + 1 == Self::beats(r.len)));
+            m.set(self.ports.rd_rsp_tag, r.tag);
+        }
+        self.wr_req_ready = self.write.is_none() && rng.chance(pct);
+        m.set(self.ports.wr_req_ready, u64::from(self.wr_req_ready));
+        self.wr_data_ready = rng.chance(pct);
+        m.set(self.ports.wr_data_ready, u64::from(self.wr_data_ready));
+    }
+
+    pub fn observe(&mut self, m: &Model, rng: &mut Rng) {
+        let p = self.ports;
+        if self.rd_req_ready && m.get_bit(p.rd_req_valid) {
+            let (lo, hi) = self.timing.read_latency;
+            let len = m.get(p.rd_req_len);
+            if len == 0 {
+                self.errors.push(format!("cycle {}: read of length 0", self.cycle));
+            } else {
+                self.reads.push_back(PendingRead {
+                    due: self.cycle + lo + rng.below(hi.saturating_sub(lo) + 1),
+                    addr: m.get(p.rd_req_addr),
+                    len,
+                    tag: m.get(p.rd_req_tag),
+                    beat: 0,
+                });
+            }
+        }
+        if self.rsp_valid && m.get_bit(p.rd_rsp_ready) {
+            self.rsp_valid = false;
+            if let Some(r) = self.reads.front_mut() {
+                r.beat += 1;
+                self.bytes_read += (r.len - ((r.beat - 1) * BEAT as u64).min(r.len)).min(BEAT as u64);
+                if r.beat == Self::beats(r.len) {
+                    self.reads.pop_front();
+                    self.reads_done += 1;
+                }
+            }
+        }
+        if self.wr_req_ready && m.get_bit(p.wr_req_valid) {
+            let len = m.get(p.wr_req_len);
+            if len == 0 {
+                self.errors.push(format!("cycle {}: write of length 0", self.cycle));
+            }
+            self.write = Some((m.get(p.wr_req_addr), len, 0));
+        }
+        if self.wr_data_ready && m.get_bit(p.wr_data_valid) {
+            let keep = m.get(p.wr_keep);
+            let last = m.get_bit(p.wr_last);
+            match self.write.as_mut() {
+                None => self.errors.push(format!("cycle {}: write data without a request", self.cycle)),
+                Some((addr, len, done)) => {
+                    let n = keep.trailing_ones() as u64;
+                    if keep.checked_shr(n as u32).unwrap_or(0) != 0 || (!last && n != BEAT as u64) {
+                        self.errors.push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
+                    }
+                    let data = m.get_bytes(p.wr_data);
+                    for (k, &b) in data.iter().enumerate().take(n as usize) {
+                        self.mem.dma_write(*addr + *done + k as u64, b);
+                    }
+                    *done += n;
+                    self.bytes_written += n;
+                    if last {
+                        if *done != *len {
+                            self.errors.push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
+                        }
+                        self.write = None;
+                        self.writes_done += 1;
+                    } else if *done >= *len {
+                        self.errors.push(format!("cycle {}: write of {len} bytes: no last after {done}", self.cycle));
+                    }
+                }
+            }
+        }
+        self.cycle += 1;
+    }
+}
