@@ -262,6 +262,12 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
         s,
         "extern \"C\" void mrc_v_step(void* p, const uint32_t* in, uint32_t* out, uint64_t n) {{\n  H* h = (H*)p;\n  put_in(h, in);\n  for (uint64_t k = 0; k < n; k++) {{\n    h->top->clock = 0; h->top->eval(); {d0}\n    if (k + 1 == n) get_out(h, out);\n    h->top->clock = 1; h->top->eval(); {d1}\n    h->time += 2;\n  }}\n}}"
     );
+    // The reference for the binding's overhead: a plain C++ loop that
+    // only toggles the clock and evaluates (inputs stay as last applied).
+    let _ = writeln!(
+        s,
+        "extern \"C\" void mrc_v_native_loop(void* p, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * n;\n}}"
+    );
     let _ = writeln!(
         s,
         "extern \"C\" void mrc_v_settle(void* p, const uint32_t* in, uint32_t* out) {{ H* h = (H*)p; put_in(h, in); h->top->clock = 0; h->top->eval(); get_out(h, out); }}"
@@ -363,6 +369,7 @@ type NewFn = unsafe extern "C" fn() -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
 type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u64);
 type SettleFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
+type NativeLoopFn = unsafe extern "C" fn(*mut c_void, u64);
 type TraceFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
 type CoverageFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 
@@ -381,6 +388,7 @@ pub struct Model {
     free: FreeFn,
     step: StepFn,
     settle: SettleFn,
+    native_loop: NativeLoopFn,
     trace: Option<TraceFn>,
     coverage: Option<CoverageFn>,
     cycles: u64,
@@ -402,6 +410,7 @@ impl Model {
             let free: FreeFn = *lib.get::<FreeFn>(b"mrc_v_free").map_err(load)?;
             let step: StepFn = *lib.get::<StepFn>(b"mrc_v_step").map_err(load)?;
             let settle: SettleFn = *lib.get::<SettleFn>(b"mrc_v_settle").map_err(load)?;
+            let native_loop: NativeLoopFn = *lib.get::<NativeLoopFn>(b"mrc_v_native_loop").map_err(load)?;
             let trace = if built.opts.trace { Some(*lib.get::<TraceFn>(b"mrc_v_trace").map_err(load)?) } else { None };
             let coverage =
                 if built.opts.coverage { Some(*lib.get::<CoverageFn>(b"mrc_v_coverage").map_err(load)?) } else { None };
@@ -417,6 +426,7 @@ impl Model {
                 free,
                 step,
                 settle,
+                native_loop,
                 trace,
                 coverage,
                 cycles: 0,
@@ -527,6 +537,15 @@ impl Model {
     pub fn settle(&mut self) {
         // SAFETY: as in `step_n`.
         unsafe { (self.settle)(self.handle, self.inputs.as_ptr(), self.outputs.as_mut_ptr()) };
+    }
+
+    /// `n` cycles in a plain C++ loop inside the library (clock toggle and
+    /// evaluate, no port copying, no FFI per cycle): the yardstick the
+    /// binding's per-cycle overhead is measured against.
+    pub fn native_cycles(&mut self, n: u64) {
+        // SAFETY: `handle` is live until Drop.
+        unsafe { (self.native_loop)(self.handle, n) };
+        self.cycles += n;
     }
 
     /// Start dumping an FST waveform to `path` (needs `BuildOptions::trace`).
