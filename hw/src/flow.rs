@@ -11,6 +11,7 @@ use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
+use crate::ring_writer::RingWriter;
 use crate::rx_parser::RxParser;
 use crate::sack_table::SackTable;
 
@@ -96,6 +97,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_sack_table", &mut SackTable::default()),
         emit_block("mrc_dma_rd_arb", &mut DmaReadArb::default()),
         emit_block("mrc_dma_wr_arb", &mut DmaWriteArb::default()),
+        emit_block("mrc_ring_writer", &mut RingWriter::new(3, 5)),
     ]
 }
 

@@ -12,5 +12,6 @@ pub mod dma_arb;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
+pub mod ring_writer;
 pub mod rx_parser;
 pub mod sack_table;

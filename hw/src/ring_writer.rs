@@ -1,0 +1,238 @@
+//! Ring writer: appends fixed-size entries to host-memory rings with a
+//! phase bit, for the completion queues and the EV-event queue (the entry
+//! layouts are `hw::layout`'s `cqe` and `ev_event`; the caller packs the
+//! entry, this block owns the ring state). See `docs/hw/ring_writer.md`.
+//!
+//! Per ring (256 rings, by an 8-bit index): base IOVA and log2 of the slot
+//! count (written by the driver through the config port), the producer
+//! index (free-running 32-bit, in the block), the consumer index (written
+//! by the driver through the config port as it consumes entries). An entry
+//! goes to slot `pi mod size` at `base + slot * entry_bytes`, with bit 0
+//! of its byte 0 set to the pass's phase: 1 on the first pass over the
+//! ring, 0 on the second, and so on, so the driver, which zeroes the ring,
+//! finds a new entry where the phase differs from the previous pass's.
+//!
+//! A full ring (`pi - ci == size`) drops the entry and pulses
+//! `cnt_overflow` (verbs treats a CQ overrun as fatal; the driver sees the
+//! counter). Entries are written one at a time: a sequencer of 4 states,
+//! so one entry every 4 cycles at best with the DMA port always ready;
+//! completions and EV events come per message or per path event, not per
+//! packet, so this is not the packet rate.
+
+use rust_hdl::prelude::*;
+
+/// Rings per writer (8-bit ring index).
+pub const RINGS: usize = 256;
+
+/// Config row of table `table` (ring set-up): bits 0-63 base IOVA
+/// (aligned to the entry size), bits 64-71 log2 of the slot count
+/// (0..=16); writing it resets the ring's producer index to 0. Config row
+/// of table `table + 1`: bits 0-31 the consumer index (free running,
+/// entries the driver has consumed).
+pub mod cfg {
+    pub const BASE_LSB: usize = 0;
+    pub const LOG2_LSB: usize = 64;
+    pub const CI_LSB: usize = 0;
+}
+
+#[derive(LogicBlock)]
+pub struct RingWriter {
+    pub clock: Signal<In, Clock>,
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    /// Entry to append (bit 0 is overwritten by the phase).
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    pub in_ring: Signal<In, Bits<8>>,
+    pub in_entry: Signal<In, Bits<256>>,
+    pub dma_wr_req_valid: Signal<Out, Bit>,
+    pub dma_wr_req_ready: Signal<In, Bit>,
+    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
+    pub dma_wr_req_len: Signal<Out, Bits<16>>,
+    pub dma_wr_data_valid: Signal<Out, Bit>,
+    pub dma_wr_data_ready: Signal<In, Bit>,
+    pub dma_wr_data: Signal<Out, Bits<512>>,
+    pub dma_wr_keep: Signal<Out, Bits<64>>,
+    pub dma_wr_last: Signal<Out, Bit>,
+    /// An entry was written (pulse).
+    pub cnt_written: Signal<Out, Bit>,
+    /// An entry was dropped: ring full (pulse).
+    pub cnt_overflow: Signal<Out, Bit>,
+    // Ring state.
+    ring_ram: RAM<Bits<72>, 8>,
+    pi_ram: RAM<Bits<32>, 8>,
+    ci_ram: RAM<Bits<32>, 8>,
+    // Sequencer: 0 idle, 1 read, 2 request, 3 data.
+    state: DFF<Bits<2>>,
+    ring: DFF<Bits<8>>,
+    entry: DFF<Bits<256>>,
+    addr: DFF<Bits<64>>,
+    // Combinational helpers.
+    used: Signal<Local, Bits<32>>,
+    log2: Signal<Local, Bits<5>>,
+    slot_mask: Signal<Local, Bits<32>>,
+    full: Signal<Local, Bit>,
+    /// Passes over the ring so far (`pi >> log2`).
+    pass: Signal<Local, Bits<32>>,
+    phase: Signal<Local, Bit>,
+    cfg_ring_hit: Signal<Local, Bit>,
+    cfg_ci_hit: Signal<Local, Bit>,
+    c_table: Constant<Bits<4>>,
+    c_table_ci: Constant<Bits<4>>,
+    /// log2 of the entry size in bytes.
+    c_shift: Constant<Bits<64>>,
+    c_len: Constant<Bits<16>>,
+    c_keep: Constant<Bits<64>>,
+    c_ones: Constant<Bits<32>>,
+}
+
+impl RingWriter {
+    /// A writer for entries of `2^log2_entry` bytes (16 or 32), configured
+    /// through config tables `table` and `table + 1`.
+    pub fn new(table: u8, log2_entry: u32) -> RingWriter {
+        assert!((4..=6).contains(&log2_entry) && table < 15);
+        let bytes = 1u64 << log2_entry;
+        RingWriter {
+            clock: Default::default(),
+            cfg_valid: Default::default(),
+            cfg_table: Default::default(),
+            cfg_index: Default::default(),
+            cfg_data: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            in_ring: Default::default(),
+            in_entry: Default::default(),
+            dma_wr_req_valid: Default::default(),
+            dma_wr_req_ready: Default::default(),
+            dma_wr_req_addr: Default::default(),
+            dma_wr_req_len: Default::default(),
+            dma_wr_data_valid: Default::default(),
+            dma_wr_data_ready: Default::default(),
+            dma_wr_data: Default::default(),
+            dma_wr_keep: Default::default(),
+            dma_wr_last: Default::default(),
+            cnt_written: Default::default(),
+            cnt_overflow: Default::default(),
+            ring_ram: Default::default(),
+            pi_ram: Default::default(),
+            ci_ram: Default::default(),
+            state: Default::default(),
+            ring: Default::default(),
+            entry: Default::default(),
+            addr: Default::default(),
+            used: Default::default(),
+            log2: Default::default(),
+            slot_mask: Default::default(),
+            full: Default::default(),
+            pass: Default::default(),
+            phase: Default::default(),
+            cfg_ring_hit: Default::default(),
+            cfg_ci_hit: Default::default(),
+            c_table: Constant::new(u64::from(table).into()),
+            c_table_ci: Constant::new(u64::from(table + 1).into()),
+            c_shift: Constant::new(u64::from(log2_entry).into()),
+            c_len: Constant::new(bytes.into()),
+            c_ones: Constant::new(0xFFFF_FFFFu64.into()),
+            c_keep: Constant::new(if bytes >= 64 { u64::MAX } else { (1u64 << bytes) - 1 }.into()),
+        }
+    }
+}
+
+impl Logic for RingWriter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, ring, entry, addr);
+        self.ring_ram.read_clock.next = self.clock.val();
+        self.ring_ram.write_clock.next = self.clock.val();
+        self.pi_ram.read_clock.next = self.clock.val();
+        self.pi_ram.write_clock.next = self.clock.val();
+        self.ci_ram.read_clock.next = self.clock.val();
+        self.ci_ram.write_clock.next = self.clock.val();
+        // Reads: default to the ring being served (data one cycle later).
+        self.ring_ram.read_address.next = self.ring.q.val();
+        self.pi_ram.read_address.next = self.ring.q.val();
+        self.ci_ram.read_address.next = self.ring.q.val();
+        // Config writes (any cycle; a ring reset wins over a producer-index
+        // update in the same cycle: the driver resets only idle rings).
+        self.cfg_ring_hit.next = self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val());
+        self.cfg_ci_hit.next = self.cfg_valid.val() & (self.cfg_table.val() == self.c_table_ci.val());
+        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<72>(0);
+        self.ring_ram.write_enable.next = self.cfg_ring_hit.val();
+        self.ci_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.ci_ram.write_data.next = self.cfg_data.val().get_bits::<32>(0);
+        self.ci_ram.write_enable.next = self.cfg_ci_hit.val();
+        self.pi_ram.write_address.next = self.ring.q.val();
+        self.pi_ram.write_data.next = self.pi_ram.read_data.val() + 1;
+        self.pi_ram.write_enable.next = false;
+        // Ring arithmetic on the read state.
+        self.log2.next = self.ring_ram.read_data.val().get_bits::<5>(64);
+        self.used.next = self.pi_ram.read_data.val() - self.ci_ram.read_data.val();
+        self.slot_mask.next = !(self.c_ones.val() << bit_cast::<32, 5>(self.log2.val()));
+        self.full.next = (self.used.val() & !self.slot_mask.val()).any();
+        self.pass.next = self.pi_ram.read_data.val() >> bit_cast::<32, 5>(self.log2.val());
+        self.phase.next = !self.pass.val().get_bit(0);
+        self.in_ready.next = false;
+        self.dma_wr_req_valid.next = false;
+        self.dma_wr_data_valid.next = false;
+        self.dma_wr_req_addr.next = self.addr.q.val();
+        self.dma_wr_req_len.next = self.c_len.val();
+        self.dma_wr_data.next = bit_cast::<512, 256>(self.entry.q.val());
+        self.dma_wr_keep.next = self.c_keep.val();
+        self.dma_wr_last.next = true;
+        self.cnt_written.next = false;
+        self.cnt_overflow.next = false;
+        if self.state.q.val() == 0 {
+            // IDLE: take an entry and read its ring's state.
+            self.in_ready.next = true;
+            if self.in_valid.val() {
+                self.ring.d.next = self.in_ring.val();
+                self.entry.d.next = self.in_entry.val();
+                self.ring_ram.read_address.next = self.in_ring.val();
+                self.pi_ram.read_address.next = self.in_ring.val();
+                self.ci_ram.read_address.next = self.in_ring.val();
+                self.state.d.next = 1.into();
+            }
+        } else if self.state.q.val() == 1 {
+            // READ: the ring's state is out of the RAMs. A ring set-up in
+            // this cycle owns the producer-index write port: wait a cycle
+            // (the RAM is re-read at `ring`, so a reset of this very ring
+            // is seen).
+            if self.cfg_ring_hit.val() {
+                self.state.d.next = 1.into();
+            } else if self.full.val() {
+                self.cnt_overflow.next = true;
+                self.state.d.next = 0.into();
+            } else {
+                self.addr.d.next = self.ring_ram.read_data.val().get_bits::<64>(0)
+                    + (bit_cast::<64, 32>(self.pi_ram.read_data.val() & self.slot_mask.val()) << self.c_shift.val());
+                if self.phase.val() {
+                    self.entry.d.next = self.entry.q.val() | 1;
+                } else {
+                    self.entry.d.next = self.entry.q.val() & !bits::<256>(1);
+                }
+                self.pi_ram.write_enable.next = true;
+                self.state.d.next = 2.into();
+            }
+        } else if self.state.q.val() == 2 {
+            self.dma_wr_req_valid.next = true;
+            if self.dma_wr_req_ready.val() {
+                self.state.d.next = 3.into();
+            }
+        } else {
+            self.dma_wr_data_valid.next = true;
+            if self.dma_wr_data_ready.val() {
+                self.cnt_written.next = true;
+                self.state.d.next = 0.into();
+            }
+        }
+        // A ring (re)configured: its producer index restarts at 0.
+        if self.cfg_ring_hit.val() {
+            self.pi_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.pi_ram.write_data.next = 0.into();
+            self.pi_ram.write_enable.next = true;
+        }
+    }
+}
