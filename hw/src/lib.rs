@@ -15,3 +15,4 @@ pub mod regmap;
 pub mod ring_writer;
 pub mod rx_parser;
 pub mod sack_table;
+pub mod tx_path;

@@ -1,0 +1,648 @@
+//! TX path glue of `MrcCore`: turns the requester's packet records (after
+//! the congestion-control gate) and the ACK generator's records into
+//! complete header requests for the TX builder, with the encapsulation of
+//! the QP's peer, the EV chosen by the EV selector and the MRC extension
+//! packed as `docs/protocol.md` section 12 lays it out; issues the payload
+//! DMA read; reports every data packet sent to the retransmit engine.
+//! See `docs/hw/tx_path.md`.
+//!
+//! Two sequencers, one per source, share the TX builder's request port
+//! through a fixed-priority arbiter (ACKs first: they are small and
+//! unblock the peer's window). Each handles one packet at a time:
+//!
+//! * data: take the record and ask the EV selector (cycle 0), get the EV
+//!   (cycle 2), read the peer's address row and the (QP, EV) send
+//!   sequence (cycle 3), build (cycle 4), hand over the header request,
+//!   the payload read and the send record (cycle 5, or later under
+//!   back-pressure): one packet every 6 cycles at best;
+//! * ACK: take the record and read the QP's row (cycle 0), read the
+//!   address row (1), build (2), hand over (3): one every 4 cycles.
+//!
+//! The TX builder itself issues one packet per cycle; this front end does
+//! not yet (see the page for the gap and the plan).
+
+use rust_hdl::prelude::*;
+
+/// Config table ids this block decodes (besides snooping the requester's
+/// QP send-context rows, `hw::regmap::cfg_table::SQ_CTX`).
+pub mod table {
+    /// Peer address rows, `cfg_index` = address index (0..255):
+    /// bits 0-47 MAC (first byte most significant), bits 48-175 IP
+    /// (IPv4 in bits 48-79, as an integer).
+    pub const ADDR: u8 = 8;
+    /// The NIC's own addresses, `cfg_index` 0: bits 0-47 MAC, 48-175 IP,
+    /// bit 176 IPv6, bit 177 VLAN tag, bits 178-193 the tag's TCI, bits
+    /// 194-199 the data DSCP, bits 200-207 the TTL / hop limit.
+    pub const LOCAL: u8 = 9;
+    /// The requester's QP send-context table (snooped: `dest_qp`,
+    /// `addr_index`, `pkey`), as `hw::layout::CFG_TABLE_SQ_CTX`.
+    pub const SQ_CTX: u8 = 1;
+}
+
+/// ACK record kinds (`hw::ack_gen::kind`).
+pub mod ack_kind {
+    pub const SACK: u8 = 1;
+    pub const NACK: u8 = 2;
+}
+
+/// The fields of a TX builder request, as one bundle (both sequencers
+/// fill one, the arbiter forwards one).
+#[derive(LogicStruct, Default, Clone, Copy, PartialEq, Debug)]
+pub struct TxHeader {
+    pub dst_mac: Bits<48>,
+    pub src_mac: Bits<48>,
+    pub vlan: Bit,
+    pub vlan_tci: Bits<16>,
+    pub ipv6: Bit,
+    pub src_ip: Bits<128>,
+    pub dst_ip: Bits<128>,
+    pub dscp: Bits<6>,
+    pub ttl: Bits<8>,
+    pub ev: Bits<32>,
+    pub opcode: Bits<8>,
+    pub pad: Bits<2>,
+    pub pkey: Bits<16>,
+    pub dest_qp: Bits<24>,
+    pub ack_req: Bit,
+    pub psn: Bits<24>,
+    pub reth_va: Bits<64>,
+    pub reth_rkey: Bits<32>,
+    pub reth_len: Bits<32>,
+    pub imm: Bits<32>,
+    pub aeth_syndrome: Bits<8>,
+    pub aeth_msn: Bits<24>,
+    pub ext: Bits<416>,
+    pub ext_len: Bits<6>,
+    pub payload_len: Bits<16>,
+}
+
+#[derive(LogicBlock)]
+pub struct TxPath {
+    pub clock: Signal<In, Clock>,
+    /// Free-running nanosecond clock (the extension's `tx_ts`).
+    pub now_ns: Signal<In, Bits<32>>,
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    // Data packet records (the requester's `out_*`, through the CC gate).
+    pub pkt_valid: Signal<In, Bit>,
+    pub pkt_ready: Signal<Out, Bit>,
+    pub pkt_qp: Signal<In, Bits<8>>,
+    pub pkt_psn: Signal<In, Bits<24>>,
+    pub pkt_opcode: Signal<In, Bits<8>>,
+    pub pkt_ack_req: Signal<In, Bit>,
+    pub pkt_retransmit: Signal<In, Bit>,
+    pub pkt_addr: Signal<In, Bits<64>>,
+    pub pkt_len: Signal<In, Bits<16>>,
+    pub pkt_remote_va: Signal<In, Bits<64>>,
+    pub pkt_rkey: Signal<In, Bits<32>>,
+    pub pkt_dma_len: Signal<In, Bits<32>>,
+    pub pkt_imm: Signal<In, Bits<32>>,
+    pub pkt_msg_offset: Signal<In, Bits<32>>,
+    // EV selector (select port).
+    pub sel_valid: Signal<Out, Bit>,
+    pub sel_qp: Signal<Out, Bits<8>>,
+    pub ev_busy: Signal<In, Bit>,
+    pub rsp_valid: Signal<In, Bit>,
+    pub rsp_ev: Signal<In, Bits<7>>,
+    pub rsp_value: Signal<In, Bits<16>>,
+    pub rsp_none: Signal<In, Bit>,
+    // ACK records (the ACK generator's `tx_*`).
+    pub ack_valid: Signal<In, Bit>,
+    pub ack_ready: Signal<Out, Bit>,
+    pub ack_qp: Signal<In, Bits<8>>,
+    pub ack_kind: Signal<In, Bits<2>>,
+    pub ack_psn: Signal<In, Bits<24>>,
+    pub ack_cum: Signal<In, Bits<24>>,
+    pub ack_msn: Signal<In, Bits<24>>,
+    pub ack_nack_kind: Signal<In, Bits<2>>,
+    pub ack_nak_code: Signal<In, Bits<5>>,
+    pub ack_base: Signal<In, Bits<24>>,
+    pub ack_bitmap: Signal<In, Bits<64>>,
+    pub ack_ecn_count: Signal<In, Bits<16>>,
+    pub ack_ev: Signal<In, Bits<16>>,
+    pub ack_ev_index: Signal<In, Bits<16>>,
+    pub ack_echo_ts: Signal<In, Bits<32>>,
+    // Header requests to the TX builder.
+    pub hdr_valid: Signal<Out, Bit>,
+    pub hdr_ready: Signal<In, Bit>,
+    pub hdr: Signal<Out, TxHeader>,
+    // Payload read.
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    // Send record to the retransmit engine.
+    pub sent_valid: Signal<Out, Bit>,
+    pub sent_ready: Signal<In, Bit>,
+    pub sent_qp: Signal<Out, Bits<8>>,
+    pub sent_psn: Signal<Out, Bits<24>>,
+    pub sent_ev: Signal<Out, Bits<7>>,
+    pub sent_time: Signal<Out, Bits<32>>,
+    pub sent_len: Signal<Out, Bits<16>>,
+    /// The QP had no GOOD EV: the select is retried (pulse per try).
+    pub cnt_no_ev: Signal<Out, Bit>,
+    pub cnt_data_sent: Signal<Out, Bit>,
+    pub cnt_ack_sent: Signal<Out, Bit>,
+    // Per-QP peer (dest_qp 24 | addr_index 8 | pkey 16), one copy per
+    // sequencer (one read port each).
+    peer_d: RAM<Bits<48>, 8>,
+    peer_a: RAM<Bits<48>, 8>,
+    // Peer addresses (MAC 48 | IP 128), one copy per sequencer.
+    addr_d: RAM<Bits<176>, 8>,
+    addr_a: RAM<Bits<176>, 8>,
+    // Per (QP, EV) send sequence numbers.
+    ev_seq: RAM<Bits<32>, 15>,
+    // Own addresses and header constants.
+    loc_mac: DFF<Bits<48>>,
+    loc_ip: DFF<Bits<128>>,
+    loc_ipv6: DFF<Bit>,
+    loc_vlan: DFF<Bit>,
+    loc_tci: DFF<Bits<16>>,
+    loc_dscp: DFF<Bits<6>>,
+    loc_ttl: DFF<Bits<8>>,
+    // Data sequencer: 0 idle, 1-2 wait EV, 3 lookup, 4 build, 5 issue,
+    // 6 retry select.
+    d_state: DFF<Bits<3>>,
+    d_qp: DFF<Bits<8>>,
+    d_psn: DFF<Bits<24>>,
+    d_opcode: DFF<Bits<8>>,
+    d_ack_req: DFF<Bit>,
+    d_rtx: DFF<Bit>,
+    d_addr: DFF<Bits<64>>,
+    d_len: DFF<Bits<16>>,
+    d_va: DFF<Bits<64>>,
+    d_rkey: DFF<Bits<32>>,
+    d_dma_len: DFF<Bits<32>>,
+    d_imm: DFF<Bits<32>>,
+    d_off: DFF<Bits<32>>,
+    d_ev: DFF<Bits<7>>,
+    d_value: DFF<Bits<16>>,
+    d_time: DFF<Bits<32>>,
+    d_hdr: DFF<TxHeader>,
+    d_hdr_done: DFF<Bit>,
+    d_rd_done: DFF<Bit>,
+    d_sent_done: DFF<Bit>,
+    // ACK sequencer: 0 idle, 1 peer read, 2 build, 3 address, 4 issue.
+    a_state: DFF<Bits<3>>,
+    a_qp: DFF<Bits<8>>,
+    a_kind: DFF<Bits<2>>,
+    a_psn: DFF<Bits<24>>,
+    a_cum: DFF<Bits<24>>,
+    a_msn: DFF<Bits<24>>,
+    a_nack_kind: DFF<Bits<2>>,
+    a_nak_code: DFF<Bits<5>>,
+    a_base: DFF<Bits<24>>,
+    a_bitmap: DFF<Bits<64>>,
+    a_ecn: DFF<Bits<16>>,
+    a_ev: DFF<Bits<16>>,
+    a_ev_index: DFF<Bits<16>>,
+    a_echo: DFF<Bits<32>>,
+    a_hdr: DFF<TxHeader>,
+    // Locals.
+    d_issue: Signal<Local, Bit>,
+    a_issue: Signal<Local, Bit>,
+    placement: Signal<Local, Bit>,
+    is_sack: Signal<Local, Bit>,
+    cfg_peer: Signal<Local, Bit>,
+    cfg_addr: Signal<Local, Bit>,
+    peer_row: Signal<Local, Bits<48>>,
+    d_peer: Signal<Local, Bits<48>>,
+    a_peer: Signal<Local, Bits<48>>,
+    d_ext: Signal<Local, Bits<416>>,
+    r_bit: Signal<Local, Bits<416>>,
+    d_place: Signal<Local, Bits<416>>,
+    a_ext: Signal<Local, Bits<416>>,
+}
+
+impl Default for TxPath {
+    fn default() -> Self {
+        TxPath {
+            clock: Default::default(),
+            now_ns: Default::default(),
+            cfg_valid: Default::default(),
+            cfg_table: Default::default(),
+            cfg_index: Default::default(),
+            cfg_data: Default::default(),
+            pkt_valid: Default::default(),
+            pkt_ready: Default::default(),
+            pkt_qp: Default::default(),
+            pkt_psn: Default::default(),
+            pkt_opcode: Default::default(),
+            pkt_ack_req: Default::default(),
+            pkt_retransmit: Default::default(),
+            pkt_addr: Default::default(),
+            pkt_len: Default::default(),
+            pkt_remote_va: Default::default(),
+            pkt_rkey: Default::default(),
+            pkt_dma_len: Default::default(),
+            pkt_imm: Default::default(),
+            pkt_msg_offset: Default::default(),
+            sel_valid: Default::default(),
+            sel_qp: Default::default(),
+            ev_busy: Default::default(),
+            rsp_valid: Default::default(),
+            rsp_ev: Default::default(),
+            rsp_value: Default::default(),
+            rsp_none: Default::default(),
+            ack_valid: Default::default(),
+            ack_ready: Default::default(),
+            ack_qp: Default::default(),
+            ack_kind: Default::default(),
+            ack_psn: Default::default(),
+            ack_cum: Default::default(),
+            ack_msn: Default::default(),
+            ack_nack_kind: Default::default(),
+            ack_nak_code: Default::default(),
+            ack_base: Default::default(),
+            ack_bitmap: Default::default(),
+            ack_ecn_count: Default::default(),
+            ack_ev: Default::default(),
+            ack_ev_index: Default::default(),
+            ack_echo_ts: Default::default(),
+            hdr_valid: Default::default(),
+            hdr_ready: Default::default(),
+            hdr: Default::default(),
+            dma_rd_req_valid: Default::default(),
+            dma_rd_req_ready: Default::default(),
+            dma_rd_req_addr: Default::default(),
+            dma_rd_req_len: Default::default(),
+            dma_rd_req_tag: Default::default(),
+            sent_valid: Default::default(),
+            sent_ready: Default::default(),
+            sent_qp: Default::default(),
+            sent_psn: Default::default(),
+            sent_ev: Default::default(),
+            sent_time: Default::default(),
+            sent_len: Default::default(),
+            cnt_no_ev: Default::default(),
+            cnt_data_sent: Default::default(),
+            cnt_ack_sent: Default::default(),
+            peer_d: Default::default(),
+            peer_a: Default::default(),
+            addr_d: Default::default(),
+            addr_a: Default::default(),
+            ev_seq: Default::default(),
+            // Power-up defaults: proto's test encapsulation's TTL and the
+            // data DSCP the model uses (26, AF31).
+            loc_mac: Default::default(),
+            loc_ip: Default::default(),
+            loc_ipv6: Default::default(),
+            loc_vlan: Default::default(),
+            loc_tci: Default::default(),
+            loc_dscp: Default::default(),
+            loc_ttl: Default::default(),
+            d_state: Default::default(),
+            d_qp: Default::default(),
+            d_psn: Default::default(),
+            d_opcode: Default::default(),
+            d_ack_req: Default::default(),
+            d_rtx: Default::default(),
+            d_addr: Default::default(),
+            d_len: Default::default(),
+            d_va: Default::default(),
+            d_rkey: Default::default(),
+            d_dma_len: Default::default(),
+            d_imm: Default::default(),
+            d_off: Default::default(),
+            d_ev: Default::default(),
+            d_value: Default::default(),
+            d_time: Default::default(),
+            d_hdr: Default::default(),
+            d_hdr_done: Default::default(),
+            d_rd_done: Default::default(),
+            d_sent_done: Default::default(),
+            a_state: Default::default(),
+            a_qp: Default::default(),
+            a_kind: Default::default(),
+            a_psn: Default::default(),
+            a_cum: Default::default(),
+            a_msn: Default::default(),
+            a_nack_kind: Default::default(),
+            a_nak_code: Default::default(),
+            a_base: Default::default(),
+            a_bitmap: Default::default(),
+            a_ecn: Default::default(),
+            a_ev: Default::default(),
+            a_ev_index: Default::default(),
+            a_echo: Default::default(),
+            a_hdr: Default::default(),
+            d_issue: Default::default(),
+            a_issue: Default::default(),
+            placement: Default::default(),
+            is_sack: Default::default(),
+            cfg_peer: Default::default(),
+            cfg_addr: Default::default(),
+            peer_row: Default::default(),
+            d_peer: Default::default(),
+            a_peer: Default::default(),
+            d_ext: Default::default(),
+            r_bit: Default::default(),
+            d_place: Default::default(),
+            a_ext: Default::default(),
+        }
+    }
+}
+
+impl Logic for TxPath {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, loc_mac, loc_ip, loc_ipv6, loc_vlan, loc_tci, loc_dscp, loc_ttl, d_state, d_qp, d_psn, d_opcode,
+            d_ack_req, d_rtx, d_addr, d_len, d_va, d_rkey, d_dma_len, d_imm, d_off, d_ev, d_value, d_time, d_hdr,
+            d_hdr_done, d_rd_done, d_sent_done, a_state, a_qp, a_kind, a_psn, a_cum, a_msn, a_nack_kind, a_nak_code,
+            a_base, a_bitmap, a_ecn, a_ev, a_ev_index, a_echo, a_hdr
+        );
+        self.peer_d.read_clock.next = self.clock.val();
+        self.peer_d.write_clock.next = self.clock.val();
+        self.peer_a.read_clock.next = self.clock.val();
+        self.peer_a.write_clock.next = self.clock.val();
+        self.addr_d.read_clock.next = self.clock.val();
+        self.addr_d.write_clock.next = self.clock.val();
+        self.addr_a.read_clock.next = self.clock.val();
+        self.addr_a.write_clock.next = self.clock.val();
+        self.ev_seq.read_clock.next = self.clock.val();
+        self.ev_seq.write_clock.next = self.clock.val();
+
+        // ---- Configuration: snoop the QP rows, own the address rows.
+        // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
+        // (bits 80-87), pkey (bits 160-175).
+        self.cfg_peer.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
+        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
+        self.peer_row.next = (bit_cast::<48, 24>(self.cfg_data.val().get_bits::<24>(96)) << 24)
+            | (bit_cast::<48, 8>(self.cfg_data.val().get_bits::<8>(80)) << 16)
+            | bit_cast::<48, 16>(self.cfg_data.val().get_bits::<16>(160));
+        self.peer_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.peer_d.write_data.next = self.peer_row.val();
+        self.peer_d.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
+        self.peer_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.peer_a.write_data.next = self.peer_row.val();
+        self.peer_a.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
+        self.addr_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.addr_d.write_data.next = self.cfg_data.val().get_bits::<176>(0);
+        self.addr_d.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
+        self.addr_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.addr_a.write_data.next = self.cfg_data.val().get_bits::<176>(0);
+        self.addr_a.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
+        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
+            self.loc_mac.d.next = self.cfg_data.val().get_bits::<48>(0);
+            self.loc_ip.d.next = self.cfg_data.val().get_bits::<128>(48);
+            self.loc_ipv6.d.next = self.cfg_data.val().get_bit(176);
+            self.loc_vlan.d.next = self.cfg_data.val().get_bit(177);
+            self.loc_tci.d.next = self.cfg_data.val().get_bits::<16>(178);
+            self.loc_dscp.d.next = self.cfg_data.val().get_bits::<6>(194);
+            self.loc_ttl.d.next = self.cfg_data.val().get_bits::<8>(200);
+        }
+        // Row fields as read (registered RAM outputs).
+        self.d_peer.next = self.peer_d.read_data.val();
+        self.a_peer.next = self.peer_a.read_data.val();
+        self.peer_d.read_address.next = self.d_qp.q.val();
+        self.peer_a.read_address.next = self.a_qp.q.val();
+        self.addr_d.read_address.next = self.d_peer.val().get_bits::<8>(16);
+        self.addr_a.read_address.next = self.a_peer.val().get_bits::<8>(16);
+        self.ev_seq.read_address.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
+        self.ev_seq.write_address.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
+        self.ev_seq.write_data.next = self.ev_seq.read_data.val() + 1;
+        self.ev_seq.write_enable.next = false;
+
+        // ---- Extension fields, big-endian, byte 0 in bits 415-408.
+        // Data (type 1): 0x11, R, ev_index, ev_seq, tx_ts, msg_offset and,
+        // on WRITE MIDDLE / LAST / LAST-IMM (0x07-0x09), the placement VA
+        // and R_Key (28 bytes; 16 without placement).
+        self.placement.next = (self.d_opcode.q.val() == 0x07) | (self.d_opcode.q.val() == 0x08) | (self.d_opcode.q.val() == 0x09);
+        if self.d_rtx.q.val() {
+            self.r_bit.next = bits::<416>(1) << 407;
+        } else {
+            self.r_bit.next = 0.into();
+        }
+        if self.placement.val() {
+            self.d_place.next = (bit_cast::<416, 64>(self.d_va.q.val()) << 224) | (bit_cast::<416, 32>(self.d_rkey.q.val()) << 192);
+        } else {
+            self.d_place.next = 0.into();
+        }
+        self.d_ext.next = (bits::<416>(0x11) << 408)
+            | self.r_bit.val()
+            | self.d_place.val()
+            | (bit_cast::<416, 7>(self.d_ev.q.val()) << 384)
+            | (bit_cast::<416, 32>(self.ev_seq.read_data.val()) << 352)
+            | (bit_cast::<416, 32>(self.d_time.q.val()) << 320)
+            | (bit_cast::<416, 32>(self.d_off.q.val()) << 288);
+        // SACK (type 2, 64-bit bitmap, 28 bytes): 0x12, width code 0,
+        // ev_index, ecn_ce_count, reserved, echo_ts, service_ns (0: the
+        // trigger's arrival time is not kept), reserved, base, bitmap.
+        // NACK (type 3, 12 bytes): 0x13, kind, ev_index, reserved,
+        // cum_psn, echo_ts.
+        self.is_sack.next = self.a_kind.q.val() == 1;
+        if self.is_sack.val() {
+            self.a_ext.next = (bits::<416>(0x12) << 408)
+                | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
+                | (bit_cast::<416, 16>(self.a_ecn.q.val()) << 368)
+                | (bit_cast::<416, 32>(self.a_echo.q.val()) << 320)
+                | (bit_cast::<416, 24>(self.a_base.q.val()) << 256)
+                | (bit_cast::<416, 64>(self.a_bitmap.q.val()) << 192);
+        } else {
+            self.a_ext.next = (bits::<416>(0x13) << 408)
+                | (bit_cast::<416, 2>(self.a_nack_kind.q.val()) << 400)
+                | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
+                | (bit_cast::<416, 24>(self.a_cum.q.val()) << 352)
+                | (bit_cast::<416, 32>(self.a_echo.q.val()) << 320);
+        }
+
+        // ---- Defaults of the handshakes.
+        self.pkt_ready.next = false;
+        self.ack_ready.next = false;
+        self.sel_valid.next = false;
+        self.sel_qp.next = self.d_qp.q.val();
+        self.cnt_no_ev.next = false;
+        self.cnt_data_sent.next = false;
+        self.cnt_ack_sent.next = false;
+        self.dma_rd_req_valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val();
+        self.dma_rd_req_addr.next = self.d_addr.q.val();
+        self.dma_rd_req_len.next = self.d_len.q.val();
+        self.dma_rd_req_tag.next = 0.into();
+        self.sent_valid.next = (self.d_state.q.val() == 5) & !self.d_sent_done.q.val();
+        self.sent_qp.next = self.d_qp.q.val();
+        self.sent_psn.next = self.d_psn.q.val();
+        self.sent_ev.next = self.d_ev.q.val();
+        self.sent_time.next = self.d_time.q.val();
+        self.sent_len.next = self.d_len.q.val();
+
+        // ---- Arbiter: the ACK sequencer's header first.
+        self.a_issue.next = self.a_state.q.val() == 4;
+        self.d_issue.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.a_issue.val();
+        self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
+        if self.a_issue.val() {
+            self.hdr.next = self.a_hdr.q.val();
+        } else {
+            self.hdr.next = self.d_hdr.q.val();
+        }
+
+        // ---- Data sequencer.
+        if self.d_state.q.val() == 0 {
+            if self.pkt_valid.val() & !self.ev_busy.val() {
+                self.pkt_ready.next = true;
+                self.sel_valid.next = true;
+                self.sel_qp.next = self.pkt_qp.val();
+                self.d_qp.d.next = self.pkt_qp.val();
+                self.d_psn.d.next = self.pkt_psn.val();
+                self.d_opcode.d.next = self.pkt_opcode.val();
+                self.d_ack_req.d.next = self.pkt_ack_req.val();
+                self.d_rtx.d.next = self.pkt_retransmit.val();
+                self.d_addr.d.next = self.pkt_addr.val();
+                self.d_len.d.next = self.pkt_len.val();
+                self.d_va.d.next = self.pkt_remote_va.val();
+                self.d_rkey.d.next = self.pkt_rkey.val();
+                self.d_dma_len.d.next = self.pkt_dma_len.val();
+                self.d_imm.d.next = self.pkt_imm.val();
+                self.d_off.d.next = self.pkt_msg_offset.val();
+                self.d_state.d.next = 1.into();
+            }
+        } else if self.d_state.q.val() == 1 {
+            self.d_state.d.next = 2.into();
+        } else if self.d_state.q.val() == 2 {
+            // The selector answers two cycles after the select.
+            if self.rsp_valid.val() & !self.rsp_none.val() {
+                self.d_ev.d.next = self.rsp_ev.val();
+                self.d_value.d.next = self.rsp_value.val();
+                self.d_time.d.next = self.now_ns.val();
+                self.d_state.d.next = 3.into();
+            } else {
+                self.cnt_no_ev.next = true;
+                self.d_state.d.next = 6.into();
+            }
+        } else if self.d_state.q.val() == 3 {
+            // Peer row (read since cycle 1) -> address row; (QP, EV) seq.
+            self.d_state.d.next = 4.into();
+        } else if self.d_state.q.val() == 4 {
+            self.d_hdr.d.next.dst_mac = self.addr_d.read_data.val().get_bits::<48>(0);
+            self.d_hdr.d.next.src_mac = self.loc_mac.q.val();
+            self.d_hdr.d.next.vlan = self.loc_vlan.q.val();
+            self.d_hdr.d.next.vlan_tci = self.loc_tci.q.val();
+            self.d_hdr.d.next.ipv6 = self.loc_ipv6.q.val();
+            self.d_hdr.d.next.src_ip = self.loc_ip.q.val();
+            self.d_hdr.d.next.dst_ip = self.addr_d.read_data.val().get_bits::<128>(48);
+            self.d_hdr.d.next.dscp = self.loc_dscp.q.val();
+            self.d_hdr.d.next.ttl = self.loc_ttl.q.val();
+            self.d_hdr.d.next.ev = bit_cast::<32, 16>(self.d_value.q.val());
+            self.d_hdr.d.next.opcode = self.d_opcode.q.val();
+            self.d_hdr.d.next.pad = bit_cast::<2, 16>((!self.d_len.q.val() + 1) & 3);
+            self.d_hdr.d.next.pkey = self.d_peer.val().get_bits::<16>(0);
+            self.d_hdr.d.next.dest_qp = self.d_peer.val().get_bits::<24>(24);
+            self.d_hdr.d.next.ack_req = self.d_ack_req.q.val();
+            self.d_hdr.d.next.psn = self.d_psn.q.val();
+            self.d_hdr.d.next.reth_va = self.d_va.q.val();
+            self.d_hdr.d.next.reth_rkey = self.d_rkey.q.val();
+            self.d_hdr.d.next.reth_len = self.d_dma_len.q.val();
+            self.d_hdr.d.next.imm = self.d_imm.q.val();
+            self.d_hdr.d.next.aeth_syndrome = 0.into();
+            self.d_hdr.d.next.aeth_msn = 0.into();
+            self.d_hdr.d.next.ext = self.d_ext.val();
+            if self.placement.val() {
+                self.d_hdr.d.next.ext_len = 28.into();
+            } else {
+                self.d_hdr.d.next.ext_len = 16.into();
+            }
+            self.d_hdr.d.next.payload_len = self.d_len.q.val();
+            self.ev_seq.write_enable.next = true;
+            self.d_hdr_done.d.next = false;
+            // No payload: nothing to read.
+            self.d_rd_done.d.next = self.d_len.q.val() == 0;
+            self.d_sent_done.d.next = false;
+            self.d_state.d.next = 5.into();
+        } else if self.d_state.q.val() == 5 {
+            if self.d_issue.val() & self.hdr_ready.val() {
+                self.d_hdr_done.d.next = true;
+            }
+            if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
+                self.d_rd_done.d.next = true;
+            }
+            if self.sent_valid.val() & self.sent_ready.val() {
+                self.d_sent_done.d.next = true;
+            }
+            if (self.d_hdr_done.q.val() | (self.d_issue.val() & self.hdr_ready.val()))
+                & (self.d_rd_done.q.val() | (self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val()))
+                & (self.d_sent_done.q.val() | (self.sent_valid.val() & self.sent_ready.val()))
+            {
+                self.cnt_data_sent.next = true;
+                self.d_state.d.next = 0.into();
+            }
+        } else {
+            // Retry the select (the QP had no GOOD EV).
+            if !self.ev_busy.val() {
+                self.sel_valid.next = true;
+                self.d_state.d.next = 1.into();
+            }
+        }
+
+        // ---- ACK sequencer.
+        if self.a_state.q.val() == 0 {
+            self.ack_ready.next = true;
+            if self.ack_valid.val() {
+                self.a_qp.d.next = self.ack_qp.val();
+                self.a_kind.d.next = self.ack_kind.val();
+                self.a_psn.d.next = self.ack_psn.val();
+                self.a_cum.d.next = self.ack_cum.val();
+                self.a_msn.d.next = self.ack_msn.val();
+                self.a_nack_kind.d.next = self.ack_nack_kind.val();
+                self.a_nak_code.d.next = self.ack_nak_code.val();
+                self.a_base.d.next = self.ack_base.val();
+                self.a_bitmap.d.next = self.ack_bitmap.val();
+                self.a_ecn.d.next = self.ack_ecn_count.val();
+                self.a_ev.d.next = self.ack_ev.val();
+                self.a_ev_index.d.next = self.ack_ev_index.val();
+                self.a_echo.d.next = self.ack_echo_ts.val();
+                self.a_state.d.next = 1.into();
+            }
+        } else if self.a_state.q.val() == 1 {
+            // Peer row read in flight (address = a_qp).
+            self.a_state.d.next = 2.into();
+        } else if self.a_state.q.val() == 2 {
+            // Address row read in flight (address = the peer row's index):
+            // build in the next cycle from both.
+            self.a_hdr.d.next.src_mac = self.loc_mac.q.val();
+            self.a_hdr.d.next.vlan = self.loc_vlan.q.val();
+            self.a_hdr.d.next.vlan_tci = self.loc_tci.q.val();
+            self.a_hdr.d.next.ipv6 = self.loc_ipv6.q.val();
+            self.a_hdr.d.next.src_ip = self.loc_ip.q.val();
+            self.a_hdr.d.next.dscp = self.loc_dscp.q.val();
+            self.a_hdr.d.next.ttl = self.loc_ttl.q.val();
+            self.a_hdr.d.next.ev = bit_cast::<32, 16>(self.a_ev.q.val());
+            self.a_hdr.d.next.opcode = 0x11.into();
+            self.a_hdr.d.next.pad = 0.into();
+            self.a_hdr.d.next.pkey = self.a_peer.val().get_bits::<16>(0);
+            self.a_hdr.d.next.dest_qp = self.a_peer.val().get_bits::<24>(24);
+            self.a_hdr.d.next.ack_req = false;
+            self.a_hdr.d.next.reth_va = 0.into();
+            self.a_hdr.d.next.reth_rkey = 0.into();
+            self.a_hdr.d.next.reth_len = 0.into();
+            self.a_hdr.d.next.imm = 0.into();
+            self.a_hdr.d.next.aeth_msn = self.a_msn.q.val();
+            self.a_hdr.d.next.ext = self.a_ext.val();
+            self.a_hdr.d.next.payload_len = 0.into();
+            if self.is_sack.val() {
+                // ACK syndrome with "no credits" (0x1F), the cumulative PSN.
+                self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
+                self.a_hdr.d.next.psn = self.a_cum.q.val();
+                self.a_hdr.d.next.ext_len = 28.into();
+            } else {
+                // NAK (0x60 | code), the NACKed PSN.
+                self.a_hdr.d.next.aeth_syndrome = bits::<8>(0x60) | bit_cast::<8, 5>(self.a_nak_code.q.val());
+                self.a_hdr.d.next.psn = self.a_psn.q.val();
+                self.a_hdr.d.next.ext_len = 12.into();
+            }
+            self.a_state.d.next = 3.into();
+        } else if self.a_state.q.val() == 3 {
+            // The address row (read since cycle 2) is out now.
+            self.a_hdr.d.next.dst_mac = self.addr_a.read_data.val().get_bits::<48>(0);
+            self.a_hdr.d.next.dst_ip = self.addr_a.read_data.val().get_bits::<128>(48);
+            self.a_state.d.next = 4.into();
+        } else {
+            if self.a_issue.val() & self.hdr_ready.val() {
+                self.cnt_ack_sent.next = true;
+                self.a_state.d.next = 0.into();
+            }
+        }
+    }
+}
