@@ -179,6 +179,7 @@ pub struct TxPath {
     d_imm: DFF<Bits<32>>,
     d_off: DFF<Bits<32>>,
     d_ev: DFF<Bits<7>>,
+    d_seq_wa: DFF<Bits<15>>,
     d_value: DFF<Bits<16>>,
     d_time: DFF<Bits<32>>,
     d_hdr: DFF<TxHeader>,
@@ -222,7 +223,7 @@ impl Logic for TxPath {
     fn update(&mut self) {
         dff_setup!(
             self, clock, loc_mac, loc_ip, loc_ipv6, loc_vlan, loc_tci, loc_dscp, loc_ttl, d_state, d_qp, d_psn, d_opcode,
-            d_ack_req, d_rtx, d_addr, d_len, d_va, d_rkey, d_dma_len, d_imm, d_off, d_ev, d_value, d_time, d_hdr,
+            d_ack_req, d_rtx, d_addr, d_len, d_va, d_rkey, d_dma_len, d_imm, d_off, d_ev, d_seq_wa, d_value, d_time, d_hdr,
             d_hdr_done, d_rd_done, d_sent_done, a_state, a_qp, a_kind, a_psn, a_cum, a_msn, a_nack_kind, a_nak_code,
             a_base, a_bitmap, a_ecn, a_ev, a_ev_index, a_echo, a_hdr
         );
@@ -274,7 +275,13 @@ impl Logic for TxPath {
         self.addr_d.read_address.next = self.d_peer.val().get_bits::<8>(16);
         self.addr_a.read_address.next = self.a_peer.val().get_bits::<8>(16);
         self.ev_seq.read_address.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
-        self.ev_seq.write_address.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
+        // The write address is a register of its own, not the read
+        // address expression: with one shared address Yosys 0.23 takes the
+        // RAM for single-port and maps it to LUTRAM with an ABITS/WIDTH
+        // combination its own map file rejects. (Equal values: d_qp and
+        // d_ev are stable from cycle 3 to the write in cycle 4.)
+        self.d_seq_wa.d.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
+        self.ev_seq.write_address.next = self.d_seq_wa.q.val();
         self.ev_seq.write_data.next = self.ev_seq.read_data.val() + 1;
         self.ev_seq.write_enable.next = false;
 
