@@ -161,7 +161,9 @@ pub struct SynthStats {
     pub lut: u64,
     /// FDRE/FDSE/FDCE/FDPE.
     pub ff: u64,
-    /// Distributed-RAM primitives (RAM32M, RAM64M, RAM*X1*).
+    /// LUTs used as memory (Vivado's "LUT as Memory"): distributed-RAM
+    /// primitives (RAM32M, RAM64M, RAM*X1*) and shift registers (SRL16E,
+    /// SRLC32E: Yosys packs a chain of plain delay flip-flops into one).
     pub lutram: u64,
     /// Block RAM in RAMB36 units (a RAMB18 counts 0.5).
     pub bram36: f64,
@@ -195,12 +197,12 @@ pub struct SynthStats {
 }
 
 /// The Yosys script `synth` runs: synthesize, print the statistics, remove
-/// the flip-flop and memory primitives (their outputs become path sources,
-/// their inputs path ends) and write the netlist for [`netlist_depth`].
+/// the clocked primitives (flip-flops, block RAM, URAM, LUTRAM, SRL shift
+/// registers: their outputs become path sources, their inputs path ends) and write the netlist for [`netlist_depth`].
 pub fn synth_script(file: &Path, top: &str) -> String {
     let json = file.with_extension("netlist.json");
     format!(
-        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE t:RAMB36E2 t:RAMB18E2 t:URAM288 t:RAM*; write_json {}",
+        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE t:RAMB36E2 t:RAMB18E2 t:URAM288 t:RAM* t:SRL16E t:SRLC16E t:SRLC32E; write_json {}",
         file.display(),
         json.display()
     )
@@ -387,6 +389,7 @@ pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
             c if c.starts_with("LUT") => s.lut += n,
             "FDRE" | "FDSE" | "FDCE" | "FDPE" => s.ff += n,
             c if c.starts_with("RAM32") || c.starts_with("RAM64") || c.starts_with("RAM128") || c.starts_with("RAM256") => s.lutram += n,
+            c if c.starts_with("SRL") => s.lutram += n,
             c if c.starts_with("RAMB36") => s.bram36 += n as f64,
             c if c.starts_with("RAMB18") => s.bram36 += 0.5 * n as f64,
             c if c.starts_with("URAM") => s.uram += n,

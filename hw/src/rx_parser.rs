@@ -73,35 +73,67 @@ impl<const N: usize> Logic for ByteRev<N> {
     }
 }
 
-/// Bytes valid in a beat: index of the highest set `tkeep` bit plus one
-/// (AXI-Stream packs bytes, so this equals the number of set bits).
+/// Bytes valid in a beat from its `tkeep`, which AXI-Stream packs (a
+/// thermometer code: bits 0..n-1 set). Bit `b` of the count is set when the
+/// code ends in the upper half of a `2^(b+1)`-aligned group, i.e. for some
+/// `j`, `keep[j 2^(b+1) + 2^b - 1]` is set and `keep[(j+1) 2^(b+1) - 1]` is
+/// clear; bit 6 is `keep[63]` (n = 64). An OR of at most 32 two-input terms
+/// per bit: three LUT levels, where the priority search for the highest set
+/// bit took 8 LUTs and 22 MUXF cells. A `tkeep` with holes (an AXI-Stream
+/// violation) gives some count of 0-127, never a panic; the length checks
+/// then see a wrong frame length.
 #[derive(LogicBlock, Default)]
 pub struct KeepCount {
     pub keep: Signal<In, Bits<64>>,
     pub count: Signal<Out, Bits<7>>,
 }
 
-impl Logic for KeepCount {
-    fn update(&mut self) {
-        let k = self.keep.val();
-        let mut c = 0u64;
-        for i in 0..64 {
-            if k.get_bit(i) {
-                c = i as u64 + 1;
+impl KeepCount {
+    /// The leaf's function (its simulation model; the Verilog is the same
+    /// sum of products).
+    pub fn count(keep: u64) -> u64 {
+        let bit = |i: u64| keep >> i & 1 == 1;
+        let mut c = u64::from(bit(63)) << 6;
+        for b in 0..6u64 {
+            let g = 1u64 << (b + 1);
+            if (0..64 / g).any(|j| bit(j * g + g / 2 - 1) && !bit((j + 1) * g - 1)) {
+                c |= 1 << b;
             }
         }
-        self.count.next = c.into();
+        c
+    }
+}
+
+impl Logic for KeepCount {
+    fn update(&mut self) {
+        self.count.next = KeepCount::count(self.keep.val().to_u64()).into();
     }
     fn connect(&mut self) {
         self.count.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = String::from("always @(*) begin\n   count = 7'd0;\n");
-        for i in 0..64 {
-            s.push_str(&format!("   if (keep[{i}]) count = 7'd{};\n", i + 1));
+        let mut s = String::from("always @(*) begin\n   count[6] = keep[63];\n");
+        for b in 0..6 {
+            let g = 1usize << (b + 1);
+            let terms: Vec<String> = (0..64 / g).map(|j| format!("(keep[{}] & ~keep[{}])", j * g + g / 2 - 1, (j + 1) * g - 1)).collect();
+            s.push_str(&format!("   count[{b}] = {};\n", terms.join(" | ")));
         }
         s.push_str("end");
         Verilog::Custom(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeepCount;
+
+    /// Every packed `tkeep` (0 to 64 bytes) gives its byte count.
+    #[test]
+    fn keep_count_of_every_packed_keep() {
+        for n in 0..=64u32 {
+            let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            assert_eq!(KeepCount::count(keep), u64::from(n), "n {n}");
+        }
     }
 }
 
@@ -146,8 +178,8 @@ pub struct RxParser {
     /// Payload position in the frame (bytes) and length (pad excluded).
     pub out_payload_off: Signal<Out, Bits<18>>,
     pub out_payload_len: Signal<Out, Bits<18>>,
-    // Stream state: beat count and whether the next beat is the frame's
-    // first (`not_first` low) or second; beats 0 and 1.
+    // Stream state: beat count, whether the next beat is the frame's
+    // first (`not_first` low) or second, beats 0 and 1.
     beat: DFF<Bits<12>>,
     not_first: DFF<Bit>,
     second: DFF<Bit>,
@@ -222,7 +254,6 @@ pub struct RxParser {
     has_reth: Signal<Local, Bit>,
     is_cnp: Signal<Local, Bit>,
     is_ack: Signal<Local, Bit>,
-    t_len: Signal<Local, Bits<18>>,
     at_hdr: Signal<Local, Bits<18>>,
     ext: Signal<Local, Bits<224>>,
     imm_c: Signal<Local, Bits<32>>,
@@ -234,13 +265,10 @@ pub struct RxParser {
     syndrome: Signal<Local, Bits<8>>,
     ext_len: Signal<Local, Bits<18>>,
     ext_read: Signal<Local, Bits<18>>,
-    at_end: Signal<Local, Bits<18>>,
-    remaining: Signal<Local, Bits<18>>,
-    pad_eff: Signal<Local, Bits<18>>,
-    hdr_end: Signal<Local, Bits<18>>,
-    read_end: Signal<Local, Bits<18>>,
     // Stage E.
-    reason_e: Signal<Local, Bits<5>>,
+    remaining: Signal<Local, Bits<18>>,
+    // Stage F.
+    reason_f: Signal<Local, Bits<5>>,
     // A: the IP-aligned window and the Ethernet facts.
     a_l3: DFF<Bits<1024>>,
     a_vlan: DFF<Bit>,
@@ -250,7 +278,7 @@ pub struct RxParser {
     a_beat: DFF<Bits<12>>,
     a_v: DFF<Bit>,
     // B: the UDP-aligned window, the checksum's second-level sums, the
-    // IP check bits (each its own condition: the priority is applied in C).
+    // IP check bits (each its own condition: C applies the priority).
     b_l4: DFF<Bits<1024>>,
     b_cs2_0: DFF<Bits<22>>,
     b_cs2_1: DFF<Bits<22>>,
@@ -283,7 +311,7 @@ pub struct RxParser {
     b_flow_lo: DFF<Bits<16>>,
     b_l4base: DFF<Bits<18>>,
     b_v: DFF<Bit>,
-    // C: the raw checksum, the first IP failures, transport decode and checks.
+    // C: the raw checksum, the first IP failures, the transport decode.
     c_l4: DFF<Bits<1024>>,
     c_csum: DFF<Bits<22>>,
     c_reason_ip: DFF<Bits<5>>,
@@ -294,6 +322,7 @@ pub struct RxParser {
     c_t_len: DFF<Bits<18>>,
     c_xbit: DFF<Bit>,
     c_is_ack: DFF<Bit>,
+    c_is_cnp: DFF<Bit>,
     c_has_reth: DFF<Bit>,
     c_k_udp_short: DFF<Bit>,
     c_k_udp_len: DFF<Bit>,
@@ -301,9 +330,6 @@ pub struct RxParser {
     c_k_udp_bth: DFF<Bit>,
     c_k_opcode: DFF<Bit>,
     c_k_tver: DFF<Bit>,
-    c_k_t_short: DFF<Bit>,
-    c_k_x_cnp: DFF<Bit>,
-    c_k_x_short: DFF<Bit>,
     c_is4: DFF<Bit>,
     c_is6: DFF<Bit>,
     c_vlan: DFF<Bit>,
@@ -312,7 +338,7 @@ pub struct RxParser {
     c_flow_lo: DFF<Bits<16>>,
     c_l4base: DFF<Bits<18>>,
     c_v: DFF<Bit>,
-    // D: the checksum verdict, extension checks, payload bounds.
+    // D: the checksum verdict, the extension's checks, its end.
     d_l4: DFF<Bits<1024>>,
     d_reason_ip: DFF<Bits<5>>,
     d_reason_post: DFF<Bits<5>>,
@@ -320,9 +346,11 @@ pub struct RxParser {
     d_ext: DFF<Bits<224>>,
     d_imm: DFF<Bits<32>>,
     d_xbit: DFF<Bit>,
-    d_remaining: DFF<Bits<18>>,
+    d_t_len: DFF<Bits<18>>,
+    d_at_end: DFF<Bits<18>>,
+    d_read_end: DFF<Bits<18>>,
     d_pad_eff: DFF<Bits<18>>,
-    d_hdr_end: DFF<Bits<18>>,
+    d_l4base: DFF<Bits<18>>,
     d_k_udp_short: DFF<Bit>,
     d_k_udp_len: DFF<Bit>,
     d_k_port: DFF<Bit>,
@@ -336,18 +364,51 @@ pub struct RxParser {
     d_k_sack_width: DFF<Bit>,
     d_k_ext_type: DFF<Bit>,
     d_k_ext_mismatch: DFF<Bit>,
-    d_k_ext_short: DFF<Bit>,
     d_k_nack_kind: DFF<Bit>,
     d_k_nack_syndrome: DFF<Bit>,
     d_k_sack_syndrome: DFF<Bit>,
-    d_k_pad: DFF<Bit>,
-    d_k_window: DFF<Bit>,
     d_is6: DFF<Bit>,
     d_vlan: DFF<Bit>,
     d_dscp: DFF<Bits<6>>,
     d_ecn: DFF<Bits<2>>,
     d_flow_lo: DFF<Bits<16>>,
     d_v: DFF<Bit>,
+    // E: the payload bounds and the length checks on them.
+    e_l4: DFF<Bits<1024>>,
+    e_reason_ip: DFF<Bits<5>>,
+    e_reason_post: DFF<Bits<5>>,
+    e_k_csum: DFF<Bit>,
+    e_ext: DFF<Bits<224>>,
+    e_imm: DFF<Bits<32>>,
+    e_xbit: DFF<Bit>,
+    e_remaining: DFF<Bits<18>>,
+    e_pad_eff: DFF<Bits<18>>,
+    e_hdr_end: DFF<Bits<18>>,
+    e_k_udp_short: DFF<Bit>,
+    e_k_udp_len: DFF<Bit>,
+    e_k_port: DFF<Bit>,
+    e_k_udp_bth: DFF<Bit>,
+    e_k_opcode: DFF<Bit>,
+    e_k_tver: DFF<Bit>,
+    e_k_t_short: DFF<Bit>,
+    e_k_x_cnp: DFF<Bit>,
+    e_k_x_short: DFF<Bit>,
+    e_k_ext_ver: DFF<Bit>,
+    e_k_sack_width: DFF<Bit>,
+    e_k_ext_type: DFF<Bit>,
+    e_k_ext_mismatch: DFF<Bit>,
+    e_k_ext_short: DFF<Bit>,
+    e_k_nack_kind: DFF<Bit>,
+    e_k_nack_syndrome: DFF<Bit>,
+    e_k_sack_syndrome: DFF<Bit>,
+    e_k_pad: DFF<Bit>,
+    e_k_window: DFF<Bit>,
+    e_is6: DFF<Bit>,
+    e_vlan: DFF<Bit>,
+    e_dscp: DFF<Bits<6>>,
+    e_ecn: DFF<Bits<2>>,
+    e_flow_lo: DFF<Bits<16>>,
+    e_v: DFF<Bit>,
     // Output registers.
     r_valid: DFF<Bit>,
     r_drop: DFF<Bit>,
@@ -380,13 +441,13 @@ pub struct RxParser {
 }
 
 impl Logic for RxParser {
-    // The stage C and E priority chains give the same reason on several
-    // arms (e.g. Truncated at each layer), in the golden model's order.
+    // The priority chains give the same reason on several arms (e.g.
+    // Truncated at each layer), in the golden model's order.
     #[allow(clippy::if_same_then_else)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, not_first, second, h0, h1, a_l3, a_vlan, a_is4, a_is6, a_count, a_beat, a_v, b_l4, b_cs2_0, b_cs2_1, b_cs2_2, b_cs2_3, b_cs2_4, b_cs2_5, b_cs2_6, b_cs2_7, b_k_eth_short, b_k_vlan_short, b_k_ethertype, b_k_ip_empty, b_k_v4_ver, b_k_v6_ver, b_k_v4_short, b_k_ihl, b_k_v4_hdr, b_k_v4_len, b_k_frag, b_k_v6_short, b_k_v6_len, b_k_proto, b_is4, b_is6, b_vlan, b_ip_payload, b_dscp, b_ecn, b_flow_lo, b_l4base, b_v, c_l4, c_csum, c_reason_ip, c_reason_post, c_ext, c_imm, c_at_hdr, c_t_len, c_xbit, c_is_ack, c_has_reth, c_k_udp_short, c_k_udp_len, c_k_port, c_k_udp_bth, c_k_opcode, c_k_tver, c_k_t_short, c_k_x_cnp, c_k_x_short, c_is4, c_is6, c_vlan, c_dscp, c_ecn, c_flow_lo, c_l4base, c_v, d_l4, d_reason_ip, d_reason_post, d_k_csum, d_ext, d_imm, d_xbit, d_remaining, d_pad_eff, d_hdr_end, d_k_udp_short, d_k_udp_len, d_k_port, d_k_udp_bth, d_k_opcode, d_k_tver, d_k_t_short, d_k_x_cnp, d_k_x_short, d_k_ext_ver, d_k_sack_width, d_k_ext_type, d_k_ext_mismatch, d_k_ext_short, d_k_nack_kind, d_k_nack_syndrome, d_k_sack_syndrome, d_k_pad, d_k_window, d_is6, d_vlan, d_dscp, d_ecn, d_flow_lo, d_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se, r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len, r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
+            self, clock, beat, not_first, second, h0, h1, a_l3, a_vlan, a_is4, a_is6, a_count, a_beat, a_v, b_l4, b_cs2_0, b_cs2_1, b_cs2_2, b_cs2_3, b_cs2_4, b_cs2_5, b_cs2_6, b_cs2_7, b_k_eth_short, b_k_vlan_short, b_k_ethertype, b_k_ip_empty, b_k_v4_ver, b_k_v6_ver, b_k_v4_short, b_k_ihl, b_k_v4_hdr, b_k_v4_len, b_k_frag, b_k_v6_short, b_k_v6_len, b_k_proto, b_is4, b_is6, b_vlan, b_ip_payload, b_dscp, b_ecn, b_flow_lo, b_l4base, b_v, c_l4, c_csum, c_reason_ip, c_reason_post, c_ext, c_imm, c_at_hdr, c_t_len, c_xbit, c_is_ack, c_is_cnp, c_has_reth, c_k_udp_short, c_k_udp_len, c_k_port, c_k_udp_bth, c_k_opcode, c_k_tver, c_is4, c_is6, c_vlan, c_dscp, c_ecn, c_flow_lo, c_l4base, c_v, d_l4, d_reason_ip, d_reason_post, d_k_csum, d_ext, d_imm, d_xbit, d_t_len, d_at_end, d_read_end, d_pad_eff, d_l4base, d_k_udp_short, d_k_udp_len, d_k_port, d_k_udp_bth, d_k_opcode, d_k_tver, d_k_t_short, d_k_x_cnp, d_k_x_short, d_k_ext_ver, d_k_sack_width, d_k_ext_type, d_k_ext_mismatch, d_k_nack_kind, d_k_nack_syndrome, d_k_sack_syndrome, d_is6, d_vlan, d_dscp, d_ecn, d_flow_lo, d_v, e_l4, e_reason_ip, e_reason_post, e_k_csum, e_ext, e_imm, e_xbit, e_remaining, e_pad_eff, e_hdr_end, e_k_udp_short, e_k_udp_len, e_k_port, e_k_udp_bth, e_k_opcode, e_k_tver, e_k_t_short, e_k_x_cnp, e_k_x_short, e_k_ext_ver, e_k_sack_width, e_k_ext_type, e_k_ext_mismatch, e_k_ext_short, e_k_nack_kind, e_k_nack_syndrome, e_k_sack_syndrome, e_k_pad, e_k_window, e_is6, e_vlan, e_dscp, e_ecn, e_flow_lo, e_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se, r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len, r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
         );
         self.s_tready.next = true;
         // ==== Stream side: keep beats 0 and 1, count beats. `not_first`
@@ -660,16 +721,12 @@ impl Logic for RxParser {
             self.is_cnp.next = true;
             self.at_hdr.next = 28.into();
         }
-        self.t_len.next = self.udp_len.val() - 12;
         self.c_k_udp_short.d.next = self.b_ip_payload.q.val() < 8;
         self.c_k_udp_len.d.next = self.udp_len.val() != self.b_ip_payload.q.val();
         self.c_k_port.d.next = self.dport.val() != 4791;
         self.c_k_udp_bth.d.next = self.udp_len.val() < 24;
         self.c_k_opcode.d.next = !self.op_known.val();
         self.c_k_tver.d.next = self.tver.val() != 0;
-        self.c_k_t_short.d.next = self.t_len.val() < self.at_hdr.val();
-        self.c_k_x_cnp.d.next = self.xbit.val() & self.is_cnp.val();
-        self.c_k_x_short.d.next = self.xbit.val() & (self.t_len.val() < self.at_hdr.val() + 2);
         self.c_l4.d.next = self.b_l4.q.val();
         self.c_csum.d.next = self.cs5_0.val();
         self.c_reason_ip.d.next = self.reason_ip.val();
@@ -677,10 +734,11 @@ impl Logic for RxParser {
         self.c_ext.d.next = self.ext.val();
         self.c_imm.d.next = self.imm_c.val();
         self.c_at_hdr.d.next = self.at_hdr.val();
-        self.c_t_len.d.next = self.t_len.val();
+        self.c_t_len.d.next = self.udp_len.val() - 12;
         self.c_xbit.d.next = self.xbit.val();
         self.c_is_ack.d.next = self.is_ack.val();
         self.c_has_reth.d.next = self.has_reth.val();
+        self.c_is_cnp.d.next = self.is_cnp.val();
         self.c_is4.d.next = self.b_is4.q.val();
         self.c_is6.d.next = self.b_is6.q.val();
         self.c_vlan.d.next = self.b_vlan.q.val();
@@ -730,137 +788,171 @@ impl Logic for RxParser {
             self.ext_len.next = 16.into();
             self.ext_read.next = 16.into();
         }
-        self.at_end.next = self.c_at_hdr.q.val();
-        self.read_end.next = self.c_l4base.q.val() + self.c_at_hdr.q.val();
+        // Where the headers end (transport-relative) and where this front
+        // end stops reading (frame-relative); the subtractions and compares
+        // on them are stage E's.
+        self.d_at_end.d.next = self.c_at_hdr.q.val();
+        self.d_read_end.d.next = self.c_l4base.q.val() + self.c_at_hdr.q.val();
         if self.c_xbit.q.val() {
-            self.at_end.next = self.c_at_hdr.q.val() + self.ext_len.val();
-            self.read_end.next = self.c_l4base.q.val() + self.c_at_hdr.q.val() + self.ext_read.val();
+            self.d_at_end.d.next = self.c_at_hdr.q.val() + self.ext_len.val();
+            self.d_read_end.d.next = self.c_l4base.q.val() + self.c_at_hdr.q.val() + self.ext_read.val();
         }
-        self.remaining.next = self.c_t_len.q.val() - self.at_end.val();
-        self.pad_eff.next = bit_cast::<18, 2>(self.c_l4.q.val().get_bits::<2>(948));
+        self.d_pad_eff.d.next = bit_cast::<18, 2>(self.c_l4.q.val().get_bits::<2>(948));
         if self.c_dscp.q.val() == 59 {
-            self.pad_eff.next = 0.into();
+            self.d_pad_eff.d.next = 0.into();
         }
-        self.hdr_end.next = self.c_l4base.q.val() + self.at_end.val();
+        self.d_k_t_short.d.next = self.c_t_len.q.val() < self.c_at_hdr.q.val();
+        self.d_k_x_cnp.d.next = self.c_xbit.q.val() & self.c_is_cnp.q.val();
+        self.d_k_x_short.d.next = self.c_xbit.q.val() & (self.c_t_len.q.val() < self.c_at_hdr.q.val() + 2);
         self.d_k_ext_ver.d.next = self.c_xbit.q.val() & (self.ext_ver.val() != 1);
         self.d_k_sack_width.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 2) & (self.ext_b1.val().get_bits::<2>(0) == 3);
         self.d_k_ext_type.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 0) | (self.ext_type.val() > 4));
         self.d_k_ext_mismatch.d.next = self.c_xbit.q.val() & (self.c_is_ack.q.val() != (self.ext_type.val() != 1));
-        self.d_k_ext_short.d.next = self.c_xbit.q.val() & (self.c_t_len.q.val() < self.at_end.val());
         self.d_k_nack_kind.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 3) & ((self.ext_b1.val() == 0) | (self.ext_b1.val() > 3));
         self.d_k_nack_syndrome.d.next = self.c_xbit.q.val()
             & (self.ext_type.val() == 3)
             & (((self.ext_b1.val() == 3) & (self.syndrome.val().get_bits::<7>(0) != 0x62))
                 | ((self.ext_b1.val() != 3) & (self.syndrome.val().get_bits::<7>(0) != 0x60)));
         self.d_k_sack_syndrome.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 2) | (self.ext_type.val() == 4)) & (self.syndrome.val().get_bits::<2>(5) != 0);
-        self.d_k_pad.d.next = self.pad_eff.val() > self.remaining.val();
-        self.d_k_window.d.next = self.read_end.val() > 128;
-        self.d_k_udp_short.d.next = self.c_k_udp_short.q.val();
-        self.d_k_udp_len.d.next = self.c_k_udp_len.q.val();
-        self.d_k_port.d.next = self.c_k_port.q.val();
-        self.d_k_udp_bth.d.next = self.c_k_udp_bth.q.val();
-        self.d_k_opcode.d.next = self.c_k_opcode.q.val();
-        self.d_k_tver.d.next = self.c_k_tver.q.val();
-        self.d_k_t_short.d.next = self.c_k_t_short.q.val();
-        self.d_k_x_cnp.d.next = self.c_k_x_cnp.q.val();
-        self.d_k_x_short.d.next = self.c_k_x_short.q.val();
         self.d_l4.d.next = self.c_l4.q.val();
         self.d_reason_ip.d.next = self.c_reason_ip.q.val();
         self.d_reason_post.d.next = self.c_reason_post.q.val();
         self.d_ext.d.next = self.c_ext.q.val();
         self.d_imm.d.next = self.c_imm.q.val();
         self.d_xbit.d.next = self.c_xbit.q.val();
-        self.d_remaining.d.next = self.remaining.val();
-        self.d_pad_eff.d.next = self.pad_eff.val();
-        self.d_hdr_end.d.next = self.hdr_end.val();
+        self.d_t_len.d.next = self.c_t_len.q.val();
+        self.d_k_udp_short.d.next = self.c_k_udp_short.q.val();
+        self.d_k_udp_len.d.next = self.c_k_udp_len.q.val();
+        self.d_k_port.d.next = self.c_k_port.q.val();
+        self.d_k_udp_bth.d.next = self.c_k_udp_bth.q.val();
+        self.d_k_opcode.d.next = self.c_k_opcode.q.val();
+        self.d_k_tver.d.next = self.c_k_tver.q.val();
         self.d_is6.d.next = self.c_is6.q.val();
         self.d_vlan.d.next = self.c_vlan.q.val();
         self.d_dscp.d.next = self.c_dscp.q.val();
         self.d_ecn.d.next = self.c_ecn.q.val();
         self.d_flow_lo.d.next = self.c_flow_lo.q.val();
         self.d_v.d.next = self.c_v.q.val();
-        // ==== Stage E: the first failure in the golden model's order (a
+        self.d_l4base.d.next = self.c_l4base.q.val();
+        // ==== Stage E: the payload bounds and the length checks on them.
+        self.remaining.next = self.d_t_len.q.val() - self.d_at_end.q.val();
+        self.e_remaining.d.next = self.remaining.val();
+        self.e_hdr_end.d.next = self.d_l4base.q.val() + self.d_at_end.q.val();
+        self.e_k_ext_short.d.next = self.d_xbit.q.val() & (self.d_t_len.q.val() < self.d_at_end.q.val());
+        self.e_k_pad.d.next = self.d_pad_eff.q.val() > self.remaining.val();
+        self.e_k_window.d.next = self.d_read_end.q.val() > 128;
+        self.e_k_udp_short.d.next = self.d_k_udp_short.q.val();
+        self.e_k_udp_len.d.next = self.d_k_udp_len.q.val();
+        self.e_k_port.d.next = self.d_k_port.q.val();
+        self.e_k_udp_bth.d.next = self.d_k_udp_bth.q.val();
+        self.e_k_opcode.d.next = self.d_k_opcode.q.val();
+        self.e_k_tver.d.next = self.d_k_tver.q.val();
+        self.e_k_t_short.d.next = self.d_k_t_short.q.val();
+        self.e_k_x_cnp.d.next = self.d_k_x_cnp.q.val();
+        self.e_k_x_short.d.next = self.d_k_x_short.q.val();
+        self.e_k_ext_ver.d.next = self.d_k_ext_ver.q.val();
+        self.e_k_sack_width.d.next = self.d_k_sack_width.q.val();
+        self.e_k_ext_type.d.next = self.d_k_ext_type.q.val();
+        self.e_k_ext_mismatch.d.next = self.d_k_ext_mismatch.q.val();
+        self.e_k_nack_kind.d.next = self.d_k_nack_kind.q.val();
+        self.e_k_nack_syndrome.d.next = self.d_k_nack_syndrome.q.val();
+        self.e_k_sack_syndrome.d.next = self.d_k_sack_syndrome.q.val();
+        self.e_l4.d.next = self.d_l4.q.val();
+        self.e_reason_ip.d.next = self.d_reason_ip.q.val();
+        self.e_reason_post.d.next = self.d_reason_post.q.val();
+        self.e_k_csum.d.next = self.d_k_csum.q.val();
+        self.e_ext.d.next = self.d_ext.q.val();
+        self.e_imm.d.next = self.d_imm.q.val();
+        self.e_xbit.d.next = self.d_xbit.q.val();
+        self.e_pad_eff.d.next = self.d_pad_eff.q.val();
+        self.e_is6.d.next = self.d_is6.q.val();
+        self.e_vlan.d.next = self.d_vlan.q.val();
+        self.e_dscp.d.next = self.d_dscp.q.val();
+        self.e_ecn.d.next = self.d_ecn.q.val();
+        self.e_flow_lo.d.next = self.d_flow_lo.q.val();
+        self.e_v.d.next = self.d_v.q.val();
+        // ==== Stage F: the first failure in the golden model's order (a
         // priority encoder over registered bits), then the record.
-        self.reason_e.next = 0.into();
-        if self.d_reason_ip.q.val() != 0 {
-            self.reason_e.next = self.d_reason_ip.q.val();
-        } else if self.d_k_csum.q.val() {
-            self.reason_e.next = 5.into();
-        } else if self.d_reason_post.q.val() != 0 {
-            self.reason_e.next = self.d_reason_post.q.val();
-        } else if self.d_k_udp_short.q.val() {
-            self.reason_e.next = 1.into();
-        } else if self.d_k_udp_len.q.val() {
-            self.reason_e.next = 9.into();
-        } else if self.d_k_port.q.val() {
-            self.reason_e.next = 8.into();
-        } else if self.d_k_udp_bth.q.val() {
-            self.reason_e.next = 1.into();
-        } else if self.d_k_opcode.q.val() {
-            self.reason_e.next = 10.into();
-        } else if self.d_k_tver.q.val() {
-            self.reason_e.next = 11.into();
-        } else if self.d_k_t_short.q.val() {
-            self.reason_e.next = 1.into();
-        } else if self.d_k_x_cnp.q.val() {
-            self.reason_e.next = 17.into();
-        } else if self.d_k_x_short.q.val() {
-            self.reason_e.next = 1.into();
-        } else if self.d_k_ext_ver.q.val() {
-            self.reason_e.next = 14.into();
-        } else if self.d_k_sack_width.q.val() {
-            self.reason_e.next = 15.into();
-        } else if self.d_k_ext_type.q.val() {
-            self.reason_e.next = 13.into();
-        } else if self.d_k_ext_mismatch.q.val() {
-            self.reason_e.next = 17.into();
-        } else if self.d_k_ext_short.q.val() {
-            self.reason_e.next = 1.into();
-        } else if self.d_k_nack_kind.q.val() {
-            self.reason_e.next = 16.into();
-        } else if self.d_k_nack_syndrome.q.val() {
-            self.reason_e.next = 18.into();
-        } else if self.d_k_sack_syndrome.q.val() {
-            self.reason_e.next = 18.into();
-        } else if self.d_k_pad.q.val() {
-            self.reason_e.next = 12.into();
-        } else if self.d_k_window.q.val() {
-            self.reason_e.next = 31.into();
+        self.reason_f.next = 0.into();
+        if self.e_reason_ip.q.val() != 0 {
+            self.reason_f.next = self.e_reason_ip.q.val();
+        } else if self.e_k_csum.q.val() {
+            self.reason_f.next = 5.into();
+        } else if self.e_reason_post.q.val() != 0 {
+            self.reason_f.next = self.e_reason_post.q.val();
+        } else if self.e_k_udp_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_udp_len.q.val() {
+            self.reason_f.next = 9.into();
+        } else if self.e_k_port.q.val() {
+            self.reason_f.next = 8.into();
+        } else if self.e_k_udp_bth.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_opcode.q.val() {
+            self.reason_f.next = 10.into();
+        } else if self.e_k_tver.q.val() {
+            self.reason_f.next = 11.into();
+        } else if self.e_k_t_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_x_cnp.q.val() {
+            self.reason_f.next = 17.into();
+        } else if self.e_k_x_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_ext_ver.q.val() {
+            self.reason_f.next = 14.into();
+        } else if self.e_k_sack_width.q.val() {
+            self.reason_f.next = 15.into();
+        } else if self.e_k_ext_type.q.val() {
+            self.reason_f.next = 13.into();
+        } else if self.e_k_ext_mismatch.q.val() {
+            self.reason_f.next = 17.into();
+        } else if self.e_k_ext_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_nack_kind.q.val() {
+            self.reason_f.next = 16.into();
+        } else if self.e_k_nack_syndrome.q.val() {
+            self.reason_f.next = 18.into();
+        } else if self.e_k_sack_syndrome.q.val() {
+            self.reason_f.next = 18.into();
+        } else if self.e_k_pad.q.val() {
+            self.reason_f.next = 12.into();
+        } else if self.e_k_window.q.val() {
+            self.reason_f.next = 31.into();
         }
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;
-        if self.d_v.q.val() {
-            self.r_valid.d.next = self.reason_e.val() == 0;
-            self.r_drop.d.next = self.reason_e.val() != 0;
-            self.r_reason.d.next = self.reason_e.val();
-            self.r_ipv6.d.next = self.d_is6.q.val();
-            self.r_vlan.d.next = self.d_vlan.q.val();
-            self.r_ecn_ce.d.next = self.d_ecn.q.val() == 3;
-            self.r_trimmed.d.next = self.d_dscp.q.val() == 59;
-            self.r_ev.d.next = bit_cast::<32, 16>(self.d_l4.q.val().get_bits::<16>(1008));
-            if self.d_is6.q.val() {
-                self.r_ev.d.next = (bit_cast::<32, 16>(self.d_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.d_l4.q.val().get_bits::<16>(1008));
+        if self.e_v.q.val() {
+            self.r_valid.d.next = self.reason_f.val() == 0;
+            self.r_drop.d.next = self.reason_f.val() != 0;
+            self.r_reason.d.next = self.reason_f.val();
+            self.r_ipv6.d.next = self.e_is6.q.val();
+            self.r_vlan.d.next = self.e_vlan.q.val();
+            self.r_ecn_ce.d.next = self.e_ecn.q.val() == 3;
+            self.r_trimmed.d.next = self.e_dscp.q.val() == 59;
+            self.r_ev.d.next = bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
+            if self.e_is6.q.val() {
+                self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             }
-            self.r_opcode.d.next = self.d_l4.q.val().get_bits::<8>(952);
-            self.r_se.d.next = self.d_l4.q.val().get_bit(951);
-            self.r_mig.d.next = self.d_l4.q.val().get_bit(950);
-            self.r_pad.d.next = self.d_l4.q.val().get_bits::<2>(948);
-            self.r_pkey.d.next = self.d_l4.q.val().get_bits::<16>(928);
-            self.r_fecn.d.next = self.d_l4.q.val().get_bit(927);
-            self.r_becn.d.next = self.d_l4.q.val().get_bit(926);
-            self.r_dest_qp.d.next = self.d_l4.q.val().get_bits::<24>(896);
-            self.r_ack_req.d.next = self.d_l4.q.val().get_bit(895);
-            self.r_xbit.d.next = self.d_xbit.q.val();
-            self.r_psn.d.next = self.d_l4.q.val().get_bits::<24>(864);
-            self.r_reth_va.d.next = self.d_l4.q.val().get_bits::<64>(800);
-            self.r_reth_rkey.d.next = self.d_l4.q.val().get_bits::<32>(768);
-            self.r_reth_len.d.next = self.d_l4.q.val().get_bits::<32>(736);
-            self.r_imm.d.next = self.d_imm.q.val();
-            self.r_aeth_syndrome.d.next = self.d_l4.q.val().get_bits::<8>(856);
-            self.r_aeth_msn.d.next = self.d_l4.q.val().get_bits::<24>(832);
-            self.r_ext.d.next = self.d_ext.q.val();
-            self.r_payload_off.d.next = self.d_hdr_end.q.val();
-            self.r_payload_len.d.next = self.d_remaining.q.val() - self.d_pad_eff.q.val();
+            self.r_opcode.d.next = self.e_l4.q.val().get_bits::<8>(952);
+            self.r_se.d.next = self.e_l4.q.val().get_bit(951);
+            self.r_mig.d.next = self.e_l4.q.val().get_bit(950);
+            self.r_pad.d.next = self.e_l4.q.val().get_bits::<2>(948);
+            self.r_pkey.d.next = self.e_l4.q.val().get_bits::<16>(928);
+            self.r_fecn.d.next = self.e_l4.q.val().get_bit(927);
+            self.r_becn.d.next = self.e_l4.q.val().get_bit(926);
+            self.r_dest_qp.d.next = self.e_l4.q.val().get_bits::<24>(896);
+            self.r_ack_req.d.next = self.e_l4.q.val().get_bit(895);
+            self.r_xbit.d.next = self.e_xbit.q.val();
+            self.r_psn.d.next = self.e_l4.q.val().get_bits::<24>(864);
+            self.r_reth_va.d.next = self.e_l4.q.val().get_bits::<64>(800);
+            self.r_reth_rkey.d.next = self.e_l4.q.val().get_bits::<32>(768);
+            self.r_reth_len.d.next = self.e_l4.q.val().get_bits::<32>(736);
+            self.r_imm.d.next = self.e_imm.q.val();
+            self.r_aeth_syndrome.d.next = self.e_l4.q.val().get_bits::<8>(856);
+            self.r_aeth_msn.d.next = self.e_l4.q.val().get_bits::<24>(832);
+            self.r_ext.d.next = self.e_ext.q.val();
+            self.r_payload_off.d.next = self.e_hdr_end.q.val();
+            self.r_payload_len.d.next = self.e_remaining.q.val() - self.e_pad_eff.q.val();
         }
         self.out_valid.next = self.r_valid.q.val();
         self.out_drop.next = self.r_drop.q.val();

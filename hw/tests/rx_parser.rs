@@ -361,7 +361,7 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, malformed: bool) {
                 beats.push(None);
             }
         }
-        beats.extend([None; 6]); // drain the pipeline (record 5 cycles after tlast)
+        beats.extend([None; 7]); // drain the pipeline (record 6 cycles after tlast)
         for b in beats {
             match b {
                 Some((d, k, last)) => {
