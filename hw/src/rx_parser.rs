@@ -4,15 +4,21 @@
 //! The parser keeps the first two beats of a frame (128 bytes: enough for
 //! Ethernet [+ 802.1Q] / IPv4 (no options, or short ones) | IPv6 / UDP /
 //! BTH / RETH / ImmDt / AETH / the first 28 bytes of the MRC extension),
-//! counts the frame's bytes, and from `tlast` on runs a three-stage
-//! pipeline: A registers the byte-reversed window aligned on the IP header
-//! (802.1Q or not) and the frame length; B aligns the UDP header, checks
-//! Ethernet and IP, sums the IPv4 header and registers the UDP-aligned
-//! window; C checks the checksum, extracts the transport fields, runs the
-//! remaining checks and registers the record. It takes a
-//! new frame every cycle (a one-beat frame enters stage A in the cycle it
-//! arrives), `s_tready` is always high, and the record appears three
-//! cycles after the `tlast` beat.
+//! counts the frame's bytes, and from `tlast` on runs a six-stage pipeline
+//! (every stage at most 7 equivalent LUT levels, for 322 MHz):
+//! A registers the byte-reversed window aligned on the IP header (802.1Q
+//! or not) and the EtherType facts; B computes the frame length, aligns
+//! the UDP header, makes each Ethernet/IP check an independent bit and
+//! the checksum's first two adder levels; C finishes the checksum sum,
+//! applies the IP checks' priority, decodes the opcode (header lengths,
+//! extension and ImmDt position) and makes the UDP/BTH check bits; D folds
+//! and checks the checksum, decodes the extension and computes where the
+//! headers end; E the payload bounds and the length checks on them; F
+//! picks the first failure in the golden model's order (a priority
+//! encoder over registered bits) and registers the record. It takes a new
+//! frame every cycle (a one-beat frame enters stage A in the cycle it
+//! arrives), `s_tready` is always high, and the record appears six cycles
+//! after the `tlast` beat.
 
 use rust_hdl::prelude::*;
 
@@ -137,7 +143,7 @@ mod tests {
     }
 }
 
-/// The parser. Stream in on `s_*`; three cycles after a frame's `tlast`
+/// The parser. Stream in on `s_*`; six cycles after a frame's `tlast`
 /// beat, `out_valid` (accepted, fields valid) or `out_drop` (with
 /// `out_reason`) pulses for one cycle.
 #[derive(LogicBlock, Default)]
