@@ -11,7 +11,9 @@
 //! the request is taken when the expected PSN does not move; a new
 //! in-order packet runs the cumulative advance (mode SCAN, pipeline held):
 //! one 64-bit word per cycle with the shift-free trailing-ones step of
-//! [`Advance`], verdict 3 + c edges after acceptance (c = word boundaries
+//! [`Advance`], whose carry chain ends in registers (the run's end, one-hot,
+//! is encoded a cycle later, so the scan decides one cycle after its last
+//! word): verdict 4 + c edges after acceptance (c = word boundaries
 //! crossed). Init and snapshot requests run on an empty pipeline; a
 //! snapshot takes 3 edges.
 
