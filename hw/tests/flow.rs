@@ -62,6 +62,10 @@ fn synth_smoke() {
     assert!(s.ff >= 96 && s.ff <= 200, "{s:?}");
     assert!(s.lut > 0 && s.logic_depth > 0, "{s:?}");
     assert!(s.lut_levels >= 1 && s.lut_levels <= s.logic_depth, "{s:?}");
+    // The weighted levels lie between the LUT levels on that path and the
+    // cell count; the CSR block is shallow (4 with this flow).
+    assert!(s.levels >= s.levels_path.0 && s.levels <= s.logic_depth && s.levels <= 8, "{s:?}");
+    assert!(s.critical_path.len() as u64 > s.levels_path.0, "{s:?}");
     let (j, m) = flow::write_report(&dir, &stats).unwrap();
     assert!(std::fs::read_to_string(j).unwrap().contains("\"lut\""));
     assert!(std::fs::read_to_string(m).unwrap().contains("| mrc_csr |"));
