@@ -198,7 +198,8 @@ pub struct SynthStats {
 
 /// The Yosys script `synth` runs: synthesize, print the statistics, remove
 /// the clocked primitives (flip-flops, block RAM, URAM, LUTRAM, SRL shift
-/// registers: their outputs become path sources, their inputs path ends) and write the netlist for [`netlist_depth`].
+/// registers: their outputs become path sources, their inputs path ends)
+/// and write the netlist for [`netlist_depth`].
 pub fn synth_script(file: &Path, top: &str) -> String {
     let json = file.with_extension("netlist.json");
     format!(
