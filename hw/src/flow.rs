@@ -168,7 +168,9 @@ pub struct SynthStats {
     pub lut: u64,
     /// FDRE/FDSE/FDCE/FDPE.
     pub ff: u64,
-    /// Distributed-RAM primitives (RAM32M, RAM64M, RAM*X1*).
+    /// LUTs used as memory (Vivado's "LUT as Memory"): distributed-RAM
+    /// primitives (RAM32M, RAM64M, RAM*X1*) and shift registers (SRL16E,
+    /// SRLC32E: Yosys packs a chain of plain delay flip-flops into one).
     pub lutram: u64,
     /// Block RAM in RAMB36 units (a RAMB18 counts 0.5).
     pub bram36: f64,
@@ -176,28 +178,203 @@ pub struct SynthStats {
     pub dsp: u64,
     /// Carry cells (Yosys 0.23 maps xcup adders to CARRY4, not CARRY8).
     pub carry: u64,
-    /// Longest combinational path in cells (`ltp -noff` after deleting the
-    /// flip-flop and memory primitives: `-noff` only knows Yosys' internal FF
-    /// types, not FDRE, and knows nothing of RAMB/URAM/LUTRAM cells, so
-    /// without the delete the path runs through registers and RAMs). Counts
-    /// LUTs, MUXF7/F8 and CARRY4 cells: an upper bound on LUT levels.
+    /// Longest register-to-register (or port) combinational path in cells:
+    /// LUTs, INVs, MUXF7/F8/F9 and CARRY4 cells, each counted once.
+    /// Computed by [`netlist_depth`] on the mapped netlist with the
+    /// flip-flop and memory primitives removed.
     pub logic_depth: u64,
-    /// LUT cells on that path (the "LUT levels" metric; the other
-    /// cells on it are CARRY4 and MUXF7/F8).
+    /// The most LUT (and INV) cells on any register-to-register path: the
+    /// issue's "LUT levels", exact (not the LUTs on the path with the most
+    /// cells, which is what earlier versions of the flow reported).
     pub lut_levels: u64,
+    /// The most CARRY4 cells on any register-to-register path (a 64-bit
+    /// adder is 16 in series; Yosys 0.23 maps xcup adders to CARRY4).
+    pub carry_levels: u64,
+    /// The target figure: the most *equivalent* LUT levels on any path,
+    /// counting a LUT 1, a MUXF7/F8/F9 1/4 and a CARRY4 1/8 (rounded up).
+    /// See `docs/hw/README.md` ("Logic depth") for the reasoning.
+    pub levels: u64,
+    /// Composition of the path that sets `levels`: LUTs, MUXF cells and
+    /// CARRY4 cells on it.
+    pub levels_path: (u64, u64, u64),
+    /// The cell names along the path that sets `levels` (source first).
+    pub critical_path: Vec<String>,
     /// Every cell type with its count, as Yosys printed them.
     pub cells: Vec<(String, u64)>,
 }
 
-/// The Yosys script `synth` runs.
+/// The Yosys script `synth` runs: synthesize, print the statistics, remove
+/// the clocked primitives (flip-flops, block RAM, URAM, LUTRAM, SRL shift
+/// registers: their outputs become path sources, their inputs path ends)
+/// and write the netlist for [`netlist_depth`].
 pub fn synth_script(file: &Path, top: &str) -> String {
+    let json = file.with_extension("netlist.json");
     format!(
-        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE t:RAMB36E2 t:RAMB18E2 t:URAM288 t:RAM*; select -list t:LUT1 t:LUT2 t:LUT3 t:LUT4 t:LUT5 t:LUT6; ltp -noff",
-        file.display()
+        "read_verilog {}; synth_xilinx -family xcup -flatten -noiopad -top {top}; stat; delete t:FDRE t:FDSE t:FDCE t:FDPE t:RAMB36E2 t:RAMB18E2 t:URAM288 t:RAM* t:SRL16E t:SRLC16E t:SRLC32E; write_json {}",
+        file.display(),
+        json.display()
     )
 }
 
-/// Parse Yosys' `stat` and `ltp` output.
+/// Logic depth of a mapped netlist (Yosys `write_json`, registers and
+/// memories already deleted), with the weights of [`SynthStats::levels`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Depth {
+    pub cells: u64,
+    pub luts: u64,
+    pub carries: u64,
+    pub levels: u64,
+    pub levels_path: (u64, u64, u64),
+    pub critical_path: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum CellKind {
+    Lut,
+    MuxF,
+    Carry,
+    Other,
+}
+
+/// Longest paths through the combinational cells of module `top` in a
+/// Yosys JSON netlist. Every cell output is taken to depend on every cell
+/// input (true for LUT, MUXF and CARRY4 up to the carry chain's internal
+/// order, which only makes a CARRY4's `O` outputs one cell deeper than
+/// they are). A combinational loop (none is expected) is cut where the
+/// search meets it.
+pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let cells = v["modules"][top]["cells"].as_object().ok_or_else(|| format!("no module `{top}` with cells"))?;
+    let mut names = Vec::new();
+    let mut kinds = Vec::new();
+    let mut inputs: Vec<Vec<u64>> = Vec::new();
+    let mut driver = std::collections::HashMap::new();
+    for (name, c) in cells {
+        let ty = c["type"].as_str().unwrap_or("");
+        let kind = match ty {
+            t if t.starts_with("LUT") || t == "INV" => CellKind::Lut,
+            t if t.starts_with("MUXF") => CellKind::MuxF,
+            t if t.starts_with("CARRY") => CellKind::Carry,
+            _ => CellKind::Other,
+        };
+        let idx = names.len();
+        let dirs = c["port_directions"].as_object().ok_or_else(|| format!("cell {name} ({ty}) without port directions"))?;
+        let conns = c["connections"].as_object().ok_or_else(|| format!("cell {name} without connections"))?;
+        let mut ins = Vec::new();
+        for (port, bits) in conns {
+            let nets = bits.as_array().into_iter().flatten().filter_map(|b| b.as_u64());
+            match dirs.get(port).and_then(|d| d.as_str()) {
+                Some("output") => nets.for_each(|n| {
+                    driver.insert(n, idx);
+                }),
+                _ => ins.extend(nets),
+            }
+        }
+        // Name the cell by its type and first output net (see below).
+        let out_net = conns.iter().find(|(p, _)| dirs.get(p.as_str()).and_then(|d| d.as_str()) == Some("output")).and_then(|(_, b)| b[0].as_u64());
+        names.push((name.clone(), ty.to_string(), out_net));
+        kinds.push(kind);
+        inputs.push(ins);
+    }
+    // Readable net names (ABC's cell names say nothing): the shortest
+    // user-visible name of each net.
+    let mut net_name: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
+    if let Some(nets) = v["modules"][top]["netnames"].as_object() {
+        for (n, info) in nets {
+            if info["hide_name"].as_u64() == Some(1) {
+                continue;
+            }
+            for b in info["bits"].as_array().into_iter().flatten() {
+                if let Some(b) = b.as_u64() {
+                    let e = net_name.entry(b).or_insert(n.as_str());
+                    if n.len() < e.len() {
+                        *e = n.as_str();
+                    }
+                }
+            }
+        }
+    }
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|(_, ty, out)| match out.and_then(|o| net_name.get(&o)) {
+            Some(net) => format!("{ty} -> {net}"),
+            None => ty,
+        })
+        .collect();
+    let preds: Vec<Vec<usize>> = inputs.iter().map(|ins| {
+        let mut p: Vec<usize> = ins.iter().filter_map(|n| driver.get(n).copied()).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }).collect();
+    // Longest path under a weight per cell kind: (arrival, predecessor).
+    let longest = |w: &dyn Fn(CellKind) -> u64| -> (Vec<u64>, Vec<Option<usize>>) {
+        let n = names.len();
+        let mut arr = vec![0u64; n];
+        let mut from = vec![None; n];
+        let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 done
+        for root in 0..n {
+            if state[root] != 0 {
+                continue;
+            }
+            let mut stack = vec![(root, 0usize)];
+            state[root] = 1;
+            while let Some(&mut (c, ref mut i)) = stack.last_mut() {
+                if *i < preds[c].len() {
+                    let p = preds[c][*i];
+                    *i += 1;
+                    if state[p] == 0 {
+                        state[p] = 1;
+                        stack.push((p, 0));
+                    }
+                    continue;
+                }
+                let best = preds[c].iter().filter(|&&p| state[p] == 2).max_by_key(|&&p| arr[p]).copied();
+                arr[c] = w(kinds[c]) + best.map_or(0, |p| arr[p]);
+                from[c] = best;
+                state[c] = 2;
+                stack.pop();
+            }
+        }
+        (arr, from)
+    };
+    let max_of = |w: &dyn Fn(CellKind) -> u64| longest(w).0.into_iter().max().unwrap_or(0);
+    let cells_n = max_of(&|k| u64::from(k != CellKind::Other));
+    let luts = max_of(&|k| u64::from(k == CellKind::Lut));
+    let carries = max_of(&|k| u64::from(k == CellKind::Carry));
+    // Equivalent levels in eighths: LUT 8, MUXF 2, CARRY4 1.
+    let (arr, from) = longest(&|k| match k {
+        CellKind::Lut => 8,
+        CellKind::MuxF => 2,
+        CellKind::Carry => 1,
+        CellKind::Other => 0,
+    });
+    let mut path = Vec::new();
+    let mut path_cells = Vec::new();
+    let mut at = (0..arr.len()).max_by_key(|&c| arr[c]);
+    let mut comp = (0, 0, 0);
+    while let Some(c) = at {
+        match kinds[c] {
+            CellKind::Lut => comp.0 += 1,
+            CellKind::MuxF => comp.1 += 1,
+            CellKind::Carry => comp.2 += 1,
+            CellKind::Other => {}
+        }
+        path.push(names[c].clone());
+        path_cells.push(c);
+        at = from[c];
+    }
+    path.reverse();
+    // Where the path starts: the named nets feeding its first cell.
+    if let Some(first) = path_cells.last() {
+        let src: Vec<&str> = inputs[*first].iter().filter(|n| !driver.contains_key(n)).filter_map(|n| net_name.get(n).copied()).collect::<std::collections::BTreeSet<_>>().into_iter().take(4).collect();
+        path.insert(0, format!("from {}", src.join(", ")));
+    }
+    let eighths = arr.iter().copied().max().unwrap_or(0);
+    Ok(Depth { cells: cells_n, luts, carries, levels: eighths.div_ceil(8), levels_path: comp, critical_path: path })
+}
+
+/// Parse Yosys' `stat` output (the depth comes from [`netlist_depth`]).
 pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
     let mut s = SynthStats { block: block.into(), ..Default::default() };
     // The last "Number of cells" section is the final netlist's.
@@ -220,6 +397,7 @@ pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
             c if c.starts_with("LUT") => s.lut += n,
             "FDRE" | "FDSE" | "FDCE" | "FDPE" => s.ff += n,
             c if c.starts_with("RAM32") || c.starts_with("RAM64") || c.starts_with("RAM128") || c.starts_with("RAM256") => s.lutram += n,
+            c if c.starts_with("SRL") => s.lutram += n,
             c if c.starts_with("RAMB36") => s.bram36 += n as f64,
             c if c.starts_with("RAMB18") => s.bram36 += 0.5 * n as f64,
             c if c.starts_with("URAM") => s.uram += n,
@@ -228,29 +406,6 @@ pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
             _ => {}
         }
     }
-    let ltp = log.rfind(&format!("Longest topological path in {block} (")).ok_or_else(|| FlowError::Parse {
-        tool: "yosys",
-        block: block.into(),
-        what: "no `Longest topological path` in ltp output".into(),
-    })?;
-    let len = log[ltp..]
-        .split("length=")
-        .nth(1)
-        .and_then(|r| r.split(')').next())
-        .and_then(|n| n.trim().parse::<u64>().ok())
-        .ok_or_else(|| FlowError::Parse { tool: "yosys", block: block.into(), what: "ltp length".into() })?;
-    // `ltp` reports the number of cells on the path.
-    s.logic_depth = len;
-    // LUT cells (from `select -list`) on the path's `(via CELL)` hops.
-    let prefix = format!("{block}/");
-    let luts: std::collections::HashSet<&str> = log.lines().filter_map(|l| l.strip_prefix(&prefix)).collect();
-    s.lut_levels = log[ltp..]
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.rsplit_once("(via ").map(|(_, c)| c.trim_end_matches(')')))
-        .filter(|c| luts.contains(c))
-        .count() as u64;
     Ok(s)
 }
 
@@ -262,7 +417,17 @@ pub fn synth(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<SynthStats>, FlowErr
         let (log, _) = run_tool("yosys", b.name, Command::new("yosys").arg("-p").arg(synth_script(&file, b.name)))?;
         let logfile = dir.join(format!("{}.yosys.log", b.name));
         std::fs::write(&logfile, &log).map_err(|source| FlowError::Io { path: logfile, source })?;
-        all.push(parse_yosys(b.name, &log)?);
+        let mut s = parse_yosys(b.name, &log)?;
+        let json_path = file.with_extension("netlist.json");
+        let json = std::fs::read_to_string(&json_path).map_err(|source| FlowError::Io { path: json_path.clone(), source })?;
+        let d = netlist_depth(&json, b.name).map_err(|what| FlowError::Parse { tool: "yosys", block: b.name.into(), what })?;
+        s.logic_depth = d.cells;
+        s.lut_levels = d.luts;
+        s.carry_levels = d.carries;
+        s.levels = d.levels;
+        s.levels_path = d.levels_path;
+        s.critical_path = d.critical_path;
+        all.push(s);
     }
     Ok(all)
 }
@@ -270,12 +435,13 @@ pub fn synth(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<SynthStats>, FlowErr
 /// The resource report as markdown.
 pub fn report_markdown(stats: &[SynthStats]) -> String {
     let mut s = String::from(
-        "| block | LUT | FF | LUTRAM | BRAM (36k) | URAM | DSP | CARRY | longest path (cells) | LUTs on it |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| block | LUT | FF | LUTRAM | BRAM (36k) | URAM | DSP | CARRY4 | levels (LUT+MUXF/4+CARRY4/8) | that path: LUT/MUXF/CARRY4 | max LUT levels | max CARRY4 on a path | longest path (cells) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for b in stats {
+        let (l, m, c) = b.levels_path;
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            b.block, b.lut, b.ff, b.lutram, b.bram36, b.uram, b.dsp, b.carry, b.logic_depth, b.lut_levels
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {l}/{m}/{c} | {} | {} | {} |\n",
+            b.block, b.lut, b.ff, b.lutram, b.bram36, b.uram, b.dsp, b.carry, b.levels, b.lut_levels, b.carry_levels, b.logic_depth
         ));
     }
     s

@@ -4,15 +4,21 @@
 //! The parser keeps the first two beats of a frame (128 bytes: enough for
 //! Ethernet [+ 802.1Q] / IPv4 (no options, or short ones) | IPv6 / UDP /
 //! BTH / RETH / ImmDt / AETH / the first 28 bytes of the MRC extension),
-//! counts the frame's bytes, and from `tlast` on runs a three-stage
-//! pipeline: A registers the byte-reversed window aligned on the IP header
-//! (802.1Q or not) and the frame length; B aligns the UDP header, checks
-//! Ethernet and IP, sums the IPv4 header and registers the UDP-aligned
-//! window; C checks the checksum, extracts the transport fields, runs the
-//! remaining checks and registers the record. It takes a
-//! new frame every cycle (a one-beat frame enters stage A in the cycle it
-//! arrives), `s_tready` is always high, and the record appears three
-//! cycles after the `tlast` beat.
+//! counts the frame's bytes, and from `tlast` on runs a six-stage pipeline
+//! (every stage at most 7 equivalent LUT levels, for 322 MHz):
+//! A registers the byte-reversed window aligned on the IP header (802.1Q
+//! or not) and the EtherType facts; B computes the frame length, aligns
+//! the UDP header, makes each Ethernet/IP check an independent bit and
+//! the checksum's first two adder levels; C finishes the checksum sum,
+//! applies the IP checks' priority, decodes the opcode (header lengths,
+//! extension and ImmDt position) and makes the UDP/BTH check bits; D folds
+//! and checks the checksum, decodes the extension and computes where the
+//! headers end; E the payload bounds and the length checks on them; F
+//! picks the first failure in the golden model's order (a priority
+//! encoder over registered bits) and registers the record. It takes a new
+//! frame every cycle (a one-beat frame enters stage A in the cycle it
+//! arrives), `s_tready` is always high, and the record appears six cycles
+//! after the `tlast` beat.
 
 use rust_hdl::prelude::*;
 
@@ -73,39 +79,71 @@ impl<const N: usize> Logic for ByteRev<N> {
     }
 }
 
-/// Bytes valid in a beat: index of the highest set `tkeep` bit plus one
-/// (AXI-Stream packs bytes, so this equals the number of set bits).
+/// Bytes valid in a beat from its `tkeep`, which AXI-Stream packs (a
+/// thermometer code: bits 0..n-1 set). Bit `b` of the count is set when the
+/// code ends in the upper half of a `2^(b+1)`-aligned group, i.e. for some
+/// `j`, `keep[j 2^(b+1) + 2^b - 1]` is set and `keep[(j+1) 2^(b+1) - 1]` is
+/// clear; bit 6 is `keep[63]` (n = 64). An OR of at most 32 two-input terms
+/// per bit: three LUT levels, where the priority search for the highest set
+/// bit took 8 LUTs and 22 MUXF cells. A `tkeep` with holes (an AXI-Stream
+/// violation) gives some count of 0-127, never a panic; the length checks
+/// then see a wrong frame length.
 #[derive(LogicBlock, Default)]
 pub struct KeepCount {
     pub keep: Signal<In, Bits<64>>,
     pub count: Signal<Out, Bits<7>>,
 }
 
-impl Logic for KeepCount {
-    fn update(&mut self) {
-        let k = self.keep.val();
-        let mut c = 0u64;
-        for i in 0..64 {
-            if k.get_bit(i) {
-                c = i as u64 + 1;
+impl KeepCount {
+    /// The leaf's function (its simulation model; the Verilog is the same
+    /// sum of products).
+    pub fn count(keep: u64) -> u64 {
+        let bit = |i: u64| keep >> i & 1 == 1;
+        let mut c = u64::from(bit(63)) << 6;
+        for b in 0..6u64 {
+            let g = 1u64 << (b + 1);
+            if (0..64 / g).any(|j| bit(j * g + g / 2 - 1) && !bit((j + 1) * g - 1)) {
+                c |= 1 << b;
             }
         }
-        self.count.next = c.into();
+        c
+    }
+}
+
+impl Logic for KeepCount {
+    fn update(&mut self) {
+        self.count.next = KeepCount::count(self.keep.val().to_u64()).into();
     }
     fn connect(&mut self) {
         self.count.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = String::from("always @(*) begin\n   count = 7'd0;\n");
-        for i in 0..64 {
-            s.push_str(&format!("   if (keep[{i}]) count = 7'd{};\n", i + 1));
+        let mut s = String::from("always @(*) begin\n   count[6] = keep[63];\n");
+        for b in 0..6 {
+            let g = 1usize << (b + 1);
+            let terms: Vec<String> = (0..64 / g).map(|j| format!("(keep[{}] & ~keep[{}])", j * g + g / 2 - 1, (j + 1) * g - 1)).collect();
+            s.push_str(&format!("   count[{b}] = {};\n", terms.join(" | ")));
         }
         s.push_str("end");
         Verilog::Custom(s)
     }
 }
 
-/// The parser. Stream in on `s_*`; three cycles after a frame's `tlast`
+#[cfg(test)]
+mod tests {
+    use super::KeepCount;
+
+    /// Every packed `tkeep` (0 to 64 bytes) gives its byte count.
+    #[test]
+    fn keep_count_of_every_packed_keep() {
+        for n in 0..=64u32 {
+            let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            assert_eq!(KeepCount::count(keep), u64::from(n), "n {n}");
+        }
+    }
+}
+
+/// The parser. Stream in on `s_*`; six cycles after a frame's `tlast`
 /// beat, `out_valid` (accepted, fields valid) or `out_drop` (with
 /// `out_reason`) pulses for one cycle.
 #[derive(LogicBlock, Default)]
@@ -146,31 +184,40 @@ pub struct RxParser {
     /// Payload position in the frame (bytes) and length (pad excluded).
     pub out_payload_off: Signal<Out, Bits<18>>,
     pub out_payload_len: Signal<Out, Bits<18>>,
-    // Stream state.
+    // Stream state: beat count, whether the next beat is the frame's
+    // first (`not_first` low) or second, beats 0 and 1.
     beat: DFF<Bits<12>>,
+    not_first: DFF<Bit>,
+    second: DFF<Bit>,
     h0: DFF<Bits<512>>,
     h1: DFF<Bits<512>>,
     rev0: ByteRev<512>,
     rev1: ByteRev<512>,
     kc: KeepCount,
-    // Combinational locals.
+    // Combinational locals, stage A.
     hdr0: Signal<Local, Bits<512>>,
     hdr1: Signal<Local, Bits<512>>,
     win: Signal<Local, Bits<1024>>,
-    flen: Signal<Local, Bits<18>>,
     et_outer: Signal<Local, Bits<16>>,
-    et: Signal<Local, Bits<16>>,
+    et_vlan: Signal<Local, Bits<16>>,
     vlan: Signal<Local, Bit>,
-    is4: Signal<Local, Bit>,
-    is6: Signal<Local, Bit>,
     l3: Signal<Local, Bits<1024>>,
+    // Stage B.
+    flen: Signal<Local, Bits<18>>,
     l3off: Signal<Local, Bits<18>>,
     ip_avail: Signal<Local, Bits<18>>,
     ipver: Signal<Local, Bits<4>>,
     ihl: Signal<Local, Bits<4>>,
     iphl: Signal<Local, Bits<18>>,
     v4_total: Signal<Local, Bits<18>>,
-    csum: Signal<Local, Bits<22>>,
+    frag: Signal<Local, Bit>,
+    ipproto: Signal<Local, Bits<8>>,
+    dscp: Signal<Local, Bits<6>>,
+    ecn: Signal<Local, Bits<2>>,
+    v6_plen: Signal<Local, Bits<18>>,
+    ip_payload: Signal<Local, Bits<18>>,
+    l4sh: Signal<Local, Bits<11>>,
+    l4: Signal<Local, Bits<1024>>,
     cs1_0: Signal<Local, Bits<22>>,
     cs1_1: Signal<Local, Bits<22>>,
     cs1_2: Signal<Local, Bits<22>>,
@@ -194,6 +241,7 @@ pub struct RxParser {
     cs2_5: Signal<Local, Bits<22>>,
     cs2_6: Signal<Local, Bits<22>>,
     cs2_7: Signal<Local, Bits<22>>,
+    // Stage C.
     cs3_0: Signal<Local, Bits<22>>,
     cs3_1: Signal<Local, Bits<22>>,
     cs3_2: Signal<Local, Bits<22>>,
@@ -201,68 +249,172 @@ pub struct RxParser {
     cs4_0: Signal<Local, Bits<22>>,
     cs4_1: Signal<Local, Bits<22>>,
     cs5_0: Signal<Local, Bits<22>>,
-    frag: Signal<Local, Bit>,
-    ipproto: Signal<Local, Bits<8>>,
-    dscp: Signal<Local, Bits<6>>,
-    ecn: Signal<Local, Bits<2>>,
-    v6_plen: Signal<Local, Bits<18>>,
-    flow_lo: Signal<Local, Bits<16>>,
-    ip_payload: Signal<Local, Bits<18>>,
-    l4sh: Signal<Local, Bits<11>>,
-    l4: Signal<Local, Bits<1024>>,
-    sport: Signal<Local, Bits<16>>,
+    reason_ip: Signal<Local, Bits<5>>,
+    reason_post: Signal<Local, Bits<5>>,
     dport: Signal<Local, Bits<16>>,
     udp_len: Signal<Local, Bits<18>>,
     opcode: Signal<Local, Bits<8>>,
     tver: Signal<Local, Bits<4>>,
+    xbit: Signal<Local, Bit>,
     op_known: Signal<Local, Bit>,
     has_reth: Signal<Local, Bit>,
-    has_imm: Signal<Local, Bit>,
-    has_aeth: Signal<Local, Bit>,
     is_cnp: Signal<Local, Bit>,
     is_ack: Signal<Local, Bit>,
-    xbit: Signal<Local, Bit>,
-    pad: Signal<Local, Bits<2>>,
-    syndrome: Signal<Local, Bits<8>>,
-    t_len: Signal<Local, Bits<18>>,
     at_hdr: Signal<Local, Bits<18>>,
     ext: Signal<Local, Bits<224>>,
+    imm_c: Signal<Local, Bits<32>>,
+    // Stage D.
+    csum: Signal<Local, Bits<22>>,
     ext_ver: Signal<Local, Bits<4>>,
     ext_type: Signal<Local, Bits<4>>,
     ext_b1: Signal<Local, Bits<8>>,
+    syndrome: Signal<Local, Bits<8>>,
     ext_len: Signal<Local, Bits<18>>,
-    at_end: Signal<Local, Bits<18>>,
+    ext_read: Signal<Local, Bits<18>>,
+    // Stage E.
     remaining: Signal<Local, Bits<18>>,
-    pad_eff: Signal<Local, Bits<18>>,
-    hdr_end: Signal<Local, Bits<18>>,
-    read_end: Signal<Local, Bits<18>>,
-    reason_c: Signal<Local, Bits<5>>,
-    reason_ip: Signal<Local, Bits<5>>,
-    reason_post: Signal<Local, Bits<5>>,
-    imm_c: Signal<Local, Bits<32>>,
-    // Pipeline registers: A (IP-aligned window), B (UDP-aligned window, IP facts).
+    // Stage F.
+    reason_f: Signal<Local, Bits<5>>,
+    // A: the IP-aligned window and the Ethernet facts.
     a_l3: DFF<Bits<1024>>,
-    a_l3off: DFF<Bits<18>>,
     a_vlan: DFF<Bit>,
     a_is4: DFF<Bit>,
     a_is6: DFF<Bit>,
-    a_ip_avail: DFF<Bits<18>>,
-    a_flen: DFF<Bits<18>>,
+    a_count: DFF<Bits<7>>,
+    a_beat: DFF<Bits<12>>,
     a_v: DFF<Bit>,
+    // B: the UDP-aligned window, the checksum's second-level sums, the
+    // IP check bits (each its own condition: C applies the priority).
     b_l4: DFF<Bits<1024>>,
-    b_reason: DFF<Bits<5>>,
-    b_reason_post: DFF<Bits<5>>,
-    b_csum: DFF<Bits<22>>,
+    b_cs2_0: DFF<Bits<22>>,
+    b_cs2_1: DFF<Bits<22>>,
+    b_cs2_2: DFF<Bits<22>>,
+    b_cs2_3: DFF<Bits<22>>,
+    b_cs2_4: DFF<Bits<22>>,
+    b_cs2_5: DFF<Bits<22>>,
+    b_cs2_6: DFF<Bits<22>>,
+    b_cs2_7: DFF<Bits<22>>,
+    b_k_eth_short: DFF<Bit>,
+    b_k_vlan_short: DFF<Bit>,
+    b_k_ethertype: DFF<Bit>,
+    b_k_ip_empty: DFF<Bit>,
+    b_k_v4_ver: DFF<Bit>,
+    b_k_v6_ver: DFF<Bit>,
+    b_k_v4_short: DFF<Bit>,
+    b_k_ihl: DFF<Bit>,
+    b_k_v4_hdr: DFF<Bit>,
+    b_k_v4_len: DFF<Bit>,
+    b_k_frag: DFF<Bit>,
+    b_k_v6_short: DFF<Bit>,
+    b_k_v6_len: DFF<Bit>,
+    b_k_proto: DFF<Bit>,
     b_is4: DFF<Bit>,
-    b_ip_payload: DFF<Bits<18>>,
     b_is6: DFF<Bit>,
     b_vlan: DFF<Bit>,
+    b_ip_payload: DFF<Bits<18>>,
     b_dscp: DFF<Bits<6>>,
     b_ecn: DFF<Bits<2>>,
     b_flow_lo: DFF<Bits<16>>,
-    b_l3off: DFF<Bits<18>>,
-    b_iphl: DFF<Bits<18>>,
+    b_l4base: DFF<Bits<18>>,
     b_v: DFF<Bit>,
+    // C: the raw checksum, the first IP failures, the transport decode.
+    c_l4: DFF<Bits<1024>>,
+    c_csum: DFF<Bits<22>>,
+    c_reason_ip: DFF<Bits<5>>,
+    c_reason_post: DFF<Bits<5>>,
+    c_ext: DFF<Bits<224>>,
+    c_imm: DFF<Bits<32>>,
+    c_at_hdr: DFF<Bits<18>>,
+    c_t_len: DFF<Bits<18>>,
+    c_xbit: DFF<Bit>,
+    c_is_ack: DFF<Bit>,
+    c_is_cnp: DFF<Bit>,
+    c_has_reth: DFF<Bit>,
+    c_k_udp_short: DFF<Bit>,
+    c_k_udp_len: DFF<Bit>,
+    c_k_port: DFF<Bit>,
+    c_k_udp_bth: DFF<Bit>,
+    c_k_opcode: DFF<Bit>,
+    c_k_tver: DFF<Bit>,
+    c_is4: DFF<Bit>,
+    c_is6: DFF<Bit>,
+    c_vlan: DFF<Bit>,
+    c_dscp: DFF<Bits<6>>,
+    c_ecn: DFF<Bits<2>>,
+    c_flow_lo: DFF<Bits<16>>,
+    c_l4base: DFF<Bits<18>>,
+    c_v: DFF<Bit>,
+    // D: the checksum verdict, the extension's checks, its end.
+    d_l4: DFF<Bits<1024>>,
+    d_reason_ip: DFF<Bits<5>>,
+    d_reason_post: DFF<Bits<5>>,
+    d_k_csum: DFF<Bit>,
+    d_ext: DFF<Bits<224>>,
+    d_imm: DFF<Bits<32>>,
+    d_xbit: DFF<Bit>,
+    d_t_len: DFF<Bits<18>>,
+    d_at_end: DFF<Bits<18>>,
+    d_read_end: DFF<Bits<18>>,
+    d_pad_eff: DFF<Bits<18>>,
+    d_l4base: DFF<Bits<18>>,
+    d_k_udp_short: DFF<Bit>,
+    d_k_udp_len: DFF<Bit>,
+    d_k_port: DFF<Bit>,
+    d_k_udp_bth: DFF<Bit>,
+    d_k_opcode: DFF<Bit>,
+    d_k_tver: DFF<Bit>,
+    d_k_t_short: DFF<Bit>,
+    d_k_x_cnp: DFF<Bit>,
+    d_k_x_short: DFF<Bit>,
+    d_k_ext_ver: DFF<Bit>,
+    d_k_sack_width: DFF<Bit>,
+    d_k_ext_type: DFF<Bit>,
+    d_k_ext_mismatch: DFF<Bit>,
+    d_k_nack_kind: DFF<Bit>,
+    d_k_nack_syndrome: DFF<Bit>,
+    d_k_sack_syndrome: DFF<Bit>,
+    d_is6: DFF<Bit>,
+    d_vlan: DFF<Bit>,
+    d_dscp: DFF<Bits<6>>,
+    d_ecn: DFF<Bits<2>>,
+    d_flow_lo: DFF<Bits<16>>,
+    d_v: DFF<Bit>,
+    // E: the payload bounds and the length checks on them.
+    e_l4: DFF<Bits<1024>>,
+    e_reason_ip: DFF<Bits<5>>,
+    e_reason_post: DFF<Bits<5>>,
+    e_k_csum: DFF<Bit>,
+    e_ext: DFF<Bits<224>>,
+    e_imm: DFF<Bits<32>>,
+    e_xbit: DFF<Bit>,
+    e_remaining: DFF<Bits<18>>,
+    e_pad_eff: DFF<Bits<18>>,
+    e_hdr_end: DFF<Bits<18>>,
+    e_k_udp_short: DFF<Bit>,
+    e_k_udp_len: DFF<Bit>,
+    e_k_port: DFF<Bit>,
+    e_k_udp_bth: DFF<Bit>,
+    e_k_opcode: DFF<Bit>,
+    e_k_tver: DFF<Bit>,
+    e_k_t_short: DFF<Bit>,
+    e_k_x_cnp: DFF<Bit>,
+    e_k_x_short: DFF<Bit>,
+    e_k_ext_ver: DFF<Bit>,
+    e_k_sack_width: DFF<Bit>,
+    e_k_ext_type: DFF<Bit>,
+    e_k_ext_mismatch: DFF<Bit>,
+    e_k_ext_short: DFF<Bit>,
+    e_k_nack_kind: DFF<Bit>,
+    e_k_nack_syndrome: DFF<Bit>,
+    e_k_sack_syndrome: DFF<Bit>,
+    e_k_pad: DFF<Bit>,
+    e_k_window: DFF<Bit>,
+    e_is6: DFF<Bit>,
+    e_vlan: DFF<Bit>,
+    e_dscp: DFF<Bits<6>>,
+    e_ecn: DFF<Bits<2>>,
+    e_flow_lo: DFF<Bits<16>>,
+    e_v: DFF<Bit>,
     // Output registers.
     r_valid: DFF<Bit>,
     r_drop: DFF<Bit>,
@@ -295,81 +447,81 @@ pub struct RxParser {
 }
 
 impl Logic for RxParser {
-    // The checks are one if/else-if chain in the golden model's order, so
-    // several arms give the same reason (e.g. Truncated at each layer).
+    // The priority chains give the same reason on several arms (e.g.
+    // Truncated at each layer), in the golden model's order.
     #[allow(clippy::if_same_then_else)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, a_l3, a_l3off, a_vlan, a_is4, a_is6, a_ip_avail, a_flen, a_v, b_l4, b_reason, b_reason_post, b_csum, b_is4, b_ip_payload, b_is6, b_vlan, b_dscp, b_ecn, b_flow_lo,
-            b_l3off, b_iphl, b_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se,
-            r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len,
-            r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
+            self, clock, beat, not_first, second, h0, h1, a_l3, a_vlan, a_is4, a_is6, a_count, a_beat, a_v, b_l4, b_cs2_0, b_cs2_1, b_cs2_2, b_cs2_3, b_cs2_4, b_cs2_5, b_cs2_6, b_cs2_7, b_k_eth_short, b_k_vlan_short, b_k_ethertype, b_k_ip_empty, b_k_v4_ver, b_k_v6_ver, b_k_v4_short, b_k_ihl, b_k_v4_hdr, b_k_v4_len, b_k_frag, b_k_v6_short, b_k_v6_len, b_k_proto, b_is4, b_is6, b_vlan, b_ip_payload, b_dscp, b_ecn, b_flow_lo, b_l4base, b_v, c_l4, c_csum, c_reason_ip, c_reason_post, c_ext, c_imm, c_at_hdr, c_t_len, c_xbit, c_is_ack, c_is_cnp, c_has_reth, c_k_udp_short, c_k_udp_len, c_k_port, c_k_udp_bth, c_k_opcode, c_k_tver, c_is4, c_is6, c_vlan, c_dscp, c_ecn, c_flow_lo, c_l4base, c_v, d_l4, d_reason_ip, d_reason_post, d_k_csum, d_ext, d_imm, d_xbit, d_t_len, d_at_end, d_read_end, d_pad_eff, d_l4base, d_k_udp_short, d_k_udp_len, d_k_port, d_k_udp_bth, d_k_opcode, d_k_tver, d_k_t_short, d_k_x_cnp, d_k_x_short, d_k_ext_ver, d_k_sack_width, d_k_ext_type, d_k_ext_mismatch, d_k_nack_kind, d_k_nack_syndrome, d_k_sack_syndrome, d_is6, d_vlan, d_dscp, d_ecn, d_flow_lo, d_v, e_l4, e_reason_ip, e_reason_post, e_k_csum, e_ext, e_imm, e_xbit, e_remaining, e_pad_eff, e_hdr_end, e_k_udp_short, e_k_udp_len, e_k_port, e_k_udp_bth, e_k_opcode, e_k_tver, e_k_t_short, e_k_x_cnp, e_k_x_short, e_k_ext_ver, e_k_sack_width, e_k_ext_type, e_k_ext_mismatch, e_k_ext_short, e_k_nack_kind, e_k_nack_syndrome, e_k_sack_syndrome, e_k_pad, e_k_window, e_is6, e_vlan, e_dscp, e_ecn, e_flow_lo, e_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se, r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len, r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
         );
         self.s_tready.next = true;
-        // ---- Stream side: keep beats 0 and 1, count beats.
+        // ==== Stream side: keep beats 0 and 1, count beats. `not_first`
+        // and `second` are registered so the window's beat select is one
+        // LUT (a compare of the 12-bit counter was three levels).
         self.hdr0.next = self.h0.q.val();
         self.hdr1.next = self.h1.q.val();
-        if self.beat.q.val() == 0 {
+        if !self.not_first.q.val() {
             self.hdr0.next = self.s_tdata.val();
             self.hdr1.next = 0.into();
         }
-        if self.beat.q.val() == 1 {
+        if self.second.q.val() {
             self.hdr1.next = self.s_tdata.val();
         }
         if self.s_tvalid.val() {
-            if self.beat.q.val() == 0 {
+            if !self.not_first.q.val() {
                 self.h0.d.next = self.s_tdata.val();
                 self.h1.d.next = 0.into();
             }
-            if self.beat.q.val() == 1 {
+            if self.second.q.val() {
                 self.h1.d.next = self.s_tdata.val();
             }
             if self.s_tlast.val() {
                 self.beat.d.next = 0.into();
+                self.not_first.d.next = false;
+                self.second.d.next = false;
             } else {
                 self.beat.d.next = self.beat.q.val() + 1;
+                self.not_first.d.next = true;
+                self.second.d.next = !self.not_first.q.val();
             }
         }
         self.kc.keep.next = self.s_tkeep.val();
-        self.flen.next = (bit_cast::<18, 12>(self.beat.q.val()) << 6) + bit_cast::<18, 7>(self.kc.count.val());
         // Byte-reversed window: frame byte 0 in bits 1023-1016.
         self.rev0.i.next = self.hdr0.val();
         self.rev1.i.next = self.hdr1.val();
         self.win.next = (bit_cast::<1024, 512>(self.rev0.o.val()) << 512) | bit_cast::<1024, 512>(self.rev1.o.val());
-        // ---- Ethernet [+ 802.1Q].
+        // ==== Stage A: Ethernet [+ 802.1Q]; both EtherType candidates are
+        // compared in parallel with the tag test, then selected.
         self.et_outer.next = self.win.val().get_bits::<16>(912);
+        self.et_vlan.next = self.win.val().get_bits::<16>(880);
         self.vlan.next = self.et_outer.val() == 0x8100;
-        self.et.next = self.et_outer.val();
         self.l3.next = self.win.val() << 112;
-        self.l3off.next = 14.into();
+        self.a_is4.d.next = self.et_outer.val() == 0x0800;
+        self.a_is6.d.next = self.et_outer.val() == 0x86DD;
         if self.vlan.val() {
-            self.et.next = self.win.val().get_bits::<16>(880);
             self.l3.next = self.win.val() << 144;
+            self.a_is4.d.next = self.et_vlan.val() == 0x0800;
+            self.a_is6.d.next = self.et_vlan.val() == 0x86DD;
+        }
+        self.a_l3.d.next = self.l3.val();
+        self.a_vlan.d.next = self.vlan.val();
+        self.a_count.d.next = self.kc.count.val();
+        self.a_beat.d.next = self.beat.q.val();
+        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
+        // ==== Stage B: frame length, IP fields (IP header at byte 0 of
+        // a_l3), the UDP-aligned window, checksum levels 1-2, IP checks.
+        self.flen.next = (bit_cast::<18, 12>(self.a_beat.q.val()) << 6) + bit_cast::<18, 7>(self.a_count.q.val());
+        self.l3off.next = 14.into();
+        if self.a_vlan.q.val() {
             self.l3off.next = 18.into();
         }
-        self.is4.next = self.et.val() == 0x0800;
-        self.is6.next = self.et.val() == 0x86DD;
         self.ip_avail.next = self.flen.val() - self.l3off.val();
-        // ==== Stage A -> B register: the IP-aligned window and facts.
-        self.a_l3.d.next = self.l3.val();
-        self.a_l3off.d.next = self.l3off.val();
-        self.a_flen.d.next = self.flen.val();
-        self.a_vlan.d.next = self.vlan.val();
-        self.a_is4.d.next = self.is4.val();
-        self.a_is6.d.next = self.is6.val();
-        self.a_ip_avail.d.next = self.ip_avail.val();
-        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
-        // ---- IPv4 / IPv6 fields (IP header at byte 0 of l3).
         self.ipver.next = self.a_l3.q.val().get_bits::<4>(1020);
         self.ihl.next = self.a_l3.q.val().get_bits::<4>(1016);
         self.v4_total.next = bit_cast::<18, 16>(self.a_l3.q.val().get_bits::<16>(992));
         self.frag.next = self.a_l3.q.val().get_bit(973) | self.a_l3.q.val().get_bits::<13>(960).any();
-        self.ipproto.next = self.a_l3.q.val().get_bits::<8>(944);
         self.v6_plen.next = bit_cast::<18, 16>(self.a_l3.q.val().get_bits::<16>(976));
-        self.flow_lo.next = self.a_l3.q.val().get_bits::<16>(992);
-        // IPv4 header checksum as an adder tree: word pair j (words 2j,
-        // 2j+1) counts when IHL > j; 15 pair sums, then 8, 4, 2, 1.
         self.cs1_0.next = 0.into();
         if self.ihl.val() > 0 {
             self.cs1_0.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(1008)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(992));
@@ -438,13 +590,6 @@ impl Logic for RxParser {
         self.cs2_5.next = self.cs1_10.val() + self.cs1_11.val();
         self.cs2_6.next = self.cs1_12.val() + self.cs1_13.val();
         self.cs2_7.next = self.cs1_14.val();
-        self.cs3_0.next = self.cs2_0.val() + self.cs2_1.val();
-        self.cs3_1.next = self.cs2_2.val() + self.cs2_3.val();
-        self.cs3_2.next = self.cs2_4.val() + self.cs2_5.val();
-        self.cs3_3.next = self.cs2_6.val() + self.cs2_7.val();
-        self.cs4_0.next = self.cs3_0.val() + self.cs3_1.val();
-        self.cs4_1.next = self.cs3_2.val() + self.cs3_3.val();
-        self.cs5_0.next = self.cs4_0.val() + self.cs4_1.val();
         if self.a_is6.q.val() {
             self.iphl.next = 40.into();
             self.ip_payload.next = self.v6_plen.val();
@@ -458,72 +603,93 @@ impl Logic for RxParser {
             self.l4sh.next = bit_cast::<11, 4>(self.ihl.val()) << 5;
             self.dscp.next = self.a_l3.q.val().get_bits::<6>(1010);
             self.ecn.next = self.a_l3.q.val().get_bits::<2>(1008);
+            self.ipproto.next = self.a_l3.q.val().get_bits::<8>(944);
         }
-        // ---- UDP and transport (UDP at byte 0 of l4).
         self.l4.next = self.a_l3.q.val() << self.l4sh.val();
-        // ---- Ethernet and IP checks, in the golden model's order (first
-        // failure wins); the transport checks follow in stage C.
-        self.reason_ip.next = 0.into();
-        if self.a_flen.q.val() < 14 {
-            self.reason_ip.next = 1.into();
-        } else if self.a_vlan.q.val() & (self.a_flen.q.val() < 18) {
-            self.reason_ip.next = 1.into();
-        } else if !(self.a_is4.q.val() | self.a_is6.q.val()) {
-            self.reason_ip.next = 2.into();
-        } else if self.a_ip_avail.q.val() < 1 {
-            self.reason_ip.next = 1.into();
-        } else if self.a_is4.q.val() & (self.ipver.val() != 4) {
-            self.reason_ip.next = 3.into();
-        } else if self.a_is6.q.val() & (self.ipver.val() != 6) {
-            self.reason_ip.next = 3.into();
-        } else if self.a_is4.q.val() & (self.a_ip_avail.q.val() < 20) {
-            self.reason_ip.next = 1.into();
-        } else if self.a_is4.q.val() & (self.ihl.val() < 5) {
-            self.reason_ip.next = 4.into();
-        } else if self.a_is4.q.val() & (self.a_ip_avail.q.val() < self.iphl.val()) {
-            self.reason_ip.next = 1.into();
-        } else if self.a_is4.q.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.a_ip_avail.q.val())) {
-            self.reason_ip.next = 9.into();
-        }
-        // The checks after the checksum (which stage C makes, from the
-        // registered sum, to keep it out of this stage's critical path).
-        self.reason_post.next = 0.into();
-        if self.a_is4.q.val() & self.frag.val() {
-            self.reason_post.next = 6.into();
-        } else if self.a_is6.q.val() & (self.a_ip_avail.q.val() < 40) {
-            self.reason_post.next = 1.into();
-        } else if self.a_is6.q.val() & (self.v6_plen.val() + 40 > self.a_ip_avail.q.val()) {
-            self.reason_post.next = 9.into();
-        } else if self.ipproto.val() != 17 {
-            self.reason_post.next = 7.into();
-        }
-        // ==== Stage B -> C register: the UDP-aligned window and IP facts.
+        // Ethernet and IP checks, each an independent bit (stage C applies
+        // the golden model's order: the first failure wins).
+        self.b_k_eth_short.d.next = self.flen.val() < 14;
+        self.b_k_vlan_short.d.next = self.a_vlan.q.val() & (self.flen.val() < 18);
+        self.b_k_ethertype.d.next = !(self.a_is4.q.val() | self.a_is6.q.val());
+        self.b_k_ip_empty.d.next = self.ip_avail.val() < 1;
+        self.b_k_v4_ver.d.next = self.a_is4.q.val() & (self.ipver.val() != 4);
+        self.b_k_v6_ver.d.next = self.a_is6.q.val() & (self.ipver.val() != 6);
+        self.b_k_v4_short.d.next = self.a_is4.q.val() & (self.ip_avail.val() < 20);
+        self.b_k_ihl.d.next = self.a_is4.q.val() & (self.ihl.val() < 5);
+        self.b_k_v4_hdr.d.next = self.a_is4.q.val() & (self.ip_avail.val() < self.iphl.val());
+        self.b_k_v4_len.d.next = self.a_is4.q.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val()));
+        // (the checksum, checked in stage D, comes here in the order)
+        self.b_k_frag.d.next = self.a_is4.q.val() & self.frag.val();
+        self.b_k_v6_short.d.next = self.a_is6.q.val() & (self.ip_avail.val() < 40);
+        self.b_k_v6_len.d.next = self.a_is6.q.val() & (self.v6_plen.val() + 40 > self.ip_avail.val());
+        self.b_k_proto.d.next = self.ipproto.val() != 17;
+        self.b_cs2_0.d.next = self.cs2_0.val();
+        self.b_cs2_1.d.next = self.cs2_1.val();
+        self.b_cs2_2.d.next = self.cs2_2.val();
+        self.b_cs2_3.d.next = self.cs2_3.val();
+        self.b_cs2_4.d.next = self.cs2_4.val();
+        self.b_cs2_5.d.next = self.cs2_5.val();
+        self.b_cs2_6.d.next = self.cs2_6.val();
+        self.b_cs2_7.d.next = self.cs2_7.val();
         self.b_l4.d.next = self.l4.val();
-        self.b_reason.d.next = self.reason_ip.val();
-        self.b_reason_post.d.next = self.reason_post.val();
-        self.b_csum.d.next = self.cs5_0.val();
         self.b_is4.d.next = self.a_is4.q.val();
-        self.b_ip_payload.d.next = self.ip_payload.val();
         self.b_is6.d.next = self.a_is6.q.val();
         self.b_vlan.d.next = self.a_vlan.q.val();
+        self.b_ip_payload.d.next = self.ip_payload.val();
         self.b_dscp.d.next = self.dscp.val();
         self.b_ecn.d.next = self.ecn.val();
-        self.b_flow_lo.d.next = self.flow_lo.val();
-        self.b_l3off.d.next = self.a_l3off.q.val();
-        self.b_iphl.d.next = self.iphl.val();
+        self.b_flow_lo.d.next = self.a_l3.q.val().get_bits::<16>(992);
+        // Where the transport header (BTH) starts in the frame.
+        self.b_l4base.d.next = self.l3off.val() + self.iphl.val() + 8;
         self.b_v.d.next = self.a_v.q.val();
-        self.sport.next = self.b_l4.q.val().get_bits::<16>(1008);
+        // ==== Stage C: checksum levels 3-5; the first IP failure before
+        // and after the checksum; UDP and BTH (UDP at byte 0 of b_l4).
+        self.cs3_0.next = self.b_cs2_0.q.val() + self.b_cs2_1.q.val();
+        self.cs3_1.next = self.b_cs2_2.q.val() + self.b_cs2_3.q.val();
+        self.cs3_2.next = self.b_cs2_4.q.val() + self.b_cs2_5.q.val();
+        self.cs3_3.next = self.b_cs2_6.q.val() + self.b_cs2_7.q.val();
+        self.cs4_0.next = self.cs3_0.val() + self.cs3_1.val();
+        self.cs4_1.next = self.cs3_2.val() + self.cs3_3.val();
+        self.cs5_0.next = self.cs4_0.val() + self.cs4_1.val();
+        self.reason_ip.next = 0.into();
+        if self.b_k_eth_short.q.val() {
+            self.reason_ip.next = 1.into();
+        } else if self.b_k_vlan_short.q.val() {
+            self.reason_ip.next = 1.into();
+        } else if self.b_k_ethertype.q.val() {
+            self.reason_ip.next = 2.into();
+        } else if self.b_k_ip_empty.q.val() {
+            self.reason_ip.next = 1.into();
+        } else if self.b_k_v4_ver.q.val() {
+            self.reason_ip.next = 3.into();
+        } else if self.b_k_v6_ver.q.val() {
+            self.reason_ip.next = 3.into();
+        } else if self.b_k_v4_short.q.val() {
+            self.reason_ip.next = 1.into();
+        } else if self.b_k_ihl.q.val() {
+            self.reason_ip.next = 4.into();
+        } else if self.b_k_v4_hdr.q.val() {
+            self.reason_ip.next = 1.into();
+        } else if self.b_k_v4_len.q.val() {
+            self.reason_ip.next = 9.into();
+        }
+        self.reason_post.next = 0.into();
+        if self.b_k_frag.q.val() {
+            self.reason_post.next = 6.into();
+        } else if self.b_k_v6_short.q.val() {
+            self.reason_post.next = 1.into();
+        } else if self.b_k_v6_len.q.val() {
+            self.reason_post.next = 9.into();
+        } else if self.b_k_proto.q.val() {
+            self.reason_post.next = 7.into();
+        }
         self.dport.next = self.b_l4.q.val().get_bits::<16>(992);
         self.udp_len.next = bit_cast::<18, 16>(self.b_l4.q.val().get_bits::<16>(976));
         self.opcode.next = self.b_l4.q.val().get_bits::<8>(952);
         self.tver.next = self.b_l4.q.val().get_bits::<4>(944);
-        self.pad.next = self.b_l4.q.val().get_bits::<2>(948);
         self.xbit.next = self.b_l4.q.val().get_bit(894);
-        self.syndrome.next = self.b_l4.q.val().get_bits::<8>(856);
         self.op_known.next = false;
         self.has_reth.next = false;
-        self.has_imm.next = false;
-        self.has_aeth.next = false;
         self.is_cnp.next = false;
         self.is_ack.next = false;
         self.at_hdr.next = 12.into();
@@ -534,7 +700,6 @@ impl Logic for RxParser {
         }
         if self.opcode.val() == 0x09 {
             self.op_known.next = true;
-            self.has_imm.next = true;
             self.at_hdr.next = 16.into();
             self.ext.next = self.b_l4.q.val().get_bits::<224>(608);
         }
@@ -547,14 +712,12 @@ impl Logic for RxParser {
         if self.opcode.val() == 0x0B {
             self.op_known.next = true;
             self.has_reth.next = true;
-            self.has_imm.next = true;
             self.at_hdr.next = 32.into();
             self.ext.next = self.b_l4.q.val().get_bits::<224>(480);
             self.imm_c.next = self.b_l4.q.val().get_bits::<32>(704);
         }
         if self.opcode.val() == 0x11 {
             self.op_known.next = true;
-            self.has_aeth.next = true;
             self.is_ack.next = true;
             self.at_hdr.next = 16.into();
             self.ext.next = self.b_l4.q.val().get_bits::<224>(608);
@@ -564,21 +727,58 @@ impl Logic for RxParser {
             self.is_cnp.next = true;
             self.at_hdr.next = 28.into();
         }
-        self.t_len.next = self.udp_len.val() - 12;
-        // ---- MRC extension.
-        self.ext_ver.next = self.ext.val().get_bits::<4>(220);
-        self.ext_type.next = self.ext.val().get_bits::<4>(216);
-        self.ext_b1.next = self.ext.val().get_bits::<8>(208);
+        self.c_k_udp_short.d.next = self.b_ip_payload.q.val() < 8;
+        self.c_k_udp_len.d.next = self.udp_len.val() != self.b_ip_payload.q.val();
+        self.c_k_port.d.next = self.dport.val() != 4791;
+        self.c_k_udp_bth.d.next = self.udp_len.val() < 24;
+        self.c_k_opcode.d.next = !self.op_known.val();
+        self.c_k_tver.d.next = self.tver.val() != 0;
+        self.c_l4.d.next = self.b_l4.q.val();
+        self.c_csum.d.next = self.cs5_0.val();
+        self.c_reason_ip.d.next = self.reason_ip.val();
+        self.c_reason_post.d.next = self.reason_post.val();
+        self.c_ext.d.next = self.ext.val();
+        self.c_imm.d.next = self.imm_c.val();
+        self.c_at_hdr.d.next = self.at_hdr.val();
+        self.c_t_len.d.next = self.udp_len.val() - 12;
+        self.c_xbit.d.next = self.xbit.val();
+        self.c_is_ack.d.next = self.is_ack.val();
+        self.c_has_reth.d.next = self.has_reth.val();
+        self.c_is_cnp.d.next = self.is_cnp.val();
+        self.c_is4.d.next = self.b_is4.q.val();
+        self.c_is6.d.next = self.b_is6.q.val();
+        self.c_vlan.d.next = self.b_vlan.q.val();
+        self.c_dscp.d.next = self.b_dscp.q.val();
+        self.c_ecn.d.next = self.b_ecn.q.val();
+        self.c_flow_lo.d.next = self.b_flow_lo.q.val();
+        self.c_l4base.d.next = self.b_l4base.q.val();
+        self.c_v.d.next = self.b_v.q.val();
+        // ==== Stage D: fold and check the checksum (ones' complement);
+        // the MRC extension (X bit) and the payload bounds.
+        self.csum.next = self.c_csum.q.val();
+        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
+        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
+        self.d_k_csum.d.next = self.c_is4.q.val() & (self.csum.val() != 0xFFFF);
+        self.ext_ver.next = self.c_ext.q.val().get_bits::<4>(220);
+        self.ext_type.next = self.c_ext.q.val().get_bits::<4>(216);
+        self.ext_b1.next = self.c_ext.q.val().get_bits::<8>(208);
+        self.syndrome.next = self.c_l4.q.val().get_bits::<8>(856);
+        // Extension length, and how much of it this front end reads (up to
+        // 28 bytes: the rest of a SACK bitmap is left to a later stage).
         self.ext_len.next = 0.into();
+        self.ext_read.next = 0.into();
         if self.ext_type.val() == 1 {
-            if self.has_reth.val() {
+            if self.c_has_reth.q.val() {
                 self.ext_len.next = 16.into();
+                self.ext_read.next = 16.into();
             } else {
                 self.ext_len.next = 28.into();
+                self.ext_read.next = 28.into();
             }
         }
         if self.ext_type.val() == 2 {
             self.ext_len.next = 28.into();
+            self.ext_read.next = 28.into();
             if self.ext_b1.val().get_bits::<2>(0) == 1 {
                 self.ext_len.next = 36.into();
             }
@@ -588,120 +788,177 @@ impl Logic for RxParser {
         }
         if self.ext_type.val() == 3 {
             self.ext_len.next = 12.into();
+            self.ext_read.next = 12.into();
         }
         if self.ext_type.val() == 4 {
             self.ext_len.next = 16.into();
+            self.ext_read.next = 16.into();
         }
-        self.at_end.next = self.at_hdr.val();
-        if self.xbit.val() {
-            self.at_end.next = self.at_hdr.val() + self.ext_len.val();
+        // Where the headers end (transport-relative) and where this front
+        // end stops reading (frame-relative); the subtractions and compares
+        // on them are stage E's.
+        self.d_at_end.d.next = self.c_at_hdr.q.val();
+        self.d_read_end.d.next = self.c_l4base.q.val() + self.c_at_hdr.q.val();
+        if self.c_xbit.q.val() {
+            self.d_at_end.d.next = self.c_at_hdr.q.val() + self.ext_len.val();
+            self.d_read_end.d.next = self.c_l4base.q.val() + self.c_at_hdr.q.val() + self.ext_read.val();
         }
-        self.remaining.next = self.t_len.val() - self.at_end.val();
-        self.pad_eff.next = bit_cast::<18, 2>(self.pad.val());
-        if self.b_dscp.q.val() == 59 {
-            self.pad_eff.next = 0.into();
+        self.d_pad_eff.d.next = bit_cast::<18, 2>(self.c_l4.q.val().get_bits::<2>(948));
+        if self.c_dscp.q.val() == 59 {
+            self.d_pad_eff.d.next = 0.into();
         }
-        self.hdr_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_end.val();
-        // Bytes this front end reads: the extension only up to 28 bytes (the
-        // rest of a SACK bitmap is left to a later stage).
-        self.read_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_hdr.val();
-        if self.xbit.val() {
-            if self.ext_len.val() > 28 {
-                self.read_end.next = self.b_l3off.q.val() + self.b_iphl.q.val() + 8 + self.at_hdr.val() + 28;
-            } else {
-                self.read_end.next = self.hdr_end.val();
-            }
-        }
-        // ---- Transport checks (after the IP ones from stage B).
-        // IPv4 checksum: fold the registered sum twice (ones' complement).
-        self.csum.next = self.b_csum.q.val();
-        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
-        self.csum.next = bit_cast::<22, 16>(self.csum.val().get_bits::<16>(0)) + (self.csum.val() >> 16);
-        self.reason_c.next = self.b_reason.q.val();
-        if self.b_reason.q.val() != 0 {
-            self.reason_c.next = self.b_reason.q.val();
-        } else if self.b_is4.q.val() & (self.csum.val() != 0xFFFF) {
-            self.reason_c.next = 5.into();
-        } else if self.b_reason_post.q.val() != 0 {
-            self.reason_c.next = self.b_reason_post.q.val();
-        } else if self.b_ip_payload.q.val() < 8 {
-            self.reason_c.next = 1.into();
-        } else if self.udp_len.val() != self.b_ip_payload.q.val() {
-            self.reason_c.next = 9.into();
-        } else if self.dport.val() != 4791 {
-            self.reason_c.next = 8.into();
-        } else if self.udp_len.val() < 24 {
-            self.reason_c.next = 1.into();
-        } else if !self.op_known.val() {
-            self.reason_c.next = 10.into();
-        } else if self.tver.val() != 0 {
-            self.reason_c.next = 11.into();
-        } else if self.t_len.val() < self.at_hdr.val() {
-            self.reason_c.next = 1.into();
-        } else if self.xbit.val() & self.is_cnp.val() {
-            self.reason_c.next = 17.into();
-        } else if self.xbit.val() & (self.t_len.val() < self.at_hdr.val() + 2) {
-            self.reason_c.next = 1.into();
-        } else if self.xbit.val() & (self.ext_ver.val() != 1) {
-            self.reason_c.next = 14.into();
-        } else if self.xbit.val() & (self.ext_type.val() == 2) & (self.ext_b1.val().get_bits::<2>(0) == 3) {
-            self.reason_c.next = 15.into();
-        } else if self.xbit.val() & ((self.ext_type.val() == 0) | (self.ext_type.val() > 4)) {
-            self.reason_c.next = 13.into();
-        } else if self.xbit.val() & (self.is_ack.val() != (self.ext_type.val() != 1)) {
-            self.reason_c.next = 17.into();
-        } else if self.xbit.val() & (self.t_len.val() < self.at_end.val()) {
-            self.reason_c.next = 1.into();
-        } else if self.xbit.val() & (self.ext_type.val() == 3) & ((self.ext_b1.val() == 0) | (self.ext_b1.val() > 3)) {
-            self.reason_c.next = 16.into();
-        } else if self.xbit.val()
+        self.d_k_t_short.d.next = self.c_t_len.q.val() < self.c_at_hdr.q.val();
+        self.d_k_x_cnp.d.next = self.c_xbit.q.val() & self.c_is_cnp.q.val();
+        self.d_k_x_short.d.next = self.c_xbit.q.val() & (self.c_t_len.q.val() < self.c_at_hdr.q.val() + 2);
+        self.d_k_ext_ver.d.next = self.c_xbit.q.val() & (self.ext_ver.val() != 1);
+        self.d_k_sack_width.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 2) & (self.ext_b1.val().get_bits::<2>(0) == 3);
+        self.d_k_ext_type.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 0) | (self.ext_type.val() > 4));
+        self.d_k_ext_mismatch.d.next = self.c_xbit.q.val() & (self.c_is_ack.q.val() != (self.ext_type.val() != 1));
+        self.d_k_nack_kind.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 3) & ((self.ext_b1.val() == 0) | (self.ext_b1.val() > 3));
+        self.d_k_nack_syndrome.d.next = self.c_xbit.q.val()
             & (self.ext_type.val() == 3)
             & (((self.ext_b1.val() == 3) & (self.syndrome.val().get_bits::<7>(0) != 0x62))
-                | ((self.ext_b1.val() != 3) & (self.syndrome.val().get_bits::<7>(0) != 0x60)))
-        {
-            self.reason_c.next = 18.into();
-        } else if self.xbit.val() & ((self.ext_type.val() == 2) | (self.ext_type.val() == 4)) & (self.syndrome.val().get_bits::<2>(5) != 0) {
-            self.reason_c.next = 18.into();
-        } else if self.pad_eff.val() > self.remaining.val() {
-            self.reason_c.next = 12.into();
-        } else if self.read_end.val() > 128 {
-            self.reason_c.next = 31.into();
+                | ((self.ext_b1.val() != 3) & (self.syndrome.val().get_bits::<7>(0) != 0x60)));
+        self.d_k_sack_syndrome.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 2) | (self.ext_type.val() == 4)) & (self.syndrome.val().get_bits::<2>(5) != 0);
+        self.d_l4.d.next = self.c_l4.q.val();
+        self.d_reason_ip.d.next = self.c_reason_ip.q.val();
+        self.d_reason_post.d.next = self.c_reason_post.q.val();
+        self.d_ext.d.next = self.c_ext.q.val();
+        self.d_imm.d.next = self.c_imm.q.val();
+        self.d_xbit.d.next = self.c_xbit.q.val();
+        self.d_t_len.d.next = self.c_t_len.q.val();
+        self.d_k_udp_short.d.next = self.c_k_udp_short.q.val();
+        self.d_k_udp_len.d.next = self.c_k_udp_len.q.val();
+        self.d_k_port.d.next = self.c_k_port.q.val();
+        self.d_k_udp_bth.d.next = self.c_k_udp_bth.q.val();
+        self.d_k_opcode.d.next = self.c_k_opcode.q.val();
+        self.d_k_tver.d.next = self.c_k_tver.q.val();
+        self.d_is6.d.next = self.c_is6.q.val();
+        self.d_vlan.d.next = self.c_vlan.q.val();
+        self.d_dscp.d.next = self.c_dscp.q.val();
+        self.d_ecn.d.next = self.c_ecn.q.val();
+        self.d_flow_lo.d.next = self.c_flow_lo.q.val();
+        self.d_v.d.next = self.c_v.q.val();
+        self.d_l4base.d.next = self.c_l4base.q.val();
+        // ==== Stage E: the payload bounds and the length checks on them.
+        self.remaining.next = self.d_t_len.q.val() - self.d_at_end.q.val();
+        self.e_remaining.d.next = self.remaining.val();
+        self.e_hdr_end.d.next = self.d_l4base.q.val() + self.d_at_end.q.val();
+        self.e_k_ext_short.d.next = self.d_xbit.q.val() & (self.d_t_len.q.val() < self.d_at_end.q.val());
+        self.e_k_pad.d.next = self.d_pad_eff.q.val() > self.remaining.val();
+        self.e_k_window.d.next = self.d_read_end.q.val() > 128;
+        self.e_k_udp_short.d.next = self.d_k_udp_short.q.val();
+        self.e_k_udp_len.d.next = self.d_k_udp_len.q.val();
+        self.e_k_port.d.next = self.d_k_port.q.val();
+        self.e_k_udp_bth.d.next = self.d_k_udp_bth.q.val();
+        self.e_k_opcode.d.next = self.d_k_opcode.q.val();
+        self.e_k_tver.d.next = self.d_k_tver.q.val();
+        self.e_k_t_short.d.next = self.d_k_t_short.q.val();
+        self.e_k_x_cnp.d.next = self.d_k_x_cnp.q.val();
+        self.e_k_x_short.d.next = self.d_k_x_short.q.val();
+        self.e_k_ext_ver.d.next = self.d_k_ext_ver.q.val();
+        self.e_k_sack_width.d.next = self.d_k_sack_width.q.val();
+        self.e_k_ext_type.d.next = self.d_k_ext_type.q.val();
+        self.e_k_ext_mismatch.d.next = self.d_k_ext_mismatch.q.val();
+        self.e_k_nack_kind.d.next = self.d_k_nack_kind.q.val();
+        self.e_k_nack_syndrome.d.next = self.d_k_nack_syndrome.q.val();
+        self.e_k_sack_syndrome.d.next = self.d_k_sack_syndrome.q.val();
+        self.e_l4.d.next = self.d_l4.q.val();
+        self.e_reason_ip.d.next = self.d_reason_ip.q.val();
+        self.e_reason_post.d.next = self.d_reason_post.q.val();
+        self.e_k_csum.d.next = self.d_k_csum.q.val();
+        self.e_ext.d.next = self.d_ext.q.val();
+        self.e_imm.d.next = self.d_imm.q.val();
+        self.e_xbit.d.next = self.d_xbit.q.val();
+        self.e_pad_eff.d.next = self.d_pad_eff.q.val();
+        self.e_is6.d.next = self.d_is6.q.val();
+        self.e_vlan.d.next = self.d_vlan.q.val();
+        self.e_dscp.d.next = self.d_dscp.q.val();
+        self.e_ecn.d.next = self.d_ecn.q.val();
+        self.e_flow_lo.d.next = self.d_flow_lo.q.val();
+        self.e_v.d.next = self.d_v.q.val();
+        // ==== Stage F: the first failure in the golden model's order (a
+        // priority encoder over registered bits), then the record.
+        self.reason_f.next = 0.into();
+        if self.e_reason_ip.q.val() != 0 {
+            self.reason_f.next = self.e_reason_ip.q.val();
+        } else if self.e_k_csum.q.val() {
+            self.reason_f.next = 5.into();
+        } else if self.e_reason_post.q.val() != 0 {
+            self.reason_f.next = self.e_reason_post.q.val();
+        } else if self.e_k_udp_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_udp_len.q.val() {
+            self.reason_f.next = 9.into();
+        } else if self.e_k_port.q.val() {
+            self.reason_f.next = 8.into();
+        } else if self.e_k_udp_bth.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_opcode.q.val() {
+            self.reason_f.next = 10.into();
+        } else if self.e_k_tver.q.val() {
+            self.reason_f.next = 11.into();
+        } else if self.e_k_t_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_x_cnp.q.val() {
+            self.reason_f.next = 17.into();
+        } else if self.e_k_x_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_ext_ver.q.val() {
+            self.reason_f.next = 14.into();
+        } else if self.e_k_sack_width.q.val() {
+            self.reason_f.next = 15.into();
+        } else if self.e_k_ext_type.q.val() {
+            self.reason_f.next = 13.into();
+        } else if self.e_k_ext_mismatch.q.val() {
+            self.reason_f.next = 17.into();
+        } else if self.e_k_ext_short.q.val() {
+            self.reason_f.next = 1.into();
+        } else if self.e_k_nack_kind.q.val() {
+            self.reason_f.next = 16.into();
+        } else if self.e_k_nack_syndrome.q.val() {
+            self.reason_f.next = 18.into();
+        } else if self.e_k_sack_syndrome.q.val() {
+            self.reason_f.next = 18.into();
+        } else if self.e_k_pad.q.val() {
+            self.reason_f.next = 12.into();
+        } else if self.e_k_window.q.val() {
+            self.reason_f.next = 31.into();
         }
-        // ---- Register the record at the frame's last beat.
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;
-        if self.b_v.q.val() {
-            self.r_valid.d.next = self.reason_c.val() == 0;
-            self.r_drop.d.next = self.reason_c.val() != 0;
-            self.r_reason.d.next = self.reason_c.val();
-            self.r_ipv6.d.next = self.b_is6.q.val();
-            self.r_vlan.d.next = self.b_vlan.q.val();
-            self.r_ecn_ce.d.next = self.b_ecn.q.val() == 3;
-            self.r_trimmed.d.next = self.b_dscp.q.val() == 59;
-            self.r_ev.d.next = bit_cast::<32, 16>(self.sport.val());
-            if self.b_is6.q.val() {
-                self.r_ev.d.next = (bit_cast::<32, 16>(self.b_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.sport.val());
+        if self.e_v.q.val() {
+            self.r_valid.d.next = self.reason_f.val() == 0;
+            self.r_drop.d.next = self.reason_f.val() != 0;
+            self.r_reason.d.next = self.reason_f.val();
+            self.r_ipv6.d.next = self.e_is6.q.val();
+            self.r_vlan.d.next = self.e_vlan.q.val();
+            self.r_ecn_ce.d.next = self.e_ecn.q.val() == 3;
+            self.r_trimmed.d.next = self.e_dscp.q.val() == 59;
+            self.r_ev.d.next = bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
+            if self.e_is6.q.val() {
+                self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             }
-            self.r_opcode.d.next = self.opcode.val();
-            self.r_se.d.next = self.b_l4.q.val().get_bit(951);
-            self.r_mig.d.next = self.b_l4.q.val().get_bit(950);
-            self.r_pad.d.next = self.pad.val();
-            self.r_pkey.d.next = self.b_l4.q.val().get_bits::<16>(928);
-            self.r_fecn.d.next = self.b_l4.q.val().get_bit(927);
-            self.r_becn.d.next = self.b_l4.q.val().get_bit(926);
-            self.r_dest_qp.d.next = self.b_l4.q.val().get_bits::<24>(896);
-            self.r_ack_req.d.next = self.b_l4.q.val().get_bit(895);
-            self.r_xbit.d.next = self.xbit.val();
-            self.r_psn.d.next = self.b_l4.q.val().get_bits::<24>(864);
-            self.r_reth_va.d.next = self.b_l4.q.val().get_bits::<64>(800);
-            self.r_reth_rkey.d.next = self.b_l4.q.val().get_bits::<32>(768);
-            self.r_reth_len.d.next = self.b_l4.q.val().get_bits::<32>(736);
-            self.r_imm.d.next = self.imm_c.val();
-            self.r_aeth_syndrome.d.next = self.syndrome.val();
-            self.r_aeth_msn.d.next = self.b_l4.q.val().get_bits::<24>(832);
-            self.r_ext.d.next = self.ext.val();
-            self.r_payload_off.d.next = self.hdr_end.val();
-            self.r_payload_len.d.next = self.remaining.val() - self.pad_eff.val();
+            self.r_opcode.d.next = self.e_l4.q.val().get_bits::<8>(952);
+            self.r_se.d.next = self.e_l4.q.val().get_bit(951);
+            self.r_mig.d.next = self.e_l4.q.val().get_bit(950);
+            self.r_pad.d.next = self.e_l4.q.val().get_bits::<2>(948);
+            self.r_pkey.d.next = self.e_l4.q.val().get_bits::<16>(928);
+            self.r_fecn.d.next = self.e_l4.q.val().get_bit(927);
+            self.r_becn.d.next = self.e_l4.q.val().get_bit(926);
+            self.r_dest_qp.d.next = self.e_l4.q.val().get_bits::<24>(896);
+            self.r_ack_req.d.next = self.e_l4.q.val().get_bit(895);
+            self.r_xbit.d.next = self.e_xbit.q.val();
+            self.r_psn.d.next = self.e_l4.q.val().get_bits::<24>(864);
+            self.r_reth_va.d.next = self.e_l4.q.val().get_bits::<64>(800);
+            self.r_reth_rkey.d.next = self.e_l4.q.val().get_bits::<32>(768);
+            self.r_reth_len.d.next = self.e_l4.q.val().get_bits::<32>(736);
+            self.r_imm.d.next = self.e_imm.q.val();
+            self.r_aeth_syndrome.d.next = self.e_l4.q.val().get_bits::<8>(856);
+            self.r_aeth_msn.d.next = self.e_l4.q.val().get_bits::<24>(832);
+            self.r_ext.d.next = self.e_ext.q.val();
+            self.r_payload_off.d.next = self.e_hdr_end.q.val();
+            self.r_payload_len.d.next = self.e_remaining.q.val() - self.e_pad_eff.q.val();
         }
         self.out_valid.next = self.r_valid.q.val();
         self.out_drop.next = self.r_drop.q.val();

@@ -11,7 +11,9 @@
 //! the request is taken when the expected PSN does not move; a new
 //! in-order packet runs the cumulative advance (mode SCAN, pipeline held):
 //! one 64-bit word per cycle with the shift-free trailing-ones step of
-//! [`Advance`], verdict 3 + c edges after acceptance (c = word boundaries
+//! [`Advance`], whose carry chain ends in registers (the run's end, one-hot,
+//! is encoded a cycle later, so the scan decides one cycle after its last
+//! word): verdict 4 + c edges after acceptance (c = word boundaries
 //! crossed). Init and snapshot requests run on an empty pipeline; a
 //! snapshot takes 3 edges.
 
@@ -56,57 +58,102 @@ pub mod mode {
 }
 
 /// One step of the cumulative advance on a ring word, without shifters:
-/// with `below` = the bits under `off` and `y = (w | below) + 1`, the
-/// increment clears the run of ones from `off` and sets the bit `t` where it
-/// ends (`carry` when it runs off the word's end, `t` = 64). `t` is the
-/// one-hot position of `y & !(w | below)` encoded by six OR trees, `n = t -
-/// off`, and `wnext = w & (y | below)` clears exactly the run (bits below
-/// `off` are kept: the ring is exactly the window, so in the word holding
-/// `expected` they are the window's top PSNs).
+/// with `below` = the bits under `off` (an input, registered by the
+/// table: no shifter on this path) and `y = (w | below) + 1`, the increment
+/// clears the run of ones from `off` and sets the bit `t` where it ends
+/// (`carry` when it runs off the word's end, `t` = 64). `onehot = y & !(w |
+/// below)` has exactly bit `t` set (none on carry); [`OneHotIndex`] encodes
+/// it (a cycle later in the table), and `wnext = w & (y | below)` clears
+/// exactly the run (bits below `off` are kept: the ring is exactly the
+/// window, so in the word holding `expected` they are the window's top
+/// PSNs).
 #[derive(LogicBlock, Default)]
 pub struct Advance {
     pub w: Signal<In, Bits<64>>,
-    pub off: Signal<In, Bits<6>>,
-    /// Position where the run ends (`off + n`), 64 on carry.
-    pub t: Signal<Out, Bits<7>>,
+    /// Bits under the start offset (`!(!0 << off)`).
+    pub below: Signal<In, Bits<64>>,
+    /// Bit `t` (where the run ends) set; zero on carry.
+    pub onehot: Signal<Out, Bits<64>>,
     pub carry: Signal<Out, Bit>,
     pub wnext: Signal<Out, Bits<64>>,
 }
 
 impl Advance {
-    /// The reference computation (also the simulation model).
-    pub fn step(w: u64, off: u32) -> (u32, bool, u64) {
-        let below = if off == 0 { 0 } else { u64::MAX >> (64 - off) };
+    /// The bits under `off`.
+    pub fn below(off: u32) -> u64 {
+        if off == 0 {
+            0
+        } else {
+            u64::MAX >> (64 - off)
+        }
+    }
+
+    /// The leaf's function: `(onehot, carry, wnext)` from the word and the
+    /// mask of the bits under the start offset.
+    pub fn step_masked(w: u64, below: u64) -> (u64, bool, u64) {
         let wo = w | below;
         let (y, carry) = wo.overflowing_add(1);
-        let t = if carry { 64 } else { (y & !wo).trailing_zeros() };
-        (t, carry, w & (y | below))
+        (y & !wo, carry, w & (y | below))
+    }
+
+    /// The step as the table uses it: `(t, carry, wnext)` with `t` the
+    /// position where the run from `off` ends (64 on carry).
+    pub fn step(w: u64, off: u32) -> (u32, bool, u64) {
+        let (onehot, carry, wnext) = Advance::step_masked(w, Advance::below(off));
+        let t = if carry { 64 } else { OneHotIndex::index(onehot) };
+        (t, carry, wnext)
     }
 }
 
 impl Logic for Advance {
     fn update(&mut self) {
-        let (t, carry, wnext) = Advance::step(self.w.val().to_u64(), self.off.val().to_u64() as u32);
-        self.t.next = u64::from(t).into();
+        let (onehot, carry, wnext) = Advance::step_masked(self.w.val().to_u64(), self.below.val().to_u64());
+        self.onehot.next = onehot.into();
         self.carry.next = carry;
         self.wnext.next = wnext.into();
     }
     fn connect(&mut self) {
-        self.t.connect();
+        self.onehot.connect();
         self.carry.connect();
         self.wnext.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = String::from(
-            "wire [63:0] below = ~({64{1'b1}} << off);\n\
-             wire [63:0] wo = w | below;\n\
+        Verilog::Custom(
+            "wire [63:0] wo = w | below;\n\
              wire [64:0] y = {1'b0, wo} + 65'd1;\n\
-             wire [63:0] oh = y[63:0] & ~wo;\n\
-             always @(*) begin\n   carry = y[64];\n   wnext = w & (y[63:0] | below);\n   t[6] = y[64];\n",
-        );
+             always @(*) begin\n   carry = y[64];\n   onehot = y[63:0] & ~wo;\n   wnext = w & (y[63:0] | below);\nend"
+                .into(),
+        )
+    }
+}
+
+/// Index of the set bit of a one-hot 64-bit word (0 when none is set):
+/// six OR trees of 32 inputs, no priority logic.
+#[derive(LogicBlock, Default)]
+pub struct OneHotIndex {
+    pub onehot: Signal<In, Bits<64>>,
+    pub index: Signal<Out, Bits<6>>,
+}
+
+impl OneHotIndex {
+    /// The OR-tree encoding (for a one-hot input: its trailing zeros).
+    pub fn index(onehot: u64) -> u32 {
+        (0..6).filter(|b| (0..64).any(|i| i >> b & 1 == 1 && onehot >> i & 1 == 1)).map(|b| 1 << b).sum()
+    }
+}
+
+impl Logic for OneHotIndex {
+    fn update(&mut self) {
+        self.index.next = u64::from(OneHotIndex::index(self.onehot.val().to_u64())).into();
+    }
+    fn connect(&mut self) {
+        self.index.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from("always @(*) begin\n");
         for b in 0..6 {
-            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("oh[{i}]")).collect();
-            s.push_str(&format!("   t[{b}] = {};\n", bits.join(" | ")));
+            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("onehot[{i}]")).collect();
+            s.push_str(&format!("   index[{b}] = {};\n", bits.join(" | ")));
         }
         s.push_str("end");
         Verilog::Custom(s)
@@ -153,10 +200,12 @@ pub struct SackTable {
     exp_ram: RAM<Bits<24>, QP_BITS>,
     bm_ram: RAM<Bits<64>, ADDR_BITS>,
     adv: Advance,
+    enc: OneHotIndex,
     // Constants.
     c_mpr: Constant<Bits<24>>,
     c_last_word: Constant<Bits<WORD_BITS>>,
     c_one: Constant<Bits<64>>,
+    c_ones: Constant<Bits<64>>,
     c_word_mask: Constant<Bits<24>>,
     // Mode: 0 pipeline, 3 scan, 4-6 snapshot, 7 init.
     mode: DFF<Bits<3>>,
@@ -177,6 +226,14 @@ pub struct SackTable {
     word: DFF<Bits<64>>,
     from_ram: DFF<Bit>,
     cnt: DFF<Bits<WORD_BITS>>,
+    // Scan pipeline: `live` = the word on `adv.w` is part of the run; the
+    // mask of the bits under the first word's start offset (`below`); the
+    // previous word's base (`hi_r`) and where the run ended in it, one-hot
+    // (`oh_r`).
+    live: DFF<Bit>,
+    below: DFF<Bits<64>>,
+    hi_r: DFF<Bits<24>>,
+    oh_r: DFF<Bits<64>>,
     // Registered outputs.
     o_valid: DFF<Bit>,
     o_verdict: DFF<Bits<2>>,
@@ -191,7 +248,7 @@ pub struct SackTable {
     off: Signal<Local, Bits<24>>,
     bitmask: Signal<Local, Bits<64>>,
     rd_word: Signal<Local, Bits<64>>,
-    exp_next: Signal<Local, Bits<24>>,
+    exp_done: Signal<Local, Bits<24>>,
     sh: Signal<Local, Bits<7>>,
     shinv: Signal<Local, Bits<7>>,
 }
@@ -221,9 +278,11 @@ impl Default for SackTable {
             exp_ram: Default::default(),
             bm_ram: Default::default(),
             adv: Default::default(),
+            enc: Default::default(),
             c_mpr: Constant::new(u64::from(MPR).into()),
             c_last_word: Constant::new(((WORDS - 1) as u64).into()),
             c_one: Constant::new(1u64.into()),
+            c_ones: Constant::new(u64::MAX.into()),
             c_word_mask: Constant::new(0xFF_FFC0u64.into()),
             mode: Default::default(),
             s1_v: Default::default(),
@@ -240,6 +299,10 @@ impl Default for SackTable {
             word: Default::default(),
             from_ram: Default::default(),
             cnt: Default::default(),
+            live: Default::default(),
+            below: Default::default(),
+            hi_r: Default::default(),
+            oh_r: Default::default(),
             o_valid: Default::default(),
             o_verdict: Default::default(),
             o_expected: Default::default(),
@@ -252,7 +315,7 @@ impl Default for SackTable {
             off: Default::default(),
             bitmask: Default::default(),
             rd_word: Default::default(),
-            exp_next: Default::default(),
+            exp_done: Default::default(),
             sh: Default::default(),
             shinv: Default::default(),
         }
@@ -264,7 +327,7 @@ impl Logic for SackTable {
     fn update(&mut self) {
         dff_setup!(
             self, clock, mode, s1_v, s1_qp, s1_psn, s2_v, s2_qp, s2_psn, s2_exp, s2_before, s2_inw, qp, exp, word,
-            from_ram, cnt, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
+            from_ram, cnt, live, below, hi_r, oh_r, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -302,13 +365,18 @@ impl Logic for SackTable {
         } else {
             self.adv.w.next = self.word.q.val();
         }
-        self.adv.off.next = bit_cast::<6, 24>(self.exp.q.val() & 63);
-        // exp + n = exp rounded down to its word + t (no adder on n).
-        self.exp_next.next = (self.exp.q.val() & self.c_word_mask.val()) + bit_cast::<24, 7>(self.adv.t.val());
+        self.adv.below.next = self.below.q.val();
+        self.enc.onehot.next = self.oh_r.q.val();
+        // The advanced expected PSN: the base of the word where the run
+        // ended plus the registered end position (t < 64 there: no adder).
+        self.exp_done.next = self.hi_r.q.val() | bit_cast::<24, 6>(self.enc.index.val());
         // Snapshot funnel shift.
         self.sh.next = bit_cast::<7, 24>(self.exp.q.val() & 63);
         self.shinv.next = 64 - self.sh.val();
         if self.mode.q.val() == 0 {
+            // The first scan word's mask, from stage 2's expected PSN
+            // (registered whether or not a scan starts: off its path).
+            self.below.d.next = !(self.c_ones.val() << bit_cast::<64, 24>(self.s2_exp.q.val() & 63));
             // PIPELINE. Stage 2: decide.
             if self.s2_v.q.val() {
                 self.o_expected.d.next = self.s2_exp.q.val();
@@ -327,6 +395,7 @@ impl Logic for SackTable {
                     self.from_ram.d.next = false;
                     self.qp.d.next = self.s2_qp.q.val();
                     self.exp.d.next = self.s2_exp.q.val();
+                    self.live.d.next = true;
                     self.mode.d.next = 3.into();
                 } else {
                     self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
@@ -364,21 +433,33 @@ impl Logic for SackTable {
                 self.mode.d.next = 4.into();
             }
         } else if self.mode.q.val() == 3 {
-            // SCAN (stages 1 and 2 hold): write back the scanned word
-            // (run cleared) at exp's word.
-            self.bm_ram.write_enable.next = true;
-            self.exp.d.next = self.exp_next.val();
-            if self.adv.carry.val() {
-                // Read the next ring word (exp_next is word-aligned).
-                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp_next.val() >> 6) & 3);
+            // SCAN (stages 1 and 2 hold), one word per cycle with the
+            // decision a cycle behind: while `live`, the word on `adv.w`
+            // belongs to the run: write it back with the run cleared,
+            // register where the run ends in it (`oh_r`, one-hot; the word's
+            // base in `hi_r`) and whether it runs on (`live`), move `exp` to the
+            // next word and read that word (speculatively: the carry is
+            // only looked at in the next cycle, so the adder's carry chain
+            // ends in registers). Once not live, the previous word ended the
+            // run: `expected` = its base + the encoded end position. One cycle more than deciding
+            // in the same cycle; the carry chain no longer feeds `exp` and
+            // the RAM address.
+            if self.live.q.val() {
+                self.bm_ram.write_enable.next = true;
+                self.live.d.next = self.adv.carry.val();
+                self.oh_r.d.next = self.adv.onehot.val();
+                self.below.d.next = 0.into();
+                self.hi_r.d.next = self.exp.q.val() & self.c_word_mask.val();
+                self.exp.d.next = (self.exp.q.val() & self.c_word_mask.val()) + 64;
+                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
                 self.from_ram.d.next = true;
             } else {
                 // Done; the default read address re-issues stage 2's read.
-                self.exp_ram.write_data.next = self.exp_next.val();
+                self.exp_ram.write_data.next = self.exp_done.val();
                 self.exp_ram.write_enable.next = true;
                 self.o_valid.d.next = true;
                 self.o_verdict.d.next = 1.into();
-                self.o_expected.d.next = self.exp_next.val();
+                self.o_expected.d.next = self.exp_done.val();
                 self.mode.d.next = 0.into();
             }
         } else if self.mode.q.val() == 4 {

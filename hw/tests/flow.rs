@@ -62,9 +62,55 @@ fn synth_smoke() {
     assert!(s.ff >= 96 && s.ff <= 200, "{s:?}");
     assert!(s.lut > 0 && s.logic_depth > 0, "{s:?}");
     assert!(s.lut_levels >= 1 && s.lut_levels <= s.logic_depth, "{s:?}");
+    // The weighted levels lie between the LUT levels on that path and the
+    // cell count; the CSR block is shallow (4 with this flow).
+    assert!(s.levels >= s.levels_path.0 && s.levels <= s.logic_depth && s.levels <= 8, "{s:?}");
+    assert!(s.critical_path.len() as u64 > s.levels_path.0, "{s:?}");
     let (j, m) = flow::write_report(&dir, &stats).unwrap();
     assert!(std::fs::read_to_string(j).unwrap().contains("\"lut\""));
     assert!(std::fs::read_to_string(m).unwrap().contains("| mrc_csr |"));
+}
+
+/// The depth pass on a hand-made netlist: FF Q `q` -> LUT a -> 16 CARRY4
+/// in series -> LUT b -> MUXF7 -> D; and a side path of 3 LUTs. Levels
+/// weigh a LUT 1, a MUXF 1/4, a CARRY4 1/8: 2 + 0.25 + 2 = 4.25 -> 5.
+#[test]
+fn netlist_depth_weighs_luts_muxes_and_carries() {
+    let mut cells = Vec::new();
+    let cell = |name: &str, ty: &str, ins: &[u64], outs: &[u64]| {
+        let mut dirs = serde_json::Map::new();
+        let mut conns = serde_json::Map::new();
+        for (k, i) in ins.iter().enumerate() {
+            dirs.insert(format!("I{k}"), "input".into());
+            conns.insert(format!("I{k}"), serde_json::json!([i]));
+        }
+        dirs.insert("O".into(), "output".into());
+        conns.insert("O".into(), serde_json::json!(outs));
+        (name.to_string(), serde_json::json!({"type": ty, "port_directions": dirs, "connections": conns}))
+    };
+    cells.push(cell("a", "LUT2", &[2, 3], &[10]));
+    let mut prev = 10;
+    for k in 0..16u64 {
+        cells.push(cell(&format!("c{k}"), "CARRY4", &[prev, 3], &[100 + k]));
+        prev = 100 + k;
+    }
+    cells.push(cell("b", "LUT6", &[prev, 2, 3], &[200]));
+    cells.push(cell("m", "MUXF7", &[200, 3], &[201]));
+    cells.push(cell("s1", "LUT1", &[2], &[300]));
+    cells.push(cell("s2", "LUT1", &[300], &[301]));
+    cells.push(cell("s3", "INV", &[301], &[302]));
+    let json = serde_json::json!({"modules": {"t": {
+        "cells": serde_json::Map::from_iter(cells),
+        "netnames": {"q": {"hide_name": 0, "bits": [2]}, "d": {"hide_name": 0, "bits": [201]}},
+    }}});
+    let d = flow::netlist_depth(&json.to_string(), "t").unwrap();
+    assert_eq!(d.cells, 19);
+    assert_eq!(d.luts, 3, "the side path has the most LUTs");
+    assert_eq!(d.carries, 16);
+    assert_eq!(d.levels, 5);
+    assert_eq!(d.levels_path, (2, 1, 16));
+    assert_eq!(d.critical_path.first().map(String::as_str), Some("from q"));
+    assert_eq!(d.critical_path.last().map(String::as_str), Some("MUXF7 -> d"));
 }
 
 #[test]

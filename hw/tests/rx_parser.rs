@@ -341,7 +341,9 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, malformed: bool) {
     assert!(want.iter().all(|r| r.reason != reason::BAD_ICRC));
     let got = Arc::new(Mutex::new(Vec::<Rec>::new()));
     let cycles = Arc::new(Mutex::new(0u64));
-    let (g, c) = (got.clone(), cycles.clone());
+    // Cycle of every tlast beat and of every record: the latency.
+    let lat = Arc::new(Mutex::new((Vec::<u64>::new(), Vec::<u64>::new())));
+    let (g, c, l) = (got.clone(), cycles.clone(), lat.clone());
     let fr: Vec<Vec<u8>> = frames.iter().map(|(_, f)| f.clone()).collect();
     let mut uut = RxParser::default();
     uut.connect_all();
@@ -361,7 +363,7 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, malformed: bool) {
                 beats.push(None);
             }
         }
-        beats.extend([None; 4]); // drain the pipeline (record 3 cycles after tlast)
+        beats.extend([None; 7]); // drain the pipeline (record 6 cycles after tlast)
         for b in beats {
             match b {
                 Some((d, k, last)) => {
@@ -380,6 +382,10 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, malformed: bool) {
             sim_assert!(sim, !(x.out_valid.val() & x.out_drop.val()), x);
             if x.out_valid.val() | x.out_drop.val() {
                 g.lock().unwrap().push(read(&x));
+                l.lock().unwrap().1.push(n);
+            }
+            if matches!(b, Some((_, _, true))) {
+                l.lock().unwrap().0.push(n);
             }
             wait_clock_true!(sim, clock, x);
             n += 1;
@@ -395,6 +401,9 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, malformed: bool) {
     for (i, ((name, _), (g, w))) in frames.iter().zip(got.iter().zip(&want)).enumerate() {
         assert_eq!(g, w, "frame {i} ({name})");
     }
+    // The record comes 6 cycles after the tlast beat (six pipeline stages).
+    let lat = lat.lock().unwrap();
+    assert!(lat.0.iter().zip(&lat.1).all(|(t, r)| r - t == 6), "latency: tlast {:?} records {:?}", lat.0, lat.1);
     let drops = want.iter().filter(|r| r.reason != 0).count();
     assert_eq!(drops, if malformed { want.len() } else { 0 });
 }

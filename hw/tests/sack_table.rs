@@ -284,7 +284,9 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
         l_fixed.iter().min(), l_fixed.iter().max(), l_adv.iter().min(), l_adv.iter().max(), l_snap.iter().min(), l_snap.iter().max()
     );
     assert!(l_fixed.iter().min().is_none_or(|&m| m == 2));
-    assert!(l_adv.iter().min().is_none_or(|&m| m == 3));
+    // An advance decides a cycle after its last word (the scan's carry
+    // chain ends in registers for the 322 MHz depth target): 4 + c.
+    assert!(l_adv.iter().min().is_none_or(|&m| m == 4));
     assert!(l_snap.iter().all(|&l| l == 3));
     acc.clone()
 }
