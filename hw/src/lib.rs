@@ -10,6 +10,7 @@ pub mod core;
 pub mod csr;
 pub mod ev_selector;
 pub mod flow;
+pub mod layout;
 pub mod regmap;
 pub mod rx_parser;
 pub mod sack_table;
