@@ -12,5 +12,6 @@ pub mod ev_selector;
 pub mod flow;
 pub mod layout;
 pub mod regmap;
+pub mod requester;
 pub mod rx_parser;
 pub mod sack_table;
