@@ -36,8 +36,8 @@ pub mod st {
     pub const IDLE: u8 = 0;
     pub const LOAD: u8 = 1;
     pub const NEXT: u8 = 2;
-    pub const WAIT_RSP: u8 = 3;
-    pub const DRAIN: u8 = 4;
+    pub const REQ: u8 = 3;
+    pub const BEAT: u8 = 4;
     pub const DECODE: u8 = 5;
     pub const COMMIT: u8 = 6;
     pub const SEG: u8 = 7;
@@ -144,6 +144,9 @@ pub struct Requester {
     cur_mtu: DFF<Bits<32>>,
     cur_log2mtu: DFF<Bits<4>>,
     desc_addr: DFF<Bits<64>>,
+    /// Descriptors in the current fetch (1..=8) and beats still to come.
+    batch_n: DFF<Bits<4>>,
+    beats_left: DFF<Bits<4>>,
     // The fetched descriptor.
     d_op: DFF<Bits<8>>,
     d_flags: DFF<Bits<8>>,
@@ -224,12 +227,15 @@ pub struct Requester {
     r_rem: Signal<Local, Bits<32>>,
     dyn_wr: Signal<Local, Bits<62>>,
     one32: Signal<Local, Bits<32>>,
+    avail: Signal<Local, Bits<32>>,
+    to_end: Signal<Local, Bits<32>>,
+    nb1: Signal<Local, Bits<4>>,
+    nb: Signal<Local, Bits<4>>,
+    after_msg: Signal<Local, Bits<4>>,
     db_full: Signal<Local, Bit>,
     db_avail: Signal<Local, Bit>,
     db_pop: Signal<Local, Bit>,
     db_rd_next: Signal<Local, Bits<5>>,
-    // The descriptor read request has been taken (WAIT_RSP).
-    req_sent: DFF<Bit>,
 }
 
 impl Logic for Requester {
@@ -241,7 +247,7 @@ impl Logic for Requester {
             s_rem, s_off, s_la, s_ra, s_psn, s_imm, r_ret, r_qp, r_psn, r_slot, r_vmask, r_mtu, r_log2mtu, r_ent, r_seg,
             r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
             o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
-            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, req_sent, db_wr, db_wr_d, db_rd
+            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd
         );
         self.one32.next = 1.into();
         self.db_ram.read_clock.next = self.clock.val();
@@ -319,7 +325,7 @@ impl Logic for Requester {
         }
         self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.desc_addr.q.val();
-        self.dma_rd_req_len.next = 64.into();
+        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.batch_n.q.val()) << 6;
         self.dma_rd_req_tag.next = self.cur_qp.q.val();
         self.dma_rd_rsp_ready.next = false;
         self.rtx_ready.next = false;
@@ -346,6 +352,22 @@ impl Logic for Requester {
             self.seq_bit.next = 8.into();
         }
         self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
+        // Batch size: min(8, pi - ci, slots to the ring's end).
+        self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
+        self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
+        self.nb1.next = 8.into();
+        if self.avail.val() < 8 {
+            self.nb1.next = bit_cast::<4, 32>(self.avail.val());
+        }
+        self.nb.next = self.nb1.val();
+        if self.to_end.val() < bit_cast::<32, 4>(self.nb1.val()) {
+            self.nb.next = bit_cast::<4, 32>(self.to_end.val());
+        }
+        // After a descriptor: its batch's next beat, or the next batch.
+        self.after_msg.next = 2.into();
+        if self.beats_left.q.val() != 0 {
+            self.after_msg.next = 4.into();
+        }
         // Retransmit entry fields.
         self.r_first.next = self.rtx_ram.read_data.val().get_bits::<24>(0);
         self.r_npkts.next = self.rtx_ram.read_data.val().get_bits::<24>(24);
@@ -398,23 +420,29 @@ impl Logic for Requester {
                 self.state.d.next = 2.into();
             }
         } else if self.state.q.val() == 2 {
-            // NEXT: all fetched? else compute the slot's address.
+            // NEXT: all fetched? else the next batch: up to 8 descriptors,
+            // not beyond the producer index nor the ring's end.
             if self.cur_ci.q.val() == self.cur_pi.q.val() {
                 self.state.d.next = 0.into();
             } else {
+                self.batch_n.d.next = self.nb.val();
+                self.beats_left.d.next = self.nb.val();
                 self.desc_addr.d.next = (bit_cast::<64, 58>(self.cur_base.q.val())
                     + bit_cast::<64, 32>(self.cur_ci.q.val() & self.cur_ring_mask.q.val()))
                     << 6;
                 self.state.d.next = 3.into();
             }
         } else if self.state.q.val() == 3 {
-            // WAIT_RSP: the request, then its response beat(s).
-            self.dma_rd_req_valid.next = !self.req_sent.q.val();
-            if self.dma_rd_req_ready.val() & !self.req_sent.q.val() {
-                self.req_sent.d.next = true;
+            // REQ: the read request (batch_n x 64 bytes).
+            self.dma_rd_req_valid.next = true;
+            if self.dma_rd_req_ready.val() {
+                self.state.d.next = 4.into();
             }
-            self.dma_rd_rsp_ready.next = self.req_sent.q.val();
-            if self.req_sent.q.val() & self.dma_rd_rsp_valid.val() {
+        } else if self.state.q.val() == 4 {
+            // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
+            // offsets of hw::layout::sqe).
+            self.dma_rd_rsp_ready.next = true;
+            if self.dma_rd_rsp_valid.val() {
                 self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
                 self.d_flags.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(8);
                 self.d_len.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(32);
@@ -423,17 +451,11 @@ impl Logic for Requester {
                 self.d_rva.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(192);
                 self.d_rkey.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(256);
                 self.d_imm.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(288);
-                self.req_sent.d.next = false;
                 if self.dma_rd_rsp_last.val() {
-                    self.state.d.next = 5.into();
+                    self.beats_left.d.next = 0.into();
                 } else {
-                    self.state.d.next = 4.into();
+                    self.beats_left.d.next = self.beats_left.q.val() - 1;
                 }
-            }
-        } else if self.state.q.val() == 4 {
-            // DRAIN: beats after the first are not used.
-            self.dma_rd_rsp_ready.next = true;
-            if self.dma_rd_rsp_valid.val() & self.dma_rd_rsp_last.val() {
                 self.state.d.next = 5.into();
             }
         } else if self.state.q.val() == 5 {
@@ -459,7 +481,7 @@ impl Logic for Requester {
                 self.cur_ci.d.next = self.cur_ci.q.val() + 1;
                 self.dyn_ram.write_enable.next = true;
                 if self.d_bad.q.val() != 0 {
-                    self.e_ret.d.next = 2.into();
+                    self.e_ret.d.next = self.after_msg.val();
                     self.e_qp.d.next = self.cur_qp.q.val();
                     self.e_status.d.next = bit_cast::<8, 2>(self.d_bad.q.val());
                     self.e_opcode.d.next = self.d_op.q.val();
@@ -542,7 +564,7 @@ impl Logic for Requester {
                 self.s_ra.d.next = self.s_ra.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
                 self.s_psn.d.next = self.s_psn.q.val() + 1;
                 if self.s_last.val() {
-                    self.state.d.next = 2.into();
+                    self.state.d.next = self.after_msg.val();
                 }
             }
         } else if self.state.q.val() == 8 {

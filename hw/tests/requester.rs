@@ -232,6 +232,8 @@ struct Outcome {
     /// Records of one message taken on consecutive cycles.
     back_to_back: u64,
     dma_reads: HashMap<usize, u64>,
+    /// DMA read requests by descriptors per request.
+    batches: std::collections::BTreeMap<u64, u64>,
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
@@ -250,6 +252,8 @@ struct Params {
     bad: bool,
     /// Directed doorbell-overflow scenario instead of the random mix.
     overflow: bool,
+    /// With `overflow`: instead, 16 single-packet messages on one doorbell.
+    burst: bool,
 }
 
 const COUNTERS: [&str; 7] = ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss"];
@@ -280,7 +284,7 @@ fn run(p: Params) -> Outcome {
         let mut db_good: Vec<(usize, u32)> = Vec::new();
         let mut db_bad = [0u32; 3];
         let mut n_posted = 0usize;
-        let mut dma_q: VecDeque<(u64, u64, u64)> = VecDeque::new(); // (addr, tag, ready cycle)
+        let mut dma_q: VecDeque<(u64, u64, u64, bool)> = VecDeque::new(); // beats: (addr, tag, ready cycle, last)
         let mut rtx_pending: Option<(usize, u32)> = None;
         let mut cycle = 0u64;
         let mut idle = 0u64;
@@ -319,7 +323,11 @@ fn run(p: Params) -> Outcome {
                 let size = 1u32 << ls;
                 if overflow_phase == 0 {
                     for _ in 0..size {
-                        let d = descriptor(&mut r, lm);
+                        let mut d = descriptor(&mut r, lm);
+                        if p.burst {
+                            // Single-packet messages: the per-message cost.
+                            d.length = r.below(1 << lm) as u32 + 1;
+                        }
                         let slot = base + 64 * u64::from(posted[k] & (size - 1));
                         mem.insert(slot, d.encode().unwrap());
                         slot_qp.insert(slot, k);
@@ -334,7 +342,14 @@ fn run(p: Params) -> Outcome {
                     }
                     overflow_phase = 1;
                 }
-                if (1..=20).contains(&overflow_phase) {
+                if p.burst {
+                    if overflow_phase == 1 {
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = u64::from(size).into();
+                        overflow_phase = 22;
+                    }
+                } else if (1..=20).contains(&overflow_phase) {
                     // Producer indices 1, 1, 1, 1, 1, 2, 3, ... 16: the
                     // dropped (last) doorbells carry the largest ones.
                     x.db_valid.next = true;
@@ -372,7 +387,7 @@ fn run(p: Params) -> Outcome {
                             len: 0,
                         });
                     } else if space > 0 {
-                        let n = 1 + r.below(u64::from(space.min(3))) as u32;
+                        let n = 1 + r.below(u64::from(space.min(6))) as u32;
                         for _ in 0..n {
                             let slot = base.wrapping_add(64 * u64::from(posted[k] & (size - 1)));
                             if p.bad && r.chance(12) {
@@ -449,15 +464,15 @@ fn run(p: Params) -> Outcome {
                 x.rtx_psn.next = u64::from(psn).into();
             }
             // DMA: request handshake, responses after their latency.
-            let fetch_blocked = p.overflow && overflow_phase <= 20;
+            let fetch_blocked = p.overflow && !p.burst && overflow_phase <= 20;
             x.dma_rd_req_ready.next = !fetch_blocked && r.chance(p.dma_ready_pct);
             x.dma_rd_rsp_valid.next = false;
-            if let Some(&(addr, tag, ready)) = dma_q.front() {
+            if let Some(&(addr, tag, ready, last)) = dma_q.front() {
                 if cycle >= ready && r.chance(p.rsp_valid_pct) {
                     x.dma_rd_rsp_valid.next = true;
                     x.dma_rd_rsp_data.next = bits::<512>(&mem[&addr]);
                     x.dma_rd_rsp_keep.next = u64::MAX.into();
-                    x.dma_rd_rsp_last.next = true;
+                    x.dma_rd_rsp_last.next = last;
                     x.dma_rd_rsp_tag.next = tag.into();
                 }
             }
@@ -472,17 +487,25 @@ fn run(p: Params) -> Outcome {
                 let addr = x.dma_rd_req_addr.val().to_u64();
                 let len = x.dma_rd_req_len.val().to_u64();
                 let tag = x.dma_rd_req_tag.val().to_u64();
-                let k = *slot_qp.get(&addr).unwrap_or_else(|| panic!("DMA read of {addr:#x}: not a posted ring slot"));
-                assert_eq!(len, 64, "one descriptor per read");
-                assert_eq!(tag, SETUPS[k].0 as u64, "tag = QP");
-                dma_q.push_back((addr, tag, cycle + r.below(p.max_latency + 1)));
+                assert!(len % 64 == 0 && (64..=512).contains(&len), "batch of 1-8 descriptors: {len} bytes");
+                let n = len / 64;
+                let ready = cycle + r.below(p.max_latency + 1);
+                for i in 0..n {
+                    let a = addr.wrapping_add(64 * i);
+                    // Every beat a posted slot of this QP's ring: a batch
+                    // never runs past the ring's end.
+                    let k = *slot_qp.get(&a).unwrap_or_else(|| panic!("DMA read of {a:#x}: not a posted ring slot"));
+                    assert_eq!(tag, SETUPS[k].0 as u64, "tag = QP");
+                    dma_q.push_back((a, tag, ready, i + 1 == n));
+                }
+                *o.batches.entry(n).or_insert(0) += 1;
                 if trace {
                     eprintln!("{cycle}: fetch {addr:#x} (QP {tag})");
                 }
                 activity = true;
             }
             if x.dma_rd_rsp_valid.val() && x.dma_rd_rsp_ready.val() {
-                let (addr, _, _) = dma_q.pop_front().unwrap();
+                let (addr, _, _, _) = dma_q.pop_front().unwrap();
                 let k = slot_qp[&addr];
                 if trace {
                     eprintln!("{cycle}: fetched {addr:#x} len {}", layout::sqe::LENGTH.get(&mem[&addr]));
@@ -640,6 +663,7 @@ fn requester_matches_proto_segmentation() {
         rtx: true,
         bad: true,
         overflow: false,
+        burst: false,
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -652,7 +676,7 @@ fn requester_matches_proto_segmentation() {
     let wrap = o.want[&0].windows(2).filter(|w| w[1].psn < w[0].psn).count();
     eprintln!(
         "records {} opcodes {ops:x?} middles {multi} empty {empty} psn wraps {wrap}; errors: opcode {} flags {} length {} doorbell {}; \
-         retransmits {} misses {}; out stalls {} back-to-back {}; dma reads {:?}",
+         retransmits {} misses {}; out stalls {} back-to-back {}; descriptors per QP {:?}, batches (size: count) {:?}",
         all.len(),
         n_err(CqStatus::BadOpcode),
         n_err(CqStatus::BadFlags),
@@ -662,8 +686,10 @@ fn requester_matches_proto_segmentation() {
         o.rtx_misses_issued,
         o.out_stalls,
         o.back_to_back,
-        o.dma_reads
+        o.dma_reads,
+        o.batches
     );
+    assert!(o.batches.keys().any(|&n| n >= 3), "batched fetches: {:?}", o.batches);
     assert_eq!(ops.len(), 6, "every WRITE opcode: {ops:x?}");
     assert!(multi >= 20 && empty >= 1 && wrap >= 1, "middles {multi} empty {empty} wrap {wrap}");
     for s in [CqStatus::BadOpcode, CqStatus::BadFlags, CqStatus::BadLength, CqStatus::BadDoorbell] {
@@ -692,6 +718,7 @@ fn doorbell_overflow_is_counted_and_recovered() {
         rtx: false,
         bad: false,
         overflow: true,
+        burst: false,
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -704,4 +731,32 @@ fn doorbell_overflow_is_counted_and_recovered() {
             assert_eq!(msg[1].1 - msg[0].1, 1, "one record per cycle within a message");
         }
     }
+}
+
+/// 16 single-packet messages posted with one doorbell, DMA answering at
+/// once and the output always ready: fetched in two batches of 8; each
+/// message costs 4 cycles (beat, decode, commit, its record), each batch
+/// 2 more (next, request) plus the DMA's turnaround.
+#[test]
+fn batched_fetch_throughput() {
+    let o = run(Params {
+        seed: 0xBA7C_0001,
+        n_desc: 0,
+        out_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 0,
+        rtx: false,
+        bad: false,
+        overflow: true,
+        burst: true,
+    });
+    check_common(&o);
+    assert_eq!(o.batches.get(&8), Some(&2), "two batches of 8: {:?}", o.batches);
+    let t = &o.take_cycles[&255];
+    assert_eq!(t.len(), 16);
+    let gaps: Vec<u64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    eprintln!("cycles between single-packet records: {gaps:?}");
+    // Inside a batch: one message every 4 cycles.
+    assert!(gaps[..7].iter().chain(&gaps[8..]).all(|&g| g == 4), "{gaps:?}");
 }
