@@ -451,7 +451,7 @@ pub struct SqContext {
 impl SqContext {
     fn check(&self) -> Result<(), LayoutError> {
         let l = "sq_ctx";
-        range(l, &sq_ctx::SQ_BASE, self.sq_base, self.sq_base % 64 == 0, "64-byte aligned")?;
+        range(l, &sq_ctx::SQ_BASE, self.sq_base, self.sq_base.is_multiple_of(64), "64-byte aligned")?;
         range(l, &sq_ctx::DEST_QP, u64::from(self.dest_qp), self.dest_qp < 1 << 24, "0..2^24")?;
         range(l, &sq_ctx::START_PSN, u64::from(self.start_psn), self.start_psn < 1 << 24, "0..2^24")?;
         range(l, &sq_ctx::SQ_LOG2_SIZE, u64::from(self.sq_log2_size), self.sq_log2_size <= 16, "0..=16")?;
@@ -566,10 +566,10 @@ mod tests {
         let mut used = vec![false; size * 8];
         for f in fields {
             assert!(f.bits >= 1 && f.bits <= 64, "{}", f.name);
-            for b in f.bit()..f.bit() + f.bits {
-                assert!(b < size * 8, "{} past the end", f.name);
-                assert!(!used[b], "{} overlaps", f.name);
-                used[b] = true;
+            assert!(f.bit() + f.bits <= size * 8, "{} past the end", f.name);
+            for u in &mut used[f.bit()..f.bit() + f.bits] {
+                assert!(!*u, "{} overlaps", f.name);
+                *u = true;
             }
         }
     }
@@ -580,8 +580,8 @@ mod tests {
         no_overlap(cqe::SIZE, cqe::FIELDS);
         no_overlap(ev_event::SIZE, ev_event::FIELDS);
         no_overlap(sq_ctx::SIZE, sq_ctx::FIELDS);
-        assert!(sq_ctx::SIZE * 8 <= 256, "the row must fit cfg_data");
-        assert!(sqe::SIZE * 8 <= 512, "a descriptor is one DMA beat");
+        const { assert!(sq_ctx::SIZE * 8 <= 256, "the row must fit cfg_data") };
+        const { assert!(sqe::SIZE * 8 <= 512, "a descriptor is one DMA beat") };
     }
 
     fn xorshift(s: &mut u64) -> u64 {

@@ -10,8 +10,10 @@
 //! `docs/hw/requester.md`.
 //!
 //! One engine serves one doorbell at a time: a doorbell is drained (every
-//! descriptor up to its producer index) before the next is popped; while
-//! a message is being segmented the output carries one record per cycle.
+//! descriptor up to its producer index, fetched in batches of up to 8 per
+//! DMA read, one descriptor per 512-bit beat) before the next is popped;
+//! while a message is being segmented the output carries one record per
+//! cycle.
 
 use rust_hdl::prelude::*;
 
@@ -679,5 +681,52 @@ impl Logic for Requester {
         self.cnt_db_overflow.next = self.k_db_overflow.q.val();
         self.cnt_bad_cfg.next = self.k_bad_cfg.q.val();
         self.cnt_rtx_miss.next = self.k_rtx_miss.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{sq_ctx, sqe, CFG_TABLE_SQ_CTX};
+
+    /// The `#[hdl_gen]` body takes no const paths, so the layout's bit
+    /// offsets are written there as literals: they must stay those of
+    /// `hw::layout`.
+    #[test]
+    fn literals_match_layout() {
+        let sqe_bits = [(sqe::OPCODE, 0, 8), (sqe::FLAGS, 8, 8), (sqe::LENGTH, 32, 32), (sqe::WR_ID, 64, 64)];
+        let sqe_more = [(sqe::LOCAL_IOVA, 128, 64), (sqe::REMOTE_VA, 192, 64), (sqe::RKEY, 256, 32), (sqe::IMM, 288, 32)];
+        for (f, bit, bits) in sqe_bits.into_iter().chain(sqe_more) {
+            assert_eq!((f.bit(), f.bits), (bit, bits), "sqe.{}", f.name);
+        }
+        let ctx = [
+            (sq_ctx::SQ_BASE, 0, 64),
+            (sq_ctx::START_PSN, 128, 24),
+            (sq_ctx::SQ_LOG2_SIZE, 176, 8),
+            (sq_ctx::LOG2_MTU, 184, 8),
+            (sq_ctx::ENABLE, 200, 1),
+        ];
+        for (f, bit, bits) in ctx {
+            assert_eq!((f.bit(), f.bits), (bit, bits), "sq_ctx.{}", f.name);
+        }
+        assert_eq!(CFG_TABLE_SQ_CTX, 1);
+        assert_eq!(sqe::OP_WRITE, 1);
+        assert_eq!(sqe::OP_WRITE_IMM, 2);
+        assert_eq!(sqe::FLAG_SIGNALED, 1);
+    }
+
+    #[test]
+    fn opcodes_are_protos() {
+        use proto::wire::Opcode;
+        use super::opcode::*;
+        for (ours, theirs) in [
+            (WRITE_FIRST, Opcode::WriteFirst),
+            (WRITE_MIDDLE, Opcode::WriteMiddle),
+            (WRITE_LAST, Opcode::WriteLast),
+            (WRITE_LAST_IMM, Opcode::WriteLastImm),
+            (WRITE_ONLY, Opcode::WriteOnly),
+            (WRITE_ONLY_IMM, Opcode::WriteOnlyImm),
+        ] {
+            assert_eq!(ours, theirs as u8);
+        }
     }
 }

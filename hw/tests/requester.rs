@@ -289,11 +289,11 @@ fn run(p: Params) -> Outcome {
         let mut cycle = 0u64;
         let mut idle = 0u64;
         let mut last_take: HashMap<usize, (u64, u32)> = HashMap::new();
-        for k in 0..3 {
-            o.want.insert(SETUPS[k].0, Vec::new());
-            o.got.insert(SETUPS[k].0, Vec::new());
-            o.want_err.insert(SETUPS[k].0, Vec::new());
-            o.got_err.insert(SETUPS[k].0, Vec::new());
+        for s in &SETUPS {
+            o.want.insert(s.0, Vec::new());
+            o.got.insert(s.0, Vec::new());
+            o.want_err.insert(s.0, Vec::new());
+            o.got_err.insert(s.0, Vec::new());
         }
         // Config writes: the three QPs, one row rejected (log2 MTU 7,
         // counted), one for another table (ignored).
