@@ -697,8 +697,8 @@ fn requester_matches_proto_segmentation() {
     }
     assert!(o.rtx_want.len() >= 5 && o.rtx_misses_issued >= 2, "retransmit coverage");
     assert!(o.out_stalls >= 20 && o.back_to_back >= 10);
-    // The 4-slot ring of QP 0 went round several times.
-    assert!(o.dma_reads[&0] >= 12, "ring wrap on QP 0: {:?}", o.dma_reads);
+    // The 4-slot ring of QP 0 went round at least twice.
+    assert!(o.dma_reads[&0] >= 8, "ring wrap on QP 0: {:?}", o.dma_reads);
 }
 
 /// Doorbells while the engine is stuck on a fetch (QP 255, 16 slots):
