@@ -211,6 +211,7 @@ pub struct Requester {
     k_bad_cfg: DFF<Bit>,
     k_rtx_miss: DFF<Bit>,
     // Combinational locals.
+    cfg_mine: Signal<Local, Bit>,
     cfg_hit: Signal<Local, Bit>,
     cfg_ok: Signal<Local, Bit>,
     cfg_log2size: Signal<Local, Bits<8>>,
@@ -277,14 +278,16 @@ impl Logic for Requester {
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
         // log2 size <= 16, log2 MTU 8..=13) as hw::layout::SqContext.
-        self.cfg_hit.next = self.cfg_valid.val() & (self.cfg_table.val() == 1) & (self.cfg_index.val().get_bits::<8>(8) == 0);
+        self.cfg_mine.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
+        self.cfg_hit.next = self.cfg_mine.val() & (self.cfg_index.val().get_bits::<8>(8) == 0);
         self.cfg_log2size.next = self.cfg_data.val().get_bits::<8>(176);
         self.cfg_log2mtu.next = self.cfg_data.val().get_bits::<8>(184);
         self.cfg_ok.next = (self.cfg_data.val().get_bits::<6>(0) == 0)
             & (self.cfg_log2size.val() <= 16)
             & (self.cfg_log2mtu.val() >= 8)
             & (self.cfg_log2mtu.val() <= 13);
-        self.k_bad_cfg.d.next = self.cfg_hit.val() & !self.cfg_ok.val();
+        // A row of this table with a QP index >= 256 or a bad value: dropped, counted.
+        self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
         self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.ctx_ram.write_data.next = bit_cast::<68, 58>(self.cfg_data.val().get_bits::<58>(6))
             | (bit_cast::<68, 8>(self.cfg_log2size.val()) << 58)

@@ -296,13 +296,16 @@ fn run(p: Params) -> Outcome {
             o.got_err.insert(s.0, Vec::new());
         }
         // Config writes: the three QPs, one row rejected (log2 MTU 7,
-        // counted), one for another table (ignored).
+        // counted), one for another table (ignored), one beyond the QPs.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..3).map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k).encode().unwrap()))).collect();
         let mut bad_row = ctx(1).encode().unwrap();
         bad_row[23] = 7;
         cfgs.push((u64::from(CFG_TABLE_SQ_CTX), 77, bits::<256>(&bad_row)));
         cfgs.push((2, 0, bits::<256>(&[0xFFu8; 32])));
-        let expect_bad_cfg = 1u64;
+        // A good row for a QP beyond the 256: counted, and it must not
+        // alias QP 300 mod 256 = 44 (unused, its doorbells would fail).
+        cfgs.push((u64::from(CFG_TABLE_SQ_CTX), 300, bits::<256>(&ctx(0).encode().unwrap())));
+        let expect_bad_cfg = 2u64;
         // Overflow scenario: QP 77's 8 slots filled, then 20 doorbells in
         // consecutive cycles while descriptor fetches are refused.
         let mut overflow_phase = 0u8;
@@ -371,7 +374,7 @@ fn run(p: Params) -> Outcome {
                     let (qp, lm, ls, _, base) = SETUPS[k];
                     let size = 1u32 << ls;
                     let space = size - (posted[k] - fetched[k]);
-                    if p.bad && r.chance(4) {
+                    if p.bad && r.chance(7) {
                         // A doorbell beyond the ring: rejected whatever the
                         // engine's consumer index is by then.
                         let v = posted[k] + size + 1 + r.below(1000) as u32;
