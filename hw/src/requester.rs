@@ -123,8 +123,8 @@ pub struct Requester {
     db_wr: DFF<Bits<5>>,
     db_wr_d: DFF<Bits<5>>,
     db_rd: DFF<Bits<5>>,
-    /// Static context: [57:0] SQ base >> 6, [62:58] log2 size, [66:63]
-    /// log2 MTU - 8... stored as the raw 4 low bits of log2 MTU, [67] enable.
+    /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
+    /// [66:63] log2 MTU (8..=13), [67] enable.
     ctx_ram: RAM<Bits<68>, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
     /// next retransmit slot, [61:58] valid slots.
@@ -290,8 +290,8 @@ impl Logic for Requester {
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
         self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.ctx_ram.write_data.next = bit_cast::<68, 58>(self.cfg_data.val().get_bits::<58>(6))
-            | (bit_cast::<68, 8>(self.cfg_log2size.val()) << 58)
-            | (bit_cast::<68, 8>(self.cfg_log2mtu.val() & 15) << 63)
+            | (bit_cast::<68, 5>(bit_cast::<5, 8>(self.cfg_log2size.val())) << 58)
+            | (bit_cast::<68, 4>(bit_cast::<4, 8>(self.cfg_log2mtu.val())) << 63)
             | (bit_cast::<68, 1>(self.cfg_data.val().get_bits::<1>(200)) << 67);
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
         // The dynamic state: a config write resets it (ci 0, next PSN =
