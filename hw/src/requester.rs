@@ -114,6 +114,9 @@ pub struct Requester {
     pub cnt_db_overflow: Signal<Out, Bit>,
     pub cnt_bad_cfg: Signal<Out, Bit>,
     pub cnt_rtx_miss: Signal<Out, Bit>,
+    /// Pulse: doorbell value behind the consumer index (already served,
+    /// e.g. a re-queued one overtaken by a later doorbell): ignored.
+    pub cnt_db_stale: Signal<Out, Bit>,
     // Storage.
     /// Doorbell FIFO: {value, qp} in a 16-entry RAM; 5-bit pointers (the
     /// extra bit tells full from empty). An entry is readable one cycle
@@ -121,6 +124,8 @@ pub struct Requester {
     /// returns a slot in the cycle it is written.
     db_ram: RAM<Bits<40>, DB_FIFO_LOG2>,
     db_wr: DFF<Bits<5>>,
+    /// The current doorbell has had a batch (LOAD clears, REQ sets).
+    served: DFF<Bit>,
     db_wr_d: DFF<Bits<5>>,
     db_rd: DFF<Bits<5>>,
     /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
@@ -210,6 +215,7 @@ pub struct Requester {
     k_db_overflow: DFF<Bit>,
     k_bad_cfg: DFF<Bit>,
     k_rtx_miss: DFF<Bit>,
+    k_db_stale: DFF<Bit>,
     // Combinational locals.
     cfg_mine: Signal<Local, Bit>,
     cfg_hit: Signal<Local, Bit>,
@@ -236,6 +242,7 @@ pub struct Requester {
     nb: Signal<Local, Bits<4>>,
     after_msg: Signal<Local, Bits<4>>,
     db_full: Signal<Local, Bit>,
+    requeue: Signal<Local, Bit>,
     db_avail: Signal<Local, Bit>,
     db_pop: Signal<Local, Bit>,
     db_rd_next: Signal<Local, Bits<5>>,
@@ -250,7 +257,7 @@ impl Logic for Requester {
             s_rem, s_off, s_la, s_ra, s_psn, s_imm, r_ret, r_qp, r_psn, r_slot, r_vmask, r_mtu, r_log2mtu, r_ent, r_seg,
             r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
             o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
-            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd
+            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale
         );
         self.one32.next = 1.into();
         self.db_ram.read_clock.next = self.clock.val();
@@ -274,6 +281,22 @@ impl Logic for Requester {
         }
         self.db_wr_d.d.next = self.db_wr.q.val();
         self.k_db_overflow.d.next = self.db_valid.val() & self.db_full.val();
+        // Round robin between QPs, one batch at a time: after a batch, a QP
+        // with descriptors left goes back to the FIFO's tail as {pi, qp}
+        // when another doorbell waits, the FIFO has room and no doorbell
+        // is being written (the RAM's one write port); otherwise it keeps
+        // the engine.
+        self.requeue.next = (self.state.q.val() == 2)
+            & (self.cur_ci.q.val() != self.cur_pi.q.val())
+            & self.served.q.val()
+            & self.db_avail.val()
+            & !self.db_full.val()
+            & !self.db_valid.val();
+        if self.requeue.val() {
+            self.db_ram.write_data.next = bit_cast::<40, 8>(self.cur_qp.q.val()) | (bit_cast::<40, 32>(self.cur_pi.q.val()) << 8);
+            self.db_ram.write_enable.next = true;
+            self.db_wr.d.next = self.db_wr.q.val() + 1;
+        }
         self.db_pop.next = false;
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
@@ -340,6 +363,7 @@ impl Logic for Requester {
         self.k_bad_length.d.next = false;
         self.k_bad_doorbell.d.next = false;
         self.k_rtx_miss.d.next = false;
+        self.k_db_stale.d.next = false;
 
         // LOAD locals.
         self.ld_log2size.next = self.ctx_ram.read_data.val().get_bits::<5>(58);
@@ -409,7 +433,12 @@ impl Logic for Requester {
             self.cur_psn.d.next = self.dyn_ram.read_data.val().get_bits::<24>(32);
             self.cur_seq.d.next = self.dyn_ram.read_data.val().get_bits::<2>(56);
             self.cur_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
-            if !self.ctx_ram.read_data.val().get_bit(67)
+            self.served.d.next = false;
+            if self.ctx_ram.read_data.val().get_bit(67) & self.db_diff.val().get_bit(31) {
+                // Behind the consumer index (pi - ci >= 2^31): stale.
+                self.k_db_stale.d.next = true;
+                self.state.d.next = 0.into();
+            } else if !self.ctx_ram.read_data.val().get_bit(67)
                 | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
             {
                 self.e_ret.d.next = 0.into();
@@ -427,7 +456,7 @@ impl Logic for Requester {
         } else if self.state.q.val() == 2 {
             // NEXT: all fetched? else the next batch: up to 8 descriptors,
             // not beyond the producer index nor the ring's end.
-            if self.cur_ci.q.val() == self.cur_pi.q.val() {
+            if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                 self.state.d.next = 0.into();
             } else {
                 self.batch_n.d.next = self.nb.val();
@@ -440,6 +469,7 @@ impl Logic for Requester {
         } else if self.state.q.val() == 3 {
             // REQ: the read request (batch_n x 64 bytes).
             self.dma_rd_req_valid.next = true;
+            self.served.d.next = true;
             if self.dma_rd_req_ready.val() {
                 self.state.d.next = 4.into();
             }
@@ -684,6 +714,7 @@ impl Logic for Requester {
         self.cnt_db_overflow.next = self.k_db_overflow.q.val();
         self.cnt_bad_cfg.next = self.k_bad_cfg.q.val();
         self.cnt_rtx_miss.next = self.k_rtx_miss.q.val();
+        self.cnt_db_stale.next = self.k_db_stale.q.val();
     }
 }
 

@@ -237,6 +237,8 @@ struct Outcome {
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
+    /// QP of every first-transmission record, in output order.
+    order: Vec<usize>,
 }
 
 struct Params {
@@ -254,9 +256,11 @@ struct Params {
     overflow: bool,
     /// With `overflow`: instead, 16 single-packet messages on one doorbell.
     burst: bool,
+    /// With `burst`: and one message on another QP rung right after.
+    fair: bool,
 }
 
-const COUNTERS: [&str; 7] = ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss"];
+const COUNTERS: [&str; 8] = ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss", "db_stale"];
 
 fn run(p: Params) -> Outcome {
     let out = Arc::new(Mutex::new(Outcome::default()));
@@ -350,6 +354,23 @@ fn run(p: Params) -> Outcome {
                         x.db_valid.next = true;
                         x.db_qp.next = (qp as u64).into();
                         x.db_value.next = u64::from(size).into();
+                        overflow_phase = if p.fair { 2 } else { 22 };
+                    } else if overflow_phase == 2 {
+                        // One message on QP 77, rung right after.
+                        let (qp1, lm1, _, _, base1) = SETUPS[1];
+                        let mut d = descriptor(&mut r, lm1);
+                        d.length = 1;
+                        mem.insert(base1, d.encode().unwrap());
+                        slot_qp.insert(base1, 1);
+                        let recs = reference(&mut models[1], &d);
+                        for rec in &recs {
+                            iova.insert((1, rec.psn), d.local_iova);
+                        }
+                        o.want.get_mut(&qp1).unwrap().extend(recs);
+                        posted[1] += 1;
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp1 as u64).into();
+                        x.db_value.next = 1u64.into();
                         overflow_phase = 22;
                     }
                 } else if (1..=20).contains(&overflow_phase) {
@@ -404,7 +425,10 @@ fn run(p: Params) -> Outcome {
                                     len: layout::sqe::LENGTH.get(&b) as u32,
                                 });
                             } else {
-                                let d = descriptor(&mut r, lm);
+                                let mut d = descriptor(&mut r, lm);
+                                if n_posted % 20 == 7 {
+                                    d.length = 0; // zero-length coverage on every seed
+                                }
                                 mem.insert(slot, d.encode().unwrap());
                                 let recs = reference(&mut models[k], &d);
                                 for rec in &recs {
@@ -562,6 +586,7 @@ fn run(p: Params) -> Outcome {
                     }
                     last_take.insert(qp, (cycle, psn));
                     o.take_cycles.entry(qp).or_default().push(cycle);
+                    o.order.push(qp);
                     let n = o.got[&qp].len();
                     let want = o.want[&qp].get(n).copied();
                     assert_eq!(Some(rec), want, "QP {qp} record {n}");
@@ -578,9 +603,13 @@ fn run(p: Params) -> Outcome {
                     sq_index: x.err_sq_index.val().to_u64() as u32,
                     len: x.err_len.val().to_u64() as u32,
                 };
-                let n = o.got_err.get(&qp).map_or(0, |v| v.len());
-                let want = o.want_err.get(&qp).and_then(|v| v.get(n)).copied();
-                assert_eq!(Some(e), want, "QP {qp} error record {n}");
+                // Descriptor errors come in SQ order, doorbell errors in
+                // doorbell order; between the two kinds the order depends
+                // on when a re-queued doorbell comes round again.
+                let kind = |x: &ErrRec| x.status == CqStatus::BadDoorbell as u8;
+                let n = o.got_err.get(&qp).map_or(0, |v| v.iter().filter(|x| kind(x) == kind(&e)).count());
+                let want = o.want_err.get(&qp).and_then(|v| v.iter().filter(|x| kind(x) == kind(&e)).nth(n)).copied();
+                assert_eq!(Some(e), want, "QP {qp} error record {n} of its kind");
                 o.got_err.entry(qp).or_default().push(e);
                 if e.status == CqStatus::BadDoorbell as u8 {
                     let k = SETUPS.iter().position(|s| s.0 == qp).unwrap();
@@ -596,6 +625,7 @@ fn run(p: Params) -> Outcome {
                 x.cnt_db_overflow.val(),
                 x.cnt_bad_cfg.val(),
                 x.cnt_rtx_miss.val(),
+                x.cnt_db_stale.val(),
             ];
             for (name, v) in COUNTERS.iter().zip(pulses) {
                 *o.counters.entry(name).or_insert(0) += u64::from(v);
@@ -634,7 +664,12 @@ fn check_common(o: &Outcome) {
         assert_eq!(&o.got[q], w, "QP {q}: every reference packet, in order");
     }
     for (q, w) in &o.want_err {
-        assert_eq!(o.got_err.get(q).cloned().unwrap_or_default(), *w, "QP {q}: error records");
+        for db in [false, true] {
+            let kind = |x: &&ErrRec| (x.status == CqStatus::BadDoorbell as u8) == db;
+            let got: Vec<ErrRec> = o.got_err.get(q).map(|v| v.iter().filter(kind).copied().collect()).unwrap_or_default();
+            let want: Vec<ErrRec> = w.iter().filter(kind).copied().collect();
+            assert_eq!(got, want, "QP {q}: error records (doorbell kind: {db})");
+        }
     }
     // Counters: one pulse per rejected descriptor / doorbell, by status.
     let count = |s: CqStatus| o.want_err.values().flatten().filter(|e| e.status == s as u8).count() as u64;
@@ -667,6 +702,7 @@ fn requester_matches_proto_segmentation() {
         bad: true,
         overflow: false,
         burst: false,
+        fair: false,
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -679,7 +715,7 @@ fn requester_matches_proto_segmentation() {
     let wrap = o.want[&0].windows(2).filter(|w| w[1].psn < w[0].psn).count();
     eprintln!(
         "records {} opcodes {ops:x?} middles {multi} empty {empty} psn wraps {wrap}; errors: opcode {} flags {} length {} doorbell {}; \
-         retransmits {} misses {}; out stalls {} back-to-back {}; descriptors per QP {:?}, batches (size: count) {:?}",
+         retransmits {} misses {}; out stalls {} back-to-back {}; descriptors per QP {:?}, batches (size: count) {:?}, stale doorbells {}",
         all.len(),
         n_err(CqStatus::BadOpcode),
         n_err(CqStatus::BadFlags),
@@ -690,7 +726,8 @@ fn requester_matches_proto_segmentation() {
         o.out_stalls,
         o.back_to_back,
         o.dma_reads,
-        o.batches
+        o.batches,
+        o.counters["db_stale"]
     );
     assert!(o.batches.keys().any(|&n| n >= 3), "batched fetches: {:?}", o.batches);
     assert_eq!(ops.len(), 6, "every WRITE opcode: {ops:x?}");
@@ -722,6 +759,7 @@ fn doorbell_overflow_is_counted_and_recovered() {
         bad: false,
         overflow: true,
         burst: false,
+        fair: false,
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -753,6 +791,7 @@ fn batched_fetch_throughput() {
         bad: false,
         overflow: true,
         burst: true,
+        fair: false,
     });
     check_common(&o);
     assert_eq!(o.batches.get(&8), Some(&2), "two batches of 8: {:?}", o.batches);
@@ -762,4 +801,31 @@ fn batched_fetch_throughput() {
     eprintln!("cycles between single-packet records: {gaps:?}");
     // Inside a batch: one message every 4 cycles.
     assert!(gaps[..7].iter().chain(&gaps[8..]).all(|&g| g == 4), "{gaps:?}");
+}
+
+/// Round robin between QPs, one batch at a time: QP 255 rings 16
+/// single-packet messages, QP 77 one message a cycle later. QP 77's
+/// record must come right after QP 255's first batch of 8 (not after all
+/// 16); QP 255's re-queued doorbell then finishes its second batch.
+#[test]
+fn qps_share_the_engine_batch_by_batch() {
+    let o = run(Params {
+        seed: 0xFA1E_0001,
+        n_desc: 0,
+        out_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 0,
+        rtx: false,
+        bad: false,
+        overflow: true,
+        burst: true,
+        fair: true,
+    });
+    check_common(&o);
+    eprintln!("output order: {:?}", o.order);
+    let pos = o.order.iter().position(|&q| q == 77).expect("QP 77 served");
+    assert_eq!(pos, 8, "QP 77 after QP 255's first batch: {:?}", o.order);
+    assert_eq!(o.order.len(), 17);
+    assert_eq!(o.counters["db_stale"], 0);
 }
