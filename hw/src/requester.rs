@@ -9,11 +9,12 @@
 //! a per-QP table of the last [`RTX_SLOTS`] messages. See
 //! `docs/hw/requester.md`.
 //!
-//! One engine serves one doorbell at a time: a doorbell is drained (every
-//! descriptor up to its producer index, fetched in batches of up to 8 per
-//! DMA read, one descriptor per 512-bit beat) before the next is popped;
-//! while a message is being segmented the output carries one record per
-//! cycle.
+//! One engine serves one doorbell at a time: descriptors up to its
+//! producer index are fetched in batches of up to 8 per DMA read (one
+//! descriptor per 512-bit beat); after a batch, a QP with descriptors left
+//! goes back to the doorbell FIFO's tail when another doorbell waits
+//! (round robin between QPs, batch by batch). While a message is being
+//! segmented the output carries one record per cycle.
 
 use rust_hdl::prelude::*;
 
