@@ -7,7 +7,7 @@
 //! that byte, width). All multi-byte fields are little-endian, so a field
 //! at byte `o` with shift `s` occupies bits `[8o + s, 8o + s + bits)` of
 //! the record seen as one little-endian integer; that is also its bit
-//! offset in a 512-bit DMA beat or in `cfg_data` (byte 0 in bits [7:0],
+//! offset in a 512-bit DMA beat or in `cfg_data` (byte 0 in bits `[7:0]`,
 //! the convention of `rx_parser`), see [`Field::bit`]. `docs/hw/layout.md`
 //! is rendered from these tables ([`render_markdown`]); the test
 //! `layout_doc_is_current` fails when it is stale.
@@ -34,7 +34,7 @@ impl Field {
     }
 
     /// Bit offset of the field's LSB in the record as a little-endian
-    /// integer (= in a DMA beat / `cfg_data` whose byte 0 is bits [7:0]).
+    /// integer (= in a DMA beat / `cfg_data` whose byte 0 is bits `[7:0]`).
     pub const fn bit(&self) -> usize {
         self.offset * 8 + self.shift
     }
@@ -193,7 +193,7 @@ pub mod ev_event {
 }
 
 /// QP send-context row: `cfg_data` (256 bits = 32 bytes, byte 0 in
-/// bits [7:0]) of a config write with `cfg_table` = [`CFG_TABLE_SQ_CTX`]
+/// bits `[7:0]`) of a config write with `cfg_table` = [`CFG_TABLE_SQ_CTX`]
 /// and `cfg_index` = the QP.
 pub mod sq_ctx {
     use super::Field;
@@ -522,7 +522,7 @@ pub fn render_markdown() -> String {
 `layout_doc_is_current` fails when this page is stale, `MRC_BLESS=1 cargo test -p hw --lib layout` rewrites it).\n\n\
 All multi-byte fields are little-endian. The bit offset is the field's least significant bit in the \
 record read as one little-endian integer: in a 512-bit DMA beat or in `cfg_data`, whose byte 0 is \
-bits [7:0] (the convention of `rx_parser`). Reserved bytes are written as zero and ignored on \
+bits `[7:0]` (the convention of `rx_parser`). Reserved bytes are written as zero and ignored on \
 read; reserved bits inside a used byte must be zero (`decode` rejects them with a typed error). \
 Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`decode`.\n\n",
     );

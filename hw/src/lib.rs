@@ -4,7 +4,10 @@
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]. The flow is [`flow`].
+//! [`core::MrcCore`]; [`ev_selector`], [`sack_table`] and [`requester`]
+//! (the send-queue engine) stand alone so far. The host-memory and
+//! config layouts shared with the driver are in [`layout`]. The flow is
+//! [`flow`].
 
 pub mod core;
 pub mod csr;
