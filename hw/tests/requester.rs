@@ -237,6 +237,8 @@ struct Outcome {
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
+    /// Config writes issued while the engine was running.
+    cfg_noise: u64,
     /// QP of every first-transmission record, in output order.
     order: Vec<usize>,
 }
@@ -290,6 +292,7 @@ fn run(p: Params) -> Outcome {
         let mut n_posted = 0usize;
         let mut dma_q: VecDeque<(u64, u64, u64, bool)> = VecDeque::new(); // beats: (addr, tag, ready cycle, last)
         let mut rtx_pending: Option<(usize, u32)> = None;
+        let mut cfg_at: Option<u64> = None;
         let mut cycle = 0u64;
         let mut idle = 0u64;
         let mut last_take: HashMap<usize, (u64, u32)> = HashMap::new();
@@ -388,6 +391,17 @@ fn run(p: Params) -> Outcome {
                     overflow_phase = 22;
                 }
             } else {
+                // Config writes while the engine runs: rows for QP 5 (never
+                // rung) and for another table; they must disturb nothing
+                // (COMMIT waits for a cycle without a config write).
+                if p.bad && (r.chance(5) || cfg_at == Some(cycle)) {
+                    let idle_row = bits::<256>(&ctx(2).encode().unwrap());
+                    x.cfg_valid.next = true;
+                    x.cfg_table.next = (if r.chance(50) { 1u64 } else { 3 }).into();
+                    x.cfg_index.next = 5u64.into();
+                    x.cfg_data.next = idle_row;
+                    o.cfg_noise += 1;
+                }
                 // Post and ring, gated by ring space and doorbells in flight.
                 let in_flight = db_good.len() as u32 + db_bad.iter().sum::<u32>();
                 if n_posted < p.n_desc && in_flight < 12 && r.chance(25) {
@@ -538,6 +552,11 @@ fn run(p: Params) -> Outcome {
                     eprintln!("{cycle}: fetched {addr:#x} len {}", layout::sqe::LENGTH.get(&mem[&addr]));
                 }
                 fetched[k] += 1;
+                if r.chance(50) {
+                    // Aim a config write at the descriptor's COMMIT cycle
+                    // (its beat is taken at this edge; DECODE, then COMMIT).
+                    cfg_at = Some(cycle + 2);
+                }
                 *o.dma_reads.entry(k).or_insert(0) += 1;
                 db_good.retain(|&(kk, v)| !(kk == k && fetched[k] >= v));
                 activity = true;
@@ -737,6 +756,7 @@ fn requester_matches_proto_segmentation() {
     }
     assert!(o.rtx_want.len() >= 5 && o.rtx_misses_issued >= 2, "retransmit coverage");
     assert!(o.out_stalls >= 20 && o.back_to_back >= 10);
+    assert!(o.cfg_noise >= 50, "config writes during operation: {}", o.cfg_noise);
     // The 4-slot ring of QP 0 went round at least twice.
     assert!(o.dma_reads[&0] >= 8, "ring wrap on QP 0: {:?}", o.dma_reads);
 }
