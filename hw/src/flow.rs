@@ -14,6 +14,7 @@ use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
+use crate::requester::Requester;
 use crate::sack_table::SackTable;
 
 /// A tool invocation failed.
@@ -100,6 +101,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_dma_wr_arb", &mut DmaWriteArb::default()),
         emit_block("mrc_ring_writer", &mut RingWriter::new(3, 5)),
         emit_block("mrc_tx_path", &mut TxPath::default()),
+        emit_block("mrc_requester", &mut Requester::default()),
     ]
 }
 

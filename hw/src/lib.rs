@@ -4,15 +4,20 @@
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]. The flow is [`flow`].
+//! [`core::MrcCore`]; [`ev_selector`], [`sack_table`] and [`requester`]
+//! (the send-queue engine) stand alone so far. The host-memory and
+//! config layouts shared with the driver are in [`layout`]. The flow is
+//! [`flow`].
 
 pub mod core;
 pub mod csr;
 pub mod dma_arb;
 pub mod ev_selector;
 pub mod flow;
+pub mod layout;
 pub mod regmap;
 pub mod ring_writer;
+pub mod requester;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;

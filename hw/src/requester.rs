@@ -1,0 +1,767 @@
+//! Requester (send-queue engine): doorbells in, per-QP send context in
+//! block RAM, descriptor fetch over the shared DMA read interface, decode
+//! with the offsets of [`crate::layout::sqe`], and segmentation of each
+//! WRITE / WRITE-IMM into MTU-sized packet work records exactly as
+//! `proto::model::mrc` (`data_packet`): opcodes FIRST / MIDDLE / LAST /
+//! ONLY (+IMM), RETH fields on FIRST / ONLY, placement VA / rkey on
+//! MIDDLE / LAST, `msg_offset`, consecutive PSNs, `ack_req` on the last
+//! packet. Retransmit requests `(qp, psn)` re-issue a packet's record from
+//! a per-QP table of the last [`RTX_SLOTS`] messages. See
+//! `docs/hw/requester.md`.
+//!
+//! One engine serves one doorbell at a time: descriptors up to its
+//! producer index are fetched in batches of up to 8 per DMA read (one
+//! descriptor per 512-bit beat); after a batch, a QP with descriptors left
+//! goes back to the doorbell FIFO's tail when another doorbell waits
+//! (round robin between QPs, batch by batch). While a message is being
+//! segmented the output carries one record per cycle.
+
+use rust_hdl::prelude::*;
+
+/// Messages remembered per QP for retransmission (a ring: the 5th message
+/// overwrites the 1st).
+pub const RTX_SLOTS: usize = 4;
+/// Doorbell FIFO depth (log2).
+pub const DB_FIFO_LOG2: usize = 4;
+
+/// BTH opcodes on `out_opcode` (`proto::wire::Opcode`).
+pub mod opcode {
+    pub const WRITE_FIRST: u8 = 0x06;
+    pub const WRITE_MIDDLE: u8 = 0x07;
+    pub const WRITE_LAST: u8 = 0x08;
+    pub const WRITE_LAST_IMM: u8 = 0x09;
+    pub const WRITE_ONLY: u8 = 0x0A;
+    pub const WRITE_ONLY_IMM: u8 = 0x0B;
+}
+
+/// Engine states (literals in the `#[hdl_gen]` body).
+pub mod st {
+    pub const IDLE: u8 = 0;
+    pub const LOAD: u8 = 1;
+    pub const NEXT: u8 = 2;
+    pub const REQ: u8 = 3;
+    pub const BEAT: u8 = 4;
+    pub const DECODE: u8 = 5;
+    pub const COMMIT: u8 = 6;
+    pub const SEG: u8 = 7;
+    pub const ERR: u8 = 8;
+    pub const R_CTX: u8 = 9;
+    pub const R_SCAN: u8 = 10;
+    pub const R_CALC: u8 = 11;
+    pub const R_EMIT: u8 = 12;
+}
+
+/// The send-queue engine (256 QPs).
+#[derive(LogicBlock, Default)]
+pub struct Requester {
+    pub clock: Signal<In, Clock>,
+    // Config write port (table 1 = QP send context, see hw::layout::sq_ctx).
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    // Doorbells: new SQ producer index (free-running, 32 bits).
+    pub db_valid: Signal<In, Bit>,
+    pub db_qp: Signal<In, Bits<8>>,
+    pub db_value: Signal<In, Bits<32>>,
+    // DMA read (descriptor fetch).
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_rsp_valid: Signal<In, Bit>,
+    pub dma_rd_rsp_ready: Signal<Out, Bit>,
+    pub dma_rd_rsp_data: Signal<In, Bits<512>>,
+    pub dma_rd_rsp_keep: Signal<In, Bits<64>>,
+    pub dma_rd_rsp_last: Signal<In, Bit>,
+    pub dma_rd_rsp_tag: Signal<In, Bits<8>>,
+    // Retransmit requests.
+    pub rtx_valid: Signal<In, Bit>,
+    pub rtx_ready: Signal<Out, Bit>,
+    pub rtx_qp: Signal<In, Bits<8>>,
+    pub rtx_psn: Signal<In, Bits<24>>,
+    // Packet work records.
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    pub out_qp: Signal<Out, Bits<8>>,
+    pub out_psn: Signal<Out, Bits<24>>,
+    pub out_opcode: Signal<Out, Bits<8>>,
+    pub out_ack_req: Signal<Out, Bit>,
+    pub out_retransmit: Signal<Out, Bit>,
+    pub out_first: Signal<Out, Bit>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_addr: Signal<Out, Bits<64>>,
+    pub out_len: Signal<Out, Bits<16>>,
+    pub out_remote_va: Signal<Out, Bits<64>>,
+    pub out_rkey: Signal<Out, Bits<32>>,
+    pub out_dma_len: Signal<Out, Bits<32>>,
+    pub out_imm: Signal<Out, Bits<32>>,
+    pub out_msg_offset: Signal<Out, Bits<32>>,
+    // Error completion records (rejected descriptors and doorbells).
+    pub err_valid: Signal<Out, Bit>,
+    pub err_ready: Signal<In, Bit>,
+    pub err_qp: Signal<Out, Bits<8>>,
+    pub err_status: Signal<Out, Bits<8>>,
+    pub err_opcode: Signal<Out, Bits<8>>,
+    pub err_wr_id: Signal<Out, Bits<64>>,
+    pub err_sq_index: Signal<Out, Bits<32>>,
+    pub err_len: Signal<Out, Bits<32>>,
+    // Counter pulses.
+    pub cnt_bad_opcode: Signal<Out, Bit>,
+    pub cnt_bad_flags: Signal<Out, Bit>,
+    pub cnt_bad_length: Signal<Out, Bit>,
+    pub cnt_bad_doorbell: Signal<Out, Bit>,
+    pub cnt_db_overflow: Signal<Out, Bit>,
+    pub cnt_bad_cfg: Signal<Out, Bit>,
+    pub cnt_rtx_miss: Signal<Out, Bit>,
+    /// Pulse: doorbell value behind the consumer index (already served,
+    /// e.g. a re-queued one overtaken by a later doorbell): ignored.
+    pub cnt_db_stale: Signal<Out, Bit>,
+    // Storage.
+    /// Doorbell FIFO: {value, qp} in a 16-entry RAM; 5-bit pointers (the
+    /// extra bit tells full from empty). An entry is readable one cycle
+    /// after its write (`db_wr_d`), so the RAM's registered read never
+    /// returns a slot in the cycle it is written.
+    db_ram: RAM<Bits<40>, DB_FIFO_LOG2>,
+    db_wr: DFF<Bits<5>>,
+    /// The current doorbell has had a batch (LOAD clears, REQ sets).
+    served: DFF<Bit>,
+    db_wr_d: DFF<Bits<5>>,
+    db_rd: DFF<Bits<5>>,
+    /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
+    /// [66:63] log2 MTU (8..=13), [67] enable.
+    ctx_ram: RAM<Bits<68>, 8>,
+    /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
+    /// next retransmit slot, [61:58] valid slots.
+    dyn_ram: RAM<Bits<62>, 8>,
+    /// Retransmit table, address {qp, slot}: [23:0] first PSN, [47:24]
+    /// packets, [79:48] length, [143:80] local IOVA, [207:144] remote VA,
+    /// [239:208] rkey, [271:240] imm, [272] WRITE-IMM.
+    rtx_ram: RAM<Bits<273>, 10>,
+    // Engine.
+    state: DFF<Bits<4>>,
+    cur_qp: DFF<Bits<8>>,
+    cur_pi: DFF<Bits<32>>,
+    cur_ci: DFF<Bits<32>>,
+    cur_psn: DFF<Bits<24>>,
+    cur_seq: DFF<Bits<2>>,
+    cur_vmask: DFF<Bits<4>>,
+    cur_base: DFF<Bits<58>>,
+    cur_ring_mask: DFF<Bits<32>>,
+    cur_mtu: DFF<Bits<32>>,
+    cur_log2mtu: DFF<Bits<4>>,
+    desc_addr: DFF<Bits<64>>,
+    /// Descriptors in the current fetch (1..=8) and beats still to come.
+    batch_n: DFF<Bits<4>>,
+    beats_left: DFF<Bits<4>>,
+    // The fetched descriptor.
+    d_op: DFF<Bits<8>>,
+    d_flags: DFF<Bits<8>>,
+    d_len: DFF<Bits<32>>,
+    d_wrid: DFF<Bits<64>>,
+    d_iova: DFF<Bits<64>>,
+    d_rva: DFF<Bits<64>>,
+    d_rkey: DFF<Bits<32>>,
+    d_imm: DFF<Bits<32>>,
+    d_bad: DFF<Bits<2>>,
+    d_npkts: DFF<Bits<24>>,
+    // Segmentation of the current message.
+    s_first: DFF<Bit>,
+    s_rem: DFF<Bits<32>>,
+    s_off: DFF<Bits<32>>,
+    s_la: DFF<Bits<64>>,
+    s_ra: DFF<Bits<64>>,
+    s_psn: DFF<Bits<24>>,
+    s_imm: DFF<Bit>,
+    // Retransmit lookup.
+    r_ret: DFF<Bits<4>>,
+    r_qp: DFF<Bits<8>>,
+    r_psn: DFF<Bits<24>>,
+    r_slot: DFF<Bits<2>>,
+    r_vmask: DFF<Bits<4>>,
+    r_mtu: DFF<Bits<32>>,
+    r_log2mtu: DFF<Bits<4>>,
+    r_ent: DFF<Bits<273>>,
+    r_seg: DFF<Bits<24>>,
+    r_off: DFF<Bits<32>>,
+    // Error record.
+    e_ret: DFF<Bits<4>>,
+    e_qp: DFF<Bits<8>>,
+    e_status: DFF<Bits<8>>,
+    e_opcode: DFF<Bits<8>>,
+    e_wr_id: DFF<Bits<64>>,
+    e_sq_index: DFF<Bits<32>>,
+    e_len: DFF<Bits<32>>,
+    // Output record register.
+    o_valid: DFF<Bit>,
+    o_qp: DFF<Bits<8>>,
+    o_psn: DFF<Bits<24>>,
+    o_opcode: DFF<Bits<8>>,
+    o_retransmit: DFF<Bit>,
+    o_first: DFF<Bit>,
+    o_last: DFF<Bit>,
+    o_addr: DFF<Bits<64>>,
+    o_len: DFF<Bits<16>>,
+    o_remote_va: DFF<Bits<64>>,
+    o_rkey: DFF<Bits<32>>,
+    o_dma_len: DFF<Bits<32>>,
+    o_imm: DFF<Bits<32>>,
+    o_msg_offset: DFF<Bits<32>>,
+    // Counter pulses (registered).
+    k_bad_opcode: DFF<Bit>,
+    k_bad_flags: DFF<Bit>,
+    k_bad_length: DFF<Bit>,
+    k_bad_doorbell: DFF<Bit>,
+    k_db_overflow: DFF<Bit>,
+    k_bad_cfg: DFF<Bit>,
+    k_rtx_miss: DFF<Bit>,
+    k_db_stale: DFF<Bit>,
+    // Combinational locals.
+    cfg_mine: Signal<Local, Bit>,
+    cfg_hit: Signal<Local, Bit>,
+    cfg_ok: Signal<Local, Bit>,
+    cfg_log2size: Signal<Local, Bits<8>>,
+    cfg_log2mtu: Signal<Local, Bits<8>>,
+    out_free: Signal<Local, Bit>,
+    ld_log2size: Signal<Local, Bits<5>>,
+    ld_ci: Signal<Local, Bits<32>>,
+    db_diff: Signal<Local, Bits<32>>,
+    seq_bit: Signal<Local, Bits<4>>,
+    s_last: Signal<Local, Bit>,
+    r_first: Signal<Local, Bits<24>>,
+    r_npkts: Signal<Local, Bits<24>>,
+    r_hit_off: Signal<Local, Bits<24>>,
+    r_slot_bits: Signal<Local, Bits<4>>,
+    r_is_last: Signal<Local, Bit>,
+    r_rem: Signal<Local, Bits<32>>,
+    dyn_wr: Signal<Local, Bits<62>>,
+    one32: Signal<Local, Bits<32>>,
+    avail: Signal<Local, Bits<32>>,
+    to_end: Signal<Local, Bits<32>>,
+    nb1: Signal<Local, Bits<4>>,
+    nb: Signal<Local, Bits<4>>,
+    after_msg: Signal<Local, Bits<4>>,
+    db_full: Signal<Local, Bit>,
+    requeue: Signal<Local, Bit>,
+    db_avail: Signal<Local, Bit>,
+    db_pop: Signal<Local, Bit>,
+    db_rd_next: Signal<Local, Bits<5>>,
+}
+
+impl Logic for Requester {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, cur_qp, cur_pi, cur_ci, cur_psn, cur_seq, cur_vmask, cur_base, cur_ring_mask, cur_mtu,
+            cur_log2mtu, desc_addr, d_op, d_flags, d_len, d_wrid, d_iova, d_rva, d_rkey, d_imm, d_bad, d_npkts, s_first,
+            s_rem, s_off, s_la, s_ra, s_psn, s_imm, r_ret, r_qp, r_psn, r_slot, r_vmask, r_mtu, r_log2mtu, r_ent, r_seg,
+            r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
+            o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
+            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale
+        );
+        self.one32.next = 1.into();
+        self.db_ram.read_clock.next = self.clock.val();
+        self.db_ram.write_clock.next = self.clock.val();
+        self.ctx_ram.read_clock.next = self.clock.val();
+        self.ctx_ram.write_clock.next = self.clock.val();
+        self.dyn_ram.read_clock.next = self.clock.val();
+        self.dyn_ram.write_clock.next = self.clock.val();
+        self.rtx_ram.read_clock.next = self.clock.val();
+        self.rtx_ram.write_clock.next = self.clock.val();
+
+        // Doorbells go straight into the FIFO; a full FIFO drops (the
+        // producer index is absolute, so a later doorbell recovers).
+        self.db_full.next = (self.db_wr.q.val() - self.db_rd.q.val()) == 16;
+        self.db_avail.next = self.db_wr_d.q.val() != self.db_rd.q.val();
+        self.db_ram.write_address.next = bit_cast::<4, 5>(self.db_wr.q.val());
+        self.db_ram.write_data.next = bit_cast::<40, 8>(self.db_qp.val()) | (bit_cast::<40, 32>(self.db_value.val()) << 8);
+        self.db_ram.write_enable.next = self.db_valid.val() & !self.db_full.val();
+        if self.db_valid.val() & !self.db_full.val() {
+            self.db_wr.d.next = self.db_wr.q.val() + 1;
+        }
+        self.db_wr_d.d.next = self.db_wr.q.val();
+        self.k_db_overflow.d.next = self.db_valid.val() & self.db_full.val();
+        // Round robin between QPs, one batch at a time: after a batch, a QP
+        // with descriptors left goes back to the FIFO's tail as {pi, qp}
+        // when another doorbell waits, the FIFO has room and no doorbell
+        // is being written (the RAM's one write port); otherwise it keeps
+        // the engine.
+        self.requeue.next = (self.state.q.val() == 2)
+            & (self.cur_ci.q.val() != self.cur_pi.q.val())
+            & self.served.q.val()
+            & self.db_avail.val()
+            & !self.db_full.val()
+            & !self.db_valid.val();
+        if self.requeue.val() {
+            self.db_ram.write_data.next = bit_cast::<40, 8>(self.cur_qp.q.val()) | (bit_cast::<40, 32>(self.cur_pi.q.val()) << 8);
+            self.db_ram.write_enable.next = true;
+            self.db_wr.d.next = self.db_wr.q.val() + 1;
+        }
+        self.db_pop.next = false;
+
+        // Config: table 1, index < 256. The row's checks (sq_base aligned,
+        // log2 size <= 16, log2 MTU 8..=13) as hw::layout::SqContext.
+        self.cfg_mine.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
+        self.cfg_hit.next = self.cfg_mine.val() & (self.cfg_index.val().get_bits::<8>(8) == 0);
+        self.cfg_log2size.next = self.cfg_data.val().get_bits::<8>(176);
+        self.cfg_log2mtu.next = self.cfg_data.val().get_bits::<8>(184);
+        self.cfg_ok.next = (self.cfg_data.val().get_bits::<6>(0) == 0)
+            & (self.cfg_log2size.val() <= 16)
+            & (self.cfg_log2mtu.val() >= 8)
+            & (self.cfg_log2mtu.val() <= 13);
+        // A row of this table with a QP index >= 256 or a bad value: dropped, counted.
+        self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.ctx_ram.write_data.next = bit_cast::<68, 58>(self.cfg_data.val().get_bits::<58>(6))
+            | (bit_cast::<68, 5>(bit_cast::<5, 8>(self.cfg_log2size.val())) << 58)
+            | (bit_cast::<68, 4>(bit_cast::<4, 8>(self.cfg_log2mtu.val())) << 63)
+            | (bit_cast::<68, 1>(self.cfg_data.val().get_bits::<1>(200)) << 67);
+        self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
+        // The dynamic state: a config write resets it (ci 0, next PSN =
+        // start_psn, no retransmit slot valid); otherwise the engine writes
+        // it in COMMIT (which waits while a config write is present).
+        self.dyn_wr.next = bit_cast::<62, 32>(self.cur_ci.q.val() + 1)
+            | (bit_cast::<62, 24>(self.cur_psn.q.val()) << 32)
+            | (bit_cast::<62, 2>(self.cur_seq.q.val()) << 56)
+            | (bit_cast::<62, 4>(self.cur_vmask.q.val()) << 58);
+        self.dyn_ram.write_address.next = self.cur_qp.q.val();
+        self.dyn_ram.write_data.next = self.dyn_wr.val();
+        self.dyn_ram.write_enable.next = false;
+        if self.cfg_hit.val() & self.cfg_ok.val() {
+            self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.dyn_ram.write_data.next = bit_cast::<62, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
+            self.dyn_ram.write_enable.next = true;
+        }
+        self.ctx_ram.read_address.next = self.cur_qp.q.val();
+        self.dyn_ram.read_address.next = self.cur_qp.q.val();
+        self.rtx_ram.read_address.next = (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
+        self.rtx_ram.write_address.next = (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
+        self.rtx_ram.write_data.next = bit_cast::<273, 24>(self.cur_psn.q.val())
+            | (bit_cast::<273, 24>(self.d_npkts.q.val()) << 24)
+            | (bit_cast::<273, 32>(self.d_len.q.val()) << 48)
+            | (bit_cast::<273, 64>(self.d_iova.q.val()) << 80)
+            | (bit_cast::<273, 64>(self.d_rva.q.val()) << 144)
+            | (bit_cast::<273, 32>(self.d_rkey.q.val()) << 208)
+            | (bit_cast::<273, 32>(self.d_imm.q.val()) << 240)
+            | (bit_cast::<273, 8>(self.d_op.q.val() & 2) << 271);
+        self.rtx_ram.write_enable.next = false;
+
+        // Output register: free when empty or being taken.
+        self.out_free.next = !self.o_valid.q.val() | self.out_ready.val();
+        if self.out_ready.val() {
+            self.o_valid.d.next = false;
+        }
+        self.dma_rd_req_valid.next = false;
+        self.dma_rd_req_addr.next = self.desc_addr.q.val();
+        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.batch_n.q.val()) << 6;
+        self.dma_rd_req_tag.next = self.cur_qp.q.val();
+        self.dma_rd_rsp_ready.next = false;
+        self.rtx_ready.next = false;
+        self.err_valid.next = false;
+        self.k_bad_opcode.d.next = false;
+        self.k_bad_flags.d.next = false;
+        self.k_bad_length.d.next = false;
+        self.k_bad_doorbell.d.next = false;
+        self.k_rtx_miss.d.next = false;
+        self.k_db_stale.d.next = false;
+
+        // LOAD locals.
+        self.ld_log2size.next = self.ctx_ram.read_data.val().get_bits::<5>(58);
+        self.ld_ci.next = self.dyn_ram.read_data.val().get_bits::<32>(0);
+        self.db_diff.next = self.cur_pi.q.val() - self.ld_ci.val();
+        // One-hot of the slot the next message takes.
+        self.seq_bit.next = 1.into();
+        if self.cur_seq.q.val() == 1 {
+            self.seq_bit.next = 2.into();
+        }
+        if self.cur_seq.q.val() == 2 {
+            self.seq_bit.next = 4.into();
+        }
+        if self.cur_seq.q.val() == 3 {
+            self.seq_bit.next = 8.into();
+        }
+        self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
+        // Batch size: min(8, pi - ci, slots to the ring's end).
+        self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
+        self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
+        self.nb1.next = 8.into();
+        if self.avail.val() < 8 {
+            self.nb1.next = bit_cast::<4, 32>(self.avail.val());
+        }
+        self.nb.next = self.nb1.val();
+        if self.to_end.val() < bit_cast::<32, 4>(self.nb1.val()) {
+            self.nb.next = bit_cast::<4, 32>(self.to_end.val());
+        }
+        // After a descriptor: its batch's next beat, or the next batch.
+        self.after_msg.next = 2.into();
+        if self.beats_left.q.val() != 0 {
+            self.after_msg.next = 4.into();
+        }
+        // Retransmit entry fields.
+        self.r_first.next = self.rtx_ram.read_data.val().get_bits::<24>(0);
+        self.r_npkts.next = self.rtx_ram.read_data.val().get_bits::<24>(24);
+        self.r_slot_bits.next = self.r_vmask.q.val() >> bit_cast::<4, 2>(self.r_slot.q.val());
+        self.r_hit_off.next = self.r_psn.q.val() - self.r_first.val();
+        self.r_is_last.next = (self.r_seg.q.val() + 1) == self.r_ent.q.val().get_bits::<24>(24);
+        self.r_rem.next = self.r_ent.q.val().get_bits::<32>(48) - self.r_off.q.val();
+
+        if self.state.q.val() == 0 {
+            // IDLE: a retransmit first, else the next doorbell.
+            self.rtx_ready.next = true;
+            if self.rtx_valid.val() {
+                self.r_qp.d.next = self.rtx_qp.val();
+                self.r_psn.d.next = self.rtx_psn.val();
+                self.r_ret.d.next = 0.into();
+                self.ctx_ram.read_address.next = self.rtx_qp.val();
+                self.dyn_ram.read_address.next = self.rtx_qp.val();
+                self.state.d.next = 9.into();
+            } else if self.db_avail.val() {
+                self.db_pop.next = true;
+                self.cur_qp.d.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.cur_pi.d.next = self.db_ram.read_data.val().get_bits::<32>(8);
+                self.ctx_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.dyn_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.state.d.next = 1.into();
+            }
+        } else if self.state.q.val() == 1 {
+            // LOAD: the QP's context; check the doorbell.
+            self.cur_base.d.next = self.ctx_ram.read_data.val().get_bits::<58>(0);
+            self.cur_ring_mask.d.next = (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())) - 1;
+            self.cur_log2mtu.d.next = self.ctx_ram.read_data.val().get_bits::<4>(63);
+            self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().get_bits::<4>(63));
+            self.cur_ci.d.next = self.ld_ci.val();
+            self.cur_psn.d.next = self.dyn_ram.read_data.val().get_bits::<24>(32);
+            self.cur_seq.d.next = self.dyn_ram.read_data.val().get_bits::<2>(56);
+            self.cur_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+            self.served.d.next = false;
+            if self.ctx_ram.read_data.val().get_bit(67) & self.db_diff.val().get_bit(31) {
+                // Behind the consumer index (pi - ci >= 2^31): stale.
+                self.k_db_stale.d.next = true;
+                self.state.d.next = 0.into();
+            } else if !self.ctx_ram.read_data.val().get_bit(67)
+                | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
+            {
+                self.e_ret.d.next = 0.into();
+                self.e_qp.d.next = self.cur_qp.q.val();
+                self.e_status.d.next = 4.into();
+                self.e_opcode.d.next = 0.into();
+                self.e_wr_id.d.next = 0.into();
+                self.e_sq_index.d.next = self.cur_pi.q.val();
+                self.e_len.d.next = 0.into();
+                self.k_bad_doorbell.d.next = true;
+                self.state.d.next = 8.into();
+            } else {
+                self.state.d.next = 2.into();
+            }
+        } else if self.state.q.val() == 2 {
+            // NEXT: all fetched? else the next batch: up to 8 descriptors,
+            // not beyond the producer index nor the ring's end.
+            if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
+                self.state.d.next = 0.into();
+            } else {
+                self.batch_n.d.next = self.nb.val();
+                self.beats_left.d.next = self.nb.val();
+                self.desc_addr.d.next = (bit_cast::<64, 58>(self.cur_base.q.val())
+                    + bit_cast::<64, 32>(self.cur_ci.q.val() & self.cur_ring_mask.q.val()))
+                    << 6;
+                self.state.d.next = 3.into();
+            }
+        } else if self.state.q.val() == 3 {
+            // REQ: the read request (batch_n x 64 bytes).
+            self.dma_rd_req_valid.next = true;
+            self.served.d.next = true;
+            if self.dma_rd_req_ready.val() {
+                self.state.d.next = 4.into();
+            }
+        } else if self.state.q.val() == 4 {
+            // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
+            // offsets of hw::layout::sqe).
+            self.dma_rd_rsp_ready.next = true;
+            if self.dma_rd_rsp_valid.val() {
+                self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
+                self.d_flags.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(8);
+                self.d_len.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(32);
+                self.d_wrid.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(64);
+                self.d_iova.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(128);
+                self.d_rva.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(192);
+                self.d_rkey.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(256);
+                self.d_imm.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(288);
+                if self.dma_rd_rsp_last.val() {
+                    self.beats_left.d.next = 0.into();
+                } else {
+                    self.beats_left.d.next = self.beats_left.q.val() - 1;
+                }
+                self.state.d.next = 5.into();
+            }
+        } else if self.state.q.val() == 5 {
+            // DECODE: the checks in hw::layout's order, and the packet count.
+            self.d_bad.d.next = 0.into();
+            if (self.d_op.q.val() != 1) & (self.d_op.q.val() != 2) {
+                self.d_bad.d.next = 1.into();
+            } else if (self.d_flags.q.val() & 0xFE) != 0 {
+                self.d_bad.d.next = 2.into();
+            } else if self.d_len.q.val().get_bit(31) & (self.d_len.q.val().get_bits::<31>(0) != 0) {
+                self.d_bad.d.next = 3.into();
+            }
+            if self.d_len.q.val() == 0 {
+                self.d_npkts.d.next = 1.into();
+            } else {
+                self.d_npkts.d.next =
+                    bit_cast::<24, 32>(((self.d_len.q.val() - 1) >> bit_cast::<32, 4>(self.cur_log2mtu.q.val())) + 1);
+            }
+            self.state.d.next = 6.into();
+        } else if self.state.q.val() == 6 {
+            // COMMIT (waits while a config write owns the dyn RAM port).
+            if !(self.cfg_hit.val() & self.cfg_ok.val()) {
+                self.cur_ci.d.next = self.cur_ci.q.val() + 1;
+                self.dyn_ram.write_enable.next = true;
+                if self.d_bad.q.val() != 0 {
+                    self.e_ret.d.next = self.after_msg.val();
+                    self.e_qp.d.next = self.cur_qp.q.val();
+                    self.e_status.d.next = bit_cast::<8, 2>(self.d_bad.q.val());
+                    self.e_opcode.d.next = self.d_op.q.val();
+                    self.e_wr_id.d.next = self.d_wrid.q.val();
+                    self.e_sq_index.d.next = self.cur_ci.q.val();
+                    self.e_len.d.next = self.d_len.q.val();
+                    self.k_bad_opcode.d.next = self.d_bad.q.val() == 1;
+                    self.k_bad_flags.d.next = self.d_bad.q.val() == 2;
+                    self.k_bad_length.d.next = self.d_bad.q.val() == 3;
+                    self.state.d.next = 8.into();
+                } else {
+                    // Commit the whole message: PSNs, retransmit slot.
+                    self.dyn_ram.write_data.next = bit_cast::<62, 32>(self.cur_ci.q.val() + 1)
+                        | (bit_cast::<62, 24>(self.cur_psn.q.val() + self.d_npkts.q.val()) << 32)
+                        | (bit_cast::<62, 2>(self.cur_seq.q.val() + 1) << 56)
+                        | (bit_cast::<62, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58);
+                    self.rtx_ram.write_enable.next = true;
+                    self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
+                    self.cur_seq.d.next = self.cur_seq.q.val() + 1;
+                    self.cur_vmask.d.next = self.cur_vmask.q.val() | self.seq_bit.val();
+                    self.s_first.d.next = true;
+                    self.s_rem.d.next = self.d_len.q.val();
+                    self.s_off.d.next = 0.into();
+                    self.s_la.d.next = self.d_iova.q.val();
+                    self.s_ra.d.next = self.d_rva.q.val();
+                    self.s_psn.d.next = self.cur_psn.q.val();
+                    self.s_imm.d.next = self.d_op.q.val() == 2;
+                    self.state.d.next = 7.into();
+                }
+            }
+        } else if self.state.q.val() == 7 {
+            // SEG: one record per cycle; a retransmit request goes first.
+            self.rtx_ready.next = self.out_free.val();
+            if self.out_free.val() & self.rtx_valid.val() {
+                self.r_qp.d.next = self.rtx_qp.val();
+                self.r_psn.d.next = self.rtx_psn.val();
+                self.r_ret.d.next = 7.into();
+                self.ctx_ram.read_address.next = self.rtx_qp.val();
+                self.dyn_ram.read_address.next = self.rtx_qp.val();
+                self.state.d.next = 9.into();
+            } else if self.out_free.val() {
+                self.o_valid.d.next = true;
+                self.o_qp.d.next = self.cur_qp.q.val();
+                self.o_psn.d.next = self.s_psn.q.val();
+                self.o_retransmit.d.next = false;
+                self.o_first.d.next = self.s_first.q.val();
+                self.o_last.d.next = self.s_last.val();
+                self.o_addr.d.next = self.s_la.q.val();
+                self.o_remote_va.d.next = self.s_ra.q.val();
+                self.o_rkey.d.next = self.d_rkey.q.val();
+                self.o_dma_len.d.next = self.d_len.q.val();
+                self.o_imm.d.next = self.d_imm.q.val();
+                self.o_msg_offset.d.next = self.s_off.q.val();
+                if self.s_last.val() {
+                    self.o_len.d.next = bit_cast::<16, 32>(self.s_rem.q.val());
+                } else {
+                    self.o_len.d.next = bit_cast::<16, 32>(self.cur_mtu.q.val());
+                }
+                if self.s_first.q.val() & self.s_last.val() {
+                    if self.s_imm.q.val() {
+                        self.o_opcode.d.next = 0x0B.into();
+                    } else {
+                        self.o_opcode.d.next = 0x0A.into();
+                    }
+                } else if self.s_first.q.val() {
+                    self.o_opcode.d.next = 0x06.into();
+                } else if self.s_last.val() {
+                    if self.s_imm.q.val() {
+                        self.o_opcode.d.next = 0x09.into();
+                    } else {
+                        self.o_opcode.d.next = 0x08.into();
+                    }
+                } else {
+                    self.o_opcode.d.next = 0x07.into();
+                }
+                self.s_first.d.next = false;
+                self.s_rem.d.next = self.s_rem.q.val() - self.cur_mtu.q.val();
+                self.s_off.d.next = self.s_off.q.val() + self.cur_mtu.q.val();
+                self.s_la.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
+                self.s_ra.d.next = self.s_ra.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
+                self.s_psn.d.next = self.s_psn.q.val() + 1;
+                if self.s_last.val() {
+                    self.state.d.next = self.after_msg.val();
+                }
+            }
+        } else if self.state.q.val() == 8 {
+            // ERR: hold the error record until taken.
+            self.err_valid.next = true;
+            if self.err_ready.val() {
+                self.state.d.next = self.e_ret.q.val();
+            }
+        } else if self.state.q.val() == 9 {
+            // R_CTX: the QP's MTU and valid slots; read slot 0.
+            self.r_log2mtu.d.next = self.ctx_ram.read_data.val().get_bits::<4>(63);
+            self.r_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().get_bits::<4>(63));
+            self.r_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+            self.r_slot.d.next = 0.into();
+            self.rtx_ram.read_address.next = bit_cast::<10, 8>(self.r_qp.q.val()) << 2;
+            self.state.d.next = 10.into();
+        } else if self.state.q.val() == 10 {
+            // R_SCAN: is the PSN inside this slot's message?
+            if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val())
+            {
+                self.r_ent.d.next = self.rtx_ram.read_data.val();
+                self.r_seg.d.next = self.r_hit_off.val();
+                self.state.d.next = 11.into();
+            } else if self.r_slot.q.val() == 3 {
+                self.k_rtx_miss.d.next = true;
+                self.state.d.next = self.r_ret.q.val();
+            } else {
+                self.r_slot.d.next = self.r_slot.q.val() + 1;
+                self.rtx_ram.read_address.next =
+                    (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val() + 1);
+            }
+        } else if self.state.q.val() == 11 {
+            // R_CALC: the packet's offset in its message.
+            self.r_off.d.next = bit_cast::<32, 24>(self.r_seg.q.val()) << bit_cast::<32, 4>(self.r_log2mtu.q.val());
+            self.state.d.next = 12.into();
+        } else if self.state.q.val() == 12 {
+            // R_EMIT: the record, as the first transmission had it.
+            if self.out_free.val() {
+                self.o_valid.d.next = true;
+                self.o_qp.d.next = self.r_qp.q.val();
+                self.o_psn.d.next = self.r_psn.q.val();
+                self.o_retransmit.d.next = true;
+                self.o_first.d.next = self.r_seg.q.val() == 0;
+                self.o_last.d.next = self.r_is_last.val();
+                self.o_addr.d.next = self.r_ent.q.val().get_bits::<64>(80) + bit_cast::<64, 32>(self.r_off.q.val());
+                self.o_remote_va.d.next = self.r_ent.q.val().get_bits::<64>(144) + bit_cast::<64, 32>(self.r_off.q.val());
+                self.o_rkey.d.next = self.r_ent.q.val().get_bits::<32>(208);
+                self.o_dma_len.d.next = self.r_ent.q.val().get_bits::<32>(48);
+                self.o_imm.d.next = self.r_ent.q.val().get_bits::<32>(240);
+                self.o_msg_offset.d.next = self.r_off.q.val();
+                if self.r_is_last.val() {
+                    self.o_len.d.next = bit_cast::<16, 32>(self.r_rem.val());
+                } else {
+                    self.o_len.d.next = bit_cast::<16, 32>(self.r_mtu.q.val());
+                }
+                if (self.r_seg.q.val() == 0) & self.r_is_last.val() {
+                    if self.r_ent.q.val().get_bit(272) {
+                        self.o_opcode.d.next = 0x0B.into();
+                    } else {
+                        self.o_opcode.d.next = 0x0A.into();
+                    }
+                } else if self.r_seg.q.val() == 0 {
+                    self.o_opcode.d.next = 0x06.into();
+                } else if self.r_is_last.val() {
+                    if self.r_ent.q.val().get_bit(272) {
+                        self.o_opcode.d.next = 0x09.into();
+                    } else {
+                        self.o_opcode.d.next = 0x08.into();
+                    }
+                } else {
+                    self.o_opcode.d.next = 0x07.into();
+                }
+                self.state.d.next = self.r_ret.q.val();
+            }
+        } else {
+            self.state.d.next = 0.into();
+        }
+
+        // The FIFO head for the next cycle.
+        self.db_rd_next.next = self.db_rd.q.val();
+        if self.db_pop.val() {
+            self.db_rd_next.next = self.db_rd.q.val() + 1;
+        }
+        self.db_rd.d.next = self.db_rd_next.val();
+        self.db_ram.read_address.next = bit_cast::<4, 5>(self.db_rd_next.val());
+
+        self.out_valid.next = self.o_valid.q.val();
+        self.out_qp.next = self.o_qp.q.val();
+        self.out_psn.next = self.o_psn.q.val();
+        self.out_opcode.next = self.o_opcode.q.val();
+        self.out_ack_req.next = self.o_last.q.val();
+        self.out_retransmit.next = self.o_retransmit.q.val();
+        self.out_first.next = self.o_first.q.val();
+        self.out_last.next = self.o_last.q.val();
+        self.out_addr.next = self.o_addr.q.val();
+        self.out_len.next = self.o_len.q.val();
+        self.out_remote_va.next = self.o_remote_va.q.val();
+        self.out_rkey.next = self.o_rkey.q.val();
+        self.out_dma_len.next = self.o_dma_len.q.val();
+        self.out_imm.next = self.o_imm.q.val();
+        self.out_msg_offset.next = self.o_msg_offset.q.val();
+        self.err_qp.next = self.e_qp.q.val();
+        self.err_status.next = self.e_status.q.val();
+        self.err_opcode.next = self.e_opcode.q.val();
+        self.err_wr_id.next = self.e_wr_id.q.val();
+        self.err_sq_index.next = self.e_sq_index.q.val();
+        self.err_len.next = self.e_len.q.val();
+        self.cnt_bad_opcode.next = self.k_bad_opcode.q.val();
+        self.cnt_bad_flags.next = self.k_bad_flags.q.val();
+        self.cnt_bad_length.next = self.k_bad_length.q.val();
+        self.cnt_bad_doorbell.next = self.k_bad_doorbell.q.val();
+        self.cnt_db_overflow.next = self.k_db_overflow.q.val();
+        self.cnt_bad_cfg.next = self.k_bad_cfg.q.val();
+        self.cnt_rtx_miss.next = self.k_rtx_miss.q.val();
+        self.cnt_db_stale.next = self.k_db_stale.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{sq_ctx, sqe, CFG_TABLE_SQ_CTX};
+
+    /// The `#[hdl_gen]` body takes no const paths, so the layout's bit
+    /// offsets are written there as literals: they must stay those of
+    /// `hw::layout`.
+    #[test]
+    fn literals_match_layout() {
+        let sqe_bits = [(sqe::OPCODE, 0, 8), (sqe::FLAGS, 8, 8), (sqe::LENGTH, 32, 32), (sqe::WR_ID, 64, 64)];
+        let sqe_more = [(sqe::LOCAL_IOVA, 128, 64), (sqe::REMOTE_VA, 192, 64), (sqe::RKEY, 256, 32), (sqe::IMM, 288, 32)];
+        for (f, bit, bits) in sqe_bits.into_iter().chain(sqe_more) {
+            assert_eq!((f.bit(), f.bits), (bit, bits), "sqe.{}", f.name);
+        }
+        let ctx = [
+            (sq_ctx::SQ_BASE, 0, 64),
+            (sq_ctx::START_PSN, 128, 24),
+            (sq_ctx::SQ_LOG2_SIZE, 176, 8),
+            (sq_ctx::LOG2_MTU, 184, 8),
+            (sq_ctx::ENABLE, 200, 1),
+        ];
+        for (f, bit, bits) in ctx {
+            assert_eq!((f.bit(), f.bits), (bit, bits), "sq_ctx.{}", f.name);
+        }
+        assert_eq!(CFG_TABLE_SQ_CTX, 1);
+        assert_eq!(sqe::OP_WRITE, 1);
+        assert_eq!(sqe::OP_WRITE_IMM, 2);
+        assert_eq!(sqe::FLAG_SIGNALED, 1);
+    }
+
+    #[test]
+    fn opcodes_are_protos() {
+        use proto::wire::Opcode;
+        use super::opcode::*;
+        for (ours, theirs) in [
+            (WRITE_FIRST, Opcode::WriteFirst),
+            (WRITE_MIDDLE, Opcode::WriteMiddle),
+            (WRITE_LAST, Opcode::WriteLast),
+            (WRITE_LAST_IMM, Opcode::WriteLastImm),
+            (WRITE_ONLY, Opcode::WriteOnly),
+            (WRITE_ONLY_IMM, Opcode::WriteOnlyImm),
+        ] {
+            assert_eq!(ours, theirs as u8);
+        }
+    }
+}
