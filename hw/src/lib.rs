@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod csr;
+pub mod dma_axi;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
