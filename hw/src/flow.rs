@@ -156,7 +156,7 @@ pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
 }
 
 /// Resource estimate of one block from Yosys `synth_xilinx -family xcup`.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SynthStats {
     pub block: String,
     /// LUT1..LUT6.
