@@ -445,8 +445,9 @@ fn dma_axi_matches_reference_with_stalls() {
     let t = std::time::Instant::now();
     let o = simulate(&ops, seed, 30);
     eprintln!(
-        "{} ops, {} response beats, {} AR / {} AW bursts, {} R beats in {} cycles ({:?}); stalls rd_req/rd_rsp/wr_req/wr_data/AR/R/AW/W {:?}; errors injected R {} B {}",
+        "{} ops ({} reads), {} response beats, {} AR / {} AW bursts, {} R beats in {} cycles ({:?}); stalls rd_req/rd_rsp/wr_req/wr_data/AR/R/AW/W {:?}; errors injected R {} B {}",
         ops.len(),
+        ops.iter().filter(|o| matches!(o, Op::Read { .. })).count(),
         o.rsp.len(),
         o.ar_bursts,
         o.aw_bursts,
