@@ -97,7 +97,10 @@ fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
 
 /// What the adapter must produce for `ops`: per read, its response beats
 /// (data bytes with keep, last, tag); the memory image after the writes.
-fn expected(ops: &[Op]) -> (Vec<(Vec<u8>, u64, bool, u8)>, BTreeMap<u64, u8>) {
+/// One response beat: the bytes its keep selects, keep, last, tag.
+type Beat = (Vec<u8>, u64, bool, u8);
+
+fn expected(ops: &[Op]) -> (Vec<Beat>, BTreeMap<u64, u8>) {
     let mut beats = Vec::new();
     let mut mem = BTreeMap::new();
     for op in ops {
@@ -124,7 +127,7 @@ fn expected(ops: &[Op]) -> (Vec<(Vec<u8>, u64, bool, u8)>, BTreeMap<u64, u8>) {
 
 #[derive(Default, Debug)]
 struct Outcome {
-    rsp: Vec<(Vec<u8>, u64, bool, u8)>,
+    rsp: Vec<Beat>,
     mem: BTreeMap<u64, u8>,
     rd_err_pulses: u64,
     wr_err_pulses: u64,
@@ -174,9 +177,6 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
         let mut w_q: VecDeque<([u8; 64], u64, bool)> = VecDeque::new();
         let mut b_pending: VecDeque<bool> = VecDeque::new();
         let mut b_up = false;
-        let mut ar_rdy = false;
-        let mut aw_rdy = false;
-        let mut w_rdy = false;
         let mut rsp_rdy = false;
         let mut idle = 0u64;
         let mut cycle = 0u64;
@@ -244,9 +244,9 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
             }
             x.dma_wr_data_valid.next = wr_data_up;
             // Slave.
-            ar_rdy = !r.chance(stall_pct);
-            aw_rdy = !r.chance(stall_pct);
-            w_rdy = !r.chance(stall_pct);
+            let ar_rdy = !r.chance(stall_pct);
+            let aw_rdy = !r.chance(stall_pct);
+            let w_rdy = !r.chance(stall_pct);
             x.m_axi_arready.next = ar_rdy;
             x.m_axi_awready.next = aw_rdy;
             x.m_axi_wready.next = w_rdy;
