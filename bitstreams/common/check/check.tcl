@@ -18,7 +18,7 @@ set here       [file dirname [file normalize [info script]]]
 set common_dir [file dirname $here]
 set root       [file dirname $common_dir]
 set top_file   [file join $common_dir mrc_alveo_top.v]
-set docs       {u250 UG1289 u280 UG1314 u55c UG1468}
+set docs       {u250 UG1289 u280 UG1314 u55c UG1469}
 set failures   0
 
 proc fail {msg} {
