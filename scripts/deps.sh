@@ -5,6 +5,7 @@ set -euo pipefail
 
 # command -> Debian package
 declare -A MRC_APT_DEPS=(
+  [tclsh]=tcl
   [tshark]=tshark
   [verilator]=verilator
   [yosys]=yosys

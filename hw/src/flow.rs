@@ -10,6 +10,7 @@ use rust_hdl::prelude::*;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
+use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
 use crate::rx_parser::RxParser;
@@ -102,6 +103,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_ring_writer", &mut RingWriter::new(3, 5)),
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
+        emit_block("mrc_dma_axi", &mut DmaAxi::default()),
     ]
 }
 
@@ -163,7 +165,7 @@ pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
 }
 
 /// Resource estimate of one block from Yosys `synth_xilinx -family xcup`.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SynthStats {
     pub block: String,
     /// LUT1..LUT6.

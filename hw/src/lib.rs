@@ -12,6 +12,7 @@
 pub mod core;
 pub mod csr;
 pub mod dma_arb;
+pub mod dma_axi;
 pub mod ev_selector;
 pub mod flow;
 pub mod layout;

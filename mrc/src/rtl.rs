@@ -41,6 +41,31 @@ enum RtlCmd {
     },
     /// Print the register map as markdown (docs/hw/regmap.md).
     Regmap,
+    /// Resource estimate of the whole core (`mrc_core`) against each Alveo
+    /// board; fails (exit 2) when it exceeds the budget on `--board`
+    /// (<= 15% LUT, <= 30% BRAM). Writes budget.json and budget.md.
+    Budget {
+        #[arg(long, default_value = "u250")]
+        board: String,
+        #[arg(long, default_value = "target/rtl")]
+        out: PathBuf,
+        /// Use this `synth.json` (from `mrc rtl synth`) instead of running
+        /// Yosys again.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// The block to check (the full core by default).
+        #[arg(long, default_value = "mrc_core")]
+        block: String,
+    },
+}
+
+/// A flow step failed, or the core is over its resource budget.
+#[derive(Debug, thiserror::Error)]
+pub enum RtlError {
+    #[error(transparent)]
+    Flow(#[from] flow::FlowError),
+    #[error(transparent)]
+    Budget(#[from] bitstreams::BudgetError),
 }
 
 fn emit(out: &Path, fixed: bool) -> Result<Vec<flow::BlockRtl>, flow::FlowError> {
@@ -52,7 +77,7 @@ fn emit(out: &Path, fixed: bool) -> Result<Vec<flow::BlockRtl>, flow::FlowError>
     Ok(blocks)
 }
 
-pub fn run(args: &RtlArgs) -> Result<(), flow::FlowError> {
+pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
     match &args.cmd {
         RtlCmd::Verilog { out, fixed_build_id } => {
             emit(out, *fixed_build_id)?;
@@ -78,7 +103,41 @@ pub fn run(args: &RtlArgs) -> Result<(), flow::FlowError> {
             println!("wrote {} and {}", j.display(), m.display());
         }
         RtlCmd::Regmap => print!("{}", hw::regmap::render_markdown()),
+        RtlCmd::Budget { board, out, from, block } => budget(board, out, from.as_deref(), block)?,
     }
+    Ok(())
+}
+
+fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(), RtlError> {
+    let target = bitstreams::board(board).ok_or_else(|| bitstreams::BudgetError::UnknownBoard(board.into()))?;
+    let io = |path: &Path, source| flow::FlowError::Io { path: path.into(), source };
+    let stats: Vec<flow::SynthStats> = match from {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| io(p, e))?;
+            serde_json::from_str(&text)
+                .map_err(|e| flow::FlowError::Parse { tool: "mrc rtl budget", block: block.into(), what: format!("{}: {e}", p.display()) })?
+        }
+        None => {
+            let blocks: Vec<_> = emit(out, true)?.into_iter().filter(|b| b.name == block).collect();
+            println!("yosys: {}", flow::synth_script(&out.join(format!("{block}.v")), block));
+            flow::synth(out, &blocks)?
+        }
+    };
+    let s = stats.iter().find(|s| s.block == block).ok_or_else(|| bitstreams::BudgetError::MissingBlock(block.into()))?;
+    let budget = bitstreams::DEFAULT_BUDGET;
+    let md = bitstreams::report_markdown(s, &budget, target);
+    print!("{md}");
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let (j, m) = (out.join("budget.json"), out.join("budget.md"));
+    let json = serde_json::to_string_pretty(&bitstreams::report_json(s, &budget, target)).expect("report serializes");
+    std::fs::write(&j, json + "\n").map_err(|e| io(&j, e))?;
+    std::fs::write(&m, &md).map_err(|e| io(&m, e))?;
+    println!("wrote {} and {}", j.display(), m.display());
+    let u = bitstreams::check_budget(&stats, block, target, &budget)?;
+    println!(
+        "budget ok: {block} uses {:.2}% LUT (<= {}%) and {:.2}% BRAM (<= {}%) of the {}",
+        u.lut_pct, budget.lut_pct, u.bram_pct, budget.bram_pct, target.name
+    );
     Ok(())
 }
 
@@ -104,6 +163,27 @@ mod tests {
         run(&RtlArgs { cmd: cli.cmd }).unwrap();
         assert_eq!(a, std::fs::read_to_string(dir.join("mrc_csr.v")).unwrap());
         assert!(std::fs::read_to_string(dir.join("mrc_rx_parser.v")).unwrap().contains("module mrc_rx_parser("));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// `budget --from` reads a synthesis report and fails over budget.
+    #[test]
+    fn budget_reads_a_report_and_fails_over_budget() {
+        let dir = std::env::temp_dir().join(format!("mrc-rtl-budget-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = |lut| vec![flow::SynthStats { block: "mrc_core".into(), lut, ..Default::default() }];
+        let from = dir.join("synth.json");
+        let out = dir.to_str().unwrap();
+        std::fs::write(&from, serde_json::to_string(&report(1000)).unwrap()).unwrap();
+        let cli = Cli::parse_from(["rtl", "budget", "--out", out, "--from", from.to_str().unwrap()]);
+        run(&RtlArgs { cmd: cli.cmd }).unwrap();
+        assert!(std::fs::read_to_string(dir.join("budget.md")).unwrap().contains("| u55c |"));
+        std::fs::write(&from, serde_json::to_string(&report(300_000)).unwrap()).unwrap();
+        let cli = Cli::parse_from(["rtl", "budget", "--out", out, "--from", from.to_str().unwrap()]);
+        let e = run(&RtlArgs { cmd: cli.cmd }).unwrap_err();
+        assert!(matches!(e, RtlError::Budget(bitstreams::BudgetError::Over { .. })), "{e}");
+        let cli = Cli::parse_from(["rtl", "budget", "--board", "u9", "--out", out, "--from", from.to_str().unwrap()]);
+        assert!(run(&RtlArgs { cmd: cli.cmd }).is_err());
         let _ = std::fs::remove_dir_all(dir);
     }
 }
