@@ -6,7 +6,7 @@
 use rust_hdl::prelude::*;
 
 use crate::csr::{BuildInfo, Csr};
-use crate::regmap::ADDR_BITS;
+use crate::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
 use crate::rx_parser::RxParser;
 
 #[derive(LogicBlock)]
@@ -61,6 +61,7 @@ pub struct MrcCore {
 
 impl MrcCore {
     pub fn new(build: BuildInfo) -> MrcCore {
+        assert_eq!((counter_slot("rx_parser_ok"), counter_slot("rx_parser_drop")), (0, 1));
         MrcCore {
             clock: Default::default(),
             s_rx_tdata: Default::default(),
@@ -126,8 +127,11 @@ impl Logic for MrcCore {
         self.csr.rd_addr.next = self.csr_rd_addr.val();
         self.csr_rd_data.next = self.csr.rd_data.val();
         self.csr_rd_valid.next = self.csr.rd_valid.val();
-        self.csr.rx_ok_inc.next = self.parser.out_valid.val();
-        self.csr.rx_drop_inc.next = self.parser.out_drop.val();
+        // Counter slots 0 and 1 (`regmap::COUNTERS`: rx_parser_ok,
+        // rx_parser_drop; checked by `new`); the blocks owning the other
+        // counters are not in the top yet.
+        self.csr.cnt_inc.next = bit_cast::<{ N_COUNTERS }, 1>(self.parser.out_valid.val().into())
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.parser.out_drop.val().into()) << 1);
         self.rx_valid.next = self.parser.out_valid.val();
         self.rx_drop.next = self.parser.out_drop.val();
         self.rx_reason.next = self.parser.out_reason.val();

@@ -7,9 +7,11 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::axil::AxiLiteSlave;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::ev_selector::EvSelectorFull;
+use crate::fault_inject::FaultInject;
 use crate::rx_parser::RxParser;
 use crate::sack_table::SackTable;
 
@@ -93,6 +95,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
+        emit_block("mrc_axil", &mut AxiLiteSlave::default()),
+        emit_block("mrc_fault_inject", &mut FaultInject::default()),
     ]
 }
 
