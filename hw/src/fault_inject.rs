@@ -84,19 +84,22 @@ impl Logic for EvExtract {
     fn hdl(&self) -> Verilog {
         let b = |k: usize| format!("tdata[{}:{}]", 8 * k + 7, 8 * k);
         let be16 = |k: usize| format!("{{{}, {}}}", b(k), b(k + 1));
+        // High nibble (IP version) and low nibble (IPv4 IHL) of byte k.
+        let hi = |k: usize| format!("tdata[{}:{}]", 8 * k + 7, 8 * k + 4);
+        let lo = |k: usize| format!("tdata[{}:{}]", 8 * k + 3, 8 * k);
         let mut s = String::new();
         s.push_str(&format!("wire vlan = {} == 16'h8100;\n", be16(12)));
         for (v, l3) in [(0, 14), (1, 18)] {
             s.push_str(&format!(
-                "wire v4_{v} = {} == 16'h0800 && {}[7:4] == 4'd4 && {} == 8'd17;\n",
+                "wire v4_{v} = {} == 16'h0800 && {} == 4'd4 && {} == 8'd17;\n",
                 be16(l3 - 2),
-                b(l3),
+                hi(l3),
                 b(l3 + 9)
             ));
             s.push_str(&format!(
-                "wire v6_{v} = {} == 16'h86dd && {}[7:4] == 4'd6 && {} == 8'd17;\n",
+                "wire v6_{v} = {} == 16'h86dd && {} == 4'd6 && {} == 8'd17;\n",
                 be16(l3 - 2),
-                b(l3),
+                hi(l3),
                 b(l3 + 6)
             ));
         }
@@ -112,7 +115,7 @@ impl Logic for EvExtract {
                     be16(udp6)
                 ));
             }
-            s.push_str(&format!("      if (v4_{v}) begin\n         case ({}[3:0])\n", b(l3)));
+            s.push_str(&format!("      if (v4_{v}) begin\n         case ({})\n", lo(l3)));
             for ihl in 5..16 {
                 let udp = l3 + 4 * ihl;
                 if udp + 4 <= 64 {
