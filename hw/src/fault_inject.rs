@@ -182,8 +182,19 @@ pub struct FaultInject {
     src_valid: Signal<Local, Bit>,
     src_last: Signal<Local, Bit>,
     src_ready: Signal<Local, Bit>,
-    take: Signal<Local, Bit>,
-    first: Signal<Local, Bit>,
+    // Stage A: the beat, with the EV extracted from it.
+    a_valid: DFF<Bit>,
+    a_data: DFF<Bits<512>>,
+    a_keep: DFF<Bits<64>>,
+    a_last: DFF<Bit>,
+    a_first: DFF<Bit>,
+    a_roce: DFF<Bit>,
+    a_sport: DFF<Bits<16>>,
+    /// Next input beat starts a frame's second or later beat.
+    mid: DFF<Bit>,
+    // Stage B: the per-frame decision, then the output register.
+    b_ready: Signal<Local, Bit>,
+    consume: Signal<Local, Bit>,
     ev_hit: Signal<Local, Bit>,
     rand_hit: Signal<Local, Bit>,
     drop_now: Signal<Local, Bit>,
@@ -191,7 +202,6 @@ pub struct FaultInject {
     xs2: Signal<Local, Bits<32>>,
     xs3: Signal<Local, Bits<32>>,
     lfsr: DFF<Bits<32>>,
-    mid: DFF<Bit>,
     dropping: DFF<Bit>,
     o_valid: DFF<Bit>,
     o_data: DFF<Bits<512>>,
@@ -206,13 +216,19 @@ pub struct FaultInject {
 impl Logic for FaultInject {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, lfsr, mid, dropping, o_valid, o_data, o_keep, o_last, c_frames, c_rand, c_ev, c_lb);
+        dff_setup!(
+            self, clock, a_valid, a_data, a_keep, a_last, a_first, a_roce, a_sport, mid, lfsr, dropping, o_valid, o_data,
+            o_keep, o_last, c_frames, c_rand, c_ev, c_lb
+        );
+        // ---- Handshakes: the output register frees B, B frees A.
+        self.b_ready.next = !self.o_valid.q.val() | self.m_rx_tready.val();
+        self.consume.next = self.a_valid.q.val() & self.b_ready.val();
+        self.src_ready.next = !self.a_valid.q.val() | self.b_ready.val();
         // ---- Source select: loopback takes the TX stream, discards MAC RX
         // and idles MAC TX.
         self.m_tx_tdata.next = self.s_tx_tdata.val();
         self.m_tx_tkeep.next = self.s_tx_tkeep.val();
         self.m_tx_tlast.next = self.s_tx_tlast.val();
-        self.src_ready.next = !self.o_valid.q.val() | self.m_rx_tready.val();
         if self.ctrl.val().get_bit(2) {
             self.src_valid.next = self.s_tx_tvalid.val();
             self.src_last.next = self.s_tx_tlast.val();
@@ -229,33 +245,51 @@ impl Logic for FaultInject {
             self.m_tx_tvalid.next = self.s_tx_tvalid.val();
         }
         self.c_lb.d.next = self.ctrl.val().get_bit(2) & self.s_rx_tvalid.val() & self.s_rx_tlast.val();
-        // ---- Per-frame decision on the first beat.
-        self.first.next = !self.mid.q.val();
+        // ---- Stage A: register the beat and its EV.
+        if self.consume.val() {
+            self.a_valid.d.next = false;
+        }
+        if self.src_valid.val() & self.src_ready.val() {
+            self.a_valid.d.next = true;
+            if self.ctrl.val().get_bit(2) {
+                self.a_data.d.next = self.s_tx_tdata.val();
+                self.a_keep.d.next = self.s_tx_tkeep.val();
+            } else {
+                self.a_data.d.next = self.s_rx_tdata.val();
+                self.a_keep.d.next = self.s_rx_tkeep.val();
+            }
+            self.a_last.d.next = self.src_last.val();
+            self.a_first.d.next = !self.mid.q.val();
+            self.a_roce.d.next = self.ev.roce.val();
+            self.a_sport.d.next = self.ev.sport.val();
+            self.mid.d.next = !self.src_last.val();
+        }
+        // ---- Stage B: the decision on a frame's first beat, held after.
         self.ev_hit.next = self.ctrl.val().get_bit(1)
-            & self.ev.roce.val()
+            & self.a_roce.q.val()
             & ((self.ev_en.val().get_bit(0)
-                & (((self.ev.sport.val() ^ self.ev_match0.val().get_bits::<16>(0)) & self.ev_match0.val().get_bits::<16>(16))
+                & (((self.a_sport.q.val() ^ self.ev_match0.val().get_bits::<16>(0))
+                    & self.ev_match0.val().get_bits::<16>(16))
                     == 0))
                 | (self.ev_en.val().get_bit(1)
-                    & (((self.ev.sport.val() ^ self.ev_match1.val().get_bits::<16>(0))
+                    & (((self.a_sport.q.val() ^ self.ev_match1.val().get_bits::<16>(0))
                         & self.ev_match1.val().get_bits::<16>(16))
                         == 0))
                 | (self.ev_en.val().get_bit(2)
-                    & (((self.ev.sport.val() ^ self.ev_match2.val().get_bits::<16>(0))
+                    & (((self.a_sport.q.val() ^ self.ev_match2.val().get_bits::<16>(0))
                         & self.ev_match2.val().get_bits::<16>(16))
                         == 0))
                 | (self.ev_en.val().get_bit(3)
-                    & (((self.ev.sport.val() ^ self.ev_match3.val().get_bits::<16>(0))
+                    & (((self.a_sport.q.val() ^ self.ev_match3.val().get_bits::<16>(0))
                         & self.ev_match3.val().get_bits::<16>(16))
                         == 0)));
         self.rand_hit.next =
             self.ctrl.val().get_bit(0) & (bit_cast::<17, 16>(self.lfsr.q.val().get_bits::<16>(16)) < self.drop_prob.val());
-        if self.first.val() {
+        if self.a_first.q.val() {
             self.drop_now.next = self.ev_hit.val() | self.rand_hit.val();
         } else {
             self.drop_now.next = self.dropping.q.val();
         }
-        self.take.next = self.src_valid.val() & self.src_ready.val();
         // xorshift32: the generator advances once per frame.
         self.xs1.next = self.lfsr.q.val() ^ (self.lfsr.q.val() << 13);
         self.xs2.next = self.xs1.val() ^ (self.xs1.val() >> 17);
@@ -263,15 +297,12 @@ impl Logic for FaultInject {
         self.c_frames.d.next = false;
         self.c_rand.d.next = false;
         self.c_ev.d.next = false;
-        if self.take.val() {
-            self.mid.d.next = !self.src_last.val();
-            if self.first.val() {
-                self.dropping.d.next = self.ev_hit.val() | self.rand_hit.val();
-                self.lfsr.d.next = self.xs3.val();
-                self.c_frames.d.next = true;
-                self.c_ev.d.next = self.ev_hit.val();
-                self.c_rand.d.next = self.rand_hit.val() & !self.ev_hit.val();
-            }
+        if self.consume.val() & self.a_first.q.val() {
+            self.dropping.d.next = self.ev_hit.val() | self.rand_hit.val();
+            self.lfsr.d.next = self.xs3.val();
+            self.c_frames.d.next = true;
+            self.c_ev.d.next = self.ev_hit.val();
+            self.c_rand.d.next = self.rand_hit.val() & !self.ev_hit.val();
         }
         if self.seed_load.val() {
             if self.seed.val() == 0 {
@@ -284,16 +315,11 @@ impl Logic for FaultInject {
         if self.o_valid.q.val() & self.m_rx_tready.val() {
             self.o_valid.d.next = false;
         }
-        if self.take.val() & !self.drop_now.val() {
+        if self.consume.val() & !self.drop_now.val() {
             self.o_valid.d.next = true;
-            if self.ctrl.val().get_bit(2) {
-                self.o_data.d.next = self.s_tx_tdata.val();
-                self.o_keep.d.next = self.s_tx_tkeep.val();
-            } else {
-                self.o_data.d.next = self.s_rx_tdata.val();
-                self.o_keep.d.next = self.s_rx_tkeep.val();
-            }
-            self.o_last.d.next = self.src_last.val();
+            self.o_data.d.next = self.a_data.q.val();
+            self.o_keep.d.next = self.a_keep.q.val();
+            self.o_last.d.next = self.a_last.q.val();
         }
         self.m_rx_tvalid.next = self.o_valid.q.val();
         self.m_rx_tdata.next = self.o_data.q.val();

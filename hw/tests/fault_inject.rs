@@ -193,10 +193,15 @@ fn set<const N: usize>(s: &mut Signal<In, Bits<N>>, v: u64) {
     s.next = v.into();
 }
 
-/// Run the phases; one `Out` per phase.
-fn run(s: Settings, phases: Vec<Phase>, seed: u64) -> Vec<Out> {
+/// Run the phases; one `Out` per phase, and the cycles each took.
+/// `stalls`: random valid gaps and ready stalls (else always valid, always
+/// ready).
+fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, Vec<usize>) {
     let outs = Arc::new(Mutex::new(Vec::<Out>::new()));
     let o = outs.clone();
+    let cyc = Arc::new(Mutex::new(Vec::<usize>::new()));
+    let cy = cyc.clone();
+    let (p_offer, p_ready) = if stalls { (80, 70) } else { (100, 100) };
     let mut uut = FaultInject::default();
     uut.connect_all();
     let mut sim = simple_sim!(FaultInject, clock, 100_000_000, sim, {
@@ -225,14 +230,14 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64) -> Vec<Out> {
             while idle < 4 {
                 cycles += 1;
                 sim_assert!(sim, cycles < 100_000, x);
-                if !rx_on && !rx.is_empty() && rng.chance(80) {
+                if !rx_on && !rx.is_empty() && rng.chance(p_offer) {
                     let (d, k, l) = rx[0];
                     rx_on = true;
                     x.s_rx_tdata.next = d;
                     x.s_rx_tkeep.next = k;
                     x.s_rx_tlast.next = l;
                 }
-                if !tx_on && !tx.is_empty() && rng.chance(80) {
+                if !tx_on && !tx.is_empty() && rng.chance(p_offer) {
                     let (d, k, l) = tx[0];
                     tx_on = true;
                     x.s_tx_tdata.next = d;
@@ -241,8 +246,8 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64) -> Vec<Out> {
                 }
                 x.s_rx_tvalid.next = rx_on;
                 x.s_tx_tvalid.next = tx_on;
-                x.m_rx_tready.next = rng.chance(70);
-                x.m_tx_tready.next = rng.chance(70);
+                x.m_rx_tready.next = rng.chance(p_ready);
+                x.m_tx_tready.next = rng.chance(p_ready);
                 wait_clock_false!(sim, clock, x);
                 if s.loopback {
                     sim_assert!(sim, !x.m_tx_tvalid.val() && x.s_rx_tready.val(), x);
@@ -276,18 +281,20 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64) -> Vec<Out> {
                 wait_clock_true!(sim, clock, x);
             }
             o.lock().unwrap().push(out);
+            cy.lock().unwrap().push(cycles);
         }
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     let v = outs.lock().unwrap().clone();
-    v
+    let c = cyc.lock().unwrap().clone();
+    (v, c)
 }
 
 fn check(s: Settings, phases: Vec<Phase>, seed: u64) -> (Vec<Out>, Vec<Vec<bool>>) {
     let want: Vec<(Out, Vec<bool>)> = phases.iter().map(|p| reference(&s, p)).collect();
     let t = std::time::Instant::now();
-    let got = run(s, phases, seed);
+    let (got, _) = run(s, phases, seed, true);
     eprintln!("simulated in {:?}", t.elapsed());
     assert_eq!(got.len(), want.len());
     for (i, (g, (w, _))) in got.iter().zip(&want).enumerate() {
@@ -387,4 +394,21 @@ fn loopback_and_tx_pass_through() {
     let (g, _) = check(s, vec![Phase { seed: 1, rx, tx }], 22);
     assert_eq!(g[0].lb_discards, 60);
     assert!(g[0].ev_drops > 10 && g[0].to_parser.len() > 10);
+}
+
+#[test]
+fn one_beat_per_cycle() {
+    // Always valid, always ready: the stage takes a beat every cycle, drops
+    // included (a frame starts in the cycle after the previous one's last
+    // beat).
+    let mut rng = Rng(0x0B_0004);
+    let fr = frames(&mut rng, 150, &[0xC001, 0xC002], 10);
+    let beats: usize = fr.iter().map(|f| f.len().div_ceil(64)).sum();
+    let s = Settings { rand: true, prob: 20000, ev: true, ev_en: 1, matches: [0xFFFF_C002, 0, 0, 0], ..Default::default() };
+    let phase = Phase { seed: 5, rx: fr, tx: vec![] };
+    let (want, _) = reference(&s, &phase);
+    let (got, cycles) = run(s, vec![phase], 31, false);
+    assert!(got[0] == want);
+    // + 2 pipeline stages + the 4 idle cycles the driver waits.
+    assert!(cycles[0] <= beats + 2 + 4, "{} cycles for {beats} beats", cycles[0]);
 }
