@@ -35,7 +35,7 @@ pub enum FlowError {
 pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ("WIDTH", "rust-hdl's bit_cast and arithmetic emit width-mismatched expressions by design (it masks instead of narrowing; `+ 1` on an N-bit value is a 32-bit literal)"),
     ("DECLFILENAME", "one file per block holds the block's top and every submodule rust-hdl generated for it (one module per instance)"),
-    ("UNUSED", "the parser's 1024-bit header windows are read only at the bytes that hold fields (the rest is payload or beyond the last header); Verilator 5 reports it as UNUSEDSIGNAL"),
+    ("UNUSED", "the parser's 1024-bit header windows and the fault-injection EV extractor's 512-bit beat are read only at the bytes that hold fields (the rest is payload or beyond the last header); Verilator 5 reports it as UNUSEDSIGNAL"),
 ];
 
 /// One block's Verilog.
