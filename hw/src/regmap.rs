@@ -291,7 +291,9 @@ pub fn render_markdown() -> String {
     s.push_str("The BAR is a linked list of register blocks. Every block starts with \
 `+0x0` type, `+0x4` version, `+0x8` next (byte address of the next block, 0 = end). \
 The list starts at address 0 with the build-ID block. All registers are 32-bit words at \
-byte addresses; reads of unmapped addresses return 0, writes to them are ignored.\n\n");
+byte addresses; reads of unmapped addresses return 0, writes to them are ignored. \
+Through the AXI-Lite slave (`mrc_axil`) every access answers OKAY, except a write whose \
+strobes are not all set: not performed, answered SLVERR.\n\n");
     s.push_str("| block | base | type | version | next |\n|---|---|---|---|---|\n");
     for (i, b) in BLOCKS.iter().enumerate() {
         let t = b.block_type.to_be_bytes();
