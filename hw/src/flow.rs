@@ -7,12 +7,14 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::axil::AxiLiteSlave;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
+use crate::fault_inject::FaultInject;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
@@ -38,7 +40,7 @@ pub enum FlowError {
 pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ("WIDTH", "rust-hdl's bit_cast and arithmetic emit width-mismatched expressions by design (it masks instead of narrowing; `+ 1` on an N-bit value is a 32-bit literal)"),
     ("DECLFILENAME", "one file per block holds the block's top and every submodule rust-hdl generated for it (one module per instance)"),
-    ("UNUSED", "the parser's 1024-bit header windows are read only at the bytes that hold fields (the rest is payload or beyond the last header); Verilator 5 reports it as UNUSEDSIGNAL"),
+    ("UNUSED", "the parser's 1024-bit header windows and the fault-injection EV extractor's 512-bit beat are read only at the bytes that hold fields (the rest is payload or beyond the last header); Verilator 5 reports it as UNUSEDSIGNAL"),
 ];
 
 /// One block's Verilog.
@@ -104,6 +106,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
+        emit_block("mrc_axil", &mut AxiLiteSlave::default()),
+        emit_block("mrc_fault_inject", &mut FaultInject::default()),
     ]
 }
 

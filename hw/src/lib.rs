@@ -2,18 +2,22 @@
 //! Verilog, plus the flow around it (Verilog emission with stable module
 //! names, Verilator lint, Yosys synthesis estimates). See `docs/hw/`.
 //!
-//! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
-//! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]; [`ev_selector`], [`sack_table`] and [`requester`]
-//! (the send-queue engine) stand alone so far. The host-memory and
-//! config layouts shared with the driver are in [`layout`]. The flow is
-//! [`flow`].
+//! Blocks (one module each, a page each in `docs/hw/`): [`csr`] (the
+//! self-describing register map of [`regmap`]: build ID, counter bank,
+//! fault-injection settings, config-table writes, doorbells) behind
+//! [`axil`]; [`fault_inject`]; [`rx_parser`]; [`sack_table`];
+//! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
+//! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
+//! [`core::MrcCore`]. Host-memory and config layouts shared with the
+//! driver: [`layout`]. The flow: [`flow`].
 
+pub mod axil;
 pub mod core;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
 pub mod ev_selector;
+pub mod fault_inject;
 pub mod flow;
 pub mod layout;
 pub mod regmap;

@@ -77,21 +77,159 @@ pub mod build_id {
     ];
 }
 
-/// RX header parser counters block: type `"MRCP"`.
-pub mod rx_parser {
+/// Counter bank block: type `"MRCC"`. Every `cnt_*` pulse of the datapath
+/// counts in a 32-bit wrapping counter; the counters are listed once, in
+/// [`COUNTERS`], and counter `i` sits at `BASE + FIRST + 4 * i`.
+pub mod counters {
     use super::*;
     pub const BASE: u16 = 0x0100;
-    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCP");
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCC");
     pub const VERSION: u32 = 0x0001_0000;
-    pub const FRAMES_OK: u16 = 0x0C;
-    pub const FRAMES_DROPPED: u16 = 0x10;
-    pub const CTRL: u16 = 0x14;
-    /// `CTRL` bit 0: clear both counters (self-clearing).
-    pub const CTRL_CLEAR: u32 = 1;
+    pub const CLEAR: u16 = 0x0C;
+    pub const NUM: u16 = 0x10;
+    /// Offset of counter 0; the bank decodes 32 slots (`0x80..=0xFC`).
+    pub const FIRST: u16 = 0x80;
+    /// Counter slots the address decode has room for.
+    pub const MAX: usize = 32;
     pub const REGS: &[Reg] = &[
-        Reg { name: "frames_ok", offset: FRAMES_OK, access: Access::Ro, reset: 0, doc: "frames the parser accepted (wrapping)" },
-        Reg { name: "frames_dropped", offset: FRAMES_DROPPED, access: Access::Ro, reset: 0, doc: "malformed frames the parser dropped (wrapping)" },
-        Reg { name: "ctrl", offset: CTRL, access: Access::Wo, reset: 0, doc: "bit 0: clear frames_ok and frames_dropped" },
+        Reg { name: "clear", offset: CLEAR, access: Access::Wo, reset: 0, doc: "bit g = 1 clears every counter of group g (see the counter table); 0xFF clears all" },
+        Reg { name: "num", offset: NUM, access: Access::Ro, reset: COUNTERS.len() as u32, doc: "number of counters (slots FIRST.. beyond read 0)" },
+    ];
+}
+
+/// Counter groups: one per source block, the unit of `counters.clear`.
+pub mod group {
+    pub const RX_PARSER: u8 = 0;
+    pub const FAULT_INJECT: u8 = 1;
+    pub const SACK: u8 = 2;
+    pub const REQUESTER: u8 = 3;
+    pub const RESPONDER: u8 = 4;
+    pub const EV: u8 = 5;
+    pub const COMPLETION: u8 = 6;
+    pub const PLACEMENT: u8 = 7;
+    /// Names, by group number.
+    pub const NAMES: [&str; 8] = ["rx_parser", "fault_inject", "sack", "requester", "responder", "ev", "completion", "placement"];
+}
+
+/// One event counter: a `cnt_*` pulse of some block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Counter {
+    pub name: &'static str,
+    /// [`group`] of the source block (the clear unit).
+    pub group: u8,
+    pub doc: &'static str,
+}
+
+/// Every counter, in slot order: bit `i` of the CSR block's `cnt_inc`
+/// port is the increment pulse of `COUNTERS[i]`. Adding a counter is one
+/// line here (at the end, so the slots of the others stay put) plus the
+/// wire of its pulse in `MrcCore`.
+pub const COUNTERS: &[Counter] = &[
+    Counter { name: "rx_parser_ok", group: group::RX_PARSER, doc: "frames the RX parser accepted" },
+    Counter { name: "rx_parser_drop", group: group::RX_PARSER, doc: "malformed frames the RX parser dropped" },
+    Counter { name: "fi_frames", group: group::FAULT_INJECT, doc: "frames that entered the fault-injection drop stage" },
+    Counter { name: "fi_rand_drop", group: group::FAULT_INJECT, doc: "frames dropped by the seeded pseudo-random drop" },
+    Counter { name: "fi_ev_drop", group: group::FAULT_INJECT, doc: "frames dropped because their EV matched an EV compare register" },
+    Counter { name: "fi_lb_discard", group: group::FAULT_INJECT, doc: "MAC RX frames discarded while loopback is on" },
+    Counter { name: "sack_duplicate", group: group::SACK, doc: "data packets the SACK table found duplicate" },
+    Counter { name: "sack_out_of_window", group: group::SACK, doc: "data packets beyond the MPR window" },
+    Counter { name: "nack_sent", group: group::RESPONDER, doc: "NACKs the responder sent" },
+    Counter { name: "retransmit", group: group::REQUESTER, doc: "packets the requester retransmitted" },
+    Counter { name: "rto", group: group::REQUESTER, doc: "retransmission timeouts" },
+    Counter { name: "ev_marked_bad", group: group::EV, doc: "EVs the EV selector marked BAD" },
+    Counter { name: "completion", group: group::COMPLETION, doc: "completions written" },
+    Counter { name: "cq_overflow", group: group::COMPLETION, doc: "completions lost to a full CQ" },
+    Counter { name: "placement_reject", group: group::PLACEMENT, doc: "writes rejected by the memory-registration check" },
+];
+
+/// Number of counters (width of the CSR block's `cnt_inc`).
+pub const N_COUNTERS: usize = COUNTERS.len();
+const _: () = assert!(N_COUNTERS <= counters::MAX);
+
+/// Slot of the counter named `name` (panics on an unknown name: a typo in
+/// the wiring is a build-time bug).
+pub fn counter_slot(name: &str) -> usize {
+    COUNTERS.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+/// Fault-injection block: type `"MRCF"`. Drives `hw::fault_inject`.
+pub mod fault_inject {
+    use super::*;
+    pub const BASE: u16 = 0x0200;
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCF");
+    pub const VERSION: u32 = 0x0001_0000;
+    pub const CTRL: u16 = 0x0C;
+    pub const SEED: u16 = 0x10;
+    pub const DROP_PROB: u16 = 0x14;
+    pub const EV_EN: u16 = 0x18;
+    pub const EV_MATCH0: u16 = 0x1C;
+    pub const EV_MATCH1: u16 = 0x20;
+    pub const EV_MATCH2: u16 = 0x24;
+    pub const EV_MATCH3: u16 = 0x28;
+    /// `CTRL` bits.
+    pub const CTRL_RAND_DROP: u32 = 1;
+    pub const CTRL_EV_DROP: u32 = 2;
+    pub const CTRL_LOOPBACK: u32 = 4;
+    /// `DROP_PROB` for "every frame" (the probability is `DROP_PROB / 65536`).
+    pub const PROB_ONE: u32 = 1 << 16;
+    pub const REGS: &[Reg] = &[
+        Reg { name: "ctrl", offset: CTRL, access: Access::Rw, reset: 0, doc: "bit 0: seeded random drop on; bit 1: per-EV drop on; bit 2: loopback (MAC TX looped to the RX path, MAC RX discarded, MAC TX idle); change bit 2 only while both streams are idle" },
+        Reg { name: "seed", offset: SEED, access: Access::Rw, reset: 0, doc: "writing loads the xorshift32 generator state (0 loads 1: 0 is its fixed point); reads the last value written" },
+        Reg { name: "drop_prob", offset: DROP_PROB, access: Access::Rw, reset: 0, doc: "bits 16-0: a frame is dropped when the generator's bits 31-16 are below this (probability drop_prob / 65536; 65536 drops every frame)" },
+        Reg { name: "ev_en", offset: EV_EN, access: Access::Rw, reset: 0, doc: "bits 3-0: enables of ev_match0..3" },
+        Reg { name: "ev_match0", offset: EV_MATCH0, access: Access::Rw, reset: 0, doc: "bits 31-16 mask, 15-0 value: a RoCEv2 frame (UDP dst 4791) whose UDP source port (EV bits 15-0) p has (p ^ value) & mask == 0 is dropped" },
+        Reg { name: "ev_match1", offset: EV_MATCH1, access: Access::Rw, reset: 0, doc: "as ev_match0" },
+        Reg { name: "ev_match2", offset: EV_MATCH2, access: Access::Rw, reset: 0, doc: "as ev_match0" },
+        Reg { name: "ev_match3", offset: EV_MATCH3, access: Access::Rw, reset: 0, doc: "as ev_match0" },
+    ];
+}
+
+/// Config-table write block: type `"MRCT"`. Stages one 256-bit row and
+/// emits it on the shared config port (`cfg_valid/table/index/data`).
+pub mod cfg {
+    use super::*;
+    pub const BASE: u16 = 0x0300;
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCT");
+    pub const VERSION: u32 = 0x0001_0000;
+    pub const TABLE: u16 = 0x0C;
+    pub const INDEX: u16 = 0x10;
+    pub const GO: u16 = 0x14;
+    pub const STATUS: u16 = 0x18;
+    /// Data word `k` (bits `32k+31..32k` of `cfg_data`) at `DATA0 + 4k`.
+    pub const DATA0: u16 = 0x20;
+    pub const REGS: &[Reg] = &[
+        Reg { name: "table", offset: TABLE, access: Access::Rw, reset: 0, doc: "bits 3-0: table id (each datapath block decodes its own ids)" },
+        Reg { name: "index", offset: INDEX, access: Access::Rw, reset: 0, doc: "bits 15-0: row index" },
+        Reg { name: "go", offset: GO, access: Access::Wo, reset: 0, doc: "bit 0 = 1: emit one cfg_valid pulse with table, index and data0..7 (in the cycle after the write)" },
+        Reg { name: "status", offset: STATUS, access: Access::Ro, reset: 0, doc: "bit 0: busy (a row is being emitted this cycle); bits 31-16: rows emitted (wrapping): poll it to see a write acknowledged" },
+        Reg { name: "data0", offset: DATA0, access: Access::Rw, reset: 0, doc: "row bits 31-0" },
+        Reg { name: "data1", offset: DATA0 + 4, access: Access::Rw, reset: 0, doc: "row bits 63-32" },
+        Reg { name: "data2", offset: DATA0 + 8, access: Access::Rw, reset: 0, doc: "row bits 95-64" },
+        Reg { name: "data3", offset: DATA0 + 12, access: Access::Rw, reset: 0, doc: "row bits 127-96" },
+        Reg { name: "data4", offset: DATA0 + 16, access: Access::Rw, reset: 0, doc: "row bits 159-128" },
+        Reg { name: "data5", offset: DATA0 + 20, access: Access::Rw, reset: 0, doc: "row bits 191-160" },
+        Reg { name: "data6", offset: DATA0 + 24, access: Access::Rw, reset: 0, doc: "row bits 223-192" },
+        Reg { name: "data7", offset: DATA0 + 28, access: Access::Rw, reset: 0, doc: "row bits 255-224" },
+    ];
+}
+
+/// Doorbell block: type `"MRCD"`. Describes the doorbell window: a write
+/// to `WINDOW + 4 * qp` emits one `db_valid` pulse with `db_qp = qp` and
+/// `db_value` = the written word (the new SQ producer index); nothing is
+/// stored, reads of the window return 0.
+pub mod doorbell {
+    use super::*;
+    pub const BASE: u16 = 0x0400;
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCD");
+    pub const VERSION: u32 = 0x0001_0000;
+    pub const WINDOW_REG: u16 = 0x0C;
+    pub const QPS_REG: u16 = 0x10;
+    /// Byte address of the window (1 KiB: 256 QPs x 4 bytes).
+    pub const WINDOW: u16 = 0x1000;
+    pub const QPS: u32 = 256;
+    pub const REGS: &[Reg] = &[
+        Reg { name: "window", offset: WINDOW_REG, access: Access::Ro, reset: WINDOW as u32, doc: "byte address of the doorbell window; QP q's doorbell is window + 4q (write only: new SQ producer index)" },
+        Reg { name: "qps", offset: QPS_REG, access: Access::Ro, reset: QPS, doc: "doorbells in the window" },
     ];
 }
 
@@ -106,12 +244,36 @@ pub const BLOCKS: &[RegBlock] = &[
         regs: build_id::REGS,
     },
     RegBlock {
-        name: "rx_parser",
-        block_type: rx_parser::TYPE,
-        version: rx_parser::VERSION,
-        base: rx_parser::BASE,
-        doc: "Counters of the RX header parser front end.",
-        regs: rx_parser::REGS,
+        name: "counters",
+        block_type: counters::TYPE,
+        version: counters::VERSION,
+        base: counters::BASE,
+        doc: "Event counters of every block (32-bit, wrapping), cleared per group. Counter i at base + 0x80 + 4i, listed below.",
+        regs: counters::REGS,
+    },
+    RegBlock {
+        name: "fault_inject",
+        block_type: fault_inject::TYPE,
+        version: fault_inject::VERSION,
+        base: fault_inject::BASE,
+        doc: "Fault injection on the MAC RX path (hw::fault_inject): seeded random frame drop, per-EV drop, loopback.",
+        regs: fault_inject::REGS,
+    },
+    RegBlock {
+        name: "cfg",
+        block_type: cfg::TYPE,
+        version: cfg::VERSION,
+        base: cfg::BASE,
+        doc: "Config-table writes: stage table, index and a 256-bit row, then write go; the row goes out on the shared config port.",
+        regs: cfg::REGS,
+    },
+    RegBlock {
+        name: "doorbell",
+        block_type: doorbell::TYPE,
+        version: doorbell::VERSION,
+        base: doorbell::BASE,
+        doc: "Describes the doorbell window at 0x1000-0x13FC (one write-only word per QP: new SQ producer index, emitted as a pulse, not stored).",
+        regs: doorbell::REGS,
     },
 ];
 
@@ -129,7 +291,9 @@ pub fn render_markdown() -> String {
     s.push_str("The BAR is a linked list of register blocks. Every block starts with \
 `+0x0` type, `+0x4` version, `+0x8` next (byte address of the next block, 0 = end). \
 The list starts at address 0 with the build-ID block. All registers are 32-bit words at \
-byte addresses; reads of unmapped addresses return 0, writes to them are ignored.\n\n");
+byte addresses; reads of unmapped addresses return 0, writes to them are ignored. \
+Through the AXI-Lite slave (`mrc_axil`) every access answers OKAY, except a write whose \
+strobes are not all set: not performed, answered SLVERR.\n\n");
     s.push_str("| block | base | type | version | next |\n|---|---|---|---|---|\n");
     for (i, b) in BLOCKS.iter().enumerate() {
         let t = b.block_type.to_be_bytes();
@@ -169,8 +333,39 @@ byte addresses; reads of unmapped addresses return 0, writes to them are ignored
                 r.doc
             ));
         }
+        if b.base == counters::BASE {
+            for (i, c) in COUNTERS.iter().enumerate() {
+                let off = counters::FIRST + 4 * i as u16;
+                s.push_str(&format!(
+                    "| 0x{:04x} | 0x{:02x} | {} | RO | 0x00000000 | counter {i}, group {} ({}): {} |\n",
+                    b.base + off,
+                    off,
+                    c.name,
+                    c.group,
+                    group::NAMES[usize::from(c.group)],
+                    c.doc
+                ));
+            }
+        }
     }
+    s.push_str(&format!(
+        "\n## doorbell window (0x{:04x}-0x{:04x})\n\nWrite only: a write to 0x{:04x} + 4q emits one doorbell for QP q with the written word \
+(the new SQ producer index). Nothing is stored; reads return 0.\n",
+        doorbell::WINDOW,
+        doorbell::WINDOW + 4 * doorbell::QPS as u16 - 4,
+        doorbell::WINDOW
+    ));
     s
+}
+
+/// Bytes a block occupies from its base (header, registers, counter slots).
+pub fn block_span(b: &RegBlock) -> u16 {
+    let regs_end = b.regs.iter().map(|r| r.offset + 4).max().unwrap_or(HDR_NEXT + 4);
+    if b.base == counters::BASE {
+        counters::FIRST + 4 * counters::MAX as u16
+    } else {
+        regs_end
+    }
 }
 
 #[cfg(test)]
@@ -180,8 +375,21 @@ mod tests {
     #[test]
     fn blocks_are_ordered_and_disjoint() {
         for w in BLOCKS.windows(2) {
-            let end = w[0].base + HDR_NEXT + 4 + 4 * w[0].regs.len() as u16;
+            let end = w[0].base + block_span(&w[0]);
             assert!(end <= w[1].base, "{} overlaps {}", w[0].name, w[1].name);
+        }
+        let last = BLOCKS.last().unwrap();
+        assert!(last.base + block_span(last) <= doorbell::WINDOW);
+        assert_eq!(doorbell::WINDOW % 1024, 0, "window decode uses address bits 15-10");
+        // Every counter fits a slot, names are unique and group numbers valid.
+        for (i, c) in COUNTERS.iter().enumerate() {
+            assert!(usize::from(c.group) < group::NAMES.len());
+            assert_eq!(counter_slot(c.name), i);
+        }
+        for b in BLOCKS {
+            for w in b.regs.windows(2) {
+                assert!(w[0].offset < w[1].offset, "{}.{} out of order", b.name, w[1].name);
+            }
         }
         for b in BLOCKS {
             for r in b.regs {

@@ -1,0 +1,121 @@
+//! AXI4-Lite slave in front of the CSR block's word port
+//! ([`crate::csr::Csr`]: `wr_en/wr_addr/wr_data`, `rd_en/rd_addr` ->
+//! `rd_data/rd_valid` one cycle later). 32-bit data, 16-bit byte
+//! addresses, five channels with independent valid/ready. See
+//! `docs/hw/axil.md`.
+//!
+//! * Write: AW and W are taken in any order (or together) into one-entry
+//!   holding registers; when both are held and no B response is waiting,
+//!   the write goes to the CSR port and B is raised in the next cycle.
+//!   A write whose `wstrb` is not `0b1111` is not performed and answered
+//!   `SLVERR` (every register is a whole word; a partial write would
+//!   silently corrupt the other bytes or fire a strobe).
+//! * Read: AR is taken when no read is in flight and R is empty; the CSR
+//!   answers one cycle later and R holds the word until `rready`. Reads
+//!   answer `OKAY`, unmapped addresses read 0 (the register map is
+//!   self-describing: a driver never needs to probe a hole).
+
+use rust_hdl::prelude::*;
+
+use crate::regmap::ADDR_BITS;
+
+/// `bresp` / `rresp` codes.
+pub mod resp {
+    pub const OKAY: u8 = 0;
+    pub const SLVERR: u8 = 2;
+}
+
+#[derive(LogicBlock, Default)]
+pub struct AxiLiteSlave {
+    pub clock: Signal<In, Clock>,
+    // AXI-Lite slave side.
+    pub s_axil_awaddr: Signal<In, Bits<ADDR_BITS>>,
+    pub s_axil_awvalid: Signal<In, Bit>,
+    pub s_axil_awready: Signal<Out, Bit>,
+    pub s_axil_wdata: Signal<In, Bits<32>>,
+    pub s_axil_wstrb: Signal<In, Bits<4>>,
+    pub s_axil_wvalid: Signal<In, Bit>,
+    pub s_axil_wready: Signal<Out, Bit>,
+    pub s_axil_bresp: Signal<Out, Bits<2>>,
+    pub s_axil_bvalid: Signal<Out, Bit>,
+    pub s_axil_bready: Signal<In, Bit>,
+    pub s_axil_araddr: Signal<In, Bits<ADDR_BITS>>,
+    pub s_axil_arvalid: Signal<In, Bit>,
+    pub s_axil_arready: Signal<Out, Bit>,
+    pub s_axil_rdata: Signal<Out, Bits<32>>,
+    pub s_axil_rresp: Signal<Out, Bits<2>>,
+    pub s_axil_rvalid: Signal<Out, Bit>,
+    pub s_axil_rready: Signal<In, Bit>,
+    // CSR word port (master side).
+    pub wr_en: Signal<Out, Bit>,
+    pub wr_addr: Signal<Out, Bits<ADDR_BITS>>,
+    pub wr_data: Signal<Out, Bits<32>>,
+    pub rd_en: Signal<Out, Bit>,
+    pub rd_addr: Signal<Out, Bits<ADDR_BITS>>,
+    pub rd_data: Signal<In, Bits<32>>,
+    pub rd_valid: Signal<In, Bit>,
+    aw_full: DFF<Bit>,
+    aw_addr: DFF<Bits<ADDR_BITS>>,
+    w_full: DFF<Bit>,
+    w_data: DFF<Bits<32>>,
+    w_strb: DFF<Bits<4>>,
+    b_valid: DFF<Bit>,
+    b_err: DFF<Bit>,
+    ar_busy: DFF<Bit>,
+    r_valid: DFF<Bit>,
+    r_data: DFF<Bits<32>>,
+    issue: Signal<Local, Bit>,
+}
+
+impl Logic for AxiLiteSlave {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, aw_full, aw_addr, w_full, w_data, w_strb, b_valid, b_err, ar_busy, r_valid, r_data);
+        // ---- Write path.
+        self.s_axil_awready.next = !self.aw_full.q.val();
+        self.s_axil_wready.next = !self.w_full.q.val();
+        if self.s_axil_awvalid.val() & !self.aw_full.q.val() {
+            self.aw_full.d.next = true;
+            self.aw_addr.d.next = self.s_axil_awaddr.val();
+        }
+        if self.s_axil_wvalid.val() & !self.w_full.q.val() {
+            self.w_full.d.next = true;
+            self.w_data.d.next = self.s_axil_wdata.val();
+            self.w_strb.d.next = self.s_axil_wstrb.val();
+        }
+        // Both halves held and the B slot free: perform (or refuse) it.
+        self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b_valid.q.val();
+        self.wr_en.next = self.issue.val() & self.w_strb.q.val().all();
+        self.wr_addr.next = self.aw_addr.q.val();
+        self.wr_data.next = self.w_data.q.val();
+        if self.issue.val() {
+            self.aw_full.d.next = false;
+            self.w_full.d.next = false;
+            self.b_valid.d.next = true;
+            self.b_err.d.next = !self.w_strb.q.val().all();
+        }
+        if self.b_valid.q.val() & self.s_axil_bready.val() {
+            self.b_valid.d.next = false;
+        }
+        self.s_axil_bvalid.next = self.b_valid.q.val();
+        self.s_axil_bresp.next = bit_cast::<2, 1>(self.b_err.q.val().into()) << 1;
+        // ---- Read path.
+        self.s_axil_arready.next = !self.ar_busy.q.val() & !self.r_valid.q.val();
+        self.rd_en.next = self.s_axil_arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val();
+        self.rd_addr.next = self.s_axil_araddr.val();
+        if self.s_axil_arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val() {
+            self.ar_busy.d.next = true;
+        }
+        if self.ar_busy.q.val() & self.rd_valid.val() {
+            self.ar_busy.d.next = false;
+            self.r_valid.d.next = true;
+            self.r_data.d.next = self.rd_data.val();
+        }
+        if self.r_valid.q.val() & self.s_axil_rready.val() {
+            self.r_valid.d.next = false;
+        }
+        self.s_axil_rvalid.next = self.r_valid.q.val();
+        self.s_axil_rdata.next = self.r_data.q.val();
+        self.s_axil_rresp.next = 0.into();
+    }
+}
