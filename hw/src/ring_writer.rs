@@ -24,11 +24,11 @@ use rust_hdl::prelude::*;
 /// Rings per writer (8-bit ring index).
 pub const RINGS: usize = 256;
 
-/// Config row of table `table` (ring set-up): bits 0-63 base IOVA
-/// (aligned to the entry size), bits 64-71 log2 of the slot count
-/// (0..=16); writing it resets the ring's producer index to 0. Config row
-/// of table `table + 1`: bits 0-31 the consumer index (free running,
-/// entries the driver has consumed).
+/// Config rows of table `table`, `cfg_index` bit 15 clear (ring set-up,
+/// index = ring): bits 0-63 base IOVA (aligned to the entry size), bits
+/// 64-71 log2 of the slot count (0..=16); writing it resets the ring's
+/// producer index to 0. Bit 15 set (index = `0x8000 | ring`): bits 0-31
+/// the consumer index (free running, entries the driver has consumed).
 pub mod cfg {
     pub const BASE_LSB: usize = 0;
     pub const LOG2_LSB: usize = 64;
@@ -80,7 +80,6 @@ pub struct RingWriter {
     cfg_ring_hit: Signal<Local, Bit>,
     cfg_ci_hit: Signal<Local, Bit>,
     c_table: Constant<Bits<4>>,
-    c_table_ci: Constant<Bits<4>>,
     /// log2 of the entry size in bytes.
     c_shift: Constant<Bits<64>>,
     c_len: Constant<Bits<16>>,
@@ -90,9 +89,9 @@ pub struct RingWriter {
 
 impl RingWriter {
     /// A writer for entries of `2^log2_entry` bytes (16 or 32), configured
-    /// through config tables `table` and `table + 1`.
+    /// through config table `table`.
     pub fn new(table: u8, log2_entry: u32) -> RingWriter {
-        assert!((4..=6).contains(&log2_entry) && table < 15);
+        assert!((4..=6).contains(&log2_entry) && table < 16);
         let bytes = 1u64 << log2_entry;
         RingWriter {
             clock: Default::default(),
@@ -131,7 +130,6 @@ impl RingWriter {
             cfg_ring_hit: Default::default(),
             cfg_ci_hit: Default::default(),
             c_table: Constant::new(u64::from(table).into()),
-            c_table_ci: Constant::new(u64::from(table + 1).into()),
             c_shift: Constant::new(u64::from(log2_entry).into()),
             c_len: Constant::new(bytes.into()),
             c_ones: Constant::new(0xFFFF_FFFFu64.into()),
@@ -156,8 +154,10 @@ impl Logic for RingWriter {
         self.ci_ram.read_address.next = self.ring.q.val();
         // Config writes (any cycle; a ring reset wins over a producer-index
         // update in the same cycle: the driver resets only idle rings).
-        self.cfg_ring_hit.next = self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val());
-        self.cfg_ci_hit.next = self.cfg_valid.val() & (self.cfg_table.val() == self.c_table_ci.val());
+        self.cfg_ring_hit.next =
+            self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val()) & !self.cfg_index.val().get_bit(15);
+        self.cfg_ci_hit.next =
+            self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val()) & self.cfg_index.val().get_bit(15);
         self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<72>(0);
         self.ring_ram.write_enable.next = self.cfg_ring_hit.val();

@@ -26,14 +26,14 @@ use rust_hdl::prelude::*;
 /// Config table ids this block decodes (besides snooping the requester's
 /// QP send-context rows, `hw::regmap::cfg_table::SQ_CTX`).
 pub mod table {
-    /// Peer address rows, `cfg_index` = address index (0..255):
+    /// Address table. Peer rows, `cfg_index` = address index (0..255):
     /// bits 0-47 MAC (first byte most significant), bits 48-175 IP
-    /// (IPv4 in bits 48-79, as an integer).
-    pub const ADDR: u8 = 8;
-    /// The NIC's own addresses, `cfg_index` 0: bits 0-47 MAC, 48-175 IP,
-    /// bit 176 IPv6, bit 177 VLAN tag, bits 178-193 the tag's TCI, bits
-    /// 194-199 the data DSCP, bits 200-207 the TTL / hop limit.
-    pub const LOCAL: u8 = 9;
+    /// (IPv4 in bits 48-79, as an integer). The NIC's own row,
+    /// `cfg_index` = [`LOCAL_INDEX`]: bits 0-47 MAC, 48-175 IP, bit 176
+    /// IPv6, bit 177 VLAN tag, bits 178-193 the tag's TCI, bits 194-199
+    /// the data DSCP, bits 200-207 the TTL / hop limit.
+    pub const ADDR: u8 = 11;
+    pub const LOCAL_INDEX: u16 = 0x8000;
     /// The requester's QP send-context table (snooped: `dest_qp`,
     /// `addr_index`, `pkey`), as `hw::layout::CFG_TABLE_SQ_CTX`.
     pub const SQ_CTX: u8 = 1;
@@ -242,7 +242,7 @@ impl Logic for TxPath {
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
         // (bits 80-87), pkey (bits 160-175).
         self.cfg_peer.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
-        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
+        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == 11);
         self.peer_row.next = (bit_cast::<48, 24>(self.cfg_data.val().get_bits::<24>(96)) << 24)
             | (bit_cast::<48, 8>(self.cfg_data.val().get_bits::<8>(80)) << 16)
             | bit_cast::<48, 16>(self.cfg_data.val().get_bits::<16>(160));
@@ -258,7 +258,7 @@ impl Logic for TxPath {
         self.addr_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.addr_a.write_data.next = self.cfg_data.val().get_bits::<176>(0);
         self.addr_a.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
-        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
+        if self.cfg_valid.val() & (self.cfg_table.val() == 11) & (self.cfg_index.val() == 0x8000) {
             self.loc_mac.d.next = self.cfg_data.val().get_bits::<48>(0);
             self.loc_ip.d.next = self.cfg_data.val().get_bits::<128>(48);
             self.loc_ipv6.d.next = self.cfg_data.val().get_bit(176);

@@ -28,7 +28,7 @@ fn v<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
 }
 
-const TABLE: u8 = 3;
+const TABLE: u8 = 2;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -147,8 +147,8 @@ fn run(log2_entry: u32, seed: u64) {
                     }
                     Op::Consumed { ring, ci } => {
                         x.cfg_valid.next = true;
-                        x.cfg_table.next = u64::from(TABLE + 1).into();
-                        x.cfg_index.next = ring.into();
+                        x.cfg_table.next = u64::from(TABLE).into();
+                        x.cfg_index.next = (0x8000 | ring).into();
                         x.cfg_data.next = ci.into();
                     }
                     Op::Entry { ring, tag } => {

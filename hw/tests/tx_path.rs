@@ -102,7 +102,7 @@ fn cfg_rows() -> Vec<(u8, u64, Bits<256>)> {
     l.set_bits::<32>(48, 0x0A00_0001u64.into());
     l.set_bits::<6>(194, 26u64.into());
     l.set_bits::<8>(200, 64u64.into());
-    rows.push((table::LOCAL, 0, l));
+    rows.push((table::ADDR, u64::from(table::LOCAL_INDEX), l));
     rows
 }
 
