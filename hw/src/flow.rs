@@ -12,6 +12,7 @@ use crate::csr::{BuildInfo, Csr};
 use crate::ev_selector::EvSelectorFull;
 use crate::rx_parser::RxParser;
 use crate::sack_table::SackTable;
+use crate::tx_builder::TxBuilder;
 
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +94,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
+        emit_block("mrc_tx_builder", &mut TxBuilder::default()),
     ]
 }
 

@@ -7,9 +7,11 @@
 //! [`core::MrcCore`]. The flow is [`flow`].
 
 pub mod core;
+pub mod crc32;
 pub mod csr;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
 pub mod rx_parser;
 pub mod sack_table;
+pub mod tx_builder;
