@@ -184,7 +184,10 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
         16 => (Opcode::Cnp, false),
         _ => (Opcode::Ack, k != 8),
     };
-    let payload: Vec<u8> = if op.is_write() { (0..r.below(301)).map(|_| r.next() as u8).collect() } else { Vec::new() };
+    // A quarter of the payloads short (pad 0..3 bytes, single lanes), the
+    // rest anywhere in 0..=300 (up to five beats behind the header).
+    let len = if r.chance(25) { r.below(9) } else { r.below(301) };
+    let payload: Vec<u8> = if op.is_write() { (0..len).map(|_| r.next() as u8).collect() } else { Vec::new() };
     let ext = if !mrc {
         None
     } else if op.is_write() {
@@ -492,7 +495,6 @@ fn mixed_packets_match_golden_emit() {
         ("one-beat frames", count(&|x| x.len() <= 64)),
         ("frames of 3+ beats", count(&|x| x.len() > 128)),
         ("ICRC split over two beats", count(&|x| (x.len() - 4) % 64 > 60)),
-        ("ICRC alone in the last beat", count(&|x| (x.len() - 4) % 64 == 0)),
         ("ICRC inside one beat", count(&|x| (x.len() - 4) % 64 != 0 && (x.len() - 4) % 64 <= 60)),
         ("header longer than one beat", cases.iter().filter(|c| c.want.is_some() && hdr_len(c) > 64).count()),
         ("payload > 256 bytes", cases.iter().filter(|c| c.req.payload.len() > 256).count()),
@@ -528,7 +530,8 @@ fn payload_lengths_walk_a_beat() {
         let mut p = p;
         p.payload = Bytes::from((0..len).map(|i| (i as u8) ^ 0x5A).collect::<Vec<u8>>());
         p.bth.pad = pad_for(len);
-        p.trimmed = false;
+        // Every third packet trimmed (no pad): the ICRC then starts at any lane.
+        p.trimmed = len % 3 == 2;
         let encap = random_encap(&mut r, len % 3 == 0);
         let encap = if len % 3 == 0 { encap } else { Encap { ip: Encap::test_v4().ip, ..encap } };
         let vlan = (len % 4 == 1).then_some(0x0123);
@@ -540,6 +543,15 @@ fn payload_lengths_walk_a_beat() {
     }
     let res = run(&cases, 1, 0, 0);
     check_frames(&cases, &res);
+    let ends: Vec<usize> = res.frames.iter().map(|f| (f.len() - 4) % 64).collect();
+    let alone = ends.iter().filter(|&&e| e == 0).count();
+    let split = ends.iter().filter(|&&e| e > 60).count();
+    let inside = ends.len() - alone - split;
+    eprintln!("coverage: ICRC alone in the last beat {alone}, split over two beats {split}, inside one beat {inside}");
+    assert!(alone > 0 && split > 0 && inside > 0);
+    let distinct: std::collections::BTreeSet<usize> = ends.into_iter().collect();
+    eprintln!("coverage: distinct ICRC lanes: {}", distinct.len());
+    assert!(distinct.len() >= 32, "{distinct:?}");
 }
 
 /// Directed: one-beat ACKs back to back with nothing stalling leave one
