@@ -26,47 +26,6 @@ use rust_hdl::prelude::*;
 use crate::crc32::{CrcAdvance, CrcBlock};
 use crate::rx_parser::ByteRev;
 
-/// Byte-lane masks from a lane count `n` (0..=64): `bytes` has bytes
-/// `0..n` all-ones, `lanes` bits `0..n` set (a `tkeep`).
-#[derive(LogicBlock, Default)]
-pub struct LaneMask {
-    pub n: Signal<In, Bits<7>>,
-    pub bytes: Signal<Out, Bits<512>>,
-    pub lanes: Signal<Out, Bits<64>>,
-}
-
-impl Logic for LaneMask {
-    fn update(&mut self) {
-        let n = self.n.val().to_u64().min(64) as usize;
-        let lanes = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let mut b = Bits::<512>::default();
-        for w in 0..8 {
-            let byte_lanes = (lanes >> (8 * w)) & 0xFF;
-            let mut word = 0u64;
-            for k in 0..8 {
-                if (byte_lanes >> k) & 1 == 1 {
-                    word |= 0xFF << (8 * k);
-                }
-            }
-            b.set_bits::<64>(64 * w, word.into());
-        }
-        self.bytes.next = b;
-        self.lanes.next = lanes.into();
-    }
-    fn connect(&mut self) {
-        self.bytes.connect();
-        self.lanes.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        let mut s = String::from("always @(*) begin\n");
-        for k in 0..64 {
-            s.push_str(&format!("   lanes[{k}] = (n > 7'd{k});\n   bytes[{}:{}] = {{8{{lanes[{k}]}}}};\n", 8 * k + 7, 8 * k));
-        }
-        s.push_str("end");
-        Verilog::Custom(s)
-    }
-}
-
 /// The header image of one frame, big-endian (frame byte 0 in bits
 /// 1535-1528), from fields given as they go on the wire. The builder runs
 /// it twice: with the real fields, and with the ICRC's masked ones.
@@ -356,11 +315,14 @@ pub struct TxBuilder {
     hdr_beat: Signal<Local, Bits<512>>,
     view_beat: Signal<Local, Bits<512>>,
     pay_pair: Signal<Local, Bits<1024>>,
+    pay_shifted: Signal<Local, Bits<1024>>,
     pay_beat: Signal<Local, Bits<512>>,
     pay_only: Signal<Local, Bits<512>>,
-    hmask: LaneMask,
-    pmask: LaneMask,
-    kmask: LaneMask,
+    zero512: Signal<Local, Bits<512>>,
+    zero64: Signal<Local, Bits<64>>,
+    hmask: Signal<Local, Bits<512>>,
+    pmask: Signal<Local, Bits<512>>,
+    kmask: Signal<Local, Bits<64>>,
     // ---- P1: the beat.
     p1_v: DFF<Bit>,
     p1_data: DFF<Bits<512>>,
@@ -393,18 +355,25 @@ pub struct TxBuilder {
     p3_spill: DFF<Bit>,
     crc_state: DFF<Bits<32>>,
     blk: CrcBlock,
-    s_pre: Signal<Local, Bits<32>>,
     m64: CrcAdvance<64>,
     m32: CrcAdvance<32>,
+    m24: CrcAdvance<24>,
     m16: CrcAdvance<16>,
     m8: CrcAdvance<8>,
+    m6: CrcAdvance<6>,
     m4: CrcAdvance<4>,
     m2: CrcAdvance<2>,
     m1: CrcAdvance<1>,
-    s_64: Signal<Local, Bits<32>>,
-    s_16: Signal<Local, Bits<32>>,
-    s_4: Signal<Local, Bits<32>>,
     s_1: Signal<Local, Bits<32>>,
+    s_2: Signal<Local, Bits<32>>,
+    s_3: Signal<Local, Bits<32>>,
+    s_4: Signal<Local, Bits<32>>,
+    icrc: Signal<Local, Bits<32>>,
+    state_next: Signal<Local, Bits<32>>,
+    blk_o: Signal<Local, Bits<32>>,
+    beat_data: Signal<Local, Bits<512>>,
+    beat_view: Signal<Local, Bits<512>>,
+    beat_keep: Signal<Local, Bits<64>>,
     // ---- F1..F4: the last covered beat's M_n S, then the ICRC.
     f1_v: DFF<Bit>,
     f1_data: DFF<Bits<512>>,
@@ -721,12 +690,15 @@ impl Logic for TxBuilder {
         // Payload realigned behind the header: lanes from H mod 64 up take
         // the current beat, the lanes below it the previous beat's top.
         self.pay_pair.next = (bit_cast::<1024, 512>(self.pl_tdata.val()) << 512) | bit_cast::<1024, 512>(self.g_prev.q.val());
-        self.pay_beat.next =
-            (self.pay_pair.val() >> (bit_cast::<10, 7>(64 - bit_cast::<7, 6>(self.r2_h.q.val().get_bits::<6>(0))) << 3)).get_bits::<512>(0);
-        self.hmask.n.next = self.hdr_n.val();
-        self.pmask.n.next = self.pay_n.val();
-        self.kmask.n.next = self.frm_n.val();
-        self.pay_only.next = self.pay_beat.val() & self.pmask.bytes.val() & !self.hmask.bytes.val();
+        self.pay_shifted.next = self.pay_pair.val() >> (bit_cast::<10, 7>(64 - bit_cast::<7, 6>(self.r2_h.q.val().get_bits::<6>(0))) << 3);
+        self.pay_beat.next = self.pay_shifted.val().get_bits::<512>(0);
+        // Lane masks: bytes below each count all-ones.
+        self.zero512.next = 0.into();
+        self.zero64.next = 0.into();
+        self.hmask.next = !((!self.zero512.val()) << (bit_cast::<10, 7>(self.hdr_n.val()) << 3));
+        self.pmask.next = !((!self.zero512.val()) << (bit_cast::<10, 7>(self.pay_n.val()) << 3));
+        self.kmask.next = !((!self.zero64.val()) << self.frm_n.val());
+        self.pay_only.next = self.pay_beat.val() & self.pmask.val() & !self.hmask.val();
         if self.gen_go.val() {
             if self.need_pl.val() {
                 self.g_prev.d.next = self.pl_tdata.val();
@@ -742,35 +714,60 @@ impl Logic for TxBuilder {
         }
 
         // ==== Beat pipeline (all stages move on adv).
-        // S before this beat: zero at a frame's first beat.
-        self.s_pre.next = self.crc_state.q.val();
+        // The CRC leaves take registers only (a leaf fed from this block's
+        // locals and read back by it makes Verilator report UNOPTFLAT).
+        // F1 from S (zero at a frame's first beat): M_64 or M_32 (n <= 64).
+        self.m64.i.next = self.crc_state.q.val();
+        self.m32.i.next = self.crc_state.q.val();
+        self.s_1.next = self.crc_state.q.val();
+        if self.p3_crc_n.q.val().get_bit(6) {
+            self.s_1.next = self.m64.o.val();
+        } else if self.p3_crc_n.q.val().get_bit(5) {
+            self.s_1.next = self.m32.o.val();
+        }
         if self.p3_first.q.val() {
-            self.s_pre.next = 0.into();
+            self.s_1.next = 0.into();
+        }
+        self.state_next.next = self.m64.o.val() ^ self.p3_d.q.val();
+        if self.p3_first.q.val() {
+            self.state_next.next = self.p3_d.q.val();
         }
         self.blk.d.next = self.p2_aligned.q.val();
-        self.m64.i.next = self.s_pre.val();
-        self.s_64.next = self.s_pre.val();
-        if self.p3_crc_n.q.val().get_bit(6) {
-            self.s_64.next = self.m64.o.val();
-        }
-        self.m32.i.next = self.s_64.val();
+        self.blk_o.next = self.blk.o.val();
+        // F2: M_16, M_8 or both (M_24).
         self.m16.i.next = self.f1_acc.q.val();
-        self.s_16.next = self.f1_acc.q.val();
-        if self.f1_crc_n.q.val().get_bit(4) {
-            self.s_16.next = self.m16.o.val();
+        self.m8.i.next = self.f1_acc.q.val();
+        self.m24.i.next = self.f1_acc.q.val();
+        self.s_2.next = self.f1_acc.q.val();
+        if self.f1_crc_n.q.val().get_bit(4) & self.f1_crc_n.q.val().get_bit(3) {
+            self.s_2.next = self.m24.o.val();
+        } else if self.f1_crc_n.q.val().get_bit(4) {
+            self.s_2.next = self.m16.o.val();
+        } else if self.f1_crc_n.q.val().get_bit(3) {
+            self.s_2.next = self.m8.o.val();
         }
-        self.m8.i.next = self.s_16.val();
+        // F3: M_4, M_2 or M_6.
         self.m4.i.next = self.f2_acc.q.val();
-        self.s_4.next = self.f2_acc.q.val();
-        if self.f2_crc_n.q.val().get_bit(2) {
-            self.s_4.next = self.m4.o.val();
+        self.m2.i.next = self.f2_acc.q.val();
+        self.m6.i.next = self.f2_acc.q.val();
+        self.s_3.next = self.f2_acc.q.val();
+        if self.f2_crc_n.q.val().get_bit(2) & self.f2_crc_n.q.val().get_bit(1) {
+            self.s_3.next = self.m6.o.val();
+        } else if self.f2_crc_n.q.val().get_bit(2) {
+            self.s_3.next = self.m4.o.val();
+        } else if self.f2_crc_n.q.val().get_bit(1) {
+            self.s_3.next = self.m2.o.val();
         }
-        self.m2.i.next = self.s_4.val();
+        // F4: M_1, then the data part and the final inversion.
         self.m1.i.next = self.f3_acc.q.val();
-        self.s_1.next = self.f3_acc.q.val();
+        self.s_4.next = self.f3_acc.q.val();
         if self.f3_crc_n.q.val().get_bit(0) {
-            self.s_1.next = self.m1.o.val();
+            self.s_4.next = self.m1.o.val();
         }
+        self.icrc.next = !(self.s_4.val() ^ self.f3_d.q.val());
+        self.beat_data.next = (self.hdr_beat.val() & self.hmask.val()) | self.pay_only.val();
+        self.beat_view.next = (self.view_beat.val() & self.hmask.val()) | self.pay_only.val();
+        self.beat_keep.next = self.kmask.val();
         // ICRC bytes at lane `crc_n` of the last covered beat (LSB first);
         // those past lane 63 go to the next beat.
         self.ins.next = bit_cast::<576, 32>(self.f4_icrc.q.val()) << (bit_cast::<10, 7>(self.f4_crc_n.q.val()) << 3);
@@ -782,9 +779,9 @@ impl Logic for TxBuilder {
         if self.adv.val() {
             // P1.
             self.p1_v.d.next = self.gen_go.val() & !self.r2_bad.q.val();
-            self.p1_data.d.next = (self.hdr_beat.val() & self.hmask.bytes.val()) | self.pay_only.val();
-            self.p1_view.d.next = (self.view_beat.val() & self.hmask.bytes.val()) | self.pay_only.val();
-            self.p1_keep.d.next = self.kmask.lanes.val();
+            self.p1_data.d.next = self.beat_data.val();
+            self.p1_view.d.next = self.beat_view.val();
+            self.p1_keep.d.next = self.beat_keep.val();
             self.p1_last.d.next = self.g_last.val();
             self.p1_first.d.next = self.g_k.q.val() == 0;
             self.p1_crc_n.d.next = self.crc_n.val();
@@ -809,7 +806,7 @@ impl Logic for TxBuilder {
             // P3.
             self.p3_v.d.next = self.p2_v.q.val();
             self.p3_data.d.next = self.p2_data.q.val();
-            self.p3_d.d.next = self.blk.o.val();
+            self.p3_d.d.next = self.blk_o.val();
             self.p3_keep.d.next = self.p2_keep.q.val();
             self.p3_last.d.next = self.p2_last.q.val();
             self.p3_first.d.next = self.p2_first.q.val();
@@ -818,7 +815,7 @@ impl Logic for TxBuilder {
             self.p3_spill.d.next = self.p2_spill.q.val();
             // The state loop over the full covered beats.
             if self.p3_v.q.val() & !self.p3_crc_last.q.val() & (self.p3_crc_n.q.val() != 0) {
-                self.crc_state.d.next = self.m64.o.val() ^ self.p3_d.q.val();
+                self.crc_state.d.next = self.state_next.val();
             }
             // F1: M_64, M_32 steps.
             self.f1_v.d.next = self.p3_v.q.val();
@@ -828,10 +825,7 @@ impl Logic for TxBuilder {
             self.f1_crc_n.d.next = self.p3_crc_n.q.val();
             self.f1_crc_last.d.next = self.p3_crc_last.q.val();
             self.f1_spill.d.next = self.p3_spill.q.val();
-            self.f1_acc.d.next = self.s_64.val();
-            if self.p3_crc_n.q.val().get_bit(5) {
-                self.f1_acc.d.next = self.m32.o.val();
-            }
+            self.f1_acc.d.next = self.s_1.val();
             self.f1_d.d.next = self.p3_d.q.val();
             // F2: M_16, M_8.
             self.f2_v.d.next = self.f1_v.q.val();
@@ -841,10 +835,7 @@ impl Logic for TxBuilder {
             self.f2_crc_n.d.next = self.f1_crc_n.q.val();
             self.f2_crc_last.d.next = self.f1_crc_last.q.val();
             self.f2_spill.d.next = self.f1_spill.q.val();
-            self.f2_acc.d.next = self.s_16.val();
-            if self.f1_crc_n.q.val().get_bit(3) {
-                self.f2_acc.d.next = self.m8.o.val();
-            }
+            self.f2_acc.d.next = self.s_2.val();
             self.f2_d.d.next = self.f1_d.q.val();
             // F3: M_4, M_2.
             self.f3_v.d.next = self.f2_v.q.val();
@@ -854,10 +845,7 @@ impl Logic for TxBuilder {
             self.f3_crc_n.d.next = self.f2_crc_n.q.val();
             self.f3_crc_last.d.next = self.f2_crc_last.q.val();
             self.f3_spill.d.next = self.f2_spill.q.val();
-            self.f3_acc.d.next = self.s_4.val();
-            if self.f2_crc_n.q.val().get_bit(1) {
-                self.f3_acc.d.next = self.m2.o.val();
-            }
+            self.f3_acc.d.next = self.s_3.val();
             self.f3_d.d.next = self.f2_d.q.val();
             // F4: M_1, the data part, the final inversion.
             self.f4_v.d.next = self.f3_v.q.val();
@@ -867,7 +855,7 @@ impl Logic for TxBuilder {
             self.f4_crc_n.d.next = self.f3_crc_n.q.val();
             self.f4_crc_last.d.next = self.f3_crc_last.q.val();
             self.f4_spill.d.next = self.f3_spill.q.val();
-            self.f4_icrc.d.next = !(self.s_1.val() ^ self.f3_d.q.val());
+            self.f4_icrc.d.next = self.icrc.val();
             // OUT.
             self.o_v.d.next = self.f4_v.q.val();
             self.o_data.d.next = self.f4_data.q.val();
