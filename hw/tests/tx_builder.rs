@@ -142,8 +142,8 @@ fn golden(p: &RocePacket, encap: &Encap, vlan: Option<u16>) -> Vec<u8> {
 
 fn random_encap(r: &mut Rng, v6: bool) -> Encap {
     let mut e = if v6 { Encap::test_v6() } else { Encap::test_v4() };
-    e.src_mac = (r.next() as u64).to_be_bytes()[2..].try_into().unwrap();
-    e.dst_mac = (r.next() as u64).to_be_bytes()[2..].try_into().unwrap();
+    e.src_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
+    e.dst_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
     e.ip = if v6 {
         IpPair::V6 { src: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(), dst: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes() }
     } else {
