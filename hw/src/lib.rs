@@ -4,7 +4,8 @@
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]. The flow is [`flow`].
+//! [`core::MrcCore`]; [`tx_builder`] (TX header builder / deparser, with
+//! the ICRC from the shared [`crc32`] leaves). The flow is [`flow`].
 
 pub mod core;
 pub mod crc32;

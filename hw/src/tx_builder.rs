@@ -261,6 +261,8 @@ pub struct TxBuilder {
     r1_ext: DFF<Bits<416>>,
     r1_tl: DFF<Bits<8>>,
     r1_udp_len: DFF<Bits<18>>,
+    r1_v4_total: DFF<Bits<16>>,
+    r1_psum: DFF<Bits<19>>,
     r1_plen: DFF<Bits<16>>,
     // R1 input-side locals.
     at_hdr: Signal<Local, Bits<8>>,
@@ -269,16 +271,18 @@ pub struct TxBuilder {
     wire_pad: Signal<Local, Bits<2>>,
     udp_len: Signal<Local, Bits<18>>,
     bad: Signal<Local, Bit>,
+    v4_total_in: Signal<Local, Bits<16>>,
+    psum: Signal<Local, Bits<19>>,
+    tos_in: Signal<Local, Bits<8>>,
     b1: Signal<Local, Bits<8>>,
     b4: Signal<Local, Bits<8>>,
     b8: Signal<Local, Bits<8>>,
     // R1 -> R2 locals.
     tos_view: Signal<Local, Bits<8>>,
     v4_total: Signal<Local, Bits<16>>,
-    cs_a: Signal<Local, Bits<20>>,
-    cs_b: Signal<Local, Bits<20>>,
-    cs_c: Signal<Local, Bits<20>>,
     cs: Signal<Local, Bits<20>>,
+    cs_lo: Signal<Local, Bits<17>>,
+    cs_hi: Signal<Local, Bits<17>>,
     csum: Signal<Local, Bits<16>>,
     l3off: Signal<Local, Bits<8>>,
     iphl: Signal<Local, Bits<8>>,
@@ -294,16 +298,25 @@ pub struct TxBuilder {
     r2_hdr: DFF<Bits<1536>>,
     r2_view: DFF<Bits<1536>>,
     r2_h: DFF<Bits<8>>,
-    r2_hp: DFF<Bits<18>>,
-    r2_e: DFF<Bits<18>>,
-    r2_f: DFF<Bits<18>>,
-    r2_np: DFF<Bits<11>>,
+    // Bytes from this beat's start to the header end, the payload end,
+    // the ICRC-covered end and the frame end (two's complement, 19 bits,
+    // minus 64 per beat), and the payload bytes not yet taken (minus 64
+    // per payload beat): the generator compares them with 0 and 64 only,
+    // no subtractor on its path.
+    g_hrem: DFF<Bits<19>>,
+    g_prem: DFF<Bits<19>>,
+    g_erem: DFF<Bits<19>>,
+    g_frem: DFF<Bits<19>>,
+    g_qrem: DFF<Bits<19>>,
     g_k: DFF<Bits<11>>,
     g_prev: DFF<Bits<512>>,
     // Generator locals.
     adv: Signal<Local, Bit>,
-    base: Signal<Local, Bits<18>>,
-    hb: Signal<Local, Bits<11>>,
+    f_more: Signal<Local, Bit>,
+    e_more: Signal<Local, Bit>,
+    q_more: Signal<Local, Bit>,
+    crc_last: Signal<Local, Bit>,
+    spill: Signal<Local, Bit>,
     hdr_n: Signal<Local, Bits<7>>,
     pay_n: Signal<Local, Bits<7>>,
     crc_n: Signal<Local, Bits<7>>,
@@ -426,8 +439,8 @@ impl Logic for TxBuilder {
     fn update(&mut self) {
         dff_setup!(
             self, clock, r1_v, r1_bad, r1_dst_mac, r1_src_mac, r1_vlan, r1_tci, r1_ipv6, r1_src_ip, r1_dst_ip, r1_tos, r1_ttl, r1_ev, r1_opcode,
-            r1_bth_b1, r1_pkey, r1_bth_b4, r1_dest_qp, r1_bth_b8, r1_psn, r1_reth, r1_imm, r1_aeth, r1_ext, r1_tl, r1_udp_len, r1_plen, r2_v, r2_bad,
-            r2_hdr, r2_view, r2_h, r2_hp, r2_e, r2_f, r2_np, g_k, g_prev, p1_v, p1_data, p1_view, p1_keep, p1_last, p1_first, p1_crc_n, p1_crc_last,
+            r1_bth_b1, r1_pkey, r1_bth_b4, r1_dest_qp, r1_bth_b8, r1_psn, r1_reth, r1_imm, r1_aeth, r1_ext, r1_tl, r1_udp_len, r1_v4_total, r1_psum, r1_plen, r2_v, r2_bad,
+            r2_hdr, r2_view, r2_h, g_hrem, g_prem, g_erem, g_frem, g_qrem, g_k, g_prev, p1_v, p1_data, p1_view, p1_keep, p1_last, p1_first, p1_crc_n, p1_crc_last,
             p1_spill, p2_v, p2_data, p2_aligned, p2_keep, p2_last, p2_first, p2_crc_n, p2_crc_last, p2_spill, p3_v, p3_data, p3_d, p3_keep, p3_last,
             p3_first, p3_crc_n, p3_crc_last, p3_spill, crc_state, f1_v, f1_data, f1_keep, f1_last, f1_crc_n, f1_crc_last, f1_spill, f1_acc, f1_d, f2_v,
             f2_data, f2_keep, f2_last, f2_crc_n, f2_crc_last, f2_spill, f2_acc, f2_d, f3_v, f3_data, f3_keep, f3_last, f3_crc_n, f3_crc_last, f3_spill,
@@ -468,6 +481,21 @@ impl Logic for TxBuilder {
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + bit_cast::<18, 2>(self.wire_pad.val())
             + 12;
+        // The IPv4 total length and the checksum's sum of the words that do
+        // not depend on the lengths, here so the R1 -> R2 path holds only
+        // the last add and the fold.
+        self.v4_total_in.next = bit_cast::<16, 8>(self.tl.val())
+            + self.req_payload_len.val()
+            + bit_cast::<16, 2>(self.wire_pad.val())
+            + 32;
+        self.tos_in.next = (bit_cast::<8, 6>(self.req_dscp.val()) << 2) | bit_cast::<8, 2>(self.req_ecn.val());
+        self.psum.next = bit_cast::<19, 16>(bit_cast::<16, 8>(self.tos_in.val()) | 0x4500)
+            + bit_cast::<19, 16>((bit_cast::<16, 8>(self.req_ttl.val()) << 8) | 17)
+            + bit_cast::<19, 16>(self.req_src_ip.val().get_bits::<16>(16))
+            + bit_cast::<19, 16>(self.req_src_ip.val().get_bits::<16>(0))
+            + bit_cast::<19, 16>(self.req_dst_ip.val().get_bits::<16>(16))
+            + bit_cast::<19, 16>(self.req_dst_ip.val().get_bits::<16>(0))
+            + 0x4000;
         self.bad.next = !self.op_known.val()
             | (self.req_xbit.val() != (self.req_ext_len.val() != 0))
             | (self.req_xbit.val() & (self.req_opcode.val() == 0x81))
@@ -476,40 +504,50 @@ impl Logic for TxBuilder {
             | (self.udp_len.val() > 65515);
 
         // ==== Generator (R2) and handshakes.
-        self.base.next = bit_cast::<18, 11>(self.g_k.q.val()) << 6;
-        self.hb.next = bit_cast::<11, 8>(self.r2_h.q.val() >> 6);
-        // Lanes of this beat below each boundary, clamped to 0..64.
-        self.hdr_n.next = 0.into();
-        if bit_cast::<18, 8>(self.r2_h.q.val()) > self.base.val() {
-            if bit_cast::<18, 8>(self.r2_h.q.val()) - self.base.val() > 64 {
-                self.hdr_n.next = 64.into();
-            } else {
-                self.hdr_n.next = bit_cast::<7, 18>(bit_cast::<18, 8>(self.r2_h.q.val()) - self.base.val());
-            }
+        // Lanes of this beat below each boundary, clamped to 0..64:
+        // negative -> 0, bits 17-6 set (>= 64) -> 64, else the low bits.
+        self.hdr_n.next = bit_cast::<7, 6>(self.g_hrem.q.val().get_bits::<6>(0));
+        if self.g_hrem.q.val().get_bits::<12>(6).any() {
+            self.hdr_n.next = 64.into();
         }
-        self.pay_n.next = 0.into();
-        if self.r2_hp.q.val() > self.base.val() {
-            if self.r2_hp.q.val() - self.base.val() > 64 {
-                self.pay_n.next = 64.into();
-            } else {
-                self.pay_n.next = bit_cast::<7, 18>(self.r2_hp.q.val() - self.base.val());
-            }
+        if self.g_hrem.q.val().get_bit(18) {
+            self.hdr_n.next = 0.into();
         }
-        self.crc_n.next = 0.into();
-        if self.r2_e.q.val() > self.base.val() {
-            if self.r2_e.q.val() - self.base.val() > 64 {
-                self.crc_n.next = 64.into();
-            } else {
-                self.crc_n.next = bit_cast::<7, 18>(self.r2_e.q.val() - self.base.val());
-            }
+        self.pay_n.next = bit_cast::<7, 6>(self.g_prem.q.val().get_bits::<6>(0));
+        if self.g_prem.q.val().get_bits::<12>(6).any() {
+            self.pay_n.next = 64.into();
         }
-        self.frm_n.next = 64.into();
-        self.g_last.next = false;
-        if self.r2_f.q.val() - self.base.val() <= 64 {
-            self.frm_n.next = bit_cast::<7, 18>(self.r2_f.q.val() - self.base.val());
-            self.g_last.next = true;
+        if self.g_prem.q.val().get_bit(18) {
+            self.pay_n.next = 0.into();
         }
-        self.need_pl.next = (self.g_k.q.val() >= self.hb.val()) & (self.g_k.q.val() < self.hb.val() + self.r2_np.q.val());
+        self.crc_n.next = bit_cast::<7, 6>(self.g_erem.q.val().get_bits::<6>(0));
+        if self.g_erem.q.val().get_bits::<12>(6).any() {
+            self.crc_n.next = 64.into();
+        }
+        if self.g_erem.q.val().get_bit(18) {
+            self.crc_n.next = 0.into();
+        }
+        self.frm_n.next = bit_cast::<7, 6>(self.g_frem.q.val().get_bits::<6>(0));
+        if self.g_frem.q.val().get_bits::<12>(6).any() {
+            self.frm_n.next = 64.into();
+        }
+        // More than 64 bytes left (> 64: bits 17-7, or bit 6 and any low bit).
+        self.f_more.next = !self.g_frem.q.val().get_bit(18)
+            & (self.g_frem.q.val().get_bits::<11>(7).any() | (self.g_frem.q.val().get_bit(6) & self.g_frem.q.val().get_bits::<6>(0).any()));
+        self.e_more.next = !self.g_erem.q.val().get_bit(18)
+            & (self.g_erem.q.val().get_bits::<11>(7).any() | (self.g_erem.q.val().get_bit(6) & self.g_erem.q.val().get_bits::<6>(0).any()));
+        self.q_more.next = !self.g_qrem.q.val().get_bit(18)
+            & (self.g_qrem.q.val().get_bits::<11>(7).any() | (self.g_qrem.q.val().get_bit(6) & self.g_qrem.q.val().get_bits::<6>(0).any()));
+        self.g_last.next = !self.f_more.val();
+        // The last covered byte is in this beat: 0 < E - 64k <= 64.
+        self.crc_last.next = !self.g_erem.q.val().get_bit(18) & self.g_erem.q.val().any() & !self.e_more.val();
+        // Past the covered bytes: the beat of ICRC bytes only.
+        self.spill.next = self.g_erem.q.val().get_bit(18) | !self.g_erem.q.val().any();
+        // A payload beat is due from the beat holding the header's end
+        // (H - 64k < 64) while payload beats remain.
+        self.need_pl.next = (self.g_hrem.q.val().get_bit(18) | !self.g_hrem.q.val().get_bits::<12>(6).any())
+            & !self.g_qrem.q.val().get_bit(18)
+            & self.g_qrem.q.val().any();
         self.gen_go.next = self.r2_v.q.val() & self.adv.val() & (!self.need_pl.val() | self.pl_tvalid.val());
         self.pl_tready.next = self.r2_v.q.val() & self.adv.val() & self.need_pl.val();
         self.r2_free.next = !self.r2_v.q.val() | (self.gen_go.val() & self.g_last.val());
@@ -548,7 +586,7 @@ impl Logic for TxBuilder {
             self.r1_ipv6.d.next = self.req_ipv6.val();
             self.r1_src_ip.d.next = self.req_src_ip.val();
             self.r1_dst_ip.d.next = self.req_dst_ip.val();
-            self.r1_tos.d.next = (bit_cast::<8, 6>(self.req_dscp.val()) << 2) | bit_cast::<8, 2>(self.req_ecn.val());
+            self.r1_tos.d.next = self.tos_in.val();
             self.r1_ttl.d.next = self.req_ttl.val();
             self.r1_ev.d.next = self.req_ev.val();
             self.r1_opcode.d.next = self.req_opcode.val();
@@ -566,25 +604,24 @@ impl Logic for TxBuilder {
             self.r1_ext.d.next = self.req_ext.val();
             self.r1_tl.d.next = self.tl.val();
             self.r1_udp_len.d.next = self.udp_len.val();
+            self.r1_v4_total.d.next = self.v4_total_in.val();
+            self.r1_psum.d.next = self.psum.val();
             self.r1_plen.d.next = self.req_payload_len.val();
         }
 
         // ==== R1 -> R2: header images, checksum, positions.
-        self.v4_total.next = bit_cast::<16, 18>(self.r1_udp_len.q.val() + 20);
-        // IPv4 header checksum over the nine non-zero words (identification
-        // and the checksum itself are zero): three sums of three, then one.
-        self.cs_a.next = bit_cast::<20, 16>((bit_cast::<16, 8>(self.r1_tos.q.val())) | 0x4500)
-            + bit_cast::<20, 16>(self.v4_total.val())
-            + 0x4000;
-        self.cs_b.next = bit_cast::<20, 16>((bit_cast::<16, 8>(self.r1_ttl.q.val()) << 8) | 17)
-            + bit_cast::<20, 16>(self.r1_src_ip.q.val().get_bits::<16>(16))
-            + bit_cast::<20, 16>(self.r1_src_ip.q.val().get_bits::<16>(0));
-        self.cs_c.next =
-            bit_cast::<20, 16>(self.r1_dst_ip.q.val().get_bits::<16>(16)) + bit_cast::<20, 16>(self.r1_dst_ip.q.val().get_bits::<16>(0));
-        self.cs.next = self.cs_a.val() + self.cs_b.val() + self.cs_c.val();
-        self.cs.next = bit_cast::<20, 16>(self.cs.val().get_bits::<16>(0)) + (self.cs.val() >> 16);
-        self.cs.next = bit_cast::<20, 16>(self.cs.val().get_bits::<16>(0)) + (self.cs.val() >> 16);
-        self.csum.next = !self.cs.val().get_bits::<16>(0);
+        self.v4_total.next = self.r1_v4_total.q.val();
+        // IPv4 header checksum: the registered partial sum plus the total
+        // length, folded to 16 bits; the end-around carry of the fold is
+        // taken by choosing between the fold and the fold + 1 (two adders
+        // side by side instead of a third one in series).
+        self.cs.next = bit_cast::<20, 19>(self.r1_psum.q.val()) + bit_cast::<20, 16>(self.v4_total.val());
+        self.cs_lo.next = bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0)) + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16));
+        self.cs_hi.next = bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0)) + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16)) + 1;
+        self.csum.next = !self.cs_lo.val().get_bits::<16>(0);
+        if self.cs_lo.val().get_bit(16) {
+            self.csum.next = !self.cs_hi.val().get_bits::<16>(0);
+        }
         // The wire image.
         self.img_wire.dst_mac.next = self.r1_dst_mac.q.val();
         self.img_wire.src_mac.next = self.r1_src_mac.q.val();
@@ -670,10 +707,6 @@ impl Logic for TxBuilder {
             self.r2_hdr.d.next = self.wire_rev.o.val();
             self.r2_view.d.next = self.view_rev.o.val();
             self.r2_h.d.next = self.hlen.val();
-            self.r2_hp.d.next = bit_cast::<18, 8>(self.hlen.val()) + bit_cast::<18, 16>(self.r1_plen.q.val());
-            self.r2_e.d.next = self.flen.val() - 4;
-            self.r2_f.d.next = self.flen.val();
-            self.r2_np.d.next = bit_cast::<11, 17>((bit_cast::<17, 16>(self.r1_plen.q.val()) + 63) >> 6);
         }
 
         // ==== Generator: beat g_k of the R2 packet.
@@ -703,6 +736,13 @@ impl Logic for TxBuilder {
             if self.need_pl.val() {
                 self.g_prev.d.next = self.pl_tdata.val();
             }
+            self.g_hrem.d.next = self.g_hrem.q.val() - 64;
+            self.g_prem.d.next = self.g_prem.q.val() - 64;
+            self.g_erem.d.next = self.g_erem.q.val() - 64;
+            self.g_frem.d.next = self.g_frem.q.val() - 64;
+            if self.need_pl.val() {
+                self.g_qrem.d.next = self.g_qrem.q.val() - 64;
+            }
             if self.g_last.val() {
                 self.g_k.d.next = 0.into();
             } else {
@@ -711,6 +751,11 @@ impl Logic for TxBuilder {
         }
         if self.r2_free.val() {
             self.g_k.d.next = 0.into();
+            self.g_hrem.d.next = bit_cast::<19, 8>(self.hlen.val());
+            self.g_prem.d.next = bit_cast::<19, 8>(self.hlen.val()) + bit_cast::<19, 16>(self.r1_plen.q.val());
+            self.g_erem.d.next = bit_cast::<19, 18>(self.flen.val()) - 4;
+            self.g_frem.d.next = bit_cast::<19, 18>(self.flen.val());
+            self.g_qrem.d.next = bit_cast::<19, 16>(self.r1_plen.q.val());
         }
 
         // ==== Beat pipeline (all stages move on adv).
@@ -785,13 +830,13 @@ impl Logic for TxBuilder {
             self.p1_last.d.next = self.g_last.val();
             self.p1_first.d.next = self.g_k.q.val() == 0;
             self.p1_crc_n.d.next = self.crc_n.val();
-            self.p1_crc_last.d.next = (self.r2_e.q.val() > self.base.val()) & (self.r2_e.q.val() - self.base.val() <= 64);
-            self.p1_spill.d.next = self.r2_e.q.val() <= self.base.val();
+            self.p1_crc_last.d.next = self.crc_last.val();
+            self.p1_spill.d.next = self.spill.val();
             self.o_bad.d.next = self.gen_go.val() & self.g_last.val() & self.r2_bad.q.val();
             // A payload beat's tlast must mark exactly the last one.
             self.o_mismatch.d.next = self.gen_go.val()
                 & self.need_pl.val()
-                & (self.pl_tlast.val() != (self.g_k.q.val() + 1 == self.hb.val() + self.r2_np.q.val()));
+                & (self.pl_tlast.val() != !self.q_more.val());
             // P2: the view shifted so its last covered byte is lane 63
             // (leading zeros leave the zero state unchanged).
             self.p2_v.d.next = self.p1_v.q.val();
