@@ -19,6 +19,7 @@ use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
 use crate::sack_table::SackTable;
+use crate::tx_builder::TxBuilder;
 
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +109,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
         emit_block("mrc_axil", &mut AxiLiteSlave::default()),
         emit_block("mrc_fault_inject", &mut FaultInject::default()),
+        emit_block("mrc_tx_builder", &mut TxBuilder::default()),
     ]
 }
 

@@ -13,6 +13,7 @@
 
 pub mod axil;
 pub mod core;
+pub mod crc32;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
@@ -26,3 +27,4 @@ pub mod requester;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
+pub mod tx_builder;
