@@ -8,6 +8,8 @@
 
 pub mod core;
 pub mod csr;
+pub mod ack_gen;
+pub mod completion;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
