@@ -16,7 +16,6 @@
 //!   PSN order per QP.
 
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::SynchronousFIFO;
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -115,7 +114,16 @@ pub struct CompletionTracker {
     q_bytes: RAM<Bits<32>, QP_BITS>,
     q_len: RAM<Bits<32>, QP_BITS>,
     q_msn: RAM<Bits<24>, QP_BITS>,
-    fifo: SynchronousFIFO<Bits<96>, 4, 5, 1>,
+    // Completion queue: a 16-entry RAM ring plus an output register.
+    cq_ram: RAM<Bits<96>, 4>,
+    cq_wp: DFF<Bits<4>>,
+    cq_rp: DFF<Bits<4>>,
+    // Entries in the RAM, and whether one was written at the last edge
+    // (not readable yet: the read address is registered).
+    cq_n: DFF<Bits<5>>,
+    cq_wrote: DFF<Bit>,
+    o_cq_v: DFF<Bit>,
+    o_cq: DFF<Bits<96>>,
     held: DFF<Bits<5>>,
     // Packet stage 1 (MR row being read).
     s1_v: DFF<Bit>,
@@ -173,6 +181,9 @@ pub struct CompletionTracker {
     step: Signal<Local, Bit>,
     e_next: Signal<Local, Bits<24>>,
     pop: Signal<Local, Bit>,
+    fill: Signal<Local, Bit>,
+    cq_write: Signal<Local, Bit>,
+    cq_cnt_d: Signal<Local, Bits<5>>,
     cfg_mr: Signal<Local, Bit>,
 }
 
@@ -180,7 +191,7 @@ impl Logic for CompletionTracker {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux,
+            self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux,
             p_v, p_qp, p_addr, p_len, p_buf, n_v, n_qp, n_psn, r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target,
             w_bytes, w_len, w_msn, cfg_pend, cfg_qp, cfg_psn
         );
@@ -208,7 +219,8 @@ impl Logic for CompletionTracker {
         self.q_len.write_clock.next = self.clock.val();
         self.q_msn.read_clock.next = self.clock.val();
         self.q_msn.write_clock.next = self.clock.val();
-        self.fifo.clock.next = self.clock.val();
+        self.cq_ram.read_clock.next = self.clock.val();
+        self.cq_ram.write_clock.next = self.clock.val();
 
         // ---------------- Packets.
         self.r_v.d.next = false;
@@ -353,10 +365,10 @@ impl Logic for CompletionTracker {
         self.q_len.write_data.next = self.n_clen.val();
         self.q_msn.write_data.next = self.n_msn.val();
         self.push.next = (self.mode.q.val() == 2) & self.cur_last.val() & self.cur_imm.val();
-        self.step.next = (self.mode.q.val() == 2) & !(self.push.val() & self.fifo.full.val());
+        self.step.next = (self.mode.q.val() == 2) & !(self.push.val() & (self.held.q.val() == 16));
         self.e_next.next = self.w_e.q.val() + 1;
-        self.fifo.write.next = self.push.val() & self.step.val();
-        self.fifo.data_in.next = bit_cast::<96, QP_BITS>(self.w_qp.q.val())
+        self.cq_write.next = self.push.val() & self.step.val();
+        self.cq_ram.write_data.next = bit_cast::<96, QP_BITS>(self.w_qp.q.val())
             | (bit_cast::<96, 32>(self.cur.val().get_bits::<32>(0)) << 8)
             | (bit_cast::<96, 32>(self.c_len.val()) << 40)
             | (bit_cast::<96, 24>(self.n_msn.val()) << 72);
@@ -399,12 +411,39 @@ impl Logic for CompletionTracker {
         self.info_first.read_address.next = self.info.read_address.val();
         self.info_last.read_address.next = self.info.read_address.val();
         self.info_imm.read_address.next = self.info.read_address.val();
-        // Completion queue and its occupancy ("held").
-        self.pop.next = !self.fifo.empty.val() & self.cq_ready.val();
-        self.fifo.read.next = self.pop.val();
-        if self.fifo.write.val() & !self.pop.val() {
+        // Completion queue: the output register is refilled from the RAM
+        // (an entry is readable from the second cycle after its write).
+        self.pop.next = self.o_cq_v.q.val() & self.cq_ready.val();
+        if self.cq_wrote.q.val() {
+            self.cq_cnt_d.next = self.cq_n.q.val() - 1;
+        } else {
+            self.cq_cnt_d.next = self.cq_n.q.val();
+        }
+        self.fill.next = (!self.o_cq_v.q.val() | self.pop.val()) & self.cq_cnt_d.val().any();
+        self.cq_ram.write_address.next = self.cq_wp.q.val();
+        self.cq_ram.write_enable.next = self.cq_write.val();
+        self.cq_wrote.d.next = self.cq_write.val();
+        if self.cq_write.val() {
+            self.cq_wp.d.next = self.cq_wp.q.val() + 1;
+        }
+        self.cq_ram.read_address.next = self.cq_rp.q.val();
+        if self.fill.val() {
+            self.o_cq.d.next = self.cq_ram.read_data.val();
+            self.o_cq_v.d.next = true;
+            self.cq_rp.d.next = self.cq_rp.q.val() + 1;
+            self.cq_ram.read_address.next = self.cq_rp.q.val() + 1;
+        } else if self.pop.val() {
+            self.o_cq_v.d.next = false;
+        }
+        if self.cq_write.val() & !self.fill.val() {
+            self.cq_n.d.next = self.cq_n.q.val() + 1;
+        } else if !self.cq_write.val() & self.fill.val() {
+            self.cq_n.d.next = self.cq_n.q.val() - 1;
+        }
+        // Held = waiting in the RAM or the output register.
+        if self.cq_write.val() & !self.pop.val() {
             self.held.d.next = self.held.q.val() + 1;
-        } else if !self.fifo.write.val() & self.pop.val() {
+        } else if !self.cq_write.val() & self.pop.val() {
             self.held.d.next = self.held.q.val() - 1;
         }
 
@@ -460,11 +499,11 @@ impl Logic for CompletionTracker {
         self.res_code.next = self.r_code.q.val();
         self.cnt_remote_access.next = self.r_v.q.val() & (self.r_code.q.val() == 1);
         self.cnt_imm_dropped.next = self.r_v.q.val() & (self.r_code.q.val() == 2);
-        self.cq_valid.next = !self.fifo.empty.val();
-        self.cq_qp.next = self.fifo.data_out.val().get_bits::<QP_BITS>(0);
-        self.cq_imm.next = self.fifo.data_out.val().get_bits::<32>(8);
-        self.cq_len.next = self.fifo.data_out.val().get_bits::<32>(40);
-        self.cq_msn.next = self.fifo.data_out.val().get_bits::<24>(72);
+        self.cq_valid.next = self.o_cq_v.q.val();
+        self.cq_qp.next = self.o_cq.q.val().get_bits::<QP_BITS>(0);
+        self.cq_imm.next = self.o_cq.q.val().get_bits::<32>(8);
+        self.cq_len.next = self.o_cq.q.val().get_bits::<32>(40);
+        self.cq_msn.next = self.o_cq.q.val().get_bits::<24>(72);
         self.held_count.next = self.held.q.val();
     }
 }

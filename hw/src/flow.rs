@@ -7,6 +7,8 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::ack_gen::AckGen;
+use crate::completion::CompletionTracker;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::ev_selector::EvSelectorFull;
@@ -93,6 +95,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
+        emit_block("mrc_ack_gen", &mut AckGen::default()),
+        emit_block("mrc_completion", &mut CompletionTracker::default()),
     ]
 }
 
