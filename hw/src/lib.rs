@@ -4,7 +4,10 @@
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]. The flow is [`flow`].
+//! [`core::MrcCore`]; the responder's [`sack_table`], [`ack_gen`]
+//! (ACK/SACK/NACK decisions) and [`completion`] (placement checks and
+//! WRITE-IMM completions), and the requester's [`ev_selector`], not yet
+//! joined. The flow is [`flow`].
 
 pub mod core;
 pub mod csr;

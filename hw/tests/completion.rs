@@ -132,7 +132,7 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
             let head = if busy { None } else { ops.front().cloned() };
             x.pkt_valid.next = false;
             x.adv_valid.next = false;
-            let go = r.chance(80);
+            let go = quiet == 0 && r.chance(80);
             match &head {
                 Some(Op::Pkt(p, _)) if go => {
                     x.pkt_valid.next = true;
@@ -219,9 +219,7 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
                     None => {}
                 }
             }
-            if quiet > 0 {
-                quiet -= 1;
-            }
+            quiet = quiet.saturating_sub(1);
             cycle += 1;
             if ops.is_empty() && waiting.is_none() && held == 0 && !x.cq_valid.val() {
                 // Let the last walk finish.
@@ -391,4 +389,58 @@ fn held_completions_are_bounded() {
     }
     let want: Vec<Cqe> = (0..n).map(|i| Cqe { qp: 9, imm: 0xA000 + i, len: 16 + i, msn: i + 1 }).collect();
     assert_eq!(seen.cqes, want);
+}
+
+/// With the outputs ready, packets are taken one per cycle (any QPs).
+#[test]
+fn one_packet_per_cycle() {
+    let taken = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let t2 = taken.clone();
+    let mut uut = CompletionTracker::default();
+    uut.connect_all();
+    let mut sim = simple_sim!(CompletionTracker, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.cfg_valid.next = true;
+        x.cfg_table.next = u64::from(table::MR).into();
+        x.cfg_index.next = 0x77u64.into();
+        x.cfg_data.next = mr_row(RKEY, VA, REGION);
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg_valid.next = false;
+        x.place_ready.next = true;
+        x.nack_ready.next = true;
+        let mut i = 0u32;
+        let mut cycle = 0u64;
+        let mut outcomes = 0;
+        while i < 200 || outcomes < 200 {
+            x.pkt_valid.next = i < 200;
+            x.pkt_qp.next = u64::from(i % 7).into();
+            x.pkt_psn.next = u64::from(i).into();
+            x.pkt_rkey.next = u64::from(RKEY).into();
+            // Every 5th is out of bounds: a NACK instead of a placement.
+            x.pkt_va.next = if i % 5 == 4 { VA + REGION - 8 } else { VA + 64 * u64::from(i) }.into();
+            x.pkt_len.next = 64u64.into();
+            x.pkt_first.next = true;
+            x.pkt_last.next = true;
+            x.pkt_dma_len.next = 64u64.into();
+            wait_clock_false!(sim, clock, x);
+            let ok = i < 200 && x.pkt_ready.val();
+            if x.res_valid.val() {
+                let want = if outcomes % 5 == 4 { res::REJECTED } else { res::PLACED };
+                assert_eq!(x.res_code.val().index() as u8, want);
+                outcomes += 1;
+            }
+            wait_clock_true!(sim, clock, x);
+            if ok {
+                t2.lock().unwrap().push(cycle);
+                i += 1;
+            }
+            cycle += 1;
+            assert!(cycle < 1000);
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let t = taken.lock().unwrap();
+    assert_eq!(t[199] - t[0], 199, "one packet per cycle");
 }

@@ -133,9 +133,9 @@ pub struct Perturb {
 
 pub fn arrivals(pkts: &[RocePacket], r: &mut Rng, p: &Perturb) -> Vec<RocePacket> {
     let mut v: Vec<RocePacket> = pkts.to_vec();
-    for i in 0..v.len() {
+    for pk in v.iter_mut() {
         if r.chance(p.ecn) {
-            v[i].ecn_ce = true;
+            pk.ecn_ce = true;
         }
     }
     for i in 0..v.len() {
