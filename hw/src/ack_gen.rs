@@ -98,6 +98,8 @@ pub struct AckGen {
     pub tx_echo_ts: Signal<Out, Bits<32>>,
     // Counter pulses.
     pub cnt_timer_sack: Signal<Out, Bit>,
+    /// Pulse: a record was absorbed without any effect (`in_drop`, or
+    /// the invalid verdict 0).
     pub cnt_dropped: Signal<Out, Bit>,
     // Per-QP state, one RAM per field, all addressed by QP.
     exp_ram: RAM<Bits<24>, QP_BITS>,
@@ -418,6 +420,9 @@ impl Logic for AckGen {
                                 }
                             }
                         }
+                    } else {
+                        // Verdict 0 is not a verdict: ignored, counted.
+                        self.o_drop.d.next = true;
                     }
                 }
             }
