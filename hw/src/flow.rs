@@ -8,6 +8,8 @@ use std::process::Command;
 use rust_hdl::prelude::*;
 
 use crate::axil::AxiLiteSlave;
+use crate::ack_gen::AckGen;
+use crate::completion::CompletionTracker;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
@@ -110,6 +112,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_axil", &mut AxiLiteSlave::default()),
         emit_block("mrc_fault_inject", &mut FaultInject::default()),
         emit_block("mrc_tx_builder", &mut TxBuilder::default()),
+        emit_block("mrc_ack_gen", &mut AckGen::default()),
+        emit_block("mrc_completion", &mut CompletionTracker::default()),
     ]
 }
 

@@ -17,6 +17,8 @@ pub mod crc32;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
+pub mod ack_gen;
+pub mod completion;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
