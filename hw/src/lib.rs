@@ -11,5 +11,6 @@ pub mod csr;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
+pub mod retransmit;
 pub mod rx_parser;
 pub mod sack_table;
