@@ -6,6 +6,7 @@
 //! [`rx_parser`] (RX header parser front end), joined in the top
 //! [`core::MrcCore`]. The flow is [`flow`].
 
+pub mod cc_gate;
 pub mod core;
 pub mod csr;
 pub mod ev_selector;
