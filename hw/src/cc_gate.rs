@@ -116,6 +116,7 @@ pub struct CcGate {
     n_nxt: Signal<Local, Bits<24>>,
     n_una: Signal<Local, Bits<24>>,
     n_state: Signal<Local, Bits<112>>,
+    una_d: Signal<Local, Bits<24>>,
 }
 
 impl Logic for CcGate {
@@ -187,6 +188,7 @@ impl Logic for CcGate {
         } else {
             self.set_w.next = self.s1_cwnd.q.val();
         }
+        self.una_d.next = self.s1_psn.q.val() - self.una.val();
         self.n_cwnd.next = self.cwnd.val();
         self.n_infl.next = self.infl.val();
         self.n_nxt.next = self.nxt.val();
@@ -212,7 +214,7 @@ impl Logic for CcGate {
             self.n_infl.next = self.rel.val();
             self.o_under.d.next = self.s1_v.q.val() & self.under.val();
             // una only moves forward.
-            if !(self.s1_psn.q.val() - self.una.val()).get_bit(23) {
+            if !self.una_d.val().get_bit(23) {
                 self.n_una.next = self.s1_psn.q.val();
             }
         } else if self.s1_kind.q.val() == 3 {

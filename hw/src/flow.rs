@@ -7,10 +7,12 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::cc_gate::CcGate;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::ev_selector::EvSelectorFull;
 use crate::rx_parser::RxParser;
+use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
 
 /// A tool invocation failed.
@@ -93,6 +95,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
+        emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
+        emit_block("mrc_cc_gate", &mut CcGate::default()),
     ]
 }
 

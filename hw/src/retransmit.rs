@@ -133,7 +133,7 @@ pub struct RetransmitEngine {
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
-    time: DFF<Bits<32>>,
+    t_op: DFF<Bits<32>>,
     len: DFF<Bits<16>>,
     base: DFF<Bits<24>>,
     bitmap: DFF<Bits<64>>,
@@ -239,13 +239,22 @@ pub struct RetransmitEngine {
     due: Signal<Local, Bit>,
     retry_spent: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
+    bm_shift: Signal<Local, Bits<64>>,
+    bm_nb: Signal<Local, Bits<64>>,
+    due_d: Signal<Local, Bits<32>>,
+    cum_d: Signal<Local, Bits<24>>,
+    nu_d: Signal<Local, Bits<24>>,
+    ns_d: Signal<Local, Bits<24>>,
+    tdue_d: Signal<Local, Bits<32>>,
+    hw_d: Signal<Local, Bits<32>>,
+    seq_d: Signal<Local, Bits<16>>,
 }
 
 impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, scan_qp, qp_last, is_timer, kind, qp, psn, ev, time, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -370,13 +379,19 @@ impl Logic for RetransmitEngine {
             self.bo_val.next = self.bo_wide.val().get_bits::<32>(0);
         }
 
+        // Differences whose sign bit is tested (Verilog cannot index an
+        // expression).
+        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.p.q.val() - self.base.q.val());
+        self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81);
+        self.hw_d.next = self.s_time.val() - self.hw.q.val();
+        self.seq_d.next = self.s_seq.val() - self.e_max.val();
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
         // p at or before cum: p - (cum + 1) negative.
         self.off_cum.next = self.p.q.val() - self.psn.q.val() - 1;
         self.off_base.next = self.p.q.val() - self.base.q.val();
         self.acked_now.next = self.off_cum.val().get_bit(23)
-            | ((self.off_base.val() < 64) & (self.bitmap.q.val() >> bit_cast::<64, 24>(self.off_base.val())).get_bit(0));
+            | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
         self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
         // Per-EV rule: highest acked sequence on the EV more than the
         // reorder allowance ahead of this transmission.
@@ -388,29 +403,35 @@ impl Logic for RetransmitEngine {
         self.stall_line.next = self.s_time.val() - (self.hw.q.val() - self.c_allow.val());
         self.lost_stall.next = self.hwv.q.val().any() & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
         self.dl_p.next = self.s_time.val() + self.bo_val.val();
-        self.due.next = !(self.now.val() - self.dl_p.val()).get_bit(31);
+        self.due_d.next = self.now.val() - self.dl_p.val();
+        self.due.next = !self.due_d.val().get_bit(31);
         self.retry_spent.next = (self.c_exp.val() != 25) & (self.s_ret.val() >= self.c_lin.val() + self.c_exp.val());
 
         // SACK validation (in LOAD; una/nxt come from the qs RAM there).
         self.nb_off.next = self.qs_ram.read_data.val().get_bits::<24>(24) - self.base.q.val();
-        self.bad_cum.next = !(self.psn.q.val() + 1 - self.qs_ram.read_data.val().get_bits::<24>(24)).get_bit(23)
+        self.cum_d.next = self.psn.q.val() + 1 - self.qs_ram.read_data.val().get_bits::<24>(24);
+        self.bad_cum.next = !self.cum_d.val().get_bit(23)
             & (self.psn.q.val() + 1 != self.qs_ram.read_data.val().get_bits::<24>(24));
+        self.bm_nb.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.nb_off.val());
         if self.nb_off.val().get_bit(23) | !self.nb_off.val().any() {
             self.bad_bits.next = self.bitmap.q.val().any();
         } else if self.nb_off.val() < 64 {
-            self.bad_bits.next = (self.bitmap.q.val() >> bit_cast::<64, 24>(self.nb_off.val())).any();
+            self.bad_bits.next = self.bm_nb.val().any();
         } else {
             self.bad_bits.next = false;
         }
         // NACK classification (in LOAD).
-        self.nack_unsent.next = !(self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(24)).get_bit(23);
-        self.nack_stale.next = (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)).get_bit(23)
+        self.nu_d.next = self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(24);
+        self.nack_unsent.next = !self.nu_d.val().get_bit(23);
+        self.ns_d.next = self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0);
+        self.nack_stale.next = self.ns_d.val().get_bit(23)
             | self.s_flags.val().get_bit(0)
             | self.s_flags.val().get_bit(2)
             | self.s_flags.val().get_bit(3)
-            | (self.s_time.val() != self.time.q.val());
+            | (self.s_time.val() != self.t_op.q.val());
 
         self.op_ready.next = false;
+        self.go.next = true;
         if self.st.q.val() == 0 {
             // IDLE: take a record, else let the scanner visit a QP.
             // Present the QP's state, config, slot and EV reads.
@@ -422,7 +443,7 @@ impl Logic for RetransmitEngine {
                 self.p.d.next = self.op_psn.val();
                 self.ev.d.next = self.op_ev.val();
                 self.cur_ev.d.next = self.op_ev.val();
-                self.time.d.next = self.op_time.val();
+                self.t_op.d.next = self.op_time.val();
                 self.len.d.next = self.op_len.val();
                 self.base.d.next = self.op_base.val();
                 self.bitmap.d.next = self.op_bitmap.val();
@@ -468,7 +489,7 @@ impl Logic for RetransmitEngine {
                 // RTO due: walk from una (R1).
                 if !self.qs_ram.read_data.val().get_bit(114)
                     & self.qs_ram.read_data.val().get_bit(113)
-                    & !(self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81)).get_bit(31)
+                    & !self.tdue_d.val().get_bit(31)
                 {
                     self.st.d.next = 7.into();
                 }
@@ -489,7 +510,7 @@ impl Logic for RetransmitEngine {
                 if self.is_new.val() | self.is_resend.val() {
                     self.w_ev.next = self.ev.q.val();
                     self.w_seq.next = self.e_next.val();
-                    self.w_time.next = self.time.q.val();
+                    self.w_time.next = self.t_op.q.val();
                     self.w_len.next = self.len.q.val();
                     if self.is_new.val() {
                         self.w_ret.next = 0.into();
@@ -504,7 +525,7 @@ impl Logic for RetransmitEngine {
                     if !self.qs_ram.read_data.val().get_bit(113) {
                         // Arm on a send when idle.
                         self.armed.d.next = 1.into();
-                        self.dl.d.next = self.time.q.val() + self.bo_val.val();
+                        self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
                     }
                     self.st.d.next = 12.into();
                 } else {
@@ -549,11 +570,11 @@ impl Logic for RetransmitEngine {
                 if !self.s_flags.val().get_bit(1) {
                     // First transmission (Karn): feeds the stall rule's
                     // hw and the EV's highest acknowledged sequence.
-                    if !self.hwv.q.val().any() | !(self.s_time.val() - self.hw.q.val()).get_bit(31) {
+                    if !self.hwv.q.val().any() | !self.hw_d.val().get_bit(31) {
                         self.hw.d.next = self.s_time.val();
                     }
                     self.hwv.d.next = 1.into();
-                    if !self.e_mv.val().any() | !(self.s_seq.val() - self.e_max.val()).get_bit(15) {
+                    if !self.e_mv.val().any() | !self.seq_d.val().get_bit(15) {
                         self.we_max.next = self.s_seq.val();
                         self.we_mv.next = 1.into();
                         self.ev_ram.write_enable.next = true;
@@ -598,7 +619,6 @@ impl Logic for RetransmitEngine {
             self.st.d.next = 14.into();
         } else if self.st.q.val() == 14 {
             // L3: loss decision for slot p (holds while an output is busy).
-            self.go.next = true;
             if self.live.val() & self.s_flags.val().get_bit(3) {
                 if self.una_new.q.val() != self.una.q.val() {
                     if self.o_rtx_v.q.val() {
@@ -678,7 +698,6 @@ impl Logic for RetransmitEngine {
             }
         } else if self.st.q.val() == 15 {
             // R2: timeout decision for slot p, one PSN per cycle.
-            self.go.next = true;
             if self.live.val() & self.s_flags.val().get_bit(3) {
                 // Out-of-window resend on the RTO, no retry consumed.
                 if self.o_rtx_v.q.val() {
