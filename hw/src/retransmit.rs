@@ -124,7 +124,10 @@ pub struct RetransmitEngine {
     qs_ram: RAM<Bits<128>, 8>,
     cfg_ram: RAM<Bits<88>, 8>,
     // State machine.
-    st: DFF<Bits<4>>,
+    st: DFF<Bits<5>>,
+    due_r: DFF<Bit>,
+    spent_r: DFF<Bit>,
+    dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
     qp_last: DFF<Bits<8>>,
     is_timer: DFF<Bit>,
@@ -248,13 +251,15 @@ pub struct RetransmitEngine {
     tdue_d: Signal<Local, Bits<32>>,
     hw_d: Signal<Local, Bits<32>>,
     seq_d: Signal<Local, Bits<16>>,
+    rem_d: Signal<Local, Bits<32>>,
+    bo0: Signal<Local, Bits<32>>,
 }
 
 impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, due_r, spent_r, dlp_r, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -355,12 +360,11 @@ impl Logic for RetransmitEngine {
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
         self.is_resend.next =
             (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
-        // The backoff's input: the slot's timeouts, 0 for a new packet's
-        // send, the new una's on a SACK that advanced it. (Selected here,
-        // before the unit, so the Verilog's blocking order matches.)
-        if (self.st.q.val() == 1) & self.is_new.val() {
-            self.bo_k.next = 0.into();
-        } else if self.st.q.val() == 11 {
+        // The backoff's input: the slot's timeouts, the new una's on a SACK
+        // that advanced it. (Selected here, before the unit, so the
+        // Verilog's blocking order matches.) A new packet's backoff (0
+        // timeouts) is `bo0`, kept off this path.
+        if self.st.q.val() == 11 {
             self.bo_k.next = self.una_ret.q.val();
         } else {
             self.bo_k.next = self.s_ret.val();
@@ -371,6 +375,13 @@ impl Logic for RetransmitEngine {
             self.bo_shift.next = 10.into();
         } else {
             self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
+        }
+        if self.c_lin.val().any() {
+            self.bo0.next = self.c_rto.val();
+        } else if self.c_rto.val().get_bit(31) | self.c_rto.val().get_bit(30) {
+            self.bo0.next = 0x7FFF_FFFF.into();
+        } else {
+            self.bo0.next = self.c_rto.val() << 1;
         }
         self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bo_shift.val());
         if self.bo_wide.val().get_bits::<33>(31).any() {
@@ -385,6 +396,7 @@ impl Logic for RetransmitEngine {
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81);
         self.hw_d.next = self.s_time.val() - self.hw.q.val();
         self.seq_d.next = self.s_seq.val() - self.e_max.val();
+        self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
         // p at or before cum: p - (cum + 1) negative.
@@ -525,7 +537,11 @@ impl Logic for RetransmitEngine {
                     if !self.qs_ram.read_data.val().get_bit(113) {
                         // Arm on a send when idle.
                         self.armed.d.next = 1.into();
-                        self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+                        if self.is_new.val() {
+                            self.dl.d.next = self.t_op.q.val() + self.bo0.val();
+                        } else {
+                            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+                        }
                     }
                     self.st.d.next = 12.into();
                 } else {
@@ -697,7 +713,14 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = 15.into();
             }
         } else if self.st.q.val() == 15 {
-            // R2: timeout decision for slot p, one PSN per cycle.
+            // R2a: slot p on the RAM output; register its deadline test
+            // (the backoff shift and add are a pipeline stage of their own).
+            self.due_r.d.next = self.due.val();
+            self.spent_r.d.next = self.retry_spent.val();
+            self.dlp_r.d.next = self.dl_p.val();
+            self.st.d.next = 16.into();
+        } else if self.st.q.val() == 16 {
+            // R2b: timeout decision for slot p.
             if self.live.val() & self.s_flags.val().get_bit(3) {
                 // Out-of-window resend on the RTO, no retry consumed.
                 if self.o_rtx_v.q.val() {
@@ -712,8 +735,8 @@ impl Logic for RetransmitEngine {
                     self.o_rtx_len.d.next = self.s_len.val();
                     self.o_rtx_reason.d.next = 3.into();
                 }
-            } else if self.live.val() & self.due.val() {
-                if self.retry_spent.val() {
+            } else if self.live.val() & self.due_r.q.val() {
+                if self.spent_r.q.val() {
                     // Budget spent: QP to error, report the PSN.
                     self.go.next = false;
                     if !self.o_err_v.q.val() {
@@ -744,8 +767,8 @@ impl Logic for RetransmitEngine {
                 }
             } else if self.live.val() {
                 // Not due: the earliest remaining deadline re-arms.
-                if !self.have_rem.q.val() | ((self.dl_p.val() - self.now.val()) < self.min_rem.q.val()) {
-                    self.min_rem.d.next = self.dl_p.val() - self.now.val();
+                if !self.have_rem.q.val() | (self.rem_d.val() < self.min_rem.q.val()) {
+                    self.min_rem.d.next = self.rem_d.val();
                 }
                 self.have_rem.d.next = true;
             }
@@ -755,6 +778,8 @@ impl Logic for RetransmitEngine {
                     (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
                 if self.p_next.val() == self.nxt.q.val() {
                     self.st.d.next = 8.into();
+                } else {
+                    self.st.d.next = 15.into();
                 }
             }
         } else if self.st.q.val() == 8 {
