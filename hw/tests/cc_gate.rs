@@ -55,7 +55,6 @@ struct Res {
 struct RefQp {
     cc: Box<dyn CongestionControl>,
     min: u64,
-    max: u64,
     win: u32,
     inflight: u64,
     una: Psn,
@@ -84,8 +83,8 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
             let min = c.min_cwnd.max(1);
             let cc: Box<dyn CongestionControl> =
                 if q == 2 { Box::new(FixedWindow { window: 30_000 }) } else { Box::new(Nscc::new(c)) };
-            let (min, max) = if q == 2 { (30_000, 30_000) } else { (min, c.max_cwnd.max(min)) };
-            RefQp { cc, min, max, win: WINS[q], inflight: 0, una: Psn::new(STARTS[q]), nxt: Psn::new(STARTS[q]) }
+            let min = if q == 2 { 30_000 } else { min };
+            RefQp { cc, min, win: WINS[q], inflight: 0, una: Psn::new(STARTS[q]), nxt: Psn::new(STARTS[q]) }
         })
         .collect();
     let mut recs = Vec::new();
