@@ -10,6 +10,7 @@ use rust_hdl::prelude::*;
 use crate::axil::AxiLiteSlave;
 use crate::ack_gen::AckGen;
 use crate::completion::CompletionTracker;
+use crate::cc_gate::CcGate;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
@@ -20,6 +21,7 @@ use crate::fault_inject::FaultInject;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
+use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
 use crate::tx_builder::TxBuilder;
 
@@ -114,6 +116,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_tx_builder", &mut TxBuilder::default()),
         emit_block("mrc_ack_gen", &mut AckGen::default()),
         emit_block("mrc_completion", &mut CompletionTracker::default()),
+        emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
+        emit_block("mrc_cc_gate", &mut CcGate::default()),
     ]
 }
 

@@ -12,6 +12,7 @@
 //! driver: [`layout`]. The flow: [`flow`].
 
 pub mod axil;
+pub mod cc_gate;
 pub mod core;
 pub mod crc32;
 pub mod csr;
@@ -26,6 +27,7 @@ pub mod layout;
 pub mod regmap;
 pub mod ring_writer;
 pub mod requester;
+pub mod retransmit;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
