@@ -10,6 +10,7 @@ use rust_hdl::prelude::*;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::ev_selector::EvSelectorFull;
+use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
 use crate::sack_table::SackTable;
 
@@ -93,6 +94,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
+        emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
     ]
 }
 

@@ -11,5 +11,6 @@ pub mod csr;
 pub mod ev_selector;
 pub mod flow;
 pub mod regmap;
+pub mod rx_buffer;
 pub mod rx_parser;
 pub mod sack_table;
