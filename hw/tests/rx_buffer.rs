@@ -17,7 +17,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use hw::rx_buffer::RxBufferSmall;
+use proto::wire::*;
+use proto::Psn;
 use rust_hdl::prelude::*;
 
 /// The simulated instance's sizes (RxBufferSmall = RxBufferN<6, 7, 4, 5>).
@@ -78,6 +81,7 @@ enum Kind {
 #[derive(Clone, Debug)]
 struct Cmd {
     frame: usize,
+    golden: bool,
     id: u64,
     kind: Kind,
     wrong_id: bool,
@@ -113,11 +117,71 @@ struct Outcome {
     max_live_beats: usize,
     max_beats_per_placement: usize,
     dma_beats: u64,
+    /// Cycles without a data beat inside a placement (first to last beat).
+    gaps_inside: u64,
+    /// Fewest idle cycles on the data channel between two placements.
+    min_gap_between: u64,
+    golden_placements: usize,
+}
+
+/// An MRC RDMA WRITE frame from the golden codec (`proto::wire`): IPv4 or
+/// IPv6, RETH + ImmDt or the MRC extension's placement field, so the
+/// payload starts at several offsets; `payload` random bytes.
+fn golden_frame(r: &mut Rng, payload: usize) -> Vec<u8> {
+    let with_reth = r.chance(50);
+    let opcode = if with_reth { Opcode::WriteOnlyImm } else { Opcode::WriteMiddle };
+    let ext = MrcExtRepr::Data(DataExtRepr {
+        ev_index: r.below(128) as u16,
+        retransmit: false,
+        ev_seq: r.next() as u32,
+        tx_ts: r.next() as u32,
+        msg_offset: 0,
+        placement: (!with_reth).then_some(PlacementRepr { va: r.next(), rkey: r.next() as u32 }),
+    });
+    let bytes: Vec<u8> = (0..payload).map(|_| r.next() as u8).collect();
+    let pkt = RocePacket {
+        ev: r.below(1 << 16) as u32,
+        ecn_ce: false,
+        trimmed: false,
+        bth: BthRepr {
+            opcode,
+            solicited: false,
+            mig_req: true,
+            pad: pad_for(payload),
+            pkey: 0xFFFF,
+            fecn: false,
+            becn: false,
+            dest_qp: r.below(256) as u32,
+            ack_req: true,
+            mrc_ext: true,
+            psn: Psn::new(r.below(1 << 24) as u32),
+        },
+        reth: with_reth.then_some(RethRepr { va: r.next(), rkey: r.next() as u32, dma_len: payload as u32 }),
+        imm: with_reth.then_some(r.next() as u32),
+        aeth: None,
+        ext: Some(ext),
+        payload: Bytes::from(bytes),
+    };
+    pkt.validate().unwrap();
+    let encap = if r.chance(50) { Encap::test_v4() } else { Encap::test_v6() };
+    let mut v = Vec::new();
+    emit_frame(&pkt, &encap, &mut v);
+    v
+}
+
+/// The payload range the parser's record carries for `frame`, from the
+/// golden parser (`None` for frames it would drop).
+fn golden_payload(frame: &[u8]) -> Option<(usize, usize)> {
+    parse_frame_headers(frame).ok().map(|h| (h.payload.start, h.payload.len()))
 }
 
 fn make_frames(r: &mut Rng, n: usize) -> Vec<Vec<u8>> {
     (0..n)
         .map(|i| {
+            if i % 24 < 16 && r.chance(35) {
+                let payload = r.below(1000) as usize;
+                return golden_frame(r, payload);
+            }
             // Blocks of 24 frames alternate between mixed sizes and
             // minimum-size frames only (which fill the descriptor queue).
             let small_block = (i / 24) % 3 == 2;
@@ -132,9 +196,16 @@ fn make_frames(r: &mut Rng, n: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn make_cmd(r: &mut Rng, frame: usize, id: u64, flen: usize, base: u64) -> Cmd {
+fn make_cmd(r: &mut Rng, index: usize, frame: &[u8], id: u64, base: u64) -> Cmd {
+    let flen = frame.len();
     let c = r.below(100);
+    let golden = golden_payload(frame);
     let (kind, off, len) = match c {
+        // A golden frame: place what the parser's record says.
+        25.. if golden.is_some() => {
+            let (off, len) = golden.unwrap();
+            (if len == 0 { Kind::ZeroLen } else { Kind::Place }, off, len)
+        }
         0..=24 => (Kind::Discard, r.below(flen as u64) as usize, r.below(64) as usize),
         25..=32 => (Kind::ZeroLen, r.below(flen as u64 + 1) as usize, 0),
         33..=37 => {
@@ -154,11 +225,11 @@ fn make_cmd(r: &mut Rng, frame: usize, id: u64, flen: usize, base: u64) -> Cmd {
         }
     };
     // Each command gets its own 64 KiB window; the start is unaligned.
-    let addr = base + (frame as u64) * 0x1_0000 + r.below(0x8000);
-    Cmd { frame, id, kind, wrong_id: false, addr, off, len }
+    let addr = base + (index as u64) * 0x1_0000 + r.below(0x8000);
+    Cmd { frame: index, golden: golden.is_some(), id, kind, wrong_id: false, addr, off, len }
 }
 
-fn run(seed: u64, n_frames: usize) -> Outcome {
+fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     let mut r = Rng(seed);
     let frames = make_frames(&mut r, n_frames);
     let out = Arc::new(Mutex::new(Outcome::default()));
@@ -186,12 +257,14 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
         // DMA side.
         let mut reqs: VecDeque<(u64, usize, usize)> = VecDeque::new(); // (addr, len, bytes done)
         let mut stall_phase = 0u64;
+        let (mut in_placement, mut seen_placement, mut gap) = (false, false, 0u64);
+        o.min_gap_between = u64::MAX;
         let mut cycle = 0u64;
         let mut last_beat_cycle = u64::MAX - 1;
         let mut idle = 0u64;
         while idle < 300 && cycle < 200_000 {
             // ---- Drive.
-            let present = fi < fr.len() && r.chance(85);
+            let present = fi < fr.len() && (!stalls || r.chance(85));
             if present {
                 let f = &fr[fi];
                 let chunk = &f[64 * bi..f.len().min(64 * bi + 64)];
@@ -206,14 +279,14 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
                 x.s_tkeep.next = 0.into();
             }
             // Long stall phases on the DMA side fill the ring.
-            if stall_phase == 0 && r.below(1000) < 4 {
+            if stalls && stall_phase == 0 && r.below(1000) < 4 {
                 stall_phase = 40 + r.below(200);
             }
             let stalled = stall_phase > 0;
             stall_phase = stall_phase.saturating_sub(1);
-            x.dma_wr_req_ready.next = !stalled && r.chance(70);
-            x.dma_wr_data_ready.next = !stalled && r.chance(75);
-            let cmd_now = !pending.is_empty() && r.chance(70);
+            x.dma_wr_req_ready.next = !stalls || (!stalled && r.chance(70));
+            x.dma_wr_data_ready.next = !stalls || (!stalled && r.chance(75));
+            let cmd_now = !pending.is_empty() && (!stalls || r.chance(70));
             x.cmd_valid.next = cmd_now;
             if let Some(c) = pending.front() {
                 x.cmd_id.next = (if c.wrong_id { c.id + 16 } else { c.id }).into();
@@ -299,7 +372,7 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
                                 }
                             }
                             next_id = Some((id + 1) % 32);
-                            let mut c = make_cmd(&mut r, f, id, fr[f].len(), 0x1_0000_0000);
+                            let mut c = make_cmd(&mut r, f, &fr[f], id, 0x1_0000_0000);
                             // Sometimes a wrong-id command first (counted, ignored).
                             if r.chance(4) {
                                 let mut w = c.clone();
@@ -336,6 +409,13 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
                 }
             }
             // DMA data channel.
+            if !(x.dma_wr_data_valid.val() && x.dma_wr_data_ready.val()) {
+                if in_placement {
+                    o.gaps_inside += 1;
+                } else {
+                    gap += 1;
+                }
+            }
             if x.dma_wr_data_valid.val() {
                 if x.dma_wr_data_ready.val() {
                     o.dma_beats += 1;
@@ -359,7 +439,15 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
                                     }
                                 }
                             }
+                            if *done == 0 {
+                                if seen_placement {
+                                    o.min_gap_between = o.min_gap_between.min(gap);
+                                }
+                                seen_placement = true;
+                            }
                             *done += n;
+                            in_placement = !last;
+                            gap = 0;
                             if last {
                                 reqs.pop_front();
                             }
@@ -400,6 +488,7 @@ fn run(seed: u64, n_frames: usize) -> Outcome {
             Kind::Place => {
                 o.shifts.insert(c.off % 64);
                 o.tails.insert(c.len % 64);
+                o.golden_placements += usize::from(c.golden);
             }
             _ => {}
         }
@@ -423,9 +512,11 @@ fn check(o: &Outcome, n_frames: usize) {
     assert_eq!(o.range_pulses, n(Kind::OutOfRange));
     let bad = o.bad_pulses;
     eprintln!(
-        "coverage: {} placed ({} max beats), {} zero-length, {} discarded, {} out of range, {} wrong id; drops {} (ring full {}, descriptors full {}); \
-         {} shifts and {} tail lengths of 64; stalls: data {} req {} input gaps {}; back-to-back beats {}; max live beats {}/{}; DMA beats {}",
+        "coverage: {} placed ({} golden, {} max beats), {} zero-length, {} discarded, {} out of range, {} wrong id; drops {} (ring full {}, descriptors full {}); \
+         {} shifts and {} tail lengths of 64; stalls: data {} req {} input gaps {}; back-to-back beats {}; max live beats {}/{}; DMA beats {}; \
+         idle cycles inside placements {}, fewest between placements {}",
         n(Kind::Place),
+        o.golden_placements,
         o.max_beats_per_placement,
         n(Kind::ZeroLen),
         n(Kind::Discard),
@@ -442,14 +533,16 @@ fn check(o: &Outcome, n_frames: usize) {
         o.back_to_back_beats,
         o.max_live_beats,
         RING_BEATS,
-        o.dma_beats
+        o.dma_beats,
+        o.gaps_inside,
+        o.min_gap_between
     );
 }
 
 #[test]
 fn random_frames_commands_and_stalls() {
     let n = 480;
-    let o = run(0x5EED_0001, n);
+    let o = run(0x5EED_0001, n, true);
     check(&o, n);
     let n_place = o.cmds.iter().filter(|c| c.kind == Kind::Place).count();
     // Coverage this seed must reach.
@@ -459,4 +552,18 @@ fn random_frames_commands_and_stalls() {
     assert!(o.bad_pulses >= 1, "no wrong-id command");
     assert!(o.data_stall_cycles > 100 && o.req_stall_cycles > 10 && o.input_gaps > 100);
     assert!(o.max_beats_per_placement >= 10);
+    assert!(o.golden_placements >= 30, "golden placements {}", o.golden_placements);
+}
+
+/// No stalls anywhere: the input takes a beat every cycle and a
+/// placement's data beats leave one per cycle, without a gap.
+#[test]
+fn full_rate_without_stalls() {
+    let n = 120;
+    let o = run(0x5EED_0002, n, false);
+    check(&o, n);
+    assert_eq!(o.input_gaps, 0, "the input must take a beat every cycle");
+    assert_eq!(o.gaps_inside, 0, "a placement's beats must leave back to back");
+    assert!(o.data_stall_cycles == 0 && o.req_stall_cycles == 0);
+    assert!(o.min_gap_between < u64::MAX);
 }
