@@ -19,7 +19,6 @@
 
 use rust_hdl::prelude::*;
 
-use crate::rx_parser::KeepCount;
 
 /// The issue's instance: 1024 beats (64 KiB: seven 9000-byte jumbo frames
 /// or 1024 minimum-size frames) and up to 512 stored frames.
@@ -31,10 +30,46 @@ pub type RxBufferSmall = RxBufferN<6, 7, 4, 5>;
 /// Longest stored frame in bytes the descriptor can describe (17 bits).
 pub const MAX_FRAME_LEN: usize = (1 << 17) - 1;
 
+/// Index of the last valid byte of a beat: the highest set `tkeep` bit
+/// (0 when none is set). AXI-Stream packs bytes from lane 0, so this is
+/// the byte count minus one; computed as the one-hot `keep & ~(keep >> 1)`
+/// encoded by six OR trees (two LUT levels), not as the 64-step priority
+/// chain of `rx_parser::KeepCount` (which Yosys maps to a mux chain about
+/// 30 cells deep).
+#[derive(LogicBlock, Default)]
+pub struct KeepLast {
+    pub keep: Signal<In, Bits<64>>,
+    pub idx: Signal<Out, Bits<6>>,
+}
+
+impl Logic for KeepLast {
+    fn update(&mut self) {
+        let k = self.keep.val().to_u64();
+        self.idx.next = u64::from(if k == 0 { 0 } else { 63 - k.leading_zeros() }).into();
+    }
+    fn connect(&mut self) {
+        self.idx.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from("wire [63:0] oh = keep & ~{1'b0, keep[63:1]};
+always @(*) begin
+");
+        for b in 0..6 {
+            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("oh[{i}]")).collect();
+            s.push_str(&format!("   idx[{b}] = {};
+", bits.join(" | ")));
+        }
+        s.push_str("end");
+        Verilog::Custom(s)
+    }
+}
+
 /// Funnel shift across two beats: `o` = bytes `s .. s + 63` of the
-/// 128-byte `{hi, lo}` (byte 0 = `lo[7:0]`). One 64-way byte mux per output
-/// byte (three LUT levels); a leaf with its own Verilog because rust-hdl
-/// has neither concatenation nor a variable part-select.
+/// 128-byte `{hi, lo}` (byte 0 = `lo[7:0]`). Three stages of 4:1 muxes
+/// (shift by 0-3, 0-12, 0-48 bytes), one LUT6 per bit and stage: three
+/// LUT levels (a plain variable part-select becomes a six-level binary
+/// shifter in Yosys). A leaf with its own Verilog because rust-hdl has
+/// neither concatenation nor a variable part-select.
 #[derive(LogicBlock, Default)]
 pub struct Funnel {
     pub lo: Signal<In, Bits<512>>,
@@ -67,9 +102,30 @@ impl Logic for Funnel {
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
-            "wire [1023:0] cat = {hi, lo};\n\
-             always @(*) o = cat[{s, 3'b000} +: 512];"
-                .into(),
+            "wire [1023:0] c0 = {hi, lo};\n\
+             reg [1023:0] c1;\n\
+             reg [1023:0] c2;\n\
+             always @(*) begin\n\
+             \x20  case (s[1:0])\n\
+             \x20     2'd0: c1 = c0;\n\
+             \x20     2'd1: c1 = c0 >> 8;\n\
+             \x20     2'd2: c1 = c0 >> 16;\n\
+             \x20     default: c1 = c0 >> 24;\n\
+             \x20  endcase\n\
+             \x20  case (s[3:2])\n\
+             \x20     2'd0: c2 = c1;\n\
+             \x20     2'd1: c2 = c1 >> 32;\n\
+             \x20     2'd2: c2 = c1 >> 64;\n\
+             \x20     default: c2 = c1 >> 96;\n\
+             \x20  endcase\n\
+             \x20  case (s[5:4])\n\
+             \x20     2'd0: o = c2[511:0];\n\
+             \x20     2'd1: o = c2[639:128];\n\
+             \x20     2'd2: o = c2[767:256];\n\
+             \x20     default: o = c2[895:384];\n\
+             \x20  endcase\n\
+             end"
+            .into(),
         )
     }
 }
@@ -117,7 +173,7 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     // Memories: the beat ring and the descriptor queue ({len, start}).
     ring: RAM<Bits<512>, RB>,
     desc: RAM<Bits<40>, DB>,
-    kc: KeepCount,
+    kl: KeepLast,
     funnel: Funnel,
     // Constants.
     c_ring_beats: Constant<Bits<RP>>,
@@ -165,7 +221,7 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     // Combinational locals.
     first: Signal<Local, Bit>,
     fstart_now: Signal<Local, Bits<RP>>,
-    flen_now: Signal<Local, Bits<17>>,
+    flast_now: Signal<Local, Bits<17>>,
     ring_full: Signal<Local, Bit>,
     desc_full: Signal<Local, Bit>,
     drop_now: Signal<Local, Bit>,
@@ -180,7 +236,7 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
 
 impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default for RxBufferN<RB, RP, DB, DP> {
     fn default() -> Self {
-        assert!(RP == RB + 1 && DP == DB + 1 && DB <= 15 && RB <= 11, "RxBufferN widths");
+        assert!(RP == RB + 1 && DP == DB + 1 && DB <= 15 && RB <= 10, "RxBufferN widths (a frame offset is 17 bits)");
         Self {
             clock: Default::default(),
             s_tdata: Default::default(),
@@ -214,7 +270,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             cnt_discarded: Default::default(),
             ring: Default::default(),
             desc: Default::default(),
-            kc: Default::default(),
+            kl: Default::default(),
             funnel: Default::default(),
             c_ring_beats: Constant::new((1u64 << RB).into()),
             c_desc_slots: Constant::new((1u64 << DB).into()),
@@ -258,7 +314,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             p_discarded: Default::default(),
             first: Default::default(),
             fstart_now: Default::default(),
-            flen_now: Default::default(),
+            flast_now: Default::default(),
             ring_full: Default::default(),
             desc_full: Default::default(),
             drop_now: Default::default(),
@@ -288,14 +344,17 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
 
         // ---- Ingress: one beat per cycle, never backpressured.
         self.s_tready.next = true;
-        self.kc.keep.next = self.s_tkeep.val();
+        self.kl.keep.next = self.s_tkeep.val();
         self.first.next = !self.in_frame.q.val();
+        // Index of the beat's last byte in the frame: the beat's offset (a
+        // multiple of 64: every beat but the last is full) ORed with the
+        // lane index, no adder. The descriptor keeps this (length - 1).
         if self.first.val() {
             self.fstart_now.next = self.wptr.q.val();
-            self.flen_now.next = bit_cast::<17, 7>(self.kc.count.val());
+            self.flast_now.next = bit_cast::<17, 6>(self.kl.idx.val());
         } else {
             self.fstart_now.next = self.fstart.q.val();
-            self.flen_now.next = self.fbytes.q.val() + bit_cast::<17, 7>(self.kc.count.val());
+            self.flast_now.next = self.fbytes.q.val() | bit_cast::<17, 6>(self.kl.idx.val());
         }
         // Full: the beat would overwrite the oldest live frame (the view of
         // the egress read pointer is one cycle old: conservative).
@@ -306,7 +365,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.ring.write_data.next = self.s_tdata.val();
         self.ring.write_enable.next = false;
         self.desc.write_address.next = bit_cast::<DB, DP>(self.desc_wr.q.val());
-        self.desc.write_data.next = bit_cast::<40, RP>(self.fstart_now.val()) | (bit_cast::<40, 17>(self.flen_now.val()) << 20);
+        self.desc.write_data.next = bit_cast::<40, RP>(self.fstart_now.val()) | (bit_cast::<40, 17>(self.flast_now.val()) << 20);
         self.desc.write_enable.next = false;
         self.st1_v.d.next = false;
         self.st1_stored.d.next = false;
@@ -334,7 +393,12 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                 self.in_frame.d.next = true;
                 self.dropping.d.next = self.drop_now.val();
                 self.fstart.d.next = self.fstart_now.val();
-                self.fbytes.d.next = self.flen_now.val();
+                // Offset of the next beat.
+                if self.first.val() {
+                    self.fbytes.d.next = 64.into();
+                } else {
+                    self.fbytes.d.next = self.fbytes.q.val() + 64;
+                }
             }
         }
         // Status delay line: lines up with the parser's record.
@@ -389,7 +453,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         } else if self.mode.q.val() == 1 {
             // LOAD: the head descriptor is on the RAM output.
             self.h_start.d.next = bit_cast::<RP, 40>(self.desc.read_data.val());
-            self.h_len.d.next = bit_cast::<17, 40>(self.desc.read_data.val() >> 20);
+            self.h_len.d.next = bit_cast::<17, 40>(self.desc.read_data.val() >> 20) + 1;
             self.mode.d.next = 2.into();
         } else if self.mode.q.val() == 2 {
             // HEAD: take the command for the oldest stored frame.
