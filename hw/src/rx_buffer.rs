@@ -232,6 +232,8 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     advance: Signal<Local, Bit>,
     ra: Signal<Local, Bits<RP>>,
     tail: Signal<Local, Bits<7>>,
+    pop: Signal<Local, Bit>,
+    rd_next: Signal<Local, Bits<DP>>,
 }
 
 impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default for RxBufferN<RB, RP, DB, DP> {
@@ -325,6 +327,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             advance: Default::default(),
             ra: Default::default(),
             tail: Default::default(),
+            pop: Default::default(),
+            rd_next: Default::default(),
         }
     }
 }
@@ -435,6 +439,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.p_range.d.next = false;
         self.p_placed.d.next = false;
         self.p_discarded.d.next = false;
+        self.pop.next = false;
+        self.rd_next.next = self.desc_rd.q.val() + 1;
         if self.req_v.q.val() & self.dma_wr_req_ready.val() {
             self.req_v.d.next = false;
         }
@@ -462,9 +468,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     self.p_bad.d.next = true;
                 } else if !self.cmd_place.val() | (self.cmd_len.val() == 0) {
                     // Discard, or a zero-length placement: free the frame.
-                    self.desc_rd.d.next = self.desc_rd.q.val() + 1;
-                    self.rd_ptr.d.next = self.h_start.q.val() + self.head_beats.val();
-                    self.mode.d.next = 0.into();
+                    self.pop.next = true;
                     if self.cmd_place.val() {
                         self.p_placed.d.next = true;
                     } else {
@@ -474,9 +478,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     // Outside the frame (or too long for one request):
                     // free the frame without writing.
                     self.p_range.d.next = true;
-                    self.desc_rd.d.next = self.desc_rd.q.val() + 1;
-                    self.rd_ptr.d.next = self.h_start.q.val() + self.head_beats.val();
-                    self.mode.d.next = 0.into();
+                    self.pop.next = true;
                 } else {
                     self.req_v.d.next = true;
                     self.req_addr.d.next = self.cmd_addr.val();
@@ -510,9 +512,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     self.o_last.d.next = true;
                     // The last beat is in the output register: free the frame.
                     self.p_placed.d.next = true;
-                    self.desc_rd.d.next = self.desc_rd.q.val() + 1;
-                    self.rd_ptr.d.next = self.h_start.q.val() + self.head_beats.val();
-                    self.mode.d.next = 0.into();
+                    self.pop.next = true;
                 } else {
                     self.o_keep.d.next = self.c_ones.val();
                     self.o_last.d.next = false;
@@ -520,6 +520,18 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
             }
         } else {
             self.mode.d.next = 0.into();
+        }
+        // Free the head frame. The descriptor RAM reads the next entry at
+        // this edge, so a waiting frame is loaded right away (no idle cycle).
+        if self.pop.val() {
+            self.desc_rd.d.next = self.rd_next.val();
+            self.rd_ptr.d.next = self.h_start.q.val() + self.head_beats.val();
+            self.desc.read_address.next = bit_cast::<DB, DP>(self.rd_next.val());
+            if self.desc_wr.q.val() != self.rd_next.val() {
+                self.mode.d.next = 1.into();
+            } else {
+                self.mode.d.next = 0.into();
+            }
         }
         self.cur.d.next = self.ra.val();
         self.ring.read_address.next = bit_cast::<RB, RP>(self.ra.val());
