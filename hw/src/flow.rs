@@ -18,6 +18,7 @@ use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
 use crate::fault_inject::FaultInject;
+use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
@@ -118,6 +119,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_completion", &mut CompletionTracker::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
+        emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
     ]
 }
 

@@ -28,6 +28,7 @@ pub mod regmap;
 pub mod ring_writer;
 pub mod requester;
 pub mod retransmit;
+pub mod rx_buffer;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
