@@ -1,40 +1,90 @@
-//! Top `MrcCore` (first cut): MAC RX -> fault injection -> RX header
-//! parser, the CSR block behind the AXI-Lite slave counting the parser's
-//! and the fault-injection stage's events, with the MAC streams, AXI-Lite,
-//! the shared config port, doorbells and the parser's record as ports. The
-//! DMA interface, the TX path (its stream is an input here, for loopback)
-//! and the other blocks of the hw issue are not here yet. See
-//! `docs/hw/README.md`.
+//! Top `MrcCore`: every block of the NIC pipeline joined, with the MAC
+//! streams, the transaction-level DMA port, AXI-Lite and (through the
+//! CSR block) the doorbells as its only ports. `docs/hw/core.md` walks a
+//! WRITE through it hop by hop; this file is the wiring plus the little
+//! glue that belongs to no block: the congestion-control admission of
+//! packet records, the operation muxes in front of the retransmit engine
+//! and the CC gate, the EV-table writes into the EV selector, the
+//! EV-event packing and the nanosecond clock.
 
 use rust_hdl::prelude::*;
 
 use crate::axil::AxiLiteSlave;
+use crate::cc_gate::CcGate;
 use crate::csr::{BuildInfo, Csr};
+use crate::dma_arb::{DmaReadArb, DmaWriteArb};
+use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
+use crate::requester::Requester;
+use crate::retransmit::RetransmitEngine;
+use crate::ring_writer::RingWriter;
 use crate::rx_parser::RxParser;
+use crate::tx_builder::TxBuilder;
+use crate::tx_path::TxPath;
 
-#[derive(LogicBlock)]
+/// Counters wired by `update`, in slot order (the `cnt_inc` bit of each
+/// is a literal there; `MrcCore::new` checks this list against
+/// `regmap::COUNTERS`).
+pub const WIRED_COUNTERS: &[&str] = &[
+    "rx_parser_ok",
+    "rx_parser_drop",
+    "fi_frames",
+    "fi_rand_drop",
+    "fi_ev_drop",
+    "fi_lb_discard",
+    "sack_duplicate",
+    "sack_out_of_window",
+    "nack_sent",
+    "retransmit",
+    "rto",
+    "ev_marked_bad",
+    "completion",
+    "cq_overflow",
+    "placement_reject",
+    "tx_frames",
+    "tx_bad_request",
+    "tx_payload_mismatch",
+    "data_sent",
+    "ack_sent",
+    "no_good_ev",
+    "cc_held",
+    "req_bad_descriptor",
+    "req_bad_doorbell",
+    "req_db_overflow",
+    "retx_drop",
+    "ev_event_lost",
+    "ev_cfg_lost",
+];
+
+/// CC admission states (`adm`).
+pub mod admit {
+    pub const IDLE: u64 = 0;
+    pub const ASKED: u64 = 1;
+    pub const PASS: u64 = 2;
+    pub const HELD: u64 = 3;
+}
+
+/// Cycles a held packet waits before it is asked again when no ACK comes.
+pub const HELD_RETRY_CYCLES: u64 = 1023;
+
+#[derive(LogicBlock, Default)]
 pub struct MrcCore {
     pub clock: Signal<In, Clock>,
-    // MAC RX, 512-bit AXI-Stream.
+    // MAC RX, 512-bit AXI-Stream (never back-pressured: the RX stages take
+    // a beat every cycle).
     pub s_rx_tdata: Signal<In, Bits<512>>,
     pub s_rx_tkeep: Signal<In, Bits<64>>,
     pub s_rx_tlast: Signal<In, Bit>,
     pub s_rx_tvalid: Signal<In, Bit>,
     pub s_rx_tready: Signal<Out, Bit>,
-    // Core TX stream (from the TX path, not written yet) and MAC TX.
-    pub s_tx_tdata: Signal<In, Bits<512>>,
-    pub s_tx_tkeep: Signal<In, Bits<64>>,
-    pub s_tx_tlast: Signal<In, Bit>,
-    pub s_tx_tvalid: Signal<In, Bit>,
-    pub s_tx_tready: Signal<Out, Bit>,
+    // MAC TX.
     pub m_tx_tdata: Signal<Out, Bits<512>>,
     pub m_tx_tkeep: Signal<Out, Bits<64>>,
     pub m_tx_tlast: Signal<Out, Bit>,
     pub m_tx_tvalid: Signal<Out, Bit>,
     pub m_tx_tready: Signal<In, Bit>,
-    // AXI-Lite (see axil.md).
+    // AXI-Lite slave (CSRs, config tables, doorbells).
     pub s_axil_awaddr: Signal<In, Bits<ADDR_BITS>>,
     pub s_axil_awvalid: Signal<In, Bit>,
     pub s_axil_awready: Signal<Out, Bit>,
@@ -52,128 +102,89 @@ pub struct MrcCore {
     pub s_axil_rresp: Signal<Out, Bits<2>>,
     pub s_axil_rvalid: Signal<Out, Bit>,
     pub s_axil_rready: Signal<In, Bit>,
-    // Shared config port and doorbells (to blocks not in the top yet).
-    pub cfg_valid: Signal<Out, Bit>,
-    pub cfg_table: Signal<Out, Bits<4>>,
-    pub cfg_index: Signal<Out, Bits<16>>,
-    pub cfg_data: Signal<Out, Bits<256>>,
-    pub db_valid: Signal<Out, Bit>,
-    pub db_qp: Signal<Out, Bits<8>>,
-    pub db_value: Signal<Out, Bits<32>>,
-    // Parsed-header record (to the receive pipeline, not written yet).
-    pub rx_valid: Signal<Out, Bit>,
-    pub rx_drop: Signal<Out, Bit>,
-    pub rx_reason: Signal<Out, Bits<5>>,
-    pub rx_ipv6: Signal<Out, Bit>,
-    pub rx_vlan: Signal<Out, Bit>,
-    pub rx_ecn_ce: Signal<Out, Bit>,
-    pub rx_trimmed: Signal<Out, Bit>,
-    pub rx_ev: Signal<Out, Bits<32>>,
-    pub rx_opcode: Signal<Out, Bits<8>>,
-    pub rx_se: Signal<Out, Bit>,
-    pub rx_mig: Signal<Out, Bit>,
-    pub rx_pad: Signal<Out, Bits<2>>,
-    pub rx_pkey: Signal<Out, Bits<16>>,
-    pub rx_fecn: Signal<Out, Bit>,
-    pub rx_becn: Signal<Out, Bit>,
-    pub rx_dest_qp: Signal<Out, Bits<24>>,
-    pub rx_ack_req: Signal<Out, Bit>,
-    pub rx_xbit: Signal<Out, Bit>,
-    pub rx_psn: Signal<Out, Bits<24>>,
-    pub rx_reth_va: Signal<Out, Bits<64>>,
-    pub rx_reth_rkey: Signal<Out, Bits<32>>,
-    pub rx_reth_len: Signal<Out, Bits<32>>,
-    pub rx_imm: Signal<Out, Bits<32>>,
-    pub rx_aeth_syndrome: Signal<Out, Bits<8>>,
-    pub rx_aeth_msn: Signal<Out, Bits<24>>,
-    pub rx_ext: Signal<Out, Bits<224>>,
-    pub rx_payload_off: Signal<Out, Bits<18>>,
-    pub rx_payload_len: Signal<Out, Bits<18>>,
+    // DMA (the core masters host memory; see docs/hw/README.md).
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_rsp_valid: Signal<In, Bit>,
+    pub dma_rd_rsp_ready: Signal<Out, Bit>,
+    pub dma_rd_rsp_data: Signal<In, Bits<512>>,
+    pub dma_rd_rsp_keep: Signal<In, Bits<64>>,
+    pub dma_rd_rsp_last: Signal<In, Bit>,
+    pub dma_rd_rsp_tag: Signal<In, Bits<8>>,
+    pub dma_wr_req_valid: Signal<Out, Bit>,
+    pub dma_wr_req_ready: Signal<In, Bit>,
+    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
+    pub dma_wr_req_len: Signal<Out, Bits<16>>,
+    pub dma_wr_data_valid: Signal<Out, Bit>,
+    pub dma_wr_data_ready: Signal<In, Bit>,
+    pub dma_wr_data: Signal<Out, Bits<512>>,
+    pub dma_wr_keep: Signal<Out, Bits<64>>,
+    pub dma_wr_last: Signal<Out, Bit>,
+    // ---- Blocks.
     fault: FaultInject,
     parser: RxParser,
     axil: AxiLiteSlave,
     csr: Csr,
+    req: Requester,
+    cc: CcGate,
+    evsel: EvSelectorFull,
+    txpath: TxPath,
+    txb: TxBuilder,
+    retx: RetransmitEngine,
+    cq_rw: RingWriter,
+    ev_rw: RingWriter,
+    rd_arb: DmaReadArb,
+    wr_arb_a: DmaWriteArb,
+    wr_arb_b: DmaWriteArb,
+    // ---- Glue state.
+    /// Time in 1/32 ns (`now_ns` = bits 36-5).
+    now_acc: DFF<Bits<37>>,
+    /// CC admission of the requester's packet records (`admit`).
+    adm: DFF<Bits<2>>,
+    adm_wait: DFF<Bits<10>>,
+    /// QP start pending (a send-context row was written): INIT to the
+    /// retransmit engine and to the CC gate.
+    init_retx: DFF<Bit>,
+    init_cc: DFF<Bit>,
+    init_qp: DFF<Bits<8>>,
+    init_psn: DFF<Bits<24>>,
+    /// EV-table write pending for the EV selector.
+    evc_valid: DFF<Bit>,
+    evc_ctl: DFF<Bit>,
+    evc_index: DFF<Bits<16>>,
+    evc_data: DFF<Bits<48>>,
+    min_active: DFF<Bits<8>>,
+    /// EV events waiting for the EV-event ring (qp 8 | ev 7 | to 2).
+    evt_fifo: SynchronousFIFO<Bits<17>, 4, 5, 1>,
+    // ---- Locals.
+    now_ns: Signal<Local, Bits<32>>,
+    cc_g_init: Signal<Local, Bit>,
+    cc_g_ack: Signal<Local, Bit>,
+    cc_g_rto: Signal<Local, Bit>,
+    cc_g_rtx: Signal<Local, Bit>,
+    cc_g_admit: Signal<Local, Bit>,
+    rt_g_init: Signal<Local, Bit>,
+    rt_g_sent: Signal<Local, Bit>,
+    ev_free: Signal<Local, Bit>,
+    evc_take: Signal<Local, Bit>,
+    cfg_sq: Signal<Local, Bit>,
+    cfg_ev: Signal<Local, Bit>,
+    evt_entry: Signal<Local, Bits<256>>,
 }
 
 impl MrcCore {
     pub fn new(build: BuildInfo) -> MrcCore {
-        // The counter slots `update` wires (literals there).
-        let slots: Vec<usize> =
-            ["rx_parser_ok", "rx_parser_drop", "fi_frames", "fi_rand_drop", "fi_ev_drop", "fi_lb_discard"].map(counter_slot).into();
-        assert_eq!(slots, [0, 1, 2, 3, 4, 5]);
+        let slots: Vec<usize> = WIRED_COUNTERS.iter().map(|n| counter_slot(n)).collect();
+        assert_eq!(slots, (0..WIRED_COUNTERS.len()).collect::<Vec<_>>(), "counter slots are wired in order");
+        assert_eq!(N_COUNTERS, WIRED_COUNTERS.len(), "every counter is wired");
         MrcCore {
-            clock: Default::default(),
-            s_rx_tdata: Default::default(),
-            s_rx_tkeep: Default::default(),
-            s_rx_tlast: Default::default(),
-            s_rx_tvalid: Default::default(),
-            s_rx_tready: Default::default(),
-            s_tx_tdata: Default::default(),
-            s_tx_tkeep: Default::default(),
-            s_tx_tlast: Default::default(),
-            s_tx_tvalid: Default::default(),
-            s_tx_tready: Default::default(),
-            m_tx_tdata: Default::default(),
-            m_tx_tkeep: Default::default(),
-            m_tx_tlast: Default::default(),
-            m_tx_tvalid: Default::default(),
-            m_tx_tready: Default::default(),
-            s_axil_awaddr: Default::default(),
-            s_axil_awvalid: Default::default(),
-            s_axil_awready: Default::default(),
-            s_axil_wdata: Default::default(),
-            s_axil_wstrb: Default::default(),
-            s_axil_wvalid: Default::default(),
-            s_axil_wready: Default::default(),
-            s_axil_bresp: Default::default(),
-            s_axil_bvalid: Default::default(),
-            s_axil_bready: Default::default(),
-            s_axil_araddr: Default::default(),
-            s_axil_arvalid: Default::default(),
-            s_axil_arready: Default::default(),
-            s_axil_rdata: Default::default(),
-            s_axil_rresp: Default::default(),
-            s_axil_rvalid: Default::default(),
-            s_axil_rready: Default::default(),
-            cfg_valid: Default::default(),
-            cfg_table: Default::default(),
-            cfg_index: Default::default(),
-            cfg_data: Default::default(),
-            db_valid: Default::default(),
-            db_qp: Default::default(),
-            db_value: Default::default(),
-            rx_valid: Default::default(),
-            rx_drop: Default::default(),
-            rx_reason: Default::default(),
-            rx_ipv6: Default::default(),
-            rx_vlan: Default::default(),
-            rx_ecn_ce: Default::default(),
-            rx_trimmed: Default::default(),
-            rx_ev: Default::default(),
-            rx_opcode: Default::default(),
-            rx_se: Default::default(),
-            rx_mig: Default::default(),
-            rx_pad: Default::default(),
-            rx_pkey: Default::default(),
-            rx_fecn: Default::default(),
-            rx_becn: Default::default(),
-            rx_dest_qp: Default::default(),
-            rx_ack_req: Default::default(),
-            rx_xbit: Default::default(),
-            rx_psn: Default::default(),
-            rx_reth_va: Default::default(),
-            rx_reth_rkey: Default::default(),
-            rx_reth_len: Default::default(),
-            rx_imm: Default::default(),
-            rx_aeth_syndrome: Default::default(),
-            rx_aeth_msn: Default::default(),
-            rx_ext: Default::default(),
-            rx_payload_off: Default::default(),
-            rx_payload_len: Default::default(),
-            fault: Default::default(),
-            parser: Default::default(),
-            axil: Default::default(),
             csr: Csr::new(build),
+            cq_rw: RingWriter::new(crate::regmap::cfg_table::CQ_RING, 5),
+            ev_rw: RingWriter::new(crate::regmap::cfg_table::EV_RING, 4),
+            ..Default::default()
         }
     }
 }
@@ -181,12 +192,20 @@ impl MrcCore {
 impl Logic for MrcCore {
     #[hdl_gen]
     fn update(&mut self) {
-        self.fault.clock.next = self.clock.val();
-        self.parser.clock.next = self.clock.val();
-        self.axil.clock.next = self.clock.val();
-        self.csr.clock.next = self.clock.val();
-        // MAC RX -> fault injection -> parser; core TX -> fault injection
-        // (loopback) -> MAC TX.
+        dff_setup!(
+            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, evc_valid, evc_ctl, evc_index,
+            evc_data, min_active
+        );
+        clock!(
+            self, clock, fault, parser, axil, csr, req, cc, evsel, txpath, txb, retx, cq_rw, ev_rw, rd_arb, wr_arb_a,
+            wr_arb_b, evt_fifo
+        );
+        // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
+        // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
+        self.now_acc.d.next = self.now_acc.q.val() + 99;
+        self.now_ns.next = self.now_acc.q.val().get_bits::<32>(5);
+
+        // ---- MAC RX -> fault injection -> parser.
         self.fault.s_rx_tdata.next = self.s_rx_tdata.val();
         self.fault.s_rx_tkeep.next = self.s_rx_tkeep.val();
         self.fault.s_rx_tlast.next = self.s_rx_tlast.val();
@@ -197,11 +216,12 @@ impl Logic for MrcCore {
         self.parser.s_tlast.next = self.fault.m_rx_tlast.val();
         self.parser.s_tvalid.next = self.fault.m_rx_tvalid.val();
         self.fault.m_rx_tready.next = self.parser.s_tready.val();
-        self.fault.s_tx_tdata.next = self.s_tx_tdata.val();
-        self.fault.s_tx_tkeep.next = self.s_tx_tkeep.val();
-        self.fault.s_tx_tlast.next = self.s_tx_tlast.val();
-        self.fault.s_tx_tvalid.next = self.s_tx_tvalid.val();
-        self.s_tx_tready.next = self.fault.s_tx_tready.val();
+        // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
+        self.fault.s_tx_tdata.next = self.txb.tx_tdata.val();
+        self.fault.s_tx_tkeep.next = self.txb.tx_tkeep.val();
+        self.fault.s_tx_tlast.next = self.txb.tx_tlast.val();
+        self.fault.s_tx_tvalid.next = self.txb.tx_tvalid.val();
+        self.txb.tx_tready.next = self.fault.s_tx_tready.val();
         self.m_tx_tdata.next = self.fault.m_tx_tdata.val();
         self.m_tx_tkeep.next = self.fault.m_tx_tkeep.val();
         self.m_tx_tlast.next = self.fault.m_tx_tlast.val();
@@ -216,7 +236,8 @@ impl Logic for MrcCore {
         self.fault.ev_match1.next = self.csr.fi_ev_match1.val();
         self.fault.ev_match2.next = self.csr.fi_ev_match2.val();
         self.fault.ev_match3.next = self.csr.fi_ev_match3.val();
-        // AXI-Lite -> CSR word port.
+
+        // ---- AXI-Lite -> CSR.
         self.axil.s_axil_awaddr.next = self.s_axil_awaddr.val();
         self.axil.s_axil_awvalid.next = self.s_axil_awvalid.val();
         self.s_axil_awready.next = self.axil.s_axil_awready.val();
@@ -241,48 +262,410 @@ impl Logic for MrcCore {
         self.csr.rd_addr.next = self.axil.rd_addr.val();
         self.axil.rd_data.next = self.csr.rd_data.val();
         self.axil.rd_valid.next = self.csr.rd_valid.val();
-        self.cfg_valid.next = self.csr.cfg_valid.val();
-        self.cfg_table.next = self.csr.cfg_table.val();
-        self.cfg_index.next = self.csr.cfg_index.val();
-        self.cfg_data.next = self.csr.cfg_data.val();
-        self.db_valid.next = self.csr.db_valid.val();
-        self.db_qp.next = self.csr.db_qp.val();
-        self.db_value.next = self.csr.db_value.val();
-        // Counter slots 0-5 (`regmap::COUNTERS`, checked by `new`); the
-        // blocks owning the other counters are not in the top yet.
+
+        // ---- Config port to every block that decodes tables.
+        self.req.cfg_valid.next = self.csr.cfg_valid.val();
+        self.req.cfg_table.next = self.csr.cfg_table.val();
+        self.req.cfg_index.next = self.csr.cfg_index.val();
+        self.req.cfg_data.next = self.csr.cfg_data.val();
+        self.cc.cfg_valid.next = self.csr.cfg_valid.val();
+        self.cc.cfg_table.next = self.csr.cfg_table.val();
+        self.cc.cfg_index.next = self.csr.cfg_index.val();
+        self.cc.cfg_data.next = self.csr.cfg_data.val();
+        self.txpath.cfg_valid.next = self.csr.cfg_valid.val();
+        self.txpath.cfg_table.next = self.csr.cfg_table.val();
+        self.txpath.cfg_index.next = self.csr.cfg_index.val();
+        self.txpath.cfg_data.next = self.csr.cfg_data.val();
+        self.retx.cfg_valid.next = self.csr.cfg_valid.val();
+        self.retx.cfg_table.next = self.csr.cfg_table.val();
+        self.retx.cfg_index.next = self.csr.cfg_index.val();
+        self.retx.cfg_data.next = self.csr.cfg_data.val();
+        self.cq_rw.cfg_valid.next = self.csr.cfg_valid.val();
+        self.cq_rw.cfg_table.next = self.csr.cfg_table.val();
+        self.cq_rw.cfg_index.next = self.csr.cfg_index.val();
+        self.cq_rw.cfg_data.next = self.csr.cfg_data.val();
+        self.ev_rw.cfg_valid.next = self.csr.cfg_valid.val();
+        self.ev_rw.cfg_table.next = self.csr.cfg_table.val();
+        self.ev_rw.cfg_index.next = self.csr.cfg_index.val();
+        self.ev_rw.cfg_data.next = self.csr.cfg_data.val();
+        // QP start: a send-context row (table 1) starts the QP's requester
+        // state in the retransmit engine and the CC gate at its start PSN
+        // (bits 128-151); the CC gate's own row (table 10: window limits)
+        // is written before it. One pending start at a time: the driver
+        // writes rows tens of cycles apart (8 AXI-Lite words each).
+        self.cfg_sq.next = self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256);
+        if self.cfg_sq.val() {
+            self.init_retx.d.next = true;
+            self.init_cc.d.next = true;
+            self.init_qp.d.next = bit_cast::<8, 16>(self.csr.cfg_index.val());
+            self.init_psn.d.next = self.csr.cfg_data.val().get_bits::<24>(128);
+        }
+        // EV table (12): EV values (index qp << 7 | ev: bits 0-15 value,
+        // bit 16 set the round-robin start) and deny/allow (index
+        // 0x8000 | qp: bits 0-15 mask, 16-31 value, bit 32 allow). Core
+        // globals (13, index 0): bits 0-7 the minimum of GOOD EVs.
+        self.cfg_ev.next = self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 12);
+        if self.cfg_ev.val() {
+            self.evc_valid.d.next = true;
+            self.evc_ctl.d.next = self.csr.cfg_index.val().get_bit(15);
+            self.evc_index.d.next = self.csr.cfg_index.val();
+            self.evc_data.d.next = self.csr.cfg_data.val().get_bits::<48>(0);
+        }
+        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 13) & (self.csr.cfg_index.val() == 0) {
+            self.min_active.d.next = self.csr.cfg_data.val().get_bits::<8>(0);
+        }
+
+        // ---- Doorbells -> requester; its descriptor reads and the TX
+        // path's payload reads share the DMA read port.
+        self.req.db_valid.next = self.csr.db_valid.val();
+        self.req.db_qp.next = self.csr.db_qp.val();
+        self.req.db_value.next = self.csr.db_value.val();
+        self.rd_arb.a_req_valid.next = self.req.dma_rd_req_valid.val();
+        self.req.dma_rd_req_ready.next = self.rd_arb.a_req_ready.val();
+        self.rd_arb.a_req_addr.next = self.req.dma_rd_req_addr.val();
+        self.rd_arb.a_req_len.next = self.req.dma_rd_req_len.val();
+        self.rd_arb.a_req_tag.next = self.req.dma_rd_req_tag.val() & 127;
+        self.req.dma_rd_rsp_valid.next = self.rd_arb.a_rsp_valid.val();
+        self.rd_arb.a_rsp_ready.next = self.req.dma_rd_rsp_ready.val();
+        self.req.dma_rd_rsp_data.next = self.rd_arb.a_rsp_data.val();
+        self.req.dma_rd_rsp_keep.next = self.rd_arb.a_rsp_keep.val();
+        self.req.dma_rd_rsp_last.next = self.rd_arb.a_rsp_last.val();
+        self.req.dma_rd_rsp_tag.next = self.rd_arb.a_rsp_tag.val();
+        self.rd_arb.b_req_valid.next = self.txpath.dma_rd_req_valid.val();
+        self.txpath.dma_rd_req_ready.next = self.rd_arb.b_req_ready.val();
+        self.rd_arb.b_req_addr.next = self.txpath.dma_rd_req_addr.val();
+        self.rd_arb.b_req_len.next = self.txpath.dma_rd_req_len.val();
+        self.rd_arb.b_req_tag.next = self.txpath.dma_rd_req_tag.val();
+        // Payload responses stream straight into the TX builder, in the
+        // order the TX path issued the reads (one tag: in order).
+        self.txb.pl_tdata.next = self.rd_arb.b_rsp_data.val();
+        self.txb.pl_tkeep.next = self.rd_arb.b_rsp_keep.val();
+        self.txb.pl_tlast.next = self.rd_arb.b_rsp_last.val();
+        self.txb.pl_tvalid.next = self.rd_arb.b_rsp_valid.val();
+        self.rd_arb.b_rsp_ready.next = self.txb.pl_tready.val();
+        self.dma_rd_req_valid.next = self.rd_arb.m_req_valid.val();
+        self.rd_arb.m_req_ready.next = self.dma_rd_req_ready.val();
+        self.dma_rd_req_addr.next = self.rd_arb.m_req_addr.val();
+        self.dma_rd_req_len.next = self.rd_arb.m_req_len.val();
+        self.dma_rd_req_tag.next = self.rd_arb.m_req_tag.val();
+        self.rd_arb.m_rsp_valid.next = self.dma_rd_rsp_valid.val();
+        self.dma_rd_rsp_ready.next = self.rd_arb.m_rsp_ready.val();
+        self.rd_arb.m_rsp_data.next = self.dma_rd_rsp_data.val();
+        self.rd_arb.m_rsp_keep.next = self.dma_rd_rsp_keep.val();
+        self.rd_arb.m_rsp_last.next = self.dma_rd_rsp_last.val();
+        self.rd_arb.m_rsp_tag.next = self.dma_rd_rsp_tag.val();
+
+        // ---- CC gate operations, by priority: QP start, ACK advance,
+        // RTO, resend (its bytes leave flight), admission.
+        self.cc_g_init.next = self.init_cc.q.val();
+        self.cc_g_ack.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
+        self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
+        self.cc_g_rtx.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & !self.cc_g_rto.val() & self.retx.rtx_valid.val();
+        self.cc_g_admit.next = !self.cc_g_init.val()
+            & !self.cc_g_ack.val()
+            & !self.cc_g_rto.val()
+            & !self.cc_g_rtx.val()
+            & (self.adm.q.val() == 0)
+            & self.req.out_valid.val();
+        self.cc.op_valid.next = self.cc_g_init.val() | self.cc_g_ack.val() | self.cc_g_rto.val() | self.cc_g_admit.val()
+            | (self.cc_g_rtx.val() & self.req.rtx_ready.val());
+        self.cc.op_qp.next = self.req.out_qp.val();
+        self.cc.op_kind.next = 1.into();
+        self.cc.op_len.next = bit_cast::<32, 16>(self.req.out_len.val());
+        self.cc.op_new.next = !self.req.out_retransmit.val();
+        self.cc.op_psn.next = self.req.out_psn.val();
+        // INIT: the widest window (the gate clamps it to its row's max_cwnd).
+        self.cc.op_cwnd.next = 0x7FFF_FFFF.into();
+        if self.cc_g_init.val() {
+            self.cc.op_kind.next = 0.into();
+            self.cc.op_qp.next = self.init_qp.q.val();
+            self.cc.op_psn.next = self.init_psn.q.val();
+            self.init_cc.d.next = false;
+        } else if self.cc_g_ack.val() {
+            self.cc.op_kind.next = 2.into();
+            self.cc.op_qp.next = self.retx.ack_qp.val();
+            self.cc.op_len.next = self.retx.ack_bytes.val();
+            self.cc.op_psn.next = self.retx.ack_una.val();
+        } else if self.cc_g_rto.val() {
+            self.cc.op_kind.next = 5.into();
+            self.cc.op_qp.next = self.retx.rto_qp.val();
+        } else if self.cc_g_rtx.val() {
+            // Loss or trim: LOSS (the window shrinks); timeout or out of
+            // window: RELEASE (only the bytes leave flight).
+            if self.retx.rtx_reason.val() < 2 {
+                self.cc.op_kind.next = 3.into();
+            } else {
+                self.cc.op_kind.next = 4.into();
+            }
+            self.cc.op_qp.next = self.retx.rtx_qp.val();
+            self.cc.op_len.next = bit_cast::<32, 16>(self.retx.rtx_len.val());
+        }
+        self.retx.ack_ready.next = self.cc_g_ack.val();
+        self.retx.rto_ready.next = self.cc_g_rto.val();
+        // Resends go to the requester, which re-issues the packet (through
+        // the admission below, as a non-new PSN).
+        self.req.rtx_valid.next = self.cc_g_rtx.val();
+        self.req.rtx_qp.next = self.retx.rtx_qp.val();
+        self.req.rtx_psn.next = self.retx.rtx_psn.val();
+        self.retx.rtx_ready.next = self.cc_g_rtx.val() & self.req.rtx_ready.val();
+        // The retransmit engine's QP errors: to the send completions
+        // (not in the top yet: taken and dropped).
+        self.retx.err_ready.next = true;
+
+        // ---- Admission of the requester's packet records.
+        self.req.out_ready.next = false;
+        self.txpath.pkt_valid.next = false;
+        if self.adm.q.val() == 0 {
+            if self.cc_g_admit.val() {
+                self.adm.d.next = 1.into();
+            }
+        } else if self.adm.q.val() == 1 {
+            // The gate answers 2 edges after the ADMIT; only ADMITs carry
+            // `out_ok == 0`, and this is the only ADMIT in flight.
+            if self.cc.out_valid.val() & (self.cc.out_kind.val() == 1) {
+                if self.cc.out_ok.val() {
+                    self.adm.d.next = 2.into();
+                } else {
+                    self.adm.d.next = 3.into();
+                    self.adm_wait.d.next = 0.into();
+                }
+            }
+        } else if self.adm.q.val() == 2 {
+            self.txpath.pkt_valid.next = self.req.out_valid.val();
+            self.req.out_ready.next = self.txpath.pkt_ready.val();
+            if self.req.out_valid.val() & self.txpath.pkt_ready.val() {
+                self.adm.d.next = 0.into();
+            }
+        } else {
+            // Held: ask again after an ACK of this QP's window, or after
+            // HELD_RETRY_CYCLES.
+            self.adm_wait.d.next = self.adm_wait.q.val() + 1;
+            if (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
+                | (self.adm_wait.q.val() == 1023)
+            {
+                self.adm.d.next = 0.into();
+            }
+        }
+        self.txpath.pkt_qp.next = self.req.out_qp.val();
+        self.txpath.pkt_psn.next = self.req.out_psn.val();
+        self.txpath.pkt_opcode.next = self.req.out_opcode.val();
+        self.txpath.pkt_ack_req.next = self.req.out_ack_req.val();
+        self.txpath.pkt_retransmit.next = self.req.out_retransmit.val();
+        self.txpath.pkt_addr.next = self.req.out_addr.val();
+        self.txpath.pkt_len.next = self.req.out_len.val();
+        self.txpath.pkt_remote_va.next = self.req.out_remote_va.val();
+        self.txpath.pkt_rkey.next = self.req.out_rkey.val();
+        self.txpath.pkt_dma_len.next = self.req.out_dma_len.val();
+        self.txpath.pkt_imm.next = self.req.out_imm.val();
+        self.txpath.pkt_msg_offset.next = self.req.out_msg_offset.val();
+        self.txpath.now_ns.next = self.now_ns.val();
+        // The requester's error records: to the send completions (not in
+        // the top yet: taken and dropped, counted by the requester).
+        self.req.err_ready.next = true;
+
+        // ---- EV selector: selects from the TX path (priority 1), marks
+        // from the retransmit engine (2), table writes (3 and 4: the
+        // selector drops all but the first command of a cycle, so each
+        // source is presented only when the ones before it are idle).
+        self.evsel.sel_valid.next = self.txpath.sel_valid.val();
+        self.evsel.sel_qp.next = self.txpath.sel_qp.val();
+        self.txpath.ev_busy.next = self.evsel.busy.val();
+        self.txpath.rsp_valid.next = self.evsel.rsp_valid.val();
+        self.txpath.rsp_ev.next = self.evsel.rsp_ev.val();
+        self.txpath.rsp_value.next = self.evsel.rsp_value.val();
+        self.txpath.rsp_none.next = self.evsel.rsp_none.val();
+        self.ev_free.next = !self.evsel.busy.val() & !self.txpath.sel_valid.val();
+        self.evsel.mark_valid.next = self.ev_free.val() & self.retx.mark_valid.val();
+        self.evsel.mark_qp.next = self.retx.mark_qp.val();
+        self.evsel.mark_ev.next = self.retx.mark_ev.val();
+        self.retx.mark_ready.next = self.ev_free.val();
+        self.evc_take.next = self.ev_free.val() & !self.retx.mark_valid.val() & self.evc_valid.q.val();
+        self.evsel.ctl_valid.next = self.evc_take.val() & self.evc_ctl.q.val();
+        self.evsel.ctl_allow.next = self.evc_data.q.val().get_bit(32);
+        self.evsel.ctl_qp.next = self.evc_index.q.val().get_bits::<8>(0);
+        self.evsel.ctl_mask.next = self.evc_data.q.val().get_bits::<16>(0);
+        self.evsel.ctl_value.next = self.evc_data.q.val().get_bits::<16>(16);
+        self.evsel.wr_valid.next = self.evc_take.val() & !self.evc_ctl.q.val();
+        self.evsel.wr_set_ptr.next = self.evc_data.q.val().get_bit(16);
+        self.evsel.wr_qp.next = self.evc_index.q.val().get_bits::<8>(7);
+        self.evsel.wr_ev.next = self.evc_index.q.val().get_bits::<7>(0);
+        self.evsel.wr_value.next = self.evc_data.q.val().get_bits::<16>(0);
+        self.evsel.min_active.next = self.min_active.q.val();
+        if self.evc_take.val() & !self.cfg_ev.val() {
+            self.evc_valid.d.next = false;
+        }
+        // EV state changes -> EV-event ring 0 (hw::layout::ev_event: byte 1
+        // new state, byte 2 reason (0 control when the change is to GOOD
+        // or DENIED, 1 loss otherwise), bytes 4-6 QP, byte 10 EV index,
+        // bytes 12-15 time; the 16-bit EV value is not looked up: 0).
+        self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
+        self.evt_fifo.data_in.next = (bit_cast::<17, 8>(self.evsel.evt_qp.val()) << 9)
+            | (bit_cast::<17, 7>(self.evsel.evt_ev.val()) << 2)
+            | bit_cast::<17, 2>(self.evsel.evt_to.val());
+        self.evt_entry.next = (bit_cast::<256, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)) << 8)
+            | (bit_cast::<256, 8>(self.evt_fifo.data_out.val().get_bits::<8>(9)) << 32)
+            | (bit_cast::<256, 7>(self.evt_fifo.data_out.val().get_bits::<7>(2)) << 80)
+            | (bit_cast::<256, 32>(self.now_ns.val()) << 96);
+        if self.evt_fifo.data_out.val().get_bits::<2>(0) == 1 {
+            self.ev_rw.in_entry.next = self.evt_entry.val() | (bits::<256>(1) << 16);
+        } else {
+            self.ev_rw.in_entry.next = self.evt_entry.val();
+        }
+        self.ev_rw.in_valid.next = !self.evt_fifo.empty.val();
+        self.ev_rw.in_ring.next = 0.into();
+        self.evt_fifo.read.next = !self.evt_fifo.empty.val() & self.ev_rw.in_ready.val();
+
+        // ---- TX path -> TX builder (the header bundle into the request
+        // fields; the flags MRC never sets are constants).
+        self.txb.req_valid.next = self.txpath.hdr_valid.val();
+        self.txpath.hdr_ready.next = self.txb.req_ready.val();
+        self.txb.req_dst_mac.next = self.txpath.hdr.val().dst_mac;
+        self.txb.req_src_mac.next = self.txpath.hdr.val().src_mac;
+        self.txb.req_vlan.next = self.txpath.hdr.val().vlan;
+        self.txb.req_vlan_tci.next = self.txpath.hdr.val().vlan_tci;
+        self.txb.req_ipv6.next = self.txpath.hdr.val().ipv6;
+        self.txb.req_src_ip.next = self.txpath.hdr.val().src_ip;
+        self.txb.req_dst_ip.next = self.txpath.hdr.val().dst_ip;
+        self.txb.req_dscp.next = self.txpath.hdr.val().dscp;
+        self.txb.req_ecn.next = 0.into();
+        self.txb.req_ttl.next = self.txpath.hdr.val().ttl;
+        self.txb.req_ev.next = self.txpath.hdr.val().ev;
+        self.txb.req_opcode.next = self.txpath.hdr.val().opcode;
+        self.txb.req_se.next = false;
+        self.txb.req_mig.next = true;
+        self.txb.req_pad.next = self.txpath.hdr.val().pad;
+        self.txb.req_pkey.next = self.txpath.hdr.val().pkey;
+        self.txb.req_fecn.next = false;
+        self.txb.req_becn.next = false;
+        self.txb.req_dest_qp.next = self.txpath.hdr.val().dest_qp;
+        self.txb.req_ack_req.next = self.txpath.hdr.val().ack_req;
+        self.txb.req_xbit.next = true;
+        self.txb.req_psn.next = self.txpath.hdr.val().psn;
+        self.txb.req_reth_va.next = self.txpath.hdr.val().reth_va;
+        self.txb.req_reth_rkey.next = self.txpath.hdr.val().reth_rkey;
+        self.txb.req_reth_len.next = self.txpath.hdr.val().reth_len;
+        self.txb.req_imm.next = self.txpath.hdr.val().imm;
+        self.txb.req_aeth_syndrome.next = self.txpath.hdr.val().aeth_syndrome;
+        self.txb.req_aeth_msn.next = self.txpath.hdr.val().aeth_msn;
+        self.txb.req_ext.next = self.txpath.hdr.val().ext;
+        self.txb.req_ext_len.next = self.txpath.hdr.val().ext_len;
+        self.txb.req_payload_len.next = self.txpath.hdr.val().payload_len;
+        // ACK records: from the responder side (not in the top yet).
+        self.txpath.ack_valid.next = false;
+        self.txpath.ack_qp.next = 0.into();
+        self.txpath.ack_kind.next = 0.into();
+        self.txpath.ack_psn.next = 0.into();
+        self.txpath.ack_cum.next = 0.into();
+        self.txpath.ack_msn.next = 0.into();
+        self.txpath.ack_nack_kind.next = 0.into();
+        self.txpath.ack_nak_code.next = 0.into();
+        self.txpath.ack_base.next = 0.into();
+        self.txpath.ack_bitmap.next = 0.into();
+        self.txpath.ack_ecn_count.next = 0.into();
+        self.txpath.ack_ev.next = 0.into();
+        self.txpath.ack_ev_index.next = 0.into();
+        self.txpath.ack_echo_ts.next = 0.into();
+
+        // ---- Retransmit engine operations: QP start, then the TX path's
+        // send records (the RX path's SACK/NACK records join here).
+        self.retx.now.next = self.now_ns.val();
+        self.rt_g_init.next = self.init_retx.q.val();
+        self.rt_g_sent.next = !self.rt_g_init.val() & self.txpath.sent_valid.val();
+        self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_sent.val();
+        self.retx.op_kind.next = 1.into();
+        self.retx.op_qp.next = self.txpath.sent_qp.val();
+        self.retx.op_psn.next = self.txpath.sent_psn.val();
+        self.retx.op_ev.next = self.txpath.sent_ev.val();
+        self.retx.op_time.next = self.txpath.sent_time.val();
+        self.retx.op_len.next = self.txpath.sent_len.val();
+        self.retx.op_base.next = 0.into();
+        self.retx.op_bitmap.next = 0.into();
+        if self.rt_g_init.val() {
+            self.retx.op_kind.next = 0.into();
+            self.retx.op_qp.next = self.init_qp.q.val();
+            self.retx.op_psn.next = self.init_psn.q.val();
+            if self.retx.op_ready.val() {
+                self.init_retx.d.next = false;
+            }
+        }
+        self.txpath.sent_ready.next = self.rt_g_sent.val() & self.retx.op_ready.val();
+
+        // ---- Completion rings and DMA writes.
+        self.cq_rw.in_valid.next = false;
+        self.cq_rw.in_ring.next = 0.into();
+        self.cq_rw.in_entry.next = 0.into();
+        self.wr_arb_a.a_req_valid.next = false;
+        self.wr_arb_a.a_req_addr.next = 0.into();
+        self.wr_arb_a.a_req_len.next = 0.into();
+        self.wr_arb_a.a_data_valid.next = false;
+        self.wr_arb_a.a_data.next = 0.into();
+        self.wr_arb_a.a_keep.next = 0.into();
+        self.wr_arb_a.a_last.next = false;
+        self.wr_arb_a.b_req_valid.next = self.cq_rw.dma_wr_req_valid.val();
+        self.cq_rw.dma_wr_req_ready.next = self.wr_arb_a.b_req_ready.val();
+        self.wr_arb_a.b_req_addr.next = self.cq_rw.dma_wr_req_addr.val();
+        self.wr_arb_a.b_req_len.next = self.cq_rw.dma_wr_req_len.val();
+        self.wr_arb_a.b_data_valid.next = self.cq_rw.dma_wr_data_valid.val();
+        self.cq_rw.dma_wr_data_ready.next = self.wr_arb_a.b_data_ready.val();
+        self.wr_arb_a.b_data.next = self.cq_rw.dma_wr_data.val();
+        self.wr_arb_a.b_keep.next = self.cq_rw.dma_wr_keep.val();
+        self.wr_arb_a.b_last.next = self.cq_rw.dma_wr_last.val();
+        self.wr_arb_b.a_req_valid.next = self.wr_arb_a.m_req_valid.val();
+        self.wr_arb_a.m_req_ready.next = self.wr_arb_b.a_req_ready.val();
+        self.wr_arb_b.a_req_addr.next = self.wr_arb_a.m_req_addr.val();
+        self.wr_arb_b.a_req_len.next = self.wr_arb_a.m_req_len.val();
+        self.wr_arb_b.a_data_valid.next = self.wr_arb_a.m_data_valid.val();
+        self.wr_arb_a.m_data_ready.next = self.wr_arb_b.a_data_ready.val();
+        self.wr_arb_b.a_data.next = self.wr_arb_a.m_data.val();
+        self.wr_arb_b.a_keep.next = self.wr_arb_a.m_keep.val();
+        self.wr_arb_b.a_last.next = self.wr_arb_a.m_last.val();
+        self.wr_arb_b.b_req_valid.next = self.ev_rw.dma_wr_req_valid.val();
+        self.ev_rw.dma_wr_req_ready.next = self.wr_arb_b.b_req_ready.val();
+        self.wr_arb_b.b_req_addr.next = self.ev_rw.dma_wr_req_addr.val();
+        self.wr_arb_b.b_req_len.next = self.ev_rw.dma_wr_req_len.val();
+        self.wr_arb_b.b_data_valid.next = self.ev_rw.dma_wr_data_valid.val();
+        self.ev_rw.dma_wr_data_ready.next = self.wr_arb_b.b_data_ready.val();
+        self.wr_arb_b.b_data.next = self.ev_rw.dma_wr_data.val();
+        self.wr_arb_b.b_keep.next = self.ev_rw.dma_wr_keep.val();
+        self.wr_arb_b.b_last.next = self.ev_rw.dma_wr_last.val();
+        self.dma_wr_req_valid.next = self.wr_arb_b.m_req_valid.val();
+        self.wr_arb_b.m_req_ready.next = self.dma_wr_req_ready.val();
+        self.dma_wr_req_addr.next = self.wr_arb_b.m_req_addr.val();
+        self.dma_wr_req_len.next = self.wr_arb_b.m_req_len.val();
+        self.dma_wr_data_valid.next = self.wr_arb_b.m_data_valid.val();
+        self.wr_arb_b.m_data_ready.next = self.dma_wr_data_ready.val();
+        self.dma_wr_data.next = self.wr_arb_b.m_data.val();
+        self.dma_wr_keep.next = self.wr_arb_b.m_keep.val();
+        self.dma_wr_last.next = self.wr_arb_b.m_last.val();
+
+        // ---- Counters (slot order = WIRED_COUNTERS).
         self.csr.cnt_inc.next = bit_cast::<{ N_COUNTERS }, 1>(self.parser.out_valid.val().into())
             | (bit_cast::<{ N_COUNTERS }, 1>(self.parser.out_drop.val().into()) << 1)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_frames.val().into()) << 2)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_rand_drop.val().into()) << 3)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_ev_drop.val().into()) << 4)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_lb_discard.val().into()) << 5);
-        self.rx_valid.next = self.parser.out_valid.val();
-        self.rx_drop.next = self.parser.out_drop.val();
-        self.rx_reason.next = self.parser.out_reason.val();
-        self.rx_ipv6.next = self.parser.out_ipv6.val();
-        self.rx_vlan.next = self.parser.out_vlan.val();
-        self.rx_ecn_ce.next = self.parser.out_ecn_ce.val();
-        self.rx_trimmed.next = self.parser.out_trimmed.val();
-        self.rx_ev.next = self.parser.out_ev.val();
-        self.rx_opcode.next = self.parser.out_opcode.val();
-        self.rx_se.next = self.parser.out_se.val();
-        self.rx_mig.next = self.parser.out_mig.val();
-        self.rx_pad.next = self.parser.out_pad.val();
-        self.rx_pkey.next = self.parser.out_pkey.val();
-        self.rx_fecn.next = self.parser.out_fecn.val();
-        self.rx_becn.next = self.parser.out_becn.val();
-        self.rx_dest_qp.next = self.parser.out_dest_qp.val();
-        self.rx_ack_req.next = self.parser.out_ack_req.val();
-        self.rx_xbit.next = self.parser.out_xbit.val();
-        self.rx_psn.next = self.parser.out_psn.val();
-        self.rx_reth_va.next = self.parser.out_reth_va.val();
-        self.rx_reth_rkey.next = self.parser.out_reth_rkey.val();
-        self.rx_reth_len.next = self.parser.out_reth_len.val();
-        self.rx_imm.next = self.parser.out_imm.val();
-        self.rx_aeth_syndrome.next = self.parser.out_aeth_syndrome.val();
-        self.rx_aeth_msn.next = self.parser.out_aeth_msn.val();
-        self.rx_ext.next = self.parser.out_ext.val();
-        self.rx_payload_off.next = self.parser.out_payload_off.val();
-        self.rx_payload_len.next = self.parser.out_payload_len.val();
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_lb_discard.val().into()) << 5)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rtx_valid.val() & self.retx.rtx_ready.val()).into()) << 9)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rto_valid.val() & self.retx.rto_ready.val()).into()) << 10)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & (self.evsel.evt_to.val() == 1)).into()) << 11)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.cq_rw.cnt_written.val().into()) << 12)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.cq_rw.cnt_overflow.val().into()) << 13)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_tx_frame.val().into()) << 15)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_bad_request.val().into()) << 16)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_payload_mismatch.val().into()) << 17)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txpath.cnt_data_sent.val().into()) << 18)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txpath.cnt_ack_sent.val().into()) << 19)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.txpath.cnt_no_ev.val().into()) << 20)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.cc.cnt_held.val().into()) << 21)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                (self.req.cnt_bad_opcode.val() | self.req.cnt_bad_flags.val() | self.req.cnt_bad_length.val()).into(),
+            ) << 22)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.req.cnt_bad_doorbell.val() | self.req.cnt_db_stale.val()).into()) << 23)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_overflow.val().into()) << 24)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop.val().into()) << 25)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
+            ) << 26)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 27);
     }
 }

@@ -140,6 +140,19 @@ pub const COUNTERS: &[Counter] = &[
     Counter { name: "completion", group: group::COMPLETION, doc: "completions written" },
     Counter { name: "cq_overflow", group: group::COMPLETION, doc: "completions lost to a full CQ" },
     Counter { name: "placement_reject", group: group::PLACEMENT, doc: "writes rejected by the memory-registration check" },
+    Counter { name: "tx_frames", group: group::REQUESTER, doc: "frames the TX builder sent (data and ACKs)" },
+    Counter { name: "tx_bad_request", group: group::REQUESTER, doc: "header requests the TX builder dropped (unknown opcode, extension mismatch, too long)" },
+    Counter { name: "tx_payload_mismatch", group: group::REQUESTER, doc: "payload streams whose end disagreed with the header's length" },
+    Counter { name: "data_sent", group: group::REQUESTER, doc: "data packets the TX path handed to the TX builder" },
+    Counter { name: "ack_sent", group: group::RESPONDER, doc: "ACK / SACK / NACK packets the TX path handed to the TX builder" },
+    Counter { name: "no_good_ev", group: group::EV, doc: "selects retried because the QP had no GOOD EV" },
+    Counter { name: "cc_held", group: group::REQUESTER, doc: "packet admissions the congestion-control gate held" },
+    Counter { name: "req_bad_descriptor", group: group::REQUESTER, doc: "send descriptors rejected (opcode, flags or length)" },
+    Counter { name: "req_bad_doorbell", group: group::REQUESTER, doc: "doorbells beyond the ring or stale" },
+    Counter { name: "req_db_overflow", group: group::REQUESTER, doc: "doorbells lost to a full doorbell FIFO" },
+    Counter { name: "retx_drop", group: group::REQUESTER, doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)" },
+    Counter { name: "ev_event_lost", group: group::EV, doc: "EV state changes lost (event FIFO or EV-event ring full)" },
+    Counter { name: "ev_cfg_lost", group: group::EV, doc: "EV-table writes lost (a second write before the first reached the EV selector)" },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

@@ -236,3 +236,11 @@ impl Logic for RingWriter {
         }
     }
 }
+
+impl Default for RingWriter {
+    /// The completion-queue instance: 32-byte entries, config table
+    /// `regmap::cfg_table::CQ_RING`.
+    fn default() -> Self {
+        RingWriter::new(crate::regmap::cfg_table::CQ_RING, 5)
+    }
+}
