@@ -256,6 +256,7 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
         // DMA side.
         let mut reqs: VecDeque<(u64, usize, usize)> = VecDeque::new(); // (addr, len, bytes done)
         let mut stall_phase = 0u64;
+        let mut forced_block = None;
         let (mut in_placement, mut seen_placement, mut gap) = (false, false, 0u64);
         o.min_gap_between = u64::MAX;
         let mut cycle = 0u64;
@@ -280,6 +281,12 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
             // Long stall phases on the DMA side fill the ring.
             if stalls && stall_phase == 0 && r.below(1000) < 4 {
                 stall_phase = 40 + r.below(200);
+            }
+            // A stall phase at the start of each block of minimum-size
+            // frames: more than 16 of them arrive, the descriptor queue fills.
+            if stalls && fi % 72 == 48 && forced_block != Some(fi / 72) {
+                forced_block = Some(fi / 72);
+                stall_phase = stall_phase.max(60);
             }
             let stalled = stall_phase > 0;
             stall_phase = stall_phase.saturating_sub(1);
@@ -539,6 +546,7 @@ fn random_frames_commands_and_stalls() {
     assert!(n_place >= 50, "placements {n_place}");
     assert!(o.shifts.len() >= 30, "shift values {}", o.shifts.len());
     assert!(o.ring_full_drops >= 1, "no ring-full drop");
+    assert!(o.desc_full_drops >= 1, "no descriptor-queue-full drop");
     assert!(o.bad_pulses >= 1, "no wrong-id command");
     assert!(o.data_stall_cycles > 100 && o.req_stall_cycles > 10 && o.input_gaps > 100);
     assert!(o.max_beats_per_placement >= 10);
@@ -555,8 +563,8 @@ fn full_rate_without_stalls() {
     assert_eq!(o.input_gaps, 0, "the input must take a beat every cycle");
     assert_eq!(o.gaps_inside, 0, "a placement's beats must leave back to back");
     assert!(o.data_stall_cycles == 0 && o.req_stall_cycles == 0);
-    // docs/hw/rx_buffer.md: 3 idle cycles between placements.
-    assert!(o.min_gap_between <= 3, "gap between placements {}", o.min_gap_between);
+    // docs/hw/rx_buffer.md: 2 idle cycles between placements.
+    assert!(o.min_gap_between <= 2, "gap between placements {}", o.min_gap_between);
 }
 
 /// The Verilog of the two custom leaves is what the simulation's Rust
