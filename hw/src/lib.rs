@@ -4,7 +4,8 @@
 //!
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
-//! [`core::MrcCore`]. The flow is [`flow`].
+//! [`core::MrcCore`]; [`rx_buffer`] (RX frame buffer and payload placement)
+//! and the other blocks are not in the top yet. The flow is [`flow`].
 
 pub mod core;
 pub mod csr;

@@ -15,10 +15,10 @@
 //! Const generics (Rust cannot compute widths from other const generics):
 //! `RB` ring address bits (the ring holds `2^RB` beats), `RP = RB + 1`
 //! ring pointer bits (with the wrap bit), `DB` descriptor queue address
-//! bits (`2^DB` stored frames at most), `DP = DB + 1`.
+//! bits (`2^DB` stored frames at most), `DP = DB + 1`; `RB <= 10` (frame
+//! offsets are 17 bits), `DB <= 15` (ids are 16 bits).
 
 use rust_hdl::prelude::*;
-
 
 /// The instance: 1024 beats (64 KiB: seven 9000-byte jumbo frames
 /// or 1024 minimum-size frames) and up to 512 stored frames.
@@ -26,9 +26,6 @@ pub type RxBuffer = RxBufferN<10, 11, 9, 10>;
 /// The simulated instance: 64 beats (4 KiB) and up to 16 stored frames,
 /// small so the test fills it often.
 pub type RxBufferSmall = RxBufferN<6, 7, 4, 5>;
-
-/// Longest stored frame in bytes the descriptor can describe (17 bits).
-pub const MAX_FRAME_LEN: usize = (1 << 17) - 1;
 
 /// Index of the last valid byte of a beat: the highest set `tkeep` bit
 /// (0 when none is set). AXI-Stream packs bytes from lane 0, so this is
