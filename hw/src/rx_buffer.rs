@@ -15,10 +15,10 @@
 //! Const generics (Rust cannot compute widths from other const generics):
 //! `RB` ring address bits (the ring holds `2^RB` beats), `RP = RB + 1`
 //! ring pointer bits (with the wrap bit), `DB` descriptor queue address
-//! bits (`2^DB` stored frames at most), `DP = DB + 1`.
+//! bits (`2^DB` stored frames at most), `DP = DB + 1`; `RB <= 10` (frame
+//! offsets are 17 bits), `DB <= 15` (ids are 16 bits).
 
 use rust_hdl::prelude::*;
-
 
 /// The instance: 1024 beats (64 KiB: seven 9000-byte jumbo frames
 /// or 1024 minimum-size frames) and up to 512 stored frames.
@@ -26,9 +26,6 @@ pub type RxBuffer = RxBufferN<10, 11, 9, 10>;
 /// The simulated instance: 64 beats (4 KiB) and up to 16 stored frames,
 /// small so the test fills it often.
 pub type RxBufferSmall = RxBufferN<6, 7, 4, 5>;
-
-/// Longest stored frame in bytes the descriptor can describe (17 bits).
-pub const MAX_FRAME_LEN: usize = (1 << 17) - 1;
 
 /// Index of the last valid byte of a beat: the highest set `tkeep` bit
 /// (0 when none is set). AXI-Stream packs bytes from lane 0, so this is
@@ -196,7 +193,7 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     st3_stored: DFF<Bit>,
     st3_id: DFF<Bits<DP>>,
     drop_pulse: DFF<Bit>,
-    // Egress: 0 idle, 1 load head, 2 head (commands taken), 3 prime, 4 data.
+    // Egress: 0 idle, 2 head (on the descriptor RAM output; commands taken), 3 prime, 4 data.
     mode: DFF<Bits<3>>,
     desc_rd: DFF<Bits<DP>>,
     rd_ptr: DFF<Bits<RP>>,
@@ -228,6 +225,10 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     desc_empty: Signal<Local, Bit>,
     head_id: Signal<Local, Bits<16>>,
     head_beats: Signal<Local, Bits<RP>>,
+    hd_start: Signal<Local, Bits<RP>>,
+    hd_len: Signal<Local, Bits<17>>,
+    fr_start: Signal<Local, Bits<RP>>,
+    fr_len: Signal<Local, Bits<17>>,
     end_off: Signal<Local, Bits<19>>,
     advance: Signal<Local, Bit>,
     ra: Signal<Local, Bits<RP>>,
@@ -323,6 +324,10 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             desc_empty: Default::default(),
             head_id: Default::default(),
             head_beats: Default::default(),
+            hd_start: Default::default(),
+            hd_len: Default::default(),
+            fr_start: Default::default(),
+            fr_len: Default::default(),
             end_off: Default::default(),
             advance: Default::default(),
             ra: Default::default(),
@@ -422,7 +427,18 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.desc_empty.next = self.desc_wr.q.val() == self.desc_rd.q.val();
         self.head_id.next = bit_cast::<16, DP>(self.desc_rd.q.val());
         // Beats of the head frame: ceil(len / 64).
-        self.head_beats.next = bit_cast::<RP, 17>((self.h_len.q.val() + 63) >> 6);
+        // The head descriptor straight from the RAM output (its read address
+        // is held until the pop), registered for the placement that follows.
+        self.hd_start.next = bit_cast::<RP, 40>(self.desc.read_data.val());
+        self.hd_len.next = bit_cast::<17, 40>(self.desc.read_data.val() >> 20) + 1;
+        if self.mode.q.val() == 2 {
+            self.fr_start.next = self.hd_start.val();
+            self.fr_len.next = self.hd_len.val();
+        } else {
+            self.fr_start.next = self.h_start.q.val();
+            self.fr_len.next = self.h_len.q.val();
+        }
+        self.head_beats.next = bit_cast::<RP, 17>((self.fr_len.val() + 63) >> 6);
         self.end_off.next = bit_cast::<19, 18>(self.cmd_off.val()) + bit_cast::<19, 18>(self.cmd_len.val());
         self.tail.next = bit_cast::<7, 18>(self.cmd_len.val() & 63);
         self.funnel.lo.next = self.prev.q.val();
@@ -454,14 +470,12 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     self.p_bad.d.next = true;
                 }
             } else {
-                self.mode.d.next = 1.into();
+                // The head's descriptor is read at this edge.
+                self.mode.d.next = 2.into();
             }
-        } else if self.mode.q.val() == 1 {
-            // LOAD: the head descriptor is on the RAM output.
-            self.h_start.d.next = bit_cast::<RP, 40>(self.desc.read_data.val());
-            self.h_len.d.next = bit_cast::<17, 40>(self.desc.read_data.val() >> 20) + 1;
-            self.mode.d.next = 2.into();
         } else if self.mode.q.val() == 2 {
+            self.h_start.d.next = self.hd_start.val();
+            self.h_len.d.next = self.hd_len.val();
             // HEAD: take the command for the oldest stored frame.
             if self.cmd_valid.val() {
                 if self.cmd_id.val() != self.head_id.val() {
@@ -474,7 +488,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     } else {
                         self.p_discarded.d.next = true;
                     }
-                } else if (self.end_off.val() > bit_cast::<19, 17>(self.h_len.q.val())) | self.cmd_len.val().get_bit(16) | self.cmd_len.val().get_bit(17) {
+                } else if (self.end_off.val() > bit_cast::<19, 17>(self.hd_len.val())) | self.cmd_len.val().get_bit(16) | self.cmd_len.val().get_bit(17) {
                     // Outside the frame (or too long for one request):
                     // free the frame without writing.
                     self.p_range.d.next = true;
@@ -483,7 +497,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     self.req_v.d.next = true;
                     self.req_addr.d.next = self.cmd_addr.val();
                     self.req_len.d.next = bit_cast::<16, 18>(self.cmd_len.val());
-                    self.ra.next = self.h_start.q.val() + bit_cast::<RP, 18>(self.cmd_off.val() >> 6);
+                    self.ra.next = self.hd_start.val() + bit_cast::<RP, 18>(self.cmd_off.val() >> 6);
                     self.shift.d.next = bit_cast::<6, 18>(self.cmd_off.val() & 63);
                     self.rem.d.next = bit_cast::<12, 18>((self.cmd_len.val() + 63) >> 6);
                     if self.tail.val() == 0 {
@@ -525,10 +539,10 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         // this edge, so a waiting frame is loaded right away (no idle cycle).
         if self.pop.val() {
             self.desc_rd.d.next = self.rd_next.val();
-            self.rd_ptr.d.next = self.h_start.q.val() + self.head_beats.val();
+            self.rd_ptr.d.next = self.fr_start.val() + self.head_beats.val();
             self.desc.read_address.next = bit_cast::<DB, DP>(self.rd_next.val());
             if self.desc_wr.q.val() != self.rd_next.val() {
-                self.mode.d.next = 1.into();
+                self.mode.d.next = 2.into();
             } else {
                 self.mode.d.next = 0.into();
             }

@@ -11,10 +11,12 @@
 //!   DMA read and write ports, with random latency and stalls, which also
 //!   checks the protocol (lengths, `last`, keep masks).
 //! * [`axil`]: AXI-Lite master for the CSRs.
+//! * [`nic`]: one verilated `MrcCore` with all of the above around it.
 //! * [`rng`]: the small seeded generator they share.
 
 pub mod axil;
 pub mod axis;
+pub mod nic;
 pub mod dma;
 pub mod rng;
 
