@@ -124,7 +124,7 @@ impl Nic {
 
     /// Ring QP `qp`'s doorbell with the new send-queue producer index.
     pub fn doorbell(&mut self, qp: u8, producer: u32) {
-        self.csr_write(regmap::doorbell::BASE + regmap::doorbell::WINDOW + 4 * u16::from(qp), producer);
+        self.csr_write(regmap::doorbell::WINDOW + 4 * u16::from(qp), producer);
     }
 
     /// Read a counter by name.

@@ -110,6 +110,16 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
         nic.step();
         cycles += 1;
     }
+    if std::env::var_os("CORE_DEBUG").is_some() {
+        eprintln!("dma reads {} writes {} errors {:?}", nic.dma.reads_done, nic.dma.writes_done, nic.dma.errors);
+        for c in hw::core::WIRED_COUNTERS {
+            let v = nic.counter(c);
+            if v != 0 {
+                eprintln!("counter {c} = {v}");
+            }
+        }
+        eprintln!("cfg status {:#x}", nic.csr_read(regmap::cfg::BASE + regmap::cfg::STATUS));
+    }
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
     assert_eq!(nic.tx.bad_keep, 0);
     let frames: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
