@@ -20,6 +20,16 @@ for t in mrc rc; do
   cargo run --quiet --locked --bin mrc -- transfer --transport "$t" --evs 8 --fail-ev 3@50us \
     --loss 0.001 --messages 200 --size 64KiB >/dev/null
 done
+# The RTL flow on the whole design: Verilator lint of every block and the
+# top, Yosys synthesis of the top with its resource report, the U250 budget
+# (<= 15% LUT, <= 30% BRAM; exits non-zero over budget), and the open part
+# of the Alveo flow (Tcl/XDC check against stubbed Vivado commands, lint of
+# the board tops with the real core).
+rtl="target/rtl-ci"
+cargo run --quiet --locked --bin mrc -- rtl lint --out "$rtl" | tail -n 3
+cargo run --quiet --locked --bin mrc -- rtl synth --block mrc_core --out "$rtl"
+cargo run --quiet --locked --bin mrc -- rtl budget --board u250 --from "$rtl/synth.json" --out "$rtl"
+make -s -C bitstreams tcl-check lint-top
 passed=$(grep -Eo '^test result: [a-z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -Eo '; [0-9]+ failed' "$log" | awk '{s+=$2} END {print s+0}')
 echo "scripts/test.sh: all checks passed"

@@ -2,8 +2,8 @@
 // Xilinx IPs and primitives the top instantiates, with the port lists of
 // PG194 (XDMA AXI bridge), PG203 (CMAC USPlus AXIS), PG164/PG065 (AXI
 // clock/protocol/width converters) and UG974 (IBUFDS_GTE4, IBUF) as far as
-// the top uses them, and mrc_core with the ports the top expects (the
-// shared conventions; the lead's core replaces it in the real build).
+// the top uses them. The real mrc_core and mrc_dma_axi come from
+// `mrc rtl verilog`.
 // Outputs are tied to zero. Lint only: nothing here is synthesized.
 /* verilator lint_off UNDRIVEN */
 /* verilator lint_off UNUSEDSIGNAL */
@@ -161,25 +161,5 @@ module axi_cc_csr (
 );
 endmodule
 
-// mrc_core with the ports the top expects (shared conventions of the hw
-// issue). The real one comes from `mrc rtl verilog`.
-module mrc_core (
-    input wire clock,
-    input wire [511:0] s_rx_tdata, input wire [63:0] s_rx_tkeep, input wire s_rx_tlast, input wire s_rx_tvalid, output wire s_rx_tready,
-    output wire [511:0] m_tx_tdata, output wire [63:0] m_tx_tkeep, output wire m_tx_tlast, output wire m_tx_tvalid, input wire m_tx_tready,
-    output wire dma_rd_req_valid, input wire dma_rd_req_ready, output wire [63:0] dma_rd_req_addr,
-    output wire [15:0] dma_rd_req_len, output wire [7:0] dma_rd_req_tag,
-    input wire dma_rd_rsp_valid, output wire dma_rd_rsp_ready, input wire [511:0] dma_rd_rsp_data,
-    input wire [63:0] dma_rd_rsp_keep, input wire dma_rd_rsp_last, input wire [7:0] dma_rd_rsp_tag,
-    output wire dma_wr_req_valid, input wire dma_wr_req_ready, output wire [63:0] dma_wr_req_addr, output wire [15:0] dma_wr_req_len,
-    output wire dma_wr_data_valid, input wire dma_wr_data_ready, output wire [511:0] dma_wr_data,
-    output wire [63:0] dma_wr_keep, output wire dma_wr_last,
-    input wire [15:0] s_axil_awaddr, input wire s_axil_awvalid, output wire s_axil_awready,
-    input wire [31:0] s_axil_wdata, input wire [3:0] s_axil_wstrb, input wire s_axil_wvalid, output wire s_axil_wready,
-    output wire [1:0] s_axil_bresp, output wire s_axil_bvalid, input wire s_axil_bready,
-    input wire [15:0] s_axil_araddr, input wire s_axil_arvalid, output wire s_axil_arready,
-    output wire [31:0] s_axil_rdata, output wire [1:0] s_axil_rresp, output wire s_axil_rvalid, input wire s_axil_rready
-);
-endmodule
 
 `default_nettype wire
