@@ -158,7 +158,9 @@ pub struct MrcCore {
     evc_data: DFF<Bits<48>>,
     min_active: DFF<Bits<8>>,
     /// EV events waiting for the EV-event ring (qp 8 | ev 7 | to 2).
-    evt_fifo: SynchronousFIFO<Bits<17>, 4, 5, 1>,
+    /// (128 deep: a deny / allow changes up to 128 EVs in as many cycles,
+    /// the ring writer takes one entry per 4 cycles.)
+    evt_fifo: SynchronousFIFO<Bits<17>, 7, 8, 1>,
     // ---- Locals.
     now_ns: Signal<Local, Bits<32>>,
     cc_g_init: Signal<Local, Bit>,

@@ -44,6 +44,8 @@ fn configure(nic: &mut Nic) {
         hw::tx_path::table::LOCAL_INDEX,
         &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
     );
+    // EV-event ring 0 at 0x9000_0000, 256 slots of 16 bytes.
+    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
     // EV set: EVs 0..8 get values 0x1000 + i; every other EV keeps value 0
     // and is denied (mask 0xFFFF, value 0).
     for e in 0..EVS {
@@ -171,6 +173,16 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
             psn = (psn + 1) & 0xFF_FFFF;
         }
     }
+    nic.run(1000);
+    // The deny of EVs 8..127 reached the control plane as 120 EV events
+    // (DENIED, reason control) in the EV-event ring, in index order.
+    for (i, e) in (u32::from(EVS)..128).enumerate() {
+        let b = nic.dma.mem.read_vec(0x9000_0000 + 16 * i as u64, 16);
+        let ev = hw::layout::EvEvent::decode(&b).unwrap_or_else(|err| panic!("EV event {i}: {err:?}"));
+        assert_eq!((ev.phase, ev.qp, ev.ev_index), (true, u32::from(QP), e as u8), "EV event {i}: {ev:?}");
+        assert_eq!(ev.new_state, hw::layout::EvNewState::Denied);
+    }
+    assert_eq!(nic.counter("ev_event_lost"), 0);
     // Counters read back through AXI-Lite agree.
     assert_eq!(nic.counter("data_sent") as usize, want_packets);
     assert_eq!(nic.counter("tx_frames") as usize, want_packets);
