@@ -13,6 +13,7 @@ use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
+use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
@@ -104,6 +105,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
+        emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
     ]
 }
 

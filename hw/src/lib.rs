@@ -19,6 +19,7 @@ pub mod layout;
 pub mod regmap;
 pub mod ring_writer;
 pub mod requester;
+pub mod rx_buffer;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
