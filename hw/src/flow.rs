@@ -7,6 +7,8 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::ack_gen::AckGen;
+use crate::completion::CompletionTracker;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
@@ -106,6 +108,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
         emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
+        emit_block("mrc_ack_gen", &mut AckGen::default()),
+        emit_block("mrc_completion", &mut CompletionTracker::default()),
     ]
 }
 

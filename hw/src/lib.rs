@@ -5,7 +5,9 @@
 //! Blocks: [`csr`] (the self-describing register map of [`regmap`]) and
 //! [`rx_parser`] (RX header parser front end), joined in the top
 //! [`core::MrcCore`]; [`ev_selector`], [`sack_table`] and [`requester`]
-//! (the send-queue engine) stand alone so far. The host-memory and
+//! (the send-queue engine), [`ack_gen`] (ACK/SACK/NACK decisions) and
+//! [`completion`] (placement checks and WRITE-IMM completions) stand
+//! alone so far. The host-memory and
 //! config layouts shared with the driver are in [`layout`]. The flow is
 //! [`flow`].
 
@@ -13,6 +15,8 @@ pub mod core;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
+pub mod ack_gen;
+pub mod completion;
 pub mod ev_selector;
 pub mod flow;
 pub mod layout;

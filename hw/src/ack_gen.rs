@@ -1,0 +1,553 @@
+//! Responder ACK/SACK/NACK generator with coalescing, per QP: the rules of
+//! `proto::model::mrc` sections 3.3 and 3.4 (`docs/model-mrc.md`). One
+//! record per received data packet (after the SACK table's verdict and
+//! the placement check) goes in; a TX header request (SACK or NACK) comes
+//! out. See `docs/hw/ack_gen.md`.
+//!
+//! A one-stage read-modify-write pipeline over per-QP state held in RAM:
+//! the record is taken at an edge (the RAM reads are issued), decided in
+//! the next cycle (state written back, output fields registered). A SACK
+//! then requests a bitmap snapshot from the SACK table and waits for it;
+//! the TX request is held until `tx_ready`. The coalescing timer is a
+//! per-QP deadline in RAM visited by a round-robin scanner that uses the
+//! pipeline's idle cycles.
+
+use rust_hdl::prelude::*;
+
+/// log2 of the number of QPs.
+pub const QP_BITS: usize = 8;
+
+/// `tx_kind` values.
+pub mod kind {
+    /// SACK: ACK opcode, AETH ACK syndrome, MRC SACK extension.
+    pub const SACK: u8 = 1;
+    /// NACK: ACK opcode, AETH NAK syndrome, MRC NACK extension.
+    pub const NACK: u8 = 2;
+}
+
+/// `tx_nack_kind` values (= `proto::wire::NackKind` discriminants).
+pub mod nack {
+    pub const TRIMMED: u8 = 1;
+    pub const OUT_OF_WINDOW: u8 = 2;
+    pub const REMOTE_ACCESS: u8 = 3;
+}
+
+/// Config table ids decoded by this block (`cfg_table`).
+pub mod table {
+    /// Global parameters, `cfg_index` 0: `cfg_data[15:0]` = ack_every
+    /// (packets), `cfg_data[31:16]` = ack_delay (clock cycles).
+    pub const PARAMS: u8 = 4;
+    /// QP init, `cfg_index` = QP: `cfg_data[23:0]` = the receive start PSN.
+    pub const QP_INIT: u8 = 5;
+}
+
+/// The verdicts on `in_verdict` (as `hw::sack_table::verdict`).
+pub mod verdict {
+    pub const NEW: u8 = 1;
+    pub const DUPLICATE: u8 = 2;
+    pub const OUT_OF_WINDOW: u8 = 3;
+}
+
+/// The block. Ports are documented in `docs/hw/ack_gen.md`.
+#[derive(LogicBlock, Default)]
+pub struct AckGen {
+    pub clock: Signal<In, Clock>,
+    // Packet record.
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    pub in_qp: Signal<In, Bits<QP_BITS>>,
+    pub in_psn: Signal<In, Bits<24>>,
+    pub in_verdict: Signal<In, Bits<2>>,
+    pub in_ack_req: Signal<In, Bit>,
+    pub in_trimmed: Signal<In, Bit>,
+    pub in_ecn_ce: Signal<In, Bit>,
+    pub in_reject: Signal<In, Bit>,
+    pub in_drop: Signal<In, Bit>,
+    pub in_expected: Signal<In, Bits<24>>,
+    pub in_msn: Signal<In, Bits<24>>,
+    pub in_ev: Signal<In, Bits<16>>,
+    pub in_ev_index: Signal<In, Bits<16>>,
+    pub in_echo_ts: Signal<In, Bits<32>>,
+    // Config port.
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    // Snapshot request to the SACK table and its answer.
+    pub snap_valid: Signal<Out, Bit>,
+    pub snap_ready: Signal<In, Bit>,
+    pub snap_qp: Signal<Out, Bits<QP_BITS>>,
+    pub snap_base: Signal<Out, Bits<24>>,
+    pub snap_out_valid: Signal<In, Bit>,
+    pub snap_bitmap: Signal<In, Bits<64>>,
+    // TX header request.
+    pub tx_valid: Signal<Out, Bit>,
+    pub tx_ready: Signal<In, Bit>,
+    pub tx_qp: Signal<Out, Bits<QP_BITS>>,
+    pub tx_kind: Signal<Out, Bits<2>>,
+    pub tx_psn: Signal<Out, Bits<24>>,
+    pub tx_cum: Signal<Out, Bits<24>>,
+    pub tx_msn: Signal<Out, Bits<24>>,
+    pub tx_nack_kind: Signal<Out, Bits<2>>,
+    pub tx_nak_code: Signal<Out, Bits<5>>,
+    pub tx_base: Signal<Out, Bits<24>>,
+    pub tx_bitmap: Signal<Out, Bits<64>>,
+    pub tx_ecn_count: Signal<Out, Bits<16>>,
+    pub tx_ev: Signal<Out, Bits<16>>,
+    pub tx_ev_index: Signal<Out, Bits<16>>,
+    pub tx_echo_ts: Signal<Out, Bits<32>>,
+    // Counter pulses.
+    pub cnt_timer_sack: Signal<Out, Bit>,
+    pub cnt_dropped: Signal<Out, Bit>,
+    // Per-QP state, one RAM per field, all addressed by QP.
+    exp_ram: RAM<Bits<24>, QP_BITS>,
+    high_ram: RAM<Bits<24>, QP_BITS>,
+    msn_ram: RAM<Bits<24>, QP_BITS>,
+    unack_ram: RAM<Bits<16>, QP_BITS>,
+    ecn_ram: RAM<Bits<16>, QP_BITS>,
+    armed_ram: RAM<Bit, QP_BITS>,
+    dl_ram: RAM<Bits<16>, QP_BITS>,
+    tpsn_ram: RAM<Bits<24>, QP_BITS>,
+    tev_ram: RAM<Bits<16>, QP_BITS>,
+    tevi_ram: RAM<Bits<16>, QP_BITS>,
+    techo_ram: RAM<Bits<32>, QP_BITS>,
+    // Parameters.
+    ack_every: DFF<Bits<16>>,
+    ack_delay: DFF<Bits<16>>,
+    // Free-running cycle counter for the coalescing deadlines.
+    now: DFF<Bits<16>>,
+    // Pending QP init (applied in a cycle without a write-back).
+    cfg_pend: DFF<Bit>,
+    cfg_qp: DFF<Bits<QP_BITS>>,
+    cfg_psn: DFF<Bits<24>>,
+    // Timer scanner position.
+    scan_qp: DFF<Bits<QP_BITS>>,
+    // Stage 1: a packet record or a scan visit, RAM data arriving.
+    s1_v: DFF<Bit>,
+    s1_scan: DFF<Bit>,
+    s1_qp: DFF<Bits<QP_BITS>>,
+    s1_psn: DFF<Bits<24>>,
+    s1_verdict: DFF<Bits<2>>,
+    s1_ack_req: DFF<Bit>,
+    s1_trimmed: DFF<Bit>,
+    s1_ecn: DFF<Bit>,
+    s1_reject: DFF<Bit>,
+    s1_drop: DFF<Bit>,
+    s1_exp: DFF<Bits<24>>,
+    s1_msn: DFF<Bits<24>>,
+    s1_ev: DFF<Bits<16>>,
+    s1_evi: DFF<Bits<16>>,
+    s1_echo: DFF<Bits<32>>,
+    // Output side: 0 run, 1 snapshot request, 2 snapshot wait, 3 emit.
+    mode: DFF<Bits<2>>,
+    o_qp: DFF<Bits<QP_BITS>>,
+    o_kind: DFF<Bits<2>>,
+    o_psn: DFF<Bits<24>>,
+    o_cum: DFF<Bits<24>>,
+    o_msn: DFF<Bits<24>>,
+    o_nack_kind: DFF<Bits<2>>,
+    o_code: DFF<Bits<5>>,
+    o_base: DFF<Bits<24>>,
+    o_bitmap: DFF<Bits<64>>,
+    o_ecn: DFF<Bits<16>>,
+    o_ev: DFF<Bits<16>>,
+    o_evi: DFF<Bits<16>>,
+    o_echo: DFF<Bits<32>>,
+    o_timer: DFF<Bit>,
+    o_drop: DFF<Bit>,
+    // Combinational locals.
+    take: Signal<Local, Bit>,
+    scan_go: Signal<Local, Bit>,
+    accepted: Signal<Local, Bit>,
+    gap_d: Signal<Local, Bits<24>>,
+    opens_gap: Signal<Local, Bit>,
+    high1: Signal<Local, Bits<24>>,
+    high2: Signal<Local, Bits<24>>,
+    unack1: Signal<Local, Bits<16>>,
+    ecn1: Signal<Local, Bits<16>>,
+    expired: Signal<Local, Bit>,
+    h_d: Signal<Local, Bits<24>>,
+    dl_d: Signal<Local, Bits<16>>,
+    t_psn: Signal<Local, Bits<24>>,
+    t_exp: Signal<Local, Bits<24>>,
+    t_off: Signal<Local, Bits<24>>,
+    sack_base: Signal<Local, Bits<24>>,
+}
+
+impl Logic for AckGen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, ack_every, ack_delay, now, cfg_pend, cfg_qp, cfg_psn, scan_qp, s1_v, s1_scan, s1_qp, s1_psn,
+            s1_verdict, s1_ack_req, s1_trimmed, s1_ecn, s1_reject, s1_drop, s1_exp, s1_msn, s1_ev, s1_evi, s1_echo, mode,
+            o_qp, o_kind, o_psn, o_cum, o_msn, o_nack_kind, o_code, o_base, o_bitmap, o_ecn, o_ev, o_evi, o_echo,
+            o_timer, o_drop
+        );
+        self.exp_ram.read_clock.next = self.clock.val();
+        self.exp_ram.write_clock.next = self.clock.val();
+        self.high_ram.read_clock.next = self.clock.val();
+        self.high_ram.write_clock.next = self.clock.val();
+        self.msn_ram.read_clock.next = self.clock.val();
+        self.msn_ram.write_clock.next = self.clock.val();
+        self.unack_ram.read_clock.next = self.clock.val();
+        self.unack_ram.write_clock.next = self.clock.val();
+        self.ecn_ram.read_clock.next = self.clock.val();
+        self.ecn_ram.write_clock.next = self.clock.val();
+        self.armed_ram.read_clock.next = self.clock.val();
+        self.armed_ram.write_clock.next = self.clock.val();
+        self.dl_ram.read_clock.next = self.clock.val();
+        self.dl_ram.write_clock.next = self.clock.val();
+        self.tpsn_ram.read_clock.next = self.clock.val();
+        self.tpsn_ram.write_clock.next = self.clock.val();
+        self.tev_ram.read_clock.next = self.clock.val();
+        self.tev_ram.write_clock.next = self.clock.val();
+        self.tevi_ram.read_clock.next = self.clock.val();
+        self.tevi_ram.write_clock.next = self.clock.val();
+        self.techo_ram.read_clock.next = self.clock.val();
+        self.techo_ram.write_clock.next = self.clock.val();
+        self.now.d.next = self.now.q.val() + 1;
+        self.o_timer.d.next = false;
+        self.o_drop.d.next = false;
+        // Reads: by default keep reading stage 1's QP (so its data stays
+        // valid while stage 1 holds); a take or scan re-addresses them.
+        self.exp_ram.read_address.next = self.s1_qp.q.val();
+        self.high_ram.read_address.next = self.s1_qp.q.val();
+        self.msn_ram.read_address.next = self.s1_qp.q.val();
+        self.unack_ram.read_address.next = self.s1_qp.q.val();
+        self.ecn_ram.read_address.next = self.s1_qp.q.val();
+        self.armed_ram.read_address.next = self.s1_qp.q.val();
+        self.dl_ram.read_address.next = self.s1_qp.q.val();
+        self.tpsn_ram.read_address.next = self.s1_qp.q.val();
+        self.tev_ram.read_address.next = self.s1_qp.q.val();
+        self.tevi_ram.read_address.next = self.s1_qp.q.val();
+        self.techo_ram.read_address.next = self.s1_qp.q.val();
+        // Writes: stage 1's QP and the record's facts by default (the
+        // enables decide); a pending QP init overrides in a free cycle.
+        self.exp_ram.write_address.next = self.s1_qp.q.val();
+        self.high_ram.write_address.next = self.s1_qp.q.val();
+        self.msn_ram.write_address.next = self.s1_qp.q.val();
+        self.unack_ram.write_address.next = self.s1_qp.q.val();
+        self.ecn_ram.write_address.next = self.s1_qp.q.val();
+        self.armed_ram.write_address.next = self.s1_qp.q.val();
+        self.dl_ram.write_address.next = self.s1_qp.q.val();
+        self.tpsn_ram.write_address.next = self.s1_qp.q.val();
+        self.tev_ram.write_address.next = self.s1_qp.q.val();
+        self.tevi_ram.write_address.next = self.s1_qp.q.val();
+        self.techo_ram.write_address.next = self.s1_qp.q.val();
+        self.exp_ram.write_data.next = self.s1_exp.q.val();
+        self.high_ram.write_data.next = self.high_ram.read_data.val();
+        self.msn_ram.write_data.next = self.s1_msn.q.val();
+        self.unack_ram.write_data.next = 0.into();
+        self.ecn_ram.write_data.next = 0.into();
+        self.armed_ram.write_data.next = false;
+        self.dl_ram.write_data.next = self.dl_ram.read_data.val();
+        self.tpsn_ram.write_data.next = self.s1_psn.q.val();
+        self.tev_ram.write_data.next = self.s1_ev.q.val();
+        self.tevi_ram.write_data.next = self.s1_evi.q.val();
+        self.techo_ram.write_data.next = self.s1_echo.q.val();
+        self.exp_ram.write_enable.next = false;
+        self.high_ram.write_enable.next = false;
+        self.msn_ram.write_enable.next = false;
+        self.unack_ram.write_enable.next = false;
+        self.ecn_ram.write_enable.next = false;
+        self.armed_ram.write_enable.next = false;
+        self.dl_ram.write_enable.next = false;
+        self.tpsn_ram.write_enable.next = false;
+        self.tev_ram.write_enable.next = false;
+        self.tevi_ram.write_enable.next = false;
+        self.techo_ram.write_enable.next = false;
+
+        // Accept: run mode, no config pending, and (same-QP hazard) not
+        // the QP stage 1 is about to write back.
+        self.in_ready.next = (self.mode.q.val() == 0)
+            & !self.cfg_pend.q.val()
+            & !self.cfg_valid.val()
+            & !(self.s1_v.q.val() & (self.s1_qp.q.val() == self.in_qp.val()));
+        self.take.next = self.in_valid.val() & self.in_ready.val();
+        // The scanner uses a cycle nothing else is taken in.
+        self.scan_go.next = (self.mode.q.val() == 0)
+            & !self.take.val()
+            & !self.cfg_pend.q.val()
+            & !self.cfg_valid.val()
+            & !(self.s1_v.q.val() & (self.s1_qp.q.val() == self.scan_qp.q.val()));
+
+        // ---- Stage 1 computations (all from registers and RAM data).
+        self.accepted.next = (self.s1_verdict.q.val() == 1)
+            & !self.s1_trimmed.q.val()
+            & !self.s1_drop.q.val()
+            & !self.s1_reject.q.val();
+        // Gap: the PSN is after one past the highest received.
+        self.gap_d.next = self.s1_psn.q.val() - self.high_ram.read_data.val();
+        self.opens_gap.next = self.gap_d.val().any() & !self.gap_d.val().get_bit(23);
+        if self.gap_d.val().get_bit(23) {
+            self.high1.next = self.high_ram.read_data.val();
+        } else {
+            self.high1.next = self.s1_psn.q.val() + 1;
+        }
+        self.h_d.next = self.high1.val() - self.s1_exp.q.val();
+        if self.h_d.val().get_bit(23) {
+            self.high2.next = self.s1_exp.q.val();
+        } else {
+            self.high2.next = self.high1.val();
+        }
+        if self.unack_ram.read_data.val() == 0xFFFF {
+            self.unack1.next = self.unack_ram.read_data.val();
+        } else {
+            self.unack1.next = self.unack_ram.read_data.val() + 1;
+        }
+        if self.s1_ecn.q.val() & (self.ecn_ram.read_data.val() != 0xFFFF) {
+            self.ecn1.next = self.ecn_ram.read_data.val() + 1;
+        } else {
+            self.ecn1.next = self.ecn_ram.read_data.val();
+        }
+        // Deadline reached: now - deadline is "not negative" (16-bit serial).
+        self.dl_d.next = self.now.q.val() - self.dl_ram.read_data.val();
+        self.expired.next = self.armed_ram.read_data.val() & !self.dl_d.val().get_bit(15);
+        // SACK trigger and base: the record itself, or (timer) the stored one.
+        if self.s1_scan.q.val() {
+            self.t_psn.next = self.tpsn_ram.read_data.val();
+            self.t_exp.next = self.exp_ram.read_data.val();
+        } else {
+            self.t_psn.next = self.s1_psn.q.val();
+            self.t_exp.next = self.s1_exp.q.val();
+        }
+        self.t_off.next = self.t_psn.val() - self.t_exp.val();
+        // Base = expected, unless the trigger lies 64..256 PSNs beyond it
+        // (inside the window): then the bitmap ends at the trigger.
+        if (self.t_off.val() >> 8).any() | !(self.t_off.val() >> 6).any() {
+            self.sack_base.next = self.t_exp.val();
+        } else {
+            self.sack_base.next = self.t_psn.val() - 63;
+        }
+
+        // Common output fields of a SACK (overridden for NACK / timer).
+        self.o_qp.d.next = self.s1_qp.q.val();
+        self.o_kind.d.next = 1.into();
+        self.o_psn.d.next = self.t_exp.val() - 1;
+        self.o_cum.d.next = self.t_exp.val() - 1;
+        self.o_msn.d.next = self.s1_msn.q.val();
+        self.o_nack_kind.d.next = 0.into();
+        self.o_code.d.next = 0.into();
+        self.o_base.d.next = self.sack_base.val();
+        self.o_ecn.d.next = 0.into();
+        self.o_ev.d.next = self.s1_ev.q.val();
+        self.o_evi.d.next = self.s1_evi.q.val();
+        self.o_echo.d.next = self.s1_echo.q.val();
+        self.o_bitmap.d.next = 0.into();
+
+        if self.mode.q.val() == 0 {
+            if self.s1_v.q.val() {
+                if self.s1_scan.q.val() {
+                    if self.expired.val() {
+                        // Coalescing timer: SACK from the stored trigger.
+                        self.o_msn.d.next = self.msn_ram.read_data.val();
+                        self.o_ecn.d.next = self.ecn_ram.read_data.val();
+                        self.o_ev.d.next = self.tev_ram.read_data.val();
+                        self.o_evi.d.next = self.tevi_ram.read_data.val();
+                        self.o_echo.d.next = self.techo_ram.read_data.val();
+                        self.o_timer.d.next = true;
+                        self.unack_ram.write_enable.next = true;
+                        self.ecn_ram.write_enable.next = true;
+                        self.armed_ram.write_enable.next = true;
+                        self.mode.d.next = 1.into();
+                    }
+                } else {
+                    // Every record carries the current expected PSN and MSN.
+                    self.exp_ram.write_enable.next = true;
+                    self.msn_ram.write_enable.next = true;
+                    if self.s1_verdict.q.val() == 3 {
+                        self.o_kind.d.next = 2.into();
+                        self.o_psn.d.next = self.s1_psn.q.val();
+                        self.o_cum.d.next = self.s1_exp.q.val() - 1;
+                        self.o_base.d.next = 0.into();
+                        self.o_nack_kind.d.next = 2.into();
+                        self.mode.d.next = 3.into();
+                    } else if self.s1_verdict.q.val() == 2 {
+                        // Duplicate: SACK at once, it becomes the trigger.
+                        self.unack_ram.write_enable.next = true;
+                        self.ecn_ram.write_enable.next = true;
+                        self.armed_ram.write_enable.next = true;
+                        self.tpsn_ram.write_enable.next = true;
+                        self.tev_ram.write_enable.next = true;
+                        self.tevi_ram.write_enable.next = true;
+                        self.techo_ram.write_enable.next = true;
+                        self.o_ecn.d.next = self.ecn_ram.read_data.val();
+                        self.mode.d.next = 1.into();
+                    } else if self.s1_verdict.q.val() == 1 {
+                        if self.s1_trimmed.q.val() {
+                            self.o_kind.d.next = 2.into();
+                            self.o_psn.d.next = self.s1_psn.q.val();
+                            self.o_cum.d.next = self.s1_exp.q.val() - 1;
+                            self.o_base.d.next = 0.into();
+                            self.o_nack_kind.d.next = 1.into();
+                            self.mode.d.next = 3.into();
+                        } else if self.s1_drop.q.val() {
+                            // Held-completion overflow: silently not
+                            // acknowledged (the requester resends).
+                            self.o_drop.d.next = true;
+                        } else if self.s1_reject.q.val() {
+                            self.o_kind.d.next = 2.into();
+                            self.o_psn.d.next = self.s1_psn.q.val();
+                            self.o_cum.d.next = self.s1_exp.q.val() - 1;
+                            self.o_base.d.next = 0.into();
+                            self.o_nack_kind.d.next = 3.into();
+                            self.o_code.d.next = 2.into();
+                            self.mode.d.next = 3.into();
+                        } else {
+                            // New packet placed: coalesce.
+                            self.high_ram.write_data.next = self.high2.val();
+                            self.high_ram.write_enable.next = true;
+                            self.tpsn_ram.write_enable.next = true;
+                            self.tev_ram.write_enable.next = true;
+                            self.tevi_ram.write_enable.next = true;
+                            self.techo_ram.write_enable.next = true;
+                            self.unack_ram.write_enable.next = true;
+                            self.ecn_ram.write_enable.next = true;
+                            if self.s1_ack_req.q.val() | self.opens_gap.val() | (self.unack1.val() >= self.ack_every.q.val()) {
+                                self.armed_ram.write_enable.next = true;
+                                self.o_ecn.d.next = self.ecn1.val();
+                                self.mode.d.next = 1.into();
+                            } else {
+                                self.unack_ram.write_data.next = self.unack1.val();
+                                self.ecn_ram.write_data.next = self.ecn1.val();
+                                if !self.armed_ram.read_data.val() {
+                                    self.armed_ram.write_data.next = true;
+                                    self.armed_ram.write_enable.next = true;
+                                    self.dl_ram.write_data.next = self.now.q.val() + self.ack_delay.q.val();
+                                    self.dl_ram.write_enable.next = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // Stage 1 is refilled (or emptied) in every run-mode cycle.
+            self.s1_v.d.next = self.take.val() | self.scan_go.val();
+            self.s1_scan.d.next = !self.take.val();
+            if self.take.val() {
+                self.s1_qp.d.next = self.in_qp.val();
+                self.s1_psn.d.next = self.in_psn.val();
+                self.s1_verdict.d.next = self.in_verdict.val();
+                self.s1_ack_req.d.next = self.in_ack_req.val();
+                self.s1_trimmed.d.next = self.in_trimmed.val();
+                self.s1_ecn.d.next = self.in_ecn_ce.val();
+                self.s1_reject.d.next = self.in_reject.val();
+                self.s1_drop.d.next = self.in_drop.val();
+                self.s1_exp.d.next = self.in_expected.val();
+                self.s1_msn.d.next = self.in_msn.val();
+                self.s1_ev.d.next = self.in_ev.val();
+                self.s1_evi.d.next = self.in_ev_index.val();
+                self.s1_echo.d.next = self.in_echo_ts.val();
+            } else if self.scan_go.val() {
+                self.s1_qp.d.next = self.scan_qp.q.val();
+                self.scan_qp.d.next = self.scan_qp.q.val() + 1;
+            }
+            if self.take.val() {
+                self.exp_ram.read_address.next = self.in_qp.val();
+                self.high_ram.read_address.next = self.in_qp.val();
+                self.msn_ram.read_address.next = self.in_qp.val();
+                self.unack_ram.read_address.next = self.in_qp.val();
+                self.ecn_ram.read_address.next = self.in_qp.val();
+                self.armed_ram.read_address.next = self.in_qp.val();
+                self.dl_ram.read_address.next = self.in_qp.val();
+                self.tpsn_ram.read_address.next = self.in_qp.val();
+                self.tev_ram.read_address.next = self.in_qp.val();
+                self.tevi_ram.read_address.next = self.in_qp.val();
+                self.techo_ram.read_address.next = self.in_qp.val();
+            } else if self.scan_go.val() {
+                self.exp_ram.read_address.next = self.scan_qp.q.val();
+                self.high_ram.read_address.next = self.scan_qp.q.val();
+                self.msn_ram.read_address.next = self.scan_qp.q.val();
+                self.unack_ram.read_address.next = self.scan_qp.q.val();
+                self.ecn_ram.read_address.next = self.scan_qp.q.val();
+                self.armed_ram.read_address.next = self.scan_qp.q.val();
+                self.dl_ram.read_address.next = self.scan_qp.q.val();
+                self.tpsn_ram.read_address.next = self.scan_qp.q.val();
+                self.tev_ram.read_address.next = self.scan_qp.q.val();
+                self.tevi_ram.read_address.next = self.scan_qp.q.val();
+                self.techo_ram.read_address.next = self.scan_qp.q.val();
+            }
+        } else {
+            // Stage 1 holds (its reads stay addressed); outputs hold.
+            self.o_qp.d.next = self.o_qp.q.val();
+            self.o_kind.d.next = self.o_kind.q.val();
+            self.o_psn.d.next = self.o_psn.q.val();
+            self.o_cum.d.next = self.o_cum.q.val();
+            self.o_msn.d.next = self.o_msn.q.val();
+            self.o_nack_kind.d.next = self.o_nack_kind.q.val();
+            self.o_code.d.next = self.o_code.q.val();
+            self.o_base.d.next = self.o_base.q.val();
+            self.o_ecn.d.next = self.o_ecn.q.val();
+            self.o_ev.d.next = self.o_ev.q.val();
+            self.o_evi.d.next = self.o_evi.q.val();
+            self.o_echo.d.next = self.o_echo.q.val();
+            self.o_bitmap.d.next = self.o_bitmap.q.val();
+            if self.mode.q.val() == 1 {
+                if self.snap_ready.val() {
+                    self.mode.d.next = 2.into();
+                }
+            } else if self.mode.q.val() == 2 {
+                if self.snap_out_valid.val() {
+                    self.o_bitmap.d.next = self.snap_bitmap.val();
+                    self.mode.d.next = 3.into();
+                }
+            } else if self.tx_ready.val() {
+                self.mode.d.next = 0.into();
+            }
+        }
+
+        // Config: parameters at once; a QP init waits for a cycle in which
+        // stage 1 writes nothing back (never more than one cycle).
+        if self.cfg_valid.val() & (self.cfg_table.val() == 4) & (self.cfg_index.val() == 0) {
+            self.ack_every.d.next = self.cfg_data.val().get_bits::<16>(0);
+            self.ack_delay.d.next = self.cfg_data.val().get_bits::<16>(16);
+        }
+        if self.cfg_pend.q.val() & !self.s1_v.q.val() {
+            self.cfg_pend.d.next = false;
+            self.exp_ram.write_address.next = self.cfg_qp.q.val();
+            self.high_ram.write_address.next = self.cfg_qp.q.val();
+            self.msn_ram.write_address.next = self.cfg_qp.q.val();
+            self.unack_ram.write_address.next = self.cfg_qp.q.val();
+            self.ecn_ram.write_address.next = self.cfg_qp.q.val();
+            self.armed_ram.write_address.next = self.cfg_qp.q.val();
+            self.exp_ram.write_data.next = self.cfg_psn.q.val();
+            self.high_ram.write_data.next = self.cfg_psn.q.val();
+            self.msn_ram.write_data.next = 0.into();
+            self.unack_ram.write_data.next = 0.into();
+            self.ecn_ram.write_data.next = 0.into();
+            self.armed_ram.write_data.next = false;
+            self.exp_ram.write_enable.next = true;
+            self.high_ram.write_enable.next = true;
+            self.msn_ram.write_enable.next = true;
+            self.unack_ram.write_enable.next = true;
+            self.ecn_ram.write_enable.next = true;
+            self.armed_ram.write_enable.next = true;
+        }
+        if self.cfg_valid.val() & (self.cfg_table.val() == 5) {
+            self.cfg_pend.d.next = true;
+            self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg_index.val());
+            self.cfg_psn.d.next = self.cfg_data.val().get_bits::<24>(0);
+        }
+
+        // Ports.
+        self.snap_valid.next = self.mode.q.val() == 1;
+        self.snap_qp.next = self.o_qp.q.val();
+        self.snap_base.next = self.o_base.q.val();
+        self.tx_valid.next = self.mode.q.val() == 3;
+        self.tx_qp.next = self.o_qp.q.val();
+        self.tx_kind.next = self.o_kind.q.val();
+        self.tx_psn.next = self.o_psn.q.val();
+        self.tx_cum.next = self.o_cum.q.val();
+        self.tx_msn.next = self.o_msn.q.val();
+        self.tx_nack_kind.next = self.o_nack_kind.q.val();
+        self.tx_nak_code.next = self.o_code.q.val();
+        self.tx_base.next = self.o_base.q.val();
+        self.tx_bitmap.next = self.o_bitmap.q.val();
+        self.tx_ecn_count.next = self.o_ecn.q.val();
+        self.tx_ev.next = self.o_ev.q.val();
+        self.tx_ev_index.next = self.o_evi.q.val();
+        self.tx_echo_ts.next = self.o_echo.q.val();
+        self.cnt_timer_sack.next = self.o_timer.q.val();
+        self.cnt_dropped.next = self.o_drop.q.val();
+    }
+}
