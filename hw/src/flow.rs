@@ -9,6 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::ack_gen::AckGen;
 use crate::completion::CompletionTracker;
+use crate::cc_gate::CcGate;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
@@ -19,6 +20,7 @@ use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
+use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
 
 /// A tool invocation failed.
@@ -110,6 +112,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
         emit_block("mrc_ack_gen", &mut AckGen::default()),
         emit_block("mrc_completion", &mut CompletionTracker::default()),
+        emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
+        emit_block("mrc_cc_gate", &mut CcGate::default()),
     ]
 }
 

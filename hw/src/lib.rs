@@ -11,6 +11,7 @@
 //! config layouts shared with the driver are in [`layout`]. The flow is
 //! [`flow`].
 
+pub mod cc_gate;
 pub mod core;
 pub mod csr;
 pub mod dma_arb;
@@ -24,6 +25,7 @@ pub mod regmap;
 pub mod ring_writer;
 pub mod requester;
 pub mod rx_buffer;
+pub mod retransmit;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
