@@ -18,6 +18,7 @@ use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
+use crate::rx_path::RxPath;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
@@ -114,6 +115,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_completion", &mut CompletionTracker::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
+        emit_block("mrc_rx_path", &mut RxPath::default()),
     ]
 }
 

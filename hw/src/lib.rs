@@ -27,5 +27,6 @@ pub mod requester;
 pub mod rx_buffer;
 pub mod retransmit;
 pub mod rx_parser;
+pub mod rx_path;
 pub mod sack_table;
 pub mod tx_path;
