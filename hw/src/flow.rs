@@ -20,6 +20,7 @@ use crate::ring_writer::RingWriter;
 use crate::fault_inject::FaultInject;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
+use crate::rx_path::RxPath;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
@@ -116,11 +117,13 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_axil", &mut AxiLiteSlave::default()),
         emit_block("mrc_fault_inject", &mut FaultInject::default()),
         emit_block("mrc_tx_builder", &mut TxBuilder::default()),
+        emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
         emit_block("mrc_ack_gen", &mut AckGen::default()),
         emit_block("mrc_completion", &mut CompletionTracker::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
         emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
+        emit_block("mrc_rx_path", &mut RxPath::default()),
     ]
 }
 

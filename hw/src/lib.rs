@@ -30,6 +30,7 @@ pub mod requester;
 pub mod retransmit;
 pub mod rx_buffer;
 pub mod rx_parser;
+pub mod rx_path;
 pub mod sack_table;
 pub mod tx_path;
 pub mod tx_builder;

@@ -1,0 +1,803 @@
+//! Receive-side glue of `MrcCore`: joins the RX parser's per-frame record
+//! with the RX buffer's per-frame status, and dispatches every frame, in
+//! frame order and one at a time, to the responder blocks (SACK table,
+//! completion tracker, ACK generator, RX buffer command) or to the
+//! requester's retransmit engine (MRC SACK / NACK), or discards it with a
+//! counter pulse per kind. Completion records of the completion tracker
+//! leave packed as CQEs (`hw::layout::cqe`) for a `RingWriter`, with the
+//! receive CQ of the QP snooped from the send-context rows (config table
+//! 1). See `docs/hw/rx_path.md`.
+
+use rust_hdl::prelude::*;
+
+/// Dispatcher states (written as literals in the `#[hdl_gen]` body).
+pub mod state {
+    pub const IDLE: u8 = 0;
+    /// Both FIFO heads are on the RAM outputs: join or drop a half.
+    pub const PEEK: u8 = 1;
+    /// The joined record is in the head registers: classify it.
+    pub const CLASSIFY: u8 = 2;
+    pub const SACK_REQ: u8 = 5;
+    pub const SACK_WAIT: u8 = 6;
+    pub const CMP_PKT: u8 = 7;
+    pub const ACKGEN: u8 = 8;
+    pub const CMP_RES: u8 = 9;
+    pub const OP: u8 = 10;
+    pub const CMP_PLACE: u8 = 11;
+    pub const ADV: u8 = 12;
+    pub const CMD: u8 = 13;
+    pub const CMD_WAIT: u8 = 14;
+}
+
+/// Config table whose rows carry a QP's receive start PSN (the completion
+/// tracker's QP init row, `[23:0]`): snooped to seed the expected-PSN
+/// shadow used for trimmed packets.
+pub const CFG_TABLE_QP_INIT: u8 = 7;
+/// Config table of the QP send-context rows (`hw::layout::CFG_TABLE_SQ_CTX`):
+/// snooped for `cq_index` (bits 64-79; the low 8 bits name the ring).
+pub const CFG_TABLE_SQ_CTX: u8 = 1;
+/// Depth of each join FIFO (log2 is 4).
+pub const JOIN_DEPTH: usize = 16;
+
+/// The RX path glue. Ports are described in `docs/hw/rx_path.md`.
+#[derive(LogicBlock, Default)]
+pub struct RxPath {
+    pub clock: Signal<In, Clock>,
+    // ---- RX parser record (one pulse per frame, no back-pressure).
+    pub prs_valid: Signal<In, Bit>,
+    pub prs_drop: Signal<In, Bit>,
+    pub prs_ecn_ce: Signal<In, Bit>,
+    pub prs_trimmed: Signal<In, Bit>,
+    pub prs_ev: Signal<In, Bits<32>>,
+    pub prs_opcode: Signal<In, Bits<8>>,
+    pub prs_dest_qp: Signal<In, Bits<24>>,
+    pub prs_ack_req: Signal<In, Bit>,
+    pub prs_xbit: Signal<In, Bit>,
+    pub prs_psn: Signal<In, Bits<24>>,
+    pub prs_reth_va: Signal<In, Bits<64>>,
+    pub prs_reth_rkey: Signal<In, Bits<32>>,
+    pub prs_reth_len: Signal<In, Bits<32>>,
+    pub prs_imm: Signal<In, Bits<32>>,
+    pub prs_ext: Signal<In, Bits<224>>,
+    pub prs_payload_off: Signal<In, Bits<18>>,
+    pub prs_payload_len: Signal<In, Bits<18>>,
+    // ---- RX buffer status (one pulse per frame) and command port.
+    pub rec_valid: Signal<In, Bit>,
+    pub rec_stored: Signal<In, Bit>,
+    pub rec_id: Signal<In, Bits<16>>,
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_id: Signal<Out, Bits<16>>,
+    pub cmd_place: Signal<Out, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_off: Signal<Out, Bits<18>>,
+    pub cmd_len: Signal<Out, Bits<18>>,
+    // ---- SACK table packet port.
+    pub sack_req_valid: Signal<Out, Bit>,
+    pub sack_req_ready: Signal<In, Bit>,
+    pub sack_req_qp: Signal<Out, Bits<8>>,
+    pub sack_req_psn: Signal<Out, Bits<24>>,
+    pub sack_out_valid: Signal<In, Bit>,
+    pub sack_out_verdict: Signal<In, Bits<2>>,
+    pub sack_out_expected: Signal<In, Bits<24>>,
+    // ---- Completion tracker.
+    pub pkt_valid: Signal<Out, Bit>,
+    pub pkt_ready: Signal<In, Bit>,
+    pub pkt_qp: Signal<Out, Bits<8>>,
+    pub pkt_psn: Signal<Out, Bits<24>>,
+    pub pkt_rkey: Signal<Out, Bits<32>>,
+    pub pkt_va: Signal<Out, Bits<64>>,
+    pub pkt_len: Signal<Out, Bits<16>>,
+    pub pkt_buf: Signal<Out, Bits<16>>,
+    pub pkt_first: Signal<Out, Bit>,
+    pub pkt_last: Signal<Out, Bit>,
+    pub pkt_has_imm: Signal<Out, Bit>,
+    pub pkt_dma_len: Signal<Out, Bits<32>>,
+    pub pkt_imm: Signal<Out, Bits<32>>,
+    pub place_valid: Signal<In, Bit>,
+    pub place_ready: Signal<Out, Bit>,
+    pub place_addr: Signal<In, Bits<64>>,
+    pub nack_valid: Signal<In, Bit>,
+    pub nack_ready: Signal<Out, Bit>,
+    pub res_valid: Signal<In, Bit>,
+    pub res_code: Signal<In, Bits<2>>,
+    pub adv_valid: Signal<Out, Bit>,
+    pub adv_ready: Signal<In, Bit>,
+    pub adv_qp: Signal<Out, Bits<8>>,
+    pub adv_expected: Signal<Out, Bits<24>>,
+    pub cq_valid: Signal<In, Bit>,
+    pub cq_ready: Signal<Out, Bit>,
+    pub cq_qp: Signal<In, Bits<8>>,
+    pub cq_imm: Signal<In, Bits<32>>,
+    pub cq_len: Signal<In, Bits<32>>,
+    pub cq_msn: Signal<In, Bits<24>>,
+    // ---- ACK generator input record.
+    pub ag_valid: Signal<Out, Bit>,
+    pub ag_ready: Signal<In, Bit>,
+    pub ag_qp: Signal<Out, Bits<8>>,
+    pub ag_psn: Signal<Out, Bits<24>>,
+    pub ag_verdict: Signal<Out, Bits<2>>,
+    pub ag_ack_req: Signal<Out, Bit>,
+    pub ag_trimmed: Signal<Out, Bit>,
+    pub ag_ecn_ce: Signal<Out, Bit>,
+    pub ag_reject: Signal<Out, Bit>,
+    pub ag_drop: Signal<Out, Bit>,
+    pub ag_expected: Signal<Out, Bits<24>>,
+    pub ag_msn: Signal<Out, Bits<24>>,
+    pub ag_ev: Signal<Out, Bits<16>>,
+    pub ag_ev_index: Signal<Out, Bits<16>>,
+    pub ag_echo_ts: Signal<Out, Bits<32>>,
+    // ---- Retransmit engine record port.
+    pub op_valid: Signal<Out, Bit>,
+    pub op_ready: Signal<In, Bit>,
+    pub op_kind: Signal<Out, Bits<3>>,
+    pub op_qp: Signal<Out, Bits<8>>,
+    pub op_psn: Signal<Out, Bits<24>>,
+    pub op_ev: Signal<Out, Bits<7>>,
+    pub op_time: Signal<Out, Bits<32>>,
+    pub op_len: Signal<Out, Bits<16>>,
+    pub op_base: Signal<Out, Bits<24>>,
+    pub op_bitmap: Signal<Out, Bits<64>>,
+    // ---- CQE out (to a RingWriter).
+    pub cqe_valid: Signal<Out, Bit>,
+    pub cqe_ready: Signal<In, Bit>,
+    pub cqe_ring: Signal<Out, Bits<8>>,
+    pub cqe_entry: Signal<Out, Bits<256>>,
+    // ---- Config write port (snooped).
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    // ---- Counter pulses.
+    /// A record was lost because its join FIFO was full.
+    pub cnt_join_full: Signal<Out, Bit>,
+    /// A frame whose other half was lost (join FIFO full): discarded.
+    pub cnt_join_lost: Signal<Out, Bit>,
+    /// A discard issued for a buffer id whose status record was lost.
+    pub cnt_id_gap: Signal<Out, Bit>,
+    /// The parser dropped the frame.
+    pub cnt_parse_drop: Signal<Out, Bit>,
+    /// A data packet the RX buffer did not store (lost, like a fabric drop).
+    pub cnt_not_stored: Signal<Out, Bit>,
+    /// A data packet the model rejects as malformed (ONLY length differs
+    /// from the RETH DMA length, DMA length above 2 GiB).
+    pub cnt_data_bad: Signal<Out, Bit>,
+    pub cnt_probe: Signal<Out, Bit>,
+    pub cnt_cnp: Signal<Out, Bit>,
+    /// RoCE without the MRC extension (plain RC).
+    pub cnt_rc: Signal<Out, Bit>,
+    /// Dest QP >= 256.
+    pub cnt_qp_range: Signal<Out, Bit>,
+    /// Anything else (an ACK without SACK/NACK, a remote-access NACK, other opcodes).
+    pub cnt_other: Signal<Out, Bit>,
+    /// A data packet dispatched (SACK table path).
+    pub cnt_data: Signal<Out, Bit>,
+    /// An MRC SACK/NACK handed to the retransmit engine.
+    pub cnt_ack: Signal<Out, Bit>,
+
+    // ---- Join FIFOs (RAM, 16 deep each).
+    pf_flags: RAM<Bits<8>, 4>,
+    pf_hdr: RAM<Bits<64>, 4>,
+    pf_va: RAM<Bits<64>, 4>,
+    pf_rkey: RAM<Bits<32>, 4>,
+    pf_dlen: RAM<Bits<32>, 4>,
+    pf_imm: RAM<Bits<32>, 4>,
+    pf_ext: RAM<Bits<224>, 4>,
+    pf_pay: RAM<Bits<36>, 4>,
+    bf: RAM<Bits<32>, 4>,
+    p_wr: DFF<Bits<5>>,
+    p_rd: DFF<Bits<5>>,
+    b_wr: DFF<Bits<5>>,
+    b_rd: DFF<Bits<5>>,
+    p_seq: DFF<Bits<8>>,
+    b_seq: DFF<Bits<8>>,
+    have_p: DFF<Bit>,
+    have_b: DFF<Bit>,
+    // ---- Head of the joined frame.
+    h_flags: DFF<Bits<8>>,
+    h_hdr: DFF<Bits<64>>,
+    h_va: DFF<Bits<64>>,
+    h_rkey: DFF<Bits<32>>,
+    h_dlen: DFF<Bits<32>>,
+    h_imm: DFF<Bits<32>>,
+    h_ext: DFF<Bits<224>>,
+    h_pay: DFF<Bits<36>>,
+    h_stored: DFF<Bit>,
+    h_id: DFF<Bits<16>>,
+    // ---- Dispatch state.
+    st: DFF<Bits<4>>,
+    verdict: DFF<Bits<2>>,
+    expected: DFF<Bits<24>>,
+    res: DFF<Bits<2>>,
+    paddr: DFF<Bits<64>>,
+    got_place: DFF<Bit>,
+    do_place: DFF<Bit>,
+    next_id: DFF<Bits<16>>,
+    gap: DFF<Bit>,
+    c_id: DFF<Bits<16>>,
+    c_place: DFF<Bit>,
+    /// Expected-PSN shadow per QP (trimmed packets bypass the SACK table).
+    shadow: RAM<Bits<24>, 8>,
+    // ---- CQE stage.
+    ring_of: RAM<Bits<8>, 8>,
+    a_valid: DFF<Bit>,
+    a_qp: DFF<Bits<8>>,
+    a_imm: DFF<Bits<32>>,
+    a_len: DFF<Bits<32>>,
+    a_msn: DFF<Bits<24>>,
+    o_valid: DFF<Bit>,
+    o_ring: DFF<Bits<8>>,
+    o_entry: DFF<Bits<256>>,
+    // ---- Counter registers.
+    k_join_full: DFF<Bit>,
+    k_join_lost: DFF<Bit>,
+    k_id_gap: DFF<Bit>,
+    k_parse_drop: DFF<Bit>,
+    k_not_stored: DFF<Bit>,
+    k_data_bad: DFF<Bit>,
+    k_probe: DFF<Bit>,
+    k_cnp: DFF<Bit>,
+    k_rc: DFF<Bit>,
+    k_qp_range: DFF<Bit>,
+    k_other: DFF<Bit>,
+    k_data: DFF<Bit>,
+    k_ack: DFF<Bit>,
+    // ---- Combinational helpers.
+    p_in: Signal<Local, Bit>,
+    p_count: Signal<Local, Bits<5>>,
+    b_count: Signal<Local, Bits<5>>,
+    pk_seq: Signal<Local, Bits<8>>,
+    bk_seq: Signal<Local, Bits<8>>,
+    p_before_b: Signal<Local, Bit>,
+    b_before_p: Signal<Local, Bit>,
+    p_lost: Signal<Local, Bit>,
+    b_lost: Signal<Local, Bit>,
+    opcode: Signal<Local, Bits<8>>,
+    qp: Signal<Local, Bits<8>>,
+    psn: Signal<Local, Bits<24>>,
+    is_drop: Signal<Local, Bit>,
+    trimmed: Signal<Local, Bit>,
+    xbit: Signal<Local, Bit>,
+    qp_ok: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    first: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    has_imm: Signal<Local, Bit>,
+    pay_off: Signal<Local, Bits<18>>,
+    pay_len: Signal<Local, Bits<18>>,
+    ext_type: Signal<Local, Bits<4>>,
+    nack_kind: Signal<Local, Bits<8>>,
+    malformed: Signal<Local, Bit>,
+    t_diff: Signal<Local, Bits<24>>,
+    a_take: Signal<Local, Bit>,
+    pw: Signal<Local, Bits<4>>,
+    d_pb: Signal<Local, Bits<8>>,
+    d_bp: Signal<Local, Bits<8>>,
+    d_pl: Signal<Local, Bits<8>>,
+    d_bl: Signal<Local, Bits<8>>,
+    pr: Signal<Local, Bits<4>>,
+    pwe: Signal<Local, Bit>,
+    f_drop: Signal<Local, Bits<1>>,
+    f_ecn: Signal<Local, Bits<1>>,
+    f_trim: Signal<Local, Bits<1>>,
+    f_ackreq: Signal<Local, Bits<1>>,
+    f_x: Signal<Local, Bits<1>>,
+    f_qpok: Signal<Local, Bits<1>>,
+    f_stored: Signal<Local, Bits<1>>,
+    a_move: Signal<Local, Bit>,
+}
+
+impl Logic for RxPath {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, p_wr, p_rd, b_wr, b_rd, p_seq, b_seq, have_p, have_b, h_flags, h_hdr, h_va, h_rkey, h_dlen,
+            h_imm, h_ext, h_pay, h_stored, h_id, st, verdict, expected, res, paddr, got_place, do_place, next_id, gap,
+            c_id, c_place, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_lost,
+            k_id_gap, k_parse_drop, k_not_stored, k_data_bad, k_probe, k_cnp, k_rc, k_qp_range, k_other, k_data, k_ack
+        );
+        self.pf_flags.read_clock.next = self.clock.val();
+        self.pf_flags.write_clock.next = self.clock.val();
+        self.pf_hdr.read_clock.next = self.clock.val();
+        self.pf_hdr.write_clock.next = self.clock.val();
+        self.pf_va.read_clock.next = self.clock.val();
+        self.pf_va.write_clock.next = self.clock.val();
+        self.pf_rkey.read_clock.next = self.clock.val();
+        self.pf_rkey.write_clock.next = self.clock.val();
+        self.pf_dlen.read_clock.next = self.clock.val();
+        self.pf_dlen.write_clock.next = self.clock.val();
+        self.pf_imm.read_clock.next = self.clock.val();
+        self.pf_imm.write_clock.next = self.clock.val();
+        self.pf_ext.read_clock.next = self.clock.val();
+        self.pf_ext.write_clock.next = self.clock.val();
+        self.pf_pay.read_clock.next = self.clock.val();
+        self.pf_pay.write_clock.next = self.clock.val();
+        self.bf.read_clock.next = self.clock.val();
+        self.bf.write_clock.next = self.clock.val();
+        self.shadow.read_clock.next = self.clock.val();
+        self.shadow.write_clock.next = self.clock.val();
+        self.ring_of.read_clock.next = self.clock.val();
+        self.ring_of.write_clock.next = self.clock.val();
+
+        // Counter pulses default low.
+        self.k_join_full.d.next = false;
+        self.k_join_lost.d.next = false;
+        self.k_id_gap.d.next = false;
+        self.k_parse_drop.d.next = false;
+        self.k_not_stored.d.next = false;
+        self.k_data_bad.d.next = false;
+        self.k_probe.d.next = false;
+        self.k_cnp.d.next = false;
+        self.k_rc.d.next = false;
+        self.k_qp_range.d.next = false;
+        self.k_other.d.next = false;
+        self.k_data.d.next = false;
+        self.k_ack.d.next = false;
+
+        // ---- Join FIFO inputs. Every record gets a sequence number (its
+        // frame's position) whether or not it fits, so the dispatcher can
+        // tell which half of a frame was lost.
+        self.p_count.next = self.p_wr.q.val() - self.p_rd.q.val();
+        self.b_count.next = self.b_wr.q.val() - self.b_rd.q.val();
+        self.p_in.next = self.prs_valid.val() | self.prs_drop.val();
+        self.pw.next = bit_cast::<4, 5>(self.p_wr.q.val());
+        self.f_drop.next = 0.into();
+        if self.prs_drop.val() {
+            self.f_drop.next = 1.into();
+        }
+        self.f_ecn.next = 0.into();
+        if self.prs_ecn_ce.val() {
+            self.f_ecn.next = 1.into();
+        }
+        self.f_trim.next = 0.into();
+        if self.prs_trimmed.val() {
+            self.f_trim.next = 1.into();
+        }
+        self.f_ackreq.next = 0.into();
+        if self.prs_ack_req.val() {
+            self.f_ackreq.next = 1.into();
+        }
+        self.f_x.next = 0.into();
+        if self.prs_xbit.val() {
+            self.f_x.next = 1.into();
+        }
+        self.f_qpok.next = 0.into();
+        if self.prs_dest_qp.val().get_bits::<16>(8) == 0 {
+            self.f_qpok.next = 1.into();
+        }
+        self.f_stored.next = 0.into();
+        if self.rec_stored.val() {
+            self.f_stored.next = 1.into();
+        }
+        self.pf_flags.write_address.next = self.pw.val();
+        self.pf_hdr.write_address.next = self.pw.val();
+        self.pf_va.write_address.next = self.pw.val();
+        self.pf_rkey.write_address.next = self.pw.val();
+        self.pf_dlen.write_address.next = self.pw.val();
+        self.pf_imm.write_address.next = self.pw.val();
+        self.pf_ext.write_address.next = self.pw.val();
+        self.pf_pay.write_address.next = self.pw.val();
+        self.pf_flags.write_data.next = bit_cast::<8, 1>(self.f_drop.val())
+            | (bit_cast::<8, 1>(self.f_ecn.val()) << 1)
+            | (bit_cast::<8, 1>(self.f_trim.val()) << 2)
+            | (bit_cast::<8, 1>(self.f_ackreq.val()) << 3)
+            | (bit_cast::<8, 1>(self.f_x.val()) << 4)
+            | (bit_cast::<8, 1>(self.f_qpok.val()) << 5);
+        self.pf_hdr.write_data.next = bit_cast::<64, 8>(self.prs_opcode.val())
+            | (bit_cast::<64, 8>(self.prs_dest_qp.val().get_bits::<8>(0)) << 8)
+            | (bit_cast::<64, 24>(self.prs_psn.val()) << 16)
+            | (bit_cast::<64, 16>(self.prs_ev.val().get_bits::<16>(0)) << 40)
+            | (bit_cast::<64, 8>(self.p_seq.q.val()) << 56);
+        self.pf_va.write_data.next = self.prs_reth_va.val();
+        self.pf_rkey.write_data.next = self.prs_reth_rkey.val();
+        self.pf_dlen.write_data.next = self.prs_reth_len.val();
+        self.pf_imm.write_data.next = self.prs_imm.val();
+        self.pf_ext.write_data.next = self.prs_ext.val();
+        self.pf_pay.write_data.next =
+            bit_cast::<36, 18>(self.prs_payload_off.val()) | (bit_cast::<36, 18>(self.prs_payload_len.val()) << 18);
+        self.pwe.next = self.p_in.val() & (self.p_count.val() != 16);
+        self.pf_flags.write_enable.next = self.pwe.val();
+        self.pf_hdr.write_enable.next = self.pwe.val();
+        self.pf_va.write_enable.next = self.pwe.val();
+        self.pf_rkey.write_enable.next = self.pwe.val();
+        self.pf_dlen.write_enable.next = self.pwe.val();
+        self.pf_imm.write_enable.next = self.pwe.val();
+        self.pf_ext.write_enable.next = self.pwe.val();
+        self.pf_pay.write_enable.next = self.pwe.val();
+        if self.p_in.val() {
+            self.p_seq.d.next = self.p_seq.q.val() + 1;
+            if self.p_count.val() != 16 {
+                self.p_wr.d.next = self.p_wr.q.val() + 1;
+            } else {
+                self.k_join_full.d.next = true;
+            }
+        }
+        self.bf.write_address.next = bit_cast::<4, 5>(self.b_wr.q.val());
+        self.bf.write_data.next = bit_cast::<32, 1>(self.f_stored.val())
+            | (bit_cast::<32, 16>(self.rec_id.val()) << 1)
+            | (bit_cast::<32, 8>(self.b_seq.q.val()) << 17);
+        self.bf.write_enable.next = self.rec_valid.val() & (self.b_count.val() != 16);
+        if self.rec_valid.val() {
+            self.b_seq.d.next = self.b_seq.q.val() + 1;
+            if self.b_count.val() != 16 {
+                self.b_wr.d.next = self.b_wr.q.val() + 1;
+            } else {
+                self.k_join_full.d.next = true;
+            }
+        }
+
+        // FIFO heads: the read address is the read pointer, so the RAM
+        // outputs hold the heads from the cycle after a pointer moves.
+        self.pr.next = bit_cast::<4, 5>(self.p_rd.q.val());
+        self.pf_flags.read_address.next = self.pr.val();
+        self.pf_hdr.read_address.next = self.pr.val();
+        self.pf_va.read_address.next = self.pr.val();
+        self.pf_rkey.read_address.next = self.pr.val();
+        self.pf_dlen.read_address.next = self.pr.val();
+        self.pf_imm.read_address.next = self.pr.val();
+        self.pf_ext.read_address.next = self.pr.val();
+        self.pf_pay.read_address.next = self.pr.val();
+        self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd.q.val());
+        self.pk_seq.next = self.pf_hdr.read_data.val().get_bits::<8>(56);
+        self.bk_seq.next = self.bf.read_data.val().get_bits::<8>(17);
+        // Serial order of 8-bit sequence numbers (FIFOs are 16 deep, so
+        // live numbers are never 128 apart).
+        self.d_pb.next = self.pk_seq.val() - self.bk_seq.val();
+        self.d_bp.next = self.bk_seq.val() - self.pk_seq.val();
+        self.d_pl.next = self.pk_seq.val() - self.b_seq.q.val();
+        self.d_bl.next = self.bk_seq.val() - self.p_seq.q.val();
+        self.p_before_b.next = self.d_pb.val().get_bit(7);
+        self.b_before_p.next = self.d_bp.val().get_bit(7);
+        // A head whose partner's record has already arrived (the partner's
+        // sequence counter is past it) but is not the partner FIFO's head.
+        self.p_lost.next = self.d_pl.val().get_bit(7);
+        self.b_lost.next = self.d_bl.val().get_bit(7);
+
+        // ---- Decoded head fields.
+        self.opcode.next = self.h_hdr.q.val().get_bits::<8>(0);
+        self.qp.next = self.h_hdr.q.val().get_bits::<8>(8);
+        self.psn.next = self.h_hdr.q.val().get_bits::<24>(16);
+        self.is_drop.next = self.h_flags.q.val().get_bit(0);
+        self.trimmed.next = self.h_flags.q.val().get_bit(2);
+        self.xbit.next = self.h_flags.q.val().get_bit(4);
+        self.qp_ok.next = self.h_flags.q.val().get_bit(5);
+        self.pay_off.next = self.h_pay.q.val().get_bits::<18>(0);
+        self.pay_len.next = self.h_pay.q.val().get_bits::<18>(18);
+        self.is_write.next = (self.opcode.val() >= 6) & (self.opcode.val() <= 11);
+        // FIRST 0x06, ONLY 0x0A, ONLY-IMM 0x0B carry a RETH.
+        self.first.next = (self.opcode.val() == 6) | (self.opcode.val() == 10) | (self.opcode.val() == 11);
+        self.last.next = (self.opcode.val() == 8)
+            | (self.opcode.val() == 9)
+            | (self.opcode.val() == 10)
+            | (self.opcode.val() == 11);
+        self.has_imm.next = (self.opcode.val() == 9) | (self.opcode.val() == 11);
+        self.ext_type.next = self.h_ext.q.val().get_bits::<4>(216);
+        self.nack_kind.next = self.h_ext.q.val().get_bits::<8>(208);
+        // The model's checks before the window (`handle_data`): an ONLY
+        // packet's payload equals its DMA length (unless trimmed), and a
+        // DMA length fits 2 GiB.
+        self.malformed.next = (self.first.val() & self.h_dlen.q.val().get_bit(31))
+            | (((self.opcode.val() == 10) | (self.opcode.val() == 11))
+                & !self.trimmed.val()
+                & (self.h_dlen.q.val() != bit_cast::<32, 18>(self.pay_len.val())));
+        self.t_diff.next = self.psn.val() - self.shadow.read_data.val();
+
+        // ---- Outputs driven from the state and the head registers.
+        self.sack_req_valid.next = self.st.q.val() == 5;
+        self.sack_req_qp.next = self.qp.val();
+        self.sack_req_psn.next = self.psn.val();
+        self.pkt_valid.next = self.st.q.val() == 7;
+        self.pkt_qp.next = self.qp.val();
+        self.pkt_psn.next = self.psn.val();
+        // Placement target: the RETH on FIRST/ONLY, the data extension's
+        // placement block (bytes 16-23 VA, 24-27 R_Key) otherwise.
+        if self.first.val() {
+            self.pkt_rkey.next = self.h_rkey.q.val();
+            self.pkt_va.next = self.h_va.q.val();
+        } else {
+            self.pkt_rkey.next = self.h_ext.q.val().get_bits::<32>(0);
+            self.pkt_va.next = self.h_ext.q.val().get_bits::<64>(32);
+        }
+        self.pkt_len.next = self.pay_len.val().get_bits::<16>(0);
+        self.pkt_buf.next = self.h_id.q.val();
+        self.pkt_first.next = self.first.val();
+        self.pkt_last.next = self.last.val();
+        self.pkt_has_imm.next = self.has_imm.val();
+        self.pkt_dma_len.next = self.h_dlen.q.val();
+        self.pkt_imm.next = self.h_imm.q.val();
+        self.place_ready.next = (self.st.q.val() == 9) | (self.st.q.val() == 11);
+        // NACK requests are not forwarded: `res_code` 1 carries the same
+        // fact to the ACK generator (`in_reject`).
+        self.nack_ready.next = true;
+        self.adv_valid.next = self.st.q.val() == 12;
+        self.adv_qp.next = self.qp.val();
+        self.adv_expected.next = self.expected.q.val();
+        self.ag_valid.next = self.st.q.val() == 8;
+        self.ag_qp.next = self.qp.val();
+        self.ag_psn.next = self.psn.val();
+        self.ag_verdict.next = self.verdict.q.val();
+        self.ag_ack_req.next = self.h_flags.q.val().get_bit(3);
+        self.ag_trimmed.next = self.trimmed.val();
+        self.ag_ecn_ce.next = self.h_flags.q.val().get_bit(1);
+        self.ag_reject.next = self.res.q.val() == 1;
+        self.ag_drop.next = self.res.q.val() == 2;
+        self.ag_expected.next = self.expected.q.val();
+        self.ag_msn.next = 0.into();
+        self.ag_ev.next = self.h_hdr.q.val().get_bits::<16>(40);
+        self.ag_ev_index.next = self.h_ext.q.val().get_bits::<16>(192);
+        self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
+        self.op_valid.next = self.st.q.val() == 10;
+        if self.ext_type.val() == 2 {
+            self.op_kind.next = 2.into();
+        } else if self.nack_kind.val() == 1 {
+            self.op_kind.next = 3.into();
+        } else {
+            self.op_kind.next = 4.into();
+        }
+        self.op_qp.next = self.qp.val();
+        self.op_psn.next = self.psn.val();
+        self.op_ev.next = self.h_ext.q.val().get_bits::<7>(192);
+        self.op_time.next = self.h_ext.q.val().get_bits::<32>(128);
+        self.op_len.next = 0.into();
+        self.op_base.next = self.h_ext.q.val().get_bits::<24>(64);
+        self.op_bitmap.next = self.h_ext.q.val().get_bits::<64>(0);
+        self.cmd_valid.next = self.st.q.val() == 14;
+        self.cmd_id.next = self.c_id.q.val();
+        self.cmd_place.next = self.c_place.q.val();
+        self.cmd_addr.next = self.paddr.q.val();
+        self.cmd_off.next = self.pay_off.val();
+        self.cmd_len.next = self.pay_len.val();
+
+        // Shadow of the expected PSN: read at the head's QP (a register,
+        // so the value is ready in CLASSIFY); written by every SACK table
+        // verdict and by the QP init rows.
+        // (In PEEK the head's QP is still on the FIFO RAM output, so the
+        // shadow read issued at the PEEK edge is ready in CLASSIFY.)
+        self.shadow.read_address.next = self.qp.val();
+        if self.st.q.val() == 1 {
+            self.shadow.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
+        }
+        self.shadow.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.shadow.write_data.next = self.cfg_data.val().get_bits::<24>(0);
+        self.shadow.write_enable.next =
+            self.cfg_valid.val() & (self.cfg_table.val() == 7) & (self.cfg_index.val() < 256);
+
+        // ---- Dispatcher.
+        if self.st.q.val() == 0 {
+            if (self.p_count.val() != 0) | (self.b_count.val() != 0) {
+                self.have_p.d.next = self.p_count.val() != 0;
+                self.have_b.d.next = self.b_count.val() != 0;
+                self.st.d.next = 1.into();
+            }
+        }
+        if self.st.q.val() == 1 {
+            // Defaults for a new frame.
+            self.res.d.next = 0.into();
+            self.got_place.d.next = false;
+            self.h_flags.d.next = self.pf_flags.read_data.val();
+            self.h_hdr.d.next = self.pf_hdr.read_data.val();
+            self.h_va.d.next = self.pf_va.read_data.val();
+            self.h_rkey.d.next = self.pf_rkey.read_data.val();
+            self.h_dlen.d.next = self.pf_dlen.read_data.val();
+            self.h_imm.d.next = self.pf_imm.read_data.val();
+            self.h_ext.d.next = self.pf_ext.read_data.val();
+            self.h_pay.d.next = self.pf_pay.read_data.val();
+            self.h_stored.d.next = self.bf.read_data.val().get_bit(0);
+            self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
+            self.st.d.next = 0.into();
+            if self.have_p.q.val() & self.have_b.q.val() & (self.pk_seq.val() == self.bk_seq.val()) {
+                self.p_rd.d.next = self.p_rd.q.val() + 1;
+                self.b_rd.d.next = self.b_rd.q.val() + 1;
+                self.st.d.next = 2.into();
+            } else if self.have_p.q.val()
+                & ((self.have_b.q.val() & self.p_before_b.val())
+                    | (!self.have_b.q.val() & (self.b_count.val() == 0) & self.p_lost.val()))
+            {
+                // The parser half of a frame whose buffer status was lost:
+                // nothing to command (a stored frame is caught by the id gap).
+                self.p_rd.d.next = self.p_rd.q.val() + 1;
+                self.k_join_lost.d.next = true;
+            } else if self.have_b.q.val()
+                & ((self.have_p.q.val() & self.b_before_p.val())
+                    | (!self.have_p.q.val() & (self.p_count.val() == 0) & self.b_lost.val()))
+            {
+                self.b_rd.d.next = self.b_rd.q.val() + 1;
+                self.k_join_lost.d.next = true;
+                if self.bf.read_data.val().get_bit(0) {
+                    self.c_place.d.next = false;
+                    self.st.d.next = 13.into();
+                }
+            }
+        }
+        if self.st.q.val() == 2 {
+            self.c_place.d.next = false;
+            if self.is_drop.val() {
+                self.k_parse_drop.d.next = true;
+                if self.h_stored.q.val() {
+                    self.st.d.next = 13.into();
+                } else {
+                    self.st.d.next = 0.into();
+                }
+            } else if self.is_write.val() & self.xbit.val() & self.qp_ok.val() {
+                if !self.h_stored.q.val() {
+                    self.k_not_stored.d.next = true;
+                    self.st.d.next = 0.into();
+                } else if self.malformed.val() {
+                    self.k_data_bad.d.next = true;
+                    self.st.d.next = 13.into();
+                } else if self.trimmed.val() {
+                    // The SACK table would mark it received; the model
+                    // does not. Judge it against the shadow instead.
+                    self.k_data.d.next = true;
+                    self.expected.d.next = self.shadow.read_data.val();
+                    if self.t_diff.val().get_bit(23) {
+                        self.verdict.d.next = 2.into();
+                    } else if self.t_diff.val() >= 256 {
+                        self.verdict.d.next = 3.into();
+                    } else {
+                        self.verdict.d.next = 1.into();
+                    }
+                    self.st.d.next = 8.into();
+                } else {
+                    self.k_data.d.next = true;
+                    self.st.d.next = 5.into();
+                }
+            } else if (self.opcode.val() == 17)
+                & self.xbit.val()
+                & self.qp_ok.val()
+                & ((self.ext_type.val() == 2)
+                    | ((self.ext_type.val() == 3) & ((self.nack_kind.val() == 1) | (self.nack_kind.val() == 2))))
+            {
+                self.k_ack.d.next = true;
+                self.st.d.next = 10.into();
+            } else {
+                if !self.xbit.val() & (self.opcode.val() != 129) {
+                    self.k_rc.d.next = true;
+                } else if self.opcode.val() == 129 {
+                    self.k_cnp.d.next = true;
+                } else if !self.qp_ok.val() {
+                    self.k_qp_range.d.next = true;
+                } else if (self.opcode.val() == 17) & (self.ext_type.val() == 4) {
+                    self.k_probe.d.next = true;
+                } else {
+                    self.k_other.d.next = true;
+                }
+                if self.h_stored.q.val() {
+                    self.st.d.next = 13.into();
+                } else {
+                    self.st.d.next = 0.into();
+                }
+            }
+        }
+        if (self.st.q.val() == 5) & self.sack_req_ready.val() {
+            self.st.d.next = 6.into();
+        }
+        if (self.st.q.val() == 6) & self.sack_out_valid.val() {
+            self.verdict.d.next = self.sack_out_verdict.val();
+            self.expected.d.next = self.sack_out_expected.val();
+            self.shadow.write_address.next = self.qp.val();
+            self.shadow.write_data.next = self.sack_out_expected.val();
+            self.shadow.write_enable.next = true;
+            if self.sack_out_verdict.val() == 1 {
+                self.st.d.next = 7.into();
+            } else {
+                self.st.d.next = 8.into();
+            }
+        }
+        if (self.st.q.val() == 7) & self.pkt_ready.val() {
+            self.st.d.next = 9.into();
+        }
+        if self.st.q.val() == 9 {
+            if self.place_valid.val() {
+                self.got_place.d.next = true;
+                self.paddr.d.next = self.place_addr.val();
+            }
+            if self.res_valid.val() {
+                self.res.d.next = self.res_code.val();
+                if (self.res_code.val() == 0) & (self.pay_len.val() != 0) & !self.place_valid.val() {
+                    self.st.d.next = 11.into();
+                } else {
+                    self.st.d.next = 12.into();
+                }
+            }
+        }
+        if (self.st.q.val() == 11) & self.place_valid.val() {
+            self.got_place.d.next = true;
+            self.paddr.d.next = self.place_addr.val();
+            self.st.d.next = 12.into();
+        }
+        if (self.st.q.val() == 12) & self.adv_ready.val() {
+            self.st.d.next = 8.into();
+        }
+        if (self.st.q.val() == 8) & self.ag_ready.val() {
+            self.c_place.d.next = self.got_place.q.val() & (self.res.q.val() == 0) & (self.verdict.q.val() == 1);
+            self.st.d.next = 13.into();
+        }
+        if (self.st.q.val() == 10) & self.op_ready.val() {
+            self.c_place.d.next = false;
+            if self.h_stored.q.val() {
+                self.st.d.next = 13.into();
+            } else {
+                self.st.d.next = 0.into();
+            }
+        }
+        if self.st.q.val() == 13 {
+            // Commands go in buffer id order: an id skipped because its
+            // status record was lost gets a discard first.
+            self.gap.d.next = self.next_id.q.val() != self.h_id.q.val();
+            self.c_id.d.next = self.next_id.q.val();
+            if self.next_id.q.val() != self.h_id.q.val() {
+                self.k_id_gap.d.next = true;
+                self.do_place.d.next = self.c_place.q.val();
+                self.c_place.d.next = false;
+            }
+            self.st.d.next = 14.into();
+        }
+        if (self.st.q.val() == 14) & self.cmd_ready.val() {
+            self.next_id.d.next = self.next_id.q.val() + 1;
+            if self.gap.q.val() {
+                self.c_place.d.next = self.do_place.q.val();
+                self.st.d.next = 13.into();
+            } else {
+                self.st.d.next = 0.into();
+            }
+        }
+
+        // ---- CQE stage: A holds the completion while the ring RAM is read
+        // at its QP; O is the output register.
+        self.a_take.next = self.cq_valid.val() & !self.a_valid.q.val();
+        self.a_move.next = self.a_valid.q.val() & (!self.o_valid.q.val() | self.cqe_ready.val());
+        self.cq_ready.next = !self.a_valid.q.val();
+        if self.a_valid.q.val() {
+            self.ring_of.read_address.next = self.a_qp.q.val();
+        } else {
+            self.ring_of.read_address.next = self.cq_qp.val();
+        }
+        self.ring_of.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.ring_of.write_data.next = self.cfg_data.val().get_bits::<8>(64);
+        self.ring_of.write_enable.next =
+            self.cfg_valid.val() & (self.cfg_table.val() == 1) & (self.cfg_index.val() < 256);
+        if self.a_take.val() {
+            self.a_valid.d.next = true;
+            self.a_qp.d.next = self.cq_qp.val();
+            self.a_imm.d.next = self.cq_imm.val();
+            self.a_len.d.next = self.cq_len.val();
+            self.a_msn.d.next = self.cq_msn.val();
+        }
+        if self.o_valid.q.val() & self.cqe_ready.val() {
+            self.o_valid.d.next = false;
+        }
+        if self.a_move.val() {
+            self.a_valid.d.next = false;
+            self.o_valid.d.next = true;
+            self.o_ring.d.next = self.ring_of.read_data.val();
+            // CQE (hw::layout::cqe): status 0, opcode 2 (WRITE-IMM) at
+            // byte 2, qp bytes 4-6, byte_len 16-19, imm 20-23, sq_index
+            // 24-27 = the message's MSN, has_imm byte 28 bit 0. The ring
+            // writer owns the phase bit.
+            self.o_entry.d.next = (bit_cast::<256, 8>(2.into()) << 16)
+                | (bit_cast::<256, 8>(self.a_qp.q.val()) << 32)
+                | (bit_cast::<256, 32>(self.a_len.q.val()) << 128)
+                | (bit_cast::<256, 32>(self.a_imm.q.val()) << 160)
+                | (bit_cast::<256, 24>(self.a_msn.q.val()) << 192)
+                | (bit_cast::<256, 8>(1.into()) << 224);
+        }
+        self.cqe_valid.next = self.o_valid.q.val();
+        self.cqe_ring.next = self.o_ring.q.val();
+        self.cqe_entry.next = self.o_entry.q.val();
+
+        self.cnt_join_full.next = self.k_join_full.q.val();
+        self.cnt_join_lost.next = self.k_join_lost.q.val();
+        self.cnt_id_gap.next = self.k_id_gap.q.val();
+        self.cnt_parse_drop.next = self.k_parse_drop.q.val();
+        self.cnt_not_stored.next = self.k_not_stored.q.val();
+        self.cnt_data_bad.next = self.k_data_bad.q.val();
+        self.cnt_probe.next = self.k_probe.q.val();
+        self.cnt_cnp.next = self.k_cnp.q.val();
+        self.cnt_rc.next = self.k_rc.q.val();
+        self.cnt_qp_range.next = self.k_qp_range.q.val();
+        self.cnt_other.next = self.k_other.q.val();
+        self.cnt_data.next = self.k_data.q.val();
+        self.cnt_ack.next = self.k_ack.q.val();
+    }
+}

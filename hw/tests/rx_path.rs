@@ -1,0 +1,894 @@
+//! RX path glue against the dispatch rules of the golden model's responder
+//! and requester (`proto::model::mrc` `handle_data` / ACK handling,
+//! docs/model-mrc.md 3.1-3.4, docs/protocol.md 12): a seeded random mix
+//! of frames (WRITE FIRST/MIDDLE/LAST/ONLY with and without IMM, new,
+//! duplicate, out of window, trimmed, bad rkey, out of bounds, malformed
+//! ONLY; MRC SACK and NACKs of each kind; probes, CNPs, plain RC, dest QP
+//! >= 256, parser drops, frames the buffer did not store) goes in as the
+//! parser's records and the buffer's status records, with a random skew
+//! between the two streams. The neighbours are simple models in the bench
+//! (SACK table from the model's window rules with `proto::Psn`, completion
+//! tracker from the MR check, random latencies and ready stalls); the
+//! expected outputs of every port come from an independent pass over the
+//! frames with the same rules. Checked: every SACK table request, every
+//! completion-tracker packet and advance, every ACK generator record,
+//! every retransmit-engine record, every RX buffer command, every counter
+//! total, and CQEs (against `hw::layout::Completion::encode`, ring = the
+//! snooped send-context `cq_index`). A second test overflows the join
+//! FIFOs and checks that every stored frame still gets exactly one
+//! command, in id order.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use hw::layout::{Completion, CqStatus};
+use hw::rx_path::RxPath;
+use proto::Psn;
+use rust_hdl::prelude::*;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+}
+
+const RKEY: u32 = 0x0000_1234;
+const MR_BASE: u64 = 0x4000_0000;
+const MR_LEN: u64 = 0x10_0000;
+const QPS: [u32; 4] = [0, 3, 77, 255];
+
+#[derive(Clone, Debug, Default)]
+struct Frame {
+    drop: bool,
+    ecn: bool,
+    trimmed: bool,
+    ev: u32,
+    opcode: u8,
+    dest_qp: u32,
+    ack_req: bool,
+    xbit: bool,
+    psn: u32,
+    reth_va: u64,
+    reth_rkey: u32,
+    reth_len: u32,
+    imm: u32,
+    ext: [u8; 28],
+    off: u32,
+    len: u32,
+    stored: bool,
+}
+
+fn ext_bits(e: &[u8; 28]) -> Bits<224> {
+    let mut v = Bits::<224>::default();
+    for b in e.iter() {
+        v = (v << 8) | Bits::<224>::from(u64::from(*b));
+    }
+    v
+}
+fn be(e: &[u8], at: usize, n: usize) -> u64 {
+    e[at..at + n].iter().fold(0u64, |a, b| a << 8 | u64::from(*b))
+}
+fn put(e: &mut [u8], at: usize, n: usize, v: u64) {
+    for i in 0..n {
+        e[at + i] = (v >> (8 * (n - 1 - i))) as u8;
+    }
+}
+
+fn is_first(op: u8) -> bool {
+    matches!(op, 6 | 10 | 11)
+}
+fn is_last(op: u8) -> bool {
+    matches!(op, 8 | 9 | 10 | 11)
+}
+fn has_imm(op: u8) -> bool {
+    matches!(op, 9 | 11)
+}
+
+/// The completion tracker's placement check (as `MemoryTable::check`),
+/// plus a deterministic stand-in for its held-completion drop.
+fn cmp_outcome(rkey: u32, va: u64, len: u32, imm: bool, psn: u32) -> u8 {
+    if imm && psn % 11 == 0 {
+        return 2;
+    }
+    if len == 0 {
+        return 0;
+    }
+    if rkey != RKEY || va < MR_BASE || va + u64::from(len) > MR_BASE + MR_LEN {
+        return 1;
+    }
+    0
+}
+
+/// Window rules of `proto::model::mrc` (the SACK table's).
+#[derive(Default, Clone)]
+struct RefQp {
+    expected: Psn,
+    received: HashSet<u32>,
+}
+impl RefQp {
+    fn arrive(&mut self, psn: Psn) -> (u8, u32) {
+        if psn.before(self.expected) {
+            return (2, self.expected.value());
+        }
+        if psn.offset_from(self.expected) >= 256 {
+            return (3, self.expected.value());
+        }
+        if !self.received.insert(psn.value()) {
+            return (2, self.expected.value());
+        }
+        while self.received.remove(&self.expected.value()) {
+            self.expected = self.expected.next();
+        }
+        (1, self.expected.value())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Pkt {
+    qp: u32,
+    psn: u32,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    buf: u32,
+    first: bool,
+    last: bool,
+    imm: bool,
+    dma_len: u32,
+    imm_v: u32,
+}
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Ag {
+    qp: u32,
+    psn: u32,
+    verdict: u8,
+    ack_req: bool,
+    trimmed: bool,
+    ecn: bool,
+    reject: bool,
+    drop: bool,
+    expected: u32,
+    ev: u32,
+    ev_index: u32,
+    echo: u32,
+}
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Op {
+    kind: u8,
+    qp: u32,
+    psn: u32,
+    ev: u32,
+    time: u32,
+    base: u32,
+    bitmap: u64,
+}
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Cmd {
+    id: u32,
+    place: bool,
+    addr: u64,
+    off: u32,
+    len: u32,
+}
+
+#[derive(Default, Debug, Clone)]
+struct Outs {
+    sack: Vec<(u32, u32)>,
+    pkts: Vec<Pkt>,
+    advs: Vec<(u32, u32)>,
+    ags: Vec<Ag>,
+    ops: Vec<Op>,
+    cmds: Vec<Cmd>,
+    cnt: HashMap<&'static str, usize>,
+}
+
+const CNT_NAMES: [&str; 13] = [
+    "join_full", "join_lost", "id_gap", "parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range",
+    "other", "data", "ack",
+];
+
+/// The dispatch rules, written from docs/hw/rx_path.md and the model.
+fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
+    let mut o = Outs::default();
+    let mut qps: HashMap<u32, RefQp> = HashMap::new();
+    let mut shadow: HashMap<u32, u32> = HashMap::new();
+    for (q, s) in starts {
+        qps.insert(*q, RefQp { expected: Psn::new(*s), received: HashSet::new() });
+        shadow.insert(*q, *s);
+    }
+    let mut id = 0u32;
+    for f in frames {
+        let my_id = id;
+        if f.stored {
+            id += 1;
+        }
+        let bump = |o: &mut Outs, k: &'static str| *o.cnt.entry(k).or_default() += 1;
+        let discard = |o: &mut Outs| {
+            if f.stored {
+                o.cmds.push(Cmd { id: my_id, place: false, addr: 0, off: f.off, len: f.len });
+            }
+        };
+        let qp_ok = f.dest_qp < 256;
+        let qp = f.dest_qp & 255;
+        let ext_type = f.ext[0] & 15;
+        if f.drop {
+            bump(&mut o, "parse_drop");
+            discard(&mut o);
+            continue;
+        }
+        if (6..=11).contains(&f.opcode) && f.xbit && qp_ok {
+            if !f.stored {
+                bump(&mut o, "not_stored");
+                continue;
+            }
+            let malformed = (is_first(f.opcode) && f.reth_len >= 1 << 31)
+                || (matches!(f.opcode, 10 | 11) && !f.trimmed && f.reth_len != f.len);
+            if malformed {
+                bump(&mut o, "data_bad");
+                discard(&mut o);
+                continue;
+            }
+            bump(&mut o, "data");
+            let (verdict, expected) = if f.trimmed {
+                let e = shadow[&qp];
+                let p = Psn::new(f.psn);
+                let v = if p.before(Psn::new(e)) {
+                    2
+                } else if p.offset_from(Psn::new(e)) >= 256 {
+                    3
+                } else {
+                    1
+                };
+                (v, e)
+            } else {
+                o.sack.push((qp, f.psn));
+                let r = qps.get_mut(&qp).unwrap().arrive(Psn::new(f.psn));
+                shadow.insert(qp, r.1);
+                r
+            };
+            let mut res = 0;
+            let mut place = None;
+            if verdict == 1 && !f.trimmed {
+                let (rkey, va) = if is_first(f.opcode) {
+                    (f.reth_rkey, f.reth_va)
+                } else {
+                    (be(&f.ext, 24, 4) as u32, be(&f.ext, 16, 8))
+                };
+                o.pkts.push(Pkt {
+                    qp,
+                    psn: f.psn,
+                    rkey,
+                    va,
+                    len: f.len,
+                    buf: my_id,
+                    first: is_first(f.opcode),
+                    last: is_last(f.opcode),
+                    imm: has_imm(f.opcode),
+                    dma_len: f.reth_len,
+                    imm_v: f.imm,
+                });
+                res = cmp_outcome(rkey, va, f.len, has_imm(f.opcode), f.psn);
+                if res == 0 && f.len > 0 {
+                    place = Some(va);
+                }
+                o.advs.push((qp, expected));
+            }
+            o.ags.push(Ag {
+                qp,
+                psn: f.psn,
+                verdict,
+                ack_req: f.ack_req,
+                trimmed: f.trimmed,
+                ecn: f.ecn,
+                reject: res == 1,
+                drop: res == 2,
+                expected,
+                ev: f.ev & 0xffff,
+                ev_index: be(&f.ext, 2, 2) as u32,
+                echo: be(&f.ext, 8, 4) as u32,
+            });
+            match place {
+                Some(a) => o.cmds.push(Cmd { id: my_id, place: true, addr: a, off: f.off, len: f.len }),
+                None => discard(&mut o),
+            }
+            continue;
+        }
+        let nack_kind = f.ext[1];
+        if f.opcode == 0x11 && f.xbit && qp_ok && (ext_type == 2 || (ext_type == 3 && (nack_kind == 1 || nack_kind == 2))) {
+            bump(&mut o, "ack");
+            let kind = if ext_type == 2 { 2 } else if nack_kind == 1 { 3 } else { 4 };
+            o.ops.push(Op {
+                kind,
+                qp,
+                psn: f.psn,
+                ev: (be(&f.ext, 2, 2) & 127) as u32,
+                time: be(&f.ext, 8, 4) as u32,
+                base: be(&f.ext, 17, 3) as u32,
+                bitmap: be(&f.ext, 20, 8),
+            });
+            discard(&mut o);
+            continue;
+        }
+        let k = if !f.xbit && f.opcode != 0x81 {
+            "rc"
+        } else if f.opcode == 0x81 {
+            "cnp"
+        } else if !qp_ok {
+            "qp_range"
+        } else if f.opcode == 0x11 && ext_type == 4 {
+            "probe"
+        } else {
+            "other"
+        };
+        bump(&mut o, k);
+        discard(&mut o);
+    }
+    o
+}
+
+fn gen_frames(r: &mut Rng, n: usize, starts: &HashMap<u32, u32>) -> Vec<Frame> {
+    let mut next: HashMap<u32, u32> = starts.clone();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let qp = QPS[r.below(4) as usize];
+        let mut f = Frame {
+            ev: r.next() as u32,
+            ecn: r.chance(15),
+            dest_qp: qp,
+            xbit: true,
+            stored: r.chance(92),
+            ack_req: r.chance(30),
+            off: 60 + r.below(40) as u32,
+            ..Default::default()
+        };
+        for b in f.ext.iter_mut() {
+            *b = r.next() as u8;
+        }
+        let k = r.below(100);
+        if k < 62 {
+            // Data: mostly the next PSN, sometimes ahead, behind or far out.
+            f.opcode = [6u8, 7, 8, 9, 10, 11][r.below(6) as usize];
+            let n = next.get_mut(&qp).unwrap();
+            let d = r.below(100);
+            f.psn = if d < 60 {
+                let p = *n;
+                *n = Psn::new(*n).next().value();
+                p
+            } else if d < 75 {
+                Psn::new(*n).add(r.below(40) as u32).value()
+            } else if d < 90 {
+                Psn::new(*n).sub(1 + r.below(20) as u32).value()
+            } else {
+                Psn::new(*n).add(250 + r.below(30) as u32).value()
+            };
+            f.len = [0u32, 64, 256, 1024][r.below(4) as usize];
+            f.trimmed = r.chance(8);
+            f.ext[0] = 0x11;
+            let va = MR_BASE + r.below(MR_LEN - 2048);
+            let rkey = if r.chance(6) { 0xBAD } else { RKEY };
+            let va = if r.chance(4) { MR_BASE + MR_LEN - 8 } else { va };
+            f.reth_va = va;
+            f.reth_rkey = rkey;
+            f.reth_len = if matches!(f.opcode, 10 | 11) { f.len } else { 4096 };
+            if matches!(f.opcode, 10 | 11) && r.chance(4) {
+                f.reth_len += 1;
+            }
+            if is_first(f.opcode) && r.chance(2) {
+                f.reth_len = 0x8000_0000;
+            }
+            put(&mut f.ext, 16, 8, va);
+            put(&mut f.ext, 24, 4, u64::from(rkey));
+            f.imm = r.next() as u32;
+        } else if k < 80 {
+            f.opcode = 0x11;
+            f.psn = r.below(1 << 24) as u32;
+            if r.chance(55) {
+                f.ext[0] = 0x12;
+            } else {
+                f.ext[0] = 0x13;
+                f.ext[1] = 1 + r.below(3) as u8;
+            }
+        } else {
+            match r.below(6) {
+                0 => {
+                    f.opcode = 0x11;
+                    f.ext[0] = 0x14;
+                }
+                1 => {
+                    f.opcode = 0x81;
+                    f.xbit = false;
+                }
+                2 => {
+                    f.opcode = 0x0A;
+                    f.xbit = false;
+                }
+                3 => {
+                    f.opcode = 0x0A;
+                    f.dest_qp = 256 + r.below(1000) as u32;
+                    f.ext[0] = 0x11;
+                }
+                4 => {
+                    f.drop = true;
+                    f.opcode = r.next() as u8;
+                }
+                _ => {
+                    f.opcode = 0x11;
+                    f.ext[0] = 0x11; // an ACK with a data extension
+                }
+            }
+            f.psn = r.below(1 << 24) as u32;
+        }
+        out.push(f);
+    }
+    out
+}
+
+#[derive(Default, Debug, Clone)]
+struct Seen {
+    outs: Outs,
+    cqes: Vec<(u32, [u8; 32])>,
+    cq_sent: Vec<(u32, u32, u32, u32)>,
+    cycles: u64,
+    cmd_stalls: u64,
+    ag_stalls: u64,
+    op_stalls: u64,
+    max_skew: i64,
+}
+
+struct Setup {
+    frames: Vec<Frame>,
+    starts: HashMap<u32, u32>,
+    cq_index: HashMap<u32, u8>,
+    cqs: Vec<(u32, u32, u32, u32)>,
+    max_gap: u64,
+    cmd_block_until: u64,
+    ready_pct: u64,
+    seed: u64,
+}
+
+fn simulate(s: Setup) -> Seen {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let s2 = seen.clone();
+    let mut uut = RxPath::default();
+    uut.connect_all();
+    let mut sim = simple_sim!(RxPath, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        let mut r = Rng(s.seed);
+        // Config: the QP init rows (receive start PSN) and the send-context
+        // rows (cq_index at bits 64-79), plus rows for other tables.
+        let mut cfgs: Vec<(u64, u64, Bits<256>)> = Vec::new();
+        for (q, st) in &s.starts {
+            cfgs.push((7, u64::from(*q), Bits::<256>::from(u64::from(*st))));
+        }
+        for (q, c) in &s.cq_index {
+            cfgs.push((1, u64::from(*q), Bits::<256>::from(u64::from(*c)) << 64));
+            cfgs.push((2, u64::from(*q), Bits::<256>::from(0xffu64) << 64));
+        }
+        for (t, i, d) in cfgs {
+            x.cfg_valid.next = true;
+            x.cfg_table.next = t.into();
+            x.cfg_index.next = i.into();
+            x.cfg_data.next = d;
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg_valid.next = false;
+        wait_clock_cycle!(sim, clock, x);
+        // Schedule: parser record k at tp[k], buffer record at tb[k]
+        // (skew -2..+3 cycles, both streams in order).
+        let n = s.frames.len();
+        let mut tp = vec![0u64; n];
+        let mut tb = vec![0u64; n];
+        let mut t = 5u64;
+        for k in 0..n {
+            t += 1 + r.below(s.max_gap + 1);
+            tp[k] = t;
+            let want = (t as i64 + r.below(6) as i64 - 2).max(1) as u64;
+            tb[k] = if k > 0 { want.max(tb[k - 1] + 1) } else { want };
+        }
+        let mut ids = vec![0u32; n];
+        let mut id = 0;
+        for k in 0..n {
+            ids[k] = id;
+            if s.frames[k].stored {
+                id += 1;
+            }
+        }
+        let mut sn = Seen::default();
+        let mut sack_q: HashMap<u32, RefQp> = HashMap::new();
+        for (q, st) in &s.starts {
+            sack_q.insert(*q, RefQp { expected: Psn::new(*st), received: HashSet::new() });
+        }
+        let mut sack_out: VecDeque<(u64, u8, u32)> = VecDeque::new();
+        let mut res_out: VecDeque<(u64, u8, Option<u64>)> = VecDeque::new();
+        let mut place_hold: Option<u64> = None;
+        let mut cq_q: VecDeque<(u32, u32, u32, u32)> = s.cqs.clone().into();
+        let mut cq_hold: Option<(u32, u32, u32, u32)> = None;
+        let mut kp = 0usize;
+        let mut kb = 0usize;
+        let mut cycle = 0u64;
+        let mut quiet = 0u64;
+        for name in CNT_NAMES {
+            sn.outs.cnt.insert(name, 0);
+        }
+        loop {
+            // Inputs of this cycle.
+            x.prs_valid.next = false;
+            x.prs_drop.next = false;
+            if kp < n && tp[kp] == cycle {
+                let f = &s.frames[kp];
+                x.prs_valid.next = !f.drop;
+                x.prs_drop.next = f.drop;
+                x.prs_ecn_ce.next = f.ecn;
+                x.prs_trimmed.next = f.trimmed;
+                x.prs_ev.next = u64::from(f.ev).into();
+                x.prs_opcode.next = u64::from(f.opcode).into();
+                x.prs_dest_qp.next = u64::from(f.dest_qp).into();
+                x.prs_ack_req.next = f.ack_req;
+                x.prs_xbit.next = f.xbit;
+                x.prs_psn.next = u64::from(f.psn).into();
+                x.prs_reth_va.next = f.reth_va.into();
+                x.prs_reth_rkey.next = u64::from(f.reth_rkey).into();
+                x.prs_reth_len.next = u64::from(f.reth_len).into();
+                x.prs_imm.next = u64::from(f.imm).into();
+                x.prs_ext.next = ext_bits(&f.ext);
+                x.prs_payload_off.next = u64::from(f.off).into();
+                x.prs_payload_len.next = u64::from(f.len).into();
+                kp += 1;
+            }
+            x.rec_valid.next = false;
+            if kb < n && tb[kb] == cycle {
+                x.rec_valid.next = true;
+                x.rec_stored.next = s.frames[kb].stored;
+                x.rec_id.next = u64::from(ids[kb]).into();
+                sn.max_skew = sn.max_skew.max((tb[kb] as i64 - tp[kb] as i64).abs());
+                kb += 1;
+            }
+            // Neighbour models: outputs due this cycle.
+            x.sack_out_valid.next = false;
+            if let Some(&(due, v, e)) = sack_out.front() {
+                if due == cycle {
+                    x.sack_out_valid.next = true;
+                    x.sack_out_verdict.next = u64::from(v).into();
+                    x.sack_out_expected.next = u64::from(e).into();
+                    sack_out.pop_front();
+                }
+            }
+            x.res_valid.next = false;
+            if let Some(&(due, code, place)) = res_out.front() {
+                if due == cycle {
+                    x.res_valid.next = true;
+                    x.res_code.next = u64::from(code).into();
+                    place_hold = place;
+                    res_out.pop_front();
+                }
+            }
+            x.place_valid.next = place_hold.is_some();
+            x.place_addr.next = place_hold.unwrap_or(0).into();
+            x.nack_valid.next = false;
+            if cq_hold.is_none() && r.chance(20) {
+                cq_hold = cq_q.pop_front();
+            }
+            x.cq_valid.next = cq_hold.is_some();
+            let c = cq_hold.unwrap_or_default();
+            x.cq_qp.next = u64::from(c.0).into();
+            x.cq_imm.next = u64::from(c.1).into();
+            x.cq_len.next = u64::from(c.2).into();
+            x.cq_msn.next = u64::from(c.3).into();
+            let rp = s.ready_pct;
+            x.sack_req_ready.next = r.chance(rp);
+            x.pkt_ready.next = r.chance(rp);
+            x.adv_ready.next = r.chance(rp);
+            x.ag_ready.next = r.chance(rp);
+            x.op_ready.next = r.chance(rp);
+            x.cmd_ready.next = cycle >= s.cmd_block_until && r.chance(rp);
+            x.cqe_ready.next = r.chance(70);
+            wait_clock_false!(sim, clock, x);
+            // Observe handshakes at this edge.
+            if x.sack_req_valid.val() && x.sack_req_ready.val() {
+                let q = x.sack_req_qp.val().index() as u32;
+                let p = x.sack_req_psn.val().index() as u32;
+                sn.outs.sack.push((q, p));
+                let (v, e) = sack_q.get_mut(&q).expect("a SACK request for a configured QP").arrive(Psn::new(p));
+                sack_out.push_back((cycle + 2 + r.below(3), v, e));
+            }
+            if x.pkt_valid.val() && x.pkt_ready.val() {
+                let p = Pkt {
+                    qp: x.pkt_qp.val().index() as u32,
+                    psn: x.pkt_psn.val().index() as u32,
+                    rkey: x.pkt_rkey.val().index() as u32,
+                    va: x.pkt_va.val().to_u64(),
+                    len: x.pkt_len.val().index() as u32,
+                    buf: x.pkt_buf.val().index() as u32,
+                    first: x.pkt_first.val(),
+                    last: x.pkt_last.val(),
+                    imm: x.pkt_has_imm.val(),
+                    dma_len: x.pkt_dma_len.val().index() as u32,
+                    imm_v: x.pkt_imm.val().index() as u32,
+                };
+                let code = cmp_outcome(p.rkey, p.va, p.len, p.imm, p.psn);
+                let place = (code == 0 && p.len > 0).then_some(p.va);
+                res_out.push_back((cycle + 2 + r.below(2), code, place));
+                sn.outs.pkts.push(p);
+            }
+            if x.place_valid.val() && x.place_ready.val() {
+                place_hold = None;
+            }
+            if x.adv_valid.val() && x.adv_ready.val() {
+                sn.outs.advs.push((x.adv_qp.val().index() as u32, x.adv_expected.val().index() as u32));
+            }
+            if x.ag_valid.val() && !x.ag_ready.val() {
+                sn.ag_stalls += 1;
+            }
+            if x.ag_valid.val() && x.ag_ready.val() {
+                sn.outs.ags.push(Ag {
+                    qp: x.ag_qp.val().index() as u32,
+                    psn: x.ag_psn.val().index() as u32,
+                    verdict: x.ag_verdict.val().index() as u8,
+                    ack_req: x.ag_ack_req.val(),
+                    trimmed: x.ag_trimmed.val(),
+                    ecn: x.ag_ecn_ce.val(),
+                    reject: x.ag_reject.val(),
+                    drop: x.ag_drop.val(),
+                    expected: x.ag_expected.val().index() as u32,
+                    ev: x.ag_ev.val().index() as u32,
+                    ev_index: x.ag_ev_index.val().index() as u32,
+                    echo: x.ag_echo_ts.val().index() as u32,
+                });
+            }
+            if x.op_valid.val() && !x.op_ready.val() {
+                sn.op_stalls += 1;
+            }
+            if x.op_valid.val() && x.op_ready.val() {
+                sn.outs.ops.push(Op {
+                    kind: x.op_kind.val().index() as u8,
+                    qp: x.op_qp.val().index() as u32,
+                    psn: x.op_psn.val().index() as u32,
+                    ev: x.op_ev.val().index() as u32,
+                    time: x.op_time.val().index() as u32,
+                    base: x.op_base.val().index() as u32,
+                    bitmap: x.op_bitmap.val().to_u64(),
+                });
+            }
+            if x.cmd_valid.val() && !x.cmd_ready.val() {
+                sn.cmd_stalls += 1;
+            }
+            if x.cmd_valid.val() && x.cmd_ready.val() {
+                let place = x.cmd_place.val();
+                sn.outs.cmds.push(Cmd {
+                    id: x.cmd_id.val().index() as u32,
+                    place,
+                    addr: if place { x.cmd_addr.val().to_u64() } else { 0 },
+                    off: x.cmd_off.val().index() as u32,
+                    len: x.cmd_len.val().index() as u32,
+                });
+            }
+            if x.cq_valid.val() && x.cq_ready.val() {
+                sn.cq_sent.push(cq_hold.take().unwrap());
+            }
+            if x.cqe_valid.val() && x.cqe_ready.val() {
+                let e = x.cqe_entry.val();
+                let mut b = [0u8; 32];
+                for (i, byte) in b.iter_mut().enumerate() {
+                    *byte = e.get_bits::<8>(8 * i).index() as u8;
+                }
+                sn.cqes.push((x.cqe_ring.val().index() as u32, b));
+            }
+            let pulses = [
+                x.cnt_join_full.val(),
+                x.cnt_join_lost.val(),
+                x.cnt_id_gap.val(),
+                x.cnt_parse_drop.val(),
+                x.cnt_not_stored.val(),
+                x.cnt_data_bad.val(),
+                x.cnt_probe.val(),
+                x.cnt_cnp.val(),
+                x.cnt_rc.val(),
+                x.cnt_qp_range.val(),
+                x.cnt_other.val(),
+                x.cnt_data.val(),
+                x.cnt_ack.val(),
+            ];
+            for (name, p) in CNT_NAMES.iter().zip(pulses) {
+                if p {
+                    *sn.outs.cnt.get_mut(name).unwrap() += 1;
+                }
+            }
+            let busy = x.cmd_valid.val()
+                || x.ag_valid.val()
+                || x.op_valid.val()
+                || x.sack_req_valid.val()
+                || x.pkt_valid.val()
+                || x.adv_valid.val()
+                || x.cqe_valid.val()
+                || !cq_q.is_empty()
+                || cq_hold.is_some();
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            if kp == n && kb == n && !busy {
+                quiet += 1;
+                if quiet > 60 {
+                    break;
+                }
+            } else {
+                quiet = 0;
+            }
+            assert!(cycle < 200_000, "ran away");
+        }
+        sn.cycles = cycle;
+        *s2.lock().unwrap() = sn;
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let out = std::mem::take(&mut *seen.lock().unwrap());
+    out
+}
+
+fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, ready_pct: u64) -> Setup {
+    let mut r = Rng(seed);
+    let mut starts = HashMap::new();
+    for q in QPS {
+        // One QP crosses the 24-bit wrap.
+        starts.insert(q, if q == 77 { 0xFF_FFF0 } else { r.below(1 << 24) as u32 });
+    }
+    let frames = gen_frames(&mut r, n, &starts);
+    let mut cq_index = HashMap::new();
+    for q in QPS {
+        cq_index.insert(q, r.next() as u8);
+    }
+    let cqs = (0..30)
+        .map(|_| (QPS[r.below(4) as usize], r.next() as u32, r.below(1 << 20) as u32, r.below(1 << 24) as u32))
+        .collect();
+    Setup { frames, starts, cq_index, cqs, max_gap, cmd_block_until, ready_pct, seed }
+}
+
+fn check_cqes(s: &Setup, seen: &Seen) {
+    assert_eq!(seen.cq_sent.len(), s.cqs.len(), "every completion record taken");
+    assert_eq!(seen.cqes.len(), s.cqs.len(), "one CQE per completion");
+    for ((qp, imm, len, msn), (ring, bytes)) in seen.cq_sent.iter().zip(&seen.cqes) {
+        let want = Completion {
+            phase: false,
+            status: CqStatus::Success,
+            opcode: hw::layout::sqe::OP_WRITE_IMM,
+            qp: *qp,
+            wr_id: 0,
+            byte_len: *len,
+            imm: Some(*imm),
+            sq_index: *msn,
+        }
+        .encode()
+        .unwrap();
+        assert_eq!(bytes, &want, "CQE of QP {qp}");
+        assert_eq!(*ring, u32::from(s.cq_index[qp]), "ring of QP {qp}");
+        assert!(Completion::decode(bytes).is_ok());
+    }
+}
+
+#[test]
+fn rx_path_matches_dispatch_rules() {
+    let seed = std::env::var("RXP_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0001u64);
+    let s = setup(seed, 700, 40, 0, 75);
+    let want = reference(&s.frames, &s.starts);
+    let seen = simulate(Setup { frames: s.frames.clone(), starts: s.starts.clone(), cq_index: s.cq_index.clone(), cqs: s.cqs.clone(), ..s });
+    let got = &seen.outs;
+    eprintln!(
+        "got: sack {} pkts {} advs {} ags {} ops {} cmds {} cnt {:?} cycles {}; want sack {} pkts {} ags {} ops {} cmds {}",
+        got.sack.len(), got.pkts.len(), got.advs.len(), got.ags.len(), got.ops.len(), got.cmds.len(), got.cnt, seen.cycles,
+        want.sack.len(), want.pkts.len(), want.ags.len(), want.ops.len(), want.cmds.len()
+    );
+    assert_eq!(got.cnt["join_full"], 0, "this test keeps the join FIFOs from filling");
+    assert_eq!(got.sack, want.sack, "SACK table requests");
+    assert_eq!(got.pkts, want.pkts, "completion tracker packets");
+    assert_eq!(got.advs, want.advs, "advances");
+    assert_eq!(got.ags.len(), want.ags.len(), "ACK generator records");
+    for (i, (g, w)) in got.ags.iter().zip(&want.ags).enumerate() {
+        assert_eq!(g, w, "ACK generator record {i}");
+    }
+    assert_eq!(got.ops, want.ops, "retransmit engine records");
+    assert_eq!(got.cmds.len(), want.cmds.len(), "RX buffer commands");
+    for (i, (g, w)) in got.cmds.iter().zip(&want.cmds).enumerate() {
+        assert_eq!(g, w, "RX buffer command {i}");
+    }
+    for name in CNT_NAMES {
+        assert_eq!(got.cnt[name], want.cnt.get(name).copied().unwrap_or(0), "counter {name}");
+    }
+    let s = setup(seed, 700, 40, 0, 75);
+    check_cqes(&s, &seen);
+
+    // Coverage.
+    let v = |k: u8| want.ags.iter().filter(|a| a.verdict == k && !a.trimmed).count();
+    let tr = |k: u8| want.ags.iter().filter(|a| a.verdict == k && a.trimmed).count();
+    let cov = [
+        ("new", v(1), 100),
+        ("duplicate", v(2), 20),
+        ("out of window", v(3), 10),
+        ("trimmed new", tr(1), 3),
+        ("trimmed duplicate or out of window", tr(2) + tr(3), 1),
+        ("rejected", want.ags.iter().filter(|a| a.reject).count(), 5),
+        ("held drop", want.ags.iter().filter(|a| a.drop).count(), 1),
+        ("placements", want.cmds.iter().filter(|c| c.place).count(), 50),
+        ("SACK ops", want.ops.iter().filter(|o| o.kind == 2).count(), 20),
+        ("trim NACK ops", want.ops.iter().filter(|o| o.kind == 3).count(), 5),
+        ("oow NACK ops", want.ops.iter().filter(|o| o.kind == 4).count(), 5),
+        ("malformed", want.cnt.get("data_bad").copied().unwrap_or(0), 3),
+        ("not stored", want.cnt.get("not_stored").copied().unwrap_or(0), 3),
+        ("parse drops", want.cnt.get("parse_drop").copied().unwrap_or(0), 3),
+        ("probes", want.cnt.get("probe").copied().unwrap_or(0), 3),
+        ("cnps", want.cnt.get("cnp").copied().unwrap_or(0), 3),
+        ("plain rc", want.cnt.get("rc").copied().unwrap_or(0), 3),
+        ("qp range", want.cnt.get("qp_range").copied().unwrap_or(0), 3),
+        ("other", want.cnt.get("other").copied().unwrap_or(0), 3),
+        ("cmd stalls", seen.cmd_stalls as usize, 20),
+        ("ag stalls", seen.ag_stalls as usize, 20),
+        ("op stalls", seen.op_stalls as usize, 10),
+        ("CQEs", seen.cqes.len(), 30),
+        ("skew cycles", seen.max_skew as usize, 2),
+    ];
+    for (name, got, min) in cov {
+        eprintln!("coverage {name}: {got} (>= {min})");
+        assert!(got >= min, "coverage {name}: {got} < {min}");
+    }
+    eprintln!("{} frames in {} cycles", s.frames.len(), seen.cycles);
+}
+
+#[test]
+fn join_fifo_overflow_keeps_commands_aligned() {
+    let seed = 0xF1F0_0002u64;
+    // Back-to-back frames and the RX buffer's command port blocked for the
+    // first 400 cycles: both join FIFOs fill and drop records.
+    let s = setup(seed, 160, 0, 400, 90);
+    let want = reference(&s.frames, &s.starts);
+    let stored = s.frames.iter().filter(|f| f.stored).count();
+    let frames = s.frames.clone();
+    let seen = simulate(s);
+    let got = &seen.outs;
+    assert!(got.cnt["join_full"] >= 5, "the FIFOs overflowed: {}", got.cnt["join_full"]);
+    assert!(got.cnt["join_lost"] + got.cnt["id_gap"] >= 1);
+    // Every stored frame gets exactly one command, in id order.
+    let ids: Vec<u32> = got.cmds.iter().map(|c| c.id).collect();
+    assert_eq!(ids, (0..stored as u32).collect::<Vec<_>>(), "one command per stored frame, in order");
+    // Every frame is accounted for once: dispatched (one counter of its
+    // kind), one half lost (join_lost), or both halves lost (two
+    // join_full pulses, no other count).
+    let c = |k: &str| got.cnt[k];
+    let processed = ["parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range", "other", "data", "ack"]
+        .iter()
+        .map(|k| c(k))
+        .sum::<usize>();
+    let both = c("join_full") - c("join_lost");
+    assert_eq!(both % 2, 0, "join_full pulses: one per lost half");
+    assert_eq!(processed + c("join_lost") + both / 2, frames.len(), "every frame accounted for");
+    // A placement carries its own frame's payload range and VA (a frame
+    // lost in the join is never placed).
+    let mut by_id = HashMap::new();
+    let mut id = 0u32;
+    for f in &frames {
+        if f.stored {
+            by_id.insert(id, f.clone());
+            id += 1;
+        }
+    }
+    let mut placed = 0;
+    for cmd in got.cmds.iter().filter(|c| c.place) {
+        let f = &by_id[&cmd.id];
+        let va = if is_first(f.opcode) { f.reth_va } else { be(&f.ext, 16, 8) };
+        assert_eq!((cmd.addr, cmd.off, cmd.len), (va, f.off, f.len), "placement of id {}", cmd.id);
+        placed += 1;
+    }
+    assert!(placed >= 5, "placements after the overflow: {placed}");
+    assert!(!want.cmds.is_empty());
+    eprintln!(
+        "overflow: join_full {} join_lost {} id_gap {} commands {} of {} stored",
+        got.cnt["join_full"], got.cnt["join_lost"], got.cnt["id_gap"], got.cmds.len(), stored
+    );
+}
