@@ -268,6 +268,8 @@ pub struct TxBuilder {
     at_hdr: Signal<Local, Bits<8>>,
     op_known: Signal<Local, Bit>,
     tl: Signal<Local, Bits<8>>,
+    fixed_udp: Signal<Local, Bits<8>>,
+    ext_over: Signal<Local, Bit>,
     wire_pad: Signal<Local, Bits<2>>,
     udp_len: Signal<Local, Bits<18>>,
     bad: Signal<Local, Bit>,
@@ -453,22 +455,33 @@ impl Logic for TxBuilder {
         // ==== Request side: header lengths and checks (into R1).
         // Fixed headers after the BTH by opcode (BTH 12, RETH 16, ImmDt 4,
         // AETH 4, CNP reserved 16): where the extension starts.
+        // `fixed_udp` = UDP header + fixed transport headers + ICRC and
+        // `ext_max` = the longest extension that keeps the transport
+        // headers within 68 bytes, decoded as constants (no adder before
+        // the length sums).
         self.op_known.next = false;
         self.at_hdr.next = 12.into();
+        self.fixed_udp.next = 24.into();
+        self.ext_over.next = self.req_ext_len.val() > 52;
         if (self.req_opcode.val() == 0x07) | (self.req_opcode.val() == 0x08) {
             self.op_known.next = true;
         }
         if (self.req_opcode.val() == 0x09) | (self.req_opcode.val() == 0x11) {
             self.op_known.next = true;
             self.at_hdr.next = 16.into();
+            self.fixed_udp.next = 28.into();
         }
         if (self.req_opcode.val() == 0x06) | (self.req_opcode.val() == 0x0A) | (self.req_opcode.val() == 0x81) {
             self.op_known.next = true;
             self.at_hdr.next = 28.into();
+            self.fixed_udp.next = 40.into();
+            self.ext_over.next = self.req_ext_len.val() > 40;
         }
         if self.req_opcode.val() == 0x0B {
             self.op_known.next = true;
             self.at_hdr.next = 32.into();
+            self.fixed_udp.next = 44.into();
+            self.ext_over.next = self.req_ext_len.val() > 36;
         }
         self.tl.next = self.at_hdr.val() + bit_cast::<8, 6>(self.req_ext_len.val());
         // Trimmed (DSCP 59) packets carry no pad bytes, as in proto::wire.
@@ -477,17 +490,18 @@ impl Logic for TxBuilder {
             self.wire_pad.next = 0.into();
         }
         // UDP header, transport headers, payload, pad, ICRC.
-        self.udp_len.next = bit_cast::<18, 8>(self.tl.val())
+        self.udp_len.next = bit_cast::<18, 8>(self.fixed_udp.val())
+            + bit_cast::<18, 6>(self.req_ext_len.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
-            + bit_cast::<18, 2>(self.wire_pad.val())
-            + 12;
+            + bit_cast::<18, 2>(self.wire_pad.val());
         // The IPv4 total length and the checksum's sum of the words that do
         // not depend on the lengths, here so the R1 -> R2 path holds only
         // the last add and the fold.
-        self.v4_total_in.next = bit_cast::<16, 8>(self.tl.val())
+        self.v4_total_in.next = bit_cast::<16, 8>(self.fixed_udp.val())
+            + bit_cast::<16, 6>(self.req_ext_len.val())
             + self.req_payload_len.val()
             + bit_cast::<16, 2>(self.wire_pad.val())
-            + 32;
+            + 20;
         self.tos_in.next = (bit_cast::<8, 6>(self.req_dscp.val()) << 2) | bit_cast::<8, 2>(self.req_ecn.val());
         self.psum.next = bit_cast::<19, 16>(bit_cast::<16, 8>(self.tos_in.val()) | 0x4500)
             + bit_cast::<19, 16>((bit_cast::<16, 8>(self.req_ttl.val()) << 8) | 17)
@@ -499,9 +513,7 @@ impl Logic for TxBuilder {
         self.bad.next = !self.op_known.val()
             | (self.req_xbit.val() != (self.req_ext_len.val() != 0))
             | (self.req_xbit.val() & (self.req_opcode.val() == 0x81))
-            | (self.req_ext_len.val() > 52)
-            | (self.tl.val() > 68)
-            | (self.udp_len.val() > 65515);
+            | self.ext_over.val();
 
         // ==== Generator (R2) and handshakes.
         // Lanes of this beat below each boundary, clamped to 0..64:
@@ -703,7 +715,9 @@ impl Logic for TxBuilder {
         self.flen.next = bit_cast::<18, 8>(self.l3off.val() + self.iphl.val()) + self.r1_udp_len.q.val();
         if self.r2_free.val() {
             self.r2_v.d.next = self.r1_v.q.val();
-            self.r2_bad.d.next = self.r1_bad.q.val();
+            // Too long for the 16-bit IP lengths (golden `TooLong`), checked
+            // here on the registered length.
+            self.r2_bad.d.next = self.r1_bad.q.val() | (self.r1_udp_len.q.val() > 65515);
             self.r2_hdr.d.next = self.wire_rev.o.val();
             self.r2_view.d.next = self.view_rev.o.val();
             self.r2_h.d.next = self.hlen.val();
