@@ -877,7 +877,7 @@ impl Logic for TxBuilder {
             // A payload beat's tlast must mark exactly the last one.
             self.o_mismatch.d.next = self.gen_go.val()
                 & self.need_pl.val()
-                & (self.pl_tlast.val() != !self.q_more.val());
+                & (self.pl_tlast.val() == self.q_more.val());
             // P2: the view shifted so its last covered byte is lane 63
             // (leading zeros leave the zero state unchanged).
             self.p2_v.d.next = self.p1_v.q.val();
