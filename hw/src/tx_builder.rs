@@ -259,7 +259,10 @@ pub struct TxBuilder {
     r1_imm: DFF<Bits<32>>,
     r1_aeth: DFF<Bits<32>>,
     r1_ext: DFF<Bits<416>>,
-    r1_tl: DFF<Bits<8>>,
+    r1_h: DFF<Bits<8>>,
+    r1_hp: DFF<Bits<18>>,
+    r1_e: DFF<Bits<18>>,
+    r1_f: DFF<Bits<18>>,
     r1_udp_len: DFF<Bits<18>>,
     r1_v4_total: DFF<Bits<16>>,
     r1_psum: DFF<Bits<19>>,
@@ -267,7 +270,13 @@ pub struct TxBuilder {
     // R1 input-side locals.
     at_hdr: Signal<Local, Bits<8>>,
     op_known: Signal<Local, Bit>,
-    tl: Signal<Local, Bits<8>>,
+    l2l3: Signal<Local, Bits<8>>,
+    h_in: Signal<Local, Bits<8>>,
+    hp_in: Signal<Local, Bits<18>>,
+    f_in: Signal<Local, Bits<18>>,
+    e_in: Signal<Local, Bits<18>>,
+    fixed_udp: Signal<Local, Bits<8>>,
+    ext_over: Signal<Local, Bit>,
     wire_pad: Signal<Local, Bits<2>>,
     udp_len: Signal<Local, Bits<18>>,
     bad: Signal<Local, Bit>,
@@ -284,10 +293,6 @@ pub struct TxBuilder {
     cs_lo: Signal<Local, Bits<17>>,
     cs_hi: Signal<Local, Bits<17>>,
     csum: Signal<Local, Bits<16>>,
-    l3off: Signal<Local, Bits<8>>,
-    iphl: Signal<Local, Bits<8>>,
-    hlen: Signal<Local, Bits<8>>,
-    flen: Signal<Local, Bits<18>>,
     img_wire: HeaderImage,
     img_view: HeaderImage,
     wire_rev: ByteRev<1536>,
@@ -439,7 +444,7 @@ impl Logic for TxBuilder {
     fn update(&mut self) {
         dff_setup!(
             self, clock, r1_v, r1_bad, r1_dst_mac, r1_src_mac, r1_vlan, r1_tci, r1_ipv6, r1_src_ip, r1_dst_ip, r1_tos, r1_ttl, r1_ev, r1_opcode,
-            r1_bth_b1, r1_pkey, r1_bth_b4, r1_dest_qp, r1_bth_b8, r1_psn, r1_reth, r1_imm, r1_aeth, r1_ext, r1_tl, r1_udp_len, r1_v4_total, r1_psum, r1_plen, r2_v, r2_bad,
+            r1_bth_b1, r1_pkey, r1_bth_b4, r1_dest_qp, r1_bth_b8, r1_psn, r1_reth, r1_imm, r1_aeth, r1_ext, r1_h, r1_hp, r1_e, r1_f, r1_udp_len, r1_v4_total, r1_psum, r1_plen, r2_v, r2_bad,
             r2_hdr, r2_view, r2_h, g_hrem, g_prem, g_erem, g_frem, g_qrem, g_k, g_prev, p1_v, p1_data, p1_view, p1_keep, p1_last, p1_first, p1_crc_n, p1_crc_last,
             p1_spill, p2_v, p2_data, p2_aligned, p2_keep, p2_last, p2_first, p2_crc_n, p2_crc_last, p2_spill, p3_v, p3_data, p3_d, p3_keep, p3_last,
             p3_first, p3_crc_n, p3_crc_last, p3_spill, crc_state, f1_v, f1_data, f1_keep, f1_last, f1_crc_n, f1_crc_last, f1_spill, f1_acc, f1_d, f2_v,
@@ -453,41 +458,84 @@ impl Logic for TxBuilder {
         // ==== Request side: header lengths and checks (into R1).
         // Fixed headers after the BTH by opcode (BTH 12, RETH 16, ImmDt 4,
         // AETH 4, CNP reserved 16): where the extension starts.
+        // `fixed_udp` = UDP header + fixed transport headers + ICRC and
+        // `ext_max` = the longest extension that keeps the transport
+        // headers within 68 bytes, decoded as constants (no adder before
+        // the length sums).
         self.op_known.next = false;
         self.at_hdr.next = 12.into();
+        self.fixed_udp.next = 24.into();
+        self.ext_over.next = self.req_ext_len.val() > 52;
         if (self.req_opcode.val() == 0x07) | (self.req_opcode.val() == 0x08) {
             self.op_known.next = true;
         }
         if (self.req_opcode.val() == 0x09) | (self.req_opcode.val() == 0x11) {
             self.op_known.next = true;
             self.at_hdr.next = 16.into();
+            self.fixed_udp.next = 28.into();
         }
         if (self.req_opcode.val() == 0x06) | (self.req_opcode.val() == 0x0A) | (self.req_opcode.val() == 0x81) {
             self.op_known.next = true;
             self.at_hdr.next = 28.into();
+            self.fixed_udp.next = 40.into();
+            self.ext_over.next = self.req_ext_len.val() > 40;
         }
         if self.req_opcode.val() == 0x0B {
             self.op_known.next = true;
             self.at_hdr.next = 32.into();
+            self.fixed_udp.next = 44.into();
+            self.ext_over.next = self.req_ext_len.val() > 36;
         }
-        self.tl.next = self.at_hdr.val() + bit_cast::<8, 6>(self.req_ext_len.val());
+        // Ethernet [+ tag] + IP header bytes.
+        self.l2l3.next = 34.into();
+        if self.req_vlan.val() {
+            self.l2l3.next = 38.into();
+        }
+        if self.req_ipv6.val() {
+            self.l2l3.next = 54.into();
+            if self.req_vlan.val() {
+                self.l2l3.next = 58.into();
+            }
+        }
         // Trimmed (DSCP 59) packets carry no pad bytes, as in proto::wire.
         self.wire_pad.next = self.req_pad.val();
         if self.req_dscp.val() == 59 {
             self.wire_pad.next = 0.into();
         }
         // UDP header, transport headers, payload, pad, ICRC.
-        self.udp_len.next = bit_cast::<18, 8>(self.tl.val())
+        self.udp_len.next = bit_cast::<18, 8>(self.fixed_udp.val())
+            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 16>(self.req_payload_len.val())
+            + bit_cast::<18, 2>(self.wire_pad.val());
+        // Frame positions: header end, payload end, frame end (the ICRC
+        // covers up to 4 before it), each one sum of the request's fields.
+        self.h_in.next = self.at_hdr.val() + self.l2l3.val() + bit_cast::<8, 6>(self.req_ext_len.val()) + 8;
+        self.hp_in.next = bit_cast::<18, 8>(self.at_hdr.val())
+            + bit_cast::<18, 8>(self.l2l3.val())
+            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 16>(self.req_payload_len.val())
+            + 8;
+        self.f_in.next = bit_cast::<18, 8>(self.fixed_udp.val())
+            + bit_cast::<18, 8>(self.l2l3.val())
+            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 16>(self.req_payload_len.val())
+            + bit_cast::<18, 2>(self.wire_pad.val());
+        // The ICRC-covered end: F - 4 = l2l3 + 8 (UDP) + at_hdr + ext +
+        // payload + pad, summed directly (no subtractor after the sum).
+        self.e_in.next = bit_cast::<18, 8>(self.at_hdr.val())
+            + bit_cast::<18, 8>(self.l2l3.val())
+            + bit_cast::<18, 6>(self.req_ext_len.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + bit_cast::<18, 2>(self.wire_pad.val())
-            + 12;
+            + 8;
         // The IPv4 total length and the checksum's sum of the words that do
         // not depend on the lengths, here so the R1 -> R2 path holds only
         // the last add and the fold.
-        self.v4_total_in.next = bit_cast::<16, 8>(self.tl.val())
+        self.v4_total_in.next = bit_cast::<16, 8>(self.fixed_udp.val())
+            + bit_cast::<16, 6>(self.req_ext_len.val())
             + self.req_payload_len.val()
             + bit_cast::<16, 2>(self.wire_pad.val())
-            + 32;
+            + 20;
         self.tos_in.next = (bit_cast::<8, 6>(self.req_dscp.val()) << 2) | bit_cast::<8, 2>(self.req_ecn.val());
         self.psum.next = bit_cast::<19, 16>(bit_cast::<16, 8>(self.tos_in.val()) | 0x4500)
             + bit_cast::<19, 16>((bit_cast::<16, 8>(self.req_ttl.val()) << 8) | 17)
@@ -499,9 +547,7 @@ impl Logic for TxBuilder {
         self.bad.next = !self.op_known.val()
             | (self.req_xbit.val() != (self.req_ext_len.val() != 0))
             | (self.req_xbit.val() & (self.req_opcode.val() == 0x81))
-            | (self.req_ext_len.val() > 52)
-            | (self.tl.val() > 68)
-            | (self.udp_len.val() > 65515);
+            | self.ext_over.val();
 
         // ==== Generator (R2) and handshakes.
         // Lanes of this beat below each boundary, clamped to 0..64:
@@ -602,7 +648,10 @@ impl Logic for TxBuilder {
             self.r1_imm.d.next = self.req_imm.val();
             self.r1_aeth.d.next = (bit_cast::<32, 8>(self.req_aeth_syndrome.val()) << 24) | bit_cast::<32, 24>(self.req_aeth_msn.val());
             self.r1_ext.d.next = self.req_ext.val();
-            self.r1_tl.d.next = self.tl.val();
+            self.r1_h.d.next = self.h_in.val();
+            self.r1_hp.d.next = self.hp_in.val();
+            self.r1_e.d.next = self.e_in.val();
+            self.r1_f.d.next = self.f_in.val();
             self.r1_udp_len.d.next = self.udp_len.val();
             self.r1_v4_total.d.next = self.v4_total_in.val();
             self.r1_psum.d.next = self.psum.val();
@@ -691,22 +740,14 @@ impl Logic for TxBuilder {
         // Lane order: frame byte 0 in bits 7-0.
         self.wire_rev.i.next = self.img_wire.hdr.val();
         self.view_rev.i.next = self.img_view.hdr.val();
-        self.l3off.next = 14.into();
-        if self.r1_vlan.q.val() {
-            self.l3off.next = 18.into();
-        }
-        self.iphl.next = 20.into();
-        if self.r1_ipv6.q.val() {
-            self.iphl.next = 40.into();
-        }
-        self.hlen.next = self.l3off.val() + self.iphl.val() + 8 + self.r1_tl.q.val();
-        self.flen.next = bit_cast::<18, 8>(self.l3off.val() + self.iphl.val()) + self.r1_udp_len.q.val();
         if self.r2_free.val() {
             self.r2_v.d.next = self.r1_v.q.val();
-            self.r2_bad.d.next = self.r1_bad.q.val();
+            // Too long for the 16-bit IP lengths (golden `TooLong`), checked
+            // here on the registered length.
+            self.r2_bad.d.next = self.r1_bad.q.val() | (self.r1_udp_len.q.val() > 65515);
             self.r2_hdr.d.next = self.wire_rev.o.val();
             self.r2_view.d.next = self.view_rev.o.val();
-            self.r2_h.d.next = self.hlen.val();
+            self.r2_h.d.next = self.r1_h.q.val();
         }
 
         // ==== Generator: beat g_k of the R2 packet.
@@ -751,10 +792,10 @@ impl Logic for TxBuilder {
         }
         if self.r2_free.val() {
             self.g_k.d.next = 0.into();
-            self.g_hrem.d.next = bit_cast::<19, 8>(self.hlen.val());
-            self.g_prem.d.next = bit_cast::<19, 8>(self.hlen.val()) + bit_cast::<19, 16>(self.r1_plen.q.val());
-            self.g_erem.d.next = bit_cast::<19, 18>(self.flen.val()) - 4;
-            self.g_frem.d.next = bit_cast::<19, 18>(self.flen.val());
+            self.g_hrem.d.next = bit_cast::<19, 8>(self.r1_h.q.val());
+            self.g_prem.d.next = bit_cast::<19, 18>(self.r1_hp.q.val());
+            self.g_erem.d.next = bit_cast::<19, 18>(self.r1_e.q.val());
+            self.g_frem.d.next = bit_cast::<19, 18>(self.r1_f.q.val());
             self.g_qrem.d.next = bit_cast::<19, 16>(self.r1_plen.q.val());
         }
 
@@ -836,7 +877,7 @@ impl Logic for TxBuilder {
             // A payload beat's tlast must mark exactly the last one.
             self.o_mismatch.d.next = self.gen_go.val()
                 & self.need_pl.val()
-                & (self.pl_tlast.val() != !self.q_more.val());
+                & (self.pl_tlast.val() == self.q_more.val());
             // P2: the view shifted so its last covered byte is lane 63
             // (leading zeros leave the zero state unchanged).
             self.p2_v.d.next = self.p1_v.q.val();
