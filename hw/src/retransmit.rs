@@ -128,6 +128,8 @@ pub struct RetransmitEngine {
     // State machine.
     st: DFF<Bits<5>>,
     due_r: DFF<Bit>,
+    /// Registered backoff shift amount (see the backoff unit).
+    bok: DFF<Bits<5>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
@@ -262,14 +264,13 @@ pub struct RetransmitEngine {
     tail_due_d: Signal<Local, Bits<32>>,
     tail_line: Signal<Local, Bits<32>>,
     lost_tail: Signal<Local, Bit>,
-    bo0: Signal<Local, Bits<32>>,
 }
 
 impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -381,11 +382,15 @@ impl Logic for RetransmitEngine {
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
         self.is_resend.next =
             (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
-        // The backoff's input: the slot's timeouts, the new una's on a SACK
-        // that advanced it. (Selected here, before the unit, so the
-        // Verilog's blocking order matches.) A new packet's backoff (0
-        // timeouts) is `bo0`, kept off this path.
-        if self.st.q.val() == 11 {
+        // Backoff in two steps: the shift amount of a retry count k is
+        // registered (`bok`) the cycle before the deadline is needed (k is
+        // the slot's timeouts in the RTO walk and on a resend, 0 for a new
+        // packet, the new una's after a SACK), so the RAM output, the
+        // selection and the comparisons with retry_linear stay off the
+        // shift-and-add path.
+        if (self.st.q.val() == 1) & self.is_new.val() {
+            self.bo_k.next = 0.into();
+        } else if self.st.q.val() == 5 {
             self.bo_k.next = self.una_ret.q.val();
         } else {
             self.bo_k.next = self.s_ret.val();
@@ -397,14 +402,7 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
         }
-        if self.c_lin.val().any() {
-            self.bo0.next = self.c_rto.val();
-        } else if self.c_rto.val().get_bit(31) | self.c_rto.val().get_bit(30) {
-            self.bo0.next = 0x7FFF_FFFF.into();
-        } else {
-            self.bo0.next = self.c_rto.val() << 1;
-        }
-        self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bo_shift.val());
+        self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bok.q.val());
         if self.bo_wide.val().get_bits::<33>(31).any() {
             self.bo_val.next = 0x7FFF_FFFF.into();
         } else {
@@ -580,14 +578,14 @@ impl Logic for RetransmitEngine {
                             self.tarm.d.next = 1.into();
                             self.tdl.d.next = self.t_op.q.val() + self.c_age.val();
                         }
+                        // The deadline in state 20, from the registered
+                        // retry count.
                         self.armed.d.next = 1.into();
-                        if self.is_new.val() {
-                            self.dl.d.next = self.t_op.q.val() + self.bo0.val();
-                        } else {
-                            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
-                        }
+                        self.bok.d.next = self.bo_shift.val();
+                        self.st.d.next = 20.into();
+                    } else {
+                        self.st.d.next = 12.into();
                     }
-                    self.st.d.next = 12.into();
                 } else {
                     self.o_cnt_drop.d.next = true;
                 }
@@ -664,6 +662,7 @@ impl Logic for RetransmitEngine {
             } else {
                 self.p.d.next = self.una_new.q.val();
             }
+            self.bok.d.next = self.bo_shift.val();
             self.st.d.next = 6.into();
         } else if self.st.q.val() == 6 {
             // L1: slot p is being read.
@@ -765,10 +764,15 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = 15.into();
             }
         } else if self.st.q.val() == 15 {
-            // R2a: slot p on the RAM output; register its deadline test
-            // (the backoff shift and add are a pipeline stage of their own).
-            self.due_r.d.next = self.due.val();
+            // R2a: slot p on the RAM output; register its retry count and
+            // whether its budget is spent.
+            self.bok.d.next = self.bo_shift.val();
             self.spent_r.d.next = self.retry_spent.val();
+            self.st.d.next = 21.into();
+        } else if self.st.q.val() == 21 {
+            // R2b: its deadline (backoff shift, add) and the test against
+            // now, registered.
+            self.due_r.d.next = self.due.val();
             self.dlp_r.d.next = self.dl_p.val();
             self.st.d.next = 16.into();
         } else if self.st.q.val() == 16 {
@@ -917,6 +921,10 @@ impl Logic for RetransmitEngine {
                     self.st.d.next = 12.into();
                 }
             }
+        } else if self.st.q.val() == 20 {
+            // Arm the RTO of a send that found it idle.
+            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+            self.st.d.next = 12.into();
         } else if self.st.q.val() == 10 {
             // INIT: clear the EV entries one per cycle, then store.
             self.ev_ram.write_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
