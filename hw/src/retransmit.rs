@@ -3,16 +3,18 @@
 //! requester and by SACK / NACK records from the RX parser, implementing
 //! the loss rules of `proto::model::mrc` (docs/model-mrc.md 2.4-2.8):
 //! cumulative + bitmap acknowledgement, per-EV reorder-allowance loss
-//! inference (Karn), the stall rule across EVs, trim NACKs (resend at
-//! once), out-of-window NACKs (resend once `una` advances or the RTO
-//! fires), and the RTO with the model's linear/exponential backoff and
-//! retry budget. See `docs/hw/retransmit.md`.
+//! inference (Karn), the stall rule across EVs, the tail check, trim
+//! NACKs (resend at once), out-of-window NACKs (resend once `una`
+//! advances or the RTO fires), and the RTO with the model's
+//! linear/exponential backoff and retry budget. See
+//! `docs/hw/retransmit.md`.
 //!
 //! One record is processed at a time by a state machine that walks the
 //! QP's outstanding PSNs (`una .. next`) in the slot RAM: a SACK costs
 //! 2 cycles per outstanding PSN for the acknowledgement pass and 2 per
-//! PSN for the loss pass, a timer firing 1 per PSN. The RTO is checked by
-//! a scanner that visits one QP per 2 idle cycles (QPs `0..=qp_last`).
+//! PSN for the loss pass, an RTO firing 3 per PSN, an acting tail check 1
+//! per PSN. The RTO and tail deadlines are checked by a scanner that
+//! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
 
 use rust_hdl::prelude::*;
 
