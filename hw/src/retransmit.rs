@@ -33,7 +33,7 @@ pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
 /// Config table id of the per-QP row (`cfg_index` = QP).
 pub const CFG_TABLE_QP: u64 = 8;
 /// Config table id of the global row (`cfg_index` 0): bits 7:0 = last QP
-/// the RTO scanner visits.
+/// the RTO scanner visits (255 until written).
 pub const CFG_TABLE_GLOBAL: u64 = 9;
 /// `retry_exp` value meaning "retry forever" (as the model).
 pub const RETRY_INFINITE: u64 = 25;
@@ -135,7 +135,9 @@ pub struct RetransmitEngine {
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
-    qp_last: DFF<Bits<8>>,
+    /// The last QP the scanner visits, stored inverted so that the reset
+    /// value (0) means 255: every QP is scanned until configured.
+    qp_last_n: DFF<Bits<8>>,
     is_timer: DFF<Bit>,
     // The record being processed.
     kind: DFF<Bits<3>>,
@@ -272,7 +274,7 @@ impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, bok, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -316,7 +318,7 @@ impl Logic for RetransmitEngine {
         self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val());
         self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
         if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
-            self.qp_last.d.next = bit_cast::<8, 256>(self.cfg_data.val());
+            self.qp_last_n.d.next = !bit_cast::<8, 256>(self.cfg_data.val());
         }
         self.cfg_ram.read_address.next = self.qp.q.val();
         self.c_rto.next = self.cfg_ram.read_data.val().get_bits::<32>(0);
@@ -498,7 +500,7 @@ impl Logic for RetransmitEngine {
                 self.qs_ram.read_address.next = self.scan_qp.q.val();
                 self.tail_ram.read_address.next = self.scan_qp.q.val();
                 self.cfg_ram.read_address.next = self.scan_qp.q.val();
-                if self.scan_qp.q.val() == self.qp_last.q.val() {
+                if self.scan_qp.q.val() == !self.qp_last_n.q.val() {
                     self.scan_qp.d.next = 0.into();
                 } else {
                     self.scan_qp.d.next = self.scan_qp.q.val() + 1;
@@ -945,6 +947,11 @@ impl Logic for RetransmitEngine {
             self.st.d.next = 0.into();
         } else {
             self.st.d.next = 0.into();
+        }
+        // A new scanner range restarts the sweep at QP 0 (after the state
+        // machine, whose idle state also moves the scanner).
+        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
+            self.scan_qp.d.next = 0.into();
         }
         self.slot_ram.write_data.next = bit_cast::<88, 7>(self.w_ev.val())
             | (bit_cast::<88, 16>(self.w_seq.val()) << 8)
