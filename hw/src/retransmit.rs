@@ -3,16 +3,18 @@
 //! requester and by SACK / NACK records from the RX parser, implementing
 //! the loss rules of `proto::model::mrc` (docs/model-mrc.md 2.4-2.8):
 //! cumulative + bitmap acknowledgement, per-EV reorder-allowance loss
-//! inference (Karn), the stall rule across EVs, trim NACKs (resend at
-//! once), out-of-window NACKs (resend once `una` advances or the RTO
-//! fires), and the RTO with the model's linear/exponential backoff and
-//! retry budget. See `docs/hw/retransmit.md`.
+//! inference (Karn), the stall rule across EVs, the tail check, trim
+//! NACKs (resend at once), out-of-window NACKs (resend once `una`
+//! advances or the RTO fires), and the RTO with the model's
+//! linear/exponential backoff and retry budget. See
+//! `docs/hw/retransmit.md`.
 //!
 //! One record is processed at a time by a state machine that walks the
 //! QP's outstanding PSNs (`una .. next`) in the slot RAM: a SACK costs
 //! 2 cycles per outstanding PSN for the acknowledgement pass and 2 per
-//! PSN for the loss pass, a timer firing 1 per PSN. The RTO is checked by
-//! a scanner that visits one QP per 2 idle cycles (QPs `0..=qp_last`).
+//! PSN for the loss pass, an RTO firing 3 per PSN, an acting tail check 1
+//! per PSN. The RTO and tail deadlines are checked by a scanner that
+//! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
 
 use rust_hdl::prelude::*;
 
@@ -31,7 +33,7 @@ pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
 /// Config table id of the per-QP row (`cfg_index` = QP).
 pub const CFG_TABLE_QP: u64 = 8;
 /// Config table id of the global row (`cfg_index` 0): bits 7:0 = last QP
-/// the RTO scanner visits.
+/// the RTO scanner visits (255 until written).
 pub const CFG_TABLE_GLOBAL: u64 = 9;
 /// `retry_exp` value meaning "retry forever" (as the model).
 pub const RETRY_INFINITE: u64 = 25;
@@ -122,14 +124,20 @@ pub struct RetransmitEngine {
     slot_ram: RAM<Bits<88>, 16>,
     ev_ram: RAM<Bits<33>, 15>,
     qs_ram: RAM<Bits<128>, 8>,
-    cfg_ram: RAM<Bits<88>, 8>,
+    cfg_ram: RAM<Bits<120>, 8>,
+    // Tail check per QP: deadline 32, armed, blind count 2, acked-since.
+    tail_ram: RAM<Bits<36>, 8>,
     // State machine.
     st: DFF<Bits<5>>,
     due_r: DFF<Bit>,
+    /// Registered backoff shift amount (see the backoff unit).
+    bok: DFF<Bits<5>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
-    qp_last: DFF<Bits<8>>,
+    /// The last QP the scanner visits, stored inverted so that the reset
+    /// value (0) means 255: every QP is scanned until configured.
+    qp_last_n: DFF<Bits<8>>,
     is_timer: DFF<Bit>,
     // The record being processed.
     kind: DFF<Bits<3>>,
@@ -148,6 +156,10 @@ pub struct RetransmitEngine {
     dl: DFF<Bits<32>>,
     armed: DFF<Bits<1>>,
     err: DFF<Bits<1>>,
+    tdl: DFF<Bits<32>>,
+    tarm: DFF<Bits<1>>,
+    tblind: DFF<Bits<2>>,
+    tack: DFF<Bits<1>>,
     // Walk state.
     p: DFF<Bits<24>>,
     cur_ev: DFF<Bits<7>>,
@@ -252,14 +264,17 @@ pub struct RetransmitEngine {
     hw_d: Signal<Local, Bits<32>>,
     seq_d: Signal<Local, Bits<16>>,
     rem_d: Signal<Local, Bits<32>>,
-    bo0: Signal<Local, Bits<32>>,
+    c_age: Signal<Local, Bits<32>>,
+    tail_due_d: Signal<Local, Bits<32>>,
+    tail_line: Signal<Local, Bits<32>>,
+    lost_tail: Signal<Local, Bit>,
 }
 
 impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, due_r, spent_r, dlp_r, scan_qp, qp_last, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -273,6 +288,8 @@ impl Logic for RetransmitEngine {
         self.qs_ram.write_clock.next = self.clock.val();
         self.cfg_ram.read_clock.next = self.clock.val();
         self.cfg_ram.write_clock.next = self.clock.val();
+        self.tail_ram.read_clock.next = self.clock.val();
+        self.tail_ram.write_clock.next = self.clock.val();
 
         // Output handshakes: a register is freed when taken.
         if self.o_rtx_v.q.val() & self.rtx_ready.val() {
@@ -298,10 +315,10 @@ impl Logic for RetransmitEngine {
 
         // Config: per-QP rows to the config RAM, the global row to a register.
         self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.cfg_ram.write_data.next = bit_cast::<88, 256>(self.cfg_data.val());
+        self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val());
         self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
         if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
-            self.qp_last.d.next = bit_cast::<8, 256>(self.cfg_data.val());
+            self.qp_last_n.d.next = !bit_cast::<8, 256>(self.cfg_data.val());
         }
         self.cfg_ram.read_address.next = self.qp.q.val();
         self.c_rto.next = self.cfg_ram.read_data.val().get_bits::<32>(0);
@@ -309,6 +326,15 @@ impl Logic for RetransmitEngine {
         self.c_reorder.next = self.cfg_ram.read_data.val().get_bits::<16>(64);
         self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().get_bits::<3>(80));
         self.c_exp.next = self.cfg_ram.read_data.val().get_bits::<5>(83);
+        self.c_age.next = self.cfg_ram.read_data.val().get_bits::<32>(88);
+        // Tail RAM: read with the QP state, written at STORE.
+        self.tail_ram.read_address.next = self.qp.q.val();
+        self.tail_ram.write_address.next = self.qp.q.val();
+        self.tail_ram.write_data.next = bit_cast::<36, 32>(self.tdl.q.val())
+            | (bit_cast::<36, 1>(self.tarm.q.val()) << 32)
+            | (bit_cast::<36, 2>(self.tblind.q.val()) << 33)
+            | (bit_cast::<36, 1>(self.tack.q.val()) << 35);
+        self.tail_ram.write_enable.next = false;
 
         // Slot RAM: default read address {qp, p}; fields as read; write
         // data packed from w_* (default: unchanged).
@@ -360,11 +386,15 @@ impl Logic for RetransmitEngine {
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
         self.is_resend.next =
             (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
-        // The backoff's input: the slot's timeouts, the new una's on a SACK
-        // that advanced it. (Selected here, before the unit, so the
-        // Verilog's blocking order matches.) A new packet's backoff (0
-        // timeouts) is `bo0`, kept off this path.
-        if self.st.q.val() == 11 {
+        // Backoff in two steps: the shift amount of a retry count k is
+        // registered (`bok`) the cycle before the deadline is needed (k is
+        // the slot's timeouts in the RTO walk and on a resend, 0 for a new
+        // packet, the new una's after a SACK), so the RAM output, the
+        // selection and the comparisons with retry_linear stay off the
+        // shift-and-add path.
+        if (self.st.q.val() == 1) & self.is_new.val() {
+            self.bo_k.next = 0.into();
+        } else if self.st.q.val() == 5 {
             self.bo_k.next = self.una_ret.q.val();
         } else {
             self.bo_k.next = self.s_ret.val();
@@ -376,14 +406,7 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
         }
-        if self.c_lin.val().any() {
-            self.bo0.next = self.c_rto.val();
-        } else if self.c_rto.val().get_bit(31) | self.c_rto.val().get_bit(30) {
-            self.bo0.next = 0x7FFF_FFFF.into();
-        } else {
-            self.bo0.next = self.c_rto.val() << 1;
-        }
-        self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bo_shift.val());
+        self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bok.q.val());
         if self.bo_wide.val().get_bits::<33>(31).any() {
             self.bo_val.next = 0x7FFF_FFFF.into();
         } else {
@@ -397,6 +420,10 @@ impl Logic for RetransmitEngine {
         self.hw_d.next = self.s_time.val() - self.hw.q.val();
         self.seq_d.next = self.s_seq.val() - self.e_max.val();
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
+        self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().get_bits::<32>(0);
+        // Tail check: sent at or before now - stall_age.
+        self.tail_line.next = (self.now.val() - self.c_age.val()) - self.s_time.val();
+        self.lost_tail.next = !self.tail_line.val().get_bit(31);
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
         // p at or before cum: p - (cum + 1) negative.
@@ -461,6 +488,7 @@ impl Logic for RetransmitEngine {
                 self.bitmap.d.next = self.op_bitmap.val();
                 self.is_timer.d.next = false;
                 self.qs_ram.read_address.next = self.op_qp.val();
+                self.tail_ram.read_address.next = self.op_qp.val();
                 self.cfg_ram.read_address.next = self.op_qp.val();
                 self.slot_ram.read_address.next =
                     (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
@@ -470,8 +498,9 @@ impl Logic for RetransmitEngine {
                 self.qp.d.next = self.scan_qp.q.val();
                 self.is_timer.d.next = true;
                 self.qs_ram.read_address.next = self.scan_qp.q.val();
+                self.tail_ram.read_address.next = self.scan_qp.q.val();
                 self.cfg_ram.read_address.next = self.scan_qp.q.val();
-                if self.scan_qp.q.val() == self.qp_last.q.val() {
+                if self.scan_qp.q.val() == !self.qp_last_n.q.val() {
                     self.scan_qp.d.next = 0.into();
                 } else {
                     self.scan_qp.d.next = self.scan_qp.q.val() + 1;
@@ -487,6 +516,10 @@ impl Logic for RetransmitEngine {
             self.dl.d.next = self.qs_ram.read_data.val().get_bits::<32>(81);
             self.armed.d.next = self.qs_ram.read_data.val().get_bits::<1>(113);
             self.err.d.next = self.qs_ram.read_data.val().get_bits::<1>(114);
+            self.tdl.d.next = self.tail_ram.read_data.val().get_bits::<32>(0);
+            self.tarm.d.next = self.tail_ram.read_data.val().get_bits::<1>(32);
+            self.tblind.d.next = self.tail_ram.read_data.val().get_bits::<2>(33);
+            self.tack.d.next = self.tail_ram.read_data.val().get_bits::<1>(35);
             self.found.d.next = false;
             self.bytes.d.next = 0.into();
             self.fired.d.next = false;
@@ -504,6 +537,12 @@ impl Logic for RetransmitEngine {
                     & !self.tdue_d.val().get_bit(31)
                 {
                     self.st.d.next = 7.into();
+                } else if !self.qs_ram.read_data.val().get_bit(114)
+                    & self.tail_ram.read_data.val().get_bit(32)
+                    & !self.tail_due_d.val().get_bit(31)
+                {
+                    // Tail check due (state 17).
+                    self.st.d.next = 17.into();
                 }
             } else if self.kind.q.val() == 0 {
                 // INIT: clear the QP's 128 EV entries (state 10).
@@ -512,6 +551,9 @@ impl Logic for RetransmitEngine {
                 self.hwv.d.next = 0.into();
                 self.armed.d.next = 0.into();
                 self.err.d.next = 0.into();
+                self.tarm.d.next = 0.into();
+                self.tblind.d.next = 0.into();
+                self.tack.d.next = 0.into();
                 self.clr.d.next = 0.into();
                 self.st.d.next = 10.into();
             } else if self.qs_ram.read_data.val().get_bit(114) | (self.kind.q.val() > 4) {
@@ -535,15 +577,19 @@ impl Logic for RetransmitEngine {
                     self.we_next.next = self.e_next.val() + 1;
                     self.ev_ram.write_enable.next = true;
                     if !self.qs_ram.read_data.val().get_bit(113) {
-                        // Arm on a send when idle.
-                        self.armed.d.next = 1.into();
-                        if self.is_new.val() {
-                            self.dl.d.next = self.t_op.q.val() + self.bo0.val();
-                        } else {
-                            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+                        // Arm on a send when idle (the tail check too).
+                        if self.c_age.val().any() {
+                            self.tarm.d.next = 1.into();
+                            self.tdl.d.next = self.t_op.q.val() + self.c_age.val();
                         }
+                        // The deadline in state 20, from the registered
+                        // retry count.
+                        self.armed.d.next = 1.into();
+                        self.bok.d.next = self.bo_shift.val();
+                        self.st.d.next = 20.into();
+                    } else {
+                        self.st.d.next = 12.into();
                     }
-                    self.st.d.next = 12.into();
                 } else {
                     self.o_cnt_drop.d.next = true;
                 }
@@ -620,6 +666,7 @@ impl Logic for RetransmitEngine {
             } else {
                 self.p.d.next = self.una_new.q.val();
             }
+            self.bok.d.next = self.bo_shift.val();
             self.st.d.next = 6.into();
         } else if self.st.q.val() == 6 {
             // L1: slot p is being read.
@@ -683,26 +730,34 @@ impl Logic for RetransmitEngine {
                 }
             }
         } else if self.st.q.val() == 11 {
-            // SACK done: una advance (re-arm the RTO from the new una's
-            // last send), report the acknowledgement, store.
-            if self.bytes.q.val().any() | (self.una_new.q.val() != self.una.q.val()) {
-                if !self.o_ack_v.q.val() {
+            // SACK done: una advance (re-arm the RTO and the tail check from
+            // the new una's last send), report the acknowledgement, store.
+            // The tail check is also armed by a SACK that finds it unarmed
+            // with packets outstanding.
+            if !self.o_ack_v.q.val() | !(self.bytes.q.val().any() | (self.una_new.q.val() != self.una.q.val())) {
+                if self.bytes.q.val().any() | (self.una_new.q.val() != self.una.q.val()) {
                     self.o_ack_v.d.next = true;
                     self.o_ack_qp.d.next = self.qp.q.val();
                     self.o_ack_una.d.next = self.una_new.q.val();
                     self.o_ack_bytes.d.next = self.bytes.q.val();
-                    self.una.d.next = self.una_new.q.val();
-                    if self.una_new.q.val() != self.una.q.val() {
-                        if self.una_new.q.val() == self.nxt.q.val() {
-                            self.armed.d.next = 0.into();
-                        } else {
-                            self.armed.d.next = 1.into();
-                            self.dl.d.next = self.una_time.q.val() + self.bo_val.val();
-                        }
-                    }
-                    self.st.d.next = 12.into();
+                    self.tack.d.next = 1.into();
                 }
-            } else {
+                self.una.d.next = self.una_new.q.val();
+                if self.una_new.q.val() == self.nxt.q.val() {
+                    if self.una_new.q.val() != self.una.q.val() {
+                        self.armed.d.next = 0.into();
+                        self.tarm.d.next = 0.into();
+                    }
+                } else {
+                    if self.una_new.q.val() != self.una.q.val() {
+                        self.armed.d.next = 1.into();
+                        self.dl.d.next = self.una_time.q.val() + self.bo_val.val();
+                    }
+                    if self.c_age.val().any() & ((self.una_new.q.val() != self.una.q.val()) | !self.tarm.q.val().any()) {
+                        self.tarm.d.next = 1.into();
+                        self.tdl.d.next = self.una_time.q.val() + self.c_age.val();
+                    }
+                }
                 self.st.d.next = 12.into();
             }
         } else if self.st.q.val() == 7 {
@@ -713,10 +768,15 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = 15.into();
             }
         } else if self.st.q.val() == 15 {
-            // R2a: slot p on the RAM output; register its deadline test
-            // (the backoff shift and add are a pipeline stage of their own).
-            self.due_r.d.next = self.due.val();
+            // R2a: slot p on the RAM output; register its retry count and
+            // whether its budget is spent.
+            self.bok.d.next = self.bo_shift.val();
             self.spent_r.d.next = self.retry_spent.val();
+            self.st.d.next = 21.into();
+        } else if self.st.q.val() == 21 {
+            // R2b: its deadline (backoff shift, add) and the test against
+            // now, registered.
+            self.due_r.d.next = self.due.val();
             self.dlp_r.d.next = self.dl_p.val();
             self.st.d.next = 16.into();
         } else if self.st.q.val() == 16 {
@@ -744,6 +804,7 @@ impl Logic for RetransmitEngine {
                         self.o_err_qp.d.next = self.qp.q.val();
                         self.o_err_psn.d.next = self.p.q.val();
                         self.err.d.next = 1.into();
+                        self.tarm.d.next = 0.into();
                         self.armed.d.next = 0.into();
                         self.st.d.next = 12.into();
                     }
@@ -810,6 +871,64 @@ impl Logic for RetransmitEngine {
                 self.o_rtx_reason.d.next = 1.into();
                 self.st.d.next = 0.into();
             }
+        } else if self.st.q.val() == 17 {
+            // Tail check fired (2.5.2): nothing outstanding -> disarm; an
+            // acknowledgement since the last check resets the blind count;
+            // at most 2 checks act in a row without one. Re-armed at
+            // now + stall_age.
+            if self.una.q.val() == self.nxt.q.val() {
+                self.tarm.d.next = 0.into();
+                self.st.d.next = 12.into();
+            } else {
+                self.tarm.d.next = 1.into();
+                self.tdl.d.next = self.now.val() + self.c_age.val();
+                self.tack.d.next = 0.into();
+                if self.tack.q.val().any() {
+                    self.tblind.d.next = 1.into();
+                    self.st.d.next = 18.into();
+                } else if self.tblind.q.val() < 2 {
+                    self.tblind.d.next = self.tblind.q.val() + 1;
+                    self.st.d.next = 18.into();
+                } else {
+                    self.st.d.next = 12.into();
+                }
+            }
+        } else if self.st.q.val() == 18 {
+            // T1: slot p (= una) is being read.
+            self.st.d.next = 19.into();
+        } else if self.st.q.val() == 19 {
+            // T2: every live slot sent at or before now - stall_age is lost
+            // (its EV stalled), one PSN per cycle.
+            if self.live.val() & !self.s_flags.val().get_bit(3) & self.lost_tail.val() {
+                if !self.out_free.val() {
+                    self.go.next = false;
+                } else {
+                    self.w_flags.next = self.s_flags.val() | 4;
+                    self.slot_ram.write_enable.next = true;
+                    self.o_rtx_v.d.next = true;
+                    self.o_rtx_qp.d.next = self.qp.q.val();
+                    self.o_rtx_psn.d.next = self.p.q.val();
+                    self.o_rtx_ev.d.next = self.s_ev.val();
+                    self.o_rtx_len.d.next = self.s_len.val();
+                    self.o_rtx_reason.d.next = 0.into();
+                    self.o_mark_v.d.next = true;
+                    self.o_mark_qp.d.next = self.qp.q.val();
+                    self.o_mark_ev.d.next = self.s_ev.val();
+                    self.o_mark_reason.d.next = 1.into();
+                }
+            }
+            if self.go.val() {
+                self.p.d.next = self.p_next.val();
+                self.slot_ram.read_address.next =
+                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+                if self.p_next.val() == self.nxt.q.val() {
+                    self.st.d.next = 12.into();
+                }
+            }
+        } else if self.st.q.val() == 20 {
+            // Arm the RTO of a send that found it idle.
+            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+            self.st.d.next = 12.into();
         } else if self.st.q.val() == 10 {
             // INIT: clear the EV entries one per cycle, then store.
             self.ev_ram.write_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
@@ -824,9 +943,15 @@ impl Logic for RetransmitEngine {
         } else if self.st.q.val() == 12 {
             // STORE the QP's state.
             self.qs_ram.write_enable.next = true;
+            self.tail_ram.write_enable.next = true;
             self.st.d.next = 0.into();
         } else {
             self.st.d.next = 0.into();
+        }
+        // A new scanner range restarts the sweep at QP 0 (after the state
+        // machine, whose idle state also moves the scanner).
+        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
+            self.scan_qp.d.next = 0.into();
         }
         self.slot_ram.write_data.next = bit_cast::<88, 7>(self.w_ev.val())
             | (bit_cast::<88, 16>(self.w_seq.val()) << 8)

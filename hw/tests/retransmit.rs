@@ -42,6 +42,8 @@ struct Cfg {
     reorder: u16,
     lin: u8,
     exp: u8,
+    /// `EvSet::stall_age()` (srtt + stall allowance), 0 = none yet.
+    age: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,6 +83,12 @@ struct RefQp {
     dl: u32,
     armed: bool,
     err: bool,
+    tdl: u32,
+    tarm: bool,
+    tblind: u8,
+    tack: bool,
+    /// Losses found by the tail check (coverage).
+    tail_lost: usize,
 }
 
 fn sd32(a: u32, b: u32) -> i32 {
@@ -100,6 +108,11 @@ impl RefQp {
             dl: 0,
             armed: false,
             err: false,
+            tdl: 0,
+            tarm: false,
+            tblind: 0,
+            tack: false,
+            tail_lost: 0,
         }
     }
     /// 2.8: RTO for the first `retry_linear` timeouts, then doubling
@@ -122,6 +135,9 @@ impl RefQp {
         self.hwv = false;
         self.armed = false;
         self.err = false;
+        self.tarm = false;
+        self.tblind = 0;
+        self.tack = false;
     }
     fn sent(&mut self, psn: u32, ev: u8, time: u32, len: u16, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
@@ -141,8 +157,13 @@ impl RefQp {
             self.nxt = self.nxt.next();
         }
         if !self.armed {
+            // Armed on a send when idle, with the tail check (2.5.2).
             self.armed = true;
             self.dl = time.wrapping_add(self.backoff(ret));
+            if self.cfg.age != 0 {
+                self.tarm = true;
+                self.tdl = time.wrapping_add(self.cfg.age);
+            }
         }
     }
     /// 2.4 validation, acknowledgement, 2.5 / 2.5.1 loss inference, una
@@ -211,19 +232,29 @@ impl RefQp {
             }
             p = p.next();
         }
-        if bytes > 0 || una_new != self.una {
+        let moved = una_new != self.una;
+        if bytes > 0 || moved {
             out.push(Out::Ack { qp, una: una_new.value(), bytes });
-            if una_new != self.una {
-                if una_new == self.nxt {
-                    self.armed = false;
-                } else {
-                    let (_, t, r) = found.unwrap();
-                    self.armed = true;
-                    self.dl = t.wrapping_add(self.backoff(r));
-                }
-            }
-            self.una = una_new;
+            self.tack = true;
         }
+        if una_new == self.nxt {
+            if moved {
+                self.armed = false;
+                self.tarm = false;
+            }
+        } else {
+            let (_, t, r) = found.unwrap();
+            if moved {
+                self.armed = true;
+                self.dl = t.wrapping_add(self.backoff(r));
+            }
+            // Re-armed with the RTO, or armed by a SACK that finds it idle.
+            if self.cfg.age != 0 && (moved || !self.tarm) {
+                self.tarm = true;
+                self.tdl = t.wrapping_add(self.cfg.age);
+            }
+        }
+        self.una = una_new;
     }
     /// 2.7: trim resends at once; out-of-window waits for una or the RTO.
     fn nack(&mut self, qp: u8, psn: u32, echo: u32, trim: bool, out: &mut Vec<Out>) {
@@ -244,8 +275,45 @@ impl RefQp {
             self.slot(p).oow = true;
         }
     }
-    /// 2.8: the RTO of this QP at `now`.
+    /// The scanner's visits at `now`: the RTO if due, then the tail check
+    /// if due.
     fn timer(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
+        self.rto(qp, now, out);
+        self.tail(qp, now, out);
+    }
+    /// 2.5.2: the tail check at `now`.
+    fn tail(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
+        if self.err || !self.tarm || sd32(now, self.tdl) < 0 {
+            return;
+        }
+        if self.una == self.nxt {
+            self.tarm = false;
+            return;
+        }
+        self.tdl = now.wrapping_add(self.cfg.age);
+        if self.tack {
+            self.tack = false;
+            self.tblind = 0;
+        }
+        if self.tblind >= 2 {
+            return;
+        }
+        self.tblind += 1;
+        let line = now.wrapping_sub(self.cfg.age);
+        let mut p = self.una;
+        while p != self.nxt {
+            let s = *self.slot(p);
+            if !s.acked && !s.queued && !s.oow && sd32(line, s.time) >= 0 {
+                self.slot(p).queued = true;
+                self.tail_lost += 1;
+                out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::LOSS as u8 });
+                out.push(Out::Mark { qp, ev: s.ev, reason: mark_reason::STALL as u8 });
+            }
+            p = p.next();
+        }
+    }
+    /// 2.8: the RTO of this QP at `now`.
+    fn rto(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
         if self.err || !self.armed || sd32(now, self.dl) < 0 {
             return;
         }
@@ -265,6 +333,7 @@ impl RefQp {
                 if u64::from(self.cfg.exp) != RETRY_INFINITE && u32::from(s.ret) >= budget {
                     self.err = true;
                     self.armed = false;
+                    self.tarm = false;
                     out.push(Out::Err { qp, psn: p.value() });
                     return;
                 }
@@ -300,14 +369,14 @@ enum Rec {
 const QPS: usize = 4;
 const STARTS: [u32; QPS] = [0xFF_FFF0, 100, 0x80_0000, 7];
 const CFGS: [Cfg; QPS] = [
-    Cfg { rto: 8000, allow: 3000, reorder: 3, lin: 2, exp: 25 },
-    Cfg { rto: 6000, allow: 2000, reorder: 3, lin: 1, exp: 25 },
+    Cfg { rto: 8000, allow: 3000, reorder: 3, lin: 2, exp: 25, age: 5000 },
+    Cfg { rto: 6000, allow: 2000, reorder: 3, lin: 1, exp: 25, age: 3500 },
     // Finite budget: reaches QP error under the heavy loss below.
-    Cfg { rto: 5000, allow: 0, reorder: 3, lin: 1, exp: 1 },
-    Cfg { rto: 9000, allow: 4000, reorder: 1, lin: 7, exp: 25 },
+    Cfg { rto: 5000, allow: 0, reorder: 3, lin: 1, exp: 1, age: 0 },
+    Cfg { rto: 9000, allow: 4000, reorder: 1, lin: 7, exp: 25, age: 6000 },
 ];
 /// Per QP: random loss percentage and the EV that drops everything.
-const LOSS: [u64; QPS] = [5, 10, 40, 15];
+const LOSS: [u64; QPS] = [5, 10, 50, 15];
 const DEAD_EV: [u8; QPS] = [5, 2, 1, 7];
 /// EVs per QP (few EVs: several packets per EV outstanding, so the
 /// per-EV reorder rule has something to compare).
@@ -447,15 +516,17 @@ fn u<const N: usize>(b: Bits<N>) -> u64 {
 
 fn cfg_row(c: &Cfg) -> Bits<256> {
     let lo = u64::from(c.rto) | u64::from(c.allow) << 32;
-    let hi = u64::from(c.reorder) | u64::from(c.lin) << 16 | u64::from(c.exp) << 19;
+    let hi = u64::from(c.reorder) | u64::from(c.lin) << 16 | u64::from(c.exp) << 19 | u64::from(c.age) << 24;
     (Bits::<256>::from(hi) << 64) | Bits::<256>::from(lo)
 }
 
 #[test]
 fn retransmit_matches_requester_rules() {
     let seed = std::env::var("RETX_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x4E7A_0001u64);
-    let n_recs: usize = std::env::var("RETX_RECS").ok().and_then(|s| s.parse().ok()).unwrap_or(700);
+    let n_recs: usize = std::env::var("RETX_RECS").ok().and_then(|s| s.parse().ok()).unwrap_or(900);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
+    let tail_lost = Arc::new(Mutex::new(0usize));
+    let tail2 = tail_lost.clone();
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
     uut.connect_all();
@@ -594,6 +665,7 @@ fn retransmit_matches_requester_rules() {
                 break;
             }
         }
+        *tail2.lock().unwrap() = w.refs.iter().map(|r| r.tail_lost).sum();
         sim.done(x)
     });
     let t = std::time::Instant::now();
@@ -628,7 +700,9 @@ fn retransmit_matches_requester_rules() {
         .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
         .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
-    for (name, n) in cov {
+    let tail = *tail_lost.lock().unwrap();
+    eprintln!("losses found by the tail check: {tail}");
+    for (name, n) in cov.into_iter().chain([("tail-check loss", tail)]) {
         assert!(n > 0, "{name} never exercised");
     }
     assert!(wraps > 0, "no cumulative ack across the 24-bit wrap");
@@ -656,7 +730,7 @@ fn retransmit_rto_backoff_example() {
         x.cfg_valid.next = true;
         x.cfg_table.next = CFG_TABLE_QP.into();
         x.cfg_index.next = 0.into();
-        x.cfg_data.next = cfg_row(&Cfg { rto: RTO, allow: 0, reorder: 3, lin: 2, exp: 1 });
+        x.cfg_data.next = cfg_row(&Cfg { rto: RTO, allow: 0, reorder: 3, lin: 2, exp: 1, age: 0 });
         wait_clock_cycle!(sim, clock, x);
         x.cfg_table.next = CFG_TABLE_GLOBAL.into();
         x.cfg_data.next = 0.into();
