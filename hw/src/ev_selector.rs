@@ -102,24 +102,47 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
                 }
             }
         }
-        // Next mask: inclusive prefix ORs of lo and of bits (Kogge-Stone,
-        // E steps of shift-and-OR); bit k of the new mask is set iff no
-        // candidate lies below k, i.e. ~(prefix << 1).
+        // Next mask: inclusive prefix ORs of lo and of bits; bit k of the
+        // new mask is set iff no candidate lies below k, i.e.
+        // ~(prefix << 1). The prefix is a radix-4 Sklansky network (level
+        // l: within blocks of 4^l, each bit ORs in the totals of the
+        // earlier quarter-blocks: at most 4 inputs per gate), its levels
+        // kept so ABC maps one LUT level per network level; the
+        // shift-and-OR (Kogge-Stone) form and per-bit reductions let ABC
+        // build 9- to 11-level chains of MUXF-widened LUTs (measured).
+        let mut levels4 = 0;
+        while (1usize << (2 * levels4)) < N {
+            levels4 += 1;
+        }
         for (name, src) in [("pl", "lo"), ("pb", "bits")] {
-            s.push_str(&format!("wire [{h}:0] {name}0 = {src};\n", h = N - 1));
-            for l in 1..=E {
-                s.push_str(&format!(
-                    "wire [{h}:0] {name}{l} = {name}{p} | ({name}{p} << {sh});\n",
-                    h = N - 1,
-                    p = l - 1,
-                    sh = 1usize << (l - 1)
-                ));
+            s.push_str(&format!("wire [{h}:0] {name}0 = {src};
+", h = N - 1));
+            for l in 1..=levels4 {
+                let (blk, sub) = (1usize << (2 * l), 1usize << (2 * (l - 1)));
+                s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};
+", h = N - 1));
+                for k in 0..N {
+                    let start = k / blk * blk;
+                    let mut terms = vec![format!("{name}{p}[{k}]", p = l - 1)];
+                    let mut j = start;
+                    while j + sub <= k / sub * sub {
+                        terms.push(format!("{name}{p}[{e}]", p = l - 1, e = j + sub - 1));
+                        j += sub;
+                    }
+                    if l == 1 {
+                        // Level 1 ORs the bits themselves within its block of 4.
+                        terms = (start..=k).map(|i| format!("{name}0[{i}]")).collect();
+                    }
+                    s.push_str(&format!("assign {name}{l}[{k}] = {};
+", terms.join(" | ")));
+                }
             }
         }
         s.push_str(&format!(
-            "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   next_done = pl{E}[{h1}] ? ~(pl{E} << 1) : ~(pb{E} << 1);\nend",
+            "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   next_done = pl{L}[{h1}] ? ~(pl{L} << 1) : ~(pb{L} << 1);\nend",
             h = E - 1,
-            h1 = N - 1
+            h1 = N - 1,
+            L = levels4
         ));
         Verilog::Custom(s)
     }
@@ -586,7 +609,6 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self.s2_ev.d.next = self.find.idx.val();
             self.s2_none.d.next = !self.find.any.val();
             if self.find.any.val() {
-                self.done_ram.write_data.next = self.find.next_done.val();
                 self.nb_ram.write_enable.next = true;
                 self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
@@ -680,6 +702,12 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
             }
+        }
+        // The select's new mask is assigned last (the conditions above are
+        // exclusive of it) so that it is the last mux before the RAM write
+        // data and `fw_done`: it is on the select-to-select loop.
+        if (self.s1_op.q.val() == 1) & self.find.any.val() {
+            self.done_ram.write_data.next = self.find.next_done.val();
         }
         self.fw_nb.d.next = self.nb_ram.write_data.val();
         self.fw_done.d.next = self.done_ram.write_data.val();
