@@ -33,6 +33,9 @@ pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;
 /// The simulated instance: 4 QPs x 8 EVs.
 pub type EvSelectorSmall = EvSelector<2, 3, 8, 5, 4>;
 
+/// log2 of the radix of the prefix-OR network in [`FindNext`].
+const PREFIX_RADIX_LOG2: usize = 3;
+
 /// Round-robin search over the GOOD bitmap with the rotation state kept as
 /// a mask: `done` has bit k set iff EV k is at or before the last EV
 /// selected in the current round. Outputs: `idx`, the first GOOD EV not in
@@ -111,16 +114,14 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         // shift-and-OR (Kogge-Stone) form and per-bit reductions let ABC
         // build 9- to 11-level chains of MUXF-widened LUTs (measured).
         let mut levels4 = 0;
-        while (1usize << (2 * levels4)) < N {
+        while (1usize << (PREFIX_RADIX_LOG2 * levels4)) < N {
             levels4 += 1;
         }
         for (name, src) in [("pl", "lo"), ("pb", "bits")] {
-            s.push_str(&format!("wire [{h}:0] {name}0 = {src};
-", h = N - 1));
+            s.push_str(&format!("wire [{h}:0] {name}0 = {src};\n", h = N - 1));
             for l in 1..=levels4 {
-                let (blk, sub) = (1usize << (2 * l), 1usize << (2 * (l - 1)));
-                s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};
-", h = N - 1));
+                let (blk, sub) = (1usize << (PREFIX_RADIX_LOG2 * l), 1usize << (PREFIX_RADIX_LOG2 * (l - 1)));
+                s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};\n", h = N - 1));
                 for k in 0..N {
                     let start = k / blk * blk;
                     let mut terms = vec![format!("{name}{p}[{k}]", p = l - 1)];
