@@ -107,12 +107,13 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         }
         // Next mask: inclusive prefix ORs of lo and of bits; bit k of the
         // new mask is set iff no candidate lies below k, i.e.
-        // ~(prefix << 1). The prefix is a radix-4 Sklansky network (level
-        // l: within blocks of 4^l, each bit ORs in the totals of the
-        // earlier quarter-blocks: at most 4 inputs per gate), its levels
-        // kept so ABC maps one LUT level per network level; the
+        // ~(prefix << 1). The prefix is a radix-8 Sklansky network (level
+        // l: within blocks of 8^l, each bit ORs in the totals of the
+        // earlier eighth-blocks: at most 8 inputs per gate), its levels
+        // kept so that ABC cannot re-balance it into chains; the
         // shift-and-OR (Kogge-Stone) form and per-bit reductions let ABC
-        // build 9- to 11-level chains of MUXF-widened LUTs (measured).
+        // build 9- to 15-level chains of MUXF-widened LUTs, radix 4 costs
+        // 360 LUTs more and radix 16 is deeper (measured, see the doc).
         let mut levels4 = 0;
         while (1usize << (PREFIX_RADIX_LOG2 * levels4)) < N {
             levels4 += 1;
@@ -131,7 +132,7 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
                         j += sub;
                     }
                     if l == 1 {
-                        // Level 1 ORs the bits themselves within its block of 4.
+                        // Level 1 ORs the bits themselves within its block.
                         terms = (start..=k).map(|i| format!("{name}0[{i}]")).collect();
                     }
                     s.push_str(&format!("assign {name}{l}[{k}] = {};
@@ -325,7 +326,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub ctl_value: Signal<In, Bits<VALUE_BITS>>,
     /// Control plane: load the value of EV `wr_ev` of `wr_qp`; with
     /// `wr_set_ptr` the QP's next select also starts its search at `wr_ev`
-    /// (the pointer holds the last EV selected: `wr_ev - 1` is stored).
+    /// (the done mask is set to the EVs below `wr_ev`).
     pub wr_valid: Signal<In, Bit>,
     pub wr_set_ptr: Signal<In, Bit>,
     pub wr_qp: Signal<In, Bits<Q>>,
@@ -342,7 +343,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub evt_to: Signal<Out, Bits<2>>,
     /// Mark-bad commands refused by the guard, all QPs.
     pub refused: Signal<Out, Bits<32>>,
-    // ---- Storage. Per QP: not-GOOD bitmap, last EV selected (the RR pointer), not-GOOD count
+    // ---- Storage. Per QP: not-GOOD bitmap, done mask (the RR pointer: EVs at or before the last selected), not-GOOD count
     // (all zero at power-up: every EV GOOD, pointer 0). Per EV: state, value.
     nb_ram: RAM<Bits<N>, Q>,
     done_ram: RAM<Bits<N>, Q>,
