@@ -114,13 +114,13 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         // shift-and-OR (Kogge-Stone) form and per-bit reductions let ABC
         // build 9- to 15-level chains of MUXF-widened LUTs, radix 4 costs
         // 360 LUTs more and radix 16 is deeper (measured, see the doc).
-        let mut levels4 = 0;
-        while (1usize << (PREFIX_RADIX_LOG2 * levels4)) < N {
-            levels4 += 1;
+        let mut prefix_levels = 0;
+        while (1usize << (PREFIX_RADIX_LOG2 * prefix_levels)) < N {
+            prefix_levels += 1;
         }
         for (name, src) in [("pl", "lo"), ("pb", "bits")] {
             s.push_str(&format!("wire [{h}:0] {name}0 = {src};\n", h = N - 1));
-            for l in 1..=levels4 {
+            for l in 1..=prefix_levels {
                 let (blk, sub) = (1usize << (PREFIX_RADIX_LOG2 * l), 1usize << (PREFIX_RADIX_LOG2 * (l - 1)));
                 s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};\n", h = N - 1));
                 for k in 0..N {
@@ -144,7 +144,7 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
             "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   next_done = pl{L}[{h1}] ? ~(pl{L} << 1) : ~(pb{L} << 1);\nend",
             h = E - 1,
             h1 = N - 1,
-            L = levels4
+            L = prefix_levels
         ));
         Verilog::Custom(s)
     }
