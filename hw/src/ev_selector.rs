@@ -33,50 +33,59 @@ pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;
 /// The simulated instance: 4 QPs x 8 EVs.
 pub type EvSelectorSmall = EvSelector<2, 3, 8, 5, 4>;
 
-/// Next set bit of `bits` after `last`, wrapping (`last` itself only if it
-/// is the only one): `idx`, `any` (false if `bits` is zero). One
-/// find-first-set over the 2N-bit vector `{bits, bits & (ones << last << 1)}`
-/// as a binary tree (depth E + 1 muxes, log-depth OR trees), the answer
-/// being its position mod N. Searching after `last` rather than at or
-/// after `last + 1` keeps an adder out of the select loop.
+/// log2 of the radix of the prefix-OR network in [`FindNext`].
+const PREFIX_RADIX_LOG2: usize = 3;
+
+/// Round-robin search over the GOOD bitmap with the rotation state kept as
+/// a mask: `done` has bit k set iff EV k is at or before the last EV
+/// selected in the current round. Outputs: `idx`, the first GOOD EV not in
+/// `done` (or, when every GOOD EV is done, the first GOOD EV: the wrap);
+/// `any` (false if `bits` is zero); `next_done`, the mask after selecting
+/// `idx` (bits 0..=idx).
+///
+/// Why a mask and not an index: with the last index stored, the search
+/// needs `ones << last` (a barrel shifter) in front of the tree and the
+/// tree's binary answer goes back into the shifter on the next select of
+/// the same QP: 6 LUTs and 15 MUXF on that loop (10 levels). With a mask
+/// the loop is a prefix OR (log-depth, LUTs only) and the index tree is
+/// off the loop (it only feeds the value read and the answer).
 #[derive(LogicBlock, Default)]
 pub struct FindNext<const N: usize, const E: usize> {
     pub bits: Signal<In, Bits<N>>,
-    pub last: Signal<In, Bits<E>>,
+    pub done: Signal<In, Bits<N>>,
     pub idx: Signal<Out, Bits<E>>,
     pub any: Signal<Out, Bit>,
+    pub next_done: Signal<Out, Bits<N>>,
 }
 
 impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
     fn update(&mut self) {
         let b = self.bits.val();
-        let f = self.last.val().index() + 1;
-        let mut idx = 0usize;
-        let mut any = false;
-        for k in (0..N).rev() {
-            if b.get_bit(k) {
-                idx = k;
-                any = true;
-            }
+        let d = self.done.val();
+        let first = |pending: &dyn Fn(usize) -> bool| (0..N).find(|&k| b.get_bit(k) && pending(k));
+        let pick = first(&|k| !d.get_bit(k)).or_else(|| first(&|_| true));
+        self.any.next = pick.is_some();
+        self.idx.next = (pick.unwrap_or(0) as u64).into();
+        // With no GOOD EV every bit is "at or before" the (absent) pick.
+        let last = pick.unwrap_or(N - 1);
+        let mut nd = Bits::<N>::default();
+        for k in 0..=last {
+            nd = nd.replace_bit(k, true);
         }
-        for k in (f..N).rev() {
-            if b.get_bit(k) {
-                idx = k;
-            }
-        }
-        self.idx.next = (idx as u64).into();
-        self.any.next = any;
+        self.next_done.next = nd;
     }
     fn connect(&mut self) {
         self.idx.connect();
         self.any.connect();
+        self.next_done.connect();
     }
     fn hdl(&self) -> Verilog {
-        // A binary tree over the 2N-bit vector {bits, bits masked to >= from}:
-        // the lowest set bit wins; its position mod N is the answer. Level
-        // l has 2N >> l nodes, each an (any, index) pair of l bits.
+        // Index: a binary tree over the 2N-bit vector {bits, lo} (lo = the
+        // GOOD EVs not yet done this round); the lowest set bit wins, its
+        // position mod N is the answer. Level l has 2N >> l nodes, each an
+        // (any, index) pair of l bits.
         let w = 2 * N;
-        let mut s = format!("wire [{h}:0] m = bits & (({{{N}{{1'b1}}}} << last) << 1);\nwire [{w1}:0] v = {{bits, m}};\n", h = N - 1, w1 = w - 1);
+        let mut s = format!("wire [{h}:0] lo = bits & ~done;\nwire [{w1}:0] v = {{bits, lo}};\n", h = N - 1, w1 = w - 1);
         let levels = E + 1;
         for j in 0..w {
             s.push_str(&format!("wire a0_{j} = v[{j}];\n"));
@@ -96,8 +105,73 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
                 }
             }
         }
-        s.push_str(&format!("always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\nend", h = E - 1));
+        // Next mask: inclusive prefix ORs of lo and of bits; bit k of the
+        // new mask is set iff no candidate lies below k, i.e.
+        // ~(prefix << 1). The prefix is a radix-8 Sklansky network (level
+        // l: within blocks of 8^l, each bit ORs in the totals of the
+        // earlier eighth-blocks: at most 8 inputs per gate), its levels
+        // kept so that ABC cannot re-balance it into chains; the
+        // shift-and-OR (Kogge-Stone) form and per-bit reductions let ABC
+        // build 9- to 15-level chains of MUXF-widened LUTs, radix 4 costs
+        // 360 LUTs more and radix 16 is deeper (measured, see the doc).
+        let mut prefix_levels = 0;
+        while (1usize << (PREFIX_RADIX_LOG2 * prefix_levels)) < N {
+            prefix_levels += 1;
+        }
+        for (name, src) in [("pl", "lo"), ("pb", "bits")] {
+            s.push_str(&format!("wire [{h}:0] {name}0 = {src};\n", h = N - 1));
+            for l in 1..=prefix_levels {
+                let (blk, sub) = (1usize << (PREFIX_RADIX_LOG2 * l), 1usize << (PREFIX_RADIX_LOG2 * (l - 1)));
+                s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};\n", h = N - 1));
+                for k in 0..N {
+                    let start = k / blk * blk;
+                    let mut terms = vec![format!("{name}{p}[{k}]", p = l - 1)];
+                    let mut j = start;
+                    while j + sub <= k / sub * sub {
+                        terms.push(format!("{name}{p}[{e}]", p = l - 1, e = j + sub - 1));
+                        j += sub;
+                    }
+                    if l == 1 {
+                        // Level 1 ORs the bits themselves within its block.
+                        terms = (start..=k).map(|i| format!("{name}0[{i}]")).collect();
+                    }
+                    s.push_str(&format!("assign {name}{l}[{k}] = {};
+", terms.join(" | ")));
+                }
+            }
+        }
+        s.push_str(&format!(
+            "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   next_done = pl{L}[{h1}] ? ~(pl{L} << 1) : ~(pb{L} << 1);\nend",
+            h = E - 1,
+            h1 = N - 1,
+            L = prefix_levels
+        ));
         Verilog::Custom(s)
+    }
+}
+
+/// `o` = the bits below `idx` (`o[k]` set iff `k < idx`): the done mask
+/// that makes the next select start its search at `idx`.
+#[derive(LogicBlock, Default)]
+pub struct Below<const N: usize, const E: usize> {
+    pub idx: Signal<In, Bits<E>>,
+    pub o: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const E: usize> Logic for Below<N, E> {
+    fn update(&mut self) {
+        let k = self.idx.val().index();
+        let mut o = Bits::<N>::default();
+        for j in 0..k.min(N) {
+            o = o.replace_bit(j, true);
+        }
+        self.o.next = o;
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!("always @(*) o = ~({{{N}{{1'b1}}}} << idx);"))
     }
 }
 
@@ -160,13 +234,13 @@ impl<const H: usize, const L: usize, const O: usize> Logic for Cat<H, L, O> {
 pub struct Fwd<const Q: usize, const N: usize, const E: usize, const C: usize> {
     pub hit: Signal<In, Bit>,
     pub fw_nb: Signal<In, Bits<N>>,
-    pub fw_ptr: Signal<In, Bits<E>>,
+    pub fw_done: Signal<In, Bits<N>>,
     pub fw_cnt: Signal<In, Bits<C>>,
     pub ram_nb: Signal<In, Bits<N>>,
-    pub ram_ptr: Signal<In, Bits<E>>,
+    pub ram_done: Signal<In, Bits<N>>,
     pub ram_cnt: Signal<In, Bits<C>>,
     pub nb: Signal<Out, Bits<N>>,
-    pub ptr: Signal<Out, Bits<E>>,
+    pub done: Signal<Out, Bits<N>>,
     pub cnt: Signal<Out, Bits<C>>,
 }
 
@@ -174,17 +248,17 @@ impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for F
     fn update(&mut self) {
         let f = self.hit.val();
         self.nb.next = if f { self.fw_nb.val() } else { self.ram_nb.val() };
-        self.ptr.next = if f { self.fw_ptr.val() } else { self.ram_ptr.val() };
+        self.done.next = if f { self.fw_done.val() } else { self.ram_done.val() };
         self.cnt.next = if f { self.fw_cnt.val() } else { self.ram_cnt.val() };
     }
     fn connect(&mut self) {
         self.nb.connect();
-        self.ptr.connect();
+        self.done.connect();
         self.cnt.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
-            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   ptr = hit ? fw_ptr : ram_ptr;\n   cnt = hit ? fw_cnt : ram_cnt;\nend"
+            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   done = hit ? fw_done : ram_done;\n   cnt = hit ? fw_cnt : ram_cnt;\nend"
                 .into(),
         )
     }
@@ -252,7 +326,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub ctl_value: Signal<In, Bits<VALUE_BITS>>,
     /// Control plane: load the value of EV `wr_ev` of `wr_qp`; with
     /// `wr_set_ptr` the QP's next select also starts its search at `wr_ev`
-    /// (the pointer holds the last EV selected: `wr_ev - 1` is stored).
+    /// (the done mask is set to the EVs below `wr_ev`).
     pub wr_valid: Signal<In, Bit>,
     pub wr_set_ptr: Signal<In, Bit>,
     pub wr_qp: Signal<In, Bits<Q>>,
@@ -269,10 +343,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub evt_to: Signal<Out, Bits<2>>,
     /// Mark-bad commands refused by the guard, all QPs.
     pub refused: Signal<Out, Bits<32>>,
-    // ---- Storage. Per QP: not-GOOD bitmap, last EV selected (the RR pointer), not-GOOD count
+    // ---- Storage. Per QP: not-GOOD bitmap, done mask (the RR pointer: EVs at or before the last selected), not-GOOD count
     // (all zero at power-up: every EV GOOD, pointer 0). Per EV: state, value.
     nb_ram: RAM<Bits<N>, Q>,
-    ptr_ram: RAM<Bits<E>, Q>,
+    done_ram: RAM<Bits<N>, Q>,
     cnt_ram: RAM<Bits<C>, Q>,
     st_ram: RAM<Bits<2>, A>,
     val_ram: RAM<Bits<VALUE_BITS>, A>,
@@ -288,11 +362,12 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     // ---- Forwarding of the last per-QP write.
     fw_hit: DFF<Bit>,
     fw_nb: DFF<Bits<N>>,
-    fw_ptr: DFF<Bits<E>>,
+    fw_done: DFF<Bits<N>>,
     fw_cnt: DFF<Bits<C>>,
     // ---- Stage 1 combinational.
     fwd: Fwd<Q, N, E, C>,
     find: FindNext<N, E>,
+    below: Below<N, E>,
     upd1: BitUpd<N, E>,
     // ---- Stage 2 (response) registers.
     s2_valid: DFF<Bit>,
@@ -306,7 +381,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     f_mask: DFF<Bits<VALUE_BITS>>,
     f_value: DFF<Bits<VALUE_BITS>>,
     f_nb: DFF<Bits<N>>,
-    f_ptr: DFF<Bits<E>>,
+    f_done: DFF<Bits<N>>,
     f_cnt: DFF<Bits<C>>,
     f_i: DFF<Bits<C>>,
     f_v: DFF<Bit>,
@@ -364,7 +439,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             evt_to: Default::default(),
             refused: Default::default(),
             nb_ram: Default::default(),
-            ptr_ram: Default::default(),
+            done_ram: Default::default(),
             cnt_ram: Default::default(),
             st_ram: Default::default(),
             val_ram: Default::default(),
@@ -378,10 +453,11 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_setptr: Default::default(),
             fw_hit: Default::default(),
             fw_nb: Default::default(),
-            fw_ptr: Default::default(),
+            fw_done: Default::default(),
             fw_cnt: Default::default(),
             fwd: Default::default(),
             find: Default::default(),
+            below: Default::default(),
             upd1: Default::default(),
             s2_valid: Default::default(),
             s2_qp: Default::default(),
@@ -393,7 +469,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             f_mask: Default::default(),
             f_value: Default::default(),
             f_nb: Default::default(),
-            f_ptr: Default::default(),
+            f_done: Default::default(),
             f_cnt: Default::default(),
             f_i: Default::default(),
             f_v: Default::default(),
@@ -419,14 +495,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_ptr, fw_cnt, s2_valid,
-            s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_ptr, f_cnt, f_i, f_v, f_e, e_valid, e_qp, e_ev,
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_done, fw_cnt, s2_valid,
+            s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, e_valid, e_qp, e_ev,
             e_from, e_to, n_refused
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
-        self.ptr_ram.read_clock.next = self.clock.val();
-        self.ptr_ram.write_clock.next = self.clock.val();
+        self.done_ram.read_clock.next = self.clock.val();
+        self.done_ram.write_clock.next = self.clock.val();
         self.cnt_ram.read_clock.next = self.clock.val();
         self.cnt_ram.write_clock.next = self.clock.val();
         self.st_ram.read_clock.next = self.clock.val();
@@ -465,7 +541,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_setptr.d.next = self.wr_set_ptr.val();
             }
         }
-        self.ptr_ram.read_address.next = self.nb_ram.read_address.val();
+        self.done_ram.read_address.next = self.nb_ram.read_address.val();
         self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
         // Forward next cycle iff the command now in stage 1 is to the same
         // QP and writes (or writes back) its meta this cycle: select, mark
@@ -479,26 +555,27 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         // ---- Stage 1: meta with forwarding of last cycle's write.
         self.fwd.hit.next = self.fw_hit.q.val();
         self.fwd.fw_nb.next = self.fw_nb.q.val();
-        self.fwd.fw_ptr.next = self.fw_ptr.q.val();
+        self.fwd.fw_done.next = self.fw_done.q.val();
         self.fwd.fw_cnt.next = self.fw_cnt.q.val();
         self.fwd.ram_nb.next = self.nb_ram.read_data.val();
-        self.fwd.ram_ptr.next = self.ptr_ram.read_data.val();
+        self.fwd.ram_done.next = self.done_ram.read_data.val();
         self.fwd.ram_cnt.next = self.cnt_ram.read_data.val();
         self.find.bits.next = !self.fwd.nb.val();
-        self.find.last.next = self.fwd.ptr.val();
+        self.find.done.next = self.fwd.done.val();
+        self.below.idx.next = self.s1_ev.q.val();
         self.upd1.i.next = self.fwd.nb.val();
         self.upd1.idx.next = self.s1_ev.q.val();
         self.upd1.val.next = true;
 
         // Per-QP write port (defaults: write back what was read).
         self.nb_ram.write_enable.next = false;
-        self.ptr_ram.write_enable.next = false;
+        self.done_ram.write_enable.next = false;
         self.cnt_ram.write_enable.next = false;
         self.nb_ram.write_address.next = self.s1_qp.q.val();
-        self.ptr_ram.write_address.next = self.s1_qp.q.val();
+        self.done_ram.write_address.next = self.s1_qp.q.val();
         self.cnt_ram.write_address.next = self.s1_qp.q.val();
         self.nb_ram.write_data.next = self.fwd.nb.val();
-        self.ptr_ram.write_data.next = self.fwd.ptr.val();
+        self.done_ram.write_data.next = self.fwd.done.val();
         self.cnt_ram.write_data.next = self.fwd.cnt.val();
 
         // Table ports.
@@ -534,9 +611,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self.s2_ev.d.next = self.find.idx.val();
             self.s2_none.d.next = !self.find.any.val();
             if self.find.any.val() {
-                self.ptr_ram.write_data.next = self.find.idx.val();
                 self.nb_ram.write_enable.next = true;
-                self.ptr_ram.write_enable.next = true;
+                self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
             }
         }
@@ -547,7 +623,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_data.next = self.upd1.o.val();
                 self.cnt_ram.write_data.next = self.fwd.cnt.val() + 1;
                 self.nb_ram.write_enable.next = true;
-                self.ptr_ram.write_enable.next = true;
+                self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
                 self.st_ram.write_enable.next = true;
                 self.e_valid.d.next = true;
@@ -560,9 +636,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         if self.s1_op.q.val() == 4 {
             self.val_ram.write_enable.next = true;
             if self.s1_setptr.q.val() {
-                self.ptr_ram.write_data.next = self.s1_ev.q.val() - 1;
+                self.done_ram.write_data.next = self.below.o.val();
                 self.nb_ram.write_enable.next = true;
-                self.ptr_ram.write_enable.next = true;
+                self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
             }
         }
@@ -573,7 +649,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self.f_mask.d.next = self.s1_mask.q.val();
             self.f_value.d.next = self.s1_value.q.val();
             self.f_nb.d.next = self.fwd.nb.val();
-            self.f_ptr.d.next = self.fwd.ptr.val();
+            self.f_done.d.next = self.fwd.done.val();
             self.f_cnt.d.next = self.fwd.cnt.val();
             self.f_i.d.next = 0.into();
             self.f_v.d.next = false;
@@ -619,18 +695,24 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             if (self.f_i.q.val() == self.n_const.val()) & !self.f_v.q.val() {
                 self.f_busy.d.next = false;
                 self.nb_ram.write_address.next = self.f_qp.q.val();
-                self.ptr_ram.write_address.next = self.f_qp.q.val();
+                self.done_ram.write_address.next = self.f_qp.q.val();
                 self.cnt_ram.write_address.next = self.f_qp.q.val();
                 self.nb_ram.write_data.next = self.f_nb.q.val();
-                self.ptr_ram.write_data.next = self.f_ptr.q.val();
+                self.done_ram.write_data.next = self.f_done.q.val();
                 self.cnt_ram.write_data.next = self.f_cnt.q.val();
                 self.nb_ram.write_enable.next = true;
-                self.ptr_ram.write_enable.next = true;
+                self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
             }
         }
+        // The select's new mask is assigned last (the conditions above are
+        // exclusive of it) so that it is the last mux before the RAM write
+        // data and `fw_done`: it is on the select-to-select loop.
+        if (self.s1_op.q.val() == 1) & self.find.any.val() {
+            self.done_ram.write_data.next = self.find.next_done.val();
+        }
         self.fw_nb.d.next = self.nb_ram.write_data.val();
-        self.fw_ptr.d.next = self.ptr_ram.write_data.val();
+        self.fw_done.d.next = self.done_ram.write_data.val();
         self.fw_cnt.d.next = self.cnt_ram.write_data.val();
 
         // ---- Stage 2: response.

@@ -25,6 +25,8 @@ use rust_hdl::prelude::*;
 const QPS: usize = 4;
 const EVS: usize = 8;
 const MIN_ACTIVE: u16 = 2;
+/// Cycles from a select to its answer (docs/hw/ev_selector.md).
+const SELECT_LATENCY: u64 = 2;
 /// Cycles a deny/allow keeps the block busy is EVS + 3; idle a bit longer.
 const CTL_IDLE: usize = EVS + 4;
 
@@ -159,6 +161,9 @@ struct Got {
     evt: Vec<Evt>,
     refused: u64,
     cycles: u64,
+    /// Cycle in which each select was presented / each answer seen.
+    sel_at: Vec<u64>,
+    rsp_at: Vec<u64>,
 }
 
 fn run(seed: u64, n_ops: usize) {
@@ -219,7 +224,12 @@ fn run(seed: u64, n_ops: usize) {
             }
             {
                 let mut g = g.lock().unwrap();
+                let now = g.cycles;
+                if matches!(op, Op::Select(_)) {
+                    g.sel_at.push(now);
+                }
                 if x.rsp_valid.val() {
+                    g.rsp_at.push(now);
                     let q = x.rsp_qp.val().index();
                     let r = if x.rsp_none.val() { None } else { Some((x.rsp_ev.val().index(), x.rsp_value.val().index() as u16)) };
                     g.rsp.push((q, r));
@@ -250,6 +260,12 @@ fn check(sc: &Script, got: &Got) {
     assert_eq!(got.rsp.len(), sc.rsp.len(), "one answer per select");
     for (i, (g, w)) in got.rsp.iter().zip(&sc.rsp).enumerate() {
         assert_eq!(g, w, "select #{i}");
+    }
+    // Latency: every answer exactly SELECT_LATENCY cycles after its select
+    // (hw::tx_path relies on it).
+    assert_eq!(got.sel_at.len(), got.rsp_at.len());
+    for (i, (s, r)) in got.sel_at.iter().zip(&got.rsp_at).enumerate() {
+        assert_eq!(r - s, SELECT_LATENCY, "select #{i} presented in cycle {s}, answered in cycle {r}");
     }
     assert_eq!(got.evt.len(), sc.evt.len(), "number of state changes");
     for (i, (g, w)) in got.evt.iter().zip(&sc.evt).enumerate() {
@@ -329,7 +345,11 @@ fn emitted_verilog_matches_ev_set_model() {
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let f: Vec<u64> = line.split_whitespace().skip(1).map(|w| w.parse().unwrap()).collect();
         match &line[..1] {
-            "R" => got.rsp.push((f[0] as usize, (f[1] == 0).then_some((f[2] as usize, f[3] as u16)))),
+            "R" => {
+                got.rsp.push((f[0] as usize, (f[1] == 0).then_some((f[2] as usize, f[3] as u16))));
+                got.rsp_at.push(f[4]);
+            }
+            "S" => got.sel_at.push(f[0]),
             "E" => got.evt.push((f[0] as usize, f[1] as usize, f[2], f[3])),
             "F" => got.refused = f[0],
             "B" => panic!("command presented while busy, cycle {}", f[0]),
@@ -361,7 +381,8 @@ int main(int argc, char** argv) {
         m->ctl_allow = allow; m->ctl_mask = mask; m->ctl_value = v;
         m->clock = 0; m->eval();
         if (k != 0 && m->busy) printf("B %lu\n", cycles);
-        if (m->rsp_valid) printf("R %u %u %u %u\n", m->rsp_qp, m->rsp_none, m->rsp_ev, m->rsp_value);
+        if (k == 1) printf("S %lu\n", cycles);
+        if (m->rsp_valid) printf("R %u %u %u %u %lu\n", m->rsp_qp, m->rsp_none, m->rsp_ev, m->rsp_value, cycles);
         if (m->evt_valid) printf("E %u %u %u %u\n", m->evt_qp, m->evt_ev, m->evt_from, m->evt_to);
         m->clock = 1; m->eval();
         cycles++;
