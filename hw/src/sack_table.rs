@@ -276,7 +276,7 @@ pub struct SackTable {
     snap_d: Signal<Local, Bits<24>>,
     therm: Signal<Local, Bits<64>>,
     keep: Signal<Local, Bits<64>>,
-    force: Signal<Local, Bits<64>>,
+    set_ones: Signal<Local, Bits<64>>,
     shifted: Signal<Local, Bits<64>>,
     rd_word: Signal<Local, Bits<64>>,
     exp_done: Signal<Local, Bits<24>>,
@@ -358,7 +358,7 @@ impl Default for SackTable {
             snap_d: Default::default(),
             therm: Default::default(),
             keep: Default::default(),
-            force: Default::default(),
+            set_ones: Default::default(),
             shifted: Default::default(),
             rd_word: Default::default(),
             exp_done: Default::default(),
@@ -425,7 +425,7 @@ impl Logic for SackTable {
         self.snap_d.next = self.exp.q.val() - self.exp_ram.read_data.val();
         self.therm.next = self.c_ones.val() >> bit_cast::<64, 6>(self.sn_j.q.val());
         self.keep.next = 0.into();
-        self.force.next = 0.into();
+        self.set_ones.next = 0.into();
         if self.sn_in_low.q.val() {
             self.keep.next = self.c_ones.val();
         }
@@ -434,10 +434,10 @@ impl Logic for SackTable {
         }
         if self.sn_near_before.q.val() {
             self.keep.next = !self.therm.val();
-            self.force.next = self.therm.val();
+            self.set_ones.next = self.therm.val();
         }
         if self.sn_far_before.q.val() {
-            self.force.next = self.c_ones.val();
+            self.set_ones.next = self.c_ones.val();
         }
         if self.sh.val() == 0 {
             self.shifted.next = self.word.q.val();
@@ -562,7 +562,7 @@ impl Logic for SackTable {
             // beyond it, ones before `expected`).
             self.s_valid.d.next = true;
             self.s_base.d.next = self.exp.q.val();
-            self.s_bitmap.d.next = (self.shifted.val() & self.keep.val()) | self.force.val();
+            self.s_bitmap.d.next = (self.shifted.val() & self.keep.val()) | self.set_ones.val();
             self.mode.d.next = 0.into();
         } else if self.mode.q.val() == 7 {
             // INIT
