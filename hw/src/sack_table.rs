@@ -550,9 +550,9 @@ impl Logic for SackTable {
             self.s_cum.d.next = self.exp_ram.read_data.val() - 1;
             self.sn_j.d.next = bit_cast::<6, 24>(self.snap_d.val() & 63);
             self.sn_in_low.d.next = self.snap_d.val() < self.c_mpr_top.val();
-            self.sn_near_top.d.next = !(self.snap_d.val() < self.c_mpr_top.val()) & (self.snap_d.val() < self.c_mpr.val());
+            self.sn_near_top.d.next = (self.snap_d.val() >= self.c_mpr_top.val()) & (self.snap_d.val() < self.c_mpr.val());
             self.sn_near_before.d.next = (self.snap_d.val() >> 6) == 0x3_FFFF;
-            self.sn_far_before.d.next = self.snap_d.val().get_bit(23) & !((self.snap_d.val() >> 6) == 0x3_FFFF);
+            self.sn_far_before.d.next = self.snap_d.val().get_bit(23) & ((self.snap_d.val() >> 6) != 0x3_FFFF);
             self.word.d.next = self.rd_word.val();
             self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
             self.mode.d.next = 5.into();
