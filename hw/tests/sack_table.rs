@@ -172,9 +172,10 @@ fn expected_resps(ops: &[Op]) -> Vec<Resp> {
         .collect()
 }
 
-/// Simulate `ops` back to back; check every response against the
-/// reference; return the cycle each op was taken in.
-fn run_ops(ops: &[Op]) -> Vec<u64> {
+/// Simulate `ops` back to back, except that in `gap_pct`% of the cycles
+/// (seeded) the next request is held back (valid low); check every
+/// response against the reference; return the cycle each op was taken in.
+fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     let ops = ops.to_vec();
     let want_all = expected_resps(&ops);
     if let Ok(path) = std::env::var("SACK_DUMP") {
@@ -212,13 +213,15 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
         let mut i = 0;
         let mut cycle = 0u64;
         let mut idle = 0;
+        let mut gaps = Rng(0x6A95_0001);
         // Requests back to back: the next op is presented in the cycle after
         // the previous one was taken.
         while (i < ops2.len() || g2.lock().unwrap().len() < n_resp) && idle < 100 {
             x.init_valid.next = false;
             x.req_valid.next = false;
             x.snap_valid.next = false;
-            if i < ops2.len() {
+            let present = i < ops2.len() && gaps.below(100) >= gap_pct;
+            if present {
                 match ops2[i] {
                     Op::Init(q, s) => {
                         x.init_valid.next = true;
@@ -239,7 +242,7 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
                 }
             }
             wait_clock_false!(sim, clock, x);
-            let taken = i < ops2.len()
+            let taken = present
                 && match ops2[i] {
                     Op::Init(..) => x.init_ready.val(),
                     Op::Pkt(..) => x.ready.val(),
@@ -329,7 +332,7 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
 
 fn run(seed: u64, n: usize) {
     let ops = ops(seed, n);
-    run_ops(&ops);
+    run_ops(&ops, 15);
     let want = expected_resps(&ops);
     // The mix exercised every verdict and the advance across words (and
     // across the 24-bit wrap).
@@ -427,7 +430,7 @@ fn one_request_per_cycle_across_qps() {
     for j in 0..20u32 {
         ops.push(Op::Pkt(QP_IDS[0], Psn::new(STARTS[0]).add(100 + j).value(), j % 4 == 1));
     }
-    let acc = run_ops(&ops);
+    let acc = run_ops(&ops, 0);
     assert_eq!(acc[first + n_rr - 1] - acc[first], n_rr as u64 - 1, "round robin: one per cycle");
     let same = &acc[first + n_rr..];
     assert!(same.windows(2).all(|w| w[1] - w[0] == 3), "same QP: every 3 cycles: {same:?}");
