@@ -14,8 +14,9 @@
 //! [`Advance`], whose carry chain ends in registers (the run's end, one-hot,
 //! is encoded a cycle later, so the scan decides one cycle after its last
 //! word): verdict 4 + c edges after acceptance (c = word boundaries
-//! crossed). Init and snapshot requests run on an empty pipeline; a
-//! snapshot takes 3 edges.
+//! crossed). A packet with `req_nomark` (trimmed) gets its verdict but
+//! is not recorded. Init and snapshot requests run on an empty pipeline;
+//! a snapshot (64 bits from a requested base PSN) takes 2 edges.
 
 use rust_hdl::prelude::*;
 
@@ -49,10 +50,10 @@ pub mod mode {
     pub const PIPELINE: u8 = 0;
     /// Cumulative advance, one word per cycle; pipeline held.
     pub const SCAN: u8 = 3;
-    /// Snapshot: expected PSN read, first word read, second word read.
+    /// Snapshot: expected PSN and the base's word in (masks decided);
+    /// the next word in (shift, mask, register the bitmap).
     pub const SNAP_EXP: u8 = 4;
-    pub const SNAP_W0: u8 = 5;
-    pub const SNAP_W1: u8 = 6;
+    pub const SNAP_W1: u8 = 5;
     /// Clearing a QP's ring.
     pub const INIT: u8 = 7;
 }
@@ -171,16 +172,23 @@ impl Logic for OneHotIndex {
 /// * Init: `init_valid` with `init_qp` / `init_psn`, taken when
 ///   `init_ready` (pipeline empty): sets the QP's expected PSN and clears
 ///   its ring (busy `WORDS` + 1 cycles).
-/// * Snapshot: `snap_valid` with `snap_qp`, taken when `snap_ready`
-///   (pipeline empty, no packet or init request): `snap_out_valid`
-///   pulses 3 edges later with `snap_cum` (expected - 1), `snap_base`
-///   (= expected) and `snap_bitmap` (bit i = PSN base + i received).
+///   With `req_nomark` the verdict is the same but a new PSN is neither
+///   marked nor advanced over (`out_expected` unchanged).
+/// * Snapshot: `snap_valid` with `snap_qp` and `snap_base`, taken when
+///   `snap_ready` (pipeline empty, no packet or init request):
+///   `snap_out_valid` pulses 2 edges later with `snap_cum` (expected - 1),
+///   `snap_out_base` (= `snap_base`) and `snap_bitmap`: bit i = PSN
+///   `snap_base + i` received; 1 for PSNs before `expected`, 0 for PSNs
+///   at or beyond `expected + MPR`.
 #[derive(LogicBlock)]
 pub struct SackTable {
     pub clock: Signal<In, Clock>,
     pub req_valid: Signal<In, Bit>,
     pub req_qp: Signal<In, Bits<QP_BITS>>,
     pub req_psn: Signal<In, Bits<24>>,
+    /// Verdict only: the PSN's bit is not set and `expected` does not move
+    /// (trimmed packets, which the model NACKs without marking).
+    pub req_nomark: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_verdict: Signal<Out, Bits<2>>,
@@ -191,10 +199,14 @@ pub struct SackTable {
     pub init_ready: Signal<Out, Bit>,
     pub snap_valid: Signal<In, Bit>,
     pub snap_qp: Signal<In, Bits<QP_BITS>>,
+    /// The PSN of the bitmap's bit 0 (AckGen's choice: `expected`, or the
+    /// trigger - 63 when the trigger lies beyond the 64 bits).
+    pub snap_base: Signal<In, Bits<24>>,
     pub snap_ready: Signal<Out, Bit>,
     pub snap_out_valid: Signal<Out, Bit>,
     pub snap_cum: Signal<Out, Bits<24>>,
-    pub snap_base: Signal<Out, Bits<24>>,
+    /// The requested base, echoed with the bitmap.
+    pub snap_out_base: Signal<Out, Bits<24>>,
     pub snap_bitmap: Signal<Out, Bits<64>>,
     // Memories.
     exp_ram: RAM<Bits<24>, QP_BITS>,
@@ -207,12 +219,14 @@ pub struct SackTable {
     c_one: Constant<Bits<64>>,
     c_ones: Constant<Bits<64>>,
     c_word_mask: Constant<Bits<24>>,
-    // Mode: 0 pipeline, 3 scan, 4-6 snapshot, 7 init.
+    c_mpr_top: Constant<Bits<24>>,
+    // Mode: 0 pipeline, 3 scan, 4-5 snapshot, 7 init.
     mode: DFF<Bits<3>>,
     // Stage 1: the expected PSN is being read.
     s1_v: DFF<Bit>,
     s1_qp: DFF<Bits<QP_BITS>>,
     s1_psn: DFF<Bits<24>>,
+    s1_nomark: DFF<Bit>,
     // Stage 2: the PSN's word is being read; decide and write back.
     s2_v: DFF<Bit>,
     s2_qp: DFF<Bits<QP_BITS>>,
@@ -220,6 +234,7 @@ pub struct SackTable {
     s2_exp: DFF<Bits<24>>,
     s2_before: DFF<Bit>,
     s2_inw: DFF<Bit>,
+    s2_nomark: DFF<Bit>,
     // Scan / snapshot / init state.
     qp: DFF<Bits<QP_BITS>>,
     exp: DFF<Bits<24>>,
@@ -234,6 +249,17 @@ pub struct SackTable {
     below: DFF<Bits<64>>,
     hi_r: DFF<Bits<24>>,
     oh_r: DFF<Bits<64>>,
+    // Snapshot masks, decided from `d = base - expected` in SNAP_EXP:
+    // `d` in [0, MPR - 64) (all 64 bits in the window), in [MPR - 64, MPR)
+    // (the low `MPR - d` bits), in [-64, 0) (the low `-d` bits before
+    // `expected`: ones), before -64 (all ones); otherwise beyond the
+    // window (zeros). `sn_j` = `d mod 64`: both partial cases are a
+    // thermometer `!0 >> j`.
+    sn_in_low: DFF<Bit>,
+    sn_near_top: DFF<Bit>,
+    sn_near_before: DFF<Bit>,
+    sn_far_before: DFF<Bit>,
+    sn_j: DFF<Bits<6>>,
     // Registered outputs.
     o_valid: DFF<Bit>,
     o_verdict: DFF<Bits<2>>,
@@ -247,6 +273,11 @@ pub struct SackTable {
     empty: Signal<Local, Bit>,
     off: Signal<Local, Bits<24>>,
     bitmask: Signal<Local, Bits<64>>,
+    snap_d: Signal<Local, Bits<24>>,
+    therm: Signal<Local, Bits<64>>,
+    keep: Signal<Local, Bits<64>>,
+    set_ones: Signal<Local, Bits<64>>,
+    shifted: Signal<Local, Bits<64>>,
     rd_word: Signal<Local, Bits<64>>,
     exp_done: Signal<Local, Bits<24>>,
     sh: Signal<Local, Bits<7>>,
@@ -260,6 +291,7 @@ impl Default for SackTable {
             req_valid: Default::default(),
             req_qp: Default::default(),
             req_psn: Default::default(),
+            req_nomark: Default::default(),
             ready: Default::default(),
             out_valid: Default::default(),
             out_verdict: Default::default(),
@@ -270,10 +302,11 @@ impl Default for SackTable {
             init_ready: Default::default(),
             snap_valid: Default::default(),
             snap_qp: Default::default(),
+            snap_base: Default::default(),
             snap_ready: Default::default(),
             snap_out_valid: Default::default(),
             snap_cum: Default::default(),
-            snap_base: Default::default(),
+            snap_out_base: Default::default(),
             snap_bitmap: Default::default(),
             exp_ram: Default::default(),
             bm_ram: Default::default(),
@@ -284,16 +317,19 @@ impl Default for SackTable {
             c_one: Constant::new(1u64.into()),
             c_ones: Constant::new(u64::MAX.into()),
             c_word_mask: Constant::new(0xFF_FFC0u64.into()),
+            c_mpr_top: Constant::new(u64::from(MPR - 64).into()),
             mode: Default::default(),
             s1_v: Default::default(),
             s1_qp: Default::default(),
             s1_psn: Default::default(),
+            s1_nomark: Default::default(),
             s2_v: Default::default(),
             s2_qp: Default::default(),
             s2_psn: Default::default(),
             s2_exp: Default::default(),
             s2_before: Default::default(),
             s2_inw: Default::default(),
+            s2_nomark: Default::default(),
             qp: Default::default(),
             exp: Default::default(),
             word: Default::default(),
@@ -303,6 +339,11 @@ impl Default for SackTable {
             below: Default::default(),
             hi_r: Default::default(),
             oh_r: Default::default(),
+            sn_in_low: Default::default(),
+            sn_near_top: Default::default(),
+            sn_near_before: Default::default(),
+            sn_far_before: Default::default(),
+            sn_j: Default::default(),
             o_valid: Default::default(),
             o_verdict: Default::default(),
             o_expected: Default::default(),
@@ -314,6 +355,11 @@ impl Default for SackTable {
             empty: Default::default(),
             off: Default::default(),
             bitmask: Default::default(),
+            snap_d: Default::default(),
+            therm: Default::default(),
+            keep: Default::default(),
+            set_ones: Default::default(),
+            shifted: Default::default(),
             rd_word: Default::default(),
             exp_done: Default::default(),
             sh: Default::default(),
@@ -326,8 +372,9 @@ impl Logic for SackTable {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, mode, s1_v, s1_qp, s1_psn, s2_v, s2_qp, s2_psn, s2_exp, s2_before, s2_inw, qp, exp, word,
-            from_ram, cnt, live, below, hi_r, oh_r, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
+            self, clock, mode, s1_v, s1_qp, s1_psn, s1_nomark, s2_v, s2_qp, s2_psn, s2_exp, s2_before, s2_inw,
+            s2_nomark, qp, exp, word, from_ram, cnt, live, below, hi_r, oh_r, sn_in_low, sn_near_top, sn_near_before,
+            sn_far_before, sn_j, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -373,6 +420,30 @@ impl Logic for SackTable {
         // Snapshot funnel shift.
         self.sh.next = bit_cast::<7, 24>(self.exp.q.val() & 63);
         self.shinv.next = 64 - self.sh.val();
+        // Snapshot: where the base lies relative to `expected` (read in
+        // SNAP_EXP), and the masks from the registered decision.
+        self.snap_d.next = self.exp.q.val() - self.exp_ram.read_data.val();
+        self.therm.next = self.c_ones.val() >> bit_cast::<64, 6>(self.sn_j.q.val());
+        self.keep.next = 0.into();
+        self.set_ones.next = 0.into();
+        if self.sn_in_low.q.val() {
+            self.keep.next = self.c_ones.val();
+        }
+        if self.sn_near_top.q.val() {
+            self.keep.next = self.therm.val();
+        }
+        if self.sn_near_before.q.val() {
+            self.keep.next = !self.therm.val();
+            self.set_ones.next = self.therm.val();
+        }
+        if self.sn_far_before.q.val() {
+            self.set_ones.next = self.c_ones.val();
+        }
+        if self.sh.val() == 0 {
+            self.shifted.next = self.word.q.val();
+        } else {
+            self.shifted.next = (self.word.q.val() >> self.sh.val()) | (self.rd_word.val() << self.shinv.val());
+        }
         if self.mode.q.val() == 0 {
             // The first scan word's mask, from stage 2's expected PSN
             // (registered whether or not a scan starts: off its path).
@@ -389,6 +460,10 @@ impl Logic for SackTable {
                 } else if (self.rd_word.val() & self.bitmask.val()).any() {
                     self.o_valid.d.next = true;
                     self.o_verdict.d.next = 2.into();
+                } else if self.s2_nomark.q.val() {
+                    // New, but not marked (trimmed): verdict only.
+                    self.o_valid.d.next = true;
+                    self.o_verdict.d.next = 1.into();
                 } else if self.s2_psn.q.val() == self.s2_exp.q.val() {
                     // In order: set the bit and scan from the register.
                     self.word.d.next = self.rd_word.val() | self.bitmask.val();
@@ -409,6 +484,7 @@ impl Logic for SackTable {
             self.s2_v.d.next = self.s1_v.q.val();
             self.s2_qp.d.next = self.s1_qp.q.val();
             self.s2_psn.d.next = self.s1_psn.q.val();
+            self.s2_nomark.d.next = self.s1_nomark.q.val();
             self.s2_exp.d.next = self.exp_ram.read_data.val();
             self.s2_before.d.next = self.off.val().get_bit(23);
             self.s2_inw.d.next = self.off.val() < self.c_mpr.val();
@@ -427,9 +503,14 @@ impl Logic for SackTable {
                 self.s1_v.d.next = true;
                 self.s1_qp.d.next = self.req_qp.val();
                 self.s1_psn.d.next = self.req_psn.val();
+                self.s1_nomark.d.next = self.req_nomark.val();
             } else if self.snap_valid.val() & self.snap_ready.val() {
+                // Read `expected` and the base's word at once.
                 self.exp_ram.read_address.next = self.snap_qp.val();
+                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.snap_qp.val()) << 2)
+                    | bit_cast::<ADDR_BITS, 24>((self.snap_base.val() >> 6) & 3);
                 self.qp.d.next = self.snap_qp.val();
+                self.exp.d.next = self.snap_base.val();
                 self.mode.d.next = 4.into();
             }
         } else if self.mode.q.val() == 3 {
@@ -463,25 +544,25 @@ impl Logic for SackTable {
                 self.mode.d.next = 0.into();
             }
         } else if self.mode.q.val() == 4 {
-            // S_EXP
-            self.exp.d.next = self.exp_ram.read_data.val();
-            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp_ram.read_data.val() >> 6) & 3);
+            // SNAP_EXP: `expected` and the base's word are in; classify
+            // `d = base - expected` (the masks' inputs, registered), keep
+            // the word, read the next one.
+            self.s_cum.d.next = self.exp_ram.read_data.val() - 1;
+            self.sn_j.d.next = bit_cast::<6, 24>(self.snap_d.val() & 63);
+            self.sn_in_low.d.next = self.snap_d.val() < self.c_mpr_top.val();
+            self.sn_near_top.d.next = (self.snap_d.val() >= self.c_mpr_top.val()) & (self.snap_d.val() < self.c_mpr.val());
+            self.sn_near_before.d.next = (self.snap_d.val() >> 6) == 0x3_FFFF;
+            self.sn_far_before.d.next = self.snap_d.val().get_bit(23) & ((self.snap_d.val() >> 6) != 0x3_FFFF);
+            self.word.d.next = self.rd_word.val();
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
             self.mode.d.next = 5.into();
         } else if self.mode.q.val() == 5 {
-            // S_W0
-            self.word.d.next = self.rd_word.val();
-            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() + 64) >> 6) & 3);
-            self.mode.d.next = 6.into();
-        } else if self.mode.q.val() == 6 {
-            // S_W1
+            // SNAP_W1: funnel shift of the two words from the base's
+            // offset; ring bits outside the window are replaced (zeros
+            // beyond it, ones before `expected`).
             self.s_valid.d.next = true;
-            self.s_cum.d.next = self.exp.q.val() - 1;
             self.s_base.d.next = self.exp.q.val();
-            if self.sh.val() == 0 {
-                self.s_bitmap.d.next = self.word.q.val();
-            } else {
-                self.s_bitmap.d.next = (self.word.q.val() >> self.sh.val()) | (self.rd_word.val() << self.shinv.val());
-            }
+            self.s_bitmap.d.next = (self.shifted.val() & self.keep.val()) | self.set_ones.val();
             self.mode.d.next = 0.into();
         } else if self.mode.q.val() == 7 {
             // INIT
@@ -501,7 +582,7 @@ impl Logic for SackTable {
         self.out_expected.next = self.o_expected.q.val();
         self.snap_out_valid.next = self.s_valid.q.val();
         self.snap_cum.next = self.s_cum.q.val();
-        self.snap_base.next = self.s_base.q.val();
+        self.snap_out_base.next = self.s_base.q.val();
         self.snap_bitmap.next = self.s_bitmap.q.val();
     }
 }

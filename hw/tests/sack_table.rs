@@ -1,7 +1,9 @@
 //! SACK table against the golden model's responder rules
 //! (`proto::model::mrc`: window `[expected, expected + MPR)`, duplicate
 //! before `expected` or already received, out-of-window beyond, cumulative
-//! advance; snapshot base = expected, bitmap bit i = PSN base + i): a
+//! advance; snapshot at a requested base, bitmap bit i = PSN base + i
+//! received, ones before `expected`, zeros beyond the window; trimmed
+//! packets (`req_nomark`) judged but not marked): a
 //! seeded random mix of in-order, out-of-order, duplicate, out-of-window
 //! and wrap-around arrivals over several QPs, presented back to back;
 //! every verdict, expected PSN and snapshot must match a small reference
@@ -24,31 +26,48 @@ struct RefQp {
 }
 
 impl RefQp {
-    fn arrive(&mut self, psn: Psn) -> u8 {
+    /// A packet's verdict; a new PSN is recorded (and advanced over)
+    /// unless `nomark` (the model's trimmed packet: NACKed, not marked).
+    fn arrive(&mut self, psn: Psn, nomark: bool) -> u8 {
         if psn.before(self.expected) {
             return verdict::DUPLICATE;
         }
         if psn.offset_from(self.expected) >= MPR {
             return verdict::OUT_OF_WINDOW;
         }
-        if !self.received.insert(psn.value()) {
+        if self.received.contains(&psn.value()) {
             return verdict::DUPLICATE;
         }
+        if nomark {
+            return verdict::NEW;
+        }
+        self.received.insert(psn.value());
         while self.received.remove(&self.expected.value()) {
             self.expected = self.expected.next();
         }
         verdict::NEW
     }
-    fn bitmap(&self) -> u64 {
-        (0..64).filter(|&i| self.received.contains(&self.expected.add(i).value())).fold(0, |a, i| a | 1 << i)
+    /// The model's bitmap content (`build_sack`: bit i = PSN base + i
+    /// received, zero at or beyond `expected + MPR`), and ones for PSNs
+    /// before `expected` (received: the cumulative ACK covers them).
+    fn bitmap(&self, base: Psn) -> u64 {
+        (0..64u32)
+            .filter(|&i| {
+                let p = base.add(i);
+                p.before(self.expected)
+                    || (p.offset_from(self.expected) < MPR && self.received.contains(&p.value()))
+            })
+            .fold(0, |a, i| a | 1 << i)
     }
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Init(usize, u32),
-    Pkt(usize, u32),
-    Snap(usize),
+    /// QP, PSN, nomark.
+    Pkt(usize, u32, bool),
+    /// QP, base PSN.
+    Snap(usize, u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,8 +104,20 @@ fn ops(seed: u64, n: usize) -> Vec<Op> {
         let k = r.below(QP_IDS.len() as u64) as usize;
         let e = refs[k].expected;
         let c = r.below(100);
-        if c < 8 {
-            v.push(Op::Snap(QP_IDS[k]));
+        if c < 10 {
+            // Bases: expected (the model's usual one), a trigger - 63
+            // inside the window, just before expected, far before, near
+            // and at the window's end, beyond it.
+            let base = match r.below(11) {
+                0 | 1 => e,
+                2 | 3 => e.add(r.below(u64::from(MPR) - 63) as u32),
+                4 | 5 => e.sub(1 + r.below(64) as u32),
+                6 | 7 => e.sub(64 + r.below(1 << 22) as u32),
+                8 => e.add(MPR - 64 + r.below(64) as u32),
+                9 => e.add(MPR - 2 + r.below(4) as u32),
+                _ => e.add(MPR + r.below(1 << 22) as u32),
+            };
+            v.push(Op::Snap(QP_IDS[k], base.value()));
             continue;
         }
         if c >= 97 {
@@ -95,22 +126,24 @@ fn ops(seed: u64, n: usize) -> Vec<Op> {
             let len = 1 + r.below(u64::from(MPR) - 1) as u32;
             for j in (0..=len).rev() {
                 let psn = e.add(j);
-                refs[k].arrive(psn);
-                v.push(Op::Pkt(QP_IDS[k], psn.value()));
+                refs[k].arrive(psn, false);
+                v.push(Op::Pkt(QP_IDS[k], psn.value(), false));
             }
             continue;
         }
         let psn = match c {
-            8..=35 => e,                                   // in order (drives the advance)
-            36..=69 => e.add(r.below(70) as u32),          // near: fills gaps
+            10..=37 => e,                                  // in order (drives the advance)
+            38..=69 => e.add(r.below(70) as u32),          // near: fills gaps
             70..=76 => e.add(r.below(MPR as u64) as u32),  // anywhere in the window
             77..=80 => e.add(MPR - 1 + r.below(2) as u32), // window edge
             81..=88 => e.sub(1 + r.below(300) as u32),     // before expected
             89..=93 => e.add(MPR + r.below(5000) as u32),  // beyond the window
             _ => e.add(r.below(1 << 23) as u32),           // anywhere ahead
         };
-        refs[k].arrive(psn);
-        v.push(Op::Pkt(QP_IDS[k], psn.value()));
+        // 12% trimmed (verdict only).
+        let nomark = r.below(100) < 12;
+        refs[k].arrive(psn, nomark);
+        v.push(Op::Pkt(QP_IDS[k], psn.value(), nomark));
     }
     v
 }
@@ -127,21 +160,22 @@ fn expected_resps(ops: &[Op]) -> Vec<Resp> {
                 refs[q] = RefQp { expected: Psn::new(s), ..Default::default() };
                 Resp::None
             }
-            Op::Pkt(q, p) => {
-                let verdict = refs[q].arrive(Psn::new(p));
+            Op::Pkt(q, p, nomark) => {
+                let verdict = refs[q].arrive(Psn::new(p), nomark);
                 Resp::Verdict { verdict, expected: refs[q].expected.value() }
             }
-            Op::Snap(q) => {
+            Op::Snap(q, base) => {
                 let r = &refs[q];
-                Resp::Snap { cum: r.expected.sub(1).value(), base: r.expected.value(), bitmap: r.bitmap() }
+                Resp::Snap { cum: r.expected.sub(1).value(), base, bitmap: r.bitmap(Psn::new(base)) }
             }
         })
         .collect()
 }
 
-/// Simulate `ops` back to back; check every response against the
-/// reference; return the cycle each op was taken in.
-fn run_ops(ops: &[Op]) -> Vec<u64> {
+/// Simulate `ops` back to back, except that in `gap_pct`% of the cycles
+/// (seeded) the next request is held back (valid low); check every
+/// response against the reference; return the cycle each op was taken in.
+fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     let ops = ops.to_vec();
     let want_all = expected_resps(&ops);
     if let Ok(path) = std::env::var("SACK_DUMP") {
@@ -150,9 +184,9 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
         let mut t = String::new();
         for (op, r) in ops.iter().zip(&want_all) {
             let o = match *op {
-                Op::Init(q, s) => format!("I {q} {s}"),
-                Op::Pkt(q, p) => format!("P {q} {p}"),
-                Op::Snap(q) => format!("S {q} 0"),
+                Op::Init(q, s) => format!("I {q} {s} 0"),
+                Op::Pkt(q, p, nomark) => format!("P {q} {p} {}", u8::from(nomark)),
+                Op::Snap(q, base) => format!("S {q} {base} 0"),
             };
             let r = match *r {
                 Resp::None => "N 0 0 0".to_string(),
@@ -179,32 +213,36 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
         let mut i = 0;
         let mut cycle = 0u64;
         let mut idle = 0;
+        let mut gaps = Rng(0x6A95_0001);
         // Requests back to back: the next op is presented in the cycle after
         // the previous one was taken.
         while (i < ops2.len() || g2.lock().unwrap().len() < n_resp) && idle < 100 {
             x.init_valid.next = false;
             x.req_valid.next = false;
             x.snap_valid.next = false;
-            if i < ops2.len() {
+            let present = i < ops2.len() && gaps.below(100) >= gap_pct;
+            if present {
                 match ops2[i] {
                     Op::Init(q, s) => {
                         x.init_valid.next = true;
                         x.init_qp.next = (q as u64).into();
                         x.init_psn.next = u64::from(s).into();
                     }
-                    Op::Pkt(q, p) => {
+                    Op::Pkt(q, p, nomark) => {
                         x.req_valid.next = true;
                         x.req_qp.next = (q as u64).into();
                         x.req_psn.next = u64::from(p).into();
+                        x.req_nomark.next = nomark;
                     }
-                    Op::Snap(q) => {
+                    Op::Snap(q, base) => {
                         x.snap_valid.next = true;
                         x.snap_qp.next = (q as u64).into();
+                        x.snap_base.next = u64::from(base).into();
                     }
                 }
             }
             wait_clock_false!(sim, clock, x);
-            let taken = i < ops2.len()
+            let taken = present
                 && match ops2[i] {
                     Op::Init(..) => x.init_ready.val(),
                     Op::Pkt(..) => x.ready.val(),
@@ -221,7 +259,7 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
                     cycle,
                     Resp::Snap {
                         cum: x.snap_cum.val().index() as u32,
-                        base: x.snap_base.val().index() as u32,
+                        base: x.snap_out_base.val().index() as u32,
                         bitmap: v64(x.snap_bitmap.val()),
                     },
                 ));
@@ -268,7 +306,7 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
     let mut prev: std::collections::HashMap<usize, u32> = QP_IDS.iter().copied().zip(STARTS).collect();
     for ((i, w), l) in want.iter().zip(&lat) {
         match (ops[*i], w) {
-            (Op::Pkt(q, _), Resp::Verdict { expected, .. }) => {
+            (Op::Pkt(q, ..), Resp::Verdict { expected, .. }) => {
                 let e0 = prev.insert(q, *expected).unwrap();
                 if e0 == *expected {
                     l_fixed.push(*l);
@@ -287,24 +325,57 @@ fn run_ops(ops: &[Op]) -> Vec<u64> {
     // An advance decides a cycle after its last word (the scan's carry
     // chain ends in registers for the 322 MHz depth target): 4 + c.
     assert!(l_adv.iter().min().is_none_or(|&m| m == 4));
-    assert!(l_snap.iter().all(|&l| l == 3));
+    // A snapshot reads `expected` and the base's word at once: 2.
+    assert!(l_snap.iter().all(|&l| l == 2));
     acc.clone()
 }
 
 fn run(seed: u64, n: usize) {
     let ops = ops(seed, n);
-    run_ops(&ops);
+    run_ops(&ops, 15);
     let want = expected_resps(&ops);
     // The mix exercised every verdict and the advance across words (and
     // across the 24-bit wrap).
     let mut last = std::collections::HashMap::new();
     let (mut cross, mut wrap, mut multi) = (0, 0, 0);
+    // Snapshots by where the base lies (at expected, inside with all 64
+    // bits in the window, crossing the window's end, beyond it, crossing
+    // expected from before, wholly before), those whose bitmap mixes kept
+    // and masked bits; trimmed packets per verdict (and new at expected).
+    let mut snap_kind = [0usize; 6];
+    let mut snap_mixed = 0;
+    let mut nomark_verdict = [0usize; 4];
+    let mut nomark_in_order = 0;
     for (op, w) in ops.iter().zip(&want) {
         match (op, w) {
+            (Op::Snap(q, base), Resp::Snap { bitmap, .. }) => {
+                let e = Psn::new(last[q]);
+                let b = Psn::new(*base);
+                let d = b.offset_from(e);
+                let kind = if b == e {
+                    0
+                } else if !b.before(e) && d < MPR - 64 {
+                    1
+                } else if !b.before(e) && d < MPR {
+                    2
+                } else if !b.before(e) {
+                    3
+                } else if e.offset_from(b) <= 64 {
+                    4
+                } else {
+                    5
+                };
+                snap_kind[kind] += 1;
+                snap_mixed += usize::from((kind == 2 || kind == 4) && *bitmap != 0 && *bitmap != u64::MAX);
+            }
             (Op::Init(q, s), _) => {
                 last.insert(*q, *s);
             }
-            (Op::Pkt(q, _), Resp::Verdict { expected, .. }) => {
+            (Op::Pkt(q, psn, nomark), Resp::Verdict { verdict, expected }) => {
+                if *nomark {
+                    nomark_verdict[usize::from(*verdict)] += 1;
+                    nomark_in_order += usize::from(*psn == last[q] && *verdict == verdict::NEW);
+                }
                 let e0 = last.insert(*q, *expected).unwrap();
                 cross += usize::from(e0 >> 6 != expected >> 6);
                 wrap += usize::from(*expected < e0);
@@ -315,6 +386,15 @@ fn run(seed: u64, n: usize) {
     }
     eprintln!("advances across a word boundary: {cross}, across the wrap: {wrap}, by more than 64 PSNs: {multi}");
     assert!(cross >= 20 && wrap >= 2 && multi >= 1, "cross {cross} wrap {wrap} multi {multi}");
+    eprintln!(
+        "snapshots at expected/inside/window end/beyond/just before/far before: {snap_kind:?}, mixed bitmaps {snap_mixed}; \
+         trimmed new/dup/oow {:?}, trimmed at expected {nomark_in_order}",
+        &nomark_verdict[1..]
+    );
+    assert!(snap_kind.iter().all(|&n| n >= 5), "snapshot bases {snap_kind:?}");
+    assert!(snap_mixed >= 5, "snapshots with masked bits: {snap_mixed}");
+    assert!(nomark_verdict[1..].iter().all(|&n| n >= 5), "trimmed verdicts {nomark_verdict:?}");
+    assert!(nomark_in_order >= 5, "trimmed at expected: {nomark_in_order}");
     for v in [verdict::NEW, verdict::DUPLICATE, verdict::OUT_OF_WINDOW] {
         assert!(want.iter().any(|r| matches!(r, Resp::Verdict { verdict, .. } if *verdict == v)), "verdict {v} unexercised");
     }
@@ -324,7 +404,7 @@ fn run(seed: u64, n: usize) {
 fn sack_table_matches_responder_rules() {
     // SACK_SEED=<n> runs another seed (the default is the committed one).
     let seed = std::env::var("SACK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5ACC_0001);
-    run(seed, 900);
+    run(seed, 1000);
 }
 
 /// Packets for different QPs are taken one per cycle; the same QP back to
@@ -341,16 +421,16 @@ fn one_request_per_cycle_across_qps() {
                 1 => Psn::new(STARTS[k]).sub(1 + j),
                 _ => Psn::new(STARTS[k]).add(MPR + j),
             };
-            ops.push(Op::Pkt(q, psn.value()));
+            ops.push(Op::Pkt(q, psn.value(), false));
         }
     }
     let first = QP_IDS.len();
     let n_rr = ops.len() - first;
     // Then the same QP back to back.
     for j in 0..20u32 {
-        ops.push(Op::Pkt(QP_IDS[0], Psn::new(STARTS[0]).add(100 + j).value()));
+        ops.push(Op::Pkt(QP_IDS[0], Psn::new(STARTS[0]).add(100 + j).value(), j % 4 == 1));
     }
-    let acc = run_ops(&ops);
+    let acc = run_ops(&ops, 0);
     assert_eq!(acc[first + n_rr - 1] - acc[first], n_rr as u64 - 1, "round robin: one per cycle");
     let same = &acc[first + n_rr..];
     assert!(same.windows(2).all(|w| w[1] - w[0] == 3), "same QP: every 3 cycles: {same:?}");
