@@ -9,8 +9,10 @@
 
 use rust_hdl::prelude::*;
 
+use crate::ack_gen::AckGen;
 use crate::axil::AxiLiteSlave;
 use crate::cc_gate::CcGate;
+use crate::completion::CompletionTracker;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
@@ -19,7 +21,10 @@ use crate::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
+use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
+use crate::rx_path::RxPath;
+use crate::sack_table::SackTable;
 use crate::tx_builder::TxBuilder;
 use crate::tx_path::TxPath;
 
@@ -55,6 +60,10 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "retx_drop",
     "ev_event_lost",
     "ev_cfg_lost",
+    "rx_buffer_full",
+    "rx_placed",
+    "rx_not_data",
+    "rx_join_lost",
 ];
 
 /// CC admission states (`adm`).
@@ -126,6 +135,11 @@ pub struct MrcCore {
     // ---- Blocks.
     fault: FaultInject,
     parser: RxParser,
+    rxbuf: RxBuffer,
+    rxpath: RxPath,
+    sack: SackTable,
+    compl: CompletionTracker,
+    ackgen: AckGen,
     axil: AxiLiteSlave,
     csr: Csr,
     req: Requester,
@@ -151,6 +165,10 @@ pub struct MrcCore {
     init_cc: DFF<Bit>,
     init_qp: DFF<Bits<8>>,
     init_psn: DFF<Bits<24>>,
+    /// Receive-side QP start pending (config table 5) for the SACK table.
+    rinit: DFF<Bit>,
+    rinit_qp: DFF<Bits<8>>,
+    rinit_psn: DFF<Bits<24>>,
     /// EV-table write pending for the EV selector.
     evc_valid: DFF<Bit>,
     evc_ctl: DFF<Bit>,
@@ -169,6 +187,7 @@ pub struct MrcCore {
     cc_g_rtx: Signal<Local, Bit>,
     cc_g_admit: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
+    rt_g_rx: Signal<Local, Bit>,
     rt_g_sent: Signal<Local, Bit>,
     ev_free: Signal<Local, Bit>,
     evc_take: Signal<Local, Bit>,
@@ -195,12 +214,12 @@ impl Logic for MrcCore {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, evc_valid, evc_ctl, evc_index,
-            evc_data, min_active
+            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, rinit, rinit_qp, rinit_psn, evc_valid,
+            evc_ctl, evc_index, evc_data, min_active
         );
         clock!(
-            self, clock, fault, parser, axil, csr, req, cc, evsel, txpath, txb, retx, cq_rw, ev_rw, rd_arb, wr_arb_a,
-            wr_arb_b, evt_fifo
+            self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb, retx,
+            cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -217,7 +236,135 @@ impl Logic for MrcCore {
         self.parser.s_tkeep.next = self.fault.m_rx_tkeep.val();
         self.parser.s_tlast.next = self.fault.m_rx_tlast.val();
         self.parser.s_tvalid.next = self.fault.m_rx_tvalid.val();
-        self.fault.m_rx_tready.next = self.parser.s_tready.val();
+        // The RX buffer taps the same stream (both take every beat: their
+        // `s_tready` is constant 1).
+        self.rxbuf.s_tdata.next = self.fault.m_rx_tdata.val();
+        self.rxbuf.s_tkeep.next = self.fault.m_rx_tkeep.val();
+        self.rxbuf.s_tlast.next = self.fault.m_rx_tlast.val();
+        self.rxbuf.s_tvalid.next = self.fault.m_rx_tvalid.val();
+        self.fault.m_rx_tready.next = self.parser.s_tready.val() & self.rxbuf.s_tready.val();
+        // ---- RX path: the parser's record and the buffer's frame id, in
+        // frame order, dispatched to the SACK table, the completion
+        // tracker, the ACK generator and the retransmit engine.
+        self.rxpath.prs_valid.next = self.parser.out_valid.val();
+        self.rxpath.prs_drop.next = self.parser.out_drop.val();
+        self.rxpath.prs_ecn_ce.next = self.parser.out_ecn_ce.val();
+        self.rxpath.prs_trimmed.next = self.parser.out_trimmed.val();
+        self.rxpath.prs_ev.next = self.parser.out_ev.val();
+        self.rxpath.prs_opcode.next = self.parser.out_opcode.val();
+        self.rxpath.prs_dest_qp.next = self.parser.out_dest_qp.val();
+        self.rxpath.prs_ack_req.next = self.parser.out_ack_req.val();
+        self.rxpath.prs_xbit.next = self.parser.out_xbit.val();
+        self.rxpath.prs_psn.next = self.parser.out_psn.val();
+        self.rxpath.prs_reth_va.next = self.parser.out_reth_va.val();
+        self.rxpath.prs_reth_rkey.next = self.parser.out_reth_rkey.val();
+        self.rxpath.prs_reth_len.next = self.parser.out_reth_len.val();
+        self.rxpath.prs_imm.next = self.parser.out_imm.val();
+        self.rxpath.prs_ext.next = self.parser.out_ext.val();
+        self.rxpath.prs_payload_off.next = self.parser.out_payload_off.val();
+        self.rxpath.prs_payload_len.next = self.parser.out_payload_len.val();
+        self.rxpath.rec_valid.next = self.rxbuf.rec_valid.val();
+        self.rxpath.rec_stored.next = self.rxbuf.rec_stored.val();
+        self.rxpath.rec_id.next = self.rxbuf.rec_id.val();
+        self.rxbuf.cmd_valid.next = self.rxpath.cmd_valid.val();
+        self.rxpath.cmd_ready.next = self.rxbuf.cmd_ready.val();
+        self.rxbuf.cmd_id.next = self.rxpath.cmd_id.val();
+        self.rxbuf.cmd_place.next = self.rxpath.cmd_place.val();
+        self.rxbuf.cmd_addr.next = self.rxpath.cmd_addr.val();
+        self.rxbuf.cmd_off.next = self.rxpath.cmd_off.val();
+        self.rxbuf.cmd_len.next = self.rxpath.cmd_len.val();
+        // SACK table: packets from the RX path (trimmed packets are marked
+        // too: the RX path does not pass the trim flag down yet, see
+        // core.md), QP starts from config table 5, snapshots for the ACK
+        // generator.
+        self.sack.req_valid.next = self.rxpath.sack_req_valid.val();
+        self.rxpath.sack_req_ready.next = self.sack.ready.val();
+        self.sack.req_qp.next = self.rxpath.sack_req_qp.val();
+        self.sack.req_psn.next = self.rxpath.sack_req_psn.val();
+        self.sack.req_nomark.next = false;
+        self.rxpath.sack_out_valid.next = self.sack.out_valid.val();
+        self.rxpath.sack_out_verdict.next = self.sack.out_verdict.val();
+        self.rxpath.sack_out_expected.next = self.sack.out_expected.val();
+        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5) & (self.csr.cfg_index.val() < 256) {
+            self.rinit.d.next = true;
+            self.rinit_qp.d.next = bit_cast::<8, 16>(self.csr.cfg_index.val());
+            self.rinit_psn.d.next = self.csr.cfg_data.val().get_bits::<24>(0);
+        }
+        self.sack.init_valid.next = self.rinit.q.val();
+        self.sack.init_qp.next = self.rinit_qp.q.val();
+        self.sack.init_psn.next = self.rinit_psn.q.val();
+        if self.rinit.q.val() & self.sack.init_ready.val() & !(self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5)) {
+            self.rinit.d.next = false;
+        }
+        self.sack.snap_valid.next = self.ackgen.snap_valid.val();
+        self.ackgen.snap_ready.next = self.sack.snap_ready.val();
+        self.sack.snap_qp.next = self.ackgen.snap_qp.val();
+        self.sack.snap_base.next = self.ackgen.snap_base.val();
+        self.ackgen.snap_out_valid.next = self.sack.snap_out_valid.val();
+        self.ackgen.snap_bitmap.next = self.sack.snap_bitmap.val();
+        // Completion tracker.
+        self.compl.pkt_valid.next = self.rxpath.pkt_valid.val();
+        self.rxpath.pkt_ready.next = self.compl.pkt_ready.val();
+        self.compl.pkt_qp.next = self.rxpath.pkt_qp.val();
+        self.compl.pkt_psn.next = self.rxpath.pkt_psn.val();
+        self.compl.pkt_rkey.next = self.rxpath.pkt_rkey.val();
+        self.compl.pkt_va.next = self.rxpath.pkt_va.val();
+        self.compl.pkt_len.next = self.rxpath.pkt_len.val();
+        self.compl.pkt_buf.next = self.rxpath.pkt_buf.val();
+        self.compl.pkt_first.next = self.rxpath.pkt_first.val();
+        self.compl.pkt_last.next = self.rxpath.pkt_last.val();
+        self.compl.pkt_has_imm.next = self.rxpath.pkt_has_imm.val();
+        self.compl.pkt_dma_len.next = self.rxpath.pkt_dma_len.val();
+        self.compl.pkt_imm.next = self.rxpath.pkt_imm.val();
+        self.rxpath.place_valid.next = self.compl.place_valid.val();
+        self.compl.place_ready.next = self.rxpath.place_ready.val();
+        self.rxpath.place_addr.next = self.compl.place_addr.val();
+        self.rxpath.nack_valid.next = self.compl.nack_valid.val();
+        self.compl.nack_ready.next = self.rxpath.nack_ready.val();
+        self.rxpath.res_valid.next = self.compl.res_valid.val();
+        self.rxpath.res_code.next = self.compl.res_code.val();
+        self.compl.adv_valid.next = self.rxpath.adv_valid.val();
+        self.rxpath.adv_ready.next = self.compl.adv_ready.val();
+        self.compl.adv_qp.next = self.rxpath.adv_qp.val();
+        self.compl.adv_expected.next = self.rxpath.adv_expected.val();
+        self.rxpath.cq_valid.next = self.compl.cq_valid.val();
+        self.compl.cq_ready.next = self.rxpath.cq_ready.val();
+        self.rxpath.cq_qp.next = self.compl.cq_qp.val();
+        self.rxpath.cq_imm.next = self.compl.cq_imm.val();
+        self.rxpath.cq_len.next = self.compl.cq_len.val();
+        self.rxpath.cq_msn.next = self.compl.cq_msn.val();
+        // ACK generator: records from the RX path, ACK records to the TX
+        // path's ACK sequencer.
+        self.ackgen.in_valid.next = self.rxpath.ag_valid.val();
+        self.rxpath.ag_ready.next = self.ackgen.in_ready.val();
+        self.ackgen.in_qp.next = self.rxpath.ag_qp.val();
+        self.ackgen.in_psn.next = self.rxpath.ag_psn.val();
+        self.ackgen.in_verdict.next = self.rxpath.ag_verdict.val();
+        self.ackgen.in_ack_req.next = self.rxpath.ag_ack_req.val();
+        self.ackgen.in_trimmed.next = self.rxpath.ag_trimmed.val();
+        self.ackgen.in_ecn_ce.next = self.rxpath.ag_ecn_ce.val();
+        self.ackgen.in_reject.next = self.rxpath.ag_reject.val();
+        self.ackgen.in_drop.next = self.rxpath.ag_drop.val();
+        self.ackgen.in_expected.next = self.rxpath.ag_expected.val();
+        self.ackgen.in_msn.next = self.rxpath.ag_msn.val();
+        self.ackgen.in_ev.next = self.rxpath.ag_ev.val();
+        self.ackgen.in_ev_index.next = self.rxpath.ag_ev_index.val();
+        self.ackgen.in_echo_ts.next = self.rxpath.ag_echo_ts.val();
+        self.txpath.ack_valid.next = self.ackgen.tx_valid.val();
+        self.ackgen.tx_ready.next = self.txpath.ack_ready.val();
+        self.txpath.ack_qp.next = self.ackgen.tx_qp.val();
+        self.txpath.ack_kind.next = self.ackgen.tx_kind.val();
+        self.txpath.ack_psn.next = self.ackgen.tx_psn.val();
+        self.txpath.ack_cum.next = self.ackgen.tx_cum.val();
+        self.txpath.ack_msn.next = self.ackgen.tx_msn.val();
+        self.txpath.ack_nack_kind.next = self.ackgen.tx_nack_kind.val();
+        self.txpath.ack_nak_code.next = self.ackgen.tx_nak_code.val();
+        self.txpath.ack_base.next = self.ackgen.tx_base.val();
+        self.txpath.ack_bitmap.next = self.ackgen.tx_bitmap.val();
+        self.txpath.ack_ecn_count.next = self.ackgen.tx_ecn_count.val();
+        self.txpath.ack_ev.next = self.ackgen.tx_ev.val();
+        self.txpath.ack_ev_index.next = self.ackgen.tx_ev_index.val();
+        self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
         // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
         self.fault.s_tx_tdata.next = self.txb.tx_tdata.val();
         self.fault.s_tx_tkeep.next = self.txb.tx_tkeep.val();
@@ -282,6 +429,18 @@ impl Logic for MrcCore {
         self.retx.cfg_table.next = self.csr.cfg_table.val();
         self.retx.cfg_index.next = self.csr.cfg_index.val();
         self.retx.cfg_data.next = self.csr.cfg_data.val();
+        self.rxpath.cfg_valid.next = self.csr.cfg_valid.val();
+        self.rxpath.cfg_table.next = self.csr.cfg_table.val();
+        self.rxpath.cfg_index.next = self.csr.cfg_index.val();
+        self.rxpath.cfg_data.next = self.csr.cfg_data.val();
+        self.compl.cfg_valid.next = self.csr.cfg_valid.val();
+        self.compl.cfg_table.next = self.csr.cfg_table.val();
+        self.compl.cfg_index.next = self.csr.cfg_index.val();
+        self.compl.cfg_data.next = self.csr.cfg_data.val();
+        self.ackgen.cfg_valid.next = self.csr.cfg_valid.val();
+        self.ackgen.cfg_table.next = self.csr.cfg_table.val();
+        self.ackgen.cfg_index.next = self.csr.cfg_index.val();
+        self.ackgen.cfg_data.next = self.csr.cfg_data.val();
         self.cq_rw.cfg_valid.next = self.csr.cfg_valid.val();
         self.cq_rw.cfg_table.next = self.csr.cfg_table.val();
         self.cq_rw.cfg_index.next = self.csr.cfg_index.val();
@@ -552,28 +711,14 @@ impl Logic for MrcCore {
         self.txb.req_ext.next = self.txpath.hdr.val().ext;
         self.txb.req_ext_len.next = self.txpath.hdr.val().ext_len;
         self.txb.req_payload_len.next = self.txpath.hdr.val().payload_len;
-        // ACK records: from the responder side (not in the top yet).
-        self.txpath.ack_valid.next = false;
-        self.txpath.ack_qp.next = 0.into();
-        self.txpath.ack_kind.next = 0.into();
-        self.txpath.ack_psn.next = 0.into();
-        self.txpath.ack_cum.next = 0.into();
-        self.txpath.ack_msn.next = 0.into();
-        self.txpath.ack_nack_kind.next = 0.into();
-        self.txpath.ack_nak_code.next = 0.into();
-        self.txpath.ack_base.next = 0.into();
-        self.txpath.ack_bitmap.next = 0.into();
-        self.txpath.ack_ecn_count.next = 0.into();
-        self.txpath.ack_ev.next = 0.into();
-        self.txpath.ack_ev_index.next = 0.into();
-        self.txpath.ack_echo_ts.next = 0.into();
 
         // ---- Retransmit engine operations: QP start, then the TX path's
-        // send records (the RX path's SACK/NACK records join here).
+        // SACK/NACK records from the RX path, then the TX path's send records.
         self.retx.now.next = self.now_ns.val();
         self.rt_g_init.next = self.init_retx.q.val();
-        self.rt_g_sent.next = !self.rt_g_init.val() & self.txpath.sent_valid.val();
-        self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_sent.val();
+        self.rt_g_rx.next = !self.rt_g_init.val() & self.rxpath.op_valid.val();
+        self.rt_g_sent.next = !self.rt_g_init.val() & !self.rt_g_rx.val() & self.txpath.sent_valid.val();
+        self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val();
         self.retx.op_kind.next = 1.into();
         self.retx.op_qp.next = self.txpath.sent_qp.val();
         self.retx.op_psn.next = self.txpath.sent_psn.val();
@@ -590,19 +735,33 @@ impl Logic for MrcCore {
                 self.init_retx.d.next = false;
             }
         }
+        if self.rt_g_rx.val() {
+            self.retx.op_kind.next = self.rxpath.op_kind.val();
+            self.retx.op_qp.next = self.rxpath.op_qp.val();
+            self.retx.op_psn.next = self.rxpath.op_psn.val();
+            self.retx.op_ev.next = self.rxpath.op_ev.val();
+            self.retx.op_time.next = self.rxpath.op_time.val();
+            self.retx.op_len.next = self.rxpath.op_len.val();
+            self.retx.op_base.next = self.rxpath.op_base.val();
+            self.retx.op_bitmap.next = self.rxpath.op_bitmap.val();
+        }
+        self.rxpath.op_ready.next = self.rt_g_rx.val() & self.retx.op_ready.val();
         self.txpath.sent_ready.next = self.rt_g_sent.val() & self.retx.op_ready.val();
 
         // ---- Completion rings and DMA writes.
-        self.cq_rw.in_valid.next = false;
-        self.cq_rw.in_ring.next = 0.into();
-        self.cq_rw.in_entry.next = 0.into();
-        self.wr_arb_a.a_req_valid.next = false;
-        self.wr_arb_a.a_req_addr.next = 0.into();
-        self.wr_arb_a.a_req_len.next = 0.into();
-        self.wr_arb_a.a_data_valid.next = false;
-        self.wr_arb_a.a_data.next = 0.into();
-        self.wr_arb_a.a_keep.next = 0.into();
-        self.wr_arb_a.a_last.next = false;
+        self.cq_rw.in_valid.next = self.rxpath.cqe_valid.val();
+        self.rxpath.cqe_ready.next = self.cq_rw.in_ready.val();
+        self.cq_rw.in_ring.next = self.rxpath.cqe_ring.val();
+        self.cq_rw.in_entry.next = self.rxpath.cqe_entry.val();
+        self.wr_arb_a.a_req_valid.next = self.rxbuf.dma_wr_req_valid.val();
+        self.rxbuf.dma_wr_req_ready.next = self.wr_arb_a.a_req_ready.val();
+        self.wr_arb_a.a_req_addr.next = self.rxbuf.dma_wr_req_addr.val();
+        self.wr_arb_a.a_req_len.next = self.rxbuf.dma_wr_req_len.val();
+        self.wr_arb_a.a_data_valid.next = self.rxbuf.dma_wr_data_valid.val();
+        self.rxbuf.dma_wr_data_ready.next = self.wr_arb_a.a_data_ready.val();
+        self.wr_arb_a.a_data.next = self.rxbuf.dma_wr_data.val();
+        self.wr_arb_a.a_keep.next = self.rxbuf.dma_wr_keep.val();
+        self.wr_arb_a.a_last.next = self.rxbuf.dma_wr_last.val();
         self.wr_arb_a.b_req_valid.next = self.cq_rw.dma_wr_req_valid.val();
         self.cq_rw.dma_wr_req_ready.next = self.wr_arb_a.b_req_ready.val();
         self.wr_arb_a.b_req_addr.next = self.cq_rw.dma_wr_req_addr.val();
@@ -647,11 +806,17 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_rand_drop.val().into()) << 3)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_ev_drop.val().into()) << 4)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.fault.cnt_lb_discard.val().into()) << 5)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.sack.out_valid.val() & (self.sack.out_verdict.val() == 2)).into()) << 6)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.sack.out_valid.val() & (self.sack.out_verdict.val() == 3)).into()) << 7)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                (self.ackgen.tx_valid.val() & self.ackgen.tx_ready.val() & (self.ackgen.tx_kind.val() == 2)).into(),
+            ) << 8)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rtx_valid.val() & self.retx.rtx_ready.val()).into()) << 9)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rto_valid.val() & self.retx.rto_ready.val()).into()) << 10)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & (self.evsel.evt_to.val() == 1)).into()) << 11)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.cq_rw.cnt_written.val().into()) << 12)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.cq_rw.cnt_overflow.val().into()) << 13)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.compl.cnt_remote_access.val().into()) << 14)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_tx_frame.val().into()) << 15)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_bad_request.val().into()) << 16)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.txb.cnt_payload_mismatch.val().into()) << 17)
@@ -668,6 +833,20 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
             ) << 26)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 27);
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 27)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 28)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 29)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                (self.rxpath.cnt_probe.val()
+                    | self.rxpath.cnt_cnp.val()
+                    | self.rxpath.cnt_rc.val()
+                    | self.rxpath.cnt_other.val()
+                    | self.rxpath.cnt_qp_range.val()
+                    | self.rxpath.cnt_data_bad.val())
+                .into(),
+            ) << 30)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                (self.rxpath.cnt_join_full.val() | self.rxpath.cnt_join_lost.val() | self.rxpath.cnt_id_gap.val()).into(),
+            ) << 31);
     }
 }

@@ -153,6 +153,10 @@ pub const COUNTERS: &[Counter] = &[
     Counter { name: "retx_drop", group: group::REQUESTER, doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)" },
     Counter { name: "ev_event_lost", group: group::EV, doc: "EV state changes lost (event FIFO or EV-event ring full)" },
     Counter { name: "ev_cfg_lost", group: group::EV, doc: "EV-table writes lost (a second write before the first reached the EV selector)" },
+    Counter { name: "rx_buffer_full", group: group::PLACEMENT, doc: "frames the RX buffer dropped whole (ring or descriptor queue full)" },
+    Counter { name: "rx_placed", group: group::PLACEMENT, doc: "frames whose payload the RX buffer placed in host memory" },
+    Counter { name: "rx_not_data", group: group::RESPONDER, doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range, malformed data" },
+    Counter { name: "rx_join_lost", group: group::RESPONDER, doc: "frames lost joining the parser's records with the RX buffer's (FIFO full, id gap)" },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).
