@@ -4,7 +4,7 @@
 //! of frames (WRITE FIRST/MIDDLE/LAST/ONLY with and without IMM, new,
 //! duplicate, out of window, trimmed, bad rkey, out of bounds, malformed
 //! ONLY; MRC SACK and NACKs of each kind; probes, CNPs, plain RC, dest QP
-//! >= 256, parser drops, frames the buffer did not store) goes in as the
+//! of 256 or more, parser drops, frames the buffer did not store) goes in as the
 //! parser's records and the buffer's status records, with a random skew
 //! between the two streams. The neighbours are simple models in the bench
 //! (SACK table from the model's window rules with `proto::Psn`, completion
@@ -88,7 +88,7 @@ fn is_first(op: u8) -> bool {
     matches!(op, 6 | 10 | 11)
 }
 fn is_last(op: u8) -> bool {
-    matches!(op, 8 | 9 | 10 | 11)
+    matches!(op, 8..=11)
 }
 fn has_imm(op: u8) -> bool {
     matches!(op, 9 | 11)
@@ -97,7 +97,7 @@ fn has_imm(op: u8) -> bool {
 /// The completion tracker's placement check (as `MemoryTable::check`),
 /// plus a deterministic stand-in for its held-completion drop.
 fn cmp_outcome(rkey: u32, va: u64, len: u32, imm: bool, psn: u32) -> u8 {
-    if imm && psn % 11 == 0 {
+    if imm && psn.is_multiple_of(11) {
         return 2;
     }
     if len == 0 {
@@ -496,11 +496,11 @@ fn simulate(s: Setup) -> Seen {
             let want = (t as i64 + r.below(6) as i64 - 2).max(1) as u64;
             tb[k] = if k > 0 { want.max(tb[k - 1] + 1) } else { want };
         }
-        let mut ids = vec![0u32; n];
-        let mut id = 0;
-        for k in 0..n {
-            ids[k] = id;
-            if s.frames[k].stored {
+        let mut ids = Vec::with_capacity(n);
+        let mut id = 0u32;
+        for f in &s.frames {
+            ids.push(id);
+            if f.stored {
                 id += 1;
             }
         }
