@@ -39,9 +39,15 @@ pub const CFG_TABLE_SQ_CTX: u8 = 1;
 /// Depth of each join FIFO (log2 is 4).
 pub const JOIN_DEPTH: usize = 16;
 
-/// The RX path glue. Ports are described in `docs/hw/rx_path.md`.
+/// The RX path glue for the default RX buffer (`RxBuffer`: ids of 10
+/// bits, the descriptor queue index with its wrap bit).
+pub type RxPath = RxPathN<10>;
+
+/// The RX path glue; `IDB` = the bits of the RX buffer's `rec_id` that are
+/// used (ids count modulo `2^IDB`). Ports are described in
+/// `docs/hw/rx_path.md`.
 #[derive(LogicBlock, Default)]
-pub struct RxPath {
+pub struct RxPathN<const IDB: usize> {
     pub clock: Signal<In, Clock>,
     // ---- RX parser record (one pulse per frame, no back-pressure).
     pub prs_valid: Signal<In, Bit>,
@@ -294,7 +300,7 @@ pub struct RxPath {
     a_move: Signal<Local, Bit>,
 }
 
-impl Logic for RxPath {
+impl<const IDB: usize> Logic for RxPathN<IDB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -426,7 +432,7 @@ impl Logic for RxPath {
             | (bit_cast::<32, 8>(self.b_seq.q.val()) << 17);
         self.bf.write_enable.next = self.rec_valid.val() & (self.b_count.val() != 16);
         if self.rec_valid.val() & self.rec_stored.val() {
-            self.seen_next.d.next = self.rec_id.val() + 1;
+            self.seen_next.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.rec_id.val() + 1));
         }
         if self.rec_valid.val() {
             self.b_seq.d.next = self.b_seq.q.val() + 1;
@@ -758,7 +764,7 @@ impl Logic for RxPath {
             }
         }
         if (self.st.q.val() == 14) & self.cmd_ready.val() {
-            self.next_id.d.next = self.next_id.q.val() + 1;
+            self.next_id.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.next_id.q.val() + 1));
             if self.gap.q.val() {
                 self.c_place.d.next = self.do_place.q.val();
                 self.st.d.next = 13.into();

@@ -22,7 +22,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use hw::layout::{Completion, CqStatus};
-use hw::rx_path::RxPath;
+use hw::rx_path::RxPathN;
+
+/// Ids wrap at 256 here (700 frames wrap them twice); the Verilog block
+/// `mrc_rx_path` is `RxPathN<10>`.
+type RxPath = RxPathN<8>;
+const ID_MOD: u32 = 256;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -208,7 +213,7 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
     }
     let mut id = 0u32;
     for f in frames {
-        let my_id = id;
+        let my_id = id % ID_MOD;
         if f.stored {
             id += 1;
         }
@@ -502,7 +507,7 @@ fn simulate(s: Setup) -> Seen {
         let mut ids = Vec::with_capacity(n);
         let mut id = 0u32;
         for f in &s.frames {
-            ids.push(id);
+            ids.push(id % ID_MOD);
             if f.stored {
                 id += 1;
             }
@@ -877,7 +882,7 @@ fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static s
     eprintln!("overflow stats: {:?} cmds {} stored {}", got.cnt, got.cmds.len(), stored);
     // Every stored frame gets exactly one command, in id order.
     let ids: Vec<u32> = got.cmds.iter().map(|c| c.id).collect();
-    assert_eq!(ids, (0..stored as u32).collect::<Vec<_>>(), "one command per stored frame, in order");
+    assert_eq!(ids, (0..stored as u32).map(|i| i % ID_MOD).collect::<Vec<_>>(), "one command per stored frame, in order");
     // Every frame is accounted for once: dispatched (one counter of its
     // kind), one half lost (join_lost), or both halves lost (two
     // join_full pulses, no other count).
@@ -895,7 +900,7 @@ fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static s
     let mut id = 0u32;
     for f in &frames {
         if f.stored {
-            by_id.insert(id, f.clone());
+            by_id.insert(id % ID_MOD, f.clone());
             id += 1;
         }
     }
@@ -930,7 +935,7 @@ fn dispatch_cycles_per_frame() {
     let mut id = 0u32;
     let mut ids = Vec::new();
     for f in &frames {
-        ids.push(id);
+        ids.push(id % ID_MOD);
         if f.stored {
             id += 1;
         }
