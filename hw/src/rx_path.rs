@@ -39,9 +39,15 @@ pub const CFG_TABLE_SQ_CTX: u8 = 1;
 /// Depth of each join FIFO (log2 is 4).
 pub const JOIN_DEPTH: usize = 16;
 
-/// The RX path glue. Ports are described in `docs/hw/rx_path.md`.
+/// The RX path glue for the default RX buffer (`RxBuffer`: ids of 10
+/// bits, the descriptor queue index with its wrap bit).
+pub type RxPath = RxPathN<10>;
+
+/// The RX path glue; `IDB` = the bits of the RX buffer's `rec_id` that are
+/// used (ids count modulo `2^IDB`). Ports are described in
+/// `docs/hw/rx_path.md`.
 #[derive(LogicBlock, Default)]
-pub struct RxPath {
+pub struct RxPathN<const IDB: usize> {
     pub clock: Signal<In, Clock>,
     // ---- RX parser record (one pulse per frame, no back-pressure).
     pub prs_valid: Signal<In, Bit>,
@@ -149,8 +155,10 @@ pub struct RxPath {
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
     // ---- Counter pulses.
-    /// A record was lost because its join FIFO was full.
+    /// A parser record was lost because its join FIFO was full.
     pub cnt_join_full: Signal<Out, Bit>,
+    /// A buffer status record was lost because its join FIFO was full.
+    pub cnt_join_full_rec: Signal<Out, Bit>,
     /// A frame whose other half was lost (join FIFO full): discarded.
     pub cnt_join_lost: Signal<Out, Bit>,
     /// A discard issued for a buffer id whose status record was lost.
@@ -214,6 +222,10 @@ pub struct RxPath {
     do_place: DFF<Bit>,
     next_id: DFF<Bits<16>>,
     gap: DFF<Bit>,
+    /// A command run only to discard lost ids (no frame of its own).
+    flush: DFF<Bit>,
+    /// One past the newest id the buffer reported stored (FIFO or not).
+    seen_next: DFF<Bits<16>>,
     c_id: DFF<Bits<16>>,
     c_place: DFF<Bit>,
     /// Expected-PSN shadow per QP (trimmed packets bypass the SACK table).
@@ -230,6 +242,7 @@ pub struct RxPath {
     o_entry: DFF<Bits<256>>,
     // ---- Counter registers.
     k_join_full: DFF<Bit>,
+    k_join_full_rec: DFF<Bit>,
     k_join_lost: DFF<Bit>,
     k_id_gap: DFF<Bit>,
     k_parse_drop: DFF<Bit>,
@@ -287,13 +300,13 @@ pub struct RxPath {
     a_move: Signal<Local, Bit>,
 }
 
-impl Logic for RxPath {
+impl<const IDB: usize> Logic for RxPathN<IDB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, p_wr, p_rd, b_wr, b_rd, p_seq, b_seq, have_p, have_b, h_flags, h_hdr, h_va, h_rkey, h_dlen,
-            h_imm, h_ext, h_pay, h_stored, h_id, st, verdict, expected, res, paddr, got_place, do_place, next_id, gap,
-            c_id, c_place, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_lost,
+            h_imm, h_ext, h_pay, h_stored, h_id, st, verdict, expected, res, paddr, got_place, do_place, next_id, gap, flush, seen_next,
+            c_id, c_place, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_full_rec, k_join_lost,
             k_id_gap, k_parse_drop, k_not_stored, k_data_bad, k_probe, k_cnp, k_rc, k_qp_range, k_other, k_data, k_ack
         );
         self.pf_flags.read_clock.next = self.clock.val();
@@ -321,6 +334,7 @@ impl Logic for RxPath {
 
         // Counter pulses default low.
         self.k_join_full.d.next = false;
+        self.k_join_full_rec.d.next = false;
         self.k_join_lost.d.next = false;
         self.k_id_gap.d.next = false;
         self.k_parse_drop.d.next = false;
@@ -417,12 +431,15 @@ impl Logic for RxPath {
             | (bit_cast::<32, 16>(self.rec_id.val()) << 1)
             | (bit_cast::<32, 8>(self.b_seq.q.val()) << 17);
         self.bf.write_enable.next = self.rec_valid.val() & (self.b_count.val() != 16);
+        if self.rec_valid.val() & self.rec_stored.val() {
+            self.seen_next.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.rec_id.val() + 1));
+        }
         if self.rec_valid.val() {
             self.b_seq.d.next = self.b_seq.q.val() + 1;
             if self.b_count.val() != 16 {
                 self.b_wr.d.next = self.b_wr.q.val() + 1;
             } else {
-                self.k_join_full.d.next = true;
+                self.k_join_full_rec.d.next = true;
             }
         }
 
@@ -568,10 +585,19 @@ impl Logic for RxPath {
                 self.have_p.d.next = self.p_count.val() != 0;
                 self.have_b.d.next = self.b_count.val() != 0;
                 self.st.d.next = 1.into();
+            } else if self.next_id.q.val() != self.seen_next.q.val() {
+                // Everything received is dispatched, yet ids the buffer
+                // stored are uncommanded: their records were lost in the
+                // join. Discard them now (the buffer frees in order).
+                self.flush.d.next = true;
+                self.h_id.d.next = self.seen_next.q.val();
+                self.c_place.d.next = false;
+                self.st.d.next = 13.into();
             }
         }
         if self.st.q.val() == 1 {
             // Defaults for a new frame.
+            self.flush.d.next = false;
             self.res.d.next = 0.into();
             self.got_place.d.next = false;
             self.h_flags.d.next = self.pf_flags.read_data.val();
@@ -732,9 +758,13 @@ impl Logic for RxPath {
                 self.c_place.d.next = false;
             }
             self.st.d.next = 14.into();
+            if self.flush.q.val() & (self.next_id.q.val() == self.h_id.q.val()) {
+                self.flush.d.next = false;
+                self.st.d.next = 0.into();
+            }
         }
         if (self.st.q.val() == 14) & self.cmd_ready.val() {
-            self.next_id.d.next = self.next_id.q.val() + 1;
+            self.next_id.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.next_id.q.val() + 1));
             if self.gap.q.val() {
                 self.c_place.d.next = self.do_place.q.val();
                 self.st.d.next = 13.into();
@@ -787,6 +817,7 @@ impl Logic for RxPath {
         self.cqe_entry.next = self.o_entry.q.val();
 
         self.cnt_join_full.next = self.k_join_full.q.val();
+        self.cnt_join_full_rec.next = self.k_join_full_rec.q.val();
         self.cnt_join_lost.next = self.k_join_lost.q.val();
         self.cnt_id_gap.next = self.k_id_gap.q.val();
         self.cnt_parse_drop.next = self.k_parse_drop.q.val();

@@ -4,7 +4,7 @@
 //! of frames (WRITE FIRST/MIDDLE/LAST/ONLY with and without IMM, new,
 //! duplicate, out of window, trimmed, bad rkey, out of bounds, malformed
 //! ONLY; MRC SACK and NACKs of each kind; probes, CNPs, plain RC, dest QP
-//! >= 256, parser drops, frames the buffer did not store) goes in as the
+//! of 256 or more, parser drops, frames the buffer did not store) goes in as the
 //! parser's records and the buffer's status records, with a random skew
 //! between the two streams. The neighbours are simple models in the bench
 //! (SACK table from the model's window rules with `proto::Psn`, completion
@@ -22,7 +22,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use hw::layout::{Completion, CqStatus};
-use hw::rx_path::RxPath;
+use hw::rx_path::RxPathN;
+
+/// Ids wrap at 256 here (700 frames wrap them twice); the Verilog block
+/// `mrc_rx_path` is `RxPathN<10>`.
+type RxPath = RxPathN<8>;
+const ID_MOD: u32 = 256;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -88,7 +93,7 @@ fn is_first(op: u8) -> bool {
     matches!(op, 6 | 10 | 11)
 }
 fn is_last(op: u8) -> bool {
-    matches!(op, 8 | 9 | 10 | 11)
+    matches!(op, 8..=11)
 }
 fn has_imm(op: u8) -> bool {
     matches!(op, 9 | 11)
@@ -97,7 +102,7 @@ fn has_imm(op: u8) -> bool {
 /// The completion tracker's placement check (as `MemoryTable::check`),
 /// plus a deterministic stand-in for its held-completion drop.
 fn cmp_outcome(rkey: u32, va: u64, len: u32, imm: bool, psn: u32) -> u8 {
-    if imm && psn % 11 == 0 {
+    if imm && psn.is_multiple_of(11) {
         return 2;
     }
     if len == 0 {
@@ -192,8 +197,8 @@ struct Outs {
     cnt: HashMap<&'static str, usize>,
 }
 
-const CNT_NAMES: [&str; 13] = [
-    "join_full", "join_lost", "id_gap", "parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range",
+const CNT_NAMES: [&str; 14] = [
+    "join_full", "join_full_rec", "join_lost", "id_gap", "parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range",
     "other", "data", "ack",
 ];
 
@@ -208,7 +213,7 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
     }
     let mut id = 0u32;
     for f in frames {
-        let my_id = id;
+        let my_id = id % ID_MOD;
         if f.stored {
             id += 1;
         }
@@ -443,6 +448,9 @@ struct Seen {
     ag_stalls: u64,
     op_stalls: u64,
     max_skew: i64,
+    /// (frame index of the command, cycle of the command handshake, cycle
+    /// the later of the frame's two records arrived).
+    cmd_lat: Vec<(usize, u64, u64)>,
 }
 
 struct Setup {
@@ -496,11 +504,11 @@ fn simulate(s: Setup) -> Seen {
             let want = (t as i64 + r.below(6) as i64 - 2).max(1) as u64;
             tb[k] = if k > 0 { want.max(tb[k - 1] + 1) } else { want };
         }
-        let mut ids = vec![0u32; n];
-        let mut id = 0;
-        for k in 0..n {
-            ids[k] = id;
-            if s.frames[k].stored {
+        let mut ids = Vec::with_capacity(n);
+        let mut id = 0u32;
+        for f in &s.frames {
+            ids.push(id % ID_MOD);
+            if f.stored {
                 id += 1;
             }
         }
@@ -664,6 +672,10 @@ fn simulate(s: Setup) -> Seen {
                 sn.cmd_stalls += 1;
             }
             if x.cmd_valid.val() && x.cmd_ready.val() {
+                let id = x.cmd_id.val().index() as u32;
+                if let Some(k) = (0..n).find(|&k| s.frames[k].stored && ids[k] == id) {
+                    sn.cmd_lat.push((k, cycle, tp[k].max(tb[k])));
+                }
                 let place = x.cmd_place.val();
                 sn.outs.cmds.push(Cmd {
                     id: x.cmd_id.val().index() as u32,
@@ -686,6 +698,7 @@ fn simulate(s: Setup) -> Seen {
             }
             let pulses = [
                 x.cnt_join_full.val(),
+                x.cnt_join_full_rec.val(),
                 x.cnt_join_lost.val(),
                 x.cnt_id_gap.val(),
                 x.cnt_parse_drop.val(),
@@ -786,7 +799,7 @@ fn rx_path_matches_dispatch_rules() {
         got.sack.len(), got.pkts.len(), got.advs.len(), got.ags.len(), got.ops.len(), got.cmds.len(), got.cnt, seen.cycles,
         want.sack.len(), want.pkts.len(), want.ags.len(), want.ops.len(), want.cmds.len()
     );
-    assert_eq!(got.cnt["join_full"], 0, "this test keeps the join FIFOs from filling");
+    assert_eq!(got.cnt["join_full"] + got.cnt["join_full_rec"], 0, "this test keeps the join FIFOs from filling");
     assert_eq!(got.sack, want.sack, "SACK table requests");
     assert_eq!(got.pkts, want.pkts, "completion tracker packets");
     assert_eq!(got.advs, want.advs, "advances");
@@ -843,20 +856,33 @@ fn rx_path_matches_dispatch_rules() {
 
 #[test]
 fn join_fifo_overflow_keeps_commands_aligned() {
-    let seed = 0xF1F0_0002u64;
-    // Back-to-back frames and the RX buffer's command port blocked for the
-    // first 400 cycles: both join FIFOs fill and drop records.
-    let s = setup(seed, 160, 0, 400, 90);
+    // The RX buffer's command port blocked for the first 800 cycles (about
+    // 38 frames): both join FIFOs fill and drop records, then drain.
+    let g = overflow(0xF1F0_0002, 160, 40, 800);
+    assert!(g["id_gap"] >= 5, "lost stored ids discarded: {}", g["id_gap"]);
+}
+
+#[test]
+fn join_fifo_overflow_one_half_lost() {
+    // Back-to-back frames (faster than the dispatcher): the FIFOs stay
+    // full while frames are popped, so with the skew between the streams
+    // one half of a frame is often lost and the other kept.
+    let g = overflow(0xF1F0_0003, 200, 0, 0);
+    assert!(g["join_lost"] >= 5, "frames with one half lost: {}", g["join_lost"]);
+}
+
+fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static str, usize> {
+    let s = setup(seed, n, max_gap, block, 90);
     let want = reference(&s.frames, &s.starts);
     let stored = s.frames.iter().filter(|f| f.stored).count();
     let frames = s.frames.clone();
     let seen = simulate(s);
     let got = &seen.outs;
-    assert!(got.cnt["join_full"] >= 5, "the FIFOs overflowed: {}", got.cnt["join_full"]);
-    assert!(got.cnt["join_lost"] + got.cnt["id_gap"] >= 1);
+    assert!(got.cnt["join_full"] >= 5 && got.cnt["join_full_rec"] >= 5, "both FIFOs overflowed: {:?}", got.cnt);
+    eprintln!("overflow stats: {:?} cmds {} stored {}", got.cnt, got.cmds.len(), stored);
     // Every stored frame gets exactly one command, in id order.
     let ids: Vec<u32> = got.cmds.iter().map(|c| c.id).collect();
-    assert_eq!(ids, (0..stored as u32).collect::<Vec<_>>(), "one command per stored frame, in order");
+    assert_eq!(ids, (0..stored as u32).map(|i| i % ID_MOD).collect::<Vec<_>>(), "one command per stored frame, in order");
     // Every frame is accounted for once: dispatched (one counter of its
     // kind), one half lost (join_lost), or both halves lost (two
     // join_full pulses, no other count).
@@ -865,7 +891,7 @@ fn join_fifo_overflow_keeps_commands_aligned() {
         .iter()
         .map(|k| c(k))
         .sum::<usize>();
-    let both = c("join_full") - c("join_lost");
+    let both = c("join_full") + c("join_full_rec") - c("join_lost");
     assert_eq!(both % 2, 0, "join_full pulses: one per lost half");
     assert_eq!(processed + c("join_lost") + both / 2, frames.len(), "every frame accounted for");
     // A placement carries its own frame's payload range and VA (a frame
@@ -874,7 +900,7 @@ fn join_fifo_overflow_keeps_commands_aligned() {
     let mut id = 0u32;
     for f in &frames {
         if f.stored {
-            by_id.insert(id, f.clone());
+            by_id.insert(id % ID_MOD, f.clone());
             id += 1;
         }
     }
@@ -885,10 +911,400 @@ fn join_fifo_overflow_keeps_commands_aligned() {
         assert_eq!((cmd.addr, cmd.off, cmd.len), (va, f.off, f.len), "placement of id {}", cmd.id);
         placed += 1;
     }
-    assert!(placed >= 5, "placements after the overflow: {placed}");
+    assert!(placed >= 1, "placements after the overflow: {placed}");
     assert!(!want.cmds.is_empty());
     eprintln!(
         "overflow: join_full {} join_lost {} id_gap {} commands {} of {} stored",
         got.cnt["join_full"], got.cnt["join_lost"], got.cnt["id_gap"], got.cmds.len(), stored
     );
+    got.cnt.clone()
+}
+
+#[test]
+fn dispatch_cycles_per_frame() {
+    // Every neighbour ready at once, frames 60-100 cycles apart: the
+    // cycles from the later of a frame's two records to its RX buffer
+    // command (the dispatcher's occupancy per frame, bench latencies:
+    // SACK verdict 2-4 cycles, completion outcome 2-3).
+    let s = setup(0x1a7e_0004, 150, 40, 0, 100);
+    let s = Setup { max_gap: 100, ..s };
+    let frames = s.frames.clone();
+    let seen = simulate(s);
+    let mut by_kind: HashMap<&str, Vec<u64>> = HashMap::new();
+    let placed: HashSet<u32> = seen.outs.cmds.iter().filter(|c| c.place).map(|c| c.id).collect();
+    let mut id = 0u32;
+    let mut ids = Vec::new();
+    for f in &frames {
+        ids.push(id % ID_MOD);
+        if f.stored {
+            id += 1;
+        }
+    }
+    for (k, at, from) in &seen.cmd_lat {
+        let f = &frames[*k];
+        let kind = if (6..=11).contains(&f.opcode) && f.xbit && f.dest_qp < 256 && !f.drop {
+            if placed.contains(&ids[*k]) { "data placed" } else { "data not placed" }
+        } else if f.opcode == 0x11 && f.xbit && !f.drop && (f.ext[0] & 15 == 2 || f.ext[0] & 15 == 3) {
+            "ack"
+        } else {
+            "other"
+        };
+        by_kind.entry(kind).or_default().push(at - from);
+    }
+    let mut min = HashMap::new();
+    for (kind, v) in by_kind.iter_mut() {
+        v.sort();
+        eprintln!("cycles to command, {kind}: min {} median {} max {} over {}", v[0], v[v.len() / 2], v[v.len() - 1], v.len());
+        min.insert(*kind, v[0]);
+    }
+    assert!(by_kind.len() == 4, "all kinds measured: {:?}", by_kind.keys());
+    // The unloaded figures documented in docs/hw/rx_path.md, Timing (the
+    // larger ones wait behind an earlier frame: frames may come 1 cycle
+    // apart).
+    assert!(min["other"] <= 5 && min["ack"] <= 5, "{min:?}");
+    assert!(min["data placed"] <= 13, "{min:?}");
+}
+
+/// RxPath joined to the real SACK table (its snapshot and init ports idle).
+#[derive(LogicBlock, Default)]
+struct WithSack {
+    clock: Signal<In, Clock>,
+    path: RxPath,
+    sack: hw::sack_table::SackTable,
+}
+
+impl Logic for WithSack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.path.clock.next = self.clock.val();
+        self.sack.clock.next = self.clock.val();
+        self.sack.req_valid.next = self.path.sack_req_valid.val();
+        self.sack.req_qp.next = self.path.sack_req_qp.val();
+        self.sack.req_psn.next = self.path.sack_req_psn.val();
+        self.path.sack_req_ready.next = self.sack.ready.val();
+        self.path.sack_out_valid.next = self.sack.out_valid.val();
+        self.path.sack_out_verdict.next = self.sack.out_verdict.val();
+        self.path.sack_out_expected.next = self.sack.out_expected.val();
+        self.sack.init_valid.next = false;
+        self.sack.init_qp.next = 0.into();
+        self.sack.init_psn.next = 0.into();
+        self.sack.snap_valid.next = false;
+        self.sack.snap_qp.next = 0.into();
+    }
+}
+
+#[test]
+fn with_the_real_sack_table() {
+    // Untrimmed data packets on two QPs (start PSN 0: the SACK table's
+    // reset state): in order, ahead, behind, far out; every other port
+    // always ready, the completion tracker accepting everything. The
+    // ACK generator records must carry the model's verdict and expected PSN.
+    let mut r = Rng(0x5ac_0005);
+    let mut next = [0u32; 2];
+    let mut want = Vec::new();
+    let mut refs = [RefQp::default(), RefQp::default()];
+    let mut frames = Vec::new();
+    for _ in 0..120 {
+        let q = r.below(2) as usize;
+        let d = r.below(100);
+        let psn = if d < 55 {
+            next[q] += 1;
+            next[q] - 1
+        } else if d < 75 {
+            next[q] + r.below(70) as u32
+        } else if d < 90 {
+            next[q].saturating_sub(1 + r.below(10) as u32)
+        } else {
+            next[q] + 256 + r.below(20) as u32
+        };
+        want.push((q as u32 * 9, psn, refs[q].arrive(Psn::new(psn))));
+        frames.push((q as u64 * 9, psn));
+    }
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g2 = got.clone();
+    let mut uut = WithSack::default();
+    uut.connect_all();
+    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
+        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
+        &mut uut.path.cmd_ready, &mut uut.path.pkt_ready, &mut uut.path.place_valid, &mut uut.path.nack_valid,
+        &mut uut.path.res_valid, &mut uut.path.adv_ready, &mut uut.path.cq_valid, &mut uut.path.ag_ready,
+        &mut uut.path.op_ready, &mut uut.path.cqe_ready, &mut uut.path.cfg_valid] {
+        s.connect();
+    }
+    uut.path.prs_ev.connect();
+    uut.path.prs_opcode.connect();
+    uut.path.prs_dest_qp.connect();
+    uut.path.prs_psn.connect();
+    uut.path.prs_reth_va.connect();
+    uut.path.prs_reth_rkey.connect();
+    uut.path.prs_reth_len.connect();
+    uut.path.prs_imm.connect();
+    uut.path.prs_ext.connect();
+    uut.path.prs_payload_off.connect();
+    uut.path.prs_payload_len.connect();
+    uut.path.rec_id.connect();
+    uut.path.place_addr.connect();
+    uut.path.res_code.connect();
+    uut.path.cq_qp.connect();
+    uut.path.cq_imm.connect();
+    uut.path.cq_len.connect();
+    uut.path.cq_msn.connect();
+    uut.path.cfg_table.connect();
+    uut.path.cfg_index.connect();
+    uut.path.cfg_data.connect();
+    let mut sim = simple_sim!(WithSack, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        let mut out = Vec::new();
+        let mut k = 0usize;
+        let mut cycle = 0u64;
+        let mut res_due: Option<u64> = None;
+        let mut ext = [0u8; 28];
+        ext[0] = 0x11;
+        while out.len() < frames.len() {
+            x.path.prs_valid.next = false;
+            x.path.rec_valid.next = false;
+            // One frame every 30 cycles (the dispatcher never lags).
+            if k < frames.len() && cycle.is_multiple_of(30) {
+                x.path.prs_valid.next = true;
+                x.path.prs_xbit.next = true;
+                x.path.prs_opcode.next = 7u64.into();
+                x.path.prs_dest_qp.next = frames[k].0.into();
+                x.path.prs_psn.next = u64::from(frames[k].1).into();
+                x.path.prs_ext.next = ext_bits(&ext);
+                x.path.prs_payload_len.next = 0u64.into();
+                x.path.rec_valid.next = true;
+                x.path.rec_stored.next = true;
+                x.path.rec_id.next = (k as u64 % 256).into();
+                k += 1;
+            }
+            x.path.res_valid.next = res_due == Some(cycle);
+            x.path.res_code.next = 0u64.into();
+            x.path.pkt_ready.next = true;
+            x.path.adv_ready.next = true;
+            x.path.ag_ready.next = true;
+            x.path.op_ready.next = true;
+            x.path.cmd_ready.next = true;
+            x.path.cqe_ready.next = true;
+            wait_clock_false!(sim, clock, x);
+            if x.path.pkt_valid.val() {
+                res_due = Some(cycle + 2);
+            }
+            if x.path.ag_valid.val() {
+                out.push((
+                    x.path.ag_qp.val().index() as u32,
+                    x.path.ag_psn.val().index() as u32,
+                    (x.path.ag_verdict.val().index() as u8, x.path.ag_expected.val().index() as u32),
+                ));
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            assert!(cycle < 20_000, "ran away");
+        }
+        *g2.lock().unwrap() = out;
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let got = got.lock().unwrap().clone();
+    assert_eq!(got, want, "verdicts and expected PSNs through the real SACK table");
+    let dups = want.iter().filter(|w| w.2 .0 == 2).count();
+    let oow = want.iter().filter(|w| w.2 .0 == 3).count();
+    eprintln!("real SACK table: duplicates {dups}, out of window {oow}");
+    assert!(dups >= 10 && oow >= 5, "coverage: duplicates {dups}, out of window {oow}");
+}
+
+/// RxPath joined to the real SACK table and the real completion tracker.
+#[derive(LogicBlock, Default)]
+struct WithSackCmp {
+    clock: Signal<In, Clock>,
+    path: RxPath,
+    sack: hw::sack_table::SackTable,
+    cmp: hw::completion::CompletionTracker,
+}
+
+impl Logic for WithSackCmp {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.path.clock.next = self.clock.val();
+        self.sack.clock.next = self.clock.val();
+        self.cmp.clock.next = self.clock.val();
+        self.sack.req_valid.next = self.path.sack_req_valid.val();
+        self.sack.req_qp.next = self.path.sack_req_qp.val();
+        self.sack.req_psn.next = self.path.sack_req_psn.val();
+        self.path.sack_req_ready.next = self.sack.ready.val();
+        self.path.sack_out_valid.next = self.sack.out_valid.val();
+        self.path.sack_out_verdict.next = self.sack.out_verdict.val();
+        self.path.sack_out_expected.next = self.sack.out_expected.val();
+        self.sack.init_valid.next = false;
+        self.sack.init_qp.next = 0.into();
+        self.sack.init_psn.next = 0.into();
+        self.sack.snap_valid.next = false;
+        self.sack.snap_qp.next = 0.into();
+        self.cmp.pkt_valid.next = self.path.pkt_valid.val();
+        self.path.pkt_ready.next = self.cmp.pkt_ready.val();
+        self.cmp.pkt_qp.next = self.path.pkt_qp.val();
+        self.cmp.pkt_psn.next = self.path.pkt_psn.val();
+        self.cmp.pkt_rkey.next = self.path.pkt_rkey.val();
+        self.cmp.pkt_va.next = self.path.pkt_va.val();
+        self.cmp.pkt_len.next = self.path.pkt_len.val();
+        self.cmp.pkt_buf.next = self.path.pkt_buf.val();
+        self.cmp.pkt_first.next = self.path.pkt_first.val();
+        self.cmp.pkt_last.next = self.path.pkt_last.val();
+        self.cmp.pkt_has_imm.next = self.path.pkt_has_imm.val();
+        self.cmp.pkt_dma_len.next = self.path.pkt_dma_len.val();
+        self.cmp.pkt_imm.next = self.path.pkt_imm.val();
+        self.path.place_valid.next = self.cmp.place_valid.val();
+        self.cmp.place_ready.next = self.path.place_ready.val();
+        self.path.place_addr.next = self.cmp.place_addr.val();
+        self.path.nack_valid.next = self.cmp.nack_valid.val();
+        self.cmp.nack_ready.next = self.path.nack_ready.val();
+        self.path.res_valid.next = self.cmp.res_valid.val();
+        self.path.res_code.next = self.cmp.res_code.val();
+        self.cmp.adv_valid.next = self.path.adv_valid.val();
+        self.path.adv_ready.next = self.cmp.adv_ready.val();
+        self.cmp.adv_qp.next = self.path.adv_qp.val();
+        self.cmp.adv_expected.next = self.path.adv_expected.val();
+        self.path.cq_valid.next = self.cmp.cq_valid.val();
+        self.cmp.cq_ready.next = self.path.cq_ready.val();
+        self.path.cq_qp.next = self.cmp.cq_qp.val();
+        self.path.cq_imm.next = self.cmp.cq_imm.val();
+        self.path.cq_len.next = self.cmp.cq_len.val();
+        self.path.cq_msn.next = self.cmp.cq_msn.val();
+        self.cmp.cfg_valid.next = self.path.cfg_valid.val();
+        self.cmp.cfg_table.next = self.path.cfg_table.val();
+        self.cmp.cfg_index.next = self.path.cfg_index.val();
+        self.cmp.cfg_data.next = self.path.cfg_data.val();
+    }
+}
+
+#[test]
+fn with_the_real_sack_table_and_completion_tracker() {
+    // MIDDLE packets of 64 bytes on two QPs (start PSN 0), 10% with a
+    // wrong rkey: RX buffer commands place accepted new packets at their
+    // VA and discard the rest; ACK generator records carry the verdict,
+    // expected PSN and the reject flag.
+    let mut r = Rng(0xc0_0006);
+    let mut next = [0u32; 2];
+    let mut refs = [RefQp::default(), RefQp::default()];
+    let mut want = Vec::new();
+    let mut frames = Vec::new();
+    for k in 0..100u32 {
+        let q = r.below(2) as usize;
+        let d = r.below(100);
+        let psn = if d < 60 {
+            next[q] += 1;
+            next[q] - 1
+        } else if d < 80 {
+            next[q] + r.below(40) as u32
+        } else {
+            next[q].saturating_sub(1 + r.below(10) as u32)
+        };
+        let rkey = if r.chance(10) { 0x99 } else { RKEY };
+        let va = MR_BASE + r.below(MR_LEN - 64);
+        let (v, e) = refs[q].arrive(Psn::new(psn));
+        let reject = v == 1 && rkey != RKEY;
+        let place = v == 1 && !reject;
+        want.push(((q as u32 * 9, psn, v, e, reject), (k % 256, place, if place { va } else { 0 })));
+        frames.push((q as u64 * 9, psn, rkey, va));
+    }
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g2 = got.clone();
+    let mut uut = WithSackCmp::default();
+    uut.connect_all();
+    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
+        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
+        &mut uut.path.cmd_ready, &mut uut.path.ag_ready, &mut uut.path.op_ready, &mut uut.path.cqe_ready,
+        &mut uut.path.cfg_valid] {
+        s.connect();
+    }
+    uut.path.prs_ev.connect();
+    uut.path.prs_opcode.connect();
+    uut.path.prs_dest_qp.connect();
+    uut.path.prs_psn.connect();
+    uut.path.prs_reth_va.connect();
+    uut.path.prs_reth_rkey.connect();
+    uut.path.prs_reth_len.connect();
+    uut.path.prs_imm.connect();
+    uut.path.prs_ext.connect();
+    uut.path.prs_payload_off.connect();
+    uut.path.prs_payload_len.connect();
+    uut.path.rec_id.connect();
+    uut.path.cfg_table.connect();
+    uut.path.cfg_index.connect();
+    uut.path.cfg_data.connect();
+    let mut sim = simple_sim!(WithSackCmp, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        // MR row (table 6, slot = rkey mod 256).
+        x.path.cfg_valid.next = true;
+        x.path.cfg_table.next = 6u64.into();
+        x.path.cfg_index.next = u64::from(RKEY & 255).into();
+        x.path.cfg_data.next = Bits::<256>::from(u64::from(RKEY))
+            | (Bits::<256>::from(MR_BASE) << 32)
+            | (Bits::<256>::from(MR_LEN) << 96)
+            | (Bits::<256>::from(1u64) << 160);
+        wait_clock_cycle!(sim, clock, x);
+        x.path.cfg_valid.next = false;
+        wait_clock_cycle!(sim, clock, x);
+        let mut ags = Vec::new();
+        let mut cmds = Vec::new();
+        let mut k = 0usize;
+        let mut cycle = 0u64;
+        while cmds.len() < frames.len() {
+            x.path.prs_valid.next = false;
+            x.path.rec_valid.next = false;
+            if k < frames.len() && cycle.is_multiple_of(40) {
+                let (qp, psn, rkey, va) = frames[k];
+                let mut ext = [0u8; 28];
+                ext[0] = 0x11;
+                put(&mut ext, 16, 8, va);
+                put(&mut ext, 24, 4, u64::from(rkey));
+                x.path.prs_valid.next = true;
+                x.path.prs_xbit.next = true;
+                x.path.prs_opcode.next = 7u64.into();
+                x.path.prs_dest_qp.next = qp.into();
+                x.path.prs_psn.next = u64::from(psn).into();
+                x.path.prs_ext.next = ext_bits(&ext);
+                x.path.prs_payload_off.next = 70u64.into();
+                x.path.prs_payload_len.next = 64u64.into();
+                x.path.rec_valid.next = true;
+                x.path.rec_stored.next = true;
+                x.path.rec_id.next = (k as u64 % 256).into();
+                k += 1;
+            }
+            x.path.ag_ready.next = true;
+            x.path.op_ready.next = true;
+            x.path.cmd_ready.next = true;
+            x.path.cqe_ready.next = true;
+            wait_clock_false!(sim, clock, x);
+            if x.path.ag_valid.val() {
+                ags.push((
+                    x.path.ag_qp.val().index() as u32,
+                    x.path.ag_psn.val().index() as u32,
+                    x.path.ag_verdict.val().index() as u8,
+                    x.path.ag_expected.val().index() as u32,
+                    x.path.ag_reject.val(),
+                ));
+            }
+            if x.path.cmd_valid.val() {
+                let place = x.path.cmd_place.val();
+                cmds.push((x.path.cmd_id.val().index() as u32, place, if place { x.path.cmd_addr.val().to_u64() } else { 0 }));
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            assert!(cycle < 20_000, "ran away");
+        }
+        *g2.lock().unwrap() = vec![(ags, cmds)];
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let (ags, cmds) = got.lock().unwrap()[0].clone();
+    let want_ags: Vec<_> = want.iter().map(|w| w.0).collect();
+    let want_cmds: Vec<_> = want.iter().map(|w| w.1).collect();
+    assert_eq!(ags, want_ags, "ACK generator records through the real blocks");
+    assert_eq!(cmds, want_cmds, "RX buffer commands through the real blocks");
+    let rejects = want.iter().filter(|w| w.0 .4).count();
+    let places = want.iter().filter(|w| w.1 .1).count();
+    eprintln!("real blocks: rejects {rejects}, placements {places}, records {}", want.len());
+    assert!(rejects >= 3 && places >= 40, "coverage: rejects {rejects}, placements {places}");
 }
