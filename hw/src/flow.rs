@@ -7,6 +7,7 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
+use crate::cc_gate::CcGate;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
@@ -16,6 +17,7 @@ use crate::ring_writer::RingWriter;
 use crate::rx_parser::RxParser;
 use crate::tx_path::TxPath;
 use crate::requester::Requester;
+use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
 
 /// A tool invocation failed.
@@ -104,6 +106,8 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
+        emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
+        emit_block("mrc_cc_gate", &mut CcGate::default()),
     ]
 }
 

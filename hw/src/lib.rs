@@ -9,6 +9,7 @@
 //! config layouts shared with the driver are in [`layout`]. The flow is
 //! [`flow`].
 
+pub mod cc_gate;
 pub mod core;
 pub mod csr;
 pub mod dma_arb;
@@ -19,6 +20,7 @@ pub mod layout;
 pub mod regmap;
 pub mod ring_writer;
 pub mod requester;
+pub mod retransmit;
 pub mod rx_parser;
 pub mod sack_table;
 pub mod tx_path;
