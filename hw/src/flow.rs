@@ -19,6 +19,7 @@ use crate::tx_path::TxPath;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
+use crate::send_cq::SendCompletions;
 
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +109,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
+        emit_block("mrc_send_cq", &mut SendCompletions::default()),
     ]
 }
 

@@ -23,4 +23,5 @@ pub mod requester;
 pub mod retransmit;
 pub mod rx_parser;
 pub mod sack_table;
+pub mod send_cq;
 pub mod tx_path;
