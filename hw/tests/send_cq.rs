@@ -341,6 +341,7 @@ struct Outcome {
     cqe_stalls: u64,
     msg_waits: u64,
     dup_acks: u64,
+    early_acks: u64,
 }
 
 const COUNTERS: [&str; 4] = ["list_full", "ack_dropped", "err_dropped", "cqe_error"];
@@ -508,6 +509,10 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                         fail_state[k] = 2;
                     }
                 } else {
+                    if sc[k].acks[ack_i[k]].need > push_i[k] {
+                        // Taken before the message records it covers.
+                        o.early_acks += 1;
+                    }
                     ack_i[k] += 1;
                 }
                 activity = true;
@@ -581,7 +586,7 @@ fn send_completions_match_proto() {
     let unsignaled: usize = sc.iter().map(|s| s.unsignaled_done).sum();
     eprintln!(
         "CQEs {} (success {}, flushed {}, retry {}), unsignaled freed {unsignaled}, acks {}, list-full waits {}, \
-         msg waits {}, CQE stalls {}, dup acks {}",
+         msg waits {}, CQE stalls {}, dup acks {}, acks ahead of their messages {}",
         all.len(),
         count(CqStatus::Success),
         count(CqStatus::Flushed),
@@ -590,7 +595,8 @@ fn send_completions_match_proto() {
         o.counters["list_full"],
         o.msg_waits,
         o.cqe_stalls,
-        o.dup_acks
+        o.dup_acks,
+        o.early_acks
     );
     // Counters.
     assert_eq!(o.counters["cqe_error"], errors, "one pulse per non-success CQE");
@@ -607,4 +613,5 @@ fn send_completions_match_proto() {
     assert!(sc[0].wrapped, "QP 3's PSNs wrap");
     assert!(o.counters["list_full"] >= 3, "full lists: {} refusals", o.counters["list_full"]);
     assert!(o.cqe_stalls >= 20 && o.msg_waits >= 20 && o.dup_acks >= 2);
+    assert!(o.early_acks >= 3, "acks ahead of their message records: {}", o.early_acks);
 }
