@@ -26,6 +26,7 @@ use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
 use crate::tx_builder::TxBuilder;
+use crate::send_cq::SendCompletions;
 
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +125,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_cc_gate", &mut CcGate::default()),
         emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
+        emit_block("mrc_send_cq", &mut SendCompletions::default()),
     ]
 }
 

@@ -32,5 +32,6 @@ pub mod rx_buffer;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod sack_table;
+pub mod send_cq;
 pub mod tx_path;
 pub mod tx_builder;

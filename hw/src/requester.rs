@@ -107,6 +107,19 @@ pub struct Requester {
     pub err_wr_id: Signal<Out, Bits<64>>,
     pub err_sq_index: Signal<Out, Bits<32>>,
     pub err_len: Signal<Out, Bits<32>>,
+    // Message records: one per committed (valid) descriptor, for the send
+    // completion block (held until taken; the next COMMIT waits).
+    pub msg_valid: Signal<Out, Bit>,
+    pub msg_ready: Signal<In, Bit>,
+    pub msg_qp: Signal<Out, Bits<8>>,
+    pub msg_wr_id: Signal<Out, Bits<64>>,
+    /// SQE opcode (1 WRITE, 2 WRITE-IMM).
+    pub msg_opcode: Signal<Out, Bits<8>>,
+    pub msg_len: Signal<Out, Bits<32>>,
+    pub msg_sq_index: Signal<Out, Bits<32>>,
+    pub msg_signaled: Signal<Out, Bit>,
+    pub msg_first_psn: Signal<Out, Bits<24>>,
+    pub msg_last_psn: Signal<Out, Bits<24>>,
     // Counter pulses.
     pub cnt_bad_opcode: Signal<Out, Bit>,
     pub cnt_bad_flags: Signal<Out, Bit>,
@@ -193,6 +206,16 @@ pub struct Requester {
     e_wr_id: DFF<Bits<64>>,
     e_sq_index: DFF<Bits<32>>,
     e_len: DFF<Bits<32>>,
+    // Message record.
+    m_valid: DFF<Bit>,
+    m_qp: DFF<Bits<8>>,
+    m_wr_id: DFF<Bits<64>>,
+    m_opcode: DFF<Bits<8>>,
+    m_len: DFF<Bits<32>>,
+    m_sq_index: DFF<Bits<32>>,
+    m_signaled: DFF<Bit>,
+    m_first_psn: DFF<Bits<24>>,
+    m_last_psn: DFF<Bits<24>>,
     // Output record register.
     o_valid: DFF<Bit>,
     o_qp: DFF<Bits<8>>,
@@ -258,7 +281,8 @@ impl Logic for Requester {
             s_rem, s_off, s_la, s_ra, s_psn, s_imm, r_ret, r_qp, r_psn, r_slot, r_vmask, r_mtu, r_log2mtu, r_ent, r_seg,
             r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
             o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
-            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale
+            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale, m_valid, m_qp, m_wr_id, m_opcode, m_len,
+            m_sq_index, m_signaled, m_first_psn, m_last_psn
         );
         self.one32.next = 1.into();
         self.db_ram.read_clock.next = self.clock.val();
@@ -351,6 +375,9 @@ impl Logic for Requester {
         self.out_free.next = !self.o_valid.q.val() | self.out_ready.val();
         if self.out_ready.val() {
             self.o_valid.d.next = false;
+        }
+        if self.msg_ready.val() {
+            self.m_valid.d.next = false;
         }
         self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.desc_addr.q.val();
@@ -512,8 +539,9 @@ impl Logic for Requester {
             }
             self.state.d.next = 6.into();
         } else if self.state.q.val() == 6 {
-            // COMMIT (waits while a config write owns the dyn RAM port).
-            if !(self.cfg_hit.val() & self.cfg_ok.val()) {
+            // COMMIT (waits while a config write owns the dyn RAM port, and
+            // while the previous message record has not been taken).
+            if !(self.cfg_hit.val() & self.cfg_ok.val()) & !self.m_valid.q.val() {
                 self.cur_ci.d.next = self.cur_ci.q.val() + 1;
                 self.dyn_ram.write_enable.next = true;
                 if self.d_bad.q.val() != 0 {
@@ -529,7 +557,17 @@ impl Logic for Requester {
                     self.k_bad_length.d.next = self.d_bad.q.val() == 3;
                     self.state.d.next = 8.into();
                 } else {
-                    // Commit the whole message: PSNs, retransmit slot.
+                    // Commit the whole message: PSNs, retransmit slot, and
+                    // its record for the completion block.
+                    self.m_valid.d.next = true;
+                    self.m_qp.d.next = self.cur_qp.q.val();
+                    self.m_wr_id.d.next = self.d_wrid.q.val();
+                    self.m_opcode.d.next = self.d_op.q.val();
+                    self.m_len.d.next = self.d_len.q.val();
+                    self.m_sq_index.d.next = self.cur_ci.q.val();
+                    self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
+                    self.m_first_psn.d.next = self.cur_psn.q.val();
+                    self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
                     self.dyn_ram.write_data.next = bit_cast::<62, 32>(self.cur_ci.q.val() + 1)
                         | (bit_cast::<62, 24>(self.cur_psn.q.val() + self.d_npkts.q.val()) << 32)
                         | (bit_cast::<62, 2>(self.cur_seq.q.val() + 1) << 56)
@@ -708,6 +746,15 @@ impl Logic for Requester {
         self.err_wr_id.next = self.e_wr_id.q.val();
         self.err_sq_index.next = self.e_sq_index.q.val();
         self.err_len.next = self.e_len.q.val();
+        self.msg_valid.next = self.m_valid.q.val();
+        self.msg_qp.next = self.m_qp.q.val();
+        self.msg_wr_id.next = self.m_wr_id.q.val();
+        self.msg_opcode.next = self.m_opcode.q.val();
+        self.msg_len.next = self.m_len.q.val();
+        self.msg_sq_index.next = self.m_sq_index.q.val();
+        self.msg_signaled.next = self.m_signaled.q.val();
+        self.msg_first_psn.next = self.m_first_psn.q.val();
+        self.msg_last_psn.next = self.m_last_psn.q.val();
         self.cnt_bad_opcode.next = self.k_bad_opcode.q.val();
         self.cnt_bad_flags.next = self.k_bad_flags.q.val();
         self.cnt_bad_length.next = self.k_bad_length.q.val();

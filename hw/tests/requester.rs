@@ -216,12 +216,41 @@ struct ErrRec {
     len: u32,
 }
 
+/// A message record (`msg_*`): what the completion block needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MsgRec {
+    wr_id: u64,
+    opcode: u8,
+    len: u32,
+    sq_index: u32,
+    signaled: bool,
+    first_psn: u32,
+    last_psn: u32,
+}
+
+fn msg_rec(d: &SqDescriptor, sq_index: u32, recs: &[Rec]) -> MsgRec {
+    MsgRec {
+        wr_id: d.wr_id,
+        opcode: d.opcode.code(),
+        len: d.length,
+        sq_index,
+        signaled: d.signaled,
+        first_psn: recs[0].psn,
+        last_psn: recs[recs.len() - 1].psn,
+    }
+}
+
 #[derive(Default)]
 struct Outcome {
     /// Per QP: the reference packets in order, and those the hardware gave.
     want: HashMap<usize, Vec<Rec>>,
     got: HashMap<usize, Vec<Rec>>,
     want_err: HashMap<usize, Vec<ErrRec>>,
+    /// Per QP: the message records expected (SQ order) and those taken.
+    want_msg: HashMap<usize, Vec<MsgRec>>,
+    got_msg: HashMap<usize, Vec<MsgRec>>,
+    /// Cycles with msg_valid high and msg_ready low.
+    msg_stalls: u64,
     got_err: HashMap<usize, Vec<ErrRec>>,
     rtx_want: Vec<(usize, Rec)>,
     rtx_got: Vec<(usize, Rec)>,
@@ -249,6 +278,8 @@ struct Params {
     n_desc: usize,
     /// Percent of cycles with out_ready high.
     out_ready_pct: u64,
+    /// Percent of cycles with msg_ready high.
+    msg_ready_pct: u64,
     dma_ready_pct: u64,
     rsp_valid_pct: u64,
     max_latency: u64,
@@ -342,6 +373,7 @@ fn run(p: Params) -> Outcome {
                         mem.insert(slot, d.encode().unwrap());
                         slot_qp.insert(slot, k);
                         let recs = reference(&mut models[k], &d);
+                        o.want_msg.entry(qp).or_default().push(msg_rec(&d, posted[k], &recs));
                         msgs[k].push((recs[0].psn, recs.len() as u32));
                         for rec in &recs {
                             iova.insert((k, rec.psn), d.local_iova);
@@ -366,6 +398,7 @@ fn run(p: Params) -> Outcome {
                         mem.insert(base1, d.encode().unwrap());
                         slot_qp.insert(base1, 1);
                         let recs = reference(&mut models[1], &d);
+                        o.want_msg.entry(qp1).or_default().push(msg_rec(&d, posted[1], &recs));
                         for rec in &recs {
                             iova.insert((1, rec.psn), d.local_iova);
                         }
@@ -445,6 +478,7 @@ fn run(p: Params) -> Outcome {
                                 }
                                 mem.insert(slot, d.encode().unwrap());
                                 let recs = reference(&mut models[k], &d);
+                                o.want_msg.entry(qp).or_default().push(msg_rec(&d, posted[k], &recs));
                                 for rec in &recs {
                                     iova.insert((k, rec.psn), d.local_iova);
                                     ref_by_psn.insert((k, rec.psn), *rec);
@@ -519,6 +553,7 @@ fn run(p: Params) -> Outcome {
             }
             x.out_ready.next = r.chance(p.out_ready_pct);
             x.err_ready.next = r.chance(70);
+            x.msg_ready.next = r.chance(p.msg_ready_pct);
 
             // ---- sample at the falling edge ----
             wait_clock_false!(sim, clock, x);
@@ -613,6 +648,26 @@ fn run(p: Params) -> Outcome {
                 }
                 activity = true;
             }
+            if x.msg_valid.val() && !x.msg_ready.val() {
+                o.msg_stalls += 1;
+            }
+            if x.msg_valid.val() && x.msg_ready.val() {
+                let qp = x.msg_qp.val().index();
+                let m = MsgRec {
+                    wr_id: x.msg_wr_id.val().to_u64(),
+                    opcode: x.msg_opcode.val().index() as u8,
+                    len: x.msg_len.val().to_u64() as u32,
+                    sq_index: x.msg_sq_index.val().to_u64() as u32,
+                    signaled: x.msg_signaled.val(),
+                    first_psn: x.msg_first_psn.val().index() as u32,
+                    last_psn: x.msg_last_psn.val().index() as u32,
+                };
+                let n = o.got_msg.get(&qp).map_or(0, |v| v.len());
+                let want = o.want_msg.get(&qp).and_then(|v| v.get(n)).copied();
+                assert_eq!(Some(m), want, "QP {qp} message record {n}");
+                o.got_msg.entry(qp).or_default().push(m);
+                activity = true;
+            }
             if x.err_valid.val() && x.err_ready.val() {
                 let qp = x.err_qp.val().index();
                 let e = ErrRec {
@@ -658,8 +713,9 @@ fn run(p: Params) -> Outcome {
             }
             let all_out = o.want.iter().all(|(q, w)| o.got[q].len() == w.len());
             let all_err = o.want_err.iter().all(|(q, w)| o.got_err.get(q).map_or(0, |v| v.len()) == w.len());
+            let all_msg = o.want_msg.iter().all(|(q, w)| o.got_msg.get(q).map_or(0, |v| v.len()) == w.len());
             let posted_all = if p.overflow { overflow_phase == 22 } else { n_posted >= p.n_desc };
-            if posted_all && all_out && all_err && rtx_pending.is_none() && idle > 50 {
+            if posted_all && all_out && all_err && all_msg && rtx_pending.is_none() && idle > 50 {
                 break;
             }
             if idle > 3000 || cycle > 200_000 {
@@ -679,6 +735,9 @@ fn run(p: Params) -> Outcome {
 }
 
 fn check_common(o: &Outcome) {
+    for (q, w) in &o.want_msg {
+        assert_eq!(o.got_msg.get(q), Some(w), "QP {q}: one message record per valid descriptor, in SQ order");
+    }
     for (q, w) in &o.want {
         assert_eq!(&o.got[q], w, "QP {q}: every reference packet, in order");
     }
@@ -714,6 +773,7 @@ fn requester_matches_proto_segmentation() {
         seed,
         n_desc: 90,
         out_ready_pct: 75,
+        msg_ready_pct: 60,
         dma_ready_pct: 70,
         rsp_valid_pct: 75,
         max_latency: 8,
@@ -756,6 +816,10 @@ fn requester_matches_proto_segmentation() {
     }
     assert!(o.rtx_want.len() >= 5 && o.rtx_misses_issued >= 2, "retransmit coverage");
     assert!(o.out_stalls >= 20 && o.back_to_back >= 10);
+    let n_msg: usize = o.got_msg.values().map(|v| v.len()).sum();
+    let signaled = o.got_msg.values().flatten().filter(|m| m.signaled).count();
+    assert!(o.msg_stalls >= 20, "message record stalls: {}", o.msg_stalls);
+    assert!(signaled >= 5 && n_msg - signaled >= 5, "signaled {signaled} of {n_msg} message records");
     assert!(o.cfg_noise >= 50, "config writes during operation: {}", o.cfg_noise);
     // The 4-slot ring of QP 0 went round at least twice.
     assert!(o.dma_reads[&0] >= 8, "ring wrap on QP 0: {:?}", o.dma_reads);
@@ -772,6 +836,7 @@ fn doorbell_overflow_is_counted_and_recovered() {
         seed: 0x0F10_0001,
         n_desc: 0,
         out_ready_pct: 100,
+        msg_ready_pct: 100,
         dma_ready_pct: 100,
         rsp_valid_pct: 100,
         max_latency: 0,
@@ -804,6 +869,7 @@ fn batched_fetch_throughput() {
         seed: 0xBA7C_0001,
         n_desc: 0,
         out_ready_pct: 100,
+        msg_ready_pct: 100,
         dma_ready_pct: 100,
         rsp_valid_pct: 100,
         max_latency: 0,
@@ -833,6 +899,7 @@ fn qps_share_the_engine_batch_by_batch() {
         seed: 0xFA1E_0001,
         n_desc: 0,
         out_ready_pct: 100,
+        msg_ready_pct: 100,
         dma_ready_pct: 100,
         rsp_valid_pct: 100,
         max_latency: 0,

@@ -1,0 +1,441 @@
+//! Send completions: per QP an in-order list of the messages the requester
+//! committed (its `msg_*` records) and of its rejected work requests (its
+//! `err_*` records), completed by the retransmit engine's cumulative
+//! acknowledgement (`ack_*`: a message is done when `una` is serially after
+//! its last PSN) or flushed by its retry-exceeded report (`rtx_err_*`),
+//! the rules of `proto::model::mrc` (`advance_una`, `enter_error`):
+//!
+//! * completions strictly in posting (SQ) order per QP;
+//! * a signaled message completes with a success CQE, an unsignaled one is
+//!   freed silently;
+//! * on retry-exceeded for PSN p: the outstanding message holding p gets
+//!   `RETRY_EXCEEDED`, every other outstanding one `FLUSHED`, in order, and
+//!   the QP is in error: later messages are flushed as they arrive, later
+//!   acknowledgements dropped, until the QP's send context is written again;
+//! * a requester error record completes with its own status when it reaches
+//!   the head of its QP's list.
+//!
+//! CQEs leave packed per [`crate::layout::cqe`] for a `RingWriter`, the
+//! ring being the QP's `cq_index` (send-context row, config table 1). See
+//! `docs/hw/send_cq.md`.
+
+use rust_hdl::prelude::*;
+
+/// log2 of the list entries per QP (16 outstanding messages + errors).
+pub const LIST_LOG2: usize = 4;
+/// Entries per QP list.
+pub const LIST_DEPTH: usize = 1 << LIST_LOG2;
+
+/// Engine states (literals in the `#[hdl_gen]` body).
+pub mod st {
+    pub const IDLE: u8 = 0;
+    pub const CHECK: u8 = 1;
+    pub const WALK_READ: u8 = 2;
+    pub const WRITE_BACK: u8 = 3;
+    pub const WALK_EVAL: u8 = 4;
+}
+
+/// Event kinds latched in IDLE.
+pub mod ev {
+    pub const MSG: u8 = 0;
+    pub const REQ_ERR: u8 = 1;
+    pub const ACK: u8 = 2;
+    pub const RTX_ERR: u8 = 3;
+}
+
+/// The send completion block (256 QPs, 16 list entries each).
+#[derive(LogicBlock, Default)]
+pub struct SendCompletions {
+    pub clock: Signal<In, Clock>,
+    // Config write port (snoops table 1 = QP send context: cq_index, start_psn).
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_table: Signal<In, Bits<4>>,
+    pub cfg_index: Signal<In, Bits<16>>,
+    pub cfg_data: Signal<In, Bits<256>>,
+    // Message records from the requester.
+    pub msg_valid: Signal<In, Bit>,
+    pub msg_ready: Signal<Out, Bit>,
+    pub msg_qp: Signal<In, Bits<8>>,
+    pub msg_wr_id: Signal<In, Bits<64>>,
+    pub msg_opcode: Signal<In, Bits<8>>,
+    pub msg_len: Signal<In, Bits<32>>,
+    pub msg_sq_index: Signal<In, Bits<32>>,
+    pub msg_signaled: Signal<In, Bit>,
+    /// Unused (the list is in PSN order; only the last PSN decides).
+    pub msg_first_psn: Signal<In, Bits<24>>,
+    pub msg_last_psn: Signal<In, Bits<24>>,
+    // Error records from the requester (rejected descriptors / doorbells).
+    pub req_err_valid: Signal<In, Bit>,
+    pub req_err_ready: Signal<Out, Bit>,
+    pub req_err_qp: Signal<In, Bits<8>>,
+    pub req_err_status: Signal<In, Bits<8>>,
+    pub req_err_opcode: Signal<In, Bits<8>>,
+    pub req_err_wr_id: Signal<In, Bits<64>>,
+    pub req_err_sq_index: Signal<In, Bits<32>>,
+    pub req_err_len: Signal<In, Bits<32>>,
+    // Cumulative acknowledgements from the retransmit engine.
+    pub ack_valid: Signal<In, Bit>,
+    pub ack_ready: Signal<Out, Bit>,
+    pub ack_qp: Signal<In, Bits<8>>,
+    pub ack_una: Signal<In, Bits<24>>,
+    // Retry exceeded (the retransmit engine's err_*).
+    pub rtx_err_valid: Signal<In, Bit>,
+    pub rtx_err_ready: Signal<Out, Bit>,
+    pub rtx_err_qp: Signal<In, Bits<8>>,
+    pub rtx_err_psn: Signal<In, Bits<24>>,
+    // CQEs for the ring writer.
+    pub cqe_valid: Signal<Out, Bit>,
+    pub cqe_ready: Signal<In, Bit>,
+    pub cqe_ring: Signal<Out, Bits<8>>,
+    pub cqe_entry: Signal<Out, Bits<256>>,
+    // Counter pulses.
+    /// A push (message or error record) found its QP's list full and waits.
+    pub cnt_list_full: Signal<Out, Bit>,
+    /// An acknowledgement for a QP in error: dropped.
+    pub cnt_ack_dropped: Signal<Out, Bit>,
+    /// A retry-exceeded report for a QP already in error: dropped.
+    pub cnt_err_dropped: Signal<Out, Bit>,
+    /// A CQE with a status other than success left.
+    pub cnt_cqe_error: Signal<Out, Bit>,
+    // Storage.
+    /// List entries, address {qp, slot}: [63:0] wr_id, [95:64] length,
+    /// [127:96] sq_index, [151:128] last PSN, [159:152] SQE opcode,
+    /// [160] signaled, [163:161] status already known (0: a message
+    /// waiting for its acknowledgement; 1-4: a requester error record).
+    entry_ram: RAM<Bits<164>, 12>,
+    /// Per QP: [4:0] head, [9:5] tail (5-bit: full = tail - head = 16),
+    /// [10] in error, [34:11] una (last acknowledged, start_psn after
+    /// config).
+    ptr_ram: RAM<Bits<35>, 8>,
+    /// Per QP: the completion ring (cq_index, low 8 bits).
+    ring_ram: RAM<Bits<8>, 8>,
+    // Engine.
+    state: DFF<Bits<3>>,
+    kind: DFF<Bits<2>>,
+    qp: DFF<Bits<8>>,
+    head: DFF<Bits<5>>,
+    tail: DFF<Bits<5>>,
+    qerr: DFF<Bit>,
+    una: DFF<Bits<24>>,
+    ring: DFF<Bits<8>>,
+    in_una: DFF<Bits<24>>,
+    fail_psn: DFF<Bits<24>>,
+    /// The RETRY_EXCEEDED completion is still to be given in this walk.
+    fail_pending: DFF<Bit>,
+    // CQE output register.
+    c_valid: DFF<Bit>,
+    c_ring: DFF<Bits<8>>,
+    c_entry: DFF<Bits<256>>,
+    // Counter pulses (registered).
+    k_list_full: DFF<Bit>,
+    k_ack_dropped: DFF<Bit>,
+    k_err_dropped: DFF<Bit>,
+    k_cqe_error: DFF<Bit>,
+    // Combinational locals.
+    cfg_hit: Signal<Local, Bit>,
+    cqe_free: Signal<Local, Bit>,
+    p_head: Signal<Local, Bits<5>>,
+    p_tail: Signal<Local, Bits<5>>,
+    p_full: Signal<Local, Bit>,
+    p_empty: Signal<Local, Bit>,
+    e_last: Signal<Local, Bits<24>>,
+    e_pre: Signal<Local, Bits<3>>,
+    e_signaled: Signal<Local, Bit>,
+    una_diff: Signal<Local, Bits<24>>,
+    fail_diff: Signal<Local, Bits<24>>,
+    e_due: Signal<Local, Bit>,
+    e_fail_after: Signal<Local, Bit>,
+    e_pop: Signal<Local, Bit>,
+    e_status: Signal<Local, Bits<8>>,
+    e_emit: Signal<Local, Bit>,
+    msg_entry: Signal<Local, Bits<164>>,
+    err_entry: Signal<Local, Bits<164>>,
+    err_opcode: Signal<Local, Bits<8>>,
+    ptr_wb: Signal<Local, Bits<35>>,
+    qerr_bit: Signal<Local, Bits<1>>,
+    signaled_bit: Signal<Local, Bits<1>>,
+}
+
+impl Logic for SendCompletions {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, kind, qp, head, tail, qerr, una, ring, in_una, fail_psn, fail_pending, c_valid, c_ring,
+            c_entry, k_list_full, k_ack_dropped, k_err_dropped, k_cqe_error
+        );
+        self.entry_ram.read_clock.next = self.clock.val();
+        self.entry_ram.write_clock.next = self.clock.val();
+        self.ptr_ram.read_clock.next = self.clock.val();
+        self.ptr_ram.write_clock.next = self.clock.val();
+        self.ring_ram.read_clock.next = self.clock.val();
+        self.ring_ram.write_clock.next = self.clock.val();
+
+        // Config table 1 (send context), QP < 256: the ring is cq_index
+        // (bits 64..79, low 8 used), the list is emptied, the error cleared
+        // and una set to start_psn (bits 128..151).
+        self.cfg_hit.next =
+            self.cfg_valid.val() & (self.cfg_table.val() == 1) & (self.cfg_index.val().get_bits::<8>(8) == 0);
+        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<8>(64);
+        self.ring_ram.write_enable.next = self.cfg_hit.val();
+
+        self.qerr_bit.next = 0.into();
+        if self.qerr.q.val() {
+            self.qerr_bit.next = 1.into();
+        }
+        self.signaled_bit.next = 0.into();
+        if self.msg_signaled.val() {
+            self.signaled_bit.next = 1.into();
+        }
+        // The per-QP row the engine writes back in WRITE_BACK; a config
+        // write owns the port that cycle.
+        self.ptr_wb.next = bit_cast::<35, 5>(self.head.q.val())
+            | (bit_cast::<35, 5>(self.tail.q.val()) << 5)
+            | (bit_cast::<35, 1>(self.qerr_bit.val()) << 10)
+            | (bit_cast::<35, 24>(self.una.q.val()) << 11);
+        self.ptr_ram.write_address.next = self.qp.q.val();
+        self.ptr_ram.write_data.next = self.ptr_wb.val();
+        self.ptr_ram.write_enable.next = false;
+        if self.cfg_hit.val() {
+            self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg_data.val().get_bits::<24>(128)) << 11;
+            self.ptr_ram.write_enable.next = true;
+        }
+        self.ptr_ram.read_address.next = self.qp.q.val();
+        self.ring_ram.read_address.next = self.qp.q.val();
+
+        // List entries as written by a push.
+        self.msg_entry.next = bit_cast::<164, 64>(self.msg_wr_id.val())
+            | (bit_cast::<164, 32>(self.msg_len.val()) << 64)
+            | (bit_cast::<164, 32>(self.msg_sq_index.val()) << 96)
+            | (bit_cast::<164, 24>(self.msg_last_psn.val()) << 128)
+            | (bit_cast::<164, 8>(self.msg_opcode.val()) << 152)
+            | (bit_cast::<164, 1>(self.signaled_bit.val()) << 160);
+        // A BAD_OPCODE record's opcode byte is not an SQE opcode the CQE
+        // layout can carry (1 or 2): the CQE says 0 (none).
+        self.err_opcode.next = self.req_err_opcode.val();
+        if self.req_err_status.val() == 1 {
+            self.err_opcode.next = 0.into();
+        }
+        self.err_entry.next = bit_cast::<164, 64>(self.req_err_wr_id.val())
+            | (bit_cast::<164, 32>(self.req_err_len.val()) << 64)
+            | (bit_cast::<164, 32>(self.req_err_sq_index.val()) << 96)
+            | (bit_cast::<164, 8>(self.err_opcode.val()) << 152)
+            | (bit_cast::<164, 3>(bit_cast::<3, 8>(self.req_err_status.val())) << 161);
+        self.entry_ram.write_data.next = self.msg_entry.val();
+        self.entry_ram.write_enable.next = false;
+        self.entry_ram.read_address.next = (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.head.q.val() & 15);
+
+        // The row just read (valid in CHECK).
+        self.p_head.next = self.ptr_ram.read_data.val().get_bits::<5>(0);
+        self.p_tail.next = self.ptr_ram.read_data.val().get_bits::<5>(5);
+        self.p_full.next = (self.p_tail.val() - self.p_head.val()) == 16;
+        self.p_empty.next = self.p_tail.val() == self.p_head.val();
+        self.entry_ram.write_address.next = (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.p_tail.val() & 15);
+
+        // The head entry (valid in WALK_EVAL) and its fate.
+        self.e_last.next = self.entry_ram.read_data.val().get_bits::<24>(128);
+        self.e_pre.next = self.entry_ram.read_data.val().get_bits::<3>(161);
+        self.e_signaled.next = self.entry_ram.read_data.val().get_bit(160);
+        // una serially after the last PSN: 0 < una - last < 2^23.
+        self.una_diff.next = self.una.q.val() - self.e_last.val();
+        self.e_due.next = (self.una_diff.val() != 0) & !self.una_diff.val().get_bit(23);
+        // The failed PSN after the last PSN: the failure is a later message.
+        self.fail_diff.next = self.fail_psn.q.val() - self.e_last.val();
+        self.e_fail_after.next = (self.fail_diff.val() != 0) & !self.fail_diff.val().get_bit(23);
+        self.e_pop.next = (self.e_pre.val() != 0) | self.qerr.q.val() | self.e_due.val();
+        self.e_status.next = 0.into();
+        if self.e_pre.val() != 0 {
+            self.e_status.next = bit_cast::<8, 3>(self.e_pre.val());
+        } else if self.qerr.q.val() {
+            if self.fail_pending.q.val() & !self.e_fail_after.val() {
+                self.e_status.next = 6.into();
+            } else {
+                self.e_status.next = 5.into();
+            }
+        }
+        self.e_emit.next = self.e_pop.val() & ((self.e_status.val() != 0) | self.e_signaled.val());
+
+        // CQE register: free when empty or being taken.
+        self.cqe_free.next = !self.c_valid.q.val() | self.cqe_ready.val();
+        if self.cqe_ready.val() {
+            self.c_valid.d.next = false;
+        }
+        self.msg_ready.next = false;
+        self.req_err_ready.next = false;
+        self.ack_ready.next = false;
+        self.rtx_err_ready.next = false;
+        self.k_list_full.d.next = false;
+        self.k_ack_dropped.d.next = false;
+        self.k_err_dropped.d.next = false;
+        self.k_cqe_error.d.next = false;
+
+        if self.state.q.val() == 0 {
+            // IDLE: retry-exceeded, then acks, then message records, then
+            // requester errors (only while no message record waits: the
+            // requester holds a message record, then goes on, so a waiting
+            // one is older than an error record).
+            if self.rtx_err_valid.val() {
+                self.rtx_err_ready.next = true;
+                self.kind.d.next = 3.into();
+                self.qp.d.next = self.rtx_err_qp.val();
+                self.fail_psn.d.next = self.rtx_err_psn.val();
+                self.ptr_ram.read_address.next = self.rtx_err_qp.val();
+                self.ring_ram.read_address.next = self.rtx_err_qp.val();
+                self.state.d.next = 1.into();
+            } else if self.ack_valid.val() {
+                self.ack_ready.next = true;
+                self.kind.d.next = 2.into();
+                self.qp.d.next = self.ack_qp.val();
+                self.in_una.d.next = self.ack_una.val();
+                self.ptr_ram.read_address.next = self.ack_qp.val();
+                self.ring_ram.read_address.next = self.ack_qp.val();
+                self.state.d.next = 1.into();
+            } else if self.msg_valid.val() {
+                // Taken in CHECK, once the list is known not to be full.
+                self.kind.d.next = 0.into();
+                self.qp.d.next = self.msg_qp.val();
+                self.ptr_ram.read_address.next = self.msg_qp.val();
+                self.ring_ram.read_address.next = self.msg_qp.val();
+                self.state.d.next = 1.into();
+            } else if self.req_err_valid.val() {
+                self.kind.d.next = 1.into();
+                self.qp.d.next = self.req_err_qp.val();
+                self.ptr_ram.read_address.next = self.req_err_qp.val();
+                self.ring_ram.read_address.next = self.req_err_qp.val();
+                self.state.d.next = 1.into();
+            }
+        } else if self.state.q.val() == 1 {
+            // CHECK: the QP's row is here.
+            self.head.d.next = self.p_head.val();
+            self.tail.d.next = self.p_tail.val();
+            self.qerr.d.next = self.ptr_ram.read_data.val().get_bit(10);
+            self.una.d.next = self.ptr_ram.read_data.val().get_bits::<24>(11);
+            self.ring.d.next = self.ring_ram.read_data.val();
+            self.fail_pending.d.next = false;
+            if self.kind.q.val() == 0 {
+                if self.p_full.val() {
+                    self.k_list_full.d.next = true;
+                    self.state.d.next = 0.into();
+                } else {
+                    // Append. The list is walked only if it was empty (una
+                    // may already be past the message, or the QP is in
+                    // error): a non-empty list's head is older and was
+                    // not due at the last walk.
+                    self.msg_ready.next = true;
+                    self.entry_ram.write_enable.next = true;
+                    self.tail.d.next = self.p_tail.val() + 1;
+                    if self.p_empty.val() {
+                        self.state.d.next = 2.into();
+                    } else {
+                        self.state.d.next = 3.into();
+                    }
+                }
+            } else if self.kind.q.val() == 1 {
+                if self.p_full.val() {
+                    self.k_list_full.d.next = true;
+                    self.state.d.next = 0.into();
+                } else {
+                    // An error entry completes as soon as it is the head.
+                    self.req_err_ready.next = true;
+                    self.entry_ram.write_data.next = self.err_entry.val();
+                    self.entry_ram.write_enable.next = true;
+                    self.tail.d.next = self.p_tail.val() + 1;
+                    self.state.d.next = 2.into();
+                }
+            } else if self.kind.q.val() == 2 {
+                if self.ptr_ram.read_data.val().get_bit(10) {
+                    self.k_ack_dropped.d.next = true;
+                    self.state.d.next = 0.into();
+                } else {
+                    self.una.d.next = self.in_una.q.val();
+                    self.state.d.next = 2.into();
+                }
+            } else if self.ptr_ram.read_data.val().get_bit(10) {
+                self.k_err_dropped.d.next = true;
+                self.state.d.next = 0.into();
+            } else {
+                // Retry exceeded: the QP goes to error, the list is flushed.
+                self.qerr.d.next = true;
+                self.fail_pending.d.next = true;
+                self.state.d.next = 2.into();
+            }
+        } else if self.state.q.val() == 2 {
+            // WALK_READ: the head entry, if any (address from head).
+            if self.head.q.val() == self.tail.q.val() {
+                self.state.d.next = 3.into();
+            } else {
+                self.state.d.next = 4.into();
+            }
+        } else if self.state.q.val() == 4 {
+            // WALK_EVAL: pop (and maybe emit) the head, or stop.
+            if !self.e_pop.val() {
+                self.state.d.next = 3.into();
+            } else if !self.e_emit.val() | self.cqe_free.val() {
+                if self.e_emit.val() {
+                    self.c_valid.d.next = true;
+                    self.c_ring.d.next = self.ring.q.val();
+                    // hw::layout::cqe: status byte 1, opcode byte 2, qp
+                    // bytes 4-6, wr_id 8, byte_len 16, sq_index 24; phase,
+                    // imm and has_imm 0 (the ring writer sets the phase).
+                    self.c_entry.d.next = (bit_cast::<256, 8>(self.e_status.val()) << 8)
+                        | (bit_cast::<256, 8>(self.entry_ram.read_data.val().get_bits::<8>(152)) << 16)
+                        | (bit_cast::<256, 8>(self.qp.q.val()) << 32)
+                        | (bit_cast::<256, 64>(self.entry_ram.read_data.val().get_bits::<64>(0)) << 64)
+                        | (bit_cast::<256, 32>(self.entry_ram.read_data.val().get_bits::<32>(64)) << 128)
+                        | (bit_cast::<256, 32>(self.entry_ram.read_data.val().get_bits::<32>(96)) << 192);
+                    self.k_cqe_error.d.next = self.e_status.val() != 0;
+                }
+                if self.e_status.val() == 6 {
+                    self.fail_pending.d.next = false;
+                }
+                self.head.d.next = self.head.q.val() + 1;
+                self.entry_ram.read_address.next =
+                    (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>((self.head.q.val() + 1) & 15);
+                self.state.d.next = 2.into();
+            }
+        } else if self.state.q.val() == 3 {
+            // WRITE_BACK (waits for a cycle without a config write).
+            if !self.cfg_hit.val() {
+                self.ptr_ram.write_enable.next = true;
+                self.state.d.next = 0.into();
+            }
+        } else {
+            self.state.d.next = 0.into();
+        }
+
+        self.cqe_valid.next = self.c_valid.q.val();
+        self.cqe_ring.next = self.c_ring.q.val();
+        self.cqe_entry.next = self.c_entry.q.val();
+        self.cnt_list_full.next = self.k_list_full.q.val();
+        self.cnt_ack_dropped.next = self.k_ack_dropped.q.val();
+        self.cnt_err_dropped.next = self.k_err_dropped.q.val();
+        self.cnt_cqe_error.next = self.k_cqe_error.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{cqe, sq_ctx, CqStatus, CFG_TABLE_SQ_CTX};
+
+    /// The `#[hdl_gen]` body takes no const paths: its literal offsets
+    /// must stay those of `hw::layout`.
+    #[test]
+    fn literals_match_layout() {
+        let c = [
+            (cqe::STATUS, 8, 8),
+            (cqe::OPCODE, 16, 8),
+            (cqe::QP, 32, 24),
+            (cqe::WR_ID, 64, 64),
+            (cqe::BYTE_LEN, 128, 32),
+            (cqe::SQ_INDEX, 192, 32),
+        ];
+        for (f, bit, bits) in c {
+            assert_eq!((f.bit(), f.bits), (bit, bits), "cqe.{}", f.name);
+        }
+        assert_eq!((sq_ctx::CQ_INDEX.bit(), sq_ctx::START_PSN.bit()), (64, 128));
+        assert_eq!(CFG_TABLE_SQ_CTX, 1);
+        assert_eq!((CqStatus::Flushed as u8, CqStatus::RetryExceeded as u8), (5, 6));
+        assert_eq!(CqStatus::BadDoorbell as u8, 4, "requester statuses fit the entry's 3 bits");
+    }
+}

@@ -1,0 +1,617 @@
+//! Send completions against the golden model: per test QP a pair of
+//! `proto::model::mrc::MrcQp` (requester A, responder B) exchanges the
+//! posted WRITEs with random loss; every change of A's `una` becomes an
+//! acknowledgement record (`ack_qp`, `ack_una`) for the hardware, every
+//! posted WRITE a message record (its PSNs by the model's segmentation
+//! rule), and A's `SendCompleted` events are the reference: order, status,
+//! wr_id, length. Signaled successes must give a CQE, unsignaled ones
+//! nothing. One QP's link dies until A exceeds its retry limit: the
+//! hardware gets the retry-exceeded report for a PSN of the request the
+//! model failed and must give RETRY_EXCEEDED to it and FLUSHED to every
+//! other outstanding message, in order; messages pushed after that are
+//! flushed too (verbs' rule for posts to a QP in error), later
+//! acknowledgements and reports dropped and counted. Requester error
+//! records are interleaved at random SQ positions and must complete with
+//! their own status in SQ order. All four input handshakes and the CQE
+//! output are stalled at random; acknowledgements are held back behind
+//! the message records they cover, so the 16-entry lists fill up.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use hw::layout::{Completion, CqStatus, SqContext, CFG_TABLE_SQ_CTX};
+use hw::send_cq::SendCompletions;
+use proto::model::cc::CcConfig;
+use proto::model::ev::EvSetConfig;
+use proto::model::mrc::MrcQp;
+use proto::model::*;
+use proto::time::{Duration, Instant};
+use proto::Psn;
+use rust_hdl::prelude::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+}
+
+const MTU: u32 = 1024;
+const VA: u64 = 0x10_0000;
+const RKEY: u32 = 0x77;
+
+/// Test QPs: (QP, completion ring, start PSN, link dies).
+const SETUPS: [(u32, u32, u32, bool); 3] = [(3, 9, 0xFF_FFF0, false), (200, 200, 0x1000, false), (255, 0, 7, true)];
+
+#[derive(Clone, Copy, Debug)]
+enum Push {
+    Msg { wr_id: u64, opcode: u8, len: u32, sq_index: u32, signaled: bool, first: u32, last: u32 },
+    Err { status: u8, opcode: u8, wr_id: u64, sq_index: u32, len: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ack {
+    una: u32,
+    /// Pushes the test lets the hardware take before it presents this ack
+    /// (those it covers), unless the push lane is stuck.
+    need: usize,
+    gated: bool,
+}
+
+#[derive(Default)]
+struct Script {
+    pushes: Vec<Push>,
+    acks: Vec<Ack>,
+    /// Retry exceeded: (PSN, pushes that must be taken first).
+    fail: Option<(u32, usize)>,
+    want: Vec<Completion>,
+    /// Coverage of the model run.
+    unsignaled_done: usize,
+    wrapped: bool,
+}
+
+fn rts(start: u32, dies: bool) -> RtsAttr {
+    RtsAttr {
+        sq_psn: Psn::new(start),
+        ack_timeout_exp: 4,
+        retry_linear: if dies { 2 } else { 7 },
+        retry_exp: if dies { 1 } else { RETRY_INFINITE },
+        send_mpr_units: 4,
+        max_wimm: 64,
+        evs: EvSetConfig { evs: (0..4).map(|i| 0xC000 + i).collect(), ..EvSetConfig::default() },
+        cc: CcConfig::Fixed { window: 1 << 30 },
+    }
+}
+
+fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> MrcQp {
+    let mut cfg = QpConfig::new(Transport::Mrc, qpn);
+    cfg.mtu = MTU;
+    let mut q = MrcQp::new(cfg).unwrap();
+    q.memory_mut().register(VA, 1 << 20, RKEY).unwrap();
+    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    q.modify(
+        Instant::ZERO,
+        QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(start), mpr_units: 4, max_wimm: 64 }),
+    )
+    .unwrap();
+    q.modify(Instant::ZERO, QpTransition::Rts(rts(start, dies))).unwrap();
+    q
+}
+
+/// The model's side of one QP: posts, lossy exchange, acks, completions.
+fn script(k: usize, seed: u64, n_posts: usize) -> Script {
+    let (qpn, _, start, dies) = SETUPS[k];
+    let mut r = Rng(seed ^ (0x9E37_79B9 * (k as u64 + 1)));
+    let mut a = endpoint(qpn, 0x800 + qpn, start, dies);
+    let mut b = endpoint(0x800 + qpn, qpn, start, false);
+    let mut now = Instant::ZERO;
+    let mut s = Script::default();
+    let mut next_psn = start;
+    let mut sq_index = 0u32;
+    let mut last_una = start;
+    let mut done: HashMap<u64, CqStatus> = HashMap::new();
+    let mut model_posts = 0usize;
+    let mut dead = false;
+
+    // One round: packets both ways (dropped with `loss` percent), time on,
+    // due timers; then A's una and completions.
+    let round = |a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, r: &mut Rng, loss: u64, s: &mut Script, done: &mut HashMap<u64, CqStatus>, last_una: &mut u32| {
+        while let Some(p) = a.poll_transmit(*now) {
+            if !r.chance(loss) {
+                let _ = b.handle_packet(*now, p);
+            }
+        }
+        while let Some(p) = b.poll_transmit(*now) {
+            if !r.chance(loss) {
+                let _ = a.handle_packet(*now, p);
+            }
+        }
+        *now += Duration::from_ns(500);
+        for q in [&mut *a, &mut *b] {
+            if q.poll_timeout().is_some_and(|t| t <= *now) {
+                q.handle_timeout(*now);
+            }
+        }
+        // The responder's events (receive completions) are not compared.
+        while b.poll_event().is_some() {}
+        while let Some(e) = a.poll_event() {
+            if let Event::SendCompleted(c) = e {
+                let st = match c.status {
+                    WcStatus::Success => CqStatus::Success,
+                    WcStatus::Flushed => CqStatus::Flushed,
+                    WcStatus::RetryExceeded => CqStatus::RetryExceeded,
+                    other => panic!("unexpected model status {other:?}"),
+                };
+                assert!(done.insert(c.wr_id, st).is_none());
+            }
+        }
+        if a.state() == QpState::Rts {
+            let una = a.send_window().unwrap().0.value();
+            if una != *last_una {
+                // The pushes up to the first message this una does not cover.
+                let need = s
+                    .pushes
+                    .iter()
+                    .position(|p| matches!(p, Push::Msg { last, .. } if !Psn::new(una).after(Psn::new(*last))))
+                    .unwrap_or(s.pushes.len());
+                s.acks.push(Ack { una, need, gated: r.chance(70) });
+                *last_una = una;
+            }
+        }
+    };
+
+    let post = |a: &mut MrcQp, b: &mut MrcQp, r: &mut Rng, s: &mut Script, to_model: bool, next_psn: &mut u32, sq_index: &mut u32| {
+        let len = match r.below(8) {
+            0 => 0,
+            1 => MTU,
+            2 => 4 * MTU,
+            _ => r.below(u64::from(3 * MTU)) as u32 + 1,
+        };
+        let imm = r.chance(25).then(|| r.next() as u32);
+        let wr_id = r.next();
+        let signaled = r.chance(50);
+        if to_model {
+            if imm.is_some() {
+                b.post_recv(r.next()).unwrap();
+            }
+            let off = r.below(256) * 4096;
+            let data = Bytes::from(vec![0x5Au8; len as usize]);
+            a.post_write(now_zero(), WriteRequest { wr_id, data, remote_va: VA + off, rkey: RKEY, imm }).unwrap();
+        }
+        let npkts = len.div_ceil(MTU).max(1);
+        let first = *next_psn;
+        let last = Psn::new(first).add(npkts - 1).value();
+        // The PSN sequence crosses 2^24 - 1 -> 0 in this message.
+        if Psn::new(first).add(npkts).value() < first {
+            s.wrapped = true;
+        }
+        *next_psn = Psn::new(first).add(npkts).value();
+        s.pushes.push(Push::Msg { wr_id, opcode: if imm.is_some() { 2 } else { 1 }, len, sq_index: *sq_index, signaled, first, last });
+        *sq_index += 1;
+    };
+
+    let push_err = |r: &mut Rng, s: &mut Script, sq_index: &mut u32| {
+        let status = 1 + r.below(4) as u8;
+        let (opcode, wr_id, len) = if status == CqStatus::BadDoorbell as u8 {
+            (0, 0, 0)
+        } else {
+            (if status == 1 { 3 + r.below(250) as u8 } else { 1 }, r.next(), r.next() as u32)
+        };
+        let idx = if status == CqStatus::BadDoorbell as u8 { r.next() as u32 } else { *sq_index };
+        s.pushes.push(Push::Err { status, opcode, wr_id, sq_index: idx, len });
+        if status != CqStatus::BadDoorbell as u8 {
+            *sq_index += 1;
+        }
+    };
+
+    while model_posts < n_posts {
+        let x = r.below(100);
+        if x < 40 {
+            post(&mut a, &mut b, &mut r, &mut s, true, &mut next_psn, &mut sq_index);
+            model_posts += 1;
+        } else if x < 47 {
+            push_err(&mut r, &mut s, &mut sq_index);
+        } else {
+            for _ in 0..1 + r.below(12) {
+                round(&mut a, &mut b, &mut now, &mut r, 12, &mut s, &mut done, &mut last_una);
+            }
+        }
+        if dies && !dead && model_posts == n_posts / 2 {
+            // The link dies with three more messages outstanding: A times
+            // out until its retry budget is spent.
+            for _ in 0..3 {
+                post(&mut a, &mut b, &mut r, &mut s, true, &mut next_psn, &mut sq_index);
+            }
+            for _ in 0..200_000 {
+                if a.state() != QpState::Rts {
+                    break;
+                }
+                if let Some(t) = a.poll_timeout() {
+                    now = now.max(t);
+                }
+                round(&mut a, &mut b, &mut now, &mut r, 100, &mut s, &mut done, &mut last_una);
+            }
+            assert_eq!(a.state(), QpState::Error, "the model must exceed its retries");
+            dead = true;
+            let failed = s.pushes.iter().find_map(|p| match p {
+                Push::Msg { wr_id, first, last, .. } if done.get(wr_id) == Some(&CqStatus::RetryExceeded) => Some((*first, *last)),
+                _ => None,
+            });
+            let (first, last) = failed.expect("one request failed with RetryExceeded");
+            let span = Psn::new(last).offset_from(Psn::new(first));
+            let psn = Psn::new(first).add(r.below(u64::from(span) + 1) as u32).value();
+            let at = s.pushes.iter().position(|p| matches!(p, Push::Msg { first: f, .. } if *f == first)).unwrap();
+            s.fail = Some((psn, at + 1));
+            // Posted after the error (hardware only): flushed.
+            for _ in 0..3 {
+                post(&mut a, &mut b, &mut r, &mut s, false, &mut next_psn, &mut sq_index);
+                push_err(&mut r, &mut s, &mut sq_index);
+            }
+            break;
+        }
+    }
+    if !dead {
+        // Drain without loss: every posted message completes.
+        for _ in 0..200_000 {
+            let (una, next) = a.send_window().unwrap();
+            if una == next && done.len() == model_posts {
+                break;
+            }
+            if let Some(t) = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min() {
+                now = now.max(t.min(now + Duration::from_us(2)));
+            }
+            round(&mut a, &mut b, &mut now, &mut r, 0, &mut s, &mut done, &mut last_una);
+        }
+        assert_eq!(done.len(), model_posts, "QP {qpn}: the model completed everything");
+    }
+
+    // The reference CQEs, in SQ order: the model's completions (successes
+    // only when signaled), error records with their own status, messages
+    // posted after the error flushed.
+    for p in &s.pushes {
+        match *p {
+            Push::Msg { wr_id, opcode, len, sq_index, signaled, .. } => {
+                let status = done.get(&wr_id).copied().unwrap_or(CqStatus::Flushed);
+                if status == CqStatus::Success && !signaled {
+                    s.unsignaled_done += 1;
+                    continue;
+                }
+                s.want.push(Completion { phase: false, status, opcode, qp: qpn, wr_id, byte_len: len, imm: None, sq_index });
+            }
+            Push::Err { status, opcode, wr_id, sq_index, len } => {
+                let status = CqStatus::from_u8(status).unwrap();
+                // An unknown SQE opcode is not carried in the CQE.
+                let opcode = if status == CqStatus::BadOpcode { 0 } else { opcode };
+                s.want.push(Completion { phase: false, status, opcode, qp: qpn, wr_id, byte_len: len, imm: None, sq_index });
+            }
+        }
+    }
+    s
+}
+
+fn now_zero() -> Instant {
+    // post_write's time only feeds the pacing and RTO arm of segmentation,
+    // which the exchange drives with its own clock.
+    Instant::ZERO
+}
+
+fn bits<const N: usize>(bytes: &[u8]) -> Bits<N> {
+    let mut b = Bits::<N>::default();
+    for (i, &x) in bytes.iter().enumerate() {
+        b.set_bits::<8>(8 * i, (x as u64).into());
+    }
+    b
+}
+
+fn ctx_row(k: usize) -> Bits<256> {
+    let (_, ring, start, _) = SETUPS[k];
+    let c = SqContext {
+        sq_base: 0x1000,
+        cq_index: ring as u16,
+        addr_index: 0,
+        dest_qp: 0x800,
+        start_psn: start,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: 4,
+        enable: true,
+        send_mpr_units: 4,
+    };
+    bits::<256>(&c.encode().unwrap())
+}
+
+#[derive(Default)]
+struct Outcome {
+    got: Vec<Vec<Completion>>,
+    cycles: u64,
+    counters: HashMap<&'static str, u64>,
+    cqe_stalls: u64,
+    msg_waits: u64,
+    dup_acks: u64,
+    early_acks: u64,
+}
+
+const COUNTERS: [&str; 4] = ["list_full", "ack_dropped", "err_dropped", "cqe_error"];
+
+fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) {
+    let scripts: Vec<Script> = (0..SETUPS.len()).map(|k| script(k, seed, n_posts)).collect();
+    let scripts = Arc::new(scripts);
+    let out = Arc::new(Mutex::new(Outcome::default()));
+    let (sc2, out2) = (scripts.clone(), out.clone());
+    let mut uut = SendCompletions::default();
+    uut.connect_all();
+    let mut sim = simple_sim!(SendCompletions, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        let sc = sc2.clone();
+        let mut o = out2.lock().unwrap();
+        let mut r = Rng(seed);
+        let n = SETUPS.len();
+        o.got = vec![Vec::new(); n];
+        let mut push_i = vec![0usize; n];
+        let mut ack_i = vec![0usize; n];
+        let mut stuck = vec![0u64; n];
+        let mut fail_state = vec![0u8; n]; // 0 waiting, 1 taken, 2 extra ack taken, 3 extra report taken
+        let mut push_busy = vec![false; n];
+        let mut cur_msg: Option<usize> = None;
+        let mut cur_err: Option<usize> = None;
+        let mut cur_ack: Option<(usize, u32, bool)> = None; // (k, una, duplicate)
+        let mut cur_rtx: Option<usize> = None;
+        let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..n).map(|k| (u64::from(CFG_TABLE_SQ_CTX), u64::from(SETUPS[k].0), ctx_row(k))).collect();
+        let mut cycle = 0u64;
+        let mut idle = 0u64;
+        let mut cfg_noise_done = false;
+        loop {
+            // ---- drive ----
+            x.cfg_valid.next = false;
+            if !cfgs.is_empty() {
+                let (t, i, d) = cfgs.remove(0);
+                x.cfg_valid.next = true;
+                x.cfg_table.next = t.into();
+                x.cfg_index.next = i.into();
+                x.cfg_data.next = d;
+            } else if r.chance(3) {
+                // Rows the block must ignore: other tables, a QP beyond
+                // 255 that would alias QP 3, an unused QP.
+                x.cfg_valid.next = true;
+                let (t, i) = match r.below(3) {
+                    0 => (5, 3),
+                    1 => (1, 256 + 3),
+                    _ => (1, 50),
+                };
+                x.cfg_table.next = t.into();
+                x.cfg_index.next = i.into();
+                x.cfg_data.next = ctx_row(0);
+                cfg_noise_done = true;
+            }
+            let pick = |r: &mut Rng, ok: &dyn Fn(usize) -> bool| -> Option<usize> {
+                let start = r.below(n as u64) as usize;
+                (0..n).map(|i| (start + i) % n).find(|&k| ok(k))
+            };
+            if cur_msg.is_none() && r.chance(70) {
+                cur_msg = pick(&mut r, &|k| !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Msg { .. })));
+                if let Some(k) = cur_msg {
+                    push_busy[k] = true;
+                }
+            }
+            if cur_err.is_none() && r.chance(70) {
+                cur_err = pick(&mut r, &|k| !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Err { .. })));
+                if let Some(k) = cur_err {
+                    push_busy[k] = true;
+                }
+            }
+            // Acknowledgements pause for 300 of every 700 cycles (a slow
+            // return path): the lists fill up meanwhile.
+            let ack_pause = cycle % 700 < 300;
+            if cur_ack.is_none() && !ack_pause && r.chance(60) {
+                let ready = |k: usize| {
+                    sc[k].acks.get(ack_i[k]).is_some_and(|a| !a.gated || push_i[k] >= a.need || stuck[k] >= 30)
+                };
+                if let Some(k) = pick(&mut r, &ready) {
+                    cur_ack = Some((k, sc[k].acks[ack_i[k]].una, false));
+                } else if r.chance(5) {
+                    // A repeated una (no advance): nothing may complete.
+                    if let Some(k) = pick(&mut r, &|k| ack_i[k] > 0 && fail_state[k] == 0) {
+                        cur_ack = Some((k, sc[k].acks[ack_i[k] - 1].una, true));
+                    }
+                } else if let Some(k) = pick(&mut r, &|k| fail_state[k] == 1) {
+                    // After the failure: dropped and counted.
+                    cur_ack = Some((k, r.below(1 << 24) as u32, true));
+                }
+            }
+            if cur_rtx.is_none() {
+                cur_rtx = pick(&mut r, &|k| match sc[k].fail {
+                    Some((_, need)) => {
+                        (fail_state[k] == 0 && push_i[k] >= need && ack_i[k] == sc[k].acks.len()) || fail_state[k] == 2
+                    }
+                    None => false,
+                });
+            }
+            x.msg_valid.next = false;
+            if let Some(k) = cur_msg {
+                if let Push::Msg { wr_id, opcode, len, sq_index, signaled, first, last } = sc[k].pushes[push_i[k]] {
+                    x.msg_valid.next = true;
+                    x.msg_qp.next = u64::from(SETUPS[k].0).into();
+                    x.msg_wr_id.next = wr_id.into();
+                    x.msg_opcode.next = u64::from(opcode).into();
+                    x.msg_len.next = u64::from(len).into();
+                    x.msg_sq_index.next = u64::from(sq_index).into();
+                    x.msg_signaled.next = signaled;
+                    x.msg_first_psn.next = u64::from(first).into();
+                    x.msg_last_psn.next = u64::from(last).into();
+                }
+            }
+            x.req_err_valid.next = false;
+            if let Some(k) = cur_err {
+                if let Push::Err { status, opcode, wr_id, sq_index, len } = sc[k].pushes[push_i[k]] {
+                    x.req_err_valid.next = true;
+                    x.req_err_qp.next = u64::from(SETUPS[k].0).into();
+                    x.req_err_status.next = u64::from(status).into();
+                    x.req_err_opcode.next = u64::from(opcode).into();
+                    x.req_err_wr_id.next = wr_id.into();
+                    x.req_err_sq_index.next = u64::from(sq_index).into();
+                    x.req_err_len.next = u64::from(len).into();
+                }
+            }
+            x.ack_valid.next = false;
+            if let Some((k, una, _)) = cur_ack {
+                x.ack_valid.next = true;
+                x.ack_qp.next = u64::from(SETUPS[k].0).into();
+                x.ack_una.next = u64::from(una).into();
+            }
+            x.rtx_err_valid.next = false;
+            if let Some(k) = cur_rtx {
+                x.rtx_err_valid.next = true;
+                x.rtx_err_qp.next = u64::from(SETUPS[k].0).into();
+                x.rtx_err_psn.next = u64::from(sc[k].fail.unwrap().0).into();
+            }
+            x.cqe_ready.next = r.chance(cqe_ready_pct);
+
+            // ---- sample ----
+            wait_clock_false!(sim, clock, x);
+            let mut activity = false;
+            for (k, st) in stuck.iter_mut().enumerate() {
+                let waiting = (cur_msg == Some(k) && !x.msg_ready.val()) || (cur_err == Some(k) && !x.req_err_ready.val());
+                *st = if waiting { *st + 1 } else { 0 };
+            }
+            if x.msg_valid.val() && !x.msg_ready.val() {
+                o.msg_waits += 1;
+            }
+            if x.msg_valid.val() && x.msg_ready.val() {
+                let k = cur_msg.take().unwrap();
+                push_i[k] += 1;
+                push_busy[k] = false;
+                activity = true;
+            }
+            if x.req_err_valid.val() && x.req_err_ready.val() {
+                let k = cur_err.take().unwrap();
+                push_i[k] += 1;
+                push_busy[k] = false;
+                activity = true;
+            }
+            if x.ack_valid.val() && x.ack_ready.val() {
+                let (k, _, dup) = cur_ack.take().unwrap();
+                if dup {
+                    o.dup_acks += 1;
+                    if fail_state[k] == 1 {
+                        fail_state[k] = 2;
+                    }
+                } else {
+                    if sc[k].acks[ack_i[k]].need > push_i[k] {
+                        // Taken before the message records it covers.
+                        o.early_acks += 1;
+                    }
+                    ack_i[k] += 1;
+                }
+                activity = true;
+            }
+            if x.rtx_err_valid.val() && x.rtx_err_ready.val() {
+                let k = cur_rtx.take().unwrap();
+                fail_state[k] = if fail_state[k] == 0 { 1 } else { 3 };
+                activity = true;
+            }
+            if x.cqe_valid.val() && !x.cqe_ready.val() {
+                o.cqe_stalls += 1;
+            }
+            if x.cqe_valid.val() && x.cqe_ready.val() {
+                let mut bytes = [0u8; 32];
+                let e = x.cqe_entry.val();
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = e.get_bits::<8>(8 * i).index() as u8;
+                }
+                let c = Completion::decode(&bytes).unwrap_or_else(|e| panic!("CQE does not decode: {e}"));
+                let k = SETUPS.iter().position(|s| s.0 == c.qp).unwrap_or_else(|| panic!("CQE for QP {}", c.qp));
+                assert_eq!(x.cqe_ring.val().index() as u32, SETUPS[k].1, "QP {}: its cq_index", c.qp);
+                let i = o.got[k].len();
+                assert_eq!(Some(&c), sc[k].want.get(i), "QP {} completion {i}", c.qp);
+                o.got[k].push(c);
+                activity = true;
+            }
+            let pulses = [x.cnt_list_full.val(), x.cnt_ack_dropped.val(), x.cnt_err_dropped.val(), x.cnt_cqe_error.val()];
+            for (name, v) in COUNTERS.iter().zip(pulses) {
+                *o.counters.entry(name).or_insert(0) += u64::from(v);
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            idle = if activity { 0 } else { idle + 1 };
+            let fed = (0..n).all(|k| {
+                push_i[k] == sc[k].pushes.len()
+                    && ack_i[k] == sc[k].acks.len()
+                    && (sc[k].fail.is_none() || fail_state[k] == 3)
+            });
+            let all = (0..n).all(|k| o.got[k].len() == sc[k].want.len());
+            if fed && all && idle > 40 {
+                break;
+            }
+            if idle > 2000 || cycle > 100_000 {
+                let left: Vec<_> = (0..n).map(|k| (push_i[k], sc[k].pushes.len(), ack_i[k], sc[k].acks.len(), o.got[k].len(), sc[k].want.len(), fail_state[k])).collect();
+                panic!("stuck at cycle {cycle}: (pushed, pushes, acked, acks, cqes, want, fail) {left:?}");
+            }
+        }
+        assert!(cfg_noise_done);
+        o.cycles = cycle;
+        drop(o);
+        sim.done(x)
+    });
+    let t = std::time::Instant::now();
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
+    eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
+    (Arc::try_unwrap(scripts).ok().unwrap(), o)
+}
+
+#[test]
+fn send_completions_match_proto() {
+    // SCQ_SEED=<n> runs another seed.
+    let seed = std::env::var("SCQ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5C0_0001);
+    let (sc, o) = run(seed, 64, 65);
+    for (k, s) in sc.iter().enumerate() {
+        assert_eq!(o.got[k], s.want, "QP {}: every completion, in order", SETUPS[k].0);
+    }
+    let all: Vec<&Completion> = o.got.iter().flatten().collect();
+    let count = |st: CqStatus| all.iter().filter(|c| c.status == st).count();
+    let errors = all.iter().filter(|c| c.status != CqStatus::Success).count() as u64;
+    let unsignaled: usize = sc.iter().map(|s| s.unsignaled_done).sum();
+    eprintln!(
+        "CQEs {} (success {}, flushed {}, retry {}), unsignaled freed {unsignaled}, acks {}, list-full waits {}, \
+         msg waits {}, CQE stalls {}, dup acks {}, acks ahead of their messages {}",
+        all.len(),
+        count(CqStatus::Success),
+        count(CqStatus::Flushed),
+        count(CqStatus::RetryExceeded),
+        sc.iter().map(|s| s.acks.len()).sum::<usize>(),
+        o.counters["list_full"],
+        o.msg_waits,
+        o.cqe_stalls,
+        o.dup_acks,
+        o.early_acks
+    );
+    // Counters.
+    assert_eq!(o.counters["cqe_error"], errors, "one pulse per non-success CQE");
+    assert_eq!(o.counters["ack_dropped"], 1, "the ack after the failure");
+    assert_eq!(o.counters["err_dropped"], 1, "the second retry-exceeded report");
+    // Coverage.
+    assert!(count(CqStatus::Success) >= 20, "successes");
+    assert!(unsignaled >= 10, "unsignaled messages freed silently: {unsignaled}");
+    assert_eq!(count(CqStatus::RetryExceeded), 1);
+    assert!(count(CqStatus::Flushed) >= 4, "flushed");
+    for st in [CqStatus::BadOpcode, CqStatus::BadFlags, CqStatus::BadLength, CqStatus::BadDoorbell] {
+        assert!(count(st) >= 1, "{st:?} error records");
+    }
+    assert!(sc[0].wrapped, "QP 3's PSNs wrap");
+    assert!(o.counters["list_full"] >= 3, "full lists: {} refusals", o.counters["list_full"]);
+    assert!(o.cqe_stalls >= 20 && o.msg_waits >= 20 && o.dup_acks >= 2);
+    assert!(o.early_acks >= 3, "acks ahead of their message records: {}", o.early_acks);
+}
