@@ -25,6 +25,7 @@ use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
 use crate::rx_path::RxPath;
 use crate::sack_table::SackTable;
+use crate::send_cq::SendCompletions;
 use crate::tx_builder::TxBuilder;
 use crate::tx_path::TxPath;
 
@@ -148,6 +149,7 @@ pub struct MrcCore {
     txpath: TxPath,
     txb: TxBuilder,
     retx: RetransmitEngine,
+    sendcq: SendCompletions,
     cq_rw: RingWriter,
     ev_rw: RingWriter,
     rd_arb: DmaReadArb,
@@ -188,6 +190,9 @@ pub struct MrcCore {
     cc_g_admit: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
     rt_g_rx: Signal<Local, Bit>,
+    /// CQE source: the send completions this cycle (else the RX path's).
+    cqe_send: Signal<Local, Bit>,
+    cqe_prio_send: DFF<Bit>,
     rt_g_sent: Signal<Local, Bit>,
     ev_free: Signal<Local, Bit>,
     evc_take: Signal<Local, Bit>,
@@ -214,12 +219,12 @@ impl Logic for MrcCore {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, rinit, rinit_qp, rinit_psn, evc_valid,
+            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, rinit, rinit_qp, rinit_psn, cqe_prio_send, evc_valid,
             evc_ctl, evc_index, evc_data, min_active
         );
         clock!(
             self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb, retx,
-            cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo
+            sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -441,6 +446,10 @@ impl Logic for MrcCore {
         self.ackgen.cfg_table.next = self.csr.cfg_table.val();
         self.ackgen.cfg_index.next = self.csr.cfg_index.val();
         self.ackgen.cfg_data.next = self.csr.cfg_data.val();
+        self.sendcq.cfg_valid.next = self.csr.cfg_valid.val();
+        self.sendcq.cfg_table.next = self.csr.cfg_table.val();
+        self.sendcq.cfg_index.next = self.csr.cfg_index.val();
+        self.sendcq.cfg_data.next = self.csr.cfg_data.val();
         self.cq_rw.cfg_valid.next = self.csr.cfg_valid.val();
         self.cq_rw.cfg_table.next = self.csr.cfg_table.val();
         self.cq_rw.cfg_index.next = self.csr.cfg_index.val();
@@ -519,7 +528,9 @@ impl Logic for MrcCore {
         // ---- CC gate operations, by priority: QP start, ACK advance,
         // RTO, resend (its bytes leave flight), admission.
         self.cc_g_init.next = self.init_cc.q.val();
-        self.cc_g_ack.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
+        // An ACK advance goes to the CC gate and the send completions in the
+        // same cycle (taken when both can).
+        self.cc_g_ack.next = !self.cc_g_init.val() & self.retx.ack_valid.val() & self.sendcq.ack_ready.val();
         self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
         self.cc_g_rtx.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & !self.cc_g_rto.val() & self.retx.rtx_valid.val();
         self.cc_g_admit.next = !self.cc_g_init.val()
@@ -562,6 +573,9 @@ impl Logic for MrcCore {
             self.cc.op_len.next = bit_cast::<32, 16>(self.retx.rtx_len.val());
         }
         self.retx.ack_ready.next = self.cc_g_ack.val();
+        self.sendcq.ack_valid.next = self.cc_g_ack.val();
+        self.sendcq.ack_qp.next = self.retx.ack_qp.val();
+        self.sendcq.ack_una.next = self.retx.ack_una.val();
         self.retx.rto_ready.next = self.cc_g_rto.val();
         // Resends go to the requester, which re-issues the packet (through
         // the admission below, as a non-new PSN).
@@ -570,8 +584,11 @@ impl Logic for MrcCore {
         self.req.rtx_psn.next = self.retx.rtx_psn.val();
         self.retx.rtx_ready.next = self.cc_g_rtx.val() & self.req.rtx_ready.val();
         // The retransmit engine's QP errors: to the send completions
-        // (not in the top yet: taken and dropped).
-        self.retx.err_ready.next = true;
+        // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
+        self.sendcq.rtx_err_valid.next = self.retx.err_valid.val();
+        self.retx.err_ready.next = self.sendcq.rtx_err_ready.val();
+        self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
+        self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
 
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
@@ -620,9 +637,26 @@ impl Logic for MrcCore {
         self.txpath.pkt_imm.next = self.req.out_imm.val();
         self.txpath.pkt_msg_offset.next = self.req.out_msg_offset.val();
         self.txpath.now_ns.next = self.now_ns.val();
-        // The requester's error records: to the send completions (not in
-        // the top yet: taken and dropped, counted by the requester).
-        self.req.err_ready.next = true;
+        // The requester's message records and error records: to the send
+        // completions.
+        self.sendcq.msg_valid.next = self.req.msg_valid.val();
+        self.req.msg_ready.next = self.sendcq.msg_ready.val();
+        self.sendcq.msg_qp.next = self.req.msg_qp.val();
+        self.sendcq.msg_wr_id.next = self.req.msg_wr_id.val();
+        self.sendcq.msg_opcode.next = self.req.msg_opcode.val();
+        self.sendcq.msg_len.next = self.req.msg_len.val();
+        self.sendcq.msg_sq_index.next = self.req.msg_sq_index.val();
+        self.sendcq.msg_signaled.next = self.req.msg_signaled.val();
+        self.sendcq.msg_first_psn.next = self.req.msg_first_psn.val();
+        self.sendcq.msg_last_psn.next = self.req.msg_last_psn.val();
+        self.sendcq.req_err_valid.next = self.req.err_valid.val();
+        self.req.err_ready.next = self.sendcq.req_err_ready.val();
+        self.sendcq.req_err_qp.next = self.req.err_qp.val();
+        self.sendcq.req_err_status.next = self.req.err_status.val();
+        self.sendcq.req_err_opcode.next = self.req.err_opcode.val();
+        self.sendcq.req_err_wr_id.next = self.req.err_wr_id.val();
+        self.sendcq.req_err_sq_index.next = self.req.err_sq_index.val();
+        self.sendcq.req_err_len.next = self.req.err_len.val();
 
         // ---- EV selector: selects from the TX path (priority 1), marks
         // from the retransmit engine (2), table writes (3 and 4: the
@@ -749,10 +783,22 @@ impl Logic for MrcCore {
         self.txpath.sent_ready.next = self.rt_g_sent.val() & self.retx.op_ready.val();
 
         // ---- Completion rings and DMA writes.
-        self.cq_rw.in_valid.next = self.rxpath.cqe_valid.val();
-        self.rxpath.cqe_ready.next = self.cq_rw.in_ready.val();
-        self.cq_rw.in_ring.next = self.rxpath.cqe_ring.val();
-        self.cq_rw.in_entry.next = self.rxpath.cqe_entry.val();
+        // CQEs of the receive side (RX path) and the send side (send
+        // completions) share the CQ ring writer, round robin.
+        self.cqe_send.next = self.sendcq.cqe_valid.val() & (!self.rxpath.cqe_valid.val() | self.cqe_prio_send.q.val());
+        self.cq_rw.in_valid.next = self.rxpath.cqe_valid.val() | self.sendcq.cqe_valid.val();
+        self.rxpath.cqe_ready.next = self.cq_rw.in_ready.val() & !self.cqe_send.val();
+        self.sendcq.cqe_ready.next = self.cq_rw.in_ready.val() & self.cqe_send.val();
+        if self.cqe_send.val() {
+            self.cq_rw.in_ring.next = self.sendcq.cqe_ring.val();
+            self.cq_rw.in_entry.next = self.sendcq.cqe_entry.val();
+        } else {
+            self.cq_rw.in_ring.next = self.rxpath.cqe_ring.val();
+            self.cq_rw.in_entry.next = self.rxpath.cqe_entry.val();
+        }
+        if self.cq_rw.in_valid.val() & self.cq_rw.in_ready.val() {
+            self.cqe_prio_send.d.next = !self.cqe_send.val();
+        }
         self.wr_arb_a.a_req_valid.next = self.rxbuf.dma_wr_req_valid.val();
         self.rxbuf.dma_wr_req_ready.next = self.wr_arb_a.a_req_ready.val();
         self.wr_arb_a.a_req_addr.next = self.rxbuf.dma_wr_req_addr.val();
