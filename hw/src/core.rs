@@ -530,7 +530,10 @@ impl Logic for MrcCore {
         self.cc_g_init.next = self.init_cc.q.val();
         // An ACK advance goes to the CC gate and the send completions in the
         // same cycle (taken when both can).
-        self.cc_g_ack.next = !self.cc_g_init.val() & self.retx.ack_valid.val() & self.sendcq.ack_ready.val();
+        // (The send completions' `ack_ready` depends on `ack_valid`, so the
+        // offer to them must not depend on their ready.)
+        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
+        self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
         self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
         self.cc_g_rtx.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & !self.cc_g_rto.val() & self.retx.rtx_valid.val();
         self.cc_g_admit.next = !self.cc_g_init.val()
@@ -573,7 +576,6 @@ impl Logic for MrcCore {
             self.cc.op_len.next = bit_cast::<32, 16>(self.retx.rtx_len.val());
         }
         self.retx.ack_ready.next = self.cc_g_ack.val();
-        self.sendcq.ack_valid.next = self.cc_g_ack.val();
         self.sendcq.ack_qp.next = self.retx.ack_qp.val();
         self.sendcq.ack_una.next = self.retx.ack_una.val();
         self.retx.rto_ready.next = self.cc_g_rto.val();

@@ -310,6 +310,12 @@ pub struct Built {
 /// Build (or find in the cache) a model of module `top` from `verilog`
 /// (the concatenated source text).
 pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Result<Built, VerilatedError> {
+    // One build at a time in this process: parallel tests asking for the
+    // same model wait for the first build and then find it in the cache
+    // (other processes are kept apart by the scratch directory's name and
+    // the final rename).
+    static BUILD_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let spec = parse_ports(verilog, top)?;
     let shim_src = shim(&spec, opts);
     let version = verilator_version()?;
