@@ -286,3 +286,57 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     eprintln!("loopback WRITE + WRITE-IMM completed on both sides in {cycles} cycles");
     assert_eq!(nic.counter("retransmit"), 0, "no loss, no resend");
 }
+
+/// Multipath recovery on one core in loopback: every frame sprayed on EV
+/// 0x1002 is dropped by the fault-injection stage (a blackholed path).
+/// The message must still be placed exactly once and complete, through
+/// loss inference and resends on other EVs, with the dead EV marked bad.
+#[test]
+fn core_loopback_recovers_from_a_blackholed_ev() {
+    if skip() {
+        return;
+    }
+    use regmap::fault_inject as fi;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 13).unwrap();
+    configure(&mut nic);
+    configure_receiver(&mut nic);
+    nic.csr_write(fi::BASE + fi::EV_MATCH0, 0xFFFF_1002);
+    nic.csr_write(fi::BASE + fi::EV_EN, 1);
+    nic.csr_write(fi::BASE + fi::CTRL, fi::CTRL_LOOPBACK | fi::CTRL_EV_DROP);
+    let wr = SqDescriptor {
+        opcode: SqOpcode::WriteImm,
+        signaled: true,
+        length: 40 * MTU as u32,
+        wr_id: 0x33,
+        local_iova: 0x2000_0000,
+        remote_va: 0x5000_0000,
+        rkey: 0x1234,
+        imm: 7,
+    };
+    nic.dma.mem.fill(SQ_BASE, &wr.encode().unwrap());
+    let payload: Vec<u8> = (0..wr.length).map(|k| (k % 251) as u8).collect();
+    nic.dma.mem.fill(wr.local_iova, &payload);
+    nic.doorbell(QP, 1);
+    let done = |nic: &Nic| hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
+    let mut cycles = 0u64;
+    while !done(&nic) && cycles < 400_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let mut counts = Vec::new();
+    for c in hw::core::WIRED_COUNTERS {
+        let v = nic.counter(c);
+        if v != 0 {
+            counts.push(format!("{c}={v}"));
+        }
+    }
+    eprintln!("after {cycles} cycles: {}", counts.join(" "));
+    assert!(done(&nic), "send completion after {cycles} cycles ({})", counts.join(" "));
+    let c = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).unwrap();
+    assert_eq!((c.wr_id, c.status), (0x33, hw::layout::CqStatus::Success));
+    assert_eq!(nic.dma.mem.read_vec(wr.remote_va, wr.length as usize), payload, "placed");
+    assert!(nic.counter("fi_ev_drop") > 0, "the blackhole dropped frames");
+    assert!(nic.counter("retransmit") > 0, "lost packets were resent");
+    assert!(nic.counter("ev_marked_bad") > 0, "the dead EV was marked bad");
+}
