@@ -342,7 +342,7 @@ fn csr_through_axil_matches_regmap_reference() {
             x.axil.s_axil_arvalid.next = ar_on;
             x.axil.s_axil_bready.next = rng.chance(60);
             x.axil.s_axil_rready.next = rng.chance(60);
-            let inc = (rng.next() as u32) & ((1u32 << N_COUNTERS) - 1) & (rng.next() as u32);
+            let inc = (rng.next() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next() as u32);
             x.csr.cnt_inc.next = u64::from(inc).into();
             wait_clock_false!(sim, clock, x);
             // Registered outputs follow the reference as of the last edge.
