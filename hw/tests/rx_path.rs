@@ -990,6 +990,8 @@ impl Logic for WithSack {
         self.sack.init_psn.next = 0.into();
         self.sack.snap_valid.next = false;
         self.sack.snap_qp.next = 0.into();
+        self.sack.snap_base.next = 0.into();
+        self.sack.req_nomark.next = false;
     }
 }
 
@@ -1140,6 +1142,8 @@ impl Logic for WithSackCmp {
         self.sack.init_psn.next = 0.into();
         self.sack.snap_valid.next = false;
         self.sack.snap_qp.next = 0.into();
+        self.sack.snap_base.next = 0.into();
+        self.sack.req_nomark.next = false;
         self.cmp.pkt_valid.next = self.path.pkt_valid.val();
         self.path.pkt_ready.next = self.cmp.pkt_ready.val();
         self.cmp.pkt_qp.next = self.path.pkt_qp.val();
