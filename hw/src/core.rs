@@ -278,10 +278,10 @@ impl Logic for MrcCore {
         self.rxbuf.cmd_addr.next = self.rxpath.cmd_addr.val();
         self.rxbuf.cmd_off.next = self.rxpath.cmd_off.val();
         self.rxbuf.cmd_len.next = self.rxpath.cmd_len.val();
-        // SACK table: packets from the RX path (trimmed packets are marked
-        // too: the RX path does not pass the trim flag down yet, see
-        // core.md), QP starts from config table 5, snapshots for the ACK
-        // generator.
+        // SACK table: packets from the RX path (it keeps trimmed packets
+        // away from the table and judges them against its own shadow of
+        // the expected PSN, so the no-mark request is unused; see core.md),
+        // QP starts from config table 5, snapshots for the ACK generator.
         self.sack.req_valid.next = self.rxpath.sack_req_valid.val();
         self.rxpath.sack_req_ready.next = self.sack.ready.val();
         self.sack.req_qp.next = self.rxpath.sack_req_qp.val();
