@@ -535,7 +535,15 @@ impl Logic for MrcCore {
         self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
         self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
         self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
-        self.cc_g_rtx.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & !self.cc_g_rto.val() & self.retx.rtx_valid.val();
+        // A resend claims the slot (and blocks admission) only in a cycle
+        // the requester takes it: otherwise a held packet record waiting in
+        // the requester's output could never be admitted, the requester
+        // could never take the resend, and both would wait forever.
+        self.cc_g_rtx.next = !self.cc_g_init.val()
+            & !self.cc_g_ack.val()
+            & !self.cc_g_rto.val()
+            & self.retx.rtx_valid.val()
+            & self.req.rtx_ready.val();
         self.cc_g_admit.next = !self.cc_g_init.val()
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()

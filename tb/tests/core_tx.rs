@@ -291,14 +291,9 @@ fn core_loopback_write_is_placed_acked_and_completed() {
 /// 0x1002 is dropped by the fault-injection stage (a blackholed path).
 /// The message must still be placed exactly once and complete, through
 /// loss inference and resends on other EVs, with the dead EV marked bad.
-///
-/// Known open bug, kept visible rather than deleted: the joined core does
-/// not complete this yet. Measured (seed 13, 400k cycles): 40 packets sent,
-/// 5 dropped on the dead EV, the EV marked bad, 4 RTOs and 3 resend
-/// requests from the retransmit engine, but only 1 resent packet leaves the
-/// TX path, so 4 PSNs are never placed. Run it with `--ignored`.
+/// (It found a deadlock in the core's CC admission: a resend the requester
+/// could not take blocked the admission of the record it was waiting on.)
 #[test]
-#[ignore = "known open bug: resends after a blackholed EV do not all leave the TX path (see the doc comment)"]
 fn core_loopback_recovers_from_a_blackholed_ev() {
     if skip() {
         return;
