@@ -1,1 +1,27 @@
-//! VFIO userspace driver with a co-simulation backend. Not started.
+//! Userspace driver of the MRC NIC (docs/driver.md).
+//!
+//! Layers, bottom up:
+//! * [`device`]: the [`Device`] trait (BAR0 MMIO, DMA memory, optional
+//!   interrupts) and its backends: [`NullDevice`], [`mock::MockDevice`],
+//!   [`vfio::VfioDevice`]; a co-simulation backend is one more `Device`.
+//! * [`discovery`]: the register-block walk that refuses a bitstream
+//!   this driver was not built for.
+//!
+//! The register map and the host-memory layouts are the hardware's own
+//! definitions ([`regmap`], [`layout`]): compiled from `hw/src/regmap.rs`
+//! and `hw/src/layout.rs` directly, so the driver shares them without
+//! building `hw` (and rust-hdl) as a dependency.
+
+#[path = "../../hw/src/regmap.rs"]
+pub mod regmap;
+
+#[path = "../../hw/src/layout.rs"]
+pub mod layout;
+
+pub mod device;
+pub mod discovery;
+pub mod mock;
+pub mod vfio;
+
+pub use device::{Device, DeviceError, DmaBuffer, NullDevice};
+pub use discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};

@@ -1,0 +1,319 @@
+//! The device layer: what the rest of the driver needs from a NIC.
+//!
+//! A [`Device`] is BAR0 (32/64-bit MMIO), DMA-able memory ([`DmaBuffer`]:
+//! a host pointer and the IO virtual address the card uses for it) and,
+//! optionally, interrupts. Backends: [`NullDevice`] (accepts everything,
+//! for benchmarks), [`crate::mock::MockDevice`] (a software register file
+//! for tests), [`crate::vfio::VfioDevice`] (a real card). A co-simulation
+//! backend (the verilated `MrcCore` serving its DMA from the buffers
+//! handed out here) is one more implementation of the same trait:
+//! [`Device::progress`] is where it advances the model.
+
+use std::any::Any;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Errors of the device layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("DMA allocation of {len} bytes failed: {why}")]
+    DmaAlloc { len: usize, why: String },
+    #[error("DMA access [{offset:#x}, +{len}) outside a buffer of {size} bytes")]
+    DmaRange { offset: usize, len: usize, size: usize },
+    #[error("{0} is not supported by this device")]
+    Unsupported(&'static str),
+    #[error("device reset failed: {0}")]
+    Reset(String),
+}
+
+/// A NIC as the driver sees it.
+///
+/// MMIO offsets are byte offsets into BAR0. An access outside the BAR or
+/// not aligned to its width reads all-ones and writes nothing (what a
+/// PCIe read of a missing device returns), so a garbage offset from a
+/// broken card can never turn into a wild host access; discovery treats
+/// all-ones as "device gone".
+pub trait Device: Send + Sync {
+    /// Human-readable identity (PCI address, "null", "mock").
+    fn name(&self) -> String;
+    /// Size of BAR0 in bytes.
+    fn bar_len(&self) -> u64;
+    fn read32(&self, offset: u64) -> u32;
+    fn write32(&self, offset: u64, value: u32);
+    /// 64-bit read as two 32-bit reads, low word first (the CSR port is
+    /// 32 bits wide; a backend with a native 64-bit path may override).
+    fn read64(&self, offset: u64) -> u64 {
+        let lo = self.read32(offset);
+        let hi = self.read32(offset.wrapping_add(4));
+        u64::from(hi) << 32 | u64::from(lo)
+    }
+    /// 64-bit write as two 32-bit writes, low word first.
+    fn write64(&self, offset: u64, value: u64) {
+        self.write32(offset, value as u32);
+        self.write32(offset.wrapping_add(4), (value >> 32) as u32);
+    }
+    /// Memory the card can read and write, zeroed, aligned to 4 KiB.
+    fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError>;
+    /// Interrupt vectors the device offers (the MRC core has none: it is
+    /// polled).
+    fn interrupt_vectors(&self) -> u32 {
+        0
+    }
+    /// Wait for an interrupt on `vector`; `Ok(false)` on timeout.
+    fn wait_interrupt(&self, _vector: u32, _timeout: Duration) -> Result<bool, DeviceError> {
+        Err(DeviceError::Unsupported("interrupts"))
+    }
+    /// Reset the function (FLR on a real card).
+    fn reset(&self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    /// Give a simulated device time to run (a co-simulation steps its
+    /// model here); called by pollers. Real hardware: nothing.
+    fn progress(&self) {}
+}
+
+/// Keeps the memory behind a [`DmaBuffer`] alive and mapped; dropping it
+/// unmaps (IOMMU) and frees.
+pub trait DmaBacking: Any + Send + Sync {}
+
+struct DmaInner {
+    ptr: NonNull<u8>,
+    len: usize,
+    iova: u64,
+    _backing: Box<dyn DmaBacking>,
+}
+
+// SAFETY: the pointer is owned by `_backing` for the lifetime of the
+// inner value; all accesses go through bounds-checked copies or volatile
+// reads, never through Rust references (the device may write at any time).
+unsafe impl Send for DmaInner {}
+unsafe impl Sync for DmaInner {}
+
+/// DMA-able memory: a host pointer and its IO virtual address. Cheap to
+/// clone (shared); freed when the last clone is dropped.
+#[derive(Clone)]
+pub struct DmaBuffer {
+    inner: Arc<DmaInner>,
+}
+
+impl std::fmt::Debug for DmaBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DmaBuffer {{ iova: {:#x}, len: {} }}", self.inner.iova, self.inner.len)
+    }
+}
+
+impl DmaBuffer {
+    /// Wrap memory a backend owns. `ptr` must stay valid for `len` bytes
+    /// for as long as `backing` lives.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must be readable and writable memory owned by
+    /// `backing`, not referenced by any Rust reference.
+    pub unsafe fn from_raw(ptr: NonNull<u8>, len: usize, iova: u64, backing: Box<dyn DmaBacking>) -> DmaBuffer {
+        DmaBuffer { inner: Arc::new(DmaInner { ptr, len, iova, _backing: backing }) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    /// IO virtual address of byte 0 (what the card is given).
+    pub fn iova(&self) -> u64 {
+        self.inner.iova
+    }
+
+    /// Host address of byte 0 (for zero-copy users; raw: the device may
+    /// write behind it).
+    pub fn host_ptr(&self) -> *mut u8 {
+        self.inner.ptr.as_ptr()
+    }
+
+    fn check(&self, offset: usize, len: usize) -> Result<(), DeviceError> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.inner.len => Ok(()),
+            _ => Err(DeviceError::DmaRange { offset, len, size: self.inner.len }),
+        }
+    }
+
+    /// Copy `data` into the buffer at `offset`.
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), DeviceError> {
+        self.check(offset, data.len())?;
+        // SAFETY: bounds checked; raw copy, no reference into DMA memory.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.inner.ptr.as_ptr().add(offset), data.len()) };
+        Ok(())
+    }
+
+    /// Copy bytes at `offset` out of the buffer.
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), DeviceError> {
+        self.check(offset, out.len())?;
+        // SAFETY: bounds checked; raw copy.
+        unsafe { std::ptr::copy_nonoverlapping(self.inner.ptr.as_ptr().add(offset), out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// One byte, read volatile (a ring's phase byte, written by the card).
+    pub fn read_u8_volatile(&self, offset: usize) -> Result<u8, DeviceError> {
+        self.check(offset, 1)?;
+        // SAFETY: bounds checked.
+        Ok(unsafe { std::ptr::read_volatile(self.inner.ptr.as_ptr().add(offset)) })
+    }
+
+    /// Fill with zeroes.
+    pub fn zero(&self) {
+        // SAFETY: the whole buffer, owned by the backing.
+        unsafe { std::ptr::write_bytes(self.inner.ptr.as_ptr(), 0, self.inner.len) };
+    }
+
+    /// Whether `[iova, iova + len)` lies in this buffer.
+    pub fn contains_iova(&self, iova: u64, len: u64) -> bool {
+        iova >= self.inner.iova && iova.checked_add(len).is_some_and(|e| e <= self.inner.iova + self.inner.len as u64)
+    }
+
+    /// The same memory (for identity checks).
+    pub fn same_memory(&self, other: &DmaBuffer) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// Page-aligned zeroed heap memory: the DMA memory of devices without an
+/// IOMMU (null, mock, co-simulation).
+pub struct HeapBacking {
+    ptr: NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: plain owned heap memory.
+unsafe impl Send for HeapBacking {}
+unsafe impl Sync for HeapBacking {}
+impl DmaBacking for HeapBacking {}
+
+impl Drop for HeapBacking {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in `heap_dma`.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+/// Hands out IOVAs for heap DMA memory. They start far from any host
+/// address a test would use, so a driver bug that gives the card a host
+/// pointer instead of an IOVA is caught.
+#[derive(Debug)]
+pub struct IovaAllocator {
+    next: AtomicU64,
+}
+
+impl IovaAllocator {
+    pub const BASE: u64 = 0x10_0000_0000;
+
+    pub fn new() -> IovaAllocator {
+        IovaAllocator { next: AtomicU64::new(Self::BASE) }
+    }
+
+    /// `len` bytes at an address aligned to `align` (a power of two);
+    /// addresses are never reused (a stale IOVA in a descriptor never
+    /// names a newer buffer).
+    pub fn take(&self, len: usize, align: u64) -> u64 {
+        let span = (len as u64).max(1).div_ceil(align) * align;
+        let mut cur = self.next.load(Ordering::Relaxed);
+        loop {
+            let start = cur.div_ceil(align) * align;
+            match self.next.compare_exchange(cur, start + span, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return start,
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+impl Default for IovaAllocator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Zeroed, 4 KiB-aligned heap memory with an IOVA from `iovas`.
+pub fn heap_dma(iovas: &IovaAllocator, len: usize) -> Result<DmaBuffer, DeviceError> {
+    const ALIGN: usize = 4096;
+    let size = len.max(1).div_ceil(ALIGN) * ALIGN;
+    let layout =
+        std::alloc::Layout::from_size_align(size, ALIGN).map_err(|e| DeviceError::DmaAlloc { len, why: e.to_string() })?;
+    // SAFETY: non-zero size.
+    let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+    let ptr = NonNull::new(raw).ok_or(DeviceError::DmaAlloc { len, why: "out of memory".into() })?;
+    let iova = iovas.take(size, ALIGN as u64);
+    // SAFETY: `ptr` is `size >= len` bytes owned by the backing.
+    Ok(unsafe { DmaBuffer::from_raw(ptr, len, iova, Box::new(HeapBacking { ptr, layout })) })
+}
+
+/// A device that accepts every write and reads 0: the cost of the driver
+/// alone (benchmarks). Discovery fails on it (there is no block list).
+#[derive(Debug, Default)]
+pub struct NullDevice {
+    iovas: IovaAllocator,
+}
+
+impl NullDevice {
+    pub fn new() -> NullDevice {
+        NullDevice::default()
+    }
+}
+
+impl Device for NullDevice {
+    fn name(&self) -> String {
+        "null".into()
+    }
+    fn bar_len(&self) -> u64 {
+        1 << crate::regmap::ADDR_BITS
+    }
+    #[inline]
+    fn read32(&self, _offset: u64) -> u32 {
+        0
+    }
+    #[inline]
+    fn write32(&self, _offset: u64, _value: u32) {}
+    fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
+        heap_dma(&self.iovas, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_dma_is_zeroed_aligned_and_bounds_checked() {
+        let iovas = IovaAllocator::new();
+        let a = heap_dma(&iovas, 100).unwrap();
+        let b = heap_dma(&iovas, 5000).unwrap();
+        assert_eq!(a.iova() % 4096, 0);
+        assert_eq!(b.iova() % 4096, 0);
+        assert!(b.iova() >= a.iova() + 4096, "IOVAs do not overlap");
+        assert_eq!(a.host_ptr() as usize % 4096, 0);
+        let mut out = [1u8; 100];
+        a.read(0, &mut out).unwrap();
+        assert!(out.iter().all(|&x| x == 0));
+        a.write(98, &[7, 8]).unwrap();
+        assert_eq!(a.read_u8_volatile(99).unwrap(), 8);
+        assert!(matches!(a.write(99, &[1, 2]), Err(DeviceError::DmaRange { offset: 99, len: 2, size: 100 })));
+        assert!(a.read(usize::MAX, &mut [0u8; 2]).is_err(), "overflowing offset");
+        assert!(a.contains_iova(a.iova() + 10, 90));
+        assert!(!a.contains_iova(a.iova() + 10, 91));
+        assert!(!a.contains_iova(u64::MAX, 2));
+        let c = a.clone();
+        assert!(c.same_memory(&a) && !c.same_memory(&b));
+    }
+
+    #[test]
+    fn null_device_reads_zero_and_splits_64_bit_accesses() {
+        let d = NullDevice::new();
+        d.write64(0x10, u64::MAX);
+        assert_eq!(d.read64(0x10), 0);
+        assert!(matches!(d.wait_interrupt(0, Duration::from_millis(1)), Err(DeviceError::Unsupported(_))));
+    }
+}

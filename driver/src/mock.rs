@@ -1,0 +1,258 @@
+//! A software model of the NIC's register file behind the [`Device`]
+//! trait, for tests: it serves the register-block list of
+//! [`crate::regmap`], records every MMIO write, decodes config-table rows
+//! (`cfg` block: staging registers + `go`, with the `status` row count) and
+//! doorbells, and lets a test play the card's DMA side (read the SQ ring,
+//! write CQEs and EV events into host buffers by IOVA). Knobs make it a
+//! garbage device: every read all-ones (surprise removal), any register
+//! overridden (wrong version, loops in the block list).
+
+use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
+use crate::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
+use crate::Device;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// One config-table row the driver wrote (`cfg.go`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CfgRow {
+    pub table: u8,
+    pub index: u16,
+    pub data: [u8; 32],
+}
+
+impl CfgRow {
+    /// Bits `[bit, bit + width)` of the row (width <= 64).
+    pub fn bits(&self, bit: usize, width: usize) -> u64 {
+        let mut v = 0u64;
+        for i in 0..width {
+            let b = bit + i;
+            v |= u64::from((self.data[b / 8] >> (b % 8)) & 1) << i;
+        }
+        v
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Read-write registers (scratch, fault injection, cfg staging).
+    regs: HashMap<u64, u32>,
+    /// Values a test forces on reads (garbage, other revisions).
+    overrides: HashMap<u64, u32>,
+    writes: Vec<(u64, u32)>,
+    rows: Vec<CfgRow>,
+    rows_emitted: u32,
+    doorbells: Vec<(u8, u32)>,
+    counters: [u32; regmap::counters::MAX],
+    dma: BTreeMap<u64, DmaBuffer>,
+}
+
+/// The register-file model. See the module doc.
+pub struct MockDevice {
+    state: Mutex<State>,
+    all_ones: AtomicBool,
+    /// When set, `go` writes are recorded but no row is emitted (the
+    /// status count does not move): a lost config write.
+    swallow_rows: AtomicBool,
+    iovas: IovaAllocator,
+    git_hash: u64,
+}
+
+/// Build ID the mock reports (as `hw::csr::BuildInfo::FIXED`).
+pub const MOCK_GIT_HASH: u64 = 0x0123_4567_89ab_cdef;
+
+impl Default for MockDevice {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MockDevice {
+    pub fn new() -> MockDevice {
+        MockDevice {
+            state: Mutex::new(State::default()),
+            all_ones: AtomicBool::new(false),
+            swallow_rows: AtomicBool::new(false),
+            iovas: IovaAllocator::new(),
+            git_hash: MOCK_GIT_HASH,
+        }
+    }
+
+    fn st(&self) -> std::sync::MutexGuard<'_, State> {
+        // A test that panicked while holding the lock poisons it; the
+        // register file itself is still consistent, so keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every read returns 0xFFFF_FFFF from now on (the card was removed).
+    pub fn set_all_ones(&self, on: bool) {
+        self.all_ones.store(on, Ordering::Relaxed);
+    }
+
+    /// Lose config rows: `go` no longer emits.
+    pub fn set_swallow_rows(&self, on: bool) {
+        self.swallow_rows.store(on, Ordering::Relaxed);
+    }
+
+    /// Force reads of `offset` to return `value`.
+    pub fn override_reg(&self, offset: u64, value: u32) {
+        self.st().overrides.insert(offset, value);
+    }
+
+    pub fn clear_override(&self, offset: u64) {
+        self.st().overrides.remove(&offset);
+    }
+
+    /// Set counter slot `slot`.
+    pub fn set_counter(&self, slot: usize, value: u32) {
+        self.st().counters[slot] = value;
+    }
+
+    /// Every MMIO write so far, in order.
+    pub fn writes(&self) -> Vec<(u64, u32)> {
+        self.st().writes.clone()
+    }
+
+    /// Config rows emitted so far, in order.
+    pub fn rows(&self) -> Vec<CfgRow> {
+        self.st().rows.clone()
+    }
+
+    /// The last row written to `(table, index)`.
+    pub fn last_row(&self, table: u8, index: u16) -> Option<CfgRow> {
+        self.st().rows.iter().rev().find(|r| r.table == table && r.index == index).cloned()
+    }
+
+    /// Doorbells so far: (QP, producer index).
+    pub fn doorbells(&self) -> Vec<(u8, u32)> {
+        self.st().doorbells.clone()
+    }
+
+    pub fn clear_log(&self) {
+        let mut s = self.st();
+        s.writes.clear();
+        s.rows.clear();
+        s.doorbells.clear();
+    }
+
+    fn find_dma(&self, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
+        let s = self.st();
+        let (_, buf) = s.dma.range(..=iova).next_back()?;
+        buf.contains_iova(iova, len as u64).then(|| (buf.clone(), (iova - buf.iova()) as usize))
+    }
+
+    /// The card writes host memory at `iova` (false: no buffer there).
+    pub fn dma_write(&self, iova: u64, data: &[u8]) -> bool {
+        self.find_dma(iova, data.len()).is_some_and(|(b, off)| b.write(off, data).is_ok())
+    }
+
+    /// The card reads host memory at `iova`.
+    pub fn dma_read(&self, iova: u64, len: usize) -> Option<Vec<u8>> {
+        let (b, off) = self.find_dma(iova, len)?;
+        let mut v = vec![0u8; len];
+        b.read(off, &mut v).ok()?;
+        Some(v)
+    }
+
+    /// The value the map defines at `offset`, before overrides.
+    fn model_read(&self, s: &State, offset: u64) -> u32 {
+        for (i, b) in regmap::BLOCKS.iter().enumerate() {
+            let base = u64::from(b.base);
+            if offset < base || offset >= base + u64::from(regmap::block_span(b)) {
+                continue;
+            }
+            let rel = (offset - base) as u16;
+            match rel {
+                HDR_TYPE => return b.block_type,
+                HDR_VERSION => return b.version,
+                HDR_NEXT => return u32::from(regmap::next_of(i)),
+                _ => {}
+            }
+            if b.base == regmap::build_id::BASE {
+                match rel {
+                    regmap::build_id::GIT_HASH_HI => return (self.git_hash >> 32) as u32,
+                    regmap::build_id::GIT_HASH_LO => return self.git_hash as u32,
+                    _ => {}
+                }
+            }
+            if b.base == regmap::counters::BASE && rel >= regmap::counters::FIRST {
+                let slot = usize::from((rel - regmap::counters::FIRST) / 4);
+                return if slot < regmap::N_COUNTERS { s.counters[slot] } else { 0 };
+            }
+            if b.base == regmap::cfg::BASE && rel == regmap::cfg::STATUS {
+                return (s.rows_emitted & 0xFFFF) << 16;
+            }
+            if let Some(r) = b.regs.iter().find(|r| r.offset == rel) {
+                return match r.access {
+                    regmap::Access::Wo => 0,
+                    regmap::Access::Ro => r.reset,
+                    regmap::Access::Rw => s.regs.get(&offset).copied().unwrap_or(r.reset),
+                };
+            }
+        }
+        0
+    }
+}
+
+impl Device for MockDevice {
+    fn name(&self) -> String {
+        "mock".into()
+    }
+
+    fn bar_len(&self) -> u64 {
+        1 << regmap::ADDR_BITS
+    }
+
+    fn read32(&self, offset: u64) -> u32 {
+        if self.all_ones.load(Ordering::Relaxed) || offset % 4 != 0 || offset >= self.bar_len() {
+            return u32::MAX;
+        }
+        let s = self.st();
+        if let Some(&v) = s.overrides.get(&offset) {
+            return v;
+        }
+        self.model_read(&s, offset)
+    }
+
+    fn write32(&self, offset: u64, value: u32) {
+        if offset % 4 != 0 || offset >= self.bar_len() {
+            return;
+        }
+        let swallow = self.swallow_rows.load(Ordering::Relaxed);
+        let mut s = self.st();
+        s.writes.push((offset, value));
+        let cfg = u64::from(regmap::cfg::BASE);
+        let window = u64::from(regmap::doorbell::WINDOW);
+        if (window..window + 4 * u64::from(regmap::doorbell::QPS)).contains(&offset) {
+            let qp = ((offset - window) / 4) as u8;
+            s.doorbells.push((qp, value));
+        } else if offset == cfg + u64::from(regmap::cfg::GO) {
+            if value & 1 == 1 && !swallow {
+                let table = (s.regs.get(&(cfg + u64::from(regmap::cfg::TABLE))).copied().unwrap_or(0) & 0xF) as u8;
+                let index = (s.regs.get(&(cfg + u64::from(regmap::cfg::INDEX))).copied().unwrap_or(0) & 0xFFFF) as u16;
+                let mut data = [0u8; 32];
+                for k in 0..8u64 {
+                    let w = s.regs.get(&(cfg + u64::from(regmap::cfg::DATA0) + 4 * k)).copied().unwrap_or(0);
+                    data[4 * k as usize..4 * k as usize + 4].copy_from_slice(&w.to_le_bytes());
+                }
+                s.rows.push(CfgRow { table, index, data });
+                s.rows_emitted = s.rows_emitted.wrapping_add(1);
+            }
+        } else if offset == u64::from(regmap::counters::BASE + regmap::counters::CLEAR) {
+            for (i, c) in regmap::COUNTERS.iter().enumerate() {
+                if value >> c.group & 1 == 1 {
+                    s.counters[i] = 0;
+                }
+            }
+        } else {
+            s.regs.insert(offset, value);
+        }
+    }
+
+    fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
+        let b = heap_dma(&self.iovas, len)?;
+        self.st().dma.insert(b.iova(), b.clone());
+        Ok(b)
+    }
+}
