@@ -6,6 +6,10 @@
 //!   [`vfio::VfioDevice`]; a co-simulation backend is one more `Device`.
 //! * [`discovery`]: the register-block walk that refuses a bitstream
 //!   this driver was not built for.
+//! * [`config`]: config-table rows and the port that writes them.
+//! * [`ring`]: send queue, completion and EV-event rings with phase bits.
+//! * [`verbs`]: the API: [`Context`], protection domains, memory
+//!   regions, completion queues, queue pairs, the EV [`Controller`].
 //!
 //! The register map and the host-memory layouts are the hardware's own
 //! definitions ([`regmap`], [`layout`]): compiled from `hw/src/regmap.rs`
@@ -18,10 +22,18 @@ pub mod regmap;
 #[path = "../../hw/src/layout.rs"]
 pub mod layout;
 
+pub mod config;
 pub mod device;
 pub mod discovery;
 pub mod mock;
+pub mod ring;
+pub mod verbs;
 pub mod vfio;
 
 pub use device::{Device, DeviceError, DmaBuffer, NullDevice};
 pub use discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};
+pub use verbs::{
+    Access, CcProfile, CompletionQueue, Context, Controller, CqError, Error, EvProfile, LocalAddress, MemoryRegion,
+    ModifyError, OpenOptions, PeerAddress, PostError, ProtectionDomain, QpState, QpTransition, QueuePair, RtrAttr,
+    RtsAttr, Timeouts, WcOpcode, WorkCompletion, WriteWr,
+};

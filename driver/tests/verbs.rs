@@ -1,0 +1,351 @@
+//! The verbs API against `MockDevice`, with the test playing the card:
+//! it reads the rows and doorbells the driver wrote, fetches descriptors
+//! from the send ring in host memory and writes CQEs / EV events into the
+//! rings with the ring writer's phase rule (`docs/hw/ring_writer.md`).
+
+use driver::config;
+use driver::layout::{Completion, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor, SqOpcode};
+use driver::mock::{CfgRow, MockDevice};
+use driver::regmap::cfg_table;
+use driver::*;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+
+const PEER: PeerAddress = PeerAddress { mac: [2, 0, 0, 0, 0, 2], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)) };
+
+/// The card's side of the rings, as far as these tests need it.
+struct Card {
+    dev: Arc<MockDevice>,
+    /// Producer index per CQ ring and for the EV ring.
+    cq_pi: [u32; 256],
+    ev_pi: u32,
+    /// Consumer index per QP's send ring.
+    sq_ci: [u32; 256],
+}
+
+impl Card {
+    fn new(dev: Arc<MockDevice>) -> Card {
+        Card { dev, cq_pi: [0; 256], ev_pi: 0, sq_ci: [0; 256] }
+    }
+
+    fn ring_row(&self, table: u8, index: u16) -> (u64, u32) {
+        let r = self.dev.last_row(table, index).expect("ring set up");
+        (r.bits(0, 64), r.bits(64, 8) as u32)
+    }
+
+    fn sq_ctx(&self, qpn: u32) -> SqContext {
+        SqContext::decode(&self.dev.last_row(cfg_table::SQ_CTX, qpn as u16).expect("send context").data).unwrap()
+    }
+
+    /// Descriptors up to the QP's last doorbell, consumed.
+    fn fetch(&mut self, qpn: u32) -> Vec<SqDescriptor> {
+        self.fetch_indexed(qpn).into_iter().map(|(_, d)| d).collect()
+    }
+
+    /// The same, with each descriptor's SQ index.
+    fn fetch_indexed(&mut self, qpn: u32) -> Vec<(u32, SqDescriptor)> {
+        let ctx = self.sq_ctx(qpn);
+        let pi = self.dev.doorbells().iter().rev().find(|d| u32::from(d.0) == qpn).map_or(0, |d| d.1);
+        let mut out = vec![];
+        while self.sq_ci[qpn as usize] != pi {
+            let ci = self.sq_ci[qpn as usize];
+            let slot = u64::from(ci & ((1 << ctx.sq_log2_size) - 1));
+            let b = self.dev.dma_read(ctx.sq_base + 64 * slot, 64).expect("SQ in host memory");
+            out.push((ci, SqDescriptor::decode(&b).expect("valid SQE")));
+            self.sq_ci[qpn as usize] = ci.wrapping_add(1);
+        }
+        out
+    }
+
+    /// Write raw CQE bytes at the CQ's producer index, phase set by the rule.
+    fn write_cqe_raw(&mut self, cqn: u16, mut b: [u8; 32]) {
+        let (base, log2) = self.ring_row(cfg_table::CQ_RING, cqn);
+        let pi = self.cq_pi[usize::from(cqn)];
+        b[0] = (b[0] & !1) | (1 - ((pi >> log2) & 1)) as u8;
+        assert!(self.dev.dma_write(base + 32 * u64::from(pi & ((1 << log2) - 1)), &b));
+        self.cq_pi[usize::from(cqn)] = pi.wrapping_add(1);
+    }
+
+    fn complete(&mut self, cqn: u16, c: Completion) {
+        self.write_cqe_raw(cqn, c.encode().unwrap());
+    }
+
+    fn send_cqe(&mut self, cqn: u16, qp: u32, sq_index: u32, d: &SqDescriptor, status: CqStatus) {
+        self.complete(
+            cqn,
+            Completion { phase: false, status, opcode: d.opcode.code(), qp, wr_id: d.wr_id, byte_len: d.length, imm: None, sq_index },
+        );
+    }
+
+    fn recv_cqe(&mut self, cqn: u16, qp: u32, len: u32, imm: u32) {
+        self.complete(cqn, Completion { phase: false, status: CqStatus::Success, opcode: 2, qp, wr_id: 0, byte_len: len, imm: Some(imm), sq_index: 0 });
+    }
+
+    fn event(&mut self, e: EvEvent) {
+        let (base, log2) = self.ring_row(cfg_table::EV_RING, 0);
+        let mut b = e.encode().unwrap();
+        b[0] = (b[0] & !1) | (1 - ((self.ev_pi >> log2) & 1)) as u8;
+        assert!(self.dev.dma_write(base + 16 * u64::from(self.ev_pi & ((1 << log2) - 1)), &b));
+        self.ev_pi += 1;
+    }
+}
+
+fn rts_attr() -> RtsAttr {
+    RtsAttr {
+        sq_psn: 0xFF_FFF0,
+        send_mpr_units: 2,
+        max_wimm: 2,
+        timeouts: Timeouts { ack_timeout_exp: 8, retry_linear: 7, retry_exp: 7, reorder_allowance: 3, stall_allowance_ns: 50_000, stall_age_ns: 0 },
+        evs: EvProfile { values: (0..8).map(|i| 0x1000 + i).collect() },
+        cc: CcProfile { min_cwnd: 4096, max_cwnd: 1 << 20 },
+    }
+}
+
+fn rtr_attr() -> RtrAttr {
+    RtrAttr { dest_qp: 0x55, rq_psn: 0x123, peer: PEER, log2_mtu: 10, max_wimm: 2 }
+}
+
+struct Setup {
+    dev: Arc<MockDevice>,
+    card: Card,
+    ctx: Context,
+    pd: ProtectionDomain,
+    cq: CompletionQueue,
+    qp: QueuePair,
+    mr: MemoryRegion,
+}
+
+fn setup(log2_sq: u8, log2_cq: u8) -> Setup {
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(log2_cq).unwrap();
+    let mut qp = pd.create_qp(&mut cq, log2_sq).unwrap();
+    qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    qp.modify(QpTransition::Rts(rts_attr())).unwrap();
+    let buf = pd.alloc_buffer(1 << 16).unwrap();
+    let mr = pd.register(&buf, Access::LocalOnly).unwrap();
+    Setup { card: Card::new(dev.clone()), dev, ctx, pd, cq, qp, mr }
+}
+
+fn wr(mr: &MemoryRegion, wr_id: u64, off: u64, len: u32) -> WriteWr<'_> {
+    WriteWr { wr_id, local: mr, local_offset: off, len, remote_va: 0x5000_0000u64.wrapping_add(off), rkey: 0x1234, signaled: true, imm: None }
+}
+
+fn row_pos(rows: &[CfgRow], table: u8, index: u16) -> usize {
+    rows.iter().rposition(|r| r.table == table && r.index == index).unwrap_or_else(|| panic!("no row {table}/{index:#x}"))
+}
+
+#[test]
+fn bring_up_writes_the_core_rows_in_order() {
+    let s = setup(4, 6);
+    let rows = s.dev.rows();
+    let q = s.qp.qpn() as u16;
+    // Globals at open.
+    assert_eq!(s.dev.last_row(cfg_table::ACK_PARAMS, 0).unwrap().bits(0, 32), 4 | 2000 << 16);
+    assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 1);
+    // CQ ring: base and size.
+    let (base, log2) = s.card.ring_row(cfg_table::CQ_RING, s.cq.cqn());
+    assert_eq!(log2, 6);
+    assert_ne!(base, 0);
+    // Receive side: peer row, receive PSN in both tables.
+    let ctx = s.card.sq_ctx(s.qp.qpn());
+    let peer = s.dev.last_row(cfg_table::ADDR, ctx.addr_index).unwrap();
+    assert_eq!(peer.bits(0, 48), 0x0200_0000_0002);
+    assert_eq!(peer.bits(48, 32), 0x0A00_0002);
+    assert_eq!(s.dev.last_row(cfg_table::ACK_QP_INIT, q).unwrap().bits(0, 24), 0x123);
+    assert_eq!(s.dev.last_row(cfg_table::RECV_QP, q).unwrap().bits(0, 24), 0x123);
+    // Send side: CC window, retransmit, EVs, then the send context last.
+    let cc = s.dev.last_row(cfg_table::CC, q).unwrap();
+    assert_eq!((cc.bits(0, 32), cc.bits(32, 32), cc.bits(64, 16)), (4096, 1 << 20, 256));
+    let rt = s.dev.last_row(cfg_table::RETX_QP, q).unwrap();
+    assert_eq!((rt.bits(0, 32), rt.bits(32, 32), rt.bits(64, 16), rt.bits(80, 3), rt.bits(83, 5)), (1024 << 8, 50_000, 3, 7, 7));
+    for i in 0..8u16 {
+        assert_eq!(s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap().bits(0, 16), 0x1000 + u64::from(i));
+    }
+    let sq_ctx_at = row_pos(&rows, cfg_table::SQ_CTX, q);
+    assert_eq!(sq_ctx_at, rows.len() - 1, "the send context is the last row (it starts the QP)");
+    assert!(row_pos(&rows, cfg_table::CC, q) < sq_ctx_at);
+    assert!(row_pos(&rows, cfg_table::RETX_QP, q) < sq_ctx_at);
+    assert_eq!(
+        ctx,
+        SqContext {
+            sq_base: ctx.sq_base,
+            cq_index: s.cq.cqn(),
+            addr_index: ctx.addr_index,
+            dest_qp: 0x55,
+            start_psn: 0xFF_FFF0,
+            pkey: 0xFFFF,
+            sq_log2_size: 4,
+            log2_mtu: 10,
+            ev_count: 8,
+            enable: true,
+            send_mpr_units: 2,
+        }
+    );
+    assert_eq!(ctx.sq_base % 64, 0);
+    assert_eq!(s.qp.state(), QpState::Rts);
+    s.ctx.sync().unwrap();
+}
+
+#[test]
+fn posts_land_in_the_send_ring_with_one_doorbell_each_or_per_batch() {
+    let mut s = setup(4, 6);
+    let q = s.qp.qpn();
+    s.qp.post_write(&wr(&s.mr, 11, 0x100, 3000)).unwrap();
+    s.qp.post_write_imm(&wr(&s.mr, 12, 0x2000, 100), 0xABCD_EF01).unwrap();
+    assert_eq!(s.dev.doorbells(), vec![(q as u8, 1), (q as u8, 2)]);
+    let d = s.card.fetch(q);
+    assert_eq!(
+        d,
+        vec![
+            SqDescriptor { opcode: SqOpcode::Write, signaled: true, length: 3000, wr_id: 11, local_iova: s.mr.buffer().iova() + 0x100, remote_va: 0x5000_0100, rkey: 0x1234, imm: 0 },
+            SqDescriptor { opcode: SqOpcode::WriteImm, signaled: true, length: 100, wr_id: 12, local_iova: s.mr.buffer().iova() + 0x2000, remote_va: 0x5000_2000, rkey: 0x1234, imm: 0xABCD_EF01 },
+        ]
+    );
+    // A batch of 5: one doorbell with producer index 7.
+    let batch: Vec<WriteWr> = (0..5).map(|i| wr(&s.mr, 20 + i, 64 * i, 64)).collect();
+    assert_eq!(s.qp.post_writes(&batch), Ok(5));
+    assert_eq!(s.dev.doorbells().last(), Some(&(q as u8, 7)));
+    assert_eq!(s.dev.doorbells().len(), 3);
+    let d = s.card.fetch(q);
+    assert_eq!(d.iter().map(|d| d.wr_id).collect::<Vec<_>>(), vec![20, 21, 22, 23, 24]);
+}
+
+#[test]
+fn misuse_is_refused_with_typed_errors() {
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let other_pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(4).unwrap();
+    let mut qp = pd.create_qp(&mut cq, 2).unwrap();
+    let buf = pd.alloc_buffer(4096).unwrap();
+    let mr = pd.register(&buf, Access::LocalOnly).unwrap();
+    // Posting before RTS, in every earlier state.
+    assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Reset)));
+    assert_eq!(qp.post_recv(1), Err(PostError::RecvNotReady(QpState::Reset)));
+    assert!(matches!(qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::BadTransition { from: QpState::Reset, .. })));
+    qp.modify(QpTransition::Init { pkey: 0x8001 }).unwrap();
+    assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Init)));
+    assert!(matches!(qp.modify(QpTransition::Init { pkey: 1 }), Err(ModifyError::BadTransition { .. })));
+    let rows_before = dev.rows().len();
+    assert!(matches!(qp.modify(QpTransition::Rtr(RtrAttr { log2_mtu: 14, ..rtr_attr() })), Err(ModifyError::BadAttribute { name: "log2_mtu", .. })));
+    assert!(matches!(qp.modify(QpTransition::Rtr(RtrAttr { dest_qp: 1 << 24, ..rtr_attr() })), Err(ModifyError::BadAttribute { name: "dest_qp", .. })));
+    assert_eq!(dev.rows().len(), rows_before, "a refused transition writes nothing");
+    assert_eq!(qp.state(), QpState::Init);
+    qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Rtr)));
+    let bad_rts = [
+        ("ack_timeout_exp", RtsAttr { timeouts: Timeouts { ack_timeout_exp: 22, ..Timeouts::default() }, ..rts_attr() }),
+        ("retry_linear", RtsAttr { timeouts: Timeouts { retry_linear: 8, ..Timeouts::default() }, ..rts_attr() }),
+        ("retry_exp", RtsAttr { timeouts: Timeouts { retry_exp: 26, ..Timeouts::default() }, ..rts_attr() }),
+        ("evs", RtsAttr { evs: EvProfile { values: vec![] }, ..rts_attr() }),
+        ("evs", RtsAttr { evs: EvProfile { values: (0..129).collect() }, ..rts_attr() }),
+        ("evs", RtsAttr { evs: EvProfile { values: vec![7, 8, 7] }, ..rts_attr() }),
+        ("cc", RtsAttr { cc: CcProfile { min_cwnd: 0, max_cwnd: 10 }, ..rts_attr() }),
+        ("cc", RtsAttr { cc: CcProfile { min_cwnd: 100, max_cwnd: 10 }, ..rts_attr() }),
+        ("send_mpr_units", RtsAttr { send_mpr_units: 0, ..rts_attr() }),
+        ("max_wimm", RtsAttr { max_wimm: 0, ..rts_attr() }),
+        ("sq_psn", RtsAttr { sq_psn: 1 << 24, ..rts_attr() }),
+    ];
+    let rows_before = dev.rows().len();
+    for (name, a) in bad_rts {
+        match qp.modify(QpTransition::Rts(a)) {
+            Err(ModifyError::BadAttribute { name: n, .. }) => assert_eq!(n, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert_eq!(dev.rows().len(), rows_before);
+    qp.modify(QpTransition::Rts(rts_attr())).unwrap();
+
+    // Oversize, out of region, other PD, deregistered.
+    assert_eq!(qp.post_write(&wr(&mr, 1, 0, (1 << 31) + 1)), Err(PostError::Oversize { len: (1 << 31) + 1, max: 1 << 31 }));
+    assert_eq!(qp.post_write(&wr(&mr, 1, 4000, 97)), Err(PostError::OutOfRegion { offset: 4000, len: 97, size: 4096 }));
+    assert!(matches!(qp.post_write(&wr(&mr, 1, u64::MAX, 1)), Err(PostError::OutOfRegion { .. })));
+    let foreign = other_pd.register(&other_pd.alloc_buffer(4096).unwrap(), Access::LocalOnly).unwrap();
+    assert_eq!(qp.post_write(&wr(&foreign, 1, 0, 8)), Err(PostError::PdMismatch));
+    let mut gone = pd.register(&buf, Access::RemoteWrite).unwrap();
+    gone.deregister();
+    assert_eq!(qp.post_write(&wr(&gone, 1, 0, 8)), Err(PostError::Deregistered));
+    assert!(dev.doorbells().is_empty(), "nothing refused was rung");
+
+    // A full queue (4 slots), then the WRITE-IMM budget (2).
+    for i in 0..4 {
+        qp.post_write(&wr(&mr, i, 0, 8)).unwrap();
+    }
+    assert_eq!(qp.post_write(&wr(&mr, 9, 0, 8)), Err(PostError::QueueFull(4)));
+    assert_eq!(qp.outstanding(), 4);
+    // Receives: bounded by max_wimm.
+    qp.post_recv(1).unwrap();
+    qp.post_recv(2).unwrap();
+    assert_eq!(qp.post_recv(3), Err(PostError::RecvQueueFull(2)));
+    let batch = vec![wr(&mr, 1, 0, 8); 5];
+    assert_eq!(qp.post_writes(&batch), Err((0, PostError::BatchTooLarge(5))));
+}
+
+#[test]
+fn completions_free_slots_and_enforce_the_imm_budget() {
+    let mut s = setup(2, 3);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    s.qp.post_write_imm(&wr(&s.mr, 1, 0, 8), 1).unwrap();
+    s.qp.post_write_imm(&wr(&s.mr, 2, 0, 8), 2).unwrap();
+    assert_eq!(s.qp.post_write_imm(&wr(&s.mr, 3, 0, 8), 3), Err(PostError::ImmBudget(2)));
+    // An unsignaled WRITE, then a signaled one.
+    s.qp.post_write(&WriteWr { signaled: false, ..wr(&s.mr, 4, 0, 8) }).unwrap();
+    s.qp.post_write(&wr(&s.mr, 5, 0, 16)).unwrap();
+    assert_eq!(s.qp.post_write(&wr(&s.mr, 6, 0, 8)), Err(PostError::QueueFull(4)));
+    let d = s.card.fetch(q);
+    assert_eq!(d.len(), 4);
+    assert!(!d[2].signaled);
+    s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
+    let wc = s.cq.poll_cq().unwrap().unwrap();
+    assert_eq!(wc, WorkCompletion { wr_id: 1, status: CqStatus::Success, opcode: WcOpcode::WriteImm, qp: q, byte_len: 8, imm: None });
+    // One WRITE-IMM completed: the budget has room again.
+    s.qp.post_write_imm(&wr(&s.mr, 7, 0, 8), 7).unwrap();
+    assert_eq!(s.qp.post_write_imm(&wr(&s.mr, 8, 0, 8), 8), Err(PostError::QueueFull(4)), "room is checked first");
+    // The CQE of WR 5 (index 3) also completes the unsignaled WR 4 (index 2) and WR 2.
+    s.card.send_cqe(cqn, q, 1, &d[1], CqStatus::Success);
+    s.card.send_cqe(cqn, q, 3, &d[3], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(2));
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.byte_len)), Some((5, 16)));
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    assert_eq!(s.qp.outstanding(), 1, "only WR 7 is left");
+    // Consumer index reported to the card after a quarter of the 8-slot CQ (2).
+    let ci = s.dev.last_row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | cqn).expect("consumer index row");
+    assert!(ci.bits(0, 32) >= 2);
+}
+
+#[test]
+fn unsignaled_streams_are_reclaimed_through_hidden_completions() {
+    let mut s = setup(3, 4);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    let mut refused = 0;
+    // 100 unsignaled WRs through an 8-slot SQ: the driver signals one per
+    // half ring itself; the card completes only signaled descriptors, as
+    // the hardware does.
+    for n in 0..100u64 {
+        loop {
+            match s.qp.post_write(&WriteWr { signaled: false, ..wr(&s.mr, n, 0, 8) }) {
+                Ok(()) => break,
+                Err(PostError::QueueFull(8)) => {
+                    refused += 1;
+                    assert!(refused < 1000, "the queue never drains");
+                    for (idx, d) in s.card.fetch_indexed(q) {
+                        if d.signaled {
+                            s.card.send_cqe(cqn, q, idx, &d, CqStatus::Success);
+                        }
+                    }
+                    assert_eq!(s.cq.poll_cq(), Ok(None), "driver-signaled completions are hidden");
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    assert!(refused >= 10, "the queue filled and drained repeatedly ({refused})");
+    assert!(s.qp.outstanding() <= 8);
+}
