@@ -266,9 +266,10 @@ mod tests {
         for t in tables {
             let mut used = [false; 256];
             for fl in *t {
-                for b in fl.bit()..fl.bit() + fl.bits {
-                    assert!(b < 256 && !used[b], "{} overlaps or overflows", fl.name);
-                    used[b] = true;
+                assert!(fl.bit() + fl.bits <= 256, "{} overflows the row", fl.name);
+                for u in &mut used[fl.bit()..fl.bit() + fl.bits] {
+                    assert!(!*u, "{} overlaps", fl.name);
+                    *u = true;
                 }
             }
         }

@@ -126,7 +126,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
         if next == 0 {
             break;
         }
-        if next % 4 != 0 || next.saturating_add(u64::from(HDR_NEXT) + 4) > bar_len {
+        if !next.is_multiple_of(4) || next.saturating_add(u64::from(HDR_NEXT) + 4) > bar_len {
             return Err(DiscoveryError::BadNext { base, next, bar_len });
         }
         if seen.contains(&next) {
@@ -158,7 +158,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
     let window = u64::from(read(dev, doorbell_base + u64::from(regmap::doorbell::WINDOW_REG))?);
     let qps = read(dev, doorbell_base + u64::from(regmap::doorbell::QPS_REG))?;
     let window_end = window.checked_add(4 * u64::from(qps));
-    if qps == 0 || qps > regmap::doorbell::QPS || window % 4 != 0 || window_end.is_none_or(|e| e > bar_len) {
+    if qps == 0 || qps > regmap::doorbell::QPS || !window.is_multiple_of(4) || window_end.is_none_or(|e| e > bar_len) {
         return Err(DiscoveryError::BadDoorbellWindow { window, qps, bar_len });
     }
     Ok(DeviceInfo {

@@ -205,7 +205,7 @@ impl Device for MockDevice {
     }
 
     fn read32(&self, offset: u64) -> u32 {
-        if self.all_ones.load(Ordering::Relaxed) || offset % 4 != 0 || offset >= self.bar_len() {
+        if self.all_ones.load(Ordering::Relaxed) || !offset.is_multiple_of(4) || offset >= self.bar_len() {
             return u32::MAX;
         }
         let s = self.st();
@@ -216,7 +216,7 @@ impl Device for MockDevice {
     }
 
     fn write32(&self, offset: u64, value: u32) {
-        if offset % 4 != 0 || offset >= self.bar_len() {
+        if !offset.is_multiple_of(4) || offset >= self.bar_len() {
             return;
         }
         let swallow = self.swallow_rows.load(Ordering::Relaxed);

@@ -205,10 +205,11 @@ mod tests {
         let mut e = [0u8; 16];
         assert!(!r.peek(&mut e), "zeroed ring is empty");
         // The card's writer: entry pi at slot pi mod 4, phase 1 - pass % 2.
+        let iova = r.iova();
         let write = |pi: u32, tag: u8| {
             let mut b = [tag; 16];
             b[0] = (1 - ((pi >> 2) & 1)) as u8;
-            assert!(dev.dma_write(r.iova() + u64::from(pi & 3) * 16, &b));
+            assert!(dev.dma_write(iova + u64::from(pi & 3) * 16, &b));
         };
         for pi in 0..10u32 {
             write(pi, pi as u8 + 0x10);

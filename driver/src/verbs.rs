@@ -425,9 +425,6 @@ impl ProtectionDomain {
 
     /// A QP in RST whose send queue has `2^log2_sq` slots, completing on `cq`.
     pub fn create_qp(&self, cq: &mut CompletionQueue, log2_sq: u8) -> Result<QueuePair, Error> {
-        if !(1..=crate::ring::MAX_LOG2_SLOTS).contains(&log2_sq) {
-            return Err(RingError::Size(crate::ring::BadRingSize { log2: log2_sq }).into());
-        }
         let sq = SendRing::new(&*self.shared.dev, log2_sq)?;
         let qpn = take_slot(&mut lock(&self.shared.alloc).qps).ok_or(Error::Exhausted("queue pair"))?;
         let track = Arc::new(SqTrack {

@@ -208,7 +208,7 @@ impl BarMap {
 
     fn at(&self, offset: u64, width: u64) -> Option<*mut u8> {
         let end = offset.checked_add(width)?;
-        (offset % width == 0 && end <= self.map.len() as u64)
+        (offset.is_multiple_of(width) && end <= self.map.len() as u64)
             // SAFETY: in bounds of the mapping.
             .then(|| unsafe { self.map.as_mut_ptr().add(offset as usize) })
     }

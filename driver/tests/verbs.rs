@@ -8,6 +8,7 @@ use driver::layout::{Completion, CqStatus, EvEvent, EvNewState, EvReason, SqCont
 use driver::mock::{CfgRow, MockDevice};
 use driver::regmap::cfg_table;
 use driver::*;
+use driver::verbs::CqError;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
@@ -348,4 +349,337 @@ fn unsignaled_streams_are_reclaimed_through_hidden_completions() {
     }
     assert!(refused >= 10, "the queue filled and drained repeatedly ({refused})");
     assert!(s.qp.outstanding() <= 8);
+}
+
+#[test]
+fn receive_completions_consume_posted_receives_or_wait_for_one() {
+    let mut s = setup(4, 4);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    s.qp.post_recv(100).unwrap();
+    s.card.recv_cqe(cqn, q, 64, 0xAA);
+    assert_eq!(
+        s.cq.poll_cq(),
+        Ok(Some(WorkCompletion { wr_id: 100, status: CqStatus::Success, opcode: WcOpcode::RecvWriteImm, qp: q, byte_len: 64, imm: Some(0xAA) }))
+    );
+    // Two arrive with no receive posted: held, in order.
+    s.card.recv_cqe(cqn, q, 1, 0xB1);
+    s.card.recv_cqe(cqn, q, 2, 0xB2);
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    assert_eq!(s.qp.held_receives(), 2);
+    s.qp.post_recv(201).unwrap();
+    s.qp.post_recv(202).unwrap();
+    assert_eq!(s.qp.held_receives(), 0);
+    let a = s.cq.poll_cq().unwrap().unwrap();
+    let b = s.cq.poll_cq().unwrap().unwrap();
+    assert_eq!((a.wr_id, a.imm, b.wr_id, b.imm), (201, Some(0xB1), 202, Some(0xB2)));
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    // A receive CQE that is not a successful WRITE-IMM is refused.
+    let mut bad = Completion { phase: false, status: CqStatus::Success, opcode: 1, qp: q, wr_id: 0, byte_len: 1, imm: Some(1), sq_index: 0 };
+    s.card.complete(cqn, bad);
+    assert_eq!(s.cq.poll_cq(), Err(CqError::BadReceive { qp: q, status: CqStatus::Success, opcode: 1 }));
+    bad.opcode = 2;
+    bad.status = CqStatus::RemoteAccess;
+    s.card.complete(cqn, bad);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::BadReceive { status: CqStatus::RemoteAccess, .. })));
+}
+
+#[test]
+fn invalid_completions_are_typed_errors_and_the_cq_goes_on() {
+    let mut s = setup(4, 5);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    s.qp.post_write(&wr(&s.mr, 7, 0, 8)).unwrap();
+    s.qp.post_write(&wr(&s.mr, 8, 0, 8)).unwrap();
+    let d = s.card.fetch(q);
+    // Another QP number.
+    s.card.send_cqe(cqn, 200, 0, &d[0], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq(), Err(CqError::UnknownQp(200)));
+    // An index never posted, and one behind the consumer index.
+    s.card.send_cqe(cqn, q, 2, &d[0], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq(), Err(CqError::IndexOutOfRange { qp: q, index: 2, ci: 0, pi: 2 }));
+    s.card.send_cqe(cqn, q, u32::MAX, &d[0], CqStatus::Success);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::IndexOutOfRange { index: u32::MAX, .. })));
+    // A wr_id or opcode other than posted.
+    s.card.send_cqe(cqn, q, 0, &SqDescriptor { wr_id: 99, ..d[0] }, CqStatus::Success);
+    assert_eq!(s.cq.poll_cq(), Err(CqError::Mismatch { qp: q, index: 0, field: "wr_id", got: 99, want: 7 }));
+    s.card.send_cqe(cqn, q, 0, &SqDescriptor { opcode: SqOpcode::WriteImm, ..d[0] }, CqStatus::Success);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::Mismatch { field: "opcode", .. })));
+    // Undefined status, reserved bits.
+    let mut raw = Completion { phase: false, status: CqStatus::Success, opcode: 1, qp: q, wr_id: 7, byte_len: 8, imm: None, sq_index: 0 }.encode().unwrap();
+    raw[1] = 8;
+    s.card.write_cqe_raw(cqn, raw);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::Malformed(_))));
+    raw[1] = 0;
+    raw[0] = 0x80;
+    s.card.write_cqe_raw(cqn, raw);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::Malformed(_))));
+    // A rejected doorbell.
+    s.card.complete(cqn, Completion { phase: false, status: CqStatus::BadDoorbell, opcode: 0, qp: q, wr_id: 0, byte_len: 0, imm: None, sq_index: 77 });
+    assert_eq!(s.cq.poll_cq(), Err(CqError::DoorbellRejected { qp: q, producer: 77 }));
+    // None of that consumed a send slot: the real CQEs still complete.
+    assert_eq!(s.qp.outstanding(), 2);
+    s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
+    s.card.send_cqe(cqn, q, 1, &d[1], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(7));
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(8));
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    assert_eq!(s.qp.outstanding(), 0);
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+#[test]
+fn random_cqe_bytes_never_panic_or_corrupt_the_queue() {
+    let mut s = setup(5, 6);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let (mut ok, mut errs) = (0, 0);
+    for i in 0..3000u64 {
+        let mut raw = [0u8; 32];
+        for chunk in raw.chunks_mut(8) {
+            chunk.copy_from_slice(&xorshift(&mut seed).to_le_bytes()[..chunk.len()]);
+        }
+        // Half of them aimed at the live QP, to get past the QP check.
+        if i % 2 == 0 {
+            raw[4..7].copy_from_slice(&q.to_le_bytes()[..3]);
+            raw[1] = (xorshift(&mut seed) % 9) as u8;
+            raw[2] = (xorshift(&mut seed) % 3) as u8;
+            raw[0] &= 1;
+            raw[28] &= 1;
+        }
+        s.card.write_cqe_raw(cqn, raw);
+        match s.cq.poll_cq() {
+            Ok(_) => ok += 1,
+            Err(_) => errs += 1,
+        }
+    }
+    assert_eq!(ok + errs, 3000);
+    assert!(errs > 1000, "garbage is refused ({errs} refused, {ok} accepted)");
+    // With nothing posted, the only acceptable entries are well-formed
+    // receive completions, held for want of a receive; the send queue is
+    // untouched and still works.
+    assert!(ok > 0, "some garbage is a valid receive completion");
+    assert_eq!(s.qp.held_receives(), ok);
+    assert_eq!(s.qp.outstanding(), 0);
+    assert_eq!(s.qp.state(), QpState::Rts);
+    s.qp.post_write(&wr(&s.mr, 5, 0, 8)).unwrap();
+    let d = s.card.fetch(q);
+    s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(5));
+}
+
+#[test]
+fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
+    let mut s = setup(4, 5);
+    let q = s.qp.qpn();
+    let cqn = s.cq.cqn();
+    for i in 1..=3 {
+        s.qp.post_write(&wr(&s.mr, i, 0, 8)).unwrap();
+    }
+    s.qp.post_recv(50).unwrap();
+    let d = s.card.fetch(q);
+    // The card gives up on WR 2: WR 1 (implied, unsignaled or not) done,
+    // WR 2 RetryExceeded, WR 3 flushed, the receive flushed later on ERR.
+    s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
+    s.card.send_cqe(cqn, q, 1, &d[1], CqStatus::RetryExceeded);
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((1, CqStatus::Success)));
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((2, CqStatus::RetryExceeded)));
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((3, CqStatus::Flushed)));
+    assert_eq!(s.qp.state(), QpState::Error);
+    assert_eq!(s.qp.post_write(&wr(&s.mr, 9, 0, 8)), Err(PostError::NotReady(QpState::Error)));
+    // A late CQE for the QP in error is dropped and counted.
+    s.card.send_cqe(cqn, q, 2, &d[2], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq(), Ok(None));
+    assert_eq!(s.cq.stale_entries(), 1);
+    s.qp.modify(QpTransition::Error).unwrap();
+    assert_eq!(
+        s.cq.poll_cq().unwrap(),
+        Some(WorkCompletion { wr_id: 50, status: CqStatus::Flushed, opcode: WcOpcode::RecvWriteImm, qp: q, byte_len: 0, imm: None })
+    );
+    // The send context was rewritten disabled.
+    assert!(!s.card.sq_ctx(q).enable);
+    // Back to work through RST.
+    s.qp.modify(QpTransition::Reset).unwrap();
+    s.qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    s.qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    s.qp.modify(QpTransition::Rts(rts_attr())).unwrap();
+    assert!(s.card.sq_ctx(q).enable);
+    s.card.sq_ci[q as usize] = 0; // the card's send state restarts with the context
+    s.qp.post_write(&wr(&s.mr, 60, 0, 8)).unwrap();
+    let d = s.card.fetch(q);
+    s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(60));
+}
+
+#[test]
+fn user_error_transition_flushes_sends_then_receives() {
+    let mut s = setup(4, 5);
+    for i in 1..=3 {
+        s.qp.post_write(&wr(&s.mr, i, 0, 8)).unwrap();
+    }
+    s.qp.post_recv(40).unwrap();
+    s.qp.modify(QpTransition::Error).unwrap();
+    let mut got = vec![];
+    s.cq.poll_batch(&mut got, 10).unwrap();
+    let ids: Vec<_> = got.iter().map(|w| (w.wr_id, w.status, w.opcode)).collect();
+    assert_eq!(
+        ids,
+        vec![
+            (1, CqStatus::Flushed, WcOpcode::Write),
+            (2, CqStatus::Flushed, WcOpcode::Write),
+            (3, CqStatus::Flushed, WcOpcode::Write),
+            (40, CqStatus::Flushed, WcOpcode::RecvWriteImm)
+        ]
+    );
+    assert_eq!(s.qp.outstanding(), 0);
+    assert!(matches!(s.qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::BadTransition { from: QpState::Error, .. })));
+}
+
+#[test]
+fn memory_regions_get_distinct_slots_and_fresh_keys() {
+    let s = setup(2, 2);
+    let buf = s.pd.alloc_buffer(8192).unwrap();
+    let a = s.pd.register(&buf, Access::RemoteWrite).unwrap();
+    let b = s.pd.register(&buf, Access::RemoteWrite).unwrap();
+    let (ka, kb) = (a.rkey().unwrap(), b.rkey().unwrap());
+    assert_ne!(ka & 0xFF, kb & 0xFF, "live regions have distinct low bytes (direct-mapped MR table)");
+    let row = s.dev.last_row(cfg_table::MR, (ka & 0xFF) as u16).unwrap();
+    assert_eq!((row.bits(0, 32), row.bits(32, 64), row.bits(96, 64), row.bits(160, 1)), (u64::from(ka), buf.iova(), 8192, 1));
+    assert_eq!(a.remote_va(), buf.iova());
+    assert_eq!(s.mr.rkey(), None, "local-only regions have no rkey");
+    drop(a);
+    let row = s.dev.last_row(cfg_table::MR, (ka & 0xFF) as u16).unwrap();
+    assert_eq!(row.bits(160, 1), 0, "deregistered on drop");
+    let c = s.pd.register(&buf, Access::RemoteWrite).unwrap();
+    let kc = c.rkey().unwrap();
+    assert_eq!(kc & 0xFF, ka & 0xFF, "the freed slot is reused");
+    assert_ne!(kc, ka, "with a new key: a stale rkey misses");
+    // 256 slots: the 257th live region is refused.
+    let mut live = vec![b, c];
+    loop {
+        match s.pd.register(&buf, Access::RemoteWrite) {
+            Ok(m) => live.push(m),
+            Err(Error::Exhausted(what)) => {
+                assert_eq!(what, "memory-region slot");
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(live.len(), 256);
+}
+
+#[test]
+fn controller_reads_events_and_writes_deny_allow_rows() {
+    let mut s = setup(2, 2);
+    let q = s.qp.qpn();
+    let mut c = s.ctx.controller(2).unwrap();
+    assert!(matches!(s.ctx.controller(2), Err(Error::ControllerBusy)));
+    assert_eq!(c.poll_event(), Ok(None));
+    let ev = EvEvent { phase: false, new_state: EvNewState::AssumedBad, reason: EvReason::Loss, qp: q, ev: 0, ev_index: 3, time_ns: 1234 };
+    for k in 0..6 {
+        s.card.event(EvEvent { ev_index: k, ..ev });
+        let got = c.poll_event().unwrap().unwrap();
+        assert_eq!((got.ev_index, got.new_state, got.reason, got.time_ns), (k, EvNewState::AssumedBad, EvReason::Loss, 1234));
+    }
+    s.card.event(EvEvent { qp: 77, ..ev });
+    assert_eq!(c.poll_event(), Err(driver::verbs::EventError::UnknownQp(77)));
+    let mut raw = ev.encode().unwrap();
+    raw[1] = 9;
+    let (base, log2) = s.card.ring_row(cfg_table::EV_RING, 0);
+    raw[0] = (1 - ((s.card.ev_pi >> log2) & 1)) as u8;
+    assert!(s.dev.dma_write(base + 16 * u64::from(s.card.ev_pi & 3), &raw));
+    s.card.ev_pi += 1;
+    assert!(matches!(c.poll_event(), Err(driver::verbs::EventError::Malformed(_))));
+    assert_eq!(c.poll_event(), Ok(None));
+    // The consumer index went back to the card (4-slot ring: every entry).
+    assert_eq!(s.dev.last_row(cfg_table::EV_RING, config::ring::CONSUMER_INDEX).unwrap().bits(0, 32), 8);
+
+    let ctl = config::ev::CONTROL_INDEX | q as u16;
+    c.deny(&s.qp, 0xFFF0, 0x1000);
+    let r = s.dev.last_row(cfg_table::EV, ctl).unwrap();
+    assert_eq!((r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)), (0xFFF0, 0x1000, 0));
+    c.allow(&s.qp, 0xFFFF, 0x1003);
+    let r = s.dev.last_row(cfg_table::EV, ctl).unwrap();
+    assert_eq!((r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)), (0xFFFF, 0x1003, 1));
+    s.dev.clear_log();
+    c.readmit(&s.qp, 0x1005);
+    let rows = s.dev.rows();
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0].bits(16, 16), rows[0].bits(32, 1)), (0x1005, 0), "deny first");
+    assert_eq!((rows[1].bits(16, 16), rows[1].bits(32, 1)), (0x1005, 1), "then allow");
+    c.set_min_good_evs(3);
+    assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 3);
+    drop(c);
+    assert!(s.ctx.controller(2).is_ok(), "one controller at a time, reopened after drop");
+}
+
+#[test]
+fn surprise_removal_and_lost_rows_are_typed_errors() {
+    let dev = Arc::new(MockDevice::new());
+    dev.set_all_ones(true);
+    assert!(matches!(Context::open(dev.clone(), &OpenOptions::default()), Err(Error::Discovery(DiscoveryError::AllOnes { offset: 0 }))));
+    dev.set_all_ones(false);
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(3).unwrap();
+    let mut qp = pd.create_qp(&mut cq, 3).unwrap();
+    qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    // The card disappears: the move to RTS reads back the row count.
+    dev.set_all_ones(true);
+    assert!(matches!(qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::Config(config::ConfigError::DeviceGone))));
+    assert_eq!(qp.state(), QpState::Rtr);
+    assert!(matches!(ctx.sync(), Err(config::ConfigError::DeviceGone)));
+    // Counters read all-ones too; a poll of an empty CQ needs no MMIO.
+    assert_eq!(ctx.counter("completion").unwrap(), u32::MAX);
+    assert_eq!(cq.poll_cq(), Ok(None));
+    dev.set_all_ones(false);
+    // A card that drops config rows.
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    dev.set_swallow_rows(true);
+    ctx.set_min_good_evs(2);
+    assert!(matches!(ctx.sync(), Err(config::ConfigError::RowsLost { .. })));
+    // A mismatched bitstream is refused at open.
+    let dev = Arc::new(MockDevice::new());
+    dev.override_reg(u64::from(driver::regmap::doorbell::BASE) + 4, 0x0002_0000);
+    let e = Context::open(dev, &OpenOptions::default()).err().unwrap();
+    assert!(matches!(e, Error::Discovery(DiscoveryError::VersionMismatch { name: "doorbell", .. })), "{e}");
+}
+
+#[test]
+fn counters_by_name_and_resource_limits() {
+    let s = setup(2, 2);
+    let slot = driver::regmap::counter_slot("retransmit");
+    s.dev.set_counter(slot, 42);
+    assert_eq!(s.ctx.counter("retransmit").unwrap(), 42);
+    assert!(matches!(s.ctx.counter("no_such"), Err(Error::UnknownCounter(_))));
+    // A bitstream with fewer counters than this driver knows.
+    s.dev.override_reg(u64::from(driver::regmap::counters::BASE + driver::regmap::counters::NUM), 4);
+    let ctx2 = Context::open(s.dev.clone(), &OpenOptions::default()).unwrap();
+    assert!(matches!(ctx2.counter("retransmit"), Err(Error::CounterAbsent { slot: 9, num: 4, .. })));
+    // 256 QPs, 256 CQs (one CQ and one QP are taken by the setup).
+    let pd = s.ctx.alloc_pd();
+    let mut cqs = vec![];
+    while let Ok(cq) = s.ctx.create_cq(0) {
+        cqs.push(cq);
+    }
+    assert_eq!(cqs.len(), 255);
+    let mut qps = vec![];
+    while let Ok(qp) = pd.create_qp(&mut cqs[0], 1) {
+        qps.push(qp);
+    }
+    assert_eq!(qps.len(), 255);
+    assert!(matches!(pd.create_qp(&mut cqs[0], 1), Err(Error::Exhausted("queue pair"))));
+    qps.pop();
+    assert!(pd.create_qp(&mut cqs[0], 1).is_ok(), "a dropped QP frees its number");
+    assert!(matches!(pd.create_qp(&mut cqs[0], 17), Err(Error::Ring(_))), "the card takes SQs of 2^0..=2^16 slots");
 }
