@@ -70,8 +70,14 @@ pub trait Device: Send + Sync {
         Ok(())
     }
     /// Give a simulated device time to run (a co-simulation steps its
-    /// model here); called by pollers. Real hardware: nothing.
+    /// model here); called by pollers that found nothing. Real hardware:
+    /// nothing.
     fn progress(&self) {}
+    /// Whether [`Device::progress`] does anything (pollers skip the call
+    /// otherwise: an empty poll is on the hot path).
+    fn needs_progress(&self) -> bool {
+        false
+    }
 }
 
 /// Keeps the memory behind a [`DmaBuffer`] alive and mapped; dropping it
@@ -115,6 +121,7 @@ impl DmaBuffer {
         DmaBuffer { inner: Arc::new(DmaInner { ptr, len, iova, _backing: backing }) }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.inner.len
     }
@@ -124,16 +131,19 @@ impl DmaBuffer {
     }
 
     /// IO virtual address of byte 0 (what the card is given).
+    #[inline]
     pub fn iova(&self) -> u64 {
         self.inner.iova
     }
 
     /// Host address of byte 0 (for zero-copy users; raw: the device may
     /// write behind it).
+    #[inline]
     pub fn host_ptr(&self) -> *mut u8 {
         self.inner.ptr.as_ptr()
     }
 
+    #[inline]
     fn check(&self, offset: usize, len: usize) -> Result<(), DeviceError> {
         match offset.checked_add(len) {
             Some(end) if end <= self.inner.len => Ok(()),
@@ -142,6 +152,7 @@ impl DmaBuffer {
     }
 
     /// Copy `data` into the buffer at `offset`.
+    #[inline]
     pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), DeviceError> {
         self.check(offset, data.len())?;
         // SAFETY: bounds checked; raw copy, no reference into DMA memory.
@@ -150,6 +161,7 @@ impl DmaBuffer {
     }
 
     /// Copy bytes at `offset` out of the buffer.
+    #[inline]
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), DeviceError> {
         self.check(offset, out.len())?;
         // SAFETY: bounds checked; raw copy.
@@ -158,6 +170,7 @@ impl DmaBuffer {
     }
 
     /// One byte, read volatile (a ring's phase byte, written by the card).
+    #[inline]
     pub fn read_u8_volatile(&self, offset: usize) -> Result<u8, DeviceError> {
         self.check(offset, 1)?;
         // SAFETY: bounds checked.

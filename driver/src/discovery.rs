@@ -58,6 +58,26 @@ pub struct DeviceInfo {
     pub doorbell_qps: u32,
 }
 
+impl DeviceInfo {
+    /// What discovery finds on a bitstream of exactly this driver's map
+    /// (build ID 0): for devices without a register file (the null device
+    /// of the benchmarks).
+    pub fn this_driver() -> DeviceInfo {
+        let base = |t: u32| regmap::BLOCKS.iter().find(|b| b.block_type == t).map_or(0, |b| u64::from(b.base));
+        DeviceInfo {
+            blocks: regmap::BLOCKS.iter().map(|b| (b.name, u64::from(b.base))).collect(),
+            git_hash: 0,
+            build_date: 0,
+            counters: regmap::N_COUNTERS as u32,
+            counters_base: base(regmap::counters::TYPE),
+            cfg_base: base(regmap::cfg::TYPE),
+            fault_inject_base: base(regmap::fault_inject::TYPE),
+            doorbell_window: u64::from(regmap::doorbell::WINDOW),
+            doorbell_qps: regmap::doorbell::QPS,
+        }
+    }
+}
+
 /// A device the driver refuses.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DiscoveryError {
@@ -192,6 +212,7 @@ mod tests {
         assert_eq!(info.doorbell_qps, regmap::doorbell::QPS);
         assert_eq!(info.counters as usize, regmap::N_COUNTERS);
         assert!(discover(&dev, BuildExpectation::Exact(MOCK_GIT_HASH)).is_ok());
+        assert_eq!(DeviceInfo { git_hash: MOCK_GIT_HASH, ..DeviceInfo::this_driver() }, info);
         assert_eq!(
             discover(&dev, BuildExpectation::Exact(7)),
             Err(DiscoveryError::BuildMismatch { have: MOCK_GIT_HASH, want: 7 })

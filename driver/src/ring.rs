@@ -33,6 +33,11 @@ pub struct PhaseRing {
     entry: usize,
     ci: u32,
     reported: u32,
+    /// Byte offset of the consumer index's slot and the phase bit an
+    /// entry written there on this pass carries (kept up to date by
+    /// `advance`, so an empty poll is one byte read and a compare).
+    off: usize,
+    want: u8,
 }
 
 impl PhaseRing {
@@ -42,7 +47,7 @@ impl PhaseRing {
         }
         let buf = dev.alloc_dma(entry << log2)?;
         buf.zero();
-        Ok(PhaseRing { buf, log2, entry, ci: 0, reported: 0 })
+        Ok(PhaseRing { buf, log2, entry, ci: 0, reported: 0, off: 0, want: 1 })
     }
 
     pub fn log2(&self) -> u8 {
@@ -66,18 +71,13 @@ impl PhaseRing {
         self.ci
     }
 
-    fn offset(&self) -> usize {
-        (self.ci & (self.slots() - 1)) as usize * self.entry
-    }
-
     /// Copy the entry at the consumer index into `out` if the card has
     /// written it (phase check), without consuming it.
     #[inline]
     pub fn peek(&self, out: &mut [u8]) -> bool {
-        let off = self.offset();
-        let want = 1 - ((self.ci >> self.log2) & 1) as u8;
+        let off = self.off;
         match self.buf.read_u8_volatile(off) {
-            Ok(b) if b & 1 == want => {}
+            Ok(b) if b & 1 == self.want => {}
             _ => return false,
         }
         // The card writes an entry in one DMA beat; read the rest only
@@ -91,6 +91,12 @@ impl PhaseRing {
     #[inline]
     pub fn advance(&mut self) {
         self.ci = self.ci.wrapping_add(1);
+        let slot = self.ci & (self.slots() - 1);
+        self.off = slot as usize * self.entry;
+        if slot == 0 {
+            // A new pass: the card flips the phase it writes.
+            self.want ^= 1;
+        }
     }
 
     /// Whether enough was consumed to tell the card (a quarter of the
