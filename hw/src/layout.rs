@@ -14,6 +14,10 @@
 //!
 //! Reserved bytes are written as zero by `encode` and ignored by `decode`;
 //! reserved bits inside a used byte (flags) must be zero.
+//!
+//! The driver compiles this file directly (`#[path]` in driver/src/lib.rs,
+//! so it does not build rust-hdl): keep it free of rust-hdl and of other
+//! `hw` modules (std and thiserror only).
 
 /// One field of a layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

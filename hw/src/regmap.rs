@@ -10,6 +10,10 @@
 //! from different revisions fail loudly instead of misbehaving.
 //!
 //! Addresses are byte addresses of 32-bit words; accesses are whole words.
+//!
+//! The driver compiles this file directly (`#[path]` in driver/src/lib.rs,
+//! so it does not build rust-hdl): keep it free of rust-hdl and of other
+//! `hw` modules (std, serde and thiserror only).
 
 /// Offset of the type word in every block.
 pub const HDR_TYPE: u16 = 0x0;
