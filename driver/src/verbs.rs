@@ -1286,6 +1286,10 @@ pub enum EventError {
 /// [`Controller::readmit`] (deny then allow: ASSUMED_BAD -> DENIED ->
 /// GOOD); the data sent on it afterwards is the probe, and the card marks
 /// it bad again if it still loses packets.
+///
+/// The card's events carry the EV's index in the QP's set (`ev_index`);
+/// their `ev` (value) field is written as 0 (docs/hw/core.md, known gaps):
+/// the value is `RtsAttr::evs.values[ev_index]`.
 pub struct Controller {
     shared: Arc<Shared>,
     ring: PhaseRing,

@@ -683,3 +683,41 @@ fn counters_by_name_and_resource_limits() {
     assert!(pd.create_qp(&mut cqs[0], 1).is_ok(), "a dropped QP frees its number");
     assert!(matches!(pd.create_qp(&mut cqs[0], 17), Err(Error::Ring(_))), "the card takes SQs of 2^0..=2^16 slots");
 }
+
+#[test]
+fn two_qps_share_a_cq_and_are_checked_against_their_own_queues() {
+    let mut s = setup(3, 5);
+    let mut qp2 = s.pd.create_qp(&mut s.cq, 2).unwrap();
+    qp2.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    qp2.modify(QpTransition::Rtr(RtrAttr { dest_qp: 0x66, ..rtr_attr() })).unwrap();
+    qp2.modify(QpTransition::Rts(rts_attr())).unwrap();
+    let (q1, q2) = (s.qp.qpn(), qp2.qpn());
+    assert_ne!(q1, q2);
+    // Both QPs talk to the same peer: one address row, shared.
+    assert_eq!(s.card.sq_ctx(q1).addr_index, s.card.sq_ctx(q2).addr_index);
+    assert_eq!(s.card.sq_ctx(q2).cq_index, s.cq.cqn());
+    for i in 0..3 {
+        s.qp.post_write(&wr(&s.mr, 100 + i, 0, 8)).unwrap();
+        qp2.post_write(&wr(&s.mr, 200 + i, 0, 8)).unwrap();
+    }
+    let d1 = s.card.fetch(q1);
+    let d2 = s.card.fetch(q2);
+    let cqn = s.cq.cqn();
+    // Interleaved; QP 2's index 0 carrying QP 1's wr_id is refused.
+    s.card.send_cqe(cqn, q2, 0, &d1[0], CqStatus::Success);
+    assert!(matches!(s.cq.poll_cq(), Err(CqError::Mismatch { field: "wr_id", .. })));
+    let mut want = vec![];
+    for i in 0..3 {
+        s.card.send_cqe(cqn, q1, i as u32, &d1[i], CqStatus::Success);
+        s.card.send_cqe(cqn, q2, i as u32, &d2[i], CqStatus::Success);
+        want.extend([(q1, 100 + i as u64), (q2, 200 + i as u64)]);
+    }
+    let mut got = vec![];
+    s.cq.poll_batch(&mut got, 100).unwrap();
+    assert_eq!(got.iter().map(|w| (w.qp, w.wr_id)).collect::<Vec<_>>(), want);
+    assert_eq!((s.qp.outstanding(), qp2.outstanding()), (0, 0));
+    // A dropped QP's number is unknown to the CQ from then on.
+    drop(qp2);
+    s.card.send_cqe(cqn, q2, 3, &d2[0], CqStatus::Success);
+    assert_eq!(s.cq.poll_cq(), Err(CqError::UnknownQp(q2)));
+}
