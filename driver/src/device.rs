@@ -188,9 +188,28 @@ impl DmaBuffer {
         iova >= self.inner.iova && iova.checked_add(len).is_some_and(|e| e <= self.inner.iova + self.inner.len as u64)
     }
 
+    /// A handle that does not keep the memory alive (a device's registry
+    /// of buffers by IOVA: a dropped buffer must not stay reachable).
+    pub fn downgrade(&self) -> WeakDmaBuffer {
+        WeakDmaBuffer { inner: Arc::downgrade(&self.inner) }
+    }
+
     /// The same memory (for identity checks).
     pub fn same_memory(&self, other: &DmaBuffer) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// See [`DmaBuffer::downgrade`].
+#[derive(Clone)]
+pub struct WeakDmaBuffer {
+    inner: std::sync::Weak<DmaInner>,
+}
+
+impl WeakDmaBuffer {
+    /// The buffer, if it is still alive.
+    pub fn upgrade(&self) -> Option<DmaBuffer> {
+        self.inner.upgrade().map(|inner| DmaBuffer { inner })
     }
 }
 
@@ -320,6 +339,10 @@ mod tests {
         assert!(!a.contains_iova(u64::MAX, 2));
         let c = a.clone();
         assert!(c.same_memory(&a) && !c.same_memory(&b));
+        let w = b.downgrade();
+        assert!(w.upgrade().is_some_and(|x| x.same_memory(&b)));
+        drop(b);
+        assert!(w.upgrade().is_none(), "a weak handle does not keep the memory");
     }
 
     #[test]

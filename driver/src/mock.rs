@@ -3,11 +3,12 @@
 //! [`crate::regmap`], records every MMIO write, decodes config-table rows
 //! (`cfg` block: staging registers + `go`, with the `status` row count) and
 //! doorbells, and lets a test play the card's DMA side (read the SQ ring,
-//! write CQEs and EV events into host buffers by IOVA). Knobs make it a
+//! write CQEs and EV events into host buffers by IOVA; a freed buffer is
+//! no longer reachable). Knobs make it a
 //! garbage device: every read all-ones (surprise removal), any register
 //! overridden (wrong version, loops in the block list).
 
-use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
+use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
 use crate::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use crate::Device;
 use std::collections::{BTreeMap, HashMap};
@@ -45,7 +46,8 @@ struct State {
     rows_emitted: u32,
     doorbells: Vec<(u8, u32)>,
     counters: [u32; regmap::counters::MAX],
-    dma: BTreeMap<u64, DmaBuffer>,
+    /// Live DMA buffers by IOVA (weak: freed buffers drop out).
+    dma: BTreeMap<u64, WeakDmaBuffer>,
 }
 
 /// The register-file model. See the module doc.
@@ -138,7 +140,8 @@ impl MockDevice {
 
     fn find_dma(&self, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
         let s = self.st();
-        let (_, buf) = s.dma.range(..=iova).next_back()?;
+        let (_, weak) = s.dma.range(..=iova).next_back()?;
+        let buf = weak.upgrade()?;
         buf.contains_iova(iova, len as u64).then(|| (buf.clone(), (iova - buf.iova()) as usize))
     }
 
@@ -252,7 +255,50 @@ impl Device for MockDevice {
 
     fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
         let b = heap_dma(&self.iovas, len)?;
-        self.st().dma.insert(b.iova(), b.clone());
+        let mut s = self.st();
+        s.dma.retain(|_, w| w.upgrade().is_some());
+        s.dma.insert(b.iova(), b.downgrade());
         Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dma_by_iova_reaches_live_buffers_only() {
+        let dev = MockDevice::new();
+        let a = dev.alloc_dma(100).unwrap();
+        let b = dev.alloc_dma(100).unwrap();
+        assert!(dev.dma_write(a.iova() + 98, &[1, 2]));
+        assert!(!dev.dma_write(a.iova() + 99, &[1, 2]), "straddles the end");
+        assert_eq!(dev.dma_read(a.iova() + 98, 2), Some(vec![1, 2]));
+        assert!(dev.dma_read(a.iova() - 1, 1).is_none(), "below every buffer");
+        let bi = b.iova();
+        drop(b);
+        assert!(!dev.dma_write(bi, &[1]), "a freed buffer is not reachable");
+    }
+
+    #[test]
+    fn registers_behave_as_the_map_says() {
+        let dev = MockDevice::new();
+        let scratch = u64::from(regmap::build_id::SCRATCH);
+        dev.write32(scratch, 0x1234);
+        assert_eq!(dev.read32(scratch), 0x1234, "RW");
+        let go = u64::from(regmap::cfg::BASE + regmap::cfg::GO);
+        assert_eq!(dev.read32(go), 0, "WO reads 0");
+        dev.write32(u64::from(regmap::build_id::GIT_HASH_HI), 5);
+        assert_eq!(dev.read32(u64::from(regmap::build_id::GIT_HASH_HI)), (MOCK_GIT_HASH >> 32) as u32, "RO ignores writes");
+        assert_eq!(dev.read32(2), u32::MAX, "misaligned");
+        assert_eq!(dev.read32(1 << 16), u32::MAX, "outside the BAR");
+        // A group clear clears only that group's counters.
+        let rx = regmap::counter_slot("rx_parser_ok");
+        let rt = regmap::counter_slot("retransmit");
+        dev.set_counter(rx, 3);
+        dev.set_counter(rt, 4);
+        dev.write32(u64::from(regmap::counters::BASE + regmap::counters::CLEAR), 1 << regmap::group::RX_PARSER);
+        let at = |slot: usize| dev.read32(u64::from(regmap::counters::BASE + regmap::counters::FIRST) + 4 * slot as u64);
+        assert_eq!((at(rx), at(rt)), (0, 4));
     }
 }
