@@ -122,6 +122,10 @@ pub struct Scenario {
     /// Receives B posts before the run (the rest are posted one per receive
     /// completion); `None` = as many as its receive queue holds.
     pub recv_prepost: Option<usize>,
+    /// A keeps at most this many messages posted and not yet completed
+    /// (a driver's limit); `None` = as many as its send queue holds.
+    #[serde(default)]
+    pub max_outstanding: Option<usize>,
     /// Simulated time after which the run stops.
     pub time_limit: Duration,
     /// Record every packet.
@@ -172,6 +176,7 @@ impl Scenario {
             link_ab: LinkConfig::default(),
             link_ba: LinkConfig::default(),
             recv_prepost: None,
+            max_outstanding: None,
             time_limit: Duration::from_ms(100),
             capture: false,
             seed: 1,
@@ -578,9 +583,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn post_more(&mut self) {
+    /// Returns whether anything was posted.
+    fn post_more(&mut self) -> bool {
+        let before = self.next_send;
         // Keep A's send queue fed (it holds SQ_DEPTH requests).
         while self.next_send < self.sc.messages.len() {
+            if self.sc.max_outstanding.is_some_and(|m| self.next_send - self.next_done as usize >= m) {
+                break;
+            }
             let i = self.next_send;
             let m = self.sc.messages[i];
             let wr = WriteRequest {
@@ -595,6 +605,7 @@ impl<'a> Runner<'a> {
             }
             self.next_send += 1;
         }
+        self.next_send != before
     }
 
     fn send(&mut self, from: Side, pkt: RocePacket) {
@@ -740,7 +751,11 @@ impl<'a> Runner<'a> {
         loop {
             self.pump(Side::A);
             self.pump(Side::B);
-            self.post_more();
+            if self.post_more() {
+                // Requests posted after completions (a `max_outstanding`
+                // limit) are sent now, not at the next event.
+                self.pump(Side::A);
+            }
             if self.finished() {
                 break;
             }

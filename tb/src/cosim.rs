@@ -200,6 +200,7 @@ impl SystemConfig {
             ep.rts.evs.min_active = u16::from(self.min_good_evs);
             ep.rts.evs.probe_interval = time_limit + Duration::from_ms(1);
         }
+        s.max_outstanding = Some(self.max_outstanding as usize);
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
         s.time_limit = time_limit;

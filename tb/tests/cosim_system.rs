@@ -29,10 +29,10 @@ fn scenario(seed: u64) -> SystemConfig {
     let messages = random_messages(seed, 1000, 3 * 1024, 33);
     let mut cfg = SystemConfig::new(8, messages, seed);
     for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-        link.loss = 0.002;
+        link.loss = 0.005;
         link.loss_keyed = true;
         link.jitter = Duration::from_ns(200);
-        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(40))];
+        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(100))];
     }
     cfg
 }
