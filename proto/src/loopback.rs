@@ -751,9 +751,11 @@ impl<'a> Runner<'a> {
         loop {
             self.pump(Side::A);
             self.pump(Side::B);
-            if self.post_more() {
-                // Requests posted after completions (a `max_outstanding`
-                // limit) are sent now, not at the next event.
+            if self.post_more() && self.sc.max_outstanding.is_some() {
+                // Under a `max_outstanding` limit every post follows a
+                // completion and nothing else may be pending: send now,
+                // not at the next event (there may be none). Without the
+                // limit the runner keeps its original schedule.
                 self.pump(Side::A);
             }
             if self.finished() {
