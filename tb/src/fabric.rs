@@ -222,17 +222,26 @@ impl FabricLink {
         self.in_flight.insert(self.seq, (path, frame));
     }
 
-    /// Hand every frame due at or before `cycle` to the receiver's MAC RX.
-    pub fn deliver(&mut self, cycle: u64, rx: &mut AxisSource) {
+    /// The next frame due at or before `cycle`, if any (counted as
+    /// delivered).
+    pub fn pop_due(&mut self, cycle: u64) -> Option<Vec<u8>> {
         while let Some(&Reverse((due, seq))) = self.queue.peek() {
             if due > cycle {
-                break;
+                return None;
             }
             self.queue.pop();
             if let Some((path, frame)) = self.in_flight.remove(&seq) {
                 self.stats[path].delivered += 1;
-                rx.push(frame);
+                return Some(frame);
             }
+        }
+        None
+    }
+
+    /// Hand every frame due at or before `cycle` to the receiver's MAC RX.
+    pub fn deliver(&mut self, cycle: u64, rx: &mut AxisSource) {
+        while let Some(frame) = self.pop_due(cycle) {
+            rx.push(frame);
         }
     }
 
@@ -265,5 +274,146 @@ impl Fabric {
 
     pub fn in_flight(&self) -> usize {
         self.ab.in_flight() + self.ba.in_flight()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use proto::loopback::EvMatch;
+    use proto::time::Instant;
+    use proto::wire::{emit_frame, BthRepr, Encap, Opcode, RocePacket};
+    use proto::Psn;
+
+    fn frame(ev: u32, psn: u32, encap: &Encap) -> Vec<u8> {
+        let pkt = RocePacket {
+            ev,
+            ecn_ce: false,
+            trimmed: false,
+            bth: BthRepr {
+                opcode: Opcode::WriteMiddle,
+                solicited: false,
+                mig_req: true,
+                pad: 0,
+                pkey: 0xFFFF,
+                fecn: false,
+                becn: false,
+                mrc_ext: false,
+                dest_qp: 0x77,
+                ack_req: false,
+                psn: Psn::new(psn),
+            },
+            reth: None,
+            imm: None,
+            aeth: None,
+            ext: None,
+            payload: Bytes::from(vec![0xAB; 256]),
+        };
+        let mut f = Vec::new();
+        emit_frame(&pkt, encap, &mut f);
+        f
+    }
+
+    #[test]
+    fn frame_key_reads_ev_opcode_and_psn_of_ipv4_and_ipv6_frames() {
+        for encap in [Encap::test_v4(), Encap::test_v6()] {
+            let k = frame_key(&frame(0x1003, 0xABCDEF, &encap)).expect("parses");
+            assert_eq!(k, FrameKey { ev: 0x1003, opcode: Opcode::WriteMiddle as u8, psn: 0xABCDEF });
+        }
+        assert_eq!(frame_key(&[0u8; 10]), None, "too short");
+        let mut f = frame(0x1003, 1, &Encap::test_v4());
+        f[12] = 0x88; // not IP
+        assert_eq!(frame_key(&f), None);
+    }
+
+    #[test]
+    fn cycle_conversion_is_99_32_ns() {
+        assert_eq!(cycles_to_ps(32), 99_000);
+        assert_eq!(ps_to_cycles(99_000), 32);
+        assert_eq!(ps_to_cycles(99_001), 33, "due in the first cycle at or after");
+        assert_eq!(ps_to_cycles(cycles_to_ps(12_345)), 12_345);
+    }
+
+    fn link(cfg: LinkConfig) -> FabricLink {
+        FabricLink::new(&cfg, Dir::AtoB, (0..8).map(|i| 0x1000 + i).collect(), 5).unwrap()
+    }
+
+    /// (cycle, frame) of everything delivered in `from..until`.
+    fn drain(l: &mut FabricLink, from: u64, until: u64) -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        for c in from..until {
+            while let Some(f) = l.pop_due(c) {
+                out.push((c, f));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn paths_have_their_own_delay_and_a_blackhole_drops_from_its_time_on() {
+        let cfg = LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::from_ns(500),
+            line_rate_gbps: None,
+            blackholes: vec![(EvMatch::Index(2), Instant::from_ns(2000))],
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg.clone());
+        let v4 = Encap::test_v4();
+        for ev in 0..8 {
+            l.send(0, frame(0x1000 + ev, ev, &v4));
+        }
+        // Each frame is due at base + the EV's extra delay (the model's hash).
+        let got = drain(&mut l, 0, 1000);
+        assert_eq!(got.len(), 8);
+        let mut due: Vec<u64> =
+            (0..8).map(|ev| ps_to_cycles(1_000_000 + cfg.ev_extra_delay(0x1000 + ev).as_ps())).collect();
+        due.sort_unstable();
+        assert_eq!(got.iter().map(|(c, _)| *c).collect::<Vec<_>>(), due);
+        // After 2 us (647 cycles), path 2 swallows; the others deliver.
+        for ev in 0..8 {
+            l.send(700, frame(0x1000 + ev, 100 + ev, &v4));
+        }
+        assert_eq!(l.stats[2].blackholed, 1);
+        assert_eq!(l.stats[2].sent, 2);
+        assert_eq!(drain(&mut l, 700, 2000).len(), 7);
+        // An unknown EV and a frame that does not parse go on path 0.
+        l.send(2000, frame(0x4242, 7, &v4));
+        l.send(2000, vec![1, 2, 3]);
+        assert_eq!(l.stats[0].sent, 4);
+        assert_eq!(l.unparsed, 1);
+        assert_eq!(l.in_flight(), 2);
+    }
+
+    #[test]
+    fn keyed_loss_loses_the_same_packets_as_the_models_rule() {
+        let cfg = LinkConfig { loss: 0.05, loss_keyed: true, line_rate_gbps: None, ..LinkConfig::default() };
+        let mut l = link(cfg.clone());
+        let v4 = Encap::test_v4();
+        let mut expect_lost = 0;
+        for psn in 0..2000u32 {
+            // Every PSN twice: the second carriage has its own decision.
+            for nth in 1..=2 {
+                l.send(u64::from(psn), frame(0x1000 + psn % 8, psn, &v4));
+                if keyed_loss(5, Dir::AtoB, Opcode::WriteMiddle as u8, psn, nth, 0.05) {
+                    expect_lost += 1;
+                }
+            }
+        }
+        let t = l.total();
+        assert_eq!(t.lost, expect_lost);
+        // About 5% of 4000.
+        assert!((120..=280).contains(&t.lost), "{} lost", t.lost);
+        assert_eq!(t.sent, 4000);
+    }
+
+    #[test]
+    fn unsupported_impairments_are_refused() {
+        let e = FabricLink::new(&LinkConfig { duplicate: 0.1, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        assert!(matches!(e, Err(FabricError::Unsupported(_))));
+        let e = FabricLink::new(&LinkConfig { loss: 1.0, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        assert!(matches!(e, Err(FabricError::Loss(_))));
+        assert!(matches!(FabricLink::new(&LinkConfig::default(), Dir::AtoB, vec![], 1), Err(FabricError::Paths(0))));
     }
 }

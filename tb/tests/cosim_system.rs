@@ -99,6 +99,7 @@ fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
     // Golden model.
     let cmp = compare_with_golden(&r, &golden);
     eprintln!("golden: {cmp:?}");
+    eprintln!("golden links: A->B {:?}, B->A {:?}", golden.link_ab, golden.link_ba);
     assert!(golden.ok, "the golden model delivers the scenario");
     assert!(cmp.same_delivery, "same messages delivered and completed in order");
     assert!(
