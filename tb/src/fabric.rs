@@ -207,7 +207,7 @@ impl FabricLink {
             *nth += 1;
             keyed_loss(self.seed, self.dir, k.0, k.1, *nth, self.cfg.loss)
         } else {
-            self.cfg.loss > 0.0 && (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= self.cfg.loss
+            self.cfg.loss > 0.0 && ((self.rng.next_u64() >> 11) as f64) / ((1u64 << 53) as f64) < self.cfg.loss
         };
         if lost {
             self.stats[path].lost += 1;
