@@ -472,7 +472,7 @@ impl System {
         let size = 1u32 << CQ_LOG2;
         loop {
             let slot = u64::from(self.send_ci % size);
-            let phase = (self.send_ci / size) % 2 == 0;
+            let phase = (self.send_ci / size).is_multiple_of(2);
             let Ok(c) = Completion::decode(&self.a.dma.mem.read_vec(SEND_CQ_BASE + 32 * slot, 32)) else {
                 self.failures.push(format!("send CQE {} does not decode", self.send_ci));
                 self.no_qp_error = false;
@@ -501,7 +501,7 @@ impl System {
             }
             self.last_completion_cycle = self.cycle;
             self.send_ci += 1;
-            if self.send_ci % 256 == 0 {
+            if self.send_ci.is_multiple_of(256) {
                 self.a.queue_cq_consumed(0, self.send_ci);
             }
         }
@@ -512,7 +512,7 @@ impl System {
         let size = 1u32 << CQ_LOG2;
         loop {
             let slot = u64::from(self.recv_ci % size);
-            let phase = (self.recv_ci / size) % 2 == 0;
+            let phase = (self.recv_ci / size).is_multiple_of(2);
             let Ok(c) = Completion::decode(&self.b.dma.mem.read_vec(RECV_CQ_BASE + 32 * slot, 32)) else {
                 self.failures.push(format!("receive CQE {} does not decode", self.recv_ci));
                 self.imm_in_order = false;
@@ -534,7 +534,7 @@ impl System {
             self.recv_seen += 1;
             self.last_completion_cycle = self.cycle;
             self.recv_ci += 1;
-            if self.recv_ci % 256 == 0 {
+            if self.recv_ci.is_multiple_of(256) {
                 self.b.queue_cq_consumed(1, self.recv_ci);
             }
         }
@@ -546,7 +546,7 @@ impl System {
         let mut n = 0;
         loop {
             let slot = u64::from(self.ev_ci % size);
-            let phase = (self.ev_ci / size) % 2 == 0;
+            let phase = (self.ev_ci / size).is_multiple_of(2);
             let Ok(e) = EvEvent::decode(&self.a.dma.mem.read_vec(EV_RING_BASE + 16 * slot, 16)) else {
                 self.failures.push(format!("EV event {} does not decode", self.ev_ci));
                 return n;
@@ -573,7 +573,7 @@ impl System {
             }
             self.ev_ci += 1;
             n += 1;
-            if self.ev_ci % 64 == 0 {
+            if self.ev_ci.is_multiple_of(64) {
                 self.a.queue_ev_consumed(self.ev_ci);
             }
         }
@@ -616,7 +616,7 @@ impl System {
         let start = self.cycle;
         while !self.finished() && self.cycle - start < self.cfg.cycle_limit {
             self.step();
-            if self.cycle % 4096 == 0 {
+            if self.cycle.is_multiple_of(4096) {
                 progress(Progress { completed: self.completed(), total: self.cfg.messages.len(), cycle: self.cycle });
             }
         }
