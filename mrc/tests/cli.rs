@@ -174,3 +174,39 @@ fn sim_refuses_bad_faults_and_options() {
         assert!(err.starts_with("mrc sim: ") && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `mrc cosim`, small: two verilated NICs, 40 messages, an EV failing
+/// early and 1% loss; the scoreboard passes, the golden model delivers the
+/// same messages, and the report has the figures the docs promise.
+#[test]
+fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
+    if sim::verilated::verilator_version().is_err() {
+        if std::env::var_os("MRC_SKIP_EDA").is_some() {
+            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+            return;
+        }
+        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
+    }
+    let args = ["cosim", "--messages", "40", "--max-size", "3KiB", "--fail-ev", "2@10us", "--loss", "0.01", "--seed", "3", "--json"];
+    let out = mrc().args(args).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    let hw = &v["hardware"];
+    assert_eq!(hw["ok"], true, "{hw:#}");
+    assert_eq!(hw["messages_completed"], 40);
+    assert!(hw["goodput_gbps"].as_f64().unwrap() > 0.0);
+    assert!(hw["latency_p99_ns"].as_f64().unwrap() >= hw["latency_p50_ns"].as_f64().unwrap());
+    assert!(hw["cycles_per_second"].as_f64().unwrap() > 0.0);
+    let blackholed: u64 = hw["link_ab"].as_array().unwrap().iter().map(|p| p["blackholed"].as_u64().unwrap()).sum();
+    assert!(blackholed > 0, "the failed EV must have swallowed traffic: {:#}", hw["link_ab"]);
+    assert!(hw["retransmissions"].as_u64().unwrap() > 0);
+    let g = &v["golden"];
+    assert_eq!(g["golden_ok"], true, "{g:#}");
+    assert_eq!(g["same_delivery"], true, "{g:#}");
+
+    // A bad option is refused with a message and exit code 2.
+    let out = mrc().args(["cosim", "--fail-ev", "9@1us"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-ev"));
+}

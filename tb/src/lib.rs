@@ -13,9 +13,15 @@
 //! * [`axil`]: AXI-Lite master for the CSRs.
 //! * [`nic`]: one verilated `MrcCore` with all of the above around it.
 //! * [`rng`]: the small seeded generator they share.
+//! * [`fabric`]: the multipath fabric between two NICs' MAC ports (per-EV
+//!   delay, jitter, loss, blackholes; `proto::loopback::LinkConfig`).
+//! * [`cosim`]: two NICs over the fabric, a message generator, the
+//!   scoreboard, and the same run described for the golden model.
 
 pub mod axil;
 pub mod axis;
+pub mod cosim;
+pub mod fabric;
 pub mod nic;
 pub mod dma;
 pub mod rng;
