@@ -415,6 +415,9 @@ pub struct Model {
     trace: Option<TraceFn>,
     coverage: Option<CoverageFn>,
     cycles: u64,
+    /// The input words of every cycle stepped since
+    /// [`record_inputs`](Model::record_inputs), for a native replay.
+    recorded: Option<Vec<u32>>,
     // Last: dropped after `handle` is freed (see Drop).
     _lib: libloading::Library,
 }
@@ -455,6 +458,7 @@ impl Model {
                 trace,
                 coverage,
                 cycles: 0,
+                recorded: None,
                 _lib: lib,
             })
         }
@@ -501,12 +505,18 @@ impl Model {
     pub fn set_bytes(&mut self, id: PortId, bytes: &[u8]) {
         let p = &self.spec.ports[id.0];
         let (o, w) = (p.offset, p.words());
-        for k in 0..w {
-            let mut b = [0u8; 4];
-            for (j, x) in b.iter_mut().enumerate() {
-                *x = bytes.get(4 * k + j).copied().unwrap_or(0);
-            }
-            self.inputs[o + k] = u32::from_le_bytes(b);
+        let words = &mut self.inputs[o..o + w];
+        let bytes = &bytes[..bytes.len().min(4 * w)];
+        let mut chunks = bytes.chunks_exact(4);
+        let full = chunks.len();
+        for (word, c) in words.iter_mut().zip(&mut chunks) {
+            *word = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        if full < w {
+            let mut last = [0u8; 4];
+            last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+            words[full] = u32::from_le_bytes(last);
+            words[full + 1..].fill(0);
         }
     }
 
@@ -555,6 +565,11 @@ impl Model {
         // word counts), and `handle` is live until Drop.
         unsafe { (self.step)(self.handle, self.inputs.as_ptr(), self.outputs.as_mut_ptr(), n) };
         self.cycles += n;
+        if let Some(trace) = self.recorded.as_mut() {
+            for _ in 0..n {
+                trace.extend_from_slice(&self.inputs);
+            }
+        }
     }
 
     /// Apply the inputs and evaluate without a clock edge (to look at
@@ -577,6 +592,25 @@ impl Model {
     /// recording a trace to replay with [`native_replay`](Self::native_replay)).
     pub fn input_words(&self) -> &[u32] {
         &self.inputs
+    }
+
+    /// The output words as the last step or settle left them (to compare
+    /// two runs of the same stimulus).
+    pub fn output_words(&self) -> &[u32] {
+        &self.outputs
+    }
+
+    /// From now on, append the input words of every stepped cycle to a
+    /// trace (for [`native_replay`](Self::native_replay) of a run driven
+    /// by testbench components that step the model themselves).
+    pub fn record_inputs(&mut self) {
+        self.recorded.get_or_insert_with(Vec::new);
+    }
+
+    /// Stop recording and return the trace recorded so far (empty if
+    /// recording was never started).
+    pub fn take_recorded_inputs(&mut self) -> Vec<u32> {
+        self.recorded.take().unwrap_or_default()
     }
 
     /// Overwrite all input words at once (replaying a recorded trace
