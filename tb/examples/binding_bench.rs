@@ -284,7 +284,7 @@ fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<
         "{}",
         serde_json::json!({
             "workload": name,
-            "verilator": sim::verilated::verilator_version()?,
+            "verilator": sim::verilated::verilator_release().or_else(|_| sim::verilated::verilator_version())?,
             "cycles": cycles,
             "reps": reps,
             "timer": "thread CPU time",
@@ -309,7 +309,8 @@ fn main() -> BenchResult<()> {
     if reps == 0 {
         return Err("--reps must be at least 1".into());
     }
-    eprintln!("verilator: {}", sim::verilated::verilator_version()?);
+    let release = sim::verilated::verilator_release().map_or_else(|e| format!("unknown ({e})"), |r| r);
+    eprintln!("verilator: {} (release {release})", sim::verilated::verilator_exe().display());
     if only.as_deref() != Some("core") {
         let mut rng = Rng::new(1);
         let frames: Vec<Vec<u8>> = (0..frames_n).map(|i| parser_frames::frame(i, &mut rng)).collect();
