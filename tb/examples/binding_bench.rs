@@ -309,7 +309,7 @@ fn main() -> BenchResult<()> {
     if reps == 0 {
         return Err("--reps must be at least 1".into());
     }
-    let release = sim::verilated::verilator_release().map_or_else(|e| format!("unknown ({e})"), |r| r);
+    let release = sim::verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
     eprintln!("verilator: {} (release {release})", sim::verilated::verilator_exe().display());
     if only.as_deref() != Some("core") {
         let mut rng = Rng::new(1);
