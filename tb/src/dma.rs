@@ -22,18 +22,42 @@ const PAGE: u64 = 4096;
 /// Sparse byte-addressed host memory; unwritten bytes read as zero. Every
 /// byte the core writes is also counted, so tests can check that each
 /// byte was placed exactly once.
+///
+/// Reads and writes go page by page (one map lookup per 4 KiB page, not
+/// per byte): the DMA server reads a beat on every cycle a read response
+/// is pending, and this was most of the testbench's per-cycle cost.
 #[derive(Default, Clone, Debug)]
 pub struct HostMemory {
     pages: BTreeMap<u64, Box<[u8; PAGE as usize]>>,
     /// Times each address was written by the core (not by `fill`).
-    pub writes: BTreeMap<u64, u32>,
+    pub writes: WriteCounts,
+}
+
+/// The pieces of `[addr, addr + len)` that lie in one page each:
+/// `(page number, offset in the page, offset in the range, length)`.
+fn page_chunks(addr: u64, len: usize) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+    let mut done = 0usize;
+    std::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let a = addr.wrapping_add(done as u64);
+        let in_page = (a % PAGE) as usize;
+        let n = (PAGE as usize - in_page).min(len - done);
+        let chunk = (a / PAGE, in_page, done, n);
+        done += n;
+        Some(chunk)
+    })
 }
 
 impl HostMemory {
     pub fn read(&self, addr: u64, out: &mut [u8]) {
-        for (i, b) in out.iter_mut().enumerate() {
-            let a = addr.wrapping_add(i as u64);
-            *b = self.pages.get(&(a / PAGE)).map_or(0, |p| p[(a % PAGE) as usize]);
+        for (page, at, from, n) in page_chunks(addr, out.len()) {
+            let dst = &mut out[from..from + n];
+            match self.pages.get(&page) {
+                Some(p) => dst.copy_from_slice(&p[at..at + n]),
+                None => dst.fill(0),
+            }
         }
     }
     pub fn read_vec(&self, addr: u64, len: usize) -> Vec<u8> {
@@ -43,14 +67,58 @@ impl HostMemory {
     }
     /// Host-side write (set-up: buffers, descriptors); not counted.
     pub fn fill(&mut self, addr: u64, data: &[u8]) {
-        for (i, b) in data.iter().enumerate() {
-            let a = addr.wrapping_add(i as u64);
-            self.pages.entry(a / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]))[(a % PAGE) as usize] = *b;
+        for (page, at, from, n) in page_chunks(addr, data.len()) {
+            let p = self.pages.entry(page).or_insert_with(|| Box::new([0; PAGE as usize]));
+            p[at..at + n].copy_from_slice(&data[from..from + n]);
         }
     }
-    fn dma_write(&mut self, addr: u64, b: u8) {
-        self.fill(addr, &[b]);
-        *self.writes.entry(addr).or_insert(0) += 1;
+    /// A write by the core: stored and counted.
+    fn dma_write(&mut self, addr: u64, data: &[u8]) {
+        self.fill(addr, data);
+        self.writes.count(addr, data.len());
+    }
+}
+
+/// How many times the core wrote each byte address (addresses never
+/// written are absent). Looked up like a map: `writes.get(&addr)`.
+/// Stored as one counter page per 4 KiB of host memory, so counting a
+/// 64-byte beat is one lookup, not 64 map insertions.
+#[derive(Default, Clone, Debug)]
+pub struct WriteCounts {
+    pages: BTreeMap<u64, Box<[u32; PAGE as usize]>>,
+    /// Distinct addresses written at least once.
+    distinct: usize,
+}
+
+impl WriteCounts {
+    /// Times `addr` was written, `None` if never.
+    pub fn get(&self, addr: &u64) -> Option<&u32> {
+        self.pages.get(&(addr / PAGE)).map(|p| &p[(addr % PAGE) as usize]).filter(|&&n| n > 0)
+    }
+    pub fn contains_key(&self, addr: &u64) -> bool {
+        self.get(addr).is_some()
+    }
+    /// Distinct addresses written.
+    pub fn len(&self) -> usize {
+        self.distinct
+    }
+    pub fn is_empty(&self) -> bool {
+        self.distinct == 0
+    }
+    /// `(address, times written)` of every written address, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.pages.iter().flat_map(|(page, counts)| {
+            counts.iter().enumerate().filter(|(_, &n)| n > 0).map(move |(i, &n)| (page * PAGE + i as u64, n))
+        })
+    }
+    fn count(&mut self, addr: u64, len: usize) {
+        for (page, at, _, n) in page_chunks(addr, len) {
+            let counts = self.pages.entry(page).or_insert_with(|| Box::new([0; PAGE as usize]));
+            for c in &mut counts[at..at + n] {
+                self.distinct += usize::from(*c == 0);
+                *c += 1;
+            }
+        }
     }
 }
 
@@ -255,9 +323,7 @@ impl DmaServer {
                         self.errors.push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
                     }
                     let data = m.get_bytes(p.wr_data);
-                    for (k, &b) in data.iter().enumerate().take(n as usize) {
-                        self.mem.dma_write(*addr + *done + k as u64, b);
-                    }
+                    self.mem.dma_write(*addr + *done, &data[..(n as usize).min(data.len())]);
                     *done += n;
                     self.bytes_written += n;
                     if last {
@@ -273,5 +339,41 @@ impl DmaServer {
             }
         }
         self.cycle += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_and_writes_cross_pages_and_count_each_byte() {
+        let mut mem = HostMemory::default();
+        // A write straddling two pages, then a second one overlapping it.
+        let a = 3 * PAGE - 10;
+        let data: Vec<u8> = (1..=30).collect();
+        mem.dma_write(a, &data);
+        mem.dma_write(a + 20, &[0xEE; 4]);
+        let got = mem.read_vec(a - 2, 34);
+        assert_eq!(&got[..2], &[0, 0], "unwritten bytes read as zero");
+        assert_eq!(&got[2..22], &data[..20]);
+        assert_eq!(&got[22..26], &[0xEE; 4]);
+        assert_eq!(&got[26..32], &data[24..30]);
+        assert_eq!(&got[32..], &[0, 0]);
+        assert_eq!(mem.writes.get(&(a - 1)), None);
+        assert_eq!(mem.writes.get(&a), Some(&1));
+        assert_eq!(mem.writes.get(&(a + 21)), Some(&2), "written twice");
+        assert_eq!(mem.writes.get(&(a + 29)), Some(&1), "last byte, second page");
+        assert_eq!(mem.writes.get(&(a + 30)), None);
+        assert_eq!(mem.writes.len(), 30);
+        let counted: Vec<(u64, u32)> = mem.writes.iter().collect();
+        assert_eq!(counted.len(), 30);
+        assert_eq!(counted[0], (a, 1));
+        assert_eq!(counted[29], (a + 29, 1));
+        assert_eq!(counted.iter().filter(|&&(_, n)| n == 2).count(), 4);
+        // `fill` stores without counting.
+        mem.fill(10 * PAGE - 1, &[7, 8]);
+        assert_eq!(mem.read_vec(10 * PAGE - 1, 2), vec![7, 8]);
+        assert!(!mem.writes.contains_key(&(10 * PAGE)));
     }
 }
