@@ -15,10 +15,11 @@
 //! and checks the checksum, decodes the extension and computes where the
 //! headers end; E the payload bounds and the length checks on them; F
 //! picks the first failure in the golden model's order (a priority
-//! encoder over registered bits) and registers the record. It takes a new
-//! frame every cycle (a one-beat frame enters stage A in the cycle it
-//! arrives), `s_tready` is always high, and the record appears six cycles
-//! after the `tlast` beat.
+//! encoder over registered bits, with the ICRC verdict of the
+//! [`RxIcrc`] checker that follows the same stream beat by beat) and
+//! registers the record. It takes a new frame every cycle (a one-beat frame
+//! enters stage A in the cycle it arrives), `s_tready` is always high, and
+//! the record appears six cycles after the `tlast` beat.
 
 use rust_hdl::prelude::*;
 
