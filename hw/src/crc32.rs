@@ -260,7 +260,7 @@ mod tests {
             // Zero bytes after the trailer advance the residue.
             for pad in [1usize, 7, 63] {
                 let mut padded = framed.clone();
-                padded.extend(std::iter::repeat(0).take(pad));
+                padded.extend(std::iter::repeat_n(0, pad));
                 assert_eq!(run(&padded), advance(RESIDUE, pad));
             }
             for bit in 0..32 {

@@ -180,8 +180,8 @@ fn verdict_matches_golden_icrc() {
             }
         }
         beats.extend([None; 6]);
-        let mut n = 0u64;
-        for b in beats {
+        for (n, b) in beats.into_iter().enumerate() {
+            let n = n as u64;
             match b {
                 Some((d, last)) => {
                     x.s_tdata.next = d;
@@ -203,7 +203,6 @@ fn verdict_matches_golden_icrc() {
                 l.lock().unwrap().push(n);
             }
             wait_clock_true!(sim, clock, x);
-            n += 1;
         }
         sim.done(x)
     });
