@@ -1,6 +1,7 @@
 //! CRC-32 (Ethernet / zlib polynomial, reflected) as linear maps over a
 //! 512-bit beat, for the RoCEv2 ICRC. Shared leaves: the TX builder uses
-//! them to generate the ICRC; an RX ICRC checker can use the same ones.
+//! them to generate the ICRC, the RX ICRC checker (`hw::rx_icrc`) to check
+//! it.
 //!
 //! The CRC register without its initial value and final inversion is
 //! linear over GF(2): processing the bytes `B` from state `S` gives
@@ -143,6 +144,41 @@ impl<const K: usize> Logic for CrcAdvance<K> {
     }
 }
 
+/// The register after a message followed by its own CRC (the all-ones
+/// final inversion undone, stored least significant byte first, as the
+/// ICRC and the Ethernet FCS are): the same for every message, so a
+/// receiver checks a CRC by running its register over the message *and*
+/// the trailer and comparing with this constant (the unit tests derive it
+/// from the register).
+pub const RESIDUE: u32 = 0xDEBB_20E3;
+
+/// `o = M_pad * RESIDUE`: what the register holds after a checked message
+/// and its trailer followed by `pad` zero bytes (0..63): the residue of a
+/// message whose last beat is zero-filled after the trailer. A 64-entry
+/// table; its Verilog is one 6-input function (one LUT) per output bit.
+#[derive(LogicBlock, Default)]
+pub struct PaddedResidue {
+    pub pad: Signal<In, Bits<6>>,
+    pub o: Signal<Out, Bits<32>>,
+}
+
+impl Logic for PaddedResidue {
+    fn update(&mut self) {
+        self.o.next = u64::from(advance(RESIDUE, self.pad.val().to_u64() as usize)).into();
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from("always @(*) begin\n   case (pad)\n");
+        for pad in 0..64 {
+            s.push_str(&format!("      6'd{pad}: o = 32'h{:08x};\n", advance(RESIDUE, pad)));
+        }
+        s.push_str("      default: o = 32'h0;\n   endcase\nend");
+        Verilog::Custom(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +230,43 @@ mod tests {
                 let s = next(&mut seed) as u32;
                 let by_mask: u32 = (0..32).map(|i| ((s & am[i]).count_ones() & 1) << i).sum();
                 assert_eq!(by_mask, advance(s, k));
+            }
+        }
+    }
+
+    /// A message (all-ones seed folded in as the first four bytes
+    /// inverted), then its CRC stored least significant byte first: the
+    /// register ends at `RESIDUE` whatever the message, and at a different
+    /// value when any trailer bit is wrong.
+    #[test]
+    fn residue_of_message_and_trailer() {
+        let mut seed = 0x0123_4567_89AB_CDEFu64;
+        for len in [4usize, 5, 9, 31, 64, 100] {
+            let msg: Vec<u8> = (0..len).map(|_| next(&mut seed) as u8).collect();
+            let run = |bytes: &[u8]| {
+                let mut s = 0u32;
+                for (i, b) in bytes.iter().enumerate() {
+                    let b = if i < 4 { !b } else { *b };
+                    for k in 0..8 {
+                        s = step_bit(s, (b >> k) & 1 == 1);
+                    }
+                }
+                s
+            };
+            let crc = !run(&msg);
+            let mut framed = msg.clone();
+            framed.extend_from_slice(&crc.to_le_bytes());
+            assert_eq!(run(&framed), RESIDUE, "len {len}");
+            // Zero bytes after the trailer advance the residue.
+            for pad in [1usize, 7, 63] {
+                let mut padded = framed.clone();
+                padded.extend(std::iter::repeat_n(0, pad));
+                assert_eq!(run(&padded), advance(RESIDUE, pad));
+            }
+            for bit in 0..32 {
+                let mut bad = framed.clone();
+                bad[len + bit / 8] ^= 1 << (bit % 8);
+                assert_ne!(run(&bad), RESIDUE);
             }
         }
     }

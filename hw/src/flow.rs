@@ -19,6 +19,7 @@ use crate::ev_selector::EvSelectorFull;
 use crate::ring_writer::RingWriter;
 use crate::fault_inject::FaultInject;
 use crate::rx_buffer::RxBuffer;
+use crate::rx_icrc::RxIcrc;
 use crate::rx_parser::RxParser;
 use crate::rx_path::RxPath;
 use crate::tx_path::TxPath;
@@ -106,6 +107,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
     vec![
         emit_block("mrc_csr", &mut Csr::new(build)),
         emit_block("mrc_rx_parser", &mut RxParser::default()),
+        emit_block("mrc_rx_icrc", &mut RxIcrc::default()),
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),

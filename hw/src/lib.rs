@@ -5,7 +5,8 @@
 //! Blocks (one module each, a page each in `docs/hw/`): [`csr`] (the
 //! self-describing register map of [`regmap`]: build ID, counter bank,
 //! fault-injection settings, config-table writes, doorbells) behind
-//! [`axil`]; [`fault_inject`]; [`rx_parser`]; [`sack_table`];
+//! [`axil`]; [`fault_inject`]; [`rx_parser`] (with its ICRC checker
+//! [`rx_icrc`]); [`sack_table`];
 //! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
 //! [`core::MrcCore`]. Host-memory and config layouts shared with the
@@ -29,6 +30,7 @@ pub mod ring_writer;
 pub mod requester;
 pub mod retransmit;
 pub mod rx_buffer;
+pub mod rx_icrc;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod sack_table;

@@ -15,12 +15,15 @@
 //! and checks the checksum, decodes the extension and computes where the
 //! headers end; E the payload bounds and the length checks on them; F
 //! picks the first failure in the golden model's order (a priority
-//! encoder over registered bits) and registers the record. It takes a new
-//! frame every cycle (a one-beat frame enters stage A in the cycle it
-//! arrives), `s_tready` is always high, and the record appears six cycles
-//! after the `tlast` beat.
+//! encoder over registered bits, with the ICRC verdict of the
+//! [`RxIcrc`] checker that follows the same stream beat by beat) and
+//! registers the record. It takes a new frame every cycle (a one-beat frame
+//! enters stage A in the cycle it arrives), `s_tready` is always high, and
+//! the record appears six cycles after the `tlast` beat.
 
 use rust_hdl::prelude::*;
+
+use crate::rx_icrc::RxIcrc;
 
 /// Drop reasons on `out_reason`: the index of `proto::wire::WireErrorKind`
 /// plus one (0 = accepted), so the CSR counters and the golden model use
@@ -45,7 +48,8 @@ pub mod reason {
     pub const UNKNOWN_NACK_KIND: u8 = 16;
     pub const EXT_MISMATCH: u8 = 17;
     pub const SYNDROME_MISMATCH: u8 = 18;
-    /// Not checked yet (the ICRC engine is a later block).
+    /// The ICRC trailer disagrees with the frame (`hw::rx_icrc` computes
+    /// it; checked after the UDP checks, before any BTH field).
     pub const BAD_ICRC: u8 = 19;
     /// The headers extend past the 128-byte window (long IPv4 options):
     /// valid for the golden model, unsupported by this front end.
@@ -194,6 +198,9 @@ pub struct RxParser {
     rev0: ByteRev<512>,
     rev1: ByteRev<512>,
     kc: KeepCount,
+    /// The ICRC checker on the same stream: its verdict for a frame is
+    /// registered in the cycle stage F reads stage E's registers.
+    icrc: RxIcrc,
     // Combinational locals, stage A.
     hdr0: Signal<Local, Bits<512>>,
     hdr1: Signal<Local, Bits<512>>,
@@ -455,7 +462,11 @@ impl Logic for RxParser {
         dff_setup!(
             self, clock, beat, not_first, second, h0, h1, a_l3, a_vlan, a_is4, a_is6, a_count, a_beat, a_v, b_l4, b_cs2_0, b_cs2_1, b_cs2_2, b_cs2_3, b_cs2_4, b_cs2_5, b_cs2_6, b_cs2_7, b_k_eth_short, b_k_vlan_short, b_k_ethertype, b_k_ip_empty, b_k_v4_ver, b_k_v6_ver, b_k_v4_short, b_k_ihl, b_k_v4_hdr, b_k_v4_len, b_k_frag, b_k_v6_short, b_k_v6_len, b_k_proto, b_is4, b_is6, b_vlan, b_ip_payload, b_dscp, b_ecn, b_flow_lo, b_l4base, b_v, c_l4, c_csum, c_reason_ip, c_reason_post, c_ext, c_imm, c_at_hdr, c_t_len, c_xbit, c_is_ack, c_is_cnp, c_has_reth, c_k_udp_short, c_k_udp_len, c_k_port, c_k_udp_bth, c_k_opcode, c_k_tver, c_is4, c_is6, c_vlan, c_dscp, c_ecn, c_flow_lo, c_l4base, c_v, d_l4, d_reason_ip, d_reason_post, d_k_csum, d_ext, d_imm, d_xbit, d_t_len, d_at_end, d_read_end, d_pad_eff, d_l4base, d_k_udp_short, d_k_udp_len, d_k_port, d_k_udp_bth, d_k_opcode, d_k_tver, d_k_t_short, d_k_x_cnp, d_k_x_short, d_k_ext_ver, d_k_sack_width, d_k_ext_type, d_k_ext_mismatch, d_k_nack_kind, d_k_nack_syndrome, d_k_sack_syndrome, d_is6, d_vlan, d_dscp, d_ecn, d_flow_lo, d_v, e_l4, e_reason_ip, e_reason_post, e_k_csum, e_ext, e_imm, e_xbit, e_remaining, e_pad_eff, e_hdr_end, e_k_udp_short, e_k_udp_len, e_k_port, e_k_udp_bth, e_k_opcode, e_k_tver, e_k_t_short, e_k_x_cnp, e_k_x_short, e_k_ext_ver, e_k_sack_width, e_k_ext_type, e_k_ext_mismatch, e_k_ext_short, e_k_nack_kind, e_k_nack_syndrome, e_k_sack_syndrome, e_k_pad, e_k_window, e_is6, e_vlan, e_dscp, e_ecn, e_flow_lo, e_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se, r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len, r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
         );
+        clock!(self, clock, icrc);
         self.s_tready.next = true;
+        self.icrc.s_tdata.next = self.s_tdata.val();
+        self.icrc.s_tlast.next = self.s_tlast.val();
+        self.icrc.s_tvalid.next = self.s_tvalid.val();
         // ==== Stream side: keep beats 0 and 1, count beats. `not_first`
         // and `second` are registered so the window's beat select is one
         // LUT (a compare of the 12-bit counter was three levels).
@@ -894,6 +905,8 @@ impl Logic for RxParser {
             self.reason_f.next = 8.into();
         } else if self.e_k_udp_bth.q.val() {
             self.reason_f.next = 1.into();
+        } else if !self.icrc.out_ok.val() {
+            self.reason_f.next = 19.into();
         } else if self.e_k_opcode.q.val() {
             self.reason_f.next = 10.into();
         } else if self.e_k_tver.q.val() {

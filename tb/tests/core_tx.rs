@@ -272,6 +272,10 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     }
     eprintln!("loopback WRITE + WRITE-IMM completed on both sides in {cycles} cycles");
     assert_eq!(nic.counter("retransmit"), 0, "no loss, no resend");
+    // Every frame the TX builder sent passes the RX parser's checks, its
+    // ICRC included (a false ICRC drop would also force a resend).
+    assert!(nic.counter("rx_parser_ok") > 0);
+    assert_eq!(nic.counter("rx_parser_drop"), 0, "RX parser drops");
 }
 
 /// Multipath recovery on one core in loopback: every frame sprayed on EV
