@@ -125,7 +125,6 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_completion", &mut CompletionTracker::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
-        emit_block("mrc_rx_buffer", &mut RxBuffer::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),
     ]
