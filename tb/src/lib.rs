@@ -13,9 +13,13 @@
 //! * [`axil`]: AXI-Lite master for the CSRs.
 //! * [`nic`]: one verilated `MrcCore` with all of the above around it.
 //! * [`rng`]: the small seeded generator they share.
+//! * [`cosim_device`]: the driver's co-simulation backend, a
+//!   `driver::Device` over a [`nic::Nic`] whose DMA is served from the
+//!   driver's own buffers.
 
 pub mod axil;
 pub mod axis;
+pub mod cosim_device;
 pub mod nic;
 pub mod dma;
 pub mod rng;
