@@ -4,7 +4,9 @@
 //! * BAR0 MMIO is AXI-Lite: `read32` / `write32` queue one access on the
 //!   NIC's [`crate::axil::AxilMaster`] and run the clock until it has
 //!   completed (blocking, so the driver sees its writes in order, as PCIe
-//!   orders posted writes). An access outside the BAR, misaligned, that
+//!   orders posted writes). A read first runs
+//!   [`CosimOptions::mmio_read_cycles`] (a PCIe round trip, 1 us by
+//!   default). An access outside the BAR, misaligned, that
 //!   the core answers with an error response, or that does not complete
 //!   within [`CosimOptions::csr_timeout_cycles`] reads all-ones (what the
 //!   host sees of a broken or absent card).
@@ -127,13 +129,18 @@ pub struct CosimOptions {
     pub progress_cycles: u64,
     /// An MMIO access not done after this many cycles reads all-ones.
     pub csr_timeout_cycles: u64,
+    /// Cycles an MMIO read spends on the way before it reaches the core's
+    /// AXI-Lite port: a PCIe read round trip is about 1 us (322 cycles);
+    /// the AXI-Lite access itself adds a few cycles. Writes are posted:
+    /// only their AXI-Lite cycles.
+    pub mmio_read_cycles: u64,
     /// See [`DriverMemory::count_writes`].
     pub count_writes: bool,
 }
 
 impl Default for CosimOptions {
     fn default() -> Self {
-        CosimOptions { stalls: Stalls::default(), seed: 1, progress_cycles: 32, csr_timeout_cycles: 10_000, count_writes: false }
+        CosimOptions { stalls: Stalls::default(), seed: 1, progress_cycles: 32, csr_timeout_cycles: 10_000, mmio_read_cycles: 320, count_writes: false }
     }
 }
 
@@ -166,6 +173,9 @@ impl Bench {
 
     /// One CSR access of NIC `port`, the clock run until it completes.
     fn csr(&mut self, port: usize, op: AxilOp) -> Option<u32> {
+        if matches!(op, AxilOp::Read { .. }) {
+            self.run(self.opts.mmio_read_cycles);
+        }
         self.nics[port].axil.push(op);
         let mut n = 0;
         while !self.nics[port].axil.idle() {
