@@ -1,5 +1,6 @@
 //! `mrc`: the project's one command-line front end.
 
+mod perf;
 mod rtl;
 mod sim;
 mod transfer;
@@ -28,6 +29,10 @@ enum Command {
     Sim(sim::SimArgs),
     /// Hardware flow: emit Verilog, lint (Verilator), synthesize (Yosys).
     Rtl(rtl::RtlArgs),
+    /// perftest-style WRITE bandwidth / latency through the driver's verbs
+    /// API on the co-simulated RTL (the verilated core, DMA served from the
+    /// driver's buffers); simulated Gb/s, message rate, latency percentiles.
+    Perf(perf::PerfArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +43,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc transfer: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Perf(args) => match perf::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc perf: {e}");
                 ExitCode::from(2)
             }
         },
