@@ -174,3 +174,53 @@ fn sim_refuses_bad_faults_and_options() {
         assert!(err.starts_with("mrc sim: ") && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = mrc().arg("perf").args(args).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+/// `mrc perf` on the co-simulated RTL: every WRITE completes, the data is
+/// in place, the figures are consistent with each other; latency mode
+/// posts one at a time. Needs `verilator` (skipped with MRC_SKIP_EDA=1).
+#[test]
+fn perf_measures_writes_on_the_cosimulated_rtl() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, bw) = json_perf(&["--qps", "2", "--tx-depth", "4", "--iters", "12", "--size", "4KiB", "--seed", "3"]);
+    assert_eq!(code, Some(0), "{bw:#}");
+    assert_eq!(bw["completed"], 24);
+    assert_eq!(bw["bytes"], 24 * 4096);
+    assert_eq!(bw["data_ok"], true);
+    let sim_us = bw["sim_time_us"].as_f64().unwrap();
+    let gbps = bw["bandwidth_gbps"].as_f64().unwrap();
+    assert!(sim_us > 0.0 && (gbps - 24.0 * 4096.0 * 8.0 / (sim_us * 1000.0)).abs() < 1e-6, "{bw:#}");
+    let lat = &bw["latency"];
+    assert!(lat["min_ns"].as_f64().unwrap() <= lat["p50_ns"].as_f64().unwrap());
+    assert!(lat["p50_ns"].as_f64().unwrap() <= lat["p99_ns"].as_f64().unwrap());
+    assert!(lat["p99_ns"].as_f64().unwrap() <= lat["max_ns"].as_f64().unwrap());
+    assert_eq!(bw["retransmits"], 0, "no loss, no resend");
+
+    let (code, l) = json_perf(&["--mode", "lat", "--iters", "8", "--size", "64", "--tx-depth", "16"]);
+    assert_eq!(code, Some(0), "{l:#}");
+    assert_eq!(l["tx_depth"], 1, "latency mode posts one WRITE at a time");
+    assert_eq!(l["completed"], 8);
+    // One at a time: the run lasts at least the sum of the latencies' minimum.
+    assert!(l["sim_time_us"].as_f64().unwrap() * 1000.0 >= 8.0 * l["latency"]["min_ns"].as_f64().unwrap());
+    // A one-packet WRITE does not take longer than a 4 KiB one in flight behind others.
+    assert!(l["latency"]["p50_ns"].as_f64().unwrap() < bw["latency"]["p50_ns"].as_f64().unwrap(), "{l:#} {bw:#}");
+}
+
+#[test]
+fn perf_refuses_bad_options() {
+    for args in [&["--size", "0"][..], &["--evs", "0"], &["--fail-ev", "9@1us"], &["--qps", "65"], &["--mtu", "1000"], &["--iters", "0"]] {
+        let out = mrc().arg("perf").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("mrc perf: invalid option") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
