@@ -181,6 +181,15 @@ pub struct MrcCore {
     /// (128 deep: a deny / allow changes up to 128 EVs in as many cycles,
     /// the ring writer takes one entry per 4 cycles.)
     evt_fifo: SynchronousFIFO<Bits<17>, 7, 8, 1>,
+    /// Descriptor read responses (data 512 | keep 64 | last 1 | tag 8)
+    /// between the read arbiter and the requester. The DMA port answers
+    /// in order; without this buffer a fetch of 3 or more descriptors
+    /// deadlocked: the requester stops taking descriptor beats while its
+    /// record is not taken, the TX path does not take the record until
+    /// its payload read returns, and that read's response waits behind
+    /// the descriptor beats. The requester has one fetch of at most 8
+    /// descriptors (8 beats) outstanding, so 8 entries take it whole.
+    desc_fifo: SynchronousFIFO<Bits<585>, 3, 4, 1>,
     // ---- Locals.
     now_ns: Signal<Local, Bits<32>>,
     cc_g_init: Signal<Local, Bit>,
@@ -224,7 +233,7 @@ impl Logic for MrcCore {
         );
         clock!(
             self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb, retx,
-            sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo
+            sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo, desc_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -495,12 +504,25 @@ impl Logic for MrcCore {
         self.rd_arb.a_req_addr.next = self.req.dma_rd_req_addr.val();
         self.rd_arb.a_req_len.next = self.req.dma_rd_req_len.val();
         self.rd_arb.a_req_tag.next = self.req.dma_rd_req_tag.val() & 127;
-        self.req.dma_rd_rsp_valid.next = self.rd_arb.a_rsp_valid.val();
-        self.rd_arb.a_rsp_ready.next = self.req.dma_rd_rsp_ready.val();
-        self.req.dma_rd_rsp_data.next = self.rd_arb.a_rsp_data.val();
-        self.req.dma_rd_rsp_keep.next = self.rd_arb.a_rsp_keep.val();
-        self.req.dma_rd_rsp_last.next = self.rd_arb.a_rsp_last.val();
-        self.req.dma_rd_rsp_tag.next = self.rd_arb.a_rsp_tag.val();
+        // Descriptor beats are always taken into `desc_fifo` (see its
+        // comment), the requester reads them from there.
+        self.rd_arb.a_rsp_ready.next = !self.desc_fifo.full.val();
+        self.desc_fifo.write.next = self.rd_arb.a_rsp_valid.val() & !self.desc_fifo.full.val();
+        self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a_rsp_data.val())
+            | (bit_cast::<585, 64>(self.rd_arb.a_rsp_keep.val()) << 512)
+            | (bit_cast::<585, 8>(self.rd_arb.a_rsp_tag.val()) << 577);
+        if self.rd_arb.a_rsp_last.val() {
+            self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a_rsp_data.val())
+                | (bit_cast::<585, 64>(self.rd_arb.a_rsp_keep.val()) << 512)
+                | (bit_cast::<585, 1>(1.into()) << 576)
+                | (bit_cast::<585, 8>(self.rd_arb.a_rsp_tag.val()) << 577);
+        }
+        self.req.dma_rd_rsp_valid.next = !self.desc_fifo.empty.val();
+        self.desc_fifo.read.next = !self.desc_fifo.empty.val() & self.req.dma_rd_rsp_ready.val();
+        self.req.dma_rd_rsp_data.next = self.desc_fifo.data_out.val().get_bits::<512>(0);
+        self.req.dma_rd_rsp_keep.next = self.desc_fifo.data_out.val().get_bits::<64>(512);
+        self.req.dma_rd_rsp_last.next = self.desc_fifo.data_out.val().get_bit(576);
+        self.req.dma_rd_rsp_tag.next = self.desc_fifo.data_out.val().get_bits::<8>(577);
         self.rd_arb.b_req_valid.next = self.txpath.dma_rd_req_valid.val();
         self.txpath.dma_rd_req_ready.next = self.rd_arb.b_req_ready.val();
         self.rd_arb.b_req_addr.next = self.txpath.dma_rd_req_addr.val();

@@ -1,5 +1,6 @@
 //! `mrc`: the project's one command-line front end.
 
+mod cosim;
 mod perf;
 mod rtl;
 mod sim;
@@ -29,6 +30,10 @@ enum Command {
     Sim(sim::SimArgs),
     /// Hardware flow: emit Verilog, lint (Verilator), synthesize (Yosys).
     Rtl(rtl::RtlArgs),
+    /// Two verilated NICs (the RTL) over a simulated multipath fabric with
+    /// a failing EV: a scoreboard checks exactly-once, byte-identical,
+    /// in-order delivery; the golden model runs the same scenario.
+    Cosim(cosim::CosimArgs),
     /// perftest-style WRITE bandwidth / latency through the driver's verbs
     /// API on the co-simulated RTL (the verilated core, DMA served from the
     /// driver's buffers); simulated Gb/s, message rate, latency percentiles.
@@ -43,6 +48,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc transfer: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Cosim(args) => match cosim::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc cosim: {e}");
                 ExitCode::from(2)
             }
         },

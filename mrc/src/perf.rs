@@ -3,9 +3,10 @@
 //! (`tb::cosim_device::CosimDevice`): the verilated `MrcCore`, its DMA
 //! served from the buffers the driver hands out.
 //!
-//! Endpoints: QP pairs on one card in loopback (the core's fault-injection
-//! stage loops MAC TX to RX): each requester QP writes into its responder
-//! QP on the same card. Times are simulated (99/32 ns per core cycle).
+//! Endpoints (`--endpoints`): two cards on one clock joined by
+//! `tb::fabric` (requester QPs on card A, responders on card B), or QP
+//! pairs of one card in loopback (the core's fault-injection stage loops
+//! MAC TX to RX). Times are simulated (99/32 ns per core cycle).
 
 use std::time::Instant;
 
@@ -20,11 +21,23 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use tb::cosim_device::{cycles_to_ns, CosimDevice, CosimOptions};
+use proto::loopback::{EvMatch, LinkConfig};
+use tb::cosim_device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
+use tb::fabric::Fabric;
 use tb::dma::DmaTiming;
 use tb::nic::Stalls;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoints {
+    /// Two cards joined by `tb::fabric` (one path per EV, delays, loss,
+    /// blackholes), on one clock.
+    Fabric,
+    /// QP pairs of one card, its fault-injection stage looping MAC TX to RX.
+    Loopback,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -41,6 +54,18 @@ pub struct PerfArgs {
     /// bw (ib_write_bw) or lat (ib_write_lat).
     #[arg(long, value_enum, default_value_t = Mode::Bw)]
     pub mode: Mode,
+    /// Where the two endpoints are.
+    #[arg(long, value_enum, default_value_t = Endpoints::Fabric)]
+    pub endpoints: Endpoints,
+    /// Fabric: one-way base delay of every path.
+    #[arg(long, value_parser = parse_duration, default_value = "1us")]
+    pub delay: proto::time::Duration,
+    /// Fabric: extra delay spread across the paths (EVs).
+    #[arg(long, value_parser = parse_duration, default_value = "500ns")]
+    pub ev_spread: proto::time::Duration,
+    /// Fabric: random loss probability per frame, both directions.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
     /// Bytes per WRITE (e.g. 4096, 64KiB).
     #[arg(long, value_parser = parse_size, default_value = "16KiB")]
     pub size: u64,
@@ -56,7 +81,8 @@ pub struct PerfArgs {
     /// EVs per QP.
     #[arg(long, default_value_t = 8)]
     pub evs: u16,
-    /// EV INDEX drops everything from simulated TIME on (the core's
+    /// EV INDEX drops everything from simulated TIME on (counted from the
+    /// first post; the fabric's path, or in loopback the core's
     /// fault-injection stage), e.g. 3@20us; up to 4.
     #[arg(long = "fail-ev", value_parser = parse_ev_failure)]
     pub fail_ev: Vec<(u16, proto::Instant)>,
@@ -109,8 +135,8 @@ pub struct Latency {
 #[derive(Debug, Serialize)]
 pub struct PerfReport {
     pub mode: Mode,
-    /// Where the two endpoints are.
-    pub endpoints: &'static str,
+    pub endpoints: Endpoints,
+    pub endpoints_desc: &'static str,
     pub size: u64,
     pub iters: u32,
     pub tx_depth: u32,
@@ -129,7 +155,10 @@ pub struct PerfReport {
     pub retransmits: u32,
     pub rtos: u32,
     pub evs_marked_bad: u32,
-    pub frames_dropped_by_fail_ev: u32,
+    /// Frames dropped by --fail-ev (both directions).
+    pub frames_blackholed: u64,
+    /// Frames dropped by --loss (both directions).
+    pub frames_lost: u64,
     pub cycles: u64,
     pub wall_s: f64,
     pub cycles_per_s: f64,
@@ -164,6 +193,12 @@ fn check(a: &PerfArgs) -> Result<(), PerfError> {
     }
     if let Some((ev, _)) = a.fail_ev.iter().find(|(ev, _)| *ev >= a.evs) {
         return usage(&format!("--fail-ev {ev}: the QPs have EVs 0..{}", a.evs));
+    }
+    if !(0.0..1.0).contains(&a.loss) {
+        return usage("--loss must be in [0, 1)");
+    }
+    if a.loss > 0.0 && a.endpoints == Endpoints::Loopback {
+        return usage("--loss needs --endpoints fabric");
     }
     if (a.size as u128) * u128::from(a.qps) > 1 << 32 {
         return usage("--size x --qps must fit in 4 GiB of simulated host memory");
@@ -209,31 +244,57 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         progress_cycles: if a.mode == Mode::Lat { 1 } else { 8 },
         ..CosimOptions::default()
     };
-    let dev = Arc::new(CosimDevice::single(&built, &opts)?);
-    let ctx = Context::open(dev.clone(), &OpenOptions::default())?;
-    ctx.set_local_address(&LOCAL);
-    // The controller's EV-event ring must exist before any QP reaches RTS
-    // (the card reports the EV slots the driver denies there).
-    let _ctl = ctx.controller(10)?;
-    let pd = ctx.alloc_pd();
+    let fabric = a.endpoints == Endpoints::Fabric;
+    let (dev_a, dev_b) = if fabric {
+        let (x, y) = CosimDevice::pair(&built, &opts, None)?;
+        (Arc::new(x), Arc::new(y))
+    } else {
+        let x = Arc::new(CosimDevice::single(&built, &opts)?);
+        (x.clone(), x)
+    };
+    let ctx_a = Context::open(dev_a.clone(), &OpenOptions::default())?;
+    let ctx_b = if fabric { Context::open(dev_b.clone(), &OpenOptions::default())? } else { ctx_a.clone() };
+    let (addr_a, addr_b) = if fabric { (LOCAL, LocalAddress { mac: [2, 0, 0, 0, 0, 2], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), ..LOCAL }) } else { (LOCAL, LOCAL) };
+    ctx_a.set_local_address(&addr_a);
+    ctx_b.set_local_address(&addr_b);
+    // The controllers' EV-event rings must exist before any QP reaches
+    // RTS (the card reports the EV slots the driver denies there).
+    let _ctl_a = ctx_a.controller(10)?;
+    let _ctl_b = if fabric { Some(ctx_b.controller(10)?) } else { None };
+    let pd_a = ctx_a.alloc_pd();
+    let pd_b = ctx_b.alloc_pd();
     let cq_log2 = ceil_log2(a.qps * depth * 2).clamp(6, 16);
-    let mut cq_send = ctx.create_cq(cq_log2)?;
-    let mut cq_recv = ctx.create_cq(6)?;
-    let src_buf = pd.alloc_buffer(a.size as usize)?;
-    let dst_buf = pd.alloc_buffer((a.size * u64::from(a.qps)) as usize)?;
+    let mut cq_send = ctx_a.create_cq(cq_log2)?;
+    let mut cq_recv = ctx_b.create_cq(6)?;
+    let src_buf = pd_a.alloc_buffer(a.size as usize)?;
+    let dst_buf = pd_b.alloc_buffer((a.size * u64::from(a.qps)) as usize)?;
     let mut data = vec![0u8; a.size as usize];
     let mut rng = tb::rng::Rng::new(a.seed);
     rng.fill(&mut data);
     src_buf.write(0, &data).map_err(driver::Error::from)?;
-    let src = pd.register(&src_buf, Access::LocalOnly)?;
-    let dst = pd.register(&dst_buf, Access::RemoteWrite)?;
+    let src = pd_a.register(&src_buf, Access::LocalOnly)?;
+    let dst = pd_b.register(&dst_buf, Access::RemoteWrite)?;
     let rkey = dst.rkey().expect("registered for remote write");
-    let peer = PeerAddress { mac: LOCAL.mac, ip: LOCAL.ip };
+    let peer_of_a = PeerAddress { mac: addr_b.mac, ip: addr_b.ip };
+    let peer_of_b = PeerAddress { mac: addr_a.mac, ip: addr_a.ip };
+    // Timeouts as `mrc cosim` sets them: RTO 16 us; the stall rule's
+    // allowance max(2 us, 2 x base RTT) and the tail check's age from the
+    // base RTT (2 x one-way delay + the responder's turnaround, ~0.3 us).
+    let one_way_ns = if fabric { a.delay.as_ps() / 1000 } else { 0 };
+    let base_rtt_ns = (2 * one_way_ns + 300) as u32;
+    let allowance = (2 * base_rtt_ns).max(2000);
     let rts = |sq_psn: u32| RtsAttr {
         sq_psn,
         send_mpr_units: 2,
         max_wimm: 1,
-        timeouts: Timeouts { ack_timeout_exp: 8, retry_linear: 7, retry_exp: 7, reorder_allowance: 3, stall_allowance_ns: 50_000, stall_age_ns: 0 },
+        timeouts: Timeouts {
+            ack_timeout_exp: 4,
+            retry_linear: 7,
+            retry_exp: 7,
+            reorder_allowance: 3,
+            stall_allowance_ns: allowance,
+            stall_age_ns: base_rtt_ns + 500 + allowance,
+        },
         evs: EvProfile { values: (0..a.evs).map(|i| EV_BASE + i).collect() },
         cc: CcProfile::default(),
     };
@@ -241,26 +302,45 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let mut flows = Vec::new();
     let mut responders = Vec::new();
     for i in 0..a.qps {
-        let mut qa = pd.create_qp(&mut cq_send, ceil_log2(depth * 2).max(1))?;
-        let mut qb = pd.create_qp(&mut cq_recv, 1)?;
+        let mut qa = pd_a.create_qp(&mut cq_send, ceil_log2(depth * 2).max(1))?;
+        let mut qb = pd_b.create_qp(&mut cq_recv, 1)?;
         let (na, nb) = (qa.qpn(), qb.qpn());
-        for (qp, dest) in [(&mut qa, nb), (&mut qb, na)] {
-            qp.modify(QpTransition::Init { pkey: 0xFFFF })?;
-            qp.modify(QpTransition::Rtr(RtrAttr { dest_qp: dest, rq_psn: 0, peer, log2_mtu, max_wimm: 1 }))?;
-        }
+        qa.modify(QpTransition::Init { pkey: 0xFFFF })?;
+        qa.modify(QpTransition::Rtr(RtrAttr { dest_qp: nb, rq_psn: 0, peer: peer_of_a, log2_mtu, max_wimm: 1 }))?;
+        qb.modify(QpTransition::Init { pkey: 0xFFFF })?;
+        qb.modify(QpTransition::Rtr(RtrAttr { dest_qp: na, rq_psn: 0, peer: peer_of_b, log2_mtu, max_wimm: 1 }))?;
         qa.modify(QpTransition::Rts(rts(0)))?;
         qb.modify(QpTransition::Rts(rts(0)))?;
         flows.push(Flow { qp: qa, dst_offset: u64::from(i) * a.size, posted: 0, completed: 0, in_flight: Default::default() });
         responders.push(qb);
     }
-    ctx.sync().map_err(driver::Error::from)?;
-    let fib = ctx.info().fault_inject_base;
-    dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+    ctx_a.sync().map_err(driver::Error::from)?;
+    ctx_b.sync().map_err(driver::Error::from)?;
+    let fib = ctx_a.info().fault_inject_base;
+    let dev = dev_a.clone();
+    if fabric {
+        // The fabric's clock starts now: --fail-ev times count from here.
+        let evs: Vec<u32> = (0..a.evs).map(|i| u32::from(EV_BASE + i)).collect();
+        let link = LinkConfig {
+            base_delay: a.delay,
+            ev_delay_spread: a.ev_spread,
+            line_rate_gbps: Some(100.0),
+            loss: a.loss,
+            blackholes: a.fail_ev.iter().map(|&(ev, at)| (EvMatch::Index(ev), at)).collect(),
+            ..LinkConfig::default()
+        };
+        let f = Fabric::new(&link, &link, &evs, a.seed).map_err(|e| PerfError::Usage(e.to_string()))?;
+        dev.with_bench(|b| b.link = Some(Box::new(FabricInterconnect { fabric: f, origin: b.cycle })));
+    } else {
+        dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+    }
 
     let total = u64::from(a.iters) * u64::from(a.qps);
     let bar = if a.quiet || a.json { ProgressBar::hidden() } else { ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()) };
     bar.set_style(ProgressStyle::with_template("perf [{elapsed_precise}] {bar:40} {pos}/{len} WRITEs  {msg}").expect("valid template"));
-    let mut fails: Vec<(u16, u64)> = a.fail_ev.iter().map(|&(ev, at)| (ev, at.0 / 1000)).collect();
+    // Loopback: the fault-injection stage blackholes the EV values at
+    // their time (the fabric has its own blackholes).
+    let mut fails: Vec<(u16, u64)> = if fabric { vec![] } else { a.fail_ev.iter().map(|&(ev, at)| (ev, at.0 / 1000)).collect() };
     fails.sort_by_key(|f| f.1);
     let mut fails_armed = 0usize;
     let mut errors = Vec::new();
@@ -342,7 +422,10 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
             errors.push(format!("QP {}: destination differs from the source or incomplete ({}/{})", f.qp.qpn(), f.completed, a.iters));
         }
     }
-    dev.with_nic(|nic| errors.extend(nic.dma.errors.iter().cloned()));
+    dev_a.with_nic(|nic| errors.extend(nic.dma.errors.iter().cloned()));
+    if fabric {
+        dev_b.with_nic(|nic| errors.extend(nic.dma.errors.iter().cloned()));
+    }
     let sim_ns = cycles_to_ns(last_done - t0);
     latencies.sort_by(f64::total_cmp);
     let latency = (!latencies.is_empty()).then(|| Latency {
@@ -352,10 +435,20 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         min_ns: latencies[0],
     });
     let bytes = completed * a.size;
-    let counter = |n: &str| ctx.counter(n).unwrap_or(0);
+    let counter = |n: &str| ctx_a.counter(n).unwrap_or(0);
+    let (blackholed, lost) = if fabric {
+        fabric_drops(&dev)
+    } else {
+        (u64::from(counter("fi_ev_drop")), 0)
+    };
     let report = PerfReport {
         mode: a.mode,
-        endpoints: "two QPs of one card in loopback (fault_inject)",
+        endpoints: a.endpoints,
+        endpoints_desc: if fabric {
+            "two cards, requester QPs on A, responder QPs on B, over tb::fabric (one path per EV)"
+        } else {
+            "QP pairs of one card in loopback (fault_inject)"
+        },
         size: a.size,
         iters: a.iters,
         tx_depth: depth,
@@ -372,7 +465,8 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         retransmits: counter("retransmit"),
         rtos: counter("rto"),
         evs_marked_bad: counter("ev_marked_bad"),
-        frames_dropped_by_fail_ev: counter("fi_ev_drop"),
+        frames_blackholed: blackholed,
+        frames_lost: lost,
         cycles,
         wall_s,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
@@ -389,6 +483,15 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     Ok(report.ok)
 }
 
+/// Frames the fabric blackholed and lost, both directions.
+fn fabric_drops(dev: &CosimDevice) -> (u64, u64) {
+    dev.with_bench(|b| {
+        let Some(f) = b.link.as_ref().and_then(|l| l.as_any().downcast_ref::<FabricInterconnect>()) else { return (0, 0) };
+        let (ab, ba) = (f.fabric.ab.total(), f.fabric.ba.total());
+        (ab.blackholed + ba.blackholed, ab.lost + ba.lost)
+    })
+}
+
 /// The next send completion: (QP, status, wr_id).
 fn poll_one(cq: &mut CompletionQueue) -> Result<Option<(u32, CqStatus, u64)>, PerfError> {
     Ok(cq.poll_cq()?.map(|wc| (wc.qp, wc.status, wc.wr_id)))
@@ -399,7 +502,7 @@ fn print_report(r: &PerfReport) {
         Mode::Bw => "bandwidth",
         Mode::Lat => "latency",
     });
-    println!("endpoints: {}", r.endpoints);
+    println!("endpoints: {}", r.endpoints_desc);
     println!();
     println!("{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}", "size", "iters", "depth", "qps", "evs", "mtu");
     println!("{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}", r.size, r.iters, r.tx_depth, r.qps, r.evs, r.mtu);
@@ -411,7 +514,10 @@ fn print_report(r: &PerfReport) {
     if let Some(l) = &r.latency {
         println!("latency (ns)     min {:.0}  p50 {:.0}  p99 {:.0}  max {:.0}  (post to send completion)", l.min_ns, l.p50_ns, l.p99_ns, l.max_ns);
     }
-    println!("retransmits      {}  (RTOs {}, EVs marked bad {}, frames dropped by --fail-ev {})", r.retransmits, r.rtos, r.evs_marked_bad, r.frames_dropped_by_fail_ev);
+    println!(
+        "retransmits      {}  (RTOs {}, EVs marked bad {}; frames blackholed {}, lost {})",
+        r.retransmits, r.rtos, r.evs_marked_bad, r.frames_blackholed, r.frames_lost
+    );
     println!("simulation       {} cycles in {:.2} s wall: {:.0} cycles/s", r.cycles, r.wall_s, r.cycles_per_s);
     for e in &r.errors {
         println!("error: {e}");

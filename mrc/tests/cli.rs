@@ -175,6 +175,42 @@ fn sim_refuses_bad_faults_and_options() {
     }
 }
 
+/// `mrc cosim`, small: two verilated NICs, 40 messages, an EV failing
+/// early and 1% loss; the scoreboard passes, the golden model delivers the
+/// same messages, and the report has the figures the docs promise.
+#[test]
+fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
+    if sim::verilated::verilator_version().is_err() {
+        if std::env::var_os("MRC_SKIP_EDA").is_some() {
+            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+            return;
+        }
+        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
+    }
+    let args = ["cosim", "--messages", "40", "--max-size", "3KiB", "--fail-ev", "2@10us", "--loss", "0.01", "--seed", "3", "--json"];
+    let out = mrc().args(args).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    let hw = &v["hardware"];
+    assert_eq!(hw["ok"], true, "{hw:#}");
+    assert_eq!(hw["messages_completed"], 40);
+    assert!(hw["goodput_gbps"].as_f64().unwrap() > 0.0);
+    assert!(hw["latency_p99_ns"].as_f64().unwrap() >= hw["latency_p50_ns"].as_f64().unwrap());
+    assert!(hw["cycles_per_second"].as_f64().unwrap() > 0.0);
+    let blackholed: u64 = hw["link_ab"].as_array().unwrap().iter().map(|p| p["blackholed"].as_u64().unwrap()).sum();
+    assert!(blackholed > 0, "the failed EV must have swallowed traffic: {:#}", hw["link_ab"]);
+    assert!(hw["retransmissions"].as_u64().unwrap() > 0);
+    let g = &v["golden"];
+    assert_eq!(g["golden_ok"], true, "{g:#}");
+    assert_eq!(g["same_delivery"], true, "{g:#}");
+
+    // A bad option is refused with a message and exit code 2.
+    let out = mrc().args(["cosim", "--fail-ev", "9@1us"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-ev"));
+}
+
 fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = mrc().arg("perf").args(args).arg("--json").output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -182,7 +218,7 @@ fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     (out.status.code(), v)
 }
 
-/// `mrc perf` on the co-simulated RTL: every WRITE completes, the data is
+/// `mrc perf` on the co-simulated RTL, one card in loopback: every WRITE completes, the data is
 /// in place, the figures are consistent with each other; latency mode
 /// posts one at a time. Needs `verilator` (skipped with MRC_SKIP_EDA=1).
 #[test]
@@ -191,7 +227,7 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
         eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
         return;
     }
-    let (code, bw) = json_perf(&["--qps", "2", "--tx-depth", "4", "--iters", "12", "--size", "4KiB", "--seed", "3"]);
+    let (code, bw) = json_perf(&["--endpoints", "loopback", "--qps", "2", "--tx-depth", "4", "--iters", "12", "--size", "4KiB", "--seed", "3"]);
     assert_eq!(code, Some(0), "{bw:#}");
     assert_eq!(bw["completed"], 24);
     assert_eq!(bw["bytes"], 24 * 4096);
@@ -205,7 +241,7 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
     assert!(lat["p99_ns"].as_f64().unwrap() <= lat["max_ns"].as_f64().unwrap());
     assert_eq!(bw["retransmits"], 0, "no loss, no resend");
 
-    let (code, l) = json_perf(&["--mode", "lat", "--iters", "8", "--size", "64", "--tx-depth", "16"]);
+    let (code, l) = json_perf(&["--endpoints", "loopback", "--mode", "lat", "--iters", "8", "--size", "64", "--tx-depth", "16"]);
     assert_eq!(code, Some(0), "{l:#}");
     assert_eq!(l["tx_depth"], 1, "latency mode posts one WRITE at a time");
     assert_eq!(l["completed"], 8);
@@ -217,10 +253,30 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
 
 #[test]
 fn perf_refuses_bad_options() {
-    for args in [&["--size", "0"][..], &["--evs", "0"], &["--fail-ev", "9@1us"], &["--qps", "65"], &["--mtu", "1000"], &["--iters", "0"]] {
+    for args in [&["--size", "0"][..], &["--evs", "0"], &["--fail-ev", "9@1us"], &["--qps", "65"], &["--mtu", "1000"], &["--iters", "0"], &["--loss", "1.5"], &["--endpoints", "loopback", "--loss", "0.1"]] {
         let out = mrc().arg("perf").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("mrc perf: invalid option") && !err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+/// `mrc perf` between two co-simulated cards over `tb::fabric` (the
+/// default endpoints), with the fabric's delays: completes, data in place,
+/// and the latency includes at least the fabric's round trip.
+#[test]
+fn perf_runs_between_two_cards_over_the_fabric() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, r) = json_perf(&["--endpoints", "fabric", "--iters", "8", "--size", "8KiB", "--tx-depth", "4", "--delay", "1us"]);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!(r["endpoints"], "fabric");
+    assert_eq!(r["completed"], 8);
+    assert_eq!(r["data_ok"], true);
+    assert!(r["latency"]["min_ns"].as_f64().unwrap() > 2000.0, "a WRITE's ACK crosses the fabric twice (1 us each way): {r:#}");
+    let (code, l) = json_perf(&["--endpoints", "fabric", "--mode", "lat", "--iters", "4", "--size", "64", "--delay", "3us"]);
+    assert_eq!(code, Some(0), "{l:#}");
+    assert!(l["latency"]["min_ns"].as_f64().unwrap() > 6000.0, "3 us each way: {l:#}");
 }

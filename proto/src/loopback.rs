@@ -47,6 +47,13 @@ pub struct LinkConfig {
     pub jitter: Duration,
     /// Probability a packet is lost.
     pub loss: f64,
+    /// Decide each loss by [`keyed_loss`] (a hash of the seed, the
+    /// direction, the opcode, the PSN and how many times this link has
+    /// carried that opcode and PSN) instead of a draw from the run's RNG.
+    /// Two runs that send the same packets (the golden model and the RTL
+    /// co-simulation, whose schedules differ) then lose the same ones.
+    #[serde(default)]
+    pub loss_keyed: bool,
     /// Probability a packet is delivered twice.
     pub duplicate: f64,
     /// Probability a packet is corrupted. By default the packet is encoded
@@ -73,6 +80,7 @@ impl Default for LinkConfig {
             ev_delay_spread: Duration::from_ns(500),
             jitter: Duration::ZERO,
             loss: 0.0,
+            loss_keyed: false,
             duplicate: 0.0,
             corrupt: 0.0,
             deliver_corrupted: false,
@@ -114,6 +122,10 @@ pub struct Scenario {
     /// Receives B posts before the run (the rest are posted one per receive
     /// completion); `None` = as many as its receive queue holds.
     pub recv_prepost: Option<usize>,
+    /// A keeps at most this many messages posted and not yet completed
+    /// (a driver's limit); `None` = as many as its send queue holds.
+    #[serde(default)]
+    pub max_outstanding: Option<usize>,
     /// Simulated time after which the run stops.
     pub time_limit: Duration,
     /// Record every packet.
@@ -164,6 +176,7 @@ impl Scenario {
             link_ab: LinkConfig::default(),
             link_ba: LinkConfig::default(),
             recv_prepost: None,
+            max_outstanding: None,
             time_limit: Duration::from_ms(100),
             capture: false,
             seed: 1,
@@ -323,6 +336,8 @@ struct Link {
     holes: Vec<(u32, Instant)>,
     free_at: Instant,
     stats: LinkStats,
+    /// Times each (opcode, PSN) was carried (for `LinkConfig::loss_keyed`).
+    seen: std::collections::HashMap<(u8, u32), u32>,
 }
 
 impl Link {
@@ -338,17 +353,65 @@ impl Link {
                 (v, *t)
             })
             .collect();
-        Link { cfg: cfg.clone(), holes, free_at: Instant::ZERO, stats: LinkStats::default() }
+        Link {
+            cfg: cfg.clone(),
+            holes,
+            free_at: Instant::ZERO,
+            stats: LinkStats::default(),
+            seen: std::collections::HashMap::new(),
+        }
     }
 
     fn ev_extra(&self, ev: u32) -> Duration {
-        let spread = self.cfg.ev_delay_spread.as_ps();
+        self.cfg.ev_extra_delay(ev)
+    }
+
+    /// The keyed loss decision of `pkt` on this link (counts the packet).
+    fn keyed_loss(&mut self, seed: u64, dir: Dir, pkt: &RocePacket) -> bool {
+        let key = (pkt.bth.opcode as u8, pkt.bth.psn.value());
+        let nth = self.seen.entry(key).or_insert(0);
+        *nth += 1;
+        keyed_loss(seed, dir, key.0, key.1, *nth, self.cfg.loss)
+    }
+}
+
+impl LinkConfig {
+    /// The fixed extra delay of EV value `ev`: `ev_delay_spread` spread
+    /// over `[0, spread]` by a hash of the value (the same EV always gets
+    /// the same path length).
+    pub fn ev_extra_delay(&self, ev: u32) -> Duration {
+        let spread = self.ev_delay_spread.as_ps();
         if spread == 0 {
             return Duration::ZERO;
         }
         let h = (ev.wrapping_mul(0x9E37_79B1) >> 16) as u64 % 1024;
         Duration::from_ps(spread * h / 1023)
     }
+}
+
+/// Whether the `nth` (from 1) packet with `opcode` and `psn` a link in
+/// direction `dir` carries is lost, with probability `p`: a splitmix64
+/// hash of the arguments against `p`. Deterministic in its arguments, so
+/// any simulator of the same link loses the same packets.
+pub fn keyed_loss(seed: u64, dir: Dir, opcode: u8, psn: u32, nth: u32, p: f64) -> bool {
+    if p <= 0.0 {
+        return false;
+    }
+    let d = match dir {
+        Dir::AtoB => 1u64,
+        Dir::BtoA => 2u64,
+    };
+    let mut z = seed
+        ^ d.wrapping_mul(0xD1B5_4A32_D192_ED03)
+        ^ (u64::from(opcode) << 56)
+        ^ (u64::from(psn) << 24)
+        ^ u64::from(nth);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    // The top 53 bits as a uniform number in [0, 1).
+    ((z >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < p
 }
 
 /// Flip 1 to 3 random bits of `pkt`'s frame: what a bad link or a faulty
@@ -520,9 +583,14 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn post_more(&mut self) {
+    /// Returns whether anything was posted.
+    fn post_more(&mut self) -> bool {
+        let before = self.next_send;
         // Keep A's send queue fed (it holds SQ_DEPTH requests).
         while self.next_send < self.sc.messages.len() {
+            if self.sc.max_outstanding.is_some_and(|m| self.next_send - self.next_done as usize >= m) {
+                break;
+            }
             let i = self.next_send;
             let m = self.sc.messages[i];
             let wr = WriteRequest {
@@ -537,6 +605,7 @@ impl<'a> Runner<'a> {
             }
             self.next_send += 1;
         }
+        self.next_send != before
     }
 
     fn send(&mut self, from: Side, pkt: RocePacket) {
@@ -561,11 +630,16 @@ impl<'a> Runner<'a> {
             link.stats.blackholed += 1;
             return;
         }
-        let cfg = &link.cfg;
-        if cfg.loss > 0.0 && self.rng.gen_bool(cfg.loss.min(1.0)) {
+        let lost = if link.cfg.loss_keyed {
+            link.keyed_loss(self.sc.seed, dir, &pkt)
+        } else {
+            link.cfg.loss > 0.0 && self.rng.gen_bool(link.cfg.loss.min(1.0))
+        };
+        if lost {
             link.stats.lost += 1;
             return;
         }
+        let cfg = &link.cfg;
         let copies = if cfg.duplicate > 0.0 && self.rng.gen_bool(cfg.duplicate.min(1.0)) {
             link.stats.duplicated += 1;
             2
@@ -677,7 +751,13 @@ impl<'a> Runner<'a> {
         loop {
             self.pump(Side::A);
             self.pump(Side::B);
-            self.post_more();
+            if self.post_more() && self.sc.max_outstanding.is_some() {
+                // Under a `max_outstanding` limit every post follows a
+                // completion and nothing else may be pending: send now,
+                // not at the next event (there may be none). Without the
+                // limit the runner keeps its original schedule.
+                self.pump(Side::A);
+            }
             if self.finished() {
                 break;
             }

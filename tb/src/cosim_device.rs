@@ -117,6 +117,36 @@ impl DmaMemory for DriverMemory {
 /// were stepped): a fabric between their MAC ports.
 pub trait Interconnect: Send {
     fn step(&mut self, cycle: u64, nics: &mut [Nic<DriverMemory>]);
+    /// For reading a concrete interconnect's statistics back.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// [`crate::fabric::Fabric`] between NIC 0 (side A) and NIC 1 (side B):
+/// frames from each NIC's MAC TX go through their direction's paths to
+/// the other's MAC RX. The fabric's clock starts at `origin` (the bench
+/// cycle it was installed at), so its blackhole times count from there.
+pub struct FabricInterconnect {
+    pub fabric: crate::fabric::Fabric,
+    pub origin: u64,
+}
+
+impl Interconnect for FabricInterconnect {
+    fn step(&mut self, cycle: u64, nics: &mut [Nic<DriverMemory>]) {
+        let t = cycle.saturating_sub(self.origin);
+        let (a, b) = nics.split_at_mut(1);
+        let (a, b) = (&mut a[0], &mut b[0]);
+        for f in a.tx.frames.drain(..) {
+            self.fabric.ab.send(t, f);
+        }
+        for f in b.tx.frames.drain(..) {
+            self.fabric.ba.send(t, f);
+        }
+        self.fabric.ab.deliver(t, &mut b.rx);
+        self.fabric.ba.deliver(t, &mut a.rx);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Settings of a co-simulated device.
@@ -231,9 +261,11 @@ impl CosimDevice {
         Ok(CosimDevice { bench, port: 0, iovas: IovaAllocator::new() })
     }
 
-    /// Two cards on one clock, joined by `link`.
-    pub fn pair(built: &Built, opts: &CosimOptions, link: Box<dyn Interconnect>) -> Result<(CosimDevice, CosimDevice), VerilatedError> {
-        let bench = Self::bench(built, 2, opts, Some(link))?;
+    /// Two cards on one clock, joined by `link` (which may also be
+    /// installed later: `with_bench(|b| b.link = ..)`; until then frames
+    /// wait in the MAC TX sinks).
+    pub fn pair(built: &Built, opts: &CosimOptions, link: Option<Box<dyn Interconnect>>) -> Result<(CosimDevice, CosimDevice), VerilatedError> {
+        let bench = Self::bench(built, 2, opts, link)?;
         Ok((
             CosimDevice { bench: bench.clone(), port: 0, iovas: IovaAllocator::new() },
             CosimDevice { bench, port: 1, iovas: IovaAllocator::new() },

@@ -121,6 +121,14 @@ impl<M: DmaMemory> Nic<M> {
     /// Write one config-table row (the CSR block's staging registers, then
     /// `go`).
     pub fn cfg_row(&mut self, table: u8, index: u16, row: &[u8; 32]) {
+        self.queue_cfg_row(table, index, row);
+        self.finish_csr(10_000);
+    }
+
+    /// Queue the register writes of one config row without running the
+    /// clock (the AXI-Lite master performs them as the NIC is stepped;
+    /// drain `axil.results` now and then).
+    pub fn queue_cfg_row(&mut self, table: u8, index: u16, row: &[u8; 32]) {
         use regmap::cfg as c;
         for k in 0..8 {
             let w = u32::from_le_bytes([row[4 * k], row[4 * k + 1], row[4 * k + 2], row[4 * k + 3]]);
@@ -129,7 +137,6 @@ impl<M: DmaMemory> Nic<M> {
         self.axil.write(c::BASE + c::TABLE, u32::from(table));
         self.axil.write(c::BASE + c::INDEX, u32::from(index));
         self.axil.write(c::BASE + c::GO, 1);
-        self.finish_csr(10_000);
     }
 
     /// Ring QP `qp`'s doorbell with the new send-queue producer index.
@@ -156,4 +163,149 @@ pub fn row(fields: &[(usize, usize, u128)]) -> [u8; 32] {
         }
     }
     r
+}
+
+/// A NIC's station address: the MAC (48 bits) and IPv4 address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Station {
+    pub mac: u64,
+    pub ipv4: u32,
+}
+
+/// Retransmit-engine parameters of one QP (config table 8; see
+/// docs/hw/retransmit.md). Times in nanoseconds of the core's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetxParams {
+    /// `ack_timeout(ack_timeout_exp)`.
+    pub rto_ns: u32,
+    /// Stall allowance `A` (0: stall rule off).
+    pub stall_allowance_ns: u32,
+    pub reorder_allowance: u16,
+    pub retry_linear: u8,
+    /// 25 = infinite.
+    pub retry_exp: u8,
+    /// Tail-check age (0: off).
+    pub stall_age_ns: u32,
+}
+
+/// Receive-side set-up of a QP (the responder's tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResponderParams {
+    pub qp: u8,
+    /// The first PSN it expects.
+    pub start_psn: u32,
+    /// The one memory region the peer writes: rkey, base VA, length.
+    pub rkey: u32,
+    pub region_va: u64,
+    pub region_len: u64,
+}
+
+/// Configuration through config rows, as a driver does it (the row
+/// layouts are the ones of docs/hw/*.md and `hw::regmap::cfg_table`).
+impl Nic {
+    /// The NIC's own address row and peer row `peer_row`. DSCP 26, TTL 64.
+    pub fn set_addresses(&mut self, local: Station, peer_row: u16, peer: Station) {
+        use regmap::cfg_table;
+        self.cfg_row(cfg_table::ADDR, peer_row, &row(&[(0, 48, u128::from(peer.mac)), (48, 32, u128::from(peer.ipv4))]));
+        self.cfg_row(
+            cfg_table::ADDR,
+            hw::tx_path::table::LOCAL_INDEX,
+            &row(&[(0, 48, u128::from(local.mac)), (48, 32, u128::from(local.ipv4)), (194, 6, 26), (200, 8, 64)]),
+        );
+    }
+
+    /// Completion ring `ring`: `2^log2_slots` 32-byte entries at `base`
+    /// (resets its producer index).
+    pub fn set_cq_ring(&mut self, ring: u8, base: u64, log2_slots: u8) {
+        self.cfg_row(regmap::cfg_table::CQ_RING, ring.into(), &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]));
+    }
+
+    /// The driver consumed `consumed` entries (free running) of CQ `ring`:
+    /// queued without waiting, so a running system is not held up.
+    pub fn queue_cq_consumed(&mut self, ring: u8, consumed: u32) {
+        self.queue_cfg_row(regmap::cfg_table::CQ_RING, 0x8000 | u16::from(ring), &row(&[(0, 32, u128::from(consumed))]));
+    }
+
+    /// The EV-event ring: `2^log2_slots` 16-byte entries at `base`.
+    pub fn set_ev_ring(&mut self, base: u64, log2_slots: u8) {
+        self.cfg_row(regmap::cfg_table::EV_RING, 0, &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]));
+    }
+
+    /// The driver consumed `consumed` EV events (free running); queued.
+    pub fn queue_ev_consumed(&mut self, consumed: u32) {
+        self.queue_cfg_row(regmap::cfg_table::EV_RING, 0x8000, &row(&[(0, 32, u128::from(consumed))]));
+    }
+
+    /// CC gate row of `qp`: window bounds in bytes and the send window in
+    /// PSNs.
+    pub fn set_cc(&mut self, qp: u8, min_cwnd: u32, max_cwnd: u32, send_window_psns: u16) {
+        self.cfg_row(
+            regmap::cfg_table::CC,
+            qp.into(),
+            &row(&[(0, 32, u128::from(min_cwnd)), (32, 32, u128::from(max_cwnd)), (64, 16, u128::from(send_window_psns))]),
+        );
+    }
+
+    /// Retransmit-engine row of `qp`, and the scanner's last QP (global row).
+    pub fn set_retransmit(&mut self, qp: u8, p: &RetxParams, last_scanned_qp: u8) {
+        use regmap::cfg_table;
+        self.cfg_row(
+            cfg_table::RETX_QP,
+            qp.into(),
+            &row(&[
+                (0, 32, u128::from(p.rto_ns)),
+                (32, 32, u128::from(p.stall_allowance_ns)),
+                (64, 16, u128::from(p.reorder_allowance)),
+                (80, 3, u128::from(p.retry_linear)),
+                (83, 5, u128::from(p.retry_exp)),
+                (88, 32, u128::from(p.stall_age_ns)),
+            ]),
+        );
+        self.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, u128::from(last_scanned_qp))]));
+    }
+
+    /// EV set of `qp`: EVs `0..count` get the values `first_value + i`;
+    /// every other EV of the QP is denied (mask 0xFFFF, value 0: the EV
+    /// selector reports each as a DENIED event).
+    pub fn set_ev_set(&mut self, qp: u8, count: u16, first_value: u16) {
+        use regmap::cfg_table;
+        for e in 0..count {
+            self.cfg_row(cfg_table::EV, (u16::from(qp) << 7) | e, &row(&[(0, 16, u128::from(first_value + e))]));
+        }
+        self.cfg_row(cfg_table::EV, 0x8000 | u16::from(qp), &row(&[(0, 16, 0xFFFF), (16, 16, 0)]));
+    }
+
+    /// Core globals: the EV selector keeps at least `min_good_evs` GOOD.
+    pub fn set_min_good_evs(&mut self, min_good_evs: u8) {
+        self.cfg_row(regmap::cfg_table::CORE, 0, &row(&[(0, 8, u128::from(min_good_evs))]));
+    }
+
+    /// Write `qp`'s send context: this starts the QP (the CC row must be
+    /// written before).
+    pub fn start_send_qp(&mut self, qp: u8, ctx: &hw::layout::SqContext) {
+        let bytes = ctx.encode().expect("a valid send context");
+        let mut r = [0u8; 32];
+        r[..bytes.len()].copy_from_slice(&bytes);
+        self.cfg_row(regmap::cfg_table::SQ_CTX, qp.into(), &r);
+    }
+
+    /// ACK generator parameters (global): SACK every `ack_every` packets
+    /// or `ack_delay_cycles` after the first unacknowledged one.
+    pub fn set_ack_params(&mut self, ack_every: u16, ack_delay_cycles: u16) {
+        self.cfg_row(regmap::cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, u128::from(ack_every)), (16, 16, u128::from(ack_delay_cycles))]));
+    }
+
+    /// The receive side of a QP: its memory region (slot = rkey mod 256),
+    /// and its expected PSN in the completion tracker, the ACK generator
+    /// and the SACK table.
+    pub fn set_responder(&mut self, p: &ResponderParams) {
+        use regmap::cfg_table;
+        self.cfg_row(
+            cfg_table::MR,
+            (p.rkey & 0xFF) as u16,
+            &row(&[(0, 32, u128::from(p.rkey)), (32, 64, u128::from(p.region_va)), (96, 64, u128::from(p.region_len)), (160, 1, 1)]),
+        );
+        self.cfg_row(cfg_table::RECV_QP, p.qp.into(), &row(&[(0, 24, u128::from(p.start_psn))]));
+        self.cfg_row(cfg_table::ACK_QP_INIT, p.qp.into(), &row(&[(0, 24, u128::from(p.start_psn))]));
+    }
 }

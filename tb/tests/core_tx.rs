@@ -8,10 +8,10 @@
 //! configured EV set. Random stalls on the DMA port and MAC TX.
 
 use hw::layout::{SqContext, SqDescriptor, SqOpcode};
-use hw::regmap::{self, cfg_table, HDR_NEXT, HDR_TYPE, HDR_VERSION};
+use hw::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
 use sim::verilated::BuildOptions;
-use tb::nic::{build_core, row, Nic, Stalls};
+use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 
 const QP: u8 = 5;
 const DEST_QP: u32 = 0x77;
@@ -31,30 +31,25 @@ fn skip() -> bool {
     false
 }
 
+const LOCAL: Station = Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 };
+const PEER: Station = Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 };
+
 fn configure(nic: &mut Nic) {
     // Congestion window: min 4 KiB, max 1 MiB, send window 256 PSNs.
-    nic.cfg_row(cfg_table::CC, QP.into(), &row(&[(0, 32, 4096), (32, 32, 1 << 20), (64, 16, 256)]));
+    nic.set_cc(QP, 4096, 1 << 20, 256);
     // Retransmit: RTO 200 us, stall allowance 50 us, reorder 3, retries.
-    nic.cfg_row(cfg_table::RETX_QP, QP.into(), &row(&[(0, 32, 200_000), (32, 32, 50_000), (64, 16, 3), (80, 3, 7), (83, 5, 7)]));
-    nic.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, 15)]));
+    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    nic.set_retransmit(QP, &retx, 15);
     // Peer address row 3 and the NIC's own row.
-    nic.cfg_row(cfg_table::ADDR, 3, &row(&[(0, 48, 0x0200_0000_0002), (48, 32, 0x0A00_0002)]));
-    nic.cfg_row(
-        cfg_table::ADDR,
-        hw::tx_path::table::LOCAL_INDEX,
-        &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
-    );
+    nic.set_addresses(LOCAL, 3, PEER);
     // EV-event ring 0 at 0x9000_0000, 256 slots of 16 bytes.
-    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
+    nic.set_ev_ring(0x9000_0000, 8);
     // EV set: EVs 0..8 get values 0x1000 + i; every other EV keeps value 0
     // and is denied (mask 0xFFFF, value 0).
-    for e in 0..EVS {
-        nic.cfg_row(cfg_table::EV, (u16::from(QP) << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
-    }
-    nic.cfg_row(cfg_table::EV, 0x8000 | u16::from(QP), &row(&[(0, 16, 0xFFFF), (16, 16, 0)]));
-    nic.cfg_row(cfg_table::CORE, 0, &row(&[(0, 8, 1)]));
+    nic.set_ev_set(QP, EVS, 0x1000);
+    nic.set_min_good_evs(1);
     // CQ 0 at 0x8000_0000, 64 slots.
-    nic.cfg_row(cfg_table::CQ_RING, 0, &row(&[(0, 64, 0x8000_0000), (64, 8, 6)]));
+    nic.set_cq_ring(0, 0x8000_0000, 6);
     // The send context last: it starts the QP.
     let ctx = SqContext {
         sq_base: SQ_BASE,
@@ -69,10 +64,7 @@ fn configure(nic: &mut Nic) {
         enable: true,
         send_mpr_units: 2,
     };
-    let bytes = ctx.encode().unwrap();
-    let mut r = [0u8; 32];
-    r[..bytes.len()].copy_from_slice(&bytes);
-    nic.cfg_row(cfg_table::SQ_CTX, QP.into(), &r);
+    nic.start_send_qp(QP, &ctx);
 }
 
 #[test]
@@ -193,12 +185,10 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
 /// memory registration, receive start PSN, ACK policy, and its own send
 /// context (the peer for its ACKs is QP `QP` at the same address row).
 fn configure_receiver(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, 4), (16, 16, 2000)]));
-    nic.cfg_row(cfg_table::MR, 0x34, &row(&[(0, 32, 0x1234), (32, 64, 0x5000_0000), (96, 64, 0x0200_0000), (160, 1, 1)]));
-    nic.cfg_row(cfg_table::RECV_QP, DEST_QP as u16, &row(&[(0, 24, u128::from(START_PSN))]));
-    nic.cfg_row(cfg_table::ACK_QP_INIT, DEST_QP as u16, &row(&[(0, 24, u128::from(START_PSN))]));
+    nic.set_ack_params(4, 2000);
+    nic.set_responder(&ResponderParams { qp: DEST_QP as u8, start_psn: START_PSN, rkey: 0x1234, region_va: 0x5000_0000, region_len: 0x0200_0000 });
     // The receiver's CQ is ring 1, 64 slots at 0x8100_0000.
-    nic.cfg_row(cfg_table::CQ_RING, 1, &row(&[(0, 64, 0x8100_0000), (64, 8, 6)]));
+    nic.set_cq_ring(1, 0x8100_0000, 6);
     let ctx = SqContext {
         sq_base: 0x1800_0000,
         cq_index: 1,
@@ -212,10 +202,7 @@ fn configure_receiver(nic: &mut Nic) {
         enable: true,
         send_mpr_units: 2,
     };
-    let bytes = ctx.encode().unwrap();
-    let mut r = [0u8; 32];
-    r[..bytes.len()].copy_from_slice(&bytes);
-    nic.cfg_row(cfg_table::SQ_CTX, DEST_QP as u16, &r);
+    nic.start_send_qp(DEST_QP as u8, &ctx);
 }
 
 /// The whole loop on one core in loopback: the WRITE leaves the TX path,

@@ -338,7 +338,11 @@ fn denied_ev_carries_nothing_in_loopback() {
 /// in turn: receiver's retransmit and CC rows, requester's receive rows,
 /// receiver's EV set, 64-bit IOVAs), recovers in 68,600 cycles with
 /// `retransmit=5 rto=5 ev_marked_bad=1 cc_held=2`. Not found yet what in
-/// the driver's bring-up differs; reported.
+/// the driver's bring-up differs; reported. With `mrc perf`'s timeouts
+/// (RTO 16 us, stall allowance 2 us, tail check at 2.8 us) it stops
+/// earlier: `fi_ev_drop=5 ev_marked_bad=1 data_sent=35 rx_placed=31`, no
+/// retransmission at all; yet `mrc perf --endpoints loopback --fail-ev
+/// 2@10us` (16 KiB WRITEs, no random stalls) recovers.
 #[test]
 #[ignore = "deadlocks on the RTL: 2 RTOs then no progress (see the doc comment)"]
 fn blackholed_ev_recovers_in_loopback() {

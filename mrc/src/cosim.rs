@@ -1,0 +1,267 @@
+//! `mrc cosim`: two verilated NICs (the RTL of `hw::core::MrcCore`) over a
+//! simulated multipath fabric with a failing EV, checked by a scoreboard
+//! and compared with the golden model on the same scenario.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use proto::loopback::EvMatch;
+use proto::time::Duration;
+use sim::verilated::BuildOptions;
+use tb::cosim::{compare_with_golden, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport};
+
+use crate::units::{parse_duration, parse_ev_failure, parse_size};
+
+/// Options of `mrc cosim`.
+#[derive(Args, Debug)]
+pub struct CosimArgs {
+    /// Number of EVs (paths) of the requester's QP.
+    #[arg(long, default_value_t = 8)]
+    pub evs: u16,
+    /// EV INDEX drops everything from TIME on (after the first doorbell),
+    /// e.g. 3@50us (repeatable).
+    #[arg(long = "fail-ev", value_parser = parse_ev_failure, default_value = "3@50us")]
+    pub fail_ev: Vec<(u16, proto::Instant)>,
+    /// No EV fails (overrides --fail-ev).
+    #[arg(long)]
+    pub no_failure: bool,
+    /// Loss probability per packet, both directions (keyed by the packet,
+    /// so the golden model loses the same packets).
+    #[arg(long, default_value_t = 0.001)]
+    pub loss: f64,
+    /// Number of messages NIC A writes to NIC B.
+    #[arg(long, default_value_t = 1000)]
+    pub messages: usize,
+    /// Messages are 1 byte to this size (uniform).
+    #[arg(long, value_parser = parse_size, default_value = "8KiB")]
+    pub max_size: u64,
+    /// Percent of the messages that are WRITE-with-immediate.
+    #[arg(long, default_value_t = 33)]
+    pub imm_pct: u32,
+    /// log2 of the MTU (8..=13).
+    #[arg(long, default_value_t = 10)]
+    pub log2_mtu: u8,
+    /// One-way base delay of every path.
+    #[arg(long, value_parser = parse_duration, default_value = "1us")]
+    pub delay: Duration,
+    /// Extra delay spread across the EVs' paths.
+    #[arg(long, value_parser = parse_duration, default_value = "500ns")]
+    pub ev_spread: Duration,
+    /// Random per-packet jitter (reordering within a path).
+    #[arg(long, value_parser = parse_duration, default_value = "200ns")]
+    pub jitter: Duration,
+    /// Line rate of each direction, Gb/s.
+    #[arg(long, default_value_t = 100.0)]
+    pub rate_gbps: f64,
+    /// ACK timeout exponent t: RTO = 1.024 us x 2^t.
+    #[arg(long, default_value_t = 4)]
+    pub timeout_exp: u8,
+    /// Stop after this many cycles of the core's clock.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub cycle_limit: u64,
+    /// Seed of the messages, the fabric and the stalls.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write FST waveforms of both NICs: FILE with `.a` / `.b` before the
+    /// extension (out.fst -> out.a.fst, out.b.fst).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Skip the golden model's run.
+    #[arg(long)]
+    pub no_golden: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Errors of `mrc cosim`.
+#[derive(Debug, thiserror::Error)]
+pub enum CosimError {
+    #[error("invalid option: {0}")]
+    Usage(String),
+    #[error(transparent)]
+    System(#[from] tb::cosim::SystemError),
+    #[error(transparent)]
+    Verilated(#[from] sim::verilated::VerilatedError),
+}
+
+fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
+    let stem = p.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let ext = p.extension().map_or_else(|| "fst".into(), |s| s.to_string_lossy().into_owned());
+    (p.with_file_name(format!("{stem}.a.{ext}")), p.with_file_name(format!("{stem}.b.{ext}")))
+}
+
+/// The system the options describe.
+pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
+    let usage = |s: &str| Err(CosimError::Usage(s.to_string()));
+    if args.evs == 0 || args.evs > 128 {
+        return usage("--evs must be 1..=128");
+    }
+    if !(0.0..1.0).contains(&args.loss) {
+        return usage("--loss must be in [0, 1)");
+    }
+    if args.messages == 0 || args.messages > 60_000 {
+        return usage("--messages must be 1..=60000");
+    }
+    if args.max_size == 0 || args.max_size > 1 << 20 {
+        return usage("--max-size must be 1 byte..=1 MiB");
+    }
+    if args.imm_pct > 100 {
+        return usage("--imm-pct must be <= 100");
+    }
+    if !(8..=13).contains(&args.log2_mtu) {
+        return usage("--log2-mtu must be 8..=13");
+    }
+    if args.timeout_exp > 20 {
+        return usage("--timeout-exp must be <= 20 (the hardware's RTO is 32-bit ns)");
+    }
+    if !(args.rate_gbps > 0.0 && args.rate_gbps.is_finite()) {
+        return usage("--rate-gbps must be positive");
+    }
+    if args.fail_ev.iter().any(|(i, _)| *i >= args.evs) {
+        return usage("--fail-ev names an EV beyond --evs");
+    }
+    let messages = random_messages(args.seed, args.messages, args.max_size as u32, args.imm_pct);
+    let mut cfg = SystemConfig::new(args.evs, messages, args.seed);
+    cfg.log2_mtu = args.log2_mtu;
+    cfg.ack_timeout_exp = args.timeout_exp;
+    cfg.cycle_limit = args.cycle_limit;
+    // The stall rule as the model derives it: max(2 us, 2 x base RTT).
+    let base_rtt_ns = (2 * args.delay.as_ps() / 1000 + 300) as u32;
+    cfg.stall_allowance_ns = (2 * base_rtt_ns).max(2000);
+    cfg.stall_age_ns = base_rtt_ns + (args.ev_spread.as_ps() / 1000) as u32 + cfg.stall_allowance_ns;
+    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
+        link.base_delay = args.delay;
+        link.ev_delay_spread = args.ev_spread;
+        link.jitter = args.jitter;
+        link.loss = args.loss;
+        link.loss_keyed = true;
+        link.line_rate_gbps = Some(args.rate_gbps);
+        link.blackholes = if args.no_failure {
+            Vec::new()
+        } else {
+            args.fail_ev.iter().map(|&(i, at)| (EvMatch::Index(i), at)).collect()
+        };
+    }
+    cfg.trace = args.trace.as_deref().map(trace_paths);
+    Ok(cfg)
+}
+
+fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
+    let sb = &r.scoreboard;
+    let hw_changes = r.ev_changes.len();
+    let hw_bad = r.ev_changes.iter().filter(|c| c.new_state == "assumed_bad").count();
+    let gcol = |f: &dyn Fn(&GoldenComparison) -> String| g.map_or_else(|| "-".to_string(), f);
+    let rows: Vec<(&str, String, String)> = vec![
+        (
+            "messages completed",
+            format!("{} / {}", r.messages_completed, r.messages),
+            gcol(&|g| format!("{} / {}", g.golden_messages_completed, r.messages)),
+        ),
+        ("bytes delivered", r.bytes.to_string(), "".into()),
+        (
+            "completion time",
+            format!("{:.2} us ({} cycles)", r.sim_time_ns / 1000.0, r.cycles),
+            gcol(&|g| format!("{:.2} us", g.golden_completion_ns / 1000.0)),
+        ),
+        ("goodput", format!("{:.2} Gb/s", r.goodput_gbps), gcol(&|g| format!("{:.2} Gb/s", g.golden_goodput_gbps))),
+        ("latency p50 / p99", format!("{:.0} / {:.0} ns", r.latency_p50_ns, r.latency_p99_ns), "".into()),
+        ("retransmissions", r.retransmissions.to_string(), gcol(&|g| g.golden_retransmissions.to_string())),
+        ("RTOs", r.rtos.to_string(), gcol(&|g| g.golden_rtos.to_string())),
+        (
+            "EV state changes",
+            format!("{hw_changes} ({hw_bad} to ASSUMED_BAD)"),
+            gcol(&|g| format!("{} to ASSUMED_BAD", g.golden_ev_marked_bad)),
+        ),
+        (
+            "fabric A->B lost / blackholed",
+            format!(
+                "{} / {}",
+                r.link_ab.iter().map(|p| p.lost).sum::<u64>(),
+                r.link_ab.iter().map(|p| p.blackholed).sum::<u64>()
+            ),
+            "".into(),
+        ),
+        (
+            "simulated cycles",
+            format!("{} ({:.0} cycles/s, {:.1} s wall)", r.cycles_simulated, r.cycles_per_second, r.wall_seconds),
+            "".into(),
+        ),
+    ];
+    let w = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+    let w2 = rows.iter().map(|(_, v, _)| v.len()).max().unwrap_or(0).max(8);
+    println!("{:<w$}  {:<w2$}  golden model", "", "hardware (RTL)");
+    for (k, v, gv) in rows {
+        println!("{k:<w$}  {v:<w2$}  {gv}");
+    }
+    let verdict = if sb.ok() && !r.timed_out {
+        "OK: exactly once, byte-identical, completions in order, no QP / DMA error".to_string()
+    } else {
+        format!(
+            "FAILED: completed={} in_order={} identical={} once={} imm={} no_qp_error={} no_protocol_error={} timed_out={}",
+            sb.all_completed,
+            sb.send_in_order,
+            sb.data_identical,
+            sb.placed_once,
+            sb.imm_in_order,
+            sb.no_qp_error,
+            sb.no_protocol_error,
+            r.timed_out
+        )
+    };
+    println!("{:<w$}  {verdict}", "scoreboard");
+    for f in sb.failures.iter().take(10) {
+        println!("{:<w$}  {f}", "");
+    }
+    if let Some(g) = g {
+        println!(
+            "{:<w$}  delivery {}, retransmissions {:.1}% apart ({})",
+            "golden comparison",
+            if g.same_delivery { "identical" } else { "DIFFERS" },
+            100.0 * g.retransmission_difference,
+            if g.retransmissions_within_10pct { "within 10%" } else { "NOT within 10%" }
+        );
+    }
+}
+
+/// Run `mrc cosim`; returns whether the scoreboard passed.
+pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
+    let cfg = config(args)?;
+    let golden = (!args.no_golden).then(|| cfg.golden_scenario().run());
+    let quiet = args.quiet || args.json;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(cfg.messages.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("cosim [{elapsed_precise}] {bar:40} {pos}/{len} messages  {msg}")
+                .expect("valid template"),
+        );
+        b
+    };
+    bar.set_message("building the Verilator model of mrc_core");
+    let built = tb::nic::build_core(&BuildOptions { trace: cfg.trace.is_some(), ..BuildOptions::default() })?;
+    bar.set_message("configuring both NICs");
+    let mut sys = System::new(&built, cfg)?;
+    let mut on_progress = |p: Progress| {
+        bar.set_position(p.completed as u64);
+        bar.set_message(format!("cycle {}  ({:.1} us simulated)", p.cycle, p.cycle as f64 * 99.0 / 32.0 / 1000.0));
+    };
+    let report = sys.run(&mut on_progress);
+    bar.finish_and_clear();
+    let cmp = golden.as_ref().map(|g| compare_with_golden(&report, g));
+    if args.json {
+        let v = serde_json::json!({ "hardware": report, "golden": cmp });
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+    } else {
+        print_table(&report, cmp.as_ref());
+        if let Some((a, b)) = &sys.cfg.trace {
+            println!("traces: {} and {}", a.display(), b.display());
+        }
+    }
+    Ok(report.ok)
+}

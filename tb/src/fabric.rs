@@ -1,0 +1,419 @@
+//! The simulated multipath fabric between two NICs' MAC ports, stepped in
+//! clock cycles of the core.
+//!
+//! Time: the core's `now` advances 99/32 ns (3,093.75 ps) per cycle (its
+//! CMAC clock is 322 MHz); the fabric keeps the golden model's integer
+//! picoseconds and converts once, with [`cycles_to_ps`] and
+//! [`ps_to_cycles`] (a frame is due in the first cycle at or after its
+//! arrival time).
+//!
+//! Each direction ([`FabricLink`]) takes the frames one NIC's MAC TX
+//! produced, maps each to a path by its EV (the UDP source port, read from
+//! the headers; a frame that does not parse goes on path 0) and applies
+//! the semantics of [`proto::loopback::LinkConfig`], the very type the
+//! golden model's scenario runner uses, in the runner's order:
+//! serialisation at the line rate, blackhole (from a set time on, the EV
+//! drops everything), loss (random, or keyed by the packet with
+//! [`proto::loopback::keyed_loss`] so both simulators lose the same
+//! packets), then delivery after `base_delay + ev_extra_delay(ev) +
+//! uniform jitter`. Duplication and corruption are not modelled here (the
+//! RTL's receive side is tested against them elsewhere): a link with them
+//! set is refused by [`FabricLink::new`].
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use proto::loopback::{keyed_loss, Dir, EvMatch, LinkConfig, WIRE_OVERHEAD};
+use proto::time::Duration;
+
+use crate::axis::AxisSource;
+use crate::rng::Rng;
+
+/// Picoseconds of `cycles` clock cycles (99/32 ns each).
+pub fn cycles_to_ps(cycles: u64) -> u64 {
+    cycles * 99_000 / 32
+}
+
+/// The first cycle at or after `ps`.
+pub fn ps_to_cycles(ps: u64) -> u64 {
+    (ps * 32).div_ceil(99_000)
+}
+
+/// Per-path counters of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PathStats {
+    pub sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub blackholed: u64,
+}
+
+/// A link the fabric cannot model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FabricError {
+    #[error("the fabric does not model {0} (set it to 0)")]
+    Unsupported(&'static str),
+    #[error("loss probability {0} outside [0, 1)")]
+    Loss(f64),
+    #[error("a fabric needs 1 to 128 paths, got {0}")]
+    Paths(usize),
+}
+
+/// What the light header read found in a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameKey {
+    /// UDP source port: the EV value.
+    pub ev: u32,
+    pub opcode: u8,
+    pub psn: u32,
+}
+
+/// Read the EV, BTH opcode and PSN of an Ethernet / IPv4-or-IPv6 / UDP /
+/// BTH frame without checking anything else (the receiving NIC does).
+pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
+    let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
+    let udp = match ethertype {
+        0x0800 => {
+            let ihl = usize::from(frame.get(14)? & 0x0F) * 4;
+            if ihl < 20 || *frame.get(23)? != 17 {
+                return None;
+            }
+            14 + ihl
+        }
+        0x86DD => {
+            if *frame.get(20)? != 17 {
+                return None;
+            }
+            14 + 40
+        }
+        _ => return None,
+    };
+    let ev = u32::from(u16::from_be_bytes([*frame.get(udp)?, *frame.get(udp + 1)?]));
+    let bth = udp + 8;
+    let opcode = *frame.get(bth)?;
+    let psn = u32::from_be_bytes([0, *frame.get(bth + 9)?, *frame.get(bth + 10)?, *frame.get(bth + 11)?]);
+    Some(FrameKey { ev, opcode, psn })
+}
+
+/// One direction of the fabric.
+pub struct FabricLink {
+    cfg: LinkConfig,
+    dir: Dir,
+    seed: u64,
+    /// Path `i` carries EV value `paths[i]`.
+    paths: Vec<u32>,
+    /// (path, from this time on in ps) it drops everything.
+    holes: Vec<(usize, u64)>,
+    /// The random draws (jitter, and loss unless keyed).
+    rng: Rng,
+    free_at_ps: u64,
+    /// Times each (opcode, PSN) reached the loss decision (keyed loss).
+    seen: HashMap<(u8, u32), u32>,
+    queue: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Frames in flight by sequence number, with their path.
+    in_flight: HashMap<u64, (usize, Vec<u8>)>,
+    seq: u64,
+    /// Counters per path.
+    pub stats: Vec<PathStats>,
+    /// Frames without a readable EV (sent on path 0).
+    pub unparsed: u64,
+}
+
+impl FabricLink {
+    /// A direction whose paths carry the EV values `paths` (a blackhole's
+    /// [`EvMatch::Index`] is an index in it); `dir` and `seed` key the
+    /// loss decisions.
+    pub fn new(cfg: &LinkConfig, dir: Dir, paths: Vec<u32>, seed: u64) -> Result<FabricLink, FabricError> {
+        if cfg.duplicate > 0.0 {
+            return Err(FabricError::Unsupported("duplication"));
+        }
+        if cfg.corrupt > 0.0 {
+            return Err(FabricError::Unsupported("corruption"));
+        }
+        if !(0.0..1.0).contains(&cfg.loss) {
+            return Err(FabricError::Loss(cfg.loss));
+        }
+        if paths.is_empty() || paths.len() > 128 {
+            return Err(FabricError::Paths(paths.len()));
+        }
+        let holes = cfg
+            .blackholes
+            .iter()
+            .filter_map(|&(m, at)| {
+                let path = match m {
+                    EvMatch::Index(i) => usize::from(i),
+                    EvMatch::Value(v) => paths.iter().position(|&p| p == v)?,
+                };
+                (path < paths.len()).then_some((path, at.as_ps()))
+            })
+            .collect();
+        let n = paths.len();
+        let tag = match dir {
+            Dir::AtoB => 1,
+            Dir::BtoA => 2,
+        };
+        Ok(FabricLink {
+            cfg: cfg.clone(),
+            dir,
+            seed,
+            paths,
+            holes,
+            rng: Rng::new(seed.wrapping_mul(31).wrapping_add(tag)),
+            free_at_ps: 0,
+            seen: HashMap::new(),
+            queue: BinaryHeap::new(),
+            in_flight: HashMap::new(),
+            seq: 0,
+            stats: vec![PathStats::default(); n],
+            unparsed: 0,
+        })
+    }
+
+    /// Path of a frame (0 when it does not parse or its EV is unknown).
+    pub fn path_of(&self, key: Option<FrameKey>) -> usize {
+        key.and_then(|k| self.paths.iter().position(|&p| p == k.ev)).unwrap_or(0)
+    }
+
+    /// Frames in flight.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Take a frame that left the sender's MAC at `cycle`.
+    pub fn send(&mut self, cycle: u64, frame: Vec<u8>) {
+        let key = frame_key(&frame);
+        if key.is_none() {
+            self.unparsed += 1;
+        }
+        let path = self.path_of(key);
+        self.stats[path].sent += 1;
+        let now = cycles_to_ps(cycle);
+        let mut depart = now;
+        if let Some(gbps) = self.cfg.line_rate_gbps {
+            // The model serialises payload + WIRE_OVERHEAD bytes (an
+            // estimate of the headers); here the real frame is at hand.
+            let bytes = frame.len() as u64;
+            let start = self.free_at_ps.max(now);
+            depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps).as_ps();
+            self.free_at_ps = depart;
+        }
+        if self.holes.iter().any(|&(p, t)| p == path && depart >= t) {
+            self.stats[path].blackholed += 1;
+            return;
+        }
+        let lost = if self.cfg.loss_keyed {
+            let k = key.map_or((0, 0), |k| (k.opcode, k.psn));
+            let nth = self.seen.entry(k).or_insert(0);
+            *nth += 1;
+            keyed_loss(self.seed, self.dir, k.0, k.1, *nth, self.cfg.loss)
+        } else {
+            self.cfg.loss > 0.0 && ((self.rng.next_u64() >> 11) as f64) / ((1u64 << 53) as f64) < self.cfg.loss
+        };
+        if lost {
+            self.stats[path].lost += 1;
+            return;
+        }
+        let ev = self.paths[path];
+        let jitter = self.cfg.jitter.as_ps();
+        let jitter = if jitter > 0 { self.rng.below(jitter) } else { 0 };
+        let arrive = depart + self.cfg.base_delay.as_ps() + self.cfg.ev_extra_delay(ev).as_ps() + jitter;
+        self.seq += 1;
+        self.queue.push(Reverse((ps_to_cycles(arrive), self.seq)));
+        self.in_flight.insert(self.seq, (path, frame));
+    }
+
+    /// The next frame due at or before `cycle`, if any (counted as
+    /// delivered).
+    pub fn pop_due(&mut self, cycle: u64) -> Option<Vec<u8>> {
+        while let Some(&Reverse((due, seq))) = self.queue.peek() {
+            if due > cycle {
+                return None;
+            }
+            self.queue.pop();
+            if let Some((path, frame)) = self.in_flight.remove(&seq) {
+                self.stats[path].delivered += 1;
+                return Some(frame);
+            }
+        }
+        None
+    }
+
+    /// Hand every frame due at or before `cycle` to the receiver's MAC RX.
+    pub fn deliver(&mut self, cycle: u64, rx: &mut AxisSource) {
+        while let Some(frame) = self.pop_due(cycle) {
+            rx.push(frame);
+        }
+    }
+
+    /// Sum of the per-path counters.
+    pub fn total(&self) -> PathStats {
+        self.stats.iter().fold(PathStats::default(), |a, s| PathStats {
+            sent: a.sent + s.sent,
+            delivered: a.delivered + s.delivered,
+            lost: a.lost + s.lost,
+            blackholed: a.blackholed + s.blackholed,
+        })
+    }
+}
+
+/// Both directions.
+pub struct Fabric {
+    /// NIC A (requester) to NIC B.
+    pub ab: FabricLink,
+    /// NIC B to NIC A (the ACKs).
+    pub ba: FabricLink,
+}
+
+impl Fabric {
+    pub fn new(ab: &LinkConfig, ba: &LinkConfig, paths: &[u32], seed: u64) -> Result<Fabric, FabricError> {
+        Ok(Fabric {
+            ab: FabricLink::new(ab, Dir::AtoB, paths.to_vec(), seed)?,
+            ba: FabricLink::new(ba, Dir::BtoA, paths.to_vec(), seed)?,
+        })
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.ab.in_flight() + self.ba.in_flight()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use proto::loopback::EvMatch;
+    use proto::time::Instant;
+    use proto::wire::{emit_frame, BthRepr, Encap, Opcode, RocePacket};
+    use proto::Psn;
+
+    fn frame(ev: u32, psn: u32, encap: &Encap) -> Vec<u8> {
+        let pkt = RocePacket {
+            ev,
+            ecn_ce: false,
+            trimmed: false,
+            bth: BthRepr {
+                opcode: Opcode::WriteMiddle,
+                solicited: false,
+                mig_req: true,
+                pad: 0,
+                pkey: 0xFFFF,
+                fecn: false,
+                becn: false,
+                mrc_ext: false,
+                dest_qp: 0x77,
+                ack_req: false,
+                psn: Psn::new(psn),
+            },
+            reth: None,
+            imm: None,
+            aeth: None,
+            ext: None,
+            payload: Bytes::from(vec![0xAB; 256]),
+        };
+        let mut f = Vec::new();
+        emit_frame(&pkt, encap, &mut f);
+        f
+    }
+
+    #[test]
+    fn frame_key_reads_ev_opcode_and_psn_of_ipv4_and_ipv6_frames() {
+        for encap in [Encap::test_v4(), Encap::test_v6()] {
+            let k = frame_key(&frame(0x1003, 0xABCDEF, &encap)).expect("parses");
+            assert_eq!(k, FrameKey { ev: 0x1003, opcode: Opcode::WriteMiddle as u8, psn: 0xABCDEF });
+        }
+        assert_eq!(frame_key(&[0u8; 10]), None, "too short");
+        let mut f = frame(0x1003, 1, &Encap::test_v4());
+        f[12] = 0x88; // not IP
+        assert_eq!(frame_key(&f), None);
+    }
+
+    #[test]
+    fn cycle_conversion_is_99_32_ns() {
+        assert_eq!(cycles_to_ps(32), 99_000);
+        assert_eq!(ps_to_cycles(99_000), 32);
+        assert_eq!(ps_to_cycles(99_001), 33, "due in the first cycle at or after");
+        assert_eq!(ps_to_cycles(cycles_to_ps(12_345)), 12_345);
+    }
+
+    fn link(cfg: LinkConfig) -> FabricLink {
+        FabricLink::new(&cfg, Dir::AtoB, (0..8).map(|i| 0x1000 + i).collect(), 5).unwrap()
+    }
+
+    /// (cycle, frame) of everything delivered in `from..until`.
+    fn drain(l: &mut FabricLink, from: u64, until: u64) -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        for c in from..until {
+            while let Some(f) = l.pop_due(c) {
+                out.push((c, f));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn paths_have_their_own_delay_and_a_blackhole_drops_from_its_time_on() {
+        let cfg = LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::from_ns(500),
+            line_rate_gbps: None,
+            blackholes: vec![(EvMatch::Index(2), Instant::from_ns(2000))],
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg.clone());
+        let v4 = Encap::test_v4();
+        for ev in 0..8 {
+            l.send(0, frame(0x1000 + ev, ev, &v4));
+        }
+        // Each frame is due at base + the EV's extra delay (the model's hash).
+        let got = drain(&mut l, 0, 1000);
+        assert_eq!(got.len(), 8);
+        let mut due: Vec<u64> =
+            (0..8).map(|ev| ps_to_cycles(1_000_000 + cfg.ev_extra_delay(0x1000 + ev).as_ps())).collect();
+        due.sort_unstable();
+        assert_eq!(got.iter().map(|(c, _)| *c).collect::<Vec<_>>(), due);
+        // After 2 us (647 cycles), path 2 swallows; the others deliver.
+        for ev in 0..8 {
+            l.send(700, frame(0x1000 + ev, 100 + ev, &v4));
+        }
+        assert_eq!(l.stats[2].blackholed, 1);
+        assert_eq!(l.stats[2].sent, 2);
+        assert_eq!(drain(&mut l, 700, 2000).len(), 7);
+        // An unknown EV and a frame that does not parse go on path 0.
+        l.send(2000, frame(0x4242, 7, &v4));
+        l.send(2000, vec![1, 2, 3]);
+        assert_eq!(l.stats[0].sent, 4);
+        assert_eq!(l.unparsed, 1);
+        assert_eq!(l.in_flight(), 2);
+    }
+
+    #[test]
+    fn keyed_loss_loses_the_same_packets_as_the_models_rule() {
+        let cfg = LinkConfig { loss: 0.05, loss_keyed: true, line_rate_gbps: None, ..LinkConfig::default() };
+        let mut l = link(cfg.clone());
+        let v4 = Encap::test_v4();
+        let mut expect_lost = 0;
+        for psn in 0..2000u32 {
+            // Every PSN twice: the second carriage has its own decision.
+            for nth in 1..=2 {
+                l.send(u64::from(psn), frame(0x1000 + psn % 8, psn, &v4));
+                if keyed_loss(5, Dir::AtoB, Opcode::WriteMiddle as u8, psn, nth, 0.05) {
+                    expect_lost += 1;
+                }
+            }
+        }
+        let t = l.total();
+        assert_eq!(t.lost, expect_lost);
+        // About 5% of 4000.
+        assert!((120..=280).contains(&t.lost), "{} lost", t.lost);
+        assert_eq!(t.sent, 4000);
+    }
+
+    #[test]
+    fn unsupported_impairments_are_refused() {
+        let e = FabricLink::new(&LinkConfig { duplicate: 0.1, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        assert!(matches!(e, Err(FabricError::Unsupported(_))));
+        let e = FabricLink::new(&LinkConfig { loss: 1.0, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        assert!(matches!(e, Err(FabricError::Loss(_))));
+        assert!(matches!(FabricLink::new(&LinkConfig::default(), Dir::AtoB, vec![], 1), Err(FabricError::Paths(0))));
+    }
+}
