@@ -67,13 +67,15 @@ pub struct PerfArgs {
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
     /// Bytes per WRITE (e.g. 4096, 64KiB).
-    #[arg(long, value_parser = parse_size, default_value = "16KiB")]
+    #[arg(long, value_parser = parse_size, default_value = "4KiB")]
     pub size: u64,
     /// WRITEs per QP.
     #[arg(long, default_value_t = 100)]
     pub iters: u32,
-    /// WRITEs outstanding per QP (bw mode; lat uses 1).
-    #[arg(long, default_value_t = 16)]
+    /// WRITEs outstanding per QP (bw mode; lat uses 1). The core's
+    /// retransmit table holds 4 messages per QP, and a path failure with
+    /// more than about 64 PSNs in flight stalls the RTL (docs/driver.md).
+    #[arg(long, default_value_t = 4)]
     pub tx_depth: u32,
     /// QP pairs.
     #[arg(long, default_value_t = 1)]
@@ -381,31 +383,28 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
                 f.posted += 1;
             }
         }
-        match poll_one(&mut cq_send)? {
-            Some((qpn, status, wr_id)) => {
-                let done = dev.cycles();
-                let Some(f) = flows.iter_mut().find(|f| f.qp.qpn() == qpn) else {
-                    errors.push(format!("completion for unknown QP {qpn}"));
-                    continue;
-                };
-                if status != CqStatus::Success {
-                    errors.push(format!("QP {qpn} WRITE {wr_id}: {status:?}"));
-                }
-                if wr_id != u64::from(f.completed) {
-                    errors.push(format!("QP {qpn}: completion {wr_id} out of order (expected {})", f.completed));
-                }
-                if let Some(posted) = f.in_flight.pop_front() {
-                    latencies.push(cycles_to_ns(done - posted));
-                }
-                f.completed += 1;
-                completed += 1;
-                last_done = done;
-                if completed % 16 == 0 || completed == total {
-                    bar.set_position(completed);
-                    bar.set_message(format!("t={:.1} us", cycles_to_ns(done - t0) / 1000.0));
-                }
+        if let Some((qpn, status, wr_id)) = poll_one(&mut cq_send)? {
+            let done = dev.cycles();
+            let Some(f) = flows.iter_mut().find(|f| f.qp.qpn() == qpn) else {
+                errors.push(format!("completion for unknown QP {qpn}"));
+                continue;
+            };
+            if status != CqStatus::Success {
+                errors.push(format!("QP {qpn} WRITE {wr_id}: {status:?}"));
             }
-            None => {}
+            if wr_id != u64::from(f.completed) {
+                errors.push(format!("QP {qpn}: completion {wr_id} out of order (expected {})", f.completed));
+            }
+            if let Some(posted) = f.in_flight.pop_front() {
+                latencies.push(cycles_to_ns(done - posted));
+            }
+            f.completed += 1;
+            completed += 1;
+            last_done = done;
+            if completed.is_multiple_of(16) || completed == total {
+                bar.set_position(completed);
+                bar.set_message(format!("t={:.1} us", cycles_to_ns(done - t0) / 1000.0));
+            }
         }
     }
     bar.finish_and_clear();

@@ -280,3 +280,20 @@ fn perf_runs_between_two_cards_over_the_fabric() {
     assert_eq!(code, Some(0), "{l:#}");
     assert!(l["latency"]["min_ns"].as_f64().unwrap() > 6000.0, "3 us each way: {l:#}");
 }
+
+/// A path failing mid-run between two cards: the WRITEs still complete
+/// with their data in place, the fabric swallowed frames, the card resent
+/// them and marked the EV bad.
+#[test]
+fn perf_survives_a_failed_path_over_the_fabric() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, r) = json_perf(&["--iters", "30", "--size", "4KiB", "--tx-depth", "4", "--fail-ev", "2@10us"]);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!((r["completed"].as_u64(), r["data_ok"].as_bool()), (Some(30), Some(true)), "{r:#}");
+    assert!(r["frames_blackholed"].as_u64().unwrap() > 0, "the failure hit traffic: {r:#}");
+    assert!(r["retransmits"].as_u64().unwrap() > 0, "{r:#}");
+    assert!(r["evs_marked_bad"].as_u64().unwrap() > 0, "{r:#}");
+}

@@ -304,7 +304,7 @@ impl CosimDevice {
     }
 
     fn mmio_ok(&self, offset: u64) -> bool {
-        offset < self.bar_len() && offset % 4 == 0
+        offset < self.bar_len() && offset.is_multiple_of(4)
     }
 }
 
