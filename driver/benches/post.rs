@@ -76,7 +76,7 @@ fn bring_up(log2_sq: u8) -> Bench {
         send_mpr_units: 255,
         max_wimm: 16,
         timeouts: Timeouts::default(),
-        evs: EvProfile { values: (0..32).collect() },
+        evs: EvProfile { values: (1..=32).collect() },
         cc: CcProfile::default(),
     };
     qp.modify(QpTransition::Rts(rts)).unwrap();

@@ -219,7 +219,19 @@ struct Alloc {
     controller: bool,
     /// Highest QP number moved to RTS (the RTO scanner's last QP).
     last_rts_qp: Option<u8>,
+    /// Per QP number: EV slots `0..n` may hold a nonzero value (written
+    /// by an RTS), to be cleared when a later set is smaller.
+    ev_slots_used: Vec<u8>,
 }
+
+/// The control row that denies a QP's EV slots beyond its set (value 0).
+fn deny_unused_slots() -> Row {
+    Row::new().set(config::ev::MASK, 0xFFFF).set(config::ev::MATCH, UNUSED_EV_VALUE).set(config::ev::ALLOW, 0)
+}
+
+/// The value of the EV slots beyond a QP's set (reserved: refused in an
+/// `EvProfile`), denied by the driver.
+pub const UNUSED_EV_VALUE: u64 = 0;
 
 struct Shared {
     dev: Arc<dyn Device>,
@@ -246,6 +258,14 @@ impl Shared {
             return Ok(());
         }
         lock(&self.cfg).sync(&*self.dev)
+    }
+    /// One register read: a PCIe round trip (about 1 us), by which time
+    /// the card has acted on the rows written before it. Spaces EV
+    /// control rows: the EV selector runs a deny / allow over 128 cycles
+    /// (400 ns) and drops an EV row that arrives meanwhile
+    /// (docs/driver.md, co-simulation findings).
+    fn round_trip(&self) {
+        self.dev.read32(self.info.cfg_base + u64::from(regmap::cfg::STATUS));
     }
     fn doorbell(&self, qpn: u32) -> u64 {
         self.info.doorbell_window + 4 * u64::from(qpn)
@@ -286,6 +306,7 @@ impl Context {
                 cqs: vec![false; MAX_CQS],
                 mrs: vec![None; MR_SLOTS],
                 addrs: vec![None; ADDR_ROWS],
+                ev_slots_used: vec![0; MAX_QPS],
                 ..Alloc::default()
             }),
         });
@@ -781,13 +802,35 @@ impl QueuePair {
                         self.shared.row(cfg_table::RETX_GLOBAL, 0, &Row::new().set(config::retx_global::LAST_QP, u64::from(self.qpn)));
                     }
                 }
+                // The card's EV selector sprays over all 128 EV slots of a
+                // QP and ignores `ev_count`: the slots beyond the set must
+                // be DENIED. They hold value 0 (reserved, refused in
+                // `check_rts`) and are denied by value after the
+                // allow-all. Slots a previous user of this QP number
+                // filled are cleared back to 0 first.
+                let n = a.evs.values.len();
+                let stale = {
+                    let mut al = lock(&self.shared.alloc);
+                    std::mem::replace(&mut al.ev_slots_used[self.qpn as usize], n as u8)
+                };
                 for (i, &v) in a.evs.values.iter().enumerate() {
                     self.shared.row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, u64::from(v)));
                 }
-                // Allow every EV of the set (a previous user of this QP
-                // number may have denied some).
-                let allow = Row::new().set(config::ev::MASK, 0).set(config::ev::MATCH, 0).set(config::ev::ALLOW, 1);
-                self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &allow);
+                for i in n..usize::from(stale) {
+                    self.shared.row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, 0));
+                }
+                // Allow every EV of the set if a previous user of this QP
+                // number may have denied some, then deny the unused slots.
+                // Each control row is followed by a register read (see
+                // `Shared::round_trip`); the allow-all only for a reused
+                // QP number.
+                if stale > 0 {
+                    let allow = Row::new().set(config::ev::MASK, 0).set(config::ev::MATCH, 0).set(config::ev::ALLOW, 1);
+                    self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &allow);
+                    self.shared.round_trip();
+                }
+                self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &deny_unused_slots());
+                self.shared.round_trip();
                 self.sq.reset();
                 self.track.pi.store(0, Ordering::Release);
                 self.track.ci.store(0, Ordering::Release);
@@ -1066,6 +1109,9 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     if n == 0 || n > MAX_EVS {
         return Err(bad("evs", format!("1..={MAX_EVS} EVs, got {n}")));
     }
+    if a.evs.values.iter().any(|&v| u64::from(v) == UNUSED_EV_VALUE) {
+        return Err(bad("evs", "EV value 0 is reserved (the card's unused EV slots hold it and are denied)"));
+    }
     let mut v = a.evs.values.clone();
     v.sort_unstable();
     if v.windows(2).any(|w| w[0] == w[1]) {
@@ -1296,8 +1342,19 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// The next EV event, `Ok(None)` if there is none.
+    /// The next EV event, `Ok(None)` if there is none. Events of the EV
+    /// slots beyond a QP's set (the driver denies them at RTS) are
+    /// consumed silently.
     pub fn poll_event(&mut self) -> Result<Option<layout::EvEvent>, EventError> {
+        loop {
+            match self.next_event()? {
+                Some(ev) if ev.ev_index >= lock(&self.shared.alloc).ev_slots_used[ev.qp as usize] => continue,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn next_event(&mut self) -> Result<Option<layout::EvEvent>, EventError> {
         let mut e = [0u8; layout::ev_event::SIZE];
         if !self.ring.peek(&mut e) {
             self.shared.dev.progress();
@@ -1319,6 +1376,7 @@ impl Controller {
     fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {
         let row = Row::new().set(config::ev::MASK, u64::from(mask)).set(config::ev::MATCH, u64::from(value)).set(config::ev::ALLOW, u64::from(allow));
         self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &row);
+        self.shared.round_trip();
     }
 
     /// Deny every EV of `qp` whose value matches `value` under `mask`
@@ -1327,15 +1385,21 @@ impl Controller {
         self.control(qp, mask, value, false);
     }
 
-    /// Allow the matching DENIED EVs again (DENIED -> GOOD).
+    /// Allow the matching DENIED EVs again (DENIED -> GOOD). An allow
+    /// that matches value 0 would also wake the unused EV slots beyond
+    /// the QP's set (the card sprays over all 128): they are denied again.
     pub fn allow(&self, qp: &QueuePair, mask: u16, value: u16) {
         self.control(qp, mask, value, true);
+        if u64::from(value & mask) == UNUSED_EV_VALUE & u64::from(mask) {
+            self.shared.round_trip();
+            self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &deny_unused_slots());
+        }
     }
 
     /// Re-admit one EV by value (see the type's doc: the card has no probes).
     pub fn readmit(&self, qp: &QueuePair, ev_value: u16) {
         self.control(qp, 0xFFFF, ev_value, false);
-        self.control(qp, 0xFFFF, ev_value, true);
+        self.allow(qp, 0xFFFF, ev_value);
     }
 
     /// See [`Context::set_min_good_evs`].

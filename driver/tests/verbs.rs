@@ -165,6 +165,12 @@ fn bring_up_writes_the_core_rows_in_order() {
     for i in 0..8u16 {
         assert_eq!(s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap().bits(0, 16), 0x1000 + u64::from(i));
     }
+    // The card sprays over all 128 EV slots: after an allow-all, the
+    // slots beyond the set (value 0) are denied.
+    let ctl_rows: Vec<&CfgRow> = rows.iter().filter(|r| r.table == cfg_table::EV && r.index == config::ev::CONTROL_INDEX | q).collect();
+    assert_eq!(ctl_rows.len(), 1, "a fresh QP number: nothing to allow again");
+    assert_eq!((ctl_rows[0].bits(0, 16), ctl_rows[0].bits(16, 16), ctl_rows[0].bits(32, 1)), (0xFFFF, 0, 0), "deny value 0");
+    assert!(s.dev.last_row(cfg_table::EV, q << 7 | 8).is_none(), "no stale slots to clear on a fresh QP number");
     let sq_ctx_at = row_pos(&rows, cfg_table::SQ_CTX, q);
     assert_eq!(sq_ctx_at, rows.len() - 1, "the send context is the last row (it starts the QP)");
     assert!(row_pos(&rows, cfg_table::CC, q) < sq_ctx_at);
@@ -243,7 +249,8 @@ fn misuse_is_refused_with_typed_errors() {
         ("retry_linear", RtsAttr { timeouts: Timeouts { retry_linear: 8, ..Timeouts::default() }, ..rts_attr() }),
         ("retry_exp", RtsAttr { timeouts: Timeouts { retry_exp: 26, ..Timeouts::default() }, ..rts_attr() }),
         ("evs", RtsAttr { evs: EvProfile { values: vec![] }, ..rts_attr() }),
-        ("evs", RtsAttr { evs: EvProfile { values: (0..129).collect() }, ..rts_attr() }),
+        ("evs", RtsAttr { evs: EvProfile { values: (1..130).collect() }, ..rts_attr() }),
+        ("evs", RtsAttr { evs: EvProfile { values: vec![5, 0, 6] }, ..rts_attr() }),
         ("evs", RtsAttr { evs: EvProfile { values: vec![7, 8, 7] }, ..rts_attr() }),
         ("cc", RtsAttr { cc: CcProfile { min_cwnd: 0, max_cwnd: 10 }, ..rts_attr() }),
         ("cc", RtsAttr { cc: CcProfile { min_cwnd: 100, max_cwnd: 10 }, ..rts_attr() }),
@@ -509,7 +516,17 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     s.qp.modify(QpTransition::Reset).unwrap();
     s.qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
     s.qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
-    s.qp.modify(QpTransition::Rts(rts_attr())).unwrap();
+    let before = s.dev.rows().len();
+    // A smaller EV set this time: the slots the first set used beyond it
+    // go back to value 0, everything is allowed again, then value 0 denied.
+    s.qp.modify(QpTransition::Rts(RtsAttr { evs: EvProfile { values: vec![0x2000, 0x2001, 0x2002] }, ..rts_attr() })).unwrap();
+    let ev_rows: Vec<CfgRow> = s.dev.rows().into_iter().skip(before).filter(|r| r.table == cfg_table::EV).collect();
+    let q16 = q as u16;
+    let values: Vec<(u16, u64)> = ev_rows.iter().filter(|r| r.index & 0x8000 == 0).map(|r| (r.index, r.bits(0, 16))).collect();
+    let want: Vec<(u16, u64)> = (0..8u16).map(|i| (q16 << 7 | i, if i < 3 { 0x2000 + u64::from(i) } else { 0 })).collect();
+    assert_eq!(values, want);
+    let ctl: Vec<(u64, u64, u64)> = ev_rows.iter().filter(|r| r.index & 0x8000 != 0).map(|r| (r.bits(0, 16), r.bits(16, 16), r.bits(32, 1))).collect();
+    assert_eq!(ctl, vec![(0, 0, 1), (0xFFFF, 0, 0)], "allow all, then deny the unused slots");
     assert!(s.card.sq_ctx(q).enable);
     s.card.sq_ci[q as usize] = 0; // the card's send state restarts with the context
     s.qp.post_write(&wr(&s.mr, 60, 0, 8)).unwrap();
@@ -615,6 +632,12 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     assert_eq!(rows.len(), 2);
     assert_eq!((rows[0].bits(16, 16), rows[0].bits(32, 1)), (0x1005, 0), "deny first");
     assert_eq!((rows[1].bits(16, 16), rows[1].bits(32, 1)), (0x1005, 1), "then allow");
+    // An allow that matches value 0 re-denies the unused slots.
+    s.dev.clear_log();
+    c.allow(&s.qp, 0, 0);
+    let rows = s.dev.rows();
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[1].bits(0, 16), rows[1].bits(16, 16), rows[1].bits(32, 1)), (0xFFFF, 0, 0), "unused slots denied again");
     c.set_min_good_evs(3);
     assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 3);
     drop(c);

@@ -1,6 +1,7 @@
 //! `mrc`: the project's one command-line front end.
 
 mod cosim;
+mod perf;
 mod rtl;
 mod sim;
 mod transfer;
@@ -33,6 +34,10 @@ enum Command {
     /// a failing EV: a scoreboard checks exactly-once, byte-identical,
     /// in-order delivery; the golden model runs the same scenario.
     Cosim(cosim::CosimArgs),
+    /// perftest-style WRITE bandwidth / latency through the driver's verbs
+    /// API on the co-simulated RTL (the verilated core, DMA served from the
+    /// driver's buffers); simulated Gb/s, message rate, latency percentiles.
+    Perf(perf::PerfArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +56,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc cosim: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Perf(args) => match perf::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc perf: {e}");
                 ExitCode::from(2)
             }
         },

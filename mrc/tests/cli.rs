@@ -210,3 +210,90 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-ev"));
 }
+
+fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = mrc().arg("perf").args(args).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+/// `mrc perf` on the co-simulated RTL, one card in loopback: every WRITE completes, the data is
+/// in place, the figures are consistent with each other; latency mode
+/// posts one at a time. Needs `verilator` (skipped with MRC_SKIP_EDA=1).
+#[test]
+fn perf_measures_writes_on_the_cosimulated_rtl() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, bw) = json_perf(&["--endpoints", "loopback", "--qps", "2", "--tx-depth", "4", "--iters", "12", "--size", "4KiB", "--seed", "3"]);
+    assert_eq!(code, Some(0), "{bw:#}");
+    assert_eq!(bw["completed"], 24);
+    assert_eq!(bw["bytes"], 24 * 4096);
+    assert_eq!(bw["data_ok"], true);
+    let sim_us = bw["sim_time_us"].as_f64().unwrap();
+    let gbps = bw["bandwidth_gbps"].as_f64().unwrap();
+    assert!(sim_us > 0.0 && (gbps - 24.0 * 4096.0 * 8.0 / (sim_us * 1000.0)).abs() < 1e-6, "{bw:#}");
+    let lat = &bw["latency"];
+    assert!(lat["min_ns"].as_f64().unwrap() <= lat["p50_ns"].as_f64().unwrap());
+    assert!(lat["p50_ns"].as_f64().unwrap() <= lat["p99_ns"].as_f64().unwrap());
+    assert!(lat["p99_ns"].as_f64().unwrap() <= lat["max_ns"].as_f64().unwrap());
+    assert_eq!(bw["retransmits"], 0, "no loss, no resend");
+
+    let (code, l) = json_perf(&["--endpoints", "loopback", "--mode", "lat", "--iters", "8", "--size", "64", "--tx-depth", "16"]);
+    assert_eq!(code, Some(0), "{l:#}");
+    assert_eq!(l["tx_depth"], 1, "latency mode posts one WRITE at a time");
+    assert_eq!(l["completed"], 8);
+    // One at a time: the run lasts at least the sum of the latencies' minimum.
+    assert!(l["sim_time_us"].as_f64().unwrap() * 1000.0 >= 8.0 * l["latency"]["min_ns"].as_f64().unwrap());
+    // A one-packet WRITE does not take longer than a 4 KiB one in flight behind others.
+    assert!(l["latency"]["p50_ns"].as_f64().unwrap() < bw["latency"]["p50_ns"].as_f64().unwrap(), "{l:#} {bw:#}");
+}
+
+#[test]
+fn perf_refuses_bad_options() {
+    for args in [&["--size", "0"][..], &["--evs", "0"], &["--fail-ev", "9@1us"], &["--qps", "65"], &["--mtu", "1000"], &["--iters", "0"], &["--loss", "1.5"], &["--endpoints", "loopback", "--loss", "0.1"]] {
+        let out = mrc().arg("perf").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("mrc perf: invalid option") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `mrc perf` between two co-simulated cards over `tb::fabric` (the
+/// default endpoints), with the fabric's delays: completes, data in place,
+/// and the latency includes at least the fabric's round trip.
+#[test]
+fn perf_runs_between_two_cards_over_the_fabric() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, r) = json_perf(&["--endpoints", "fabric", "--iters", "8", "--size", "8KiB", "--tx-depth", "4", "--delay", "1us"]);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!(r["endpoints"], "fabric");
+    assert_eq!(r["completed"], 8);
+    assert_eq!(r["data_ok"], true);
+    assert!(r["latency"]["min_ns"].as_f64().unwrap() > 2000.0, "a WRITE's ACK crosses the fabric twice (1 us each way): {r:#}");
+    let (code, l) = json_perf(&["--endpoints", "fabric", "--mode", "lat", "--iters", "4", "--size", "64", "--delay", "3us"]);
+    assert_eq!(code, Some(0), "{l:#}");
+    assert!(l["latency"]["min_ns"].as_f64().unwrap() > 6000.0, "3 us each way: {l:#}");
+}
+
+/// A path failing mid-run between two cards: the WRITEs still complete
+/// with their data in place, the fabric swallowed frames, the card resent
+/// them and marked the EV bad.
+#[test]
+fn perf_survives_a_failed_path_over_the_fabric() {
+    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
+        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+        return;
+    }
+    let (code, r) = json_perf(&["--iters", "30", "--size", "4KiB", "--tx-depth", "4", "--fail-ev", "2@10us"]);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!((r["completed"].as_u64(), r["data_ok"].as_bool()), (Some(30), Some(true)), "{r:#}");
+    assert!(r["frames_blackholed"].as_u64().unwrap() > 0, "the failure hit traffic: {r:#}");
+    assert!(r["retransmits"].as_u64().unwrap() > 0, "{r:#}");
+    assert!(r["evs_marked_bad"].as_u64().unwrap() > 0, "{r:#}");
+}

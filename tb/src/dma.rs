@@ -9,6 +9,13 @@
 //! exactly `len` bytes, `last` in the wrong place, a non-contiguous keep
 //! mask, data before a request) are recorded in [`DmaServer::errors`], not
 //! panicked on, so a test reports all of them.
+//!
+//! The memory behind the ports is pluggable ([`DmaMemory`]): the sparse
+//! [`HostMemory`] of the core tests (every address exists), or the
+//! driver's DMA buffers (`crate::cosim_device::DriverMemory`), where an
+//! access outside every buffer is an IOMMU fault: recorded in
+//! [`DmaServer::faults`] and [`DmaServer::errors`], reads served as zeroes,
+//! writes dropped.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -73,7 +80,7 @@ impl HostMemory {
         }
     }
     /// A write by the core: stored and counted.
-    fn dma_write(&mut self, addr: u64, data: &[u8]) {
+    fn store_counted(&mut self, addr: u64, data: &[u8]) {
         self.fill(addr, data);
         self.writes.count(addr, data.len());
     }
@@ -119,6 +126,51 @@ impl WriteCounts {
                 *c += 1;
             }
         }
+    }
+}
+
+/// An access the memory could not serve: no mapping covers
+/// `[addr, addr + len)` (what an IOMMU reports as a fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("IOMMU fault: {kind} of {len} bytes at {addr:#x} outside every DMA buffer")]
+pub struct DmaFault {
+    pub kind: DmaAccess,
+    pub addr: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DmaAccess {
+    Read,
+    Write,
+}
+
+impl std::fmt::Display for DmaAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DmaAccess::Read => "read",
+            DmaAccess::Write => "write",
+        })
+    }
+}
+
+/// What the DMA server reads from and writes to, by bus address.
+pub trait DmaMemory {
+    /// Fill `out` from `[addr, addr + out.len())`.
+    fn dma_read(&self, addr: u64, out: &mut [u8]) -> Result<(), DmaFault>;
+    /// Store `data` at `addr` (a write by the core).
+    fn dma_write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaFault>;
+}
+
+/// Every address exists; core writes are counted per byte.
+impl DmaMemory for HostMemory {
+    fn dma_read(&self, addr: u64, out: &mut [u8]) -> Result<(), DmaFault> {
+        self.read(addr, out);
+        Ok(())
+    }
+    fn dma_write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaFault> {
+        self.store_counted(addr, data);
+        Ok(())
     }
 }
 
@@ -198,35 +250,53 @@ struct PendingRead {
     len: u64,
     tag: u64,
     beat: u64,
+    /// A beat of it faulted (recorded once; the rest is served as zeroes).
+    faulted: bool,
 }
 
-/// Serves a model's DMA ports from a [`HostMemory`].
-pub struct DmaServer {
+#[derive(Clone, Copy, Debug)]
+struct PendingWrite {
+    addr: u64,
+    len: u64,
+    done: u64,
+    faulted: bool,
+}
+
+/// Serves a model's DMA ports from a [`DmaMemory`] ([`HostMemory`] unless
+/// built with [`DmaServer::with_memory`]).
+pub struct DmaServer<M = HostMemory> {
     ports: DmaPorts,
     pub timing: DmaTiming,
-    pub mem: HostMemory,
+    pub mem: M,
     reads: VecDeque<PendingRead>,
     rd_req_ready: bool,
     rsp_valid: bool,
     wr_req_ready: bool,
     wr_data_ready: bool,
-    /// The write in progress: (addr, len, bytes so far).
-    write: Option<(u64, u64, u64)>,
+    write: Option<PendingWrite>,
     cycle: u64,
     pub reads_done: u64,
     pub writes_done: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
-    /// Protocol violations seen, in order.
+    /// Protocol violations and IOMMU faults seen, in order.
     pub errors: Vec<String>,
+    /// IOMMU faults seen (also in `errors`), at most one per transfer.
+    pub faults: Vec<DmaFault>,
 }
 
 impl DmaServer {
     pub fn new(ports: DmaPorts, timing: DmaTiming) -> DmaServer {
+        DmaServer::with_memory(ports, timing, HostMemory::default())
+    }
+}
+
+impl<M: DmaMemory> DmaServer<M> {
+    pub fn with_memory(ports: DmaPorts, timing: DmaTiming, mem: M) -> DmaServer<M> {
         DmaServer {
             ports,
             timing,
-            mem: HostMemory::default(),
+            mem,
             reads: VecDeque::new(),
             rd_req_ready: false,
             rsp_valid: false,
@@ -239,6 +309,7 @@ impl DmaServer {
             bytes_read: 0,
             bytes_written: 0,
             errors: Vec::new(),
+            faults: Vec::new(),
         }
     }
 
@@ -261,11 +332,18 @@ impl DmaServer {
             self.rsp_valid = head_due && rng.chance(pct);
         }
         m.set(self.ports.rd_rsp_valid, u64::from(self.rsp_valid));
-        if let Some(r) = self.reads.front() {
+        if let Some(r) = self.reads.front_mut() {
             let off = r.beat * BEAT as u64;
             let n = (r.len - off.min(r.len)).min(BEAT as u64) as usize;
             let mut buf = [0u8; BEAT];
-            self.mem.read(r.addr + off, &mut buf[..n]);
+            if let Err(fault) = self.mem.dma_read(r.addr.wrapping_add(off), &mut buf[..n]) {
+                buf = [0; BEAT];
+                if !r.faulted {
+                    r.faulted = true;
+                    self.errors.push(format!("cycle {}: {fault}", self.cycle));
+                    self.faults.push(fault);
+                }
+            }
             m.set_bytes(self.ports.rd_rsp_data, &buf);
             m.set(self.ports.rd_rsp_keep, if n >= 64 { u64::MAX } else { (1u64 << n) - 1 });
             m.set(self.ports.rd_rsp_last, u64::from(r.beat + 1 == Self::beats(r.len)));
@@ -291,6 +369,7 @@ impl DmaServer {
                     len,
                     tag: m.get(p.rd_req_tag),
                     beat: 0,
+                    faulted: false,
                 });
             }
         }
@@ -310,29 +389,37 @@ impl DmaServer {
             if len == 0 {
                 self.errors.push(format!("cycle {}: write of length 0", self.cycle));
             }
-            self.write = Some((m.get(p.wr_req_addr), len, 0));
+            self.write = Some(PendingWrite { addr: m.get(p.wr_req_addr), len, done: 0, faulted: false });
         }
         if self.wr_data_ready && m.get_bit(p.wr_data_valid) {
             let keep = m.get(p.wr_keep);
             let last = m.get_bit(p.wr_last);
             match self.write.as_mut() {
                 None => self.errors.push(format!("cycle {}: write data without a request", self.cycle)),
-                Some((addr, len, done)) => {
+                Some(w) => {
                     let n = keep.trailing_ones() as u64;
                     if keep.checked_shr(n as u32).unwrap_or(0) != 0 || (!last && n != BEAT as u64) {
                         self.errors.push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
                     }
                     let data = m.get_bytes(p.wr_data);
-                    self.mem.dma_write(*addr + *done, &data[..(n as usize).min(data.len())]);
-                    *done += n;
+                    let n_bytes = (n as usize).min(data.len());
+                    if let Err(fault) = self.mem.dma_write(w.addr.wrapping_add(w.done), &data[..n_bytes]) {
+                        if !w.faulted {
+                            w.faulted = true;
+                            self.errors.push(format!("cycle {}: {fault}", self.cycle));
+                            self.faults.push(fault);
+                        }
+                    }
+                    w.done += n;
                     self.bytes_written += n;
+                    let (len, done) = (w.len, w.done);
                     if last {
-                        if *done != *len {
+                        if done != len {
                             self.errors.push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
                         }
                         self.write = None;
                         self.writes_done += 1;
-                    } else if *done >= *len {
+                    } else if done >= len {
                         self.errors.push(format!("cycle {}: write of {len} bytes: no last after {done}", self.cycle));
                     }
                 }
@@ -352,8 +439,8 @@ mod tests {
         // A write straddling two pages, then a second one overlapping it.
         let a = 3 * PAGE - 10;
         let data: Vec<u8> = (1..=30).collect();
-        mem.dma_write(a, &data);
-        mem.dma_write(a + 20, &[0xEE; 4]);
+        mem.dma_write(a, &data).unwrap();
+        mem.dma_write(a + 20, &[0xEE; 4]).unwrap();
         let got = mem.read_vec(a - 2, 34);
         assert_eq!(&got[..2], &[0, 0], "unwritten bytes read as zero");
         assert_eq!(&got[2..22], &data[..20]);

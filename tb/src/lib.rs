@@ -17,10 +17,14 @@
 //!   delay, jitter, loss, blackholes; `proto::loopback::LinkConfig`).
 //! * [`cosim`]: two NICs over the fabric, a message generator, the
 //!   scoreboard, and the same run described for the golden model.
+//! * [`cosim_device`]: the driver's co-simulation backend, a
+//!   `driver::Device` over a [`nic::Nic`] whose DMA is served from the
+//!   driver's own buffers.
 
 pub mod axil;
 pub mod axis;
 pub mod cosim;
+pub mod cosim_device;
 pub mod fabric;
 pub mod nic;
 pub mod dma;

@@ -17,7 +17,7 @@ use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model, Veril
 
 use crate::axil::{AxilMaster, AxilPorts, AxilResult};
 use crate::axis::{AxisPorts, AxisSink, AxisSource};
-use crate::dma::{DmaPorts, DmaServer, DmaTiming};
+use crate::dma::{DmaMemory, DmaPorts, DmaServer, DmaTiming, HostMemory};
 use crate::rng::Rng;
 
 /// Build (or find in the cache) the Verilator model of `mrc_core`.
@@ -43,10 +43,13 @@ impl Default for Stalls {
     }
 }
 
-pub struct Nic {
+/// The DMA port is served from `M`: a [`HostMemory`] (tests that lay out
+/// host memory themselves) or the driver's buffers
+/// (`crate::cosim_device::DriverMemory`).
+pub struct Nic<M = HostMemory> {
     pub model: Model,
     pub axil: AxilMaster,
-    pub dma: DmaServer,
+    pub dma: DmaServer<M>,
     pub rx: AxisSource,
     pub tx: AxisSink,
     pub rng: Rng,
@@ -54,9 +57,16 @@ pub struct Nic {
 
 impl Nic {
     pub fn new(built: &Built, stalls: Stalls, seed: u64) -> Result<Nic, VerilatedError> {
+        Nic::with_memory(built, stalls, seed, HostMemory::default())
+    }
+}
+
+impl<M: DmaMemory> Nic<M> {
+    /// A NIC whose DMA port is served from `mem`.
+    pub fn with_memory(built: &Built, stalls: Stalls, seed: u64, mem: M) -> Result<Nic<M>, VerilatedError> {
         let model = Model::load(built)?;
         let axil = AxilMaster::new(AxilPorts::find(&model, "s_axil_")?, stalls.axil_ready_pct);
-        let dma = DmaServer::new(DmaPorts::find(&model, "dma_")?, stalls.dma);
+        let dma = DmaServer::with_memory(DmaPorts::find(&model, "dma_")?, stalls.dma, mem);
         let rx = AxisSource::new(AxisPorts::find(&model, "s_rx_")?, stalls.rx_valid_pct);
         let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready_pct);
         Ok(Nic { model, axil, dma, rx, tx, rng: Rng::new(seed) })
