@@ -142,6 +142,12 @@ pub struct RetransmitEngine {
     /// same slot for at least two cycles).
     acked_r: DFF<Bit>,
     lost_stall_r: DFF<Bit>,
+    /// The slot's per-EV sequence, registered for the loss decision (the
+    /// slot RAM's read data comes through the cascade's output muxes).
+    s_seq_r: DFF<Bits<16>>,
+    /// The tail check's line `now - stall_age`, taken once when the check
+    /// starts (the model checks every PSN at one instant).
+    tail_thr: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
@@ -237,6 +243,7 @@ pub struct RetransmitEngine {
     bo_k: Signal<Local, Bits<5>>,
     bo_shift: Signal<Local, Bits<5>>,
     bo_shift_new: Signal<Local, Bits<5>>,
+    bo_shift_una: Signal<Local, Bits<5>>,
     bm_beyond: Signal<Local, Bits<64>>,
     ones64: Signal<Local, Bits<64>>,
     bo_wide: Signal<Local, Bits<64>>,
@@ -286,7 +293,7 @@ impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, s_seq_r, tail_thr, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -406,17 +413,21 @@ impl Logic for RetransmitEngine {
         // time. So the RAM output, the selection, the comparisons with
         // retry_linear, the barrel shift with its saturation and the
         // deadline add and compare are never in one path.
-        if self.st.q.val() == 5 {
-            self.bo_k.next = self.una_ret.q.val();
-        } else {
-            self.bo_k.next = self.s_ret.val();
-        }
+        self.bo_k.next = self.s_ret.val();
         if self.bo_k.val() < self.c_lin.val() {
             self.bo_shift.next = 0.into();
         } else if (self.bo_k.val() - self.c_lin.val()) >= 9 {
             self.bo_shift.next = 10.into();
         } else {
             self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
+        }
+        // The same for the new una's retry count after a SACK.
+        if self.una_ret.q.val() < self.c_lin.val() {
+            self.bo_shift_una.next = 0.into();
+        } else if (self.una_ret.q.val() - self.c_lin.val()) >= 9 {
+            self.bo_shift_una.next = 10.into();
+        } else {
+            self.bo_shift_una.next = self.una_ret.q.val() - self.c_lin.val() + 1;
         }
         // The shift of a new packet (k = 0), apart, so that the SENT
         // classification only selects between the two.
@@ -442,7 +453,7 @@ impl Logic for RetransmitEngine {
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().get_bits::<32>(0);
         // Tail check: sent at or before now - stall_age.
-        self.tail_line.next = (self.now.val() - self.c_age.val()) - self.s_time.val();
+        self.tail_line.next = self.tail_thr.q.val() - self.s_time.val();
         self.lost_tail.next = !self.tail_line.val().get_bit(31);
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
@@ -455,7 +466,8 @@ impl Logic for RetransmitEngine {
         self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
         // Per-EV rule: highest acked sequence on the EV more than the
         // reorder allowance ahead of this transmission.
-        self.reorder_gap.next = self.e_max.val() - self.s_seq.val();
+        self.s_seq_r.d.next = self.s_seq.val();
+        self.reorder_gap.next = self.e_max.val() - self.s_seq_r.q.val();
         self.lost_reorder.next =
             self.e_mv.val().any() & !self.reorder_gap.val().get_bit(15) & (self.reorder_gap.val() > self.c_reorder.val());
         // Stall rule: sent before hw - allowance (allowance 0: no RTT
@@ -694,7 +706,7 @@ impl Logic for RetransmitEngine {
             } else {
                 self.p.d.next = self.una_new.q.val();
             }
-            self.bok.d.next = self.bo_shift.val();
+            self.bok.d.next = self.bo_shift_una.val();
             self.st.d.next = 6.into();
         } else if self.st.q.val() == 6 {
             // L1: slot p is being read.
@@ -914,6 +926,7 @@ impl Logic for RetransmitEngine {
                 self.tarm.d.next = 1.into();
                 self.tdl.d.next = self.now.val() + self.c_age.val();
                 self.tack.d.next = 0.into();
+                self.tail_thr.d.next = self.now.val() - self.c_age.val();
                 if self.tack.q.val().any() {
                     self.tblind.d.next = 1.into();
                     self.st.d.next = 18.into();
