@@ -11,7 +11,7 @@
 //!
 //! One record is processed at a time by a state machine that walks the
 //! QP's outstanding PSNs (`una .. next`) in the slot RAM: a SACK costs
-//! 2 cycles per outstanding PSN for the acknowledgement pass and 2 per
+//! 2 cycles per outstanding PSN for the acknowledgement pass and 3 per
 //! PSN for the loss pass, an RTO firing 4 per PSN, an acting tail check 1
 //! per PSN. The RTO and tail deadlines are checked by a scanner that
 //! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
@@ -142,6 +142,9 @@ pub struct RetransmitEngine {
     /// same slot for at least two cycles).
     acked_r: DFF<Bit>,
     lost_stall_r: DFF<Bit>,
+    /// The per-EV rule, registered in L3a from the EV RAM output (which
+    /// comes through the cascade's output muxes) for the decision in L3.
+    lost_reorder_r: DFF<Bit>,
     /// The slot's per-EV sequence, registered for the loss decision (the
     /// slot RAM's read data comes through the cascade's output muxes).
     s_seq_r: DFF<Bits<16>>,
@@ -293,7 +296,7 @@ impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, s_seq_r, tail_thr, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, lost_reorder_r, s_seq_r, tail_thr, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -470,6 +473,7 @@ impl Logic for RetransmitEngine {
         self.reorder_gap.next = self.e_max.val() - self.s_seq_r.q.val();
         self.lost_reorder.next =
             self.e_mv.val().any() & !self.reorder_gap.val().get_bit(15) & (self.reorder_gap.val() > self.c_reorder.val());
+        self.lost_reorder_r.d.next = self.lost_reorder.val();
         // Stall rule: sent before hw - allowance (allowance 0: no RTT
         // sample yet, rule off).
         self.stall_line.next = self.s_time.val() - (self.hw.q.val() - self.c_allow.val());
@@ -719,6 +723,10 @@ impl Logic for RetransmitEngine {
             // L2: read the EV entry of slot p.
             self.cur_ev.d.next = self.s_ev.val();
             self.ev_ram.read_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
+            self.st.d.next = 25.into();
+        } else if self.st.q.val() == 25 {
+            // L3a: the EV entry on the RAM output; the per-EV rule is
+            // registered (`lost_reorder_r`).
             self.st.d.next = 14.into();
         } else if self.st.q.val() == 14 {
             // L3: loss decision for slot p (holds while an output is busy).
@@ -737,7 +745,7 @@ impl Logic for RetransmitEngine {
                         self.o_rtx_reason.d.next = 3.into();
                     }
                 }
-            } else if self.live.val() & (self.lost_reorder.val() | self.lost_stall_r.q.val()) {
+            } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
                 if !self.out_free.val() {
                     self.go.next = false;
                 } else {
@@ -752,7 +760,7 @@ impl Logic for RetransmitEngine {
                     self.o_mark_v.d.next = true;
                     self.o_mark_qp.d.next = self.qp.q.val();
                     self.o_mark_ev.d.next = self.s_ev.val();
-                    if self.lost_reorder.val() {
+                    if self.lost_reorder_r.q.val() {
                         self.o_mark_reason.d.next = 0.into();
                     } else {
                         self.o_mark_reason.d.next = 1.into();
