@@ -115,6 +115,12 @@ pub struct AckGen {
     techo_ram: RAM<Bits<32>, QP_BITS>,
     // Parameters.
     ack_every: DFF<Bits<16>>,
+    /// `ack_every - 1`, inverted, and `ack_every != 0`, kept with it (both
+    /// reset to 0, which matches `ack_every` = 0): the coalescing test
+    /// `saturating(unack + 1) >= ack_every` becomes `ack_every == 0 |
+    /// unack >= ack_every - 1`, one compare on the RAM output.
+    ack_every_m1_n: DFF<Bits<16>>,
+    ack_every_nz: DFF<Bit>,
     ack_delay: DFF<Bits<16>>,
     // Free-running cycle counter for the coalescing deadlines.
     now: DFF<Bits<16>>,
@@ -180,7 +186,7 @@ impl Logic for AckGen {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ack_every, ack_delay, now, cfg_pend, cfg_qp, cfg_psn, scan_qp, s1_v, s1_scan, s1_qp, s1_psn,
+            self, clock, ack_every, ack_every_m1_n, ack_every_nz, ack_delay, now, cfg_pend, cfg_qp, cfg_psn, scan_qp, s1_v, s1_scan, s1_qp, s1_psn,
             s1_verdict, s1_ack_req, s1_trimmed, s1_ecn, s1_reject, s1_drop, s1_exp, s1_msn, s1_ev, s1_evi, s1_echo, mode,
             o_qp, o_kind, o_psn, o_cum, o_msn, o_nack_kind, o_code, o_base, o_bitmap, o_ecn, o_ev, o_evi, o_echo,
             o_timer, o_drop
@@ -405,7 +411,7 @@ impl Logic for AckGen {
                             self.techo_ram.write_enable.next = true;
                             self.unack_ram.write_enable.next = true;
                             self.ecn_ram.write_enable.next = true;
-                            if self.s1_ack_req.q.val() | self.opens_gap.val() | (self.unack1.val() >= self.ack_every.q.val()) {
+                            if self.s1_ack_req.q.val() | self.opens_gap.val() | !self.ack_every_nz.q.val() | (self.unack_ram.read_data.val() >= !self.ack_every_m1_n.q.val()) {
                                 self.armed_ram.write_enable.next = true;
                                 self.o_ecn.d.next = self.ecn1.val();
                                 self.mode.d.next = 1.into();
@@ -505,6 +511,8 @@ impl Logic for AckGen {
         // stage 1 writes nothing back (never more than one cycle).
         if self.cfg_valid.val() & (self.cfg_table.val() == 4) & (self.cfg_index.val() == 0) {
             self.ack_every.d.next = self.cfg_data.val().get_bits::<16>(0);
+            self.ack_every_m1_n.d.next = !(self.cfg_data.val().get_bits::<16>(0) - 1);
+            self.ack_every_nz.d.next = self.cfg_data.val().get_bits::<16>(0).any();
             self.ack_delay.d.next = self.cfg_data.val().get_bits::<16>(16);
         }
         if self.cfg_pend.q.val() & !self.s1_v.q.val() {

@@ -132,6 +132,9 @@ pub struct CompletionTracker {
     s1_rkey: DFF<Bits<32>>,
     s1_va: DFF<Bits<64>>,
     s1_len: DFF<Bits<16>>,
+    /// `va + len`, added as the packet is taken so that the bounds check
+    /// is one compare.
+    s1_va_end: DFF<Bits<65>>,
     s1_buf: DFF<Bits<16>>,
     s1_first: DFF<Bit>,
     s1_last: DFF<Bit>,
@@ -191,7 +194,7 @@ impl Logic for CompletionTracker {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux,
+            self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len, s1_va_end, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux,
             p_v, p_qp, p_addr, p_len, p_buf, n_v, n_qp, n_psn, r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target,
             w_bytes, w_len, w_msn, cfg_pend, cfg_qp, cfg_psn
         );
@@ -249,6 +252,7 @@ impl Logic for CompletionTracker {
             self.s1_rkey.d.next = self.pkt_rkey.val();
             self.s1_va.d.next = self.pkt_va.val();
             self.s1_len.d.next = self.pkt_len.val();
+            self.s1_va_end.d.next = bit_cast::<65, 64>(self.pkt_va.val()) + bit_cast::<65, 16>(self.pkt_len.val());
             self.s1_buf.d.next = self.pkt_buf.val();
             self.s1_first.d.next = self.pkt_first.val();
             self.s1_last.d.next = self.pkt_last.val();
@@ -269,7 +273,7 @@ impl Logic for CompletionTracker {
         // Checks: rkey hit, va >= base, va + len <= base + length (the end
         // is precomputed at registration; 65 bits, no wrap).
         self.hit.next = self.mr_valid.read_data.val() & (self.mr_key.read_data.val() == self.s1_rkey.q.val());
-        self.va_end.next = bit_cast::<65, 64>(self.s1_va.q.val()) + bit_cast::<65, 16>(self.s1_len.q.val());
+        self.va_end.next = self.s1_va_end.q.val();
         self.in_bounds.next = (self.s1_va.q.val() >= self.mr_base.read_data.val()) & (self.va_end.val() <= self.mr_end.read_data.val());
         self.info.write_address.next = (bit_cast::<16, QP_BITS>(self.s1_qp.q.val()) << 8) | bit_cast::<16, 24>(self.s1_psn.q.val() & 255);
         self.info.write_data.next = bit_cast::<48, 32>(self.s1_aux.q.val()) | (bit_cast::<48, 16>(self.s1_len.q.val()) << 32);

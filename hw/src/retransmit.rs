@@ -11,8 +11,8 @@
 //!
 //! One record is processed at a time by a state machine that walks the
 //! QP's outstanding PSNs (`una .. next`) in the slot RAM: a SACK costs
-//! 2 cycles per outstanding PSN for the acknowledgement pass and 2 per
-//! PSN for the loss pass, an RTO firing 3 per PSN, an acting tail check 1
+//! 2 cycles per outstanding PSN for the acknowledgement pass and 3 per
+//! PSN for the loss pass, an RTO firing 4 per PSN, an acting tail check 1
 //! per PSN. The RTO and tail deadlines are checked by a scanner that
 //! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
 
@@ -132,6 +132,25 @@ pub struct RetransmitEngine {
     due_r: DFF<Bit>,
     /// Registered backoff shift amount (see the backoff unit).
     bok: DFF<Bits<5>>,
+    /// The backoff value of `bok`, registered every cycle (see the backoff
+    /// unit): users read it two cycles after setting `bok`.
+    bo_r: DFF<Bits<32>>,
+    /// The SACK's `next - base`, registered in LOAD for the validation.
+    nb_off_r: DFF<Bits<24>>,
+    /// Walk decisions registered a cycle ahead (every cycle, from the
+    /// slot on the RAM output; the walk states that use them hold the
+    /// same slot for at least two cycles).
+    acked_r: DFF<Bit>,
+    lost_stall_r: DFF<Bit>,
+    /// The per-EV rule, registered in L3a from the EV RAM output (which
+    /// comes through the cascade's output muxes) for the decision in L3.
+    lost_reorder_r: DFF<Bit>,
+    /// The slot's per-EV sequence, registered for the loss decision (the
+    /// slot RAM's read data comes through the cascade's output muxes).
+    s_seq_r: DFF<Bits<16>>,
+    /// The tail check's line `now - stall_age`, taken once when the check
+    /// starts (the model checks every PSN at one instant).
+    tail_thr: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
     scan_qp: DFF<Bits<8>>,
@@ -226,6 +245,10 @@ pub struct RetransmitEngine {
     // Backoff unit: bo_k timeouts so far -> bo_val.
     bo_k: Signal<Local, Bits<5>>,
     bo_shift: Signal<Local, Bits<5>>,
+    bo_shift_new: Signal<Local, Bits<5>>,
+    bo_shift_una: Signal<Local, Bits<5>>,
+    bm_beyond: Signal<Local, Bits<64>>,
+    ones64: Signal<Local, Bits<64>>,
     bo_wide: Signal<Local, Bits<64>>,
     bo_val: Signal<Local, Bits<32>>,
     // Walk helpers.
@@ -255,7 +278,6 @@ pub struct RetransmitEngine {
     retry_spent: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
     bm_shift: Signal<Local, Bits<64>>,
-    bm_nb: Signal<Local, Bits<64>>,
     due_d: Signal<Local, Bits<32>>,
     cum_d: Signal<Local, Bits<24>>,
     nu_d: Signal<Local, Bits<24>>,
@@ -274,7 +296,7 @@ impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, bok, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
+            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, lost_reorder_r, s_seq_r, tail_thr, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
             armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
             o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
             o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
@@ -386,19 +408,15 @@ impl Logic for RetransmitEngine {
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
         self.is_resend.next =
             (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
-        // Backoff in two steps: the shift amount of a retry count k is
-        // registered (`bok`) the cycle before the deadline is needed (k is
-        // the slot's timeouts in the RTO walk and on a resend, 0 for a new
-        // packet, the new una's after a SACK), so the RAM output, the
-        // selection and the comparisons with retry_linear stay off the
-        // shift-and-add path.
-        if (self.st.q.val() == 1) & self.is_new.val() {
-            self.bo_k.next = 0.into();
-        } else if self.st.q.val() == 5 {
-            self.bo_k.next = self.una_ret.q.val();
-        } else {
-            self.bo_k.next = self.s_ret.val();
-        }
+        // Backoff in three steps, each in a cycle of its own: the shift
+        // amount of a retry count k is registered (`bok`; k is the slot's
+        // timeouts in the RTO walk and on a resend, 0 for a new packet,
+        // the new una's after a SACK), the shifted and saturated RTO is
+        // registered (`bo_r`, every cycle), and only then added to a send
+        // time. So the RAM output, the selection, the comparisons with
+        // retry_linear, the barrel shift with its saturation and the
+        // deadline add and compare are never in one path.
+        self.bo_k.next = self.s_ret.val();
         if self.bo_k.val() < self.c_lin.val() {
             self.bo_shift.next = 0.into();
         } else if (self.bo_k.val() - self.c_lin.val()) >= 9 {
@@ -406,12 +424,28 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
         }
+        // The same for the new una's retry count after a SACK.
+        if self.una_ret.q.val() < self.c_lin.val() {
+            self.bo_shift_una.next = 0.into();
+        } else if (self.una_ret.q.val() - self.c_lin.val()) >= 9 {
+            self.bo_shift_una.next = 10.into();
+        } else {
+            self.bo_shift_una.next = self.una_ret.q.val() - self.c_lin.val() + 1;
+        }
+        // The shift of a new packet (k = 0), apart, so that the SENT
+        // classification only selects between the two.
+        if self.c_lin.val() == 0 {
+            self.bo_shift_new.next = 1.into();
+        } else {
+            self.bo_shift_new.next = 0.into();
+        }
         self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bok.q.val());
         if self.bo_wide.val().get_bits::<33>(31).any() {
             self.bo_val.next = 0x7FFF_FFFF.into();
         } else {
             self.bo_val.next = self.bo_wide.val().get_bits::<32>(0);
         }
+        self.bo_r.d.next = self.bo_val.val();
 
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
@@ -422,7 +456,7 @@ impl Logic for RetransmitEngine {
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().get_bits::<32>(0);
         // Tail check: sent at or before now - stall_age.
-        self.tail_line.next = (self.now.val() - self.c_age.val()) - self.s_time.val();
+        self.tail_line.next = self.tail_thr.q.val() - self.s_time.val();
         self.lost_tail.next = !self.tail_line.val().get_bit(31);
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
@@ -431,31 +465,40 @@ impl Logic for RetransmitEngine {
         self.off_base.next = self.p.q.val() - self.base.q.val();
         self.acked_now.next = self.off_cum.val().get_bit(23)
             | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
+        self.acked_r.d.next = self.acked_now.val();
         self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
         // Per-EV rule: highest acked sequence on the EV more than the
         // reorder allowance ahead of this transmission.
-        self.reorder_gap.next = self.e_max.val() - self.s_seq.val();
+        self.s_seq_r.d.next = self.s_seq.val();
+        self.reorder_gap.next = self.e_max.val() - self.s_seq_r.q.val();
         self.lost_reorder.next =
             self.e_mv.val().any() & !self.reorder_gap.val().get_bit(15) & (self.reorder_gap.val() > self.c_reorder.val());
+        self.lost_reorder_r.d.next = self.lost_reorder.val();
         // Stall rule: sent before hw - allowance (allowance 0: no RTT
         // sample yet, rule off).
         self.stall_line.next = self.s_time.val() - (self.hw.q.val() - self.c_allow.val());
         self.lost_stall.next = self.hwv.q.val().any() & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
-        self.dl_p.next = self.s_time.val() + self.bo_val.val();
+        self.lost_stall_r.d.next = self.lost_stall.val();
+        self.dl_p.next = self.s_time.val() + self.bo_r.q.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
         self.due.next = !self.due_d.val().get_bit(31);
         self.retry_spent.next = (self.c_exp.val() != 25) & (self.s_ret.val() >= self.c_lin.val() + self.c_exp.val());
 
         // SACK validation (in LOAD; una/nxt come from the qs RAM there).
+        // `next - base` is registered in LOAD (`nb_off_r`); the checks run
+        // in the state after it (22), from `nxt` as loaded.
         self.nb_off.next = self.qs_ram.read_data.val().get_bits::<24>(24) - self.base.q.val();
-        self.cum_d.next = self.psn.q.val() + 1 - self.qs_ram.read_data.val().get_bits::<24>(24);
-        self.bad_cum.next = !self.cum_d.val().get_bit(23)
-            & (self.psn.q.val() + 1 != self.qs_ram.read_data.val().get_bits::<24>(24));
-        self.bm_nb.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.nb_off.val());
-        if self.nb_off.val().get_bit(23) | !self.nb_off.val().any() {
+        self.cum_d.next = self.psn.q.val() + 1 - self.nxt.q.val();
+        self.bad_cum.next = !self.cum_d.val().get_bit(23) & (self.psn.q.val() + 1 != self.nxt.q.val());
+        // Bits at or beyond next: a mask of the bitmap positions i >=
+        // next - base (a function of the offset alone), not a shift of
+        // the bitmap.
+        self.ones64.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        self.bm_beyond.next = self.bitmap.q.val() & (self.ones64.val() << bit_cast::<64, 24>(self.nb_off_r.q.val()));
+        if self.nb_off_r.q.val().get_bit(23) | !self.nb_off_r.q.val().any() {
             self.bad_bits.next = self.bitmap.q.val().any();
-        } else if self.nb_off.val() < 64 {
-            self.bad_bits.next = self.bm_nb.val().any();
+        } else if self.nb_off_r.q.val() < 64 {
+            self.bad_bits.next = self.bm_beyond.val().any();
         } else {
             self.bad_bits.next = false;
         }
@@ -585,7 +628,11 @@ impl Logic for RetransmitEngine {
                         // The deadline in state 20, from the registered
                         // retry count.
                         self.armed.d.next = 1.into();
-                        self.bok.d.next = self.bo_shift.val();
+                        if self.is_new.val() {
+                            self.bok.d.next = self.bo_shift_new.val();
+                        } else {
+                            self.bok.d.next = self.bo_shift.val();
+                        }
                         self.st.d.next = 20.into();
                     } else {
                         self.st.d.next = 12.into();
@@ -595,11 +642,8 @@ impl Logic for RetransmitEngine {
                 }
             } else if self.kind.q.val() == 2 {
                 // SACK: validate, then the acknowledgement pass (A1).
-                if self.bad_cum.val() | self.bad_bits.val() {
-                    self.o_cnt_unsent.d.next = true;
-                } else {
-                    self.st.d.next = 2.into();
-                }
+                self.nb_off_r.d.next = self.nb_off.val();
+                self.st.d.next = 22.into();
             } else if self.nack_unsent.val() {
                 self.o_cnt_drop.d.next = true;
             } else if self.nack_stale.val() {
@@ -625,7 +669,7 @@ impl Logic for RetransmitEngine {
             self.st.d.next = 4.into();
         } else if self.st.q.val() == 4 {
             // A3: acknowledge slot p if the SACK covers it.
-            if !self.s_flags.val().get_bit(0) & self.acked_now.val() {
+            if !self.s_flags.val().get_bit(0) & self.acked_r.q.val() {
                 self.w_flags.next = self.s_flags.val() | 1;
                 self.slot_ram.write_enable.next = true;
                 self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.s_len.val());
@@ -666,7 +710,7 @@ impl Logic for RetransmitEngine {
             } else {
                 self.p.d.next = self.una_new.q.val();
             }
-            self.bok.d.next = self.bo_shift.val();
+            self.bok.d.next = self.bo_shift_una.val();
             self.st.d.next = 6.into();
         } else if self.st.q.val() == 6 {
             // L1: slot p is being read.
@@ -679,6 +723,10 @@ impl Logic for RetransmitEngine {
             // L2: read the EV entry of slot p.
             self.cur_ev.d.next = self.s_ev.val();
             self.ev_ram.read_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
+            self.st.d.next = 25.into();
+        } else if self.st.q.val() == 25 {
+            // L3a: the EV entry on the RAM output; the per-EV rule is
+            // registered (`lost_reorder_r`).
             self.st.d.next = 14.into();
         } else if self.st.q.val() == 14 {
             // L3: loss decision for slot p (holds while an output is busy).
@@ -697,7 +745,7 @@ impl Logic for RetransmitEngine {
                         self.o_rtx_reason.d.next = 3.into();
                     }
                 }
-            } else if self.live.val() & (self.lost_reorder.val() | self.lost_stall.val()) {
+            } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
                 if !self.out_free.val() {
                     self.go.next = false;
                 } else {
@@ -712,7 +760,7 @@ impl Logic for RetransmitEngine {
                     self.o_mark_v.d.next = true;
                     self.o_mark_qp.d.next = self.qp.q.val();
                     self.o_mark_ev.d.next = self.s_ev.val();
-                    if self.lost_reorder.val() {
+                    if self.lost_reorder_r.q.val() {
                         self.o_mark_reason.d.next = 0.into();
                     } else {
                         self.o_mark_reason.d.next = 1.into();
@@ -751,7 +799,7 @@ impl Logic for RetransmitEngine {
                 } else {
                     if self.una_new.q.val() != self.una.q.val() {
                         self.armed.d.next = 1.into();
-                        self.dl.d.next = self.una_time.q.val() + self.bo_val.val();
+                        self.dl.d.next = self.una_time.q.val() + self.bo_r.q.val();
                     }
                     if self.c_age.val().any() & ((self.una_new.q.val() != self.una.q.val()) | !self.tarm.q.val().any()) {
                         self.tarm.d.next = 1.into();
@@ -772,15 +820,18 @@ impl Logic for RetransmitEngine {
             // whether its budget is spent.
             self.bok.d.next = self.bo_shift.val();
             self.spent_r.d.next = self.retry_spent.val();
+            self.st.d.next = 23.into();
+        } else if self.st.q.val() == 23 {
+            // R2b: the backoff of `bok` is being registered (`bo_r`).
             self.st.d.next = 21.into();
         } else if self.st.q.val() == 21 {
-            // R2b: its deadline (backoff shift, add) and the test against
+            // R2c: its deadline (send time + backoff) and the test against
             // now, registered.
             self.due_r.d.next = self.due.val();
             self.dlp_r.d.next = self.dl_p.val();
             self.st.d.next = 16.into();
         } else if self.st.q.val() == 16 {
-            // R2b: timeout decision for slot p.
+            // R2d: timeout decision for slot p.
             if self.live.val() & self.s_flags.val().get_bit(3) {
                 // Out-of-window resend on the RTO, no retry consumed.
                 if self.o_rtx_v.q.val() {
@@ -883,6 +934,7 @@ impl Logic for RetransmitEngine {
                 self.tarm.d.next = 1.into();
                 self.tdl.d.next = self.now.val() + self.c_age.val();
                 self.tack.d.next = 0.into();
+                self.tail_thr.d.next = self.now.val() - self.c_age.val();
                 if self.tack.q.val().any() {
                     self.tblind.d.next = 1.into();
                     self.st.d.next = 18.into();
@@ -926,9 +978,20 @@ impl Logic for RetransmitEngine {
                 }
             }
         } else if self.st.q.val() == 20 {
-            // Arm the RTO of a send that found it idle.
-            self.dl.d.next = self.t_op.q.val() + self.bo_val.val();
+            // Arm the RTO of a send that found it idle: the backoff of
+            // `bok` is being registered (`bo_r`).
+            self.st.d.next = 24.into();
+        } else if self.st.q.val() == 24 {
+            self.dl.d.next = self.t_op.q.val() + self.bo_r.q.val();
             self.st.d.next = 12.into();
+        } else if self.st.q.val() == 22 {
+            // SACK validation (V), from `next - base` registered in LOAD.
+            if self.bad_cum.val() | self.bad_bits.val() {
+                self.o_cnt_unsent.d.next = true;
+                self.st.d.next = 0.into();
+            } else {
+                self.st.d.next = 2.into();
+            }
         } else if self.st.q.val() == 10 {
             // INIT: clear the EV entries one per cycle, then store.
             self.ev_ram.write_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
