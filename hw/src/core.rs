@@ -177,6 +177,13 @@ pub struct MrcCore {
     evc_index: DFF<Bits<16>>,
     evc_data: DFF<Bits<48>>,
     min_active: DFF<Bits<8>>,
+    /// Bit q: QP q's send context was last written with `enable` set (the
+    /// QP is started). Frames for any other QP are discarded at the RX
+    /// path's QP check, as the model drops them (`WrongQp` / `BadState`):
+    /// without this, a frame for an unconfigured QP below 256 was placed
+    /// through the global MR table and acknowledged from QP state nobody
+    /// wrote.
+    qp_live: DFF<Bits<256>>,
     /// EV events waiting for the EV-event ring (qp 8 | ev 7 | to 2).
     /// (128 deep: a deny / allow changes up to 128 EVs in as many cycles,
     /// the ring writer takes one entry per 4 cycles.)
@@ -208,6 +215,11 @@ pub struct MrcCore {
     cfg_sq: Signal<Local, Bit>,
     cfg_ev: Signal<Local, Bit>,
     evt_entry: Signal<Local, Bits<256>>,
+    qp_live_mask: Signal<Local, Bits<256>>,
+    /// `qp_live` shifted down by the parsed dest QP: bit 0 is its bit.
+    qp_live_at: Signal<Local, Bits<256>>,
+    rx_qp_live: Signal<Local, Bit>,
+    rx_qp_dead: Signal<Local, Bit>,
 }
 
 impl MrcCore {
@@ -229,7 +241,7 @@ impl Logic for MrcCore {
     fn update(&mut self) {
         dff_setup!(
             self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, rinit, rinit_qp, rinit_psn, cqe_prio_send, evc_valid,
-            evc_ctl, evc_index, evc_data, min_active
+            evc_ctl, evc_index, evc_data, min_active, qp_live
         );
         clock!(
             self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb, retx,
@@ -266,7 +278,22 @@ impl Logic for MrcCore {
         self.rxpath.prs_trimmed.next = self.parser.out_trimmed.val();
         self.rxpath.prs_ev.next = self.parser.out_ev.val();
         self.rxpath.prs_opcode.next = self.parser.out_opcode.val();
-        self.rxpath.prs_dest_qp.next = self.parser.out_dest_qp.val();
+        // A QP that is not live is presented as out of range (bit 8 set):
+        // the RX path discards the frame and counts it (`rx_not_data`).
+        self.qp_live_mask.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 16>(self.csr.cfg_index.val() & 255);
+        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256) {
+            if self.csr.cfg_data.val().get_bit(200) {
+                self.qp_live.d.next = self.qp_live.q.val() | self.qp_live_mask.val();
+            } else {
+                self.qp_live.d.next = self.qp_live.q.val() & !self.qp_live_mask.val();
+            }
+        }
+        self.qp_live_at.next = self.qp_live.q.val() >> bit_cast::<256, 8>(self.parser.out_dest_qp.val().get_bits::<8>(0));
+        self.rx_qp_live.next = self.qp_live_at.val().get_bit(0);
+        // (The negation goes through its own 1-bit signal: inside a wider
+        // Verilog expression `~x` is taken after x is widened.)
+        self.rx_qp_dead.next = !self.rx_qp_live.val();
+        self.rxpath.prs_dest_qp.next = self.parser.out_dest_qp.val() | (bit_cast::<24, 1>(self.rx_qp_dead.val().into()) << 8);
         self.rxpath.prs_ack_req.next = self.parser.out_ack_req.val();
         self.rxpath.prs_xbit.next = self.parser.out_xbit.val();
         self.rxpath.prs_psn.next = self.parser.out_psn.val();
@@ -907,7 +934,9 @@ impl Logic for MrcCore {
             ) << 22)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.req.cnt_bad_doorbell.val() | self.req.cnt_db_stale.val()).into()) << 23)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_overflow.val().into()) << 24)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop.val().into()) << 25)
+            // A SACK acknowledging a PSN never sent is a dropped record too
+            // (the counter's doc); without it a forged SACK left no trace.
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.cnt_drop.val() | self.retx.cnt_ack_unsent.val()).into()) << 25)
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
             ) << 26)

@@ -159,7 +159,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter { name: "ev_cfg_lost", group: group::EV, doc: "EV-table writes lost (a second write before the first reached the EV selector)" },
     Counter { name: "rx_buffer_full", group: group::PLACEMENT, doc: "frames the RX buffer dropped whole (ring or descriptor queue full)" },
     Counter { name: "rx_placed", group: group::PLACEMENT, doc: "frames whose payload the RX buffer placed in host memory" },
-    Counter { name: "rx_not_data", group: group::RESPONDER, doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range, malformed data" },
+    Counter { name: "rx_not_data", group: group::RESPONDER, doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range or not enabled, malformed data" },
     Counter { name: "rx_join_lost", group: group::RESPONDER, doc: "frames lost joining the parser's records with the RX buffer's (FIFO full, id gap)" },
 ];
 

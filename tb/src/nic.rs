@@ -8,7 +8,8 @@
 //! until the access completes), config-table rows, doorbells, and host
 //! memory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hw::csr::BuildInfo;
 use hw::flow::emit_block;
@@ -20,10 +21,34 @@ use crate::axis::{AxisPorts, AxisSink, AxisSource};
 use crate::dma::{DmaMemory, DmaPorts, DmaServer, DmaTiming, HostMemory};
 use crate::rng::Rng;
 
-/// Build (or find in the cache) the Verilator model of `mrc_core`.
+/// Environment variable naming a directory: when set, [`build_core`]
+/// builds the model with line and toggle coverage and every [`Nic`]
+/// writes its `coverage.dat` there when dropped (one file per `Nic`), for
+/// `scripts/coverage.sh` to merge.
+pub const COVERAGE_DIR_ENV: &str = "MRC_COVERAGE_DIR";
+
+/// The coverage output directory, if [`COVERAGE_DIR_ENV`] is set.
+pub fn coverage_dir() -> Option<PathBuf> {
+    std::env::var_os(COVERAGE_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from)
+}
+
+/// Build (or find in the cache) the Verilator model of `mrc_core`, with
+/// coverage if [`COVERAGE_DIR_ENV`] is set (whatever `opts` says).
 pub fn build_core(opts: &BuildOptions) -> Result<Built, VerilatedError> {
     let rtl = emit_block("mrc_core", &mut hw::core::MrcCore::new(BuildInfo::FIXED));
-    build(&rtl.verilog, "mrc_core", opts, &default_cache_dir())
+    let mut opts = opts.clone();
+    opts.coverage |= coverage_dir().is_some();
+    build(&rtl.verilog, "mrc_core", &opts, &default_cache_dir())
+}
+
+/// A fresh file name in `dir` for one model's coverage data: the process
+/// id, the test thread's name and a per-process sequence number, so that
+/// parallel tests and test binaries never overwrite each other.
+fn coverage_file(dir: &Path) -> PathBuf {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let thread = std::thread::current().name().unwrap_or("main").replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    dir.join(format!("nic-{}-{thread}-{n}.dat", std::process::id()))
 }
 
 /// Stall settings of the surroundings.
@@ -53,6 +78,21 @@ pub struct Nic<M = HostMemory> {
     pub rx: AxisSource,
     pub tx: AxisSink,
     pub rng: Rng,
+    /// Where this model's coverage goes when the `Nic` is dropped.
+    coverage_out: Option<PathBuf>,
+}
+
+impl Drop for Nic {
+    fn drop(&mut self) {
+        if let Some(dir) = self.coverage_out.take() {
+            // A test that fails still leaves its coverage; a write error is
+            // reported, not raised (this runs during unwinding too).
+            let _ = std::fs::create_dir_all(&dir);
+            if let Err(e) = self.model.write_coverage(&coverage_file(&dir)) {
+                eprintln!("coverage of this Nic not written: {e}");
+            }
+        }
+    }
 }
 
 impl Nic {
@@ -69,7 +109,9 @@ impl<M: DmaMemory> Nic<M> {
         let dma = DmaServer::with_memory(DmaPorts::find(&model, "dma_")?, stalls.dma, mem);
         let rx = AxisSource::new(AxisPorts::find(&model, "s_rx_")?, stalls.rx_valid_pct);
         let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready_pct);
-        Ok(Nic { model, axil, dma, rx, tx, rng: Rng::new(seed) })
+        // Only a model built with coverage has any to write.
+        let coverage_out = coverage_dir().filter(|_| built.opts.coverage);
+        Ok(Nic { model, axil, dma, rx, tx, rng: Rng::new(seed), coverage_out })
     }
 
     /// Start dumping an FST waveform (the model must be built with trace).

@@ -1,0 +1,944 @@
+//! Hostile traffic at the MAC of one verilated `MrcCore` (no loopback: the
+//! frames are pushed into MAC RX directly): truncated frames, bad ICRC,
+//! wrong destination QP, PSNs outside the receive window, forged SACKs and
+//! NACKs for PSNs never sent, bad rkeys and out-of-bounds VAs, and a random
+//! fuzz loop. Every frame is also fed to the golden model
+//! (`proto::model::Qp::handle_frame`) configured as the same responder (or
+//! requester), and each hardware decision is checked against the model's:
+//! a frame the model drops places nothing, a remote-access or out-of-window
+//! error is NACKed with the model's kind, the right counter moves, no byte
+//! of host memory outside the legitimate placements and CQ rings is
+//! written, the placed bytes equal the model's memory, and valid traffic
+//! after the hostile frames is still placed, acknowledged and completed
+//! exactly once.
+
+use bytes::Bytes;
+use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
+use hw::regmap::cfg_table;
+use proto::loopback::{setup, Scenario};
+use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
+use proto::time::{Duration, Instant};
+use proto::wire::{
+    emit_frame, pad_for, parse_frame, AethRepr, BthRepr, DataExtRepr, Encap, MrcExtRepr, NackExtRepr, NackKind, Opcode,
+    PlacementRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome, WireErrorKind,
+};
+use proto::Psn;
+use sim::verilated::BuildOptions;
+use tb::nic::{build_core, row, Nic, Stalls};
+use tb::rng::Rng;
+
+/// The responder QP under attack and its peer (the requester that owns
+/// the ACKs it sends).
+const RESP_QP: u32 = 0x77;
+const PEER_QP: u32 = 5;
+/// First PSN the responder expects.
+const RQ_PSN: u32 = 0x40;
+/// The one registered region: rkey slot 0x34.
+const RKEY: u32 = 0x1234;
+const MR_VA: u64 = 0x5000_0000;
+const MR_LEN: u64 = 0x1_0000;
+/// Receive CQ (ring 1) and send CQ (ring 0), 64 slots of 32 bytes each.
+const RECV_CQ: u64 = 0x8100_0000;
+const SEND_CQ: u64 = 0x8000_0000;
+const CQ_BYTES: u64 = 64 * 32;
+const SQ_BASE: u64 = 0x1000_0000;
+const EVS: u16 = 8;
+/// The responder's receive window (the SACK table's MPR, 256 PSNs).
+const WINDOW_UNITS: u8 = 2;
+
+fn skip() -> bool {
+    if sim::verilated::verilator_version().is_err() {
+        if std::env::var_os("MRC_SKIP_EDA").is_some() {
+            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+            return true;
+        }
+        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
+    }
+    false
+}
+
+fn sq_ctx_row(ctx: &SqContext) -> [u8; 32] {
+    let bytes = ctx.encode().unwrap();
+    let mut r = [0u8; 32];
+    r[..bytes.len()].copy_from_slice(&bytes);
+    r
+}
+
+/// Rows every QP of these tests needs: CC window, retransmit parameters
+/// and the EV values, then its send context (which starts it).
+fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
+    let q = qp as u16;
+    nic.cfg_row(cfg_table::CC, q, &row(&[(0, 32, 4096), (32, 32, 1 << 20), (64, 16, 256)]));
+    nic.cfg_row(cfg_table::RETX_QP, q, &row(&[(0, 32, 200_000), (32, 32, 50_000), (64, 16, 3), (80, 3, 7), (83, 5, 7)]));
+    for e in 0..EVS {
+        nic.cfg_row(cfg_table::EV, (q << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
+    }
+    nic.cfg_row(cfg_table::SQ_CTX, q, &sq_ctx_row(&ctx));
+}
+
+/// The core's globals: address rows (peer row 3, own row), retransmit
+/// globals, EV-event ring, minimum GOOD EVs, both CQ rings, ACK policy and
+/// the memory registration.
+fn configure_globals(nic: &mut Nic) {
+    nic.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, 15)]));
+    nic.cfg_row(cfg_table::ADDR, 3, &row(&[(0, 48, 0x0200_0000_0002), (48, 32, 0x0A00_0002)]));
+    nic.cfg_row(
+        cfg_table::ADDR,
+        hw::tx_path::table::LOCAL_INDEX,
+        &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
+    );
+    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
+    nic.cfg_row(cfg_table::CORE, 0, &row(&[(0, 8, 1)]));
+    nic.cfg_row(cfg_table::CQ_RING, 0, &row(&[(0, 64, u128::from(SEND_CQ)), (64, 8, 6)]));
+    nic.cfg_row(cfg_table::CQ_RING, 1, &row(&[(0, 64, u128::from(RECV_CQ)), (64, 8, 6)]));
+    // SACK after every 4 packets or 2 us.
+    nic.cfg_row(cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, 4), (16, 16, 2000)]));
+    nic.cfg_row(
+        cfg_table::MR,
+        (RKEY & 0xFF) as u16,
+        &row(&[(0, 32, u128::from(RKEY)), (32, 64, u128::from(MR_VA)), (96, 64, u128::from(MR_LEN)), (160, 1, 1)]),
+    );
+}
+
+/// `RESP_QP` as a responder: receive start PSN, ACK state, and its send
+/// context (the ACKs go to `PEER_QP` at address row 3; CQ ring 1).
+fn configure_responder(nic: &mut Nic) {
+    nic.cfg_row(cfg_table::RECV_QP, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    nic.cfg_row(cfg_table::ACK_QP_INIT, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    let ctx = SqContext {
+        sq_base: 0x1800_0000,
+        cq_index: 1,
+        addr_index: 3,
+        dest_qp: PEER_QP,
+        start_psn: 0,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: true,
+        send_mpr_units: WINDOW_UNITS,
+    };
+    configure_qp(nic, RESP_QP, ctx);
+}
+
+/// The golden responder: the model's MRC QP with the same number, start
+/// PSN, window, MTU, ACK policy and registration.
+fn model_responder() -> Qp {
+    let mut sc = Scenario::new(Transport::Mrc, EVS as usize, Vec::new());
+    let ep = &mut sc.b;
+    ep.cfg.qpn = RESP_QP;
+    ep.cfg.mtu = 1024;
+    ep.cfg.ack_every = 4;
+    ep.cfg.sack_bits = 64;
+    ep.rtr.dest_qp = PEER_QP;
+    ep.rtr.rq_psn = Psn::new(RQ_PSN);
+    ep.rtr.mpr_units = WINDOW_UNITS;
+    let mut qp = setup(ep);
+    qp.memory_mut().register(MR_VA, MR_LEN, RKEY).expect("region");
+    for r in 0..64 {
+        qp.post_recv(r).expect("receive queue");
+    }
+    qp
+}
+
+/// Encapsulation of the frames the peer sends to this NIC.
+fn to_nic() -> Encap {
+    Encap::test_v4().reversed()
+}
+
+fn frame_of(pkt: &RocePacket) -> Vec<u8> {
+    let mut f = Vec::new();
+    emit_frame(pkt, &to_nic(), &mut f);
+    f
+}
+
+fn bth(opcode: Opcode, dest_qp: u32, psn: u32, pad: u8) -> BthRepr {
+    BthRepr {
+        opcode,
+        solicited: false,
+        mig_req: true,
+        pad,
+        pkey: 0xFFFF,
+        fecn: false,
+        becn: false,
+        mrc_ext: true,
+        dest_qp,
+        ack_req: false,
+        psn: Psn::new(psn),
+    }
+}
+
+/// One WRITE data packet as the peer's requester would send it: `msg_va`
+/// is the message's VA (RETH), `off` this packet's offset in it.
+#[allow(clippy::too_many_arguments)]
+fn write_packet(opcode: Opcode, qp: u32, psn: u32, msg_va: u64, msg_len: u32, off: u32, payload: Vec<u8>, rkey: u32) -> RocePacket {
+    let ev_index = (psn % u32::from(EVS)) as u16;
+    let placement = (!opcode.has_reth()).then_some(PlacementRepr { va: msg_va + u64::from(off), rkey });
+    RocePacket {
+        ev: 0x1000 + u32::from(ev_index),
+        ecn_ce: false,
+        trimmed: false,
+        bth: bth(opcode, qp, psn, pad_for(payload.len())),
+        reth: opcode.has_reth().then_some(RethRepr { va: msg_va, rkey, dma_len: msg_len }),
+        imm: opcode.has_imm().then_some(0xC0DE_0000 | psn),
+        aeth: None,
+        ext: Some(MrcExtRepr::Data(DataExtRepr {
+            ev_index,
+            retransmit: false,
+            ev_seq: psn,
+            tx_ts: 1000 + psn,
+            msg_offset: off,
+            placement,
+        })),
+        payload: Bytes::from(payload),
+    }
+}
+
+fn pattern(len: usize, seed: u32) -> Vec<u8> {
+    (0..len).map(|k| (k as u32).wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)) as u8).collect()
+}
+
+/// A WRITE-ONLY-IMM of `len` bytes at `va` with PSN `psn` to `RESP_QP`.
+fn only_imm(psn: u32, va: u64, len: usize, rkey: u32) -> RocePacket {
+    write_packet(Opcode::WriteOnlyImm, RESP_QP, psn, va, len as u32, 0, pattern(len, psn), rkey)
+}
+
+/// What the responder bench saw on MAC TX, decoded.
+#[derive(Default, Debug)]
+struct AckLog {
+    sacks: Vec<(Psn, SackExtRepr)>,
+    nacks: Vec<(Psn, NackExtRepr)>,
+}
+
+/// The responder NIC and the golden responder, fed the same frames.
+struct ResponderBench {
+    nic: Nic,
+    model: Qp,
+    now: Instant,
+    /// Counter values at the start (every check is on a difference).
+    base: Vec<(String, u32)>,
+    acks: AckLog,
+    model_acks: AckLog,
+    /// Model decisions, in frame order.
+    decisions: Vec<Result<(), RxError>>,
+    recv_cqes: usize,
+}
+
+impl ResponderBench {
+    fn new(seed: u64) -> ResponderBench {
+        let built = build_core(&BuildOptions::default()).unwrap();
+        let mut nic = Nic::new(&built, Stalls::default(), seed).unwrap();
+        configure_globals(&mut nic);
+        configure_responder(&mut nic);
+        nic.run(300);
+        let base = hw::core::WIRED_COUNTERS.iter().map(|c| (c.to_string(), nic.counter(c))).collect();
+        ResponderBench {
+            nic,
+            model: model_responder(),
+            now: Instant::from_us(1),
+            base,
+            acks: AckLog::default(),
+            model_acks: AckLog::default(),
+            decisions: Vec::new(),
+            recv_cqes: 0,
+        }
+    }
+
+    /// Push `frame` into MAC RX and into the model; the model's verdict.
+    fn inject(&mut self, frame: Vec<u8>) -> Result<(), RxError> {
+        let r = self.model.handle_frame(self.now, &frame);
+        self.now += Duration::from_ns(200);
+        self.decisions.push(r.clone());
+        self.nic.rx.push(frame);
+        // Let the frame through before the next one: the tests check each
+        // decision, not the RX path's burst capacity.
+        self.run_until_rx_idle();
+        r
+    }
+
+    fn run_until_rx_idle(&mut self) {
+        let mut n = 0;
+        while !self.nic.rx.idle() && n < 10_000 {
+            self.nic.step();
+            n += 1;
+        }
+        self.nic.run(40);
+    }
+
+    /// Let every timer (the ACK delay) fire on both sides, then decode the
+    /// ACKs each sent.
+    fn settle(&mut self) {
+        self.nic.run(2500);
+        self.now += Duration::from_us(10);
+        self.model.handle_timeout(self.now);
+        while let Some(p) = self.model.poll_transmit(self.now) {
+            log_ack(&mut self.model_acks, &p);
+        }
+        while let Some(ev) = self.model.poll_event() {
+            if let Event::RecvCompleted(_) = ev {
+                self.recv_cqes += 1;
+            }
+        }
+        while let Some(f) = self.nic.tx.frames.pop_front() {
+            let (p, _) = parse_frame(&f).unwrap_or_else(|e| panic!("the NIC sent a malformed frame: {e:?}"));
+            assert_eq!(p.bth.dest_qp, PEER_QP, "ACKs go to the peer QP: {p:?}");
+            log_ack(&mut self.acks, &p);
+        }
+    }
+
+    /// How much counter `name` moved since the bench started.
+    fn delta(&mut self, name: &str) -> u32 {
+        let b = self.base.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+        self.nic.counter(name).wrapping_sub(b)
+    }
+
+    /// The common end of every responder test: no DMA protocol error, no
+    /// byte written outside the region and the receive CQ, the region
+    /// equal to the model's memory, each byte written at most once per
+    /// placement the model made, and as many receive CQEs (with the
+    /// model's immediates and lengths) as the model completed.
+    fn check_memory_and_completions(&mut self) {
+        self.check_memory();
+        self.check_completions();
+    }
+
+    fn check_memory(&mut self) {
+        assert!(self.nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", self.nic.dma.errors);
+        for (&a, &n) in &self.nic.dma.mem.writes {
+            let in_region = (MR_VA..MR_VA + MR_LEN).contains(&a);
+            let in_cq = (RECV_CQ..RECV_CQ + CQ_BYTES).contains(&a);
+            assert!(in_region || in_cq, "byte {a:#x} written ({n} times) outside the placements and the CQ");
+        }
+        let region = &self.model.memory().regions()[0];
+        let hw_bytes = self.nic.dma.mem.read_vec(MR_VA, MR_LEN as usize);
+        if let Some(i) = (0..region.data.len()).find(|&i| region.data[i] != hw_bytes[i]) {
+            panic!("host memory differs from the model's at {:#x}: {:#x} != {:#x}", MR_VA + i as u64, hw_bytes[i], region.data[i]);
+        }
+    }
+
+    fn check_completions(&mut self) {
+        // CQEs: the first `recv_cqes` slots written (phase 1), the next not.
+        for i in 0..64u64 {
+            let c = Completion::decode(&self.nic.dma.mem.read_vec(RECV_CQ + 32 * i, 32));
+            let written = c.as_ref().is_ok_and(|c| c.phase);
+            assert_eq!(written, (i as usize) < self.recv_cqes, "receive CQE slot {i}: {c:?} (model completed {})", self.recv_cqes);
+            if written {
+                let c = c.unwrap();
+                assert_eq!((c.qp, c.status), (RESP_QP, CqStatus::Success), "{c:?}");
+            }
+        }
+        assert_eq!(self.delta("completion") as usize, self.recv_cqes, "completions written");
+    }
+
+    /// The hardware's last SACK acknowledges cumulatively exactly what the
+    /// model's last SACK does.
+    fn check_final_cum(&self) {
+        let hw = self.acks.sacks.last().map(|s| s.0);
+        let model = self.model_acks.sacks.last().map(|s| s.0);
+        assert_eq!(hw, model, "cumulative PSN of the last SACK (hardware, model)");
+    }
+}
+
+fn log_ack(log: &mut AckLog, p: &RocePacket) {
+    match p.ext {
+        Some(MrcExtRepr::Sack(s)) => log.sacks.push((p.bth.psn, s)),
+        Some(MrcExtRepr::Nack(n)) => log.nacks.push((p.bth.psn, n)),
+        _ => {}
+    }
+}
+
+/// Valid traffic after hostile frames: three one-packet WRITE-IMMs at
+/// fresh PSNs starting at `psn`, at distinct offsets of the region.
+/// Accepted by the model (asserted): the bench then checks they were
+/// placed and completed on the hardware too.
+fn valid_tail(b: &mut ResponderBench, psn: u32, slot: u64) {
+    for k in 0..3u32 {
+        let pkt = only_imm(psn + k, MR_VA + 0x1000 * (slot + u64::from(k)), 300 + 17 * k as usize, RKEY);
+        b.inject(frame_of(&pkt)).expect("the model accepts the valid tail");
+    }
+}
+
+#[test]
+fn truncated_frames_are_dropped_and_counted() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(21);
+    // A WRITE-FIRST (RETH + data extension) and a WRITE-LAST-IMM
+    // (placement + ImmDt), over IPv4: cut at every header boundary, one
+    // byte either side, mid-field, in the payload and in the ICRC.
+    let first = write_packet(Opcode::WriteFirst, RESP_QP, RQ_PSN, MR_VA, 2048, 0, pattern(1024, 1), RKEY);
+    let last = write_packet(Opcode::WriteLastImm, RESP_QP, RQ_PSN + 1, MR_VA, 2048, 1024, pattern(1024, 2), RKEY);
+    let mut cuts = 0;
+    for pkt in [&first, &last] {
+        let f = frame_of(pkt);
+        let hdr = f.len() - pkt.payload.len() - usize::from(pkt.bth.pad) - 4;
+        let mut at: Vec<usize> = vec![1, 6, 12, 13, 14, 15, 20, 26, 33, 34, 35, 38, 41, 42, 43, 47, 53, 54, 55, 60, 70, 80];
+        at.extend([hdr - 1, hdr, hdr + 1, hdr + 500, f.len() - 5, f.len() - 4, f.len() - 2, f.len() - 1]);
+        at.sort_unstable();
+        at.dedup();
+        for &n in at.iter().filter(|&&n| n < f.len()) {
+            let r = b.inject(f[..n].to_vec());
+            assert!(matches!(r, Err(RxError::Wire(_))), "the model drops a frame cut at {n}: {r:?}");
+            cuts += 1;
+        }
+    }
+    b.settle();
+    assert_eq!(b.delta("rx_parser_drop"), cuts, "every truncated frame counted as a parser drop");
+    assert_eq!(b.delta("rx_parser_ok"), 0, "no truncated frame accepted");
+    assert_eq!(b.delta("rx_placed"), 0);
+    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
+    // The untruncated pair and the tail are placed, completed, ACKed.
+    for pkt in [&first, &last] {
+        b.inject(frame_of(pkt)).expect("the model accepts the whole frame");
+    }
+    valid_tail(&mut b, RQ_PSN + 2, 4);
+    b.settle();
+    assert_eq!(b.delta("rx_parser_ok"), 5);
+    b.check_memory_and_completions();
+    b.check_final_cum();
+    assert_eq!(b.recv_cqes, 4, "the two-packet WRITE-IMM and the tail completed");
+    eprintln!("{cuts} truncations dropped");
+}
+
+/// Frames whose ICRC is wrong (a flipped payload byte, a flipped ICRC
+/// byte, a flipped BTH PSN bit) must be dropped by the parser
+/// (`reason::BAD_ICRC`). Written against the golden model's decision: it
+/// passes only with the RX parser's ICRC check (docs/hw/core.md, known
+/// gaps), which is being added on another branch.
+#[test]
+fn bad_icrc_frames_are_dropped() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(22);
+    let pkt = only_imm(RQ_PSN, MR_VA + 0x100, 200, RKEY);
+    let good = frame_of(&pkt);
+    let payload_at = good.len() - 4 - usize::from(pkt.bth.pad) - 200;
+    let mut bad = Vec::new();
+    for at in [payload_at + 7, good.len() - 1, good.len() - 4] {
+        let mut f = good.clone();
+        f[at] ^= 0x10;
+        bad.push(f);
+    }
+    // A PSN bit: the frame would otherwise be placed as the next PSN.
+    let mut f = good.clone();
+    f[14 + 20 + 8 + 11] ^= 0x01;
+    bad.push(f);
+    for f in bad.iter().cloned() {
+        let r = b.inject(f);
+        assert!(matches!(&r, Err(RxError::Wire(e)) if e.kind() == WireErrorKind::BadIcrc), "model: {r:?}");
+    }
+    b.settle();
+    assert_eq!(b.delta("rx_parser_drop"), bad.len() as u32, "every bad-ICRC frame counted as a parser drop");
+    assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
+    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
+    b.inject(good).expect("the model accepts the intact frame");
+    valid_tail(&mut b, RQ_PSN + 1, 8);
+    b.settle();
+    b.check_memory_and_completions();
+    b.check_final_cum();
+    assert_eq!(b.recv_cqes, 4);
+}
+
+/// Data for QPs this NIC does not serve: a QP number beyond the QP table,
+/// an unconfigured QP, and a QP whose send context is written disabled.
+/// The model drops them (`WrongQp`); nothing may be placed, completed or
+/// acknowledged, and the frames are counted as not data for a QP.
+#[test]
+fn frames_for_a_wrong_qp_are_dropped() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(23);
+    const DISABLED_QP: u32 = 0x79;
+    let ctx = SqContext {
+        sq_base: 0x1900_0000,
+        cq_index: 1,
+        addr_index: 3,
+        dest_qp: PEER_QP,
+        start_psn: 0,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: false,
+        send_mpr_units: WINDOW_UNITS,
+    };
+    configure_qp(&mut b.nic, DISABLED_QP, ctx);
+    b.nic.cfg_row(cfg_table::RECV_QP, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    b.nic.cfg_row(cfg_table::ACK_QP_INIT, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    b.nic.run(300);
+    let mut n = 0;
+    for qp in [0x1234, 0xFF_FFFF, 0x100, 0x78, 0, DISABLED_QP] {
+        for psn in [0, RQ_PSN, RQ_PSN + 1] {
+            let pkt = write_packet(Opcode::WriteOnlyImm, qp, psn, MR_VA + 0x40 * u64::from(n), 64, 0, pattern(64, n), RKEY);
+            let r = b.inject(frame_of(&pkt));
+            assert!(matches!(r, Err(RxError::WrongQp { .. })), "model: {r:?}");
+            n += 1;
+        }
+    }
+    b.settle();
+    assert_eq!(b.delta("rx_placed"), 0, "nothing placed for a wrong QP");
+    assert_eq!(b.delta("rx_not_data"), n, "every frame for a wrong QP counted");
+    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a wrong QP: {:?}", b.acks);
+    valid_tail(&mut b, RQ_PSN, 0);
+    b.settle();
+    b.check_memory_and_completions();
+    b.check_final_cum();
+    assert_eq!(b.recv_cqes, 3);
+}
+
+/// PSNs behind the receive window (duplicates: re-SACKed, never placed
+/// again) and beyond it (NACKed out-of-window, counted, never placed), in
+/// the model's serial arithmetic: up to 2^23 behind is behind.
+#[test]
+fn psns_outside_the_window_are_not_placed() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(24);
+    // Four in order first, so "behind" includes PSNs that were placed.
+    valid_tail(&mut b, RQ_PSN, 0);
+    b.inject(frame_of(&only_imm(RQ_PSN + 3, MR_VA + 0x3000, 100, RKEY))).unwrap();
+    b.settle();
+    let placed = b.delta("rx_placed");
+    assert_eq!(placed, 4);
+    let expected = RQ_PSN + 4;
+    let behind = [expected - 1, expected - 4, expected.wrapping_sub(1000) & 0xFF_FFFF, (expected + (1 << 23) + 1) & 0xFF_FFFF];
+    let ahead = [expected + 256, expected + 257, expected + 4000, (expected + (1 << 23) - 1) & 0xFF_FFFF];
+    let mut dups = 0;
+    let mut oow = 0;
+    for (i, psn) in behind.iter().chain(&ahead).enumerate() {
+        // Aimed at fresh bytes: a wrong decision would show as a write.
+        let pkt = only_imm(*psn, MR_VA + 0x8000 + 0x100 * i as u64, 64, RKEY);
+        match b.inject(frame_of(&pkt)) {
+            Ok(()) => dups += 1,
+            Err(RxError::OutOfWindow { .. }) => oow += 1,
+            r => panic!("model: {r:?} for PSN {psn:#x}"),
+        }
+    }
+    assert_eq!((dups, oow), (4, 4), "the model's classification");
+    b.settle();
+    assert_eq!(b.delta("rx_placed"), placed, "nothing placed outside the window");
+    assert_eq!(b.delta("sack_duplicate"), dups);
+    assert_eq!(b.delta("sack_out_of_window"), oow);
+    assert_eq!(b.delta("nack_sent"), oow, "one NACK per out-of-window PSN");
+    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
+    assert!(nacked.iter().all(|&(_, k)| k == NackKind::OutOfWindow));
+    valid_tail(&mut b, expected, 8);
+    b.settle();
+    b.check_memory_and_completions();
+    b.check_final_cum();
+    assert_eq!(b.recv_cqes, 7);
+}
+
+/// Bad rkeys (wrong key in a registered slot, an unregistered slot) and
+/// VAs outside the region (below, straddling the end, wrapping) on FIRST,
+/// MIDDLE and ONLY packets: NACKed remote-access (the model's kind),
+/// counted as placement rejects, nothing written.
+#[test]
+fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(25);
+    let end = MR_VA + MR_LEN;
+    let cases: [(Opcode, u64, u32); 8] = [
+        (Opcode::WriteOnlyImm, MR_VA, 0x9934),
+        (Opcode::WriteOnlyImm, MR_VA, 0x1235),
+        (Opcode::WriteOnly, MR_VA - 1, RKEY),
+        (Opcode::WriteOnly, end - 10, RKEY),
+        (Opcode::WriteOnly, u64::MAX - 20, RKEY),
+        (Opcode::WriteFirst, end, RKEY),
+        (Opcode::WriteMiddle, MR_VA - 0x1000, RKEY),
+        (Opcode::WriteMiddle, MR_VA, 0x0000_0034),
+    ];
+    for (i, &(op, va, rkey)) in cases.iter().enumerate() {
+        let psn = RQ_PSN + i as u32;
+        let len = 64usize;
+        let msg_len = if op.is_last() { len as u32 } else { 4096 };
+        let pkt = write_packet(op, RESP_QP, psn, va, msg_len, 0, pattern(len, psn), rkey);
+        let r = b.inject(frame_of(&pkt));
+        assert!(matches!(r, Err(RxError::RemoteAccess { .. })), "model: {r:?} for case {i}");
+    }
+    b.settle();
+    let n = cases.len() as u32;
+    assert_eq!(b.delta("placement_reject"), n, "every bad access counted");
+    assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
+    assert_eq!(b.delta("nack_sent"), n);
+    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
+    assert!(nacked.iter().all(|&(_, k)| k == NackKind::RemoteAccess));
+    // Valid traffic at fresh PSNs is still placed as the model places it.
+    // (Completions and the cumulative PSN are not compared here: the model
+    // never passes a rejected PSN, the hardware does; see the ignored test
+    // below.)
+    valid_tail(&mut b, RQ_PSN + n, 0);
+    b.settle();
+    b.check_memory();
+    assert_eq!(b.delta("rx_placed"), 3, "the valid tail placed");
+}
+
+/// The model never marks a rejected PSN received: later SACKs must not
+/// cover it (the requester would otherwise free a packet the responder
+/// never accepted). Today the SACK table marks it before the completion
+/// tracker rejects it (docs/hw/core.md known gaps).
+#[test]
+#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, so later SACKs acknowledge it"]
+fn rejected_psn_is_not_acknowledged() {
+    if skip() {
+        return;
+    }
+    let mut b = ResponderBench::new(26);
+    let bad = only_imm(RQ_PSN, MR_VA, 64, 0x9934);
+    assert!(matches!(b.inject(frame_of(&bad)), Err(RxError::RemoteAccess { .. })));
+    valid_tail(&mut b, RQ_PSN + 1, 1);
+    b.settle();
+    b.check_final_cum();
+    let covers = |(cum, s): &(Psn, SackExtRepr)| {
+        !cum.before(Psn::new(RQ_PSN)) || s.bitmap.iter_ones().any(|i| s.base.add(i as u32) == Psn::new(RQ_PSN))
+    };
+    assert!(!b.acks.sacks.iter().any(covers), "a SACK acknowledged the rejected PSN: {:?}", b.acks.sacks);
+    b.check_memory_and_completions();
+}
+
+/// Mutations of the fuzz loop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fuzz {
+    /// Resealed bit flips, header fields changed and re-emitted,
+    /// truncations, raw bytes: every frame has a valid ICRC or fails a
+    /// length / header check first, so today's parser (no ICRC check)
+    /// must reach the model's decision.
+    Resealed,
+    /// Bit flips left unsealed as well: the ICRC is the only check that
+    /// catches a flipped payload bit.
+    WithUnsealedFlips,
+    /// As `Resealed`, plus the mutants that fail the rkey / bounds check
+    /// (the others skip them: see [`bad_access`]).
+    WithBadAccess,
+}
+
+/// A data packet for `RESP_QP` whose placement the MR check rejects. The
+/// fuzz loops without `Fuzz::WithBadAccess` leave these out: a rejected
+/// PSN is marked received by the hardware's SACK table (the known gap the
+/// ignored `rejected_psn_is_not_acknowledged` shows), so a later valid
+/// copy of the same PSN is a duplicate for the hardware and new for the
+/// model, and the two memories part for that reason only.
+fn bad_access(f: &[u8]) -> bool {
+    let Ok((p, _)) = parse_frame(f) else { return false };
+    if !p.bth.opcode.is_write() || p.bth.dest_qp != RESP_QP || p.payload.is_empty() {
+        return false;
+    }
+    let (va, rkey) = match (p.reth, p.ext) {
+        (Some(r), _) => (r.va, r.rkey),
+        (None, Some(MrcExtRepr::Data(DataExtRepr { placement: Some(pl), .. }))) => (pl.va, pl.rkey),
+        _ => return false,
+    };
+    let end = va.checked_add(p.payload.len() as u64);
+    !(rkey == RKEY && va >= MR_VA && end.is_some_and(|e| e <= MR_VA + MR_LEN))
+}
+
+/// The random fuzz loop: `HOSTILE_FRAMES` (default 300) frames mutated
+/// from valid templates, interleaved with the templates themselves, then
+/// valid traffic that must still complete. Checked: every byte written is
+/// inside the region or the CQ and equals the model's memory, no DMA
+/// protocol error, the model's receive completions.
+fn fuzz(kind: Fuzz, seed: u64) {
+    let frames: usize = std::env::var("HOSTILE_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
+    let mut b = ResponderBench::new(seed);
+    let mut rng = Rng::new(seed ^ 0x5eed_f00d);
+    // Templates: a 3-packet WRITE-IMM and one-packet WRITE-IMMs, in window.
+    let mut templates = Vec::new();
+    let msg_va = MR_VA + 0x4000;
+    templates.push(write_packet(Opcode::WriteFirst, RESP_QP, RQ_PSN, msg_va, 2500, 0, pattern(1024, 1), RKEY));
+    templates.push(write_packet(Opcode::WriteMiddle, RESP_QP, RQ_PSN + 1, msg_va, 2500, 1024, pattern(1024, 2), RKEY));
+    templates.push(write_packet(Opcode::WriteLastImm, RESP_QP, RQ_PSN + 2, msg_va, 2500, 2048, pattern(452, 3), RKEY));
+    for k in 0..8u32 {
+        templates.push(only_imm(RQ_PSN + 3 + k, MR_VA + 0x200 * u64::from(k), 100 + 40 * k as usize, RKEY));
+    }
+    let tframes: Vec<Vec<u8>> = templates.iter().map(frame_of).collect();
+    let (mut accepted, mut dropped, mut skipped) = (0, 0, 0);
+    for _ in 0..frames {
+        let t = &tframes[rng.below(tframes.len() as u64) as usize];
+        let f = match rng.below(6) {
+            0 => t.clone(),
+            1 => {
+                let mut f = t.clone();
+                for _ in 0..=rng.below(3) {
+                    let at = rng.below(f.len() as u64) as usize;
+                    f[at] ^= 1 << rng.below(8);
+                }
+                if kind == Fuzz::Resealed {
+                    proto::wire::icrc::reseal_frame(&mut f);
+                }
+                f
+            }
+            2 => {
+                let mut f = t.clone();
+                let at = 14 + rng.below(f.len() as u64 - 18) as usize;
+                f[at] ^= (rng.below(255) + 1) as u8;
+                proto::wire::icrc::reseal_frame(&mut f);
+                f
+            }
+            3 => t[..1 + rng.below(t.len() as u64 - 1) as usize].to_vec(),
+            4 => (0..1 + rng.below(200)).map(|_| rng.below(256) as u8).collect(),
+            _ => {
+                // A header field changed and the packet re-emitted (valid
+                // ICRC): PSN, QP, rkey, VA and DMA length, ack_req.
+                let mut p = templates[rng.below(templates.len() as u64) as usize].clone();
+                match rng.below(5) {
+                    0 => p.bth.psn = Psn::new(rng.below(1 << 24) as u32),
+                    1 => p.bth.dest_qp = rng.below(512) as u32,
+                    2 => {
+                        if let Some(r) = p.reth.as_mut() {
+                            r.rkey ^= 1 << rng.below(32);
+                        }
+                    }
+                    3 => {
+                        if let Some(r) = p.reth.as_mut() {
+                            r.va = r.va.wrapping_add(rng.below(1 << 17)).wrapping_sub(1 << 16);
+                            r.dma_len = rng.below(1 << 32) as u32;
+                        }
+                    }
+                    _ => p.bth.ack_req = !p.bth.ack_req,
+                }
+                frame_of(&p)
+            }
+        };
+        if kind != Fuzz::WithBadAccess && bad_access(&f) {
+            skipped += 1;
+            continue;
+        }
+        match b.inject(f) {
+            Ok(()) => accepted += 1,
+            Err(_) => dropped += 1,
+        }
+    }
+    b.settle();
+    valid_tail(&mut b, RQ_PSN + 11, 12);
+    b.settle();
+    eprintln!(
+        "fuzz: {frames} frames, {skipped} bad accesses left out, model accepted {accepted}, dropped {dropped}; hw parser drops {}, placed {}, rejects {}, completions {}",
+        b.delta("rx_parser_drop"),
+        b.delta("rx_placed"),
+        b.delta("placement_reject"),
+        b.delta("completion")
+    );
+    assert!(dropped > frames / 4 && accepted > frames / 10, "the mix reaches both outcomes");
+    b.check_memory_and_completions();
+    for k in 0..3u32 {
+        let psn = RQ_PSN + 11 + k;
+        let len = 300 + 17 * k as usize;
+        let at = MR_VA + 0x1000 * (12 + u64::from(k));
+        assert_eq!(b.nic.dma.mem.read_vec(at, len), pattern(len, psn), "tail message {k} placed");
+    }
+}
+
+#[test]
+fn fuzzed_frames_leave_state_intact() {
+    if skip() {
+        return;
+    }
+    fuzz(Fuzz::Resealed, 27);
+}
+
+/// As above with unsealed bit flips: passes only with the RX parser's ICRC
+/// check (another branch); today a flipped payload bit is placed.
+#[test]
+fn fuzzed_unsealed_bit_flips_are_dropped() {
+    if skip() {
+        return;
+    }
+    fuzz(Fuzz::WithUnsealedFlips, 28);
+}
+
+/// As the first with the rkey / bounds mutants included.
+#[test]
+#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, which moves the window and the cumulative PSN past it; with such frames the placements part from the model's"]
+fn fuzzed_frames_with_bad_accesses_leave_state_intact() {
+    if skip() {
+        return;
+    }
+    fuzz(Fuzz::WithBadAccess, 27);
+}
+
+// ------------------------------------------------------------ requester
+
+const REQ_START_PSN: u32 = 0x20;
+
+/// The golden requester: QP `PEER_QP` sending to `RESP_QP` from
+/// `REQ_START_PSN`, MTU 1024, the same message posted.
+fn model_requester(wr: &WriteRequest) -> Qp {
+    let mut sc = Scenario::new(Transport::Mrc, EVS as usize, Vec::new());
+    let ep = &mut sc.a;
+    ep.cfg.qpn = PEER_QP;
+    ep.cfg.mtu = 1024;
+    ep.rtr.dest_qp = RESP_QP;
+    ep.rts.sq_psn = Psn::new(REQ_START_PSN);
+    ep.rts.send_mpr_units = WINDOW_UNITS;
+    let mut qp = setup(ep);
+    qp.post_write(Instant::ZERO, wr.clone()).expect("post");
+    while qp.poll_transmit(Instant::ZERO).is_some() {}
+    qp
+}
+
+fn sack(cum: u32, base: u32, bits: &[usize], ev_index: u16) -> RocePacket {
+    let mut bitmap = SackBitmap::new(64);
+    for &i in bits {
+        bitmap.set(i);
+    }
+    RocePacket {
+        ev: 0x1000 + u32::from(ev_index),
+        ecn_ce: false,
+        trimmed: false,
+        bth: bth(Opcode::Ack, PEER_QP, cum, 0),
+        reth: None,
+        imm: None,
+        aeth: Some(AethRepr { syndrome: Syndrome::Ack { credits: 0x1F }, msn: 0 }),
+        ext: Some(MrcExtRepr::Sack(SackExtRepr {
+            ev_index,
+            ecn_ce_count: 0,
+            echo_ts: 0,
+            service_ns: 0,
+            base: Psn::new(base),
+            bitmap,
+        })),
+        payload: Bytes::new(),
+    }
+}
+
+fn nack(psn: u32, kind: NackKind, cum: u32) -> RocePacket {
+    let code = if kind == NackKind::RemoteAccess { Syndrome::NAK_REMOTE_ACCESS } else { Syndrome::NAK_PSN_SEQ_ERROR };
+    RocePacket {
+        aeth: Some(AethRepr { syndrome: Syndrome::Nak { code }, msn: 0 }),
+        ext: Some(MrcExtRepr::Nack(NackExtRepr { kind, ev_index: 0, cum_psn: Psn::new(cum), echo_ts: 0 })),
+        ..sack(psn, 0, &[], 0)
+    }
+}
+
+/// A requester with a 3-packet WRITE in flight is sent SACKs and NACKs for
+/// PSNs it never sent (cumulative beyond, bitmap bits beyond, NACKs beyond)
+/// and a SACK for another QP: it must not complete or free anything (the
+/// model drops each as `AckForUnsent` / `WrongQp`), it counts them, and
+/// the genuine SACK afterwards completes the message exactly once.
+#[test]
+fn forged_acks_for_unsent_psns_complete_nothing() {
+    if skip() {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 31).unwrap();
+    configure_globals(&mut nic);
+    let ctx = SqContext {
+        sq_base: SQ_BASE,
+        cq_index: 0,
+        addr_index: 3,
+        dest_qp: RESP_QP,
+        start_psn: REQ_START_PSN,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: true,
+        send_mpr_units: WINDOW_UNITS,
+    };
+    configure_qp(&mut nic, PEER_QP, ctx);
+    let wr = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: 2500,
+        wr_id: 0x5A,
+        local_iova: 0x2000_0000,
+        remote_va: MR_VA,
+        rkey: RKEY,
+        imm: 0,
+    };
+    nic.dma.mem.fill(SQ_BASE, &wr.encode().unwrap());
+    let payload = pattern(2500, 9);
+    nic.dma.mem.fill(wr.local_iova, &payload);
+    let mut model = model_requester(&WriteRequest {
+        wr_id: 0x5A,
+        data: Bytes::from(payload.clone()),
+        remote_va: MR_VA,
+        rkey: RKEY,
+        imm: None,
+    });
+    nic.doorbell(PEER_QP as u8, 1);
+    let mut cycles = 0;
+    while nic.tx.frames.len() < 3 && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let sent: Vec<RocePacket> = nic.tx.frames.drain(..).map(|f| parse_frame(&f).expect("the NIC's frame").0).collect();
+    let psns: Vec<u32> = sent.iter().map(|p| p.bth.psn.value()).collect();
+    assert_eq!(psns, [REQ_START_PSN, REQ_START_PSN + 1, REQ_START_PSN + 2]);
+    let last = REQ_START_PSN + 2;
+    let retx_drop0 = nic.counter("retx_drop");
+    let cqe_written = |nic: &Nic, slot: u64| Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * slot, 32)).is_ok_and(|c| c.phase);
+
+    let mut wrong_qp_sack = sack(last, REQ_START_PSN, &[0, 1, 2], 0);
+    wrong_qp_sack.bth.dest_qp = 0x66;
+    let forged = [
+        // Cumulative beyond the last PSN sent.
+        sack(last + 1, REQ_START_PSN, &[], 0),
+        sack(last + 100, REQ_START_PSN, &[], 0),
+        // Cumulative nothing, bitmap bits for PSNs never sent (and one sent).
+        sack(REQ_START_PSN - 1, REQ_START_PSN, &[1, 3], 1),
+        sack(REQ_START_PSN - 1, REQ_START_PSN + 8, &[0, 63], 1),
+        // NACKs (trimmed, out of window) for PSNs never sent.
+        nack(last + 1, NackKind::Trimmed, REQ_START_PSN - 1),
+        nack(last + 50, NackKind::OutOfWindow, REQ_START_PSN - 1),
+    ];
+    let mut now = Instant::from_us(2);
+    for p in &forged {
+        let f = frame_of(p);
+        let r = model.handle_frame(now, &f);
+        assert!(matches!(r, Err(RxError::AckForUnsent(_))), "model: {r:?} for {p:?}");
+        nic.rx.push(f);
+        nic.run(200);
+        now += Duration::from_ns(600);
+    }
+    let f = frame_of(&wrong_qp_sack);
+    assert!(matches!(model.handle_frame(now, &f), Err(RxError::WrongQp { .. })));
+    nic.rx.push(f);
+    nic.run(3000);
+    while let Some(e) = model.poll_event() {
+        assert!(!matches!(e, Event::SendCompleted(_)), "the model completed on a forged ACK: {e:?}");
+    }
+    assert!(!cqe_written(&nic, 0), "a forged ACK completed the WRITE");
+    assert_eq!(nic.counter("retx_drop") - retx_drop0, forged.len() as u32, "every forged ACK/NACK counted");
+    assert_eq!(nic.counter("rx_not_data"), 1, "the other QP's SACK counted");
+    assert_eq!(nic.counter("completion"), 0);
+    let resent = nic.tx.frames.len();
+
+    // The genuine SACK: everything up to the last PSN.
+    let genuine = sack(last, REQ_START_PSN, &[0, 1, 2], 2);
+    let f = frame_of(&genuine);
+    model.handle_frame(now, &f).expect("the model accepts the genuine SACK");
+    let model_done: Vec<_> = std::iter::from_fn(|| model.poll_event())
+        .filter_map(|e| if let Event::SendCompleted(c) = e { Some(c) } else { None })
+        .collect();
+    assert_eq!(model_done.len(), 1);
+    assert_eq!((model_done[0].wr_id, model_done[0].status), (0x5A, WcStatus::Success));
+    nic.rx.push(f);
+    let mut cycles = 0;
+    while !cqe_written(&nic, 0) && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    nic.run(2000);
+    let c = Completion::decode(&nic.dma.mem.read_vec(SEND_CQ, 32)).unwrap();
+    assert!(c.phase, "the genuine SACK completes the WRITE");
+    assert_eq!((c.qp, c.wr_id, c.status), (PEER_QP, 0x5A, CqStatus::Success), "{c:?}");
+    assert!(!cqe_written(&nic, 1), "completed exactly once");
+    assert_eq!(nic.counter("completion"), 1);
+    assert_eq!(nic.counter("retransmit") as usize, resent, "no resend caused by the forged ACKs");
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+    for &a in nic.dma.mem.writes.keys() {
+        assert!((SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a), "requester wrote {a:#x} outside its CQ");
+    }
+}
