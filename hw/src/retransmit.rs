@@ -415,7 +415,6 @@ impl Logic for RetransmitEngine {
 
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
-        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.p.q.val() - self.base.q.val());
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81);
         self.hw_d.next = self.s_time.val() - self.hw.q.val();
         self.seq_d.next = self.s_seq.val() - self.e_max.val();
@@ -429,6 +428,13 @@ impl Logic for RetransmitEngine {
         // p at or before cum: p - (cum + 1) negative.
         self.off_cum.next = self.p.q.val() - self.psn.q.val() - 1;
         self.off_base.next = self.p.q.val() - self.base.q.val();
+        // Shift by the 24-bit signal, not by `bit_cast(p - base)`: the
+        // emitted Verilog `(p - base) & 64'hff..` evaluates the subtraction
+        // at 64 bits, so across the PSN wrap (base 0xFFFFF8, p 0x000002)
+        // the shift was huge, SACKed packets past the wrap were not seen as
+        // acknowledged and were inferred lost (spurious resends and EV
+        // marks; with a blackholed EV the QP stalled for good).
+        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.off_base.val());
         self.acked_now.next = self.off_cum.val().get_bit(23)
             | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
         self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
@@ -449,8 +455,10 @@ impl Logic for RetransmitEngine {
         // SACK validation (in LOAD; una/nxt come from the qs RAM there).
         self.nb_off.next = self.qs_ram.read_data.val().get_bits::<24>(24) - self.base.q.val();
         self.cum_d.next = self.psn.q.val() + 1 - self.qs_ram.read_data.val().get_bits::<24>(24);
-        self.bad_cum.next = !self.cum_d.val().get_bit(23)
-            & (self.psn.q.val() + 1 != self.qs_ram.read_data.val().get_bits::<24>(24));
+        // cum + 1 != nxt tested on the 24-bit difference: an inline
+        // `psn + 1 != nxt` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
+        // not 0 there).
+        self.bad_cum.next = !self.cum_d.val().get_bit(23) & self.cum_d.val().any();
         self.bm_nb.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.nb_off.val());
         if self.nb_off.val().get_bit(23) | !self.nb_off.val().any() {
             self.bad_bits.next = self.bitmap.q.val().any();
