@@ -265,6 +265,7 @@ pub struct Requester {
     nb1: Signal<Local, Bits<4>>,
     nb: Signal<Local, Bits<4>>,
     after_msg: Signal<Local, Bits<4>>,
+    db_used: Signal<Local, Bits<5>>,
     db_full: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
     db_avail: Signal<Local, Bit>,
@@ -296,7 +297,11 @@ impl Logic for Requester {
 
         // Doorbells go straight into the FIFO; a full FIFO drops (the
         // producer index is absolute, so a later doorbell recovers).
-        self.db_full.next = (self.db_wr.q.val() - self.db_rd.q.val()) == 16;
+        // Occupancy through a 5-bit signal: in the emitted Verilog a
+        // `(wr - rd) == 32'h10` compare is 32 bits wide and misses a full
+        // FIFO once the write pointer has wrapped (wr 1, rd 17).
+        self.db_used.next = self.db_wr.q.val() - self.db_rd.q.val();
+        self.db_full.next = self.db_used.val() == 16;
         self.db_avail.next = self.db_wr_d.q.val() != self.db_rd.q.val();
         self.db_ram.write_address.next = bit_cast::<4, 5>(self.db_wr.q.val());
         self.db_ram.write_data.next = bit_cast::<40, 8>(self.db_qp.val()) | (bit_cast::<40, 32>(self.db_value.val()) << 8);

@@ -449,7 +449,6 @@ impl Logic for RetransmitEngine {
 
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
-        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.p.q.val() - self.base.q.val());
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81);
         self.hw_d.next = self.s_time.val() - self.hw.q.val();
         self.seq_d.next = self.s_seq.val() - self.e_max.val();
@@ -463,6 +462,13 @@ impl Logic for RetransmitEngine {
         // p at or before cum: p - (cum + 1) negative.
         self.off_cum.next = self.p.q.val() - self.psn.q.val() - 1;
         self.off_base.next = self.p.q.val() - self.base.q.val();
+        // Shift by the 24-bit signal, not by `bit_cast(p - base)`: the
+        // emitted Verilog `(p - base) & 64'hff..` evaluates the subtraction
+        // at 64 bits, so across the PSN wrap (base 0xFFFFF8, p 0x000002)
+        // the shift was huge, SACKed packets past the wrap were not seen as
+        // acknowledged and were inferred lost (spurious resends and EV
+        // marks; with a blackholed EV the QP stalled for good).
+        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.off_base.val());
         self.acked_now.next = self.off_cum.val().get_bit(23)
             | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
         self.acked_r.d.next = self.acked_now.val();
@@ -489,7 +495,10 @@ impl Logic for RetransmitEngine {
         // in the state after it (22), from `nxt` as loaded.
         self.nb_off.next = self.qs_ram.read_data.val().get_bits::<24>(24) - self.base.q.val();
         self.cum_d.next = self.psn.q.val() + 1 - self.nxt.q.val();
-        self.bad_cum.next = !self.cum_d.val().get_bit(23) & (self.psn.q.val() + 1 != self.nxt.q.val());
+        // cum + 1 != nxt tested on the 24-bit difference: an inline
+        // `psn + 1 != nxt` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
+        // not 0 there).
+        self.bad_cum.next = !self.cum_d.val().get_bit(23) & self.cum_d.val().any();
         // Bits at or beyond next: a mask of the bitmap positions i >=
         // next - base (a function of the offset alone), not a shift of
         // the bitmap.

@@ -136,6 +136,7 @@ pub struct SendCompletions {
     cqe_free: Signal<Local, Bit>,
     p_head: Signal<Local, Bits<5>>,
     p_tail: Signal<Local, Bits<5>>,
+    p_used: Signal<Local, Bits<5>>,
     p_full: Signal<Local, Bit>,
     p_empty: Signal<Local, Bit>,
     e_last: Signal<Local, Bits<24>>,
@@ -229,7 +230,13 @@ impl Logic for SendCompletions {
         // The row just read (valid in CHECK).
         self.p_head.next = self.ptr_ram.read_data.val().get_bits::<5>(0);
         self.p_tail.next = self.ptr_ram.read_data.val().get_bits::<5>(5);
-        self.p_full.next = (self.p_tail.val() - self.p_head.val()) == 16;
+        // The occupancy goes through a 5-bit signal before the compare: in
+        // the emitted Verilog `(tail - head) == 32'h10` is evaluated at 32
+        // bits, so a tail that has wrapped past the head's 5-bit range
+        // (tail 1, head 17) gave -16, not 16, and a full list took a 17th
+        // push over its head entry (16 completions lost, 16 doubled).
+        self.p_used.next = self.p_tail.val() - self.p_head.val();
+        self.p_full.next = self.p_used.val() == 16;
         self.p_empty.next = self.p_tail.val() == self.p_head.val();
         self.entry_ram.write_address.next = (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.p_tail.val() & 15);
 
