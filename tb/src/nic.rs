@@ -82,7 +82,7 @@ pub struct Nic<M = HostMemory> {
     coverage_out: Option<PathBuf>,
 }
 
-impl Drop for Nic {
+impl<M> Drop for Nic<M> {
     fn drop(&mut self) {
         if let Some(dir) = self.coverage_out.take() {
             // A test that fails still leaves its coverage; a write error is

@@ -304,7 +304,7 @@ impl ResponderBench {
 
     fn check_memory(&mut self) {
         assert!(self.nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", self.nic.dma.errors);
-        for (&a, &n) in &self.nic.dma.mem.writes {
+        for (a, n) in self.nic.dma.mem.writes.iter() {
             let in_region = (MR_VA..MR_VA + MR_LEN).contains(&a);
             let in_cq = (RECV_CQ..RECV_CQ + CQ_BYTES).contains(&a);
             assert!(in_region || in_cq, "byte {a:#x} written ({n} times) outside the placements and the CQ");
@@ -938,7 +938,7 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
     assert_eq!(nic.counter("completion"), 1);
     assert_eq!(nic.counter("retransmit") as usize, resent, "no resend caused by the forged ACKs");
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
-    for &a in nic.dma.mem.writes.keys() {
+    for (a, _) in nic.dma.mem.writes.iter() {
         assert!((SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a), "requester wrote {a:#x} outside its CQ");
     }
 }

@@ -329,22 +329,13 @@ fn denied_ev_carries_nothing_in_loopback() {
 /// exactly once and complete, through loss inference and resends on other
 /// EVs, with the EV marked bad.
 ///
-/// Ignored: it deadlocks on the RTL. After 400,000 cycles (1.2 ms
-/// simulated; every seed tried, RTO exponent 6, 7 or 8):
-/// `fi_ev_drop=5 retransmit=3 rto=2 ev_marked_bad=3 data_sent=41
-/// ack_sent=11 cc_held=314 rx_placed=36`, no DMA error, no lost config
-/// row. tb/tests/core_tx.rs's blackholed-EV test, configured by hand
-/// with the same parameters (each of the driver's extra rows added to it
-/// in turn: receiver's retransmit and CC rows, requester's receive rows,
-/// receiver's EV set, 64-bit IOVAs), recovers in 68,600 cycles with
-/// `retransmit=5 rto=5 ev_marked_bad=1 cc_held=2`. Not found yet what in
-/// the driver's bring-up differs; reported. With `mrc perf`'s timeouts
-/// (RTO 16 us, stall allowance 2 us, tail check at 2.8 us) it stops
-/// earlier: `fi_ev_drop=5 ev_marked_bad=1 data_sent=35 rx_placed=31`, no
-/// retransmission at all; yet `mrc perf --endpoints loopback --fail-ev
-/// 2@10us` (16 KiB WRITEs, no random stalls) recovers.
+/// It deadlocked before the retransmit engine's SACK shift was computed
+/// on 24 bits: this bring-up starts at PSN 0xFFFFF0, so SACK bases before
+/// the 24-bit wrap and packets after it made the 64-bit Verilog shift
+/// huge, acknowledged packets were inferred lost and healthy EVs marked
+/// bad (`fi_ev_drop=5 retransmit=3 rto=2 ev_marked_bad=3 data_sent=41
+/// rx_placed=36` after 400,000 cycles). docs/cosim.md "Findings".
 #[test]
-#[ignore = "deadlocks on the RTL: 2 RTOs then no progress (see the doc comment)"]
 fn blackholed_ev_recovers_in_loopback() {
     if skip() {
         return;
