@@ -70,9 +70,25 @@ type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// One testbench-driven run: seconds in the cycle loop (set-up excluded)
 /// and the model it leaves.
-type TbRun<'a> = dyn Fn(bool) -> BenchResult<(f64, Model)> + 'a;
+type TbRun<'a> = dyn Fn(bool) -> BenchResult<(f64, RunEnd)> + 'a;
 
-fn parser_run(built: &Built, frames: &[Vec<u8>], record: bool) -> BenchResult<(f64, Model)> {
+/// What a testbench run leaves for the comparison: its cycle count, the
+/// inputs it recorded (empty unless recording) and its final outputs.
+/// (A `Nic` owns its model and writes coverage on drop, so the model
+/// itself is not moved out of it.)
+struct RunEnd {
+    cycles: u64,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+}
+
+impl RunEnd {
+    fn of(m: &mut Model) -> RunEnd {
+        RunEnd { cycles: m.cycles(), inputs: m.take_recorded_inputs(), outputs: m.output_words().to_vec() }
+    }
+}
+
+fn parser_run(built: &Built, frames: &[Vec<u8>], record: bool) -> BenchResult<(f64, RunEnd)> {
     let mut m = Model::load(built)?;
     let mut rng = Rng::new(1);
     let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, 100);
@@ -95,17 +111,17 @@ fn parser_run(built: &Built, frames: &[Vec<u8>], record: bool) -> BenchResult<(f
             return Err(format!("parser stuck: {records} records after {} cycles", m.cycles()).into());
         }
     }
-    Ok((t.secs(), m))
+    Ok((t.secs(), RunEnd::of(&mut m)))
 }
 
-fn core_idle_run(built: &Built, cycles: u64, record: bool) -> BenchResult<(f64, Model)> {
+fn core_idle_run(built: &Built, cycles: u64, record: bool) -> BenchResult<(f64, RunEnd)> {
     let mut nic = Nic::new(built, Stalls::default(), 3)?;
     if record {
         nic.model.record_inputs();
     }
     let t = Stopwatch::start();
     nic.run(cycles);
-    Ok((t.secs(), nic.model))
+    Ok((t.secs(), RunEnd::of(&mut nic.model)))
 }
 
 const QP: u8 = 5;
@@ -164,7 +180,7 @@ fn configure_loopback(nic: &mut Nic) {
     nic.csr_write(regmap::fault_inject::BASE + regmap::fault_inject::CTRL, regmap::fault_inject::CTRL_LOOPBACK);
 }
 
-fn core_traffic_run(built: &Built, message_kib: u32, record: bool) -> BenchResult<(f64, Model)> {
+fn core_traffic_run(built: &Built, message_kib: u32, record: bool) -> BenchResult<(f64, RunEnd)> {
     let mut nic = Nic::new(built, Stalls::default(), 11)?;
     if record {
         nic.model.record_inputs();
@@ -204,7 +220,7 @@ fn core_traffic_run(built: &Built, message_kib: u32, record: bool) -> BenchResul
     if !nic.dma.errors.is_empty() {
         return Err(format!("core_traffic: DMA protocol errors {:?}", nic.dma.errors).into());
     }
-    Ok((secs, nic.model))
+    Ok((secs, RunEnd::of(&mut nic.model)))
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -225,16 +241,13 @@ fn spread(v: &[f64]) -> (f64, f64) {
 /// Record once, then time `reps` interleaved repetitions of the three
 /// ways of running the same cycles; print the summary and a JSON line.
 fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<()> {
-    let (_, mut recorder) = tb_run(true)?;
-    let trace = recorder.take_recorded_inputs();
-    let cycles = recorder.cycles();
-    let want_outputs = recorder.output_words().to_vec();
-    drop(recorder);
+    let (_, recorded) = tb_run(true)?;
+    let RunEnd { cycles, inputs: trace, outputs: want_outputs } = recorded;
     let (mut tb_s, mut bind_s, mut native_s) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
-        let (secs, m) = tb_run(false)?;
-        if m.cycles() != cycles {
-            return Err(format!("{name}: the testbench run took {} cycles, the recorded one {cycles}", m.cycles()).into());
+        let (secs, end) = tb_run(false)?;
+        if end.cycles != cycles {
+            return Err(format!("{name}: the testbench run took {} cycles, the recorded one {cycles}", end.cycles).into());
         }
         tb_s.push(secs);
 
