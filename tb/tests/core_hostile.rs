@@ -46,16 +46,7 @@ const EVS: u16 = 8;
 /// The responder's receive window (the SACK table's MPR, 256 PSNs).
 const WINDOW_UNITS: u8 = 2;
 
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 fn sq_ctx_row(ctx: &SqContext) -> [u8; 32] {
     let bytes = ctx.encode().unwrap();

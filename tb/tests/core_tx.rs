@@ -20,16 +20,7 @@ const SQ_BASE: u64 = 0x1000_0000;
 const MTU: usize = 1024;
 const EVS: u16 = 8;
 
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 const LOCAL: Station = Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 };
 const PEER: Station = Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 };

@@ -12,16 +12,7 @@ use sim::verilated::BuildOptions;
 use tb::cosim::{compare_with_golden, random_messages, System, SystemConfig};
 use tb::nic::build_core;
 
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 /// The scenario of the test (and, with other numbers, of `mrc cosim`).
 fn scenario(seed: u64) -> SystemConfig {

@@ -15,16 +15,7 @@ use sim::verilated::BuildOptions;
 use tb::cosim_device::{CosimDevice, CosimOptions};
 use tb::nic::build_core;
 
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 fn device(seed: u64) -> Arc<CosimDevice> {
     let built = build_core(&BuildOptions::default()).unwrap();

@@ -17,16 +17,7 @@ use sim::verilated::{build, default_cache_dir, BuildOptions, Model};
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
 
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 fn packet(opcode: Opcode, payload: usize, ev: u32, x: bool) -> RocePacket {
     let payload: Vec<u8> = (0..payload).map(|i| (i * 11 + ev as usize) as u8).collect();

@@ -8,21 +8,12 @@
 use hw::flow::emit_block;
 use hw::layout::cqe;
 use hw::send_cq::{SendCompletions, LIST_DEPTH};
-use sim::verilated::{build, default_cache_dir, verilator_version, BuildOptions, Model};
+use sim::verilated::{build, default_cache_dir, BuildOptions, Model};
 
 const QP: u64 = 5;
 const RING: u8 = 3;
 
-fn skip() -> bool {
-    if verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+use tb::skip_without_verilator as skip;
 
 struct Bench {
     m: Model,
