@@ -65,7 +65,11 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         let first = |pending: &dyn Fn(usize) -> bool| (0..N).find(|&k| b.get_bit(k) && pending(k));
         let pick = first(&|k| !d.get_bit(k)).or_else(|| first(&|_| true));
         self.any.next = pick.is_some();
-        self.idx.next = (pick.unwrap_or(0) as u64).into();
+        // No candidate: the Verilog's tree (below) takes the right branch
+        // at every level and answers N - 1; the same here, so that the
+        // emitted Verilog and this model agree bit for bit (the lockstep
+        // tests compare every output), even where `idx` is meaningless.
+        self.idx.next = (pick.unwrap_or(N - 1) as u64).into();
         // With no GOOD EV every bit is "at or before" the (absent) pick.
         let last = pick.unwrap_or(N - 1);
         let mut nd = Bits::<N>::default();

@@ -26,6 +26,9 @@ use proto::wire::{MrcExtRepr, RocePacket, Syndrome};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFA0, 100, 0x12_3456, 0];
 const ACK_EVERY: u16 = 4;
@@ -144,7 +147,8 @@ fn run(seed: u64, per_qp: usize) -> Stats {
     let st2 = stats.clone();
     let mut uut = AckGen::default();
     uut.connect_all();
-    let mut sim = simple_sim!(AckGen, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         // The model and the mirrors live in this closure's thread.
         let models: Rc<RefCell<Vec<MrcQp>>> =
@@ -328,6 +332,8 @@ fn run(seed: u64, per_qp: usize) -> Stats {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ack_gen", AckGen::default());
     let st = std::mem::take(&mut *stats.lock().unwrap());
     eprintln!("{st:?} simulated in {:?}", t.elapsed());
     st
@@ -353,7 +359,8 @@ fn one_record_per_cycle_across_qps() {
     let t2 = taken.clone();
     let mut uut = AckGen::default();
     uut.connect_all();
-    let mut sim = simple_sim!(AckGen, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         // ack_every 1000 and a far deadline: new in-order packets only
@@ -401,6 +408,8 @@ fn one_record_per_cycle_across_qps() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ack_gen", AckGen::default());
     let t = taken.lock().unwrap();
     assert_eq!(t[199].0 - t[0].0, 199, "round robin: one per cycle");
     assert!(t[200..].windows(2).all(|w| w[1].0 - w[0].0 == 2), "same QP: every 2 cycles");

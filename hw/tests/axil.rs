@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex};
 use hw::axil::{resp, AxiLiteSlave};
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -48,7 +51,8 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
     let st = stats.clone();
     let mut uut = AxiLiteSlave::default();
     uut.connect_all();
-    let mut sim = simple_sim!(AxiLiteSlave, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(AxiLiteSlave, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut rng = Rng(seed);
         let mut st = st.lock().unwrap();
@@ -187,6 +191,8 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
         sim.done(x)
     });
     sim.run(Box::new(uut), 10_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_axi_lite_slave", AxiLiteSlave::default());
     let s = std::mem::take(&mut *stats.lock().unwrap());
     eprintln!("seed {seed:#x}: {s:?}");
     s

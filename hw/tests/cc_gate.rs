@@ -17,6 +17,9 @@ use proto::model::cc::{AckSample, CongestionControl, FixedWindow, Nscc, NsccConf
 use proto::{Duration, Instant, Psn};
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -198,7 +201,8 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
     let recs2 = recs.clone();
     let mut uut = CcGate::default();
     uut.connect_all();
-    let mut sim = simple_sim!(CcGate, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(CcGate, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(seed ^ 0x1234_5678);
         wait_clock_true!(sim, clock, x);
@@ -257,6 +261,8 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_cc_gate", CcGate::default());
     let got = got.lock().unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "record {k}: {:?}", recs[k]);

@@ -26,6 +26,9 @@ use proto::wire::RocePacket;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFA0, 100, 0x12_3456, 0];
 
@@ -104,7 +107,8 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
     let s2 = seen.clone();
     let mut uut = CompletionTracker::default();
     uut.connect_all();
-    let mut sim = simple_sim!(CompletionTracker, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(CompletionTracker, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut cfgs = vec![(table::MR, 0x77u16, mr_row(RKEY, VA, REGION)), (table::MR, 0x12, mr_row(0x4412, 0x9000_0000, 4096))];
@@ -236,6 +240,8 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_completion", CompletionTracker::default());
     let out = std::mem::take(&mut *seen.lock().unwrap());
     out
 }
@@ -398,7 +404,8 @@ fn one_packet_per_cycle() {
     let t2 = taken.clone();
     let mut uut = CompletionTracker::default();
     uut.connect_all();
-    let mut sim = simple_sim!(CompletionTracker, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(CompletionTracker, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         x.cfg_valid.next = true;
@@ -441,6 +448,8 @@ fn one_packet_per_cycle() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_completion", CompletionTracker::default());
     let t = taken.lock().unwrap();
     assert_eq!(t[199] - t[0], 199, "one packet per cycle");
 }

@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use hw::dma_arb::{DmaReadArb, DmaWriteArb};
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -74,7 +77,8 @@ fn read_responses_return_to_their_source_with_their_tag() {
     let reqs2 = reqs.clone();
     let mut uut = DmaReadArb::default();
     uut.connect_all();
-    let mut sim = simple_sim!(DmaReadArb, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(DmaReadArb, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(0x5eed_0002);
         let mut next = [0usize; 2];
@@ -153,6 +157,8 @@ fn read_responses_return_to_their_source_with_their_tag() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_dma_read_arb", DmaReadArb::default());
     let got = got.lock().unwrap();
     for s in 0..2 {
         let want: Vec<(u64, u64, bool)> = reqs[s]
@@ -180,7 +186,8 @@ fn writes_pass_whole_and_unmixed() {
     let lens2 = lens.clone();
     let mut uut = DmaWriteArb::default();
     uut.connect_all();
-    let mut sim = simple_sim!(DmaWriteArb, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(DmaWriteArb, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(0x5eed_0004);
         // Per source: next write to request, next write and beat to send.
@@ -239,6 +246,8 @@ fn writes_pass_whole_and_unmixed() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_dma_write_arb", DmaWriteArb::default());
     // Parse the log into writes; each must be its source's next write.
     let log = log.lock().unwrap();
     let mut next = [0usize; 2];

@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use hw::dma_axi::{from_bytes, to_bytes, DmaAxi};
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -159,7 +162,8 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
     let o2 = out.clone();
     let mut uut = DmaAxi::default();
     uut.connect_all();
-    let mut sim = simple_sim!(DmaAxi, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(DmaAxi, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(seed | 1);
         let mut o = Outcome::default();
@@ -387,6 +391,8 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_dma_axi", DmaAxi::default());
     let o = std::mem::take(&mut *out.lock().unwrap());
     o
 }

@@ -22,6 +22,9 @@ use proto::model::ev::{EvSet, EvSetConfig, EvState, SprayPolicy};
 use proto::time::Instant;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 const QPS: usize = 4;
 const EVS: usize = 8;
 const MIN_ACTIVE: u16 = 2;
@@ -182,7 +185,8 @@ fn run(seed: u64, n_ops: usize) {
     let ops = sc.ops.clone();
     let mut uut = EvSelectorSmall::default();
     uut.connect_all();
-    let mut sim = simple_sim!(EvSelectorSmall, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(EvSelectorSmall, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         x.min_active.next = (MIN_ACTIVE as u64).into();
@@ -251,6 +255,8 @@ fn run(seed: u64, n_ops: usize) {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 10_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ev_selector", EvSelectorSmall::default());
     let got = got.lock().unwrap();
     eprintln!("{} cycles simulated in {:?}", got.cycles, t.elapsed());
     check(&sc, &got);
@@ -293,103 +299,12 @@ fn matches_ev_set_model_seed_2() {
     run(0x5eed_0002, 1500);
 }
 
-/// The emitted Verilog of the small instance, compiled by Verilator and
-/// driven with the same script (one line of inputs per cycle, outputs
-/// sampled before each rising edge as in the rust-hdl testbench), must
-/// match the model too: checks the hand-written Verilog of the leaf
-/// modules (`FindNext`, `BitUpd`, `Fwd`, `Cat`, `AddrMux`) and rust-hdl's
-/// translation of the `hdl_gen` body, which the rust-hdl simulation does
-/// not exercise.
+/// A longer script. Every run also replays its cycles on the emitted
+/// Verilog of the small instance (`lockstep`), which checks the
+/// hand-written Verilog of the leaf modules (`FindNext`, `BitUpd`, `Fwd`,
+/// `Cat`, `AddrMux`) and rust-hdl's translation of the `hdl_gen` body,
+/// neither of which the rust-hdl simulation exercises.
 #[test]
-fn emitted_verilog_matches_ev_set_model() {
-    if !hw::flow::tool_available("verilator") {
-        if std::env::var("MRC_SKIP_EDA").as_deref() == Ok("1") {
-            eprintln!("SKIPPED: `verilator` not found and MRC_SKIP_EDA=1");
-            return;
-        }
-        panic!("`verilator` not found on PATH: run scripts/deps.sh (or set MRC_SKIP_EDA=1 to skip this test)");
-    }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ev_selector_vl");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let rtl = hw::flow::emit_block("mrc_ev_selector", &mut EvSelectorSmall::default());
-    std::fs::write(dir.join("mrc_ev_selector.v"), &rtl.verilog).unwrap();
-    std::fs::write(dir.join("main.cpp"), MAIN_CPP).unwrap();
-    let st = std::process::Command::new("verilator")
-        .current_dir(&dir)
-        .args(["--cc", "--exe", "--build", "-j", "2", "-Wno-fatal", "-Wno-WIDTH", "--top-module", "mrc_ev_selector"])
-        .args(["-o", "evsim", "mrc_ev_selector.v", "main.cpp"])
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "verilator: {}", String::from_utf8_lossy(&st.stderr));
-    let sc = script(3, 3000);
-    let mut input = format!("{MIN_ACTIVE}\n");
-    for op in &sc.ops {
-        let l = match *op {
-            Op::Write(q, e, v, p) => format!("4 {q} {e} {v} {} 0 0\n", p as u8),
-            Op::Select(q) => format!("1 {q} 0 0 0 0 0\n"),
-            Op::Mark(q, e) => format!("2 {q} {e} 0 0 0 0\n"),
-            Op::Ctl(q, allow, mask, v) => format!("3 {q} 0 {v} 0 {} {mask}\n", allow as u8),
-            Op::Idle => "0 0 0 0 0 0 0\n".into(),
-        };
-        input.push_str(&l);
-    }
-    std::fs::write(dir.join("ops.txt"), input).unwrap();
-    let t = std::time::Instant::now();
-    let out = std::process::Command::new(dir.join("obj_dir").join("evsim"))
-        .stdin(std::fs::File::open(dir.join("ops.txt")).unwrap())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "evsim: {}", String::from_utf8_lossy(&out.stderr));
-    let mut got = Got::default();
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
-        let f: Vec<u64> = line.split_whitespace().skip(1).map(|w| w.parse().unwrap()).collect();
-        match &line[..1] {
-            "R" => {
-                got.rsp.push((f[0] as usize, (f[1] == 0).then_some((f[2] as usize, f[3] as u16))));
-                got.rsp_at.push(f[4]);
-            }
-            "S" => got.sel_at.push(f[0]),
-            "E" => got.evt.push((f[0] as usize, f[1] as usize, f[2], f[3])),
-            "F" => got.refused = f[0],
-            "B" => panic!("command presented while busy, cycle {}", f[0]),
-            "C" => got.cycles = f[0],
-            _ => panic!("unexpected line {line}"),
-        }
-    }
-    eprintln!("verilated: {} cycles in {:?}", got.cycles, t.elapsed());
-    check(&sc, &got);
+fn matches_ev_set_model_seed_3_long() {
+    run(3, 3000);
 }
-
-const MAIN_CPP: &str = r#"
-#include "Vmrc_ev_selector.h"
-#include "verilated.h"
-#include <cstdio>
-int main(int argc, char** argv) {
-    Verilated::commandArgs(argc, argv);
-    Vmrc_ev_selector* m = new Vmrc_ev_selector;
-    unsigned min_active;
-    if (scanf("%u", &min_active) != 1) return 1;
-    m->min_active = min_active;
-    m->clock = 0; m->eval(); m->clock = 1; m->eval();
-    unsigned long cycles = 0;
-    unsigned k, q, e, v, p, allow, mask;
-    while (scanf("%u %u %u %u %u %u %u", &k, &q, &e, &v, &p, &allow, &mask) == 7) {
-        m->sel_valid = k == 1; m->mark_valid = k == 2; m->ctl_valid = k == 3; m->wr_valid = k == 4;
-        m->sel_qp = q; m->mark_qp = q; m->ctl_qp = q; m->wr_qp = q;
-        m->mark_ev = e; m->wr_ev = e; m->wr_value = v; m->wr_set_ptr = p;
-        m->ctl_allow = allow; m->ctl_mask = mask; m->ctl_value = v;
-        m->clock = 0; m->eval();
-        if (k != 0 && m->busy) printf("B %lu\n", cycles);
-        if (k == 1) printf("S %lu\n", cycles);
-        if (m->rsp_valid) printf("R %u %u %u %u %lu\n", m->rsp_qp, m->rsp_none, m->rsp_ev, m->rsp_value, cycles);
-        if (m->evt_valid) printf("E %u %u %u %u\n", m->evt_qp, m->evt_ev, m->evt_from, m->evt_to);
-        m->clock = 1; m->eval();
-        cycles++;
-    }
-    m->clock = 0; m->eval();
-    printf("F %u\nC %lu\n", m->refused, cycles);
-    delete m;
-    return 0;
-}
-"#;

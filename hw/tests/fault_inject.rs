@@ -21,6 +21,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -214,7 +217,8 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
     let (p_offer, p_ready) = if stalls { (80, 70) } else { (100, 100) };
     let mut uut = FaultInject::default();
     uut.connect_all();
-    let mut sim = simple_sim!(FaultInject, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(FaultInject, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut rng = Rng(seed);
         set(&mut x.ctrl, u64::from(s.rand) | u64::from(s.ev) << 1 | u64::from(s.loopback) << 2);
@@ -296,6 +300,8 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_fault_inject", FaultInject::default());
     let v = outs.lock().unwrap().clone();
     let c = cyc.lock().unwrap().clone();
     (v, c)

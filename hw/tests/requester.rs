@@ -29,6 +29,9 @@ use proto::wire::MrcExtRepr;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -300,7 +303,8 @@ fn run(p: Params) -> Outcome {
     let out2 = out.clone();
     let mut uut = Requester::default();
     uut.connect_all();
-    let mut sim = simple_sim!(Requester, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(Requester, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(p.seed);
         let trace = std::env::var("REQ_TRACE").is_ok();
@@ -729,6 +733,8 @@ fn run(p: Params) -> Outcome {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_requester", Requester::default());
     let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
     o

@@ -19,6 +19,9 @@ use hw::retransmit::{kind, mark_reason, reason, RetransmitEngine, CFG_TABLE_GLOB
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -530,7 +533,8 @@ fn retransmit_matches_requester_rules() {
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RetransmitEngine, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut w = World {
             rng: Rng(seed),
@@ -670,6 +674,8 @@ fn retransmit_matches_requester_rules() {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_retransmit", RetransmitEngine::default());
     let l = log.lock().unwrap();
     eprintln!("{} records simulated in {:?}", l.1.len(), t.elapsed());
     for m in &l.0 {
@@ -719,7 +725,8 @@ fn retransmit_rto_backoff_example() {
     let f2 = fired.clone();
     let mut uut = RetransmitEngine::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RetransmitEngine, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         x.rtx_ready.next = true;
@@ -785,6 +792,8 @@ fn retransmit_rto_backoff_example() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_retransmit", RetransmitEngine::default());
     let got = fired.lock().unwrap().clone();
     eprintln!("{got:?}");
     let to = reason::TIMEOUT as u8;

@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use hw::ring_writer::RingWriter;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -118,7 +121,8 @@ fn run(log2_entry: u32, seed: u64) {
     let n_want = want.len();
     let mut uut = RingWriter::new(TABLE, log2_entry);
     uut.connect_all();
-    let mut sim = simple_sim!(RingWriter, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RingWriter, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(seed ^ 0xabcdef);
         let mut i = 0;
@@ -199,6 +203,8 @@ fn run(log2_entry: u32, seed: u64) {
         sim.done(x)
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ring_writer", RingWriter::new(TABLE, log2_entry));
     let got = got.lock().unwrap();
     let overflows = want.iter().filter(|o| **o == Out::Overflow).count();
     let wraps = want

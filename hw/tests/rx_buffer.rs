@@ -23,6 +23,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 /// The simulated instance's sizes (RxBufferSmall = RxBufferN<6, 7, 4, 5>).
 const RING_BEATS: usize = 64;
 const DESC_SLOTS: usize = 16;
@@ -237,7 +240,8 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     let fr = frames.clone();
     let mut uut = RxBufferSmall::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RxBufferSmall, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RxBufferSmall, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut o = Outcome::default();
@@ -471,6 +475,8 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_rx_buffer_small", RxBufferSmall::default());
     let mut o = std::mem::take(&mut *out.lock().unwrap());
     eprintln!("seed {seed:#x}: {n_frames} frames, {} cycles simulated in {:?}", o.cycles, t.elapsed());
     // Host memory must be exactly the placements' bytes.

@@ -14,6 +14,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 fn next(s: &mut u64) -> u64 {
     *s ^= *s << 13;
     *s ^= *s >> 7;
@@ -166,7 +169,8 @@ fn verdict_matches_golden_icrc() {
     let fr = frames.clone();
     let mut uut = RxIcrc::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RxIcrc, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RxIcrc, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut beats: Vec<Option<(Bits<512>, bool)>> = Vec::new();
@@ -208,6 +212,8 @@ fn verdict_matches_golden_icrc() {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_rx_icrc", RxIcrc::default());
     let got = got.lock().unwrap();
     let lasts = lasts.lock().unwrap();
     eprintln!("{} frames ({bad} bad), {} cycles simulated in {:?}", frames.len(), lasts.last().unwrap() + 6, t.elapsed());

@@ -13,6 +13,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 fn bth(opcode: Opcode, x: bool, pad: u8) -> BthRepr {
     BthRepr {
         opcode,
@@ -478,7 +481,8 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     let fr: Vec<Vec<u8>> = frames.iter().map(|(_, f)| f.clone()).collect();
     let mut uut = RxParser::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RxParser, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RxParser, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut n = 0u64;
@@ -526,6 +530,8 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_rx_parser", RxParser::default());
     let got = got.lock().unwrap();
     eprintln!("{} frames, {} cycles simulated in {:?}", frames.len(), cycles.lock().unwrap(), t.elapsed());
     assert_eq!(got.len(), want.len(), "one record per frame");

@@ -31,6 +31,9 @@ const ID_MOD: u32 = 256;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -469,7 +472,8 @@ fn simulate(s: Setup) -> Seen {
     let s2 = seen.clone();
     let mut uut = RxPath::default();
     uut.connect_all();
-    let mut sim = simple_sim!(RxPath, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RxPath, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut r = Rng(s.seed);
@@ -743,6 +747,8 @@ fn simulate(s: Setup) -> Seen {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_rx_path", RxPath::default());
     let out = std::mem::take(&mut *seen.lock().unwrap());
     out
 }

@@ -18,6 +18,9 @@ use hw::sack_table::{verdict, Advance, SackTable, MPR, QPS};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 /// The responder rules of `proto::model::mrc::MrcQp` (data path only).
 #[derive(Default)]
 struct RefQp {
@@ -207,7 +210,8 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     let n_resp = want.len();
     let mut uut = SackTable::default();
     uut.connect_all();
-    let mut sim = simple_sim!(SackTable, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(SackTable, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut i = 0;
@@ -278,6 +282,8 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_sack_table", SackTable::default());
     let (acc, got) = (acc.lock().unwrap(), got.lock().unwrap());
     let cycles = got.last().map_or(0, |g| g.0);
     eprintln!("{} ops ({} responses) in {cycles} cycles, simulated in {:?}", ops.len(), got.len(), t.elapsed());
@@ -454,4 +460,35 @@ fn advance_step_matches_definition() {
         let run = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << off };
         assert_eq!(Advance::step(w, off), (t, t == 64, w & !run), "w {w:#x} off {off}");
     }
+}
+
+/// The lockstep check can fail: the SACK table's Verilog with one output
+/// changed (the verdict's low bit inverted) must be reported, with the
+/// port and the cycle.
+#[test]
+fn lockstep_reports_a_verilog_that_differs() {
+    if lockstep::skip_without_verilator("mrc_sack_table") {
+        return;
+    }
+    let rec = lockstep::Recording::new();
+    let rec2 = rec.clone();
+    let mut uut = SackTable::default();
+    uut.connect_all();
+    let mut sim = lockstep_sim!(SackTable, clock, 100_000_000, rec2, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.req_valid.next = true;
+        x.req_qp.next = 3.into();
+        x.req_psn.next = 1.into();
+        wait_clock_cycles!(sim, clock, x, 8);
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    let good = hw::flow::emit_block("mrc_sack_table", &mut SackTable::default()).verilog;
+    assert!(rec.compare_verilog("mrc_sack_table", &good).is_ok());
+    let line = "out_verdict = o_verdict$q;";
+    assert_eq!(good.matches(line).count(), 1, "the mutation point exists once");
+    let bad = good.replace(line, "out_verdict = o_verdict$q ^ 2'd1;");
+    let err = rec.compare_verilog("mrc_sack_table", &bad).unwrap_err();
+    assert!(err.contains("`out_verdict`") && err.contains("cycle 0"), "{err}");
 }

@@ -30,6 +30,9 @@ use proto::time::{Duration, Instant};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 struct Rng(u64);
 
 impl Rng {
@@ -353,7 +356,8 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
     let (sc2, out2) = (scripts.clone(), out.clone());
     let mut uut = SendCompletions::default();
     uut.connect_all();
-    let mut sim = simple_sim!(SendCompletions, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(SendCompletions, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let sc = sc2.clone();
         let mut o = out2.lock().unwrap();
@@ -567,6 +571,8 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_send_completions", SendCompletions::default());
     let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
     (Arc::try_unwrap(scripts).ok().unwrap(), o)

@@ -24,6 +24,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
+#[macro_use]
+mod lockstep;
+
 /// xorshift64*: deterministic, seeded.
 struct Rng(u64);
 
@@ -368,7 +371,8 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
     let o = out.clone();
     let mut uut = TxBuilder::default();
     uut.connect_all();
-    let mut sim = simple_sim!(TxBuilder, clock, 100_000_000, sim, {
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(TxBuilder, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut r = Rng(seed);
         let (mut qi, mut pi) = (0usize, 0usize);
@@ -445,6 +449,8 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
     });
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_tx_builder", TxBuilder::default());
     let res = std::mem::take(&mut *out.lock().unwrap());
     eprintln!("{} requests, {} frames, {} cycles simulated in {:?}", cases.len(), res.frames.len(), res.cycles, t.elapsed());
     res
