@@ -14,7 +14,8 @@
 //!
 //! One file per header: [`ethernet`], [`ipv4`], [`ipv6`], [`udp`], [`bth`],
 //! [`reth`], [`immdt`], [`aeth`], [`mrc_ext`]; [`icrc`] is the invariant CRC,
-//! [`frame`] the whole-frame API, [`error`] the drop reasons and counters,
+//! [`frame`] the whole-frame API, [`builder`] a short way to build WRITE
+//! packets and frames (tests, benchmarks), [`error`] the drop reasons and counters,
 //! [`pcap`] a capture writer.
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use crate::Psn;
 
 pub mod aeth;
 pub mod bth;
+pub mod builder;
 pub mod error;
 pub mod ethernet;
 mod field;
