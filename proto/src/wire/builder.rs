@@ -85,15 +85,6 @@ impl RocePacket {
         self
     }
 
-    /// The same packet with its RETH's DMA length (the whole message's
-    /// length) set to `dma_len`, if its opcode carries a RETH.
-    pub fn with_dma_len(mut self, dma_len: u32) -> RocePacket {
-        if let Some(r) = &mut self.reth {
-            r.dma_len = dma_len;
-        }
-        self
-    }
-
     /// The same packet with immediate `imm`, if its opcode carries ImmDt
     /// (left alone otherwise, as [`RocePacket::with_reth`]).
     pub fn with_imm(mut self, imm: u32) -> RocePacket {
