@@ -328,6 +328,35 @@ impl ResponderBench {
         let model = self.model_acks.sacks.last().map(|s| s.0);
         assert_eq!(hw, model, "cumulative PSN of the last SACK (hardware, model)");
     }
+
+    /// After frames the model dropped: nothing placed and no ACK or NACK
+    /// sent for them (`what` names the frames in the failure message).
+    fn check_dropped_silently(&mut self, what: &str) {
+        assert_eq!(self.delta("rx_placed"), 0, "nothing placed for {what}");
+        assert!(self.acks.sacks.is_empty() && self.acks.nacks.is_empty(), "no ACK for {what}: {:?}", self.acks);
+    }
+
+    /// After frames the model NACKed: `count` NACKs sent, all of `kind`,
+    /// the same (PSN, kind) list as the model's.
+    fn check_nacks(&mut self, count: u32, kind: NackKind) {
+        assert_eq!(self.delta("nack_sent"), count, "NACKs sent");
+        let nacked: Vec<(u32, NackKind)> = self.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+        let model_nacked: Vec<(u32, NackKind)> = self.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+        assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
+        assert!(nacked.iter().all(|&(_, k)| k == kind), "every NACK is {kind:?}: {nacked:?}");
+    }
+
+    /// The common end of the responder tests: the valid tail (see
+    /// [`valid_tail`]) at `psn` and region slot `slot`, then memory,
+    /// completions and the last cumulative PSN as the model's, with
+    /// `recv_cqes` receive completions in all.
+    fn finish_with_valid_tail(&mut self, psn: u32, slot: u64, recv_cqes: usize) {
+        valid_tail(self, psn, slot);
+        self.settle();
+        self.check_memory_and_completions();
+        self.check_final_cum();
+        assert_eq!(self.recv_cqes, recv_cqes, "receive completions");
+    }
 }
 
 fn log_ack(log: &mut AckLog, p: &RocePacket) {
@@ -377,18 +406,14 @@ fn truncated_frames_are_dropped_and_counted() {
     b.settle();
     assert_eq!(b.delta("rx_parser_drop"), cuts, "every truncated frame counted as a parser drop");
     assert_eq!(b.delta("rx_parser_ok"), 0, "no truncated frame accepted");
-    assert_eq!(b.delta("rx_placed"), 0);
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
-    // The untruncated pair and the tail are placed, completed, ACKed.
+    b.check_dropped_silently("a truncated frame");
+    // The untruncated pair and the tail are placed, completed, ACKed: the
+    // two-packet WRITE-IMM and the tail's three complete.
     for pkt in [&first, &last] {
         b.inject(frame_of(pkt)).expect("the model accepts the whole frame");
     }
-    valid_tail(&mut b, RQ_PSN + 2, 4);
-    b.settle();
+    b.finish_with_valid_tail(RQ_PSN + 2, 4, 4);
     assert_eq!(b.delta("rx_parser_ok"), 5);
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 4, "the two-packet WRITE-IMM and the tail completed");
     eprintln!("{cuts} truncations dropped");
 }
 
@@ -422,14 +447,9 @@ fn bad_icrc_frames_are_dropped() {
     }
     b.settle();
     assert_eq!(b.delta("rx_parser_drop"), bad.len() as u32, "every bad-ICRC frame counted as a parser drop");
-    assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
+    b.check_dropped_silently("a bad-ICRC frame");
     b.inject(good).expect("the model accepts the intact frame");
-    valid_tail(&mut b, RQ_PSN + 1, 8);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 4);
+    b.finish_with_valid_tail(RQ_PSN + 1, 8, 4);
 }
 
 /// Data for QPs this NIC does not serve: a QP number beyond the QP table,
@@ -470,14 +490,9 @@ fn frames_for_a_wrong_qp_are_dropped() {
         }
     }
     b.settle();
-    assert_eq!(b.delta("rx_placed"), 0, "nothing placed for a wrong QP");
     assert_eq!(b.delta("rx_not_data"), n, "every frame for a wrong QP counted");
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a wrong QP: {:?}", b.acks);
-    valid_tail(&mut b, RQ_PSN, 0);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 3);
+    b.check_dropped_silently("a wrong QP");
+    b.finish_with_valid_tail(RQ_PSN, 0, 3);
 }
 
 /// PSNs behind the receive window (duplicates: re-SACKed, never placed
@@ -514,16 +529,9 @@ fn psns_outside_the_window_are_not_placed() {
     assert_eq!(b.delta("rx_placed"), placed, "nothing placed outside the window");
     assert_eq!(b.delta("sack_duplicate"), dups);
     assert_eq!(b.delta("sack_out_of_window"), oow);
-    assert_eq!(b.delta("nack_sent"), oow, "one NACK per out-of-window PSN");
-    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
-    assert!(nacked.iter().all(|&(_, k)| k == NackKind::OutOfWindow));
-    valid_tail(&mut b, expected, 8);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 7);
+    // One NACK per out-of-window PSN.
+    b.check_nacks(oow, NackKind::OutOfWindow);
+    b.finish_with_valid_tail(expected, 8, 7);
 }
 
 /// Bad rkeys (wrong key in a registered slot, an unregistered slot) and
@@ -559,11 +567,7 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     let n = cases.len() as u32;
     assert_eq!(b.delta("placement_reject"), n, "every bad access counted");
     assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
-    assert_eq!(b.delta("nack_sent"), n);
-    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
-    assert!(nacked.iter().all(|&(_, k)| k == NackKind::RemoteAccess));
+    b.check_nacks(n, NackKind::RemoteAccess);
     // Valid traffic at fresh PSNs is still placed as the model places it.
     // (Completions and the cumulative PSN are not compared here: the model
     // never passes a rejected PSN, the hardware does; see the ignored test
