@@ -24,7 +24,7 @@ use proto::wire::{
 };
 use proto::Psn;
 use sim::verilated::BuildOptions;
-use tb::nic::{build_core, row, Nic, Stalls};
+use tb::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
 
 /// The responder QP under attack and its peer (the requester that owns
@@ -48,54 +48,42 @@ const WINDOW_UNITS: u8 = 2;
 
 use tb::skip_without_verilator as skip;
 
-fn sq_ctx_row(ctx: &SqContext) -> [u8; 32] {
-    let bytes = ctx.encode().unwrap();
-    let mut r = [0u8; 32];
-    r[..bytes.len()].copy_from_slice(&bytes);
-    r
-}
-
 /// Rows every QP of these tests needs: CC window, retransmit parameters
 /// and the EV values, then its send context (which starts it).
 fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
-    let q = qp as u16;
-    nic.cfg_row(cfg_table::CC, q, &row(&[(0, 32, 4096), (32, 32, 1 << 20), (64, 16, 256)]));
-    nic.cfg_row(cfg_table::RETX_QP, q, &row(&[(0, 32, 200_000), (32, 32, 50_000), (64, 16, 3), (80, 3, 7), (83, 5, 7)]));
+    let q = qp as u8;
+    nic.set_cc(q, 4096, 1 << 20, 256);
+    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    nic.set_retransmit(q, &retx, 15);
+    // The EV values only: the other EV slots of the QP are not denied.
     for e in 0..EVS {
-        nic.cfg_row(cfg_table::EV, (q << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
+        nic.cfg_row(cfg_table::EV, (u16::from(q) << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
     }
-    nic.cfg_row(cfg_table::SQ_CTX, q, &sq_ctx_row(&ctx));
+    nic.start_send_qp(q, &ctx);
 }
 
-/// The core's globals: address rows (peer row 3, own row), retransmit
-/// globals, EV-event ring, minimum GOOD EVs, both CQ rings, ACK policy and
-/// the memory registration.
+/// The core's globals: address rows (peer row 3, own row), EV-event
+/// ring, minimum GOOD EVs, both CQ rings and the ACK policy.
 fn configure_globals(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, 15)]));
-    nic.cfg_row(cfg_table::ADDR, 3, &row(&[(0, 48, 0x0200_0000_0002), (48, 32, 0x0A00_0002)]));
-    nic.cfg_row(
-        cfg_table::ADDR,
-        hw::tx_path::table::LOCAL_INDEX,
-        &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
-    );
-    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
-    nic.cfg_row(cfg_table::CORE, 0, &row(&[(0, 8, 1)]));
-    nic.cfg_row(cfg_table::CQ_RING, 0, &row(&[(0, 64, u128::from(SEND_CQ)), (64, 8, 6)]));
-    nic.cfg_row(cfg_table::CQ_RING, 1, &row(&[(0, 64, u128::from(RECV_CQ)), (64, 8, 6)]));
+    nic.set_addresses(Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 }, 3, Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 });
+    nic.set_ev_ring(0x9000_0000, 8);
+    nic.set_min_good_evs(1);
+    nic.set_cq_ring(0, SEND_CQ, 6);
+    nic.set_cq_ring(1, RECV_CQ, 6);
     // SACK after every 4 packets or 2 us.
-    nic.cfg_row(cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, 4), (16, 16, 2000)]));
-    nic.cfg_row(
-        cfg_table::MR,
-        (RKEY & 0xFF) as u16,
-        &row(&[(0, 32, u128::from(RKEY)), (32, 64, u128::from(MR_VA)), (96, 64, u128::from(MR_LEN)), (160, 1, 1)]),
-    );
+    nic.set_ack_params(4, 2000);
 }
 
-/// `RESP_QP` as a responder: receive start PSN, ACK state, and its send
-/// context (the ACKs go to `PEER_QP` at address row 3; CQ ring 1).
+/// The receive side of `qp`: the one memory region and the start PSN.
+fn responder_params(qp: u32) -> ResponderParams {
+    ResponderParams { qp: qp as u8, start_psn: RQ_PSN, rkey: RKEY, region_va: MR_VA, region_len: MR_LEN }
+}
+
+/// `RESP_QP` as a responder: memory registration, receive start PSN, ACK
+/// state, and its send context (the ACKs go to `PEER_QP` at address row
+/// 3; CQ ring 1).
 fn configure_responder(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::RECV_QP, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
-    nic.cfg_row(cfg_table::ACK_QP_INIT, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    nic.set_responder(&responder_params(RESP_QP));
     let ctx = SqContext {
         sq_base: 0x1800_0000,
         cq_index: 1,
@@ -477,8 +465,7 @@ fn frames_for_a_wrong_qp_are_dropped() {
         send_mpr_units: WINDOW_UNITS,
     };
     configure_qp(&mut b.nic, DISABLED_QP, ctx);
-    b.nic.cfg_row(cfg_table::RECV_QP, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
-    b.nic.cfg_row(cfg_table::ACK_QP_INIT, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    b.nic.set_responder(&responder_params(DISABLED_QP));
     b.nic.run(300);
     let mut n = 0;
     for qp in [0x1234, 0xFF_FFFF, 0x100, 0x78, 0, DISABLED_QP] {
