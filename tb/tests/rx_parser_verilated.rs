@@ -39,7 +39,7 @@ fn write_frame(opcode: Opcode, payload: usize, ev: u32, x: bool, encap: &Encap) 
 /// Frames, each with its IP header offset and IP version.
 fn bases(rng: &mut Rng) -> Vec<(Vec<u8>, usize, bool)> {
     let mut out = Vec::new();
-    let ops = [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+    let ops = Opcode::WRITES;
     for i in 0..60usize {
         let is6 = i % 2 == 1;
         let tagged = i % 3 == 0;

@@ -122,8 +122,7 @@ mod tests {
 
     #[test]
     fn every_write_opcode_builds_a_frame_that_parses_back() {
-        let ops = [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
-        for (i, op) in ops.into_iter().enumerate() {
+        for (i, op) in Opcode::WRITES.into_iter().enumerate() {
             for len in [0usize, 1, 2, 3, 4, 1023] {
                 let plain = RocePacket::write(op, 0x12_3456, Psn::new(0xFF_FFFF), vec![i as u8; len])
                     .on_ev(0x0000_BEEF)

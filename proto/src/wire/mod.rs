@@ -81,6 +81,21 @@ pub enum Opcode {
 }
 
 impl Opcode {
+    /// Every opcode this transport uses, in BTH byte order.
+    pub const ALL: [Opcode; 8] = [
+        Opcode::WriteFirst,
+        Opcode::WriteMiddle,
+        Opcode::WriteLast,
+        Opcode::WriteLastImm,
+        Opcode::WriteOnly,
+        Opcode::WriteOnlyImm,
+        Opcode::Ack,
+        Opcode::Cnp,
+    ];
+    /// The WRITE opcodes (data packets), in BTH byte order.
+    pub const WRITES: [Opcode; 6] =
+        [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+
     /// Decode a BTH opcode byte; `None` for opcodes this transport never uses.
     pub const fn from_u8(v: u8) -> Option<Opcode> {
         Some(match v {
