@@ -35,7 +35,14 @@ if [ ${#dats[@]} -eq 0 ]; then
 fi
 verilator_coverage --write "$out/merged.dat" "${dats[@]}"
 verilator_coverage --write-info "$out/coverage.info" "$out/merged.dat"
-verilator_coverage --annotate "$out/annotated" --annotate-min 1 "$out/merged.dat" > "$out/annotate.log" 2>&1 || true
+# The points name the Verilog in its model's cache directory
+# (target/verilated/mrc_core-<hash>/mrc_core.v), where sim::verilated
+# writes it before the build; --annotate-all writes every file, not only
+# the poorly covered ones.
+if ! verilator_coverage --annotate "$out/annotated" --annotate-all --annotate-min 1 "$out/merged.dat" > "$out/annotate.log" 2>&1; then
+  echo "coverage.sh: verilator_coverage --annotate failed (see $out/annotate.log):" >&2
+  tail -n 5 "$out/annotate.log" >&2
+fi
 
 python3 - "$out/merged.dat" "$out/summary.txt" <<'PY'
 import sys

@@ -592,6 +592,32 @@ impl SqTrack {
     fn slot(&self, index: u32) -> &Slot {
         &self.slots[(index & ((1 << self.log2) - 1)) as usize]
     }
+
+    /// Put the QP in error and complete every outstanding send (consumer
+    /// to producer index, posting order) with `Flushed`; afterwards
+    /// nothing is outstanding. Both ways into ERR use it: the user's move
+    /// to ERR and the card's retry-exceeded CQE (the card's CQEs for
+    /// this QP are then stale and counted, not delivered).
+    fn flush_sends(&self, qp: u32) {
+        self.error.store(true, Ordering::Release);
+        let pi = self.pi.load(Ordering::Acquire);
+        let mut ci = self.ci.load(Ordering::Acquire);
+        while ci != pi {
+            let s = self.slot(ci);
+            let flags = s.flags.load(Ordering::Relaxed);
+            self.cq.push(WorkCompletion {
+                wr_id: s.wr_id.load(Ordering::Relaxed),
+                status: CqStatus::Flushed,
+                opcode: if flags & F_IMM != 0 { WcOpcode::WriteImm } else { WcOpcode::Write },
+                qp,
+                byte_len: s.len.load(Ordering::Relaxed),
+                imm: None,
+            });
+            ci = ci.wrapping_add(1);
+        }
+        self.ci.store(pi, Ordering::Release);
+        self.imm_outstanding.store(0, Ordering::Release);
+    }
 }
 
 /// Receive-side attributes (INIT -> RTR).
@@ -892,24 +918,8 @@ impl QueuePair {
     /// `Flushed` (posting order), as the model's move to ERR.
     fn flush(&mut self) {
         let t = &self.track;
-        t.error.store(true, Ordering::Release);
-        let pi = self.sq.producer();
-        let mut ci = t.ci.load(Ordering::Acquire);
-        while ci != pi {
-            let s = t.slot(ci);
-            let flags = s.flags.load(Ordering::Relaxed);
-            t.cq.push(WorkCompletion {
-                wr_id: s.wr_id.load(Ordering::Relaxed),
-                status: CqStatus::Flushed,
-                opcode: if flags & F_IMM != 0 { WcOpcode::WriteImm } else { WcOpcode::Write },
-                qp: self.qpn,
-                byte_len: s.len.load(Ordering::Relaxed),
-                imm: None,
-            });
-            ci = ci.wrapping_add(1);
-        }
-        t.ci.store(pi, Ordering::Release);
-        t.imm_outstanding.store(0, Ordering::Release);
+        // `track.pi` follows `sq.producer()` after every post.
+        t.flush_sends(self.qpn);
         let mut r = lock(&t.recv);
         while let Some(wr_id) = r.posted.pop_front() {
             t.cq.push(WorkCompletion { wr_id, status: CqStatus::Flushed, opcode: WcOpcode::RecvWriteImm, qp: self.qpn, byte_len: 0, imm: None });
@@ -1276,24 +1286,8 @@ impl CompletionQueue {
         }
         t.ci.store(end, Ordering::Release);
         if c.status == CqStatus::RetryExceeded {
-            // The card put the QP in error: flush the rest.
-            t.error.store(true, Ordering::Release);
-            let mut k = end;
-            while k != pi {
-                let s = t.slot(k);
-                let f = s.flags.load(Ordering::Relaxed);
-                t.cq.push(WorkCompletion {
-                    wr_id: s.wr_id.load(Ordering::Relaxed),
-                    status: CqStatus::Flushed,
-                    opcode: if f & F_IMM != 0 { WcOpcode::WriteImm } else { WcOpcode::Write },
-                    qp: c.qp,
-                    byte_len: s.len.load(Ordering::Relaxed),
-                    imm: None,
-                });
-                k = k.wrapping_add(1);
-            }
-            t.ci.store(pi, Ordering::Release);
-            t.imm_outstanding.store(0, Ordering::Release);
+            // The card put the QP in error: flush the rest (after `end`).
+            t.flush_sends(c.qp);
         } else if c.status == CqStatus::Success && flags & F_FORCED != 0 {
             return Ok(None);
         }

@@ -15,7 +15,6 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use hw::fault_inject::{seed_state, xorshift32, FaultInject};
 use proto::wire::*;
 use proto::Psn;
@@ -51,32 +50,10 @@ fn count(release: usize, debug: usize) -> usize {
 }
 
 fn roce_frame(ev: u32, v6: bool, vlan: bool, payload: usize) -> Vec<u8> {
-    let pkt = RocePacket {
-        ev,
-        ecn_ce: false,
-        trimmed: false,
-        bth: BthRepr {
-            opcode: Opcode::WriteMiddle,
-            solicited: false,
-            mig_req: true,
-            pad: pad_for(payload),
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp: 0x12,
-            ack_req: false,
-            mrc_ext: false,
-            psn: Psn::new(7),
-        },
-        reth: None,
-        imm: None,
-        aeth: None,
-        ext: None,
-        payload: Bytes::from((0..payload).map(|i| i as u8).collect::<Vec<u8>>()),
-    };
+    let bytes: Vec<u8> = (0..payload).map(|i| i as u8).collect();
+    let pkt = RocePacket::write(Opcode::WriteMiddle, 0x12, Psn::new(7), bytes).on_ev(ev);
     let encap = if v6 { Encap::test_v6() } else { Encap::test_v4() };
-    let mut f = Vec::new();
-    emit_frame(&pkt, &encap, &mut f);
+    let mut f = pkt.to_frame(&encap).expect("a valid WRITE MIDDLE");
     if vlan {
         f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
     }

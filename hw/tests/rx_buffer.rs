@@ -17,7 +17,6 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use hw::rx_buffer::RxBufferSmall;
 use proto::wire::*;
 use proto::Psn;
@@ -133,43 +132,24 @@ struct Outcome {
 fn golden_frame(r: &mut Rng, payload: usize) -> Vec<u8> {
     let with_reth = r.chance(50);
     let opcode = if with_reth { Opcode::WriteOnlyImm } else { Opcode::WriteMiddle };
-    let ext = MrcExtRepr::Data(DataExtRepr {
+    let ext = DataExtRepr {
         ev_index: r.below(128) as u16,
         retransmit: false,
         ev_seq: r.next() as u32,
         tx_ts: r.next() as u32,
         msg_offset: 0,
         placement: (!with_reth).then_some(PlacementRepr { va: r.next(), rkey: r.next() as u32 }),
-    });
-    let bytes: Vec<u8> = (0..payload).map(|_| r.next() as u8).collect();
-    let pkt = RocePacket {
-        ev: r.below(1 << 16) as u32,
-        ecn_ce: false,
-        trimmed: false,
-        bth: BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad: pad_for(payload),
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp: r.below(256) as u32,
-            ack_req: true,
-            mrc_ext: true,
-            psn: Psn::new(r.below(1 << 24) as u32),
-        },
-        reth: with_reth.then_some(RethRepr { va: r.next(), rkey: r.next() as u32, dma_len: payload as u32 }),
-        imm: with_reth.then_some(r.next() as u32),
-        aeth: None,
-        ext: Some(ext),
-        payload: Bytes::from(bytes),
     };
-    pkt.validate().unwrap();
+    let bytes: Vec<u8> = (0..payload).map(|_| r.next() as u8).collect();
+    let ev = r.below(1 << 16) as u32;
+    let dest_qp = r.below(256) as u32;
+    let psn = Psn::new(r.below(1 << 24) as u32);
+    // Drawn whatever the opcode, so the random stream (and every frame
+    // after this one) does not depend on it.
+    let (va, rkey, imm) = (r.next(), r.next() as u32, r.next() as u32);
+    let pkt = RocePacket::write(opcode, dest_qp, psn, bytes).on_ev(ev).with_ack_req(true).with_reth(va, rkey).with_imm(imm).with_data_ext(ext);
     let encap = if r.chance(50) { Encap::test_v4() } else { Encap::test_v6() };
-    let mut v = Vec::new();
-    emit_frame(&pkt, &encap, &mut v);
-    v
+    pkt.to_frame(&encap).expect("a valid MRC WRITE")
 }
 
 /// The payload range the parser's record carries for `frame`, from the

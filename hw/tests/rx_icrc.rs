@@ -8,7 +8,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use hw::rx_icrc::RxIcrc;
 use proto::wire::*;
 use proto::Psn;
@@ -24,38 +23,11 @@ fn next(s: &mut u64) -> u64 {
     *s
 }
 
-fn write(opcode: Opcode, payload: usize, ev: u32) -> RocePacket {
+/// The frame of a WRITE (`opcode`) of `payload` bytes on EV `ev`.
+fn write_frame(opcode: Opcode, payload: usize, ev: u32, encap: &Encap) -> Vec<u8> {
     let payload: Vec<u8> = (0..payload).map(|i| (i * 31 + 7) as u8).collect();
-    RocePacket {
-        ev,
-        ecn_ce: false,
-        trimmed: false,
-        bth: BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad: pad_for(payload.len()),
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp: 0x12_3456,
-            ack_req: false,
-            mrc_ext: false,
-            psn: Psn::new(77),
-        },
-        reth: opcode.has_reth().then_some(RethRepr { va: 0x1000, rkey: 5, dma_len: payload.len() as u32 }),
-        imm: opcode.has_imm().then_some(9),
-        aeth: None,
-        ext: None,
-        payload: Bytes::from(payload),
-    }
-}
-
-fn emit(p: &RocePacket, encap: &Encap) -> Vec<u8> {
-    p.validate().unwrap();
-    let mut v = Vec::new();
-    emit_frame(p, encap, &mut v);
-    v
+    let pkt = RocePacket::write(opcode, 0x12_3456, Psn::new(77), payload).on_ev(ev).with_reth(0x1000, 5).with_imm(9);
+    pkt.to_frame(encap).expect("a valid WRITE")
 }
 
 /// The golden verdict, straight from the rule: the covered bytes are the
@@ -103,7 +75,7 @@ fn frames() -> Vec<Vec<u8>> {
     for pay in 0..200 {
         let op = [Opcode::WriteMiddle, Opcode::WriteOnly, Opcode::WriteLastImm][pay % 3];
         let enc = if pay % 2 == 0 { &v4 } else { &v6 };
-        let mut f = emit(&write(op, pay, pay as u32), enc);
+        let mut f = write_frame(op, pay, pay as u32, enc);
         if pay % 5 == 0 {
             f = vlan(f);
         }
@@ -115,7 +87,7 @@ fn frames() -> Vec<Vec<u8>> {
     // IPv4 options (IHL 15; the UDP checksum and BTH byte 4 in beat 1 when
     // tagged), fixed up like a sender would.
     for tagged in [false, true] {
-        let mut f = emit(&write(Opcode::WriteMiddle, 40, 1), &v4);
+        let mut f = write_frame(Opcode::WriteMiddle, 40, 1, &v4);
         if tagged {
             f = vlan(f);
         }
@@ -129,8 +101,8 @@ fn frames() -> Vec<Vec<u8>> {
         f[end - 4..end].copy_from_slice(&c.to_le_bytes());
         bases.push(f);
     }
-    bases.push(emit(&write(Opcode::WriteOnly, 9000, 3), &v4));
-    bases.push(vlan(emit(&write(Opcode::WriteOnlyImm, 8000, 4), &v6)));
+    bases.push(write_frame(Opcode::WriteOnly, 9000, 3, &v4));
+    bases.push(vlan(write_frame(Opcode::WriteOnlyImm, 8000, 4, &v6)));
     let mut out = Vec::new();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     for (i, f) in bases.iter().enumerate() {

@@ -105,17 +105,7 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     let v4 = Encap::test_v4();
     let v6 = Encap::test_v6();
     let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
-    let ops = [
-        Opcode::WriteFirst,
-        Opcode::WriteMiddle,
-        Opcode::WriteLast,
-        Opcode::WriteLastImm,
-        Opcode::WriteOnly,
-        Opcode::WriteOnlyImm,
-        Opcode::Ack,
-        Opcode::Cnp,
-    ];
-    for (i, op) in ops.into_iter().enumerate() {
+    for (i, op) in Opcode::ALL.into_iter().enumerate() {
         let pay = if op.is_write() { [0, 1, 70, 130][i % 4] } else { 0 };
         out.push(("mrc v4", emit(&packet(op, true, pay, 0x0000_1000 + i as u32), &v4)));
         out.push(("mrc v6", emit(&packet(op, true, pay + 3, 0xABCD_0000 + i as u32), &v6)));

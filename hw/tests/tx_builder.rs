@@ -183,7 +183,7 @@ const KINDS: [&str; 17] = [
 /// A random valid packet of kind `k` (an index into [`KINDS`]).
 fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
     let ev = if v6 { r.next() as u32 } else { r.next() as u32 & 0xFFFF };
-    let writes = [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+    let writes = Opcode::WRITES;
     let (op, mrc) = match k {
         0..=5 => (writes[k], true),
         6 => (Opcode::WriteOnly, false),

@@ -16,36 +16,14 @@ use proto::wire::*;
 use proto::Psn;
 
 fn packet() -> RocePacket {
-    RocePacket {
-        ev: 0xC123,
-        ecn_ce: false,
-        trimmed: false,
-        bth: BthRepr {
-            opcode: Opcode::WriteMiddle,
-            solicited: false,
-            mig_req: true,
-            pad: 0,
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            mrc_ext: true,
-            dest_qp: 0x1234,
-            ack_req: false,
-            psn: Psn::new(77),
-        },
-        reth: None,
-        imm: None,
-        aeth: None,
-        ext: Some(MrcExtRepr::Data(DataExtRepr {
-            ev_index: 3,
-            retransmit: false,
-            ev_seq: 9,
-            tx_ts: 1000,
-            msg_offset: 8192,
-            placement: Some(PlacementRepr { va: 0x7f00_0000_2000, rkey: 0xabcd }),
-        })),
-        payload: Bytes::from(vec![0x5Au8; 4096]),
-    }
+    RocePacket::write(Opcode::WriteMiddle, 0x1234, Psn::new(77), vec![0x5Au8; 4096]).on_ev(0xC123).with_data_ext(DataExtRepr {
+        ev_index: 3,
+        retransmit: false,
+        ev_seq: 9,
+        tx_ts: 1000,
+        msg_offset: 8192,
+        placement: Some(PlacementRepr { va: 0x7f00_0000_2000, rkey: 0xabcd }),
+    })
 }
 
 fn bench(c: &mut Criterion) {

@@ -439,17 +439,7 @@ pub fn garble(pkt: &mut RocePacket, rng: &mut impl Rng) {
         1 => pkt.bth.psn = Psn::new(pkt.bth.psn.value() ^ (1 << rng.gen_range(0..24))),
         2 => pkt.bth.dest_qp ^= 1 << rng.gen_range(0..24),
         3 => {
-            const OPS: [Opcode; 8] = [
-                Opcode::WriteFirst,
-                Opcode::WriteMiddle,
-                Opcode::WriteLast,
-                Opcode::WriteLastImm,
-                Opcode::WriteOnly,
-                Opcode::WriteOnlyImm,
-                Opcode::Ack,
-                Opcode::Cnp,
-            ];
-            pkt.bth.opcode = OPS[rng.gen_range(0..OPS.len())];
+            pkt.bth.opcode = Opcode::ALL[rng.gen_range(0..Opcode::ALL.len())];
         }
         4 => match &mut pkt.ext {
             Some(MrcExtRepr::Data(d)) => {

@@ -431,6 +431,12 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
         fnv1a(&mut h, part.as_bytes());
         fnv1a(&mut h, &[0]);
     }
+    if opts.coverage {
+        // Coverage models cached before their points named the source in
+        // the cache directory (see below) named a scratch path that is
+        // gone: a new key leaves them unused.
+        fnv1a(&mut h, b"coverage sources in the model directory");
+    }
     let dir = cache.join(format!("{top}-{h:016x}"));
     let library = dir.join(format!("libV{top}.so"));
     if library.exists() {
@@ -440,13 +446,25 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
         let path = path.to_path_buf();
         move |source| VerilatedError::Io { path, source }
     };
-    // Build in a scratch directory, then rename: concurrent builds of the
-    // same design (parallel tests) never see a half-written library.
+    // The Verilog goes to the model's final directory before the build:
+    // Verilator records each source's path in the model (coverage points,
+    // `$display` locations) and `verilator_coverage --annotate` reads the
+    // source back from there, so the path must outlive the build.
+    // Concurrent builders write the same text; each writes its own file
+    // and renames it into place, so none reads a half-written one.
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    // Canonical, so the recorded path reads plainly (no `sim/../target`).
+    let vfile = std::fs::canonicalize(&dir).map_err(io(&dir))?.join(format!("{top}.v"));
+    let vfile_tmp = dir.join(format!("{top}.v.tmp{}", std::process::id()));
+    std::fs::write(&vfile_tmp, verilog).map_err(io(&vfile_tmp))?;
+    std::fs::rename(&vfile_tmp, &vfile).map_err(io(&vfile))?;
+    // Everything else is built in a scratch directory and moved in with
+    // the library last: a library in `dir` always means a whole build, so
+    // concurrent builds of the same design (parallel tests) never load a
+    // half-written one.
     let scratch = cache.join(format!("{top}-{h:016x}.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(io(&scratch))?;
-    let vfile = scratch.join(format!("{top}.v"));
-    std::fs::write(&vfile, verilog).map_err(io(&vfile))?;
     let sfile = scratch.join("mrc_shim.cpp");
     std::fs::write(&sfile, &shim_src).map_err(io(&sfile))?;
     // `--exe` with `-shared`: Verilator compiles the design, its runtime
@@ -481,15 +499,25 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
     }
     cmd.arg(&vfile).arg(&sfile);
     run("verilator", &mut cmd)?;
-    std::fs::create_dir_all(cache).map_err(io(cache))?;
-    match std::fs::rename(&scratch, &dir) {
-        Ok(()) => {}
-        // Another build won the race: use its result.
-        Err(_) if library.exists() => {
-            let _ = std::fs::remove_dir_all(&scratch);
+    for entry in std::fs::read_dir(&scratch).map_err(io(&scratch))? {
+        let from = entry.map_err(io(&scratch))?.path();
+        let Some(name) = from.file_name() else { continue };
+        if from == tmp_lib {
+            continue;
         }
-        Err(source) => return Err(VerilatedError::Io { path: dir, source }),
+        let to = dir.join(name);
+        // A rename onto another build's copy of a directory fails: that
+        // copy serves as well.
+        if let Err(source) = std::fs::rename(&from, &to) {
+            if !to.exists() {
+                return Err(VerilatedError::Io { path: to, source });
+            }
+        }
     }
+    // Atomic, and over another build's identical library if it won the
+    // race (a process that loaded that one keeps its mapping).
+    std::fs::rename(&tmp_lib, &library).map_err(io(&library))?;
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(Built { spec, library, opts: opts.clone() })
 }
 

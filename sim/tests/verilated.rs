@@ -130,5 +130,43 @@ fn steps_wide_ports_and_caches_builds() {
     assert!(fst.len() > 100, "FST written ({} bytes)", fst.len());
     let cov = std::fs::read_to_string(dir.join("coverage.dat")).unwrap();
     assert!(cov.contains("wide_demo"), "coverage names the module");
+    check_coverage_sources(&dir, &cov);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every source file a coverage point names (the `f` key of each `C`
+/// line) still exists after the build, so `verilator_coverage --annotate`
+/// can read it: the build must not point at its scratch directory. With
+/// `verilator_coverage` on PATH, the annotation is made and counts the
+/// design's lines.
+fn check_coverage_sources(dir: &std::path::Path, cov: &str) {
+    let mut files: Vec<&str> = cov
+        .lines()
+        .filter(|l| l.starts_with("C '"))
+        .flat_map(|l| l.split('\u{1}'))
+        .filter_map(|kv| kv.strip_prefix("f\u{2}"))
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    assert!(!files.is_empty(), "coverage points name their source file");
+    for f in &files {
+        assert!(std::path::Path::new(f).is_file(), "coverage names {f}, which is not there after the build");
+    }
+    let out = dir.join("annotated");
+    let run = std::process::Command::new("verilator_coverage")
+        .arg("--annotate")
+        .arg(&out)
+        // Every file: by default only the poorly covered ones are written.
+        .args(["--annotate-all", "--annotate-min", "1"])
+        .arg(dir.join("coverage.dat"))
+        .output();
+    let Ok(run) = run else {
+        eprintln!("verilator_coverage not on PATH: annotation not checked");
+        return;
+    };
+    assert!(run.status.success(), "verilator_coverage --annotate: {}", String::from_utf8_lossy(&run.stderr));
+    let annotated = std::fs::read_to_string(out.join("wide_demo.v")).expect("the annotated design");
+    // Count columns: ` 000012` on covered lines, `%000000` on the others.
+    assert!(annotated.lines().any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())), "covered lines counted:\n{annotated}");
+    assert!(annotated.contains("count <= count + 16'd1"), "the design's text annotated");
 }

@@ -33,11 +33,11 @@ use std::time::Instant;
 
 use hw::flow::emit_block;
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::regmap::{self, cfg_table};
+use hw::regmap;
 use hw::rx_parser::RxParser;
 use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 use tb::axis::{AxisPorts, AxisSource};
-use tb::nic::{build_core, row, Nic, Stalls};
+use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
 
 #[path = "shared/parser_frames.rs"]
@@ -130,8 +130,8 @@ const SQ_BASE: u64 = 0x1000_0000;
 const SEND_CQ: u64 = 0x8000_0000;
 const EVS: u16 = 8;
 
-fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> [u8; 32] {
-    let ctx = SqContext {
+fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> SqContext {
+    SqContext {
         sq_base,
         cq_index,
         addr_index: 3,
@@ -143,40 +143,27 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> [u
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: 2,
-    };
-    let bytes = ctx.encode().expect("a valid send context");
-    let mut r = [0u8; 32];
-    r[..bytes.len()].copy_from_slice(&bytes);
-    r
+    }
 }
 
 /// Requester QP `QP` and responder QP `DEST_QP` on one NIC in loopback
-/// (the configuration of `tb/tests/core_tx.rs`'s loopback test).
+/// (the configuration of `tb/tests/core_tx.rs`'s loopback test, through
+/// the same `tb::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::CC, QP.into(), &row(&[(0, 32, 4096), (32, 32, 1 << 20), (64, 16, 256)]));
-    nic.cfg_row(cfg_table::RETX_QP, QP.into(), &row(&[(0, 32, 200_000), (32, 32, 50_000), (64, 16, 3), (80, 3, 7), (83, 5, 7)]));
-    nic.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, 15)]));
-    nic.cfg_row(cfg_table::ADDR, 3, &row(&[(0, 48, 0x0200_0000_0002), (48, 32, 0x0A00_0002)]));
-    nic.cfg_row(
-        cfg_table::ADDR,
-        hw::tx_path::table::LOCAL_INDEX,
-        &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
-    );
-    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
-    for e in 0..EVS {
-        nic.cfg_row(cfg_table::EV, (u16::from(QP) << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
-    }
-    nic.cfg_row(cfg_table::EV, 0x8000 | u16::from(QP), &row(&[(0, 16, 0xFFFF), (16, 16, 0)]));
-    nic.cfg_row(cfg_table::CORE, 0, &row(&[(0, 8, 1)]));
-    nic.cfg_row(cfg_table::CQ_RING, 0, &row(&[(0, 64, u128::from(SEND_CQ)), (64, 8, 6)]));
-    nic.cfg_row(cfg_table::SQ_CTX, QP.into(), &send_context(0, DEST_QP, 0, SQ_BASE));
-    // Responder: memory registration, receive PSN, ACK policy, its CQ.
-    nic.cfg_row(cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, 4), (16, 16, 2000)]));
-    nic.cfg_row(cfg_table::MR, 0x34, &row(&[(0, 32, 0x1234), (32, 64, 0x5000_0000), (96, 64, 0x0200_0000), (160, 1, 1)]));
-    nic.cfg_row(cfg_table::RECV_QP, DEST_QP as u16, &row(&[(0, 24, 0)]));
-    nic.cfg_row(cfg_table::ACK_QP_INIT, DEST_QP as u16, &row(&[(0, 24, 0)]));
-    nic.cfg_row(cfg_table::CQ_RING, 1, &row(&[(0, 64, 0x8100_0000), (64, 8, 6)]));
-    nic.cfg_row(cfg_table::SQ_CTX, DEST_QP as u16, &send_context(1, u32::from(QP), 0, 0x1800_0000));
+    nic.set_cc(QP, 4096, 1 << 20, 256);
+    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    nic.set_retransmit(QP, &retx, 15);
+    nic.set_addresses(Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 }, 3, Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 });
+    nic.set_ev_ring(0x9000_0000, 8);
+    nic.set_ev_set(QP, EVS, 0x1000);
+    nic.set_min_good_evs(1);
+    nic.set_cq_ring(0, SEND_CQ, 6);
+    nic.start_send_qp(QP, &send_context(0, DEST_QP, 0, SQ_BASE));
+    // Responder: ACK policy, memory registration, receive PSN, its CQ.
+    nic.set_ack_params(4, 2000);
+    nic.set_responder(&ResponderParams { qp: DEST_QP as u8, start_psn: 0, rkey: 0x1234, region_va: 0x5000_0000, region_len: 0x0200_0000 });
+    nic.set_cq_ring(1, 0x8100_0000, 6);
+    nic.start_send_qp(DEST_QP as u8, &send_context(1, u32::from(QP), 0, 0x1800_0000));
     nic.csr_write(regmap::fault_inject::BASE + regmap::fault_inject::CTRL, regmap::fault_inject::CTRL_LOOPBACK);
 }
 

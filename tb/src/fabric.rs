@@ -280,39 +280,14 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
     use proto::loopback::EvMatch;
     use proto::time::Instant;
-    use proto::wire::{emit_frame, BthRepr, Encap, Opcode, RocePacket};
+    use proto::wire::{Encap, Opcode, RocePacket};
     use proto::Psn;
 
     fn frame(ev: u32, psn: u32, encap: &Encap) -> Vec<u8> {
-        let pkt = RocePacket {
-            ev,
-            ecn_ce: false,
-            trimmed: false,
-            bth: BthRepr {
-                opcode: Opcode::WriteMiddle,
-                solicited: false,
-                mig_req: true,
-                pad: 0,
-                pkey: 0xFFFF,
-                fecn: false,
-                becn: false,
-                mrc_ext: false,
-                dest_qp: 0x77,
-                ack_req: false,
-                psn: Psn::new(psn),
-            },
-            reth: None,
-            imm: None,
-            aeth: None,
-            ext: None,
-            payload: Bytes::from(vec![0xAB; 256]),
-        };
-        let mut f = Vec::new();
-        emit_frame(&pkt, encap, &mut f);
-        f
+        let pkt = RocePacket::write(Opcode::WriteMiddle, 0x77, Psn::new(psn), vec![0xAB; 256]).on_ev(ev);
+        pkt.to_frame(encap).expect("a valid WRITE MIDDLE")
     }
 
     #[test]

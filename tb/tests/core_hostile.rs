@@ -24,7 +24,7 @@ use proto::wire::{
 };
 use proto::Psn;
 use sim::verilated::BuildOptions;
-use tb::nic::{build_core, row, Nic, Stalls};
+use tb::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
 
 /// The responder QP under attack and its peer (the requester that owns
@@ -48,54 +48,42 @@ const WINDOW_UNITS: u8 = 2;
 
 use tb::skip_without_verilator as skip;
 
-fn sq_ctx_row(ctx: &SqContext) -> [u8; 32] {
-    let bytes = ctx.encode().unwrap();
-    let mut r = [0u8; 32];
-    r[..bytes.len()].copy_from_slice(&bytes);
-    r
-}
-
 /// Rows every QP of these tests needs: CC window, retransmit parameters
 /// and the EV values, then its send context (which starts it).
 fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
-    let q = qp as u16;
-    nic.cfg_row(cfg_table::CC, q, &row(&[(0, 32, 4096), (32, 32, 1 << 20), (64, 16, 256)]));
-    nic.cfg_row(cfg_table::RETX_QP, q, &row(&[(0, 32, 200_000), (32, 32, 50_000), (64, 16, 3), (80, 3, 7), (83, 5, 7)]));
+    let q = qp as u8;
+    nic.set_cc(q, 4096, 1 << 20, 256);
+    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    nic.set_retransmit(q, &retx, 15);
+    // The EV values only: the other EV slots of the QP are not denied.
     for e in 0..EVS {
-        nic.cfg_row(cfg_table::EV, (q << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
+        nic.cfg_row(cfg_table::EV, (u16::from(q) << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
     }
-    nic.cfg_row(cfg_table::SQ_CTX, q, &sq_ctx_row(&ctx));
+    nic.start_send_qp(q, &ctx);
 }
 
-/// The core's globals: address rows (peer row 3, own row), retransmit
-/// globals, EV-event ring, minimum GOOD EVs, both CQ rings, ACK policy and
-/// the memory registration.
+/// The core's globals: address rows (peer row 3, own row), EV-event
+/// ring, minimum GOOD EVs, both CQ rings and the ACK policy.
 fn configure_globals(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::RETX_GLOBAL, 0, &row(&[(0, 8, 15)]));
-    nic.cfg_row(cfg_table::ADDR, 3, &row(&[(0, 48, 0x0200_0000_0002), (48, 32, 0x0A00_0002)]));
-    nic.cfg_row(
-        cfg_table::ADDR,
-        hw::tx_path::table::LOCAL_INDEX,
-        &row(&[(0, 48, 0x0200_0000_0001), (48, 32, 0x0A00_0001), (194, 6, 26), (200, 8, 64)]),
-    );
-    nic.cfg_row(cfg_table::EV_RING, 0, &row(&[(0, 64, 0x9000_0000), (64, 8, 8)]));
-    nic.cfg_row(cfg_table::CORE, 0, &row(&[(0, 8, 1)]));
-    nic.cfg_row(cfg_table::CQ_RING, 0, &row(&[(0, 64, u128::from(SEND_CQ)), (64, 8, 6)]));
-    nic.cfg_row(cfg_table::CQ_RING, 1, &row(&[(0, 64, u128::from(RECV_CQ)), (64, 8, 6)]));
+    nic.set_addresses(Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 }, 3, Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 });
+    nic.set_ev_ring(0x9000_0000, 8);
+    nic.set_min_good_evs(1);
+    nic.set_cq_ring(0, SEND_CQ, 6);
+    nic.set_cq_ring(1, RECV_CQ, 6);
     // SACK after every 4 packets or 2 us.
-    nic.cfg_row(cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, 4), (16, 16, 2000)]));
-    nic.cfg_row(
-        cfg_table::MR,
-        (RKEY & 0xFF) as u16,
-        &row(&[(0, 32, u128::from(RKEY)), (32, 64, u128::from(MR_VA)), (96, 64, u128::from(MR_LEN)), (160, 1, 1)]),
-    );
+    nic.set_ack_params(4, 2000);
 }
 
-/// `RESP_QP` as a responder: receive start PSN, ACK state, and its send
-/// context (the ACKs go to `PEER_QP` at address row 3; CQ ring 1).
+/// The receive side of `qp`: the one memory region and the start PSN.
+fn responder_params(qp: u32) -> ResponderParams {
+    ResponderParams { qp: qp as u8, start_psn: RQ_PSN, rkey: RKEY, region_va: MR_VA, region_len: MR_LEN }
+}
+
+/// `RESP_QP` as a responder: memory registration, receive start PSN, ACK
+/// state, and its send context (the ACKs go to `PEER_QP` at address row
+/// 3; CQ ring 1).
 fn configure_responder(nic: &mut Nic) {
-    nic.cfg_row(cfg_table::RECV_QP, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
-    nic.cfg_row(cfg_table::ACK_QP_INIT, RESP_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    nic.set_responder(&responder_params(RESP_QP));
     let ctx = SqContext {
         sq_base: 0x1800_0000,
         cq_index: 1,
@@ -328,6 +316,35 @@ impl ResponderBench {
         let model = self.model_acks.sacks.last().map(|s| s.0);
         assert_eq!(hw, model, "cumulative PSN of the last SACK (hardware, model)");
     }
+
+    /// After frames the model dropped: nothing placed and no ACK or NACK
+    /// sent for them (`what` names the frames in the failure message).
+    fn check_dropped_silently(&mut self, what: &str) {
+        assert_eq!(self.delta("rx_placed"), 0, "nothing placed for {what}");
+        assert!(self.acks.sacks.is_empty() && self.acks.nacks.is_empty(), "no ACK for {what}: {:?}", self.acks);
+    }
+
+    /// After frames the model NACKed: `count` NACKs sent, all of `kind`,
+    /// the same (PSN, kind) list as the model's.
+    fn check_nacks(&mut self, count: u32, kind: NackKind) {
+        assert_eq!(self.delta("nack_sent"), count, "NACKs sent");
+        let nacked: Vec<(u32, NackKind)> = self.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+        let model_nacked: Vec<(u32, NackKind)> = self.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+        assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
+        assert!(nacked.iter().all(|&(_, k)| k == kind), "every NACK is {kind:?}: {nacked:?}");
+    }
+
+    /// The common end of the responder tests: the valid tail (see
+    /// [`valid_tail`]) at `psn` and region slot `slot`, then memory,
+    /// completions and the last cumulative PSN as the model's, with
+    /// `recv_cqes` receive completions in all.
+    fn finish_with_valid_tail(&mut self, psn: u32, slot: u64, recv_cqes: usize) {
+        valid_tail(self, psn, slot);
+        self.settle();
+        self.check_memory_and_completions();
+        self.check_final_cum();
+        assert_eq!(self.recv_cqes, recv_cqes, "receive completions");
+    }
 }
 
 fn log_ack(log: &mut AckLog, p: &RocePacket) {
@@ -377,18 +394,14 @@ fn truncated_frames_are_dropped_and_counted() {
     b.settle();
     assert_eq!(b.delta("rx_parser_drop"), cuts, "every truncated frame counted as a parser drop");
     assert_eq!(b.delta("rx_parser_ok"), 0, "no truncated frame accepted");
-    assert_eq!(b.delta("rx_placed"), 0);
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
-    // The untruncated pair and the tail are placed, completed, ACKed.
+    b.check_dropped_silently("a truncated frame");
+    // The untruncated pair and the tail are placed, completed, ACKed: the
+    // two-packet WRITE-IMM and the tail's three complete.
     for pkt in [&first, &last] {
         b.inject(frame_of(pkt)).expect("the model accepts the whole frame");
     }
-    valid_tail(&mut b, RQ_PSN + 2, 4);
-    b.settle();
+    b.finish_with_valid_tail(RQ_PSN + 2, 4, 4);
     assert_eq!(b.delta("rx_parser_ok"), 5);
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 4, "the two-packet WRITE-IMM and the tail completed");
     eprintln!("{cuts} truncations dropped");
 }
 
@@ -422,14 +435,9 @@ fn bad_icrc_frames_are_dropped() {
     }
     b.settle();
     assert_eq!(b.delta("rx_parser_drop"), bad.len() as u32, "every bad-ICRC frame counted as a parser drop");
-    assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a dropped frame: {:?}", b.acks);
+    b.check_dropped_silently("a bad-ICRC frame");
     b.inject(good).expect("the model accepts the intact frame");
-    valid_tail(&mut b, RQ_PSN + 1, 8);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 4);
+    b.finish_with_valid_tail(RQ_PSN + 1, 8, 4);
 }
 
 /// Data for QPs this NIC does not serve: a QP number beyond the QP table,
@@ -457,8 +465,7 @@ fn frames_for_a_wrong_qp_are_dropped() {
         send_mpr_units: WINDOW_UNITS,
     };
     configure_qp(&mut b.nic, DISABLED_QP, ctx);
-    b.nic.cfg_row(cfg_table::RECV_QP, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
-    b.nic.cfg_row(cfg_table::ACK_QP_INIT, DISABLED_QP as u16, &row(&[(0, 24, u128::from(RQ_PSN))]));
+    b.nic.set_responder(&responder_params(DISABLED_QP));
     b.nic.run(300);
     let mut n = 0;
     for qp in [0x1234, 0xFF_FFFF, 0x100, 0x78, 0, DISABLED_QP] {
@@ -470,14 +477,9 @@ fn frames_for_a_wrong_qp_are_dropped() {
         }
     }
     b.settle();
-    assert_eq!(b.delta("rx_placed"), 0, "nothing placed for a wrong QP");
     assert_eq!(b.delta("rx_not_data"), n, "every frame for a wrong QP counted");
-    assert!(b.acks.sacks.is_empty() && b.acks.nacks.is_empty(), "no ACK for a wrong QP: {:?}", b.acks);
-    valid_tail(&mut b, RQ_PSN, 0);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 3);
+    b.check_dropped_silently("a wrong QP");
+    b.finish_with_valid_tail(RQ_PSN, 0, 3);
 }
 
 /// PSNs behind the receive window (duplicates: re-SACKed, never placed
@@ -514,16 +516,9 @@ fn psns_outside_the_window_are_not_placed() {
     assert_eq!(b.delta("rx_placed"), placed, "nothing placed outside the window");
     assert_eq!(b.delta("sack_duplicate"), dups);
     assert_eq!(b.delta("sack_out_of_window"), oow);
-    assert_eq!(b.delta("nack_sent"), oow, "one NACK per out-of-window PSN");
-    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
-    assert!(nacked.iter().all(|&(_, k)| k == NackKind::OutOfWindow));
-    valid_tail(&mut b, expected, 8);
-    b.settle();
-    b.check_memory_and_completions();
-    b.check_final_cum();
-    assert_eq!(b.recv_cqes, 7);
+    // One NACK per out-of-window PSN.
+    b.check_nacks(oow, NackKind::OutOfWindow);
+    b.finish_with_valid_tail(expected, 8, 7);
 }
 
 /// Bad rkeys (wrong key in a registered slot, an unregistered slot) and
@@ -559,11 +554,7 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     let n = cases.len() as u32;
     assert_eq!(b.delta("placement_reject"), n, "every bad access counted");
     assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
-    assert_eq!(b.delta("nack_sent"), n);
-    let nacked: Vec<(u32, NackKind)> = b.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-    assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
-    assert!(nacked.iter().all(|&(_, k)| k == NackKind::RemoteAccess));
+    b.check_nacks(n, NackKind::RemoteAccess);
     // Valid traffic at fresh PSNs is still placed as the model places it.
     // (Completions and the cumulative PSN are not compared here: the model
     // never passes a rejected PSN, the hardware does; see the ignored test

@@ -6,6 +6,10 @@
 //! segmentation, PSNs, opcodes, RETH, placement extension, immediate,
 //! payload bytes read from host memory, peer addresses and EVs from the
 //! configured EV set. Random stalls on the DMA port and MAC TX.
+//!
+//! `CORE_DEBUG=1` prints the DMA counts and every non-zero counter of the
+//! core (the loopback test prints the counters anyway when its WRITEs do
+//! not complete), for looking into a failure.
 
 use hw::layout::{SqContext, SqDescriptor, SqOpcode};
 use hw::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};

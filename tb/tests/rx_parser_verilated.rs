@@ -8,7 +8,6 @@
 //! beats. Every record's reason (and PSN and payload length on
 //! acceptance) must match `proto::wire::parse_frame_checked_into`.
 
-use bytes::Bytes;
 use hw::flow::emit_block;
 use hw::rx_parser::{reason, RxParser};
 use proto::wire::*;
@@ -19,58 +18,34 @@ use tb::rng::Rng;
 
 use tb::skip_without_verilator as skip;
 
-fn packet(opcode: Opcode, payload: usize, ev: u32, x: bool) -> RocePacket {
+/// The frame of a WRITE (`opcode`) of `payload` bytes on EV `ev`, an MRC
+/// packet (data extension) if `x`.
+fn write_frame(opcode: Opcode, payload: usize, ev: u32, x: bool, encap: &Encap) -> Vec<u8> {
     let payload: Vec<u8> = (0..payload).map(|i| (i * 11 + ev as usize) as u8).collect();
-    let ext = x.then_some(MrcExtRepr::Data(DataExtRepr {
-        ev_index: 1,
-        retransmit: false,
-        ev_seq: 2,
-        tx_ts: 3,
-        msg_offset: 0,
-        placement: (!opcode.has_reth()).then_some(PlacementRepr { va: 0x4000, rkey: 9 }),
-    }));
-    RocePacket {
-        ev,
-        ecn_ce: false,
-        trimmed: false,
-        bth: BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad: pad_for(payload.len()),
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp: 0x33,
-            ack_req: true,
-            mrc_ext: x,
-            psn: Psn::new(ev & 0xFF_FFFF),
-        },
-        reth: opcode.has_reth().then_some(RethRepr { va: 0x8000, rkey: 9, dma_len: payload.len() as u32 }),
-        imm: opcode.has_imm().then_some(0x55),
-        aeth: None,
-        ext,
-        payload: Bytes::from(payload),
+    let mut pkt = RocePacket::write(opcode, 0x33, Psn::new(ev & 0xFF_FFFF), payload).on_ev(ev).with_ack_req(true).with_reth(0x8000, 9).with_imm(0x55);
+    if x {
+        pkt = pkt.with_data_ext(DataExtRepr {
+            ev_index: 1,
+            retransmit: false,
+            ev_seq: 2,
+            tx_ts: 3,
+            msg_offset: 0,
+            placement: (!opcode.has_reth()).then_some(PlacementRepr { va: 0x4000, rkey: 9 }),
+        });
     }
-}
-
-fn emit(p: &RocePacket, encap: &Encap) -> Vec<u8> {
-    p.validate().unwrap();
-    let mut v = Vec::new();
-    emit_frame(p, encap, &mut v);
-    v
+    pkt.to_frame(encap).expect("a valid WRITE")
 }
 
 /// Frames, each with its IP header offset and IP version.
 fn bases(rng: &mut Rng) -> Vec<(Vec<u8>, usize, bool)> {
     let mut out = Vec::new();
-    let ops = [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+    let ops = Opcode::WRITES;
     for i in 0..60usize {
         let is6 = i % 2 == 1;
         let tagged = i % 3 == 0;
         let pay = if i % 20 == 7 { 3000 + rng.below(6000) as usize } else { rng.below(200) as usize };
         let enc = if is6 { Encap::test_v6() } else { Encap::test_v4() };
-        let mut f = emit(&packet(ops[i % ops.len()], pay, i as u32 + 1, i % 4 != 2), &enc);
+        let mut f = write_frame(ops[i % ops.len()], pay, i as u32 + 1, i % 4 != 2, &enc);
         let ip = if tagged {
             f.splice(12..12, [0x81, 0x00, 0x00, i as u8]);
             18

@@ -180,6 +180,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn opcode_lists_hold_exactly_the_decodable_opcodes() {
+        let decodable: Vec<Opcode> = (0..=255u8).filter_map(Opcode::from_u8).collect();
+        assert_eq!(decodable, Opcode::ALL, "ALL: every decodable opcode, in byte order");
+        let writes: Vec<Opcode> = Opcode::ALL.into_iter().filter(|o| o.is_write()).collect();
+        assert_eq!(writes, Opcode::WRITES);
+    }
+
+    #[test]
     fn layout_matches_ibta() {
         let r = BthRepr {
             opcode: Opcode::WriteOnlyImm,

@@ -14,7 +14,8 @@
 //!
 //! One file per header: [`ethernet`], [`ipv4`], [`ipv6`], [`udp`], [`bth`],
 //! [`reth`], [`immdt`], [`aeth`], [`mrc_ext`]; [`icrc`] is the invariant CRC,
-//! [`frame`] the whole-frame API, [`error`] the drop reasons and counters,
+//! [`frame`] the whole-frame API, [`builder`] a short way to build WRITE
+//! packets and frames (tests, benchmarks), [`error`] the drop reasons and counters,
 //! [`pcap`] a capture writer.
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use crate::Psn;
 
 pub mod aeth;
 pub mod bth;
+pub mod builder;
 pub mod error;
 pub mod ethernet;
 mod field;
@@ -79,6 +81,21 @@ pub enum Opcode {
 }
 
 impl Opcode {
+    /// Every opcode this transport uses, in BTH byte order.
+    pub const ALL: [Opcode; 8] = [
+        Opcode::WriteFirst,
+        Opcode::WriteMiddle,
+        Opcode::WriteLast,
+        Opcode::WriteLastImm,
+        Opcode::WriteOnly,
+        Opcode::WriteOnlyImm,
+        Opcode::Ack,
+        Opcode::Cnp,
+    ];
+    /// The WRITE opcodes (data packets), in BTH byte order.
+    pub const WRITES: [Opcode; 6] =
+        [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+
     /// Decode a BTH opcode byte; `None` for opcodes this transport never uses.
     pub const fn from_u8(v: u8) -> Option<Opcode> {
         Some(match v {

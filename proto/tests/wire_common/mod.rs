@@ -6,16 +6,7 @@ use proptest::prelude::*;
 use proto::wire::*;
 use proto::Psn;
 
-pub const OPCODES: [Opcode; 8] = [
-    Opcode::WriteFirst,
-    Opcode::WriteMiddle,
-    Opcode::WriteLast,
-    Opcode::WriteLastImm,
-    Opcode::WriteOnly,
-    Opcode::WriteOnlyImm,
-    Opcode::Ack,
-    Opcode::Cnp,
-];
+pub const OPCODES: [Opcode; 8] = Opcode::ALL;
 
 pub fn bth(opcode: Opcode, psn: u32, mrc: bool) -> BthRepr {
     BthRepr {
