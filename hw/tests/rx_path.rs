@@ -124,16 +124,26 @@ struct RefQp {
     received: HashSet<u32>,
 }
 impl RefQp {
-    fn arrive(&mut self, psn: Psn) -> (u8, u32) {
+    /// The verdict of a `req_nomark` request: nothing marked.
+    fn judge(&self, psn: Psn) -> (u8, u32) {
         if psn.before(self.expected) {
             return (2, self.expected.value());
         }
         if psn.offset_from(self.expected) >= 256 {
             return (3, self.expected.value());
         }
-        if !self.received.insert(psn.value()) {
+        if self.received.contains(&psn.value()) {
             return (2, self.expected.value());
         }
+        (1, self.expected.value())
+    }
+    /// A marking request: judged, and a new PSN marked and advanced over.
+    fn arrive(&mut self, psn: Psn) -> (u8, u32) {
+        let (v, e) = self.judge(psn);
+        if v != 1 {
+            return (v, e);
+        }
+        self.received.insert(psn.value());
         while self.received.remove(&self.expected.value()) {
             self.expected = self.expected.next();
         }
@@ -191,7 +201,8 @@ struct Cmd {
 
 #[derive(Default, Debug, Clone)]
 struct Outs {
-    sack: Vec<(u32, u32)>,
+    /// SACK table requests: (QP, PSN, no-mark).
+    sack: Vec<(u32, u32, bool)>,
     pkts: Vec<Pkt>,
     advs: Vec<(u32, u32)>,
     ags: Vec<Ag>,
@@ -209,10 +220,8 @@ const CNT_NAMES: [&str; 14] = [
 fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
     let mut o = Outs::default();
     let mut qps: HashMap<u32, RefQp> = HashMap::new();
-    let mut shadow: HashMap<u32, u32> = HashMap::new();
     for (q, s) in starts {
         qps.insert(*q, RefQp { expected: Psn::new(*s), received: HashSet::new() });
-        shadow.insert(*q, *s);
     }
     let mut id = 0u32;
     for f in frames {
@@ -247,23 +256,10 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
                 continue;
             }
             bump(&mut o, "data");
-            let (verdict, expected) = if f.trimmed {
-                let e = shadow[&qp];
-                let p = Psn::new(f.psn);
-                let v = if p.before(Psn::new(e)) {
-                    2
-                } else if p.offset_from(Psn::new(e)) >= 256 {
-                    3
-                } else {
-                    1
-                };
-                (v, e)
-            } else {
-                o.sack.push((qp, f.psn));
-                let r = qps.get_mut(&qp).unwrap().arrive(Psn::new(f.psn));
-                shadow.insert(qp, r.1);
-                r
-            };
+            // Judged first without marking (trimmed or not): the model
+            // marks a PSN only after its placement check passed.
+            o.sack.push((qp, f.psn, true));
+            let (verdict, mut expected) = qps[&qp].judge(Psn::new(f.psn));
             let mut res = 0;
             let mut place = None;
             if verdict == 1 && !f.trimmed {
@@ -289,7 +285,16 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
                 if res == 0 && f.len > 0 {
                     place = Some(va);
                 }
-                o.advs.push((qp, expected));
+                if res == 0 {
+                    // Accepted: marked by a second request, then the
+                    // completion tracker's advance. A rejected or dropped
+                    // PSN stays unreceived and `expected` does not move.
+                    o.sack.push((qp, f.psn, false));
+                    let (v2, e2) = qps.get_mut(&qp).unwrap().arrive(Psn::new(f.psn));
+                    assert_eq!(v2, 1, "the marking request of a new PSN");
+                    expected = e2;
+                    o.advs.push((qp, expected));
+                }
             }
             o.ags.push(Ag {
                 qp,
@@ -610,8 +615,10 @@ fn simulate(s: Setup) -> Seen {
             if x.sack_req_valid.val() && x.sack_req_ready.val() {
                 let q = x.sack_req_qp.val().index() as u32;
                 let p = x.sack_req_psn.val().index() as u32;
-                sn.outs.sack.push((q, p));
-                let (v, e) = sack_q.get_mut(&q).expect("a SACK request for a configured QP").arrive(Psn::new(p));
+                let nomark = x.sack_req_nomark.val();
+                sn.outs.sack.push((q, p, nomark));
+                let t = sack_q.get_mut(&q).expect("a SACK request for a configured QP");
+                let (v, e) = if nomark { t.judge(Psn::new(p)) } else { t.arrive(Psn::new(p)) };
                 sack_out.push_back((cycle + 2 + r.below(3), v, e));
             }
             if x.pkt_valid.val() && x.pkt_ready.val() {
@@ -793,6 +800,20 @@ fn check_cqes(s: &Setup, seen: &Seen) {
     }
 }
 
+/// Of the ACK generator records (qp, psn, verdict, expected, reject): the
+/// rejected packets whose PSN was the expected one (the hardware's
+/// `expected` must stop there), and the rejected PSNs that a later record
+/// shows accepted (the PSN stayed unreceived, so its copy is new).
+fn reject_coverage(ags: &[(u32, u32, u8, u32, bool)]) -> (usize, usize) {
+    let at_expected = ags.iter().filter(|a| a.4 && a.1 == a.3).count();
+    let resent = ags
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| a.4 && ags[i + 1..].iter().any(|b| (b.0, b.1) == (a.0, a.1) && b.2 == 1 && !b.4))
+        .count();
+    (at_expected, resent)
+}
+
 #[test]
 fn rx_path_matches_dispatch_rules() {
     let seed = std::env::var("RXP_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0001u64);
@@ -826,6 +847,13 @@ fn rx_path_matches_dispatch_rules() {
 
     // Coverage.
     let v = |k: u8| want.ags.iter().filter(|a| a.verdict == k && !a.trimmed).count();
+    let untrimmed: Vec<_> =
+        want.ags.iter().filter(|a| !a.trimmed).map(|a| (a.qp, a.psn, a.verdict, a.expected, a.reject)).collect();
+    let (rej_at_expected, rej_resent) = reject_coverage(&untrimmed);
+    // A trimmed copy of a PSN already received out of order: a duplicate
+    // (the SACK table's bitmap), not a trimmed NACK.
+    let trim_dup_ahead =
+        want.ags.iter().filter(|a| a.trimmed && a.verdict == 2 && !Psn::new(a.psn).before(Psn::new(a.expected))).count();
     let tr = |k: u8| want.ags.iter().filter(|a| a.verdict == k && a.trimmed).count();
     let cov = [
         ("new", v(1), 100),
@@ -834,6 +862,9 @@ fn rx_path_matches_dispatch_rules() {
         ("trimmed new", tr(1), 3),
         ("trimmed duplicate or out of window", tr(2) + tr(3), 1),
         ("rejected", want.ags.iter().filter(|a| a.reject).count(), 5),
+        ("rejected at the expected PSN", rej_at_expected, 2),
+        ("rejected, later accepted", rej_resent, 1),
+        ("trimmed duplicate received out of order", trim_dup_ahead, 1),
         ("held drop", want.ags.iter().filter(|a| a.drop).count(), 1),
         ("placements", want.cmds.iter().filter(|c| c.place).count(), 50),
         ("SACK ops", want.ops.iter().filter(|o| o.kind == 2).count(), 20),
@@ -968,7 +999,7 @@ fn dispatch_cycles_per_frame() {
     // larger ones wait behind an earlier frame: frames may come 1 cycle
     // apart).
     assert!(min["other"] <= 5 && min["ack"] <= 5, "{min:?}");
-    assert!(min["data placed"] <= 13, "{min:?}");
+    assert!(min["data placed"] <= 16, "{min:?}");
 }
 
 /// RxPath joined to the real SACK table (its snapshot and init ports idle).
@@ -997,7 +1028,7 @@ impl Logic for WithSack {
         self.sack.snap_valid.next = false;
         self.sack.snap_qp.next = 0.into();
         self.sack.snap_base.next = 0.into();
-        self.sack.req_nomark.next = false;
+        self.sack.req_nomark.next = self.path.sack_req_nomark.val();
     }
 }
 
@@ -1149,7 +1180,7 @@ impl Logic for WithSackCmp {
         self.sack.snap_valid.next = false;
         self.sack.snap_qp.next = 0.into();
         self.sack.snap_base.next = 0.into();
-        self.sack.req_nomark.next = false;
+        self.sack.req_nomark.next = self.path.sack_req_nomark.val();
         self.cmp.pkt_valid.next = self.path.pkt_valid.val();
         self.path.pkt_ready.next = self.cmp.pkt_ready.val();
         self.cmp.pkt_qp.next = self.path.pkt_qp.val();
@@ -1211,9 +1242,13 @@ fn with_the_real_sack_table_and_completion_tracker() {
         };
         let rkey = if r.chance(10) { 0x99 } else { RKEY };
         let va = MR_BASE + r.below(MR_LEN - 64);
-        let (v, e) = refs[q].arrive(Psn::new(psn));
+        // Judged, then marked only when the placement check passes.
+        let (v, mut e) = refs[q].judge(Psn::new(psn));
         let reject = v == 1 && rkey != RKEY;
         let place = v == 1 && !reject;
+        if place {
+            e = refs[q].arrive(Psn::new(psn)).1;
+        }
         want.push(((q as u32 * 9, psn, v, e, reject), (k % 256, place, if place { va } else { 0 })));
         frames.push((q as u64 * 9, psn, rkey, va));
     }
@@ -1315,6 +1350,11 @@ fn with_the_real_sack_table_and_completion_tracker() {
     assert_eq!(cmds, want_cmds, "RX buffer commands through the real blocks");
     let rejects = want.iter().filter(|w| w.0 .4).count();
     let places = want.iter().filter(|w| w.1 .1).count();
-    eprintln!("real blocks: rejects {rejects}, placements {places}, records {}", want.len());
+    let (at_expected, resent) = reject_coverage(&want.iter().map(|w| w.0).collect::<Vec<_>>());
+    eprintln!(
+        "real blocks: rejects {rejects} ({at_expected} at the expected PSN, {resent} later accepted), placements {places}, records {}",
+        want.len()
+    );
     assert!(rejects >= 3 && places >= 40, "coverage: rejects {rejects}, placements {places}");
+    assert!(at_expected >= 2 && resent >= 1, "coverage: rejected at expected {at_expected}, resent {resent}");
 }

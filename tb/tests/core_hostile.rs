@@ -564,22 +564,22 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     let model_nacked: Vec<(u32, NackKind)> = b.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
     assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
     assert!(nacked.iter().all(|&(_, k)| k == NackKind::RemoteAccess));
-    // Valid traffic at fresh PSNs is still placed as the model places it.
-    // (Completions and the cumulative PSN are not compared here: the model
-    // never passes a rejected PSN, the hardware does; see the ignored test
-    // below.)
+    // Valid traffic at fresh PSNs is still placed as the model places it;
+    // behind the unreceived rejected PSNs neither side completes the
+    // WRITE-IMMs nor moves the cumulative PSN.
     valid_tail(&mut b, RQ_PSN + n, 0);
     b.settle();
-    b.check_memory();
+    b.check_memory_and_completions();
+    b.check_final_cum();
     assert_eq!(b.delta("rx_placed"), 3, "the valid tail placed");
+    assert_eq!(b.recv_cqes, 0, "the model holds the tail's completions behind the rejected PSNs");
 }
 
 /// The model never marks a rejected PSN received: later SACKs must not
 /// cover it (the requester would otherwise free a packet the responder
-/// never accepted). Today the SACK table marks it before the completion
-/// tracker rejects it (docs/hw/core.md known gaps).
+/// never accepted). The RX path marks a PSN in the SACK table only after
+/// the completion tracker accepted it (docs/hw/rx_path.md).
 #[test]
-#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, so later SACKs acknowledge it"]
 fn rejected_psn_is_not_acknowledged() {
     if skip() {
         return;
@@ -595,6 +595,16 @@ fn rejected_psn_is_not_acknowledged() {
     };
     assert!(!b.acks.sacks.iter().any(covers), "a SACK acknowledged the rejected PSN: {:?}", b.acks.sacks);
     b.check_memory_and_completions();
+    assert_eq!(b.recv_cqes, 0, "the tail's WRITE-IMMs wait behind the rejected PSN");
+    // A valid copy of the rejected PSN (the requester's resend) is new for
+    // both: the cumulative PSN moves over the tail, and all four complete.
+    let good = only_imm(RQ_PSN, MR_VA + 0x800, 64, RKEY);
+    b.inject(frame_of(&good)).expect("the model accepts the valid resend");
+    b.settle();
+    b.check_final_cum();
+    assert_eq!(b.acks.sacks.last().map(|s| s.0), Some(Psn::new(RQ_PSN + 3)), "cumulative over the tail");
+    b.check_memory_and_completions();
+    assert_eq!(b.recv_cqes, 4, "the resent PSN and the tail completed");
 }
 
 /// Mutations of the fuzz loop.
@@ -614,11 +624,10 @@ enum Fuzz {
 }
 
 /// A data packet for `RESP_QP` whose placement the MR check rejects. The
-/// fuzz loops without `Fuzz::WithBadAccess` leave these out: a rejected
-/// PSN is marked received by the hardware's SACK table (the known gap the
-/// ignored `rejected_psn_is_not_acknowledged` shows), so a later valid
-/// copy of the same PSN is a duplicate for the hardware and new for the
-/// model, and the two memories part for that reason only.
+/// fuzz loops without `Fuzz::WithBadAccess` leave these out, so each loop
+/// isolates one kind of fault: a rejected PSN stays unreceived (on both
+/// sides), and the valid templates that follow it are then held behind
+/// it instead of completing.
 fn bad_access(f: &[u8]) -> bool {
     let Ok((p, _)) = parse_frame(f) else { return false };
     if !p.bth.opcode.is_write() || p.bth.dest_qp != RESP_QP || p.payload.is_empty() {
@@ -749,7 +758,6 @@ fn fuzzed_unsealed_bit_flips_are_dropped() {
 
 /// As the first with the rkey / bounds mutants included.
 #[test]
-#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, which moves the window and the cumulative PSN past it; with such frames the placements part from the model's"]
 fn fuzzed_frames_with_bad_accesses_leave_state_intact() {
     if skip() {
         return;
