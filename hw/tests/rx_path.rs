@@ -33,6 +33,7 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
+mod common;
 
 struct Rng(u64);
 impl Rng {
@@ -1357,4 +1358,223 @@ fn with_the_real_sack_table_and_completion_tracker() {
     );
     assert!(rejects >= 3 && places >= 40, "coverage: rejects {rejects}, placements {places}");
     assert!(at_expected >= 2 && resent >= 1, "coverage: rejected at expected {at_expected}, resent {resent}");
+}
+
+/// The real RxPath, SACK table and completion tracker against the golden
+/// model's responder (`proto::model::mrc::MrcQp`): a real requester's
+/// packets (`common::requester_packets`: multi-packet WRITEs and
+/// WRITE-IMMs) perturbed by reordering, duplicates, trimmed and
+/// out-of-window copies and 10% copies with a bad rkey or an
+/// out-of-bounds VA (delivered before the original), fed one at a time
+/// to both. Per packet the ACK generator record must carry the model's
+/// decision (new / duplicate / out of window, trimmed, rejected) and the
+/// model's expected PSN after the packet; the RX buffer command places
+/// exactly what the model placed, at its VA; the CQEs equal the model's
+/// `RecvCompleted` events (immediate, length) in order. A rejected PSN
+/// must stay unreceived: `expected` stops at it, and its later valid copy
+/// is new.
+#[test]
+fn real_blocks_match_the_model_responder_with_rejections() {
+    use proto::model::{Event, QueuePair, RxError};
+    use proto::time::Instant;
+    use proto::wire::{MrcExtRepr, RocePacket};
+
+    const QP: u32 = 9;
+    let mut r = common::Rng(0x4e_7001);
+    let (mut a, mut model) = common::pair(QP, 0, 4, 1000);
+    for w in 0..255 {
+        model.post_recv(w).unwrap();
+    }
+    let sent = common::requester_packets(&mut a, &mut r, 160);
+    let perturb = common::Perturb { dup: 5, trim: 4, oow: 3, bad_rkey: 10, ecn: 0, swap: 20, jump: 3, late: 2 };
+    let pkts: Vec<RocePacket> = common::arrivals(&sent, &mut r, &perturb);
+
+    // The model's decision per packet: (verdict, expected after, reject,
+    // placed VA), and its completions.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Want {
+        verdict: u8,
+        expected: u32,
+        trimmed: bool,
+        reject: bool,
+        place: Option<u64>,
+    }
+    let mut want = Vec::new();
+    let mut want_cq = Vec::new();
+    let now = Instant::ZERO;
+    for p in &pkts {
+        let dups = model.counters().rx_duplicates;
+        let res = model.handle_packet(now, p.clone());
+        let (va, _) = common::Mirror::placement(p);
+        let (verdict, reject) = match &res {
+            Err(RxError::OutOfWindow { .. }) => (3, false),
+            Err(RxError::RemoteAccess { .. }) => (1, true),
+            Ok(()) if model.counters().rx_duplicates > dups => (2, false),
+            Ok(()) => (1, false),
+            Err(e) => panic!("the model refused a requester packet: {e:?}"),
+        };
+        let accepted = res.is_ok() && verdict == 1 && !p.trimmed;
+        want.push(Want {
+            verdict,
+            expected: model.expected_psn().unwrap().value(),
+            trimmed: p.trimmed,
+            reject,
+            place: (accepted && !p.payload.is_empty()).then_some(va),
+        });
+        while let Some(ev) = model.poll_event() {
+            if let Event::RecvCompleted(c) = ev {
+                want_cq.push((c.imm.unwrap(), c.len));
+                model.post_recv(1000 + c.wr_id).unwrap();
+            }
+        }
+    }
+
+    let got = Arc::new(Mutex::new(None));
+    let g2 = got.clone();
+    let n = pkts.len();
+    let frames = pkts.clone();
+    let mut uut = WithSackCmp::default();
+    uut.connect_all();
+    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
+        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
+        &mut uut.path.cmd_ready, &mut uut.path.ag_ready, &mut uut.path.op_ready, &mut uut.path.cqe_ready,
+        &mut uut.path.cfg_valid] {
+        s.connect();
+    }
+    uut.path.prs_ev.connect();
+    uut.path.prs_opcode.connect();
+    uut.path.prs_dest_qp.connect();
+    uut.path.prs_psn.connect();
+    uut.path.prs_reth_va.connect();
+    uut.path.prs_reth_rkey.connect();
+    uut.path.prs_reth_len.connect();
+    uut.path.prs_imm.connect();
+    uut.path.prs_ext.connect();
+    uut.path.prs_payload_off.connect();
+    uut.path.prs_payload_len.connect();
+    uut.path.rec_id.connect();
+    uut.path.cfg_table.connect();
+    uut.path.cfg_index.connect();
+    uut.path.cfg_data.connect();
+    let mut sim = simple_sim!(WithSackCmp, clock, 100_000_000, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        // The model's one region (table 6, slot = rkey mod 256).
+        x.path.cfg_valid.next = true;
+        x.path.cfg_table.next = 6u64.into();
+        x.path.cfg_index.next = u64::from(common::RKEY & 255).into();
+        x.path.cfg_data.next = Bits::<256>::from(u64::from(common::RKEY))
+            | (Bits::<256>::from(common::VA) << 32)
+            | (Bits::<256>::from(common::REGION) << 96)
+            | (Bits::<256>::from(1u64) << 160);
+        wait_clock_cycle!(sim, clock, x);
+        x.path.cfg_valid.next = false;
+        wait_clock_cycle!(sim, clock, x);
+        let mut ags = Vec::new();
+        let mut cmds = Vec::new();
+        let mut cqes = Vec::new();
+        let mut k = 0usize;
+        let mut cycle = 0u64;
+        let mut quiet = 0;
+        loop {
+            x.path.prs_valid.next = false;
+            x.path.rec_valid.next = false;
+            // The next frame once the previous one got its command (one
+            // frame at a time: the test checks decisions, not bursts).
+            if k < n && cmds.len() == k {
+                let p = &frames[k];
+                let mut ext = [0u8; 28];
+                ext[0] = 0x11;
+                if let Some(MrcExtRepr::Data(d)) = &p.ext {
+                    put(&mut ext, 2, 2, u64::from(d.ev_index));
+                    put(&mut ext, 8, 4, u64::from(d.tx_ts));
+                    if let Some(pl) = d.placement {
+                        put(&mut ext, 16, 8, pl.va);
+                        put(&mut ext, 24, 4, u64::from(pl.rkey));
+                    }
+                }
+                x.path.prs_valid.next = true;
+                x.path.prs_xbit.next = true;
+                x.path.prs_trimmed.next = p.trimmed;
+                x.path.prs_opcode.next = u64::from(p.bth.opcode.as_u8()).into();
+                x.path.prs_dest_qp.next = u64::from(p.bth.dest_qp).into();
+                x.path.prs_psn.next = u64::from(p.bth.psn.value()).into();
+                x.path.prs_reth_va.next = p.reth.map_or(0, |r| r.va).into();
+                x.path.prs_reth_rkey.next = u64::from(p.reth.map_or(0, |r| r.rkey)).into();
+                x.path.prs_reth_len.next = u64::from(p.reth.map_or(0, |r| r.dma_len)).into();
+                x.path.prs_imm.next = u64::from(p.imm.unwrap_or(0)).into();
+                x.path.prs_ext.next = ext_bits(&ext);
+                x.path.prs_payload_off.next = 70u64.into();
+                x.path.prs_payload_len.next = (p.payload.len() as u64).into();
+                x.path.rec_valid.next = true;
+                x.path.rec_stored.next = true;
+                x.path.rec_id.next = (k as u64 % 256).into();
+                k += 1;
+            }
+            x.path.ag_ready.next = true;
+            x.path.op_ready.next = true;
+            x.path.cmd_ready.next = true;
+            x.path.cqe_ready.next = true;
+            wait_clock_false!(sim, clock, x);
+            if x.path.ag_valid.val() {
+                ags.push(Want {
+                    verdict: x.path.ag_verdict.val().index() as u8,
+                    expected: x.path.ag_expected.val().index() as u32,
+                    trimmed: x.path.ag_trimmed.val(),
+                    reject: x.path.ag_reject.val(),
+                    place: None,
+                });
+            }
+            if x.path.cmd_valid.val() {
+                let place = x.path.cmd_place.val();
+                cmds.push((x.path.cmd_id.val().index() as u32, place.then(|| x.path.cmd_addr.val().to_u64())));
+            }
+            if x.path.cqe_valid.val() {
+                let e = x.path.cqe_entry.val();
+                cqes.push((e.get_bits::<32>(160).index() as u32, e.get_bits::<32>(128).index() as u32));
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            if k == n && cmds.len() == n {
+                quiet += 1;
+                if quiet > 400 {
+                    break;
+                }
+            }
+            assert!(cycle < 400_000, "ran away");
+        }
+        *g2.lock().unwrap() = Some((ags, cmds, cqes, cycle));
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    let (ags, cmds, cqes, cycles) = got.lock().unwrap().take().unwrap();
+    assert_eq!(ags.len(), n, "one ACK generator record per packet");
+    for (i, (g, w)) in ags.iter().zip(&want).enumerate() {
+        let w = Want { place: None, ..*w };
+        assert_eq!(*g, w, "packet {i} (PSN {:#x}): ACK generator record against the model", pkts[i].bth.psn.value());
+    }
+    for (i, (c, w)) in cmds.iter().zip(&want).enumerate() {
+        assert_eq!(*c, (i as u32 % 256, w.place), "packet {i}: RX buffer command against the model's placement");
+    }
+    assert_eq!(cqes, want_cq, "completions (immediate, length) against the model's RecvCompleted");
+    // Coverage: rejections, some at the expected PSN (the model's expected
+    // stops there), and rejected PSNs whose valid copy came later and was new.
+    let rejects = want.iter().filter(|w| w.reject).count();
+    let at_expected =
+        want.iter().zip(&pkts).filter(|(w, p)| w.reject && p.bth.psn.value() == w.expected).count();
+    let resent = (0..n)
+        .filter(|&i| {
+            want[i].reject
+                && (i + 1..n).any(|j| pkts[j].bth.psn == pkts[i].bth.psn && want[j].verdict == 1 && !want[j].reject && !want[j].trimmed)
+        })
+        .count();
+    let dups = want.iter().filter(|w| w.verdict == 2).count();
+    let trimmed = want.iter().filter(|w| w.trimmed).count();
+    eprintln!(
+        "model responder: {n} packets in {cycles} cycles, rejects {rejects} ({at_expected} at expected, {resent} resent new), duplicates {dups}, trimmed {trimmed}, placements {}, completions {}",
+        want.iter().filter(|w| w.place.is_some()).count(),
+        want_cq.len()
+    );
+    assert!(rejects >= 10 && at_expected >= 2 && resent >= 5, "coverage of rejections");
+    assert!(dups >= 5 && trimmed >= 3 && want_cq.len() >= 10, "coverage of duplicates, trims, completions");
 }
