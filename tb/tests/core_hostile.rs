@@ -729,6 +729,12 @@ fn fuzz(kind: Fuzz, seed: u64) {
         b.delta("completion")
     );
     assert!(dropped > frames / 4 && accepted > frames / 10, "the mix reaches both outcomes");
+    if kind == Fuzz::WithBadAccess {
+        // Most bad-access mutants fail earlier (window, duplicate, DMA
+        // length); at least one must reach the placement check (1 with
+        // seed 27), so the loop covers a rejected PSN among the others.
+        assert!(b.delta("placement_reject") >= 1, "no mutant reached the placement check");
+    }
     b.check_memory_and_completions();
     for k in 0..3u32 {
         let psn = RQ_PSN + 11 + k;
