@@ -314,15 +314,16 @@ impl Logic for MrcCore {
         self.rxbuf.cmd_addr.next = self.rxpath.cmd_addr.val();
         self.rxbuf.cmd_off.next = self.rxpath.cmd_off.val();
         self.rxbuf.cmd_len.next = self.rxpath.cmd_len.val();
-        // SACK table: packets from the RX path (it keeps trimmed packets
-        // away from the table and judges them against its own shadow of
-        // the expected PSN, so the no-mark request is unused; see core.md),
-        // QP starts from config table 5, snapshots for the ACK generator.
+        // SACK table: packets from the RX path (each data packet is judged
+        // with a no-mark request first and marked by a second request only
+        // once the completion tracker accepted it; trimmed packets are only
+        // judged; see rx_path.md), QP starts from config table 5,
+        // snapshots for the ACK generator.
         self.sack.req_valid.next = self.rxpath.sack_req_valid.val();
         self.rxpath.sack_req_ready.next = self.sack.ready.val();
         self.sack.req_qp.next = self.rxpath.sack_req_qp.val();
         self.sack.req_psn.next = self.rxpath.sack_req_psn.val();
-        self.sack.req_nomark.next = false;
+        self.sack.req_nomark.next = self.rxpath.sack_req_nomark.val();
         self.rxpath.sack_out_valid.next = self.sack.out_valid.val();
         self.rxpath.sack_out_verdict.next = self.sack.out_verdict.val();
         self.rxpath.sack_out_expected.next = self.sack.out_expected.val();

@@ -29,10 +29,6 @@ pub mod state {
     pub const CMD_WAIT: u8 = 14;
 }
 
-/// Config table whose rows carry a QP's receive start PSN (the completion
-/// tracker's QP init row, `[23:0]`): snooped to seed the expected-PSN
-/// shadow used for trimmed packets.
-pub const CFG_TABLE_QP_INIT: u8 = 7;
 /// Config table of the QP send-context rows (`hw::layout::CFG_TABLE_SQ_CTX`):
 /// snooped for `cq_index` (bits 64-79; the low 8 bits name the ring).
 pub const CFG_TABLE_SQ_CTX: u8 = 1;
@@ -83,6 +79,10 @@ pub struct RxPathN<const IDB: usize> {
     pub sack_req_ready: Signal<In, Bit>,
     pub sack_req_qp: Signal<Out, Bits<8>>,
     pub sack_req_psn: Signal<Out, Bits<24>>,
+    /// Verdict only (the SACK table's `req_nomark`): high on the judging
+    /// request of every data packet, low on the marking request that
+    /// follows only once the completion tracker accepted the packet.
+    pub sack_req_nomark: Signal<Out, Bit>,
     pub sack_out_valid: Signal<In, Bit>,
     pub sack_out_verdict: Signal<In, Bits<2>>,
     pub sack_out_expected: Signal<In, Bits<24>>,
@@ -228,8 +228,9 @@ pub struct RxPathN<const IDB: usize> {
     seen_next: DFF<Bits<16>>,
     c_id: DFF<Bits<16>>,
     c_place: DFF<Bit>,
-    /// Expected-PSN shadow per QP (trimmed packets bypass the SACK table).
-    shadow: RAM<Bits<24>, 8>,
+    /// The SACK request in flight is the marking one (the packet was
+    /// judged new and the completion tracker accepted it).
+    marking: DFF<Bit>,
     // ---- CQE stage.
     ring_of: RAM<Bits<8>, 8>,
     a_valid: DFF<Bit>,
@@ -281,7 +282,6 @@ pub struct RxPathN<const IDB: usize> {
     ext_type: Signal<Local, Bits<4>>,
     nack_kind: Signal<Local, Bits<8>>,
     malformed: Signal<Local, Bit>,
-    t_diff: Signal<Local, Bits<24>>,
     a_take: Signal<Local, Bit>,
     pw: Signal<Local, Bits<4>>,
     d_pb: Signal<Local, Bits<8>>,
@@ -306,7 +306,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         dff_setup!(
             self, clock, p_wr, p_rd, b_wr, b_rd, p_seq, b_seq, have_p, have_b, h_flags, h_hdr, h_va, h_rkey, h_dlen,
             h_imm, h_ext, h_pay, h_stored, h_id, st, verdict, expected, res, paddr, got_place, do_place, next_id, gap, flush, seen_next,
-            c_id, c_place, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_full_rec, k_join_lost,
+            c_id, c_place, marking, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_full_rec, k_join_lost,
             k_id_gap, k_parse_drop, k_not_stored, k_data_bad, k_probe, k_cnp, k_rc, k_qp_range, k_other, k_data, k_ack
         );
         self.pf_flags.read_clock.next = self.clock.val();
@@ -327,8 +327,6 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.pf_pay.write_clock.next = self.clock.val();
         self.bf.read_clock.next = self.clock.val();
         self.bf.write_clock.next = self.clock.val();
-        self.shadow.read_clock.next = self.clock.val();
-        self.shadow.write_clock.next = self.clock.val();
         self.ring_of.read_clock.next = self.clock.val();
         self.ring_of.write_clock.next = self.clock.val();
 
@@ -497,12 +495,12 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             | (((self.opcode.val() == 10) | (self.opcode.val() == 11))
                 & !self.trimmed.val()
                 & (self.h_dlen.q.val() != bit_cast::<32, 18>(self.pay_len.val())));
-        self.t_diff.next = self.psn.val() - self.shadow.read_data.val();
 
         // ---- Outputs driven from the state and the head registers.
         self.sack_req_valid.next = self.st.q.val() == 5;
         self.sack_req_qp.next = self.qp.val();
         self.sack_req_psn.next = self.psn.val();
+        self.sack_req_nomark.next = !self.marking.q.val();
         self.pkt_valid.next = self.st.q.val() == 7;
         self.pkt_qp.next = self.qp.val();
         self.pkt_psn.next = self.psn.val();
@@ -565,20 +563,6 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.cmd_off.next = self.pay_off.val();
         self.cmd_len.next = self.pay_len.val();
 
-        // Shadow of the expected PSN: read at the head's QP (a register,
-        // so the value is ready in CLASSIFY); written by every SACK table
-        // verdict and by the QP init rows.
-        // (In PEEK the head's QP is still on the FIFO RAM output, so the
-        // shadow read issued at the PEEK edge is ready in CLASSIFY.)
-        self.shadow.read_address.next = self.qp.val();
-        if self.st.q.val() == 1 {
-            self.shadow.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
-        }
-        self.shadow.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.shadow.write_data.next = self.cfg_data.val().get_bits::<24>(0);
-        self.shadow.write_enable.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == 7) & (self.cfg_index.val() < 256);
-
         // ---- Dispatcher.
         if self.st.q.val() == 0 {
             if (self.p_count.val() != 0) | (self.b_count.val() != 0) {
@@ -600,6 +584,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.flush.d.next = false;
             self.res.d.next = 0.into();
             self.got_place.d.next = false;
+            self.marking.d.next = false;
             self.h_flags.d.next = self.pf_flags.read_data.val();
             self.h_hdr.d.next = self.pf_hdr.read_data.val();
             self.h_va.d.next = self.pf_va.read_data.val();
@@ -651,20 +636,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 } else if self.malformed.val() {
                     self.k_data_bad.d.next = true;
                     self.st.d.next = 13.into();
-                } else if self.trimmed.val() {
-                    // The SACK table would mark it received; the model
-                    // does not. Judge it against the shadow instead.
-                    self.k_data.d.next = true;
-                    self.expected.d.next = self.shadow.read_data.val();
-                    if self.t_diff.val().get_bit(23) {
-                        self.verdict.d.next = 2.into();
-                    } else if self.t_diff.val() >= 256 {
-                        self.verdict.d.next = 3.into();
-                    } else {
-                        self.verdict.d.next = 1.into();
-                    }
-                    self.st.d.next = 8.into();
                 } else {
+                    // Trimmed or not, the packet is first judged without
+                    // marking (`marking` is low): the model marks a PSN
+                    // only after the placement check passed.
                     self.k_data.d.next = true;
                     self.st.d.next = 5.into();
                 }
@@ -699,15 +674,20 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.st.d.next = 6.into();
         }
         if (self.st.q.val() == 6) & self.sack_out_valid.val() {
-            self.verdict.d.next = self.sack_out_verdict.val();
             self.expected.d.next = self.sack_out_expected.val();
-            self.shadow.write_address.next = self.qp.val();
-            self.shadow.write_data.next = self.sack_out_expected.val();
-            self.shadow.write_enable.next = true;
-            if self.sack_out_verdict.val() == 1 {
-                self.st.d.next = 7.into();
+            if self.marking.q.val() {
+                // The marking request: the verdict stays the judging
+                // request's (new; nothing else touched the QP in between,
+                // frames are dispatched one at a time), `expected` is the
+                // one after the cumulative advance.
+                self.st.d.next = 12.into();
             } else {
-                self.st.d.next = 8.into();
+                self.verdict.d.next = self.sack_out_verdict.val();
+                if (self.sack_out_verdict.val() == 1) & !self.trimmed.val() {
+                    self.st.d.next = 7.into();
+                } else {
+                    self.st.d.next = 8.into();
+                }
             }
         }
         if (self.st.q.val() == 7) & self.pkt_ready.val() {
@@ -722,15 +702,22 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 self.res.d.next = self.res_code.val();
                 if (self.res_code.val() == 0) & (self.pay_len.val() != 0) & !self.place_valid.val() {
                     self.st.d.next = 11.into();
+                } else if self.res_code.val() == 0 {
+                    // Accepted: now mark it (second SACK request).
+                    self.marking.d.next = true;
+                    self.st.d.next = 5.into();
                 } else {
-                    self.st.d.next = 12.into();
+                    // Rejected or dropped: never marked, `expected` did
+                    // not move, so no advance either.
+                    self.st.d.next = 8.into();
                 }
             }
         }
         if (self.st.q.val() == 11) & self.place_valid.val() {
             self.got_place.d.next = true;
             self.paddr.d.next = self.place_addr.val();
-            self.st.d.next = 12.into();
+            self.marking.d.next = true;
+            self.st.d.next = 5.into();
         }
         if (self.st.q.val() == 12) & self.adv_ready.val() {
             self.st.d.next = 8.into();

@@ -555,22 +555,22 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     assert_eq!(b.delta("placement_reject"), n, "every bad access counted");
     assert_eq!(b.delta("rx_placed"), 0, "nothing placed");
     b.check_nacks(n, NackKind::RemoteAccess);
-    // Valid traffic at fresh PSNs is still placed as the model places it.
-    // (Completions and the cumulative PSN are not compared here: the model
-    // never passes a rejected PSN, the hardware does; see the ignored test
-    // below.)
+    // Valid traffic at fresh PSNs is still placed as the model places it;
+    // behind the unreceived rejected PSNs neither side completes the
+    // WRITE-IMMs nor moves the cumulative PSN.
     valid_tail(&mut b, RQ_PSN + n, 0);
     b.settle();
-    b.check_memory();
+    b.check_memory_and_completions();
+    b.check_final_cum();
     assert_eq!(b.delta("rx_placed"), 3, "the valid tail placed");
+    assert_eq!(b.recv_cqes, 0, "the model holds the tail's completions behind the rejected PSNs");
 }
 
 /// The model never marks a rejected PSN received: later SACKs must not
 /// cover it (the requester would otherwise free a packet the responder
-/// never accepted). Today the SACK table marks it before the completion
-/// tracker rejects it (docs/hw/core.md known gaps).
+/// never accepted). The RX path marks a PSN in the SACK table only after
+/// the completion tracker accepted it (docs/hw/rx_path.md).
 #[test]
-#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, so later SACKs acknowledge it"]
 fn rejected_psn_is_not_acknowledged() {
     if skip() {
         return;
@@ -586,6 +586,16 @@ fn rejected_psn_is_not_acknowledged() {
     };
     assert!(!b.acks.sacks.iter().any(covers), "a SACK acknowledged the rejected PSN: {:?}", b.acks.sacks);
     b.check_memory_and_completions();
+    assert_eq!(b.recv_cqes, 0, "the tail's WRITE-IMMs wait behind the rejected PSN");
+    // A valid copy of the rejected PSN (the requester's resend) is new for
+    // both: the cumulative PSN moves over the tail, and all four complete.
+    let good = only_imm(RQ_PSN, MR_VA + 0x800, 64, RKEY);
+    b.inject(frame_of(&good)).expect("the model accepts the valid resend");
+    b.settle();
+    b.check_final_cum();
+    assert_eq!(b.acks.sacks.last().map(|s| s.0), Some(Psn::new(RQ_PSN + 3)), "cumulative over the tail");
+    b.check_memory_and_completions();
+    assert_eq!(b.recv_cqes, 4, "the resent PSN and the tail completed");
 }
 
 /// Mutations of the fuzz loop.
@@ -593,8 +603,8 @@ fn rejected_psn_is_not_acknowledged() {
 enum Fuzz {
     /// Resealed bit flips, header fields changed and re-emitted,
     /// truncations, raw bytes: every frame has a valid ICRC or fails a
-    /// length / header check first, so today's parser (no ICRC check)
-    /// must reach the model's decision.
+    /// length / header check first, so the parser's checks before the
+    /// ICRC must reach the model's decision.
     Resealed,
     /// Bit flips left unsealed as well: the ICRC is the only check that
     /// catches a flipped payload bit.
@@ -605,11 +615,10 @@ enum Fuzz {
 }
 
 /// A data packet for `RESP_QP` whose placement the MR check rejects. The
-/// fuzz loops without `Fuzz::WithBadAccess` leave these out: a rejected
-/// PSN is marked received by the hardware's SACK table (the known gap the
-/// ignored `rejected_psn_is_not_acknowledged` shows), so a later valid
-/// copy of the same PSN is a duplicate for the hardware and new for the
-/// model, and the two memories part for that reason only.
+/// fuzz loops without `Fuzz::WithBadAccess` leave these out, so each loop
+/// isolates one kind of fault: a rejected PSN stays unreceived (on both
+/// sides), and the valid templates that follow it are then held behind
+/// it instead of completing.
 fn bad_access(f: &[u8]) -> bool {
     let Ok((p, _)) = parse_frame(f) else { return false };
     if !p.bth.opcode.is_write() || p.bth.dest_qp != RESP_QP || p.payload.is_empty() {
@@ -711,6 +720,12 @@ fn fuzz(kind: Fuzz, seed: u64) {
         b.delta("completion")
     );
     assert!(dropped > frames / 4 && accepted > frames / 10, "the mix reaches both outcomes");
+    if kind == Fuzz::WithBadAccess {
+        // Most bad-access mutants fail earlier (window, duplicate, DMA
+        // length); at least one must reach the placement check (1 with
+        // seed 27), so the loop covers a rejected PSN among the others.
+        assert!(b.delta("placement_reject") >= 1, "no mutant reached the placement check");
+    }
     b.check_memory_and_completions();
     for k in 0..3u32 {
         let psn = RQ_PSN + 11 + k;
@@ -728,8 +743,9 @@ fn fuzzed_frames_leave_state_intact() {
     fuzz(Fuzz::Resealed, 27);
 }
 
-/// As above with unsealed bit flips: passes only with the RX parser's ICRC
-/// check (another branch); today a flipped payload bit is placed.
+/// As above with unsealed bit flips: the RX parser's ICRC check
+/// (`rx_icrc`) must drop every frame whose flipped bit is not in a masked
+/// field, as the model's ICRC check does.
 #[test]
 fn fuzzed_unsealed_bit_flips_are_dropped() {
     if skip() {
@@ -740,7 +756,6 @@ fn fuzzed_unsealed_bit_flips_are_dropped() {
 
 /// As the first with the rkey / bounds mutants included.
 #[test]
-#[ignore = "hw bug: a PSN rejected for a bad rkey is marked received by the SACK table, which moves the window and the cumulative PSN past it; with such frames the placements part from the model's"]
 fn fuzzed_frames_with_bad_accesses_leave_state_intact() {
     if skip() {
         return;
