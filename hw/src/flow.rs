@@ -29,6 +29,8 @@ use crate::sack_table::SackTable;
 use crate::tx_builder::TxBuilder;
 use crate::send_cq::SendCompletions;
 
+pub mod widen;
+
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -40,6 +42,25 @@ pub enum FlowError {
     Parse { tool: &'static str, block: String, what: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    /// The width check ([`widen`]) found arithmetic that the emitted
+    /// Verilog evaluates wider than rust-hdl, not in `WIDEN_WAIVERS`, or a
+    /// waiver that no longer matches any statement.
+    #[error("{}", widen_message(findings, stale))]
+    Widening { findings: Vec<(String, widen::WidenFinding)>, stale: Vec<&'static str> },
+}
+
+fn widen_message(findings: &[(String, widen::WidenFinding)], stale: &[&str]) -> String {
+    let mut m = format!(
+        "width check: {} expression(s) evaluated wider in Verilog than in rust-hdl (narrow through an N-bit Local signal, or waive in hw::flow::widen::WIDEN_WAIVERS with a reason)",
+        findings.len()
+    );
+    for (block, f) in findings {
+        m.push_str(&format!("\n  {block}.v: {f}"));
+    }
+    for s in stale {
+        m.push_str(&format!("\n  stale waiver (matches no statement): {s}"));
+    }
+    m
 }
 
 /// Verilator warning classes waived by `lint`, with the reason. Anything
@@ -176,10 +197,22 @@ pub fn lint_args(file: &Path, top: &str) -> Vec<String> {
     a
 }
 
-/// `verilator --lint-only -Wall` (with [`LINT_WAIVERS`]) on each block's
-/// file in `dir`. Any remaining warning or error fails with Verilator's
-/// output.
+/// The width check ([`widen`]) over every block: any finding not waived
+/// in [`widen::WIDEN_WAIVERS`], or a stale waiver, fails.
+pub fn check_widths(blocks: &[BlockRtl]) -> Result<(), FlowError> {
+    let (findings, stale) = widen::check_blocks(blocks);
+    if findings.is_empty() && stale.is_empty() {
+        Ok(())
+    } else {
+        Err(FlowError::Widening { findings, stale })
+    }
+}
+
+/// The width check ([`check_widths`]), then `verilator --lint-only -Wall`
+/// (with [`LINT_WAIVERS`]) on each block's file in `dir`. Any finding,
+/// remaining warning or error fails with its report.
 pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
+    check_widths(blocks)?;
     for b in blocks {
         let file = dir.join(format!("{}.v", b.name));
         run_tool("verilator", b.name, Command::new("verilator").args(lint_args(&file, b.name)))?;
