@@ -294,6 +294,11 @@ struct Params {
     burst: bool,
     /// With `burst`: and one message on another QP rung right after.
     fair: bool,
+    /// With `overflow`: first 20 empty doorbells (producer index 0, each
+    /// popped before the next) so the FIFO's 5-bit pointers are past 16
+    /// and wrap while the FIFO fills: the full test must hold across the
+    /// wrap (wr 5, rd 21 is full; a 32-bit `wr - rd == 16` missed it).
+    wrap_first: bool,
 }
 
 const COUNTERS: [&str; 8] = ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss", "db_stale"];
@@ -351,6 +356,8 @@ fn run(p: Params) -> Outcome {
         // Overflow scenario: QP 77's 8 slots filled, then 20 doorbells in
         // consecutive cycles while descriptor fetches are refused.
         let mut overflow_phase = 0u8;
+        let mut warm_sent = 0u32;
+        let mut warm_last = 0u64;
         wait_clock_true!(sim, clock, x);
         loop {
             // ---- drive inputs ----
@@ -362,6 +369,14 @@ fn run(p: Params) -> Outcome {
                 x.cfg_index.next = i.into();
                 x.cfg_data.next = d;
                 cfgs.remove(0);
+            } else if p.overflow && p.wrap_first && (warm_sent < 20 || cycle < warm_last + 20) {
+                if warm_sent < 20 && cycle >= warm_last + 8 {
+                    x.db_valid.next = true;
+                    x.db_qp.next = (SETUPS[2].0 as u64).into();
+                    x.db_value.next = 0u64.into();
+                    warm_sent += 1;
+                    warm_last = cycle;
+                }
             } else if p.overflow {
                 let k = 2;
                 let (qp, lm, ls, _, base) = SETUPS[k];
@@ -788,6 +803,7 @@ fn requester_matches_proto_segmentation() {
         overflow: false,
         burst: false,
         fair: false,
+        wrap_first: false,
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -851,6 +867,7 @@ fn doorbell_overflow_is_counted_and_recovered() {
         overflow: true,
         burst: false,
         fair: false,
+        wrap_first: false,
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -863,6 +880,36 @@ fn doorbell_overflow_is_counted_and_recovered() {
             assert_eq!(msg[1].1 - msg[0].1, 1, "one record per cycle within a message");
         }
     }
+}
+
+/// The same overflow after 20 empty doorbells have moved the FIFO's 5-bit
+/// pointers past 16: the 16 queued doorbells wrap them (write pointer 21
+/// to 5), and the FIFO must still report full there. With the full test
+/// evaluated as a 32-bit `(wr - rd) == 16` in the Verilog (the old form),
+/// the wrapped FIFO looked not full, took a 17th doorbell over its oldest
+/// and counted no overflow: the lockstep replay (and the count) fail.
+#[test]
+fn doorbell_overflow_after_pointer_wrap() {
+    let o = run(Params {
+        seed: 0x0F10_0002,
+        n_desc: 0,
+        out_ready_pct: 100,
+        msg_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 0,
+        rtx: false,
+        bad: false,
+        overflow: true,
+        burst: false,
+        fair: false,
+        wrap_first: true,
+    });
+    check_common(&o);
+    let ovf = o.counters["db_overflow"];
+    eprintln!("overflow pulses after the wrap {ovf}");
+    assert!((3..=4).contains(&ovf), "overflow {ovf}");
+    assert_eq!(o.counters["db_stale"], 0, "empty doorbells are not stale");
 }
 
 /// 16 single-packet messages posted with one doorbell, DMA answering at
@@ -884,6 +931,7 @@ fn batched_fetch_throughput() {
         overflow: true,
         burst: true,
         fair: false,
+        wrap_first: false,
     });
     check_common(&o);
     assert_eq!(o.batches.get(&8), Some(&2), "two batches of 8: {:?}", o.batches);
@@ -914,6 +962,7 @@ fn qps_share_the_engine_batch_by_batch() {
         overflow: true,
         burst: true,
         fair: true,
+        wrap_first: false,
     });
     check_common(&o);
     eprintln!("output order: {:?}", o.order);
