@@ -299,9 +299,10 @@ struct Params {
     /// and wrap while the FIFO fills: the full test must hold across the
     /// wrap (wr 5, rd 21 is full; a 32-bit `wr - rd == 16` missed it).
     wrap_first: bool,
-    /// Directed instead of the random mix: QP 0 posts five 3-packet
+    /// Directed instead of the random mix: QP 0 posts two 3-packet
     /// messages from PSN 0xFFFFFA (the second ends at the 24-bit wrap),
-    /// then asks to retransmit the second one's first packet.
+    /// then three more on a second doorbell, then asks to retransmit the
+    /// second one's first packet.
     rtx_wrap: bool,
 }
 
@@ -397,21 +398,26 @@ fn run(p: Params) -> Outcome {
                     }
                 };
                 if wrap_phase == 0 {
-                    // Four messages: the ring holds four.
-                    post(4, &mut o, &mut r);
+                    // Two messages, the second ending at the wrap: the
+                    // engine's last commit of the batch stores the QP's
+                    // next PSN and slot sequence for the next doorbell.
+                    post(2, &mut o, &mut r);
                     x.db_valid.next = true;
                     x.db_qp.next = (qp as u64).into();
-                    x.db_value.next = 4u64.into();
+                    x.db_value.next = 2u64.into();
                     wrap_phase = 1;
-                } else if wrap_phase == 1 && fetched[k] >= 4 {
-                    post(1, &mut o, &mut r);
+                } else if wrap_phase == 1 && fetched[k] >= 2 && o.got[&qp].len() == o.want[&qp].len() && idle > 10 {
+                    // Three more on a new doorbell: loaded from that word.
+                    post(3, &mut o, &mut r);
                     x.db_valid.next = true;
                     x.db_qp.next = (qp as u64).into();
                     x.db_value.next = 5u64.into();
                     wrap_phase = 2;
                 } else if wrap_phase == 2 && o.got[&qp].len() == o.want[&qp].len() && idle > 10 {
                     // Five committed: slots hold messages 4, 1, 2, 3, so the
-                    // second message (PSNs 0xFFFFFD..0xFFFFFF) is still there.
+                    // second message (PSNs 0xFFFFFD..0xFFFFFF) is still there
+                    // (with the carry in the stored sequence, the second
+                    // batch took slots 3, 0, 1 and the fifth replaced it).
                     let psn = msgs[k][1].0;
                     assert_eq!(psn, 0xFF_FFFD);
                     o.rtx_want.push((qp, ref_by_psn[&(k, psn)]));
@@ -974,9 +980,10 @@ fn doorbell_overflow_after_pointer_wrap() {
 /// engine stores its next PSN and retransmit slot sequence in one 62-bit
 /// word. Packed inline as `bit_cast::<62, 24>(psn + npkts) << 32`, the
 /// emitted Verilog added at 62 bits and carried the wrap into the stored
-/// slot sequence (2 became 3), so the next messages took the wrong slots
-/// and the fifth overwrote the second early: its retransmit request
-/// missed in the Verilog while rust-hdl found it (the lockstep replay).
+/// slot sequence (2 became 3): the next doorbell's batch loaded it, took
+/// the wrong slots and the fifth message overwrote the second early, so
+/// its retransmit request missed in the Verilog while rust-hdl found it
+/// (the lockstep replay).
 #[test]
 fn retransmit_slot_after_psn_wrap() {
     let o = run(Params {
