@@ -103,7 +103,8 @@ pub struct WidenWaiver {
 
 /// Statements the width check lets through. Each entry says why the wider
 /// Verilog result is intended or cannot change behaviour. A waiver that no
-/// longer matches anything is itself reported (`stale_waivers`).
+/// longer matches anything is reported by [`check_blocks`] (and fails
+/// `hw/tests/flow.rs` over the whole design).
 pub const WIDEN_WAIVERS: &[WidenWaiver] = &[
     WidenWaiver {
         statement: "r_last = r_out_cnt$q == (h_nout - 32'h1);",
