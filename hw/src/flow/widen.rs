@@ -108,13 +108,13 @@ pub struct WidenWaiver {
 pub const WIDEN_WAIVERS: &[WidenWaiver] = &[
     WidenWaiver {
         statement: "r_last = r_out_cnt$q == (h_nout - 32'h1);",
-        reason: "dma_axi: h_nout is (len + 63) >> 6 of a 16-bit length, at most 1024, and r_out_cnt counts beats up to it: \
-                 with h_nout 0 rust-hdl compares with 0x7FF and Verilog with 0xFFFFFFFF, and the counter reaches neither",
+        reason: "dma_axi: h_nout is (len + 63) >> 6 of a request's 16-bit length, and zero-length requests are dropped \
+                 (cnt_rd_zero_len) before they are queued, so h_nout is 1..=1024 and h_nout - 1 never borrows",
     },
     WidenWaiver {
         statement: "cnt_wr_bad_last = dma_wr_last != (w_cnt$q == (w_nout$q - 32'h1));",
-        reason: "dma_axi: w_nout is (len + 63) >> 6 of a 16-bit length, at most 1024, and w_cnt counts beats up to it: \
-                 with w_nout 0 rust-hdl compares with 0x7FF and Verilog with 0xFFFFFFFF, and the counter reaches neither",
+        reason: "dma_axi: w_nout is (len + 63) >> 6 of a request's 16-bit length, and zero-length requests are dropped \
+                 (cnt_wr_zero_len) before w_nout is loaded, so w_nout is 1..=1024 and w_nout - 1 never borrows",
     },
     WidenWaiver {
         statement: "last_keep$d = c_ones >> (32'h40 - tail);",
