@@ -1,8 +1,8 @@
 //! Width check of emitted Verilog: finds arithmetic that rust-hdl
 //! simulates modulo 2^N but the emitted Verilog evaluates wider.
 //!
-//! rust-hdl computes `Bits<N>` arithmetic (`+`, `-`, `*`, `<<`, `!`, unary
-//! `-`) modulo 2^N. Verilog sizes an expression by its context instead: the
+//! rust-hdl computes `Bits<N>` arithmetic (`+`, `-`, `*`, `<<`, `!` (emitted
+//! `~`), unary `-`) modulo 2^N. Verilog sizes an expression by its context instead: the
 //! operands of a compare are extended to the wider side (rust-hdl's literals
 //! are 32 bits, `x == 32'h10`), a `bit_cast` is emitted as
 //! `((x) & 64'hff..)` and so evaluates `x` at 64 bits, and a shift amount
@@ -17,10 +17,20 @@
 //! node (IEEE 1364 sizing rules), and tracks from which bit on a value may
 //! differ from rust-hdl's (the *dirty* bits). Low bits of `+ - * << & | ^`
 //! never depend on higher bits, so dirt is harmless until a consumer reads
-//! it: a compare, a shift amount, the left side of `>>`, a condition, a
-//! reduction, an index, a concatenation element, or an assignment to a
-//! target wider than the arithmetic's own width. A mask literal with no bits
-//! there, or an assignment to a target no wider than N, truncates it away.
+//! it: a compare, a shift amount, the left side of a variable `>>` (a
+//! constant one moves the dirt down), a condition, a reduction, an index,
+//! a concatenation element, or an assignment to a target wider than the
+//! arithmetic's own width. A mask with no bits there (a literal, or a
+//! clean value known to fit below), or an assignment to a target no wider
+//! than N, truncates it away. An upper bound on each value's significant
+//! bits lets an add or shift that cannot carry out of N (operands
+//! zero-extended by a cast) or a subtraction that cannot borrow (a
+//! constant minuend above the subtrahend's range) stay clean.
+//!
+//! The parser covers the subset rust-hdl emits and the hand-written leaf
+//! modules of this design use (declarations, `always`/`assign`/`if`/
+//! `case`/initialiser statements one per line, attributes skipped); a line
+//! it cannot read is reported, not skipped silently.
 
 use std::collections::HashMap;
 
@@ -31,7 +41,8 @@ pub enum WidenSink {
     Compare,
     /// Right operand of `<<` / `>>`.
     ShiftAmount,
-    /// Left operand of `>>`: its high bits shift down into the result.
+    /// Left operand of a variable `>>` (its high bits shift down into the
+    /// result), or an operand of `/` or `%`.
     ShiftedRight,
     /// `if` condition, `&&`/`||` operand, `!`, `?:` condition.
     Condition,
@@ -342,11 +353,8 @@ impl Parser<'_> {
     }
     fn binary(&mut self, min: u8) -> Option<Expr> {
         let mut l = self.unary()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op(o)) => *o,
-                _ => break,
-            };
+        while let Some(Tok::Op(op)) = self.peek() {
+            let op: &'static str = op;
             let p = match prec(op) {
                 Some(p) if p >= min => p,
                 _ => break,
