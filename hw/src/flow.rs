@@ -29,6 +29,8 @@ use crate::sack_table::SackTable;
 use crate::tx_builder::TxBuilder;
 use crate::send_cq::SendCompletions;
 
+pub mod widen;
+
 /// A tool invocation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
@@ -40,6 +42,22 @@ pub enum FlowError {
     Parse { tool: &'static str, block: String, what: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    /// The width check ([`widen`]) found arithmetic that the emitted
+    /// Verilog evaluates wider than rust-hdl, not in `WIDEN_WAIVERS`
+    /// (block name, finding).
+    #[error("{}", widen_message(findings))]
+    Widening { findings: Vec<(String, widen::WidenFinding)> },
+}
+
+fn widen_message(findings: &[(String, widen::WidenFinding)]) -> String {
+    let mut m = format!(
+        "width check: {} expression(s) evaluated wider in Verilog than in rust-hdl (narrow through an N-bit Local signal, or waive in hw::flow::widen::WIDEN_WAIVERS with a reason)",
+        findings.len()
+    );
+    for (block, f) in findings {
+        m.push_str(&format!("\n  {block}.v: {f}"));
+    }
+    m
 }
 
 /// Verilator warning classes waived by `lint`, with the reason. Anything
@@ -176,10 +194,24 @@ pub fn lint_args(file: &Path, top: &str) -> Vec<String> {
     a
 }
 
-/// `verilator --lint-only -Wall` (with [`LINT_WAIVERS`]) on each block's
-/// file in `dir`. Any remaining warning or error fails with Verilator's
-/// output.
+/// The width check ([`widen`]) over `blocks`: any finding not waived in
+/// [`widen::WIDEN_WAIVERS`] fails. (Waivers that match nothing are
+/// reported by [`widen::check_blocks`]; `hw/tests/flow.rs` requires none
+/// over the whole design.)
+pub fn check_widths(blocks: &[BlockRtl]) -> Result<(), FlowError> {
+    let (findings, _stale) = widen::check_blocks(blocks);
+    if findings.is_empty() {
+        Ok(())
+    } else {
+        Err(FlowError::Widening { findings })
+    }
+}
+
+/// The width check ([`check_widths`]), then `verilator --lint-only -Wall`
+/// (with [`LINT_WAIVERS`]) on each block's file in `dir`. Any finding,
+/// remaining warning or error fails with its report.
 pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
+    check_widths(blocks)?;
     for b in blocks {
         let file = dir.join(format!("{}.v", b.name));
         run_tool("verilator", b.name, Command::new("verilator").args(lint_args(&file, b.name)))?;

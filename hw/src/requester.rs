@@ -259,6 +259,19 @@ pub struct Requester {
     r_is_last: Signal<Local, Bit>,
     r_rem: Signal<Local, Bits<32>>,
     dyn_wr: Signal<Local, Bits<62>>,
+    // Incremented counters narrowed to their own width before they are
+    // packed or compared: the emitted Verilog evaluates an inline `x + 1`
+    // at the width of the enclosing bit_cast (62) or compare (32), so
+    // `bit_cast::<62, 2>(seq + 1)` put seq 3's carry into the valid mask,
+    // ci 0xFFFFFFFF + 1 carried into the PSN field, and `r_seg + 1 == n`
+    // missed n = 0 after 0xFFFFFF (the width check in hw::flow::widen).
+    // `bit_cast::<62, 24>(psn + npkts) << 32` carried a message that
+    // crosses the 24-bit PSN wrap into the stored seq field.
+    psn_next: Signal<Local, Bits<24>>,
+    ci_next: Signal<Local, Bits<32>>,
+    seq_next: Signal<Local, Bits<2>>,
+    r_slot_next: Signal<Local, Bits<2>>,
+    r_seg_next: Signal<Local, Bits<24>>,
     one32: Signal<Local, Bits<32>>,
     avail: Signal<Local, Bits<32>>,
     to_end: Signal<Local, Bits<32>>,
@@ -350,7 +363,12 @@ impl Logic for Requester {
         // The dynamic state: a config write resets it (ci 0, next PSN =
         // start_psn, no retransmit slot valid); otherwise the engine writes
         // it in COMMIT (which waits while a config write is present).
-        self.dyn_wr.next = bit_cast::<62, 32>(self.cur_ci.q.val() + 1)
+        self.ci_next.next = self.cur_ci.q.val() + 1;
+        self.psn_next.next = self.cur_psn.q.val() + self.d_npkts.q.val();
+        self.seq_next.next = self.cur_seq.q.val() + 1;
+        self.r_slot_next.next = self.r_slot.q.val() + 1;
+        self.r_seg_next.next = self.r_seg.q.val() + 1;
+        self.dyn_wr.next = bit_cast::<62, 32>(self.ci_next.val())
             | (bit_cast::<62, 24>(self.cur_psn.q.val()) << 32)
             | (bit_cast::<62, 2>(self.cur_seq.q.val()) << 56)
             | (bit_cast::<62, 4>(self.cur_vmask.q.val()) << 58);
@@ -435,7 +453,7 @@ impl Logic for Requester {
         self.r_npkts.next = self.rtx_ram.read_data.val().get_bits::<24>(24);
         self.r_slot_bits.next = self.r_vmask.q.val() >> bit_cast::<4, 2>(self.r_slot.q.val());
         self.r_hit_off.next = self.r_psn.q.val() - self.r_first.val();
-        self.r_is_last.next = (self.r_seg.q.val() + 1) == self.r_ent.q.val().get_bits::<24>(24);
+        self.r_is_last.next = self.r_seg_next.val() == self.r_ent.q.val().get_bits::<24>(24);
         self.r_rem.next = self.r_ent.q.val().get_bits::<32>(48) - self.r_off.q.val();
 
         if self.state.q.val() == 0 {
@@ -573,9 +591,9 @@ impl Logic for Requester {
                     self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
                     self.m_first_psn.d.next = self.cur_psn.q.val();
                     self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
-                    self.dyn_ram.write_data.next = bit_cast::<62, 32>(self.cur_ci.q.val() + 1)
-                        | (bit_cast::<62, 24>(self.cur_psn.q.val() + self.d_npkts.q.val()) << 32)
-                        | (bit_cast::<62, 2>(self.cur_seq.q.val() + 1) << 56)
+                    self.dyn_ram.write_data.next = bit_cast::<62, 32>(self.ci_next.val())
+                        | (bit_cast::<62, 24>(self.psn_next.val()) << 32)
+                        | (bit_cast::<62, 2>(self.seq_next.val()) << 56)
                         | (bit_cast::<62, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58);
                     self.rtx_ram.write_enable.next = true;
                     self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
@@ -673,7 +691,7 @@ impl Logic for Requester {
             } else {
                 self.r_slot.d.next = self.r_slot.q.val() + 1;
                 self.rtx_ram.read_address.next =
-                    (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val() + 1);
+                    (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot_next.val());
             }
         } else if self.state.q.val() == 11 {
             // R_CALC: the packet's offset in its message.

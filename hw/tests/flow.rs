@@ -140,3 +140,197 @@ fn lint_fails_on_an_unwaived_warning_with_verilator_output() {
         other => panic!("expected a lint failure, got {other:?}"),
     }
 }
+
+// ---- Width check (hw::flow::widen) ----
+
+use hw::flow::widen::{self, WidenSink};
+use rust_hdl::prelude::*;
+
+/// The send CQ / requester doorbell FIFO bug as it was: the occupancy of
+/// 5-bit ring pointers compared inline with 16.
+#[derive(LogicBlock, Default)]
+struct OldFullTest {
+    pub tail: Signal<In, Bits<5>>,
+    pub head: Signal<In, Bits<5>>,
+    pub full: Signal<Out, Bit>,
+    /// Harmless: an increment assigned straight to a 5-bit target.
+    pub tail_next: Signal<Out, Bits<5>>,
+}
+
+impl Logic for OldFullTest {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.full.next = (self.tail.val() - self.head.val()) == 16;
+        self.tail_next.next = self.tail.val() + 1;
+    }
+}
+
+/// The fix: the difference narrowed through a 5-bit Local first.
+#[derive(LogicBlock, Default)]
+struct FixedFullTest {
+    pub tail: Signal<In, Bits<5>>,
+    pub head: Signal<In, Bits<5>>,
+    pub full: Signal<Out, Bit>,
+    used: Signal<Local, Bits<5>>,
+}
+
+impl Logic for FixedFullTest {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.used.next = self.tail.val() - self.head.val();
+        self.full.next = self.used.val() == 16;
+    }
+}
+
+/// The retransmit engine's bugs as they were: a 24-bit PSN difference as
+/// a bit_cast shift amount, `psn + 1 != nxt`; and the requester's
+/// `bit_cast::<62, 24>(psn + npkts) << 32` packing.
+#[derive(LogicBlock, Default)]
+struct OldPsnTest {
+    pub bitmap: Signal<In, Bits<64>>,
+    pub p: Signal<In, Bits<24>>,
+    pub base: Signal<In, Bits<24>>,
+    pub nxt: Signal<In, Bits<24>>,
+    pub shifted: Signal<Out, Bits<64>>,
+    pub bad_cum: Signal<Out, Bit>,
+    pub packed: Signal<Out, Bits<62>>,
+    /// Harmless: a mask that keeps only bits the carry cannot reach, and a
+    /// carry that a constant shift and a narrow cast drop again.
+    pub low: Signal<Out, Bits<12>>,
+    pub beats: Signal<Out, Bits<11>>,
+}
+
+impl Logic for OldPsnTest {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.shifted.next = self.bitmap.val() >> bit_cast::<64, 24>(self.p.val() - self.base.val());
+        self.bad_cum.next = self.p.val() + 1 != self.nxt.val();
+        self.packed.next = bit_cast::<62, 24>(self.p.val() + self.base.val()) << 32;
+        self.low.next = bit_cast::<12, 24>((self.p.val() + 1) & 0xFF);
+        self.beats.next = bit_cast::<11, 24>((self.p.val() + 63) >> 13);
+    }
+}
+
+fn findings_of<U: Block>(uut: &mut U) -> (String, widen::WidenReport) {
+    let rtl = flow::emit_block("widen_test", uut);
+    let report = widen::check_verilog(&rtl.verilog);
+    (rtl.verilog, report)
+}
+
+#[test]
+fn widen_check_finds_the_old_full_test_and_passes_the_fix() {
+    let (v, r) = findings_of(&mut OldFullTest::default());
+    assert!(r.unparsed.is_empty(), "{:?}", r.unparsed);
+    assert_eq!(r.findings.len(), 1, "{:#?}\n{v}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!((f.sink, f.operand_width, f.context_width), (WidenSink::Compare, 5, 32), "{f}");
+    assert_eq!(f.expression, "tail - head");
+    assert_eq!(f.module, "widen_test");
+    assert!(v.lines().nth(f.line - 1).unwrap().contains("tail - head"), "line {} of\n{v}", f.line);
+    // The lint path reports it as a typed error.
+    let blocks = vec![flow::BlockRtl { name: "widen_test", verilog: v }];
+    match flow::check_widths(&blocks) {
+        Err(e @ flow::FlowError::Widening { .. }) => assert!(e.to_string().contains("tail - head"), "{e}"),
+        other => panic!("expected a width finding, got {other:?}"),
+    }
+    let (v, r) = findings_of(&mut FixedFullTest::default());
+    assert!(r.findings.is_empty() && r.unparsed.is_empty(), "{:#?}\n{v}", r.findings);
+    assert!(r.sites >= 2);
+}
+
+#[test]
+fn widen_check_finds_the_old_psn_forms() {
+    let (v, r) = findings_of(&mut OldPsnTest::default());
+    assert!(r.unparsed.is_empty(), "{:?}", r.unparsed);
+    let got: Vec<(WidenSink, &str, u32, u32)> =
+        r.findings.iter().map(|f| (f.sink, f.expression.as_str(), f.operand_width, f.context_width)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (WidenSink::ShiftAmount, "p - base", 24, 64),
+            (WidenSink::Compare, "p + 32'h1", 24, 32),
+            (WidenSink::WideAssignment, "p + base", 24, 62),
+        ],
+        "{v}"
+    );
+}
+
+/// Verilog's sizing rules on hand-written statements.
+#[test]
+fn widen_check_sizing_rules() {
+    let check = |body: &str| {
+        let v = format!(
+            "module m(a, b, c, w, x, y, z);\n    input wire [4:0] a;\n    input wire [4:0] b;\n    input wire [7:0] c;\n    \
+             output reg [31:0] w;\n    output reg [4:0] x;\n    output reg y;\n    output reg [63:0] z;\n    reg [7:0] mem[15:0];\n    \
+             always @(*) begin\n        {body}\n    end\nendmodule\n"
+        );
+        let r = widen::check_verilog(&v);
+        assert!(r.unparsed.is_empty(), "{body}: {:?}", r.unparsed);
+        r.findings.iter().map(|f| f.sink).collect::<Vec<_>>()
+    };
+    // Same-width compare: no widening.
+    assert_eq!(check("y = (a - b) < b;"), vec![]);
+    // A 32-bit literal widens the compare.
+    assert_eq!(check("y = (a - b) < 32'h3;"), vec![WidenSink::Compare]);
+    assert_eq!(check("y = a + 32'h1 == b;"), vec![WidenSink::Compare]);
+    // Truncating assignment; a wide one keeps the carry.
+    assert_eq!(check("x = a + 32'h1;"), vec![]);
+    assert_eq!(check("w = a + 32'h1;"), vec![WidenSink::WideAssignment]);
+    // Added after a widening bit_cast: no carry is lost (5-bit operands
+    // cast to 8 bits cannot carry out of 8); an 8-bit add cast to 64 after
+    // the fact keeps its carry (the requester's PSN packing).
+    assert_eq!(check("w = ((a) & 8'hff) + ((b) & 8'hff);"), vec![]);
+    assert_eq!(check("w = ((c) & 8'hff) + ((c) & 8'hff);"), vec![WidenSink::WideAssignment]);
+    assert_eq!(check("z = ((c + c) & 64'hffffffffffffffff) << 32'h20;"), vec![WidenSink::WideAssignment]);
+    assert_eq!(check("z = (((c) & 64'hffffffffffffffff) + ((c) & 64'hffffffffffffffff)) << 32'h20;"), vec![]);
+    // Inversion of a zero-extended operand sets the high bits.
+    assert_eq!(check("y = ~a == 32'h0;"), vec![WidenSink::Compare]);
+    assert_eq!(check("y = ~y & a[32'h0];"), vec![]);
+    // Shift amounts, right-shifted values, conditions, indexes, reductions.
+    // A shift amount is self-sized: `a - b` stays 5 bits there.
+    assert_eq!(check("z = z >> (a - b);"), vec![]);
+    assert_eq!(check("z = z >> ((a - b) & 64'hffffffffffffffff);"), vec![WidenSink::ShiftAmount]);
+    assert_eq!(check("x = (a + 32'h1) >> b;"), vec![WidenSink::ShiftedRight]);
+    assert_eq!(check("x = (a + 32'h1) >> 32'h1;"), vec![WidenSink::WideAssignment]);
+    assert_eq!(check("x = ((a + 32'h1) >> 32'h1) & 5'hf;"), vec![]);
+    assert_eq!(check("if (a - 32'h1) begin"), vec![WidenSink::Condition]);
+    assert_eq!(check("y = c[a + 32'h1];"), vec![WidenSink::Index]);
+    assert_eq!(check("y = |(a - b);"), vec![]);
+    assert_eq!(check("y = |(a - 32'h1);"), vec![WidenSink::Reduction]);
+    assert_eq!(check("x = mem[a - b];"), vec![]);
+    assert_eq!(check("x = mem[a - 32'h1];"), vec![WidenSink::Index]);
+    // Concatenation elements are self-sized: a 32-bit literal shows.
+    assert_eq!(check("z = {a + 32'h1, b};"), vec![WidenSink::Concatenation]);
+    assert_eq!(check("z = {a + b, b};"), vec![]);
+    // Non-blocking assignment and a case selector.
+    assert_eq!(check("x <= a - b;"), vec![]);
+    assert_eq!(check("case (a + 32'h1)"), vec![WidenSink::Compare]);
+    // A literal mask below the carry removes it; a constant minuend that
+    // covers the subtrahend's range cannot borrow.
+    assert_eq!(check("w = (a + 32'h1) & 32'hf;"), vec![]);
+    assert_eq!(check("z = z << ((32'h40 - ((c[(32'h0)+:(6)]) & 7'h7f)) & 10'h3ff);"), vec![]);
+    assert_eq!(check("z = z << ((32'h40 - ((c) & 7'h7f)) & 10'h3ff);"), vec![WidenSink::ShiftAmount]);
+}
+
+/// Every block of the design: every statement parsed, no finding outside
+/// the allow-list, and every waiver still matches a statement.
+#[test]
+fn widen_check_passes_every_block() {
+    let blocks = flow::blocks(BuildInfo::FIXED);
+    for b in &blocks {
+        let r = widen::check_verilog(&b.verilog);
+        assert!(r.unparsed.is_empty(), "{}: statements the check cannot read: {:?}", b.name, &r.unparsed[..r.unparsed.len().min(5)]);
+        assert!(r.sites > 10, "{}: {} sites", b.name, r.sites);
+        for f in &r.findings {
+            assert!(widen::is_waived(f), "{}: {f}", b.name);
+        }
+    }
+    if let Err(e) = flow::check_widths(&blocks) {
+        panic!("{e}");
+    }
+    let (open, stale) = widen::check_blocks(&blocks);
+    assert!(open.is_empty() && stale.is_empty(), "stale waivers (match no statement): {stale:?}");
+    for w in widen::WIDEN_WAIVERS {
+        assert!(w.reason.len() > 40, "a waiver says why: {}", w.statement);
+    }
+}

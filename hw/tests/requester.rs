@@ -294,6 +294,16 @@ struct Params {
     burst: bool,
     /// With `burst`: and one message on another QP rung right after.
     fair: bool,
+    /// With `overflow`: first 20 empty doorbells (producer index 0, each
+    /// popped before the next) so the FIFO's 5-bit pointers are past 16
+    /// and wrap while the FIFO fills: the full test must hold across the
+    /// wrap (wr 5, rd 21 is full; a 32-bit `wr - rd == 16` missed it).
+    wrap_first: bool,
+    /// Directed instead of the random mix: QP 0 posts two 3-packet
+    /// messages from PSN 0xFFFFFA (the second ends at the 24-bit wrap),
+    /// then three more on a second doorbell, then asks to retransmit the
+    /// second one's first packet.
+    rtx_wrap: bool,
 }
 
 const COUNTERS: [&str; 8] = ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss", "db_stale"];
@@ -351,6 +361,9 @@ fn run(p: Params) -> Outcome {
         // Overflow scenario: QP 77's 8 slots filled, then 20 doorbells in
         // consecutive cycles while descriptor fetches are refused.
         let mut overflow_phase = 0u8;
+        let mut warm_sent = 0u32;
+        let mut wrap_phase = 0u8;
+        let mut warm_last = 0u64;
         wait_clock_true!(sim, clock, x);
         loop {
             // ---- drive inputs ----
@@ -362,6 +375,63 @@ fn run(p: Params) -> Outcome {
                 x.cfg_index.next = i.into();
                 x.cfg_data.next = d;
                 cfgs.remove(0);
+            } else if p.rtx_wrap {
+                let k = 0;
+                let (qp, lm, _, _, base) = SETUPS[k];
+                let mut post = |n: u32, o: &mut Outcome, r: &mut Rng| {
+                    for _ in 0..n {
+                        let mut d = descriptor(r, lm);
+                        d.length = 3 << lm;
+                        let slot = base + 64 * u64::from(posted[k] & 3);
+                        mem.insert(slot, d.encode().unwrap());
+                        slot_qp.insert(slot, k);
+                        let recs = reference(&mut models[k], &d);
+                        assert_eq!(recs.len(), 3);
+                        o.want_msg.entry(qp).or_default().push(msg_rec(&d, posted[k], &recs));
+                        msgs[k].push((recs[0].psn, 3));
+                        for rec in &recs {
+                            iova.insert((k, rec.psn), d.local_iova);
+                            ref_by_psn.insert((k, rec.psn), *rec);
+                        }
+                        o.want.get_mut(&qp).unwrap().extend(recs);
+                        posted[k] += 1;
+                    }
+                };
+                if wrap_phase == 0 {
+                    // Two messages, the second ending at the wrap: the
+                    // engine's last commit of the batch stores the QP's
+                    // next PSN and slot sequence for the next doorbell.
+                    post(2, &mut o, &mut r);
+                    x.db_valid.next = true;
+                    x.db_qp.next = (qp as u64).into();
+                    x.db_value.next = 2u64.into();
+                    wrap_phase = 1;
+                } else if wrap_phase == 1 && fetched[k] >= 2 && o.got[&qp].len() == o.want[&qp].len() && idle > 10 {
+                    // Three more on a new doorbell: loaded from that word.
+                    post(3, &mut o, &mut r);
+                    x.db_valid.next = true;
+                    x.db_qp.next = (qp as u64).into();
+                    x.db_value.next = 5u64.into();
+                    wrap_phase = 2;
+                } else if wrap_phase == 2 && o.got[&qp].len() == o.want[&qp].len() && idle > 10 {
+                    // Five committed: slots hold messages 4, 1, 2, 3, so the
+                    // second message (PSNs 0xFFFFFD..0xFFFFFF) is still there
+                    // (with the carry in the stored sequence, the second
+                    // batch took slots 3, 0, 1 and the fifth replaced it).
+                    let psn = msgs[k][1].0;
+                    assert_eq!(psn, 0xFF_FFFD);
+                    o.rtx_want.push((qp, ref_by_psn[&(k, psn)]));
+                    rtx_pending = Some((k, psn));
+                    wrap_phase = 3;
+                }
+            } else if p.overflow && p.wrap_first && (warm_sent < 20 || cycle < warm_last + 20) {
+                if warm_sent < 20 && cycle >= warm_last + 8 {
+                    x.db_valid.next = true;
+                    x.db_qp.next = (SETUPS[2].0 as u64).into();
+                    x.db_value.next = 0u64.into();
+                    warm_sent += 1;
+                    warm_last = cycle;
+                }
             } else if p.overflow {
                 let k = 2;
                 let (qp, lm, ls, _, base) = SETUPS[k];
@@ -718,7 +788,13 @@ fn run(p: Params) -> Outcome {
             let all_out = o.want.iter().all(|(q, w)| o.got[q].len() == w.len());
             let all_err = o.want_err.iter().all(|(q, w)| o.got_err.get(q).map_or(0, |v| v.len()) == w.len());
             let all_msg = o.want_msg.iter().all(|(q, w)| o.got_msg.get(q).map_or(0, |v| v.len()) == w.len());
-            let posted_all = if p.overflow { overflow_phase == 22 } else { n_posted >= p.n_desc };
+            let posted_all = if p.rtx_wrap {
+                wrap_phase == 3
+            } else if p.overflow {
+                overflow_phase == 22
+            } else {
+                n_posted >= p.n_desc
+            };
             if posted_all && all_out && all_err && all_msg && rtx_pending.is_none() && idle > 50 {
                 break;
             }
@@ -788,6 +864,8 @@ fn requester_matches_proto_segmentation() {
         overflow: false,
         burst: false,
         fair: false,
+        wrap_first: false,
+        rtx_wrap: false,
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -851,6 +929,8 @@ fn doorbell_overflow_is_counted_and_recovered() {
         overflow: true,
         burst: false,
         fair: false,
+        wrap_first: false,
+        rtx_wrap: false,
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -863,6 +943,69 @@ fn doorbell_overflow_is_counted_and_recovered() {
             assert_eq!(msg[1].1 - msg[0].1, 1, "one record per cycle within a message");
         }
     }
+}
+
+/// The same overflow after 20 empty doorbells have moved the FIFO's 5-bit
+/// pointers past 16: the 16 queued doorbells wrap them (write pointer 21
+/// to 5), and the FIFO must still report full there. With the full test
+/// evaluated as a 32-bit `(wr - rd) == 16` in the Verilog (the old form),
+/// the wrapped FIFO looked not full, took a 17th doorbell over its oldest
+/// and counted no overflow: the lockstep replay (and the count) fail.
+#[test]
+fn doorbell_overflow_after_pointer_wrap() {
+    let o = run(Params {
+        seed: 0x0F10_0002,
+        n_desc: 0,
+        out_ready_pct: 100,
+        msg_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 0,
+        rtx: false,
+        bad: false,
+        overflow: true,
+        burst: false,
+        fair: false,
+        wrap_first: true,
+        rtx_wrap: false,
+    });
+    check_common(&o);
+    let ovf = o.counters["db_overflow"];
+    eprintln!("overflow pulses after the wrap {ovf}");
+    assert!((3..=4).contains(&ovf), "overflow {ovf}");
+    assert_eq!(o.counters["db_stale"], 0, "empty doorbells are not stale");
+}
+
+/// A message that ends at the 24-bit PSN wrap (0xFFFFFD + 3 packets): the
+/// engine stores its next PSN and retransmit slot sequence in one 62-bit
+/// word. Packed inline as `bit_cast::<62, 24>(psn + npkts) << 32`, the
+/// emitted Verilog added at 62 bits and carried the wrap into the stored
+/// slot sequence (2 became 3): the next doorbell's batch loaded it, took
+/// the wrong slots and the fifth message overwrote the second early, so
+/// its retransmit request missed in the Verilog while rust-hdl found it
+/// (the lockstep replay).
+#[test]
+fn retransmit_slot_after_psn_wrap() {
+    let o = run(Params {
+        seed: 0x5E0_0001,
+        n_desc: 0,
+        out_ready_pct: 100,
+        msg_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 2,
+        rtx: false,
+        bad: false,
+        overflow: false,
+        burst: false,
+        fair: false,
+        wrap_first: false,
+        rtx_wrap: true,
+    });
+    check_common(&o);
+    assert_eq!(o.rtx_got.len(), 1, "the retransmitted packet");
+    assert_eq!(o.rtx_got[0].1.psn, 0xFF_FFFD);
+    assert!(o.want[&0].windows(2).any(|w| w[1].psn < w[0].psn), "the PSNs wrap");
 }
 
 /// 16 single-packet messages posted with one doorbell, DMA answering at
@@ -884,6 +1027,8 @@ fn batched_fetch_throughput() {
         overflow: true,
         burst: true,
         fair: false,
+        wrap_first: false,
+        rtx_wrap: false,
     });
     check_common(&o);
     assert_eq!(o.batches.get(&8), Some(&2), "two batches of 8: {:?}", o.batches);
@@ -914,6 +1059,8 @@ fn qps_share_the_engine_batch_by_batch() {
         overflow: true,
         burst: true,
         fair: true,
+        wrap_first: false,
+        rtx_wrap: false,
     });
     check_common(&o);
     eprintln!("output order: {:?}", o.order);

@@ -621,3 +621,132 @@ fn send_completions_match_proto() {
     assert!(o.cqe_stalls >= 20 && o.msg_waits >= 20 && o.dup_acks >= 2);
     assert!(o.early_acks >= 3, "acks ahead of their message records: {}", o.early_acks);
 }
+
+/// Directed: the per-QP list's 5-bit head/tail pointers wrapped while the
+/// list is full. QP 200 completes 20 messages, each acknowledged as it is
+/// taken (head = tail = 20 afterwards), then 16
+/// more are pushed without an acknowledgement (tail 36 = 4 mod 32, head
+/// 20): the list is full and a 17th message must wait (msg_ready low,
+/// `list_full` counted) until an ack frees it. The old Verilog form of
+/// the full test, `(tail - head) == 32'h10` at 32 bits, saw 4 - 20 there,
+/// took the 17th over the head entry and lost a completion: the lockstep
+/// replay of the emitted Verilog then differs (msg_ready, CQEs).
+#[test]
+fn list_full_after_pointer_wrap() {
+    const K: usize = 1;
+    let (qp, ring, start, _) = SETUPS[K];
+    let out = Arc::new(Mutex::new((Vec::<Completion>::new(), 0u64, 0u64)));
+    let out2 = out.clone();
+    let mut uut = SendCompletions::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(SendCompletions, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        let mut o = out2.lock().unwrap();
+        let mut cfg_sent = false;
+        // Message i: wr_id 0x100 + i, PSN start + i, one packet.
+        let mut pushed = 0u32;
+        // Held back: the push of message 36 waits this long on a full list.
+        let mut refused_cycles = 0u64;
+        let mut acked_to = 0u32;
+        let mut cycle = 0u64;
+        loop {
+            x.cfg_valid.next = false;
+            x.msg_valid.next = false;
+            x.ack_valid.next = false;
+            x.req_err_valid.next = false;
+            x.rtx_err_valid.next = false;
+            x.cqe_ready.next = true;
+            if !cfg_sent {
+                x.cfg_valid.next = true;
+                x.cfg_table.next = u64::from(CFG_TABLE_SQ_CTX).into();
+                x.cfg_index.next = u64::from(qp).into();
+                x.cfg_data.next = ctx_row(K);
+                cfg_sent = true;
+            } else {
+                // Pushes: 20, then (once those completed) 16 more and the
+                // 17th, which must wait for the ack of the 16.
+                let push_limit = if o.0.len() < 20 { 20 } else { 37 };
+                if pushed < push_limit {
+                    x.msg_valid.next = true;
+                    x.msg_qp.next = u64::from(qp).into();
+                    x.msg_wr_id.next = (0x100 + u64::from(pushed)).into();
+                    x.msg_opcode.next = 1u64.into();
+                    x.msg_len.next = 64u64.into();
+                    x.msg_sq_index.next = u64::from(pushed).into();
+                    x.msg_signaled.next = true;
+                    let psn = u64::from((start + pushed) & 0xFF_FFFF);
+                    x.msg_first_psn.next = psn.into();
+                    x.msg_last_psn.next = psn.into();
+                }
+                // Acks: each of the first 20 as soon as it is taken (the
+                // list holds 16); the 16 after the 17th has waited 60
+                // cycles; the 17th at the end.
+                let ack = if pushed <= 20 && acked_to < pushed {
+                    Some(pushed)
+                } else if pushed == 36 && refused_cycles >= 60 && acked_to < 36 {
+                    Some(36)
+                } else if pushed == 37 && acked_to < 37 {
+                    Some(37)
+                } else {
+                    None
+                };
+                if let Some(n) = ack {
+                    x.ack_valid.next = true;
+                    x.ack_qp.next = u64::from(qp).into();
+                    x.ack_una.next = u64::from((start + n) & 0xFF_FFFF).into();
+                }
+            }
+            wait_clock_false!(sim, clock, x);
+            if x.msg_valid.val() {
+                if x.msg_ready.val() {
+                    assert!(pushed != 36 || acked_to >= 36, "the 17th message was taken into a full list");
+                    pushed += 1;
+                } else if pushed == 36 {
+                    refused_cycles += 1;
+                }
+            }
+            if x.ack_valid.val() && x.ack_ready.val() {
+                acked_to = (x.ack_una.val().index() as u32).wrapping_sub(start) & 0xFF_FFFF;
+            }
+            o.2 += u64::from(x.cnt_list_full.val());
+            if x.cqe_valid.val() {
+                let mut bytes = [0u8; 32];
+                let e = x.cqe_entry.val();
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = e.get_bits::<8>(8 * i).index() as u8;
+                }
+                let c = Completion::decode(&bytes).unwrap_or_else(|e| panic!("CQE does not decode: {e}"));
+                assert_eq!(x.cqe_ring.val().index() as u32, ring);
+                o.0.push(c);
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+            if o.0.len() == 37 || cycle > 5_000 {
+                eprintln!("cycle {cycle}: pushed {pushed}, acked to {acked_to}, CQEs {}, waited {refused_cycles}", o.0.len());
+                break;
+            }
+        }
+        o.1 = refused_cycles;
+        drop(o);
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    rec.check_verilog("mrc_send_completions", SendCompletions::default());
+    let (got, refused, list_full) = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
+    let want: Vec<Completion> = (0..37u32)
+        .map(|i| Completion {
+            phase: false,
+            status: CqStatus::Success,
+            opcode: 1,
+            qp,
+            wr_id: 0x100 + u64::from(i),
+            byte_len: 64,
+            imm: None,
+            sq_index: i,
+        })
+        .collect();
+    assert_eq!(got, want, "every message completes once, in order, across the pointer wrap");
+    assert!(refused >= 60, "the 17th message waited on the full list: {refused} cycles");
+    assert!(list_full >= 1, "list_full counted: {list_full}");
+}

@@ -24,8 +24,9 @@ enum RtlCmd {
         #[arg(long)]
         fixed_build_id: bool,
     },
-    /// Emit, then `verilator --lint-only -Wall` each block (waived
-    /// warning classes are listed with their reasons).
+    /// Emit, run the width check (`hw::flow::widen`), then `verilator
+    /// --lint-only -Wall` each block (waived statements and warning
+    /// classes are listed with their reasons).
     Lint {
         #[arg(long, default_value = "target/rtl")]
         out: PathBuf,
@@ -84,6 +85,10 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
         }
         RtlCmd::Lint { out } => {
             let blocks = emit(out, true)?;
+            println!("width check (hw::flow::widen: arithmetic evaluated wider in Verilog than in rust-hdl), waived statements:");
+            for w in flow::widen::WIDEN_WAIVERS {
+                println!("  `{}`: {}", w.statement, w.reason);
+            }
             println!("verilator --lint-only -Wall, waived:");
             for (w, why) in flow::LINT_WAIVERS {
                 println!("  -Wno-{w}: {why}");
