@@ -572,7 +572,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_send_completions", SendCompletions::default());
+    rec.check_verilog("mrc_send_cq", SendCompletions::default());
     let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
     (Arc::try_unwrap(scripts).ok().unwrap(), o)
@@ -732,7 +732,7 @@ fn list_full_after_pointer_wrap() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
-    rec.check_verilog("mrc_send_completions", SendCompletions::default());
+    rec.check_verilog("mrc_send_cq", SendCompletions::default());
     let (got, refused, list_full) = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     let want: Vec<Completion> = (0..37u32)
         .map(|i| Completion {
