@@ -11,6 +11,7 @@
 //! the record, snapshot and TX handshakes.
 
 mod common;
+mod rng;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

@@ -17,19 +17,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
+mod rng;
+use rng::Rng;
 
 #[derive(Default, Debug)]
 struct Stats {

@@ -14,6 +14,7 @@
 //! and complete in order once resent.
 
 mod common;
+mod rng;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -18,6 +18,9 @@ use hw::csr::{BuildInfo, Csr};
 use hw::regmap::{self, cfg, counters, doorbell, fault_inject, Access, BLOCKS, COUNTERS, N_COUNTERS};
 use rust_hdl::prelude::*;
 
+mod rng;
+use rng::Rng;
+
 #[derive(LogicBlock)]
 struct Bus {
     clock: Signal<In, Clock>,
@@ -37,22 +40,6 @@ impl Logic for Bus {
         self.csr.rd_addr.next = self.axil.rd_addr.val();
         self.axil.rd_data.next = self.csr.rd_data.val();
         self.axil.rd_valid.next = self.csr.rd_valid.val();
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
     }
 }
 

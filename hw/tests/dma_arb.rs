@@ -11,22 +11,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
+mod rng;
+use rng::Rng;
 
 fn beats(len: u64) -> u64 {
     len.div_ceil(64).max(1)

@@ -24,6 +24,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
+mod rng;
+use rng::RngStar as Rng;
 
 const QPS: usize = 4;
 const EVS: usize = 8;
@@ -32,20 +34,6 @@ const MIN_ACTIVE: u16 = 2;
 const SELECT_LATENCY: u64 = 2;
 /// Cycles a deny/allow keeps the block busy is EVS + 3; idle a bit longer.
 const CTL_IDLE: usize = EVS + 4;
-
-/// xorshift64*: a seeded generator without new dependencies.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Op {

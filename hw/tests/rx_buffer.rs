@@ -24,26 +24,12 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
+mod rng;
+use rng::Rng;
 
 /// The simulated instance's sizes (RxBufferSmall = RxBufferN<6, 7, 4, 5>).
 const RING_BEATS: usize = 64;
 const DESC_SLOTS: usize = 16;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 fn to_bits512(chunk: &[u8]) -> Bits<512> {
     let mut b = Bits::<512>::default();

@@ -33,23 +33,9 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
+mod rng;
+use rng::Rng;
 mod common;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 const RKEY: u32 = 0x0000_1234;
 const MR_BASE: u64 = 0x4000_0000;

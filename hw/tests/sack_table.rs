@@ -20,6 +20,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
+mod rng;
+use rng::Rng;
 
 /// The responder rules of `proto::model::mrc::MrcQp` (data path only).
 #[derive(Default)]
@@ -78,19 +80,6 @@ enum Resp {
     None,
     Verdict { verdict: u8, expected: u32 },
     Snap { cum: u32, base: u32, bitmap: u64 },
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// QPs used (spread over the 256-QP address space) and their start PSNs

@@ -32,24 +32,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
+mod rng;
+use rng::RngStar as Rng;
 
 const MTU: u32 = 1024;
 const VA: u64 = 0x10_0000;

@@ -18,19 +18,8 @@ use rust_hdl::prelude::*;
 
 #[macro_use]
 mod lockstep;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod rng;
+use rng::Rng;
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))

@@ -26,21 +26,8 @@ pub const MTU: u32 = 256;
 pub const MPR_UNITS: u8 = 2;
 pub const WINDOW: u32 = 256;
 
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+/// The tests' seeded generator (`hw/tests/rng`; the crate declares `mod rng`).
+pub use crate::rng::Rng;
 
 /// A requester (RTS) and a responder (RTR only: its requester half, and so
 /// its probe and retransmission timers, do not exist).
