@@ -580,8 +580,11 @@ impl Logic for MrcCore {
         // An ACK advance goes to the CC gate and the send completions in the
         // same cycle (taken when both can).
         // (The send completions' `ack_ready` depends on `ack_valid`, so the
-        // offer to them must not depend on their ready.)
-        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
+        // offer to them must not depend on their ready.) The requester
+        // snoops the same advance to free its retransmit records
+        // (`una_*`); its `una_ready` is low only in a cycle with a QP
+        // send-context config write, and depends on nothing else.
+        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val() & self.req.una_ready.val();
         self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
         self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
         // A resend claims the slot (and blocks admission) only in a cycle
@@ -635,6 +638,9 @@ impl Logic for MrcCore {
         self.retx.ack_ready.next = self.cc_g_ack.val();
         self.sendcq.ack_qp.next = self.retx.ack_qp.val();
         self.sendcq.ack_una.next = self.retx.ack_una.val();
+        self.req.una_valid.next = self.cc_g_ack.val();
+        self.req.una_qp.next = self.retx.ack_qp.val();
+        self.req.una_psn.next = self.retx.ack_una.val();
         self.retx.rto_ready.next = self.cc_g_rto.val();
         // Resends go to the requester, which re-issues the packet (through
         // the admission below, as a non-new PSN).
