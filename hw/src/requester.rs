@@ -165,8 +165,10 @@ pub struct Requester {
     ctx_ram: RAM<Bits<68>, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
     /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
-    /// bits each, slot 0 lowest) the PSN after its message's last one.
-    dyn_ram: RAM<Bits<158>, 8>,
+    /// bits each, slot 0 lowest) the PSN after its message's last one,
+    /// [189:158] the latest producer index the engine accepted (a popped
+    /// doorbell behind it is redundant: dropped as stale).
+    dyn_ram: RAM<Bits<190>, 8>,
     /// Per QP: the latest cumulative acknowledgement (`una`), reset to
     /// `start_psn` by a config write.
     una_ram: RAM<Bits<24>, 8>,
@@ -288,7 +290,12 @@ pub struct Requester {
     r_slot_bits: Signal<Local, Bits<4>>,
     r_is_last: Signal<Local, Bit>,
     r_rem: Signal<Local, Bits<32>>,
-    dyn_wr: Signal<Local, Bits<158>>,
+    dyn_wr: Signal<Local, Bits<190>>,
+    /// Consumer index written back: + 1 in COMMIT, as is in NEXT.
+    dyn_ci: Signal<Local, Bits<32>>,
+    /// LOAD: latest accepted producer index minus this doorbell's (a
+    /// positive 32-bit difference: superseded).
+    ld_sup: Signal<Local, Bits<32>>,
     /// LOAD: the QP's una and, per slot, `una - end` in 24 bits (a Local:
     /// an inline difference would be evaluated at 32 bits in Verilog) and
     /// whether the slot still holds an unacknowledged message.
@@ -442,17 +449,22 @@ impl Logic for Requester {
             | (bit_cast::<96, 24>(self.nend1.val()) << 24)
             | (bit_cast::<96, 24>(self.nend2.val()) << 48)
             | (bit_cast::<96, 24>(self.nend3.val()) << 72);
-        self.dyn_wr.next = bit_cast::<158, 32>(self.cur_ci.q.val() + 1)
-            | (bit_cast::<158, 24>(self.cur_psn.q.val()) << 32)
-            | (bit_cast::<158, 2>(self.cur_seq.q.val()) << 56)
-            | (bit_cast::<158, 4>(self.cur_vmask.q.val()) << 58)
-            | (bit_cast::<158, 96>(self.ends_wr.val()) << 62);
+        self.dyn_ci.next = self.cur_ci.q.val();
+        if self.state.q.val() == 6 {
+            self.dyn_ci.next = self.cur_ci.q.val() + 1;
+        }
+        self.dyn_wr.next = bit_cast::<190, 32>(self.dyn_ci.val())
+            | (bit_cast::<190, 24>(self.cur_psn.q.val()) << 32)
+            | (bit_cast::<190, 2>(self.cur_seq.q.val()) << 56)
+            | (bit_cast::<190, 4>(self.cur_vmask.q.val()) << 58)
+            | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
+            | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
         if self.cfg_hit.val() & self.cfg_ok.val() {
             self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.dyn_ram.write_data.next = bit_cast::<158, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
+            self.dyn_ram.write_data.next = bit_cast::<190, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
             self.dyn_ram.write_enable.next = true;
         }
         self.ctx_ram.read_address.next = self.cur_qp.q.val();
@@ -497,6 +509,7 @@ impl Logic for Requester {
         self.ld_log2size.next = self.ctx_ram.read_data.val().get_bits::<5>(58);
         self.ld_ci.next = self.dyn_ram.read_data.val().get_bits::<32>(0);
         self.db_diff.next = self.cur_pi.q.val() - self.ld_ci.val();
+        self.ld_sup.next = self.dyn_ram.read_data.val().get_bits::<32>(158) - self.cur_pi.q.val();
         // Records in use: valid slots whose message does not end at or
         // before una (una - end negative, serially).
         self.ld_una.next = self.una_ram.read_data.val();
@@ -573,6 +586,7 @@ impl Logic for Requester {
                 self.cur_pi.d.next = self.db_ram.read_data.val().get_bits::<32>(8);
                 self.ctx_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.dyn_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.una_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.state.d.next = 1.into();
             }
         } else if self.state.q.val() == 1 {
@@ -591,8 +605,13 @@ impl Logic for Requester {
             self.cur_end3.d.next = self.dyn_ram.read_data.val().get_bits::<24>(134);
             self.cur_free.d.next = self.ld_free.val();
             self.served.d.next = false;
-            if self.ctx_ram.read_data.val().get_bit(67) & self.db_diff.val().get_bit(31) {
-                // Behind the consumer index (pi - ci >= 2^31): stale.
+            if self.ctx_ram.read_data.val().get_bit(67)
+                & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
+            {
+                // Behind the consumer index (pi - ci >= 2^31), or behind the
+                // latest producer index accepted for the QP (whose doorbell
+                // is in service or queued: a held QP keeps one doorbell in
+                // the FIFO, not one per ring): stale.
                 self.k_db_stale.d.next = true;
                 self.state.d.next = 0.into();
             } else if !self.ctx_ram.read_data.val().get_bit(67)
@@ -612,7 +631,11 @@ impl Logic for Requester {
             }
         } else if self.state.q.val() == 2 {
             // NEXT: all fetched? else the next batch: up to 8 descriptors,
-            // not beyond the producer index nor the ring's end.
+            // not beyond the producer index nor the ring's end, nor the
+            // free records. The doorbell's producer index is recorded as
+            // the QP's latest (state as it is; skipped in a cycle with a
+            // config write: it only lets older doorbells be dropped).
+            self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
             self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
             if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                 self.state.d.next = 0.into();
@@ -714,11 +737,12 @@ impl Logic for Requester {
                     self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
                     self.m_first_psn.d.next = self.cur_psn.q.val();
                     self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
-                    self.dyn_ram.write_data.next = bit_cast::<158, 32>(self.cur_ci.q.val() + 1)
-                        | (bit_cast::<158, 24>(self.new_end.val()) << 32)
-                        | (bit_cast::<158, 2>(self.cur_seq.q.val() + 1) << 56)
-                        | (bit_cast::<158, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58)
-                        | (bit_cast::<158, 96>(self.ends_wr.val()) << 62);
+                    self.dyn_ram.write_data.next = bit_cast::<190, 32>(self.cur_ci.q.val() + 1)
+                        | (bit_cast::<190, 24>(self.new_end.val()) << 32)
+                        | (bit_cast::<190, 2>(self.cur_seq.q.val() + 1) << 56)
+                        | (bit_cast::<190, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58)
+                        | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
+                        | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
                     self.cur_end0.d.next = self.nend0.val();
                     self.cur_end1.d.next = self.nend1.val();
                     self.cur_end2.d.next = self.nend2.val();
