@@ -390,6 +390,9 @@ fn run(p: Params) -> Outcome {
             // ---- drive inputs ----
             x.cfg_valid.next = false;
             x.db_valid.next = false;
+            // A table-1 config write in this cycle (an acknowledgement
+            // issued now must wait: `una_ready` low).
+            let mut cfg_t1_now = false;
             if let Some((t, i, d)) = cfgs.first().copied() {
                 x.cfg_valid.next = true;
                 x.cfg_table.next = t.into();
@@ -471,7 +474,9 @@ fn run(p: Params) -> Outcome {
                 if p.bad && (r.chance(5) || cfg_at == Some(cycle)) {
                     let idle_row = bits::<256>(&ctx(2).encode().unwrap());
                     x.cfg_valid.next = true;
-                    x.cfg_table.next = (if r.chance(50) { 1u64 } else { 3 }).into();
+                    let table = if r.chance(50) { 1u64 } else { 3 };
+                    cfg_t1_now = table == 1;
+                    x.cfg_table.next = table.into();
                     x.cfg_index.next = 5u64.into();
                     x.cfg_data.next = idle_row;
                     o.cfg_noise += 1;
@@ -589,7 +594,11 @@ fn run(p: Params) -> Outcome {
             // the last PSN of the oldest instead (the record stays in use:
             // the message ends after it). None while a retransmit request
             // waits (its record must stay).
-            if una_pending.is_none() && rtx_pending.is_none() && cycle >= p.ack_from && r.chance(p.ack_pct) {
+            if una_pending.is_none()
+                && rtx_pending.is_none()
+                && cycle >= p.ack_from
+                && (r.chance(p.ack_pct) || (cfg_t1_now && r.chance(30)))
+            {
                 let cand: Vec<usize> = (0..3).filter(|&k| out_done[k] > acked[k]).collect();
                 if !cand.is_empty() {
                     let k = cand[r.below(cand.len() as u64) as usize];
