@@ -938,7 +938,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 (self.req.cnt_bad_opcode.val() | self.req.cnt_bad_flags.val() | self.req.cnt_bad_length.val()).into(),
             ) << 22)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.req.cnt_bad_doorbell.val() | self.req.cnt_db_stale.val()).into()) << 23)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_bad_doorbell.val().into()) << 23)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_overflow.val().into()) << 24)
             // A SACK acknowledging a PSN never sent is a dropped record too
             // (the counter's doc); without it a forged SACK left no trace.
