@@ -317,7 +317,7 @@ pub struct Requester {
     ends_wr: Signal<Local, Bits<96>>,
     /// NEXT: no record free for the QP in service.
     held: Signal<Local, Bit>,
-    nb_ring: Signal<Local, Bits<4>>,
+    free32: Signal<Local, Bits<32>>,
     one32: Signal<Local, Bits<32>>,
     avail: Signal<Local, Bits<32>>,
     to_end: Signal<Local, Bits<32>>,
@@ -540,22 +540,20 @@ impl Logic for Requester {
             self.seq_bit.next = 8.into();
         }
         self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
-        // Batch size: min(8, pi - ci, slots to the ring's end).
+        // Batch size: min(8, pi - ci, slots to the ring's end, free
+        // records); the free records (at most 4) stand in for the 8, so
+        // the limit costs no logic level. A batch never has to stop for a
+        // record: una only moves forward.
         self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
         self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
-        self.nb1.next = 8.into();
-        if self.avail.val() < 8 {
+        self.free32.next = bit_cast::<32, 3>(self.cur_free.q.val());
+        self.nb1.next = bit_cast::<4, 3>(self.cur_free.q.val());
+        if self.avail.val() < self.free32.val() {
             self.nb1.next = bit_cast::<4, 32>(self.avail.val());
         }
-        self.nb_ring.next = self.nb1.val();
+        self.nb.next = self.nb1.val();
         if self.to_end.val() < bit_cast::<32, 4>(self.nb1.val()) {
-            self.nb_ring.next = bit_cast::<4, 32>(self.to_end.val());
-        }
-        // ... and not more than the free records (a batch never has to
-        // stop for a record: una only moves forward).
-        self.nb.next = self.nb_ring.val();
-        if bit_cast::<4, 3>(self.cur_free.q.val()) < self.nb_ring.val() {
-            self.nb.next = bit_cast::<4, 3>(self.cur_free.q.val());
+            self.nb.next = bit_cast::<4, 32>(self.to_end.val());
         }
         // After a descriptor: its batch's next beat, or the next batch.
         self.after_msg.next = 2.into();
