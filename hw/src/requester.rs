@@ -11,10 +11,14 @@
 //!
 //! One engine serves one doorbell at a time: descriptors up to its
 //! producer index are fetched in batches of up to 8 per DMA read (one
-//! descriptor per 512-bit beat); after a batch, a QP with descriptors left
+//! descriptor per 512-bit beat), and no more than the QP's free
+//! retransmit records: a record is free once the cumulative ACK (`una_*`)
+//! has passed its message. After a batch, a QP with descriptors left
 //! goes back to the doorbell FIFO's tail when another doorbell waits
-//! (round robin between QPs, batch by batch). While a message is being
-//! segmented the output carries one record per cycle.
+//! (round robin between QPs, batch by batch); a QP without a free record
+//! is held the same way (or re-checked when it is alone), so it blocks no
+//! other QP. While a message is being segmented the output carries one
+//! record per cycle.
 
 use rust_hdl::prelude::*;
 
