@@ -650,8 +650,13 @@ impl Logic for MrcCore {
         self.retx.rtx_ready.next = self.cc_g_rtx.val() & self.req.rtx_ready.val();
         // The retransmit engine's QP errors: to the send completions
         // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
-        self.sendcq.rtx_err_valid.next = self.retx.err_valid.val();
-        self.retx.err_ready.next = self.sendcq.rtx_err_ready.val();
+        // The requester snoops the report (a QP in error frees its
+        // retransmit records: nothing acknowledges them any more); its
+        // `qerr_ready` depends on the config write only.
+        self.sendcq.rtx_err_valid.next = self.retx.err_valid.val() & self.req.qerr_ready.val();
+        self.retx.err_ready.next = self.sendcq.rtx_err_ready.val() & self.req.qerr_ready.val();
+        self.req.qerr_valid.next = self.sendcq.rtx_err_valid.val() & self.sendcq.rtx_err_ready.val();
+        self.req.qerr_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
 

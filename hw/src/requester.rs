@@ -98,6 +98,14 @@ pub struct Requester {
     pub una_ready: Signal<Out, Bit>,
     pub una_qp: Signal<In, Bits<8>>,
     pub una_psn: Signal<In, Bits<24>>,
+    // The retransmit engine put the QP in error (its `err_*` report,
+    // snooped by the top): una stops, so the QP's records are all treated
+    // as free from then on (its remaining messages are fetched and sent as
+    // before, and flushed by the send completions), until a config write
+    // for the QP. `qerr_ready` is low in a table-1 config-write cycle.
+    pub qerr_valid: Signal<In, Bit>,
+    pub qerr_ready: Signal<Out, Bit>,
+    pub qerr_qp: Signal<In, Bits<8>>,
     // Packet work records.
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
@@ -176,6 +184,8 @@ pub struct Requester {
     /// Per QP: the latest cumulative acknowledgement (`una`), reset to
     /// `start_psn` by a config write.
     una_ram: RAM<Bits<24>, 8>,
+    /// Per QP: in error at the retransmit engine (records all free).
+    qerr_ram: RAM<Bit, 8>,
     /// Retransmit table, address {qp, slot}: [23:0] first PSN, [47:24]
     /// packets, [79:48] length, [143:80] local IOVA, [207:144] remote VA,
     /// [239:208] rkey, [271:240] imm, [272] WRITE-IMM.
@@ -359,6 +369,8 @@ impl Logic for Requester {
         self.rtx_ram.write_clock.next = self.clock.val();
         self.una_ram.read_clock.next = self.clock.val();
         self.una_ram.write_clock.next = self.clock.val();
+        self.qerr_ram.read_clock.next = self.clock.val();
+        self.qerr_ram.write_clock.next = self.clock.val();
 
         // Doorbells go straight into the FIFO; a full FIFO drops (the
         // producer index is absolute, so a later doorbell recovers).
@@ -420,7 +432,14 @@ impl Logic for Requester {
         self.una_ram.write_address.next = self.una_qp.val();
         self.una_ram.write_data.next = self.una_psn.val();
         self.una_ram.write_enable.next = self.una_valid.val();
+        self.qerr_ready.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.qerr_ram.write_address.next = self.qerr_qp.val();
+        self.qerr_ram.write_data.next = true;
+        self.qerr_ram.write_enable.next = self.qerr_valid.val();
         if self.cfg_hit.val() & self.cfg_ok.val() {
+            self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.qerr_ram.write_data.next = false;
+            self.qerr_ram.write_enable.next = true;
             self.una_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
             self.una_ram.write_data.next = self.cfg_data.val().get_bits::<24>(128);
             self.una_ram.write_enable.next = true;
@@ -474,6 +493,7 @@ impl Logic for Requester {
         self.ctx_ram.read_address.next = self.cur_qp.q.val();
         self.dyn_ram.read_address.next = self.cur_qp.q.val();
         self.una_ram.read_address.next = self.cur_qp.q.val();
+        self.qerr_ram.read_address.next = self.cur_qp.q.val();
         self.rtx_ram.read_address.next = (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
         self.rtx_ram.write_address.next = (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
         self.rtx_ram.write_data.next = bit_cast::<273, 24>(self.cur_psn.q.val())
@@ -517,11 +537,14 @@ impl Logic for Requester {
         // Records in use: valid slots whose message does not end at or
         // before una (una - end negative, serially).
         self.ld_una.next = self.una_ram.read_data.val();
-        self.ld_vmask.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
         self.ld_d0.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(62);
         self.ld_d1.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(86);
         self.ld_d2.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(110);
         self.ld_d3.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(134);
+        self.ld_vmask.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+        if self.qerr_ram.read_data.val() {
+            self.ld_vmask.next = 0.into();
+        }
         self.ld_busy.next = self.ld_vmask.val()
             & (bit_cast::<4, 1>(self.ld_d0.val().get_bits::<1>(23))
                 | (bit_cast::<4, 1>(self.ld_d1.val().get_bits::<1>(23)) << 1)
@@ -589,6 +612,7 @@ impl Logic for Requester {
                 self.ctx_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.dyn_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.una_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.qerr_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.state.d.next = 1.into();
             }
         } else if self.state.q.val() == 1 {

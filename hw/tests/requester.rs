@@ -319,6 +319,9 @@ struct Params {
     ack_from: u64,
     /// With `fair`: QP 77's doorbell not before this cycle.
     fair_at: u64,
+    /// From this cycle (0: never) QP 255 is reported in error at the
+    /// retransmit engine (`qerr_*`): its records are all free from then.
+    err_at: u64,
 }
 
 const COUNTERS: [&str; 9] =
@@ -365,6 +368,7 @@ fn run(p: Params) -> Outcome {
         let mut released = [0usize; 3];
         let mut una: [u32; 3] = [SETUPS[0].3, SETUPS[1].3, SETUPS[2].3];
         let mut una_pending: Option<(usize, u32, usize, bool)> = None; // (k, una, released count, partial)
+        let mut qerr_taken = false;
         for s in &SETUPS {
             o.want.insert(s.0, Vec::new());
             o.got.insert(s.0, Vec::new());
@@ -615,6 +619,8 @@ fn run(p: Params) -> Outcome {
                     }
                 }
             }
+            x.qerr_valid.next = p.err_at != 0 && cycle >= p.err_at && !qerr_taken;
+            x.qerr_qp.next = (SETUPS[2].0 as u64).into();
             x.una_valid.next = una_pending.is_some();
             if let Some((k, u, _, _)) = una_pending {
                 x.una_qp.next = (SETUPS[k].0 as u64).into();
@@ -684,6 +690,12 @@ fn run(p: Params) -> Outcome {
             }
             if x.rtx_valid.val() && x.rtx_ready.val() {
                 rtx_pending = None;
+                activity = true;
+            }
+            if x.qerr_valid.val() && x.qerr_ready.val() {
+                // In error: no record is held for QP 255 any more.
+                qerr_taken = true;
+                released[2] = usize::MAX;
                 activity = true;
             }
             if x.una_valid.val() && !x.una_ready.val() {
@@ -756,7 +768,7 @@ fn run(p: Params) -> Outcome {
                 let qp = x.msg_qp.val().index();
                 let k = SETUPS.iter().position(|s| s.0 == qp).expect("message record for a configured QP");
                 let m = psn_msg[&(k, x.msg_first_psn.val().index() as u32)];
-                let unacked = m + 1 - released[k].min(m + 1);
+                let unacked = (m + 1).saturating_sub(released[k]);
                 assert!(
                     unacked <= RTX_SLOTS,
                     "QP {qp}: message {m} committed with {} older messages unacknowledged (una taken releases {})",
@@ -917,6 +929,7 @@ fn requester_matches_proto_segmentation() {
         ack_pct: 4,
         ack_from: 400,
         fair_at: 0,
+        err_at: 0,
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -994,6 +1007,7 @@ fn doorbell_overflow_is_counted_and_recovered() {
         ack_pct: 100,
         ack_from: 0,
         fair_at: 0,
+        err_at: 0,
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -1032,6 +1046,7 @@ fn batched_fetch_throughput() {
         ack_pct: 100,
         ack_from: 0,
         fair_at: 0,
+        err_at: 0,
     });
     check_common(&o);
     eprintln!("batches (size: count) {:?}", o.batches);
@@ -1070,6 +1085,7 @@ fn qps_share_the_engine_batch_by_batch() {
         ack_pct: 100,
         ack_from: 0,
         fair_at: 0,
+        err_at: 0,
     });
     check_common(&o);
     eprintln!("output order: {:?}", o.order);
@@ -1104,6 +1120,7 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         ack_pct: 100,
         ack_from: 400,
         fair_at: 150,
+        err_at: 0,
     });
     check_common(&o);
     let t255 = &o.take_cycles[&255];
@@ -1118,4 +1135,38 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
     assert_eq!(t255.len(), 16);
     assert_eq!(o.max_unacked[&255], RTX_SLOTS);
     assert_eq!(o.counters["db_stale"], 0);
+}
+
+/// A QP in error at the retransmit engine is not held: nothing will
+/// acknowledge its records any more, and its remaining messages must still
+/// be fetched (and sent; the send completions flush them). QP 255 rings
+/// 16 single-packet messages, never gets an acknowledgement, and is
+/// reported in error at cycle 400: exactly 4 messages before, all 16 in
+/// the end.
+#[test]
+fn qp_in_error_is_not_held() {
+    let o = run(Params {
+        seed: 0xE220_0001,
+        n_desc: 0,
+        out_ready_pct: 100,
+        msg_ready_pct: 100,
+        dma_ready_pct: 100,
+        rsp_valid_pct: 100,
+        max_latency: 0,
+        rtx: false,
+        bad: false,
+        overflow: true,
+        burst: true,
+        fair: false,
+        ack_pct: 0,
+        ack_from: u64::MAX,
+        fair_at: 0,
+        err_at: 400,
+    });
+    check_common(&o);
+    let t255 = &o.take_cycles[&255];
+    eprintln!("QP 255 records at {t255:?}; held pulses {}", o.counters["sq_held"]);
+    assert_eq!(t255.iter().filter(|&&c| c < 400).count(), RTX_SLOTS, "4 messages before the error report");
+    assert_eq!(t255.len(), 16, "the other 12 after it");
+    assert!(o.counters["sq_held"] >= 50);
 }
