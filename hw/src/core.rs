@@ -581,8 +581,11 @@ impl Logic for MrcCore {
         // An ACK advance goes to the CC gate and the send completions in the
         // same cycle (taken when both can).
         // (The send completions' `ack_ready` depends on `ack_valid`, so the
-        // offer to them must not depend on their ready.)
-        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val();
+        // offer to them must not depend on their ready.) The requester
+        // snoops the same advance to free its retransmit records
+        // (`una_*`); its `una_ready` is low only in a cycle with a QP
+        // send-context config write, and depends on nothing else.
+        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val() & self.req.una_ready.val();
         self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
         self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
         // A resend claims the slot (and blocks admission) only in a cycle
@@ -636,6 +639,9 @@ impl Logic for MrcCore {
         self.retx.ack_ready.next = self.cc_g_ack.val();
         self.sendcq.ack_qp.next = self.retx.ack_qp.val();
         self.sendcq.ack_una.next = self.retx.ack_una.val();
+        self.req.una_valid.next = self.cc_g_ack.val();
+        self.req.una_qp.next = self.retx.ack_qp.val();
+        self.req.una_psn.next = self.retx.ack_una.val();
         self.retx.rto_ready.next = self.cc_g_rto.val();
         // Resends go to the requester, which re-issues the packet (through
         // the admission below, as a non-new PSN).
@@ -645,8 +651,13 @@ impl Logic for MrcCore {
         self.retx.rtx_ready.next = self.cc_g_rtx.val() & self.req.rtx_ready.val();
         // The retransmit engine's QP errors: to the send completions
         // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
-        self.sendcq.rtx_err_valid.next = self.retx.err_valid.val();
-        self.retx.err_ready.next = self.sendcq.rtx_err_ready.val();
+        // The requester snoops the report (a QP in error frees its
+        // retransmit records: nothing acknowledges them any more); its
+        // `qerr_ready` depends on the config write only.
+        self.sendcq.rtx_err_valid.next = self.retx.err_valid.val() & self.req.qerr_ready.val();
+        self.retx.err_ready.next = self.sendcq.rtx_err_ready.val() & self.req.qerr_ready.val();
+        self.req.qerr_valid.next = self.sendcq.rtx_err_valid.val() & self.sendcq.rtx_err_ready.val();
+        self.req.qerr_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
 
@@ -933,7 +944,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 (self.req.cnt_bad_opcode.val() | self.req.cnt_bad_flags.val() | self.req.cnt_bad_length.val()).into(),
             ) << 22)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.req.cnt_bad_doorbell.val() | self.req.cnt_db_stale.val()).into()) << 23)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_bad_doorbell.val().into()) << 23)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_overflow.val().into()) << 24)
             // A SACK acknowledging a PSN never sent is a dropped record too
             // (the counter's doc); without it a forged SACK left no trace.

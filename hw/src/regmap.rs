@@ -152,7 +152,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter { name: "no_good_ev", group: group::EV, doc: "selects retried because the QP had no GOOD EV" },
     Counter { name: "cc_held", group: group::REQUESTER, doc: "packet admissions the congestion-control gate held" },
     Counter { name: "req_bad_descriptor", group: group::REQUESTER, doc: "send descriptors rejected (opcode, flags or length)" },
-    Counter { name: "req_bad_doorbell", group: group::REQUESTER, doc: "doorbells beyond the ring or stale" },
+    Counter { name: "req_bad_doorbell", group: group::REQUESTER, doc: "doorbells rejected (beyond the ring, or QP disabled); stale ones, normal, are not counted" },
     Counter { name: "req_db_overflow", group: group::REQUESTER, doc: "doorbells lost to a full doorbell FIFO" },
     Counter { name: "retx_drop", group: group::REQUESTER, doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)" },
     Counter { name: "ev_event_lost", group: group::EV, doc: "EV state changes lost (event FIFO or EV-event ring full)" },

@@ -11,15 +11,23 @@
 //!
 //! One engine serves one doorbell at a time: descriptors up to its
 //! producer index are fetched in batches of up to 8 per DMA read (one
-//! descriptor per 512-bit beat); after a batch, a QP with descriptors left
+//! descriptor per 512-bit beat), and no more than the QP's free
+//! retransmit records: a record is free once the cumulative ACK (`una_*`)
+//! has passed its message. After a batch, a QP with descriptors left
 //! goes back to the doorbell FIFO's tail when another doorbell waits
-//! (round robin between QPs, batch by batch). While a message is being
-//! segmented the output carries one record per cycle.
+//! (round robin between QPs, batch by batch); a QP without a free record
+//! is held the same way (or re-checked when it is alone), so it blocks no
+//! other QP. While a message is being segmented the output carries one
+//! record per cycle.
 
 use rust_hdl::prelude::*;
 
-/// Messages remembered per QP for retransmission (a ring: the 5th message
-/// overwrites the 1st).
+/// Messages remembered per QP for retransmission (a ring of records). A
+/// record is reused only once the cumulative acknowledgement (`una_*`)
+/// has passed its message's last PSN: a QP with all of them holding
+/// unacknowledged messages is held back (its doorbell re-queued or the
+/// engine waiting on it), so at most this many messages of a QP are in
+/// flight.
 pub const RTX_SLOTS: usize = 4;
 /// Doorbell FIFO depth (log2).
 pub const DB_FIFO_LOG2: usize = 4;
@@ -81,6 +89,23 @@ pub struct Requester {
     pub rtx_ready: Signal<Out, Bit>,
     pub rtx_qp: Signal<In, Bits<8>>,
     pub rtx_psn: Signal<In, Bits<24>>,
+    // Cumulative acknowledgements (the retransmit engine's `ack_qp` /
+    // `ack_una`, snooped by the top): every PSN serially before `una_psn`
+    // is acknowledged, so a record whose message ends at or before it is
+    // free. Not taken (`una_ready` low) in a cycle with a table-1 config
+    // write: the una RAM's one write port then resets the QP's una.
+    pub una_valid: Signal<In, Bit>,
+    pub una_ready: Signal<Out, Bit>,
+    pub una_qp: Signal<In, Bits<8>>,
+    pub una_psn: Signal<In, Bits<24>>,
+    // The retransmit engine put the QP in error (its `err_*` report,
+    // snooped by the top): una stops, so the QP's records are all treated
+    // as free from then on (its remaining messages are fetched and sent as
+    // before, and flushed by the send completions), until a config write
+    // for the QP. `qerr_ready` is low in a table-1 config-write cycle.
+    pub qerr_valid: Signal<In, Bit>,
+    pub qerr_ready: Signal<Out, Bit>,
+    pub qerr_qp: Signal<In, Bits<8>>,
     // Packet work records.
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
@@ -131,6 +156,11 @@ pub struct Requester {
     /// Pulse: doorbell value behind the consumer index (already served,
     /// e.g. a re-queued one overtaken by a later doorbell): ignored.
     pub cnt_db_stale: Signal<Out, Bit>,
+    /// Pulse: the QP in service has descriptors left but all its
+    /// retransmit records hold unacknowledged messages (held: its doorbell
+    /// re-queued, or the engine checks again 2 cycles later). Repeats while
+    /// it stays held.
+    pub cnt_sq_held: Signal<Out, Bit>,
     // Storage.
     /// Doorbell FIFO: {value, qp} in a 16-entry RAM; 5-bit pointers (the
     /// extra bit tells full from empty). An entry is readable one cycle
@@ -146,8 +176,16 @@ pub struct Requester {
     /// [66:63] log2 MTU (8..=13), [67] enable.
     ctx_ram: RAM<Bits<68>, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
-    /// next retransmit slot, [61:58] valid slots.
-    dyn_ram: RAM<Bits<62>, 8>,
+    /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
+    /// bits each, slot 0 lowest) the PSN after its message's last one,
+    /// [189:158] the latest producer index the engine accepted (a popped
+    /// doorbell behind it is redundant: dropped as stale).
+    dyn_ram: RAM<Bits<190>, 8>,
+    /// Per QP: the latest cumulative acknowledgement (`una`), reset to
+    /// `start_psn` by a config write.
+    una_ram: RAM<Bits<24>, 8>,
+    /// Per QP: in error at the retransmit engine (records all free).
+    qerr_ram: RAM<Bit, 8>,
     /// Retransmit table, address {qp, slot}: [23:0] first PSN, [47:24]
     /// packets, [79:48] length, [143:80] local IOVA, [207:144] remote VA,
     /// [239:208] rkey, [271:240] imm, [272] WRITE-IMM.
@@ -160,6 +198,13 @@ pub struct Requester {
     cur_psn: DFF<Bits<24>>,
     cur_seq: DFF<Bits<2>>,
     cur_vmask: DFF<Bits<4>>,
+    /// The end PSN (last + 1) of each slot's message, and the records free
+    /// for new messages (counted at LOAD, less one per commit).
+    cur_end0: DFF<Bits<24>>,
+    cur_end1: DFF<Bits<24>>,
+    cur_end2: DFF<Bits<24>>,
+    cur_end3: DFF<Bits<24>>,
+    cur_free: DFF<Bits<3>>,
     cur_base: DFF<Bits<58>>,
     cur_ring_mask: DFF<Bits<32>>,
     cur_mtu: DFF<Bits<32>>,
@@ -240,6 +285,7 @@ pub struct Requester {
     k_bad_cfg: DFF<Bit>,
     k_rtx_miss: DFF<Bit>,
     k_db_stale: DFF<Bit>,
+    k_sq_held: DFF<Bit>,
     // Combinational locals.
     cfg_mine: Signal<Local, Bit>,
     cfg_hit: Signal<Local, Bit>,
@@ -258,7 +304,34 @@ pub struct Requester {
     r_slot_bits: Signal<Local, Bits<4>>,
     r_is_last: Signal<Local, Bit>,
     r_rem: Signal<Local, Bits<32>>,
-    dyn_wr: Signal<Local, Bits<62>>,
+    dyn_wr: Signal<Local, Bits<190>>,
+    /// Consumer index written back: + 1 in COMMIT, as is in NEXT.
+    dyn_ci: Signal<Local, Bits<32>>,
+    /// LOAD: latest accepted producer index minus this doorbell's (a
+    /// positive 32-bit difference: superseded).
+    ld_sup: Signal<Local, Bits<32>>,
+    /// LOAD: the QP's una and, per slot, `una - end` in 24 bits (a Local:
+    /// an inline difference would be evaluated at 32 bits in Verilog) and
+    /// whether the slot still holds an unacknowledged message.
+    ld_una: Signal<Local, Bits<24>>,
+    ld_d0: Signal<Local, Bits<24>>,
+    ld_d1: Signal<Local, Bits<24>>,
+    ld_d2: Signal<Local, Bits<24>>,
+    ld_d3: Signal<Local, Bits<24>>,
+    ld_vmask: Signal<Local, Bits<4>>,
+    ld_busy: Signal<Local, Bits<4>>,
+    ld_idle: Signal<Local, Bits<4>>,
+    ld_free: Signal<Local, Bits<3>>,
+    /// COMMIT: the new message's end PSN and the slot ends written back.
+    new_end: Signal<Local, Bits<24>>,
+    nend0: Signal<Local, Bits<24>>,
+    nend1: Signal<Local, Bits<24>>,
+    nend2: Signal<Local, Bits<24>>,
+    nend3: Signal<Local, Bits<24>>,
+    ends_wr: Signal<Local, Bits<96>>,
+    /// NEXT: no record free for the QP in service.
+    held: Signal<Local, Bit>,
+    free32: Signal<Local, Bits<32>>,
     // Incremented counters narrowed to their own width before they are
     // packed or compared: the emitted Verilog evaluates an inline `x + 1`
     // at the width of the enclosing bit_cast (62) or compare (32), so
@@ -266,8 +339,8 @@ pub struct Requester {
     // ci 0xFFFFFFFF + 1 carried into the PSN field, and `r_seg + 1 == n`
     // missed n = 0 after 0xFFFFFF (the width check in hw::flow::widen).
     // `bit_cast::<62, 24>(psn + npkts) << 32` carried a message that
-    // crosses the 24-bit PSN wrap into the stored seq field.
-    psn_next: Signal<Local, Bits<24>>,
+    // crosses the 24-bit PSN wrap into the stored seq field (now
+    // `new_end`, below).
     ci_next: Signal<Local, Bits<32>>,
     seq_next: Signal<Local, Bits<2>>,
     r_slot_next: Signal<Local, Bits<2>>,
@@ -296,7 +369,7 @@ impl Logic for Requester {
             r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
             o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
             k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale, m_valid, m_qp, m_wr_id, m_opcode, m_len,
-            m_sq_index, m_signaled, m_first_psn, m_last_psn
+            m_sq_index, m_signaled, m_first_psn, m_last_psn, cur_end0, cur_end1, cur_end2, cur_end3, cur_free, k_sq_held
         );
         self.one32.next = 1.into();
         self.db_ram.read_clock.next = self.clock.val();
@@ -307,6 +380,10 @@ impl Logic for Requester {
         self.dyn_ram.write_clock.next = self.clock.val();
         self.rtx_ram.read_clock.next = self.clock.val();
         self.rtx_ram.write_clock.next = self.clock.val();
+        self.una_ram.read_clock.next = self.clock.val();
+        self.una_ram.write_clock.next = self.clock.val();
+        self.qerr_ram.read_clock.next = self.clock.val();
+        self.qerr_ram.write_clock.next = self.clock.val();
 
         // Doorbells go straight into the FIFO; a full FIFO drops (the
         // producer index is absolute, so a later doorbell recovers).
@@ -328,10 +405,12 @@ impl Logic for Requester {
         // with descriptors left goes back to the FIFO's tail as {pi, qp}
         // when another doorbell waits, the FIFO has room and no doorbell
         // is being written (the RAM's one write port); otherwise it keeps
-        // the engine.
+        // the engine. A held QP (no free retransmit record) goes back the
+        // same way even before its first batch, so it never blocks others.
+        self.held.next = self.cur_free.q.val() == 0;
         self.requeue.next = (self.state.q.val() == 2)
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
-            & self.served.q.val()
+            & (self.served.q.val() | self.held.val())
             & self.db_avail.val()
             & !self.db_full.val()
             & !self.db_valid.val();
@@ -360,28 +439,78 @@ impl Logic for Requester {
             | (bit_cast::<68, 4>(bit_cast::<4, 8>(self.cfg_log2mtu.val())) << 63)
             | (bit_cast::<68, 1>(self.cfg_data.val().get_bits::<1>(200)) << 67);
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
+        // una: the acknowledgement snoop, or a config write's reset to
+        // start_psn (which has the port: the snoop waits a cycle).
+        self.una_ready.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.una_ram.write_address.next = self.una_qp.val();
+        self.una_ram.write_data.next = self.una_psn.val();
+        self.una_ram.write_enable.next = self.una_valid.val();
+        self.qerr_ready.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.qerr_ram.write_address.next = self.qerr_qp.val();
+        self.qerr_ram.write_data.next = true;
+        self.qerr_ram.write_enable.next = self.qerr_valid.val();
+        if self.cfg_hit.val() & self.cfg_ok.val() {
+            self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.qerr_ram.write_data.next = false;
+            self.qerr_ram.write_enable.next = true;
+            self.una_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.una_ram.write_data.next = self.cfg_data.val().get_bits::<24>(128);
+            self.una_ram.write_enable.next = true;
+        }
         // The dynamic state: a config write resets it (ci 0, next PSN =
         // start_psn, no retransmit slot valid); otherwise the engine writes
         // it in COMMIT (which waits while a config write is present).
         self.ci_next.next = self.cur_ci.q.val() + 1;
-        self.psn_next.next = self.cur_psn.q.val() + self.d_npkts.q.val();
         self.seq_next.next = self.cur_seq.q.val() + 1;
         self.r_slot_next.next = self.r_slot.q.val() + 1;
         self.r_seg_next.next = self.r_seg.q.val() + 1;
-        self.dyn_wr.next = bit_cast::<62, 32>(self.ci_next.val())
-            | (bit_cast::<62, 24>(self.cur_psn.q.val()) << 32)
-            | (bit_cast::<62, 2>(self.cur_seq.q.val()) << 56)
-            | (bit_cast::<62, 4>(self.cur_vmask.q.val()) << 58);
+        // Slot ends as they are, or with the committed message's end in
+        // its slot (COMMIT).
+        self.new_end.next = self.cur_psn.q.val() + self.d_npkts.q.val();
+        self.nend0.next = self.cur_end0.q.val();
+        self.nend1.next = self.cur_end1.q.val();
+        self.nend2.next = self.cur_end2.q.val();
+        self.nend3.next = self.cur_end3.q.val();
+        if (self.state.q.val() == 6) & (self.d_bad.q.val() == 0) {
+            if self.cur_seq.q.val() == 0 {
+                self.nend0.next = self.new_end.val();
+            }
+            if self.cur_seq.q.val() == 1 {
+                self.nend1.next = self.new_end.val();
+            }
+            if self.cur_seq.q.val() == 2 {
+                self.nend2.next = self.new_end.val();
+            }
+            if self.cur_seq.q.val() == 3 {
+                self.nend3.next = self.new_end.val();
+            }
+        }
+        self.ends_wr.next = bit_cast::<96, 24>(self.nend0.val())
+            | (bit_cast::<96, 24>(self.nend1.val()) << 24)
+            | (bit_cast::<96, 24>(self.nend2.val()) << 48)
+            | (bit_cast::<96, 24>(self.nend3.val()) << 72);
+        self.dyn_ci.next = self.cur_ci.q.val();
+        if self.state.q.val() == 6 {
+            self.dyn_ci.next = self.ci_next.val();
+        }
+        self.dyn_wr.next = bit_cast::<190, 32>(self.dyn_ci.val())
+            | (bit_cast::<190, 24>(self.cur_psn.q.val()) << 32)
+            | (bit_cast::<190, 2>(self.cur_seq.q.val()) << 56)
+            | (bit_cast::<190, 4>(self.cur_vmask.q.val()) << 58)
+            | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
+            | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
         if self.cfg_hit.val() & self.cfg_ok.val() {
             self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.dyn_ram.write_data.next = bit_cast::<62, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
+            self.dyn_ram.write_data.next = bit_cast::<190, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
             self.dyn_ram.write_enable.next = true;
         }
         self.ctx_ram.read_address.next = self.cur_qp.q.val();
         self.dyn_ram.read_address.next = self.cur_qp.q.val();
+        self.una_ram.read_address.next = self.cur_qp.q.val();
+        self.qerr_ram.read_address.next = self.cur_qp.q.val();
         self.rtx_ram.read_address.next = (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
         self.rtx_ram.write_address.next = (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
         self.rtx_ram.write_data.next = bit_cast::<273, 24>(self.cur_psn.q.val())
@@ -415,11 +544,34 @@ impl Logic for Requester {
         self.k_bad_doorbell.d.next = false;
         self.k_rtx_miss.d.next = false;
         self.k_db_stale.d.next = false;
+        self.k_sq_held.d.next = false;
 
         // LOAD locals.
         self.ld_log2size.next = self.ctx_ram.read_data.val().get_bits::<5>(58);
         self.ld_ci.next = self.dyn_ram.read_data.val().get_bits::<32>(0);
         self.db_diff.next = self.cur_pi.q.val() - self.ld_ci.val();
+        self.ld_sup.next = self.dyn_ram.read_data.val().get_bits::<32>(158) - self.cur_pi.q.val();
+        // Records in use: valid slots whose message does not end at or
+        // before una (una - end negative, serially).
+        self.ld_una.next = self.una_ram.read_data.val();
+        self.ld_d0.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(62);
+        self.ld_d1.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(86);
+        self.ld_d2.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(110);
+        self.ld_d3.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(134);
+        self.ld_vmask.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+        if self.qerr_ram.read_data.val() {
+            self.ld_vmask.next = 0.into();
+        }
+        self.ld_busy.next = self.ld_vmask.val()
+            & (bit_cast::<4, 1>(self.ld_d0.val().get_bits::<1>(23))
+                | (bit_cast::<4, 1>(self.ld_d1.val().get_bits::<1>(23)) << 1)
+                | (bit_cast::<4, 1>(self.ld_d2.val().get_bits::<1>(23)) << 2)
+                | (bit_cast::<4, 1>(self.ld_d3.val().get_bits::<1>(23)) << 3));
+        self.ld_idle.next = !self.ld_busy.val();
+        self.ld_free.next = bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(0))
+            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(1))
+            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(2))
+            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(3));
         // One-hot of the slot the next message takes.
         self.seq_bit.next = 1.into();
         if self.cur_seq.q.val() == 1 {
@@ -432,11 +584,15 @@ impl Logic for Requester {
             self.seq_bit.next = 8.into();
         }
         self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
-        // Batch size: min(8, pi - ci, slots to the ring's end).
+        // Batch size: min(8, pi - ci, slots to the ring's end, free
+        // records); the free records (at most 4) stand in for the 8, so
+        // the limit costs no logic level. A batch never has to stop for a
+        // record: una only moves forward.
         self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
         self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
-        self.nb1.next = 8.into();
-        if self.avail.val() < 8 {
+        self.free32.next = bit_cast::<32, 3>(self.cur_free.q.val());
+        self.nb1.next = bit_cast::<4, 3>(self.cur_free.q.val());
+        if self.avail.val() < self.free32.val() {
             self.nb1.next = bit_cast::<4, 32>(self.avail.val());
         }
         self.nb.next = self.nb1.val();
@@ -472,6 +628,8 @@ impl Logic for Requester {
                 self.cur_pi.d.next = self.db_ram.read_data.val().get_bits::<32>(8);
                 self.ctx_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.dyn_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.una_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
+                self.qerr_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
                 self.state.d.next = 1.into();
             }
         } else if self.state.q.val() == 1 {
@@ -484,9 +642,19 @@ impl Logic for Requester {
             self.cur_psn.d.next = self.dyn_ram.read_data.val().get_bits::<24>(32);
             self.cur_seq.d.next = self.dyn_ram.read_data.val().get_bits::<2>(56);
             self.cur_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+            self.cur_end0.d.next = self.dyn_ram.read_data.val().get_bits::<24>(62);
+            self.cur_end1.d.next = self.dyn_ram.read_data.val().get_bits::<24>(86);
+            self.cur_end2.d.next = self.dyn_ram.read_data.val().get_bits::<24>(110);
+            self.cur_end3.d.next = self.dyn_ram.read_data.val().get_bits::<24>(134);
+            self.cur_free.d.next = self.ld_free.val();
             self.served.d.next = false;
-            if self.ctx_ram.read_data.val().get_bit(67) & self.db_diff.val().get_bit(31) {
-                // Behind the consumer index (pi - ci >= 2^31): stale.
+            if self.ctx_ram.read_data.val().get_bit(67)
+                & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
+            {
+                // Behind the consumer index (pi - ci >= 2^31), or behind the
+                // latest producer index accepted for the QP (whose doorbell
+                // is in service or queued: a held QP keeps one doorbell in
+                // the FIFO, not one per ring): stale.
                 self.k_db_stale.d.next = true;
                 self.state.d.next = 0.into();
             } else if !self.ctx_ram.read_data.val().get_bit(67)
@@ -506,9 +674,30 @@ impl Logic for Requester {
             }
         } else if self.state.q.val() == 2 {
             // NEXT: all fetched? else the next batch: up to 8 descriptors,
-            // not beyond the producer index nor the ring's end.
+            // not beyond the producer index nor the ring's end, nor the
+            // free records. The doorbell's producer index is recorded as
+            // the QP's latest (state as it is; skipped in a cycle with a
+            // config write: it only lets older doorbells be dropped).
+            self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+            self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
             if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                 self.state.d.next = 0.into();
+            } else if self.held.val() {
+                // Held, and no other doorbell waits (or the FIFO cannot
+                // take it back): look again after a LOAD (the QP's una
+                // re-read). Retransmits go first: the acknowledgements
+                // that free a record may need them.
+                self.rtx_ready.next = true;
+                if self.rtx_valid.val() {
+                    self.r_qp.d.next = self.rtx_qp.val();
+                    self.r_psn.d.next = self.rtx_psn.val();
+                    self.r_ret.d.next = 1.into();
+                    self.ctx_ram.read_address.next = self.rtx_qp.val();
+                    self.dyn_ram.read_address.next = self.rtx_qp.val();
+                    self.state.d.next = 9.into();
+                } else {
+                    self.state.d.next = 1.into();
+                }
             } else {
                 self.batch_n.d.next = self.nb.val();
                 self.beats_left.d.next = self.nb.val();
@@ -591,10 +780,17 @@ impl Logic for Requester {
                     self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
                     self.m_first_psn.d.next = self.cur_psn.q.val();
                     self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
-                    self.dyn_ram.write_data.next = bit_cast::<62, 32>(self.ci_next.val())
-                        | (bit_cast::<62, 24>(self.psn_next.val()) << 32)
-                        | (bit_cast::<62, 2>(self.seq_next.val()) << 56)
-                        | (bit_cast::<62, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58);
+                    self.dyn_ram.write_data.next = bit_cast::<190, 32>(self.ci_next.val())
+                        | (bit_cast::<190, 24>(self.new_end.val()) << 32)
+                        | (bit_cast::<190, 2>(self.seq_next.val()) << 56)
+                        | (bit_cast::<190, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58)
+                        | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
+                        | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
+                    self.cur_end0.d.next = self.nend0.val();
+                    self.cur_end1.d.next = self.nend1.val();
+                    self.cur_end2.d.next = self.nend2.val();
+                    self.cur_end3.d.next = self.nend3.val();
+                    self.cur_free.d.next = self.cur_free.q.val() - 1;
                     self.rtx_ram.write_enable.next = true;
                     self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
                     self.cur_seq.d.next = self.cur_seq.q.val() + 1;
@@ -786,6 +982,7 @@ impl Logic for Requester {
         self.cnt_bad_cfg.next = self.k_bad_cfg.q.val();
         self.cnt_rtx_miss.next = self.k_rtx_miss.q.val();
         self.cnt_db_stale.next = self.k_db_stale.q.val();
+        self.cnt_sq_held.next = self.k_sq_held.q.val();
     }
 }
 

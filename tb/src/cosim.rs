@@ -86,10 +86,11 @@ pub struct SystemConfig {
     /// A's send ring holds `2^sq_log2_size` descriptors.
     pub sq_log2_size: u8,
     /// The driver keeps at most this many messages posted and not yet
-    /// completed. The requester's retransmit table holds the last 4
-    /// messages of a QP (docs/hw/requester.md): a loss in an older
-    /// message could never be resent, so 4 is the most that is safe on a
-    /// lossy fabric.
+    /// completed (default 16: the whole default ring). The requester
+    /// itself keeps at most `hw::requester::RTX_SLOTS` = 4 messages of a
+    /// QP in flight (it holds the next one back until an acknowledgement
+    /// frees a retransmit record, docs/hw/requester.md), so the golden
+    /// scenario gets the smaller of the two.
     pub max_outstanding: u32,
     pub min_good_evs: u8,
     /// Stop after this many cycles of traffic.
@@ -136,7 +137,7 @@ impl SystemConfig {
             send_mpr_units: MAX_SEND_MPR_UNITS,
             cwnd: 1 << 20,
             sq_log2_size: 4,
-            max_outstanding: 4,
+            max_outstanding: 16,
             min_good_evs: 1,
             cycle_limit: 2_000_000,
             stalls: Stalls {
@@ -200,7 +201,9 @@ impl SystemConfig {
             ep.rts.evs.min_active = u16::from(self.min_good_evs);
             ep.rts.evs.probe_interval = time_limit + Duration::from_ms(1);
         }
-        s.max_outstanding = Some(self.max_outstanding as usize);
+        // The hardware's own limit: messages beyond RTX_SLOTS per QP are
+        // posted and rung but not sent until a record is free.
+        s.max_outstanding = Some((self.max_outstanding as usize).min(hw::requester::RTX_SLOTS));
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
         s.time_limit = time_limit;

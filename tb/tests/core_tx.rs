@@ -351,3 +351,60 @@ fn blackholed_ev_recovery(start_psn: u32) {
     assert!(nic.counter("retransmit") > 0, "lost packets were resent");
     assert!(nic.counter("ev_marked_bad") > 0, "the dead EV was marked bad");
 }
+
+/// A QP in error is not held: 8 single-packet WRITEs posted on one
+/// doorbell, nothing ever comes back (no loopback, the frames stay on MAC
+/// TX), RTO 5 us with a retry budget of 1. The requester sends 4 and holds
+/// the rest (no ACK frees a record); the retransmit engine's RTO puts the
+/// QP in error, the requester snoops that report (`qerr_*`) and fetches
+/// the other 4 anyway, and the send completions flush them: every WR gets
+/// its CQE, in order, the failed one RETRY_EXCEEDED and the rest FLUSHED.
+/// (Without the snoop the held 4 were never fetched and never completed.)
+#[test]
+fn a_qp_in_error_completes_every_posted_message() {
+    use hw::layout::{Completion, CqStatus};
+    if skip() {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 21).unwrap();
+    configure(&mut nic);
+    let fast = RetxParams { rto_ns: 5_000, stall_allowance_ns: 0, reorder_allowance: 3, retry_linear: 1, retry_exp: 0, stall_age_ns: 0 };
+    nic.set_retransmit(QP, &fast, 15);
+    const N: usize = 8;
+    for i in 0..N {
+        let wr = SqDescriptor {
+            opcode: SqOpcode::Write,
+            signaled: true,
+            length: 100,
+            wr_id: 0x100 + i as u64,
+            local_iova: 0x2000_0000 + 0x1000 * i as u64,
+            remote_va: 0x5000_0000,
+            rkey: 0x1234,
+            imm: 0,
+        };
+        nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &wr.encode().unwrap());
+    }
+    nic.doorbell(QP, N as u32);
+    let cqe = |nic: &Nic, i: usize| Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32)).ok().filter(|c| c.phase);
+    let mut cycles = 0u64;
+    let mut first_wave = None;
+    while cqe(&nic, N - 1).is_none() && cycles < 100_000 {
+        nic.step();
+        cycles += 1;
+        if cycles == 1_000 {
+            // Before any RTO: only the 4 the retransmit records hold.
+            first_wave = Some(nic.tx.frames.len());
+        }
+    }
+    let statuses: Vec<Option<(u64, CqStatus)>> = (0..N).map(|i| cqe(&nic, i).map(|c| (c.wr_id, c.status))).collect();
+    eprintln!("after {cycles} cycles: {} frames on MAC TX ({first_wave:?} by cycle 1000); CQEs {statuses:?}", nic.tx.frames.len());
+    assert_eq!(first_wave, Some(4), "4 messages sent before the QP fails, the rest held");
+    for (i, s) in statuses.iter().enumerate() {
+        let (wr_id, status) = s.unwrap_or_else(|| panic!("CQE {i} missing after {cycles} cycles"));
+        assert_eq!(wr_id, 0x100 + i as u64, "CQE {i} in posting order");
+        let want = if i == 0 { CqStatus::RetryExceeded } else { CqStatus::Flushed };
+        assert_eq!(status, want, "CQE {i}");
+    }
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
