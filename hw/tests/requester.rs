@@ -320,6 +320,33 @@ struct Params {
     err_at: u64,
 }
 
+/// The directed tests' setting: no stalls, no latency, no scenario flag,
+/// every acknowledgement issued at once; each test names what differs.
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            seed: 1,
+            n_desc: 0,
+            out_ready_pct: 100,
+            msg_ready_pct: 100,
+            dma_ready_pct: 100,
+            rsp_valid_pct: 100,
+            max_latency: 0,
+            rtx: false,
+            bad: false,
+            overflow: false,
+            burst: false,
+            fair: false,
+            wrap_first: false,
+            rtx_wrap: false,
+            ack_pct: 100,
+            ack_from: 0,
+            fair_at: 0,
+            err_at: 0,
+        }
+    }
+}
+
 const COUNTERS: [&str; 9] =
     ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss", "db_stale", "sq_held"];
 
@@ -986,15 +1013,9 @@ fn requester_matches_proto_segmentation() {
         max_latency: 8,
         rtx: true,
         bad: true,
-        overflow: false,
-        burst: false,
-        fair: false,
-        wrap_first: false,
-        rtx_wrap: false,
         ack_pct: 4,
         ack_from: 400,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     assert_eq!(o.counters["db_overflow"], 0);
@@ -1058,23 +1079,8 @@ fn requester_matches_proto_segmentation() {
 fn doorbell_overflow_is_counted_and_recovered() {
     let o = run(Params {
         seed: 0x0F10_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
-        burst: false,
-        fair: false,
-        wrap_first: false,
-        rtx_wrap: false,
-        ack_pct: 100,
-        ack_from: 0,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     // 20 doorbells: one popped by the engine, 16 queued, 3 dropped (a
@@ -1099,23 +1105,9 @@ fn doorbell_overflow_is_counted_and_recovered() {
 fn doorbell_overflow_after_pointer_wrap() {
     let o = run(Params {
         seed: 0x0F10_0002,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
-        burst: false,
-        fair: false,
         wrap_first: true,
-        rtx_wrap: false,
-        ack_pct: 100,
-        ack_from: 0,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     let ovf = o.counters["db_overflow"];
@@ -1140,23 +1132,9 @@ fn doorbell_overflow_after_pointer_wrap() {
 fn retransmit_slot_after_psn_wrap() {
     let o = run(Params {
         seed: 0x5E0_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
         max_latency: 2,
-        rtx: false,
-        bad: false,
-        overflow: false,
-        burst: false,
-        fair: false,
-        wrap_first: false,
         rtx_wrap: true,
-        ack_pct: 100,
-        ack_from: 0,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     assert_eq!(o.rtx_got.len(), 1, "the retransmitted packet");
@@ -1174,23 +1152,9 @@ fn retransmit_slot_after_psn_wrap() {
 fn batched_fetch_throughput() {
     let o = run(Params {
         seed: 0xBA7C_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
         burst: true,
-        fair: false,
-        wrap_first: false,
-        rtx_wrap: false,
-        ack_pct: 100,
-        ack_from: 0,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     eprintln!("batches (size: count) {:?}", o.batches);
@@ -1215,23 +1179,10 @@ fn batched_fetch_throughput() {
 fn qps_share_the_engine_batch_by_batch() {
     let o = run(Params {
         seed: 0xFA1E_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
         burst: true,
         fair: true,
-        wrap_first: false,
-        rtx_wrap: false,
-        ack_pct: 100,
-        ack_from: 0,
-        fair_at: 0,
-        err_at: 0,
+        ..Params::default()
     });
     check_common(&o);
     eprintln!("output order: {:?}", o.order);
@@ -1252,23 +1203,12 @@ fn qps_share_the_engine_batch_by_batch() {
 fn held_qp_waits_for_acks_and_blocks_no_other() {
     let o = run(Params {
         seed: 0x401D_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
         burst: true,
         fair: true,
-        ack_pct: 100,
         ack_from: 400,
         fair_at: 150,
-        err_at: 0,
-        wrap_first: false,
-        rtx_wrap: false,
+        ..Params::default()
     });
     check_common(&o);
     let t255 = &o.take_cycles[&255];
@@ -1295,23 +1235,12 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
 fn qp_in_error_is_not_held() {
     let o = run(Params {
         seed: 0xE220_0001,
-        n_desc: 0,
-        out_ready_pct: 100,
-        msg_ready_pct: 100,
-        dma_ready_pct: 100,
-        rsp_valid_pct: 100,
-        max_latency: 0,
-        rtx: false,
-        bad: false,
         overflow: true,
         burst: true,
-        fair: false,
         ack_pct: 0,
         ack_from: u64::MAX,
-        fair_at: 0,
         err_at: 400,
-        wrap_first: false,
-        rtx_wrap: false,
+        ..Params::default()
     });
     check_common(&o);
     let t255 = &o.take_cycles[&255];
