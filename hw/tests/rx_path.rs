@@ -1205,6 +1205,38 @@ impl Logic for WithSackCmp {
     }
 }
 
+impl WithSackCmp {
+    /// A fresh instance whose RX path inputs the testbench drives directly
+    /// (the parser's record, buffer and completion-side handshakes and the
+    /// config port), marked connected so rust-hdl's checks accept them.
+    fn driven_by_the_test() -> WithSackCmp {
+        let mut u = WithSackCmp::default();
+        u.connect_all();
+        for s in [&mut u.path.prs_valid, &mut u.path.prs_drop, &mut u.path.prs_ecn_ce, &mut u.path.prs_trimmed,
+            &mut u.path.prs_ack_req, &mut u.path.prs_xbit, &mut u.path.rec_valid, &mut u.path.rec_stored,
+            &mut u.path.cmd_ready, &mut u.path.ag_ready, &mut u.path.op_ready, &mut u.path.cqe_ready,
+            &mut u.path.cfg_valid] {
+            s.connect();
+        }
+        u.path.prs_ev.connect();
+        u.path.prs_opcode.connect();
+        u.path.prs_dest_qp.connect();
+        u.path.prs_psn.connect();
+        u.path.prs_reth_va.connect();
+        u.path.prs_reth_rkey.connect();
+        u.path.prs_reth_len.connect();
+        u.path.prs_imm.connect();
+        u.path.prs_ext.connect();
+        u.path.prs_payload_off.connect();
+        u.path.prs_payload_len.connect();
+        u.path.rec_id.connect();
+        u.path.cfg_table.connect();
+        u.path.cfg_index.connect();
+        u.path.cfg_data.connect();
+        u
+    }
+}
+
 #[test]
 fn with_the_real_sack_table_and_completion_tracker() {
     // MIDDLE packets of 64 bytes on two QPs (start PSN 0), 10% with a
@@ -1241,29 +1273,7 @@ fn with_the_real_sack_table_and_completion_tracker() {
     }
     let got = Arc::new(Mutex::new(Vec::new()));
     let g2 = got.clone();
-    let mut uut = WithSackCmp::default();
-    uut.connect_all();
-    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
-        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
-        &mut uut.path.cmd_ready, &mut uut.path.ag_ready, &mut uut.path.op_ready, &mut uut.path.cqe_ready,
-        &mut uut.path.cfg_valid] {
-        s.connect();
-    }
-    uut.path.prs_ev.connect();
-    uut.path.prs_opcode.connect();
-    uut.path.prs_dest_qp.connect();
-    uut.path.prs_psn.connect();
-    uut.path.prs_reth_va.connect();
-    uut.path.prs_reth_rkey.connect();
-    uut.path.prs_reth_len.connect();
-    uut.path.prs_imm.connect();
-    uut.path.prs_ext.connect();
-    uut.path.prs_payload_off.connect();
-    uut.path.prs_payload_len.connect();
-    uut.path.rec_id.connect();
-    uut.path.cfg_table.connect();
-    uut.path.cfg_index.connect();
-    uut.path.cfg_data.connect();
+    let uut = WithSackCmp::driven_by_the_test();
     let mut sim = simple_sim!(WithSackCmp, clock, 100_000_000, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
@@ -1419,29 +1429,7 @@ fn real_blocks_match_the_model_responder_with_rejections() {
     let g2 = got.clone();
     let n = pkts.len();
     let frames = pkts.clone();
-    let mut uut = WithSackCmp::default();
-    uut.connect_all();
-    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
-        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
-        &mut uut.path.cmd_ready, &mut uut.path.ag_ready, &mut uut.path.op_ready, &mut uut.path.cqe_ready,
-        &mut uut.path.cfg_valid] {
-        s.connect();
-    }
-    uut.path.prs_ev.connect();
-    uut.path.prs_opcode.connect();
-    uut.path.prs_dest_qp.connect();
-    uut.path.prs_psn.connect();
-    uut.path.prs_reth_va.connect();
-    uut.path.prs_reth_rkey.connect();
-    uut.path.prs_reth_len.connect();
-    uut.path.prs_imm.connect();
-    uut.path.prs_ext.connect();
-    uut.path.prs_payload_off.connect();
-    uut.path.prs_payload_len.connect();
-    uut.path.rec_id.connect();
-    uut.path.cfg_table.connect();
-    uut.path.cfg_index.connect();
-    uut.path.cfg_data.connect();
+    let uut = WithSackCmp::driven_by_the_test();
     let mut sim = simple_sim!(WithSackCmp, clock, 100_000_000, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
