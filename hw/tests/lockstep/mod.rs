@@ -150,11 +150,6 @@ impl Recording {
         t.frames.push(probe.seen.into_iter().flat_map(|s| s.3).collect());
     }
 
-    /// Number of rising edges recorded.
-    pub fn cycles(&self) -> usize {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).frames.len()
-    }
-
     /// Build the Verilog that `fresh` (a new instance of the simulated
     /// block, same configuration) emits as module `top`, replay the
     /// recorded inputs and compare every output in every cycle. Panics
