@@ -79,7 +79,10 @@ pub struct Budget {
 }
 
 /// The budget: <= 15% LUT, <= 30% BRAM (of a U250).
-pub const DEFAULT_BUDGET: Budget = Budget { lut_pct: 15.0, bram_pct: 30.0 };
+pub const DEFAULT_BUDGET: Budget = Budget {
+    lut_pct: 15.0,
+    bram_pct: 30.0,
+};
 
 /// LUTs a distributed-RAM primitive occupies (UG574: a RAM64M/RAM32M is
 /// four LUTs of one SLICEM, a dual-port single-bit RAM two, a 128-deep
@@ -149,26 +152,48 @@ pub enum BudgetError {
     #[error("unknown board `{0}` (known: u250, u280, u55c)")]
     UnknownBoard(String),
     #[error("{block} exceeds its budget on the {board}: {}", .over.join("; "))]
-    Over { block: String, board: String, over: Vec<String> },
+    Over {
+        block: String,
+        board: String,
+        over: Vec<String>,
+    },
 }
 
 /// The budget check: `block`'s report in `stats` against `budget` on
 /// `board`. Returns the utilisation when it fits; otherwise
 /// [`BudgetError::Over`] naming each exceeded resource with its figure.
-pub fn check_budget(stats: &[SynthStats], block: &str, board: &Board, budget: &Budget) -> Result<Utilisation, BudgetError> {
-    let s = stats.iter().find(|s| s.block == block).ok_or_else(|| BudgetError::MissingBlock(block.into()))?;
+pub fn check_budget(
+    stats: &[SynthStats],
+    block: &str,
+    board: &Board,
+    budget: &Budget,
+) -> Result<Utilisation, BudgetError> {
+    let s = stats
+        .iter()
+        .find(|s| s.block == block)
+        .ok_or_else(|| BudgetError::MissingBlock(block.into()))?;
     let u = utilisation(s, board);
     let mut over = Vec::new();
     if u.lut_pct > budget.lut_pct {
-        over.push(format!("LUT {} = {:.2}% of {} > {}%", u.lut, u.lut_pct, board.lut, budget.lut_pct));
+        over.push(format!(
+            "LUT {} = {:.2}% of {} > {}%",
+            u.lut, u.lut_pct, board.lut, budget.lut_pct
+        ));
     }
     if u.bram_pct > budget.bram_pct {
-        over.push(format!("BRAM {} = {:.2}% of {} > {}%", u.bram36, u.bram_pct, board.bram36, budget.bram_pct));
+        over.push(format!(
+            "BRAM {} = {:.2}% of {} > {}%",
+            u.bram36, u.bram_pct, board.bram36, budget.bram_pct
+        ));
     }
     if over.is_empty() {
         Ok(u)
     } else {
-        Err(BudgetError::Over { block: block.into(), board: board.name.into(), over })
+        Err(BudgetError::Over {
+            block: block.into(),
+            board: board.name.into(),
+            over,
+        })
     }
 }
 
@@ -189,8 +214,23 @@ pub fn report_markdown(s: &SynthStats, budget: &Budget, budget_board: &Board) ->
         let u = utilisation(s, b);
         m.push_str(&format!(
             "| {} | {} | {} / {} | {:.2} | {} / {} | {:.2} | {} / {} | {:.2} | {} / {} | {:.2} | {} / {} | {:.2} |\n",
-            b.name, b.part, u.lut, b.lut, u.lut_pct, u.ff, b.ff, u.ff_pct, u.bram36, b.bram36, u.bram_pct, u.uram, b.uram,
-            u.uram_pct, u.dsp, b.dsp, u.dsp_pct
+            b.name,
+            b.part,
+            u.lut,
+            b.lut,
+            u.lut_pct,
+            u.ff,
+            b.ff,
+            u.ff_pct,
+            u.bram36,
+            b.bram36,
+            u.bram_pct,
+            u.uram,
+            b.uram,
+            u.uram_pct,
+            u.dsp,
+            b.dsp,
+            u.dsp_pct
         ));
     }
     m.push_str("\nCapacity sources:\n\n");
@@ -234,7 +274,10 @@ mod tests {
     #[test]
     fn capacities_are_the_device_tables() {
         let u250 = board("U250").unwrap();
-        assert_eq!((u250.lut, u250.ff, u250.bram36, u250.uram), (1_728_000, 3_456_000, 2_688, 1_280));
+        assert_eq!(
+            (u250.lut, u250.ff, u250.bram36, u250.uram),
+            (1_728_000, 3_456_000, 2_688, 1_280)
+        );
         assert_eq!(board("u280").unwrap().lut, board("u55c").unwrap().lut);
         assert!(board("u50").is_none());
         // FFs are two per LUT in every UltraScale+ CLB.
@@ -255,7 +298,9 @@ mod tests {
         // 15% of 1,728,000 = 259,200 LUTs.
         assert!(check_budget(&[report(259_200, 0.0, &[])], "mrc_core", b, &DEFAULT_BUDGET).is_ok());
         let e = check_budget(&[report(259_201, 0.0, &[])], "mrc_core", b, &DEFAULT_BUDGET).unwrap_err();
-        let BudgetError::Over { over, .. } = &e else { panic!("{e}") };
+        let BudgetError::Over { over, .. } = &e else {
+            panic!("{e}")
+        };
         assert_eq!(over.len(), 1);
         assert!(over[0].starts_with("LUT 259201"), "{}", over[0]);
         assert!(e.to_string().contains("exceeds its budget on the u250"));
@@ -264,7 +309,13 @@ mod tests {
     #[test]
     fn too_much_bram_fails_with_both_reasons() {
         // 30% of 2,688 = 806.4 BRAM36.
-        let e = check_budget(&[report(300_000, 806.5, &[])], "mrc_core", board("u250").unwrap(), &DEFAULT_BUDGET).unwrap_err();
+        let e = check_budget(
+            &[report(300_000, 806.5, &[])],
+            "mrc_core",
+            board("u250").unwrap(),
+            &DEFAULT_BUDGET,
+        )
+        .unwrap_err();
         let BudgetError::Over { over, .. } = e else { panic!() };
         assert_eq!(over.len(), 2, "{over:?}");
         assert!(over[1].starts_with("BRAM 806.5"));

@@ -69,30 +69,67 @@ fn bring_up(log2_sq: u8) -> Bench {
     let mut cq = ctx.create_cq(12).unwrap();
     let mut qp = pd.create_qp(&mut cq, log2_sq).unwrap();
     qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
-    let peer = PeerAddress { mac: [2, 0, 0, 0, 0, 2], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)) };
-    qp.modify(QpTransition::Rtr(RtrAttr { dest_qp: 1, rq_psn: 0, peer, log2_mtu: 12, max_wimm: 16 })).unwrap();
+    let peer = PeerAddress {
+        mac: [2, 0, 0, 0, 0, 2],
+        ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+    };
+    qp.modify(QpTransition::Rtr(RtrAttr {
+        dest_qp: 1,
+        rq_psn: 0,
+        peer,
+        log2_mtu: 12,
+        max_wimm: 16,
+    }))
+    .unwrap();
     let rts = RtsAttr {
         sq_psn: 0,
         send_mpr_units: 255,
         max_wimm: 16,
         timeouts: Timeouts::default(),
-        evs: EvProfile { values: (1..=32).collect() },
+        evs: EvProfile {
+            values: (1..=32).collect(),
+        },
         cc: CcProfile::default(),
     };
     qp.modify(QpTransition::Rts(rts)).unwrap();
     let buf = pd.alloc_buffer(1 << 20).unwrap();
     let mr = pd.register(&buf, Access::LocalOnly).unwrap();
-    Bench { _ctx: ctx, cq, qp, mr, cq_pi: 0, posted: 0 }
+    Bench {
+        _ctx: ctx,
+        cq,
+        qp,
+        mr,
+        cq_pi: 0,
+        posted: 0,
+    }
 }
 
 fn wr(mr: &MemoryRegion, i: u64, signaled: bool) -> WriteWr<'_> {
-    WriteWr { wr_id: i, local: mr, local_offset: (i & 255) * 4096, len: 4096, remote_va: 0x5000_0000, rkey: 0x1234, signaled, imm: None }
+    WriteWr {
+        wr_id: i,
+        local: mr,
+        local_offset: (i & 255) * 4096,
+        len: 4096,
+        remote_va: 0x5000_0000,
+        rkey: 0x1234,
+        signaled,
+        imm: None,
+    }
 }
 
 impl Bench {
     /// The card completes everything up to the last WR posted (signaled).
     fn complete_all(&mut self) {
-        let c = Completion { phase: false, status: CqStatus::Success, opcode: 1, qp: self.qp.qpn(), wr_id: u64::from(self.posted - 1), byte_len: 4096, imm: None, sq_index: self.posted - 1 };
+        let c = Completion {
+            phase: false,
+            status: CqStatus::Success,
+            opcode: 1,
+            qp: self.qp.qpn(),
+            wr_id: u64::from(self.posted - 1),
+            byte_len: 4096,
+            imm: None,
+            sq_index: self.posted - 1,
+        };
         let mut b = c.encode().unwrap();
         let log2 = self.cq.slots().trailing_zeros();
         b[0] = (1 - ((self.cq_pi >> log2) & 1)) as u8;
@@ -145,7 +182,9 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for (suffix, clock) in [("", Clock::Wall), ("_cpu", Clock::Cpu)] {
         let mut b = bring_up(12);
-        g.bench_function(format!("post_write_and_doorbell{suffix}"), |bn| bn.iter_custom(|iters| b.timed(iters, 1, clock)));
+        g.bench_function(format!("post_write_and_doorbell{suffix}"), |bn| {
+            bn.iter_custom(|iters| b.timed(iters, 1, clock))
+        });
         let mut b = bring_up(12);
         g.bench_function(format!("post_writes_batch32_per_wr{suffix}"), |bn| {
             bn.iter_custom(|iters| {

@@ -13,7 +13,13 @@ use crate::regmap;
 use crate::Device;
 
 const fn f(name: &'static str, bit: usize, bits: usize, meaning: &'static str) -> Field {
-    Field { name, offset: bit / 8, shift: bit % 8, bits, meaning }
+    Field {
+        name,
+        offset: bit / 8,
+        shift: bit % 8,
+        bits,
+        meaning,
+    }
 }
 
 /// Table 10 (`cc_gate`), index = QP.
@@ -160,7 +166,12 @@ impl ConfigPort {
         if status == u32::MAX {
             return Err(ConfigError::DeviceGone);
         }
-        Ok(ConfigPort { base, shadow: [None; 10], rows: (status >> 16) as u16, writes: 0 })
+        Ok(ConfigPort {
+            base,
+            shadow: [None; 10],
+            rows: (status >> 16) as u16,
+            writes: 0,
+        })
     }
 
     fn put(&mut self, dev: &dyn Device, slot: usize, offset: u16, value: u32) {
@@ -192,7 +203,10 @@ impl ConfigPort {
         }
         let seen = (status >> 16) as u16;
         if seen != self.rows {
-            return Err(ConfigError::RowsLost { expected: self.rows, seen });
+            return Err(ConfigError::RowsLost {
+                expected: self.rows,
+                seen,
+            });
         }
         Ok(())
     }
@@ -217,7 +231,11 @@ mod tests {
     fn rows_land_bit_exact_and_unchanged_words_are_not_rewritten() {
         let dev = MockDevice::new();
         let mut port = ConfigPort::new(&dev, u64::from(regmap::cfg::BASE)).unwrap();
-        let row = Row::new().set(retx_qp::RTO_NS, 200_000).set(retx_qp::RETRY_LINEAR, 7).set(retx_qp::RETRY_EXP, 25).set(retx_qp::STALL_AGE_NS, 0xABCD_EF01);
+        let row = Row::new()
+            .set(retx_qp::RTO_NS, 200_000)
+            .set(retx_qp::RETRY_LINEAR, 7)
+            .set(retx_qp::RETRY_EXP, 25)
+            .set(retx_qp::STALL_AGE_NS, 0xABCD_EF01);
         port.write(&dev, 8, 5, &row);
         let got = dev.last_row(8, 5).unwrap();
         assert_eq!(got.bits(0, 32), 200_000);
@@ -235,7 +253,11 @@ mod tests {
         assert!(w.contains(&(cfg + u64::from(regmap::cfg::DATA0), 17)));
         assert!(w.len() < 11, "unchanged staging words skipped: {w:x?}");
         let got = dev.last_row(2, 0x8003).unwrap();
-        assert_eq!(got.data, Row::new().set(ring::CONSUMER, 17).0, "the emitted row is the whole new row");
+        assert_eq!(
+            got.data,
+            Row::new().set(ring::CONSUMER, 17).0,
+            "the emitted row is the whole new row"
+        );
         port.sync(&dev).unwrap();
     }
 
@@ -248,18 +270,37 @@ mod tests {
         assert_eq!(port.sync(&dev), Err(ConfigError::RowsLost { expected: 1, seen: 0 }));
         dev.set_all_ones(true);
         assert_eq!(port.sync(&dev), Err(ConfigError::DeviceGone));
-        assert!(matches!(ConfigPort::new(&dev, u64::from(regmap::cfg::BASE)), Err(ConfigError::DeviceGone)));
+        assert!(matches!(
+            ConfigPort::new(&dev, u64::from(regmap::cfg::BASE)),
+            Err(ConfigError::DeviceGone)
+        ));
     }
 
     #[test]
     fn field_tables_do_not_overlap_within_a_row() {
         let tables: &[&[Field]] = &[
             &[cc::MIN_CWND, cc::MAX_CWND, cc::SEND_WINDOW],
-            &[retx_qp::RTO_NS, retx_qp::STALL_ALLOWANCE_NS, retx_qp::REORDER, retx_qp::RETRY_LINEAR, retx_qp::RETRY_EXP, retx_qp::STALL_AGE_NS],
+            &[
+                retx_qp::RTO_NS,
+                retx_qp::STALL_ALLOWANCE_NS,
+                retx_qp::REORDER,
+                retx_qp::RETRY_LINEAR,
+                retx_qp::RETRY_EXP,
+                retx_qp::STALL_AGE_NS,
+            ],
             &[ring::BASE, ring::LOG2_SLOTS],
             &[ack_params::EVERY, ack_params::DELAY],
             &[mr::RKEY, mr::BASE_VA, mr::LENGTH, mr::VALID],
-            &[addr::MAC, addr::IP_LO, addr::IP_HI, addr::IPV6, addr::VLAN, addr::TCI, addr::DSCP, addr::TTL],
+            &[
+                addr::MAC,
+                addr::IP_LO,
+                addr::IP_HI,
+                addr::IPV6,
+                addr::VLAN,
+                addr::TCI,
+                addr::DSCP,
+                addr::TTL,
+            ],
             &[ev::VALUE, ev::RR_START],
             &[ev::MASK, ev::MATCH, ev::ALLOW],
         ];

@@ -106,7 +106,11 @@ pub struct DmaBuffer {
 
 impl std::fmt::Debug for DmaBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DmaBuffer {{ iova: {:#x}, len: {} }}", self.inner.iova, self.inner.len)
+        write!(
+            f,
+            "DmaBuffer {{ iova: {:#x}, len: {} }}",
+            self.inner.iova, self.inner.len
+        )
     }
 }
 
@@ -118,7 +122,14 @@ impl DmaBuffer {
     /// `ptr..ptr + len` must be readable and writable memory owned by
     /// `backing`, not referenced by any Rust reference.
     pub unsafe fn from_raw(ptr: NonNull<u8>, len: usize, iova: u64, backing: Box<dyn DmaBacking>) -> DmaBuffer {
-        DmaBuffer { inner: Arc::new(DmaInner { ptr, len, iova, _backing: backing }) }
+        DmaBuffer {
+            inner: Arc::new(DmaInner {
+                ptr,
+                len,
+                iova,
+                _backing: backing,
+            }),
+        }
     }
 
     #[inline]
@@ -147,7 +158,11 @@ impl DmaBuffer {
     fn check(&self, offset: usize, len: usize) -> Result<(), DeviceError> {
         match offset.checked_add(len) {
             Some(end) if end <= self.inner.len => Ok(()),
-            _ => Err(DeviceError::DmaRange { offset, len, size: self.inner.len }),
+            _ => Err(DeviceError::DmaRange {
+                offset,
+                len,
+                size: self.inner.len,
+            }),
         }
     }
 
@@ -185,13 +200,18 @@ impl DmaBuffer {
 
     /// Whether `[iova, iova + len)` lies in this buffer.
     pub fn contains_iova(&self, iova: u64, len: u64) -> bool {
-        iova >= self.inner.iova && iova.checked_add(len).is_some_and(|e| e <= self.inner.iova + self.inner.len as u64)
+        iova >= self.inner.iova
+            && iova
+                .checked_add(len)
+                .is_some_and(|e| e <= self.inner.iova + self.inner.len as u64)
     }
 
     /// A handle that does not keep the memory alive (a device's registry
     /// of buffers by IOVA: a dropped buffer must not stay reachable).
     pub fn downgrade(&self) -> WeakDmaBuffer {
-        WeakDmaBuffer { inner: Arc::downgrade(&self.inner) }
+        WeakDmaBuffer {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// The same memory (for identity checks).
@@ -244,7 +264,9 @@ impl IovaAllocator {
     pub const BASE: u64 = 0x10_0000_0000;
 
     pub fn new() -> IovaAllocator {
-        IovaAllocator { next: AtomicU64::new(Self::BASE) }
+        IovaAllocator {
+            next: AtomicU64::new(Self::BASE),
+        }
     }
 
     /// `len` bytes at an address aligned to `align` (a power of two);
@@ -255,7 +277,10 @@ impl IovaAllocator {
         let mut cur = self.next.load(Ordering::Relaxed);
         loop {
             let start = cur.div_ceil(align) * align;
-            match self.next.compare_exchange(cur, start + span, Ordering::Relaxed, Ordering::Relaxed) {
+            match self
+                .next
+                .compare_exchange(cur, start + span, Ordering::Relaxed, Ordering::Relaxed)
+            {
                 Ok(_) => return start,
                 Err(now) => cur = now,
             }
@@ -273,11 +298,16 @@ impl Default for IovaAllocator {
 pub fn heap_dma(iovas: &IovaAllocator, len: usize) -> Result<DmaBuffer, DeviceError> {
     const ALIGN: usize = 4096;
     let size = len.max(1).div_ceil(ALIGN) * ALIGN;
-    let layout =
-        std::alloc::Layout::from_size_align(size, ALIGN).map_err(|e| DeviceError::DmaAlloc { len, why: e.to_string() })?;
+    let layout = std::alloc::Layout::from_size_align(size, ALIGN).map_err(|e| DeviceError::DmaAlloc {
+        len,
+        why: e.to_string(),
+    })?;
     // SAFETY: non-zero size.
     let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-    let ptr = NonNull::new(raw).ok_or(DeviceError::DmaAlloc { len, why: "out of memory".into() })?;
+    let ptr = NonNull::new(raw).ok_or(DeviceError::DmaAlloc {
+        len,
+        why: "out of memory".into(),
+    })?;
     let iova = iovas.take(size, ALIGN as u64);
     // SAFETY: `ptr` is `size >= len` bytes owned by the backing.
     Ok(unsafe { DmaBuffer::from_raw(ptr, len, iova, Box::new(HeapBacking { ptr, layout })) })
@@ -332,7 +362,14 @@ mod tests {
         assert!(out.iter().all(|&x| x == 0));
         a.write(98, &[7, 8]).unwrap();
         assert_eq!(a.read_u8_volatile(99).unwrap(), 8);
-        assert!(matches!(a.write(99, &[1, 2]), Err(DeviceError::DmaRange { offset: 99, len: 2, size: 100 })));
+        assert!(matches!(
+            a.write(99, &[1, 2]),
+            Err(DeviceError::DmaRange {
+                offset: 99,
+                len: 2,
+                size: 100
+            })
+        ));
         assert!(a.read(usize::MAX, &mut [0u8; 2]).is_err(), "overflowing offset");
         assert!(a.contains_iova(a.iova() + 10, 90));
         assert!(!a.contains_iova(a.iova() + 10, 91));
@@ -350,6 +387,9 @@ mod tests {
         let d = NullDevice::new();
         d.write64(0x10, u64::MAX);
         assert_eq!(d.read64(0x10), 0);
-        assert!(matches!(d.wait_interrupt(0, Duration::from_millis(1)), Err(DeviceError::Unsupported(_))));
+        assert!(matches!(
+            d.wait_interrupt(0, Duration::from_millis(1)),
+            Err(DeviceError::Unsupported(_))
+        ));
     }
 }

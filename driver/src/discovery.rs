@@ -63,7 +63,12 @@ impl DeviceInfo {
     /// (build ID 0): for devices without a register file (the null device
     /// of the benchmarks).
     pub fn this_driver() -> DeviceInfo {
-        let base = |t: u32| regmap::BLOCKS.iter().find(|b| b.block_type == t).map_or(0, |b| u64::from(b.base));
+        let base = |t: u32| {
+            regmap::BLOCKS
+                .iter()
+                .find(|b| b.block_type == t)
+                .map_or(0, |b| u64::from(b.base))
+        };
         DeviceInfo {
             blocks: regmap::BLOCKS.iter().map(|b| (b.name, u64::from(b.base))).collect(),
             git_hash: 0,
@@ -88,7 +93,12 @@ pub enum DiscoveryError {
     #[error("unknown register block type {} at {base:#06x}: the bitstream is newer or other than this driver (built for {})", fourcc(*block_type), known_blocks())]
     UnknownBlock { base: u64, block_type: u32 },
     #[error("block `{name}` at {base:#06x} has version {have:#010x}, this driver was built for {want:#010x}: driver and bitstream come from different revisions; load the matching bitstream or rebuild the driver")]
-    VersionMismatch { name: &'static str, base: u64, have: u32, want: u32 },
+    VersionMismatch {
+        name: &'static str,
+        base: u64,
+        have: u32,
+        want: u32,
+    },
     #[error("block at {base:#06x} points to {next:#x}, outside BAR0 ({bar_len:#x} bytes) or not word aligned")]
     BadNext { base: u64, next: u64, bar_len: u64 },
     #[error("the block list loops: block at {base:#06x} points back to {next:#06x}")]
@@ -106,7 +116,11 @@ pub enum DiscoveryError {
 }
 
 fn known_blocks() -> String {
-    regmap::BLOCKS.iter().map(|b| format!("{} v{:#x}", fourcc(b.block_type), b.version)).collect::<Vec<_>>().join(", ")
+    regmap::BLOCKS
+        .iter()
+        .map(|b| format!("{} v{:#x}", fourcc(b.block_type), b.version))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Read a word, refusing all-ones.
@@ -136,7 +150,12 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
             .ok_or(DiscoveryError::UnknownBlock { base, block_type })?;
         let version = read(dev, base + u64::from(HDR_VERSION))?;
         if version != known.version {
-            return Err(DiscoveryError::VersionMismatch { name: known.name, base, have: version, want: known.version });
+            return Err(DiscoveryError::VersionMismatch {
+                name: known.name,
+                base,
+                have: version,
+                want: known.version,
+            });
         }
         if found.iter().any(|(n, _)| *n == known.name) {
             return Err(DiscoveryError::Duplicate(known.name));
@@ -154,7 +173,13 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
         }
         base = next;
     }
-    let base_of = |name: &'static str| found.iter().find(|(n, _)| *n == name).map(|&(_, b)| b).ok_or(DiscoveryError::Missing(name));
+    let base_of = |name: &'static str| {
+        found
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, b)| b)
+            .ok_or(DiscoveryError::Missing(name))
+    };
     let build_base = base_of("build_id")?;
     let counters_base = base_of("counters")?;
     let fault_inject_base = base_of("fault_inject")?;
@@ -173,7 +198,10 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
     }
     let counters = read(dev, counters_base + u64::from(regmap::counters::NUM))?;
     if counters as usize > regmap::counters::MAX {
-        return Err(DiscoveryError::BadCounterCount { num: counters, max: regmap::counters::MAX });
+        return Err(DiscoveryError::BadCounterCount {
+            num: counters,
+            max: regmap::counters::MAX,
+        });
     }
     let window = u64::from(read(dev, doorbell_base + u64::from(regmap::doorbell::WINDOW_REG))?);
     let qps = read(dev, doorbell_base + u64::from(regmap::doorbell::QPS_REG))?;
@@ -212,10 +240,19 @@ mod tests {
         assert_eq!(info.doorbell_qps, regmap::doorbell::QPS);
         assert_eq!(info.counters as usize, regmap::N_COUNTERS);
         assert!(discover(&dev, BuildExpectation::Exact(MOCK_GIT_HASH)).is_ok());
-        assert_eq!(DeviceInfo { git_hash: MOCK_GIT_HASH, ..DeviceInfo::this_driver() }, info);
+        assert_eq!(
+            DeviceInfo {
+                git_hash: MOCK_GIT_HASH,
+                ..DeviceInfo::this_driver()
+            },
+            info
+        );
         assert_eq!(
             discover(&dev, BuildExpectation::Exact(7)),
-            Err(DiscoveryError::BuildMismatch { have: MOCK_GIT_HASH, want: 7 })
+            Err(DiscoveryError::BuildMismatch {
+                have: MOCK_GIT_HASH,
+                want: 7
+            })
         );
     }
 
@@ -225,7 +262,15 @@ mod tests {
         let cfg = u64::from(regmap::cfg::BASE);
         dev.override_reg(cfg + u64::from(HDR_VERSION), 0x0002_0000);
         let e = discover(&dev, BuildExpectation::Any).unwrap_err();
-        assert_eq!(e, DiscoveryError::VersionMismatch { name: "cfg", base: cfg, have: 0x0002_0000, want: regmap::cfg::VERSION });
+        assert_eq!(
+            e,
+            DiscoveryError::VersionMismatch {
+                name: "cfg",
+                base: cfg,
+                have: 0x0002_0000,
+                want: regmap::cfg::VERSION
+            }
+        );
         let msg = e.to_string();
         assert!(msg.contains("different revisions") && msg.contains("`cfg`"), "{msg}");
         dev.clear_override(cfg + u64::from(HDR_VERSION));
@@ -234,13 +279,22 @@ mod tests {
         let cnt = u64::from(regmap::counters::BASE);
         dev.override_reg(cnt, u32::from_be_bytes(*b"MRCP"));
         let e = discover(&dev, BuildExpectation::Any).unwrap_err();
-        assert_eq!(e, DiscoveryError::UnknownBlock { base: cnt, block_type: u32::from_be_bytes(*b"MRCP") });
+        assert_eq!(
+            e,
+            DiscoveryError::UnknownBlock {
+                base: cnt,
+                block_type: u32::from_be_bytes(*b"MRCP")
+            }
+        );
         assert!(e.to_string().contains("MRCP"), "{e}");
         dev.clear_override(cnt);
 
         // Something else at 0.
         dev.override_reg(0, 0x1234_5678);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::NotMrc { found: 0x1234_5678 }));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::NotMrc { found: 0x1234_5678 })
+        );
     }
 
     #[test]
@@ -250,35 +304,59 @@ mod tests {
         let cfg = u64::from(regmap::cfg::BASE);
         // A loop: cfg points back to the fault-injection block.
         dev.override_reg(cfg + u64::from(HDR_NEXT), fi as u32);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::Loop { base: cfg, next: fi }));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::Loop { base: cfg, next: fi })
+        );
         // A self loop.
         dev.override_reg(cfg + u64::from(HDR_NEXT), cfg as u32);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::Loop { base: cfg, next: cfg }));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::Loop { base: cfg, next: cfg })
+        );
         // Out of the BAR, misaligned.
         dev.override_reg(cfg + u64::from(HDR_NEXT), 0x2_0000);
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::BadNext { next: 0x2_0000, .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::BadNext { next: 0x2_0000, .. })
+        ));
         dev.override_reg(cfg + u64::from(HDR_NEXT), 0x402);
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::BadNext { next: 0x402, .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::BadNext { next: 0x402, .. })
+        ));
         // The list ends early: the doorbell block is missing.
         dev.override_reg(cfg + u64::from(HDR_NEXT), 0);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::Missing("doorbell")));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::Missing("doorbell"))
+        );
         // The same block twice (cfg points at a copy of the fault-injection header).
         dev.override_reg(cfg + u64::from(HDR_NEXT), 0x800);
         dev.override_reg(0x800, regmap::fault_inject::TYPE);
         dev.override_reg(0x804, regmap::fault_inject::VERSION);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::Duplicate("fault_inject")));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::Duplicate("fault_inject"))
+        );
         // An unknown block after the known ones.
         let dev = MockDevice::new();
         dev.override_reg(u64::from(regmap::doorbell::BASE) + u64::from(HDR_NEXT), 0x2000);
         dev.override_reg(0x2000, u32::from_be_bytes(*b"ZZZZ"));
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::UnknownBlock { base: 0x2000, .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::UnknownBlock { base: 0x2000, .. })
+        ));
     }
 
     #[test]
     fn all_ones_is_surprise_removal_anywhere_in_the_walk() {
         let dev = MockDevice::new();
         dev.set_all_ones(true);
-        assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::AllOnes { offset: 0 }));
+        assert_eq!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::AllOnes { offset: 0 })
+        );
         dev.set_all_ones(false);
         // All-ones in the middle: a next pointer, the build ID, the window.
         for off in [
@@ -287,11 +365,17 @@ mod tests {
             u64::from(regmap::doorbell::BASE + regmap::doorbell::QPS_REG),
         ] {
             dev.override_reg(off, u32::MAX);
-            assert_eq!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::AllOnes { offset: off }));
+            assert_eq!(
+                discover(&dev, BuildExpectation::Any),
+                Err(DiscoveryError::AllOnes { offset: off })
+            );
             dev.clear_override(off);
         }
         // A device that reads 0 everywhere is not an MRC NIC.
-        assert_eq!(discover(&NullDevice::new(), BuildExpectation::Any), Err(DiscoveryError::NotMrc { found: 0 }));
+        assert_eq!(
+            discover(&NullDevice::new(), BuildExpectation::Any),
+            Err(DiscoveryError::NotMrc { found: 0 })
+        );
     }
 
     #[test]
@@ -299,11 +383,20 @@ mod tests {
         let dev = MockDevice::new();
         let db = u64::from(regmap::doorbell::BASE);
         dev.override_reg(db + u64::from(regmap::doorbell::WINDOW_REG), 0xFFF0);
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::BadDoorbellWindow { .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::BadDoorbellWindow { .. })
+        ));
         dev.clear_override(db + u64::from(regmap::doorbell::WINDOW_REG));
         dev.override_reg(db + u64::from(regmap::doorbell::QPS_REG), 1000);
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::BadDoorbellWindow { qps: 1000, .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::BadDoorbellWindow { qps: 1000, .. })
+        ));
         dev.override_reg(db + u64::from(regmap::doorbell::QPS_REG), 0);
-        assert!(matches!(discover(&dev, BuildExpectation::Any), Err(DiscoveryError::BadDoorbellWindow { qps: 0, .. })));
+        assert!(matches!(
+            discover(&dev, BuildExpectation::Any),
+            Err(DiscoveryError::BadDoorbellWindow { qps: 0, .. })
+        ));
     }
 }

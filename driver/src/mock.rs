@@ -123,7 +123,12 @@ impl MockDevice {
 
     /// The last row written to `(table, index)`.
     pub fn last_row(&self, table: u8, index: u16) -> Option<CfgRow> {
-        self.st().rows.iter().rev().find(|r| r.table == table && r.index == index).cloned()
+        self.st()
+            .rows
+            .iter()
+            .rev()
+            .find(|r| r.table == table && r.index == index)
+            .cloned()
     }
 
     /// Doorbells so far: (QP, producer index).
@@ -142,12 +147,14 @@ impl MockDevice {
         let s = self.st();
         let (_, weak) = s.dma.range(..=iova).next_back()?;
         let buf = weak.upgrade()?;
-        buf.contains_iova(iova, len as u64).then(|| (buf.clone(), (iova - buf.iova()) as usize))
+        buf.contains_iova(iova, len as u64)
+            .then(|| (buf.clone(), (iova - buf.iova()) as usize))
     }
 
     /// The card writes host memory at `iova` (false: no buffer there).
     pub fn dma_write(&self, iova: u64, data: &[u8]) -> bool {
-        self.find_dma(iova, data.len()).is_some_and(|(b, off)| b.write(off, data).is_ok())
+        self.find_dma(iova, data.len())
+            .is_some_and(|(b, off)| b.write(off, data).is_ok())
     }
 
     /// The card reads host memory at `iova`.
@@ -236,7 +243,11 @@ impl Device for MockDevice {
                 let index = (s.regs.get(&(cfg + u64::from(regmap::cfg::INDEX))).copied().unwrap_or(0) & 0xFFFF) as u16;
                 let mut data = [0u8; 32];
                 for k in 0..8u64 {
-                    let w = s.regs.get(&(cfg + u64::from(regmap::cfg::DATA0) + 4 * k)).copied().unwrap_or(0);
+                    let w = s
+                        .regs
+                        .get(&(cfg + u64::from(regmap::cfg::DATA0) + 4 * k))
+                        .copied()
+                        .unwrap_or(0);
                     data[4 * k as usize..4 * k as usize + 4].copy_from_slice(&w.to_le_bytes());
                 }
                 s.rows.push(CfgRow { table, index, data });
@@ -289,7 +300,11 @@ mod tests {
         let go = u64::from(regmap::cfg::BASE + regmap::cfg::GO);
         assert_eq!(dev.read32(go), 0, "WO reads 0");
         dev.write32(u64::from(regmap::build_id::GIT_HASH_HI), 5);
-        assert_eq!(dev.read32(u64::from(regmap::build_id::GIT_HASH_HI)), (MOCK_GIT_HASH >> 32) as u32, "RO ignores writes");
+        assert_eq!(
+            dev.read32(u64::from(regmap::build_id::GIT_HASH_HI)),
+            (MOCK_GIT_HASH >> 32) as u32,
+            "RO ignores writes"
+        );
         assert_eq!(dev.read32(2), u32::MAX, "misaligned");
         assert_eq!(dev.read32(1 << 16), u32::MAX, "outside the BAR");
         // A group clear clears only that group's counters.
@@ -297,8 +312,12 @@ mod tests {
         let rt = regmap::counter_slot("retransmit");
         dev.set_counter(rx, 3);
         dev.set_counter(rt, 4);
-        dev.write32(u64::from(regmap::counters::BASE + regmap::counters::CLEAR), 1 << regmap::group::RX_PARSER);
-        let at = |slot: usize| dev.read32(u64::from(regmap::counters::BASE + regmap::counters::FIRST) + 4 * slot as u64);
+        dev.write32(
+            u64::from(regmap::counters::BASE + regmap::counters::CLEAR),
+            1 << regmap::group::RX_PARSER,
+        );
+        let at =
+            |slot: usize| dev.read32(u64::from(regmap::counters::BASE + regmap::counters::FIRST) + 4 * slot as u64);
         assert_eq!((at(rx), at(rt)), (0, 4));
     }
 }

@@ -47,7 +47,15 @@ impl PhaseRing {
         }
         let buf = dev.alloc_dma(entry << log2)?;
         buf.zero();
-        Ok(PhaseRing { buf, log2, entry, ci: 0, reported: 0, off: 0, want: 1 })
+        Ok(PhaseRing {
+            buf,
+            log2,
+            entry,
+            ci: 0,
+            reported: 0,
+            off: 0,
+            want: 1,
+        })
     }
 
     pub fn log2(&self) -> u8 {
@@ -143,7 +151,12 @@ impl SendRing {
             return Err(RingError::Size(BadRingSize { log2 }));
         }
         let buf = dev.alloc_dma(Self::ENTRY << log2)?;
-        Ok(SendRing { buf, log2, pi: 0, rung: 0 })
+        Ok(SendRing {
+            buf,
+            log2,
+            pi: 0,
+            rung: 0,
+        })
     }
 
     pub fn log2(&self) -> u8 {
@@ -229,7 +242,10 @@ mod tests {
         assert!(r.report_due());
         assert_eq!(r.mark_reported(), 10);
         assert!(!r.report_due());
-        assert!(matches!(PhaseRing::new(&dev, 17, 16), Err(RingError::Size(BadRingSize { log2: 17 }))));
+        assert!(matches!(
+            PhaseRing::new(&dev, 17, 16),
+            Err(RingError::Size(BadRingSize { log2: 17 }))
+        ));
     }
 
     #[test]

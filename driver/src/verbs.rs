@@ -126,7 +126,13 @@ pub enum CqError {
     #[error("CQE for QP {qp} names SQ index {index}, outside the outstanding [{ci}, {pi})")]
     IndexOutOfRange { qp: u32, index: u32, ci: u32, pi: u32 },
     #[error("CQE for QP {qp} SQ index {index}: {field} {got:#x} disagrees with the posted {want:#x}")]
-    Mismatch { qp: u32, index: u32, field: &'static str, got: u64, want: u64 },
+    Mismatch {
+        qp: u32,
+        index: u32,
+        field: &'static str,
+        got: u64,
+        want: u64,
+    },
     #[error("the card rejected QP {qp}'s doorbell (producer index {producer})")]
     DoorbellRejected { qp: u32, producer: u32 },
     #[error("receive CQE for QP {qp} is not a successful WRITE-IMM (status {status:?}, opcode {opcode})")]
@@ -169,7 +175,12 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { build: BuildExpectation::Any, ack_every: 4, ack_delay_cycles: 2000, min_good_evs: 1 }
+        OpenOptions {
+            build: BuildExpectation::Any,
+            ack_every: 4,
+            ack_delay_cycles: 2000,
+            min_good_evs: 1,
+        }
     }
 }
 
@@ -203,7 +214,10 @@ fn ip_u128(ip: IpAddr) -> (u128, bool) {
 
 fn addr_row(mac: [u8; 6], ip: IpAddr) -> Row {
     let (ip, _) = ip_u128(ip);
-    Row::new().set(config::addr::MAC, mac_u64(mac)).set(config::addr::IP_LO, ip as u64).set(config::addr::IP_HI, (ip >> 64) as u64)
+    Row::new()
+        .set(config::addr::MAC, mac_u64(mac))
+        .set(config::addr::IP_LO, ip as u64)
+        .set(config::addr::IP_HI, (ip >> 64) as u64)
 }
 
 #[derive(Default)]
@@ -226,7 +240,10 @@ struct Alloc {
 
 /// The control row that denies a QP's EV slots beyond its set (value 0).
 fn deny_unused_slots() -> Row {
-    Row::new().set(config::ev::MASK, 0xFFFF).set(config::ev::MATCH, UNUSED_EV_VALUE).set(config::ev::ALLOW, 0)
+    Row::new()
+        .set(config::ev::MASK, 0xFFFF)
+        .set(config::ev::MATCH, UNUSED_EV_VALUE)
+        .set(config::ev::ALLOW, 0)
 }
 
 /// The value of the EV slots beyond a QP's set (reserved: refused in an
@@ -294,7 +311,12 @@ impl Context {
         Self::open_with(dev, info, true, opts)
     }
 
-    fn open_with(dev: Arc<dyn Device>, info: DeviceInfo, unverified: bool, opts: &OpenOptions) -> Result<Context, Error> {
+    fn open_with(
+        dev: Arc<dyn Device>,
+        info: DeviceInfo,
+        unverified: bool,
+        opts: &OpenOptions,
+    ) -> Result<Context, Error> {
         let cfg = ConfigPort::new(&*dev, info.cfg_base)?;
         let shared = Arc::new(Shared {
             dev,
@@ -343,43 +365,67 @@ impl Context {
     }
 
     pub fn set_ack_params(&self, every: u16, delay_cycles: u16) {
-        let row = Row::new().set(config::ack_params::EVERY, u64::from(every)).set(config::ack_params::DELAY, u64::from(delay_cycles));
+        let row = Row::new()
+            .set(config::ack_params::EVERY, u64::from(every))
+            .set(config::ack_params::DELAY, u64::from(delay_cycles));
         self.shared.row(cfg_table::ACK_PARAMS, 0, &row);
     }
 
     /// The card refuses to mark an EV bad while a QP has this many GOOD
     /// EVs or fewer (global, not per QP, in this core).
     pub fn set_min_good_evs(&self, n: u8) {
-        self.shared.row(cfg_table::CORE, 0, &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)));
+        self.shared.row(
+            cfg_table::CORE,
+            0,
+            &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)),
+        );
     }
 
     /// Read a counter by its `regmap::COUNTERS` name.
     pub fn counter(&self, name: &str) -> Result<u32, Error> {
-        let slot = regmap::COUNTERS.iter().position(|c| c.name == name).ok_or_else(|| Error::UnknownCounter(name.into()))?;
+        let slot = regmap::COUNTERS
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| Error::UnknownCounter(name.into()))?;
         if slot as u32 >= self.shared.info.counters {
-            return Err(Error::CounterAbsent { name: name.into(), slot, num: self.shared.info.counters });
+            return Err(Error::CounterAbsent {
+                name: name.into(),
+                slot,
+                num: self.shared.info.counters,
+            });
         }
-        let v = self.shared.dev.read32(self.shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
+        let v = self
+            .shared
+            .dev
+            .read32(self.shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
         Ok(v)
     }
 
     pub fn alloc_pd(&self) -> ProtectionDomain {
         let mut a = lock(&self.shared.alloc);
         a.next_pd += 1;
-        ProtectionDomain { shared: self.shared.clone(), id: a.next_pd }
+        ProtectionDomain {
+            shared: self.shared.clone(),
+            id: a.next_pd,
+        }
     }
 
     /// A completion queue of `2^log2_entries` CQEs (ring `n` of table 2).
     pub fn create_cq(&self, log2_entries: u8) -> Result<CompletionQueue, Error> {
         let ring = PhaseRing::new(&*self.shared.dev, log2_entries, cqe::SIZE)?;
         let cqn = take_slot(&mut lock(&self.shared.alloc).cqs).ok_or(Error::Exhausted("completion queue"))?;
-        let row = Row::new().set(config::ring::BASE, ring.iova()).set(config::ring::LOG2_SLOTS, u64::from(log2_entries));
+        let row = Row::new()
+            .set(config::ring::BASE, ring.iova())
+            .set(config::ring::LOG2_SLOTS, u64::from(log2_entries));
         self.shared.row(cfg_table::CQ_RING, cqn as u16, &row);
         Ok(CompletionQueue {
             shared: self.shared.clone(),
             cqn: cqn as u16,
             ring,
-            link: Arc::new(CqLink { pending: Mutex::new(VecDeque::new()), has_pending: AtomicBool::new(false) }),
+            link: Arc::new(CqLink {
+                pending: Mutex::new(VecDeque::new()),
+                has_pending: AtomicBool::new(false),
+            }),
             qps: (0..MAX_QPS).map(|_| Weak::new()).collect(),
             stale: 0,
             progress: self.shared.dev.needs_progress(),
@@ -403,9 +449,14 @@ impl Context {
                 return Err(e.into());
             }
         };
-        let row = Row::new().set(config::ring::BASE, ring.iova()).set(config::ring::LOG2_SLOTS, u64::from(log2_entries));
+        let row = Row::new()
+            .set(config::ring::BASE, ring.iova())
+            .set(config::ring::LOG2_SLOTS, u64::from(log2_entries));
         self.shared.row(cfg_table::EV_RING, 0, &row);
-        Ok(Controller { shared: self.shared.clone(), ring })
+        Ok(Controller {
+            shared: self.shared.clone(),
+            ring,
+        })
     }
 }
 
@@ -445,7 +496,11 @@ impl ProtectionDomain {
         if access == Access::RemoteWrite {
             let key = {
                 let mut a = lock(&self.shared.alloc);
-                let slot = a.mrs.iter().position(Option::is_none).ok_or(Error::Exhausted("memory-region slot"))?;
+                let slot = a
+                    .mrs
+                    .iter()
+                    .position(Option::is_none)
+                    .ok_or(Error::Exhausted("memory-region slot"))?;
                 a.rkey_generation = a.rkey_generation.wrapping_add(1) & 0x00FF_FFFF;
                 let key = a.rkey_generation << 8 | slot as u32;
                 a.mrs[slot] = Some(key);
@@ -459,7 +514,13 @@ impl ProtectionDomain {
             self.shared.row(cfg_table::MR, (key & 0xFF) as u16, &row);
             rkey = Some(key);
         }
-        Ok(MemoryRegion { shared: self.shared.clone(), pd: self.id, buf: buf.clone(), rkey, live: true })
+        Ok(MemoryRegion {
+            shared: self.shared.clone(),
+            pd: self.id,
+            buf: buf.clone(),
+            rkey,
+            live: true,
+        })
     }
 
     /// A QP in RST whose send queue has `2^log2_sq` slots, completing on `cq`.
@@ -470,7 +531,13 @@ impl ProtectionDomain {
             log2: log2_sq,
             pi: AtomicU32::new(0),
             ci: AtomicU32::new(0),
-            slots: (0..1u32 << log2_sq).map(|_| Slot { wr_id: AtomicU64::new(0), flags: AtomicU8::new(0), len: AtomicU32::new(0) }).collect(),
+            slots: (0..1u32 << log2_sq)
+                .map(|_| Slot {
+                    wr_id: AtomicU64::new(0),
+                    flags: AtomicU8::new(0),
+                    len: AtomicU32::new(0),
+                })
+                .collect(),
             imm_outstanding: AtomicU32::new(0),
             error: AtomicBool::new(false),
             recv: Mutex::new(RecvState::default()),
@@ -529,7 +596,8 @@ impl MemoryRegion {
         self.live = false;
         if let Some(key) = self.rkey {
             let slot = (key & 0xFF) as u16;
-            self.shared.row(cfg_table::MR, slot, &Row::new().set(config::mr::RKEY, u64::from(key)));
+            self.shared
+                .row(cfg_table::MR, slot, &Row::new().set(config::mr::RKEY, u64::from(key)));
             lock(&self.shared.alloc).mrs[usize::from(slot)] = None;
         }
     }
@@ -608,7 +676,11 @@ impl SqTrack {
             self.cq.push(WorkCompletion {
                 wr_id: s.wr_id.load(Ordering::Relaxed),
                 status: CqStatus::Flushed,
-                opcode: if flags & F_IMM != 0 { WcOpcode::WriteImm } else { WcOpcode::Write },
+                opcode: if flags & F_IMM != 0 {
+                    WcOpcode::WriteImm
+                } else {
+                    WcOpcode::Write
+                },
                 qp,
                 byte_len: s.len.load(Ordering::Relaxed),
                 imm: None,
@@ -657,7 +729,14 @@ pub struct Timeouts {
 impl Default for Timeouts {
     fn default() -> Self {
         // 1.024 us x 2^8 = 262 us, as the model's default order of magnitude.
-        Timeouts { ack_timeout_exp: 8, retry_linear: 7, retry_exp: 7, reorder_allowance: 3, stall_allowance_ns: 0, stall_age_ns: 0 }
+        Timeouts {
+            ack_timeout_exp: 8,
+            retry_linear: 7,
+            retry_exp: 7,
+            reorder_allowance: 3,
+            stall_allowance_ns: 0,
+            stall_age_ns: 0,
+        }
     }
 }
 
@@ -677,7 +756,10 @@ pub struct CcProfile {
 
 impl Default for CcProfile {
     fn default() -> Self {
-        CcProfile { min_cwnd: 4096, max_cwnd: 1 << 20 }
+        CcProfile {
+            min_cwnd: 4096,
+            max_cwnd: 1 << 20,
+        }
     }
 }
 
@@ -699,7 +781,9 @@ pub struct RtsAttr {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QpTransition {
     /// RST -> INIT: the P_Key.
-    Init { pkey: u16 },
+    Init {
+        pkey: u16,
+    },
     Rtr(RtrAttr),
     Rts(RtsAttr),
     /// Any -> ERR: the send context is disabled, outstanding sends and
@@ -825,7 +909,11 @@ impl QueuePair {
                     if al.last_rts_qp.is_none_or(|l| u32::from(l) < self.qpn) {
                         al.last_rts_qp = Some(self.qpn as u8);
                         drop(al);
-                        self.shared.row(cfg_table::RETX_GLOBAL, 0, &Row::new().set(config::retx_global::LAST_QP, u64::from(self.qpn)));
+                        self.shared.row(
+                            cfg_table::RETX_GLOBAL,
+                            0,
+                            &Row::new().set(config::retx_global::LAST_QP, u64::from(self.qpn)),
+                        );
                     }
                 }
                 // The card's EV selector sprays over all 128 EV slots of a
@@ -840,10 +928,15 @@ impl QueuePair {
                     std::mem::replace(&mut al.ev_slots_used[self.qpn as usize], n as u8)
                 };
                 for (i, &v) in a.evs.values.iter().enumerate() {
-                    self.shared.row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, u64::from(v)));
+                    self.shared.row(
+                        cfg_table::EV,
+                        q << 7 | i as u16,
+                        &Row::new().set(config::ev::VALUE, u64::from(v)),
+                    );
                 }
                 for i in n..usize::from(stale) {
-                    self.shared.row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, 0));
+                    self.shared
+                        .row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, 0));
                 }
                 // Allow every EV of the set if a previous user of this QP
                 // number may have denied some, then deny the unused slots.
@@ -851,11 +944,15 @@ impl QueuePair {
                 // `Shared::round_trip`); the allow-all only for a reused
                 // QP number.
                 if stale > 0 {
-                    let allow = Row::new().set(config::ev::MASK, 0).set(config::ev::MATCH, 0).set(config::ev::ALLOW, 1);
+                    let allow = Row::new()
+                        .set(config::ev::MASK, 0)
+                        .set(config::ev::MATCH, 0)
+                        .set(config::ev::ALLOW, 1);
                     self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &allow);
                     self.shared.round_trip();
                 }
-                self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &deny_unused_slots());
+                self.shared
+                    .row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &deny_unused_slots());
                 self.shared.round_trip();
                 self.sq.reset();
                 self.track.pi.store(0, Ordering::Release);
@@ -909,7 +1006,8 @@ impl QueuePair {
     fn disable(&mut self) {
         if let (Some(a), Some(rtr)) = (&self.rts, &self.rtr) {
             if let Ok(bytes) = self.context(a, rtr, false).encode() {
-                self.shared.row(cfg_table::SQ_CTX, self.qpn as u16, &Row::from_bytes(&bytes));
+                self.shared
+                    .row(cfg_table::SQ_CTX, self.qpn as u16, &Row::from_bytes(&bytes));
             }
         }
     }
@@ -922,7 +1020,14 @@ impl QueuePair {
         t.flush_sends(self.qpn);
         let mut r = lock(&t.recv);
         while let Some(wr_id) = r.posted.pop_front() {
-            t.cq.push(WorkCompletion { wr_id, status: CqStatus::Flushed, opcode: WcOpcode::RecvWriteImm, qp: self.qpn, byte_len: 0, imm: None });
+            t.cq.push(WorkCompletion {
+                wr_id,
+                status: CqStatus::Flushed,
+                opcode: WcOpcode::RecvWriteImm,
+                qp: self.qpn,
+                byte_len: 0,
+                imm: None,
+            });
         }
         r.held.clear();
     }
@@ -944,7 +1049,11 @@ impl QueuePair {
             }
             return Ok(i as u16);
         }
-        let i = a.addrs.iter().position(Option::is_none).ok_or(ModifyError::NoAddressRow)?;
+        let i = a
+            .addrs
+            .iter()
+            .position(Option::is_none)
+            .ok_or(ModifyError::NoAddressRow)?;
         a.addrs[i] = Some((peer, 1));
         drop(a);
         self.shared.row(cfg_table::ADDR, i as u16, &addr_row(peer.mac, peer.ip));
@@ -972,7 +1081,10 @@ impl QueuePair {
             return Err(PostError::NotReady(state));
         }
         if u64::from(wr.len) > layout::MAX_MESSAGE_LEN {
-            return Err(PostError::Oversize { len: u64::from(wr.len), max: layout::MAX_MESSAGE_LEN });
+            return Err(PostError::Oversize {
+                len: u64::from(wr.len),
+                max: layout::MAX_MESSAGE_LEN,
+            });
         }
         if wr.local.pd != self.pd {
             return Err(PostError::PdMismatch);
@@ -981,8 +1093,16 @@ impl QueuePair {
             return Err(PostError::Deregistered);
         }
         let size = wr.local.buf.len() as u64;
-        if wr.local_offset.checked_add(u64::from(wr.len)).is_none_or(|end| end > size) {
-            return Err(PostError::OutOfRegion { offset: wr.local_offset, len: u64::from(wr.len), size });
+        if wr
+            .local_offset
+            .checked_add(u64::from(wr.len))
+            .is_none_or(|end| end > size)
+        {
+            return Err(PostError::OutOfRegion {
+                offset: wr.local_offset,
+                len: u64::from(wr.len),
+                size,
+            });
         }
         let t = &*self.track;
         let pi = self.sq.producer();
@@ -1005,7 +1125,11 @@ impl QueuePair {
             self.since_signal = 0;
         }
         let desc = SqDescriptor {
-            opcode: if wr.imm.is_some() { SqOpcode::WriteImm } else { SqOpcode::Write },
+            opcode: if wr.imm.is_some() {
+                SqOpcode::WriteImm
+            } else {
+                SqOpcode::Write
+            },
             signaled,
             length: wr.len,
             wr_id: wr.wr_id,
@@ -1015,11 +1139,16 @@ impl QueuePair {
             imm: wr.imm.unwrap_or(0),
         };
         // The length was checked above, so encode cannot fail.
-        let bytes = desc.encode().map_err(|_| PostError::Oversize { len: u64::from(wr.len), max: layout::MAX_MESSAGE_LEN })?;
+        let bytes = desc.encode().map_err(|_| PostError::Oversize {
+            len: u64::from(wr.len),
+            max: layout::MAX_MESSAGE_LEN,
+        })?;
         let s = t.slot(pi);
         s.wr_id.store(wr.wr_id, Ordering::Relaxed);
         s.len.store(wr.len, Ordering::Relaxed);
-        let flags = if wr.imm.is_some() { F_IMM } else { 0 } | if signaled { F_SIGNALED } else { 0 } | if forced { F_FORCED } else { 0 };
+        let flags = if wr.imm.is_some() { F_IMM } else { 0 }
+            | if signaled { F_SIGNALED } else { 0 }
+            | if forced { F_FORCED } else { 0 };
         s.flags.store(flags, Ordering::Relaxed);
         self.sq.push(&bytes);
         t.pi.store(self.sq.producer(), Ordering::Release);
@@ -1079,7 +1208,14 @@ impl QueuePair {
         }
         let mut r = lock(&self.track.recv);
         if let Some((len, imm)) = r.held.pop_front() {
-            self.track.cq.push(WorkCompletion { wr_id, status: CqStatus::Success, opcode: WcOpcode::RecvWriteImm, qp: self.qpn, byte_len: len, imm: Some(imm) });
+            self.track.cq.push(WorkCompletion {
+                wr_id,
+                status: CqStatus::Success,
+                opcode: WcOpcode::RecvWriteImm,
+                qp: self.qpn,
+                byte_len: len,
+                imm: Some(imm),
+            });
             return Ok(());
         }
         if r.posted.len() as u32 >= r.max {
@@ -1107,7 +1243,10 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     }
     let t = a.timeouts;
     if t.ack_timeout_exp > MAX_HW_ACK_TIMEOUT_EXP {
-        return Err(bad("ack_timeout_exp", format!("<= {MAX_HW_ACK_TIMEOUT_EXP} (the card's RTO is 32-bit ns)")));
+        return Err(bad(
+            "ack_timeout_exp",
+            format!("<= {MAX_HW_ACK_TIMEOUT_EXP} (the card's RTO is 32-bit ns)"),
+        ));
     }
     if t.retry_linear > 7 {
         return Err(bad("retry_linear", "<= 7"));
@@ -1120,7 +1259,10 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
         return Err(bad("evs", format!("1..={MAX_EVS} EVs, got {n}")));
     }
     if a.evs.values.iter().any(|&v| u64::from(v) == UNUSED_EV_VALUE) {
-        return Err(bad("evs", "EV value 0 is reserved (the card's unused EV slots hold it and are denied)"));
+        return Err(bad(
+            "evs",
+            "EV value 0 is reserved (the card's unused EV slots hold it and are denied)",
+        ));
     }
     let mut v = a.evs.values.clone();
     v.sort_unstable();
@@ -1205,7 +1347,8 @@ impl CompletionQueue {
             if self.ring.report_due() {
                 let ci = self.ring.mark_reported();
                 let row = Row::new().set(config::ring::CONSUMER, u64::from(ci));
-                self.shared.row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | self.cqn, &row);
+                self.shared
+                    .row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | self.cqn, &row);
             }
             match r {
                 Ok(Some(wc)) => return Ok(Some(wc)),
@@ -1234,18 +1377,33 @@ impl CompletionQueue {
 
     fn check(&mut self, e: &[u8]) -> Result<Option<WorkCompletion>, CqError> {
         let c = layout::Completion::decode(e).map_err(CqError::Malformed)?;
-        let t = self.qps.get(c.qp as usize).and_then(Weak::upgrade).ok_or(CqError::UnknownQp(c.qp))?;
+        let t = self
+            .qps
+            .get(c.qp as usize)
+            .and_then(Weak::upgrade)
+            .ok_or(CqError::UnknownQp(c.qp))?;
         if t.error.load(Ordering::Acquire) {
             self.stale += 1;
             return Ok(None);
         }
         if let Some(imm) = c.imm {
             if c.status != CqStatus::Success || c.opcode != layout::sqe::OP_WRITE_IMM {
-                return Err(CqError::BadReceive { qp: c.qp, status: c.status, opcode: c.opcode });
+                return Err(CqError::BadReceive {
+                    qp: c.qp,
+                    status: c.status,
+                    opcode: c.opcode,
+                });
             }
             let mut r = lock(&t.recv);
             return Ok(match r.posted.pop_front() {
-                Some(wr_id) => Some(WorkCompletion { wr_id, status: CqStatus::Success, opcode: WcOpcode::RecvWriteImm, qp: c.qp, byte_len: c.byte_len, imm: Some(imm) }),
+                Some(wr_id) => Some(WorkCompletion {
+                    wr_id,
+                    status: CqStatus::Success,
+                    opcode: WcOpcode::RecvWriteImm,
+                    qp: c.qp,
+                    byte_len: c.byte_len,
+                    imm: Some(imm),
+                }),
                 None => {
                     r.held.push_back((c.byte_len, imm));
                     None
@@ -1253,21 +1411,39 @@ impl CompletionQueue {
             });
         }
         if c.status == CqStatus::BadDoorbell {
-            return Err(CqError::DoorbellRejected { qp: c.qp, producer: c.sq_index });
+            return Err(CqError::DoorbellRejected {
+                qp: c.qp,
+                producer: c.sq_index,
+            });
         }
         let ci = t.ci.load(Ordering::Acquire);
         let pi = t.pi.load(Ordering::Acquire);
         if c.sq_index.wrapping_sub(ci) >= pi.wrapping_sub(ci) {
-            return Err(CqError::IndexOutOfRange { qp: c.qp, index: c.sq_index, ci, pi });
+            return Err(CqError::IndexOutOfRange {
+                qp: c.qp,
+                index: c.sq_index,
+                ci,
+                pi,
+            });
         }
         let s = t.slot(c.sq_index);
         let want_id = s.wr_id.load(Ordering::Relaxed);
         let flags = s.flags.load(Ordering::Relaxed);
-        let mismatch = |field, got: u64, want: u64| CqError::Mismatch { qp: c.qp, index: c.sq_index, field, got, want };
+        let mismatch = |field, got: u64, want: u64| CqError::Mismatch {
+            qp: c.qp,
+            index: c.sq_index,
+            field,
+            got,
+            want,
+        };
         if c.wr_id != want_id {
             return Err(mismatch("wr_id", c.wr_id, want_id));
         }
-        let want_op = if flags & F_IMM != 0 { layout::sqe::OP_WRITE_IMM } else { layout::sqe::OP_WRITE };
+        let want_op = if flags & F_IMM != 0 {
+            layout::sqe::OP_WRITE_IMM
+        } else {
+            layout::sqe::OP_WRITE
+        };
         if c.opcode != want_op {
             return Err(mismatch("opcode", u64::from(c.opcode), u64::from(want_op)));
         }
@@ -1294,7 +1470,11 @@ impl CompletionQueue {
         Ok(Some(WorkCompletion {
             wr_id: c.wr_id,
             status: c.status,
-            opcode: if flags & F_IMM != 0 { WcOpcode::WriteImm } else { WcOpcode::Write },
+            opcode: if flags & F_IMM != 0 {
+                WcOpcode::WriteImm
+            } else {
+                WcOpcode::Write
+            },
             qp: c.qp,
             byte_len: c.byte_len,
             imm: None,
@@ -1357,10 +1537,18 @@ impl Controller {
         self.ring.advance();
         if self.ring.report_due() {
             let ci = self.ring.mark_reported();
-            self.shared.row(cfg_table::EV_RING, config::ring::CONSUMER_INDEX, &Row::new().set(config::ring::CONSUMER, u64::from(ci)));
+            self.shared.row(
+                cfg_table::EV_RING,
+                config::ring::CONSUMER_INDEX,
+                &Row::new().set(config::ring::CONSUMER, u64::from(ci)),
+            );
         }
         let ev = layout::EvEvent::decode(&e).map_err(EventError::Malformed)?;
-        let open = lock(&self.shared.alloc).qps.get(ev.qp as usize).copied().unwrap_or(false);
+        let open = lock(&self.shared.alloc)
+            .qps
+            .get(ev.qp as usize)
+            .copied()
+            .unwrap_or(false);
         if !open {
             return Err(EventError::UnknownQp(ev.qp));
         }
@@ -1368,8 +1556,12 @@ impl Controller {
     }
 
     fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {
-        let row = Row::new().set(config::ev::MASK, u64::from(mask)).set(config::ev::MATCH, u64::from(value)).set(config::ev::ALLOW, u64::from(allow));
-        self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &row);
+        let row = Row::new()
+            .set(config::ev::MASK, u64::from(mask))
+            .set(config::ev::MATCH, u64::from(value))
+            .set(config::ev::ALLOW, u64::from(allow));
+        self.shared
+            .row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &row);
         self.shared.round_trip();
     }
 
@@ -1386,7 +1578,11 @@ impl Controller {
         self.control(qp, mask, value, true);
         if u64::from(value & mask) == UNUSED_EV_VALUE & u64::from(mask) {
             self.shared.round_trip();
-            self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &deny_unused_slots());
+            self.shared.row(
+                cfg_table::EV,
+                config::ev::CONTROL_INDEX | qp.qpn as u16,
+                &deny_unused_slots(),
+            );
         }
     }
 
@@ -1398,7 +1594,11 @@ impl Controller {
 
     /// See [`Context::set_min_good_evs`].
     pub fn set_min_good_evs(&self, n: u8) {
-        self.shared.row(cfg_table::CORE, 0, &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)));
+        self.shared.row(
+            cfg_table::CORE,
+            0,
+            &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)),
+        );
     }
 }
 

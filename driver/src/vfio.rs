@@ -56,7 +56,11 @@ pub enum VfioError {
 
 impl fmt::Display for PciAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04x}:{:02x}:{:02x}.{:x}", self.domain, self.bus, self.device, self.function)
+        write!(
+            f,
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            self.domain, self.bus, self.device, self.function
+        )
     }
 }
 
@@ -98,7 +102,9 @@ pub struct Sysfs {
 
 impl Default for Sysfs {
     fn default() -> Self {
-        Sysfs { root: PathBuf::from("/sys") }
+        Sysfs {
+            root: PathBuf::from("/sys"),
+        }
     }
 }
 
@@ -106,7 +112,10 @@ fn link_name(path: &Path) -> Result<Option<String>, VfioError> {
     match std::fs::read_link(path) {
         Ok(t) => Ok(t.file_name().map(|n| n.to_string_lossy().into_owned())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(VfioError::Sysfs { path: path.to_path_buf(), source }),
+        Err(source) => Err(VfioError::Sysfs {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -129,7 +138,10 @@ impl Sysfs {
         let name = link_name(&dir.join("iommu_group"))?.ok_or(VfioError::NoIommuGroup(addr))?;
         name.parse().map_err(|_| VfioError::Sysfs {
             path: dir.join("iommu_group"),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("group `{name}` is not a number")),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("group `{name}` is not a number"),
+            ),
         })
     }
 
@@ -140,9 +152,19 @@ impl Sysfs {
 
     /// The devices (sysfs names) of IOMMU group `group`.
     pub fn group_members(&self, group: u32) -> Result<Vec<String>, VfioError> {
-        let dir = self.root.join("kernel/iommu_groups").join(group.to_string()).join("devices");
-        let rd = std::fs::read_dir(&dir).map_err(|source| VfioError::Sysfs { path: dir.clone(), source })?;
-        let mut v: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let dir = self
+            .root
+            .join("kernel/iommu_groups")
+            .join(group.to_string())
+            .join("devices");
+        let rd = std::fs::read_dir(&dir).map_err(|source| VfioError::Sysfs {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut v: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         Ok(v)
     }
@@ -155,13 +177,22 @@ impl Sysfs {
         let group = self.iommu_group(addr)?;
         match self.driver(addr)? {
             Some(d) if d == "vfio-pci" => {}
-            other => return Err(VfioError::NotVfio { addr, driver: other.unwrap_or_else(|| "no driver".into()) }),
+            other => {
+                return Err(VfioError::NotVfio {
+                    addr,
+                    driver: other.unwrap_or_else(|| "no driver".into()),
+                })
+            }
         }
         for member in self.group_members(group)? {
             let drv = link_name(&self.root.join("bus/pci/devices").join(&member).join("driver"))?;
             if let Some(d) = drv {
                 if d != "vfio-pci" && d != "pcieport" {
-                    return Err(VfioError::GroupNotViable { group, member, driver: d });
+                    return Err(VfioError::GroupNotViable {
+                        group,
+                        member,
+                        driver: d,
+                    });
                 }
             }
         }
@@ -215,7 +246,8 @@ impl BarMap {
 
     pub fn read32(&self, offset: u64) -> u32 {
         // SAFETY: in bounds and aligned; volatile (MMIO).
-        self.at(offset, 4).map_or(u32::MAX, |p| unsafe { std::ptr::read_volatile(p as *const u32) })
+        self.at(offset, 4)
+            .map_or(u32::MAX, |p| unsafe { std::ptr::read_volatile(p as *const u32) })
     }
 
     pub fn write32(&self, offset: u64, value: u32) {
@@ -227,7 +259,8 @@ impl BarMap {
 
     pub fn read64(&self, offset: u64) -> u64 {
         // SAFETY: in bounds and aligned; volatile.
-        self.at(offset, 8).map_or(u64::MAX, |p| unsafe { std::ptr::read_volatile(p as *const u64) })
+        self.at(offset, 8)
+            .map_or(u64::MAX, |p| unsafe { std::ptr::read_volatile(p as *const u64) })
     }
 
     pub fn write64(&self, offset: u64, value: u64) {
@@ -250,7 +283,11 @@ pub struct VfioOptions {
 
 impl Default for VfioOptions {
     fn default() -> Self {
-        VfioOptions { reset: true, huge_pages: false, sysfs: Sysfs::default() }
+        VfioOptions {
+            reset: true,
+            huge_pages: false,
+            sysfs: Sysfs::default(),
+        }
     }
 }
 
@@ -301,22 +338,37 @@ impl VfioDevice {
         // Open the group node once ourselves for a clear permission error
         // (the crate's error does not say what to fix).
         let node = group_device_path(group);
-        std::fs::OpenOptions::new().read(true).write(true).open(&node).map_err(|source| VfioError::Access { path: node, source })?;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&node)
+            .map_err(|source| VfioError::Access { path: node, source })?;
         let container = Arc::new(vfio_ioctls::VfioContainer::new(None)?);
         let ops: Arc<dyn vfio_ioctls::VfioOps> = container.clone();
         let device = vfio_ioctls::VfioDevice::new(&opts.sysfs.device_dir(addr), ops, false)?;
         let bar = VFIO_PCI_BAR0_REGION_INDEX;
         if device.get_region_flags(bar) & VFIO_REGION_INFO_FLAG_MMAP == 0 {
-            return Err(VfioError::Bar { index: bar, why: "not mappable (VFIO_REGION_INFO_FLAG_MMAP clear)".into() });
+            return Err(VfioError::Bar {
+                index: bar,
+                why: "not mappable (VFIO_REGION_INFO_FLAG_MMAP clear)".into(),
+            });
         }
         let size = device.get_region_size(bar);
         if size < 1 << crate::regmap::ADDR_BITS {
-            return Err(VfioError::Bar { index: bar, why: format!("{size:#x} bytes, the register map needs {:#x}", 1u64 << crate::regmap::ADDR_BITS) });
+            return Err(VfioError::Bar {
+                index: bar,
+                why: format!(
+                    "{size:#x} bytes, the register map needs {:#x}",
+                    1u64 << crate::regmap::ADDR_BITS
+                ),
+            });
         }
         let offset = device.get_region_offset(bar);
         use std::os::fd::AsRawFd;
-        let bar0 = BarMap::map(device.as_raw_fd(), offset, size as usize)
-            .map_err(|e| VfioError::Bar { index: bar, why: format!("mmap: {e}") })?;
+        let bar0 = BarMap::map(device.as_raw_fd(), offset, size as usize).map_err(|e| VfioError::Bar {
+            index: bar,
+            why: format!("mmap: {e}"),
+        })?;
         if opts.reset {
             device.reset();
         }
@@ -325,7 +377,14 @@ impl VfioDevice {
         device.region_read(cfg, &mut cmd, PCI_COMMAND);
         let cmd = u16::from_le_bytes(cmd) | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
         device.region_write(cfg, &cmd.to_le_bytes(), PCI_COMMAND);
-        Ok(VfioDevice { addr, container, device, bar0, iovas: IovaAllocator::new(), huge_pages: opts.huge_pages })
+        Ok(VfioDevice {
+            addr,
+            container,
+            device,
+            bar0,
+            iovas: IovaAllocator::new(),
+            huge_pages: opts.huge_pages,
+        })
     }
 
     pub fn address(&self) -> PciAddress {
@@ -354,15 +413,28 @@ impl Device for VfioDevice {
         if self.huge_pages {
             o.huge(Some(21));
         }
-        let mut map = o.map_anon().map_err(|e| DeviceError::DmaAlloc { len, why: format!("mmap: {e}") })?;
-        let ptr = NonNull::new(map.as_mut_ptr()).ok_or(DeviceError::DmaAlloc { len, why: "null mapping".into() })?;
+        let mut map = o.map_anon().map_err(|e| DeviceError::DmaAlloc {
+            len,
+            why: format!("mmap: {e}"),
+        })?;
+        let ptr = NonNull::new(map.as_mut_ptr()).ok_or(DeviceError::DmaAlloc {
+            len,
+            why: "null mapping".into(),
+        })?;
         let iova = self.iovas.take(size, page as u64);
         // SAFETY: `map` is `size` bytes we own; it outlives the IOMMU
         // mapping (VfioDma unmaps before dropping it); only raw/volatile
         // accesses reach it through DmaBuffer.
-        unsafe { self.container.vfio_dma_map(iova, size, ptr.as_ptr()) }
-            .map_err(|e| DeviceError::DmaAlloc { len, why: format!("VFIO_IOMMU_MAP_DMA: {e} (RLIMIT_MEMLOCK?)") })?;
-        let backing = VfioDma { container: self.container.clone(), iova, len: size, _map: map };
+        unsafe { self.container.vfio_dma_map(iova, size, ptr.as_ptr()) }.map_err(|e| DeviceError::DmaAlloc {
+            len,
+            why: format!("VFIO_IOMMU_MAP_DMA: {e} (RLIMIT_MEMLOCK?)"),
+        })?;
+        let backing = VfioDma {
+            container: self.container.clone(),
+            iova,
+            len: size,
+            _map: map,
+        };
         // SAFETY: the memory is owned by `backing`.
         Ok(unsafe { DmaBuffer::from_raw(ptr, len, iova, Box::new(backing)) })
     }
@@ -388,13 +460,33 @@ mod tests {
     #[test]
     fn parses_and_prints_pci_addresses() {
         let a: PciAddress = "0000:3b:00.1".parse().unwrap();
-        assert_eq!(a, PciAddress { domain: 0, bus: 0x3b, device: 0, function: 1 });
+        assert_eq!(
+            a,
+            PciAddress {
+                domain: 0,
+                bus: 0x3b,
+                device: 0,
+                function: 1
+            }
+        );
         assert_eq!(a.to_string(), "0000:3b:00.1");
         let b: PciAddress = "af:1f.7".parse().unwrap();
         assert_eq!(b.to_string(), "0000:af:1f.7");
         assert_eq!("10000:00:00.0".parse::<PciAddress>().ok(), None);
-        for bad in ["", "3b:00", "3b:20.0", "3b:00.8", "zz:00.0", "0000:3b:00.0:1", "3b:00.", "3b:000.0"] {
-            assert!(matches!(bad.parse::<PciAddress>(), Err(VfioError::BadAddress(_))), "{bad}");
+        for bad in [
+            "",
+            "3b:00",
+            "3b:20.0",
+            "3b:00.8",
+            "zz:00.0",
+            "0000:3b:00.0:1",
+            "3b:00.",
+            "3b:000.0",
+        ] {
+            assert!(
+                matches!(bad.parse::<PciAddress>(), Err(VfioError::BadAddress(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -431,14 +523,23 @@ mod tests {
         assert_eq!(s.group_members(42).unwrap(), vec!["0000:3b:00.0", "0000:3b:00.1"]);
         assert_eq!(s.check_vfio_ready(card).unwrap(), 42);
         assert_eq!(group_device_path(42), PathBuf::from("/dev/vfio/42"));
-        assert!(matches!(s.iommu_group("0000:00:1f.0".parse().unwrap()), Err(VfioError::NoIommuGroup(_))));
-        assert!(matches!(s.iommu_group("0000:99:00.0".parse().unwrap()), Err(VfioError::NoDevice(_))));
+        assert!(matches!(
+            s.iommu_group("0000:00:1f.0".parse().unwrap()),
+            Err(VfioError::NoIommuGroup(_))
+        ));
+        assert!(matches!(
+            s.iommu_group("0000:99:00.0".parse().unwrap()),
+            Err(VfioError::NoDevice(_))
+        ));
 
         // The sibling bound to a host driver makes the group unusable.
         let root2 = temp_dir("sysfs2");
         fake_tree(&root2, Some("vfio-pci"), Some("xdma"));
         let e = Sysfs::with_root(&root2).check_vfio_ready(card).unwrap_err();
-        assert!(matches!(&e, VfioError::GroupNotViable { group: 42, member, driver } if member == "0000:3b:00.1" && driver == "xdma"), "{e}");
+        assert!(
+            matches!(&e, VfioError::GroupNotViable { group: 42, member, driver } if member == "0000:3b:00.1" && driver == "xdma"),
+            "{e}"
+        );
         // The card itself still on its vendor driver.
         let root3 = temp_dir("sysfs3");
         fake_tree(&root3, Some("xdma"), None);
@@ -453,7 +554,13 @@ mod tests {
     fn bar_map_over_a_file() {
         let dir = temp_dir("bar");
         let path = dir.join("bar0");
-        let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
         // A page of something else, then the "BAR" at offset 4096 (a VFIO
         // region offset is page aligned too).
         f.write_all(&[0xEE; 4096]).unwrap();
@@ -493,11 +600,17 @@ mod tests {
     fn open_explains_what_is_missing() {
         // No card here: the sysfs check fails first, with the address.
         let root = temp_dir("open");
-        let opts = VfioOptions { sysfs: Sysfs::with_root(&root), ..VfioOptions::default() };
+        let opts = VfioOptions {
+            sysfs: Sysfs::with_root(&root),
+            ..VfioOptions::default()
+        };
         let e = VfioDevice::open("0000:3b:00.0", &opts).err().unwrap();
         assert!(matches!(e, VfioError::NoDevice(_)), "{e}");
         assert!(e.to_string().contains("0000:3b:00.0"));
-        assert!(matches!(VfioDevice::open("nonsense", &opts).err().unwrap(), VfioError::BadAddress(_)));
+        assert!(matches!(
+            VfioDevice::open("nonsense", &opts).err().unwrap(),
+            VfioError::BadAddress(_)
+        ));
         std::fs::remove_dir_all(root).unwrap();
     }
 }

@@ -7,12 +7,15 @@ use driver::config;
 use driver::layout::{Completion, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor, SqOpcode};
 use driver::mock::{CfgRow, MockDevice};
 use driver::regmap::cfg_table;
-use driver::*;
 use driver::verbs::CqError;
+use driver::*;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
-const PEER: PeerAddress = PeerAddress { mac: [2, 0, 0, 0, 0, 2], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)) };
+const PEER: PeerAddress = PeerAddress {
+    mac: [2, 0, 0, 0, 0, 2],
+    ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+};
 
 /// The card's side of the rings, as far as these tests need it.
 struct Card {
@@ -26,7 +29,12 @@ struct Card {
 
 impl Card {
     fn new(dev: Arc<MockDevice>) -> Card {
-        Card { dev, cq_pi: [0; 256], ev_pi: 0, sq_ci: [0; 256] }
+        Card {
+            dev,
+            cq_pi: [0; 256],
+            ev_pi: 0,
+            sq_ci: [0; 256],
+        }
     }
 
     fn ring_row(&self, table: u8, index: u16) -> (u64, u32) {
@@ -35,7 +43,14 @@ impl Card {
     }
 
     fn sq_ctx(&self, qpn: u32) -> SqContext {
-        SqContext::decode(&self.dev.last_row(cfg_table::SQ_CTX, qpn as u16).expect("send context").data).unwrap()
+        SqContext::decode(
+            &self
+                .dev
+                .last_row(cfg_table::SQ_CTX, qpn as u16)
+                .expect("send context")
+                .data,
+        )
+        .unwrap()
     }
 
     /// Descriptors up to the QP's last doorbell, consumed.
@@ -46,12 +61,21 @@ impl Card {
     /// The same, with each descriptor's SQ index.
     fn fetch_indexed(&mut self, qpn: u32) -> Vec<(u32, SqDescriptor)> {
         let ctx = self.sq_ctx(qpn);
-        let pi = self.dev.doorbells().iter().rev().find(|d| u32::from(d.0) == qpn).map_or(0, |d| d.1);
+        let pi = self
+            .dev
+            .doorbells()
+            .iter()
+            .rev()
+            .find(|d| u32::from(d.0) == qpn)
+            .map_or(0, |d| d.1);
         let mut out = vec![];
         while self.sq_ci[qpn as usize] != pi {
             let ci = self.sq_ci[qpn as usize];
             let slot = u64::from(ci & ((1 << ctx.sq_log2_size) - 1));
-            let b = self.dev.dma_read(ctx.sq_base + 64 * slot, 64).expect("SQ in host memory");
+            let b = self
+                .dev
+                .dma_read(ctx.sq_base + 64 * slot, 64)
+                .expect("SQ in host memory");
             out.push((ci, SqDescriptor::decode(&b).expect("valid SQE")));
             self.sq_ci[qpn as usize] = ci.wrapping_add(1);
         }
@@ -74,19 +98,42 @@ impl Card {
     fn send_cqe(&mut self, cqn: u16, qp: u32, sq_index: u32, d: &SqDescriptor, status: CqStatus) {
         self.complete(
             cqn,
-            Completion { phase: false, status, opcode: d.opcode.code(), qp, wr_id: d.wr_id, byte_len: d.length, imm: None, sq_index },
+            Completion {
+                phase: false,
+                status,
+                opcode: d.opcode.code(),
+                qp,
+                wr_id: d.wr_id,
+                byte_len: d.length,
+                imm: None,
+                sq_index,
+            },
         );
     }
 
     fn recv_cqe(&mut self, cqn: u16, qp: u32, len: u32, imm: u32) {
-        self.complete(cqn, Completion { phase: false, status: CqStatus::Success, opcode: 2, qp, wr_id: 0, byte_len: len, imm: Some(imm), sq_index: 0 });
+        self.complete(
+            cqn,
+            Completion {
+                phase: false,
+                status: CqStatus::Success,
+                opcode: 2,
+                qp,
+                wr_id: 0,
+                byte_len: len,
+                imm: Some(imm),
+                sq_index: 0,
+            },
+        );
     }
 
     fn event(&mut self, e: EvEvent) {
         let (base, log2) = self.ring_row(cfg_table::EV_RING, 0);
         let mut b = e.encode().unwrap();
         b[0] = (b[0] & !1) | (1 - ((self.ev_pi >> log2) & 1)) as u8;
-        assert!(self.dev.dma_write(base + 16 * u64::from(self.ev_pi & ((1 << log2) - 1)), &b));
+        assert!(self
+            .dev
+            .dma_write(base + 16 * u64::from(self.ev_pi & ((1 << log2) - 1)), &b));
         self.ev_pi += 1;
     }
 }
@@ -96,14 +143,32 @@ fn rts_attr() -> RtsAttr {
         sq_psn: 0xFF_FFF0,
         send_mpr_units: 2,
         max_wimm: 2,
-        timeouts: Timeouts { ack_timeout_exp: 8, retry_linear: 7, retry_exp: 7, reorder_allowance: 3, stall_allowance_ns: 50_000, stall_age_ns: 0 },
-        evs: EvProfile { values: (0..8).map(|i| 0x1000 + i).collect() },
-        cc: CcProfile { min_cwnd: 4096, max_cwnd: 1 << 20 },
+        timeouts: Timeouts {
+            ack_timeout_exp: 8,
+            retry_linear: 7,
+            retry_exp: 7,
+            reorder_allowance: 3,
+            stall_allowance_ns: 50_000,
+            stall_age_ns: 0,
+        },
+        evs: EvProfile {
+            values: (0..8).map(|i| 0x1000 + i).collect(),
+        },
+        cc: CcProfile {
+            min_cwnd: 4096,
+            max_cwnd: 1 << 20,
+        },
     }
 }
 
 fn rtr_attr() -> RtrAttr {
-    RtrAttr { dest_qp: 0x55, rq_psn: 0x123, peer: PEER, log2_mtu: 10, max_wimm: 2 }
+    RtrAttr {
+        dest_qp: 0x55,
+        rq_psn: 0x123,
+        peer: PEER,
+        log2_mtu: 10,
+        max_wimm: 2,
+    }
 }
 
 struct Setup {
@@ -127,15 +192,34 @@ fn setup(log2_sq: u8, log2_cq: u8) -> Setup {
     qp.modify(QpTransition::Rts(rts_attr())).unwrap();
     let buf = pd.alloc_buffer(1 << 16).unwrap();
     let mr = pd.register(&buf, Access::LocalOnly).unwrap();
-    Setup { card: Card::new(dev.clone()), dev, ctx, pd, cq, qp, mr }
+    Setup {
+        card: Card::new(dev.clone()),
+        dev,
+        ctx,
+        pd,
+        cq,
+        qp,
+        mr,
+    }
 }
 
 fn wr(mr: &MemoryRegion, wr_id: u64, off: u64, len: u32) -> WriteWr<'_> {
-    WriteWr { wr_id, local: mr, local_offset: off, len, remote_va: 0x5000_0000u64.wrapping_add(off), rkey: 0x1234, signaled: true, imm: None }
+    WriteWr {
+        wr_id,
+        local: mr,
+        local_offset: off,
+        len,
+        remote_va: 0x5000_0000u64.wrapping_add(off),
+        rkey: 0x1234,
+        signaled: true,
+        imm: None,
+    }
 }
 
 fn row_pos(rows: &[CfgRow], table: u8, index: u16) -> usize {
-    rows.iter().rposition(|r| r.table == table && r.index == index).unwrap_or_else(|| panic!("no row {table}/{index:#x}"))
+    rows.iter()
+        .rposition(|r| r.table == table && r.index == index)
+        .unwrap_or_else(|| panic!("no row {table}/{index:#x}"))
 }
 
 #[test]
@@ -144,7 +228,10 @@ fn bring_up_writes_the_core_rows_in_order() {
     let rows = s.dev.rows();
     let q = s.qp.qpn() as u16;
     // Globals at open.
-    assert_eq!(s.dev.last_row(cfg_table::ACK_PARAMS, 0).unwrap().bits(0, 32), 4 | 2000 << 16);
+    assert_eq!(
+        s.dev.last_row(cfg_table::ACK_PARAMS, 0).unwrap().bits(0, 32),
+        4 | 2000 << 16
+    );
     assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 1);
     // CQ ring: base and size.
     let (base, log2) = s.card.ring_row(cfg_table::CQ_RING, s.cq.cqn());
@@ -161,18 +248,48 @@ fn bring_up_writes_the_core_rows_in_order() {
     let cc = s.dev.last_row(cfg_table::CC, q).unwrap();
     assert_eq!((cc.bits(0, 32), cc.bits(32, 32), cc.bits(64, 16)), (4096, 1 << 20, 256));
     let rt = s.dev.last_row(cfg_table::RETX_QP, q).unwrap();
-    assert_eq!((rt.bits(0, 32), rt.bits(32, 32), rt.bits(64, 16), rt.bits(80, 3), rt.bits(83, 5)), (1024 << 8, 50_000, 3, 7, 7));
+    assert_eq!(
+        (
+            rt.bits(0, 32),
+            rt.bits(32, 32),
+            rt.bits(64, 16),
+            rt.bits(80, 3),
+            rt.bits(83, 5)
+        ),
+        (1024 << 8, 50_000, 3, 7, 7)
+    );
     for i in 0..8u16 {
-        assert_eq!(s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap().bits(0, 16), 0x1000 + u64::from(i));
+        assert_eq!(
+            s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap().bits(0, 16),
+            0x1000 + u64::from(i)
+        );
     }
     // The card sprays over all 128 EV slots: after an allow-all, the
     // slots beyond the set (value 0) are denied.
-    let ctl_rows: Vec<&CfgRow> = rows.iter().filter(|r| r.table == cfg_table::EV && r.index == config::ev::CONTROL_INDEX | q).collect();
+    let ctl_rows: Vec<&CfgRow> = rows
+        .iter()
+        .filter(|r| r.table == cfg_table::EV && r.index == config::ev::CONTROL_INDEX | q)
+        .collect();
     assert_eq!(ctl_rows.len(), 1, "a fresh QP number: nothing to allow again");
-    assert_eq!((ctl_rows[0].bits(0, 16), ctl_rows[0].bits(16, 16), ctl_rows[0].bits(32, 1)), (0xFFFF, 0, 0), "deny value 0");
-    assert!(s.dev.last_row(cfg_table::EV, q << 7 | 8).is_none(), "no stale slots to clear on a fresh QP number");
+    assert_eq!(
+        (
+            ctl_rows[0].bits(0, 16),
+            ctl_rows[0].bits(16, 16),
+            ctl_rows[0].bits(32, 1)
+        ),
+        (0xFFFF, 0, 0),
+        "deny value 0"
+    );
+    assert!(
+        s.dev.last_row(cfg_table::EV, q << 7 | 8).is_none(),
+        "no stale slots to clear on a fresh QP number"
+    );
     let sq_ctx_at = row_pos(&rows, cfg_table::SQ_CTX, q);
-    assert_eq!(sq_ctx_at, rows.len() - 1, "the send context is the last row (it starts the QP)");
+    assert_eq!(
+        sq_ctx_at,
+        rows.len() - 1,
+        "the send context is the last row (it starts the QP)"
+    );
     assert!(row_pos(&rows, cfg_table::CC, q) < sq_ctx_at);
     assert!(row_pos(&rows, cfg_table::RETX_QP, q) < sq_ctx_at);
     assert_eq!(
@@ -207,8 +324,26 @@ fn posts_land_in_the_send_ring_with_one_doorbell_each_or_per_batch() {
     assert_eq!(
         d,
         vec![
-            SqDescriptor { opcode: SqOpcode::Write, signaled: true, length: 3000, wr_id: 11, local_iova: s.mr.buffer().iova() + 0x100, remote_va: 0x5000_0100, rkey: 0x1234, imm: 0 },
-            SqDescriptor { opcode: SqOpcode::WriteImm, signaled: true, length: 100, wr_id: 12, local_iova: s.mr.buffer().iova() + 0x2000, remote_va: 0x5000_2000, rkey: 0x1234, imm: 0xABCD_EF01 },
+            SqDescriptor {
+                opcode: SqOpcode::Write,
+                signaled: true,
+                length: 3000,
+                wr_id: 11,
+                local_iova: s.mr.buffer().iova() + 0x100,
+                remote_va: 0x5000_0100,
+                rkey: 0x1234,
+                imm: 0
+            },
+            SqDescriptor {
+                opcode: SqOpcode::WriteImm,
+                signaled: true,
+                length: 100,
+                wr_id: 12,
+                local_iova: s.mr.buffer().iova() + 0x2000,
+                remote_va: 0x5000_2000,
+                rkey: 0x1234,
+                imm: 0xABCD_EF01
+            },
         ]
     );
     // A batch of 5: one doorbell with producer index 7.
@@ -231,32 +366,148 @@ fn misuse_is_refused_with_typed_errors() {
     let buf = pd.alloc_buffer(4096).unwrap();
     let mr = pd.register(&buf, Access::LocalOnly).unwrap();
     // Posting before RTS, in every earlier state.
-    assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Reset)));
+    assert_eq!(
+        qp.post_write(&wr(&mr, 1, 0, 8)),
+        Err(PostError::NotReady(QpState::Reset))
+    );
     assert_eq!(qp.post_recv(1), Err(PostError::RecvNotReady(QpState::Reset)));
-    assert!(matches!(qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::BadTransition { from: QpState::Reset, .. })));
+    assert!(matches!(
+        qp.modify(QpTransition::Rts(rts_attr())),
+        Err(ModifyError::BadTransition {
+            from: QpState::Reset,
+            ..
+        })
+    ));
     qp.modify(QpTransition::Init { pkey: 0x8001 }).unwrap();
-    assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Init)));
-    assert!(matches!(qp.modify(QpTransition::Init { pkey: 1 }), Err(ModifyError::BadTransition { .. })));
+    assert_eq!(
+        qp.post_write(&wr(&mr, 1, 0, 8)),
+        Err(PostError::NotReady(QpState::Init))
+    );
+    assert!(matches!(
+        qp.modify(QpTransition::Init { pkey: 1 }),
+        Err(ModifyError::BadTransition { .. })
+    ));
     let rows_before = dev.rows().len();
-    assert!(matches!(qp.modify(QpTransition::Rtr(RtrAttr { log2_mtu: 14, ..rtr_attr() })), Err(ModifyError::BadAttribute { name: "log2_mtu", .. })));
-    assert!(matches!(qp.modify(QpTransition::Rtr(RtrAttr { dest_qp: 1 << 24, ..rtr_attr() })), Err(ModifyError::BadAttribute { name: "dest_qp", .. })));
+    assert!(matches!(
+        qp.modify(QpTransition::Rtr(RtrAttr {
+            log2_mtu: 14,
+            ..rtr_attr()
+        })),
+        Err(ModifyError::BadAttribute { name: "log2_mtu", .. })
+    ));
+    assert!(matches!(
+        qp.modify(QpTransition::Rtr(RtrAttr {
+            dest_qp: 1 << 24,
+            ..rtr_attr()
+        })),
+        Err(ModifyError::BadAttribute { name: "dest_qp", .. })
+    ));
     assert_eq!(dev.rows().len(), rows_before, "a refused transition writes nothing");
     assert_eq!(qp.state(), QpState::Init);
     qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
     assert_eq!(qp.post_write(&wr(&mr, 1, 0, 8)), Err(PostError::NotReady(QpState::Rtr)));
     let bad_rts = [
-        ("ack_timeout_exp", RtsAttr { timeouts: Timeouts { ack_timeout_exp: 22, ..Timeouts::default() }, ..rts_attr() }),
-        ("retry_linear", RtsAttr { timeouts: Timeouts { retry_linear: 8, ..Timeouts::default() }, ..rts_attr() }),
-        ("retry_exp", RtsAttr { timeouts: Timeouts { retry_exp: 26, ..Timeouts::default() }, ..rts_attr() }),
-        ("evs", RtsAttr { evs: EvProfile { values: vec![] }, ..rts_attr() }),
-        ("evs", RtsAttr { evs: EvProfile { values: (1..130).collect() }, ..rts_attr() }),
-        ("evs", RtsAttr { evs: EvProfile { values: vec![5, 0, 6] }, ..rts_attr() }),
-        ("evs", RtsAttr { evs: EvProfile { values: vec![7, 8, 7] }, ..rts_attr() }),
-        ("cc", RtsAttr { cc: CcProfile { min_cwnd: 0, max_cwnd: 10 }, ..rts_attr() }),
-        ("cc", RtsAttr { cc: CcProfile { min_cwnd: 100, max_cwnd: 10 }, ..rts_attr() }),
-        ("send_mpr_units", RtsAttr { send_mpr_units: 0, ..rts_attr() }),
-        ("max_wimm", RtsAttr { max_wimm: 0, ..rts_attr() }),
-        ("sq_psn", RtsAttr { sq_psn: 1 << 24, ..rts_attr() }),
+        (
+            "ack_timeout_exp",
+            RtsAttr {
+                timeouts: Timeouts {
+                    ack_timeout_exp: 22,
+                    ..Timeouts::default()
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "retry_linear",
+            RtsAttr {
+                timeouts: Timeouts {
+                    retry_linear: 8,
+                    ..Timeouts::default()
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "retry_exp",
+            RtsAttr {
+                timeouts: Timeouts {
+                    retry_exp: 26,
+                    ..Timeouts::default()
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "evs",
+            RtsAttr {
+                evs: EvProfile { values: vec![] },
+                ..rts_attr()
+            },
+        ),
+        (
+            "evs",
+            RtsAttr {
+                evs: EvProfile {
+                    values: (1..130).collect(),
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "evs",
+            RtsAttr {
+                evs: EvProfile { values: vec![5, 0, 6] },
+                ..rts_attr()
+            },
+        ),
+        (
+            "evs",
+            RtsAttr {
+                evs: EvProfile { values: vec![7, 8, 7] },
+                ..rts_attr()
+            },
+        ),
+        (
+            "cc",
+            RtsAttr {
+                cc: CcProfile {
+                    min_cwnd: 0,
+                    max_cwnd: 10,
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "cc",
+            RtsAttr {
+                cc: CcProfile {
+                    min_cwnd: 100,
+                    max_cwnd: 10,
+                },
+                ..rts_attr()
+            },
+        ),
+        (
+            "send_mpr_units",
+            RtsAttr {
+                send_mpr_units: 0,
+                ..rts_attr()
+            },
+        ),
+        (
+            "max_wimm",
+            RtsAttr {
+                max_wimm: 0,
+                ..rts_attr()
+            },
+        ),
+        (
+            "sq_psn",
+            RtsAttr {
+                sq_psn: 1 << 24,
+                ..rts_attr()
+            },
+        ),
     ];
     let rows_before = dev.rows().len();
     for (name, a) in bad_rts {
@@ -269,10 +520,28 @@ fn misuse_is_refused_with_typed_errors() {
     qp.modify(QpTransition::Rts(rts_attr())).unwrap();
 
     // Oversize, out of region, other PD, deregistered.
-    assert_eq!(qp.post_write(&wr(&mr, 1, 0, (1 << 31) + 1)), Err(PostError::Oversize { len: (1 << 31) + 1, max: 1 << 31 }));
-    assert_eq!(qp.post_write(&wr(&mr, 1, 4000, 97)), Err(PostError::OutOfRegion { offset: 4000, len: 97, size: 4096 }));
-    assert!(matches!(qp.post_write(&wr(&mr, 1, u64::MAX, 1)), Err(PostError::OutOfRegion { .. })));
-    let foreign = other_pd.register(&other_pd.alloc_buffer(4096).unwrap(), Access::LocalOnly).unwrap();
+    assert_eq!(
+        qp.post_write(&wr(&mr, 1, 0, (1 << 31) + 1)),
+        Err(PostError::Oversize {
+            len: (1 << 31) + 1,
+            max: 1 << 31
+        })
+    );
+    assert_eq!(
+        qp.post_write(&wr(&mr, 1, 4000, 97)),
+        Err(PostError::OutOfRegion {
+            offset: 4000,
+            len: 97,
+            size: 4096
+        })
+    );
+    assert!(matches!(
+        qp.post_write(&wr(&mr, 1, u64::MAX, 1)),
+        Err(PostError::OutOfRegion { .. })
+    ));
+    let foreign = other_pd
+        .register(&other_pd.alloc_buffer(4096).unwrap(), Access::LocalOnly)
+        .unwrap();
     assert_eq!(qp.post_write(&wr(&foreign, 1, 0, 8)), Err(PostError::PdMismatch));
     let mut gone = pd.register(&buf, Access::RemoteWrite).unwrap();
     gone.deregister();
@@ -301,9 +570,16 @@ fn completions_free_slots_and_enforce_the_imm_budget() {
     assert_eq!(s.cq.poll_cq(), Ok(None));
     s.qp.post_write_imm(&wr(&s.mr, 1, 0, 8), 1).unwrap();
     s.qp.post_write_imm(&wr(&s.mr, 2, 0, 8), 2).unwrap();
-    assert_eq!(s.qp.post_write_imm(&wr(&s.mr, 3, 0, 8), 3), Err(PostError::ImmBudget(2)));
+    assert_eq!(
+        s.qp.post_write_imm(&wr(&s.mr, 3, 0, 8), 3),
+        Err(PostError::ImmBudget(2))
+    );
     // An unsignaled WRITE, then a signaled one.
-    s.qp.post_write(&WriteWr { signaled: false, ..wr(&s.mr, 4, 0, 8) }).unwrap();
+    s.qp.post_write(&WriteWr {
+        signaled: false,
+        ..wr(&s.mr, 4, 0, 8)
+    })
+    .unwrap();
     s.qp.post_write(&wr(&s.mr, 5, 0, 16)).unwrap();
     assert_eq!(s.qp.post_write(&wr(&s.mr, 6, 0, 8)), Err(PostError::QueueFull(4)));
     let d = s.card.fetch(q);
@@ -311,10 +587,24 @@ fn completions_free_slots_and_enforce_the_imm_budget() {
     assert!(!d[2].signaled);
     s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
     let wc = s.cq.poll_cq().unwrap().unwrap();
-    assert_eq!(wc, WorkCompletion { wr_id: 1, status: CqStatus::Success, opcode: WcOpcode::WriteImm, qp: q, byte_len: 8, imm: None });
+    assert_eq!(
+        wc,
+        WorkCompletion {
+            wr_id: 1,
+            status: CqStatus::Success,
+            opcode: WcOpcode::WriteImm,
+            qp: q,
+            byte_len: 8,
+            imm: None
+        }
+    );
     // One WRITE-IMM completed: the budget has room again.
     s.qp.post_write_imm(&wr(&s.mr, 7, 0, 8), 7).unwrap();
-    assert_eq!(s.qp.post_write_imm(&wr(&s.mr, 8, 0, 8), 8), Err(PostError::QueueFull(4)), "room is checked first");
+    assert_eq!(
+        s.qp.post_write_imm(&wr(&s.mr, 8, 0, 8), 8),
+        Err(PostError::QueueFull(4)),
+        "room is checked first"
+    );
     // The CQE of WR 5 (index 3) also completes the unsignaled WR 4 (index 2) and WR 2.
     s.card.send_cqe(cqn, q, 1, &d[1], CqStatus::Success);
     s.card.send_cqe(cqn, q, 3, &d[3], CqStatus::Success);
@@ -323,7 +613,10 @@ fn completions_free_slots_and_enforce_the_imm_budget() {
     assert_eq!(s.cq.poll_cq(), Ok(None));
     assert_eq!(s.qp.outstanding(), 1, "only WR 7 is left");
     // Consumer index reported to the card after a quarter of the 8-slot CQ (2).
-    let ci = s.dev.last_row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | cqn).expect("consumer index row");
+    let ci = s
+        .dev
+        .last_row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | cqn)
+        .expect("consumer index row");
     assert!(ci.bits(0, 32) >= 2);
 }
 
@@ -338,7 +631,10 @@ fn unsignaled_streams_are_reclaimed_through_hidden_completions() {
     // the hardware does.
     for n in 0..100u64 {
         loop {
-            match s.qp.post_write(&WriteWr { signaled: false, ..wr(&s.mr, n, 0, 8) }) {
+            match s.qp.post_write(&WriteWr {
+                signaled: false,
+                ..wr(&s.mr, n, 0, 8)
+            }) {
                 Ok(()) => break,
                 Err(PostError::QueueFull(8)) => {
                     refused += 1;
@@ -367,7 +663,14 @@ fn receive_completions_consume_posted_receives_or_wait_for_one() {
     s.card.recv_cqe(cqn, q, 64, 0xAA);
     assert_eq!(
         s.cq.poll_cq(),
-        Ok(Some(WorkCompletion { wr_id: 100, status: CqStatus::Success, opcode: WcOpcode::RecvWriteImm, qp: q, byte_len: 64, imm: Some(0xAA) }))
+        Ok(Some(WorkCompletion {
+            wr_id: 100,
+            status: CqStatus::Success,
+            opcode: WcOpcode::RecvWriteImm,
+            qp: q,
+            byte_len: 64,
+            imm: Some(0xAA)
+        }))
     );
     // Two arrive with no receive posted: held, in order.
     s.card.recv_cqe(cqn, q, 1, 0xB1);
@@ -382,13 +685,35 @@ fn receive_completions_consume_posted_receives_or_wait_for_one() {
     assert_eq!((a.wr_id, a.imm, b.wr_id, b.imm), (201, Some(0xB1), 202, Some(0xB2)));
     assert_eq!(s.cq.poll_cq(), Ok(None));
     // A receive CQE that is not a successful WRITE-IMM is refused.
-    let mut bad = Completion { phase: false, status: CqStatus::Success, opcode: 1, qp: q, wr_id: 0, byte_len: 1, imm: Some(1), sq_index: 0 };
+    let mut bad = Completion {
+        phase: false,
+        status: CqStatus::Success,
+        opcode: 1,
+        qp: q,
+        wr_id: 0,
+        byte_len: 1,
+        imm: Some(1),
+        sq_index: 0,
+    };
     s.card.complete(cqn, bad);
-    assert_eq!(s.cq.poll_cq(), Err(CqError::BadReceive { qp: q, status: CqStatus::Success, opcode: 1 }));
+    assert_eq!(
+        s.cq.poll_cq(),
+        Err(CqError::BadReceive {
+            qp: q,
+            status: CqStatus::Success,
+            opcode: 1
+        })
+    );
     bad.opcode = 2;
     bad.status = CqStatus::RemoteAccess;
     s.card.complete(cqn, bad);
-    assert!(matches!(s.cq.poll_cq(), Err(CqError::BadReceive { status: CqStatus::RemoteAccess, .. })));
+    assert!(matches!(
+        s.cq.poll_cq(),
+        Err(CqError::BadReceive {
+            status: CqStatus::RemoteAccess,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -404,16 +729,57 @@ fn invalid_completions_are_typed_errors_and_the_cq_goes_on() {
     assert_eq!(s.cq.poll_cq(), Err(CqError::UnknownQp(200)));
     // An index never posted, and one behind the consumer index.
     s.card.send_cqe(cqn, q, 2, &d[0], CqStatus::Success);
-    assert_eq!(s.cq.poll_cq(), Err(CqError::IndexOutOfRange { qp: q, index: 2, ci: 0, pi: 2 }));
+    assert_eq!(
+        s.cq.poll_cq(),
+        Err(CqError::IndexOutOfRange {
+            qp: q,
+            index: 2,
+            ci: 0,
+            pi: 2
+        })
+    );
     s.card.send_cqe(cqn, q, u32::MAX, &d[0], CqStatus::Success);
-    assert!(matches!(s.cq.poll_cq(), Err(CqError::IndexOutOfRange { index: u32::MAX, .. })));
+    assert!(matches!(
+        s.cq.poll_cq(),
+        Err(CqError::IndexOutOfRange { index: u32::MAX, .. })
+    ));
     // A wr_id or opcode other than posted.
-    s.card.send_cqe(cqn, q, 0, &SqDescriptor { wr_id: 99, ..d[0] }, CqStatus::Success);
-    assert_eq!(s.cq.poll_cq(), Err(CqError::Mismatch { qp: q, index: 0, field: "wr_id", got: 99, want: 7 }));
-    s.card.send_cqe(cqn, q, 0, &SqDescriptor { opcode: SqOpcode::WriteImm, ..d[0] }, CqStatus::Success);
+    s.card
+        .send_cqe(cqn, q, 0, &SqDescriptor { wr_id: 99, ..d[0] }, CqStatus::Success);
+    assert_eq!(
+        s.cq.poll_cq(),
+        Err(CqError::Mismatch {
+            qp: q,
+            index: 0,
+            field: "wr_id",
+            got: 99,
+            want: 7
+        })
+    );
+    s.card.send_cqe(
+        cqn,
+        q,
+        0,
+        &SqDescriptor {
+            opcode: SqOpcode::WriteImm,
+            ..d[0]
+        },
+        CqStatus::Success,
+    );
     assert!(matches!(s.cq.poll_cq(), Err(CqError::Mismatch { field: "opcode", .. })));
     // Undefined status, reserved bits.
-    let mut raw = Completion { phase: false, status: CqStatus::Success, opcode: 1, qp: q, wr_id: 7, byte_len: 8, imm: None, sq_index: 0 }.encode().unwrap();
+    let mut raw = Completion {
+        phase: false,
+        status: CqStatus::Success,
+        opcode: 1,
+        qp: q,
+        wr_id: 7,
+        byte_len: 8,
+        imm: None,
+        sq_index: 0,
+    }
+    .encode()
+    .unwrap();
     raw[1] = 8;
     s.card.write_cqe_raw(cqn, raw);
     assert!(matches!(s.cq.poll_cq(), Err(CqError::Malformed(_))));
@@ -422,7 +788,19 @@ fn invalid_completions_are_typed_errors_and_the_cq_goes_on() {
     s.card.write_cqe_raw(cqn, raw);
     assert!(matches!(s.cq.poll_cq(), Err(CqError::Malformed(_))));
     // A rejected doorbell.
-    s.card.complete(cqn, Completion { phase: false, status: CqStatus::BadDoorbell, opcode: 0, qp: q, wr_id: 0, byte_len: 0, imm: None, sq_index: 77 });
+    s.card.complete(
+        cqn,
+        Completion {
+            phase: false,
+            status: CqStatus::BadDoorbell,
+            opcode: 0,
+            qp: q,
+            wr_id: 0,
+            byte_len: 0,
+            imm: None,
+            sq_index: 77,
+        },
+    );
     assert_eq!(s.cq.poll_cq(), Err(CqError::DoorbellRejected { qp: q, producer: 77 }));
     // None of that consumed a send slot: the real CQEs still complete.
     assert_eq!(s.qp.outstanding(), 2);
@@ -496,11 +874,23 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     // WR 2 RetryExceeded, WR 3 flushed, the receive flushed later on ERR.
     s.card.send_cqe(cqn, q, 0, &d[0], CqStatus::Success);
     s.card.send_cqe(cqn, q, 1, &d[1], CqStatus::RetryExceeded);
-    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((1, CqStatus::Success)));
-    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((2, CqStatus::RetryExceeded)));
-    assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((3, CqStatus::Flushed)));
+    assert_eq!(
+        s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)),
+        Some((1, CqStatus::Success))
+    );
+    assert_eq!(
+        s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)),
+        Some((2, CqStatus::RetryExceeded))
+    );
+    assert_eq!(
+        s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)),
+        Some((3, CqStatus::Flushed))
+    );
     assert_eq!(s.qp.state(), QpState::Error);
-    assert_eq!(s.qp.post_write(&wr(&s.mr, 9, 0, 8)), Err(PostError::NotReady(QpState::Error)));
+    assert_eq!(
+        s.qp.post_write(&wr(&s.mr, 9, 0, 8)),
+        Err(PostError::NotReady(QpState::Error))
+    );
     // A late CQE for the QP in error is dropped and counted.
     s.card.send_cqe(cqn, q, 2, &d[2], CqStatus::Success);
     assert_eq!(s.cq.poll_cq(), Ok(None));
@@ -508,7 +898,14 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     s.qp.modify(QpTransition::Error).unwrap();
     assert_eq!(
         s.cq.poll_cq().unwrap(),
-        Some(WorkCompletion { wr_id: 50, status: CqStatus::Flushed, opcode: WcOpcode::RecvWriteImm, qp: q, byte_len: 0, imm: None })
+        Some(WorkCompletion {
+            wr_id: 50,
+            status: CqStatus::Flushed,
+            opcode: WcOpcode::RecvWriteImm,
+            qp: q,
+            byte_len: 0,
+            imm: None
+        })
     );
     // The send context was rewritten disabled.
     assert!(!s.card.sq_ctx(q).enable);
@@ -519,14 +916,40 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     let before = s.dev.rows().len();
     // A smaller EV set this time: the slots the first set used beyond it
     // go back to value 0, everything is allowed again, then value 0 denied.
-    s.qp.modify(QpTransition::Rts(RtsAttr { evs: EvProfile { values: vec![0x2000, 0x2001, 0x2002] }, ..rts_attr() })).unwrap();
-    let ev_rows: Vec<CfgRow> = s.dev.rows().into_iter().skip(before).filter(|r| r.table == cfg_table::EV).collect();
+    s.qp.modify(QpTransition::Rts(RtsAttr {
+        evs: EvProfile {
+            values: vec![0x2000, 0x2001, 0x2002],
+        },
+        ..rts_attr()
+    }))
+    .unwrap();
+    let ev_rows: Vec<CfgRow> = s
+        .dev
+        .rows()
+        .into_iter()
+        .skip(before)
+        .filter(|r| r.table == cfg_table::EV)
+        .collect();
     let q16 = q as u16;
-    let values: Vec<(u16, u64)> = ev_rows.iter().filter(|r| r.index & 0x8000 == 0).map(|r| (r.index, r.bits(0, 16))).collect();
-    let want: Vec<(u16, u64)> = (0..8u16).map(|i| (q16 << 7 | i, if i < 3 { 0x2000 + u64::from(i) } else { 0 })).collect();
+    let values: Vec<(u16, u64)> = ev_rows
+        .iter()
+        .filter(|r| r.index & 0x8000 == 0)
+        .map(|r| (r.index, r.bits(0, 16)))
+        .collect();
+    let want: Vec<(u16, u64)> = (0..8u16)
+        .map(|i| (q16 << 7 | i, if i < 3 { 0x2000 + u64::from(i) } else { 0 }))
+        .collect();
     assert_eq!(values, want);
-    let ctl: Vec<(u64, u64, u64)> = ev_rows.iter().filter(|r| r.index & 0x8000 != 0).map(|r| (r.bits(0, 16), r.bits(16, 16), r.bits(32, 1))).collect();
-    assert_eq!(ctl, vec![(0, 0, 1), (0xFFFF, 0, 0)], "allow all, then deny the unused slots");
+    let ctl: Vec<(u64, u64, u64)> = ev_rows
+        .iter()
+        .filter(|r| r.index & 0x8000 != 0)
+        .map(|r| (r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)))
+        .collect();
+    assert_eq!(
+        ctl,
+        vec![(0, 0, 1), (0xFFFF, 0, 0)],
+        "allow all, then deny the unused slots"
+    );
     assert!(s.card.sq_ctx(q).enable);
     s.card.sq_ci[q as usize] = 0; // the card's send state restarts with the context
     s.qp.post_write(&wr(&s.mr, 60, 0, 8)).unwrap();
@@ -556,7 +979,13 @@ fn user_error_transition_flushes_sends_then_receives() {
         ]
     );
     assert_eq!(s.qp.outstanding(), 0);
-    assert!(matches!(s.qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::BadTransition { from: QpState::Error, .. })));
+    assert!(matches!(
+        s.qp.modify(QpTransition::Rts(rts_attr())),
+        Err(ModifyError::BadTransition {
+            from: QpState::Error,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -566,9 +995,16 @@ fn memory_regions_get_distinct_slots_and_fresh_keys() {
     let a = s.pd.register(&buf, Access::RemoteWrite).unwrap();
     let b = s.pd.register(&buf, Access::RemoteWrite).unwrap();
     let (ka, kb) = (a.rkey().unwrap(), b.rkey().unwrap());
-    assert_ne!(ka & 0xFF, kb & 0xFF, "live regions have distinct low bytes (direct-mapped MR table)");
+    assert_ne!(
+        ka & 0xFF,
+        kb & 0xFF,
+        "live regions have distinct low bytes (direct-mapped MR table)"
+    );
     let row = s.dev.last_row(cfg_table::MR, (ka & 0xFF) as u16).unwrap();
-    assert_eq!((row.bits(0, 32), row.bits(32, 64), row.bits(96, 64), row.bits(160, 1)), (u64::from(ka), buf.iova(), 8192, 1));
+    assert_eq!(
+        (row.bits(0, 32), row.bits(32, 64), row.bits(96, 64), row.bits(160, 1)),
+        (u64::from(ka), buf.iova(), 8192, 1)
+    );
     assert_eq!(a.remote_va(), buf.iova());
     assert_eq!(s.mr.rkey(), None, "local-only regions have no rkey");
     drop(a);
@@ -600,11 +1036,22 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     let mut c = s.ctx.controller(2).unwrap();
     assert!(matches!(s.ctx.controller(2), Err(Error::ControllerBusy)));
     assert_eq!(c.poll_event(), Ok(None));
-    let ev = EvEvent { phase: false, new_state: EvNewState::AssumedBad, reason: EvReason::Loss, qp: q, ev: 0, ev_index: 3, time_ns: 1234 };
+    let ev = EvEvent {
+        phase: false,
+        new_state: EvNewState::AssumedBad,
+        reason: EvReason::Loss,
+        qp: q,
+        ev: 0,
+        ev_index: 3,
+        time_ns: 1234,
+    };
     for k in 0..6 {
         s.card.event(EvEvent { ev_index: k, ..ev });
         let got = c.poll_event().unwrap().unwrap();
-        assert_eq!((got.ev_index, got.new_state, got.reason, got.time_ns), (k, EvNewState::AssumedBad, EvReason::Loss, 1234));
+        assert_eq!(
+            (got.ev_index, got.new_state, got.reason, got.time_ns),
+            (k, EvNewState::AssumedBad, EvReason::Loss, 1234)
+        );
     }
     s.card.event(EvEvent { qp: 77, ..ev });
     assert_eq!(c.poll_event(), Err(driver::verbs::EventError::UnknownQp(77)));
@@ -617,7 +1064,13 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     assert!(matches!(c.poll_event(), Err(driver::verbs::EventError::Malformed(_))));
     assert_eq!(c.poll_event(), Ok(None));
     // The consumer index went back to the card (4-slot ring: every entry).
-    assert_eq!(s.dev.last_row(cfg_table::EV_RING, config::ring::CONSUMER_INDEX).unwrap().bits(0, 32), 8);
+    assert_eq!(
+        s.dev
+            .last_row(cfg_table::EV_RING, config::ring::CONSUMER_INDEX)
+            .unwrap()
+            .bits(0, 32),
+        8
+    );
 
     let ctl = config::ev::CONTROL_INDEX | q as u16;
     c.deny(&s.qp, 0xFFF0, 0x1000);
@@ -637,18 +1090,28 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     c.allow(&s.qp, 0, 0);
     let rows = s.dev.rows();
     assert_eq!(rows.len(), 2);
-    assert_eq!((rows[1].bits(0, 16), rows[1].bits(16, 16), rows[1].bits(32, 1)), (0xFFFF, 0, 0), "unused slots denied again");
+    assert_eq!(
+        (rows[1].bits(0, 16), rows[1].bits(16, 16), rows[1].bits(32, 1)),
+        (0xFFFF, 0, 0),
+        "unused slots denied again"
+    );
     c.set_min_good_evs(3);
     assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 3);
     drop(c);
-    assert!(s.ctx.controller(2).is_ok(), "one controller at a time, reopened after drop");
+    assert!(
+        s.ctx.controller(2).is_ok(),
+        "one controller at a time, reopened after drop"
+    );
 }
 
 #[test]
 fn surprise_removal_and_lost_rows_are_typed_errors() {
     let dev = Arc::new(MockDevice::new());
     dev.set_all_ones(true);
-    assert!(matches!(Context::open(dev.clone(), &OpenOptions::default()), Err(Error::Discovery(DiscoveryError::AllOnes { offset: 0 }))));
+    assert!(matches!(
+        Context::open(dev.clone(), &OpenOptions::default()),
+        Err(Error::Discovery(DiscoveryError::AllOnes { offset: 0 }))
+    ));
     dev.set_all_ones(false);
     let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
     let pd = ctx.alloc_pd();
@@ -658,7 +1121,10 @@ fn surprise_removal_and_lost_rows_are_typed_errors() {
     qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
     // The card disappears: the move to RTS reads back the row count.
     dev.set_all_ones(true);
-    assert!(matches!(qp.modify(QpTransition::Rts(rts_attr())), Err(ModifyError::Config(config::ConfigError::DeviceGone))));
+    assert!(matches!(
+        qp.modify(QpTransition::Rts(rts_attr())),
+        Err(ModifyError::Config(config::ConfigError::DeviceGone))
+    ));
     assert_eq!(qp.state(), QpState::Rtr);
     assert!(matches!(ctx.sync(), Err(config::ConfigError::DeviceGone)));
     // Counters read all-ones too; a poll of an empty CQ needs no MMIO.
@@ -675,7 +1141,13 @@ fn surprise_removal_and_lost_rows_are_typed_errors() {
     let dev = Arc::new(MockDevice::new());
     dev.override_reg(u64::from(driver::regmap::doorbell::BASE) + 4, 0x0002_0000);
     let e = Context::open(dev, &OpenOptions::default()).err().unwrap();
-    assert!(matches!(e, Error::Discovery(DiscoveryError::VersionMismatch { name: "doorbell", .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Discovery(DiscoveryError::VersionMismatch { name: "doorbell", .. })
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -686,9 +1158,15 @@ fn counters_by_name_and_resource_limits() {
     assert_eq!(s.ctx.counter("retransmit").unwrap(), 42);
     assert!(matches!(s.ctx.counter("no_such"), Err(Error::UnknownCounter(_))));
     // A bitstream with fewer counters than this driver knows.
-    s.dev.override_reg(u64::from(driver::regmap::counters::BASE + driver::regmap::counters::NUM), 4);
+    s.dev.override_reg(
+        u64::from(driver::regmap::counters::BASE + driver::regmap::counters::NUM),
+        4,
+    );
     let ctx2 = Context::open(s.dev.clone(), &OpenOptions::default()).unwrap();
-    assert!(matches!(ctx2.counter("retransmit"), Err(Error::CounterAbsent { slot: 9, num: 4, .. })));
+    assert!(matches!(
+        ctx2.counter("retransmit"),
+        Err(Error::CounterAbsent { slot: 9, num: 4, .. })
+    ));
     // 256 QPs, 256 CQs (one CQ and one QP are taken by the setup).
     let pd = s.ctx.alloc_pd();
     let mut cqs = vec![];
@@ -701,10 +1179,16 @@ fn counters_by_name_and_resource_limits() {
         qps.push(qp);
     }
     assert_eq!(qps.len(), 255);
-    assert!(matches!(pd.create_qp(&mut cqs[0], 1), Err(Error::Exhausted("queue pair"))));
+    assert!(matches!(
+        pd.create_qp(&mut cqs[0], 1),
+        Err(Error::Exhausted("queue pair"))
+    ));
     qps.pop();
     assert!(pd.create_qp(&mut cqs[0], 1).is_ok(), "a dropped QP frees its number");
-    assert!(matches!(pd.create_qp(&mut cqs[0], 17), Err(Error::Ring(_))), "the card takes SQs of 2^0..=2^16 slots");
+    assert!(
+        matches!(pd.create_qp(&mut cqs[0], 17), Err(Error::Ring(_))),
+        "the card takes SQs of 2^0..=2^16 slots"
+    );
 }
 
 #[test]
@@ -712,7 +1196,11 @@ fn two_qps_share_a_cq_and_are_checked_against_their_own_queues() {
     let mut s = setup(3, 5);
     let mut qp2 = s.pd.create_qp(&mut s.cq, 2).unwrap();
     qp2.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
-    qp2.modify(QpTransition::Rtr(RtrAttr { dest_qp: 0x66, ..rtr_attr() })).unwrap();
+    qp2.modify(QpTransition::Rtr(RtrAttr {
+        dest_qp: 0x66,
+        ..rtr_attr()
+    }))
+    .unwrap();
     qp2.modify(QpTransition::Rts(rts_attr())).unwrap();
     let (q1, q2) = (s.qp.qpn(), qp2.qpn());
     assert_ne!(q1, q2);

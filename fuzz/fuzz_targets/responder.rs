@@ -10,7 +10,9 @@ use proto::hostile::Rig;
 use proto::model::Transport;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&which, ops)) = data.split_first() else { return };
+    let Some((&which, ops)) = data.split_first() else {
+        return;
+    };
     let transport = if which & 1 == 0 { Transport::Mrc } else { Transport::Rc };
     if let Err(v) = Rig::new(transport).run(ops) {
         panic!("{transport:?}: {}", v.0);

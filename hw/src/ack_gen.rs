@@ -186,10 +186,48 @@ impl Logic for AckGen {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ack_every, ack_every_m1_n, ack_every_nz, ack_delay, now, cfg_pend, cfg_qp, cfg_psn, scan_qp, s1_v, s1_scan, s1_qp, s1_psn,
-            s1_verdict, s1_ack_req, s1_trimmed, s1_ecn, s1_reject, s1_drop, s1_exp, s1_msn, s1_ev, s1_evi, s1_echo, mode,
-            o_qp, o_kind, o_psn, o_cum, o_msn, o_nack_kind, o_code, o_base, o_bitmap, o_ecn, o_ev, o_evi, o_echo,
-            o_timer, o_drop
+            self,
+            clock,
+            ack_every,
+            ack_every_m1_n,
+            ack_every_nz,
+            ack_delay,
+            now,
+            cfg_pend,
+            cfg_qp,
+            cfg_psn,
+            scan_qp,
+            s1_v,
+            s1_scan,
+            s1_qp,
+            s1_psn,
+            s1_verdict,
+            s1_ack_req,
+            s1_trimmed,
+            s1_ecn,
+            s1_reject,
+            s1_drop,
+            s1_exp,
+            s1_msn,
+            s1_ev,
+            s1_evi,
+            s1_echo,
+            mode,
+            o_qp,
+            o_kind,
+            o_psn,
+            o_cum,
+            o_msn,
+            o_nack_kind,
+            o_code,
+            o_base,
+            o_bitmap,
+            o_ecn,
+            o_ev,
+            o_evi,
+            o_echo,
+            o_timer,
+            o_drop
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -280,10 +318,8 @@ impl Logic for AckGen {
             & !(self.s1_v.q.val() & (self.s1_qp.q.val() == self.scan_qp.q.val()));
 
         // ---- Stage 1 computations (all from registers and RAM data).
-        self.accepted.next = (self.s1_verdict.q.val() == 1)
-            & !self.s1_trimmed.q.val()
-            & !self.s1_drop.q.val()
-            & !self.s1_reject.q.val();
+        self.accepted.next =
+            (self.s1_verdict.q.val() == 1) & !self.s1_trimmed.q.val() & !self.s1_drop.q.val() & !self.s1_reject.q.val();
         // Gap: the PSN is after one past the highest received.
         self.gap_d.next = self.s1_psn.q.val() - self.high_ram.read_data.val();
         self.opens_gap.next = self.gap_d.val().any() & !self.gap_d.val().get_bit(23);
@@ -411,7 +447,11 @@ impl Logic for AckGen {
                             self.techo_ram.write_enable.next = true;
                             self.unack_ram.write_enable.next = true;
                             self.ecn_ram.write_enable.next = true;
-                            if self.s1_ack_req.q.val() | self.opens_gap.val() | !self.ack_every_nz.q.val() | (self.unack_ram.read_data.val() >= !self.ack_every_m1_n.q.val()) {
+                            if self.s1_ack_req.q.val()
+                                | self.opens_gap.val()
+                                | !self.ack_every_nz.q.val()
+                                | (self.unack_ram.read_data.val() >= !self.ack_every_m1_n.q.val())
+                            {
                                 self.armed_ram.write_enable.next = true;
                                 self.o_ecn.d.next = self.ecn1.val();
                                 self.mode.d.next = 1.into();

@@ -194,9 +194,9 @@ impl Logic for CompletionTracker {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len, s1_va_end, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux,
-            p_v, p_qp, p_addr, p_len, p_buf, n_v, n_qp, n_psn, r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target,
-            w_bytes, w_len, w_msn, cfg_pend, cfg_qp, cfg_psn
+            self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len,
+            s1_va_end, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux, p_v, p_qp, p_addr, p_len, p_buf, n_v, n_qp, n_psn,
+            r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target, w_bytes, w_len, w_msn, cfg_pend, cfg_qp, cfg_psn
         );
         self.mr_key.read_clock.next = self.clock.val();
         self.mr_key.write_clock.next = self.clock.val();
@@ -228,7 +228,9 @@ impl Logic for CompletionTracker {
         // ---------------- Packets.
         self.r_v.d.next = false;
         // Stage 1 leaves when both output registers can take its result.
-        self.s1_go.next = self.s1_v.q.val() & (!self.p_v.q.val() | self.place_ready.val()) & (!self.n_v.q.val() | self.nack_ready.val());
+        self.s1_go.next = self.s1_v.q.val()
+            & (!self.p_v.q.val() | self.place_ready.val())
+            & (!self.n_v.q.val() | self.nack_ready.val());
         self.pkt_ready.next = !self.s1_v.q.val() | self.s1_go.val();
         self.take.next = self.pkt_valid.val() & self.pkt_ready.val();
         if self.p_v.q.val() & self.place_ready.val() {
@@ -274,9 +276,12 @@ impl Logic for CompletionTracker {
         // is precomputed at registration; 65 bits, no wrap).
         self.hit.next = self.mr_valid.read_data.val() & (self.mr_key.read_data.val() == self.s1_rkey.q.val());
         self.va_end.next = self.s1_va_end.q.val();
-        self.in_bounds.next = (self.s1_va.q.val() >= self.mr_base.read_data.val()) & (self.va_end.val() <= self.mr_end.read_data.val());
-        self.info.write_address.next = (bit_cast::<16, QP_BITS>(self.s1_qp.q.val()) << 8) | bit_cast::<16, 24>(self.s1_psn.q.val() & 255);
-        self.info.write_data.next = bit_cast::<48, 32>(self.s1_aux.q.val()) | (bit_cast::<48, 16>(self.s1_len.q.val()) << 32);
+        self.in_bounds.next =
+            (self.s1_va.q.val() >= self.mr_base.read_data.val()) & (self.va_end.val() <= self.mr_end.read_data.val());
+        self.info.write_address.next =
+            (bit_cast::<16, QP_BITS>(self.s1_qp.q.val()) << 8) | bit_cast::<16, 24>(self.s1_psn.q.val() & 255);
+        self.info.write_data.next =
+            bit_cast::<48, 32>(self.s1_aux.q.val()) | (bit_cast::<48, 16>(self.s1_len.q.val()) << 32);
         self.info_first.write_address.next = self.info.write_address.val();
         self.info_last.write_address.next = self.info.write_address.val();
         self.info_imm.write_address.next = self.info.write_address.val();
@@ -330,13 +335,15 @@ impl Logic for CompletionTracker {
         self.q_bytes.write_enable.next = false;
         self.q_len.write_enable.next = false;
         self.q_msn.write_enable.next = false;
-        self.info.read_address.next = (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8) | bit_cast::<16, 24>(self.w_e.q.val() & 255);
+        self.info.read_address.next =
+            (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8) | bit_cast::<16, 24>(self.w_e.q.val() & 255);
         // One PSN's facts.
         self.cur.next = self.info.read_data.val();
         self.cur_first.next = self.info_first.read_data.val();
         self.cur_last.next = self.info_last.read_data.val();
         self.cur_imm.next = self.info_imm.read_data.val();
-        self.sum.next = bit_cast::<33, 32>(self.w_bytes.q.val()) + bit_cast::<33, 16>(self.cur.val().get_bits::<16>(32));
+        self.sum.next =
+            bit_cast::<33, 32>(self.w_bytes.q.val()) + bit_cast::<33, 16>(self.cur.val().get_bits::<16>(32));
         if self.cur_first.val() {
             self.n_bytes.next = bit_cast::<32, 16>(self.cur.val().get_bits::<16>(32));
             if self.cur_last.val() {
@@ -391,8 +398,8 @@ impl Logic for CompletionTracker {
             self.w_bytes.d.next = self.q_bytes.read_data.val();
             self.w_len.d.next = self.q_len.read_data.val();
             self.w_msn.d.next = self.q_msn.read_data.val();
-            self.info.read_address.next =
-                (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8) | bit_cast::<16, 24>(self.q_exp.read_data.val() & 255);
+            self.info.read_address.next = (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8)
+                | bit_cast::<16, 24>(self.q_exp.read_data.val() & 255);
             if self.q_exp.read_data.val() == self.w_target.q.val() {
                 self.mode.d.next = 0.into();
             } else {
@@ -403,7 +410,8 @@ impl Logic for CompletionTracker {
             self.w_bytes.d.next = self.n_bytes.val();
             self.w_len.d.next = self.n_clen.val();
             self.w_msn.d.next = self.n_msn.val();
-            self.info.read_address.next = (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8) | bit_cast::<16, 24>(self.e_next.val() & 255);
+            self.info.read_address.next =
+                (bit_cast::<16, QP_BITS>(self.w_qp.q.val()) << 8) | bit_cast::<16, 24>(self.e_next.val() & 255);
             if self.e_next.val() == self.w_target.q.val() {
                 self.q_exp.write_enable.next = true;
                 self.q_bytes.write_enable.next = true;
@@ -459,7 +467,8 @@ impl Logic for CompletionTracker {
         self.mr_valid.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
         self.mr_key.write_data.next = self.cfg_data.val().get_bits::<32>(0);
         self.mr_base.write_data.next = self.cfg_data.val().get_bits::<64>(32);
-        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(32)) + bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(96));
+        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(32))
+            + bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(96));
         self.mr_valid.write_data.next = self.cfg_data.val().get_bit(160);
         self.mr_key.write_enable.next = self.cfg_mr.val();
         self.mr_base.write_enable.next = self.cfg_mr.val();

@@ -225,7 +225,11 @@ pub struct MrcCore {
 impl MrcCore {
     pub fn new(build: BuildInfo) -> MrcCore {
         let slots: Vec<usize> = WIRED_COUNTERS.iter().map(|n| counter_slot(n)).collect();
-        assert_eq!(slots, (0..WIRED_COUNTERS.len()).collect::<Vec<_>>(), "counter slots are wired in order");
+        assert_eq!(
+            slots,
+            (0..WIRED_COUNTERS.len()).collect::<Vec<_>>(),
+            "counter slots are wired in order"
+        );
         assert_eq!(N_COUNTERS, WIRED_COUNTERS.len(), "every counter is wired");
         MrcCore {
             csr: Csr::new(build),
@@ -240,12 +244,29 @@ impl Logic for MrcCore {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, now_acc, adm, adm_wait, init_retx, init_cc, init_qp, init_psn, rinit, rinit_qp, rinit_psn, cqe_prio_send, evc_valid,
-            evc_ctl, evc_index, evc_data, min_active, qp_live
+            self,
+            clock,
+            now_acc,
+            adm,
+            adm_wait,
+            init_retx,
+            init_cc,
+            init_qp,
+            init_psn,
+            rinit,
+            rinit_qp,
+            rinit_psn,
+            cqe_prio_send,
+            evc_valid,
+            evc_ctl,
+            evc_index,
+            evc_data,
+            min_active,
+            qp_live
         );
         clock!(
-            self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb, retx,
-            sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo, desc_fifo
+            self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb,
+            retx, sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo, desc_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -288,12 +309,14 @@ impl Logic for MrcCore {
                 self.qp_live.d.next = self.qp_live.q.val() & !self.qp_live_mask.val();
             }
         }
-        self.qp_live_at.next = self.qp_live.q.val() >> bit_cast::<256, 8>(self.parser.out_dest_qp.val().get_bits::<8>(0));
+        self.qp_live_at.next =
+            self.qp_live.q.val() >> bit_cast::<256, 8>(self.parser.out_dest_qp.val().get_bits::<8>(0));
         self.rx_qp_live.next = self.qp_live_at.val().get_bit(0);
         // (The negation goes through its own 1-bit signal: inside a wider
         // Verilog expression `~x` is taken after x is widened.)
         self.rx_qp_dead.next = !self.rx_qp_live.val();
-        self.rxpath.prs_dest_qp.next = self.parser.out_dest_qp.val() | (bit_cast::<24, 1>(self.rx_qp_dead.val().into()) << 8);
+        self.rxpath.prs_dest_qp.next =
+            self.parser.out_dest_qp.val() | (bit_cast::<24, 1>(self.rx_qp_dead.val().into()) << 8);
         self.rxpath.prs_ack_req.next = self.parser.out_ack_req.val();
         self.rxpath.prs_xbit.next = self.parser.out_xbit.val();
         self.rxpath.prs_psn.next = self.parser.out_psn.val();
@@ -335,7 +358,10 @@ impl Logic for MrcCore {
         self.sack.init_valid.next = self.rinit.q.val();
         self.sack.init_qp.next = self.rinit_qp.q.val();
         self.sack.init_psn.next = self.rinit_psn.q.val();
-        if self.rinit.q.val() & self.sack.init_ready.val() & !(self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5)) {
+        if self.rinit.q.val()
+            & self.sack.init_ready.val()
+            & !(self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5))
+        {
             self.rinit.d.next = false;
         }
         self.sack.snap_valid.next = self.ackgen.snap_valid.val();
@@ -500,7 +526,8 @@ impl Logic for MrcCore {
         // (bits 128-151); the CC gate's own row (table 10: window limits)
         // is written before it. One pending start at a time: the driver
         // writes rows tens of cycles apart (8 AXI-Lite words each).
-        self.cfg_sq.next = self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256);
+        self.cfg_sq.next =
+            self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256);
         if self.cfg_sq.val() {
             self.init_retx.d.next = true;
             self.init_cc.d.next = true;
@@ -603,7 +630,10 @@ impl Logic for MrcCore {
             & !self.cc_g_rtx.val()
             & (self.adm.q.val() == 0)
             & self.req.out_valid.val();
-        self.cc.op_valid.next = self.cc_g_init.val() | self.cc_g_ack.val() | self.cc_g_rto.val() | self.cc_g_admit.val()
+        self.cc.op_valid.next = self.cc_g_init.val()
+            | self.cc_g_ack.val()
+            | self.cc_g_rto.val()
+            | self.cc_g_admit.val()
             | (self.cc_g_rtx.val() & self.req.rtx_ready.val());
         self.cc.op_qp.next = self.req.out_qp.val();
         self.cc.op_kind.next = 1.into();

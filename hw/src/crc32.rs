@@ -221,7 +221,9 @@ mod tests {
             for x in &mut w {
                 *x = next(&mut seed);
             }
-            let by_mask: u32 = (0..32).map(|i| (bm[i].iter().zip(&w).map(|(m, d)| parity(m & d)).sum::<u32>() & 1) << i).sum();
+            let by_mask: u32 = (0..32)
+                .map(|i| (bm[i].iter().zip(&w).map(|(m, d)| parity(m & d)).sum::<u32>() & 1) << i)
+                .sum();
             assert_eq!(by_mask, block(&w));
         }
         for k in [1, 2, 4, 8, 16, 32, 64] {

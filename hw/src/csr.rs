@@ -20,7 +20,10 @@ pub struct BuildInfo {
 
 impl BuildInfo {
     /// A fixed value, for deterministic output (tests, reproducible builds).
-    pub const FIXED: BuildInfo = BuildInfo { git_hash: 0x0123_4567_89ab_cdef, build_date: 0 };
+    pub const FIXED: BuildInfo = BuildInfo {
+        git_hash: 0x0123_4567_89ab_cdef,
+        build_date: 0,
+    };
 
     /// From `git rev-parse HEAD` (when available) and the current time, or
     /// `SOURCE_DATE_EPOCH` when set (reproducible builds).
@@ -36,7 +39,9 @@ impl BuildInfo {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| {
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as u32)
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs() as u32)
             });
         BuildInfo { git_hash, build_date }
     }
@@ -89,7 +94,10 @@ impl<const N: usize> CounterBank<N> {
             clear_groups: Default::default(),
             rd_sel: Default::default(),
             rd_data: Default::default(),
-            state: BankState { counts: vec![0; N], groups: groups.to_vec() },
+            state: BankState {
+                counts: vec![0; N],
+                groups: groups.to_vec(),
+            },
         }
     }
 }
@@ -242,7 +250,16 @@ impl Csr {
         let groups: Vec<u8> = COUNTERS.iter().map(|c| c.group).collect();
         // The list order the literals in `update` assume.
         let order: Vec<u16> = regmap::BLOCKS.iter().map(|b| b.base).collect();
-        assert_eq!(order, [build_id::BASE, counters::BASE, fault_inject::BASE, cfg::BASE, doorbell::BASE]);
+        assert_eq!(
+            order,
+            [
+                build_id::BASE,
+                counters::BASE,
+                fault_inject::BASE,
+                cfg::BASE,
+                doorbell::BASE
+            ]
+        );
         Csr {
             clock: Default::default(),
             wr_en: Default::default(),
@@ -332,9 +349,35 @@ impl Logic for Csr {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, scratch, fi_ctrl_r, fi_seed_r, fi_seed_load_r, fi_prob_r, fi_ev_en_r, fi_m0, fi_m1, fi_m2, fi_m3,
-            cfg_table_r, cfg_index_r, cfg_d0, cfg_d1, cfg_d2, cfg_d3, cfg_d4, cfg_d5, cfg_d6, cfg_d7, cfg_go, cfg_count,
-            db_valid_r, db_qp_r, db_value_r, rdata, rvalid
+            self,
+            clock,
+            scratch,
+            fi_ctrl_r,
+            fi_seed_r,
+            fi_seed_load_r,
+            fi_prob_r,
+            fi_ev_en_r,
+            fi_m0,
+            fi_m1,
+            fi_m2,
+            fi_m3,
+            cfg_table_r,
+            cfg_index_r,
+            cfg_d0,
+            cfg_d1,
+            cfg_d2,
+            cfg_d3,
+            cfg_d4,
+            cfg_d5,
+            cfg_d6,
+            cfg_d7,
+            cfg_go,
+            cfg_count,
+            db_valid_r,
+            db_qp_r,
+            db_value_r,
+            rdata,
+            rvalid
         );
         self.bank.clock.next = self.clock.val();
         self.bank.inc.next = self.cnt_inc.val();
@@ -511,8 +554,8 @@ impl Logic for Csr {
                     self.rdata.d.next = bit_cast::<32, 16>(self.cfg_index_r.q.val());
                 }
                 792 => {
-                    self.rdata.d.next =
-                        (bit_cast::<32, 16>(self.cfg_count.q.val()) << 16) | bit_cast::<32, 1>(self.cfg_go.q.val().into())
+                    self.rdata.d.next = (bit_cast::<32, 16>(self.cfg_count.q.val()) << 16)
+                        | bit_cast::<32, 1>(self.cfg_go.q.val().into())
                 }
                 800 => {
                     self.rdata.d.next = self.cfg_d0.q.val();

@@ -325,8 +325,40 @@ impl Logic for DmaAxi {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ar_busy, ar_baddr, ar_rem_m1, r_have_prev, r_prev, r_in_cnt, r_out_cnt, o_valid, o_data, o_keep,
-            o_last, o_tag, rq0, rq1, rq2, rq3, rq4, rq5, rq6, rq7, rq_count, aw_busy, aw_baddr, aw_rem_m1, w_busy, w_off, w_end, w_page, w_cnt, w_nin_m1, w_nout, w_prev
+            self,
+            clock,
+            ar_busy,
+            ar_baddr,
+            ar_rem_m1,
+            r_have_prev,
+            r_prev,
+            r_in_cnt,
+            r_out_cnt,
+            o_valid,
+            o_data,
+            o_keep,
+            o_last,
+            o_tag,
+            rq0,
+            rq1,
+            rq2,
+            rq3,
+            rq4,
+            rq5,
+            rq6,
+            rq7,
+            rq_count,
+            aw_busy,
+            aw_baddr,
+            aw_rem_m1,
+            w_busy,
+            w_off,
+            w_end,
+            w_page,
+            w_cnt,
+            w_nin_m1,
+            w_nout,
+            w_prev
         );
 
         // ---- Read address issue ----
@@ -574,8 +606,7 @@ impl Logic for DmaAxi {
             if self.w_need_in.val() {
                 self.w_prev.d.next = self.dma_wr_data.val();
                 // The source's TLAST must close the request's last beat.
-                self.cnt_wr_bad_last.next =
-                    self.dma_wr_last.val() != (self.w_cnt.q.val() == (self.w_nout.q.val() - 1));
+                self.cnt_wr_bad_last.next = self.dma_wr_last.val() != (self.w_cnt.q.val() == (self.w_nout.q.val() - 1));
             }
             if self.w_cnt.q.val() == self.w_nin_m1.q.val() {
                 self.w_busy.d.next = false;

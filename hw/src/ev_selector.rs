@@ -89,7 +89,11 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         // position mod N is the answer. Level l has 2N >> l nodes, each an
         // (any, index) pair of l bits.
         let w = 2 * N;
-        let mut s = format!("wire [{h}:0] lo = bits & ~done;\nwire [{w1}:0] v = {{bits, lo}};\n", h = N - 1, w1 = w - 1);
+        let mut s = format!(
+            "wire [{h}:0] lo = bits & ~done;\nwire [{w1}:0] v = {{bits, lo}};\n",
+            h = N - 1,
+            w1 = w - 1
+        );
         let levels = E + 1;
         for j in 0..w {
             s.push_str(&format!("wire a0_{j} = v[{j}];\n"));
@@ -125,7 +129,10 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         for (name, src) in [("pl", "lo"), ("pb", "bits")] {
             s.push_str(&format!("wire [{h}:0] {name}0 = {src};\n", h = N - 1));
             for l in 1..=prefix_levels {
-                let (blk, sub) = (1usize << (PREFIX_RADIX_LOG2 * l), 1usize << (PREFIX_RADIX_LOG2 * (l - 1)));
+                let (blk, sub) = (
+                    1usize << (PREFIX_RADIX_LOG2 * l),
+                    1usize << (PREFIX_RADIX_LOG2 * (l - 1)),
+                );
                 s.push_str(&format!("(* keep *) wire [{h}:0] {name}{l};\n", h = N - 1));
                 for k in 0..N {
                     let start = k / blk * blk;
@@ -139,8 +146,11 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
                         // Level 1 ORs the bits themselves within its block.
                         terms = (start..=k).map(|i| format!("{name}0[{i}]")).collect();
                     }
-                    s.push_str(&format!("assign {name}{l}[{k}] = {};
-", terms.join(" | ")));
+                    s.push_str(&format!(
+                        "assign {name}{l}[{k}] = {};
+",
+                        terms.join(" | ")
+                    ));
                 }
             }
         }
@@ -281,7 +291,11 @@ pub struct AddrMux<const H: usize, const L: usize, const O: usize> {
 
 impl<const H: usize, const L: usize, const O: usize> Logic for AddrMux<H, L, O> {
     fn update(&mut self) {
-        let (h, l) = if self.sel.val() { (self.hi1.val(), self.lo1.val()) } else { (self.hi0.val(), self.lo0.val()) };
+        let (h, l) = if self.sel.val() {
+            (self.hi1.val(), self.lo1.val())
+        } else {
+            (self.hi0.val(), self.lo0.val())
+        };
         let mut o = Bits::<O>::default();
         o.set_bits::<L>(0, l);
         o.set_bits::<H>(L, h);
@@ -407,7 +421,9 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     take: Signal<Local, Bit>,
 }
 
-impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Default for EvSelector<Q, E, N, A, C> {
+impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Default
+    for EvSelector<Q, E, N, A, C>
+{
     fn default() -> Self {
         assert_eq!(N, 1 << E, "N = 2^E");
         assert_eq!(A, Q + E, "A = Q + E");
@@ -495,13 +511,15 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     }
 }
 
-impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Logic for EvSelector<Q, E, N, A, C> {
+impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> Logic
+    for EvSelector<Q, E, N, A, C>
+{
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_done, fw_cnt, s2_valid,
-            s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, e_valid, e_qp, e_ev,
-            e_from, e_to, n_refused
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_done, fw_cnt,
+            s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i, f_v,
+            f_e, e_valid, e_qp, e_ev, e_from, e_to, n_refused
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
@@ -663,7 +681,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.upd2.i.next = self.f_nb.q.val();
         self.upd2.idx.next = self.f_e.q.val();
         self.upd2.val.next = !self.f_allow.q.val();
-        self.f_match.next = (self.val_ram.read_data.val() & self.f_mask.q.val()) == (self.f_value.q.val() & self.f_mask.q.val());
+        self.f_match.next =
+            (self.val_ram.read_data.val() & self.f_mask.q.val()) == (self.f_value.q.val() & self.f_mask.q.val());
         if self.f_busy.q.val() {
             self.f_v.d.next = false;
             if self.f_i.q.val() != self.n_const.val() {

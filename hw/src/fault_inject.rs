@@ -217,8 +217,8 @@ impl Logic for FaultInject {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, a_valid, a_data, a_keep, a_last, a_first, a_roce, a_sport, mid, lfsr, dropping, o_valid, o_data,
-            o_keep, o_last, c_frames, c_rand, c_ev, c_lb
+            self, clock, a_valid, a_data, a_keep, a_last, a_first, a_roce, a_sport, mid, lfsr, dropping, o_valid,
+            o_data, o_keep, o_last, c_frames, c_rand, c_ev, c_lb
         );
         // ---- Handshakes: the output register frees B, B frees A.
         self.b_ready.next = !self.o_valid.q.val() | self.m_rx_tready.val();
@@ -283,8 +283,8 @@ impl Logic for FaultInject {
                     & (((self.a_sport.q.val() ^ self.ev_match3.val().get_bits::<16>(0))
                         & self.ev_match3.val().get_bits::<16>(16))
                         == 0)));
-        self.rand_hit.next =
-            self.ctrl.val().get_bit(0) & (bit_cast::<17, 16>(self.lfsr.q.val().get_bits::<16>(16)) < self.drop_prob.val());
+        self.rand_hit.next = self.ctrl.val().get_bit(0)
+            & (bit_cast::<17, 16>(self.lfsr.q.val().get_bits::<16>(16)) < self.drop_prob.val());
         if self.a_first.q.val() {
             self.drop_now.next = self.ev_hit.val() | self.rand_hit.val();
         } else {

@@ -7,27 +7,27 @@ use std::process::Command;
 
 use rust_hdl::prelude::*;
 
-use crate::axil::AxiLiteSlave;
 use crate::ack_gen::AckGen;
-use crate::completion::CompletionTracker;
+use crate::axil::AxiLiteSlave;
 use crate::cc_gate::CcGate;
+use crate::completion::CompletionTracker;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
-use crate::ring_writer::RingWriter;
 use crate::fault_inject::FaultInject;
+use crate::requester::Requester;
+use crate::retransmit::RetransmitEngine;
+use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_icrc::RxIcrc;
 use crate::rx_parser::RxParser;
 use crate::rx_path::RxPath;
-use crate::tx_path::TxPath;
-use crate::requester::Requester;
-use crate::retransmit::RetransmitEngine;
 use crate::sack_table::SackTable;
-use crate::tx_builder::TxBuilder;
 use crate::send_cq::SendCompletions;
+use crate::tx_builder::TxBuilder;
+use crate::tx_path::TxPath;
 
 pub mod widen;
 
@@ -37,16 +37,27 @@ pub enum FlowError {
     #[error("`{tool}` not found on PATH: install it (scripts/deps.sh installs verilator and yosys)")]
     ToolMissing { tool: &'static str },
     #[error("`{tool}` failed on {block} ({status}):\n{stderr}")]
-    ToolFailed { tool: &'static str, block: String, status: String, stderr: String },
+    ToolFailed {
+        tool: &'static str,
+        block: String,
+        status: String,
+        stderr: String,
+    },
     #[error("cannot parse `{tool}` output for {block}: {what}")]
-    Parse { tool: &'static str, block: String, what: String },
+    Parse {
+        tool: &'static str,
+        block: String,
+        what: String,
+    },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     /// The width check ([`widen`]) found arithmetic that the emitted
     /// Verilog evaluates wider than rust-hdl, not in `WIDEN_WAIVERS`
     /// (block name, finding).
     #[error("{}", widen_message(findings))]
-    Widening { findings: Vec<(String, widen::WidenFinding)> },
+    Widening {
+        findings: Vec<(String, widen::WidenFinding)>,
+    },
 }
 
 fn widen_message(findings: &[(String, widen::WidenFinding)]) -> String {
@@ -85,12 +96,17 @@ pub struct BlockRtl {
 pub fn emit_block<U: Block>(name: &'static str, uut: &mut U) -> BlockRtl {
     uut.connect_all();
     let raw = generate_verilog(uut);
-    BlockRtl { name, verilog: rename_modules(&raw, name) }
+    BlockRtl {
+        name,
+        verilog: rename_modules(&raw, name),
+    }
 }
 
 fn rename_token(tok: &str, name: &str) -> Option<String> {
     let rest = tok.strip_prefix("top")?;
-    if !(rest.is_empty() || rest.starts_with('$')) || !rest.chars().all(|c| c == '$' || c == '_' || c.is_ascii_alphanumeric()) {
+    if !(rest.is_empty() || rest.starts_with('$'))
+        || !rest.chars().all(|c| c == '$' || c == '_' || c.is_ascii_alphanumeric())
+    {
         return None;
     }
     Some(format!("{name}{}", rest.replace('$', "__")))
@@ -150,11 +166,17 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
 
 /// Write `<name>.v` for each block into `dir`; return the paths.
 pub fn write_verilog(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<PathBuf>, FlowError> {
-    std::fs::create_dir_all(dir).map_err(|source| FlowError::Io { path: dir.into(), source })?;
+    std::fs::create_dir_all(dir).map_err(|source| FlowError::Io {
+        path: dir.into(),
+        source,
+    })?;
     let mut paths = Vec::new();
     for b in blocks {
         let p = dir.join(format!("{}.v", b.name));
-        std::fs::write(&p, &b.verilog).map_err(|source| FlowError::Io { path: p.clone(), source })?;
+        std::fs::write(&p, &b.verilog).map_err(|source| FlowError::Io {
+            path: p.clone(),
+            source,
+        })?;
         paths.push(p);
     }
     Ok(paths)
@@ -168,7 +190,10 @@ pub fn tool_available(tool: &str) -> bool {
 pub fn run_tool(tool: &'static str, block: &str, cmd: &mut Command) -> Result<(String, String), FlowError> {
     let out = cmd.output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => FlowError::ToolMissing { tool },
-        _ => FlowError::Io { path: tool.into(), source: e },
+        _ => FlowError::Io {
+            path: tool.into(),
+            source: e,
+        },
     })?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -179,7 +204,12 @@ pub fn run_tool(tool: &'static str, block: &str, cmd: &mut Command) -> Result<(S
             let lines: Vec<&str> = stdout.lines().collect();
             msg = lines[lines.len().saturating_sub(30)..].join("\n");
         }
-        return Err(FlowError::ToolFailed { tool, block: block.into(), status: out.status.to_string(), stderr: msg });
+        return Err(FlowError::ToolFailed {
+            tool,
+            block: block.into(),
+            status: out.status.to_string(),
+            stderr: msg,
+        });
     }
     Ok((stdout, stderr))
 }
@@ -214,7 +244,11 @@ pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
     check_widths(blocks)?;
     for b in blocks {
         let file = dir.join(format!("{}.v", b.name));
-        run_tool("verilator", b.name, Command::new("verilator").args(lint_args(&file, b.name)))?;
+        run_tool(
+            "verilator",
+            b.name,
+            Command::new("verilator").args(lint_args(&file, b.name)),
+        )?;
     }
     Ok(())
 }
@@ -306,7 +340,9 @@ enum CellKind {
 /// search meets it.
 pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let cells = v["modules"][top]["cells"].as_object().ok_or_else(|| format!("no module `{top}` with cells"))?;
+    let cells = v["modules"][top]["cells"]
+        .as_object()
+        .ok_or_else(|| format!("no module `{top}` with cells"))?;
     let mut names = Vec::new();
     let mut kinds = Vec::new();
     let mut inputs: Vec<Vec<u64>> = Vec::new();
@@ -320,8 +356,12 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
             _ => CellKind::Other,
         };
         let idx = names.len();
-        let dirs = c["port_directions"].as_object().ok_or_else(|| format!("cell {name} ({ty}) without port directions"))?;
-        let conns = c["connections"].as_object().ok_or_else(|| format!("cell {name} without connections"))?;
+        let dirs = c["port_directions"]
+            .as_object()
+            .ok_or_else(|| format!("cell {name} ({ty}) without port directions"))?;
+        let conns = c["connections"]
+            .as_object()
+            .ok_or_else(|| format!("cell {name} without connections"))?;
         let mut ins = Vec::new();
         for (port, bits) in conns {
             let nets = bits.as_array().into_iter().flatten().filter_map(|b| b.as_u64());
@@ -333,7 +373,10 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
             }
         }
         // Name the cell by its type and first output net (see below).
-        let out_net = conns.iter().find(|(p, _)| dirs.get(p.as_str()).and_then(|d| d.as_str()) == Some("output")).and_then(|(_, b)| b[0].as_u64());
+        let out_net = conns
+            .iter()
+            .find(|(p, _)| dirs.get(p.as_str()).and_then(|d| d.as_str()) == Some("output"))
+            .and_then(|(_, b)| b[0].as_u64());
         names.push((name.clone(), ty.to_string(), out_net));
         kinds.push(kind);
         inputs.push(ins);
@@ -363,12 +406,15 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
             None => ty,
         })
         .collect();
-    let preds: Vec<Vec<usize>> = inputs.iter().map(|ins| {
-        let mut p: Vec<usize> = ins.iter().filter_map(|n| driver.get(n).copied()).collect();
-        p.sort_unstable();
-        p.dedup();
-        p
-    }).collect();
+    let preds: Vec<Vec<usize>> = inputs
+        .iter()
+        .map(|ins| {
+            let mut p: Vec<usize> = ins.iter().filter_map(|n| driver.get(n).copied()).collect();
+            p.sort_unstable();
+            p.dedup();
+            p
+        })
+        .collect();
     // Longest path under a weight per cell kind: (arrival, predecessor).
     let longest = |w: &dyn Fn(CellKind) -> u64| -> (Vec<u64>, Vec<Option<usize>>) {
         let n = names.len();
@@ -391,7 +437,11 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
                     }
                     continue;
                 }
-                let best = preds[c].iter().filter(|&&p| state[p] == 2).max_by_key(|&&p| arr[p]).copied();
+                let best = preds[c]
+                    .iter()
+                    .filter(|&&p| state[p] == 2)
+                    .max_by_key(|&&p| arr[p])
+                    .copied();
                 arr[c] = w(kinds[c]) + best.map_or(0, |p| arr[p]);
                 from[c] = best;
                 state[c] = 2;
@@ -429,16 +479,33 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
     path.reverse();
     // Where the path starts: the named nets feeding its first cell.
     if let Some(first) = path_cells.last() {
-        let src: Vec<&str> = inputs[*first].iter().filter(|n| !driver.contains_key(n)).filter_map(|n| net_name.get(n).copied()).collect::<std::collections::BTreeSet<_>>().into_iter().take(4).collect();
+        let src: Vec<&str> = inputs[*first]
+            .iter()
+            .filter(|n| !driver.contains_key(n))
+            .filter_map(|n| net_name.get(n).copied())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .take(4)
+            .collect();
         path.insert(0, format!("from {}", src.join(", ")));
     }
     let eighths = arr.iter().copied().max().unwrap_or(0);
-    Ok(Depth { cells: cells_n, luts, carries, levels: eighths.div_ceil(8), levels_path: comp, critical_path: path })
+    Ok(Depth {
+        cells: cells_n,
+        luts,
+        carries,
+        levels: eighths.div_ceil(8),
+        levels_path: comp,
+        critical_path: path,
+    })
 }
 
 /// Parse Yosys' `stat` output (the depth comes from [`netlist_depth`]).
 pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
-    let mut s = SynthStats { block: block.into(), ..Default::default() };
+    let mut s = SynthStats {
+        block: block.into(),
+        ..Default::default()
+    };
     // The last "Number of cells" section is the final netlist's.
     let start = log.rfind("Number of cells:").ok_or_else(|| FlowError::Parse {
         tool: "yosys",
@@ -458,7 +525,13 @@ pub fn parse_yosys(block: &str, log: &str) -> Result<SynthStats, FlowError> {
         match cell {
             c if c.starts_with("LUT") => s.lut += n,
             "FDRE" | "FDSE" | "FDCE" | "FDPE" => s.ff += n,
-            c if c.starts_with("RAM32") || c.starts_with("RAM64") || c.starts_with("RAM128") || c.starts_with("RAM256") => s.lutram += n,
+            c if c.starts_with("RAM32")
+                || c.starts_with("RAM64")
+                || c.starts_with("RAM128")
+                || c.starts_with("RAM256") =>
+            {
+                s.lutram += n
+            }
             c if c.starts_with("SRL") => s.lutram += n,
             c if c.starts_with("RAMB36") => s.bram36 += n as f64,
             c if c.starts_with("RAMB18") => s.bram36 += 0.5 * n as f64,
@@ -476,13 +549,24 @@ pub fn synth(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<SynthStats>, FlowErr
     let mut all = Vec::new();
     for b in blocks {
         let file = dir.join(format!("{}.v", b.name));
-        let (log, _) = run_tool("yosys", b.name, Command::new("yosys").arg("-p").arg(synth_script(&file, b.name)))?;
+        let (log, _) = run_tool(
+            "yosys",
+            b.name,
+            Command::new("yosys").arg("-p").arg(synth_script(&file, b.name)),
+        )?;
         let logfile = dir.join(format!("{}.yosys.log", b.name));
         std::fs::write(&logfile, &log).map_err(|source| FlowError::Io { path: logfile, source })?;
         let mut s = parse_yosys(b.name, &log)?;
         let json_path = file.with_extension("netlist.json");
-        let json = std::fs::read_to_string(&json_path).map_err(|source| FlowError::Io { path: json_path.clone(), source })?;
-        let d = netlist_depth(&json, b.name).map_err(|what| FlowError::Parse { tool: "yosys", block: b.name.into(), what })?;
+        let json = std::fs::read_to_string(&json_path).map_err(|source| FlowError::Io {
+            path: json_path.clone(),
+            source,
+        })?;
+        let d = netlist_depth(&json, b.name).map_err(|what| FlowError::Parse {
+            tool: "yosys",
+            block: b.name.into(),
+            what,
+        })?;
         s.logic_depth = d.cells;
         s.lut_levels = d.luts;
         s.carry_levels = d.carries;
@@ -503,7 +587,18 @@ pub fn report_markdown(stats: &[SynthStats]) -> String {
         let (l, m, c) = b.levels_path;
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {l}/{m}/{c} | {} | {} | {} |\n",
-            b.block, b.lut, b.ff, b.lutram, b.bram36, b.uram, b.dsp, b.carry, b.levels, b.lut_levels, b.carry_levels, b.logic_depth
+            b.block,
+            b.lut,
+            b.ff,
+            b.lutram,
+            b.bram36,
+            b.uram,
+            b.dsp,
+            b.carry,
+            b.levels,
+            b.lut_levels,
+            b.carry_levels,
+            b.logic_depth
         ));
     }
     s
@@ -514,11 +609,17 @@ pub fn write_report(dir: &Path, stats: &[SynthStats]) -> Result<(PathBuf, PathBu
     let j = dir.join("synth.json");
     let m = dir.join("synth.md");
     let json = serde_json::to_string_pretty(stats).expect("stats serialize");
-    std::fs::write(&j, json + "\n").map_err(|source| FlowError::Io { path: j.clone(), source })?;
+    std::fs::write(&j, json + "\n").map_err(|source| FlowError::Io {
+        path: j.clone(),
+        source,
+    })?;
     let md = format!(
         "# Yosys 0.23 `synth_xilinx -family xcup` estimates\n\nEstimates only (Vivado gives the real figures).\n\n{}",
         report_markdown(stats)
     );
-    std::fs::write(&m, md).map_err(|source| FlowError::Io { path: m.clone(), source })?;
+    std::fs::write(&m, md).map_err(|source| FlowError::Io {
+        path: m.clone(),
+        source,
+    })?;
     Ok((j, m))
 }

@@ -34,7 +34,13 @@ pub struct Field {
 
 impl Field {
     const fn new(name: &'static str, offset: usize, shift: usize, bits: usize, meaning: &'static str) -> Field {
-        Field { name, offset, shift, bits, meaning }
+        Field {
+            name,
+            offset,
+            shift,
+            bits,
+            meaning,
+        }
     }
 
     /// Bit offset of the field's LSB in the record as a little-endian
@@ -80,18 +86,39 @@ impl Field {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
     #[error("buffer of {have} bytes, the {layout} layout needs {need}")]
-    Short { layout: &'static str, have: usize, need: usize },
+    Short {
+        layout: &'static str,
+        have: usize,
+        need: usize,
+    },
     #[error("{layout}: unknown {field} value {value}")]
-    Unknown { layout: &'static str, field: &'static str, value: u64 },
+    Unknown {
+        layout: &'static str,
+        field: &'static str,
+        value: u64,
+    },
     #[error("{layout}: reserved bits set in {field} (0x{value:x})")]
-    Reserved { layout: &'static str, field: &'static str, value: u64 },
+    Reserved {
+        layout: &'static str,
+        field: &'static str,
+        value: u64,
+    },
     #[error("{layout}: {field} = {value} out of range ({allowed})")]
-    Range { layout: &'static str, field: &'static str, value: u64, allowed: &'static str },
+    Range {
+        layout: &'static str,
+        field: &'static str,
+        value: u64,
+        allowed: &'static str,
+    },
 }
 
 fn check_len(layout: &'static str, buf: &[u8], need: usize) -> Result<(), LayoutError> {
     if buf.len() < need {
-        return Err(LayoutError::Short { layout, have: buf.len(), need });
+        return Err(LayoutError::Short {
+            layout,
+            have: buf.len(),
+            need,
+        });
     }
     Ok(())
 }
@@ -100,7 +127,12 @@ fn range(layout: &'static str, f: &Field, value: u64, ok: bool, allowed: &'stati
     if ok {
         Ok(())
     } else {
-        Err(LayoutError::Range { layout, field: f.name, value, allowed })
+        Err(LayoutError::Range {
+            layout,
+            field: f.name,
+            value,
+            allowed,
+        })
     }
 }
 
@@ -113,10 +145,28 @@ pub mod sqe {
     /// Bytes per descriptor (one 512-bit DMA beat).
     pub const SIZE: usize = 64;
     pub const OPCODE: Field = Field::new("opcode", 0, 0, 8, "1 = WRITE, 2 = WRITE-IMM; anything else is rejected");
-    pub const FLAGS: Field = Field::new("flags", 1, 0, 8, "bit 0 SIGNALED (a success completion is wanted); bits 1-7 reserved, must be 0");
-    pub const LENGTH: Field = Field::new("length", 4, 0, 32, "message length in bytes, 0..=2^31 (0 = one empty ONLY packet, as proto)");
+    pub const FLAGS: Field = Field::new(
+        "flags",
+        1,
+        0,
+        8,
+        "bit 0 SIGNALED (a success completion is wanted); bits 1-7 reserved, must be 0",
+    );
+    pub const LENGTH: Field = Field::new(
+        "length",
+        4,
+        0,
+        32,
+        "message length in bytes, 0..=2^31 (0 = one empty ONLY packet, as proto)",
+    );
     pub const WR_ID: Field = Field::new("wr_id", 8, 0, 64, "returned in the completion");
-    pub const LOCAL_IOVA: Field = Field::new("local_iova", 16, 0, 64, "IOVA of the message's first byte in host memory");
+    pub const LOCAL_IOVA: Field = Field::new(
+        "local_iova",
+        16,
+        0,
+        64,
+        "IOVA of the message's first byte in host memory",
+    );
     pub const REMOTE_VA: Field = Field::new("remote_va", 24, 0, 64, "remote virtual address (RETH VA of byte 0)");
     pub const RKEY: Field = Field::new("rkey", 32, 0, 32, "remote key");
     pub const IMM: Field = Field::new("imm", 36, 0, 32, "immediate data (WRITE-IMM only; ignored otherwise)");
@@ -132,14 +182,32 @@ pub mod sqe {
 pub mod cqe {
     use super::Field;
     pub const SIZE: usize = 32;
-    pub const PHASE: Field = Field::new("phase", 0, 0, 1, "flips on every pass over the ring: the entry is new when it differs from the last pass");
+    pub const PHASE: Field = Field::new(
+        "phase",
+        0,
+        0,
+        1,
+        "flips on every pass over the ring: the entry is new when it differs from the last pass",
+    );
     pub const STATUS: Field = Field::new("status", 1, 0, 8, "see the status table");
-    pub const OPCODE: Field = Field::new("opcode", 2, 0, 8, "SQE opcode of the work request (0 when there is none: bad doorbell)");
+    pub const OPCODE: Field = Field::new(
+        "opcode",
+        2,
+        0,
+        8,
+        "SQE opcode of the work request (0 when there is none: bad doorbell)",
+    );
     pub const QP: Field = Field::new("qp", 4, 0, 24, "local QP number");
     pub const WR_ID: Field = Field::new("wr_id", 8, 0, 64, "the SQE's wr_id (0 for a bad doorbell)");
     pub const BYTE_LEN: Field = Field::new("byte_len", 16, 0, 32, "message length in bytes");
     pub const IMM: Field = Field::new("imm", 20, 0, 32, "immediate data (when has_imm)");
-    pub const SQ_INDEX: Field = Field::new("sq_index", 24, 0, 32, "SQ consumer index of the descriptor (the rejected doorbell value for BAD_DOORBELL)");
+    pub const SQ_INDEX: Field = Field::new(
+        "sq_index",
+        24,
+        0,
+        32,
+        "SQ consumer index of the descriptor (the rejected doorbell value for BAD_DOORBELL)",
+    );
     pub const HAS_IMM: Field = Field::new("has_imm", 28, 0, 1, "imm is valid");
     pub const FIELDS: &[Field] = &[PHASE, STATUS, OPCODE, QP, WR_ID, BYTE_LEN, IMM, SQ_INDEX, HAS_IMM];
 }
@@ -187,8 +255,20 @@ pub mod ev_event {
     use super::Field;
     pub const SIZE: usize = 16;
     pub const PHASE: Field = Field::new("phase", 0, 0, 1, "flips on every pass over the ring");
-    pub const NEW_STATE: Field = Field::new("new_state", 1, 0, 8, "0 GOOD, 1 ASSUMED_BAD, 2 DENIED (proto::model::ev::EvState)");
-    pub const REASON: Field = Field::new("reason", 2, 0, 8, "0 CONTROL (deny/allow), 1 LOSS, 2 TIMEOUT, 3 PROBE_OK");
+    pub const NEW_STATE: Field = Field::new(
+        "new_state",
+        1,
+        0,
+        8,
+        "0 GOOD, 1 ASSUMED_BAD, 2 DENIED (proto::model::ev::EvState)",
+    );
+    pub const REASON: Field = Field::new(
+        "reason",
+        2,
+        0,
+        8,
+        "0 CONTROL (deny/allow), 1 LOSS, 2 TIMEOUT, 3 PROBE_OK",
+    );
     pub const QP: Field = Field::new("qp", 4, 0, 24, "local QP number");
     pub const EV: Field = Field::new("ev", 8, 0, 16, "EV value on the wire");
     pub const EV_INDEX: Field = Field::new("ev_index", 10, 0, 7, "index of the EV in the QP's EV set (0..128)");
@@ -204,17 +284,52 @@ pub mod sq_ctx {
     pub const SIZE: usize = 32;
     pub const SQ_BASE: Field = Field::new("sq_base", 0, 0, 64, "IOVA of SQ slot 0, 64-byte aligned");
     pub const CQ_INDEX: Field = Field::new("cq_index", 8, 0, 16, "completion queue of this QP");
-    pub const ADDR_INDEX: Field = Field::new("addr_index", 10, 0, 16, "row of the remote address table (MAC, IP) of the peer");
+    pub const ADDR_INDEX: Field = Field::new(
+        "addr_index",
+        10,
+        0,
+        16,
+        "row of the remote address table (MAC, IP) of the peer",
+    );
     pub const DEST_QP: Field = Field::new("dest_qp", 12, 0, 24, "peer QP number (BTH dest_qp)");
     pub const START_PSN: Field = Field::new("start_psn", 16, 0, 24, "first PSN sent (RtsAttr::sq_psn)");
     pub const PKEY: Field = Field::new("pkey", 20, 0, 16, "P_Key (InitAttr::pkey)");
     pub const SQ_LOG2_SIZE: Field = Field::new("sq_log2_size", 22, 0, 8, "log2 of the SQ ring's slots, 0..=16");
-    pub const LOG2_MTU: Field = Field::new("log2_mtu", 23, 0, 8, "log2 of the path MTU (payload bytes per packet), 8..=13");
+    pub const LOG2_MTU: Field = Field::new(
+        "log2_mtu",
+        23,
+        0,
+        8,
+        "log2 of the path MTU (payload bytes per packet), 8..=13",
+    );
     pub const EV_COUNT: Field = Field::new("ev_count", 24, 0, 8, "EVs in the QP's EV set, 1..=128");
-    pub const ENABLE: Field = Field::new("enable", 25, 0, 1, "the QP sends (RTS); doorbells of a disabled QP are rejected");
-    pub const SEND_MPR_UNITS: Field = Field::new("send_mpr_units", 26, 0, 8, "send window in units of 128 PSNs, 1..=255 (RtsAttr::send_mpr_units)");
-    pub const FIELDS: &[Field] =
-        &[SQ_BASE, CQ_INDEX, ADDR_INDEX, DEST_QP, START_PSN, PKEY, SQ_LOG2_SIZE, LOG2_MTU, EV_COUNT, ENABLE, SEND_MPR_UNITS];
+    pub const ENABLE: Field = Field::new(
+        "enable",
+        25,
+        0,
+        1,
+        "the QP sends (RTS); doorbells of a disabled QP are rejected",
+    );
+    pub const SEND_MPR_UNITS: Field = Field::new(
+        "send_mpr_units",
+        26,
+        0,
+        8,
+        "send window in units of 128 PSNs, 1..=255 (RtsAttr::send_mpr_units)",
+    );
+    pub const FIELDS: &[Field] = &[
+        SQ_BASE,
+        CQ_INDEX,
+        ADDR_INDEX,
+        DEST_QP,
+        START_PSN,
+        PKEY,
+        SQ_LOG2_SIZE,
+        LOG2_MTU,
+        EV_COUNT,
+        ENABLE,
+        SEND_MPR_UNITS,
+    ];
 }
 
 /// `cfg_table` id of the QP send-context table (decoded by the requester).
@@ -256,7 +371,14 @@ impl SqDescriptor {
         range("sqe", &sqe::LENGTH, l, l <= MAX_MESSAGE_LEN, "0..=2^31")?;
         let mut b = [0u8; sqe::SIZE];
         sqe::OPCODE.put(&mut b, u64::from(self.opcode.code()));
-        sqe::FLAGS.put(&mut b, if self.signaled { u64::from(sqe::FLAG_SIGNALED) } else { 0 });
+        sqe::FLAGS.put(
+            &mut b,
+            if self.signaled {
+                u64::from(sqe::FLAG_SIGNALED)
+            } else {
+                0
+            },
+        );
         sqe::LENGTH.put(&mut b, l);
         sqe::WR_ID.put(&mut b, self.wr_id);
         sqe::LOCAL_IOVA.put(&mut b, self.local_iova);
@@ -276,11 +398,21 @@ impl SqDescriptor {
         let opcode = match op as u8 {
             sqe::OP_WRITE => SqOpcode::Write,
             sqe::OP_WRITE_IMM => SqOpcode::WriteImm,
-            _ => return Err(LayoutError::Unknown { layout: "sqe", field: "opcode", value: op }),
+            _ => {
+                return Err(LayoutError::Unknown {
+                    layout: "sqe",
+                    field: "opcode",
+                    value: op,
+                })
+            }
         };
         let flags = sqe::FLAGS.get(b);
         if flags & !u64::from(sqe::FLAG_SIGNALED) != 0 {
-            return Err(LayoutError::Reserved { layout: "sqe", field: "flags", value: flags });
+            return Err(LayoutError::Reserved {
+                layout: "sqe",
+                field: "flags",
+                value: flags,
+            });
         }
         let length = sqe::LENGTH.get(b);
         range("sqe", &sqe::LENGTH, length, length <= MAX_MESSAGE_LEN, "0..=2^31")?;
@@ -292,7 +424,11 @@ impl SqDescriptor {
             local_iova: sqe::LOCAL_IOVA.get(b),
             remote_va: sqe::REMOTE_VA.get(b),
             rkey: sqe::RKEY.get(b) as u32,
-            imm: if opcode == SqOpcode::WriteImm { sqe::IMM.get(b) as u32 } else { 0 },
+            imm: if opcode == SqOpcode::WriteImm {
+                sqe::IMM.get(b) as u32
+            } else {
+                0
+            },
         })
     }
 }
@@ -330,19 +466,34 @@ impl Completion {
     pub fn decode(b: &[u8]) -> Result<Completion, LayoutError> {
         check_len("cqe", b, cqe::SIZE)?;
         let s = cqe::STATUS.get(b);
-        let status = CqStatus::from_u8(s as u8)
-            .ok_or(LayoutError::Unknown { layout: "cqe", field: "status", value: s })?;
+        let status = CqStatus::from_u8(s as u8).ok_or(LayoutError::Unknown {
+            layout: "cqe",
+            field: "status",
+            value: s,
+        })?;
         let op = cqe::OPCODE.get(b);
         if op > u64::from(sqe::OP_WRITE_IMM) {
-            return Err(LayoutError::Unknown { layout: "cqe", field: "opcode", value: op });
+            return Err(LayoutError::Unknown {
+                layout: "cqe",
+                field: "opcode",
+                value: op,
+            });
         }
         let rsv = b[0] >> 1;
         if rsv != 0 {
-            return Err(LayoutError::Reserved { layout: "cqe", field: "phase", value: u64::from(b[0]) });
+            return Err(LayoutError::Reserved {
+                layout: "cqe",
+                field: "phase",
+                value: u64::from(b[0]),
+            });
         }
         let has_imm = cqe::HAS_IMM.get(b) == 1;
         if b[cqe::HAS_IMM.offset] >> 1 != 0 {
-            return Err(LayoutError::Reserved { layout: "cqe", field: "has_imm", value: u64::from(b[28]) });
+            return Err(LayoutError::Reserved {
+                layout: "cqe",
+                field: "has_imm",
+                value: u64::from(b[28]),
+            });
         }
         Ok(Completion {
             phase: cqe::PHASE.get(b) == 1,
@@ -388,8 +539,20 @@ pub struct EvEvent {
 
 impl EvEvent {
     pub fn encode(&self) -> Result<[u8; ev_event::SIZE], LayoutError> {
-        range("ev_event", &ev_event::QP, u64::from(self.qp), self.qp < 1 << 24, "0..2^24")?;
-        range("ev_event", &ev_event::EV_INDEX, u64::from(self.ev_index), self.ev_index < 128, "0..128")?;
+        range(
+            "ev_event",
+            &ev_event::QP,
+            u64::from(self.qp),
+            self.qp < 1 << 24,
+            "0..2^24",
+        )?;
+        range(
+            "ev_event",
+            &ev_event::EV_INDEX,
+            u64::from(self.ev_index),
+            self.ev_index < 128,
+            "0..128",
+        )?;
         let mut b = [0u8; ev_event::SIZE];
         ev_event::PHASE.put(&mut b, u64::from(self.phase));
         ev_event::NEW_STATE.put(&mut b, self.new_state as u64);
@@ -408,7 +571,13 @@ impl EvEvent {
             0 => EvNewState::Good,
             1 => EvNewState::AssumedBad,
             2 => EvNewState::Denied,
-            _ => return Err(LayoutError::Unknown { layout: "ev_event", field: "new_state", value: st }),
+            _ => {
+                return Err(LayoutError::Unknown {
+                    layout: "ev_event",
+                    field: "new_state",
+                    value: st,
+                })
+            }
         };
         let r = ev_event::REASON.get(b);
         let reason = match r {
@@ -416,13 +585,27 @@ impl EvEvent {
             1 => EvReason::Loss,
             2 => EvReason::Timeout,
             3 => EvReason::ProbeOk,
-            _ => return Err(LayoutError::Unknown { layout: "ev_event", field: "reason", value: r }),
+            _ => {
+                return Err(LayoutError::Unknown {
+                    layout: "ev_event",
+                    field: "reason",
+                    value: r,
+                })
+            }
         };
         if b[0] >> 1 != 0 {
-            return Err(LayoutError::Reserved { layout: "ev_event", field: "phase", value: u64::from(b[0]) });
+            return Err(LayoutError::Reserved {
+                layout: "ev_event",
+                field: "phase",
+                value: u64::from(b[0]),
+            });
         }
         if b[ev_event::EV_INDEX.offset] >> 7 != 0 {
-            return Err(LayoutError::Reserved { layout: "ev_event", field: "ev_index", value: u64::from(b[10]) });
+            return Err(LayoutError::Reserved {
+                layout: "ev_event",
+                field: "ev_index",
+                value: u64::from(b[10]),
+            });
         }
         Ok(EvEvent {
             phase: ev_event::PHASE.get(b) == 1,
@@ -455,13 +638,55 @@ pub struct SqContext {
 impl SqContext {
     fn check(&self) -> Result<(), LayoutError> {
         let l = "sq_ctx";
-        range(l, &sq_ctx::SQ_BASE, self.sq_base, self.sq_base.is_multiple_of(64), "64-byte aligned")?;
-        range(l, &sq_ctx::DEST_QP, u64::from(self.dest_qp), self.dest_qp < 1 << 24, "0..2^24")?;
-        range(l, &sq_ctx::START_PSN, u64::from(self.start_psn), self.start_psn < 1 << 24, "0..2^24")?;
-        range(l, &sq_ctx::SQ_LOG2_SIZE, u64::from(self.sq_log2_size), self.sq_log2_size <= 16, "0..=16")?;
-        range(l, &sq_ctx::LOG2_MTU, u64::from(self.log2_mtu), (8..=13).contains(&self.log2_mtu), "8..=13")?;
-        range(l, &sq_ctx::EV_COUNT, u64::from(self.ev_count), (1..=128).contains(&self.ev_count), "1..=128")?;
-        range(l, &sq_ctx::SEND_MPR_UNITS, u64::from(self.send_mpr_units), self.send_mpr_units >= 1, "1..=255")?;
+        range(
+            l,
+            &sq_ctx::SQ_BASE,
+            self.sq_base,
+            self.sq_base.is_multiple_of(64),
+            "64-byte aligned",
+        )?;
+        range(
+            l,
+            &sq_ctx::DEST_QP,
+            u64::from(self.dest_qp),
+            self.dest_qp < 1 << 24,
+            "0..2^24",
+        )?;
+        range(
+            l,
+            &sq_ctx::START_PSN,
+            u64::from(self.start_psn),
+            self.start_psn < 1 << 24,
+            "0..2^24",
+        )?;
+        range(
+            l,
+            &sq_ctx::SQ_LOG2_SIZE,
+            u64::from(self.sq_log2_size),
+            self.sq_log2_size <= 16,
+            "0..=16",
+        )?;
+        range(
+            l,
+            &sq_ctx::LOG2_MTU,
+            u64::from(self.log2_mtu),
+            (8..=13).contains(&self.log2_mtu),
+            "8..=13",
+        )?;
+        range(
+            l,
+            &sq_ctx::EV_COUNT,
+            u64::from(self.ev_count),
+            (1..=128).contains(&self.ev_count),
+            "1..=128",
+        )?;
+        range(
+            l,
+            &sq_ctx::SEND_MPR_UNITS,
+            u64::from(self.send_mpr_units),
+            self.send_mpr_units >= 1,
+            "1..=255",
+        )?;
         Ok(())
     }
 
@@ -485,10 +710,18 @@ impl SqContext {
     pub fn decode(b: &[u8]) -> Result<SqContext, LayoutError> {
         check_len("sq_ctx", b, sq_ctx::SIZE)?;
         if b[15] != 0 || b[19] != 0 {
-            return Err(LayoutError::Reserved { layout: "sq_ctx", field: "dest_qp/start_psn", value: u64::from(b[15] | b[19]) });
+            return Err(LayoutError::Reserved {
+                layout: "sq_ctx",
+                field: "dest_qp/start_psn",
+                value: u64::from(b[15] | b[19]),
+            });
         }
         if b[sq_ctx::ENABLE.offset] >> 1 != 0 {
-            return Err(LayoutError::Reserved { layout: "sq_ctx", field: "enable", value: u64::from(b[25]) });
+            return Err(LayoutError::Reserved {
+                layout: "sq_ctx",
+                field: "enable",
+                value: u64::from(b[25]),
+            });
         }
         let c = SqContext {
             sq_base: sq_ctx::SQ_BASE.get(b),
@@ -512,7 +745,15 @@ fn table(s: &mut String, title: &str, size: usize, fields: &[Field]) {
     s.push_str(&format!("## {title} ({size} bytes)\n\n"));
     s.push_str("| field | byte | bit in byte | bits | bit offset (LE) | meaning |\n|---|---|---|---|---|---|\n");
     for f in fields {
-        s.push_str(&format!("| `{}` | {} | {} | {} | {} | {} |\n", f.name, f.offset, f.shift, f.bits, f.bit(), f.meaning));
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            f.name,
+            f.offset,
+            f.shift,
+            f.bits,
+            f.bit(),
+            f.meaning
+        ));
     }
     s.push('\n');
 }
@@ -553,7 +794,12 @@ Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`
     }
     s.push('\n');
     table(&mut s, "EV-event queue entry", ev_event::SIZE, ev_event::FIELDS);
-    table(&mut s, "QP send-context row (`cfg_table` = 1, `cfg_index` = QP)", sq_ctx::SIZE, sq_ctx::FIELDS);
+    table(
+        &mut s,
+        "QP send-context row (`cfg_table` = 1, `cfg_index` = QP)",
+        sq_ctx::SIZE,
+        sq_ctx::FIELDS,
+    );
     s.push_str(
         "A write of this row resets the QP's send state in the requester: consumer index 0, next \
 PSN = `start_psn`, retransmit table empty. Write it only while the QP is idle (no doorbell \
@@ -600,7 +846,12 @@ mod tests {
     /// `get` and the little-endian bit offset agree.
     #[test]
     fn every_field_at_its_offset() {
-        for (size, fields) in [(64, sqe::FIELDS), (32, cqe::FIELDS), (16, ev_event::FIELDS), (32, sq_ctx::FIELDS)] {
+        for (size, fields) in [
+            (64, sqe::FIELDS),
+            (32, cqe::FIELDS),
+            (16, ev_event::FIELDS),
+            (32, sq_ctx::FIELDS),
+        ] {
             for f in fields {
                 let v = 0xA5C3_9617_2B4E_D8F1u64 & f.mask();
                 let mut b = vec![0u8; size];
@@ -608,7 +859,11 @@ mod tests {
                 // The record as one little-endian bit string.
                 let all = |bit: usize| (b[bit / 8] >> (bit % 8)) & 1;
                 for bit in 0..size * 8 {
-                    let want = if bit >= f.bit() && bit < f.bit() + f.bits { (v >> (bit - f.bit())) & 1 } else { 0 };
+                    let want = if bit >= f.bit() && bit < f.bit() + f.bits {
+                        (v >> (bit - f.bit())) & 1
+                    } else {
+                        0
+                    };
                     assert_eq!(u64::from(all(bit)), want, "{} bit {bit}", f.name);
                 }
                 assert_eq!(f.get(&b), v);
@@ -640,7 +895,11 @@ mod tests {
         for _ in 0..2000 {
             let r = xorshift(&mut s);
             let d = SqDescriptor {
-                opcode: if r & 1 == 0 { SqOpcode::Write } else { SqOpcode::WriteImm },
+                opcode: if r & 1 == 0 {
+                    SqOpcode::Write
+                } else {
+                    SqOpcode::WriteImm
+                },
                 signaled: r & 2 != 0,
                 length: (xorshift(&mut s) % (MAX_MESSAGE_LEN + 1)) as u32,
                 wr_id: xorshift(&mut s),
@@ -664,7 +923,8 @@ mod tests {
             let e = EvEvent {
                 phase: r & 16 != 0,
                 new_state: [EvNewState::Good, EvNewState::AssumedBad, EvNewState::Denied][(r >> 20) as usize % 3],
-                reason: [EvReason::Control, EvReason::Loss, EvReason::Timeout, EvReason::ProbeOk][(r >> 24) as usize % 4],
+                reason: [EvReason::Control, EvReason::Loss, EvReason::Timeout, EvReason::ProbeOk]
+                    [(r >> 24) as usize % 4],
                 qp: (r >> 28) as u32 & 0xFF_FFFF,
                 ev: (r >> 40) as u16,
                 ev_index: (r >> 56) as u8 & 0x7F,
@@ -706,37 +966,92 @@ mod tests {
             b[0] = op;
             assert_eq!(
                 SqDescriptor::decode(&b),
-                Err(LayoutError::Unknown { layout: "sqe", field: "opcode", value: u64::from(op) })
+                Err(LayoutError::Unknown {
+                    layout: "sqe",
+                    field: "opcode",
+                    value: u64::from(op)
+                })
             );
         }
         let mut b = good;
         b[1] = 0x82;
-        assert!(matches!(SqDescriptor::decode(&b), Err(LayoutError::Reserved { field: "flags", .. })));
+        assert!(matches!(
+            SqDescriptor::decode(&b),
+            Err(LayoutError::Reserved { field: "flags", .. })
+        ));
         let mut b = good;
         sqe::LENGTH.put(&mut b, MAX_MESSAGE_LEN + 1);
-        assert!(matches!(SqDescriptor::decode(&b), Err(LayoutError::Range { field: "length", .. })));
+        assert!(matches!(
+            SqDescriptor::decode(&b),
+            Err(LayoutError::Range { field: "length", .. })
+        ));
         sqe::LENGTH.put(&mut b, MAX_MESSAGE_LEN);
         assert_eq!(SqDescriptor::decode(&b).unwrap().length, 1 << 31);
-        assert!(matches!(SqDescriptor { length: (1 << 31) + 1, ..d }.encode(), Err(LayoutError::Range { .. })));
-        assert!(matches!(SqDescriptor::decode(&good[..63]), Err(LayoutError::Short { need: 64, .. })));
+        assert!(matches!(
+            SqDescriptor {
+                length: (1 << 31) + 1,
+                ..d
+            }
+            .encode(),
+            Err(LayoutError::Range { .. })
+        ));
+        assert!(matches!(
+            SqDescriptor::decode(&good[..63]),
+            Err(LayoutError::Short { need: 64, .. })
+        ));
 
-        let mut c = Completion { phase: true, status: CqStatus::Success, opcode: 1, qp: 5, wr_id: 9, byte_len: 1, imm: None, sq_index: 0 }
-            .encode()
-            .unwrap();
+        let mut c = Completion {
+            phase: true,
+            status: CqStatus::Success,
+            opcode: 1,
+            qp: 5,
+            wr_id: 9,
+            byte_len: 1,
+            imm: None,
+            sq_index: 0,
+        }
+        .encode()
+        .unwrap();
         c[1] = 8;
-        assert!(matches!(Completion::decode(&c), Err(LayoutError::Unknown { field: "status", .. })));
-        assert!(Completion { phase: true, status: CqStatus::Success, opcode: 1, qp: 1 << 24, wr_id: 9, byte_len: 1, imm: None, sq_index: 0 }
-            .encode()
-            .is_err());
+        assert!(matches!(
+            Completion::decode(&c),
+            Err(LayoutError::Unknown { field: "status", .. })
+        ));
+        assert!(Completion {
+            phase: true,
+            status: CqStatus::Success,
+            opcode: 1,
+            qp: 1 << 24,
+            wr_id: 9,
+            byte_len: 1,
+            imm: None,
+            sq_index: 0
+        }
+        .encode()
+        .is_err());
 
-        let mut e = EvEvent { phase: false, new_state: EvNewState::Good, reason: EvReason::Loss, qp: 1, ev: 2, ev_index: 3, time_ns: 4 }
-            .encode()
-            .unwrap();
+        let mut e = EvEvent {
+            phase: false,
+            new_state: EvNewState::Good,
+            reason: EvReason::Loss,
+            qp: 1,
+            ev: 2,
+            ev_index: 3,
+            time_ns: 4,
+        }
+        .encode()
+        .unwrap();
         e[1] = 3;
-        assert!(matches!(EvEvent::decode(&e), Err(LayoutError::Unknown { field: "new_state", .. })));
+        assert!(matches!(
+            EvEvent::decode(&e),
+            Err(LayoutError::Unknown { field: "new_state", .. })
+        ));
         e[1] = 0;
         e[2] = 4;
-        assert!(matches!(EvEvent::decode(&e), Err(LayoutError::Unknown { field: "reason", .. })));
+        assert!(matches!(
+            EvEvent::decode(&e),
+            Err(LayoutError::Unknown { field: "reason", .. })
+        ));
 
         let q = SqContext {
             sq_base: 0x1000,
@@ -766,7 +1081,10 @@ mod tests {
         }
         let mut b = q.encode().unwrap();
         b[23] = 20;
-        assert!(matches!(SqContext::decode(&b), Err(LayoutError::Range { field: "log2_mtu", .. })));
+        assert!(matches!(
+            SqContext::decode(&b),
+            Err(LayoutError::Range { field: "log2_mtu", .. })
+        ));
     }
 
     #[test]

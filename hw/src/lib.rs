@@ -12,28 +12,28 @@
 //! [`core::MrcCore`]. Host-memory and config layouts shared with the
 //! driver: [`layout`]. The flow: [`flow`].
 
+pub mod ack_gen;
 pub mod axil;
 pub mod cc_gate;
+pub mod completion;
 pub mod core;
 pub mod crc32;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
-pub mod ack_gen;
-pub mod completion;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
 pub mod layout;
 pub mod regmap;
-pub mod ring_writer;
 pub mod requester;
 pub mod retransmit;
+pub mod ring_writer;
 pub mod rx_buffer;
 pub mod rx_icrc;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod sack_table;
 pub mod send_cq;
-pub mod tx_path;
 pub mod tx_builder;
+pub mod tx_path;

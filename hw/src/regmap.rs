@@ -74,10 +74,34 @@ pub mod build_id {
     pub const BUILD_DATE: u16 = 0x14;
     pub const SCRATCH: u16 = 0x18;
     pub const REGS: &[Reg] = &[
-        Reg { name: "git_hash_hi", offset: GIT_HASH_HI, access: Access::Ro, reset: 0, doc: "first 8 hex digits of the source git commit (bits 63-32 of the 64-bit prefix)" },
-        Reg { name: "git_hash_lo", offset: GIT_HASH_LO, access: Access::Ro, reset: 0, doc: "next 8 hex digits of the source git commit" },
-        Reg { name: "build_date", offset: BUILD_DATE, access: Access::Ro, reset: 0, doc: "build time, UNIX seconds (UTC)" },
-        Reg { name: "scratch", offset: SCRATCH, access: Access::Rw, reset: 0, doc: "free read/write word for bus tests" },
+        Reg {
+            name: "git_hash_hi",
+            offset: GIT_HASH_HI,
+            access: Access::Ro,
+            reset: 0,
+            doc: "first 8 hex digits of the source git commit (bits 63-32 of the 64-bit prefix)",
+        },
+        Reg {
+            name: "git_hash_lo",
+            offset: GIT_HASH_LO,
+            access: Access::Ro,
+            reset: 0,
+            doc: "next 8 hex digits of the source git commit",
+        },
+        Reg {
+            name: "build_date",
+            offset: BUILD_DATE,
+            access: Access::Ro,
+            reset: 0,
+            doc: "build time, UNIX seconds (UTC)",
+        },
+        Reg {
+            name: "scratch",
+            offset: SCRATCH,
+            access: Access::Rw,
+            reset: 0,
+            doc: "free read/write word for bus tests",
+        },
     ];
 }
 
@@ -96,8 +120,20 @@ pub mod counters {
     /// Counter slots the address decode has room for.
     pub const MAX: usize = 32;
     pub const REGS: &[Reg] = &[
-        Reg { name: "clear", offset: CLEAR, access: Access::Wo, reset: 0, doc: "bit g = 1 clears every counter of group g (see the counter table); 0xFF clears all" },
-        Reg { name: "num", offset: NUM, access: Access::Ro, reset: COUNTERS.len() as u32, doc: "number of counters (slots FIRST.. beyond read 0)" },
+        Reg {
+            name: "clear",
+            offset: CLEAR,
+            access: Access::Wo,
+            reset: 0,
+            doc: "bit g = 1 clears every counter of group g (see the counter table); 0xFF clears all",
+        },
+        Reg {
+            name: "num",
+            offset: NUM,
+            access: Access::Ro,
+            reset: COUNTERS.len() as u32,
+            doc: "number of counters (slots FIRST.. beyond read 0)",
+        },
     ];
 }
 
@@ -112,7 +148,16 @@ pub mod group {
     pub const COMPLETION: u8 = 6;
     pub const PLACEMENT: u8 = 7;
     /// Names, by group number.
-    pub const NAMES: [&str; 8] = ["rx_parser", "fault_inject", "sack", "requester", "responder", "ev", "completion", "placement"];
+    pub const NAMES: [&str; 8] = [
+        "rx_parser",
+        "fault_inject",
+        "sack",
+        "requester",
+        "responder",
+        "ev",
+        "completion",
+        "placement",
+    ];
 }
 
 /// One event counter: a `cnt_*` pulse of some block.
@@ -129,38 +174,166 @@ pub struct Counter {
 /// line here (at the end, so the slots of the others stay put) plus the
 /// wire of its pulse in `MrcCore`.
 pub const COUNTERS: &[Counter] = &[
-    Counter { name: "rx_parser_ok", group: group::RX_PARSER, doc: "frames the RX parser accepted" },
-    Counter { name: "rx_parser_drop", group: group::RX_PARSER, doc: "malformed frames the RX parser dropped" },
-    Counter { name: "fi_frames", group: group::FAULT_INJECT, doc: "frames that entered the fault-injection drop stage" },
-    Counter { name: "fi_rand_drop", group: group::FAULT_INJECT, doc: "frames dropped by the seeded pseudo-random drop" },
-    Counter { name: "fi_ev_drop", group: group::FAULT_INJECT, doc: "frames dropped because their EV matched an EV compare register" },
-    Counter { name: "fi_lb_discard", group: group::FAULT_INJECT, doc: "MAC RX frames discarded while loopback is on" },
-    Counter { name: "sack_duplicate", group: group::SACK, doc: "data packets the SACK table found duplicate" },
-    Counter { name: "sack_out_of_window", group: group::SACK, doc: "data packets beyond the MPR window" },
-    Counter { name: "nack_sent", group: group::RESPONDER, doc: "NACKs the responder sent" },
-    Counter { name: "retransmit", group: group::REQUESTER, doc: "packets the requester retransmitted" },
-    Counter { name: "rto", group: group::REQUESTER, doc: "retransmission timeouts" },
-    Counter { name: "ev_marked_bad", group: group::EV, doc: "EVs the EV selector marked BAD" },
-    Counter { name: "completion", group: group::COMPLETION, doc: "completions written" },
-    Counter { name: "cq_overflow", group: group::COMPLETION, doc: "completions lost to a full CQ" },
-    Counter { name: "placement_reject", group: group::PLACEMENT, doc: "writes rejected by the memory-registration check" },
-    Counter { name: "tx_frames", group: group::REQUESTER, doc: "frames the TX builder sent (data and ACKs)" },
-    Counter { name: "tx_bad_request", group: group::REQUESTER, doc: "header requests the TX builder dropped (unknown opcode, extension mismatch, too long)" },
-    Counter { name: "tx_payload_mismatch", group: group::REQUESTER, doc: "payload streams whose end disagreed with the header's length" },
-    Counter { name: "data_sent", group: group::REQUESTER, doc: "data packets the TX path handed to the TX builder" },
-    Counter { name: "ack_sent", group: group::RESPONDER, doc: "ACK / SACK / NACK packets the TX path handed to the TX builder" },
-    Counter { name: "no_good_ev", group: group::EV, doc: "selects retried because the QP had no GOOD EV" },
-    Counter { name: "cc_held", group: group::REQUESTER, doc: "packet admissions the congestion-control gate held" },
-    Counter { name: "req_bad_descriptor", group: group::REQUESTER, doc: "send descriptors rejected (opcode, flags or length)" },
-    Counter { name: "req_bad_doorbell", group: group::REQUESTER, doc: "doorbells rejected (beyond the ring, or QP disabled); stale ones, normal, are not counted" },
-    Counter { name: "req_db_overflow", group: group::REQUESTER, doc: "doorbells lost to a full doorbell FIFO" },
-    Counter { name: "retx_drop", group: group::REQUESTER, doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)" },
-    Counter { name: "ev_event_lost", group: group::EV, doc: "EV state changes lost (event FIFO or EV-event ring full)" },
-    Counter { name: "ev_cfg_lost", group: group::EV, doc: "EV-table writes lost (a second write before the first reached the EV selector)" },
-    Counter { name: "rx_buffer_full", group: group::PLACEMENT, doc: "frames the RX buffer dropped whole (ring or descriptor queue full)" },
-    Counter { name: "rx_placed", group: group::PLACEMENT, doc: "frames whose payload the RX buffer placed in host memory" },
-    Counter { name: "rx_not_data", group: group::RESPONDER, doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range or not enabled, malformed data" },
-    Counter { name: "rx_join_lost", group: group::RESPONDER, doc: "frames lost joining the parser's records with the RX buffer's (FIFO full, id gap)" },
+    Counter {
+        name: "rx_parser_ok",
+        group: group::RX_PARSER,
+        doc: "frames the RX parser accepted",
+    },
+    Counter {
+        name: "rx_parser_drop",
+        group: group::RX_PARSER,
+        doc: "malformed frames the RX parser dropped",
+    },
+    Counter {
+        name: "fi_frames",
+        group: group::FAULT_INJECT,
+        doc: "frames that entered the fault-injection drop stage",
+    },
+    Counter {
+        name: "fi_rand_drop",
+        group: group::FAULT_INJECT,
+        doc: "frames dropped by the seeded pseudo-random drop",
+    },
+    Counter {
+        name: "fi_ev_drop",
+        group: group::FAULT_INJECT,
+        doc: "frames dropped because their EV matched an EV compare register",
+    },
+    Counter {
+        name: "fi_lb_discard",
+        group: group::FAULT_INJECT,
+        doc: "MAC RX frames discarded while loopback is on",
+    },
+    Counter {
+        name: "sack_duplicate",
+        group: group::SACK,
+        doc: "data packets the SACK table found duplicate",
+    },
+    Counter {
+        name: "sack_out_of_window",
+        group: group::SACK,
+        doc: "data packets beyond the MPR window",
+    },
+    Counter {
+        name: "nack_sent",
+        group: group::RESPONDER,
+        doc: "NACKs the responder sent",
+    },
+    Counter {
+        name: "retransmit",
+        group: group::REQUESTER,
+        doc: "packets the requester retransmitted",
+    },
+    Counter {
+        name: "rto",
+        group: group::REQUESTER,
+        doc: "retransmission timeouts",
+    },
+    Counter {
+        name: "ev_marked_bad",
+        group: group::EV,
+        doc: "EVs the EV selector marked BAD",
+    },
+    Counter {
+        name: "completion",
+        group: group::COMPLETION,
+        doc: "completions written",
+    },
+    Counter {
+        name: "cq_overflow",
+        group: group::COMPLETION,
+        doc: "completions lost to a full CQ",
+    },
+    Counter {
+        name: "placement_reject",
+        group: group::PLACEMENT,
+        doc: "writes rejected by the memory-registration check",
+    },
+    Counter {
+        name: "tx_frames",
+        group: group::REQUESTER,
+        doc: "frames the TX builder sent (data and ACKs)",
+    },
+    Counter {
+        name: "tx_bad_request",
+        group: group::REQUESTER,
+        doc: "header requests the TX builder dropped (unknown opcode, extension mismatch, too long)",
+    },
+    Counter {
+        name: "tx_payload_mismatch",
+        group: group::REQUESTER,
+        doc: "payload streams whose end disagreed with the header's length",
+    },
+    Counter {
+        name: "data_sent",
+        group: group::REQUESTER,
+        doc: "data packets the TX path handed to the TX builder",
+    },
+    Counter {
+        name: "ack_sent",
+        group: group::RESPONDER,
+        doc: "ACK / SACK / NACK packets the TX path handed to the TX builder",
+    },
+    Counter {
+        name: "no_good_ev",
+        group: group::EV,
+        doc: "selects retried because the QP had no GOOD EV",
+    },
+    Counter {
+        name: "cc_held",
+        group: group::REQUESTER,
+        doc: "packet admissions the congestion-control gate held",
+    },
+    Counter {
+        name: "req_bad_descriptor",
+        group: group::REQUESTER,
+        doc: "send descriptors rejected (opcode, flags or length)",
+    },
+    Counter {
+        name: "req_bad_doorbell",
+        group: group::REQUESTER,
+        doc: "doorbells rejected (beyond the ring, or QP disabled); stale ones, normal, are not counted",
+    },
+    Counter {
+        name: "req_db_overflow",
+        group: group::REQUESTER,
+        doc: "doorbells lost to a full doorbell FIFO",
+    },
+    Counter {
+        name: "retx_drop",
+        group: group::REQUESTER,
+        doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)",
+    },
+    Counter {
+        name: "ev_event_lost",
+        group: group::EV,
+        doc: "EV state changes lost (event FIFO or EV-event ring full)",
+    },
+    Counter {
+        name: "ev_cfg_lost",
+        group: group::EV,
+        doc: "EV-table writes lost (a second write before the first reached the EV selector)",
+    },
+    Counter {
+        name: "rx_buffer_full",
+        group: group::PLACEMENT,
+        doc: "frames the RX buffer dropped whole (ring or descriptor queue full)",
+    },
+    Counter {
+        name: "rx_placed",
+        group: group::PLACEMENT,
+        doc: "frames whose payload the RX buffer placed in host memory",
+    },
+    Counter {
+        name: "rx_not_data",
+        group: group::RESPONDER,
+        doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range or not enabled, malformed data",
+    },
+    Counter {
+        name: "rx_join_lost",
+        group: group::RESPONDER,
+        doc: "frames lost joining the parser's records with the RX buffer's (FIFO full, id gap)",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).
@@ -170,7 +343,10 @@ const _: () = assert!(N_COUNTERS <= counters::MAX);
 /// Slot of the counter named `name` (panics on an unknown name: a typo in
 /// the wiring is a build-time bug).
 pub fn counter_slot(name: &str) -> usize {
-    COUNTERS.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("no counter {name}"))
+    COUNTERS
+        .iter()
+        .position(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
 }
 
 /// Fault-injection block: type `"MRCF"`. Drives `hw::fault_inject`.
@@ -359,14 +535,18 @@ pub fn next_of(i: usize) -> u16 {
 pub fn render_markdown() -> String {
     let mut s = String::new();
     s.push_str("# CSR register map\n\n");
-    s.push_str("Generated from `hw::regmap` by `mrc rtl regmap` (do not edit by hand; \
-`hw`'s test `regmap_doc_is_current` fails when this page is stale).\n\n");
-    s.push_str("The BAR is a linked list of register blocks. Every block starts with \
+    s.push_str(
+        "Generated from `hw::regmap` by `mrc rtl regmap` (do not edit by hand; \
+`hw`'s test `regmap_doc_is_current` fails when this page is stale).\n\n",
+    );
+    s.push_str(
+        "The BAR is a linked list of register blocks. Every block starts with \
 `+0x0` type, `+0x4` version, `+0x8` next (byte address of the next block, 0 = end). \
 The list starts at address 0 with the build-ID block. All registers are 32-bit words at \
 byte addresses; reads of unmapped addresses return 0, writes to them are ignored. \
 Through the AXI-Lite slave (`mrc_axil`) every access answers OKAY, except a write whose \
-strobes are not all set: not performed, answered SLVERR.\n\n");
+strobes are not all set: not performed, answered SLVERR.\n\n",
+    );
     s.push_str("| block | base | type | version | next |\n|---|---|---|---|---|\n");
     for (i, b) in BLOCKS.iter().enumerate() {
         let t = b.block_type.to_be_bytes();
@@ -390,10 +570,19 @@ strobes are not all set: not performed, answered SLVERR.\n\n");
         let hdr = [
             ("type", HDR_TYPE, b.block_type, "block type"),
             ("version", HDR_VERSION, b.version, "block version"),
-            ("next", HDR_NEXT, u32::from(next_of(i)), "byte address of the next block (0 = last)"),
+            (
+                "next",
+                HDR_NEXT,
+                u32::from(next_of(i)),
+                "byte address of the next block (0 = last)",
+            ),
         ];
         for (name, off, val, doc) in hdr {
-            s.push_str(&format!("| 0x{:04x} | 0x{:02x} | {name} | RO | 0x{val:08x} | {doc} |\n", b.base + off, off));
+            s.push_str(&format!(
+                "| 0x{:04x} | 0x{:02x} | {name} | RO | 0x{val:08x} | {doc} |\n",
+                b.base + off,
+                off
+            ));
         }
         for r in b.regs {
             let acc = match r.access {

@@ -363,13 +363,97 @@ impl Logic for Requester {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cur_qp, cur_pi, cur_ci, cur_psn, cur_seq, cur_vmask, cur_base, cur_ring_mask, cur_mtu,
-            cur_log2mtu, desc_addr, d_op, d_flags, d_len, d_wrid, d_iova, d_rva, d_rkey, d_imm, d_bad, d_npkts, s_first,
-            s_rem, s_off, s_la, s_ra, s_psn, s_imm, r_ret, r_qp, r_psn, r_slot, r_vmask, r_mtu, r_log2mtu, r_ent, r_seg,
-            r_off, e_ret, e_qp, e_status, e_opcode, e_wr_id, e_sq_index, e_len, o_valid, o_qp, o_psn, o_opcode,
-            o_retransmit, o_first, o_last, o_addr, o_len, o_remote_va, o_rkey, o_dma_len, o_imm, o_msg_offset,
-            k_bad_opcode, k_bad_flags, k_bad_length, k_bad_doorbell, k_db_overflow, k_bad_cfg, k_rtx_miss, batch_n, beats_left, db_wr, db_wr_d, db_rd, served, k_db_stale, m_valid, m_qp, m_wr_id, m_opcode, m_len,
-            m_sq_index, m_signaled, m_first_psn, m_last_psn, cur_end0, cur_end1, cur_end2, cur_end3, cur_free, k_sq_held
+            self,
+            clock,
+            state,
+            cur_qp,
+            cur_pi,
+            cur_ci,
+            cur_psn,
+            cur_seq,
+            cur_vmask,
+            cur_base,
+            cur_ring_mask,
+            cur_mtu,
+            cur_log2mtu,
+            desc_addr,
+            d_op,
+            d_flags,
+            d_len,
+            d_wrid,
+            d_iova,
+            d_rva,
+            d_rkey,
+            d_imm,
+            d_bad,
+            d_npkts,
+            s_first,
+            s_rem,
+            s_off,
+            s_la,
+            s_ra,
+            s_psn,
+            s_imm,
+            r_ret,
+            r_qp,
+            r_psn,
+            r_slot,
+            r_vmask,
+            r_mtu,
+            r_log2mtu,
+            r_ent,
+            r_seg,
+            r_off,
+            e_ret,
+            e_qp,
+            e_status,
+            e_opcode,
+            e_wr_id,
+            e_sq_index,
+            e_len,
+            o_valid,
+            o_qp,
+            o_psn,
+            o_opcode,
+            o_retransmit,
+            o_first,
+            o_last,
+            o_addr,
+            o_len,
+            o_remote_va,
+            o_rkey,
+            o_dma_len,
+            o_imm,
+            o_msg_offset,
+            k_bad_opcode,
+            k_bad_flags,
+            k_bad_length,
+            k_bad_doorbell,
+            k_db_overflow,
+            k_bad_cfg,
+            k_rtx_miss,
+            batch_n,
+            beats_left,
+            db_wr,
+            db_wr_d,
+            db_rd,
+            served,
+            k_db_stale,
+            m_valid,
+            m_qp,
+            m_wr_id,
+            m_opcode,
+            m_len,
+            m_sq_index,
+            m_signaled,
+            m_first_psn,
+            m_last_psn,
+            cur_end0,
+            cur_end1,
+            cur_end2,
+            cur_end3,
+            cur_free,
+            k_sq_held
         );
         self.one32.next = 1.into();
         self.db_ram.read_clock.next = self.clock.val();
@@ -394,7 +478,8 @@ impl Logic for Requester {
         self.db_full.next = self.db_used.val() == 16;
         self.db_avail.next = self.db_wr_d.q.val() != self.db_rd.q.val();
         self.db_ram.write_address.next = bit_cast::<4, 5>(self.db_wr.q.val());
-        self.db_ram.write_data.next = bit_cast::<40, 8>(self.db_qp.val()) | (bit_cast::<40, 32>(self.db_value.val()) << 8);
+        self.db_ram.write_data.next =
+            bit_cast::<40, 8>(self.db_qp.val()) | (bit_cast::<40, 32>(self.db_value.val()) << 8);
         self.db_ram.write_enable.next = self.db_valid.val() & !self.db_full.val();
         if self.db_valid.val() & !self.db_full.val() {
             self.db_wr.d.next = self.db_wr.q.val() + 1;
@@ -415,7 +500,8 @@ impl Logic for Requester {
             & !self.db_full.val()
             & !self.db_valid.val();
         if self.requeue.val() {
-            self.db_ram.write_data.next = bit_cast::<40, 8>(self.cur_qp.q.val()) | (bit_cast::<40, 32>(self.cur_pi.q.val()) << 8);
+            self.db_ram.write_data.next =
+                bit_cast::<40, 8>(self.cur_qp.q.val()) | (bit_cast::<40, 32>(self.cur_pi.q.val()) << 8);
             self.db_ram.write_enable.next = true;
             self.db_wr.d.next = self.db_wr.q.val() + 1;
         }
@@ -511,8 +597,10 @@ impl Logic for Requester {
         self.dyn_ram.read_address.next = self.cur_qp.q.val();
         self.una_ram.read_address.next = self.cur_qp.q.val();
         self.qerr_ram.read_address.next = self.cur_qp.q.val();
-        self.rtx_ram.read_address.next = (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
-        self.rtx_ram.write_address.next = (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
+        self.rtx_ram.read_address.next =
+            (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
+        self.rtx_ram.write_address.next =
+            (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
         self.rtx_ram.write_data.next = bit_cast::<273, 24>(self.cur_psn.q.val())
             | (bit_cast::<273, 24>(self.d_npkts.q.val()) << 24)
             | (bit_cast::<273, 32>(self.d_len.q.val()) << 48)
@@ -876,8 +964,7 @@ impl Logic for Requester {
             self.state.d.next = 10.into();
         } else if self.state.q.val() == 10 {
             // R_SCAN: is the PSN inside this slot's message?
-            if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val())
-            {
+            if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val()) {
                 self.r_ent.d.next = self.rtx_ram.read_data.val();
                 self.r_seg.d.next = self.r_hit_off.val();
                 self.state.d.next = 11.into();
@@ -903,7 +990,8 @@ impl Logic for Requester {
                 self.o_first.d.next = self.r_seg.q.val() == 0;
                 self.o_last.d.next = self.r_is_last.val();
                 self.o_addr.d.next = self.r_ent.q.val().get_bits::<64>(80) + bit_cast::<64, 32>(self.r_off.q.val());
-                self.o_remote_va.d.next = self.r_ent.q.val().get_bits::<64>(144) + bit_cast::<64, 32>(self.r_off.q.val());
+                self.o_remote_va.d.next =
+                    self.r_ent.q.val().get_bits::<64>(144) + bit_cast::<64, 32>(self.r_off.q.val());
                 self.o_rkey.d.next = self.r_ent.q.val().get_bits::<32>(208);
                 self.o_dma_len.d.next = self.r_ent.q.val().get_bits::<32>(48);
                 self.o_imm.d.next = self.r_ent.q.val().get_bits::<32>(240);
@@ -995,8 +1083,18 @@ mod tests {
     /// `hw::layout`.
     #[test]
     fn literals_match_layout() {
-        let sqe_bits = [(sqe::OPCODE, 0, 8), (sqe::FLAGS, 8, 8), (sqe::LENGTH, 32, 32), (sqe::WR_ID, 64, 64)];
-        let sqe_more = [(sqe::LOCAL_IOVA, 128, 64), (sqe::REMOTE_VA, 192, 64), (sqe::RKEY, 256, 32), (sqe::IMM, 288, 32)];
+        let sqe_bits = [
+            (sqe::OPCODE, 0, 8),
+            (sqe::FLAGS, 8, 8),
+            (sqe::LENGTH, 32, 32),
+            (sqe::WR_ID, 64, 64),
+        ];
+        let sqe_more = [
+            (sqe::LOCAL_IOVA, 128, 64),
+            (sqe::REMOTE_VA, 192, 64),
+            (sqe::RKEY, 256, 32),
+            (sqe::IMM, 288, 32),
+        ];
         for (f, bit, bits) in sqe_bits.into_iter().chain(sqe_more) {
             assert_eq!((f.bit(), f.bits), (bit, bits), "sqe.{}", f.name);
         }
@@ -1018,8 +1116,8 @@ mod tests {
 
     #[test]
     fn opcodes_are_protos() {
-        use proto::wire::Opcode;
         use super::opcode::*;
+        use proto::wire::Opcode;
         for (ours, theirs) in [
             (WRITE_FIRST, Opcode::WriteFirst),
             (WRITE_MIDDLE, Opcode::WriteMiddle),

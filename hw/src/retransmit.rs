@@ -296,11 +296,75 @@ impl Logic for RetransmitEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, bok, bo_r, nb_off_r, acked_r, lost_stall_r, lost_reorder_r, s_seq_r, tail_thr, due_r, spent_r, dlp_r, tdl, tarm, tblind, tack, scan_qp, qp_last_n, is_timer, kind, qp, psn, ev, t_op, len, base, bitmap, una, nxt, hw, hwv, dl,
-            armed, err, p, cur_ev, found, una_new, una_time, una_ret, bytes, fired, have_rem, min_rem, clr, o_rtx_v,
-            o_rtx_qp, o_rtx_psn, o_rtx_ev, o_rtx_len, o_rtx_reason, o_mark_v, o_mark_qp, o_mark_ev, o_mark_reason,
-            o_ack_v, o_ack_qp, o_ack_una, o_ack_bytes, o_rto_v, o_rto_qp, o_err_v, o_err_qp, o_err_psn, o_cnt_unsent,
-            o_cnt_drop, o_cnt_stale
+            self,
+            clock,
+            st,
+            bok,
+            bo_r,
+            nb_off_r,
+            acked_r,
+            lost_stall_r,
+            lost_reorder_r,
+            s_seq_r,
+            tail_thr,
+            due_r,
+            spent_r,
+            dlp_r,
+            tdl,
+            tarm,
+            tblind,
+            tack,
+            scan_qp,
+            qp_last_n,
+            is_timer,
+            kind,
+            qp,
+            psn,
+            ev,
+            t_op,
+            len,
+            base,
+            bitmap,
+            una,
+            nxt,
+            hw,
+            hwv,
+            dl,
+            armed,
+            err,
+            p,
+            cur_ev,
+            found,
+            una_new,
+            una_time,
+            una_ret,
+            bytes,
+            fired,
+            have_rem,
+            min_rem,
+            clr,
+            o_rtx_v,
+            o_rtx_qp,
+            o_rtx_psn,
+            o_rtx_ev,
+            o_rtx_len,
+            o_rtx_reason,
+            o_mark_v,
+            o_mark_qp,
+            o_mark_ev,
+            o_mark_reason,
+            o_ack_v,
+            o_ack_qp,
+            o_ack_una,
+            o_ack_bytes,
+            o_rto_v,
+            o_rto_qp,
+            o_err_v,
+            o_err_qp,
+            o_err_psn,
+            o_cnt_unsent,
+            o_cnt_drop,
+            o_cnt_stale
         );
         self.slot_ram.read_clock.next = self.clock.val();
         self.slot_ram.write_clock.next = self.clock.val();
@@ -360,8 +424,10 @@ impl Logic for RetransmitEngine {
 
         // Slot RAM: default read address {qp, p}; fields as read; write
         // data packed from w_* (default: unchanged).
-        self.slot_ram.read_address.next = (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
-        self.slot_ram.write_address.next = (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
+        self.slot_ram.read_address.next =
+            (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
+        self.slot_ram.write_address.next =
+            (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
         self.slot_ram.write_enable.next = false;
         self.s_ev.next = self.slot_ram.read_data.val().get_bits::<7>(0);
         self.s_seq.next = self.slot_ram.read_data.val().get_bits::<16>(8);
@@ -377,8 +443,10 @@ impl Logic for RetransmitEngine {
         self.w_flags.next = self.s_flags.val();
 
         // EV RAM: default read address {qp, cur_ev}.
-        self.ev_ram.read_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
-        self.ev_ram.write_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
+        self.ev_ram.read_address.next =
+            (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
+        self.ev_ram.write_address.next =
+            (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
         self.ev_ram.write_enable.next = false;
         self.e_next.next = self.ev_ram.read_data.val().get_bits::<16>(0);
         self.e_max.next = self.ev_ram.read_data.val().get_bits::<16>(16);
@@ -405,7 +473,8 @@ impl Logic for RetransmitEngine {
         // SENT classification (in LOAD).
         self.in_flight_n.next =
             self.qs_ram.read_data.val().get_bits::<24>(24) - self.qs_ram.read_data.val().get_bits::<24>(0);
-        self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
+        self.is_new.next =
+            (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
         self.is_resend.next =
             (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
         // Backoff in three steps, each in a cycle of its own: the shift
@@ -469,16 +538,17 @@ impl Logic for RetransmitEngine {
         // acknowledged and were inferred lost (spurious resends and EV
         // marks; with a blackholed EV the QP stalled for good).
         self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.off_base.val());
-        self.acked_now.next = self.off_cum.val().get_bit(23)
-            | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
+        self.acked_now.next =
+            self.off_cum.val().get_bit(23) | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
         self.acked_r.d.next = self.acked_now.val();
         self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
         // Per-EV rule: highest acked sequence on the EV more than the
         // reorder allowance ahead of this transmission.
         self.s_seq_r.d.next = self.s_seq.val();
         self.reorder_gap.next = self.e_max.val() - self.s_seq_r.q.val();
-        self.lost_reorder.next =
-            self.e_mv.val().any() & !self.reorder_gap.val().get_bit(15) & (self.reorder_gap.val() > self.c_reorder.val());
+        self.lost_reorder.next = self.e_mv.val().any()
+            & !self.reorder_gap.val().get_bit(15)
+            & (self.reorder_gap.val() > self.c_reorder.val());
         self.lost_reorder_r.d.next = self.lost_reorder.val();
         // Stall rule: sent before hw - allowance (allowance 0: no RTT
         // sample yet, rule off).
@@ -674,7 +744,8 @@ impl Logic for RetransmitEngine {
         } else if self.st.q.val() == 3 {
             // A2: slot p on the RAM output; read its EV entry.
             self.cur_ev.d.next = self.s_ev.val();
-            self.ev_ram.read_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
+            self.ev_ram.read_address.next =
+                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
             self.st.d.next = 4.into();
         } else if self.st.q.val() == 4 {
             // A3: acknowledge slot p if the SACK covers it.
@@ -731,7 +802,8 @@ impl Logic for RetransmitEngine {
         } else if self.st.q.val() == 13 {
             // L2: read the EV entry of slot p.
             self.cur_ev.d.next = self.s_ev.val();
-            self.ev_ram.read_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
+            self.ev_ram.read_address.next =
+                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
             self.st.d.next = 25.into();
         } else if self.st.q.val() == 25 {
             // L3a: the EV entry on the RAM output; the per-EV rule is
@@ -810,7 +882,8 @@ impl Logic for RetransmitEngine {
                         self.armed.d.next = 1.into();
                         self.dl.d.next = self.una_time.q.val() + self.bo_r.q.val();
                     }
-                    if self.c_age.val().any() & ((self.una_new.q.val() != self.una.q.val()) | !self.tarm.q.val().any()) {
+                    if self.c_age.val().any() & ((self.una_new.q.val() != self.una.q.val()) | !self.tarm.q.val().any())
+                    {
                         self.tarm.d.next = 1.into();
                         self.tdl.d.next = self.una_time.q.val() + self.c_age.val();
                     }
@@ -911,10 +984,10 @@ impl Logic for RetransmitEngine {
                     self.o_rto_qp.d.next = self.qp.q.val();
                 }
                 if self.have_rem.q.val() {
-                self.armed.d.next = 1.into();
-            } else {
-                self.armed.d.next = 0.into();
-            }
+                    self.armed.d.next = 1.into();
+                } else {
+                    self.armed.d.next = 0.into();
+                }
                 self.dl.d.next = self.now.val() + self.min_rem.q.val();
                 self.st.d.next = 12.into();
             }
@@ -1003,7 +1076,8 @@ impl Logic for RetransmitEngine {
             }
         } else if self.st.q.val() == 10 {
             // INIT: clear the EV entries one per cycle, then store.
-            self.ev_ram.write_address.next = (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
+            self.ev_ram.write_address.next =
+                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
             self.we_next.next = 0.into();
             self.we_max.next = 0.into();
             self.we_mv.next = 0.into();

@@ -48,13 +48,21 @@ impl Logic for KeepLast {
         self.idx.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut s = String::from("wire [63:0] oh = keep & ~{1'b0, keep[63:1]};
+        let mut s = String::from(
+            "wire [63:0] oh = keep & ~{1'b0, keep[63:1]};
 always @(*) begin
-");
+",
+        );
         for b in 0..6 {
-            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("oh[{i}]")).collect();
-            s.push_str(&format!("   idx[{b}] = {};
-", bits.join(" | ")));
+            let bits: Vec<String> = (0..64)
+                .filter(|i| i >> b & 1 == 1)
+                .map(|i| format!("oh[{i}]"))
+                .collect();
+            s.push_str(&format!(
+                "   idx[{b}] = {};
+",
+                bits.join(" | ")
+            ));
         }
         s.push_str("end");
         Verilog::Custom(s)
@@ -239,7 +247,10 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
 
 impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default for RxBufferN<RB, RP, DB, DP> {
     fn default() -> Self {
-        assert!(RP == RB + 1 && DP == DB + 1 && DB <= 15 && RB <= 10, "RxBufferN widths (a frame offset is 17 bits)");
+        assert!(
+            RP == RB + 1 && DP == DB + 1 && DB <= 15 && RB <= 10,
+            "RxBufferN widths (a frame offset is 17 bits)"
+        );
         Self {
             clock: Default::default(),
             s_tdata: Default::default(),
@@ -342,9 +353,45 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wptr, in_frame, dropping, fstart, fbytes, desc_wr, st1_v, st1_stored, st1_id, st2_v, st2_stored,
-            st2_id, st3_v, st3_stored, st3_id, drop_pulse, mode, desc_rd, rd_ptr, h_start, h_len, cur, shift, rem,
-            last_keep, prev, req_v, req_addr, req_len, o_v, o_data, o_keep, o_last, p_bad, p_range, p_placed, p_discarded
+            self,
+            clock,
+            wptr,
+            in_frame,
+            dropping,
+            fstart,
+            fbytes,
+            desc_wr,
+            st1_v,
+            st1_stored,
+            st1_id,
+            st2_v,
+            st2_stored,
+            st2_id,
+            st3_v,
+            st3_stored,
+            st3_id,
+            drop_pulse,
+            mode,
+            desc_rd,
+            rd_ptr,
+            h_start,
+            h_len,
+            cur,
+            shift,
+            rem,
+            last_keep,
+            prev,
+            req_v,
+            req_addr,
+            req_len,
+            o_v,
+            o_data,
+            o_keep,
+            o_last,
+            p_bad,
+            p_range,
+            p_placed,
+            p_discarded
         );
         self.ring.read_clock.next = self.clock.val();
         self.ring.write_clock.next = self.clock.val();
@@ -374,7 +421,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.ring.write_data.next = self.s_tdata.val();
         self.ring.write_enable.next = false;
         self.desc.write_address.next = bit_cast::<DB, DP>(self.desc_wr.q.val());
-        self.desc.write_data.next = bit_cast::<40, RP>(self.fstart_now.val()) | (bit_cast::<40, 17>(self.flast_now.val()) << 20);
+        self.desc.write_data.next =
+            bit_cast::<40, RP>(self.fstart_now.val()) | (bit_cast::<40, 17>(self.flast_now.val()) << 20);
         self.desc.write_enable.next = false;
         self.st1_v.d.next = false;
         self.st1_stored.d.next = false;
@@ -488,7 +536,10 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
                     } else {
                         self.p_discarded.d.next = true;
                     }
-                } else if (self.end_off.val() > bit_cast::<19, 17>(self.hd_len.val())) | self.cmd_len.val().get_bit(16) | self.cmd_len.val().get_bit(17) {
+                } else if (self.end_off.val() > bit_cast::<19, 17>(self.hd_len.val()))
+                    | self.cmd_len.val().get_bit(16)
+                    | self.cmd_len.val().get_bit(17)
+                {
                     // Outside the frame (or too long for one request):
                     // free the frame without writing.
                     self.p_range.d.next = true;

@@ -111,13 +111,23 @@ impl IcrcLanes {
     /// The leaf's function: `(keep, ones, nibble)` as lane bitmaps. The
     /// Verilog is generated from the same position sets.
     #[allow(clippy::too_many_arguments)]
-    pub fn lanes(beat0: bool, beat1: bool, vlan: bool, is6: bool, udp: usize, last: bool, end_lane: usize) -> (u64, u64, u64) {
+    pub fn lanes(
+        beat0: bool,
+        beat1: bool,
+        vlan: bool,
+        is6: bool,
+        udp: usize,
+        last: bool,
+        end_lane: usize,
+    ) -> (u64, u64, u64) {
         let (mut keep, mut ones, mut nibble) = (0u64, 0u64, 0u64);
         for k in 0..64 {
             let cut = last && k > end_lane;
             let before_ip = beat0 && k < ip_start(vlan) - 4;
             let fixed = beat0 && fixed_ones(vlan, is6).contains(&k);
-            let udp_hit = UDP_ONES.iter().any(|o| (beat0 && udp + o == k) || (beat1 && udp + o == 64 + k));
+            let udp_hit = UDP_ONES
+                .iter()
+                .any(|o| (beat0 && udp + o == k) || (beat1 && udp + o == 64 + k));
             if !cut && !before_ip {
                 keep |= 1 << k;
             }
@@ -155,7 +165,11 @@ impl Logic for IcrcLanes {
     fn hdl(&self) -> Verilog {
         let mut s = String::from("always @(*) begin\n");
         for k in 0..64usize {
-            let cut = if k == 0 { "1'b0".to_string() } else { format!("(last & (end_lane < 6'd{k}))") };
+            let cut = if k == 0 {
+                "1'b0".to_string()
+            } else {
+                format!("(last & (end_lane < 6'd{k}))")
+            };
             // Lanes before the covered range: below 10 always, 10-13 with a tag.
             let before_ip = match k {
                 _ if k < ip_start(false) - 4 => "beat0".to_string(),
@@ -166,7 +180,11 @@ impl Logic for IcrcLanes {
             for vlan in [false, true] {
                 for is6 in [false, true] {
                     if fixed_ones(vlan, is6).contains(&k) {
-                        hits.push(format!("(beat0 & {}vlan & {}is6)", if vlan { "" } else { "~" }, if is6 { "" } else { "~" }));
+                        hits.push(format!(
+                            "(beat0 & {}vlan & {}is6)",
+                            if vlan { "" } else { "~" },
+                            if is6 { "" } else { "~" }
+                        ));
                     }
                 }
             }
@@ -181,7 +199,11 @@ impl Logic for IcrcLanes {
                 .filter(|&&vlan| nibble_lane(vlan) == k)
                 .map(|&vlan| format!("(beat0 & is6 & {}vlan)", if vlan { "" } else { "~" }))
                 .collect();
-            let nib = if nib.is_empty() { "1'b0".to_string() } else { nib.join(" | ") };
+            let nib = if nib.is_empty() {
+                "1'b0".to_string()
+            } else {
+                nib.join(" | ")
+            };
             s.push_str(&format!("   keep[{k}] = ~{cut} & ~{before_ip};\n"));
             s.push_str(&format!("   ones[{k}] = ~{cut} & ({});\n", hits.join(" | ")));
             s.push_str(&format!("   nibble[{k}] = ~{cut} & ({nib});\n"));
@@ -205,11 +227,19 @@ pub struct ByteMask {
 
 impl Logic for ByteMask {
     fn update(&mut self) {
-        let (keep, ones, nibble) = (self.keep.val().to_u64(), self.ones.val().to_u64(), self.nibble.val().to_u64());
+        let (keep, ones, nibble) = (
+            self.keep.val().to_u64(),
+            self.ones.val().to_u64(),
+            self.nibble.val().to_u64(),
+        );
         let d = self.d.val();
         let mut o = Bits::<512>::default();
         for k in 0..64 {
-            let mut b = if keep >> k & 1 == 1 { d.get_bits::<8>(8 * k).to_u64() } else { 0 };
+            let mut b = if keep >> k & 1 == 1 {
+                d.get_bits::<8>(8 * k).to_u64()
+            } else {
+                0
+            };
             if ones >> k & 1 == 1 {
                 b |= 0xFF;
             }
@@ -317,9 +347,9 @@ impl Logic for RxIcrc {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, not_first, a_data, a_v, a_last, a_beat, a_vlan, a_is6, a_ihl, a_len, b_data, b_v, b_last, b_beat, b_vlan, b_is6, b_end,
-            b_udp, c_data, c_v, c_last, c_first, c_active, c_final, c_pad, c_keep, c_ones, c_nibble, d_x, d_v, d_last, d_first, d_active, d_final,
-            d_pad, state, ok, e_v
+            self, clock, beat, not_first, a_data, a_v, a_last, a_beat, a_vlan, a_is6, a_ihl, a_len, b_data, b_v,
+            b_last, b_beat, b_vlan, b_is6, b_end, b_udp, c_data, c_v, c_last, c_first, c_active, c_final, c_pad,
+            c_keep, c_ones, c_nibble, d_x, d_v, d_last, d_first, d_active, d_final, d_pad, state, ok, e_v
         );
         // ==== Stream side: beat index (saturating at 4095).
         if self.s_tvalid.val() {
@@ -351,16 +381,20 @@ impl Logic for RxIcrc {
             if self.vlan_in.val() {
                 self.a_ihl.d.next = self.s_tdata.val().get_bits::<4>(144);
                 if self.is6_in.val() {
-                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(176)) << 8) | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(184));
+                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(176)) << 8)
+                        | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(184));
                 } else {
-                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(160)) << 8) | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(168));
+                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(160)) << 8)
+                        | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(168));
                 }
             } else {
                 self.a_ihl.d.next = self.s_tdata.val().get_bits::<4>(112);
                 if self.is6_in.val() {
-                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(144)) << 8) | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(152));
+                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(144)) << 8)
+                        | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(152));
                 } else {
-                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(128)) << 8) | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(136));
+                    self.a_len.d.next = (bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(128)) << 8)
+                        | bit_cast::<16, 8>(self.s_tdata.val().get_bits::<8>(136));
                 }
             }
         }
@@ -485,6 +519,9 @@ mod tests {
         // but its checksum (64, 65) and BTH byte 4 (70) are in beat 1.
         let (_, ones6, nib6) = IcrcLanes::lanes(true, false, true, true, 58, false, 0);
         assert_eq!(nib6, 1 << 18);
-        assert_eq!(ones6, [14, 15, 16, 17, 19, 20, 21, 25].iter().fold(0u64, |a, k| a | 1 << k));
+        assert_eq!(
+            ones6,
+            [14, 15, 16, 17, 19, 20, 21, 25].iter().fold(0u64, |a, k| a | 1 << k)
+        );
     }
 }

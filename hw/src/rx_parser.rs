@@ -125,7 +125,9 @@ impl Logic for KeepCount {
         let mut s = String::from("always @(*) begin\n   count[6] = keep[63];\n");
         for b in 0..6 {
             let g = 1usize << (b + 1);
-            let terms: Vec<String> = (0..64 / g).map(|j| format!("(keep[{}] & ~keep[{}])", j * g + g / 2 - 1, (j + 1) * g - 1)).collect();
+            let terms: Vec<String> = (0..64 / g)
+                .map(|j| format!("(keep[{}] & ~keep[{}])", j * g + g / 2 - 1, (j + 1) * g - 1))
+                .collect();
             s.push_str(&format!("   count[{b}] = {};\n", terms.join(" | ")));
         }
         s.push_str("end");
@@ -460,7 +462,175 @@ impl Logic for RxParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, not_first, second, h0, h1, a_l3, a_vlan, a_is4, a_is6, a_count, a_beat, a_v, b_l4, b_cs2_0, b_cs2_1, b_cs2_2, b_cs2_3, b_cs2_4, b_cs2_5, b_cs2_6, b_cs2_7, b_k_eth_short, b_k_vlan_short, b_k_ethertype, b_k_ip_empty, b_k_v4_ver, b_k_v6_ver, b_k_v4_short, b_k_ihl, b_k_v4_hdr, b_k_v4_len, b_k_frag, b_k_v6_short, b_k_v6_len, b_k_proto, b_is4, b_is6, b_vlan, b_ip_payload, b_dscp, b_ecn, b_flow_lo, b_l4base, b_v, c_l4, c_csum, c_reason_ip, c_reason_post, c_ext, c_imm, c_at_hdr, c_t_len, c_xbit, c_is_ack, c_is_cnp, c_has_reth, c_k_udp_short, c_k_udp_len, c_k_port, c_k_udp_bth, c_k_opcode, c_k_tver, c_is4, c_is6, c_vlan, c_dscp, c_ecn, c_flow_lo, c_l4base, c_v, d_l4, d_reason_ip, d_reason_post, d_k_csum, d_ext, d_imm, d_xbit, d_t_len, d_at_end, d_read_end, d_pad_eff, d_l4base, d_k_udp_short, d_k_udp_len, d_k_port, d_k_udp_bth, d_k_opcode, d_k_tver, d_k_t_short, d_k_x_cnp, d_k_x_short, d_k_ext_ver, d_k_sack_width, d_k_ext_type, d_k_ext_mismatch, d_k_nack_kind, d_k_nack_syndrome, d_k_sack_syndrome, d_is6, d_vlan, d_dscp, d_ecn, d_flow_lo, d_v, e_l4, e_reason_ip, e_reason_post, e_k_csum, e_ext, e_imm, e_xbit, e_remaining, e_pad_eff, e_hdr_end, e_k_udp_short, e_k_udp_len, e_k_port, e_k_udp_bth, e_k_opcode, e_k_tver, e_k_t_short, e_k_x_cnp, e_k_x_short, e_k_ext_ver, e_k_sack_width, e_k_ext_type, e_k_ext_mismatch, e_k_ext_short, e_k_nack_kind, e_k_nack_syndrome, e_k_sack_syndrome, e_k_pad, e_k_window, e_is6, e_vlan, e_dscp, e_ecn, e_flow_lo, e_v, r_valid, r_drop, r_reason, r_ipv6, r_vlan, r_ecn_ce, r_trimmed, r_ev, r_opcode, r_se, r_mig, r_pad, r_pkey, r_fecn, r_becn, r_dest_qp, r_ack_req, r_xbit, r_psn, r_reth_va, r_reth_rkey, r_reth_len, r_imm, r_aeth_syndrome, r_aeth_msn, r_ext, r_payload_off, r_payload_len
+            self,
+            clock,
+            beat,
+            not_first,
+            second,
+            h0,
+            h1,
+            a_l3,
+            a_vlan,
+            a_is4,
+            a_is6,
+            a_count,
+            a_beat,
+            a_v,
+            b_l4,
+            b_cs2_0,
+            b_cs2_1,
+            b_cs2_2,
+            b_cs2_3,
+            b_cs2_4,
+            b_cs2_5,
+            b_cs2_6,
+            b_cs2_7,
+            b_k_eth_short,
+            b_k_vlan_short,
+            b_k_ethertype,
+            b_k_ip_empty,
+            b_k_v4_ver,
+            b_k_v6_ver,
+            b_k_v4_short,
+            b_k_ihl,
+            b_k_v4_hdr,
+            b_k_v4_len,
+            b_k_frag,
+            b_k_v6_short,
+            b_k_v6_len,
+            b_k_proto,
+            b_is4,
+            b_is6,
+            b_vlan,
+            b_ip_payload,
+            b_dscp,
+            b_ecn,
+            b_flow_lo,
+            b_l4base,
+            b_v,
+            c_l4,
+            c_csum,
+            c_reason_ip,
+            c_reason_post,
+            c_ext,
+            c_imm,
+            c_at_hdr,
+            c_t_len,
+            c_xbit,
+            c_is_ack,
+            c_is_cnp,
+            c_has_reth,
+            c_k_udp_short,
+            c_k_udp_len,
+            c_k_port,
+            c_k_udp_bth,
+            c_k_opcode,
+            c_k_tver,
+            c_is4,
+            c_is6,
+            c_vlan,
+            c_dscp,
+            c_ecn,
+            c_flow_lo,
+            c_l4base,
+            c_v,
+            d_l4,
+            d_reason_ip,
+            d_reason_post,
+            d_k_csum,
+            d_ext,
+            d_imm,
+            d_xbit,
+            d_t_len,
+            d_at_end,
+            d_read_end,
+            d_pad_eff,
+            d_l4base,
+            d_k_udp_short,
+            d_k_udp_len,
+            d_k_port,
+            d_k_udp_bth,
+            d_k_opcode,
+            d_k_tver,
+            d_k_t_short,
+            d_k_x_cnp,
+            d_k_x_short,
+            d_k_ext_ver,
+            d_k_sack_width,
+            d_k_ext_type,
+            d_k_ext_mismatch,
+            d_k_nack_kind,
+            d_k_nack_syndrome,
+            d_k_sack_syndrome,
+            d_is6,
+            d_vlan,
+            d_dscp,
+            d_ecn,
+            d_flow_lo,
+            d_v,
+            e_l4,
+            e_reason_ip,
+            e_reason_post,
+            e_k_csum,
+            e_ext,
+            e_imm,
+            e_xbit,
+            e_remaining,
+            e_pad_eff,
+            e_hdr_end,
+            e_k_udp_short,
+            e_k_udp_len,
+            e_k_port,
+            e_k_udp_bth,
+            e_k_opcode,
+            e_k_tver,
+            e_k_t_short,
+            e_k_x_cnp,
+            e_k_x_short,
+            e_k_ext_ver,
+            e_k_sack_width,
+            e_k_ext_type,
+            e_k_ext_mismatch,
+            e_k_ext_short,
+            e_k_nack_kind,
+            e_k_nack_syndrome,
+            e_k_sack_syndrome,
+            e_k_pad,
+            e_k_window,
+            e_is6,
+            e_vlan,
+            e_dscp,
+            e_ecn,
+            e_flow_lo,
+            e_v,
+            r_valid,
+            r_drop,
+            r_reason,
+            r_ipv6,
+            r_vlan,
+            r_ecn_ce,
+            r_trimmed,
+            r_ev,
+            r_opcode,
+            r_se,
+            r_mig,
+            r_pad,
+            r_pkey,
+            r_fecn,
+            r_becn,
+            r_dest_qp,
+            r_ack_req,
+            r_xbit,
+            r_psn,
+            r_reth_va,
+            r_reth_rkey,
+            r_reth_len,
+            r_imm,
+            r_aeth_syndrome,
+            r_aeth_msn,
+            r_ext,
+            r_payload_off,
+            r_payload_len
         );
         clock!(self, clock, icrc);
         self.s_tready.next = true;
@@ -535,63 +705,78 @@ impl Logic for RxParser {
         self.v6_plen.next = bit_cast::<18, 16>(self.a_l3.q.val().get_bits::<16>(976));
         self.cs1_0.next = 0.into();
         if self.ihl.val() > 0 {
-            self.cs1_0.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(1008)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(992));
+            self.cs1_0.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(1008))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(992));
         }
         self.cs1_1.next = 0.into();
         if self.ihl.val() > 1 {
-            self.cs1_1.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(976)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(960));
+            self.cs1_1.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(976))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(960));
         }
         self.cs1_2.next = 0.into();
         if self.ihl.val() > 2 {
-            self.cs1_2.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(944)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(928));
+            self.cs1_2.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(944))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(928));
         }
         self.cs1_3.next = 0.into();
         if self.ihl.val() > 3 {
-            self.cs1_3.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(912)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(896));
+            self.cs1_3.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(912))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(896));
         }
         self.cs1_4.next = 0.into();
         if self.ihl.val() > 4 {
-            self.cs1_4.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(880)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(864));
+            self.cs1_4.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(880))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(864));
         }
         self.cs1_5.next = 0.into();
         if self.ihl.val() > 5 {
-            self.cs1_5.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(848)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(832));
+            self.cs1_5.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(848))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(832));
         }
         self.cs1_6.next = 0.into();
         if self.ihl.val() > 6 {
-            self.cs1_6.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(816)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(800));
+            self.cs1_6.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(816))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(800));
         }
         self.cs1_7.next = 0.into();
         if self.ihl.val() > 7 {
-            self.cs1_7.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(784)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(768));
+            self.cs1_7.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(784))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(768));
         }
         self.cs1_8.next = 0.into();
         if self.ihl.val() > 8 {
-            self.cs1_8.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(752)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(736));
+            self.cs1_8.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(752))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(736));
         }
         self.cs1_9.next = 0.into();
         if self.ihl.val() > 9 {
-            self.cs1_9.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(720)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(704));
+            self.cs1_9.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(720))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(704));
         }
         self.cs1_10.next = 0.into();
         if self.ihl.val() > 10 {
-            self.cs1_10.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(688)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(672));
+            self.cs1_10.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(688))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(672));
         }
         self.cs1_11.next = 0.into();
         if self.ihl.val() > 11 {
-            self.cs1_11.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(656)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(640));
+            self.cs1_11.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(656))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(640));
         }
         self.cs1_12.next = 0.into();
         if self.ihl.val() > 12 {
-            self.cs1_12.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(624)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(608));
+            self.cs1_12.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(624))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(608));
         }
         self.cs1_13.next = 0.into();
         if self.ihl.val() > 13 {
-            self.cs1_13.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(592)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(576));
+            self.cs1_13.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(592))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(576));
         }
         self.cs1_14.next = 0.into();
         if self.ihl.val() > 14 {
-            self.cs1_14.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(560)) + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(544));
+            self.cs1_14.next = bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(560))
+                + bit_cast::<22, 16>(self.a_l3.q.val().get_bits::<16>(544));
         }
         self.cs2_0.next = self.cs1_0.val() + self.cs1_1.val();
         self.cs2_1.next = self.cs1_2.val() + self.cs1_3.val();
@@ -628,7 +813,8 @@ impl Logic for RxParser {
         self.b_k_v4_short.d.next = self.a_is4.q.val() & (self.ip_avail.val() < 20);
         self.b_k_ihl.d.next = self.a_is4.q.val() & (self.ihl.val() < 5);
         self.b_k_v4_hdr.d.next = self.a_is4.q.val() & (self.ip_avail.val() < self.iphl.val());
-        self.b_k_v4_len.d.next = self.a_is4.q.val() & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val()));
+        self.b_k_v4_len.d.next = self.a_is4.q.val()
+            & ((self.v4_total.val() < self.iphl.val()) | (self.v4_total.val() > self.ip_avail.val()));
         // (the checksum, checked in stage D, comes here in the order)
         self.b_k_frag.d.next = self.a_is4.q.val() & self.frag.val();
         self.b_k_v6_short.d.next = self.a_is6.q.val() & (self.ip_avail.val() < 40);
@@ -822,15 +1008,19 @@ impl Logic for RxParser {
         self.d_k_x_cnp.d.next = self.c_xbit.q.val() & self.c_is_cnp.q.val();
         self.d_k_x_short.d.next = self.c_xbit.q.val() & (self.c_t_len.q.val() < self.c_at_hdr.q.val() + 2);
         self.d_k_ext_ver.d.next = self.c_xbit.q.val() & (self.ext_ver.val() != 1);
-        self.d_k_sack_width.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 2) & (self.ext_b1.val().get_bits::<2>(0) == 3);
+        self.d_k_sack_width.d.next =
+            self.c_xbit.q.val() & (self.ext_type.val() == 2) & (self.ext_b1.val().get_bits::<2>(0) == 3);
         self.d_k_ext_type.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 0) | (self.ext_type.val() > 4));
         self.d_k_ext_mismatch.d.next = self.c_xbit.q.val() & (self.c_is_ack.q.val() != (self.ext_type.val() != 1));
-        self.d_k_nack_kind.d.next = self.c_xbit.q.val() & (self.ext_type.val() == 3) & ((self.ext_b1.val() == 0) | (self.ext_b1.val() > 3));
+        self.d_k_nack_kind.d.next =
+            self.c_xbit.q.val() & (self.ext_type.val() == 3) & ((self.ext_b1.val() == 0) | (self.ext_b1.val() > 3));
         self.d_k_nack_syndrome.d.next = self.c_xbit.q.val()
             & (self.ext_type.val() == 3)
             & (((self.ext_b1.val() == 3) & (self.syndrome.val().get_bits::<7>(0) != 0x62))
                 | ((self.ext_b1.val() != 3) & (self.syndrome.val().get_bits::<7>(0) != 0x60)));
-        self.d_k_sack_syndrome.d.next = self.c_xbit.q.val() & ((self.ext_type.val() == 2) | (self.ext_type.val() == 4)) & (self.syndrome.val().get_bits::<2>(5) != 0);
+        self.d_k_sack_syndrome.d.next = self.c_xbit.q.val()
+            & ((self.ext_type.val() == 2) | (self.ext_type.val() == 4))
+            & (self.syndrome.val().get_bits::<2>(5) != 0);
         self.d_l4.d.next = self.c_l4.q.val();
         self.d_reason_ip.d.next = self.c_reason_ip.q.val();
         self.d_reason_post.d.next = self.c_reason_post.q.val();
@@ -950,7 +1140,8 @@ impl Logic for RxParser {
             self.r_trimmed.d.next = self.e_dscp.q.val() == 59;
             self.r_ev.d.next = bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             if self.e_is6.q.val() {
-                self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16) | bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
+                self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16)
+                    | bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             }
             self.r_opcode.d.next = self.e_l4.q.val().get_bits::<8>(952);
             self.r_se.d.next = self.e_l4.q.val().get_bit(951);

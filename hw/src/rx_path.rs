@@ -304,10 +304,62 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, p_wr, p_rd, b_wr, b_rd, p_seq, b_seq, have_p, have_b, h_flags, h_hdr, h_va, h_rkey, h_dlen,
-            h_imm, h_ext, h_pay, h_stored, h_id, st, verdict, expected, res, paddr, got_place, do_place, next_id, gap, flush, seen_next,
-            c_id, c_place, marking, a_valid, a_qp, a_imm, a_len, a_msn, o_valid, o_ring, o_entry, k_join_full, k_join_full_rec, k_join_lost,
-            k_id_gap, k_parse_drop, k_not_stored, k_data_bad, k_probe, k_cnp, k_rc, k_qp_range, k_other, k_data, k_ack
+            self,
+            clock,
+            p_wr,
+            p_rd,
+            b_wr,
+            b_rd,
+            p_seq,
+            b_seq,
+            have_p,
+            have_b,
+            h_flags,
+            h_hdr,
+            h_va,
+            h_rkey,
+            h_dlen,
+            h_imm,
+            h_ext,
+            h_pay,
+            h_stored,
+            h_id,
+            st,
+            verdict,
+            expected,
+            res,
+            paddr,
+            got_place,
+            do_place,
+            next_id,
+            gap,
+            flush,
+            seen_next,
+            c_id,
+            c_place,
+            marking,
+            a_valid,
+            a_qp,
+            a_imm,
+            a_len,
+            a_msn,
+            o_valid,
+            o_ring,
+            o_entry,
+            k_join_full,
+            k_join_full_rec,
+            k_join_lost,
+            k_id_gap,
+            k_parse_drop,
+            k_not_stored,
+            k_data_bad,
+            k_probe,
+            k_cnp,
+            k_rc,
+            k_qp_range,
+            k_other,
+            k_data,
+            k_ack
         );
         self.pf_flags.read_clock.next = self.clock.val();
         self.pf_flags.write_clock.next = self.clock.val();
@@ -481,10 +533,8 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.is_write.next = (self.opcode.val() >= 6) & (self.opcode.val() <= 11);
         // FIRST 0x06, ONLY 0x0A, ONLY-IMM 0x0B carry a RETH.
         self.first.next = (self.opcode.val() == 6) | (self.opcode.val() == 10) | (self.opcode.val() == 11);
-        self.last.next = (self.opcode.val() == 8)
-            | (self.opcode.val() == 9)
-            | (self.opcode.val() == 10)
-            | (self.opcode.val() == 11);
+        self.last.next =
+            (self.opcode.val() == 8) | (self.opcode.val() == 9) | (self.opcode.val() == 10) | (self.opcode.val() == 11);
         self.has_imm.next = (self.opcode.val() == 9) | (self.opcode.val() == 11);
         self.ext_type.next = self.h_ext.q.val().get_bits::<4>(216);
         self.nack_kind.next = self.h_ext.q.val().get_bits::<8>(208);

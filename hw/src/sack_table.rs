@@ -139,7 +139,10 @@ pub struct OneHotIndex {
 impl OneHotIndex {
     /// The OR-tree encoding (for a one-hot input: its trailing zeros).
     pub fn index(onehot: u64) -> u32 {
-        (0..6).filter(|b| (0..64).any(|i| i >> b & 1 == 1 && onehot >> i & 1 == 1)).map(|b| 1 << b).sum()
+        (0..6)
+            .filter(|b| (0..64).any(|i| i >> b & 1 == 1 && onehot >> i & 1 == 1))
+            .map(|b| 1 << b)
+            .sum()
     }
 }
 
@@ -153,7 +156,10 @@ impl Logic for OneHotIndex {
     fn hdl(&self) -> Verilog {
         let mut s = String::from("always @(*) begin\n");
         for b in 0..6 {
-            let bits: Vec<String> = (0..64).filter(|i| i >> b & 1 == 1).map(|i| format!("onehot[{i}]")).collect();
+            let bits: Vec<String> = (0..64)
+                .filter(|i| i >> b & 1 == 1)
+                .map(|i| format!("onehot[{i}]"))
+                .collect();
             s.push_str(&format!("   index[{b}] = {};\n", bits.join(" | ")));
         }
         s.push_str("end");
@@ -372,9 +378,41 @@ impl Logic for SackTable {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, mode, s1_v, s1_qp, s1_psn, s1_nomark, s2_v, s2_qp, s2_psn, s2_exp, s2_before, s2_inw,
-            s2_nomark, qp, exp, word, from_ram, cnt, live, below, hi_r, oh_r, sn_in_low, sn_near_top, sn_near_before,
-            sn_far_before, sn_j, o_valid, o_verdict, o_expected, s_valid, s_cum, s_base, s_bitmap
+            self,
+            clock,
+            mode,
+            s1_v,
+            s1_qp,
+            s1_psn,
+            s1_nomark,
+            s2_v,
+            s2_qp,
+            s2_psn,
+            s2_exp,
+            s2_before,
+            s2_inw,
+            s2_nomark,
+            qp,
+            exp,
+            word,
+            from_ram,
+            cnt,
+            live,
+            below,
+            hi_r,
+            oh_r,
+            sn_in_low,
+            sn_near_top,
+            sn_near_before,
+            sn_far_before,
+            sn_j,
+            o_valid,
+            o_verdict,
+            o_expected,
+            s_valid,
+            s_cum,
+            s_base,
+            s_bitmap
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -386,8 +424,10 @@ impl Logic for SackTable {
         self.exp_ram.write_address.next = self.qp.q.val();
         self.exp_ram.write_data.next = self.exp.q.val();
         self.exp_ram.write_enable.next = false;
-        self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
-        self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.exp.q.val() >> 6) & 3);
+        self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2)
+            | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
+        self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2)
+            | bit_cast::<ADDR_BITS, 24>((self.exp.q.val() >> 6) & 3);
         self.bm_ram.write_data.next = self.adv.wnext.val();
         self.bm_ram.write_enable.next = false;
         self.o_valid.d.next = false;
@@ -473,7 +513,8 @@ impl Logic for SackTable {
                     self.live.d.next = true;
                     self.mode.d.next = 3.into();
                 } else {
-                    self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
+                    self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s2_qp.q.val()) << 2)
+                        | bit_cast::<ADDR_BITS, 24>((self.s2_psn.q.val() >> 6) & 3);
                     self.bm_ram.write_data.next = self.rd_word.val() | self.bitmask.val();
                     self.bm_ram.write_enable.next = true;
                     self.o_valid.d.next = true;
@@ -488,7 +529,8 @@ impl Logic for SackTable {
             self.s2_exp.d.next = self.exp_ram.read_data.val();
             self.s2_before.d.next = self.off.val().get_bit(23);
             self.s2_inw.d.next = self.off.val() < self.c_mpr.val();
-            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2)
+                | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
             // Accept into stage 1: issue the expected-PSN read.
             self.s1_v.d.next = false;
             if self.init_valid.val() & self.empty.val() {
@@ -532,7 +574,8 @@ impl Logic for SackTable {
                 self.below.d.next = 0.into();
                 self.hi_r.d.next = self.exp.q.val() & self.c_word_mask.val();
                 self.exp.d.next = (self.exp.q.val() & self.c_word_mask.val()) + 64;
-                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
+                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2)
+                    | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
                 self.from_ram.d.next = true;
             } else {
                 // Done; the default read address re-issues stage 2's read.
@@ -550,11 +593,13 @@ impl Logic for SackTable {
             self.s_cum.d.next = self.exp_ram.read_data.val() - 1;
             self.sn_j.d.next = bit_cast::<6, 24>(self.snap_d.val() & 63);
             self.sn_in_low.d.next = self.snap_d.val() < self.c_mpr_top.val();
-            self.sn_near_top.d.next = (self.snap_d.val() >= self.c_mpr_top.val()) & (self.snap_d.val() < self.c_mpr.val());
+            self.sn_near_top.d.next =
+                (self.snap_d.val() >= self.c_mpr_top.val()) & (self.snap_d.val() < self.c_mpr.val());
             self.sn_near_before.d.next = (self.snap_d.val() >> 6) == 0x3_FFFF;
             self.sn_far_before.d.next = self.snap_d.val().get_bit(23) & ((self.snap_d.val() >> 6) != 0x3_FFFF);
             self.word.d.next = self.rd_word.val();
-            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
+            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2)
+                | bit_cast::<ADDR_BITS, 24>(((self.exp.q.val() >> 6) + 1) & 3);
             self.mode.d.next = 5.into();
         } else if self.mode.q.val() == 5 {
             // SNAP_W1: funnel shift of the two words from the base's
@@ -566,8 +611,8 @@ impl Logic for SackTable {
             self.mode.d.next = 0.into();
         } else if self.mode.q.val() == 7 {
             // INIT
-            self.bm_ram.write_address.next =
-                (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2) | bit_cast::<ADDR_BITS, WORD_BITS>(self.cnt.q.val());
+            self.bm_ram.write_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.qp.q.val()) << 2)
+                | bit_cast::<ADDR_BITS, WORD_BITS>(self.cnt.q.val());
             self.bm_ram.write_data.next = 0.into();
             self.bm_ram.write_enable.next = true;
             self.cnt.d.next = self.cnt.q.val() + 1;

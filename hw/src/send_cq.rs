@@ -161,8 +161,26 @@ impl Logic for SendCompletions {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, kind, qp, head, tail, qerr, una, ring, in_una, fail_psn, fail_pending, c_valid, c_ring,
-            c_entry, k_list_full, k_ack_dropped, k_err_dropped, k_cqe_error
+            self,
+            clock,
+            state,
+            kind,
+            qp,
+            head,
+            tail,
+            qerr,
+            una,
+            ring,
+            in_una,
+            fail_psn,
+            fail_pending,
+            c_valid,
+            c_ring,
+            c_entry,
+            k_list_full,
+            k_ack_dropped,
+            k_err_dropped,
+            k_cqe_error
         );
         self.entry_ram.read_clock.next = self.clock.val();
         self.entry_ram.write_clock.next = self.clock.val();
@@ -225,7 +243,8 @@ impl Logic for SendCompletions {
             | (bit_cast::<164, 3>(bit_cast::<3, 8>(self.req_err_status.val())) << 161);
         self.entry_ram.write_data.next = self.msg_entry.val();
         self.entry_ram.write_enable.next = false;
-        self.entry_ram.read_address.next = (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.head.q.val() & 15);
+        self.entry_ram.read_address.next =
+            (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.head.q.val() & 15);
 
         // The row just read (valid in CHECK).
         self.p_head.next = self.ptr_ram.read_data.val().get_bits::<5>(0);
@@ -238,7 +257,8 @@ impl Logic for SendCompletions {
         self.p_used.next = self.p_tail.val() - self.p_head.val();
         self.p_full.next = self.p_used.val() == 16;
         self.p_empty.next = self.p_tail.val() == self.p_head.val();
-        self.entry_ram.write_address.next = (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.p_tail.val() & 15);
+        self.entry_ram.write_address.next =
+            (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.p_tail.val() & 15);
 
         // The head entry (valid in WALK_EVAL) and its fate.
         self.e_last.next = self.entry_ram.read_data.val().get_bits::<24>(128);
@@ -443,6 +463,10 @@ mod tests {
         assert_eq!((sq_ctx::CQ_INDEX.bit(), sq_ctx::START_PSN.bit()), (64, 128));
         assert_eq!(CFG_TABLE_SQ_CTX, 1);
         assert_eq!((CqStatus::Flushed as u8, CqStatus::RetryExceeded as u8), (5, 6));
-        assert_eq!(CqStatus::BadDoorbell as u8, 4, "requester statuses fit the entry's 3 bits");
+        assert_eq!(
+            CqStatus::BadDoorbell as u8,
+            4,
+            "requester statuses fit the entry's 3 bits"
+        );
     }
 }

@@ -160,9 +160,11 @@ impl Logic for HeaderImage {
             | (bit_cast::<144, 16>(self.tci.val()) << 16)
             | bit_cast::<144, 16>(self.ethertype.val());
         if self.vlan.val() {
-            self.hdr.next = (bit_cast::<1536, 144>(self.eth18.val()) << 1392) | (bit_cast::<1536, 1024>(self.l3.val()) << 368);
+            self.hdr.next =
+                (bit_cast::<1536, 144>(self.eth18.val()) << 1392) | (bit_cast::<1536, 1024>(self.l3.val()) << 368);
         } else {
-            self.hdr.next = (bit_cast::<1536, 112>(self.eth14.val()) << 1424) | (bit_cast::<1536, 1024>(self.l3.val()) << 400);
+            self.hdr.next =
+                (bit_cast::<1536, 112>(self.eth14.val()) << 1424) | (bit_cast::<1536, 1024>(self.l3.val()) << 400);
         }
     }
 }
@@ -443,13 +445,120 @@ impl Logic for TxBuilder {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, r1_v, r1_bad, r1_dst_mac, r1_src_mac, r1_vlan, r1_tci, r1_ipv6, r1_src_ip, r1_dst_ip, r1_tos, r1_ttl, r1_ev, r1_opcode,
-            r1_bth_b1, r1_pkey, r1_bth_b4, r1_dest_qp, r1_bth_b8, r1_psn, r1_reth, r1_imm, r1_aeth, r1_ext, r1_h, r1_hp, r1_e, r1_f, r1_udp_len, r1_v4_total, r1_psum, r1_plen, r2_v, r2_bad,
-            r2_hdr, r2_view, r2_h, g_hrem, g_prem, g_erem, g_frem, g_qrem, g_k, g_prev, p1_v, p1_data, p1_view, p1_keep, p1_last, p1_first, p1_crc_n, p1_crc_last,
-            p1_spill, p2_v, p2_data, p2_aligned, p2_keep, p2_last, p2_first, p2_crc_n, p2_crc_last, p2_spill, p3_v, p3_data, p3_d, p3_keep, p3_last,
-            p3_first, p3_crc_n, p3_crc_last, p3_spill, crc_state, f1_v, f1_data, f1_keep, f1_last, f1_crc_n, f1_crc_last, f1_spill, f1_acc, f1_d, f2_v,
-            f2_data, f2_keep, f2_last, f2_crc_n, f2_crc_last, f2_spill, f2_acc, f2_d, f3_v, f3_data, f3_keep, f3_last, f3_crc_n, f3_crc_last, f3_spill,
-            f3_acc, f3_d, f4_v, f4_data, f4_keep, f4_last, f4_crc_n, f4_crc_last, f4_spill, f4_icrc, o_v, o_data, o_keep, o_last, o_spill, o_mismatch,
+            self,
+            clock,
+            r1_v,
+            r1_bad,
+            r1_dst_mac,
+            r1_src_mac,
+            r1_vlan,
+            r1_tci,
+            r1_ipv6,
+            r1_src_ip,
+            r1_dst_ip,
+            r1_tos,
+            r1_ttl,
+            r1_ev,
+            r1_opcode,
+            r1_bth_b1,
+            r1_pkey,
+            r1_bth_b4,
+            r1_dest_qp,
+            r1_bth_b8,
+            r1_psn,
+            r1_reth,
+            r1_imm,
+            r1_aeth,
+            r1_ext,
+            r1_h,
+            r1_hp,
+            r1_e,
+            r1_f,
+            r1_udp_len,
+            r1_v4_total,
+            r1_psum,
+            r1_plen,
+            r2_v,
+            r2_bad,
+            r2_hdr,
+            r2_view,
+            r2_h,
+            g_hrem,
+            g_prem,
+            g_erem,
+            g_frem,
+            g_qrem,
+            g_k,
+            g_prev,
+            p1_v,
+            p1_data,
+            p1_view,
+            p1_keep,
+            p1_last,
+            p1_first,
+            p1_crc_n,
+            p1_crc_last,
+            p1_spill,
+            p2_v,
+            p2_data,
+            p2_aligned,
+            p2_keep,
+            p2_last,
+            p2_first,
+            p2_crc_n,
+            p2_crc_last,
+            p2_spill,
+            p3_v,
+            p3_data,
+            p3_d,
+            p3_keep,
+            p3_last,
+            p3_first,
+            p3_crc_n,
+            p3_crc_last,
+            p3_spill,
+            crc_state,
+            f1_v,
+            f1_data,
+            f1_keep,
+            f1_last,
+            f1_crc_n,
+            f1_crc_last,
+            f1_spill,
+            f1_acc,
+            f1_d,
+            f2_v,
+            f2_data,
+            f2_keep,
+            f2_last,
+            f2_crc_n,
+            f2_crc_last,
+            f2_spill,
+            f2_acc,
+            f2_d,
+            f3_v,
+            f3_data,
+            f3_keep,
+            f3_last,
+            f3_crc_n,
+            f3_crc_last,
+            f3_spill,
+            f3_acc,
+            f3_d,
+            f4_v,
+            f4_data,
+            f4_keep,
+            f4_last,
+            f4_crc_n,
+            f4_crc_last,
+            f4_spill,
+            f4_icrc,
+            o_v,
+            o_data,
+            o_keep,
+            o_last,
+            o_spill,
+            o_mismatch,
             o_bad
         );
         // Every stage from the generator to the output moves together.
@@ -579,11 +688,14 @@ impl Logic for TxBuilder {
         }
         // More than 64 bytes left (> 64: bits 17-7, or bit 6 and any low bit).
         self.f_more.next = !self.g_frem.q.val().get_bit(18)
-            & (self.g_frem.q.val().get_bits::<11>(7).any() | (self.g_frem.q.val().get_bit(6) & self.g_frem.q.val().get_bits::<6>(0).any()));
+            & (self.g_frem.q.val().get_bits::<11>(7).any()
+                | (self.g_frem.q.val().get_bit(6) & self.g_frem.q.val().get_bits::<6>(0).any()));
         self.e_more.next = !self.g_erem.q.val().get_bit(18)
-            & (self.g_erem.q.val().get_bits::<11>(7).any() | (self.g_erem.q.val().get_bit(6) & self.g_erem.q.val().get_bits::<6>(0).any()));
+            & (self.g_erem.q.val().get_bits::<11>(7).any()
+                | (self.g_erem.q.val().get_bit(6) & self.g_erem.q.val().get_bits::<6>(0).any()));
         self.q_more.next = !self.g_qrem.q.val().get_bit(18)
-            & (self.g_qrem.q.val().get_bits::<11>(7).any() | (self.g_qrem.q.val().get_bit(6) & self.g_qrem.q.val().get_bits::<6>(0).any()));
+            & (self.g_qrem.q.val().get_bits::<11>(7).any()
+                | (self.g_qrem.q.val().get_bit(6) & self.g_qrem.q.val().get_bits::<6>(0).any()));
         self.g_last.next = !self.f_more.val();
         // The last covered byte is in this beat: 0 < E - 64k <= 64.
         self.crc_last.next = !self.g_erem.q.val().get_bit(18) & self.g_erem.q.val().any() & !self.e_more.val();
@@ -646,7 +758,8 @@ impl Logic for TxBuilder {
                 | (bit_cast::<128, 32>(self.req_reth_rkey.val()) << 32)
                 | bit_cast::<128, 32>(self.req_reth_len.val());
             self.r1_imm.d.next = self.req_imm.val();
-            self.r1_aeth.d.next = (bit_cast::<32, 8>(self.req_aeth_syndrome.val()) << 24) | bit_cast::<32, 24>(self.req_aeth_msn.val());
+            self.r1_aeth.d.next =
+                (bit_cast::<32, 8>(self.req_aeth_syndrome.val()) << 24) | bit_cast::<32, 24>(self.req_aeth_msn.val());
             self.r1_ext.d.next = self.req_ext.val();
             self.r1_h.d.next = self.h_in.val();
             self.r1_hp.d.next = self.hp_in.val();
@@ -665,8 +778,11 @@ impl Logic for TxBuilder {
         // taken by choosing between the fold and the fold + 1 (two adders
         // side by side instead of a third one in series).
         self.cs.next = bit_cast::<20, 19>(self.r1_psum.q.val()) + bit_cast::<20, 16>(self.v4_total.val());
-        self.cs_lo.next = bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0)) + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16));
-        self.cs_hi.next = bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0)) + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16)) + 1;
+        self.cs_lo.next =
+            bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0)) + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16));
+        self.cs_hi.next = bit_cast::<17, 16>(self.cs.val().get_bits::<16>(0))
+            + bit_cast::<17, 4>(self.cs.val().get_bits::<4>(16))
+            + 1;
         self.csum.next = !self.cs_lo.val().get_bits::<16>(0);
         if self.cs_lo.val().get_bit(16) {
             self.csum.next = !self.cs_hi.val().get_bits::<16>(0);
@@ -686,7 +802,8 @@ impl Logic for TxBuilder {
         self.img_wire.ttl.next = self.r1_ttl.q.val();
         self.img_wire.v4_total.next = self.v4_total.val();
         self.img_wire.v4_csum.next = self.csum.val();
-        self.img_wire.v6_tc_flow.next = (bit_cast::<28, 8>(self.r1_tos.q.val()) << 20) | bit_cast::<28, 16>(self.r1_ev.q.val().get_bits::<16>(16));
+        self.img_wire.v6_tc_flow.next =
+            (bit_cast::<28, 8>(self.r1_tos.q.val()) << 20) | bit_cast::<28, 16>(self.r1_ev.q.val().get_bits::<16>(16));
         self.img_wire.src_ip.next = self.r1_src_ip.q.val();
         self.img_wire.dst_ip.next = self.r1_dst_ip.q.val();
         self.img_wire.udp_sport.next = self.r1_ev.q.val().get_bits::<16>(0);
@@ -763,8 +880,10 @@ impl Logic for TxBuilder {
         }
         // Payload realigned behind the header: lanes from H mod 64 up take
         // the current beat, the lanes below it the previous beat's top.
-        self.pay_pair.next = (bit_cast::<1024, 512>(self.pl_tdata.val()) << 512) | bit_cast::<1024, 512>(self.g_prev.q.val());
-        self.pay_shifted.next = self.pay_pair.val() >> (bit_cast::<10, 7>(64 - bit_cast::<7, 6>(self.r2_h.q.val().get_bits::<6>(0))) << 3);
+        self.pay_pair.next =
+            (bit_cast::<1024, 512>(self.pl_tdata.val()) << 512) | bit_cast::<1024, 512>(self.g_prev.q.val());
+        self.pay_shifted.next =
+            self.pay_pair.val() >> (bit_cast::<10, 7>(64 - bit_cast::<7, 6>(self.r2_h.q.val().get_bits::<6>(0))) << 3);
         self.pay_beat.next = self.pay_shifted.val().get_bits::<512>(0);
         // Lane masks: bytes below each count all-ones.
         self.zero512.next = 0.into();
@@ -875,9 +994,8 @@ impl Logic for TxBuilder {
             self.p1_spill.d.next = self.spill.val();
             self.o_bad.d.next = self.gen_go.val() & self.g_last.val() & self.r2_bad.q.val();
             // A payload beat's tlast must mark exactly the last one.
-            self.o_mismatch.d.next = self.gen_go.val()
-                & self.need_pl.val()
-                & (self.pl_tlast.val() == self.q_more.val());
+            self.o_mismatch.d.next =
+                self.gen_go.val() & self.need_pl.val() & (self.pl_tlast.val() == self.q_more.val());
             // P2: the view shifted so its last covered byte is lane 63
             // (leading zeros leave the zero state unchanged).
             self.p2_v.d.next = self.p1_v.q.val();

@@ -222,10 +222,51 @@ impl Logic for TxPath {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, loc_mac, loc_ip, loc_ipv6, loc_vlan, loc_tci, loc_dscp, loc_ttl, d_state, d_qp, d_psn, d_opcode,
-            d_ack_req, d_rtx, d_addr, d_len, d_va, d_rkey, d_dma_len, d_imm, d_off, d_ev, d_seq_wa, d_value, d_time, d_hdr,
-            d_hdr_done, d_rd_done, d_sent_done, a_state, a_qp, a_kind, a_psn, a_cum, a_msn, a_nack_kind, a_nak_code,
-            a_base, a_bitmap, a_ecn, a_ev, a_ev_index, a_echo, a_hdr
+            self,
+            clock,
+            loc_mac,
+            loc_ip,
+            loc_ipv6,
+            loc_vlan,
+            loc_tci,
+            loc_dscp,
+            loc_ttl,
+            d_state,
+            d_qp,
+            d_psn,
+            d_opcode,
+            d_ack_req,
+            d_rtx,
+            d_addr,
+            d_len,
+            d_va,
+            d_rkey,
+            d_dma_len,
+            d_imm,
+            d_off,
+            d_ev,
+            d_seq_wa,
+            d_value,
+            d_time,
+            d_hdr,
+            d_hdr_done,
+            d_rd_done,
+            d_sent_done,
+            a_state,
+            a_qp,
+            a_kind,
+            a_psn,
+            a_cum,
+            a_msn,
+            a_nack_kind,
+            a_nak_code,
+            a_base,
+            a_bitmap,
+            a_ecn,
+            a_ev,
+            a_ev_index,
+            a_echo,
+            a_hdr
         );
         self.peer_d.read_clock.next = self.clock.val();
         self.peer_d.write_clock.next = self.clock.val();
@@ -274,7 +315,8 @@ impl Logic for TxPath {
         self.peer_a.read_address.next = self.a_qp.q.val();
         self.addr_d.read_address.next = self.d_peer.val().get_bits::<8>(16);
         self.addr_a.read_address.next = self.a_peer.val().get_bits::<8>(16);
-        self.ev_seq.read_address.next = (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
+        self.ev_seq.read_address.next =
+            (bit_cast::<15, 8>(self.d_qp.q.val()) << 7) | bit_cast::<15, 7>(self.d_ev.q.val());
         // The write address is a register of its own, not the read
         // address expression: with one shared address Yosys 0.23 takes the
         // RAM for single-port and maps it to LUTRAM with an ABITS/WIDTH
@@ -289,14 +331,16 @@ impl Logic for TxPath {
         // Data (type 1): 0x11, R, ev_index, ev_seq, tx_ts, msg_offset and,
         // on WRITE MIDDLE / LAST / LAST-IMM (0x07-0x09), the placement VA
         // and R_Key (28 bytes; 16 without placement).
-        self.placement.next = (self.d_opcode.q.val() == 0x07) | (self.d_opcode.q.val() == 0x08) | (self.d_opcode.q.val() == 0x09);
+        self.placement.next =
+            (self.d_opcode.q.val() == 0x07) | (self.d_opcode.q.val() == 0x08) | (self.d_opcode.q.val() == 0x09);
         if self.d_rtx.q.val() {
             self.r_bit.next = bits::<416>(1) << 407;
         } else {
             self.r_bit.next = 0.into();
         }
         if self.placement.val() {
-            self.d_place.next = (bit_cast::<416, 64>(self.d_va.q.val()) << 224) | (bit_cast::<416, 32>(self.d_rkey.q.val()) << 192);
+            self.d_place.next =
+                (bit_cast::<416, 64>(self.d_va.q.val()) << 224) | (bit_cast::<416, 32>(self.d_rkey.q.val()) << 192);
         } else {
             self.d_place.next = 0.into();
         }

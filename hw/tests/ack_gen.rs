@@ -122,7 +122,16 @@ fn build_records(seed: u64, per_qp: usize) -> Vec<Rec> {
     for (k, &s) in STARTS.iter().enumerate() {
         let (mut a, _) = pair(QP_IDS[k] as u32 + 1, s, ACK_EVERY, ACK_DELAY);
         let pk = requester_packets(&mut a, &mut r, per_qp);
-        let p = Perturb { dup: 5, trim: 3, oow: 3, bad_rkey: 3, ecn: 15, swap: 20, jump: 3, late: 2 };
+        let p = Perturb {
+            dup: 5,
+            trim: 3,
+            oow: 3,
+            bad_rkey: 3,
+            ecn: 15,
+            swap: 20,
+            jump: 3,
+            late: 2,
+        };
         streams.push(arrivals(&pk, &mut r, &p).into());
     }
     let mut mirrors: Vec<Mirror> = STARTS.iter().map(|&s| Mirror::new(s)).collect();
@@ -134,7 +143,13 @@ fn build_records(seed: u64, per_qp: usize) -> Vec<Rec> {
         for _ in 0..1 + r.below(4) {
             if let Some(pkt) = streams[k].pop_front() {
                 let fate = mirrors[k].arrive(&pkt);
-                out.push(Rec { k, pkt, fate, expected: mirrors[k].expected.value(), msn: mirrors[k].msn });
+                out.push(Rec {
+                    k,
+                    pkt,
+                    fate,
+                    expected: mirrors[k].expected.value(),
+                    msn: mirrors[k].msn,
+                });
             }
         }
     }
@@ -152,8 +167,13 @@ fn run(seed: u64, per_qp: usize) -> Stats {
     let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         // The model and the mirrors live in this closure's thread.
-        let models: Rc<RefCell<Vec<MrcQp>>> =
-            Rc::new(RefCell::new(STARTS.iter().enumerate().map(|(k, &s)| pair(QP_IDS[k] as u32 + 1, s, ACK_EVERY, ACK_DELAY).1).collect()));
+        let models: Rc<RefCell<Vec<MrcQp>>> = Rc::new(RefCell::new(
+            STARTS
+                .iter()
+                .enumerate()
+                .map(|(k, &s)| pair(QP_IDS[k] as u32 + 1, s, ACK_EVERY, ACK_DELAY).1)
+                .collect(),
+        ));
         let mut mirrors: Vec<Mirror> = STARTS.iter().map(|&s| Mirror::new(s)).collect();
         let mut want: Vec<VecDeque<Tx>> = vec![VecDeque::new(); 4];
         let mut r = Rng(seed ^ 0x51AC);
@@ -282,7 +302,11 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     Fate::Rejected => assert!(res.is_err()),
                     _ => assert!(res.is_ok(), "{res:?}"),
                 }
-                assert_eq!(m[rc.k].expected_psn().map(|p| p.value()), Some(rc.expected), "mirror agrees with the model");
+                assert_eq!(
+                    m[rc.k].expected_psn().map(|p| p.value()),
+                    Some(rc.expected),
+                    "mirror agrees with the model"
+                );
                 while let Some(p) = m[rc.k].poll_transmit(now) {
                     want[rc.k].push_back(from_model(&p));
                 }
@@ -291,7 +315,10 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                 presented = false;
             }
             if snap_taken {
-                let k = QP_IDS.iter().position(|&q| q == snap_req.0).expect("snapshot for a known QP");
+                let k = QP_IDS
+                    .iter()
+                    .position(|&q| q == snap_req.0)
+                    .expect("snapshot for a known QP");
                 snap_pipe.push_back((cycle + 3, mirrors[k].bitmap(Psn::new(snap_req.1))));
             }
             if let Some((q, got)) = tx {
@@ -300,7 +327,9 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     Some(w) => w,
                     None => {
                         // Must be the coalescing timer.
-                        let d = m[k].poll_timeout().unwrap_or_else(|| panic!("cycle {cycle}: unexpected TX {got:?}"));
+                        let d = m[k]
+                            .poll_timeout()
+                            .unwrap_or_else(|| panic!("cycle {cycle}: unexpected TX {got:?}"));
                         assert!(d <= now, "cycle {cycle}: timer SACK before the model's deadline {d:?}");
                         st.max_timer_late = st.max_timer_late.max(now.as_ns() - d.as_ns());
                         m[k].handle_timeout(now);
@@ -322,7 +351,11 @@ fn run(seed: u64, per_qp: usize) -> Stats {
             // No model deadline may be missed by more than the slack.
             for (k, mq) in m.iter().enumerate() {
                 if let Some(d) = mq.poll_timeout() {
-                    assert!(now.as_ns() < d.as_ns() + TIMER_SLACK, "cycle {cycle}: QP {} timer missed (deadline {d:?})", QP_IDS[k]);
+                    assert!(
+                        now.as_ns() < d.as_ns() + TIMER_SLACK,
+                        "cycle {cycle}: QP {} timer missed (deadline {d:?})",
+                        QP_IDS[k]
+                    );
                 }
             }
             cycle += 1;
@@ -342,7 +375,10 @@ fn run(seed: u64, per_qp: usize) -> Stats {
 
 #[test]
 fn ack_gen_matches_model_responder() {
-    let seed = std::env::var("ACK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xACC_0001);
+    let seed = std::env::var("ACK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xACC_0001);
     let st = run(seed, 120);
     // Coverage: every output kind and the interesting fields occurred.
     assert!(st.sacks >= 40, "{st:?}");
@@ -413,5 +449,8 @@ fn one_record_per_cycle_across_qps() {
     rec.check_verilog("mrc_ack_gen", AckGen::default());
     let t = taken.lock().unwrap();
     assert_eq!(t[199].0 - t[0].0, 199, "round robin: one per cycle");
-    assert!(t[200..].windows(2).all(|w| w[1].0 - w[0].0 == 2), "same QP: every 2 cycles");
+    assert!(
+        t[200..].windows(2).all(|w| w[1].0 - w[0].0 == 2),
+        "same QP: every 2 cycles"
+    );
 }

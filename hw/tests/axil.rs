@@ -76,7 +76,9 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
         let mut last_r: Option<u32> = None;
         let mut last_write_addr = None;
         wait_clock_true!(sim, clock, x);
-        while !(aw_q.is_empty() && w_q.is_empty() && ar_q.is_empty() && b_want.is_empty() && r_want.is_empty()) || aw_on || w_on
+        while !(aw_q.is_empty() && w_q.is_empty() && ar_q.is_empty() && b_want.is_empty() && r_want.is_empty())
+            || aw_on
+            || w_on
         {
             st.cycles += 1;
             sim_assert!(sim, st.cycles < 50_000, x);
@@ -204,7 +206,10 @@ fn random_channel_orderings_and_stalls() {
     }
     assert!(total.writes >= 450 && total.reads >= 450, "{total:?}");
     assert!(total.slverr >= 50, "{total:?}");
-    assert!(total.aw_first >= 20 && total.w_first >= 20 && total.together >= 20, "{total:?}");
+    assert!(
+        total.aw_first >= 20 && total.w_first >= 20 && total.together >= 20,
+        "{total:?}"
+    );
     assert!(total.b_stall >= 50 && total.r_stall >= 50, "{total:?}");
     assert!(total.read_after_write_same_addr >= 10, "{total:?}");
 }

@@ -70,10 +70,20 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
         .map(|q| {
             let c = nscc_cfg(q);
             let min = c.min_cwnd.max(1);
-            let cc: Box<dyn CongestionControl> =
-                if q == 2 { Box::new(FixedWindow { window: 30_000 }) } else { Box::new(Nscc::new(c)) };
+            let cc: Box<dyn CongestionControl> = if q == 2 {
+                Box::new(FixedWindow { window: 30_000 })
+            } else {
+                Box::new(Nscc::new(c))
+            };
             let min = if q == 2 { 30_000 } else { min };
-            RefQp { cc, min, win: WINS[q], inflight: 0, una: Psn::new(STARTS[q]), nxt: Psn::new(STARTS[q]) }
+            RefQp {
+                cc,
+                min,
+                win: WINS[q],
+                inflight: 0,
+                una: Psn::new(STARTS[q]),
+                nxt: Psn::new(STARTS[q]),
+            }
         })
         .collect();
     let mut recs = Vec::new();
@@ -81,8 +91,21 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
     let mut cov = [0usize; 8];
     for (q, rf) in refs.iter().enumerate() {
         let init_cwnd = if q == 2 { 30_000 } else { nscc_cfg(q).init_cwnd as u32 };
-        recs.push(Rec { kind: kind::INIT, qp: QP_IDS[q], len: 0, new: false, psn: STARTS[q], cwnd: init_cwnd });
-        res.push(Res { qp: QP_IDS[q], kind: kind::INIT, ok: true, cwnd: rf.cc.window() as u32, inflight: 0 });
+        recs.push(Rec {
+            kind: kind::INIT,
+            qp: QP_IDS[q],
+            len: 0,
+            new: false,
+            psn: STARTS[q],
+            cwnd: init_cwnd,
+        });
+        res.push(Res {
+            qp: QP_IDS[q],
+            kind: kind::INIT,
+            ok: true,
+            cwnd: rf.cc.window() as u32,
+            inflight: 0,
+        });
     }
     let mut now = Instant::from_ns(1000);
     while recs.len() < n {
@@ -91,10 +114,21 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
         let qp = QP_IDS[q];
         let rf = &mut refs[q];
         let c = r.below(100);
-        let base = Rec { kind: 0, qp, len: 0, new: false, psn: 0, cwnd: 0 };
+        let base = Rec {
+            kind: 0,
+            qp,
+            len: 0,
+            new: false,
+            psn: 0,
+            cwnd: 0,
+        };
         let window = rf.cc.window();
         if c < 50 {
-            let len = if r.chance(5) { 200_000 + r.below(100_000) as u32 } else { 64 + r.below(4033) as u32 };
+            let len = if r.chance(5) {
+                200_000 + r.below(100_000) as u32
+            } else {
+                64 + r.below(4033) as u32
+            };
             let new = r.chance(80);
             let fits = rf.inflight == 0 || rf.inflight + u64::from(len) <= window;
             let win_ok = !new || rf.nxt.offset_from(rf.una) < rf.win;
@@ -110,49 +144,118 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
                     rf.nxt = rf.nxt.next();
                 }
             }
-            recs.push(Rec { kind: kind::ADMIT, len, new, ..base });
-            res.push(Res { qp, kind: kind::ADMIT, ok, cwnd: window as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::ADMIT,
+                len,
+                new,
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::ADMIT,
+                ok,
+                cwnd: window as u32,
+                inflight: rf.inflight as u32,
+            });
         } else if c < 75 {
             // ACK: some bytes, una forward inside [una, next].
-            let bytes = if r.chance(3) { rf.inflight as u32 + 1 + r.below(100) as u32 } else { r.below(rf.inflight + 1) as u32 };
+            let bytes = if r.chance(3) {
+                rf.inflight as u32 + 1 + r.below(100) as u32
+            } else {
+                r.below(rf.inflight + 1) as u32
+            };
             let n_out = rf.nxt.offset_from(rf.una);
             let una = rf.una.add(r.below(u64::from(n_out) / 3 + 1) as u32);
             cov[4] += usize::from(u64::from(bytes) > rf.inflight);
             cov[5] += usize::from(una.value() < rf.una.value());
             rf.inflight = rf.inflight.saturating_sub(u64::from(bytes));
             rf.una = una;
-            recs.push(Rec { kind: kind::ACK, len: bytes, psn: una.value(), ..base });
-            res.push(Res { qp, kind: kind::ACK, ok: true, cwnd: window as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::ACK,
+                len: bytes,
+                psn: una.value(),
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::ACK,
+                ok: true,
+                cwnd: window as u32,
+                inflight: rf.inflight as u32,
+            });
             // The controller reacts; its window is written to the block.
             let sample = AckSample {
                 acked_bytes: u64::from(bytes),
-                rtt: if r.chance(80) { Some(Duration::from_ns(1500 + r.below(3000))) } else { None },
+                rtt: if r.chance(80) {
+                    Some(Duration::from_ns(1500 + r.below(3000)))
+                } else {
+                    None
+                },
                 ecn_ce: if r.chance(25) { 1 + r.below(3) as u32 } else { 0 },
                 in_flight: rf.inflight,
             };
             rf.cc.on_ack(now, sample);
             let w = rf.cc.window();
-            recs.push(Rec { kind: kind::SETW, cwnd: w as u32, ..base });
-            res.push(Res { qp, kind: kind::SETW, ok: true, cwnd: w as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::SETW,
+                cwnd: w as u32,
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::SETW,
+                ok: true,
+                cwnd: w as u32,
+                inflight: rf.inflight as u32,
+            });
         } else if c < 87 {
             let bytes = r.below(rf.inflight.min(20_000) + 1) as u32;
             rf.inflight -= u64::from(bytes);
             rf.cc.on_loss(now, u64::from(bytes));
             let w = rf.cc.window();
             cov[6] += usize::from(w == rf.min && window != rf.min);
-            recs.push(Rec { kind: kind::LOSS, len: bytes, ..base });
-            res.push(Res { qp, kind: kind::LOSS, ok: true, cwnd: w as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::LOSS,
+                len: bytes,
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::LOSS,
+                ok: true,
+                cwnd: w as u32,
+                inflight: rf.inflight as u32,
+            });
         } else if c < 95 {
             let bytes = r.below(rf.inflight + 1) as u32;
             rf.inflight -= u64::from(bytes);
-            recs.push(Rec { kind: kind::RELEASE, len: bytes, ..base });
-            res.push(Res { qp, kind: kind::RELEASE, ok: true, cwnd: window as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::RELEASE,
+                len: bytes,
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::RELEASE,
+                ok: true,
+                cwnd: window as u32,
+                inflight: rf.inflight as u32,
+            });
         } else {
             rf.cc.on_timeout(now);
             let w = rf.cc.window();
             cov[7] += 1;
-            recs.push(Rec { kind: kind::TIMEOUT, ..base });
-            res.push(Res { qp, kind: kind::TIMEOUT, ok: true, cwnd: w as u32, inflight: rf.inflight as u32 });
+            recs.push(Rec {
+                kind: kind::TIMEOUT,
+                ..base
+            });
+            res.push(Res {
+                qp,
+                kind: kind::TIMEOUT,
+                ok: true,
+                cwnd: w as u32,
+                inflight: rf.inflight as u32,
+            });
         }
     }
     let names = [
@@ -169,7 +272,9 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
 }
 
 fn u<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
@@ -195,7 +300,11 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
         for (q, &qp) in QP_IDS.iter().enumerate() {
             let c = nscc_cfg(q);
             let min = c.min_cwnd.max(1);
-            let (min, max) = if q == 2 { (30_000, 30_000) } else { (min, c.max_cwnd.max(min)) };
+            let (min, max) = if q == 2 {
+                (30_000, 30_000)
+            } else {
+                (min, c.max_cwnd.max(min))
+            };
             x.cfg_valid.next = true;
             x.cfg_table.next = CFG_TABLE_CC.into();
             x.cfg_index.next = u64::from(qp).into();
@@ -261,7 +370,10 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
 
 #[test]
 fn cc_gate_matches_nscc_and_admission_rules() {
-    let seed = std::env::var("CC_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xCC6A_7E01u64);
+    let seed = std::env::var("CC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xCC6A_7E01u64);
     let (bypass, cycles) = run(seed, 3000, 25);
     eprintln!("same QP back to back: {bypass}, {cycles} cycles");
     assert!(bypass > 100, "bypass exercised only {bypass} times");

@@ -103,7 +103,14 @@ struct Seen {
     cycles: u64,
 }
 
-fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block_until: u64, seed: u64, resend_drops: bool) -> Seen {
+fn simulate(
+    ops: Vec<Op>,
+    starts: Vec<(usize, u32)>,
+    cq_ready_pct: u64,
+    cq_block_until: u64,
+    seed: u64,
+    resend_drops: bool,
+) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let s2 = seen.clone();
     let mut uut = CompletionTracker::default();
@@ -112,7 +119,10 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
     let mut sim = lockstep_sim!(CompletionTracker, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
-        let mut cfgs = vec![(table::MR, 0x77u16, mr_row(RKEY, VA, REGION)), (table::MR, 0x12, mr_row(0x4412, 0x9000_0000, 4096))];
+        let mut cfgs = vec![
+            (table::MR, 0x77u16, mr_row(RKEY, VA, REGION)),
+            (table::MR, 0x12, mr_row(0x4412, 0x9000_0000, 4096)),
+        ];
         for (q, s) in starts.iter() {
             cfgs.push((table::QP_INIT, *q as u16, Bits::<256>::from(u64::from(*s))));
         }
@@ -203,7 +213,11 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
                 ));
             }
             if x.nack_valid.val() && nack_ready {
-                sn.nacks.push((x.nack_qp.val().index(), x.nack_psn.val().index() as u32, x.nack_code.val().index() as u8));
+                sn.nacks.push((
+                    x.nack_qp.val().index(),
+                    x.nack_psn.val().index() as u32,
+                    x.nack_code.val().index() as u8,
+                ));
             }
             if x.cq_valid.val() && cq_ready {
                 sn.cqes.push(Cqe {
@@ -249,7 +263,10 @@ fn simulate(ops: Vec<Op>, starts: Vec<(usize, u32)>, cq_ready_pct: u64, cq_block
 
 #[test]
 fn completion_matches_model_responder() {
-    let seed = std::env::var("CMP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xC0_0001);
+    let seed = std::env::var("CMP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xC0_0001);
     let mut r = Rng(seed);
     let mut streams: Vec<VecDeque<RocePacket>> = Vec::new();
     let mut models = Vec::new();
@@ -259,7 +276,16 @@ fn completion_matches_model_responder() {
             b.post_recv(w).unwrap();
         }
         let pk = requester_packets(&mut a, &mut r, 110);
-        let p = Perturb { dup: 5, trim: 3, oow: 3, bad_rkey: 5, ecn: 0, swap: 25, jump: 4, late: 2 };
+        let p = Perturb {
+            dup: 5,
+            trim: 3,
+            oow: 3,
+            bad_rkey: 5,
+            ecn: 0,
+            swap: 25,
+            jump: 4,
+            late: 2,
+        };
         streams.push(arrivals(&pk, &mut r, &p).into());
         models.push(b);
     }
@@ -322,7 +348,12 @@ fn completion_matches_model_responder() {
             while let Some(ev) = models[k].poll_event() {
                 if let Event::RecvCompleted(c) = ev {
                     let m = imm_msn[k].pop_front().expect("a WRITE-IMM end passed");
-                    want_cqes.push(Cqe { qp: QP_IDS[k], imm: c.imm.unwrap(), len: c.len, msn: m });
+                    want_cqes.push(Cqe {
+                        qp: QP_IDS[k],
+                        imm: c.imm.unwrap(),
+                        len: c.len,
+                        msn: m,
+                    });
                     models[k].post_recv(1000 + c.wr_id).unwrap();
                 }
             }
@@ -353,7 +384,10 @@ fn completion_matches_model_responder() {
     assert!(want_cqes.len() >= 40, "completions {}", want_cqes.len());
     assert!(want_nacks.len() >= 5, "rejections {}", want_nacks.len());
     assert!(want_places.len() >= 200, "placements {}", want_places.len());
-    let multi = ops.iter().filter(|o| matches!(o, Op::Pkt(p, 0) if !p.first && !p.last)).count();
+    let multi = ops
+        .iter()
+        .filter(|o| matches!(o, Op::Pkt(p, 0) if !p.first && !p.last))
+        .count();
     assert!(multi >= 20, "MIDDLE packets {multi}");
 }
 
@@ -383,7 +417,10 @@ fn held_completions_are_bounded() {
         ops.push(Op::Adv(9, Psn::new(psn).next().value()));
     }
     let seen = simulate(ops, vec![(9, start)], 50, 400, 0xB0B, true);
-    eprintln!("drops {} max held {} cycles {}", seen.cnt_drop, seen.max_held, seen.cycles);
+    eprintln!(
+        "drops {} max held {} cycles {}",
+        seen.cnt_drop, seen.max_held, seen.cycles
+    );
     assert!(seen.cnt_drop >= 1, "the bound was reached");
     assert_eq!(seen.max_held, HELD_MAX);
     // Every drop happened with HELD_MAX held, every placement below it.
@@ -394,7 +431,14 @@ fn held_completions_are_bounded() {
             assert!(*held < HELD_MAX, "placed with {held} held");
         }
     }
-    let want: Vec<Cqe> = (0..n).map(|i| Cqe { qp: 9, imm: 0xA000 + i, len: 16 + i, msn: i + 1 }).collect();
+    let want: Vec<Cqe> = (0..n)
+        .map(|i| Cqe {
+            qp: 9,
+            imm: 0xA000 + i,
+            len: 16 + i,
+            msn: i + 1,
+        })
+        .collect();
     assert_eq!(seen.cqes, want);
 }
 
@@ -426,7 +470,12 @@ fn one_packet_per_cycle() {
             x.pkt_psn.next = u64::from(i).into();
             x.pkt_rkey.next = u64::from(RKEY).into();
             // Every 5th is out of bounds: a NACK instead of a placement.
-            x.pkt_va.next = if i % 5 == 4 { VA + REGION - 8 } else { VA + 64 * u64::from(i) }.into();
+            x.pkt_va.next = if i % 5 == 4 {
+                VA + REGION - 8
+            } else {
+                VA + 64 * u64::from(i)
+            }
+            .into();
             x.pkt_len.next = 64u64.into();
             x.pkt_first.next = true;
             x.pkt_last.next = true;

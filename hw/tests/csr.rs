@@ -43,7 +43,10 @@ impl Logic for Bus {
     }
 }
 
-const BUILD: BuildInfo = BuildInfo { git_hash: 0xdead_beef_0bad_cafe, build_date: 1_700_000_000 };
+const BUILD: BuildInfo = BuildInfo {
+    git_hash: 0xdead_beef_0bad_cafe,
+    build_date: 1_700_000_000,
+};
 
 /// Implemented bits of each writable register (the rest read 0).
 fn rw_mask(block: &str, name: &str) -> u32 {
@@ -78,7 +81,10 @@ struct Pulses {
 
 impl RefCsr {
     fn new() -> RefCsr {
-        let mut r = RefCsr { counts: vec![0; N_COUNTERS], ..Default::default() };
+        let mut r = RefCsr {
+            counts: vec![0; N_COUNTERS],
+            ..Default::default()
+        };
         for (i, b) in BLOCKS.iter().enumerate() {
             r.ro.insert(b.base + regmap::HDR_TYPE, b.block_type);
             r.ro.insert(b.base + regmap::HDR_VERSION, b.version);
@@ -196,24 +202,57 @@ fn ops(rng: &mut Rng, n: usize) -> Vec<Op> {
     let addrs = addresses();
     let rw: Vec<u16> = BLOCKS
         .iter()
-        .flat_map(|b| b.regs.iter().filter(|r| r.access == Access::Rw).map(move |r| b.base + r.offset))
+        .flat_map(|b| {
+            b.regs
+                .iter()
+                .filter(|r| r.access == Access::Rw)
+                .map(move |r| b.base + r.offset)
+        })
         .collect();
     let mut v = Vec::new();
     for _ in 0..n {
         let op = match rng.below(20) {
-            0..=7 => Op::Read { addr: addrs[rng.below(addrs.len() as u64) as usize] },
-            8..=12 => Op::Write { addr: rw[rng.below(rw.len() as u64) as usize], data: rng.next() as u32, strb: 0xF },
-            13 => Op::Write { addr: counters::BASE + counters::CLEAR, data: 1 << rng.below(8), strb: 0xF },
-            14 => Op::Write { addr: cfg::BASE + cfg::GO, data: 1, strb: 0xF },
-            15 => Op::Write { addr: doorbell::WINDOW + 4 * rng.below(256) as u16, data: rng.next() as u32, strb: 0xF },
+            0..=7 => Op::Read {
+                addr: addrs[rng.below(addrs.len() as u64) as usize],
+            },
+            8..=12 => Op::Write {
+                addr: rw[rng.below(rw.len() as u64) as usize],
+                data: rng.next() as u32,
+                strb: 0xF,
+            },
+            13 => Op::Write {
+                addr: counters::BASE + counters::CLEAR,
+                data: 1 << rng.below(8),
+                strb: 0xF,
+            },
+            14 => Op::Write {
+                addr: cfg::BASE + cfg::GO,
+                data: 1,
+                strb: 0xF,
+            },
+            15 => Op::Write {
+                addr: doorbell::WINDOW + 4 * rng.below(256) as u16,
+                data: rng.next() as u32,
+                strb: 0xF,
+            },
             16 => Op::Write {
                 addr: fault_inject::BASE + fault_inject::SEED,
                 data: rng.next() as u32,
                 strb: [0xF, 0x3, 0x1][rng.below(3) as usize],
             },
-            17 => Op::Write { addr: rw[rng.below(rw.len() as u64) as usize], data: rng.next() as u32, strb: 0x7 },
-            18 => Op::Write { addr: addrs[rng.below(addrs.len() as u64) as usize], data: rng.next() as u32, strb: 0xF },
-            _ => Op::Read { addr: counters::BASE + counters::FIRST + 4 * rng.below(N_COUNTERS as u64) as u16 },
+            17 => Op::Write {
+                addr: rw[rng.below(rw.len() as u64) as usize],
+                data: rng.next() as u32,
+                strb: 0x7,
+            },
+            18 => Op::Write {
+                addr: addrs[rng.below(addrs.len() as u64) as usize],
+                data: rng.next() as u32,
+                strb: 0xF,
+            },
+            _ => Op::Read {
+                addr: counters::BASE + counters::FIRST + 4 * rng.below(N_COUNTERS as u64) as u16,
+            },
         };
         v.push(op);
     }
@@ -230,7 +269,11 @@ fn csr_through_axil_matches_regmap_reference() {
     let script = ops(&mut rng, 700);
     let cov = Arc::new(Mutex::new(Coverage::default()));
     let cv = cov.clone();
-    let mut uut = Bus { clock: Default::default(), axil: Default::default(), csr: Csr::new(BUILD) };
+    let mut uut = Bus {
+        clock: Default::default(),
+        axil: Default::default(),
+        csr: Csr::new(BUILD),
+    };
     // The testbench drives these sub-block inputs directly.
     uut.axil.s_axil_awaddr.connect();
     uut.axil.s_axil_awvalid.connect();
@@ -334,23 +377,63 @@ fn csr_through_axil_matches_regmap_reference() {
             wait_clock_false!(sim, clock, x);
             // Registered outputs follow the reference as of the last edge.
             let f = fault_inject::BASE;
-            sim_assert_eq!(sim, x.csr.fi_ctrl.val().index() as u32, reference.rw(f, fault_inject::CTRL), x);
+            sim_assert_eq!(
+                sim,
+                x.csr.fi_ctrl.val().index() as u32,
+                reference.rw(f, fault_inject::CTRL),
+                x
+            );
             sim_assert_eq!(sim, u(x.csr.fi_seed.val()), reference.rw(f, fault_inject::SEED), x);
-            sim_assert_eq!(sim, x.csr.fi_drop_prob.val().index() as u32, reference.rw(f, fault_inject::DROP_PROB), x);
-            sim_assert_eq!(sim, x.csr.fi_ev_en.val().index() as u32, reference.rw(f, fault_inject::EV_EN), x);
-            sim_assert_eq!(sim, u(x.csr.fi_ev_match0.val()), reference.rw(f, fault_inject::EV_MATCH0), x);
-            sim_assert_eq!(sim, u(x.csr.fi_ev_match3.val()), reference.rw(f, fault_inject::EV_MATCH3), x);
+            sim_assert_eq!(
+                sim,
+                x.csr.fi_drop_prob.val().index() as u32,
+                reference.rw(f, fault_inject::DROP_PROB),
+                x
+            );
+            sim_assert_eq!(
+                sim,
+                x.csr.fi_ev_en.val().index() as u32,
+                reference.rw(f, fault_inject::EV_EN),
+                x
+            );
+            sim_assert_eq!(
+                sim,
+                u(x.csr.fi_ev_match0.val()),
+                reference.rw(f, fault_inject::EV_MATCH0),
+                x
+            );
+            sim_assert_eq!(
+                sim,
+                u(x.csr.fi_ev_match3.val()),
+                reference.rw(f, fault_inject::EV_MATCH3),
+                x
+            );
             sim_assert_eq!(sim, x.csr.cfg_valid.val(), pulses.cfg, x);
             sim_assert_eq!(sim, x.csr.fi_seed_load.val(), pulses.seed_load, x);
             sim_assert_eq!(sim, x.csr.db_valid.val(), pulses.db.is_some(), x);
             if let Some((qp, v)) = pulses.db {
-                sim_assert_eq!(sim, (x.csr.db_qp.val().index() as u32, u(x.csr.db_value.val())), (qp, v), x);
+                sim_assert_eq!(
+                    sim,
+                    (x.csr.db_qp.val().index() as u32, u(x.csr.db_value.val())),
+                    (qp, v),
+                    x
+                );
                 cov.doorbells += 1;
             }
             if pulses.cfg {
                 let c = cfg::BASE;
-                sim_assert_eq!(sim, x.csr.cfg_table.val().index() as u32, reference.rw(c, cfg::TABLE), x);
-                sim_assert_eq!(sim, x.csr.cfg_index.val().index() as u32, reference.rw(c, cfg::INDEX), x);
+                sim_assert_eq!(
+                    sim,
+                    x.csr.cfg_table.val().index() as u32,
+                    reference.rw(c, cfg::TABLE),
+                    x
+                );
+                sim_assert_eq!(
+                    sim,
+                    x.csr.cfg_index.val().index() as u32,
+                    reference.rw(c, cfg::INDEX),
+                    x
+                );
                 let data = x.csr.cfg_data.val();
                 for k in 0..8u16 {
                     let word = data.get_bits::<32>(32 * usize::from(k)).index() as u32;
@@ -435,13 +518,27 @@ fn csr_through_axil_matches_regmap_reference() {
     sim.run(Box::new(uut), 10_000_000_000).unwrap();
     let cov = cov.lock().unwrap();
     eprintln!("coverage: {cov:?}");
-    let rw_total = BLOCKS.iter().flat_map(|b| b.regs).filter(|r| r.access == Access::Rw).count();
+    let rw_total = BLOCKS
+        .iter()
+        .flat_map(|b| b.regs)
+        .filter(|r| r.access == Access::Rw)
+        .count();
     assert!(cov.reads >= 100 && cov.writes >= 90, "{cov:?}");
     assert!(cov.slverr >= 5, "{cov:?}");
-    assert!(cov.aw_before_w >= 5 && cov.w_before_aw >= 5 && cov.aw_with_w >= 5, "{cov:?}");
+    assert!(
+        cov.aw_before_w >= 5 && cov.w_before_aw >= 5 && cov.aw_with_w >= 5,
+        "{cov:?}"
+    );
     assert!(cov.b_stalled >= 10 && cov.r_stalled >= 10, "{cov:?}");
     assert!(cov.both_ports_same_cycle >= 3, "{cov:?}");
     assert!(cov.nonzero_counter_reads >= 20, "{cov:?}");
-    assert!(cov.group_clears >= 5 && cov.cfg_rows >= 5 && cov.doorbells >= 5 && cov.seed_loads >= 3, "{cov:?}");
-    assert_eq!(cov.rw_regs_written.len(), rw_total, "every RW register written: {cov:?}");
+    assert!(
+        cov.group_clears >= 5 && cov.cfg_rows >= 5 && cov.doorbells >= 5 && cov.seed_loads >= 3,
+        "{cov:?}"
+    );
+    assert_eq!(
+        cov.rw_regs_written.len(),
+        rw_total,
+        "every RW register written: {cov:?}"
+    );
 }

@@ -32,7 +32,9 @@ fn data(m: u64) -> Bits<512> {
 
 /// A value of up to 64 bits (`Bits::index` only takes up to 32).
 fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 fn low64(b: Bits<512>) -> u64 {
@@ -53,7 +55,11 @@ fn read_responses_return_to_their_source_with_their_tag() {
     let reqs: Vec<Vec<ReadReq>> = (0..2)
         .map(|s| {
             (0..N)
-                .map(|i| ReadReq { addr: (s as u64) << 40 | (i as u64) << 12, len: 1 + r.below(200), tag: r.below(128) })
+                .map(|i| ReadReq {
+                    addr: (s as u64) << 40 | (i as u64) << 12,
+                    len: 1 + r.below(200),
+                    tag: r.below(128),
+                })
                 .collect()
         })
         .collect();
@@ -187,7 +193,10 @@ fn writes_pass_whole_and_unmixed() {
                 // be offered before its request is taken (AXI allows it).
                 let rv = req_i[s] < N && req_i[s] <= dat_i[s] && r.chance(70);
                 let dv = dat_i[s] < N && r.chance(70);
-                let (addr, len) = (((s as u64) << 40) | (req_i[s] as u64) << 16, lens2[s].get(req_i[s]).copied().unwrap_or(1));
+                let (addr, len) = (
+                    ((s as u64) << 40) | (req_i[s] as u64) << 16,
+                    lens2[s].get(req_i[s]).copied().unwrap_or(1),
+                );
                 let dlen = lens2[s].get(dat_i[s]).copied().unwrap_or(1);
                 let m = data(marker(s as u64, dat_i[s] as u64, dat_b[s]));
                 let last = dat_b[s] + 1 == beats(dlen);
@@ -214,7 +223,9 @@ fn writes_pass_whole_and_unmixed() {
             wait_clock_false!(sim, clock, x);
             if x.m_req_valid.val() && x.m_req_ready.val() {
                 let s = if x.a_req_ready.val() { 0 } else { 1 };
-                l2.lock().unwrap().push(Ev::Req(v(x.m_req_addr.val()), v(x.m_req_len.val())));
+                l2.lock()
+                    .unwrap()
+                    .push(Ev::Req(v(x.m_req_addr.val()), v(x.m_req_len.val())));
                 req_i[s] += 1;
             }
             if x.m_data_valid.val() && x.m_data_ready.val() {
@@ -240,14 +251,20 @@ fn writes_pass_whole_and_unmixed() {
     let mut i = 0;
     let mut order = Vec::new();
     while i < log.len() {
-        let Ev::Req(addr, len) = log[i] else { panic!("beat without a request at {i}: {:?}", log[i]) };
+        let Ev::Req(addr, len) = log[i] else {
+            panic!("beat without a request at {i}: {:?}", log[i])
+        };
         let s = (addr >> 40) as usize;
         let n = ((addr >> 16) & 0xff_ffff) as usize;
         assert_eq!(n, next[s], "source {s} writes out of order");
         assert_eq!(len, lens[s][n]);
         for b in 0..beats(len) {
             i += 1;
-            assert_eq!(log[i], Ev::Beat(marker(s as u64, n as u64, b), b + 1 == beats(len)), "write {s}/{n} beat {b}");
+            assert_eq!(
+                log[i],
+                Ev::Beat(marker(s as u64, n as u64, b), b + 1 == beats(len)),
+                "write {s}/{n} beat {b}"
+            );
         }
         next[s] += 1;
         order.push(s);

@@ -32,10 +32,19 @@ fn host_byte(a: u64) -> u8 {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Read { addr: u64, len: u16, tag: u8 },
+    Read {
+        addr: u64,
+        len: u16,
+        tag: u8,
+    },
     /// `bad_last`: TLAST on the first beat instead of the last (a
     /// malformed stream the adapter must count, not follow).
-    Write { addr: u64, len: u16, data: Vec<u8>, bad_last: bool },
+    Write {
+        addr: u64,
+        len: u16,
+        data: Vec<u8>,
+        bad_last: bool,
+    },
 }
 
 fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
@@ -52,18 +61,32 @@ fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
         (63, 2),
         (32, 64),
         (0, 128),
-        (4096 - 64, 128),  // two bursts (page crossing)
-        (4096 - 3, 70),    // crossing with offset
-        (100, 9000),       // three pages
-        (0, 0),            // zero length: dropped, counted
+        (4096 - 64, 128), // two bursts (page crossing)
+        (4096 - 3, 70),   // crossing with offset
+        (100, 9000),      // three pages
+        (0, 0),           // zero length: dropped, counted
     ];
     for (i, &(a, l)) in directed.iter().enumerate() {
-        v.push(Op::Read { addr: rd_base + a, len: l, tag: i as u8 });
+        v.push(Op::Read {
+            addr: rd_base + a,
+            len: l,
+            tag: i as u8,
+        });
         let data = (0..l).map(|_| r.next() as u8).collect();
-        v.push(Op::Write { addr: wr_base + 0x10000 * i as u64 + a, len: l, data, bad_last: false });
+        v.push(Op::Write {
+            addr: wr_base + 0x10000 * i as u64 + a,
+            len: l,
+            data,
+            bad_last: false,
+        });
     }
     // A two-beat write whose TLAST comes on the first beat.
-    v.push(Op::Write { addr: wr_base + 0x20_0000, len: 100, data: (0..100).map(|i| i as u8).collect(), bad_last: true });
+    v.push(Op::Write {
+        addr: wr_base + 0x20_0000,
+        len: 100,
+        data: (0..100).map(|i| i as u8).collect(),
+        bad_last: true,
+    });
     for k in 0..n {
         let off = r.below(64);
         let len = match r.below(10) {
@@ -72,13 +95,26 @@ fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
             _ => 1 + r.below(1200),
         } as u16;
         let page = r.below(16) * 4096;
-        let inpage = if r.chance(25) { 4096 - 64 * (1 + r.below(3)) } else { 64 * r.below(60) };
+        let inpage = if r.chance(25) {
+            4096 - 64 * (1 + r.below(3))
+        } else {
+            64 * r.below(60)
+        };
         let addr = page + inpage + off;
         if r.chance(50) {
-            v.push(Op::Read { addr: rd_base + addr, len, tag: (k + 20) as u8 });
+            v.push(Op::Read {
+                addr: rd_base + addr,
+                len,
+                tag: (k + 20) as u8,
+            });
         } else {
             let data = (0..len).map(|_| r.next() as u8).collect();
-            v.push(Op::Write { addr: wr_base + 0x40_0000 + addr, len, data, bad_last: false });
+            v.push(Op::Write {
+                addr: wr_base + 0x40_0000 + addr,
+                len,
+                data,
+                bad_last: false,
+            });
         }
     }
     v
@@ -215,7 +251,9 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
                 x.dma_wr_req_addr.next = (*addr).into();
                 x.dma_wr_req_len.next = u64::from(*len).into();
             }
-            if let (Some(b), Some(Op::Write { data, bad_last, .. })) = (wr_beat, wi.checked_sub(1).and_then(|k| writes.get(k))) {
+            if let (Some(b), Some(Op::Write { data, bad_last, .. })) =
+                (wr_beat, wi.checked_sub(1).and_then(|k| writes.get(k)))
+            {
                 if !wr_data_up && !r.chance(stall_pct) {
                     wr_data_up = true;
                 }
@@ -293,7 +331,12 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
                 let keep = x.dma_rd_rsp_keep.val().to_u64();
                 let data = to_bytes(x.dma_rd_rsp_data.val());
                 let bytes = (0..64).filter(|i| keep >> i & 1 == 1).map(|i| data[i]).collect();
-                o.rsp.push((bytes, keep, x.dma_rd_rsp_last.val(), x.dma_rd_rsp_tag.val().to_u64() as u8));
+                o.rsp.push((
+                    bytes,
+                    keep,
+                    x.dma_rd_rsp_last.val(),
+                    x.dma_rd_rsp_tag.val().to_u64() as u8,
+                ));
             }
             if ar_fire {
                 let a = x.m_axi_araddr.val().to_u64();
@@ -319,7 +362,11 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
                 aw_q.push_back((a, n));
             }
             if w_fire {
-                w_q.push_back((to_bytes(x.m_axi_wdata.val()), x.m_axi_wstrb.val().to_u64(), x.m_axi_wlast.val()));
+                w_q.push_back((
+                    to_bytes(x.m_axi_wdata.val()),
+                    x.m_axi_wstrb.val().to_u64(),
+                    x.m_axi_wlast.val(),
+                ));
             }
             // A whole burst of W data under a known AW: write it.
             if let Some(&(a, n)) = aw_q.front() {
@@ -358,8 +405,14 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
             if wr_data_fire {
                 wr_data_up = false;
                 let b = wr_beat.unwrap() + 1;
-                let Op::Write { len, .. } = &writes[wi - 1] else { unreachable!() };
-                wr_beat = if b < (*len as usize).div_ceil(64) { Some(b) } else { None };
+                let Op::Write { len, .. } = &writes[wi - 1] else {
+                    unreachable!()
+                };
+                wr_beat = if b < (*len as usize).div_ceil(64) {
+                    Some(b)
+                } else {
+                    None
+                };
             }
             if r_fire {
                 r_q.pop_front();
@@ -397,10 +450,17 @@ fn check(ops: &[Op], o: &Outcome) {
     assert_eq!(extra, None, "a byte outside every write request was strobed");
     let zero_rd = ops.iter().filter(|o| matches!(o, Op::Read { len: 0, .. })).count() as u64;
     let zero_wr = ops.iter().filter(|o| matches!(o, Op::Write { len: 0, .. })).count() as u64;
-    assert_eq!((o.rd_zero, o.wr_zero), (zero_rd, zero_wr), "zero-length requests counted");
+    assert_eq!(
+        (o.rd_zero, o.wr_zero),
+        (zero_rd, zero_wr),
+        "zero-length requests counted"
+    );
     // The bad-TLAST write has two beats, both mismatched (last early, then
     // missing on the real last beat).
-    let bad = ops.iter().filter(|o| matches!(o, Op::Write { bad_last: true, .. })).count() as u64;
+    let bad = ops
+        .iter()
+        .filter(|o| matches!(o, Op::Write { bad_last: true, .. }))
+        .count() as u64;
     assert_eq!(o.bad_last, 2 * bad, "TLAST mismatches counted");
     assert_eq!(o.rd_err_pulses, o.rd_err_injected, "RRESP errors counted per beat");
     assert_eq!(o.wr_err_pulses, o.wr_err_injected, "BRESP errors counted per burst");
@@ -432,7 +492,10 @@ fn coverage(ops: &[Op]) -> [usize; 4] {
 
 #[test]
 fn dma_axi_matches_reference_with_stalls() {
-    let seed = std::env::var("DMA_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xD3A_0007);
+    let seed = std::env::var("DMA_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xD3A_0007);
     let ops = gen_ops(seed, 400);
     let t = std::time::Instant::now();
     let o = simulate(&ops, seed, 30);
@@ -452,24 +515,51 @@ fn dma_axi_matches_reference_with_stalls() {
     );
     check(&ops, &o);
     let c = coverage(&ops);
-    eprintln!("coverage: aligned {}, offset+tail beat {}, offset no tail {}, multi-page {}", c[0], c[1], c[2], c[3]);
+    eprintln!(
+        "coverage: aligned {}, offset+tail beat {}, offset no tail {}, multi-page {}",
+        c[0], c[1], c[2], c[3]
+    );
     assert!(c.iter().all(|&n| n >= 3), "coverage {c:?}");
-    assert!(o.stalls.iter().all(|&n| n > 0), "every channel stalled at least once: {:?}", o.stalls);
-    assert!(o.rd_err_injected > 0 && o.wr_err_injected > 0, "error responses injected");
-    assert!(o.ar_bursts > o.rsp.iter().filter(|b| b.2).count() as u64, "some reads took several bursts");
+    assert!(
+        o.stalls.iter().all(|&n| n > 0),
+        "every channel stalled at least once: {:?}",
+        o.stalls
+    );
+    assert!(
+        o.rd_err_injected > 0 && o.wr_err_injected > 0,
+        "error responses injected"
+    );
+    assert!(
+        o.ar_bursts > o.rsp.iter().filter(|b| b.2).count() as u64,
+        "some reads took several bursts"
+    );
 }
 
 /// Without stalls: single-beat reads are taken one per cycle, and a long
 /// aligned read streams one beat per cycle.
 #[test]
 fn dma_axi_throughput() {
-    let mut ops: Vec<Op> = (0..16).map(|k| Op::Read { addr: 0x1000 + 64 * k, len: 64, tag: k as u8 }).collect();
-    ops.push(Op::Read { addr: 0x8000, len: 4096, tag: 99 });
+    let mut ops: Vec<Op> = (0..16)
+        .map(|k| Op::Read {
+            addr: 0x1000 + 64 * k,
+            len: 64,
+            tag: k as u8,
+        })
+        .collect();
+    ops.push(Op::Read {
+        addr: 0x8000,
+        len: 4096,
+        tag: 99,
+    });
     let o = simulate(&ops, 5, 0);
     check(&ops, &o);
     let c = &o.rd_accept_cycles;
     let back_to_back = c.windows(2).filter(|w| w[1] == w[0] + 1).count();
-    eprintln!("accept cycles {c:?}, {} cycles total for {} response beats", o.cycles, o.rsp.len());
+    eprintln!(
+        "accept cycles {c:?}, {} cycles total for {} response beats",
+        o.cycles,
+        o.rsp.len()
+    );
     assert_eq!(back_to_back, c.len() - 1, "one read request per cycle");
     // 16 + 64 beats, plus the pipeline fill and the 20 idle cycles the
     // harness waits at the end.

@@ -74,7 +74,9 @@ fn script(seed: u64, n_ops: usize) -> Script {
     let mut sets = Vec::new();
     for q in 0..QPS {
         // Values with few distinct low bits so masks match several EVs.
-        let evs: Vec<u32> = (0..EVS).map(|_| 0xC000 | (rng.below(4) << 4) as u32 | rng.below(4) as u32).collect();
+        let evs: Vec<u32> = (0..EVS)
+            .map(|_| 0xC000 | (rng.below(4) << 4) as u32 | rng.below(4) as u32)
+            .collect();
         let cfg = EvSetConfig {
             evs: evs.clone(),
             min_active: MIN_ACTIVE,
@@ -142,8 +144,18 @@ fn script(seed: u64, n_ops: usize) -> Script {
     }
     ops.extend([Op::Idle; 4]);
     let refused = sets.iter().map(|s| s.counters().guard_refused).sum();
-    let states = sets.iter().map(|s| (0..EVS).map(|e| enc(s.state(e as u16))).collect()).collect();
-    Script { ops, rsp, evt, refused, states, counts }
+    let states = sets
+        .iter()
+        .map(|s| (0..EVS).map(|e| enc(s.state(e as u16))).collect())
+        .collect();
+    Script {
+        ops,
+        rsp,
+        evt,
+        refused,
+        states,
+        counts,
+    }
 }
 
 #[derive(Default)]
@@ -223,7 +235,11 @@ fn run(seed: u64, n_ops: usize) {
                 if x.rsp_valid.val() {
                     g.rsp_at.push(now);
                     let q = x.rsp_qp.val().index();
-                    let r = if x.rsp_none.val() { None } else { Some((x.rsp_ev.val().index(), x.rsp_value.val().index() as u16)) };
+                    let r = if x.rsp_none.val() {
+                        None
+                    } else {
+                        Some((x.rsp_ev.val().index(), x.rsp_value.val().index() as u16))
+                    };
                     g.rsp.push((q, r));
                 }
                 if x.evt_valid.val() {
@@ -259,7 +275,11 @@ fn check(sc: &Script, got: &Got) {
     // (hw::tx_path relies on it).
     assert_eq!(got.sel_at.len(), got.rsp_at.len());
     for (i, (s, r)) in got.sel_at.iter().zip(&got.rsp_at).enumerate() {
-        assert_eq!(r - s, SELECT_LATENCY, "select #{i} presented in cycle {s}, answered in cycle {r}");
+        assert_eq!(
+            r - s,
+            SELECT_LATENCY,
+            "select #{i} presented in cycle {s}, answered in cycle {r}"
+        );
     }
     assert_eq!(got.evt.len(), sc.evt.len(), "number of state changes");
     for (i, (g, w)) in got.evt.iter().zip(&sc.evt).enumerate() {

@@ -92,7 +92,8 @@ impl Settings {
     fn ev_hit(&self, f: &[u8]) -> bool {
         let Some(p) = golden_ev(f) else { return false };
         self.ev
-            && (0..4).any(|k| self.ev_en >> k & 1 == 1 && (p ^ self.matches[k] as u16) & (self.matches[k] >> 16) as u16 == 0)
+            && (0..4)
+                .any(|k| self.ev_en >> k & 1 == 1 && (p ^ self.matches[k] as u16) & (self.matches[k] >> 16) as u16 == 0)
     }
 }
 
@@ -154,7 +155,11 @@ fn beats(f: &[u8]) -> Vec<(Bits<512>, Bits<64>, bool)> {
                 word[..w.len()].copy_from_slice(w);
                 b.set_bits::<64>(64 * i, u64::from_le_bytes(word).into());
             }
-            let keep = if ch.len() == 64 { u64::MAX } else { (1u64 << ch.len()) - 1 };
+            let keep = if ch.len() == 64 {
+                u64::MAX
+            } else {
+                (1u64 << ch.len()) - 1
+            };
             (b, keep.into(), k + 1 == n)
         })
         .collect()
@@ -184,7 +189,10 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
     let mut sim = lockstep_sim!(FaultInject, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut rng = Rng(seed);
-        set(&mut x.ctrl, u64::from(s.rand) | u64::from(s.ev) << 1 | u64::from(s.loopback) << 2);
+        set(
+            &mut x.ctrl,
+            u64::from(s.rand) | u64::from(s.ev) << 1 | u64::from(s.loopback) << 2,
+        );
         set(&mut x.drop_prob, u64::from(s.prob));
         set(&mut x.ev_en, u64::from(s.ev_en));
         set(&mut x.ev_match0, u64::from(s.matches[0]));
@@ -305,14 +313,34 @@ fn random_drop_rate_and_seed_reproducibility() {
     let long = frames(&mut rng, n_long, &evs, 10);
     let short = frames(&mut rng, count(300, 100), &evs, 10);
     // 25 % drop.
-    let s = Settings { rand: true, prob: 16384, ..Default::default() };
+    let s = Settings {
+        rand: true,
+        prob: 16384,
+        ..Default::default()
+    };
     let (got, drops) = check(
         s,
         vec![
-            Phase { seed: 0x1234_5678, rx: long.clone(), tx: vec![] },
-            Phase { seed: 0xCAFE_0001, rx: short.clone(), tx: vec![] },
-            Phase { seed: 0xCAFE_0001, rx: short.clone(), tx: vec![] },
-            Phase { seed: 0x0BAD_F00D, rx: short.clone(), tx: vec![] },
+            Phase {
+                seed: 0x1234_5678,
+                rx: long.clone(),
+                tx: vec![],
+            },
+            Phase {
+                seed: 0xCAFE_0001,
+                rx: short.clone(),
+                tx: vec![],
+            },
+            Phase {
+                seed: 0xCAFE_0001,
+                rx: short.clone(),
+                tx: vec![],
+            },
+            Phase {
+                seed: 0x0BAD_F00D,
+                rx: short.clone(),
+                tx: vec![],
+            },
         ],
         7,
     );
@@ -328,11 +356,35 @@ fn random_drop_rate_and_seed_reproducibility() {
     assert_eq!(drops[1], drops[2]);
     assert_ne!(drops[1], drops[3]);
     // Probability 0 and 1.
-    let none = Settings { rand: true, prob: 0, ..Default::default() };
-    let (g, _) = check(none, vec![Phase { seed: 3, rx: short[..50].to_vec(), tx: vec![] }], 8);
+    let none = Settings {
+        rand: true,
+        prob: 0,
+        ..Default::default()
+    };
+    let (g, _) = check(
+        none,
+        vec![Phase {
+            seed: 3,
+            rx: short[..50].to_vec(),
+            tx: vec![],
+        }],
+        8,
+    );
     assert_eq!(g[0].to_parser.len(), 50);
-    let all = Settings { rand: true, prob: 1 << 16, ..Default::default() };
-    let (g, _) = check(all, vec![Phase { seed: 0, rx: short[..50].to_vec(), tx: vec![] }], 9);
+    let all = Settings {
+        rand: true,
+        prob: 1 << 16,
+        ..Default::default()
+    };
+    let (g, _) = check(
+        all,
+        vec![Phase {
+            seed: 0,
+            rx: short[..50].to_vec(),
+            tx: vec![],
+        }],
+        9,
+    );
     assert_eq!((g[0].to_parser.len(), g[0].rand_drops), (0, 50));
 }
 
@@ -340,7 +392,9 @@ fn random_drop_rate_and_seed_reproducibility() {
 fn per_ev_drop_is_exact() {
     let mut rng = Rng(0xE7_0002);
     // EVs on both sides of every compare.
-    let evs = [0xC000, 0xC001, 0xC002, 0xC003, 0xC010, 0xC011, 0x1234, 0x1235, 0xFFFF, 0x0000];
+    let evs = [
+        0xC000, 0xC001, 0xC002, 0xC003, 0xC010, 0xC011, 0x1234, 0x1235, 0xFFFF, 0x0000,
+    ];
     let n = count(500, 200);
     let fr = frames(&mut rng, n, &evs, 15);
     let s = Settings {
@@ -354,20 +408,55 @@ fn per_ev_drop_is_exact() {
         ],
         ..Default::default()
     };
-    let (got, drops) = check(s, vec![Phase { seed: 1, rx: fr.clone(), tx: vec![] }], 11);
-    let dropped_evs: std::collections::BTreeSet<u16> =
-        fr.iter().zip(&drops[0]).filter(|(_, d)| **d).filter_map(|(f, _)| golden_ev(f)).collect();
-    assert_eq!(dropped_evs.into_iter().collect::<Vec<_>>(), vec![0x1234, 0xC001, 0xC010, 0xC011]);
+    let (got, drops) = check(
+        s,
+        vec![Phase {
+            seed: 1,
+            rx: fr.clone(),
+            tx: vec![],
+        }],
+        11,
+    );
+    let dropped_evs: std::collections::BTreeSet<u16> = fr
+        .iter()
+        .zip(&drops[0])
+        .filter(|(_, d)| **d)
+        .filter_map(|(f, _)| golden_ev(f))
+        .collect();
+    assert_eq!(
+        dropped_evs.into_iter().collect::<Vec<_>>(),
+        vec![0x1234, 0xC001, 0xC010, 0xC011]
+    );
     // Coverage: drops and passes of RoCE frames, tagged and IPv6 ones, and
     // non-RoCE frames.
-    assert!(got[0].ev_drops as usize >= n / 5 && got[0].to_parser.len() >= n / 2, "{} {}", got[0].ev_drops, got[0].to_parser.len());
+    assert!(
+        got[0].ev_drops as usize >= n / 5 && got[0].to_parser.len() >= n / 2,
+        "{} {}",
+        got[0].ev_drops,
+        got[0].to_parser.len()
+    );
     let kinds = |f: &Vec<u8>| (f[12] == 0x81, f[12] == 0x86 || (f[12] == 0x81 && f[16] == 0x86));
     for want in [(false, false), (false, true), (true, false), (true, true)] {
-        assert!(fr.iter().zip(&drops[0]).any(|(f, d)| *d && kinds(f) == want), "no dropped frame of kind {want:?}");
+        assert!(
+            fr.iter().zip(&drops[0]).any(|(f, d)| *d && kinds(f) == want),
+            "no dropped frame of kind {want:?}"
+        );
     }
     // EV drop and random drop together: the EV drop wins the count.
-    let both = Settings { rand: true, prob: 32768, ..s };
-    let (g, _) = check(both, vec![Phase { seed: 99, rx: fr[..count(200, 80)].to_vec(), tx: vec![] }], 12);
+    let both = Settings {
+        rand: true,
+        prob: 32768,
+        ..s
+    };
+    let (g, _) = check(
+        both,
+        vec![Phase {
+            seed: 99,
+            rx: fr[..count(200, 80)].to_vec(),
+            tx: vec![],
+        }],
+        12,
+    );
     assert!(g[0].rand_drops > 0 && g[0].ev_drops > 0);
 }
 
@@ -378,11 +467,25 @@ fn loopback_and_tx_pass_through() {
     let rx = frames(&mut rng, 60, &evs, 10);
     let tx = frames(&mut rng, 80, &evs, 10);
     // Normal mode: RX to the parser, TX to the MAC, both untouched.
-    let (g, _) = check(Settings::default(), vec![Phase { seed: 1, rx: rx.clone(), tx: tx.clone() }], 21);
+    let (g, _) = check(
+        Settings::default(),
+        vec![Phase {
+            seed: 1,
+            rx: rx.clone(),
+            tx: tx.clone(),
+        }],
+        21,
+    );
     assert_eq!((g[0].to_parser.len(), g[0].to_mac.len()), (60, 80));
     // Loopback: TX comes back on the RX path (through the drop stage: here
     // EV 0xC002 is dropped), MAC RX is discarded and counted.
-    let s = Settings { loopback: true, ev: true, ev_en: 1, matches: [0xFFFF_C002, 0, 0, 0], ..Default::default() };
+    let s = Settings {
+        loopback: true,
+        ev: true,
+        ev_en: 1,
+        matches: [0xFFFF_C002, 0, 0, 0],
+        ..Default::default()
+    };
     let (g, _) = check(s, vec![Phase { seed: 1, rx, tx }], 22);
     assert_eq!(g[0].lb_discards, 60);
     assert!(g[0].ev_drops > 10 && g[0].to_parser.len() > 10);
@@ -396,8 +499,19 @@ fn one_beat_per_cycle() {
     let mut rng = Rng(0x0B_0004);
     let fr = frames(&mut rng, count(150, 40), &[0xC001, 0xC002], 10);
     let beats: usize = fr.iter().map(|f| f.len().div_ceil(64)).sum();
-    let s = Settings { rand: true, prob: 20000, ev: true, ev_en: 1, matches: [0xFFFF_C002, 0, 0, 0], ..Default::default() };
-    let phase = Phase { seed: 5, rx: fr, tx: vec![] };
+    let s = Settings {
+        rand: true,
+        prob: 20000,
+        ev: true,
+        ev_en: 1,
+        matches: [0xFFFF_C002, 0, 0, 0],
+        ..Default::default()
+    };
+    let phase = Phase {
+        seed: 5,
+        rx: fr,
+        tx: vec![],
+    };
     let (want, _) = reference(&s, &phase);
     let (got, cycles) = run(s, vec![phase], 31, false);
     assert!(got[0] == want);
@@ -414,7 +528,11 @@ fn one_beat_per_cycle() {
 fn ev_extract_verilog_matches_model() {
     use hw::fault_inject::{roce_sport, EvExtract};
     if !hw::flow::tool_available("verilator") {
-        assert_eq!(std::env::var("MRC_SKIP_EDA").as_deref(), Ok("1"), "verilator not found: run scripts/deps.sh");
+        assert_eq!(
+            std::env::var("MRC_SKIP_EDA").as_deref(),
+            Ok("1"),
+            "verilator not found: run scripts/deps.sh"
+        );
         eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
         return;
     }
@@ -480,7 +598,16 @@ int main() {
     )
     .unwrap();
     let st = std::process::Command::new("verilator")
-        .args(["--cc", "--exe", "--build", "-Wno-WIDTH", "-Wno-fatal", "--top-module", "ev_extract", "-Mdir"])
+        .args([
+            "--cc",
+            "--exe",
+            "--build",
+            "-Wno-WIDTH",
+            "-Wno-fatal",
+            "--top-module",
+            "ev_extract",
+            "-Mdir",
+        ])
         .arg(dir.join("obj"))
         .arg(dir.join("ev_extract.v"))
         .arg(dir.join("main.cpp"))
@@ -490,8 +617,10 @@ int main() {
     let input: String = beats
         .iter()
         .map(|b| {
-            let words: Vec<String> =
-                b.chunks(4).map(|c| format!("{:x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect();
+            let words: Vec<String> = b
+                .chunks(4)
+                .map(|c| format!("{:x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect();
             words.join(" ") + "\n"
         })
         .collect();

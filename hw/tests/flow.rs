@@ -28,7 +28,11 @@ fn verilog_is_deterministic_with_stable_names() {
     let b = flow::blocks(BuildInfo::FIXED);
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.verilog, y.verilog, "{} differs between runs", x.name);
-        assert!(x.verilog.contains(&format!("module {}(", x.name)), "{} top module name", x.name);
+        assert!(
+            x.verilog.contains(&format!("module {}(", x.name)),
+            "{} top module name",
+            x.name
+        );
         for line in x.verilog.lines().filter(|l| l.starts_with("module ")) {
             assert!(!line.contains('$'), "module name with $: {line}");
         }
@@ -54,7 +58,10 @@ fn synth_smoke() {
         return;
     }
     let dir = out_dir("synth");
-    let blocks: Vec<_> = flow::blocks(BuildInfo::FIXED).into_iter().filter(|b| b.name == "mrc_csr").collect();
+    let blocks: Vec<_> = flow::blocks(BuildInfo::FIXED)
+        .into_iter()
+        .filter(|b| b.name == "mrc_csr")
+        .collect();
     flow::write_verilog(&dir, &blocks).unwrap();
     let stats = flow::synth(&dir, &blocks).unwrap_or_else(|e| panic!("{e}"));
     let s = &stats[0];
@@ -63,12 +70,18 @@ fn synth_smoke() {
     // 293 (table 4, index 16, 8 data words 256, go 1, row count 16),
     // doorbell 41, read data + valid 33; plus 32 per counter.
     let want = 32 + 185 + 293 + 41 + 33 + 32 * hw::regmap::N_COUNTERS as u64;
-    assert!(s.ff >= want * 9 / 10 && s.ff <= want * 11 / 10, "want about {want}: {s:?}");
+    assert!(
+        s.ff >= want * 9 / 10 && s.ff <= want * 11 / 10,
+        "want about {want}: {s:?}"
+    );
     assert!(s.lut > 0 && s.logic_depth > 0, "{s:?}");
     assert!(s.lut_levels >= 1 && s.lut_levels <= s.logic_depth, "{s:?}");
     // The weighted levels lie between the LUT levels on that path and the
     // cell count; the CSR block is shallow (4 with this flow).
-    assert!(s.levels >= s.levels_path.0 && s.levels <= s.logic_depth && s.levels <= 8, "{s:?}");
+    assert!(
+        s.levels >= s.levels_path.0 && s.levels <= s.logic_depth && s.levels <= 8,
+        "{s:?}"
+    );
     assert!(s.critical_path.len() as u64 > s.levels_path.0, "{s:?}");
     let (j, m) = flow::write_report(&dir, &stats).unwrap();
     assert!(std::fs::read_to_string(j).unwrap().contains("\"lut\""));
@@ -90,7 +103,10 @@ fn netlist_depth_weighs_luts_muxes_and_carries() {
         }
         dirs.insert("O".into(), "output".into());
         conns.insert("O".into(), serde_json::json!(outs));
-        (name.to_string(), serde_json::json!({"type": ty, "port_directions": dirs, "connections": conns}))
+        (
+            name.to_string(),
+            serde_json::json!({"type": ty, "port_directions": dirs, "connections": conns}),
+        )
     };
     cells.push(cell("a", "LUT2", &[2, 3], &[10]));
     let mut prev = 10;
@@ -119,7 +135,11 @@ fn netlist_depth_weighs_luts_muxes_and_carries() {
 
 #[test]
 fn missing_tool_is_a_typed_error() {
-    match flow::run_tool("mrc-no-such-tool-xyz", "x", &mut std::process::Command::new("mrc-no-such-tool-xyz")) {
+    match flow::run_tool(
+        "mrc-no-such-tool-xyz",
+        "x",
+        &mut std::process::Command::new("mrc-no-such-tool-xyz"),
+    ) {
         Err(flow::FlowError::ToolMissing { .. }) => {}
         other => panic!("{other:?}"),
     }
@@ -133,10 +153,17 @@ fn lint_fails_on_an_unwaived_warning_with_verilator_output() {
     let dir = out_dir("lint_bad");
     // A blocking assignment in a clocked block: BLKSEQ under -Wall.
     let v = "module bad(clock, d, q);\n  input wire clock;\n  input wire d;\n  output reg q;\n  always @(posedge clock) q = d;\nendmodule\n";
-    let blocks = vec![flow::BlockRtl { name: "bad", verilog: v.into() }];
+    let blocks = vec![flow::BlockRtl {
+        name: "bad",
+        verilog: v.into(),
+    }];
     flow::write_verilog(&dir, &blocks).unwrap();
     match flow::lint(&dir, &blocks) {
-        Err(flow::FlowError::ToolFailed { tool: "verilator", stderr, .. }) => assert!(stderr.contains("BLKSEQ"), "{stderr}"),
+        Err(flow::FlowError::ToolFailed {
+            tool: "verilator",
+            stderr,
+            ..
+        }) => assert!(stderr.contains("BLKSEQ"), "{stderr}"),
         other => panic!("expected a lint failure, got {other:?}"),
     }
 }
@@ -223,12 +250,23 @@ fn widen_check_finds_the_old_full_test_and_passes_the_fix() {
     assert!(r.unparsed.is_empty(), "{:?}", r.unparsed);
     assert_eq!(r.findings.len(), 1, "{:#?}\n{v}", r.findings);
     let f = &r.findings[0];
-    assert_eq!((f.sink, f.operand_width, f.context_width), (WidenSink::Compare, 5, 32), "{f}");
+    assert_eq!(
+        (f.sink, f.operand_width, f.context_width),
+        (WidenSink::Compare, 5, 32),
+        "{f}"
+    );
     assert_eq!(f.expression, "tail - head");
     assert_eq!(f.module, "widen_test");
-    assert!(v.lines().nth(f.line - 1).unwrap().contains("tail - head"), "line {} of\n{v}", f.line);
+    assert!(
+        v.lines().nth(f.line - 1).unwrap().contains("tail - head"),
+        "line {} of\n{v}",
+        f.line
+    );
     // The lint path reports it as a typed error.
-    let blocks = vec![flow::BlockRtl { name: "widen_test", verilog: v }];
+    let blocks = vec![flow::BlockRtl {
+        name: "widen_test",
+        verilog: v,
+    }];
     match flow::check_widths(&blocks) {
         Err(e @ flow::FlowError::Widening { .. }) => assert!(e.to_string().contains("tail - head"), "{e}"),
         other => panic!("expected a width finding, got {other:?}"),
@@ -242,8 +280,11 @@ fn widen_check_finds_the_old_full_test_and_passes_the_fix() {
 fn widen_check_finds_the_old_psn_forms() {
     let (v, r) = findings_of(&mut OldPsnTest::default());
     assert!(r.unparsed.is_empty(), "{:?}", r.unparsed);
-    let got: Vec<(WidenSink, &str, u32, u32)> =
-        r.findings.iter().map(|f| (f.sink, f.expression.as_str(), f.operand_width, f.context_width)).collect();
+    let got: Vec<(WidenSink, &str, u32, u32)> = r
+        .findings
+        .iter()
+        .map(|f| (f.sink, f.expression.as_str(), f.operand_width, f.context_width))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -280,16 +321,28 @@ fn widen_check_sizing_rules() {
     // cast to 8 bits cannot carry out of 8); an 8-bit add cast to 64 after
     // the fact keeps its carry (the requester's PSN packing).
     assert_eq!(check("w = ((a) & 8'hff) + ((b) & 8'hff);"), vec![]);
-    assert_eq!(check("w = ((c) & 8'hff) + ((c) & 8'hff);"), vec![WidenSink::WideAssignment]);
-    assert_eq!(check("z = ((c + c) & 64'hffffffffffffffff) << 32'h20;"), vec![WidenSink::WideAssignment]);
-    assert_eq!(check("z = (((c) & 64'hffffffffffffffff) + ((c) & 64'hffffffffffffffff)) << 32'h20;"), vec![]);
+    assert_eq!(
+        check("w = ((c) & 8'hff) + ((c) & 8'hff);"),
+        vec![WidenSink::WideAssignment]
+    );
+    assert_eq!(
+        check("z = ((c + c) & 64'hffffffffffffffff) << 32'h20;"),
+        vec![WidenSink::WideAssignment]
+    );
+    assert_eq!(
+        check("z = (((c) & 64'hffffffffffffffff) + ((c) & 64'hffffffffffffffff)) << 32'h20;"),
+        vec![]
+    );
     // Inversion of a zero-extended operand sets the high bits.
     assert_eq!(check("y = ~a == 32'h0;"), vec![WidenSink::Compare]);
     assert_eq!(check("y = ~y & a[32'h0];"), vec![]);
     // Shift amounts, right-shifted values, conditions, indexes, reductions.
     // A shift amount is self-sized: `a - b` stays 5 bits there.
     assert_eq!(check("z = z >> (a - b);"), vec![]);
-    assert_eq!(check("z = z >> ((a - b) & 64'hffffffffffffffff);"), vec![WidenSink::ShiftAmount]);
+    assert_eq!(
+        check("z = z >> ((a - b) & 64'hffffffffffffffff);"),
+        vec![WidenSink::ShiftAmount]
+    );
     assert_eq!(check("x = (a + 32'h1) >> b;"), vec![WidenSink::ShiftedRight]);
     assert_eq!(check("x = (a + 32'h1) >> 32'h1;"), vec![WidenSink::WideAssignment]);
     assert_eq!(check("x = ((a + 32'h1) >> 32'h1) & 5'hf;"), vec![]);
@@ -308,8 +361,14 @@ fn widen_check_sizing_rules() {
     // A literal mask below the carry removes it; a constant minuend that
     // covers the subtrahend's range cannot borrow.
     assert_eq!(check("w = (a + 32'h1) & 32'hf;"), vec![]);
-    assert_eq!(check("z = z << ((32'h40 - ((c[(32'h0)+:(6)]) & 7'h7f)) & 10'h3ff);"), vec![]);
-    assert_eq!(check("z = z << ((32'h40 - ((c) & 7'h7f)) & 10'h3ff);"), vec![WidenSink::ShiftAmount]);
+    assert_eq!(
+        check("z = z << ((32'h40 - ((c[(32'h0)+:(6)]) & 7'h7f)) & 10'h3ff);"),
+        vec![]
+    );
+    assert_eq!(
+        check("z = z << ((32'h40 - ((c) & 7'h7f)) & 10'h3ff);"),
+        vec![WidenSink::ShiftAmount]
+    );
 }
 
 /// Every block of the design: every statement parsed, no finding outside
@@ -319,7 +378,12 @@ fn widen_check_passes_every_block() {
     let blocks = flow::blocks(BuildInfo::FIXED);
     for b in &blocks {
         let r = widen::check_verilog(&b.verilog);
-        assert!(r.unparsed.is_empty(), "{}: statements the check cannot read: {:?}", b.name, &r.unparsed[..r.unparsed.len().min(5)]);
+        assert!(
+            r.unparsed.is_empty(),
+            "{}: statements the check cannot read: {:?}",
+            b.name,
+            &r.unparsed[..r.unparsed.len().min(5)]
+        );
         assert!(r.sites > 10, "{}: {} sites", b.name, r.sites);
         for f in &r.findings {
             assert!(widen::is_waived(f), "{}: {f}", b.name);
@@ -329,7 +393,10 @@ fn widen_check_passes_every_block() {
         panic!("{e}");
     }
     let (open, stale) = widen::check_blocks(&blocks);
-    assert!(open.is_empty() && stale.is_empty(), "stale waivers (match no statement): {stale:?}");
+    assert!(
+        open.is_empty() && stale.is_empty(),
+        "stale waivers (match no statement): {stale:?}"
+    );
     for w in widen::WIDEN_WAIVERS {
         assert!(w.reason.len() > 40, "a waiver says why: {}", w.statement);
     }

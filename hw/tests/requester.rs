@@ -65,8 +65,11 @@ fn has_imm(op: u8) -> bool {
 }
 
 /// Test QP setups: (QP, log2 MTU, log2 ring size, start PSN, ring base).
-const SETUPS: [(usize, u8, u8, u32, u64); 3] =
-    [(0, 8, 2, 0xFF_FFFA, 0x1_0000_0000), (77, 10, 3, 0x12_3456, 0x2_0000_1000), (255, 12, 4, 0, 0xFFFF_FFFF_FFF0_0000)];
+const SETUPS: [(usize, u8, u8, u32, u64); 3] = [
+    (0, 8, 2, 0xFF_FFFA, 0x1_0000_0000),
+    (77, 10, 3, 0x12_3456, 0x2_0000_1000),
+    (255, 12, 4, 0, 0xFFFF_FFFF_FFF0_0000),
+];
 
 fn ctx(k: usize) -> SqContext {
     let (qp, lm, ls, psn, base) = SETUPS[k];
@@ -90,10 +93,16 @@ fn model(k: usize) -> MrcQp {
     let mut cfg = QpConfig::new(Transport::Mrc, qp as u32);
     cfg.mtu = 1 << lm;
     let mut q = MrcQp::new(cfg).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
     q.modify(
         Instant::ZERO,
-        QpTransition::Rtr(RtrAttr { dest_qp: 0x100 + qp as u32, rq_psn: Psn::new(0), mpr_units: 1, max_wimm: 1 }),
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: 0x100 + qp as u32,
+            rq_psn: Psn::new(0),
+            mpr_units: 1,
+            max_wimm: 1,
+        }),
     )
     .unwrap();
     q.modify(
@@ -105,7 +114,10 @@ fn model(k: usize) -> MrcQp {
             retry_exp: RETRY_INFINITE,
             send_mpr_units: 255,
             max_wimm: 60_000,
-            evs: EvSetConfig { evs: (0..4).map(|i| 0xC000 + i).collect(), ..EvSetConfig::default() },
+            evs: EvSetConfig {
+                evs: (0..4).map(|i| 0xC000 + i).collect(),
+                ..EvSetConfig::default()
+            },
             cc: CcConfig::Fixed { window: u64::MAX },
         }),
     )
@@ -118,10 +130,22 @@ fn model(k: usize) -> MrcQp {
 fn reference(q: &mut MrcQp, d: &SqDescriptor) -> Vec<Rec> {
     let data = Bytes::from(vec![0u8; d.length as usize]);
     let imm = (d.opcode == SqOpcode::WriteImm).then_some(d.imm);
-    q.post_write(Instant::ZERO, WriteRequest { wr_id: d.wr_id, data, remote_va: d.remote_va, rkey: d.rkey, imm }).unwrap();
+    q.post_write(
+        Instant::ZERO,
+        WriteRequest {
+            wr_id: d.wr_id,
+            data,
+            remote_va: d.remote_va,
+            rkey: d.rkey,
+            imm,
+        },
+    )
+    .unwrap();
     let mut v = Vec::new();
     while let Some(p) = q.poll_transmit(Instant::ZERO) {
-        let Some(MrcExtRepr::Data(ext)) = p.ext else { panic!("data packet without its extension") };
+        let Some(MrcExtRepr::Data(ext)) = p.ext else {
+            panic!("data packet without its extension")
+        };
         let op = p.bth.opcode as u8;
         let (va, rkey) = match (p.reth, ext.placement) {
             (Some(r), None) => (r.va, r.rkey),
@@ -161,7 +185,11 @@ fn descriptor(r: &mut Rng, lm: u8) -> SqDescriptor {
         36..=50 => mtu * (1 + r.below(4)),
         _ => 1 + r.below(6 * mtu),
     } as u32;
-    let opcode = if r.chance(50) { SqOpcode::Write } else { SqOpcode::WriteImm };
+    let opcode = if r.chance(50) {
+        SqOpcode::Write
+    } else {
+        SqOpcode::WriteImm
+    };
     SqDescriptor {
         opcode,
         signaled: r.chance(50),
@@ -169,9 +197,17 @@ fn descriptor(r: &mut Rng, lm: u8) -> SqDescriptor {
         wr_id: r.next(),
         local_iova: r.next() >> r.below(20),
         // Now and then a VA that wraps within the message.
-        remote_va: if r.chance(5) { u64::MAX - r.below(3000) } else { r.next() },
+        remote_va: if r.chance(5) {
+            u64::MAX - r.below(3000)
+        } else {
+            r.next()
+        },
         rkey: r.next() as u32,
-        imm: if opcode == SqOpcode::WriteImm { r.next() as u32 } else { 0 },
+        imm: if opcode == SqOpcode::WriteImm {
+            r.next() as u32
+        } else {
+            0
+        },
     }
 }
 
@@ -347,8 +383,17 @@ impl Default for Params {
     }
 }
 
-const COUNTERS: [&str; 9] =
-    ["bad_opcode", "bad_flags", "bad_length", "bad_doorbell", "db_overflow", "bad_cfg", "rtx_miss", "db_stale", "sq_held"];
+const COUNTERS: [&str; 9] = [
+    "bad_opcode",
+    "bad_flags",
+    "bad_length",
+    "bad_doorbell",
+    "db_overflow",
+    "bad_cfg",
+    "rtx_miss",
+    "db_stale",
+    "sq_held",
+];
 
 fn run(p: Params) -> Outcome {
     let out = Arc::new(Mutex::new(Outcome::default()));
@@ -368,7 +413,7 @@ fn run(p: Params) -> Outcome {
         let mut posted = [0u32; 3]; // producer index
         let mut fetched = [0u32; 3]; // descriptors delivered by DMA
         let mut iova: HashMap<(usize, u32), u64> = HashMap::new(); // (k, psn) -> local IOVA of its message
-        // Messages per QP: (first psn, npkts); the last one seen output.
+                                                                   // Messages per QP: (first psn, npkts); the last one seen output.
         let mut msgs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); 3];
         let mut psn_msg: HashMap<(usize, u32), usize> = HashMap::new();
         let mut last_seen: Vec<Option<usize>> = vec![None; 3];
@@ -400,7 +445,9 @@ fn run(p: Params) -> Outcome {
         }
         // Config writes: the three QPs, one row rejected (log2 MTU 7,
         // counted), one for another table (ignored), one beyond the QPs.
-        let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..3).map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k).encode().unwrap()))).collect();
+        let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..3)
+            .map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k).encode().unwrap())))
+            .collect();
         let mut bad_row = ctx(1).encode().unwrap();
         bad_row[23] = 7;
         cfgs.push((u64::from(CFG_TABLE_SQ_CTX), 77, bits::<256>(&bad_row)));
@@ -739,14 +786,19 @@ fn run(p: Params) -> Outcome {
                 let addr = x.dma_rd_req_addr.val().to_u64();
                 let len = x.dma_rd_req_len.val().to_u64();
                 let tag = x.dma_rd_req_tag.val().to_u64();
-                assert!(len % 64 == 0 && (64..=512).contains(&len), "batch of 1-8 descriptors: {len} bytes");
+                assert!(
+                    len % 64 == 0 && (64..=512).contains(&len),
+                    "batch of 1-8 descriptors: {len} bytes"
+                );
                 let n = len / 64;
                 let ready = cycle + r.below(p.max_latency + 1);
                 for i in 0..n {
                     let a = addr.wrapping_add(64 * i);
                     // Every beat a posted slot of this QP's ring: a batch
                     // never runs past the ring's end.
-                    let k = *slot_qp.get(&a).unwrap_or_else(|| panic!("DMA read of {a:#x}: not a posted ring slot"));
+                    let k = *slot_qp
+                        .get(&a)
+                        .unwrap_or_else(|| panic!("DMA read of {a:#x}: not a posted ring slot"));
                     assert_eq!(tag, SETUPS[k].0 as u64, "tag = QP");
                     dma_q.push_back((a, tag, ready, i + 1 == n));
                 }
@@ -760,7 +812,10 @@ fn run(p: Params) -> Outcome {
                 let (addr, _, _, _) = dma_q.pop_front().unwrap();
                 let k = slot_qp[&addr];
                 if trace {
-                    eprintln!("{cycle}: fetched {addr:#x} len {}", layout::sqe::LENGTH.get(&mem[&addr]));
+                    eprintln!(
+                        "{cycle}: fetched {addr:#x} len {}",
+                        layout::sqe::LENGTH.get(&mem[&addr])
+                    );
                 }
                 fetched[k] += 1;
                 if r.chance(50) {
@@ -797,10 +852,15 @@ fn run(p: Params) -> Outcome {
             }
             if x.out_valid.val() && out_ready {
                 let qp = x.out_qp.val().index();
-                let k = SETUPS.iter().position(|s| s.0 == qp).expect("record for a configured QP");
+                let k = SETUPS
+                    .iter()
+                    .position(|s| s.0 == qp)
+                    .expect("record for a configured QP");
                 let psn = x.out_psn.val().index() as u32;
                 let op = x.out_opcode.val().index() as u8;
-                let local = *iova.get(&(k, psn)).unwrap_or_else(|| panic!("record for QP {qp} PSN {psn:#x}: never posted"));
+                let local = *iova
+                    .get(&(k, psn))
+                    .unwrap_or_else(|| panic!("record for QP {qp} PSN {psn:#x}: never posted"));
                 let rec = Rec {
                     psn,
                     opcode: op,
@@ -850,7 +910,10 @@ fn run(p: Params) -> Outcome {
                 // Committed: at most RTX_SLOTS messages of the QP (this one
                 // included) not acknowledged by the una the hardware took.
                 let qp = x.msg_qp.val().index();
-                let k = SETUPS.iter().position(|s| s.0 == qp).expect("message record for a configured QP");
+                let k = SETUPS
+                    .iter()
+                    .position(|s| s.0 == qp)
+                    .expect("message record for a configured QP");
                 let m = psn_msg[&(k, x.msg_first_psn.val().index() as u32)];
                 let unacked = (m + 1).saturating_sub(released[k]);
                 assert!(
@@ -892,8 +955,15 @@ fn run(p: Params) -> Outcome {
                 // doorbell order; between the two kinds the order depends
                 // on when a re-queued doorbell comes round again.
                 let kind = |x: &ErrRec| x.status == CqStatus::BadDoorbell as u8;
-                let n = o.got_err.get(&qp).map_or(0, |v| v.iter().filter(|x| kind(x) == kind(&e)).count());
-                let want = o.want_err.get(&qp).and_then(|v| v.iter().filter(|x| kind(x) == kind(&e)).nth(n)).copied();
+                let n = o
+                    .got_err
+                    .get(&qp)
+                    .map_or(0, |v| v.iter().filter(|x| kind(x) == kind(&e)).count());
+                let want = o
+                    .want_err
+                    .get(&qp)
+                    .and_then(|v| v.iter().filter(|x| kind(x) == kind(&e)).nth(n))
+                    .copied();
                 assert_eq!(Some(e), want, "QP {qp} error record {n} of its kind");
                 o.got_err.entry(qp).or_default().push(e);
                 if e.status == CqStatus::BadDoorbell as u8 {
@@ -922,7 +992,11 @@ fn run(p: Params) -> Outcome {
                 );
             }
             if trace && x.una_valid.val() && x.una_ready.val() {
-                eprintln!("{cycle}: una QP {} {:#x}", x.una_qp.val().index(), x.una_psn.val().index());
+                eprintln!(
+                    "{cycle}: una QP {} {:#x}",
+                    x.una_qp.val().index(),
+                    x.una_psn.val().index()
+                );
             }
             for (name, v) in COUNTERS.iter().zip(pulses) {
                 *o.counters.entry(name).or_insert(0) += u64::from(v);
@@ -935,8 +1009,14 @@ fn run(p: Params) -> Outcome {
                 idle += 1;
             }
             let all_out = o.want.iter().all(|(q, w)| o.got[q].len() == w.len());
-            let all_err = o.want_err.iter().all(|(q, w)| o.got_err.get(q).map_or(0, |v| v.len()) == w.len());
-            let all_msg = o.want_msg.iter().all(|(q, w)| o.got_msg.get(q).map_or(0, |v| v.len()) == w.len());
+            let all_err = o
+                .want_err
+                .iter()
+                .all(|(q, w)| o.got_err.get(q).map_or(0, |v| v.len()) == w.len());
+            let all_msg = o
+                .want_msg
+                .iter()
+                .all(|(q, w)| o.got_msg.get(q).map_or(0, |v| v.len()) == w.len());
             let posted_all = if p.rtx_wrap {
                 wrap_phase == 3
             } else if p.overflow {
@@ -944,7 +1024,14 @@ fn run(p: Params) -> Outcome {
             } else {
                 n_posted >= p.n_desc
             };
-            if posted_all && all_out && all_err && all_msg && rtx_pending.is_none() && una_pending.is_none() && idle > 50 {
+            if posted_all
+                && all_out
+                && all_err
+                && all_msg
+                && rtx_pending.is_none()
+                && una_pending.is_none()
+                && idle > 50
+            {
                 break;
             }
             if idle > 3000 || cycle > 200_000 {
@@ -970,7 +1057,11 @@ fn run(p: Params) -> Outcome {
 
 fn check_common(o: &Outcome) {
     for (q, w) in &o.want_msg {
-        assert_eq!(o.got_msg.get(q), Some(w), "QP {q}: one message record per valid descriptor, in SQ order");
+        assert_eq!(
+            o.got_msg.get(q),
+            Some(w),
+            "QP {q}: one message record per valid descriptor, in SQ order"
+        );
     }
     for (q, w) in &o.want {
         assert_eq!(&o.got[q], w, "QP {q}: every reference packet, in order");
@@ -978,7 +1069,11 @@ fn check_common(o: &Outcome) {
     for (q, w) in &o.want_err {
         for db in [false, true] {
             let kind = |x: &&ErrRec| (x.status == CqStatus::BadDoorbell as u8) == db;
-            let got: Vec<ErrRec> = o.got_err.get(q).map(|v| v.iter().filter(kind).copied().collect()).unwrap_or_default();
+            let got: Vec<ErrRec> = o
+                .got_err
+                .get(q)
+                .map(|v| v.iter().filter(kind).copied().collect())
+                .unwrap_or_default();
             let want: Vec<ErrRec> = w.iter().filter(kind).copied().collect();
             assert_eq!(got, want, "QP {q}: error records (doorbell kind: {db})");
         }
@@ -1002,7 +1097,10 @@ fn check_common(o: &Outcome) {
 #[test]
 fn requester_matches_proto_segmentation() {
     // REQ_SEED=<n> runs another seed.
-    let seed = std::env::var("REQ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5E9_0001);
+    let seed = std::env::var("REQ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5E9_0001);
     let o = run(Params {
         seed,
         n_desc: 90,
@@ -1044,8 +1142,16 @@ fn requester_matches_proto_segmentation() {
     );
     assert!(o.batches.keys().any(|&n| n >= 3), "batched fetches: {:?}", o.batches);
     assert_eq!(ops.len(), 6, "every WRITE opcode: {ops:x?}");
-    assert!(multi >= 20 && empty >= 1 && wrap >= 1, "middles {multi} empty {empty} wrap {wrap}");
-    for s in [CqStatus::BadOpcode, CqStatus::BadFlags, CqStatus::BadLength, CqStatus::BadDoorbell] {
+    assert!(
+        multi >= 20 && empty >= 1 && wrap >= 1,
+        "middles {multi} empty {empty} wrap {wrap}"
+    );
+    for s in [
+        CqStatus::BadOpcode,
+        CqStatus::BadFlags,
+        CqStatus::BadLength,
+        CqStatus::BadDoorbell,
+    ] {
         assert!(n_err(s) >= 1, "{s:?} unexercised");
     }
     assert!(o.rtx_want.len() >= 5 && o.rtx_misses_issued >= 2, "retransmit coverage");
@@ -1053,7 +1159,10 @@ fn requester_matches_proto_segmentation() {
     let n_msg: usize = o.got_msg.values().map(|v| v.len()).sum();
     let signaled = o.got_msg.values().flatten().filter(|m| m.signaled).count();
     assert!(o.msg_stalls >= 20, "message record stalls: {}", o.msg_stalls);
-    assert!(signaled >= 5 && n_msg - signaled >= 5, "signaled {signaled} of {n_msg} message records");
+    assert!(
+        signaled >= 5 && n_msg - signaled >= 5,
+        "signaled {signaled} of {n_msg} message records"
+    );
     assert!(o.cfg_noise >= 50, "config writes during operation: {}", o.cfg_noise);
     // The 4-slot ring of QP 0 went round at least twice.
     assert!(o.dma_reads[&0] >= 8, "ring wrap on QP 0: {:?}", o.dma_reads);
@@ -1064,10 +1173,18 @@ fn requester_matches_proto_segmentation() {
         "most unacknowledged {:?}, held pulses {}, acknowledgements {} ({} on a last PSN, {} stall cycles), old retransmit hits {}",
         o.max_unacked, o.counters["sq_held"], o.una_taken, o.una_partial, o.una_stalls, o.rtx_old_hits
     );
-    assert!(o.max_unacked.values().all(|&n| n == RTX_SLOTS) && o.max_unacked.len() == 3, "{:?}", o.max_unacked);
+    assert!(
+        o.max_unacked.values().all(|&n| n == RTX_SLOTS) && o.max_unacked.len() == 3,
+        "{:?}",
+        o.max_unacked
+    );
     assert!(o.counters["sq_held"] >= 20, "held pulses {}", o.counters["sq_held"]);
     assert!(o.una_partial >= 3 && o.una_taken >= 20 && o.una_stalls >= 1);
-    assert!(o.rtx_old_hits >= 3, "retransmits of older unacknowledged messages: {}", o.rtx_old_hits);
+    assert!(
+        o.rtx_old_hits >= 3,
+        "retransmits of older unacknowledged messages: {}",
+        o.rtx_old_hits
+    );
 }
 
 /// Doorbells while the engine is stuck on a fetch (QP 255, 16 slots):
@@ -1088,7 +1205,12 @@ fn doorbell_overflow_is_counted_and_recovered() {
     let ovf = o.counters["db_overflow"];
     eprintln!("overflow pulses {ovf}");
     assert!((3..=4).contains(&ovf), "overflow {ovf}");
-    for msg in o.want[&255].iter().zip(&o.take_cycles[&255]).collect::<Vec<_>>().windows(2) {
+    for msg in o.want[&255]
+        .iter()
+        .zip(&o.take_cycles[&255])
+        .collect::<Vec<_>>()
+        .windows(2)
+    {
         if !msg[1].0.first {
             assert_eq!(msg[1].1 - msg[0].1, 1, "one record per cycle within a message");
         }
@@ -1158,8 +1280,17 @@ fn batched_fetch_throughput() {
     });
     check_common(&o);
     eprintln!("batches (size: count) {:?}", o.batches);
-    assert!(o.batches.keys().all(|&n| n as usize <= RTX_SLOTS), "no batch beyond the free records: {:?}", o.batches);
-    assert_eq!(o.batches.get(&4), Some(&1), "the first batch takes all 4 records: {:?}", o.batches);
+    assert!(
+        o.batches.keys().all(|&n| n as usize <= RTX_SLOTS),
+        "no batch beyond the free records: {:?}",
+        o.batches
+    );
+    assert_eq!(
+        o.batches.get(&4),
+        Some(&1),
+        "the first batch takes all 4 records: {:?}",
+        o.batches
+    );
     assert_eq!(o.batches.iter().map(|(n, c)| n * c).sum::<u64>(), 16);
     let t = &o.take_cycles[&255];
     assert_eq!(t.len(), 16);
@@ -1167,7 +1298,11 @@ fn batched_fetch_throughput() {
     eprintln!("cycles between single-packet records: {gaps:?}");
     // Inside a batch: one message every 4 cycles.
     assert!(gaps[..3].iter().all(|&g| g == 4), "{gaps:?}");
-    assert_eq!(gaps.iter().filter(|&&g| g == 4).count(), 16 - o.batches.values().sum::<u64>() as usize, "{gaps:?}");
+    assert_eq!(
+        gaps.iter().filter(|&&g| g == 4).count(),
+        16 - o.batches.values().sum::<u64>() as usize,
+        "{gaps:?}"
+    );
 }
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
@@ -1217,9 +1352,21 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         "QP 255 records at {t255:?}; QP 77 at {t77:?}; held pulses {}; batches {:?}",
         o.counters["sq_held"], o.batches
     );
-    assert_eq!(t255.iter().filter(|&&c| c < 400).count(), RTX_SLOTS, "4 messages before any acknowledgement");
-    assert!(t77[0] >= 150 && t77[0] < 150 + 20, "QP 77 served while QP 255 is held: cycle {}", t77[0]);
-    assert!(o.counters["sq_held"] >= 50, "QP 255 re-checked while held: {}", o.counters["sq_held"]);
+    assert_eq!(
+        t255.iter().filter(|&&c| c < 400).count(),
+        RTX_SLOTS,
+        "4 messages before any acknowledgement"
+    );
+    assert!(
+        t77[0] >= 150 && t77[0] < 150 + 20,
+        "QP 77 served while QP 255 is held: cycle {}",
+        t77[0]
+    );
+    assert!(
+        o.counters["sq_held"] >= 50,
+        "QP 255 re-checked while held: {}",
+        o.counters["sq_held"]
+    );
     assert_eq!(t255.len(), 16);
     assert_eq!(o.max_unacked[&255], RTX_SLOTS);
     assert_eq!(o.counters["db_stale"], 0);
@@ -1245,7 +1392,11 @@ fn qp_in_error_is_not_held() {
     check_common(&o);
     let t255 = &o.take_cycles[&255];
     eprintln!("QP 255 records at {t255:?}; held pulses {}", o.counters["sq_held"]);
-    assert_eq!(t255.iter().filter(|&&c| c < 400).count(), RTX_SLOTS, "4 messages before the error report");
+    assert_eq!(
+        t255.iter().filter(|&&c| c < 400).count(),
+        RTX_SLOTS,
+        "4 messages before the error report"
+    );
     assert_eq!(t255.len(), 16, "the other 12 after it");
     assert!(o.counters["sq_held"] >= 50);
 }

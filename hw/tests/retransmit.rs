@@ -50,11 +50,30 @@ struct Slot {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Out {
-    Rtx { qp: u8, psn: u32, ev: u8, len: u16, reason: u8 },
-    Mark { qp: u8, ev: u8, reason: u8 },
-    Ack { qp: u8, una: u32, bytes: u32 },
-    Rto { qp: u8 },
-    Err { qp: u8, psn: u32 },
+    Rtx {
+        qp: u8,
+        psn: u32,
+        ev: u8,
+        len: u16,
+        reason: u8,
+    },
+    Mark {
+        qp: u8,
+        ev: u8,
+        reason: u8,
+    },
+    Ack {
+        qp: u8,
+        una: u32,
+        bytes: u32,
+    },
+    Rto {
+        qp: u8,
+    },
+    Err {
+        qp: u8,
+        psn: u32,
+    },
     Unsent,
     Drop,
     Stale,
@@ -141,7 +160,15 @@ impl RefQp {
         self.evs[ev as usize].0 = seq.wrapping_add(1);
         let old = *self.slot(p);
         let ret = if new { 0 } else { old.ret };
-        *self.slot(p) = Slot { ev, seq, time, len, ret, resent: !new, ..Default::default() };
+        *self.slot(p) = Slot {
+            ev,
+            seq,
+            time,
+            len,
+            ret,
+            resent: !new,
+            ..Default::default()
+        };
         if new {
             self.nxt = self.nxt.next();
         }
@@ -165,7 +192,13 @@ impl RefQp {
         let (cum, base) = (Psn::new(cum), Psn::new(base));
         let bad_cum = cum.next().after(self.nxt);
         let nb = self.nxt.distance(base);
-        let bad_bits = if nb <= 0 { bm != 0 } else if nb < 64 { bm >> nb != 0 } else { false };
+        let bad_bits = if nb <= 0 {
+            bm != 0
+        } else if nb < 64 {
+            bm >> nb != 0
+        } else {
+            false
+        };
         if bad_cum || bad_bits {
             out.push(Out::Unsent);
             return;
@@ -204,26 +237,49 @@ impl RefQp {
             let e = self.evs[s.ev as usize];
             let gap = e.1.wrapping_sub(s.seq);
             let lost_reorder = e.2 && (gap as i16) >= 0 && gap > self.cfg.reorder;
-            let lost_stall =
-                self.hwv && self.cfg.allow != 0 && sd32(s.time, self.hw.wrapping_sub(self.cfg.allow)) < 0;
+            let lost_stall = self.hwv && self.cfg.allow != 0 && sd32(s.time, self.hw.wrapping_sub(self.cfg.allow)) < 0;
             if live && s.oow {
                 if una_new != self.una {
                     let sl = self.slot(p);
                     sl.queued = true;
                     sl.oow = false;
-                    out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::OUT_OF_WINDOW as u8 });
+                    out.push(Out::Rtx {
+                        qp,
+                        psn: p.value(),
+                        ev: s.ev,
+                        len: s.len,
+                        reason: reason::OUT_OF_WINDOW as u8,
+                    });
                 }
             } else if live && (lost_reorder || lost_stall) {
                 self.slot(p).queued = true;
-                out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::LOSS as u8 });
-                let r = if lost_reorder { mark_reason::LOSS } else { mark_reason::STALL };
-                out.push(Out::Mark { qp, ev: s.ev, reason: r as u8 });
+                out.push(Out::Rtx {
+                    qp,
+                    psn: p.value(),
+                    ev: s.ev,
+                    len: s.len,
+                    reason: reason::LOSS as u8,
+                });
+                let r = if lost_reorder {
+                    mark_reason::LOSS
+                } else {
+                    mark_reason::STALL
+                };
+                out.push(Out::Mark {
+                    qp,
+                    ev: s.ev,
+                    reason: r as u8,
+                });
             }
             p = p.next();
         }
         let moved = una_new != self.una;
         if bytes > 0 || moved {
-            out.push(Out::Ack { qp, una: una_new.value(), bytes });
+            out.push(Out::Ack {
+                qp,
+                una: una_new.value(),
+                bytes,
+            });
             self.tack = true;
         }
         if una_new == self.nxt {
@@ -259,7 +315,13 @@ impl RefQp {
         }
         if trim {
             self.slot(p).queued = true;
-            out.push(Out::Rtx { qp, psn, ev: s.ev, len: s.len, reason: reason::TRIM as u8 });
+            out.push(Out::Rtx {
+                qp,
+                psn,
+                ev: s.ev,
+                len: s.len,
+                reason: reason::TRIM as u8,
+            });
         } else {
             self.slot(p).oow = true;
         }
@@ -295,8 +357,18 @@ impl RefQp {
             if !s.acked && !s.queued && !s.oow && sd32(line, s.time) >= 0 {
                 self.slot(p).queued = true;
                 self.tail_lost += 1;
-                out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::LOSS as u8 });
-                out.push(Out::Mark { qp, ev: s.ev, reason: mark_reason::STALL as u8 });
+                out.push(Out::Rtx {
+                    qp,
+                    psn: p.value(),
+                    ev: s.ev,
+                    len: s.len,
+                    reason: reason::LOSS as u8,
+                });
+                out.push(Out::Mark {
+                    qp,
+                    ev: s.ev,
+                    reason: mark_reason::STALL as u8,
+                });
             }
             p = p.next();
         }
@@ -316,7 +388,13 @@ impl RefQp {
                 let sl = self.slot(p);
                 sl.queued = true;
                 sl.oow = false;
-                out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::OUT_OF_WINDOW as u8 });
+                out.push(Out::Rtx {
+                    qp,
+                    psn: p.value(),
+                    ev: s.ev,
+                    len: s.len,
+                    reason: reason::OUT_OF_WINDOW as u8,
+                });
             } else if live && sd32(now, dl) >= 0 {
                 let budget = u32::from(self.cfg.lin) + u32::from(self.cfg.exp);
                 if u64::from(self.cfg.exp) != RETRY_INFINITE && u32::from(s.ret) >= budget {
@@ -330,8 +408,18 @@ impl RefQp {
                 sl.ret += 1;
                 sl.queued = true;
                 fired = true;
-                out.push(Out::Rtx { qp, psn: p.value(), ev: s.ev, len: s.len, reason: reason::TIMEOUT as u8 });
-                out.push(Out::Mark { qp, ev: s.ev, reason: mark_reason::TIMEOUT as u8 });
+                out.push(Out::Rtx {
+                    qp,
+                    psn: p.value(),
+                    ev: s.ev,
+                    len: s.len,
+                    reason: reason::TIMEOUT as u8,
+                });
+                out.push(Out::Mark {
+                    qp,
+                    ev: s.ev,
+                    reason: mark_reason::TIMEOUT as u8,
+                });
             } else if live {
                 let r = dl.wrapping_sub(now);
                 rem = Some(rem.map_or(r, |m| m.min(r)));
@@ -358,11 +446,39 @@ enum Rec {
 const QPS: usize = 4;
 const STARTS: [u32; QPS] = [0xFF_FFF0, 100, 0x80_0000, 7];
 const CFGS: [Cfg; QPS] = [
-    Cfg { rto: 8000, allow: 3000, reorder: 3, lin: 2, exp: 25, age: 5000 },
-    Cfg { rto: 6000, allow: 2000, reorder: 3, lin: 1, exp: 25, age: 3500 },
+    Cfg {
+        rto: 8000,
+        allow: 3000,
+        reorder: 3,
+        lin: 2,
+        exp: 25,
+        age: 5000,
+    },
+    Cfg {
+        rto: 6000,
+        allow: 2000,
+        reorder: 3,
+        lin: 1,
+        exp: 25,
+        age: 3500,
+    },
     // Finite budget: reaches QP error under the heavy loss below.
-    Cfg { rto: 5000, allow: 0, reorder: 3, lin: 1, exp: 1, age: 0 },
-    Cfg { rto: 9000, allow: 4000, reorder: 1, lin: 7, exp: 25, age: 6000 },
+    Cfg {
+        rto: 5000,
+        allow: 0,
+        reorder: 3,
+        lin: 1,
+        exp: 1,
+        age: 0,
+    },
+    Cfg {
+        rto: 9000,
+        allow: 4000,
+        reorder: 1,
+        lin: 7,
+        exp: 25,
+        age: 6000,
+    },
 ];
 /// Per QP: random loss percentage and the EV that drops everything.
 const LOSS: [u64; QPS] = [5, 10, 50, 15];
@@ -410,7 +526,10 @@ impl World {
         if r.err {
             // Restart an errored QP (after its error was seen).
             let psn = r.nxt.add(1000).value();
-            self.peers[q] = Peer { expected: psn, ..Default::default() };
+            self.peers[q] = Peer {
+                expected: psn,
+                ..Default::default()
+            };
             return Rec::Init { qp, psn };
         }
         if c < 12 {
@@ -428,7 +547,11 @@ impl World {
         if c < 55 {
             let n = r.outstanding();
             if n < 24 || self.rng.chance(2) {
-                let psn = if self.rng.chance(3) { r.nxt.add(1 + self.rng.below(300) as u32).value() } else { r.nxt.value() };
+                let psn = if self.rng.chance(3) {
+                    r.nxt.add(1 + self.rng.below(300) as u32).value()
+                } else {
+                    r.nxt.value()
+                };
                 let ev = self.rng.below(EVS[q]) as u8;
                 let len = 64 + self.rng.below(4033) as u16;
                 if psn == r.nxt.value() {
@@ -453,8 +576,14 @@ impl World {
                 peer.expected = Psn::new(peer.expected).next().value();
             }
             let e = Psn::new(peer.expected);
-            let base = if self.rng.chance(80) { e } else { e.add(self.rng.below(20) as u32) };
-            let mut bm = (0..64).filter(|&i| peer.received.contains(&base.add(i).value())).fold(0u64, |a, i| a | 1 << i);
+            let base = if self.rng.chance(80) {
+                e
+            } else {
+                e.add(self.rng.below(20) as u32)
+            };
+            let mut bm = (0..64)
+                .filter(|&i| peer.received.contains(&base.add(i).value()))
+                .fold(0u64, |a, i| a | 1 << i);
             let mut cum = e.sub(1).value();
             if self.rng.chance(3) {
                 // Acknowledges something never sent.
@@ -464,7 +593,12 @@ impl World {
                     bm |= 1 << 63;
                 }
             }
-            return Rec::Sack { qp, cum, base: base.value(), bm };
+            return Rec::Sack {
+                qp,
+                cum,
+                base: base.value(),
+                bm,
+            };
         }
         // A NACK for an outstanding PSN (some stale, some unsent).
         let n = r.outstanding();
@@ -477,7 +611,12 @@ impl World {
             Some(s) if !self.rng.chance(20) => s.time,
             _ => self.rng.next() as u32,
         };
-        Rec::Nack { qp, psn, echo, trim: self.rng.chance(70) }
+        Rec::Nack {
+            qp,
+            psn,
+            echo,
+            trim: self.rng.chance(70),
+        }
     }
     fn apply(&mut self, rec: Rec, out: &mut Vec<Out>) {
         match rec {
@@ -500,7 +639,9 @@ impl World {
 }
 
 fn u<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 fn cfg_row(c: &Cfg) -> Bits<256> {
@@ -511,8 +652,14 @@ fn cfg_row(c: &Cfg) -> Bits<256> {
 
 #[test]
 fn retransmit_matches_requester_rules() {
-    let seed = std::env::var("RETX_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x4E7A_0001u64);
-    let n_recs: usize = std::env::var("RETX_RECS").ok().and_then(|s| s.parse().ok()).unwrap_or(900);
+    let seed = std::env::var("RETX_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x4E7A_0001u64);
+    let n_recs: usize = std::env::var("RETX_RECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(900);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
     let tail_lost = Arc::new(Mutex::new(0usize));
     let tail2 = tail_lost.clone();
@@ -543,7 +690,12 @@ fn retransmit_matches_requester_rules() {
         x.cfg_data.next = Bits::<256>::from((QPS - 1) as u64);
         wait_clock_cycle!(sim, clock, x);
         x.cfg_valid.next = false;
-        let mut recs: Vec<Rec> = (0..QPS).map(|q| Rec::Init { qp: q as u8, psn: STARTS[q] }).collect();
+        let mut recs: Vec<Rec> = (0..QPS)
+            .map(|q| Rec::Init {
+                qp: q as u8,
+                psn: STARTS[q],
+            })
+            .collect();
         for (peer, &s) in w.peers.iter_mut().zip(STARTS.iter()) {
             peer.expected = s;
         }
@@ -585,14 +737,24 @@ fn retransmit_matches_requester_rules() {
                         x.op_bitmap.next = bm.into();
                     }
                     Rec::Nack { qp, psn, echo, trim } => {
-                        x.op_kind.next = if trim { kind::NACK_TRIM.into() } else { kind::NACK_OOW.into() };
+                        x.op_kind.next = if trim {
+                            kind::NACK_TRIM.into()
+                        } else {
+                            kind::NACK_OOW.into()
+                        };
                         x.op_qp.next = u64::from(qp).into();
                         x.op_psn.next = u64::from(psn).into();
                         x.op_time.next = u64::from(echo).into();
                     }
                     Rec::Tick => {}
                 }
-                let rdy = [stall.chance(70), stall.chance(70), stall.chance(70), stall.chance(70), stall.chance(70)];
+                let rdy = [
+                    stall.chance(70),
+                    stall.chance(70),
+                    stall.chance(70),
+                    stall.chance(70),
+                    stall.chance(70),
+                ];
                 x.rtx_ready.next = rdy[0];
                 x.mark_ready.next = rdy[1];
                 x.ack_ready.next = rdy[2];
@@ -612,28 +774,49 @@ fn retransmit_matches_requester_rules() {
                     event = true;
                 }
                 if x.mark_valid.val() && rdy[1] {
-                    got.push(Out::Mark { qp: u(x.mark_qp.val()) as u8, ev: u(x.mark_ev.val()) as u8, reason: u(x.mark_reason.val()) as u8 });
+                    got.push(Out::Mark {
+                        qp: u(x.mark_qp.val()) as u8,
+                        ev: u(x.mark_ev.val()) as u8,
+                        reason: u(x.mark_reason.val()) as u8,
+                    });
                     event = true;
                 }
                 if x.ack_valid.val() && rdy[2] {
-                    got.push(Out::Ack { qp: u(x.ack_qp.val()) as u8, una: u(x.ack_una.val()) as u32, bytes: u(x.ack_bytes.val()) as u32 });
+                    got.push(Out::Ack {
+                        qp: u(x.ack_qp.val()) as u8,
+                        una: u(x.ack_una.val()) as u32,
+                        bytes: u(x.ack_bytes.val()) as u32,
+                    });
                     event = true;
                 }
                 if x.rto_valid.val() && rdy[3] {
-                    got.push(Out::Rto { qp: u(x.rto_qp.val()) as u8 });
+                    got.push(Out::Rto {
+                        qp: u(x.rto_qp.val()) as u8,
+                    });
                     event = true;
                 }
                 if x.err_valid.val() && rdy[4] {
-                    got.push(Out::Err { qp: u(x.err_qp.val()) as u8, psn: u(x.err_psn.val()) as u32 });
+                    got.push(Out::Err {
+                        qp: u(x.err_qp.val()) as u8,
+                        psn: u(x.err_psn.val()) as u32,
+                    });
                     event = true;
                 }
-                for (c, o) in [(x.cnt_ack_unsent.val(), Out::Unsent), (x.cnt_drop.val(), Out::Drop), (x.cnt_stale_nack.val(), Out::Stale)] {
+                for (c, o) in [
+                    (x.cnt_ack_unsent.val(), Out::Unsent),
+                    (x.cnt_drop.val(), Out::Drop),
+                    (x.cnt_stale_nack.val(), Out::Stale),
+                ] {
                     if c {
                         got.push(o);
                         event = true;
                     }
                 }
-                let pending = x.rtx_valid.val() || x.mark_valid.val() || x.ack_valid.val() || x.rto_valid.val() || x.err_valid.val();
+                let pending = x.rtx_valid.val()
+                    || x.mark_valid.val()
+                    || x.ack_valid.val()
+                    || x.rto_valid.val()
+                    || x.err_valid.val();
                 wait_clock_true!(sim, clock, x);
                 if taken {
                     present = false;
@@ -686,11 +869,10 @@ fn retransmit_matches_requester_rules() {
         ("dropped record", count(&|o| matches!(o, Out::Drop))),
         ("stale nack", count(&|o| matches!(o, Out::Stale))),
     ];
-    let wraps = l
-        .1
-        .iter()
-        .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
-        .count();
+    let wraps =
+        l.1.iter()
+            .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
+            .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
     let tail = *tail_lost.lock().unwrap();
     eprintln!("losses found by the tail check: {tail}");
@@ -723,7 +905,14 @@ fn retransmit_rto_backoff_example() {
         x.cfg_valid.next = true;
         x.cfg_table.next = CFG_TABLE_QP.into();
         x.cfg_index.next = 0.into();
-        x.cfg_data.next = cfg_row(&Cfg { rto: RTO, allow: 0, reorder: 3, lin: 2, exp: 1, age: 0 });
+        x.cfg_data.next = cfg_row(&Cfg {
+            rto: RTO,
+            allow: 0,
+            reorder: 3,
+            lin: 2,
+            exp: 1,
+            age: 0,
+        });
         wait_clock_cycle!(sim, clock, x);
         x.cfg_table.next = CFG_TABLE_GLOBAL.into();
         x.cfg_data.next = 0.into();
@@ -753,14 +942,26 @@ fn retransmit_rto_backoff_example() {
                     let ev = u(x.rtx_ev.val()) as u8;
                     f2.lock().unwrap().push((
                         now,
-                        Out::Rtx { qp: 0, psn: u(x.rtx_psn.val()) as u32, ev, len: 1000, reason: u(x.rtx_reason.val()) as u8 },
+                        Out::Rtx {
+                            qp: 0,
+                            psn: u(x.rtx_psn.val()) as u32,
+                            ev,
+                            len: 1000,
+                            reason: u(x.rtx_reason.val()) as u8,
+                        },
                     ));
                     // Resend at once on another EV.
                     queue.push((kind::SENT, u(x.rtx_psn.val()) as u32, ev ^ 1));
                     event = true;
                 }
                 if x.err_valid.val() {
-                    f2.lock().unwrap().push((now, Out::Err { qp: 0, psn: u(x.err_psn.val()) as u32 }));
+                    f2.lock().unwrap().push((
+                        now,
+                        Out::Err {
+                            qp: 0,
+                            psn: u(x.err_psn.val()) as u32,
+                        },
+                    ));
                     event = true;
                 }
                 wait_clock_true!(sim, clock, x);
@@ -784,9 +985,36 @@ fn retransmit_rto_backoff_example() {
     eprintln!("{got:?}");
     let to = reason::TIMEOUT as u8;
     let want = vec![
-        (RTO, Out::Rtx { qp: 0, psn: 0, ev: 1, len: 1000, reason: to }),
-        (2 * RTO, Out::Rtx { qp: 0, psn: 0, ev: 0, len: 1000, reason: to }),
-        (4 * RTO, Out::Rtx { qp: 0, psn: 0, ev: 1, len: 1000, reason: to }),
+        (
+            RTO,
+            Out::Rtx {
+                qp: 0,
+                psn: 0,
+                ev: 1,
+                len: 1000,
+                reason: to,
+            },
+        ),
+        (
+            2 * RTO,
+            Out::Rtx {
+                qp: 0,
+                psn: 0,
+                ev: 0,
+                len: 1000,
+                reason: to,
+            },
+        ),
+        (
+            4 * RTO,
+            Out::Rtx {
+                qp: 0,
+                psn: 0,
+                ev: 1,
+                len: 1000,
+                reason: to,
+            },
+        ),
         (8 * RTO, Out::Err { qp: 0, psn: 0 }),
     ];
     assert_eq!(got, want);

@@ -17,7 +17,9 @@ mod rng;
 use rng::Rng;
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 const TABLE: u8 = 2;
@@ -31,7 +33,13 @@ enum Op {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Out {
-    Write { addr: u64, len: u64, keep: u64, word0: u64, word3: u64 },
+    Write {
+        addr: u64,
+        len: u64,
+        keep: u64,
+        word0: u64,
+        word3: u64,
+    },
     Overflow,
 }
 
@@ -48,7 +56,11 @@ fn run(log2_entry: u32, seed: u64) {
     let rings = [0u64, 7, 255];
     let mut ops = Vec::new();
     for (k, &ring) in rings.iter().enumerate() {
-        ops.push(Op::Setup { ring, base: 0x1_0000_0000 * (k as u64 + 1), log2: [2, 3, 1][k] });
+        ops.push(Op::Setup {
+            ring,
+            base: 0x1_0000_0000 * (k as u64 + 1),
+            log2: [2, 3, 1][k],
+        });
     }
     // The script and the reference are built together so the consumer
     // index follows what was written (a driver consumes only entries it
@@ -57,7 +69,14 @@ fn run(log2_entry: u32, seed: u64) {
     let mut want = Vec::new();
     let bytes = 1u64 << log2_entry;
     let apply = |op: Op, refs: &mut [RefRing; 256], want: &mut Vec<Out>| match op {
-        Op::Setup { ring, base, log2 } => refs[ring as usize] = RefRing { base, log2, pi: 0, ci: 0 },
+        Op::Setup { ring, base, log2 } => {
+            refs[ring as usize] = RefRing {
+                base,
+                log2,
+                pi: 0,
+                ci: 0,
+            }
+        }
         Op::Consumed { ring, ci } => refs[ring as usize].ci = ci,
         Op::Entry { ring, tag } => {
             let rr = &mut refs[ring as usize];
@@ -87,9 +106,16 @@ fn run(log2_entry: u32, seed: u64) {
             0..=6 => Op::Entry { ring, tag: 0x1000 + i },
             7 | 8 => {
                 let rr = refs[ring as usize];
-                Op::Consumed { ring, ci: rr.ci + r.below(rr.pi - rr.ci + 1) }
+                Op::Consumed {
+                    ring,
+                    ci: rr.ci + r.below(rr.pi - rr.ci + 1),
+                }
             }
-            _ if i > 120 => Op::Setup { ring, base: 0x9_0000_0000 + (k as u64) * 0x1000, log2: 2 },
+            _ if i > 120 => Op::Setup {
+                ring,
+                base: 0x9_0000_0000 + (k as u64) * 0x1000,
+                log2: 2,
+            },
             _ => continue,
         };
         // Setting a ring up again resets the driver's consumer index too.
@@ -200,9 +226,15 @@ fn run(log2_entry: u32, seed: u64) {
         .iter()
         .filter(|o| matches!(o, Out::Write { word0, .. } if word0 & 1 == 0))
         .count();
-    eprintln!("{} outputs: {overflows} overflows, {wraps} second-pass entries", want.len());
+    eprintln!(
+        "{} outputs: {overflows} overflows, {wraps} second-pass entries",
+        want.len()
+    );
     assert_eq!(*got, want);
-    assert!(overflows >= 3 && wraps >= 3, "coverage: {overflows} overflows, {wraps} phase-0 entries");
+    assert!(
+        overflows >= 3 && wraps >= 3,
+        "coverage: {overflows} overflows, {wraps} phase-0 entries"
+    );
 }
 
 #[test]

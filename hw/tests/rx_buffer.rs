@@ -55,7 +55,9 @@ fn keep(n: usize) -> Bits<64> {
 
 /// A value of up to 64 bits (`index()` only takes short vectors).
 fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,14 +119,21 @@ struct Outcome {
 /// payload starts at several offsets; `payload` random bytes.
 fn golden_frame(r: &mut Rng, payload: usize) -> Vec<u8> {
     let with_reth = r.chance(50);
-    let opcode = if with_reth { Opcode::WriteOnlyImm } else { Opcode::WriteMiddle };
+    let opcode = if with_reth {
+        Opcode::WriteOnlyImm
+    } else {
+        Opcode::WriteMiddle
+    };
     let ext = DataExtRepr {
         ev_index: r.below(128) as u16,
         retransmit: false,
         ev_seq: r.next() as u32,
         tx_ts: r.next() as u32,
         msg_offset: 0,
-        placement: (!with_reth).then_some(PlacementRepr { va: r.next(), rkey: r.next() as u32 }),
+        placement: (!with_reth).then_some(PlacementRepr {
+            va: r.next(),
+            rkey: r.next() as u32,
+        }),
     };
     let bytes: Vec<u8> = (0..payload).map(|_| r.next() as u8).collect();
     let ev = r.below(1 << 16) as u32;
@@ -133,15 +142,26 @@ fn golden_frame(r: &mut Rng, payload: usize) -> Vec<u8> {
     // Drawn whatever the opcode, so the random stream (and every frame
     // after this one) does not depend on it.
     let (va, rkey, imm) = (r.next(), r.next() as u32, r.next() as u32);
-    let pkt = RocePacket::write(opcode, dest_qp, psn, bytes).on_ev(ev).with_ack_req(true).with_reth(va, rkey).with_imm(imm).with_data_ext(ext);
-    let encap = if r.chance(50) { Encap::test_v4() } else { Encap::test_v6() };
+    let pkt = RocePacket::write(opcode, dest_qp, psn, bytes)
+        .on_ev(ev)
+        .with_ack_req(true)
+        .with_reth(va, rkey)
+        .with_imm(imm)
+        .with_data_ext(ext);
+    let encap = if r.chance(50) {
+        Encap::test_v4()
+    } else {
+        Encap::test_v6()
+    };
     pkt.to_frame(&encap).expect("a valid MRC WRITE")
 }
 
 /// The payload range the parser's record carries for `frame`, from the
 /// golden parser (`None` for frames it would drop).
 fn golden_payload(frame: &[u8]) -> Option<(usize, usize)> {
-    parse_frame_headers(frame).ok().map(|h| (h.payload.start, h.payload.len()))
+    parse_frame_headers(frame)
+        .ok()
+        .map(|h| (h.payload.start, h.payload.len()))
 }
 
 fn make_frames(r: &mut Rng, n: usize) -> Vec<Vec<u8>> {
@@ -155,12 +175,14 @@ fn make_frames(r: &mut Rng, n: usize) -> Vec<Vec<u8>> {
             // minimum-size frames only (which fill the descriptor queue).
             let small_block = (i / 24) % 3 == 2;
             let len = match if small_block { 0 } else { r.below(10) } {
-                0 => 60 + r.below(8) as usize,                       // minimum size
-                1 => 64 * (1 + r.below(16) as usize),                // whole beats
-                2 => 64 * (1 + r.below(16) as usize) + 1,            // one byte into a beat
-                _ => 60 + r.below(1100 - 60 + 1) as usize,           // anything
+                0 => 60 + r.below(8) as usize,             // minimum size
+                1 => 64 * (1 + r.below(16) as usize),      // whole beats
+                2 => 64 * (1 + r.below(16) as usize) + 1,  // one byte into a beat
+                _ => 60 + r.below(1100 - 60 + 1) as usize, // anything
             };
-            (0..len).map(|k| (r.next() as u8) ^ (i as u8).wrapping_mul(31) ^ (k as u8)).collect()
+            (0..len)
+                .map(|k| (r.next() as u8) ^ (i as u8).wrapping_mul(31) ^ (k as u8))
+                .collect()
         })
         .collect()
 }
@@ -195,7 +217,16 @@ fn make_cmd(r: &mut Rng, index: usize, frame: &[u8], id: u64, base: u64) -> Cmd 
     };
     // Each command gets its own 64 KiB window; the start is unaligned.
     let addr = base + (index as u64) * 0x1_0000 + r.below(0x8000);
-    Cmd { frame: index, golden: golden.is_some(), id, kind, wrong_id: false, addr, off, len }
+    Cmd {
+        frame: index,
+        golden: golden.is_some(),
+        id,
+        kind,
+        wrong_id: false,
+        addr,
+        off,
+        len,
+    }
 }
 
 fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
@@ -336,10 +367,12 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
                 match (tlast_cycles.pop_front(), predicted.pop_front()) {
                     (Some((f, c)), Some(drop)) => {
                         if cycle != c + 3 {
-                            o.errors.push(format!("frame {f}: status in cycle {cycle}, tlast in {c}"));
+                            o.errors
+                                .push(format!("frame {f}: status in cycle {cycle}, tlast in {c}"));
                         }
                         if stored == drop {
-                            o.errors.push(format!("frame {f}: stored={stored}, reference drop={drop}"));
+                            o.errors
+                                .push(format!("frame {f}: stored={stored}, reference drop={drop}"));
                         }
                         if stored {
                             if let Some(n) = next_id {
@@ -405,7 +438,8 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
                                 o.errors.push(format!("cycle {cycle}: keep {k:#x} for {n} bytes"));
                             }
                             if last != (*done + n == *len) {
-                                o.errors.push(format!("cycle {cycle}: last={last} at {done}+{n} of {len}"));
+                                o.errors
+                                    .push(format!("cycle {cycle}: last={last} at {done}+{n} of {len}"));
                             }
                             for (lane, b) in data.iter().enumerate() {
                                 if k >> lane & 1 == 1 && o.host.insert(*addr + (*done + lane) as u64, *b).is_some() {
@@ -430,7 +464,11 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
                     o.data_stall_cycles += 1;
                 }
             }
-            let busy = fi < fr.len() || !pending.is_empty() || !tlast_cycles.is_empty() || !live.is_empty() || !reqs.is_empty();
+            let busy = fi < fr.len()
+                || !pending.is_empty()
+                || !tlast_cycles.is_empty()
+                || !live.is_empty()
+                || !reqs.is_empty();
             idle = if busy { 0 } else { idle + 1 };
             wait_clock_true!(sim, clock, x);
             cycle += 1;
@@ -444,7 +482,11 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     // The same cycles on the emitted Verilog: every output, every cycle.
     rec.check_verilog("mrc_rx_buffer_small", RxBufferSmall::default());
     let mut o = std::mem::take(&mut *out.lock().unwrap());
-    eprintln!("seed {seed:#x}: {n_frames} frames, {} cycles simulated in {:?}", o.cycles, t.elapsed());
+    eprintln!(
+        "seed {seed:#x}: {n_frames} frames, {} cycles simulated in {:?}",
+        o.cycles,
+        t.elapsed()
+    );
     // Host memory must be exactly the placements' bytes.
     let mut want: HashMap<u64, u8> = HashMap::new();
     for c in o.cmds.iter().filter(|c| c.kind == Kind::Place) {
@@ -455,7 +497,9 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     if want != o.host {
         let missing = want.iter().filter(|(a, b)| o.host.get(a) != Some(b)).count();
         let extra = o.host.keys().filter(|a| !want.contains_key(a)).count();
-        o.errors.push(format!("host memory: {missing} bytes missing or wrong, {extra} bytes written outside placements"));
+        o.errors.push(format!(
+            "host memory: {missing} bytes missing or wrong, {extra} bytes written outside placements"
+        ));
     }
     for c in o.cmds.iter().filter(|c| c.kind == Kind::Place) {
         o.shifts.insert(c.off % 64);
@@ -556,7 +600,10 @@ fn custom_leaves_verilog_proven_equal_to_models() {
     }
     let rtl = hw::flow::emit_block("mrc_rx_buffer", &mut RxBufferSmall::default());
     let module = |name: &str| -> String {
-        let start = rtl.verilog.find(&format!("module {name}(")).unwrap_or_else(|| panic!("no module {name}"));
+        let start = rtl
+            .verilog
+            .find(&format!("module {name}("))
+            .unwrap_or_else(|| panic!("no module {name}"));
         let end = start + rtl.verilog[start..].find("endmodule").unwrap() + "endmodule".len();
         rtl.verilog[start..end].to_string()
     };
@@ -578,7 +625,15 @@ endmodule
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rx_buffer_leaves");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("leaves.v");
-    std::fs::write(&file, format!("{}\n{}\n{reference}", module("mrc_rx_buffer__funnel"), module("mrc_rx_buffer__kl"))).unwrap();
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n{reference}",
+            module("mrc_rx_buffer__funnel"),
+            module("mrc_rx_buffer__kl")
+        ),
+    )
+    .unwrap();
     // The funnel by per-output-bit equivalence (`equiv_simple`: seconds; a
     // monolithic `miter` + `sat` over all 1030 inputs takes minutes), the
     // keep encoder by SAT over its 7-bit lane count.
@@ -588,9 +643,17 @@ endmodule
         file.display(),
         file.display()
     );
-    let out = std::process::Command::new("yosys").arg("-p").arg(script).output().unwrap();
+    let out = std::process::Command::new("yosys")
+        .arg("-p")
+        .arg(script)
+        .output()
+        .unwrap();
     let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "yosys failed:\n{}", &log[log.len().saturating_sub(3000)..]);
+    assert!(
+        out.status.success(),
+        "yosys failed:\n{}",
+        &log[log.len().saturating_sub(3000)..]
+    );
     assert!(log.contains("Equivalence successfully proven!"), "{log}");
     assert!(log.contains("SAT proof finished - no model found: SUCCESS!"), "{log}");
 }

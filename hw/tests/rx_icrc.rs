@@ -26,7 +26,10 @@ fn next(s: &mut u64) -> u64 {
 /// The frame of a WRITE (`opcode`) of `payload` bytes on EV `ev`.
 fn write_frame(opcode: Opcode, payload: usize, ev: u32, encap: &Encap) -> Vec<u8> {
     let payload: Vec<u8> = (0..payload).map(|i| (i * 31 + 7) as u8).collect();
-    let pkt = RocePacket::write(opcode, 0x12_3456, Psn::new(77), payload).on_ev(ev).with_reth(0x1000, 5).with_imm(9);
+    let pkt = RocePacket::write(opcode, 0x12_3456, Psn::new(77), payload)
+        .on_ev(ev)
+        .with_reth(0x1000, 5)
+        .with_imm(9);
     pkt.to_frame(encap).expect("a valid WRITE")
 }
 
@@ -39,7 +42,10 @@ fn golden_ok(f: &[u8]) -> bool {
     let (hl, len) = if is6 {
         (40, 40 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]])))
     } else {
-        (usize::from(f[ip] & 0x0F) * 4, usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])))
+        (
+            usize::from(f[ip] & 0x0F) * 4,
+            usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])),
+        )
     };
     let end = ip + len;
     let c = icrc::compute_icrc(&f[ip..end - 4], hl, is6);
@@ -57,7 +63,10 @@ fn checkable(f: &[u8]) -> bool {
     let (hl, len) = if is6 {
         (40, 40 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]])))
     } else {
-        (usize::from(f[ip] & 0x0F) * 4, usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])))
+        (
+            usize::from(f[ip] & 0x0F) * 4,
+            usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])),
+        )
     };
     hl >= 20 && len >= hl + 8 + 16 && ip + len <= f.len()
 }
@@ -188,7 +197,12 @@ fn verdict_matches_golden_icrc() {
     rec.check_verilog("mrc_rx_icrc", RxIcrc::default());
     let got = got.lock().unwrap();
     let lasts = lasts.lock().unwrap();
-    eprintln!("{} frames ({bad} bad), {} cycles simulated in {:?}", frames.len(), lasts.last().unwrap() + 6, t.elapsed());
+    eprintln!(
+        "{} frames ({bad} bad), {} cycles simulated in {:?}",
+        frames.len(),
+        lasts.last().unwrap() + 6,
+        t.elapsed()
+    );
     assert_eq!(got.len(), want.len(), "one verdict per frame");
     for (i, ((&(at, ok), &w), &last)) in got.iter().zip(&want).zip(lasts.iter()).enumerate() {
         assert_eq!(ok, w, "frame {i} ({} bytes)", frames[i].len());

@@ -39,14 +39,24 @@ fn data_ext(placement: bool) -> MrcExtRepr {
         ev_seq: 0xA1B2_C3D4,
         tx_ts: 0x0102_0304,
         msg_offset: 0x4000,
-        placement: placement.then_some(PlacementRepr { va: 0x1122_3344_5566_7788, rkey: 0xCAFE_F00D }),
+        placement: placement.then_some(PlacementRepr {
+            va: 0x1122_3344_5566_7788,
+            rkey: 0xCAFE_F00D,
+        }),
     })
 }
 
 fn packet(opcode: Opcode, x: bool, payload: usize, ev: u32) -> RocePacket {
-    let reth = opcode.has_reth().then_some(RethRepr { va: 0x0000_7F00_DEAD_BEEF, rkey: 0x1357_9BDF, dma_len: 0x10_0000 });
+    let reth = opcode.has_reth().then_some(RethRepr {
+        va: 0x0000_7F00_DEAD_BEEF,
+        rkey: 0x1357_9BDF,
+        dma_len: 0x10_0000,
+    });
     let imm = opcode.has_imm().then_some(0x8765_4321);
-    let aeth = opcode.has_aeth().then_some(AethRepr { syndrome: Syndrome::Ack { credits: 0x1F }, msn: 0x00_0042 });
+    let aeth = opcode.has_aeth().then_some(AethRepr {
+        syndrome: Syndrome::Ack { credits: 0x1F },
+        msn: 0x00_0042,
+    });
     let ext = (x && opcode != Opcode::Cnp && opcode != Opcode::Ack).then(|| data_ext(!opcode.has_reth()));
     let payload: Vec<u8> = (0..payload).map(|i| (i * 7 + 3) as u8).collect();
     RocePacket {
@@ -75,7 +85,14 @@ fn sack(bits: u16) -> MrcExtRepr {
     for (k, w) in bitmap.words.iter_mut().enumerate().take(usize::from(bits) / 64) {
         *w = 0x0F0F_0000_1234_5678 ^ (k as u64);
     }
-    MrcExtRepr::Sack(SackExtRepr { ev_index: 9, ecn_ce_count: 2, echo_ts: 0x55AA_55AA, service_ns: 1000, base: Psn::new(0xFF_FFF0), bitmap })
+    MrcExtRepr::Sack(SackExtRepr {
+        ev_index: 9,
+        ecn_ce_count: 2,
+        echo_ts: 0x55AA_55AA,
+        service_ns: 1000,
+        base: Psn::new(0xFF_FFF0),
+        bitmap,
+    })
 }
 
 fn emit(p: &RocePacket, encap: &Encap) -> Vec<u8> {
@@ -115,14 +132,31 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     ce.ecn_ce = true;
     out.push(("ecn ce v6", emit(&ce, &v6)));
     for bits in [64, 128, 256] {
-        out.push(("sack v4", emit(&ack_with(sack(bits), Syndrome::Ack { credits: 0x1F }), &v4)));
+        out.push((
+            "sack v4",
+            emit(&ack_with(sack(bits), Syndrome::Ack { credits: 0x1F }), &v4),
+        ));
     }
-    out.push(("sack256 v6", emit(&ack_with(sack(256), Syndrome::Ack { credits: 3 }), &v6)));
+    out.push((
+        "sack256 v6",
+        emit(&ack_with(sack(256), Syndrome::Ack { credits: 3 }), &v6),
+    ));
     for kind in [NackKind::Trimmed, NackKind::OutOfWindow, NackKind::RemoteAccess] {
-        let n = MrcExtRepr::Nack(NackExtRepr { kind, ev_index: 3, cum_psn: Psn::new(0xAB_CDEF), echo_ts: 99 });
+        let n = MrcExtRepr::Nack(NackExtRepr {
+            kind,
+            ev_index: 3,
+            cum_psn: Psn::new(0xAB_CDEF),
+            echo_ts: 99,
+        });
         out.push(("nack", emit(&ack_with(n, Syndrome::for_nack(kind)), &v4)));
     }
-    let probe = MrcExtRepr::Probe(ProbeExtRepr { response: true, ev_index: 0xFFFF, probe_id: 0xDEAD_0001, tx_ts: 5, service_ns: 6 });
+    let probe = MrcExtRepr::Probe(ProbeExtRepr {
+        response: true,
+        ev_index: 0xFFFF,
+        probe_id: 0xDEAD_0001,
+        tx_ts: 5,
+        service_ns: 6,
+    });
     out.push(("probe v6", emit(&ack_with(probe, Syndrome::Ack { credits: 0 }), &v6)));
     let long = emit(&packet(Opcode::WriteLast, true, 200, 1), &v4);
     out.push(("trimmed", trim_frame(&long, 10).unwrap()));
@@ -150,22 +184,34 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     };
     out.push(("truncated eth", base[..10].to_vec()));
     out.push(("truncated ip", base[..30].to_vec()));
-    out.push(("ethertype arp", corrupt(&base, &|f| f[12..14].copy_from_slice(&[0x08, 0x06]))));
+    out.push((
+        "ethertype arp",
+        corrupt(&base, &|f| f[12..14].copy_from_slice(&[0x08, 0x06])),
+    ));
     out.push(("ip version 5", corrupt(&base, &|f| f[14] = 0x55)));
     out.push(("ihl 4", corrupt(&base, &|f| f[14] = 0x44)));
-    out.push(("ip total too long", corrupt(&base, &|f| {
-        f[16] = 0x05;
-        fix_ipv4_checksum(f);
-    })));
+    out.push((
+        "ip total too long",
+        corrupt(&base, &|f| {
+            f[16] = 0x05;
+            fix_ipv4_checksum(f);
+        }),
+    ));
     out.push(("ip checksum", corrupt(&base, &|f| f[22] ^= 1)));
-    out.push(("fragment", corrupt(&base, &|f| {
-        f[20] = 0x20;
-        fix_ipv4_checksum(f);
-    })));
-    out.push(("tcp", corrupt(&base, &|f| {
-        f[23] = 6;
-        fix_ipv4_checksum(f);
-    })));
+    out.push((
+        "fragment",
+        corrupt(&base, &|f| {
+            f[20] = 0x20;
+            fix_ipv4_checksum(f);
+        }),
+    ));
+    out.push((
+        "tcp",
+        corrupt(&base, &|f| {
+            f[23] = 6;
+            fix_ipv4_checksum(f);
+        }),
+    ));
     out.push(("udp port", corrupt(&base, &|f| f[37] ^= 1)));
     out.push(("udp length", corrupt(&base, &|f| f[39] ^= 4)));
     out.push(("unknown opcode", sealed(&base, &|f| f[42] = 0x04)));
@@ -173,17 +219,43 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("ext version 2", sealed(&base, &|f| f[54] = 0x21)));
     out.push(("ext type 5", sealed(&base, &|f| f[54] = 0x15)));
     out.push(("sack on write", sealed(&base, &|f| f[54] = 0x12)));
-    out.push(("x bit on cnp", sealed(&emit(&packet(Opcode::Cnp, false, 0, 1), &v4), &|f| f[50] |= 0x40)));
+    out.push((
+        "x bit on cnp",
+        sealed(&emit(&packet(Opcode::Cnp, false, 0, 1), &v4), &|f| f[50] |= 0x40),
+    ));
     out.push(("sack width 3", sealed(&ack, &|f| f[59] |= 3)));
-    out.push(("nack kind 0", sealed(&emit(&ack_with(MrcExtRepr::Nack(NackExtRepr { kind: NackKind::Trimmed, ev_index: 1, cum_psn: Psn::new(1), echo_ts: 1 }), Syndrome::for_nack(NackKind::Trimmed)), &v4), &|f| f[59] = 0)));
+    out.push((
+        "nack kind 0",
+        sealed(
+            &emit(
+                &ack_with(
+                    MrcExtRepr::Nack(NackExtRepr {
+                        kind: NackKind::Trimmed,
+                        ev_index: 1,
+                        cum_psn: Psn::new(1),
+                        echo_ts: 1,
+                    }),
+                    Syndrome::for_nack(NackKind::Trimmed),
+                ),
+                &v4,
+            ),
+            &|f| f[59] = 0,
+        ),
+    ));
     out.push(("syndrome mismatch", sealed(&ack, &|f| f[54] = 0x60)));
     out.push(("pad count", sealed(&ack, &|f| f[43] |= 0x30)));
-    out.push(("icrc trailer", corrupt(&base, &|f| {
-        let n = f.len();
-        f[n - 2] ^= 0x80;
-    })));
+    out.push((
+        "icrc trailer",
+        corrupt(&base, &|f| {
+            let n = f.len();
+            f[n - 2] ^= 0x80;
+        }),
+    ));
     out.push(("payload byte", corrupt(&base, &|f| f[70] ^= 0x10)));
-    out.push(("v6 payload length", corrupt(&emit(&packet(Opcode::WriteFirst, true, 5, 1), &v6), &|f| f[19] = 0xFF)));
+    out.push((
+        "v6 payload length",
+        corrupt(&emit(&packet(Opcode::WriteFirst, true, 5, 1), &v6), &|f| f[19] = 0xFF),
+    ));
     out
 }
 
@@ -206,7 +278,10 @@ struct Rec {
 fn expected(frame: &[u8]) -> Rec {
     let mut h = ParsedHeaders::new();
     match parse_frame_checked_into(frame, &mut h) {
-        Err(e) => Rec { reason: e.kind() as u8 + 1, ..Default::default() },
+        Err(e) => Rec {
+            reason: e.kind() as u8 + 1,
+            ..Default::default()
+        },
         Ok(()) => {
             let p = &h.packet;
             let b = &p.bth;
@@ -236,7 +311,9 @@ fn expected(frame: &[u8]) -> Rec {
                     u64::from(b.mrc_ext),
                     u64::from(b.psn.value()),
                 ],
-                reth: p.reth.map_or([0; 3], |r| [r.va, u64::from(r.rkey), u64::from(r.dma_len)]),
+                reth: p
+                    .reth
+                    .map_or([0; 3], |r| [r.va, u64::from(r.rkey), u64::from(r.dma_len)]),
                 imm: p.imm.unwrap_or(0),
                 aeth: p.aeth.map_or([0; 2], |a| [u32::from(a.syndrome.to_u8()), a.msn]),
                 ext,
@@ -262,13 +339,18 @@ fn keep(n: usize) -> Bits<64> {
 
 /// A value of up to 64 bits (`index()` only takes short vectors).
 fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 fn read(x: &RxParser) -> Rec {
     let reason = v(x.out_reason.val()) as u8;
     if reason != 0 {
-        return Rec { reason, ..Default::default() };
+        return Rec {
+            reason,
+            ..Default::default()
+        };
     }
     let u = |b: bool| u64::from(b);
     let xbit = x.out_xbit.val();
@@ -288,7 +370,9 @@ fn read(x: &RxParser) -> Rec {
             _ => 16,
         }
     };
-    let ext = (0..ext_len).map(|i| ext_bits.get_bits::<8>(216 - 8 * i).index() as u8).collect();
+    let ext = (0..ext_len)
+        .map(|i| ext_bits.get_bits::<8>(216 - 8 * i).index() as u8)
+        .collect();
     Rec {
         reason,
         ipv6: x.out_ipv6.val(),
@@ -310,7 +394,11 @@ fn read(x: &RxParser) -> Rec {
             v(x.out_psn.val()),
         ],
         reth: if op.has_reth() {
-            [v(x.out_reth_va.val()), v(x.out_reth_rkey.val()), v(x.out_reth_len.val())]
+            [
+                v(x.out_reth_va.val()),
+                v(x.out_reth_rkey.val()),
+                v(x.out_reth_len.val()),
+            ]
         } else {
             [0; 3]
         },
@@ -384,22 +472,95 @@ fn corrupted_frames() -> Vec<(&'static str, Vec<u8>)> {
     };
     // (name, frame, IP header offset, IPv6, corruptions)
     let bases: Vec<(&'static str, Vec<u8>, usize, bool, usize)> = vec![
-        ("v4 write middle", emit(&packet(Opcode::WriteMiddle, true, 20, 0x99), &v4), 14, false, 8),
-        ("v6 write only imm", emit(&packet(Opcode::WriteOnlyImm, true, 100, 0x1234_5678), &v6), 14, true, 8),
-        ("vlan v4 write first", vlan(emit(&packet(Opcode::WriteFirst, true, 64, 3), &v4)), 18, false, 6),
-        ("vlan v6 sack", vlan(emit(&ack_with(sack(256), Syndrome::Ack { credits: 1 }), &v6)), 18, true, 6),
-        ("v4 cnp padded", pad(emit(&packet(Opcode::Cnp, false, 0, 5), &v4), 6), 14, false, 4),
-        ("v6 ack trailing", pad(emit(&packet(Opcode::Ack, true, 0, 6), &v6), 150), 14, true, 4),
-        ("v4 trailing", pad(emit(&packet(Opcode::WriteLast, true, 3, 7), &v4), 70), 14, false, 4),
-        ("vlan v4 ihl 15", with_ip_options(&vlan(emit(&packet(Opcode::WriteMiddle, true, 30, 8), &v4)), 18), 18, false, 6),
-        ("v4 ihl 15 padded", pad(with_ip_options(&emit(&packet(Opcode::WriteOnly, false, 61, 9), &v4), 14), 9), 14, false, 4),
-        ("v4 jumbo", emit(&packet(Opcode::WriteOnly, true, 9000, 10), &v4), 14, false, 2),
-        ("vlan v6 4k", vlan(emit(&packet(Opcode::WriteMiddle, true, 4096, 11), &v6)), 18, true, 1),
+        (
+            "v4 write middle",
+            emit(&packet(Opcode::WriteMiddle, true, 20, 0x99), &v4),
+            14,
+            false,
+            8,
+        ),
+        (
+            "v6 write only imm",
+            emit(&packet(Opcode::WriteOnlyImm, true, 100, 0x1234_5678), &v6),
+            14,
+            true,
+            8,
+        ),
+        (
+            "vlan v4 write first",
+            vlan(emit(&packet(Opcode::WriteFirst, true, 64, 3), &v4)),
+            18,
+            false,
+            6,
+        ),
+        (
+            "vlan v6 sack",
+            vlan(emit(&ack_with(sack(256), Syndrome::Ack { credits: 1 }), &v6)),
+            18,
+            true,
+            6,
+        ),
+        (
+            "v4 cnp padded",
+            pad(emit(&packet(Opcode::Cnp, false, 0, 5), &v4), 6),
+            14,
+            false,
+            4,
+        ),
+        (
+            "v6 ack trailing",
+            pad(emit(&packet(Opcode::Ack, true, 0, 6), &v6), 150),
+            14,
+            true,
+            4,
+        ),
+        (
+            "v4 trailing",
+            pad(emit(&packet(Opcode::WriteLast, true, 3, 7), &v4), 70),
+            14,
+            false,
+            4,
+        ),
+        (
+            "vlan v4 ihl 15",
+            with_ip_options(&vlan(emit(&packet(Opcode::WriteMiddle, true, 30, 8), &v4)), 18),
+            18,
+            false,
+            6,
+        ),
+        (
+            "v4 ihl 15 padded",
+            pad(
+                with_ip_options(&emit(&packet(Opcode::WriteOnly, false, 61, 9), &v4), 14),
+                9,
+            ),
+            14,
+            false,
+            4,
+        ),
+        (
+            "v4 jumbo",
+            emit(&packet(Opcode::WriteOnly, true, 9000, 10), &v4),
+            14,
+            false,
+            2,
+        ),
+        (
+            "vlan v6 4k",
+            vlan(emit(&packet(Opcode::WriteMiddle, true, 4096, 11), &v6)),
+            18,
+            true,
+            1,
+        ),
     ];
     let mut out = Vec::new();
     let mut seed = 0x5DEE_CE66_D1CE_4E5Bu64;
     for (name, f, ip, is6, n) in bases {
-        let ip_len = if is6 { 40 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]])) } else { usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]])) };
+        let ip_len = if is6 {
+            40 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]]))
+        } else {
+            usize::from(u16::from_be_bytes([f[ip + 2], f[ip + 3]]))
+        };
         let udp = ip + if is6 { 40 } else { usize::from(f[ip] & 0x0F) * 4 };
         // Masked fields changed: TOS/TTL (checksum refreshed) or traffic
         // class, flow label and hop limit; UDP checksum; BTH byte 4.
@@ -443,7 +604,11 @@ fn corrupted_frames_match_golden_parser() {
     let want: Vec<Rec> = all.iter().map(|(_, f)| expected(f)).collect();
     // The set exercises the ICRC both ways.
     let bad_icrc = want.iter().filter(|r| r.reason == reason::BAD_ICRC).count();
-    eprintln!("{} frames, {bad_icrc} BadIcrc, {} accepted", want.len(), want.iter().filter(|r| r.reason == 0).count());
+    eprintln!(
+        "{} frames, {bad_icrc} BadIcrc, {} accepted",
+        want.len(),
+        want.iter().filter(|r| r.reason == 0).count()
+    );
     assert!(bad_icrc >= 30);
     for ((name, _), w) in all.iter().zip(&want) {
         if *name == "masked fields changed" {
@@ -523,14 +688,24 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     // The same cycles on the emitted Verilog: every output, every cycle.
     rec.check_verilog("mrc_rx_parser", RxParser::default());
     let got = got.lock().unwrap();
-    eprintln!("{} frames, {} cycles simulated in {:?}", frames.len(), cycles.lock().unwrap(), t.elapsed());
+    eprintln!(
+        "{} frames, {} cycles simulated in {:?}",
+        frames.len(),
+        cycles.lock().unwrap(),
+        t.elapsed()
+    );
     assert_eq!(got.len(), want.len(), "one record per frame");
     for (i, ((name, _), (g, w))) in frames.iter().zip(got.iter().zip(&want)).enumerate() {
         assert_eq!(g, w, "frame {i} ({name})");
     }
     // The record comes 6 cycles after the tlast beat (six pipeline stages).
     let lat = lat.lock().unwrap();
-    assert!(lat.0.iter().zip(&lat.1).all(|(t, r)| r - t == 6), "latency: tlast {:?} records {:?}", lat.0, lat.1);
+    assert!(
+        lat.0.iter().zip(&lat.1).all(|(t, r)| r - t == 6),
+        "latency: tlast {:?} records {:?}",
+        lat.0,
+        lat.1
+    );
     let dropped = want.iter().filter(|r| r.reason != 0).count();
     match drops {
         Drops::None => assert_eq!(dropped, 0),

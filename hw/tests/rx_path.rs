@@ -199,8 +199,20 @@ struct Outs {
 }
 
 const CNT_NAMES: [&str; 14] = [
-    "join_full", "join_full_rec", "join_lost", "id_gap", "parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range",
-    "other", "data", "ack",
+    "join_full",
+    "join_full_rec",
+    "join_lost",
+    "id_gap",
+    "parse_drop",
+    "not_stored",
+    "data_bad",
+    "probe",
+    "cnp",
+    "rc",
+    "qp_range",
+    "other",
+    "data",
+    "ack",
 ];
 
 /// The dispatch rules, written from docs/hw/rx_path.md and the model.
@@ -208,7 +220,13 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
     let mut o = Outs::default();
     let mut qps: HashMap<u32, RefQp> = HashMap::new();
     for (q, s) in starts {
-        qps.insert(*q, RefQp { expected: Psn::new(*s), received: HashSet::new() });
+        qps.insert(
+            *q,
+            RefQp {
+                expected: Psn::new(*s),
+                received: HashSet::new(),
+            },
+        );
     }
     let mut id = 0u32;
     for f in frames {
@@ -219,7 +237,13 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
         let bump = |o: &mut Outs, k: &'static str| *o.cnt.entry(k).or_default() += 1;
         let discard = |o: &mut Outs| {
             if f.stored {
-                o.cmds.push(Cmd { id: my_id, place: false, addr: 0, off: f.off, len: f.len });
+                o.cmds.push(Cmd {
+                    id: my_id,
+                    place: false,
+                    addr: 0,
+                    off: f.off,
+                    len: f.len,
+                });
             }
         };
         let qp_ok = f.dest_qp < 256;
@@ -298,15 +322,31 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
                 echo: be(&f.ext, 8, 4) as u32,
             });
             match place {
-                Some(a) => o.cmds.push(Cmd { id: my_id, place: true, addr: a, off: f.off, len: f.len }),
+                Some(a) => o.cmds.push(Cmd {
+                    id: my_id,
+                    place: true,
+                    addr: a,
+                    off: f.off,
+                    len: f.len,
+                }),
                 None => discard(&mut o),
             }
             continue;
         }
         let nack_kind = f.ext[1];
-        if f.opcode == 0x11 && f.xbit && qp_ok && (ext_type == 2 || (ext_type == 3 && (nack_kind == 1 || nack_kind == 2))) {
+        if f.opcode == 0x11
+            && f.xbit
+            && qp_ok
+            && (ext_type == 2 || (ext_type == 3 && (nack_kind == 1 || nack_kind == 2)))
+        {
             bump(&mut o, "ack");
-            let kind = if ext_type == 2 { 2 } else if nack_kind == 1 { 3 } else { 4 };
+            let kind = if ext_type == 2 {
+                2
+            } else if nack_kind == 1 {
+                3
+            } else {
+                4
+            };
             o.ops.push(Op {
                 kind,
                 qp,
@@ -511,7 +551,13 @@ fn simulate(s: Setup) -> Seen {
         let mut sn = Seen::default();
         let mut sack_q: HashMap<u32, RefQp> = HashMap::new();
         for (q, st) in &s.starts {
-            sack_q.insert(*q, RefQp { expected: Psn::new(*st), received: HashSet::new() });
+            sack_q.insert(
+                *q,
+                RefQp {
+                    expected: Psn::new(*st),
+                    received: HashSet::new(),
+                },
+            );
         }
         let mut sack_out: VecDeque<(u64, u8, u32)> = VecDeque::new();
         let mut res_out: VecDeque<(u64, u8, Option<u64>)> = VecDeque::new();
@@ -605,7 +651,11 @@ fn simulate(s: Setup) -> Seen {
                 let nomark = x.sack_req_nomark.val();
                 sn.outs.sack.push((q, p, nomark));
                 let t = sack_q.get_mut(&q).expect("a SACK request for a configured QP");
-                let (v, e) = if nomark { t.judge(Psn::new(p)) } else { t.arrive(Psn::new(p)) };
+                let (v, e) = if nomark {
+                    t.judge(Psn::new(p))
+                } else {
+                    t.arrive(Psn::new(p))
+                };
                 sack_out.push_back((cycle + 2 + r.below(3), v, e));
             }
             if x.pkt_valid.val() && x.pkt_ready.val() {
@@ -631,7 +681,9 @@ fn simulate(s: Setup) -> Seen {
                 place_hold = None;
             }
             if x.adv_valid.val() && x.adv_ready.val() {
-                sn.outs.advs.push((x.adv_qp.val().index() as u32, x.adv_expected.val().index() as u32));
+                sn.outs
+                    .advs
+                    .push((x.adv_qp.val().index() as u32, x.adv_expected.val().index() as u32));
             }
             if x.ag_valid.val() && !x.ag_ready.val() {
                 sn.ag_stalls += 1;
@@ -760,9 +812,25 @@ fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, ready_pct: u64
         cq_index.insert(q, r.next() as u8);
     }
     let cqs = (0..30)
-        .map(|_| (QPS[r.below(4) as usize], r.next() as u32, r.below(1 << 20) as u32, r.below(1 << 24) as u32))
+        .map(|_| {
+            (
+                QPS[r.below(4) as usize],
+                r.next() as u32,
+                r.below(1 << 20) as u32,
+                r.below(1 << 24) as u32,
+            )
+        })
         .collect();
-    Setup { frames, starts, cq_index, cqs, max_gap, cmd_block_until, ready_pct, seed }
+    Setup {
+        frames,
+        starts,
+        cq_index,
+        cqs,
+        max_gap,
+        cmd_block_until,
+        ready_pct,
+        seed,
+    }
 }
 
 fn check_cqes(s: &Setup, seen: &Seen) {
@@ -796,24 +864,41 @@ fn reject_coverage(ags: &[(u32, u32, u8, u32, bool)]) -> (usize, usize) {
     let resent = ags
         .iter()
         .enumerate()
-        .filter(|(i, a)| a.4 && ags[i + 1..].iter().any(|b| (b.0, b.1) == (a.0, a.1) && b.2 == 1 && !b.4))
+        .filter(|(i, a)| {
+            a.4 && ags[i + 1..]
+                .iter()
+                .any(|b| (b.0, b.1) == (a.0, a.1) && b.2 == 1 && !b.4)
+        })
         .count();
     (at_expected, resent)
 }
 
 #[test]
 fn rx_path_matches_dispatch_rules() {
-    let seed = std::env::var("RXP_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0001u64);
+    let seed = std::env::var("RXP_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed_0001u64);
     let s = setup(seed, 700, 40, 0, 75);
     let want = reference(&s.frames, &s.starts);
-    let seen = simulate(Setup { frames: s.frames.clone(), starts: s.starts.clone(), cq_index: s.cq_index.clone(), cqs: s.cqs.clone(), ..s });
+    let seen = simulate(Setup {
+        frames: s.frames.clone(),
+        starts: s.starts.clone(),
+        cq_index: s.cq_index.clone(),
+        cqs: s.cqs.clone(),
+        ..s
+    });
     let got = &seen.outs;
     eprintln!(
         "got: sack {} pkts {} advs {} ags {} ops {} cmds {} cnt {:?} cycles {}; want sack {} pkts {} ags {} ops {} cmds {}",
         got.sack.len(), got.pkts.len(), got.advs.len(), got.ags.len(), got.ops.len(), got.cmds.len(), got.cnt, seen.cycles,
         want.sack.len(), want.pkts.len(), want.ags.len(), want.ops.len(), want.cmds.len()
     );
-    assert_eq!(got.cnt["join_full"] + got.cnt["join_full_rec"], 0, "this test keeps the join FIFOs from filling");
+    assert_eq!(
+        got.cnt["join_full"] + got.cnt["join_full_rec"],
+        0,
+        "this test keeps the join FIFOs from filling"
+    );
     assert_eq!(got.sack, want.sack, "SACK table requests");
     assert_eq!(got.pkts, want.pkts, "completion tracker packets");
     assert_eq!(got.advs, want.advs, "advances");
@@ -827,20 +912,31 @@ fn rx_path_matches_dispatch_rules() {
         assert_eq!(g, w, "RX buffer command {i}");
     }
     for name in CNT_NAMES {
-        assert_eq!(got.cnt[name], want.cnt.get(name).copied().unwrap_or(0), "counter {name}");
+        assert_eq!(
+            got.cnt[name],
+            want.cnt.get(name).copied().unwrap_or(0),
+            "counter {name}"
+        );
     }
     let s = setup(seed, 700, 40, 0, 75);
     check_cqes(&s, &seen);
 
     // Coverage.
     let v = |k: u8| want.ags.iter().filter(|a| a.verdict == k && !a.trimmed).count();
-    let untrimmed: Vec<_> =
-        want.ags.iter().filter(|a| !a.trimmed).map(|a| (a.qp, a.psn, a.verdict, a.expected, a.reject)).collect();
+    let untrimmed: Vec<_> = want
+        .ags
+        .iter()
+        .filter(|a| !a.trimmed)
+        .map(|a| (a.qp, a.psn, a.verdict, a.expected, a.reject))
+        .collect();
     let (rej_at_expected, rej_resent) = reject_coverage(&untrimmed);
     // A trimmed copy of a PSN already received out of order: a duplicate
     // (the SACK table's bitmap), not a trimmed NACK.
-    let trim_dup_ahead =
-        want.ags.iter().filter(|a| a.trimmed && a.verdict == 2 && !Psn::new(a.psn).before(Psn::new(a.expected))).count();
+    let trim_dup_ahead = want
+        .ags
+        .iter()
+        .filter(|a| a.trimmed && a.verdict == 2 && !Psn::new(a.psn).before(Psn::new(a.expected)))
+        .count();
     let tr = |k: u8| want.ags.iter().filter(|a| a.verdict == k && a.trimmed).count();
     let cov = [
         ("new", v(1), 100),
@@ -902,22 +998,50 @@ fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static s
     let frames = s.frames.clone();
     let seen = simulate(s);
     let got = &seen.outs;
-    assert!(got.cnt["join_full"] >= 5 && got.cnt["join_full_rec"] >= 5, "both FIFOs overflowed: {:?}", got.cnt);
-    eprintln!("overflow stats: {:?} cmds {} stored {}", got.cnt, got.cmds.len(), stored);
+    assert!(
+        got.cnt["join_full"] >= 5 && got.cnt["join_full_rec"] >= 5,
+        "both FIFOs overflowed: {:?}",
+        got.cnt
+    );
+    eprintln!(
+        "overflow stats: {:?} cmds {} stored {}",
+        got.cnt,
+        got.cmds.len(),
+        stored
+    );
     // Every stored frame gets exactly one command, in id order.
     let ids: Vec<u32> = got.cmds.iter().map(|c| c.id).collect();
-    assert_eq!(ids, (0..stored as u32).map(|i| i % ID_MOD).collect::<Vec<_>>(), "one command per stored frame, in order");
+    assert_eq!(
+        ids,
+        (0..stored as u32).map(|i| i % ID_MOD).collect::<Vec<_>>(),
+        "one command per stored frame, in order"
+    );
     // Every frame is accounted for once: dispatched (one counter of its
     // kind), one half lost (join_lost), or both halves lost (two
     // join_full pulses, no other count).
     let c = |k: &str| got.cnt[k];
-    let processed = ["parse_drop", "not_stored", "data_bad", "probe", "cnp", "rc", "qp_range", "other", "data", "ack"]
-        .iter()
-        .map(|k| c(k))
-        .sum::<usize>();
+    let processed = [
+        "parse_drop",
+        "not_stored",
+        "data_bad",
+        "probe",
+        "cnp",
+        "rc",
+        "qp_range",
+        "other",
+        "data",
+        "ack",
+    ]
+    .iter()
+    .map(|k| c(k))
+    .sum::<usize>();
     let both = c("join_full") + c("join_full_rec") - c("join_lost");
     assert_eq!(both % 2, 0, "join_full pulses: one per lost half");
-    assert_eq!(processed + c("join_lost") + both / 2, frames.len(), "every frame accounted for");
+    assert_eq!(
+        processed + c("join_lost") + both / 2,
+        frames.len(),
+        "every frame accounted for"
+    );
     // A placement carries its own frame's payload range and VA (a frame
     // lost in the join is never placed).
     let mut by_id = HashMap::new();
@@ -931,15 +1055,28 @@ fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static s
     let mut placed = 0;
     for cmd in got.cmds.iter().filter(|c| c.place) {
         let f = &by_id[&cmd.id];
-        let va = if is_first(f.opcode) { f.reth_va } else { be(&f.ext, 16, 8) };
-        assert_eq!((cmd.addr, cmd.off, cmd.len), (va, f.off, f.len), "placement of id {}", cmd.id);
+        let va = if is_first(f.opcode) {
+            f.reth_va
+        } else {
+            be(&f.ext, 16, 8)
+        };
+        assert_eq!(
+            (cmd.addr, cmd.off, cmd.len),
+            (va, f.off, f.len),
+            "placement of id {}",
+            cmd.id
+        );
         placed += 1;
     }
     assert!(placed >= 1, "placements after the overflow: {placed}");
     assert!(!want.cmds.is_empty());
     eprintln!(
         "overflow: join_full {} join_lost {} id_gap {} commands {} of {} stored",
-        got.cnt["join_full"], got.cnt["join_lost"], got.cnt["id_gap"], got.cmds.len(), stored
+        got.cnt["join_full"],
+        got.cnt["join_lost"],
+        got.cnt["id_gap"],
+        got.cmds.len(),
+        stored
     );
     got.cnt.clone()
 }
@@ -967,7 +1104,11 @@ fn dispatch_cycles_per_frame() {
     for (k, at, from) in &seen.cmd_lat {
         let f = &frames[*k];
         let kind = if (6..=11).contains(&f.opcode) && f.xbit && f.dest_qp < 256 && !f.drop {
-            if placed.contains(&ids[*k]) { "data placed" } else { "data not placed" }
+            if placed.contains(&ids[*k]) {
+                "data placed"
+            } else {
+                "data not placed"
+            }
         } else if f.opcode == 0x11 && f.xbit && !f.drop && (f.ext[0] & 15 == 2 || f.ext[0] & 15 == 3) {
             "ack"
         } else {
@@ -978,7 +1119,13 @@ fn dispatch_cycles_per_frame() {
     let mut min = HashMap::new();
     for (kind, v) in by_kind.iter_mut() {
         v.sort();
-        eprintln!("cycles to command, {kind}: min {} median {} max {} over {}", v[0], v[v.len() / 2], v[v.len() - 1], v.len());
+        eprintln!(
+            "cycles to command, {kind}: min {} median {} max {} over {}",
+            v[0],
+            v[v.len() / 2],
+            v[v.len() - 1],
+            v.len()
+        );
         min.insert(*kind, v[0]);
     }
     assert!(by_kind.len() == 4, "all kinds measured: {:?}", by_kind.keys());
@@ -1050,11 +1197,27 @@ fn with_the_real_sack_table() {
     let g2 = got.clone();
     let mut uut = WithSack::default();
     uut.connect_all();
-    for s in [&mut uut.path.prs_valid, &mut uut.path.prs_drop, &mut uut.path.prs_ecn_ce, &mut uut.path.prs_trimmed,
-        &mut uut.path.prs_ack_req, &mut uut.path.prs_xbit, &mut uut.path.rec_valid, &mut uut.path.rec_stored,
-        &mut uut.path.cmd_ready, &mut uut.path.pkt_ready, &mut uut.path.place_valid, &mut uut.path.nack_valid,
-        &mut uut.path.res_valid, &mut uut.path.adv_ready, &mut uut.path.cq_valid, &mut uut.path.ag_ready,
-        &mut uut.path.op_ready, &mut uut.path.cqe_ready, &mut uut.path.cfg_valid] {
+    for s in [
+        &mut uut.path.prs_valid,
+        &mut uut.path.prs_drop,
+        &mut uut.path.prs_ecn_ce,
+        &mut uut.path.prs_trimmed,
+        &mut uut.path.prs_ack_req,
+        &mut uut.path.prs_xbit,
+        &mut uut.path.rec_valid,
+        &mut uut.path.rec_stored,
+        &mut uut.path.cmd_ready,
+        &mut uut.path.pkt_ready,
+        &mut uut.path.place_valid,
+        &mut uut.path.nack_valid,
+        &mut uut.path.res_valid,
+        &mut uut.path.adv_ready,
+        &mut uut.path.cq_valid,
+        &mut uut.path.ag_ready,
+        &mut uut.path.op_ready,
+        &mut uut.path.cqe_ready,
+        &mut uut.path.cfg_valid,
+    ] {
         s.connect();
     }
     uut.path.prs_ev.connect();
@@ -1120,7 +1283,10 @@ fn with_the_real_sack_table() {
                 out.push((
                     x.path.ag_qp.val().index() as u32,
                     x.path.ag_psn.val().index() as u32,
-                    (x.path.ag_verdict.val().index() as u8, x.path.ag_expected.val().index() as u32),
+                    (
+                        x.path.ag_verdict.val().index() as u8,
+                        x.path.ag_expected.val().index() as u32,
+                    ),
                 ));
             }
             wait_clock_true!(sim, clock, x);
@@ -1136,7 +1302,10 @@ fn with_the_real_sack_table() {
     let dups = want.iter().filter(|w| w.2 .0 == 2).count();
     let oow = want.iter().filter(|w| w.2 .0 == 3).count();
     eprintln!("real SACK table: duplicates {dups}, out of window {oow}");
-    assert!(dups >= 10 && oow >= 5, "coverage: duplicates {dups}, out of window {oow}");
+    assert!(
+        dups >= 10 && oow >= 5,
+        "coverage: duplicates {dups}, out of window {oow}"
+    );
 }
 
 /// RxPath joined to the real SACK table and the real completion tracker.
@@ -1212,10 +1381,21 @@ impl WithSackCmp {
     fn driven_by_the_test() -> WithSackCmp {
         let mut u = WithSackCmp::default();
         u.connect_all();
-        for s in [&mut u.path.prs_valid, &mut u.path.prs_drop, &mut u.path.prs_ecn_ce, &mut u.path.prs_trimmed,
-            &mut u.path.prs_ack_req, &mut u.path.prs_xbit, &mut u.path.rec_valid, &mut u.path.rec_stored,
-            &mut u.path.cmd_ready, &mut u.path.ag_ready, &mut u.path.op_ready, &mut u.path.cqe_ready,
-            &mut u.path.cfg_valid] {
+        for s in [
+            &mut u.path.prs_valid,
+            &mut u.path.prs_drop,
+            &mut u.path.prs_ecn_ce,
+            &mut u.path.prs_trimmed,
+            &mut u.path.prs_ack_req,
+            &mut u.path.prs_xbit,
+            &mut u.path.rec_valid,
+            &mut u.path.rec_stored,
+            &mut u.path.cmd_ready,
+            &mut u.path.ag_ready,
+            &mut u.path.op_ready,
+            &mut u.path.cqe_ready,
+            &mut u.path.cfg_valid,
+        ] {
             s.connect();
         }
         u.path.prs_ev.connect();
@@ -1268,7 +1448,10 @@ fn with_the_real_sack_table_and_completion_tracker() {
         if place {
             e = refs[q].arrive(Psn::new(psn)).1;
         }
-        want.push(((q as u32 * 9, psn, v, e, reject), (k % 256, place, if place { va } else { 0 })));
+        want.push((
+            (q as u32 * 9, psn, v, e, reject),
+            (k % 256, place, if place { va } else { 0 }),
+        ));
         frames.push((q as u64 * 9, psn, rkey, va));
     }
     let got = Arc::new(Mutex::new(Vec::new()));
@@ -1330,7 +1513,11 @@ fn with_the_real_sack_table_and_completion_tracker() {
             }
             if x.path.cmd_valid.val() {
                 let place = x.path.cmd_place.val();
-                cmds.push((x.path.cmd_id.val().index() as u32, place, if place { x.path.cmd_addr.val().to_u64() } else { 0 }));
+                cmds.push((
+                    x.path.cmd_id.val().index() as u32,
+                    place,
+                    if place { x.path.cmd_addr.val().to_u64() } else { 0 },
+                ));
             }
             wait_clock_true!(sim, clock, x);
             cycle += 1;
@@ -1352,8 +1539,14 @@ fn with_the_real_sack_table_and_completion_tracker() {
         "real blocks: rejects {rejects} ({at_expected} at the expected PSN, {resent} later accepted), placements {places}, records {}",
         want.len()
     );
-    assert!(rejects >= 3 && places >= 40, "coverage: rejects {rejects}, placements {places}");
-    assert!(at_expected >= 2 && resent >= 1, "coverage: rejected at expected {at_expected}, resent {resent}");
+    assert!(
+        rejects >= 3 && places >= 40,
+        "coverage: rejects {rejects}, placements {places}"
+    );
+    assert!(
+        at_expected >= 2 && resent >= 1,
+        "coverage: rejected at expected {at_expected}, resent {resent}"
+    );
 }
 
 /// The real RxPath, SACK table and completion tracker against the golden
@@ -1382,7 +1575,16 @@ fn real_blocks_match_the_model_responder_with_rejections() {
         model.post_recv(w).unwrap();
     }
     let sent = common::requester_packets(&mut a, &mut r, 160);
-    let perturb = common::Perturb { dup: 5, trim: 4, oow: 3, bad_rkey: 10, ecn: 0, swap: 20, jump: 3, late: 2 };
+    let perturb = common::Perturb {
+        dup: 5,
+        trim: 4,
+        oow: 3,
+        bad_rkey: 10,
+        ecn: 0,
+        swap: 20,
+        jump: 3,
+        late: 2,
+    };
     let pkts: Vec<RocePacket> = common::arrivals(&sent, &mut r, &perturb);
 
     // The model's decision per packet: (verdict, expected after, reject,
@@ -1501,11 +1703,17 @@ fn real_blocks_match_the_model_responder_with_rejections() {
             }
             if x.path.cmd_valid.val() {
                 let place = x.path.cmd_place.val();
-                cmds.push((x.path.cmd_id.val().index() as u32, place.then(|| x.path.cmd_addr.val().to_u64())));
+                cmds.push((
+                    x.path.cmd_id.val().index() as u32,
+                    place.then(|| x.path.cmd_addr.val().to_u64()),
+                ));
             }
             if x.path.cqe_valid.val() {
                 let e = x.path.cqe_entry.val();
-                cqes.push((e.get_bits::<32>(160).index() as u32, e.get_bits::<32>(128).index() as u32));
+                cqes.push((
+                    e.get_bits::<32>(160).index() as u32,
+                    e.get_bits::<32>(128).index() as u32,
+                ));
             }
             wait_clock_true!(sim, clock, x);
             cycle += 1;
@@ -1525,21 +1733,38 @@ fn real_blocks_match_the_model_responder_with_rejections() {
     assert_eq!(ags.len(), n, "one ACK generator record per packet");
     for (i, (g, w)) in ags.iter().zip(&want).enumerate() {
         let w = Want { place: None, ..*w };
-        assert_eq!(*g, w, "packet {i} (PSN {:#x}): ACK generator record against the model", pkts[i].bth.psn.value());
+        assert_eq!(
+            *g,
+            w,
+            "packet {i} (PSN {:#x}): ACK generator record against the model",
+            pkts[i].bth.psn.value()
+        );
     }
     for (i, (c, w)) in cmds.iter().zip(&want).enumerate() {
-        assert_eq!(*c, (i as u32 % 256, w.place), "packet {i}: RX buffer command against the model's placement");
+        assert_eq!(
+            *c,
+            (i as u32 % 256, w.place),
+            "packet {i}: RX buffer command against the model's placement"
+        );
     }
-    assert_eq!(cqes, want_cq, "completions (immediate, length) against the model's RecvCompleted");
+    assert_eq!(
+        cqes, want_cq,
+        "completions (immediate, length) against the model's RecvCompleted"
+    );
     // Coverage: rejections, some at the expected PSN (the model's expected
     // stops there), and rejected PSNs whose valid copy came later and was new.
     let rejects = want.iter().filter(|w| w.reject).count();
-    let at_expected =
-        want.iter().zip(&pkts).filter(|(w, p)| w.reject && p.bth.psn.value() == w.expected).count();
+    let at_expected = want
+        .iter()
+        .zip(&pkts)
+        .filter(|(w, p)| w.reject && p.bth.psn.value() == w.expected)
+        .count();
     let resent = (0..n)
         .filter(|&i| {
             want[i].reject
-                && (i + 1..n).any(|j| pkts[j].bth.psn == pkts[i].bth.psn && want[j].verdict == 1 && !want[j].reject && !want[j].trimmed)
+                && (i + 1..n).any(|j| {
+                    pkts[j].bth.psn == pkts[i].bth.psn && want[j].verdict == 1 && !want[j].reject && !want[j].trimmed
+                })
         })
         .count();
     let dups = want.iter().filter(|w| w.verdict == 2).count();
@@ -1549,6 +1774,12 @@ fn real_blocks_match_the_model_responder_with_rejections() {
         want.iter().filter(|w| w.place.is_some()).count(),
         want_cq.len()
     );
-    assert!(rejects >= 10 && at_expected >= 2 && resent >= 5, "coverage of rejections");
-    assert!(dups >= 5 && trimmed >= 3 && want_cq.len() >= 10, "coverage of duplicates, trims, completions");
+    assert!(
+        rejects >= 10 && at_expected >= 2 && resent >= 5,
+        "coverage of rejections"
+    );
+    assert!(
+        dups >= 5 && trimmed >= 3 && want_cq.len() >= 10,
+        "coverage of duplicates, trims, completions"
+    );
 }

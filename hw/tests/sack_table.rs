@@ -59,8 +59,7 @@ impl RefQp {
         (0..64u32)
             .filter(|&i| {
                 let p = base.add(i);
-                p.before(self.expected)
-                    || (p.offset_from(self.expected) < MPR && self.received.contains(&p.value()))
+                p.before(self.expected) || (p.offset_from(self.expected) < MPR && self.received.contains(&p.value()))
             })
             .fold(0, |a, i| a | 1 << i)
     }
@@ -91,7 +90,13 @@ fn ops(seed: u64, n: usize) -> Vec<Op> {
     let mut r = Rng(seed);
     let mut v: Vec<Op> = QP_IDS.iter().zip(STARTS).map(|(&q, s)| Op::Init(q, s)).collect();
     // The generator tracks the reference's expected PSN to aim arrivals.
-    let mut refs: Vec<RefQp> = STARTS.iter().map(|&s| RefQp { expected: Psn::new(s), ..Default::default() }).collect();
+    let mut refs: Vec<RefQp> = STARTS
+        .iter()
+        .map(|&s| RefQp {
+            expected: Psn::new(s),
+            ..Default::default()
+        })
+        .collect();
     for _ in 0..n {
         let k = r.below(QP_IDS.len() as u64) as usize;
         let e = refs[k].expected;
@@ -141,7 +146,9 @@ fn ops(seed: u64, n: usize) -> Vec<Op> {
 }
 
 fn v64<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 fn expected_resps(ops: &[Op]) -> Vec<Resp> {
@@ -149,16 +156,26 @@ fn expected_resps(ops: &[Op]) -> Vec<Resp> {
     ops.iter()
         .map(|op| match *op {
             Op::Init(q, s) => {
-                refs[q] = RefQp { expected: Psn::new(s), ..Default::default() };
+                refs[q] = RefQp {
+                    expected: Psn::new(s),
+                    ..Default::default()
+                };
                 Resp::None
             }
             Op::Pkt(q, p, nomark) => {
                 let verdict = refs[q].arrive(Psn::new(p), nomark);
-                Resp::Verdict { verdict, expected: refs[q].expected.value() }
+                Resp::Verdict {
+                    verdict,
+                    expected: refs[q].expected.value(),
+                }
             }
             Op::Snap(q, base) => {
                 let r = &refs[q];
-                Resp::Snap { cum: r.expected.sub(1).value(), base, bitmap: r.bitmap(Psn::new(base)) }
+                Resp::Snap {
+                    cum: r.expected.sub(1).value(),
+                    base,
+                    bitmap: r.bitmap(Psn::new(base)),
+                }
             }
         })
         .collect()
@@ -190,7 +207,12 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
         std::fs::write(format!("{path}.{}", ops.len()), t).unwrap();
     }
     // (op index, response) for the ops that answer, in order.
-    let want: Vec<(usize, Resp)> = want_all.iter().copied().enumerate().filter(|(_, r)| *r != Resp::None).collect();
+    let want: Vec<(usize, Resp)> = want_all
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, r)| *r != Resp::None)
+        .collect();
     // Per op: accept cycle; per response: (cycle, response).
     let acc = Arc::new(Mutex::new(Vec::<u64>::new()));
     let got = Arc::new(Mutex::new(Vec::<(u64, Resp)>::new()));
@@ -244,7 +266,10 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
             if x.out_valid.val() {
                 g2.lock().unwrap().push((
                     cycle,
-                    Resp::Verdict { verdict: x.out_verdict.val().index() as u8, expected: x.out_expected.val().index() as u32 },
+                    Resp::Verdict {
+                        verdict: x.out_verdict.val().index() as u8,
+                        expected: x.out_expected.val().index() as u32,
+                    },
                 ));
             }
             if x.snap_out_valid.val() {
@@ -275,10 +300,20 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     rec.check_verilog("mrc_sack_table", SackTable::default());
     let (acc, got) = (acc.lock().unwrap(), got.lock().unwrap());
     let cycles = got.last().map_or(0, |g| g.0);
-    eprintln!("{} ops ({} responses) in {cycles} cycles, simulated in {:?}", ops.len(), got.len(), t.elapsed());
+    eprintln!(
+        "{} ops ({} responses) in {cycles} cycles, simulated in {:?}",
+        ops.len(),
+        got.len(),
+        t.elapsed()
+    );
     if std::env::var("SACK_TRACE").is_ok() {
         for (k, (i, w)) in want.iter().enumerate() {
-            eprintln!("{i}: {:?} accepted {:?} got {:?} want {w:?}", ops[*i], acc.get(*i), got.get(k));
+            eprintln!(
+                "{i}: {:?} accepted {:?} got {:?} want {w:?}",
+                ops[*i],
+                acc.get(*i),
+                got.get(k)
+            );
         }
     }
     assert_eq!(acc.len(), ops.len(), "every op accepted");
@@ -287,7 +322,11 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     }
     assert_eq!(got.len(), want.len());
     // Latency from the accepting edge: k = 0 is the cycle right after it.
-    let lat: Vec<u64> = want.iter().zip(got.iter()).map(|((i, _), (c, _))| c - acc[*i] - 1).collect();
+    let lat: Vec<u64> = want
+        .iter()
+        .zip(got.iter())
+        .map(|((i, _), (c, _))| c - acc[*i] - 1)
+        .collect();
     let mut hist = std::collections::BTreeMap::new();
     for l in &lat {
         *hist.entry(*l).or_insert(0) += 1;
@@ -314,7 +353,12 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     }
     eprintln!(
         "min/max latency: unchanged {:?}/{:?}, advance - c {:?}/{:?}, snapshot {:?}/{:?}",
-        l_fixed.iter().min(), l_fixed.iter().max(), l_adv.iter().min(), l_adv.iter().max(), l_snap.iter().min(), l_snap.iter().max()
+        l_fixed.iter().min(),
+        l_fixed.iter().max(),
+        l_adv.iter().min(),
+        l_adv.iter().max(),
+        l_snap.iter().min(),
+        l_snap.iter().max()
     );
     assert!(l_fixed.iter().min().is_none_or(|&m| m == 2));
     // An advance decides a cycle after its last word (the scan's carry
@@ -380,7 +424,10 @@ fn run(seed: u64, n: usize) {
         }
     }
     eprintln!("advances across a word boundary: {cross}, across the wrap: {wrap}, by more than 64 PSNs: {multi}");
-    assert!(cross >= 20 && wrap >= 2 && multi >= 1, "cross {cross} wrap {wrap} multi {multi}");
+    assert!(
+        cross >= 20 && wrap >= 2 && multi >= 1,
+        "cross {cross} wrap {wrap} multi {multi}"
+    );
     eprintln!(
         "snapshots at expected/inside/window end/beyond/just before/far before: {snap_kind:?}, mixed bitmaps {snap_mixed}; \
          trimmed new/dup/oow {:?}, trimmed at expected {nomark_in_order}",
@@ -388,17 +435,27 @@ fn run(seed: u64, n: usize) {
     );
     assert!(snap_kind.iter().all(|&n| n >= 5), "snapshot bases {snap_kind:?}");
     assert!(snap_mixed >= 5, "snapshots with masked bits: {snap_mixed}");
-    assert!(nomark_verdict[1..].iter().all(|&n| n >= 5), "trimmed verdicts {nomark_verdict:?}");
+    assert!(
+        nomark_verdict[1..].iter().all(|&n| n >= 5),
+        "trimmed verdicts {nomark_verdict:?}"
+    );
     assert!(nomark_in_order >= 5, "trimmed at expected: {nomark_in_order}");
     for v in [verdict::NEW, verdict::DUPLICATE, verdict::OUT_OF_WINDOW] {
-        assert!(want.iter().any(|r| matches!(r, Resp::Verdict { verdict, .. } if *verdict == v)), "verdict {v} unexercised");
+        assert!(
+            want.iter()
+                .any(|r| matches!(r, Resp::Verdict { verdict, .. } if *verdict == v)),
+            "verdict {v} unexercised"
+        );
     }
 }
 
 #[test]
 fn sack_table_matches_responder_rules() {
     // SACK_SEED=<n> runs another seed (the default is the committed one).
-    let seed = std::env::var("SACK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5ACC_0001);
+    let seed = std::env::var("SACK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5ACC_0001);
     run(seed, 1000);
 }
 
@@ -426,9 +483,16 @@ fn one_request_per_cycle_across_qps() {
         ops.push(Op::Pkt(QP_IDS[0], Psn::new(STARTS[0]).add(100 + j).value(), j % 4 == 1));
     }
     let acc = run_ops(&ops, 0);
-    assert_eq!(acc[first + n_rr - 1] - acc[first], n_rr as u64 - 1, "round robin: one per cycle");
+    assert_eq!(
+        acc[first + n_rr - 1] - acc[first],
+        n_rr as u64 - 1,
+        "round robin: one per cycle"
+    );
     let same = &acc[first + n_rr..];
-    assert!(same.windows(2).all(|w| w[1] - w[0] == 3), "same QP: every 3 cycles: {same:?}");
+    assert!(
+        same.windows(2).all(|w| w[1] - w[0] == 3),
+        "same QP: every 3 cycles: {same:?}"
+    );
 }
 
 /// The shift-free advance step against its definition (trailing ones of

@@ -44,8 +44,22 @@ const SETUPS: [(u32, u32, u32, bool); 3] = [(3, 9, 0xFF_FFF0, false), (200, 200,
 
 #[derive(Clone, Copy, Debug)]
 enum Push {
-    Msg { wr_id: u64, opcode: u8, len: u32, sq_index: u32, signaled: bool, first: u32, last: u32 },
-    Err { status: u8, opcode: u8, wr_id: u64, sq_index: u32, len: u32 },
+    Msg {
+        wr_id: u64,
+        opcode: u8,
+        len: u32,
+        sq_index: u32,
+        signaled: bool,
+        first: u32,
+        last: u32,
+    },
+    Err {
+        status: u8,
+        opcode: u8,
+        wr_id: u64,
+        sq_index: u32,
+        len: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,7 +91,10 @@ fn rts(start: u32, dies: bool) -> RtsAttr {
         retry_exp: if dies { 1 } else { RETRY_INFINITE },
         send_mpr_units: 4,
         max_wimm: 64,
-        evs: EvSetConfig { evs: (0..4).map(|i| 0xC000 + i).collect(), ..EvSetConfig::default() },
+        evs: EvSetConfig {
+            evs: (0..4).map(|i| 0xC000 + i).collect(),
+            ..EvSetConfig::default()
+        },
         cc: CcConfig::Fixed { window: 1 << 30 },
     }
 }
@@ -87,10 +104,16 @@ fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> MrcQp {
     cfg.mtu = MTU;
     let mut q = MrcQp::new(cfg).unwrap();
     q.memory_mut().register(VA, 1 << 20, RKEY).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
     q.modify(
         Instant::ZERO,
-        QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(start), mpr_units: 4, max_wimm: 64 }),
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: peer,
+            rq_psn: Psn::new(start),
+            mpr_units: 4,
+            max_wimm: 64,
+        }),
     )
     .unwrap();
     q.modify(Instant::ZERO, QpTransition::Rts(rts(start, dies))).unwrap();
@@ -114,7 +137,14 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
 
     // One round: packets both ways (dropped with `loss` percent), time on,
     // due timers; then A's una and completions.
-    let round = |a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, r: &mut Rng, loss: u64, s: &mut Script, done: &mut HashMap<u64, CqStatus>, last_una: &mut u32| {
+    let round = |a: &mut MrcQp,
+                 b: &mut MrcQp,
+                 now: &mut Instant,
+                 r: &mut Rng,
+                 loss: u64,
+                 s: &mut Script,
+                 done: &mut HashMap<u64, CqStatus>,
+                 last_una: &mut u32| {
         while let Some(p) = a.poll_transmit(*now) {
             if !r.chance(loss) {
                 let _ = b.handle_packet(*now, p);
@@ -153,13 +183,23 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                     .iter()
                     .position(|p| matches!(p, Push::Msg { last, .. } if !Psn::new(una).after(Psn::new(*last))))
                     .unwrap_or(s.pushes.len());
-                s.acks.push(Ack { una, need, gated: r.chance(70) });
+                s.acks.push(Ack {
+                    una,
+                    need,
+                    gated: r.chance(70),
+                });
                 *last_una = una;
             }
         }
     };
 
-    let post = |a: &mut MrcQp, b: &mut MrcQp, r: &mut Rng, s: &mut Script, to_model: bool, next_psn: &mut u32, sq_index: &mut u32| {
+    let post = |a: &mut MrcQp,
+                b: &mut MrcQp,
+                r: &mut Rng,
+                s: &mut Script,
+                to_model: bool,
+                next_psn: &mut u32,
+                sq_index: &mut u32| {
         let len = match r.below(8) {
             0 => 0,
             1 => MTU,
@@ -175,7 +215,17 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
             }
             let off = r.below(256) * 4096;
             let data = Bytes::from(vec![0x5Au8; len as usize]);
-            a.post_write(now_zero(), WriteRequest { wr_id, data, remote_va: VA + off, rkey: RKEY, imm }).unwrap();
+            a.post_write(
+                now_zero(),
+                WriteRequest {
+                    wr_id,
+                    data,
+                    remote_va: VA + off,
+                    rkey: RKEY,
+                    imm,
+                },
+            )
+            .unwrap();
         }
         let npkts = len.div_ceil(MTU).max(1);
         let first = *next_psn;
@@ -185,7 +235,15 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
             s.wrapped = true;
         }
         *next_psn = Psn::new(first).add(npkts).value();
-        s.pushes.push(Push::Msg { wr_id, opcode: if imm.is_some() { 2 } else { 1 }, len, sq_index: *sq_index, signaled, first, last });
+        s.pushes.push(Push::Msg {
+            wr_id,
+            opcode: if imm.is_some() { 2 } else { 1 },
+            len,
+            sq_index: *sq_index,
+            signaled,
+            first,
+            last,
+        });
         *sq_index += 1;
     };
 
@@ -194,10 +252,24 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
         let (opcode, wr_id, len) = if status == CqStatus::BadDoorbell as u8 {
             (0, 0, 0)
         } else {
-            (if status == 1 { 3 + r.below(250) as u8 } else { 1 }, r.next(), r.next() as u32)
+            (
+                if status == 1 { 3 + r.below(250) as u8 } else { 1 },
+                r.next(),
+                r.next() as u32,
+            )
         };
-        let idx = if status == CqStatus::BadDoorbell as u8 { r.next() as u32 } else { *sq_index };
-        s.pushes.push(Push::Err { status, opcode, wr_id, sq_index: idx, len });
+        let idx = if status == CqStatus::BadDoorbell as u8 {
+            r.next() as u32
+        } else {
+            *sq_index
+        };
+        s.pushes.push(Push::Err {
+            status,
+            opcode,
+            wr_id,
+            sq_index: idx,
+            len,
+        });
         if status != CqStatus::BadDoorbell as u8 {
             *sq_index += 1;
         }
@@ -233,13 +305,19 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
             assert_eq!(a.state(), QpState::Error, "the model must exceed its retries");
             dead = true;
             let failed = s.pushes.iter().find_map(|p| match p {
-                Push::Msg { wr_id, first, last, .. } if done.get(wr_id) == Some(&CqStatus::RetryExceeded) => Some((*first, *last)),
+                Push::Msg { wr_id, first, last, .. } if done.get(wr_id) == Some(&CqStatus::RetryExceeded) => {
+                    Some((*first, *last))
+                }
                 _ => None,
             });
             let (first, last) = failed.expect("one request failed with RetryExceeded");
             let span = Psn::new(last).offset_from(Psn::new(first));
             let psn = Psn::new(first).add(r.below(u64::from(span) + 1) as u32).value();
-            let at = s.pushes.iter().position(|p| matches!(p, Push::Msg { first: f, .. } if *f == first)).unwrap();
+            let at = s
+                .pushes
+                .iter()
+                .position(|p| matches!(p, Push::Msg { first: f, .. } if *f == first))
+                .unwrap();
             s.fail = Some((psn, at + 1));
             // Posted after the error (hardware only): flushed.
             for _ in 0..3 {
@@ -269,19 +347,50 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
     // posted after the error flushed.
     for p in &s.pushes {
         match *p {
-            Push::Msg { wr_id, opcode, len, sq_index, signaled, .. } => {
+            Push::Msg {
+                wr_id,
+                opcode,
+                len,
+                sq_index,
+                signaled,
+                ..
+            } => {
                 let status = done.get(&wr_id).copied().unwrap_or(CqStatus::Flushed);
                 if status == CqStatus::Success && !signaled {
                     s.unsignaled_done += 1;
                     continue;
                 }
-                s.want.push(Completion { phase: false, status, opcode, qp: qpn, wr_id, byte_len: len, imm: None, sq_index });
+                s.want.push(Completion {
+                    phase: false,
+                    status,
+                    opcode,
+                    qp: qpn,
+                    wr_id,
+                    byte_len: len,
+                    imm: None,
+                    sq_index,
+                });
             }
-            Push::Err { status, opcode, wr_id, sq_index, len } => {
+            Push::Err {
+                status,
+                opcode,
+                wr_id,
+                sq_index,
+                len,
+            } => {
                 let status = CqStatus::from_u8(status).unwrap();
                 // An unknown SQE opcode is not carried in the CQE.
                 let opcode = if status == CqStatus::BadOpcode { 0 } else { opcode };
-                s.want.push(Completion { phase: false, status, opcode, qp: qpn, wr_id, byte_len: len, imm: None, sq_index });
+                s.want.push(Completion {
+                    phase: false,
+                    status,
+                    opcode,
+                    qp: qpn,
+                    wr_id,
+                    byte_len: len,
+                    imm: None,
+                    sq_index,
+                });
             }
         }
     }
@@ -357,7 +466,9 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
         let mut cur_err: Option<usize> = None;
         let mut cur_ack: Option<(usize, u32, bool)> = None; // (k, una, duplicate)
         let mut cur_rtx: Option<usize> = None;
-        let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..n).map(|k| (u64::from(CFG_TABLE_SQ_CTX), u64::from(SETUPS[k].0), ctx_row(k))).collect();
+        let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..n)
+            .map(|k| (u64::from(CFG_TABLE_SQ_CTX), u64::from(SETUPS[k].0), ctx_row(k)))
+            .collect();
         let mut cycle = 0u64;
         let mut idle = 0u64;
         let mut cfg_noise_done = false;
@@ -389,13 +500,17 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                 (0..n).map(|i| (start + i) % n).find(|&k| ok(k))
             };
             if cur_msg.is_none() && r.chance(70) {
-                cur_msg = pick(&mut r, &|k| !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Msg { .. })));
+                cur_msg = pick(&mut r, &|k| {
+                    !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Msg { .. }))
+                });
                 if let Some(k) = cur_msg {
                     push_busy[k] = true;
                 }
             }
             if cur_err.is_none() && r.chance(70) {
-                cur_err = pick(&mut r, &|k| !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Err { .. })));
+                cur_err = pick(&mut r, &|k| {
+                    !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Err { .. }))
+                });
                 if let Some(k) = cur_err {
                     push_busy[k] = true;
                 }
@@ -405,7 +520,10 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
             let ack_pause = cycle % 700 < 300;
             if cur_ack.is_none() && !ack_pause && r.chance(60) {
                 let ready = |k: usize| {
-                    sc[k].acks.get(ack_i[k]).is_some_and(|a| !a.gated || push_i[k] >= a.need || stuck[k] >= 30)
+                    sc[k]
+                        .acks
+                        .get(ack_i[k])
+                        .is_some_and(|a| !a.gated || push_i[k] >= a.need || stuck[k] >= 30)
                 };
                 if let Some(k) = pick(&mut r, &ready) {
                     cur_ack = Some((k, sc[k].acks[ack_i[k]].una, false));
@@ -429,7 +547,16 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
             }
             x.msg_valid.next = false;
             if let Some(k) = cur_msg {
-                if let Push::Msg { wr_id, opcode, len, sq_index, signaled, first, last } = sc[k].pushes[push_i[k]] {
+                if let Push::Msg {
+                    wr_id,
+                    opcode,
+                    len,
+                    sq_index,
+                    signaled,
+                    first,
+                    last,
+                } = sc[k].pushes[push_i[k]]
+                {
                     x.msg_valid.next = true;
                     x.msg_qp.next = u64::from(SETUPS[k].0).into();
                     x.msg_wr_id.next = wr_id.into();
@@ -443,7 +570,14 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
             }
             x.req_err_valid.next = false;
             if let Some(k) = cur_err {
-                if let Push::Err { status, opcode, wr_id, sq_index, len } = sc[k].pushes[push_i[k]] {
+                if let Push::Err {
+                    status,
+                    opcode,
+                    wr_id,
+                    sq_index,
+                    len,
+                } = sc[k].pushes[push_i[k]]
+                {
                     x.req_err_valid.next = true;
                     x.req_err_qp.next = u64::from(SETUPS[k].0).into();
                     x.req_err_status.next = u64::from(status).into();
@@ -471,7 +605,8 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
             wait_clock_false!(sim, clock, x);
             let mut activity = false;
             for (k, st) in stuck.iter_mut().enumerate() {
-                let waiting = (cur_msg == Some(k) && !x.msg_ready.val()) || (cur_err == Some(k) && !x.req_err_ready.val());
+                let waiting =
+                    (cur_msg == Some(k) && !x.msg_ready.val()) || (cur_err == Some(k) && !x.req_err_ready.val());
                 *st = if waiting { *st + 1 } else { 0 };
             }
             if x.msg_valid.val() && !x.msg_ready.val() {
@@ -520,14 +655,27 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                     *b = e.get_bits::<8>(8 * i).index() as u8;
                 }
                 let c = Completion::decode(&bytes).unwrap_or_else(|e| panic!("CQE does not decode: {e}"));
-                let k = SETUPS.iter().position(|s| s.0 == c.qp).unwrap_or_else(|| panic!("CQE for QP {}", c.qp));
-                assert_eq!(x.cqe_ring.val().index() as u32, SETUPS[k].1, "QP {}: its cq_index", c.qp);
+                let k = SETUPS
+                    .iter()
+                    .position(|s| s.0 == c.qp)
+                    .unwrap_or_else(|| panic!("CQE for QP {}", c.qp));
+                assert_eq!(
+                    x.cqe_ring.val().index() as u32,
+                    SETUPS[k].1,
+                    "QP {}: its cq_index",
+                    c.qp
+                );
                 let i = o.got[k].len();
                 assert_eq!(Some(&c), sc[k].want.get(i), "QP {} completion {i}", c.qp);
                 o.got[k].push(c);
                 activity = true;
             }
-            let pulses = [x.cnt_list_full.val(), x.cnt_ack_dropped.val(), x.cnt_err_dropped.val(), x.cnt_cqe_error.val()];
+            let pulses = [
+                x.cnt_list_full.val(),
+                x.cnt_ack_dropped.val(),
+                x.cnt_err_dropped.val(),
+                x.cnt_cqe_error.val(),
+            ];
             for (name, v) in COUNTERS.iter().zip(pulses) {
                 *o.counters.entry(name).or_insert(0) += u64::from(v);
             }
@@ -544,7 +692,19 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                 break;
             }
             if idle > 2000 || cycle > 100_000 {
-                let left: Vec<_> = (0..n).map(|k| (push_i[k], sc[k].pushes.len(), ack_i[k], sc[k].acks.len(), o.got[k].len(), sc[k].want.len(), fail_state[k])).collect();
+                let left: Vec<_> = (0..n)
+                    .map(|k| {
+                        (
+                            push_i[k],
+                            sc[k].pushes.len(),
+                            ack_i[k],
+                            sc[k].acks.len(),
+                            o.got[k].len(),
+                            sc[k].want.len(),
+                            fail_state[k],
+                        )
+                    })
+                    .collect();
                 panic!("stuck at cycle {cycle}: (pushed, pushes, acked, acks, cqes, want, fail) {left:?}");
             }
         }
@@ -565,7 +725,10 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
 #[test]
 fn send_completions_match_proto() {
     // SCQ_SEED=<n> runs another seed.
-    let seed = std::env::var("SCQ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5C0_0001);
+    let seed = std::env::var("SCQ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5C0_0001);
     let (sc, o) = run(seed, 64, 65);
     for (k, s) in sc.iter().enumerate() {
         assert_eq!(o.got[k], s.want, "QP {}: every completion, in order", SETUPS[k].0);
@@ -597,13 +760,26 @@ fn send_completions_match_proto() {
     assert!(unsignaled >= 10, "unsignaled messages freed silently: {unsignaled}");
     assert_eq!(count(CqStatus::RetryExceeded), 1);
     assert!(count(CqStatus::Flushed) >= 4, "flushed");
-    for st in [CqStatus::BadOpcode, CqStatus::BadFlags, CqStatus::BadLength, CqStatus::BadDoorbell] {
+    for st in [
+        CqStatus::BadOpcode,
+        CqStatus::BadFlags,
+        CqStatus::BadLength,
+        CqStatus::BadDoorbell,
+    ] {
         assert!(count(st) >= 1, "{st:?} error records");
     }
     assert!(sc[0].wrapped, "QP 3's PSNs wrap");
-    assert!(o.counters["list_full"] >= 3, "full lists: {} refusals", o.counters["list_full"]);
+    assert!(
+        o.counters["list_full"] >= 3,
+        "full lists: {} refusals",
+        o.counters["list_full"]
+    );
     assert!(o.cqe_stalls >= 20 && o.msg_waits >= 20 && o.dup_acks >= 2);
-    assert!(o.early_acks >= 3, "acks ahead of their message records: {}", o.early_acks);
+    assert!(
+        o.early_acks >= 3,
+        "acks ahead of their message records: {}",
+        o.early_acks
+    );
 }
 
 /// Directed: the per-QP list's 5-bit head/tail pointers wrapped while the
@@ -684,7 +860,10 @@ fn list_full_after_pointer_wrap() {
             wait_clock_false!(sim, clock, x);
             if x.msg_valid.val() {
                 if x.msg_ready.val() {
-                    assert!(pushed != 36 || acked_to >= 36, "the 17th message was taken into a full list");
+                    assert!(
+                        pushed != 36 || acked_to >= 36,
+                        "the 17th message was taken into a full list"
+                    );
                     pushed += 1;
                 } else if pushed == 36 {
                     refused_cycles += 1;
@@ -707,7 +886,10 @@ fn list_full_after_pointer_wrap() {
             wait_clock_true!(sim, clock, x);
             cycle += 1;
             if o.0.len() == 37 || cycle > 5_000 {
-                eprintln!("cycle {cycle}: pushed {pushed}, acked to {acked_to}, CQEs {}, waited {refused_cycles}", o.0.len());
+                eprintln!(
+                    "cycle {cycle}: pushed {pushed}, acked to {acked_to}, CQEs {}, waited {refused_cycles}",
+                    o.0.len()
+                );
                 break;
             }
         }
@@ -730,7 +912,13 @@ fn list_full_after_pointer_wrap() {
             sq_index: i,
         })
         .collect();
-    assert_eq!(got, want, "every message completes once, in order, across the pointer wrap");
-    assert!(refused >= 60, "the 17th message waited on the full list: {refused} cycles");
+    assert_eq!(
+        got, want,
+        "every message completes once, in order, across the pointer wrap"
+    );
+    assert!(
+        refused >= 60,
+        "the 17th message waited on the full list: {refused} cycles"
+    );
     assert!(list_full >= 1, "list_full counted: {list_full}");
 }

@@ -74,7 +74,11 @@ fn mac(b: [u8; 6]) -> u64 {
 
 fn request(p: &RocePacket, encap: &Encap, vlan: Option<u16>) -> Req {
     let (ipv6, src_ip, dst_ip) = match encap.ip {
-        IpPair::V4 { src, dst } => (false, u128::from(u32::from_be_bytes(src)), u128::from(u32::from_be_bytes(dst))),
+        IpPair::V4 { src, dst } => (
+            false,
+            u128::from(u32::from_be_bytes(src)),
+            u128::from(u32::from_be_bytes(dst)),
+        ),
         IpPair::V6 { src, dst } => (true, u128::from_be_bytes(src), u128::from_be_bytes(dst)),
     };
     let dscp = if p.trimmed {
@@ -136,9 +140,15 @@ fn random_encap(r: &mut Rng, v6: bool) -> Encap {
     e.src_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
     e.dst_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
     e.ip = if v6 {
-        IpPair::V6 { src: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(), dst: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes() }
+        IpPair::V6 {
+            src: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(),
+            dst: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(),
+        }
     } else {
-        IpPair::V4 { src: (r.next() as u32).to_be_bytes(), dst: (r.next() as u32).to_be_bytes() }
+        IpPair::V4 {
+            src: (r.next() as u32).to_be_bytes(),
+            dst: (r.next() as u32).to_be_bytes(),
+        }
     };
     e
 }
@@ -160,8 +170,23 @@ fn bth(r: &mut Rng, opcode: Opcode, x: bool, pad: u8) -> BthRepr {
 }
 
 const KINDS: [&str; 17] = [
-    "write first", "write middle", "write last", "write last imm", "write only", "write only imm", "rc write only", "rc write middle", "rc ack",
-    "sack64", "sack128", "sack256", "nack trimmed", "nack out of window", "nack remote access", "probe", "cnp",
+    "write first",
+    "write middle",
+    "write last",
+    "write last imm",
+    "write only",
+    "write only imm",
+    "rc write only",
+    "rc write middle",
+    "rc ack",
+    "sack64",
+    "sack128",
+    "sack256",
+    "nack trimmed",
+    "nack out of window",
+    "nack remote access",
+    "probe",
+    "cnp",
 ];
 
 /// A random valid packet of kind `k` (an index into [`KINDS`]).
@@ -178,7 +203,11 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
     // A quarter of the payloads short (pad 0..3 bytes, single lanes), the
     // rest anywhere in 0..=300 (up to five beats behind the header).
     let len = if r.chance(25) { r.below(9) } else { r.below(301) };
-    let payload: Vec<u8> = if op.is_write() { (0..len).map(|_| r.next() as u8).collect() } else { Vec::new() };
+    let payload: Vec<u8> = if op.is_write() {
+        (0..len).map(|_| r.next() as u8).collect()
+    } else {
+        Vec::new()
+    };
     let ext = if !mrc {
         None
     } else if op.is_write() {
@@ -188,7 +217,10 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
             ev_seq: r.next() as u32,
             tx_ts: r.next() as u32,
             msg_offset: r.next() as u32,
-            placement: (!op.has_reth()).then(|| PlacementRepr { va: r.next(), rkey: r.next() as u32 }),
+            placement: (!op.has_reth()).then(|| PlacementRepr {
+                va: r.next(),
+                rkey: r.next() as u32,
+            }),
         }))
     } else {
         Some(match k {
@@ -225,7 +257,9 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
     let aeth = op.has_aeth().then(|| AethRepr {
         syndrome: match &ext {
             Some(MrcExtRepr::Nack(n)) => Syndrome::for_nack(n.kind),
-            _ => Syndrome::Ack { credits: r.below(32) as u8 },
+            _ => Syndrome::Ack {
+                credits: r.below(32) as u8,
+            },
         },
         msn: r.next() as u32 & 0xFF_FFFF,
     });
@@ -235,7 +269,11 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
         ecn_ce: r.chance(20),
         trimmed,
         bth: bth(r, op, ext.is_some(), pad_for(payload.len())),
-        reth: op.has_reth().then(|| RethRepr { va: r.next(), rkey: r.next() as u32, dma_len: r.next() as u32 }),
+        reth: op.has_reth().then(|| RethRepr {
+            va: r.next(),
+            rkey: r.next() as u32,
+            dma_len: r.next() as u32,
+        }),
         imm: op.has_imm().then(|| r.next() as u32),
         aeth,
         ext,
@@ -253,7 +291,11 @@ fn case_with(r: &mut Rng, k: usize, v6: bool, vlan: Option<u16>) -> Case {
     let encap = random_encap(r, v6);
     let p = packet(r, k, v6);
     let f = golden(&p, &encap, vlan);
-    Case { kind: KINDS[k], req: request(&p, &encap, vlan), want: Some((f, p)) }
+    Case {
+        kind: KINDS[k],
+        req: request(&p, &encap, vlan),
+        want: Some((f, p)),
+    }
 }
 
 /// A malformed request the builder must drop (with its payload).
@@ -261,11 +303,14 @@ fn bad_case(r: &mut Rng, n: usize) -> Case {
     let mut c = valid_case(r, [0, 5, 11][n % 3]);
     c.want = None;
     match n % 3 {
-        0 => c.req.opcode = 0x04,        // unknown opcode
-        1 => c.req.xbit = false,         // extension without the X bit
-        _ => c.req.ext.extend([0; 8]),   // headers longer than any valid kind
+        0 => c.req.opcode = 0x04,      // unknown opcode
+        1 => c.req.xbit = false,       // extension without the X bit
+        _ => c.req.ext.extend([0; 8]), // headers longer than any valid kind
     }
-    Case { kind: "bad request", ..c }
+    Case {
+        kind: "bad request",
+        ..c
+    }
 }
 
 fn bits<const N: usize>(bytes_be: &[u8]) -> Bits<N> {
@@ -347,7 +392,10 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
         .iter()
         .flat_map(|q| {
             let n = q.payload.len().div_ceil(64);
-            q.payload.chunks(64).enumerate().map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
+            q.payload
+                .chunks(64)
+                .enumerate()
+                .map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
         })
         .collect();
     let want_frames = cases.iter().filter(|c| c.want.is_some()).count();
@@ -436,7 +484,13 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
     // The same cycles on the emitted Verilog: every output, every cycle.
     rec.check_verilog("mrc_tx_builder", TxBuilder::default());
     let res = std::mem::take(&mut *out.lock().unwrap());
-    eprintln!("{} requests, {} frames, {} cycles simulated in {:?}", cases.len(), res.frames.len(), res.cycles, t.elapsed());
+    eprintln!(
+        "{} requests, {} frames, {} cycles simulated in {:?}",
+        cases.len(),
+        res.frames.len(),
+        res.cycles,
+        t.elapsed()
+    );
     res
 }
 
@@ -449,7 +503,11 @@ fn check_frames(cases: &[Case], res: &Outcome) {
         let (back, _) = parse_frame(got).unwrap_or_else(|e| panic!("frame {i} ({}) does not parse: {e}", c.kind));
         assert_eq!(&back, p, "frame {i} ({}) parses to another packet", c.kind);
     }
-    assert_eq!(res.bad, cases.len() - want.len(), "one cnt_bad_request pulse per malformed request");
+    assert_eq!(
+        res.bad,
+        cases.len() - want.len(),
+        "one cnt_bad_request pulse per malformed request"
+    );
     assert_eq!(res.mismatch, 0);
 }
 
@@ -489,10 +547,22 @@ fn mixed_packets_match_golden_emit() {
         ("one-beat frames", count(&|x| x.len() <= 64)),
         ("frames of 3+ beats", count(&|x| x.len() > 128)),
         ("ICRC split over two beats", count(&|x| (x.len() - 4) % 64 > 60)),
-        ("ICRC inside one beat", count(&|x| (x.len() - 4) % 64 != 0 && (x.len() - 4) % 64 <= 60)),
-        ("header longer than one beat", cases.iter().filter(|c| c.want.is_some() && hdr_len(c) > 64).count()),
-        ("payload > 256 bytes", cases.iter().filter(|c| c.req.payload.len() > 256).count()),
-        ("payload 1..=3 bytes (pad)", cases.iter().filter(|c| (1..=3).contains(&c.req.payload.len())).count()),
+        (
+            "ICRC inside one beat",
+            count(&|x| (x.len() - 4) % 64 != 0 && (x.len() - 4) % 64 <= 60),
+        ),
+        (
+            "header longer than one beat",
+            cases.iter().filter(|c| c.want.is_some() && hdr_len(c) > 64).count(),
+        ),
+        (
+            "payload > 256 bytes",
+            cases.iter().filter(|c| c.req.payload.len() > 256).count(),
+        ),
+        (
+            "payload 1..=3 bytes (pad)",
+            cases.iter().filter(|c| (1..=3).contains(&c.req.payload.len())).count(),
+        ),
         ("trimmed", cases.iter().filter(|c| c.req.dscp == 59).count()),
         ("payload stalls", res.pl_stalls),
         ("tx_tready stalls", res.tx_stalls),
@@ -503,11 +573,20 @@ fn mixed_packets_match_golden_emit() {
         assert!(n > 0, "coverage hole: {name}");
     }
     for k in KINDS {
-        assert!(cases.iter().any(|c| c.kind == k && c.want.is_some()), "kind {k} not exercised");
+        assert!(
+            cases.iter().any(|c| c.kind == k && c.want.is_some()),
+            "kind {k} not exercised"
+        );
     }
-    let offsets: std::collections::BTreeSet<usize> =
-        cases.iter().filter(|c| c.want.is_some() && !c.req.payload.is_empty()).map(|c| hdr_len(c) % 64).collect();
-    eprintln!("coverage: distinct header lengths mod 64 with a payload: {}", offsets.len());
+    let offsets: std::collections::BTreeSet<usize> = cases
+        .iter()
+        .filter(|c| c.want.is_some() && !c.req.payload.is_empty())
+        .map(|c| hdr_len(c) % 64)
+        .collect();
+    eprintln!(
+        "coverage: distinct header lengths mod 64 with a payload: {}",
+        offsets.len()
+    );
     assert!(offsets.len() >= 8, "payload realignment offsets: {offsets:?}");
 }
 
@@ -527,9 +606,20 @@ fn payload_lengths_walk_a_beat() {
         // Every third packet trimmed (no pad): the ICRC then starts at any lane.
         p.trimmed = len % 3 == 2;
         let encap = random_encap(&mut r, len % 3 == 0);
-        let encap = if len % 3 == 0 { encap } else { Encap { ip: Encap::test_v4().ip, ..encap } };
+        let encap = if len % 3 == 0 {
+            encap
+        } else {
+            Encap {
+                ip: Encap::test_v4().ip,
+                ..encap
+            }
+        };
         let vlan = (len % 4 == 1).then_some(0x0123);
-        let p = if !matches!(encap.ip, IpPair::V6 { .. }) { RocePacket { ev: p.ev & 0xFFFF, ..p } } else { p };
+        let p = if !matches!(encap.ip, IpPair::V6 { .. }) {
+            RocePacket { ev: p.ev & 0xFFFF, ..p }
+        } else {
+            p
+        };
         let f = golden(&p, &encap, vlan);
         c.req = request(&p, &encap, vlan);
         c.want = Some((f, p));

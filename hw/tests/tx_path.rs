@@ -22,7 +22,9 @@ mod rng;
 use rng::Rng;
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }
 
 /// The top `len` bytes of a big-endian packed N-bit vector.
@@ -229,7 +231,9 @@ fn headers_match_the_golden_extension_emitter() {
                 });
             }
             if x.dma_rd_req_valid.val() && x.dma_rd_req_ready.val() {
-                r2.lock().unwrap().push((v(x.dma_rd_req_addr.val()), v(x.dma_rd_req_len.val())));
+                r2.lock()
+                    .unwrap()
+                    .push((v(x.dma_rd_req_addr.val()), v(x.dma_rd_req_len.val())));
             }
             if x.sent_valid.val() && x.sent_ready.val() {
                 s2.lock().unwrap().push((
@@ -273,7 +277,8 @@ fn headers_match_the_golden_extension_emitter() {
                     bitmap,
                 })
             } else {
-                let kind = [NackKind::Trimmed, NackKind::OutOfWindow, NackKind::RemoteAccess][usize::from(a.nack_kind - 1)];
+                let kind =
+                    [NackKind::Trimmed, NackKind::OutOfWindow, NackKind::RemoteAccess][usize::from(a.nack_kind - 1)];
                 MrcExtRepr::Nack(NackExtRepr {
                     kind,
                     ev_index: (a.psn % 16) as u16,
@@ -282,9 +287,18 @@ fn headers_match_the_golden_extension_emitter() {
                 })
             };
             assert_eq!(h.ext, ext_bytes(&ext), "ACK {ai} extension");
-            assert_eq!((h.dst_mac, h.dst_ip, h.dest_qp, h.pkey), (0x0200_0000_0000 | addr, 0x0A00_0000 | addr, dest, 0xFF00 | a.qp));
+            assert_eq!(
+                (h.dst_mac, h.dst_ip, h.dest_qp, h.pkey),
+                (0x0200_0000_0000 | addr, 0x0A00_0000 | addr, dest, 0xFF00 | a.qp)
+            );
             assert_eq!(h.ev, 0xE000 + a.psn % 16);
-            let want_syn = if a.sack { 0x1F } else if a.nack_kind == 3 { 0x62 } else { 0x60 };
+            let want_syn = if a.sack {
+                0x1F
+            } else if a.nack_kind == 3 {
+                0x62
+            } else {
+                0x60
+            };
             assert_eq!(h.syndrome, want_syn);
             assert_eq!(h.psn, if a.sack { a.cum } else { a.psn });
         } else {
@@ -294,8 +308,10 @@ fn headers_match_the_golden_extension_emitter() {
             let ev = next_ev[d.qp as usize] % 5;
             next_ev[d.qp as usize] += 1;
             let seq = ev_seq.entry((d.qp, ev)).or_insert(0);
-            let placement = matches!(d.opcode, 0x07..=0x09)
-                .then_some(PlacementRepr { va: 0x5555_0000_0000 + d.off, rkey: 0xABCD_0000 });
+            let placement = matches!(d.opcode, 0x07..=0x09).then_some(PlacementRepr {
+                va: 0x5555_0000_0000 + d.off,
+                rkey: 0xABCD_0000,
+            });
             // tx_ts is the clock when the EV came back: read it from the
             // header (bytes 8-11) and check it is plausible, not equal.
             let ts = u32::from_be_bytes([h.ext[8], h.ext[9], h.ext[10], h.ext[11]]);
@@ -310,8 +326,26 @@ fn headers_match_the_golden_extension_emitter() {
             });
             *seq += 1;
             assert_eq!(h.ext, ext_bytes(&ext), "data {di} ({d:?}) extension");
-            assert_eq!((h.dst_mac, h.src_mac, h.dst_ip, h.dest_qp, h.pkey), (0x0200_0000_0000 | addr, 0x0200_0000_0001, 0x0A00_0000 | addr, dest, 0xFF00 | d.qp));
-            assert_eq!((h.opcode, h.psn, h.ev, h.payload_len, h.pad), (u64::from(d.opcode), d.psn, 0xC000 + d.qp * 8 + ev, d.len, (4 - d.len % 4) % 4));
+            assert_eq!(
+                (h.dst_mac, h.src_mac, h.dst_ip, h.dest_qp, h.pkey),
+                (
+                    0x0200_0000_0000 | addr,
+                    0x0200_0000_0001,
+                    0x0A00_0000 | addr,
+                    dest,
+                    0xFF00 | d.qp
+                )
+            );
+            assert_eq!(
+                (h.opcode, h.psn, h.ev, h.payload_len, h.pad),
+                (
+                    u64::from(d.opcode),
+                    d.psn,
+                    0xC000 + d.qp * 8 + ev,
+                    d.len,
+                    (4 - d.len % 4) % 4
+                )
+            );
             if d.len > 0 {
                 want_reads.push((0x7000_0000 + d.psn, d.len));
             }

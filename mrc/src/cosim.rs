@@ -90,9 +90,16 @@ pub enum CosimError {
 }
 
 fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
-    let stem = p.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    let ext = p.extension().map_or_else(|| "fst".into(), |s| s.to_string_lossy().into_owned());
-    (p.with_file_name(format!("{stem}.a.{ext}")), p.with_file_name(format!("{stem}.b.{ext}")))
+    let stem = p
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let ext = p
+        .extension()
+        .map_or_else(|| "fst".into(), |s| s.to_string_lossy().into_owned());
+    (
+        p.with_file_name(format!("{stem}.a.{ext}")),
+        p.with_file_name(format!("{stem}.b.{ext}")),
+    )
 }
 
 /// The system the options describe.
@@ -168,9 +175,21 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
             format!("{:.2} us ({} cycles)", r.sim_time_ns / 1000.0, r.cycles),
             gcol(&|g| format!("{:.2} us", g.golden_completion_ns / 1000.0)),
         ),
-        ("goodput", format!("{:.2} Gb/s", r.goodput_gbps), gcol(&|g| format!("{:.2} Gb/s", g.golden_goodput_gbps))),
-        ("latency p50 / p99", format!("{:.0} / {:.0} ns", r.latency_p50_ns, r.latency_p99_ns), "".into()),
-        ("retransmissions", r.retransmissions.to_string(), gcol(&|g| g.golden_retransmissions.to_string())),
+        (
+            "goodput",
+            format!("{:.2} Gb/s", r.goodput_gbps),
+            gcol(&|g| format!("{:.2} Gb/s", g.golden_goodput_gbps)),
+        ),
+        (
+            "latency p50 / p99",
+            format!("{:.0} / {:.0} ns", r.latency_p50_ns, r.latency_p99_ns),
+            "".into(),
+        ),
+        (
+            "retransmissions",
+            r.retransmissions.to_string(),
+            gcol(&|g| g.golden_retransmissions.to_string()),
+        ),
         ("RTOs", r.rtos.to_string(), gcol(&|g| g.golden_rtos.to_string())),
         (
             "EV state changes",
@@ -188,7 +207,10 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
         ),
         (
             "simulated cycles",
-            format!("{} ({:.0} cycles/s, {:.1} s wall)", r.cycles_simulated, r.cycles_per_second, r.wall_seconds),
+            format!(
+                "{} ({:.0} cycles/s, {:.1} s wall)",
+                r.cycles_simulated, r.cycles_per_second, r.wall_seconds
+            ),
             "".into(),
         ),
     ];
@@ -223,7 +245,11 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
             "golden comparison",
             if g.same_delivery { "identical" } else { "DIFFERS" },
             100.0 * g.retransmission_difference,
-            if g.retransmissions_within_10pct { "within 10%" } else { "NOT within 10%" }
+            if g.retransmissions_within_10pct {
+                "within 10%"
+            } else {
+                "NOT within 10%"
+            }
         );
     }
 }
@@ -244,12 +270,19 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         b
     };
     bar.set_message("building the Verilator model of mrc_core");
-    let built = tb::nic::build_core(&BuildOptions { trace: cfg.trace.is_some(), ..BuildOptions::default() })?;
+    let built = tb::nic::build_core(&BuildOptions {
+        trace: cfg.trace.is_some(),
+        ..BuildOptions::default()
+    })?;
     bar.set_message("configuring both NICs");
     let mut sys = System::new(&built, cfg)?;
     let mut on_progress = |p: Progress| {
         bar.set_position(p.completed as u64);
-        bar.set_message(format!("cycle {}  ({:.1} us simulated)", p.cycle, p.cycle as f64 * 99.0 / 32.0 / 1000.0));
+        bar.set_message(format!(
+            "cycle {}  ({:.1} us simulated)",
+            p.cycle,
+            p.cycle as f64 * 99.0 / 32.0 / 1000.0
+        ));
     };
     let report = sys.run(&mut on_progress);
     bar.finish_and_clear();

@@ -12,7 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "mrc", version, about = "Open MRC (Multipath Reliable Connection) SmartNIC toolkit")]
+#[command(
+    name = "mrc",
+    version,
+    about = "Open MRC (Multipath Reliable Connection) SmartNIC toolkit"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -67,7 +71,13 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Rtl(args) => rtl::run(&args).map_or_else(|e| { eprintln!("mrc rtl: {e}"); ExitCode::from(2) }, |()| ExitCode::SUCCESS),
+        Command::Rtl(args) => rtl::run(&args).map_or_else(
+            |e| {
+                eprintln!("mrc rtl: {e}");
+                ExitCode::from(2)
+            },
+            |()| ExitCode::SUCCESS,
+        ),
         Command::Sim(args) => match sim::run_cli(&args) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(1),

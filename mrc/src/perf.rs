@@ -14,17 +14,17 @@ use clap::{Args, ValueEnum};
 use driver::layout::CqStatus;
 use driver::regmap::fault_inject as fi;
 use driver::{
-    Access, CcProfile, CompletionQueue, Context, Device, EvProfile, LocalAddress, OpenOptions, PeerAddress, QpTransition,
-    QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,
+    Access, CcProfile, CompletionQueue, Context, Device, EvProfile, LocalAddress, OpenOptions, PeerAddress,
+    QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use proto::loopback::{EvMatch, LinkConfig};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use proto::loopback::{EvMatch, LinkConfig};
 use tb::cosim_device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
-use tb::fabric::Fabric;
 use tb::dma::DmaTiming;
+use tb::fabric::Fabric;
 use tb::nic::Stalls;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
@@ -208,7 +208,13 @@ fn check(a: &PerfArgs) -> Result<(), PerfError> {
     Ok(())
 }
 
-const LOCAL: LocalAddress = LocalAddress { mac: [2, 0, 0, 0, 0, 1], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), vlan_tci: None, dscp: 26, ttl: 64 };
+const LOCAL: LocalAddress = LocalAddress {
+    mac: [2, 0, 0, 0, 0, 1],
+    ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+    vlan_tci: None,
+    dscp: 26,
+    ttl: 64,
+};
 const EV_BASE: u16 = 0x1000;
 
 fn ceil_log2(n: u32) -> u8 {
@@ -240,7 +246,15 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let ns_per_cycle = cycles_to_ns(1);
     let dma_cycles = ((a.dma_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64;
     let opts = CosimOptions {
-        stalls: Stalls { tx_ready_pct: 100, rx_valid_pct: 100, dma: DmaTiming { ready_pct: 100, read_latency: (dma_cycles, dma_cycles) }, axil_ready_pct: 100 },
+        stalls: Stalls {
+            tx_ready_pct: 100,
+            rx_valid_pct: 100,
+            dma: DmaTiming {
+                ready_pct: 100,
+                read_latency: (dma_cycles, dma_cycles),
+            },
+            axil_ready_pct: 100,
+        },
         seed: a.seed,
         // Latency mode polls every cycle: completion times are exact.
         progress_cycles: if a.mode == Mode::Lat { 1 } else { 8 },
@@ -255,8 +269,23 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         (x.clone(), x)
     };
     let ctx_a = Context::open(dev_a.clone(), &OpenOptions::default())?;
-    let ctx_b = if fabric { Context::open(dev_b.clone(), &OpenOptions::default())? } else { ctx_a.clone() };
-    let (addr_a, addr_b) = if fabric { (LOCAL, LocalAddress { mac: [2, 0, 0, 0, 0, 2], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), ..LOCAL }) } else { (LOCAL, LOCAL) };
+    let ctx_b = if fabric {
+        Context::open(dev_b.clone(), &OpenOptions::default())?
+    } else {
+        ctx_a.clone()
+    };
+    let (addr_a, addr_b) = if fabric {
+        (
+            LOCAL,
+            LocalAddress {
+                mac: [2, 0, 0, 0, 0, 2],
+                ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+                ..LOCAL
+            },
+        )
+    } else {
+        (LOCAL, LOCAL)
+    };
     ctx_a.set_local_address(&addr_a);
     ctx_b.set_local_address(&addr_b);
     // The controllers' EV-event rings must exist before any QP reaches
@@ -277,8 +306,14 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let src = pd_a.register(&src_buf, Access::LocalOnly)?;
     let dst = pd_b.register(&dst_buf, Access::RemoteWrite)?;
     let rkey = dst.rkey().expect("registered for remote write");
-    let peer_of_a = PeerAddress { mac: addr_b.mac, ip: addr_b.ip };
-    let peer_of_b = PeerAddress { mac: addr_a.mac, ip: addr_a.ip };
+    let peer_of_a = PeerAddress {
+        mac: addr_b.mac,
+        ip: addr_b.ip,
+    };
+    let peer_of_b = PeerAddress {
+        mac: addr_a.mac,
+        ip: addr_a.ip,
+    };
     // Timeouts as `mrc cosim` sets them: RTO 16 us; the stall rule's
     // allowance max(2 us, 2 x base RTT) and the tail check's age from the
     // base RTT (2 x one-way delay + the responder's turnaround, ~0.3 us).
@@ -297,7 +332,9 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
             stall_allowance_ns: allowance,
             stall_age_ns: base_rtt_ns + 500 + allowance,
         },
-        evs: EvProfile { values: (0..a.evs).map(|i| EV_BASE + i).collect() },
+        evs: EvProfile {
+            values: (0..a.evs).map(|i| EV_BASE + i).collect(),
+        },
         cc: CcProfile::default(),
     };
     let log2_mtu = a.mtu.trailing_zeros() as u8;
@@ -308,12 +345,30 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         let mut qb = pd_b.create_qp(&mut cq_recv, 1)?;
         let (na, nb) = (qa.qpn(), qb.qpn());
         qa.modify(QpTransition::Init { pkey: 0xFFFF })?;
-        qa.modify(QpTransition::Rtr(RtrAttr { dest_qp: nb, rq_psn: 0, peer: peer_of_a, log2_mtu, max_wimm: 1 }))?;
+        qa.modify(QpTransition::Rtr(RtrAttr {
+            dest_qp: nb,
+            rq_psn: 0,
+            peer: peer_of_a,
+            log2_mtu,
+            max_wimm: 1,
+        }))?;
         qb.modify(QpTransition::Init { pkey: 0xFFFF })?;
-        qb.modify(QpTransition::Rtr(RtrAttr { dest_qp: na, rq_psn: 0, peer: peer_of_b, log2_mtu, max_wimm: 1 }))?;
+        qb.modify(QpTransition::Rtr(RtrAttr {
+            dest_qp: na,
+            rq_psn: 0,
+            peer: peer_of_b,
+            log2_mtu,
+            max_wimm: 1,
+        }))?;
         qa.modify(QpTransition::Rts(rts(0)))?;
         qb.modify(QpTransition::Rts(rts(0)))?;
-        flows.push(Flow { qp: qa, dst_offset: u64::from(i) * a.size, posted: 0, completed: 0, in_flight: Default::default() });
+        flows.push(Flow {
+            qp: qa,
+            dst_offset: u64::from(i) * a.size,
+            posted: 0,
+            completed: 0,
+            in_flight: Default::default(),
+        });
         responders.push(qb);
     }
     ctx_a.sync().map_err(driver::Error::from)?;
@@ -332,17 +387,33 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
             ..LinkConfig::default()
         };
         let f = Fabric::new(&link, &link, &evs, a.seed).map_err(|e| PerfError::Usage(e.to_string()))?;
-        dev.with_bench(|b| b.link = Some(Box::new(FabricInterconnect { fabric: f, origin: b.cycle })));
+        dev.with_bench(|b| {
+            b.link = Some(Box::new(FabricInterconnect {
+                fabric: f,
+                origin: b.cycle,
+            }))
+        });
     } else {
         dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
     }
 
     let total = u64::from(a.iters) * u64::from(a.qps);
-    let bar = if a.quiet || a.json { ProgressBar::hidden() } else { ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()) };
-    bar.set_style(ProgressStyle::with_template("perf [{elapsed_precise}] {bar:40} {pos}/{len} WRITEs  {msg}").expect("valid template"));
+    let bar = if a.quiet || a.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+    };
+    bar.set_style(
+        ProgressStyle::with_template("perf [{elapsed_precise}] {bar:40} {pos}/{len} WRITEs  {msg}")
+            .expect("valid template"),
+    );
     // Loopback: the fault-injection stage blackholes the EV values at
     // their time (the fabric has its own blackholes).
-    let mut fails: Vec<(u16, u64)> = if fabric { vec![] } else { a.fail_ev.iter().map(|&(ev, at)| (ev, at.0 / 1000)).collect() };
+    let mut fails: Vec<(u16, u64)> = if fabric {
+        vec![]
+    } else {
+        a.fail_ev.iter().map(|&(ev, at)| (ev, at.0 / 1000)).collect()
+    };
     fails.sort_by_key(|f| f.1);
     let mut fails_armed = 0usize;
     let mut errors = Vec::new();
@@ -355,13 +426,19 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     while completed < total {
         let now = dev.cycles();
         if now - t0 > limit_cycles {
-            errors.push(format!("time limit: {completed} of {total} WRITEs completed after {:.1} us", cycles_to_ns(now - t0) / 1000.0));
+            errors.push(format!(
+                "time limit: {completed} of {total} WRITEs completed after {:.1} us",
+                cycles_to_ns(now - t0) / 1000.0
+            ));
             break;
         }
         // Path failures due by now: blackhole their EV values.
         while fails_armed < fails.len() && cycles_to_ns(now - t0) >= fails[fails_armed].1 as f64 {
             let ev = fails[fails_armed].0;
-            dev.write32(fib + u64::from(fi::EV_MATCH0) + 4 * fails_armed as u64, 0xFFFF_0000 | u32::from(EV_BASE + ev));
+            dev.write32(
+                fib + u64::from(fi::EV_MATCH0) + 4 * fails_armed as u64,
+                0xFFFF_0000 | u32::from(EV_BASE + ev),
+            );
             fails_armed += 1;
             dev.write32(fib + u64::from(fi::EV_EN), (1 << fails_armed) - 1);
             dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK | fi::CTRL_EV_DROP);
@@ -393,7 +470,10 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
                 errors.push(format!("QP {qpn} WRITE {wr_id}: {status:?}"));
             }
             if wr_id != u64::from(f.completed) {
-                errors.push(format!("QP {qpn}: completion {wr_id} out of order (expected {})", f.completed));
+                errors.push(format!(
+                    "QP {qpn}: completion {wr_id} out of order (expected {})",
+                    f.completed
+                ));
             }
             if let Some(posted) = f.in_flight.pop_front() {
                 latencies.push(cycles_to_ns(done - posted));
@@ -415,10 +495,17 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let mut got = vec![0u8; a.size as usize];
     let mut data_ok = errors.is_empty();
     for f in &flows {
-        dst_buf.read(f.dst_offset as usize, &mut got).map_err(driver::Error::from)?;
+        dst_buf
+            .read(f.dst_offset as usize, &mut got)
+            .map_err(driver::Error::from)?;
         if got != data || f.completed != a.iters {
             data_ok = false;
-            errors.push(format!("QP {}: destination differs from the source or incomplete ({}/{})", f.qp.qpn(), f.completed, a.iters));
+            errors.push(format!(
+                "QP {}: destination differs from the source or incomplete ({}/{})",
+                f.qp.qpn(),
+                f.completed,
+                a.iters
+            ));
         }
     }
     dev_a.with_nic(|nic| errors.extend(nic.dma.errors.iter().cloned()));
@@ -459,7 +546,11 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         bytes,
         sim_time_us: sim_ns / 1000.0,
         bandwidth_gbps: if sim_ns > 0.0 { bytes as f64 * 8.0 / sim_ns } else { 0.0 },
-        msg_rate_mps: if sim_ns > 0.0 { completed as f64 * 1000.0 / sim_ns } else { 0.0 },
+        msg_rate_mps: if sim_ns > 0.0 {
+            completed as f64 * 1000.0 / sim_ns
+        } else {
+            0.0
+        },
         latency,
         retransmits: counter("retransmit"),
         rtos: counter("rto"),
@@ -485,7 +576,13 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
 /// Frames the fabric blackholed and lost, both directions.
 fn fabric_drops(dev: &CosimDevice) -> (u64, u64) {
     dev.with_bench(|b| {
-        let Some(f) = b.link.as_ref().and_then(|l| l.as_any().downcast_ref::<FabricInterconnect>()) else { return (0, 0) };
+        let Some(f) = b
+            .link
+            .as_ref()
+            .and_then(|l| l.as_any().downcast_ref::<FabricInterconnect>())
+        else {
+            return (0, 0);
+        };
         let (ab, ba) = (f.fabric.ab.total(), f.fabric.ba.total());
         (ab.blackholed + ba.blackholed, ab.lost + ba.lost)
     })
@@ -497,29 +594,57 @@ fn poll_one(cq: &mut CompletionQueue) -> Result<Option<(u32, CqStatus, u64)>, Pe
 }
 
 fn print_report(r: &PerfReport) {
-    println!("mrc perf: RDMA WRITE {} on the co-simulated RTL (verilated MrcCore, driver verbs API)", match r.mode {
-        Mode::Bw => "bandwidth",
-        Mode::Lat => "latency",
-    });
+    println!(
+        "mrc perf: RDMA WRITE {} on the co-simulated RTL (verilated MrcCore, driver verbs API)",
+        match r.mode {
+            Mode::Bw => "bandwidth",
+            Mode::Lat => "latency",
+        }
+    );
     println!("endpoints: {}", r.endpoints_desc);
     println!();
-    println!("{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}", "size", "iters", "depth", "qps", "evs", "mtu");
-    println!("{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}", r.size, r.iters, r.tx_depth, r.qps, r.evs, r.mtu);
+    println!(
+        "{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}",
+        "size", "iters", "depth", "qps", "evs", "mtu"
+    );
+    println!(
+        "{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}",
+        r.size, r.iters, r.tx_depth, r.qps, r.evs, r.mtu
+    );
     println!();
-    println!("completed        {}/{} WRITEs, {} bytes", r.completed, r.messages, r.bytes);
-    println!("simulated time   {:.2} us (first post to last completion)", r.sim_time_us);
+    println!(
+        "completed        {}/{} WRITEs, {} bytes",
+        r.completed, r.messages, r.bytes
+    );
+    println!(
+        "simulated time   {:.2} us (first post to last completion)",
+        r.sim_time_us
+    );
     println!("bandwidth        {:.3} Gb/s", r.bandwidth_gbps);
     println!("message rate     {:.4} M/s", r.msg_rate_mps);
     if let Some(l) = &r.latency {
-        println!("latency (ns)     min {:.0}  p50 {:.0}  p99 {:.0}  max {:.0}  (post to send completion)", l.min_ns, l.p50_ns, l.p99_ns, l.max_ns);
+        println!(
+            "latency (ns)     min {:.0}  p50 {:.0}  p99 {:.0}  max {:.0}  (post to send completion)",
+            l.min_ns, l.p50_ns, l.p99_ns, l.max_ns
+        );
     }
     println!(
         "retransmits      {}  (RTOs {}, EVs marked bad {}; frames blackholed {}, lost {})",
         r.retransmits, r.rtos, r.evs_marked_bad, r.frames_blackholed, r.frames_lost
     );
-    println!("simulation       {} cycles in {:.2} s wall: {:.0} cycles/s", r.cycles, r.wall_s, r.cycles_per_s);
+    println!(
+        "simulation       {} cycles in {:.2} s wall: {:.0} cycles/s",
+        r.cycles, r.wall_s, r.cycles_per_s
+    );
     for e in &r.errors {
         println!("error: {e}");
     }
-    println!("{}", if r.ok { "OK: every WRITE completed, data placed byte-identically" } else { "FAILED" });
+    println!(
+        "{}",
+        if r.ok {
+            "OK: every WRITE completed, data placed byte-identically"
+        } else {
+            "FAILED"
+        }
+    );
 }

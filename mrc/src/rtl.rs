@@ -70,7 +70,11 @@ pub enum RtlError {
 }
 
 fn emit(out: &Path, fixed: bool) -> Result<Vec<flow::BlockRtl>, flow::FlowError> {
-    let build = if fixed { BuildInfo::FIXED } else { BuildInfo::from_environment() };
+    let build = if fixed {
+        BuildInfo::FIXED
+    } else {
+        BuildInfo::from_environment()
+    };
     let blocks = flow::blocks(build);
     for p in flow::write_verilog(out, &blocks)? {
         println!("wrote {}", p.display());
@@ -99,8 +103,10 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
             }
         }
         RtlCmd::Synth { out, block } => {
-            let blocks: Vec<_> =
-                emit(out, true)?.into_iter().filter(|b| block.is_empty() || block.iter().any(|n| n == b.name)).collect();
+            let blocks: Vec<_> = emit(out, true)?
+                .into_iter()
+                .filter(|b| block.is_empty() || block.iter().any(|n| n == b.name))
+                .collect();
             println!("yosys: {}", flow::synth_script(&out.join("<block>.v"), "<block>"));
             let stats = flow::synth(out, &blocks)?;
             print!("{}", flow::report_markdown(&stats));
@@ -108,19 +114,30 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
             println!("wrote {} and {}", j.display(), m.display());
         }
         RtlCmd::Regmap => print!("{}", hw::regmap::render_markdown()),
-        RtlCmd::Budget { board, out, from, block } => budget(board, out, from.as_deref(), block)?,
+        RtlCmd::Budget {
+            board,
+            out,
+            from,
+            block,
+        } => budget(board, out, from.as_deref(), block)?,
     }
     Ok(())
 }
 
 fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(), RtlError> {
     let target = bitstreams::board(board).ok_or_else(|| bitstreams::BudgetError::UnknownBoard(board.into()))?;
-    let io = |path: &Path, source| flow::FlowError::Io { path: path.into(), source };
+    let io = |path: &Path, source| flow::FlowError::Io {
+        path: path.into(),
+        source,
+    };
     let stats: Vec<flow::SynthStats> = match from {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| io(p, e))?;
-            serde_json::from_str(&text)
-                .map_err(|e| flow::FlowError::Parse { tool: "mrc rtl budget", block: block.into(), what: format!("{}: {e}", p.display()) })?
+            serde_json::from_str(&text).map_err(|e| flow::FlowError::Parse {
+                tool: "mrc rtl budget",
+                block: block.into(),
+                what: format!("{}: {e}", p.display()),
+            })?
         }
         None => {
             let blocks: Vec<_> = emit(out, true)?.into_iter().filter(|b| b.name == block).collect();
@@ -128,7 +145,10 @@ fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(
             flow::synth(out, &blocks)?
         }
     };
-    let s = stats.iter().find(|s| s.block == block).ok_or_else(|| bitstreams::BudgetError::MissingBlock(block.into()))?;
+    let s = stats
+        .iter()
+        .find(|s| s.block == block)
+        .ok_or_else(|| bitstreams::BudgetError::MissingBlock(block.into()))?;
     let budget = bitstreams::DEFAULT_BUDGET;
     let md = bitstreams::report_markdown(s, &budget, target);
     print!("{md}");
@@ -167,7 +187,9 @@ mod tests {
         let cli = Cli::parse_from(["rtl", "verilog", "--out", out, "--fixed-build-id"]);
         run(&RtlArgs { cmd: cli.cmd }).unwrap();
         assert_eq!(a, std::fs::read_to_string(dir.join("mrc_csr.v")).unwrap());
-        assert!(std::fs::read_to_string(dir.join("mrc_rx_parser.v")).unwrap().contains("module mrc_rx_parser("));
+        assert!(std::fs::read_to_string(dir.join("mrc_rx_parser.v"))
+            .unwrap()
+            .contains("module mrc_rx_parser("));
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -176,18 +198,38 @@ mod tests {
     fn budget_reads_a_report_and_fails_over_budget() {
         let dir = std::env::temp_dir().join(format!("mrc-rtl-budget-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let report = |lut| vec![flow::SynthStats { block: "mrc_core".into(), lut, ..Default::default() }];
+        let report = |lut| {
+            vec![flow::SynthStats {
+                block: "mrc_core".into(),
+                lut,
+                ..Default::default()
+            }]
+        };
         let from = dir.join("synth.json");
         let out = dir.to_str().unwrap();
         std::fs::write(&from, serde_json::to_string(&report(1000)).unwrap()).unwrap();
         let cli = Cli::parse_from(["rtl", "budget", "--out", out, "--from", from.to_str().unwrap()]);
         run(&RtlArgs { cmd: cli.cmd }).unwrap();
-        assert!(std::fs::read_to_string(dir.join("budget.md")).unwrap().contains("| u55c |"));
+        assert!(std::fs::read_to_string(dir.join("budget.md"))
+            .unwrap()
+            .contains("| u55c |"));
         std::fs::write(&from, serde_json::to_string(&report(300_000)).unwrap()).unwrap();
         let cli = Cli::parse_from(["rtl", "budget", "--out", out, "--from", from.to_str().unwrap()]);
         let e = run(&RtlArgs { cmd: cli.cmd }).unwrap_err();
-        assert!(matches!(e, RtlError::Budget(bitstreams::BudgetError::Over { .. })), "{e}");
-        let cli = Cli::parse_from(["rtl", "budget", "--board", "u9", "--out", out, "--from", from.to_str().unwrap()]);
+        assert!(
+            matches!(e, RtlError::Budget(bitstreams::BudgetError::Over { .. })),
+            "{e}"
+        );
+        let cli = Cli::parse_from([
+            "rtl",
+            "budget",
+            "--board",
+            "u9",
+            "--out",
+            out,
+            "--from",
+            from.to_str().unwrap(),
+        ]);
         assert!(run(&RtlArgs { cmd: cli.cmd }).is_err());
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -200,7 +200,10 @@ pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
         }
         LinkRef { node: h, port: 0 }
     } else if let Some((node, port)) = s.split_once('/') {
-        LinkRef { node: num(node)?, port: num(port)? as u16 }
+        LinkRef {
+            node: num(node)?,
+            port: num(port)? as u16,
+        }
     } else {
         let (sw, up) = s.split_once(".up").ok_or_else(bad)?;
         let (tier, i) = if let Some(i) = sw.strip_prefix("tor") {
@@ -211,7 +214,10 @@ pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
             return Err(bad());
         };
         let node = nth_switch(topo, tier, i).ok_or_else(bad)?;
-        LinkRef { node, port: nth_uplink(topo, node, num(up)?).ok_or_else(bad)? }
+        LinkRef {
+            node,
+            port: nth_uplink(topo, node, num(up)?).ok_or_else(bad)?,
+        }
     };
     match topo.nodes.get(link.node as usize) {
         Some(n) if (link.port as usize) < n.ports.len() => Ok(link),
@@ -227,7 +233,9 @@ pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Fault, S
     let at = Instant(parse_duration(time).map_err(|_| bad("bad time"))?.as_ps());
     let (name, arg) = kind.split_once('=').map_or((kind, None), |(k, a)| (k, Some(a)));
     let factor = |a: Option<&str>| -> Result<f64, SimCliError> {
-        a.and_then(|a| a.parse::<f64>().ok()).filter(|f| f.is_finite() && (0.0..=1.0).contains(f)).ok_or_else(|| bad("needs =VALUE in [0, 1]"))
+        a.and_then(|a| a.parse::<f64>().ok())
+            .filter(|f| f.is_finite() && (0.0..=1.0).contains(f))
+            .ok_or_else(|| bad("needs =VALUE in [0, 1]"))
     };
     let kind = match name {
         "down" => FaultKind::Down,
@@ -237,17 +245,27 @@ pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Fault, S
         "degrade" => FaultKind::Degrade { factor: factor(arg)? },
         "loss" => FaultKind::Loss { rate: factor(arg)? },
         "flap" => {
-            let (period, down) = arg.and_then(|a| a.split_once('/')).ok_or_else(|| bad("flap=PERIOD/DOWNTIME"))?;
+            let (period, down) = arg
+                .and_then(|a| a.split_once('/'))
+                .ok_or_else(|| bad("flap=PERIOD/DOWNTIME"))?;
             let period = parse_duration(period).map_err(|_| bad("bad flap period"))?;
             let down_for = parse_duration(down).map_err(|_| bad("bad flap downtime"))?;
             if down_for >= period || period == Duration::ZERO {
                 return Err(bad("flap downtime must be shorter than its period"));
             }
-            FaultKind::Flap { period, down_for, until: Instant(limit.as_ps()) }
+            FaultKind::Flap {
+                period,
+                down_for,
+                until: Instant(limit.as_ps()),
+            }
         }
         _ => return Err(bad("unknown kind")),
     };
-    Ok(Fault { at, link: parse_link(topo, link)?, kind })
+    Ok(Fault {
+        at,
+        link: parse_link(topo, link)?,
+        kind,
+    })
 }
 
 fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
@@ -274,7 +292,12 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
     if let Some(path) = &a.tm {
         let cm = traffic::read_cm(path)?;
         if cm.nodes > n {
-            return usage(format!("{} has {} nodes, the topology {} hosts", path.display(), cm.nodes, n));
+            return usage(format!(
+                "{} has {} nodes, the topology {} hosts",
+                path.display(),
+                cm.nodes,
+                n
+            ));
         }
         return Ok(cm.flows);
     }
@@ -322,14 +345,25 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     c.switch.ecn = if a.ecn == "off" {
         None
     } else {
-        let (kmin, kmax) = a.ecn.split_once(',').ok_or_else(|| SimCliError::Usage("--ecn KMIN,KMAX or off".into()))?;
+        let (kmin, kmax) = a
+            .ecn
+            .split_once(',')
+            .ok_or_else(|| SimCliError::Usage("--ecn KMIN,KMAX or off".into()))?;
         let (kmin, kmax) = (parse_size(kmin), parse_size(kmax));
         match (kmin, kmax) {
-            (Ok(kmin), Ok(kmax)) if kmin <= kmax => Some(EcnConfig { kmin_bytes: kmin, kmax_bytes: kmax, pmax: 1.0 }),
+            (Ok(kmin), Ok(kmax)) if kmin <= kmax => Some(EcnConfig {
+                kmin_bytes: kmin,
+                kmax_bytes: kmax,
+                pmax: 1.0,
+            }),
             _ => return usage("--ecn KMIN,KMAX with KMIN <= KMAX, or off"),
         }
     };
-    c.faults = a.faults.iter().map(|f| parse_fault(topo, f, a.time_limit)).collect::<Result<_, _>>()?;
+    c.faults = a
+        .faults
+        .iter()
+        .map(|f| parse_fault(topo, f, a.time_limit))
+        .collect::<Result<_, _>>()?;
     c.reroute_after = a.reroute_after;
     c.ack_timeout_exp = a.timeout_exp;
     c.retry_exp = a.retry_exp;
@@ -379,7 +413,12 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
     let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
     println!("== {} ==", name(t).to_uppercase());
     println!("flows completed     {} / {}", s.flows_completed, s.flows);
-    println!("FCT p50/p99/max     {} / {} / {} us", f(s.fct_p50_us), f(s.fct_p99_us), f(s.fct_max_us));
+    println!(
+        "FCT p50/p99/max     {} / {} / {} us",
+        f(s.fct_p50_us),
+        f(s.fct_p99_us),
+        f(s.fct_max_us)
+    );
     println!("mean goodput        {} % of {gbps} Gb/s", f(s.mean_goodput_pct));
     println!(
         "drops               {} (overflow {}, link down {}, loss {}, blackhole {}, no route {})",
@@ -399,11 +438,25 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
         s.events as f64 / 1e6 / wall.max(1e-9),
         s.sim_time_us
     );
-    println!("conservation        {}", if s.conservation.balanced() { "balanced" } else { "UNBALANCED" });
+    println!(
+        "conservation        {}",
+        if s.conservation.balanced() {
+            "balanced"
+        } else {
+            "UNBALANCED"
+        }
+    );
 }
 
-fn write_outputs(dir: &Path, results: &[(Transport, RunOutput)], markers: &[(f64, String)]) -> Result<Vec<PathBuf>, SimCliError> {
-    let err = |path: &Path, e: &dyn std::fmt::Display| SimCliError::Output { path: path.to_path_buf(), msg: e.to_string() };
+fn write_outputs(
+    dir: &Path,
+    results: &[(Transport, RunOutput)],
+    markers: &[(f64, String)],
+) -> Result<Vec<PathBuf>, SimCliError> {
+    let err = |path: &Path, e: &dyn std::fmt::Display| SimCliError::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    };
     std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
     let mut written = Vec::new();
     for (t, out) in results {
@@ -415,7 +468,16 @@ fn write_outputs(dir: &Path, results: &[(Transport, RunOutput)], markers: &[(f64
     }
     let cdf: Vec<(String, Vec<f64>)> = results
         .iter()
-        .map(|(t, o)| (name(*t).to_uppercase(), o.flows.iter().filter_map(|f| f.fct_ps).map(|p| p as f64 / 1e6).collect()))
+        .map(|(t, o)| {
+            (
+                name(*t).to_uppercase(),
+                o.flows
+                    .iter()
+                    .filter_map(|f| f.fct_ps)
+                    .map(|p| p as f64 / 1e6)
+                    .collect(),
+            )
+        })
         .collect();
     let stem = dir.join("fct_cdf");
     match plot::fct_cdf(&stem, "Flow completion time", &cdf, false) {
@@ -478,7 +540,10 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
             print_summary(t, &out, wall, gbps);
             if let Some((took, ideal)) = ring {
                 match took {
-                    Some(took) => println!("ring AllReduce      {took:.1} us, ideal 2(N-1)/N x S/B = {ideal:.1} us ({:.2}x)", took / ideal),
+                    Some(took) => println!(
+                        "ring AllReduce      {took:.1} us, ideal 2(N-1)/N x S/B = {ideal:.1} us ({:.2}x)",
+                        took / ideal
+                    ),
                     None => println!("ring AllReduce      did not complete (ideal {ideal:.1} us)"),
                 }
             }

@@ -183,7 +183,9 @@ pub fn scenario(args: &TransferArgs) -> Result<Scenario, TransferError> {
         (CcArg::Auto, Transport::Rc) | (CcArg::Dcqcn, _) => CcConfig::Dcqcn(DcqcnConfig::for_line_rate(args.rate_gbps)),
         (CcArg::Fixed, _) => {
             let bdp = (args.rate_gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()) as u64;
-            CcConfig::Fixed { window: bdp.max(4 * args.mtu as u64) }
+            CcConfig::Fixed {
+                window: bdp.max(4 * args.mtu as u64),
+            }
         }
     };
     for ep in [&mut s.a, &mut s.b] {
@@ -237,13 +239,31 @@ fn print_table(args: &TransferArgs, r: &Report) {
     let a = &r.counters_a;
     let b = &r.counters_b;
     let secs = r.completion_time_ps as f64 * 1e-12;
-    let bad = r.ev_changes.iter().filter(|c| c.to == proto::model::ev::EvState::AssumedBad).count();
+    let bad = r
+        .ev_changes
+        .iter()
+        .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
+        .count();
     let rows: Vec<(&str, String)> = vec![
         ("transport", format!("{:?}", r.transport).to_lowercase()),
-        ("messages completed", format!("{} / {}", r.messages_completed, r.messages_posted)),
+        (
+            "messages completed",
+            format!("{} / {}", r.messages_completed, r.messages_posted),
+        ),
         ("bytes delivered", format!("{}", r.bytes)),
-        ("completion time", format!("{:.3} us (last successful completion)", secs * 1e6)),
-        ("goodput", format!("{:.2} Gb/s ({:.1}% of {} Gb/s)", r.goodput_gbps, 100.0 * r.goodput_gbps / args.rate_gbps, args.rate_gbps)),
+        (
+            "completion time",
+            format!("{:.3} us (last successful completion)", secs * 1e6),
+        ),
+        (
+            "goodput",
+            format!(
+                "{:.2} Gb/s ({:.1}% of {} Gb/s)",
+                r.goodput_gbps,
+                100.0 * r.goodput_gbps / args.rate_gbps,
+                args.rate_gbps
+            ),
+        ),
         ("data packets sent", format!("{}", a.tx_data_packets)),
         (
             "retransmissions",
@@ -255,10 +275,19 @@ fn print_table(args: &TransferArgs, r: &Report) {
         ("RTOs fired", format!("{}", a.rto_fired)),
         ("duplicates at receiver", format!("{}", b.rx_duplicates)),
         ("out-of-order at receiver", format!("{}", b.rx_out_of_order)),
-        ("EV state changes", format!("{} ({} to ASSUMED_BAD)", r.ev_changes.len(), bad)),
-        ("link A->B lost/blackholed/corrupted", format!("{}/{}/{}", r.link_ab.lost, r.link_ab.blackholed, r.link_ab.corrupted)),
+        (
+            "EV state changes",
+            format!("{} ({} to ASSUMED_BAD)", r.ev_changes.len(), bad),
+        ),
+        (
+            "link A->B lost/blackholed/corrupted",
+            format!("{}/{}/{}", r.link_ab.lost, r.link_ab.blackholed, r.link_ab.corrupted),
+        ),
         ("error completions", format!("{}", r.error_completions.len())),
-        ("QP states (A, B)", format!("{:?}, {:?}", r.final_state_a, r.final_state_b)),
+        (
+            "QP states (A, B)",
+            format!("{:?}, {:?}", r.final_state_a, r.final_state_b),
+        ),
         ("dropped bad packets (A, B)", format!("{}, {}", a.drops(), b.drops())),
         (
             "verdict",
@@ -291,7 +320,10 @@ pub fn run(args: &TransferArgs) -> Result<bool, TransferError> {
     let s = scenario(args)?;
     let report = s.run();
     if let Some(path) = &args.pcap {
-        write_pcap(path, &report, args.ipv4).map_err(|source| TransferError::Io { path: path.clone(), source })?;
+        write_pcap(path, &report, args.ipv4).map_err(|source| TransferError::Io {
+            path: path.clone(),
+            source,
+        })?;
     }
     if args.json {
         let mut v = serde_json::to_value(&report).expect("report serialises");

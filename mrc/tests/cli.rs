@@ -22,19 +22,37 @@ fn json_transfer(args: &[&str]) -> (bool, serde_json::Value) {
 
 #[test]
 fn mrc_survives_a_failed_ev_and_rc_on_that_path_does_not() {
-    let common = ["--evs", "8", "--fail-ev", "0@50us", "--messages", "150", "--size", "64KiB", "--seed", "7"];
+    let common = [
+        "--evs",
+        "8",
+        "--fail-ev",
+        "0@50us",
+        "--messages",
+        "150",
+        "--size",
+        "64KiB",
+        "--seed",
+        "7",
+    ];
     let (ok, mrc_report) = json_transfer(&[&["--transport", "mrc"][..], &common].concat());
     assert!(ok, "{mrc_report:#}");
     assert_eq!(mrc_report["messages_completed"], 150);
     assert_eq!(mrc_report["ok"], true);
     assert_eq!(mrc_report["final_state_a"], "Rts");
-    assert!(mrc_report["link_ab"]["blackholed"].as_u64().unwrap() > 0, "the failure must have hit traffic");
+    assert!(
+        mrc_report["link_ab"]["blackholed"].as_u64().unwrap() > 0,
+        "the failure must have hit traffic"
+    );
     let marked_bad = mrc_report["ev_changes"]
         .as_array()
         .unwrap()
         .iter()
         .any(|c| c["ev_index"] == 0 && c["to"] == "AssumedBad");
-    assert!(marked_bad, "EV 0 must be marked ASSUMED_BAD: {:#}", mrc_report["ev_changes"]);
+    assert!(
+        marked_bad,
+        "EV 0 must be marked ASSUMED_BAD: {:#}",
+        mrc_report["ev_changes"]
+    );
 
     let (ok, rc_report) = json_transfer(&[&["--transport", "rc"][..], &common].concat());
     assert!(!ok, "RC's only path failed; it cannot complete");
@@ -45,18 +63,41 @@ fn mrc_survives_a_failed_ev_and_rc_on_that_path_does_not() {
 #[test]
 fn both_transports_deliver_under_loss_and_the_same_seed_gives_the_same_report() {
     for t in ["mrc", "rc"] {
-        let args = ["--transport", t, "--loss", "0.01", "--duplicate", "0.01", "--corrupt", "0.01", "--messages", "60", "--size", "20000"];
+        let args = [
+            "--transport",
+            t,
+            "--loss",
+            "0.01",
+            "--duplicate",
+            "0.01",
+            "--corrupt",
+            "0.01",
+            "--messages",
+            "60",
+            "--size",
+            "20000",
+        ];
         let (ok, a) = json_transfer(&args);
         assert!(ok, "{t}: {a:#}");
         let (_, b) = json_transfer(&args);
         assert_eq!(a, b, "{t}: same seed, same report");
-        assert!(a["counters_a"]["retransmitted_packets"].as_u64().unwrap() > 0, "{t}: 1% loss must cause retransmissions");
+        assert!(
+            a["counters_a"]["retransmitted_packets"].as_u64().unwrap() > 0,
+            "{t}: 1% loss must cause retransmissions"
+        );
     }
 }
 
 #[test]
 fn bad_options_are_refused_with_a_message() {
-    for args in [&["--evs", "0"][..], &["--loss", "1.5"], &["--fail-ev", "9@1us"], &["--size", "3GiB"], &["--mtu", "100"], &["--size", "lots"]] {
+    for args in [
+        &["--evs", "0"][..],
+        &["--loss", "1.5"],
+        &["--fail-ev", "9@1us"],
+        &["--size", "3GiB"],
+        &["--mtu", "100"],
+        &["--size", "lots"],
+    ] {
         let out = mrc().arg("transfer").args(args).output().unwrap();
         assert!(!out.status.success(), "{args:?} accepted");
         let err = String::from_utf8_lossy(&out.stderr);
@@ -75,7 +116,18 @@ fn pcap_of_a_transfer_decodes_in_tshark() {
     }
     let pcap = tmp("transfer.pcap");
     let out = mrc()
-        .args(["transfer", "--messages", "20", "--size", "10000", "--loss", "0.02", "--imm-every", "2", "--pcap"])
+        .args([
+            "transfer",
+            "--messages",
+            "20",
+            "--size",
+            "10000",
+            "--loss",
+            "0.02",
+            "--imm-every",
+            "2",
+            "--pcap",
+        ])
         .arg(&pcap)
         .output()
         .unwrap();
@@ -83,7 +135,16 @@ fn pcap_of_a_transfer_decodes_in_tshark() {
     let tshark = Command::new("tshark")
         .args(["-r"])
         .arg(&pcap)
-        .args(["-T", "fields", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "infiniband.bth.opcode",
+            "-e",
+            "infiniband.bth.destqp",
+            "-e",
+            "infiniband.bth.psn",
+        ])
         .output()
         .expect("tshark not found: install it (apt-get install tshark) or set MRC_SKIP_TSHARK=1");
     assert!(tshark.status.success(), "{}", String::from_utf8_lossy(&tshark.stderr));
@@ -112,7 +173,20 @@ fn pcap_of_a_transfer_decodes_in_tshark() {
 fn sim_runs_both_transports_and_writes_results_and_plots() {
     let out_dir = tmp("sim-out");
     let out = mrc()
-        .args(["sim", "--tiers", "3", "--hosts", "16", "--traffic", "perm", "--size", "200KB", "--transport", "both", "--quiet"])
+        .args([
+            "sim",
+            "--tiers",
+            "3",
+            "--hosts",
+            "16",
+            "--traffic",
+            "perm",
+            "--size",
+            "200KB",
+            "--transport",
+            "both",
+            "--quiet",
+        ])
         .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms", "--out"])
         .arg(&out_dir)
         .output()
@@ -120,20 +194,43 @@ fn sim_runs_both_transports_and_writes_results_and_plots() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     // MRC routes around the dead link; RC flows hashed onto it cannot
     // finish, so the run as a whole reports failure (exit 1).
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("== MRC ==") && stdout.contains("== RC =="), "{stdout}");
     assert!(stdout.contains("conservation        balanced"), "{stdout}");
-    for f in ["flows-mrc.csv", "flows-rc.csv", "summary-mrc.json", "summary-rc.json", "fct_cdf.png", "fct_cdf.svg", "goodput.png", "goodput.svg"] {
+    for f in [
+        "flows-mrc.csv",
+        "flows-rc.csv",
+        "summary-mrc.json",
+        "summary-rc.json",
+        "fct_cdf.png",
+        "fct_cdf.svg",
+        "goodput.png",
+        "goodput.svg",
+    ] {
         let p = out_dir.join(f);
-        assert!(std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false), "{} missing", p.display());
+        assert!(
+            std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false),
+            "{} missing",
+            p.display()
+        );
     }
     let csv = std::fs::read_to_string(out_dir.join("flows-mrc.csv")).unwrap();
     assert_eq!(csv.lines().count(), 17, "header + 16 flows:\n{csv}");
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-mrc.json")).unwrap()).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-mrc.json")).unwrap()).unwrap();
     assert_eq!(summary["flows_completed"], 16);
     assert_eq!(summary["qp_errors"], 0);
-    let rc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-rc.json")).unwrap()).unwrap();
-    assert!(rc["flows_completed"].as_u64().unwrap() < 16, "the dead link must stall some RC flow: {rc:#}");
+    let rc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-rc.json")).unwrap()).unwrap();
+    assert!(
+        rc["flows_completed"].as_u64().unwrap() < 16,
+        "the dead link must stall some RC flow: {rc:#}"
+    );
 }
 
 #[test]
@@ -168,10 +265,22 @@ fn sim_refuses_bad_faults_and_options() {
         &["--topo", "/nonexistent.topo"],
         &["--ecn", "9,1"],
     ] {
-        let out = mrc().args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"]).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+        let out = mrc()
+            .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("mrc sim: ") && !err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.starts_with("mrc sim: ") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -187,10 +296,28 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
         }
         panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
     }
-    let args = ["cosim", "--messages", "40", "--max-size", "3KiB", "--fail-ev", "2@10us", "--loss", "0.01", "--seed", "3", "--json"];
+    let args = [
+        "cosim",
+        "--messages",
+        "40",
+        "--max-size",
+        "3KiB",
+        "--fail-ev",
+        "2@10us",
+        "--loss",
+        "0.01",
+        "--seed",
+        "3",
+        "--json",
+    ];
     let out = mrc().args(args).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {} {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     assert!(out.status.success(), "{v:#}");
     let hw = &v["hardware"];
     assert_eq!(hw["ok"], true, "{hw:#}");
@@ -198,8 +325,17 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
     assert!(hw["goodput_gbps"].as_f64().unwrap() > 0.0);
     assert!(hw["latency_p99_ns"].as_f64().unwrap() >= hw["latency_p50_ns"].as_f64().unwrap());
     assert!(hw["cycles_per_second"].as_f64().unwrap() > 0.0);
-    let blackholed: u64 = hw["link_ab"].as_array().unwrap().iter().map(|p| p["blackholed"].as_u64().unwrap()).sum();
-    assert!(blackholed > 0, "the failed EV must have swallowed traffic: {:#}", hw["link_ab"]);
+    let blackholed: u64 = hw["link_ab"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["blackholed"].as_u64().unwrap())
+        .sum();
+    assert!(
+        blackholed > 0,
+        "the failed EV must have swallowed traffic: {:#}",
+        hw["link_ab"]
+    );
     assert!(hw["retransmissions"].as_u64().unwrap() > 0);
     let g = &v["golden"];
     assert_eq!(g["golden_ok"], true, "{g:#}");
@@ -213,8 +349,13 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
 
 fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = mrc().arg("perf").args(args).arg("--json").output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {} {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     (out.status.code(), v)
 }
 
@@ -227,37 +368,79 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
         eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
         return;
     }
-    let (code, bw) = json_perf(&["--endpoints", "loopback", "--qps", "2", "--tx-depth", "4", "--iters", "12", "--size", "4KiB", "--seed", "3"]);
+    let (code, bw) = json_perf(&[
+        "--endpoints",
+        "loopback",
+        "--qps",
+        "2",
+        "--tx-depth",
+        "4",
+        "--iters",
+        "12",
+        "--size",
+        "4KiB",
+        "--seed",
+        "3",
+    ]);
     assert_eq!(code, Some(0), "{bw:#}");
     assert_eq!(bw["completed"], 24);
     assert_eq!(bw["bytes"], 24 * 4096);
     assert_eq!(bw["data_ok"], true);
     let sim_us = bw["sim_time_us"].as_f64().unwrap();
     let gbps = bw["bandwidth_gbps"].as_f64().unwrap();
-    assert!(sim_us > 0.0 && (gbps - 24.0 * 4096.0 * 8.0 / (sim_us * 1000.0)).abs() < 1e-6, "{bw:#}");
+    assert!(
+        sim_us > 0.0 && (gbps - 24.0 * 4096.0 * 8.0 / (sim_us * 1000.0)).abs() < 1e-6,
+        "{bw:#}"
+    );
     let lat = &bw["latency"];
     assert!(lat["min_ns"].as_f64().unwrap() <= lat["p50_ns"].as_f64().unwrap());
     assert!(lat["p50_ns"].as_f64().unwrap() <= lat["p99_ns"].as_f64().unwrap());
     assert!(lat["p99_ns"].as_f64().unwrap() <= lat["max_ns"].as_f64().unwrap());
     assert_eq!(bw["retransmits"], 0, "no loss, no resend");
 
-    let (code, l) = json_perf(&["--endpoints", "loopback", "--mode", "lat", "--iters", "8", "--size", "64", "--tx-depth", "16"]);
+    let (code, l) = json_perf(&[
+        "--endpoints",
+        "loopback",
+        "--mode",
+        "lat",
+        "--iters",
+        "8",
+        "--size",
+        "64",
+        "--tx-depth",
+        "16",
+    ]);
     assert_eq!(code, Some(0), "{l:#}");
     assert_eq!(l["tx_depth"], 1, "latency mode posts one WRITE at a time");
     assert_eq!(l["completed"], 8);
     // One at a time: the run lasts at least the sum of the latencies' minimum.
     assert!(l["sim_time_us"].as_f64().unwrap() * 1000.0 >= 8.0 * l["latency"]["min_ns"].as_f64().unwrap());
     // A one-packet WRITE does not take longer than a 4 KiB one in flight behind others.
-    assert!(l["latency"]["p50_ns"].as_f64().unwrap() < bw["latency"]["p50_ns"].as_f64().unwrap(), "{l:#} {bw:#}");
+    assert!(
+        l["latency"]["p50_ns"].as_f64().unwrap() < bw["latency"]["p50_ns"].as_f64().unwrap(),
+        "{l:#} {bw:#}"
+    );
 }
 
 #[test]
 fn perf_refuses_bad_options() {
-    for args in [&["--size", "0"][..], &["--evs", "0"], &["--fail-ev", "9@1us"], &["--qps", "65"], &["--mtu", "1000"], &["--iters", "0"], &["--loss", "1.5"], &["--endpoints", "loopback", "--loss", "0.1"]] {
+    for args in [
+        &["--size", "0"][..],
+        &["--evs", "0"],
+        &["--fail-ev", "9@1us"],
+        &["--qps", "65"],
+        &["--mtu", "1000"],
+        &["--iters", "0"],
+        &["--loss", "1.5"],
+        &["--endpoints", "loopback", "--loss", "0.1"],
+    ] {
         let out = mrc().arg("perf").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("mrc perf: invalid option") && !err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.starts_with("mrc perf: invalid option") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -270,15 +453,43 @@ fn perf_runs_between_two_cards_over_the_fabric() {
         eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
         return;
     }
-    let (code, r) = json_perf(&["--endpoints", "fabric", "--iters", "8", "--size", "8KiB", "--tx-depth", "4", "--delay", "1us"]);
+    let (code, r) = json_perf(&[
+        "--endpoints",
+        "fabric",
+        "--iters",
+        "8",
+        "--size",
+        "8KiB",
+        "--tx-depth",
+        "4",
+        "--delay",
+        "1us",
+    ]);
     assert_eq!(code, Some(0), "{r:#}");
     assert_eq!(r["endpoints"], "fabric");
     assert_eq!(r["completed"], 8);
     assert_eq!(r["data_ok"], true);
-    assert!(r["latency"]["min_ns"].as_f64().unwrap() > 2000.0, "a WRITE's ACK crosses the fabric twice (1 us each way): {r:#}");
-    let (code, l) = json_perf(&["--endpoints", "fabric", "--mode", "lat", "--iters", "4", "--size", "64", "--delay", "3us"]);
+    assert!(
+        r["latency"]["min_ns"].as_f64().unwrap() > 2000.0,
+        "a WRITE's ACK crosses the fabric twice (1 us each way): {r:#}"
+    );
+    let (code, l) = json_perf(&[
+        "--endpoints",
+        "fabric",
+        "--mode",
+        "lat",
+        "--iters",
+        "4",
+        "--size",
+        "64",
+        "--delay",
+        "3us",
+    ]);
     assert_eq!(code, Some(0), "{l:#}");
-    assert!(l["latency"]["min_ns"].as_f64().unwrap() > 6000.0, "3 us each way: {l:#}");
+    assert!(
+        l["latency"]["min_ns"].as_f64().unwrap() > 6000.0,
+        "3 us each way: {l:#}"
+    );
 }
 
 /// A path failing mid-run between two cards: the WRITEs still complete
@@ -290,10 +501,26 @@ fn perf_survives_a_failed_path_over_the_fabric() {
         eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
         return;
     }
-    let (code, r) = json_perf(&["--iters", "30", "--size", "4KiB", "--tx-depth", "4", "--fail-ev", "2@10us"]);
+    let (code, r) = json_perf(&[
+        "--iters",
+        "30",
+        "--size",
+        "4KiB",
+        "--tx-depth",
+        "4",
+        "--fail-ev",
+        "2@10us",
+    ]);
     assert_eq!(code, Some(0), "{r:#}");
-    assert_eq!((r["completed"].as_u64(), r["data_ok"].as_bool()), (Some(30), Some(true)), "{r:#}");
-    assert!(r["frames_blackholed"].as_u64().unwrap() > 0, "the failure hit traffic: {r:#}");
+    assert_eq!(
+        (r["completed"].as_u64(), r["data_ok"].as_bool()),
+        (Some(30), Some(true)),
+        "{r:#}"
+    );
+    assert!(
+        r["frames_blackholed"].as_u64().unwrap() > 0,
+        "the failure hit traffic: {r:#}"
+    );
     assert!(r["retransmits"].as_u64().unwrap() > 0, "{r:#}");
     assert!(r["evs_marked_bad"].as_u64().unwrap() > 0, "{r:#}");
 }

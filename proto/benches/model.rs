@@ -33,8 +33,16 @@ fn qp(transport: Transport, qpn: u32, peer: u32) -> Qp {
     q.memory_mut().register(VA, MSG as u64, RKEY).unwrap();
     let now = Instant::ZERO;
     q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
-    q.modify(now, QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(0), mpr_units: 255, max_wimm: 64 }))
-        .unwrap();
+    q.modify(
+        now,
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: peer,
+            rq_psn: Psn::new(0),
+            mpr_units: 255,
+            max_wimm: 64,
+        }),
+    )
+    .unwrap();
     q.modify(
         now,
         QpTransition::Rts(RtsAttr {
@@ -56,8 +64,17 @@ fn qp(transport: Transport, qpn: u32, peer: u32) -> Qp {
 fn transfer(a: &mut Qp, b: &mut Qp, now: &mut Instant, data: &Bytes) -> u64 {
     let before = a.counters().tx_data_packets;
     for i in 0..MSGS_PER_ITER {
-        a.post_write(*now, WriteRequest { wr_id: i as u64, data: data.clone(), remote_va: VA, rkey: RKEY, imm: None })
-            .unwrap();
+        a.post_write(
+            *now,
+            WriteRequest {
+                wr_id: i as u64,
+                data: data.clone(),
+                remote_va: VA,
+                rkey: RKEY,
+                imm: None,
+            },
+        )
+        .unwrap();
     }
     let mut done = 0;
     while done < MSGS_PER_ITER {
@@ -96,7 +113,9 @@ fn bench_direct(c: &mut Criterion) {
         let pkts = transfer(&mut a, &mut b, &mut now, &data);
         let mut g = c.benchmark_group(group);
         g.throughput(Throughput::Elements(pkts));
-        g.bench_function("direct_4k", |bch| bch.iter(|| transfer(&mut a, &mut b, &mut now, &data)));
+        g.bench_function("direct_4k", |bch| {
+            bch.iter(|| transfer(&mut a, &mut b, &mut now, &data))
+        });
         g.finish();
     }
 }

@@ -16,14 +16,19 @@ use proto::wire::*;
 use proto::Psn;
 
 fn packet() -> RocePacket {
-    RocePacket::write(Opcode::WriteMiddle, 0x1234, Psn::new(77), vec![0x5Au8; 4096]).on_ev(0xC123).with_data_ext(DataExtRepr {
-        ev_index: 3,
-        retransmit: false,
-        ev_seq: 9,
-        tx_ts: 1000,
-        msg_offset: 8192,
-        placement: Some(PlacementRepr { va: 0x7f00_0000_2000, rkey: 0xabcd }),
-    })
+    RocePacket::write(Opcode::WriteMiddle, 0x1234, Psn::new(77), vec![0x5Au8; 4096])
+        .on_ev(0xC123)
+        .with_data_ext(DataExtRepr {
+            ev_index: 3,
+            retransmit: false,
+            ev_seq: 9,
+            tx_ts: 1000,
+            msg_offset: 8192,
+            placement: Some(PlacementRepr {
+                va: 0x7f00_0000_2000,
+                rkey: 0xabcd,
+            }),
+        })
 }
 
 fn bench(c: &mut Criterion) {
@@ -41,8 +46,12 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("headers");
     g.throughput(Throughput::Elements(1));
     let mut buf = frame.clone();
-    g.bench_function("emit", |b| b.iter(|| black_box(emit_headers(black_box(&pkt), &encap, &mut buf))));
-    g.bench_function("parse", |b| b.iter(|| black_box(parse_frame_headers(black_box(&frame)).is_ok())));
+    g.bench_function("emit", |b| {
+        b.iter(|| black_box(emit_headers(black_box(&pkt), &encap, &mut buf)))
+    });
+    g.bench_function("parse", |b| {
+        b.iter(|| black_box(parse_frame_headers(black_box(&frame)).is_ok()))
+    });
     let mut parsed = ParsedHeaders::new();
     g.bench_function("parse_into", |b| {
         b.iter(|| black_box(parse_frame_headers_into(black_box(&frame), &mut parsed).is_ok()))
@@ -75,8 +84,12 @@ fn bench(c: &mut Criterion) {
             black_box(out.len())
         })
     });
-    g.bench_function("parse_bytes", |b| b.iter(|| black_box(parse_frame_bytes(black_box(frame_bytes.clone())).is_ok())));
-    g.bench_function("parse_copy", |b| b.iter(|| black_box(parse_frame(black_box(&frame)).is_ok())));
+    g.bench_function("parse_bytes", |b| {
+        b.iter(|| black_box(parse_frame_bytes(black_box(frame_bytes.clone())).is_ok()))
+    });
+    g.bench_function("parse_copy", |b| {
+        b.iter(|| black_box(parse_frame(black_box(&frame)).is_ok()))
+    });
     g.bench_function("emit+parse_bytes", |b| {
         b.iter(|| {
             let mut v = Vec::with_capacity(frame.len());

@@ -75,7 +75,9 @@ impl Rig {
         let mut peer = setup(&sc.b);
         let region = 16 * MSG_LEN as u64;
         for qp in [&mut victim, &mut peer] {
-            qp.memory_mut().register(REGION_VA, region, REGION_RKEY).expect("fresh table");
+            qp.memory_mut()
+                .register(REGION_VA, region, REGION_RKEY)
+                .expect("fresh table");
             for r in 0..8 {
                 let _ = qp.post_recv(r);
             }
@@ -104,7 +106,12 @@ impl Rig {
                 f
             })
             .collect();
-        Rig { victim, templates, now: t1, stats: HostileStats::default() }
+        Rig {
+            victim,
+            templates,
+            now: t1,
+            stats: HostileStats::default(),
+        }
     }
 
     /// Number of template frames.
@@ -119,7 +126,11 @@ impl Rig {
         let mut next = move || it.next();
         while let Some(op) = next() {
             let pick = next().unwrap_or(0) as usize;
-            let t = if self.templates.is_empty() { Vec::new() } else { self.templates[pick % self.templates.len()].clone() };
+            let t = if self.templates.is_empty() {
+                Vec::new()
+            } else {
+                self.templates[pick % self.templates.len()].clone()
+            };
             let frame = match op % 6 {
                 // A valid frame from the peer: moves the victim legitimately.
                 0 => t,
@@ -180,9 +191,13 @@ impl Rig {
             Err(e) => {
                 self.stats.dropped += 1;
                 if after.drops() != before.drops() + 1 {
-                    return Err(Violation(format!("op {op}: {e} counted {} times", after.drops() - before.drops())));
+                    return Err(Violation(format!(
+                        "op {op}: {e} counted {} times",
+                        after.drops() - before.drops()
+                    )));
                 }
-                unchanged_on_drop(&before, &after, e).map_err(|what| Violation(format!("op {op}: {e} changed {what}")))?;
+                unchanged_on_drop(&before, &after, e)
+                    .map_err(|what| Violation(format!("op {op}: {e} changed {what}")))?;
                 if self.memory_digest() != mem_before {
                     return Err(Violation(format!("op {op}: dropped frame ({e}) changed memory")));
                 }
@@ -195,13 +210,19 @@ impl Rig {
         while let Some(p) = self.victim.poll_transmit(self.now) {
             self.stats.sent += 1;
             if let Err(e) = p.validate() {
-                return Err(Violation(format!("op {op}: victim sent a malformed packet ({e:?}): {p:?}")));
+                return Err(Violation(format!(
+                    "op {op}: victim sent a malformed packet ({e:?}): {p:?}"
+                )));
             }
             let mut f = Vec::new();
             emit_frame(&p, &Encap::test_v6(), &mut f);
             match parse_frame(&f) {
                 Ok((q, _)) if q == p => {}
-                other => return Err(Violation(format!("op {op}: sent packet does not round-trip: {other:?}"))),
+                other => {
+                    return Err(Violation(format!(
+                        "op {op}: sent packet does not round-trip: {other:?}"
+                    )))
+                }
             }
         }
         while let Some(ev) = self.victim.poll_event() {
@@ -216,7 +237,9 @@ impl Rig {
 
     fn memory_digest(&self) -> u32 {
         let m = self.victim.memory();
-        m.regions().iter().fold(0, |h, r| h ^ crate::wire::icrc::crc32(&r.data) ^ r.rkey)
+        m.regions()
+            .iter()
+            .fold(0, |h, r| h ^ crate::wire::icrc::crc32(&r.data) ^ r.rkey)
     }
 }
 
@@ -229,7 +252,11 @@ fn unchanged_on_drop(b: &Counters, a: &Counters, _e: &RxError) -> Result<(), &'s
     same(b.rx_acks, a.rx_acks, "rx_acks")?;
     same(b.messages_completed, a.messages_completed, "messages_completed")?;
     same(b.recv_completions, a.recv_completions, "recv_completions")?;
-    same(b.retransmitted_packets, a.retransmitted_packets, "retransmitted_packets")?;
+    same(
+        b.retransmitted_packets,
+        a.retransmitted_packets,
+        "retransmitted_packets",
+    )?;
     same(b.rx_duplicates, a.rx_duplicates, "rx_duplicates")?;
     Ok(())
 }

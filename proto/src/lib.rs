@@ -11,12 +11,12 @@
 //! Everything else in the workspace (fabric simulator, RTL, co-simulation,
 //! driver) is checked against this crate.
 
+pub mod hostile;
+pub mod loopback;
+pub mod model;
 pub mod psn;
 pub mod time;
 pub mod wire;
-pub mod model;
-pub mod hostile;
-pub mod loopback;
 
 pub use psn::Psn;
 pub use time::{Duration, Instant};

@@ -17,8 +17,8 @@ use rand_chacha::ChaCha8Rng;
 use crate::model::cc::CcConfig;
 use crate::model::ev::{EvSetConfig, EvStateChange};
 use crate::model::{
-    Completion, Counters, Event, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr,
-    RtsAttr, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
+    Completion, Counters, Event, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Transport,
+    WcStatus, WriteRequest, RETRY_INFINITE,
 };
 use crate::time::{Duration, Instant};
 use crate::wire::{emit_frame, Encap, MrcExtRepr, Opcode, RocePacket};
@@ -149,7 +149,12 @@ impl Scenario {
             EndpointSetup {
                 cfg,
                 init: InitAttr::default(),
-                rtr: RtrAttr { dest_qp: peer, rq_psn: Psn::new(rq), mpr_units: 64, max_wimm: 1024 },
+                rtr: RtrAttr {
+                    dest_qp: peer,
+                    rq_psn: Psn::new(rq),
+                    mpr_units: 64,
+                    max_wimm: 1024,
+                },
                 rts: RtsAttr {
                     sq_psn: Psn::new(sq),
                     ack_timeout_exp: 5,
@@ -513,9 +518,12 @@ struct Runner<'a> {
 /// A QP brought from RST to RTS with `ep`'s attributes.
 pub fn setup(ep: &EndpointSetup) -> Qp {
     let mut qp = Qp::new(ep.cfg.clone()).expect("valid scenario configuration");
-    qp.modify(Instant::ZERO, QpTransition::Init(ep.init.clone())).expect("RST->INIT");
-    qp.modify(Instant::ZERO, QpTransition::Rtr(ep.rtr.clone())).expect("INIT->RTR");
-    qp.modify(Instant::ZERO, QpTransition::Rts(ep.rts.clone())).expect("RTR->RTS");
+    qp.modify(Instant::ZERO, QpTransition::Init(ep.init.clone()))
+        .expect("RST->INIT");
+    qp.modify(Instant::ZERO, QpTransition::Rtr(ep.rtr.clone()))
+        .expect("INIT->RTR");
+    qp.modify(Instant::ZERO, QpTransition::Rts(ep.rts.clone()))
+        .expect("RTR->RTS");
     qp
 }
 
@@ -524,8 +532,15 @@ impl<'a> Runner<'a> {
         let mut a = setup(&sc.a);
         let mut b = setup(&sc.b);
         let total: u64 = sc.messages.iter().map(|m| m.len as u64).sum();
-        b.memory_mut().register(REGION_VA, total.max(1), REGION_RKEY).expect("region");
-        let data: Vec<Bytes> = sc.messages.iter().enumerate().map(|(i, m)| message_data(sc.seed, i, m.len)).collect();
+        b.memory_mut()
+            .register(REGION_VA, total.max(1), REGION_RKEY)
+            .expect("region");
+        let data: Vec<Bytes> = sc
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| message_data(sc.seed, i, m.len))
+            .collect();
         let mut offsets = Vec::with_capacity(data.len());
         let mut off = 0;
         for m in &sc.messages {
@@ -534,7 +549,10 @@ impl<'a> Runner<'a> {
         }
         let n_imm = sc.messages.iter().filter(|m| m.imm.is_some()).count();
         // The QPs treat max_wimm = 0 as 1 (a receive queue of one entry).
-        let prepost = sc.recv_prepost.unwrap_or((sc.b.rtr.max_wimm as usize).max(1)).min(n_imm);
+        let prepost = sc
+            .recv_prepost
+            .unwrap_or((sc.b.rtr.max_wimm as usize).max(1))
+            .min(n_imm);
         let mut next_recv_id = 0;
         for _ in 0..prepost {
             if b.post_recv(next_recv_id).is_err() {
@@ -548,7 +566,10 @@ impl<'a> Runner<'a> {
             b,
             now: Instant::ZERO,
             rng: ChaCha8Rng::seed_from_u64(sc.seed),
-            links: [Link::new(&sc.link_ab, &sc.a.rts.evs.evs), Link::new(&sc.link_ba, &sc.a.rts.evs.evs)],
+            links: [
+                Link::new(&sc.link_ab, &sc.a.rts.evs.evs),
+                Link::new(&sc.link_ba, &sc.a.rts.evs.evs),
+            ],
             heap: BinaryHeap::new(),
             slab: Vec::new(),
             free: Vec::new(),
@@ -578,7 +599,11 @@ impl<'a> Runner<'a> {
         let before = self.next_send;
         // Keep A's send queue fed (it holds SQ_DEPTH requests).
         while self.next_send < self.sc.messages.len() {
-            if self.sc.max_outstanding.is_some_and(|m| self.next_send - self.next_done as usize >= m) {
+            if self
+                .sc
+                .max_outstanding
+                .is_some_and(|m| self.next_send - self.next_done as usize >= m)
+            {
                 break;
             }
             let i = self.next_send;
@@ -605,7 +630,11 @@ impl<'a> Runner<'a> {
             Side::B => (1, Side::A, Dir::BtoA),
         };
         if self.sc.capture {
-            self.captured.push(Captured { at: self.now, dir, pkt: pkt.clone() });
+            self.captured.push(Captured {
+                at: self.now,
+                dir,
+                pkt: pkt.clone(),
+            });
         }
         let now = self.now;
         let link = &mut self.links[li];
@@ -641,20 +670,39 @@ impl<'a> Runner<'a> {
         for c in 0..copies {
             let link = &mut self.links[li];
             let cfg = &link.cfg;
-            let jitter = if cfg.jitter.as_ps() > 0 { self.rng.gen_range(0..cfg.jitter.as_ps()) } else { 0 };
-            let mut p = if c + 1 == copies { pkt.take().expect("one left") } else { pkt.clone().expect("kept") };
+            let jitter = if cfg.jitter.as_ps() > 0 {
+                self.rng.gen_range(0..cfg.jitter.as_ps())
+            } else {
+                0
+            };
+            let mut p = if c + 1 == copies {
+                pkt.take().expect("one left")
+            } else {
+                pkt.clone().expect("kept")
+            };
             let mut corrupted_frame = None;
             if cfg.corrupt > 0.0 && self.rng.gen_bool(cfg.corrupt.min(1.0)) {
                 if cfg.deliver_corrupted {
                     garble(&mut p, &mut self.rng);
                 } else {
-                    let encap = if to == Side::B { Encap::test_v6() } else { Encap::test_v6().reversed() };
+                    let encap = if to == Side::B {
+                        Encap::test_v6()
+                    } else {
+                        Encap::test_v6().reversed()
+                    };
                     corrupted_frame = Some(corrupt_frame(&p, &encap, &mut self.rng));
                 }
                 self.links[li].stats.corrupted += 1;
             }
             let at = base + Duration::from_ps(jitter + c as u64 * 1000);
-            self.schedule(at, InFlight { to, pkt: p, corrupted_frame });
+            self.schedule(
+                at,
+                InFlight {
+                    to,
+                    pkt: p,
+                    corrupted_frame,
+                },
+            );
         }
     }
 
@@ -818,8 +866,11 @@ impl<'a> Runner<'a> {
             }
             Err(_) => false,
         };
-        let expect_imm: Vec<(u32, u32)> =
-            sc.messages.iter().filter_map(|m| m.imm.map(|imm| (imm, m.len))).collect();
+        let expect_imm: Vec<(u32, u32)> = sc
+            .messages
+            .iter()
+            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
+            .collect();
         let got_imm: Vec<(u32, u32)> = self.recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
         let imm_in_order = expect_imm == got_imm;
         // Goodput counts only messages that completed successfully.
@@ -831,7 +882,11 @@ impl<'a> Runner<'a> {
             .map(|(m, _)| m.len as u64)
             .sum();
         let t = self.last_completion.as_ps();
-        let goodput = if t > 0 { delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9 } else { 0.0 };
+        let goodput = if t > 0 {
+            delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9
+        } else {
+            0.0
+        };
         let ok = exactly_once && data_identical && imm_in_order && !timed_out && completed == n;
         Report {
             transport: sc.transport,

@@ -30,7 +30,10 @@ fn build_returns_nscc() {
 
 #[test]
 fn grows_to_max_with_zero_delay() {
-    let c = NsccConfig { init_cwnd: 4 * MTU as u64, ..cfg() };
+    let c = NsccConfig {
+        init_cwnd: 4 * MTU as u64,
+        ..cfg()
+    };
     let mut cc = Nscc::new(c);
     let mut now = Instant::ZERO;
     let mut acks = 0;
@@ -198,7 +201,15 @@ fn closed_loop(gbps: f64, base_us: u64, k_bytes: f64, run_us: u64) -> (f64, f64,
         if now >= half {
             delivered += MTU as u64;
         }
-        cc.on_ack(now, AckSample { acked_bytes: MTU as u64, rtt: Some(now - sent), ecn_ce: ce as u32, in_flight });
+        cc.on_ack(
+            now,
+            AckSample {
+                acked_bytes: MTU as u64,
+                rtt: Some(now - sent),
+                ecn_ce: ce as u32,
+                in_flight,
+            },
+        );
     }
     let capacity = gbps * 1e9 / 8.0 * (end - half).as_secs_f64();
     (delivered as f64 / capacity, max_q, cc.window(), bdp)
@@ -211,7 +222,10 @@ fn closed_loop_converges_near_bdp_with_bounded_queue() {
     eprintln!("util {util:.3} max queue {max_q:.0} B window {w} B BDP {bdp:.0} B");
     assert!(util > 0.95, "utilisation {util}");
     assert!(max_q < bdp, "queue {max_q} vs BDP {bdp}");
-    assert!(w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp, "window {w} vs BDP {bdp}");
+    assert!(
+        w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp,
+        "window {w} vs BDP {bdp}"
+    );
 }
 
 #[test]
@@ -221,5 +235,8 @@ fn closed_loop_fast_short_fabric() {
     eprintln!("util {util:.3} max queue {max_q:.0} B window {w} B BDP {bdp:.0} B");
     assert!(util > 0.95, "utilisation {util}");
     assert!(max_q < bdp, "queue {max_q} vs BDP {bdp}");
-    assert!(w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp, "window {w} vs BDP {bdp}");
+    assert!(
+        w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp,
+        "window {w} vs BDP {bdp}"
+    );
 }

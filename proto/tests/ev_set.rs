@@ -25,7 +25,10 @@ fn counts(set: &mut EvSet, packets: usize) -> Vec<usize> {
 
 #[test]
 fn config_errors() {
-    assert_eq!(EvSet::new(cfg(0, 0, SprayPolicy::RoundRobin)).unwrap_err(), EvConfigError::Count(0));
+    assert_eq!(
+        EvSet::new(cfg(0, 0, SprayPolicy::RoundRobin)).unwrap_err(),
+        EvConfigError::Count(0)
+    );
     assert!(EvSet::new(cfg(257, 1, SprayPolicy::RoundRobin)).is_err());
     assert!(EvSet::new(cfg(4, 5, SprayPolicy::RoundRobin)).is_err());
     assert!(EvSet::new(EvSetConfig::default()).is_ok());
@@ -130,7 +133,17 @@ fn probe_scheduling_backoff_and_readmission() {
     // 5 was rescheduled at 110 + 200 = 310, 2 at 500 + 200 = 700.
     assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(310)));
     // Unanswered probes back off x2 per try, capped at 16x the interval.
-    let expect = [(310, 5), (700, 2), (710, 5), (1100, 2), (1510, 5), (1900, 2), (3110, 5), (3500, 2), (4710, 5)];
+    let expect = [
+        (310, 5),
+        (700, 2),
+        (710, 5),
+        (1100, 2),
+        (1510, 5),
+        (1900, 2),
+        (3110, 5),
+        (3500, 2),
+        (4710, 5),
+    ];
     for (t, ev) in expect {
         assert_eq!(s.next_probe_deadline(), Some(Instant::from_us(t)));
         assert_eq!(s.probe_due(Instant::from_ns(t * 1000 - 1)), None);
@@ -148,7 +161,9 @@ fn probe_scheduling_backoff_and_readmission() {
     // Late response for a GOOD EV: no change.
     s.on_probe_response(2, t, Duration::from_us(3));
     assert_eq!(s.counters().readmitted, 2);
-    let reasons: Vec<_> = std::iter::from_fn(|| s.poll_change()).map(|e| (e.ev_index, e.to, e.reason)).collect();
+    let reasons: Vec<_> = std::iter::from_fn(|| s.poll_change())
+        .map(|e| (e.ev_index, e.to, e.reason))
+        .collect();
     assert_eq!(
         reasons,
         vec![
@@ -166,7 +181,20 @@ fn deny_and_allow_by_mask() {
     // Plane in bits 0..3, second hop in bits 3..11.
     c.evs = entropy_from_masks(
         0xC000,
-        &[EvField { shift: 0, width: 3, lo: 0, hi: 7 }, EvField { shift: 3, width: 8, lo: 0, hi: 15 }],
+        &[
+            EvField {
+                shift: 0,
+                width: 3,
+                lo: 0,
+                hi: 7,
+            },
+            EvField {
+                shift: 3,
+                width: 8,
+                lo: 0,
+                hi: 15,
+            },
+        ],
         128,
     );
     assert_eq!(c.evs.len(), 128);
@@ -213,7 +241,7 @@ fn weighted_sends_fewer_packets_to_congested_ev() {
         let now = Instant::from_us(k);
         for i in 0..8u16 {
             let (rtt, ce) = match i {
-                2 => (base, true),                 // ECN marks
+                2 => (base, true),                   // ECN marks
                 5 => (Duration::from_us(25), false), // high delay
                 _ => (base, false),
             };
@@ -261,7 +289,12 @@ fn deterministic_for_a_seed() {
             let now = Instant::from_ns(k * 100);
             let i = s.select(now);
             out.push(i);
-            s.on_ack(i, now, Some(Duration::from_ns(5000 + (i as u64 * 37 + k) % 3000)), k % 7 == 0);
+            s.on_ack(
+                i,
+                now,
+                Some(Duration::from_ns(5000 + (i as u64 * 37 + k) % 3000)),
+                k % 7 == 0,
+            );
             if k % 97 == 0 {
                 s.on_loss(i, now);
             }
@@ -280,9 +313,24 @@ fn entropy_generator() {
     let evs = entropy_from_masks(
         0xFFFF_0000,
         &[
-            EvField { shift: 0, width: 3, lo: 0, hi: 7 },
-            EvField { shift: 3, width: 8, lo: 10, hi: 11 },
-            EvField { shift: 11, width: 4, lo: 0, hi: 15 },
+            EvField {
+                shift: 0,
+                width: 3,
+                lo: 0,
+                hi: 7,
+            },
+            EvField {
+                shift: 3,
+                width: 8,
+                lo: 10,
+                hi: 11,
+            },
+            EvField {
+                shift: 11,
+                width: 4,
+                lo: 0,
+                hi: 15,
+            },
         ],
         1000,
     );
@@ -294,7 +342,17 @@ fn entropy_generator() {
     d.sort();
     d.dedup();
     assert_eq!(d.len(), evs.len());
-    assert!(entropy_from_masks(0, &[EvField { shift: 0, width: 2, lo: 3, hi: 2 }], 4).is_empty());
+    assert!(entropy_from_masks(
+        0,
+        &[EvField {
+            shift: 0,
+            width: 2,
+            lo: 3,
+            hi: 2
+        }],
+        4
+    )
+    .is_empty());
 }
 
 #[derive(Clone, Debug)]
@@ -331,7 +389,11 @@ fn op(with_deny: bool) -> impl Strategy<Value = Op> {
 }
 
 fn run_ops(n: u32, min_active: u16, weighted: bool, ops: &[Op], strict: bool) -> Result<(), TestCaseError> {
-    let policy = if weighted { SprayPolicy::Weighted } else { SprayPolicy::RoundRobin };
+    let policy = if weighted {
+        SprayPolicy::Weighted
+    } else {
+        SprayPolicy::RoundRobin
+    };
     let mut s = EvSet::new(cfg(n, min_active, policy)).unwrap();
     let mut now = Instant::ZERO;
     for o in ops {
@@ -347,7 +409,11 @@ fn run_ops(n: u32, min_active: u16, weighted: bool, ops: &[Op], strict: bool) ->
             }
             Op::Loss(i) | Op::Timeout(i) => {
                 let i = i % (n as u16 + 2); // sometimes out of range
-                let r = if matches!(o, Op::Loss(_)) { s.on_loss(i, now) } else { s.on_timeout(i, now) };
+                let r = if matches!(o, Op::Loss(_)) {
+                    s.on_loss(i, now)
+                } else {
+                    s.on_timeout(i, now)
+                };
                 let after = s.good_count();
                 prop_assert_eq!(after, before - r as usize);
                 if r {

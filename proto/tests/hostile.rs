@@ -15,7 +15,9 @@ fn run(transport: Transport, inputs: usize) {
         rng.fill_bytes(&mut input);
         let mut rig = Rig::new(transport);
         assert!(rig.templates() > 4, "rig has templates");
-        let s = rig.run(&input).unwrap_or_else(|v| panic!("{transport:?} input {i}: {}\n{input:02x?}", v.0));
+        let s = rig
+            .run(&input)
+            .unwrap_or_else(|v| panic!("{transport:?} input {i}: {}\n{input:02x?}", v.0));
         total.frames += s.frames;
         total.accepted += s.accepted;
         total.dropped += s.dropped;

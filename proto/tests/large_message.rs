@@ -32,9 +32,24 @@ fn two_gib_write_with_immediate_completes_on_both_transports() {
     let data = Bytes::from(vec![0u8; MAX_MESSAGE_LEN as usize]);
     for transport in [Transport::Mrc, Transport::Rc] {
         let (mut a, mut b) = pair(transport);
-        let too_long = WriteRequest { wr_id: 9, data: Bytes::from(vec![0u8; MAX_MESSAGE_LEN as usize + 1]), remote_va: VA, rkey: RKEY, imm: None };
-        assert_eq!(a.post_write(Instant::ZERO, too_long), Err(PostError::TooLong(MAX_MESSAGE_LEN + 1)));
-        let wr = WriteRequest { wr_id: 7, data: data.clone(), remote_va: VA, rkey: RKEY, imm: Some(0xC0DE) };
+        let too_long = WriteRequest {
+            wr_id: 9,
+            data: Bytes::from(vec![0u8; MAX_MESSAGE_LEN as usize + 1]),
+            remote_va: VA,
+            rkey: RKEY,
+            imm: None,
+        };
+        assert_eq!(
+            a.post_write(Instant::ZERO, too_long),
+            Err(PostError::TooLong(MAX_MESSAGE_LEN + 1))
+        );
+        let wr = WriteRequest {
+            wr_id: 7,
+            data: data.clone(),
+            remote_va: VA,
+            rkey: RKEY,
+            imm: Some(0xC0DE),
+        };
         a.post_write(Instant::ZERO, wr).unwrap();
         let mut now = Instant::ZERO;
         let (mut sent, mut recvd) = (None, None);
@@ -73,7 +88,11 @@ fn two_gib_write_with_immediate_completes_on_both_transports() {
         assert_eq!(sent.status, WcStatus::Success, "{transport:?}");
         assert_eq!(sent.wr_id, 7);
         assert_eq!(recvd.status, WcStatus::Success, "{transport:?}");
-        assert_eq!((recvd.wr_id, recvd.imm, recvd.len), (1, Some(0xC0DE), 1 << 31), "{transport:?}");
+        assert_eq!(
+            (recvd.wr_id, recvd.imm, recvd.len),
+            (1, Some(0xC0DE), 1 << 31),
+            "{transport:?}"
+        );
         let packets = MAX_MESSAGE_LEN.div_ceil(MAX_MTU as u64);
         assert_eq!(a.counters().tx_data_packets, packets, "{transport:?}");
         assert_eq!(b.counters().rx_data_bytes, MAX_MESSAGE_LEN, "{transport:?}");

@@ -62,7 +62,11 @@ fn heavy_loss_no_retransmission_storm() {
     let r = sc.run();
     assert!(r.ok, "{r:#?}");
     let tx = r.counters_a.tx_data_packets;
-    assert!(r.counters_a.retransmitted_packets < tx, "{} retransmissions for {tx} packets", r.counters_a.retransmitted_packets);
+    assert!(
+        r.counters_a.retransmitted_packets < tx,
+        "{} retransmissions for {tx} packets",
+        r.counters_a.retransmitted_packets
+    );
 }
 
 #[test]
@@ -120,7 +124,10 @@ fn corrupted_frames_are_dropped_by_the_receivers_icrc_and_recovered() {
         // Flips in the Ethernet header (not covered by the ICRC) or in the
         // ICRC-masked IP fields can leave a frame valid; everything else is
         // dropped, and every drop is counted by the QP as a wire error.
-        assert!(dropped * 10 >= flipped * 8, "{transport:?}: {dropped} of {flipped} dropped");
+        assert!(
+            dropped * 10 >= flipped * 8,
+            "{transport:?}: {dropped} of {flipped} dropped"
+        );
         let wire_drops = r.counters_a.drop_wire + r.counters_b.drop_wire;
         assert_eq!(wire_drops, dropped, "{transport:?}");
         assert!(r.counters_a.retransmitted_packets > 0);

@@ -31,15 +31,17 @@ fn impairments() -> impl Strategy<Value = Impairments> {
         any::<u64>(),
         prop_oneof![Just(0u32), Just(0xFF_FF00), 0u32..(1 << 24)],
     )
-        .prop_map(|(loss, jitter_ns, duplicate, corrupt, blackhole, seed, start_psn)| Impairments {
-            loss,
-            jitter_ns,
-            duplicate,
-            corrupt,
-            blackhole,
-            seed,
-            start_psn,
-        })
+        .prop_map(
+            |(loss, jitter_ns, duplicate, corrupt, blackhole, seed, start_psn)| Impairments {
+                loss,
+                jitter_ns,
+                duplicate,
+                corrupt,
+                blackhole,
+                seed,
+                start_psn,
+            },
+        )
 }
 
 fn messages() -> impl Strategy<Value = Vec<MessageSpec>> {
@@ -73,7 +75,11 @@ fn check(transport: Transport, i: &Impairments, msgs: Vec<MessageSpec>) -> Resul
     sc.seed = i.seed;
     sc.time_limit = Duration::from_ms(500);
     let r = sc.run();
-    prop_assert!(r.ok, "report: {:#?}", { let mut r = r.clone(); r.ev_changes.clear(); r });
+    prop_assert!(r.ok, "report: {:#?}", {
+        let mut r = r.clone();
+        r.ev_changes.clear();
+        r
+    });
     prop_assert_eq!(r.final_state_a, QpState::Rts);
     prop_assert_eq!(r.final_state_b, QpState::Rts);
     prop_assert!(r.error_completions.is_empty());

@@ -95,10 +95,14 @@ fn bad_input_typed_error_counter_no_state_change() {
     to_b.push(("FIRST without RETH", p, |e| matches!(e, RxError::MissingHeader("RETH"))));
     let mut p = last.clone();
     data_ext(&mut p).placement = None;
-    to_b.push(("LAST without placement", p, |e| matches!(e, RxError::MissingHeader("placement"))));
+    to_b.push(("LAST without placement", p, |e| {
+        matches!(e, RxError::MissingHeader("placement"))
+    }));
     let mut p = only_imm.clone();
     p.imm = None;
-    to_b.push(("ONLY_IMM without ImmDt", p, |e| matches!(e, RxError::MissingHeader("ImmDt"))));
+    to_b.push(("ONLY_IMM without ImmDt", p, |e| {
+        matches!(e, RxError::MissingHeader("ImmDt"))
+    }));
     let mut p = first.clone();
     p.payload = bytes::Bytes::from(vec![0u8; MTU as usize + 1]);
     to_b.push(("payload above MTU", p, |e| matches!(e, RxError::Malformed(_))));
@@ -112,7 +116,10 @@ fn bad_input_typed_error_counter_no_state_change() {
     p.reth.as_mut().unwrap().rkey = 0x1234;
     to_b.push(("unknown rkey", p, |e| matches!(e, RxError::RemoteAccess { .. })));
     let mut p = last.clone();
-    data_ext(&mut p).placement = Some(PlacementRepr { va: VA + REGION - 10, rkey: RKEY });
+    data_ext(&mut p).placement = Some(PlacementRepr {
+        va: VA + REGION - 10,
+        rkey: RKEY,
+    });
     to_b.push(("out of bounds", p, |e| matches!(e, RxError::RemoteAccess { .. })));
     let mut p = sack.clone();
     p.bth.dest_qp = QPN_B;
@@ -154,11 +161,17 @@ fn bad_input_typed_error_counter_no_state_change() {
     sack_ext(&mut p).ev_index = 999;
     to_a.push(("SACK EV not in set", p, |e| matches!(e, RxError::Malformed(_))));
     let mut p = sack.clone();
-    p.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: 0 });
+    p.aeth = Some(AethRepr {
+        syndrome: Syndrome::Nak { code: 0 },
+        msn: 0,
+    });
     to_a.push(("SACK with NAK syndrome", p, |e| matches!(e, RxError::Malformed(_))));
     let mut p = sack.clone();
     p.bth.psn = Psn::new(o.psn + 50);
-    p.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: 0 });
+    p.aeth = Some(AethRepr {
+        syndrome: Syndrome::Nak { code: 0 },
+        msn: 0,
+    });
     p.ext = Some(MrcExtRepr::Nack(NackExtRepr {
         kind: NackKind::Trimmed,
         ev_index: 0,
@@ -167,12 +180,22 @@ fn bad_input_typed_error_counter_no_state_change() {
     }));
     to_a.push(("NACK for unsent PSN", p, |e| matches!(e, RxError::AckForUnsent(_))));
     let mut p = sack.clone();
-    p.ext = Some(MrcExtRepr::Probe(ProbeExtRepr { response: true, ev_index: 999, probe_id: 1, tx_ts: 0, service_ns: 0 }));
-    to_a.push(("probe response EV not in set", p, |e| matches!(e, RxError::Malformed(_))));
+    p.ext = Some(MrcExtRepr::Probe(ProbeExtRepr {
+        response: true,
+        ev_index: 999,
+        probe_id: 1,
+        tx_ts: 0,
+        service_ns: 0,
+    }));
+    to_a.push(("probe response EV not in set", p, |e| {
+        matches!(e, RxError::Malformed(_))
+    }));
     let mut p = middle.clone();
     p.bth.dest_qp = QPN_A;
     p.bth.opcode = Opcode::WriteFirst;
-    to_a.push(("FIRST opcode without RETH", p, |e| matches!(e, RxError::MissingHeader(_))));
+    to_a.push(("FIRST opcode without RETH", p, |e| {
+        matches!(e, RxError::MissingHeader(_))
+    }));
 
     for (name, pkt, check) in to_a {
         let before = snapshot(&a);
@@ -195,12 +218,16 @@ fn garbage_never_panics() {
     let o = Opts::default();
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
-    a.post_write(now, write(1, data(5 * MTU as usize, 1), 0, Some(3))).unwrap();
+    a.post_write(now, write(1, data(5 * MTU as usize, 1), 0, Some(3)))
+        .unwrap();
     let pkts: Vec<RocePacket> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
     b.handle_packet(now, pkts[2].clone()).unwrap();
     let sack = b.poll_transmit(now).unwrap();
     let qps = std::cell::RefCell::new((a, b));
-    let mut runner = TestRunner::new(Config { cases: 256, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 256,
+        ..Config::default()
+    });
     let seeds = (0usize..6, any::<u32>(), any::<u64>(), any::<u16>(), any::<bool>());
     runner
         .run(&seeds, |(i, x, y, z, to_a)| {

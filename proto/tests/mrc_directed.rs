@@ -7,8 +7,8 @@ use proto::model::ev::EvState;
 use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
-use proto::wire::*;
 use proto::wire::RocePacket;
+use proto::wire::*;
 use proto::Psn;
 
 fn read(b: &MrcQp, off: u64, len: usize) -> Vec<u8> {
@@ -24,7 +24,15 @@ fn single_message() {
     a.post_write(now, write(7, d.clone(), 0, None)).unwrap();
     run(&mut a, &mut b, &mut now);
     let c = completions(&events(&mut a));
-    assert_eq!(c, vec![Completion { wr_id: 7, status: WcStatus::Success, len: 100, imm: None }]);
+    assert_eq!(
+        c,
+        vec![Completion {
+            wr_id: 7,
+            status: WcStatus::Success,
+            len: 100,
+            imm: None
+        }]
+    );
     assert_eq!(read(&b, 0, 100), d.to_vec());
     assert_eq!(a.counters().tx_data_packets, 1);
     assert_eq!(a.counters().messages_completed, 1);
@@ -40,14 +48,24 @@ fn multi_packet_segmentation() {
     a.post_write(now, write(1, d.clone(), 64, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
     let ops: Vec<Opcode> = pkts.iter().map(|p| p.bth.opcode).collect();
-    assert_eq!(ops, vec![Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteMiddle, Opcode::WriteLast]);
+    assert_eq!(
+        ops,
+        vec![
+            Opcode::WriteFirst,
+            Opcode::WriteMiddle,
+            Opcode::WriteMiddle,
+            Opcode::WriteLast
+        ]
+    );
     let evs = a.ev_set().unwrap();
     for (i, p) in pkts.iter().enumerate() {
         assert_eq!(p.bth.psn, Psn::new(o.psn + i as u32));
         assert!(p.bth.mrc_ext);
         assert_eq!(p.bth.dest_qp, QPN_B);
         assert_eq!(p.bth.ack_req, i == 3);
-        let Some(MrcExtRepr::Data(x)) = p.ext else { panic!("data ext") };
+        let Some(MrcExtRepr::Data(x)) = p.ext else {
+            panic!("data ext")
+        };
         assert_eq!(p.ev, evs.value(x.ev_index));
         assert_eq!(x.msg_offset, i as u32 * MTU);
         assert_eq!(x.tx_ts, 3000);
@@ -55,11 +73,24 @@ fn multi_packet_segmentation() {
         let off = i * MTU as usize;
         assert_eq!(&p.payload[..], &d[off..(off + MTU as usize).min(d.len())]);
         if i == 0 {
-            assert_eq!(p.reth, Some(RethRepr { va: VA + 64, rkey: RKEY, dma_len: d.len() as u32 }));
+            assert_eq!(
+                p.reth,
+                Some(RethRepr {
+                    va: VA + 64,
+                    rkey: RKEY,
+                    dma_len: d.len() as u32
+                })
+            );
             assert_eq!(x.placement, None);
         } else {
             assert_eq!(p.reth, None);
-            assert_eq!(x.placement, Some(PlacementRepr { va: VA + 64 + off as u64, rkey: RKEY }));
+            assert_eq!(
+                x.placement,
+                Some(PlacementRepr {
+                    va: VA + 64 + off as u64,
+                    rkey: RKEY
+                })
+            );
         }
     }
     // Round robin over the EVs with a per-EV sequence.
@@ -90,7 +121,12 @@ fn zero_length_write() {
     assert_eq!(completions(&events(&mut a))[0].status, WcStatus::Success);
     assert_eq!(
         recv_completions(&events(&mut b)),
-        vec![Completion { wr_id: 99, status: WcStatus::Success, len: 0, imm: Some(5) }]
+        vec![Completion {
+            wr_id: 99,
+            status: WcStatus::Success,
+            len: 0,
+            imm: Some(5)
+        }]
     );
 }
 
@@ -112,10 +148,26 @@ fn write_imm_completions_in_order_with_late_receives() {
     assert_eq!(b.held_recv_completions(), 2);
     b.post_recv(10).unwrap();
     let r = recv_completions(&events(&mut b));
-    assert_eq!(r, vec![Completion { wr_id: 10, status: WcStatus::Success, len: 2500, imm: Some(0x111) }]);
+    assert_eq!(
+        r,
+        vec![Completion {
+            wr_id: 10,
+            status: WcStatus::Success,
+            len: 2500,
+            imm: Some(0x111)
+        }]
+    );
     b.post_recv(11).unwrap();
     let r = recv_completions(&events(&mut b));
-    assert_eq!(r, vec![Completion { wr_id: 11, status: WcStatus::Success, len: 700, imm: Some(0x333) }]);
+    assert_eq!(
+        r,
+        vec![Completion {
+            wr_id: 11,
+            status: WcStatus::Success,
+            len: 700,
+            imm: Some(0x333)
+        }]
+    );
     assert_eq!(b.counters().recv_completions, 2);
     run(&mut a, &mut b, &mut now);
     let ids: Vec<u64> = completions(&events(&mut a)).iter().map(|c| c.wr_id).collect();
@@ -124,7 +176,10 @@ fn write_imm_completions_in_order_with_late_receives() {
 
 #[test]
 fn psn_wraps() {
-    let o = Opts { psn: 0xFF_FFF0, ..Opts::default() };
+    let o = Opts {
+        psn: 0xFF_FFF0,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     let d = data(40 * MTU as usize, 9);
@@ -177,7 +232,9 @@ fn duplicates_detected_not_replaced_and_acked() {
     assert_eq!(b.counters().rx_data_packets, 1);
     let s2 = drain_tx(&mut b, now);
     assert_eq!(s2.len(), 1, "a duplicate is acknowledged at once");
-    let Some(MrcExtRepr::Sack(s)) = s2[0].ext else { panic!("SACK") };
+    let Some(MrcExtRepr::Sack(s)) = s2[0].ext else {
+        panic!("SACK")
+    };
     assert_eq!(s2[0].bth.psn, Psn::new(o.psn - 1));
     assert_eq!(s.base, Psn::new(o.psn));
     assert!(s.bitmap.get(1) && !s.bitmap.get(0));
@@ -202,7 +259,9 @@ fn out_of_window_nacked() {
     assert_eq!(b.counters().rx_data_packets, 0);
     let n = drain_tx(&mut b, now);
     assert_eq!(n.len(), 1);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
+        panic!("NACK")
+    };
     assert_eq!(x.kind, NackKind::OutOfWindow);
     assert_eq!(n[0].bth.psn, p.bth.psn);
     // Last PSN inside the window is accepted.
@@ -225,18 +284,31 @@ fn bad_rkey_remote_access_error() {
     assert_eq!(b.counters().drop_remote_access, 1);
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)), "not marked received");
     let n = drain_tx(&mut b, now);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
+        panic!("NACK")
+    };
     assert_eq!(x.kind, NackKind::RemoteAccess);
-    assert_eq!(n[0].aeth.unwrap().syndrome, Syndrome::Nak { code: Syndrome::NAK_REMOTE_ACCESS });
+    assert_eq!(
+        n[0].aeth.unwrap().syndrome,
+        Syndrome::Nak {
+            code: Syndrome::NAK_REMOTE_ACCESS
+        }
+    );
     a.handle_packet(now, n[0].clone()).unwrap();
     assert_eq!(a.state(), QpState::Error);
     let ev = events(&mut a);
     let c = completions(&ev);
     assert_eq!(c[0].status, WcStatus::RemoteAccessError);
     assert_eq!(c[1].status, WcStatus::Flushed);
-    assert!(ev.contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert!(ev.contains(&Event::StateChanged {
+        from: QpState::Rts,
+        to: QpState::Error
+    }));
     assert!(a.poll_transmit(now).is_none());
-    assert!(matches!(a.post_write(now, write(3, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Error))));
+    assert!(matches!(
+        a.post_write(now, write(3, data(1, 1), 0, None)),
+        Err(PostError::BadState(QpState::Error))
+    ));
 }
 
 #[test]
@@ -249,9 +321,21 @@ fn wrong_qp_dropped_without_state_change() {
     p.bth.dest_qp = 0x99;
     let before = *b.counters();
     let e = b.handle_packet(now, p).unwrap_err();
-    assert_eq!(e, RxError::WrongQp { expected: QPN_B, got: 0x99 });
+    assert_eq!(
+        e,
+        RxError::WrongQp {
+            expected: QPN_B,
+            got: 0x99
+        }
+    );
     assert_eq!(b.counters().drop_wrong_qp, 1);
-    assert_eq!(Counters { drop_wrong_qp: 0, ..*b.counters() }, before);
+    assert_eq!(
+        Counters {
+            drop_wrong_qp: 0,
+            ..*b.counters()
+        },
+        before
+    );
     assert!(b.poll_transmit(now).is_none(), "no NACK for a wrong QP");
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)));
 }
@@ -271,7 +355,10 @@ fn sack_for_unsent_psn_rejected() {
     let mut bad = sack.clone();
     bad.bth.psn = Psn::new(o.psn + 2);
     let win = a.send_window();
-    assert_eq!(a.handle_packet(now, bad).unwrap_err(), RxError::AckForUnsent(Psn::new(o.psn + 2)));
+    assert_eq!(
+        a.handle_packet(now, bad).unwrap_err(),
+        RxError::AckForUnsent(Psn::new(o.psn + 2))
+    );
     // A bitmap bit beyond the next PSN.
     let mut bad = sack.clone();
     if let Some(MrcExtRepr::Sack(s)) = &mut bad.ext {
@@ -300,7 +387,9 @@ fn trim_nack_retransmits_at_once() {
     b.handle_packet(now, t).unwrap();
     assert_eq!(b.counters().rx_trimmed, 1);
     let n = drain_tx(&mut b, now);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
+        panic!("NACK")
+    };
     assert_eq!(x.kind, NackKind::Trimmed);
     a.handle_packet(now, n[0].clone()).unwrap();
     let r = a.poll_transmit(now).expect("immediate retransmission");
@@ -318,7 +407,13 @@ fn trim_nack_retransmits_at_once() {
 
 /// Drop the packets A sends that `drop` selects; everything else is
 /// delivered at once. Time advances 200 ns per round.
-fn run_dropping(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, drop: impl Fn(&RocePacket) -> bool, rounds: usize) -> u64 {
+fn run_dropping(
+    a: &mut MrcQp,
+    b: &mut MrcQp,
+    now: &mut Instant,
+    drop: impl Fn(&RocePacket) -> bool,
+    rounds: usize,
+) -> u64 {
     let mut dropped = 0;
     for _ in 0..rounds {
         while let Some(p) = a.poll_transmit(*now) {
@@ -340,11 +435,16 @@ fn run_dropping(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, drop: impl Fn(&
 
 #[test]
 fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
-    let o = Opts { n_evs: 4, min_active: 1, ..Opts::default() };
+    let o = Opts {
+        n_evs: 4,
+        min_active: 1,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     for i in 0..8 {
-        a.post_write(now, write(i, data(4 * MTU as usize, i as u8), i * 8192, None)).unwrap();
+        a.post_write(now, write(i, data(4 * MTU as usize, i as u8), i * 8192, None))
+            .unwrap();
     }
     // The first two packets on EV 1 are lost; later ones on EV 1 get through,
     // so their SACKs reveal the loss.
@@ -354,7 +454,9 @@ fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
     let ev = events(&mut a);
     assert_eq!(completions(&ev).len(), 8, "all completed despite the bad EV");
     assert!(a.counters().retx_loss_inferred > 0);
-    assert!(ev.iter().any(|e| matches!(e, Event::EvStateChanged(c) if c.ev_index == 1 && c.to == EvState::AssumedBad)));
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::EvStateChanged(c) if c.ev_index == 1 && c.to == EvState::AssumedBad)));
     assert_eq!(a.ev_set().unwrap().state(1), EvState::AssumedBad);
     // The path heals: the probe goes through and re-admits it.
     let mut now2 = now;
@@ -382,11 +484,16 @@ fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
 
 #[test]
 fn min_active_guard_respected() {
-    let o = Opts { n_evs: 2, min_active: 2, ..Opts::default() };
+    let o = Opts {
+        n_evs: 2,
+        min_active: 2,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     for i in 0..4 {
-        a.post_write(now, write(i, data(4 * MTU as usize, 1), i * 8192, None)).unwrap();
+        a.post_write(now, write(i, data(4 * MTU as usize, 1), i * 8192, None))
+            .unwrap();
     }
     let on_ev1 = |p: &RocePacket| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.ev_index == 1);
     run_dropping(&mut a, &mut b, &mut now, on_ev1, 400);
@@ -412,12 +519,22 @@ fn probe_on_demand() {
     assert_eq!(x.service_ns, 700);
     assert_eq!(r.ev, 0xC002);
     a.handle_packet(later + Duration::from_ns(300), r).unwrap();
-    assert_eq!(events(&mut a), vec![Event::ProbeRtt { ev_index: 2, rtt_ns: 300 }]);
+    assert_eq!(
+        events(&mut a),
+        vec![Event::ProbeRtt {
+            ev_index: 2,
+            rtt_ns: 300
+        }]
+    );
 }
 
 #[test]
 fn rto_and_retry_exhaustion() {
-    let o = Opts { retry_linear: 2, retry_exp: 1, ..Opts::default() };
+    let o = Opts {
+        retry_linear: 2,
+        retry_exp: 1,
+        ..Opts::default()
+    };
     let (mut a, _b) = pair(&o);
     let rto = ack_timeout(4);
     let mut now = Instant::ZERO;
@@ -430,10 +547,14 @@ fn rto_and_retry_exhaustion() {
         assert!(t > now);
         now = t;
         a.handle_timeout(now);
-        let sent: Vec<RocePacket> =
-            drain_tx(&mut a, now).into_iter().filter(|p| p.bth.opcode != Opcode::Ack).collect();
+        let sent: Vec<RocePacket> = drain_tx(&mut a, now)
+            .into_iter()
+            .filter(|p| p.bth.opcode != Opcode::Ack)
+            .collect();
         if !sent.is_empty() {
-            assert!(sent.iter().all(|p| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.retransmit)));
+            assert!(sent
+                .iter()
+                .all(|p| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.retransmit)));
             resend_times.push(now);
         }
     }
@@ -445,14 +566,24 @@ fn rto_and_retry_exhaustion() {
     assert_eq!(a.counters().rto_fired, 4);
     let ev = events(&mut a);
     let c = completions(&ev);
-    assert_eq!(c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, WcStatus::RetryExceeded), (2, WcStatus::Flushed)]);
-    assert!(ev.contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(1, WcStatus::RetryExceeded), (2, WcStatus::Flushed)]
+    );
+    assert!(ev.contains(&Event::StateChanged {
+        from: QpState::Rts,
+        to: QpState::Error
+    }));
     assert_eq!(a.poll_timeout(), None);
 }
 
 #[test]
 fn infinite_retries_never_give_up() {
-    let o = Opts { retry_linear: 0, retry_exp: RETRY_INFINITE, ..Opts::default() };
+    let o = Opts {
+        retry_linear: 0,
+        retry_exp: RETRY_INFINITE,
+        ..Opts::default()
+    };
     let (mut a, _b) = pair(&o);
     let mut now = Instant::ZERO;
     a.post_write(now, write(1, data(100, 1), 0, None)).unwrap();
@@ -486,35 +617,72 @@ fn state_machine_refusals() {
     let mut q = MrcQp::new(cfg.clone()).unwrap();
     let now = Instant::ZERO;
     let o = Opts::default();
-    assert_eq!(q.post_write(now, write(1, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Reset)));
+    assert_eq!(
+        q.post_write(now, write(1, data(1, 1), 0, None)),
+        Err(PostError::BadState(QpState::Reset))
+    );
     assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Reset)));
-    assert!(matches!(q.modify(now, QpTransition::Rts(rts(&o))), Err(ModifyError::BadTransition { .. })));
+    assert!(matches!(
+        q.modify(now, QpTransition::Rts(rts(&o))),
+        Err(ModifyError::BadTransition { .. })
+    ));
     q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
     assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Init)));
-    let bad = RtrAttr { dest_qp: 1, rq_psn: Psn::new(0), mpr_units: 0, max_wimm: 1 };
-    assert!(matches!(q.modify(now, QpTransition::Rtr(bad)), Err(ModifyError::BadAttribute { .. })));
+    let bad = RtrAttr {
+        dest_qp: 1,
+        rq_psn: Psn::new(0),
+        mpr_units: 0,
+        max_wimm: 1,
+    };
+    assert!(matches!(
+        q.modify(now, QpTransition::Rtr(bad)),
+        Err(ModifyError::BadAttribute { .. })
+    ));
     assert_eq!(q.state(), QpState::Init);
-    q.modify(now, QpTransition::Rtr(RtrAttr { dest_qp: 1, rq_psn: Psn::new(0), mpr_units: 1, max_wimm: 2 }))
-        .unwrap();
-    assert_eq!(q.post_write(now, write(1, data(1, 1), 0, None)), Err(PostError::BadState(QpState::Rtr)));
+    q.modify(
+        now,
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: 1,
+            rq_psn: Psn::new(0),
+            mpr_units: 1,
+            max_wimm: 2,
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        q.post_write(now, write(1, data(1, 1), 0, None)),
+        Err(PostError::BadState(QpState::Rtr))
+    );
     q.post_recv(1).unwrap();
     q.post_recv(2).unwrap();
     assert_eq!(q.post_recv(3), Err(PostError::RecvQueueFull(2)));
     let mut r = rts(&o);
     r.retry_linear = 9;
-    assert!(matches!(q.modify(now, QpTransition::Rts(r)), Err(ModifyError::BadAttribute { .. })));
+    assert!(matches!(
+        q.modify(now, QpTransition::Rts(r)),
+        Err(ModifyError::BadAttribute { .. })
+    ));
     let mut r = rts(&o);
     r.evs.evs.clear();
-    assert!(matches!(q.modify(now, QpTransition::Rts(r)), Err(ModifyError::EvSet(_))));
+    assert!(matches!(
+        q.modify(now, QpTransition::Rts(r)),
+        Err(ModifyError::EvSet(_))
+    ));
     q.modify(now, QpTransition::Rts(rts(&o))).unwrap();
     q.post_write(now, write(1, data(1, 1), 0, None)).unwrap();
     q.post_write(now, write(2, data(1, 1), 0, None)).unwrap();
     q.modify(now, QpTransition::Error).unwrap();
     let ev = events(&mut q);
     let c = completions(&ev);
-    assert_eq!(c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, WcStatus::Flushed), (2, WcStatus::Flushed)]);
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(1, WcStatus::Flushed), (2, WcStatus::Flushed)]
+    );
     assert_eq!(recv_completions(&ev).len(), 2);
-    assert!(matches!(q.modify(now, QpTransition::Init(InitAttr::default())), Err(ModifyError::BadTransition { .. })));
+    assert!(matches!(
+        q.modify(now, QpTransition::Init(InitAttr::default())),
+        Err(ModifyError::BadTransition { .. })
+    ));
     // Reset forgets everything but memory.
     q.memory_mut().register(0, 64, 3).unwrap();
     q.modify(now, QpTransition::Reset).unwrap();
@@ -533,14 +701,20 @@ fn state_machine_refusals() {
 
 #[test]
 fn send_window_and_max_wimm_respected() {
-    let o = Opts { mpr_units: 1, max_wimm: 2, ..Opts::default() };
+    let o = Opts {
+        mpr_units: 1,
+        max_wimm: 2,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
-    a.post_write(now, write(1, data(200 * MTU as usize, 1), 0, None)).unwrap();
+    a.post_write(now, write(1, data(200 * MTU as usize, 1), 0, None))
+        .unwrap();
     assert_eq!(drain_tx(&mut a, now).len(), 128, "window of 128 PSNs");
     let (mut a, _) = pair(&o);
     for i in 0..4 {
-        a.post_write(now, write(i, data(10, 1), i * 64, Some(i as u32))).unwrap();
+        a.post_write(now, write(i, data(10, 1), i * 64, Some(i as u32)))
+            .unwrap();
     }
     assert_eq!(drain_tx(&mut a, now).len(), 2, "two WRITE-IMMs outstanding at most");
     let _ = &mut b;
@@ -548,10 +722,14 @@ fn send_window_and_max_wimm_respected() {
 
 #[test]
 fn sack_coalescing() {
-    let o = Opts { ack_every: 4, ..Opts::default() };
+    let o = Opts {
+        ack_every: 4,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
-    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None)).unwrap();
+    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None))
+        .unwrap();
     let pkts = drain_tx(&mut a, now);
     for p in &pkts[..3] {
         b.handle_packet(now, p.clone()).unwrap();
@@ -588,7 +766,8 @@ fn sack_base_moves_to_cover_a_far_trigger() {
     let o = Opts::default(); // window 512, sack_bits 256
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
-    a.post_write(now, write(1, data(400 * MTU as usize, 1), 0, None)).unwrap();
+    a.post_write(now, write(1, data(400 * MTU as usize, 1), 0, None))
+        .unwrap();
     let pkts = drain_tx(&mut a, now);
     b.handle_packet(now, pkts[10].clone()).unwrap();
     drain_tx(&mut b, now);

@@ -34,7 +34,11 @@ fn run_paths(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, until: Instant, pa
         wire.sort_by_key(|w| w.0);
         let n = wire.iter().take_while(|w| w.0 <= *now).count();
         for (_, to_b, p) in wire.drain(..n) {
-            let _ = if to_b { b.handle_packet(*now, p) } else { a.handle_packet(*now, p) };
+            let _ = if to_b {
+                b.handle_packet(*now, p)
+            } else {
+                a.handle_packet(*now, p)
+            };
         }
     }
 }
@@ -43,7 +47,8 @@ const EV: u32 = 0xC000;
 
 fn post(a: &mut MrcQp, n: u64, now: Instant) {
     for i in 0..n {
-        a.post_write(now, write(i, data(4 * MTU as usize, i as u8), i * 4 * MTU as u64, None)).unwrap();
+        a.post_write(now, write(i, data(4 * MTU as usize, i as u8), i * 4 * MTU as u64, None))
+            .unwrap();
     }
 }
 
@@ -51,7 +56,11 @@ fn post(a: &mut MrcQp, n: u64, now: Instant) {
 /// sending across the failure.
 fn post_spread(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, n: u64, every: Duration, path: Path) {
     for i in 0..n {
-        a.post_write(*now, write(i, data(4 * MTU as usize, i as u8), i * 4 * MTU as u64, None)).unwrap();
+        a.post_write(
+            *now,
+            write(i, data(4 * MTU as usize, i as u8), i * 4 * MTU as u64, None),
+        )
+        .unwrap();
         let t = *now + every;
         run_paths(a, b, now, t, path);
     }
@@ -59,12 +68,22 @@ fn post_spread(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, n: u64, every: D
 
 #[test]
 fn dead_ev_is_marked_stalled_long_before_the_rto() {
-    let o = Opts { n_evs: 8, min_active: 2, ..Opts::default() };
+    let o = Opts {
+        n_evs: 8,
+        min_active: 2,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     let dead_from = Instant::from_us(20);
     // 1 us each way; EV 3 dies (both directions) at 20 us.
-    let path = |ev: u32, t: Instant| if ev == EV + 3 && t >= dead_from { None } else { Some(Duration::from_us(1)) };
+    let path = |ev: u32, t: Instant| {
+        if ev == EV + 3 && t >= dead_from {
+            None
+        } else {
+            Some(Duration::from_us(1))
+        }
+    };
     post_spread(&mut a, &mut b, &mut now, 60, Duration::from_us(1), &path);
     run_paths(&mut a, &mut b, &mut now, Instant::from_us(200), &path);
     let ev = events(&mut a);
@@ -88,13 +107,19 @@ fn dead_ev_is_marked_stalled_long_before_the_rto() {
     assert_eq!(a.counters().rto_fired, 0, "no timeout needed");
     assert!(a.counters().retx_loss_inferred > 0);
     // No other EV was marked.
-    assert!(ev.iter().all(|e| !matches!(e, Event::EvStateChanged(c) if c.to == EvState::AssumedBad && c.ev_index != 3)));
+    assert!(ev
+        .iter()
+        .all(|e| !matches!(e, Event::EvStateChanged(c) if c.to == EvState::AssumedBad && c.ev_index != 3)));
     assert_eq!(a.ev_set().unwrap().state(3), EvState::AssumedBad);
 }
 
 #[test]
 fn reordering_within_the_allowance_marks_nothing() {
-    let o = Opts { n_evs: 8, min_active: 1, ..Opts::default() };
+    let o = Opts {
+        n_evs: 8,
+        min_active: 1,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     post(&mut a, 40, now);
@@ -111,7 +136,11 @@ fn reordering_within_the_allowance_marks_nothing() {
 
 #[test]
 fn slow_ev_is_marked_and_kept_out_until_its_probe_is_fast() {
-    let o = Opts { n_evs: 4, min_active: 1, ..Opts::default() };
+    let o = Opts {
+        n_evs: 4,
+        min_active: 1,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     let heal = std::cell::Cell::new(Instant::from_us(1_000_000));
@@ -141,7 +170,11 @@ fn slow_ev_is_marked_and_kept_out_until_its_probe_is_fast() {
 
 #[test]
 fn tail_packet_on_a_dead_ev_is_resent_before_the_rto() {
-    let o = Opts { n_evs: 8, min_active: 1, ..Opts::default() };
+    let o = Opts {
+        n_evs: 8,
+        min_active: 1,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     // One message, one packet per EV, all sent at once: no packet is sent
@@ -149,7 +182,13 @@ fn tail_packet_on_a_dead_ev_is_resent_before_the_rto() {
     a.post_write(now, write(1, data(8 * MTU as usize, 1), 0, None)).unwrap();
     // (SACKs triggered by packets on other EVs come back; the RTT is about
     // 0.6 us, so the tail check fires a few us after the send.)
-    let path = |ev: u32, _t: Instant| if ev == EV + 3 { None } else { Some(Duration::from_ns(300)) };
+    let path = |ev: u32, _t: Instant| {
+        if ev == EV + 3 {
+            None
+        } else {
+            Some(Duration::from_ns(300))
+        }
+    };
     run_paths(&mut a, &mut b, &mut now, Instant::from_us(15), &path);
     let ev = events(&mut a);
     assert_eq!(completions(&ev).len(), 1, "completed before the 16.4 us RTO");
@@ -161,15 +200,30 @@ fn tail_packet_on_a_dead_ev_is_resent_before_the_rto() {
 
 #[test]
 fn tail_check_does_not_defeat_the_retry_budget() {
-    let o = Opts { n_evs: 4, min_active: 1, retry_linear: 2, retry_exp: 1, ..Opts::default() };
+    let o = Opts {
+        n_evs: 4,
+        min_active: 1,
+        retry_linear: 2,
+        retry_exp: 1,
+        ..Opts::default()
+    };
     let (mut a, mut b) = pair(&o);
     let mut now = Instant::ZERO;
     let dead_from = Instant::from_us(10);
     // Every path dies at 10 us.
-    let path = |_ev: u32, t: Instant| if t >= dead_from { None } else { Some(Duration::from_us(1)) };
+    let path = |_ev: u32, t: Instant| {
+        if t >= dead_from {
+            None
+        } else {
+            Some(Duration::from_us(1))
+        }
+    };
     post_spread(&mut a, &mut b, &mut now, 20, Duration::from_us(1), &path);
     run_paths(&mut a, &mut b, &mut now, Instant::from_us(2000), &path);
     let ev = events(&mut a);
-    assert!(completions(&ev).iter().any(|c| c.status == WcStatus::RetryExceeded), "the QP still gives up");
+    assert!(
+        completions(&ev).iter().any(|c| c.status == WcStatus::RetryExceeded),
+        "the QP still gives up"
+    );
     assert_eq!(a.state(), QpState::Error);
 }

@@ -10,7 +10,10 @@ use proto::{Duration, Instant, Psn};
 use rc_util::*;
 
 fn success(c: &[Completion]) -> Vec<u64> {
-    c.iter().filter(|c| c.status == WcStatus::Success).map(|c| c.wr_id).collect()
+    c.iter()
+        .filter(|c| c.status == WcStatus::Success)
+        .map(|c| c.wr_id)
+        .collect()
 }
 
 #[test]
@@ -20,7 +23,15 @@ fn single_packet_write() {
     p.qp[0].post_write(p.now, write(1, &data, 0x40, None)).unwrap();
     assert!(p.run());
     assert_eq!(p.mem(1, 0x40, 100), data);
-    assert_eq!(p.send_completions(0), vec![Completion { wr_id: 1, status: WcStatus::Success, len: 100, imm: None }]);
+    assert_eq!(
+        p.send_completions(0),
+        vec![Completion {
+            wr_id: 1,
+            status: WcStatus::Success,
+            len: 100,
+            imm: None
+        }]
+    );
     let d = p.data_sent(0);
     assert_eq!(d.len(), 1);
     let pkt = d[0];
@@ -69,7 +80,9 @@ fn write_imm_completes_in_order_and_waits_for_receives() {
     let sizes = [10usize, 3000, 0, 1024];
     for (i, n) in sizes.iter().enumerate() {
         let d = pattern(*n, i as u8);
-        p.qp[0].post_write(p.now, write(i as u64, &d, 8192 * i as u64, Some(0xA0 + i as u32))).unwrap();
+        p.qp[0]
+            .post_write(p.now, write(i as u64, &d, 8192 * i as u64, Some(0xA0 + i as u32)))
+            .unwrap();
     }
     assert!(p.run());
     // One receive posted: one completion, three held.
@@ -85,23 +98,59 @@ fn write_imm_completes_in_order_and_waits_for_receives() {
     }
     let rc = p.recv_completions(1);
     let got: Vec<(u64, u32, Option<u32>)> = rc.iter().map(|c| (c.wr_id, c.len, c.imm)).collect();
-    assert_eq!(got, vec![(100, 10, Some(0xA0)), (101, 3000, Some(0xA1)), (102, 0, Some(0xA2)), (103, 1024, Some(0xA3))]);
+    assert_eq!(
+        got,
+        vec![
+            (100, 10, Some(0xA0)),
+            (101, 3000, Some(0xA1)),
+            (102, 0, Some(0xA2)),
+            (103, 1024, Some(0xA3))
+        ]
+    );
     assert!(rc.iter().all(|c| c.status == WcStatus::Success));
     assert_eq!(p.qp[1].counters().recv_completions, 4);
     let ops: Vec<Opcode> = p.data_sent(0).iter().map(|p| p.bth.opcode).collect();
     use Opcode::*;
-    assert_eq!(ops, vec![WriteOnlyImm, WriteFirst, WriteMiddle, WriteLastImm, WriteOnlyImm, WriteOnlyImm]);
-    assert!(p.data_sent(0).iter().filter(|p| p.bth.opcode.has_imm()).all(|p| p.imm.is_some()));
+    assert_eq!(
+        ops,
+        vec![
+            WriteOnlyImm,
+            WriteFirst,
+            WriteMiddle,
+            WriteLastImm,
+            WriteOnlyImm,
+            WriteOnlyImm
+        ]
+    );
+    assert!(p
+        .data_sent(0)
+        .iter()
+        .filter(|p| p.bth.opcode.has_imm())
+        .all(|p| p.imm.is_some()));
 }
 
 #[test]
 fn zero_length_write() {
     let mut p = Pair::new(Setup::default(), 4);
     // A zero-length write needs no valid rkey (IBTA: no access check).
-    let wr = WriteRequest { wr_id: 5, data: Bytes::new(), remote_va: 0, rkey: 0xdead, imm: None };
+    let wr = WriteRequest {
+        wr_id: 5,
+        data: Bytes::new(),
+        remote_va: 0,
+        rkey: 0xdead,
+        imm: None,
+    };
     p.qp[0].post_write(p.now, wr).unwrap();
     assert!(p.run());
-    assert_eq!(p.send_completions(0), vec![Completion { wr_id: 5, status: WcStatus::Success, len: 0, imm: None }]);
+    assert_eq!(
+        p.send_completions(0),
+        vec![Completion {
+            wr_id: 5,
+            status: WcStatus::Success,
+            len: 0,
+            imm: None
+        }]
+    );
     let d = p.data_sent(0);
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].bth.opcode, Opcode::WriteOnly);
@@ -110,7 +159,11 @@ fn zero_length_write() {
 
 #[test]
 fn psn_wraps() {
-    let setup = Setup { sq_psn: [Psn::new(0xFF_FFF0), Psn::new(0xFF_FFFE)], mtu: 256, ..Setup::default() };
+    let setup = Setup {
+        sq_psn: [Psn::new(0xFF_FFF0), Psn::new(0xFF_FFFE)],
+        mtu: 256,
+        ..Setup::default()
+    };
     let mut p = Pair::new(setup, 5);
     let a = pattern(256 * 40, 1);
     let b = pattern(256 * 5 + 3, 2);
@@ -168,12 +221,26 @@ fn one_lost_packet_one_nak_go_back_n() {
     let nak: Vec<&RocePacket> = p
         .sent
         .iter()
-        .filter(|(_, s, q)| *s == 1 && matches!(q.aeth, Some(AethRepr { syndrome: Syndrome::Nak { .. }, .. })))
+        .filter(|(_, s, q)| {
+            *s == 1
+                && matches!(
+                    q.aeth,
+                    Some(AethRepr {
+                        syndrome: Syndrome::Nak { .. },
+                        ..
+                    })
+                )
+        })
         .map(|(_, _, q)| q)
         .collect();
     assert_eq!(nak.len(), 1);
     assert_eq!(nak[0].bth.psn, lost);
-    assert_eq!(nak[0].aeth.unwrap().syndrome, Syndrome::Nak { code: Syndrome::NAK_PSN_SEQ_ERROR });
+    assert_eq!(
+        nak[0].aeth.unwrap().syndrome,
+        Syndrome::Nak {
+            code: Syndrome::NAK_PSN_SEQ_ERROR
+        }
+    );
     assert_eq!(success(&p.send_completions(0)), vec![1]);
 }
 
@@ -216,7 +283,12 @@ fn reordered_packet_is_nacked_and_dropped() {
     p.inject(1, pkts[2].clone()).unwrap();
     assert_eq!(p.qp[1].counters().rx_out_of_order, 1);
     let nak = p.qp[1].poll_transmit(p.now).expect("NAK");
-    assert_eq!(nak.aeth.unwrap().syndrome, Syndrome::Nak { code: Syndrome::NAK_PSN_SEQ_ERROR });
+    assert_eq!(
+        nak.aeth.unwrap().syndrome,
+        Syndrome::Nak {
+            code: Syndrome::NAK_PSN_SEQ_ERROR
+        }
+    );
     assert_eq!(nak.bth.psn, pkts[1].bth.psn);
     p.inject(1, pkts[1].clone()).unwrap();
     // Packet 2 was dropped: the responder still expects it.
@@ -236,7 +308,9 @@ fn reordered_packet_is_nacked_and_dropped() {
 #[test]
 fn nak_sent_once_until_expected_arrives() {
     let mut p = Pair::new(Setup::default(), 9);
-    p.qp[0].post_write(p.now, write(1, &pattern(6 * 1024, 1), 0, None)).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(6 * 1024, 1), 0, None))
+        .unwrap();
     let mut pkts = Vec::new();
     while let Some(x) = p.qp[0].poll_transmit(p.now) {
         pkts.push(x);
@@ -261,7 +335,13 @@ fn rto_recovers_when_nak_is_lost() {
     let lost = Setup::default().sq_psn[0].add(4);
     let mut dropped = false;
     p.filter = Some(Box::new(move |side, pkt| {
-        let is_nak = matches!(pkt.aeth, Some(AethRepr { syndrome: Syndrome::Nak { .. }, .. }));
+        let is_nak = matches!(
+            pkt.aeth,
+            Some(AethRepr {
+                syndrome: Syndrome::Nak { .. },
+                ..
+            })
+        );
         if (side == 0 && pkt.bth.psn == lost && !dropped) || (side == 1 && is_nak) {
             dropped |= side == 0;
             return Verdict::Drop;
@@ -281,10 +361,16 @@ fn rto_recovers_when_nak_is_lost() {
 
 #[test]
 fn retry_exhaustion_goes_to_error() {
-    let setup = Setup { retry_linear: 2, retry_exp: 1, ..Setup::default() };
+    let setup = Setup {
+        retry_linear: 2,
+        retry_exp: 1,
+        ..Setup::default()
+    };
     let rto = ack_timeout(setup.ack_timeout_exp);
     let mut p = Pair::new(setup, 11);
-    p.filter = Some(Box::new(|side, _| if side == 0 { Verdict::Drop } else { Verdict::Deliver }));
+    p.filter = Some(Box::new(
+        |side, _| if side == 0 { Verdict::Drop } else { Verdict::Deliver },
+    ));
     for i in 0..3 {
         p.qp[0].post_write(p.now, write(i, &pattern(2000, 1), 0, None)).unwrap();
     }
@@ -296,8 +382,18 @@ fn retry_exhaustion_goes_to_error() {
     assert_eq!(p.now, Instant::ZERO + rto.saturating_mul(5));
     let c = p.send_completions(0);
     let st: Vec<(u64, WcStatus)> = c.iter().map(|c| (c.wr_id, c.status)).collect();
-    assert_eq!(st, vec![(0, WcStatus::RetryExceeded), (1, WcStatus::Flushed), (2, WcStatus::Flushed)]);
-    assert!(p.events[0].contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert_eq!(
+        st,
+        vec![
+            (0, WcStatus::RetryExceeded),
+            (1, WcStatus::Flushed),
+            (2, WcStatus::Flushed)
+        ]
+    );
+    assert!(p.events[0].contains(&Event::StateChanged {
+        from: QpState::Rts,
+        to: QpState::Error
+    }));
     // Nothing more is sent or accepted.
     assert!(p.qp[0].poll_transmit(p.now).is_none());
     assert_eq!(
@@ -313,17 +409,29 @@ fn bad_rkey_is_fatal_for_the_requester() {
     let mut bad = write(2, &pattern(3000, 2), 0, None);
     bad.rkey = 0x9999;
     p.qp[0].post_write(p.now, bad).unwrap();
-    p.qp[0].post_write(p.now, write(3, &pattern(10, 3), 0x100, None)).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(3, &pattern(10, 3), 0x100, None))
+        .unwrap();
     // Out of bounds with the right rkey is the same error.
     assert!(p.run());
     assert_eq!(p.qp[0].state(), QpState::Error);
     let st: Vec<(u64, WcStatus)> = p.send_completions(0).iter().map(|c| (c.wr_id, c.status)).collect();
-    assert_eq!(st, vec![(1, WcStatus::Success), (2, WcStatus::RemoteAccessError), (3, WcStatus::Flushed)]);
+    assert_eq!(
+        st,
+        vec![
+            (1, WcStatus::Success),
+            (2, WcStatus::RemoteAccessError),
+            (3, WcStatus::Flushed)
+        ]
+    );
     let b = p.qp[1].counters();
     assert_eq!(b.drop_remote_access, 1);
     assert!(b.tx_nacks >= 1);
     assert_eq!(p.qp[1].state(), QpState::Rts, "the responder stays up");
-    assert!(p.events[0].contains(&Event::StateChanged { from: QpState::Rts, to: QpState::Error }));
+    assert!(p.events[0].contains(&Event::StateChanged {
+        from: QpState::Rts,
+        to: QpState::Error
+    }));
     assert!(p
         .sent
         .iter()
@@ -333,7 +441,9 @@ fn bad_rkey_is_fatal_for_the_requester() {
 #[test]
 fn out_of_bounds_is_remote_access_error() {
     let mut p = Pair::new(Setup::default(), 13);
-    p.qp[0].post_write(p.now, write(1, &pattern(100, 1), REGION - 50, None)).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(100, 1), REGION - 50, None))
+        .unwrap();
     assert!(p.run());
     assert_eq!(p.send_completions(0)[0].status, WcStatus::RemoteAccessError);
     assert_eq!(p.qp[1].counters().drop_remote_access, 1);
@@ -346,7 +456,13 @@ fn wrong_qp_is_dropped_without_state_change() {
     let mut pkt = p.qp[0].poll_transmit(p.now).unwrap();
     pkt.bth.dest_qp = 0x77;
     let before = p.qp[1].expected_psn();
-    assert_eq!(p.inject(1, pkt), Err(RxError::WrongQp { expected: QPN[1], got: 0x77 }));
+    assert_eq!(
+        p.inject(1, pkt),
+        Err(RxError::WrongQp {
+            expected: QPN[1],
+            got: 0x77
+        })
+    );
     assert_eq!(p.qp[1].counters().drop_wrong_qp, 1);
     assert_eq!(p.qp[1].counters().drops(), 1);
     assert_eq!(p.qp[1].counters().rx_data_packets, 0);
@@ -461,9 +577,14 @@ fn trimmed_packet_is_treated_as_lost() {
 
 #[test]
 fn send_window_limits_outstanding_psns() {
-    let setup = Setup { mtu: 256, ..Setup::default() };
+    let setup = Setup {
+        mtu: 256,
+        ..Setup::default()
+    };
     let mut p = Pair::new(setup, 18);
-    p.qp[0].post_write(p.now, write(1, &pattern(256 * 300, 1), 0, None)).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(256 * 300, 1), 0, None))
+        .unwrap();
     let mut n = 0;
     while p.qp[0].poll_transmit(p.now).is_some() {
         n += 1;
@@ -475,11 +596,18 @@ fn send_window_limits_outstanding_psns() {
 
 #[test]
 fn max_wimm_bounds_outstanding_write_imms() {
-    let setup = Setup { max_wimm: 1, ..Setup::default() };
+    let setup = Setup {
+        max_wimm: 1,
+        ..Setup::default()
+    };
     let mut p = Pair::new(setup, 19);
     p.qp[1].post_recv(1).unwrap();
-    p.qp[0].post_write(p.now, write(1, &pattern(10, 1), 0, Some(1))).unwrap();
-    p.qp[0].post_write(p.now, write(2, &pattern(10, 1), 0, Some(2))).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(10, 1), 0, Some(1)))
+        .unwrap();
+    p.qp[0]
+        .post_write(p.now, write(2, &pattern(10, 1), 0, Some(2)))
+        .unwrap();
     assert!(p.qp[0].poll_transmit(p.now).is_some());
     assert!(p.qp[0].poll_transmit(p.now).is_none(), "second WRITE-IMM waits");
     assert!(p.run());
@@ -494,7 +622,11 @@ fn max_wimm_bounds_outstanding_write_imms() {
 
 #[test]
 fn ack_coalescing_every_n_and_on_timer() {
-    let setup = Setup { ack_every: 4, mtu: 256, ..Setup::default() };
+    let setup = Setup {
+        ack_every: 4,
+        mtu: 256,
+        ..Setup::default()
+    };
     let mut p = Pair::new(setup, 20);
     // 10 packets: AckReq only on the last, so ACKs after 4, 8 and 10.
     p.qp[0].post_write(p.now, write(1, &pattern(2560, 1), 0, None)).unwrap();
@@ -508,13 +640,26 @@ fn ack_coalescing_every_n_and_on_timer() {
     assert_eq!(acked, vec![3, 7, 9]);
     assert_eq!(p.qp[1].counters().tx_acks, 3);
     // ACK triggers between two polls merge into one cumulative ACK.
-    let mut m = Pair::new(Setup { ack_every: 1, ..Setup::default() }, 25);
+    let mut m = Pair::new(
+        Setup {
+            ack_every: 1,
+            ..Setup::default()
+        },
+        25,
+    );
     m.qp[0].post_write(m.now, write(1, &pattern(4096, 1), 0, None)).unwrap();
     assert!(m.run());
     assert_eq!(m.qp[1].counters().tx_acks, 1);
     // Without AckReq the delay timer ACKs: inject a middle-of-message
     // packet by hand.
-    let mut q = Pair::new(Setup { ack_every: 4, mtu: 256, ..Setup::default() }, 21);
+    let mut q = Pair::new(
+        Setup {
+            ack_every: 4,
+            mtu: 256,
+            ..Setup::default()
+        },
+        21,
+    );
     q.qp[0].post_write(q.now, write(1, &pattern(2560, 1), 0, None)).unwrap();
     let first = q.qp[0].poll_transmit(q.now).unwrap();
     assert!(!first.bth.ack_req);
@@ -539,7 +684,10 @@ fn modify_error_flushes_in_order() {
         p.events[0].push(e);
     }
     let st: Vec<(u64, WcStatus)> = p.send_completions(0).iter().map(|c| (c.wr_id, c.status)).collect();
-    assert_eq!(st, vec![(0, WcStatus::Flushed), (1, WcStatus::Flushed), (2, WcStatus::Flushed)]);
+    assert_eq!(
+        st,
+        vec![(0, WcStatus::Flushed), (1, WcStatus::Flushed), (2, WcStatus::Flushed)]
+    );
     assert_eq!(p.recv_completions(0)[0].status, WcStatus::Flushed);
     assert!(p.qp[0].poll_transmit(p.now).is_none());
     assert_eq!(p.qp[0].poll_timeout(), None);
@@ -551,29 +699,68 @@ fn state_machine_refusals() {
     let mut q = RcQp::new(QpConfig::new(Transport::Rc, QPN[0])).unwrap();
     let t = Instant::ZERO;
     assert_eq!(q.state(), QpState::Reset);
-    assert!(matches!(q.modify(t, QpTransition::Rtr(rtr_attr(&s, 0))), Err(ModifyError::BadTransition { .. })));
-    assert!(matches!(q.modify(t, QpTransition::Rts(rts_attr(&s, 0))), Err(ModifyError::BadTransition { .. })));
-    assert_eq!(q.post_write(t, write(1, &[1], 0, None)), Err(PostError::BadState(QpState::Reset)));
+    assert!(matches!(
+        q.modify(t, QpTransition::Rtr(rtr_attr(&s, 0))),
+        Err(ModifyError::BadTransition { .. })
+    ));
+    assert!(matches!(
+        q.modify(t, QpTransition::Rts(rts_attr(&s, 0))),
+        Err(ModifyError::BadTransition { .. })
+    ));
+    assert_eq!(
+        q.post_write(t, write(1, &[1], 0, None)),
+        Err(PostError::BadState(QpState::Reset))
+    );
     assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Reset)));
     q.modify(t, QpTransition::Init(InitAttr::default())).unwrap();
-    assert!(matches!(q.modify(t, QpTransition::Init(InitAttr::default())), Err(ModifyError::BadTransition { .. })));
+    assert!(matches!(
+        q.modify(t, QpTransition::Init(InitAttr::default())),
+        Err(ModifyError::BadTransition { .. })
+    ));
     assert_eq!(q.post_recv(1), Err(PostError::BadState(QpState::Init)));
-    let bad_rtr = RtrAttr { mpr_units: 0, ..rtr_attr(&s, 0) };
-    assert!(matches!(q.modify(t, QpTransition::Rtr(bad_rtr)), Err(ModifyError::BadAttribute { .. })));
+    let bad_rtr = RtrAttr {
+        mpr_units: 0,
+        ..rtr_attr(&s, 0)
+    };
+    assert!(matches!(
+        q.modify(t, QpTransition::Rtr(bad_rtr)),
+        Err(ModifyError::BadAttribute { .. })
+    ));
     assert_eq!(q.state(), QpState::Init);
     q.modify(t, QpTransition::Rtr(rtr_attr(&s, 0))).unwrap();
-    assert_eq!(q.post_write(t, write(1, &[1], 0, None)), Err(PostError::BadState(QpState::Rtr)));
+    assert_eq!(
+        q.post_write(t, write(1, &[1], 0, None)),
+        Err(PostError::BadState(QpState::Rtr))
+    );
     q.post_recv(1).unwrap();
-    let bad_rts = RtsAttr { retry_linear: 8, ..rts_attr(&s, 0) };
-    assert!(matches!(q.modify(t, QpTransition::Rts(bad_rts)), Err(ModifyError::BadAttribute { .. })));
-    let bad_rts = RtsAttr { ack_timeout_exp: 25, ..rts_attr(&s, 0) };
-    assert!(matches!(q.modify(t, QpTransition::Rts(bad_rts)), Err(ModifyError::BadAttribute { .. })));
+    let bad_rts = RtsAttr {
+        retry_linear: 8,
+        ..rts_attr(&s, 0)
+    };
+    assert!(matches!(
+        q.modify(t, QpTransition::Rts(bad_rts)),
+        Err(ModifyError::BadAttribute { .. })
+    ));
+    let bad_rts = RtsAttr {
+        ack_timeout_exp: 25,
+        ..rts_attr(&s, 0)
+    };
+    assert!(matches!(
+        q.modify(t, QpTransition::Rts(bad_rts)),
+        Err(ModifyError::BadAttribute { .. })
+    ));
     let mut bad_ev = rts_attr(&s, 0);
     bad_ev.evs.evs.clear();
-    assert!(matches!(q.modify(t, QpTransition::Rts(bad_ev)), Err(ModifyError::EvSet(_))));
+    assert!(matches!(
+        q.modify(t, QpTransition::Rts(bad_ev)),
+        Err(ModifyError::EvSet(_))
+    ));
     assert_eq!(q.state(), QpState::Rtr);
     q.modify(t, QpTransition::Rts(rts_attr(&s, 0))).unwrap();
-    assert!(matches!(q.modify(t, QpTransition::Rts(rts_attr(&s, 0))), Err(ModifyError::BadTransition { .. })));
+    assert!(matches!(
+        q.modify(t, QpTransition::Rts(rts_attr(&s, 0))),
+        Err(ModifyError::BadTransition { .. })
+    ));
     let big = WriteRequest {
         wr_id: 1,
         data: Bytes::from(vec![0u8; (MAX_MESSAGE_LEN + 1) as usize]),
@@ -584,7 +771,10 @@ fn state_machine_refusals() {
     assert_eq!(q.post_write(t, big), Err(PostError::TooLong(MAX_MESSAGE_LEN + 1)));
     // RTS -> ERR -> RST -> INIT again; RST forgets counters and queues.
     q.modify(t, QpTransition::Error).unwrap();
-    assert!(matches!(q.modify(t, QpTransition::Rtr(rtr_attr(&s, 0))), Err(ModifyError::BadTransition { .. })));
+    assert!(matches!(
+        q.modify(t, QpTransition::Rtr(rtr_attr(&s, 0))),
+        Err(ModifyError::BadTransition { .. })
+    ));
     q.modify(t, QpTransition::Reset).unwrap();
     assert_eq!(q.poll_event(), None);
     assert_eq!(*q.counters(), Counters::default());
@@ -604,10 +794,17 @@ fn packets_in_wrong_state_are_dropped() {
     src.post_write(Instant::ZERO, write(1, &[1, 2, 3], 0, None)).unwrap();
     let pkt = src.poll_transmit(Instant::ZERO).unwrap();
     let mut q = RcQp::new(QpConfig::new(Transport::Rc, QPN[1])).unwrap();
-    assert_eq!(q.handle_packet(Instant::ZERO, pkt.clone()), Err(RxError::BadState(QpState::Reset)));
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    assert_eq!(
+        q.handle_packet(Instant::ZERO, pkt.clone()),
+        Err(RxError::BadState(QpState::Reset))
+    );
+    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
     q.memory_mut().register(VA, REGION, RKEY).unwrap();
-    assert_eq!(q.handle_packet(Instant::ZERO, pkt.clone()), Err(RxError::BadState(QpState::Init)));
+    assert_eq!(
+        q.handle_packet(Instant::ZERO, pkt.clone()),
+        Err(RxError::BadState(QpState::Init))
+    );
     q.modify(Instant::ZERO, QpTransition::Rtr(rtr_attr(&s, 1))).unwrap();
     // A responder in RTR accepts data and ACKs it...
     q.handle_packet(Instant::ZERO, pkt).unwrap();
@@ -616,7 +813,10 @@ fn packets_in_wrong_state_are_dropped() {
     // ...but an ACK for its (nonexistent) send side is refused.
     let mut back = ack.clone();
     back.bth.dest_qp = QPN[1];
-    assert_eq!(q.handle_packet(Instant::ZERO, back), Err(RxError::BadState(QpState::Rtr)));
+    assert_eq!(
+        q.handle_packet(Instant::ZERO, back),
+        Err(RxError::BadState(QpState::Rtr))
+    );
     assert_eq!(q.counters().drop_bad_state, 3);
 }
 
@@ -693,21 +893,39 @@ impl proto::model::cc::CongestionControl for Paced {
 fn pacing_is_reported_by_poll_timeout() {
     let mut p = Pair::new(Setup::default(), 26);
     let cnps = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
-    let cc = Paced { gap: Duration::from_us(3), next: Instant::ZERO, cnps: cnps.clone() };
+    let cc = Paced {
+        gap: Duration::from_us(3),
+        next: Instant::ZERO,
+        cnps: cnps.clone(),
+    };
     assert!(p.qp[0].set_congestion_control(Box::new(cc)));
-    p.qp[0].post_write(p.now, write(1, &pattern(4 * 1024, 1), 0, None)).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(4 * 1024, 1), 0, None))
+        .unwrap();
     let first = p.qp[0].poll_transmit(p.now).unwrap();
     p.inject(1, first).unwrap();
     assert!(p.qp[0].poll_transmit(p.now).is_none(), "paced");
     assert_eq!(p.qp[0].poll_timeout(), Some(Instant::from_us(3)));
     assert!(p.run());
-    let times: Vec<Instant> = p.sent.iter().filter(|(_, s, x)| *s == 0 && x.bth.opcode.is_write()).map(|(t, _, _)| *t).collect();
-    assert_eq!(times, vec![Instant::from_us(3), Instant::from_us(6), Instant::from_us(9)]);
+    let times: Vec<Instant> = p
+        .sent
+        .iter()
+        .filter(|(_, s, x)| *s == 0 && x.bth.opcode.is_write())
+        .map(|(t, _, _)| *t)
+        .collect();
+    assert_eq!(
+        times,
+        vec![Instant::from_us(3), Instant::from_us(6), Instant::from_us(9)]
+    );
     assert_eq!(p.qp[0].counters().retransmitted_packets, 0);
     assert_eq!(p.mem(1, 0, 4096), pattern(4096, 1));
     // CNPs reach the controller.
     let mut q = Pair::new(Setup::default(), 27);
-    let cc = Paced { gap: Duration::ZERO, next: Instant::ZERO, cnps: cnps.clone() };
+    let cc = Paced {
+        gap: Duration::ZERO,
+        next: Instant::ZERO,
+        cnps: cnps.clone(),
+    };
     q.qp[0].set_congestion_control(Box::new(cc));
     q.qp[0].post_write(q.now, write(1, &[1; 10], 0, None)).unwrap();
     let mut x = q.qp[0].poll_transmit(q.now).unwrap();
@@ -726,7 +944,8 @@ fn works_through_the_qp_enum() {
         .map(|side| {
             let mut q = Qp::new(QpConfig::new(Transport::Rc, QPN[side])).unwrap();
             q.memory_mut().register(VA, REGION, RKEY).unwrap();
-            q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+            q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+                .unwrap();
             q.modify(Instant::ZERO, QpTransition::Rtr(rtr_attr(&s, side))).unwrap();
             q.modify(Instant::ZERO, QpTransition::Rts(rts_attr(&s, side))).unwrap();
             q
@@ -749,5 +968,12 @@ fn works_through_the_qp_enum() {
         }
     }
     assert_eq!(q[1].memory().read(RKEY, VA, 10_000).unwrap(), &data[..]);
-    assert!(matches!(q[0].poll_event(), Some(Event::SendCompleted(Completion { wr_id: 1, status: WcStatus::Success, .. }))));
+    assert!(matches!(
+        q[0].poll_event(),
+        Some(Event::SendCompleted(Completion {
+            wr_id: 1,
+            status: WcStatus::Success,
+            ..
+        }))
+    ));
 }

@@ -19,7 +19,10 @@ struct Msg {
 }
 
 fn msgs() -> impl Strategy<Value = Vec<Msg>> {
-    prop::collection::vec((0usize..5000, any::<bool>()).prop_map(|(len, imm)| Msg { len, imm }), 1..12)
+    prop::collection::vec(
+        (0usize..5000, any::<bool>()).prop_map(|(len, imm)| Msg { len, imm }),
+        1..12,
+    )
 }
 
 proptest! {
@@ -132,34 +135,40 @@ fn arb_packet() -> impl Strategy<Value = proto::wire::RocePacket> {
         // PSNs near both sides' sequence numbers, or anywhere.
         prop_oneof![90u32..140, 4990u32..5040, 0u32..(1 << 24)],
         any::<(bool, bool, bool, bool)>(),
-        prop::option::of((prop_oneof![Just(VA), any::<u64>()], prop_oneof![Just(RKEY), any::<u32>()], 0u32..5000)),
+        prop::option::of((
+            prop_oneof![Just(VA), any::<u64>()],
+            prop_oneof![Just(RKEY), any::<u32>()],
+            0u32..5000,
+        )),
         prop::option::of(any::<u32>()),
         prop::option::of((syn, any::<u32>())),
         0usize..1100,
     )
-        .prop_map(|(opcode, dest_qp, psn, (ce, trim, ack_req, x), reth, imm, aeth, len)| RocePacket {
-            ev: 1,
-            ecn_ce: ce,
-            trimmed: trim,
-            bth: BthRepr {
-                opcode,
-                solicited: false,
-                mig_req: true,
-                pad: 0,
-                pkey: 0xFFFF,
-                fecn: false,
-                becn: false,
-                mrc_ext: x && len % 7 == 0,
-                dest_qp,
-                ack_req,
-                psn: Psn::new(psn),
+        .prop_map(
+            |(opcode, dest_qp, psn, (ce, trim, ack_req, x), reth, imm, aeth, len)| RocePacket {
+                ev: 1,
+                ecn_ce: ce,
+                trimmed: trim,
+                bth: BthRepr {
+                    opcode,
+                    solicited: false,
+                    mig_req: true,
+                    pad: 0,
+                    pkey: 0xFFFF,
+                    fecn: false,
+                    becn: false,
+                    mrc_ext: x && len % 7 == 0,
+                    dest_qp,
+                    ack_req,
+                    psn: Psn::new(psn),
+                },
+                reth: reth.map(|(va, rkey, dma_len)| RethRepr { va, rkey, dma_len }),
+                imm,
+                aeth: aeth.map(|(syndrome, msn)| AethRepr { syndrome, msn }),
+                ext: None,
+                payload: bytes::Bytes::from(vec![0xAB; len]),
             },
-            reth: reth.map(|(va, rkey, dma_len)| RethRepr { va, rkey, dma_len }),
-            imm,
-            aeth: aeth.map(|(syndrome, msn)| AethRepr { syndrome, msn }),
-            ext: None,
-            payload: bytes::Bytes::from(vec![0xAB; len]),
-        })
+        )
 }
 
 proptest! {

@@ -39,7 +39,10 @@ fn review_cc_degenerate_configs_are_refused() {
             rhai_gbps: 0.0,
             ..DcqcnConfig::for_line_rate(100.0)
         }),
-        CcConfig::Dcqcn(DcqcnConfig { g: 2.0, ..DcqcnConfig::for_line_rate(100.0) }),
+        CcConfig::Dcqcn(DcqcnConfig {
+            g: 2.0,
+            ..DcqcnConfig::for_line_rate(100.0)
+        }),
         CcConfig::Nscc(NsccConfig {
             decrease_gain: f64::NAN,
             ..NsccConfig::for_fabric(100.0, Duration::from_us(10), 4096)

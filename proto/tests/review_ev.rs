@@ -10,7 +10,11 @@ use proto::time::{Duration, Instant};
 /// refused.
 #[test]
 fn review_ev_zero_probe_interval_is_refused() {
-    let cfg = EvSetConfig { probe_interval: Duration::ZERO, min_active: 0, ..EvSetConfig::default() };
+    let cfg = EvSetConfig {
+        probe_interval: Duration::ZERO,
+        min_active: 0,
+        ..EvSetConfig::default()
+    };
     match EvSet::new(cfg.clone()) {
         Err(_) => {}
         Ok(mut s) => {
@@ -20,7 +24,10 @@ fn review_ev_zero_probe_interval_is_refused() {
             for _ in 0..3 {
                 assert_eq!(s.probe_due(now), Some(0));
             }
-            panic!("zero probe interval accepted; next deadline {:?} <= now", s.next_probe_deadline());
+            panic!(
+                "zero probe interval accepted; next deadline {:?} <= now",
+                s.next_probe_deadline()
+            );
         }
     }
 }

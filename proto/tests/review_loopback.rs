@@ -11,11 +11,22 @@ use proto::time::Duration;
 #[test]
 fn review_loopback_max_wimm_zero_posts_one_receive() {
     for t in [Transport::Mrc, Transport::Rc] {
-        let msgs = vec![MessageSpec { len: 100, imm: Some(1) }, MessageSpec { len: 5000, imm: Some(2) }];
+        let msgs = vec![
+            MessageSpec { len: 100, imm: Some(1) },
+            MessageSpec {
+                len: 5000,
+                imm: Some(2),
+            },
+        ];
         let mut sc = Scenario::new(t, 4, msgs);
         sc.b.rtr.max_wimm = 0;
         sc.time_limit = Duration::from_ms(10);
         let r = sc.run();
-        assert!(r.ok && !r.timed_out, "{t:?}: imm_in_order {} timed_out {}", r.imm_in_order, r.timed_out);
+        assert!(
+            r.ok && !r.timed_out,
+            "{t:?}: imm_in_order {} timed_out {}",
+            r.imm_in_order,
+            r.timed_out
+        );
     }
 }

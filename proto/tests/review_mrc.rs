@@ -26,7 +26,11 @@ fn review_mrc_held_imm_completions_are_bounded() {
         let _ = b.handle_packet(now, p);
         while b.poll_transmit(now).is_some() {}
     }
-    assert!(b.held_recv_completions() <= MAX_HELD_IMM, "held {}", b.held_recv_completions());
+    assert!(
+        b.held_recv_completions() <= MAX_HELD_IMM,
+        "held {}",
+        b.held_recv_completions()
+    );
     assert_eq!(b.held_imm_dropped(), 100);
     // The dropped ones were not acknowledged: the in-order point stops at
     // the first of them, so the requester will resend it.
@@ -67,10 +71,15 @@ fn review_mrc_stale_trim_nack_does_not_resend_again() {
     t.payload = bytes::Bytes::new();
     b.handle_packet(t1, t).unwrap();
     let n = drain_tx(&mut b, t1);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else { panic!("NACK") };
+    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
+        panic!("NACK")
+    };
     assert_eq!(x.kind, NackKind::Trimmed);
     a.handle_packet(t1, n[0].clone()).unwrap();
-    assert!(a.poll_transmit(t1).is_none(), "stale trim NACK caused another retransmission");
+    assert!(
+        a.poll_transmit(t1).is_none(),
+        "stale trim NACK caused another retransmission"
+    );
     assert_eq!(a.in_flight(), in_flight);
     assert_eq!(a.counters().retx_trim, 0);
 }
@@ -88,7 +97,8 @@ fn review_mrc_recv_completion_len_is_bytes_received() {
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
     b.post_recv(1).unwrap();
-    a.post_write(now, write(1, data(3 * MTU as usize - 100, 3), 0, Some(3))).unwrap();
+    a.post_write(now, write(1, data(3 * MTU as usize - 100, 3), 0, Some(3)))
+        .unwrap();
     let mut pkts = drain_tx(&mut a, now);
     assert_eq!(pkts.len(), 3);
     pkts[0].reth.as_mut().unwrap().dma_len = 9_571_428;
@@ -122,7 +132,10 @@ fn review_qpn_wider_than_24_bits_is_refused() {
     for t in [Transport::Mrc, Transport::Rc] {
         let mut cfg = QpConfig::new(t, 0x11);
         cfg.qpn = 0x0100_0011;
-        assert!(matches!(Qp::new(cfg), Err(ModifyError::BadAttribute { name: "qpn", .. })), "{t:?}");
+        assert!(
+            matches!(Qp::new(cfg), Err(ModifyError::BadAttribute { name: "qpn", .. })),
+            "{t:?}"
+        );
     }
 }
 

@@ -29,7 +29,10 @@ fn review_rc_dropped_ce_packet_neither_counts_ce_nor_sends_cnp() {
     let mut m = middle.clone();
     m.bth.psn = first.bth.psn;
     m.ecn_ce = true;
-    assert_eq!(b.handle_packet(now, m), Err(RxError::UnexpectedOpcode(Opcode::WriteMiddle)));
+    assert_eq!(
+        b.handle_packet(now, m),
+        Err(RxError::UnexpectedOpcode(Opcode::WriteMiddle))
+    );
     // FIRST with a bad rkey: RemoteAccess (its NAK is the documented response).
     let mut f = first.clone();
     f.ecn_ce = true;
@@ -57,10 +60,16 @@ fn review_rc_send_completions_carry_no_immediate() {
     let s = Setup::default();
     let mut p = Pair::new(s, 3);
     p.qp[1].post_recv(9).unwrap();
-    p.qp[0].post_write(p.now, write(1, &pattern(100, 1), 0, Some(0xABCD))).unwrap();
-    p.qp[0].post_write(p.now, write(2, &pattern(100, 1), 4096, Some(0xABCE))).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(1, &pattern(100, 1), 0, Some(0xABCD)))
+        .unwrap();
+    p.qp[0]
+        .post_write(p.now, write(2, &pattern(100, 1), 4096, Some(0xABCE)))
+        .unwrap();
     assert!(p.run());
-    p.qp[0].post_write(p.now, write(3, &pattern(100, 1), 8192, Some(0xABCF))).unwrap();
+    p.qp[0]
+        .post_write(p.now, write(3, &pattern(100, 1), 8192, Some(0xABCF)))
+        .unwrap();
     p.qp[0].modify(p.now, QpTransition::Error).unwrap();
     p.run();
     let sends = p.send_completions(0);

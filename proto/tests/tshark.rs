@@ -20,7 +20,11 @@ use proto::Instant;
 use wire_common::*;
 
 fn tshark_available() -> bool {
-    Command::new("tshark").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("tshark")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 fn packets() -> Vec<(RocePacket, Encap)> {
@@ -96,11 +100,22 @@ fn tshark_decodes_our_frames() {
         .arg(&path)
         .args(["-T", "fields", "-E", "separator=;", "-E", "occurrence=f"])
         .args(["-e", "frame.protocols", "-e", "udp.dstport"])
-        .args(["-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
+        .args([
+            "-e",
+            "infiniband.bth.opcode",
+            "-e",
+            "infiniband.bth.destqp",
+            "-e",
+            "infiniband.bth.psn",
+        ])
         .args(["-e", "infiniband.invariant.crc"])
         .output()
         .expect("run tshark");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), pkts.len(), "tshark output:\n{text}");
@@ -110,9 +125,21 @@ fn tshark_decodes_our_frames() {
         assert_eq!(f.len(), 6, "frame {i}: {line}");
         assert!(f[0].contains("udp:infiniband"), "frame {i} not decoded as RoCE: {line}");
         assert_eq!(parse_num(f[1]), Some(4791), "frame {i}: {line}");
-        assert_eq!(parse_num(f[2]), Some(u64::from(p.bth.opcode.as_u8())), "frame {i} opcode: {line}");
-        assert_eq!(parse_num(f[3]), Some(u64::from(p.bth.dest_qp)), "frame {i} dest QP: {line}");
-        assert_eq!(parse_num(f[4]), Some(u64::from(p.bth.psn.value())), "frame {i} PSN: {line}");
+        assert_eq!(
+            parse_num(f[2]),
+            Some(u64::from(p.bth.opcode.as_u8())),
+            "frame {i} opcode: {line}"
+        );
+        assert_eq!(
+            parse_num(f[3]),
+            Some(u64::from(p.bth.dest_qp)),
+            "frame {i} dest QP: {line}"
+        );
+        assert_eq!(
+            parse_num(f[4]),
+            Some(u64::from(p.bth.psn.value())),
+            "frame {i} PSN: {line}"
+        );
         // Where Wireshark located the ICRC (it does for packets whose
         // headers it fully understands), it must be the trailer we wrote.
         if let Some(v) = parse_num(f[5]) {
@@ -120,11 +147,17 @@ fn tshark_decodes_our_frames() {
             let n = fr.len();
             let be = u32::from_be_bytes([fr[n - 4], fr[n - 3], fr[n - 2], fr[n - 1]]);
             let le = u32::from_le_bytes([fr[n - 4], fr[n - 3], fr[n - 2], fr[n - 1]]);
-            assert!(v == u64::from(be) || v == u64::from(le), "frame {i}: ICRC {v:#x} is not our trailer");
+            assert!(
+                v == u64::from(be) || v == u64::from(le),
+                "frame {i}: ICRC {v:#x} is not our trailer"
+            );
             icrc_seen += 1;
         }
     }
-    eprintln!("tshark decoded {} frames; it displayed the ICRC of {icrc_seen}", pkts.len());
+    eprintln!(
+        "tshark decoded {} frames; it displayed the ICRC of {icrc_seen}",
+        pkts.len()
+    );
     if std::env::var("MRC_KEEP_PCAP").is_err() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {

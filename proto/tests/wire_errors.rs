@@ -27,16 +27,23 @@ fn err(frame: &[u8]) -> WireError {
 /// A ConnectX-4 Lx CNP (hex dump in Scapy's test/contrib/roce.uts): a
 /// third-party frame our parser must accept with its real ICRC.
 const CX4_CNP: &str = concat!(
-    "e41d2dab2bc2", "7cfe90643b32", "0800", // Ethernet
-    "45c2003c718c400040119161", "0a001101", "0a001201", // IPv4
-    "000012b700280000", // UDP: sport 0, dport 4791, len 40, csum 0
-    "8100ffff4000011800000000", // BTH: CNP, BECN, QP 0x118, PSN 0
+    "e41d2dab2bc2",
+    "7cfe90643b32",
+    "0800", // Ethernet
+    "45c2003c718c400040119161",
+    "0a001101",
+    "0a001201",                         // IPv4
+    "000012b700280000",                 // UDP: sport 0, dport 4791, len 40, csum 0
+    "8100ffff4000011800000000",         // BTH: CNP, BECN, QP 0x118, PSN 0
     "00000000000000000000000000000000", // CNP reserved
-    "82fd002a", // ICRC
+    "82fd002a",                         // ICRC
 );
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
@@ -47,7 +54,13 @@ fn accepts_real_connectx4_cnp() {
     assert_eq!(p.bth.opcode, Opcode::Cnp);
     assert_eq!(p.bth.dest_qp, 0x118);
     assert!(p.bth.becn);
-    assert_eq!(e.ip, IpPair::V4 { src: [10, 0, 17, 1], dst: [10, 0, 18, 1] });
+    assert_eq!(
+        e.ip,
+        IpPair::V4 {
+            src: [10, 0, 17, 1],
+            dst: [10, 0, 18, 1]
+        }
+    );
     // Our emitter produces the same transport bytes.
     let ours = emit(&p, &e);
     assert_eq!(&ours[34..70], &f[34..70]);
@@ -153,8 +166,15 @@ fn every_variant_is_reachable() {
     f[IP + 6] = 6;
     check(&f, WireErrorKind::NotUdp);
 
-    assert_eq!(seen.len(), WireErrorKind::COUNT, "missing: {:?}",
-        WireErrorKind::ALL.iter().filter(|k| !seen.contains(k)).collect::<Vec<_>>());
+    assert_eq!(
+        seen.len(),
+        WireErrorKind::COUNT,
+        "missing: {:?}",
+        WireErrorKind::ALL
+            .iter()
+            .filter(|k| !seen.contains(k))
+            .collect::<Vec<_>>()
+    );
     assert!(c.total() >= WireErrorKind::COUNT as u64);
 }
 

@@ -94,7 +94,7 @@ fn entropy_and_ecn_mapping() {
     assert_eq!(word0 & 0xF_FFFF, 0xABCD);
     assert_eq!(&f[54..56], &[0x12, 0x34]); // UDP source port = EV[15:0]
     assert_eq!(&f[56..58], &[0x12, 0xB7]); // 4791
-    // IPv4 keeps only the low 16 bits; not-CE is ECT(0).
+                                           // IPv4 keeps only the low 16 bits; not-CE is ECT(0).
     p.ecn_ce = false;
     let f = emit(&p, &Encap::test_v4());
     assert_eq!(f[15], (26 << 2) | 0b10);
@@ -135,7 +135,11 @@ fn validate_rejects_what_would_not_round_trip() {
     let good = write_packet(Opcode::WriteMiddle, 1, 8);
     assert_eq!(good.validate(), Ok(()));
     let mut p = good.clone();
-    p.reth = Some(RethRepr { va: 0, rkey: 0, dma_len: 0 });
+    p.reth = Some(RethRepr {
+        va: 0,
+        rkey: 0,
+        dma_len: 0,
+    });
     assert_eq!(p.validate(), Err(ReprError::HeadersDontFitOpcode { opcode: 0x07 }));
     let mut p = good.clone();
     p.bth.mrc_ext = false;
@@ -147,7 +151,10 @@ fn validate_rejects_what_would_not_round_trip() {
     p.bth.dest_qp = 1 << 24;
     assert!(matches!(p.validate(), Err(ReprError::FieldTooWide { .. })));
     let mut p = ack_packet(nack(NackKind::RemoteAccess), 1);
-    p.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: 0 });
+    p.aeth = Some(AethRepr {
+        syndrome: Syndrome::Nak { code: 0 },
+        msn: 0,
+    });
     assert_eq!(p.validate(), Err(ReprError::SyndromeMismatch { syndrome: 0x60 }));
     let mut s = ack_packet(sack(64), 1);
     if let Some(MrcExtRepr::Sack(x)) = &mut s.ext {
@@ -155,5 +162,11 @@ fn validate_rejects_what_would_not_round_trip() {
     }
     assert_eq!(s.validate(), Err(ReprError::SackBitsBeyondWidth));
     let p = ack_packet(data_ext(Opcode::WriteFirst), 1);
-    assert_eq!(p.validate(), Err(ReprError::ExtDoesntFit { opcode: 0x11, ext_type: 1 }));
+    assert_eq!(
+        p.validate(),
+        Err(ReprError::ExtDoesntFit {
+            opcode: 0x11,
+            ext_type: 1
+        })
+    );
 }

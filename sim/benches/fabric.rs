@@ -17,14 +17,22 @@ fn engine(c: &mut Criterion) {
     for (name, evs) in [("perm128_200KB_mrc128", 128), ("perm128_200KB_1ev", 1)] {
         let mut cfg = SimConfig::mrc();
         cfg.n_evs = evs;
-        g.bench_function(name, |b| b.iter(|| run_with::<RadixQueue>(&topo, &cfg, &perm, None).unwrap()));
+        g.bench_function(name, |b| {
+            b.iter(|| run_with::<RadixQueue>(&topo, &cfg, &perm, None).unwrap())
+        });
     }
     let cfg = SimConfig::mrc();
-    g.bench_function("perm128_200KB_mrc128_heap", |b| b.iter(|| run_with::<HeapQueue>(&topo, &cfg, &perm, None).unwrap()));
+    g.bench_function("perm128_200KB_mrc128_heap", |b| {
+        b.iter(|| run_with::<HeapQueue>(&topo, &cfg, &perm, None).unwrap())
+    });
     let inc = incast(128, 32, 0, 100_000);
-    g.bench_function("incast32_100KB_mrc", |b| b.iter(|| run_with::<RadixQueue>(&topo, &cfg, &inc, None).unwrap()));
+    g.bench_function("incast32_100KB_mrc", |b| {
+        b.iter(|| run_with::<RadixQueue>(&topo, &cfg, &inc, None).unwrap())
+    });
     let rc = SimConfig::rc();
-    g.bench_function("perm128_200KB_rc", |b| b.iter(|| run_with::<RadixQueue>(&topo, &rc, &perm, None).unwrap()));
+    g.bench_function("perm128_200KB_rc", |b| {
+        b.iter(|| run_with::<RadixQueue>(&topo, &rc, &perm, None).unwrap())
+    });
     g.finish();
 }
 
@@ -41,7 +49,10 @@ fn queues(c: &mut Criterion) {
         for _ in 0..100_000 {
             let (t, _) = q.pop().unwrap();
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-            q.push(Instant(t.as_ps() + 1 + (x >> 44)), sim::fabric::event::Event::PortDone(0));
+            q.push(
+                Instant(t.as_ps() + 1 + (x >> 44)),
+                sim::fabric::event::Event::PortDone(0),
+            );
             acc += t.as_ps();
         }
         acc

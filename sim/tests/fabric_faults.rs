@@ -20,7 +20,9 @@ fn setup() -> (Topology, LinkRef, [(NodeId, u16); 2]) {
 
 /// Whether the data path (src -> dst) of `ev` crosses the link.
 fn data_crosses(topo: &Topology, cfg: &SimConfig, src: u32, dst: u32, ev: u32, ends: &[(NodeId, u16); 2]) -> bool {
-    trace_path(topo, cfg.ecmp, cfg.seed, src, dst, ev).iter().any(|h| ends.contains(h))
+    trace_path(topo, cfg.ecmp, cfg.seed, src, dst, ev)
+        .iter()
+        .any(|h| ends.contains(h))
 }
 
 /// Whether the data path or the ACK path (dst -> src, same EV) crosses it.
@@ -34,7 +36,11 @@ fn mrc_survives_core_link_down() {
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 16;
     let down_at = Instant::from_us(20);
-    cfg.faults.push(Fault { at: down_at, link, kind: FaultKind::Down });
+    cfg.faults.push(Fault {
+        at: down_at,
+        link,
+        kind: FaultKind::Down,
+    });
     let flows = permutation(16, 1_000_000, 3);
     let out = run(&topo, &cfg, &flows, None).unwrap();
     let s = &out.summary;
@@ -47,15 +53,25 @@ fn mrc_survives_core_link_down() {
     for (i, f) in flows.iter().enumerate() {
         let evs = &out.flow_evs[i];
         for (k, &ev) in evs.iter().enumerate() {
-            let marked = out.ev_marks.iter().any(|m| m.flow == i as u32 && m.ev_index == k as u16);
+            let marked = out
+                .ev_marks
+                .iter()
+                .any(|m| m.flow == i as u32 && m.ev_index == k as u16);
             // Data lost on the EV: the requester must mark it. (An EV
             // whose ACKs alone cross the link loses only cumulative SACKs,
             // which later SACKs on other EVs cover: no mark needed.)
             if data_crosses(&topo, &cfg, f.src, f.dst, ev, &ends) {
                 crossing += 1;
-                assert!(marked, "flow {i} EV {ev:#x} carries data over the dead link but was not marked ASSUMED_BAD");
+                assert!(
+                    marked,
+                    "flow {i} EV {ev:#x} carries data over the dead link but was not marked ASSUMED_BAD"
+                );
             } else if !crosses(&topo, &cfg, f.src, f.dst, ev, &ends) {
-                false_marks.extend(out.ev_marks.iter().filter(|m| m.flow == i as u32 && m.ev_index == k as u16));
+                false_marks.extend(
+                    out.ev_marks
+                        .iter()
+                        .filter(|m| m.flow == i as u32 && m.ev_index == k as u16),
+                );
             }
         }
     }
@@ -64,7 +80,9 @@ fn mrc_survives_core_link_down() {
     // on, which can be a good EV carrying a retransmission: a few false
     // marks by timeout, none by loss inference.
     eprintln!("{crossing} EVs carry data over the dead link; marks on other EVs: {false_marks:?}");
-    assert!(false_marks.iter().all(|m| m.reason != proto::model::ev::EvChangeReason::Loss));
+    assert!(false_marks
+        .iter()
+        .all(|m| m.reason != proto::model::ev::EvChangeReason::Loss));
     assert!(false_marks.len() * 2 <= crossing, "mostly accurate marking");
 }
 
@@ -76,7 +94,11 @@ fn rc_stalls_on_dead_link_and_errors_with_finite_retries() {
     cfg.retry_linear = 2;
     cfg.retry_exp = 1;
     let down_at = Instant::from_us(20);
-    cfg.faults.push(Fault { at: down_at, link, kind: FaultKind::Down });
+    cfg.faults.push(Fault {
+        at: down_at,
+        link,
+        kind: FaultKind::Down,
+    });
     cfg.time_limit = Duration::from_ms(20);
     let flows = permutation(16, 1_000_000, 3);
     let out = run(&topo, &cfg, &flows, None).unwrap();
@@ -93,7 +115,10 @@ fn rc_stalls_on_dead_link_and_errors_with_finite_retries() {
             assert!(r.end_ps.is_none());
         } else {
             spared += 1;
-            assert!(!r.error && r.end_ps.is_some(), "flow {i} avoids the link and must finish: {r:?}");
+            assert!(
+                !r.error && r.end_ps.is_some(),
+                "flow {i} avoids the link and must finish: {r:?}"
+            );
         }
     }
     assert!(hit > 0 && spared > 0, "hit {hit} spared {spared}");
@@ -108,8 +133,16 @@ fn rc_with_infinite_retries_stalls_until_link_returns() {
     cfg.ack_timeout_exp = 4;
     let down_at = Instant::from_us(20);
     let up_at = Instant::from_us(300);
-    cfg.faults.push(Fault { at: down_at, link, kind: FaultKind::Down });
-    cfg.faults.push(Fault { at: up_at, link, kind: FaultKind::Up });
+    cfg.faults.push(Fault {
+        at: down_at,
+        link,
+        kind: FaultKind::Down,
+    });
+    cfg.faults.push(Fault {
+        at: up_at,
+        link,
+        kind: FaultKind::Up,
+    });
     let flows = permutation(16, 1_000_000, 3);
     let out = run(&topo, &cfg, &flows, None).unwrap();
     assert_eq!(out.summary.flows_completed, flows.len());
@@ -117,7 +150,10 @@ fn rc_with_infinite_retries_stalls_until_link_returns() {
     for (i, f) in flows.iter().enumerate() {
         let r = &out.flows[i];
         if crosses(&topo, &cfg, f.src, f.dst, out.flow_evs[i][0], &ends) && r.end_ps.unwrap() > down_at.as_ps() {
-            assert!(r.end_ps.unwrap() >= up_at.as_ps(), "flow {i} stalled until the link returned");
+            assert!(
+                r.end_ps.unwrap() >= up_at.as_ps(),
+                "flow {i} stalled until the link returned"
+            );
             assert!(r.fct_ps.unwrap() >= rto, "stalled at least one RTO");
             assert!(r.timeouts >= 1);
         }

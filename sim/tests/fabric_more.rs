@@ -17,7 +17,10 @@ fn two_planes_both_carry_traffic() {
     assert_eq!(out.summary.flows_completed, 16);
     // Each host's two ports both sent data.
     for h in 0..16 {
-        assert!(out.ports[2 * h].tx_packets > 0 && out.ports[2 * h + 1].tx_packets > 0, "host {h}");
+        assert!(
+            out.ports[2 * h].tx_packets > 0 && out.ports[2 * h + 1].tx_packets > 0,
+            "host {h}"
+        );
     }
     // Two planes of 100 Gb/s: a lone flow runs faster than one plane allows.
     let lone = vec![sim::fabric::FlowSpec::new(0, 0, 15, 2_000_000, Instant::ZERO)];
@@ -31,11 +34,18 @@ fn two_planes_both_carry_traffic() {
 fn rc_recovers_when_routing_reconverges() {
     let shape = FatTreeShape::k_ary(4);
     let (topo, ids) = fat_tree(shape, LinkSpec::default());
-    let link = LinkRef { node: ids.aggs[0][0], port: shape.tors_per_pod as u16 };
+    let link = LinkRef {
+        node: ids.aggs[0][0],
+        port: shape.tors_per_pod as u16,
+    };
     let mut cfg = SimConfig::rc();
     cfg.ack_timeout_exp = 5;
     cfg.time_limit = Duration::from_ms(3);
-    cfg.faults.push(Fault { at: Instant::from_us(20), link, kind: FaultKind::Down });
+    cfg.faults.push(Fault {
+        at: Instant::from_us(20),
+        link,
+        kind: FaultKind::Down,
+    });
     let flows = permutation(16, 1_000_000, 3);
     // Without reconvergence the flows hashed onto the dead link never finish
     // (infinite retries)...
@@ -45,7 +55,12 @@ fn rc_recovers_when_routing_reconverges() {
     // ...with it (10 us later) every flow completes, after an RTO.
     cfg.reroute_after = Some(Duration::from_us(10));
     let out = run(&topo, &cfg, &flows, None).unwrap();
-    assert_eq!(out.summary.flows_completed, 16, "{}", sim::fabric::summary_json(&out.summary));
+    assert_eq!(
+        out.summary.flows_completed,
+        16,
+        "{}",
+        sim::fabric::summary_json(&out.summary)
+    );
     assert_eq!(out.summary.qp_errors, 0);
     assert!(out.summary.timeouts > 0, "packets lost before rerouting cost an RTO");
     assert!(out.summary.drop_link_down > 0);
@@ -59,7 +74,11 @@ fn mrc_marks_blackholed_evs() {
     let port = 2; // ToR ports: 2 hosts, then uplinks
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 16;
-    cfg.faults.push(Fault { at: Instant::from_us(5), link: LinkRef { node: tor, port }, kind: FaultKind::Blackhole });
+    cfg.faults.push(Fault {
+        at: Instant::from_us(5),
+        link: LinkRef { node: tor, port },
+        kind: FaultKind::Blackhole,
+    });
     let flows = permutation(16, 1_000_000, 4);
     let out = run(&topo, &cfg, &flows, None).unwrap();
     for f in &out.flows {
@@ -76,7 +95,9 @@ fn mrc_marks_blackholed_evs() {
             let through = trace_path(&topo, cfg.ecmp, cfg.seed, f.src, f.dst, ev).contains(&(tor, port));
             if through {
                 assert!(
-                    out.ev_marks.iter().any(|m| m.flow == i as u32 && m.ev_index == k as u16),
+                    out.ev_marks
+                        .iter()
+                        .any(|m| m.flow == i as u32 && m.ev_index == k as u16),
                     "flow {i} EV {ev:#x} is blackholed but not marked"
                 );
             }
@@ -87,11 +108,17 @@ fn mrc_marks_blackholed_evs() {
 #[test]
 fn degraded_link_slows_only_its_share() {
     let topo = leaf_spine(2, 4, 4, 100.0, LinkSpec::default());
-    let flows: Vec<_> = (0..4).map(|i| sim::fabric::FlowSpec::new(i, i as u32, 4 + i as u32, 500_000, Instant::ZERO)).collect();
+    let flows: Vec<_> = (0..4)
+        .map(|i| sim::fabric::FlowSpec::new(i, i as u32, 4 + i as u32, 500_000, Instant::ZERO))
+        .collect();
     let base = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
     let mut cfg = SimConfig::mrc();
     // Leaf 0 is node 8; its port 4 is its first spine uplink.
-    cfg.faults.push(Fault { at: Instant::ZERO, link: LinkRef { node: 8, port: 4 }, kind: FaultKind::Degrade { factor: 0.25 } });
+    cfg.faults.push(Fault {
+        at: Instant::ZERO,
+        link: LinkRef { node: 8, port: 4 },
+        kind: FaultKind::Degrade { factor: 0.25 },
+    });
     let slow = run(&topo, &cfg, &flows, None).unwrap();
     assert_eq!(slow.summary.flows_completed, 4);
     let (a, b) = (base.summary.fct_max_us.unwrap(), slow.summary.fct_max_us.unwrap());
@@ -99,7 +126,10 @@ fn degraded_link_slows_only_its_share() {
     assert!(b > a, "a slower link costs something");
     // Serialisation at 25 Gb/s on the degraded port.
     let g: usize = topo.nodes[..8].iter().map(|n| n.ports.len()).sum::<usize>() + 4;
-    assert!(slow.ports[g].tx_packets > 0, "the degraded uplink still carries its share");
+    assert!(
+        slow.ports[g].tx_packets > 0,
+        "the degraded uplink still carries its share"
+    );
 }
 
 #[test]
@@ -109,9 +139,13 @@ fn goodput_series_accounts_for_delivered_payload() {
     let out = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
     let total: u64 = out.series.bytes.iter().sum();
     assert!(total >= 16 * 300_000, "{total}");
-    assert!(out.series.bytes.len() as u64 * out.series.bin_ps >= (out.summary.sim_time_us * 1e6) as u64 - out.series.bin_ps);
+    assert!(
+        out.series.bytes.len() as u64 * out.series.bin_ps >= (out.summary.sim_time_us * 1e6) as u64 - out.series.bin_ps
+    );
     // Peak bin rate is at most 16 hosts x 100 Gb/s.
-    let peak = (0..out.series.bytes.len()).map(|i| out.series.gbps(i)).fold(0.0, f64::max);
+    let peak = (0..out.series.bytes.len())
+        .map(|i| out.series.gbps(i))
+        .fold(0.0, f64::max);
     assert!(peak <= 1600.0 + 1.0 && peak > 100.0, "{peak}");
 }
 

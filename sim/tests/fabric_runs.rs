@@ -15,7 +15,11 @@ fn lossy_faulty(seed: u64, transport: proto::model::Transport) -> (String, Strin
     cfg.n_evs = 16;
     cfg.switch = SwitchConfig {
         buffer_bytes: 40_000,
-        ecn: Some(EcnConfig { kmin_bytes: 10_000, kmax_bytes: 30_000, pmax: 0.5 }),
+        ecn: Some(EcnConfig {
+            kmin_bytes: 10_000,
+            kmax_bytes: 30_000,
+            pmax: 0.5,
+        }),
         trimming: true,
         header_buffer_bytes: 2_000,
     };
@@ -23,16 +27,52 @@ fn lossy_faulty(seed: u64, transport: proto::model::Transport) -> (String, Strin
     let agg = ids.aggs[0][0];
     let up = shape.tors_per_pod as u16;
     cfg.faults = vec![
-        Fault { at: Instant::from_us(10), link: LinkRef { node: ids.aggs[0][1], port: up }, kind: FaultKind::Loss { rate: 0.02 } },
-        Fault { at: Instant::from_us(15), link: LinkRef { node: agg, port: up }, kind: FaultKind::Down },
-        Fault { at: Instant::from_us(60), link: LinkRef { node: agg, port: up }, kind: FaultKind::Up },
-        Fault { at: Instant::from_us(5), link: LinkRef { node: ids.aggs[0][2], port: up + 1 }, kind: FaultKind::Blackhole },
+        Fault {
+            at: Instant::from_us(10),
+            link: LinkRef {
+                node: ids.aggs[0][1],
+                port: up,
+            },
+            kind: FaultKind::Loss { rate: 0.02 },
+        },
+        Fault {
+            at: Instant::from_us(15),
+            link: LinkRef { node: agg, port: up },
+            kind: FaultKind::Down,
+        },
+        Fault {
+            at: Instant::from_us(60),
+            link: LinkRef { node: agg, port: up },
+            kind: FaultKind::Up,
+        },
         Fault {
             at: Instant::from_us(5),
-            link: LinkRef { node: ids.aggs[0][3], port: up },
-            kind: FaultKind::Flap { period: Duration::from_us(40), down_for: Duration::from_us(10), until: Instant::from_us(200) },
+            link: LinkRef {
+                node: ids.aggs[0][2],
+                port: up + 1,
+            },
+            kind: FaultKind::Blackhole,
         },
-        Fault { at: Instant::ZERO, link: LinkRef { node: ids.tors[0][1], port: 2 }, kind: FaultKind::Degrade { factor: 0.25 } },
+        Fault {
+            at: Instant::from_us(5),
+            link: LinkRef {
+                node: ids.aggs[0][3],
+                port: up,
+            },
+            kind: FaultKind::Flap {
+                period: Duration::from_us(40),
+                down_for: Duration::from_us(10),
+                until: Instant::from_us(200),
+            },
+        },
+        Fault {
+            at: Instant::ZERO,
+            link: LinkRef {
+                node: ids.tors[0][1],
+                port: 2,
+            },
+            kind: FaultKind::Degrade { factor: 0.25 },
+        },
     ];
     // Permutation plus a 6->1 incast for overflow and trimming.
     let mut flows = permutation(16, 300_000, seed);
@@ -54,7 +94,10 @@ fn conservation_on_a_lossy_faulty_run() {
         assert_eq!(c.injected, c.delivered + c.trimmed_delivered + c.dropped + c.in_flight);
         assert!(c.dropped > 0, "faults dropped packets");
         let s = &out.summary;
-        assert_eq!(s.drops, s.drop_overflow + s.drop_link_down + s.drop_loss + s.drop_blackhole + s.drop_no_route);
+        assert_eq!(
+            s.drops,
+            s.drop_overflow + s.drop_link_down + s.drop_loss + s.drop_blackhole + s.drop_no_route
+        );
         assert!(s.drop_loss > 0 && s.drop_link_down > 0 && s.drop_blackhole > 0);
         if t == proto::model::Transport::Mrc {
             assert!(s.trims > 0, "incast overflowed into trimming");
@@ -88,7 +131,12 @@ fn spraying_beats_single_path_ecmp() {
         eprintln!("{evs} EVs: {}", summary_json(&out.summary));
         max.push(out.summary.fct_max_us.unwrap());
     }
-    assert!(max[0] >= 1.5 * max[1], "single path max FCT {} vs spraying {}", max[0], max[1]);
+    assert!(
+        max[0] >= 1.5 * max[1],
+        "single path max FCT {} vs spraying {}",
+        max[0],
+        max[1]
+    );
 }
 
 #[test]
@@ -112,10 +160,17 @@ fn incast_keeps_the_bottleneck_busy() {
         let wire_bytes = bottleneck.tx_bytes as f64;
         let ideal_us = wire_bytes * 8.0 / 100e3;
         let last = s.last_completion_us.unwrap();
-        eprintln!("{t:?}: last {last:.1} us, bottleneck-bytes time {ideal_us:.1} us, payload time {:.1}, {}", 16.0 * 500_000.0 * 8.0 / 100e3, summary_json(s));
+        eprintln!(
+            "{t:?}: last {last:.1} us, bottleneck-bytes time {ideal_us:.1} us, payload time {:.1}, {}",
+            16.0 * 500_000.0 * 8.0 / 100e3,
+            summary_json(s)
+        );
         assert!(last <= ideal_us * 1.10 + 10.0, "{t:?}: {last} us vs {ideal_us} us");
         let payload_us = 16.0 * 500_000.0 * 8.0 / 100e3;
-        assert!(last <= payload_us * 1.10 + 10.0, "{t:?}: {last} us vs payload time {payload_us} us");
+        assert!(
+            last <= payload_us * 1.10 + 10.0,
+            "{t:?}: {last} us vs payload time {payload_us} us"
+        );
     }
 }
 
@@ -130,10 +185,16 @@ fn ring_allreduce_near_ideal() {
     assert_eq!(out.summary.flows_completed, flows.len());
     let done = out.flows.iter().filter_map(|f| f.recv_end_ps).max().unwrap() as f64 / 1e6;
     let ideal = ring_allreduce_ideal(n, size, 100.0).as_ps() as f64 / 1e6;
-    eprintln!("ring AllReduce {n} x {size} B: {done:.1} us, ideal {ideal:.1} us ({:.2}x)", done / ideal);
+    eprintln!(
+        "ring AllReduce {n} x {size} B: {done:.1} us, ideal {ideal:.1} us ({:.2}x)",
+        done / ideal
+    );
     // Each step pays a latency (about one RTT) on top of its bytes.
     assert!(done >= ideal);
-    assert!(done <= ideal * 1.25 + 2.0 * (n as f64 - 1.0) * 15.0, "{done} vs {ideal}");
+    assert!(
+        done <= ideal * 1.25 + 2.0 * (n as f64 - 1.0) * 15.0,
+        "{done} vs {ideal}"
+    );
     // Every step-k+1 send starts when its sender received step k.
     for (i, f) in flows.iter().enumerate() {
         if let Some(a) = f.after {
@@ -155,7 +216,9 @@ fn progress_is_reported() {
     let last = calls.last().unwrap();
     assert_eq!(last.flows_done, 4);
     assert_eq!(last.flows_total, 4);
-    assert!(calls.windows(2).all(|w| w[0].now <= w[1].now && w[0].flows_done <= w[1].flows_done));
+    assert!(calls
+        .windows(2)
+        .all(|w| w[0].now <= w[1].now && w[0].flows_done <= w[1].flows_done));
 }
 
 #[test]
@@ -175,7 +238,11 @@ fn htsim_cm_files_parse() {
 #[test]
 fn config_round_trips_through_json() {
     let mut cfg = SimConfig::mrc();
-    cfg.faults.push(Fault { at: Instant::from_us(3), link: LinkRef { node: 20, port: 1 }, kind: FaultKind::Down });
+    cfg.faults.push(Fault {
+        at: Instant::from_us(3),
+        link: LinkRef { node: 20, port: 1 },
+        kind: FaultKind::Down,
+    });
     cfg.reroute_after = Some(Duration::from_us(10));
     let s = serde_json::to_string(&cfg).unwrap();
     let back: SimConfig = serde_json::from_str(&s).unwrap();
@@ -189,7 +256,11 @@ fn ecn_step_marks_only_above_threshold() {
     let mut cfg = SimConfig::rc();
     cfg.switch = SwitchConfig {
         buffer_bytes: 10_000_000,
-        ecn: Some(EcnConfig { kmin_bytes: 50_000, kmax_bytes: 50_000, pmax: 1.0 }),
+        ecn: Some(EcnConfig {
+            kmin_bytes: 50_000,
+            kmax_bytes: 50_000,
+            pmax: 1.0,
+        }),
         trimming: false,
         header_buffer_bytes: 0,
     };

@@ -53,14 +53,20 @@ fn two_flows_share_bottleneck() {
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 8;
     let size = 2_000_000;
-    let flows = vec![FlowSpec::new(0, 0, 2, size, Instant::ZERO), FlowSpec::new(1, 1, 3, size, Instant::ZERO)];
+    let flows = vec![
+        FlowSpec::new(0, 0, 2, size, Instant::ZERO),
+        FlowSpec::new(1, 1, 3, size, Instant::ZERO),
+    ];
     let out = run(&topo, &cfg, &flows, None).unwrap();
     // Half of the bottleneck's payload rate: 100 Gb/s x payload / wire.
     // (host 0 sends only flow 0's data: its port counts payload + headers).
     let half = 50.0 * size as f64 / out.ports[0].tx_bytes as f64;
     for f in &out.flows {
         let g = f.goodput_gbps.unwrap();
-        eprintln!("flow {} goodput {g:.2} Gb/s (half link {half:.2}) fct {:?}", f.id, f.fct_ps);
+        eprintln!(
+            "flow {} goodput {g:.2} Gb/s (half link {half:.2}) fct {:?}",
+            f.id, f.fct_ps
+        );
         assert!((g - half).abs() / half < 0.05, "goodput {g} vs {half}");
     }
     let _ = Duration::ZERO;

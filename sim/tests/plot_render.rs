@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use sim::fabric::plot::{fct_cdf, goodput_series, goodput_timeline, PlotError, Series};
 
 fn out_dir(test: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("plot-tests")
-        .join(test);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plot-tests").join(test);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -48,10 +46,7 @@ fn cdf_writes_png_and_svg_with_labels() {
         ("RC 1 path".to_string(), fcts(500, 25.0)),
     ];
     let paths = fct_cdf(&stem, "FCT, 8-to-1 incast", &series, false).unwrap();
-    assert_eq!(
-        paths,
-        vec![stem.with_extension("png"), stem.with_extension("svg")]
-    );
+    assert_eq!(paths, vec![stem.with_extension("png"), stem.with_extension("svg")]);
     check_png(&paths[0]);
     let svg = svg_text(&paths[1]);
     for s in [
@@ -76,9 +71,7 @@ fn timeline_writes_markers_and_labels() {
     let a: Vec<(f64, f64)> = (0..100)
         .map(|i| (i as f64, if i < 50 { 380.0 } else { 390.0 }))
         .collect();
-    let b: Vec<(f64, f64)> = (0..100)
-        .map(|i| (i as f64, if i < 50 { 380.0 } else { 0.0 }))
-        .collect();
+    let b: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, if i < 50 { 380.0 } else { 0.0 })).collect();
     let series = [
         Series {
             label: "MRC 128 EVs".into(),
@@ -89,12 +82,8 @@ fn timeline_writes_markers_and_labels() {
             points: b,
         },
     ];
-    let markers = [
-        (50.0, "link down".to_string()),
-        (80.0, "link up".to_string()),
-    ];
-    let paths =
-        goodput_timeline(&stem, "Goodput across a link failure", &series, &markers).unwrap();
+    let markers = [(50.0, "link down".to_string()), (80.0, "link up".to_string())];
+    let paths = goodput_timeline(&stem, "Goodput across a link failure", &series, &markers).unwrap();
     check_png(&paths[0]);
     let svg = svg_text(&paths[1]);
     for s in [
@@ -116,11 +105,7 @@ fn output_is_deterministic() {
     let p1 = fct_cdf(&d.join("a"), "same", &series, true).unwrap();
     let p2 = fct_cdf(&d.join("b"), "same", &series, true).unwrap();
     for (x, y) in p1.iter().zip(&p2) {
-        assert_eq!(
-            std::fs::read(x).unwrap(),
-            std::fs::read(y).unwrap(),
-            "{x:?} vs {y:?}"
-        );
+        assert_eq!(std::fs::read(x).unwrap(), std::fs::read(y).unwrap(), "{x:?} vs {y:?}");
     }
     let s = [Series {
         label: "g".into(),
@@ -130,11 +115,7 @@ fn output_is_deterministic() {
     let p1 = goodput_timeline(&d.join("c"), "t", &s, &m).unwrap();
     let p2 = goodput_timeline(&d.join("d"), "t", &s, &m).unwrap();
     for (x, y) in p1.iter().zip(&p2) {
-        assert_eq!(
-            std::fs::read(x).unwrap(),
-            std::fs::read(y).unwrap(),
-            "{x:?} vs {y:?}"
-        );
+        assert_eq!(std::fs::read(x).unwrap(), std::fs::read(y).unwrap(), "{x:?} vs {y:?}");
     }
 }
 
@@ -142,29 +123,14 @@ fn output_is_deterministic() {
 fn empty_and_degenerate_inputs() {
     let d = out_dir("degenerate");
     // Nothing at all, or nothing finite: NoData, no file.
-    assert_eq!(
-        fct_cdf(&d.join("e1"), "t", &[], false),
-        Err(PlotError::NoData)
-    );
-    let junk = vec![(
-        "nan".to_string(),
-        vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY],
-    )];
-    assert_eq!(
-        fct_cdf(&d.join("e2"), "t", &junk, false),
-        Err(PlotError::NoData)
-    );
+    assert_eq!(fct_cdf(&d.join("e1"), "t", &[], false), Err(PlotError::NoData));
+    let junk = vec![("nan".to_string(), vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY])];
+    assert_eq!(fct_cdf(&d.join("e2"), "t", &junk, false), Err(PlotError::NoData));
     assert!(!d.join("e2.png").exists());
     // On a log axis, non-positive values are unusable too.
     let nonpos = vec![("z".to_string(), vec![0.0, -1.0])];
-    assert_eq!(
-        fct_cdf(&d.join("e3"), "t", &nonpos, true),
-        Err(PlotError::NoData)
-    );
-    assert_eq!(
-        goodput_timeline(&d.join("e4"), "t", &[], &[]),
-        Err(PlotError::NoData)
-    );
+    assert_eq!(fct_cdf(&d.join("e3"), "t", &nonpos, true), Err(PlotError::NoData));
+    assert_eq!(goodput_timeline(&d.join("e4"), "t", &[], &[]), Err(PlotError::NoData));
     let s = [Series {
         label: "nan".into(),
         points: vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
@@ -175,10 +141,7 @@ fn empty_and_degenerate_inputs() {
     );
 
     // A single point, all-equal values, one empty series among good ones.
-    let one = vec![
-        ("one".to_string(), vec![7.0]),
-        ("empty".to_string(), vec![]),
-    ];
+    let one = vec![("one".to_string(), vec![7.0]), ("empty".to_string(), vec![])];
     for log in [false, true] {
         let p = fct_cdf(&d.join(format!("single_{log}")), "single", &one, log).unwrap();
         check_png(&p[0]);
@@ -190,13 +153,7 @@ fn empty_and_degenerate_inputs() {
         label: "pt".into(),
         points: vec![(5.0, 0.0), (f64::NAN, 3.0)],
     }];
-    let p = goodput_timeline(
-        &d.join("tl_single"),
-        "single",
-        &s,
-        &[(f64::NAN, "bad".into())],
-    )
-    .unwrap();
+    let p = goodput_timeline(&d.join("tl_single"), "single", &s, &[(f64::NAN, "bad".into())]).unwrap();
     check_png(&p[0]);
     assert!(!svg_text(&p[1]).contains("bad"));
     // A marker far outside the data widens the x range; negative times work.
@@ -204,9 +161,7 @@ fn empty_and_degenerate_inputs() {
         label: "neg".into(),
         points: vec![(-5.0, 1.0), (5.0, 2.0)],
     }];
-    check_png(
-        &goodput_timeline(&d.join("tl_neg"), "neg", &s, &[(100.0, "late".into())]).unwrap()[0],
-    );
+    check_png(&goodput_timeline(&d.join("tl_neg"), "neg", &s, &[(100.0, "late".into())]).unwrap()[0]);
     // An unusable stem is a typed error, not a panic.
     assert!(matches!(
         fct_cdf(Path::new(""), "t", &one, false),

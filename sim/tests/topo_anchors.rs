@@ -85,7 +85,10 @@ fn fat_tree_1024_structure() {
     assert_eq!(up_down(&t, 2), (0, 1024));
     for n in &t.nodes[1024..] {
         assert_eq!(n.ports.len(), 16);
-        assert!(n.ports.iter().all(|p| p.gbps == 100.0 && p.latency == Duration::from_ns(1000)));
+        assert!(n
+            .ports
+            .iter()
+            .all(|p| p.gbps == 100.0 && p.latency == Duration::from_ns(1000)));
     }
     // Path lengths: same ToR 2, same pod 4, across pods 6.
     assert_eq!(hops(&t, 0, 7, 0), 2);
@@ -126,7 +129,13 @@ fn fat_tree_1024_all_pairs_reachable() {
         for d in 0..1024 {
             if s != d {
                 let h = hops(&t, s, d, 0);
-                let expect = if s / 8 == d / 8 { 2 } else if s / 64 == d / 64 { 4 } else { 6 };
+                let expect = if s / 8 == d / 8 {
+                    2
+                } else if s / 64 == d / 64 {
+                    4
+                } else {
+                    6
+                };
                 assert_eq!(h, expect, "{s}->{d}");
             }
         }
@@ -143,7 +152,13 @@ fn fat_tree_128_structure() {
     for s in 0..128 {
         for d in 0..128 {
             if s != d {
-                let expect = if s / 4 == d / 4 { 2 } else if s / 16 == d / 16 { 4 } else { 6 };
+                let expect = if s / 4 == d / 4 {
+                    2
+                } else if s / 16 == d / 16 {
+                    4
+                } else {
+                    6
+                };
                 assert_eq!(hops(&t, s, d, 0), expect);
             }
         }
@@ -162,7 +177,11 @@ fn leaf_spine_1024_oversub_structure() {
     let (up, down) = up_down(&t, 0);
     assert_eq!((up, down), (256, 1024));
     assert_eq!(down / up, 4);
-    for n in t.nodes.iter().filter(|n| n.kind == (NodeKind::Switch { tier: 1, plane: 0 })) {
+    for n in t
+        .nodes
+        .iter()
+        .filter(|n| n.kind == (NodeKind::Switch { tier: 1, plane: 0 }))
+    {
         assert_eq!(n.ports.len(), 32);
     }
     let leaf0 = t.nodes[0].ports[0].peer;
@@ -187,7 +206,13 @@ fn two_planes_from_file() {
     for s in 0..128u32 {
         for plane in 0..2 {
             let leaf = t.nodes[s as usize].ports[plane].peer;
-            assert_eq!(t.nodes[leaf as usize].kind, NodeKind::Switch { tier: 0, plane: plane as u8 });
+            assert_eq!(
+                t.nodes[leaf as usize].kind,
+                NodeKind::Switch {
+                    tier: 0,
+                    plane: plane as u8
+                }
+            );
             for d in (0..128).filter(|&d| d != s) {
                 hops(&t, s, d, plane);
             }
@@ -195,7 +220,9 @@ fn two_planes_from_file() {
     }
     // Switches link only to switches of their own plane (or hosts).
     for n in &t.nodes[128..] {
-        let NodeKind::Switch { plane, .. } = n.kind else { panic!() };
+        let NodeKind::Switch { plane, .. } = n.kind else {
+            panic!()
+        };
         for p in &n.ports {
             match t.nodes[p.peer as usize].kind {
                 NodeKind::Host => {}

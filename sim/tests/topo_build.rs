@@ -28,7 +28,11 @@ fn tiers(t: &Topology) -> [usize; 3] {
 /// (uplinks, downlinks) summed over the switches of `tier` in plane 0.
 fn up_down(t: &Topology, tier: u8) -> (usize, usize) {
     let (mut up, mut down) = (0, 0);
-    for n in t.nodes.iter().filter(|n| n.kind == (NodeKind::Switch { tier, plane: 0 })) {
+    for n in t
+        .nodes
+        .iter()
+        .filter(|n| n.kind == (NodeKind::Switch { tier, plane: 0 }))
+    {
         for p in &n.ports {
             match t.nodes[p.peer as usize].kind {
                 NodeKind::Switch { tier: pt, .. } if pt > tier => up += 1,
@@ -114,7 +118,9 @@ fn oversubscribed_fat_tree() {
 
 #[test]
 fn hosts_per_tor_knob_and_partial_fill() {
-    let k = BuildKnobs { hosts_per_tor: Some(16) };
+    let k = BuildKnobs {
+        hosts_per_tor: Some(16),
+    };
     let t = Topology::build_with(&params(3, 1000, 2, 1), &k).unwrap();
     // 16 hosts, 8 uplinks per ToR; 8 ToRs and 8 aggs per pod; 64 cores.
     assert_eq!(tiers(&t), [63, 64, 64]);
@@ -140,12 +146,20 @@ fn planes_are_disjoint_copies() {
         let ports = &t.nodes[h as usize].ports;
         assert_eq!(ports.len(), 2);
         for (p, port) in ports.iter().enumerate() {
-            assert_eq!(t.nodes[port.peer as usize].kind, NodeKind::Switch { tier: 0, plane: p as u8 });
+            assert_eq!(
+                t.nodes[port.peer as usize].kind,
+                NodeKind::Switch {
+                    tier: 0,
+                    plane: p as u8
+                }
+            );
         }
         assert_eq!(t.next_hops(h, (h + 1) % 128), &[0, 1]);
     }
     for n in &t.nodes[128..] {
-        let NodeKind::Switch { plane, .. } = n.kind else { panic!("host after switches") };
+        let NodeKind::Switch { plane, .. } = n.kind else {
+            panic!("host after switches")
+        };
         for p in &n.ports {
             if let NodeKind::Switch { plane: q, .. } = t.nodes[p.peer as usize].kind {
                 assert_eq!(q, plane);
@@ -174,16 +188,27 @@ fn switch_latency_and_rates() {
 
 #[test]
 fn bad_params_are_errors() {
-    for p in [params(4, 64, 1, 1), params(3, 0, 1, 1), params(3, 64, 0, 1), params(3, 64, 1, 0), params(1, 64, 1, 1)] {
+    for p in [
+        params(4, 64, 1, 1),
+        params(3, 0, 1, 1),
+        params(3, 64, 0, 1),
+        params(3, 64, 1, 0),
+        params(1, 64, 1, 1),
+    ] {
         assert!(matches!(Topology::build(&p), Err(TopoError::Invalid(_))), "{p:?}");
     }
     for o in [70_000, u32::MAX] {
         assert!(Topology::build(&params(2, 64, o, 1)).is_err());
     }
-    let k = BuildKnobs { hosts_per_tor: Some(u32::MAX) };
+    let k = BuildKnobs {
+        hosts_per_tor: Some(u32::MAX),
+    };
     assert!(Topology::build_with(&params(3, 64, 1, 1), &k).is_err());
     let k = BuildKnobs { hosts_per_tor: Some(6) };
-    assert!(matches!(Topology::build_with(&params(3, 64, 4, 1), &k), Err(TopoError::Invalid(_))));
+    assert!(matches!(
+        Topology::build_with(&params(3, 64, 4, 1), &k),
+        Err(TopoError::Invalid(_))
+    ));
 }
 
 #[test]

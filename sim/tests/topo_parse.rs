@@ -3,7 +3,8 @@
 use proptest::prelude::*;
 use sim::fabric::topo::{NodeKind, TopoError, Topology};
 
-const FT128: &str = "# comment line\nNodes 128\nTiers 3\nPodsize 16\n\nTier 0\nOversubscribed 1\nDownlink_speed_Gbps 100\n\
+const FT128: &str =
+    "# comment line\nNodes 128\nTiers 3\nPodsize 16\n\nTier 0\nOversubscribed 1\nDownlink_speed_Gbps 100\n\
 Radix_Down 4\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\n\nTier 1\nOversubscribed 1\n\
 Downlink_speed_Gbps 100\nRadix_Down 4\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 1\n\n\
 Tier 2\nDownlink_speed_Gbps 100\nRadix_Down 8\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 1";
@@ -25,7 +26,12 @@ fn err_line(text: &str) -> (usize, String) {
 
 /// `FT128` with line `n` (1-based) replaced.
 fn with_line(n: usize, new: &str) -> String {
-    FT128.lines().enumerate().map(|(i, l)| if i + 1 == n { new } else { l }).collect::<Vec<_>>().join("\n")
+    FT128
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == n { new } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn tiers(t: &Topology) -> [usize; 3] {
@@ -45,7 +51,8 @@ fn base_text_parses() {
 
 #[test]
 fn order_whitespace_comments_and_case() {
-    let text = "Tiers\t3 # three\n  nodes 128\nPodsize    16\nTier 2\nBundle 1\nRadix_Down 8\nDownlink_Latency_ns 1000\n\
+    let text =
+        "Tiers\t3 # three\n  nodes 128\nPodsize    16\nTier 2\nBundle 1\nRadix_Down 8\nDownlink_Latency_ns 1000\n\
 Downlink_speed_Gbps 100\nTier 0\nRadix_Up 4\nRadix_Down 4\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 1000\n\
 Tier 1\nRadix_Down 4\nOversubscribed 1\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 1000\n\r\n";
     let t = parse(text).unwrap();
@@ -55,8 +62,14 @@ Tier 1\nRadix_Down 4\nOversubscribed 1\nDownlink_speed_Gbps 100\nDownlink_Latenc
 #[test]
 fn bundles_are_parallel_ports() {
     // Tier 1 bundle 2: each ToR has 2 links to each of 2 aggs per pod.
-    let text = with_line(17, "Radix_Down 8").replace("Radix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 1", "Radix_Up 8\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 2");
-    let text = text.replace("Oversubscribed 1\nDownlink_speed_Gbps 100\nRadix_Down 8", "Downlink_speed_Gbps 100\nRadix_Down 8");
+    let text = with_line(17, "Radix_Down 8").replace(
+        "Radix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 1",
+        "Radix_Up 8\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle 2",
+    );
+    let text = text.replace(
+        "Oversubscribed 1\nDownlink_speed_Gbps 100\nRadix_Down 8",
+        "Downlink_speed_Gbps 100\nRadix_Down 8",
+    );
     let t = parse(&text).unwrap();
     assert_eq!(tiers(&t), [32, 16, 16]);
     let tor0 = t.nodes[0].ports[0].peer as usize;
@@ -100,7 +113,10 @@ fn inconsistent_numbers_name_their_line() {
     // Aggregation radix down not matching 4 ToRs per pod: Oversubscribed 1
     // (line 15) contradicts 8/4 first; without it, Radix_Down is blamed.
     assert_eq!(err_line(&with_line(17, "Radix_Down 8")).0, 15);
-    let (l, m) = err_line(&with_line(15, "").replace("Radix_Down 4\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle", "Radix_Down 8\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle"));
+    let (l, m) = err_line(&with_line(15, "").replace(
+        "Radix_Down 4\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle",
+        "Radix_Down 8\nRadix_Up 4\nDownlink_Latency_ns 1000\nSwitch_Latency_ns 0\nBundle",
+    ));
     assert_eq!(l, 17, "{m}");
     assert!(m.contains("4 ToRs per pod"), "{m}");
     // Core radix down not matching 8 pods.

@@ -41,7 +41,11 @@ fn skip() -> bool {
 #[test]
 fn parses_non_ansi_ports_without_the_clock() {
     let s = parse_ports(V, "wide_demo").unwrap();
-    let names: Vec<_> = s.ports.iter().map(|p| (p.name.as_str(), p.dir, p.width, p.offset)).collect();
+    let names: Vec<_> = s
+        .ports
+        .iter()
+        .map(|p| (p.name.as_str(), p.dir, p.width, p.offset))
+        .collect();
     assert_eq!(
         names,
         vec![
@@ -64,7 +68,10 @@ fn steps_wide_ports_and_caches_builds() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("mrc-verilated-test-{}", std::process::id()));
-    let opts = BuildOptions { trace: true, coverage: true };
+    let opts = BuildOptions {
+        trace: true,
+        coverage: true,
+    };
     let built = build(V, "wide_demo", &opts, &dir).unwrap();
     let t = std::time::Instant::now();
     let again = build(V, "wide_demo", &opts, &dir).unwrap();
@@ -150,7 +157,10 @@ fn check_coverage_sources(dir: &std::path::Path, cov: &str) {
     files.dedup();
     assert!(!files.is_empty(), "coverage points name their source file");
     for f in &files {
-        assert!(std::path::Path::new(f).is_file(), "coverage names {f}, which is not there after the build");
+        assert!(
+            std::path::Path::new(f).is_file(),
+            "coverage names {f}, which is not there after the build"
+        );
     }
     let out = dir.join("annotated");
     let run = std::process::Command::new("verilator_coverage")
@@ -164,9 +174,21 @@ fn check_coverage_sources(dir: &std::path::Path, cov: &str) {
         eprintln!("verilator_coverage not on PATH: annotation not checked");
         return;
     };
-    assert!(run.status.success(), "verilator_coverage --annotate: {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "verilator_coverage --annotate: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let annotated = std::fs::read_to_string(out.join("wide_demo.v")).expect("the annotated design");
     // Count columns: ` 000012` on covered lines, `%000000` on the others.
-    assert!(annotated.lines().any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())), "covered lines counted:\n{annotated}");
-    assert!(annotated.contains("count <= count + 16'd1"), "the design's text annotated");
+    assert!(
+        annotated
+            .lines()
+            .any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())),
+        "covered lines counted:\n{annotated}"
+    );
+    assert!(
+        annotated.contains("count <= count + 16'd1"),
+        "the design's text annotated"
+    );
 }

@@ -84,7 +84,11 @@ struct RunEnd {
 
 impl RunEnd {
     fn of(m: &mut Model) -> RunEnd {
-        RunEnd { cycles: m.cycles(), inputs: m.take_recorded_inputs(), outputs: m.output_words().to_vec() }
+        RunEnd {
+            cycles: m.cycles(),
+            inputs: m.take_recorded_inputs(),
+            outputs: m.output_words().to_vec(),
+        }
     }
 }
 
@@ -151,9 +155,26 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 /// the same `tb::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
-    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    let retx = RetxParams {
+        rto_ns: 200_000,
+        stall_allowance_ns: 50_000,
+        reorder_allowance: 3,
+        retry_linear: 7,
+        retry_exp: 7,
+        stall_age_ns: 0,
+    };
     nic.set_retransmit(QP, &retx, 15);
-    nic.set_addresses(Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 }, 3, Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 });
+    nic.set_addresses(
+        Station {
+            mac: 0x0200_0000_0001,
+            ipv4: 0x0A00_0001,
+        },
+        3,
+        Station {
+            mac: 0x0200_0000_0002,
+            ipv4: 0x0A00_0002,
+        },
+    );
     nic.set_ev_ring(0x9000_0000, 8);
     nic.set_ev_set(QP, EVS, 0x1000);
     nic.set_min_good_evs(1);
@@ -161,10 +182,19 @@ fn configure_loopback(nic: &mut Nic) {
     nic.start_send_qp(QP, &send_context(0, DEST_QP, 0, SQ_BASE));
     // Responder: ACK policy, memory registration, receive PSN, its CQ.
     nic.set_ack_params(4, 2000);
-    nic.set_responder(&ResponderParams { qp: DEST_QP as u8, start_psn: 0, rkey: 0x1234, region_va: 0x5000_0000, region_len: 0x0200_0000 });
+    nic.set_responder(&ResponderParams {
+        qp: DEST_QP as u8,
+        start_psn: 0,
+        rkey: 0x1234,
+        region_va: 0x5000_0000,
+        region_len: 0x0200_0000,
+    });
     nic.set_cq_ring(1, 0x8100_0000, 6);
     nic.start_send_qp(DEST_QP as u8, &send_context(1, u32::from(QP), 0, 0x1800_0000));
-    nic.csr_write(regmap::fault_inject::BASE + regmap::fault_inject::CTRL, regmap::fault_inject::CTRL_LOOPBACK);
+    nic.csr_write(
+        regmap::fault_inject::BASE + regmap::fault_inject::CTRL,
+        regmap::fault_inject::CTRL_LOOPBACK,
+    );
 }
 
 fn core_traffic_run(built: &Built, message_kib: u32, record: bool) -> BenchResult<(f64, RunEnd)> {
@@ -222,19 +252,30 @@ fn median(v: &[f64]) -> f64 {
 }
 
 fn spread(v: &[f64]) -> (f64, f64) {
-    (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+    (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
 }
 
 /// Record once, then time `reps` interleaved repetitions of the three
 /// ways of running the same cycles; print the summary and a JSON line.
 fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<()> {
     let (_, recorded) = tb_run(true)?;
-    let RunEnd { cycles, inputs: trace, outputs: want_outputs } = recorded;
+    let RunEnd {
+        cycles,
+        inputs: trace,
+        outputs: want_outputs,
+    } = recorded;
     let (mut tb_s, mut bind_s, mut native_s) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
         let (secs, end) = tb_run(false)?;
         if end.cycles != cycles {
-            return Err(format!("{name}: the testbench run took {} cycles, the recorded one {cycles}", end.cycles).into());
+            return Err(format!(
+                "{name}: the testbench run took {} cycles, the recorded one {cycles}",
+                end.cycles
+            )
+            .into());
         }
         tb_s.push(secs);
 
@@ -261,7 +302,10 @@ fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<
     // The fastest repetition of each is the one the machine disturbed
     // least: the ratio of the minima is the second estimate.
     let fastest = |xs: &[f64]| xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let (tb_best, bind_best) = (fastest(&tb_s) / fastest(&native_s) - 1.0, fastest(&bind_s) / fastest(&native_s) - 1.0);
+    let (tb_best, bind_best) = (
+        fastest(&tb_s) / fastest(&native_s) - 1.0,
+        fastest(&bind_s) / fastest(&native_s) - 1.0,
+    );
     let rate = |xs: &[f64]| cycles as f64 / median(xs);
     let (tb_lo, tb_hi) = spread(&tb_over);
     let (b_lo, b_hi) = spread(&bind_over);
@@ -310,13 +354,21 @@ fn main() -> BenchResult<()> {
         return Err("--reps must be at least 1".into());
     }
     let release = sim::verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
-    eprintln!("verilator: {} (release {release})", sim::verilated::verilator_exe().display());
+    eprintln!(
+        "verilator: {} (release {release})",
+        sim::verilated::verilator_exe().display()
+    );
     if only.as_deref() != Some("core") {
         let mut rng = Rng::new(1);
         let frames: Vec<Vec<u8>> = (0..frames_n).map(|i| parser_frames::frame(i, &mut rng)).collect();
         let rtl = emit_block("mrc_rx_parser", &mut RxParser::default());
         let t = Instant::now();
-        let built = build(&rtl.verilog, "mrc_rx_parser", &BuildOptions::default(), &default_cache_dir())?;
+        let built = build(
+            &rtl.verilog,
+            "mrc_rx_parser",
+            &BuildOptions::default(),
+            &default_cache_dir(),
+        )?;
         eprintln!("parser model ready in {:.1} s", t.elapsed().as_secs_f64());
         bench("parser", &built, reps, &|record| parser_run(&built, &frames, record))?;
     }
@@ -324,8 +376,12 @@ fn main() -> BenchResult<()> {
         let t = Instant::now();
         let built = build_core(&BuildOptions::default())?;
         eprintln!("core model ready in {:.1} s", t.elapsed().as_secs_f64());
-        bench("core_idle", &built, reps, &|record| core_idle_run(&built, idle_cycles, record))?;
-        bench("core_traffic", &built, reps, &|record| core_traffic_run(&built, message_kib, record))?;
+        bench("core_idle", &built, reps, &|record| {
+            core_idle_run(&built, idle_cycles, record)
+        })?;
+        bench("core_traffic", &built, reps, &|record| {
+            core_traffic_run(&built, message_kib, record)
+        })?;
     }
     Ok(())
 }

@@ -31,12 +31,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dir = std::path::PathBuf::from(dir);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("mrc_rx_parser.v"), &rtl.verilog)?;
-        let hex: String = frames.iter().map(|f| f.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n").collect();
+        let hex: String = frames
+            .iter()
+            .map(|f| f.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n")
+            .collect();
         std::fs::write(dir.join("frames.hex"), hex)?;
     }
     let t = Instant::now();
-    let built = build(&rtl.verilog, "mrc_rx_parser", &BuildOptions::default(), &default_cache_dir())?;
-    eprintln!("model ready in {:.1} s ({})", t.elapsed().as_secs_f64(), built.library.display());
+    let built = build(
+        &rtl.verilog,
+        "mrc_rx_parser",
+        &BuildOptions::default(),
+        &default_cache_dir(),
+    )?;
+    eprintln!(
+        "model ready in {:.1} s ({})",
+        t.elapsed().as_secs_f64(),
+        built.library.display()
+    );
     let mut m = Model::load(&built)?;
     let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, 100);
     for f in &frames {
@@ -81,7 +93,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rep.step();
     }
     let rep_s = t.elapsed().as_secs_f64();
-    eprintln!("binding replay (no testbench logic): {:.0} cycles/s", cycles as f64 / rep_s);
+    eprintln!(
+        "binding replay (no testbench logic): {:.0} cycles/s",
+        cycles as f64 / rep_s
+    );
     let mut idle = Model::load(&built)?;
     let t = Instant::now();
     idle.native_cycles(cycles);

@@ -149,7 +149,11 @@ impl AxilMaster {
                     self.w_done = true;
                 }
                 if self.bready && m.get_bit(p.bvalid) {
-                    self.results.push_back(AxilResult { op, resp: m.get(p.bresp) as u8, data: 0 });
+                    self.results.push_back(AxilResult {
+                        op,
+                        resp: m.get(p.bresp) as u8,
+                        data: 0,
+                    });
                     self.ops.pop_front();
                     (self.aw_done, self.w_done) = (false, false);
                 }
@@ -159,7 +163,11 @@ impl AxilMaster {
                     self.a_done = true;
                 }
                 if self.rready && m.get_bit(p.rvalid) {
-                    self.results.push_back(AxilResult { op, resp: m.get(p.rresp) as u8, data: m.get(p.rdata) as u32 });
+                    self.results.push_back(AxilResult {
+                        op,
+                        resp: m.get(p.rresp) as u8,
+                        data: m.get(p.rdata) as u32,
+                    });
                     self.ops.pop_front();
                     self.a_done = false;
                 }

@@ -59,7 +59,15 @@ pub struct AxisSource {
 
 impl AxisSource {
     pub fn new(ports: AxisPorts, valid_pct: u32) -> AxisSource {
-        AxisSource { ports, frames: VecDeque::new(), pos: 0, valid: false, valid_pct, frames_sent: 0, beats_sent: 0 }
+        AxisSource {
+            ports,
+            frames: VecDeque::new(),
+            pos: 0,
+            valid: false,
+            valid_pct,
+            frames_sent: 0,
+            beats_sent: 0,
+        }
     }
     /// Queue a frame (an empty frame is sent as one beat with no byte kept).
     pub fn push(&mut self, frame: Vec<u8>) {
@@ -113,7 +121,14 @@ pub struct AxisSink {
 
 impl AxisSink {
     pub fn new(ports: AxisPorts, ready_pct: u32) -> AxisSink {
-        AxisSink { ports, cur: Vec::new(), ready: false, ready_pct, frames: VecDeque::new(), bad_keep: 0 }
+        AxisSink {
+            ports,
+            cur: Vec::new(),
+            ready: false,
+            ready_pct,
+            frames: VecDeque::new(),
+            bad_keep: 0,
+        }
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
         self.ready = rng.chance(self.ready_pct);

@@ -51,8 +51,14 @@ pub const EV_BASE: u16 = 0x1000;
 /// slots per QP): 2 units of 128 PSNs.
 pub const MAX_SEND_MPR_UNITS: u8 = 2;
 
-const STATION_A: Station = Station { mac: 0x0200_0000_000A, ipv4: 0x0A00_000A };
-const STATION_B: Station = Station { mac: 0x0200_0000_000B, ipv4: 0x0A00_000B };
+const STATION_A: Station = Station {
+    mac: 0x0200_0000_000A,
+    ipv4: 0x0A00_000A,
+};
+const STATION_B: Station = Station {
+    mac: 0x0200_0000_000B,
+    ipv4: 0x0A00_000B,
+};
 /// Address-table row of the peer on either NIC.
 const PEER_ROW: u16 = 3;
 
@@ -143,7 +149,10 @@ impl SystemConfig {
             stalls: Stalls {
                 tx_ready_pct: 100,
                 rx_valid_pct: 100,
-                dma: DmaTiming { ready_pct: 95, read_latency: (8, 40) },
+                dma: DmaTiming {
+                    ready_pct: 95,
+                    read_latency: (8, 40),
+                },
                 axil_ready_pct: 100,
             },
             trace: None,
@@ -188,7 +197,9 @@ impl SystemConfig {
             .with_start_psn(self.start_psn)
             .with_mpr(self.send_mpr_units)
             .with_timeouts(self.ack_timeout_exp, self.retry_linear, self.retry_exp)
-            .with_cc(CcConfig::Fixed { window: u64::from(self.cwnd) });
+            .with_cc(CcConfig::Fixed {
+                window: u64::from(self.cwnd),
+            });
         let ack_delay = Duration::from_ps(cycles_to_ps(u64::from(self.ack_delay_cycles)));
         let time_limit = Duration::from_ps(cycles_to_ps(self.cycle_limit));
         for ep in [&mut s.a, &mut s.b] {
@@ -360,10 +371,14 @@ impl System {
             return Err(SystemError::Config(format!("evs must be 1..=128, got {}", cfg.evs)));
         }
         if cfg.send_mpr_units == 0 || cfg.send_mpr_units > MAX_SEND_MPR_UNITS {
-            return Err(SystemError::Config(format!("the hardware's send window is at most {MAX_SEND_MPR_UNITS} x 128 PSNs")));
+            return Err(SystemError::Config(format!(
+                "the hardware's send window is at most {MAX_SEND_MPR_UNITS} x 128 PSNs"
+            )));
         }
         if !(8..=13).contains(&cfg.log2_mtu) || cfg.sq_log2_size > 12 || cfg.messages.len() > 60_000 {
-            return Err(SystemError::Config("MTU 2^8..2^13, send ring <= 4096, <= 60,000 messages".into()));
+            return Err(SystemError::Config(
+                "MTU 2^8..2^13, send ring <= 4096, <= 60,000 messages".into(),
+            ));
         }
         let fabric = Fabric::new(&cfg.link_ab, &cfg.link_ba, &cfg.ev_values(), cfg.seed)?;
         let mut a = Nic::new(built, cfg.stalls, cfg.seed.wrapping_mul(3).wrapping_add(1))?;
@@ -374,11 +389,17 @@ impl System {
         }
         let offsets = cfg.offsets();
         for (i, m) in cfg.messages.iter().enumerate() {
-            a.dma.mem.fill(LOCAL_BASE + offsets[i], &message_data(cfg.seed, i, m.len));
+            a.dma
+                .mem
+                .fill(LOCAL_BASE + offsets[i], &message_data(cfg.seed, i, m.len));
         }
         configure_requester(&mut a, &cfg);
         configure_responder(&mut b, &cfg);
-        let expect_imm = cfg.messages.iter().filter_map(|m| m.imm.map(|imm| (imm, m.len))).collect();
+        let expect_imm = cfg
+            .messages
+            .iter()
+            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
+            .collect();
         let n = cfg.messages.len();
         let mut sys = System {
             a,
@@ -417,7 +438,8 @@ impl System {
             }
         }
         if config_events != want {
-            sys.failures.push(format!("{config_events} EV events at configuration, expected {want}"));
+            sys.failures
+                .push(format!("{config_events} EV events at configuration, expected {want}"));
         }
         sys.a.queue_ev_consumed(sys.ev_ci);
         sys.a.finish_csr(10_000);
@@ -441,7 +463,9 @@ impl System {
     fn post(&mut self) {
         let size = 1u32 << self.cfg.sq_log2_size;
         let n = self.cfg.messages.len() as u32;
-        let room = size.min(self.cfg.max_outstanding).saturating_sub(self.posted - self.send_ci);
+        let room = size
+            .min(self.cfg.max_outstanding)
+            .saturating_sub(self.posted - self.send_ci);
         let left = n - self.posted;
         // Batch: wait for room for up to 8 descriptors (the requester
         // fetches up to 8 per read; fewer if the window is smaller or
@@ -453,7 +477,11 @@ impl System {
             let i = self.posted as usize;
             let m = self.cfg.messages[i];
             let wr = SqDescriptor {
-                opcode: if m.imm.is_some() { SqOpcode::WriteImm } else { SqOpcode::Write },
+                opcode: if m.imm.is_some() {
+                    SqOpcode::WriteImm
+                } else {
+                    SqOpcode::Write
+                },
                 signaled: true,
                 length: m.len,
                 wr_id: i as u64,
@@ -463,11 +491,16 @@ impl System {
                 imm: m.imm.unwrap_or(0),
             };
             let slot = u64::from(self.posted % size);
-            self.a.dma.mem.fill(SQ_BASE + 64 * slot, &wr.encode().expect("a valid descriptor"));
+            self.a
+                .dma
+                .mem
+                .fill(SQ_BASE + 64 * slot, &wr.encode().expect("a valid descriptor"));
             self.post_cycle[i] = self.cycle;
             self.posted += 1;
         }
-        self.a.axil.write(hw::regmap::doorbell::WINDOW + 4 * u16::from(A_QP), self.posted);
+        self.a
+            .axil
+            .write(hw::regmap::doorbell::WINDOW + 4 * u16::from(A_QP), self.posted);
     }
 
     /// Read new entries of A's send CQ.
@@ -517,7 +550,8 @@ impl System {
             let slot = u64::from(self.recv_ci % size);
             let phase = (self.recv_ci / size).is_multiple_of(2);
             let Ok(c) = Completion::decode(&self.b.dma.mem.read_vec(RECV_CQ_BASE + 32 * slot, 32)) else {
-                self.failures.push(format!("receive CQE {} does not decode", self.recv_ci));
+                self.failures
+                    .push(format!("receive CQE {} does not decode", self.recv_ci));
                 self.imm_in_order = false;
                 return;
             };
@@ -527,11 +561,15 @@ impl System {
             let k = self.recv_ci as usize;
             let good = c.status == CqStatus::Success
                 && c.qp == u32::from(B_QP)
-                && self.expect_imm.get(k).is_some_and(|&(imm, len)| c.imm == Some(imm) && c.byte_len == len);
+                && self
+                    .expect_imm
+                    .get(k)
+                    .is_some_and(|&(imm, len)| c.imm == Some(imm) && c.byte_len == len);
             if !good {
                 self.imm_in_order = false;
                 if self.failures.len() < 20 {
-                    self.failures.push(format!("receive CQE {k}: {c:?}, expected {:?}", self.expect_imm.get(k)));
+                    self.failures
+                        .push(format!("receive CQE {k}: {c:?}, expected {:?}", self.expect_imm.get(k)));
                 }
             }
             self.recv_seen += 1;
@@ -620,7 +658,11 @@ impl System {
         while !self.finished() && self.cycle - start < self.cfg.cycle_limit {
             self.step();
             if self.cycle.is_multiple_of(4096) {
-                progress(Progress { completed: self.completed(), total: self.cfg.messages.len(), cycle: self.cycle });
+                progress(Progress {
+                    completed: self.completed(),
+                    total: self.cfg.messages.len(),
+                    cycle: self.cycle,
+                });
             }
         }
         let timed_out = !self.finished();
@@ -629,12 +671,19 @@ impl System {
             self.step();
         }
         let wall_seconds = wall.elapsed().as_secs_f64();
-        progress(Progress { completed: self.completed(), total: self.cfg.messages.len(), cycle: self.cycle });
+        progress(Progress {
+            completed: self.completed(),
+            total: self.cfg.messages.len(),
+            cycle: self.cycle,
+        });
         self.report(timed_out, wall_seconds)
     }
 
     fn read_counters(nic: &mut Nic) -> BTreeMap<String, u64> {
-        hw::core::WIRED_COUNTERS.iter().map(|&c| (c.to_string(), u64::from(nic.counter(c)))).collect()
+        hw::core::WIRED_COUNTERS
+            .iter()
+            .map(|&c| (c.to_string(), u64::from(nic.counter(c))))
+            .collect()
     }
 
     fn report(&mut self, timed_out: bool, wall_seconds: f64) -> SystemReport {
@@ -652,9 +701,15 @@ impl System {
         let twice = self.send_done.iter().filter(|&&d| d > 1).count();
         let missing = self.send_done.iter().filter(|&&d| d == 0).count();
         if twice + missing > 0 {
-            sb.failures.push(format!("{missing} messages without a send completion, {twice} with more than one"));
+            sb.failures.push(format!(
+                "{missing} messages without a send completion, {twice} with more than one"
+            ));
         }
-        for (name, nic) in [("req_bad_descriptor", &counters_a), ("req_bad_doorbell", &counters_a), ("retx_drop", &counters_a)] {
+        for (name, nic) in [
+            ("req_bad_descriptor", &counters_a),
+            ("req_bad_doorbell", &counters_a),
+            ("retx_drop", &counters_a),
+        ] {
             if nic[name] != 0 {
                 sb.no_qp_error = false;
                 sb.failures.push(format!("NIC A counter {name} = {}", nic[name]));
@@ -669,14 +724,18 @@ impl System {
             if self.b.dma.mem.read_vec(va, m.len as usize) != data[..] {
                 identical = false;
                 if sb.failures.len() < 40 {
-                    sb.failures.push(format!("message {i} ({} bytes at {va:#x}) not placed as sent", m.len));
+                    sb.failures
+                        .push(format!("message {i} ({} bytes at {va:#x}) not placed as sent", m.len));
                 }
             }
-            let bad = (va..va + u64::from(m.len)).filter(|a| self.b.dma.mem.writes.get(a) != Some(&1)).count();
+            let bad = (va..va + u64::from(m.len))
+                .filter(|a| self.b.dma.mem.writes.get(a) != Some(&1))
+                .count();
             if bad > 0 {
                 once = false;
                 if sb.failures.len() < 40 {
-                    sb.failures.push(format!("message {i}: {bad} bytes not written exactly once"));
+                    sb.failures
+                        .push(format!("message {i}: {bad} bytes not written exactly once"));
                 }
             }
         }
@@ -692,14 +751,25 @@ impl System {
         sb.no_protocol_error = proto_errors.is_empty();
         sb.failures.extend(proto_errors);
         if timed_out {
-            sb.failures.push(format!("cycle limit {} reached", self.cfg.cycle_limit));
+            sb.failures
+                .push(format!("cycle limit {} reached", self.cfg.cycle_limit));
         }
 
-        let bytes: u64 =
-            self.cfg.messages.iter().zip(&self.send_done).filter(|(_, &d)| d >= 1).map(|(m, _)| u64::from(m.len)).sum();
+        let bytes: u64 = self
+            .cfg
+            .messages
+            .iter()
+            .zip(&self.send_done)
+            .filter(|(_, &d)| d >= 1)
+            .map(|(m, _)| u64::from(m.len))
+            .sum();
         let cycles = self.last_completion_cycle;
         let sim_time_ns = cycles_to_ps(cycles) as f64 / 1000.0;
-        let goodput_gbps = if cycles > 0 { bytes as f64 * 8.0 / sim_time_ns } else { 0.0 };
+        let goodput_gbps = if cycles > 0 {
+            bytes as f64 * 8.0 / sim_time_ns
+        } else {
+            0.0
+        };
         let mut lat = self.latencies.clone();
         lat.sort_unstable();
         let pct = |p: f64| -> f64 {
@@ -832,7 +902,11 @@ pub struct GoldenComparison {
 pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparison {
     let g = golden.counters_a.retransmitted_packets;
     let h = hw.retransmissions;
-    let diff = if g == 0 && h == 0 { 0.0 } else { (h as f64 - g as f64).abs() / (g.max(1) as f64) };
+    let diff = if g == 0 && h == 0 {
+        0.0
+    } else {
+        (h as f64 - g as f64).abs() / (g.max(1) as f64)
+    };
     GoldenComparison {
         golden_ok: golden.ok,
         golden_messages_completed: golden.messages_completed,

@@ -95,13 +95,21 @@ impl DriverMemory {
 
 impl DmaMemory for DriverMemory {
     fn dma_read(&self, addr: u64, out: &mut [u8]) -> Result<(), DmaFault> {
-        let fault = DmaFault { kind: DmaAccess::Read, addr, len: out.len() as u64 };
+        let fault = DmaFault {
+            kind: DmaAccess::Read,
+            addr,
+            len: out.len() as u64,
+        };
         let buf = self.find(addr, out.len() as u64).ok_or(fault)?;
         buf.read((addr - buf.iova()) as usize, out).map_err(|_| fault)
     }
 
     fn dma_write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaFault> {
-        let fault = DmaFault { kind: DmaAccess::Write, addr, len: data.len() as u64 };
+        let fault = DmaFault {
+            kind: DmaAccess::Write,
+            addr,
+            len: data.len() as u64,
+        };
         let buf = self.find(addr, data.len() as u64).ok_or(fault)?;
         buf.write((addr - buf.iova()) as usize, data).map_err(|_| fault)?;
         if self.count_writes {
@@ -170,7 +178,14 @@ pub struct CosimOptions {
 
 impl Default for CosimOptions {
     fn default() -> Self {
-        CosimOptions { stalls: Stalls::default(), seed: 1, progress_cycles: 32, csr_timeout_cycles: 10_000, mmio_read_cycles: 320, count_writes: false }
+        CosimOptions {
+            stalls: Stalls::default(),
+            seed: 1,
+            progress_cycles: 32,
+            csr_timeout_cycles: 10_000,
+            mmio_read_cycles: 320,
+            count_writes: false,
+        }
     }
 }
 
@@ -245,30 +260,64 @@ fn lock(m: &Mutex<BenchCell>) -> MutexGuard<'_, BenchCell> {
 }
 
 impl CosimDevice {
-    fn bench(built: &Built, n: usize, opts: &CosimOptions, link: Option<Box<dyn Interconnect>>) -> Result<Arc<Mutex<BenchCell>>, VerilatedError> {
+    fn bench(
+        built: &Built,
+        n: usize,
+        opts: &CosimOptions,
+        link: Option<Box<dyn Interconnect>>,
+    ) -> Result<Arc<Mutex<BenchCell>>, VerilatedError> {
         let mut nics = Vec::with_capacity(n);
         for i in 0..n {
-            let mem = DriverMemory { count_writes: opts.count_writes, ..DriverMemory::default() };
-            nics.push(Nic::with_memory(built, opts.stalls, opts.seed.wrapping_add(i as u64 * 0x9E37), mem)?);
+            let mem = DriverMemory {
+                count_writes: opts.count_writes,
+                ..DriverMemory::default()
+            };
+            nics.push(Nic::with_memory(
+                built,
+                opts.stalls,
+                opts.seed.wrapping_add(i as u64 * 0x9E37),
+                mem,
+            )?);
         }
-        Ok(Arc::new(Mutex::new(BenchCell(Bench { nics, link, cycle: 0, opts: *opts }))))
+        Ok(Arc::new(Mutex::new(BenchCell(Bench {
+            nics,
+            link,
+            cycle: 0,
+            opts: *opts,
+        }))))
     }
 
     /// One card on its own (its MAC ports idle unless the core loops
     /// back through its fault-injection stage).
     pub fn single(built: &Built, opts: &CosimOptions) -> Result<CosimDevice, VerilatedError> {
         let bench = Self::bench(built, 1, opts, None)?;
-        Ok(CosimDevice { bench, port: 0, iovas: IovaAllocator::new() })
+        Ok(CosimDevice {
+            bench,
+            port: 0,
+            iovas: IovaAllocator::new(),
+        })
     }
 
     /// Two cards on one clock, joined by `link` (which may also be
     /// installed later: `with_bench(|b| b.link = ..)`; until then frames
     /// wait in the MAC TX sinks).
-    pub fn pair(built: &Built, opts: &CosimOptions, link: Option<Box<dyn Interconnect>>) -> Result<(CosimDevice, CosimDevice), VerilatedError> {
+    pub fn pair(
+        built: &Built,
+        opts: &CosimOptions,
+        link: Option<Box<dyn Interconnect>>,
+    ) -> Result<(CosimDevice, CosimDevice), VerilatedError> {
         let bench = Self::bench(built, 2, opts, link)?;
         Ok((
-            CosimDevice { bench: bench.clone(), port: 0, iovas: IovaAllocator::new() },
-            CosimDevice { bench, port: 1, iovas: IovaAllocator::new() },
+            CosimDevice {
+                bench: bench.clone(),
+                port: 0,
+                iovas: IovaAllocator::new(),
+            },
+            CosimDevice {
+                bench,
+                port: 1,
+                iovas: IovaAllocator::new(),
+            },
         ))
     }
 
@@ -321,12 +370,21 @@ impl Device for CosimDevice {
         if !self.mmio_ok(offset) {
             return u32::MAX;
         }
-        lock(&self.bench).0.csr(self.port, AxilOp::Read { addr: offset as u16 }).unwrap_or(u32::MAX)
+        lock(&self.bench)
+            .0
+            .csr(self.port, AxilOp::Read { addr: offset as u16 })
+            .unwrap_or(u32::MAX)
     }
 
     fn write32(&self, offset: u64, value: u32) {
         if self.mmio_ok(offset) {
-            lock(&self.bench).0.csr(self.port, AxilOp::Write { addr: offset as u16, data: value });
+            lock(&self.bench).0.csr(
+                self.port,
+                AxilOp::Write {
+                    addr: offset as u16,
+                    data: value,
+                },
+            );
         }
     }
 

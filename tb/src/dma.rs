@@ -100,7 +100,10 @@ pub struct WriteCounts {
 impl WriteCounts {
     /// Times `addr` was written, `None` if never.
     pub fn get(&self, addr: &u64) -> Option<&u32> {
-        self.pages.get(&(addr / PAGE)).map(|p| &p[(addr % PAGE) as usize]).filter(|&&n| n > 0)
+        self.pages
+            .get(&(addr / PAGE))
+            .map(|p| &p[(addr % PAGE) as usize])
+            .filter(|&&n| n > 0)
     }
     pub fn contains_key(&self, addr: &u64) -> bool {
         self.get(addr).is_some()
@@ -115,7 +118,11 @@ impl WriteCounts {
     /// `(address, times written)` of every written address, ascending.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.pages.iter().flat_map(|(page, counts)| {
-            counts.iter().enumerate().filter(|(_, &n)| n > 0).map(move |(i, &n)| (page * PAGE + i as u64, n))
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(move |(i, &n)| (page * PAGE + i as u64, n))
         })
     }
     fn count(&mut self, addr: u64, len: usize) {
@@ -239,7 +246,10 @@ pub struct DmaTiming {
 
 impl Default for DmaTiming {
     fn default() -> Self {
-        DmaTiming { ready_pct: 80, read_latency: (8, 40) }
+        DmaTiming {
+            ready_pct: 80,
+            read_latency: (8, 40),
+        }
     }
 }
 
@@ -389,17 +399,25 @@ impl<M: DmaMemory> DmaServer<M> {
             if len == 0 {
                 self.errors.push(format!("cycle {}: write of length 0", self.cycle));
             }
-            self.write = Some(PendingWrite { addr: m.get(p.wr_req_addr), len, done: 0, faulted: false });
+            self.write = Some(PendingWrite {
+                addr: m.get(p.wr_req_addr),
+                len,
+                done: 0,
+                faulted: false,
+            });
         }
         if self.wr_data_ready && m.get_bit(p.wr_data_valid) {
             let keep = m.get(p.wr_keep);
             let last = m.get_bit(p.wr_last);
             match self.write.as_mut() {
-                None => self.errors.push(format!("cycle {}: write data without a request", self.cycle)),
+                None => self
+                    .errors
+                    .push(format!("cycle {}: write data without a request", self.cycle)),
                 Some(w) => {
                     let n = keep.trailing_ones() as u64;
                     if keep.checked_shr(n as u32).unwrap_or(0) != 0 || (!last && n != BEAT as u64) {
-                        self.errors.push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
+                        self.errors
+                            .push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
                     }
                     let data = m.get_bytes(p.wr_data);
                     let n_bytes = (n as usize).min(data.len());
@@ -415,12 +433,16 @@ impl<M: DmaMemory> DmaServer<M> {
                     let (len, done) = (w.len, w.done);
                     if last {
                         if done != len {
-                            self.errors.push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
+                            self.errors
+                                .push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
                         }
                         self.write = None;
                         self.writes_done += 1;
                     } else if done >= len {
-                        self.errors.push(format!("cycle {}: write of {len} bytes: no last after {done}", self.cycle));
+                        self.errors.push(format!(
+                            "cycle {}: write of {len} bytes: no last after {done}",
+                            self.cycle
+                        ));
                     }
                 }
             }

@@ -171,7 +171,8 @@ impl FabricLink {
 
     /// Path of a frame (0 when it does not parse or its EV is unknown).
     pub fn path_of(&self, key: Option<FrameKey>) -> usize {
-        key.and_then(|k| self.paths.iter().position(|&p| p == k.ev)).unwrap_or(0)
+        key.and_then(|k| self.paths.iter().position(|&p| p == k.ev))
+            .unwrap_or(0)
     }
 
     /// Frames in flight.
@@ -294,7 +295,14 @@ mod tests {
     fn frame_key_reads_ev_opcode_and_psn_of_ipv4_and_ipv6_frames() {
         for encap in [Encap::test_v4(), Encap::test_v6()] {
             let k = frame_key(&frame(0x1003, 0xABCDEF, &encap)).expect("parses");
-            assert_eq!(k, FrameKey { ev: 0x1003, opcode: Opcode::WriteMiddle as u8, psn: 0xABCDEF });
+            assert_eq!(
+                k,
+                FrameKey {
+                    ev: 0x1003,
+                    opcode: Opcode::WriteMiddle as u8,
+                    psn: 0xABCDEF
+                }
+            );
         }
         assert_eq!(frame_key(&[0u8; 10]), None, "too short");
         let mut f = frame(0x1003, 1, &Encap::test_v4());
@@ -342,8 +350,9 @@ mod tests {
         // Each frame is due at base + the EV's extra delay (the model's hash).
         let got = drain(&mut l, 0, 1000);
         assert_eq!(got.len(), 8);
-        let mut due: Vec<u64> =
-            (0..8).map(|ev| ps_to_cycles(1_000_000 + cfg.ev_extra_delay(0x1000 + ev).as_ps())).collect();
+        let mut due: Vec<u64> = (0..8)
+            .map(|ev| ps_to_cycles(1_000_000 + cfg.ev_extra_delay(0x1000 + ev).as_ps()))
+            .collect();
         due.sort_unstable();
         assert_eq!(got.iter().map(|(c, _)| *c).collect::<Vec<_>>(), due);
         // After 2 us (647 cycles), path 2 swallows; the others deliver.
@@ -363,7 +372,12 @@ mod tests {
 
     #[test]
     fn keyed_loss_loses_the_same_packets_as_the_models_rule() {
-        let cfg = LinkConfig { loss: 0.05, loss_keyed: true, line_rate_gbps: None, ..LinkConfig::default() };
+        let cfg = LinkConfig {
+            loss: 0.05,
+            loss_keyed: true,
+            line_rate_gbps: None,
+            ..LinkConfig::default()
+        };
         let mut l = link(cfg.clone());
         let v4 = Encap::test_v4();
         let mut expect_lost = 0;
@@ -385,10 +399,29 @@ mod tests {
 
     #[test]
     fn unsupported_impairments_are_refused() {
-        let e = FabricLink::new(&LinkConfig { duplicate: 0.1, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        let e = FabricLink::new(
+            &LinkConfig {
+                duplicate: 0.1,
+                ..LinkConfig::default()
+            },
+            Dir::AtoB,
+            vec![1],
+            1,
+        );
         assert!(matches!(e, Err(FabricError::Unsupported(_))));
-        let e = FabricLink::new(&LinkConfig { loss: 1.0, ..LinkConfig::default() }, Dir::AtoB, vec![1], 1);
+        let e = FabricLink::new(
+            &LinkConfig {
+                loss: 1.0,
+                ..LinkConfig::default()
+            },
+            Dir::AtoB,
+            vec![1],
+            1,
+        );
         assert!(matches!(e, Err(FabricError::Loss(_))));
-        assert!(matches!(FabricLink::new(&LinkConfig::default(), Dir::AtoB, vec![], 1), Err(FabricError::Paths(0))));
+        assert!(matches!(
+            FabricLink::new(&LinkConfig::default(), Dir::AtoB, vec![], 1),
+            Err(FabricError::Paths(0))
+        ));
     }
 }

@@ -25,9 +25,9 @@ pub mod axil;
 pub mod axis;
 pub mod cosim;
 pub mod cosim_device;
+pub mod dma;
 pub mod fabric;
 pub mod nic;
-pub mod dma;
 pub mod rng;
 
 pub use sim::verilated::{Model, PortId, VerilatedError};

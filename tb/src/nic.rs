@@ -29,7 +29,9 @@ pub const COVERAGE_DIR_ENV: &str = "MRC_COVERAGE_DIR";
 
 /// The coverage output directory, if [`COVERAGE_DIR_ENV`] is set.
 pub fn coverage_dir() -> Option<PathBuf> {
-    std::env::var_os(COVERAGE_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from)
+    std::env::var_os(COVERAGE_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Build (or find in the cache) the Verilator model of `mrc_core`, with
@@ -47,7 +49,10 @@ pub fn build_core(opts: &BuildOptions) -> Result<Built, VerilatedError> {
 fn coverage_file(dir: &Path) -> PathBuf {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    let thread = std::thread::current().name().unwrap_or("main").replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    let thread = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
     dir.join(format!("nic-{}-{thread}-{n}.dat", std::process::id()))
 }
 
@@ -64,7 +69,12 @@ pub struct Stalls {
 
 impl Default for Stalls {
     fn default() -> Self {
-        Stalls { tx_ready_pct: 90, rx_valid_pct: 100, dma: DmaTiming::default(), axil_ready_pct: 90 }
+        Stalls {
+            tx_ready_pct: 90,
+            rx_valid_pct: 100,
+            dma: DmaTiming::default(),
+            axil_ready_pct: 90,
+        }
     }
 }
 
@@ -111,7 +121,15 @@ impl<M: DmaMemory> Nic<M> {
         let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready_pct);
         // Only a model built with coverage has any to write.
         let coverage_out = coverage_dir().filter(|_| built.opts.coverage);
-        Ok(Nic { model, axil, dma, rx, tx, rng: Rng::new(seed), coverage_out })
+        Ok(Nic {
+            model,
+            axil,
+            dma,
+            rx,
+            tx,
+            rng: Rng::new(seed),
+            coverage_out,
+        })
     }
 
     /// Start dumping an FST waveform (the model must be built with trace).
@@ -248,34 +266,59 @@ impl Nic {
     /// The NIC's own address row and peer row `peer_row`. DSCP 26, TTL 64.
     pub fn set_addresses(&mut self, local: Station, peer_row: u16, peer: Station) {
         use regmap::cfg_table;
-        self.cfg_row(cfg_table::ADDR, peer_row, &row(&[(0, 48, u128::from(peer.mac)), (48, 32, u128::from(peer.ipv4))]));
+        self.cfg_row(
+            cfg_table::ADDR,
+            peer_row,
+            &row(&[(0, 48, u128::from(peer.mac)), (48, 32, u128::from(peer.ipv4))]),
+        );
         self.cfg_row(
             cfg_table::ADDR,
             hw::tx_path::table::LOCAL_INDEX,
-            &row(&[(0, 48, u128::from(local.mac)), (48, 32, u128::from(local.ipv4)), (194, 6, 26), (200, 8, 64)]),
+            &row(&[
+                (0, 48, u128::from(local.mac)),
+                (48, 32, u128::from(local.ipv4)),
+                (194, 6, 26),
+                (200, 8, 64),
+            ]),
         );
     }
 
     /// Completion ring `ring`: `2^log2_slots` 32-byte entries at `base`
     /// (resets its producer index).
     pub fn set_cq_ring(&mut self, ring: u8, base: u64, log2_slots: u8) {
-        self.cfg_row(regmap::cfg_table::CQ_RING, ring.into(), &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]));
+        self.cfg_row(
+            regmap::cfg_table::CQ_RING,
+            ring.into(),
+            &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]),
+        );
     }
 
     /// The driver consumed `consumed` entries (free running) of CQ `ring`:
     /// queued without waiting, so a running system is not held up.
     pub fn queue_cq_consumed(&mut self, ring: u8, consumed: u32) {
-        self.queue_cfg_row(regmap::cfg_table::CQ_RING, 0x8000 | u16::from(ring), &row(&[(0, 32, u128::from(consumed))]));
+        self.queue_cfg_row(
+            regmap::cfg_table::CQ_RING,
+            0x8000 | u16::from(ring),
+            &row(&[(0, 32, u128::from(consumed))]),
+        );
     }
 
     /// The EV-event ring: `2^log2_slots` 16-byte entries at `base`.
     pub fn set_ev_ring(&mut self, base: u64, log2_slots: u8) {
-        self.cfg_row(regmap::cfg_table::EV_RING, 0, &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]));
+        self.cfg_row(
+            regmap::cfg_table::EV_RING,
+            0,
+            &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]),
+        );
     }
 
     /// The driver consumed `consumed` EV events (free running); queued.
     pub fn queue_ev_consumed(&mut self, consumed: u32) {
-        self.queue_cfg_row(regmap::cfg_table::EV_RING, 0x8000, &row(&[(0, 32, u128::from(consumed))]));
+        self.queue_cfg_row(
+            regmap::cfg_table::EV_RING,
+            0x8000,
+            &row(&[(0, 32, u128::from(consumed))]),
+        );
     }
 
     /// CC gate row of `qp`: window bounds in bytes and the send window in
@@ -284,7 +327,11 @@ impl Nic {
         self.cfg_row(
             regmap::cfg_table::CC,
             qp.into(),
-            &row(&[(0, 32, u128::from(min_cwnd)), (32, 32, u128::from(max_cwnd)), (64, 16, u128::from(send_window_psns))]),
+            &row(&[
+                (0, 32, u128::from(min_cwnd)),
+                (32, 32, u128::from(max_cwnd)),
+                (64, 16, u128::from(send_window_psns)),
+            ]),
         );
     }
 
@@ -312,9 +359,17 @@ impl Nic {
     pub fn set_ev_set(&mut self, qp: u8, count: u16, first_value: u16) {
         use regmap::cfg_table;
         for e in 0..count {
-            self.cfg_row(cfg_table::EV, (u16::from(qp) << 7) | e, &row(&[(0, 16, u128::from(first_value + e))]));
+            self.cfg_row(
+                cfg_table::EV,
+                (u16::from(qp) << 7) | e,
+                &row(&[(0, 16, u128::from(first_value + e))]),
+            );
         }
-        self.cfg_row(cfg_table::EV, 0x8000 | u16::from(qp), &row(&[(0, 16, 0xFFFF), (16, 16, 0)]));
+        self.cfg_row(
+            cfg_table::EV,
+            0x8000 | u16::from(qp),
+            &row(&[(0, 16, 0xFFFF), (16, 16, 0)]),
+        );
     }
 
     /// Core globals: the EV selector keeps at least `min_good_evs` GOOD.
@@ -334,7 +389,11 @@ impl Nic {
     /// ACK generator parameters (global): SACK every `ack_every` packets
     /// or `ack_delay_cycles` after the first unacknowledged one.
     pub fn set_ack_params(&mut self, ack_every: u16, ack_delay_cycles: u16) {
-        self.cfg_row(regmap::cfg_table::ACK_PARAMS, 0, &row(&[(0, 16, u128::from(ack_every)), (16, 16, u128::from(ack_delay_cycles))]));
+        self.cfg_row(
+            regmap::cfg_table::ACK_PARAMS,
+            0,
+            &row(&[(0, 16, u128::from(ack_every)), (16, 16, u128::from(ack_delay_cycles))]),
+        );
     }
 
     /// The receive side of a QP: its memory region (slot = rkey mod 256),
@@ -345,9 +404,22 @@ impl Nic {
         self.cfg_row(
             cfg_table::MR,
             (p.rkey & 0xFF) as u16,
-            &row(&[(0, 32, u128::from(p.rkey)), (32, 64, u128::from(p.region_va)), (96, 64, u128::from(p.region_len)), (160, 1, 1)]),
+            &row(&[
+                (0, 32, u128::from(p.rkey)),
+                (32, 64, u128::from(p.region_va)),
+                (96, 64, u128::from(p.region_len)),
+                (160, 1, 1),
+            ]),
         );
-        self.cfg_row(cfg_table::RECV_QP, p.qp.into(), &row(&[(0, 24, u128::from(p.start_psn))]));
-        self.cfg_row(cfg_table::ACK_QP_INIT, p.qp.into(), &row(&[(0, 24, u128::from(p.start_psn))]));
+        self.cfg_row(
+            cfg_table::RECV_QP,
+            p.qp.into(),
+            &row(&[(0, 24, u128::from(p.start_psn))]),
+        );
+        self.cfg_row(
+            cfg_table::ACK_QP_INIT,
+            p.qp.into(),
+            &row(&[(0, 24, u128::from(p.start_psn))]),
+        );
     }
 }

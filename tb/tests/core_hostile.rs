@@ -53,11 +53,22 @@ use tb::skip_without_verilator as skip;
 fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
     let q = qp as u8;
     nic.set_cc(q, 4096, 1 << 20, 256);
-    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    let retx = RetxParams {
+        rto_ns: 200_000,
+        stall_allowance_ns: 50_000,
+        reorder_allowance: 3,
+        retry_linear: 7,
+        retry_exp: 7,
+        stall_age_ns: 0,
+    };
     nic.set_retransmit(q, &retx, 15);
     // The EV values only: the other EV slots of the QP are not denied.
     for e in 0..EVS {
-        nic.cfg_row(cfg_table::EV, (u16::from(q) << 7) | e, &row(&[(0, 16, 0x1000 + u128::from(e))]));
+        nic.cfg_row(
+            cfg_table::EV,
+            (u16::from(q) << 7) | e,
+            &row(&[(0, 16, 0x1000 + u128::from(e))]),
+        );
     }
     nic.start_send_qp(q, &ctx);
 }
@@ -65,7 +76,17 @@ fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
 /// The core's globals: address rows (peer row 3, own row), EV-event
 /// ring, minimum GOOD EVs, both CQ rings and the ACK policy.
 fn configure_globals(nic: &mut Nic) {
-    nic.set_addresses(Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 }, 3, Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 });
+    nic.set_addresses(
+        Station {
+            mac: 0x0200_0000_0001,
+            ipv4: 0x0A00_0001,
+        },
+        3,
+        Station {
+            mac: 0x0200_0000_0002,
+            ipv4: 0x0A00_0002,
+        },
+    );
     nic.set_ev_ring(0x9000_0000, 8);
     nic.set_min_good_evs(1);
     nic.set_cq_ring(0, SEND_CQ, 6);
@@ -76,7 +97,13 @@ fn configure_globals(nic: &mut Nic) {
 
 /// The receive side of `qp`: the one memory region and the start PSN.
 fn responder_params(qp: u32) -> ResponderParams {
-    ResponderParams { qp: qp as u8, start_psn: RQ_PSN, rkey: RKEY, region_va: MR_VA, region_len: MR_LEN }
+    ResponderParams {
+        qp: qp as u8,
+        start_psn: RQ_PSN,
+        rkey: RKEY,
+        region_va: MR_VA,
+        region_len: MR_LEN,
+    }
 }
 
 /// `RESP_QP` as a responder: memory registration, receive start PSN, ACK
@@ -150,15 +177,31 @@ fn bth(opcode: Opcode, dest_qp: u32, psn: u32, pad: u8) -> BthRepr {
 /// One WRITE data packet as the peer's requester would send it: `msg_va`
 /// is the message's VA (RETH), `off` this packet's offset in it.
 #[allow(clippy::too_many_arguments)]
-fn write_packet(opcode: Opcode, qp: u32, psn: u32, msg_va: u64, msg_len: u32, off: u32, payload: Vec<u8>, rkey: u32) -> RocePacket {
+fn write_packet(
+    opcode: Opcode,
+    qp: u32,
+    psn: u32,
+    msg_va: u64,
+    msg_len: u32,
+    off: u32,
+    payload: Vec<u8>,
+    rkey: u32,
+) -> RocePacket {
     let ev_index = (psn % u32::from(EVS)) as u16;
-    let placement = (!opcode.has_reth()).then_some(PlacementRepr { va: msg_va + u64::from(off), rkey });
+    let placement = (!opcode.has_reth()).then_some(PlacementRepr {
+        va: msg_va + u64::from(off),
+        rkey,
+    });
     RocePacket {
         ev: 0x1000 + u32::from(ev_index),
         ecn_ce: false,
         trimmed: false,
         bth: bth(opcode, qp, psn, pad_for(payload.len())),
-        reth: opcode.has_reth().then_some(RethRepr { va: msg_va, rkey, dma_len: msg_len }),
+        reth: opcode.has_reth().then_some(RethRepr {
+            va: msg_va,
+            rkey,
+            dma_len: msg_len,
+        }),
         imm: opcode.has_imm().then_some(0xC0DE_0000 | psn),
         aeth: None,
         ext: Some(MrcExtRepr::Data(DataExtRepr {
@@ -174,12 +217,23 @@ fn write_packet(opcode: Opcode, qp: u32, psn: u32, msg_va: u64, msg_len: u32, of
 }
 
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    (0..len).map(|k| (k as u32).wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)) as u8).collect()
+    (0..len)
+        .map(|k| (k as u32).wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)) as u8)
+        .collect()
 }
 
 /// A WRITE-ONLY-IMM of `len` bytes at `va` with PSN `psn` to `RESP_QP`.
 fn only_imm(psn: u32, va: u64, len: usize, rkey: u32) -> RocePacket {
-    write_packet(Opcode::WriteOnlyImm, RESP_QP, psn, va, len as u32, 0, pattern(len, psn), rkey)
+    write_packet(
+        Opcode::WriteOnlyImm,
+        RESP_QP,
+        psn,
+        va,
+        len as u32,
+        0,
+        pattern(len, psn),
+        rkey,
+    )
 }
 
 /// What the responder bench saw on MAC TX, decoded.
@@ -210,7 +264,10 @@ impl ResponderBench {
         configure_globals(&mut nic);
         configure_responder(&mut nic);
         nic.run(300);
-        let base = hw::core::WIRED_COUNTERS.iter().map(|c| (c.to_string(), nic.counter(c))).collect();
+        let base = hw::core::WIRED_COUNTERS
+            .iter()
+            .map(|c| (c.to_string(), nic.counter(c)))
+            .collect();
         ResponderBench {
             nic,
             model: model_responder(),
@@ -282,16 +339,28 @@ impl ResponderBench {
     }
 
     fn check_memory(&mut self) {
-        assert!(self.nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", self.nic.dma.errors);
+        assert!(
+            self.nic.dma.errors.is_empty(),
+            "DMA protocol errors: {:?}",
+            self.nic.dma.errors
+        );
         for (a, n) in self.nic.dma.mem.writes.iter() {
             let in_region = (MR_VA..MR_VA + MR_LEN).contains(&a);
             let in_cq = (RECV_CQ..RECV_CQ + CQ_BYTES).contains(&a);
-            assert!(in_region || in_cq, "byte {a:#x} written ({n} times) outside the placements and the CQ");
+            assert!(
+                in_region || in_cq,
+                "byte {a:#x} written ({n} times) outside the placements and the CQ"
+            );
         }
         let region = &self.model.memory().regions()[0];
         let hw_bytes = self.nic.dma.mem.read_vec(MR_VA, MR_LEN as usize);
         if let Some(i) = (0..region.data.len()).find(|&i| region.data[i] != hw_bytes[i]) {
-            panic!("host memory differs from the model's at {:#x}: {:#x} != {:#x}", MR_VA + i as u64, hw_bytes[i], region.data[i]);
+            panic!(
+                "host memory differs from the model's at {:#x}: {:#x} != {:#x}",
+                MR_VA + i as u64,
+                hw_bytes[i],
+                region.data[i]
+            );
         }
     }
 
@@ -300,7 +369,12 @@ impl ResponderBench {
         for i in 0..64u64 {
             let c = Completion::decode(&self.nic.dma.mem.read_vec(RECV_CQ + 32 * i, 32));
             let written = c.as_ref().is_ok_and(|c| c.phase);
-            assert_eq!(written, (i as usize) < self.recv_cqes, "receive CQE slot {i}: {c:?} (model completed {})", self.recv_cqes);
+            assert_eq!(
+                written,
+                (i as usize) < self.recv_cqes,
+                "receive CQE slot {i}: {c:?} (model completed {})",
+                self.recv_cqes
+            );
             if written {
                 let c = c.unwrap();
                 assert_eq!((c.qp, c.status), (RESP_QP, CqStatus::Success), "{c:?}");
@@ -321,7 +395,11 @@ impl ResponderBench {
     /// sent for them (`what` names the frames in the failure message).
     fn check_dropped_silently(&mut self, what: &str) {
         assert_eq!(self.delta("rx_placed"), 0, "nothing placed for {what}");
-        assert!(self.acks.sacks.is_empty() && self.acks.nacks.is_empty(), "no ACK for {what}: {:?}", self.acks);
+        assert!(
+            self.acks.sacks.is_empty() && self.acks.nacks.is_empty(),
+            "no ACK for {what}: {:?}",
+            self.acks
+        );
     }
 
     /// After frames the model NACKed: `count` NACKs sent, all of `kind`,
@@ -329,9 +407,13 @@ impl ResponderBench {
     fn check_nacks(&mut self, count: u32, kind: NackKind) {
         assert_eq!(self.delta("nack_sent"), count, "NACKs sent");
         let nacked: Vec<(u32, NackKind)> = self.acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
-        let model_nacked: Vec<(u32, NackKind)> = self.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
+        let model_nacked: Vec<(u32, NackKind)> =
+            self.model_acks.nacks.iter().map(|(p, n)| (p.value(), n.kind)).collect();
         assert_eq!(nacked, model_nacked, "NACKs (PSN, kind): hardware vs model");
-        assert!(nacked.iter().all(|&(_, k)| k == kind), "every NACK is {kind:?}: {nacked:?}");
+        assert!(
+            nacked.iter().all(|&(_, k)| k == kind),
+            "every NACK is {kind:?}: {nacked:?}"
+        );
     }
 
     /// The common end of the responder tests: the valid tail (see
@@ -361,7 +443,12 @@ fn log_ack(log: &mut AckLog, p: &RocePacket) {
 /// placed and completed on the hardware too.
 fn valid_tail(b: &mut ResponderBench, psn: u32, slot: u64) {
     for k in 0..3u32 {
-        let pkt = only_imm(psn + k, MR_VA + 0x1000 * (slot + u64::from(k)), 300 + 17 * k as usize, RKEY);
+        let pkt = only_imm(
+            psn + k,
+            MR_VA + 0x1000 * (slot + u64::from(k)),
+            300 + 17 * k as usize,
+            RKEY,
+        );
         b.inject(frame_of(&pkt)).expect("the model accepts the valid tail");
     }
 }
@@ -375,24 +462,60 @@ fn truncated_frames_are_dropped_and_counted() {
     // A WRITE-FIRST (RETH + data extension) and a WRITE-LAST-IMM
     // (placement + ImmDt), over IPv4: cut at every header boundary, one
     // byte either side, mid-field, in the payload and in the ICRC.
-    let first = write_packet(Opcode::WriteFirst, RESP_QP, RQ_PSN, MR_VA, 2048, 0, pattern(1024, 1), RKEY);
-    let last = write_packet(Opcode::WriteLastImm, RESP_QP, RQ_PSN + 1, MR_VA, 2048, 1024, pattern(1024, 2), RKEY);
+    let first = write_packet(
+        Opcode::WriteFirst,
+        RESP_QP,
+        RQ_PSN,
+        MR_VA,
+        2048,
+        0,
+        pattern(1024, 1),
+        RKEY,
+    );
+    let last = write_packet(
+        Opcode::WriteLastImm,
+        RESP_QP,
+        RQ_PSN + 1,
+        MR_VA,
+        2048,
+        1024,
+        pattern(1024, 2),
+        RKEY,
+    );
     let mut cuts = 0;
     for pkt in [&first, &last] {
         let f = frame_of(pkt);
         let hdr = f.len() - pkt.payload.len() - usize::from(pkt.bth.pad) - 4;
-        let mut at: Vec<usize> = vec![1, 6, 12, 13, 14, 15, 20, 26, 33, 34, 35, 38, 41, 42, 43, 47, 53, 54, 55, 60, 70, 80];
-        at.extend([hdr - 1, hdr, hdr + 1, hdr + 500, f.len() - 5, f.len() - 4, f.len() - 2, f.len() - 1]);
+        let mut at: Vec<usize> = vec![
+            1, 6, 12, 13, 14, 15, 20, 26, 33, 34, 35, 38, 41, 42, 43, 47, 53, 54, 55, 60, 70, 80,
+        ];
+        at.extend([
+            hdr - 1,
+            hdr,
+            hdr + 1,
+            hdr + 500,
+            f.len() - 5,
+            f.len() - 4,
+            f.len() - 2,
+            f.len() - 1,
+        ]);
         at.sort_unstable();
         at.dedup();
         for &n in at.iter().filter(|&&n| n < f.len()) {
             let r = b.inject(f[..n].to_vec());
-            assert!(matches!(r, Err(RxError::Wire(_))), "the model drops a frame cut at {n}: {r:?}");
+            assert!(
+                matches!(r, Err(RxError::Wire(_))),
+                "the model drops a frame cut at {n}: {r:?}"
+            );
             cuts += 1;
         }
     }
     b.settle();
-    assert_eq!(b.delta("rx_parser_drop"), cuts, "every truncated frame counted as a parser drop");
+    assert_eq!(
+        b.delta("rx_parser_drop"),
+        cuts,
+        "every truncated frame counted as a parser drop"
+    );
     assert_eq!(b.delta("rx_parser_ok"), 0, "no truncated frame accepted");
     b.check_dropped_silently("a truncated frame");
     // The untruncated pair and the tail are placed, completed, ACKed: the
@@ -431,10 +554,17 @@ fn bad_icrc_frames_are_dropped() {
     bad.push(f);
     for f in bad.iter().cloned() {
         let r = b.inject(f);
-        assert!(matches!(&r, Err(RxError::Wire(e)) if e.kind() == WireErrorKind::BadIcrc), "model: {r:?}");
+        assert!(
+            matches!(&r, Err(RxError::Wire(e)) if e.kind() == WireErrorKind::BadIcrc),
+            "model: {r:?}"
+        );
     }
     b.settle();
-    assert_eq!(b.delta("rx_parser_drop"), bad.len() as u32, "every bad-ICRC frame counted as a parser drop");
+    assert_eq!(
+        b.delta("rx_parser_drop"),
+        bad.len() as u32,
+        "every bad-ICRC frame counted as a parser drop"
+    );
     b.check_dropped_silently("a bad-ICRC frame");
     b.inject(good).expect("the model accepts the intact frame");
     b.finish_with_valid_tail(RQ_PSN + 1, 8, 4);
@@ -470,7 +600,16 @@ fn frames_for_a_wrong_qp_are_dropped() {
     let mut n = 0;
     for qp in [0x1234, 0xFF_FFFF, 0x100, 0x78, 0, DISABLED_QP] {
         for psn in [0, RQ_PSN, RQ_PSN + 1] {
-            let pkt = write_packet(Opcode::WriteOnlyImm, qp, psn, MR_VA + 0x40 * u64::from(n), 64, 0, pattern(64, n), RKEY);
+            let pkt = write_packet(
+                Opcode::WriteOnlyImm,
+                qp,
+                psn,
+                MR_VA + 0x40 * u64::from(n),
+                64,
+                0,
+                pattern(64, n),
+                RKEY,
+            );
             let r = b.inject(frame_of(&pkt));
             assert!(matches!(r, Err(RxError::WrongQp { .. })), "model: {r:?}");
             n += 1;
@@ -493,13 +632,24 @@ fn psns_outside_the_window_are_not_placed() {
     let mut b = ResponderBench::new(24);
     // Four in order first, so "behind" includes PSNs that were placed.
     valid_tail(&mut b, RQ_PSN, 0);
-    b.inject(frame_of(&only_imm(RQ_PSN + 3, MR_VA + 0x3000, 100, RKEY))).unwrap();
+    b.inject(frame_of(&only_imm(RQ_PSN + 3, MR_VA + 0x3000, 100, RKEY)))
+        .unwrap();
     b.settle();
     let placed = b.delta("rx_placed");
     assert_eq!(placed, 4);
     let expected = RQ_PSN + 4;
-    let behind = [expected - 1, expected - 4, expected.wrapping_sub(1000) & 0xFF_FFFF, (expected + (1 << 23) + 1) & 0xFF_FFFF];
-    let ahead = [expected + 256, expected + 257, expected + 4000, (expected + (1 << 23) - 1) & 0xFF_FFFF];
+    let behind = [
+        expected - 1,
+        expected - 4,
+        expected.wrapping_sub(1000) & 0xFF_FFFF,
+        (expected + (1 << 23) + 1) & 0xFF_FFFF,
+    ];
+    let ahead = [
+        expected + 256,
+        expected + 257,
+        expected + 4000,
+        (expected + (1 << 23) - 1) & 0xFF_FFFF,
+    ];
     let mut dups = 0;
     let mut oow = 0;
     for (i, psn) in behind.iter().chain(&ahead).enumerate() {
@@ -548,7 +698,10 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
         let msg_len = if op.is_last() { len as u32 } else { 4096 };
         let pkt = write_packet(op, RESP_QP, psn, va, msg_len, 0, pattern(len, psn), rkey);
         let r = b.inject(frame_of(&pkt));
-        assert!(matches!(r, Err(RxError::RemoteAccess { .. })), "model: {r:?} for case {i}");
+        assert!(
+            matches!(r, Err(RxError::RemoteAccess { .. })),
+            "model: {r:?} for case {i}"
+        );
     }
     b.settle();
     let n = cases.len() as u32;
@@ -563,7 +716,10 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     b.check_memory_and_completions();
     b.check_final_cum();
     assert_eq!(b.delta("rx_placed"), 3, "the valid tail placed");
-    assert_eq!(b.recv_cqes, 0, "the model holds the tail's completions behind the rejected PSNs");
+    assert_eq!(
+        b.recv_cqes, 0,
+        "the model holds the tail's completions behind the rejected PSNs"
+    );
 }
 
 /// The model never marks a rejected PSN received: later SACKs must not
@@ -584,7 +740,11 @@ fn rejected_psn_is_not_acknowledged() {
     let covers = |(cum, s): &(Psn, SackExtRepr)| {
         !cum.before(Psn::new(RQ_PSN)) || s.bitmap.iter_ones().any(|i| s.base.add(i as u32) == Psn::new(RQ_PSN))
     };
-    assert!(!b.acks.sacks.iter().any(covers), "a SACK acknowledged the rejected PSN: {:?}", b.acks.sacks);
+    assert!(
+        !b.acks.sacks.iter().any(covers),
+        "a SACK acknowledged the rejected PSN: {:?}",
+        b.acks.sacks
+    );
     b.check_memory_and_completions();
     assert_eq!(b.recv_cqes, 0, "the tail's WRITE-IMMs wait behind the rejected PSN");
     // A valid copy of the rejected PSN (the requester's resend) is new for
@@ -593,7 +753,11 @@ fn rejected_psn_is_not_acknowledged() {
     b.inject(frame_of(&good)).expect("the model accepts the valid resend");
     b.settle();
     b.check_final_cum();
-    assert_eq!(b.acks.sacks.last().map(|s| s.0), Some(Psn::new(RQ_PSN + 3)), "cumulative over the tail");
+    assert_eq!(
+        b.acks.sacks.last().map(|s| s.0),
+        Some(Psn::new(RQ_PSN + 3)),
+        "cumulative over the tail"
+    );
     b.check_memory_and_completions();
     assert_eq!(b.recv_cqes, 4, "the resent PSN and the tail completed");
 }
@@ -626,7 +790,12 @@ fn bad_access(f: &[u8]) -> bool {
     }
     let (va, rkey) = match (p.reth, p.ext) {
         (Some(r), _) => (r.va, r.rkey),
-        (None, Some(MrcExtRepr::Data(DataExtRepr { placement: Some(pl), .. }))) => (pl.va, pl.rkey),
+        (
+            None,
+            Some(MrcExtRepr::Data(DataExtRepr {
+                placement: Some(pl), ..
+            })),
+        ) => (pl.va, pl.rkey),
         _ => return false,
     };
     let end = va.checked_add(p.payload.len() as u64);
@@ -639,17 +808,52 @@ fn bad_access(f: &[u8]) -> bool {
 /// inside the region or the CQ and equals the model's memory, no DMA
 /// protocol error, the model's receive completions.
 fn fuzz(kind: Fuzz, seed: u64) {
-    let frames: usize = std::env::var("HOSTILE_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
+    let frames: usize = std::env::var("HOSTILE_FRAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
     let mut b = ResponderBench::new(seed);
     let mut rng = Rng::new(seed ^ 0x5eed_f00d);
     // Templates: a 3-packet WRITE-IMM and one-packet WRITE-IMMs, in window.
     let mut templates = Vec::new();
     let msg_va = MR_VA + 0x4000;
-    templates.push(write_packet(Opcode::WriteFirst, RESP_QP, RQ_PSN, msg_va, 2500, 0, pattern(1024, 1), RKEY));
-    templates.push(write_packet(Opcode::WriteMiddle, RESP_QP, RQ_PSN + 1, msg_va, 2500, 1024, pattern(1024, 2), RKEY));
-    templates.push(write_packet(Opcode::WriteLastImm, RESP_QP, RQ_PSN + 2, msg_va, 2500, 2048, pattern(452, 3), RKEY));
+    templates.push(write_packet(
+        Opcode::WriteFirst,
+        RESP_QP,
+        RQ_PSN,
+        msg_va,
+        2500,
+        0,
+        pattern(1024, 1),
+        RKEY,
+    ));
+    templates.push(write_packet(
+        Opcode::WriteMiddle,
+        RESP_QP,
+        RQ_PSN + 1,
+        msg_va,
+        2500,
+        1024,
+        pattern(1024, 2),
+        RKEY,
+    ));
+    templates.push(write_packet(
+        Opcode::WriteLastImm,
+        RESP_QP,
+        RQ_PSN + 2,
+        msg_va,
+        2500,
+        2048,
+        pattern(452, 3),
+        RKEY,
+    ));
     for k in 0..8u32 {
-        templates.push(only_imm(RQ_PSN + 3 + k, MR_VA + 0x200 * u64::from(k), 100 + 40 * k as usize, RKEY));
+        templates.push(only_imm(
+            RQ_PSN + 3 + k,
+            MR_VA + 0x200 * u64::from(k),
+            100 + 40 * k as usize,
+            RKEY,
+        ));
     }
     let tframes: Vec<Vec<u8>> = templates.iter().map(frame_of).collect();
     let (mut accepted, mut dropped, mut skipped) = (0, 0, 0);
@@ -719,19 +923,29 @@ fn fuzz(kind: Fuzz, seed: u64) {
         b.delta("placement_reject"),
         b.delta("completion")
     );
-    assert!(dropped > frames / 4 && accepted > frames / 10, "the mix reaches both outcomes");
+    assert!(
+        dropped > frames / 4 && accepted > frames / 10,
+        "the mix reaches both outcomes"
+    );
     if kind == Fuzz::WithBadAccess {
         // Most bad-access mutants fail earlier (window, duplicate, DMA
         // length); at least one must reach the placement check (1 with
         // seed 27), so the loop covers a rejected PSN among the others.
-        assert!(b.delta("placement_reject") >= 1, "no mutant reached the placement check");
+        assert!(
+            b.delta("placement_reject") >= 1,
+            "no mutant reached the placement check"
+        );
     }
     b.check_memory_and_completions();
     for k in 0..3u32 {
         let psn = RQ_PSN + 11 + k;
         let len = 300 + 17 * k as usize;
         let at = MR_VA + 0x1000 * (12 + u64::from(k));
-        assert_eq!(b.nic.dma.mem.read_vec(at, len), pattern(len, psn), "tail message {k} placed");
+        assert_eq!(
+            b.nic.dma.mem.read_vec(at, len),
+            pattern(len, psn),
+            "tail message {k} placed"
+        );
     }
 }
 
@@ -795,7 +1009,10 @@ fn sack(cum: u32, base: u32, bits: &[usize], ev_index: u16) -> RocePacket {
         bth: bth(Opcode::Ack, PEER_QP, cum, 0),
         reth: None,
         imm: None,
-        aeth: Some(AethRepr { syndrome: Syndrome::Ack { credits: 0x1F }, msn: 0 }),
+        aeth: Some(AethRepr {
+            syndrome: Syndrome::Ack { credits: 0x1F },
+            msn: 0,
+        }),
         ext: Some(MrcExtRepr::Sack(SackExtRepr {
             ev_index,
             ecn_ce_count: 0,
@@ -809,10 +1026,22 @@ fn sack(cum: u32, base: u32, bits: &[usize], ev_index: u16) -> RocePacket {
 }
 
 fn nack(psn: u32, kind: NackKind, cum: u32) -> RocePacket {
-    let code = if kind == NackKind::RemoteAccess { Syndrome::NAK_REMOTE_ACCESS } else { Syndrome::NAK_PSN_SEQ_ERROR };
+    let code = if kind == NackKind::RemoteAccess {
+        Syndrome::NAK_REMOTE_ACCESS
+    } else {
+        Syndrome::NAK_PSN_SEQ_ERROR
+    };
     RocePacket {
-        aeth: Some(AethRepr { syndrome: Syndrome::Nak { code }, msn: 0 }),
-        ext: Some(MrcExtRepr::Nack(NackExtRepr { kind, ev_index: 0, cum_psn: Psn::new(cum), echo_ts: 0 })),
+        aeth: Some(AethRepr {
+            syndrome: Syndrome::Nak { code },
+            msn: 0,
+        }),
+        ext: Some(MrcExtRepr::Nack(NackExtRepr {
+            kind,
+            ev_index: 0,
+            cum_psn: Psn::new(cum),
+            echo_ts: 0,
+        })),
         ..sack(psn, 0, &[], 0)
     }
 }
@@ -870,12 +1099,19 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
         nic.step();
         cycles += 1;
     }
-    let sent: Vec<RocePacket> = nic.tx.frames.drain(..).map(|f| parse_frame(&f).expect("the NIC's frame").0).collect();
+    let sent: Vec<RocePacket> = nic
+        .tx
+        .frames
+        .drain(..)
+        .map(|f| parse_frame(&f).expect("the NIC's frame").0)
+        .collect();
     let psns: Vec<u32> = sent.iter().map(|p| p.bth.psn.value()).collect();
     assert_eq!(psns, [REQ_START_PSN, REQ_START_PSN + 1, REQ_START_PSN + 2]);
     let last = REQ_START_PSN + 2;
     let retx_drop0 = nic.counter("retx_drop");
-    let cqe_written = |nic: &Nic, slot: u64| Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * slot, 32)).is_ok_and(|c| c.phase);
+    let cqe_written = |nic: &Nic, slot: u64| {
+        Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * slot, 32)).is_ok_and(|c| c.phase)
+    };
 
     let mut wrong_qp_sack = sack(last, REQ_START_PSN, &[0, 1, 2], 0);
     wrong_qp_sack.bth.dest_qp = 0x66;
@@ -904,10 +1140,17 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
     nic.rx.push(f);
     nic.run(3000);
     while let Some(e) = model.poll_event() {
-        assert!(!matches!(e, Event::SendCompleted(_)), "the model completed on a forged ACK: {e:?}");
+        assert!(
+            !matches!(e, Event::SendCompleted(_)),
+            "the model completed on a forged ACK: {e:?}"
+        );
     }
     assert!(!cqe_written(&nic, 0), "a forged ACK completed the WRITE");
-    assert_eq!(nic.counter("retx_drop") - retx_drop0, forged.len() as u32, "every forged ACK/NACK counted");
+    assert_eq!(
+        nic.counter("retx_drop") - retx_drop0,
+        forged.len() as u32,
+        "every forged ACK/NACK counted"
+    );
     assert_eq!(nic.counter("rx_not_data"), 1, "the other QP's SACK counted");
     assert_eq!(nic.counter("completion"), 0);
     let resent = nic.tx.frames.len();
@@ -933,9 +1176,16 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
     assert_eq!((c.qp, c.wr_id, c.status), (PEER_QP, 0x5A, CqStatus::Success), "{c:?}");
     assert!(!cqe_written(&nic, 1), "completed exactly once");
     assert_eq!(nic.counter("completion"), 1);
-    assert_eq!(nic.counter("retransmit") as usize, resent, "no resend caused by the forged ACKs");
+    assert_eq!(
+        nic.counter("retransmit") as usize,
+        resent,
+        "no resend caused by the forged ACKs"
+    );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
     for (a, _) in nic.dma.mem.writes.iter() {
-        assert!((SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a), "requester wrote {a:#x} outside its CQ");
+        assert!(
+            (SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a),
+            "requester wrote {a:#x} outside its CQ"
+        );
     }
 }

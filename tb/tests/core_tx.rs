@@ -26,8 +26,14 @@ const EVS: u16 = 8;
 
 use tb::skip_without_verilator as skip;
 
-const LOCAL: Station = Station { mac: 0x0200_0000_0001, ipv4: 0x0A00_0001 };
-const PEER: Station = Station { mac: 0x0200_0000_0002, ipv4: 0x0A00_0002 };
+const LOCAL: Station = Station {
+    mac: 0x0200_0000_0001,
+    ipv4: 0x0A00_0001,
+};
+const PEER: Station = Station {
+    mac: 0x0200_0000_0002,
+    ipv4: 0x0A00_0002,
+};
 
 fn configure(nic: &mut Nic) {
     configure_at(nic, START_PSN);
@@ -37,7 +43,14 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
     // Congestion window: min 4 KiB, max 1 MiB, send window 256 PSNs.
     nic.set_cc(QP, 4096, 1 << 20, 256);
     // Retransmit: RTO 200 us, stall allowance 50 us, reorder 3, retries.
-    let retx = RetxParams { rto_ns: 200_000, stall_allowance_ns: 50_000, reorder_allowance: 3, retry_linear: 7, retry_exp: 7, stall_age_ns: 0 };
+    let retx = RetxParams {
+        rto_ns: 200_000,
+        stall_allowance_ns: 50_000,
+        reorder_allowance: 3,
+        retry_linear: 7,
+        retry_exp: 7,
+        stall_age_ns: 0,
+    };
     nic.set_retransmit(QP, &retx, 15);
     // Peer address row 3 and the NIC's own row.
     nic.set_addresses(LOCAL, 3, PEER);
@@ -88,12 +101,32 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
     configure(&mut nic);
     // Two work requests: a 3000-byte WRITE and a 100-byte WRITE-IMM.
     let wrs = [
-        SqDescriptor { opcode: SqOpcode::Write, signaled: true, length: 3000, wr_id: 1, local_iova: 0x2000_0000, remote_va: 0x5000_0000, rkey: 0x1234, imm: 0 },
-        SqDescriptor { opcode: SqOpcode::WriteImm, signaled: true, length: 100, wr_id: 2, local_iova: 0x2100_0003, remote_va: 0x5100_0000, rkey: 0x1234, imm: 0xABCD_EF01 },
+        SqDescriptor {
+            opcode: SqOpcode::Write,
+            signaled: true,
+            length: 3000,
+            wr_id: 1,
+            local_iova: 0x2000_0000,
+            remote_va: 0x5000_0000,
+            rkey: 0x1234,
+            imm: 0,
+        },
+        SqDescriptor {
+            opcode: SqOpcode::WriteImm,
+            signaled: true,
+            length: 100,
+            wr_id: 2,
+            local_iova: 0x2100_0003,
+            remote_va: 0x5100_0000,
+            rkey: 0x1234,
+            imm: 0xABCD_EF01,
+        },
     ];
     for (i, wr) in wrs.iter().enumerate() {
         nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &wr.encode().unwrap());
-        let payload: Vec<u8> = (0..wr.length).map(|k| (k as u8).wrapping_mul(31).wrapping_add(i as u8 * 7)).collect();
+        let payload: Vec<u8> = (0..wr.length)
+            .map(|k| (k as u8).wrapping_mul(31).wrapping_add(i as u8 * 7))
+            .collect();
         nic.dma.mem.fill(wr.local_iova, &payload);
     }
     nic.doorbell(QP, 2);
@@ -104,14 +137,20 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
         cycles += 1;
     }
     if std::env::var_os("CORE_DEBUG").is_some() {
-        eprintln!("dma reads {} writes {} errors {:?}", nic.dma.reads_done, nic.dma.writes_done, nic.dma.errors);
+        eprintln!(
+            "dma reads {} writes {} errors {:?}",
+            nic.dma.reads_done, nic.dma.writes_done, nic.dma.errors
+        );
         for c in hw::core::WIRED_COUNTERS {
             let v = nic.counter(c);
             if v != 0 {
                 eprintln!("counter {c} = {v}");
             }
         }
-        eprintln!("cfg status {:#x}", nic.csr_read(regmap::cfg::BASE + regmap::cfg::STATUS));
+        eprintln!(
+            "cfg status {:#x}",
+            nic.csr_read(regmap::cfg::BASE + regmap::cfg::STATUS)
+        );
     }
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
     assert_eq!(nic.tx.bad_keep, 0);
@@ -142,10 +181,20 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
             assert_eq!(pkt.bth.dest_qp, DEST_QP);
             assert!(pkt.bth.mrc_ext);
             assert_eq!(&pkt.payload[..], &payload[off..off + len], "wr {i} seg {seg} payload");
-            assert!((0x1000..0x1000 + u32::from(EVS)).contains(&pkt.ev), "EV {:#x} outside the set", pkt.ev);
+            assert!(
+                (0x1000..0x1000 + u32::from(EVS)).contains(&pkt.ev),
+                "EV {:#x} outside the set",
+                pkt.ev
+            );
             assert_eq!(encap.src_mac, [2, 0, 0, 0, 0, 1]);
             assert_eq!(encap.dst_mac, [2, 0, 0, 0, 0, 2]);
-            assert_eq!(encap.ip, IpPair::V4 { src: [10, 0, 0, 1], dst: [10, 0, 0, 2] });
+            assert_eq!(
+                encap.ip,
+                IpPair::V4 {
+                    src: [10, 0, 0, 1],
+                    dst: [10, 0, 0, 2]
+                }
+            );
             if want_op.has_reth() {
                 let reth = pkt.reth.expect("RETH");
                 assert_eq!((reth.va, reth.rkey, reth.dma_len), (wr.remote_va, wr.rkey, wr.length));
@@ -153,7 +202,9 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
             if want_op.has_imm() {
                 assert_eq!(pkt.imm, Some(wr.imm));
             }
-            let Some(MrcExtRepr::Data(ext)) = pkt.ext else { panic!("no data extension") };
+            let Some(MrcExtRepr::Data(ext)) = pkt.ext else {
+                panic!("no data extension")
+            };
             assert_eq!(ext.msg_offset as usize, off);
             assert!(!ext.retransmit);
             assert_eq!(u32::from(ext.ev_index) + 0x1000, pkt.ev, "ev_index names the EV");
@@ -170,7 +221,11 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
     for (i, e) in (u32::from(EVS)..128).enumerate() {
         let b = nic.dma.mem.read_vec(0x9000_0000 + 16 * i as u64, 16);
         let ev = hw::layout::EvEvent::decode(&b).unwrap_or_else(|err| panic!("EV event {i}: {err:?}"));
-        assert_eq!((ev.phase, ev.qp, ev.ev_index), (true, u32::from(QP), e as u8), "EV event {i}: {ev:?}");
+        assert_eq!(
+            (ev.phase, ev.qp, ev.ev_index),
+            (true, u32::from(QP), e as u8),
+            "EV event {i}: {ev:?}"
+        );
         assert_eq!(ev.new_state, hw::layout::EvNewState::Denied);
     }
     assert_eq!(nic.counter("ev_event_lost"), 0);
@@ -189,7 +244,13 @@ fn configure_receiver(nic: &mut Nic) {
 
 fn configure_receiver_at(nic: &mut Nic, start_psn: u32) {
     nic.set_ack_params(4, 2000);
-    nic.set_responder(&ResponderParams { qp: DEST_QP as u8, start_psn, rkey: 0x1234, region_va: 0x5000_0000, region_len: 0x0200_0000 });
+    nic.set_responder(&ResponderParams {
+        qp: DEST_QP as u8,
+        start_psn,
+        rkey: 0x1234,
+        region_va: 0x5000_0000,
+        region_len: 0x0200_0000,
+    });
     // The receiver's CQ is ring 1, 64 slots at 0x8100_0000.
     nic.set_cq_ring(1, 0x8100_0000, 6);
     let ctx = SqContext {
@@ -221,14 +282,37 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     let mut nic = Nic::new(&built, Stalls::default(), 11).unwrap();
     configure(&mut nic);
     configure_receiver(&mut nic);
-    nic.csr_write(regmap::fault_inject::BASE + regmap::fault_inject::CTRL, regmap::fault_inject::CTRL_LOOPBACK);
+    nic.csr_write(
+        regmap::fault_inject::BASE + regmap::fault_inject::CTRL,
+        regmap::fault_inject::CTRL_LOOPBACK,
+    );
     let wrs = [
-        SqDescriptor { opcode: SqOpcode::Write, signaled: true, length: 3000, wr_id: 0x11, local_iova: 0x2000_0000, remote_va: 0x5000_0000, rkey: 0x1234, imm: 0 },
-        SqDescriptor { opcode: SqOpcode::WriteImm, signaled: true, length: 100, wr_id: 0x22, local_iova: 0x2100_0003, remote_va: 0x5100_0007, rkey: 0x1234, imm: 0xABCD_EF01 },
+        SqDescriptor {
+            opcode: SqOpcode::Write,
+            signaled: true,
+            length: 3000,
+            wr_id: 0x11,
+            local_iova: 0x2000_0000,
+            remote_va: 0x5000_0000,
+            rkey: 0x1234,
+            imm: 0,
+        },
+        SqDescriptor {
+            opcode: SqOpcode::WriteImm,
+            signaled: true,
+            length: 100,
+            wr_id: 0x22,
+            local_iova: 0x2100_0003,
+            remote_va: 0x5100_0007,
+            rkey: 0x1234,
+            imm: 0xABCD_EF01,
+        },
     ];
     for (i, wr) in wrs.iter().enumerate() {
         nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &wr.encode().unwrap());
-        let payload: Vec<u8> = (0..wr.length).map(|k| (k as u8).wrapping_mul(29).wrapping_add(3 + i as u8)).collect();
+        let payload: Vec<u8> = (0..wr.length)
+            .map(|k| (k as u8).wrapping_mul(29).wrapping_add(3 + i as u8))
+            .collect();
         nic.dma.mem.fill(wr.local_iova, &payload);
     }
     nic.doorbell(QP, 2);
@@ -266,12 +350,21 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     // Receive completion of the WRITE-IMM in the receiver's CQ (ring 1).
     let rc = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8100_0000, 32)).expect("receive CQE");
     assert!(rc.phase, "receive CQE written: {rc:?}");
-    assert_eq!((rc.qp, rc.imm, rc.byte_len), (DEST_QP, Some(0xABCD_EF01), 100), "{rc:?}");
+    assert_eq!(
+        (rc.qp, rc.imm, rc.byte_len),
+        (DEST_QP, Some(0xABCD_EF01), 100),
+        "{rc:?}"
+    );
     // Send completions, in order, success, in the sender's CQ (ring 0).
     for (i, wr) in wrs.iter().enumerate() {
-        let c = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32)).expect("send CQE");
+        let c =
+            hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32)).expect("send CQE");
         assert!(c.phase, "send CQE {i} written after {cycles} cycles: {c:?}");
-        assert_eq!((c.qp, c.wr_id, c.status), (u32::from(QP), wr.wr_id, hw::layout::CqStatus::Success), "{c:?}");
+        assert_eq!(
+            (c.qp, c.wr_id, c.status),
+            (u32::from(QP), wr.wr_id, hw::layout::CqStatus::Success),
+            "{c:?}"
+        );
     }
     eprintln!("loopback WRITE + WRITE-IMM completed on both sides in {cycles} cycles");
     assert_eq!(nic.counter("retransmit"), 0, "no loss, no resend");
@@ -329,7 +422,8 @@ fn blackholed_ev_recovery(start_psn: u32) {
     let payload: Vec<u8> = (0..wr.length).map(|k| (k % 251) as u8).collect();
     nic.dma.mem.fill(wr.local_iova, &payload);
     nic.doorbell(QP, 1);
-    let done = |nic: &Nic| hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
+    let done =
+        |nic: &Nic| hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
     let mut cycles = 0u64;
     while !done(&nic) && cycles < 400_000 {
         nic.step();
@@ -343,10 +437,18 @@ fn blackholed_ev_recovery(start_psn: u32) {
         }
     }
     eprintln!("after {cycles} cycles: {}", counts.join(" "));
-    assert!(done(&nic), "send completion after {cycles} cycles ({})", counts.join(" "));
+    assert!(
+        done(&nic),
+        "send completion after {cycles} cycles ({})",
+        counts.join(" ")
+    );
     let c = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).unwrap();
     assert_eq!((c.wr_id, c.status), (0x33, hw::layout::CqStatus::Success));
-    assert_eq!(nic.dma.mem.read_vec(wr.remote_va, wr.length as usize), payload, "placed");
+    assert_eq!(
+        nic.dma.mem.read_vec(wr.remote_va, wr.length as usize),
+        payload,
+        "placed"
+    );
     assert!(nic.counter("fi_ev_drop") > 0, "the blackhole dropped frames");
     assert!(nic.counter("retransmit") > 0, "lost packets were resent");
     assert!(nic.counter("ev_marked_bad") > 0, "the dead EV was marked bad");
@@ -369,7 +471,14 @@ fn a_qp_in_error_completes_every_posted_message() {
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 21).unwrap();
     configure(&mut nic);
-    let fast = RetxParams { rto_ns: 5_000, stall_allowance_ns: 0, reorder_allowance: 3, retry_linear: 1, retry_exp: 0, stall_age_ns: 0 };
+    let fast = RetxParams {
+        rto_ns: 5_000,
+        stall_allowance_ns: 0,
+        reorder_allowance: 3,
+        retry_linear: 1,
+        retry_exp: 0,
+        stall_age_ns: 0,
+    };
     nic.set_retransmit(QP, &fast, 15);
     const N: usize = 8;
     for i in 0..N {
@@ -386,7 +495,11 @@ fn a_qp_in_error_completes_every_posted_message() {
         nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &wr.encode().unwrap());
     }
     nic.doorbell(QP, N as u32);
-    let cqe = |nic: &Nic, i: usize| Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32)).ok().filter(|c| c.phase);
+    let cqe = |nic: &Nic, i: usize| {
+        Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32))
+            .ok()
+            .filter(|c| c.phase)
+    };
     let mut cycles = 0u64;
     let mut first_wave = None;
     while cqe(&nic, N - 1).is_none() && cycles < 100_000 {
@@ -398,12 +511,23 @@ fn a_qp_in_error_completes_every_posted_message() {
         }
     }
     let statuses: Vec<Option<(u64, CqStatus)>> = (0..N).map(|i| cqe(&nic, i).map(|c| (c.wr_id, c.status))).collect();
-    eprintln!("after {cycles} cycles: {} frames on MAC TX ({first_wave:?} by cycle 1000); CQEs {statuses:?}", nic.tx.frames.len());
-    assert_eq!(first_wave, Some(4), "4 messages sent before the QP fails, the rest held");
+    eprintln!(
+        "after {cycles} cycles: {} frames on MAC TX ({first_wave:?} by cycle 1000); CQEs {statuses:?}",
+        nic.tx.frames.len()
+    );
+    assert_eq!(
+        first_wave,
+        Some(4),
+        "4 messages sent before the QP fails, the rest held"
+    );
     for (i, s) in statuses.iter().enumerate() {
         let (wr_id, status) = s.unwrap_or_else(|| panic!("CQE {i} missing after {cycles} cycles"));
         assert_eq!(wr_id, 0x100 + i as u64, "CQE {i} in posting order");
-        let want = if i == 0 { CqStatus::RetryExceeded } else { CqStatus::Flushed };
+        let want = if i == 0 {
+            CqStatus::RetryExceeded
+        } else {
+            CqStatus::Flushed
+        };
         assert_eq!(status, want, "CQE {i}");
     }
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);

@@ -62,9 +62,19 @@ fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
     let acks_lost: u64 = r.link_ba.iter().map(|p| p.lost + p.blackholed).sum();
     eprintln!("fabric A->B: {lost} lost, {holed} blackholed; B->A: {acks_lost} lost or blackholed");
     eprintln!("EV changes: {:?}", r.ev_changes);
-    let nonzero: Vec<String> = r.counters_a.iter().filter(|(_, &v)| v != 0).map(|(k, v)| format!("{k}={v}")).collect();
+    let nonzero: Vec<String> = r
+        .counters_a
+        .iter()
+        .filter(|(_, &v)| v != 0)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     eprintln!("NIC A counters: {}", nonzero.join(" "));
-    let nonzero: Vec<String> = r.counters_b.iter().filter(|(_, &v)| v != 0).map(|(k, v)| format!("{k}={v}")).collect();
+    let nonzero: Vec<String> = r
+        .counters_b
+        .iter()
+        .filter(|(_, &v)| v != 0)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     eprintln!("NIC B counters: {}", nonzero.join(" "));
     for f in &r.scoreboard.failures {
         eprintln!("scoreboard: {f}");
@@ -85,7 +95,12 @@ fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
     assert!(sb.imm_in_order, "WRITE-IMM receive completions in order");
     assert!(sb.no_qp_error, "no QP error");
     assert!(sb.no_protocol_error, "no DMA / stream protocol error");
-    assert!(r.ev_changes.iter().any(|c| c.ev_index == 3 && c.new_state == "assumed_bad"), "the dead EV was marked bad");
+    assert!(
+        r.ev_changes
+            .iter()
+            .any(|c| c.ev_index == 3 && c.new_state == "assumed_bad"),
+        "the dead EV was marked bad"
+    );
 
     // Golden model.
     let cmp = compare_with_golden(&r, &golden);
@@ -110,19 +125,33 @@ fn many_messages_in_flight_complete_in_order() {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();
-    let n_in_flight: u32 = std::env::var("COSIM_IN_FLIGHT").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
+    let n_in_flight: u32 = std::env::var("COSIM_IN_FLIGHT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(24);
     let mut cfg = SystemConfig::new(8, random_messages(7, 100, 3072, 33), 7);
     cfg.max_outstanding = n_in_flight;
     cfg.sq_log2_size = 6;
     let t = std::time::Instant::now();
     let mut sys = System::new(&built, cfg).unwrap();
     let r = sys.run(&mut |_| {});
-    let nonzero: Vec<String> = r.counters_a.iter().filter(|(_, &v)| v != 0).map(|(k, v)| format!("{k}={v}")).collect();
+    let nonzero: Vec<String> = r
+        .counters_a
+        .iter()
+        .filter(|(_, &v)| v != 0)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     eprintln!("NIC A counters: {}", nonzero.join(" "));
     for f in &r.scoreboard.failures {
         eprintln!("scoreboard: {f}");
     }
-    eprintln!("{} / {} messages in {} cycles, {:.1} s", r.messages_completed, r.messages, r.cycles, t.elapsed().as_secs_f64());
+    eprintln!(
+        "{} / {} messages in {} cycles, {:.1} s",
+        r.messages_completed,
+        r.messages,
+        r.cycles,
+        t.elapsed().as_secs_f64()
+    );
     let sb = &r.scoreboard;
     assert!(!r.timed_out, "the run finished within its cycle limit");
     assert!(sb.send_in_order, "every send CQE carries the next wr_id");
@@ -133,5 +162,9 @@ fn many_messages_in_flight_complete_in_order() {
     // (docs/hw/requester.md), so no record is overwritten and no SACK is
     // dropped as "unsent": no failure at all is allowed.
     assert!(sb.failures.is_empty(), "scoreboard failures: {:?}", sb.failures);
-    assert_eq!(r.counters_a.get("retx_drop").copied().unwrap_or(0), 0, "no acknowledgement dropped by the retransmit engine");
+    assert_eq!(
+        r.counters_a.get("retx_drop").copied().unwrap_or(0),
+        0,
+        "no acknowledgement dropped by the retransmit engine"
+    );
 }

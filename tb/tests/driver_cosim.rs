@@ -19,13 +19,26 @@ use tb::skip_without_verilator as skip;
 
 fn device(seed: u64) -> Arc<CosimDevice> {
     let built = build_core(&BuildOptions::default()).unwrap();
-    let opts = CosimOptions { seed, count_writes: true, ..CosimOptions::default() };
+    let opts = CosimOptions {
+        seed,
+        count_writes: true,
+        ..CosimOptions::default()
+    };
     Arc::new(CosimDevice::single(&built, &opts).unwrap())
 }
 
-const LOCAL: LocalAddress = LocalAddress { mac: [2, 0, 0, 0, 0, 1], ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), vlan_tci: None, dscp: 26, ttl: 64 };
+const LOCAL: LocalAddress = LocalAddress {
+    mac: [2, 0, 0, 0, 0, 1],
+    ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+    vlan_tci: None,
+    dscp: 26,
+    ttl: 64,
+};
 /// In loopback the peer of each QP is the card itself.
-const PEER: PeerAddress = PeerAddress { mac: LOCAL.mac, ip: LOCAL.ip };
+const PEER: PeerAddress = PeerAddress {
+    mac: LOCAL.mac,
+    ip: LOCAL.ip,
+};
 const EVS: u16 = 8;
 const A_PSN: u32 = 0xFF_FFF0; // A's messages cross the 24-bit PSN wrap
 const B_PSN: u32 = 0x100;
@@ -37,8 +50,17 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
         sq_psn,
         send_mpr_units: 2,
         max_wimm: 4,
-        timeouts: Timeouts { ack_timeout_exp: 8, retry_linear: 7, retry_exp: 7, reorder_allowance: 3, stall_allowance_ns: 50_000, stall_age_ns: 0 },
-        evs: EvProfile { values: (0..EVS).map(|i| ev_base + i).collect() },
+        timeouts: Timeouts {
+            ack_timeout_exp: 8,
+            retry_linear: 7,
+            retry_exp: 7,
+            reorder_allowance: 3,
+            stall_allowance_ns: 50_000,
+            stall_age_ns: 0,
+        },
+        evs: EvProfile {
+            values: (0..EVS).map(|i| ev_base + i).collect(),
+        },
         cc: CcProfile::default(),
     }
 }
@@ -71,20 +93,55 @@ fn bring_up(seed: u64) -> Loop {
     // Misuse before RTS is refused and writes nothing the card acts on.
     let early = pd.alloc_buffer(64).unwrap();
     let early_mr = pd.register(&early, Access::LocalOnly).unwrap();
-    let wr = WriteWr { wr_id: 1, local: &early_mr, local_offset: 0, len: 8, remote_va: 0, rkey: 0, signaled: true, imm: None };
+    let wr = WriteWr {
+        wr_id: 1,
+        local: &early_mr,
+        local_offset: 0,
+        len: 8,
+        remote_va: 0,
+        rkey: 0,
+        signaled: true,
+        imm: None,
+    };
     assert_eq!(qp_a.post_write(&wr), Err(PostError::NotReady(QpState::Reset)));
     let (dest_a, dest_b) = (qp_b.qpn(), qp_a.qpn());
     for (qp, dest, rq_psn) in [(&mut qp_a, dest_a, B_PSN), (&mut qp_b, dest_b, A_PSN)] {
         qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
-        assert!(matches!(qp.modify(QpTransition::Rts(rts(0, 0x1000))), Err(ModifyError::BadTransition { .. })), "INIT -> RTS refused");
-        qp.modify(QpTransition::Rtr(RtrAttr { dest_qp: dest, rq_psn, peer: PEER, log2_mtu: 10, max_wimm: 4 })).unwrap();
+        assert!(
+            matches!(
+                qp.modify(QpTransition::Rts(rts(0, 0x1000))),
+                Err(ModifyError::BadTransition { .. })
+            ),
+            "INIT -> RTS refused"
+        );
+        qp.modify(QpTransition::Rtr(RtrAttr {
+            dest_qp: dest,
+            rq_psn,
+            peer: PEER,
+            log2_mtu: 10,
+            max_wimm: 4,
+        }))
+        .unwrap();
     }
     assert_eq!((qp_a.qpn(), qp_b.qpn()), (0, 1));
     qp_a.modify(QpTransition::Rts(rts(A_PSN, 0x1000))).unwrap();
     qp_b.modify(QpTransition::Rts(rts(B_PSN, 0x2000))).unwrap();
     ctx.sync().expect("every config row reached the card");
-    assert_eq!(ctx.counter("ev_cfg_lost").unwrap(), 0, "no EV row arrived while the EV selector was busy");
-    Loop { dev, ctx, pd, cq_a, cq_b, qp_a, qp_b, ctl }
+    assert_eq!(
+        ctx.counter("ev_cfg_lost").unwrap(),
+        0,
+        "no EV row arrived while the EV selector was busy"
+    );
+    Loop {
+        dev,
+        ctx,
+        pd,
+        cq_a,
+        cq_b,
+        qp_a,
+        qp_b,
+        ctl,
+    }
 }
 
 /// Poll `cq` until it yields a completion (at most `limit` simulated cycles).
@@ -116,13 +173,19 @@ fn counters(ctx: &Context) -> String {
 }
 
 fn pattern(len: usize, salt: u8) -> Vec<u8> {
-    (0..len).map(|k| (k as u8).wrapping_mul(29).wrapping_add(salt)).collect()
+    (0..len)
+        .map(|k| (k as u8).wrapping_mul(29).wrapping_add(salt))
+        .collect()
 }
 
 fn assert_placed_once(dev: &CosimDevice, dst: &MemoryRegion, offset: u64, want: &[u8]) {
     let mut got = vec![0u8; want.len()];
     dst.buffer().read(offset as usize, &mut got).unwrap();
-    assert!(got == want, "placed bytes differ from the source ({} bytes at +{offset:#x})", want.len());
+    assert!(
+        got == want,
+        "placed bytes differ from the source ({} bytes at +{offset:#x})",
+        want.len()
+    );
     dev.with_nic(|nic| {
         for a in dst.remote_va() + offset..dst.remote_va() + offset + want.len() as u64 {
             assert_eq!(nic.dma.mem.write_count(a), 1, "byte {a:#x} written once");
@@ -131,7 +194,13 @@ fn assert_placed_once(dev: &CosimDevice, dst: &MemoryRegion, offset: u64, want: 
 }
 
 fn assert_no_dma_errors(dev: &CosimDevice) {
-    dev.with_nic(|nic| assert!(nic.dma.errors.is_empty(), "DMA errors / IOMMU faults: {:?}", nic.dma.errors));
+    dev.with_nic(|nic| {
+        assert!(
+            nic.dma.errors.is_empty(),
+            "DMA errors / IOMMU faults: {:?}",
+            nic.dma.errors
+        )
+    });
 }
 
 #[test]
@@ -144,13 +213,30 @@ fn discovery_walks_the_rtl_register_map() {
     let names: Vec<&str> = info.blocks.iter().map(|b| b.0).collect();
     let want: Vec<&str> = regmap::BLOCKS.iter().map(|b| b.name).collect();
     assert_eq!(names, want);
-    assert_eq!(info.git_hash, hw::csr::BuildInfo::FIXED.git_hash, "build ID of the verilated core");
+    assert_eq!(
+        info.git_hash,
+        hw::csr::BuildInfo::FIXED.git_hash,
+        "build ID of the verilated core"
+    );
     assert_eq!(info.counters as usize, regmap::N_COUNTERS);
-    assert_eq!((info.doorbell_window, info.doorbell_qps), (u64::from(regmap::doorbell::WINDOW), regmap::doorbell::QPS));
+    assert_eq!(
+        (info.doorbell_window, info.doorbell_qps),
+        (u64::from(regmap::doorbell::WINDOW), regmap::doorbell::QPS)
+    );
     // Versions: each block's header as the driver reads it over AXI-Lite.
     for (b, &(_, base)) in regmap::BLOCKS.iter().zip(&info.blocks) {
-        assert_eq!(dev.read32(base + u64::from(regmap::HDR_TYPE)), b.block_type, "{}", b.name);
-        assert_eq!(dev.read32(base + u64::from(regmap::HDR_VERSION)), b.version, "{}", b.name);
+        assert_eq!(
+            dev.read32(base + u64::from(regmap::HDR_TYPE)),
+            b.block_type,
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            dev.read32(base + u64::from(regmap::HDR_VERSION)),
+            b.version,
+            "{}",
+            b.name
+        );
     }
     match discover(&*dev, BuildExpectation::Exact(0xdead_beef)) {
         Err(DiscoveryError::BuildMismatch { .. }) => {}
@@ -175,7 +261,8 @@ fn verbs_write_and_write_imm_in_loopback() {
     }
     let t = std::time::Instant::now();
     let mut l = bring_up(11);
-    l.dev.write32(l.ctx.info().fault_inject_base + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+    l.dev
+        .write32(l.ctx.info().fault_inject_base + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
     let src_buf = l.pd.alloc_buffer(16 << 10).unwrap();
     let dst_buf = l.pd.alloc_buffer(16 << 10).unwrap();
     let src = l.pd.register(&src_buf, Access::LocalOnly).unwrap();
@@ -187,24 +274,63 @@ fn verbs_write_and_write_imm_in_loopback() {
     src_buf.write(0x2003, &b).unwrap();
 
     // Misuse on a live QP: refused, nothing posted.
-    let oob = WriteWr { wr_id: 9, local: &src, local_offset: (16 << 10) - 10, len: 11, remote_va: dst.remote_va(), rkey, signaled: true, imm: None };
+    let oob = WriteWr {
+        wr_id: 9,
+        local: &src,
+        local_offset: (16 << 10) - 10,
+        len: 11,
+        remote_va: dst.remote_va(),
+        rkey,
+        signaled: true,
+        imm: None,
+    };
     assert!(matches!(l.qp_a.post_write(&oob), Err(PostError::OutOfRegion { .. })));
     let other_pd = l.ctx.alloc_pd();
     let foreign = other_pd.register(&src_buf, Access::LocalOnly).unwrap();
-    assert_eq!(l.qp_a.post_write(&WriteWr { local: &foreign, ..oob }), Err(PostError::PdMismatch));
+    assert_eq!(
+        l.qp_a.post_write(&WriteWr { local: &foreign, ..oob }),
+        Err(PostError::PdMismatch)
+    );
     assert_eq!(l.qp_a.outstanding(), 0);
 
     l.qp_b.post_recv(0xB0).unwrap();
-    let w1 = WriteWr { wr_id: 0x11, local: &src, local_offset: 0, len: 3000, remote_va: dst.remote_va(), rkey, signaled: true, imm: None };
-    let w2 = WriteWr { wr_id: 0x22, local: &src, local_offset: 0x2003, len: 100, remote_va: dst.remote_va() + 0x1007, rkey, signaled: true, imm: None };
+    let w1 = WriteWr {
+        wr_id: 0x11,
+        local: &src,
+        local_offset: 0,
+        len: 3000,
+        remote_va: dst.remote_va(),
+        rkey,
+        signaled: true,
+        imm: None,
+    };
+    let w2 = WriteWr {
+        wr_id: 0x22,
+        local: &src,
+        local_offset: 0x2003,
+        len: 100,
+        remote_va: dst.remote_va() + 0x1007,
+        rkey,
+        signaled: true,
+        imm: None,
+    };
     l.qp_a.post_write(&w1).unwrap();
     l.qp_a.post_write_imm(&w2, 0xABCD_EF01).unwrap();
     let c1 = poll(&mut l.cq_a, &l.dev, 100_000);
     let c2 = poll(&mut l.cq_a, &l.dev, 100_000);
-    assert_eq!((c1.wr_id, c1.status, c1.opcode, c1.qp, c1.byte_len), (0x11, CqStatus::Success, WcOpcode::Write, 0, 3000));
-    assert_eq!((c2.wr_id, c2.status, c2.opcode, c2.qp, c2.byte_len), (0x22, CqStatus::Success, WcOpcode::WriteImm, 0, 100));
+    assert_eq!(
+        (c1.wr_id, c1.status, c1.opcode, c1.qp, c1.byte_len),
+        (0x11, CqStatus::Success, WcOpcode::Write, 0, 3000)
+    );
+    assert_eq!(
+        (c2.wr_id, c2.status, c2.opcode, c2.qp, c2.byte_len),
+        (0x22, CqStatus::Success, WcOpcode::WriteImm, 0, 100)
+    );
     let r = poll(&mut l.cq_b, &l.dev, 100_000);
-    assert_eq!((r.wr_id, r.opcode, r.qp, r.byte_len, r.imm), (0xB0, WcOpcode::RecvWriteImm, 1, 100, Some(0xABCD_EF01)));
+    assert_eq!(
+        (r.wr_id, r.opcode, r.qp, r.byte_len, r.imm),
+        (0xB0, WcOpcode::RecvWriteImm, 1, 100, Some(0xABCD_EF01))
+    );
     assert_placed_once(&l.dev, &dst, 0, &a);
     assert_placed_once(&l.dev, &dst, 0x1007, &b);
     assert_eq!(l.qp_a.outstanding(), 0);
@@ -216,14 +342,29 @@ fn verbs_write_and_write_imm_in_loopback() {
     for round in 0..3u64 {
         for i in 0..8u64 {
             let off = (round * 8 + i) * 256;
-            let wr = WriteWr { wr_id: 0x100 + off, local: &src, local_offset: off, len: 256, remote_va: dst.remote_va() + 0x2000 + off, rkey, signaled: false, imm: None };
-            src_buf.write(off as usize, &pattern(256, (round * 8 + i) as u8)).unwrap();
+            let wr = WriteWr {
+                wr_id: 0x100 + off,
+                local: &src,
+                local_offset: off,
+                len: 256,
+                remote_va: dst.remote_va() + 0x2000 + off,
+                rkey,
+                signaled: false,
+                imm: None,
+            };
+            src_buf
+                .write(off as usize, &pattern(256, (round * 8 + i) as u8))
+                .unwrap();
             l.qp_a.post_write(&wr).unwrap();
         }
         let start = l.dev.cycles();
         while l.qp_a.outstanding() > 0 {
             assert_eq!(l.cq_a.poll_cq().unwrap(), None, "unsignaled WRs complete silently");
-            assert!(l.dev.cycles() - start < 100_000, "round {round} outstanding {}", l.qp_a.outstanding());
+            assert!(
+                l.dev.cycles() - start < 100_000,
+                "round {round} outstanding {}",
+                l.qp_a.outstanding()
+            );
         }
     }
     let mut src_all = vec![0u8; 24 * 256];
@@ -231,7 +372,11 @@ fn verbs_write_and_write_imm_in_loopback() {
     assert_placed_once(&l.dev, &dst, 0x2000, &src_all);
     assert_no_dma_errors(&l.dev);
     let sim_us = l.dev.now_ns() / 1000.0;
-    eprintln!("loopback verbs test: {} cycles ({sim_us:.1} us simulated) in {:.1} s", l.dev.cycles(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "loopback verbs test: {} cycles ({sim_us:.1} us simulated) in {:.1} s",
+        l.dev.cycles(),
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// A WRITE to a stale rkey or a DMA outside the driver's buffers: the
@@ -251,8 +396,14 @@ fn dma_outside_the_drivers_buffers_is_an_iommu_fault() {
         mem.dma_read(buf.iova() + 100, &mut out).unwrap();
         assert_eq!(&out, b"driver bytes", "the core reads the driver's memory");
         mem.dma_write(buf.iova() + 200, b"card").unwrap();
-        assert!(mem.dma_read(buf.iova() + 8190, &mut out).is_err(), "crossing the end of the buffer");
-        assert!(mem.dma_write(buf.host_ptr() as u64, b"x").is_err(), "a host pointer is not an IOVA");
+        assert!(
+            mem.dma_read(buf.iova() + 8190, &mut out).is_err(),
+            "crossing the end of the buffer"
+        );
+        assert!(
+            mem.dma_write(buf.host_ptr() as u64, b"x").is_err(),
+            "a host pointer is not an IOVA"
+        );
     });
     let mut out = [0u8; 4];
     buf.read(200, &mut out).unwrap();
@@ -261,7 +412,10 @@ fn dma_outside_the_drivers_buffers_is_an_iommu_fault() {
     drop(buf);
     dev.with_nic(|nic| {
         use tb::dma::DmaMemory;
-        assert!(nic.dma.mem.dma_read(iova, &mut [0u8; 4]).is_err(), "a freed buffer is unreachable");
+        assert!(
+            nic.dma.mem.dma_read(iova, &mut [0u8; 4]).is_err(),
+            "a freed buffer is unreachable"
+        );
         assert_eq!(nic.dma.mem.live_buffers(), 0);
     });
 }
@@ -270,17 +424,26 @@ fn dma_outside_the_drivers_buffers_is_an_iommu_fault() {
 /// of A's set dropped by the fault-injection stage and `deny` EVs denied
 /// by the control plane first. Returns the completion (if any within
 /// `limit` cycles) and the context for its counters.
-fn lossy_write(seed: u64, deny: &[u16], blackhole: &[u16], limit: u64) -> (Loop, MemoryRegion, Vec<u8>, Option<WorkCompletion>) {
+fn lossy_write(
+    seed: u64,
+    deny: &[u16],
+    blackhole: &[u16],
+    limit: u64,
+) -> (Loop, MemoryRegion, Vec<u8>, Option<WorkCompletion>) {
     let mut l = bring_up(seed);
     for &v in deny {
         l.ctl.deny(&l.qp_a, 0xFFFF, v);
     }
     let fib = l.ctx.info().fault_inject_base;
     for (k, &v) in blackhole.iter().enumerate() {
-        l.dev.write32(fib + u64::from(fi::EV_MATCH0) + 4 * k as u64, 0xFFFF_0000 | u32::from(v));
+        l.dev.write32(
+            fib + u64::from(fi::EV_MATCH0) + 4 * k as u64,
+            0xFFFF_0000 | u32::from(v),
+        );
     }
     l.dev.write32(fib + u64::from(fi::EV_EN), (1 << blackhole.len()) - 1);
-    l.dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK | fi::CTRL_EV_DROP);
+    l.dev
+        .write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK | fi::CTRL_EV_DROP);
     let len = 40 * 1024;
     let src_buf = l.pd.alloc_buffer(len).unwrap();
     let dst_buf = l.pd.alloc_buffer(len).unwrap();
@@ -288,7 +451,16 @@ fn lossy_write(seed: u64, deny: &[u16], blackhole: &[u16], limit: u64) -> (Loop,
     let dst = l.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
     let data = pattern(len, 5);
     src_buf.write(0, &data).unwrap();
-    let wr = WriteWr { wr_id: 0x33, local: &src, local_offset: 0, len: len as u32, remote_va: dst.remote_va(), rkey: dst.rkey().unwrap(), signaled: true, imm: None };
+    let wr = WriteWr {
+        wr_id: 0x33,
+        local: &src,
+        local_offset: 0,
+        len: len as u32,
+        remote_va: dst.remote_va(),
+        rkey: dst.rkey().unwrap(),
+        signaled: true,
+        imm: None,
+    };
     l.qp_b.post_recv(1).unwrap();
     l.qp_a.post_write_imm(&wr, 7).unwrap();
     let c = poll_until(&mut l.cq_a, &l.dev, limit);
@@ -308,12 +480,23 @@ fn denied_ev_carries_nothing_in_loopback() {
     assert_eq!((c.wr_id, c.status), (0x33, CqStatus::Success));
     assert_eq!(poll(&mut l.cq_b, &l.dev, 10_000).imm, Some(7));
     assert_placed_once(&l.dev, &dst, 0, &data);
-    assert_eq!(l.ctx.counter("fi_ev_drop").unwrap(), 0, "nothing was sent on the denied EV");
+    assert_eq!(
+        l.ctx.counter("fi_ev_drop").unwrap(),
+        0,
+        "nothing was sent on the denied EV"
+    );
     assert_eq!(l.ctx.counter("retransmit").unwrap(), 0);
     let denied = l.ctl.poll_event().unwrap().expect("DENIED event");
-    assert_eq!((denied.qp, denied.ev_index, denied.new_state, denied.reason), (0, 2, EvNewState::Denied, EvReason::Control));
+    assert_eq!(
+        (denied.qp, denied.ev_index, denied.new_state, denied.reason),
+        (0, 2, EvNewState::Denied, EvReason::Control)
+    );
     assert_no_dma_errors(&l.dev);
-    eprintln!("denied EV: {} cycles, {:.1} s", l.dev.cycles(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "denied EV: {} cycles, {:.1} s",
+        l.dev.cycles(),
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// EV 0x1002 blackholed (not denied): the message must still be placed
@@ -339,7 +522,10 @@ fn blackholed_ev_recovers_in_loopback() {
     assert_placed_once(&l.dev, &dst, 0, &data);
     assert!(l.ctx.counter("fi_ev_drop").unwrap() > 0, "the blackhole dropped frames");
     assert!(l.ctx.counter("retransmit").unwrap() > 0, "lost packets were resent");
-    assert!(l.ctx.counter("ev_marked_bad").unwrap() > 0, "the dead EV was marked bad");
+    assert!(
+        l.ctx.counter("ev_marked_bad").unwrap() > 0,
+        "the dead EV was marked bad"
+    );
     let mut bad = None;
     while let Some(e) = l.ctl.poll_event().unwrap() {
         if e.new_state == EvNewState::AssumedBad {
@@ -349,7 +535,11 @@ fn blackholed_ev_recovers_in_loopback() {
     let bad = bad.expect("an ASSUMED_BAD event");
     assert_eq!((bad.qp, bad.ev_index), (0, 2), "{bad:?}");
     assert_no_dma_errors(&l.dev);
-    eprintln!("blackholed EV: {} cycles, {:.1} s", l.dev.cycles(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "blackholed EV: {} cycles, {:.1} s",
+        l.dev.cycles(),
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// The card sprays over all 128 EV slots of a QP (it ignores the send
@@ -365,21 +555,41 @@ fn frames_use_only_the_qps_ev_set() {
     l.ctl.deny(&l.qp_a, 0xFFFF, 0x1002);
     let src_buf = l.pd.alloc_buffer(24 << 10).unwrap();
     let src = l.pd.register(&src_buf, Access::LocalOnly).unwrap();
-    let wr = WriteWr { wr_id: 0x33, local: &src, local_offset: 0, len: 24 << 10, remote_va: 0x5000, rkey: 5, signaled: true, imm: None };
+    let wr = WriteWr {
+        wr_id: 0x33,
+        local: &src,
+        local_offset: 0,
+        len: 24 << 10,
+        remote_va: 0x5000,
+        rkey: 5,
+        signaled: true,
+        imm: None,
+    };
     l.qp_a.post_write(&wr).unwrap();
     l.dev.run(12_000);
     let evs: Vec<u16> = l.dev.with_nic(|nic| {
-        nic.tx.frames.drain(..).map(|f| proto::wire::parse_frame(&f).expect("frame parses").0.ev as u16).collect()
+        nic.tx
+            .frames
+            .drain(..)
+            .map(|f| proto::wire::parse_frame(&f).expect("frame parses").0.ev as u16)
+            .collect()
     });
     assert_eq!(evs.len(), 24, "24 packets of 1 KiB on MAC TX");
     let allowed: Vec<u16> = (0..EVS).map(|i| 0x1000 + i).filter(|&v| v != 0x1002).collect();
     for (k, ev) in evs.iter().enumerate() {
-        assert!(allowed.contains(ev), "packet {k} on EV {ev:#x}, outside the QP's GOOD set {allowed:x?}");
+        assert!(
+            allowed.contains(ev),
+            "packet {k} on EV {ev:#x}, outside the QP's GOOD set {allowed:x?}"
+        );
     }
     for v in &allowed {
         assert!(evs.contains(v), "EV {v:#x} of the set carried nothing");
     }
     let e = l.ctl.poll_event().unwrap().expect("the DENIED event of EV 0x1002");
     assert_eq!((e.qp, e.ev_index, e.new_state), (0, 2, EvNewState::Denied));
-    assert_eq!(l.ctl.poll_event().unwrap(), None, "the unused slots' events are consumed by the driver");
+    assert_eq!(
+        l.ctl.poll_event().unwrap(),
+        None,
+        "the unused slots' events are consumed by the driver"
+    );
 }

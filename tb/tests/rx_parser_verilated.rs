@@ -22,7 +22,11 @@ use tb::skip_without_verilator as skip;
 /// packet (data extension) if `x`.
 fn write_frame(opcode: Opcode, payload: usize, ev: u32, x: bool, encap: &Encap) -> Vec<u8> {
     let payload: Vec<u8> = (0..payload).map(|i| (i * 11 + ev as usize) as u8).collect();
-    let mut pkt = RocePacket::write(opcode, 0x33, Psn::new(ev & 0xFF_FFFF), payload).on_ev(ev).with_ack_req(true).with_reth(0x8000, 9).with_imm(0x55);
+    let mut pkt = RocePacket::write(opcode, 0x33, Psn::new(ev & 0xFF_FFFF), payload)
+        .on_ev(ev)
+        .with_ack_req(true)
+        .with_reth(0x8000, 9)
+        .with_imm(0x55);
     if x {
         pkt = pkt.with_data_ext(DataExtRepr {
             ev_index: 1,
@@ -43,7 +47,11 @@ fn bases(rng: &mut Rng) -> Vec<(Vec<u8>, usize, bool)> {
     for i in 0..60usize {
         let is6 = i % 2 == 1;
         let tagged = i % 3 == 0;
-        let pay = if i % 20 == 7 { 3000 + rng.below(6000) as usize } else { rng.below(200) as usize };
+        let pay = if i % 20 == 7 {
+            3000 + rng.below(6000) as usize
+        } else {
+            rng.below(200) as usize
+        };
         let enc = if is6 { Encap::test_v6() } else { Encap::test_v4() };
         let mut f = write_frame(ops[i % ops.len()], pay, i as u32 + 1, i % 4 != 2, &enc);
         let ip = if tagged {
@@ -120,10 +128,20 @@ fn verilated_parser_matches_golden_with_icrc() {
     let bad_icrc = want.iter().filter(|w| w.0 == u64::from(reason::BAD_ICRC)).count();
     let accepted = want.iter().filter(|w| w.0 == 0).count();
     eprintln!("{} frames: {bad_icrc} BadIcrc, {accepted} accepted", want.len());
-    assert!(bad_icrc >= 100 && accepted >= 120, "{bad_icrc} BadIcrc, {accepted} accepted of {}", want.len());
+    assert!(
+        bad_icrc >= 100 && accepted >= 120,
+        "{bad_icrc} BadIcrc, {accepted} accepted of {}",
+        want.len()
+    );
     let t = std::time::Instant::now();
     let rtl = emit_block("mrc_rx_parser", &mut RxParser::default());
-    let built = build(&rtl.verilog, "mrc_rx_parser", &BuildOptions::default(), &default_cache_dir()).unwrap();
+    let built = build(
+        &rtl.verilog,
+        "mrc_rx_parser",
+        &BuildOptions::default(),
+        &default_cache_dir(),
+    )
+    .unwrap();
     eprintln!("model ready in {:.1} s", t.elapsed().as_secs_f64());
     let mut m = Model::load(&built).unwrap();
     let mut rng = Rng::new(7);
@@ -136,7 +154,11 @@ fn verilated_parser_matches_golden_with_icrc() {
             src.push(frames[i].clone());
         }
         let (valid, drop) = (m.port("out_valid").unwrap(), m.port("out_drop").unwrap());
-        let (reason, psn, plen) = (m.port("out_reason").unwrap(), m.port("out_psn").unwrap(), m.port("out_payload_len").unwrap());
+        let (reason, psn, plen) = (
+            m.port("out_reason").unwrap(),
+            m.port("out_psn").unwrap(),
+            m.port("out_payload_len").unwrap(),
+        );
         let mut got = Vec::new();
         let mut cycles = 0;
         while got.len() < part.len() {

@@ -86,8 +86,17 @@ fn full_list_refuses_a_push_after_its_pointers_wrap() {
         return;
     }
     let rtl = emit_block("mrc_send_cq", &mut SendCompletions::default());
-    let built = build(&rtl.verilog, "mrc_send_cq", &BuildOptions::default(), &default_cache_dir()).unwrap();
-    let mut b = Bench { m: Model::load(&built).unwrap(), cqes: Vec::new() };
+    let built = build(
+        &rtl.verilog,
+        "mrc_send_cq",
+        &BuildOptions::default(),
+        &default_cache_dir(),
+    )
+    .unwrap();
+    let mut b = Bench {
+        m: Model::load(&built).unwrap(),
+        cqes: Vec::new(),
+    };
     b.set("cqe_ready", 1);
     // Send context of the QP: cq_index = RING, start_psn = 0.
     let mut row = [0u8; 32];
@@ -107,10 +116,16 @@ fn full_list_refuses_a_push_after_its_pointers_wrap() {
     // i.e. the tail wraps to 0 while the head is 16.
     for round in 0..2 {
         for _ in 0..depth {
-            assert!(b.push(next, 200), "round {round}: wr_id {next} taken while the list has room");
+            assert!(
+                b.push(next, 200),
+                "round {round}: wr_id {next} taken while the list has room"
+            );
             next += 1;
         }
-        assert!(!b.push(next, 60), "round {round}: wr_id {next} must wait: the list holds {depth} already");
+        assert!(
+            !b.push(next, 60),
+            "round {round}: wr_id {next} must wait: the list holds {depth} already"
+        );
         b.ack(next);
         assert_eq!(b.cqes, (0..next).collect::<Vec<_>>(), "round {round}: CQEs in order");
     }

@@ -178,8 +178,9 @@ enum Tok {
 }
 
 const OPS: &[&str] = &[
-    "<<<", ">>>", "===", "!==", "<<", ">>", "==", "!=", "<=", ">=", "&&", "||", "~&", "~|", "~^", "^~", "+:", "-:", "(", ")",
-    "[", "]", "{", "}", "?", ":", ",", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "<", ">", "=", ";", "@", ".", "#",
+    "<<<", ">>>", "===", "!==", "<<", ">>", "==", "!=", "<=", ">=", "&&", "||", "~&", "~|", "~^", "^~", "+:", "-:",
+    "(", ")", "[", "]", "{", "}", "?", ":", ",", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "<", ">", "=", ";",
+    "@", ".", "#",
 ];
 
 fn lex(s: &str) -> Option<Vec<Tok>> {
@@ -206,7 +207,11 @@ fn lex(s: &str) -> Option<Vec<Tok>> {
             while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
                 i += 1;
             }
-            let size: Option<u32> = if i > st { s[st..i].replace('_', "").parse().ok() } else { None };
+            let size: Option<u32> = if i > st {
+                s[st..i].replace('_', "").parse().ok()
+            } else {
+                None
+            };
             if b.get(i) == Some(&b'\'') {
                 i += 1;
                 let base = b.get(i)?.to_ascii_lowercase();
@@ -250,7 +255,11 @@ fn based_literal(text: &str, width: u32, base: u8, digits: &str) -> Option<Lit> 
         _ => return None,
     };
     let known = digits.chars().all(|c| c.is_digit(radix));
-    let value = if known { u128::from_str_radix(digits, radix).ok() } else { None };
+    let value = if known {
+        u128::from_str_radix(digits, radix).ok()
+    } else {
+        None
+    };
     let top_bit = match value {
         Some(v) => top_of(v),
         None if known && radix != 10 => {
@@ -270,12 +279,21 @@ fn based_literal(text: &str, width: u32, base: u8, digits: &str) -> Option<Lit> 
             let rem = width % 4;
             let want = width / 4 + u32::from(rem > 0);
             digits.len() as u32 == want
-                && digits.chars().enumerate().all(|(k, c)| c.to_digit(16) == Some(if k == 0 && rem > 0 { (1 << rem) - 1 } else { 15 }))
+                && digits
+                    .chars()
+                    .enumerate()
+                    .all(|(k, c)| c.to_digit(16) == Some(if k == 0 && rem > 0 { (1 << rem) - 1 } else { 15 }))
         }
         2 => digits.len() as u32 == width && digits.chars().all(|c| c == '1'),
         _ => false,
     };
-    Some(Lit { text: text.to_string(), width, value, top_bit, all_ones })
+    Some(Lit {
+        text: text.to_string(),
+        width,
+        value,
+        top_bit,
+        all_ones,
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -482,7 +500,11 @@ struct Info {
 
 impl Info {
     fn clean(rust_width: Option<u32>, bits: u32) -> Info {
-        Info { rust_width, dirty: Vec::new(), bits }
+        Info {
+            rust_width,
+            dirty: Vec::new(),
+            bits,
+        }
     }
 }
 
@@ -573,7 +595,11 @@ impl Analysis<'_> {
     /// Verilog keeps at `w`: dirty from `n`.
     fn widened(&mut self, e: &Expr, n: Option<u32>, w: u32, mut operands: Vec<(u32, usize)>) -> Vec<(u32, usize)> {
         if let Some(n) = n.filter(|&n| w > n) {
-            self.origins.push(Dirt { expression: render(e), operand_width: n, context_width: w });
+            self.origins.push(Dirt {
+                expression: render(e),
+                operand_width: n,
+                context_width: w,
+            });
             operands.push((n, self.origins.len() - 1));
         }
         operands
@@ -583,7 +609,14 @@ impl Analysis<'_> {
         match e {
             Expr::Ident(n) => {
                 let w = self.self_width(e);
-                Info::clean(if self.scope.params.contains_key(n) { None } else { Some(w) }, w)
+                Info::clean(
+                    if self.scope.params.contains_key(n) {
+                        None
+                    } else {
+                        Some(w)
+                    },
+                    w,
+                )
             }
             Expr::Lit(l) => Info::clean(None, l.top_bit.map_or(0, |t| t.saturating_add(1)).min(l.width)),
             Expr::Index(_, i) => {
@@ -604,7 +637,11 @@ impl Analysis<'_> {
                     let w = self.self_width(e).max(ctx);
                     let i = self.eval(x, w);
                     let dirty = self.widened(e, i.rust_width, w, i.dirty);
-                    Info { rust_width: i.rust_width, dirty, bits: w }
+                    Info {
+                        rust_width: i.rust_width,
+                        dirty,
+                        bits: w,
+                    }
                 }
                 "+" => self.eval(x, ctx),
                 "!" => {
@@ -622,7 +659,11 @@ impl Analysis<'_> {
                 let w = self.self_width(e).max(ctx);
                 let x = self.eval(a, w);
                 let y = self.eval(b, w);
-                Info { rust_width: max_opt(x.rust_width, y.rust_width), dirty: merge(x.dirty, y.dirty), bits: x.bits.max(y.bits) }
+                Info {
+                    rust_width: max_opt(x.rust_width, y.rust_width),
+                    dirty: merge(x.dirty, y.dirty),
+                    bits: x.bits.max(y.bits),
+                }
             }
             Expr::Concat(items) | Expr::Repl(_, items) => {
                 for x in items {
@@ -667,14 +708,22 @@ impl Analysis<'_> {
                         },
                         None => {
                             self.sink(WidenSink::ShiftedRight, &a, w);
-                            Info { rust_width: a.rust_width, dirty: a.dirty, bits: a.bits }
+                            Info {
+                                rust_width: a.rust_width,
+                                dirty: a.dirty,
+                                bits: a.bits,
+                            }
                         }
                     };
                 }
                 let bits = amount.map_or(w, |k| a.bits.saturating_add(k)).min(w);
                 let n = a.rust_width.filter(|&n| bits > n);
                 let dirty = self.widened(e, n, w, a.dirty);
-                Info { rust_width: a.rust_width, dirty, bits }
+                Info {
+                    rust_width: a.rust_width,
+                    dirty,
+                    bits,
+                }
             }
             "+" | "-" | "*" => {
                 let w = self.self_width(e).max(ctx);
@@ -695,7 +744,11 @@ impl Analysis<'_> {
                 .min(w);
                 let n = max_opt(a.rust_width, b.rust_width);
                 let dirty = self.widened(e, n.filter(|&n| bits > n), w, merge(a.dirty.clone(), b.dirty.clone()));
-                Info { rust_width: n, dirty, bits }
+                Info {
+                    rust_width: n,
+                    dirty,
+                    bits,
+                }
             }
             "/" | "%" => {
                 let w = self.self_width(e).max(ctx);
@@ -710,7 +763,11 @@ impl Analysis<'_> {
                 let w = self.self_width(e).max(ctx);
                 let mut a = self.eval(l, w);
                 let mut b = self.eval(r, w);
-                let bits = if op == "&" { a.bits.min(b.bits) } else { a.bits.max(b.bits) };
+                let bits = if op == "&" {
+                    a.bits.min(b.bits)
+                } else {
+                    a.bits.max(b.bits)
+                };
                 if op == "&" {
                     // A clean operand (a mask literal, or a value known to
                     // fit in fewer bits) clears the other's dirt above its
@@ -724,10 +781,20 @@ impl Analysis<'_> {
                 }
                 // rust-hdl's bit_cast::<K, _>(x) is emitted `((x) & K'h<K ones>)`.
                 let cast = match (op, l, r) {
-                    ("&", Expr::Paren(_), Expr::Lit(Lit { width, all_ones: true, .. })) => Some(*width),
+                    (
+                        "&",
+                        Expr::Paren(_),
+                        Expr::Lit(Lit {
+                            width, all_ones: true, ..
+                        }),
+                    ) => Some(*width),
                     _ => None,
                 };
-                Info { rust_width: cast.or(max_opt(a.rust_width, b.rust_width)), dirty: merge(a.dirty.clone(), b.dirty.clone()), bits }
+                Info {
+                    rust_width: cast.or(max_opt(a.rust_width, b.rust_width)),
+                    dirty: merge(a.dirty.clone(), b.dirty.clone()),
+                    bits,
+                }
             }
         }
     }
@@ -773,7 +840,12 @@ fn parse_line(toks: &[Tok], sites: &mut Vec<Site>) -> Option<()> {
         if p.at_end() {
             return Some(());
         }
-        if p.eat_word("begin") || p.eat_word("end") || p.eat_word("else") || p.eat_word("endcase") || p.eat_word("assign") {
+        if p.eat_word("begin")
+            || p.eat_word("end")
+            || p.eat_word("else")
+            || p.eat_word("endcase")
+            || p.eat_word("assign")
+        {
             continue;
         }
         if p.eat_word("always") || p.eat_word("initial") {
@@ -902,7 +974,10 @@ fn parse_decl(toks: &[Tok], scope: &mut Scope) -> Option<Option<Site>> {
         if p.eat("=") {
             let rhs = p.expr()?;
             p.expect(";")?;
-            return Some(Some(Site::Assign { lhs: Expr::Ident(name), rhs }));
+            return Some(Some(Site::Assign {
+                lhs: Expr::Ident(name),
+                rhs,
+            }));
         }
         if p.eat(";") {
             return Some(None);
@@ -922,7 +997,9 @@ pub fn check_verilog(verilog: &str) -> WidenReport {
             continue;
         };
         let module = name.split(['(', ' ', ';']).next().unwrap_or("").to_string();
-        let end = (at..lines.len()).find(|&k| lines[k].trim_start().starts_with("endmodule")).unwrap_or(lines.len());
+        let end = (at..lines.len())
+            .find(|&k| lines[k].trim_start().starts_with("endmodule"))
+            .unwrap_or(lines.len());
         check_module(&module, &lines, at + 1, end, &mut report);
         at = end + 1;
     }
@@ -959,7 +1036,12 @@ fn check_module(module: &str, lines: &[&str], from: usize, to: usize, report: &m
     sites.sort_by_key(|s| s.0);
     for (line, site) in sites {
         report.sites += 1;
-        let mut a = Analysis { scope: &scope, origins: Vec::new(), hits: Vec::new(), unknown: None };
+        let mut a = Analysis {
+            scope: &scope,
+            origins: Vec::new(),
+            hits: Vec::new(),
+            unknown: None,
+        };
         match &site {
             Site::Assign { lhs, rhs } => {
                 let target = a.self_width(lhs);
@@ -976,7 +1058,9 @@ fn check_module(module: &str, lines: &[&str], from: usize, to: usize, report: &m
             }
         }
         if let Some(n) = a.unknown {
-            report.unparsed.push((line, format!("undeclared `{n}`: {}", lines[line - 1].trim())));
+            report
+                .unparsed
+                .push((line, format!("undeclared `{n}`: {}", lines[line - 1].trim())));
         }
         for (sink, origin) in a.hits {
             let d = &a.origins[origin];
@@ -1011,6 +1095,11 @@ pub fn check_blocks(blocks: &[super::BlockRtl]) -> (Vec<(String, WidenFinding)>,
             }
         }
     }
-    let stale = WIDEN_WAIVERS.iter().zip(used).filter(|(_, u)| !u).map(|(w, _)| w.statement).collect();
+    let stale = WIDEN_WAIVERS
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| !u)
+        .map(|(w, _)| w.statement)
+        .collect();
     (open, stale)
 }

@@ -36,8 +36,14 @@ pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (MrcQp, 
     let mut ca = QpConfig::new(Transport::Mrc, peer);
     ca.mtu = MTU;
     let mut a = MrcQp::new(ca).unwrap();
-    a.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
-    let rtr_a = RtrAttr { dest_qp: qpn, rq_psn: Psn::new(0), mpr_units: MPR_UNITS, max_wimm: 255 };
+    a.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
+    let rtr_a = RtrAttr {
+        dest_qp: qpn,
+        rq_psn: Psn::new(0),
+        mpr_units: MPR_UNITS,
+        max_wimm: 255,
+    };
     a.modify(Instant::ZERO, QpTransition::Rtr(rtr_a)).unwrap();
     a.modify(
         Instant::ZERO,
@@ -65,10 +71,16 @@ pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (MrcQp, 
     cb.sack_bits = 64;
     let mut b = MrcQp::new(cb).unwrap();
     b.memory_mut().register(VA, REGION, RKEY).unwrap();
-    b.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    b.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
     b.modify(
         Instant::ZERO,
-        QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(start), mpr_units: MPR_UNITS, max_wimm: 255 }),
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: peer,
+            rq_psn: Psn::new(start),
+            mpr_units: MPR_UNITS,
+            max_wimm: 255,
+        }),
     )
     .unwrap();
     (a, b)
@@ -91,7 +103,17 @@ pub fn requester_packets(a: &mut MrcQp, r: &mut Rng, n_pkts: usize) -> Vec<RoceP
         }
         let imm = if r.chance(40) { Some(r.next() as u32) } else { None };
         let data = Bytes::from((0..len).map(|i| (i as u8).wrapping_mul(7)).collect::<Vec<u8>>());
-        a.post_write(Instant::ZERO, WriteRequest { wr_id: wr, data, remote_va: VA + off, rkey: RKEY, imm }).unwrap();
+        a.post_write(
+            Instant::ZERO,
+            WriteRequest {
+                wr_id: wr,
+                data,
+                remote_va: VA + off,
+                rkey: RKEY,
+                imm,
+            },
+        )
+        .unwrap();
         wr += 1;
         off += len;
         // Send times differ, so every packet has its own tx_ts.
@@ -220,7 +242,13 @@ impl Mirror {
     pub fn new(start: u32) -> Mirror {
         let mut memory = MemoryTable::default();
         memory.register(VA, REGION, RKEY).unwrap();
-        Mirror { expected: Psn::new(start), received: HashSet::new(), last: HashMap::new(), msn: 0, memory }
+        Mirror {
+            expected: Psn::new(start),
+            received: HashSet::new(),
+            last: HashMap::new(),
+            msn: 0,
+            memory,
+        }
     }
     pub fn placement(p: &RocePacket) -> (u64, u32) {
         match (&p.reth, &p.ext) {
@@ -262,10 +290,14 @@ impl Mirror {
     }
     /// 64 received bits from `base`.
     pub fn bitmap(&self, base: Psn) -> u64 {
-        (0..64u32).filter(|&i| self.received.contains(&base.add(i).value())).fold(0, |a, i| a | 1 << i)
+        (0..64u32)
+            .filter(|&i| self.received.contains(&base.add(i).value()))
+            .fold(0, |a, i| a | 1 << i)
     }
 }
 
 pub fn v64<const N: usize>(b: rust_hdl::prelude::Bits<N>) -> u64 {
-    (0..N.min(64)).filter(|&i| b.get_bit(i)).fold(0, |acc, i| acc | (1 << i))
+    (0..N.min(64))
+        .filter(|&i| b.get_bit(i))
+        .fold(0, |acc, i| acc | (1 << i))
 }

@@ -136,13 +136,22 @@ impl Recording {
     /// Record the ports' values now (called just before a rising edge,
     /// by `lockstep_sim!`'s clock).
     pub fn capture<B: Block>(&self, uut: &B) {
-        let mut probe = PortProbe { depth: 0, namespace: Vec::new(), seen: Vec::new() };
+        let mut probe = PortProbe {
+            depth: 0,
+            namespace: Vec::new(),
+            seen: Vec::new(),
+        };
         uut.accept("top", &mut probe);
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if t.ports.is_empty() {
             let mut offset = 0;
             for (name, width, input, _) in &probe.seen {
-                let p = Port { name: name.clone(), width: *width, input: *input, offset };
+                let p = Port {
+                    name: name.clone(),
+                    width: *width,
+                    input: *input,
+                    offset,
+                };
                 offset += p.words();
                 t.ports.push(p);
             }
@@ -176,7 +185,10 @@ impl Recording {
     /// up to them.
     pub fn compare_verilog(&self, top: &str, verilog: &str) -> Result<usize, String> {
         let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        assert!(!t.frames.is_empty(), "lockstep: nothing recorded (was the simulation built with lockstep_sim!?)");
+        assert!(
+            !t.frames.is_empty(),
+            "lockstep: nothing recorded (was the simulation built with lockstep_sim!?)"
+        );
         let mismatches = replay(&t, verilog, top, None, 8);
         let Some(first) = mismatches.first().map(|m| m.cycle) else {
             return Ok(t.frames.len());
@@ -186,7 +198,10 @@ impl Recording {
         let wave = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{top}-{test}-lockstep.fst"));
         let _ = std::fs::create_dir_all(wave.parent().unwrap());
         // The waveform run stops a few cycles after the first mismatch.
-        let cut = Trace { ports: t.ports.clone(), frames: t.frames[..(first + 4).min(t.frames.len())].to_vec() };
+        let cut = Trace {
+            ports: t.ports.clone(),
+            frames: t.frames[..(first + 4).min(t.frames.len())].to_vec(),
+        };
         replay(&cut, verilog, top, Some(&wave), 0);
         let lines: Vec<String> = mismatches.iter().map(|m| m.to_string()).collect();
         Err(format!(
@@ -224,8 +239,21 @@ struct Mismatch {
 
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let hex = |w: &[u64]| w.iter().rev().map(|x| format!("{x:016x}")).collect::<Vec<_>>().join("_");
-        write!(f, "  cycle {}: `{}` rust-hdl {} Verilog {}", self.cycle, self.port, hex(&self.simulation), hex(&self.verilog))
+        let hex = |w: &[u64]| {
+            w.iter()
+                .rev()
+                .map(|x| format!("{x:016x}"))
+                .collect::<Vec<_>>()
+                .join("_")
+        };
+        write!(
+            f,
+            "  cycle {}: `{}` rust-hdl {} Verilog {}",
+            self.cycle,
+            self.port,
+            hex(&self.simulation),
+            hex(&self.verilog)
+        )
     }
 }
 
@@ -247,8 +275,12 @@ fn from_bytes(bytes: &[u8], nwords: usize) -> Vec<u64> {
 /// mismatches (all of the first differing cycle's, then the earliest of
 /// later cycles), none when `limit` is 0 (waveform run).
 fn replay(t: &Trace, verilog: &str, top: &str, wave: Option<&std::path::Path>, limit: usize) -> Vec<Mismatch> {
-    let opts = BuildOptions { trace: wave.is_some(), ..BuildOptions::default() };
-    let built = build(verilog, top, &opts, &default_cache_dir()).unwrap_or_else(|e| panic!("lockstep: building {top}: {e}"));
+    let opts = BuildOptions {
+        trace: wave.is_some(),
+        ..BuildOptions::default()
+    };
+    let built =
+        build(verilog, top, &opts, &default_cache_dir()).unwrap_or_else(|e| panic!("lockstep: building {top}: {e}"));
     let mut m = Model::load(&built).unwrap_or_else(|e| panic!("lockstep: loading {top}: {e}"));
     if let Some(w) = wave {
         m.trace(w).unwrap();
@@ -257,7 +289,9 @@ fn replay(t: &Trace, verilog: &str, top: &str, wave: Option<&std::path::Path>, l
         .ports
         .iter()
         .map(|p| {
-            let id = m.port(&p.name).unwrap_or_else(|e| panic!("lockstep: {top}: rust-hdl port `{}` not in the Verilog: {e}", p.name));
+            let id = m
+                .port(&p.name)
+                .unwrap_or_else(|e| panic!("lockstep: {top}: rust-hdl port `{}` not in the Verilog: {e}", p.name));
             let vw = m.spec().ports.iter().find(|s| s.name == p.name).map(|s| s.width);
             assert_eq!(vw, Some(p.width), "lockstep: {top}: width of port `{}`", p.name);
             id
@@ -276,7 +310,12 @@ fn replay(t: &Trace, verilog: &str, top: &str, wave: Option<&std::path::Path>, l
             let want = &frame[p.offset..p.offset + p.words()];
             let got = from_bytes(&m.get_bytes(*id), p.words());
             if got != want && out.len() < limit {
-                out.push(Mismatch { cycle, port: p.name.clone(), simulation: want.to_vec(), verilog: got });
+                out.push(Mismatch {
+                    cycle,
+                    port: p.name.clone(),
+                    simulation: want.to_vec(),
+                    verilog: got,
+                });
             }
         }
     }

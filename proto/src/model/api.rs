@@ -435,7 +435,10 @@ pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
 /// Validate RTR attributes.
 pub fn validate_rtr(a: &RtrAttr) -> Result<(), ModifyError> {
     if a.mpr_units == 0 {
-        return Err(ModifyError::BadAttribute { name: "mpr_units", why: "must be 1..=255".into() });
+        return Err(ModifyError::BadAttribute {
+            name: "mpr_units",
+            why: "must be 1..=255".into(),
+        });
     }
     Ok(())
 }
@@ -444,7 +447,10 @@ pub fn validate_rtr(a: &RtrAttr) -> Result<(), ModifyError> {
 pub fn validate_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     let bad = |name, why: String| Err(ModifyError::BadAttribute { name, why });
     if a.ack_timeout_exp > MAX_ACK_TIMEOUT_EXP {
-        return bad("ack_timeout_exp", format!("{} > {MAX_ACK_TIMEOUT_EXP}", a.ack_timeout_exp));
+        return bad(
+            "ack_timeout_exp",
+            format!("{} > {MAX_ACK_TIMEOUT_EXP}", a.ack_timeout_exp),
+        );
     }
     if a.retry_linear > MAX_RETRY_LINEAR {
         return bad("retry_linear", format!("{} > {MAX_RETRY_LINEAR}", a.retry_linear));

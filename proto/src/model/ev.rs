@@ -142,7 +142,6 @@ pub struct EvCounters {
     pub events_dropped: u64,
 }
 
-
 /// Smallest spraying weight of a GOOD EV (Weighted policy): a GOOD EV
 /// always gets at least `W_MIN / sum(w)` of the packets.
 pub const W_MIN: f64 = 1.0 / 8.0;
@@ -262,7 +261,10 @@ impl EvSet {
             return Err(EvConfigError::Count(n));
         }
         if cfg.min_active as usize > n {
-            return Err(EvConfigError::MinActive { min_active: cfg.min_active, count: n });
+            return Err(EvConfigError::MinActive {
+                min_active: cfg.min_active,
+                count: n,
+            });
         }
         if cfg.probe_interval == Duration::ZERO {
             return Err(EvConfigError::ProbeInterval);
@@ -458,9 +460,16 @@ impl EvSet {
         if let Some(r) = rtt {
             let r = r.as_ps() as f64;
             if r > 0.0 {
-                s.srtt_ps = if s.srtt_ps == 0.0 { r } else { s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps) };
-                self.srtt_all_ps =
-                    if self.srtt_all_ps == 0.0 { r } else { self.srtt_all_ps + EWMA_GAIN * (r - self.srtt_all_ps) };
+                s.srtt_ps = if s.srtt_ps == 0.0 {
+                    r
+                } else {
+                    s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps)
+                };
+                self.srtt_all_ps = if self.srtt_all_ps == 0.0 {
+                    r
+                } else {
+                    self.srtt_all_ps + EWMA_GAIN * (r - self.srtt_all_ps)
+                };
                 if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
                     self.base_rtt_ps = r;
                 }
@@ -575,12 +584,21 @@ impl EvSet {
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
         } else {
-            self.events.push_back(EvStateChange { at, ev_index: i as u16, from, to, reason });
+            self.events.push_back(EvStateChange {
+                at,
+                ev_index: i as u16,
+                from,
+                to,
+                reason,
+            });
         }
     }
 
     fn reset_stats(&mut self, i: usize, rtt: Option<Duration>) {
-        self.stats[i] = EvStats { srtt_ps: rtt.map_or(0.0, |r| r.as_ps() as f64), ..EvStats::default() };
+        self.stats[i] = EvStats {
+            srtt_ps: rtt.map_or(0.0, |r| r.as_ps() as f64),
+            ..EvStats::default()
+        };
         self.credit[i] = 0.0;
         self.recompute_weight(i);
     }

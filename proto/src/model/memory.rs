@@ -63,13 +63,23 @@ impl MemoryTable {
             return Err(MemoryError::Overlap { va, len });
         }
         let data = if sink { Vec::new() } else { vec![0; len as usize] };
-        self.regions.push(Region { va, len, rkey, data, sink });
+        self.regions.push(Region {
+            va,
+            len,
+            rkey,
+            data,
+            sink,
+        });
         Ok(())
     }
 
     /// Remove the region of `rkey`.
     pub fn deregister(&mut self, rkey: u32) -> Result<Region, MemoryError> {
-        let i = self.regions.iter().position(|r| r.rkey == rkey).ok_or(MemoryError::UnknownRkey(rkey))?;
+        let i = self
+            .regions
+            .iter()
+            .position(|r| r.rkey == rkey)
+            .ok_or(MemoryError::UnknownRkey(rkey))?;
         Ok(self.regions.swap_remove(i))
     }
 
@@ -126,13 +136,22 @@ mod tests {
     fn checks_rkey_and_bounds() {
         let mut m = MemoryTable::default();
         m.register(0x1000, 0x100, 7).unwrap();
-        assert_eq!(m.register(0x1080, 0x100, 8), Err(MemoryError::Overlap { va: 0x1080, len: 0x100 }));
+        assert_eq!(
+            m.register(0x1080, 0x100, 8),
+            Err(MemoryError::Overlap { va: 0x1080, len: 0x100 })
+        );
         assert_eq!(m.register(0x4000, 0x10, 7), Err(MemoryError::DuplicateRkey(7)));
         m.write(7, 0x10f0, &[1; 16]).unwrap();
         assert_eq!(m.read(7, 0x10f0, 16).unwrap(), &[1; 16]);
-        assert!(matches!(m.write(7, 0x10f1, &[1; 16]), Err(MemoryError::OutOfBounds { .. })));
+        assert!(matches!(
+            m.write(7, 0x10f1, &[1; 16]),
+            Err(MemoryError::OutOfBounds { .. })
+        ));
         assert!(matches!(m.write(9, 0x1000, &[1]), Err(MemoryError::UnknownRkey(9))));
-        assert!(matches!(m.write(7, u64::MAX, &[1, 2]), Err(MemoryError::OutOfBounds { .. })));
+        assert!(matches!(
+            m.write(7, u64::MAX, &[1, 2]),
+            Err(MemoryError::OutOfBounds { .. })
+        ));
     }
 
     #[test]
@@ -140,9 +159,15 @@ mod tests {
         let mut m = MemoryTable::default();
         m.register_sink(0x10_0000, 1 << 30, 5).unwrap();
         m.write(5, 0x10_0000 + 4096, &[9; 4096]).unwrap();
-        assert!(matches!(m.write(5, 0x10_0000 + (1 << 30) - 1, &[1, 2]), Err(MemoryError::OutOfBounds { .. })));
+        assert!(matches!(
+            m.write(5, 0x10_0000 + (1 << 30) - 1, &[1, 2]),
+            Err(MemoryError::OutOfBounds { .. })
+        ));
         assert!(matches!(m.write(6, 0x10_0000, &[1]), Err(MemoryError::UnknownRkey(6))));
         assert_eq!(m.read(5, 0x10_0000, 1), Err(MemoryError::Sink(5)));
-        assert_eq!(m.register(0x10_0000, 16, 8), Err(MemoryError::Overlap { va: 0x10_0000, len: 16 }));
+        assert_eq!(
+            m.register(0x10_0000, 16, 8),
+            Err(MemoryError::Overlap { va: 0x10_0000, len: 16 })
+        );
     }
 }

@@ -26,8 +26,8 @@ use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
 use crate::time::{Duration, Instant};
 use crate::wire::{
-    AethRepr, BthRepr, DataExtRepr, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr,
-    ProbeExtRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome,
+    AethRepr, BthRepr, DataExtRepr, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr, ProbeExtRepr, RethRepr,
+    RocePacket, SackBitmap, SackExtRepr, Syndrome,
 };
 use crate::Psn;
 
@@ -217,7 +217,9 @@ impl Requester {
     /// reported stalled (`EvSet::on_stall`, ASSUMED_BAD subject to
     /// `min_active`).
     fn infer_stalls(&mut self, now: Instant) {
-        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else { return };
+        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else {
+            return;
+        };
         if hw.as_ps() <= allow.as_ps() {
             return;
         }
@@ -503,7 +505,9 @@ impl MrcQp {
 
     /// Requester: PSNs waiting for retransmission.
     pub fn retransmit_queue_len(&self) -> usize {
-        self.req.as_ref().map_or(0, |q| q.retx.iter().filter(|p| q.is_outstanding(**p)).count())
+        self.req
+            .as_ref()
+            .map_or(0, |q| q.retx.iter().filter(|p| q.is_outstanding(**p)).count())
     }
 
     /// Requester: replace the congestion controller built from
@@ -577,7 +581,12 @@ impl MrcQp {
                     Some((s, st)) if s == seq => st,
                     _ => WcStatus::Flushed,
                 };
-                done.push(Completion { wr_id: wr.wr_id, status, len: wr.data.len() as u32, imm: None });
+                done.push(Completion {
+                    wr_id: wr.wr_id,
+                    status,
+                    len: wr.data.len() as u32,
+                    imm: None,
+                });
             }
             q.sq_head_seq += done.len() as u64;
             q.seg_idx = 0;
@@ -608,7 +617,10 @@ impl MrcQp {
         }
         self.ctrl.clear();
         if autonomous && from != QpState::Error {
-            self.push_event(Event::StateChanged { from, to: QpState::Error });
+            self.push_event(Event::StateChanged {
+                from,
+                to: QpState::Error,
+            });
         }
     }
 
@@ -623,7 +635,12 @@ impl MrcQp {
             NackKind::RemoteAccess => Syndrome::NAK_REMOTE_ACCESS,
             NackKind::Trimmed | NackKind::OutOfWindow => Syndrome::NAK_PSN_SEQ_ERROR,
         };
-        let ext = MrcExtRepr::Nack(NackExtRepr { kind, ev_index, cum_psn: cum, echo_ts });
+        let ext = MrcExtRepr::Nack(NackExtRepr {
+            kind,
+            ev_index,
+            cum_psn: cum,
+            echo_ts,
+        });
         let p = self.ack_packet(pkt.ev, pkt.bth.psn, Syndrome::Nak { code }, msn, ext);
         self.ctrl.push_back(Ctrl { pkt: p, arrival: None });
     }
@@ -657,7 +674,9 @@ impl MrcQp {
                 return Err(RxError::Malformed("RETH DMA length above 2 GiB"));
             }
             if op.is_last() && !pkt.trimmed && l as usize != len {
-                return Err(RxError::Malformed("ONLY packet length differs from the RETH DMA length"));
+                return Err(RxError::Malformed(
+                    "ONLY packet length differs from the RETH DMA length",
+                ));
             }
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
@@ -671,7 +690,13 @@ impl MrcQp {
             self.queue_nack(&pkt, NackKind::OutOfWindow, ext.tx_ts, ext.ev_index);
             return Err(RxError::OutOfWindow { psn, expected });
         };
-        let trigger = Trigger { ev: pkt.ev, ev_index: ext.ev_index, echo_ts: ext.tx_ts, arrival: now, psn };
+        let trigger = Trigger {
+            ev: pkt.ev,
+            ev_index: ext.ev_index,
+            echo_ts: ext.tx_ts,
+            arrival: now,
+            psn,
+        };
         if dup {
             self.counters.rx_duplicates += 1;
             r.trigger = Some(trigger);
@@ -692,7 +717,11 @@ impl MrcQp {
         if len > 0 {
             if let Err(_e) = self.memory.write(rkey, va, &pkt.payload) {
                 self.queue_nack(&pkt, NackKind::RemoteAccess, ext.tx_ts, ext.ev_index);
-                return Err(RxError::RemoteAccess { rkey, va, len: len as u32 });
+                return Err(RxError::RemoteAccess {
+                    rkey,
+                    va,
+                    len: len as u32,
+                });
             }
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
@@ -811,7 +840,13 @@ impl MrcQp {
         r.sack_now = false;
         r.ecn_count = 0;
         self.counters.tx_acks += 1;
-        self.ack_packet(t.ev, cum, Syndrome::Ack { credits: NO_CREDITS }, msn, MrcExtRepr::Sack(ext))
+        self.ack_packet(
+            t.ev,
+            cum,
+            Syndrome::Ack { credits: NO_CREDITS },
+            msn,
+            MrcExtRepr::Sack(ext),
+        )
     }
 
     // ------------------------------------------------------------ requester
@@ -826,10 +861,20 @@ impl MrcQp {
             MrcExtRepr::Data(_) => Err(RxError::Malformed("data extension on an ACK")),
             MrcExtRepr::Probe(p) if !p.response => {
                 // Answer on the EV it came on.
-                let ext = MrcExtRepr::Probe(ProbeExtRepr { response: true, service_ns: 0, ..p });
-                let (cum, msn) = self.resp.as_ref().map_or((Psn::new(0), 0), |r| (r.expected.sub(1), r.msn));
+                let ext = MrcExtRepr::Probe(ProbeExtRepr {
+                    response: true,
+                    service_ns: 0,
+                    ..p
+                });
+                let (cum, msn) = self
+                    .resp
+                    .as_ref()
+                    .map_or((Psn::new(0), 0), |r| (r.expected.sub(1), r.msn));
                 let resp = self.ack_packet(pkt.ev, cum, Syndrome::Ack { credits: NO_CREDITS }, msn, ext);
-                self.ctrl.push_back(Ctrl { pkt: resp, arrival: Some(now) });
+                self.ctrl.push_back(Ctrl {
+                    pkt: resp,
+                    arrival: Some(now),
+                });
                 Ok(())
             }
             _ if self.state != QpState::Rts => Err(RxError::BadState(self.state)),
@@ -842,7 +887,10 @@ impl MrcQp {
                 let rtt_ns = if (rtt_ns as i32) < 0 { 0 } else { rtt_ns as u64 };
                 q.evs.on_probe_response(p.ev_index, now, Duration::from_ns(rtt_ns));
                 self.counters.rx_probe_responses += 1;
-                self.push_event(Event::ProbeRtt { ev_index: p.ev_index, rtt_ns });
+                self.push_event(Event::ProbeRtt {
+                    ev_index: p.ev_index,
+                    rtt_ns,
+                });
                 Ok(())
             }
             MrcExtRepr::Sack(s) => {
@@ -905,7 +953,9 @@ impl MrcQp {
         let allowance = self.cfg.reorder_allowance.min(i32::MAX as u32) as i32;
         while let Some(ev) = q.touched.pop() {
             q.touched_flag[ev as usize] = false;
-            let Some(max) = q.ev_max_acked[ev as usize] else { continue };
+            let Some(max) = q.ev_max_acked[ev as usize] else {
+                continue;
+            };
             while let Some(&(seq, psn)) = q.ev_fifo[ev as usize].front() {
                 if (max.wrapping_sub(seq) as i32) <= allowance {
                     break;
@@ -938,7 +988,15 @@ impl MrcQp {
         }
         if acked_bytes > 0 || ecn {
             let in_flight = q.in_flight;
-            q.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: s.ecn_ce_count as u32, in_flight });
+            q.cc.on_ack(
+                now,
+                AckSample {
+                    acked_bytes,
+                    rtt,
+                    ecn_ce: s.ecn_ce_count as u32,
+                    in_flight,
+                },
+            );
         }
         self.advance_una();
         Ok(())
@@ -970,7 +1028,12 @@ impl MrcQp {
                 q.wimm_outstanding -= 1;
             }
             self.counters.messages_completed += 1;
-            let c = Completion { wr_id: wr.wr_id, status: WcStatus::Success, len: wr.data.len() as u32, imm: None };
+            let c = Completion {
+                wr_id: wr.wr_id,
+                status: WcStatus::Success,
+                len: wr.data.len() as u32,
+                imm: None,
+            };
             if self.events.len() >= self.cfg.event_queue_len {
                 self.counters.events_dropped += 1;
             } else {
@@ -1150,7 +1213,11 @@ impl MrcQp {
             }
             let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
             let ev_value = q.evs.value(ev);
-            let h = Hdr { mtu, pkey: self.pkey, dest_qp: self.dest_qp };
+            let h = Hdr {
+                mtu,
+                pkey: self.pkey,
+                dest_qp: self.dest_qp,
+            };
             return Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, true));
         }
     }
@@ -1214,7 +1281,11 @@ impl MrcQp {
         self.counters.tx_data_bytes += len as u64;
         let wr = &q.sq[idx];
         let ev_value = q.evs.value(ev);
-        let h = Hdr { mtu, pkey: self.pkey, dest_qp: self.dest_qp };
+        let h = Hdr {
+            mtu,
+            pkey: self.pkey,
+            dest_qp: self.dest_qp,
+        };
         Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, false))
     }
 }
@@ -1320,7 +1391,11 @@ fn data_packet(
         (false, false, false, _) => Opcode::WriteMiddle,
     };
     let va = wr.remote_va.wrapping_add(off);
-    let reth = opcode.has_reth().then_some(RethRepr { va, rkey: wr.rkey, dma_len: total as u32 });
+    let reth = opcode.has_reth().then_some(RethRepr {
+        va,
+        rkey: wr.rkey,
+        dma_len: total as u32,
+    });
     let placement = (!opcode.has_reth()).then_some(PlacementRepr { va, rkey: wr.rkey });
     let payload = wr.data.slice(off as usize..end as usize);
     let pad = ((4 - payload.len() % 4) % 4) as u8;
@@ -1488,7 +1563,10 @@ impl QueuePair for MrcQp {
 
     fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
         let r = if pkt.bth.dest_qp != self.cfg.qpn {
-            Err(RxError::WrongQp { expected: self.cfg.qpn, got: pkt.bth.dest_qp })
+            Err(RxError::WrongQp {
+                expected: self.cfg.qpn,
+                got: pkt.bth.dest_qp,
+            })
         } else if !matches!(self.state, QpState::Rtr | QpState::Rts) {
             Err(RxError::BadState(self.state))
         } else {
@@ -1536,7 +1614,9 @@ impl QueuePair for MrcQp {
             if self.state == QpState::Rts {
                 let n = self.req.as_ref().map_or(0, |q| q.evs.len());
                 for _ in 0..n {
-                    let Some(ev) = self.req.as_mut().and_then(|q| q.evs.probe_due(now)) else { break };
+                    let Some(ev) = self.req.as_mut().and_then(|q| q.evs.probe_due(now)) else {
+                        break;
+                    };
                     self.queue_probe(now, ev);
                 }
             }

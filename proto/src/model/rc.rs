@@ -346,7 +346,10 @@ impl RcQp {
             }
         }
         if announce && from != QpState::Error {
-            self.push_event(Event::StateChanged { from, to: QpState::Error });
+            self.push_event(Event::StateChanged {
+                from,
+                to: QpState::Error,
+            });
         }
     }
 
@@ -445,7 +448,12 @@ impl RcQp {
                     self.access_nak(pkt.bth.psn);
                     return Err(RxError::RemoteAccess { rkey, va, len: dma_len });
                 }
-                RxMsg { va, rkey, dma_len, offset: 0 }
+                RxMsg {
+                    va,
+                    rkey,
+                    dma_len,
+                    offset: 0,
+                }
             }
             _ => rx.cur.expect("in a message"),
         };
@@ -465,7 +473,11 @@ impl RcQp {
             let va = msg.va.wrapping_add(msg.offset);
             if self.memory.write(msg.rkey, va, &pkt.payload).is_err() {
                 self.access_nak(pkt.bth.psn);
-                return Err(RxError::RemoteAccess { rkey: msg.rkey, va, len: len as u32 });
+                return Err(RxError::RemoteAccess {
+                    rkey: msg.rkey,
+                    va,
+                    len: len as u32,
+                });
             }
         }
         msg.offset = end;
@@ -550,7 +562,10 @@ impl RcQp {
         if let Some((code, psn)) = rx.nak.take() {
             let msn = rx.msn;
             self.counters.tx_nacks += 1;
-            let aeth = AethRepr { syndrome: Syndrome::Nak { code }, msn };
+            let aeth = AethRepr {
+                syndrome: Syndrome::Nak { code },
+                msn,
+            };
             return Some(self.control_packet(Opcode::Ack, psn, Some(aeth), Bytes::new()));
         }
         if rx.ack_now {
@@ -559,7 +574,12 @@ impl RcQp {
             rx.ack_deadline = None;
             let (psn, msn) = (rx.epsn.sub(1), rx.msn);
             self.counters.tx_acks += 1;
-            let aeth = AethRepr { syndrome: Syndrome::Ack { credits: CREDITS_INVALID }, msn };
+            let aeth = AethRepr {
+                syndrome: Syndrome::Ack {
+                    credits: CREDITS_INVALID,
+                },
+                msn,
+            };
             return Some(self.control_packet(Opcode::Ack, psn, Some(aeth), Bytes::new()));
         }
         if rx.cnp_pending {
@@ -597,7 +617,9 @@ impl RcQp {
                     }
                 }
             }
-            Syndrome::Nak { code: Syndrome::NAK_PSN_SEQ_ERROR } => {
+            Syndrome::Nak {
+                code: Syndrome::NAK_PSN_SEQ_ERROR,
+            } => {
                 // `psn` is the responder's expected PSN: everything before
                 // it arrived; resend from it.
                 match abs {
@@ -650,7 +672,10 @@ impl RcQp {
             return;
         }
         let acked_bytes = tx.byte_pos(upto, mtu) - tx.byte_pos(tx.una, mtu);
-        let rtt = tx.sent_at.get((upto - 1 - tx.una) as usize).map(|t| now.saturating_since(*t));
+        let rtt = tx
+            .sent_at
+            .get((upto - 1 - tx.una) as usize)
+            .map(|t| now.saturating_since(*t));
         for _ in tx.una..upto {
             tx.sent_at.pop_front();
         }
@@ -661,7 +686,15 @@ impl RcQp {
             tx.rewound_at = None;
         }
         let in_flight = tx.in_flight(mtu);
-        tx.cc.on_ack(now, AckSample { acked_bytes, rtt, ecn_ce: 0, in_flight });
+        tx.cc.on_ack(
+            now,
+            AckSample {
+                acked_bytes,
+                rtt,
+                ecn_ce: 0,
+                in_flight,
+            },
+        );
         let mut done = Vec::new();
         while tx.sq.front().is_some_and(|w| w.end() <= upto) {
             let w = tx.sq.pop_front().expect("non-empty");
@@ -746,9 +779,11 @@ impl RcQp {
             (false, false, true, true) => Opcode::WriteLastImm,
             (false, false, false, _) => Opcode::WriteMiddle,
         };
-        let reth = opcode
-            .has_reth()
-            .then_some(RethRepr { va: w.remote_va, rkey: w.rkey, dma_len: w.data.len() as u32 });
+        let reth = opcode.has_reth().then_some(RethRepr {
+            va: w.remote_va,
+            rkey: w.rkey,
+            dma_len: w.data.len() as u32,
+        });
         let imm = if opcode.has_imm() { w.imm } else { None };
         let is_imm_start = idx == 0 && w.imm.is_some();
         let ack_req = last || abs % ACK_REQ_EVERY == ACK_REQ_EVERY - 1;
@@ -833,8 +868,7 @@ impl QueuePair for RcQp {
                     sq_psn: a.sq_psn,
                     rto: ack_timeout(a.ack_timeout_exp),
                     retry_linear: a.retry_linear as u32,
-                    retry_limit: (a.retry_exp < RETRY_INFINITE)
-                        .then_some(a.retry_linear as u32 + a.retry_exp as u32),
+                    retry_limit: (a.retry_exp < RETRY_INFINITE).then_some(a.retry_linear as u32 + a.retry_exp as u32),
                     window_psns: a.send_mpr_units as u64 * MPR_UNIT as u64,
                     max_wimm: (a.max_wimm as u32).max(1),
                     evs,
@@ -1028,7 +1062,10 @@ impl QueuePair for RcQp {
 impl RcQp {
     fn dispatch(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
         if pkt.bth.dest_qp != self.cfg.qpn {
-            return Err(RxError::WrongQp { expected: self.cfg.qpn, got: pkt.bth.dest_qp });
+            return Err(RxError::WrongQp {
+                expected: self.cfg.qpn,
+                got: pkt.bth.dest_qp,
+            });
         }
         if pkt.bth.mrc_ext || pkt.ext.is_some() {
             return Err(RxError::Malformed("MRC extension on an RC packet"));

@@ -44,8 +44,12 @@ impl Syndrome {
     ///   whose payload was cut, whereas codes 1-3 would tear the QP down.
     pub const fn for_nack(kind: NackKind) -> Syndrome {
         match kind {
-            NackKind::Trimmed | NackKind::OutOfWindow => Syndrome::Nak { code: Syndrome::NAK_PSN_SEQ_ERROR },
-            NackKind::RemoteAccess => Syndrome::Nak { code: Syndrome::NAK_REMOTE_ACCESS },
+            NackKind::Trimmed | NackKind::OutOfWindow => Syndrome::Nak {
+                code: Syndrome::NAK_PSN_SEQ_ERROR,
+            },
+            NackKind::RemoteAccess => Syndrome::Nak {
+                code: Syndrome::NAK_REMOTE_ACCESS,
+            },
         }
     }
 }
@@ -91,7 +95,10 @@ impl AethRepr {
     #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &AethPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
-        Ok(AethRepr { syndrome: Syndrome::from_u8(p.syndrome_raw()), msn: p.msn() })
+        Ok(AethRepr {
+            syndrome: Syndrome::from_u8(p.syndrome_raw()),
+            msn: p.msn(),
+        })
     }
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
@@ -120,7 +127,10 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let r = AethRepr { syndrome: Syndrome::Nak { code: 2 }, msn: 0xAB_CDEF };
+        let r = AethRepr {
+            syndrome: Syndrome::Nak { code: 2 },
+            msn: 0xAB_CDEF,
+        };
         let mut b = [0u8; 4];
         r.emit(&mut AethPacket::new_unchecked(&mut b[..]));
         assert_eq!(b, [0x62, 0xAB, 0xCD, 0xEF]);

@@ -204,7 +204,10 @@ mod tests {
         };
         let mut b = [0u8; 12];
         r.emit(&mut BthPacket::new_unchecked(&mut b[..]));
-        assert_eq!(b, [0x0B, 0xF0, 0xFF, 0xFF, 0x40, 0x12, 0x34, 0x56, 0xC0, 0xFF, 0xFF, 0xFF]);
+        assert_eq!(
+            b,
+            [0x0B, 0xF0, 0xFF, 0xFF, 0x40, 0x12, 0x34, 0x56, 0xC0, 0xFF, 0xFF, 0xFF]
+        );
         assert_eq!(BthRepr::parse(&BthPacket::new_checked(&b[..]).unwrap()).unwrap(), r);
     }
 
@@ -212,9 +215,15 @@ mod tests {
     fn rejects_unknown_opcode_and_tver() {
         let mut b = [0u8; 12];
         b[0] = 0x04; // RC SEND Only: never used by MRC
-        assert_eq!(BthRepr::parse(&BthPacket::new_unchecked(&b[..])), Err(WireError::UnknownOpcode(4)));
+        assert_eq!(
+            BthRepr::parse(&BthPacket::new_unchecked(&b[..])),
+            Err(WireError::UnknownOpcode(4))
+        );
         b[0] = 0x06;
         b[1] = 0x01;
-        assert_eq!(BthRepr::parse(&BthPacket::new_unchecked(&b[..])), Err(WireError::BadTransportVersion(1)));
+        assert_eq!(
+            BthRepr::parse(&BthPacket::new_unchecked(&b[..])),
+            Err(WireError::BadTransportVersion(1))
+        );
     }
 }

@@ -54,7 +54,11 @@ impl RocePacket {
                 ack_req: false,
                 psn,
             },
-            reth: opcode.has_reth().then_some(RethRepr { va: 0, rkey: 0, dma_len: payload.len() as u32 }),
+            reth: opcode.has_reth().then_some(RethRepr {
+                va: 0,
+                rkey: 0,
+                dma_len: payload.len() as u32,
+            }),
             imm: opcode.has_imm().then_some(0),
             aeth: None,
             ext: None,
@@ -129,10 +133,20 @@ mod tests {
                     .with_reth(0x7F00_0000_1000, 5)
                     .with_imm(0x5555_AAAA);
                 assert_eq!(plain.bth.pad, pad_for(len));
-                assert_eq!(plain.reth.map(|r| (r.va, r.rkey, r.dma_len)), op.has_reth().then_some((0x7F00_0000_1000, 5, len as u32)));
+                assert_eq!(
+                    plain.reth.map(|r| (r.va, r.rkey, r.dma_len)),
+                    op.has_reth().then_some((0x7F00_0000_1000, 5, len as u32))
+                );
                 assert_eq!(plain.imm, op.has_imm().then_some(0x5555_AAAA));
                 let placement = (!op.has_reth()).then_some(PlacementRepr { va: 0x4000, rkey: 9 });
-                let ext = DataExtRepr { ev_index: 3, retransmit: true, ev_seq: 9, tx_ts: 1000, msg_offset: 64, placement };
+                let ext = DataExtRepr {
+                    ev_index: 3,
+                    retransmit: true,
+                    ev_seq: 9,
+                    tx_ts: 1000,
+                    msg_offset: 64,
+                    placement,
+                };
                 let mrc = plain.clone().with_data_ext(ext).with_ack_req(true);
                 for pkt in [plain, mrc] {
                     for encap in [Encap::test_v4(), Encap::test_v6()] {
@@ -148,13 +162,29 @@ mod tests {
     fn an_invalid_packet_is_refused_not_emitted() {
         // An ACK opcode needs an AETH, which the WRITE builder never adds.
         let ack = RocePacket::write(Opcode::Ack, 1, Psn::new(0), Bytes::new());
-        assert!(matches!(ack.to_frame(&Encap::test_v4()), Err(ReprError::HeadersDontFitOpcode { .. })));
+        assert!(matches!(
+            ack.to_frame(&Encap::test_v4()),
+            Err(ReprError::HeadersDontFitOpcode { .. })
+        ));
         // A data extension without the placement a WRITE MIDDLE needs.
-        let ext = DataExtRepr { ev_index: 0, retransmit: false, ev_seq: 0, tx_ts: 0, msg_offset: 0, placement: None };
+        let ext = DataExtRepr {
+            ev_index: 0,
+            retransmit: false,
+            ev_seq: 0,
+            tx_ts: 0,
+            msg_offset: 0,
+            placement: None,
+        };
         let middle = RocePacket::write(Opcode::WriteMiddle, 1, Psn::new(0), vec![1u8; 8]).with_data_ext(ext);
-        assert!(matches!(middle.to_frame(&Encap::test_v4()), Err(ReprError::ExtDoesntFit { .. })));
+        assert!(matches!(
+            middle.to_frame(&Encap::test_v4()),
+            Err(ReprError::ExtDoesntFit { .. })
+        ));
         // A QP number wider than 24 bits.
         let wide = RocePacket::write(Opcode::WriteOnly, 1 << 24, Psn::new(0), vec![1u8; 8]);
-        assert!(matches!(wide.to_frame(&Encap::test_v4()), Err(ReprError::FieldTooWide { .. })));
+        assert!(matches!(
+            wide.to_frame(&Encap::test_v4()),
+            Err(ReprError::FieldTooWide { .. })
+        ));
     }
 }

@@ -53,7 +53,11 @@ pub enum WireError {
     /// A length field disagrees with the bytes present (IP total length,
     /// IPv6 payload length or UDP length).
     #[error("{layer:?} length field says {declared}, {actual} bytes available")]
-    BadLength { layer: Layer, declared: usize, actual: usize },
+    BadLength {
+        layer: Layer,
+        declared: usize,
+        actual: usize,
+    },
     /// BTH opcode this transport never uses.
     #[error("unknown BTH opcode {0:#04x}")]
     UnknownOpcode(u8),
@@ -250,8 +254,14 @@ mod tests {
     fn counters_count_per_kind() {
         let mut c = WireCounters::default();
         c.count(&WireError::WrongUdpPort(53));
-        c.count(&WireError::BadIcrc { expected: 1, computed: 2 });
-        c.count(&WireError::BadIcrc { expected: 3, computed: 4 });
+        c.count(&WireError::BadIcrc {
+            expected: 1,
+            computed: 2,
+        });
+        c.count(&WireError::BadIcrc {
+            expected: 3,
+            computed: 4,
+        });
         assert_eq!(c.wrong_udp_port, 1);
         assert_eq!(c.get(WireErrorKind::BadIcrc), 2);
         assert_eq!(c.total(), 3);

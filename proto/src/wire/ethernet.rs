@@ -115,7 +115,11 @@ impl EthernetRepr {
     #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(f: &EthernetFrame<T>) -> Result<Self, WireError> {
         f.check_len()?;
-        Ok(EthernetRepr { src: f.src_addr(), dst: f.dst_addr(), ethertype: f.inner_ethertype() })
+        Ok(EthernetRepr {
+            src: f.src_addr(),
+            dst: f.dst_addr(),
+            ethertype: f.inner_ethertype(),
+        })
     }
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
@@ -133,10 +137,17 @@ mod tests {
 
     #[test]
     fn round_trip_and_vlan() {
-        let r = EthernetRepr { src: [1, 2, 3, 4, 5, 6], dst: [7; 6], ethertype: ETHERTYPE_IPV6 };
+        let r = EthernetRepr {
+            src: [1, 2, 3, 4, 5, 6],
+            dst: [7; 6],
+            ethertype: ETHERTYPE_IPV6,
+        };
         let mut b = [0u8; 14];
         r.emit(&mut EthernetFrame::new_unchecked(&mut b[..]));
-        assert_eq!(EthernetRepr::parse(&EthernetFrame::new_checked(&b[..]).unwrap()).unwrap(), r);
+        assert_eq!(
+            EthernetRepr::parse(&EthernetFrame::new_checked(&b[..]).unwrap()).unwrap(),
+            r
+        );
         let mut t = [0u8; 18];
         t[..12].copy_from_slice(&b[..12]);
         t[12..14].copy_from_slice(&ETHERTYPE_VLAN.to_be_bytes());

@@ -63,7 +63,10 @@ impl Encap {
         Encap {
             src_mac: [2, 0, 0, 0, 0, 1],
             dst_mac: [2, 0, 0, 0, 0, 2],
-            ip: IpPair::V4 { src: [10, 0, 0, 1], dst: [10, 0, 0, 2] },
+            ip: IpPair::V4 {
+                src: [10, 0, 0, 1],
+                dst: [10, 0, 0, 2],
+            },
         }
     }
     /// Test encapsulation over IPv6: fd00::1 -> fd00::2.
@@ -73,7 +76,11 @@ impl Encap {
         let mut dst = src;
         src[15] = 1;
         dst[15] = 2;
-        Encap { src_mac: [2, 0, 0, 0, 0, 1], dst_mac: [2, 0, 0, 0, 0, 2], ip: IpPair::V6 { src, dst } }
+        Encap {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            ip: IpPair::V6 { src, dst },
+        }
     }
     /// The same encapsulation seen from the other end.
     pub const fn reversed(&self) -> Encap {
@@ -131,7 +138,11 @@ impl RocePacket {
             + self.reth.map_or(0, |_| reth::HEADER_LEN)
             + self.imm.map_or(0, |_| immdt::HEADER_LEN)
             + self.aeth.map_or(0, |_| aeth::HEADER_LEN)
-            + if self.bth.opcode == Opcode::Cnp { CNP_RESERVED_LEN } else { 0 }
+            + if self.bth.opcode == Opcode::Cnp {
+                CNP_RESERVED_LEN
+            } else {
+                0
+            }
             + self.ext.as_ref().map_or(0, MrcExtRepr::buffer_len)
     }
     /// Pad bytes on the wire: PadCnt, or none on trimmed packets.
@@ -175,7 +186,10 @@ impl RocePacket {
         if let Some(a) = &self.aeth {
             too_wide("aeth.msn", u64::from(a.msn), 24)?;
             let raw = match a.syndrome {
-                Syndrome::Ack { credits: v } | Syndrome::Rnr { timer: v } | Syndrome::Nak { code: v } | Syndrome::Reserved(v) => v,
+                Syndrome::Ack { credits: v }
+                | Syndrome::Rnr { timer: v }
+                | Syndrome::Nak { code: v }
+                | Syndrome::Reserved(v) => v,
             };
             too_wide("aeth.syndrome value", u64::from(raw), 5)?;
         }
@@ -187,7 +201,10 @@ impl RocePacket {
                     _ => op == Opcode::Ack,
                 };
                 if !ok {
-                    return Err(ReprError::ExtDoesntFit { opcode: op.as_u8(), ext_type: e.ext_type() });
+                    return Err(ReprError::ExtDoesntFit {
+                        opcode: op.as_u8(),
+                        ext_type: e.ext_type(),
+                    });
                 }
                 if let Err(WireError::SyndromeMismatch { syndrome }) = check_syndrome(self.aeth.as_ref(), e) {
                     return Err(ReprError::SyndromeMismatch { syndrome });
@@ -248,7 +265,9 @@ fn check_syndrome(aeth: Option<&AethRepr>, ext: &MrcExtRepr) -> Result<(), WireE
     if ok {
         Ok(())
     } else {
-        Err(WireError::SyndromeMismatch { syndrome: aeth.syndrome.to_u8() })
+        Err(WireError::SyndromeMismatch {
+            syndrome: aeth.syndrome.to_u8(),
+        })
     }
 }
 
@@ -275,7 +294,12 @@ pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
         IpPair::V6 { .. } => (ethernet::ETHERTYPE_IPV6, ipv6::HEADER_LEN),
     };
     let (eth_buf, rest) = buf.split_at_mut(ethernet::HEADER_LEN.min(buf.len()));
-    EthernetRepr { src: encap.src_mac, dst: encap.dst_mac, ethertype }.emit(&mut EthernetFrame::new_unchecked(eth_buf));
+    EthernetRepr {
+        src: encap.src_mac,
+        dst: encap.dst_mac,
+        ethertype,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(eth_buf));
     let (ip_buf, rest) = rest.split_at_mut(ip_len.min(rest.len()));
     let ip_payload = udp::HEADER_LEN + udp_len;
     match encap.ip {
@@ -302,8 +326,12 @@ pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
         .emit(&mut Ipv6Packet::new_unchecked(ip_buf)),
     }
     let (udp_buf, rest) = rest.split_at_mut(udp::HEADER_LEN.min(rest.len()));
-    UdpRepr { src_port: ev_udp_port(pkt.ev), dst_port: ROCEV2_UDP_PORT, payload_len: udp_len }
-        .emit(&mut UdpPacket::new_unchecked(udp_buf));
+    UdpRepr {
+        src_port: ev_udp_port(pkt.ev),
+        dst_port: ROCEV2_UDP_PORT,
+        payload_len: udp_len,
+    }
+    .emit(&mut UdpPacket::new_unchecked(udp_buf));
     let mut at = emit_transport_headers(pkt, rest);
     at += ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN;
     at
@@ -368,7 +396,11 @@ pub fn emit_frame(pkt: &RocePacket, encap: &Encap, out: &mut Vec<u8>) {
     // Pad bytes are already zero from `resize`.
     let icrc_at = len - ICRC_LEN;
     let ip_hl = encap.ip_header_len();
-    let icrc = icrc::compute_icrc(&buf[ethernet::HEADER_LEN..icrc_at], ip_hl, matches!(encap.ip, IpPair::V6 { .. }));
+    let icrc = icrc::compute_icrc(
+        &buf[ethernet::HEADER_LEN..icrc_at],
+        ip_hl,
+        matches!(encap.ip, IpPair::V6 { .. }),
+    );
     buf[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
 }
 
@@ -480,7 +512,14 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
                 return Err(WireError::NotUdp(r.protocol));
             }
             let hl = p.header_len();
-            (IpPair::V4 { src: r.src, dst: r.dst }, hl, r.ecn, r.dscp, None, hl..hl + r.payload_len)
+            (
+                IpPair::V4 { src: r.src, dst: r.dst },
+                hl,
+                r.ecn,
+                r.dscp,
+                None,
+                hl..hl + r.payload_len,
+            )
         }
         ethernet::ETHERTYPE_IPV6 => {
             let p = Ipv6Packet::new_unchecked(ip_bytes);
@@ -489,11 +528,20 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
                 return Err(WireError::NotUdp(r.next_header));
             }
             let hl = ipv6::HEADER_LEN;
-            (IpPair::V6 { src: r.src, dst: r.dst }, hl, r.ecn, r.dscp, Some(r.flow_label), hl..hl + r.payload_len)
+            (
+                IpPair::V6 { src: r.src, dst: r.dst },
+                hl,
+                r.ecn,
+                r.dscp,
+                Some(r.flow_label),
+                hl..hl + r.payload_len,
+            )
         }
         t => return Err(WireError::BadEtherType(t)),
     };
-    let udp_bytes = ip_bytes.get(udp_range.clone()).ok_or(WireError::Truncated { layer: Layer::Udp })?;
+    let udp_bytes = ip_bytes
+        .get(udp_range.clone())
+        .ok_or(WireError::Truncated { layer: Layer::Udp })?;
     let udp_p = UdpPacket::new_checked(udp_bytes)?;
     let udp_r = UdpRepr::parse(&udp_p)?;
     if udp_r.dst_port != ROCEV2_UDP_PORT {
@@ -560,7 +608,10 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
     let remaining = t.len() - at.min(t.len());
     let pad = if trimmed { 0 } else { usize::from(bth_r.pad) };
     if pad > remaining {
-        return Err(WireError::BadPadCount { pad: bth_r.pad, len: remaining });
+        return Err(WireError::BadPadCount {
+            pad: bth_r.pad,
+            len: remaining,
+        });
     }
     let payload_start = ip_at + udp_range.start + udp::HEADER_LEN + at;
     pkt.ev = ev_from_wire(udp_r.src_port, flow_label);
@@ -575,7 +626,11 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
         // drop of an already-empty one keeps the hot path free of calls).
         pkt.payload = Bytes::new();
     }
-    out.encap = Encap { src_mac: eth_repr.src, dst_mac: eth_repr.dst, ip };
+    out.encap = Encap {
+        src_mac: eth_repr.src,
+        dst_mac: eth_repr.dst,
+        ip,
+    };
     out.payload = payload_start..payload_start + (remaining - pad);
     Ok(())
 }

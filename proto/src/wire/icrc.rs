@@ -22,8 +22,8 @@
 //! The CRC-32 itself is checked against the standard check value
 //! CRC-32("123456789") = 0xCBF43926.
 
-use super::{ipv4, ipv6, udp};
 use super::bth;
+use super::{ipv4, ipv6, udp};
 
 /// Largest masked prefix: IPv4 with maximal options (60) + UDP + BTH.
 const MAX_MASKED: usize = 60 + udp::HEADER_LEN + bth::HEADER_LEN;
@@ -37,7 +37,9 @@ pub fn crc32(data: &[u8]) -> u32 {
 /// without the ICRC trailer). `ip_header_len` is 20+ for IPv4, 40 for IPv6.
 /// Never panics: a short input is hashed as it is.
 pub fn compute_icrc(ip: &[u8], ip_header_len: usize, is_ipv6: bool) -> u32 {
-    let masked_len = (ip_header_len + udp::HEADER_LEN + bth::HEADER_LEN).min(ip.len()).min(MAX_MASKED);
+    let masked_len = (ip_header_len + udp::HEADER_LEN + bth::HEADER_LEN)
+        .min(ip.len())
+        .min(MAX_MASKED);
     let mut head = [0u8; MAX_MASKED];
     let head = &mut head[..masked_len];
     head.copy_from_slice(&ip[..masked_len]);
@@ -120,8 +122,8 @@ mod tests {
     /// BTH(12) 16 reserved bytes, ICRC `82 fd 00 2a`.
     pub(crate) const CX4_CNP: [u8; 74] = [
         0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00, // eth
-        0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11,
-        0x01, 0x0a, 0x00, 0x12, 0x01, // ipv4
+        0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00,
+        0x12, 0x01, // ipv4
         0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, // udp
         0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00, // bth
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // CNP reserved

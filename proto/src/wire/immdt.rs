@@ -67,7 +67,12 @@ mod tests {
         let mut b = [0u8; 4];
         ImmDtRepr { imm: 0xA1B2_C3D4 }.emit(&mut ImmDtPacket::new_unchecked(&mut b[..]));
         assert_eq!(b, [0xA1, 0xB2, 0xC3, 0xD4]);
-        assert_eq!(ImmDtRepr::parse(&ImmDtPacket::new_checked(&b[..]).unwrap()).unwrap().imm, 0xA1B2_C3D4);
+        assert_eq!(
+            ImmDtRepr::parse(&ImmDtPacket::new_checked(&b[..]).unwrap())
+                .unwrap()
+                .imm,
+            0xA1B2_C3D4
+        );
         assert!(ImmDtPacket::new_checked(&b[..3]).is_err());
     }
 }

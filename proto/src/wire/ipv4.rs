@@ -82,7 +82,11 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         need(b, ihl, Layer::Ipv4)?;
         let total = usize::from(self.total_len());
         if total < ihl || total > b.len() {
-            return Err(WireError::BadLength { layer: Layer::Ipv4, declared: total, actual: b.len() });
+            return Err(WireError::BadLength {
+                layer: Layer::Ipv4,
+                declared: total,
+                actual: b.len(),
+            });
         }
         Ok(())
     }
@@ -218,7 +222,11 @@ impl Ipv4Repr {
             None => return Err(WireError::Truncated { layer: Layer::Ipv4 }),
         };
         let ihl = usize::from(h[0] & 0x0F) * 4;
-        let sum = if ihl == HEADER_LEN { ones_complement_sum(h) } else { ones_complement_sum(b.get(..ihl).unwrap_or(&[])) };
+        let sum = if ihl == HEADER_LEN {
+            ones_complement_sum(h)
+        } else {
+            ones_complement_sum(b.get(..ihl).unwrap_or(&[]))
+        };
         if sum != 0xFFFF {
             return Err(WireError::BadIpChecksum);
         }
@@ -315,7 +323,10 @@ mod tests {
         assert!(p.verify_checksum());
         assert_eq!(Ipv4Repr::parse(&p).unwrap(), sample());
         b[8] = 1; // TTL change without checksum update
-        assert_eq!(Ipv4Repr::parse(&Ipv4Packet::new_unchecked(&b[..])), Err(WireError::BadIpChecksum));
+        assert_eq!(
+            Ipv4Repr::parse(&Ipv4Packet::new_unchecked(&b[..])),
+            Err(WireError::BadIpChecksum)
+        );
     }
 
     #[test]
@@ -339,8 +350,8 @@ mod tests {
         // The IPv4 header of the ConnectX-4 Lx CNP capture used by the ICRC
         // test (see icrc.rs); its checksum 0x9161 was written by the NIC.
         let h = [
-            0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00,
-            0x11, 0x01, 0x0a, 0x00, 0x12, 0x01,
+            0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00,
+            0x12, 0x01,
         ];
         assert!(Ipv4Packet::new_unchecked(&h[..]).verify_checksum());
     }

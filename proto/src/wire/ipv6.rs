@@ -41,7 +41,11 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
         need(b, HEADER_LEN, Layer::Ipv6)?;
         let declared = HEADER_LEN + usize::from(self.payload_len());
         if declared > b.len() {
-            return Err(WireError::BadLength { layer: Layer::Ipv6, declared, actual: b.len() });
+            return Err(WireError::BadLength {
+                layer: Layer::Ipv6,
+                declared,
+                actual: b.len(),
+            });
         }
         Ok(())
     }

@@ -44,7 +44,8 @@ pub use error::{Layer, WireCounters, WireError, WireErrorKind};
 pub use ethernet::{EthernetFrame, EthernetPacket, EthernetRepr};
 pub use frame::{
     emit_frame, emit_headers, emit_transport_headers, frame_len, pad_for, parse_frame, parse_frame_bytes,
-    parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders, ReprError,
+    parse_frame_checked_into, parse_frame_headers, parse_frame_headers_into, trim_frame, Encap, IpPair, ParsedHeaders,
+    ReprError,
 };
 pub use immdt::{ImmDtPacket, ImmDtRepr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
@@ -93,8 +94,14 @@ impl Opcode {
         Opcode::Cnp,
     ];
     /// The WRITE opcodes (data packets), in BTH byte order.
-    pub const WRITES: [Opcode; 6] =
-        [Opcode::WriteFirst, Opcode::WriteMiddle, Opcode::WriteLast, Opcode::WriteLastImm, Opcode::WriteOnly, Opcode::WriteOnlyImm];
+    pub const WRITES: [Opcode; 6] = [
+        Opcode::WriteFirst,
+        Opcode::WriteMiddle,
+        Opcode::WriteLast,
+        Opcode::WriteLastImm,
+        Opcode::WriteOnly,
+        Opcode::WriteOnlyImm,
+    ];
 
     /// Decode a BTH opcode byte; `None` for opcodes this transport never uses.
     pub const fn from_u8(v: u8) -> Option<Opcode> {
@@ -250,7 +257,10 @@ pub struct SackBitmap {
 impl SackBitmap {
     /// An all-zero bitmap of `bits` width (64, 128 or 256).
     pub const fn new(bits: u16) -> SackBitmap {
-        SackBitmap { bits, words: [0; SACK_MAX_BITS / 64] }
+        SackBitmap {
+            bits,
+            words: [0; SACK_MAX_BITS / 64],
+        }
     }
     /// Bit `i`.
     pub fn get(&self, i: usize) -> bool {

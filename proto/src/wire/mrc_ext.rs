@@ -58,8 +58,8 @@
 
 use super::field::*;
 use super::{
-    DataExtRepr, Layer, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr, ProbeExtRepr,
-    SackBitmap, SackExtRepr, WireError, SACK_MAX_BITS,
+    DataExtRepr, Layer, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr, ProbeExtRepr, SackBitmap,
+    SackExtRepr, WireError, SACK_MAX_BITS,
 };
 use crate::Psn;
 
@@ -327,7 +327,10 @@ impl MrcExtRepr {
         if opcode == Opcode::Cnp {
             // CNPs never carry an extension: the X bit on one is an error
             // whatever follows.
-            return Err(WireError::ExtMismatch { opcode: opcode.as_u8(), ext_type });
+            return Err(WireError::ExtMismatch {
+                opcode: opcode.as_u8(),
+                ext_type,
+            });
         }
         let len = p.header_len(opcode)?;
         let allowed = match opcode {
@@ -336,7 +339,10 @@ impl MrcExtRepr {
             _ => ext_type == EXT_DATA,
         };
         if !allowed {
-            return Err(WireError::ExtMismatch { opcode: opcode.as_u8(), ext_type });
+            return Err(WireError::ExtMismatch {
+                opcode: opcode.as_u8(),
+                ext_type,
+            });
         }
         need(p.buffer.as_ref(), len, Layer::MrcExt)?;
         *out = Some(match ext_type {
@@ -472,14 +478,17 @@ mod tests {
             ev_seq: 0x0304_0506,
             tx_ts: 0x0708_090A,
             msg_offset: 0x1000,
-            placement: Some(PlacementRepr { va: 0x1122_3344_5566_7788, rkey: 0x99AA_BBCC }),
+            placement: Some(PlacementRepr {
+                va: 0x1122_3344_5566_7788,
+                rkey: 0x99AA_BBCC,
+            }),
         };
         let b = rt(MrcExtRepr::Data(d), Opcode::WriteMiddle);
         assert_eq!(
             b,
             [
-                0x11, 0x80, 0x01, 0x02, 3, 4, 5, 6, 7, 8, 9, 10, 0, 0, 0x10, 0, 0x11, 0x22, 0x33, 0x44, 0x55,
-                0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC
+                0x11, 0x80, 0x01, 0x02, 3, 4, 5, 6, 7, 8, 9, 10, 0, 0, 0x10, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+                0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC
             ]
         );
         let d = DataExtRepr { placement: None, ..d };
@@ -507,31 +516,57 @@ mod tests {
         assert_eq!(b[35], 0x02); // word 1, bit 1
         let mut bad = b.clone();
         bad[1] = 3;
-        assert_eq!(MrcExtPacket::new_checked(&bad[..], Opcode::Ack).err(), Some(WireError::BadSackWidth(3)));
+        assert_eq!(
+            MrcExtPacket::new_checked(&bad[..], Opcode::Ack).err(),
+            Some(WireError::BadSackWidth(3))
+        );
     }
 
     #[test]
     fn nack_and_probe() {
-        let n = NackExtRepr { kind: NackKind::Trimmed, ev_index: 9, cum_psn: Psn::new(5), echo_ts: 6 };
+        let n = NackExtRepr {
+            kind: NackKind::Trimmed,
+            ev_index: 9,
+            cum_psn: Psn::new(5),
+            echo_ts: 6,
+        };
         let b = rt(MrcExtRepr::Nack(n), Opcode::Ack);
         assert_eq!(b, [0x13, 1, 0, 9, 0, 0, 0, 5, 0, 0, 0, 6]);
         let mut bad = b.clone();
         bad[1] = 9;
         let p = MrcExtPacket::new_unchecked(&bad[..]);
-        assert_eq!(MrcExtRepr::parse(&p, Opcode::Ack).err(), Some(WireError::UnknownNackKind(9)));
-        let pr = ProbeExtRepr { response: true, ev_index: 1, probe_id: 2, tx_ts: 3, service_ns: 4 };
+        assert_eq!(
+            MrcExtRepr::parse(&p, Opcode::Ack).err(),
+            Some(WireError::UnknownNackKind(9))
+        );
+        let pr = ProbeExtRepr {
+            response: true,
+            ev_index: 1,
+            probe_id: 2,
+            tx_ts: 3,
+            service_ns: 4,
+        };
         assert_eq!(rt(MrcExtRepr::Probe(pr), Opcode::Ack)[..2], [0x14, 0x80]);
         // A probe on a WRITE is a mismatch; version 2 is rejected.
         let b = rt(MrcExtRepr::Probe(pr), Opcode::Ack);
         let p = MrcExtPacket::new_unchecked(&b[..]);
         assert_eq!(
             MrcExtRepr::parse(&p, Opcode::WriteOnly).err(),
-            Some(WireError::ExtMismatch { opcode: 0x0A, ext_type: 4 })
+            Some(WireError::ExtMismatch {
+                opcode: 0x0A,
+                ext_type: 4
+            })
         );
         let mut v2 = b.clone();
         v2[0] = 0x24;
-        assert_eq!(MrcExtPacket::new_checked(&v2[..], Opcode::Ack).err(), Some(WireError::BadExtVersion(2)));
+        assert_eq!(
+            MrcExtPacket::new_checked(&v2[..], Opcode::Ack).err(),
+            Some(WireError::BadExtVersion(2))
+        );
         v2[0] = 0x15;
-        assert_eq!(MrcExtPacket::new_checked(&v2[..], Opcode::Ack).err(), Some(WireError::UnknownExtType(5)));
+        assert_eq!(
+            MrcExtPacket::new_checked(&v2[..], Opcode::Ack).err(),
+            Some(WireError::UnknownExtType(5))
+        );
     }
 }

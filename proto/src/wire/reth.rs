@@ -59,7 +59,11 @@ impl RethRepr {
     #[inline(always)]
     pub fn parse<T: AsRef<[u8]>>(p: &RethPacket<T>) -> Result<Self, WireError> {
         p.check_len()?;
-        Ok(RethRepr { va: p.va(), rkey: p.rkey(), dma_len: p.dma_len() })
+        Ok(RethRepr {
+            va: p.va(),
+            rkey: p.rkey(),
+            dma_len: p.dma_len(),
+        })
     }
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
@@ -77,7 +81,11 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let r = RethRepr { va: 0x0123_4567_89AB_CDEF, rkey: 0xDEAD_BEEF, dma_len: 4096 };
+        let r = RethRepr {
+            va: 0x0123_4567_89AB_CDEF,
+            rkey: 0xDEAD_BEEF,
+            dma_len: 4096,
+        };
         let mut b = [0u8; 16];
         r.emit(&mut RethPacket::new_unchecked(&mut b[..]));
         assert_eq!(b[0], 0x01);

@@ -36,7 +36,11 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         need(b, HEADER_LEN, Layer::Udp)?;
         let declared = usize::from(self.len());
         if declared != b.len() {
-            return Err(WireError::BadLength { layer: Layer::Udp, declared, actual: b.len() });
+            return Err(WireError::BadLength {
+                layer: Layer::Udp,
+                declared,
+                actual: b.len(),
+            });
         }
         Ok(())
     }
@@ -59,7 +63,10 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         get_u16(self.buffer.as_ref(), 6)
     }
     pub fn payload(&self) -> &[u8] {
-        self.buffer.as_ref().get(HEADER_LEN..usize::from(self.len())).unwrap_or(&[])
+        self.buffer
+            .as_ref()
+            .get(HEADER_LEN..usize::from(self.len()))
+            .unwrap_or(&[])
     }
 }
 
@@ -114,11 +121,21 @@ mod tests {
 
     #[test]
     fn round_trip_and_length() {
-        let r = UdpRepr { src_port: 0xC000, dst_port: 4791, payload_len: 2 };
+        let r = UdpRepr {
+            src_port: 0xC000,
+            dst_port: 4791,
+            payload_len: 2,
+        };
         let mut b = [0u8; 10];
         r.emit(&mut UdpPacket::new_unchecked(&mut b[..]));
         assert_eq!(UdpRepr::parse(&UdpPacket::new_checked(&b[..]).unwrap()).unwrap(), r);
-        assert!(matches!(UdpPacket::new_checked(&b[..9]), Err(WireError::BadLength { .. })));
-        assert!(matches!(UdpPacket::new_checked(&b[..7]), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            UdpPacket::new_checked(&b[..9]),
+            Err(WireError::BadLength { .. })
+        ));
+        assert!(matches!(
+            UdpPacket::new_checked(&b[..7]),
+            Err(WireError::Truncated { .. })
+        ));
     }
 }

@@ -67,10 +67,16 @@ pub fn qp(qpn: u32, peer: u32, o: &Opts) -> MrcQp {
     cfg.ack_every = o.ack_every;
     let mut q = MrcQp::new(cfg).unwrap();
     q.memory_mut().register(VA, REGION, RKEY).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default())).unwrap();
+    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
+        .unwrap();
     q.modify(
         Instant::ZERO,
-        QpTransition::Rtr(RtrAttr { dest_qp: peer, rq_psn: Psn::new(o.psn), mpr_units: o.mpr_units, max_wimm: o.max_wimm }),
+        QpTransition::Rtr(RtrAttr {
+            dest_qp: peer,
+            rq_psn: Psn::new(o.psn),
+            mpr_units: o.mpr_units,
+            max_wimm: o.max_wimm,
+        }),
     )
     .unwrap();
     q.modify(Instant::ZERO, QpTransition::Rts(rts(o))).unwrap();
@@ -82,11 +88,21 @@ pub fn pair(o: &Opts) -> (MrcQp, MrcQp) {
 }
 
 pub fn data(len: usize, salt: u8) -> Bytes {
-    Bytes::from((0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(salt)).collect::<Vec<u8>>())
+    Bytes::from(
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(salt))
+            .collect::<Vec<u8>>(),
+    )
 }
 
 pub fn write(wr_id: u64, data: Bytes, off: u64, imm: Option<u32>) -> WriteRequest {
-    WriteRequest { wr_id, data, remote_va: VA + off, rkey: RKEY, imm }
+    WriteRequest {
+        wr_id,
+        data,
+        remote_va: VA + off,
+        rkey: RKEY,
+        imm,
+    }
 }
 
 pub fn drain_tx(q: &mut MrcQp, now: Instant) -> Vec<RocePacket> {

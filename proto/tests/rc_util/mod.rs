@@ -93,7 +93,12 @@ pub fn rts_attr(s: &Setup, side: usize) -> RtsAttr {
 }
 
 pub fn rtr_attr(s: &Setup, side: usize) -> RtrAttr {
-    RtrAttr { dest_qp: QPN[1 - side], rq_psn: s.sq_psn[1 - side], mpr_units: 1, max_wimm: s.max_wimm }
+    RtrAttr {
+        dest_qp: QPN[1 - side],
+        rq_psn: s.sq_psn[1 - side],
+        mpr_units: 1,
+        max_wimm: s.max_wimm,
+    }
 }
 
 /// One QP brought up to RTS against the other side's numbers.
@@ -111,12 +116,20 @@ pub fn qp(s: &Setup, side: usize) -> RcQp {
 }
 
 pub fn write(wr_id: u64, data: &[u8], offset: u64, imm: Option<u32>) -> WriteRequest {
-    WriteRequest { wr_id, data: Bytes::copy_from_slice(data), remote_va: VA + offset, rkey: RKEY, imm }
+    WriteRequest {
+        wr_id,
+        data: Bytes::copy_from_slice(data),
+        remote_va: VA + offset,
+        rkey: RKEY,
+        imm,
+    }
 }
 
 /// Deterministic test bytes.
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 impl Pair {
@@ -252,11 +265,19 @@ impl Pair {
 
     /// Data packets `side` sent.
     pub fn data_sent(&self, side: usize) -> Vec<&RocePacket> {
-        self.sent.iter().filter(|(_, s, p)| *s == side && p.bth.opcode.is_write()).map(|(_, _, p)| p).collect()
+        self.sent
+            .iter()
+            .filter(|(_, s, p)| *s == side && p.bth.opcode.is_write())
+            .map(|(_, _, p)| p)
+            .collect()
     }
 
     /// Bytes at `offset` of `side`'s region.
     pub fn mem(&self, side: usize, offset: u64, len: usize) -> Vec<u8> {
-        self.qp[side].memory().read(RKEY, VA + offset, len as u64).unwrap().to_vec()
+        self.qp[side]
+            .memory()
+            .read(RKEY, VA + offset, len as u64)
+            .unwrap()
+            .to_vec()
     }
 }

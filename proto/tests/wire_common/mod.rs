@@ -31,7 +31,10 @@ pub fn data_ext(opcode: Opcode) -> MrcExtRepr {
         ev_seq: 17,
         tx_ts: 123_456,
         msg_offset: 4096,
-        placement: (!opcode.has_reth()).then_some(PlacementRepr { va: 0x7f00_0000_1000, rkey: 0xabcd }),
+        placement: (!opcode.has_reth()).then_some(PlacementRepr {
+            va: 0x7f00_0000_1000,
+            rkey: 0xabcd,
+        }),
     })
 }
 
@@ -44,7 +47,11 @@ pub fn write_packet(opcode: Opcode, psn: u32, payload_len: usize) -> RocePacket 
         ecn_ce: false,
         trimmed: false,
         bth: b,
-        reth: opcode.has_reth().then_some(RethRepr { va: 0x7f00_0000_0000, rkey: 0xabcd, dma_len: 1 << 20 }),
+        reth: opcode.has_reth().then_some(RethRepr {
+            va: 0x7f00_0000_0000,
+            rkey: 0xabcd,
+            dma_len: 1 << 20,
+        }),
         imm: opcode.has_imm().then_some(0xfeed_f00d),
         aeth: None,
         ext: Some(data_ext(opcode)),
@@ -85,11 +92,22 @@ pub fn sack(bits: u16) -> MrcExtRepr {
 }
 
 pub fn nack(kind: NackKind) -> MrcExtRepr {
-    MrcExtRepr::Nack(NackExtRepr { kind, ev_index: 9, cum_psn: Psn::new(999), echo_ts: 5 })
+    MrcExtRepr::Nack(NackExtRepr {
+        kind,
+        ev_index: 9,
+        cum_psn: Psn::new(999),
+        echo_ts: 5,
+    })
 }
 
 pub fn probe(response: bool) -> MrcExtRepr {
-    MrcExtRepr::Probe(ProbeExtRepr { response, ev_index: 11, probe_id: 42, tx_ts: 77, service_ns: u32::from(response) * 300 })
+    MrcExtRepr::Probe(ProbeExtRepr {
+        response,
+        ev_index: 11,
+        probe_id: 42,
+        tx_ts: 77,
+        service_ns: u32::from(response) * 300,
+    })
 }
 
 pub fn cnp(psn: u32) -> RocePacket {
@@ -128,16 +146,30 @@ pub fn refresh(frame: &mut [u8]) {
 }
 
 fn arb_sack() -> impl Strategy<Value = MrcExtRepr> {
-    (any::<u16>(), any::<u16>(), any::<u32>(), any::<u32>(), 0u32..(1 << 24), 0usize..3, any::<[u64; 4]>()).prop_map(
-        |(ev_index, ecn_ce_count, echo_ts, service_ns, base, code, words)| {
+    (
+        any::<u16>(),
+        any::<u16>(),
+        any::<u32>(),
+        any::<u32>(),
+        0u32..(1 << 24),
+        0usize..3,
+        any::<[u64; 4]>(),
+    )
+        .prop_map(|(ev_index, ecn_ce_count, echo_ts, service_ns, base, code, words)| {
             let bits = 64u16 << code;
             let mut bitmap = SackBitmap::new(bits);
             for (k, w) in words.iter().enumerate().take(usize::from(bits) / 64) {
                 bitmap.words[k] = *w;
             }
-            MrcExtRepr::Sack(SackExtRepr { ev_index, ecn_ce_count, echo_ts, service_ns, base: Psn::new(base), bitmap })
-        },
-    )
+            MrcExtRepr::Sack(SackExtRepr {
+                ev_index,
+                ecn_ce_count,
+                echo_ts,
+                service_ns,
+                base: Psn::new(base),
+                bitmap,
+            })
+        })
 }
 
 fn arb_ack_ext() -> impl Strategy<Value = MrcExtRepr> {
@@ -145,19 +177,38 @@ fn arb_ack_ext() -> impl Strategy<Value = MrcExtRepr> {
         arb_sack(),
         (0u8..3, any::<u16>(), 0u32..(1 << 24), any::<u32>()).prop_map(|(k, ev_index, cum, echo_ts)| {
             let kind = [NackKind::Trimmed, NackKind::OutOfWindow, NackKind::RemoteAccess][usize::from(k)];
-            MrcExtRepr::Nack(NackExtRepr { kind, ev_index, cum_psn: Psn::new(cum), echo_ts })
+            MrcExtRepr::Nack(NackExtRepr {
+                kind,
+                ev_index,
+                cum_psn: Psn::new(cum),
+                echo_ts,
+            })
         }),
         (any::<bool>(), any::<u16>(), any::<u32>(), any::<u32>(), any::<u32>()).prop_map(
             |(response, ev_index, probe_id, tx_ts, service_ns)| {
-                MrcExtRepr::Probe(ProbeExtRepr { response, ev_index, probe_id, tx_ts, service_ns })
+                MrcExtRepr::Probe(ProbeExtRepr {
+                    response,
+                    ev_index,
+                    probe_id,
+                    tx_ts,
+                    service_ns,
+                })
             }
         ),
     ]
 }
 
 fn arb_data_ext(opcode: Opcode) -> impl Strategy<Value = MrcExtRepr> {
-    (any::<u16>(), any::<bool>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u32>()).prop_map(
-        move |(ev_index, retransmit, ev_seq, tx_ts, msg_offset, va, rkey)| {
+    (
+        any::<u16>(),
+        any::<bool>(),
+        any::<u32>(),
+        any::<u32>(),
+        any::<u32>(),
+        any::<u64>(),
+        any::<u32>(),
+    )
+        .prop_map(move |(ev_index, retransmit, ev_seq, tx_ts, msg_offset, va, rkey)| {
             MrcExtRepr::Data(DataExtRepr {
                 ev_index,
                 retransmit,
@@ -166,8 +217,7 @@ fn arb_data_ext(opcode: Opcode) -> impl Strategy<Value = MrcExtRepr> {
                 msg_offset,
                 placement: (!opcode.has_reth()).then_some(PlacementRepr { va, rkey }),
             })
-        },
-    )
+        })
 }
 
 /// Any packet the parser accepts, for IPv4 (`v6 = false`: 16-bit EVs) or
@@ -183,7 +233,11 @@ pub fn arb_packet(v6: bool) -> impl Strategy<Value = RocePacket> {
         } else {
             arb_data_ext(opcode).prop_map(Some).boxed()
         };
-        let ev = if v6 { any::<u32>().boxed() } else { (0u32..=0xFFFF).boxed() };
+        let ev = if v6 {
+            any::<u32>().boxed()
+        } else {
+            (0u32..=0xFFFF).boxed()
+        };
         (
             ext,
             ev,
@@ -196,37 +250,39 @@ pub fn arb_packet(v6: bool) -> impl Strategy<Value = RocePacket> {
             (0u8..0x80, 0u32..(1 << 24)),
             proptest::collection::vec(any::<u8>(), 0..48),
         )
-            .prop_map(move |(ext, ev, f, pad, pkey, qp, psn, (va, rkey, dma_len, imm), (syn, msn), payload)| {
-                let syndrome = match &ext {
-                    Some(MrcExtRepr::Nack(n)) => Syndrome::for_nack(n.kind),
-                    Some(_) => Syndrome::Ack { credits: syn & 0x1F },
-                    None => Syndrome::from_u8(syn),
-                };
-                let trimmed = f[6];
-                RocePacket {
-                    ev,
-                    ecn_ce: f[0],
-                    trimmed,
-                    bth: BthRepr {
-                        opcode,
-                        solicited: f[1],
-                        mig_req: f[2],
-                        pad,
-                        pkey,
-                        fecn: f[3],
-                        becn: f[4],
-                        mrc_ext: mrc,
-                        dest_qp: qp,
-                        ack_req: f[5],
-                        psn: Psn::new(psn),
-                    },
-                    reth: opcode.has_reth().then_some(RethRepr { va, rkey, dma_len }),
-                    imm: opcode.has_imm().then_some(imm),
-                    aeth: opcode.has_aeth().then_some(AethRepr { syndrome, msn }),
-                    ext,
-                    payload: Bytes::from(payload),
-                }
-            })
+            .prop_map(
+                move |(ext, ev, f, pad, pkey, qp, psn, (va, rkey, dma_len, imm), (syn, msn), payload)| {
+                    let syndrome = match &ext {
+                        Some(MrcExtRepr::Nack(n)) => Syndrome::for_nack(n.kind),
+                        Some(_) => Syndrome::Ack { credits: syn & 0x1F },
+                        None => Syndrome::from_u8(syn),
+                    };
+                    let trimmed = f[6];
+                    RocePacket {
+                        ev,
+                        ecn_ce: f[0],
+                        trimmed,
+                        bth: BthRepr {
+                            opcode,
+                            solicited: f[1],
+                            mig_req: f[2],
+                            pad,
+                            pkey,
+                            fecn: f[3],
+                            becn: f[4],
+                            mrc_ext: mrc,
+                            dest_qp: qp,
+                            ack_req: f[5],
+                            psn: Psn::new(psn),
+                        },
+                        reth: opcode.has_reth().then_some(RethRepr { va, rkey, dma_len }),
+                        imm: opcode.has_imm().then_some(imm),
+                        aeth: opcode.has_aeth().then_some(AethRepr { syndrome, msn }),
+                        ext,
+                        payload: Bytes::from(payload),
+                    }
+                },
+            )
     })
 }
 
@@ -235,8 +291,15 @@ pub fn arb_encap(v6: bool) -> impl Strategy<Value = Encap> {
         let ip = if v6 {
             IpPair::V6 { src: a, dst: b }
         } else {
-            IpPair::V4 { src: [a[0], a[1], a[2], a[3]], dst: [b[0], b[1], b[2], b[3]] }
+            IpPair::V4 {
+                src: [a[0], a[1], a[2], a[3]],
+                dst: [b[0], b[1], b[2], b[3]],
+            }
         };
-        Encap { src_mac: s, dst_mac: d, ip }
+        Encap {
+            src_mac: s,
+            dst_mac: d,
+            ip,
+        }
     })
 }

@@ -82,7 +82,10 @@ impl EventList for HeapQueue {
     #[inline]
     fn push(&mut self, at: Instant, ev: Event) {
         self.seq += 1;
-        self.heap.push(Entry { key: ((at.as_ps() as u128) << 64) | self.seq as u128, ev });
+        self.heap.push(Entry {
+            key: ((at.as_ps() as u128) << 64) | self.seq as u128,
+            ev,
+        });
     }
     #[inline]
     fn pop(&mut self) -> Option<(Instant, Event)> {
@@ -115,7 +118,14 @@ pub struct RadixQueue {
 
 impl Default for RadixQueue {
     fn default() -> Self {
-        RadixQueue { last: 0, len: 0, buckets: (0..65).map(|_| Vec::new()).collect(), head0: 0, seq: 0, nonempty: 0 }
+        RadixQueue {
+            last: 0,
+            len: 0,
+            buckets: (0..65).map(|_| Vec::new()).collect(),
+            head0: 0,
+            seq: 0,
+            nonempty: 0,
+        }
     }
 }
 
@@ -275,7 +285,10 @@ impl EventList for WheelQueue {
         self.seq += 1;
         self.len += 1;
         let t = at.as_ps().max(self.cur << SLOT_SHIFT);
-        let e = Entry { key: ((t as u128) << 64) | self.seq as u128, ev };
+        let e = Entry {
+            key: ((t as u128) << 64) | self.seq as u128,
+            ev,
+        };
         let slot = t >> SLOT_SHIFT;
         if slot == self.cur {
             // Keep the current slot sorted descending: the new entry has the
@@ -380,11 +393,23 @@ mod tests {
             if round % 2 == 0 {
                 let (t, e) = q.pop().unwrap();
                 now = t.as_ps();
-                out.push((t.as_ps(), match e { Event::FlowStart(s) => s as u64, _ => 0 }));
+                out.push((
+                    t.as_ps(),
+                    match e {
+                        Event::FlowStart(s) => s as u64,
+                        _ => 0,
+                    },
+                ));
             }
         }
         while let Some((t, e)) = q.pop() {
-            out.push((t.as_ps(), match e { Event::FlowStart(s) => s as u64, _ => 0 }));
+            out.push((
+                t.as_ps(),
+                match e {
+                    Event::FlowStart(s) => s as u64,
+                    _ => 0,
+                },
+            ));
         }
         // Popped in non-decreasing time; equal times in push order.
         for w in out.windows(2) {

@@ -23,7 +23,11 @@ pub enum FaultKind {
     Up,
     /// Down for `down_for` every `period`, starting at the fault time,
     /// until `until`.
-    Flap { period: Duration, down_for: Duration, until: Instant },
+    Flap {
+        period: Duration,
+        down_for: Duration,
+        until: Instant,
+    },
     /// Both directions run at `factor` x their rate (e.g. 0.25).
     Degrade { factor: f64 },
     /// Both directions lose each packet with probability `rate`.
@@ -69,7 +73,11 @@ pub(crate) fn expand(faults: &[Fault], reroute_after: Option<Duration>) -> Vec<(
                 }
             }
             FaultKind::Up => v.push((f.at, f.link, Action::Up)),
-            FaultKind::Flap { period, down_for, until } => {
+            FaultKind::Flap {
+                period,
+                down_for,
+                until,
+            } => {
                 let mut t = f.at;
                 while t < until && period > Duration::ZERO {
                     v.push((t, f.link, Action::Down));

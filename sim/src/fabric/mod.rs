@@ -25,8 +25,8 @@ pub mod testnets;
 pub mod topo;
 pub mod traffic;
 
-pub use net::{EcmpMode, EcnConfig, SwitchConfig};
 pub use fault::{Fault, FaultKind, LinkRef};
+pub use net::{EcmpMode, EcnConfig, SwitchConfig};
 pub use results::{flows_csv, summary_json, FlowRecord, GoodputSeries, RunOutput, Summary};
 pub use run::{bench, run, BenchResult, Progress, SimConfig, SimError};
 pub use traffic::FlowSpec;

@@ -117,7 +117,11 @@ impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: 400_000,
-            ecn: Some(EcnConfig { kmin_bytes: 80_000, kmax_bytes: 320_000, pmax: 1.0 }),
+            ecn: Some(EcnConfig {
+                kmin_bytes: 80_000,
+                kmax_bytes: 320_000,
+                pmax: 1.0,
+            }),
             trimming: true,
             header_buffer_bytes: 64_000,
         }

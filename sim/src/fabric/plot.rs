@@ -205,10 +205,7 @@ fn fmt_log_tick(v: &f64) -> String {
         return String::new();
     }
     let mantissa = *v / 10f64.powf(v.log10().floor());
-    if [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .any(|m| (mantissa - m).abs() < 1e-6 * m)
-    {
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m) {
         fmt_tick(v)
     } else {
         String::new()
@@ -316,20 +313,13 @@ macro_rules! draw_cdf {
             let label = if l.steps.is_empty() {
                 format!("{}  (no data)", l.label)
             } else {
-                format!(
-                    "{}  (p50 {} µs, p99 {} µs)",
-                    l.label,
-                    fmt_num(l.p50),
-                    fmt_num(l.p99)
-                )
+                format!("{}  (p50 {} µs, p99 {} µs)", l.label, fmt_num(l.p50), fmt_num(l.p99))
             };
             chart
                 .draw_series(LineSeries::new(l.steps.iter().copied(), c.stroke_width(3)))
                 .map_err(draw_err)?
                 .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x - 4, y), (x + 16, y)], c.stroke_width(3))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x - 4, y), (x + 16, y)], c.stroke_width(3)));
             if !l.steps.is_empty() {
                 chart
                     .draw_series([
@@ -525,9 +515,7 @@ macro_rules! draw_goodput {
                 .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(3)))
                 .map_err(draw_err)?
                 .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x - 4, y), (x + 16, y)], c.stroke_width(3))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x - 4, y), (x + 16, y)], c.stroke_width(3)));
             if pts.len() == 1 {
                 chart
                     .draw_series(std::iter::once(Circle::new(pts[0], 5, c.filled())))
@@ -561,10 +549,7 @@ macro_rules! draw_goodput {
             chart
                 .draw_series(std::iter::once(
                     EmptyElement::at((*t, y1))
-                        + Rectangle::new(
-                            [(bx0, top - 2), (bx1, top + h + 2)],
-                            WHITE.mix(0.85).filled(),
-                        )
+                        + Rectangle::new([(bx0, top - 2), (bx1, top + h + 2)], WHITE.mix(0.85).filled())
                         + Text::new(label.clone(), (dx, top), style),
                 ))
                 .map_err(draw_err)?;
@@ -610,11 +595,7 @@ pub fn goodput_timeline(
             (s.label.as_str(), pts)
         })
         .collect();
-    let markers: Vec<(f64, String)> = markers
-        .iter()
-        .filter(|(t, _)| t.is_finite())
-        .cloned()
-        .collect();
+    let markers: Vec<(f64, String)> = markers.iter().filter(|(t, _)| t.is_finite()).cloned().collect();
     let (mut xlo, mut xhi) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut ylo, mut yhi) = (0.0f64, f64::NEG_INFINITY);
     for (_, pts) in &lines {
@@ -645,11 +626,7 @@ pub fn goodput_timeline(
     } else {
         padded(ylo, yhi, false)
     };
-    let (ylo, yhi) = if yhi > ylo {
-        (ylo, yhi)
-    } else {
-        (ylo, ylo + 1.0)
-    };
+    let (ylo, yhi) = if yhi > ylo { (ylo, yhi) } else { (ylo, ylo + 1.0) };
     draw_goodput!(
         BitMapBackend::new(&png, SIZE).into_drawing_area(),
         title,

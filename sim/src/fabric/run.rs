@@ -19,9 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use super::event::{DefaultQueue, Event, EventList};
 use super::fault::{self, Action, Fault};
 use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
-use super::results::{
-    fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary,
-};
+use super::results::{fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary};
 use super::topo::Topology;
 use super::traffic::FlowSpec;
 
@@ -275,7 +273,12 @@ pub fn bench_with<Q: EventList + Default>(
     let out = run_with::<Q>(topo, cfg, flows, None)?;
     let wall_s = t0.elapsed().as_secs_f64();
     let events = out.summary.events;
-    Ok(BenchResult { events, wall_s, events_per_s: events as f64 / wall_s.max(1e-9), summary: out.summary })
+    Ok(BenchResult {
+        events,
+        wall_s,
+        events_per_s: events as f64 / wall_s.max(1e-9),
+        summary: out.summary,
+    })
 }
 
 /// Header bytes of a data packet on the wire for `mtu` payload (estimate
@@ -309,9 +312,15 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             max_size = max_size.max(f.size);
         }
         for (i, f) in cfg.faults.iter().enumerate() {
-            let ok = topo.nodes.get(f.link.node as usize).is_some_and(|n| (f.link.port as usize) < n.ports.len());
+            let ok = topo
+                .nodes
+                .get(f.link.node as usize)
+                .is_some_and(|n| (f.link.port as usize) < n.ports.len());
             if !ok {
-                return Err(SimError::Fault { index: i, msg: format!("no port {} on node {}", f.link.port, f.link.node) });
+                return Err(SimError::Fault {
+                    index: i,
+                    msg: format!("no port {} on node {}", f.link.port, f.link.node),
+                });
             }
         }
         let ports = Ports::new(topo, cfg.seed);
@@ -391,12 +400,22 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             if countdown == 0 {
                 countdown = every;
                 if let Some(cb) = progress.as_deref_mut() {
-                    cb(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.events });
+                    cb(Progress {
+                        now: self.now,
+                        flows_done: self.flows_done,
+                        flows_total: total,
+                        events: self.events,
+                    });
                 }
             }
         }
         if let Some(cb) = progress {
-            cb(Progress { now: self.now, flows_done: self.flows_done, flows_total: total, events: self.events });
+            cb(Progress {
+                now: self.now,
+                flows_done: self.flows_done,
+                flows_total: total,
+                events: self.events,
+            });
         }
     }
 
@@ -427,7 +446,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 }
             }
             EcmpMode::EvPath => {
-                let base = if n_evs > 1 { rng.gen::<u8>() as u32 * 256 } else { rng.gen::<u16>() as u32 };
+                let base = if n_evs > 1 {
+                    rng.gen::<u8>() as u32 * 256
+                } else {
+                    rng.gen::<u16>() as u32
+                };
                 evs.extend((0..n_evs as u32).map(|i| base + i));
                 // Spraying walks the set in order: shuffle it per flow so
                 // flows do not visit the paths in lockstep (with one cyclic
@@ -435,7 +458,10 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 rand::seq::SliceRandom::shuffle(evs.as_mut_slice(), &mut rng);
             }
         }
-        let gbps = self.topo.nodes[spec.src as usize].ports.first().map_or(100.0, |p| p.gbps);
+        let gbps = self.topo.nodes[spec.src as usize]
+            .ports
+            .first()
+            .map_or(100.0, |p| p.gbps);
         let data_wire = cfg.mtu + header_estimate() + cfg.wire_extra_bytes;
         let ack_wire = header_estimate() + cfg.wire_extra_bytes;
         let base_rtt = self.topo.base_latency(spec.src, spec.dst, data_wire)
@@ -470,10 +496,16 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             qc.ack_delay = cfg.ack_delay;
             qc.event_queue_len = 64;
             let mut qp = Qp::new(qc).map_err(|e| e.to_string())?;
-            qp.modify(now, QpTransition::Init(InitAttr::default())).map_err(|e| e.to_string())?;
+            qp.modify(now, QpTransition::Init(InitAttr::default()))
+                .map_err(|e| e.to_string())?;
             qp.modify(
                 now,
-                QpTransition::Rtr(RtrAttr { dest_qp: qpn(peer), rq_psn: Psn::new(0), mpr_units: cfg.mpr_units, max_wimm: 16 }),
+                QpTransition::Rtr(RtrAttr {
+                    dest_qp: qpn(peer),
+                    rq_psn: Psn::new(0),
+                    mpr_units: cfg.mpr_units,
+                    max_wimm: 16,
+                }),
             )
             .map_err(|e| e.to_string())?;
             qp.modify(
@@ -498,7 +530,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
         };
-        resp.memory_mut().register_sink(SINK_VA, spec.size, SINK_RKEY).expect("sink region");
+        resp.memory_mut()
+            .register_sink(SINK_VA, spec.size, SINK_RKEY)
+            .expect("sink region");
         if spec.imm {
             resp.post_recv(f as u64).expect("post_recv");
         }
@@ -592,7 +626,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// Put a QP in its host's round-robin ring.
     #[inline]
     fn ready(&mut self, id: u32) {
-        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        let Some(e) = self.qps[id as usize].as_mut() else {
+            return;
+        };
         if !e.in_ring {
             e.in_ring = true;
             let h = e.host;
@@ -606,13 +642,17 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// re-arms), so deadlines that move on every ACK cost no heap pushes.
     fn touch(&mut self, id: u32) {
         loop {
-            let Some(e) = self.qps[id as usize].as_mut() else { return };
+            let Some(e) = self.qps[id as usize].as_mut() else {
+                return;
+            };
             let Some(ev) = e.qp.poll_event() else { break };
             let (flow, is_req) = (e.flow, e.is_req);
             self.on_qp_event(flow, is_req, ev);
         }
         let now = self.now.as_ps();
-        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        let Some(e) = self.qps[id as usize].as_mut() else {
+            return;
+        };
         let t = e.qp.poll_timeout().map_or(NO_TIMER, |t| t.as_ps());
         if t < e.timer_at {
             e.gen = e.gen.wrapping_add(1);
@@ -640,7 +680,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     let st = &mut self.flows[f as usize];
                     st.ev_bad += 1;
                     let ev = st.evs.get(ch.ev_index as usize).copied().unwrap_or(u32::MAX);
-                    self.ev_marks.push(EvMark { flow: f, ev_index: ch.ev_index, ev, at_ps: self.now.as_ps(), reason: ch.reason });
+                    self.ev_marks.push(EvMark {
+                        flow: f,
+                        ev_index: ch.ev_index,
+                        ev,
+                        at_ps: self.now.as_ps(),
+                        reason: ch.reason,
+                    });
                 }
             }
             QpEvent::StateChanged { to: QpState::Error, .. } => {
@@ -655,7 +701,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 
     fn qp_timer(&mut self, id: u32, gen: u32) {
         let now = self.now;
-        let Some(e) = self.qps[id as usize].as_mut() else { return };
+        let Some(e) = self.qps[id as usize].as_mut() else {
+            return;
+        };
         if e.gen != gen {
             return;
         }
@@ -693,9 +741,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             if !idle {
                 return;
             }
-            let Some(id) = self.hosts[h as usize].ring.pop_front() else { return };
+            let Some(id) = self.hosts[h as usize].ring.pop_front() else {
+                return;
+            };
             let now = self.now;
-            let Some(e) = self.qps[id as usize].as_mut() else { continue };
+            let Some(e) = self.qps[id as usize].as_mut() else {
+                continue;
+            };
             e.in_ring = false;
             let pkt = e.qp.poll_transmit(now);
             let dst = e.peer_host;
@@ -717,7 +769,15 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let group = self.topo.next_hops(h, dst);
         let mut route = pkt.ev & 0xFFFF;
         let n = group.len();
-        let mut i = net::ecmp_pick(self.cfg.ecmp, self.ports.salt[h as usize], h, dst, pkt.ev, &mut route, n);
+        let mut i = net::ecmp_pick(
+            self.cfg.ecmp,
+            self.ports.salt[h as usize],
+            h,
+            dst,
+            pkt.ev,
+            &mut route,
+            n,
+        );
         if self.reroute.is_some() && n > 1 && !self.member_ok(h, group[i], dst) {
             if let Some(j) = (1..n).map(|k| (i + k) % n).find(|&j| self.member_ok(h, group[j], dst)) {
                 i = j;
@@ -725,7 +785,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         let port = group.get(i).copied().unwrap_or(0);
         let g = self.ports.index(h, port);
-        let id = self.slab.insert(Slot { pkt, src: h, dst, wire, route });
+        let id = self.slab.insert(Slot {
+            pkt,
+            src: h,
+            dst,
+            wire,
+            route,
+        });
         let p = &mut self.ports.ports[g as usize];
         if p.busy.is_none() {
             self.start_tx(g, id);
@@ -912,7 +978,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             }
         }
         let qid = pkt.bth.dest_qp.wrapping_sub(1);
-        let ok = self.qps.get(qid as usize).and_then(|e| e.as_ref()).is_some_and(|e| e.host == h);
+        let ok = self
+            .qps
+            .get(qid as usize)
+            .and_then(|e| e.as_ref())
+            .is_some_and(|e| e.host == h);
         if !ok {
             // For a QP already freed (its flow finished): a late duplicate.
             self.stale_packets += 1;
@@ -967,7 +1037,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 rep_of.push(r);
             }
             let n_reps = reps.len();
-            Reach { rep_of, reps, n_reps, ok: Vec::new() }
+            Reach {
+                rep_of,
+                reps,
+                n_reps,
+                ok: Vec::new(),
+            }
         });
         let n_nodes = topo.nodes.len();
         r.ok.clear();
@@ -1044,7 +1119,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mut goodput_pct = Vec::new();
         for (i, spec) in self.specs.iter().enumerate() {
             let st = &self.flows[i];
-            let c = self.qps[2 * i].as_ref().map(|e| *e.qp.counters()).or(st.counters).unwrap_or_default();
+            let c = self.qps[2 * i]
+                .as_ref()
+                .map(|e| *e.qp.counters())
+                .or(st.counters)
+                .unwrap_or_default();
             retx += c.retransmitted_packets;
             tos += c.rto_fired;
             let fct = match (st.started, st.end) {
@@ -1115,7 +1194,10 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         RunOutput {
             flows: records,
             summary,
-            series: GoodputSeries { bin_ps: self.cfg.series_bin.as_ps(), bytes: std::mem::take(&mut self.series) },
+            series: GoodputSeries {
+                bin_ps: self.cfg.series_bin.as_ps(),
+                bytes: std::mem::take(&mut self.series),
+            },
             ev_marks: std::mem::take(&mut self.ev_marks),
             flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
             ports: self.ports.ports.iter().map(|p| p.stats).collect(),

@@ -19,7 +19,11 @@ pub struct LinkSpec {
 impl Default for LinkSpec {
     /// 100 Gb/s, 1 us links, zero switch latency (the htsim reference set).
     fn default() -> Self {
-        LinkSpec { gbps: 100.0, latency: Duration::from_us(1), switch_latency: Duration::ZERO }
+        LinkSpec {
+            gbps: 100.0,
+            latency: Duration::from_us(1),
+            switch_latency: Duration::ZERO,
+        }
     }
 }
 
@@ -30,19 +34,39 @@ struct Builder {
 
 impl Builder {
     fn new(n_hosts: usize, link: LinkSpec) -> Builder {
-        let nodes = (0..n_hosts).map(|_| Node { kind: NodeKind::Host, ports: Vec::new(), latency: Duration::ZERO }).collect();
+        let nodes = (0..n_hosts)
+            .map(|_| Node {
+                kind: NodeKind::Host,
+                ports: Vec::new(),
+                latency: Duration::ZERO,
+            })
+            .collect();
         Builder { nodes, link }
     }
     fn switch(&mut self, tier: u8, plane: u8) -> NodeId {
-        self.nodes.push(Node { kind: NodeKind::Switch { tier, plane }, ports: Vec::new(), latency: self.link.switch_latency });
+        self.nodes.push(Node {
+            kind: NodeKind::Switch { tier, plane },
+            ports: Vec::new(),
+            latency: self.link.switch_latency,
+        });
         (self.nodes.len() - 1) as NodeId
     }
     fn connect_at(&mut self, a: NodeId, b: NodeId, gbps: f64) -> (PortId, PortId) {
         let pa = self.nodes[a as usize].ports.len() as PortId;
         let pb = self.nodes[b as usize].ports.len() as PortId;
         let lat = self.link.latency;
-        self.nodes[a as usize].ports.push(Port { peer: b, peer_port: pb, gbps, latency: lat });
-        self.nodes[b as usize].ports.push(Port { peer: a, peer_port: pa, gbps, latency: lat });
+        self.nodes[a as usize].ports.push(Port {
+            peer: b,
+            peer_port: pb,
+            gbps,
+            latency: lat,
+        });
+        self.nodes[b as usize].ports.push(Port {
+            peer: a,
+            peer_port: pa,
+            gbps,
+            latency: lat,
+        });
         (pa, pb)
     }
     fn connect(&mut self, a: NodeId, b: NodeId) -> (PortId, PortId) {
@@ -68,11 +92,25 @@ impl FatTreeShape {
     /// The k-ary fat tree: k/2 hosts per ToR, k/2 ToRs and aggs per pod, k
     /// pods, (k/2)^2 cores: k^3/4 hosts, non-blocking.
     pub fn k_ary(k: u32) -> FatTreeShape {
-        FatTreeShape { hosts_per_tor: k / 2, tors_per_pod: k / 2, aggs_per_pod: k / 2, pods: k, cores: k * k / 4, planes: 1 }
+        FatTreeShape {
+            hosts_per_tor: k / 2,
+            tors_per_pod: k / 2,
+            aggs_per_pod: k / 2,
+            pods: k,
+            cores: k * k / 4,
+            planes: 1,
+        }
     }
     /// 1024 hosts: 8 per ToR, 16 pods of 8 ToRs + 8 aggs, 64 cores.
     pub fn hosts_1024() -> FatTreeShape {
-        FatTreeShape { hosts_per_tor: 8, tors_per_pod: 8, aggs_per_pod: 8, pods: 16, cores: 64, planes: 1 }
+        FatTreeShape {
+            hosts_per_tor: 8,
+            tors_per_pod: 8,
+            aggs_per_pod: 8,
+            pods: 16,
+            cores: 64,
+            planes: 1,
+        }
     }
     pub fn hosts(&self) -> u32 {
         self.hosts_per_tor * self.tors_per_pod * self.pods
@@ -92,7 +130,11 @@ pub struct FatTreeIds {
 pub fn fat_tree(s: FatTreeShape, link: LinkSpec) -> (Topology, FatTreeIds) {
     let n_hosts = s.hosts();
     let mut b = Builder::new(n_hosts as usize, link);
-    let mut ids = FatTreeIds { tors: Vec::new(), aggs: Vec::new(), cores: Vec::new() };
+    let mut ids = FatTreeIds {
+        tors: Vec::new(),
+        aggs: Vec::new(),
+        cores: Vec::new(),
+    };
     let cpa = (s.cores / s.aggs_per_pod).max(1);
     for plane in 0..s.planes.max(1) {
         let tors: Vec<NodeId> = (0..s.pods * s.tors_per_pod).map(|_| b.switch(0, plane)).collect();
@@ -104,7 +146,10 @@ pub fn fat_tree(s: FatTreeShape, link: LinkSpec) -> (Topology, FatTreeIds) {
         for pod in 0..s.pods {
             for t in 0..s.tors_per_pod {
                 for a in 0..s.aggs_per_pod {
-                    b.connect(tors[(pod * s.tors_per_pod + t) as usize], aggs[(pod * s.aggs_per_pod + a) as usize]);
+                    b.connect(
+                        tors[(pod * s.tors_per_pod + t) as usize],
+                        aggs[(pod * s.aggs_per_pod + a) as usize],
+                    );
                 }
             }
         }

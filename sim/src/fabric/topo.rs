@@ -183,7 +183,9 @@ impl Topology {
         let (hpt, up) = match (tiers, k.hosts_per_tor) {
             (2 | 3, Some(h)) => {
                 if h == 0 || !divides(o, h) {
-                    return bad(format!("hosts_per_tor {h} not a positive multiple of oversubscription {o}"));
+                    return bad(format!(
+                        "hosts_per_tor {h} not a positive multiple of oversubscription {o}"
+                    ));
                 }
                 (h, h / o)
             }
@@ -212,7 +214,11 @@ impl Topology {
         let tors = p.hosts.div_ceil(hpt);
         let (tors_per_pod, mid_per_pod, cores) = if tiers == 3 { (up, up, up * up) } else { (tors, up, 0) };
         let pods = tors.div_ceil(tors_per_pod);
-        let tier = TierLinks { gbps: p.link_gbps, latency: p.link_latency, switch_latency: p.switch_latency };
+        let tier = TierLinks {
+            gbps: p.link_gbps,
+            latency: p.link_latency,
+            switch_latency: p.switch_latency,
+        };
         let c = Clos {
             tiers,
             hosts: p.hosts,
@@ -235,7 +241,10 @@ impl Topology {
     /// and `docs/sim-topology.md` for how it maps to a fabric).
     pub fn from_htsim_file(path: &std::path::Path, planes: u8) -> Result<Topology, TopoError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopoError::Io { file: file.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| TopoError::Io {
+            file: file.clone(),
+            source,
+        })?;
         Topology::from_htsim_str(&text, &file, planes)
     }
 
@@ -264,7 +273,9 @@ impl Topology {
                 return bad(format!("node {i}: hosts must come first, and only hosts"));
             }
             for (pi, port) in node.ports.iter().enumerate() {
-                let back = nodes.get(port.peer as usize).and_then(|p| p.ports.get(port.peer_port as usize));
+                let back = nodes
+                    .get(port.peer as usize)
+                    .and_then(|p| p.ports.get(port.peer_port as usize));
                 if !matches!(back, Some(b) if b.peer as usize == i && b.peer_port as usize == pi) {
                     return bad(format!("node {i} port {pi}: not cabled back symmetrically"));
                 }
@@ -359,8 +370,22 @@ impl Topology {
                 spans[(s - hs) * n_leaves + li] = span;
             }
         }
-        let routes = Routes { host_leaf, host_down, leaf_index, n_leaves, spans, ports, host_ports };
-        Ok(Topology { nodes, n_hosts, planes: planes_n as u8, description, routes })
+        let routes = Routes {
+            host_leaf,
+            host_down,
+            leaf_index,
+            n_leaves,
+            spans,
+            ports,
+            host_ports,
+        };
+        Ok(Topology {
+            nodes,
+            n_hosts,
+            planes: planes_n as u8,
+            description,
+            routes,
+        })
     }
 
     /// The ECMP group at `node` toward host `dst`: the egress ports on a
@@ -397,7 +422,9 @@ impl Topology {
             if node == dst {
                 return total;
             }
-            let Some(&p) = self.next_hops(node, dst).first() else { break };
+            let Some(&p) = self.next_hops(node, dst).first() else {
+                break;
+            };
             let n = &self.nodes[node as usize];
             let port = &n.ports[p as usize];
             total = total + n.latency + port.latency + Duration::serialisation(bytes as u64, port.gbps);
@@ -479,7 +506,8 @@ impl Clos {
         {
             return Err("more than 65535 ports on a switch".into());
         }
-        let switches = c.planes as u64 * (c.hosts.div_ceil(c.hpt) as u64 + c.pods as u64 * c.mid_per_pod as u64 + c.cores as u64);
+        let switches =
+            c.planes as u64 * (c.hosts.div_ceil(c.hpt) as u64 + c.pods as u64 * c.mid_per_pod as u64 + c.cores as u64);
         if c.hosts as u64 + switches > u32::MAX as u64 / 2 {
             return Err("too many nodes".into());
         }
@@ -508,13 +536,22 @@ impl Clos {
         let mut nodes = Vec::with_capacity((h + c.planes as u32 * per_plane) as usize);
         let base = |plane: u32| h + plane * per_plane;
         for x in 0..h {
-            let ports = (0..c.planes as u32).map(|p| port(base(p) + x / c.hpt, x % c.hpt, 0)).collect();
-            nodes.push(Node { kind: NodeKind::Host, ports, latency: Duration::ZERO });
+            let ports = (0..c.planes as u32)
+                .map(|p| port(base(p) + x / c.hpt, x % c.hpt, 0))
+                .collect();
+            nodes.push(Node {
+                kind: NodeKind::Host,
+                ports,
+                latency: Duration::ZERO,
+            });
         }
         for plane in 0..c.planes as u32 {
             let b = base(plane);
             let (tor0, mid0, core0) = (b, b + tors, b + tors + mids);
-            let sw = |tier: u8| NodeKind::Switch { tier, plane: plane as u8 };
+            let sw = |tier: u8| NodeKind::Switch {
+                tier,
+                plane: plane as u8,
+            };
             for t in 0..tors {
                 let n = hosts_on(t);
                 let mut ports = Vec::with_capacity((n + c.tor_up) as usize);
@@ -525,7 +562,11 @@ impl Clos {
                         ports.push(port(mid0 + pod * c.mid_per_pod + m, local * c.b1 + k, 1));
                     }
                 }
-                nodes.push(Node { kind: sw(0), ports, latency: c.tier[0].switch_latency });
+                nodes.push(Node {
+                    kind: sw(0),
+                    ports,
+                    latency: c.tier[0].switch_latency,
+                });
             }
             for g in 0..mids {
                 let (pod, m) = (g / c.mid_per_pod, g % c.mid_per_pod);
@@ -542,17 +583,29 @@ impl Clos {
                         ports.push(port(core0 + m * g2 + j, pod * c.b2 + k, 2));
                     }
                 }
-                nodes.push(Node { kind: sw(1), ports, latency: c.tier[1].switch_latency });
+                nodes.push(Node {
+                    kind: sw(1),
+                    ports,
+                    latency: c.tier[1].switch_latency,
+                });
             }
             for core in 0..cores {
                 let (m, j) = (core / g2, core % g2);
                 let mut ports = Vec::with_capacity((pods * c.b2) as usize);
                 for pod in 0..pods {
                     for k in 0..c.b2 {
-                        ports.push(port(mid0 + pod * c.mid_per_pod + m, tors_in(pod) * c.b1 + j * c.b2 + k, 2));
+                        ports.push(port(
+                            mid0 + pod * c.mid_per_pod + m,
+                            tors_in(pod) * c.b1 + j * c.b2 + k,
+                            2,
+                        ));
                     }
                 }
-                nodes.push(Node { kind: sw(2), ports, latency: c.tier[2].switch_latency });
+                nodes.push(Node {
+                    kind: sw(2),
+                    ports,
+                    latency: c.tier[2].switch_latency,
+                });
             }
         }
         let desc = if c.tiers == 3 {
@@ -603,8 +656,18 @@ struct HtsimFile {
 
 impl HtsimFile {
     fn parse(text: &str, file: &str) -> Result<HtsimFile, TopoError> {
-        let err = |line: usize, msg: String| TopoError::Parse { file: file.to_string(), line, msg };
-        let mut f = HtsimFile { file: file.to_string(), nodes: None, tiers: None, podsize: None, blocks: Vec::new() };
+        let err = |line: usize, msg: String| TopoError::Parse {
+            file: file.to_string(),
+            line,
+            msg,
+        };
+        let mut f = HtsimFile {
+            file: file.to_string(),
+            nodes: None,
+            tiers: None,
+            podsize: None,
+            blocks: Vec::new(),
+        };
         let mut cur: Option<usize> = None;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
@@ -657,7 +720,10 @@ impl HtsimFile {
                     if let Some(b) = &f.blocks[n] {
                         return Err(err(line, format!("tier {n} repeated (first on line {})", b.line)));
                     }
-                    f.blocks[n] = Some(TierBlock { line, ..Default::default() });
+                    f.blocks[n] = Some(TierBlock {
+                        line,
+                        ..Default::default()
+                    });
                     cur = Some(n);
                 }
                 _ => {
@@ -685,7 +751,11 @@ impl HtsimFile {
     }
 
     fn to_clos(&self, planes: u8) -> Result<Clos, TopoError> {
-        let err = |line: usize, msg: String| TopoError::Parse { file: self.file.clone(), line, msg };
+        let err = |line: usize, msg: String| TopoError::Parse {
+            file: self.file.clone(),
+            line,
+            msg,
+        };
         let need = |v: Option<Val>, line: usize, what: &str| v.ok_or_else(|| err(line, format!("missing `{what}`")));
         if planes == 0 {
             return Err(TopoError::Invalid("planes must be at least 1".into()));
@@ -702,17 +772,30 @@ impl HtsimFile {
         }
         let end = self.blocks.len().max(1);
         if self.blocks.len() > tiers as usize {
-            let b = self.blocks[tiers as usize..].iter().flatten().next().map_or(tiers_v.line, |b| b.line);
+            let b = self.blocks[tiers as usize..]
+                .iter()
+                .flatten()
+                .next()
+                .map_or(tiers_v.line, |b| b.line);
             return Err(err(b, format!("tier block beyond Tiers {tiers}")));
         }
         let mut blk = Vec::new();
         for t in 0..tiers as usize {
             match self.blocks.get(t).cloned().flatten() {
                 Some(b) => blk.push(b),
-                None => return Err(err(tiers_v.line, format!("missing `Tier {t}` block (file has {end} block slots)"))),
+                None => {
+                    return Err(err(
+                        tiers_v.line,
+                        format!("missing `Tier {t}` block (file has {end} block slots)"),
+                    ))
+                }
             }
         }
-        let mut links = [TierLinks { gbps: 0.0, latency: Duration::ZERO, switch_latency: Duration::ZERO }; 3];
+        let mut links = [TierLinks {
+            gbps: 0.0,
+            latency: Duration::ZERO,
+            switch_latency: Duration::ZERO,
+        }; 3];
         let mut down = [0u32; 3];
         let mut up = [0u32; 3];
         let mut bundle = [1u32; 3];
@@ -742,7 +825,10 @@ impl HtsimFile {
                     return Err(err(bu.line, "Bundle must be positive".into()));
                 }
                 if !divides(bundle[t], down[t]) {
-                    return Err(err(bu.line, format!("Radix_Down {} not a multiple of Bundle {}", down[t], bundle[t])));
+                    return Err(err(
+                        bu.line,
+                        format!("Radix_Down {} not a multiple of Bundle {}", down[t], bundle[t]),
+                    ));
                 }
             }
             let top = t + 1 == tiers as usize;
@@ -758,7 +844,10 @@ impl HtsimFile {
                         if (down[t] as f64) != os.v * up[t] as f64 {
                             return Err(err(
                                 os.line,
-                                format!("Oversubscribed {} but Radix_Down/Radix_Up = {}/{}", os.v, down[t], up[t]),
+                                format!(
+                                    "Oversubscribed {} but Radix_Down/Radix_Up = {}/{}",
+                                    os.v, down[t], up[t]
+                                ),
                             ));
                         }
                     }
@@ -766,7 +855,10 @@ impl HtsimFile {
                 (None, Some(os)) => {
                     let o = os.v as u32;
                     if !divides(o, down[t]) {
-                        return Err(err(os.line, format!("Radix_Down {} not divisible by Oversubscribed {o}", down[t])));
+                        return Err(err(
+                            os.line,
+                            format!("Radix_Down {} not divisible by Oversubscribed {o}", down[t]),
+                        ));
                     }
                     up[t] = down[t] / o;
                 }
@@ -775,7 +867,10 @@ impl HtsimFile {
         }
         let rd = |t: usize| blk[t].radix_down.map_or(blk[t].line, |v| v.line);
         if !divides(down[0], hosts) {
-            return Err(err(nodes.line, format!("Nodes {hosts} not a multiple of tier-0 Radix_Down {}", down[0])));
+            return Err(err(
+                nodes.line,
+                format!("Nodes {hosts} not a multiple of tier-0 Radix_Down {}", down[0]),
+            ));
         }
         let tors = hosts / down[0];
         let mut c = Clos {
@@ -799,7 +894,10 @@ impl HtsimFile {
             if podsize == 0 || !divides(down[0], podsize) || !divides(podsize, hosts) {
                 return Err(err(
                     ps.line,
-                    format!("Podsize {podsize} must divide Nodes {hosts} and be a multiple of tier-0 Radix_Down {}", down[0]),
+                    format!(
+                        "Podsize {podsize} must divide Nodes {hosts} and be a multiple of tier-0 Radix_Down {}",
+                        down[0]
+                    ),
                 ));
             }
             c.tors_per_pod = podsize / down[0];
@@ -828,11 +926,13 @@ impl HtsimFile {
             if w(down[2]) != w(c.pods) * w(bundle[2]) || agg_links % w(down[2]) != 0 {
                 return Err(err(
                     rd(2),
-                    format!("tier-2 Radix_Down {} must be {} pods x Bundle {}", down[2], c.pods, bundle[2]),
+                    format!(
+                        "tier-2 Radix_Down {} must be {} pods x Bundle {}",
+                        down[2], c.pods, bundle[2]
+                    ),
                 ));
             }
-            c.cores = u32::try_from(agg_links / w(down[2]))
-                .map_err(|_| err(rd(2), "too many cores".into()))?;
+            c.cores = u32::try_from(agg_links / w(down[2])).map_err(|_| err(rd(2), "too many cores".into()))?;
         }
         c.check().map_err(|m| err(rd(tiers as usize - 1), m))?;
         Ok(c)
@@ -845,11 +945,28 @@ mod tests {
 
     /// Two hosts on one switch, one plane.
     fn star() -> Topology {
-        let link = |peer, peer_port| Port { peer, peer_port, gbps: 100.0, latency: Duration::from_ns(1000) };
+        let link = |peer, peer_port| Port {
+            peer,
+            peer_port,
+            gbps: 100.0,
+            latency: Duration::from_ns(1000),
+        };
         let nodes = vec![
-            Node { kind: NodeKind::Host, ports: vec![link(2, 0)], latency: Duration::ZERO },
-            Node { kind: NodeKind::Host, ports: vec![link(2, 1)], latency: Duration::ZERO },
-            Node { kind: NodeKind::Switch { tier: 0, plane: 0 }, ports: vec![link(0, 0), link(1, 0)], latency: Duration::ZERO },
+            Node {
+                kind: NodeKind::Host,
+                ports: vec![link(2, 0)],
+                latency: Duration::ZERO,
+            },
+            Node {
+                kind: NodeKind::Host,
+                ports: vec![link(2, 1)],
+                latency: Duration::ZERO,
+            },
+            Node {
+                kind: NodeKind::Switch { tier: 0, plane: 0 },
+                ports: vec![link(0, 0), link(1, 0)],
+                latency: Duration::ZERO,
+            },
         ];
         Topology::from_nodes(nodes, 2, 1, "star".into()).unwrap()
     }
@@ -876,7 +993,10 @@ mod tests {
         let two = "Nodes 1024\nTiers 2\nTier 0\nRadix_Down 32\nOversubscribed 4\nDownlink_speed_Gbps 100\n\
                    Downlink_Latency_ns 1000\nTier 1\nRadix_Down 32\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 1000";
         let c = HtsimFile::parse(two, "x").unwrap().to_clos(1).unwrap();
-        assert_eq!((c.hpt, c.tor_up, c.tors_per_pod, c.pods, c.mid_per_pod), (32, 8, 32, 1, 8));
+        assert_eq!(
+            (c.hpt, c.tor_up, c.tors_per_pod, c.pods, c.mid_per_pod),
+            (32, 8, 32, 1, 8)
+        );
     }
 
     #[test]
@@ -893,6 +1013,9 @@ mod tests {
     fn asymmetric_cabling_is_refused() {
         let mut t = star().nodes;
         t[2].ports[1].peer_port = 3;
-        assert!(matches!(Topology::from_nodes(t, 2, 1, "x".into()), Err(TopoError::Invalid(_))));
+        assert!(matches!(
+            Topology::from_nodes(t, 2, 1, "x".into()),
+            Err(TopoError::Invalid(_))
+        ));
     }
 }

@@ -28,7 +28,15 @@ pub struct FlowSpec {
 
 impl FlowSpec {
     pub fn new(id: u64, src: u32, dst: u32, size: u64, start: Instant) -> FlowSpec {
-        FlowSpec { id, src, dst, size, start, after: None, imm: false }
+        FlowSpec {
+            id,
+            src,
+            dst,
+            size,
+            start,
+            after: None,
+            imm: false,
+        }
     }
 }
 
@@ -53,7 +61,10 @@ pub struct ConnectionMatrix {
 /// Read a `.cm` file.
 pub fn read_cm(path: &std::path::Path) -> Result<ConnectionMatrix, TrafficError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TrafficError::Io { file: file.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| TrafficError::Io {
+        file: file.clone(),
+        source,
+    })?;
     parse_cm(&text, &file)
 }
 
@@ -62,7 +73,11 @@ pub fn read_cm(path: &std::path::Path) -> Result<ConnectionMatrix, TrafficError>
 /// ignored; `start` may be fractional microseconds). `file` names the
 /// source in errors.
 pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError> {
-    let err = |line: usize, msg: String| TrafficError::Parse { file: file.to_string(), line, msg };
+    let err = |line: usize, msg: String| TrafficError::Parse {
+        file: file.to_string(),
+        line,
+        msg,
+    };
     let mut nodes: Option<u32> = None;
     let mut conns: Option<usize> = None;
     let mut flows = Vec::new();
@@ -84,7 +99,9 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
             conns = Some(v.parse().map_err(|_| err(ln, format!("bad connection count {v:?}")))?);
             continue;
         }
-        let (s, d) = first.split_once("->").ok_or_else(|| err(ln, format!("expected src->dst, got {first:?}")))?;
+        let (s, d) = first
+            .split_once("->")
+            .ok_or_else(|| err(ln, format!("expected src->dst, got {first:?}")))?;
         let src: u32 = s.parse().map_err(|_| err(ln, format!("bad source {s:?}")))?;
         let dst: u32 = d.parse().map_err(|_| err(ln, format!("bad destination {d:?}")))?;
         let mut id = None;
@@ -118,7 +135,13 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
             }
         }
         let idx = flows.len() as u64;
-        flows.push(FlowSpec::new(id.unwrap_or(idx), src, dst, size, start.unwrap_or(Instant::ZERO)));
+        flows.push(FlowSpec::new(
+            id.unwrap_or(idx),
+            src,
+            dst,
+            size,
+            start.unwrap_or(Instant::ZERO),
+        ));
     }
     let nodes = nodes.ok_or_else(|| err(0, "missing Nodes line".into()))?;
     if let Some(c) = conns {
@@ -134,7 +157,10 @@ pub fn write_cm(nodes: u32, flows: &[FlowSpec]) -> String {
     let mut s = format!("Nodes {nodes}\nConnections {}\n", flows.len());
     for f in flows {
         let us = f.start.as_ps() as f64 / 1e6;
-        s.push_str(&format!("{}->{} id {} start {} size {}\n", f.src, f.dst, f.id, us, f.size));
+        s.push_str(&format!(
+            "{}->{} id {} start {} size {}\n",
+            f.src, f.dst, f.id, us, f.size
+        ));
     }
     s
 }
@@ -162,7 +188,9 @@ pub fn permutation(hosts: u32, size: u64, seed: u64) -> Vec<FlowSpec> {
             dst.swap(i, j);
         }
     }
-    (0..hosts).map(|s| FlowSpec::new(s as u64, s, dst[s as usize], size, Instant::ZERO)).collect()
+    (0..hosts)
+        .map(|s| FlowSpec::new(s as u64, s, dst[s as usize], size, Instant::ZERO))
+        .collect()
 }
 
 /// `senders` hosts (0.., skipping `dst`) each send `size` bytes to `dst`.
