@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+# Formatting first: it is the cheapest check (rustfmt.toml; the fuzz crate is
+# a workspace of its own).
+cargo fmt --all --check
+cargo fmt --manifest-path fuzz/Cargo.toml --check
 cargo build --workspace --all-targets --locked
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
