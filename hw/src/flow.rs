@@ -72,9 +72,8 @@ fn widen_message(findings: &[(String, widen::WidenFinding)]) -> String {
 }
 
 /// Verilator warning classes waived by `lint`, with the reason. Anything
-/// else fails the lint. (UNOPTFLAT, which toolchain.md lists, does not
-/// appear under `--lint-only` with Verilator 5.006 on these blocks, so it
-/// is not waived.)
+/// else fails the lint. The UNOPTFLAT waiver is backed by the
+/// combinational-loop check of [`synth_script`].
 pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ("WIDTH", "rust-hdl's bit_cast and arithmetic emit width-mismatched expressions by design (it masks instead of narrowing; `+ 1` on an N-bit value is a 32-bit literal)"),
     ("DECLFILENAME", "one file per block holds the block's top and every submodule rust-hdl generated for it (one module per instance)"),

@@ -1,4 +1,6 @@
-//! How fast MRC reacts to a failed or slow core link, on the htsim anchors.
+//! How fast MRC reacts to a failed or slow core link, on the htsim anchors
+//! (`sim::anchors`: `../shared/anchors/htsim` beside the repository, or
+//! under `MRC_SHARED`).
 //!
 //!     cargo run --release -p sim --example fault_reaction -- [128|1024] [healthy|degraded|down] [hash|ev-path] [rr|weighted]
 //!
@@ -36,7 +38,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: &'static str| args.get(i).map_or(d.to_string(), |s| s.clone());
     let (size, fault, ecmp, spray) = (arg(1, "128"), arg(2, "down"), arg(3, "hash"), arg(4, "rr"));
-    let a = std::path::Path::new("/work/shared/anchors/htsim");
+    let a = sim::anchors::htsim_dir_or_panic();
     let (tf, cf) = if size == "1024" {
         ("fat_tree_1024.topo", "perm_1024n_1024c_0u_2000000b.cm")
     } else {
