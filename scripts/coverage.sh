@@ -36,7 +36,7 @@ fi
 verilator_coverage --write "$out/merged.dat" "${dats[@]}"
 verilator_coverage --write-info "$out/coverage.info" "$out/merged.dat"
 # The points name the Verilog in its model's cache directory
-# (target/verilated/mrc_core-<hash>/mrc_core.v), where sim::verilated
+# (target/verilated/mrc_core-<hash>/mrc_core.v), where verilated::build
 # writes it before the build; --annotate-all writes every file, not only
 # the poorly covered ones.
 if ! verilator_coverage --annotate "$out/annotated" --annotate-all --annotate-min 1 "$out/merged.dat" > "$out/annotate.log" 2>&1; then

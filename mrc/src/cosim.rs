@@ -8,8 +8,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use proto::loopback::EvMatch;
 use proto::time::Duration;
-use sim::verilated::BuildOptions;
 use tb::cosim::{compare_with_golden, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport};
+use verilated::BuildOptions;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
 
@@ -86,7 +86,7 @@ pub enum CosimError {
     #[error(transparent)]
     System(#[from] tb::cosim::SystemError),
     #[error(transparent)]
-    Verilated(#[from] sim::verilated::VerilatedError),
+    Verilated(#[from] verilated::VerilatedError),
 }
 
 fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {

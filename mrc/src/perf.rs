@@ -114,7 +114,7 @@ pub enum PerfError {
     #[error("`verilator` not found: run scripts/deps.sh ({0})")]
     NoVerilator(String),
     #[error("model: {0}")]
-    Model(#[from] sim::verilated::VerilatedError),
+    Model(#[from] verilated::VerilatedError),
     #[error("driver: {0}")]
     Driver(#[from] driver::Error),
     #[error("QP bring-up: {0}")]
@@ -240,9 +240,9 @@ struct Flow {
 /// Run `mrc perf`; whether every WRITE completed with its data in place.
 pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     check(a)?;
-    sim::verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
+    verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
     let depth = if a.mode == Mode::Lat { 1 } else { a.tx_depth };
-    let built = tb::nic::build_core(&sim::verilated::BuildOptions::default())?;
+    let built = tb::nic::build_core(&verilated::BuildOptions::default())?;
     let ns_per_cycle = cycles_to_ns(1);
     let dma_cycles = ((a.dma_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64;
     let opts = CosimOptions {

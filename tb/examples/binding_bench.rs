@@ -35,10 +35,10 @@ use hw::flow::emit_block;
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::regmap;
 use hw::rx_parser::RxParser;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 use tb::axis::{AxisPorts, AxisSource};
 use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
+use verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 
 #[path = "shared/parser_frames.rs"]
 mod parser_frames;
@@ -328,7 +328,7 @@ fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<
         "{}",
         serde_json::json!({
             "workload": name,
-            "verilator": sim::verilated::verilator_release().or_else(|_| sim::verilated::verilator_version())?,
+            "verilator": verilated::verilator_release().or_else(|_| verilated::verilator_version())?,
             "cycles": cycles,
             "reps": reps,
             "timer": "thread CPU time",
@@ -353,10 +353,10 @@ fn main() -> BenchResult<()> {
     if reps == 0 {
         return Err("--reps must be at least 1".into());
     }
-    let release = sim::verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
+    let release = verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
     eprintln!(
         "verilator: {} (release {release})",
-        sim::verilated::verilator_exe().display()
+        verilated::verilator_exe().display()
     );
     if only.as_deref() != Some("core") {
         let mut rng = Rng::new(1);

@@ -20,7 +20,7 @@ use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
 use proto::model::cc::CcConfig;
 use proto::model::{ack_timeout, Transport};
 use proto::time::Duration;
-use sim::verilated::{Built, VerilatedError};
+use verilated::{Built, VerilatedError};
 
 use crate::dma::DmaTiming;
 use crate::fabric::{cycles_to_ps, ps_to_cycles, Fabric, FabricError, PathStats};

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use driver::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
 use driver::Device;
-use sim::verilated::{Built, VerilatedError};
+use verilated::{Built, VerilatedError};
 
 use crate::axil::AxilOp;
 use crate::dma::{DmaAccess, DmaFault, DmaMemory};

@@ -1,7 +1,7 @@
 //! Testbench components for the Verilator co-simulation of the `hw` RTL
-//! (`sim::verilated`). Each component owns a group of a model's ports and
+//! (`verilated`). Each component owns a group of a model's ports and
 //! has two calls per clock cycle, in this order for every component:
-//! `drive` (set inputs, before [`sim::verilated::Model::step`]) and
+//! `drive` (set inputs, before [`verilated::Model::step`]) and
 //! `observe` (read the outputs the step sampled just before the edge, and
 //! so learn which `valid & ready` handshakes happened at it).
 //!
@@ -30,19 +30,4 @@ pub mod fabric;
 pub mod nic;
 pub mod rng;
 
-pub use sim::verilated::{Model, PortId, VerilatedError};
-
-/// Whether a test that needs Verilator should skip: `true` (with a
-/// message) when `verilator` is missing and `MRC_SKIP_EDA` is set; a
-/// missing `verilator` without it fails the test, so CI cannot pass by
-/// skipping.
-pub fn skip_without_verilator() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
+pub use verilated::{Model, PortId, VerilatedError};

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hw::csr::BuildInfo;
 use hw::flow::emit_block;
 use hw::regmap;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model, VerilatedError};
+use verilated::{build, default_cache_dir, BuildOptions, Built, Model, VerilatedError};
 
 use crate::axil::{AxilMaster, AxilPorts, AxilResult};
 use crate::axis::{AxisPorts, AxisSink, AxisSource};
