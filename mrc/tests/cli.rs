@@ -439,7 +439,7 @@ fn perf_refuses_bad_options() {
     }
 }
 
-/// `mrc perf` between two co-simulated cards over `tb::fabric` (the
+/// `mrc perf` between two co-simulated cards over `cosim::fabric` (the
 /// default endpoints), with the fabric's delays: completes, data in place,
 /// and the latency includes at least the fabric's round trip.
 #[test]

@@ -1,5 +1,5 @@
 //! The driver's verbs API on the verilated `MrcCore` through
-//! `tb::cosim_device::CosimDevice`: discovery over the RTL's register
+//! `cosim::device::CosimDevice`: discovery over the RTL's register
 //! map, QP bring-up, WRITE and WRITE-IMM between two QPs of one card in
 //! loopback (the fault-injection stage loops MAC TX to RX), completions
 //! polled from the driver's CQs, data placed byte-identically and exactly
@@ -8,11 +8,11 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
+use cosim::device::{CosimDevice, CosimOptions};
+use cosim::nic::build_core;
 use driver::layout::{CqStatus, EvNewState, EvReason};
 use driver::regmap::{self, fault_inject as fi};
 use driver::*;
-use tb::cosim_device::{CosimDevice, CosimOptions};
-use tb::nic::build_core;
 use verilated::BuildOptions;
 
 use verilated::skip_without_verilator;

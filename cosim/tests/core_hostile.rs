@@ -13,6 +13,7 @@
 //! exactly once.
 
 use bytes::Bytes;
+use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::regmap::cfg_table;
 use proto::loopback::{setup, Scenario};
@@ -23,7 +24,6 @@ use proto::wire::{
     PlacementRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome, WireErrorKind,
 };
 use proto::Psn;
-use tb::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
 use verilated::BuildOptions;
 

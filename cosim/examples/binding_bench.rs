@@ -4,7 +4,7 @@
 //!
 //! * `parser`: the RX header parser (`mrc_rx_parser`) fed frames by the
 //!   `tb` AXI-Stream source (the `parser_bench` stimulus);
-//! * `core_idle`: the whole `MrcCore` under `tb::nic::Nic`, nothing to do
+//! * `core_idle`: the whole `MrcCore` under `cosim::nic::Nic`, nothing to do
 //!   (the surroundings still toggle their random ready / valid stalls);
 //! * `core_traffic`: the whole core in loopback, configured through
 //!   AXI-Lite as `tb/tests/core_tx.rs` does, moving one WRITE-IMM from
@@ -31,12 +31,12 @@
 
 use std::time::Instant;
 
+use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::flow::emit_block;
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::regmap;
 use hw::rx_parser::RxParser;
 use tb::axis::{AxisPorts, AxisSource};
-use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
 use verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 
@@ -152,7 +152,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 
 /// Requester QP `QP` and responder QP `DEST_QP` on one NIC in loopback
 /// (the configuration of `tb/tests/core_tx.rs`'s loopback test, through
-/// the same `tb::nic` row helpers, row for row in the same order).
+/// the same `cosim::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
     let retx = RetxParams {

@@ -11,10 +11,10 @@
 //! core (the loopback test prints the counters anyway when its WRITEs do
 //! not complete), for looking into a failure.
 
+use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::layout::{SqContext, SqDescriptor, SqOpcode};
 use hw::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
-use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use verilated::BuildOptions;
 
 const QP: u8 = 5;

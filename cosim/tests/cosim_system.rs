@@ -6,10 +6,10 @@
 //! the same scenario must deliver the same messages with a retransmission
 //! count within 10% of the hardware's.
 
+use cosim::nic::build_core;
+use cosim::system::{compare_with_golden, random_messages, System, SystemConfig};
 use proto::loopback::EvMatch;
 use proto::time::{Duration, Instant};
-use tb::cosim::{compare_with_golden, random_messages, System, SystemConfig};
-use tb::nic::build_core;
 use verilated::BuildOptions;
 
 use verilated::skip_without_verilator;
