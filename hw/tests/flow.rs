@@ -5,15 +5,9 @@
 use hw::csr::BuildInfo;
 use hw::flow;
 
-fn eda_or_skip(tool: &str) -> bool {
-    if flow::tool_available(tool) {
-        return true;
-    }
-    if std::env::var("MRC_SKIP_EDA").as_deref() == Ok("1") {
-        eprintln!("SKIPPED: `{tool}` not found and MRC_SKIP_EDA=1 (run scripts/deps.sh to install it)");
-        return false;
-    }
-    panic!("`{tool}` not found on PATH: run scripts/deps.sh (or set MRC_SKIP_EDA=1 to skip this test)");
+/// Whether the test should skip (`tool` missing and MRC_SKIP_EDA set).
+fn skip_without(tool: &str) -> bool {
+    verilated::skip_without_tool(tool, flow::tool_available(tool), "the RTL flow")
 }
 
 fn out_dir(name: &str) -> std::path::PathBuf {
@@ -41,7 +35,7 @@ fn verilog_is_deterministic_with_stable_names() {
 
 #[test]
 fn lint_passes() {
-    if !eda_or_skip("verilator") {
+    if skip_without("verilator") {
         return;
     }
     let dir = out_dir("lint");
@@ -54,7 +48,7 @@ fn lint_passes() {
 
 #[test]
 fn synth_smoke() {
-    if !eda_or_skip("yosys") {
+    if skip_without("yosys") {
         return;
     }
     let dir = out_dir("synth");
@@ -147,7 +141,7 @@ fn missing_tool_is_a_typed_error() {
 
 #[test]
 fn lint_fails_on_an_unwaived_warning_with_verilator_output() {
-    if !eda_or_skip("verilator") {
+    if skip_without("verilator") {
         return;
     }
     let dir = out_dir("lint_bad");

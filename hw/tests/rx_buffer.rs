@@ -591,12 +591,8 @@ fn full_rate_without_stalls() {
 /// lanes). Needs `yosys` (MRC_SKIP_EDA=1 skips when it is missing).
 #[test]
 fn custom_leaves_verilog_proven_equal_to_models() {
-    if !hw::flow::tool_available("yosys") {
-        if std::env::var("MRC_SKIP_EDA").as_deref() == Ok("1") {
-            eprintln!("SKIPPED: `yosys` not found and MRC_SKIP_EDA=1");
-            return;
-        }
-        panic!("`yosys` not found on PATH: run scripts/deps.sh (or set MRC_SKIP_EDA=1 to skip this test)");
+    if verilated::skip_without_tool("yosys", hw::flow::tool_available("yosys"), "the custom leaves' proof") {
+        return;
     }
     let rtl = hw::flow::emit_block("mrc_rx_buffer", &mut RxBufferSmall::default());
     let module = |name: &str| -> String {

@@ -520,7 +520,7 @@ fn advance_step_matches_definition() {
 /// port and the cycle.
 #[test]
 fn lockstep_reports_a_verilog_that_differs() {
-    if lockstep::skip_without_verilator("mrc_sack_table") {
+    if verilated::skip_without_verilator("the Verilog of mrc_sack_table") {
         return;
     }
     let rec = lockstep::Recording::new();

@@ -5,11 +5,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use cosim::system::{
+    compare_with_golden, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use proto::loopback::EvMatch;
 use proto::time::Duration;
-use sim::verilated::BuildOptions;
-use tb::cosim::{compare_with_golden, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport};
+use verilated::BuildOptions;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
 
@@ -84,9 +86,9 @@ pub enum CosimError {
     #[error("invalid option: {0}")]
     Usage(String),
     #[error(transparent)]
-    System(#[from] tb::cosim::SystemError),
+    System(#[from] cosim::system::SystemError),
     #[error(transparent)]
-    Verilated(#[from] sim::verilated::VerilatedError),
+    Verilated(#[from] verilated::VerilatedError),
 }
 
 fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
@@ -270,7 +272,7 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         b
     };
     bar.set_message("building the Verilator model of mrc_core");
-    let built = tb::nic::build_core(&BuildOptions {
+    let built = cosim::nic::build_core(&BuildOptions {
         trace: cfg.trace.is_some(),
         ..BuildOptions::default()
     })?;

@@ -1,16 +1,19 @@
 //! `mrc perf`: perftest-style WRITE bandwidth and latency (ib_write_bw /
 //! ib_write_lat) through the driver's verbs API on the co-simulated RTL
-//! (`tb::cosim_device::CosimDevice`): the verilated `MrcCore`, its DMA
+//! (`cosim::device::CosimDevice`): the verilated `MrcCore`, its DMA
 //! served from the buffers the driver hands out.
 //!
 //! Endpoints (`--endpoints`): two cards on one clock joined by
-//! `tb::fabric` (requester QPs on card A, responders on card B), or QP
+//! `cosim::fabric` (requester QPs on card A, responders on card B), or QP
 //! pairs of one card in loopback (the core's fault-injection stage loops
 //! MAC TX to RX). Times are simulated (99/32 ns per core cycle).
 
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
+use cosim::device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
+use cosim::fabric::Fabric;
+use cosim::nic::Stalls;
 use driver::layout::CqStatus;
 use driver::regmap::fault_inject as fi;
 use driver::{
@@ -22,17 +25,14 @@ use proto::loopback::{EvMatch, LinkConfig};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use tb::cosim_device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
 use tb::dma::DmaTiming;
-use tb::fabric::Fabric;
-use tb::nic::Stalls;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Endpoints {
-    /// Two cards joined by `tb::fabric` (one path per EV, delays, loss,
+    /// Two cards joined by `cosim::fabric` (one path per EV, delays, loss,
     /// blackholes), on one clock.
     Fabric,
     /// QP pairs of one card, its fault-injection stage looping MAC TX to RX.
@@ -114,7 +114,7 @@ pub enum PerfError {
     #[error("`verilator` not found: run scripts/deps.sh ({0})")]
     NoVerilator(String),
     #[error("model: {0}")]
-    Model(#[from] sim::verilated::VerilatedError),
+    Model(#[from] verilated::VerilatedError),
     #[error("driver: {0}")]
     Driver(#[from] driver::Error),
     #[error("QP bring-up: {0}")]
@@ -240,9 +240,9 @@ struct Flow {
 /// Run `mrc perf`; whether every WRITE completed with its data in place.
 pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     check(a)?;
-    sim::verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
+    verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
     let depth = if a.mode == Mode::Lat { 1 } else { a.tx_depth };
-    let built = tb::nic::build_core(&sim::verilated::BuildOptions::default())?;
+    let built = cosim::nic::build_core(&verilated::BuildOptions::default())?;
     let ns_per_cycle = cycles_to_ns(1);
     let dma_cycles = ((a.dma_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64;
     let opts = CosimOptions {
@@ -531,7 +531,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         mode: a.mode,
         endpoints: a.endpoints,
         endpoints_desc: if fabric {
-            "two cards, requester QPs on A, responder QPs on B, over tb::fabric (one path per EV)"
+            "two cards, requester QPs on A, responder QPs on B, over cosim::fabric (one path per EV)"
         } else {
             "QP pairs of one card in loopback (fault_inject)"
         },

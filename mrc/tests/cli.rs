@@ -289,12 +289,8 @@ fn sim_refuses_bad_faults_and_options() {
 /// same messages, and the report has the figures the docs promise.
 #[test]
 fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
+    if verilated::skip_without_verilator("mrc cosim") {
+        return;
     }
     let args = [
         "cosim",
@@ -364,8 +360,7 @@ fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
 /// posts one at a time. Needs `verilator` (skipped with MRC_SKIP_EDA=1).
 #[test]
 fn perf_measures_writes_on_the_cosimulated_rtl() {
-    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
-        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+    if verilated::skip_without_verilator("mrc perf") {
         return;
     }
     let (code, bw) = json_perf(&[
@@ -444,13 +439,12 @@ fn perf_refuses_bad_options() {
     }
 }
 
-/// `mrc perf` between two co-simulated cards over `tb::fabric` (the
+/// `mrc perf` between two co-simulated cards over `cosim::fabric` (the
 /// default endpoints), with the fabric's delays: completes, data in place,
 /// and the latency includes at least the fabric's round trip.
 #[test]
 fn perf_runs_between_two_cards_over_the_fabric() {
-    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
-        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+    if verilated::skip_without_verilator("mrc perf") {
         return;
     }
     let (code, r) = json_perf(&[
@@ -497,8 +491,7 @@ fn perf_runs_between_two_cards_over_the_fabric() {
 /// them and marked the EV bad.
 #[test]
 fn perf_survives_a_failed_path_over_the_fabric() {
-    if sim::verilated::verilator_version().is_err() && std::env::var_os("MRC_SKIP_EDA").is_some() {
-        eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
+    if verilated::skip_without_verilator("mrc perf") {
         return;
     }
     let (code, r) = json_perf(&[

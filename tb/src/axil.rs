@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use sim::verilated::{Model, PortId, VerilatedError};
+use verilated::{Model, PortId, VerilatedError};
 
 use crate::rng::Rng;
 

@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use sim::verilated::{Model, PortId, VerilatedError};
+use verilated::{Model, PortId, VerilatedError};
 
 use crate::axis::BEAT;
 use crate::rng::Rng;

@@ -9,7 +9,7 @@
 //! comparison over to the Verilog. The test's simulation is recorded at
 //! every rising clock edge: every input port, as the testbench drove it
 //! (stalls included), and every output port. The emitted Verilog, built
-//! with Verilator (`sim::verilated`, the pinned release), is then driven
+//! with Verilator (`verilated`, the pinned release), is then driven
 //! with the recorded inputs, one `Model::step` per edge, and each of its
 //! outputs must equal the simulation's in every cycle. So every decision
 //! the test checked against the golden model, and every other output bit,
@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rust_hdl::prelude::*;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Model, PortId};
+use verilated::{build, default_cache_dir, BuildOptions, Model, PortId};
 
 /// One top-level port of the block, as rust-hdl names it (the Verilog
 /// port of the same name).
@@ -165,7 +165,7 @@ impl Recording {
     /// with the first mismatches and a waveform path; skips (with a
     /// message) only when Verilator is missing and `MRC_SKIP_EDA` is set.
     pub fn check_verilog<B: Block>(&self, top: &'static str, mut fresh: B) {
-        if skip_without_verilator(top) {
+        if verilated::skip_without_verilator(&format!("the Verilog lockstep of {top}")) {
             return;
         }
         let rtl = hw::flow::emit_block(top, &mut fresh);
@@ -212,20 +212,6 @@ impl Recording {
             wave.display()
         ))
     }
-}
-
-/// True (with a message) when Verilator is missing and `MRC_SKIP_EDA` is
-/// set; a missing Verilator without it fails the test, so CI cannot pass
-/// by skipping.
-pub fn skip_without_verilator(top: &str) -> bool {
-    if sim::verilated::verilator_version().is_ok() {
-        return false;
-    }
-    if std::env::var_os("MRC_SKIP_EDA").is_some() {
-        eprintln!("SKIPPED the Verilog lockstep of {top}: verilator not found and MRC_SKIP_EDA=1");
-        return true;
-    }
-    panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
 }
 
 /// One output that differs.

@@ -1,5 +1,5 @@
 //! The driver's verbs API on the verilated `MrcCore` through
-//! `tb::cosim_device::CosimDevice`: discovery over the RTL's register
+//! `cosim::device::CosimDevice`: discovery over the RTL's register
 //! map, QP bring-up, WRITE and WRITE-IMM between two QPs of one card in
 //! loopback (the fault-injection stage loops MAC TX to RX), completions
 //! polled from the driver's CQs, data placed byte-identically and exactly
@@ -8,14 +8,14 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
+use cosim::device::{CosimDevice, CosimOptions};
+use cosim::nic::build_core;
 use driver::layout::{CqStatus, EvNewState, EvReason};
 use driver::regmap::{self, fault_inject as fi};
 use driver::*;
-use sim::verilated::BuildOptions;
-use tb::cosim_device::{CosimDevice, CosimOptions};
-use tb::nic::build_core;
+use verilated::BuildOptions;
 
-use tb::skip_without_verilator as skip;
+use verilated::skip_without_verilator;
 
 fn device(seed: u64) -> Arc<CosimDevice> {
     let built = build_core(&BuildOptions::default()).unwrap();
@@ -205,7 +205,7 @@ fn assert_no_dma_errors(dev: &CosimDevice) {
 
 #[test]
 fn discovery_walks_the_rtl_register_map() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let dev = device(3);
@@ -256,7 +256,7 @@ fn discovery_walks_the_rtl_register_map() {
 
 #[test]
 fn verbs_write_and_write_imm_in_loopback() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let t = std::time::Instant::now();
@@ -383,7 +383,7 @@ fn verbs_write_and_write_imm_in_loopback() {
 /// card's DMA faults are recorded, not served from some other memory.
 #[test]
 fn dma_outside_the_drivers_buffers_is_an_iommu_fault() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let dev = device(5);
@@ -471,7 +471,7 @@ fn lossy_write(
 /// deny working nothing is sent on it, so nothing is lost or resent.
 #[test]
 fn denied_ev_carries_nothing_in_loopback() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let t = std::time::Instant::now();
@@ -511,7 +511,7 @@ fn denied_ev_carries_nothing_in_loopback() {
 /// rx_placed=36` after 400,000 cycles). docs/cosim.md "Findings".
 #[test]
 fn blackholed_ev_recovers_in_loopback() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let t = std::time::Instant::now();
@@ -548,7 +548,7 @@ fn blackholed_ev_recovers_in_loopback() {
 /// source ports) are read back with the golden codec.
 #[test]
 fn frames_use_only_the_qps_ev_set() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut l = bring_up(17);

@@ -26,8 +26,8 @@ use std::collections::{BinaryHeap, HashMap};
 use proto::loopback::{keyed_loss, Dir, EvMatch, LinkConfig, WIRE_OVERHEAD};
 use proto::time::Duration;
 
-use crate::axis::AxisSource;
-use crate::rng::Rng;
+use tb::axis::AxisSource;
+use tb::rng::Rng;
 
 /// Picoseconds of `cycles` clock cycles (99/32 ns each).
 pub fn cycles_to_ps(cycles: u64) -> u64 {

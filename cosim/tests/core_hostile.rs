@@ -13,6 +13,7 @@
 //! exactly once.
 
 use bytes::Bytes;
+use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::regmap::cfg_table;
 use proto::loopback::{setup, Scenario};
@@ -23,9 +24,8 @@ use proto::wire::{
     PlacementRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome, WireErrorKind,
 };
 use proto::Psn;
-use sim::verilated::BuildOptions;
-use tb::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
+use verilated::BuildOptions;
 
 /// The responder QP under attack and its peer (the requester that owns
 /// the ACKs it sends).
@@ -46,7 +46,7 @@ const EVS: u16 = 8;
 /// The responder's receive window (the SACK table's MPR, 256 PSNs).
 const WINDOW_UNITS: u8 = 2;
 
-use tb::skip_without_verilator as skip;
+use verilated::skip_without_verilator;
 
 /// Rows every QP of these tests needs: CC window, retransmit parameters
 /// and the EV values, then its send context (which starts it).
@@ -455,7 +455,7 @@ fn valid_tail(b: &mut ResponderBench, psn: u32, slot: u64) {
 
 #[test]
 fn truncated_frames_are_dropped_and_counted() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(21);
@@ -535,7 +535,7 @@ fn truncated_frames_are_dropped_and_counted() {
 /// gaps), which is being added on another branch.
 #[test]
 fn bad_icrc_frames_are_dropped() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(22);
@@ -576,7 +576,7 @@ fn bad_icrc_frames_are_dropped() {
 /// acknowledged, and the frames are counted as not data for a QP.
 #[test]
 fn frames_for_a_wrong_qp_are_dropped() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(23);
@@ -626,7 +626,7 @@ fn frames_for_a_wrong_qp_are_dropped() {
 /// the model's serial arithmetic: up to 2^23 behind is behind.
 #[test]
 fn psns_outside_the_window_are_not_placed() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(24);
@@ -677,7 +677,7 @@ fn psns_outside_the_window_are_not_placed() {
 /// counted as placement rejects, nothing written.
 #[test]
 fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(25);
@@ -728,7 +728,7 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
 /// the completion tracker accepted it (docs/hw/rx_path.md).
 #[test]
 fn rejected_psn_is_not_acknowledged() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let mut b = ResponderBench::new(26);
@@ -951,7 +951,7 @@ fn fuzz(kind: Fuzz, seed: u64) {
 
 #[test]
 fn fuzzed_frames_leave_state_intact() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     fuzz(Fuzz::Resealed, 27);
@@ -962,7 +962,7 @@ fn fuzzed_frames_leave_state_intact() {
 /// field, as the model's ICRC check does.
 #[test]
 fn fuzzed_unsealed_bit_flips_are_dropped() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     fuzz(Fuzz::WithUnsealedFlips, 28);
@@ -971,7 +971,7 @@ fn fuzzed_unsealed_bit_flips_are_dropped() {
 /// As the first with the rkey / bounds mutants included.
 #[test]
 fn fuzzed_frames_with_bad_accesses_leave_state_intact() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     fuzz(Fuzz::WithBadAccess, 27);
@@ -1053,7 +1053,7 @@ fn nack(psn: u32, kind: NackKind, cum: u32) -> RocePacket {
 /// the genuine SACK afterwards completes the message exactly once.
 #[test]
 fn forged_acks_for_unsent_psns_complete_nothing() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();

@@ -4,7 +4,7 @@
 //!
 //! * `parser`: the RX header parser (`mrc_rx_parser`) fed frames by the
 //!   `tb` AXI-Stream source (the `parser_bench` stimulus);
-//! * `core_idle`: the whole `MrcCore` under `tb::nic::Nic`, nothing to do
+//! * `core_idle`: the whole `MrcCore` under `cosim::nic::Nic`, nothing to do
 //!   (the surroundings still toggle their random ready / valid stalls);
 //! * `core_traffic`: the whole core in loopback, configured through
 //!   AXI-Lite as `tb/tests/core_tx.rs` does, moving one WRITE-IMM from
@@ -31,14 +31,14 @@
 
 use std::time::Instant;
 
+use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::flow::emit_block;
 use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::regmap;
 use hw::rx_parser::RxParser;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 use tb::axis::{AxisPorts, AxisSource};
-use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::rng::Rng;
+use verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 
 #[path = "shared/parser_frames.rs"]
 mod parser_frames;
@@ -152,7 +152,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 
 /// Requester QP `QP` and responder QP `DEST_QP` on one NIC in loopback
 /// (the configuration of `tb/tests/core_tx.rs`'s loopback test, through
-/// the same `tb::nic` row helpers, row for row in the same order).
+/// the same `cosim::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
     let retx = RetxParams {
@@ -328,7 +328,7 @@ fn bench(name: &str, built: &Built, reps: usize, tb_run: &TbRun) -> BenchResult<
         "{}",
         serde_json::json!({
             "workload": name,
-            "verilator": sim::verilated::verilator_release().or_else(|_| sim::verilated::verilator_version())?,
+            "verilator": verilated::verilator_release().or_else(|_| verilated::verilator_version())?,
             "cycles": cycles,
             "reps": reps,
             "timer": "thread CPU time",
@@ -353,10 +353,10 @@ fn main() -> BenchResult<()> {
     if reps == 0 {
         return Err("--reps must be at least 1".into());
     }
-    let release = sim::verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
+    let release = verilated::verilator_release().unwrap_or_else(|e| format!("unknown ({e})"));
     eprintln!(
         "verilator: {} (release {release})",
-        sim::verilated::verilator_exe().display()
+        verilated::verilator_exe().display()
     );
     if only.as_deref() != Some("core") {
         let mut rng = Rng::new(1);

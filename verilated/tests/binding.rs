@@ -3,7 +3,7 @@
 //! edge, combinational outputs are sampled before it, builds are cached,
 //! two instances are independent, and waveform and coverage files appear.
 
-use sim::verilated::{build, parse_ports, BuildOptions, Dir, Model};
+use verilated::{build, parse_ports, BuildOptions, Dir, Model};
 
 const V: &str = r#"
 module wide_demo(clock, en, a, b, sum, count, en_and, big);
@@ -26,17 +26,6 @@ module wide_demo(clock, en, a, b, sum, count, en_and, big);
     end
 endmodule
 "#;
-
-fn skip() -> bool {
-    if sim::verilated::verilator_version().is_err() {
-        if std::env::var_os("MRC_SKIP_EDA").is_some() {
-            eprintln!("SKIPPED: verilator not found and MRC_SKIP_EDA=1");
-            return true;
-        }
-        panic!("`verilator` not found: run scripts/deps.sh (or set MRC_SKIP_EDA=1)");
-    }
-    false
-}
 
 #[test]
 fn parses_non_ansi_ports_without_the_clock() {
@@ -64,7 +53,7 @@ fn parses_non_ansi_ports_without_the_clock() {
 
 #[test]
 fn steps_wide_ports_and_caches_builds() {
-    if skip() {
+    if verilated::skip_without_verilator("the binding") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("mrc-verilated-test-{}", std::process::id()));

@@ -20,12 +20,12 @@ use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
 use proto::model::cc::CcConfig;
 use proto::model::{ack_timeout, Transport};
 use proto::time::Duration;
-use sim::verilated::{Built, VerilatedError};
+use verilated::{Built, VerilatedError};
 
-use crate::dma::DmaTiming;
 use crate::fabric::{cycles_to_ps, ps_to_cycles, Fabric, FabricError, PathStats};
 use crate::nic::{Nic, ResponderParams, RetxParams, Stalls, Station};
-use crate::rng::Rng;
+use tb::dma::DmaTiming;
+use tb::rng::Rng;
 
 /// NIC A's requester QP.
 pub const A_QP: u8 = 5;

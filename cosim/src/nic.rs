@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hw::csr::BuildInfo;
 use hw::flow::emit_block;
 use hw::regmap;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model, VerilatedError};
+use verilated::{build, default_cache_dir, BuildOptions, Built, Model, VerilatedError};
 
-use crate::axil::{AxilMaster, AxilPorts, AxilResult};
-use crate::axis::{AxisPorts, AxisSink, AxisSource};
-use crate::dma::{DmaMemory, DmaPorts, DmaServer, DmaTiming, HostMemory};
-use crate::rng::Rng;
+use tb::axil::{AxilMaster, AxilPorts, AxilResult};
+use tb::axis::{AxisPorts, AxisSink, AxisSource};
+use tb::dma::{DmaMemory, DmaPorts, DmaServer, DmaTiming, HostMemory};
+use tb::rng::Rng;
 
 /// Environment variable naming a directory: when set, [`build_core`]
 /// builds the model with line and toggle coverage and every [`Nic`]
@@ -80,7 +80,7 @@ impl Default for Stalls {
 
 /// The DMA port is served from `M`: a [`HostMemory`] (tests that lay out
 /// host memory themselves) or the driver's buffers
-/// (`crate::cosim_device::DriverMemory`).
+/// (`crate::device::DriverMemory`).
 pub struct Nic<M = HostMemory> {
     pub model: Model,
     pub axil: AxilMaster,

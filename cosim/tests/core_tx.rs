@@ -11,11 +11,11 @@
 //! core (the loopback test prints the counters anyway when its WRITEs do
 //! not complete), for looking into a failure.
 
+use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::layout::{SqContext, SqDescriptor, SqOpcode};
 use hw::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
-use sim::verilated::BuildOptions;
-use tb::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
+use verilated::BuildOptions;
 
 const QP: u8 = 5;
 const DEST_QP: u32 = 0x77;
@@ -24,7 +24,7 @@ const SQ_BASE: u64 = 0x1000_0000;
 const MTU: usize = 1024;
 const EVS: u16 = 8;
 
-use tb::skip_without_verilator as skip;
+use verilated::skip_without_verilator;
 
 const LOCAL: Station = Station {
     mac: 0x0200_0000_0001,
@@ -81,7 +81,7 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
 
 #[test]
 fn core_sends_a_posted_write_as_the_golden_codec_expects() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let t = std::time::Instant::now();
@@ -275,7 +275,7 @@ fn configure_receiver_at(nic: &mut Nic, start_psn: u32) {
 /// sides' completions land in their CQ rings.
 #[test]
 fn core_loopback_write_is_placed_acked_and_completed() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();
@@ -382,7 +382,7 @@ fn core_loopback_write_is_placed_acked_and_completed() {
 /// could not take blocked the admission of the record it was waiting on.)
 #[test]
 fn core_loopback_recovers_from_a_blackholed_ev() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     blackholed_ev_recovery(START_PSN);
@@ -393,7 +393,7 @@ fn core_loopback_recovers_from_a_blackholed_ev() {
 /// after it (the driver's co-simulation deadlocked here: docs/cosim.md).
 #[test]
 fn core_loopback_recovers_from_a_blackholed_ev_across_the_psn_wrap() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     blackholed_ev_recovery(0xFF_FFF0);
@@ -465,7 +465,7 @@ fn blackholed_ev_recovery(start_psn: u32) {
 #[test]
 fn a_qp_in_error_completes_every_posted_message() {
     use hw::layout::{Completion, CqStatus};
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();

@@ -2,7 +2,7 @@
 //! [`driver::Device`] over a verilated `MrcCore` ([`Nic`]).
 //!
 //! * BAR0 MMIO is AXI-Lite: `read32` / `write32` queue one access on the
-//!   NIC's [`crate::axil::AxilMaster`] and run the clock until it has
+//!   NIC's [`tb::axil::AxilMaster`] and run the clock until it has
 //!   completed (blocking, so the driver sees its writes in order, as PCIe
 //!   orders posted writes). A read first runs
 //!   [`CosimOptions::mmio_read_cycles`] (a PCIe round trip, 1 us by
@@ -13,7 +13,7 @@
 //! * DMA memory is the driver's own: `alloc_dma` hands out heap buffers
 //!   (`driver::device::heap_dma`, IOVAs from 64 GiB up) and registers a
 //!   weak handle of each in the NIC's [`DriverMemory`], which the NIC's
-//!   [`crate::dma::DmaServer`] serves from. The core's DMA reads and
+//!   [`tb::dma::DmaServer`] serves from. The core's DMA reads and
 //!   writes go through the buffer's host pointer: the very bytes the
 //!   driver writes descriptors into and polls CQEs from, never a copy.
 //!   An access outside every live buffer is an IOMMU fault: the server
@@ -35,11 +35,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use driver::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
 use driver::Device;
-use sim::verilated::{Built, VerilatedError};
+use verilated::{Built, VerilatedError};
 
-use crate::axil::AxilOp;
-use crate::dma::{DmaAccess, DmaFault, DmaMemory};
 use crate::nic::{Nic, Stalls};
+use tb::axil::AxilOp;
+use tb::dma::{DmaAccess, DmaFault, DmaMemory};
 
 /// Simulated nanoseconds per core clock cycle, as a fraction (99/32 ns:
 /// the 322.27 MHz CMAC clock, the same conversion as the core's `now`).

@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use hw::flow::emit_block;
 use hw::rx_parser::RxParser;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Model};
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
+use verilated::{build, default_cache_dir, BuildOptions, Model};
 
 #[path = "shared/parser_frames.rs"]
 mod parser_frames;

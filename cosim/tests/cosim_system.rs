@@ -6,13 +6,13 @@
 //! the same scenario must deliver the same messages with a retransmission
 //! count within 10% of the hardware's.
 
+use cosim::nic::build_core;
+use cosim::system::{compare_with_golden, random_messages, System, SystemConfig};
 use proto::loopback::EvMatch;
 use proto::time::{Duration, Instant};
-use sim::verilated::BuildOptions;
-use tb::cosim::{compare_with_golden, random_messages, System, SystemConfig};
-use tb::nic::build_core;
+use verilated::BuildOptions;
 
-use tb::skip_without_verilator as skip;
+use verilated::skip_without_verilator;
 
 /// The scenario of the test (and, with other numbers, of `mrc cosim`).
 fn scenario(seed: u64) -> SystemConfig {
@@ -30,7 +30,7 @@ fn scenario(seed: u64) -> SystemConfig {
 
 #[test]
 fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let t = std::time::Instant::now();
@@ -121,7 +121,7 @@ fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
 /// no loss, so every send CQE must carry the next wr_id in order.
 #[test]
 fn many_messages_in_flight_complete_in_order() {
-    if skip() {
+    if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();

@@ -12,11 +12,11 @@ use hw::flow::emit_block;
 use hw::rx_parser::{reason, RxParser};
 use proto::wire::*;
 use proto::Psn;
-use sim::verilated::{build, default_cache_dir, BuildOptions, Model};
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
+use verilated::{build, default_cache_dir, BuildOptions, Model};
 
-use tb::skip_without_verilator as skip;
+use verilated::skip_without_verilator;
 
 /// The frame of a WRITE (`opcode`) of `payload` bytes on EV `ev`, an MRC
 /// packet (data extension) if `x`.
@@ -120,7 +120,7 @@ fn expected(f: &[u8]) -> (u64, u64, u64) {
 
 #[test]
 fn verilated_parser_matches_golden_with_icrc() {
-    if skip() {
+    if skip_without_verilator("the RX parser's Verilog") {
         return;
     }
     let frames = frames();

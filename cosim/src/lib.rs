@@ -1,0 +1,18 @@
+//! The co-simulated system: the verilated `hw` core with the testbench
+//! components (`tb`) around it, and what is built from such NICs.
+//!
+//! * [`nic`]: one verilated `MrcCore` with an AXI-Lite master, a DMA
+//!   server and host memory, and MAC RX / TX streams around it, and the
+//!   driver's config helpers.
+//! * [`fabric`]: the multipath fabric between two NICs' MAC ports (per-EV
+//!   delay, jitter, loss, blackholes; `proto::loopback::LinkConfig`).
+//! * [`system`]: two NICs over the fabric, a message generator, the
+//!   scoreboard, and the same run described for the golden model.
+//! * [`device`]: the driver's co-simulation backend, a `driver::Device`
+//!   over a [`nic::Nic`] whose DMA is served from the driver's own
+//!   buffers.
+
+pub mod device;
+pub mod fabric;
+pub mod nic;
+pub mod system;
