@@ -22,6 +22,9 @@
 
 use rust_hdl::prelude::*;
 
+mod words;
+pub use words::{DoorbellWord, RtxRecordWord, SqContextWord, SqStateWord};
+
 /// Messages remembered per QP for retransmission (a ring of records). A
 /// record is reused only once the cumulative acknowledgement (`una_*`)
 /// has passed its message's last PSN: a QP with all of them holding
@@ -42,21 +45,35 @@ pub mod opcode {
     pub const WRITE_ONLY_IMM: u8 = 0x0B;
 }
 
-/// Engine states (literals in the `#[hdl_gen]` body).
-pub mod st {
-    pub const IDLE: u8 = 0;
-    pub const LOAD: u8 = 1;
-    pub const NEXT: u8 = 2;
-    pub const REQ: u8 = 3;
-    pub const BEAT: u8 = 4;
-    pub const DECODE: u8 = 5;
-    pub const COMMIT: u8 = 6;
-    pub const SEG: u8 = 7;
-    pub const ERR: u8 = 8;
-    pub const R_CTX: u8 = 9;
-    pub const R_SCAN: u8 = 10;
-    pub const R_CALC: u8 = 11;
-    pub const R_EMIT: u8 = 12;
+/// Engine states.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum ReqState {
+    /// A retransmit request first, else the next doorbell.
+    Idle,
+    /// The QP's context is on the RAM outputs: check the doorbell.
+    Load,
+    /// All fetched? Else size the next batch of descriptors.
+    NextBatch,
+    /// The DMA read request for the batch.
+    Request,
+    /// One descriptor per 512-bit response beat.
+    Beat,
+    /// The descriptor's checks and its packet count.
+    Decode,
+    /// Commit the message (or its error record).
+    Commit,
+    /// One packet record per cycle (a retransmit request goes first).
+    Segment,
+    /// Hold the error record until taken.
+    Error,
+    /// Retransmit lookup: the QP's MTU and valid slots.
+    RtxContext,
+    /// Is the PSN inside this slot's message?
+    RtxScan,
+    /// The packet's offset in its message.
+    RtxOffset,
+    /// The packet record, as the first transmission had it.
+    RtxEmit,
 }
 
 /// The send-queue engine (256 QPs).
@@ -166,7 +183,7 @@ pub struct Requester {
     /// extra bit tells full from empty). An entry is readable one cycle
     /// after its write (`db_wr_d`), so the RAM's registered read never
     /// returns a slot in the cycle it is written.
-    db_ram: RAM<Bits<40>, DB_FIFO_LOG2>,
+    db_ram: RAM<DoorbellWord, DB_FIFO_LOG2>,
     db_wr: DFF<Bits<5>>,
     /// The current doorbell has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
@@ -174,13 +191,13 @@ pub struct Requester {
     db_rd: DFF<Bits<5>>,
     /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
     /// [66:63] log2 MTU (8..=13), [67] enable.
-    ctx_ram: RAM<Bits<68>, 8>,
+    ctx_ram: RAM<SqContextWord, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
     /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
     /// bits each, slot 0 lowest) the PSN after its message's last one,
     /// [189:158] the latest producer index the engine accepted (a popped
     /// doorbell behind it is redundant: dropped as stale).
-    dyn_ram: RAM<Bits<190>, 8>,
+    dyn_ram: RAM<SqStateWord, 8>,
     /// Per QP: the latest cumulative acknowledgement (`una`), reset to
     /// `start_psn` by a config write.
     una_ram: RAM<Bits<24>, 8>,
@@ -189,9 +206,9 @@ pub struct Requester {
     /// Retransmit table, address {qp, slot}: [23:0] first PSN, [47:24]
     /// packets, [79:48] length, [143:80] local IOVA, [207:144] remote VA,
     /// [239:208] rkey, [271:240] imm, [272] WRITE-IMM.
-    rtx_ram: RAM<Bits<273>, 10>,
+    rtx_ram: RAM<RtxRecordWord, 10>,
     // Engine.
-    state: DFF<Bits<4>>,
+    state: DFF<ReqState>,
     cur_qp: DFF<Bits<8>>,
     cur_pi: DFF<Bits<32>>,
     cur_ci: DFF<Bits<32>>,
@@ -233,18 +250,18 @@ pub struct Requester {
     s_psn: DFF<Bits<24>>,
     s_imm: DFF<Bit>,
     // Retransmit lookup.
-    r_ret: DFF<Bits<4>>,
+    r_ret: DFF<ReqState>,
     r_qp: DFF<Bits<8>>,
     r_psn: DFF<Bits<24>>,
     r_slot: DFF<Bits<2>>,
     r_vmask: DFF<Bits<4>>,
     r_mtu: DFF<Bits<32>>,
     r_log2mtu: DFF<Bits<4>>,
-    r_ent: DFF<Bits<273>>,
+    r_ent: DFF<RtxRecordWord>,
     r_seg: DFF<Bits<24>>,
     r_off: DFF<Bits<32>>,
     // Error record.
-    e_ret: DFF<Bits<4>>,
+    e_ret: DFF<ReqState>,
     e_qp: DFF<Bits<8>>,
     e_status: DFF<Bits<8>>,
     e_opcode: DFF<Bits<8>>,
@@ -304,7 +321,7 @@ pub struct Requester {
     r_slot_bits: Signal<Local, Bits<4>>,
     r_is_last: Signal<Local, Bit>,
     r_rem: Signal<Local, Bits<32>>,
-    dyn_wr: Signal<Local, Bits<190>>,
+    dyn_wr: Signal<Local, SqStateWord>,
     /// Consumer index written back: + 1 in COMMIT, as is in NEXT.
     dyn_ci: Signal<Local, Bits<32>>,
     /// LOAD: latest accepted producer index minus this doorbell's (a
@@ -328,7 +345,6 @@ pub struct Requester {
     nend1: Signal<Local, Bits<24>>,
     nend2: Signal<Local, Bits<24>>,
     nend3: Signal<Local, Bits<24>>,
-    ends_wr: Signal<Local, Bits<96>>,
     /// NEXT: no record free for the QP in service.
     held: Signal<Local, Bit>,
     free32: Signal<Local, Bits<32>>,
@@ -350,7 +366,7 @@ pub struct Requester {
     to_end: Signal<Local, Bits<32>>,
     nb1: Signal<Local, Bits<4>>,
     nb: Signal<Local, Bits<4>>,
-    after_msg: Signal<Local, Bits<4>>,
+    after_msg: Signal<Local, ReqState>,
     db_used: Signal<Local, Bits<5>>,
     db_full: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
@@ -478,8 +494,8 @@ impl Logic for Requester {
         self.db_full.next = self.db_used.val() == 16;
         self.db_avail.next = self.db_wr_d.q.val() != self.db_rd.q.val();
         self.db_ram.write_address.next = bit_cast::<4, 5>(self.db_wr.q.val());
-        self.db_ram.write_data.next =
-            bit_cast::<40, 8>(self.db_qp.val()) | (bit_cast::<40, 32>(self.db_value.val()) << 8);
+        self.db_ram.write_data.next.qp = self.db_qp.val();
+        self.db_ram.write_data.next.pi = self.db_value.val();
         self.db_ram.write_enable.next = self.db_valid.val() & !self.db_full.val();
         if self.db_valid.val() & !self.db_full.val() {
             self.db_wr.d.next = self.db_wr.q.val() + 1;
@@ -493,15 +509,15 @@ impl Logic for Requester {
         // the engine. A held QP (no free retransmit record) goes back the
         // same way even before its first batch, so it never blocks others.
         self.held.next = self.cur_free.q.val() == 0;
-        self.requeue.next = (self.state.q.val() == 2)
+        self.requeue.next = (self.state.q.val() == ReqState::NextBatch)
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
             & (self.served.q.val() | self.held.val())
             & self.db_avail.val()
             & !self.db_full.val()
             & !self.db_valid.val();
         if self.requeue.val() {
-            self.db_ram.write_data.next =
-                bit_cast::<40, 8>(self.cur_qp.q.val()) | (bit_cast::<40, 32>(self.cur_pi.q.val()) << 8);
+            self.db_ram.write_data.next.qp = self.cur_qp.q.val();
+            self.db_ram.write_data.next.pi = self.cur_pi.q.val();
             self.db_ram.write_enable.next = true;
             self.db_wr.d.next = self.db_wr.q.val() + 1;
         }
@@ -520,10 +536,10 @@ impl Logic for Requester {
         // A row of this table with a QP index >= 256 or a bad value: dropped, counted.
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
         self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ctx_ram.write_data.next = bit_cast::<68, 58>(self.cfg_data.val().get_bits::<58>(6))
-            | (bit_cast::<68, 5>(bit_cast::<5, 8>(self.cfg_log2size.val())) << 58)
-            | (bit_cast::<68, 4>(bit_cast::<4, 8>(self.cfg_log2mtu.val())) << 63)
-            | (bit_cast::<68, 1>(self.cfg_data.val().get_bits::<1>(200)) << 67);
+        self.ctx_ram.write_data.next.base = self.cfg_data.val().get_bits::<58>(6);
+        self.ctx_ram.write_data.next.log2_size = bit_cast::<5, 8>(self.cfg_log2size.val());
+        self.ctx_ram.write_data.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
+        self.ctx_ram.write_data.next.enable = self.cfg_data.val().get_bit(200);
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
         // una: the acknowledgement snoop, or a config write's reset to
         // start_psn (which has the port: the snoop waits a cycle).
@@ -557,7 +573,7 @@ impl Logic for Requester {
         self.nend1.next = self.cur_end1.q.val();
         self.nend2.next = self.cur_end2.q.val();
         self.nend3.next = self.cur_end3.q.val();
-        if (self.state.q.val() == 6) & (self.d_bad.q.val() == 0) {
+        if (self.state.q.val() == ReqState::Commit) & (self.d_bad.q.val() == 0) {
             if self.cur_seq.q.val() == 0 {
                 self.nend0.next = self.new_end.val();
             }
@@ -571,26 +587,33 @@ impl Logic for Requester {
                 self.nend3.next = self.new_end.val();
             }
         }
-        self.ends_wr.next = bit_cast::<96, 24>(self.nend0.val())
-            | (bit_cast::<96, 24>(self.nend1.val()) << 24)
-            | (bit_cast::<96, 24>(self.nend2.val()) << 48)
-            | (bit_cast::<96, 24>(self.nend3.val()) << 72);
         self.dyn_ci.next = self.cur_ci.q.val();
-        if self.state.q.val() == 6 {
+        if self.state.q.val() == ReqState::Commit {
             self.dyn_ci.next = self.ci_next.val();
         }
-        self.dyn_wr.next = bit_cast::<190, 32>(self.dyn_ci.val())
-            | (bit_cast::<190, 24>(self.cur_psn.q.val()) << 32)
-            | (bit_cast::<190, 2>(self.cur_seq.q.val()) << 56)
-            | (bit_cast::<190, 4>(self.cur_vmask.q.val()) << 58)
-            | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
-            | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
+        self.dyn_wr.next.ci = self.dyn_ci.val();
+        self.dyn_wr.next.next_psn = self.cur_psn.q.val();
+        self.dyn_wr.next.next_slot = self.cur_seq.q.val();
+        self.dyn_wr.next.valid_slots = self.cur_vmask.q.val();
+        self.dyn_wr.next.end0 = self.nend0.val();
+        self.dyn_wr.next.end1 = self.nend1.val();
+        self.dyn_wr.next.end2 = self.nend2.val();
+        self.dyn_wr.next.end3 = self.nend3.val();
+        self.dyn_wr.next.latest_pi = self.cur_pi.q.val();
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
         if self.cfg_hit.val() & self.cfg_ok.val() {
             self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.dyn_ram.write_data.next = bit_cast::<190, 24>(self.cfg_data.val().get_bits::<24>(128)) << 32;
+            self.dyn_ram.write_data.next.ci = 0.into();
+            self.dyn_ram.write_data.next.next_psn = self.cfg_data.val().get_bits::<24>(128);
+            self.dyn_ram.write_data.next.next_slot = 0.into();
+            self.dyn_ram.write_data.next.valid_slots = 0.into();
+            self.dyn_ram.write_data.next.end0 = 0.into();
+            self.dyn_ram.write_data.next.end1 = 0.into();
+            self.dyn_ram.write_data.next.end2 = 0.into();
+            self.dyn_ram.write_data.next.end3 = 0.into();
+            self.dyn_ram.write_data.next.latest_pi = 0.into();
             self.dyn_ram.write_enable.next = true;
         }
         self.ctx_ram.read_address.next = self.cur_qp.q.val();
@@ -601,14 +624,14 @@ impl Logic for Requester {
             (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
         self.rtx_ram.write_address.next =
             (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
-        self.rtx_ram.write_data.next = bit_cast::<273, 24>(self.cur_psn.q.val())
-            | (bit_cast::<273, 24>(self.d_npkts.q.val()) << 24)
-            | (bit_cast::<273, 32>(self.d_len.q.val()) << 48)
-            | (bit_cast::<273, 64>(self.d_iova.q.val()) << 80)
-            | (bit_cast::<273, 64>(self.d_rva.q.val()) << 144)
-            | (bit_cast::<273, 32>(self.d_rkey.q.val()) << 208)
-            | (bit_cast::<273, 32>(self.d_imm.q.val()) << 240)
-            | (bit_cast::<273, 8>(self.d_op.q.val() & 2) << 271);
+        self.rtx_ram.write_data.next.first_psn = self.cur_psn.q.val();
+        self.rtx_ram.write_data.next.packets = self.d_npkts.q.val();
+        self.rtx_ram.write_data.next.len = self.d_len.q.val();
+        self.rtx_ram.write_data.next.local_iova = self.d_iova.q.val();
+        self.rtx_ram.write_data.next.remote_va = self.d_rva.q.val();
+        self.rtx_ram.write_data.next.rkey = self.d_rkey.q.val();
+        self.rtx_ram.write_data.next.imm = self.d_imm.q.val();
+        self.rtx_ram.write_data.next.has_imm = self.d_op.q.val() == 2;
         self.rtx_ram.write_enable.next = false;
 
         // Output register: free when empty or being taken.
@@ -635,18 +658,18 @@ impl Logic for Requester {
         self.k_sq_held.d.next = false;
 
         // LOAD locals.
-        self.ld_log2size.next = self.ctx_ram.read_data.val().get_bits::<5>(58);
-        self.ld_ci.next = self.dyn_ram.read_data.val().get_bits::<32>(0);
+        self.ld_log2size.next = self.ctx_ram.read_data.val().log2_size;
+        self.ld_ci.next = self.dyn_ram.read_data.val().ci;
         self.db_diff.next = self.cur_pi.q.val() - self.ld_ci.val();
-        self.ld_sup.next = self.dyn_ram.read_data.val().get_bits::<32>(158) - self.cur_pi.q.val();
+        self.ld_sup.next = self.dyn_ram.read_data.val().latest_pi - self.cur_pi.q.val();
         // Records in use: valid slots whose message does not end at or
         // before una (una - end negative, serially).
         self.ld_una.next = self.una_ram.read_data.val();
-        self.ld_d0.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(62);
-        self.ld_d1.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(86);
-        self.ld_d2.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(110);
-        self.ld_d3.next = self.ld_una.val() - self.dyn_ram.read_data.val().get_bits::<24>(134);
-        self.ld_vmask.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
+        self.ld_d0.next = self.ld_una.val() - self.dyn_ram.read_data.val().end0;
+        self.ld_d1.next = self.ld_una.val() - self.dyn_ram.read_data.val().end1;
+        self.ld_d2.next = self.ld_una.val() - self.dyn_ram.read_data.val().end2;
+        self.ld_d3.next = self.ld_una.val() - self.dyn_ram.read_data.val().end3;
+        self.ld_vmask.next = self.dyn_ram.read_data.val().valid_slots;
         if self.qerr_ram.read_data.val() {
             self.ld_vmask.next = 0.into();
         }
@@ -688,340 +711,349 @@ impl Logic for Requester {
             self.nb.next = bit_cast::<4, 32>(self.to_end.val());
         }
         // After a descriptor: its batch's next beat, or the next batch.
-        self.after_msg.next = 2.into();
+        self.after_msg.next = ReqState::NextBatch;
         if self.beats_left.q.val() != 0 {
-            self.after_msg.next = 4.into();
+            self.after_msg.next = ReqState::Beat;
         }
         // Retransmit entry fields.
-        self.r_first.next = self.rtx_ram.read_data.val().get_bits::<24>(0);
-        self.r_npkts.next = self.rtx_ram.read_data.val().get_bits::<24>(24);
+        self.r_first.next = self.rtx_ram.read_data.val().first_psn;
+        self.r_npkts.next = self.rtx_ram.read_data.val().packets;
         self.r_slot_bits.next = self.r_vmask.q.val() >> bit_cast::<4, 2>(self.r_slot.q.val());
         self.r_hit_off.next = self.r_psn.q.val() - self.r_first.val();
-        self.r_is_last.next = self.r_seg_next.val() == self.r_ent.q.val().get_bits::<24>(24);
-        self.r_rem.next = self.r_ent.q.val().get_bits::<32>(48) - self.r_off.q.val();
+        self.r_is_last.next = self.r_seg_next.val() == self.r_ent.q.val().packets;
+        self.r_rem.next = self.r_ent.q.val().len - self.r_off.q.val();
 
-        if self.state.q.val() == 0 {
-            // IDLE: a retransmit first, else the next doorbell.
-            self.rtx_ready.next = true;
-            if self.rtx_valid.val() {
-                self.r_qp.d.next = self.rtx_qp.val();
-                self.r_psn.d.next = self.rtx_psn.val();
-                self.r_ret.d.next = 0.into();
-                self.ctx_ram.read_address.next = self.rtx_qp.val();
-                self.dyn_ram.read_address.next = self.rtx_qp.val();
-                self.state.d.next = 9.into();
-            } else if self.db_avail.val() {
-                self.db_pop.next = true;
-                self.cur_qp.d.next = self.db_ram.read_data.val().get_bits::<8>(0);
-                self.cur_pi.d.next = self.db_ram.read_data.val().get_bits::<32>(8);
-                self.ctx_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
-                self.dyn_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
-                self.una_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
-                self.qerr_ram.read_address.next = self.db_ram.read_data.val().get_bits::<8>(0);
-                self.state.d.next = 1.into();
-            }
-        } else if self.state.q.val() == 1 {
-            // LOAD: the QP's context; check the doorbell.
-            self.cur_base.d.next = self.ctx_ram.read_data.val().get_bits::<58>(0);
-            self.cur_ring_mask.d.next = (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())) - 1;
-            self.cur_log2mtu.d.next = self.ctx_ram.read_data.val().get_bits::<4>(63);
-            self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().get_bits::<4>(63));
-            self.cur_ci.d.next = self.ld_ci.val();
-            self.cur_psn.d.next = self.dyn_ram.read_data.val().get_bits::<24>(32);
-            self.cur_seq.d.next = self.dyn_ram.read_data.val().get_bits::<2>(56);
-            self.cur_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
-            self.cur_end0.d.next = self.dyn_ram.read_data.val().get_bits::<24>(62);
-            self.cur_end1.d.next = self.dyn_ram.read_data.val().get_bits::<24>(86);
-            self.cur_end2.d.next = self.dyn_ram.read_data.val().get_bits::<24>(110);
-            self.cur_end3.d.next = self.dyn_ram.read_data.val().get_bits::<24>(134);
-            self.cur_free.d.next = self.ld_free.val();
-            self.served.d.next = false;
-            if self.ctx_ram.read_data.val().get_bit(67)
-                & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
-            {
-                // Behind the consumer index (pi - ci >= 2^31), or behind the
-                // latest producer index accepted for the QP (whose doorbell
-                // is in service or queued: a held QP keeps one doorbell in
-                // the FIFO, not one per ring): stale.
-                self.k_db_stale.d.next = true;
-                self.state.d.next = 0.into();
-            } else if !self.ctx_ram.read_data.val().get_bit(67)
-                | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
-            {
-                self.e_ret.d.next = 0.into();
-                self.e_qp.d.next = self.cur_qp.q.val();
-                self.e_status.d.next = 4.into();
-                self.e_opcode.d.next = 0.into();
-                self.e_wr_id.d.next = 0.into();
-                self.e_sq_index.d.next = self.cur_pi.q.val();
-                self.e_len.d.next = 0.into();
-                self.k_bad_doorbell.d.next = true;
-                self.state.d.next = 8.into();
-            } else {
-                self.state.d.next = 2.into();
-            }
-        } else if self.state.q.val() == 2 {
-            // NEXT: all fetched? else the next batch: up to 8 descriptors,
-            // not beyond the producer index nor the ring's end, nor the
-            // free records. The doorbell's producer index is recorded as
-            // the QP's latest (state as it is; skipped in a cycle with a
-            // config write: it only lets older doorbells be dropped).
-            self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
-            self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
-            if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
-                self.state.d.next = 0.into();
-            } else if self.held.val() {
-                // Held, and no other doorbell waits (or the FIFO cannot
-                // take it back): look again after a LOAD (the QP's una
-                // re-read). Retransmits go first: the acknowledgements
-                // that free a record may need them.
+        match self.state.q.val() {
+            ReqState::Idle => {
+                // IDLE: a retransmit first, else the next doorbell.
                 self.rtx_ready.next = true;
                 if self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
-                    self.r_ret.d.next = 1.into();
+                    self.r_ret.d.next = ReqState::Idle;
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
-                    self.state.d.next = 9.into();
-                } else {
-                    self.state.d.next = 1.into();
+                    self.state.d.next = ReqState::RtxContext;
+                } else if self.db_avail.val() {
+                    self.db_pop.next = true;
+                    self.cur_qp.d.next = self.db_ram.read_data.val().qp;
+                    self.cur_pi.d.next = self.db_ram.read_data.val().pi;
+                    self.ctx_ram.read_address.next = self.db_ram.read_data.val().qp;
+                    self.dyn_ram.read_address.next = self.db_ram.read_data.val().qp;
+                    self.una_ram.read_address.next = self.db_ram.read_data.val().qp;
+                    self.qerr_ram.read_address.next = self.db_ram.read_data.val().qp;
+                    self.state.d.next = ReqState::Load;
                 }
-            } else {
-                self.batch_n.d.next = self.nb.val();
-                self.beats_left.d.next = self.nb.val();
-                self.desc_addr.d.next = (bit_cast::<64, 58>(self.cur_base.q.val())
-                    + bit_cast::<64, 32>(self.cur_ci.q.val() & self.cur_ring_mask.q.val()))
-                    << 6;
-                self.state.d.next = 3.into();
             }
-        } else if self.state.q.val() == 3 {
-            // REQ: the read request (batch_n x 64 bytes).
-            self.dma_rd_req_valid.next = true;
-            self.served.d.next = true;
-            if self.dma_rd_req_ready.val() {
-                self.state.d.next = 4.into();
-            }
-        } else if self.state.q.val() == 4 {
-            // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
-            // offsets of hw::layout::sqe).
-            self.dma_rd_rsp_ready.next = true;
-            if self.dma_rd_rsp_valid.val() {
-                self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
-                self.d_flags.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(8);
-                self.d_len.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(32);
-                self.d_wrid.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(64);
-                self.d_iova.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(128);
-                self.d_rva.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(192);
-                self.d_rkey.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(256);
-                self.d_imm.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(288);
-                if self.dma_rd_rsp_last.val() {
-                    self.beats_left.d.next = 0.into();
-                } else {
-                    self.beats_left.d.next = self.beats_left.q.val() - 1;
-                }
-                self.state.d.next = 5.into();
-            }
-        } else if self.state.q.val() == 5 {
-            // DECODE: the checks in hw::layout's order, and the packet count.
-            self.d_bad.d.next = 0.into();
-            if (self.d_op.q.val() != 1) & (self.d_op.q.val() != 2) {
-                self.d_bad.d.next = 1.into();
-            } else if (self.d_flags.q.val() & 0xFE) != 0 {
-                self.d_bad.d.next = 2.into();
-            } else if self.d_len.q.val().get_bit(31) & (self.d_len.q.val().get_bits::<31>(0) != 0) {
-                self.d_bad.d.next = 3.into();
-            }
-            if self.d_len.q.val() == 0 {
-                self.d_npkts.d.next = 1.into();
-            } else {
-                self.d_npkts.d.next =
-                    bit_cast::<24, 32>(((self.d_len.q.val() - 1) >> bit_cast::<32, 4>(self.cur_log2mtu.q.val())) + 1);
-            }
-            self.state.d.next = 6.into();
-        } else if self.state.q.val() == 6 {
-            // COMMIT (waits while a config write owns the dyn RAM port, and
-            // while the previous message record has not been taken).
-            if !(self.cfg_hit.val() & self.cfg_ok.val()) & !self.m_valid.q.val() {
-                self.cur_ci.d.next = self.cur_ci.q.val() + 1;
-                self.dyn_ram.write_enable.next = true;
-                if self.d_bad.q.val() != 0 {
-                    self.e_ret.d.next = self.after_msg.val();
+            ReqState::Load => {
+                // LOAD: the QP's context; check the doorbell.
+                self.cur_base.d.next = self.ctx_ram.read_data.val().base;
+                self.cur_ring_mask.d.next = (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())) - 1;
+                self.cur_log2mtu.d.next = self.ctx_ram.read_data.val().log2_mtu;
+                self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
+                self.cur_ci.d.next = self.ld_ci.val();
+                self.cur_psn.d.next = self.dyn_ram.read_data.val().next_psn;
+                self.cur_seq.d.next = self.dyn_ram.read_data.val().next_slot;
+                self.cur_vmask.d.next = self.dyn_ram.read_data.val().valid_slots;
+                self.cur_end0.d.next = self.dyn_ram.read_data.val().end0;
+                self.cur_end1.d.next = self.dyn_ram.read_data.val().end1;
+                self.cur_end2.d.next = self.dyn_ram.read_data.val().end2;
+                self.cur_end3.d.next = self.dyn_ram.read_data.val().end3;
+                self.cur_free.d.next = self.ld_free.val();
+                self.served.d.next = false;
+                if self.ctx_ram.read_data.val().enable
+                    & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
+                {
+                    // Behind the consumer index (pi - ci >= 2^31), or behind the
+                    // latest producer index accepted for the QP (whose doorbell
+                    // is in service or queued: a held QP keeps one doorbell in
+                    // the FIFO, not one per ring): stale.
+                    self.k_db_stale.d.next = true;
+                    self.state.d.next = ReqState::Idle;
+                } else if !self.ctx_ram.read_data.val().enable
+                    | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
+                {
+                    self.e_ret.d.next = ReqState::Idle;
                     self.e_qp.d.next = self.cur_qp.q.val();
-                    self.e_status.d.next = bit_cast::<8, 2>(self.d_bad.q.val());
-                    self.e_opcode.d.next = self.d_op.q.val();
-                    self.e_wr_id.d.next = self.d_wrid.q.val();
-                    self.e_sq_index.d.next = self.cur_ci.q.val();
-                    self.e_len.d.next = self.d_len.q.val();
-                    self.k_bad_opcode.d.next = self.d_bad.q.val() == 1;
-                    self.k_bad_flags.d.next = self.d_bad.q.val() == 2;
-                    self.k_bad_length.d.next = self.d_bad.q.val() == 3;
-                    self.state.d.next = 8.into();
+                    self.e_status.d.next = 4.into();
+                    self.e_opcode.d.next = 0.into();
+                    self.e_wr_id.d.next = 0.into();
+                    self.e_sq_index.d.next = self.cur_pi.q.val();
+                    self.e_len.d.next = 0.into();
+                    self.k_bad_doorbell.d.next = true;
+                    self.state.d.next = ReqState::Error;
                 } else {
-                    // Commit the whole message: PSNs, retransmit slot, and
-                    // its record for the completion block.
-                    self.m_valid.d.next = true;
-                    self.m_qp.d.next = self.cur_qp.q.val();
-                    self.m_wr_id.d.next = self.d_wrid.q.val();
-                    self.m_opcode.d.next = self.d_op.q.val();
-                    self.m_len.d.next = self.d_len.q.val();
-                    self.m_sq_index.d.next = self.cur_ci.q.val();
-                    self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
-                    self.m_first_psn.d.next = self.cur_psn.q.val();
-                    self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
-                    self.dyn_ram.write_data.next = bit_cast::<190, 32>(self.ci_next.val())
-                        | (bit_cast::<190, 24>(self.new_end.val()) << 32)
-                        | (bit_cast::<190, 2>(self.seq_next.val()) << 56)
-                        | (bit_cast::<190, 4>(self.cur_vmask.q.val() | self.seq_bit.val()) << 58)
-                        | (bit_cast::<190, 96>(self.ends_wr.val()) << 62)
-                        | (bit_cast::<190, 32>(self.cur_pi.q.val()) << 158);
-                    self.cur_end0.d.next = self.nend0.val();
-                    self.cur_end1.d.next = self.nend1.val();
-                    self.cur_end2.d.next = self.nend2.val();
-                    self.cur_end3.d.next = self.nend3.val();
-                    self.cur_free.d.next = self.cur_free.q.val() - 1;
-                    self.rtx_ram.write_enable.next = true;
-                    self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
-                    self.cur_seq.d.next = self.cur_seq.q.val() + 1;
-                    self.cur_vmask.d.next = self.cur_vmask.q.val() | self.seq_bit.val();
-                    self.s_first.d.next = true;
-                    self.s_rem.d.next = self.d_len.q.val();
-                    self.s_off.d.next = 0.into();
-                    self.s_la.d.next = self.d_iova.q.val();
-                    self.s_ra.d.next = self.d_rva.q.val();
-                    self.s_psn.d.next = self.cur_psn.q.val();
-                    self.s_imm.d.next = self.d_op.q.val() == 2;
-                    self.state.d.next = 7.into();
+                    self.state.d.next = ReqState::NextBatch;
                 }
             }
-        } else if self.state.q.val() == 7 {
-            // SEG: one record per cycle; a retransmit request goes first.
-            self.rtx_ready.next = self.out_free.val();
-            if self.out_free.val() & self.rtx_valid.val() {
-                self.r_qp.d.next = self.rtx_qp.val();
-                self.r_psn.d.next = self.rtx_psn.val();
-                self.r_ret.d.next = 7.into();
-                self.ctx_ram.read_address.next = self.rtx_qp.val();
-                self.dyn_ram.read_address.next = self.rtx_qp.val();
-                self.state.d.next = 9.into();
-            } else if self.out_free.val() {
-                self.o_valid.d.next = true;
-                self.o_qp.d.next = self.cur_qp.q.val();
-                self.o_psn.d.next = self.s_psn.q.val();
-                self.o_retransmit.d.next = false;
-                self.o_first.d.next = self.s_first.q.val();
-                self.o_last.d.next = self.s_last.val();
-                self.o_addr.d.next = self.s_la.q.val();
-                self.o_remote_va.d.next = self.s_ra.q.val();
-                self.o_rkey.d.next = self.d_rkey.q.val();
-                self.o_dma_len.d.next = self.d_len.q.val();
-                self.o_imm.d.next = self.d_imm.q.val();
-                self.o_msg_offset.d.next = self.s_off.q.val();
-                if self.s_last.val() {
-                    self.o_len.d.next = bit_cast::<16, 32>(self.s_rem.q.val());
-                } else {
-                    self.o_len.d.next = bit_cast::<16, 32>(self.cur_mtu.q.val());
-                }
-                if self.s_first.q.val() & self.s_last.val() {
-                    if self.s_imm.q.val() {
-                        self.o_opcode.d.next = 0x0B.into();
+            ReqState::NextBatch => {
+                // NEXT: all fetched? else the next batch: up to 8 descriptors,
+                // not beyond the producer index nor the ring's end, nor the
+                // free records. The doorbell's producer index is recorded as
+                // the QP's latest (state as it is; skipped in a cycle with a
+                // config write: it only lets older doorbells be dropped).
+                self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+                self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
+                if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
+                    self.state.d.next = ReqState::Idle;
+                } else if self.held.val() {
+                    // Held, and no other doorbell waits (or the FIFO cannot
+                    // take it back): look again after a LOAD (the QP's una
+                    // re-read). Retransmits go first: the acknowledgements
+                    // that free a record may need them.
+                    self.rtx_ready.next = true;
+                    if self.rtx_valid.val() {
+                        self.r_qp.d.next = self.rtx_qp.val();
+                        self.r_psn.d.next = self.rtx_psn.val();
+                        self.r_ret.d.next = ReqState::Load;
+                        self.ctx_ram.read_address.next = self.rtx_qp.val();
+                        self.dyn_ram.read_address.next = self.rtx_qp.val();
+                        self.state.d.next = ReqState::RtxContext;
                     } else {
-                        self.o_opcode.d.next = 0x0A.into();
-                    }
-                } else if self.s_first.q.val() {
-                    self.o_opcode.d.next = 0x06.into();
-                } else if self.s_last.val() {
-                    if self.s_imm.q.val() {
-                        self.o_opcode.d.next = 0x09.into();
-                    } else {
-                        self.o_opcode.d.next = 0x08.into();
+                        self.state.d.next = ReqState::Load;
                     }
                 } else {
-                    self.o_opcode.d.next = 0x07.into();
-                }
-                self.s_first.d.next = false;
-                self.s_rem.d.next = self.s_rem.q.val() - self.cur_mtu.q.val();
-                self.s_off.d.next = self.s_off.q.val() + self.cur_mtu.q.val();
-                self.s_la.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
-                self.s_ra.d.next = self.s_ra.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
-                self.s_psn.d.next = self.s_psn.q.val() + 1;
-                if self.s_last.val() {
-                    self.state.d.next = self.after_msg.val();
+                    self.batch_n.d.next = self.nb.val();
+                    self.beats_left.d.next = self.nb.val();
+                    self.desc_addr.d.next = (bit_cast::<64, 58>(self.cur_base.q.val())
+                        + bit_cast::<64, 32>(self.cur_ci.q.val() & self.cur_ring_mask.q.val()))
+                        << 6;
+                    self.state.d.next = ReqState::Request;
                 }
             }
-        } else if self.state.q.val() == 8 {
-            // ERR: hold the error record until taken.
-            self.err_valid.next = true;
-            if self.err_ready.val() {
-                self.state.d.next = self.e_ret.q.val();
-            }
-        } else if self.state.q.val() == 9 {
-            // R_CTX: the QP's MTU and valid slots; read slot 0.
-            self.r_log2mtu.d.next = self.ctx_ram.read_data.val().get_bits::<4>(63);
-            self.r_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().get_bits::<4>(63));
-            self.r_vmask.d.next = self.dyn_ram.read_data.val().get_bits::<4>(58);
-            self.r_slot.d.next = 0.into();
-            self.rtx_ram.read_address.next = bit_cast::<10, 8>(self.r_qp.q.val()) << 2;
-            self.state.d.next = 10.into();
-        } else if self.state.q.val() == 10 {
-            // R_SCAN: is the PSN inside this slot's message?
-            if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val()) {
-                self.r_ent.d.next = self.rtx_ram.read_data.val();
-                self.r_seg.d.next = self.r_hit_off.val();
-                self.state.d.next = 11.into();
-            } else if self.r_slot.q.val() == 3 {
-                self.k_rtx_miss.d.next = true;
-                self.state.d.next = self.r_ret.q.val();
-            } else {
-                self.r_slot.d.next = self.r_slot.q.val() + 1;
-                self.rtx_ram.read_address.next =
-                    (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot_next.val());
-            }
-        } else if self.state.q.val() == 11 {
-            // R_CALC: the packet's offset in its message.
-            self.r_off.d.next = bit_cast::<32, 24>(self.r_seg.q.val()) << bit_cast::<32, 4>(self.r_log2mtu.q.val());
-            self.state.d.next = 12.into();
-        } else if self.state.q.val() == 12 {
-            // R_EMIT: the record, as the first transmission had it.
-            if self.out_free.val() {
-                self.o_valid.d.next = true;
-                self.o_qp.d.next = self.r_qp.q.val();
-                self.o_psn.d.next = self.r_psn.q.val();
-                self.o_retransmit.d.next = true;
-                self.o_first.d.next = self.r_seg.q.val() == 0;
-                self.o_last.d.next = self.r_is_last.val();
-                self.o_addr.d.next = self.r_ent.q.val().get_bits::<64>(80) + bit_cast::<64, 32>(self.r_off.q.val());
-                self.o_remote_va.d.next =
-                    self.r_ent.q.val().get_bits::<64>(144) + bit_cast::<64, 32>(self.r_off.q.val());
-                self.o_rkey.d.next = self.r_ent.q.val().get_bits::<32>(208);
-                self.o_dma_len.d.next = self.r_ent.q.val().get_bits::<32>(48);
-                self.o_imm.d.next = self.r_ent.q.val().get_bits::<32>(240);
-                self.o_msg_offset.d.next = self.r_off.q.val();
-                if self.r_is_last.val() {
-                    self.o_len.d.next = bit_cast::<16, 32>(self.r_rem.val());
-                } else {
-                    self.o_len.d.next = bit_cast::<16, 32>(self.r_mtu.q.val());
+            ReqState::Request => {
+                // REQ: the read request (batch_n x 64 bytes).
+                self.dma_rd_req_valid.next = true;
+                self.served.d.next = true;
+                if self.dma_rd_req_ready.val() {
+                    self.state.d.next = ReqState::Beat;
                 }
-                if (self.r_seg.q.val() == 0) & self.r_is_last.val() {
-                    if self.r_ent.q.val().get_bit(272) {
-                        self.o_opcode.d.next = 0x0B.into();
+            }
+            ReqState::Beat => {
+                // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
+                // offsets of hw::layout::sqe).
+                self.dma_rd_rsp_ready.next = true;
+                if self.dma_rd_rsp_valid.val() {
+                    self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
+                    self.d_flags.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(8);
+                    self.d_len.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(32);
+                    self.d_wrid.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(64);
+                    self.d_iova.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(128);
+                    self.d_rva.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(192);
+                    self.d_rkey.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(256);
+                    self.d_imm.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(288);
+                    if self.dma_rd_rsp_last.val() {
+                        self.beats_left.d.next = 0.into();
                     } else {
-                        self.o_opcode.d.next = 0x0A.into();
+                        self.beats_left.d.next = self.beats_left.q.val() - 1;
                     }
-                } else if self.r_seg.q.val() == 0 {
-                    self.o_opcode.d.next = 0x06.into();
-                } else if self.r_is_last.val() {
-                    if self.r_ent.q.val().get_bit(272) {
-                        self.o_opcode.d.next = 0x09.into();
-                    } else {
-                        self.o_opcode.d.next = 0x08.into();
-                    }
-                } else {
-                    self.o_opcode.d.next = 0x07.into();
+                    self.state.d.next = ReqState::Decode;
                 }
-                self.state.d.next = self.r_ret.q.val();
             }
-        } else {
-            self.state.d.next = 0.into();
+            ReqState::Decode => {
+                // DECODE: the checks in hw::layout's order, and the packet count.
+                self.d_bad.d.next = 0.into();
+                if (self.d_op.q.val() != 1) & (self.d_op.q.val() != 2) {
+                    self.d_bad.d.next = 1.into();
+                } else if (self.d_flags.q.val() & 0xFE) != 0 {
+                    self.d_bad.d.next = 2.into();
+                } else if self.d_len.q.val().get_bit(31) & (self.d_len.q.val().get_bits::<31>(0) != 0) {
+                    self.d_bad.d.next = 3.into();
+                }
+                if self.d_len.q.val() == 0 {
+                    self.d_npkts.d.next = 1.into();
+                } else {
+                    self.d_npkts.d.next = bit_cast::<24, 32>(
+                        ((self.d_len.q.val() - 1) >> bit_cast::<32, 4>(self.cur_log2mtu.q.val())) + 1,
+                    );
+                }
+                self.state.d.next = ReqState::Commit;
+            }
+            ReqState::Commit => {
+                // COMMIT (waits while a config write owns the dyn RAM port, and
+                // while the previous message record has not been taken).
+                if !(self.cfg_hit.val() & self.cfg_ok.val()) & !self.m_valid.q.val() {
+                    self.cur_ci.d.next = self.cur_ci.q.val() + 1;
+                    self.dyn_ram.write_enable.next = true;
+                    if self.d_bad.q.val() != 0 {
+                        self.e_ret.d.next = self.after_msg.val();
+                        self.e_qp.d.next = self.cur_qp.q.val();
+                        self.e_status.d.next = bit_cast::<8, 2>(self.d_bad.q.val());
+                        self.e_opcode.d.next = self.d_op.q.val();
+                        self.e_wr_id.d.next = self.d_wrid.q.val();
+                        self.e_sq_index.d.next = self.cur_ci.q.val();
+                        self.e_len.d.next = self.d_len.q.val();
+                        self.k_bad_opcode.d.next = self.d_bad.q.val() == 1;
+                        self.k_bad_flags.d.next = self.d_bad.q.val() == 2;
+                        self.k_bad_length.d.next = self.d_bad.q.val() == 3;
+                        self.state.d.next = ReqState::Error;
+                    } else {
+                        // Commit the whole message: PSNs, retransmit slot, and
+                        // its record for the completion block.
+                        self.m_valid.d.next = true;
+                        self.m_qp.d.next = self.cur_qp.q.val();
+                        self.m_wr_id.d.next = self.d_wrid.q.val();
+                        self.m_opcode.d.next = self.d_op.q.val();
+                        self.m_len.d.next = self.d_len.q.val();
+                        self.m_sq_index.d.next = self.cur_ci.q.val();
+                        self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
+                        self.m_first_psn.d.next = self.cur_psn.q.val();
+                        self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
+                        self.dyn_ram.write_data.next.next_psn = self.new_end.val();
+                        self.dyn_ram.write_data.next.next_slot = self.seq_next.val();
+                        self.dyn_ram.write_data.next.valid_slots = self.cur_vmask.q.val() | self.seq_bit.val();
+                        self.cur_end0.d.next = self.nend0.val();
+                        self.cur_end1.d.next = self.nend1.val();
+                        self.cur_end2.d.next = self.nend2.val();
+                        self.cur_end3.d.next = self.nend3.val();
+                        self.cur_free.d.next = self.cur_free.q.val() - 1;
+                        self.rtx_ram.write_enable.next = true;
+                        self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
+                        self.cur_seq.d.next = self.cur_seq.q.val() + 1;
+                        self.cur_vmask.d.next = self.cur_vmask.q.val() | self.seq_bit.val();
+                        self.s_first.d.next = true;
+                        self.s_rem.d.next = self.d_len.q.val();
+                        self.s_off.d.next = 0.into();
+                        self.s_la.d.next = self.d_iova.q.val();
+                        self.s_ra.d.next = self.d_rva.q.val();
+                        self.s_psn.d.next = self.cur_psn.q.val();
+                        self.s_imm.d.next = self.d_op.q.val() == 2;
+                        self.state.d.next = ReqState::Segment;
+                    }
+                }
+            }
+            ReqState::Segment => {
+                // SEG: one record per cycle; a retransmit request goes first.
+                self.rtx_ready.next = self.out_free.val();
+                if self.out_free.val() & self.rtx_valid.val() {
+                    self.r_qp.d.next = self.rtx_qp.val();
+                    self.r_psn.d.next = self.rtx_psn.val();
+                    self.r_ret.d.next = ReqState::Segment;
+                    self.ctx_ram.read_address.next = self.rtx_qp.val();
+                    self.dyn_ram.read_address.next = self.rtx_qp.val();
+                    self.state.d.next = ReqState::RtxContext;
+                } else if self.out_free.val() {
+                    self.o_valid.d.next = true;
+                    self.o_qp.d.next = self.cur_qp.q.val();
+                    self.o_psn.d.next = self.s_psn.q.val();
+                    self.o_retransmit.d.next = false;
+                    self.o_first.d.next = self.s_first.q.val();
+                    self.o_last.d.next = self.s_last.val();
+                    self.o_addr.d.next = self.s_la.q.val();
+                    self.o_remote_va.d.next = self.s_ra.q.val();
+                    self.o_rkey.d.next = self.d_rkey.q.val();
+                    self.o_dma_len.d.next = self.d_len.q.val();
+                    self.o_imm.d.next = self.d_imm.q.val();
+                    self.o_msg_offset.d.next = self.s_off.q.val();
+                    if self.s_last.val() {
+                        self.o_len.d.next = bit_cast::<16, 32>(self.s_rem.q.val());
+                    } else {
+                        self.o_len.d.next = bit_cast::<16, 32>(self.cur_mtu.q.val());
+                    }
+                    if self.s_first.q.val() & self.s_last.val() {
+                        if self.s_imm.q.val() {
+                            self.o_opcode.d.next = 0x0B.into();
+                        } else {
+                            self.o_opcode.d.next = 0x0A.into();
+                        }
+                    } else if self.s_first.q.val() {
+                        self.o_opcode.d.next = 0x06.into();
+                    } else if self.s_last.val() {
+                        if self.s_imm.q.val() {
+                            self.o_opcode.d.next = 0x09.into();
+                        } else {
+                            self.o_opcode.d.next = 0x08.into();
+                        }
+                    } else {
+                        self.o_opcode.d.next = 0x07.into();
+                    }
+                    self.s_first.d.next = false;
+                    self.s_rem.d.next = self.s_rem.q.val() - self.cur_mtu.q.val();
+                    self.s_off.d.next = self.s_off.q.val() + self.cur_mtu.q.val();
+                    self.s_la.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
+                    self.s_ra.d.next = self.s_ra.q.val() + bit_cast::<64, 32>(self.cur_mtu.q.val());
+                    self.s_psn.d.next = self.s_psn.q.val() + 1;
+                    if self.s_last.val() {
+                        self.state.d.next = self.after_msg.val();
+                    }
+                }
+            }
+            ReqState::Error => {
+                // ERR: hold the error record until taken.
+                self.err_valid.next = true;
+                if self.err_ready.val() {
+                    self.state.d.next = self.e_ret.q.val();
+                }
+            }
+            ReqState::RtxContext => {
+                // R_CTX: the QP's MTU and valid slots; read slot 0.
+                self.r_log2mtu.d.next = self.ctx_ram.read_data.val().log2_mtu;
+                self.r_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
+                self.r_vmask.d.next = self.dyn_ram.read_data.val().valid_slots;
+                self.r_slot.d.next = 0.into();
+                self.rtx_ram.read_address.next = bit_cast::<10, 8>(self.r_qp.q.val()) << 2;
+                self.state.d.next = ReqState::RtxScan;
+            }
+            ReqState::RtxScan => {
+                // R_SCAN: is the PSN inside this slot's message?
+                if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val()) {
+                    self.r_ent.d.next = self.rtx_ram.read_data.val();
+                    self.r_seg.d.next = self.r_hit_off.val();
+                    self.state.d.next = ReqState::RtxOffset;
+                } else if self.r_slot.q.val() == 3 {
+                    self.k_rtx_miss.d.next = true;
+                    self.state.d.next = self.r_ret.q.val();
+                } else {
+                    self.r_slot.d.next = self.r_slot.q.val() + 1;
+                    self.rtx_ram.read_address.next =
+                        (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot_next.val());
+                }
+            }
+            ReqState::RtxOffset => {
+                // R_CALC: the packet's offset in its message.
+                self.r_off.d.next = bit_cast::<32, 24>(self.r_seg.q.val()) << bit_cast::<32, 4>(self.r_log2mtu.q.val());
+                self.state.d.next = ReqState::RtxEmit;
+            }
+            ReqState::RtxEmit => {
+                // R_EMIT: the record, as the first transmission had it.
+                if self.out_free.val() {
+                    self.o_valid.d.next = true;
+                    self.o_qp.d.next = self.r_qp.q.val();
+                    self.o_psn.d.next = self.r_psn.q.val();
+                    self.o_retransmit.d.next = true;
+                    self.o_first.d.next = self.r_seg.q.val() == 0;
+                    self.o_last.d.next = self.r_is_last.val();
+                    self.o_addr.d.next = self.r_ent.q.val().local_iova + bit_cast::<64, 32>(self.r_off.q.val());
+                    self.o_remote_va.d.next = self.r_ent.q.val().remote_va + bit_cast::<64, 32>(self.r_off.q.val());
+                    self.o_rkey.d.next = self.r_ent.q.val().rkey;
+                    self.o_dma_len.d.next = self.r_ent.q.val().len;
+                    self.o_imm.d.next = self.r_ent.q.val().imm;
+                    self.o_msg_offset.d.next = self.r_off.q.val();
+                    if self.r_is_last.val() {
+                        self.o_len.d.next = bit_cast::<16, 32>(self.r_rem.val());
+                    } else {
+                        self.o_len.d.next = bit_cast::<16, 32>(self.r_mtu.q.val());
+                    }
+                    if (self.r_seg.q.val() == 0) & self.r_is_last.val() {
+                        if self.r_ent.q.val().has_imm {
+                            self.o_opcode.d.next = 0x0B.into();
+                        } else {
+                            self.o_opcode.d.next = 0x0A.into();
+                        }
+                    } else if self.r_seg.q.val() == 0 {
+                        self.o_opcode.d.next = 0x06.into();
+                    } else if self.r_is_last.val() {
+                        if self.r_ent.q.val().has_imm {
+                            self.o_opcode.d.next = 0x09.into();
+                        } else {
+                            self.o_opcode.d.next = 0x08.into();
+                        }
+                    } else {
+                        self.o_opcode.d.next = 0x07.into();
+                    }
+                    self.state.d.next = self.r_ret.q.val();
+                }
+            }
         }
 
         // The FIFO head for the next cycle.

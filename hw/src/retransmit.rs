@@ -18,6 +18,9 @@
 
 use rust_hdl::prelude::*;
 
+mod words;
+pub use words::{EvWord, QpConfigWord, QpWord, SlotWord, TailWord, QP_CONFIG_BITS};
+
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
 /// log2 of the send window (PSN slots per QP).
@@ -65,6 +68,65 @@ pub mod mark_reason {
     pub const LOSS: u64 = 0;
     pub const STALL: u64 = 1;
     pub const TIMEOUT: u64 = 2;
+}
+
+/// The engine's state machine. Each walk reads a slot in one state and
+/// decides on it in a later one: the slot RAM, the EV RAM and the backoff
+/// unit each take a registered cycle between address and use.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum EngineState {
+    /// Take a record, else let the RTO scanner visit a QP.
+    Idle,
+    /// The QP's state is on the RAM outputs: classify the record.
+    Load,
+    /// SACK validation, from `next - base` registered in `Load`.
+    SackValidate,
+    /// Acknowledgement pass (A1): slot `p` is being read.
+    AckRead,
+    /// A2: slot `p` on the RAM output; read its EV entry.
+    AckEvRead,
+    /// A3: acknowledge slot `p` if the SACK covers it.
+    AckDecide,
+    /// End of the acknowledgement pass: start the loss pass at the new una.
+    AckDone,
+    /// Loss pass (L1): slot `p` is being read.
+    LossRead,
+    /// L2: read the EV entry of slot `p`.
+    LossEvRead,
+    /// L3a: the EV entry on the RAM output; the per-EV rule is registered.
+    LossEvRule,
+    /// L3: loss decision for slot `p` (holds while an output is busy).
+    LossDecide,
+    /// SACK done: una advance, report the acknowledgement.
+    SackDone,
+    /// RTO walk (R1): slot `p` is being read.
+    RtoRead,
+    /// R2a: register the slot's backoff shift and whether its budget is spent.
+    RtoRetry,
+    /// R2b: the backoff of `bok` is being registered (`bo_r`).
+    RtoBackoff,
+    /// R2c: the slot's deadline and its test against now, registered.
+    RtoDue,
+    /// R2d: timeout decision for slot `p`.
+    RtoDecide,
+    /// RTO walk done: report one firing, re-arm.
+    RtoDone,
+    /// Trim NACK: resend at once (no EV mark).
+    TrimResend,
+    /// The tail check fired: decide whether it acts.
+    TailCheck,
+    /// T1: slot `p` (= una) is being read.
+    TailRead,
+    /// T2: every live slot sent at or before the tail line is lost.
+    TailWalk,
+    /// Arm the RTO of a send that found it idle: the backoff is being registered.
+    ArmBackoff,
+    /// The deadline of that send, from the registered backoff.
+    ArmDeadline,
+    /// INIT: clear the QP's EV entries one per cycle.
+    InitClear,
+    /// Store the QP's state.
+    Store,
 }
 
 /// The engine. Ports are described in `docs/hw/retransmit.md`.
@@ -121,14 +183,13 @@ pub struct RetransmitEngine {
     /// A record or an RTO walk is in progress (for the top and tests).
     pub busy: Signal<Out, Bit>,
     // Memories.
-    slot_ram: RAM<Bits<88>, 16>,
-    ev_ram: RAM<Bits<33>, 15>,
-    qs_ram: RAM<Bits<128>, 8>,
-    cfg_ram: RAM<Bits<120>, 8>,
-    // Tail check per QP: deadline 32, armed, blind count 2, acked-since.
-    tail_ram: RAM<Bits<36>, 8>,
+    slot_ram: RAM<SlotWord, SLOT_ADDR_BITS>,
+    ev_ram: RAM<EvWord, EV_ADDR_BITS>,
+    qs_ram: RAM<QpWord, QP_BITS>,
+    cfg_ram: RAM<QpConfigWord, QP_BITS>,
+    tail_ram: RAM<TailWord, QP_BITS>,
     // State machine.
-    st: DFF<Bits<5>>,
+    st: DFF<EngineState>,
     due_r: DFF<Bit>,
     /// Registered backoff shift amount (see the backoff unit).
     bok: DFF<Bits<5>>,
@@ -167,18 +228,9 @@ pub struct RetransmitEngine {
     len: DFF<Bits<16>>,
     base: DFF<Bits<24>>,
     bitmap: DFF<Bits<64>>,
-    // The QP's state while it is processed.
-    una: DFF<Bits<24>>,
-    nxt: DFF<Bits<24>>,
-    hw: DFF<Bits<32>>,
-    hwv: DFF<Bits<1>>,
-    dl: DFF<Bits<32>>,
-    armed: DFF<Bits<1>>,
-    err: DFF<Bits<1>>,
-    tdl: DFF<Bits<32>>,
-    tarm: DFF<Bits<1>>,
-    tblind: DFF<Bits<2>>,
-    tack: DFF<Bits<1>>,
+    // The QP's state and tail check while it is processed.
+    qs: DFF<QpWord>,
+    tail: DFF<TailWord>,
     // Walk state.
     p: DFF<Bits<24>>,
     cur_ev: DFF<Bits<7>>,
@@ -214,28 +266,14 @@ pub struct RetransmitEngine {
     o_cnt_unsent: DFF<Bit>,
     o_cnt_drop: DFF<Bit>,
     o_cnt_stale: DFF<Bit>,
-    // Slot fields as read.
-    s_ev: Signal<Local, Bits<7>>,
-    s_seq: Signal<Local, Bits<16>>,
-    s_time: Signal<Local, Bits<32>>,
-    s_len: Signal<Local, Bits<16>>,
-    s_ret: Signal<Local, Bits<5>>,
-    s_flags: Signal<Local, Bits<4>>,
-    // Slot fields to write (default: as read).
-    w_ev: Signal<Local, Bits<7>>,
-    w_seq: Signal<Local, Bits<16>>,
-    w_time: Signal<Local, Bits<32>>,
-    w_len: Signal<Local, Bits<16>>,
-    w_ret: Signal<Local, Bits<5>>,
-    w_flags: Signal<Local, Bits<4>>,
-    // Per-(QP, EV) fields: next send sequence, highest acknowledged
-    // sequence and whether there is one.
-    e_next: Signal<Local, Bits<16>>,
-    e_max: Signal<Local, Bits<16>>,
-    e_mv: Signal<Local, Bits<1>>,
-    we_next: Signal<Local, Bits<16>>,
-    we_max: Signal<Local, Bits<16>>,
-    we_mv: Signal<Local, Bits<1>>,
+    /// The slot on the slot RAM's output, and the slot to write (default:
+    /// as read).
+    slot: Signal<Local, SlotWord>,
+    slot_wr: Signal<Local, SlotWord>,
+    /// The (QP, EV) entry on the EV RAM's output, and the entry to write
+    /// (default: as read).
+    ev_entry: Signal<Local, EvWord>,
+    ev_entry_wr: Signal<Local, EvWord>,
     // Per-QP config.
     c_rto: Signal<Local, Bits<32>>,
     c_allow: Signal<Local, Bits<32>>,
@@ -310,13 +348,11 @@ impl Logic for RetransmitEngine {
             due_r,
             spent_r,
             dlp_r,
-            tdl,
-            tarm,
-            tblind,
-            tack,
             scan_qp,
             qp_last_n,
             is_timer,
+            qs,
+            tail,
             kind,
             qp,
             psn,
@@ -325,13 +361,6 @@ impl Logic for RetransmitEngine {
             len,
             base,
             bitmap,
-            una,
-            nxt,
-            hw,
-            hwv,
-            dl,
-            armed,
-            err,
             p,
             cur_ev,
             found,
@@ -401,25 +430,22 @@ impl Logic for RetransmitEngine {
 
         // Config: per-QP rows to the config RAM, the global row to a register.
         self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val());
+        self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val()).into();
         self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
         if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
             self.qp_last_n.d.next = !bit_cast::<8, 256>(self.cfg_data.val());
         }
         self.cfg_ram.read_address.next = self.qp.q.val();
-        self.c_rto.next = self.cfg_ram.read_data.val().get_bits::<32>(0);
-        self.c_allow.next = self.cfg_ram.read_data.val().get_bits::<32>(32);
-        self.c_reorder.next = self.cfg_ram.read_data.val().get_bits::<16>(64);
-        self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().get_bits::<3>(80));
-        self.c_exp.next = self.cfg_ram.read_data.val().get_bits::<5>(83);
-        self.c_age.next = self.cfg_ram.read_data.val().get_bits::<32>(88);
+        self.c_rto.next = self.cfg_ram.read_data.val().rto;
+        self.c_allow.next = self.cfg_ram.read_data.val().allowance;
+        self.c_reorder.next = self.cfg_ram.read_data.val().reorder;
+        self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().retry_linear);
+        self.c_exp.next = self.cfg_ram.read_data.val().retry_exp;
+        self.c_age.next = self.cfg_ram.read_data.val().stall_age;
         // Tail RAM: read with the QP state, written at STORE.
         self.tail_ram.read_address.next = self.qp.q.val();
         self.tail_ram.write_address.next = self.qp.q.val();
-        self.tail_ram.write_data.next = bit_cast::<36, 32>(self.tdl.q.val())
-            | (bit_cast::<36, 1>(self.tarm.q.val()) << 32)
-            | (bit_cast::<36, 2>(self.tblind.q.val()) << 33)
-            | (bit_cast::<36, 1>(self.tack.q.val()) << 35);
+        self.tail_ram.write_data.next = self.tail.q.val();
         self.tail_ram.write_enable.next = false;
 
         // Slot RAM: default read address {qp, p}; fields as read; write
@@ -429,18 +455,11 @@ impl Logic for RetransmitEngine {
         self.slot_ram.write_address.next =
             (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
         self.slot_ram.write_enable.next = false;
-        self.s_ev.next = self.slot_ram.read_data.val().get_bits::<7>(0);
-        self.s_seq.next = self.slot_ram.read_data.val().get_bits::<16>(8);
-        self.s_time.next = self.slot_ram.read_data.val().get_bits::<32>(24);
-        self.s_len.next = self.slot_ram.read_data.val().get_bits::<16>(56);
-        self.s_ret.next = self.slot_ram.read_data.val().get_bits::<5>(72);
-        self.s_flags.next = self.slot_ram.read_data.val().get_bits::<4>(80);
-        self.w_ev.next = self.s_ev.val();
-        self.w_seq.next = self.s_seq.val();
-        self.w_time.next = self.s_time.val();
-        self.w_len.next = self.s_len.val();
-        self.w_ret.next = self.s_ret.val();
-        self.w_flags.next = self.s_flags.val();
+        self.slot.next = self.slot_ram.read_data.val();
+        self.slot_wr.next = self.slot.val();
+        self.slot_wr.next.spare_ev = false;
+        self.slot_wr.next.spare_retries = 0.into();
+        self.slot_wr.next.spare_flags = 0.into();
 
         // EV RAM: default read address {qp, cur_ev}.
         self.ev_ram.read_address.next =
@@ -448,35 +467,23 @@ impl Logic for RetransmitEngine {
         self.ev_ram.write_address.next =
             (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
         self.ev_ram.write_enable.next = false;
-        self.e_next.next = self.ev_ram.read_data.val().get_bits::<16>(0);
-        self.e_max.next = self.ev_ram.read_data.val().get_bits::<16>(16);
-        self.e_mv.next = self.ev_ram.read_data.val().get_bits::<1>(32);
-        self.we_next.next = self.e_next.val();
-        self.we_max.next = self.e_max.val();
-        self.we_mv.next = self.e_mv.val();
+        self.ev_entry.next = self.ev_ram.read_data.val();
+        self.ev_entry_wr.next = self.ev_entry.val();
 
         // QP state RAM.
         self.qs_ram.read_address.next = self.qp.q.val();
         self.qs_ram.write_address.next = self.qp.q.val();
-        self.qs_ram.write_data.next = bit_cast::<128, 24>(self.una.q.val())
-            | (bit_cast::<128, 24>(self.nxt.q.val()) << 24)
-            | (bit_cast::<128, 32>(self.hw.q.val()) << 48)
-            | (bit_cast::<128, 1>(self.hwv.q.val()) << 80)
-            | (bit_cast::<128, 32>(self.dl.q.val()) << 81)
-            | (bit_cast::<128, 1>(self.armed.q.val()) << 113)
-            | (bit_cast::<128, 1>(self.err.q.val()) << 114);
+        self.qs_ram.write_data.next = self.qs.q.val();
+        self.qs_ram.write_data.next.spare = 0.into();
         self.qs_ram.write_enable.next = false;
 
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
         // 2^min(k - linear + 1, 10); saturated at 2^31 - 1 ns (the serial
         // time comparisons need deadlines within half the 32-bit range).
         // SENT classification (in LOAD).
-        self.in_flight_n.next =
-            self.qs_ram.read_data.val().get_bits::<24>(24) - self.qs_ram.read_data.val().get_bits::<24>(0);
-        self.is_new.next =
-            (self.psn.q.val() == self.qs_ram.read_data.val().get_bits::<24>(24)) & (self.in_flight_n.val() < 256);
-        self.is_resend.next =
-            (self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0)) < self.in_flight_n.val();
+        self.in_flight_n.next = self.qs_ram.read_data.val().next_psn - self.qs_ram.read_data.val().una;
+        self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().next_psn) & (self.in_flight_n.val() < 256);
+        self.is_resend.next = (self.psn.q.val() - self.qs_ram.read_data.val().una) < self.in_flight_n.val();
         // Backoff in three steps, each in a cycle of its own: the shift
         // amount of a retry count k is registered (`bok`; k is the slot's
         // timeouts in the RTO walk and on a resend, 0 for a new packet,
@@ -485,7 +492,7 @@ impl Logic for RetransmitEngine {
         // time. So the RAM output, the selection, the comparisons with
         // retry_linear, the barrel shift with its saturation and the
         // deadline add and compare are never in one path.
-        self.bo_k.next = self.s_ret.val();
+        self.bo_k.next = self.slot.val().retries;
         if self.bo_k.val() < self.c_lin.val() {
             self.bo_shift.next = 0.into();
         } else if (self.bo_k.val() - self.c_lin.val()) >= 9 {
@@ -518,13 +525,13 @@ impl Logic for RetransmitEngine {
 
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
-        self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().get_bits::<32>(81);
-        self.hw_d.next = self.s_time.val() - self.hw.q.val();
-        self.seq_d.next = self.s_seq.val() - self.e_max.val();
+        self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
+        self.hw_d.next = self.slot.val().time - self.qs.q.val().hw;
+        self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
-        self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().get_bits::<32>(0);
+        self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().deadline;
         // Tail check: sent at or before now - stall_age.
-        self.tail_line.next = self.tail_thr.q.val() - self.s_time.val();
+        self.tail_line.next = self.tail_thr.q.val() - self.slot.val().time;
         self.lost_tail.next = !self.tail_line.val().get_bit(31);
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
@@ -541,30 +548,31 @@ impl Logic for RetransmitEngine {
         self.acked_now.next =
             self.off_cum.val().get_bit(23) | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
         self.acked_r.d.next = self.acked_now.val();
-        self.live.next = !self.s_flags.val().get_bit(0) & !self.s_flags.val().get_bit(2);
+        self.live.next = !self.slot.val().acked & !self.slot.val().queued;
         // Per-EV rule: highest acked sequence on the EV more than the
         // reorder allowance ahead of this transmission.
-        self.s_seq_r.d.next = self.s_seq.val();
-        self.reorder_gap.next = self.e_max.val() - self.s_seq_r.q.val();
-        self.lost_reorder.next = self.e_mv.val().any()
+        self.s_seq_r.d.next = self.slot.val().seq;
+        self.reorder_gap.next = self.ev_entry.val().max_seq - self.s_seq_r.q.val();
+        self.lost_reorder.next = self.ev_entry.val().max_valid
             & !self.reorder_gap.val().get_bit(15)
             & (self.reorder_gap.val() > self.c_reorder.val());
         self.lost_reorder_r.d.next = self.lost_reorder.val();
         // Stall rule: sent before hw - allowance (allowance 0: no RTT
         // sample yet, rule off).
-        self.stall_line.next = self.s_time.val() - (self.hw.q.val() - self.c_allow.val());
-        self.lost_stall.next = self.hwv.q.val().any() & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
+        self.stall_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
+        self.lost_stall.next = self.qs.q.val().hw_valid & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
         self.lost_stall_r.d.next = self.lost_stall.val();
-        self.dl_p.next = self.s_time.val() + self.bo_r.q.val();
+        self.dl_p.next = self.slot.val().time + self.bo_r.q.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
         self.due.next = !self.due_d.val().get_bit(31);
-        self.retry_spent.next = (self.c_exp.val() != 25) & (self.s_ret.val() >= self.c_lin.val() + self.c_exp.val());
+        self.retry_spent.next =
+            (self.c_exp.val() != 25) & (self.slot.val().retries >= self.c_lin.val() + self.c_exp.val());
 
         // SACK validation (in LOAD; una/nxt come from the qs RAM there).
         // `next - base` is registered in LOAD (`nb_off_r`); the checks run
         // in the state after it (22), from `nxt` as loaded.
-        self.nb_off.next = self.qs_ram.read_data.val().get_bits::<24>(24) - self.base.q.val();
-        self.cum_d.next = self.psn.q.val() + 1 - self.nxt.q.val();
+        self.nb_off.next = self.qs_ram.read_data.val().next_psn - self.base.q.val();
+        self.cum_d.next = self.psn.q.val() + 1 - self.qs.q.val().next_psn;
         // cum + 1 != nxt tested on the 24-bit difference: an inline
         // `psn + 1 != nxt` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
         // not 0 there).
@@ -582,532 +590,547 @@ impl Logic for RetransmitEngine {
             self.bad_bits.next = false;
         }
         // NACK classification (in LOAD).
-        self.nu_d.next = self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(24);
+        self.nu_d.next = self.psn.q.val() - self.qs_ram.read_data.val().next_psn;
         self.nack_unsent.next = !self.nu_d.val().get_bit(23);
-        self.ns_d.next = self.psn.q.val() - self.qs_ram.read_data.val().get_bits::<24>(0);
+        self.ns_d.next = self.psn.q.val() - self.qs_ram.read_data.val().una;
         self.nack_stale.next = self.ns_d.val().get_bit(23)
-            | self.s_flags.val().get_bit(0)
-            | self.s_flags.val().get_bit(2)
-            | self.s_flags.val().get_bit(3)
-            | (self.s_time.val() != self.t_op.q.val());
+            | self.slot.val().acked
+            | self.slot.val().queued
+            | self.slot.val().oow
+            | (self.slot.val().time != self.t_op.q.val());
 
         self.op_ready.next = false;
         self.go.next = true;
-        if self.st.q.val() == 0 {
-            // IDLE: take a record, else let the scanner visit a QP.
-            // Present the QP's state, config, slot and EV reads.
-            self.op_ready.next = true;
-            if self.op_valid.val() {
-                self.kind.d.next = self.op_kind.val();
-                self.qp.d.next = self.op_qp.val();
-                self.psn.d.next = self.op_psn.val();
-                self.p.d.next = self.op_psn.val();
-                self.ev.d.next = self.op_ev.val();
-                self.cur_ev.d.next = self.op_ev.val();
-                self.t_op.d.next = self.op_time.val();
-                self.len.d.next = self.op_len.val();
-                self.base.d.next = self.op_base.val();
-                self.bitmap.d.next = self.op_bitmap.val();
-                self.is_timer.d.next = false;
-                self.qs_ram.read_address.next = self.op_qp.val();
-                self.tail_ram.read_address.next = self.op_qp.val();
-                self.cfg_ram.read_address.next = self.op_qp.val();
-                self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
-                self.ev_ram.read_address.next =
-                    (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
-            } else {
-                self.qp.d.next = self.scan_qp.q.val();
-                self.is_timer.d.next = true;
-                self.qs_ram.read_address.next = self.scan_qp.q.val();
-                self.tail_ram.read_address.next = self.scan_qp.q.val();
-                self.cfg_ram.read_address.next = self.scan_qp.q.val();
-                if self.scan_qp.q.val() == !self.qp_last_n.q.val() {
-                    self.scan_qp.d.next = 0.into();
+        match self.st.q.val() {
+            EngineState::Idle => {
+                // IDLE: take a record, else let the scanner visit a QP.
+                // Present the QP's state, config, slot and EV reads.
+                self.op_ready.next = true;
+                if self.op_valid.val() {
+                    self.kind.d.next = self.op_kind.val();
+                    self.qp.d.next = self.op_qp.val();
+                    self.psn.d.next = self.op_psn.val();
+                    self.p.d.next = self.op_psn.val();
+                    self.ev.d.next = self.op_ev.val();
+                    self.cur_ev.d.next = self.op_ev.val();
+                    self.t_op.d.next = self.op_time.val();
+                    self.len.d.next = self.op_len.val();
+                    self.base.d.next = self.op_base.val();
+                    self.bitmap.d.next = self.op_bitmap.val();
+                    self.is_timer.d.next = false;
+                    self.qs_ram.read_address.next = self.op_qp.val();
+                    self.tail_ram.read_address.next = self.op_qp.val();
+                    self.cfg_ram.read_address.next = self.op_qp.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
+                    self.ev_ram.read_address.next =
+                        (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
                 } else {
-                    self.scan_qp.d.next = self.scan_qp.q.val() + 1;
-                }
-            }
-            self.st.d.next = 1.into();
-        } else if self.st.q.val() == 1 {
-            // LOAD: the QP's state is on the qs RAM output.
-            self.una.d.next = self.qs_ram.read_data.val().get_bits::<24>(0);
-            self.nxt.d.next = self.qs_ram.read_data.val().get_bits::<24>(24);
-            self.hw.d.next = self.qs_ram.read_data.val().get_bits::<32>(48);
-            self.hwv.d.next = self.qs_ram.read_data.val().get_bits::<1>(80);
-            self.dl.d.next = self.qs_ram.read_data.val().get_bits::<32>(81);
-            self.armed.d.next = self.qs_ram.read_data.val().get_bits::<1>(113);
-            self.err.d.next = self.qs_ram.read_data.val().get_bits::<1>(114);
-            self.tdl.d.next = self.tail_ram.read_data.val().get_bits::<32>(0);
-            self.tarm.d.next = self.tail_ram.read_data.val().get_bits::<1>(32);
-            self.tblind.d.next = self.tail_ram.read_data.val().get_bits::<2>(33);
-            self.tack.d.next = self.tail_ram.read_data.val().get_bits::<1>(35);
-            self.found.d.next = false;
-            self.bytes.d.next = 0.into();
-            self.fired.d.next = false;
-            self.have_rem.d.next = false;
-            self.min_rem.d.next = 0.into();
-            self.st.d.next = 0.into();
-            if self.is_timer.q.val() | (self.kind.q.val() == 2) {
-                // Walks start at una; other records keep p = their PSN.
-                self.p.d.next = self.qs_ram.read_data.val().get_bits::<24>(0);
-            }
-            if self.is_timer.q.val() {
-                // RTO due: walk from una (R1).
-                if !self.qs_ram.read_data.val().get_bit(114)
-                    & self.qs_ram.read_data.val().get_bit(113)
-                    & !self.tdue_d.val().get_bit(31)
-                {
-                    self.st.d.next = 7.into();
-                } else if !self.qs_ram.read_data.val().get_bit(114)
-                    & self.tail_ram.read_data.val().get_bit(32)
-                    & !self.tail_due_d.val().get_bit(31)
-                {
-                    // Tail check due (state 17).
-                    self.st.d.next = 17.into();
-                }
-            } else if self.kind.q.val() == 0 {
-                // INIT: clear the QP's 128 EV entries (state 10).
-                self.una.d.next = self.psn.q.val();
-                self.nxt.d.next = self.psn.q.val();
-                self.hwv.d.next = 0.into();
-                self.armed.d.next = 0.into();
-                self.err.d.next = 0.into();
-                self.tarm.d.next = 0.into();
-                self.tblind.d.next = 0.into();
-                self.tack.d.next = 0.into();
-                self.clr.d.next = 0.into();
-                self.st.d.next = 10.into();
-            } else if self.qs_ram.read_data.val().get_bit(114) | (self.kind.q.val() > 4) {
-                self.o_cnt_drop.d.next = true;
-            } else if self.kind.q.val() == 1 {
-                // SENT: a new PSN (next, window not full) or a resend of
-                // an outstanding one.
-                if self.is_new.val() | self.is_resend.val() {
-                    self.w_ev.next = self.ev.q.val();
-                    self.w_seq.next = self.e_next.val();
-                    self.w_time.next = self.t_op.q.val();
-                    self.w_len.next = self.len.q.val();
-                    if self.is_new.val() {
-                        self.w_ret.next = 0.into();
-                        self.w_flags.next = 0.into();
-                        self.nxt.d.next = self.psn.q.val() + 1;
+                    self.qp.d.next = self.scan_qp.q.val();
+                    self.is_timer.d.next = true;
+                    self.qs_ram.read_address.next = self.scan_qp.q.val();
+                    self.tail_ram.read_address.next = self.scan_qp.q.val();
+                    self.cfg_ram.read_address.next = self.scan_qp.q.val();
+                    if self.scan_qp.q.val() == !self.qp_last_n.q.val() {
+                        self.scan_qp.d.next = 0.into();
                     } else {
-                        self.w_flags.next = 2.into();
+                        self.scan_qp.d.next = self.scan_qp.q.val() + 1;
                     }
-                    self.slot_ram.write_enable.next = true;
-                    self.we_next.next = self.e_next.val() + 1;
-                    self.ev_ram.write_enable.next = true;
-                    if !self.qs_ram.read_data.val().get_bit(113) {
-                        // Arm on a send when idle (the tail check too).
-                        if self.c_age.val().any() {
-                            self.tarm.d.next = 1.into();
-                            self.tdl.d.next = self.t_op.q.val() + self.c_age.val();
-                        }
-                        // The deadline in state 20, from the registered
-                        // retry count.
-                        self.armed.d.next = 1.into();
-                        if self.is_new.val() {
-                            self.bok.d.next = self.bo_shift_new.val();
-                        } else {
-                            self.bok.d.next = self.bo_shift.val();
-                        }
-                        self.st.d.next = 20.into();
-                    } else {
-                        self.st.d.next = 12.into();
+                }
+                self.st.d.next = EngineState::Load;
+            }
+            EngineState::Load => {
+                // LOAD: the QP's state is on the qs RAM output.
+                self.qs.d.next = self.qs_ram.read_data.val();
+                self.tail.d.next = self.tail_ram.read_data.val();
+                self.found.d.next = false;
+                self.bytes.d.next = 0.into();
+                self.fired.d.next = false;
+                self.have_rem.d.next = false;
+                self.min_rem.d.next = 0.into();
+                self.st.d.next = EngineState::Idle;
+                if self.is_timer.q.val() | (self.kind.q.val() == 2) {
+                    // Walks start at una; other records keep p = their PSN.
+                    self.p.d.next = self.qs_ram.read_data.val().una;
+                }
+                if self.is_timer.q.val() {
+                    // RTO due: walk from una (R1).
+                    if !self.qs_ram.read_data.val().error
+                        & self.qs_ram.read_data.val().armed
+                        & !self.tdue_d.val().get_bit(31)
+                    {
+                        self.st.d.next = EngineState::RtoRead;
+                    } else if !self.qs_ram.read_data.val().error
+                        & self.tail_ram.read_data.val().armed
+                        & !self.tail_due_d.val().get_bit(31)
+                    {
+                        // Tail check due (state 17).
+                        self.st.d.next = EngineState::TailCheck;
                     }
-                } else {
+                } else if self.kind.q.val() == 0 {
+                    // INIT: clear the QP's 128 EV entries (state 10).
+                    self.qs.d.next.una = self.psn.q.val();
+                    self.qs.d.next.next_psn = self.psn.q.val();
+                    self.qs.d.next.hw_valid = false;
+                    self.qs.d.next.armed = false;
+                    self.qs.d.next.error = false;
+                    self.tail.d.next.armed = false;
+                    self.tail.d.next.blind = 0.into();
+                    self.tail.d.next.acked = false;
+                    self.clr.d.next = 0.into();
+                    self.st.d.next = EngineState::InitClear;
+                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > 4) {
                     self.o_cnt_drop.d.next = true;
-                }
-            } else if self.kind.q.val() == 2 {
-                // SACK: validate, then the acknowledgement pass (A1).
-                self.nb_off_r.d.next = self.nb_off.val();
-                self.st.d.next = 22.into();
-            } else if self.nack_unsent.val() {
-                self.o_cnt_drop.d.next = true;
-            } else if self.nack_stale.val() {
-                self.o_cnt_stale.d.next = true;
-            } else if self.kind.q.val() == 3 {
-                self.st.d.next = 9.into();
-            } else {
-                // Out of window: waits for una to advance or the RTO.
-                self.w_flags.next = self.s_flags.val() | 8;
-                self.slot_ram.write_enable.next = true;
-            }
-        } else if self.st.q.val() == 2 {
-            // A1: slot p is being read.
-            if self.p.q.val() == self.nxt.q.val() {
-                self.st.d.next = 5.into();
-            } else {
-                self.st.d.next = 3.into();
-            }
-        } else if self.st.q.val() == 3 {
-            // A2: slot p on the RAM output; read its EV entry.
-            self.cur_ev.d.next = self.s_ev.val();
-            self.ev_ram.read_address.next =
-                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
-            self.st.d.next = 4.into();
-        } else if self.st.q.val() == 4 {
-            // A3: acknowledge slot p if the SACK covers it.
-            if !self.s_flags.val().get_bit(0) & self.acked_r.q.val() {
-                self.w_flags.next = self.s_flags.val() | 1;
-                self.slot_ram.write_enable.next = true;
-                self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.s_len.val());
-                if !self.s_flags.val().get_bit(1) {
-                    // First transmission (Karn): feeds the stall rule's
-                    // hw and the EV's highest acknowledged sequence.
-                    if !self.hwv.q.val().any() | !self.hw_d.val().get_bit(31) {
-                        self.hw.d.next = self.s_time.val();
-                    }
-                    self.hwv.d.next = 1.into();
-                    if !self.e_mv.val().any() | !self.seq_d.val().get_bit(15) {
-                        self.we_max.next = self.s_seq.val();
-                        self.we_mv.next = 1.into();
+                } else if self.kind.q.val() == 1 {
+                    // SENT: a new PSN (next, window not full) or a resend of
+                    // an outstanding one.
+                    if self.is_new.val() | self.is_resend.val() {
+                        self.slot_wr.next.ev = self.ev.q.val();
+                        self.slot_wr.next.seq = self.ev_entry.val().next_seq;
+                        self.slot_wr.next.time = self.t_op.q.val();
+                        self.slot_wr.next.len = self.len.q.val();
+                        self.slot_wr.next.acked = false;
+                        self.slot_wr.next.queued = false;
+                        self.slot_wr.next.oow = false;
+                        if self.is_new.val() {
+                            self.slot_wr.next.retries = 0.into();
+                            self.slot_wr.next.resent = false;
+                            self.qs.d.next.next_psn = self.psn.q.val() + 1;
+                        } else {
+                            self.slot_wr.next.resent = true;
+                        }
+                        self.slot_ram.write_enable.next = true;
+                        self.ev_entry_wr.next.next_seq = self.ev_entry.val().next_seq + 1;
                         self.ev_ram.write_enable.next = true;
+                        if !self.qs_ram.read_data.val().armed {
+                            // Arm on a send when idle (the tail check too).
+                            if self.c_age.val().any() {
+                                self.tail.d.next.armed = true;
+                                self.tail.d.next.deadline = self.t_op.q.val() + self.c_age.val();
+                            }
+                            // The deadline in state 20, from the registered
+                            // retry count.
+                            self.qs.d.next.armed = true;
+                            if self.is_new.val() {
+                                self.bok.d.next = self.bo_shift_new.val();
+                            } else {
+                                self.bok.d.next = self.bo_shift.val();
+                            }
+                            self.st.d.next = EngineState::ArmBackoff;
+                        } else {
+                            self.st.d.next = EngineState::Store;
+                        }
+                    } else {
+                        self.o_cnt_drop.d.next = true;
                     }
+                } else if self.kind.q.val() == 2 {
+                    // SACK: validate, then the acknowledgement pass (A1).
+                    self.nb_off_r.d.next = self.nb_off.val();
+                    self.st.d.next = EngineState::SackValidate;
+                } else if self.nack_unsent.val() {
+                    self.o_cnt_drop.d.next = true;
+                } else if self.nack_stale.val() {
+                    self.o_cnt_stale.d.next = true;
+                } else if self.kind.q.val() == 3 {
+                    self.st.d.next = EngineState::TrimResend;
+                } else {
+                    // Out of window: waits for una to advance or the RTO.
+                    self.slot_wr.next.oow = true;
+                    self.slot_ram.write_enable.next = true;
                 }
-            } else if !self.s_flags.val().get_bit(0) & !self.found.q.val() {
-                // The first PSN still unacknowledged: the new una.
-                self.found.d.next = true;
-                self.una_new.d.next = self.p.q.val();
-                self.una_time.d.next = self.s_time.val();
-                self.una_ret.d.next = self.s_ret.val();
             }
-            self.p.d.next = self.p_next.val();
-            self.slot_ram.read_address.next =
-                (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-            if self.p_next.val() == self.nxt.q.val() {
-                self.st.d.next = 5.into();
-            } else {
-                self.st.d.next = 3.into();
+            EngineState::AckRead => {
+                // A1: slot p is being read.
+                if self.p.q.val() == self.qs.q.val().next_psn {
+                    self.st.d.next = EngineState::AckDone;
+                } else {
+                    self.st.d.next = EngineState::AckEvRead;
+                }
             }
-        } else if self.st.q.val() == 5 {
-            // End of the acknowledgement pass: start the loss pass at
-            // the new una (L1).
-            if !self.found.q.val() {
-                self.una_new.d.next = self.nxt.q.val();
-                self.p.d.next = self.nxt.q.val();
-            } else {
-                self.p.d.next = self.una_new.q.val();
+            EngineState::AckEvRead => {
+                // A2: slot p on the RAM output; read its EV entry.
+                self.cur_ev.d.next = self.slot.val().ev;
+                self.ev_ram.read_address.next =
+                    (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
+                self.st.d.next = EngineState::AckDecide;
             }
-            self.bok.d.next = self.bo_shift_una.val();
-            self.st.d.next = 6.into();
-        } else if self.st.q.val() == 6 {
-            // L1: slot p is being read.
-            if self.p.q.val() == self.nxt.q.val() {
-                self.st.d.next = 11.into();
-            } else {
-                self.st.d.next = 13.into();
+            EngineState::AckDecide => {
+                // A3: acknowledge slot p if the SACK covers it.
+                if !self.slot.val().acked & self.acked_r.q.val() {
+                    self.slot_wr.next.acked = true;
+                    self.slot_ram.write_enable.next = true;
+                    self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.slot.val().len);
+                    if !self.slot.val().resent {
+                        // First transmission (Karn): feeds the stall rule's
+                        // hw and the EV's highest acknowledged sequence.
+                        if !self.qs.q.val().hw_valid | !self.hw_d.val().get_bit(31) {
+                            self.qs.d.next.hw = self.slot.val().time;
+                        }
+                        self.qs.d.next.hw_valid = true;
+                        if !self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15) {
+                            self.ev_entry_wr.next.max_seq = self.slot.val().seq;
+                            self.ev_entry_wr.next.max_valid = true;
+                            self.ev_ram.write_enable.next = true;
+                        }
+                    }
+                } else if !self.slot.val().acked & !self.found.q.val() {
+                    // The first PSN still unacknowledged: the new una.
+                    self.found.d.next = true;
+                    self.una_new.d.next = self.p.q.val();
+                    self.una_time.d.next = self.slot.val().time;
+                    self.una_ret.d.next = self.slot.val().retries;
+                }
+                self.p.d.next = self.p_next.val();
+                self.slot_ram.read_address.next =
+                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+                if self.p_next.val() == self.qs.q.val().next_psn {
+                    self.st.d.next = EngineState::AckDone;
+                } else {
+                    self.st.d.next = EngineState::AckEvRead;
+                }
             }
-        } else if self.st.q.val() == 13 {
-            // L2: read the EV entry of slot p.
-            self.cur_ev.d.next = self.s_ev.val();
-            self.ev_ram.read_address.next =
-                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s_ev.val());
-            self.st.d.next = 25.into();
-        } else if self.st.q.val() == 25 {
-            // L3a: the EV entry on the RAM output; the per-EV rule is
-            // registered (`lost_reorder_r`).
-            self.st.d.next = 14.into();
-        } else if self.st.q.val() == 14 {
-            // L3: loss decision for slot p (holds while an output is busy).
-            if self.live.val() & self.s_flags.val().get_bit(3) {
-                if self.una_new.q.val() != self.una.q.val() {
-                    if self.o_rtx_v.q.val() {
+            EngineState::AckDone => {
+                // End of the acknowledgement pass: start the loss pass at
+                // the new una (L1).
+                if !self.found.q.val() {
+                    self.una_new.d.next = self.qs.q.val().next_psn;
+                    self.p.d.next = self.qs.q.val().next_psn;
+                } else {
+                    self.p.d.next = self.una_new.q.val();
+                }
+                self.bok.d.next = self.bo_shift_una.val();
+                self.st.d.next = EngineState::LossRead;
+            }
+            EngineState::LossRead => {
+                // L1: slot p is being read.
+                if self.p.q.val() == self.qs.q.val().next_psn {
+                    self.st.d.next = EngineState::SackDone;
+                } else {
+                    self.st.d.next = EngineState::LossEvRead;
+                }
+            }
+            EngineState::LossEvRead => {
+                // L2: read the EV entry of slot p.
+                self.cur_ev.d.next = self.slot.val().ev;
+                self.ev_ram.read_address.next =
+                    (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
+                self.st.d.next = EngineState::LossEvRule;
+            }
+            EngineState::LossEvRule => {
+                // L3a: the EV entry on the RAM output; the per-EV rule is
+                // registered (`lost_reorder_r`).
+                self.st.d.next = EngineState::LossDecide;
+            }
+            EngineState::LossDecide => {
+                // L3: loss decision for slot p (holds while an output is busy).
+                if self.live.val() & self.slot.val().oow {
+                    if self.una_new.q.val() != self.qs.q.val().una {
+                        if self.o_rtx_v.q.val() {
+                            self.go.next = false;
+                        } else {
+                            self.slot_wr.next.queued = true;
+                            self.slot_wr.next.oow = false;
+                            self.slot_ram.write_enable.next = true;
+                            self.o_rtx_v.d.next = true;
+                            self.o_rtx_qp.d.next = self.qp.q.val();
+                            self.o_rtx_psn.d.next = self.p.q.val();
+                            self.o_rtx_ev.d.next = self.slot.val().ev;
+                            self.o_rtx_len.d.next = self.slot.val().len;
+                            self.o_rtx_reason.d.next = 3.into();
+                        }
+                    }
+                } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
+                    if !self.out_free.val() {
                         self.go.next = false;
                     } else {
-                        self.w_flags.next = (self.s_flags.val() | 4) & 7;
+                        self.slot_wr.next.queued = true;
                         self.slot_ram.write_enable.next = true;
                         self.o_rtx_v.d.next = true;
                         self.o_rtx_qp.d.next = self.qp.q.val();
                         self.o_rtx_psn.d.next = self.p.q.val();
-                        self.o_rtx_ev.d.next = self.s_ev.val();
-                        self.o_rtx_len.d.next = self.s_len.val();
-                        self.o_rtx_reason.d.next = 3.into();
+                        self.o_rtx_ev.d.next = self.slot.val().ev;
+                        self.o_rtx_len.d.next = self.slot.val().len;
+                        self.o_rtx_reason.d.next = 0.into();
+                        self.o_mark_v.d.next = true;
+                        self.o_mark_qp.d.next = self.qp.q.val();
+                        self.o_mark_ev.d.next = self.slot.val().ev;
+                        if self.lost_reorder_r.q.val() {
+                            self.o_mark_reason.d.next = 0.into();
+                        } else {
+                            self.o_mark_reason.d.next = 1.into();
+                        }
                     }
                 }
-            } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
-                if !self.out_free.val() {
-                    self.go.next = false;
+                if self.go.val() {
+                    self.p.d.next = self.p_next.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+                    if self.p_next.val() == self.qs.q.val().next_psn {
+                        self.st.d.next = EngineState::SackDone;
+                    } else {
+                        self.st.d.next = EngineState::LossEvRead;
+                    }
+                }
+            }
+            EngineState::SackDone => {
+                // SACK done: una advance (re-arm the RTO and the tail check from
+                // the new una's last send), report the acknowledgement, store.
+                // The tail check is also armed by a SACK that finds it unarmed
+                // with packets outstanding.
+                if !self.o_ack_v.q.val() | !(self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una)) {
+                    if self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una) {
+                        self.o_ack_v.d.next = true;
+                        self.o_ack_qp.d.next = self.qp.q.val();
+                        self.o_ack_una.d.next = self.una_new.q.val();
+                        self.o_ack_bytes.d.next = self.bytes.q.val();
+                        self.tail.d.next.acked = true;
+                    }
+                    self.qs.d.next.una = self.una_new.q.val();
+                    if self.una_new.q.val() == self.qs.q.val().next_psn {
+                        if self.una_new.q.val() != self.qs.q.val().una {
+                            self.qs.d.next.armed = false;
+                            self.tail.d.next.armed = false;
+                        }
+                    } else {
+                        if self.una_new.q.val() != self.qs.q.val().una {
+                            self.qs.d.next.armed = true;
+                            self.qs.d.next.deadline = self.una_time.q.val() + self.bo_r.q.val();
+                        }
+                        if self.c_age.val().any()
+                            & ((self.una_new.q.val() != self.qs.q.val().una) | !self.tail.q.val().armed)
+                        {
+                            self.tail.d.next.armed = true;
+                            self.tail.d.next.deadline = self.una_time.q.val() + self.c_age.val();
+                        }
+                    }
+                    self.st.d.next = EngineState::Store;
+                }
+            }
+            EngineState::RtoRead => {
+                // R1: slot p is being read.
+                if self.p.q.val() == self.qs.q.val().next_psn {
+                    self.st.d.next = EngineState::RtoDone;
                 } else {
-                    self.w_flags.next = self.s_flags.val() | 4;
+                    self.st.d.next = EngineState::RtoRetry;
+                }
+            }
+            EngineState::RtoRetry => {
+                // R2a: slot p on the RAM output; register its retry count and
+                // whether its budget is spent.
+                self.bok.d.next = self.bo_shift.val();
+                self.spent_r.d.next = self.retry_spent.val();
+                self.st.d.next = EngineState::RtoBackoff;
+            }
+            EngineState::RtoBackoff => {
+                // R2b: the backoff of `bok` is being registered (`bo_r`).
+                self.st.d.next = EngineState::RtoDue;
+            }
+            EngineState::RtoDue => {
+                // R2c: its deadline (send time + backoff) and the test against
+                // now, registered.
+                self.due_r.d.next = self.due.val();
+                self.dlp_r.d.next = self.dl_p.val();
+                self.st.d.next = EngineState::RtoDecide;
+            }
+            EngineState::RtoDecide => {
+                // R2d: timeout decision for slot p.
+                if self.live.val() & self.slot.val().oow {
+                    // Out-of-window resend on the RTO, no retry consumed.
+                    if self.o_rtx_v.q.val() {
+                        self.go.next = false;
+                    } else {
+                        self.slot_wr.next.queued = true;
+                        self.slot_wr.next.oow = false;
+                        self.slot_ram.write_enable.next = true;
+                        self.o_rtx_v.d.next = true;
+                        self.o_rtx_qp.d.next = self.qp.q.val();
+                        self.o_rtx_psn.d.next = self.p.q.val();
+                        self.o_rtx_ev.d.next = self.slot.val().ev;
+                        self.o_rtx_len.d.next = self.slot.val().len;
+                        self.o_rtx_reason.d.next = 3.into();
+                    }
+                } else if self.live.val() & self.due_r.q.val() {
+                    if self.spent_r.q.val() {
+                        // Budget spent: QP to error, report the PSN.
+                        self.go.next = false;
+                        if !self.o_err_v.q.val() {
+                            self.o_err_v.d.next = true;
+                            self.o_err_qp.d.next = self.qp.q.val();
+                            self.o_err_psn.d.next = self.p.q.val();
+                            self.qs.d.next.error = true;
+                            self.tail.d.next.armed = false;
+                            self.qs.d.next.armed = false;
+                            self.st.d.next = EngineState::Store;
+                        }
+                    } else if !self.out_free.val() {
+                        self.go.next = false;
+                    } else {
+                        self.slot_wr.next.queued = true;
+                        self.slot_wr.next.retries = self.slot.val().retries + 1;
+                        self.slot_ram.write_enable.next = true;
+                        self.fired.d.next = true;
+                        self.o_rtx_v.d.next = true;
+                        self.o_rtx_qp.d.next = self.qp.q.val();
+                        self.o_rtx_psn.d.next = self.p.q.val();
+                        self.o_rtx_ev.d.next = self.slot.val().ev;
+                        self.o_rtx_len.d.next = self.slot.val().len;
+                        self.o_rtx_reason.d.next = 2.into();
+                        self.o_mark_v.d.next = true;
+                        self.o_mark_qp.d.next = self.qp.q.val();
+                        self.o_mark_ev.d.next = self.slot.val().ev;
+                        self.o_mark_reason.d.next = 2.into();
+                    }
+                } else if self.live.val() {
+                    // Not due: the earliest remaining deadline re-arms.
+                    if !self.have_rem.q.val() | (self.rem_d.val() < self.min_rem.q.val()) {
+                        self.min_rem.d.next = self.rem_d.val();
+                    }
+                    self.have_rem.d.next = true;
+                }
+                if self.go.val() {
+                    self.p.d.next = self.p_next.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+                    if self.p_next.val() == self.qs.q.val().next_psn {
+                        self.st.d.next = EngineState::RtoDone;
+                    } else {
+                        self.st.d.next = EngineState::RtoRetry;
+                    }
+                }
+            }
+            EngineState::RtoDone => {
+                // RTO walk done: report one firing, re-arm, store.
+                if !self.fired.q.val() | !self.o_rto_v.q.val() {
+                    if self.fired.q.val() {
+                        self.o_rto_v.d.next = true;
+                        self.o_rto_qp.d.next = self.qp.q.val();
+                    }
+                    if self.have_rem.q.val() {
+                        self.qs.d.next.armed = true;
+                    } else {
+                        self.qs.d.next.armed = false;
+                    }
+                    self.qs.d.next.deadline = self.now.val() + self.min_rem.q.val();
+                    self.st.d.next = EngineState::Store;
+                }
+            }
+            EngineState::TrimResend => {
+                // Trim NACK: resend at once (no EV mark).
+                if !self.o_rtx_v.q.val() {
+                    self.slot_wr.next.queued = true;
                     self.slot_ram.write_enable.next = true;
                     self.o_rtx_v.d.next = true;
                     self.o_rtx_qp.d.next = self.qp.q.val();
                     self.o_rtx_psn.d.next = self.p.q.val();
-                    self.o_rtx_ev.d.next = self.s_ev.val();
-                    self.o_rtx_len.d.next = self.s_len.val();
-                    self.o_rtx_reason.d.next = 0.into();
-                    self.o_mark_v.d.next = true;
-                    self.o_mark_qp.d.next = self.qp.q.val();
-                    self.o_mark_ev.d.next = self.s_ev.val();
-                    if self.lost_reorder_r.q.val() {
-                        self.o_mark_reason.d.next = 0.into();
+                    self.o_rtx_ev.d.next = self.slot.val().ev;
+                    self.o_rtx_len.d.next = self.slot.val().len;
+                    self.o_rtx_reason.d.next = 1.into();
+                    self.st.d.next = EngineState::Idle;
+                }
+            }
+            EngineState::TailCheck => {
+                // Tail check fired (2.5.2): nothing outstanding -> disarm; an
+                // acknowledgement since the last check resets the blind count;
+                // at most 2 checks act in a row without one. Re-armed at
+                // now + stall_age.
+                if self.qs.q.val().una == self.qs.q.val().next_psn {
+                    self.tail.d.next.armed = false;
+                    self.st.d.next = EngineState::Store;
+                } else {
+                    self.tail.d.next.armed = true;
+                    self.tail.d.next.deadline = self.now.val() + self.c_age.val();
+                    self.tail.d.next.acked = false;
+                    self.tail_thr.d.next = self.now.val() - self.c_age.val();
+                    if self.tail.q.val().acked {
+                        self.tail.d.next.blind = 1.into();
+                        self.st.d.next = EngineState::TailRead;
+                    } else if self.tail.q.val().blind < 2 {
+                        self.tail.d.next.blind = self.tail.q.val().blind + 1;
+                        self.st.d.next = EngineState::TailRead;
                     } else {
+                        self.st.d.next = EngineState::Store;
+                    }
+                }
+            }
+            EngineState::TailRead => {
+                // T1: slot p (= una) is being read.
+                self.st.d.next = EngineState::TailWalk;
+            }
+            EngineState::TailWalk => {
+                // T2: every live slot sent at or before now - stall_age is lost
+                // (its EV stalled), one PSN per cycle.
+                if self.live.val() & !self.slot.val().oow & self.lost_tail.val() {
+                    if !self.out_free.val() {
+                        self.go.next = false;
+                    } else {
+                        self.slot_wr.next.queued = true;
+                        self.slot_ram.write_enable.next = true;
+                        self.o_rtx_v.d.next = true;
+                        self.o_rtx_qp.d.next = self.qp.q.val();
+                        self.o_rtx_psn.d.next = self.p.q.val();
+                        self.o_rtx_ev.d.next = self.slot.val().ev;
+                        self.o_rtx_len.d.next = self.slot.val().len;
+                        self.o_rtx_reason.d.next = 0.into();
+                        self.o_mark_v.d.next = true;
+                        self.o_mark_qp.d.next = self.qp.q.val();
+                        self.o_mark_ev.d.next = self.slot.val().ev;
                         self.o_mark_reason.d.next = 1.into();
                     }
                 }
-            }
-            if self.go.val() {
-                self.p.d.next = self.p_next.val();
-                self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                if self.p_next.val() == self.nxt.q.val() {
-                    self.st.d.next = 11.into();
-                } else {
-                    self.st.d.next = 13.into();
-                }
-            }
-        } else if self.st.q.val() == 11 {
-            // SACK done: una advance (re-arm the RTO and the tail check from
-            // the new una's last send), report the acknowledgement, store.
-            // The tail check is also armed by a SACK that finds it unarmed
-            // with packets outstanding.
-            if !self.o_ack_v.q.val() | !(self.bytes.q.val().any() | (self.una_new.q.val() != self.una.q.val())) {
-                if self.bytes.q.val().any() | (self.una_new.q.val() != self.una.q.val()) {
-                    self.o_ack_v.d.next = true;
-                    self.o_ack_qp.d.next = self.qp.q.val();
-                    self.o_ack_una.d.next = self.una_new.q.val();
-                    self.o_ack_bytes.d.next = self.bytes.q.val();
-                    self.tack.d.next = 1.into();
-                }
-                self.una.d.next = self.una_new.q.val();
-                if self.una_new.q.val() == self.nxt.q.val() {
-                    if self.una_new.q.val() != self.una.q.val() {
-                        self.armed.d.next = 0.into();
-                        self.tarm.d.next = 0.into();
-                    }
-                } else {
-                    if self.una_new.q.val() != self.una.q.val() {
-                        self.armed.d.next = 1.into();
-                        self.dl.d.next = self.una_time.q.val() + self.bo_r.q.val();
-                    }
-                    if self.c_age.val().any() & ((self.una_new.q.val() != self.una.q.val()) | !self.tarm.q.val().any())
-                    {
-                        self.tarm.d.next = 1.into();
-                        self.tdl.d.next = self.una_time.q.val() + self.c_age.val();
+                if self.go.val() {
+                    self.p.d.next = self.p_next.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+                    if self.p_next.val() == self.qs.q.val().next_psn {
+                        self.st.d.next = EngineState::Store;
                     }
                 }
-                self.st.d.next = 12.into();
             }
-        } else if self.st.q.val() == 7 {
-            // R1: slot p is being read.
-            if self.p.q.val() == self.nxt.q.val() {
-                self.st.d.next = 8.into();
-            } else {
-                self.st.d.next = 15.into();
+            EngineState::ArmBackoff => {
+                // Arm the RTO of a send that found it idle: the backoff of
+                // `bok` is being registered (`bo_r`).
+                self.st.d.next = EngineState::ArmDeadline;
             }
-        } else if self.st.q.val() == 15 {
-            // R2a: slot p on the RAM output; register its retry count and
-            // whether its budget is spent.
-            self.bok.d.next = self.bo_shift.val();
-            self.spent_r.d.next = self.retry_spent.val();
-            self.st.d.next = 23.into();
-        } else if self.st.q.val() == 23 {
-            // R2b: the backoff of `bok` is being registered (`bo_r`).
-            self.st.d.next = 21.into();
-        } else if self.st.q.val() == 21 {
-            // R2c: its deadline (send time + backoff) and the test against
-            // now, registered.
-            self.due_r.d.next = self.due.val();
-            self.dlp_r.d.next = self.dl_p.val();
-            self.st.d.next = 16.into();
-        } else if self.st.q.val() == 16 {
-            // R2d: timeout decision for slot p.
-            if self.live.val() & self.s_flags.val().get_bit(3) {
-                // Out-of-window resend on the RTO, no retry consumed.
-                if self.o_rtx_v.q.val() {
-                    self.go.next = false;
+            EngineState::ArmDeadline => {
+                self.qs.d.next.deadline = self.t_op.q.val() + self.bo_r.q.val();
+                self.st.d.next = EngineState::Store;
+            }
+            EngineState::SackValidate => {
+                // SACK validation (V), from `next - base` registered in LOAD.
+                if self.bad_cum.val() | self.bad_bits.val() {
+                    self.o_cnt_unsent.d.next = true;
+                    self.st.d.next = EngineState::Idle;
                 } else {
-                    self.w_flags.next = (self.s_flags.val() | 4) & 7;
-                    self.slot_ram.write_enable.next = true;
-                    self.o_rtx_v.d.next = true;
-                    self.o_rtx_qp.d.next = self.qp.q.val();
-                    self.o_rtx_psn.d.next = self.p.q.val();
-                    self.o_rtx_ev.d.next = self.s_ev.val();
-                    self.o_rtx_len.d.next = self.s_len.val();
-                    self.o_rtx_reason.d.next = 3.into();
-                }
-            } else if self.live.val() & self.due_r.q.val() {
-                if self.spent_r.q.val() {
-                    // Budget spent: QP to error, report the PSN.
-                    self.go.next = false;
-                    if !self.o_err_v.q.val() {
-                        self.o_err_v.d.next = true;
-                        self.o_err_qp.d.next = self.qp.q.val();
-                        self.o_err_psn.d.next = self.p.q.val();
-                        self.err.d.next = 1.into();
-                        self.tarm.d.next = 0.into();
-                        self.armed.d.next = 0.into();
-                        self.st.d.next = 12.into();
-                    }
-                } else if !self.out_free.val() {
-                    self.go.next = false;
-                } else {
-                    self.w_flags.next = self.s_flags.val() | 4;
-                    self.w_ret.next = self.s_ret.val() + 1;
-                    self.slot_ram.write_enable.next = true;
-                    self.fired.d.next = true;
-                    self.o_rtx_v.d.next = true;
-                    self.o_rtx_qp.d.next = self.qp.q.val();
-                    self.o_rtx_psn.d.next = self.p.q.val();
-                    self.o_rtx_ev.d.next = self.s_ev.val();
-                    self.o_rtx_len.d.next = self.s_len.val();
-                    self.o_rtx_reason.d.next = 2.into();
-                    self.o_mark_v.d.next = true;
-                    self.o_mark_qp.d.next = self.qp.q.val();
-                    self.o_mark_ev.d.next = self.s_ev.val();
-                    self.o_mark_reason.d.next = 2.into();
-                }
-            } else if self.live.val() {
-                // Not due: the earliest remaining deadline re-arms.
-                if !self.have_rem.q.val() | (self.rem_d.val() < self.min_rem.q.val()) {
-                    self.min_rem.d.next = self.rem_d.val();
-                }
-                self.have_rem.d.next = true;
-            }
-            if self.go.val() {
-                self.p.d.next = self.p_next.val();
-                self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                if self.p_next.val() == self.nxt.q.val() {
-                    self.st.d.next = 8.into();
-                } else {
-                    self.st.d.next = 15.into();
+                    self.st.d.next = EngineState::AckRead;
                 }
             }
-        } else if self.st.q.val() == 8 {
-            // RTO walk done: report one firing, re-arm, store.
-            if !self.fired.q.val() | !self.o_rto_v.q.val() {
-                if self.fired.q.val() {
-                    self.o_rto_v.d.next = true;
-                    self.o_rto_qp.d.next = self.qp.q.val();
-                }
-                if self.have_rem.q.val() {
-                    self.armed.d.next = 1.into();
-                } else {
-                    self.armed.d.next = 0.into();
-                }
-                self.dl.d.next = self.now.val() + self.min_rem.q.val();
-                self.st.d.next = 12.into();
-            }
-        } else if self.st.q.val() == 9 {
-            // Trim NACK: resend at once (no EV mark).
-            if !self.o_rtx_v.q.val() {
-                self.w_flags.next = self.s_flags.val() | 4;
-                self.slot_ram.write_enable.next = true;
-                self.o_rtx_v.d.next = true;
-                self.o_rtx_qp.d.next = self.qp.q.val();
-                self.o_rtx_psn.d.next = self.p.q.val();
-                self.o_rtx_ev.d.next = self.s_ev.val();
-                self.o_rtx_len.d.next = self.s_len.val();
-                self.o_rtx_reason.d.next = 1.into();
-                self.st.d.next = 0.into();
-            }
-        } else if self.st.q.val() == 17 {
-            // Tail check fired (2.5.2): nothing outstanding -> disarm; an
-            // acknowledgement since the last check resets the blind count;
-            // at most 2 checks act in a row without one. Re-armed at
-            // now + stall_age.
-            if self.una.q.val() == self.nxt.q.val() {
-                self.tarm.d.next = 0.into();
-                self.st.d.next = 12.into();
-            } else {
-                self.tarm.d.next = 1.into();
-                self.tdl.d.next = self.now.val() + self.c_age.val();
-                self.tack.d.next = 0.into();
-                self.tail_thr.d.next = self.now.val() - self.c_age.val();
-                if self.tack.q.val().any() {
-                    self.tblind.d.next = 1.into();
-                    self.st.d.next = 18.into();
-                } else if self.tblind.q.val() < 2 {
-                    self.tblind.d.next = self.tblind.q.val() + 1;
-                    self.st.d.next = 18.into();
-                } else {
-                    self.st.d.next = 12.into();
+            EngineState::InitClear => {
+                // INIT: clear the EV entries one per cycle, then store.
+                self.ev_ram.write_address.next =
+                    (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
+                self.ev_entry_wr.next.next_seq = 0.into();
+                self.ev_entry_wr.next.max_seq = 0.into();
+                self.ev_entry_wr.next.max_valid = false;
+                self.ev_ram.write_enable.next = true;
+                self.clr.d.next = self.clr.q.val() + 1;
+                if self.clr.q.val() == 127 {
+                    self.st.d.next = EngineState::Store;
                 }
             }
-        } else if self.st.q.val() == 18 {
-            // T1: slot p (= una) is being read.
-            self.st.d.next = 19.into();
-        } else if self.st.q.val() == 19 {
-            // T2: every live slot sent at or before now - stall_age is lost
-            // (its EV stalled), one PSN per cycle.
-            if self.live.val() & !self.s_flags.val().get_bit(3) & self.lost_tail.val() {
-                if !self.out_free.val() {
-                    self.go.next = false;
-                } else {
-                    self.w_flags.next = self.s_flags.val() | 4;
-                    self.slot_ram.write_enable.next = true;
-                    self.o_rtx_v.d.next = true;
-                    self.o_rtx_qp.d.next = self.qp.q.val();
-                    self.o_rtx_psn.d.next = self.p.q.val();
-                    self.o_rtx_ev.d.next = self.s_ev.val();
-                    self.o_rtx_len.d.next = self.s_len.val();
-                    self.o_rtx_reason.d.next = 0.into();
-                    self.o_mark_v.d.next = true;
-                    self.o_mark_qp.d.next = self.qp.q.val();
-                    self.o_mark_ev.d.next = self.s_ev.val();
-                    self.o_mark_reason.d.next = 1.into();
-                }
+            EngineState::Store => {
+                // STORE the QP's state.
+                self.qs_ram.write_enable.next = true;
+                self.tail_ram.write_enable.next = true;
+                self.st.d.next = EngineState::Idle;
             }
-            if self.go.val() {
-                self.p.d.next = self.p_next.val();
-                self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                if self.p_next.val() == self.nxt.q.val() {
-                    self.st.d.next = 12.into();
-                }
-            }
-        } else if self.st.q.val() == 20 {
-            // Arm the RTO of a send that found it idle: the backoff of
-            // `bok` is being registered (`bo_r`).
-            self.st.d.next = 24.into();
-        } else if self.st.q.val() == 24 {
-            self.dl.d.next = self.t_op.q.val() + self.bo_r.q.val();
-            self.st.d.next = 12.into();
-        } else if self.st.q.val() == 22 {
-            // SACK validation (V), from `next - base` registered in LOAD.
-            if self.bad_cum.val() | self.bad_bits.val() {
-                self.o_cnt_unsent.d.next = true;
-                self.st.d.next = 0.into();
-            } else {
-                self.st.d.next = 2.into();
-            }
-        } else if self.st.q.val() == 10 {
-            // INIT: clear the EV entries one per cycle, then store.
-            self.ev_ram.write_address.next =
-                (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.clr.q.val());
-            self.we_next.next = 0.into();
-            self.we_max.next = 0.into();
-            self.we_mv.next = 0.into();
-            self.ev_ram.write_enable.next = true;
-            self.clr.d.next = self.clr.q.val() + 1;
-            if self.clr.q.val() == 127 {
-                self.st.d.next = 12.into();
-            }
-        } else if self.st.q.val() == 12 {
-            // STORE the QP's state.
-            self.qs_ram.write_enable.next = true;
-            self.tail_ram.write_enable.next = true;
-            self.st.d.next = 0.into();
-        } else {
-            self.st.d.next = 0.into();
         }
         // A new scanner range restarts the sweep at QP 0 (after the state
         // machine, whose idle state also moves the scanner).
         if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
             self.scan_qp.d.next = 0.into();
         }
-        self.slot_ram.write_data.next = bit_cast::<88, 7>(self.w_ev.val())
-            | (bit_cast::<88, 16>(self.w_seq.val()) << 8)
-            | (bit_cast::<88, 32>(self.w_time.val()) << 24)
-            | (bit_cast::<88, 16>(self.w_len.val()) << 56)
-            | (bit_cast::<88, 5>(self.w_ret.val()) << 72)
-            | (bit_cast::<88, 4>(self.w_flags.val()) << 80);
-        self.ev_ram.write_data.next = bit_cast::<33, 16>(self.we_next.val())
-            | (bit_cast::<33, 16>(self.we_max.val()) << 16)
-            | (bit_cast::<33, 1>(self.we_mv.val()) << 32);
+        self.slot_ram.write_data.next = self.slot_wr.val();
+        self.ev_ram.write_data.next = self.ev_entry_wr.val();
         self.rtx_valid.next = self.o_rtx_v.q.val();
         self.rtx_qp.next = self.o_rtx_qp.q.val();
         self.rtx_psn.next = self.o_rtx_psn.q.val();
@@ -1130,6 +1153,6 @@ impl Logic for RetransmitEngine {
         self.cnt_ack_unsent.next = self.o_cnt_unsent.q.val();
         self.cnt_drop.next = self.o_cnt_drop.q.val();
         self.cnt_stale_nack.next = self.o_cnt_stale.q.val();
-        self.busy.next = self.st.q.val() > 1;
+        self.busy.next = (self.st.q.val() != EngineState::Idle) & (self.st.q.val() != EngineState::Load);
     }
 }

@@ -10,23 +10,34 @@
 
 use rust_hdl::prelude::*;
 
-/// Dispatcher states (written as literals in the `#[hdl_gen]` body).
-pub mod state {
-    pub const IDLE: u8 = 0;
+/// Dispatcher states.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum DispatchState {
+    Idle,
     /// Both FIFO heads are on the RAM outputs: join or drop a half.
-    pub const PEEK: u8 = 1;
+    Peek,
     /// The joined record is in the head registers: classify it.
-    pub const CLASSIFY: u8 = 2;
-    pub const SACK_REQ: u8 = 5;
-    pub const SACK_WAIT: u8 = 6;
-    pub const CMP_PKT: u8 = 7;
-    pub const ACKGEN: u8 = 8;
-    pub const CMP_RES: u8 = 9;
-    pub const OP: u8 = 10;
-    pub const CMP_PLACE: u8 = 11;
-    pub const ADV: u8 = 12;
-    pub const CMD: u8 = 13;
-    pub const CMD_WAIT: u8 = 14;
+    Classify,
+    /// A request to the SACK table (judging, or marking once accepted).
+    SackRequest,
+    /// Waiting for the SACK table's answer.
+    SackWait,
+    /// The packet record to the completion tracker.
+    CompletionPacket,
+    /// Its result (and the placement address) from the completion tracker.
+    CompletionResult,
+    /// Waiting for the placement address alone.
+    CompletionPlace,
+    /// The cumulative advance to the completion tracker.
+    Advance,
+    /// The record to the ACK generator.
+    AckGen,
+    /// A SACK / NACK record to the retransmit engine.
+    RetransmitOp,
+    /// The RX buffer command, in buffer id order (a skipped id first).
+    Command,
+    /// Waiting for the RX buffer to take the command.
+    CommandWait,
 }
 
 /// Config table of the QP send-context rows (`hw::layout::CFG_TABLE_SQ_CTX`):
@@ -213,7 +224,7 @@ pub struct RxPathN<const IDB: usize> {
     h_stored: DFF<Bit>,
     h_id: DFF<Bits<16>>,
     // ---- Dispatch state.
-    st: DFF<Bits<4>>,
+    st: DFF<DispatchState>,
     verdict: DFF<Bits<2>>,
     expected: DFF<Bits<24>>,
     res: DFF<Bits<2>>,
@@ -547,11 +558,11 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 & (self.h_dlen.q.val() != bit_cast::<32, 18>(self.pay_len.val())));
 
         // ---- Outputs driven from the state and the head registers.
-        self.sack_req_valid.next = self.st.q.val() == 5;
+        self.sack_req_valid.next = self.st.q.val() == DispatchState::SackRequest;
         self.sack_req_qp.next = self.qp.val();
         self.sack_req_psn.next = self.psn.val();
         self.sack_req_nomark.next = !self.marking.q.val();
-        self.pkt_valid.next = self.st.q.val() == 7;
+        self.pkt_valid.next = self.st.q.val() == DispatchState::CompletionPacket;
         self.pkt_qp.next = self.qp.val();
         self.pkt_psn.next = self.psn.val();
         // Placement target: the RETH on FIRST/ONLY, the data extension's
@@ -570,14 +581,15 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.pkt_has_imm.next = self.has_imm.val();
         self.pkt_dma_len.next = self.h_dlen.q.val();
         self.pkt_imm.next = self.h_imm.q.val();
-        self.place_ready.next = (self.st.q.val() == 9) | (self.st.q.val() == 11);
+        self.place_ready.next =
+            (self.st.q.val() == DispatchState::CompletionResult) | (self.st.q.val() == DispatchState::CompletionPlace);
         // NACK requests are not forwarded: `res_code` 1 carries the same
         // fact to the ACK generator (`in_reject`).
         self.nack_ready.next = true;
-        self.adv_valid.next = self.st.q.val() == 12;
+        self.adv_valid.next = self.st.q.val() == DispatchState::Advance;
         self.adv_qp.next = self.qp.val();
         self.adv_expected.next = self.expected.q.val();
-        self.ag_valid.next = self.st.q.val() == 8;
+        self.ag_valid.next = self.st.q.val() == DispatchState::AckGen;
         self.ag_qp.next = self.qp.val();
         self.ag_psn.next = self.psn.val();
         self.ag_verdict.next = self.verdict.q.val();
@@ -591,7 +603,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.ag_ev.next = self.h_hdr.q.val().get_bits::<16>(40);
         self.ag_ev_index.next = self.h_ext.q.val().get_bits::<16>(192);
         self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
-        self.op_valid.next = self.st.q.val() == 10;
+        self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if self.ext_type.val() == 2 {
             self.op_kind.next = 2.into();
         } else if self.nack_kind.val() == 1 {
@@ -606,7 +618,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.op_len.next = 0.into();
         self.op_base.next = self.h_ext.q.val().get_bits::<24>(64);
         self.op_bitmap.next = self.h_ext.q.val().get_bits::<64>(0);
-        self.cmd_valid.next = self.st.q.val() == 14;
+        self.cmd_valid.next = self.st.q.val() == DispatchState::CommandWait;
         self.cmd_id.next = self.c_id.q.val();
         self.cmd_place.next = self.c_place.q.val();
         self.cmd_addr.next = self.paddr.q.val();
@@ -614,11 +626,11 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.cmd_len.next = self.pay_len.val();
 
         // ---- Dispatcher.
-        if self.st.q.val() == 0 {
+        if self.st.q.val() == DispatchState::Idle {
             if (self.p_count.val() != 0) | (self.b_count.val() != 0) {
                 self.have_p.d.next = self.p_count.val() != 0;
                 self.have_b.d.next = self.b_count.val() != 0;
-                self.st.d.next = 1.into();
+                self.st.d.next = DispatchState::Peek;
             } else if self.next_id.q.val() != self.seen_next.q.val() {
                 // Everything received is dispatched, yet ids the buffer
                 // stored are uncommanded: their records were lost in the
@@ -626,10 +638,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 self.flush.d.next = true;
                 self.h_id.d.next = self.seen_next.q.val();
                 self.c_place.d.next = false;
-                self.st.d.next = 13.into();
+                self.st.d.next = DispatchState::Command;
             }
         }
-        if self.st.q.val() == 1 {
+        if self.st.q.val() == DispatchState::Peek {
             // Defaults for a new frame.
             self.flush.d.next = false;
             self.res.d.next = 0.into();
@@ -645,11 +657,11 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.h_pay.d.next = self.pf_pay.read_data.val();
             self.h_stored.d.next = self.bf.read_data.val().get_bit(0);
             self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
-            self.st.d.next = 0.into();
+            self.st.d.next = DispatchState::Idle;
             if self.have_p.q.val() & self.have_b.q.val() & (self.pk_seq.val() == self.bk_seq.val()) {
                 self.p_rd.d.next = self.p_rd.q.val() + 1;
                 self.b_rd.d.next = self.b_rd.q.val() + 1;
-                self.st.d.next = 2.into();
+                self.st.d.next = DispatchState::Classify;
             } else if self.have_p.q.val()
                 & ((self.have_b.q.val() & self.p_before_b.val())
                     | (!self.have_b.q.val() & (self.b_count.val() == 0) & self.p_lost.val()))
@@ -666,32 +678,32 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 self.k_join_lost.d.next = true;
                 if self.bf.read_data.val().get_bit(0) {
                     self.c_place.d.next = false;
-                    self.st.d.next = 13.into();
+                    self.st.d.next = DispatchState::Command;
                 }
             }
         }
-        if self.st.q.val() == 2 {
+        if self.st.q.val() == DispatchState::Classify {
             self.c_place.d.next = false;
             if self.is_drop.val() {
                 self.k_parse_drop.d.next = true;
                 if self.h_stored.q.val() {
-                    self.st.d.next = 13.into();
+                    self.st.d.next = DispatchState::Command;
                 } else {
-                    self.st.d.next = 0.into();
+                    self.st.d.next = DispatchState::Idle;
                 }
             } else if self.is_write.val() & self.xbit.val() & self.qp_ok.val() {
                 if !self.h_stored.q.val() {
                     self.k_not_stored.d.next = true;
-                    self.st.d.next = 0.into();
+                    self.st.d.next = DispatchState::Idle;
                 } else if self.malformed.val() {
                     self.k_data_bad.d.next = true;
-                    self.st.d.next = 13.into();
+                    self.st.d.next = DispatchState::Command;
                 } else {
                     // Trimmed or not, the packet is first judged without
                     // marking (`marking` is low): the model marks a PSN
                     // only after the placement check passed.
                     self.k_data.d.next = true;
-                    self.st.d.next = 5.into();
+                    self.st.d.next = DispatchState::SackRequest;
                 }
             } else if (self.opcode.val() == 17)
                 & self.xbit.val()
@@ -700,7 +712,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                     | ((self.ext_type.val() == 3) & ((self.nack_kind.val() == 1) | (self.nack_kind.val() == 2))))
             {
                 self.k_ack.d.next = true;
-                self.st.d.next = 10.into();
+                self.st.d.next = DispatchState::RetransmitOp;
             } else {
                 if !self.xbit.val() & (self.opcode.val() != 129) {
                     self.k_rc.d.next = true;
@@ -714,36 +726,36 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                     self.k_other.d.next = true;
                 }
                 if self.h_stored.q.val() {
-                    self.st.d.next = 13.into();
+                    self.st.d.next = DispatchState::Command;
                 } else {
-                    self.st.d.next = 0.into();
+                    self.st.d.next = DispatchState::Idle;
                 }
             }
         }
-        if (self.st.q.val() == 5) & self.sack_req_ready.val() {
-            self.st.d.next = 6.into();
+        if (self.st.q.val() == DispatchState::SackRequest) & self.sack_req_ready.val() {
+            self.st.d.next = DispatchState::SackWait;
         }
-        if (self.st.q.val() == 6) & self.sack_out_valid.val() {
+        if (self.st.q.val() == DispatchState::SackWait) & self.sack_out_valid.val() {
             self.expected.d.next = self.sack_out_expected.val();
             if self.marking.q.val() {
                 // The marking request: the verdict stays the judging
                 // request's (new; nothing else touched the QP in between,
                 // frames are dispatched one at a time), `expected` is the
                 // one after the cumulative advance.
-                self.st.d.next = 12.into();
+                self.st.d.next = DispatchState::Advance;
             } else {
                 self.verdict.d.next = self.sack_out_verdict.val();
                 if (self.sack_out_verdict.val() == 1) & !self.trimmed.val() {
-                    self.st.d.next = 7.into();
+                    self.st.d.next = DispatchState::CompletionPacket;
                 } else {
-                    self.st.d.next = 8.into();
+                    self.st.d.next = DispatchState::AckGen;
                 }
             }
         }
-        if (self.st.q.val() == 7) & self.pkt_ready.val() {
-            self.st.d.next = 9.into();
+        if (self.st.q.val() == DispatchState::CompletionPacket) & self.pkt_ready.val() {
+            self.st.d.next = DispatchState::CompletionResult;
         }
-        if self.st.q.val() == 9 {
+        if self.st.q.val() == DispatchState::CompletionResult {
             if self.place_valid.val() {
                 self.got_place.d.next = true;
                 self.paddr.d.next = self.place_addr.val();
@@ -751,40 +763,40 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             if self.res_valid.val() {
                 self.res.d.next = self.res_code.val();
                 if (self.res_code.val() == 0) & (self.pay_len.val() != 0) & !self.place_valid.val() {
-                    self.st.d.next = 11.into();
+                    self.st.d.next = DispatchState::CompletionPlace;
                 } else if self.res_code.val() == 0 {
                     // Accepted: now mark it (second SACK request).
                     self.marking.d.next = true;
-                    self.st.d.next = 5.into();
+                    self.st.d.next = DispatchState::SackRequest;
                 } else {
                     // Rejected or dropped: never marked, `expected` did
                     // not move, so no advance either.
-                    self.st.d.next = 8.into();
+                    self.st.d.next = DispatchState::AckGen;
                 }
             }
         }
-        if (self.st.q.val() == 11) & self.place_valid.val() {
+        if (self.st.q.val() == DispatchState::CompletionPlace) & self.place_valid.val() {
             self.got_place.d.next = true;
             self.paddr.d.next = self.place_addr.val();
             self.marking.d.next = true;
-            self.st.d.next = 5.into();
+            self.st.d.next = DispatchState::SackRequest;
         }
-        if (self.st.q.val() == 12) & self.adv_ready.val() {
-            self.st.d.next = 8.into();
+        if (self.st.q.val() == DispatchState::Advance) & self.adv_ready.val() {
+            self.st.d.next = DispatchState::AckGen;
         }
-        if (self.st.q.val() == 8) & self.ag_ready.val() {
+        if (self.st.q.val() == DispatchState::AckGen) & self.ag_ready.val() {
             self.c_place.d.next = self.got_place.q.val() & (self.res.q.val() == 0) & (self.verdict.q.val() == 1);
-            self.st.d.next = 13.into();
+            self.st.d.next = DispatchState::Command;
         }
-        if (self.st.q.val() == 10) & self.op_ready.val() {
+        if (self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val() {
             self.c_place.d.next = false;
             if self.h_stored.q.val() {
-                self.st.d.next = 13.into();
+                self.st.d.next = DispatchState::Command;
             } else {
-                self.st.d.next = 0.into();
+                self.st.d.next = DispatchState::Idle;
             }
         }
-        if self.st.q.val() == 13 {
+        if self.st.q.val() == DispatchState::Command {
             // Commands go in buffer id order: an id skipped because its
             // status record was lost gets a discard first.
             self.gap.d.next = self.next_id.q.val() != self.h_id.q.val();
@@ -794,19 +806,19 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 self.do_place.d.next = self.c_place.q.val();
                 self.c_place.d.next = false;
             }
-            self.st.d.next = 14.into();
+            self.st.d.next = DispatchState::CommandWait;
             if self.flush.q.val() & (self.next_id.q.val() == self.h_id.q.val()) {
                 self.flush.d.next = false;
-                self.st.d.next = 0.into();
+                self.st.d.next = DispatchState::Idle;
             }
         }
-        if (self.st.q.val() == 14) & self.cmd_ready.val() {
+        if (self.st.q.val() == DispatchState::CommandWait) & self.cmd_ready.val() {
             self.next_id.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.next_id.q.val() + 1));
             if self.gap.q.val() {
                 self.c_place.d.next = self.do_place.q.val();
-                self.st.d.next = 13.into();
+                self.st.d.next = DispatchState::Command;
             } else {
-                self.st.d.next = 0.into();
+                self.st.d.next = DispatchState::Idle;
             }
         }
 

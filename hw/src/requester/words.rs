@@ -1,0 +1,76 @@
+//! The requester's RAM words, each a `LogicStruct` so that the engine
+//! reads and writes named fields. Field order is bit order (the first
+//! field at bit 0).
+
+use rust_hdl::prelude::*;
+
+/// A doorbell (or a re-queued QP) in the doorbell FIFO.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct DoorbellWord {
+    pub qp: Bits<8>,
+    /// The SQ producer index it announces (free-running).
+    pub pi: Bits<32>,
+}
+
+/// A QP's static send context, from its config row (table 1).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct SqContextWord {
+    /// SQ base address >> 6 (SQEs are 64 bytes).
+    pub base: Bits<58>,
+    /// log2 of the SQ size in SQEs (0..=16).
+    pub log2_size: Bits<5>,
+    /// log2 of the MTU (8..=13).
+    pub log2_mtu: Bits<4>,
+    pub enable: Bit,
+}
+
+/// A QP's dynamic send state.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct SqStateWord {
+    /// Consumer index (free-running).
+    pub ci: Bits<32>,
+    /// PSN of the next new packet.
+    pub next_psn: Bits<24>,
+    /// Retransmit record the next message takes.
+    pub next_slot: Bits<2>,
+    /// Retransmit records holding a message (bit i = record i).
+    pub valid_slots: Bits<4>,
+    /// Per retransmit record, the PSN after its message's last one.
+    pub end0: Bits<24>,
+    pub end1: Bits<24>,
+    pub end2: Bits<24>,
+    pub end3: Bits<24>,
+    /// The latest producer index the engine accepted (a popped doorbell
+    /// behind it is redundant: dropped as stale).
+    pub latest_pi: Bits<32>,
+}
+
+/// A retransmit record: one message, as its packets are re-issued.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct RtxRecordWord {
+    pub first_psn: Bits<24>,
+    /// Its packet count.
+    pub packets: Bits<24>,
+    /// Message length in bytes.
+    pub len: Bits<32>,
+    pub local_iova: Bits<64>,
+    pub remote_va: Bits<64>,
+    pub rkey: Bits<32>,
+    pub imm: Bits<32>,
+    /// WRITE-IMM (else WRITE).
+    pub has_imm: Bit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words keep the widths of the RAMs they describe.
+    #[test]
+    fn word_widths() {
+        assert_eq!(DoorbellWord::BITS, 40);
+        assert_eq!(SqContextWord::BITS, 68);
+        assert_eq!(SqStateWord::BITS, 190);
+        assert_eq!(RtxRecordWord::BITS, 273);
+    }
+}

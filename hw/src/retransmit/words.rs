@@ -1,0 +1,139 @@
+//! The retransmit engine's RAM words, each a `LogicStruct` so that the
+//! engine reads and writes named fields. Field order is bit order (the
+//! first field at bit 0); `spare_*` fields are unused bits of the word,
+//! always written 0.
+
+use rust_hdl::prelude::*;
+
+/// One outstanding PSN, in the slot RAM at `{qp, psn mod WINDOW}`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct SlotWord {
+    /// EV of the PSN's last transmission.
+    pub ev: Bits<7>,
+    pub spare_ev: Bit,
+    /// Its sequence on that EV (the per-EV reorder rule).
+    pub seq: Bits<16>,
+    /// Send time of the last transmission, ns.
+    pub time: Bits<32>,
+    pub len: Bits<16>,
+    /// Timeouts so far (the backoff's k and the retry budget).
+    pub retries: Bits<5>,
+    pub spare_retries: Bits<3>,
+    /// Acknowledged.
+    pub acked: Bit,
+    /// Sent more than once (Karn: no RTT or stall-rule sample from it).
+    pub resent: Bit,
+    /// A resend has been queued and not yet sent.
+    pub queued: Bit,
+    /// An out-of-window NACK waits for una to advance or the RTO.
+    pub oow: Bit,
+    pub spare_flags: Bits<4>,
+}
+
+/// Per (QP, EV), in the EV RAM at `{qp, ev}`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct EvWord {
+    /// Sequence of the next transmission on the EV.
+    pub next_seq: Bits<16>,
+    /// Highest acknowledged sequence (first transmissions only) ...
+    pub max_seq: Bits<16>,
+    /// ... if there is one.
+    pub max_valid: Bit,
+}
+
+/// Per QP, in the QP state RAM.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct QpWord {
+    pub una: Bits<24>,
+    pub next_psn: Bits<24>,
+    /// Latest send time among acknowledged first transmissions (the stall
+    /// rule's line) ...
+    pub hw: Bits<32>,
+    /// ... if there is one.
+    pub hw_valid: Bit,
+    /// RTO deadline, ns ...
+    pub deadline: Bits<32>,
+    /// ... if armed.
+    pub armed: Bit,
+    /// The QP is in error (retry budget spent).
+    pub error: Bit,
+    pub spare: Bits<13>,
+}
+
+/// Per QP, the tail check (docs/model-mrc.md 2.5.2), in the tail RAM.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct TailWord {
+    pub deadline: Bits<32>,
+    pub armed: Bit,
+    /// Checks that acted in a row without an acknowledgement.
+    pub blind: Bits<2>,
+    /// An acknowledgement arrived since the last check.
+    pub acked: Bit,
+}
+
+/// The per-QP config row (table `CFG_TABLE_QP`), as written by the host:
+/// stored whole in the config RAM.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct QpConfigWord {
+    /// Base RTO, ns.
+    pub rto: Bits<32>,
+    /// Stall-rule allowance, ns (0: rule off).
+    pub allowance: Bits<32>,
+    /// Per-EV reorder allowance, in sequences.
+    pub reorder: Bits<16>,
+    /// Timeouts with a linear backoff before the exponential one.
+    pub retry_linear: Bits<3>,
+    /// Exponential retries (`RETRY_INFINITE`: no limit).
+    pub retry_exp: Bits<5>,
+    /// Tail-check age, ns (0: no tail check).
+    pub stall_age: Bits<32>,
+}
+
+/// The config row's width: the low bits of `cfg_data`.
+pub const QP_CONFIG_BITS: usize = 120;
+
+/// A config row as written on the config port (the fields at the offsets
+/// the struct gives them).
+impl From<Bits<QP_CONFIG_BITS>> for QpConfigWord {
+    fn from(row: Bits<QP_CONFIG_BITS>) -> Self {
+        let at = Self::default();
+        Self {
+            rto: row.get_bits::<32>(at.get_my_offset_rto()),
+            allowance: row.get_bits::<32>(at.get_my_offset_allowance()),
+            reorder: row.get_bits::<16>(at.get_my_offset_reorder()),
+            retry_linear: row.get_bits::<3>(at.get_my_offset_retry_linear()),
+            retry_exp: row.get_bits::<5>(at.get_my_offset_retry_exp()),
+            stall_age: row.get_bits::<32>(at.get_my_offset_stall_age()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words keep the widths of the RAMs they describe.
+    #[test]
+    fn word_widths() {
+        assert_eq!(SlotWord::BITS, 88);
+        assert_eq!(EvWord::BITS, 33);
+        assert_eq!(QpWord::BITS, 128);
+        assert_eq!(TailWord::BITS, 36);
+        assert_eq!(QpConfigWord::BITS, QP_CONFIG_BITS);
+    }
+
+    /// A config row decodes into the fields it was packed from.
+    #[test]
+    fn config_row_round_trip() {
+        let word = QpConfigWord {
+            rto: 0x1234_5678.into(),
+            allowance: 0x9abc_def0.into(),
+            reorder: 0x1357.into(),
+            retry_linear: 5.into(),
+            retry_exp: 25.into(),
+            stall_age: 0x0246_8ace.into(),
+        };
+        let row: Bits<QP_CONFIG_BITS> = word.into();
+        assert_eq!(QpConfigWord::from(row), word);
+    }
+}
