@@ -19,6 +19,22 @@ pub enum Layer {
     Aeth,
     MrcExt,
     Cnp,
+    /// MRC 1.0 message extension header.
+    Meth,
+    /// MRC 1.0 timestamp extension header.
+    Tseth,
+    /// MRC 1.0 SACK extension header.
+    Seth,
+    /// MRC 1.0 congestion-control state that follows the SETH.
+    CcState,
+    /// MRC 1.0 NACK extension header.
+    Neth,
+    /// MRC 1.0 reliability-probe extension header.
+    Peth,
+    /// MRC 1.0 endpoint-request extension header.
+    Erth,
+    /// MRC 1.0 endpoint-EV extension header.
+    Eeth,
     /// Payload, pad and ICRC trailer.
     Trailer,
 }
@@ -88,6 +104,28 @@ pub enum WireError {
     /// NAK code of its kind; SACK and probe need an ACK syndrome).
     #[error("AETH syndrome {syndrome:#04x} does not match the MRC extension")]
     SyndromeMismatch { syndrome: u8 },
+    /// MRC 1.0 NETH reason code outside the published list.
+    #[error("unknown MRC 1.0 NACK reason {0:#04x}")]
+    UnknownNackReason(u8),
+    /// MRC 1.0 ERTH operation outside the published list.
+    #[error("unknown MRC 1.0 endpoint operation {0}")]
+    UnknownEndpointOp(u8),
+    /// MRC 1.0 SETH skip mode (m) 3, which names no mode.
+    #[error("bad MRC 1.0 SACK skip mode {0}")]
+    BadSkipMode(u8),
+    /// MRC 1.0 EETH EV format code outside the known formats.
+    #[error("unknown MRC 1.0 EV format {0}")]
+    UnknownEvFormat(u8),
+    /// An MRC 1.0 endpoint operation not sent to the reserved endpoint QP,
+    /// or a connection opcode sent to it.
+    #[error("opcode {opcode:#04x} not allowed to QP {dest_qp:#x}")]
+    EndpointQpMismatch { opcode: u8, dest_qp: u32 },
+    /// MRC 1.0 BTH TS flag on an opcode that carries no TSETH.
+    #[error("TS flag on opcode {0:#04x}, which carries no timestamp header")]
+    UnexpectedTimestamp(u8),
+    /// Bytes after the headers of an MRC 1.0 packet that carries no payload.
+    #[error("{len} bytes after the headers of opcode {opcode:#04x}, which carries no payload")]
+    UnexpectedPayload { opcode: u8, len: usize },
     /// ICRC trailer does not match the recomputed value.
     #[error("bad ICRC: frame carries {expected:#010x}, computed {computed:#010x}")]
     BadIcrc { expected: u32, computed: u32 },
@@ -116,11 +154,18 @@ pub enum WireErrorKind {
     ExtMismatch,
     SyndromeMismatch,
     BadIcrc,
+    UnknownNackReason,
+    UnknownEndpointOp,
+    BadSkipMode,
+    UnknownEvFormat,
+    EndpointQpMismatch,
+    UnexpectedTimestamp,
+    UnexpectedPayload,
 }
 
 impl WireErrorKind {
     /// Number of kinds (size of a counter array).
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 26;
     /// Every kind, in index order.
     pub const ALL: [WireErrorKind; Self::COUNT] = [
         WireErrorKind::Truncated,
@@ -142,6 +187,33 @@ impl WireErrorKind {
         WireErrorKind::ExtMismatch,
         WireErrorKind::SyndromeMismatch,
         WireErrorKind::BadIcrc,
+        WireErrorKind::UnknownNackReason,
+        WireErrorKind::UnknownEndpointOp,
+        WireErrorKind::BadSkipMode,
+        WireErrorKind::UnknownEvFormat,
+        WireErrorKind::EndpointQpMismatch,
+        WireErrorKind::UnexpectedTimestamp,
+        WireErrorKind::UnexpectedPayload,
+    ];
+    /// Kinds only the MRC 1.0 parser ([`super::mrc10`]) returns.
+    pub const MRC10_ONLY: [WireErrorKind; 7] = [
+        WireErrorKind::UnknownNackReason,
+        WireErrorKind::UnknownEndpointOp,
+        WireErrorKind::BadSkipMode,
+        WireErrorKind::UnknownEvFormat,
+        WireErrorKind::EndpointQpMismatch,
+        WireErrorKind::UnexpectedTimestamp,
+        WireErrorKind::UnexpectedPayload,
+    ];
+    /// Kinds only the legacy-profile parser ([`super::parse_frame`]) returns:
+    /// its extension header and AETH rules.
+    pub const LEGACY_ONLY: [WireErrorKind; 6] = [
+        WireErrorKind::UnknownExtType,
+        WireErrorKind::BadExtVersion,
+        WireErrorKind::BadSackWidth,
+        WireErrorKind::UnknownNackKind,
+        WireErrorKind::ExtMismatch,
+        WireErrorKind::SyndromeMismatch,
     ];
     /// Index into a `[u64; COUNT]`.
     pub const fn index(self) -> usize {
@@ -172,6 +244,13 @@ impl WireError {
             WireError::ExtMismatch { .. } => WireErrorKind::ExtMismatch,
             WireError::SyndromeMismatch { .. } => WireErrorKind::SyndromeMismatch,
             WireError::BadIcrc { .. } => WireErrorKind::BadIcrc,
+            WireError::UnknownNackReason(_) => WireErrorKind::UnknownNackReason,
+            WireError::UnknownEndpointOp(_) => WireErrorKind::UnknownEndpointOp,
+            WireError::BadSkipMode(_) => WireErrorKind::BadSkipMode,
+            WireError::UnknownEvFormat(_) => WireErrorKind::UnknownEvFormat,
+            WireError::EndpointQpMismatch { .. } => WireErrorKind::EndpointQpMismatch,
+            WireError::UnexpectedTimestamp(_) => WireErrorKind::UnexpectedTimestamp,
+            WireError::UnexpectedPayload { .. } => WireErrorKind::UnexpectedPayload,
         }
     }
 }
@@ -198,6 +277,13 @@ pub struct WireCounters {
     pub ext_mismatch: u64,
     pub syndrome_mismatch: u64,
     pub bad_icrc: u64,
+    pub unknown_nack_reason: u64,
+    pub unknown_endpoint_op: u64,
+    pub bad_skip_mode: u64,
+    pub unknown_ev_format: u64,
+    pub endpoint_qp_mismatch: u64,
+    pub unexpected_timestamp: u64,
+    pub unexpected_payload: u64,
 }
 
 impl WireCounters {
@@ -222,6 +308,13 @@ impl WireCounters {
             WireErrorKind::ExtMismatch => &mut self.ext_mismatch,
             WireErrorKind::SyndromeMismatch => &mut self.syndrome_mismatch,
             WireErrorKind::BadIcrc => &mut self.bad_icrc,
+            WireErrorKind::UnknownNackReason => &mut self.unknown_nack_reason,
+            WireErrorKind::UnknownEndpointOp => &mut self.unknown_endpoint_op,
+            WireErrorKind::BadSkipMode => &mut self.bad_skip_mode,
+            WireErrorKind::UnknownEvFormat => &mut self.unknown_ev_format,
+            WireErrorKind::EndpointQpMismatch => &mut self.endpoint_qp_mismatch,
+            WireErrorKind::UnexpectedTimestamp => &mut self.unexpected_timestamp,
+            WireErrorKind::UnexpectedPayload => &mut self.unexpected_payload,
         }
     }
     /// Count one dropped frame.

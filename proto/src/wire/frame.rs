@@ -253,6 +253,10 @@ pub enum ReprError {
     FieldTooWide { field: &'static str, value: u64 },
     #[error("IP payload of {0} bytes exceeds the 16-bit length fields")]
     TooLong(usize),
+    #[error("opcode {opcode:#04x} to QP {dest_qp:#x}: endpoint operations go to the endpoint QP and only they do")]
+    WrongQp { opcode: u8, dest_qp: u32 },
+    #[error("payload or pad on opcode {opcode:#04x}, which carries none")]
+    PayloadNotAllowed { opcode: u8 },
 }
 
 fn check_syndrome(aeth: Option<&AethRepr>, ext: &MrcExtRepr) -> Result<(), WireError> {

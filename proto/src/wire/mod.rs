@@ -16,7 +16,13 @@
 //! [`reth`], [`immdt`], [`aeth`], [`mrc_ext`]; [`icrc`] is the invariant CRC,
 //! [`frame`] the whole-frame API, [`builder`] a short way to build WRITE
 //! packets and frames (tests, benchmarks), [`error`] the drop reasons and counters,
-//! [`pcap`] a capture writer.
+//! [`pcap`] a capture writer and reader.
+//!
+//! Two protocols share the encapsulation: [`mrc10`] is MRC 1.0 as published
+//! (opcodes 0xC6-0xDE, its own extension headers, [`mrc10::Mrc10Packet`]);
+//! the rest of this module is the legacy profile (RoCE RC opcodes, the BTH
+//! X bit, [`mrc_ext`]) that the golden model, the simulator and the RTL
+//! still speak.
 
 use bytes::Bytes;
 
@@ -33,6 +39,7 @@ pub mod icrc;
 pub mod immdt;
 pub mod ipv4;
 pub mod ipv6;
+pub mod mrc10;
 pub mod mrc_ext;
 pub mod pcap;
 pub mod reth;

@@ -1,0 +1,246 @@
+//! Every MRC 1.0 wire choice the public record leaves open (grade U in
+//! `docs/protocol.md`): ours, named here and nowhere else, so that someone
+//! holding the specification corrects the project in this one file (and
+//! the layout tables of the header files, whose byte positions within a
+//! header of known size and field order are also ours where the table says
+//! U).
+//!
+//! Choices that are runtime configuration (the DSCP numbers, the EV mode)
+//! live in a [`Profile`]; the others are constants and functions.
+
+use serde::Serialize;
+
+use super::erth::EndpointOp;
+use super::Opcode;
+
+/// The reserved QP number of connectionless endpoint operations (grade S).
+/// Ours: every other opcode to this QP is rejected, and endpoint opcodes to
+/// any other QP too.
+pub const ENDPOINT_QPN: u32 = 0x2;
+
+/// Ours: an EETH follows the ERTH exactly on EV Probe requests and
+/// responses (the operation names an EV); a Port Status Update carries only
+/// the ERTH.
+pub const fn eeth_follows(op: EndpointOp) -> bool {
+    matches!(op, EndpointOp::EvProbe)
+}
+
+/// Ours: the TS flag (and so a TSETH) is allowed on data packets only; on
+/// any other opcode it is a typed error, not ignored, so a packet never
+/// parses with a flag its headers contradict.
+pub const fn timestamp_allowed(opcode: Opcode) -> bool {
+    opcode.is_write()
+}
+
+/// How many bits of EV the outer headers carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum EvMode {
+    /// 32-bit EV over the UDP source port and the IPv6 flow label (grade
+    /// C). Over IPv4 only the source-port half exists.
+    SourcePortAndFlowLabel,
+    /// 16-bit EV in the UDP source port only (UDP mode, grade C); the flow
+    /// label is sent as 0 and ignored on receive.
+    SourcePort,
+}
+
+/// Ours: which EV half goes where (grade U). The UDP source port carries EV
+/// bits 15-0, the low 16 bits of the flow label EV bits 31-16; the flow
+/// label's top 4 bits are 0. Returns (UDP source port, flow label).
+pub const fn ev_to_wire(ev: u32, mode: EvMode) -> (u16, u32) {
+    match mode {
+        EvMode::SourcePortAndFlowLabel => (ev as u16, ev >> 16),
+        EvMode::SourcePort => (ev as u16, 0),
+    }
+}
+
+/// The inverse of [`ev_to_wire`]; `flow_label` is `None` over IPv4.
+pub const fn ev_from_wire(src_port: u16, flow_label: Option<u32>, mode: EvMode) -> u32 {
+    match (mode, flow_label) {
+        (EvMode::SourcePortAndFlowLabel, Some(fl)) => ((fl & 0xFFFF) << 16) | src_port as u32,
+        _ => src_port as u32,
+    }
+}
+
+/// The DSCP classes of MRC 1.0 (grade S), plus any other DSCP seen on
+/// receive (a fabric may re-mark).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum TrafficClass {
+    /// ACK, SACK, NACK, probes and endpoint operations.
+    Control,
+    /// Data a switch may trim.
+    Trimmable,
+    /// Retransmitted data a switch may trim.
+    TrimmableRetx,
+    /// Data a switch must not trim.
+    NoTrim,
+    /// Data a switch trimmed.
+    Trimmed,
+    /// Data trimmed at the last hop (the congestion is at the receiver's
+    /// port, which every path shares).
+    TrimmedLastHop,
+    /// A DSCP that is none of the profile's classes.
+    Other(u8),
+}
+
+impl TrafficClass {
+    /// The six named classes.
+    pub const NAMED: [TrafficClass; 6] = [
+        TrafficClass::Control,
+        TrafficClass::Trimmable,
+        TrafficClass::TrimmableRetx,
+        TrafficClass::NoTrim,
+        TrafficClass::Trimmed,
+        TrafficClass::TrimmedLastHop,
+    ];
+    /// The specification's name.
+    pub fn name(self) -> String {
+        match self {
+            TrafficClass::Control => "CONTROL".into(),
+            TrafficClass::Trimmable => "TRIMMABLE".into(),
+            TrafficClass::TrimmableRetx => "TRIMMABLE_RETX".into(),
+            TrafficClass::NoTrim => "NO_TRIM".into(),
+            TrafficClass::Trimmed => "TRIMMED".into(),
+            TrafficClass::TrimmedLastHop => "TRIMMED_LASTHOP".into(),
+            TrafficClass::Other(d) => format!("DSCP_{d}"),
+        }
+    }
+}
+
+/// DSCP numbers of the classes: configurable, as the API takes the traffic
+/// class as a DSCP (grade S); the defaults are ours (grade U).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct DscpMap {
+    pub control: u8,
+    pub trimmable: u8,
+    pub trimmable_retx: u8,
+    pub no_trim: u8,
+    pub trimmed: u8,
+    pub trimmed_last_hop: u8,
+}
+
+impl DscpMap {
+    /// Ours: CONTROL 48 (CS6, where RoCE fabrics put CNPs), TRIMMABLE 26
+    /// (AF31, the usual RoCE data class, as the legacy profile), its
+    /// retransmissions 28 (AF32), NO_TRIM 34 (AF41); the two trimmed
+    /// classes in RFC 2474 pool 2 (`xxxx11`, local use) so they collide
+    /// with no standard class: TRIMMED 59 (as the legacy profile),
+    /// TRIMMED_LASTHOP 63.
+    pub const DEFAULT: DscpMap = DscpMap {
+        control: 48,
+        trimmable: 26,
+        trimmable_retx: 28,
+        no_trim: 34,
+        trimmed: 59,
+        trimmed_last_hop: 63,
+    };
+
+    /// The DSCP of a class.
+    pub const fn dscp_of(&self, class: TrafficClass) -> u8 {
+        match class {
+            TrafficClass::Control => self.control,
+            TrafficClass::Trimmable => self.trimmable,
+            TrafficClass::TrimmableRetx => self.trimmable_retx,
+            TrafficClass::NoTrim => self.no_trim,
+            TrafficClass::Trimmed => self.trimmed,
+            TrafficClass::TrimmedLastHop => self.trimmed_last_hop,
+            TrafficClass::Other(d) => d,
+        }
+    }
+    /// The class of a DSCP (first match in [`TrafficClass::NAMED`] order).
+    pub const fn class_of(&self, dscp: u8) -> TrafficClass {
+        if dscp == self.control {
+            TrafficClass::Control
+        } else if dscp == self.trimmable {
+            TrafficClass::Trimmable
+        } else if dscp == self.trimmable_retx {
+            TrafficClass::TrimmableRetx
+        } else if dscp == self.no_trim {
+            TrafficClass::NoTrim
+        } else if dscp == self.trimmed {
+            TrafficClass::Trimmed
+        } else if dscp == self.trimmed_last_hop {
+            TrafficClass::TrimmedLastHop
+        } else {
+            TrafficClass::Other(dscp)
+        }
+    }
+}
+
+impl Default for DscpMap {
+    fn default() -> Self {
+        DscpMap::DEFAULT
+    }
+}
+
+/// Why a [`Profile`] cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("DSCP {0} does not fit 6 bits")]
+    DscpTooWide(u8),
+    #[error("DSCP {0} names two classes")]
+    DscpShared(u8),
+}
+
+/// The runtime wire configuration of an MRC 1.0 endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Profile {
+    pub ev_mode: EvMode,
+    pub dscp: DscpMap,
+}
+
+impl Profile {
+    /// 32-bit EVs and the default DSCP numbers.
+    pub const DEFAULT: Profile = Profile {
+        ev_mode: EvMode::SourcePortAndFlowLabel,
+        dscp: DscpMap::DEFAULT,
+    };
+
+    /// Every DSCP fits 6 bits and names one class, so parse inverts emit.
+    pub fn check(&self) -> Result<(), ProfileError> {
+        let numbers = TrafficClass::NAMED.map(|c| self.dscp.dscp_of(c));
+        for (i, &d) in numbers.iter().enumerate() {
+            if d >= 64 {
+                return Err(ProfileError::DscpTooWide(d));
+            }
+            if numbers[..i].contains(&d) {
+                return Err(ProfileError::DscpShared(d));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_profile_is_usable_and_classes_invert() {
+        Profile::DEFAULT.check().unwrap();
+        for c in TrafficClass::NAMED {
+            assert_eq!(DscpMap::DEFAULT.class_of(DscpMap::DEFAULT.dscp_of(c)), c);
+        }
+        assert_eq!(DscpMap::DEFAULT.class_of(0), TrafficClass::Other(0));
+        let mut shared = Profile::DEFAULT;
+        shared.dscp.no_trim = shared.dscp.control;
+        assert_eq!(shared.check(), Err(ProfileError::DscpShared(48)));
+        shared.dscp.no_trim = 64;
+        assert_eq!(shared.check(), Err(ProfileError::DscpTooWide(64)));
+    }
+
+    #[test]
+    fn ev_halves() {
+        let m = EvMode::SourcePortAndFlowLabel;
+        assert_eq!(ev_to_wire(0xABCD_1234, m), (0x1234, 0xABCD));
+        assert_eq!(ev_from_wire(0x1234, Some(0xF_ABCD), m), 0xABCD_1234);
+        assert_eq!(ev_from_wire(0x1234, None, m), 0x1234);
+        assert_eq!(ev_to_wire(0xABCD_1234, EvMode::SourcePort), (0x1234, 0));
+        assert_eq!(ev_from_wire(0x1234, Some(0xABCD), EvMode::SourcePort), 0x1234);
+    }
+}

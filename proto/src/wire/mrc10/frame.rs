@@ -1,0 +1,275 @@
+//! Whole MRC 1.0 frames: Ethernet / IPv4|IPv6 / UDP 4791 / BTH / the
+//! opcode's headers / payload / pad / ICRC, with the Ethernet, IP, UDP and
+//! ICRC code of the legacy profile ([`crate::wire::frame`]).
+//!
+//! The EV goes to the UDP source port and flow label as the [`Profile`]'s
+//! [`EvMode`] and [`super::choices::ev_to_wire`] say; the DSCP is the
+//! profile's number for the packet's [`TrafficClass`]; ECN is carried as
+//! is. A trimmed packet (class TRIMMED or TRIMMED_LASTHOP) has lost its pad
+//! with its payload: PadCnt is ignored and every byte between the headers
+//! and the ICRC is (cut) payload, as in the legacy profile.
+
+use core::ops::Range;
+
+use bytes::Bytes;
+
+use super::choices::{self, EvMode, Profile, TrafficClass};
+use super::{bth, BthPacket, BthRepr, Headers, Mrc10Packet, Opcode};
+use crate::wire::field::need;
+use crate::wire::frame::ICRC_LEN;
+use crate::wire::{
+    ethernet, icrc, ipv4, ipv6, udp, Encap, EthernetFrame, EthernetRepr, IpPair, Ipv4Packet, Ipv4Repr, Ipv6Packet,
+    Ipv6Repr, Layer, UdpPacket, UdpRepr, WireError, ROCEV2_UDP_PORT,
+};
+
+const fn ip_header_len(encap: &Encap) -> usize {
+    match encap.ip {
+        IpPair::V4 { .. } => ipv4::HEADER_LEN,
+        IpPair::V6 { .. } => ipv6::HEADER_LEN,
+    }
+}
+
+/// Length of the frame [`emit_frame`] writes (no FCS).
+pub fn frame_len(pkt: &Mrc10Packet, encap: &Encap) -> usize {
+    ethernet::HEADER_LEN + ip_header_len(encap) + udp::HEADER_LEN + pkt.udp_payload_len()
+}
+
+/// Write Ethernet through the last transport header into `buf` (which holds
+/// [`frame_len`] bytes); return the payload offset. The length fields
+/// already count payload, pad and ICRC.
+pub fn emit_headers(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, buf: &mut [u8]) -> usize {
+    let udp_len = pkt.udp_payload_len();
+    let dscp = profile.dscp.dscp_of(pkt.class);
+    let ecn = pkt.ecn & 0b11;
+    let (src_port, flow_label) = choices::ev_to_wire(pkt.ev, profile.ev_mode);
+    let ip_len = ip_header_len(encap);
+    let ethertype = match encap.ip {
+        IpPair::V4 { .. } => ethernet::ETHERTYPE_IPV4,
+        IpPair::V6 { .. } => ethernet::ETHERTYPE_IPV6,
+    };
+    let (eth_buf, rest) = buf.split_at_mut(ethernet::HEADER_LEN.min(buf.len()));
+    EthernetRepr {
+        src: encap.src_mac,
+        dst: encap.dst_mac,
+        ethertype,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(eth_buf));
+    let (ip_buf, rest) = rest.split_at_mut(ip_len.min(rest.len()));
+    let ip_payload = udp::HEADER_LEN + udp_len;
+    match encap.ip {
+        IpPair::V4 { src, dst } => Ipv4Repr {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ttl: ipv4::DEFAULT_TTL,
+            protocol: ipv4::PROTO_UDP,
+            payload_len: ip_payload,
+        }
+        .emit(&mut Ipv4Packet::new_unchecked(ip_buf)),
+        IpPair::V6 { src, dst } => Ipv6Repr {
+            src,
+            dst,
+            dscp,
+            ecn,
+            flow_label,
+            next_header: ipv4::PROTO_UDP,
+            hop_limit: ipv4::DEFAULT_TTL,
+            payload_len: ip_payload,
+        }
+        .emit(&mut Ipv6Packet::new_unchecked(ip_buf)),
+    }
+    let (udp_buf, rest) = rest.split_at_mut(udp::HEADER_LEN.min(rest.len()));
+    UdpRepr {
+        src_port,
+        dst_port: ROCEV2_UDP_PORT,
+        payload_len: udp_len,
+    }
+    .emit(&mut UdpPacket::new_unchecked(udp_buf));
+    let (bth_buf, rest) = rest.split_at_mut(bth::HEADER_LEN.min(rest.len()));
+    pkt.bth.emit(&mut BthPacket::new_unchecked(bth_buf));
+    pkt.headers.emit(rest);
+    ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN + pkt.transport_header_len()
+}
+
+/// Append the whole frame of `pkt` (no FCS): headers, payload, zero pad and
+/// ICRC. Emitters keep packets valid ([`Mrc10Packet::validate`]).
+pub fn emit_frame(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, out: &mut Vec<u8>) {
+    let start = out.len();
+    let len = frame_len(pkt, encap);
+    out.resize(start + len, 0);
+    let buf = &mut out[start..];
+    let at = emit_headers(pkt, encap, profile, buf);
+    buf[at..at + pkt.payload.len()].copy_from_slice(&pkt.payload);
+    let icrc_at = len - ICRC_LEN;
+    let icrc = icrc::compute_icrc(
+        &buf[ethernet::HEADER_LEN..icrc_at],
+        ip_header_len(encap),
+        matches!(encap.ip, IpPair::V6 { .. }),
+    );
+    buf[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
+}
+
+/// Parse the transport part up to the payload: the BTH, the endpoint-QP
+/// rule and the opcode's headers. Returns them and the bytes they took.
+/// No ICRC here: `t` ends before it.
+pub fn parse_transport(t: &[u8]) -> Result<(BthRepr, Headers, usize), WireError> {
+    let bth_r = BthRepr::parse(&BthPacket::new_checked(t)?)?;
+    let op = bth_r.opcode;
+    if op.is_endpoint() != (bth_r.dest_qp == choices::ENDPOINT_QPN) {
+        return Err(WireError::EndpointQpMismatch {
+            opcode: op.as_u8(),
+            dest_qp: bth_r.dest_qp,
+        });
+    }
+    let (headers, len) = Headers::parse(t.get(bth::HEADER_LEN..).unwrap_or(&[]), op, bth_r.timestamp)?;
+    Ok((bth_r, headers, bth::HEADER_LEN + len))
+}
+
+/// A frame whose headers parsed: the packet with an empty payload, its
+/// encapsulation, and where the payload lies in the frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedFrame {
+    pub packet: Mrc10Packet,
+    pub encap: Encap,
+    /// Payload byte range within the frame.
+    pub payload: Range<usize>,
+}
+
+/// Parse a frame, checking every length, the UDP port, IP version and
+/// checksum, the ICRC, the opcode and its headers; the payload is copied.
+pub fn parse_frame(frame: &[u8], profile: &Profile) -> Result<(Mrc10Packet, Encap), WireError> {
+    let p = parse_inner(frame, profile, true)?;
+    let mut pkt = p.packet;
+    pkt.payload = Bytes::copy_from_slice(frame.get(p.payload).unwrap_or(&[]));
+    Ok((pkt, p.encap))
+}
+
+/// [`parse_frame`] without the ICRC check and the payload copy (the header
+/// fast path the benchmark measures; a receiver still checks the ICRC).
+pub fn parse_frame_headers(frame: &[u8], profile: &Profile) -> Result<ParsedFrame, WireError> {
+    parse_inner(frame, profile, false)
+}
+
+/// Checks in wire order; the first failure is returned. The ICRC is checked
+/// as soon as the datagram is delimited, before any transport field is
+/// trusted, so corruption counts as `BadIcrc` and not as the field it hit.
+fn parse_inner(frame: &[u8], profile: &Profile, verify_icrc: bool) -> Result<ParsedFrame, WireError> {
+    let eth = EthernetFrame::new_checked(frame)?;
+    let eth_repr = EthernetRepr::parse(&eth)?;
+    let ip_at = eth.header_len();
+    let ip_bytes = frame.get(ip_at..).unwrap_or(&[]);
+    let (ip, ip_hl, ecn, dscp, flow_label, udp_range) = match eth_repr.ethertype {
+        ethernet::ETHERTYPE_IPV4 => {
+            let p = Ipv4Packet::new_unchecked(ip_bytes);
+            let r = Ipv4Repr::parse(&p)?;
+            if r.protocol != ipv4::PROTO_UDP {
+                return Err(WireError::NotUdp(r.protocol));
+            }
+            let hl = p.header_len();
+            let ip = IpPair::V4 { src: r.src, dst: r.dst };
+            (ip, hl, r.ecn, r.dscp, None, hl..hl + r.payload_len)
+        }
+        ethernet::ETHERTYPE_IPV6 => {
+            let r = Ipv6Repr::parse(&Ipv6Packet::new_unchecked(ip_bytes))?;
+            if r.next_header != ipv4::PROTO_UDP {
+                return Err(WireError::NotUdp(r.next_header));
+            }
+            let hl = ipv6::HEADER_LEN;
+            let ip = IpPair::V6 { src: r.src, dst: r.dst };
+            (ip, hl, r.ecn, r.dscp, Some(r.flow_label), hl..hl + r.payload_len)
+        }
+        t => return Err(WireError::BadEtherType(t)),
+    };
+    let udp_bytes = ip_bytes
+        .get(udp_range.clone())
+        .ok_or(WireError::Truncated { layer: Layer::Udp })?;
+    let udp_p = UdpPacket::new_checked(udp_bytes)?;
+    let udp_r = UdpRepr::parse(&udp_p)?;
+    if udp_r.dst_port != ROCEV2_UDP_PORT {
+        return Err(WireError::WrongUdpPort(udp_r.dst_port));
+    }
+    let transport = udp_p.payload();
+    need(transport, bth::HEADER_LEN + ICRC_LEN, Layer::Bth)?;
+    let icrc_at = transport.len() - ICRC_LEN;
+    if verify_icrc {
+        let covered = ip_bytes
+            .get(..udp_range.start + udp::HEADER_LEN + icrc_at)
+            .unwrap_or(&[]);
+        let computed = icrc::compute_icrc(covered, ip_hl, flow_label.is_some());
+        let expected = match transport.get(icrc_at..) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+            _ => 0,
+        };
+        if expected != computed {
+            return Err(WireError::BadIcrc { expected, computed });
+        }
+    }
+    let t = transport.get(..icrc_at).unwrap_or(&[]);
+    let (bth_r, headers, at) = parse_transport(t)?;
+    let class = profile.dscp.class_of(dscp);
+    let trimmed = matches!(class, TrafficClass::Trimmed | TrafficClass::TrimmedLastHop);
+    let remaining = t.len().saturating_sub(at);
+    let op = bth_r.opcode;
+    let pad = if op.is_write() && trimmed {
+        0
+    } else {
+        usize::from(bth_r.pad)
+    };
+    if pad > remaining || (!op.is_write() && pad != 0) {
+        return Err(WireError::BadPadCount {
+            pad: bth_r.pad,
+            len: remaining,
+        });
+    }
+    if !op.is_write() && remaining != 0 {
+        return Err(WireError::UnexpectedPayload {
+            opcode: op.as_u8(),
+            len: remaining,
+        });
+    }
+    let flow_label = match profile.ev_mode {
+        EvMode::SourcePortAndFlowLabel => flow_label,
+        EvMode::SourcePort => None,
+    };
+    let payload_start = ip_at + udp_range.start + udp::HEADER_LEN + at;
+    Ok(ParsedFrame {
+        packet: Mrc10Packet {
+            ev: choices::ev_from_wire(udp_r.src_port, flow_label, profile.ev_mode),
+            ecn,
+            class,
+            bth: bth_r,
+            headers,
+            payload: Bytes::new(),
+        },
+        encap: Encap {
+            src_mac: eth_repr.src,
+            dst_mac: eth_repr.dst,
+            ip,
+        },
+        payload: payload_start..payload_start + (remaining - pad),
+    })
+}
+
+/// What a trimming switch does to an MRC 1.0 data frame: keep the headers
+/// and the first `keep` payload bytes, mark the class TRIMMED (or
+/// TRIMMED_LASTHOP when `last_hop`), fix lengths and checksums, recompute
+/// the ICRC. The input must be a valid frame under `profile`.
+pub fn trim_frame(frame: &[u8], keep: usize, last_hop: bool, profile: &Profile) -> Result<Vec<u8>, WireError> {
+    let (mut pkt, encap) = parse_frame(frame, profile)?;
+    pkt.class = if last_hop {
+        TrafficClass::TrimmedLastHop
+    } else {
+        TrafficClass::Trimmed
+    };
+    pkt.payload.truncate(keep);
+    let mut out = Vec::with_capacity(frame_len(&pkt, &encap));
+    emit_frame(&pkt, &encap, profile, &mut out);
+    Ok(out)
+}
+
+/// True when the opcode byte of a RoCEv2 transport (the byte after the UDP
+/// header) names MRC 1.0, so decoders pick this parser over the legacy one.
+pub const fn is_mrc10_opcode(opcode: u8) -> bool {
+    Opcode::from_u8(opcode).is_some()
+}
