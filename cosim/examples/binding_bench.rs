@@ -38,6 +38,7 @@ use hw::regmap;
 use hw::rx_parser::RxParser;
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
+use tb::stall::Stall;
 use verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 
 #[path = "shared/parser_frames.rs"]
@@ -95,7 +96,7 @@ impl RunEnd {
 fn parser_run(built: &Built, frames: &[Vec<u8>], record: bool) -> BenchResult<(f64, RunEnd)> {
     let mut m = Model::load(built)?;
     let mut rng = Rng::new(1);
-    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, 100);
+    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, Stall::NEVER);
     for f in frames {
         src.push(f.clone());
     }

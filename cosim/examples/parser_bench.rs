@@ -14,6 +14,7 @@ use hw::flow::emit_block;
 use hw::rx_parser::RxParser;
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
+use tb::stall::Stall;
 use verilated::{build, default_cache_dir, BuildOptions, Model};
 
 #[path = "shared/parser_frames.rs"]
@@ -50,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         built.library.display()
     );
     let mut m = Model::load(&built)?;
-    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, 100);
+    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, Stall::NEVER);
     for f in &frames {
         src.push(f.clone());
     }

@@ -20,6 +20,7 @@ use tb::axil::{AxilMaster, AxilPorts, AxilResult};
 use tb::axis::{AxisPorts, AxisSink, AxisSource};
 use tb::dma::{DmaMemory, DmaPorts, DmaServer, DmaTiming, HostMemory};
 use tb::rng::Rng;
+use tb::stall::Stall;
 
 /// Environment variable naming a directory: when set, [`build_core`]
 /// builds the model with line and toggle coverage and every [`Nic`]
@@ -59,21 +60,22 @@ fn coverage_file(dir: &Path) -> PathBuf {
 /// Stall settings of the surroundings.
 #[derive(Clone, Copy, Debug)]
 pub struct Stalls {
-    /// Percent of cycles the MAC TX sink is ready.
-    pub tx_ready_pct: u32,
-    /// Percent of cycles the RX source offers a pending beat.
-    pub rx_valid_pct: u32,
+    /// The MAC TX sink's back-pressure.
+    pub tx_ready: Stall,
+    /// The MAC RX source's pauses between beats.
+    pub rx_valid: Stall,
     pub dma: DmaTiming,
-    pub axil_ready_pct: u32,
+    /// The AXI-Lite master's back-pressure on B and R.
+    pub axil_ready: Stall,
 }
 
 impl Default for Stalls {
     fn default() -> Self {
         Stalls {
-            tx_ready_pct: 90,
-            rx_valid_pct: 100,
+            tx_ready: Stall::go_percent(90),
+            rx_valid: Stall::NEVER,
             dma: DmaTiming::default(),
-            axil_ready_pct: 90,
+            axil_ready: Stall::go_percent(90),
         }
     }
 }
@@ -115,10 +117,10 @@ impl<M: DmaMemory> Nic<M> {
     /// A NIC whose DMA port is served from `mem`.
     pub fn with_memory(built: &Built, stalls: Stalls, seed: u64, mem: M) -> Result<Nic<M>, VerilatedError> {
         let model = Model::load(built)?;
-        let axil = AxilMaster::new(AxilPorts::find(&model, "s_axil_")?, stalls.axil_ready_pct);
+        let axil = AxilMaster::new(AxilPorts::find(&model, "s_axil_")?, stalls.axil_ready);
         let dma = DmaServer::with_memory(DmaPorts::find(&model, "dma_")?, stalls.dma, mem);
-        let rx = AxisSource::new(AxisPorts::find(&model, "s_rx_")?, stalls.rx_valid_pct);
-        let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready_pct);
+        let rx = AxisSource::new(AxisPorts::find(&model, "s_rx_")?, stalls.rx_valid);
+        let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready);
         // Only a model built with coverage has any to write.
         let coverage_out = coverage_dir().filter(|_| built.opts.coverage);
         Ok(Nic {

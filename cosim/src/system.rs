@@ -26,6 +26,7 @@ use crate::fabric::{cycles_to_ps, ps_to_cycles, Fabric, FabricError, PathStats};
 use crate::nic::{Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::dma::DmaTiming;
 use tb::rng::Rng;
+use tb::stall::Stall;
 
 /// NIC A's requester QP.
 pub const A_QP: u8 = 5;
@@ -147,13 +148,13 @@ impl SystemConfig {
             min_good_evs: 1,
             cycle_limit: 2_000_000,
             stalls: Stalls {
-                tx_ready_pct: 100,
-                rx_valid_pct: 100,
+                tx_ready: Stall::NEVER,
+                rx_valid: Stall::NEVER,
                 dma: DmaTiming {
-                    ready_pct: 95,
+                    ready: Stall::go_percent(95),
                     read_latency: (8, 40),
                 },
-                axil_ready_pct: 100,
+                axil_ready: Stall::NEVER,
             },
             trace: None,
         }
@@ -230,7 +231,7 @@ pub fn random_messages(seed: u64, n: usize, max_size: u32, imm_pct: u32) -> Vec<
     (0..n)
         .map(|_| {
             let len = 1 + rng.below(u64::from(max_size.max(1))) as u32;
-            let imm = rng.chance(imm_pct).then(|| rng.next_u64() as u32);
+            let imm = rng.chance(u64::from(imm_pct)).then(|| rng.next_u64() as u32);
             MessageSpec { len, imm }
         })
         .collect()

@@ -14,6 +14,7 @@ use proto::wire::*;
 use proto::Psn;
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;
+use tb::stall::Stall;
 use verilated::{build, default_cache_dir, BuildOptions, Model};
 
 use verilated::skip_without_verilator;
@@ -149,7 +150,10 @@ fn verilated_parser_matches_golden_with_icrc() {
     // idle cycles between beats.
     for half in [0, 1] {
         let part: Vec<usize> = (0..frames.len()).filter(|i| i % 2 == half).collect();
-        let mut src = AxisSource::new(AxisPorts::find(&m, "s_").unwrap(), if half == 0 { 100 } else { 60 });
+        let mut src = AxisSource::new(
+            AxisPorts::find(&m, "s_").unwrap(),
+            if half == 0 { Stall::NEVER } else { Stall::go_percent(60) },
+        );
         for &i in &part {
             src.push(frames[i].clone());
         }

@@ -812,30 +812,23 @@ fn invalid_completions_are_typed_errors_and_the_cq_goes_on() {
     assert_eq!(s.qp.outstanding(), 0);
 }
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
-
 #[test]
 fn random_cqe_bytes_never_panic_or_corrupt_the_queue() {
     let mut s = setup(5, 6);
     let q = s.qp.qpn();
     let cqn = s.cq.cqn();
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = tb::rng::Rng::from_state(0x9E37_79B9_7F4A_7C15);
     let (mut ok, mut errs) = (0, 0);
     for i in 0..3000u64 {
         let mut raw = [0u8; 32];
         for chunk in raw.chunks_mut(8) {
-            chunk.copy_from_slice(&xorshift(&mut seed).to_le_bytes()[..chunk.len()]);
+            chunk.copy_from_slice(&rng.next_u64().to_le_bytes()[..chunk.len()]);
         }
         // Half of them aimed at the live QP, to get past the QP check.
         if i % 2 == 0 {
             raw[4..7].copy_from_slice(&q.to_le_bytes()[..3]);
-            raw[1] = (xorshift(&mut seed) % 9) as u8;
-            raw[2] = (xorshift(&mut seed) % 3) as u8;
+            raw[1] = (rng.next_u64() % 9) as u8;
+            raw[2] = (rng.next_u64() % 3) as u8;
             raw[0] &= 1;
             raw[28] &= 1;
         }

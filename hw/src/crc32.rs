@@ -187,14 +187,6 @@ mod tests {
         x.count_ones() & 1
     }
 
-    /// Tiny deterministic generator (xorshift64).
-    fn next(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
-
     #[test]
     fn crc32_check_value_through_the_linear_form() {
         // "123456789" with init all-ones and final inversion: invert the
@@ -215,11 +207,11 @@ mod tests {
     #[test]
     fn masks_equal_the_register() {
         let bm = block_masks();
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = tb::rng::Rng::from_state(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200 {
             let mut w = [0u64; 8];
             for x in &mut w {
-                *x = next(&mut seed);
+                *x = rng.next_u64();
             }
             let by_mask: u32 = (0..32)
                 .map(|i| (bm[i].iter().zip(&w).map(|(m, d)| parity(m & d)).sum::<u32>() & 1) << i)
@@ -229,7 +221,7 @@ mod tests {
         for k in [1, 2, 4, 8, 16, 32, 64] {
             let am = advance_masks(k);
             for _ in 0..50 {
-                let s = next(&mut seed) as u32;
+                let s = rng.next_u64() as u32;
                 let by_mask: u32 = (0..32).map(|i| ((s & am[i]).count_ones() & 1) << i).sum();
                 assert_eq!(by_mask, advance(s, k));
             }
@@ -242,9 +234,9 @@ mod tests {
     /// value when any trailer bit is wrong.
     #[test]
     fn residue_of_message_and_trailer() {
-        let mut seed = 0x0123_4567_89AB_CDEFu64;
+        let mut rng = tb::rng::Rng::from_state(0x0123_4567_89AB_CDEF);
         for len in [4usize, 5, 9, 31, 64, 100] {
-            let msg: Vec<u8> = (0..len).map(|_| next(&mut seed) as u8).collect();
+            let msg: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             let run = |bytes: &[u8]| {
                 let mut s = 0u32;
                 for (i, b) in bytes.iter().enumerate() {

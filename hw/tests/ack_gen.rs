@@ -11,7 +11,6 @@
 //! the record, snapshot and TX handshakes.
 
 mod common;
-mod rng;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -27,8 +26,13 @@ use proto::wire::{MrcExtRepr, RocePacket, Syndrome};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// The record input's pauses and the outputs' back-pressure.
+const PAUSE: Stall = Stall::go_percent(75);
+const SNAP_BACKPRESSURE: Stall = Stall::go_percent(60);
+const TX_BACKPRESSURE: Stall = Stall::go_percent(70);
 
 const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFA0, 100, 0x12_3456, 0];
@@ -117,7 +121,7 @@ struct Stats {
 }
 
 fn build_records(seed: u64, per_qp: usize) -> Vec<Rec> {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let mut streams: Vec<VecDeque<RocePacket>> = Vec::new();
     for (k, &s) in STARTS.iter().enumerate() {
         let (mut a, _) = pair(QP_IDS[k] as u32 + 1, s, ACK_EVERY, ACK_DELAY);
@@ -176,7 +180,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
         ));
         let mut mirrors: Vec<Mirror> = STARTS.iter().map(|&s| Mirror::new(s)).collect();
         let mut want: Vec<VecDeque<Tx>> = vec![VecDeque::new(); 4];
-        let mut r = Rng(seed ^ 0x51AC);
+        let mut r = Rng::from_state(seed ^ 0x51AC);
         let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
         let mut i = 0usize;
         let mut cycle = 0u64;
@@ -220,7 +224,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     quiet -= 1;
                 } else if r.chance(3) {
                     quiet = 100 + r.below(300);
-                } else if r.chance(75) {
+                } else if PAUSE.go(&mut r) {
                     presented = true;
                 }
             }
@@ -253,8 +257,8 @@ fn run(seed: u64, per_qp: usize) -> Stats {
             } else {
                 x.in_valid.next = false;
             }
-            let snap_ready = r.chance(60);
-            let tx_ready = r.chance(70);
+            let snap_ready = SNAP_BACKPRESSURE.go(&mut r);
+            let tx_ready = TX_BACKPRESSURE.go(&mut r);
             x.snap_ready.next = snap_ready;
             x.tx_ready.next = tx_ready;
             // Snapshot answers, 3 cycles after the request.
@@ -367,7 +371,9 @@ fn run(seed: u64, per_qp: usize) -> Stats {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_ack_gen", AckGen::default());
+    rec.check_verilog("mrc_ack_gen", || {
+        hw::flow::emit_block("mrc_ack_gen", &mut AckGen::default()).verilog
+    });
     let st = std::mem::take(&mut *stats.lock().unwrap());
     eprintln!("{st:?} simulated in {:?}", t.elapsed());
     st
@@ -446,7 +452,9 @@ fn one_record_per_cycle_across_qps() {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_ack_gen", AckGen::default());
+    rec.check_verilog("mrc_ack_gen", || {
+        hw::flow::emit_block("mrc_ack_gen", &mut AckGen::default()).verilog
+    });
     let t = taken.lock().unwrap();
     assert_eq!(t[199].0 - t[0].0, 199, "round robin: one per cycle");
     assert!(

@@ -15,10 +15,9 @@ use std::sync::{Arc, Mutex};
 use hw::axil::{resp, AxiLiteSlave};
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 #[derive(Default, Debug)]
 struct Stats {
@@ -35,7 +34,7 @@ struct Stats {
 }
 
 /// `pct_*`: how often the master offers / accepts in a cycle (100 = always).
-fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
+fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
     let stats = Arc::new(Mutex::new(Stats::default()));
     let st = stats.clone();
     let mut uut = AxiLiteSlave::default();
@@ -43,7 +42,7 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(AxiLiteSlave, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut rng = Rng(seed);
+        let mut rng = Rng::from_state(seed);
         let mut st = st.lock().unwrap();
         // The script: writes to a small address set (so reads hit written
         // words), 1 in 8 with a partial strobe; reads of the same set.
@@ -53,9 +52,9 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
         let mut b_want = VecDeque::new();
         let mut port_want = VecDeque::new();
         for i in 0..n_ops {
-            let addr = ((rng.next() % 8) * 4) as u16;
+            let addr = ((rng.next_u64() % 8) * 4) as u16;
             if rng.chance(50) {
-                let data = rng.next() as u32;
+                let data = rng.next_u64() as u32;
                 let strb: u8 = if i % 8 == 3 { 0x3 } else { 0xF };
                 aw_q.push_back(addr);
                 w_q.push_back((data, strb));
@@ -85,24 +84,24 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
             // The CSR port model: read data one cycle after rd_en.
             x.rd_valid.next = rd_pending.is_some();
             x.rd_data.next = u64::from(rd_pending.unwrap_or(0xDEAD_DEAD)).into();
-            if !aw_on && !aw_q.is_empty() && rng.chance(pct_offer) {
+            if !aw_on && !aw_q.is_empty() && pause.go(&mut rng) {
                 aw_on = true;
                 x.s_axil_awaddr.next = u64::from(aw_q[0]).into();
             }
-            if !w_on && !w_q.is_empty() && rng.chance(pct_offer) {
+            if !w_on && !w_q.is_empty() && pause.go(&mut rng) {
                 w_on = true;
                 x.s_axil_wdata.next = u64::from(w_q[0].0).into();
                 x.s_axil_wstrb.next = u64::from(w_q[0].1).into();
             }
-            if !ar_on && !ar_q.is_empty() && rng.chance(pct_offer) {
+            if !ar_on && !ar_q.is_empty() && pause.go(&mut rng) {
                 ar_on = true;
                 x.s_axil_araddr.next = u64::from(ar_q[0]).into();
             }
             x.s_axil_awvalid.next = aw_on;
             x.s_axil_wvalid.next = w_on;
             x.s_axil_arvalid.next = ar_on;
-            x.s_axil_bready.next = rng.chance(pct_accept);
-            x.s_axil_rready.next = rng.chance(pct_accept);
+            x.s_axil_bready.next = backpressure.go(&mut rng);
+            x.s_axil_rready.next = backpressure.go(&mut rng);
             wait_clock_false!(sim, clock, x);
             // A stalled response holds its payload.
             if let Some(b) = last_b {
@@ -183,7 +182,9 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
     });
     sim.run(Box::new(uut), 10_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_axi_lite_slave", AxiLiteSlave::default());
+    rec.check_verilog("mrc_axi_lite_slave", || {
+        hw::flow::emit_block("mrc_axi_lite_slave", &mut AxiLiteSlave::default()).verilog
+    });
     let s = std::mem::take(&mut *stats.lock().unwrap());
     eprintln!("seed {seed:#x}: {s:?}");
     s
@@ -193,7 +194,7 @@ fn run(seed: u64, n_ops: usize, pct_offer: u64, pct_accept: u64) -> Stats {
 fn random_channel_orderings_and_stalls() {
     let mut total = Stats::default();
     for seed in [0xA11_0001u64, 0xA11_0002, 0xA11_0003] {
-        let s = run(seed, 400, 40, 55);
+        let s = run(seed, 400, Stall::go_percent(40), Stall::go_percent(55));
         total.writes += s.writes;
         total.reads += s.reads;
         total.slverr += s.slverr;
@@ -220,7 +221,7 @@ fn back_to_back_rate() {
     // write side, a read every 3 cycles on the read side, the two in
     // parallel.
     let n = 300;
-    let s = run(0xB2B, n, 100, 100);
+    let s = run(0xB2B, n, Stall::NEVER, Stall::NEVER);
     let (w, r) = (s.writes + s.slverr, s.reads);
     assert_eq!(w + r, n);
     assert!(s.cycles <= (2 * w).max(3 * r) + 8, "{s:?}");

@@ -17,10 +17,9 @@ use proto::model::cc::{AckSample, CongestionControl, FixedWindow, Nscc, NsccConf
 use proto::{Duration, Instant, Psn};
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 #[derive(Clone, Copy, Debug)]
 struct Rec {
@@ -65,7 +64,7 @@ fn nscc_cfg(q: usize) -> NsccConfig {
 
 /// Records and the reference's results.
 fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usize)>) {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let mut refs: Vec<RefQp> = (0..QPS)
         .map(|q| {
             let c = nscc_cfg(q);
@@ -277,7 +276,7 @@ fn u<const N: usize>(b: Bits<N>) -> u64 {
         .fold(0, |acc, i| acc | (1 << i))
 }
 
-fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
+fn run(seed: u64, n: usize, pause: Stall) -> (usize, u64) {
     let (recs, want, cov) = scenario(seed, n);
     eprintln!("coverage: {cov:?}");
     if n >= 3000 {
@@ -295,7 +294,7 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(CcGate, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(seed ^ 0x1234_5678);
+        let mut r = Rng::from_state(seed ^ 0x1234_5678);
         wait_clock_true!(sim, clock, x);
         for (q, &qp) in QP_IDS.iter().enumerate() {
             let c = nscc_cfg(q);
@@ -316,7 +315,7 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
         let mut cycle = 0u64;
         let mut last_qp: Option<u8> = None;
         while g2.lock().unwrap().len() < recs2.len() && cycle < 100_000 {
-            let present = i < recs2.len() && !r.chance(gap_pct);
+            let present = i < recs2.len() && pause.go(&mut r);
             x.op_valid.next = present;
             if i < recs2.len() {
                 let rec = recs2[i];
@@ -357,7 +356,9 @@ fn run(seed: u64, n: usize, gap_pct: u64) -> (usize, u64) {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_cc_gate", CcGate::default());
+    rec.check_verilog("mrc_cc_gate", || {
+        hw::flow::emit_block("mrc_cc_gate", &mut CcGate::default()).verilog
+    });
     let got = got.lock().unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "record {k}: {:?}", recs[k]);
@@ -374,7 +375,7 @@ fn cc_gate_matches_nscc_and_admission_rules() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0xCC6A_7E01u64);
-    let (bypass, cycles) = run(seed, 3000, 25);
+    let (bypass, cycles) = run(seed, 3000, Stall::stall_percent(25));
     eprintln!("same QP back to back: {bypass}, {cycles} cycles");
     assert!(bypass > 100, "bypass exercised only {bypass} times");
 }
@@ -383,7 +384,7 @@ fn cc_gate_matches_nscc_and_admission_rules() {
 #[test]
 fn cc_gate_one_record_per_cycle() {
     let n = 800;
-    let (bypass, cycles) = run(7, n, 0);
+    let (bypass, cycles) = run(7, n, Stall::NEVER);
     eprintln!("{n} records in {cycles} cycles, {bypass} same-QP pairs");
     // The config writes are outside this count; n records and the 2-edge
     // latency of the last one.

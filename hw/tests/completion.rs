@@ -14,7 +14,6 @@
 //! and complete in order once resent.
 
 mod common;
-mod rng;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -27,8 +26,12 @@ use proto::wire::RocePacket;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// The packet / advance inputs' pauses and the outputs' back-pressure.
+const PAUSE: Stall = Stall::go_percent(80);
+const BACKPRESSURE: Stall = Stall::go_percent(70);
 
 const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFA0, 100, 0x12_3456, 0];
@@ -106,7 +109,7 @@ struct Seen {
 fn simulate(
     ops: Vec<Op>,
     starts: Vec<(usize, u32)>,
-    cq_ready_pct: u64,
+    cq_backpressure: Stall,
     cq_block_until: u64,
     seed: u64,
     resend_drops: bool,
@@ -135,7 +138,7 @@ fn simulate(
         }
         x.cfg_valid.next = false;
         wait_clock_cycle!(sim, clock, x);
-        let mut r = Rng(seed);
+        let mut r = Rng::from_state(seed);
         let mut ops: VecDeque<Op> = ops.clone().into();
         let mut sn = Seen::default();
         let mut waiting: Option<Pkt> = None; // taken, outcome not seen yet
@@ -147,7 +150,7 @@ fn simulate(
             let head = if busy { None } else { ops.front().cloned() };
             x.pkt_valid.next = false;
             x.adv_valid.next = false;
-            let go = quiet == 0 && r.chance(80);
+            let go = quiet == 0 && PAUSE.go(&mut r);
             match &head {
                 Some(Op::Pkt(p, _)) if go => {
                     x.pkt_valid.next = true;
@@ -170,9 +173,9 @@ fn simulate(
                 }
                 _ => {}
             }
-            let place_ready = r.chance(70);
-            let nack_ready = r.chance(70);
-            let cq_ready = cycle >= cq_block_until && r.chance(cq_ready_pct);
+            let place_ready = BACKPRESSURE.go(&mut r);
+            let nack_ready = BACKPRESSURE.go(&mut r);
+            let cq_ready = cycle >= cq_block_until && cq_backpressure.go(&mut r);
             x.place_ready.next = place_ready;
             x.nack_ready.next = nack_ready;
             x.cq_ready.next = cq_ready;
@@ -256,7 +259,9 @@ fn simulate(
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_completion", CompletionTracker::default());
+    rec.check_verilog("mrc_completion", || {
+        hw::flow::emit_block("mrc_completion", &mut CompletionTracker::default()).verilog
+    });
     let out = std::mem::take(&mut *seen.lock().unwrap());
     out
 }
@@ -267,7 +272,7 @@ fn completion_matches_model_responder() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0xC0_0001);
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let mut streams: Vec<VecDeque<RocePacket>> = Vec::new();
     let mut models = Vec::new();
     for (k, &s) in STARTS.iter().enumerate() {
@@ -360,7 +365,7 @@ fn completion_matches_model_responder() {
         }
     }
     let starts: Vec<(usize, u32)> = QP_IDS.iter().copied().zip(STARTS).collect();
-    let seen = simulate(ops.clone(), starts, 85, 0, seed ^ 0x77, false);
+    let seen = simulate(ops.clone(), starts, Stall::go_percent(85), 0, seed ^ 0x77, false);
     eprintln!(
         "{} ops, {} placements, {} NACKs, {} completions, max held {}, {} cycles",
         ops.len(),
@@ -416,7 +421,7 @@ fn held_completions_are_bounded() {
         ops.push(Op::Pkt(p, res::PLACED));
         ops.push(Op::Adv(9, Psn::new(psn).next().value()));
     }
-    let seen = simulate(ops, vec![(9, start)], 50, 400, 0xB0B, true);
+    let seen = simulate(ops, vec![(9, start)], Stall::go_percent(50), 400, 0xB0B, true);
     eprintln!(
         "drops {} max held {} cycles {}",
         seen.cnt_drop, seen.max_held, seen.cycles
@@ -499,7 +504,9 @@ fn one_packet_per_cycle() {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_completion", CompletionTracker::default());
+    rec.check_verilog("mrc_completion", || {
+        hw::flow::emit_block("mrc_completion", &mut CompletionTracker::default()).verilog
+    });
     let t = taken.lock().unwrap();
     assert_eq!(t[199] - t[0], 199, "one packet per cycle");
 }

@@ -18,8 +18,13 @@ use hw::csr::{BuildInfo, Csr};
 use hw::regmap::{self, cfg, counters, doorbell, fault_inject, Access, BLOCKS, COUNTERS, N_COUNTERS};
 use rust_hdl::prelude::*;
 
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+
+/// The AW and W channels' pauses, the AR channel's, and the back-pressure on B and R.
+const WRITE_PAUSE: Stall = Stall::go_percent(45);
+const READ_PAUSE: Stall = Stall::go_percent(50);
+const BACKPRESSURE: Stall = Stall::go_percent(60);
 
 #[derive(LogicBlock)]
 struct Bus {
@@ -217,7 +222,7 @@ fn ops(rng: &mut Rng, n: usize) -> Vec<Op> {
             },
             8..=12 => Op::Write {
                 addr: rw[rng.below(rw.len() as u64) as usize],
-                data: rng.next() as u32,
+                data: rng.next_u64() as u32,
                 strb: 0xF,
             },
             13 => Op::Write {
@@ -232,22 +237,22 @@ fn ops(rng: &mut Rng, n: usize) -> Vec<Op> {
             },
             15 => Op::Write {
                 addr: doorbell::WINDOW + 4 * rng.below(256) as u16,
-                data: rng.next() as u32,
+                data: rng.next_u64() as u32,
                 strb: 0xF,
             },
             16 => Op::Write {
                 addr: fault_inject::BASE + fault_inject::SEED,
-                data: rng.next() as u32,
+                data: rng.next_u64() as u32,
                 strb: [0xF, 0x3, 0x1][rng.below(3) as usize],
             },
             17 => Op::Write {
                 addr: rw[rng.below(rw.len() as u64) as usize],
-                data: rng.next() as u32,
+                data: rng.next_u64() as u32,
                 strb: 0x7,
             },
             18 => Op::Write {
                 addr: addrs[rng.below(addrs.len() as u64) as usize],
-                data: rng.next() as u32,
+                data: rng.next_u64() as u32,
                 strb: 0xF,
             },
             _ => Op::Read {
@@ -265,7 +270,7 @@ fn u(b: Bits<32>) -> u32 {
 
 #[test]
 fn csr_through_axil_matches_regmap_reference() {
-    let mut rng = Rng(0x00C5_2026_1130_0001);
+    let mut rng = Rng::from_state(0x00C5_2026_1130_0001);
     let script = ops(&mut rng, 700);
     let cov = Arc::new(Mutex::new(Coverage::default()));
     let cv = cov.clone();
@@ -288,7 +293,7 @@ fn csr_through_axil_matches_regmap_reference() {
     uut.connect_all();
     let mut sim = simple_sim!(Bus, clock, 100_000_000, sim, {
         let mut x = sim.init()?;
-        let mut rng = Rng(0x5EED_0000_CAFE_0042);
+        let mut rng = Rng::from_state(0x5EED_0000_CAFE_0042);
         let mut reference = RefCsr::new();
         let mut cov = cv.lock().unwrap();
         wait_clock_true!(sim, clock, x);
@@ -354,25 +359,25 @@ fn csr_through_axil_matches_regmap_reference() {
             cycles += 1;
             sim_assert!(sim, cycles < 20_000, x);
             // Present (valids stay up until taken, as AXI requires).
-            if !aw_on && !aw_q.is_empty() && rng.chance(45) {
+            if !aw_on && !aw_q.is_empty() && WRITE_PAUSE.go(&mut rng) {
                 aw_on = true;
                 x.axil.s_axil_awaddr.next = u64::from(aw_q[0]).into();
             }
-            if !w_on && !w_q.is_empty() && rng.chance(45) {
+            if !w_on && !w_q.is_empty() && WRITE_PAUSE.go(&mut rng) {
                 w_on = true;
                 x.axil.s_axil_wdata.next = u64::from(w_q[0].0).into();
                 x.axil.s_axil_wstrb.next = u64::from(w_q[0].1).into();
             }
-            if !ar_on && !ar_q.is_empty() && rng.chance(50) {
+            if !ar_on && !ar_q.is_empty() && READ_PAUSE.go(&mut rng) {
                 ar_on = true;
                 x.axil.s_axil_araddr.next = u64::from(ar_q[0]).into();
             }
             x.axil.s_axil_awvalid.next = aw_on;
             x.axil.s_axil_wvalid.next = w_on;
             x.axil.s_axil_arvalid.next = ar_on;
-            x.axil.s_axil_bready.next = rng.chance(60);
-            x.axil.s_axil_rready.next = rng.chance(60);
-            let inc = (rng.next() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next() as u32);
+            x.axil.s_axil_bready.next = BACKPRESSURE.go(&mut rng);
+            x.axil.s_axil_rready.next = BACKPRESSURE.go(&mut rng);
+            let inc = (rng.next_u64() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next_u64() as u32);
             x.csr.cnt_inc.next = u64::from(inc).into();
             wait_clock_false!(sim, clock, x);
             // Registered outputs follow the reference as of the last edge.

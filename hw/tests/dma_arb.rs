@@ -9,10 +9,15 @@ use std::sync::{Arc, Mutex};
 use hw::dma_arb::{DmaReadArb, DmaWriteArb};
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// Pauses of the sources' requests (read arbiter), of the write sources' requests and data, of the read responses, and the back-pressure of the sinks.
+const REQ_PAUSE: Stall = Stall::go_percent(60);
+const PAUSE: Stall = Stall::go_percent(70);
+const RSP_PAUSE: Stall = Stall::go_percent(75);
+const BACKPRESSURE: Stall = Stall::go_percent(70);
 
 fn beats(len: u64) -> u64 {
     len.div_ceil(64).max(1)
@@ -51,7 +56,7 @@ struct ReadReq {
 #[test]
 fn read_responses_return_to_their_source_with_their_tag() {
     const N: usize = 40;
-    let mut r = Rng(0x5eed_0001);
+    let mut r = Rng::from_state(0x5eed_0001);
     let reqs: Vec<Vec<ReadReq>> = (0..2)
         .map(|s| {
             (0..N)
@@ -72,7 +77,7 @@ fn read_responses_return_to_their_source_with_their_tag() {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(DmaReadArb, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(0x5eed_0002);
+        let mut r = Rng::from_state(0x5eed_0002);
         let mut next = [0usize; 2];
         // Memory side: accepted requests (out tag, addr, len), served in
         // order, one beat per cycle when not stalled.
@@ -83,8 +88,8 @@ fn read_responses_return_to_their_source_with_their_tag() {
         wait_clock_true!(sim, clock, x);
         for _cycle in 0..4000 {
             // Sources keep a request up until it is taken (AXI rule).
-            a_valid = a_valid || (next[0] < N && r.chance(60));
-            b_valid = b_valid || (next[1] < N && r.chance(60));
+            a_valid = REQ_PAUSE.offer(a_valid, next[0] < N, &mut r);
+            b_valid = REQ_PAUSE.offer(b_valid, next[1] < N, &mut r);
             x.a_req_valid.next = a_valid && next[0] < N;
             x.b_req_valid.next = b_valid && next[1] < N;
             if next[0] < N {
@@ -99,11 +104,11 @@ fn read_responses_return_to_their_source_with_their_tag() {
                 x.b_req_len.next = q.len.into();
                 x.b_req_tag.next = q.tag.into();
             }
-            x.m_req_ready.next = r.chance(70);
-            x.a_rsp_ready.next = r.chance(70);
-            x.b_rsp_ready.next = r.chance(70);
+            x.m_req_ready.next = BACKPRESSURE.go(&mut r);
+            x.a_rsp_ready.next = BACKPRESSURE.go(&mut r);
+            x.b_rsp_ready.next = BACKPRESSURE.go(&mut r);
             let serving = queue.front().copied();
-            let rsp_valid = serving.is_some() && r.chance(75);
+            let rsp_valid = serving.is_some() && RSP_PAUSE.go(&mut r);
             x.m_rsp_valid.next = rsp_valid;
             if let Some((tag, addr, len)) = serving {
                 x.m_rsp_tag.next = tag.into();
@@ -150,7 +155,9 @@ fn read_responses_return_to_their_source_with_their_tag() {
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_dma_read_arb", DmaReadArb::default());
+    rec.check_verilog("mrc_dma_read_arb", || {
+        hw::flow::emit_block("mrc_dma_read_arb", &mut DmaReadArb::default()).verilog
+    });
     let got = got.lock().unwrap();
     for s in 0..2 {
         let want: Vec<(u64, u64, bool)> = reqs[s]
@@ -164,7 +171,7 @@ fn read_responses_return_to_their_source_with_their_tag() {
 #[test]
 fn writes_pass_whole_and_unmixed() {
     const N: usize = 30;
-    let mut r = Rng(0x5eed_0003);
+    let mut r = Rng::from_state(0x5eed_0003);
     // Per source: lengths of its writes.
     let lens: Vec<Vec<u64>> = (0..2).map(|_| (0..N).map(|_| 1 + r.below(300)).collect()).collect();
     // Memory side log: Req(addr, len) or Beat(marker, last).
@@ -181,7 +188,7 @@ fn writes_pass_whole_and_unmixed() {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(DmaWriteArb, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(0x5eed_0004);
+        let mut r = Rng::from_state(0x5eed_0004);
         // Per source: next write to request, next write and beat to send.
         let mut req_i = [0usize; 2];
         let mut dat_i = [0usize; 2];
@@ -191,8 +198,8 @@ fn writes_pass_whole_and_unmixed() {
             for s in 0..2 {
                 // Requests run ahead of data by at most one write; data may
                 // be offered before its request is taken (AXI allows it).
-                let rv = req_i[s] < N && req_i[s] <= dat_i[s] && r.chance(70);
-                let dv = dat_i[s] < N && r.chance(70);
+                let rv = req_i[s] < N && req_i[s] <= dat_i[s] && PAUSE.go(&mut r);
+                let dv = dat_i[s] < N && PAUSE.go(&mut r);
                 let (addr, len) = (
                     ((s as u64) << 40) | (req_i[s] as u64) << 16,
                     lens2[s].get(req_i[s]).copied().unwrap_or(1),
@@ -218,8 +225,8 @@ fn writes_pass_whole_and_unmixed() {
                     x.b_last.next = last;
                 }
             }
-            x.m_req_ready.next = r.chance(70);
-            x.m_data_ready.next = r.chance(70);
+            x.m_req_ready.next = BACKPRESSURE.go(&mut r);
+            x.m_data_ready.next = BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
             if x.m_req_valid.val() && x.m_req_ready.val() {
                 let s = if x.a_req_ready.val() { 0 } else { 1 };
@@ -244,7 +251,9 @@ fn writes_pass_whole_and_unmixed() {
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_dma_write_arb", DmaWriteArb::default());
+    rec.check_verilog("mrc_dma_write_arb", || {
+        hw::flow::emit_block("mrc_dma_write_arb", &mut DmaWriteArb::default()).verilog
+    });
     // Parse the log into writes; each must be its source's next write.
     let log = log.lock().unwrap();
     let mut next = [0usize; 2];

@@ -20,10 +20,9 @@ use std::sync::{Arc, Mutex};
 use hw::dma_axi::{from_bytes, to_bytes, DmaAxi};
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 /// Host memory content before any write: a fixed hash of the address.
 fn host_byte(a: u64) -> u8 {
@@ -48,7 +47,7 @@ enum Op {
 }
 
 fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let mut v = Vec::new();
     // Directed first: every realignment case at the edges.
     let rd_base = 0xFFFF_FFF0_0000_0000u64;
@@ -72,7 +71,7 @@ fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
             len: l,
             tag: i as u8,
         });
-        let data = (0..l).map(|_| r.next() as u8).collect();
+        let data = (0..l).map(|_| r.next_u64() as u8).collect();
         v.push(Op::Write {
             addr: wr_base + 0x10000 * i as u64 + a,
             len: l,
@@ -108,7 +107,7 @@ fn gen_ops(seed: u64, n: usize) -> Vec<Op> {
                 tag: (k + 20) as u8,
             });
         } else {
-            let data = (0..len).map(|_| r.next() as u8).collect();
+            let data = (0..len).map(|_| r.next_u64() as u8).collect();
             v.push(Op::Write {
                 addr: wr_base + 0x40_0000 + addr,
                 len,
@@ -177,7 +176,7 @@ struct Outcome {
 /// Simulate `ops` (reads in issue order on the read port, writes with
 /// their data on the write port, both ports driven at once) against the
 /// reference slave. `stall_pct`: how often a ready/valid is held low.
-fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
+fn simulate(ops: &[Op], seed: u64, stall: Stall) -> Outcome {
     let reads: Vec<Op> = ops.iter().filter(|o| matches!(o, Op::Read { .. })).cloned().collect();
     let writes: Vec<Op> = ops.iter().filter(|o| matches!(o, Op::Write { .. })).cloned().collect();
     let out = Arc::new(Mutex::new(Outcome::default()));
@@ -187,7 +186,7 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(DmaAxi, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(seed | 1);
+        let mut r = Rng::from_state(seed | 1);
         let mut o = Outcome::default();
         // Driver state.
         let (mut ri, mut wi) = (0usize, 0usize);
@@ -229,7 +228,7 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
             }
             // ---- drive inputs for this cycle ----
             // Read requests: once raised, held until taken.
-            if !rd_req_up && ri < reads.len() && !r.chance(stall_pct) {
+            if !rd_req_up && ri < reads.len() && stall.go(&mut r) {
                 rd_req_up = true;
             }
             x.dma_rd_req_valid.next = rd_req_up;
@@ -238,12 +237,12 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
                 x.dma_rd_req_len.next = u64::from(*len).into();
                 x.dma_rd_req_tag.next = u64::from(*tag).into();
             }
-            if !rsp_rdy || r.chance(stall_pct) {
-                rsp_rdy = !r.chance(stall_pct);
+            if !rsp_rdy || !stall.go(&mut r) {
+                rsp_rdy = stall.go(&mut r);
             }
             x.dma_rd_rsp_ready.next = rsp_rdy;
             // Write requests, then their data beats.
-            if wr_beat.is_none() && !wr_req_up && wi < writes.len() && !r.chance(stall_pct) {
+            if wr_beat.is_none() && !wr_req_up && wi < writes.len() && stall.go(&mut r) {
                 wr_req_up = true;
             }
             x.dma_wr_req_valid.next = wr_req_up;
@@ -254,7 +253,7 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
             if let (Some(b), Some(Op::Write { data, bad_last, .. })) =
                 (wr_beat, wi.checked_sub(1).and_then(|k| writes.get(k)))
             {
-                if !wr_data_up && !r.chance(stall_pct) {
+                if !wr_data_up && stall.go(&mut r) {
                     wr_data_up = true;
                 }
                 let n = data.len().div_ceil(64);
@@ -272,13 +271,13 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
             }
             x.dma_wr_data_valid.next = wr_data_up;
             // Slave.
-            let ar_rdy = !r.chance(stall_pct);
-            let aw_rdy = !r.chance(stall_pct);
-            let w_rdy = !r.chance(stall_pct);
+            let ar_rdy = stall.go(&mut r);
+            let aw_rdy = stall.go(&mut r);
+            let w_rdy = stall.go(&mut r);
             x.m_axi_arready.next = ar_rdy;
             x.m_axi_awready.next = aw_rdy;
             x.m_axi_wready.next = w_rdy;
-            if !r_up && !r_q.is_empty() && !r.chance(stall_pct) {
+            if !r_up && !r_q.is_empty() && stall.go(&mut r) {
                 r_up = true;
             }
             x.m_axi_rvalid.next = r_up;
@@ -291,7 +290,7 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
                 x.m_axi_rlast.next = last;
                 x.m_axi_rresp.next = (if err { 2u64 } else { 0 }).into();
             }
-            if !b_up && !b_pending.is_empty() && !r.chance(stall_pct) {
+            if !b_up && !b_pending.is_empty() && stall.go(&mut r) {
                 b_up = true;
             }
             x.m_axi_bvalid.next = b_up;
@@ -431,7 +430,9 @@ fn simulate(ops: &[Op], seed: u64, stall_pct: u64) -> Outcome {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_dma_axi", DmaAxi::default());
+    rec.check_verilog("mrc_dma_axi", || {
+        hw::flow::emit_block("mrc_dma_axi", &mut DmaAxi::default()).verilog
+    });
     let o = std::mem::take(&mut *out.lock().unwrap());
     o
 }
@@ -498,7 +499,7 @@ fn dma_axi_matches_reference_with_stalls() {
         .unwrap_or(0xD3A_0007);
     let ops = gen_ops(seed, 400);
     let t = std::time::Instant::now();
-    let o = simulate(&ops, seed, 30);
+    let o = simulate(&ops, seed, Stall::stall_percent(30));
     eprintln!(
         "{} ops ({} reads), {} response beats, {} AR / {} AW bursts, {} R beats in {} cycles ({:?}); stalls rd_req/rd_rsp/wr_req/wr_data/AR/R/AW/W {:?}; errors injected R {} B {}",
         ops.len(),
@@ -551,7 +552,7 @@ fn dma_axi_throughput() {
         len: 4096,
         tag: 99,
     });
-    let o = simulate(&ops, 5, 0);
+    let o = simulate(&ops, 5, Stall::NEVER);
     check(&ops, &o);
     let c = &o.rd_accept_cycles;
     let back_to_back = c.windows(2).filter(|w| w[1] == w[0] + 1).count();

@@ -22,10 +22,8 @@ use proto::model::ev::{EvSet, EvSetConfig, EvState, SprayPolicy};
 use proto::time::Instant;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::RngStar as Rng;
+use tb::rng::RngStar as Rng;
+use tb::{lockstep, lockstep_sim};
 
 const QPS: usize = 4;
 const EVS: usize = 8;
@@ -69,7 +67,7 @@ struct Script {
 }
 
 fn script(seed: u64, n_ops: usize) -> Script {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::from_state(seed | 1);
     let mut ops = Vec::new();
     let mut sets = Vec::new();
     for q in 0..QPS {
@@ -260,7 +258,9 @@ fn run(seed: u64, n_ops: usize) {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 10_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_ev_selector", EvSelectorSmall::default());
+    rec.check_verilog("mrc_ev_selector", || {
+        hw::flow::emit_block("mrc_ev_selector", &mut EvSelectorSmall::default()).verilog
+    });
     let got = got.lock().unwrap();
     eprintln!("{} cycles simulated in {:?}", got.cycles, t.elapsed());
     check(&sc, &got);

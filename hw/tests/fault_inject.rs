@@ -20,10 +20,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 /// `release` in a release build, `debug` in a debug one (the simulation
 /// runs about 100 times slower there).
@@ -182,13 +181,17 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
     let o = outs.clone();
     let cyc = Arc::new(Mutex::new(Vec::<usize>::new()));
     let cy = cyc.clone();
-    let (p_offer, p_ready) = if stalls { (80, 70) } else { (100, 100) };
+    let (pause, backpressure) = if stalls {
+        (Stall::go_percent(80), Stall::go_percent(70))
+    } else {
+        (Stall::NEVER, Stall::NEVER)
+    };
     let mut uut = FaultInject::default();
     uut.connect_all();
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(FaultInject, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut rng = Rng(seed);
+        let mut rng = Rng::from_state(seed);
         set(
             &mut x.ctrl,
             u64::from(s.rand) | u64::from(s.ev) << 1 | u64::from(s.loopback) << 2,
@@ -215,14 +218,14 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
             while idle < 4 {
                 cycles += 1;
                 sim_assert!(sim, cycles < 100_000, x);
-                if !rx_on && !rx.is_empty() && rng.chance(p_offer) {
+                if !rx_on && !rx.is_empty() && pause.go(&mut rng) {
                     let (d, k, l) = rx[0];
                     rx_on = true;
                     x.s_rx_tdata.next = d;
                     x.s_rx_tkeep.next = k;
                     x.s_rx_tlast.next = l;
                 }
-                if !tx_on && !tx.is_empty() && rng.chance(p_offer) {
+                if !tx_on && !tx.is_empty() && pause.go(&mut rng) {
                     let (d, k, l) = tx[0];
                     tx_on = true;
                     x.s_tx_tdata.next = d;
@@ -231,8 +234,8 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
                 }
                 x.s_rx_tvalid.next = rx_on;
                 x.s_tx_tvalid.next = tx_on;
-                x.m_rx_tready.next = rng.chance(p_ready);
-                x.m_tx_tready.next = rng.chance(p_ready);
+                x.m_rx_tready.next = backpressure.go(&mut rng);
+                x.m_tx_tready.next = backpressure.go(&mut rng);
                 wait_clock_false!(sim, clock, x);
                 if s.loopback {
                     sim_assert!(sim, !x.m_tx_tvalid.val() && x.s_rx_tready.val(), x);
@@ -272,7 +275,9 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_fault_inject", FaultInject::default());
+    rec.check_verilog("mrc_fault_inject", || {
+        hw::flow::emit_block("mrc_fault_inject", &mut FaultInject::default()).verilog
+    });
     let v = outs.lock().unwrap().clone();
     let c = cyc.lock().unwrap().clone();
     (v, c)
@@ -304,7 +309,7 @@ fn check(s: Settings, phases: Vec<Phase>, seed: u64) -> (Vec<Out>, Vec<Vec<bool>
 
 #[test]
 fn random_drop_rate_and_seed_reproducibility() {
-    let mut rng = Rng(0xF1_0001);
+    let mut rng = Rng::from_state(0xF1_0001);
     let evs = [0xC001, 0xC002, 0x1234];
     // 3000 frames take 17 s in a release build and several minutes in a
     // debug one: `cargo test --release` runs the full count, a debug build
@@ -390,7 +395,7 @@ fn random_drop_rate_and_seed_reproducibility() {
 
 #[test]
 fn per_ev_drop_is_exact() {
-    let mut rng = Rng(0xE7_0002);
+    let mut rng = Rng::from_state(0xE7_0002);
     // EVs on both sides of every compare.
     let evs = [
         0xC000, 0xC001, 0xC002, 0xC003, 0xC010, 0xC011, 0x1234, 0x1235, 0xFFFF, 0x0000,
@@ -462,7 +467,7 @@ fn per_ev_drop_is_exact() {
 
 #[test]
 fn loopback_and_tx_pass_through() {
-    let mut rng = Rng(0x1B_0003);
+    let mut rng = Rng::from_state(0x1B_0003);
     let evs = [0xC001, 0xC002];
     let rx = frames(&mut rng, 60, &evs, 10);
     let tx = frames(&mut rng, 80, &evs, 10);
@@ -496,7 +501,7 @@ fn one_beat_per_cycle() {
     // Always valid, always ready: the stage takes a beat every cycle, drops
     // included (a frame starts in the cycle after the previous one's last
     // beat).
-    let mut rng = Rng(0x0B_0004);
+    let mut rng = Rng::from_state(0x0B_0004);
     let fr = frames(&mut rng, count(150, 40), &[0xC001, 0xC002], 10);
     let beats: usize = fr.iter().map(|f| f.len().div_ceil(64)).sum();
     let s = Settings {
@@ -530,7 +535,7 @@ fn ev_extract_verilog_matches_model() {
     if verilated::skip_without_tool("verilator", hw::flow::tool_available("verilator"), "the EvExtract leaf") {
         return;
     }
-    let mut rng = Rng(0xEE_0005);
+    let mut rng = Rng::from_state(0xEE_0005);
     let mut beats: Vec<[u8; 64]> = Vec::new();
     let first = |f: &[u8]| {
         let mut b = [0u8; 64];

@@ -34,10 +34,12 @@ use proto::wire::MrcExtRepr;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// Back-pressure on the error records.
+const ERR_BACKPRESSURE: Stall = Stall::go_percent(70);
 
 /// A packet work record, as compared (fields that the opcode does not
 /// carry are `None`).
@@ -194,17 +196,17 @@ fn descriptor(r: &mut Rng, lm: u8) -> SqDescriptor {
         opcode,
         signaled: r.chance(50),
         length,
-        wr_id: r.next(),
-        local_iova: r.next() >> r.below(20),
+        wr_id: r.next_u64(),
+        local_iova: r.next_u64() >> r.below(20),
         // Now and then a VA that wraps within the message.
         remote_va: if r.chance(5) {
             u64::MAX - r.below(3000)
         } else {
-            r.next()
+            r.next_u64()
         },
-        rkey: r.next() as u32,
+        rkey: r.next_u64() as u32,
         imm: if opcode == SqOpcode::WriteImm {
-            r.next() as u32
+            r.next_u64() as u32
         } else {
             0
         },
@@ -318,12 +320,13 @@ struct Params {
     seed: u64,
     /// Descriptors to post in total.
     n_desc: usize,
-    /// Percent of cycles with out_ready high.
-    out_ready_pct: u64,
-    /// Percent of cycles with msg_ready high.
-    msg_ready_pct: u64,
-    dma_ready_pct: u64,
-    rsp_valid_pct: u64,
+    /// Back-pressure on the packet output.
+    out_ready: Stall,
+    /// Back-pressure on the message records.
+    msg_ready: Stall,
+    dma_ready: Stall,
+    /// Pauses of the DMA read responses.
+    rsp_valid: Stall,
     max_latency: u64,
     rtx: bool,
     bad: bool,
@@ -363,10 +366,10 @@ impl Default for Params {
         Params {
             seed: 1,
             n_desc: 0,
-            out_ready_pct: 100,
-            msg_ready_pct: 100,
-            dma_ready_pct: 100,
-            rsp_valid_pct: 100,
+            out_ready: Stall::NEVER,
+            msg_ready: Stall::NEVER,
+            dma_ready: Stall::NEVER,
+            rsp_valid: Stall::NEVER,
             max_latency: 0,
             rtx: false,
             bad: false,
@@ -403,7 +406,7 @@ fn run(p: Params) -> Outcome {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(Requester, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(p.seed);
+        let mut r = Rng::from_state(p.seed);
         let trace = std::env::var("REQ_TRACE").is_ok();
         let mut o = out2.lock().unwrap();
         let mut models: Vec<MrcQp> = (0..SETUPS.len()).map(model).collect();
@@ -763,10 +766,10 @@ fn run(p: Params) -> Outcome {
             }
             // DMA: request handshake, responses after their latency.
             let fetch_blocked = p.overflow && !p.burst && overflow_phase <= 20;
-            x.dma_rd_req_ready.next = !fetch_blocked && r.chance(p.dma_ready_pct);
+            x.dma_rd_req_ready.next = !fetch_blocked && p.dma_ready.go(&mut r);
             x.dma_rd_rsp_valid.next = false;
             if let Some(&(addr, tag, ready, last)) = dma_q.front() {
-                if cycle >= ready && r.chance(p.rsp_valid_pct) {
+                if cycle >= ready && p.rsp_valid.go(&mut r) {
                     x.dma_rd_rsp_valid.next = true;
                     x.dma_rd_rsp_data.next = bits::<512>(&mem[&addr]);
                     x.dma_rd_rsp_keep.next = u64::MAX.into();
@@ -774,9 +777,9 @@ fn run(p: Params) -> Outcome {
                     x.dma_rd_rsp_tag.next = tag.into();
                 }
             }
-            x.out_ready.next = r.chance(p.out_ready_pct);
-            x.err_ready.next = r.chance(70);
-            x.msg_ready.next = r.chance(p.msg_ready_pct);
+            x.out_ready.next = p.out_ready.go(&mut r);
+            x.err_ready.next = ERR_BACKPRESSURE.go(&mut r);
+            x.msg_ready.next = p.msg_ready.go(&mut r);
 
             // ---- sample at the falling edge ----
             wait_clock_false!(sim, clock, x);
@@ -1049,7 +1052,9 @@ fn run(p: Params) -> Outcome {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_requester", Requester::default());
+    rec.check_verilog("mrc_requester", || {
+        hw::flow::emit_block("mrc_requester", &mut Requester::default()).verilog
+    });
     let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
     o
@@ -1104,10 +1109,10 @@ fn requester_matches_proto_segmentation() {
     let o = run(Params {
         seed,
         n_desc: 90,
-        out_ready_pct: 75,
-        msg_ready_pct: 60,
-        dma_ready_pct: 70,
-        rsp_valid_pct: 75,
+        out_ready: Stall::go_percent(75),
+        msg_ready: Stall::go_percent(60),
+        dma_ready: Stall::go_percent(70),
+        rsp_valid: Stall::go_percent(75),
         max_latency: 8,
         rtx: true,
         bad: true,

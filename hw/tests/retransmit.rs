@@ -19,10 +19,12 @@ use hw::retransmit::{kind, mark_reason, reason, RetransmitEngine, CFG_TABLE_GLOB
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// Back-pressure on every output (resend, mark, ACK, RTO, error).
+const BACKPRESSURE: Stall = Stall::go_percent(70);
 
 #[derive(Clone, Copy, Debug)]
 struct Cfg {
@@ -609,7 +611,7 @@ impl World {
         };
         let echo = match r.slots.get(&(psn & 255)) {
             Some(s) if !self.rng.chance(20) => s.time,
-            _ => self.rng.next() as u32,
+            _ => self.rng.next_u64() as u32,
         };
         Rec::Nack {
             qp,
@@ -670,12 +672,12 @@ fn retransmit_matches_requester_rules() {
     let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         let mut w = World {
-            rng: Rng(seed),
+            rng: Rng::from_state(seed),
             now: 1000,
             refs: CFGS.iter().map(|c| RefQp::new(*c)).collect(),
             peers: (0..QPS).map(|_| Peer::default()).collect(),
         };
-        let mut stall = Rng(seed ^ 0x9E37_79B9);
+        let mut stall = Rng::from_state(seed ^ 0x9E37_79B9);
         wait_clock_true!(sim, clock, x);
         // Configuration: per-QP rows, the scanner's last QP.
         for (q, c) in CFGS.iter().enumerate() {
@@ -748,13 +750,7 @@ fn retransmit_matches_requester_rules() {
                     }
                     Rec::Tick => {}
                 }
-                let rdy = [
-                    stall.chance(70),
-                    stall.chance(70),
-                    stall.chance(70),
-                    stall.chance(70),
-                    stall.chance(70),
-                ];
+                let rdy: [bool; 5] = std::array::from_fn(|_| BACKPRESSURE.go(&mut stall));
                 x.rtx_ready.next = rdy[0];
                 x.mark_ready.next = rdy[1];
                 x.ack_ready.next = rdy[2];
@@ -844,7 +840,9 @@ fn retransmit_matches_requester_rules() {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_retransmit", RetransmitEngine::default());
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
     let l = log.lock().unwrap();
     eprintln!("{} records simulated in {:?}", l.1.len(), t.elapsed());
     for m in &l.0 {
@@ -980,7 +978,9 @@ fn retransmit_rto_backoff_example() {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_retransmit", RetransmitEngine::default());
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
     let got = fired.lock().unwrap().clone();
     eprintln!("{got:?}");
     let to = reason::TIMEOUT as u8;

@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 use hw::ring_writer::RingWriter;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// Back-pressure of the DMA write port.
+const BACKPRESSURE: Stall = Stall::go_percent(60);
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64))
@@ -52,7 +54,7 @@ struct RefRing {
 }
 
 fn run(log2_entry: u32, seed: u64) {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let rings = [0u64, 7, 255];
     let mut ops = Vec::new();
     for (k, &ring) in rings.iter().enumerate() {
@@ -139,7 +141,7 @@ fn run(log2_entry: u32, seed: u64) {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(RingWriter, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(seed ^ 0xabcdef);
+        let mut r = Rng::from_state(seed ^ 0xabcdef);
         let mut i = 0;
         let mut req: Option<(u64, u64)> = None;
         let mut wait_idle = false;
@@ -183,8 +185,8 @@ fn run(log2_entry: u32, seed: u64) {
                     }
                 }
             }
-            x.dma_wr_req_ready.next = r.below(100) < 60;
-            x.dma_wr_data_ready.next = r.below(100) < 60;
+            x.dma_wr_req_ready.next = BACKPRESSURE.go(&mut r);
+            x.dma_wr_data_ready.next = BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
             let taken = i < ops2.len() && !wait_idle && (!is_entry || x.in_ready.val());
             if wait_idle && x.in_ready.val() {
@@ -219,7 +221,9 @@ fn run(log2_entry: u32, seed: u64) {
     });
     sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_ring_writer", RingWriter::new(TABLE, log2_entry));
+    rec.check_verilog("mrc_ring_writer", || {
+        hw::flow::emit_block("mrc_ring_writer", &mut RingWriter::new(TABLE, log2_entry)).verilog
+    });
     let got = got.lock().unwrap();
     let overflows = want.iter().filter(|o| **o == Out::Overflow).count();
     let wraps = want

@@ -22,10 +22,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 /// The simulated instance's sizes (RxBufferSmall = RxBufferN<6, 7, 4, 5>).
 const RING_BEATS: usize = 64;
@@ -127,21 +126,21 @@ fn golden_frame(r: &mut Rng, payload: usize) -> Vec<u8> {
     let ext = DataExtRepr {
         ev_index: r.below(128) as u16,
         retransmit: false,
-        ev_seq: r.next() as u32,
-        tx_ts: r.next() as u32,
+        ev_seq: r.next_u64() as u32,
+        tx_ts: r.next_u64() as u32,
         msg_offset: 0,
         placement: (!with_reth).then_some(PlacementRepr {
-            va: r.next(),
-            rkey: r.next() as u32,
+            va: r.next_u64(),
+            rkey: r.next_u64() as u32,
         }),
     };
-    let bytes: Vec<u8> = (0..payload).map(|_| r.next() as u8).collect();
+    let bytes: Vec<u8> = (0..payload).map(|_| r.next_u64() as u8).collect();
     let ev = r.below(1 << 16) as u32;
     let dest_qp = r.below(256) as u32;
     let psn = Psn::new(r.below(1 << 24) as u32);
     // Drawn whatever the opcode, so the random stream (and every frame
     // after this one) does not depend on it.
-    let (va, rkey, imm) = (r.next(), r.next() as u32, r.next() as u32);
+    let (va, rkey, imm) = (r.next_u64(), r.next_u64() as u32, r.next_u64() as u32);
     let pkt = RocePacket::write(opcode, dest_qp, psn, bytes)
         .on_ev(ev)
         .with_ack_req(true)
@@ -181,7 +180,7 @@ fn make_frames(r: &mut Rng, n: usize) -> Vec<Vec<u8>> {
                 _ => 60 + r.below(1100 - 60 + 1) as usize, // anything
             };
             (0..len)
-                .map(|k| (r.next() as u8) ^ (i as u8).wrapping_mul(31) ^ (k as u8))
+                .map(|k| (r.next_u64() as u8) ^ (i as u8).wrapping_mul(31) ^ (k as u8))
                 .collect()
         })
         .collect()
@@ -230,7 +229,7 @@ fn make_cmd(r: &mut Rng, index: usize, frame: &[u8], id: u64, base: u64) -> Cmd 
 }
 
 fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let frames = make_frames(&mut r, n_frames);
     let out = Arc::new(Mutex::new(Outcome::default()));
     let o2 = out.clone();
@@ -242,7 +241,7 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         let mut o = Outcome::default();
-        let mut r = Rng(seed ^ 0x9E37_79B9_7F4A_7C15);
+        let mut r = Rng::from_state(seed ^ 0x9E37_79B9_7F4A_7C15);
         // Input side.
         let (mut fi, mut bi) = (0usize, 0usize);
         let mut tlast_cycles: VecDeque<(usize, u64)> = VecDeque::new();
@@ -263,9 +262,14 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
         let mut cycle = 0u64;
         let mut last_beat_cycle = u64::MAX - 1;
         let mut idle = 0u64;
+        let [pause, req_backpressure, data_backpressure, cmd_pause] = if stalls {
+            [85, 70, 75, 70].map(Stall::go_percent)
+        } else {
+            [Stall::NEVER; 4]
+        };
         while idle < 300 && cycle < 200_000 {
             // ---- Drive.
-            let present = fi < fr.len() && (!stalls || r.chance(85));
+            let present = fi < fr.len() && pause.go(&mut r);
             if present {
                 let f = &fr[fi];
                 let chunk = &f[64 * bi..f.len().min(64 * bi + 64)];
@@ -291,9 +295,9 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
             }
             let stalled = stall_phase > 0;
             stall_phase = stall_phase.saturating_sub(1);
-            x.dma_wr_req_ready.next = !stalls || (!stalled && r.chance(70));
-            x.dma_wr_data_ready.next = !stalls || (!stalled && r.chance(75));
-            let cmd_now = !pending.is_empty() && (!stalls || r.chance(70));
+            x.dma_wr_req_ready.next = !stalled && req_backpressure.go(&mut r);
+            x.dma_wr_data_ready.next = !stalled && data_backpressure.go(&mut r);
+            let cmd_now = !pending.is_empty() && cmd_pause.go(&mut r);
             x.cmd_valid.next = cmd_now;
             if let Some(c) = pending.front() {
                 x.cmd_id.next = (if c.wrong_id { c.id + 16 } else { c.id }).into();
@@ -480,7 +484,9 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_rx_buffer_small", RxBufferSmall::default());
+    rec.check_verilog("mrc_rx_buffer_small", || {
+        hw::flow::emit_block("mrc_rx_buffer_small", &mut RxBufferSmall::default()).verilog
+    });
     let mut o = std::mem::take(&mut *out.lock().unwrap());
     eprintln!(
         "seed {seed:#x}: {n_frames} frames, {} cycles simulated in {:?}",

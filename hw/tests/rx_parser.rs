@@ -13,8 +13,7 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
+use tb::{lockstep, lockstep_sim};
 
 fn bth(opcode: Opcode, x: bool, pad: u8) -> BthRepr {
     BthRepr {
@@ -430,14 +429,6 @@ fn malformed_frames_dropped_with_golden_reason() {
     run(all[n..].to_vec(), Drops::All);
 }
 
-/// Tiny deterministic generator (xorshift64) for corruption positions.
-fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
-
 /// The IPv4 header of `f` (IP header at `ip`) grown to IHL 15 with 40
 /// bytes of options (NOPs), total length, checksum and ICRC fixed.
 fn with_ip_options(f: &[u8], ip: usize) -> Vec<u8> {
@@ -554,7 +545,7 @@ fn corrupted_frames() -> Vec<(&'static str, Vec<u8>)> {
         ),
     ];
     let mut out = Vec::new();
-    let mut seed = 0x5DEE_CE66_D1CE_4E5Bu64;
+    let mut rng = tb::rng::Rng::from_state(0x5DEE_CE66_D1CE_4E5B);
     for (name, f, ip, is6, n) in bases {
         let ip_len = if is6 {
             40 + usize::from(u16::from_be_bytes([f[ip + 4], f[ip + 5]]))
@@ -581,14 +572,14 @@ fn corrupted_frames() -> Vec<(&'static str, Vec<u8>)> {
         out.push((name, f.clone()));
         out.push(("masked fields changed", m));
         // One byte corrupted: random places, and the trailer.
-        let mut places: Vec<usize> = (0..n).map(|_| next(&mut seed) as usize % f.len()).collect();
-        places.push(ip + ip_len - 1 - next(&mut seed) as usize % 4);
+        let mut places: Vec<usize> = (0..n).map(|_| rng.next_u64() as usize % f.len()).collect();
+        places.push(ip + ip_len - 1 - rng.next_u64() as usize % 4);
         if f.len() > ip + ip_len {
-            places.push(ip + ip_len + next(&mut seed) as usize % (f.len() - ip - ip_len));
+            places.push(ip + ip_len + rng.next_u64() as usize % (f.len() - ip - ip_len));
         }
         for at in places {
             let mut g = f.clone();
-            g[at] ^= (next(&mut seed) as u8) | 1;
+            g[at] ^= (rng.next_u64() as u8) | 1;
             out.push(("one byte corrupted", g));
         }
     }
@@ -686,7 +677,9 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 1_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_rx_parser", RxParser::default());
+    rec.check_verilog("mrc_rx_parser", || {
+        hw::flow::emit_block("mrc_rx_parser", &mut RxParser::default()).verilog
+    });
     let got = got.lock().unwrap();
     eprintln!(
         "{} frames, {} cycles simulated in {:?}",

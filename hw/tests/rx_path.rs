@@ -31,11 +31,13 @@ const ID_MOD: u32 = 256;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 mod common;
+
+/// Back-pressure on the CQE output.
+const CQE_BACKPRESSURE: Stall = Stall::go_percent(70);
 
 const RKEY: u32 = 0x0000_1234;
 const MR_BASE: u64 = 0x4000_0000;
@@ -382,7 +384,7 @@ fn gen_frames(r: &mut Rng, n: usize, starts: &HashMap<u32, u32>) -> Vec<Frame> {
     for _ in 0..n {
         let qp = QPS[r.below(4) as usize];
         let mut f = Frame {
-            ev: r.next() as u32,
+            ev: r.next_u64() as u32,
             ecn: r.chance(15),
             dest_qp: qp,
             xbit: true,
@@ -392,7 +394,7 @@ fn gen_frames(r: &mut Rng, n: usize, starts: &HashMap<u32, u32>) -> Vec<Frame> {
             ..Default::default()
         };
         for b in f.ext.iter_mut() {
-            *b = r.next() as u8;
+            *b = r.next_u64() as u8;
         }
         let k = r.below(100);
         if k < 62 {
@@ -428,7 +430,7 @@ fn gen_frames(r: &mut Rng, n: usize, starts: &HashMap<u32, u32>) -> Vec<Frame> {
             }
             put(&mut f.ext, 16, 8, va);
             put(&mut f.ext, 24, 4, u64::from(rkey));
-            f.imm = r.next() as u32;
+            f.imm = r.next_u64() as u32;
         } else if k < 80 {
             f.opcode = 0x11;
             f.psn = r.below(1 << 24) as u32;
@@ -459,7 +461,7 @@ fn gen_frames(r: &mut Rng, n: usize, starts: &HashMap<u32, u32>) -> Vec<Frame> {
                 }
                 4 => {
                     f.drop = true;
-                    f.opcode = r.next() as u8;
+                    f.opcode = r.next_u64() as u8;
                 }
                 _ => {
                     f.opcode = 0x11;
@@ -495,7 +497,7 @@ struct Setup {
     cqs: Vec<(u32, u32, u32, u32)>,
     max_gap: u64,
     cmd_block_until: u64,
-    ready_pct: u64,
+    backpressure: Stall,
     seed: u64,
 }
 
@@ -508,7 +510,7 @@ fn simulate(s: Setup) -> Seen {
     let mut sim = lockstep_sim!(RxPath, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
-        let mut r = Rng(s.seed);
+        let mut r = Rng::from_state(s.seed);
         // Config: the QP init rows (receive start PSN) and the send-context
         // rows (cq_index at bits 64-79), plus rows for other tables.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = Vec::new();
@@ -635,14 +637,14 @@ fn simulate(s: Setup) -> Seen {
             x.cq_imm.next = u64::from(c.1).into();
             x.cq_len.next = u64::from(c.2).into();
             x.cq_msn.next = u64::from(c.3).into();
-            let rp = s.ready_pct;
-            x.sack_req_ready.next = r.chance(rp);
-            x.pkt_ready.next = r.chance(rp);
-            x.adv_ready.next = r.chance(rp);
-            x.ag_ready.next = r.chance(rp);
-            x.op_ready.next = r.chance(rp);
-            x.cmd_ready.next = cycle >= s.cmd_block_until && r.chance(rp);
-            x.cqe_ready.next = r.chance(70);
+            let bp = s.backpressure;
+            x.sack_req_ready.next = bp.go(&mut r);
+            x.pkt_ready.next = bp.go(&mut r);
+            x.adv_ready.next = bp.go(&mut r);
+            x.ag_ready.next = bp.go(&mut r);
+            x.op_ready.next = bp.go(&mut r);
+            x.cmd_ready.next = cycle >= s.cmd_block_until && bp.go(&mut r);
+            x.cqe_ready.next = CQE_BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
             // Observe handshakes at this edge.
             if x.sack_req_valid.val() && x.sack_req_ready.val() {
@@ -794,13 +796,15 @@ fn simulate(s: Setup) -> Seen {
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_rx_path", RxPath::default());
+    rec.check_verilog("mrc_rx_path", || {
+        hw::flow::emit_block("mrc_rx_path", &mut RxPath::default()).verilog
+    });
     let out = std::mem::take(&mut *seen.lock().unwrap());
     out
 }
 
-fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, ready_pct: u64) -> Setup {
-    let mut r = Rng(seed);
+fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, backpressure: Stall) -> Setup {
+    let mut r = Rng::from_state(seed);
     let mut starts = HashMap::new();
     for q in QPS {
         // One QP crosses the 24-bit wrap.
@@ -809,13 +813,13 @@ fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, ready_pct: u64
     let frames = gen_frames(&mut r, n, &starts);
     let mut cq_index = HashMap::new();
     for q in QPS {
-        cq_index.insert(q, r.next() as u8);
+        cq_index.insert(q, r.next_u64() as u8);
     }
     let cqs = (0..30)
         .map(|_| {
             (
                 QPS[r.below(4) as usize],
-                r.next() as u32,
+                r.next_u64() as u32,
                 r.below(1 << 20) as u32,
                 r.below(1 << 24) as u32,
             )
@@ -828,7 +832,7 @@ fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, ready_pct: u64
         cqs,
         max_gap,
         cmd_block_until,
-        ready_pct,
+        backpressure,
         seed,
     }
 }
@@ -879,7 +883,7 @@ fn rx_path_matches_dispatch_rules() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed_0001u64);
-    let s = setup(seed, 700, 40, 0, 75);
+    let s = setup(seed, 700, 40, 0, Stall::go_percent(75));
     let want = reference(&s.frames, &s.starts);
     let seen = simulate(Setup {
         frames: s.frames.clone(),
@@ -918,7 +922,7 @@ fn rx_path_matches_dispatch_rules() {
             "counter {name}"
         );
     }
-    let s = setup(seed, 700, 40, 0, 75);
+    let s = setup(seed, 700, 40, 0, Stall::go_percent(75));
     check_cqes(&s, &seen);
 
     // Coverage.
@@ -992,7 +996,7 @@ fn join_fifo_overflow_one_half_lost() {
 }
 
 fn overflow(seed: u64, n: usize, max_gap: u64, block: u64) -> HashMap<&'static str, usize> {
-    let s = setup(seed, n, max_gap, block, 90);
+    let s = setup(seed, n, max_gap, block, Stall::go_percent(90));
     let want = reference(&s.frames, &s.starts);
     let stored = s.frames.iter().filter(|f| f.stored).count();
     let frames = s.frames.clone();
@@ -1087,7 +1091,7 @@ fn dispatch_cycles_per_frame() {
     // cycles from the later of a frame's two records to its RX buffer
     // command (the dispatcher's occupancy per frame, bench latencies:
     // SACK verdict 2-4 cycles, completion outcome 2-3).
-    let s = setup(0x1a7e_0004, 150, 40, 0, 100);
+    let s = setup(0x1a7e_0004, 150, 40, 0, Stall::NEVER);
     let s = Setup { max_gap: 100, ..s };
     let frames = s.frames.clone();
     let seen = simulate(s);
@@ -1172,7 +1176,7 @@ fn with_the_real_sack_table() {
     // reset state): in order, ahead, behind, far out; every other port
     // always ready, the completion tracker accepting everything. The
     // ACK generator records must carry the model's verdict and expected PSN.
-    let mut r = Rng(0x5ac_0005);
+    let mut r = Rng::from_state(0x5ac_0005);
     let mut next = [0u32; 2];
     let mut want = Vec::new();
     let mut refs = [RefQp::default(), RefQp::default()];
@@ -1423,7 +1427,7 @@ fn with_the_real_sack_table_and_completion_tracker() {
     // wrong rkey: RX buffer commands place accepted new packets at their
     // VA and discard the rest; ACK generator records carry the verdict,
     // expected PSN and the reject flag.
-    let mut r = Rng(0xc0_0006);
+    let mut r = Rng::from_state(0xc0_0006);
     let mut next = [0u32; 2];
     let mut refs = [RefQp::default(), RefQp::default()];
     let mut want = Vec::new();
@@ -1569,7 +1573,7 @@ fn real_blocks_match_the_model_responder_with_rejections() {
     use proto::wire::{MrcExtRepr, RocePacket};
 
     const QP: u32 = 9;
-    let mut r = common::Rng(0x4e_7001);
+    let mut r = common::Rng::from_state(0x4e_7001);
     let (mut a, mut model) = common::pair(QP, 0, 4, 1000);
     for w in 0..255 {
         model.post_recv(w).unwrap();

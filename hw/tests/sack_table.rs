@@ -18,10 +18,9 @@ use hw::sack_table::{verdict, Advance, SackTable, MPR, QPS};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::Rng;
+use tb::rng::Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 /// The responder rules of `proto::model::mrc::MrcQp` (data path only).
 #[derive(Default)]
@@ -87,7 +86,7 @@ const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFC5, 0xFF_FF00, 0x00_0000, 0x12_3456];
 
 fn ops(seed: u64, n: usize) -> Vec<Op> {
-    let mut r = Rng(seed);
+    let mut r = Rng::from_state(seed);
     let mut v: Vec<Op> = QP_IDS.iter().zip(STARTS).map(|(&q, s)| Op::Init(q, s)).collect();
     // The generator tracks the reference's expected PSN to aim arrivals.
     let mut refs: Vec<RefQp> = STARTS
@@ -184,7 +183,7 @@ fn expected_resps(ops: &[Op]) -> Vec<Resp> {
 /// Simulate `ops` back to back, except that in `gap_pct`% of the cycles
 /// (seeded) the next request is held back (valid low); check every
 /// response against the reference; return the cycle each op was taken in.
-fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
+fn run_ops(ops: &[Op], pause: Stall) -> Vec<u64> {
     let ops = ops.to_vec();
     let want_all = expected_resps(&ops);
     if let Ok(path) = std::env::var("SACK_DUMP") {
@@ -228,14 +227,14 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
         let mut i = 0;
         let mut cycle = 0u64;
         let mut idle = 0;
-        let mut gaps = Rng(0x6A95_0001);
+        let mut gaps = Rng::from_state(0x6A95_0001);
         // Requests back to back: the next op is presented in the cycle after
         // the previous one was taken.
         while (i < ops2.len() || g2.lock().unwrap().len() < n_resp) && idle < 100 {
             x.init_valid.next = false;
             x.req_valid.next = false;
             x.snap_valid.next = false;
-            let present = i < ops2.len() && gaps.below(100) >= gap_pct;
+            let present = i < ops2.len() && pause.go(&mut gaps);
             if present {
                 match ops2[i] {
                     Op::Init(q, s) => {
@@ -297,7 +296,9 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_sack_table", SackTable::default());
+    rec.check_verilog("mrc_sack_table", || {
+        hw::flow::emit_block("mrc_sack_table", &mut SackTable::default()).verilog
+    });
     let (acc, got) = (acc.lock().unwrap(), got.lock().unwrap());
     let cycles = got.last().map_or(0, |g| g.0);
     eprintln!(
@@ -371,7 +372,7 @@ fn run_ops(ops: &[Op], gap_pct: u64) -> Vec<u64> {
 
 fn run(seed: u64, n: usize) {
     let ops = ops(seed, n);
-    run_ops(&ops, 15);
+    run_ops(&ops, Stall::stall_percent(15));
     let want = expected_resps(&ops);
     // The mix exercised every verdict and the advance across words (and
     // across the 24-bit wrap).
@@ -482,7 +483,7 @@ fn one_request_per_cycle_across_qps() {
     for j in 0..20u32 {
         ops.push(Op::Pkt(QP_IDS[0], Psn::new(STARTS[0]).add(100 + j).value(), j % 4 == 1));
     }
-    let acc = run_ops(&ops, 0);
+    let acc = run_ops(&ops, Stall::NEVER);
     assert_eq!(
         acc[first + n_rr - 1] - acc[first],
         n_rr as u64 - 1,
@@ -499,15 +500,15 @@ fn one_request_per_cycle_across_qps() {
 /// `w >> off`, clear exactly that run).
 #[test]
 fn advance_step_matches_definition() {
-    let mut r = Rng(0xADD5_0001);
+    let mut r = Rng::from_state(0xADD5_0001);
     for i in 0..20_000u64 {
         let w = match i % 4 {
-            0 => r.next(),
-            1 => u64::MAX ^ (1 << (r.next() % 64)),
-            2 => r.next() | ((1u64 << (r.next() % 64)) - 1),
+            0 => r.next_u64(),
+            1 => u64::MAX ^ (1 << (r.next_u64() % 64)),
+            2 => r.next_u64() | ((1u64 << (r.next_u64() % 64)) - 1),
             _ => u64::MAX,
         };
-        let off = (r.next() % 64) as u32;
+        let off = (r.next_u64() % 64) as u32;
         let n = (w >> off).trailing_ones().min(64 - off);
         let t = off + n;
         let run = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << off };

@@ -30,10 +30,13 @@ use proto::time::{Duration, Instant};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::RngStar as Rng;
+use tb::rng::RngStar as Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
+
+/// Pauses of the message and error pushes, and of the acknowledgements.
+const PUSH_PAUSE: Stall = Stall::go_percent(70);
+const ACK_PAUSE: Stall = Stall::go_percent(60);
 
 const MTU: u32 = 1024;
 const VA: u64 = 0x10_0000;
@@ -123,7 +126,7 @@ fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> MrcQp {
 /// The model's side of one QP: posts, lossy exchange, acks, completions.
 fn script(k: usize, seed: u64, n_posts: usize) -> Script {
     let (qpn, _, start, dies) = SETUPS[k];
-    let mut r = Rng(seed ^ (0x9E37_79B9 * (k as u64 + 1)));
+    let mut r = Rng::from_state(seed ^ (0x9E37_79B9 * (k as u64 + 1)));
     let mut a = endpoint(qpn, 0x800 + qpn, start, dies);
     let mut b = endpoint(0x800 + qpn, qpn, start, false);
     let mut now = Instant::ZERO;
@@ -206,12 +209,12 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
             2 => 4 * MTU,
             _ => r.below(u64::from(3 * MTU)) as u32 + 1,
         };
-        let imm = r.chance(25).then(|| r.next() as u32);
-        let wr_id = r.next();
+        let imm = r.chance(25).then(|| r.next_u64() as u32);
+        let wr_id = r.next_u64();
         let signaled = r.chance(50);
         if to_model {
             if imm.is_some() {
-                b.post_recv(r.next()).unwrap();
+                b.post_recv(r.next_u64()).unwrap();
             }
             let off = r.below(256) * 4096;
             let data = Bytes::from(vec![0x5Au8; len as usize]);
@@ -254,12 +257,12 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
         } else {
             (
                 if status == 1 { 3 + r.below(250) as u8 } else { 1 },
-                r.next(),
-                r.next() as u32,
+                r.next_u64(),
+                r.next_u64() as u32,
             )
         };
         let idx = if status == CqStatus::BadDoorbell as u8 {
-            r.next() as u32
+            r.next_u64() as u32
         } else {
             *sq_index
         };
@@ -442,7 +445,7 @@ struct Outcome {
 
 const COUNTERS: [&str; 4] = ["list_full", "ack_dropped", "err_dropped", "cqe_error"];
 
-fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) {
+fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outcome) {
     let scripts: Vec<Script> = (0..SETUPS.len()).map(|k| script(k, seed, n_posts)).collect();
     let scripts = Arc::new(scripts);
     let out = Arc::new(Mutex::new(Outcome::default()));
@@ -454,7 +457,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
         let mut x = sim.init()?;
         let sc = sc2.clone();
         let mut o = out2.lock().unwrap();
-        let mut r = Rng(seed);
+        let mut r = Rng::from_state(seed);
         let n = SETUPS.len();
         o.got = vec![Vec::new(); n];
         let mut push_i = vec![0usize; n];
@@ -499,7 +502,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                 let start = r.below(n as u64) as usize;
                 (0..n).map(|i| (start + i) % n).find(|&k| ok(k))
             };
-            if cur_msg.is_none() && r.chance(70) {
+            if cur_msg.is_none() && PUSH_PAUSE.go(&mut r) {
                 cur_msg = pick(&mut r, &|k| {
                     !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Msg { .. }))
                 });
@@ -507,7 +510,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                     push_busy[k] = true;
                 }
             }
-            if cur_err.is_none() && r.chance(70) {
+            if cur_err.is_none() && PUSH_PAUSE.go(&mut r) {
                 cur_err = pick(&mut r, &|k| {
                     !push_busy[k] && matches!(sc[k].pushes.get(push_i[k]), Some(Push::Err { .. }))
                 });
@@ -518,7 +521,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
             // Acknowledgements pause for 300 of every 700 cycles (a slow
             // return path): the lists fill up meanwhile.
             let ack_pause = cycle % 700 < 300;
-            if cur_ack.is_none() && !ack_pause && r.chance(60) {
+            if cur_ack.is_none() && !ack_pause && ACK_PAUSE.go(&mut r) {
                 let ready = |k: usize| {
                     sc[k]
                         .acks
@@ -599,7 +602,7 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
                 x.rtx_err_qp.next = u64::from(SETUPS[k].0).into();
                 x.rtx_err_psn.next = u64::from(sc[k].fail.unwrap().0).into();
             }
-            x.cqe_ready.next = r.chance(cqe_ready_pct);
+            x.cqe_ready.next = cqe_backpressure.go(&mut r);
 
             // ---- sample ----
             wait_clock_false!(sim, clock, x);
@@ -716,7 +719,9 @@ fn run(seed: u64, n_posts: usize, cqe_ready_pct: u64) -> (Vec<Script>, Outcome) 
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_send_cq", SendCompletions::default());
+    rec.check_verilog("mrc_send_cq", || {
+        hw::flow::emit_block("mrc_send_cq", &mut SendCompletions::default()).verilog
+    });
     let o = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     eprintln!("{} cycles simulated in {:?}", o.cycles, t.elapsed());
     (Arc::try_unwrap(scripts).ok().unwrap(), o)
@@ -729,7 +734,7 @@ fn send_completions_match_proto() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5C0_0001);
-    let (sc, o) = run(seed, 64, 65);
+    let (sc, o) = run(seed, 64, Stall::go_percent(65));
     for (k, s) in sc.iter().enumerate() {
         assert_eq!(o.got[k], s.want, "QP {}: every completion, in order", SETUPS[k].0);
     }
@@ -898,7 +903,9 @@ fn list_full_after_pointer_wrap() {
         sim.done(x)
     });
     sim.run(Box::new(uut), 100_000_000_000).unwrap();
-    rec.check_verilog("mrc_send_cq", SendCompletions::default());
+    rec.check_verilog("mrc_send_cq", || {
+        hw::flow::emit_block("mrc_send_cq", &mut SendCompletions::default()).verilog
+    });
     let (got, refused, list_full) = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
     let want: Vec<Completion> = (0..37u32)
         .map(|i| Completion {

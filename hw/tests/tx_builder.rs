@@ -24,10 +24,9 @@ use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
-#[macro_use]
-mod lockstep;
-mod rng;
-use rng::RngStar as Rng;
+use tb::rng::RngStar as Rng;
+use tb::stall::Stall;
+use tb::{lockstep, lockstep_sim};
 
 /// One header request record, as the test drives it.
 #[derive(Clone, Debug)]
@@ -137,17 +136,17 @@ fn golden(p: &RocePacket, encap: &Encap, vlan: Option<u16>) -> Vec<u8> {
 
 fn random_encap(r: &mut Rng, v6: bool) -> Encap {
     let mut e = if v6 { Encap::test_v6() } else { Encap::test_v4() };
-    e.src_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
-    e.dst_mac = r.next().to_be_bytes()[2..].try_into().unwrap();
+    e.src_mac = r.next_u64().to_be_bytes()[2..].try_into().unwrap();
+    e.dst_mac = r.next_u64().to_be_bytes()[2..].try_into().unwrap();
     e.ip = if v6 {
         IpPair::V6 {
-            src: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(),
-            dst: (u128::from(r.next()) << 64 | u128::from(r.next())).to_be_bytes(),
+            src: (u128::from(r.next_u64()) << 64 | u128::from(r.next_u64())).to_be_bytes(),
+            dst: (u128::from(r.next_u64()) << 64 | u128::from(r.next_u64())).to_be_bytes(),
         }
     } else {
         IpPair::V4 {
-            src: (r.next() as u32).to_be_bytes(),
-            dst: (r.next() as u32).to_be_bytes(),
+            src: (r.next_u64() as u32).to_be_bytes(),
+            dst: (r.next_u64() as u32).to_be_bytes(),
         }
     };
     e
@@ -159,13 +158,13 @@ fn bth(r: &mut Rng, opcode: Opcode, x: bool, pad: u8) -> BthRepr {
         solicited: r.chance(50),
         mig_req: true,
         pad,
-        pkey: r.next() as u16,
+        pkey: r.next_u64() as u16,
         fecn: r.chance(20),
         becn: r.chance(20),
-        dest_qp: r.next() as u32 & 0xFF_FFFF,
+        dest_qp: r.next_u64() as u32 & 0xFF_FFFF,
         ack_req: r.chance(50),
         mrc_ext: x,
-        psn: Psn::new(r.next() as u32 & 0xFF_FFFF),
+        psn: Psn::new(r.next_u64() as u32 & 0xFF_FFFF),
     }
 }
 
@@ -191,7 +190,11 @@ const KINDS: [&str; 17] = [
 
 /// A random valid packet of kind `k` (an index into [`KINDS`]).
 fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
-    let ev = if v6 { r.next() as u32 } else { r.next() as u32 & 0xFFFF };
+    let ev = if v6 {
+        r.next_u64() as u32
+    } else {
+        r.next_u64() as u32 & 0xFFFF
+    };
     let writes = Opcode::WRITES;
     let (op, mrc) = match k {
         0..=5 => (writes[k], true),
@@ -204,7 +207,7 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
     // rest anywhere in 0..=300 (up to five beats behind the header).
     let len = if r.chance(25) { r.below(9) } else { r.below(301) };
     let payload: Vec<u8> = if op.is_write() {
-        (0..len).map(|_| r.next() as u8).collect()
+        (0..len).map(|_| r.next_u64() as u8).collect()
     } else {
         Vec::new()
     };
@@ -212,14 +215,14 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
         None
     } else if op.is_write() {
         Some(MrcExtRepr::Data(DataExtRepr {
-            ev_index: r.next() as u16 & 0x7F,
+            ev_index: r.next_u64() as u16 & 0x7F,
             retransmit: r.chance(20),
-            ev_seq: r.next() as u32,
-            tx_ts: r.next() as u32,
-            msg_offset: r.next() as u32,
+            ev_seq: r.next_u64() as u32,
+            tx_ts: r.next_u64() as u32,
+            msg_offset: r.next_u64() as u32,
             placement: (!op.has_reth()).then(|| PlacementRepr {
-                va: r.next(),
-                rkey: r.next() as u32,
+                va: r.next_u64(),
+                rkey: r.next_u64() as u32,
             }),
         }))
     } else {
@@ -228,29 +231,29 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
                 let bits = [64u16, 128, 256][k - 9];
                 let mut bitmap = SackBitmap::new(bits);
                 for w in bitmap.words.iter_mut().take(usize::from(bits) / 64) {
-                    *w = r.next();
+                    *w = r.next_u64();
                 }
                 MrcExtRepr::Sack(SackExtRepr {
-                    ev_index: r.next() as u16 & 0x7F,
-                    ecn_ce_count: r.next() as u16,
-                    echo_ts: r.next() as u32,
-                    service_ns: r.next() as u32,
-                    base: Psn::new(r.next() as u32 & 0xFF_FFFF),
+                    ev_index: r.next_u64() as u16 & 0x7F,
+                    ecn_ce_count: r.next_u64() as u16,
+                    echo_ts: r.next_u64() as u32,
+                    service_ns: r.next_u64() as u32,
+                    base: Psn::new(r.next_u64() as u32 & 0xFF_FFFF),
                     bitmap,
                 })
             }
             12..=14 => MrcExtRepr::Nack(NackExtRepr {
                 kind: [NackKind::Trimmed, NackKind::OutOfWindow, NackKind::RemoteAccess][k - 12],
-                ev_index: r.next() as u16 & 0x7F,
-                cum_psn: Psn::new(r.next() as u32 & 0xFF_FFFF),
-                echo_ts: r.next() as u32,
+                ev_index: r.next_u64() as u16 & 0x7F,
+                cum_psn: Psn::new(r.next_u64() as u32 & 0xFF_FFFF),
+                echo_ts: r.next_u64() as u32,
             }),
             _ => MrcExtRepr::Probe(ProbeExtRepr {
                 response: r.chance(50),
-                ev_index: r.next() as u16 & 0x7F,
-                probe_id: r.next() as u32,
-                tx_ts: r.next() as u32,
-                service_ns: r.next() as u32,
+                ev_index: r.next_u64() as u16 & 0x7F,
+                probe_id: r.next_u64() as u32,
+                tx_ts: r.next_u64() as u32,
+                service_ns: r.next_u64() as u32,
             }),
         })
     };
@@ -261,7 +264,7 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
                 credits: r.below(32) as u8,
             },
         },
-        msn: r.next() as u32 & 0xFF_FFFF,
+        msn: r.next_u64() as u32 & 0xFF_FFFF,
     });
     let trimmed = op.is_write() && mrc && r.chance(10);
     RocePacket {
@@ -270,11 +273,11 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
         trimmed,
         bth: bth(r, op, ext.is_some(), pad_for(payload.len())),
         reth: op.has_reth().then(|| RethRepr {
-            va: r.next(),
-            rkey: r.next() as u32,
-            dma_len: r.next() as u32,
+            va: r.next_u64(),
+            rkey: r.next_u64() as u32,
+            dma_len: r.next_u64() as u32,
         }),
-        imm: op.has_imm().then(|| r.next() as u32),
+        imm: op.has_imm().then(|| r.next_u64() as u32),
         aeth,
         ext,
         payload: Bytes::from(payload),
@@ -283,7 +286,7 @@ fn packet(r: &mut Rng, k: usize, v6: bool) -> RocePacket {
 
 fn valid_case(r: &mut Rng, k: usize) -> Case {
     let v6 = r.chance(50);
-    let vlan = r.chance(30).then(|| r.next() as u16);
+    let vlan = r.chance(30).then(|| r.next_u64() as u16);
     case_with(r, k, v6, vlan)
 }
 
@@ -386,7 +389,7 @@ struct Outcome {
 
 /// Stream `cases` through the builder. `pl_gap`/`tx_gap`: percent of cycles
 /// the payload source holds `pl_tvalid` low / the MAC holds `tx_tready` low.
-fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
+fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Outcome {
     let reqs: Vec<Req> = cases.iter().map(|c| c.req.clone()).collect();
     let payload: Vec<(Bits<512>, Bits<64>, bool)> = reqs
         .iter()
@@ -406,7 +409,7 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(TxBuilder, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng(seed);
+        let mut r = Rng::from_state(seed);
         let (mut qi, mut pi) = (0usize, 0usize);
         let mut cur: Vec<u8> = Vec::new();
         let mut res = Outcome::default();
@@ -417,14 +420,14 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
             if qi < reqs.len() {
                 drive(&mut x, &reqs[qi]);
             }
-            let pl_on = pi < payload.len() && !r.chance(pl_gap);
+            let pl_on = pi < payload.len() && pl_pause.go(&mut r);
             x.pl_tvalid.next = pl_on;
             if pi < payload.len() {
                 x.pl_tdata.next = payload[pi].0;
                 x.pl_tkeep.next = payload[pi].1;
                 x.pl_tlast.next = payload[pi].2;
             }
-            let ready = !r.chance(tx_gap);
+            let ready = tx_backpressure.go(&mut r);
             x.tx_tready.next = ready;
             wait_clock_false!(sim, clock, x);
             if x.req_valid.val() && x.req_ready.val() {
@@ -482,7 +485,9 @@ fn run(cases: &[Case], seed: u64, pl_gap: u64, tx_gap: u64) -> Outcome {
     let t = std::time::Instant::now();
     sim.run(Box::new(uut), 1_000_000_000).unwrap();
     // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_tx_builder", TxBuilder::default());
+    rec.check_verilog("mrc_tx_builder", || {
+        hw::flow::emit_block("mrc_tx_builder", &mut TxBuilder::default()).verilog
+    });
     let res = std::mem::take(&mut *out.lock().unwrap());
     eprintln!(
         "{} requests, {} frames, {} cycles simulated in {:?}",
@@ -515,7 +520,7 @@ fn check_frames(cases: &[Case], res: &Outcome) {
 /// shapes that matter to the realignment and the ICRC placement.
 #[test]
 fn mixed_packets_match_golden_emit() {
-    let mut r = Rng(0x7E57_7B1D);
+    let mut r = Rng::from_state(0x7E57_7B1D);
     let mut cases: Vec<Case> = Vec::new();
     for round in 0..5 {
         for k in 0..KINDS.len() {
@@ -528,7 +533,7 @@ fn mixed_packets_match_golden_emit() {
         let j = r.below(i as u64 + 1) as usize;
         cases.swap(i, j);
     }
-    let res = run(&cases, 0x5EED, 25, 25);
+    let res = run(&cases, 0x5EED, Stall::stall_percent(25), Stall::stall_percent(25));
     check_frames(&cases, &res);
     // Coverage.
     let frames: Vec<&Vec<u8>> = cases.iter().filter_map(|c| c.want.as_ref().map(|w| &w.0)).collect();
@@ -594,7 +599,7 @@ fn mixed_packets_match_golden_emit() {
 /// realignment and the ICRC position walk through a whole beat), no stalls.
 #[test]
 fn payload_lengths_walk_a_beat() {
-    let mut r = Rng(0xBEA7);
+    let mut r = Rng::from_state(0xBEA7);
     let mut cases = Vec::new();
     for len in 0..=130usize {
         let mut c = valid_case(&mut r, if len % 2 == 0 { 1 } else { 5 });
@@ -625,7 +630,7 @@ fn payload_lengths_walk_a_beat() {
         c.want = Some((f, p));
         cases.push(c);
     }
-    let res = run(&cases, 1, 0, 0);
+    let res = run(&cases, 1, Stall::NEVER, Stall::NEVER);
     check_frames(&cases, &res);
     let ends: Vec<usize> = res.frames.iter().map(|f| (f.len() - 4) % 64).collect();
     let alone = ends.iter().filter(|&&e| e == 0).count();
@@ -642,12 +647,12 @@ fn payload_lengths_walk_a_beat() {
 /// frame per cycle.
 #[test]
 fn one_beat_acks_back_to_back() {
-    let mut r = Rng(0xACC);
+    let mut r = Rng::from_state(0xACC);
     let cases: Vec<Case> = (0..24).map(|_| case_with(&mut r, 8, false, None)).collect();
     for c in &cases {
         assert!(c.want.as_ref().unwrap().0.len() <= 64, "a plain ACK fits one beat");
     }
-    let res = run(&cases, 2, 0, 0);
+    let res = run(&cases, 2, Stall::NEVER, Stall::NEVER);
     check_frames(&cases, &res);
     let gaps: Vec<u64> = res.starts.windows(2).map(|w| w[1] - w[0]).collect();
     eprintln!("one-beat ACKs: frame start gaps {gaps:?}");

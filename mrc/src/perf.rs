@@ -26,6 +26,7 @@ use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use tb::dma::DmaTiming;
+use tb::stall::Stall;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
 
@@ -247,13 +248,13 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let dma_cycles = ((a.dma_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64;
     let opts = CosimOptions {
         stalls: Stalls {
-            tx_ready_pct: 100,
-            rx_valid_pct: 100,
+            tx_ready: Stall::NEVER,
+            rx_valid: Stall::NEVER,
             dma: DmaTiming {
-                ready_pct: 100,
+                ready: Stall::NEVER,
                 read_latency: (dma_cycles, dma_cycles),
             },
-            axil_ready_pct: 100,
+            axil_ready: Stall::NEVER,
         },
         seed: a.seed,
         // Latency mode polls every cycle: completion times are exact.

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use verilated::{Model, PortId, VerilatedError};
 
 use crate::rng::Rng;
+use crate::stall::Stall;
 
 /// The AXI-Lite slave ports of a model, found by prefix (`s_axil_`).
 #[derive(Clone, Copy, Debug)]
@@ -80,12 +81,13 @@ pub struct AxilMaster {
     a_done: bool,
     bready: bool,
     rready: bool,
-    pub ready_pct: u32,
+    /// Back-pressure on the B and R channels.
+    pub backpressure: Stall,
     pub results: VecDeque<AxilResult>,
 }
 
 impl AxilMaster {
-    pub fn new(ports: AxilPorts, ready_pct: u32) -> AxilMaster {
+    pub fn new(ports: AxilPorts, backpressure: Stall) -> AxilMaster {
         AxilMaster {
             ports,
             ops: VecDeque::new(),
@@ -94,7 +96,7 @@ impl AxilMaster {
             a_done: false,
             bready: false,
             rready: false,
-            ready_pct,
+            backpressure,
             results: VecDeque::new(),
         }
     }
@@ -132,8 +134,8 @@ impl AxilMaster {
         m.set(p.awvalid, u64::from(aw));
         m.set(p.wvalid, u64::from(w));
         m.set(p.arvalid, u64::from(ar));
-        self.bready = rng.chance(self.ready_pct);
-        self.rready = rng.chance(self.ready_pct);
+        self.bready = self.backpressure.go(rng);
+        self.rready = self.backpressure.go(rng);
         m.set(p.bready, u64::from(self.bready));
         m.set(p.rready, u64::from(self.rready));
     }

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use verilated::{Model, PortId, VerilatedError};
 
 use crate::rng::Rng;
+use crate::stall::Stall;
 
 /// Bytes per beat.
 pub const BEAT: usize = 64;
@@ -44,27 +45,27 @@ fn keep_mask(n: usize) -> u64 {
 }
 
 /// Sends queued frames into the model. Once `tvalid` is up it stays up
-/// until the beat is taken (AXI rule); between beats it idles with
-/// probability `100 - valid_pct` percent.
+/// until the beat is taken (AXI rule); between beats it pauses as `pause`
+/// draws.
 pub struct AxisSource {
     ports: AxisPorts,
     frames: VecDeque<Vec<u8>>,
     /// Byte offset of the current beat in the head frame.
     pos: usize,
     valid: bool,
-    pub valid_pct: u32,
+    pub pause: Stall,
     pub frames_sent: u64,
     pub beats_sent: u64,
 }
 
 impl AxisSource {
-    pub fn new(ports: AxisPorts, valid_pct: u32) -> AxisSource {
+    pub fn new(ports: AxisPorts, pause: Stall) -> AxisSource {
         AxisSource {
             ports,
             frames: VecDeque::new(),
             pos: 0,
             valid: false,
-            valid_pct,
+            pause,
             frames_sent: 0,
             beats_sent: 0,
         }
@@ -80,9 +81,7 @@ impl AxisSource {
         self.frames.is_empty()
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
-        if !self.valid {
-            self.valid = !self.frames.is_empty() && rng.chance(self.valid_pct);
-        }
+        self.valid = self.pause.offer(self.valid, !self.frames.is_empty(), rng);
         m.set(self.ports.tvalid, u64::from(self.valid));
         if let Some(f) = self.frames.front() {
             let end = (self.pos + BEAT).min(f.len());
@@ -106,13 +105,13 @@ impl AxisSource {
     }
 }
 
-/// Collects frames from the model; `tready` is up with probability
-/// `ready_pct` percent each cycle.
+/// Collects frames from the model; `tready` is up as `backpressure`
+/// draws each cycle.
 pub struct AxisSink {
     ports: AxisPorts,
     cur: Vec<u8>,
     ready: bool,
-    pub ready_pct: u32,
+    pub backpressure: Stall,
     pub frames: VecDeque<Vec<u8>>,
     /// Beats whose `tkeep` was not a contiguous run from byte 0, or a
     /// non-last beat that was not full (protocol errors).
@@ -120,18 +119,18 @@ pub struct AxisSink {
 }
 
 impl AxisSink {
-    pub fn new(ports: AxisPorts, ready_pct: u32) -> AxisSink {
+    pub fn new(ports: AxisPorts, backpressure: Stall) -> AxisSink {
         AxisSink {
             ports,
             cur: Vec::new(),
             ready: false,
-            ready_pct,
+            backpressure,
             frames: VecDeque::new(),
             bad_keep: 0,
         }
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
-        self.ready = rng.chance(self.ready_pct);
+        self.ready = self.backpressure.go(rng);
         m.set(self.ports.tready, u64::from(self.ready));
     }
     pub fn observe(&mut self, m: &Model) {

@@ -23,6 +23,7 @@ use verilated::{Model, PortId, VerilatedError};
 
 use crate::axis::BEAT;
 use crate::rng::Rng;
+use crate::stall::Stall;
 
 const PAGE: u64 = 4096;
 
@@ -238,8 +239,8 @@ impl DmaPorts {
 /// Stall and latency settings.
 #[derive(Clone, Copy, Debug)]
 pub struct DmaTiming {
-    /// Percent of cycles each ready / valid of the server is up.
-    pub ready_pct: u32,
+    /// How often each ready / valid of the server is up.
+    pub ready: Stall,
     /// Read latency in cycles, uniform in this range.
     pub read_latency: (u64, u64),
 }
@@ -247,7 +248,7 @@ pub struct DmaTiming {
 impl Default for DmaTiming {
     fn default() -> Self {
         DmaTiming {
-            ready_pct: 80,
+            ready: Stall::go_percent(80),
             read_latency: (8, 40),
         }
     }
@@ -333,14 +334,12 @@ impl<M: DmaMemory> DmaServer<M> {
     }
 
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
-        let pct = self.timing.ready_pct;
-        self.rd_req_ready = self.reads.len() < 16 && rng.chance(pct);
+        let stall = self.timing.ready;
+        self.rd_req_ready = self.reads.len() < 16 && stall.go(rng);
         m.set(self.ports.rd_req_ready, u64::from(self.rd_req_ready));
         // Response: the head read once due; valid stays up until taken.
         let head_due = self.reads.front().is_some_and(|r| r.due <= self.cycle);
-        if !self.rsp_valid {
-            self.rsp_valid = head_due && rng.chance(pct);
-        }
+        self.rsp_valid = stall.offer(self.rsp_valid, head_due, rng);
         m.set(self.ports.rd_rsp_valid, u64::from(self.rsp_valid));
         if let Some(r) = self.reads.front_mut() {
             let off = r.beat * BEAT as u64;
@@ -359,9 +358,9 @@ impl<M: DmaMemory> DmaServer<M> {
             m.set(self.ports.rd_rsp_last, u64::from(r.beat + 1 == Self::beats(r.len)));
             m.set(self.ports.rd_rsp_tag, r.tag);
         }
-        self.wr_req_ready = self.write.is_none() && rng.chance(pct);
+        self.wr_req_ready = self.write.is_none() && stall.go(rng);
         m.set(self.ports.wr_req_ready, u64::from(self.wr_req_ready));
-        self.wr_data_ready = rng.chance(pct);
+        self.wr_data_ready = stall.go(rng);
         m.set(self.ports.wr_data_ready, u64::from(self.wr_data_ready));
     }
 

@@ -13,11 +13,18 @@
 //!   DMA read and write ports, with random latency and stalls, which also
 //!   checks the protocol (lengths, `last`, keep masks).
 //! * [`axil`]: AXI-Lite master for the CSRs.
+//! * [`stall`]: the pause and back-pressure generator of every stream
+//!   handshake (AXI-Stream, AXI-Lite, DMA, and the block tests' ports).
 //! * [`rng`]: the seeded generators every testbench draws from.
+//! * [`lockstep`]: a rust-hdl simulation recorded port by port and
+//!   replayed on the block's emitted Verilog, every output compared in
+//!   every cycle.
 
 pub mod axil;
 pub mod axis;
 pub mod dma;
+pub mod lockstep;
 pub mod rng;
+pub mod stall;
 
 pub use verilated::{Model, PortId, VerilatedError};

@@ -26,8 +26,8 @@ pub const MTU: u32 = 256;
 pub const MPR_UNITS: u8 = 2;
 pub const WINDOW: u32 = 256;
 
-/// The tests' seeded generator (`hw/tests/rng`; the crate declares `mod rng`).
-pub use crate::rng::Rng;
+/// The tests' seeded generator.
+pub use tb::rng::Rng;
 
 /// A requester (RTS) and a responder (RTR only: its requester half, and so
 /// its probe and retransmission timers, do not exist).
@@ -101,7 +101,7 @@ pub fn requester_packets(a: &mut MrcQp, r: &mut Rng, n_pkts: usize) -> Vec<RoceP
         if off + len > REGION {
             off = 0;
         }
-        let imm = if r.chance(40) { Some(r.next() as u32) } else { None };
+        let imm = if r.chance(40) { Some(r.next_u64() as u32) } else { None };
         let data = Bytes::from((0..len).map(|i| (i as u8).wrapping_mul(7)).collect::<Vec<u8>>());
         a.post_write(
             Instant::ZERO,

@@ -9,23 +9,27 @@
 //! comparison over to the Verilog. The test's simulation is recorded at
 //! every rising clock edge: every input port, as the testbench drove it
 //! (stalls included), and every output port. The emitted Verilog, built
-//! with Verilator (`verilated`, the pinned release), is then driven
-//! with the recorded inputs, one `Model::step` per edge, and each of its
-//! outputs must equal the simulation's in every cycle. So every decision
-//! the test checked against the golden model, and every other output bit,
-//! is the same in the Verilog.
+//! with Verilator (the `verilated` binding, the pinned release), is then
+//! driven with the recorded inputs, one `Model::step` per edge, and each
+//! of its outputs must equal the simulation's in every cycle. So every
+//! decision the test checked against the golden model, and every other
+//! output bit, is the same in the Verilog.
 //!
-//! Use: `lockstep_sim!` in place of rust-hdl's `simple_sim!` (same
-//! arguments plus a [`Recording`]), then [`Recording::check_verilog`]
-//! after the run. On a mismatch the replay is repeated with an FST
-//! waveform, whose path is in the panic message.
-#![allow(dead_code)]
+//! Use: [`lockstep_sim!`](crate::lockstep_sim) in place of rust-hdl's
+//! `simple_sim!` (same arguments plus a [`Recording`]), then
+//! [`Recording::check_verilog`] after the run, with the block's Verilog.
+//! On a mismatch the replay is repeated with an FST waveform, whose path
+//! is in the panic message.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rust_hdl::prelude::*;
 use verilated::{build, default_cache_dir, BuildOptions, Model, PortId};
+
+// For `lockstep_sim!`, so the test need not name them.
+#[doc(hidden)]
+pub use rust_hdl::prelude::{Sim, Simulation};
 
 /// One top-level port of the block, as rust-hdl names it (the Verilog
 /// port of the same name).
@@ -159,18 +163,18 @@ impl Recording {
         t.frames.push(probe.seen.into_iter().flat_map(|s| s.3).collect());
     }
 
-    /// Build the Verilog that `fresh` (a new instance of the simulated
-    /// block, same configuration) emits as module `top`, replay the
-    /// recorded inputs and compare every output in every cycle. Panics
-    /// with the first mismatches and a waveform path; skips (with a
-    /// message) only when Verilator is missing and `MRC_SKIP_EDA` is set.
-    pub fn check_verilog<B: Block>(&self, top: &'static str, mut fresh: B) {
+    /// Replay the recorded inputs into the Verilog `emit` returns (module
+    /// `top`, the block as it is emitted for synthesis) and compare every
+    /// output in every cycle. Panics with the first mismatches and a
+    /// waveform path; skips (with a message, before `emit` runs) only when
+    /// Verilator is missing and `MRC_SKIP_EDA` is set.
+    pub fn check_verilog(&self, top: &str, emit: impl FnOnce() -> String) {
         if verilated::skip_without_verilator(&format!("the Verilog lockstep of {top}")) {
             return;
         }
-        let rtl = hw::flow::emit_block(top, &mut fresh);
+        let verilog = emit();
         let started = std::time::Instant::now();
-        match self.compare_verilog(top, &rtl.verilog) {
+        match self.compare_verilog(top, &verilog) {
             Ok(cycles) => eprintln!(
                 "lockstep: {top} Verilog matched the rust-hdl simulation, every output for {cycles} cycles ({:?})",
                 started.elapsed()
@@ -195,7 +199,7 @@ impl Recording {
         };
         // One file per test (tests run in parallel threads named after them).
         let test = std::thread::current().name().unwrap_or("main").replace("::", "-");
-        let wave = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{top}-{test}-lockstep.fst"));
+        let wave = wave_dir().join(format!("{top}-{test}-lockstep.fst"));
         let _ = std::fs::create_dir_all(wave.parent().unwrap());
         // The waveform run stops a few cycles after the first mismatch.
         let cut = Trace {
@@ -212,6 +216,12 @@ impl Recording {
             wave.display()
         ))
     }
+}
+
+/// Where mismatch waveforms go: `lockstep` beside the model cache
+/// (`target/lockstep` by default).
+fn wave_dir() -> PathBuf {
+    default_cache_dir().with_file_name("lockstep")
 }
 
 /// One output that differs.
@@ -309,11 +319,13 @@ fn replay(t: &Trace, verilog: &str, top: &str, wave: Option<&std::path::Path>, l
 }
 
 /// rust-hdl's `simple_sim!` with a recording clock: `$rec` (a
-/// [`Recording`]) captures every port just before each rising edge of
-/// `clock`, which is when a Verilator `Model::step` samples its outputs.
+/// [`Recording`](crate::lockstep::Recording)) captures every port just
+/// before each rising edge of `clock`, which is when a Verilator
+/// `Model::step` samples its outputs.
+#[macro_export]
 macro_rules! lockstep_sim {
     ($kind: ty, $clock: ident, $clock_speed_hz: expr, $rec: expr, $fixture: ident, $testbench: expr) => {{
-        let mut sim = Simulation::new();
+        let mut sim = $crate::lockstep::Simulation::new();
         let half_period = 1_000_000_000_000 / (2 * $clock_speed_hz);
         let rec: $crate::lockstep::Recording = $rec.clone();
         sim.add_clock(half_period, move |x: &mut Box<$kind>| {
@@ -322,7 +334,7 @@ macro_rules! lockstep_sim {
             }
             x.$clock.next = !x.$clock.val()
         });
-        sim.add_testbench(move |mut $fixture: Sim<$kind>| $testbench);
+        sim.add_testbench(move |mut $fixture: $crate::lockstep::Sim<$kind>| $testbench);
         sim
     }};
 }
