@@ -54,6 +54,13 @@ pub enum QpState {
     Error,
 }
 
+impl QpState {
+    /// RTR and RTS: the QP accepts data packets and posted receives.
+    pub fn can_receive(self) -> bool {
+        matches!(self, QpState::Rtr | QpState::Rts)
+    }
+}
+
 /// Fixed properties of a QP, given at creation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QpConfig {
@@ -186,6 +193,47 @@ pub enum PostError {
     SendQueueFull(usize),
     #[error("receive queue full ({0} entries)")]
     RecvQueueFull(usize),
+}
+
+/// How full a work queue is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueFill {
+    /// Entries held.
+    pub len: usize,
+    /// The most it holds.
+    pub capacity: usize,
+}
+
+/// The checks both transports make before queueing a WRITE of `msg_len`
+/// bytes: the QP is in RTS, the message is at most [`MAX_MESSAGE_LEN`] and
+/// the send queue has room. `send_queue` is asked only in RTS, where the
+/// send queue exists.
+pub fn check_post_write(state: QpState, msg_len: u64, send_queue: impl FnOnce() -> QueueFill) -> Result<(), PostError> {
+    if state != QpState::Rts {
+        return Err(PostError::BadState(state));
+    }
+    if msg_len > MAX_MESSAGE_LEN {
+        return Err(PostError::TooLong(msg_len));
+    }
+    let sq = send_queue();
+    if sq.len >= sq.capacity {
+        return Err(PostError::SendQueueFull(sq.capacity));
+    }
+    Ok(())
+}
+
+/// The checks both transports make before queueing a receive: the QP is in
+/// RTR or RTS and the receive queue has room. `recv_queue` is asked only in
+/// those states, where the receive queue exists.
+pub fn check_post_recv(state: QpState, recv_queue: impl FnOnce() -> QueueFill) -> Result<(), PostError> {
+    if !state.can_receive() {
+        return Err(PostError::BadState(state));
+    }
+    let rq = recv_queue();
+    if rq.len >= rq.capacity {
+        return Err(PostError::RecvQueueFull(rq.capacity));
+    }
+    Ok(())
 }
 
 /// Why a received packet was dropped. Every variant also increments a

@@ -8,6 +8,7 @@ pub mod memory;
 pub mod mrc;
 pub mod qp;
 pub mod rc;
+mod timer;
 
 pub use api::*;
 pub use qp::Qp;

@@ -24,6 +24,7 @@ use crate::model::api::*;
 use crate::model::cc::{self, AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
+use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{
     AethRepr, BthRepr, DataExtRepr, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr, ProbeExtRepr, RethRepr,
@@ -1431,6 +1432,56 @@ fn data_packet(
     }
 }
 
+impl Timers for MrcQp {
+    const FIRING_ORDER: &'static [Timer] = &[
+        Timer::Ack,
+        Timer::Pacing,
+        Timer::CongestionControl,
+        Timer::TailCheck,
+        Timer::Retransmit,
+        Timer::Probe,
+    ];
+
+    fn deadline(&self, timer: Timer) -> Option<Instant> {
+        if !self.state.can_receive() {
+            return None;
+        }
+        // The requester's timers run in RTS only.
+        let q = self.req.as_ref().filter(|_| self.state == QpState::Rts);
+        match timer {
+            Timer::Ack => self.resp.as_ref()?.ack_deadline,
+            Timer::Pacing => q?.paced_until,
+            Timer::CongestionControl => q?.cc.next_timer(),
+            Timer::TailCheck => q?.tail_deadline,
+            Timer::Retransmit => q?.rto_deadline,
+            Timer::Probe => q?.evs.next_probe_deadline(),
+        }
+    }
+
+    fn fire(&mut self, timer: Timer, now: Instant) {
+        match timer {
+            Timer::Ack => {
+                let r = self.resp.as_mut().expect("the ACK timer runs on a responder");
+                r.ack_deadline = None;
+                r.sack_now = true;
+            }
+            Timer::Pacing => self.req.as_mut().expect("requester exists in RTS").paced_until = None,
+            Timer::CongestionControl => self.req.as_mut().expect("requester exists in RTS").cc.on_timer(now),
+            Timer::TailCheck => self.req.as_mut().expect("requester exists in RTS").on_tail_check(now),
+            Timer::Retransmit => self.on_rto(now),
+            Timer::Probe => {
+                let n = self.req.as_ref().map_or(0, |q| q.evs.len());
+                for _ in 0..n {
+                    let Some(ev) = self.req.as_mut().and_then(|q| q.evs.probe_due(now)) else {
+                        break;
+                    };
+                    self.queue_probe(now, ev);
+                }
+            }
+        }
+    }
+}
+
 impl QueuePair for MrcQp {
     fn config(&self) -> &QpConfig {
         &self.cfg
@@ -1519,17 +1570,12 @@ impl QueuePair for MrcQp {
     }
 
     fn post_write(&mut self, _now: Instant, wr: WriteRequest) -> Result<(), PostError> {
-        if self.state != QpState::Rts {
-            return Err(PostError::BadState(self.state));
-        }
         let len = wr.data.len() as u64;
-        if len > MAX_MESSAGE_LEN {
-            return Err(PostError::TooLong(len));
-        }
+        check_post_write(self.state, len, || QueueFill {
+            len: self.req.as_ref().expect("requester exists in RTS").sq.len(),
+            capacity: SQ_DEPTH,
+        })?;
         let q = self.req.as_mut().expect("requester exists in RTS");
-        if q.sq.len() >= SQ_DEPTH {
-            return Err(PostError::SendQueueFull(SQ_DEPTH));
-        }
         let npkts = (len.div_ceil(self.cfg.mtu as u64)).max(1) as u32;
         q.sq.push_back(SendWr {
             wr_id: wr.wr_id,
@@ -1545,13 +1591,14 @@ impl QueuePair for MrcQp {
     }
 
     fn post_recv(&mut self, wr_id: u64) -> Result<(), PostError> {
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
-            return Err(PostError::BadState(self.state));
-        }
+        check_post_recv(self.state, || {
+            let r = self.resp.as_ref().expect("responder exists in RTR/RTS");
+            QueueFill {
+                len: r.rq.len(),
+                capacity: r.rq_cap,
+            }
+        })?;
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
-        if r.rq.len() >= r.rq_cap {
-            return Err(PostError::RecvQueueFull(r.rq_cap));
-        }
         r.rq.push_back(wr_id);
         self.deliver_recv_completions();
         Ok(())
@@ -1567,7 +1614,7 @@ impl QueuePair for MrcQp {
                 expected: self.cfg.qpn,
                 got: pkt.bth.dest_qp,
             })
-        } else if !matches!(self.state, QpState::Rtr | QpState::Rts) {
+        } else if !self.state.can_receive() {
             Err(RxError::BadState(self.state))
         } else {
             match pkt.bth.opcode {
@@ -1591,41 +1638,12 @@ impl QueuePair for MrcQp {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if let Some(r) = self.resp.as_mut() {
-            if matches!(r.ack_deadline, Some(d) if d <= now) {
-                r.ack_deadline = None;
-                r.sack_now = true;
-            }
-        }
-        if self.state == QpState::Rts {
-            let q = self.req.as_mut().expect("requester exists in RTS");
-            if matches!(q.paced_until, Some(t) if t <= now) {
-                q.paced_until = None;
-            }
-            if matches!(q.cc.next_timer(), Some(t) if t <= now) {
-                q.cc.on_timer(now);
-            }
-            if matches!(q.tail_deadline, Some(t) if t <= now) {
-                q.on_tail_check(now);
-            }
-            if matches!(q.rto_deadline, Some(t) if t <= now) {
-                self.on_rto(now);
-            }
-            if self.state == QpState::Rts {
-                let n = self.req.as_ref().map_or(0, |q| q.evs.len());
-                for _ in 0..n {
-                    let Some(ev) = self.req.as_mut().and_then(|q| q.evs.probe_due(now)) else {
-                        break;
-                    };
-                    self.queue_probe(now, ev);
-                }
-            }
-        }
+        timer::handle_timeout(self, now);
         self.drain_ev_changes();
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket> {
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
+        if !self.state.can_receive() {
             return None;
         }
         if let Some(mut c) = self.ctrl.pop_front() {
@@ -1658,28 +1676,7 @@ impl QueuePair for MrcQp {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
-            return None;
-        }
-        let mut t: Option<Instant> = None;
-        let mut take = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
-        if let Some(r) = &self.resp {
-            take(r.ack_deadline);
-        }
-        if self.state == QpState::Rts {
-            if let Some(q) = &self.req {
-                take(q.rto_deadline);
-                take(q.tail_deadline);
-                take(q.paced_until);
-                take(q.evs.next_probe_deadline());
-                take(q.cc.next_timer());
-            }
-        }
-        t
+        timer::poll_timeout(self)
     }
 
     fn poll_event(&mut self) -> Option<Event> {

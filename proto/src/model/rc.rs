@@ -29,6 +29,7 @@ use crate::model::api::*;
 use crate::model::cc::{self, AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
+use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{AethRepr, BthRepr, Opcode, RethRepr, RocePacket, Syndrome};
 use crate::Psn;
@@ -825,6 +826,39 @@ impl RcQp {
     }
 }
 
+impl Timers for RcQp {
+    /// Pacing has no action: the next `poll_transmit` sends once it passed.
+    const FIRING_ORDER: &'static [Timer] = &[Timer::Ack, Timer::Retransmit, Timer::CongestionControl];
+
+    fn deadline(&self, timer: Timer) -> Option<Instant> {
+        if !self.state.can_receive() {
+            return None;
+        }
+        // The requester's timers run in RTS only.
+        let tx = self.tx.as_ref().filter(|_| self.state == QpState::Rts);
+        match timer {
+            Timer::Ack => self.rx.as_ref()?.ack_deadline,
+            Timer::Pacing => self.data_ready(self.now)?.err(),
+            Timer::CongestionControl => tx?.cc.next_timer(),
+            Timer::Retransmit => tx?.rto_deadline(),
+            Timer::TailCheck | Timer::Probe => None,
+        }
+    }
+
+    fn fire(&mut self, timer: Timer, now: Instant) {
+        match timer {
+            Timer::Ack => {
+                let rx = self.rx.as_mut().expect("the ACK timer runs on a responder");
+                rx.ack_now = true;
+                rx.ack_deadline = None;
+            }
+            Timer::Retransmit => self.on_timeout_rto(now),
+            Timer::CongestionControl => self.tx.as_mut().expect("requester exists in RTS").cc.on_timer(now),
+            Timer::Pacing | Timer::TailCheck | Timer::Probe => {}
+        }
+    }
+}
+
 impl QueuePair for RcQp {
     fn config(&self) -> &QpConfig {
         &self.cfg
@@ -912,18 +946,13 @@ impl QueuePair for RcQp {
 
     fn post_write(&mut self, now: Instant, wr: WriteRequest) -> Result<(), PostError> {
         self.tick(now);
-        if self.state != QpState::Rts {
-            return Err(PostError::BadState(self.state));
-        }
         let len = wr.data.len() as u64;
-        if len > MAX_MESSAGE_LEN {
-            return Err(PostError::TooLong(len));
-        }
+        check_post_write(self.state, len, || QueueFill {
+            len: self.tx.as_ref().expect("requester exists in RTS").sq.len(),
+            capacity: SEND_QUEUE_LEN,
+        })?;
         let mtu = self.mtu();
         let tx = self.tx.as_mut().expect("requester exists in RTS");
-        if tx.sq.len() >= SEND_QUEUE_LEN {
-            return Err(PostError::SendQueueFull(SEND_QUEUE_LEN));
-        }
         let npkts = len.div_ceil(mtu).max(1);
         tx.sq.push_back(SendWqe {
             wr_id: wr.wr_id,
@@ -941,13 +970,14 @@ impl QueuePair for RcQp {
     }
 
     fn post_recv(&mut self, wr_id: u64) -> Result<(), PostError> {
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
-            return Err(PostError::BadState(self.state));
-        }
+        check_post_recv(self.state, || {
+            let rx = self.rx.as_ref().expect("responder exists in RTR/RTS");
+            QueueFill {
+                len: rx.rq.len(),
+                capacity: rx.recv_cap,
+            }
+        })?;
         let rx = self.rx.as_mut().expect("responder exists in RTR/RTS");
-        if rx.rq.len() >= rx.recv_cap {
-            return Err(PostError::RecvQueueFull(rx.recv_cap));
-        }
         rx.rq.push_back(wr_id);
         self.deliver_held();
         Ok(())
@@ -968,30 +998,12 @@ impl QueuePair for RcQp {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
-            return;
-        }
-        if let Some(rx) = self.rx.as_mut() {
-            if rx.ack_deadline.is_some_and(|t| t <= now) {
-                rx.ack_now = true;
-                rx.ack_deadline = None;
-            }
-        }
-        if self.state == QpState::Rts {
-            self.on_timeout_rto(now);
-        }
-        if self.state == QpState::Rts {
-            if let Some(tx) = self.tx.as_mut() {
-                if tx.cc.next_timer().is_some_and(|t| t <= now) {
-                    tx.cc.on_timer(now);
-                }
-            }
-        }
+        timer::handle_timeout(self, now);
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket> {
         self.tick(now);
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
+        if !self.state.can_receive() {
             return None;
         }
         if let Some(p) = self.poll_response(now) {
@@ -1001,28 +1013,7 @@ impl QueuePair for RcQp {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if !matches!(self.state, QpState::Rtr | QpState::Rts) {
-            return None;
-        }
-        let mut t: Option<Instant> = None;
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
-        if let Some(rx) = &self.rx {
-            consider(rx.ack_deadline);
-        }
-        if self.state == QpState::Rts {
-            if let Some(tx) = &self.tx {
-                consider(tx.rto_deadline());
-                consider(tx.cc.next_timer());
-            }
-            if let Some(Err(paced)) = self.data_ready(self.now) {
-                consider(Some(paced));
-            }
-        }
-        t
+        timer::poll_timeout(self)
     }
 
     fn poll_event(&mut self) -> Option<Event> {
@@ -1072,7 +1063,7 @@ impl RcQp {
         }
         let op = pkt.bth.opcode;
         if op.is_write() {
-            if !matches!(self.state, QpState::Rtr | QpState::Rts) {
+            if !self.state.can_receive() {
                 return Err(RxError::BadState(self.state));
             }
             return self.on_data(now, pkt);
