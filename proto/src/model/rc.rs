@@ -838,10 +838,7 @@ impl Timers for RcQp {
         let tx = self.tx.as_ref().filter(|_| self.state == QpState::Rts);
         match timer {
             Timer::Ack => self.rx.as_ref()?.ack_deadline,
-            Timer::Pacing => match self.data_ready(self.now)? {
-                Err(paced) => Some(paced),
-                Ok(()) => None,
-            },
+            Timer::Pacing => self.data_ready(self.now)?.err(),
             Timer::CongestionControl => tx?.cc.next_timer(),
             Timer::Retransmit => tx?.rto_deadline(),
             Timer::TailCheck | Timer::Probe => None,
