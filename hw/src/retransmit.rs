@@ -18,7 +18,13 @@
 
 use rust_hdl::prelude::*;
 
+mod backoff;
+mod resend;
+mod scanner;
 mod words;
+use backoff::Backoff;
+pub use resend::{EvMark, ResendQueue, RtxRequest};
+use scanner::RtoScanner;
 pub use words::{EvWord, QpConfigWord, QpWord, SlotWord, TailWord, QP_CONFIG_BITS};
 
 /// log2 of the number of QPs.
@@ -56,18 +62,37 @@ pub mod kind {
 }
 
 /// Reasons on `rtx_reason`.
-pub mod reason {
-    pub const LOSS: u64 = 0;
-    pub const TRIM: u64 = 1;
-    pub const TIMEOUT: u64 = 2;
-    pub const OUT_OF_WINDOW: u64 = 3;
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum RtxReason {
+    Loss,
+    Trim,
+    Timeout,
+    OutOfWindow,
 }
 
 /// Reasons on `mark_reason`.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum MarkReason {
+    Loss,
+    Stall,
+    Timeout,
+}
+
+/// The `rtx_reason` values, as numbers.
+pub mod reason {
+    use super::RtxReason;
+    pub const LOSS: u64 = RtxReason::Loss as u64;
+    pub const TRIM: u64 = RtxReason::Trim as u64;
+    pub const TIMEOUT: u64 = RtxReason::Timeout as u64;
+    pub const OUT_OF_WINDOW: u64 = RtxReason::OutOfWindow as u64;
+}
+
+/// The `mark_reason` values, as numbers.
 pub mod mark_reason {
-    pub const LOSS: u64 = 0;
-    pub const STALL: u64 = 1;
-    pub const TIMEOUT: u64 = 2;
+    use super::MarkReason;
+    pub const LOSS: u64 = MarkReason::Loss as u64;
+    pub const STALL: u64 = MarkReason::Stall as u64;
+    pub const TIMEOUT: u64 = MarkReason::Timeout as u64;
 }
 
 /// The engine's state machine. Each walk reads a slot in one state and
@@ -103,7 +128,7 @@ pub enum EngineState {
     RtoRead,
     /// R2a: register the slot's backoff shift and whether its budget is spent.
     RtoRetry,
-    /// R2b: the backoff of `bok` is being registered (`bo_r`).
+    /// R2b: the backoff unit registers the slot's backoff.
     RtoBackoff,
     /// R2c: the slot's deadline and its test against now, registered.
     RtoDue,
@@ -182,6 +207,10 @@ pub struct RetransmitEngine {
     pub cnt_stale_nack: Signal<Out, Bit>,
     /// A record or an RTO walk is in progress (for the top and tests).
     pub busy: Signal<Out, Bit>,
+    // Sub-blocks.
+    resend: ResendQueue,
+    backoff: Backoff,
+    scanner: RtoScanner,
     // Memories.
     slot_ram: RAM<SlotWord, SLOT_ADDR_BITS>,
     ev_ram: RAM<EvWord, EV_ADDR_BITS>,
@@ -191,12 +220,7 @@ pub struct RetransmitEngine {
     // State machine.
     st: DFF<EngineState>,
     due_r: DFF<Bit>,
-    /// Registered backoff shift amount (see the backoff unit).
-    bok: DFF<Bits<5>>,
-    /// The backoff value of `bok`, registered every cycle (see the backoff
-    /// unit): users read it two cycles after setting `bok`.
-    bo_r: DFF<Bits<32>>,
-    /// The SACK's `next - base`, registered in LOAD for the validation.
+    /// The SACK's `next - base`, registered in `Load` for the validation.
     nb_off_r: DFF<Bits<24>>,
     /// Walk decisions registered a cycle ahead (every cycle, from the
     /// slot on the RAM output; the walk states that use them hold the
@@ -214,10 +238,6 @@ pub struct RetransmitEngine {
     tail_thr: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<32>>,
-    scan_qp: DFF<Bits<8>>,
-    /// The last QP the scanner visits, stored inverted so that the reset
-    /// value (0) means 255: every QP is scanned until configured.
-    qp_last_n: DFF<Bits<8>>,
     is_timer: DFF<Bit>,
     // The record being processed.
     kind: DFF<Bits<3>>,
@@ -243,17 +263,7 @@ pub struct RetransmitEngine {
     have_rem: DFF<Bit>,
     min_rem: DFF<Bits<32>>,
     clr: DFF<Bits<7>>,
-    // Output registers.
-    o_rtx_v: DFF<Bit>,
-    o_rtx_qp: DFF<Bits<8>>,
-    o_rtx_psn: DFF<Bits<24>>,
-    o_rtx_ev: DFF<Bits<7>>,
-    o_rtx_len: DFF<Bits<16>>,
-    o_rtx_reason: DFF<Bits<2>>,
-    o_mark_v: DFF<Bit>,
-    o_mark_qp: DFF<Bits<8>>,
-    o_mark_ev: DFF<Bits<7>>,
-    o_mark_reason: DFF<Bits<2>>,
+    // Output registers (the resend outputs are `resend`'s).
     o_ack_v: DFF<Bit>,
     o_ack_qp: DFF<Bits<8>>,
     o_ack_una: DFF<Bits<24>>,
@@ -280,15 +290,27 @@ pub struct RetransmitEngine {
     c_reorder: Signal<Local, Bits<16>>,
     c_lin: Signal<Local, Bits<5>>,
     c_exp: Signal<Local, Bits<5>>,
-    // Backoff unit: bo_k timeouts so far -> bo_val.
-    bo_k: Signal<Local, Bits<5>>,
+    // Backoff shift amounts: of the slot's retry count, of a new packet,
+    // of the new una's retry count.
     bo_shift: Signal<Local, Bits<5>>,
     bo_shift_new: Signal<Local, Bits<5>>,
     bo_shift_una: Signal<Local, Bits<5>>,
     bm_beyond: Signal<Local, Bits<64>>,
     ones64: Signal<Local, Bits<64>>,
-    bo_wide: Signal<Local, Bits<64>>,
-    bo_val: Signal<Local, Bits<32>>,
+    // The resend the current state asks for on slot `p`: with an EV mark
+    // or not, and whether it consumes a retry (a timeout).
+    rs_want: Signal<Local, Bit>,
+    rs_reason: Signal<Local, RtxReason>,
+    rs_mark: Signal<Local, Bit>,
+    rs_mark_reason: Signal<Local, MarkReason>,
+    rs_retry: Signal<Local, Bit>,
+    /// It waits: a register it needs is full.
+    rs_blocked: Signal<Local, Bit>,
+    // The walk over slots `p .. next`: step to `p + 1` this cycle (when
+    // not held), then to `walk_end` past the last slot, else `walk_next`.
+    walk_step: Signal<Local, Bit>,
+    walk_end: Signal<Local, EngineState>,
+    walk_next: Signal<Local, EngineState>,
     // Walk helpers.
     p_next: Signal<Local, Bits<24>>,
     acked_now: Signal<Local, Bit>,
@@ -300,7 +322,6 @@ pub struct RetransmitEngine {
     lost_reorder: Signal<Local, Bit>,
     lost_stall: Signal<Local, Bit>,
     dl_p: Signal<Local, Bits<32>>,
-    out_free: Signal<Local, Bit>,
     // SACK validation.
     bad_cum: Signal<Local, Bit>,
     bad_bits: Signal<Local, Bit>,
@@ -337,8 +358,6 @@ impl Logic for RetransmitEngine {
             self,
             clock,
             st,
-            bok,
-            bo_r,
             nb_off_r,
             acked_r,
             lost_stall_r,
@@ -348,8 +367,6 @@ impl Logic for RetransmitEngine {
             due_r,
             spent_r,
             dlp_r,
-            scan_qp,
-            qp_last_n,
             is_timer,
             qs,
             tail,
@@ -372,16 +389,6 @@ impl Logic for RetransmitEngine {
             have_rem,
             min_rem,
             clr,
-            o_rtx_v,
-            o_rtx_qp,
-            o_rtx_psn,
-            o_rtx_ev,
-            o_rtx_len,
-            o_rtx_reason,
-            o_mark_v,
-            o_mark_qp,
-            o_mark_ev,
-            o_mark_reason,
             o_ack_v,
             o_ack_qp,
             o_ack_una,
@@ -405,14 +412,11 @@ impl Logic for RetransmitEngine {
         self.cfg_ram.write_clock.next = self.clock.val();
         self.tail_ram.read_clock.next = self.clock.val();
         self.tail_ram.write_clock.next = self.clock.val();
+        self.resend.clock.next = self.clock.val();
+        self.backoff.clock.next = self.clock.val();
+        self.scanner.clock.next = self.clock.val();
 
         // Output handshakes: a register is freed when taken.
-        if self.o_rtx_v.q.val() & self.rtx_ready.val() {
-            self.o_rtx_v.d.next = false;
-        }
-        if self.o_mark_v.q.val() & self.mark_ready.val() {
-            self.o_mark_v.d.next = false;
-        }
         if self.o_ack_v.q.val() & self.ack_ready.val() {
             self.o_ack_v.d.next = false;
         }
@@ -425,16 +429,14 @@ impl Logic for RetransmitEngine {
         self.o_cnt_unsent.d.next = false;
         self.o_cnt_drop.d.next = false;
         self.o_cnt_stale.d.next = false;
-        // A lost packet needs both the retransmit and the mark register.
-        self.out_free.next = !self.o_rtx_v.q.val() & !self.o_mark_v.q.val();
 
         // Config: per-QP rows to the config RAM, the global row to a register.
         self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val()).into();
         self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
-        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
-            self.qp_last_n.d.next = !bit_cast::<8, 256>(self.cfg_data.val());
-        }
+        self.scanner.restart.next = self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0);
+        self.scanner.last_qp.next = bit_cast::<8, 256>(self.cfg_data.val());
+        self.scanner.advance.next = false;
         self.cfg_ram.read_address.next = self.qp.q.val();
         self.c_rto.next = self.cfg_ram.read_data.val().rto;
         self.c_allow.next = self.cfg_ram.read_data.val().allowance;
@@ -442,14 +444,14 @@ impl Logic for RetransmitEngine {
         self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().retry_linear);
         self.c_exp.next = self.cfg_ram.read_data.val().retry_exp;
         self.c_age.next = self.cfg_ram.read_data.val().stall_age;
-        // Tail RAM: read with the QP state, written at STORE.
+        // Tail RAM: read with the QP state, written in `Store`.
         self.tail_ram.read_address.next = self.qp.q.val();
         self.tail_ram.write_address.next = self.qp.q.val();
         self.tail_ram.write_data.next = self.tail.q.val();
         self.tail_ram.write_enable.next = false;
 
         // Slot RAM: default read address {qp, p}; fields as read; write
-        // data packed from w_* (default: unchanged).
+        // data from `slot_wr` (default: unchanged).
         self.slot_ram.read_address.next =
             (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
         self.slot_ram.write_address.next =
@@ -480,25 +482,23 @@ impl Logic for RetransmitEngine {
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
         // 2^min(k - linear + 1, 10); saturated at 2^31 - 1 ns (the serial
         // time comparisons need deadlines within half the 32-bit range).
-        // SENT classification (in LOAD).
+        // SENT classification (in `Load`).
         self.in_flight_n.next = self.qs_ram.read_data.val().next_psn - self.qs_ram.read_data.val().una;
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().next_psn) & (self.in_flight_n.val() < 256);
         self.is_resend.next = (self.psn.q.val() - self.qs_ram.read_data.val().una) < self.in_flight_n.val();
-        // Backoff in three steps, each in a cycle of its own: the shift
-        // amount of a retry count k is registered (`bok`; k is the slot's
-        // timeouts in the RTO walk and on a resend, 0 for a new packet,
-        // the new una's after a SACK), the shifted and saturated RTO is
-        // registered (`bo_r`, every cycle), and only then added to a send
-        // time. So the RAM output, the selection, the comparisons with
-        // retry_linear, the barrel shift with its saturation and the
-        // deadline add and compare are never in one path.
-        self.bo_k.next = self.slot.val().retries;
-        if self.bo_k.val() < self.c_lin.val() {
+        // The backoff unit's shift amount of a retry count k (k is the
+        // slot's timeouts in the RTO walk and on a resend, 0 for a new
+        // packet, the new una's after a SACK), loaded in the states that
+        // use it: the unit registers it and its value, so the RAM output,
+        // the selection, the comparisons with retry_linear, the barrel
+        // shift with its saturation and the deadline add and compare are
+        // never in one path.
+        if self.slot.val().retries < self.c_lin.val() {
             self.bo_shift.next = 0.into();
-        } else if (self.bo_k.val() - self.c_lin.val()) >= 9 {
+        } else if (self.slot.val().retries - self.c_lin.val()) >= 9 {
             self.bo_shift.next = 10.into();
         } else {
-            self.bo_shift.next = self.bo_k.val() - self.c_lin.val() + 1;
+            self.bo_shift.next = self.slot.val().retries - self.c_lin.val() + 1;
         }
         // The same for the new una's retry count after a SACK.
         if self.una_ret.q.val() < self.c_lin.val() {
@@ -515,13 +515,9 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift_new.next = 0.into();
         }
-        self.bo_wide.next = bit_cast::<64, 32>(self.c_rto.val()) << bit_cast::<64, 5>(self.bok.q.val());
-        if self.bo_wide.val().get_bits::<33>(31).any() {
-            self.bo_val.next = 0x7FFF_FFFF.into();
-        } else {
-            self.bo_val.next = self.bo_wide.val().get_bits::<32>(0);
-        }
-        self.bo_r.d.next = self.bo_val.val();
+        self.backoff.rto.next = self.c_rto.val();
+        self.backoff.load.next = false;
+        self.backoff.shift.next = self.bo_shift.val();
 
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
@@ -562,19 +558,19 @@ impl Logic for RetransmitEngine {
         self.stall_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
         self.lost_stall.next = self.qs.q.val().hw_valid & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
         self.lost_stall_r.d.next = self.lost_stall.val();
-        self.dl_p.next = self.slot.val().time + self.bo_r.q.val();
+        self.dl_p.next = self.slot.val().time + self.backoff.value.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
         self.due.next = !self.due_d.val().get_bit(31);
         self.retry_spent.next =
             (self.c_exp.val() != 25) & (self.slot.val().retries >= self.c_lin.val() + self.c_exp.val());
 
-        // SACK validation (in LOAD; una/nxt come from the qs RAM there).
-        // `next - base` is registered in LOAD (`nb_off_r`); the checks run
-        // in the state after it (22), from `nxt` as loaded.
+        // SACK validation (in `Load`; una/next come from the qs RAM there).
+        // `next - base` is registered in `Load` (`nb_off_r`); the checks run
+        // in `SackValidate`, from `next_psn` as loaded.
         self.nb_off.next = self.qs_ram.read_data.val().next_psn - self.base.q.val();
         self.cum_d.next = self.psn.q.val() + 1 - self.qs.q.val().next_psn;
-        // cum + 1 != nxt tested on the 24-bit difference: an inline
-        // `psn + 1 != nxt` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
+        // cum + 1 != next tested on the 24-bit difference: an inline
+        // `psn + 1 != next` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
         // not 0 there).
         self.bad_cum.next = !self.cum_d.val().get_bit(23) & self.cum_d.val().any();
         // Bits at or beyond next: a mask of the bitmap positions i >=
@@ -589,7 +585,7 @@ impl Logic for RetransmitEngine {
         } else {
             self.bad_bits.next = false;
         }
-        // NACK classification (in LOAD).
+        // NACK classification (in `Load`).
         self.nu_d.next = self.psn.q.val() - self.qs_ram.read_data.val().next_psn;
         self.nack_unsent.next = !self.nu_d.val().get_bit(23);
         self.ns_d.next = self.psn.q.val() - self.qs_ram.read_data.val().una;
@@ -599,8 +595,85 @@ impl Logic for RetransmitEngine {
             | self.slot.val().oow
             | (self.slot.val().time != self.t_op.q.val());
 
+        // Resends: the rules of the states that resend the slot on the RAM
+        // output (`p`), and the one way a resend is queued. A resend
+        // waits while the registers it needs are full (a lost packet needs
+        // the retransmit and the mark register), and so does the walk.
+        self.rs_want.next = false;
+        self.rs_reason.next = RtxReason::Loss;
+        self.rs_mark.next = false;
+        self.rs_mark_reason.next = MarkReason::Loss;
+        self.rs_retry.next = false;
+        match self.st.q.val() {
+            EngineState::LossDecide => {
+                if self.live.val() & self.slot.val().oow {
+                    // Out of window: resent once una has advanced.
+                    self.rs_want.next = self.una_new.q.val() != self.qs.q.val().una;
+                    self.rs_reason.next = RtxReason::OutOfWindow;
+                } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
+                    self.rs_want.next = true;
+                    self.rs_mark.next = true;
+                    if !self.lost_reorder_r.q.val() {
+                        self.rs_mark_reason.next = MarkReason::Stall;
+                    }
+                }
+            }
+            EngineState::RtoDecide => {
+                if self.live.val() & self.slot.val().oow {
+                    // Out of window: resent on the RTO, no retry consumed.
+                    self.rs_want.next = true;
+                    self.rs_reason.next = RtxReason::OutOfWindow;
+                } else if self.live.val() & self.due_r.q.val() & !self.spent_r.q.val() {
+                    self.rs_want.next = true;
+                    self.rs_reason.next = RtxReason::Timeout;
+                    self.rs_mark.next = true;
+                    self.rs_mark_reason.next = MarkReason::Timeout;
+                    self.rs_retry.next = true;
+                }
+            }
+            EngineState::TrimResend => {
+                self.rs_want.next = true;
+                self.rs_reason.next = RtxReason::Trim;
+            }
+            EngineState::TailWalk => {
+                // Sent at or before the tail line: lost, its EV stalled.
+                if self.live.val() & !self.slot.val().oow & self.lost_tail.val() {
+                    self.rs_want.next = true;
+                    self.rs_mark.next = true;
+                    self.rs_mark_reason.next = MarkReason::Stall;
+                }
+            }
+            _ => {}
+        }
+        self.rs_blocked.next =
+            self.rs_want.val() & (self.resend.rtx_full.val() | (self.rs_mark.val() & self.resend.mark_full.val()));
+        self.resend.push.next = self.rs_want.val() & !self.rs_blocked.val();
+        self.resend.request.next.qp = self.qp.q.val();
+        self.resend.request.next.psn = self.p.q.val();
+        self.resend.request.next.ev = self.slot.val().ev;
+        self.resend.request.next.len = self.slot.val().len;
+        self.resend.request.next.reason = self.rs_reason.val();
+        self.resend.with_mark.next = self.rs_mark.val();
+        self.resend.mark_reason.next = self.rs_mark_reason.val();
+        self.resend.rtx_ready.next = self.rtx_ready.val();
+        self.resend.mark_ready.next = self.mark_ready.val();
+        if self.rs_want.val() & !self.rs_blocked.val() {
+            // Queued: the slot is not live until it is sent again (which
+            // also ends an out-of-window wait).
+            self.slot_wr.next.queued = true;
+            self.slot_wr.next.oow = false;
+            if self.rs_retry.val() {
+                self.slot_wr.next.retries = self.slot.val().retries + 1;
+                self.fired.d.next = true;
+            }
+            self.slot_ram.write_enable.next = true;
+        }
+
         self.op_ready.next = false;
-        self.go.next = true;
+        self.go.next = !self.rs_blocked.val();
+        self.walk_step.next = false;
+        self.walk_end.next = EngineState::Store;
+        self.walk_next.next = EngineState::Store;
         match self.st.q.val() {
             EngineState::Idle => {
                 // IDLE: take a record, else let the scanner visit a QP.
@@ -626,21 +699,17 @@ impl Logic for RetransmitEngine {
                     self.ev_ram.read_address.next =
                         (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
                 } else {
-                    self.qp.d.next = self.scan_qp.q.val();
+                    self.qp.d.next = self.scanner.qp.val();
                     self.is_timer.d.next = true;
-                    self.qs_ram.read_address.next = self.scan_qp.q.val();
-                    self.tail_ram.read_address.next = self.scan_qp.q.val();
-                    self.cfg_ram.read_address.next = self.scan_qp.q.val();
-                    if self.scan_qp.q.val() == !self.qp_last_n.q.val() {
-                        self.scan_qp.d.next = 0.into();
-                    } else {
-                        self.scan_qp.d.next = self.scan_qp.q.val() + 1;
-                    }
+                    self.scanner.advance.next = true;
+                    self.qs_ram.read_address.next = self.scanner.qp.val();
+                    self.tail_ram.read_address.next = self.scanner.qp.val();
+                    self.cfg_ram.read_address.next = self.scanner.qp.val();
                 }
                 self.st.d.next = EngineState::Load;
             }
             EngineState::Load => {
-                // LOAD: the QP's state is on the qs RAM output.
+                // `Load`: the QP's state is on the qs RAM output.
                 self.qs.d.next = self.qs_ram.read_data.val();
                 self.tail.d.next = self.tail_ram.read_data.val();
                 self.found.d.next = false;
@@ -664,11 +733,11 @@ impl Logic for RetransmitEngine {
                         & self.tail_ram.read_data.val().armed
                         & !self.tail_due_d.val().get_bit(31)
                     {
-                        // Tail check due (state 17).
+                        // Tail check due.
                         self.st.d.next = EngineState::TailCheck;
                     }
                 } else if self.kind.q.val() == 0 {
-                    // INIT: clear the QP's 128 EV entries (state 10).
+                    // INIT: clear the QP's 128 EV entries.
                     self.qs.d.next.una = self.psn.q.val();
                     self.qs.d.next.next_psn = self.psn.q.val();
                     self.qs.d.next.hw_valid = false;
@@ -708,13 +777,15 @@ impl Logic for RetransmitEngine {
                                 self.tail.d.next.armed = true;
                                 self.tail.d.next.deadline = self.t_op.q.val() + self.c_age.val();
                             }
-                            // The deadline in state 20, from the registered
+                            // The deadline in `ArmDeadline`, from the registered
                             // retry count.
                             self.qs.d.next.armed = true;
                             if self.is_new.val() {
-                                self.bok.d.next = self.bo_shift_new.val();
+                                self.backoff.load.next = true;
+                                self.backoff.shift.next = self.bo_shift_new.val();
                             } else {
-                                self.bok.d.next = self.bo_shift.val();
+                                self.backoff.load.next = true;
+                                self.backoff.shift.next = self.bo_shift.val();
                             }
                             self.st.d.next = EngineState::ArmBackoff;
                         } else {
@@ -780,14 +851,9 @@ impl Logic for RetransmitEngine {
                     self.una_time.d.next = self.slot.val().time;
                     self.una_ret.d.next = self.slot.val().retries;
                 }
-                self.p.d.next = self.p_next.val();
-                self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                if self.p_next.val() == self.qs.q.val().next_psn {
-                    self.st.d.next = EngineState::AckDone;
-                } else {
-                    self.st.d.next = EngineState::AckEvRead;
-                }
+                self.walk_step.next = true;
+                self.walk_end.next = EngineState::AckDone;
+                self.walk_next.next = EngineState::AckEvRead;
             }
             EngineState::AckDone => {
                 // End of the acknowledgement pass: start the loss pass at
@@ -798,7 +864,8 @@ impl Logic for RetransmitEngine {
                 } else {
                     self.p.d.next = self.una_new.q.val();
                 }
-                self.bok.d.next = self.bo_shift_una.val();
+                self.backoff.load.next = true;
+                self.backoff.shift.next = self.bo_shift_una.val();
                 self.st.d.next = EngineState::LossRead;
             }
             EngineState::LossRead => {
@@ -822,55 +889,11 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::LossDecide;
             }
             EngineState::LossDecide => {
-                // L3: loss decision for slot p (holds while an output is busy).
-                if self.live.val() & self.slot.val().oow {
-                    if self.una_new.q.val() != self.qs.q.val().una {
-                        if self.o_rtx_v.q.val() {
-                            self.go.next = false;
-                        } else {
-                            self.slot_wr.next.queued = true;
-                            self.slot_wr.next.oow = false;
-                            self.slot_ram.write_enable.next = true;
-                            self.o_rtx_v.d.next = true;
-                            self.o_rtx_qp.d.next = self.qp.q.val();
-                            self.o_rtx_psn.d.next = self.p.q.val();
-                            self.o_rtx_ev.d.next = self.slot.val().ev;
-                            self.o_rtx_len.d.next = self.slot.val().len;
-                            self.o_rtx_reason.d.next = 3.into();
-                        }
-                    }
-                } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
-                    if !self.out_free.val() {
-                        self.go.next = false;
-                    } else {
-                        self.slot_wr.next.queued = true;
-                        self.slot_ram.write_enable.next = true;
-                        self.o_rtx_v.d.next = true;
-                        self.o_rtx_qp.d.next = self.qp.q.val();
-                        self.o_rtx_psn.d.next = self.p.q.val();
-                        self.o_rtx_ev.d.next = self.slot.val().ev;
-                        self.o_rtx_len.d.next = self.slot.val().len;
-                        self.o_rtx_reason.d.next = 0.into();
-                        self.o_mark_v.d.next = true;
-                        self.o_mark_qp.d.next = self.qp.q.val();
-                        self.o_mark_ev.d.next = self.slot.val().ev;
-                        if self.lost_reorder_r.q.val() {
-                            self.o_mark_reason.d.next = 0.into();
-                        } else {
-                            self.o_mark_reason.d.next = 1.into();
-                        }
-                    }
-                }
-                if self.go.val() {
-                    self.p.d.next = self.p_next.val();
-                    self.slot_ram.read_address.next =
-                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                    if self.p_next.val() == self.qs.q.val().next_psn {
-                        self.st.d.next = EngineState::SackDone;
-                    } else {
-                        self.st.d.next = EngineState::LossEvRead;
-                    }
-                }
+                // L3: loss decision for slot p (the resend rules above; holds
+                // while a resend waits).
+                self.walk_step.next = true;
+                self.walk_end.next = EngineState::SackDone;
+                self.walk_next.next = EngineState::LossEvRead;
             }
             EngineState::SackDone => {
                 // SACK done: una advance (re-arm the RTO and the tail check from
@@ -894,7 +917,7 @@ impl Logic for RetransmitEngine {
                     } else {
                         if self.una_new.q.val() != self.qs.q.val().una {
                             self.qs.d.next.armed = true;
-                            self.qs.d.next.deadline = self.una_time.q.val() + self.bo_r.q.val();
+                            self.qs.d.next.deadline = self.una_time.q.val() + self.backoff.value.val();
                         }
                         if self.c_age.val().any()
                             & ((self.una_new.q.val() != self.qs.q.val().una) | !self.tail.q.val().armed)
@@ -917,12 +940,13 @@ impl Logic for RetransmitEngine {
             EngineState::RtoRetry => {
                 // R2a: slot p on the RAM output; register its retry count and
                 // whether its budget is spent.
-                self.bok.d.next = self.bo_shift.val();
+                self.backoff.load.next = true;
+                self.backoff.shift.next = self.bo_shift.val();
                 self.spent_r.d.next = self.retry_spent.val();
                 self.st.d.next = EngineState::RtoBackoff;
             }
             EngineState::RtoBackoff => {
-                // R2b: the backoff of `bok` is being registered (`bo_r`).
+                // R2b: the backoff unit registers the slot's backoff.
                 self.st.d.next = EngineState::RtoDue;
             }
             EngineState::RtoDue => {
@@ -933,70 +957,31 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::RtoDecide;
             }
             EngineState::RtoDecide => {
-                // R2d: timeout decision for slot p.
-                if self.live.val() & self.slot.val().oow {
-                    // Out-of-window resend on the RTO, no retry consumed.
-                    if self.o_rtx_v.q.val() {
-                        self.go.next = false;
-                    } else {
-                        self.slot_wr.next.queued = true;
-                        self.slot_wr.next.oow = false;
-                        self.slot_ram.write_enable.next = true;
-                        self.o_rtx_v.d.next = true;
-                        self.o_rtx_qp.d.next = self.qp.q.val();
-                        self.o_rtx_psn.d.next = self.p.q.val();
-                        self.o_rtx_ev.d.next = self.slot.val().ev;
-                        self.o_rtx_len.d.next = self.slot.val().len;
-                        self.o_rtx_reason.d.next = 3.into();
+                // R2d: timeout decision for slot p (the resend rules above):
+                // a spent budget puts the QP in error, a slot not due yet
+                // gives the earliest remaining deadline.
+                if self.live.val() & !self.slot.val().oow & self.due_r.q.val() & self.spent_r.q.val() {
+                    // Budget spent: QP to error, report the PSN.
+                    self.go.next = false;
+                    if !self.o_err_v.q.val() {
+                        self.o_err_v.d.next = true;
+                        self.o_err_qp.d.next = self.qp.q.val();
+                        self.o_err_psn.d.next = self.p.q.val();
+                        self.qs.d.next.error = true;
+                        self.tail.d.next.armed = false;
+                        self.qs.d.next.armed = false;
+                        self.st.d.next = EngineState::Store;
                     }
-                } else if self.live.val() & self.due_r.q.val() {
-                    if self.spent_r.q.val() {
-                        // Budget spent: QP to error, report the PSN.
-                        self.go.next = false;
-                        if !self.o_err_v.q.val() {
-                            self.o_err_v.d.next = true;
-                            self.o_err_qp.d.next = self.qp.q.val();
-                            self.o_err_psn.d.next = self.p.q.val();
-                            self.qs.d.next.error = true;
-                            self.tail.d.next.armed = false;
-                            self.qs.d.next.armed = false;
-                            self.st.d.next = EngineState::Store;
-                        }
-                    } else if !self.out_free.val() {
-                        self.go.next = false;
-                    } else {
-                        self.slot_wr.next.queued = true;
-                        self.slot_wr.next.retries = self.slot.val().retries + 1;
-                        self.slot_ram.write_enable.next = true;
-                        self.fired.d.next = true;
-                        self.o_rtx_v.d.next = true;
-                        self.o_rtx_qp.d.next = self.qp.q.val();
-                        self.o_rtx_psn.d.next = self.p.q.val();
-                        self.o_rtx_ev.d.next = self.slot.val().ev;
-                        self.o_rtx_len.d.next = self.slot.val().len;
-                        self.o_rtx_reason.d.next = 2.into();
-                        self.o_mark_v.d.next = true;
-                        self.o_mark_qp.d.next = self.qp.q.val();
-                        self.o_mark_ev.d.next = self.slot.val().ev;
-                        self.o_mark_reason.d.next = 2.into();
-                    }
-                } else if self.live.val() {
+                } else if self.live.val() & !self.slot.val().oow & !self.due_r.q.val() {
                     // Not due: the earliest remaining deadline re-arms.
                     if !self.have_rem.q.val() | (self.rem_d.val() < self.min_rem.q.val()) {
                         self.min_rem.d.next = self.rem_d.val();
                     }
                     self.have_rem.d.next = true;
                 }
-                if self.go.val() {
-                    self.p.d.next = self.p_next.val();
-                    self.slot_ram.read_address.next =
-                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                    if self.p_next.val() == self.qs.q.val().next_psn {
-                        self.st.d.next = EngineState::RtoDone;
-                    } else {
-                        self.st.d.next = EngineState::RtoRetry;
-                    }
-                }
+                self.walk_step.next = true;
+                self.walk_end.next = EngineState::RtoDone;
+                self.walk_next.next = EngineState::RtoRetry;
             }
             EngineState::RtoDone => {
                 // RTO walk done: report one firing, re-arm, store.
@@ -1015,16 +1000,9 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::TrimResend => {
-                // Trim NACK: resend at once (no EV mark).
-                if !self.o_rtx_v.q.val() {
-                    self.slot_wr.next.queued = true;
-                    self.slot_ram.write_enable.next = true;
-                    self.o_rtx_v.d.next = true;
-                    self.o_rtx_qp.d.next = self.qp.q.val();
-                    self.o_rtx_psn.d.next = self.p.q.val();
-                    self.o_rtx_ev.d.next = self.slot.val().ev;
-                    self.o_rtx_len.d.next = self.slot.val().len;
-                    self.o_rtx_reason.d.next = 1.into();
+                // Trim NACK: resend at once (no EV mark), once the retransmit
+                // register is free.
+                if self.go.val() {
                     self.st.d.next = EngineState::Idle;
                 }
             }
@@ -1058,45 +1036,22 @@ impl Logic for RetransmitEngine {
             }
             EngineState::TailWalk => {
                 // T2: every live slot sent at or before now - stall_age is lost
-                // (its EV stalled), one PSN per cycle.
-                if self.live.val() & !self.slot.val().oow & self.lost_tail.val() {
-                    if !self.out_free.val() {
-                        self.go.next = false;
-                    } else {
-                        self.slot_wr.next.queued = true;
-                        self.slot_ram.write_enable.next = true;
-                        self.o_rtx_v.d.next = true;
-                        self.o_rtx_qp.d.next = self.qp.q.val();
-                        self.o_rtx_psn.d.next = self.p.q.val();
-                        self.o_rtx_ev.d.next = self.slot.val().ev;
-                        self.o_rtx_len.d.next = self.slot.val().len;
-                        self.o_rtx_reason.d.next = 0.into();
-                        self.o_mark_v.d.next = true;
-                        self.o_mark_qp.d.next = self.qp.q.val();
-                        self.o_mark_ev.d.next = self.slot.val().ev;
-                        self.o_mark_reason.d.next = 1.into();
-                    }
-                }
-                if self.go.val() {
-                    self.p.d.next = self.p_next.val();
-                    self.slot_ram.read_address.next =
-                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
-                    if self.p_next.val() == self.qs.q.val().next_psn {
-                        self.st.d.next = EngineState::Store;
-                    }
-                }
+                // (its EV stalled; the resend rules above), one PSN per cycle.
+                self.walk_step.next = true;
+                self.walk_end.next = EngineState::Store;
+                self.walk_next.next = EngineState::TailWalk;
             }
             EngineState::ArmBackoff => {
-                // Arm the RTO of a send that found it idle: the backoff of
-                // `bok` is being registered (`bo_r`).
+                // Arm the RTO of a send that found it idle: the backoff
+                // unit registers the send's backoff.
                 self.st.d.next = EngineState::ArmDeadline;
             }
             EngineState::ArmDeadline => {
-                self.qs.d.next.deadline = self.t_op.q.val() + self.bo_r.q.val();
+                self.qs.d.next.deadline = self.t_op.q.val() + self.backoff.value.val();
                 self.st.d.next = EngineState::Store;
             }
             EngineState::SackValidate => {
-                // SACK validation (V), from `next - base` registered in LOAD.
+                // SACK validation, from `next - base` registered in `Load`.
                 if self.bad_cum.val() | self.bad_bits.val() {
                     self.o_cnt_unsent.d.next = true;
                     self.st.d.next = EngineState::Idle;
@@ -1118,29 +1073,35 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::Store => {
-                // STORE the QP's state.
+                // Store the QP's state.
                 self.qs_ram.write_enable.next = true;
                 self.tail_ram.write_enable.next = true;
                 self.st.d.next = EngineState::Idle;
             }
         }
-        // A new scanner range restarts the sweep at QP 0 (after the state
-        // machine, whose idle state also moves the scanner).
-        if self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0) {
-            self.scan_qp.d.next = 0.into();
+        // The walk: the next slot is read, and the walk ends past the last.
+        if self.walk_step.val() & self.go.val() {
+            self.p.d.next = self.p_next.val();
+            self.slot_ram.read_address.next =
+                (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p_next.val() & 255);
+            if self.p_next.val() == self.qs.q.val().next_psn {
+                self.st.d.next = self.walk_end.val();
+            } else {
+                self.st.d.next = self.walk_next.val();
+            }
         }
         self.slot_ram.write_data.next = self.slot_wr.val();
         self.ev_ram.write_data.next = self.ev_entry_wr.val();
-        self.rtx_valid.next = self.o_rtx_v.q.val();
-        self.rtx_qp.next = self.o_rtx_qp.q.val();
-        self.rtx_psn.next = self.o_rtx_psn.q.val();
-        self.rtx_ev.next = self.o_rtx_ev.q.val();
-        self.rtx_len.next = self.o_rtx_len.q.val();
-        self.rtx_reason.next = self.o_rtx_reason.q.val();
-        self.mark_valid.next = self.o_mark_v.q.val();
-        self.mark_qp.next = self.o_mark_qp.q.val();
-        self.mark_ev.next = self.o_mark_ev.q.val();
-        self.mark_reason.next = self.o_mark_reason.q.val();
+        self.rtx_valid.next = self.resend.rtx_valid.val();
+        self.rtx_qp.next = self.resend.rtx.val().qp;
+        self.rtx_psn.next = self.resend.rtx.val().psn;
+        self.rtx_ev.next = self.resend.rtx.val().ev;
+        self.rtx_len.next = self.resend.rtx.val().len;
+        self.rtx_reason.next = self.resend.rtx.val().reason.into();
+        self.mark_valid.next = self.resend.mark_valid.val();
+        self.mark_qp.next = self.resend.mark.val().qp;
+        self.mark_ev.next = self.resend.mark.val().ev;
+        self.mark_reason.next = self.resend.mark.val().reason.into();
         self.ack_valid.next = self.o_ack_v.q.val();
         self.ack_qp.next = self.o_ack_qp.q.val();
         self.ack_una.next = self.o_ack_una.q.val();
