@@ -59,17 +59,28 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Traffic that is not RoCEv2 at all (not IP, not UDP, or another UDP
+    /// port): a capture from a NIC port holds some, and it is no parse
+    /// failure.
+    pub fn not_rocev2(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Error(WireError::BadEtherType(_) | WireError::NotUdp(_) | WireError::WrongUdpPort(_))
+        )
+    }
     /// The summary bucket.
     pub fn name(&self) -> String {
         match self {
             Verdict::Mrc10(_) => "mrc1.0".into(),
             Verdict::Legacy(_) => "legacy".into(),
+            Verdict::Error(e) if self.not_rocev2() => format!("other:{:?}", e.kind()),
             Verdict::Error(e) => format!("error:{:?}", e.kind()),
             Verdict::Pcap(_) => "error:pcap".into(),
         }
     }
+    /// Not a failure: parsed, or not RoCEv2.
     pub fn parsed(&self) -> bool {
-        matches!(self, Verdict::Mrc10(_) | Verdict::Legacy(_))
+        matches!(self, Verdict::Mrc10(_) | Verdict::Legacy(_)) || self.not_rocev2()
     }
 }
 
@@ -143,6 +154,7 @@ pub fn text_line(index: u64, ts_ns: u64, len: u32, v: &Verdict) -> String {
                 p.payload.len()
             )
         }
+        Verdict::Error(e) if v.not_rocev2() => format!("{head} other (not RoCEv2) {:?}: {e}", e.kind()),
         Verdict::Error(e) => format!("{head} error {:?}: {e}", e.kind()),
         Verdict::Pcap(e) => format!("{head} error pcap: {e}"),
     }
@@ -283,6 +295,9 @@ mod tests {
         let n = bad.len();
         bad[n - 6] ^= 1;
         put(&bad);
+        let mut arp = f.clone();
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        put(&arp);
         let mut w = w.into_inner();
         w.extend_from_slice(&[0; 7]); // a record header cut short
         w
@@ -293,7 +308,7 @@ mod tests {
         let cap = capture();
         let recs = decode(&cap, &Profile::DEFAULT).unwrap();
         let kinds = catalog::every_kind().len();
-        assert_eq!(recs.len(), kinds + 3);
+        assert_eq!(recs.len(), kinds + 4);
         for (i, (_, v)) in recs[..kinds].iter().enumerate() {
             let Verdict::Mrc10(b) = v else {
                 panic!("record {i}: {v:?}")
@@ -302,8 +317,11 @@ mod tests {
         }
         assert!(matches!(recs[kinds].1, Verdict::Legacy(_)));
         assert_eq!(recs[kinds + 1].1.name(), "error:BadIcrc");
+        assert_eq!(recs[kinds + 2].1.name(), "other:BadEtherType");
+        assert!(recs[kinds + 2].1.parsed(), "not RoCEv2 is no failure");
+        assert!(!recs[kinds + 1].1.parsed());
         assert!(matches!(
-            recs[kinds + 2].1,
+            recs[kinds + 3].1,
             Verdict::Pcap(PcapError::TruncatedRecordHeader { .. })
         ));
         let line = text_line(recs[0].0.index, recs[0].0.ts_ns, recs[0].0.orig_len, &recs[0].1);
