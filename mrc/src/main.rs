@@ -1,6 +1,7 @@
 //! `mrc`: the project's one command-line front end.
 
 mod cosim;
+mod decode;
 mod perf;
 mod rtl;
 mod sim;
@@ -42,6 +43,15 @@ enum Command {
     /// API on the co-simulated RTL (the verilated core, DMA served from the
     /// driver's buffers); simulated Gb/s, message rate, latency percentiles.
     Perf(perf::PerfArgs),
+    /// Run the project's parsers over every packet of a pcap and print each
+    /// packet's verdict (MRC 1.0, the legacy profile, or the typed error),
+    /// one line per packet, then a summary with counts per verdict.
+    #[command(after_help = "Verdicts: mrc1.0, legacy (the profile the model and RTL speak), \
+                            error:KIND (a RoCEv2 packet our parsers reject), other:KIND (not RoCEv2: \
+                            not IP, not UDP, or another UDP port).\n\
+                            Exit status: 0 every RoCEv2 packet parsed; 1 some failed to parse (or the \
+                            file ends inside a record); 2 bad usage or unreadable file.")]
+    Decode(decode::DecodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +78,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc perf: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Decode(args) => match decode::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc decode: {e}");
                 ExitCode::from(2)
             }
         },

@@ -5,6 +5,9 @@
 //!     >= 20 M packets/s on one core, i.e. <= 50 ns for emit + parse.
 //! (b) `frame/*`: whole-frame emit and parse including the payload copy (on
 //!     emit) and the ICRC over the 4 KiB payload.
+//! (c) `mrc10_headers/*`: (a) for MRC 1.0: a 4 KiB-payload WRITE_MIDDLE with
+//!     METH, TSETH and RETH over IPv4, and a SACK (SETH + CC_STATE); same
+//!     target.
 //!
 //! Run: cargo bench -j2 -p proto --bench wire -- --warm-up-time 1 --measurement-time 3
 
@@ -12,6 +15,7 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use proto::wire::mrc10::{self, catalog, Profile};
 use proto::wire::*;
 use proto::Psn;
 
@@ -100,5 +104,50 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn bench_mrc10(c: &mut Criterion) {
+    let profile = Profile::DEFAULT;
+    let encap = Encap::test_v4();
+    let mut data = catalog::write(mrc10::Opcode::WriteMiddle, 77, 4096, true);
+    data.ev &= 0xFFFF;
+    let mut sack = catalog::sack(77, false);
+    sack.ev &= 0xFFFF;
+    let mut g = c.benchmark_group("mrc10_headers");
+    g.throughput(Throughput::Elements(1));
+    for (name, pkt) in [("write", &data), ("sack", &sack)] {
+        let mut frame = Vec::new();
+        mrc10::emit_frame(pkt, &encap, &profile, &mut frame);
+        // Measure the success path only.
+        assert_eq!(&mrc10::parse_frame(&frame, &profile).expect("valid frame").0, pkt);
+        let mut buf = frame.clone();
+        g.bench_function(format!("{name}/emit"), |b| {
+            b.iter(|| black_box(mrc10::emit_headers(black_box(pkt), &encap, &profile, &mut buf)))
+        });
+        g.bench_function(format!("{name}/parse"), |b| {
+            b.iter(|| black_box(mrc10::parse_frame_headers(black_box(&frame), &profile).is_ok()))
+        });
+        let mut parsed = mrc10::ParsedFrame::new();
+        g.bench_function(format!("{name}/parse_into"), |b| {
+            b.iter(|| black_box(mrc10::parse_frame_headers_into(black_box(&frame), &profile, &mut parsed).is_ok()))
+        });
+        g.bench_function(format!("{name}/emit+parse"), |b| {
+            b.iter(|| {
+                let n = mrc10::emit_headers(black_box(pkt), &encap, &profile, &mut buf);
+                black_box(n);
+                black_box(mrc10::parse_frame_headers(black_box(&buf), &profile).is_ok())
+            })
+        });
+        g.bench_function(format!("{name}/emit+parse_into"), |b| {
+            b.iter(|| {
+                let n = mrc10::emit_headers(black_box(pkt), &encap, &profile, &mut buf);
+                black_box(n);
+                black_box(mrc10::parse_frame_headers_into(black_box(&buf), &profile, &mut parsed).is_ok())
+            })
+        });
+        assert!(mrc10::parse_frame_headers_into(&buf, &profile, &mut parsed).is_ok());
+        assert_eq!(parsed.packet.headers, pkt.headers);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_mrc10);
 criterion_main!(benches);

@@ -2,8 +2,9 @@
 //!
 //! * [`wire`]: packet formats as zero-copy typed views over byte slices plus
 //!   owned representations that parse and emit (RoCEv2 encapsulation, BTH,
-//!   RETH, ImmDt, AETH and MRC's own extension headers), the ICRC and a pcap
-//!   writer. `docs/protocol.md` is the prose half of the same spec.
+//!   RETH, ImmDt, AETH and MRC's own extension headers), MRC 1.0 as published
+//!   (`wire::mrc10`), the ICRC and a pcap writer and reader.
+//!   `docs/protocol.md` is the prose half of the same spec.
 //! * [`model`]: the sans-IO golden model of an MRC queue pair and of the
 //!   RoCEv2 RC (go-back-N) baseline behind the same API: packets and `now` in;
 //!   packets, timer deadlines and events out. No clocks, sockets or threads.

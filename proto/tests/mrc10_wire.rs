@@ -583,3 +583,45 @@ proptest! {
         consistent(&f);
     }
 }
+
+/// `validate` refuses every packet that would not parse back to itself.
+#[test]
+fn validate_refuses_what_would_not_round_trip() {
+    use proto::wire::ReprError;
+    let d = Profile::DEFAULT;
+    let mut p = catalog::write(Opcode::WriteOnly, 1, 4, false);
+    p.bth.opcode = Opcode::WriteOnlyImm; // no ImmDt
+    assert_eq!(p.validate(&d), Err(ReprError::HeadersDontFitOpcode { opcode: 0xCB }));
+    let mut p = catalog::write(Opcode::WriteOnly, 1, 4, false);
+    p.bth.timestamp = true; // no TSETH
+    assert_eq!(p.validate(&d), Err(ReprError::HeadersDontFitOpcode { opcode: 0xCA }));
+    let mut p = catalog::ack(1);
+    p.bth.dest_qp = ENDPOINT_QPN;
+    assert!(matches!(p.validate(&d), Err(ReprError::WrongQp { .. })));
+    let mut p = catalog::endpoint(false, EndpointOp::EvProbe);
+    p.bth.dest_qp = 9;
+    assert!(matches!(p.validate(&d), Err(ReprError::WrongQp { .. })));
+    let mut p = catalog::endpoint(false, EndpointOp::EvProbe);
+    if let Headers::Endpoint { eeth, .. } = &mut p.headers {
+        *eeth = None; // an EV probe names its EV
+    }
+    assert!(matches!(p.validate(&d), Err(ReprError::HeadersDontFitOpcode { .. })));
+    let mut p = catalog::probe(1);
+    p.payload = Bytes::from_static(&[1, 2, 3, 4]);
+    assert_eq!(p.validate(&d), Err(ReprError::PayloadNotAllowed { opcode: 0xDE }));
+    let mut p = catalog::sack(1, false);
+    if let Headers::Sack { cc_state, .. } = &mut p.headers {
+        cc_state.cwnd_penalty = 0x80;
+    }
+    assert!(matches!(p.validate(&d), Err(ReprError::FieldTooWide { .. })));
+    let mut p = catalog::ack(1);
+    p.class = TrafficClass::Other(48); // CONTROL's number
+    assert!(matches!(p.validate(&d), Err(ReprError::FieldTooWide { .. })));
+    let mut p = catalog::ack(1);
+    p.ev = 0x1_0000;
+    assert!(p.validate(&d).is_ok());
+    assert!(matches!(
+        p.validate(&other_profile()),
+        Err(ReprError::FieldTooWide { .. })
+    ));
+}

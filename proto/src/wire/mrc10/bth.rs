@@ -168,25 +168,34 @@ impl BthRepr {
     /// Parse: an MRC 1.0 opcode and TVer 0; reserved bits ignored.
     #[inline]
     pub fn parse<T: AsRef<[u8]>>(p: &BthPacket<T>) -> Result<Self, WireError> {
-        p.check_len()?;
-        let raw = p.opcode_raw();
+        // One length check, then the `field` offsets into a fixed array (the
+        // accessors' reads without their per-field bounds checks).
+        let Some(h) = p.bytes().first_chunk::<HEADER_LEN>() else {
+            return Err(WireError::Truncated { layer: Layer::Bth });
+        };
+        let raw = h[field::OPCODE];
         let opcode = Opcode::from_u8(raw).ok_or(WireError::UnknownOpcode(raw))?;
-        if p.tver() != TVER {
-            return Err(WireError::BadTransportVersion(p.tver()));
+        let flags1 = h[field::FLAGS1];
+        if flags1 & TVER_MASK != TVER {
+            return Err(WireError::BadTransportVersion(flags1 & TVER_MASK));
         }
+        let resv8a = h[field::RESV8A];
+        let flags8 = h[field::FLAGS8];
+        let qp = field::DEST_QP;
+        let psn = field::PSN;
         Ok(BthRepr {
             opcode,
-            solicited: p.solicited(),
-            mig_req: p.mig_req(),
-            pad: p.pad(),
-            pkey: p.pkey(),
-            fecn: p.fecn(),
-            becn: p.becn(),
-            dest_qp: p.dest_qp(),
-            ack_req: p.ack_req(),
-            retransmit: p.retransmit(),
-            timestamp: p.timestamp(),
-            psn: p.psn(),
+            solicited: flags1 & SOLICITED != 0,
+            mig_req: flags1 & MIG_REQ != 0,
+            pad: (flags1 >> PAD_SHIFT) & PAD_MASK,
+            pkey: u16::from_be_bytes([h[field::PKEY], h[field::PKEY + 1]]),
+            fecn: resv8a & FECN != 0,
+            becn: resv8a & BECN != 0,
+            dest_qp: u32::from_be_bytes([0, h[qp], h[qp + 1], h[qp + 2]]),
+            ack_req: flags8 & ACK_REQ != 0,
+            retransmit: flags8 & RETRANSMIT != 0,
+            timestamp: flags8 & TIMESTAMP != 0,
+            psn: Psn::new(u32::from_be_bytes([0, h[psn], h[psn + 1], h[psn + 2]])),
         })
     }
     pub const fn buffer_len(&self) -> usize {

@@ -95,8 +95,8 @@ pub use choices::{DscpMap, EvMode, Profile, TrafficClass};
 pub use eeth::{EethPacket, EethRepr, EvFormat};
 pub use erth::{EndpointOp, ErthPacket, ErthRepr};
 pub use frame::{
-    emit_frame, emit_headers, frame_len, is_mrc10_opcode, parse_frame, parse_frame_headers, parse_transport,
-    trim_frame, ParsedFrame,
+    emit_frame, emit_headers, frame_len, is_mrc10_opcode, parse_frame, parse_frame_checked_into, parse_frame_headers,
+    parse_frame_headers_into, parse_transport, trim_frame, ParsedFrame,
 };
 pub use meth::{MethPacket, MethRepr};
 pub use neth::{NackReason, NethPacket, NethRepr};
