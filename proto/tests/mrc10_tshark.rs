@@ -3,7 +3,8 @@
 //! IPv4 and IPv6), written with our pcap writer, read by stock tshark with
 //! the dissector loaded. Every packet must decode as MRC 1.0, every field
 //! with the value we emitted (and no field of another packet kind), with no
-//! malformed packet and no expert error from the dissector. The same
+//! malformed packet and no expert error from the dissector; legacy-profile
+//! frames in the same capture go to the stock RoCE dissector. The same
 //! capture read back through our pcap reader and parser gives the packets.
 //!
 //! tshark is installed by scripts/deps.sh; without it the test says so and
@@ -195,6 +196,25 @@ fn capture() -> Vec<(Mrc10Packet, Encap, Vec<u8>)> {
     v
 }
 
+/// Legacy-profile frames (a data packet and a CNP).
+fn legacy_frames() -> Vec<Vec<u8>> {
+    use proto::wire::{emit_frame, Opcode, RocePacket};
+    let data = RocePacket::write(Opcode::WriteOnly, 0x12, proto::Psn::new(9), vec![7u8; 32]);
+    let mut cnp = RocePacket::write(Opcode::WriteOnly, 0x12, proto::Psn::new(0), Vec::new());
+    cnp.bth.opcode = Opcode::Cnp;
+    cnp.bth.becn = true;
+    cnp.reth = None;
+    [data, cnp]
+        .iter()
+        .map(|p| {
+            p.validate().expect("valid legacy packet");
+            let mut f = Vec::new();
+            emit_frame(p, &Encap::test_v4(), &mut f);
+            f
+        })
+        .collect()
+}
+
 #[test]
 fn tshark_decodes_every_mrc10_packet_kind() {
     let pkts = capture();
@@ -205,12 +225,19 @@ fn tshark_decodes_every_mrc10_packet_kind() {
     for (i, (_, _, f)) in pkts.iter().enumerate() {
         w.write_frame(Instant::from_ns(1_000 * i as u64), f).unwrap();
     }
+    // Legacy-profile frames after them: the stock RoCE dissector must keep
+    // them.
+    let legacy = legacy_frames();
+    for (i, f) in legacy.iter().enumerate() {
+        w.write_frame(Instant::from_ns(1_000 * (pkts.len() + i) as u64), f)
+            .unwrap();
+    }
     let file = w.into_inner();
     std::fs::write(&path, &file).unwrap();
 
     // Our reader and parser give back what was written.
     let back: Vec<_> = PcapReader::new(&file).unwrap().map(Result::unwrap).collect();
-    assert_eq!(back.len(), pkts.len());
+    assert_eq!(back.len(), pkts.len() + legacy.len());
     for (r, (p, e, f)) in back.iter().zip(&pkts) {
         assert_eq!(r.data, &f[..]);
         assert_eq!(mrc10::parse_frame(r.data, &Profile::DEFAULT).unwrap(), (p.clone(), *e));
@@ -242,8 +269,20 @@ fn tshark_decodes_every_mrc10_packet_kind() {
     assert!(out.status.success(), "tshark failed: {stderr}");
     assert!(!stderr.contains("Lua"), "dissector error: {stderr}");
     let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), pkts.len(), "tshark output:\n{text}");
+    let all_lines: Vec<&str> = text.lines().collect();
+    assert_eq!(all_lines.len(), pkts.len() + legacy.len(), "tshark output:\n{text}");
+    let (lines, legacy_lines) = all_lines.split_at(pkts.len());
+    for (i, line) in legacy_lines.iter().enumerate() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert!(
+            cols[0].contains(":infiniband"),
+            "legacy frame {i} not given to RoCE: {line}"
+        );
+        assert!(
+            cols[1..].iter().all(|c| c.is_empty()),
+            "legacy frame {i} has MRC 1.0 fields: {line}"
+        );
+    }
     let mut checked = 0;
     for (i, (line, want)) in lines.iter().zip(&exp).enumerate() {
         let cols: Vec<&str> = line.split('\t').collect();

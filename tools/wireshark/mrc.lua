@@ -9,6 +9,10 @@
 -- the record is silent (grade U) they are the project's choices, kept in
 -- proto/src/wire/mrc10/choices.rs. Keep the two in step.
 --
+-- Packets handed back still list "mrc10" in frame.protocols (Wireshark
+-- records every dissector a packet passed through); select MRC 1.0 traffic
+-- with the filter `mrc10.bth.opcode`, not `mrc10`.
+--
 -- Use:  wireshark -X lua_script:tools/wireshark/mrc.lua capture.pcap
 --       tshark -X lua_script:tools/wireshark/mrc.lua -r capture.pcap -V
 -- or copy the file to ~/.local/lib/wireshark/plugins/.
