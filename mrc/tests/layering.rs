@@ -45,7 +45,10 @@ fn rules() -> BTreeMap<String, Allowed> {
             continue; // header and separator rows
         }
         let name = name.into_iter().next().unwrap();
-        let row = Allowed { normal: crates_in(cells[2]), dev: crates_in(cells[3]) };
+        let row = Allowed {
+            normal: crates_in(cells[2]),
+            dev: crates_in(cells[3]),
+        };
         assert!(rules.insert(name.clone(), row).is_none(), "crate `{name}` has two rows");
     }
     assert!(!rules.is_empty(), "the layering table has no rows");
@@ -61,10 +64,17 @@ fn graph() -> Graph {
         .current_dir(workspace_root())
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let packages = meta["packages"].as_array().unwrap();
-    let members: BTreeSet<String> = packages.iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
+    let members: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
     packages
         .iter()
         .map(|p| {
@@ -73,7 +83,12 @@ fn graph() -> Graph {
                 .unwrap()
                 .iter()
                 .filter(|d| members.contains(d["name"].as_str().unwrap()))
-                .map(|d| (d["name"].as_str().unwrap().to_string(), d["kind"].as_str() == Some("dev")))
+                .map(|d| {
+                    (
+                        d["name"].as_str().unwrap().to_string(),
+                        d["kind"].as_str() == Some("dev"),
+                    )
+                })
                 .collect();
             (p["name"].as_str().unwrap().to_string(), deps)
         })
@@ -87,22 +102,33 @@ fn violations(rules: &BTreeMap<String, Allowed>, graph: &Graph) -> Vec<String> {
     let mut broken = Vec::new();
     for (krate, deps) in graph {
         let Some(allowed) = rules.get(krate) else {
-            broken.push(format!("`{krate}` is a workspace member with no row in the layering table"));
+            broken.push(format!(
+                "`{krate}` is a workspace member with no row in the layering table"
+            ));
             continue;
         };
         for (dep, dev) in deps {
             let ok = allowed.normal.contains(dep) || (*dev && allowed.dev.contains(dep));
             if !ok {
                 let kind = if *dev { "dev-dependency" } else { "dependency" };
-                broken.push(format!("`{krate}` has a {kind} on `{dep}`, which its row does not allow"));
+                broken.push(format!(
+                    "`{krate}` has a {kind} on `{dep}`, which its row does not allow"
+                ));
             }
         }
     }
     for krate in rules.keys().filter(|k| !graph.contains_key(*k)) {
-        broken.push(format!("the layering table has a row for `{krate}`, which is not a workspace member"));
+        broken.push(format!(
+            "the layering table has a row for `{krate}`, which is not a workspace member"
+        ));
     }
     for (krate, allowed) in rules {
-        for dep in allowed.normal.iter().chain(&allowed.dev).filter(|d| !rules.contains_key(*d)) {
+        for dep in allowed
+            .normal
+            .iter()
+            .chain(&allowed.dev)
+            .filter(|d| !rules.contains_key(*d))
+        {
             broken.push(format!("`{krate}` may depend on `{dep}`, which has no row"));
         }
     }
@@ -112,7 +138,11 @@ fn violations(rules: &BTreeMap<String, Allowed>, graph: &Graph) -> Vec<String> {
 #[test]
 fn the_crate_graph_follows_the_layering_rules() {
     let broken = violations(&rules(), &graph());
-    assert!(broken.is_empty(), "docs/architecture.md \"Layering rules\":\n  {}", broken.join("\n  "));
+    assert!(
+        broken.is_empty(),
+        "docs/architecture.md \"Layering rules\":\n  {}",
+        broken.join("\n  ")
+    );
 }
 
 /// The check can fail: the real graph plus one forbidden edge (the driver
