@@ -11,8 +11,8 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use driver::layout::CqStatus;
-use driver::regmap::fault_inject as fi;
+use contract::layout::CqStatus;
+use contract::regmap::fault_inject as fi;
 use driver::{
     Access, CcProfile, CompletionQueue, Context, Device, EvProfile, LocalAddress, OpenOptions, PeerAddress,
     QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,

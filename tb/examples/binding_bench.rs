@@ -31,9 +31,9 @@
 
 use std::time::Instant;
 
+use contract::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
+use contract::regmap;
 use hw::flow::emit_block;
-use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::regmap;
 use hw::rx_parser::RxParser;
 use sim::verilated::{build, default_cache_dir, BuildOptions, Built, Model};
 use tb::axis::{AxisPorts, AxisSource};

@@ -13,8 +13,8 @@
 //! exactly once.
 
 use bytes::Bytes;
-use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::regmap::cfg_table;
+use contract::config::table as cfg_table;
+use contract::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use proto::loopback::{setup, Scenario};
 use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};

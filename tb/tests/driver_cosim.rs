@@ -8,8 +8,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
-use driver::layout::{CqStatus, EvNewState, EvReason};
-use driver::regmap::{self, fault_inject as fi};
+use contract::layout::{CqStatus, EvNewState, EvReason};
+use contract::regmap::{self, fault_inject as fi};
 use driver::*;
 use sim::verilated::BuildOptions;
 use tb::cosim_device::{CosimDevice, CosimOptions};
