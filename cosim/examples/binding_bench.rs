@@ -31,10 +31,10 @@
 
 use std::time::Instant;
 
+use contract::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
+use contract::regmap;
 use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
 use hw::flow::emit_block;
-use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::regmap;
 use hw::rx_parser::RxParser;
 use tb::axis::{AxisPorts, AxisSource};
 use tb::rng::Rng;

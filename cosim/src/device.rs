@@ -363,7 +363,7 @@ impl Device for CosimDevice {
     }
 
     fn bar_len(&self) -> u64 {
-        1 << driver::regmap::ADDR_BITS
+        1 << contract::regmap::ADDR_BITS
     }
 
     fn read32(&self, offset: u64) -> u32 {

@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use contract::regmap;
 use hw::csr::BuildInfo;
 use hw::flow::emit_block;
-use hw::regmap;
 use verilated::{build, default_cache_dir, BuildOptions, Built, Model, VerilatedError};
 
 use tb::axil::{AxilMaster, AxilPorts, AxilResult};
@@ -263,11 +263,11 @@ pub struct ResponderParams {
 }
 
 /// Configuration through config rows, as a driver does it (the row
-/// layouts are the ones of docs/hw/*.md and `hw::regmap::cfg_table`).
+/// layouts are the ones of docs/hw/*.md and `contract::config::table`).
 impl Nic {
     /// The NIC's own address row and peer row `peer_row`. DSCP 26, TTL 64.
     pub fn set_addresses(&mut self, local: Station, peer_row: u16, peer: Station) {
-        use regmap::cfg_table;
+        use contract::config::table as cfg_table;
         self.cfg_row(
             cfg_table::ADDR,
             peer_row,
@@ -275,7 +275,7 @@ impl Nic {
         );
         self.cfg_row(
             cfg_table::ADDR,
-            hw::tx_path::table::LOCAL_INDEX,
+            contract::config::INDEX_SELECT,
             &row(&[
                 (0, 48, u128::from(local.mac)),
                 (48, 32, u128::from(local.ipv4)),
@@ -289,7 +289,7 @@ impl Nic {
     /// (resets its producer index).
     pub fn set_cq_ring(&mut self, ring: u8, base: u64, log2_slots: u8) {
         self.cfg_row(
-            regmap::cfg_table::CQ_RING,
+            contract::config::table::CQ_RING,
             ring.into(),
             &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]),
         );
@@ -299,7 +299,7 @@ impl Nic {
     /// queued without waiting, so a running system is not held up.
     pub fn queue_cq_consumed(&mut self, ring: u8, consumed: u32) {
         self.queue_cfg_row(
-            regmap::cfg_table::CQ_RING,
+            contract::config::table::CQ_RING,
             0x8000 | u16::from(ring),
             &row(&[(0, 32, u128::from(consumed))]),
         );
@@ -308,7 +308,7 @@ impl Nic {
     /// The EV-event ring: `2^log2_slots` 16-byte entries at `base`.
     pub fn set_ev_ring(&mut self, base: u64, log2_slots: u8) {
         self.cfg_row(
-            regmap::cfg_table::EV_RING,
+            contract::config::table::EV_RING,
             0,
             &row(&[(0, 64, u128::from(base)), (64, 8, u128::from(log2_slots))]),
         );
@@ -317,7 +317,7 @@ impl Nic {
     /// The driver consumed `consumed` EV events (free running); queued.
     pub fn queue_ev_consumed(&mut self, consumed: u32) {
         self.queue_cfg_row(
-            regmap::cfg_table::EV_RING,
+            contract::config::table::EV_RING,
             0x8000,
             &row(&[(0, 32, u128::from(consumed))]),
         );
@@ -327,7 +327,7 @@ impl Nic {
     /// PSNs.
     pub fn set_cc(&mut self, qp: u8, min_cwnd: u32, max_cwnd: u32, send_window_psns: u16) {
         self.cfg_row(
-            regmap::cfg_table::CC,
+            contract::config::table::CC,
             qp.into(),
             &row(&[
                 (0, 32, u128::from(min_cwnd)),
@@ -339,7 +339,7 @@ impl Nic {
 
     /// Retransmit-engine row of `qp`, and the scanner's last QP (global row).
     pub fn set_retransmit(&mut self, qp: u8, p: &RetxParams, last_scanned_qp: u8) {
-        use regmap::cfg_table;
+        use contract::config::table as cfg_table;
         self.cfg_row(
             cfg_table::RETX_QP,
             qp.into(),
@@ -359,7 +359,7 @@ impl Nic {
     /// every other EV of the QP is denied (mask 0xFFFF, value 0: the EV
     /// selector reports each as a DENIED event).
     pub fn set_ev_set(&mut self, qp: u8, count: u16, first_value: u16) {
-        use regmap::cfg_table;
+        use contract::config::table as cfg_table;
         for e in 0..count {
             self.cfg_row(
                 cfg_table::EV,
@@ -376,23 +376,27 @@ impl Nic {
 
     /// Core globals: the EV selector keeps at least `min_good_evs` GOOD.
     pub fn set_min_good_evs(&mut self, min_good_evs: u8) {
-        self.cfg_row(regmap::cfg_table::CORE, 0, &row(&[(0, 8, u128::from(min_good_evs))]));
+        self.cfg_row(
+            contract::config::table::CORE,
+            0,
+            &row(&[(0, 8, u128::from(min_good_evs))]),
+        );
     }
 
     /// Write `qp`'s send context: this starts the QP (the CC row must be
     /// written before).
-    pub fn start_send_qp(&mut self, qp: u8, ctx: &hw::layout::SqContext) {
+    pub fn start_send_qp(&mut self, qp: u8, ctx: &contract::layout::SqContext) {
         let bytes = ctx.encode().expect("a valid send context");
         let mut r = [0u8; 32];
         r[..bytes.len()].copy_from_slice(&bytes);
-        self.cfg_row(regmap::cfg_table::SQ_CTX, qp.into(), &r);
+        self.cfg_row(contract::config::table::SQ_CTX, qp.into(), &r);
     }
 
     /// ACK generator parameters (global): SACK every `ack_every` packets
     /// or `ack_delay_cycles` after the first unacknowledged one.
     pub fn set_ack_params(&mut self, ack_every: u16, ack_delay_cycles: u16) {
         self.cfg_row(
-            regmap::cfg_table::ACK_PARAMS,
+            contract::config::table::ACK_PARAMS,
             0,
             &row(&[(0, 16, u128::from(ack_every)), (16, 16, u128::from(ack_delay_cycles))]),
         );
@@ -402,7 +406,7 @@ impl Nic {
     /// and its expected PSN in the completion tracker, the ACK generator
     /// and the SACK table.
     pub fn set_responder(&mut self, p: &ResponderParams) {
-        use regmap::cfg_table;
+        use contract::config::table as cfg_table;
         self.cfg_row(
             cfg_table::MR,
             (p.rkey & 0xFF) as u16,

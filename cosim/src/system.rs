@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
-use hw::layout::{Completion, CqStatus, EvEvent, EvNewState, SqContext, SqDescriptor, SqOpcode};
+use contract::layout::{Completion, CqStatus, EvEvent, EvNewState, SqContext, SqDescriptor, SqOpcode};
 use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
 use proto::model::cc::CcConfig;
 use proto::model::{ack_timeout, Transport};
@@ -501,7 +501,7 @@ impl System {
         }
         self.a
             .axil
-            .write(hw::regmap::doorbell::WINDOW + 4 * u16::from(A_QP), self.posted);
+            .write(contract::regmap::doorbell::WINDOW + 4 * u16::from(A_QP), self.posted);
     }
 
     /// Read new entries of A's send CQ.
@@ -606,10 +606,10 @@ impl System {
                         EvNewState::Denied => "denied",
                     },
                     reason: match e.reason {
-                        hw::layout::EvReason::Control => "control",
-                        hw::layout::EvReason::Loss => "loss",
-                        hw::layout::EvReason::Timeout => "timeout",
-                        hw::layout::EvReason::ProbeOk => "probe_ok",
+                        contract::layout::EvReason::Control => "control",
+                        contract::layout::EvReason::Loss => "loss",
+                        contract::layout::EvReason::Timeout => "timeout",
+                        contract::layout::EvReason::ProbeOk => "probe_ok",
                     },
                 });
             }

@@ -13,9 +13,9 @@
 //! exactly once.
 
 use bytes::Bytes;
+use contract::config::table as cfg_table;
+use contract::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
-use hw::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::regmap::cfg_table;
 use proto::loopback::{setup, Scenario};
 use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};

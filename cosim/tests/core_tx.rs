@@ -11,9 +11,9 @@
 //! core (the loopback test prints the counters anyway when its WRITEs do
 //! not complete), for looking into a failure.
 
+use contract::layout::{SqContext, SqDescriptor, SqOpcode};
+use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
-use hw::layout::{SqContext, SqDescriptor, SqOpcode};
-use hw::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
 use verilated::BuildOptions;
 
@@ -220,13 +220,13 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
     // (DENIED, reason control) in the EV-event ring, in index order.
     for (i, e) in (u32::from(EVS)..128).enumerate() {
         let b = nic.dma.mem.read_vec(0x9000_0000 + 16 * i as u64, 16);
-        let ev = hw::layout::EvEvent::decode(&b).unwrap_or_else(|err| panic!("EV event {i}: {err:?}"));
+        let ev = contract::layout::EvEvent::decode(&b).unwrap_or_else(|err| panic!("EV event {i}: {err:?}"));
         assert_eq!(
             (ev.phase, ev.qp, ev.ev_index),
             (true, u32::from(QP), e as u8),
             "EV event {i}: {ev:?}"
         );
-        assert_eq!(ev.new_state, hw::layout::EvNewState::Denied);
+        assert_eq!(ev.new_state, contract::layout::EvNewState::Denied);
     }
     assert_eq!(nic.counter("ev_event_lost"), 0);
     // Counters read back through AXI-Lite agree.
@@ -319,7 +319,7 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     let mut cycles = 0u64;
     let done = |nic: &Nic| {
         let send_cq = nic.dma.mem.read_vec(0x8000_0000 + 32, 32);
-        hw::layout::Completion::decode(&send_cq).is_ok_and(|c| c.phase)
+        contract::layout::Completion::decode(&send_cq).is_ok_and(|c| c.phase)
     };
     while !done(&nic) && cycles < 60_000 {
         nic.step();
@@ -348,7 +348,7 @@ fn core_loopback_write_is_placed_acked_and_completed() {
         }
     }
     // Receive completion of the WRITE-IMM in the receiver's CQ (ring 1).
-    let rc = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8100_0000, 32)).expect("receive CQE");
+    let rc = contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8100_0000, 32)).expect("receive CQE");
     assert!(rc.phase, "receive CQE written: {rc:?}");
     assert_eq!(
         (rc.qp, rc.imm, rc.byte_len),
@@ -357,12 +357,12 @@ fn core_loopback_write_is_placed_acked_and_completed() {
     );
     // Send completions, in order, success, in the sender's CQ (ring 0).
     for (i, wr) in wrs.iter().enumerate() {
-        let c =
-            hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32)).expect("send CQE");
+        let c = contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * i as u64, 32))
+            .expect("send CQE");
         assert!(c.phase, "send CQE {i} written after {cycles} cycles: {c:?}");
         assert_eq!(
             (c.qp, c.wr_id, c.status),
-            (u32::from(QP), wr.wr_id, hw::layout::CqStatus::Success),
+            (u32::from(QP), wr.wr_id, contract::layout::CqStatus::Success),
             "{c:?}"
         );
     }
@@ -423,7 +423,7 @@ fn blackholed_ev_recovery(start_psn: u32) {
     nic.dma.mem.fill(wr.local_iova, &payload);
     nic.doorbell(QP, 1);
     let done =
-        |nic: &Nic| hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
+        |nic: &Nic| contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
     let mut cycles = 0u64;
     while !done(&nic) && cycles < 400_000 {
         nic.step();
@@ -442,8 +442,8 @@ fn blackholed_ev_recovery(start_psn: u32) {
         "send completion after {cycles} cycles ({})",
         counts.join(" ")
     );
-    let c = hw::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).unwrap();
-    assert_eq!((c.wr_id, c.status), (0x33, hw::layout::CqStatus::Success));
+    let c = contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).unwrap();
+    assert_eq!((c.wr_id, c.status), (0x33, contract::layout::CqStatus::Success));
     assert_eq!(
         nic.dma.mem.read_vec(wr.remote_va, wr.length as usize),
         payload,
@@ -464,7 +464,7 @@ fn blackholed_ev_recovery(start_psn: u32) {
 /// (Without the snoop the held 4 were never fetched and never completed.)
 #[test]
 fn a_qp_in_error_completes_every_posted_message() {
-    use hw::layout::{Completion, CqStatus};
+    use contract::layout::{Completion, CqStatus};
     if skip_without_verilator("the verilated core") {
         return;
     }

@@ -8,10 +8,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
+use contract::layout::{CqStatus, EvNewState, EvReason};
+use contract::regmap::{self, fault_inject as fi};
 use cosim::device::{CosimDevice, CosimOptions};
 use cosim::nic::build_core;
-use driver::layout::{CqStatus, EvNewState, EvReason};
-use driver::regmap::{self, fault_inject as fi};
 use driver::*;
 use verilated::BuildOptions;
 

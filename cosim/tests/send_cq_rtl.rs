@@ -5,8 +5,8 @@
 //! only a test of the Verilog sees the overrun (found by the two-NIC
 //! system test, docs/cosim.md "Findings").
 
+use contract::layout::cqe;
 use hw::flow::emit_block;
-use hw::layout::cqe;
 use hw::send_cq::{SendCompletions, LIST_DEPTH};
 use verilated::{build, default_cache_dir, BuildOptions, Model};
 

@@ -13,9 +13,9 @@
 //! CQ ring (as the card would) and polled outside the measured time, so
 //! the queue never fills.
 
+use contract::layout::{Completion, CqStatus};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use driver::discovery::DeviceInfo;
-use driver::layout::{Completion, CqStatus};
 use driver::*;
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};

@@ -331,7 +331,7 @@ impl Device for NullDevice {
         "null".into()
     }
     fn bar_len(&self) -> u64 {
-        1 << crate::regmap::ADDR_BITS
+        1 << contract::regmap::ADDR_BITS
     }
     #[inline]
     fn read32(&self, _offset: u64) -> u32 {

@@ -11,8 +11,8 @@
 //! once and each known block type at most once, so it reads at most
 //! `BLOCKS.len() + 1` headers: a garbage device cannot make it spin.
 
-use crate::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use crate::Device;
+use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 
 /// A block type as its four characters (`MRCB`), or hex when not ASCII.
 pub fn fourcc(t: u32) -> String {

@@ -11,16 +11,9 @@
 //! * [`verbs`]: the API: [`Context`], protection domains, memory
 //!   regions, completion queues, queue pairs, the EV [`Controller`].
 //!
-//! The register map and the host-memory layouts are the hardware's own
-//! definitions ([`regmap`], [`layout`]): compiled from `hw/src/regmap.rs`
-//! and `hw/src/layout.rs` directly, so the driver shares them without
-//! building `hw` (and rust-hdl) as a dependency.
-
-#[path = "../../hw/src/regmap.rs"]
-pub mod regmap;
-
-#[path = "../../hw/src/layout.rs"]
-pub mod layout;
+//! The register map, the host-memory layouts and the config-table rows
+//! are the hardware/software contract, the `contract` crate, shared with
+//! the RTL without building it (or rust-hdl).
 
 pub mod config;
 pub mod device;

@@ -9,8 +9,8 @@
 //! overridden (wrong version, loops in the block list).
 
 use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
-use crate::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use crate::Device;
+use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

@@ -144,7 +144,7 @@ pub struct SendRing {
 }
 
 impl SendRing {
-    pub const ENTRY: usize = crate::layout::sqe::SIZE;
+    pub const ENTRY: usize = contract::layout::sqe::SIZE;
 
     pub fn new(dev: &dyn Device, log2: u8) -> Result<SendRing, RingError> {
         if log2 > MAX_LOG2_SLOTS {

@@ -23,13 +23,14 @@
 //! * Unsignaled WRs produce no CQE; the driver signals one WR per half
 //!   ring itself so it can reclaim slots, and hides that CQE.
 
-use crate::config::{self, ConfigError, ConfigPort, Row};
+use crate::config::{ConfigError, ConfigPort};
 use crate::device::{DeviceError, DmaBuffer};
 use crate::discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};
-use crate::layout::{self, cqe, CqStatus, LayoutError, SqContext, SqDescriptor, SqOpcode};
-use crate::regmap::{self, cfg_table};
 use crate::ring::{PhaseRing, RingError, SendRing};
 use crate::Device;
+use contract::config::{self, table as cfg_table, Row};
+use contract::layout::{self, cqe, CqStatus, LayoutError, SqContext, SqDescriptor, SqOpcode};
+use contract::regmap;
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -241,9 +242,9 @@ struct Alloc {
 /// The control row that denies a QP's EV slots beyond its set (value 0).
 fn deny_unused_slots() -> Row {
     Row::new()
-        .set(config::ev::MASK, 0xFFFF)
-        .set(config::ev::MATCH, UNUSED_EV_VALUE)
-        .set(config::ev::ALLOW, 0)
+        .set(config::ev_control::MASK, 0xFFFF)
+        .set(config::ev_control::MATCH, UNUSED_EV_VALUE)
+        .set(config::ev_control::ALLOW, 0)
 }
 
 /// The value of the EV slots beyond a QP's set (reserved: refused in an
@@ -361,7 +362,7 @@ impl Context {
             .set(config::addr::TCI, u64::from(a.vlan_tci.unwrap_or(0)))
             .set(config::addr::DSCP, u64::from(a.dscp))
             .set(config::addr::TTL, u64::from(a.ttl));
-        self.shared.row(cfg_table::ADDR, config::addr::LOCAL_INDEX, &row);
+        self.shared.row(cfg_table::ADDR, config::INDEX_SELECT, &row);
     }
 
     pub fn set_ack_params(&self, every: u16, delay_cycles: u16) {
@@ -931,12 +932,15 @@ impl QueuePair {
                     self.shared.row(
                         cfg_table::EV,
                         q << 7 | i as u16,
-                        &Row::new().set(config::ev::VALUE, u64::from(v)),
+                        &Row::new().set(config::ev_value::VALUE, u64::from(v)),
                     );
                 }
                 for i in n..usize::from(stale) {
-                    self.shared
-                        .row(cfg_table::EV, q << 7 | i as u16, &Row::new().set(config::ev::VALUE, 0));
+                    self.shared.row(
+                        cfg_table::EV,
+                        q << 7 | i as u16,
+                        &Row::new().set(config::ev_value::VALUE, 0),
+                    );
                 }
                 // Allow every EV of the set if a previous user of this QP
                 // number may have denied some, then deny the unused slots.
@@ -945,14 +949,14 @@ impl QueuePair {
                 // QP number.
                 if stale > 0 {
                     let allow = Row::new()
-                        .set(config::ev::MASK, 0)
-                        .set(config::ev::MATCH, 0)
-                        .set(config::ev::ALLOW, 1);
-                    self.shared.row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &allow);
+                        .set(config::ev_control::MASK, 0)
+                        .set(config::ev_control::MATCH, 0)
+                        .set(config::ev_control::ALLOW, 1);
+                    self.shared.row(cfg_table::EV, config::INDEX_SELECT | q, &allow);
                     self.shared.round_trip();
                 }
                 self.shared
-                    .row(cfg_table::EV, config::ev::CONTROL_INDEX | q, &deny_unused_slots());
+                    .row(cfg_table::EV, config::INDEX_SELECT | q, &deny_unused_slots());
                 self.shared.round_trip();
                 self.sq.reset();
                 self.track.pi.store(0, Ordering::Release);
@@ -1346,9 +1350,9 @@ impl CompletionQueue {
             let r = self.check(&e);
             if self.ring.report_due() {
                 let ci = self.ring.mark_reported();
-                let row = Row::new().set(config::ring::CONSUMER, u64::from(ci));
+                let row = Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci));
                 self.shared
-                    .row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | self.cqn, &row);
+                    .row(cfg_table::CQ_RING, config::INDEX_SELECT | self.cqn, &row);
             }
             match r {
                 Ok(Some(wc)) => return Ok(Some(wc)),
@@ -1539,8 +1543,8 @@ impl Controller {
             let ci = self.ring.mark_reported();
             self.shared.row(
                 cfg_table::EV_RING,
-                config::ring::CONSUMER_INDEX,
-                &Row::new().set(config::ring::CONSUMER, u64::from(ci)),
+                config::INDEX_SELECT,
+                &Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci)),
             );
         }
         let ev = layout::EvEvent::decode(&e).map_err(EventError::Malformed)?;
@@ -1557,11 +1561,11 @@ impl Controller {
 
     fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {
         let row = Row::new()
-            .set(config::ev::MASK, u64::from(mask))
-            .set(config::ev::MATCH, u64::from(value))
-            .set(config::ev::ALLOW, u64::from(allow));
+            .set(config::ev_control::MASK, u64::from(mask))
+            .set(config::ev_control::MATCH, u64::from(value))
+            .set(config::ev_control::ALLOW, u64::from(allow));
         self.shared
-            .row(cfg_table::EV, config::ev::CONTROL_INDEX | qp.qpn as u16, &row);
+            .row(cfg_table::EV, config::INDEX_SELECT | qp.qpn as u16, &row);
         self.shared.round_trip();
     }
 
@@ -1580,7 +1584,7 @@ impl Controller {
             self.shared.round_trip();
             self.shared.row(
                 cfg_table::EV,
-                config::ev::CONTROL_INDEX | qp.qpn as u16,
+                config::INDEX_SELECT | qp.qpn as u16,
                 &deny_unused_slots(),
             );
         }

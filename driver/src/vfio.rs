@@ -354,12 +354,12 @@ impl VfioDevice {
             });
         }
         let size = device.get_region_size(bar);
-        if size < 1 << crate::regmap::ADDR_BITS {
+        if size < 1 << contract::regmap::ADDR_BITS {
             return Err(VfioError::Bar {
                 index: bar,
                 why: format!(
                     "{size:#x} bytes, the register map needs {:#x}",
-                    1u64 << crate::regmap::ADDR_BITS
+                    1u64 << contract::regmap::ADDR_BITS
                 ),
             });
         }

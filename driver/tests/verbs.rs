@@ -3,10 +3,10 @@
 //! from the send ring in host memory and writes CQEs / EV events into the
 //! rings with the ring writer's phase rule (`docs/hw/ring_writer.md`).
 
+use contract::config::table as cfg_table;
+use contract::layout::{Completion, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor, SqOpcode};
 use driver::config;
-use driver::layout::{Completion, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor, SqOpcode};
 use driver::mock::{CfgRow, MockDevice};
-use driver::regmap::cfg_table;
 use driver::verbs::CqError;
 use driver::*;
 use std::net::{IpAddr, Ipv4Addr};
@@ -268,7 +268,7 @@ fn bring_up_writes_the_core_rows_in_order() {
     // slots beyond the set (value 0) are denied.
     let ctl_rows: Vec<&CfgRow> = rows
         .iter()
-        .filter(|r| r.table == cfg_table::EV && r.index == config::ev::CONTROL_INDEX | q)
+        .filter(|r| r.table == cfg_table::EV && r.index == contract::config::INDEX_SELECT | q)
         .collect();
     assert_eq!(ctl_rows.len(), 1, "a fresh QP number: nothing to allow again");
     assert_eq!(
@@ -615,7 +615,7 @@ fn completions_free_slots_and_enforce_the_imm_budget() {
     // Consumer index reported to the card after a quarter of the 8-slot CQ (2).
     let ci = s
         .dev
-        .last_row(cfg_table::CQ_RING, config::ring::CONSUMER_INDEX | cqn)
+        .last_row(cfg_table::CQ_RING, contract::config::INDEX_SELECT | cqn)
         .expect("consumer index row");
     assert!(ci.bits(0, 32) >= 2);
 }
@@ -1059,13 +1059,13 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     // The consumer index went back to the card (4-slot ring: every entry).
     assert_eq!(
         s.dev
-            .last_row(cfg_table::EV_RING, config::ring::CONSUMER_INDEX)
+            .last_row(cfg_table::EV_RING, contract::config::INDEX_SELECT)
             .unwrap()
             .bits(0, 32),
         8
     );
 
-    let ctl = config::ev::CONTROL_INDEX | q as u16;
+    let ctl = contract::config::INDEX_SELECT | q as u16;
     c.deny(&s.qp, 0xFFF0, 0x1000);
     let r = s.dev.last_row(cfg_table::EV, ctl).unwrap();
     assert_eq!((r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)), (0xFFF0, 0x1000, 0));
@@ -1132,7 +1132,7 @@ fn surprise_removal_and_lost_rows_are_typed_errors() {
     assert!(matches!(ctx.sync(), Err(config::ConfigError::RowsLost { .. })));
     // A mismatched bitstream is refused at open.
     let dev = Arc::new(MockDevice::new());
-    dev.override_reg(u64::from(driver::regmap::doorbell::BASE) + 4, 0x0002_0000);
+    dev.override_reg(u64::from(contract::regmap::doorbell::BASE) + 4, 0x0002_0000);
     let e = Context::open(dev, &OpenOptions::default()).err().unwrap();
     assert!(
         matches!(
@@ -1146,13 +1146,13 @@ fn surprise_removal_and_lost_rows_are_typed_errors() {
 #[test]
 fn counters_by_name_and_resource_limits() {
     let s = setup(2, 2);
-    let slot = driver::regmap::counter_slot("retransmit");
+    let slot = contract::regmap::counter_slot("retransmit");
     s.dev.set_counter(slot, 42);
     assert_eq!(s.ctx.counter("retransmit").unwrap(), 42);
     assert!(matches!(s.ctx.counter("no_such"), Err(Error::UnknownCounter(_))));
     // A bitstream with fewer counters than this driver knows.
     s.dev.override_reg(
-        u64::from(driver::regmap::counters::BASE + driver::regmap::counters::NUM),
+        u64::from(contract::regmap::counters::BASE + contract::regmap::counters::NUM),
         4,
     );
     let ctx2 = Context::open(s.dev.clone(), &OpenOptions::default()).unwrap();

@@ -12,7 +12,10 @@
 //! per-QP deadline in RAM visited by a round-robin scanner that uses the
 //! pipeline's idle cycles.
 
+use contract::config::table;
 use rust_hdl::prelude::*;
+
+use crate::contract_rows::{AckParamsRow, RecvInitRow, TableId};
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -30,15 +33,6 @@ pub mod nack {
     pub const TRIMMED: u8 = 1;
     pub const OUT_OF_WINDOW: u8 = 2;
     pub const REMOTE_ACCESS: u8 = 3;
-}
-
-/// Config table ids decoded by this block (`cfg_table`).
-pub mod table {
-    /// Global parameters, `cfg_index` 0: `cfg_data[15:0]` = ack_every
-    /// (packets), `cfg_data[31:16]` = ack_delay (clock cycles).
-    pub const PARAMS: u8 = 4;
-    /// QP init, `cfg_index` = QP: `cfg_data[23:0]` = the receive start PSN.
-    pub const QP_INIT: u8 = 5;
 }
 
 /// The verdicts on `in_verdict` (as `hw::sack_table::verdict`).
@@ -73,6 +67,8 @@ pub struct AckGen {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_params: TableId<{ table::ACK_PARAMS }>,
+    t_qp_init: TableId<{ table::ACK_QP_INIT }>,
     // Snapshot request to the SACK table and its answer.
     pub snap_valid: Signal<Out, Bit>,
     pub snap_ready: Signal<In, Bit>,
@@ -549,11 +545,11 @@ impl Logic for AckGen {
 
         // Config: parameters at once; a QP init waits for a cycle in which
         // stage 1 writes nothing back (never more than one cycle).
-        if self.cfg_valid.val() & (self.cfg_table.val() == 4) & (self.cfg_index.val() == 0) {
-            self.ack_every.d.next = self.cfg_data.val().get_bits::<16>(0);
-            self.ack_every_m1_n.d.next = !(self.cfg_data.val().get_bits::<16>(0) - 1);
-            self.ack_every_nz.d.next = self.cfg_data.val().get_bits::<16>(0).any();
-            self.ack_delay.d.next = self.cfg_data.val().get_bits::<16>(16);
+        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_params.val()) & (self.cfg_index.val() == 0) {
+            self.ack_every.d.next = self.cfg_data.val().get_value_ack_params_every();
+            self.ack_every_m1_n.d.next = !(self.cfg_data.val().get_value_ack_params_every() - 1);
+            self.ack_every_nz.d.next = self.cfg_data.val().get_value_ack_params_every().any();
+            self.ack_delay.d.next = self.cfg_data.val().get_value_ack_params_delay();
         }
         if self.cfg_pend.q.val() & !self.s1_v.q.val() {
             self.cfg_pend.d.next = false;
@@ -576,10 +572,10 @@ impl Logic for AckGen {
             self.ecn_ram.write_enable.next = true;
             self.armed_ram.write_enable.next = true;
         }
-        if self.cfg_valid.val() & (self.cfg_table.val() == 5) {
+        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_qp_init.val()) {
             self.cfg_pend.d.next = true;
             self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg_index.val());
-            self.cfg_psn.d.next = self.cfg_data.val().get_bits::<24>(0);
+            self.cfg_psn.d.next = self.cfg_data.val().get_value_recv_init_start_psn();
         }
 
         // Ports.

@@ -17,7 +17,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::regmap::ADDR_BITS;
+use contract::regmap::ADDR_BITS;
 
 /// `bresp` / `rresp` codes.
 pub mod resp {

@@ -13,12 +13,14 @@
 //! the QP decided in the same cycle takes the just-computed state from a
 //! bypass register, so records for any QPs go back to back.
 
+use contract::config::{cc, table};
+use contract::field::span;
 use rust_hdl::prelude::*;
 
-/// Config table id of the per-QP row (`cfg_index` = QP): bits 31:0
-/// `min_cwnd`, 63:32 `max_cwnd` (>= `min_cwnd`), 79:64 send window in
-/// PSNs.
-pub const CFG_TABLE_CC: u64 = 10;
+use crate::contract_rows::{CcRow, TableId};
+
+/// Bits of the config row the block keeps per QP (through `send_window`).
+pub const CFG_ROW_BITS: usize = span(cc::FIELDS);
 
 /// Record kinds on `op_kind`.
 pub mod kind {
@@ -58,6 +60,7 @@ pub struct CcGate {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_cc: TableId<{ table::CC }>,
     /// One result per record, 2 edges after it was taken.
     pub out_valid: Signal<Out, Bit>,
     pub out_qp: Signal<Out, Bits<8>>,
@@ -73,7 +76,7 @@ pub struct CcGate {
     pub cnt_underflow: Signal<Out, Bit>,
     // Memories: {una 24, next 24, inflight 32, cwnd 32} and config.
     st_ram: RAM<Bits<112>, 8>,
-    cfg_ram: RAM<Bits<80>, 8>,
+    cfg_ram: RAM<Bits<CFG_ROW_BITS>, 8>,
     // Stage 1.
     s1_v: DFF<Bit>,
     s1_kind: DFF<Bits<3>>,
@@ -131,8 +134,8 @@ impl Logic for CcGate {
         self.cfg_ram.read_clock.next = self.clock.val();
         self.cfg_ram.write_clock.next = self.clock.val();
         self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.cfg_ram.write_data.next = bit_cast::<80, 256>(self.cfg_data.val());
-        self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 10);
+        self.cfg_ram.write_data.next = bit_cast::<CFG_ROW_BITS, 256>(self.cfg_data.val());
+        self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_cc.val());
 
         // Stage 0: take a record every cycle, read its QP.
         self.op_ready.next = true;
@@ -158,9 +161,9 @@ impl Logic for CcGate {
         self.infl.next = self.cur.val().get_bits::<32>(32);
         self.nxt.next = self.cur.val().get_bits::<24>(64);
         self.una.next = self.cur.val().get_bits::<24>(88);
-        self.c_min.next = self.cfg_ram.read_data.val().get_bits::<32>(0);
-        self.c_max.next = self.cfg_ram.read_data.val().get_bits::<32>(32);
-        self.c_win.next = bit_cast::<24, 16>(self.cfg_ram.read_data.val().get_bits::<16>(64));
+        self.c_min.next = self.cfg_ram.read_data.val().get_value_cc_min_cwnd();
+        self.c_max.next = self.cfg_ram.read_data.val().get_value_cc_max_cwnd();
+        self.c_win.next = bit_cast::<24, 16>(self.cfg_ram.read_data.val().get_value_cc_send_window());
         // Rule 2: fits the window, or nothing in flight (a window below
         // one packet cannot deadlock).
         self.sum.next = bit_cast::<33, 32>(self.infl.val()) + bit_cast::<33, 32>(self.s1_len.q.val());

@@ -15,7 +15,10 @@
 //!   MSN and WRITE-IMM ends queue a completion, so completions leave in
 //!   PSN order per QP.
 
+use contract::config::table;
 use rust_hdl::prelude::*;
+
+use crate::contract_rows::{MrRow, RecvInitRow, TableId};
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -23,16 +26,6 @@ pub const QP_BITS: usize = 8;
 pub const MR_BITS: usize = 8;
 /// Completions the queue holds (the model's `MAX_HELD_IMM`, scaled down).
 pub const HELD_MAX: u32 = 16;
-
-/// Config table ids decoded by this block (`cfg_table`).
-pub mod table {
-    /// Memory region, `cfg_index` = slot (= rkey mod 256): `cfg_data`
-    /// `[31:0]` rkey, `[95:32]` base VA, `[159:96]` length (bytes),
-    /// `[160]` valid.
-    pub const MR: u8 = 6;
-    /// QP init, `cfg_index` = QP: `cfg_data[23:0]` = the receive start PSN.
-    pub const QP_INIT: u8 = 7;
-}
 
 /// `res_code` values.
 pub mod res {
@@ -95,6 +88,8 @@ pub struct CompletionTracker {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_mr: TableId<{ table::MR }>,
+    t_qp_init: TableId<{ table::RECV_QP }>,
     // Counters.
     pub cnt_remote_access: Signal<Out, Bit>,
     pub cnt_imm_dropped: Signal<Out, Bit>,
@@ -460,16 +455,16 @@ impl Logic for CompletionTracker {
         }
 
         // ---------------- Config.
-        self.cfg_mr.next = self.cfg_valid.val() & (self.cfg_table.val() == 6);
+        self.cfg_mr.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_mr.val());
         self.mr_key.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
         self.mr_base.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
         self.mr_end.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
         self.mr_valid.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
-        self.mr_key.write_data.next = self.cfg_data.val().get_bits::<32>(0);
-        self.mr_base.write_data.next = self.cfg_data.val().get_bits::<64>(32);
-        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(32))
-            + bit_cast::<65, 64>(self.cfg_data.val().get_bits::<64>(96));
-        self.mr_valid.write_data.next = self.cfg_data.val().get_bit(160);
+        self.mr_key.write_data.next = self.cfg_data.val().get_value_mr_rkey();
+        self.mr_base.write_data.next = self.cfg_data.val().get_value_mr_base_va();
+        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg_data.val().get_value_mr_base_va())
+            + bit_cast::<65, 64>(self.cfg_data.val().get_value_mr_length());
+        self.mr_valid.write_data.next = self.cfg_data.val().get_value_mr_valid().any();
         self.mr_key.write_enable.next = self.cfg_mr.val();
         self.mr_base.write_enable.next = self.cfg_mr.val();
         self.mr_end.write_enable.next = self.cfg_mr.val();
@@ -490,10 +485,10 @@ impl Logic for CompletionTracker {
             self.q_len.write_enable.next = true;
             self.q_msn.write_enable.next = true;
         }
-        if self.cfg_valid.val() & (self.cfg_table.val() == 7) {
+        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_qp_init.val()) {
             self.cfg_pend.d.next = true;
             self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg_index.val());
-            self.cfg_psn.d.next = self.cfg_data.val().get_bits::<24>(0);
+            self.cfg_psn.d.next = self.cfg_data.val().get_value_recv_init_start_psn();
         }
 
         // ---------------- Ports.

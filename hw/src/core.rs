@@ -17,7 +17,6 @@ use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
-use crate::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
@@ -28,6 +27,7 @@ use crate::sack_table::SackTable;
 use crate::send_cq::SendCompletions;
 use crate::tx_builder::TxBuilder;
 use crate::tx_path::TxPath;
+use contract::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
 
 /// Counters wired by `update`, in slot order (the `cnt_inc` bit of each
 /// is a literal there; `MrcCore::new` checks this list against
@@ -233,8 +233,8 @@ impl MrcCore {
         assert_eq!(N_COUNTERS, WIRED_COUNTERS.len(), "every counter is wired");
         MrcCore {
             csr: Csr::new(build),
-            cq_rw: RingWriter::new(crate::regmap::cfg_table::CQ_RING, 5),
-            ev_rw: RingWriter::new(crate::regmap::cfg_table::EV_RING, 4),
+            cq_rw: RingWriter::new(contract::config::table::CQ_RING, 5),
+            ev_rw: RingWriter::new(contract::config::table::EV_RING, 4),
             ..Default::default()
         }
     }
@@ -790,7 +790,7 @@ impl Logic for MrcCore {
         if self.evc_take.val() & !self.cfg_ev.val() {
             self.evc_valid.d.next = false;
         }
-        // EV state changes -> EV-event ring 0 (hw::layout::ev_event: byte 1
+        // EV state changes -> EV-event ring 0 (contract::layout::ev_event: byte 1
         // new state, byte 2 reason (0 control when the change is to GOOD
         // or DENIED, 1 loss otherwise), bytes 4-6 QP, byte 10 EV index,
         // bytes 12-15 time; the 16-bit EV value is not looked up: 0).

@@ -7,7 +7,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::regmap::{self, build_id, cfg, counters, doorbell, fault_inject, ADDR_BITS, COUNTERS, N_COUNTERS};
+use contract::regmap::{self, build_id, cfg, counters, doorbell, fault_inject, ADDR_BITS, COUNTERS, N_COUNTERS};
 
 /// Build identification baked into the bitstream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -146,7 +146,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_sack_table", &mut SackTable::default()),
         emit_block("mrc_dma_rd_arb", &mut DmaReadArb::default()),
         emit_block("mrc_dma_wr_arb", &mut DmaWriteArb::default()),
-        emit_block("mrc_ring_writer", &mut RingWriter::new(2, 5)),
+        emit_block("mrc_ring_writer", &mut RingWriter::default()),
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),

@@ -3,19 +3,21 @@
 //! names, Verilator lint, Yosys synthesis estimates). See `docs/hw/`.
 //!
 //! Blocks (one module each, a page each in `docs/hw/`): [`csr`] (the
-//! self-describing register map of [`regmap`]: build ID, counter bank,
+//! self-describing register map of `contract::regmap`: build ID, counter bank,
 //! fault-injection settings, config-table writes, doorbells) behind
 //! [`axil`]; [`fault_inject`]; [`rx_parser`] (with its ICRC checker
 //! [`rx_icrc`]); [`sack_table`];
 //! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
-//! [`core::MrcCore`]. Host-memory and config layouts shared with the
-//! driver: [`layout`]. The flow: [`flow`].
+//! [`core::MrcCore`]. The register map, host-memory layouts and config
+//! rows shared with the driver are the `contract` crate's. The flow:
+//! [`flow`].
 
 pub mod ack_gen;
 pub mod axil;
 pub mod cc_gate;
 pub mod completion;
+pub mod contract_rows;
 pub mod core;
 pub mod crc32;
 pub mod csr;
@@ -24,8 +26,6 @@ pub mod dma_axi;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
-pub mod layout;
-pub mod regmap;
 pub mod requester;
 pub mod retransmit;
 pub mod ring_writer;

@@ -1,6 +1,6 @@
 //! Requester (send-queue engine): doorbells in, per-QP send context in
 //! block RAM, descriptor fetch over the shared DMA read interface, decode
-//! with the offsets of [`crate::layout::sqe`], and segmentation of each
+//! with the offsets of [`contract::layout::sqe`], and segmentation of each
 //! WRITE / WRITE-IMM into MTU-sized packet work records exactly as
 //! `proto::model::mrc` (`data_packet`): opcodes FIRST / MIDDLE / LAST /
 //! ONLY (+IMM), RETH fields on FIRST / ONLY, placement VA / rkey on
@@ -80,7 +80,7 @@ pub enum ReqState {
 #[derive(LogicBlock, Default)]
 pub struct Requester {
     pub clock: Signal<In, Clock>,
-    // Config write port (table 1 = QP send context, see hw::layout::sq_ctx).
+    // Config write port (table 1 = QP send context, see contract::layout::sq_ctx).
     pub cfg_valid: Signal<In, Bit>,
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
@@ -524,7 +524,7 @@ impl Logic for Requester {
         self.db_pop.next = false;
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
-        // log2 size <= 16, log2 MTU 8..=13) as hw::layout::SqContext.
+        // log2 size <= 16, log2 MTU 8..=13) as contract::layout::SqContext.
         self.cfg_mine.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
         self.cfg_hit.next = self.cfg_mine.val() & (self.cfg_index.val().get_bits::<8>(8) == 0);
         self.cfg_log2size.next = self.cfg_data.val().get_bits::<8>(176);
@@ -831,7 +831,7 @@ impl Logic for Requester {
             }
             ReqState::Beat => {
                 // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
-                // offsets of hw::layout::sqe).
+                // offsets of contract::layout::sqe).
                 self.dma_rd_rsp_ready.next = true;
                 if self.dma_rd_rsp_valid.val() {
                     self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
@@ -851,7 +851,7 @@ impl Logic for Requester {
                 }
             }
             ReqState::Decode => {
-                // DECODE: the checks in hw::layout's order, and the packet count.
+                // DECODE: the checks in contract::layout's order, and the packet count.
                 self.d_bad.d.next = 0.into();
                 if (self.d_op.q.val() != 1) & (self.d_op.q.val() != 2) {
                     self.d_bad.d.next = 1.into();
@@ -1108,11 +1108,12 @@ impl Logic for Requester {
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{sq_ctx, sqe, CFG_TABLE_SQ_CTX};
+    use contract::config::table;
+    use contract::layout::{sq_ctx, sqe};
 
     /// The `#[hdl_gen]` body takes no const paths, so the layout's bit
     /// offsets are written there as literals: they must stay those of
-    /// `hw::layout`.
+    /// `contract::layout`.
     #[test]
     fn literals_match_layout() {
         let sqe_bits = [
@@ -1140,7 +1141,7 @@ mod tests {
         for (f, bit, bits) in ctx {
             assert_eq!((f.bit(), f.bits), (bit, bits), "sq_ctx.{}", f.name);
         }
-        assert_eq!(CFG_TABLE_SQ_CTX, 1);
+        assert_eq!(table::SQ_CTX, 1);
         assert_eq!(sqe::OP_WRITE, 1);
         assert_eq!(sqe::OP_WRITE_IMM, 2);
         assert_eq!(sqe::FLAG_SIGNALED, 1);

@@ -39,11 +39,6 @@ pub const EV_BITS: usize = 7;
 pub const SLOT_ADDR_BITS: usize = QP_BITS + SLOT_BITS;
 /// Per-(QP, EV) RAM address `{qp, ev}`.
 pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
-/// Config table id of the per-QP row (`cfg_index` = QP).
-pub const CFG_TABLE_QP: u64 = 8;
-/// Config table id of the global row (`cfg_index` 0): bits 7:0 = last QP
-/// the RTO scanner visits (255 until written).
-pub const CFG_TABLE_GLOBAL: u64 = 9;
 /// `retry_exp` value meaning "retry forever" (as the model).
 pub const RETRY_INFINITE: u64 = 25;
 

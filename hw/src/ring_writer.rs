@@ -1,6 +1,6 @@
 //! Ring writer: appends fixed-size entries to host-memory rings with a
 //! phase bit, for the completion queues and the EV-event queue (the entry
-//! layouts are `hw::layout`'s `cqe` and `ev_event`; the caller packs the
+//! layouts are `contract::layout`'s `cqe` and `ev_event`; the caller packs the
 //! entry, this block owns the ring state). See `docs/hw/ring_writer.md`.
 //!
 //! Per ring (256 rings, by an 8-bit index): base IOVA and log2 of the slot
@@ -19,21 +19,24 @@
 //! completions and EV events come per message or per path event, not per
 //! packet, so this is not the packet rate.
 
+use contract::config::ring;
+use contract::field::span;
+use contract::layout::{cqe, ev_event};
 use rust_hdl::prelude::*;
+
+use crate::contract_rows::{CqeRecord, RingConsumerRow, RingRow};
 
 /// Rings per writer (8-bit ring index).
 pub const RINGS: usize = 256;
 
-/// Config rows of table `table`, `cfg_index` bit 15 clear (ring set-up,
-/// index = ring): bits 0-63 base IOVA (aligned to the entry size), bits
-/// 64-71 log2 of the slot count (0..=16); writing it resets the ring's
-/// producer index to 0. Bit 15 set (index = `0x8000 | ring`): bits 0-31
-/// the consumer index (free running, entries the driver has consumed).
-pub mod cfg {
-    pub const BASE_LSB: usize = 0;
-    pub const LOG2_LSB: usize = 64;
-    pub const CI_LSB: usize = 0;
-}
+/// Bits of the ring set-up row the block keeps per ring (config rows of
+/// its table, `contract::config::ring`, `cfg_index` bit 15 clear; bit 15
+/// set: `contract::config::ring_consumer`). Writing a set-up row resets
+/// the ring's producer index to 0.
+pub const RING_ROW_BITS: usize = span(ring::FIELDS);
+
+// One phase accessor serves both entry kinds.
+const _: () = assert!(cqe::PHASE.bit() == ev_event::PHASE.bit() && cqe::PHASE.bits == ev_event::PHASE.bits);
 
 #[derive(LogicBlock)]
 pub struct RingWriter {
@@ -61,7 +64,7 @@ pub struct RingWriter {
     /// An entry was dropped: ring full (pulse).
     pub cnt_overflow: Signal<Out, Bit>,
     // Ring state.
-    ring_ram: RAM<Bits<72>, 8>,
+    ring_ram: RAM<Bits<RING_ROW_BITS>, 8>,
     pi_ram: RAM<Bits<32>, 8>,
     ci_ram: RAM<Bits<32>, 8>,
     // Sequencer: 0 idle, 1 read, 2 request, 3 data.
@@ -159,16 +162,16 @@ impl Logic for RingWriter {
         self.cfg_ci_hit.next =
             self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val()) & self.cfg_index.val().get_bit(15);
         self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<72>(0);
+        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<RING_ROW_BITS>(0);
         self.ring_ram.write_enable.next = self.cfg_ring_hit.val();
         self.ci_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ci_ram.write_data.next = self.cfg_data.val().get_bits::<32>(0);
+        self.ci_ram.write_data.next = self.cfg_data.val().get_value_ring_consumer_consumer();
         self.ci_ram.write_enable.next = self.cfg_ci_hit.val();
         self.pi_ram.write_address.next = self.ring.q.val();
         self.pi_ram.write_data.next = self.pi_ram.read_data.val() + 1;
         self.pi_ram.write_enable.next = false;
         // Ring arithmetic on the read state.
-        self.log2.next = self.ring_ram.read_data.val().get_bits::<5>(64);
+        self.log2.next = bit_cast::<5, 8>(self.ring_ram.read_data.val().get_value_ring_log2_slots());
         self.used.next = self.pi_ram.read_data.val() - self.ci_ram.read_data.val();
         self.slot_mask.next = !(self.c_ones.val() << bit_cast::<32, 5>(self.log2.val()));
         self.full.next = (self.used.val() & !self.slot_mask.val()).any();
@@ -206,12 +209,13 @@ impl Logic for RingWriter {
                 self.cnt_overflow.next = true;
                 self.state.d.next = 0.into();
             } else {
-                self.addr.d.next = self.ring_ram.read_data.val().get_bits::<64>(0)
+                self.addr.d.next = self.ring_ram.read_data.val().get_value_ring_base()
                     + (bit_cast::<64, 32>(self.pi_ram.read_data.val() & self.slot_mask.val()) << self.c_shift.val());
+                // The phase bit (the same bit of CQEs and EV events).
                 if self.phase.val() {
-                    self.entry.d.next = self.entry.q.val() | 1;
+                    self.entry.d.next.set_value_cqe_phase(1.into());
                 } else {
-                    self.entry.d.next = self.entry.q.val() & !bits::<256>(1);
+                    self.entry.d.next.set_value_cqe_phase(0.into());
                 }
                 self.pi_ram.write_enable.next = true;
                 self.state.d.next = 2.into();
@@ -239,8 +243,8 @@ impl Logic for RingWriter {
 
 impl Default for RingWriter {
     /// The completion-queue instance: 32-byte entries, config table
-    /// `regmap::cfg_table::CQ_RING`.
+    /// `contract::config::table::CQ_RING`.
     fn default() -> Self {
-        RingWriter::new(crate::regmap::cfg_table::CQ_RING, 5)
+        RingWriter::new(contract::config::table::CQ_RING, 5)
     }
 }

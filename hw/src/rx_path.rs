@@ -4,11 +4,14 @@
 //! completion tracker, ACK generator, RX buffer command) or to the
 //! requester's retransmit engine (MRC SACK / NACK), or discards it with a
 //! counter pulse per kind. Completion records of the completion tracker
-//! leave packed as CQEs (`hw::layout::cqe`) for a `RingWriter`, with the
+//! leave packed as CQEs (`contract::layout::cqe`) for a `RingWriter`, with the
 //! receive CQ of the QP snooped from the send-context rows (config table
 //! 1). See `docs/hw/rx_path.md`.
 
+use contract::config::table;
 use rust_hdl::prelude::*;
+
+use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
 
 /// Dispatcher states.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -40,9 +43,6 @@ pub enum DispatchState {
     CommandWait,
 }
 
-/// Config table of the QP send-context rows (`hw::layout::CFG_TABLE_SQ_CTX`):
-/// snooped for `cq_index` (bits 64-79; the low 8 bits name the ring).
-pub const CFG_TABLE_SQ_CTX: u8 = 1;
 /// Depth of each join FIFO (log2 is 4).
 pub const JOIN_DEPTH: usize = 16;
 
@@ -165,6 +165,7 @@ pub struct RxPathN<const IDB: usize> {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_sq_ctx: TableId<{ table::SQ_CTX }>,
     // ---- Counter pulses.
     /// A parser record was lost because its join FIFO was full.
     pub cnt_join_full: Signal<Out, Bit>,
@@ -833,9 +834,9 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.ring_of.read_address.next = self.cq_qp.val();
         }
         self.ring_of.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_of.write_data.next = self.cfg_data.val().get_bits::<8>(64);
+        self.ring_of.write_data.next = bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_cq_index());
         self.ring_of.write_enable.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == 1) & (self.cfg_index.val() < 256);
+            self.cfg_valid.val() & (self.cfg_table.val() == self.t_sq_ctx.val()) & (self.cfg_index.val() < 256);
         if self.a_take.val() {
             self.a_valid.d.next = true;
             self.a_qp.d.next = self.cq_qp.val();
@@ -850,16 +851,21 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.a_valid.d.next = false;
             self.o_valid.d.next = true;
             self.o_ring.d.next = self.ring_of.read_data.val();
-            // CQE (hw::layout::cqe): status 0, opcode 2 (WRITE-IMM) at
-            // byte 2, qp bytes 4-6, byte_len 16-19, imm 20-23, sq_index
-            // 24-27 = the message's MSN, has_imm byte 28 bit 0. The ring
-            // writer owns the phase bit.
-            self.o_entry.d.next = (bit_cast::<256, 8>(2.into()) << 16)
-                | (bit_cast::<256, 8>(self.a_qp.q.val()) << 32)
-                | (bit_cast::<256, 32>(self.a_len.q.val()) << 128)
-                | (bit_cast::<256, 32>(self.a_imm.q.val()) << 160)
-                | (bit_cast::<256, 24>(self.a_msn.q.val()) << 192)
-                | (bit_cast::<256, 8>(1.into()) << 224);
+            // A CQE: status 0 (success), opcode 2 (WRITE-IMM), sq_index =
+            // the message's MSN. The ring writer owns the phase bit.
+            self.o_entry.d.next = 0.into();
+            self.o_entry.d.next.set_value_cqe_opcode(2.into());
+            self.o_entry
+                .d
+                .next
+                .set_value_cqe_qp(bit_cast::<24, 8>(self.a_qp.q.val()));
+            self.o_entry.d.next.set_value_cqe_byte_len(self.a_len.q.val());
+            self.o_entry.d.next.set_value_cqe_imm(self.a_imm.q.val());
+            self.o_entry
+                .d
+                .next
+                .set_value_cqe_sq_index(bit_cast::<32, 24>(self.a_msn.q.val()));
+            self.o_entry.d.next.set_value_cqe_has_imm(1.into());
         }
         self.cqe_valid.next = self.o_valid.q.val();
         self.cqe_ring.next = self.o_ring.q.val();

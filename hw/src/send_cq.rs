@@ -15,11 +15,14 @@
 //! * a requester error record completes with its own status when it reaches
 //!   the head of its QP's list.
 //!
-//! CQEs leave packed per [`crate::layout::cqe`] for a `RingWriter`, the
+//! CQEs leave packed per [`contract::layout::cqe`] for a `RingWriter`, the
 //! ring being the QP's `cq_index` (send-context row, config table 1). See
 //! `docs/hw/send_cq.md`.
 
+use contract::config::table;
 use rust_hdl::prelude::*;
+
+use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
 
 /// log2 of the list entries per QP (16 outstanding messages + errors).
 pub const LIST_LOG2: usize = 4;
@@ -52,6 +55,7 @@ pub struct SendCompletions {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_sq_ctx: TableId<{ table::SQ_CTX }>,
     // Message records from the requester.
     pub msg_valid: Signal<In, Bit>,
     pub msg_ready: Signal<Out, Bit>,
@@ -189,13 +193,14 @@ impl Logic for SendCompletions {
         self.ring_ram.read_clock.next = self.clock.val();
         self.ring_ram.write_clock.next = self.clock.val();
 
-        // Config table 1 (send context), QP < 256: the ring is cq_index
-        // (bits 64..79, low 8 used), the list is emptied, the error cleared
-        // and una set to start_psn (bits 128..151).
-        self.cfg_hit.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == 1) & (self.cfg_index.val().get_bits::<8>(8) == 0);
+        // Send-context rows, QP < 256: the ring is cq_index (low 8 bits
+        // used), the list is emptied, the error cleared and una set to
+        // start_psn.
+        self.cfg_hit.next = self.cfg_valid.val()
+            & (self.cfg_table.val() == self.t_sq_ctx.val())
+            & (self.cfg_index.val().get_bits::<8>(8) == 0);
         self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<8>(64);
+        self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_cq_index());
         self.ring_ram.write_enable.next = self.cfg_hit.val();
 
         self.qerr_bit.next = 0.into();
@@ -217,7 +222,7 @@ impl Logic for SendCompletions {
         self.ptr_ram.write_enable.next = false;
         if self.cfg_hit.val() {
             self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg_data.val().get_bits::<24>(128)) << 11;
+            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg_data.val().get_value_sq_ctx_start_psn()) << 11;
             self.ptr_ram.write_enable.next = true;
         }
         self.ptr_ram.read_address.next = self.qp.q.val();
@@ -402,15 +407,27 @@ impl Logic for SendCompletions {
                 if self.e_emit.val() {
                     self.c_valid.d.next = true;
                     self.c_ring.d.next = self.ring.q.val();
-                    // hw::layout::cqe: status byte 1, opcode byte 2, qp
-                    // bytes 4-6, wr_id 8, byte_len 16, sq_index 24; phase,
-                    // imm and has_imm 0 (the ring writer sets the phase).
-                    self.c_entry.d.next = (bit_cast::<256, 8>(self.e_status.val()) << 8)
-                        | (bit_cast::<256, 8>(self.entry_ram.read_data.val().get_bits::<8>(152)) << 16)
-                        | (bit_cast::<256, 8>(self.qp.q.val()) << 32)
-                        | (bit_cast::<256, 64>(self.entry_ram.read_data.val().get_bits::<64>(0)) << 64)
-                        | (bit_cast::<256, 32>(self.entry_ram.read_data.val().get_bits::<32>(64)) << 128)
-                        | (bit_cast::<256, 32>(self.entry_ram.read_data.val().get_bits::<32>(96)) << 192);
+                    // A CQE; phase, imm and has_imm 0 (the ring writer
+                    // sets the phase).
+                    self.c_entry.d.next = 0.into();
+                    self.c_entry.d.next.set_value_cqe_status(self.e_status.val());
+                    self.c_entry
+                        .d
+                        .next
+                        .set_value_cqe_opcode(self.entry_ram.read_data.val().get_bits::<8>(152));
+                    self.c_entry.d.next.set_value_cqe_qp(bit_cast::<24, 8>(self.qp.q.val()));
+                    self.c_entry
+                        .d
+                        .next
+                        .set_value_cqe_wr_id(self.entry_ram.read_data.val().get_bits::<64>(0));
+                    self.c_entry
+                        .d
+                        .next
+                        .set_value_cqe_byte_len(self.entry_ram.read_data.val().get_bits::<32>(64));
+                    self.c_entry
+                        .d
+                        .next
+                        .set_value_cqe_sq_index(self.entry_ram.read_data.val().get_bits::<32>(96));
                     self.k_cqe_error.d.next = self.e_status.val() != 0;
                 }
                 if self.e_status.val() == 6 {
@@ -443,25 +460,12 @@ impl Logic for SendCompletions {
 
 #[cfg(test)]
 mod tests {
-    use crate::layout::{cqe, sq_ctx, CqStatus, CFG_TABLE_SQ_CTX};
+    use contract::layout::CqStatus;
 
-    /// The `#[hdl_gen]` body takes no const paths: its literal offsets
-    /// must stay those of `hw::layout`.
+    /// The `#[hdl_gen]` body compares statuses with literals (it takes no
+    /// const paths): they must stay those of `contract::layout`.
     #[test]
-    fn literals_match_layout() {
-        let c = [
-            (cqe::STATUS, 8, 8),
-            (cqe::OPCODE, 16, 8),
-            (cqe::QP, 32, 24),
-            (cqe::WR_ID, 64, 64),
-            (cqe::BYTE_LEN, 128, 32),
-            (cqe::SQ_INDEX, 192, 32),
-        ];
-        for (f, bit, bits) in c {
-            assert_eq!((f.bit(), f.bits), (bit, bits), "cqe.{}", f.name);
-        }
-        assert_eq!((sq_ctx::CQ_INDEX.bit(), sq_ctx::START_PSN.bit()), (64, 128));
-        assert_eq!(CFG_TABLE_SQ_CTX, 1);
+    fn status_literals_match_layout() {
         assert_eq!((CqStatus::Flushed as u8, CqStatus::RetryExceeded as u8), (5, 6));
         assert_eq!(
             CqStatus::BadDoorbell as u8,

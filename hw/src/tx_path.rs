@@ -21,23 +21,14 @@
 //! The TX builder itself issues one packet per cycle; this front end does
 //! not yet (see the page for the gap and the plan).
 
+use contract::config::{addr, table};
+use contract::field::span;
 use rust_hdl::prelude::*;
 
-/// Config table ids this block decodes (besides snooping the requester's
-/// QP send-context rows, `hw::regmap::cfg_table::SQ_CTX`).
-pub mod table {
-    /// Address table. Peer rows, `cfg_index` = address index (0..255):
-    /// bits 0-47 MAC (first byte most significant), bits 48-175 IP
-    /// (IPv4 in bits 48-79, as an integer). The NIC's own row,
-    /// `cfg_index` = [`LOCAL_INDEX`]: bits 0-47 MAC, 48-175 IP, bit 176
-    /// IPv6, bit 177 VLAN tag, bits 178-193 the tag's TCI, bits 194-199
-    /// the data DSCP, bits 200-207 the TTL / hop limit.
-    pub const ADDR: u8 = 11;
-    pub const LOCAL_INDEX: u16 = 0x8000;
-    /// The requester's QP send-context table (snooped: `dest_qp`,
-    /// `addr_index`, `pkey`), as `hw::layout::CFG_TABLE_SQ_CTX`.
-    pub const SQ_CTX: u8 = 1;
-}
+use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
+
+/// Bits of an address-table row the block keeps per peer (MAC and IP).
+pub const PEER_ROW_BITS: usize = span(&[addr::MAC, addr::IP_LO, addr::IP_HI]);
 
 /// ACK record kinds (`hw::ack_gen::kind`).
 pub mod ack_kind {
@@ -85,6 +76,8 @@ pub struct TxPath {
     pub cfg_table: Signal<In, Bits<4>>,
     pub cfg_index: Signal<In, Bits<16>>,
     pub cfg_data: Signal<In, Bits<256>>,
+    t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    t_addr: TableId<{ table::ADDR }>,
     // Data packet records (the requester's `out_*`, through the CC gate).
     pub pkt_valid: Signal<In, Bit>,
     pub pkt_ready: Signal<Out, Bit>,
@@ -151,8 +144,8 @@ pub struct TxPath {
     peer_d: RAM<Bits<48>, 8>,
     peer_a: RAM<Bits<48>, 8>,
     // Peer addresses (MAC 48 | IP 128), one copy per sequencer.
-    addr_d: RAM<Bits<176>, 8>,
-    addr_a: RAM<Bits<176>, 8>,
+    addr_d: RAM<Bits<PEER_ROW_BITS>, 8>,
+    addr_a: RAM<Bits<PEER_ROW_BITS>, 8>,
     // Per (QP, EV) send sequence numbers.
     ev_seq: RAM<Bits<32>, 15>,
     // Own addresses and header constants.
@@ -282,11 +275,11 @@ impl Logic for TxPath {
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
         // (bits 80-87), pkey (bits 160-175).
-        self.cfg_peer.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
-        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == 11);
-        self.peer_row.next = (bit_cast::<48, 24>(self.cfg_data.val().get_bits::<24>(96)) << 24)
-            | (bit_cast::<48, 8>(self.cfg_data.val().get_bits::<8>(80)) << 16)
-            | bit_cast::<48, 16>(self.cfg_data.val().get_bits::<16>(160));
+        self.cfg_peer.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_sq_ctx.val());
+        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_addr.val());
+        self.peer_row.next = (bit_cast::<48, 24>(self.cfg_data.val().get_value_sq_ctx_dest_qp()) << 24)
+            | (bit_cast::<48, 8>(bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_addr_index())) << 16)
+            | bit_cast::<48, 16>(self.cfg_data.val().get_value_sq_ctx_pkey());
         self.peer_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
         self.peer_d.write_data.next = self.peer_row.val();
         self.peer_d.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
@@ -294,19 +287,20 @@ impl Logic for TxPath {
         self.peer_a.write_data.next = self.peer_row.val();
         self.peer_a.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
         self.addr_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.addr_d.write_data.next = self.cfg_data.val().get_bits::<176>(0);
+        self.addr_d.write_data.next = self.cfg_data.val().get_bits::<PEER_ROW_BITS>(0);
         self.addr_d.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
         self.addr_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.addr_a.write_data.next = self.cfg_data.val().get_bits::<176>(0);
+        self.addr_a.write_data.next = self.cfg_data.val().get_bits::<PEER_ROW_BITS>(0);
         self.addr_a.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
-        if self.cfg_valid.val() & (self.cfg_table.val() == 11) & (self.cfg_index.val() == 0x8000) {
-            self.loc_mac.d.next = self.cfg_data.val().get_bits::<48>(0);
-            self.loc_ip.d.next = self.cfg_data.val().get_bits::<128>(48);
-            self.loc_ipv6.d.next = self.cfg_data.val().get_bit(176);
-            self.loc_vlan.d.next = self.cfg_data.val().get_bit(177);
-            self.loc_tci.d.next = self.cfg_data.val().get_bits::<16>(178);
-            self.loc_dscp.d.next = self.cfg_data.val().get_bits::<6>(194);
-            self.loc_ttl.d.next = self.cfg_data.val().get_bits::<8>(200);
+        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_addr.val()) & (self.cfg_index.val() == 0x8000) {
+            self.loc_mac.d.next = self.cfg_data.val().get_value_addr_mac();
+            self.loc_ip.d.next = (bit_cast::<128, 64>(self.cfg_data.val().get_value_addr_ip_hi()) << 64)
+                | bit_cast::<128, 64>(self.cfg_data.val().get_value_addr_ip_lo());
+            self.loc_ipv6.d.next = self.cfg_data.val().get_value_addr_ipv6().any();
+            self.loc_vlan.d.next = self.cfg_data.val().get_value_addr_vlan().any();
+            self.loc_tci.d.next = self.cfg_data.val().get_value_addr_tci();
+            self.loc_dscp.d.next = self.cfg_data.val().get_value_addr_dscp();
+            self.loc_ttl.d.next = self.cfg_data.val().get_value_addr_ttl();
         }
         // Row fields as read (registered RAM outputs).
         self.d_peer.next = self.peer_d.read_data.val();
@@ -438,7 +432,7 @@ impl Logic for TxPath {
             // Peer row (read since cycle 1) -> address row; (QP, EV) seq.
             self.d_state.d.next = 4.into();
         } else if self.d_state.q.val() == 4 {
-            self.d_hdr.d.next.dst_mac = self.addr_d.read_data.val().get_bits::<48>(0);
+            self.d_hdr.d.next.dst_mac = self.addr_d.read_data.val().get_value_addr_mac();
             self.d_hdr.d.next.src_mac = self.loc_mac.q.val();
             self.d_hdr.d.next.vlan = self.loc_vlan.q.val();
             self.d_hdr.d.next.vlan_tci = self.loc_tci.q.val();
@@ -557,7 +551,7 @@ impl Logic for TxPath {
             self.a_state.d.next = 3.into();
         } else if self.a_state.q.val() == 3 {
             // The address row (read since cycle 2) is out now.
-            self.a_hdr.d.next.dst_mac = self.addr_a.read_data.val().get_bits::<48>(0);
+            self.a_hdr.d.next.dst_mac = self.addr_a.read_data.val().get_value_addr_mac();
             self.a_hdr.d.next.dst_ip = self.addr_a.read_data.val().get_bits::<128>(48);
             self.a_state.d.next = 4.into();
         } else {

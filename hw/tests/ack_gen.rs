@@ -18,7 +18,9 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use hw::ack_gen::{kind, table, AckGen};
+use contract::config::{ack_params, recv_init, table, Row};
+use hw::ack_gen::{kind, AckGen};
+use hw::contract_rows::row_bits;
 use proto::model::mrc::MrcQp;
 use proto::model::QueuePair;
 use proto::time::Instant;
@@ -33,6 +35,11 @@ use tb::{lockstep, lockstep_sim};
 const PAUSE: Stall = Stall::go_percent(75);
 const SNAP_BACKPRESSURE: Stall = Stall::go_percent(60);
 const TX_BACKPRESSURE: Stall = Stall::go_percent(70);
+
+/// The parameters row (table 4) as the driver encodes it.
+fn params_row(every: u64, delay: u64) -> Row {
+    Row::new().set(ack_params::EVERY, every).set(ack_params::DELAY, delay)
+}
 
 const QP_IDS: [usize; 4] = [0, 1, 77, 255];
 const STARTS: [u32; 4] = [0xFF_FFA0, 100, 0x12_3456, 0];
@@ -188,15 +195,19 @@ fn run(seed: u64, per_qp: usize) -> Stats {
         let mut presented = false;
         wait_clock_true!(sim, clock, x);
         // Parameters and QP init through the config port.
-        let mut cfgs: Vec<(u8, u16, u64)> = vec![(table::PARAMS, 0, u64::from(ACK_EVERY) | ACK_DELAY << 16)];
+        let mut cfgs: Vec<(u8, u16, Row)> = vec![(table::ACK_PARAMS, 0, params_row(u64::from(ACK_EVERY), ACK_DELAY))];
         for (k, &s) in STARTS.iter().enumerate() {
-            cfgs.push((table::QP_INIT, QP_IDS[k] as u16, u64::from(s)));
+            cfgs.push((
+                table::ACK_QP_INIT,
+                QP_IDS[k] as u16,
+                Row::new().set(recv_init::START_PSN, u64::from(s)),
+            ));
         }
         for (t, idx, d) in cfgs {
             x.cfg_valid.next = true;
             x.cfg_table.next = u64::from(t).into();
             x.cfg_index.next = u64::from(idx).into();
-            x.cfg_data.next = Bits::<256>::from(d);
+            x.cfg_data.next = row_bits(&d);
             wait_clock_cycle!(sim, clock, x);
         }
         x.cfg_valid.next = false;
@@ -408,15 +419,19 @@ fn one_record_per_cycle_across_qps() {
         wait_clock_true!(sim, clock, x);
         // ack_every 1000 and a far deadline: new in-order packets only
         // update the coalescing state.
-        let mut cfgs: Vec<(u8, u16, u64)> = vec![(table::PARAMS, 0, 1000 | 30_000 << 16)];
+        let mut cfgs: Vec<(u8, u16, Row)> = vec![(table::ACK_PARAMS, 0, params_row(1000, 30_000))];
         for (k, &s) in STARTS.iter().enumerate() {
-            cfgs.push((table::QP_INIT, QP_IDS[k] as u16, u64::from(s)));
+            cfgs.push((
+                table::ACK_QP_INIT,
+                QP_IDS[k] as u16,
+                Row::new().set(recv_init::START_PSN, u64::from(s)),
+            ));
         }
         for (t, idx, d) in cfgs {
             x.cfg_valid.next = true;
             x.cfg_table.next = u64::from(t).into();
             x.cfg_index.next = u64::from(idx).into();
-            x.cfg_data.next = Bits::<256>::from(d);
+            x.cfg_data.next = row_bits(&d);
             wait_clock_cycle!(sim, clock, x);
         }
         x.cfg_valid.next = false;

@@ -12,7 +12,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use hw::cc_gate::{kind, CcGate, CFG_TABLE_CC};
+use contract::config::{cc, table, Row};
+use hw::cc_gate::{kind, CcGate};
+use hw::contract_rows::row_bits;
 use proto::model::cc::{AckSample, CongestionControl, FixedWindow, Nscc, NsccConfig};
 use proto::{Duration, Instant, Psn};
 use rust_hdl::prelude::*;
@@ -305,9 +307,14 @@ fn run(seed: u64, n: usize, pause: Stall) -> (usize, u64) {
                 (min, c.max_cwnd.max(min))
             };
             x.cfg_valid.next = true;
-            x.cfg_table.next = CFG_TABLE_CC.into();
+            x.cfg_table.next = u64::from(table::CC).into();
             x.cfg_index.next = u64::from(qp).into();
-            x.cfg_data.next = (Bits::<256>::from(u64::from(WINS[q])) << 64) | Bits::<256>::from(min | max << 32);
+            x.cfg_data.next = row_bits(
+                &Row::new()
+                    .set(cc::MIN_CWND, min)
+                    .set(cc::MAX_CWND, max)
+                    .set(cc::SEND_WINDOW, u64::from(WINS[q])),
+            );
             wait_clock_cycle!(sim, clock, x);
         }
         x.cfg_valid.next = false;

@@ -19,7 +19,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use hw::completion::{res, table, CompletionTracker, HELD_MAX};
+use contract::config::{mr, recv_init, table, Row};
+use hw::completion::{res, CompletionTracker, HELD_MAX};
+use hw::contract_rows::row_bits;
 use proto::model::{Event, QueuePair};
 use proto::time::Instant;
 use proto::wire::RocePacket;
@@ -84,10 +86,13 @@ struct Cqe {
 }
 
 fn mr_row(rkey: u32, va: u64, len: u64) -> Bits<256> {
-    let mut b = Bits::<256>::from(u64::from(rkey));
-    b = b | (Bits::<256>::from(va) << 32);
-    b = b | (Bits::<256>::from(len) << 96);
-    b | (Bits::<256>::from(1u64) << 160)
+    row_bits(
+        &Row::new()
+            .set(mr::RKEY, u64::from(rkey))
+            .set(mr::BASE_VA, va)
+            .set(mr::LENGTH, len)
+            .set(mr::VALID, 1),
+    )
 }
 
 /// Run `ops` (packets wait for their outcome before the next op; advances
@@ -127,7 +132,11 @@ fn simulate(
             (table::MR, 0x12, mr_row(0x4412, 0x9000_0000, 4096)),
         ];
         for (q, s) in starts.iter() {
-            cfgs.push((table::QP_INIT, *q as u16, Bits::<256>::from(u64::from(*s))));
+            cfgs.push((
+                table::RECV_QP,
+                *q as u16,
+                row_bits(&Row::new().set(recv_init::START_PSN, u64::from(*s))),
+            ));
         }
         for (t, i, d) in cfgs {
             x.cfg_valid.next = true;

@@ -1,5 +1,5 @@
 //! The CSR block behind the AXI-Lite slave, against a reference register
-//! file built from `hw::regmap` (the single definition of the map): a
+//! file built from `contract::regmap` (the single definition of the map): a
 //! seeded random AXI-Lite master issues writes and reads with independent
 //! AW/W/B/AR/R valids and random ready stalls; every read response must
 //! equal the reference at the cycle the read reached the CSR port, every
@@ -13,9 +13,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use contract::regmap::{self, cfg, counters, doorbell, fault_inject, Access, BLOCKS, COUNTERS, N_COUNTERS};
 use hw::axil::{resp, AxiLiteSlave};
 use hw::csr::{BuildInfo, Csr};
-use hw::regmap::{self, cfg, counters, doorbell, fault_inject, Access, BLOCKS, COUNTERS, N_COUNTERS};
 use rust_hdl::prelude::*;
 
 use tb::rng::Rng;

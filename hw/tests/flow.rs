@@ -63,7 +63,7 @@ fn synth_smoke() {
     // pulse 1, probability 17, EV enables 4, 4 compares 128), config staging
     // 293 (table 4, index 16, 8 data words 256, go 1, row count 16),
     // doorbell 41, read data + valid 33; plus 32 per counter.
-    let want = 32 + 185 + 293 + 41 + 33 + 32 * hw::regmap::N_COUNTERS as u64;
+    let want = 32 + 185 + 293 + 41 + 33 + 32 * contract::regmap::N_COUNTERS as u64;
     assert!(
         s.ff >= want * 9 / 10 && s.ff <= want * 11 / 10,
         "want about {want}: {s:?}"

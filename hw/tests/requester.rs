@@ -5,7 +5,7 @@
 //! emits are the reference: PSN, BTH opcode, ack_req, payload length and
 //! offset in the message, RETH (VA, rkey, DMA length) on FIRST / ONLY,
 //! placement (VA, rkey) on MIDDLE / LAST, immediate. Descriptor validity
-//! is decided by `hw::layout::SqDescriptor::decode` (the driver's rules);
+//! is decided by `contract::layout::SqDescriptor::decode` (the driver's rules);
 //! rejected ones must come out as error records with their status, in
 //! order, with one counter pulse each. A DMA read responder model answers
 //! descriptor fetches with random latency and random valid stalls; the
@@ -23,7 +23,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use hw::layout::{self, CqStatus, SqContext, SqDescriptor, SqOpcode, CFG_TABLE_SQ_CTX};
+use contract::config::table;
+use contract::layout::{self, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::requester::{Requester, RTX_SLOTS};
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
@@ -453,11 +454,11 @@ fn run(p: Params) -> Outcome {
             .collect();
         let mut bad_row = ctx(1).encode().unwrap();
         bad_row[23] = 7;
-        cfgs.push((u64::from(CFG_TABLE_SQ_CTX), 77, bits::<256>(&bad_row)));
+        cfgs.push((u64::from(table::SQ_CTX), 77, bits::<256>(&bad_row)));
         cfgs.push((2, 0, bits::<256>(&[0xFFu8; 32])));
         // A good row for a QP beyond the 256: counted, and it must not
         // alias QP 300 mod 256 = 44 (unused, its doorbells would fail).
-        cfgs.push((u64::from(CFG_TABLE_SQ_CTX), 300, bits::<256>(&ctx(0).encode().unwrap())));
+        cfgs.push((u64::from(table::SQ_CTX), 300, bits::<256>(&ctx(0).encode().unwrap())));
         let expect_bad_cfg = 2u64;
         // Overflow scenario: QP 77's 8 slots filled, then 20 doorbells in
         // consecutive cycles while descriptor fetches are refused.

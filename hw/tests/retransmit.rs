@@ -15,7 +15,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use hw::retransmit::{kind, mark_reason, reason, RetransmitEngine, CFG_TABLE_GLOBAL, CFG_TABLE_QP, RETRY_INFINITE};
+use contract::config::table;
+use hw::retransmit::{kind, mark_reason, reason, RetransmitEngine, RETRY_INFINITE};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -682,12 +683,12 @@ fn retransmit_matches_requester_rules() {
         // Configuration: per-QP rows, the scanner's last QP.
         for (q, c) in CFGS.iter().enumerate() {
             x.cfg_valid.next = true;
-            x.cfg_table.next = CFG_TABLE_QP.into();
+            x.cfg_table.next = u64::from(table::RETX_QP).into();
             x.cfg_index.next = (q as u64).into();
             x.cfg_data.next = cfg_row(c);
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_table.next = CFG_TABLE_GLOBAL.into();
+        x.cfg_table.next = u64::from(table::RETX_GLOBAL).into();
         x.cfg_index.next = 0.into();
         x.cfg_data.next = Bits::<256>::from((QPS - 1) as u64);
         wait_clock_cycle!(sim, clock, x);
@@ -901,7 +902,7 @@ fn retransmit_rto_backoff_example() {
         x.rto_ready.next = true;
         x.err_ready.next = true;
         x.cfg_valid.next = true;
-        x.cfg_table.next = CFG_TABLE_QP.into();
+        x.cfg_table.next = u64::from(table::RETX_QP).into();
         x.cfg_index.next = 0.into();
         x.cfg_data.next = cfg_row(&Cfg {
             rto: RTO,
@@ -912,7 +913,7 @@ fn retransmit_rto_backoff_example() {
             age: 0,
         });
         wait_clock_cycle!(sim, clock, x);
-        x.cfg_table.next = CFG_TABLE_GLOBAL.into();
+        x.cfg_table.next = u64::from(table::RETX_GLOBAL).into();
         x.cfg_data.next = 0.into();
         wait_clock_cycle!(sim, clock, x);
         x.cfg_valid.next = false;

@@ -8,6 +8,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use contract::config::{ring, ring_consumer, table, Row, INDEX_SELECT};
+use hw::contract_rows::row_bits;
 use hw::ring_writer::RingWriter;
 use rust_hdl::prelude::*;
 
@@ -24,7 +26,7 @@ fn v<const N: usize>(b: Bits<N>) -> u64 {
         .fold(0, |acc, i| acc | (1 << i))
 }
 
-const TABLE: u8 = 2;
+const TABLE: u8 = table::CQ_RING;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -158,9 +160,7 @@ fn run(log2_entry: u32, seed: u64) {
             if i < ops2.len() && !wait_idle {
                 match ops2[i] {
                     Op::Setup { ring, base, log2 } => {
-                        let mut d = Bits::<256>::default();
-                        d.set_bits::<64>(0, base.into());
-                        d.set_bits::<8>(64, log2.into());
+                        let d = row_bits(&Row::new().set(ring::BASE, base).set(ring::LOG2_SLOTS, log2));
                         x.cfg_valid.next = true;
                         x.cfg_table.next = u64::from(TABLE).into();
                         x.cfg_index.next = ring.into();
@@ -169,8 +169,8 @@ fn run(log2_entry: u32, seed: u64) {
                     Op::Consumed { ring, ci } => {
                         x.cfg_valid.next = true;
                         x.cfg_table.next = u64::from(TABLE).into();
-                        x.cfg_index.next = (0x8000 | ring).into();
-                        x.cfg_data.next = ci.into();
+                        x.cfg_index.next = (u64::from(INDEX_SELECT) | ring).into();
+                        x.cfg_data.next = row_bits(&Row::new().set(ring_consumer::CONSUMER, ci));
                     }
                     Op::Entry { ring, tag } => {
                         // Bit 0 is the phase's: send the opposite of what

@@ -13,7 +13,7 @@
 //! frames with the same rules. Checked: every SACK table request, every
 //! completion-tracker packet and advance, every ACK generator record,
 //! every retransmit-engine record, every RX buffer command, every counter
-//! total, and CQEs (against `hw::layout::Completion::encode`, ring = the
+//! total, and CQEs (against `contract::layout::Completion::encode`, ring = the
 //! snooped send-context `cq_index`). A second test overflows the join
 //! FIFOs and checks that every stored frame still gets exactly one
 //! command, in id order.
@@ -21,7 +21,9 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use hw::layout::{Completion, CqStatus};
+use contract::config::{mr, recv_init, table, Row};
+use contract::layout::{sq_ctx, Completion, CqStatus};
+use hw::contract_rows::row_bits;
 use hw::rx_path::RxPathN;
 
 /// Ids wrap at 256 here (700 frames wrap them twice); the Verilog block
@@ -515,11 +517,18 @@ fn simulate(s: Setup) -> Seen {
         // rows (cq_index at bits 64-79), plus rows for other tables.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = Vec::new();
         for (q, st) in &s.starts {
-            cfgs.push((7, u64::from(*q), Bits::<256>::from(u64::from(*st))));
+            let row = Row::new().set(recv_init::START_PSN, u64::from(*st));
+            cfgs.push((u64::from(table::RECV_QP), u64::from(*q), row_bits(&row)));
         }
         for (q, c) in &s.cq_index {
-            cfgs.push((1, u64::from(*q), Bits::<256>::from(u64::from(*c)) << 64));
-            cfgs.push((2, u64::from(*q), Bits::<256>::from(0xffu64) << 64));
+            let row = Row::new().set(sq_ctx::CQ_INDEX, u64::from(*c));
+            cfgs.push((u64::from(table::SQ_CTX), u64::from(*q), row_bits(&row)));
+            // The same bits in another table's row: not a send context.
+            cfgs.push((
+                u64::from(table::CQ_RING),
+                u64::from(*q),
+                Bits::<256>::from(0xffu64) << 64,
+            ));
         }
         for (t, i, d) in cfgs {
             x.cfg_valid.next = true;
@@ -844,7 +853,7 @@ fn check_cqes(s: &Setup, seen: &Seen) {
         let want = Completion {
             phase: false,
             status: CqStatus::Success,
-            opcode: hw::layout::sqe::OP_WRITE_IMM,
+            opcode: contract::layout::sqe::OP_WRITE_IMM,
             qp: *qp,
             wr_id: 0,
             byte_len: *len,
@@ -1466,12 +1475,15 @@ fn with_the_real_sack_table_and_completion_tracker() {
         wait_clock_true!(sim, clock, x);
         // MR row (table 6, slot = rkey mod 256).
         x.path.cfg_valid.next = true;
-        x.path.cfg_table.next = 6u64.into();
+        x.path.cfg_table.next = u64::from(table::MR).into();
         x.path.cfg_index.next = u64::from(RKEY & 255).into();
-        x.path.cfg_data.next = Bits::<256>::from(u64::from(RKEY))
-            | (Bits::<256>::from(MR_BASE) << 32)
-            | (Bits::<256>::from(MR_LEN) << 96)
-            | (Bits::<256>::from(1u64) << 160);
+        x.path.cfg_data.next = row_bits(
+            &Row::new()
+                .set(mr::RKEY, u64::from(RKEY))
+                .set(mr::BASE_VA, MR_BASE)
+                .set(mr::LENGTH, MR_LEN)
+                .set(mr::VALID, 1),
+        );
         wait_clock_cycle!(sim, clock, x);
         x.path.cfg_valid.next = false;
         wait_clock_cycle!(sim, clock, x);
@@ -1641,12 +1653,15 @@ fn real_blocks_match_the_model_responder_with_rejections() {
         wait_clock_true!(sim, clock, x);
         // The model's one region (table 6, slot = rkey mod 256).
         x.path.cfg_valid.next = true;
-        x.path.cfg_table.next = 6u64.into();
+        x.path.cfg_table.next = u64::from(table::MR).into();
         x.path.cfg_index.next = u64::from(common::RKEY & 255).into();
-        x.path.cfg_data.next = Bits::<256>::from(u64::from(common::RKEY))
-            | (Bits::<256>::from(common::VA) << 32)
-            | (Bits::<256>::from(common::REGION) << 96)
-            | (Bits::<256>::from(1u64) << 160);
+        x.path.cfg_data.next = row_bits(
+            &Row::new()
+                .set(mr::RKEY, u64::from(common::RKEY))
+                .set(mr::BASE_VA, common::VA)
+                .set(mr::LENGTH, common::REGION)
+                .set(mr::VALID, 1),
+        );
         wait_clock_cycle!(sim, clock, x);
         x.path.cfg_valid.next = false;
         wait_clock_cycle!(sim, clock, x);

@@ -20,7 +20,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use hw::layout::{Completion, CqStatus, SqContext, CFG_TABLE_SQ_CTX};
+use contract::config::table;
+use contract::layout::{Completion, CqStatus, SqContext};
 use hw::send_cq::SendCompletions;
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
@@ -470,7 +471,7 @@ fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outc
         let mut cur_ack: Option<(usize, u32, bool)> = None; // (k, una, duplicate)
         let mut cur_rtx: Option<usize> = None;
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..n)
-            .map(|k| (u64::from(CFG_TABLE_SQ_CTX), u64::from(SETUPS[k].0), ctx_row(k)))
+            .map(|k| (u64::from(table::SQ_CTX), u64::from(SETUPS[k].0), ctx_row(k)))
             .collect();
         let mut cycle = 0u64;
         let mut idle = 0u64;
@@ -824,7 +825,7 @@ fn list_full_after_pointer_wrap() {
             x.cqe_ready.next = true;
             if !cfg_sent {
                 x.cfg_valid.next = true;
-                x.cfg_table.next = u64::from(CFG_TABLE_SQ_CTX).into();
+                x.cfg_table.next = u64::from(table::SQ_CTX).into();
                 x.cfg_index.next = u64::from(qp).into();
                 x.cfg_data.next = ctx_row(K);
                 cfg_sent = true;

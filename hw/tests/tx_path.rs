@@ -11,7 +11,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use hw::tx_path::{table, TxPath};
+use contract::config::{addr, table, Row, INDEX_SELECT};
+use contract::layout::sq_ctx;
+use hw::contract_rows::row_bits;
+use hw::tx_path::TxPath;
 use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
@@ -84,22 +87,23 @@ const QPS: [(u64, u64, u64); 2] = [(5, 0x12_3456, 3), (200, 0x00_0777, 9)];
 fn cfg_rows() -> Vec<(u8, u64, Bits<256>)> {
     let mut rows = Vec::new();
     for (qp, dest, addr) in QPS {
-        let mut d = Bits::<256>::default();
-        d.set_bits::<24>(96, dest.into());
-        d.set_bits::<16>(80, addr.into());
-        d.set_bits::<16>(160, (0xFF00 | qp).into());
-        rows.push((table::SQ_CTX, qp, d));
-        let mut a = Bits::<256>::default();
-        a.set_bits::<48>(0, (0x0200_0000_0000 | addr).into());
-        a.set_bits::<32>(48, (0x0A00_0000 | addr).into());
-        rows.push((table::ADDR, addr, a));
+        // The fields of the send context the block snoops.
+        let d = Row::new()
+            .set(sq_ctx::DEST_QP, dest)
+            .set(sq_ctx::ADDR_INDEX, addr)
+            .set(sq_ctx::PKEY, 0xFF00 | qp);
+        rows.push((table::SQ_CTX, qp, row_bits(&d)));
+        let a = Row::new()
+            .set(addr::MAC, 0x0200_0000_0000 | addr)
+            .set(addr::IP_LO, 0x0A00_0000 | addr);
+        rows.push((table::ADDR, addr, row_bits(&a)));
     }
-    let mut l = Bits::<256>::default();
-    l.set_bits::<48>(0, 0x0200_0000_0001u64.into());
-    l.set_bits::<32>(48, 0x0A00_0001u64.into());
-    l.set_bits::<6>(194, 26u64.into());
-    l.set_bits::<8>(200, 64u64.into());
-    rows.push((table::ADDR, u64::from(table::LOCAL_INDEX), l));
+    let l = Row::new()
+        .set(addr::MAC, 0x0200_0000_0001)
+        .set(addr::IP_LO, 0x0A00_0001)
+        .set(addr::DSCP, 26)
+        .set(addr::TTL, 64);
+    rows.push((table::ADDR, u64::from(INDEX_SELECT), row_bits(&l)));
     rows
 }
 

@@ -11,11 +11,11 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
+use contract::layout::CqStatus;
+use contract::regmap::fault_inject as fi;
 use cosim::device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
 use cosim::fabric::Fabric;
 use cosim::nic::Stalls;
-use driver::layout::CqStatus;
-use driver::regmap::fault_inject as fi;
 use driver::{
     Access, CcProfile, CompletionQueue, Context, Device, EvProfile, LocalAddress, OpenOptions, PeerAddress,
     QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,

@@ -113,7 +113,7 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
             let (j, m) = flow::write_report(out, &stats)?;
             println!("wrote {} and {}", j.display(), m.display());
         }
-        RtlCmd::Regmap => print!("{}", hw::regmap::render_markdown()),
+        RtlCmd::Regmap => print!("{}", contract::regmap::render_markdown()),
         RtlCmd::Budget {
             board,
             out,

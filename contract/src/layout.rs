@@ -9,78 +9,14 @@
 //! the record seen as one little-endian integer; that is also its bit
 //! offset in a 512-bit DMA beat or in `cfg_data` (byte 0 in bits `[7:0]`,
 //! the convention of `rx_parser`), see [`Field::bit`]. `docs/hw/layout.md`
-//! is rendered from these tables ([`render_markdown`]); the test
-//! `layout_doc_is_current` fails when it is stale.
+//! is rendered from these tables and those of [`crate::config`]
+//! ([`render_markdown`]); the test `layout_doc_is_current` fails when it
+//! is stale.
 //!
 //! Reserved bytes are written as zero by `encode` and ignored by `decode`;
 //! reserved bits inside a used byte (flags) must be zero.
-//!
-//! The driver compiles this file directly (`#[path]` in driver/src/lib.rs,
-//! so it does not build rust-hdl): keep it free of rust-hdl and of other
-//! `hw` modules (std and thiserror only).
 
-/// One field of a layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Field {
-    pub name: &'static str,
-    /// Byte offset of the field's least significant byte.
-    pub offset: usize,
-    /// Bit position of the field's least significant bit in that byte.
-    pub shift: usize,
-    /// Width in bits (1..=64).
-    pub bits: usize,
-    pub meaning: &'static str,
-}
-
-impl Field {
-    const fn new(name: &'static str, offset: usize, shift: usize, bits: usize, meaning: &'static str) -> Field {
-        Field {
-            name,
-            offset,
-            shift,
-            bits,
-            meaning,
-        }
-    }
-
-    /// Bit offset of the field's LSB in the record as a little-endian
-    /// integer (= in a DMA beat / `cfg_data` whose byte 0 is bits `[7:0]`).
-    pub const fn bit(&self) -> usize {
-        self.offset * 8 + self.shift
-    }
-
-    /// Mask of the field's value (`bits` ones).
-    pub const fn mask(&self) -> u64 {
-        if self.bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.bits) - 1
-        }
-    }
-
-    /// Read the field from `buf` (which must hold the whole layout).
-    pub fn get(&self, buf: &[u8]) -> u64 {
-        let nbytes = (self.shift + self.bits).div_ceil(8);
-        let mut acc: u128 = 0;
-        for i in 0..nbytes {
-            acc |= u128::from(buf[self.offset + i]) << (8 * i);
-        }
-        ((acc >> self.shift) as u64) & self.mask()
-    }
-
-    /// Write `value` (masked to the field's width) into `buf`, keeping the
-    /// other bits of the bytes it shares.
-    pub fn put(&self, buf: &mut [u8], value: u64) {
-        let nbytes = (self.shift + self.bits).div_ceil(8);
-        let m = u128::from(self.mask()) << self.shift;
-        let v = (u128::from(value & self.mask())) << self.shift;
-        for i in 0..nbytes {
-            let bm = (m >> (8 * i)) as u8;
-            let bv = (v >> (8 * i)) as u8;
-            buf[self.offset + i] = (buf[self.offset + i] & !bm) | (bv & bm);
-        }
-    }
-}
+pub use crate::field::Field;
 
 /// A value that a layout cannot hold or that is not defined.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -277,8 +213,8 @@ pub mod ev_event {
 }
 
 /// QP send-context row: `cfg_data` (256 bits = 32 bytes, byte 0 in
-/// bits `[7:0]`) of a config write with `cfg_table` = [`CFG_TABLE_SQ_CTX`]
-/// and `cfg_index` = the QP.
+/// bits `[7:0]`) of a config write with `cfg_table` =
+/// [`crate::config::table::SQ_CTX`] and `cfg_index` = the QP.
 pub mod sq_ctx {
     use super::Field;
     pub const SIZE: usize = 32;
@@ -331,9 +267,6 @@ pub mod sq_ctx {
         SEND_MPR_UNITS,
     ];
 }
-
-/// `cfg_table` id of the QP send-context table (decoded by the requester).
-pub const CFG_TABLE_SQ_CTX: u8 = 1;
 
 /// SQE opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -763,8 +696,8 @@ pub fn render_markdown() -> String {
     let mut s = String::new();
     s.push_str("# Host-memory and configuration layouts\n\n");
     s.push_str(
-        "Generated from `hw::layout` (do not edit by hand; `hw`'s test \
-`layout_doc_is_current` fails when this page is stale, `MRC_BLESS=1 cargo test -p hw --lib layout` rewrites it).\n\n\
+        "Generated from `contract::layout` and `contract::config` (do not edit by hand; `contract`'s test \
+`layout_doc_is_current` fails when this page is stale, `MRC_BLESS=1 cargo test -p contract layout` rewrites it).\n\n\
 All multi-byte fields are little-endian. The bit offset is the field's least significant bit in the \
 record read as one little-endian integer: in a 512-bit DMA beat or in `cfg_data`, whose byte 0 is \
 bits `[7:0]` (the convention of `rx_parser`). Reserved bytes are written as zero and ignored on \
@@ -796,7 +729,10 @@ Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`
     table(&mut s, "EV-event queue entry", ev_event::SIZE, ev_event::FIELDS);
     table(
         &mut s,
-        "QP send-context row (`cfg_table` = 1, `cfg_index` = QP)",
+        &format!(
+            "QP send-context row (`cfg_table` = {}, `cfg_index` = QP)",
+            crate::config::table::SQ_CTX
+        ),
         sq_ctx::SIZE,
         sq_ctx::FIELDS,
     );
@@ -805,6 +741,34 @@ Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`
 PSN = `start_psn`, retransmit table empty. Write it only while the QP is idle (no doorbell \
 queued or in service).\n",
     );
+    s.push_str(
+        "\n# Config rows\n\nThe other config tables' rows (`contract::config`), as written by the driver \
+and decoded by the RTL (`hw::contract_rows`). Unused bits are written as zero.\n\n",
+    );
+    for row in crate::config::ROWS.iter().filter(|r| r.fields != sq_ctx::FIELDS) {
+        let tables: Vec<String> = row
+            .tables
+            .iter()
+            .map(|id| {
+                let (name, ..) = crate::config::table::ALL
+                    .iter()
+                    .find(|(_, t, _)| t == id)
+                    .expect("listed table");
+                format!("{id} ({name})")
+            })
+            .collect();
+        table(
+            &mut s,
+            &format!(
+                "`{}`: `cfg_table` {}, `cfg_index` {}",
+                row.name,
+                tables.join(", "),
+                row.index
+            ),
+            crate::config::ROW_BYTES,
+            row.fields,
+        );
+    }
     s
 }
 
@@ -812,17 +776,7 @@ queued or in service).\n",
 mod tests {
     use super::*;
 
-    fn no_overlap(size: usize, fields: &[Field]) {
-        let mut used = vec![false; size * 8];
-        for f in fields {
-            assert!(f.bits >= 1 && f.bits <= 64, "{}", f.name);
-            assert!(f.bit() + f.bits <= size * 8, "{} past the end", f.name);
-            for u in &mut used[f.bit()..f.bit() + f.bits] {
-                assert!(!*u, "{} overlaps", f.name);
-                *u = true;
-            }
-        }
-    }
+    use crate::field::assert_disjoint as no_overlap;
 
     #[test]
     fn fields_fit_and_do_not_overlap() {
@@ -1096,7 +1050,7 @@ mod tests {
             if std::env::var_os("MRC_BLESS").is_some() {
                 std::fs::write(path, &want).unwrap();
             } else {
-                panic!("docs/hw/layout.md is stale: run `MRC_BLESS=1 cargo test -p hw --lib layout`");
+                panic!("docs/hw/layout.md is stale: run `MRC_BLESS=1 cargo test -p contract layout`");
             }
         }
     }

@@ -1,6 +1,6 @@
-//! The CSR register map, defined once. The hardware ([`crate::csr`]), the
-//! future driver and `docs/hw/regmap.md` ([`render_markdown`]) all read it
-//! from here.
+//! The CSR register map, defined once. The hardware (`hw::csr`), the
+//! driver and `docs/hw/regmap.md` ([`render_markdown`]) all read it from
+//! here.
 //!
 //! Layout (Corundum style): the BAR is a linked list of register blocks.
 //! Every block starts with three words: `+0x0` type, `+0x4` version, `+0x8`
@@ -10,10 +10,6 @@
 //! from different revisions fail loudly instead of misbehaving.
 //!
 //! Addresses are byte addresses of 32-bit words; accesses are whole words.
-//!
-//! The driver compiles this file directly (`#[path]` in driver/src/lib.rs,
-//! so it does not build rust-hdl): keep it free of rust-hdl and of other
-//! `hw` modules (std, serde and thiserror only).
 
 /// Offset of the type word in every block.
 pub const HDR_TYPE: u16 = 0x0;
@@ -474,58 +470,6 @@ pub const BLOCKS: &[RegBlock] = &[
     },
 ];
 
-/// Config tables: the `cfg_table` ids of the shared config port (the CSR
-/// block's staging registers write one 256-bit row of one table per `go`).
-/// Defined once here; each block decodes its own and its page documents
-/// the row layout.
-pub mod cfg_table {
-    /// QP send context (`hw::layout::sq_ctx`; requester, snooped by the
-    /// TX / RX paths and the send-completion tracker).
-    pub const SQ_CTX: u8 = 1;
-    /// Completion-queue rings (`hw::ring_writer`, CQ instance).
-    pub const CQ_RING: u8 = 2;
-    /// EV-event ring (`hw::ring_writer`, EV-event instance, ring 0).
-    pub const EV_RING: u8 = 3;
-    /// ACK generator parameters (index 0).
-    pub const ACK_PARAMS: u8 = 4;
-    /// Receive-side QP start PSN (ACK generator; the top also initialises
-    /// the SACK table from it).
-    pub const ACK_QP_INIT: u8 = 5;
-    /// Memory registrations (completion tracker).
-    pub const MR: u8 = 6;
-    /// Receive-side QP set-up of the completion tracker.
-    pub const RECV_QP: u8 = 7;
-    /// Retransmit engine, per QP.
-    pub const RETX_QP: u8 = 8;
-    /// Retransmit engine, global (index 0).
-    pub const RETX_GLOBAL: u8 = 9;
-    /// Congestion-control gate, per QP.
-    pub const CC: u8 = 10;
-    /// Address table: peer rows and the NIC's own row (`hw::tx_path`).
-    pub const ADDR: u8 = 11;
-    /// EV table: EV values (index `qp << 7 | ev`) and deny/allow
-    /// (index `0x8000 | qp`) (the top, into the EV selector).
-    pub const EV: u8 = 12;
-    /// Core globals (index 0): bits 0-7 the EV selector's minimum of GOOD EVs.
-    pub const CORE: u8 = 13;
-    /// (name, id, owner) of every table, for the docs and the driver.
-    pub const ALL: &[(&str, u8, &str)] = &[
-        ("sq_ctx", SQ_CTX, "requester (snooped by tx_path, rx_path, send_cq)"),
-        ("cq_ring", CQ_RING, "ring_writer (CQs)"),
-        ("ev_ring", EV_RING, "ring_writer (EV events)"),
-        ("ack_params", ACK_PARAMS, "ack_gen"),
-        ("ack_qp_init", ACK_QP_INIT, "ack_gen, sack_table (via the top)"),
-        ("mr", MR, "completion"),
-        ("recv_qp", RECV_QP, "completion"),
-        ("retx_qp", RETX_QP, "retransmit"),
-        ("retx_global", RETX_GLOBAL, "retransmit"),
-        ("cc", CC, "cc_gate"),
-        ("addr", ADDR, "tx_path"),
-        ("ev", EV, "core -> ev_selector"),
-        ("core", CORE, "core"),
-    ];
-}
-
 /// The next pointer of block `i` of [`BLOCKS`] (0 for the last).
 pub fn next_of(i: usize) -> u16 {
     BLOCKS.get(i + 1).map_or(0, |b| b.base)
@@ -536,8 +480,8 @@ pub fn render_markdown() -> String {
     let mut s = String::new();
     s.push_str("# CSR register map\n\n");
     s.push_str(
-        "Generated from `hw::regmap` by `mrc rtl regmap` (do not edit by hand; \
-`hw`'s test `regmap_doc_is_current` fails when this page is stale).\n\n",
+        "Generated from `contract::regmap` by `mrc rtl regmap` (do not edit by hand; \
+`contract`'s test `regmap_doc_is_current` fails when this page is stale).\n\n",
     );
     s.push_str(
         "The BAR is a linked list of register blocks. Every block starts with \
@@ -561,7 +505,7 @@ strobes are not all set: not performed, answered SLVERR.\n\n",
         ));
     }
     s.push_str("\n## Config tables\n\nRows written through the config block's staging registers (one 256-bit row of one table per `go`); each block's page documents its rows.\n\n| id | table | decoded by |\n|---|---|---|\n");
-    for (name, id, owner) in cfg_table::ALL {
+    for (name, id, owner) in crate::config::table::ALL {
         s.push_str(&format!("| {id} | {name} | {owner} |\n"));
     }
     for (i, b) in BLOCKS.iter().enumerate() {
@@ -674,7 +618,9 @@ mod tests {
             if std::env::var_os("MRC_BLESS").is_some() {
                 std::fs::write(path, &want).unwrap();
             } else {
-                panic!("docs/hw/regmap.md is stale: run `MRC_BLESS=1 cargo test -p hw regmap` or `mrc rtl regmap`");
+                panic!(
+                    "docs/hw/regmap.md is stale: run `MRC_BLESS=1 cargo test -p contract regmap` or `mrc rtl regmap`"
+                );
             }
         }
     }
