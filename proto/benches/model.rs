@@ -15,10 +15,9 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use proto::loopback::Scenario;
 use proto::model::cc::CcConfig;
-use proto::model::ev::EvSetConfig;
 use proto::model::*;
+use proto::test_support::ready;
 use proto::time::{Duration, Instant};
-use proto::Psn;
 
 const MTU: u32 = 4096;
 const MSG: usize = 64 * 1024;
@@ -27,36 +26,13 @@ const VA: u64 = 0x1000_0000;
 const RKEY: u32 = 9;
 
 fn qp(transport: Transport, qpn: u32, peer: u32) -> Qp {
-    let mut cfg = QpConfig::new(transport, qpn);
-    cfg.mtu = MTU;
-    let mut q = Qp::new(cfg).unwrap();
+    let mut s = QpSetup::new(transport, qpn, peer);
+    s.cfg.mtu = MTU;
+    s.rtr.mpr_units = 255;
+    s.rts.send_mpr_units = 255;
+    s.rts.cc = CcConfig::Fixed { window: 1 << 30 };
+    let mut q: Qp = ready(&s);
     q.memory_mut().register(VA, MSG as u64, RKEY).unwrap();
-    let now = Instant::ZERO;
-    q.modify(now, QpTransition::Init(InitAttr::default())).unwrap();
-    q.modify(
-        now,
-        QpTransition::Rtr(RtrAttr {
-            dest_qp: peer,
-            rq_psn: Psn::new(0),
-            mpr_units: 255,
-            max_wimm: 64,
-        }),
-    )
-    .unwrap();
-    q.modify(
-        now,
-        QpTransition::Rts(RtsAttr {
-            sq_psn: Psn::new(0),
-            ack_timeout_exp: 14,
-            retry_linear: 7,
-            retry_exp: RETRY_INFINITE,
-            send_mpr_units: 255,
-            max_wimm: 64,
-            evs: EvSetConfig::default(),
-            cc: CcConfig::Fixed { window: 1 << 30 },
-        }),
-    )
-    .unwrap();
     q
 }
 

@@ -14,7 +14,7 @@
 
 use bytes::Bytes;
 
-use crate::loopback::{setup, Scenario, REGION_RKEY, REGION_VA};
+use crate::loopback::{Scenario, REGION_RKEY, REGION_VA};
 use crate::model::{Counters, Event, Qp, QueuePair, RxError, Transport, WriteRequest};
 use crate::time::{Duration, Instant};
 use crate::wire::{emit_frame, icrc::reseal_frame, parse_frame, Encap, RocePacket};
@@ -71,8 +71,10 @@ impl Rig {
             ep.cfg.mtu = 1024;
             ep.cfg.ack_every = 2;
         }
-        let mut victim = setup(&sc.a);
-        let mut peer = setup(&sc.b);
+        let (mut victim, mut peer): (Qp, Qp) = (
+            sc.a.bring_up(Instant::ZERO).expect("valid scenario configuration"),
+            sc.b.bring_up(Instant::ZERO).expect("valid scenario configuration"),
+        );
         let region = 16 * MSG_LEN as u64;
         for qp in [&mut victim, &mut peer] {
             qp.memory_mut()

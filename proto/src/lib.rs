@@ -8,6 +8,8 @@
 //! * [`model`]: the sans-IO golden model of an MRC queue pair and of the
 //!   RoCEv2 RC (go-back-N) baseline behind the same API: packets and `now` in;
 //!   packets, timer deadlines and events out. No clocks, sockets or threads.
+//! * `test_support` (feature `test-support`): conveniences for tests and
+//!   benches that bring golden-model QPs up.
 //!
 //! Everything else in the workspace (fabric simulator, RTL, co-simulation,
 //! driver) is checked against this crate.
@@ -16,6 +18,8 @@ pub mod hostile;
 pub mod loopback;
 pub mod model;
 pub mod psn;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod time;
 pub mod wire;
 

@@ -16,10 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::model::cc::CcConfig;
 use crate::model::ev::{EvSetConfig, EvStateChange};
-use crate::model::{
-    Completion, Counters, Event, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Transport,
-    WcStatus, WriteRequest, RETRY_INFINITE,
-};
+use crate::model::{Completion, Counters, Event, Qp, QpSetup, QpState, QueuePair, Transport, WcStatus, WriteRequest};
 use crate::time::{Duration, Instant};
 use crate::wire::{emit_frame, Encap, MrcExtRepr, Opcode, RocePacket};
 use crate::Psn;
@@ -101,21 +98,12 @@ pub struct MessageSpec {
     pub imm: Option<u32>,
 }
 
-/// Endpoint setup.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct EndpointSetup {
-    pub cfg: QpConfig,
-    pub init: InitAttr,
-    pub rtr: RtrAttr,
-    pub rts: RtsAttr,
-}
-
 /// A scenario: two endpoints, two links, messages A->B.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Scenario {
     pub transport: Transport,
-    pub a: EndpointSetup,
-    pub b: EndpointSetup,
+    pub a: QpSetup,
+    pub b: QpSetup,
     pub messages: Vec<MessageSpec>,
     pub link_ab: LinkConfig,
     pub link_ba: LinkConfig,
@@ -143,40 +131,31 @@ impl Scenario {
     /// Defaults: `n_evs` EVs, MPR 64 x 128 PSNs, RTO 1.024 us x 2^5, 7
     /// linear and infinite exponential retries, a fixed 1 MiB window.
     pub fn new(transport: Transport, n_evs: usize, messages: Vec<MessageSpec>) -> Scenario {
-        let ep = |qpn: u32, peer: u32, sq: u32, rq: u32| {
-            let mut cfg = QpConfig::new(transport, qpn);
-            cfg.seed = qpn as u64;
-            EndpointSetup {
-                cfg,
-                init: InitAttr::default(),
-                rtr: RtrAttr {
-                    dest_qp: peer,
-                    rq_psn: Psn::new(rq),
-                    mpr_units: 64,
-                    max_wimm: 1024,
-                },
-                rts: RtsAttr {
-                    sq_psn: Psn::new(sq),
-                    ack_timeout_exp: 5,
-                    retry_linear: 7,
-                    retry_exp: RETRY_INFINITE,
-                    send_mpr_units: 64,
-                    max_wimm: 1024,
-                    evs: EvSetConfig {
-                        evs: (0..n_evs.max(1) as u32).map(|i| 0xC000 + i).collect(),
-                        min_active: 1,
-                        probe_interval: Duration::from_us(50),
-                        seed: qpn as u64,
-                        ..EvSetConfig::default()
-                    },
-                    cc: CcConfig::Fixed { window: 1 << 20 },
-                },
-            }
+        let mut a = QpSetup::new(transport, 0x11, 0x22);
+        a.rtr.rq_psn = Psn::new(5000);
+        a.rtr.mpr_units = 64;
+        a.rtr.max_wimm = 1024;
+        a.rts.sq_psn = Psn::new(100);
+        a.rts.ack_timeout_exp = 5;
+        a.rts.send_mpr_units = 64;
+        a.rts.max_wimm = 1024;
+        a.rts.evs = EvSetConfig {
+            evs: (0..n_evs.max(1) as u32).map(|i| 0xC000 + i).collect(),
+            min_active: 1,
+            probe_interval: Duration::from_us(50),
+            ..EvSetConfig::default()
         };
+        a.rts.cc = CcConfig::Fixed { window: 1 << 20 };
+        let mut b = a.mirrored();
+        // Each endpoint draws its own random choices.
+        for s in [&mut a, &mut b] {
+            s.cfg.seed = s.cfg.qpn as u64;
+            s.rts.evs.seed = s.cfg.qpn as u64;
+        }
         Scenario {
             transport,
-            a: ep(0x11, 0x22, 100, 5000),
-            b: ep(0x22, 0x11, 5000, 100),
+            a,
+            b,
             messages,
             link_ab: LinkConfig::default(),
             link_ba: LinkConfig::default(),
@@ -515,22 +494,10 @@ struct Runner<'a> {
     packets: u64,
 }
 
-/// A QP brought from RST to RTS with `ep`'s attributes.
-pub fn setup(ep: &EndpointSetup) -> Qp {
-    let mut qp = Qp::new(ep.cfg.clone()).expect("valid scenario configuration");
-    qp.modify(Instant::ZERO, QpTransition::Init(ep.init.clone()))
-        .expect("RST->INIT");
-    qp.modify(Instant::ZERO, QpTransition::Rtr(ep.rtr.clone()))
-        .expect("INIT->RTR");
-    qp.modify(Instant::ZERO, QpTransition::Rts(ep.rts.clone()))
-        .expect("RTR->RTS");
-    qp
-}
-
 impl<'a> Runner<'a> {
     fn new(sc: &'a Scenario) -> Runner<'a> {
-        let mut a = setup(&sc.a);
-        let mut b = setup(&sc.b);
+        let mut a: Qp = sc.a.bring_up(Instant::ZERO).expect("valid scenario configuration");
+        let mut b: Qp = sc.b.bring_up(Instant::ZERO).expect("valid scenario configuration");
         let total: u64 = sc.messages.iter().map(|m| m.len as u64).sum();
         b.memory_mut()
             .register(REGION_VA, total.max(1), REGION_RKEY)

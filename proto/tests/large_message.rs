@@ -4,7 +4,7 @@
 //! and the source is one zero-filled buffer, so the test needs no 4 GiB.
 
 use bytes::Bytes;
-use proto::loopback::{setup, Scenario};
+use proto::loopback::Scenario;
 use proto::model::*;
 use proto::time::{Duration, Instant};
 
@@ -18,8 +18,8 @@ fn pair(transport: Transport) -> (Qp, Qp) {
         ep.cfg.ack_every = 16;
         ep.rts.cc = cc::CcConfig::Fixed { window: 64 << 20 };
     }
-    let a = setup(&sc.a);
-    let mut b = setup(&sc.b);
+    let a: Qp = sc.a.bring_up(Instant::ZERO).unwrap();
+    let mut b: Qp = sc.b.bring_up(Instant::ZERO).unwrap();
     b.memory_mut().register_sink(VA, MAX_MESSAGE_LEN, RKEY).unwrap();
     b.post_recv(1).unwrap();
     (a, b)

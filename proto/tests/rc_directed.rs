@@ -942,12 +942,10 @@ fn works_through_the_qp_enum() {
     let s = Setup::default();
     let mut q: Vec<Qp> = (0..2)
         .map(|side| {
-            let mut q = Qp::new(QpConfig::new(Transport::Rc, QPN[side])).unwrap();
+            let mut st = setup(&s, side);
+            st.cfg = QpConfig::new(Transport::Rc, QPN[side]);
+            let mut q: Qp = proto::test_support::ready(&st);
             q.memory_mut().register(VA, REGION, RKEY).unwrap();
-            q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-                .unwrap();
-            q.modify(Instant::ZERO, QpTransition::Rtr(rtr_attr(&s, side))).unwrap();
-            q.modify(Instant::ZERO, QpTransition::Rts(rts_attr(&s, side))).unwrap();
             q
         })
         .collect();

@@ -1,5 +1,6 @@
 //! The sans-IO golden model of an MRC queue pair and of the RoCEv2 RC
-//! baseline, behind one API ([`api::QueuePair`], [`qp::Qp`]).
+//! baseline, behind one API ([`api::QueuePair`], [`qp::Qp`]), and the one way to
+//! bring a QP up ([`setup::QpSetup`]).
 
 pub mod api;
 pub mod cc;
@@ -8,7 +9,9 @@ pub mod memory;
 pub mod mrc;
 pub mod qp;
 pub mod rc;
+pub mod setup;
 mod timer;
 
 pub use api::*;
 pub use qp::Qp;
+pub use setup::{CreateQp, QpSetup};

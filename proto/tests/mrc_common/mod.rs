@@ -6,6 +6,7 @@ use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
 use proto::model::mrc::MrcQp;
 use proto::model::*;
+use proto::test_support::{ev_values, ready};
 use proto::time::{Duration, Instant};
 use proto::wire::RocePacket;
 use proto::Psn;
@@ -52,7 +53,7 @@ pub fn rts(o: &Opts) -> RtsAttr {
         send_mpr_units: o.mpr_units,
         max_wimm: o.max_wimm,
         evs: EvSetConfig {
-            evs: (0..o.n_evs as u32).map(|i| 0xC000 + i).collect(),
+            evs: ev_values(o.n_evs),
             min_active: o.min_active,
             probe_interval: Duration::from_us(10),
             ..EvSetConfig::default()
@@ -61,25 +62,22 @@ pub fn rts(o: &Opts) -> RtsAttr {
     }
 }
 
+/// QP `qpn` talking to `peer` with the options `o`.
+pub fn setup(qpn: u32, peer: u32, o: &Opts) -> QpSetup {
+    let mut s = QpSetup::new(Transport::Mrc, qpn, peer);
+    s.cfg.mtu = MTU;
+    s.cfg.ack_every = o.ack_every;
+    s.rtr.rq_psn = Psn::new(o.psn);
+    s.rtr.mpr_units = o.mpr_units;
+    s.rtr.max_wimm = o.max_wimm;
+    s.rts = rts(o);
+    s
+}
+
+/// QP `qpn` in RTS with the test region registered.
 pub fn qp(qpn: u32, peer: u32, o: &Opts) -> MrcQp {
-    let mut cfg = QpConfig::new(Transport::Mrc, qpn);
-    cfg.mtu = MTU;
-    cfg.ack_every = o.ack_every;
-    let mut q = MrcQp::new(cfg).unwrap();
+    let mut q: MrcQp = ready(&setup(qpn, peer, o));
     q.memory_mut().register(VA, REGION, RKEY).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-        .unwrap();
-    q.modify(
-        Instant::ZERO,
-        QpTransition::Rtr(RtrAttr {
-            dest_qp: peer,
-            rq_psn: Psn::new(o.psn),
-            mpr_units: o.mpr_units,
-            max_wimm: o.max_wimm,
-        }),
-    )
-    .unwrap();
-    q.modify(Instant::ZERO, QpTransition::Rts(rts(o))).unwrap();
     q
 }
 

@@ -12,6 +12,7 @@ use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
 use proto::model::rc::RcQp;
 use proto::model::*;
+use proto::test_support::ready;
 use proto::wire::RocePacket;
 use proto::{Duration, Instant, Psn};
 use rand::{Rng, SeedableRng};
@@ -101,17 +102,24 @@ pub fn rtr_attr(s: &Setup, side: usize) -> RtrAttr {
     }
 }
 
-/// One QP brought up to RTS against the other side's numbers.
-pub fn qp(s: &Setup, side: usize) -> RcQp {
+/// Side `side`'s setup against the other side's numbers.
+pub fn setup(s: &Setup, side: usize) -> QpSetup {
     let mut cfg = QpConfig::new(Transport::Rc, QPN[side]);
     cfg.mtu = s.mtu;
     cfg.ack_every = s.ack_every;
-    let mut q = RcQp::new(cfg).unwrap();
+    QpSetup {
+        cfg,
+        init: InitAttr::default(),
+        rtr: rtr_attr(s, side),
+        rts: rts_attr(s, side),
+    }
+}
+
+/// One QP brought up to RTS against the other side's numbers, with the
+/// test region registered.
+pub fn qp(s: &Setup, side: usize) -> RcQp {
+    let mut q: RcQp = ready(&setup(s, side));
     q.memory_mut().register(VA, REGION, RKEY).unwrap();
-    let t = Instant::ZERO;
-    q.modify(t, QpTransition::Init(InitAttr::default())).unwrap();
-    q.modify(t, QpTransition::Rtr(rtr_attr(s, side))).unwrap();
-    q.modify(t, QpTransition::Rts(rts_attr(s, side))).unwrap();
     q
 }
 

@@ -7,12 +7,10 @@ use bytes::Bytes;
 use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
 use proto::model::ev::{EvSetConfig, EvState, SprayPolicy};
 use proto::model::{
-    Event as QpEvent, InitAttr, Qp, QpConfig, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Transport, WcStatus,
-    WriteRequest, RETRY_INFINITE,
+    Event as QpEvent, Qp, QpSetup, QpState, QueuePair, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
 };
 use proto::time::{Duration, Instant};
 use proto::wire::{frame_len, Encap, RocePacket};
-use proto::Psn;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -488,45 +486,24 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             event_queue_len: 64,
             seed: rng.gen(),
         };
-        let make = |id: u32, peer: u32, seed: u64| -> Result<Qp, String> {
-            let mut qc = QpConfig::new(cfg.transport, qpn(id));
-            qc.mtu = cfg.mtu;
-            qc.seed = seed;
-            qc.ack_every = cfg.ack_every;
-            qc.ack_delay = cfg.ack_delay;
-            qc.event_queue_len = 64;
-            let mut qp = Qp::new(qc).map_err(|e| e.to_string())?;
-            qp.modify(now, QpTransition::Init(InitAttr::default()))
-                .map_err(|e| e.to_string())?;
-            qp.modify(
-                now,
-                QpTransition::Rtr(RtrAttr {
-                    dest_qp: qpn(peer),
-                    rq_psn: Psn::new(0),
-                    mpr_units: cfg.mpr_units,
-                    max_wimm: 16,
-                }),
-            )
-            .map_err(|e| e.to_string())?;
-            qp.modify(
-                now,
-                QpTransition::Rts(RtsAttr {
-                    sq_psn: Psn::new(0),
-                    ack_timeout_exp: cfg.ack_timeout_exp,
-                    retry_linear: cfg.retry_linear,
-                    retry_exp: cfg.retry_exp,
-                    send_mpr_units: cfg.mpr_units,
-                    max_wimm: 16,
-                    evs: evset.clone(),
-                    cc,
-                }),
-            )
-            .map_err(|e| e.to_string())?;
-            Ok(qp)
-        };
-        let s1 = rng.gen();
-        let s2 = rng.gen();
-        let (mut req, mut resp) = match (make(req_id, resp_id, s1), make(resp_id, req_id, s2)) {
+        let mut req_setup = QpSetup::new(cfg.transport, qpn(req_id), qpn(resp_id));
+        req_setup.cfg.mtu = cfg.mtu;
+        req_setup.cfg.ack_every = cfg.ack_every;
+        req_setup.cfg.ack_delay = cfg.ack_delay;
+        req_setup.cfg.event_queue_len = 64;
+        req_setup.rtr.mpr_units = cfg.mpr_units;
+        req_setup.rtr.max_wimm = 16;
+        req_setup.rts.ack_timeout_exp = cfg.ack_timeout_exp;
+        req_setup.rts.retry_linear = cfg.retry_linear;
+        req_setup.rts.retry_exp = cfg.retry_exp;
+        req_setup.rts.send_mpr_units = cfg.mpr_units;
+        req_setup.rts.max_wimm = 16;
+        req_setup.rts.evs = evset;
+        req_setup.rts.cc = cc;
+        let mut resp_setup = req_setup.mirrored();
+        req_setup.cfg.seed = rng.gen();
+        resp_setup.cfg.seed = rng.gen();
+        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up(now)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
         };
