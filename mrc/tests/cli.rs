@@ -517,3 +517,32 @@ fn perf_survives_a_failed_path_over_the_fabric() {
     assert!(r["retransmits"].as_u64().unwrap() > 0, "{r:#}");
     assert!(r["evs_marked_bad"].as_u64().unwrap() > 0, "{r:#}");
 }
+
+/// A reader that stops early (`mrc sim | head -1`) closes stdout: the
+/// program ends as Unix tools do, killed by SIGPIPE, with no panic message.
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for args in [
+        &["sim", "--hosts", "16", "--size", "10KB", "--quiet"][..],
+        &["transfer", "--messages", "20"],
+        &["rtl", "regmap"],
+    ] {
+        let mut child = mrc()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the program's first line.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?}", out.status);
+    }
+}
