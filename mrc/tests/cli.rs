@@ -546,3 +546,19 @@ fn a_closed_stdout_ends_the_program_quietly() {
         assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?}", out.status);
     }
 }
+
+/// An unknown `--block` is refused before anything is emitted.
+#[test]
+fn rtl_synth_refuses_an_unknown_block() {
+    let dir = tmp("rtl-unknown-block");
+    let out = mrc()
+        .args(["rtl", "synth", "--block", "foo", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'foo'") && err.contains("mrc_core"), "{err}");
+    assert!(!dir.exists(), "nothing is written for a refused block");
+}
