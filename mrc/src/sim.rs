@@ -284,7 +284,60 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
         planes: a.planes,
         ..TopoParams::default()
     };
+    check_fits_in_memory(&p)?;
     Ok(Topology::build(&p)?)
+}
+
+/// Run state per host beyond the topology itself (NIC, flow and port
+/// queues), measured with `--bench` on permutation traffic (docs/cli.md).
+const RUN_BYTES_PER_HOST: u64 = 4096;
+
+/// Memory a run on the generated topology `p` needs: the topology (its ECMP
+/// table grows faster than the host count) plus the per-host run state.
+fn estimated_run_bytes(p: &TopoParams) -> Result<u64, SimCliError> {
+    Ok(Topology::estimated_bytes(p)? + RUN_BYTES_PER_HOST * p.hosts as u64)
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where it cannot be read).
+fn available_memory_bytes() -> Option<u64> {
+    const BYTES_PER_KB: u64 = 1024;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * BYTES_PER_KB)
+}
+
+/// Refuse, before building it, a generated topology whose run would not fit
+/// in the available memory; say how many hosts fit.
+fn check_fits_in_memory(p: &TopoParams) -> Result<(), SimCliError> {
+    let Some(available) = available_memory_bytes() else {
+        return Ok(());
+    };
+    let needed = estimated_run_bytes(p)?;
+    if needed <= available {
+        return Ok(());
+    }
+    let fits = |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }).is_ok_and(|b| b <= available);
+    // Largest host count that fits: the estimate grows with the host count.
+    let (mut lo, mut hi) = (0u32, p.hosts);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    const BYTES_PER_GB: f64 = 1e9;
+    usage(format!(
+        "--hosts {}: the run needs about {:.1} GB, {:.1} GB of memory is available; at most {lo} hosts fit \
+         with --tiers {} --planes {}",
+        p.hosts,
+        needed as f64 / BYTES_PER_GB,
+        available as f64 / BYTES_PER_GB,
+        p.tiers,
+        p.planes
+    ))
 }
 
 fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {

@@ -562,3 +562,14 @@ fn rtl_synth_refuses_an_unknown_block() {
     assert!(err.contains("'foo'") && err.contains("mrc_core"), "{err}");
     assert!(!dir.exists(), "nothing is written for a refused block");
 }
+
+/// A topology too large for this machine's memory is refused, with the
+/// estimate and the host count that fits, before it is built.
+#[test]
+fn sim_refuses_a_topology_larger_than_memory() {
+    let out = mrc().args(["sim", "--hosts", "100000000", "--quiet"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("GB") && err.contains("at most"), "{err}");
+}
