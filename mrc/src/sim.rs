@@ -51,7 +51,7 @@ pub enum EcmpArg {
 #[derive(Args, Debug)]
 pub struct SimArgs {
     /// htsim topology file (.topo). Without it, --tiers/--hosts/... build one.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["tiers", "hosts", "link_gbps", "link_latency", "oversub"])]
     pub topo: Option<PathBuf>,
     /// Generated topology: 2 = leaf-spine, 3 = fat tree.
     #[arg(long, default_value_t = 3)]
@@ -73,7 +73,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 1)]
     pub planes: u8,
     /// htsim connection matrix (.cm). Without it, --traffic generates flows.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["traffic", "size", "incast_senders"])]
     pub tm: Option<PathBuf>,
     /// Generated traffic.
     #[arg(long, value_enum, default_value_t = TrafficKind::Perm)]
@@ -144,7 +144,7 @@ pub struct SimArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Benchmark mode: print events/s, wall time and peak RSS; write nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "out")]
     pub bench: bool,
 }
 
@@ -356,6 +356,13 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
     }
     if n < 2 {
         return usage("traffic needs at least 2 hosts");
+    }
+    if a.incast_senders.is_some() && a.traffic != TrafficKind::Incast {
+        let traffic = a.traffic.to_possible_value().expect("no variant is skipped");
+        return usage(format!(
+            "--incast-senders cannot be used with --traffic {}",
+            traffic.get_name()
+        ));
     }
     Ok(match a.traffic {
         TrafficKind::Perm => traffic::permutation(n, a.size, a.seed),

@@ -262,7 +262,6 @@ fn sim_refuses_bad_faults_and_options() {
         &["--fault", "degrade=2@1us:tor0.up0"],
         &["--fault", "down:agg0.up0"],
         &["--evs", "0"],
-        &["--topo", "/nonexistent.topo"],
         &["--ecn", "9,1"],
     ] {
         let out = mrc()
@@ -282,6 +281,10 @@ fn sim_refuses_bad_faults_and_options() {
             "{args:?}: {err}"
         );
     }
+    let out = mrc().args(["sim", "--topo", "/nonexistent.topo"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("mrc sim: cannot read /nonexistent.topo"), "{err}");
 }
 
 /// `mrc cosim`, small: two verilated NICs, 40 messages, an EV failing
@@ -572,4 +575,31 @@ fn sim_refuses_a_topology_larger_than_memory() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("GB") && err.contains("at most"), "{err}");
+}
+
+/// Flags that another flag makes meaningless are refused, not ignored.
+#[test]
+fn sim_refuses_conflicting_flags() {
+    let anchors = sim::anchors::htsim_dir_or_panic();
+    let topo = anchors.join("fat_tree_128_1os.topo");
+    let cm = anchors.join("perm_128n_128c_2MB.cm");
+    let (topo, cm) = (topo.to_str().unwrap(), cm.to_str().unwrap());
+    let out_dir = tmp("sim-bench-out");
+    for args in [
+        &["--topo", topo, "--hosts", "64"][..],
+        &["--topo", topo, "--link-gbps", "400"],
+        &["--hosts", "16", "--traffic", "incast", "--tm", cm],
+        &["--hosts", "16", "--traffic", "perm", "--incast-senders", "4"],
+        &["--hosts", "16", "--bench", "--out", out_dir.to_str().unwrap()],
+    ] {
+        let out = mrc()
+            .args(["sim", "--quiet", "--time-limit", "10us"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: ran anyway");
+        assert!(err.contains("cannot be used with"), "{args:?}: {err}");
+    }
 }
