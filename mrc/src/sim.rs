@@ -563,8 +563,24 @@ fn write_outputs(
     Ok(written)
 }
 
+/// Create `dir` and check that a file can be written in it, so that a bad
+/// `--out` is refused before the run rather than after it.
+fn check_writable(dir: &Path) -> Result<(), SimCliError> {
+    let err = |e: std::io::Error| SimCliError::Output {
+        path: dir.to_path_buf(),
+        msg: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let probe = dir.join(".mrc-write-check");
+    std::fs::write(&probe, b"").map_err(err)?;
+    std::fs::remove_file(&probe).map_err(err)
+}
+
 /// Run `mrc sim`; returns whether every flow completed without QP error.
 pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
+    if let Some(dir) = &a.out {
+        check_writable(dir)?;
+    }
     let topo = topology(a)?;
     let flows = flows(a, &topo)?;
     if flows.is_empty() {

@@ -603,3 +603,23 @@ fn sim_refuses_conflicting_flags() {
         assert!(err.contains("cannot be used with"), "{args:?}: {err}");
     }
 }
+
+/// An `--out` that cannot be written is refused before the run.
+#[test]
+fn sim_checks_out_before_running() {
+    let file = tmp("sim-out-is-a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = mrc()
+        .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet", "--out"])
+        .arg(file.join("sub"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "ran before checking --out: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.starts_with("mrc sim: cannot write") && err.contains("sub"), "{err}");
+}
