@@ -576,6 +576,21 @@ fn check_writable(dir: &Path) -> Result<(), SimCliError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
+/// Why a run counts as failed (exit 1): unfinished flows and QP errors.
+fn failure_reason(t: Transport, out: &RunOutput, time_limit: Duration) -> Option<String> {
+    let s = &out.summary;
+    (s.flows_completed != s.flows || s.qp_errors != 0).then(|| {
+        format!(
+            "{}: {} of {} flows did not complete within the {:.1} us time limit; {} QP errors",
+            name(t).to_uppercase(),
+            s.flows - s.flows_completed,
+            s.flows,
+            time_limit.as_ps() as f64 / 1e6,
+            s.qp_errors
+        )
+    })
+}
+
 /// Run `mrc sim`; returns whether every flow completed without QP error.
 pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     if let Some(dir) = &a.out {
@@ -599,7 +614,8 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     let mut all_ok = true;
     for &t in transports {
         let (out, wall) = run_one(a, &topo, &flows, t)?;
-        all_ok &= out.summary.flows_completed == out.summary.flows && out.summary.qp_errors == 0;
+        let failure = failure_reason(t, &out, a.time_limit);
+        all_ok &= failure.is_none();
         // Ring AllReduce is judged against its ideal 2(N-1)/N x S/B.
         let ring = (a.tm.is_none() && a.traffic == TrafficKind::Ring).then(|| {
             let ideal = traffic::ring_allreduce_ideal(topo.n_hosts, a.size, gbps).as_ps() as f64 / 1e6;
@@ -623,6 +639,9 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
                     None => println!("ring AllReduce      did not complete (ideal {ideal:.1} us)"),
                 }
             }
+        }
+        if let Some(why) = failure {
+            eprintln!("mrc sim: {why}");
         }
         results.push((t, out));
     }

@@ -623,3 +623,28 @@ fn sim_checks_out_before_running() {
     );
     assert!(err.starts_with("mrc sim: cannot write") && err.contains("sub"), "{err}");
 }
+
+/// A run that leaves flows unfinished says so on stderr, not only by exit 1.
+#[test]
+fn sim_says_why_it_fails() {
+    let out = mrc()
+        .args([
+            "sim",
+            "--hosts",
+            "16",
+            "--size",
+            "200KB",
+            "--transport",
+            "rc",
+            "--quiet",
+        ])
+        .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("mrc sim: RC: ") && err.contains("of 16 flows did not complete"),
+        "{err}"
+    );
+}
