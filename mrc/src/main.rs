@@ -54,7 +54,21 @@ enum Command {
     Decode(decode::DecodeArgs),
 }
 
+/// End the program when stdout's reader goes away (`mrc sim | head`), as
+/// Unix tools do: killed by SIGPIPE, silently (shells report status 141).
+/// Rust ignores SIGPIPE by default, which turns every later `println!` into
+/// a "Broken pipe" panic; restoring the default action covers every print
+/// of every subcommand at once.
+fn die_quietly_on_closed_stdout() {
+    // SAFETY: called first in `main`, before any thread exists; setting a
+    // signal's action to its default installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    die_quietly_on_closed_stdout();
     let cli = Cli::parse();
     match cli.command {
         Command::Transfer(args) => match transfer::run(&args) {

@@ -67,15 +67,31 @@ pub enum RtlError {
     Flow(#[from] flow::FlowError),
     #[error(transparent)]
     Budget(#[from] bitstreams::BudgetError),
+    #[error("unknown block '{name}' (blocks: {known})")]
+    UnknownBlock { name: String, known: String },
 }
 
-fn emit(out: &Path, fixed: bool) -> Result<Vec<flow::BlockRtl>, flow::FlowError> {
+/// Generate the blocks named in `only` (every block when empty) and write
+/// their Verilog into `out`; an unknown name is refused before anything is
+/// written.
+fn emit(out: &Path, fixed: bool, only: &[String]) -> Result<Vec<flow::BlockRtl>, RtlError> {
     let build = if fixed {
         BuildInfo::FIXED
     } else {
         BuildInfo::from_environment()
     };
-    let blocks = flow::blocks(build);
+    let all = flow::blocks(build);
+    if let Some(name) = only.iter().find(|n| !all.iter().any(|b| b.name == n.as_str())) {
+        let known: Vec<&str> = all.iter().map(|b| b.name).collect();
+        return Err(RtlError::UnknownBlock {
+            name: name.clone(),
+            known: known.join(", "),
+        });
+    }
+    let blocks: Vec<_> = all
+        .into_iter()
+        .filter(|b| only.is_empty() || only.iter().any(|n| n == b.name))
+        .collect();
     for p in flow::write_verilog(out, &blocks)? {
         println!("wrote {}", p.display());
     }
@@ -85,10 +101,10 @@ fn emit(out: &Path, fixed: bool) -> Result<Vec<flow::BlockRtl>, flow::FlowError>
 pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
     match &args.cmd {
         RtlCmd::Verilog { out, fixed_build_id } => {
-            emit(out, *fixed_build_id)?;
+            emit(out, *fixed_build_id, &[])?;
         }
         RtlCmd::Lint { out } => {
-            let blocks = emit(out, true)?;
+            let blocks = emit(out, true, &[])?;
             println!("width check (hw::flow::widen: arithmetic evaluated wider in Verilog than in rust-hdl), waived statements:");
             for w in flow::widen::WIDEN_WAIVERS {
                 println!("  `{}`: {}", w.statement, w.reason);
@@ -103,10 +119,7 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
             }
         }
         RtlCmd::Synth { out, block } => {
-            let blocks: Vec<_> = emit(out, true)?
-                .into_iter()
-                .filter(|b| block.is_empty() || block.iter().any(|n| n == b.name))
-                .collect();
+            let blocks = emit(out, true, block)?;
             println!("yosys: {}", flow::synth_script(&out.join("<block>.v"), "<block>"));
             let stats = flow::synth(out, &blocks)?;
             print!("{}", flow::report_markdown(&stats));
@@ -140,7 +153,7 @@ fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(
             })?
         }
         None => {
-            let blocks: Vec<_> = emit(out, true)?.into_iter().filter(|b| b.name == block).collect();
+            let blocks = emit(out, true, &[block.to_string()])?;
             println!("yosys: {}", flow::synth_script(&out.join(format!("{block}.v")), block));
             flow::synth(out, &blocks)?
         }

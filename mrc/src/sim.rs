@@ -51,7 +51,7 @@ pub enum EcmpArg {
 #[derive(Args, Debug)]
 pub struct SimArgs {
     /// htsim topology file (.topo). Without it, --tiers/--hosts/... build one.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["tiers", "hosts", "link_gbps", "link_latency", "oversub"])]
     pub topo: Option<PathBuf>,
     /// Generated topology: 2 = leaf-spine, 3 = fat tree.
     #[arg(long, default_value_t = 3)]
@@ -73,7 +73,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 1)]
     pub planes: u8,
     /// htsim connection matrix (.cm). Without it, --traffic generates flows.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["traffic", "size", "incast_senders"])]
     pub tm: Option<PathBuf>,
     /// Generated traffic.
     #[arg(long, value_enum, default_value_t = TrafficKind::Perm)]
@@ -144,7 +144,7 @@ pub struct SimArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Benchmark mode: print events/s, wall time and peak RSS; write nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "out")]
     pub bench: bool,
 }
 
@@ -284,7 +284,60 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
         planes: a.planes,
         ..TopoParams::default()
     };
+    check_fits_in_memory(&p)?;
     Ok(Topology::build(&p)?)
+}
+
+/// Run state per host beyond the topology itself (NIC, flow and port
+/// queues), measured with `--bench` on permutation traffic (docs/cli.md).
+const RUN_BYTES_PER_HOST: u64 = 4096;
+
+/// Memory a run on the generated topology `p` needs: the topology (its ECMP
+/// table grows faster than the host count) plus the per-host run state.
+fn estimated_run_bytes(p: &TopoParams) -> Result<u64, SimCliError> {
+    Ok(Topology::estimated_bytes(p)? + RUN_BYTES_PER_HOST * p.hosts as u64)
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where it cannot be read).
+fn available_memory_bytes() -> Option<u64> {
+    const BYTES_PER_KB: u64 = 1024;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * BYTES_PER_KB)
+}
+
+/// Refuse, before building it, a generated topology whose run would not fit
+/// in the available memory; say how many hosts fit.
+fn check_fits_in_memory(p: &TopoParams) -> Result<(), SimCliError> {
+    let Some(available) = available_memory_bytes() else {
+        return Ok(());
+    };
+    let needed = estimated_run_bytes(p)?;
+    if needed <= available {
+        return Ok(());
+    }
+    let fits = |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }).is_ok_and(|b| b <= available);
+    // Largest host count that fits: the estimate grows with the host count.
+    let (mut lo, mut hi) = (0u32, p.hosts);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    const BYTES_PER_GB: f64 = 1e9;
+    usage(format!(
+        "--hosts {}: the run needs about {:.1} GB, {:.1} GB of memory is available; at most {lo} hosts fit \
+         with --tiers {} --planes {}",
+        p.hosts,
+        needed as f64 / BYTES_PER_GB,
+        available as f64 / BYTES_PER_GB,
+        p.tiers,
+        p.planes
+    ))
 }
 
 fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
@@ -303,6 +356,13 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
     }
     if n < 2 {
         return usage("traffic needs at least 2 hosts");
+    }
+    if a.incast_senders.is_some() && a.traffic != TrafficKind::Incast {
+        let traffic = a.traffic.to_possible_value().expect("no variant is skipped");
+        return usage(format!(
+            "--incast-senders cannot be used with --traffic {}",
+            traffic.get_name()
+        ));
     }
     Ok(match a.traffic {
         TrafficKind::Perm => traffic::permutation(n, a.size, a.seed),
@@ -503,8 +563,39 @@ fn write_outputs(
     Ok(written)
 }
 
+/// Create `dir` and check that a file can be written in it, so that a bad
+/// `--out` is refused before the run rather than after it.
+fn check_writable(dir: &Path) -> Result<(), SimCliError> {
+    let err = |e: std::io::Error| SimCliError::Output {
+        path: dir.to_path_buf(),
+        msg: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let probe = dir.join(".mrc-write-check");
+    std::fs::write(&probe, b"").map_err(err)?;
+    std::fs::remove_file(&probe).map_err(err)
+}
+
+/// Why a run counts as failed (exit 1): unfinished flows and QP errors.
+fn failure_reason(t: Transport, out: &RunOutput, time_limit: Duration) -> Option<String> {
+    let s = &out.summary;
+    (s.flows_completed != s.flows || s.qp_errors != 0).then(|| {
+        format!(
+            "{}: {} of {} flows did not complete within the {:.1} us time limit; {} QP errors",
+            name(t).to_uppercase(),
+            s.flows - s.flows_completed,
+            s.flows,
+            time_limit.as_ps() as f64 / 1e6,
+            s.qp_errors
+        )
+    })
+}
+
 /// Run `mrc sim`; returns whether every flow completed without QP error.
 pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
+    if let Some(dir) = &a.out {
+        check_writable(dir)?;
+    }
     let topo = topology(a)?;
     let flows = flows(a, &topo)?;
     if flows.is_empty() {
@@ -523,7 +614,8 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     let mut all_ok = true;
     for &t in transports {
         let (out, wall) = run_one(a, &topo, &flows, t)?;
-        all_ok &= out.summary.flows_completed == out.summary.flows && out.summary.qp_errors == 0;
+        let failure = failure_reason(t, &out, a.time_limit);
+        all_ok &= failure.is_none();
         // Ring AllReduce is judged against its ideal 2(N-1)/N x S/B.
         let ring = (a.tm.is_none() && a.traffic == TrafficKind::Ring).then(|| {
             let ideal = traffic::ring_allreduce_ideal(topo.n_hosts, a.size, gbps).as_ps() as f64 / 1e6;
@@ -547,6 +639,9 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
                     None => println!("ring AllReduce      did not complete (ideal {ideal:.1} us)"),
                 }
             }
+        }
+        if let Some(why) = failure {
+            eprintln!("mrc sim: {why}");
         }
         results.push((t, out));
     }

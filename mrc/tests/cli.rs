@@ -262,7 +262,6 @@ fn sim_refuses_bad_faults_and_options() {
         &["--fault", "degrade=2@1us:tor0.up0"],
         &["--fault", "down:agg0.up0"],
         &["--evs", "0"],
-        &["--topo", "/nonexistent.topo"],
         &["--ecn", "9,1"],
     ] {
         let out = mrc()
@@ -282,6 +281,10 @@ fn sim_refuses_bad_faults_and_options() {
             "{args:?}: {err}"
         );
     }
+    let out = mrc().args(["sim", "--topo", "/nonexistent.topo"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("mrc sim: cannot read /nonexistent.topo"), "{err}");
 }
 
 /// `mrc cosim`, small: two verilated NICs, 40 messages, an EV failing
@@ -516,4 +519,132 @@ fn perf_survives_a_failed_path_over_the_fabric() {
     );
     assert!(r["retransmits"].as_u64().unwrap() > 0, "{r:#}");
     assert!(r["evs_marked_bad"].as_u64().unwrap() > 0, "{r:#}");
+}
+
+/// A reader that stops early (`mrc sim | head -1`) closes stdout: the
+/// program ends as Unix tools do, killed by SIGPIPE, with no panic message.
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for args in [
+        &["sim", "--hosts", "16", "--size", "10KB", "--quiet"][..],
+        &["transfer", "--messages", "20"],
+        &["rtl", "regmap"],
+    ] {
+        let mut child = mrc()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the program's first line.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?}", out.status);
+    }
+}
+
+/// An unknown `--block` is refused before anything is emitted.
+#[test]
+fn rtl_synth_refuses_an_unknown_block() {
+    let dir = tmp("rtl-unknown-block");
+    let out = mrc()
+        .args(["rtl", "synth", "--block", "foo", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'foo'") && err.contains("mrc_core"), "{err}");
+    assert!(!dir.exists(), "nothing is written for a refused block");
+}
+
+/// A topology too large for this machine's memory is refused, with the
+/// estimate and the host count that fits, before it is built.
+#[test]
+fn sim_refuses_a_topology_larger_than_memory() {
+    let out = mrc().args(["sim", "--hosts", "100000000", "--quiet"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("GB") && err.contains("at most"), "{err}");
+}
+
+/// Flags that another flag makes meaningless are refused, not ignored.
+#[test]
+fn sim_refuses_conflicting_flags() {
+    let anchors = sim::anchors::htsim_dir_or_panic();
+    let topo = anchors.join("fat_tree_128_1os.topo");
+    let cm = anchors.join("perm_128n_128c_2MB.cm");
+    let (topo, cm) = (topo.to_str().unwrap(), cm.to_str().unwrap());
+    let out_dir = tmp("sim-bench-out");
+    for args in [
+        &["--topo", topo, "--hosts", "64"][..],
+        &["--topo", topo, "--link-gbps", "400"],
+        &["--hosts", "16", "--traffic", "incast", "--tm", cm],
+        &["--hosts", "16", "--traffic", "perm", "--incast-senders", "4"],
+        &["--hosts", "16", "--bench", "--out", out_dir.to_str().unwrap()],
+    ] {
+        let out = mrc()
+            .args(["sim", "--quiet", "--time-limit", "10us"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: ran anyway");
+        assert!(err.contains("cannot be used with"), "{args:?}: {err}");
+    }
+}
+
+/// An `--out` that cannot be written is refused before the run.
+#[test]
+fn sim_checks_out_before_running() {
+    let file = tmp("sim-out-is-a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = mrc()
+        .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet", "--out"])
+        .arg(file.join("sub"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "ran before checking --out: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.starts_with("mrc sim: cannot write") && err.contains("sub"), "{err}");
+}
+
+/// A run that leaves flows unfinished says so on stderr, not only by exit 1.
+#[test]
+fn sim_says_why_it_fails() {
+    let out = mrc()
+        .args([
+            "sim",
+            "--hosts",
+            "16",
+            "--size",
+            "200KB",
+            "--transport",
+            "rc",
+            "--quiet",
+        ])
+        .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("mrc sim: RC: ") && err.contains("of 16 flows did not complete"),
+        "{err}"
+    );
 }

@@ -162,6 +162,30 @@ impl Topology {
 
     /// Build from parameters with extra knobs.
     pub fn build_with(p: &TopoParams, k: &BuildKnobs) -> Result<Topology, TopoError> {
+        Topology::clos(p, k)?.build(format!("oversubscription {}:1", p.oversubscription))
+    }
+
+    /// Memory the topology built from `p` (default knobs) takes, in bytes,
+    /// computed from its shape without building it: nodes, ports and the
+    /// per-(switch, leaf) ECMP table, which grows faster than the host count
+    /// (switches x leaves). Lets a caller refuse a fabric that cannot fit.
+    pub fn estimated_bytes(p: &TopoParams) -> Result<u64, TopoError> {
+        let c = Topology::clos(p, &BuildKnobs::default())?;
+        let (hosts, planes) = (c.hosts as u64, c.planes as u64);
+        let tors = hosts.div_ceil(c.hpt as u64);
+        let mids = c.pods as u64 * c.mid_per_pod as u64;
+        let cores = if c.tiers == 3 { c.cores as u64 } else { 0 };
+        let switches = planes * (tors + mids + cores);
+        // Every link has a port at each end: host links, ToR and tier-1 uplinks.
+        let links = planes * (hosts + tors * c.tor_up as u64 + mids * c.mid_up as u64);
+        let ecmp_entries = switches * tors;
+        let nodes = (hosts + switches) * std::mem::size_of::<Node>() as u64;
+        let ports = 2 * links * (std::mem::size_of::<Port>() + std::mem::size_of::<PortId>()) as u64;
+        Ok(nodes + ports + ecmp_entries * std::mem::size_of::<(u32, u16)>() as u64)
+    }
+
+    /// The Clos shape [`Topology::build_with`] builds (see [`BuildKnobs`]).
+    fn clos(p: &TopoParams, k: &BuildKnobs) -> Result<Clos, TopoError> {
         let bad = |m: String| Err(TopoError::Invalid(m));
         if p.hosts == 0 {
             return bad("no hosts".into());
@@ -219,7 +243,7 @@ impl Topology {
             latency: p.link_latency,
             switch_latency: p.switch_latency,
         };
-        let c = Clos {
+        Ok(Clos {
             tiers,
             hosts: p.hosts,
             hpt,
@@ -233,8 +257,7 @@ impl Topology {
             b2: 1,
             tier: [tier; 3],
             planes: p.planes,
-        };
-        c.build(format!("oversubscription {o}:1"))
+        })
     }
 
     /// Read an htsim `.topo` file (see `../shared/anchors/htsim/README.md`
