@@ -16,7 +16,7 @@ use bytes::Bytes;
 use contract::config::table as cfg_table;
 use contract::layout::{Completion, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
-use proto::loopback::{setup, Scenario};
+use proto::loopback::Scenario;
 use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
 use proto::wire::{
@@ -139,7 +139,7 @@ fn model_responder() -> Qp {
     ep.rtr.dest_qp = PEER_QP;
     ep.rtr.rq_psn = Psn::new(RQ_PSN);
     ep.rtr.mpr_units = WINDOW_UNITS;
-    let mut qp = setup(ep);
+    let mut qp: Qp = ep.bring_up(Instant::ZERO).expect("valid scenario configuration");
     qp.memory_mut().register(MR_VA, MR_LEN, RKEY).expect("region");
     for r in 0..64 {
         qp.post_recv(r).expect("receive queue");
@@ -991,7 +991,7 @@ fn model_requester(wr: &WriteRequest) -> Qp {
     ep.rtr.dest_qp = RESP_QP;
     ep.rts.sq_psn = Psn::new(REQ_START_PSN);
     ep.rts.send_mpr_units = WINDOW_UNITS;
-    let mut qp = setup(ep);
+    let mut qp: Qp = ep.bring_up(Instant::ZERO).expect("valid scenario configuration");
     qp.post_write(Instant::ZERO, wr.clone()).expect("post");
     while qp.poll_transmit(Instant::ZERO).is_some() {}
     qp
