@@ -7,7 +7,7 @@
 //! * `core_idle`: the whole `MrcCore` under `cosim::nic::Nic`, nothing to do
 //!   (the surroundings still toggle their random ready / valid stalls);
 //! * `core_traffic`: the whole core in loopback, configured through
-//!   AXI-Lite as `tb/tests/core_tx.rs` does, moving one WRITE-IMM from
+//!   AXI-Lite as `cosim/tests/core_tx.rs` does, moving one WRITE-IMM from
 //!   host memory through TX, the fault-injection loopback, RX placement,
 //!   the ACK and both completions (the run checks the placed bytes and
 //!   the completion, so a broken run cannot pass as a fast one).
@@ -152,7 +152,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 }
 
 /// Requester QP `QP` and responder QP `DEST_QP` on one NIC in loopback
-/// (the configuration of `tb/tests/core_tx.rs`'s loopback test, through
+/// (the configuration of `cosim/tests/core_tx.rs`'s loopback test, through
 /// the same `cosim::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);

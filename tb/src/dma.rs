@@ -12,7 +12,7 @@
 //!
 //! The memory behind the ports is pluggable ([`DmaMemory`]): the sparse
 //! [`HostMemory`] of the core tests (every address exists), or the
-//! driver's DMA buffers (`crate::cosim_device::DriverMemory`), where an
+//! driver's DMA buffers (`cosim::device::DriverMemory`), where an
 //! access outside every buffer is an IOMMU fault: recorded in
 //! [`DmaServer::faults`] and [`DmaServer::errors`], reads served as zeroes,
 //! writes dropped.
