@@ -93,39 +93,24 @@ fn ctx(k: usize) -> SqContext {
 
 fn model(k: usize) -> MrcQp {
     let (qp, lm, _, psn, _) = SETUPS[k];
-    let mut cfg = QpConfig::new(Transport::Mrc, qp as u32);
-    cfg.mtu = 1 << lm;
-    let mut q = MrcQp::new(cfg).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-        .unwrap();
-    q.modify(
-        Instant::ZERO,
-        QpTransition::Rtr(RtrAttr {
-            dest_qp: 0x100 + qp as u32,
-            rq_psn: Psn::new(0),
-            mpr_units: 1,
-            max_wimm: 1,
-        }),
-    )
-    .unwrap();
-    q.modify(
-        Instant::ZERO,
-        QpTransition::Rts(RtsAttr {
-            sq_psn: Psn::new(psn),
-            ack_timeout_exp: 20,
-            retry_linear: 7,
-            retry_exp: RETRY_INFINITE,
-            send_mpr_units: 255,
-            max_wimm: 60_000,
-            evs: EvSetConfig {
-                evs: (0..4).map(|i| 0xC000 + i).collect(),
-                ..EvSetConfig::default()
-            },
-            cc: CcConfig::Fixed { window: u64::MAX },
-        }),
-    )
-    .unwrap();
-    q
+    let mut s = QpSetup::new(Transport::Mrc, qp as u32, 0x100 + qp as u32);
+    s.cfg.mtu = 1 << lm;
+    s.rtr.mpr_units = 1;
+    s.rtr.max_wimm = 1;
+    s.rts = RtsAttr {
+        sq_psn: Psn::new(psn),
+        ack_timeout_exp: 20,
+        retry_linear: 7,
+        retry_exp: RETRY_INFINITE,
+        send_mpr_units: 255,
+        max_wimm: 60_000,
+        evs: EvSetConfig {
+            evs: (0..4).map(|i| 0xC000 + i).collect(),
+            ..EvSetConfig::default()
+        },
+        cc: CcConfig::Fixed { window: u64::MAX },
+    };
+    proto::test_support::ready(&s)
 }
 
 /// The reference packets of one posted WRITE (all of them: the window is

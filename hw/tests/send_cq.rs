@@ -104,23 +104,14 @@ fn rts(start: u32, dies: bool) -> RtsAttr {
 }
 
 fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> MrcQp {
-    let mut cfg = QpConfig::new(Transport::Mrc, qpn);
-    cfg.mtu = MTU;
-    let mut q = MrcQp::new(cfg).unwrap();
+    let mut s = QpSetup::new(Transport::Mrc, qpn, peer);
+    s.cfg.mtu = MTU;
+    s.rtr.rq_psn = Psn::new(start);
+    s.rtr.mpr_units = 4;
+    s.rtr.max_wimm = 64;
+    s.rts = rts(start, dies);
+    let mut q: MrcQp = proto::test_support::ready(&s);
     q.memory_mut().register(VA, 1 << 20, RKEY).unwrap();
-    q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-        .unwrap();
-    q.modify(
-        Instant::ZERO,
-        QpTransition::Rtr(RtrAttr {
-            dest_qp: peer,
-            rq_psn: Psn::new(start),
-            mpr_units: 4,
-            max_wimm: 64,
-        }),
-    )
-    .unwrap();
-    q.modify(Instant::ZERO, QpTransition::Rts(rts(start, dies))).unwrap();
     q
 }
 

@@ -33,56 +33,32 @@ pub use tb::rng::Rng;
 /// its probe and retransmission timers, do not exist).
 pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (MrcQp, MrcQp) {
     let peer = qpn + 0x100;
-    let mut ca = QpConfig::new(Transport::Mrc, peer);
-    ca.mtu = MTU;
-    let mut a = MrcQp::new(ca).unwrap();
-    a.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-        .unwrap();
-    let rtr_a = RtrAttr {
-        dest_qp: qpn,
-        rq_psn: Psn::new(0),
-        mpr_units: MPR_UNITS,
+    let mut sa = QpSetup::new(Transport::Mrc, peer, qpn);
+    sa.cfg.mtu = MTU;
+    sa.rtr.mpr_units = MPR_UNITS;
+    sa.rtr.max_wimm = 255;
+    sa.rts = RtsAttr {
+        sq_psn: Psn::new(start),
+        ack_timeout_exp: 20,
+        retry_linear: 7,
+        retry_exp: RETRY_INFINITE,
+        send_mpr_units: MPR_UNITS,
         max_wimm: 255,
+        evs: EvSetConfig {
+            evs: (0..8u32).map(|i| 0xC000 + 17 * i).collect(),
+            min_active: 1,
+            probe_interval: Duration::from_ms(100),
+            ..EvSetConfig::default()
+        },
+        cc: CcConfig::Fixed { window: 1 << 30 },
     };
-    a.modify(Instant::ZERO, QpTransition::Rtr(rtr_a)).unwrap();
-    a.modify(
-        Instant::ZERO,
-        QpTransition::Rts(RtsAttr {
-            sq_psn: Psn::new(start),
-            ack_timeout_exp: 20,
-            retry_linear: 7,
-            retry_exp: RETRY_INFINITE,
-            send_mpr_units: MPR_UNITS,
-            max_wimm: 255,
-            evs: EvSetConfig {
-                evs: (0..8u32).map(|i| 0xC000 + 17 * i).collect(),
-                min_active: 1,
-                probe_interval: Duration::from_ms(100),
-                ..EvSetConfig::default()
-            },
-            cc: CcConfig::Fixed { window: 1 << 30 },
-        }),
-    )
-    .unwrap();
-    let mut cb = QpConfig::new(Transport::Mrc, qpn);
-    cb.mtu = MTU;
-    cb.ack_every = ack_every;
-    cb.ack_delay = Duration::from_ns(ack_delay_ns);
-    cb.sack_bits = 64;
-    let mut b = MrcQp::new(cb).unwrap();
+    let mut sb = sa.mirrored();
+    sb.cfg.ack_every = ack_every;
+    sb.cfg.ack_delay = Duration::from_ns(ack_delay_ns);
+    sb.cfg.sack_bits = 64;
+    let a = proto::test_support::ready(&sa);
+    let mut b: MrcQp = proto::test_support::receiver(&sb);
     b.memory_mut().register(VA, REGION, RKEY).unwrap();
-    b.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
-        .unwrap();
-    b.modify(
-        Instant::ZERO,
-        QpTransition::Rtr(RtrAttr {
-            dest_qp: peer,
-            rq_psn: Psn::new(start),
-            mpr_units: MPR_UNITS,
-            max_wimm: 255,
-        }),
-    )
-    .unwrap();
     (a, b)
 }
 
