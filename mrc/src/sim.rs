@@ -289,8 +289,9 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
 }
 
 /// Run state per host beyond the topology itself (NIC, flow and port
-/// queues), measured with `--bench` on permutation traffic (docs/cli.md).
-const RUN_BYTES_PER_HOST: u64 = 4096;
+/// queues): peak RSS / hosts of `--bench` runs at the default 128 EVs on
+/// permutation traffic, 76 to 80 KB from 2048 to 65536 hosts (docs/cli.md).
+const RUN_BYTES_PER_HOST: u64 = 76_000;
 
 /// Memory a run on the generated topology `p` needs: the topology (its ECMP
 /// table grows faster than the host count) plus the per-host run state.
