@@ -632,11 +632,9 @@ impl Logic for RetransmitEngine {
             }
             EngineState::TailWalk => {
                 // Sent at or before the tail line: lost, its EV stalled.
-                if self.live.val() & !self.slot.val().oow & self.lost_tail.val() {
-                    self.rs_want.next = true;
-                    self.rs_mark.next = true;
-                    self.rs_mark_reason.next = MarkReason::Stall;
-                }
+                self.rs_want.next = self.live.val() & !self.slot.val().oow & self.lost_tail.val();
+                self.rs_mark.next = true;
+                self.rs_mark_reason.next = MarkReason::Stall;
             }
             _ => {}
         }
@@ -985,11 +983,7 @@ impl Logic for RetransmitEngine {
                         self.o_rto_v.d.next = true;
                         self.o_rto_qp.d.next = self.qp.q.val();
                     }
-                    if self.have_rem.q.val() {
-                        self.qs.d.next.armed = true;
-                    } else {
-                        self.qs.d.next.armed = false;
-                    }
+                    self.qs.d.next.armed = self.have_rem.q.val();
                     self.qs.d.next.deadline = self.now.val() + self.min_rem.q.val();
                     self.st.d.next = EngineState::Store;
                 }
