@@ -182,7 +182,10 @@ pub struct EvStats {
 pub struct EvSet {
     cfg: EvSetConfig,
     state: Vec<EvState>,
-    /// Bit i set iff EV i is GOOD.
+    /// Bit i set iff EV i is GOOD. Plain words, not a `bitvec` array: the
+    /// bitvec form (`first_one` over a `BitArray`, with the other bit sets
+    /// below) made the model benches execute 14-21% more instructions
+    /// (docs/benchmarks.md, "bit sets").
     good_mask: [u64; 4],
     good_n: usize,
     /// Next probe time of each ASSUMED_BAD EV.

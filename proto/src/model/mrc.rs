@@ -336,6 +336,10 @@ struct Responder {
     expected: Psn,
     /// One past the highest PSN received (for gap detection).
     highest: Psn,
+    /// Received PSNs not yet passed by the in-order point, a ring indexed
+    /// by `psn & bit_mask`. Plain words, not a `bitvec::BitVec`: with bitvec
+    /// (indexing, `copy_from_bitslice` into the SACK) the model benches
+    /// executed 14-21% more instructions (docs/benchmarks.md, "bit sets").
     bits: Vec<u64>,
     bit_mask: u32,
     info: Vec<RxInfo>,
@@ -1331,7 +1335,10 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
     len
 }
 
-/// Set bits of `b` with index in `[lo, hi)`, ascending.
+/// Set bits of `b` with index in `[lo, hi)`, ascending. Word by word with
+/// `trailing_zeros`: `bitvec`'s `iter_ones` over the same bits was the
+/// largest single cost of the bitvec variant (docs/benchmarks.md, "bit
+/// sets").
 fn ones(b: &SackBitmap, lo: usize, hi: usize) -> impl Iterator<Item = usize> + '_ {
     let hi = hi.min(b.bits as usize);
     let lo = lo.min(hi);

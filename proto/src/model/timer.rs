@@ -56,9 +56,10 @@ pub(crate) trait Timers {
     fn fire(&mut self, timer: Timer, now: Instant);
 }
 
-/// The earliest deadline of any of `qp`'s timers. Folded straight from
-/// [`Timers::deadline`]: filling an array of deadlines first cost 1.8 M more
-/// instructions per iteration of `mrc_qp/direct_4k` (docs/benchmarks.md).
+/// The earliest deadline of any of `qp`'s timers, folded straight from
+/// [`Timers::deadline`]: filling an array of deadlines first made the model
+/// benches execute about 3% more instructions (docs/benchmarks.md, "bit
+/// sets").
 pub(crate) fn poll_timeout(qp: &impl Timers) -> Option<Instant> {
     Timer::ALL.into_iter().filter_map(|timer| qp.deadline(timer)).min()
 }
