@@ -11,8 +11,23 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 cargo fmt --all --check
 cargo fmt --manifest-path fuzz/Cargo.toml --check
 cargo build --workspace --all-targets --locked
+# The `mrc` built above (with the tests' feature set: `cargo run` would
+# build hw and mrc a second time with the binary's own).
+mrc="target/debug/mrc"
+rtl="target/rtl-ci"
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+synth_log="$(mktemp)"
+synth_pid=""
+cleanup() {
+  [ -n "$synth_pid" ] && kill "$synth_pid" 2>/dev/null
+  rm -f "$log" "$synth_log"
+}
+trap cleanup EXIT
+
+# Yosys synthesis of the whole core (about 10 CPU minutes, one thread) runs
+# beside the tests, which keep about one of the two cores busy on average.
+"$mrc" rtl synth --block mrc_core --out "$rtl" >"$synth_log" 2>&1 &
+synth_pid=$!
 cargo test --workspace --locked 2>&1 | tee "$log"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
@@ -21,19 +36,25 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # order). EV 3 is not RC's path (RC uses EV 0); RC on a failed path ending in
 # retry-exceeded is checked in mrc/tests/cli.rs.
 for t in mrc rc; do
-  cargo run --quiet --locked --bin mrc -- transfer --transport "$t" --evs 8 --fail-ev 3@50us \
+  "$mrc" transfer --transport "$t" --evs 8 --fail-ev 3@50us \
     --loss 0.001 --messages 200 --size 64KiB >/dev/null
 done
 # The RTL flow on the whole design: Verilator lint of every block and the
-# top, Yosys synthesis of the top with its resource report, the U250 budget
-# (<= 15% LUT, <= 30% BRAM; exits non-zero over budget), and the open part
-# of the Alveo flow (Tcl/XDC check against stubbed Vivado commands, lint of
-# the board tops with the real core).
-rtl="target/rtl-ci"
-cargo run --quiet --locked --bin mrc -- rtl lint --out "$rtl" | tail -n 3
-cargo run --quiet --locked --bin mrc -- rtl synth --block mrc_core --out "$rtl"
-cargo run --quiet --locked --bin mrc -- rtl budget --board u250 --from "$rtl/synth.json" --out "$rtl"
-make -s -C bitstreams tcl-check lint-top
+# top, Yosys synthesis of the top with its resource report (started above),
+# the U250 budget (<= 15% LUT, <= 30% BRAM; exits non-zero over budget), and
+# the open part of the Alveo flow (Tcl/XDC check against stubbed Vivado
+# commands, lint of the board tops with the real core).
+"$mrc" rtl lint --out "$rtl/lint" | tail -n 3
+if ! wait "$synth_pid"; then
+  synth_pid=""
+  cat "$synth_log" >&2
+  echo "scripts/test.sh: mrc rtl synth --block mrc_core failed" >&2
+  exit 1
+fi
+synth_pid=""
+cat "$synth_log"
+"$mrc" rtl budget --board u250 --from "$rtl/synth.json" --out "$rtl"
+make -s -C bitstreams tcl-check lint-top MRC="$PWD/$mrc"
 passed=$(grep -Eo '^test result: [a-z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -Eo '; [0-9]+ failed' "$log" | awk '{s+=$2} END {print s+0}')
 echo "scripts/test.sh: all checks passed"

@@ -19,7 +19,7 @@
 // the clock groups.
 //
 // Not here (see docs/bitstreams.md): the CMAC RX stream has no tready, so
-// a beat arriving while the core's s_rx_tready is low is lost; it is
+// a beat arriving while the core's s_rx$tready is low is lost; it is
 // counted as a sticky overrun on a status LED. A packet FIFO in front of
 // the core is the fix.
 `default_nettype none
@@ -396,37 +396,37 @@ module mrc_alveo_top (
 
     mrc_core core (
         .clock(core_clk),
-        .s_rx_tdata(mac_rx_tdata), .s_rx_tkeep(mac_rx_tkeep), .s_rx_tlast(mac_rx_tlast),
-        .s_rx_tvalid(mac_rx_tvalid), .s_rx_tready(core_rx_tready),
-        .m_tx_tdata(mac_tx_tdata), .m_tx_tkeep(mac_tx_tkeep), .m_tx_tlast(mac_tx_tlast),
-        .m_tx_tvalid(mac_tx_tvalid), .m_tx_tready(mac_tx_tready),
-        .dma_rd_req_valid(dma_rd_req_valid), .dma_rd_req_ready(dma_rd_req_ready),
-        .dma_rd_req_addr(dma_rd_req_addr), .dma_rd_req_len(dma_rd_req_len), .dma_rd_req_tag(dma_rd_req_tag),
-        .dma_rd_rsp_valid(dma_rd_rsp_valid), .dma_rd_rsp_ready(dma_rd_rsp_ready),
-        .dma_rd_rsp_data(dma_rd_rsp_data), .dma_rd_rsp_keep(dma_rd_rsp_keep),
-        .dma_rd_rsp_last(dma_rd_rsp_last), .dma_rd_rsp_tag(dma_rd_rsp_tag),
-        .dma_wr_req_valid(dma_wr_req_valid), .dma_wr_req_ready(dma_wr_req_ready),
-        .dma_wr_req_addr(dma_wr_req_addr), .dma_wr_req_len(dma_wr_req_len),
-        .dma_wr_data_valid(dma_wr_data_valid), .dma_wr_data_ready(dma_wr_data_ready),
-        .dma_wr_data(dma_wr_data), .dma_wr_keep(dma_wr_keep), .dma_wr_last(dma_wr_last),
-        .s_axil_awaddr(cl_awaddr[15:0]), .s_axil_awvalid(cl_awvalid), .s_axil_awready(cl_awready),
-        .s_axil_wdata(cl_wdata), .s_axil_wstrb(cl_wstrb), .s_axil_wvalid(cl_wvalid), .s_axil_wready(cl_wready),
-        .s_axil_bresp(cl_bresp), .s_axil_bvalid(cl_bvalid), .s_axil_bready(cl_bready),
-        .s_axil_araddr(cl_araddr[15:0]), .s_axil_arvalid(cl_arvalid), .s_axil_arready(cl_arready),
-        .s_axil_rdata(cl_rdata), .s_axil_rresp(cl_rresp), .s_axil_rvalid(cl_rvalid), .s_axil_rready(cl_rready)
+        .s_rx$tdata(mac_rx_tdata), .s_rx$tkeep(mac_rx_tkeep), .s_rx$tlast(mac_rx_tlast),
+        .s_rx$tvalid(mac_rx_tvalid), .s_rx$tready(core_rx_tready),
+        .m_tx$tdata(mac_tx_tdata), .m_tx$tkeep(mac_tx_tkeep), .m_tx$tlast(mac_tx_tlast),
+        .m_tx$tvalid(mac_tx_tvalid), .m_tx$tready(mac_tx_tready),
+        .dma_rd$req$valid(dma_rd_req_valid), .dma_rd$req$ready(dma_rd_req_ready),
+        .dma_rd$req$addr(dma_rd_req_addr), .dma_rd$req$len(dma_rd_req_len), .dma_rd$req$tag(dma_rd_req_tag),
+        .dma_rd$rsp$valid(dma_rd_rsp_valid), .dma_rd$rsp$ready(dma_rd_rsp_ready),
+        .dma_rd$rsp$data(dma_rd_rsp_data), .dma_rd$rsp$keep(dma_rd_rsp_keep),
+        .dma_rd$rsp$last(dma_rd_rsp_last), .dma_rd$rsp$tag(dma_rd_rsp_tag),
+        .dma_wr$req$valid(dma_wr_req_valid), .dma_wr$req$ready(dma_wr_req_ready),
+        .dma_wr$req$addr(dma_wr_req_addr), .dma_wr$req$len(dma_wr_req_len),
+        .dma_wr$beat$valid(dma_wr_data_valid), .dma_wr$beat$ready(dma_wr_data_ready),
+        .dma_wr$beat$data(dma_wr_data), .dma_wr$beat$keep(dma_wr_keep), .dma_wr$beat$last(dma_wr_last),
+        .s_axil$awaddr(cl_awaddr[15:0]), .s_axil$awvalid(cl_awvalid), .s_axil$awready(cl_awready),
+        .s_axil$wdata(cl_wdata), .s_axil$wstrb(cl_wstrb), .s_axil$wvalid(cl_wvalid), .s_axil$wready(cl_wready),
+        .s_axil$bresp(cl_bresp), .s_axil$bvalid(cl_bvalid), .s_axil$bready(cl_bready),
+        .s_axil$araddr(cl_araddr[15:0]), .s_axil$arvalid(cl_arvalid), .s_axil$arready(cl_arready),
+        .s_axil$rdata(cl_rdata), .s_axil$rresp(cl_rresp), .s_axil$rvalid(cl_rvalid), .s_axil$rready(cl_rready)
     );
 
     mrc_dma_axi dma (
         .clock(core_clk),
-        .dma_rd_req_valid(dma_rd_req_valid), .dma_rd_req_ready(dma_rd_req_ready),
-        .dma_rd_req_addr(dma_rd_req_addr), .dma_rd_req_len(dma_rd_req_len), .dma_rd_req_tag(dma_rd_req_tag),
-        .dma_rd_rsp_valid(dma_rd_rsp_valid), .dma_rd_rsp_ready(dma_rd_rsp_ready),
-        .dma_rd_rsp_data(dma_rd_rsp_data), .dma_rd_rsp_keep(dma_rd_rsp_keep),
-        .dma_rd_rsp_last(dma_rd_rsp_last), .dma_rd_rsp_tag(dma_rd_rsp_tag),
-        .dma_wr_req_valid(dma_wr_req_valid), .dma_wr_req_ready(dma_wr_req_ready),
-        .dma_wr_req_addr(dma_wr_req_addr), .dma_wr_req_len(dma_wr_req_len),
-        .dma_wr_data_valid(dma_wr_data_valid), .dma_wr_data_ready(dma_wr_data_ready),
-        .dma_wr_data(dma_wr_data), .dma_wr_keep(dma_wr_keep), .dma_wr_last(dma_wr_last),
+        .dma_rd$req$valid(dma_rd_req_valid), .dma_rd$req$ready(dma_rd_req_ready),
+        .dma_rd$req$addr(dma_rd_req_addr), .dma_rd$req$len(dma_rd_req_len), .dma_rd$req$tag(dma_rd_req_tag),
+        .dma_rd$rsp$valid(dma_rd_rsp_valid), .dma_rd$rsp$ready(dma_rd_rsp_ready),
+        .dma_rd$rsp$data(dma_rd_rsp_data), .dma_rd$rsp$keep(dma_rd_rsp_keep),
+        .dma_rd$rsp$last(dma_rd_rsp_last), .dma_rd$rsp$tag(dma_rd_rsp_tag),
+        .dma_wr$req$valid(dma_wr_req_valid), .dma_wr$req$ready(dma_wr_req_ready),
+        .dma_wr$req$addr(dma_wr_req_addr), .dma_wr$req$len(dma_wr_req_len),
+        .dma_wr$beat$valid(dma_wr_data_valid), .dma_wr$beat$ready(dma_wr_data_ready),
+        .dma_wr$beat$data(dma_wr_data), .dma_wr$beat$keep(dma_wr_keep), .dma_wr$beat$last(dma_wr_last),
         .m_axi_araddr(da_araddr), .m_axi_arlen(da_arlen), .m_axi_arvalid(da_arvalid), .m_axi_arready(da_arready),
         .m_axi_rdata(da_rdata), .m_axi_rresp(da_rresp), .m_axi_rlast(da_rlast),
         .m_axi_rvalid(da_rvalid), .m_axi_rready(da_rready),

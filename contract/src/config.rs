@@ -1,10 +1,10 @@
-//! Config tables: the `cfg_table` id of every table and the row layout of
+//! Config tables: the `cfg$table` id of every table and the row layout of
 //! every table other than the QP send context (that one is
 //! [`crate::layout::sq_ctx`]).
 //!
 //! The `cfg` register block stages one 256-bit row and emits it on the
-//! shared config port (`cfg_valid/table/index/data`, byte 0 of the row in
-//! bits `[7:0]` of `cfg_data`); each datapath block decodes the ids it
+//! shared config port (`cfg$valid/table/index/data`, byte 0 of the row in
+//! bits `[7:0]` of `cfg$data`); each datapath block decodes the ids it
 //! owns. The driver encodes rows with these [`Field`]s; the RTL decodes
 //! them through accessors generated from the same fields
 //! (`hw::contract_rows`). [`ROWS`] lists every row layout with the tables
@@ -13,14 +13,14 @@
 use crate::field::Field;
 use crate::layout::sq_ctx;
 
-/// Bits of a config row (`cfg_data`).
+/// Bits of a config row (`cfg$data`).
 pub const ROW_BITS: usize = 256;
 /// Bytes of a config row.
 pub const ROW_BYTES: usize = ROW_BITS / 8;
-/// Bits of a table id (`cfg_table`).
+/// Bits of a table id (`cfg$table`).
 pub const TABLE_BITS: usize = 4;
 
-/// `cfg_table` ids, defined once: the driver writes them, each block
+/// `cfg$table` ids, defined once: the driver writes them, each block
 /// decodes its own.
 pub mod table {
     /// QP send context ([`crate::layout::sq_ctx`]; requester, snooped by
@@ -224,9 +224,9 @@ impl Row {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowLayout {
     pub name: &'static str,
-    /// `cfg_table` ids whose rows have this layout.
+    /// `cfg$table` ids whose rows have this layout.
     pub tables: &'static [u8],
-    /// Which `cfg_index` values carry it.
+    /// Which `cfg$index` values carry it.
     pub index: &'static str,
     pub fields: &'static [Field],
 }

@@ -5,7 +5,7 @@
 /// All multi-byte fields are little-endian, so a field at byte `offset`
 /// with `shift` occupies bits `[8 * offset + shift, 8 * offset + shift +
 /// bits)` of the record seen as one little-endian integer: its bit offset
-/// in a 512-bit DMA beat or in `cfg_data` (byte 0 in bits `[7:0]`), see
+/// in a 512-bit DMA beat or in `cfg$data` (byte 0 in bits `[7:0]`), see
 /// [`Field::bit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
@@ -37,7 +37,7 @@ impl Field {
     }
 
     /// Bit offset of the field's LSB in the record as a little-endian
-    /// integer (= in a DMA beat / `cfg_data` whose byte 0 is bits `[7:0]`).
+    /// integer (= in a DMA beat / `cfg$data` whose byte 0 is bits `[7:0]`).
     pub const fn bit(&self) -> usize {
         self.offset * 8 + self.shift
     }

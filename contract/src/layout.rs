@@ -1,13 +1,13 @@
 //! Host-memory and configuration layouts, defined once for the hardware
 //! and the driver: the send-queue work descriptor (SQE), the completion
 //! queue entry (CQE), the EV-event queue entry and the QP send-context row
-//! written through the shared config port (`cfg_*`).
+//! written through the shared config port (`cfg$*`).
 //!
 //! Every layout is a table of [`Field`]s (byte offset, bit shift inside
 //! that byte, width). All multi-byte fields are little-endian, so a field
 //! at byte `o` with shift `s` occupies bits `[8o + s, 8o + s + bits)` of
 //! the record seen as one little-endian integer; that is also its bit
-//! offset in a 512-bit DMA beat or in `cfg_data` (byte 0 in bits `[7:0]`,
+//! offset in a 512-bit DMA beat or in `cfg$data` (byte 0 in bits `[7:0]`,
 //! the convention of `rx_parser`), see [`Field::bit`]. `docs/hw/layout.md`
 //! is rendered from these tables and those of [`crate::config`]
 //! ([`render_markdown`]); the test `layout_doc_is_current` fails when it
@@ -212,9 +212,9 @@ pub mod ev_event {
     pub const FIELDS: &[Field] = &[PHASE, NEW_STATE, REASON, QP, EV, EV_INDEX, TIME];
 }
 
-/// QP send-context row: `cfg_data` (256 bits = 32 bytes, byte 0 in
-/// bits `[7:0]`) of a config write with `cfg_table` =
-/// [`crate::config::table::SQ_CTX`] and `cfg_index` = the QP.
+/// QP send-context row: `cfg$data` (256 bits = 32 bytes, byte 0 in
+/// bits `[7:0]`) of a config write with `cfg$table` =
+/// [`crate::config::table::SQ_CTX`] and `cfg$index` = the QP.
 pub mod sq_ctx {
     use super::Field;
     pub const SIZE: usize = 32;
@@ -699,7 +699,7 @@ pub fn render_markdown() -> String {
         "Generated from `contract::layout` and `contract::config` (do not edit by hand; `contract`'s test \
 `layout_doc_is_current` fails when this page is stale, `MRC_BLESS=1 cargo test -p contract layout` rewrites it).\n\n\
 All multi-byte fields are little-endian. The bit offset is the field's least significant bit in the \
-record read as one little-endian integer: in a 512-bit DMA beat or in `cfg_data`, whose byte 0 is \
+record read as one little-endian integer: in a 512-bit DMA beat or in `cfg$data`, whose byte 0 is \
 bits `[7:0]` (the convention of `rx_parser`). Reserved bytes are written as zero and ignored on \
 read; reserved bits inside a used byte must be zero (`decode` rejects them with a typed error). \
 Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`decode`.\n\n",
@@ -730,7 +730,7 @@ Rust: `SqDescriptor`, `Completion`, `EvEvent`, `SqContext`, each with `encode`/`
     table(
         &mut s,
         &format!(
-            "QP send-context row (`cfg_table` = {}, `cfg_index` = QP)",
+            "QP send-context row (`cfg$table` = {}, `cfg$index` = QP)",
             crate::config::table::SQ_CTX
         ),
         sq_ctx::SIZE,
@@ -760,7 +760,7 @@ and decoded by the RTL (`hw::contract_rows`). Unused bits are written as zero.\n
         table(
             &mut s,
             &format!(
-                "`{}`: `cfg_table` {}, `cfg_index` {}",
+                "`{}`: `cfg$table` {}, `cfg$index` {}",
                 row.name,
                 tables.join(", "),
                 row.index
@@ -784,7 +784,7 @@ mod tests {
         no_overlap(cqe::SIZE, cqe::FIELDS);
         no_overlap(ev_event::SIZE, ev_event::FIELDS);
         no_overlap(sq_ctx::SIZE, sq_ctx::FIELDS);
-        const { assert!(sq_ctx::SIZE * 8 <= 256, "the row must fit cfg_data") };
+        const { assert!(sq_ctx::SIZE * 8 <= 256, "the row must fit cfg$data") };
         const { assert!(sqe::SIZE * 8 <= 512, "a descriptor is one DMA beat") };
     }
 

@@ -378,7 +378,7 @@ pub mod fault_inject {
 }
 
 /// Config-table write block: type `"MRCT"`. Stages one 256-bit row and
-/// emits it on the shared config port (`cfg_valid/table/index/data`).
+/// emits it on the shared config port (`cfg$valid/table/index/data`).
 pub mod cfg {
     use super::*;
     pub const BASE: u16 = 0x0300;
@@ -388,12 +388,12 @@ pub mod cfg {
     pub const INDEX: u16 = 0x10;
     pub const GO: u16 = 0x14;
     pub const STATUS: u16 = 0x18;
-    /// Data word `k` (bits `32k+31..32k` of `cfg_data`) at `DATA0 + 4k`.
+    /// Data word `k` (bits `32k+31..32k` of `cfg$data`) at `DATA0 + 4k`.
     pub const DATA0: u16 = 0x20;
     pub const REGS: &[Reg] = &[
         Reg { name: "table", offset: TABLE, access: Access::Rw, reset: 0, doc: "bits 3-0: table id (each datapath block decodes its own ids)" },
         Reg { name: "index", offset: INDEX, access: Access::Rw, reset: 0, doc: "bits 15-0: row index" },
-        Reg { name: "go", offset: GO, access: Access::Wo, reset: 0, doc: "bit 0 = 1: emit one cfg_valid pulse with table, index and data0..7 (in the cycle after the write)" },
+        Reg { name: "go", offset: GO, access: Access::Wo, reset: 0, doc: "bit 0 = 1: emit one cfg$valid pulse with table, index and data0..7 (in the cycle after the write)" },
         Reg { name: "status", offset: STATUS, access: Access::Ro, reset: 0, doc: "bit 0: busy (a row is being emitted this cycle); bits 31-16: rows emitted (wrapping): poll it to see a write acknowledged" },
         Reg { name: "data0", offset: DATA0, access: Access::Rw, reset: 0, doc: "row bits 31-0" },
         Reg { name: "data1", offset: DATA0 + 4, access: Access::Rw, reset: 0, doc: "row bits 63-32" },

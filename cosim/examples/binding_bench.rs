@@ -96,7 +96,7 @@ impl RunEnd {
 fn parser_run(built: &Built, frames: &[Vec<u8>], record: bool) -> BenchResult<(f64, RunEnd)> {
     let mut m = Model::load(built)?;
     let mut rng = Rng::new(1);
-    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, Stall::NEVER);
+    let mut src = AxisSource::new(AxisPorts::find(&m, "s_axis$")?, Stall::NEVER);
     for f in frames {
         src.push(f.clone());
     }

@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         built.library.display()
     );
     let mut m = Model::load(&built)?;
-    let mut src = AxisSource::new(AxisPorts::find(&m, "s_")?, Stall::NEVER);
+    let mut src = AxisSource::new(AxisPorts::find(&m, "s_axis$")?, Stall::NEVER);
     for f in &frames {
         src.push(f.clone());
     }

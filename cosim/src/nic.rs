@@ -117,10 +117,10 @@ impl<M: DmaMemory> Nic<M> {
     /// A NIC whose DMA port is served from `mem`.
     pub fn with_memory(built: &Built, stalls: Stalls, seed: u64, mem: M) -> Result<Nic<M>, VerilatedError> {
         let model = Model::load(built)?;
-        let axil = AxilMaster::new(AxilPorts::find(&model, "s_axil_")?, stalls.axil_ready);
+        let axil = AxilMaster::new(AxilPorts::find(&model, "s_axil$")?, stalls.axil_ready);
         let dma = DmaServer::with_memory(DmaPorts::find(&model, "dma_")?, stalls.dma, mem);
-        let rx = AxisSource::new(AxisPorts::find(&model, "s_rx_")?, stalls.rx_valid);
-        let tx = AxisSink::new(AxisPorts::find(&model, "m_tx_")?, stalls.tx_ready);
+        let rx = AxisSource::new(AxisPorts::find(&model, "s_rx$")?, stalls.rx_valid);
+        let tx = AxisSink::new(AxisPorts::find(&model, "m_tx$")?, stalls.tx_ready);
         // Only a model built with coverage has any to write.
         let coverage_out = coverage_dir().filter(|_| built.opts.coverage);
         Ok(Nic {

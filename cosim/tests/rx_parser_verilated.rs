@@ -151,7 +151,7 @@ fn verilated_parser_matches_golden_with_icrc() {
     for half in [0, 1] {
         let part: Vec<usize> = (0..frames.len()).filter(|i| i % 2 == half).collect();
         let mut src = AxisSource::new(
-            AxisPorts::find(&m, "s_").unwrap(),
+            AxisPorts::find(&m, "s_axis$").unwrap(),
             if half == 0 { Stall::NEVER } else { Stall::go_percent(60) },
         );
         for &i in &part {

@@ -101,12 +101,12 @@ fn full_list_refuses_a_push_after_its_pointers_wrap() {
     // Send context of the QP: cq_index = RING, start_psn = 0.
     let mut row = [0u8; 32];
     row[8] = RING;
-    b.set("cfg_valid", 1);
-    b.set("cfg_table", 1);
-    b.set("cfg_index", QP);
-    b.m.set_bytes(b.m.port("cfg_data").unwrap(), &row);
+    b.set("cfg$valid", 1);
+    b.set("cfg$table", 1);
+    b.set("cfg$index", QP);
+    b.m.set_bytes(b.m.port("cfg$data").unwrap(), &row);
     b.step();
-    b.set("cfg_valid", 0);
+    b.set("cfg$valid", 0);
     b.step();
 
     let depth = LIST_DEPTH as u64;

@@ -15,6 +15,8 @@
 use contract::config::table;
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{AckParamsRow, RecvInitRow, TableId};
 
 /// log2 of the number of QPs.
@@ -63,10 +65,7 @@ pub struct AckGen {
     pub in_ev_index: Signal<In, Bits<16>>,
     pub in_echo_ts: Signal<In, Bits<32>>,
     // Config port.
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_params: TableId<{ table::ACK_PARAMS }>,
     t_qp_init: TableId<{ table::ACK_QP_INIT }>,
     // Snapshot request to the SACK table and its answer.
@@ -303,14 +302,14 @@ impl Logic for AckGen {
         // the QP stage 1 is about to write back.
         self.in_ready.next = (self.mode.q.val() == 0)
             & !self.cfg_pend.q.val()
-            & !self.cfg_valid.val()
+            & !self.cfg.valid.val()
             & !(self.s1_v.q.val() & (self.s1_qp.q.val() == self.in_qp.val()));
         self.take.next = self.in_valid.val() & self.in_ready.val();
         // The scanner uses a cycle nothing else is taken in.
         self.scan_go.next = (self.mode.q.val() == 0)
             & !self.take.val()
             & !self.cfg_pend.q.val()
-            & !self.cfg_valid.val()
+            & !self.cfg.valid.val()
             & !(self.s1_v.q.val() & (self.s1_qp.q.val() == self.scan_qp.q.val()));
 
         // ---- Stage 1 computations (all from registers and RAM data).
@@ -545,11 +544,11 @@ impl Logic for AckGen {
 
         // Config: parameters at once; a QP init waits for a cycle in which
         // stage 1 writes nothing back (never more than one cycle).
-        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_params.val()) & (self.cfg_index.val() == 0) {
-            self.ack_every.d.next = self.cfg_data.val().get_value_ack_params_every();
-            self.ack_every_m1_n.d.next = !(self.cfg_data.val().get_value_ack_params_every() - 1);
-            self.ack_every_nz.d.next = self.cfg_data.val().get_value_ack_params_every().any();
-            self.ack_delay.d.next = self.cfg_data.val().get_value_ack_params_delay();
+        if self.cfg.valid.val() & (self.cfg.table.val() == self.t_params.val()) & (self.cfg.index.val() == 0) {
+            self.ack_every.d.next = self.cfg.data.val().get_value_ack_params_every();
+            self.ack_every_m1_n.d.next = !(self.cfg.data.val().get_value_ack_params_every() - 1);
+            self.ack_every_nz.d.next = self.cfg.data.val().get_value_ack_params_every().any();
+            self.ack_delay.d.next = self.cfg.data.val().get_value_ack_params_delay();
         }
         if self.cfg_pend.q.val() & !self.s1_v.q.val() {
             self.cfg_pend.d.next = false;
@@ -572,10 +571,10 @@ impl Logic for AckGen {
             self.ecn_ram.write_enable.next = true;
             self.armed_ram.write_enable.next = true;
         }
-        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_qp_init.val()) {
+        if self.cfg.valid.val() & (self.cfg.table.val() == self.t_qp_init.val()) {
             self.cfg_pend.d.next = true;
-            self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg_index.val());
-            self.cfg_psn.d.next = self.cfg_data.val().get_value_recv_init_start_psn();
+            self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg.index.val());
+            self.cfg_psn.d.next = self.cfg.data.val().get_value_recv_init_start_psn();
         }
 
         // Ports.

@@ -17,6 +17,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::AxiLiteSubordinate;
+
 use contract::regmap::ADDR_BITS;
 
 /// `bresp` / `rresp` codes.
@@ -29,23 +31,7 @@ pub mod resp {
 pub struct AxiLiteSlave {
     pub clock: Signal<In, Clock>,
     // AXI-Lite slave side.
-    pub s_axil_awaddr: Signal<In, Bits<ADDR_BITS>>,
-    pub s_axil_awvalid: Signal<In, Bit>,
-    pub s_axil_awready: Signal<Out, Bit>,
-    pub s_axil_wdata: Signal<In, Bits<32>>,
-    pub s_axil_wstrb: Signal<In, Bits<4>>,
-    pub s_axil_wvalid: Signal<In, Bit>,
-    pub s_axil_wready: Signal<Out, Bit>,
-    pub s_axil_bresp: Signal<Out, Bits<2>>,
-    pub s_axil_bvalid: Signal<Out, Bit>,
-    pub s_axil_bready: Signal<In, Bit>,
-    pub s_axil_araddr: Signal<In, Bits<ADDR_BITS>>,
-    pub s_axil_arvalid: Signal<In, Bit>,
-    pub s_axil_arready: Signal<Out, Bit>,
-    pub s_axil_rdata: Signal<Out, Bits<32>>,
-    pub s_axil_rresp: Signal<Out, Bits<2>>,
-    pub s_axil_rvalid: Signal<Out, Bit>,
-    pub s_axil_rready: Signal<In, Bit>,
+    pub s_axil: AxiLiteSubordinate,
     // CSR word port (master side).
     pub wr_en: Signal<Out, Bit>,
     pub wr_addr: Signal<Out, Bits<ADDR_BITS>>,
@@ -72,16 +58,16 @@ impl Logic for AxiLiteSlave {
     fn update(&mut self) {
         dff_setup!(self, clock, aw_full, aw_addr, w_full, w_data, w_strb, b_valid, b_err, ar_busy, r_valid, r_data);
         // ---- Write path.
-        self.s_axil_awready.next = !self.aw_full.q.val();
-        self.s_axil_wready.next = !self.w_full.q.val();
-        if self.s_axil_awvalid.val() & !self.aw_full.q.val() {
+        self.s_axil.awready.next = !self.aw_full.q.val();
+        self.s_axil.wready.next = !self.w_full.q.val();
+        if self.s_axil.awvalid.val() & !self.aw_full.q.val() {
             self.aw_full.d.next = true;
-            self.aw_addr.d.next = self.s_axil_awaddr.val();
+            self.aw_addr.d.next = self.s_axil.awaddr.val();
         }
-        if self.s_axil_wvalid.val() & !self.w_full.q.val() {
+        if self.s_axil.wvalid.val() & !self.w_full.q.val() {
             self.w_full.d.next = true;
-            self.w_data.d.next = self.s_axil_wdata.val();
-            self.w_strb.d.next = self.s_axil_wstrb.val();
+            self.w_data.d.next = self.s_axil.wdata.val();
+            self.w_strb.d.next = self.s_axil.wstrb.val();
         }
         // Both halves held and the B slot free: perform (or refuse) it.
         self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b_valid.q.val();
@@ -94,16 +80,16 @@ impl Logic for AxiLiteSlave {
             self.b_valid.d.next = true;
             self.b_err.d.next = !self.w_strb.q.val().all();
         }
-        if self.b_valid.q.val() & self.s_axil_bready.val() {
+        if self.b_valid.q.val() & self.s_axil.bready.val() {
             self.b_valid.d.next = false;
         }
-        self.s_axil_bvalid.next = self.b_valid.q.val();
-        self.s_axil_bresp.next = bit_cast::<2, 1>(self.b_err.q.val().into()) << 1;
+        self.s_axil.bvalid.next = self.b_valid.q.val();
+        self.s_axil.bresp.next = bit_cast::<2, 1>(self.b_err.q.val().into()) << 1;
         // ---- Read path.
-        self.s_axil_arready.next = !self.ar_busy.q.val() & !self.r_valid.q.val();
-        self.rd_en.next = self.s_axil_arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val();
-        self.rd_addr.next = self.s_axil_araddr.val();
-        if self.s_axil_arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val() {
+        self.s_axil.arready.next = !self.ar_busy.q.val() & !self.r_valid.q.val();
+        self.rd_en.next = self.s_axil.arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val();
+        self.rd_addr.next = self.s_axil.araddr.val();
+        if self.s_axil.arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val() {
             self.ar_busy.d.next = true;
         }
         if self.ar_busy.q.val() & self.rd_valid.val() {
@@ -111,11 +97,11 @@ impl Logic for AxiLiteSlave {
             self.r_valid.d.next = true;
             self.r_data.d.next = self.rd_data.val();
         }
-        if self.r_valid.q.val() & self.s_axil_rready.val() {
+        if self.r_valid.q.val() & self.s_axil.rready.val() {
             self.r_valid.d.next = false;
         }
-        self.s_axil_rvalid.next = self.r_valid.q.val();
-        self.s_axil_rdata.next = self.r_data.q.val();
-        self.s_axil_rresp.next = 0.into();
+        self.s_axil.rvalid.next = self.r_valid.q.val();
+        self.s_axil.rdata.next = self.r_data.q.val();
+        self.s_axil.rresp.next = 0.into();
     }
 }

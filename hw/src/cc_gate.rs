@@ -17,6 +17,8 @@ use contract::config::{cc, table};
 use contract::field::span;
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{CcRow, TableId};
 
 /// Bits of the config row the block keeps per QP (through `send_window`).
@@ -56,10 +58,7 @@ pub struct CcGate {
     pub op_new: Signal<In, Bit>,
     pub op_psn: Signal<In, Bits<24>>,
     pub op_cwnd: Signal<In, Bits<32>>,
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_cc: TableId<{ table::CC }>,
     /// One result per record, 2 edges after it was taken.
     pub out_valid: Signal<Out, Bit>,
@@ -133,9 +132,9 @@ impl Logic for CcGate {
         self.st_ram.write_clock.next = self.clock.val();
         self.cfg_ram.read_clock.next = self.clock.val();
         self.cfg_ram.write_clock.next = self.clock.val();
-        self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.cfg_ram.write_data.next = bit_cast::<CFG_ROW_BITS, 256>(self.cfg_data.val());
-        self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_cc.val());
+        self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.cfg_ram.write_data.next = bit_cast::<CFG_ROW_BITS, 256>(self.cfg.data.val());
+        self.cfg_ram.write_enable.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_cc.val());
 
         // Stage 0: take a record every cycle, read its QP.
         self.op_ready.next = true;

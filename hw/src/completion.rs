@@ -18,6 +18,8 @@
 use contract::config::table;
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{MrRow, RecvInitRow, TableId};
 
 /// log2 of the number of QPs.
@@ -84,10 +86,7 @@ pub struct CompletionTracker {
     pub cq_msn: Signal<Out, Bits<24>>,
     pub held_count: Signal<Out, Bits<5>>,
     // Config.
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_mr: TableId<{ table::MR }>,
     t_qp_init: TableId<{ table::RECV_QP }>,
     // Counters.
@@ -316,7 +315,7 @@ impl Logic for CompletionTracker {
         }
 
         // ---------------- Walk.
-        self.adv_ready.next = (self.mode.q.val() == 0) & !self.cfg_pend.q.val() & !self.cfg_valid.val();
+        self.adv_ready.next = (self.mode.q.val() == 0) & !self.cfg_pend.q.val() & !self.cfg.valid.val();
         self.q_exp.read_address.next = self.w_qp.q.val();
         self.q_bytes.read_address.next = self.w_qp.q.val();
         self.q_len.read_address.next = self.w_qp.q.val();
@@ -455,16 +454,16 @@ impl Logic for CompletionTracker {
         }
 
         // ---------------- Config.
-        self.cfg_mr.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_mr.val());
-        self.mr_key.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
-        self.mr_base.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
-        self.mr_end.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
-        self.mr_valid.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg_index.val());
-        self.mr_key.write_data.next = self.cfg_data.val().get_value_mr_rkey();
-        self.mr_base.write_data.next = self.cfg_data.val().get_value_mr_base_va();
-        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg_data.val().get_value_mr_base_va())
-            + bit_cast::<65, 64>(self.cfg_data.val().get_value_mr_length());
-        self.mr_valid.write_data.next = self.cfg_data.val().get_value_mr_valid().any();
+        self.cfg_mr.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_mr.val());
+        self.mr_key.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg.index.val());
+        self.mr_base.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg.index.val());
+        self.mr_end.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg.index.val());
+        self.mr_valid.write_address.next = bit_cast::<MR_BITS, 16>(self.cfg.index.val());
+        self.mr_key.write_data.next = self.cfg.data.val().get_value_mr_rkey();
+        self.mr_base.write_data.next = self.cfg.data.val().get_value_mr_base_va();
+        self.mr_end.write_data.next = bit_cast::<65, 64>(self.cfg.data.val().get_value_mr_base_va())
+            + bit_cast::<65, 64>(self.cfg.data.val().get_value_mr_length());
+        self.mr_valid.write_data.next = self.cfg.data.val().get_value_mr_valid().any();
         self.mr_key.write_enable.next = self.cfg_mr.val();
         self.mr_base.write_enable.next = self.cfg_mr.val();
         self.mr_end.write_enable.next = self.cfg_mr.val();
@@ -485,10 +484,10 @@ impl Logic for CompletionTracker {
             self.q_len.write_enable.next = true;
             self.q_msn.write_enable.next = true;
         }
-        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_qp_init.val()) {
+        if self.cfg.valid.val() & (self.cfg.table.val() == self.t_qp_init.val()) {
             self.cfg_pend.d.next = true;
-            self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg_index.val());
-            self.cfg_psn.d.next = self.cfg_data.val().get_value_recv_init_start_psn();
+            self.cfg_qp.d.next = bit_cast::<QP_BITS, 16>(self.cfg.index.val());
+            self.cfg_psn.d.next = self.cfg.data.val().get_value_recv_init_start_psn();
         }
 
         // ---------------- Ports.

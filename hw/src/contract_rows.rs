@@ -1,7 +1,7 @@
 //! The RTL's names for the fields of the hardware/software contract
 //! (`contract::layout`, `contract::config`): accessors on [`Bits`]
 //! generated from the contract's [`Field`] tables, and config-table ids as
-//! block constants. A block reads `cfg_data` or a packed word through
+//! block constants. A block reads the config row (`cfg.data`) or a packed word through
 //! these names, never through bit positions of its own.
 //!
 //! Why accessors: `#[hdl_gen]` turns a Rust const path into a Verilog
@@ -14,10 +14,10 @@
 //! methods on every `Bits<N>` for each field of a layout, so
 //!
 //! ```ignore
-//! self.rto.next = self.cfg_data.val().get_value_retx_qp_rto_ns();
+//! self.rto.next = self.cfg.data.val().get_value_retx_qp_rto_ns();
 //! ```
 //!
-//! simulates as `get_bits::<32>(0)` and emits `cfg_data[(32'h0)+:(32)]`,
+//! simulates as `get_bits::<32>(0)` and emits `cfg$data[(32'h0)+:(32)]`,
 //! the same Verilog as the literal form. The accessor of field `F` of
 //! layout `row` is `get_value_<row>_<f>`; writes are
 //! `x.next.set_value_<row>_<f>(v)` (a slice assignment).
@@ -25,7 +25,7 @@
 //! Table ids: `#[hdl_gen]` compares with literals or signals only, so a
 //! block holds the ids it decodes as [`TableId`] fields (Verilog
 //! localparams), e.g. `t_cc: TableId<{ table::CC }>` and
-//! `self.cfg_table.val() == self.t_cc.val()`.
+//! `self.cfg.table.val() == self.t_cc.val()`.
 //!
 //! `tests/contract_rows.rs` checks every accessor against the driver's
 //! encoder, in rust-hdl's simulation and in the emitted Verilog.
@@ -161,7 +161,7 @@ row_accessors! {
     CoreRow: core in contract::config { MIN_GOOD_EVS }
 }
 
-/// `row` as the `cfg_data` a block sees (byte 0 in bits 7:0): how the hw
+/// `row` as the `cfg.data` a block sees (byte 0 in bits 7:0): how the hw
 /// tests configure blocks with the driver's encoder.
 pub fn row_bits(row: &Row) -> Bits<ROW_BITS> {
     let mut b = Bits::<ROW_BITS>::default();
@@ -177,33 +177,10 @@ pub fn row_bits(row: &Row) -> Bits<ROW_BITS> {
 #[derive(Clone, Copy, Debug)]
 pub struct TableId<const ID: u8>(Constant<Bits<TABLE_BITS>>);
 
-impl<const ID: u8> TableId<ID> {
-    /// The id, for `self.cfg_table.val() == self.t_x.val()`.
-    pub fn val(&self) -> Bits<TABLE_BITS> {
-        self.0.val()
-    }
-}
-
 impl<const ID: u8> Default for TableId<ID> {
     fn default() -> Self {
         TableId(Constant::new(u64::from(ID).into()))
     }
 }
 
-impl<const ID: u8> Logic for TableId<ID> {
-    fn update(&mut self) {}
-}
-
-impl<const ID: u8> Block for TableId<ID> {
-    fn connect_all(&mut self) {}
-
-    fn update_all(&mut self) {}
-
-    fn has_changed(&self) -> bool {
-        false
-    }
-
-    fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        self.0.accept(name, probe);
-    }
-}
+crate::param::constant_block!(TableId<const ID: u8>, TABLE_BITS);

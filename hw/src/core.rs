@@ -11,12 +11,17 @@ use rust_hdl::prelude::*;
 
 use crate::ack_gen::AckGen;
 use crate::axil::AxiLiteSlave;
+use crate::bus::{
+    AxiLiteSubordinate, AxisSink, AxisSource, ConfigSource, DmaReadInitiator, DmaReadRequestSource, DmaWriteInitiator,
+};
 use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
+use crate::contract_rows::{CoreRow, EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
+use crate::param::Param;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
@@ -27,7 +32,20 @@ use crate::sack_table::SackTable;
 use crate::send_cq::SendCompletions;
 use crate::tx_builder::TxBuilder;
 use crate::tx_path::TxPath;
-use contract::regmap::{counter_slot, ADDR_BITS, N_COUNTERS};
+use contract::config::{ev_control, ev_value, table, INDEX_SELECT};
+use contract::field::span;
+use contract::regmap::{counter_slot, N_COUNTERS};
+
+/// Bits of an EV-table row the core keeps (the wider of its two row
+/// layouts, value and deny/allow).
+const EV_ROW_BITS: usize = {
+    let (v, c) = (span(ev_value::FIELDS), span(ev_control::FIELDS));
+    if v > c {
+        v
+    } else {
+        c
+    }
+};
 
 /// Counters wired by `update`, in slot order (the `cnt_inc` bit of each
 /// is a literal there; `MrcCore::new` checks this list against
@@ -83,56 +101,14 @@ pub struct MrcCore {
     pub clock: Signal<In, Clock>,
     // MAC RX, 512-bit AXI-Stream (never back-pressured: the RX stages take
     // a beat every cycle).
-    pub s_rx_tdata: Signal<In, Bits<512>>,
-    pub s_rx_tkeep: Signal<In, Bits<64>>,
-    pub s_rx_tlast: Signal<In, Bit>,
-    pub s_rx_tvalid: Signal<In, Bit>,
-    pub s_rx_tready: Signal<Out, Bit>,
+    pub s_rx: AxisSink,
     // MAC TX.
-    pub m_tx_tdata: Signal<Out, Bits<512>>,
-    pub m_tx_tkeep: Signal<Out, Bits<64>>,
-    pub m_tx_tlast: Signal<Out, Bit>,
-    pub m_tx_tvalid: Signal<Out, Bit>,
-    pub m_tx_tready: Signal<In, Bit>,
+    pub m_tx: AxisSource,
     // AXI-Lite slave (CSRs, config tables, doorbells).
-    pub s_axil_awaddr: Signal<In, Bits<ADDR_BITS>>,
-    pub s_axil_awvalid: Signal<In, Bit>,
-    pub s_axil_awready: Signal<Out, Bit>,
-    pub s_axil_wdata: Signal<In, Bits<32>>,
-    pub s_axil_wstrb: Signal<In, Bits<4>>,
-    pub s_axil_wvalid: Signal<In, Bit>,
-    pub s_axil_wready: Signal<Out, Bit>,
-    pub s_axil_bresp: Signal<Out, Bits<2>>,
-    pub s_axil_bvalid: Signal<Out, Bit>,
-    pub s_axil_bready: Signal<In, Bit>,
-    pub s_axil_araddr: Signal<In, Bits<ADDR_BITS>>,
-    pub s_axil_arvalid: Signal<In, Bit>,
-    pub s_axil_arready: Signal<Out, Bit>,
-    pub s_axil_rdata: Signal<Out, Bits<32>>,
-    pub s_axil_rresp: Signal<Out, Bits<2>>,
-    pub s_axil_rvalid: Signal<Out, Bit>,
-    pub s_axil_rready: Signal<In, Bit>,
+    pub s_axil: AxiLiteSubordinate,
     // DMA (the core masters host memory; see docs/hw/README.md).
-    pub dma_rd_req_valid: Signal<Out, Bit>,
-    pub dma_rd_req_ready: Signal<In, Bit>,
-    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub dma_rd_rsp_valid: Signal<In, Bit>,
-    pub dma_rd_rsp_ready: Signal<Out, Bit>,
-    pub dma_rd_rsp_data: Signal<In, Bits<512>>,
-    pub dma_rd_rsp_keep: Signal<In, Bits<64>>,
-    pub dma_rd_rsp_last: Signal<In, Bit>,
-    pub dma_rd_rsp_tag: Signal<In, Bits<8>>,
-    pub dma_wr_req_valid: Signal<Out, Bit>,
-    pub dma_wr_req_ready: Signal<In, Bit>,
-    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub dma_wr_data_valid: Signal<Out, Bit>,
-    pub dma_wr_data_ready: Signal<In, Bit>,
-    pub dma_wr_data: Signal<Out, Bits<512>>,
-    pub dma_wr_keep: Signal<Out, Bits<64>>,
-    pub dma_wr_last: Signal<Out, Bit>,
+    pub dma_rd: DmaReadInitiator,
+    pub dma_wr: DmaWriteInitiator,
     // ---- Blocks.
     fault: FaultInject,
     parser: RxParser,
@@ -175,7 +151,7 @@ pub struct MrcCore {
     evc_valid: DFF<Bit>,
     evc_ctl: DFF<Bit>,
     evc_index: DFF<Bits<16>>,
-    evc_data: DFF<Bits<48>>,
+    evc_data: DFF<Bits<EV_ROW_BITS>>,
     min_active: DFF<Bits<8>>,
     /// Bit q: QP q's send context was last written with `enable` set (the
     /// QP is started). Frames for any other QP are discarded at the RX
@@ -220,6 +196,15 @@ pub struct MrcCore {
     qp_live_at: Signal<Local, Bits<256>>,
     rx_qp_live: Signal<Local, Bit>,
     rx_qp_dead: Signal<Local, Bit>,
+    // ---- Named values the kernel compares with (localparams).
+    t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    t_ack_qp_init: TableId<{ table::ACK_QP_INIT }>,
+    t_ev: TableId<{ table::EV }>,
+    t_core: TableId<{ table::CORE }>,
+    /// The EV table's index bit that selects a deny/allow row.
+    p_index_select: Param<16, { INDEX_SELECT as u64 }>,
+    p_state_assumed_bad: Param<2, { crate::ev_selector::state::ASSUMED_BAD }>,
+    p_reason_loss: Param<8, { contract::layout::EvReason::Loss as u64 }>,
 }
 
 impl MrcCore {
@@ -274,22 +259,19 @@ impl Logic for MrcCore {
         self.now_ns.next = self.now_acc.q.val().get_bits::<32>(5);
 
         // ---- MAC RX -> fault injection -> parser.
-        self.fault.s_rx_tdata.next = self.s_rx_tdata.val();
-        self.fault.s_rx_tkeep.next = self.s_rx_tkeep.val();
-        self.fault.s_rx_tlast.next = self.s_rx_tlast.val();
-        self.fault.s_rx_tvalid.next = self.s_rx_tvalid.val();
-        self.s_rx_tready.next = self.fault.s_rx_tready.val();
-        self.parser.s_tdata.next = self.fault.m_rx_tdata.val();
-        self.parser.s_tkeep.next = self.fault.m_rx_tkeep.val();
-        self.parser.s_tlast.next = self.fault.m_rx_tlast.val();
-        self.parser.s_tvalid.next = self.fault.m_rx_tvalid.val();
-        // The RX buffer taps the same stream (both take every beat: their
-        // `s_tready` is constant 1).
-        self.rxbuf.s_tdata.next = self.fault.m_rx_tdata.val();
-        self.rxbuf.s_tkeep.next = self.fault.m_rx_tkeep.val();
-        self.rxbuf.s_tlast.next = self.fault.m_rx_tlast.val();
-        self.rxbuf.s_tvalid.next = self.fault.m_rx_tvalid.val();
-        self.fault.m_rx_tready.next = self.parser.s_tready.val() & self.rxbuf.s_tready.val();
+        AxisSink::link(&mut self.s_rx, &mut self.fault.s_rx);
+        // The received stream goes to the parser and the RX buffer at once
+        // (a broadcast, so signal by signal: both must take a beat; each
+        // takes one every cycle).
+        self.parser.s_axis.tdata.next = self.fault.m_rx.tdata.val();
+        self.parser.s_axis.tkeep.next = self.fault.m_rx.tkeep.val();
+        self.parser.s_axis.tlast.next = self.fault.m_rx.tlast.val();
+        self.parser.s_axis.tvalid.next = self.fault.m_rx.tvalid.val();
+        self.rxbuf.s_axis.tdata.next = self.fault.m_rx.tdata.val();
+        self.rxbuf.s_axis.tkeep.next = self.fault.m_rx.tkeep.val();
+        self.rxbuf.s_axis.tlast.next = self.fault.m_rx.tlast.val();
+        self.rxbuf.s_axis.tvalid.next = self.fault.m_rx.tvalid.val();
+        self.fault.m_rx.tready.next = self.parser.s_axis.tready.val() & self.rxbuf.s_axis.tready.val();
         // ---- RX path: the parser's record and the buffer's frame id, in
         // frame order, dispatched to the SACK table, the completion
         // tracker, the ACK generator and the retransmit engine.
@@ -301,9 +283,12 @@ impl Logic for MrcCore {
         self.rxpath.prs_opcode.next = self.parser.out_opcode.val();
         // A QP that is not live is presented as out of range (bit 8 set):
         // the RX path discards the frame and counts it (`rx_not_data`).
-        self.qp_live_mask.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 16>(self.csr.cfg_index.val() & 255);
-        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256) {
-            if self.csr.cfg_data.val().get_bit(200) {
+        self.qp_live_mask.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 16>(self.csr.cfg.index.val() & 255);
+        if self.csr.cfg.valid.val()
+            & (self.csr.cfg.table.val() == self.t_sq_ctx.val())
+            & (self.csr.cfg.index.val() < 256)
+        {
+            if self.csr.cfg.data.val().get_value_sq_ctx_enable().any() {
                 self.qp_live.d.next = self.qp_live.q.val() | self.qp_live_mask.val();
             } else {
                 self.qp_live.d.next = self.qp_live.q.val() & !self.qp_live_mask.val();
@@ -350,17 +335,20 @@ impl Logic for MrcCore {
         self.rxpath.sack_out_valid.next = self.sack.out_valid.val();
         self.rxpath.sack_out_verdict.next = self.sack.out_verdict.val();
         self.rxpath.sack_out_expected.next = self.sack.out_expected.val();
-        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5) & (self.csr.cfg_index.val() < 256) {
+        if self.csr.cfg.valid.val()
+            & (self.csr.cfg.table.val() == self.t_ack_qp_init.val())
+            & (self.csr.cfg.index.val() < 256)
+        {
             self.rinit.d.next = true;
-            self.rinit_qp.d.next = bit_cast::<8, 16>(self.csr.cfg_index.val());
-            self.rinit_psn.d.next = self.csr.cfg_data.val().get_bits::<24>(0);
+            self.rinit_qp.d.next = bit_cast::<8, 16>(self.csr.cfg.index.val());
+            self.rinit_psn.d.next = self.csr.cfg.data.val().get_value_recv_init_start_psn();
         }
         self.sack.init_valid.next = self.rinit.q.val();
         self.sack.init_qp.next = self.rinit_qp.q.val();
         self.sack.init_psn.next = self.rinit_psn.q.val();
         if self.rinit.q.val()
             & self.sack.init_ready.val()
-            & !(self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 5))
+            & !(self.csr.cfg.valid.val() & (self.csr.cfg.table.val() == self.t_ack_qp_init.val()))
         {
             self.rinit.d.next = false;
         }
@@ -434,16 +422,8 @@ impl Logic for MrcCore {
         self.txpath.ack_ev_index.next = self.ackgen.tx_ev_index.val();
         self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
         // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
-        self.fault.s_tx_tdata.next = self.txb.tx_tdata.val();
-        self.fault.s_tx_tkeep.next = self.txb.tx_tkeep.val();
-        self.fault.s_tx_tlast.next = self.txb.tx_tlast.val();
-        self.fault.s_tx_tvalid.next = self.txb.tx_tvalid.val();
-        self.txb.tx_tready.next = self.fault.s_tx_tready.val();
-        self.m_tx_tdata.next = self.fault.m_tx_tdata.val();
-        self.m_tx_tkeep.next = self.fault.m_tx_tkeep.val();
-        self.m_tx_tlast.next = self.fault.m_tx_tlast.val();
-        self.m_tx_tvalid.next = self.fault.m_tx_tvalid.val();
-        self.fault.m_tx_tready.next = self.m_tx_tready.val();
+        AxisSource::join(&mut self.txb.m_axis, &mut self.fault.s_tx);
+        AxisSource::link(&mut self.m_tx, &mut self.fault.m_tx);
         self.fault.ctrl.next = self.csr.fi_ctrl.val();
         self.fault.seed.next = self.csr.fi_seed.val();
         self.fault.seed_load.next = self.csr.fi_seed_load.val();
@@ -455,23 +435,7 @@ impl Logic for MrcCore {
         self.fault.ev_match3.next = self.csr.fi_ev_match3.val();
 
         // ---- AXI-Lite -> CSR.
-        self.axil.s_axil_awaddr.next = self.s_axil_awaddr.val();
-        self.axil.s_axil_awvalid.next = self.s_axil_awvalid.val();
-        self.s_axil_awready.next = self.axil.s_axil_awready.val();
-        self.axil.s_axil_wdata.next = self.s_axil_wdata.val();
-        self.axil.s_axil_wstrb.next = self.s_axil_wstrb.val();
-        self.axil.s_axil_wvalid.next = self.s_axil_wvalid.val();
-        self.s_axil_wready.next = self.axil.s_axil_wready.val();
-        self.s_axil_bresp.next = self.axil.s_axil_bresp.val();
-        self.s_axil_bvalid.next = self.axil.s_axil_bvalid.val();
-        self.axil.s_axil_bready.next = self.s_axil_bready.val();
-        self.axil.s_axil_araddr.next = self.s_axil_araddr.val();
-        self.axil.s_axil_arvalid.next = self.s_axil_arvalid.val();
-        self.s_axil_arready.next = self.axil.s_axil_arready.val();
-        self.s_axil_rdata.next = self.axil.s_axil_rdata.val();
-        self.s_axil_rresp.next = self.axil.s_axil_rresp.val();
-        self.s_axil_rvalid.next = self.axil.s_axil_rvalid.val();
-        self.axil.s_axil_rready.next = self.s_axil_rready.val();
+        AxiLiteSubordinate::link(&mut self.s_axil, &mut self.axil.s_axil);
         self.csr.wr_en.next = self.axil.wr_en.val();
         self.csr.wr_addr.next = self.axil.wr_addr.val();
         self.csr.wr_data.next = self.axil.wr_data.val();
@@ -481,72 +445,43 @@ impl Logic for MrcCore {
         self.axil.rd_valid.next = self.csr.rd_valid.val();
 
         // ---- Config port to every block that decodes tables.
-        self.req.cfg_valid.next = self.csr.cfg_valid.val();
-        self.req.cfg_table.next = self.csr.cfg_table.val();
-        self.req.cfg_index.next = self.csr.cfg_index.val();
-        self.req.cfg_data.next = self.csr.cfg_data.val();
-        self.cc.cfg_valid.next = self.csr.cfg_valid.val();
-        self.cc.cfg_table.next = self.csr.cfg_table.val();
-        self.cc.cfg_index.next = self.csr.cfg_index.val();
-        self.cc.cfg_data.next = self.csr.cfg_data.val();
-        self.txpath.cfg_valid.next = self.csr.cfg_valid.val();
-        self.txpath.cfg_table.next = self.csr.cfg_table.val();
-        self.txpath.cfg_index.next = self.csr.cfg_index.val();
-        self.txpath.cfg_data.next = self.csr.cfg_data.val();
-        self.retx.cfg_valid.next = self.csr.cfg_valid.val();
-        self.retx.cfg_table.next = self.csr.cfg_table.val();
-        self.retx.cfg_index.next = self.csr.cfg_index.val();
-        self.retx.cfg_data.next = self.csr.cfg_data.val();
-        self.rxpath.cfg_valid.next = self.csr.cfg_valid.val();
-        self.rxpath.cfg_table.next = self.csr.cfg_table.val();
-        self.rxpath.cfg_index.next = self.csr.cfg_index.val();
-        self.rxpath.cfg_data.next = self.csr.cfg_data.val();
-        self.compl.cfg_valid.next = self.csr.cfg_valid.val();
-        self.compl.cfg_table.next = self.csr.cfg_table.val();
-        self.compl.cfg_index.next = self.csr.cfg_index.val();
-        self.compl.cfg_data.next = self.csr.cfg_data.val();
-        self.ackgen.cfg_valid.next = self.csr.cfg_valid.val();
-        self.ackgen.cfg_table.next = self.csr.cfg_table.val();
-        self.ackgen.cfg_index.next = self.csr.cfg_index.val();
-        self.ackgen.cfg_data.next = self.csr.cfg_data.val();
-        self.sendcq.cfg_valid.next = self.csr.cfg_valid.val();
-        self.sendcq.cfg_table.next = self.csr.cfg_table.val();
-        self.sendcq.cfg_index.next = self.csr.cfg_index.val();
-        self.sendcq.cfg_data.next = self.csr.cfg_data.val();
-        self.cq_rw.cfg_valid.next = self.csr.cfg_valid.val();
-        self.cq_rw.cfg_table.next = self.csr.cfg_table.val();
-        self.cq_rw.cfg_index.next = self.csr.cfg_index.val();
-        self.cq_rw.cfg_data.next = self.csr.cfg_data.val();
-        self.ev_rw.cfg_valid.next = self.csr.cfg_valid.val();
-        self.ev_rw.cfg_table.next = self.csr.cfg_table.val();
-        self.ev_rw.cfg_index.next = self.csr.cfg_index.val();
-        self.ev_rw.cfg_data.next = self.csr.cfg_data.val();
+        ConfigSource::join(&mut self.csr.cfg, &mut self.req.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.cc.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.txpath.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.retx.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.rxpath.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.compl.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.ackgen.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.sendcq.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.cq_rw.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.ev_rw.cfg);
         // QP start: a send-context row (table 1) starts the QP's requester
         // state in the retransmit engine and the CC gate at its start PSN
         // (bits 128-151); the CC gate's own row (table 10: window limits)
         // is written before it. One pending start at a time: the driver
         // writes rows tens of cycles apart (8 AXI-Lite words each).
-        self.cfg_sq.next =
-            self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 1) & (self.csr.cfg_index.val() < 256);
+        self.cfg_sq.next = self.csr.cfg.valid.val()
+            & (self.csr.cfg.table.val() == self.t_sq_ctx.val())
+            & (self.csr.cfg.index.val() < 256);
         if self.cfg_sq.val() {
             self.init_retx.d.next = true;
             self.init_cc.d.next = true;
-            self.init_qp.d.next = bit_cast::<8, 16>(self.csr.cfg_index.val());
-            self.init_psn.d.next = self.csr.cfg_data.val().get_bits::<24>(128);
+            self.init_qp.d.next = bit_cast::<8, 16>(self.csr.cfg.index.val());
+            self.init_psn.d.next = self.csr.cfg.data.val().get_value_sq_ctx_start_psn();
         }
-        // EV table (12): EV values (index qp << 7 | ev: bits 0-15 value,
-        // bit 16 set the round-robin start) and deny/allow (index
-        // 0x8000 | qp: bits 0-15 mask, 16-31 value, bit 32 allow). Core
-        // globals (13, index 0): bits 0-7 the minimum of GOOD EVs.
-        self.cfg_ev.next = self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 12);
+        // EV table: EV value rows (contract `ev_value`, index qp << 7 | ev)
+        // and deny/allow rows (`ev_control`, index INDEX_SELECT | qp).
+        // Core globals (`core`, index 0): the minimum of GOOD EVs.
+        self.cfg_ev.next = self.csr.cfg.valid.val() & (self.csr.cfg.table.val() == self.t_ev.val());
         if self.cfg_ev.val() {
             self.evc_valid.d.next = true;
-            self.evc_ctl.d.next = self.csr.cfg_index.val().get_bit(15);
-            self.evc_index.d.next = self.csr.cfg_index.val();
-            self.evc_data.d.next = self.csr.cfg_data.val().get_bits::<48>(0);
+            self.evc_ctl.d.next = (self.csr.cfg.index.val() & self.p_index_select.val()).any();
+            self.evc_index.d.next = self.csr.cfg.index.val();
+            self.evc_data.d.next = self.csr.cfg.data.val().get_bits::<EV_ROW_BITS>(0);
         }
-        if self.csr.cfg_valid.val() & (self.csr.cfg_table.val() == 13) & (self.csr.cfg_index.val() == 0) {
-            self.min_active.d.next = self.csr.cfg_data.val().get_bits::<8>(0);
+        if self.csr.cfg.valid.val() & (self.csr.cfg.table.val() == self.t_core.val()) & (self.csr.cfg.index.val() == 0)
+        {
+            self.min_active.d.next = self.csr.cfg.data.val().get_value_core_min_good_evs();
         }
 
         // ---- Doorbells -> requester; its descriptor reads and the TX
@@ -554,53 +489,35 @@ impl Logic for MrcCore {
         self.req.db_valid.next = self.csr.db_valid.val();
         self.req.db_qp.next = self.csr.db_qp.val();
         self.req.db_value.next = self.csr.db_value.val();
-        self.rd_arb.a_req_valid.next = self.req.dma_rd_req_valid.val();
-        self.req.dma_rd_req_ready.next = self.rd_arb.a_req_ready.val();
-        self.rd_arb.a_req_addr.next = self.req.dma_rd_req_addr.val();
-        self.rd_arb.a_req_len.next = self.req.dma_rd_req_len.val();
-        self.rd_arb.a_req_tag.next = self.req.dma_rd_req_tag.val() & 127;
+        DmaReadRequestSource::join(&mut self.req.dma_rd.req, &mut self.rd_arb.a.req);
         // Descriptor beats are always taken into `desc_fifo` (see its
         // comment), the requester reads them from there.
-        self.rd_arb.a_rsp_ready.next = !self.desc_fifo.full.val();
-        self.desc_fifo.write.next = self.rd_arb.a_rsp_valid.val() & !self.desc_fifo.full.val();
-        self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a_rsp_data.val())
-            | (bit_cast::<585, 64>(self.rd_arb.a_rsp_keep.val()) << 512)
-            | (bit_cast::<585, 8>(self.rd_arb.a_rsp_tag.val()) << 577);
-        if self.rd_arb.a_rsp_last.val() {
-            self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a_rsp_data.val())
-                | (bit_cast::<585, 64>(self.rd_arb.a_rsp_keep.val()) << 512)
+        self.rd_arb.a.rsp.ready.next = !self.desc_fifo.full.val();
+        self.desc_fifo.write.next = self.rd_arb.a.rsp.valid.val() & !self.desc_fifo.full.val();
+        self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a.rsp.data.val())
+            | (bit_cast::<585, 64>(self.rd_arb.a.rsp.keep.val()) << 512)
+            | (bit_cast::<585, 8>(self.rd_arb.a.rsp.tag.val()) << 577);
+        if self.rd_arb.a.rsp.last.val() {
+            self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a.rsp.data.val())
+                | (bit_cast::<585, 64>(self.rd_arb.a.rsp.keep.val()) << 512)
                 | (bit_cast::<585, 1>(1.into()) << 576)
-                | (bit_cast::<585, 8>(self.rd_arb.a_rsp_tag.val()) << 577);
+                | (bit_cast::<585, 8>(self.rd_arb.a.rsp.tag.val()) << 577);
         }
-        self.req.dma_rd_rsp_valid.next = !self.desc_fifo.empty.val();
-        self.desc_fifo.read.next = !self.desc_fifo.empty.val() & self.req.dma_rd_rsp_ready.val();
-        self.req.dma_rd_rsp_data.next = self.desc_fifo.data_out.val().get_bits::<512>(0);
-        self.req.dma_rd_rsp_keep.next = self.desc_fifo.data_out.val().get_bits::<64>(512);
-        self.req.dma_rd_rsp_last.next = self.desc_fifo.data_out.val().get_bit(576);
-        self.req.dma_rd_rsp_tag.next = self.desc_fifo.data_out.val().get_bits::<8>(577);
-        self.rd_arb.b_req_valid.next = self.txpath.dma_rd_req_valid.val();
-        self.txpath.dma_rd_req_ready.next = self.rd_arb.b_req_ready.val();
-        self.rd_arb.b_req_addr.next = self.txpath.dma_rd_req_addr.val();
-        self.rd_arb.b_req_len.next = self.txpath.dma_rd_req_len.val();
-        self.rd_arb.b_req_tag.next = self.txpath.dma_rd_req_tag.val();
+        self.req.dma_rd.rsp.valid.next = !self.desc_fifo.empty.val();
+        self.desc_fifo.read.next = !self.desc_fifo.empty.val() & self.req.dma_rd.rsp.ready.val();
+        self.req.dma_rd.rsp.data.next = self.desc_fifo.data_out.val().get_bits::<512>(0);
+        self.req.dma_rd.rsp.keep.next = self.desc_fifo.data_out.val().get_bits::<64>(512);
+        self.req.dma_rd.rsp.last.next = self.desc_fifo.data_out.val().get_bit(576);
+        self.req.dma_rd.rsp.tag.next = self.desc_fifo.data_out.val().get_bits::<8>(577);
+        DmaReadRequestSource::join(&mut self.txpath.dma_rd_req, &mut self.rd_arb.b.req);
         // Payload responses stream straight into the TX builder, in the
         // order the TX path issued the reads (one tag: in order).
-        self.txb.pl_tdata.next = self.rd_arb.b_rsp_data.val();
-        self.txb.pl_tkeep.next = self.rd_arb.b_rsp_keep.val();
-        self.txb.pl_tlast.next = self.rd_arb.b_rsp_last.val();
-        self.txb.pl_tvalid.next = self.rd_arb.b_rsp_valid.val();
-        self.rd_arb.b_rsp_ready.next = self.txb.pl_tready.val();
-        self.dma_rd_req_valid.next = self.rd_arb.m_req_valid.val();
-        self.rd_arb.m_req_ready.next = self.dma_rd_req_ready.val();
-        self.dma_rd_req_addr.next = self.rd_arb.m_req_addr.val();
-        self.dma_rd_req_len.next = self.rd_arb.m_req_len.val();
-        self.dma_rd_req_tag.next = self.rd_arb.m_req_tag.val();
-        self.rd_arb.m_rsp_valid.next = self.dma_rd_rsp_valid.val();
-        self.dma_rd_rsp_ready.next = self.rd_arb.m_rsp_ready.val();
-        self.rd_arb.m_rsp_data.next = self.dma_rd_rsp_data.val();
-        self.rd_arb.m_rsp_keep.next = self.dma_rd_rsp_keep.val();
-        self.rd_arb.m_rsp_last.next = self.dma_rd_rsp_last.val();
-        self.rd_arb.m_rsp_tag.next = self.dma_rd_rsp_tag.val();
+        self.txb.s_payload.tdata.next = self.rd_arb.b.rsp.data.val();
+        self.txb.s_payload.tkeep.next = self.rd_arb.b.rsp.keep.val();
+        self.txb.s_payload.tlast.next = self.rd_arb.b.rsp.last.val();
+        self.txb.s_payload.tvalid.next = self.rd_arb.b.rsp.valid.val();
+        self.rd_arb.b.rsp.ready.next = self.txb.s_payload.tready.val();
+        DmaReadInitiator::link(&mut self.dma_rd, &mut self.rd_arb.m);
 
         // ---- CC gate operations, by priority: QP start, ACK advance,
         // RTO, resend (its bytes leave flight), admission.
@@ -777,36 +694,42 @@ impl Logic for MrcCore {
         self.retx.mark_ready.next = self.ev_free.val();
         self.evc_take.next = self.ev_free.val() & !self.retx.mark_valid.val() & self.evc_valid.q.val();
         self.evsel.ctl_valid.next = self.evc_take.val() & self.evc_ctl.q.val();
-        self.evsel.ctl_allow.next = self.evc_data.q.val().get_bit(32);
+        self.evsel.ctl_allow.next = self.evc_data.q.val().get_value_ev_control_allow().any();
         self.evsel.ctl_qp.next = self.evc_index.q.val().get_bits::<8>(0);
-        self.evsel.ctl_mask.next = self.evc_data.q.val().get_bits::<16>(0);
-        self.evsel.ctl_value.next = self.evc_data.q.val().get_bits::<16>(16);
+        self.evsel.ctl_mask.next = self.evc_data.q.val().get_value_ev_control_mask();
+        self.evsel.ctl_value.next = self.evc_data.q.val().get_value_ev_control_match();
         self.evsel.wr_valid.next = self.evc_take.val() & !self.evc_ctl.q.val();
-        self.evsel.wr_set_ptr.next = self.evc_data.q.val().get_bit(16);
+        self.evsel.wr_set_ptr.next = self.evc_data.q.val().get_value_ev_value_rr_start().any();
         self.evsel.wr_qp.next = self.evc_index.q.val().get_bits::<8>(7);
         self.evsel.wr_ev.next = self.evc_index.q.val().get_bits::<7>(0);
-        self.evsel.wr_value.next = self.evc_data.q.val().get_bits::<16>(0);
+        self.evsel.wr_value.next = self.evc_data.q.val().get_value_ev_value_value();
         self.evsel.min_active.next = self.min_active.q.val();
         if self.evc_take.val() & !self.cfg_ev.val() {
             self.evc_valid.d.next = false;
         }
-        // EV state changes -> EV-event ring 0 (contract::layout::ev_event: byte 1
-        // new state, byte 2 reason (0 control when the change is to GOOD
-        // or DENIED, 1 loss otherwise), bytes 4-6 QP, byte 10 EV index,
-        // bytes 12-15 time; the 16-bit EV value is not looked up: 0).
+        // EV state changes -> EV-event ring 0 (contract `ev_event`: the new
+        // state; reason LOSS for a change to ASSUMED_BAD, CONTROL for one
+        // to GOOD or DENIED; QP; EV index; time. The 16-bit EV value is
+        // not looked up: 0).
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
         self.evt_fifo.data_in.next = (bit_cast::<17, 8>(self.evsel.evt_qp.val()) << 9)
             | (bit_cast::<17, 7>(self.evsel.evt_ev.val()) << 2)
             | bit_cast::<17, 2>(self.evsel.evt_to.val());
-        self.evt_entry.next = (bit_cast::<256, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)) << 8)
-            | (bit_cast::<256, 8>(self.evt_fifo.data_out.val().get_bits::<8>(9)) << 32)
-            | (bit_cast::<256, 7>(self.evt_fifo.data_out.val().get_bits::<7>(2)) << 80)
-            | (bit_cast::<256, 32>(self.now_ns.val()) << 96);
-        if self.evt_fifo.data_out.val().get_bits::<2>(0) == 1 {
-            self.ev_rw.in_entry.next = self.evt_entry.val() | (bits::<256>(1) << 16);
-        } else {
-            self.ev_rw.in_entry.next = self.evt_entry.val();
+        self.evt_entry.next = 0.into();
+        self.evt_entry
+            .next
+            .set_value_ev_event_new_state(bit_cast::<8, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)));
+        if self.evt_fifo.data_out.val().get_bits::<2>(0) == self.p_state_assumed_bad.val() {
+            self.evt_entry.next.set_value_ev_event_reason(self.p_reason_loss.val());
         }
+        self.evt_entry
+            .next
+            .set_value_ev_event_qp(bit_cast::<24, 8>(self.evt_fifo.data_out.val().get_bits::<8>(9)));
+        self.evt_entry
+            .next
+            .set_value_ev_event_ev_index(self.evt_fifo.data_out.val().get_bits::<7>(2));
+        self.evt_entry.next.set_value_ev_event_time(self.now_ns.val());
+        self.ev_rw.in_entry.next = self.evt_entry.val();
         self.ev_rw.in_valid.next = !self.evt_fifo.empty.val();
         self.ev_rw.in_ring.next = 0.into();
         self.evt_fifo.read.next = !self.evt_fifo.empty.val() & self.ev_rw.in_ready.val();
@@ -900,51 +823,13 @@ impl Logic for MrcCore {
         if self.cq_rw.in_valid.val() & self.cq_rw.in_ready.val() {
             self.cqe_prio_send.d.next = !self.cqe_send.val();
         }
-        self.wr_arb_a.a_req_valid.next = self.rxbuf.dma_wr_req_valid.val();
-        self.rxbuf.dma_wr_req_ready.next = self.wr_arb_a.a_req_ready.val();
-        self.wr_arb_a.a_req_addr.next = self.rxbuf.dma_wr_req_addr.val();
-        self.wr_arb_a.a_req_len.next = self.rxbuf.dma_wr_req_len.val();
-        self.wr_arb_a.a_data_valid.next = self.rxbuf.dma_wr_data_valid.val();
-        self.rxbuf.dma_wr_data_ready.next = self.wr_arb_a.a_data_ready.val();
-        self.wr_arb_a.a_data.next = self.rxbuf.dma_wr_data.val();
-        self.wr_arb_a.a_keep.next = self.rxbuf.dma_wr_keep.val();
-        self.wr_arb_a.a_last.next = self.rxbuf.dma_wr_last.val();
-        self.wr_arb_a.b_req_valid.next = self.cq_rw.dma_wr_req_valid.val();
-        self.cq_rw.dma_wr_req_ready.next = self.wr_arb_a.b_req_ready.val();
-        self.wr_arb_a.b_req_addr.next = self.cq_rw.dma_wr_req_addr.val();
-        self.wr_arb_a.b_req_len.next = self.cq_rw.dma_wr_req_len.val();
-        self.wr_arb_a.b_data_valid.next = self.cq_rw.dma_wr_data_valid.val();
-        self.cq_rw.dma_wr_data_ready.next = self.wr_arb_a.b_data_ready.val();
-        self.wr_arb_a.b_data.next = self.cq_rw.dma_wr_data.val();
-        self.wr_arb_a.b_keep.next = self.cq_rw.dma_wr_keep.val();
-        self.wr_arb_a.b_last.next = self.cq_rw.dma_wr_last.val();
-        self.wr_arb_b.a_req_valid.next = self.wr_arb_a.m_req_valid.val();
-        self.wr_arb_a.m_req_ready.next = self.wr_arb_b.a_req_ready.val();
-        self.wr_arb_b.a_req_addr.next = self.wr_arb_a.m_req_addr.val();
-        self.wr_arb_b.a_req_len.next = self.wr_arb_a.m_req_len.val();
-        self.wr_arb_b.a_data_valid.next = self.wr_arb_a.m_data_valid.val();
-        self.wr_arb_a.m_data_ready.next = self.wr_arb_b.a_data_ready.val();
-        self.wr_arb_b.a_data.next = self.wr_arb_a.m_data.val();
-        self.wr_arb_b.a_keep.next = self.wr_arb_a.m_keep.val();
-        self.wr_arb_b.a_last.next = self.wr_arb_a.m_last.val();
-        self.wr_arb_b.b_req_valid.next = self.ev_rw.dma_wr_req_valid.val();
-        self.ev_rw.dma_wr_req_ready.next = self.wr_arb_b.b_req_ready.val();
-        self.wr_arb_b.b_req_addr.next = self.ev_rw.dma_wr_req_addr.val();
-        self.wr_arb_b.b_req_len.next = self.ev_rw.dma_wr_req_len.val();
-        self.wr_arb_b.b_data_valid.next = self.ev_rw.dma_wr_data_valid.val();
-        self.ev_rw.dma_wr_data_ready.next = self.wr_arb_b.b_data_ready.val();
-        self.wr_arb_b.b_data.next = self.ev_rw.dma_wr_data.val();
-        self.wr_arb_b.b_keep.next = self.ev_rw.dma_wr_keep.val();
-        self.wr_arb_b.b_last.next = self.ev_rw.dma_wr_last.val();
-        self.dma_wr_req_valid.next = self.wr_arb_b.m_req_valid.val();
-        self.wr_arb_b.m_req_ready.next = self.dma_wr_req_ready.val();
-        self.dma_wr_req_addr.next = self.wr_arb_b.m_req_addr.val();
-        self.dma_wr_req_len.next = self.wr_arb_b.m_req_len.val();
-        self.dma_wr_data_valid.next = self.wr_arb_b.m_data_valid.val();
-        self.wr_arb_b.m_data_ready.next = self.dma_wr_data_ready.val();
-        self.dma_wr_data.next = self.wr_arb_b.m_data.val();
-        self.dma_wr_keep.next = self.wr_arb_b.m_keep.val();
-        self.dma_wr_last.next = self.wr_arb_b.m_last.val();
+        // Two levels of write arbitration: the RX buffer and the CQ ring
+        // writer, then that and the EV-event ring writer.
+        DmaWriteInitiator::join(&mut self.rxbuf.dma_wr, &mut self.wr_arb_a.a);
+        DmaWriteInitiator::join(&mut self.cq_rw.dma_wr, &mut self.wr_arb_a.b);
+        DmaWriteInitiator::join(&mut self.wr_arb_a.m, &mut self.wr_arb_b.a);
+        DmaWriteInitiator::join(&mut self.ev_rw.dma_wr, &mut self.wr_arb_b.b);
+        DmaWriteInitiator::link(&mut self.dma_wr, &mut self.wr_arb_b.m);
 
         // ---- Counters (slot order = WIRED_COUNTERS).
         self.csr.cnt_inc.next = bit_cast::<{ N_COUNTERS }, 1>(self.parser.out_valid.val().into())

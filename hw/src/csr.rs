@@ -7,6 +7,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSource;
+
 use contract::regmap::{self, build_id, cfg, counters, doorbell, fault_inject, ADDR_BITS, COUNTERS, N_COUNTERS};
 
 /// Build identification baked into the bitstream.
@@ -183,10 +185,7 @@ pub struct Csr {
     pub fi_ev_match2: Signal<Out, Bits<32>>,
     pub fi_ev_match3: Signal<Out, Bits<32>>,
     /// Shared config port: one row per pulse.
-    pub cfg_valid: Signal<Out, Bit>,
-    pub cfg_table: Signal<Out, Bits<4>>,
-    pub cfg_index: Signal<Out, Bits<16>>,
-    pub cfg_data: Signal<Out, Bits<256>>,
+    pub cfg: ConfigSource,
     /// Doorbell pulses.
     pub db_valid: Signal<Out, Bit>,
     pub db_qp: Signal<Out, Bits<8>>,
@@ -279,10 +278,7 @@ impl Csr {
             fi_ev_match1: Default::default(),
             fi_ev_match2: Default::default(),
             fi_ev_match3: Default::default(),
-            cfg_valid: Default::default(),
-            cfg_table: Default::default(),
-            cfg_index: Default::default(),
-            cfg_data: Default::default(),
+            cfg: Default::default(),
             db_valid: Default::default(),
             db_qp: Default::default(),
             db_value: Default::default(),
@@ -615,10 +611,10 @@ impl Logic for Csr {
         self.fi_ev_match1.next = self.fi_m1.q.val();
         self.fi_ev_match2.next = self.fi_m2.q.val();
         self.fi_ev_match3.next = self.fi_m3.q.val();
-        self.cfg_valid.next = self.cfg_go.q.val();
-        self.cfg_table.next = self.cfg_table_r.q.val();
-        self.cfg_index.next = self.cfg_index_r.q.val();
-        self.cfg_data.next = bit_cast::<256, 32>(self.cfg_d0.q.val())
+        self.cfg.valid.next = self.cfg_go.q.val();
+        self.cfg.table.next = self.cfg_table_r.q.val();
+        self.cfg.index.next = self.cfg_index_r.q.val();
+        self.cfg.data.next = bit_cast::<256, 32>(self.cfg_d0.q.val())
             | (bit_cast::<256, 32>(self.cfg_d1.q.val()) << 32)
             | (bit_cast::<256, 32>(self.cfg_d2.q.val()) << 64)
             | (bit_cast::<256, 32>(self.cfg_d3.q.val()) << 96)

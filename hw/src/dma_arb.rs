@@ -23,43 +23,15 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{DmaReadInitiator, DmaReadTarget, DmaWriteInitiator, DmaWriteTarget};
+
 /// Two read-request sources `a` and `b` onto the master port `m`.
 #[derive(LogicBlock, Default)]
 pub struct DmaReadArb {
     pub clock: Signal<In, Clock>,
-    pub a_req_valid: Signal<In, Bit>,
-    pub a_req_ready: Signal<Out, Bit>,
-    pub a_req_addr: Signal<In, Bits<64>>,
-    pub a_req_len: Signal<In, Bits<16>>,
-    pub a_req_tag: Signal<In, Bits<8>>,
-    pub a_rsp_valid: Signal<Out, Bit>,
-    pub a_rsp_ready: Signal<In, Bit>,
-    pub a_rsp_data: Signal<Out, Bits<512>>,
-    pub a_rsp_keep: Signal<Out, Bits<64>>,
-    pub a_rsp_last: Signal<Out, Bit>,
-    pub a_rsp_tag: Signal<Out, Bits<8>>,
-    pub b_req_valid: Signal<In, Bit>,
-    pub b_req_ready: Signal<Out, Bit>,
-    pub b_req_addr: Signal<In, Bits<64>>,
-    pub b_req_len: Signal<In, Bits<16>>,
-    pub b_req_tag: Signal<In, Bits<8>>,
-    pub b_rsp_valid: Signal<Out, Bit>,
-    pub b_rsp_ready: Signal<In, Bit>,
-    pub b_rsp_data: Signal<Out, Bits<512>>,
-    pub b_rsp_keep: Signal<Out, Bits<64>>,
-    pub b_rsp_last: Signal<Out, Bit>,
-    pub b_rsp_tag: Signal<Out, Bits<8>>,
-    pub m_req_valid: Signal<Out, Bit>,
-    pub m_req_ready: Signal<In, Bit>,
-    pub m_req_addr: Signal<Out, Bits<64>>,
-    pub m_req_len: Signal<Out, Bits<16>>,
-    pub m_req_tag: Signal<Out, Bits<8>>,
-    pub m_rsp_valid: Signal<In, Bit>,
-    pub m_rsp_ready: Signal<Out, Bit>,
-    pub m_rsp_data: Signal<In, Bits<512>>,
-    pub m_rsp_keep: Signal<In, Bits<64>>,
-    pub m_rsp_last: Signal<In, Bit>,
-    pub m_rsp_tag: Signal<In, Bits<8>>,
+    pub a: DmaReadTarget,
+    pub b: DmaReadTarget,
+    pub m: DmaReadInitiator,
     /// Round robin: `b` goes first on a tie when set.
     prio_b: DFF<Bit>,
     grant_b: Signal<Local, Bit>,
@@ -69,37 +41,37 @@ impl Logic for DmaReadArb {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, prio_b);
-        self.grant_b.next = self.b_req_valid.val() & (!self.a_req_valid.val() | self.prio_b.q.val());
-        self.m_req_valid.next = self.a_req_valid.val() | self.b_req_valid.val();
+        self.grant_b.next = self.b.req.valid.val() & (!self.a.req.valid.val() | self.prio_b.q.val());
+        self.m.req.valid.next = self.a.req.valid.val() | self.b.req.valid.val();
         if self.grant_b.val() {
-            self.m_req_addr.next = self.b_req_addr.val();
-            self.m_req_len.next = self.b_req_len.val();
-            self.m_req_tag.next = (self.b_req_tag.val() << 1) | 1;
+            self.m.req.addr.next = self.b.req.addr.val();
+            self.m.req.len.next = self.b.req.len.val();
+            self.m.req.tag.next = (self.b.req.tag.val() << 1) | 1;
         } else {
-            self.m_req_addr.next = self.a_req_addr.val();
-            self.m_req_len.next = self.a_req_len.val();
-            self.m_req_tag.next = self.a_req_tag.val() << 1;
+            self.m.req.addr.next = self.a.req.addr.val();
+            self.m.req.len.next = self.a.req.len.val();
+            self.m.req.tag.next = self.a.req.tag.val() << 1;
         }
-        self.a_req_ready.next = self.m_req_ready.val() & !self.grant_b.val();
-        self.b_req_ready.next = self.m_req_ready.val() & self.grant_b.val();
-        if self.m_req_valid.val() & self.m_req_ready.val() {
+        self.a.req.ready.next = self.m.req.ready.val() & !self.grant_b.val();
+        self.b.req.ready.next = self.m.req.ready.val() & self.grant_b.val();
+        if self.m.req.valid.val() & self.m.req.ready.val() {
             self.prio_b.d.next = !self.grant_b.val();
         }
         // Responses: routed by the tag's bit 0.
-        self.a_rsp_data.next = self.m_rsp_data.val();
-        self.b_rsp_data.next = self.m_rsp_data.val();
-        self.a_rsp_keep.next = self.m_rsp_keep.val();
-        self.b_rsp_keep.next = self.m_rsp_keep.val();
-        self.a_rsp_last.next = self.m_rsp_last.val();
-        self.b_rsp_last.next = self.m_rsp_last.val();
-        self.a_rsp_tag.next = self.m_rsp_tag.val() >> 1;
-        self.b_rsp_tag.next = self.m_rsp_tag.val() >> 1;
-        self.a_rsp_valid.next = self.m_rsp_valid.val() & !self.m_rsp_tag.val().get_bit(0);
-        self.b_rsp_valid.next = self.m_rsp_valid.val() & self.m_rsp_tag.val().get_bit(0);
-        if self.m_rsp_tag.val().get_bit(0) {
-            self.m_rsp_ready.next = self.b_rsp_ready.val();
+        self.a.rsp.data.next = self.m.rsp.data.val();
+        self.b.rsp.data.next = self.m.rsp.data.val();
+        self.a.rsp.keep.next = self.m.rsp.keep.val();
+        self.b.rsp.keep.next = self.m.rsp.keep.val();
+        self.a.rsp.last.next = self.m.rsp.last.val();
+        self.b.rsp.last.next = self.m.rsp.last.val();
+        self.a.rsp.tag.next = self.m.rsp.tag.val() >> 1;
+        self.b.rsp.tag.next = self.m.rsp.tag.val() >> 1;
+        self.a.rsp.valid.next = self.m.rsp.valid.val() & !self.m.rsp.tag.val().get_bit(0);
+        self.b.rsp.valid.next = self.m.rsp.valid.val() & self.m.rsp.tag.val().get_bit(0);
+        if self.m.rsp.tag.val().get_bit(0) {
+            self.m.rsp.ready.next = self.b.rsp.ready.val();
         } else {
-            self.m_rsp_ready.next = self.a_rsp_ready.val();
+            self.m.rsp.ready.next = self.a.rsp.ready.val();
         }
     }
 }
@@ -109,33 +81,9 @@ impl Logic for DmaReadArb {
 #[derive(LogicBlock, Default)]
 pub struct DmaWriteArb {
     pub clock: Signal<In, Clock>,
-    pub a_req_valid: Signal<In, Bit>,
-    pub a_req_ready: Signal<Out, Bit>,
-    pub a_req_addr: Signal<In, Bits<64>>,
-    pub a_req_len: Signal<In, Bits<16>>,
-    pub a_data_valid: Signal<In, Bit>,
-    pub a_data_ready: Signal<Out, Bit>,
-    pub a_data: Signal<In, Bits<512>>,
-    pub a_keep: Signal<In, Bits<64>>,
-    pub a_last: Signal<In, Bit>,
-    pub b_req_valid: Signal<In, Bit>,
-    pub b_req_ready: Signal<Out, Bit>,
-    pub b_req_addr: Signal<In, Bits<64>>,
-    pub b_req_len: Signal<In, Bits<16>>,
-    pub b_data_valid: Signal<In, Bit>,
-    pub b_data_ready: Signal<Out, Bit>,
-    pub b_data: Signal<In, Bits<512>>,
-    pub b_keep: Signal<In, Bits<64>>,
-    pub b_last: Signal<In, Bit>,
-    pub m_req_valid: Signal<Out, Bit>,
-    pub m_req_ready: Signal<In, Bit>,
-    pub m_req_addr: Signal<Out, Bits<64>>,
-    pub m_req_len: Signal<Out, Bits<16>>,
-    pub m_data_valid: Signal<Out, Bit>,
-    pub m_data_ready: Signal<In, Bit>,
-    pub m_data: Signal<Out, Bits<512>>,
-    pub m_keep: Signal<Out, Bits<64>>,
-    pub m_last: Signal<Out, Bit>,
+    pub a: DmaWriteTarget,
+    pub b: DmaWriteTarget,
+    pub m: DmaWriteInitiator,
     /// Round robin: `b` goes first on a tie when set.
     prio_b: DFF<Bit>,
     /// A request was taken; its beats are passing (until `last`).
@@ -149,38 +97,38 @@ impl Logic for DmaWriteArb {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, prio_b, busy, owner_b);
-        self.grant_b.next = self.b_req_valid.val() & (!self.a_req_valid.val() | self.prio_b.q.val());
+        self.grant_b.next = self.b.req.valid.val() & (!self.a.req.valid.val() | self.prio_b.q.val());
         // Request channel: open only between writes.
-        self.m_req_valid.next = !self.busy.q.val() & (self.a_req_valid.val() | self.b_req_valid.val());
+        self.m.req.valid.next = !self.busy.q.val() & (self.a.req.valid.val() | self.b.req.valid.val());
         if self.grant_b.val() {
-            self.m_req_addr.next = self.b_req_addr.val();
-            self.m_req_len.next = self.b_req_len.val();
+            self.m.req.addr.next = self.b.req.addr.val();
+            self.m.req.len.next = self.b.req.len.val();
         } else {
-            self.m_req_addr.next = self.a_req_addr.val();
-            self.m_req_len.next = self.a_req_len.val();
+            self.m.req.addr.next = self.a.req.addr.val();
+            self.m.req.len.next = self.a.req.len.val();
         }
-        self.a_req_ready.next = !self.busy.q.val() & self.m_req_ready.val() & !self.grant_b.val();
-        self.b_req_ready.next = !self.busy.q.val() & self.m_req_ready.val() & self.grant_b.val();
-        if self.m_req_valid.val() & self.m_req_ready.val() {
+        self.a.req.ready.next = !self.busy.q.val() & self.m.req.ready.val() & !self.grant_b.val();
+        self.b.req.ready.next = !self.busy.q.val() & self.m.req.ready.val() & self.grant_b.val();
+        if self.m.req.valid.val() & self.m.req.ready.val() {
             self.busy.d.next = true;
             self.owner_b.d.next = self.grant_b.val();
             self.prio_b.d.next = !self.grant_b.val();
         }
         // Data channel: the owner's beats only.
         if self.owner_b.q.val() {
-            self.m_data_valid.next = self.busy.q.val() & self.b_data_valid.val();
-            self.m_data.next = self.b_data.val();
-            self.m_keep.next = self.b_keep.val();
-            self.m_last.next = self.b_last.val();
+            self.m.beat.valid.next = self.busy.q.val() & self.b.beat.valid.val();
+            self.m.beat.data.next = self.b.beat.data.val();
+            self.m.beat.keep.next = self.b.beat.keep.val();
+            self.m.beat.last.next = self.b.beat.last.val();
         } else {
-            self.m_data_valid.next = self.busy.q.val() & self.a_data_valid.val();
-            self.m_data.next = self.a_data.val();
-            self.m_keep.next = self.a_keep.val();
-            self.m_last.next = self.a_last.val();
+            self.m.beat.valid.next = self.busy.q.val() & self.a.beat.valid.val();
+            self.m.beat.data.next = self.a.beat.data.val();
+            self.m.beat.keep.next = self.a.beat.keep.val();
+            self.m.beat.last.next = self.a.beat.last.val();
         }
-        self.a_data_ready.next = self.busy.q.val() & !self.owner_b.q.val() & self.m_data_ready.val();
-        self.b_data_ready.next = self.busy.q.val() & self.owner_b.q.val() & self.m_data_ready.val();
-        if self.m_data_valid.val() & self.m_data_ready.val() & self.m_last.val() {
+        self.a.beat.ready.next = self.busy.q.val() & !self.owner_b.q.val() & self.m.beat.ready.val();
+        self.b.beat.ready.next = self.busy.q.val() & self.owner_b.q.val() & self.m.beat.ready.val();
+        if self.m.beat.valid.val() & self.m.beat.ready.val() & self.m.beat.last.val() {
             self.busy.d.next = false;
         }
     }

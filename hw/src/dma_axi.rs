@@ -14,6 +14,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{DmaReadTarget, DmaWriteTarget};
+
 /// Read descriptors queued between the AR issue and the R realigner:
 /// reads in flight at once.
 pub const RD_QUEUE: usize = 8;
@@ -55,27 +57,9 @@ pub fn from_bytes(v: &[u8; 64]) -> Bits<512> {
 pub struct DmaAxi {
     pub clock: Signal<In, Clock>,
     // Core side: DMA read request / response.
-    pub dma_rd_req_valid: Signal<In, Bit>,
-    pub dma_rd_req_ready: Signal<Out, Bit>,
-    pub dma_rd_req_addr: Signal<In, Bits<64>>,
-    pub dma_rd_req_len: Signal<In, Bits<16>>,
-    pub dma_rd_req_tag: Signal<In, Bits<8>>,
-    pub dma_rd_rsp_valid: Signal<Out, Bit>,
-    pub dma_rd_rsp_ready: Signal<In, Bit>,
-    pub dma_rd_rsp_data: Signal<Out, Bits<512>>,
-    pub dma_rd_rsp_keep: Signal<Out, Bits<64>>,
-    pub dma_rd_rsp_last: Signal<Out, Bit>,
-    pub dma_rd_rsp_tag: Signal<Out, Bits<8>>,
+    pub dma_rd: DmaReadTarget,
     // Core side: DMA write request and data.
-    pub dma_wr_req_valid: Signal<In, Bit>,
-    pub dma_wr_req_ready: Signal<Out, Bit>,
-    pub dma_wr_req_addr: Signal<In, Bits<64>>,
-    pub dma_wr_req_len: Signal<In, Bits<16>>,
-    pub dma_wr_data_valid: Signal<In, Bit>,
-    pub dma_wr_data_ready: Signal<Out, Bit>,
-    pub dma_wr_data: Signal<In, Bits<512>>,
-    pub dma_wr_keep: Signal<In, Bits<64>>,
-    pub dma_wr_last: Signal<In, Bit>,
+    pub dma_wr: DmaWriteTarget,
     // AXI4 master: read address / data.
     pub m_axi_araddr: Signal<Out, Bits<64>>,
     pub m_axi_arlen: Signal<Out, Bits<8>>,
@@ -193,26 +177,8 @@ impl Default for DmaAxi {
     fn default() -> Self {
         DmaAxi {
             clock: Default::default(),
-            dma_rd_req_valid: Default::default(),
-            dma_rd_req_ready: Default::default(),
-            dma_rd_req_addr: Default::default(),
-            dma_rd_req_len: Default::default(),
-            dma_rd_req_tag: Default::default(),
-            dma_rd_rsp_valid: Default::default(),
-            dma_rd_rsp_ready: Default::default(),
-            dma_rd_rsp_data: Default::default(),
-            dma_rd_rsp_keep: Default::default(),
-            dma_rd_rsp_last: Default::default(),
-            dma_rd_rsp_tag: Default::default(),
-            dma_wr_req_valid: Default::default(),
-            dma_wr_req_ready: Default::default(),
-            dma_wr_req_addr: Default::default(),
-            dma_wr_req_len: Default::default(),
-            dma_wr_data_valid: Default::default(),
-            dma_wr_data_ready: Default::default(),
-            dma_wr_data: Default::default(),
-            dma_wr_keep: Default::default(),
-            dma_wr_last: Default::default(),
+            dma_rd: Default::default(),
+            dma_wr: Default::default(),
             m_axi_araddr: Default::default(),
             m_axi_arlen: Default::default(),
             m_axi_arvalid: Default::default(),
@@ -385,30 +351,30 @@ impl Logic for DmaAxi {
         // A new read is taken when the descriptor queue has room and the
         // issuer is idle or sending its last burst (one request per cycle
         // for single-burst reads).
-        self.dma_rd_req_ready.next =
+        self.dma_rd.req.ready.next =
             (self.rq_count.q.val() != 8) & (!self.ar_busy.q.val() | (self.m_axi_arready.val() & self.ar_final.val()));
-        self.rd_take.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
-        self.rd_off.next = self.dma_rd_req_addr.val().get_bits::<6>(0);
+        self.rd_take.next = self.dma_rd.req.valid.val() & self.dma_rd.req.ready.val();
+        self.rd_off.next = self.dma_rd.req.addr.val().get_bits::<6>(0);
         // (Sums go through locals: the Verilog cannot slice an expression.)
-        self.rd_sum.next = bit_cast::<17, 16>(self.dma_rd_req_len.val()) + bit_cast::<17, 6>(self.rd_off.val()) + 63;
+        self.rd_sum.next = bit_cast::<17, 16>(self.dma_rd.req.len.val()) + bit_cast::<17, 6>(self.rd_off.val()) + 63;
         self.rd_nin.next = self.rd_sum.val().get_bits::<11>(6);
-        self.rd_nout_sum.next = bit_cast::<17, 16>(self.dma_rd_req_len.val()) + 63;
-        self.rd_len_m1.next = self.dma_rd_req_len.val() - 1;
+        self.rd_nout_sum.next = bit_cast::<17, 16>(self.dma_rd.req.len.val()) + 63;
+        self.rd_len_m1.next = self.dma_rd.req.len.val() - 1;
         self.rq_push.next = false;
-        self.rq_din.next = bit_cast::<42, 8>(self.dma_rd_req_tag.val())
+        self.rq_din.next = bit_cast::<42, 8>(self.dma_rd.req.tag.val())
             | (bit_cast::<42, 6>(self.rd_off.val()) << 8)
             | (bit_cast::<42, 6>(self.rd_len_m1.val().get_bits::<6>(0)) << 14)
             | (bit_cast::<42, 11>(self.rd_nin.val()) << 20)
             | (bit_cast::<42, 11>(self.rd_nout_sum.val().get_bits::<11>(6)) << 31);
         self.cnt_rd_zero_len.next = false;
         if self.rd_take.val() {
-            if self.dma_rd_req_len.val() == 0 {
+            if self.dma_rd.req.len.val() == 0 {
                 // Nothing to read: dropped and counted.
                 self.cnt_rd_zero_len.next = true;
             } else {
                 self.rq_push.next = true;
                 self.ar_busy.d.next = true;
-                self.ar_baddr.d.next = self.dma_rd_req_addr.val().get_bits::<58>(6);
+                self.ar_baddr.d.next = self.dma_rd.req.addr.val().get_bits::<58>(6);
                 self.ar_rem_m1.d.next = self.rd_nin.val() - 1;
             }
         }
@@ -420,7 +386,7 @@ impl Logic for DmaAxi {
         self.h_nin.next = self.rq0.q.val().get_bits::<11>(20);
         self.h_nout.next = self.rq0.q.val().get_bits::<11>(31);
         // The output register can take a beat.
-        self.r_adv.next = !self.o_valid.q.val() | self.dma_rd_rsp_ready.val();
+        self.r_adv.next = !self.o_valid.q.val() | self.dma_rd.rsp.ready.val();
         self.m_axi_rready.next = false;
         self.r_emit.next = false;
         self.r_lo.next = self.r_prev.q.val();
@@ -547,11 +513,11 @@ impl Logic for DmaAxi {
         } else if !self.rq_push.val() & self.rq_pop.val() {
             self.rq_count.d.next = self.rq_count.q.val() - 1;
         }
-        self.dma_rd_rsp_valid.next = self.o_valid.q.val();
-        self.dma_rd_rsp_data.next = self.o_data.q.val();
-        self.dma_rd_rsp_keep.next = self.o_keep.q.val();
-        self.dma_rd_rsp_last.next = self.o_last.q.val();
-        self.dma_rd_rsp_tag.next = self.o_tag.q.val();
+        self.dma_rd.rsp.valid.next = self.o_valid.q.val();
+        self.dma_rd.rsp.data.next = self.o_data.q.val();
+        self.dma_rd.rsp.keep.next = self.o_keep.q.val();
+        self.dma_rd.rsp.last.next = self.o_last.q.val();
+        self.dma_rd.rsp.tag.next = self.o_tag.q.val();
 
         // ---- Write address issue ----
         self.aw_pg_m1.next = !self.aw_baddr.q.val().get_bits::<6>(0);
@@ -575,7 +541,7 @@ impl Logic for DmaAxi {
         self.w_lo.next = self.w_prev.q.val();
         self.w_hi.next = 0.into();
         if self.w_need_in.val() {
-            self.w_hi.next = self.dma_wr_data.val();
+            self.w_hi.next = self.dma_wr.beat.data.val();
         }
         // 64 - offset (offset 0 selects `hi`, the input beat itself).
         self.w_inv_off.next = !self.w_off.q.val();
@@ -596,17 +562,18 @@ impl Logic for DmaAxi {
             self.m_axi_wstrb.next = self.w_last_strb.val();
         }
         self.m_axi_wlast.next = (self.w_cnt.q.val() == self.w_nin_m1.q.val()) | (self.w_page.q.val() == 63);
-        self.m_axi_wvalid.next = self.w_busy.q.val() & (!self.w_need_in.val() | self.dma_wr_data_valid.val());
-        self.dma_wr_data_ready.next = self.w_busy.q.val() & self.w_need_in.val() & self.m_axi_wready.val();
+        self.m_axi_wvalid.next = self.w_busy.q.val() & (!self.w_need_in.val() | self.dma_wr.beat.valid.val());
+        self.dma_wr.beat.ready.next = self.w_busy.q.val() & self.w_need_in.val() & self.m_axi_wready.val();
         self.w_fire.next = self.m_axi_wvalid.val() & self.m_axi_wready.val();
         self.cnt_wr_bad_last.next = false;
         if self.w_fire.val() {
             self.w_cnt.d.next = self.w_cnt.q.val() + 1;
             self.w_page.d.next = self.w_page.q.val() + 1;
             if self.w_need_in.val() {
-                self.w_prev.d.next = self.dma_wr_data.val();
+                self.w_prev.d.next = self.dma_wr.beat.data.val();
                 // The source's TLAST must close the request's last beat.
-                self.cnt_wr_bad_last.next = self.dma_wr_last.val() != (self.w_cnt.q.val() == (self.w_nout.q.val() - 1));
+                self.cnt_wr_bad_last.next =
+                    self.dma_wr.beat.last.val() != (self.w_cnt.q.val() == (self.w_nout.q.val() - 1));
             }
             if self.w_cnt.q.val() == self.w_nin_m1.q.val() {
                 self.w_busy.d.next = false;
@@ -616,25 +583,25 @@ impl Logic for DmaAxi {
         self.cnt_wr_err.next = self.m_axi_bvalid.val() & (self.m_axi_bresp.val() != 0);
 
         // ---- Write request ----
-        self.dma_wr_req_ready.next = !self.aw_busy.q.val() & !self.w_busy.q.val();
-        self.wr_off.next = self.dma_wr_req_addr.val().get_bits::<6>(0);
-        self.wr_sum.next = bit_cast::<17, 16>(self.dma_wr_req_len.val()) + bit_cast::<17, 6>(self.wr_off.val()) + 63;
-        self.wr_nout_sum.next = bit_cast::<17, 16>(self.dma_wr_req_len.val()) + 63;
-        self.wr_end_sum.next = bit_cast::<17, 16>(self.dma_wr_req_len.val()) + bit_cast::<17, 6>(self.wr_off.val()) - 1;
+        self.dma_wr.req.ready.next = !self.aw_busy.q.val() & !self.w_busy.q.val();
+        self.wr_off.next = self.dma_wr.req.addr.val().get_bits::<6>(0);
+        self.wr_sum.next = bit_cast::<17, 16>(self.dma_wr.req.len.val()) + bit_cast::<17, 6>(self.wr_off.val()) + 63;
+        self.wr_nout_sum.next = bit_cast::<17, 16>(self.dma_wr.req.len.val()) + 63;
+        self.wr_end_sum.next = bit_cast::<17, 16>(self.dma_wr.req.len.val()) + bit_cast::<17, 6>(self.wr_off.val()) - 1;
         self.cnt_wr_zero_len.next = false;
-        if self.dma_wr_req_valid.val() & self.dma_wr_req_ready.val() {
-            if self.dma_wr_req_len.val() == 0 {
+        if self.dma_wr.req.valid.val() & self.dma_wr.req.ready.val() {
+            if self.dma_wr.req.len.val() == 0 {
                 self.cnt_wr_zero_len.next = true;
             } else {
                 self.aw_busy.d.next = true;
                 self.w_busy.d.next = true;
-                self.aw_baddr.d.next = self.dma_wr_req_addr.val().get_bits::<58>(6);
+                self.aw_baddr.d.next = self.dma_wr.req.addr.val().get_bits::<58>(6);
                 self.aw_rem_m1.d.next = self.wr_sum.val().get_bits::<11>(6) - 1;
                 self.w_nin_m1.d.next = self.wr_sum.val().get_bits::<11>(6) - 1;
                 self.w_nout.d.next = self.wr_nout_sum.val().get_bits::<11>(6);
                 self.w_off.d.next = self.wr_off.val();
                 self.w_end.d.next = self.wr_end_sum.val().get_bits::<6>(0);
-                self.w_page.d.next = self.dma_wr_req_addr.val().get_bits::<6>(6);
+                self.w_page.d.next = self.dma_wr.req.addr.val().get_bits::<6>(6);
                 self.w_cnt.d.next = 0.into();
                 self.w_prev.d.next = 0.into();
             }

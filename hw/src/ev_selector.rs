@@ -19,10 +19,12 @@
 use rust_hdl::prelude::*;
 
 /// EV state encodings (2 bits) on the event port.
+/// (The contract's `EvNewState`, which the EV event carries.)
 pub mod state {
-    pub const GOOD: u64 = 0;
-    pub const ASSUMED_BAD: u64 = 1;
-    pub const DENIED: u64 = 2;
+    use contract::layout::EvNewState;
+    pub const GOOD: u64 = EvNewState::Good as u64;
+    pub const ASSUMED_BAD: u64 = EvNewState::AssumedBad as u64;
+    pub const DENIED: u64 = EvNewState::Denied as u64;
 }
 
 /// Width of an entropy value in the table.

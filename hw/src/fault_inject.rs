@@ -11,6 +11,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AxisSink, AxisSource};
+
 /// The xorshift32 step (Marsaglia, shifts 13, 17, 5): the generator the
 /// random drop advances once per frame. GF(2)-linear like an LFSR, but
 /// every output bit is the XOR of a handful of state bits (two LUT
@@ -138,29 +140,13 @@ impl Logic for EvExtract {
 pub struct FaultInject {
     pub clock: Signal<In, Clock>,
     // From the MAC RX port.
-    pub s_rx_tdata: Signal<In, Bits<512>>,
-    pub s_rx_tkeep: Signal<In, Bits<64>>,
-    pub s_rx_tlast: Signal<In, Bit>,
-    pub s_rx_tvalid: Signal<In, Bit>,
-    pub s_rx_tready: Signal<Out, Bit>,
+    pub s_rx: AxisSink,
     // To the RX parser.
-    pub m_rx_tdata: Signal<Out, Bits<512>>,
-    pub m_rx_tkeep: Signal<Out, Bits<64>>,
-    pub m_rx_tlast: Signal<Out, Bit>,
-    pub m_rx_tvalid: Signal<Out, Bit>,
-    pub m_rx_tready: Signal<In, Bit>,
+    pub m_rx: AxisSource,
     // From the core's TX path.
-    pub s_tx_tdata: Signal<In, Bits<512>>,
-    pub s_tx_tkeep: Signal<In, Bits<64>>,
-    pub s_tx_tlast: Signal<In, Bit>,
-    pub s_tx_tvalid: Signal<In, Bit>,
-    pub s_tx_tready: Signal<Out, Bit>,
+    pub s_tx: AxisSink,
     // To the MAC TX port.
-    pub m_tx_tdata: Signal<Out, Bits<512>>,
-    pub m_tx_tkeep: Signal<Out, Bits<64>>,
-    pub m_tx_tlast: Signal<Out, Bit>,
-    pub m_tx_tvalid: Signal<Out, Bit>,
-    pub m_tx_tready: Signal<In, Bit>,
+    pub m_tx: AxisSource,
     // Settings (CSR `fault_inject` block).
     /// Bit 0 random drop, bit 1 EV drop, bit 2 loopback.
     pub ctrl: Signal<In, Bits<3>>,
@@ -221,30 +207,30 @@ impl Logic for FaultInject {
             o_data, o_keep, o_last, c_frames, c_rand, c_ev, c_lb
         );
         // ---- Handshakes: the output register frees B, B frees A.
-        self.b_ready.next = !self.o_valid.q.val() | self.m_rx_tready.val();
+        self.b_ready.next = !self.o_valid.q.val() | self.m_rx.tready.val();
         self.consume.next = self.a_valid.q.val() & self.b_ready.val();
         self.src_ready.next = !self.a_valid.q.val() | self.b_ready.val();
         // ---- Source select: loopback takes the TX stream, discards MAC RX
         // and idles MAC TX.
-        self.m_tx_tdata.next = self.s_tx_tdata.val();
-        self.m_tx_tkeep.next = self.s_tx_tkeep.val();
-        self.m_tx_tlast.next = self.s_tx_tlast.val();
+        self.m_tx.tdata.next = self.s_tx.tdata.val();
+        self.m_tx.tkeep.next = self.s_tx.tkeep.val();
+        self.m_tx.tlast.next = self.s_tx.tlast.val();
         if self.ctrl.val().get_bit(2) {
-            self.src_valid.next = self.s_tx_tvalid.val();
-            self.src_last.next = self.s_tx_tlast.val();
-            self.ev.tdata.next = self.s_tx_tdata.val();
-            self.s_tx_tready.next = self.src_ready.val();
-            self.s_rx_tready.next = true;
-            self.m_tx_tvalid.next = false;
+            self.src_valid.next = self.s_tx.tvalid.val();
+            self.src_last.next = self.s_tx.tlast.val();
+            self.ev.tdata.next = self.s_tx.tdata.val();
+            self.s_tx.tready.next = self.src_ready.val();
+            self.s_rx.tready.next = true;
+            self.m_tx.tvalid.next = false;
         } else {
-            self.src_valid.next = self.s_rx_tvalid.val();
-            self.src_last.next = self.s_rx_tlast.val();
-            self.ev.tdata.next = self.s_rx_tdata.val();
-            self.s_tx_tready.next = self.m_tx_tready.val();
-            self.s_rx_tready.next = self.src_ready.val();
-            self.m_tx_tvalid.next = self.s_tx_tvalid.val();
+            self.src_valid.next = self.s_rx.tvalid.val();
+            self.src_last.next = self.s_rx.tlast.val();
+            self.ev.tdata.next = self.s_rx.tdata.val();
+            self.s_tx.tready.next = self.m_tx.tready.val();
+            self.s_rx.tready.next = self.src_ready.val();
+            self.m_tx.tvalid.next = self.s_tx.tvalid.val();
         }
-        self.c_lb.d.next = self.ctrl.val().get_bit(2) & self.s_rx_tvalid.val() & self.s_rx_tlast.val();
+        self.c_lb.d.next = self.ctrl.val().get_bit(2) & self.s_rx.tvalid.val() & self.s_rx.tlast.val();
         // ---- Stage A: register the beat and its EV.
         if self.consume.val() {
             self.a_valid.d.next = false;
@@ -252,11 +238,11 @@ impl Logic for FaultInject {
         if self.src_valid.val() & self.src_ready.val() {
             self.a_valid.d.next = true;
             if self.ctrl.val().get_bit(2) {
-                self.a_data.d.next = self.s_tx_tdata.val();
-                self.a_keep.d.next = self.s_tx_tkeep.val();
+                self.a_data.d.next = self.s_tx.tdata.val();
+                self.a_keep.d.next = self.s_tx.tkeep.val();
             } else {
-                self.a_data.d.next = self.s_rx_tdata.val();
-                self.a_keep.d.next = self.s_rx_tkeep.val();
+                self.a_data.d.next = self.s_rx.tdata.val();
+                self.a_keep.d.next = self.s_rx.tkeep.val();
             }
             self.a_last.d.next = self.src_last.val();
             self.a_first.d.next = !self.mid.q.val();
@@ -312,7 +298,7 @@ impl Logic for FaultInject {
             }
         }
         // ---- Output register.
-        if self.o_valid.q.val() & self.m_rx_tready.val() {
+        if self.o_valid.q.val() & self.m_rx.tready.val() {
             self.o_valid.d.next = false;
         }
         if self.consume.val() & !self.drop_now.val() {
@@ -321,10 +307,10 @@ impl Logic for FaultInject {
             self.o_keep.d.next = self.a_keep.q.val();
             self.o_last.d.next = self.a_last.q.val();
         }
-        self.m_rx_tvalid.next = self.o_valid.q.val();
-        self.m_rx_tdata.next = self.o_data.q.val();
-        self.m_rx_tkeep.next = self.o_keep.q.val();
-        self.m_rx_tlast.next = self.o_last.q.val();
+        self.m_rx.tvalid.next = self.o_valid.q.val();
+        self.m_rx.tdata.next = self.o_data.q.val();
+        self.m_rx.tkeep.next = self.o_keep.q.val();
+        self.m_rx.tlast.next = self.o_last.q.val();
         self.cnt_frames.next = self.c_frames.q.val();
         self.cnt_rand_drop.next = self.c_rand.q.val();
         self.cnt_ev_drop.next = self.c_ev.q.val();

@@ -15,6 +15,7 @@
 
 pub mod ack_gen;
 pub mod axil;
+pub mod bus;
 pub mod cc_gate;
 pub mod completion;
 pub mod contract_rows;
@@ -26,6 +27,7 @@ pub mod dma_axi;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
+pub mod param;
 pub mod requester;
 pub mod retransmit;
 pub mod ring_writer;

@@ -20,7 +20,16 @@
 //! other QP. While a message is being segmented the output carries one
 //! record per cycle.
 
+use contract::config::table;
+use contract::layout::sqe;
 use rust_hdl::prelude::*;
+
+use crate::bus::DmaReadInitiator;
+
+use crate::bus::ConfigSink;
+
+use crate::contract_rows::{SqCtxRow, SqeRecord, TableId};
+use crate::param::Param;
 
 mod words;
 pub use words::{DoorbellWord, RtxRecordWord, SqContextWord, SqStateWord};
@@ -81,26 +90,13 @@ pub enum ReqState {
 pub struct Requester {
     pub clock: Signal<In, Clock>,
     // Config write port (table 1 = QP send context, see contract::layout::sq_ctx).
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     // Doorbells: new SQ producer index (free-running, 32 bits).
     pub db_valid: Signal<In, Bit>,
     pub db_qp: Signal<In, Bits<8>>,
     pub db_value: Signal<In, Bits<32>>,
     // DMA read (descriptor fetch).
-    pub dma_rd_req_valid: Signal<Out, Bit>,
-    pub dma_rd_req_ready: Signal<In, Bit>,
-    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub dma_rd_rsp_valid: Signal<In, Bit>,
-    pub dma_rd_rsp_ready: Signal<Out, Bit>,
-    pub dma_rd_rsp_data: Signal<In, Bits<512>>,
-    pub dma_rd_rsp_keep: Signal<In, Bits<64>>,
-    pub dma_rd_rsp_last: Signal<In, Bit>,
-    pub dma_rd_rsp_tag: Signal<In, Bits<8>>,
+    pub dma_rd: DmaReadInitiator,
     // Retransmit requests.
     pub rtx_valid: Signal<In, Bit>,
     pub rtx_ready: Signal<Out, Bit>,
@@ -232,6 +228,13 @@ pub struct Requester {
     beats_left: DFF<Bits<4>>,
     // The fetched descriptor.
     d_op: DFF<Bits<8>>,
+    // Named values the kernel compares with (localparams).
+    t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    p_op_write: Param<8, { sqe::OP_WRITE as u64 }>,
+    p_op_write_imm: Param<8, { sqe::OP_WRITE_IMM as u64 }>,
+    /// SQE flag bits other than the known ones (must be 0).
+    p_flags_unknown: Param<8, { !sqe::FLAG_SIGNALED as u64 & 0xff }>,
+    p_flag_signaled: Param<8, { sqe::FLAG_SIGNALED as u64 }>,
     d_flags: DFF<Bits<8>>,
     d_len: DFF<Bits<32>>,
     d_wrid: DFF<Bits<64>>,
@@ -307,6 +310,8 @@ pub struct Requester {
     cfg_mine: Signal<Local, Bit>,
     cfg_hit: Signal<Local, Bit>,
     cfg_ok: Signal<Local, Bit>,
+    /// The row's sq_base (a slice cannot be sliced again in the Verilog).
+    cfg_base: Signal<Local, Bits<64>>,
     cfg_log2size: Signal<Local, Bits<8>>,
     cfg_log2mtu: Signal<Local, Bits<8>>,
     out_free: Signal<Local, Bit>,
@@ -525,21 +530,24 @@ impl Logic for Requester {
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
         // log2 size <= 16, log2 MTU 8..=13) as contract::layout::SqContext.
-        self.cfg_mine.next = self.cfg_valid.val() & (self.cfg_table.val() == 1);
-        self.cfg_hit.next = self.cfg_mine.val() & (self.cfg_index.val().get_bits::<8>(8) == 0);
-        self.cfg_log2size.next = self.cfg_data.val().get_bits::<8>(176);
-        self.cfg_log2mtu.next = self.cfg_data.val().get_bits::<8>(184);
-        self.cfg_ok.next = (self.cfg_data.val().get_bits::<6>(0) == 0)
+        self.cfg_mine.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val());
+        self.cfg_hit.next = self.cfg_mine.val() & (self.cfg.index.val().get_bits::<8>(8) == 0);
+        self.cfg_log2size.next = self.cfg.data.val().get_value_sq_ctx_sq_log2_size();
+        self.cfg_log2mtu.next = self.cfg.data.val().get_value_sq_ctx_log2_mtu();
+        // sq_base is aligned to the 64-byte SQE (2^6): its low 6 bits are 0
+        // and the context stores the rest.
+        self.cfg_base.next = self.cfg.data.val().get_value_sq_ctx_sq_base();
+        self.cfg_ok.next = (self.cfg_base.val().get_bits::<6>(0) == 0)
             & (self.cfg_log2size.val() <= 16)
             & (self.cfg_log2mtu.val() >= 8)
             & (self.cfg_log2mtu.val() <= 13);
         // A row of this table with a QP index >= 256 or a bad value: dropped, counted.
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
-        self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ctx_ram.write_data.next.base = self.cfg_data.val().get_bits::<58>(6);
+        self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.ctx_ram.write_data.next.base = self.cfg_base.val().get_bits::<58>(6);
         self.ctx_ram.write_data.next.log2_size = bit_cast::<5, 8>(self.cfg_log2size.val());
         self.ctx_ram.write_data.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
-        self.ctx_ram.write_data.next.enable = self.cfg_data.val().get_bit(200);
+        self.ctx_ram.write_data.next.enable = self.cfg.data.val().get_value_sq_ctx_enable().any();
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
         // una: the acknowledgement snoop, or a config write's reset to
         // start_psn (which has the port: the snoop waits a cycle).
@@ -552,11 +560,11 @@ impl Logic for Requester {
         self.qerr_ram.write_data.next = true;
         self.qerr_ram.write_enable.next = self.qerr_valid.val();
         if self.cfg_hit.val() & self.cfg_ok.val() {
-            self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
             self.qerr_ram.write_data.next = false;
             self.qerr_ram.write_enable.next = true;
-            self.una_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.una_ram.write_data.next = self.cfg_data.val().get_bits::<24>(128);
+            self.una_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+            self.una_ram.write_data.next = self.cfg.data.val().get_value_sq_ctx_start_psn();
             self.una_ram.write_enable.next = true;
         }
         // The dynamic state: a config write resets it (ci 0, next PSN =
@@ -604,9 +612,9 @@ impl Logic for Requester {
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
         if self.cfg_hit.val() & self.cfg_ok.val() {
-            self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
             self.dyn_ram.write_data.next.ci = 0.into();
-            self.dyn_ram.write_data.next.next_psn = self.cfg_data.val().get_bits::<24>(128);
+            self.dyn_ram.write_data.next.next_psn = self.cfg.data.val().get_value_sq_ctx_start_psn();
             self.dyn_ram.write_data.next.next_slot = 0.into();
             self.dyn_ram.write_data.next.valid_slots = 0.into();
             self.dyn_ram.write_data.next.end0 = 0.into();
@@ -631,7 +639,7 @@ impl Logic for Requester {
         self.rtx_ram.write_data.next.remote_va = self.d_rva.q.val();
         self.rtx_ram.write_data.next.rkey = self.d_rkey.q.val();
         self.rtx_ram.write_data.next.imm = self.d_imm.q.val();
-        self.rtx_ram.write_data.next.has_imm = self.d_op.q.val() == 2;
+        self.rtx_ram.write_data.next.has_imm = self.d_op.q.val() == self.p_op_write_imm.val();
         self.rtx_ram.write_enable.next = false;
 
         // Output register: free when empty or being taken.
@@ -642,11 +650,13 @@ impl Logic for Requester {
         if self.msg_ready.val() {
             self.m_valid.d.next = false;
         }
-        self.dma_rd_req_valid.next = false;
-        self.dma_rd_req_addr.next = self.desc_addr.q.val();
-        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.batch_n.q.val()) << 6;
-        self.dma_rd_req_tag.next = self.cur_qp.q.val();
-        self.dma_rd_rsp_ready.next = false;
+        self.dma_rd.req.valid.next = false;
+        self.dma_rd.req.addr.next = self.desc_addr.q.val();
+        self.dma_rd.req.len.next = bit_cast::<16, 4>(self.batch_n.q.val()) << 6;
+        // The QP, for waveforms; its low 7 bits only: a read arbiter's
+        // source keeps its tags below 128 (docs/hw/dma_arb.md).
+        self.dma_rd.req.tag.next = bit_cast::<8, 7>(self.cur_qp.q.val().get_bits::<7>(0));
+        self.dma_rd.rsp.ready.next = false;
         self.rtx_ready.next = false;
         self.err_valid.next = false;
         self.k_bad_opcode.d.next = false;
@@ -823,26 +833,26 @@ impl Logic for Requester {
             }
             ReqState::Request => {
                 // REQ: the read request (batch_n x 64 bytes).
-                self.dma_rd_req_valid.next = true;
+                self.dma_rd.req.valid.next = true;
                 self.served.d.next = true;
-                if self.dma_rd_req_ready.val() {
+                if self.dma_rd.req.ready.val() {
                     self.state.d.next = ReqState::Beat;
                 }
             }
             ReqState::Beat => {
                 // BEAT: one descriptor per 512-bit beat (byte 0 in bits 7:0,
                 // offsets of contract::layout::sqe).
-                self.dma_rd_rsp_ready.next = true;
-                if self.dma_rd_rsp_valid.val() {
-                    self.d_op.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(0);
-                    self.d_flags.d.next = self.dma_rd_rsp_data.val().get_bits::<8>(8);
-                    self.d_len.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(32);
-                    self.d_wrid.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(64);
-                    self.d_iova.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(128);
-                    self.d_rva.d.next = self.dma_rd_rsp_data.val().get_bits::<64>(192);
-                    self.d_rkey.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(256);
-                    self.d_imm.d.next = self.dma_rd_rsp_data.val().get_bits::<32>(288);
-                    if self.dma_rd_rsp_last.val() {
+                self.dma_rd.rsp.ready.next = true;
+                if self.dma_rd.rsp.valid.val() {
+                    self.d_op.d.next = self.dma_rd.rsp.data.val().get_value_sqe_opcode();
+                    self.d_flags.d.next = self.dma_rd.rsp.data.val().get_value_sqe_flags();
+                    self.d_len.d.next = self.dma_rd.rsp.data.val().get_value_sqe_length();
+                    self.d_wrid.d.next = self.dma_rd.rsp.data.val().get_value_sqe_wr_id();
+                    self.d_iova.d.next = self.dma_rd.rsp.data.val().get_value_sqe_local_iova();
+                    self.d_rva.d.next = self.dma_rd.rsp.data.val().get_value_sqe_remote_va();
+                    self.d_rkey.d.next = self.dma_rd.rsp.data.val().get_value_sqe_rkey();
+                    self.d_imm.d.next = self.dma_rd.rsp.data.val().get_value_sqe_imm();
+                    if self.dma_rd.rsp.last.val() {
                         self.beats_left.d.next = 0.into();
                     } else {
                         self.beats_left.d.next = self.beats_left.q.val() - 1;
@@ -853,11 +863,12 @@ impl Logic for Requester {
             ReqState::Decode => {
                 // DECODE: the checks in contract::layout's order, and the packet count.
                 self.d_bad.d.next = 0.into();
-                if (self.d_op.q.val() != 1) & (self.d_op.q.val() != 2) {
+                if (self.d_op.q.val() != self.p_op_write.val()) & (self.d_op.q.val() != self.p_op_write_imm.val()) {
                     self.d_bad.d.next = 1.into();
-                } else if (self.d_flags.q.val() & 0xFE) != 0 {
+                } else if (self.d_flags.q.val() & self.p_flags_unknown.val()) != 0 {
                     self.d_bad.d.next = 2.into();
                 } else if self.d_len.q.val().get_bit(31) & (self.d_len.q.val().get_bits::<31>(0) != 0) {
+                    // Longer than contract::layout::MAX_MESSAGE_LEN (2^31 bytes).
                     self.d_bad.d.next = 3.into();
                 }
                 if self.d_len.q.val() == 0 {
@@ -896,7 +907,7 @@ impl Logic for Requester {
                         self.m_opcode.d.next = self.d_op.q.val();
                         self.m_len.d.next = self.d_len.q.val();
                         self.m_sq_index.d.next = self.cur_ci.q.val();
-                        self.m_signaled.d.next = self.d_flags.q.val().get_bit(0);
+                        self.m_signaled.d.next = (self.d_flags.q.val() & self.p_flag_signaled.val()).any();
                         self.m_first_psn.d.next = self.cur_psn.q.val();
                         self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
                         self.dyn_ram.write_data.next.next_psn = self.new_end.val();
@@ -917,7 +928,7 @@ impl Logic for Requester {
                         self.s_la.d.next = self.d_iova.q.val();
                         self.s_ra.d.next = self.d_rva.q.val();
                         self.s_psn.d.next = self.cur_psn.q.val();
-                        self.s_imm.d.next = self.d_op.q.val() == 2;
+                        self.s_imm.d.next = self.d_op.q.val() == self.p_op_write_imm.val();
                         self.state.d.next = ReqState::Segment;
                     }
                 }
@@ -1108,45 +1119,6 @@ impl Logic for Requester {
 
 #[cfg(test)]
 mod tests {
-    use contract::config::table;
-    use contract::layout::{sq_ctx, sqe};
-
-    /// The `#[hdl_gen]` body takes no const paths, so the layout's bit
-    /// offsets are written there as literals: they must stay those of
-    /// `contract::layout`.
-    #[test]
-    fn literals_match_layout() {
-        let sqe_bits = [
-            (sqe::OPCODE, 0, 8),
-            (sqe::FLAGS, 8, 8),
-            (sqe::LENGTH, 32, 32),
-            (sqe::WR_ID, 64, 64),
-        ];
-        let sqe_more = [
-            (sqe::LOCAL_IOVA, 128, 64),
-            (sqe::REMOTE_VA, 192, 64),
-            (sqe::RKEY, 256, 32),
-            (sqe::IMM, 288, 32),
-        ];
-        for (f, bit, bits) in sqe_bits.into_iter().chain(sqe_more) {
-            assert_eq!((f.bit(), f.bits), (bit, bits), "sqe.{}", f.name);
-        }
-        let ctx = [
-            (sq_ctx::SQ_BASE, 0, 64),
-            (sq_ctx::START_PSN, 128, 24),
-            (sq_ctx::SQ_LOG2_SIZE, 176, 8),
-            (sq_ctx::LOG2_MTU, 184, 8),
-            (sq_ctx::ENABLE, 200, 1),
-        ];
-        for (f, bit, bits) in ctx {
-            assert_eq!((f.bit(), f.bits), (bit, bits), "sq_ctx.{}", f.name);
-        }
-        assert_eq!(table::SQ_CTX, 1);
-        assert_eq!(sqe::OP_WRITE, 1);
-        assert_eq!(sqe::OP_WRITE_IMM, 2);
-        assert_eq!(sqe::FLAG_SIGNALED, 1);
-    }
-
     #[test]
     fn opcodes_are_protos() {
         use super::opcode::*;

@@ -18,6 +18,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 mod backoff;
 mod resend;
 mod scanner;
@@ -25,7 +27,16 @@ mod words;
 use backoff::Backoff;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
-pub use words::{EvWord, QpConfigWord, QpWord, SlotWord, TailWord, QP_CONFIG_BITS};
+pub use words::{EvWord, QpWord, SlotWord, TailWord};
+
+use crate::contract_rows::{RetxGlobalRow, RetxQpRow, TableId};
+use crate::param::Param;
+use contract::config::{retx_qp, table};
+use contract::field::span;
+
+/// The per-QP config row (table 8) as the config RAM stores it: bit 0
+/// through the end of its last field.
+pub const QP_CONFIG_BITS: usize = span(retx_qp::FIELDS);
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -41,6 +52,9 @@ pub const SLOT_ADDR_BITS: usize = QP_BITS + SLOT_BITS;
 pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
 /// `retry_exp` value meaning "retry forever" (as the model).
 pub const RETRY_INFINITE: u64 = 25;
+
+/// Width of `op_kind`.
+pub const KIND_BITS: usize = 3;
 
 /// Record kinds on `op_kind`.
 pub mod kind {
@@ -157,7 +171,7 @@ pub struct RetransmitEngine {
     pub now: Signal<In, Bits<32>>,
     pub op_valid: Signal<In, Bit>,
     pub op_ready: Signal<Out, Bit>,
-    pub op_kind: Signal<In, Bits<3>>,
+    pub op_kind: Signal<In, Bits<KIND_BITS>>,
     pub op_qp: Signal<In, Bits<8>>,
     pub op_psn: Signal<In, Bits<24>>,
     pub op_ev: Signal<In, Bits<7>>,
@@ -165,10 +179,7 @@ pub struct RetransmitEngine {
     pub op_len: Signal<In, Bits<16>>,
     pub op_base: Signal<In, Bits<24>>,
     pub op_bitmap: Signal<In, Bits<64>>,
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     pub rtx_valid: Signal<Out, Bit>,
     pub rtx_ready: Signal<In, Bit>,
     pub rtx_qp: Signal<Out, Bits<8>>,
@@ -210,7 +221,8 @@ pub struct RetransmitEngine {
     slot_ram: RAM<SlotWord, SLOT_ADDR_BITS>,
     ev_ram: RAM<EvWord, EV_ADDR_BITS>,
     qs_ram: RAM<QpWord, QP_BITS>,
-    cfg_ram: RAM<QpConfigWord, QP_BITS>,
+    /// Per-QP config rows (table 8), read through `RetxQpRow`.
+    cfg_ram: RAM<Bits<QP_CONFIG_BITS>, QP_BITS>,
     tail_ram: RAM<TailWord, QP_BITS>,
     // State machine.
     st: DFF<EngineState>,
@@ -235,7 +247,15 @@ pub struct RetransmitEngine {
     dlp_r: DFF<Bits<32>>,
     is_timer: DFF<Bit>,
     // The record being processed.
-    kind: DFF<Bits<3>>,
+    kind: DFF<Bits<KIND_BITS>>,
+    // Named values the kernel compares with (localparams).
+    t_retx_qp: TableId<{ table::RETX_QP }>,
+    t_retx_global: TableId<{ table::RETX_GLOBAL }>,
+    k_init: Param<KIND_BITS, { kind::INIT }>,
+    k_sent: Param<KIND_BITS, { kind::SENT }>,
+    k_sack: Param<KIND_BITS, { kind::SACK }>,
+    k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
+    k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
@@ -426,19 +446,20 @@ impl Logic for RetransmitEngine {
         self.o_cnt_stale.d.next = false;
 
         // Config: per-QP rows to the config RAM, the global row to a register.
-        self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.cfg_ram.write_data.next = bit_cast::<120, 256>(self.cfg_data.val()).into();
-        self.cfg_ram.write_enable.next = self.cfg_valid.val() & (self.cfg_table.val() == 8);
-        self.scanner.restart.next = self.cfg_valid.val() & (self.cfg_table.val() == 9) & (self.cfg_index.val() == 0);
-        self.scanner.last_qp.next = bit_cast::<8, 256>(self.cfg_data.val());
+        self.cfg_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.cfg_ram.write_data.next = bit_cast::<QP_CONFIG_BITS, 256>(self.cfg.data.val());
+        self.cfg_ram.write_enable.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_retx_qp.val());
+        self.scanner.restart.next =
+            self.cfg.valid.val() & (self.cfg.table.val() == self.t_retx_global.val()) & (self.cfg.index.val() == 0);
+        self.scanner.last_qp.next = self.cfg.data.val().get_value_retx_global_last_qp();
         self.scanner.advance.next = false;
         self.cfg_ram.read_address.next = self.qp.q.val();
-        self.c_rto.next = self.cfg_ram.read_data.val().rto;
-        self.c_allow.next = self.cfg_ram.read_data.val().allowance;
-        self.c_reorder.next = self.cfg_ram.read_data.val().reorder;
-        self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().retry_linear);
-        self.c_exp.next = self.cfg_ram.read_data.val().retry_exp;
-        self.c_age.next = self.cfg_ram.read_data.val().stall_age;
+        self.c_rto.next = self.cfg_ram.read_data.val().get_value_retx_qp_rto_ns();
+        self.c_allow.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_allowance_ns();
+        self.c_reorder.next = self.cfg_ram.read_data.val().get_value_retx_qp_reorder();
+        self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().get_value_retx_qp_retry_linear());
+        self.c_exp.next = self.cfg_ram.read_data.val().get_value_retx_qp_retry_exp();
+        self.c_age.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_age_ns();
         // Tail RAM: read with the QP state, written in `Store`.
         self.tail_ram.read_address.next = self.qp.q.val();
         self.tail_ram.write_address.next = self.qp.q.val();
@@ -711,7 +732,7 @@ impl Logic for RetransmitEngine {
                 self.have_rem.d.next = false;
                 self.min_rem.d.next = 0.into();
                 self.st.d.next = EngineState::Idle;
-                if self.is_timer.q.val() | (self.kind.q.val() == 2) {
+                if self.is_timer.q.val() | (self.kind.q.val() == self.k_sack.val()) {
                     // Walks start at una; other records keep p = their PSN.
                     self.p.d.next = self.qs_ram.read_data.val().una;
                 }
@@ -729,7 +750,7 @@ impl Logic for RetransmitEngine {
                         // Tail check due.
                         self.st.d.next = EngineState::TailCheck;
                     }
-                } else if self.kind.q.val() == 0 {
+                } else if self.kind.q.val() == self.k_init.val() {
                     // INIT: clear the QP's 128 EV entries.
                     self.qs.d.next.una = self.psn.q.val();
                     self.qs.d.next.next_psn = self.psn.q.val();
@@ -741,9 +762,10 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.acked = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
-                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > 4) {
+                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_oow.val()) {
+                    // In error, or a kind past the last one (NACK_OOW).
                     self.o_cnt_drop.d.next = true;
-                } else if self.kind.q.val() == 1 {
+                } else if self.kind.q.val() == self.k_sent.val() {
                     // SENT: a new PSN (next, window not full) or a resend of
                     // an outstanding one.
                     if self.is_new.val() | self.is_resend.val() {
@@ -787,7 +809,7 @@ impl Logic for RetransmitEngine {
                     } else {
                         self.o_cnt_drop.d.next = true;
                     }
-                } else if self.kind.q.val() == 2 {
+                } else if self.kind.q.val() == self.k_sack.val() {
                     // SACK: validate, then the acknowledgement pass (A1).
                     self.nb_off_r.d.next = self.nb_off.val();
                     self.st.d.next = EngineState::SackValidate;
@@ -795,7 +817,7 @@ impl Logic for RetransmitEngine {
                     self.o_cnt_drop.d.next = true;
                 } else if self.nack_stale.val() {
                     self.o_cnt_stale.d.next = true;
-                } else if self.kind.q.val() == 3 {
+                } else if self.kind.q.val() == self.k_nack_trim.val() {
                     self.st.d.next = EngineState::TrimResend;
                 } else {
                     // Out of window: waits for una to advance or the RTO.

@@ -24,6 +24,10 @@ use contract::field::span;
 use contract::layout::{cqe, ev_event};
 use rust_hdl::prelude::*;
 
+use crate::bus::DmaWriteInitiator;
+
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{CqeRecord, RingConsumerRow, RingRow};
 
 /// Rings per writer (8-bit ring index).
@@ -41,24 +45,13 @@ const _: () = assert!(cqe::PHASE.bit() == ev_event::PHASE.bit() && cqe::PHASE.bi
 #[derive(LogicBlock)]
 pub struct RingWriter {
     pub clock: Signal<In, Clock>,
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     /// Entry to append (bit 0 is overwritten by the phase).
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
     pub in_ring: Signal<In, Bits<8>>,
     pub in_entry: Signal<In, Bits<256>>,
-    pub dma_wr_req_valid: Signal<Out, Bit>,
-    pub dma_wr_req_ready: Signal<In, Bit>,
-    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub dma_wr_data_valid: Signal<Out, Bit>,
-    pub dma_wr_data_ready: Signal<In, Bit>,
-    pub dma_wr_data: Signal<Out, Bits<512>>,
-    pub dma_wr_keep: Signal<Out, Bits<64>>,
-    pub dma_wr_last: Signal<Out, Bit>,
+    pub dma_wr: DmaWriteInitiator,
     /// An entry was written (pulse).
     pub cnt_written: Signal<Out, Bit>,
     /// An entry was dropped: ring full (pulse).
@@ -98,23 +91,12 @@ impl RingWriter {
         let bytes = 1u64 << log2_entry;
         RingWriter {
             clock: Default::default(),
-            cfg_valid: Default::default(),
-            cfg_table: Default::default(),
-            cfg_index: Default::default(),
-            cfg_data: Default::default(),
+            cfg: Default::default(),
             in_valid: Default::default(),
             in_ready: Default::default(),
             in_ring: Default::default(),
             in_entry: Default::default(),
-            dma_wr_req_valid: Default::default(),
-            dma_wr_req_ready: Default::default(),
-            dma_wr_req_addr: Default::default(),
-            dma_wr_req_len: Default::default(),
-            dma_wr_data_valid: Default::default(),
-            dma_wr_data_ready: Default::default(),
-            dma_wr_data: Default::default(),
-            dma_wr_keep: Default::default(),
-            dma_wr_last: Default::default(),
+            dma_wr: Default::default(),
             cnt_written: Default::default(),
             cnt_overflow: Default::default(),
             ring_ram: Default::default(),
@@ -158,14 +140,14 @@ impl Logic for RingWriter {
         // Config writes (any cycle; a ring reset wins over a producer-index
         // update in the same cycle: the driver resets only idle rings).
         self.cfg_ring_hit.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val()) & !self.cfg_index.val().get_bit(15);
+            self.cfg.valid.val() & (self.cfg.table.val() == self.c_table.val()) & !self.cfg.index.val().get_bit(15);
         self.cfg_ci_hit.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == self.c_table.val()) & self.cfg_index.val().get_bit(15);
-        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_ram.write_data.next = self.cfg_data.val().get_bits::<RING_ROW_BITS>(0);
+            self.cfg.valid.val() & (self.cfg.table.val() == self.c_table.val()) & self.cfg.index.val().get_bit(15);
+        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.ring_ram.write_data.next = self.cfg.data.val().get_bits::<RING_ROW_BITS>(0);
         self.ring_ram.write_enable.next = self.cfg_ring_hit.val();
-        self.ci_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ci_ram.write_data.next = self.cfg_data.val().get_value_ring_consumer_consumer();
+        self.ci_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.ci_ram.write_data.next = self.cfg.data.val().get_value_ring_consumer_consumer();
         self.ci_ram.write_enable.next = self.cfg_ci_hit.val();
         self.pi_ram.write_address.next = self.ring.q.val();
         self.pi_ram.write_data.next = self.pi_ram.read_data.val() + 1;
@@ -178,13 +160,13 @@ impl Logic for RingWriter {
         self.pass.next = self.pi_ram.read_data.val() >> bit_cast::<32, 5>(self.log2.val());
         self.phase.next = !self.pass.val().get_bit(0);
         self.in_ready.next = false;
-        self.dma_wr_req_valid.next = false;
-        self.dma_wr_data_valid.next = false;
-        self.dma_wr_req_addr.next = self.addr.q.val();
-        self.dma_wr_req_len.next = self.c_len.val();
-        self.dma_wr_data.next = bit_cast::<512, 256>(self.entry.q.val());
-        self.dma_wr_keep.next = self.c_keep.val();
-        self.dma_wr_last.next = true;
+        self.dma_wr.req.valid.next = false;
+        self.dma_wr.beat.valid.next = false;
+        self.dma_wr.req.addr.next = self.addr.q.val();
+        self.dma_wr.req.len.next = self.c_len.val();
+        self.dma_wr.beat.data.next = bit_cast::<512, 256>(self.entry.q.val());
+        self.dma_wr.beat.keep.next = self.c_keep.val();
+        self.dma_wr.beat.last.next = true;
         self.cnt_written.next = false;
         self.cnt_overflow.next = false;
         if self.state.q.val() == 0 {
@@ -221,20 +203,20 @@ impl Logic for RingWriter {
                 self.state.d.next = 2.into();
             }
         } else if self.state.q.val() == 2 {
-            self.dma_wr_req_valid.next = true;
-            if self.dma_wr_req_ready.val() {
+            self.dma_wr.req.valid.next = true;
+            if self.dma_wr.req.ready.val() {
                 self.state.d.next = 3.into();
             }
         } else {
-            self.dma_wr_data_valid.next = true;
-            if self.dma_wr_data_ready.val() {
+            self.dma_wr.beat.valid.next = true;
+            if self.dma_wr.beat.ready.val() {
                 self.cnt_written.next = true;
                 self.state.d.next = 0.into();
             }
         }
         // A ring (re)configured: its producer index restarts at 0.
         if self.cfg_ring_hit.val() {
-            self.pi_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+            self.pi_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
             self.pi_ram.write_data.next = 0.into();
             self.pi_ram.write_enable.next = true;
         }

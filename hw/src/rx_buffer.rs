@@ -20,6 +20,10 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::DmaWriteInitiator;
+
+use crate::bus::AxisSink;
+
 /// The instance: 1024 beats (64 KiB: seven 9000-byte jumbo frames
 /// or 1024 minimum-size frames) and up to 512 stored frames.
 pub type RxBuffer = RxBufferN<10, 11, 9, 10>;
@@ -141,11 +145,7 @@ impl Logic for Funnel {
 pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP: usize> {
     pub clock: Signal<In, Clock>,
     // MAC RX stream (tapped in parallel with the parser).
-    pub s_tdata: Signal<In, Bits<512>>,
-    pub s_tkeep: Signal<In, Bits<64>>,
-    pub s_tlast: Signal<In, Bit>,
-    pub s_tvalid: Signal<In, Bit>,
-    pub s_tready: Signal<Out, Bit>,
+    pub s_axis: AxisSink,
     // Per-frame status, in the cycle of the parser's record (3 cycles after
     // the frame's tlast beat).
     pub rec_valid: Signal<Out, Bit>,
@@ -160,15 +160,7 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     pub cmd_off: Signal<In, Bits<18>>,
     pub cmd_len: Signal<In, Bits<18>>,
     // DMA write.
-    pub dma_wr_req_valid: Signal<Out, Bit>,
-    pub dma_wr_req_ready: Signal<In, Bit>,
-    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub dma_wr_data_valid: Signal<Out, Bit>,
-    pub dma_wr_data_ready: Signal<In, Bit>,
-    pub dma_wr_data: Signal<Out, Bits<512>>,
-    pub dma_wr_keep: Signal<Out, Bits<64>>,
-    pub dma_wr_last: Signal<Out, Bit>,
+    pub dma_wr: DmaWriteInitiator,
     // Counter pulses.
     pub cnt_drop_full: Signal<Out, Bit>,
     pub cnt_cmd_bad: Signal<Out, Bit>,
@@ -253,11 +245,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
         );
         Self {
             clock: Default::default(),
-            s_tdata: Default::default(),
-            s_tkeep: Default::default(),
-            s_tlast: Default::default(),
-            s_tvalid: Default::default(),
-            s_tready: Default::default(),
+            s_axis: Default::default(),
             rec_valid: Default::default(),
             rec_stored: Default::default(),
             rec_id: Default::default(),
@@ -268,15 +256,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             cmd_addr: Default::default(),
             cmd_off: Default::default(),
             cmd_len: Default::default(),
-            dma_wr_req_valid: Default::default(),
-            dma_wr_req_ready: Default::default(),
-            dma_wr_req_addr: Default::default(),
-            dma_wr_req_len: Default::default(),
-            dma_wr_data_valid: Default::default(),
-            dma_wr_data_ready: Default::default(),
-            dma_wr_data: Default::default(),
-            dma_wr_keep: Default::default(),
-            dma_wr_last: Default::default(),
+            dma_wr: Default::default(),
             cnt_drop_full: Default::default(),
             cnt_cmd_bad: Default::default(),
             cnt_place_range: Default::default(),
@@ -399,8 +379,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.desc.write_clock.next = self.clock.val();
 
         // ---- Ingress: one beat per cycle, never backpressured.
-        self.s_tready.next = true;
-        self.kl.keep.next = self.s_tkeep.val();
+        self.s_axis.tready.next = true;
+        self.kl.keep.next = self.s_axis.tkeep.val();
         self.first.next = !self.in_frame.q.val();
         // Index of the beat's last byte in the frame: the beat's offset (a
         // multiple of 64: every beat but the last is full) ORed with the
@@ -418,7 +398,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.desc_full.next = (self.desc_wr.q.val() - self.desc_rd.q.val()) == self.c_desc_slots.val();
         self.drop_now.next = (self.dropping.q.val() & !self.first.val()) | self.ring_full.val();
         self.ring.write_address.next = bit_cast::<RB, RP>(self.wptr.q.val());
-        self.ring.write_data.next = self.s_tdata.val();
+        self.ring.write_data.next = self.s_axis.tdata.val();
         self.ring.write_enable.next = false;
         self.desc.write_address.next = bit_cast::<DB, DP>(self.desc_wr.q.val());
         self.desc.write_data.next =
@@ -428,12 +408,12 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.st1_stored.d.next = false;
         self.st1_id.d.next = self.desc_wr.q.val();
         self.drop_pulse.d.next = false;
-        if self.s_tvalid.val() {
+        if self.s_axis.tvalid.val() {
             if !self.drop_now.val() {
                 self.ring.write_enable.next = true;
                 self.wptr.d.next = self.wptr.q.val() + 1;
             }
-            if self.s_tlast.val() {
+            if self.s_axis.tlast.val() {
                 self.in_frame.d.next = false;
                 self.dropping.d.next = false;
                 self.st1_v.d.next = true;
@@ -494,7 +474,7 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.funnel.s.next = self.shift.q.val();
         // The beat stream advances when the output register is free or
         // taken, and only after the DMA request was accepted.
-        self.advance.next = !self.req_v.q.val() & (!self.o_v.q.val() | self.dma_wr_data_ready.val());
+        self.advance.next = !self.req_v.q.val() & (!self.o_v.q.val() | self.dma_wr.beat.ready.val());
         // The ring read address is the beat wanted next cycle: held while
         // stalled so the RAM output keeps the unconsumed beat.
         self.ra.next = self.cur.q.val();
@@ -505,10 +485,10 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.p_discarded.d.next = false;
         self.pop.next = false;
         self.rd_next.next = self.desc_rd.q.val() + 1;
-        if self.req_v.q.val() & self.dma_wr_req_ready.val() {
+        if self.req_v.q.val() & self.dma_wr.req.ready.val() {
             self.req_v.d.next = false;
         }
-        if self.o_v.q.val() & self.dma_wr_data_ready.val() {
+        if self.o_v.q.val() & self.dma_wr.beat.ready.val() {
             self.o_v.d.next = false;
         }
         if self.mode.q.val() == 0 {
@@ -600,13 +580,13 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         }
         self.cur.d.next = self.ra.val();
         self.ring.read_address.next = bit_cast::<RB, RP>(self.ra.val());
-        self.dma_wr_req_valid.next = self.req_v.q.val();
-        self.dma_wr_req_addr.next = self.req_addr.q.val();
-        self.dma_wr_req_len.next = self.req_len.q.val();
-        self.dma_wr_data_valid.next = self.o_v.q.val();
-        self.dma_wr_data.next = self.o_data.q.val();
-        self.dma_wr_keep.next = self.o_keep.q.val();
-        self.dma_wr_last.next = self.o_last.q.val();
+        self.dma_wr.req.valid.next = self.req_v.q.val();
+        self.dma_wr.req.addr.next = self.req_addr.q.val();
+        self.dma_wr.req.len.next = self.req_len.q.val();
+        self.dma_wr.beat.valid.next = self.o_v.q.val();
+        self.dma_wr.beat.data.next = self.o_data.q.val();
+        self.dma_wr.beat.keep.next = self.o_keep.q.val();
+        self.dma_wr.beat.last.next = self.o_last.q.val();
         self.cnt_cmd_bad.next = self.p_bad.q.val();
         self.cnt_place_range.next = self.p_range.q.val();
         self.cnt_placed.next = self.p_placed.q.val();

@@ -23,6 +23,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::AxisSink;
+
 use crate::rx_icrc::RxIcrc;
 
 /// Drop reasons on `out_reason`: the index of `proto::wire::WireErrorKind`
@@ -155,11 +157,7 @@ mod tests {
 #[derive(LogicBlock, Default)]
 pub struct RxParser {
     pub clock: Signal<In, Clock>,
-    pub s_tdata: Signal<In, Bits<512>>,
-    pub s_tkeep: Signal<In, Bits<64>>,
-    pub s_tlast: Signal<In, Bit>,
-    pub s_tvalid: Signal<In, Bit>,
-    pub s_tready: Signal<Out, Bit>,
+    pub s_axis: AxisSink,
     pub out_valid: Signal<Out, Bit>,
     pub out_drop: Signal<Out, Bit>,
     pub out_reason: Signal<Out, Bits<5>>,
@@ -633,31 +631,31 @@ impl Logic for RxParser {
             r_payload_len
         );
         clock!(self, clock, icrc);
-        self.s_tready.next = true;
-        self.icrc.s_tdata.next = self.s_tdata.val();
-        self.icrc.s_tlast.next = self.s_tlast.val();
-        self.icrc.s_tvalid.next = self.s_tvalid.val();
+        self.s_axis.tready.next = true;
+        self.icrc.s_tdata.next = self.s_axis.tdata.val();
+        self.icrc.s_tlast.next = self.s_axis.tlast.val();
+        self.icrc.s_tvalid.next = self.s_axis.tvalid.val();
         // ==== Stream side: keep beats 0 and 1, count beats. `not_first`
         // and `second` are registered so the window's beat select is one
         // LUT (a compare of the 12-bit counter was three levels).
         self.hdr0.next = self.h0.q.val();
         self.hdr1.next = self.h1.q.val();
         if !self.not_first.q.val() {
-            self.hdr0.next = self.s_tdata.val();
+            self.hdr0.next = self.s_axis.tdata.val();
             self.hdr1.next = 0.into();
         }
         if self.second.q.val() {
-            self.hdr1.next = self.s_tdata.val();
+            self.hdr1.next = self.s_axis.tdata.val();
         }
-        if self.s_tvalid.val() {
+        if self.s_axis.tvalid.val() {
             if !self.not_first.q.val() {
-                self.h0.d.next = self.s_tdata.val();
+                self.h0.d.next = self.s_axis.tdata.val();
                 self.h1.d.next = 0.into();
             }
             if self.second.q.val() {
-                self.h1.d.next = self.s_tdata.val();
+                self.h1.d.next = self.s_axis.tdata.val();
             }
-            if self.s_tlast.val() {
+            if self.s_axis.tlast.val() {
                 self.beat.d.next = 0.into();
                 self.not_first.d.next = false;
                 self.second.d.next = false;
@@ -667,7 +665,7 @@ impl Logic for RxParser {
                 self.second.d.next = !self.not_first.q.val();
             }
         }
-        self.kc.keep.next = self.s_tkeep.val();
+        self.kc.keep.next = self.s_axis.tkeep.val();
         // Byte-reversed window: frame byte 0 in bits 1023-1016.
         self.rev0.i.next = self.hdr0.val();
         self.rev1.i.next = self.hdr1.val();
@@ -689,7 +687,7 @@ impl Logic for RxParser {
         self.a_vlan.d.next = self.vlan.val();
         self.a_count.d.next = self.kc.count.val();
         self.a_beat.d.next = self.beat.q.val();
-        self.a_v.d.next = self.s_tvalid.val() & self.s_tlast.val();
+        self.a_v.d.next = self.s_axis.tvalid.val() & self.s_axis.tlast.val();
         // ==== Stage B: frame length, IP fields (IP header at byte 0 of
         // a_l3), the UDP-aligned window, checksum levels 1-2, IP checks.
         self.flen.next = (bit_cast::<18, 12>(self.a_beat.q.val()) << 6) + bit_cast::<18, 7>(self.a_count.q.val());

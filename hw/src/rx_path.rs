@@ -11,6 +11,8 @@
 use contract::config::table;
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
 
 /// Dispatcher states.
@@ -161,10 +163,7 @@ pub struct RxPathN<const IDB: usize> {
     pub cqe_ring: Signal<Out, Bits<8>>,
     pub cqe_entry: Signal<Out, Bits<256>>,
     // ---- Config write port (snooped).
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
     // ---- Counter pulses.
     /// A parser record was lost because its join FIFO was full.
@@ -833,10 +832,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         } else {
             self.ring_of.read_address.next = self.cq_qp.val();
         }
-        self.ring_of.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_of.write_data.next = bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_cq_index());
+        self.ring_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.ring_of.write_data.next = bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_cq_index());
         self.ring_of.write_enable.next =
-            self.cfg_valid.val() & (self.cfg_table.val() == self.t_sq_ctx.val()) & (self.cfg_index.val() < 256);
+            self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val()) & (self.cfg.index.val() < 256);
         if self.a_take.val() {
             self.a_valid.d.next = true;
             self.a_qp.d.next = self.cq_qp.val();

@@ -22,6 +22,8 @@
 use contract::config::table;
 use rust_hdl::prelude::*;
 
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
 
 /// log2 of the list entries per QP (16 outstanding messages + errors).
@@ -51,10 +53,7 @@ pub mod ev {
 pub struct SendCompletions {
     pub clock: Signal<In, Clock>,
     // Config write port (snoops table 1 = QP send context: cq_index, start_psn).
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
     // Message records from the requester.
     pub msg_valid: Signal<In, Bit>,
@@ -196,11 +195,11 @@ impl Logic for SendCompletions {
         // Send-context rows, QP < 256: the ring is cq_index (low 8 bits
         // used), the list is emptied, the error cleared and una set to
         // start_psn.
-        self.cfg_hit.next = self.cfg_valid.val()
-            & (self.cfg_table.val() == self.t_sq_ctx.val())
-            & (self.cfg_index.val().get_bits::<8>(8) == 0);
-        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_cq_index());
+        self.cfg_hit.next = self.cfg.valid.val()
+            & (self.cfg.table.val() == self.t_sq_ctx.val())
+            & (self.cfg.index.val().get_bits::<8>(8) == 0);
+        self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_cq_index());
         self.ring_ram.write_enable.next = self.cfg_hit.val();
 
         self.qerr_bit.next = 0.into();
@@ -221,8 +220,8 @@ impl Logic for SendCompletions {
         self.ptr_ram.write_data.next = self.ptr_wb.val();
         self.ptr_ram.write_enable.next = false;
         if self.cfg_hit.val() {
-            self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg_data.val().get_value_sq_ctx_start_psn()) << 11;
+            self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg.data.val().get_value_sq_ctx_start_psn()) << 11;
             self.ptr_ram.write_enable.next = true;
         }
         self.ptr_ram.read_address.next = self.qp.q.val();

@@ -23,6 +23,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AxisSink, AxisSource};
+
 use crate::crc32::{CrcAdvance, CrcBlock};
 use crate::rx_parser::ByteRev;
 
@@ -218,17 +220,9 @@ pub struct TxBuilder {
     /// Payload bytes (pad and ICRC excluded).
     pub req_payload_len: Signal<In, Bits<16>>,
     // ---- Payload stream (byte 0 of the payload in lane 0).
-    pub pl_tdata: Signal<In, Bits<512>>,
-    pub pl_tkeep: Signal<In, Bits<64>>,
-    pub pl_tlast: Signal<In, Bit>,
-    pub pl_tvalid: Signal<In, Bit>,
-    pub pl_tready: Signal<Out, Bit>,
+    pub s_payload: AxisSink,
     // ---- MAC TX stream.
-    pub tx_tdata: Signal<Out, Bits<512>>,
-    pub tx_tkeep: Signal<Out, Bits<64>>,
-    pub tx_tlast: Signal<Out, Bit>,
-    pub tx_tvalid: Signal<Out, Bit>,
-    pub tx_tready: Signal<In, Bit>,
+    pub m_axis: AxisSource,
     // ---- Counter pulses.
     /// A frame's last beat left.
     pub cnt_tx_frame: Signal<Out, Bit>,
@@ -562,7 +556,7 @@ impl Logic for TxBuilder {
             o_bad
         );
         // Every stage from the generator to the output moves together.
-        self.adv.next = !self.o_v.q.val() | self.tx_tready.val();
+        self.adv.next = !self.o_v.q.val() | self.m_axis.tready.val();
 
         // ==== Request side: header lengths and checks (into R1).
         // Fixed headers after the BTH by opcode (BTH 12, RETH 16, ImmDt 4,
@@ -706,8 +700,8 @@ impl Logic for TxBuilder {
         self.need_pl.next = (self.g_hrem.q.val().get_bit(18) | !self.g_hrem.q.val().get_bits::<12>(6).any())
             & !self.g_qrem.q.val().get_bit(18)
             & self.g_qrem.q.val().any();
-        self.gen_go.next = self.r2_v.q.val() & self.adv.val() & (!self.need_pl.val() | self.pl_tvalid.val());
-        self.pl_tready.next = self.r2_v.q.val() & self.adv.val() & self.need_pl.val();
+        self.gen_go.next = self.r2_v.q.val() & self.adv.val() & (!self.need_pl.val() | self.s_payload.tvalid.val());
+        self.s_payload.tready.next = self.r2_v.q.val() & self.adv.val() & self.need_pl.val();
         self.r2_free.next = !self.r2_v.q.val() | (self.gen_go.val() & self.g_last.val());
         self.req_ready.next = !self.r1_v.q.val() | self.r2_free.val();
 
@@ -881,7 +875,7 @@ impl Logic for TxBuilder {
         // Payload realigned behind the header: lanes from H mod 64 up take
         // the current beat, the lanes below it the previous beat's top.
         self.pay_pair.next =
-            (bit_cast::<1024, 512>(self.pl_tdata.val()) << 512) | bit_cast::<1024, 512>(self.g_prev.q.val());
+            (bit_cast::<1024, 512>(self.s_payload.tdata.val()) << 512) | bit_cast::<1024, 512>(self.g_prev.q.val());
         self.pay_shifted.next =
             self.pay_pair.val() >> (bit_cast::<10, 7>(64 - bit_cast::<7, 6>(self.r2_h.q.val().get_bits::<6>(0))) << 3);
         self.pay_beat.next = self.pay_shifted.val().get_bits::<512>(0);
@@ -894,7 +888,7 @@ impl Logic for TxBuilder {
         self.pay_only.next = self.pay_beat.val() & self.pmask.val() & !self.hmask.val();
         if self.gen_go.val() {
             if self.need_pl.val() {
-                self.g_prev.d.next = self.pl_tdata.val();
+                self.g_prev.d.next = self.s_payload.tdata.val();
             }
             self.g_hrem.d.next = self.g_hrem.q.val() - 64;
             self.g_prem.d.next = self.g_prem.q.val() - 64;
@@ -976,7 +970,7 @@ impl Logic for TxBuilder {
         // ICRC bytes at lane `crc_n` of the last covered beat (LSB first);
         // those past lane 63 go to the next beat.
         self.ins.next = bit_cast::<576, 32>(self.f4_icrc.q.val()) << (bit_cast::<10, 7>(self.f4_crc_n.q.val()) << 3);
-        self.cnt_tx_frame.next = self.o_v.q.val() & self.tx_tready.val() & self.o_last.q.val();
+        self.cnt_tx_frame.next = self.o_v.q.val() & self.m_axis.tready.val() & self.o_last.q.val();
         self.cnt_bad_request.next = self.o_bad.q.val();
         self.cnt_payload_mismatch.next = self.o_mismatch.q.val();
         self.o_bad.d.next = false;
@@ -995,7 +989,7 @@ impl Logic for TxBuilder {
             self.o_bad.d.next = self.gen_go.val() & self.g_last.val() & self.r2_bad.q.val();
             // A payload beat's tlast must mark exactly the last one.
             self.o_mismatch.d.next =
-                self.gen_go.val() & self.need_pl.val() & (self.pl_tlast.val() == self.q_more.val());
+                self.gen_go.val() & self.need_pl.val() & (self.s_payload.tlast.val() == self.q_more.val());
             // P2: the view shifted so its last covered byte is lane 63
             // (leading zeros leave the zero state unchanged).
             self.p2_v.d.next = self.p1_v.q.val();
@@ -1073,9 +1067,9 @@ impl Logic for TxBuilder {
             self.o_keep.d.next = self.f4_keep.q.val();
             self.o_last.d.next = self.f4_last.q.val();
         }
-        self.tx_tdata.next = self.o_data.q.val();
-        self.tx_tkeep.next = self.o_keep.q.val();
-        self.tx_tlast.next = self.o_last.q.val();
-        self.tx_tvalid.next = self.o_v.q.val();
+        self.m_axis.tdata.next = self.o_data.q.val();
+        self.m_axis.tkeep.next = self.o_keep.q.val();
+        self.m_axis.tlast.next = self.o_last.q.val();
+        self.m_axis.tvalid.next = self.o_v.q.val();
     }
 }

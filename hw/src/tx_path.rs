@@ -25,6 +25,10 @@ use contract::config::{addr, table};
 use contract::field::span;
 use rust_hdl::prelude::*;
 
+use crate::bus::DmaReadRequestSource;
+
+use crate::bus::ConfigSink;
+
 use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
 
 /// Bits of an address-table row the block keeps per peer (MAC and IP).
@@ -72,10 +76,7 @@ pub struct TxPath {
     pub clock: Signal<In, Clock>,
     /// Free-running nanosecond clock (the extension's `tx_ts`).
     pub now_ns: Signal<In, Bits<32>>,
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_table: Signal<In, Bits<4>>,
-    pub cfg_index: Signal<In, Bits<16>>,
-    pub cfg_data: Signal<In, Bits<256>>,
+    pub cfg: ConfigSink,
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
     t_addr: TableId<{ table::ADDR }>,
     // Data packet records (the requester's `out_*`, through the CC gate).
@@ -122,11 +123,7 @@ pub struct TxPath {
     pub hdr_ready: Signal<In, Bit>,
     pub hdr: Signal<Out, TxHeader>,
     // Payload read.
-    pub dma_rd_req_valid: Signal<Out, Bit>,
-    pub dma_rd_req_ready: Signal<In, Bit>,
-    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_req: DmaReadRequestSource,
     // Send record to the retransmit engine.
     pub sent_valid: Signal<Out, Bit>,
     pub sent_ready: Signal<In, Bit>,
@@ -275,32 +272,32 @@ impl Logic for TxPath {
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
         // (bits 80-87), pkey (bits 160-175).
-        self.cfg_peer.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_sq_ctx.val());
-        self.cfg_addr.next = self.cfg_valid.val() & (self.cfg_table.val() == self.t_addr.val());
-        self.peer_row.next = (bit_cast::<48, 24>(self.cfg_data.val().get_value_sq_ctx_dest_qp()) << 24)
-            | (bit_cast::<48, 8>(bit_cast::<8, 16>(self.cfg_data.val().get_value_sq_ctx_addr_index())) << 16)
-            | bit_cast::<48, 16>(self.cfg_data.val().get_value_sq_ctx_pkey());
-        self.peer_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.cfg_peer.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val());
+        self.cfg_addr.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_addr.val());
+        self.peer_row.next = (bit_cast::<48, 24>(self.cfg.data.val().get_value_sq_ctx_dest_qp()) << 24)
+            | (bit_cast::<48, 8>(bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_addr_index())) << 16)
+            | bit_cast::<48, 16>(self.cfg.data.val().get_value_sq_ctx_pkey());
+        self.peer_d.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.peer_d.write_data.next = self.peer_row.val();
-        self.peer_d.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
-        self.peer_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
+        self.peer_d.write_enable.next = self.cfg_peer.val() & (self.cfg.index.val() < 256);
+        self.peer_a.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.peer_a.write_data.next = self.peer_row.val();
-        self.peer_a.write_enable.next = self.cfg_peer.val() & (self.cfg_index.val() < 256);
-        self.addr_d.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.addr_d.write_data.next = self.cfg_data.val().get_bits::<PEER_ROW_BITS>(0);
-        self.addr_d.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
-        self.addr_a.write_address.next = bit_cast::<8, 16>(self.cfg_index.val());
-        self.addr_a.write_data.next = self.cfg_data.val().get_bits::<PEER_ROW_BITS>(0);
-        self.addr_a.write_enable.next = self.cfg_addr.val() & (self.cfg_index.val() < 256);
-        if self.cfg_valid.val() & (self.cfg_table.val() == self.t_addr.val()) & (self.cfg_index.val() == 0x8000) {
-            self.loc_mac.d.next = self.cfg_data.val().get_value_addr_mac();
-            self.loc_ip.d.next = (bit_cast::<128, 64>(self.cfg_data.val().get_value_addr_ip_hi()) << 64)
-                | bit_cast::<128, 64>(self.cfg_data.val().get_value_addr_ip_lo());
-            self.loc_ipv6.d.next = self.cfg_data.val().get_value_addr_ipv6().any();
-            self.loc_vlan.d.next = self.cfg_data.val().get_value_addr_vlan().any();
-            self.loc_tci.d.next = self.cfg_data.val().get_value_addr_tci();
-            self.loc_dscp.d.next = self.cfg_data.val().get_value_addr_dscp();
-            self.loc_ttl.d.next = self.cfg_data.val().get_value_addr_ttl();
+        self.peer_a.write_enable.next = self.cfg_peer.val() & (self.cfg.index.val() < 256);
+        self.addr_d.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.addr_d.write_data.next = self.cfg.data.val().get_bits::<PEER_ROW_BITS>(0);
+        self.addr_d.write_enable.next = self.cfg_addr.val() & (self.cfg.index.val() < 256);
+        self.addr_a.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.addr_a.write_data.next = self.cfg.data.val().get_bits::<PEER_ROW_BITS>(0);
+        self.addr_a.write_enable.next = self.cfg_addr.val() & (self.cfg.index.val() < 256);
+        if self.cfg.valid.val() & (self.cfg.table.val() == self.t_addr.val()) & (self.cfg.index.val() == 0x8000) {
+            self.loc_mac.d.next = self.cfg.data.val().get_value_addr_mac();
+            self.loc_ip.d.next = (bit_cast::<128, 64>(self.cfg.data.val().get_value_addr_ip_hi()) << 64)
+                | bit_cast::<128, 64>(self.cfg.data.val().get_value_addr_ip_lo());
+            self.loc_ipv6.d.next = self.cfg.data.val().get_value_addr_ipv6().any();
+            self.loc_vlan.d.next = self.cfg.data.val().get_value_addr_vlan().any();
+            self.loc_tci.d.next = self.cfg.data.val().get_value_addr_tci();
+            self.loc_dscp.d.next = self.cfg.data.val().get_value_addr_dscp();
+            self.loc_ttl.d.next = self.cfg.data.val().get_value_addr_ttl();
         }
         // Row fields as read (registered RAM outputs).
         self.d_peer.next = self.peer_d.read_data.val();
@@ -374,10 +371,10 @@ impl Logic for TxPath {
         self.cnt_no_ev.next = false;
         self.cnt_data_sent.next = false;
         self.cnt_ack_sent.next = false;
-        self.dma_rd_req_valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val();
-        self.dma_rd_req_addr.next = self.d_addr.q.val();
-        self.dma_rd_req_len.next = self.d_len.q.val();
-        self.dma_rd_req_tag.next = 0.into();
+        self.dma_rd_req.valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val();
+        self.dma_rd_req.addr.next = self.d_addr.q.val();
+        self.dma_rd_req.len.next = self.d_len.q.val();
+        self.dma_rd_req.tag.next = 0.into();
         self.sent_valid.next = (self.d_state.q.val() == 5) & !self.d_sent_done.q.val();
         self.sent_qp.next = self.d_qp.q.val();
         self.sent_psn.next = self.d_psn.q.val();
@@ -471,14 +468,14 @@ impl Logic for TxPath {
             if self.d_issue.val() & self.hdr_ready.val() {
                 self.d_hdr_done.d.next = true;
             }
-            if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
+            if self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val() {
                 self.d_rd_done.d.next = true;
             }
             if self.sent_valid.val() & self.sent_ready.val() {
                 self.d_sent_done.d.next = true;
             }
             if (self.d_hdr_done.q.val() | (self.d_issue.val() & self.hdr_ready.val()))
-                & (self.d_rd_done.q.val() | (self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val()))
+                & (self.d_rd_done.q.val() | (self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val()))
                 & (self.d_sent_done.q.val() | (self.sent_valid.val() & self.sent_ready.val()))
             {
                 self.cnt_data_sent.next = true;

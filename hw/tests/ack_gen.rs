@@ -204,13 +204,13 @@ fn run(seed: u64, per_qp: usize) -> Stats {
             ));
         }
         for (t, idx, d) in cfgs {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(t).into();
-            x.cfg_index.next = u64::from(idx).into();
-            x.cfg_data.next = row_bits(&d);
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = u64::from(idx).into();
+            x.cfg.data.next = row_bits(&d);
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         let mut st = Stats::default();
         let mut idle_end = 0u64;
@@ -428,13 +428,13 @@ fn one_record_per_cycle_across_qps() {
             ));
         }
         for (t, idx, d) in cfgs {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(t).into();
-            x.cfg_index.next = u64::from(idx).into();
-            x.cfg_data.next = row_bits(&d);
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = u64::from(idx).into();
+            x.cfg.data.next = row_bits(&d);
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         // 200 round robin over the 4 QPs, then 20 of QP 77.
         let mut seq: Vec<usize> = (0..200).map(|j| j % 4).collect();

@@ -86,36 +86,36 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
             x.rd_data.next = u64::from(rd_pending.unwrap_or(0xDEAD_DEAD)).into();
             if !aw_on && !aw_q.is_empty() && pause.go(&mut rng) {
                 aw_on = true;
-                x.s_axil_awaddr.next = u64::from(aw_q[0]).into();
+                x.s_axil.awaddr.next = u64::from(aw_q[0]).into();
             }
             if !w_on && !w_q.is_empty() && pause.go(&mut rng) {
                 w_on = true;
-                x.s_axil_wdata.next = u64::from(w_q[0].0).into();
-                x.s_axil_wstrb.next = u64::from(w_q[0].1).into();
+                x.s_axil.wdata.next = u64::from(w_q[0].0).into();
+                x.s_axil.wstrb.next = u64::from(w_q[0].1).into();
             }
             if !ar_on && !ar_q.is_empty() && pause.go(&mut rng) {
                 ar_on = true;
-                x.s_axil_araddr.next = u64::from(ar_q[0]).into();
+                x.s_axil.araddr.next = u64::from(ar_q[0]).into();
             }
-            x.s_axil_awvalid.next = aw_on;
-            x.s_axil_wvalid.next = w_on;
-            x.s_axil_arvalid.next = ar_on;
-            x.s_axil_bready.next = backpressure.go(&mut rng);
-            x.s_axil_rready.next = backpressure.go(&mut rng);
+            x.s_axil.awvalid.next = aw_on;
+            x.s_axil.wvalid.next = w_on;
+            x.s_axil.arvalid.next = ar_on;
+            x.s_axil.bready.next = backpressure.go(&mut rng);
+            x.s_axil.rready.next = backpressure.go(&mut rng);
             wait_clock_false!(sim, clock, x);
             // A stalled response holds its payload.
             if let Some(b) = last_b {
-                sim_assert!(sim, x.s_axil_bvalid.val(), x);
-                sim_assert_eq!(sim, x.s_axil_bresp.val().index() as u8, b, x);
+                sim_assert!(sim, x.s_axil.bvalid.val(), x);
+                sim_assert_eq!(sim, x.s_axil.bresp.val().index() as u8, b, x);
             }
             if let Some(r) = last_r {
-                sim_assert!(sim, x.s_axil_rvalid.val(), x);
-                sim_assert_eq!(sim, x.s_axil_rdata.val().index() as u32, r, x);
+                sim_assert!(sim, x.s_axil.rvalid.val(), x);
+                sim_assert_eq!(sim, x.s_axil.rdata.val().index() as u32, r, x);
             }
             last_b = None;
             last_r = None;
-            let aw_hs = aw_on && x.s_axil_awready.val();
-            let w_hs = w_on && x.s_axil_wready.val();
+            let aw_hs = aw_on && x.s_axil.awready.val();
+            let w_hs = w_on && x.s_axil.wready.val();
             if aw_hs {
                 aw_on = false;
                 aw_q.pop_front();
@@ -132,13 +132,13 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
                 (false, true) if balance < 0 => st.w_first += 1,
                 _ => {}
             }
-            if ar_on && x.s_axil_arready.val() {
+            if ar_on && x.s_axil.arready.val() {
                 ar_on = false;
                 ar_q.pop_front();
             }
-            if x.s_axil_bvalid.val() {
-                let code = x.s_axil_bresp.val().index() as u8;
-                if x.s_axil_bready.val() {
+            if x.s_axil.bvalid.val() {
+                let code = x.s_axil.bresp.val().index() as u8;
+                if x.s_axil.bready.val() {
                     sim_assert_eq!(sim, Some(code), b_want.pop_front(), x);
                     st.slverr += usize::from(code == resp::SLVERR);
                 } else {
@@ -146,10 +146,10 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
                     st.b_stall += 1;
                 }
             }
-            if x.s_axil_rvalid.val() {
-                let d = x.s_axil_rdata.val().index() as u32;
-                sim_assert_eq!(sim, x.s_axil_rresp.val().index() as u8, resp::OKAY, x);
-                if x.s_axil_rready.val() {
+            if x.s_axil.rvalid.val() {
+                let d = x.s_axil.rdata.val().index() as u32;
+                sim_assert_eq!(sim, x.s_axil.rresp.val().index() as u8, resp::OKAY, x);
+                if x.s_axil.rready.val() {
                     sim_assert_eq!(sim, Some(d), r_want.pop_front(), x);
                     st.reads += 1;
                 } else {

@@ -306,10 +306,10 @@ fn run(seed: u64, n: usize, pause: Stall) -> (usize, u64) {
             } else {
                 (min, c.max_cwnd.max(min))
             };
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(table::CC).into();
-            x.cfg_index.next = u64::from(qp).into();
-            x.cfg_data.next = row_bits(
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(table::CC).into();
+            x.cfg.index.next = u64::from(qp).into();
+            x.cfg.data.next = row_bits(
                 &Row::new()
                     .set(cc::MIN_CWND, min)
                     .set(cc::MAX_CWND, max)
@@ -317,7 +317,7 @@ fn run(seed: u64, n: usize, pause: Stall) -> (usize, u64) {
             );
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         let mut i = 0;
         let mut cycle = 0u64;
         let mut last_qp: Option<u8> = None;

@@ -139,13 +139,13 @@ fn simulate(
             ));
         }
         for (t, i, d) in cfgs {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(t).into();
-            x.cfg_index.next = u64::from(i).into();
-            x.cfg_data.next = d;
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = u64::from(i).into();
+            x.cfg.data.next = d;
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         let mut r = Rng::from_state(seed);
         let mut ops: VecDeque<Op> = ops.clone().into();
@@ -467,12 +467,12 @@ fn one_packet_per_cycle() {
     let mut sim = lockstep_sim!(CompletionTracker, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
-        x.cfg_valid.next = true;
-        x.cfg_table.next = u64::from(table::MR).into();
-        x.cfg_index.next = 0x77u64.into();
-        x.cfg_data.next = mr_row(RKEY, VA, REGION);
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::MR).into();
+        x.cfg.index.next = 0x77u64.into();
+        x.cfg.data.next = mr_row(RKEY, VA, REGION);
         wait_clock_cycle!(sim, clock, x);
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         x.place_ready.next = true;
         x.nack_ready.next = true;
         let mut i = 0u32;

@@ -280,15 +280,15 @@ fn csr_through_axil_matches_regmap_reference() {
         csr: Csr::new(BUILD),
     };
     // The testbench drives these sub-block inputs directly.
-    uut.axil.s_axil_awaddr.connect();
-    uut.axil.s_axil_awvalid.connect();
-    uut.axil.s_axil_wdata.connect();
-    uut.axil.s_axil_wstrb.connect();
-    uut.axil.s_axil_wvalid.connect();
-    uut.axil.s_axil_bready.connect();
-    uut.axil.s_axil_araddr.connect();
-    uut.axil.s_axil_arvalid.connect();
-    uut.axil.s_axil_rready.connect();
+    uut.axil.s_axil.awaddr.connect();
+    uut.axil.s_axil.awvalid.connect();
+    uut.axil.s_axil.wdata.connect();
+    uut.axil.s_axil.wstrb.connect();
+    uut.axil.s_axil.wvalid.connect();
+    uut.axil.s_axil.bready.connect();
+    uut.axil.s_axil.araddr.connect();
+    uut.axil.s_axil.arvalid.connect();
+    uut.axil.s_axil.rready.connect();
     uut.csr.cnt_inc.connect();
     uut.connect_all();
     let mut sim = simple_sim!(Bus, clock, 100_000_000, sim, {
@@ -304,21 +304,21 @@ fn csr_through_axil_matches_regmap_reference() {
         loop {
             let mut words = [0u32; 3];
             for (k, w) in words.iter_mut().enumerate() {
-                x.axil.s_axil_araddr.next = u64::from(addr + 4 * k as u16).into();
-                x.axil.s_axil_arvalid.next = true;
-                x.axil.s_axil_rready.next = true;
+                x.axil.s_axil.araddr.next = u64::from(addr + 4 * k as u16).into();
+                x.axil.s_axil.arvalid.next = true;
+                x.axil.s_axil.rready.next = true;
                 wait_clock_cycle!(sim, clock, x);
-                x.axil.s_axil_arvalid.next = false;
+                x.axil.s_axil.arvalid.next = false;
                 let mut guard = 0;
-                while !x.axil.s_axil_rvalid.val() {
+                while !x.axil.s_axil.rvalid.val() {
                     wait_clock_cycle!(sim, clock, x);
                     guard += 1;
                     sim_assert!(sim, guard < 8, x);
                 }
-                *w = u(x.axil.s_axil_rdata.val());
+                *w = u(x.axil.s_axil.rdata.val());
                 wait_clock_cycle!(sim, clock, x);
             }
-            x.axil.s_axil_rready.next = false;
+            x.axil.s_axil.rready.next = false;
             let b = &BLOCKS[seen];
             sim_assert_eq!(sim, (addr, words[0], words[1]), (b.base, b.block_type, b.version), x);
             seen += 1;
@@ -361,22 +361,22 @@ fn csr_through_axil_matches_regmap_reference() {
             // Present (valids stay up until taken, as AXI requires).
             if !aw_on && !aw_q.is_empty() && WRITE_PAUSE.go(&mut rng) {
                 aw_on = true;
-                x.axil.s_axil_awaddr.next = u64::from(aw_q[0]).into();
+                x.axil.s_axil.awaddr.next = u64::from(aw_q[0]).into();
             }
             if !w_on && !w_q.is_empty() && WRITE_PAUSE.go(&mut rng) {
                 w_on = true;
-                x.axil.s_axil_wdata.next = u64::from(w_q[0].0).into();
-                x.axil.s_axil_wstrb.next = u64::from(w_q[0].1).into();
+                x.axil.s_axil.wdata.next = u64::from(w_q[0].0).into();
+                x.axil.s_axil.wstrb.next = u64::from(w_q[0].1).into();
             }
             if !ar_on && !ar_q.is_empty() && READ_PAUSE.go(&mut rng) {
                 ar_on = true;
-                x.axil.s_axil_araddr.next = u64::from(ar_q[0]).into();
+                x.axil.s_axil.araddr.next = u64::from(ar_q[0]).into();
             }
-            x.axil.s_axil_awvalid.next = aw_on;
-            x.axil.s_axil_wvalid.next = w_on;
-            x.axil.s_axil_arvalid.next = ar_on;
-            x.axil.s_axil_bready.next = BACKPRESSURE.go(&mut rng);
-            x.axil.s_axil_rready.next = BACKPRESSURE.go(&mut rng);
+            x.axil.s_axil.awvalid.next = aw_on;
+            x.axil.s_axil.wvalid.next = w_on;
+            x.axil.s_axil.arvalid.next = ar_on;
+            x.axil.s_axil.bready.next = BACKPRESSURE.go(&mut rng);
+            x.axil.s_axil.rready.next = BACKPRESSURE.go(&mut rng);
             let inc = (rng.next_u64() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next_u64() as u32);
             x.csr.cnt_inc.next = u64::from(inc).into();
             wait_clock_false!(sim, clock, x);
@@ -413,7 +413,7 @@ fn csr_through_axil_matches_regmap_reference() {
                 reference.rw(f, fault_inject::EV_MATCH3),
                 x
             );
-            sim_assert_eq!(sim, x.csr.cfg_valid.val(), pulses.cfg, x);
+            sim_assert_eq!(sim, x.csr.cfg.valid.val(), pulses.cfg, x);
             sim_assert_eq!(sim, x.csr.fi_seed_load.val(), pulses.seed_load, x);
             sim_assert_eq!(sim, x.csr.db_valid.val(), pulses.db.is_some(), x);
             if let Some((qp, v)) = pulses.db {
@@ -429,17 +429,17 @@ fn csr_through_axil_matches_regmap_reference() {
                 let c = cfg::BASE;
                 sim_assert_eq!(
                     sim,
-                    x.csr.cfg_table.val().index() as u32,
+                    x.csr.cfg.table.val().index() as u32,
                     reference.rw(c, cfg::TABLE),
                     x
                 );
                 sim_assert_eq!(
                     sim,
-                    x.csr.cfg_index.val().index() as u32,
+                    x.csr.cfg.index.val().index() as u32,
                     reference.rw(c, cfg::INDEX),
                     x
                 );
-                let data = x.csr.cfg_data.val();
+                let data = x.csr.cfg.data.val();
                 for k in 0..8u16 {
                     let word = data.get_bits::<32>(32 * usize::from(k)).index() as u32;
                     sim_assert_eq!(sim, word, reference.rw(c, cfg::DATA0 + 4 * k), x);
@@ -448,8 +448,8 @@ fn csr_through_axil_matches_regmap_reference() {
             }
             cov.seed_loads += usize::from(pulses.seed_load);
             // Handshakes of this cycle.
-            let aw_hs = aw_on && x.axil.s_axil_awready.val();
-            let w_hs = w_on && x.axil.s_axil_wready.val();
+            let aw_hs = aw_on && x.axil.s_axil.awready.val();
+            let w_hs = w_on && x.axil.s_axil.wready.val();
             if aw_hs {
                 aw_on = false;
                 aw_q.pop_front();
@@ -466,24 +466,24 @@ fn csr_through_axil_matches_regmap_reference() {
                 (false, true) if aw_done_first < 0 => cov.w_before_aw += 1,
                 _ => {}
             }
-            if ar_on && x.axil.s_axil_arready.val() {
+            if ar_on && x.axil.s_axil.arready.val() {
                 ar_on = false;
                 ar_q.pop_front();
             }
-            if x.axil.s_axil_bvalid.val() {
-                if x.axil.s_axil_bready.val() {
+            if x.axil.s_axil.bvalid.val() {
+                if x.axil.s_axil.bready.val() {
                     let want = b_expect.pop_front();
-                    sim_assert_eq!(sim, Some(x.axil.s_axil_bresp.val().index() as u8), want, x);
+                    sim_assert_eq!(sim, Some(x.axil.s_axil.bresp.val().index() as u8), want, x);
                     cov.slverr += usize::from(want == Some(resp::SLVERR));
                 } else {
                     cov.b_stalled += 1;
                 }
             }
-            if x.axil.s_axil_rvalid.val() {
-                if x.axil.s_axil_rready.val() {
+            if x.axil.s_axil.rvalid.val() {
+                if x.axil.s_axil.rready.val() {
                     let want = r_expect.pop_front();
-                    sim_assert_eq!(sim, Some(u(x.axil.s_axil_rdata.val())), want, x);
-                    sim_assert_eq!(sim, x.axil.s_axil_rresp.val().index() as u8, resp::OKAY, x);
+                    sim_assert_eq!(sim, Some(u(x.axil.s_axil.rdata.val())), want, x);
+                    sim_assert_eq!(sim, x.axil.s_axil.rresp.val().index() as u8, resp::OKAY, x);
                 } else {
                     cov.r_stalled += 1;
                 }

@@ -90,42 +90,42 @@ fn read_responses_return_to_their_source_with_their_tag() {
             // Sources keep a request up until it is taken (AXI rule).
             a_valid = REQ_PAUSE.offer(a_valid, next[0] < N, &mut r);
             b_valid = REQ_PAUSE.offer(b_valid, next[1] < N, &mut r);
-            x.a_req_valid.next = a_valid && next[0] < N;
-            x.b_req_valid.next = b_valid && next[1] < N;
+            x.a.req.valid.next = a_valid && next[0] < N;
+            x.b.req.valid.next = b_valid && next[1] < N;
             if next[0] < N {
                 let q = reqs2[0][next[0]];
-                x.a_req_addr.next = q.addr.into();
-                x.a_req_len.next = q.len.into();
-                x.a_req_tag.next = q.tag.into();
+                x.a.req.addr.next = q.addr.into();
+                x.a.req.len.next = q.len.into();
+                x.a.req.tag.next = q.tag.into();
             }
             if next[1] < N {
                 let q = reqs2[1][next[1]];
-                x.b_req_addr.next = q.addr.into();
-                x.b_req_len.next = q.len.into();
-                x.b_req_tag.next = q.tag.into();
+                x.b.req.addr.next = q.addr.into();
+                x.b.req.len.next = q.len.into();
+                x.b.req.tag.next = q.tag.into();
             }
-            x.m_req_ready.next = BACKPRESSURE.go(&mut r);
-            x.a_rsp_ready.next = BACKPRESSURE.go(&mut r);
-            x.b_rsp_ready.next = BACKPRESSURE.go(&mut r);
+            x.m.req.ready.next = BACKPRESSURE.go(&mut r);
+            x.a.rsp.ready.next = BACKPRESSURE.go(&mut r);
+            x.b.rsp.ready.next = BACKPRESSURE.go(&mut r);
             let serving = queue.front().copied();
             let rsp_valid = serving.is_some() && RSP_PAUSE.go(&mut r);
-            x.m_rsp_valid.next = rsp_valid;
+            x.m.rsp.valid.next = rsp_valid;
             if let Some((tag, addr, len)) = serving {
-                x.m_rsp_tag.next = tag.into();
-                x.m_rsp_data.next = data(addr + beat);
-                x.m_rsp_keep.next = u64::MAX.into();
-                x.m_rsp_last.next = beat + 1 == beats(len);
+                x.m.rsp.tag.next = tag.into();
+                x.m.rsp.data.next = data(addr + beat);
+                x.m.rsp.keep.next = u64::MAX.into();
+                x.m.rsp.last.next = beat + 1 == beats(len);
             }
             wait_clock_false!(sim, clock, x);
-            if x.m_req_valid.val() && x.m_req_ready.val() {
-                let a_taken = x.a_req_ready.val();
-                let b_taken = x.b_req_ready.val();
+            if x.m.req.valid.val() && x.m.req.ready.val() {
+                let a_taken = x.a.req.ready.val();
+                let b_taken = x.b.req.ready.val();
                 sim_assert!(sim, a_taken != b_taken, x);
                 let s = if a_taken { 0 } else { 1 };
                 let q = reqs2[s][next[s]];
-                sim_assert!(sim, v(x.m_req_addr.val()) == q.addr, x);
-                sim_assert!(sim, v(x.m_req_len.val()) == q.len, x);
-                queue.push_back((v(x.m_req_tag.val()), q.addr, q.len));
+                sim_assert!(sim, v(x.m.req.addr.val()) == q.addr, x);
+                sim_assert!(sim, v(x.m.req.len.val()) == q.len, x);
+                queue.push_back((v(x.m.req.tag.val()), q.addr, q.len));
                 next[s] += 1;
                 if s == 0 {
                     a_valid = false;
@@ -133,13 +133,13 @@ fn read_responses_return_to_their_source_with_their_tag() {
                     b_valid = false;
                 }
             }
-            if rsp_valid && x.m_rsp_ready.val() {
-                let (a, b) = (x.a_rsp_valid.val(), x.b_rsp_valid.val());
+            if rsp_valid && x.m.rsp.ready.val() {
+                let (a, b) = (x.a.rsp.valid.val(), x.b.rsp.valid.val());
                 sim_assert!(sim, a != b, x);
                 let (s, tag, d, last) = if a {
-                    (0, x.a_rsp_tag.val(), x.a_rsp_data.val(), x.a_rsp_last.val())
+                    (0, x.a.rsp.tag.val(), x.a.rsp.data.val(), x.a.rsp.last.val())
                 } else {
-                    (1, x.b_rsp_tag.val(), x.b_rsp_data.val(), x.b_rsp_last.val())
+                    (1, x.b.rsp.tag.val(), x.b.rsp.data.val(), x.b.rsp.last.val())
                 };
                 g2.lock().unwrap()[s].push((v(tag), low64(d), last));
                 let (_, _, len) = queue[0];
@@ -208,37 +208,39 @@ fn writes_pass_whole_and_unmixed() {
                 let m = data(marker(s as u64, dat_i[s] as u64, dat_b[s]));
                 let last = dat_b[s] + 1 == beats(dlen);
                 if s == 0 {
-                    x.a_req_valid.next = rv;
-                    x.a_req_addr.next = addr.into();
-                    x.a_req_len.next = len.into();
-                    x.a_data_valid.next = dv;
-                    x.a_data.next = m;
-                    x.a_keep.next = u64::MAX.into();
-                    x.a_last.next = last;
+                    x.a.req.valid.next = rv;
+                    x.a.req.addr.next = addr.into();
+                    x.a.req.len.next = len.into();
+                    x.a.beat.valid.next = dv;
+                    x.a.beat.data.next = m;
+                    x.a.beat.keep.next = u64::MAX.into();
+                    x.a.beat.last.next = last;
                 } else {
-                    x.b_req_valid.next = rv;
-                    x.b_req_addr.next = addr.into();
-                    x.b_req_len.next = len.into();
-                    x.b_data_valid.next = dv;
-                    x.b_data.next = m;
-                    x.b_keep.next = u64::MAX.into();
-                    x.b_last.next = last;
+                    x.b.req.valid.next = rv;
+                    x.b.req.addr.next = addr.into();
+                    x.b.req.len.next = len.into();
+                    x.b.beat.valid.next = dv;
+                    x.b.beat.data.next = m;
+                    x.b.beat.keep.next = u64::MAX.into();
+                    x.b.beat.last.next = last;
                 }
             }
-            x.m_req_ready.next = BACKPRESSURE.go(&mut r);
-            x.m_data_ready.next = BACKPRESSURE.go(&mut r);
+            x.m.req.ready.next = BACKPRESSURE.go(&mut r);
+            x.m.beat.ready.next = BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
-            if x.m_req_valid.val() && x.m_req_ready.val() {
-                let s = if x.a_req_ready.val() { 0 } else { 1 };
+            if x.m.req.valid.val() && x.m.req.ready.val() {
+                let s = if x.a.req.ready.val() { 0 } else { 1 };
                 l2.lock()
                     .unwrap()
-                    .push(Ev::Req(v(x.m_req_addr.val()), v(x.m_req_len.val())));
+                    .push(Ev::Req(v(x.m.req.addr.val()), v(x.m.req.len.val())));
                 req_i[s] += 1;
             }
-            if x.m_data_valid.val() && x.m_data_ready.val() {
-                let s = if x.a_data_ready.val() { 0 } else { 1 };
-                sim_assert!(sim, x.a_data_ready.val() != x.b_data_ready.val(), x);
-                l2.lock().unwrap().push(Ev::Beat(low64(x.m_data.val()), x.m_last.val()));
+            if x.m.beat.valid.val() && x.m.beat.ready.val() {
+                let s = if x.a.beat.ready.val() { 0 } else { 1 };
+                sim_assert!(sim, x.a.beat.ready.val() != x.b.beat.ready.val(), x);
+                l2.lock()
+                    .unwrap()
+                    .push(Ev::Beat(low64(x.m.beat.data.val()), x.m.beat.last.val()));
                 dat_b[s] += 1;
                 if dat_b[s] == beats(lens2[s][dat_i[s]]) {
                     dat_i[s] += 1;

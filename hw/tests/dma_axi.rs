@@ -231,24 +231,24 @@ fn simulate(ops: &[Op], seed: u64, stall: Stall) -> Outcome {
             if !rd_req_up && ri < reads.len() && stall.go(&mut r) {
                 rd_req_up = true;
             }
-            x.dma_rd_req_valid.next = rd_req_up;
+            x.dma_rd.req.valid.next = rd_req_up;
             if let Some(Op::Read { addr, len, tag }) = reads.get(ri) {
-                x.dma_rd_req_addr.next = (*addr).into();
-                x.dma_rd_req_len.next = u64::from(*len).into();
-                x.dma_rd_req_tag.next = u64::from(*tag).into();
+                x.dma_rd.req.addr.next = (*addr).into();
+                x.dma_rd.req.len.next = u64::from(*len).into();
+                x.dma_rd.req.tag.next = u64::from(*tag).into();
             }
             if !rsp_rdy || !stall.go(&mut r) {
                 rsp_rdy = stall.go(&mut r);
             }
-            x.dma_rd_rsp_ready.next = rsp_rdy;
+            x.dma_rd.rsp.ready.next = rsp_rdy;
             // Write requests, then their data beats.
             if wr_beat.is_none() && !wr_req_up && wi < writes.len() && stall.go(&mut r) {
                 wr_req_up = true;
             }
-            x.dma_wr_req_valid.next = wr_req_up;
+            x.dma_wr.req.valid.next = wr_req_up;
             if let Some(Op::Write { addr, len, .. }) = writes.get(wi) {
-                x.dma_wr_req_addr.next = (*addr).into();
-                x.dma_wr_req_len.next = u64::from(*len).into();
+                x.dma_wr.req.addr.next = (*addr).into();
+                x.dma_wr.req.len.next = u64::from(*len).into();
             }
             if let (Some(b), Some(Op::Write { data, bad_last, .. })) =
                 (wr_beat, wi.checked_sub(1).and_then(|k| writes.get(k)))
@@ -265,11 +265,11 @@ fn simulate(ops: &[Op], seed: u64, stall: Stall) -> Outcome {
                 for v in beat.iter_mut().skip(data.len() - 64 * b) {
                     *v = 0xEE;
                 }
-                x.dma_wr_data.next = from_bytes(&beat);
-                x.dma_wr_keep.next = u64::MAX.into();
-                x.dma_wr_last.next = if *bad_last { b == 0 } else { b == n - 1 };
+                x.dma_wr.beat.data.next = from_bytes(&beat);
+                x.dma_wr.beat.keep.next = u64::MAX.into();
+                x.dma_wr.beat.last.next = if *bad_last { b == 0 } else { b == n - 1 };
             }
-            x.dma_wr_data_valid.next = wr_data_up;
+            x.dma_wr.beat.valid.next = wr_data_up;
             // Slave.
             let ar_rdy = stall.go(&mut r);
             let aw_rdy = stall.go(&mut r);
@@ -298,17 +298,17 @@ fn simulate(ops: &[Op], seed: u64, stall: Stall) -> Outcome {
 
             wait_clock_false!(sim, clock, x);
             // ---- sample handshakes ----
-            let rd_req_fire = rd_req_up && x.dma_rd_req_ready.val();
-            let rsp_fire = x.dma_rd_rsp_valid.val() && rsp_rdy;
-            let wr_req_fire = wr_req_up && x.dma_wr_req_ready.val();
-            let wr_data_fire = wr_data_up && x.dma_wr_data_ready.val();
+            let rd_req_fire = rd_req_up && x.dma_rd.req.ready.val();
+            let rsp_fire = x.dma_rd.rsp.valid.val() && rsp_rdy;
+            let wr_req_fire = wr_req_up && x.dma_wr.req.ready.val();
+            let wr_data_fire = wr_data_up && x.dma_wr.beat.ready.val();
             let ar_fire = x.m_axi_arvalid.val() && ar_rdy;
             let r_fire = r_up && x.m_axi_rready.val();
             let aw_fire = x.m_axi_awvalid.val() && aw_rdy;
             let w_fire = x.m_axi_wvalid.val() && w_rdy;
             for (k, (v, f)) in [
                 (rd_req_up, rd_req_fire),
-                (x.dma_rd_rsp_valid.val(), rsp_fire),
+                (x.dma_rd.rsp.valid.val(), rsp_fire),
                 (wr_req_up, wr_req_fire),
                 (wr_data_up, wr_data_fire),
                 (x.m_axi_arvalid.val(), ar_fire),
@@ -327,14 +327,14 @@ fn simulate(ops: &[Op], seed: u64, stall: Stall) -> Outcome {
             o.rd_err_pulses += u64::from(x.cnt_rd_err.val());
             o.wr_err_pulses += u64::from(x.cnt_wr_err.val());
             if rsp_fire {
-                let keep = x.dma_rd_rsp_keep.val().to_u64();
-                let data = to_bytes(x.dma_rd_rsp_data.val());
+                let keep = x.dma_rd.rsp.keep.val().to_u64();
+                let data = to_bytes(x.dma_rd.rsp.data.val());
                 let bytes = (0..64).filter(|i| keep >> i & 1 == 1).map(|i| data[i]).collect();
                 o.rsp.push((
                     bytes,
                     keep,
-                    x.dma_rd_rsp_last.val(),
-                    x.dma_rd_rsp_tag.val().to_u64() as u8,
+                    x.dma_rd.rsp.last.val(),
+                    x.dma_rd.rsp.tag.val().to_u64() as u8,
                 ));
             }
             if ar_fire {

@@ -221,42 +221,42 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
                 if !rx_on && !rx.is_empty() && pause.go(&mut rng) {
                     let (d, k, l) = rx[0];
                     rx_on = true;
-                    x.s_rx_tdata.next = d;
-                    x.s_rx_tkeep.next = k;
-                    x.s_rx_tlast.next = l;
+                    x.s_rx.tdata.next = d;
+                    x.s_rx.tkeep.next = k;
+                    x.s_rx.tlast.next = l;
                 }
                 if !tx_on && !tx.is_empty() && pause.go(&mut rng) {
                     let (d, k, l) = tx[0];
                     tx_on = true;
-                    x.s_tx_tdata.next = d;
-                    x.s_tx_tkeep.next = k;
-                    x.s_tx_tlast.next = l;
+                    x.s_tx.tdata.next = d;
+                    x.s_tx.tkeep.next = k;
+                    x.s_tx.tlast.next = l;
                 }
-                x.s_rx_tvalid.next = rx_on;
-                x.s_tx_tvalid.next = tx_on;
-                x.m_rx_tready.next = backpressure.go(&mut rng);
-                x.m_tx_tready.next = backpressure.go(&mut rng);
+                x.s_rx.tvalid.next = rx_on;
+                x.s_tx.tvalid.next = tx_on;
+                x.m_rx.tready.next = backpressure.go(&mut rng);
+                x.m_tx.tready.next = backpressure.go(&mut rng);
                 wait_clock_false!(sim, clock, x);
                 if s.loopback {
-                    sim_assert!(sim, !x.m_tx_tvalid.val() && x.s_rx_tready.val(), x);
+                    sim_assert!(sim, !x.m_tx.tvalid.val() && x.s_rx.tready.val(), x);
                 }
-                if rx_on && x.s_rx_tready.val() {
+                if rx_on && x.s_rx.tready.val() {
                     rx_on = false;
                     rx.pop_front();
                 }
-                if tx_on && x.s_tx_tready.val() {
+                if tx_on && x.s_tx.tready.val() {
                     tx_on = false;
                     tx.pop_front();
                 }
-                if x.m_rx_tvalid.val() && x.m_rx_tready.val() {
-                    cur.extend(bytes_of(x.m_rx_tdata.val(), x.m_rx_tkeep.val()));
-                    if x.m_rx_tlast.val() {
+                if x.m_rx.tvalid.val() && x.m_rx.tready.val() {
+                    cur.extend(bytes_of(x.m_rx.tdata.val(), x.m_rx.tkeep.val()));
+                    if x.m_rx.tlast.val() {
                         out.to_parser.push(std::mem::take(&mut cur));
                     }
                 }
-                if x.m_tx_tvalid.val() && x.m_tx_tready.val() {
-                    cur_tx.extend(bytes_of(x.m_tx_tdata.val(), x.m_tx_tkeep.val()));
-                    if x.m_tx_tlast.val() {
+                if x.m_tx.tvalid.val() && x.m_tx.tready.val() {
+                    cur_tx.extend(bytes_of(x.m_tx.tdata.val(), x.m_tx.tkeep.val()));
+                    if x.m_tx.tlast.val() {
                         out.to_mac.push(std::mem::take(&mut cur_tx));
                     }
                 }
@@ -264,7 +264,7 @@ fn run(s: Settings, phases: Vec<Phase>, seed: u64, stalls: bool) -> (Vec<Out>, V
                 out.rand_drops += u32::from(x.cnt_rand_drop.val());
                 out.ev_drops += u32::from(x.cnt_ev_drop.val());
                 out.lb_discards += u32::from(x.cnt_lb_discard.val());
-                let busy = rx_on || tx_on || !rx.is_empty() || !tx.is_empty() || x.m_rx_tvalid.val();
+                let busy = rx_on || tx_on || !rx.is_empty() || !tx.is_empty() || x.m_rx.tvalid.val();
                 idle = if busy { 0 } else { idle + 1 };
                 wait_clock_true!(sim, clock, x);
             }

@@ -27,8 +27,11 @@ fn verilog_is_deterministic_with_stable_names() {
             "{} top module name",
             x.name
         );
+        // Module names never hold a `$` (ports may: `cfg$valid` is a
+        // field of a bus bundle).
         for line in x.verilog.lines().filter(|l| l.starts_with("module ")) {
-            assert!(!line.contains('$'), "module name with $: {line}");
+            let name = line["module ".len()..].split('(').next().unwrap_or("");
+            assert!(!name.contains('$'), "module name with $: {line}");
         }
     }
 }

@@ -454,16 +454,16 @@ fn run(p: Params) -> Outcome {
         wait_clock_true!(sim, clock, x);
         loop {
             // ---- drive inputs ----
-            x.cfg_valid.next = false;
+            x.cfg.valid.next = false;
             x.db_valid.next = false;
             // A table-1 config write in this cycle (an acknowledgement
             // issued now must wait: `una_ready` low).
             let mut cfg_t1_now = false;
             if let Some((t, i, d)) = cfgs.first().copied() {
-                x.cfg_valid.next = true;
-                x.cfg_table.next = t.into();
-                x.cfg_index.next = i.into();
-                x.cfg_data.next = d;
+                x.cfg.valid.next = true;
+                x.cfg.table.next = t.into();
+                x.cfg.index.next = i.into();
+                x.cfg.data.next = d;
                 cfgs.remove(0);
             } else if p.rtx_wrap {
                 let k = 0;
@@ -597,12 +597,12 @@ fn run(p: Params) -> Outcome {
                 // (COMMIT waits for a cycle without a config write).
                 if p.bad && (r.chance(5) || cfg_at == Some(cycle)) {
                     let idle_row = bits::<256>(&ctx(2).encode().unwrap());
-                    x.cfg_valid.next = true;
+                    x.cfg.valid.next = true;
                     let table = if r.chance(50) { 1u64 } else { 3 };
                     cfg_t1_now = table == 1;
-                    x.cfg_table.next = table.into();
-                    x.cfg_index.next = 5u64.into();
-                    x.cfg_data.next = idle_row;
+                    x.cfg.table.next = table.into();
+                    x.cfg.index.next = 5u64.into();
+                    x.cfg.data.next = idle_row;
                     o.cfg_noise += 1;
                 }
                 // Post and ring, gated by ring space and doorbells in flight.
@@ -752,15 +752,15 @@ fn run(p: Params) -> Outcome {
             }
             // DMA: request handshake, responses after their latency.
             let fetch_blocked = p.overflow && !p.burst && overflow_phase <= 20;
-            x.dma_rd_req_ready.next = !fetch_blocked && p.dma_ready.go(&mut r);
-            x.dma_rd_rsp_valid.next = false;
+            x.dma_rd.req.ready.next = !fetch_blocked && p.dma_ready.go(&mut r);
+            x.dma_rd.rsp.valid.next = false;
             if let Some(&(addr, tag, ready, last)) = dma_q.front() {
                 if cycle >= ready && p.rsp_valid.go(&mut r) {
-                    x.dma_rd_rsp_valid.next = true;
-                    x.dma_rd_rsp_data.next = bits::<512>(&mem[&addr]);
-                    x.dma_rd_rsp_keep.next = u64::MAX.into();
-                    x.dma_rd_rsp_last.next = last;
-                    x.dma_rd_rsp_tag.next = tag.into();
+                    x.dma_rd.rsp.valid.next = true;
+                    x.dma_rd.rsp.data.next = bits::<512>(&mem[&addr]);
+                    x.dma_rd.rsp.keep.next = u64::MAX.into();
+                    x.dma_rd.rsp.last.next = last;
+                    x.dma_rd.rsp.tag.next = tag.into();
                 }
             }
             x.out_ready.next = p.out_ready.go(&mut r);
@@ -771,10 +771,10 @@ fn run(p: Params) -> Outcome {
             wait_clock_false!(sim, clock, x);
             let mut activity = false;
             let out_ready = x.out_ready.val();
-            if x.dma_rd_req_valid.val() && x.dma_rd_req_ready.val() {
-                let addr = x.dma_rd_req_addr.val().to_u64();
-                let len = x.dma_rd_req_len.val().to_u64();
-                let tag = x.dma_rd_req_tag.val().to_u64();
+            if x.dma_rd.req.valid.val() && x.dma_rd.req.ready.val() {
+                let addr = x.dma_rd.req.addr.val().to_u64();
+                let len = x.dma_rd.req.len.val().to_u64();
+                let tag = x.dma_rd.req.tag.val().to_u64();
                 assert!(
                     len % 64 == 0 && (64..=512).contains(&len),
                     "batch of 1-8 descriptors: {len} bytes"
@@ -788,7 +788,7 @@ fn run(p: Params) -> Outcome {
                     let k = *slot_qp
                         .get(&a)
                         .unwrap_or_else(|| panic!("DMA read of {a:#x}: not a posted ring slot"));
-                    assert_eq!(tag, SETUPS[k].0 as u64, "tag = QP");
+                    assert_eq!(tag, SETUPS[k].0 as u64 & 127, "tag = the QP's low 7 bits");
                     dma_q.push_back((a, tag, ready, i + 1 == n));
                 }
                 *o.batches.entry(n).or_insert(0) += 1;
@@ -797,7 +797,7 @@ fn run(p: Params) -> Outcome {
                 }
                 activity = true;
             }
-            if x.dma_rd_rsp_valid.val() && x.dma_rd_rsp_ready.val() {
+            if x.dma_rd.rsp.valid.val() && x.dma_rd.rsp.ready.val() {
                 let (addr, _, _, _) = dma_q.pop_front().unwrap();
                 let k = slot_qp[&addr];
                 if trace {

@@ -682,17 +682,17 @@ fn retransmit_matches_requester_rules() {
         wait_clock_true!(sim, clock, x);
         // Configuration: per-QP rows, the scanner's last QP.
         for (q, c) in CFGS.iter().enumerate() {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(table::RETX_QP).into();
-            x.cfg_index.next = (q as u64).into();
-            x.cfg_data.next = cfg_row(c);
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(table::RETX_QP).into();
+            x.cfg.index.next = (q as u64).into();
+            x.cfg.data.next = cfg_row(c);
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_table.next = u64::from(table::RETX_GLOBAL).into();
-        x.cfg_index.next = 0.into();
-        x.cfg_data.next = Bits::<256>::from((QPS - 1) as u64);
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = Bits::<256>::from((QPS - 1) as u64);
         wait_clock_cycle!(sim, clock, x);
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         let mut recs: Vec<Rec> = (0..QPS)
             .map(|q| Rec::Init {
                 qp: q as u8,
@@ -901,10 +901,10 @@ fn retransmit_rto_backoff_example() {
         x.ack_ready.next = true;
         x.rto_ready.next = true;
         x.err_ready.next = true;
-        x.cfg_valid.next = true;
-        x.cfg_table.next = u64::from(table::RETX_QP).into();
-        x.cfg_index.next = 0.into();
-        x.cfg_data.next = cfg_row(&Cfg {
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::RETX_QP).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = cfg_row(&Cfg {
             rto: RTO,
             allow: 0,
             reorder: 3,
@@ -913,10 +913,10 @@ fn retransmit_rto_backoff_example() {
             age: 0,
         });
         wait_clock_cycle!(sim, clock, x);
-        x.cfg_table.next = u64::from(table::RETX_GLOBAL).into();
-        x.cfg_data.next = 0.into();
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.data.next = 0.into();
         wait_clock_cycle!(sim, clock, x);
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         // (kind, psn, ev) records to present, at the current time.
         let mut queue: Vec<(u64, u32, u8)> = vec![(kind::INIT, 0, 0), (kind::SENT, 0, 1)];
         let mut now = 0u32;

@@ -152,7 +152,7 @@ fn run(log2_entry: u32, seed: u64) {
             if i >= ops2.len() && g2.lock().unwrap().len() >= n_want {
                 break;
             }
-            x.cfg_valid.next = false;
+            x.cfg.valid.next = false;
             x.in_valid.next = false;
             let mut is_entry = false;
             // After an entry, the next op waits until the writer is idle
@@ -161,16 +161,16 @@ fn run(log2_entry: u32, seed: u64) {
                 match ops2[i] {
                     Op::Setup { ring, base, log2 } => {
                         let d = row_bits(&Row::new().set(ring::BASE, base).set(ring::LOG2_SLOTS, log2));
-                        x.cfg_valid.next = true;
-                        x.cfg_table.next = u64::from(TABLE).into();
-                        x.cfg_index.next = ring.into();
-                        x.cfg_data.next = d;
+                        x.cfg.valid.next = true;
+                        x.cfg.table.next = u64::from(TABLE).into();
+                        x.cfg.index.next = ring.into();
+                        x.cfg.data.next = d;
                     }
                     Op::Consumed { ring, ci } => {
-                        x.cfg_valid.next = true;
-                        x.cfg_table.next = u64::from(TABLE).into();
-                        x.cfg_index.next = (u64::from(INDEX_SELECT) | ring).into();
-                        x.cfg_data.next = row_bits(&Row::new().set(ring_consumer::CONSUMER, ci));
+                        x.cfg.valid.next = true;
+                        x.cfg.table.next = u64::from(TABLE).into();
+                        x.cfg.index.next = (u64::from(INDEX_SELECT) | ring).into();
+                        x.cfg.data.next = row_bits(&Row::new().set(ring_consumer::CONSUMER, ci));
                     }
                     Op::Entry { ring, tag } => {
                         // Bit 0 is the phase's: send the opposite of what
@@ -185,8 +185,8 @@ fn run(log2_entry: u32, seed: u64) {
                     }
                 }
             }
-            x.dma_wr_req_ready.next = BACKPRESSURE.go(&mut r);
-            x.dma_wr_data_ready.next = BACKPRESSURE.go(&mut r);
+            x.dma_wr.req.ready.next = BACKPRESSURE.go(&mut r);
+            x.dma_wr.beat.ready.next = BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
             let taken = i < ops2.len() && !wait_idle && (!is_entry || x.in_ready.val());
             if wait_idle && x.in_ready.val() {
@@ -197,17 +197,17 @@ fn run(log2_entry: u32, seed: u64) {
             if x.cnt_overflow.val() {
                 g2.lock().unwrap().push(Out::Overflow);
             }
-            if x.dma_wr_req_valid.val() && x.dma_wr_req_ready.val() {
-                req = Some((v(x.dma_wr_req_addr.val()), v(x.dma_wr_req_len.val())));
+            if x.dma_wr.req.valid.val() && x.dma_wr.req.ready.val() {
+                req = Some((v(x.dma_wr.req.addr.val()), v(x.dma_wr.req.len.val())));
             }
-            if x.dma_wr_data_valid.val() && x.dma_wr_data_ready.val() {
+            if x.dma_wr.beat.valid.val() && x.dma_wr.beat.ready.val() {
                 let (addr, len) = req.take().unwrap_or((u64::MAX, 0));
-                sim_assert!(sim, x.dma_wr_last.val(), x);
-                let d = x.dma_wr_data.val();
+                sim_assert!(sim, x.dma_wr.beat.last.val(), x);
+                let d = x.dma_wr.beat.data.val();
                 g2.lock().unwrap().push(Out::Write {
                     addr,
                     len,
-                    keep: v(x.dma_wr_keep.val()),
+                    keep: v(x.dma_wr.beat.keep.val()),
                     word0: v(d.get_bits::<64>(0)),
                     word3: v(d.get_bits::<64>(192)),
                 });

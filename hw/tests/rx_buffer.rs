@@ -273,15 +273,15 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
             if present {
                 let f = &fr[fi];
                 let chunk = &f[64 * bi..f.len().min(64 * bi + 64)];
-                x.s_tdata.next = to_bits512(chunk);
-                x.s_tkeep.next = keep(chunk.len());
-                x.s_tlast.next = 64 * bi + 64 >= f.len();
-                x.s_tvalid.next = true;
+                x.s_axis.tdata.next = to_bits512(chunk);
+                x.s_axis.tkeep.next = keep(chunk.len());
+                x.s_axis.tlast.next = 64 * bi + 64 >= f.len();
+                x.s_axis.tvalid.next = true;
             } else {
-                x.s_tvalid.next = false;
-                x.s_tlast.next = false;
-                x.s_tdata.next = 0.into();
-                x.s_tkeep.next = 0.into();
+                x.s_axis.tvalid.next = false;
+                x.s_axis.tlast.next = false;
+                x.s_axis.tdata.next = 0.into();
+                x.s_axis.tkeep.next = 0.into();
             }
             // Long stall phases on the DMA side fill the ring.
             if stalls && stall_phase == 0 && r.below(1000) < 4 {
@@ -295,8 +295,8 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
             }
             let stalled = stall_phase > 0;
             stall_phase = stall_phase.saturating_sub(1);
-            x.dma_wr_req_ready.next = !stalled && req_backpressure.go(&mut r);
-            x.dma_wr_data_ready.next = !stalled && data_backpressure.go(&mut r);
+            x.dma_wr.req.ready.next = !stalled && req_backpressure.go(&mut r);
+            x.dma_wr.beat.ready.next = !stalled && data_backpressure.go(&mut r);
             let cmd_now = !pending.is_empty() && cmd_pause.go(&mut r);
             x.cmd_valid.next = cmd_now;
             if let Some(c) = pending.front() {
@@ -308,7 +308,7 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
             }
             wait_clock_false!(sim, clock, x);
             // ---- Sample (the values an edge would take).
-            sim_assert!(sim, x.s_tready.val(), x);
+            sim_assert!(sim, x.s_axis.tready.val(), x);
             // Frees first: they are visible to this cycle's ingress check.
             let frees = x.cnt_placed.val() as usize + x.cnt_discarded.val() as usize + x.cnt_place_range.val() as usize;
             sim_assert!(sim, frees <= 1, x);
@@ -411,29 +411,29 @@ fn run(seed: u64, n_frames: usize, stalls: bool) -> Outcome {
                 }
             }
             // DMA request channel.
-            if x.dma_wr_req_valid.val() {
-                if x.dma_wr_req_ready.val() {
-                    let addr = v(x.dma_wr_req_addr.val());
-                    let len = v(x.dma_wr_req_len.val()) as usize;
+            if x.dma_wr.req.valid.val() {
+                if x.dma_wr.req.ready.val() {
+                    let addr = v(x.dma_wr.req.addr.val());
+                    let len = v(x.dma_wr.req.len.val()) as usize;
                     reqs.push_back((addr, len, 0));
                 } else {
                     o.req_stall_cycles += 1;
                 }
             }
             // DMA data channel.
-            if !(x.dma_wr_data_valid.val() && x.dma_wr_data_ready.val()) {
+            if !(x.dma_wr.beat.valid.val() && x.dma_wr.beat.ready.val()) {
                 if in_placement {
                     o.gaps_inside += 1;
                 } else {
                     gap += 1;
                 }
             }
-            if x.dma_wr_data_valid.val() {
-                if x.dma_wr_data_ready.val() {
+            if x.dma_wr.beat.valid.val() {
+                if x.dma_wr.beat.ready.val() {
                     o.dma_beats += 1;
-                    let data = from_bits512(x.dma_wr_data.val());
-                    let k = v(x.dma_wr_keep.val());
-                    let last = x.dma_wr_last.val();
+                    let data = from_bits512(x.dma_wr.beat.data.val());
+                    let k = v(x.dma_wr.beat.keep.val());
+                    let last = x.dma_wr.beat.last.val();
                     match reqs.front_mut() {
                         None => o.errors.push(format!("cycle {cycle}: data beat before its request")),
                         Some((addr, len, done)) => {

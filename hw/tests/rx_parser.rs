@@ -648,18 +648,18 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
         for b in beats {
             match b {
                 Some((d, k, last)) => {
-                    x.s_tdata.next = d;
-                    x.s_tkeep.next = k;
-                    x.s_tlast.next = last;
-                    x.s_tvalid.next = true;
+                    x.s_axis.tdata.next = d;
+                    x.s_axis.tkeep.next = k;
+                    x.s_axis.tlast.next = last;
+                    x.s_axis.tvalid.next = true;
                 }
                 None => {
-                    x.s_tvalid.next = false;
-                    x.s_tlast.next = false;
+                    x.s_axis.tvalid.next = false;
+                    x.s_axis.tlast.next = false;
                 }
             }
             wait_clock_false!(sim, clock, x);
-            sim_assert!(sim, x.s_tready.val(), x);
+            sim_assert!(sim, x.s_axis.tready.val(), x);
             sim_assert!(sim, !(x.out_valid.val() & x.out_drop.val()), x);
             if x.out_valid.val() | x.out_drop.val() {
                 g.lock().unwrap().push(read(&x));

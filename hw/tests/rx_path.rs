@@ -531,13 +531,13 @@ fn simulate(s: Setup) -> Seen {
             ));
         }
         for (t, i, d) in cfgs {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = t.into();
-            x.cfg_index.next = i.into();
-            x.cfg_data.next = d;
+            x.cfg.valid.next = true;
+            x.cfg.table.next = t.into();
+            x.cfg.index.next = i.into();
+            x.cfg.data.next = d;
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         // Schedule: parser record k at tp[k], buffer record at tb[k]
         // (skew -2..+3 cycles, both streams in order).
@@ -1229,7 +1229,7 @@ fn with_the_real_sack_table() {
         &mut uut.path.ag_ready,
         &mut uut.path.op_ready,
         &mut uut.path.cqe_ready,
-        &mut uut.path.cfg_valid,
+        &mut uut.path.cfg.valid,
     ] {
         s.connect();
     }
@@ -1251,9 +1251,9 @@ fn with_the_real_sack_table() {
     uut.path.cq_imm.connect();
     uut.path.cq_len.connect();
     uut.path.cq_msn.connect();
-    uut.path.cfg_table.connect();
-    uut.path.cfg_index.connect();
-    uut.path.cfg_data.connect();
+    uut.path.cfg.table.connect();
+    uut.path.cfg.index.connect();
+    uut.path.cfg.data.connect();
     let mut sim = simple_sim!(WithSack, clock, 100_000_000, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
@@ -1380,10 +1380,10 @@ impl Logic for WithSackCmp {
         self.path.cq_imm.next = self.cmp.cq_imm.val();
         self.path.cq_len.next = self.cmp.cq_len.val();
         self.path.cq_msn.next = self.cmp.cq_msn.val();
-        self.cmp.cfg_valid.next = self.path.cfg_valid.val();
-        self.cmp.cfg_table.next = self.path.cfg_table.val();
-        self.cmp.cfg_index.next = self.path.cfg_index.val();
-        self.cmp.cfg_data.next = self.path.cfg_data.val();
+        self.cmp.cfg.valid.next = self.path.cfg.valid.val();
+        self.cmp.cfg.table.next = self.path.cfg.table.val();
+        self.cmp.cfg.index.next = self.path.cfg.index.val();
+        self.cmp.cfg.data.next = self.path.cfg.data.val();
     }
 }
 
@@ -1407,7 +1407,7 @@ impl WithSackCmp {
             &mut u.path.ag_ready,
             &mut u.path.op_ready,
             &mut u.path.cqe_ready,
-            &mut u.path.cfg_valid,
+            &mut u.path.cfg.valid,
         ] {
             s.connect();
         }
@@ -1423,9 +1423,9 @@ impl WithSackCmp {
         u.path.prs_payload_off.connect();
         u.path.prs_payload_len.connect();
         u.path.rec_id.connect();
-        u.path.cfg_table.connect();
-        u.path.cfg_index.connect();
-        u.path.cfg_data.connect();
+        u.path.cfg.table.connect();
+        u.path.cfg.index.connect();
+        u.path.cfg.data.connect();
         u
     }
 }
@@ -1474,10 +1474,10 @@ fn with_the_real_sack_table_and_completion_tracker() {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         // MR row (table 6, slot = rkey mod 256).
-        x.path.cfg_valid.next = true;
-        x.path.cfg_table.next = u64::from(table::MR).into();
-        x.path.cfg_index.next = u64::from(RKEY & 255).into();
-        x.path.cfg_data.next = row_bits(
+        x.path.cfg.valid.next = true;
+        x.path.cfg.table.next = u64::from(table::MR).into();
+        x.path.cfg.index.next = u64::from(RKEY & 255).into();
+        x.path.cfg.data.next = row_bits(
             &Row::new()
                 .set(mr::RKEY, u64::from(RKEY))
                 .set(mr::BASE_VA, MR_BASE)
@@ -1485,7 +1485,7 @@ fn with_the_real_sack_table_and_completion_tracker() {
                 .set(mr::VALID, 1),
         );
         wait_clock_cycle!(sim, clock, x);
-        x.path.cfg_valid.next = false;
+        x.path.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         let mut ags = Vec::new();
         let mut cmds = Vec::new();
@@ -1652,10 +1652,10 @@ fn real_blocks_match_the_model_responder_with_rejections() {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
         // The model's one region (table 6, slot = rkey mod 256).
-        x.path.cfg_valid.next = true;
-        x.path.cfg_table.next = u64::from(table::MR).into();
-        x.path.cfg_index.next = u64::from(common::RKEY & 255).into();
-        x.path.cfg_data.next = row_bits(
+        x.path.cfg.valid.next = true;
+        x.path.cfg.table.next = u64::from(table::MR).into();
+        x.path.cfg.index.next = u64::from(common::RKEY & 255).into();
+        x.path.cfg.data.next = row_bits(
             &Row::new()
                 .set(mr::RKEY, u64::from(common::RKEY))
                 .set(mr::BASE_VA, common::VA)
@@ -1663,7 +1663,7 @@ fn real_blocks_match_the_model_responder_with_rejections() {
                 .set(mr::VALID, 1),
         );
         wait_clock_cycle!(sim, clock, x);
-        x.path.cfg_valid.next = false;
+        x.path.cfg.valid.next = false;
         wait_clock_cycle!(sim, clock, x);
         let mut ags = Vec::new();
         let mut cmds = Vec::new();

@@ -469,25 +469,25 @@ fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outc
         let mut cfg_noise_done = false;
         loop {
             // ---- drive ----
-            x.cfg_valid.next = false;
+            x.cfg.valid.next = false;
             if !cfgs.is_empty() {
                 let (t, i, d) = cfgs.remove(0);
-                x.cfg_valid.next = true;
-                x.cfg_table.next = t.into();
-                x.cfg_index.next = i.into();
-                x.cfg_data.next = d;
+                x.cfg.valid.next = true;
+                x.cfg.table.next = t.into();
+                x.cfg.index.next = i.into();
+                x.cfg.data.next = d;
             } else if r.chance(3) {
                 // Rows the block must ignore: other tables, a QP beyond
                 // 255 that would alias QP 3, an unused QP.
-                x.cfg_valid.next = true;
+                x.cfg.valid.next = true;
                 let (t, i) = match r.below(3) {
                     0 => (5, 3),
                     1 => (1, 256 + 3),
                     _ => (1, 50),
                 };
-                x.cfg_table.next = t.into();
-                x.cfg_index.next = i.into();
-                x.cfg_data.next = ctx_row(0);
+                x.cfg.table.next = t.into();
+                x.cfg.index.next = i.into();
+                x.cfg.data.next = ctx_row(0);
                 cfg_noise_done = true;
             }
             let pick = |r: &mut Rng, ok: &dyn Fn(usize) -> bool| -> Option<usize> {
@@ -808,17 +808,17 @@ fn list_full_after_pointer_wrap() {
         let mut acked_to = 0u32;
         let mut cycle = 0u64;
         loop {
-            x.cfg_valid.next = false;
+            x.cfg.valid.next = false;
             x.msg_valid.next = false;
             x.ack_valid.next = false;
             x.req_err_valid.next = false;
             x.rtx_err_valid.next = false;
             x.cqe_ready.next = true;
             if !cfg_sent {
-                x.cfg_valid.next = true;
-                x.cfg_table.next = u64::from(table::SQ_CTX).into();
-                x.cfg_index.next = u64::from(qp).into();
-                x.cfg_data.next = ctx_row(K);
+                x.cfg.valid.next = true;
+                x.cfg.table.next = u64::from(table::SQ_CTX).into();
+                x.cfg.index.next = u64::from(qp).into();
+                x.cfg.data.next = ctx_row(K);
                 cfg_sent = true;
             } else {
                 // Pushes: 20, then (once those completed) 16 more and the

@@ -421,31 +421,31 @@ fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Ou
                 drive(&mut x, &reqs[qi]);
             }
             let pl_on = pi < payload.len() && pl_pause.go(&mut r);
-            x.pl_tvalid.next = pl_on;
+            x.s_payload.tvalid.next = pl_on;
             if pi < payload.len() {
-                x.pl_tdata.next = payload[pi].0;
-                x.pl_tkeep.next = payload[pi].1;
-                x.pl_tlast.next = payload[pi].2;
+                x.s_payload.tdata.next = payload[pi].0;
+                x.s_payload.tkeep.next = payload[pi].1;
+                x.s_payload.tlast.next = payload[pi].2;
             }
             let ready = tx_backpressure.go(&mut r);
-            x.tx_tready.next = ready;
+            x.m_axis.tready.next = ready;
             wait_clock_false!(sim, clock, x);
             if x.req_valid.val() && x.req_ready.val() {
                 qi += 1;
             }
-            if x.pl_tready.val() {
-                if x.pl_tvalid.val() {
+            if x.s_payload.tready.val() {
+                if x.s_payload.tvalid.val() {
                     pi += 1;
                 } else {
                     res.pl_stalls += 1;
                 }
             }
-            if x.tx_tvalid.val() && !x.tx_tready.val() {
+            if x.m_axis.tvalid.val() && !x.m_axis.tready.val() {
                 res.tx_stalls += 1;
             }
-            if x.tx_tvalid.val() && x.tx_tready.val() {
-                let d = x.tx_tdata.val();
-                let k = x.tx_tkeep.val().to_u64();
+            if x.m_axis.tvalid.val() && x.m_axis.tready.val() {
+                let d = x.m_axis.tdata.val();
+                let k = x.m_axis.tkeep.val().to_u64();
                 let n = k.trailing_ones() as usize;
                 sim_assert!(sim, k == if n == 64 { u64::MAX } else { (1u64 << n) - 1 }, x);
                 if cur.is_empty() {
@@ -454,7 +454,7 @@ fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Ou
                 for i in 0..n {
                     cur.push(d.get_bits::<8>(8 * i).to_u64() as u8);
                 }
-                if x.tx_tlast.val() {
+                if x.m_axis.tlast.val() {
                     sim_assert!(sim, x.cnt_tx_frame.val(), x);
                     res.frames.push(std::mem::take(&mut cur));
                 } else {
@@ -469,10 +469,10 @@ fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Ou
         // Drain: nothing more may come out.
         for _ in 0..16 {
             x.req_valid.next = false;
-            x.pl_tvalid.next = false;
-            x.tx_tready.next = true;
+            x.s_payload.tvalid.next = false;
+            x.m_axis.tready.next = true;
             wait_clock_false!(sim, clock, x);
-            sim_assert!(sim, !x.tx_tvalid.val(), x);
+            sim_assert!(sim, !x.m_axis.tvalid.val(), x);
             res.bad += usize::from(x.cnt_bad_request.val());
             res.mismatch += usize::from(x.cnt_payload_mismatch.val());
             wait_clock_true!(sim, clock, x);

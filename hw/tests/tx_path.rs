@@ -146,13 +146,13 @@ fn headers_match_the_golden_extension_emitter() {
         let mut r = Rng::from_state(5);
         wait_clock_true!(sim, clock, x);
         for (t, idx, row) in cfg_rows() {
-            x.cfg_valid.next = true;
-            x.cfg_table.next = u64::from(t).into();
-            x.cfg_index.next = idx.into();
-            x.cfg_data.next = row;
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = idx.into();
+            x.cfg.data.next = row;
             wait_clock_cycle!(sim, clock, x);
         }
-        x.cfg_valid.next = false;
+        x.cfg.valid.next = false;
         let (mut di, mut ai) = (0usize, 0usize);
         // EV selector model: (due cycle, qp); EVs rotate per QP.
         let mut pending: Vec<(u64, u64)> = Vec::new();
@@ -206,7 +206,7 @@ fn headers_match_the_golden_extension_emitter() {
                 }
             }
             x.hdr_ready.next = BACKPRESSURE.go(&mut r);
-            x.dma_rd_req_ready.next = BACKPRESSURE.go(&mut r);
+            x.dma_rd_req.ready.next = BACKPRESSURE.go(&mut r);
             x.sent_ready.next = BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
             if x.sel_valid.val() {
@@ -237,10 +237,10 @@ fn headers_match_the_golden_extension_emitter() {
                     time: 0,
                 });
             }
-            if x.dma_rd_req_valid.val() && x.dma_rd_req_ready.val() {
+            if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
                 r2.lock()
                     .unwrap()
-                    .push((v(x.dma_rd_req_addr.val()), v(x.dma_rd_req_len.val())));
+                    .push((v(x.dma_rd_req.addr.val()), v(x.dma_rd_req.len.val())));
             }
             if x.sent_valid.val() && x.sent_ready.val() {
                 s2.lock().unwrap().push((

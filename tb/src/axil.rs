@@ -10,7 +10,8 @@ use verilated::{Model, PortId, VerilatedError};
 use crate::rng::Rng;
 use crate::stall::Stall;
 
-/// The AXI-Lite slave ports of a model, found by prefix (`s_axil_`).
+/// The AXI-Lite slave ports of a model, found by prefix (`s_axil$`: the
+/// bundle's fields, `s_axil$awaddr`, ...).
 #[derive(Clone, Copy, Debug)]
 pub struct AxilPorts {
     pub awvalid: PortId,

@@ -13,8 +13,8 @@ use crate::stall::Stall;
 /// Bytes per beat.
 pub const BEAT: usize = 64;
 
-/// The five ports of one stream, found by prefix (`s_rx_` finds
-/// `s_rx_tdata`, ...).
+/// The five ports of one stream, found by prefix (`s_rx$` finds
+/// `s_rx$tdata`, ...: the fields of an `hw::bus` stream bundle).
 #[derive(Clone, Copy, Debug)]
 pub struct AxisPorts {
     pub tdata: PortId,

@@ -1,9 +1,10 @@
 //! Host memory and the server of the core's DMA ports (the interface of
-//! `docs/hw/README.md`): read requests (`dma_rd_req_*`) answered on the
-//! response stream (`dma_rd_rsp_*`) after a random latency, in order,
-//! byte `addr` in lane 0 of the first beat; writes (`dma_wr_req_*` then
-//! `dma_wr_data*` beats up to `dma_wr_last`) applied byte by byte, lane 0
-//! of the first beat at `addr`.
+//! `docs/hw/README.md`, the `hw::bus` DMA bundles): read requests
+//! (`dma_rd$req$*`) answered on the response stream (`dma_rd$rsp$*`)
+//! after a random latency, in order, byte `addr` in lane 0 of the first
+//! beat; writes (`dma_wr$req$*` then `dma_wr$beat$*` beats up to
+//! `dma_wr$beat$last`) applied byte by byte, lane 0 of the first beat at
+//! `addr`.
 //!
 //! Protocol violations by the core (a write whose beats do not carry
 //! exactly `len` bytes, `last` in the wrong place, a non-contiguous keep
@@ -212,26 +213,26 @@ impl DmaPorts {
     pub fn find(m: &Model, prefix: &str) -> Result<DmaPorts, VerilatedError> {
         let p = |n: &str| m.port(&format!("{prefix}{n}"));
         Ok(DmaPorts {
-            rd_req_valid: p("rd_req_valid")?,
-            rd_req_ready: p("rd_req_ready")?,
-            rd_req_addr: p("rd_req_addr")?,
-            rd_req_len: p("rd_req_len")?,
-            rd_req_tag: p("rd_req_tag")?,
-            rd_rsp_valid: p("rd_rsp_valid")?,
-            rd_rsp_ready: p("rd_rsp_ready")?,
-            rd_rsp_data: p("rd_rsp_data")?,
-            rd_rsp_keep: p("rd_rsp_keep")?,
-            rd_rsp_last: p("rd_rsp_last")?,
-            rd_rsp_tag: p("rd_rsp_tag")?,
-            wr_req_valid: p("wr_req_valid")?,
-            wr_req_ready: p("wr_req_ready")?,
-            wr_req_addr: p("wr_req_addr")?,
-            wr_req_len: p("wr_req_len")?,
-            wr_data_valid: p("wr_data_valid")?,
-            wr_data_ready: p("wr_data_ready")?,
-            wr_data: p("wr_data")?,
-            wr_keep: p("wr_keep")?,
-            wr_last: p("wr_last")?,
+            rd_req_valid: p("rd$req$valid")?,
+            rd_req_ready: p("rd$req$ready")?,
+            rd_req_addr: p("rd$req$addr")?,
+            rd_req_len: p("rd$req$len")?,
+            rd_req_tag: p("rd$req$tag")?,
+            rd_rsp_valid: p("rd$rsp$valid")?,
+            rd_rsp_ready: p("rd$rsp$ready")?,
+            rd_rsp_data: p("rd$rsp$data")?,
+            rd_rsp_keep: p("rd$rsp$keep")?,
+            rd_rsp_last: p("rd$rsp$last")?,
+            rd_rsp_tag: p("rd$rsp$tag")?,
+            wr_req_valid: p("wr$req$valid")?,
+            wr_req_ready: p("wr$req$ready")?,
+            wr_req_addr: p("wr$req$addr")?,
+            wr_req_len: p("wr$req$len")?,
+            wr_data_valid: p("wr$beat$valid")?,
+            wr_data_ready: p("wr$beat$ready")?,
+            wr_data: p("wr$beat$data")?,
+            wr_keep: p("wr$beat$keep")?,
+            wr_last: p("wr$beat$last")?,
         })
     }
 }

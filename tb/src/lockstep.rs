@@ -271,8 +271,10 @@ fn from_bytes(bytes: &[u8], nwords: usize) -> Vec<u64> {
 /// mismatches (all of the first differing cycle's, then the earliest of
 /// later cycles), none when `limit` is 0 (waveform run).
 fn replay(t: &Trace, verilog: &str, top: &str, wave: Option<&std::path::Path>, limit: usize) -> Vec<Mismatch> {
+    // A replay is short: the C++ build is most of its cost.
     let opts = BuildOptions {
         trace: wave.is_some(),
+        quick_compile: true,
         ..BuildOptions::default()
     };
     let built =

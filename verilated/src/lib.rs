@@ -43,6 +43,8 @@ use std::process::Command;
 pub enum VerilatedError {
     #[error("`{tool}` not found on PATH: install it (scripts/deps.sh installs verilator)")]
     ToolMissing { tool: &'static str },
+    #[error("$MRC_VERILATOR is {path}, which cannot be run (no such file); unset it to use the pinned or the PATH verilator")]
+    OverrideMissing { path: PathBuf },
     #[error("`{tool}` failed ({status}):\n{output}")]
     ToolFailed {
         tool: &'static str,
@@ -95,6 +97,21 @@ pub struct PortSpec {
 }
 
 impl PortSpec {
+    /// The port's member name in Verilator's C++ model: Verilator spells
+    /// every character outside `[A-Za-z0-9_]` as `__0` and its hex code
+    /// (`cfg$valid` is `cfg__024valid`).
+    pub fn cpp_name(&self) -> String {
+        let mut out = String::with_capacity(self.name.len());
+        for c in self.name.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                out.push(c);
+            } else {
+                out.push_str(&format!("__0{:02x}", c as u32));
+            }
+        }
+        out
+    }
+
     /// 32-bit words the port occupies.
     pub fn words(&self) -> usize {
         self.width.div_ceil(32)
@@ -168,7 +185,8 @@ pub fn parse_ports(verilog: &str, top: &str) -> Result<ModelSpec, VerilatedError
             } else {
                 (1, rest)
             };
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            // `$` separates the fields of a rust-hdl interface (`cfg$valid`).
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
                 return Err(VerilatedError::BadPort { line: line.into() });
             }
             if name == "clock" {
@@ -207,18 +225,47 @@ pub struct BuildOptions {
     /// Line and toggle coverage (`--coverage-line --coverage-toggle`);
     /// [`Model::write_coverage`] writes the `coverage.dat`.
     pub coverage: bool,
+    /// Compile the C++ unoptimised (`-O0`): about 40% less build time,
+    /// slower evaluation. For models that run a short while, such as a
+    /// lockstep replay, where the build is most of the cost.
+    pub quick_compile: bool,
 }
 
-/// Default cache directory: `$MRC_VERILATED_CACHE`, else
-/// `<workspace>/target/verilated`.
+/// Default cache directory: `$MRC_VERILATED_CACHE`; else
+/// `<workspace>/target/verilated` while the workspace this crate was built
+/// in still has its `target` directory (tests, `cargo run`); else the
+/// user's cache, `$XDG_CACHE_HOME/mrc/verilated` or
+/// `~/.cache/mrc/verilated` (an installed or copied `mrc`); else the
+/// system's temporary directory.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("MRC_VERILATED_CACHE") {
+    cache_dir_from(
+        std::env::var_os("MRC_VERILATED_CACHE"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"),
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
+    )
+}
+
+fn cache_dir_from(
+    explicit: Option<std::ffi::OsString>,
+    workspace_target: &Path,
+    xdg_cache: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> PathBuf {
+    if let Some(d) = explicit {
         return d.into();
     }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("verilated")
+    if workspace_target.is_dir() {
+        return workspace_target.join("verilated");
+    }
+    let user = xdg_cache
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache")));
+    match user {
+        Some(d) => d.join("mrc").join("verilated"),
+        None => std::env::temp_dir().join("mrc-verilated"),
+    }
 }
 
 fn fnv1a(h: &mut u64, bytes: &[u8]) {
@@ -322,7 +369,7 @@ pub fn verilator_version() -> Result<String, VerilatedError> {
         .arg("--version")
         .output()
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool: "verilator" },
+            std::io::ErrorKind::NotFound => missing("verilator"),
             _ => VerilatedError::Io {
                 path: "verilator".into(),
                 source: e,
@@ -395,9 +442,22 @@ fn check_release(found: String, exe: PathBuf) -> Result<(), VerilatedError> {
     Ok(())
 }
 
+/// The error for a tool that cannot be started: Verilator named by
+/// `$MRC_VERILATOR` is reported as that path, not as missing from PATH.
+fn missing(tool: &'static str) -> VerilatedError {
+    missing_with(tool, std::env::var_os("MRC_VERILATOR"))
+}
+
+fn missing_with(tool: &'static str, verilator_override: Option<std::ffi::OsString>) -> VerilatedError {
+    match verilator_override {
+        Some(path) if tool == "verilator" => VerilatedError::OverrideMissing { path: path.into() },
+        _ => VerilatedError::ToolMissing { tool },
+    }
+}
+
 fn run(tool: &'static str, cmd: &mut Command) -> Result<(), VerilatedError> {
     let out = cmd.output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => VerilatedError::ToolMissing { tool },
+        std::io::ErrorKind::NotFound => missing(tool),
         _ => VerilatedError::Io {
             path: tool.into(),
             source: e,
@@ -453,7 +513,7 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
     // Copy-in / copy-out.
     s.push_str("static inline void put_in(H* h, const uint32_t* in) {\n");
     for p in spec.ports.iter().filter(|p| p.dir == Dir::In) {
-        let (n, o) = (&p.name, p.offset);
+        let (n, o) = (p.cpp_name(), p.offset);
         match p.width {
             0..=32 => {
                 let _ = writeln!(s, "  h->top->{n} = in[{o}];");
@@ -476,7 +536,7 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
     }
     s.push_str("}\nstatic inline void get_out(H* h, uint32_t* out) {\n");
     for p in spec.ports.iter().filter(|p| p.dir == Dir::Out) {
-        let (n, o) = (&p.name, p.offset);
+        let (n, o) = (p.cpp_name(), p.offset);
         match p.width {
             0..=32 => {
                 let _ = writeln!(s, "  out[{o}] = h->top->{n};");
@@ -625,7 +685,7 @@ pub fn build(verilog: &str, top: &str, opts: &BuildOptions, cache: &Path) -> Res
         .args(["--top-module", top])
         .arg("-Mdir")
         .arg(&scratch)
-        .args(["-CFLAGS", "-fPIC -O2"])
+        .args(["-CFLAGS", if opts.quick_compile { "-fPIC -O0" } else { "-fPIC -O2" }])
         .args(["-LDFLAGS", &ldflags])
         .arg("-o")
         .arg(&tmp_lib);
@@ -972,6 +1032,43 @@ impl Drop for Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The model cache: the variable, the build's workspace while it is
+    /// there, then the user's cache.
+    #[test]
+    fn cache_dir_follows_the_environment_not_only_the_build_path() {
+        let gone = Path::new("/nonexistent/workspace/target");
+        assert_eq!(
+            cache_dir_from(Some("/c".into()), gone, None, None),
+            PathBuf::from("/c")
+        );
+        let here = std::env::temp_dir();
+        assert_eq!(cache_dir_from(None, &here, None, None), here.join("verilated"));
+        assert_eq!(
+            cache_dir_from(None, gone, Some("/x".into()), Some("/home/u".into())),
+            PathBuf::from("/x/mrc/verilated")
+        );
+        assert_eq!(
+            cache_dir_from(None, gone, None, Some("/home/u".into())),
+            PathBuf::from("/home/u/.cache/mrc/verilated")
+        );
+        assert_eq!(cache_dir_from(None, gone, None, None), std::env::temp_dir().join("mrc-verilated"));
+    }
+
+    /// A `$MRC_VERILATOR` that names nothing is reported as that path.
+    #[test]
+    fn a_missing_override_is_named() {
+        let e = missing_with("verilator", Some("/nonexistent/verilator".into()));
+        let text = e.to_string();
+        assert!(matches!(e, VerilatedError::OverrideMissing { .. }), "{text}");
+        assert!(text.contains("/nonexistent/verilator"), "{text}");
+        // Without the variable, or for another tool: missing from PATH.
+        assert!(matches!(missing_with("verilator", None), VerilatedError::ToolMissing { .. }));
+        assert!(matches!(
+            missing_with("yosys", Some("/x".into())),
+            VerilatedError::ToolMissing { tool: "yosys" }
+        ));
+    }
 
     #[test]
     fn release_numbers_from_version_lines() {

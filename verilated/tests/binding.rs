@@ -51,6 +51,47 @@ fn parses_non_ansi_ports_without_the_clock() {
     assert!(parse_ports("module x(a); input wire [3:z] a; endmodule", "x").is_err());
 }
 
+/// A rust-hdl interface field is a port named `bundle$field`.
+const BUNDLE_V: &str = r#"
+module bundle_demo(clock, s$a, s$b, m$sum);
+    input wire clock;
+    input wire [7:0] s$a;
+    input wire [7:0] s$b;
+    output reg [8:0] m$sum;
+    always @(posedge clock) m$sum <= s$a + s$b;
+endmodule
+"#;
+
+#[test]
+fn ports_of_interfaces_keep_their_dollar_names() {
+    let spec = parse_ports(BUNDLE_V, "bundle_demo").unwrap();
+    let names: Vec<_> = spec.ports.iter().map(|p| (p.name.as_str(), p.cpp_name())).collect();
+    assert_eq!(
+        names,
+        vec![
+            ("s$a", "s__024a".to_string()),
+            ("s$b", "s__024b".to_string()),
+            ("m$sum", "m__024sum".to_string())
+        ]
+    );
+    if verilated::skip_without_verilator("the binding") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mrc-verilated-bundle-{}", std::process::id()));
+    let opts = BuildOptions {
+        quick_compile: true,
+        ..BuildOptions::default()
+    };
+    let built = build(BUNDLE_V, "bundle_demo", &opts, &dir).unwrap();
+    let mut m = Model::load(&built).unwrap();
+    let (a, b, sum) = (m.port("s$a").unwrap(), m.port("s$b").unwrap(), m.port("m$sum").unwrap());
+    m.set(a, 200);
+    m.set(b, 100);
+    m.step_n(2);
+    assert_eq!(m.get(sum), 300);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn steps_wide_ports_and_caches_builds() {
     if verilated::skip_without_verilator("the binding") {
@@ -60,6 +101,7 @@ fn steps_wide_ports_and_caches_builds() {
     let opts = BuildOptions {
         trace: true,
         coverage: true,
+        quick_compile: false,
     };
     let built = build(V, "wide_demo", &opts, &dir).unwrap();
     let t = std::time::Instant::now();

@@ -123,7 +123,7 @@ pub const WIDEN_WAIVERS: &[WidenWaiver] = &[
                  (cnt_rd_zero_len) before they are queued, so h_nout is 1..=1024 and h_nout - 1 never borrows",
     },
     WidenWaiver {
-        statement: "cnt_wr_bad_last = dma_wr_last != (w_cnt$q == (w_nout$q - 32'h1));",
+        statement: "cnt_wr_bad_last = dma_wr$beat$last != (w_cnt$q == (w_nout$q - 32'h1));",
         reason: "dma_axi: w_nout is (len + 63) >> 6 of a request's 16-bit length, and zero-length requests are dropped \
                  (cnt_wr_zero_len) before w_nout is loaded, so w_nout is 1..=1024 and w_nout - 1 never borrows",
     },

@@ -71,43 +71,6 @@ pub struct TailWord {
     pub acked: Bit,
 }
 
-/// The per-QP config row (table `CFG_TABLE_QP`), as written by the host:
-/// stored whole in the config RAM.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct QpConfigWord {
-    /// Base RTO, ns.
-    pub rto: Bits<32>,
-    /// Stall-rule allowance, ns (0: rule off).
-    pub allowance: Bits<32>,
-    /// Per-EV reorder allowance, in sequences.
-    pub reorder: Bits<16>,
-    /// Timeouts with a linear backoff before the exponential one.
-    pub retry_linear: Bits<3>,
-    /// Exponential retries (`RETRY_INFINITE`: no limit).
-    pub retry_exp: Bits<5>,
-    /// Tail-check age, ns (0: no tail check).
-    pub stall_age: Bits<32>,
-}
-
-/// The config row's width: the low bits of `cfg_data`.
-pub const QP_CONFIG_BITS: usize = 120;
-
-/// A config row as written on the config port (the fields at the offsets
-/// the struct gives them).
-impl From<Bits<QP_CONFIG_BITS>> for QpConfigWord {
-    fn from(row: Bits<QP_CONFIG_BITS>) -> Self {
-        let at = Self::default();
-        Self {
-            rto: row.get_bits::<32>(at.get_my_offset_rto()),
-            allowance: row.get_bits::<32>(at.get_my_offset_allowance()),
-            reorder: row.get_bits::<16>(at.get_my_offset_reorder()),
-            retry_linear: row.get_bits::<3>(at.get_my_offset_retry_linear()),
-            retry_exp: row.get_bits::<5>(at.get_my_offset_retry_exp()),
-            stall_age: row.get_bits::<32>(at.get_my_offset_stall_age()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,21 +82,5 @@ mod tests {
         assert_eq!(EvWord::BITS, 33);
         assert_eq!(QpWord::BITS, 128);
         assert_eq!(TailWord::BITS, 36);
-        assert_eq!(QpConfigWord::BITS, QP_CONFIG_BITS);
-    }
-
-    /// A config row decodes into the fields it was packed from.
-    #[test]
-    fn config_row_round_trip() {
-        let word = QpConfigWord {
-            rto: 0x1234_5678.into(),
-            allowance: 0x9abc_def0.into(),
-            reorder: 0x1357.into(),
-            retry_linear: 5.into(),
-            retry_exp: 25.into(),
-            stall_age: 0x0246_8ace.into(),
-        };
-        let row: Bits<QP_CONFIG_BITS> = word.into();
-        assert_eq!(QpConfigWord::from(row), word);
     }
 }
