@@ -134,9 +134,11 @@ impl<M: DmaMemory> Nic<M> {
         })
     }
 
-    /// Start dumping an FST waveform (the model must be built with trace).
+    /// Start dumping an FST waveform (the model must be built with trace),
+    /// its time axis in the core's time (3,093 ps a cycle in the file; the
+    /// core's cycle is 3,093.75 ps).
     pub fn trace(&mut self, path: &Path) -> Result<(), VerilatedError> {
-        self.model.trace(path)
+        self.model.trace_clocked(path, crate::fabric::cycles_to_ps(1000) / 1000)
     }
 
     /// One clock cycle of everything.

@@ -272,6 +272,11 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         b
     };
     bar.set_message("building the Verilator model of mrc_core");
+    if cfg.trace.is_some() && !args.json {
+        // A traced model is a build of its own (not the cached untraced
+        // one): say so even without a terminal for the progress bar.
+        eprintln!("mrc cosim: --trace needs the model built with waveform support (a first build takes about 95 s; later runs reuse it)");
+    }
     let built = cosim::nic::build_core(&BuildOptions {
         trace: cfg.trace.is_some(),
         ..BuildOptions::default()

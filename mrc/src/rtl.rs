@@ -121,6 +121,7 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
         RtlCmd::Synth { out, block } => {
             let blocks = emit(out, true, block)?;
             println!("yosys: {}", flow::synth_script(&out.join("<block>.v"), "<block>"));
+            announce_synth(&blocks.iter().map(|b| b.name).collect::<Vec<_>>());
             let stats = flow::synth(out, &blocks)?;
             print!("{}", flow::report_markdown(&stats));
             let (j, m) = flow::write_report(out, &stats)?;
@@ -135,6 +136,21 @@ pub fn run(args: &RtlArgs) -> Result<(), RtlError> {
         } => budget(board, out, from.as_deref(), block)?,
     }
     Ok(())
+}
+
+/// Say on stderr that Yosys is starting, and how long the whole core
+/// takes: the run prints nothing until it ends.
+fn announce_synth(blocks: &[&str]) {
+    let core = blocks.contains(&"mrc_core");
+    eprintln!(
+        "mrc rtl: synthesising {} with Yosys{}",
+        blocks.join(", "),
+        if core {
+            " (mrc_core alone takes about 10 CPU minutes, one thread)"
+        } else {
+            ""
+        }
+    );
 }
 
 fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(), RtlError> {
@@ -155,6 +171,8 @@ fn budget(board: &str, out: &Path, from: Option<&Path>, block: &str) -> Result<(
         None => {
             let blocks = emit(out, true, &[block.to_string()])?;
             println!("yosys: {}", flow::synth_script(&out.join(format!("{block}.v")), block));
+            announce_synth(&[block]);
+            eprintln!("mrc rtl budget: (`--from DIR/synth.json` reuses the report of an earlier `mrc rtl synth`)");
             flow::synth(out, &blocks)?
         }
     };

@@ -532,10 +532,11 @@ fn write_outputs(
         .map(|(t, o)| {
             (
                 name(*t).to_uppercase(),
+                // An unfinished flow is +inf: the curve stops at the
+                // completed share instead of reaching 1.
                 o.flows
                     .iter()
-                    .filter_map(|f| f.fct_ps)
-                    .map(|p| p as f64 / 1e6)
+                    .map(|f| f.fct_ps.map_or(f64::INFINITY, |p| p as f64 / 1e6))
                     .collect(),
             )
         })
@@ -592,6 +593,38 @@ fn failure_reason(t: Transport, out: &RunOutput, time_limit: Duration) -> Option
     })
 }
 
+/// The run's settings as `--json` records them (times in us, sizes in
+/// bytes, as the summary).
+fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Value {
+    let value_name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| v().map(|p| p.get_name().to_string());
+    let us = |d: Duration| d.as_ps() as f64 / 1e6;
+    serde_json::json!({
+        "topology": topo.description,
+        "topo_file": a.topo.as_ref().map(|p| p.display().to_string()),
+        "hosts": topo.n_hosts,
+        "planes": a.planes,
+        "tm_file": a.tm.as_ref().map(|p| p.display().to_string()),
+        "traffic": if a.tm.is_some() { None } else { value_name(&|| a.traffic.to_possible_value()) },
+        "size_bytes": if a.tm.is_some() { None } else { Some(a.size) },
+        "incast_senders": a.incast_senders,
+        "flows": n_flows,
+        "transport": value_name(&|| a.transport.to_possible_value()),
+        "evs": a.evs,
+        "ecmp": value_name(&|| a.ecmp.to_possible_value()),
+        "weighted_spray": a.weighted_spray,
+        "mtu_bytes": a.mtu,
+        "buffer_bytes": a.buffer,
+        "ecn": a.ecn,
+        "trim": !a.no_trim,
+        "faults": a.faults,
+        "reroute_after_us": a.reroute_after.map(us),
+        "timeout_exp": a.timeout_exp,
+        "retry_exp": a.retry_exp,
+        "seed": a.seed,
+        "time_limit_us": us(a.time_limit),
+    })
+}
+
 /// Run `mrc sim`; returns whether every flow completed without QP error.
 pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     if let Some(dir) = &a.out {
@@ -612,6 +645,7 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         SimTransport::Both => &[Transport::Mrc, Transport::Rc],
     };
     let mut results = Vec::new();
+    let mut runs_json = Vec::new();
     let mut all_ok = true;
     for &t in transports {
         let (out, wall) = run_one(a, &topo, &flows, t)?;
@@ -625,10 +659,12 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         });
         if a.json {
             let ring = ring.map(|(took, ideal)| serde_json::json!({ "completion_us": took, "ideal_us": ideal }));
-            println!(
-                "{}",
-                serde_json::json!({ "transport": name(t), "summary": out.summary, "ring_allreduce": ring, "wall_s": if a.bench { Some(wall) } else { None } })
-            );
+            runs_json.push(serde_json::json!({
+                "transport": name(t),
+                "summary": out.summary,
+                "ring_allreduce": ring,
+                "wall_s": wall,
+            }));
         } else {
             print_summary(t, &out, wall, gbps);
             if let Some((took, ideal)) = ring {
@@ -646,9 +682,21 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         }
         results.push((t, out));
     }
+    if a.json {
+        // One document whatever the transports: the run's settings, then
+        // one entry per transport.
+        let mut doc = serde_json::json!({ "settings": settings_json(a, &topo, flows.len()), "runs": runs_json });
+        if a.bench {
+            doc["peak_rss_bytes"] = serde_json::json!(sim::fabric::run::peak_rss_bytes());
+        }
+        println!("{doc}");
+    }
     if a.bench {
-        let rss = sim::fabric::run::peak_rss_bytes().map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
-        println!("bench: peak RSS {rss} (whole process, including the topology and every run above)");
+        if !a.json {
+            let rss =
+                sim::fabric::run::peak_rss_bytes().map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
+            println!("bench: peak RSS {rss} (whole process, including the topology and every run above)");
+        }
         return Ok(all_ok);
     }
     if let Some(dir) = &a.out {

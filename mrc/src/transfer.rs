@@ -226,7 +226,10 @@ fn write_pcap(path: &PathBuf, report: &Report, ipv4: bool) -> std::io::Result<()
     let a2b = if ipv4 { Encap::test_v4() } else { Encap::test_v6() };
     let b2a = a2b.reversed();
     let mut frame = Vec::with_capacity(10_000);
-    for c in &report.captured {
+    // In time order across both directions (each direction already is).
+    let mut captured: Vec<_> = report.captured.iter().collect();
+    captured.sort_by_key(|c| c.at);
+    for c in captured {
         frame.clear();
         let encap = if c.dir == Dir::AtoB { &a2b } else { &b2a };
         emit_frame(&c.pkt, encap, &mut frame);

@@ -249,9 +249,18 @@ fn sim_reads_htsim_files_and_is_deterministic() {
         String::from_utf8(out.stdout).unwrap()
     };
     let a = run();
-    assert_eq!(a, run(), "same seed, same summary");
-    let v: serde_json::Value = serde_json::from_str(a.lines().next().unwrap()).unwrap();
-    assert_eq!(v["summary"]["flows_completed"], 128);
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let w: serde_json::Value = serde_json::from_str(&run()).unwrap();
+    // Everything but the wall time is the same.
+    assert_eq!(
+        v["runs"][0]["summary"], w["runs"][0]["summary"],
+        "same seed, same summary"
+    );
+    assert_eq!(v["settings"], w["settings"]);
+    assert!(v["runs"][0]["wall_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["runs"][0]["summary"]["flows_completed"], 128);
+    assert_eq!(v["settings"]["evs"], 32);
+    assert_eq!(v["settings"]["seed"], 3);
 }
 
 #[test]
@@ -647,4 +656,35 @@ fn sim_says_why_it_fails() {
         err.starts_with("mrc sim: RC: ") && err.contains("of 16 flows did not complete"),
         "{err}"
     );
+}
+
+/// `--json` prints one JSON document whatever the transports (two
+/// documents, one per transport, are not JSON), with the run's settings.
+#[test]
+fn sim_json_is_one_document_with_its_settings() {
+    let out = mrc()
+        .args([
+            "sim",
+            "--json",
+            "--hosts",
+            "16",
+            "--tiers",
+            "2",
+            "--size",
+            "64KiB",
+            "--transport",
+            "both",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not one JSON document ({e}): {text}"));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["transport"], "mrc");
+    assert_eq!(runs[1]["transport"], "rc");
+    assert_eq!(v["settings"]["hosts"], 16);
+    assert_eq!(v["settings"]["transport"], "both");
+    assert_eq!(v["settings"]["size_bytes"], 65536);
 }

@@ -247,9 +247,12 @@ pub enum Dir {
     BtoA,
 }
 
-/// A captured packet (as sent, before the link acted on it).
+/// A captured packet, as sent, before the link acted on it (loss,
+/// duplication, corruption are the link's).
 #[derive(Clone, Debug)]
 pub struct Captured {
+    /// When its first bit goes on the wire: after the packets queued ahead
+    /// of it on the link (with a line rate) have been serialised.
     pub at: Instant,
     pub dir: Dir,
     pub pkt: RocePacket,
@@ -596,21 +599,22 @@ impl<'a> Runner<'a> {
             Side::A => (0, Side::B, Dir::AtoB),
             Side::B => (1, Side::A, Dir::BtoA),
         };
-        if self.sc.capture {
-            self.captured.push(Captured {
-                at: self.now,
-                dir,
-                pkt: pkt.clone(),
-            });
-        }
         let now = self.now;
         let link = &mut self.links[li];
         link.stats.sent += 1;
         let mut depart = now;
+        let mut on_wire = now;
         if let Some(g) = link.cfg.line_rate_gbps {
-            let start = link.free_at.max(now);
-            depart = start + Duration::serialisation(pkt.payload.len() as u64 + WIRE_OVERHEAD, g);
+            on_wire = link.free_at.max(now);
+            depart = on_wire + Duration::serialisation(pkt.payload.len() as u64 + WIRE_OVERHEAD, g);
             link.free_at = depart;
+        }
+        if self.sc.capture {
+            self.captured.push(Captured {
+                at: on_wire,
+                dir,
+                pkt: pkt.clone(),
+            });
         }
         if link.holes.iter().any(|&(v, t)| v == pkt.ev && depart >= t) {
             link.stats.blackholed += 1;

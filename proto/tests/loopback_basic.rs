@@ -1,6 +1,6 @@
 //! The loopback harness end to end: loss-free and lossy MRC transfers.
 
-use proto::loopback::{EvMatch, Scenario};
+use proto::loopback::{Dir, EvMatch, Scenario};
 use proto::model::{QpState, Transport};
 use proto::time::{Duration, Instant};
 
@@ -44,6 +44,13 @@ fn capture_records_packets() {
     let r = sc.run();
     assert!(r.ok);
     assert_eq!(r.captured.len() as u64, r.packets);
+    // Stamped when each goes on the wire: one direction's packets queue
+    // behind each other on the link, so no two share a time (they did
+    // when stamped at posting: a message's packets all at once).
+    for dir in [Dir::AtoB, Dir::BtoA] {
+        let times: Vec<_> = r.captured.iter().filter(|c| c.dir == dir).map(|c| c.at).collect();
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{dir:?}: {times:?}");
+    }
     let json = serde_json::to_string(&r).unwrap();
     assert!(json.contains("goodput_gbps"));
 }

@@ -498,11 +498,11 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
     }
     let _ = writeln!(
         s,
-        "struct H {{ VerilatedContext* ctx; V{t}* top; void* tfp; uint64_t time; }};"
+        "struct H {{ VerilatedContext* ctx; V{t}* top; void* tfp; uint64_t time; uint64_t half; }};"
     );
     let _ = writeln!(
         s,
-        "extern \"C\" void* mrc_v_new() {{ H* h = new H; h->ctx = new VerilatedContext; h->top = new V{t}(h->ctx, \"TOP\"); h->tfp = nullptr; h->time = 0; h->top->clock = 0; h->top->eval(); return h; }}"
+        "extern \"C\" void* mrc_v_new() {{ H* h = new H; h->ctx = new VerilatedContext; h->top = new V{t}(h->ctx, \"TOP\"); h->tfp = nullptr; h->time = 0; h->half = 1; h->top->clock = 0; h->top->eval(); return h; }}"
     );
     let close_trace = if opts.trace {
         "if (h->tfp) { ((VerilatedFstC*)h->tfp)->close(); delete (VerilatedFstC*)h->tfp; }"
@@ -565,23 +565,23 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
             String::new()
         }
     };
-    let (d0, d1) = (dump(""), dump(" + 1"));
+    let (d0, d1) = (dump(""), dump(" + h->half"));
     let _ = writeln!(
         s,
-        "extern \"C\" void mrc_v_step(void* p, const uint32_t* in, uint32_t* out, uint64_t n) {{\n  H* h = (H*)p;\n  put_in(h, in);\n  for (uint64_t k = 0; k < n; k++) {{\n    h->top->clock = 0; h->top->eval(); {d0}\n    if (k + 1 == n) get_out(h, out);\n    h->top->clock = 1; h->top->eval(); {d1}\n    h->time += 2;\n  }}\n}}"
+        "extern \"C\" void mrc_v_step(void* p, const uint32_t* in, uint32_t* out, uint64_t n) {{\n  H* h = (H*)p;\n  put_in(h, in);\n  for (uint64_t k = 0; k < n; k++) {{\n    h->top->clock = 0; h->top->eval(); {d0}\n    if (k + 1 == n) get_out(h, out);\n    h->top->clock = 1; h->top->eval(); {d1}\n    h->time += 2 * h->half;\n  }}\n}}"
     );
     // The reference for the binding's overhead: a plain C++ loop that
     // only toggles the clock and evaluates (inputs stay as last applied).
     let _ = writeln!(
         s,
-        "extern \"C\" void mrc_v_native_loop(void* p, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * n;\n}}"
+        "extern \"C\" void mrc_v_native_loop(void* p, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * h->half * n;\n}}"
     );
     // The same, replaying a recorded input trace (`n` cycles of `in_words`
     // words each): the same model activity as the run that recorded it,
     // with no per-cycle FFI or testbench work.
     let _ = writeln!(
         s,
-        "extern \"C\" void mrc_v_native_replay(void* p, const uint32_t* trace, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ put_in(h, trace + k * {}); h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * n;\n}}",
+        "extern \"C\" void mrc_v_native_replay(void* p, const uint32_t* trace, uint64_t n) {{\n  H* h = (H*)p;\n  for (uint64_t k = 0; k < n; k++) {{ put_in(h, trace + k * {}); h->top->clock = 0; h->top->eval(); h->top->clock = 1; h->top->eval(); }}\n  h->time += 2 * h->half * n;\n}}",
         spec.in_words.max(1)
     );
     let _ = writeln!(
@@ -591,7 +591,7 @@ fn shim(spec: &ModelSpec, opts: &BuildOptions) -> String {
     if opts.trace {
         let _ = writeln!(
             s,
-            "extern \"C\" int mrc_v_trace(void* p, const char* path) {{ H* h = (H*)p; if (h->tfp) return 1; h->ctx->traceEverOn(true); VerilatedFstC* t = new VerilatedFstC; h->top->trace(t, 99); t->open(path); h->tfp = t; return 0; }}"
+            "extern \"C\" int mrc_v_trace(void* p, const char* path, uint64_t half) {{ H* h = (H*)p; if (h->tfp) return 1; h->half = half; h->ctx->traceEverOn(true); VerilatedFstC* t = new VerilatedFstC; h->top->trace(t, 99); t->open(path); h->tfp = t; return 0; }}"
         );
     }
     if opts.coverage {
@@ -729,7 +729,7 @@ type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u64);
 type SettleFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
 type NativeLoopFn = unsafe extern "C" fn(*mut c_void, u64);
 type NativeReplayFn = unsafe extern "C" fn(*mut c_void, *const u32, u64);
-type TraceFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
+type TraceFn = unsafe extern "C" fn(*mut c_void, *const c_char, u64) -> i32;
 type CoverageFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 
 /// Index of a port in [`ModelSpec::ports`] (look it up once with
@@ -996,15 +996,25 @@ impl Model {
         self.cycles += n;
     }
 
-    /// Start dumping an FST waveform to `path` (needs `BuildOptions::trace`).
+    /// Start dumping an FST waveform to `path` (needs `BuildOptions::trace`),
+    /// one time unit (1 ps in the file) per clock edge: see
+    /// [`Model::trace_clocked`] for a real time axis.
     pub fn trace(&mut self, path: &Path) -> Result<(), VerilatedError> {
+        self.trace_clocked(path, 2)
+    }
+
+    /// Start dumping an FST waveform to `path` with a clock of
+    /// `period_ps` picoseconds: the waveform's time axis (in ps) is then
+    /// the design's (the cycle count times the period). The model's time
+    /// runs at that rate from here on.
+    pub fn trace_clocked(&mut self, path: &Path, period_ps: u64) -> Result<(), VerilatedError> {
         let f = self.trace.ok_or(VerilatedError::NotBuiltWith("trace"))?;
         let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| VerilatedError::Io {
             path: path.into(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in path"),
         })?;
         // SAFETY: a NUL-terminated path; the shim copies it.
-        unsafe { f(self.handle, c.as_ptr()) };
+        unsafe { f(self.handle, c.as_ptr(), (period_ps / 2).max(1)) };
         Ok(())
     }
 
@@ -1038,10 +1048,7 @@ mod tests {
     #[test]
     fn cache_dir_follows_the_environment_not_only_the_build_path() {
         let gone = Path::new("/nonexistent/workspace/target");
-        assert_eq!(
-            cache_dir_from(Some("/c".into()), gone, None, None),
-            PathBuf::from("/c")
-        );
+        assert_eq!(cache_dir_from(Some("/c".into()), gone, None, None), PathBuf::from("/c"));
         let here = std::env::temp_dir();
         assert_eq!(cache_dir_from(None, &here, None, None), here.join("verilated"));
         assert_eq!(
@@ -1052,7 +1059,10 @@ mod tests {
             cache_dir_from(None, gone, None, Some("/home/u".into())),
             PathBuf::from("/home/u/.cache/mrc/verilated")
         );
-        assert_eq!(cache_dir_from(None, gone, None, None), std::env::temp_dir().join("mrc-verilated"));
+        assert_eq!(
+            cache_dir_from(None, gone, None, None),
+            std::env::temp_dir().join("mrc-verilated")
+        );
     }
 
     /// A `$MRC_VERILATOR` that names nothing is reported as that path.
@@ -1063,7 +1073,10 @@ mod tests {
         assert!(matches!(e, VerilatedError::OverrideMissing { .. }), "{text}");
         assert!(text.contains("/nonexistent/verilator"), "{text}");
         // Without the variable, or for another tool: missing from PATH.
-        assert!(matches!(missing_with("verilator", None), VerilatedError::ToolMissing { .. }));
+        assert!(matches!(
+            missing_with("verilator", None),
+            VerilatedError::ToolMissing { .. }
+        ));
         assert!(matches!(
             missing_with("yosys", Some("/x".into())),
             VerilatedError::ToolMissing { tool: "yosys" }

@@ -215,8 +215,11 @@ fn fmt_log_tick(v: &f64) -> String {
 struct CdfLine {
     label: String,
     steps: Vec<(f64, f64)>,
+    /// Infinite when that share of the flows never completed.
     p50: f64,
     p99: f64,
+    /// Flows that never completed (`f64::INFINITY` in the input).
+    unfinished: usize,
 }
 
 fn cdf_lines(series: &[(String, Vec<f64>)], log_x: bool) -> Vec<Option<CdfLine>> {
@@ -233,6 +236,10 @@ fn cdf_lines(series: &[(String, Vec<f64>)], log_x: bool) -> Vec<Option<CdfLine>>
             }
             v.sort_by(f64::total_cmp);
             let n = v.len();
+            // A flow that never completed counts in the total: the curve
+            // then tops out below 1 (at the completed share).
+            let unfinished = values.iter().filter(|x| **x == f64::INFINITY).count();
+            let total = n + unfinished;
             // Step function through (x_i, i/n) -> (x_i, (i+1)/n); thinned to
             // the first and CDF_MAX_STEPS evenly spaced ranks (the last included)
             // for big inputs: 0.1% resolution in y, p50/p99 computed exactly.
@@ -249,18 +256,24 @@ fn cdf_lines(series: &[(String, Vec<f64>)], log_x: bool) -> Vec<Option<CdfLine>>
             let mut steps = Vec::with_capacity(2 * ranks.len());
             let mut prev_y = 0.0;
             for &i in &ranks {
-                let y = (i + 1) as f64 / n as f64;
+                let y = (i + 1) as f64 / total as f64;
                 if stairs || steps.is_empty() {
                     steps.push((v[i], prev_y));
                 }
                 steps.push((v[i], y));
                 prev_y = y;
             }
+            let with_unfinished: Vec<f64> = v
+                .iter()
+                .copied()
+                .chain(std::iter::repeat_n(f64::INFINITY, unfinished))
+                .collect();
             Some(CdfLine {
                 label: label.clone(),
-                p50: percentile(&v, 0.50),
-                p99: percentile(&v, 0.99),
+                p50: percentile(&with_unfinished, 0.50),
+                p99: percentile(&with_unfinished, 0.99),
                 steps,
+                unfinished,
             })
         })
         .collect()
@@ -310,10 +323,25 @@ macro_rules! draw_cdf {
         }
         for (i, l) in $lines.iter().enumerate() {
             let c = colour(i);
+            let pct = |v: f64| {
+                if v.is_finite() {
+                    format!("{} µs", fmt_num(v))
+                } else {
+                    "not reached".to_string()
+                }
+            };
             let label = if l.steps.is_empty() {
                 format!("{}  (no data)", l.label)
+            } else if l.unfinished > 0 {
+                format!(
+                    "{}  (p50 {}, p99 {}; {} unfinished)",
+                    l.label,
+                    pct(l.p50),
+                    pct(l.p99),
+                    l.unfinished
+                )
             } else {
-                format!("{}  (p50 {} µs, p99 {} µs)", l.label, fmt_num(l.p50), fmt_num(l.p99))
+                format!("{}  (p50 {}, p99 {})", l.label, pct(l.p50), pct(l.p99))
             };
             chart
                 .draw_series(LineSeries::new(l.steps.iter().copied(), c.stroke_width(3)))
@@ -322,10 +350,12 @@ macro_rules! draw_cdf {
                 .legend(move |(x, y)| PathElement::new(vec![(x - 4, y), (x + 16, y)], c.stroke_width(3)));
             if !l.steps.is_empty() {
                 chart
-                    .draw_series([
-                        Circle::new((l.p50, 0.5), 6, c.filled()),
-                        Circle::new((l.p99, 0.99), 6, c.filled()),
-                    ])
+                    .draw_series(
+                        [(l.p50, 0.5), (l.p99, 0.99)]
+                            .into_iter()
+                            .filter(|(x, _)| x.is_finite())
+                            .map(|p| Circle::new(p, 6, c.filled())),
+                    )
                     .map_err(draw_err)?;
             }
         }
@@ -346,7 +376,10 @@ macro_rules! draw_cdf {
 /// Empirical CDF of flow completion times (µs), one line per series (e.g.
 /// "MRC 128 EVs", "RC 1 path"). Writes `<stem>.png` and `<stem>.svg` and
 /// returns both paths (PNG first). `log_x` puts the time axis on a log
-/// scale (values <= 0 are then dropped). Each line's p50 and p99 are marked
+/// scale (values <= 0 are then dropped). `f64::INFINITY` is a flow that
+/// never completed: it counts in its series' total, so that curve ends at
+/// the completed share, below 1, and a percentile past it reads "not
+/// reached" (NaN and -inf are dropped). Each line's p50 and p99 are marked
 /// with a dot on the curve, dashed guides at 0.5 and 0.99, and the values in
 /// the legend. Errors: [`PlotError::NoData`] when no series has a usable
 /// value (nothing is written).
@@ -377,6 +410,7 @@ pub fn fct_cdf(
                 steps: Vec::new(),
                 p50: f64::NAN,
                 p99: f64::NAN,
+                unfinished: 0,
             })
         })
         .collect();
@@ -646,4 +680,26 @@ pub fn goodput_timeline(
     )?;
     check_written(&svg)?;
     Ok(vec![png, svg])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flow that never completed keeps the curve below 1: 3 of 4 done
+    /// tops out at 0.75, and p99 is not reached.
+    #[test]
+    fn unfinished_flows_keep_the_cdf_below_one() {
+        let series = vec![("x".to_string(), vec![3.0, 1.0, f64::INFINITY, 2.0])];
+        let line = cdf_lines(&series, false).remove(0).unwrap();
+        let top = line.steps.iter().map(|s| s.1).fold(0.0, f64::max);
+        assert_eq!(top, 0.75);
+        assert_eq!(line.unfinished, 1);
+        assert_eq!(line.p50, 2.0);
+        assert!(line.p99.is_infinite());
+        // All done: the curve reaches 1.
+        let done = vec![("y".to_string(), vec![3.0, 1.0, 2.0])];
+        let line = cdf_lines(&done, false).remove(0).unwrap();
+        assert_eq!(line.steps.last().unwrap().1, 1.0);
+    }
 }
