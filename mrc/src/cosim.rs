@@ -41,9 +41,10 @@ pub struct CosimArgs {
     /// Percent of the messages that are WRITE-with-immediate.
     #[arg(long, default_value_t = 33)]
     pub imm_pct: u32,
-    /// log2 of the MTU (8..=13).
-    #[arg(long, default_value_t = 10)]
-    pub log2_mtu: u8,
+    /// Payload bytes per packet: a power of two, 256..=8192 (the RTL's
+    /// send context holds its log2), as `transfer`, `sim` and `perf`.
+    #[arg(long, default_value_t = 1024)]
+    pub mtu: u32,
     /// One-way base delay of every path.
     #[arg(long, value_parser = parse_duration, default_value = "1us")]
     pub delay: Duration,
@@ -108,7 +109,7 @@ fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
 pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     let usage = |s: &str| Err(CosimError::Usage(s.to_string()));
     if args.evs == 0 || args.evs > 128 {
-        return usage("--evs must be 1..=128");
+        return usage("--evs must be 1..=128 (the hardware's EV table holds 128 per QP)");
     }
     if !(0.0..1.0).contains(&args.loss) {
         return usage("--loss must be in [0, 1)");
@@ -122,8 +123,8 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     if args.imm_pct > 100 {
         return usage("--imm-pct must be <= 100");
     }
-    if !(8..=13).contains(&args.log2_mtu) {
-        return usage("--log2-mtu must be 8..=13");
+    if !args.mtu.is_power_of_two() || !(256..=8192).contains(&args.mtu) {
+        return usage("--mtu must be a power of two in 256..=8192 (the hardware's MTU is a power of two)");
     }
     if args.timeout_exp > 20 {
         return usage("--timeout-exp must be <= 20 (the hardware's RTO is 32-bit ns)");
@@ -136,7 +137,7 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     }
     let messages = random_messages(args.seed, args.messages, args.max_size as u32, args.imm_pct);
     let mut cfg = SystemConfig::new(args.evs, messages, args.seed);
-    cfg.log2_mtu = args.log2_mtu;
+    cfg.log2_mtu = args.mtu.trailing_zeros() as u8;
     cfg.ack_timeout_exp = args.timeout_exp;
     cfg.cycle_limit = args.cycle_limit;
     // The stall rule as the model derives it: max(2 us, 2 x base RTT).

@@ -186,10 +186,10 @@ fn check(a: &PerfArgs) -> Result<(), PerfError> {
         return usage("--qps must be 1..=64 (two QPs per pair on one card)");
     }
     if a.evs == 0 || a.evs > 128 {
-        return usage("--evs must be 1..=128");
+        return usage("--evs must be 1..=128 (the hardware's EV table holds 128 per QP)");
     }
     if !a.mtu.is_power_of_two() || !(256..=8192).contains(&a.mtu) {
-        return usage("--mtu must be a power of two in 256..=8192");
+        return usage("--mtu must be a power of two in 256..=8192 (the hardware's MTU is a power of two)");
     }
     if a.fail_ev.len() > 4 {
         return usage("at most 4 --fail-ev (the fault-injection stage has 4 EV matches)");

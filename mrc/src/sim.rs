@@ -382,7 +382,10 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
 fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfig, SimCliError> {
     let mut c = SimConfig::new(transport);
     if a.evs == 0 || a.evs > proto::model::ev::MAX_EVS {
-        return usage(format!("--evs must be 1..={}", proto::model::ev::MAX_EVS));
+        return usage(format!(
+            "--evs must be 1..={} (the golden model's EV set per QP)",
+            proto::model::ev::MAX_EVS
+        ));
     }
     if !(proto::model::MIN_MTU..=proto::model::MAX_MTU).contains(&a.mtu) {
         return usage("--mtu must be 256..=9000");

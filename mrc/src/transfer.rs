@@ -135,7 +135,10 @@ pub enum TransferError {
 fn check(args: &TransferArgs) -> Result<(), TransferError> {
     let usage = |s: String| Err(TransferError::Usage(s));
     if args.evs == 0 || args.evs > proto::model::ev::MAX_EVS {
-        return usage(format!("--evs must be 1..={}", proto::model::ev::MAX_EVS));
+        return usage(format!(
+            "--evs must be 1..={} (the golden model's EV set per QP)",
+            proto::model::ev::MAX_EVS
+        ));
     }
     for p in [args.loss, args.duplicate, args.corrupt] {
         if !(0.0..1.0).contains(&p) {
