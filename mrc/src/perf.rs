@@ -67,19 +67,23 @@ pub struct PerfArgs {
     /// Fabric: random loss probability per frame, both directions.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
-    /// Bytes per WRITE (e.g. 4096, 64KiB).
-    #[arg(long, value_parser = parse_size, default_value = "4KiB")]
+    /// Bytes per WRITE (e.g. 4096, 64KiB); with `-a`, the largest size.
+    #[arg(short = 's', long, value_parser = parse_size, default_value = "4KiB")]
     pub size: u64,
+    /// All sizes (perftest's `-a`): 2 bytes, doubling, up to `--size`, one
+    /// run and one row each.
+    #[arg(short = 'a', long)]
+    pub all: bool,
     /// WRITEs per QP.
-    #[arg(long, default_value_t = 100)]
+    #[arg(short = 'n', long, default_value_t = 100)]
     pub iters: u32,
     /// WRITEs outstanding per QP (bw mode; lat uses 1). The core's
     /// retransmit table holds 4 messages per QP, and a path failure with
     /// more than about 64 PSNs in flight stalls the RTL (docs/driver.md).
-    #[arg(long, default_value_t = 4)]
+    #[arg(short = 't', long, default_value_t = 4)]
     pub tx_depth: u32,
     /// QP pairs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(short = 'q', long, default_value_t = 1)]
     pub qps: u32,
     /// EVs per QP.
     #[arg(long, default_value_t = 8)]
@@ -90,7 +94,7 @@ pub struct PerfArgs {
     #[arg(long = "fail-ev", value_parser = parse_ev_failure)]
     pub fail_ev: Vec<(u16, proto::Instant)>,
     /// Path MTU in bytes (256..8192, a power of two).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(short = 'm', long, default_value_t = 1024)]
     pub mtu: u32,
     /// DMA read latency of the host (PCIe + memory), simulated.
     #[arg(long, value_parser = parse_duration, default_value = "500ns")]
@@ -100,6 +104,10 @@ pub struct PerfArgs {
     pub time_limit: proto::time::Duration,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Bandwidth in Gb/s in the perftest table (perftest's
+    /// `--report_gbits`; its default, and ours, is MB/s).
+    #[arg(long = "report_gbits", alias = "report-gbits")]
+    pub report_gbits: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -126,13 +134,16 @@ pub enum PerfError {
     Cq(#[from] driver::CqError),
 }
 
-/// Latency percentiles, simulated ns.
+/// Latency statistics, simulated ns.
 #[derive(Debug, Serialize)]
 pub struct Latency {
     pub p50_ns: f64,
     pub p99_ns: f64,
+    pub p999_ns: f64,
     pub max_ns: f64,
     pub min_ns: f64,
+    pub avg_ns: f64,
+    pub stdev_ns: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -175,6 +186,9 @@ fn check(a: &PerfArgs) -> Result<(), PerfError> {
     let usage = |s: &str| Err(PerfError::Usage(s.into()));
     if a.size == 0 || a.size > 1 << 31 {
         return usage("--size must be 1 B..=2 GiB");
+    }
+    if a.all && a.size < 2 {
+        return usage("-a runs sizes 2 B..=--size: --size must be >= 2");
     }
     if a.iters == 0 {
         return usage("--iters must be >= 1");
@@ -239,8 +253,45 @@ struct Flow {
 }
 
 /// Run `mrc perf`; whether every WRITE completed with its data in place.
+/// With `-a`, one run per size (2 bytes, doubling, up to `--size`), one
+/// row each in the perftest table (one JSON array with `--json`).
 pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     check(a)?;
+    let sizes: Vec<u64> = if a.all {
+        std::iter::successors(Some(2u64), |s| Some(s * 2))
+            .take_while(|s| *s <= a.size)
+            .collect()
+    } else {
+        vec![a.size]
+    };
+    let mut reports = Vec::new();
+    for (k, &size) in sizes.iter().enumerate() {
+        let report = run_size(a, size)?;
+        if !a.json {
+            if a.all {
+                if k == 0 {
+                    print_perftest_header(a);
+                }
+                print_perftest_row(a, &report);
+            } else {
+                print_report(a, &report);
+            }
+        }
+        reports.push(report);
+    }
+    if a.json {
+        let text = if a.all {
+            serde_json::to_string_pretty(&reports)
+        } else {
+            serde_json::to_string_pretty(&reports[0])
+        };
+        println!("{}", text.expect("report serialises"));
+    }
+    Ok(reports.iter().all(|r| r.ok))
+}
+
+/// One run of `size`-byte WRITEs.
+fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
     let depth = if a.mode == Mode::Lat { 1 } else { a.tx_depth };
     let built = cosim::nic::build_core(&verilated::BuildOptions::default())?;
@@ -298,9 +349,9 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let cq_log2 = ceil_log2(a.qps * depth * 2).clamp(6, 16);
     let mut cq_send = ctx_a.create_cq(cq_log2)?;
     let mut cq_recv = ctx_b.create_cq(6)?;
-    let src_buf = pd_a.alloc_buffer(a.size as usize)?;
-    let dst_buf = pd_b.alloc_buffer((a.size * u64::from(a.qps)) as usize)?;
-    let mut data = vec![0u8; a.size as usize];
+    let src_buf = pd_a.alloc_buffer(size as usize)?;
+    let dst_buf = pd_b.alloc_buffer((size * u64::from(a.qps)) as usize)?;
+    let mut data = vec![0u8; size as usize];
     let mut rng = tb::rng::Rng::new(a.seed);
     rng.fill(&mut data);
     src_buf.write(0, &data).map_err(driver::Error::from)?;
@@ -365,7 +416,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         qb.modify(QpTransition::Rts(rts(0)))?;
         flows.push(Flow {
             qp: qa,
-            dst_offset: u64::from(i) * a.size,
+            dst_offset: u64::from(i) * size,
             posted: 0,
             completed: 0,
             in_flight: Default::default(),
@@ -450,7 +501,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
                     wr_id: u64::from(f.posted),
                     local: &src,
                     local_offset: 0,
-                    len: a.size as u32,
+                    len: size as u32,
                     remote_va: dst.remote_va() + f.dst_offset,
                     rkey,
                     signaled: true,
@@ -493,7 +544,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     let cycles = dev.cycles() - t0;
     // Every destination holds the source bytes (the last WRITE of each
     // QP wrote them; all WRITEs carry the same bytes).
-    let mut got = vec![0u8; a.size as usize];
+    let mut got = vec![0u8; size as usize];
     let mut data_ok = errors.is_empty();
     for f in &flows {
         dst_buf
@@ -515,13 +566,21 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
     }
     let sim_ns = cycles_to_ns(last_done - t0);
     latencies.sort_by(f64::total_cmp);
-    let latency = (!latencies.is_empty()).then(|| Latency {
-        p50_ns: percentile(&latencies, 0.50),
-        p99_ns: percentile(&latencies, 0.99),
-        max_ns: *latencies.last().unwrap_or(&0.0),
-        min_ns: latencies[0],
+    let latency = (!latencies.is_empty()).then(|| {
+        let n = latencies.len() as f64;
+        let avg = latencies.iter().sum::<f64>() / n;
+        let var = latencies.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / n;
+        Latency {
+            p50_ns: percentile(&latencies, 0.50),
+            p99_ns: percentile(&latencies, 0.99),
+            p999_ns: percentile(&latencies, 0.999),
+            max_ns: *latencies.last().unwrap_or(&0.0),
+            min_ns: latencies[0],
+            avg_ns: avg,
+            stdev_ns: var.sqrt(),
+        }
     });
-    let bytes = completed * a.size;
+    let bytes = completed * size;
     let counter = |n: &str| ctx_a.counter(n).unwrap_or(0);
     let (blackholed, lost) = if fabric {
         fabric_drops(&dev)
@@ -536,7 +595,7 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         } else {
             "QP pairs of one card in loopback (fault_inject)"
         },
-        size: a.size,
+        size: size,
         iters: a.iters,
         tx_depth: depth,
         qps: a.qps,
@@ -566,12 +625,49 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
         errors,
     };
     drop(responders);
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
-    } else {
-        print_report(&report);
+    Ok(report)
+}
+
+/// perftest's column header (`ib_write_bw` / `ib_write_lat`).
+fn print_perftest_header(a: &PerfArgs) {
+    let unit = if a.report_gbits { "Gb/sec" } else { "MB/sec" };
+    match a.mode {
+        Mode::Bw => println!(
+            " #bytes     #iterations    BW average[{unit}]   MsgRate[Mpps]"
+        ),
+        Mode::Lat => println!(
+            " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]"
+        ),
     }
-    Ok(report.ok)
+}
+
+/// One row of perftest's table (simulated time). perftest's `BW peak`
+/// column is not printed: it is the best interval of a run, which a
+/// co-simulated run of a few hundred WRITEs does not have.
+fn print_perftest_row(a: &PerfArgs, r: &PerfReport) {
+    match (a.mode, &r.latency) {
+        (Mode::Lat, Some(l)) => println!(
+            " {:<6} {:<10}   {:<7.2}        {:<7.2}      {:<7.2}          {:<7.2}        {:<7.2}          {:<7.2}                {:<7.2}",
+            r.size,
+            r.completed,
+            l.min_ns / 1e3,
+            l.max_ns / 1e3,
+            l.p50_ns / 1e3,
+            l.avg_ns / 1e3,
+            l.stdev_ns / 1e3,
+            l.p99_ns / 1e3,
+            l.p999_ns / 1e3
+        ),
+        _ => {
+            // perftest's MB is 2^20 bytes.
+            let bw = if a.report_gbits {
+                r.bandwidth_gbps
+            } else {
+                r.bandwidth_gbps * 1e9 / 8.0 / f64::from(1u32 << 20)
+            };
+            println!(" {:<10} {:<10}       {:<10.2}           {:<10.6}", r.size, r.completed, bw, r.msg_rate_mps)
+        }
+    }
 }
 
 /// Frames the fabric blackholed and lost, both directions.
@@ -594,7 +690,7 @@ fn poll_one(cq: &mut CompletionQueue) -> Result<Option<(u32, CqStatus, u64)>, Pe
     Ok(cq.poll_cq()?.map(|wc| (wc.qp, wc.status, wc.wr_id)))
 }
 
-fn print_report(r: &PerfReport) {
+fn print_report(a: &PerfArgs, r: &PerfReport) {
     println!(
         "mrc perf: RDMA WRITE {} on the co-simulated RTL (verilated MrcCore, driver verbs API)",
         match r.mode {
@@ -640,6 +736,10 @@ fn print_report(r: &PerfReport) {
     for e in &r.errors {
         println!("error: {e}");
     }
+    println!();
+    print_perftest_header(a);
+    print_perftest_row(a, r);
+    println!();
     println!(
         "{}",
         if r.ok {

@@ -688,3 +688,54 @@ fn sim_json_is_one_document_with_its_settings() {
     assert_eq!(v["settings"]["transport"], "both");
     assert_eq!(v["settings"]["size_bytes"], 65536);
 }
+
+/// perftest's habits: `-a` sweeps 2 B up to `-s` (one report each), `-n`
+/// and `-q` set iterations and QPs, and the text output has perftest's
+/// columns, in MB/s unless `--report_gbits`.
+#[test]
+fn perf_takes_perftest_flags() {
+    if verilated::skip_without_verilator("mrc perf") {
+        return;
+    }
+    let (code, v) = json_perf(&[
+        "-a",
+        "-s",
+        "8",
+        "-n",
+        "2",
+        "-q",
+        "1",
+        "--endpoints",
+        "loopback",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(0), "{v:#}");
+    let sizes: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [2, 4, 8]);
+    assert!(v.as_array().unwrap().iter().all(|r| r["ok"] == true && r["iters"] == 2));
+    let out = mrc()
+        .args([
+            "perf",
+            "-s",
+            "64",
+            "-n",
+            "2",
+            "--endpoints",
+            "loopback",
+            "--quiet",
+            "--report_gbits",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]"),
+        "{text}"
+    );
+}
