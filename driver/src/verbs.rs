@@ -382,6 +382,17 @@ impl Context {
         );
     }
 
+    /// Loop the card's MAC TX back into its own RX (the fault-injection
+    /// stage's loopback, `regmap::fault_inject::CTRL_LOOPBACK`): QPs of one
+    /// card then talk to each other with no cable and no peer. The other
+    /// fault-injection controls are kept. Off after configuration.
+    pub fn set_mac_loopback(&self, on: bool) {
+        use regmap::fault_inject::{CTRL, CTRL_LOOPBACK};
+        let at = self.shared.info.fault_inject_base + u64::from(CTRL);
+        let ctrl = self.shared.dev.read32(at) & !CTRL_LOOPBACK;
+        self.shared.dev.write32(at, ctrl | if on { CTRL_LOOPBACK } else { 0 });
+    }
+
     /// Read a counter by its `regmap::COUNTERS` name.
     pub fn counter(&self, name: &str) -> Result<u32, Error> {
         let slot = regmap::COUNTERS

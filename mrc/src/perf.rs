@@ -446,7 +446,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
             }))
         });
     } else {
-        dev.write32(fib + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+        ctx_a.set_mac_loopback(true);
     }
 
     let total = u64::from(a.iters) * u64::from(a.qps);
