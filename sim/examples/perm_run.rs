@@ -8,14 +8,15 @@
 //! (htsim `.topo`); `--tm FILE` (htsim `.cm`; default: a permutation of
 //! `--size` bytes, as `mrc sim --traffic perm`); `--size BYTES` (default
 //! 2000000); `--evs N` (default 128); `--ecmp ev-path|hash` (default
-//! ev-path, as `mrc sim`); `--seed S` (default 1).
+//! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
+//! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records).
 //!
 //! Prints FCT p50 / p99 / max, mean goodput, events, wall time and peak RSS.
 
 use std::path::PathBuf;
 
 use proto::time::Duration;
-use sim::fabric::run::{bench, peak_rss_bytes};
+use sim::fabric::run::{peak_rss_bytes, run};
 use sim::fabric::topo::{TopoParams, Topology};
 use sim::fabric::traffic::{permutation, read_cm};
 use sim::fabric::{EcmpMode, SimConfig};
@@ -52,15 +53,24 @@ fn main() {
         Some("hash") => EcmpMode::Hash,
         Some(o) => panic!("--ecmp {o}: ev-path or hash"),
     };
+    if args.iter().any(|a| a == "--weighted-spray") {
+        cfg.spray = proto::model::ev::SprayPolicy::Weighted;
+    }
     eprintln!(
-        "{} | {} flows | {} EVs | {:?}",
+        "{} | {} flows | {} EVs | {:?} | {:?}",
         topo.description,
         flows.len(),
         cfg.n_evs,
-        cfg.ecmp
+        cfg.ecmp,
+        cfg.spray
     );
-    let r = bench(&topo, &cfg, &flows).expect("run");
-    let s = &r.summary;
+    let t0 = std::time::Instant::now();
+    let out = run(&topo, &cfg, &flows, None).expect("run");
+    let wall_s = t0.elapsed().as_secs_f64();
+    if let Some(f) = opt("--csv") {
+        sim::fabric::results::write_flows_csv(&PathBuf::from(f), &out.flows).expect("write CSV");
+    }
+    let s = &out.summary;
     println!("{}", serde_json::to_string(s).unwrap());
     println!(
         "FCT p50/p99/max {:.0} / {:.0} / {:.0} us | goodput {:.0}% | events {} | wall {:.2} s | peak RSS {:.0} MB",
@@ -68,8 +78,8 @@ fn main() {
         s.fct_p99_us.unwrap_or(f64::NAN),
         s.fct_max_us.unwrap_or(f64::NAN),
         s.mean_goodput_pct.unwrap_or(f64::NAN),
-        r.events,
-        r.wall_s,
+        s.events,
+        wall_s,
         peak_rss_bytes().map_or(0.0, |b| b as f64 / (1024.0 * 1024.0))
     );
 }
