@@ -51,7 +51,8 @@ pub enum EcmpMode {
     /// of paths a flow uses when `EVs < P` differs from flow to flow (with
     /// consecutive EVs from a 256-aligned base, as before, 128 EVs on 256
     /// paths all took the same half of the core). The same EV always takes
-    /// the same path.
+    /// the same path. A flow with a single EV (RC) gets a random 16-bit
+    /// value: a uniformly random path when the path count divides 2^16.
     EvPath,
 }
 

@@ -443,6 +443,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     }
                 }
             }
+            // One EV (RC): a random 16-bit value, a uniformly random path
+            // where the path count divides 2^16 (as in every tree built here).
+            EcmpMode::EvPath if n_evs == 1 => evs.push(rng.gen::<u16>() as u32),
             EcmpMode::EvPath => {
                 // Path indices with a per-flow random base and a random
                 // stride coprime to the path count (EcmpMode::EvPath).
