@@ -9,7 +9,9 @@
 //! `--size` bytes, as `mrc sim --traffic perm`); `--size BYTES` (default
 //! 2000000); `--evs N` (default 128); `--ecmp ev-path|hash` (default
 //! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
-//! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records).
+//! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records);
+//! experiments beyond `mrc sim`: `--ack-every N` (default 4),
+//! `--fixed-window BYTES` (instead of NSCC).
 //!
 //! Prints FCT p50 / p99 / max, mean goodput, events, wall time and peak RSS.
 
@@ -53,6 +55,12 @@ fn main() {
         Some("hash") => EcmpMode::Hash,
         Some(o) => panic!("--ecmp {o}: ev-path or hash"),
     };
+    if let Some(n) = opt("--ack-every") {
+        cfg.ack_every = n.parse().expect("--ack-every");
+    }
+    if let Some(w) = opt("--fixed-window") {
+        cfg.fixed_window = Some(w.parse().expect("--fixed-window"));
+    }
     if args.iter().any(|a| a == "--weighted-spray") {
         cfg.spray = proto::model::ev::SprayPolicy::Weighted;
     }

@@ -46,8 +46,9 @@ pub enum EcmpMode {
     /// `base` uniform in `0..P` and `stride` uniform among the values
     /// coprime to `P`, both drawn per flow from the run's seed. So, for any
     /// number of EVs and paths: the first `min(EVs, P)` EVs take distinct
-    /// paths, every path carries `floor` or `ceil` of `EVs / P` EVs, every
-    /// hop's group members get equal shares (within one), and which subset
+    /// paths, every path carries `floor` or `ceil` of `EVs / P` EVs, the
+    /// first choice's members get equal shares within one (the stride is
+    /// coprime to its size), and which subset
     /// of paths a flow uses when `EVs < P` differs from flow to flow (with
     /// consecutive EVs from a 256-aligned base, as before, 128 EVs on 256
     /// paths all took the same half of the core). The same EV always takes
