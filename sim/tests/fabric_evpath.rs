@@ -123,7 +123,10 @@ fn more_evs_than_paths_share_evenly() {
             }
             let (lo, hi) = (n_evs / 16, n_evs.div_ceil(16));
             assert_eq!(per_path.len(), n_evs.min(16), "{n_evs} EVs");
-            assert!(per_path.values().all(|&c| c == lo || c == hi), "{n_evs} EVs: {per_path:?}");
+            assert!(
+                per_path.values().all(|&c| c == lo || c == hi),
+                "{n_evs} EVs: {per_path:?}"
+            );
             let (lo, hi) = (n_evs / 4, n_evs.div_ceil(4));
             assert!(
                 per_tor_uplink.values().all(|&c| c == lo || c == hi) && per_tor_uplink.len() == n_evs.min(4),
