@@ -36,9 +36,24 @@ pub enum EcmpMode {
     Hash,
     /// The EV names the path (MRC's NIC-generated EVs built from per-hop
     /// fields): every node with a group of `n > 1` members takes the next
-    /// mixed-radix digit of the EV (`member = rem % n; rem /= n`). A flow's
-    /// EVs are consecutive values from a random 256-aligned base, so they
-    /// cover the paths evenly (htsim's path-index spraying behaves so).
+    /// mixed-radix digit of the EV's low 16 bits (`member = rem % n;
+    /// rem /= n`), so EV values `0..P` name the `P` paths of a flow (`P` the
+    /// product of the group sizes on the way, [`path_count`]).
+    ///
+    /// A flow's EVs are path indices taken with a stride
+    /// ([`ev_path_values`]): EV `i` is `(base + i * stride) mod P` (plus
+    /// `P * (i / P)`, which no hop reads, to keep values distinct), with
+    /// `base` uniform in `0..P` and `stride` uniform among the values
+    /// coprime to `P`, both drawn per flow from the run's seed. So, for any
+    /// number of EVs and paths: the first `min(EVs, P)` EVs take distinct
+    /// paths, every path carries `floor` or `ceil` of `EVs / P` EVs, the
+    /// first choice's members get equal shares within one (the stride is
+    /// coprime to its size), and which subset
+    /// of paths a flow uses when `EVs < P` differs from flow to flow (with
+    /// consecutive EVs from a 256-aligned base, as before, 128 EVs on 256
+    /// paths all took the same half of the core). The same EV always takes
+    /// the same path. A flow with a single EV (RC) gets a random 16-bit
+    /// value: a uniformly random path when the path count divides 2^16.
     EvPath,
 }
 
@@ -285,6 +300,57 @@ pub fn ecmp_pick(mode: EcmpMode, salt: u64, src: u32, dst: u32, ev: u32, route: 
             i as usize
         }
     }
+}
+
+/// Largest number of paths [`EcmpMode::EvPath`] names: EVs travel in the
+/// 16-bit UDP source port.
+pub const MAX_EV_PATHS: u32 = 1 << 16;
+
+/// Number of paths from host `src` to host `dst` that [`EcmpMode::EvPath`]
+/// EVs name: the product of the ECMP group sizes along the way (following
+/// member 0; in the Clos fabrics built here every choice at a tier sees
+/// groups of the same size), capped at the largest product of the first
+/// hops' group sizes that fits [`MAX_EV_PATHS`] (later hops then take
+/// member 0 for EVs below it). 1 when there is no choice or no route.
+pub fn path_count(topo: &Topology, src: u32, dst: u32) -> u32 {
+    let mut paths: u32 = 1;
+    let mut node = src;
+    for _ in 0..64 {
+        if node == dst {
+            break;
+        }
+        let group = topo.next_hops(node, dst);
+        let Some(&first) = group.first() else { break };
+        let n = group.len() as u32;
+        if n > 1 {
+            match paths.checked_mul(n) {
+                Some(p) if p <= MAX_EV_PATHS => paths = p,
+                _ => break,
+            }
+        }
+        node = topo.nodes[node as usize].ports[first as usize].peer;
+    }
+    paths
+}
+
+/// The EV values of a flow with `n_evs` EVs over `n_paths` paths under
+/// [`EcmpMode::EvPath`]: EV `i` is path `(base + i * stride) mod n_paths`,
+/// plus `n_paths * (i / n_paths)` so that values stay distinct when there
+/// are more EVs than paths (no hop reads those high digits). With `stride`
+/// coprime to `n_paths`, EVs `i .. i + n_paths` take every path once.
+pub fn ev_path_values(n_paths: u32, n_evs: usize, base: u32, stride: u32) -> Vec<u32> {
+    let p = n_paths.max(1) as u64;
+    (0..n_evs as u64)
+        .map(|i| ((base as u64 + i * stride as u64) % p + p * (i / p)) as u32)
+        .collect()
+}
+
+/// Greatest common divisor.
+pub fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The hops (node, egress port) a packet from host `src` to host `dst` on

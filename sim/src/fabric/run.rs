@@ -443,13 +443,25 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     }
                 }
             }
+            // One EV (RC): a random 16-bit value, a uniformly random path
+            // where the path count divides 2^16 (as in every tree built here).
+            EcmpMode::EvPath if n_evs == 1 => evs.push(rng.gen::<u16>() as u32),
             EcmpMode::EvPath => {
-                let base = if n_evs > 1 {
-                    rng.gen::<u8>() as u32 * 256
+                // Path indices with a per-flow random base and a random
+                // stride coprime to the path count (EcmpMode::EvPath).
+                let paths = net::path_count(self.topo, spec.src, spec.dst);
+                let base = rng.gen_range(0..paths);
+                let stride = if paths <= 2 {
+                    1
                 } else {
-                    rng.gen::<u16>() as u32
+                    loop {
+                        let s = rng.gen_range(1..paths);
+                        if net::gcd(s, paths) == 1 {
+                            break s;
+                        }
+                    }
                 };
-                evs.extend((0..n_evs as u32).map(|i| base + i));
+                evs.extend(net::ev_path_values(paths, n_evs, base, stride));
                 // Spraying walks the set in order: shuffle it per flow so
                 // flows do not visit the paths in lockstep (with one cyclic
                 // order, flows in phase collide persistently).

@@ -1,0 +1,93 @@
+//! A permutation (or any `.cm`) run configured as `mrc sim` configures it,
+//! without building the `mrc` binary (which pulls in the hardware crates).
+//!
+//!     cargo run --release -p sim --example perm_run -- [options]
+//!
+//! options (each `--name value`): `--hosts N` (generated 3-tier fat tree,
+//! as `mrc sim --tiers 3 --hosts N`; default 1024) or `--topo FILE`
+//! (htsim `.topo`); `--tm FILE` (htsim `.cm`; default: a permutation of
+//! `--size` bytes, as `mrc sim --traffic perm`); `--size BYTES` (default
+//! 2000000); `--evs N` (default 128); `--ecmp ev-path|hash` (default
+//! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
+//! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records);
+//! experiments beyond `mrc sim`: `--ack-every N` (default 4),
+//! `--fixed-window BYTES` (instead of NSCC).
+//!
+//! Prints FCT p50 / p99 / max, mean goodput, events, wall time and peak RSS.
+
+use std::path::PathBuf;
+
+use proto::time::Duration;
+use sim::fabric::run::{peak_rss_bytes, run};
+use sim::fabric::topo::{TopoParams, Topology};
+use sim::fabric::traffic::{permutation, read_cm};
+use sim::fabric::{EcmpMode, SimConfig};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let topo = match opt("--topo") {
+        Some(f) => Topology::from_htsim_file(&PathBuf::from(f), 1).expect("topology file"),
+        None => Topology::build(&TopoParams {
+            hosts: opt("--hosts").map_or(1024, |s| s.parse().expect("--hosts")),
+            ..TopoParams::default()
+        })
+        .expect("topology"),
+    };
+    let size: u64 = opt("--size").map_or(2_000_000, |s| s.parse().expect("--size"));
+    let seed: u64 = opt("--seed").map_or(1, |s| s.parse().expect("--seed"));
+    let flows = match opt("--tm") {
+        Some(f) => read_cm(&PathBuf::from(f)).expect("connection matrix").flows,
+        None => permutation(topo.n_hosts, size, seed),
+    };
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = opt("--evs").map_or(128, |s| s.parse().expect("--evs"));
+    cfg.min_active_evs = cfg.min_active_evs.min(cfg.n_evs as u16);
+    cfg.seed = seed;
+    cfg.time_limit = Duration::from_ms(1000);
+    cfg.ecmp = match opt("--ecmp").as_deref() {
+        None | Some("ev-path") => EcmpMode::EvPath,
+        Some("hash") => EcmpMode::Hash,
+        Some(o) => panic!("--ecmp {o}: ev-path or hash"),
+    };
+    if let Some(n) = opt("--ack-every") {
+        cfg.ack_every = n.parse().expect("--ack-every");
+    }
+    if let Some(w) = opt("--fixed-window") {
+        cfg.fixed_window = Some(w.parse().expect("--fixed-window"));
+    }
+    if args.iter().any(|a| a == "--weighted-spray") {
+        cfg.spray = proto::model::ev::SprayPolicy::Weighted;
+    }
+    eprintln!(
+        "{} | {} flows | {} EVs | {:?} | {:?}",
+        topo.description,
+        flows.len(),
+        cfg.n_evs,
+        cfg.ecmp,
+        cfg.spray
+    );
+    let t0 = std::time::Instant::now();
+    let out = run(&topo, &cfg, &flows, None).expect("run");
+    let wall_s = t0.elapsed().as_secs_f64();
+    if let Some(f) = opt("--csv") {
+        sim::fabric::results::write_flows_csv(&PathBuf::from(f), &out.flows).expect("write CSV");
+    }
+    let s = &out.summary;
+    println!("{}", serde_json::to_string(s).unwrap());
+    println!(
+        "FCT p50/p99/max {:.0} / {:.0} / {:.0} us | goodput {:.0}% | events {} | wall {:.2} s | peak RSS {:.0} MB",
+        s.fct_p50_us.unwrap_or(f64::NAN),
+        s.fct_p99_us.unwrap_or(f64::NAN),
+        s.fct_max_us.unwrap_or(f64::NAN),
+        s.mean_goodput_pct.unwrap_or(f64::NAN),
+        s.events,
+        wall_s,
+        peak_rss_bytes().map_or(0.0, |b| b as f64 / (1024.0 * 1024.0))
+    );
+}
