@@ -8,7 +8,7 @@
 //! bytes. On a real card only the device changes: `driver::vfio` in place
 //! of `CosimDevice` (docs/driver.md).
 //!
-//!     cargo run --release -p cosim --example hello_write
+//!     cargo run -p cosim --example hello_write
 //!
 //! The first run builds the Verilator model of the core (minutes); later
 //! runs reuse it.
