@@ -595,7 +595,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         } else {
             "QP pairs of one card in loopback (fault_inject)"
         },
-        size: size,
+        size,
         iters: a.iters,
         tx_depth: depth,
         qps: a.qps,
