@@ -6,9 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
-# A clean build gains nothing from incremental compilation's caches, and
-# writing them costs time.
-export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Each phase's start time, for reading a slow CI run.
 phase() { echo "[scripts/test.sh $(date +%T)] $*"; }
 # Formatting first: it is the cheapest check (rustfmt.toml; the fuzz crate is
