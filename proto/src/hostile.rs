@@ -17,7 +17,8 @@ use bytes::Bytes;
 use crate::loopback::{Scenario, REGION_RKEY, REGION_VA};
 use crate::model::{Counters, Event, Qp, QueuePair, RxError, Transport, WriteRequest};
 use crate::time::{Duration, Instant};
-use crate::wire::{emit_frame, icrc::reseal_frame, parse_frame, Encap, RocePacket};
+use crate::wire::mrc10::Profile;
+use crate::wire::{icrc::reseal_frame, Encap, Packet};
 
 /// A broken rule, with the operation that broke it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +53,7 @@ fn write(i: u64, seed: u8) -> WriteRequest {
     }
 }
 
-fn drain(qp: &mut Qp, now: Instant) -> Vec<RocePacket> {
+fn drain(qp: &mut Qp, now: Instant) -> Vec<Packet> {
     let mut v = Vec::new();
     while let Some(p) = qp.poll_transmit(now) {
         v.push(p);
@@ -104,7 +105,7 @@ impl Rig {
             .iter()
             .map(|p| {
                 let mut f = Vec::new();
-                emit_frame(p, &encap, &mut f);
+                p.emit_frame(&encap, &Profile::DEFAULT, &mut f);
                 f
             })
             .collect();
@@ -211,14 +212,14 @@ impl Rig {
     fn check_output(&mut self, op: u8) -> Result<(), Violation> {
         while let Some(p) = self.victim.poll_transmit(self.now) {
             self.stats.sent += 1;
-            if let Err(e) = p.validate() {
+            if let Err(e) = p.validate(&Profile::DEFAULT) {
                 return Err(Violation(format!(
                     "op {op}: victim sent a malformed packet ({e:?}): {p:?}"
                 )));
             }
             let mut f = Vec::new();
-            emit_frame(&p, &Encap::test_v6(), &mut f);
-            match parse_frame(&f) {
+            p.emit_frame(&Encap::test_v6(), &Profile::DEFAULT, &mut f);
+            match Packet::parse_frame(&f, &Profile::DEFAULT) {
                 Ok((q, _)) if q == p => {}
                 other => {
                     return Err(Violation(format!(

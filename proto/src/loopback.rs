@@ -18,7 +18,8 @@ use crate::model::cc::CcConfig;
 use crate::model::ev::{EvSetConfig, EvStateChange};
 use crate::model::{Completion, Counters, Event, Qp, QpSetup, QpState, QueuePair, Transport, WcStatus, WriteRequest};
 use crate::time::{Duration, Instant};
-use crate::wire::{emit_frame, Encap, MrcExtRepr, Opcode, RocePacket};
+use crate::wire::mrc10::{self, Headers, Mrc10Packet, Profile};
+use crate::wire::{Encap, Opcode, Packet, RocePacket};
 use crate::Psn;
 
 /// Which EV a blackhole swallows.
@@ -255,7 +256,7 @@ pub struct Captured {
     /// of it on the link (with a line rate) have been serialised.
     pub at: Instant,
     pub dir: Dir,
-    pub pkt: RocePacket,
+    pub pkt: Packet,
 }
 
 /// What the links did.
@@ -354,8 +355,8 @@ impl Link {
     }
 
     /// The keyed loss decision of `pkt` on this link (counts the packet).
-    fn keyed_loss(&mut self, seed: u64, dir: Dir, pkt: &RocePacket) -> bool {
-        let key = (pkt.bth.opcode as u8, pkt.bth.psn.value());
+    fn keyed_loss(&mut self, seed: u64, dir: Dir, pkt: &Packet) -> bool {
+        let key = (pkt.opcode_byte(), pkt.psn().value());
         let nth = self.seen.entry(key).or_insert(0);
         *nth += 1;
         keyed_loss(seed, dir, key.0, key.1, *nth, self.cfg.loss)
@@ -403,9 +404,9 @@ pub fn keyed_loss(seed: u64, dir: Dir, opcode: u8, psn: u32, nth: u32, p: f64) -
 
 /// Flip 1 to 3 random bits of `pkt`'s frame: what a bad link or a faulty
 /// switch buffer does. The result is handed to the receiver as bytes.
-pub fn corrupt_frame(pkt: &RocePacket, encap: &Encap, rng: &mut impl Rng) -> Vec<u8> {
+pub fn corrupt_frame(pkt: &Packet, encap: &Encap, profile: &Profile, rng: &mut impl Rng) -> Vec<u8> {
     let mut frame = Vec::new();
-    emit_frame(pkt, encap, &mut frame);
+    pkt.emit_frame(encap, profile, &mut frame);
     for _ in 0..rng.gen_range(1..=3) {
         let i = rng.gen_range(0..frame.len());
         frame[i] ^= 1 << rng.gen_range(0..8);
@@ -413,44 +414,29 @@ pub fn corrupt_frame(pkt: &RocePacket, encap: &Encap, rng: &mut impl Rng) -> Vec
     frame
 }
 
-/// Garble one field of `pkt` (header or payload) while keeping it a valid
-/// packet: corruption that an ICRC does not catch (a buggy peer).
-pub fn garble(pkt: &mut RocePacket, rng: &mut impl Rng) {
-    match rng.gen_range(0..6) {
-        0 if !pkt.payload.is_empty() => {
-            let mut v = pkt.payload.to_vec();
-            let i = rng.gen_range(0..v.len());
-            v[i] ^= 1 << rng.gen_range(0..8);
-            pkt.payload = Bytes::from(v);
-        }
+/// Garble one field of `pkt` (header or payload) while keeping it a
+/// packet the wire can carry: corruption that an ICRC does not catch (a
+/// buggy peer).
+pub fn garble(pkt: &mut Packet, rng: &mut impl Rng) {
+    match pkt {
+        Packet::Roce(p) => garble_roce(p, rng),
+        Packet::Mrc10(p) => garble_mrc10(p, rng),
+    }
+}
+
+fn flip_payload(payload: &mut Bytes, rng: &mut impl Rng) {
+    let mut v = payload.to_vec();
+    let i = rng.gen_range(0..v.len());
+    v[i] ^= 1 << rng.gen_range(0..8);
+    *payload = Bytes::from(v);
+}
+
+fn garble_roce(pkt: &mut RocePacket, rng: &mut impl Rng) {
+    match rng.gen_range(0..5) {
+        0 if !pkt.payload.is_empty() => flip_payload(&mut pkt.payload, rng),
         1 => pkt.bth.psn = Psn::new(pkt.bth.psn.value() ^ (1 << rng.gen_range(0..24))),
         2 => pkt.bth.dest_qp ^= 1 << rng.gen_range(0..24),
-        3 => {
-            pkt.bth.opcode = Opcode::ALL[rng.gen_range(0..Opcode::ALL.len())];
-        }
-        4 => match &mut pkt.ext {
-            Some(MrcExtRepr::Data(d)) => {
-                d.ev_seq ^= rng.gen::<u32>();
-                if let Some(p) = &mut d.placement {
-                    p.va ^= 1 << rng.gen_range(0..64);
-                }
-            }
-            Some(MrcExtRepr::Sack(s)) => {
-                s.base = Psn::new(s.base.value() ^ (1 << rng.gen_range(0..24)));
-                s.bitmap.words[0] ^= rng.gen::<u64>();
-            }
-            Some(MrcExtRepr::Nack(n)) => n.ev_index ^= rng.gen::<u16>(),
-            Some(MrcExtRepr::Probe(p)) => p.ev_index ^= rng.gen::<u16>(),
-            None => {
-                pkt.ext = Some(MrcExtRepr::Probe(crate::wire::ProbeExtRepr {
-                    response: rng.gen(),
-                    ev_index: rng.gen(),
-                    probe_id: rng.gen(),
-                    tx_ts: rng.gen(),
-                    service_ns: rng.gen(),
-                }))
-            }
-        },
+        3 => pkt.bth.opcode = Opcode::ALL[rng.gen_range(0..Opcode::ALL.len())],
         _ => {
             if let Some(r) = &mut pkt.reth {
                 r.rkey ^= 1 << rng.gen_range(0..32);
@@ -461,9 +447,40 @@ pub fn garble(pkt: &mut RocePacket, rng: &mut impl Rng) {
     }
 }
 
+fn garble_mrc10(pkt: &mut Mrc10Packet, rng: &mut impl Rng) {
+    match rng.gen_range(0..6) {
+        0 if !pkt.payload.is_empty() => flip_payload(&mut pkt.payload, rng),
+        1 => pkt.bth.psn = Psn::new(pkt.bth.psn.value() ^ (1 << rng.gen_range(0..24))),
+        2 => pkt.bth.dest_qp ^= 1 << rng.gen_range(0..24),
+        3 => pkt.bth.opcode = mrc10::Opcode::ALL[rng.gen_range(0..mrc10::Opcode::ALL.len())],
+        4 => match &mut pkt.headers {
+            Headers::Write(w) => {
+                w.reth.va ^= 1 << rng.gen_range(0..64);
+                w.meth.msn ^= rng.gen::<u16>();
+            }
+            Headers::Sack { seth, cc_state } => {
+                seth.sack_offset ^= rng.gen::<i16>();
+                seth.bitmap ^= rng.gen::<u64>();
+                cc_state.echo_ts ^= rng.gen::<u16>();
+            }
+            Headers::Nack(n) => n.nack_psn = Psn::new(n.nack_psn.value() ^ (1 << rng.gen_range(0..24))),
+            Headers::Probe(p) => p.probe_id ^= rng.gen::<u16>(),
+            Headers::Ack(a) => a.msn ^= 1 << rng.gen_range(0..24),
+            Headers::Endpoint { erth, .. } => erth.timestamp ^= rng.gen::<u16>(),
+        },
+        _ => match &mut pkt.headers {
+            Headers::Write(w) => w.reth.rkey ^= 1 << rng.gen_range(0..32),
+            Headers::Sack { seth, .. } => {
+                seth.cum_ack_psn = Psn::new(seth.cum_ack_psn.value() ^ (1 << rng.gen_range(0..24)))
+            }
+            _ => pkt.ev ^= rng.gen::<u32>(),
+        },
+    }
+}
+
 struct InFlight {
     to: Side,
-    pkt: RocePacket,
+    pkt: Packet,
     /// Bit-flipped frame to deliver as bytes instead of `pkt`.
     corrupted_frame: Option<Vec<u8>>,
 }
@@ -593,7 +610,7 @@ impl<'a> Runner<'a> {
         self.next_send != before
     }
 
-    fn send(&mut self, from: Side, pkt: RocePacket) {
+    fn send(&mut self, from: Side, pkt: Packet) {
         self.packets += 1;
         let (li, to, dir) = match from {
             Side::A => (0, Side::B, Dir::AtoB),
@@ -606,7 +623,7 @@ impl<'a> Runner<'a> {
         let mut on_wire = now;
         if let Some(g) = link.cfg.line_rate_gbps {
             on_wire = link.free_at.max(now);
-            depart = on_wire + Duration::serialisation(pkt.payload.len() as u64 + WIRE_OVERHEAD, g);
+            depart = on_wire + Duration::serialisation(pkt.payload().len() as u64 + WIRE_OVERHEAD, g);
             link.free_at = depart;
         }
         if self.sc.capture {
@@ -616,7 +633,7 @@ impl<'a> Runner<'a> {
                 pkt: pkt.clone(),
             });
         }
-        if link.holes.iter().any(|&(v, t)| v == pkt.ev && depart >= t) {
+        if link.holes.iter().any(|&(v, t)| v == pkt.ev() && depart >= t) {
             link.stats.blackholed += 1;
             return;
         }
@@ -636,7 +653,7 @@ impl<'a> Runner<'a> {
         } else {
             1
         };
-        let base = depart + cfg.base_delay + link.ev_extra(pkt.ev);
+        let base = depart + cfg.base_delay + link.ev_extra(pkt.ev());
         let mut pkt = Some(pkt);
         for c in 0..copies {
             let link = &mut self.links[li];
@@ -661,7 +678,8 @@ impl<'a> Runner<'a> {
                     } else {
                         Encap::test_v6().reversed()
                     };
-                    corrupted_frame = Some(corrupt_frame(&p, &encap, &mut self.rng));
+                    let profile = self.qp(to).config().profile;
+                    corrupted_frame = Some(corrupt_frame(&p, &encap, &profile, &mut self.rng));
                 }
                 self.links[li].stats.corrupted += 1;
             }

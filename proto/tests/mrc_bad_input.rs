@@ -7,7 +7,8 @@ use mrc_common::*;
 use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::Instant;
-use proto::wire::*;
+use proto::wire::mrc10::{Headers, Mrc10Packet, NackReason, NethRepr, Opcode, SethRepr};
+use proto::wire::{AethRepr, Packet, RocePacket, Syndrome};
 use proto::Psn;
 
 #[derive(Debug, PartialEq)]
@@ -47,18 +48,19 @@ fn snapshot(q: &MrcQp) -> Snapshot {
     }
 }
 
-fn data_ext(p: &mut RocePacket) -> &mut DataExtRepr {
-    match &mut p.ext {
-        Some(MrcExtRepr::Data(d)) => d,
-        _ => panic!("data packet"),
+fn seth_mut(p: &mut Mrc10Packet) -> &mut SethRepr {
+    match &mut p.headers {
+        Headers::Sack { seth, .. } => seth,
+        h => panic!("not a SACK: {h:?}"),
     }
 }
 
-fn sack_ext(p: &mut RocePacket) -> &mut SackExtRepr {
-    match &mut p.ext {
-        Some(MrcExtRepr::Sack(s)) => s,
-        _ => panic!("SACK"),
-    }
+/// A control packet from B to A's QP.
+fn control(template: &Mrc10Packet, opcode: Opcode, headers: Headers) -> Mrc10Packet {
+    let mut p = template.clone();
+    p.bth.opcode = opcode;
+    p.headers = headers;
+    p
 }
 
 #[test]
@@ -70,69 +72,53 @@ fn bad_input_typed_error_counter_no_state_change() {
     // PSN beyond the in-order point.
     a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
     a.post_write(now, write(2, data(100, 2), 8192, Some(9))).unwrap();
-    let pkts: Vec<RocePacket> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
+    let pkts: Vec<Mrc10Packet> = std::iter::from_fn(|| a.poll_transmit(now).map(mrc10)).collect();
     assert_eq!(pkts.len(), 4);
-    b.handle_packet(now, pkts[1].clone()).unwrap();
-    let sack = b.poll_transmit(now).unwrap();
+    b.handle_packet(now, pkts[1].clone().into()).unwrap();
+    let sack = b.poll_transmit(now).map(mrc10).unwrap();
     let (first, middle, last, only_imm) = (&pkts[0], &pkts[1], &pkts[2], &pkts[3]);
 
-    type Case = (&'static str, RocePacket, fn(&RxError) -> bool);
+    type Case = (&'static str, Packet, fn(&RxError) -> bool);
     let mut to_b: Vec<Case> = Vec::new();
     let mut p = first.clone();
     p.bth.dest_qp = 0x55;
-    to_b.push(("wrong QP", p, |e| matches!(e, RxError::WrongQp { .. })));
+    to_b.push(("wrong QP", p.into(), |e| matches!(e, RxError::WrongQp { .. })));
     let mut p = first.clone();
-    p.bth.mrc_ext = false;
-    to_b.push(("no X bit", p, |e| matches!(e, RxError::MissingHeader(_))));
-    let mut p = first.clone();
-    p.ext = None;
-    to_b.push(("no data ext", p, |e| matches!(e, RxError::MissingHeader(_))));
-    let mut p = first.clone();
-    p.ext = sack.ext;
-    to_b.push(("SACK ext on data", p, |e| matches!(e, RxError::Malformed(_))));
-    let mut p = first.clone();
-    p.reth = None;
-    to_b.push(("FIRST without RETH", p, |e| matches!(e, RxError::MissingHeader("RETH"))));
-    let mut p = last.clone();
-    data_ext(&mut p).placement = None;
-    to_b.push(("LAST without placement", p, |e| {
-        matches!(e, RxError::MissingHeader("placement"))
+    p.headers = sack.headers;
+    to_b.push(("data opcode with SACK headers", p.into(), |e| {
+        matches!(e, RxError::MissingHeader(_))
     }));
     let mut p = only_imm.clone();
-    p.imm = None;
-    to_b.push(("ONLY_IMM without ImmDt", p, |e| {
+    write_headers(&mut p).imm = None;
+    to_b.push(("ONLY_IMM without ImmDt", p.into(), |e| {
         matches!(e, RxError::MissingHeader("ImmDt"))
     }));
     let mut p = first.clone();
     p.payload = bytes::Bytes::from(vec![0u8; MTU as usize + 1]);
-    to_b.push(("payload above MTU", p, |e| matches!(e, RxError::Malformed(_))));
+    to_b.push(("payload above MTU", p.into(), |e| matches!(e, RxError::Malformed(_))));
     let mut p = only_imm.clone();
-    p.reth.as_mut().unwrap().dma_len = 99;
-    to_b.push(("ONLY length mismatch", p, |e| matches!(e, RxError::Malformed(_))));
+    write_headers(&mut p).reth.dma_len = 99;
+    to_b.push(("ONLY length mismatch", p.into(), |e| matches!(e, RxError::Malformed(_))));
     let mut p = first.clone();
     p.bth.psn = Psn::new(o.psn + 4 * 128);
-    to_b.push(("beyond the window", p, |e| matches!(e, RxError::OutOfWindow { .. })));
+    to_b.push(("beyond the window", p.into(), |e| {
+        matches!(e, RxError::OutOfWindow { .. })
+    }));
     let mut p = first.clone();
-    p.reth.as_mut().unwrap().rkey = 0x1234;
-    to_b.push(("unknown rkey", p, |e| matches!(e, RxError::RemoteAccess { .. })));
+    write_headers(&mut p).reth.rkey = 0x1234;
+    to_b.push(("unknown rkey", p.into(), |e| matches!(e, RxError::RemoteAccess { .. })));
     let mut p = last.clone();
-    data_ext(&mut p).placement = Some(PlacementRepr {
-        va: VA + REGION - 10,
-        rkey: RKEY,
-    });
-    to_b.push(("out of bounds", p, |e| matches!(e, RxError::RemoteAccess { .. })));
-    let mut p = sack.clone();
+    write_headers(&mut p).reth.va = VA + REGION - 10;
+    to_b.push(("out of bounds", p.into(), |e| matches!(e, RxError::RemoteAccess { .. })));
+    let mut p = control(&sack, Opcode::EndpointRequest, sack.headers);
     p.bth.dest_qp = QPN_B;
-    p.aeth = None;
-    to_b.push(("ACK without AETH", p, |e| matches!(e, RxError::MissingHeader("AETH"))));
-    let mut p = sack.clone();
-    p.bth.dest_qp = QPN_B;
-    p.ext = None;
-    to_b.push(("ACK without ext", p, |e| matches!(e, RxError::MissingHeader(_))));
-    let mut p = sack.clone();
-    p.bth.dest_qp = QPN_B;
-    p.ext = first.ext;
-    to_b.push(("ACK with data ext", p, |e| matches!(e, RxError::Malformed(_))));
+    to_b.push(("endpoint opcode to a QP", p.into(), |e| {
+        matches!(e, RxError::UnexpectedMrc10Opcode(_))
+    }));
+    let roce = RocePacket::write(proto::wire::Opcode::WriteOnly, QPN_B, Psn::new(o.psn), vec![0u8; 8]);
+    to_b.push(("RoCEv2 packet to an MRC 1.0 QP", roce.into(), |e| {
+        matches!(e, RxError::WrongProtocol { .. })
+    }));
 
     for (name, pkt, check) in to_b {
         let before = snapshot(&b);
@@ -141,59 +127,62 @@ fn bad_input_typed_error_counter_no_state_change() {
         assert!(check(&e), "{name}: {e:?}");
         assert_eq!(b.counters().drops(), drops + 1, "{name}: one drop counted");
         assert_eq!(snapshot(&b), before, "{name}: no state change");
-        // Only NACKs may result, never data or SACKs.
-        while let Some(r) = b.poll_transmit(now) {
-            assert!(matches!(r.ext, Some(MrcExtRepr::Nack(_))), "{name}: {r:?}");
+        // Only NACKs (or the ACK of a fatal NAK) may result, never data or
+        // SACKs.
+        while let Some(r) = b.poll_transmit(now).map(mrc10) {
+            assert!(matches!(r.bth.opcode, Opcode::Nack | Opcode::Ack), "{name}: {r:?}");
         }
     }
 
     let mut to_a: Vec<Case> = Vec::new();
     let mut p = sack.clone();
-    p.bth.psn = Psn::new(o.psn + 10);
-    to_a.push(("cum beyond next PSN", p, |e| matches!(e, RxError::AckForUnsent(_))));
-    let mut p = sack.clone();
-    sack_ext(&mut p).bitmap.set(200);
-    to_a.push(("bitmap beyond next PSN", p, |e| matches!(e, RxError::AckForUnsent(_))));
-    let mut p = sack.clone();
-    sack_ext(&mut p).bitmap.bits = 100;
-    to_a.push(("bitmap width", p, |e| matches!(e, RxError::Malformed(_))));
-    let mut p = sack.clone();
-    sack_ext(&mut p).ev_index = 999;
-    to_a.push(("SACK EV not in set", p, |e| matches!(e, RxError::Malformed(_))));
-    let mut p = sack.clone();
-    p.aeth = Some(AethRepr {
-        syndrome: Syndrome::Nak { code: 0 },
-        msn: 0,
-    });
-    to_a.push(("SACK with NAK syndrome", p, |e| matches!(e, RxError::Malformed(_))));
-    let mut p = sack.clone();
-    p.bth.psn = Psn::new(o.psn + 50);
-    p.aeth = Some(AethRepr {
-        syndrome: Syndrome::Nak { code: 0 },
-        msn: 0,
-    });
-    p.ext = Some(MrcExtRepr::Nack(NackExtRepr {
-        kind: NackKind::Trimmed,
-        ev_index: 0,
-        cum_psn: Psn::new(0),
-        echo_ts: 0,
+    seth_mut(&mut p).cum_ack_psn = Psn::new(o.psn + 10);
+    to_a.push(("cum beyond next PSN", p.into(), |e| {
+        matches!(e, RxError::AckForUnsent(_))
     }));
-    to_a.push(("NACK for unsent PSN", p, |e| matches!(e, RxError::AckForUnsent(_))));
     let mut p = sack.clone();
-    p.ext = Some(MrcExtRepr::Probe(ProbeExtRepr {
-        response: true,
-        ev_index: 999,
-        probe_id: 1,
-        tx_ts: 0,
-        service_ns: 0,
+    seth_mut(&mut p).bitmap |= 1 << 63;
+    to_a.push(("bitmap beyond next PSN", p.into(), |e| {
+        matches!(e, RxError::AckForUnsent(_))
     }));
-    to_a.push(("probe response EV not in set", p, |e| {
+    let mut p = sack.clone();
+    seth_mut(&mut p).probe_response = true;
+    seth_mut(&mut p).ack_psn_offset = 999;
+    to_a.push(("probe answer for an EV not in the set", p.into(), |e| {
         matches!(e, RxError::Malformed(_))
     }));
-    let mut p = middle.clone();
+    let nack = NethRepr {
+        reason: NackReason::Trimmed,
+        vendor_info: 0,
+        ev: 0,
+        sender_context: 0,
+        receiver_context: 0,
+        nack_psn: Psn::new(o.psn + 50),
+        cc_type: 0,
+        cc_flags: 0,
+        timestamp: 0,
+    };
+    let p = control(&sack, Opcode::Nack, Headers::Nack(nack));
+    to_a.push(("NACK for unsent PSN", p.into(), |e| {
+        matches!(e, RxError::AckForUnsent(_))
+    }));
+    let p = control(&sack, Opcode::Sack, Headers::Nack(nack));
+    to_a.push(("SACK opcode with a NETH", p.into(), |e| {
+        matches!(e, RxError::Malformed(_))
+    }));
+    let aeth = AethRepr {
+        syndrome: Syndrome::Nak {
+            code: Syndrome::NAK_PSN_SEQ_ERROR,
+        },
+        msn: 0,
+    };
+    let p = control(&sack, Opcode::Ack, Headers::Ack(aeth));
+    to_a.push(("ACK with a sequence-error NAK", p.into(), |e| {
+        matches!(e, RxError::Malformed(_))
+    }));
+    let mut p = control(middle, Opcode::WriteMiddle, sack.headers);
     p.bth.dest_qp = QPN_A;
-    p.bth.opcode = Opcode::WriteFirst;
-    to_a.push(("FIRST opcode without RETH", p, |e| {
+    to_a.push(("data without METH and RETH", p.into(), |e| {
         matches!(e, RxError::MissingHeader(_))
     }));
 
@@ -207,7 +196,7 @@ fn bad_input_typed_error_counter_no_state_change() {
         assert!(a.poll_event().is_none(), "{name}: no event");
     }
     // The genuine SACK still works afterwards.
-    a.handle_packet(now, sack).unwrap();
+    a.handle_packet(now, sack.into()).unwrap();
     assert_eq!(a.counters().rx_acks, 1);
 }
 
@@ -220,9 +209,9 @@ fn garbage_never_panics() {
     let now = Instant::ZERO;
     a.post_write(now, write(1, data(5 * MTU as usize, 1), 0, Some(3)))
         .unwrap();
-    let pkts: Vec<RocePacket> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
-    b.handle_packet(now, pkts[2].clone()).unwrap();
-    let sack = b.poll_transmit(now).unwrap();
+    let pkts: Vec<Mrc10Packet> = std::iter::from_fn(|| a.poll_transmit(now).map(mrc10)).collect();
+    b.handle_packet(now, pkts[2].clone().into()).unwrap();
+    let sack = b.poll_transmit(now).map(mrc10).unwrap();
     let qps = std::cell::RefCell::new((a, b));
     let mut runner = TestRunner::new(Config {
         cases: 256,
@@ -233,28 +222,33 @@ fn garbage_never_panics() {
         .run(&seeds, |(i, x, y, z, to_a)| {
             let mut p = if i < 5 { pkts[i].clone() } else { sack.clone() };
             p.bth.psn = Psn::new(p.bth.psn.value() ^ (x & 0xFFFF));
-            if let Some(MrcExtRepr::Data(d)) = &mut p.ext {
-                d.ev_index ^= z;
-                d.ev_seq ^= x;
-                if let Some(pl) = &mut d.placement {
-                    pl.va ^= y;
+            p.ev ^= x;
+            match &mut p.headers {
+                Headers::Write(w) => {
+                    w.meth.msn ^= z;
+                    w.reth.dma_len ^= x;
+                    w.reth.va ^= y;
+                    if let Some(t) = &mut w.tseth {
+                        t.tx_ts ^= z;
+                    }
                 }
-            }
-            if let Some(MrcExtRepr::Sack(s)) = &mut p.ext {
-                s.bitmap.words[(x % 4) as usize] ^= y;
-                s.base = Psn::new(s.base.value() ^ (x >> 8));
-                s.ev_index ^= z;
-            }
-            if let Some(r) = &mut p.reth {
-                r.dma_len ^= x;
-                r.va ^= y;
+                Headers::Sack { seth, cc_state } => {
+                    seth.bitmap ^= y;
+                    seth.sack_offset ^= z as i16;
+                    seth.ack_psn_offset ^= (x >> 16) as i16;
+                    seth.cum_ack_psn = Psn::new(seth.cum_ack_psn.value() ^ (x >> 8));
+                    seth.probe_response ^= x & 1 == 1;
+                    seth.mpr ^= z as u8;
+                    cc_state.echo_ts ^= z;
+                }
+                _ => {}
             }
             let mut g = qps.borrow_mut();
             let (a, b) = &mut *g;
             let q = if to_a { a } else { b };
             p.bth.dest_qp = q.config().qpn;
-            let _ = q.handle_packet(now, p);
-            while q.poll_transmit(now).is_some() {}
+            let _ = q.handle_packet(now, p.into());
+            while q.poll_transmit(now).map(mrc10).is_some() {}
             Ok(())
         })
         .unwrap();

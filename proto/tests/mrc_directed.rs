@@ -7,8 +7,8 @@ use proto::model::ev::EvState;
 use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
-use proto::wire::RocePacket;
-use proto::wire::*;
+use proto::wire::mrc10::{choices, Mrc10Packet, NackReason, Opcode, TrafficClass};
+use proto::wire::{RethRepr, Syndrome};
 use proto::Psn;
 
 fn read(b: &MrcQp, off: u64, len: usize) -> Vec<u8> {
@@ -60,48 +60,30 @@ fn multi_packet_segmentation() {
     let evs = a.ev_set().unwrap();
     for (i, p) in pkts.iter().enumerate() {
         assert_eq!(p.bth.psn, Psn::new(o.psn + i as u32));
-        assert!(p.bth.mrc_ext);
         assert_eq!(p.bth.dest_qp, QPN_B);
         assert_eq!(p.bth.ack_req, i == 3);
-        let Some(MrcExtRepr::Data(x)) = p.ext else {
-            panic!("data ext")
-        };
-        assert_eq!(p.ev, evs.value(x.ev_index));
-        assert_eq!(x.msg_offset, i as u32 * MTU);
-        assert_eq!(x.tx_ts, 3000);
-        assert!(!x.retransmit);
+        assert!(!p.bth.retransmit);
+        assert!(p.bth.timestamp, "every data packet is stamped");
+        assert_eq!(p.class, TrafficClass::Trimmable);
+        // Round robin over the EVs.
+        assert_eq!(p.ev, evs.value(i as u16));
+        let mut q = p.clone();
+        let w = *write_headers(&mut q);
+        // 3000 ns on the 64 ns TSETH clock.
+        assert_eq!(w.tseth.unwrap().tx_ts, (3000 / choices::TS_UNIT_NS) as u16);
+        assert_eq!(w.meth.msn, 0, "the first request's MSN");
         let off = i * MTU as usize;
         assert_eq!(&p.payload[..], &d[off..(off + MTU as usize).min(d.len())]);
-        if i == 0 {
-            assert_eq!(
-                p.reth,
-                Some(RethRepr {
-                    va: VA + 64,
-                    rkey: RKEY,
-                    dma_len: d.len() as u32
-                })
-            );
-            assert_eq!(x.placement, None);
-        } else {
-            assert_eq!(p.reth, None);
-            assert_eq!(
-                x.placement,
-                Some(PlacementRepr {
-                    va: VA + 64 + off as u64,
-                    rkey: RKEY
-                })
-            );
-        }
+        // RETH on every packet: this packet's VA, the message length.
+        assert_eq!(
+            w.reth,
+            RethRepr {
+                va: VA + 64 + off as u64,
+                rkey: RKEY,
+                dma_len: d.len() as u32
+            }
+        );
     }
-    // Round robin over the EVs with a per-EV sequence.
-    let idx: Vec<(u16, u32)> = pkts
-        .iter()
-        .map(|p| match p.ext {
-            Some(MrcExtRepr::Data(x)) => (x.ev_index, x.ev_seq),
-            _ => unreachable!(),
-        })
-        .collect();
-    assert_eq!(idx, vec![(0, 0), (1, 0), (2, 0), (3, 0)]);
 }
 
 #[test]
@@ -111,12 +93,12 @@ fn zero_length_write() {
     let mut now = Instant::ZERO;
     a.post_write(now, write(3, bytes::Bytes::new(), 0, Some(5))).unwrap();
     b.post_recv(99).unwrap();
-    let pkts = drain_tx(&mut a, now);
+    let mut pkts = drain_tx(&mut a, now);
     assert_eq!(pkts.len(), 1);
     assert_eq!(pkts[0].bth.opcode, Opcode::WriteOnlyImm);
     assert!(pkts[0].payload.is_empty());
-    assert_eq!(pkts[0].reth.unwrap().dma_len, 0);
-    b.handle_packet(now, pkts[0].clone()).unwrap();
+    assert_eq!(write_headers(&mut pkts[0]).reth.dma_len, 0);
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
     run(&mut a, &mut b, &mut now);
     assert_eq!(completions(&events(&mut a))[0].status, WcStatus::Success);
     assert_eq!(
@@ -142,7 +124,7 @@ fn write_imm_completions_in_order_with_late_receives() {
     let mut pkts = drain_tx(&mut a, now);
     pkts.reverse();
     for p in pkts {
-        b.handle_packet(now, p).unwrap();
+        b.handle_packet(now, p.into()).unwrap();
     }
     assert!(recv_completions(&events(&mut b)).is_empty());
     assert_eq!(b.held_recv_completions(), 2);
@@ -202,15 +184,15 @@ fn out_of_order_placed_directly() {
     a.post_write(now, write(1, d.clone(), 0, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
     // LAST first: placed at once, in-order point unchanged.
-    b.handle_packet(now, pkts[3].clone()).unwrap();
+    b.handle_packet(now, pkts[3].clone().into()).unwrap();
     assert_eq!(read(&b, 3 * MTU as u64, MTU as usize), d[3 * MTU as usize..].to_vec());
     assert_eq!(read(&b, 0, 4), vec![0; 4]);
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)));
     assert_eq!(b.counters().rx_out_of_order, 1);
-    b.handle_packet(now, pkts[1].clone()).unwrap();
-    b.handle_packet(now, pkts[0].clone()).unwrap();
+    b.handle_packet(now, pkts[1].clone().into()).unwrap();
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 2)));
-    b.handle_packet(now, pkts[2].clone()).unwrap();
+    b.handle_packet(now, pkts[2].clone().into()).unwrap();
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 4)));
     assert_eq!(read(&b, 0, d.len()), d.to_vec());
 }
@@ -222,25 +204,25 @@ fn duplicates_detected_not_replaced_and_acked() {
     let now = Instant::ZERO;
     a.post_write(now, write(1, data(2 * MTU as usize, 5), 0, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
-    b.handle_packet(now, pkts[1].clone()).unwrap(); // opens a gap: SACK now
+    b.handle_packet(now, pkts[1].clone().into()).unwrap(); // opens a gap: SACK now
     let s1 = drain_tx(&mut b, now);
     assert_eq!(s1.len(), 1);
     // Duplicate beyond expected (already received).
     b.memory_mut().register(0x9000_0000, 16, 1).unwrap();
-    b.handle_packet(now, pkts[1].clone()).unwrap();
+    b.handle_packet(now, pkts[1].clone().into()).unwrap();
     assert_eq!(b.counters().rx_duplicates, 1);
     assert_eq!(b.counters().rx_data_packets, 1);
     let s2 = drain_tx(&mut b, now);
     assert_eq!(s2.len(), 1, "a duplicate is acknowledged at once");
-    let Some(MrcExtRepr::Sack(s)) = s2[0].ext else {
-        panic!("SACK")
-    };
+    let (s, _) = sack(&s2[0]);
     assert_eq!(s2[0].bth.psn, Psn::new(o.psn - 1));
-    assert_eq!(s.base, Psn::new(o.psn));
-    assert!(s.bitmap.get(1) && !s.bitmap.get(0));
+    assert_eq!(s.cum_ack_psn, Psn::new(o.psn - 1));
+    // Bit 0 of the bitmap is PSN cum + sack_offset.
+    assert_eq!(s.sack_offset, 1);
+    assert_eq!(s.bitmap & 0b11, 0b10);
     // Duplicate before expected.
-    b.handle_packet(now, pkts[0].clone()).unwrap();
-    b.handle_packet(now, pkts[0].clone()).unwrap();
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
     assert_eq!(b.counters().rx_duplicates, 2);
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn + 2)));
 }
@@ -253,20 +235,17 @@ fn out_of_window_nacked() {
     a.post_write(now, write(1, data(10, 5), 0, None)).unwrap();
     let mut p = drain_tx(&mut a, now).remove(0);
     p.bth.psn = Psn::new(o.psn + o.mpr_units as u32 * 128);
-    let e = b.handle_packet(now, p.clone()).unwrap_err();
+    let e = b.handle_packet(now, p.clone().into()).unwrap_err();
     assert!(matches!(e, RxError::OutOfWindow { .. }));
     assert_eq!(b.counters().drop_out_of_window, 1);
     assert_eq!(b.counters().rx_data_packets, 0);
     let n = drain_tx(&mut b, now);
     assert_eq!(n.len(), 1);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
-        panic!("NACK")
-    };
-    assert_eq!(x.kind, NackKind::OutOfWindow);
-    assert_eq!(n[0].bth.psn, p.bth.psn);
+    assert_eq!(neth(&n[0]).reason, NackReason::PsnOorWindow);
+    assert_eq!(neth(&n[0]).nack_psn, p.bth.psn);
     // Last PSN inside the window is accepted.
     p.bth.psn = Psn::new(o.psn + o.mpr_units as u32 * 128 - 1);
-    b.handle_packet(now, p).unwrap();
+    b.handle_packet(now, p.into()).unwrap();
 }
 
 #[test]
@@ -279,22 +258,23 @@ fn bad_rkey_remote_access_error() {
     a.post_write(now, wr).unwrap();
     a.post_write(now, write(2, data(100, 1), 0, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
-    let e = b.handle_packet(now, pkts[0].clone()).unwrap_err();
+    let e = b.handle_packet(now, pkts[0].clone().into()).unwrap_err();
     assert!(matches!(e, RxError::RemoteAccess { rkey: 0xBAD, .. }));
     assert_eq!(b.counters().drop_remote_access, 1);
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)), "not marked received");
     let n = drain_tx(&mut b, now);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
-        panic!("NACK")
+    // A fatal error: an ACK whose AETH carries the NAK syndrome.
+    assert_eq!(n[0].bth.opcode, Opcode::Ack);
+    let proto::wire::mrc10::Headers::Ack(aeth) = n[0].headers else {
+        panic!("AETH")
     };
-    assert_eq!(x.kind, NackKind::RemoteAccess);
     assert_eq!(
-        n[0].aeth.unwrap().syndrome,
+        aeth.syndrome,
         Syndrome::Nak {
             code: Syndrome::NAK_REMOTE_ACCESS
         }
     );
-    a.handle_packet(now, n[0].clone()).unwrap();
+    a.handle_packet(now, n[0].clone().into()).unwrap();
     assert_eq!(a.state(), QpState::Error);
     let ev = events(&mut a);
     let c = completions(&ev);
@@ -304,7 +284,7 @@ fn bad_rkey_remote_access_error() {
         from: QpState::Rts,
         to: QpState::Error
     }));
-    assert!(a.poll_transmit(now).is_none());
+    assert!(a.poll_transmit(now).map(mrc10).is_none());
     assert!(matches!(
         a.post_write(now, write(3, data(1, 1), 0, None)),
         Err(PostError::BadState(QpState::Error))
@@ -320,7 +300,7 @@ fn wrong_qp_dropped_without_state_change() {
     let mut p = drain_tx(&mut a, now).remove(0);
     p.bth.dest_qp = 0x99;
     let before = *b.counters();
-    let e = b.handle_packet(now, p).unwrap_err();
+    let e = b.handle_packet(now, p.into()).unwrap_err();
     assert_eq!(
         e,
         RxError::WrongQp {
@@ -336,7 +316,7 @@ fn wrong_qp_dropped_without_state_change() {
         },
         before
     );
-    assert!(b.poll_transmit(now).is_none(), "no NACK for a wrong QP");
+    assert!(b.poll_transmit(now).map(mrc10).is_none(), "no NACK for a wrong QP");
     assert_eq!(b.expected_psn(), Some(Psn::new(o.psn)));
 }
 
@@ -348,29 +328,36 @@ fn sack_for_unsent_psn_rejected() {
     a.post_write(now, write(1, data(2 * MTU as usize, 1), 0, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
     for p in pkts {
-        b.handle_packet(now, p).unwrap();
+        b.handle_packet(now, p.into()).unwrap();
     }
     let sack = drain_tx(&mut b, now).remove(0);
     // Cumulative ack beyond the next PSN.
     let mut bad = sack.clone();
-    bad.bth.psn = Psn::new(o.psn + 2);
+    if let proto::wire::mrc10::Headers::Sack { seth, .. } = &mut bad.headers {
+        seth.cum_ack_psn = Psn::new(o.psn + 2);
+    }
     let win = a.send_window();
     assert_eq!(
-        a.handle_packet(now, bad).unwrap_err(),
+        a.handle_packet(now, bad.into()).unwrap_err(),
         RxError::AckForUnsent(Psn::new(o.psn + 2))
     );
     // A bitmap bit beyond the next PSN.
     let mut bad = sack.clone();
-    if let Some(MrcExtRepr::Sack(s)) = &mut bad.ext {
-        s.bitmap.set(5);
+    if let proto::wire::mrc10::Headers::Sack { seth, .. } = &mut bad.headers {
+        // Bit i is PSN cum + sack_offset + i: set the bit of PSN o.psn + 5.
+        let base = seth.cum_ack_psn.add(seth.sack_offset as u32);
+        seth.bitmap |= 1 << Psn::new(o.psn + 5).distance(base);
     }
-    assert!(matches!(a.handle_packet(now, bad), Err(RxError::AckForUnsent(_))));
+    assert!(matches!(
+        a.handle_packet(now, bad.into()),
+        Err(RxError::AckForUnsent(_))
+    ));
     assert_eq!(a.counters().drop_ack_for_unsent, 2);
     assert_eq!(a.send_window(), win);
     assert!(events(&mut a).is_empty());
     // The real one completes; a stale copy is harmless.
-    a.handle_packet(now, sack.clone()).unwrap();
-    a.handle_packet(now, sack).unwrap();
+    a.handle_packet(now, sack.clone().into()).unwrap();
+    a.handle_packet(now, sack.into()).unwrap();
     assert_eq!(completions(&events(&mut a)).len(), 1);
 }
 
@@ -382,25 +369,23 @@ fn trim_nack_retransmits_at_once() {
     a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
     let pkts = drain_tx(&mut a, now);
     let mut t = pkts[1].clone();
-    t.trimmed = true;
-    t.payload = bytes::Bytes::new();
-    b.handle_packet(now, t).unwrap();
+    trim(&mut t);
+    b.handle_packet(now, t.into()).unwrap();
     assert_eq!(b.counters().rx_trimmed, 1);
     let n = drain_tx(&mut b, now);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
-        panic!("NACK")
-    };
-    assert_eq!(x.kind, NackKind::Trimmed);
-    a.handle_packet(now, n[0].clone()).unwrap();
-    let r = a.poll_transmit(now).expect("immediate retransmission");
+    assert_eq!(neth(&n[0]).reason, NackReason::Trimmed);
+    assert_eq!(neth(&n[0]).ev, pkts[1].ev);
+    a.handle_packet(now, n[0].clone().into()).unwrap();
+    let r = a.poll_transmit(now).map(mrc10).expect("immediate retransmission");
     assert_eq!(r.bth.psn, pkts[1].bth.psn);
-    let Some(MrcExtRepr::Data(x)) = r.ext else { panic!() };
-    assert!(x.retransmit);
+    assert!(r.bth.retransmit);
+    assert_eq!(r.class, TrafficClass::TrimmableRetx);
+    assert_ne!(r.ev, pkts[1].ev, "resent on another EV");
     assert_eq!(a.counters().retx_trim, 1);
-    assert_eq!(a.ev_set().unwrap().state(x.ev_index), EvState::Good);
-    b.handle_packet(now, pkts[0].clone()).unwrap();
-    b.handle_packet(now, pkts[2].clone()).unwrap();
-    b.handle_packet(now, r).unwrap();
+    assert_eq!(a.ev_set().unwrap().state(1), EvState::Good);
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
+    b.handle_packet(now, pkts[2].clone().into()).unwrap();
+    b.handle_packet(now, r.into()).unwrap();
     run(&mut a, &mut b, &mut now);
     assert_eq!(completions(&events(&mut a))[0].status, WcStatus::Success);
 }
@@ -411,20 +396,20 @@ fn run_dropping(
     a: &mut MrcQp,
     b: &mut MrcQp,
     now: &mut Instant,
-    drop: impl Fn(&RocePacket) -> bool,
+    drop: impl Fn(&Mrc10Packet) -> bool,
     rounds: usize,
 ) -> u64 {
     let mut dropped = 0;
     for _ in 0..rounds {
-        while let Some(p) = a.poll_transmit(*now) {
+        while let Some(p) = a.poll_transmit(*now).map(mrc10) {
             if drop(&p) {
                 dropped += 1;
             } else {
-                let _ = b.handle_packet(*now, p);
+                let _ = b.handle_packet(*now, p.into());
             }
         }
-        while let Some(p) = b.poll_transmit(*now) {
-            let _ = a.handle_packet(*now, p);
+        while let Some(p) = b.poll_transmit(*now).map(mrc10) {
+            let _ = a.handle_packet(*now, p.into());
         }
         *now += Duration::from_ns(200);
         a.handle_timeout(*now);
@@ -448,7 +433,13 @@ fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
     }
     // The first two packets on EV 1 are lost; later ones on EV 1 get through,
     // so their SACKs reveal the loss.
-    let lossy = |p: &RocePacket| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.ev_index == 1 && x.ev_seq < 2);
+    let ev1 = a.ev_set().unwrap().value(1);
+    let lost_on_ev1 = std::cell::Cell::new(0);
+    let lossy = |p: &Mrc10Packet| {
+        let hit = p.bth.opcode.is_write() && p.ev == ev1 && lost_on_ev1.get() < 2;
+        lost_on_ev1.set(lost_on_ev1.get() + u32::from(hit));
+        hit
+    };
     let dropped = run_dropping(&mut a, &mut b, &mut now, lossy, 40);
     assert!(dropped > 0);
     let ev = events(&mut a);
@@ -464,11 +455,11 @@ fn loss_on_one_ev_marks_it_bad_then_probe_readmits() {
     for _ in 0..200 {
         now2 += Duration::from_us(1);
         a.handle_timeout(now2);
-        while let Some(p) = a.poll_transmit(now2) {
-            let _ = b.handle_packet(now2, p);
+        while let Some(p) = a.poll_transmit(now2).map(mrc10) {
+            let _ = b.handle_packet(now2, p.into());
         }
-        while let Some(p) = b.poll_transmit(now2) {
-            let _ = a.handle_packet(now2, p);
+        while let Some(p) = b.poll_transmit(now2).map(mrc10) {
+            let _ = a.handle_packet(now2, p.into());
         }
         if a.ev_set().unwrap().state(1) == EvState::Good {
             readmitted = true;
@@ -495,7 +486,8 @@ fn min_active_guard_respected() {
         a.post_write(now, write(i, data(4 * MTU as usize, 1), i * 8192, None))
             .unwrap();
     }
-    let on_ev1 = |p: &RocePacket| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.ev_index == 1);
+    let ev1 = a.ev_set().unwrap().value(1);
+    let on_ev1 = |p: &Mrc10Packet| p.bth.opcode.is_write() && p.ev == ev1;
     run_dropping(&mut a, &mut b, &mut now, on_ev1, 400);
     assert!(a.counters().retransmitted_packets > 0);
     assert_eq!(a.ev_set().unwrap().good_count(), 2);
@@ -509,23 +501,24 @@ fn probe_on_demand() {
     let now = Instant::from_us(1);
     assert!(a.probe_ev(now, 2));
     assert!(!a.probe_ev(now, 99));
-    let p = a.poll_transmit(now).unwrap();
+    let p = a.poll_transmit(now).map(mrc10).unwrap();
     assert_eq!(p.ev, 0xC002);
-    b.handle_packet(now, p).unwrap();
+    b.handle_packet(now, p.into()).unwrap();
     let later = now + Duration::from_ns(700);
-    let r = b.poll_transmit(later).unwrap();
-    let Some(MrcExtRepr::Probe(x)) = r.ext else { panic!() };
-    assert!(x.response);
-    assert_eq!(x.service_ns, 700);
+    // Answered by a SACK with pr = 1 naming the probe, on its EV.
+    let r = b.poll_transmit(later).map(mrc10).unwrap();
+    assert_eq!(r.bth.opcode, Opcode::Sack);
+    let (seth, _) = sack(&r);
+    assert!(seth.probe_response);
+    assert_eq!(seth.ack_psn_offset, 2, "the probe id: the EV's index");
     assert_eq!(r.ev, 0xC002);
-    a.handle_packet(later + Duration::from_ns(300), r).unwrap();
-    assert_eq!(
-        events(&mut a),
-        vec![Event::ProbeRtt {
-            ev_index: 2,
-            rtt_ns: 300
-        }]
-    );
+    let back = later + Duration::from_ns(300);
+    a.handle_packet(back, r.into()).unwrap();
+    // The RTT on the 64 ns timestamp clock, the receiver's hold time
+    // included (no service time on the MRC 1.0 wire).
+    let unit = choices::TS_UNIT_NS;
+    let rtt_ns = (back.as_ns() / unit - now.as_ns() / unit) * unit;
+    assert_eq!(events(&mut a), vec![Event::ProbeRtt { ev_index: 2, rtt_ns }]);
 }
 
 #[test]
@@ -547,14 +540,12 @@ fn rto_and_retry_exhaustion() {
         assert!(t > now);
         now = t;
         a.handle_timeout(now);
-        let sent: Vec<RocePacket> = drain_tx(&mut a, now)
+        let sent: Vec<Mrc10Packet> = drain_tx(&mut a, now)
             .into_iter()
-            .filter(|p| p.bth.opcode != Opcode::Ack)
+            .filter(|p| p.bth.opcode.is_write())
             .collect();
         if !sent.is_empty() {
-            assert!(sent
-                .iter()
-                .all(|p| matches!(p.ext, Some(MrcExtRepr::Data(x)) if x.retransmit)));
+            assert!(sent.iter().all(|p| p.bth.retransmit));
             resend_times.push(now);
         }
     }
@@ -593,7 +584,7 @@ fn infinite_retries_never_give_up() {
     for _ in 0..100_000 {
         now = a.poll_timeout().unwrap();
         a.handle_timeout(now);
-        if drain_tx(&mut a, now).iter().any(|p| p.bth.opcode != Opcode::Ack) {
+        if drain_tx(&mut a, now).iter().any(|p| p.bth.opcode.is_write()) {
             gaps.push((now - last).as_ps());
             last = now;
         }
@@ -693,9 +684,9 @@ fn state_machine_refusals() {
     // Packets in RST are refused and counted.
     let mut a = qp(QPN_A, 5, &o);
     a.post_write(now, write(1, data(1, 1), 0, None)).unwrap();
-    let mut p = a.poll_transmit(now).unwrap();
+    let mut p = a.poll_transmit(now).map(mrc10).unwrap();
     p.bth.dest_qp = 5;
-    assert_eq!(q.handle_packet(now, p), Err(RxError::BadState(QpState::Reset)));
+    assert_eq!(q.handle_packet(now, p.into()), Err(RxError::BadState(QpState::Reset)));
     assert_eq!(q.counters().drop_bad_state, 1);
 }
 
@@ -732,55 +723,78 @@ fn sack_coalescing() {
         .unwrap();
     let pkts = drain_tx(&mut a, now);
     for p in &pkts[..3] {
-        b.handle_packet(now, p.clone()).unwrap();
+        b.handle_packet(now, p.clone().into()).unwrap();
     }
-    assert!(b.poll_transmit(now).is_none(), "coalesced");
+    assert!(b.poll_transmit(now).map(mrc10).is_none(), "coalesced");
     assert_eq!(b.poll_timeout(), Some(now + Duration::from_us(2)), "ack_delay timer");
-    b.handle_packet(now, pkts[3].clone()).unwrap();
+    b.handle_packet(now, pkts[3].clone().into()).unwrap();
     let s = drain_tx(&mut b, now);
     assert_eq!(s.len(), 1, "ack_every");
     assert_eq!(s[0].bth.psn, Psn::new(o.psn + 3));
-    b.handle_packet(now, pkts[4].clone()).unwrap();
-    assert!(b.poll_transmit(now).is_none());
+    b.handle_packet(now, pkts[4].clone().into()).unwrap();
+    assert!(b.poll_transmit(now).map(mrc10).is_none());
     let t = Instant::from_us(2);
     b.handle_timeout(t);
     let s = drain_tx(&mut b, t);
     assert_eq!(s.len(), 1, "ack_delay");
-    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
-    assert_eq!(x.service_ns, 2000);
-    // Out of order, opening a gap: at once, base chosen to cover it.
-    b.handle_packet(t, pkts[9].clone()).unwrap();
+    // It reports on the packet that started the delay.
+    let (x, _) = sack(&s[0]);
+    let trigger = x.cum_ack_psn.add(x.ack_psn_offset as u32);
+    assert_eq!(trigger, pkts[4].bth.psn);
+    // Out of order, opening a gap: at once, the bitmap starting at what
+    // was placed since the last SACK.
+    b.handle_packet(t, pkts[9].clone().into()).unwrap();
     let s = drain_tx(&mut b, t);
     assert_eq!(s.len(), 1);
-    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
-    assert_eq!(x.base, Psn::new(o.psn + 5));
-    assert!(x.bitmap.get(4));
+    let (x, _) = sack(&s[0]);
+    assert_eq!(x.cum_ack_psn, Psn::new(o.psn + 4));
+    assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn + 9));
+    assert_eq!(x.bitmap, 1);
     assert_eq!(s[0].ev, pkts[9].ev, "SACK goes back on the data packet's EV");
     // Filling in below the highest PSN does not open a gap.
-    b.handle_packet(t, pkts[7].clone()).unwrap();
-    assert!(b.poll_transmit(t).is_none());
+    b.handle_packet(t, pkts[7].clone().into()).unwrap();
+    assert!(b.poll_transmit(t).map(mrc10).is_none());
 }
 
+/// A SACK's 64-bit bitmap starts at the lowest PSN placed since the
+/// previous SACK, wherever the in-order point is; a burst wider than 64
+/// PSNs goes out as several SACKs, lowest first.
 #[test]
-fn sack_base_moves_to_cover_a_far_trigger() {
-    let o = Opts::default(); // window 512, sack_bits 256
+fn sack_bitmap_covers_what_was_placed_since_the_last_sack() {
+    let o = Opts::default(); // window 512; the SACK bitmap is 64 bits
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
     a.post_write(now, write(1, data(400 * MTU as usize, 1), 0, None))
         .unwrap();
     let pkts = drain_tx(&mut a, now);
-    b.handle_packet(now, pkts[10].clone()).unwrap();
+    b.handle_packet(now, pkts[10].clone().into()).unwrap();
     drain_tx(&mut b, now);
-    b.handle_packet(now, pkts[300].clone()).unwrap();
+    b.handle_packet(now, pkts[300].clone().into()).unwrap();
     let s = drain_tx(&mut b, now);
-    let Some(MrcExtRepr::Sack(x)) = s[0].ext else { panic!() };
+    let (x, _) = sack(&s[0]);
     assert_eq!(s[0].bth.psn, Psn::new(o.psn - 1));
-    assert_eq!(x.base, Psn::new(o.psn + 300 - 255));
-    assert!(x.bitmap.get(255));
-    assert_eq!(x.bitmap.iter_ones().count(), 1, "PSN 10 is below this bitmap");
+    assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn + 300));
+    assert_eq!(x.bitmap, 1, "PSN 10 is below this bitmap");
     // The requester learns exactly PSN 300.
-    a.handle_packet(now, s[0].clone()).unwrap();
+    a.handle_packet(now, s[0].clone().into()).unwrap();
     assert_eq!(a.send_window(), Some((Psn::new(o.psn), Psn::new(o.psn + 400))));
+    // A burst of 150 PSNs placed between two SACKs: three SACKs, ascending,
+    // that together name every one of them.
+    for p in &pkts[100..250] {
+        b.handle_packet(now, p.clone().into()).unwrap_or(());
+    }
+    let s = drain_tx(&mut b, now);
+    let bases: Vec<Psn> = s
+        .iter()
+        .map(|p| sack(p).0)
+        .map(|x| x.cum_ack_psn.add(x.sack_offset as u32))
+        .collect();
+    assert_eq!(
+        bases,
+        vec![Psn::new(o.psn + 100), Psn::new(o.psn + 164), Psn::new(o.psn + 228)]
+    );
+    let named: u32 = s.iter().map(|p| sack(p).0.bitmap.count_ones()).sum();
+    assert_eq!(named, 150);
 }
 
 /// A controller that allows one packet per 100 ns.
@@ -815,13 +829,13 @@ fn pacing_is_respected_and_reported() {
     assert!(a.set_congestion_control(Box::new(Paced { next: Instant::ZERO })));
     let now = Instant::ZERO;
     a.post_write(now, write(1, data(3 * MTU as usize, 1), 0, None)).unwrap();
-    assert!(a.poll_transmit(now).is_some());
-    assert!(a.poll_transmit(now).is_none(), "paced");
+    assert!(a.poll_transmit(now).map(mrc10).is_some());
+    assert!(a.poll_transmit(now).map(mrc10).is_none(), "paced");
     let t = Instant::from_ns(100);
     assert_eq!(a.poll_timeout(), Some(t));
     a.handle_timeout(t);
-    assert!(a.poll_transmit(t).is_some());
-    assert!(a.poll_transmit(t).is_none());
+    assert!(a.poll_transmit(t).map(mrc10).is_some());
+    assert!(a.poll_transmit(t).map(mrc10).is_none());
     assert_eq!(a.poll_timeout(), Some(Instant::from_ns(200)));
 }
 

@@ -8,23 +8,23 @@ use proto::model::ev::{EvChangeReason, EvState};
 use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
-use proto::wire::RocePacket;
+use proto::wire::mrc10::Mrc10Packet;
 
 /// One-way delay of a packet on EV value `ev` sent at `now`; `None` drops it.
 type Path<'a> = &'a dyn Fn(u32, Instant) -> Option<Duration>;
 
 /// Run for `until`, in 100 ns steps, both directions through `path`.
 fn run_paths(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, until: Instant, path: Path) {
-    let mut wire: Vec<(Instant, bool, RocePacket)> = Vec::new();
+    let mut wire: Vec<(Instant, bool, Mrc10Packet)> = Vec::new();
     while *now < until {
         a.handle_timeout(*now);
         b.handle_timeout(*now);
-        while let Some(p) = a.poll_transmit(*now) {
+        while let Some(p) = a.poll_transmit(*now).map(mrc10) {
             if let Some(d) = path(p.ev, *now) {
                 wire.push((*now + d, true, p));
             }
         }
-        while let Some(p) = b.poll_transmit(*now) {
+        while let Some(p) = b.poll_transmit(*now).map(mrc10) {
             if let Some(d) = path(p.ev, *now) {
                 wire.push((*now + d, false, p));
             }
@@ -35,9 +35,9 @@ fn run_paths(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant, until: Instant, pa
         let n = wire.iter().take_while(|w| w.0 <= *now).count();
         for (_, to_b, p) in wire.drain(..n) {
             let _ = if to_b {
-                b.handle_packet(*now, p)
+                b.handle_packet(*now, p.into())
             } else {
-                a.handle_packet(*now, p)
+                a.handle_packet(*now, p.into())
             };
         }
     }

@@ -256,7 +256,7 @@ fn duplicate_is_reacked_not_placed() {
     let acks_before = p.qp[1].counters().tx_acks;
     p.inject(1, pkt).unwrap();
     assert_eq!(p.qp[1].counters().rx_duplicates, 1);
-    let ack = p.qp[1].poll_transmit(p.now).expect("re-ACK");
+    let ack = p.qp[1].poll_transmit(p.now).map(roce).expect("re-ACK");
     assert_eq!(ack.bth.opcode, Opcode::Ack);
     assert_eq!(ack.bth.psn, Setup::default().sq_psn[0]);
     assert!(matches!(ack.aeth.unwrap().syndrome, Syndrome::Ack { .. }));
@@ -274,7 +274,7 @@ fn reordered_packet_is_nacked_and_dropped() {
     let data = pattern(3 * 1024, 4);
     p.qp[0].post_write(p.now, write(1, &data, 0, None)).unwrap();
     let mut pkts = Vec::new();
-    while let Some(x) = p.qp[0].poll_transmit(p.now) {
+    while let Some(x) = p.qp[0].poll_transmit(p.now).map(roce) {
         pkts.push(x);
     }
     assert_eq!(pkts.len(), 3);
@@ -282,7 +282,7 @@ fn reordered_packet_is_nacked_and_dropped() {
     p.inject(1, pkts[0].clone()).unwrap();
     p.inject(1, pkts[2].clone()).unwrap();
     assert_eq!(p.qp[1].counters().rx_out_of_order, 1);
-    let nak = p.qp[1].poll_transmit(p.now).expect("NAK");
+    let nak = p.qp[1].poll_transmit(p.now).map(roce).expect("NAK");
     assert_eq!(
         nak.aeth.unwrap().syndrome,
         Syndrome::Nak {
@@ -295,8 +295,8 @@ fn reordered_packet_is_nacked_and_dropped() {
     assert_eq!(p.qp[1].expected_psn(), Some(pkts[2].bth.psn));
     // The NAK makes the requester resend from packet 1 (go-back-N).
     p.inject(0, nak).unwrap();
-    let r1 = p.qp[0].poll_transmit(p.now).unwrap();
-    let r2 = p.qp[0].poll_transmit(p.now).unwrap();
+    let r1 = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
+    let r2 = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
     assert_eq!((r1.bth.psn, r2.bth.psn), (pkts[1].bth.psn, pkts[2].bth.psn));
     assert_eq!(p.qp[0].counters().retx_go_back_n, 2);
     p.inject(1, r1).unwrap(); // now a duplicate
@@ -312,18 +312,21 @@ fn nak_sent_once_until_expected_arrives() {
         .post_write(p.now, write(1, &pattern(6 * 1024, 1), 0, None))
         .unwrap();
     let mut pkts = Vec::new();
-    while let Some(x) = p.qp[0].poll_transmit(p.now) {
+    while let Some(x) = p.qp[0].poll_transmit(p.now).map(roce) {
         pkts.push(x);
     }
     for i in [0, 2, 3, 4] {
         p.inject(1, pkts[i].clone()).unwrap();
     }
     assert_eq!(p.qp[1].counters().tx_nacks, 0);
-    let _ = p.qp[1].poll_transmit(p.now).unwrap();
-    assert!(p.qp[1].poll_transmit(p.now).is_none(), "only one NAK for the gap");
+    let _ = p.qp[1].poll_transmit(p.now).map(roce).unwrap();
+    assert!(
+        p.qp[1].poll_transmit(p.now).map(roce).is_none(),
+        "only one NAK for the gap"
+    );
     p.inject(1, pkts[1].clone()).unwrap();
     p.inject(1, pkts[5].clone()).unwrap(); // a new gap (2..4 were dropped)
-    while p.qp[1].poll_transmit(p.now).is_some() {}
+    while p.qp[1].poll_transmit(p.now).map(roce).is_some() {}
     assert_eq!(p.qp[1].counters().tx_nacks, 2);
 }
 
@@ -395,7 +398,7 @@ fn retry_exhaustion_goes_to_error() {
         to: QpState::Error
     }));
     // Nothing more is sent or accepted.
-    assert!(p.qp[0].poll_transmit(p.now).is_none());
+    assert!(p.qp[0].poll_transmit(p.now).map(roce).is_none());
     assert_eq!(
         p.qp[0].post_write(p.now, write(9, &[1], 0, None)),
         Err(PostError::BadState(QpState::Error))
@@ -453,7 +456,7 @@ fn out_of_bounds_is_remote_access_error() {
 fn wrong_qp_is_dropped_without_state_change() {
     let mut p = Pair::new(Setup::default(), 14);
     p.qp[0].post_write(p.now, write(1, &pattern(10, 1), 0, None)).unwrap();
-    let mut pkt = p.qp[0].poll_transmit(p.now).unwrap();
+    let mut pkt = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
     pkt.bth.dest_qp = 0x77;
     let before = p.qp[1].expected_psn();
     assert_eq!(
@@ -467,14 +470,14 @@ fn wrong_qp_is_dropped_without_state_change() {
     assert_eq!(p.qp[1].counters().drops(), 1);
     assert_eq!(p.qp[1].counters().rx_data_packets, 0);
     assert_eq!(p.qp[1].expected_psn(), before);
-    assert!(p.qp[1].poll_transmit(p.now).is_none(), "no response");
+    assert!(p.qp[1].poll_transmit(p.now).map(roce).is_none(), "no response");
 }
 
 #[test]
 fn ack_for_unsent_psn_is_rejected() {
     let mut p = Pair::new(Setup::default(), 15);
     p.qp[0].post_write(p.now, write(1, &pattern(3000, 1), 0, None)).unwrap();
-    let _first = p.qp[0].poll_transmit(p.now).unwrap(); // only PSN 100 sent
+    let _first = p.qp[0].poll_transmit(p.now).map(roce).unwrap(); // only PSN 100 sent
     let before = p.qp[0].send_psns();
     let ack = |psn: Psn, syndrome| RocePacket {
         ev: 0,
@@ -523,7 +526,7 @@ fn cnp_on_ecn_ce_is_rate_limited() {
         p.qp[0].post_write(p.now, write(i, &pattern(10, 1), 0, None)).unwrap();
     }
     let mut pkts = Vec::new();
-    while let Some(x) = p.qp[0].poll_transmit(p.now) {
+    while let Some(x) = p.qp[0].poll_transmit(p.now).map(roce) {
         pkts.push(x);
     }
     let times = [0u64, 10, 49, 60];
@@ -533,7 +536,7 @@ fn cnp_on_ecn_ce_is_rate_limited() {
         let mut pkt = pkt;
         pkt.ecn_ce = true;
         p.inject(1, pkt).unwrap();
-        while let Some(x) = p.qp[1].poll_transmit(p.now) {
+        while let Some(x) = p.qp[1].poll_transmit(p.now).map(roce) {
             if x.bth.opcode == Opcode::Cnp {
                 cnps.push((p.now, x));
             }
@@ -558,7 +561,7 @@ fn trimmed_packet_is_treated_as_lost() {
     p.qp[0].post_write(p.now, write(1, &data, 0, None)).unwrap();
     let trim_psn = Setup::default().sq_psn[0].add(2);
     let mut pkts = Vec::new();
-    while let Some(x) = p.qp[0].poll_transmit(p.now) {
+    while let Some(x) = p.qp[0].poll_transmit(p.now).map(roce) {
         pkts.push(x);
     }
     for mut x in pkts {
@@ -586,7 +589,7 @@ fn send_window_limits_outstanding_psns() {
         .post_write(p.now, write(1, &pattern(256 * 300, 1), 0, None))
         .unwrap();
     let mut n = 0;
-    while p.qp[0].poll_transmit(p.now).is_some() {
+    while p.qp[0].poll_transmit(p.now).map(roce).is_some() {
         n += 1;
     }
     assert_eq!(n, MPR_UNIT as usize, "send_mpr_units = 1: 128 unacked PSNs");
@@ -608,8 +611,11 @@ fn max_wimm_bounds_outstanding_write_imms() {
     p.qp[0]
         .post_write(p.now, write(2, &pattern(10, 1), 0, Some(2)))
         .unwrap();
-    assert!(p.qp[0].poll_transmit(p.now).is_some());
-    assert!(p.qp[0].poll_transmit(p.now).is_none(), "second WRITE-IMM waits");
+    assert!(p.qp[0].poll_transmit(p.now).map(roce).is_some());
+    assert!(
+        p.qp[0].poll_transmit(p.now).map(roce).is_none(),
+        "second WRITE-IMM waits"
+    );
     assert!(p.run());
     assert_eq!(success(&p.send_completions(0)), vec![1, 2]);
     // The second one is held until a receive is posted.
@@ -631,9 +637,9 @@ fn ack_coalescing_every_n_and_on_timer() {
     // 10 packets: AckReq only on the last, so ACKs after 4, 8 and 10.
     p.qp[0].post_write(p.now, write(1, &pattern(2560, 1), 0, None)).unwrap();
     let mut acked = Vec::new();
-    while let Some(x) = p.qp[0].poll_transmit(p.now) {
+    while let Some(x) = p.qp[0].poll_transmit(p.now).map(roce) {
         p.inject(1, x).unwrap();
-        while let Some(a) = p.qp[1].poll_transmit(p.now) {
+        while let Some(a) = p.qp[1].poll_transmit(p.now).map(roce) {
             acked.push(a.bth.psn.offset_from(Setup::default().sq_psn[0]));
         }
     }
@@ -661,14 +667,14 @@ fn ack_coalescing_every_n_and_on_timer() {
         21,
     );
     q.qp[0].post_write(q.now, write(1, &pattern(2560, 1), 0, None)).unwrap();
-    let first = q.qp[0].poll_transmit(q.now).unwrap();
+    let first = q.qp[0].poll_transmit(q.now).map(roce).unwrap();
     assert!(!first.bth.ack_req);
     q.inject(1, first).unwrap();
-    assert!(q.qp[1].poll_transmit(q.now).is_none());
+    assert!(q.qp[1].poll_transmit(q.now).map(roce).is_none());
     let t = q.qp[1].poll_timeout().unwrap();
     assert_eq!(t, q.now + QpConfig::new(Transport::Rc, 0).ack_delay);
     q.qp[1].handle_timeout(t);
-    let ack = q.qp[1].poll_transmit(t).unwrap();
+    let ack = q.qp[1].poll_transmit(t).map(roce).unwrap();
     assert_eq!(ack.bth.psn, Setup::default().sq_psn[0]);
 }
 
@@ -689,7 +695,7 @@ fn modify_error_flushes_in_order() {
         vec![(0, WcStatus::Flushed), (1, WcStatus::Flushed), (2, WcStatus::Flushed)]
     );
     assert_eq!(p.recv_completions(0)[0].status, WcStatus::Flushed);
-    assert!(p.qp[0].poll_transmit(p.now).is_none());
+    assert!(p.qp[0].poll_transmit(p.now).map(roce).is_none());
     assert_eq!(p.qp[0].poll_timeout(), None);
 }
 
@@ -792,29 +798,29 @@ fn packets_in_wrong_state_are_dropped() {
     let s = Setup::default();
     let mut src = qp(&s, 0);
     src.post_write(Instant::ZERO, write(1, &[1, 2, 3], 0, None)).unwrap();
-    let pkt = src.poll_transmit(Instant::ZERO).unwrap();
+    let pkt = src.poll_transmit(Instant::ZERO).map(roce).unwrap();
     let mut q = RcQp::new(QpConfig::new(Transport::Rc, QPN[1])).unwrap();
     assert_eq!(
-        q.handle_packet(Instant::ZERO, pkt.clone()),
+        q.handle_packet(Instant::ZERO, pkt.clone().into()),
         Err(RxError::BadState(QpState::Reset))
     );
     q.modify(Instant::ZERO, QpTransition::Init(InitAttr::default()))
         .unwrap();
     q.memory_mut().register(VA, REGION, RKEY).unwrap();
     assert_eq!(
-        q.handle_packet(Instant::ZERO, pkt.clone()),
+        q.handle_packet(Instant::ZERO, pkt.clone().into()),
         Err(RxError::BadState(QpState::Init))
     );
     q.modify(Instant::ZERO, QpTransition::Rtr(rtr_attr(&s, 1))).unwrap();
     // A responder in RTR accepts data and ACKs it...
-    q.handle_packet(Instant::ZERO, pkt).unwrap();
-    let ack = q.poll_transmit(Instant::ZERO).unwrap();
+    q.handle_packet(Instant::ZERO, pkt.into()).unwrap();
+    let ack = q.poll_transmit(Instant::ZERO).map(roce).unwrap();
     assert_eq!(ack.bth.opcode, Opcode::Ack);
     // ...but an ACK for its (nonexistent) send side is refused.
     let mut back = ack.clone();
     back.bth.dest_qp = QPN[1];
     assert_eq!(
-        q.handle_packet(Instant::ZERO, back),
+        q.handle_packet(Instant::ZERO, back.into()),
         Err(RxError::BadState(QpState::Rtr))
     );
     assert_eq!(q.counters().drop_bad_state, 3);
@@ -824,8 +830,8 @@ fn packets_in_wrong_state_are_dropped() {
 fn opcode_sequence_errors_are_typed() {
     let mut p = Pair::new(Setup::default(), 23);
     p.qp[0].post_write(p.now, write(1, &pattern(3000, 1), 0, None)).unwrap();
-    let first = p.qp[0].poll_transmit(p.now).unwrap();
-    let middle = p.qp[0].poll_transmit(p.now).unwrap();
+    let first = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
+    let middle = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
     // MIDDLE with the expected PSN but no FIRST before it.
     let mut m = middle.clone();
     m.bth.psn = first.bth.psn;
@@ -902,9 +908,9 @@ fn pacing_is_reported_by_poll_timeout() {
     p.qp[0]
         .post_write(p.now, write(1, &pattern(4 * 1024, 1), 0, None))
         .unwrap();
-    let first = p.qp[0].poll_transmit(p.now).unwrap();
+    let first = p.qp[0].poll_transmit(p.now).map(roce).unwrap();
     p.inject(1, first).unwrap();
-    assert!(p.qp[0].poll_transmit(p.now).is_none(), "paced");
+    assert!(p.qp[0].poll_transmit(p.now).map(roce).is_none(), "paced");
     assert_eq!(p.qp[0].poll_timeout(), Some(Instant::from_us(3)));
     assert!(p.run());
     let times: Vec<Instant> = p
@@ -928,10 +934,10 @@ fn pacing_is_reported_by_poll_timeout() {
     };
     q.qp[0].set_congestion_control(Box::new(cc));
     q.qp[0].post_write(q.now, write(1, &[1; 10], 0, None)).unwrap();
-    let mut x = q.qp[0].poll_transmit(q.now).unwrap();
+    let mut x = q.qp[0].poll_transmit(q.now).map(roce).unwrap();
     x.ecn_ce = true;
     q.inject(1, x).unwrap();
-    while let Some(r) = q.qp[1].poll_transmit(q.now) {
+    while let Some(r) = q.qp[1].poll_transmit(q.now).map(roce) {
         q.inject(0, r).unwrap();
     }
     assert_eq!(cnps.load(std::sync::atomic::Ordering::Relaxed), 1);
@@ -954,8 +960,8 @@ fn works_through_the_qp_enum() {
     let mut now = Instant::ZERO;
     for _ in 0..100 {
         for side in 0..2 {
-            while let Some(x) = q[side].poll_transmit(now) {
-                q[1 - side].handle_packet(now, x).unwrap();
+            while let Some(x) = q[side].poll_transmit(now).map(roce) {
+                q[1 - side].handle_packet(now, x.into()).unwrap();
             }
         }
         now += Duration::from_us(1);

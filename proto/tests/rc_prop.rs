@@ -184,11 +184,11 @@ proptest! {
         let mut errs = 0u64;
         for (pkt, dt) in pkts {
             p.now += proto::Duration::from_us(dt);
-            while p.qp[0].poll_transmit(p.now).is_some() {}
+            while p.qp[0].poll_transmit(p.now).map(roce).is_some() {}
             if p.qp[0].poll_timeout().is_some_and(|t| t <= p.now) {
                 p.qp[0].handle_timeout(p.now);
             }
-            if p.qp[0].handle_packet(p.now, pkt).is_err() {
+            if p.qp[0].handle_packet(p.now, pkt.into()).is_err() {
                 errs += 1;
             }
             let _ = p.qp[0].poll_event();

@@ -6,7 +6,7 @@ use mrc_common::*;
 use proto::model::mrc::MAX_HELD_IMM;
 use proto::model::*;
 use proto::time::Instant;
-use proto::wire::{MrcExtRepr, NackKind, Opcode};
+use proto::wire::mrc10::{NackReason, Opcode};
 
 /// A peer that keeps sending WRITE-with-immediate while this side posts no
 /// receive must not make the held-completion queue grow without bound (the
@@ -17,14 +17,14 @@ fn review_mrc_held_imm_completions_are_bounded() {
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
     a.post_write(now, write(1, data(0, 0), 0, Some(7))).unwrap();
-    let tmpl = a.poll_transmit(now).unwrap();
+    let tmpl = a.poll_transmit(now).map(mrc10).unwrap();
     assert_eq!(tmpl.bth.opcode, Opcode::WriteOnlyImm);
     let n = MAX_HELD_IMM as u32 + 100;
     for i in 0..n {
         let mut p = tmpl.clone();
         p.bth.psn = tmpl.bth.psn.add(i);
-        let _ = b.handle_packet(now, p);
-        while b.poll_transmit(now).is_some() {}
+        let _ = b.handle_packet(now, p.into());
+        while b.poll_transmit(now).map(mrc10).is_some() {}
     }
     assert!(
         b.held_recv_completions() <= MAX_HELD_IMM,
@@ -56,28 +56,24 @@ fn review_mrc_stale_trim_nack_does_not_resend_again() {
     let (mut a, mut b) = pair(&o);
     let t0 = Instant::ZERO;
     a.post_write(t0, write(1, data(MTU as usize, 1), 0, None)).unwrap();
-    let first = a.poll_transmit(t0).unwrap();
+    let first = a.poll_transmit(t0).map(mrc10).unwrap();
     // The RTO fires before the trim NACK comes back: resend.
     let t1 = a.poll_timeout().expect("rto armed");
     a.handle_timeout(t1);
-    let second = a.poll_transmit(t1).expect("timeout retransmission");
+    let second = a.poll_transmit(t1).map(mrc10).expect("timeout retransmission");
     assert_eq!(second.bth.psn, first.bth.psn);
-    assert!(a.poll_transmit(t1).is_none());
+    assert!(a.poll_transmit(t1).map(mrc10).is_none());
     let in_flight = a.in_flight();
     assert_eq!(in_flight, MTU as u64);
     // Now the trim NACK of the FIRST transmission arrives.
     let mut t = first.clone();
-    t.trimmed = true;
-    t.payload = bytes::Bytes::new();
-    b.handle_packet(t1, t).unwrap();
+    trim(&mut t);
+    b.handle_packet(t1, t.into()).unwrap();
     let n = drain_tx(&mut b, t1);
-    let Some(MrcExtRepr::Nack(x)) = n[0].ext else {
-        panic!("NACK")
-    };
-    assert_eq!(x.kind, NackKind::Trimmed);
-    a.handle_packet(t1, n[0].clone()).unwrap();
+    assert_eq!(neth(&n[0]).reason, NackReason::Trimmed);
+    a.handle_packet(t1, n[0].clone().into()).unwrap();
     assert!(
-        a.poll_transmit(t1).is_none(),
+        a.poll_transmit(t1).map(mrc10).is_none(),
         "stale trim NACK caused another retransmission"
     );
     assert_eq!(a.in_flight(), in_flight);
@@ -101,9 +97,9 @@ fn review_mrc_recv_completion_len_is_bytes_received() {
         .unwrap();
     let mut pkts = drain_tx(&mut a, now);
     assert_eq!(pkts.len(), 3);
-    pkts[0].reth.as_mut().unwrap().dma_len = 9_571_428;
+    write_headers(&mut pkts[0]).reth.dma_len = 9_571_428;
     for p in pkts {
-        b.handle_packet(now, p).unwrap();
+        b.handle_packet(now, p.into()).unwrap();
     }
     let rc = recv_completions(&events(&mut b));
     assert_eq!(rc.len(), 1);

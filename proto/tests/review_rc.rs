@@ -23,26 +23,29 @@ fn review_rc_dropped_ce_packet_neither_counts_ce_nor_sends_cnp() {
     let mut b = rc(&s, 1);
     let now = Instant::ZERO;
     a.post_write(now, write(1, &pattern(3000, 1), 0, None)).unwrap();
-    let first = a.poll_transmit(now).unwrap();
-    let middle = a.poll_transmit(now).unwrap();
+    let first = a.poll_transmit(now).map(roce).unwrap();
+    let middle = a.poll_transmit(now).map(roce).unwrap();
     // MIDDLE at the expected PSN with no message open: UnexpectedOpcode.
     let mut m = middle.clone();
     m.bth.psn = first.bth.psn;
     m.ecn_ce = true;
     assert_eq!(
-        b.handle_packet(now, m),
+        b.handle_packet(now, m.into()),
         Err(RxError::UnexpectedOpcode(Opcode::WriteMiddle))
     );
     // FIRST with a bad rkey: RemoteAccess (its NAK is the documented response).
     let mut f = first.clone();
     f.ecn_ce = true;
     f.reth.as_mut().unwrap().rkey ^= 1;
-    assert!(matches!(b.handle_packet(now, f), Err(RxError::RemoteAccess { .. })));
+    assert!(matches!(
+        b.handle_packet(now, f.into()),
+        Err(RxError::RemoteAccess { .. })
+    ));
     let c = *b.counters();
     assert_eq!(c.drops(), 2);
     assert_eq!(c.rx_ecn_ce, 0, "dropped packets counted as CE");
     let mut cnps = 0;
-    while let Some(p) = b.poll_transmit(now) {
+    while let Some(p) = b.poll_transmit(now).map(roce) {
         if p.bth.opcode == Opcode::Cnp {
             cnps += 1;
         }

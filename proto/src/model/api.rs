@@ -14,7 +14,8 @@ use crate::model::cc::CcConfig;
 use crate::model::ev::{EvConfigError, EvSet, EvSetConfig, EvStateChange};
 use crate::model::memory::MemoryTable;
 use crate::time::{Duration, Instant};
-use crate::wire::{parse_frame, NackKind, RocePacket, WireError};
+use crate::wire::mrc10::Profile;
+use crate::wire::{NackKind, Packet, WireError};
 use crate::Psn;
 
 /// Largest message: RETH's DMA length is 32 bits; MRC limits it to 2 GiB.
@@ -75,8 +76,9 @@ pub struct QpConfig {
     pub ack_every: u16,
     /// ...or this long after the first unacknowledged one, whichever first.
     pub ack_delay: Duration,
-    /// SACK bitmap width in bits: 64, 128 or 256 (MRC only).
-    pub sack_bits: u16,
+    /// MRC 1.0 wire choices: DSCP numbers of the traffic classes and the EV
+    /// mode (MRC only; frames only, the packets carry classes).
+    pub profile: Profile,
     /// Packets sent on one EV after a lost one before loss is inferred
     /// (reorder allowance; MRC only).
     pub reorder_allowance: u32,
@@ -94,7 +96,7 @@ impl QpConfig {
             seed: 0,
             ack_every: 4,
             ack_delay: Duration::from_us(2),
-            sack_bits: 256,
+            profile: Profile::DEFAULT,
             reorder_allowance: 3,
             event_queue_len: 1 << 16,
         }
@@ -246,6 +248,12 @@ pub enum RxError {
     BadState(QpState),
     #[error("opcode {0:?} not valid here")]
     UnexpectedOpcode(crate::wire::Opcode),
+    #[error("MRC 1.0 opcode {0:?} not valid here")]
+    UnexpectedMrc10Opcode(crate::wire::mrc10::Opcode),
+    /// A packet of the other protocol (an RC packet to an MRC 1.0 QP, or
+    /// the reverse).
+    #[error("opcode {opcode:#04x} is not of this QP's protocol ({expected})")]
+    WrongProtocol { opcode: u8, expected: &'static str },
     #[error("required header missing: {0}")]
     MissingHeader(&'static str),
     #[error("PSN {psn} outside the receive window starting at {expected}")]
@@ -318,6 +326,9 @@ pub struct Counters {
     pub rto_fired: u64,
     pub rx_acks: u64,
     pub rx_nacks: u64,
+    /// NACKs of packets trimmed at the last hop (MRC 1.0
+    /// TRIMMED_LASTHOP): resent without blaming their EV.
+    pub rx_nacks_last_hop: u64,
     pub rx_cnps: u64,
     pub tx_probes: u64,
     pub rx_probe_responses: u64,
@@ -353,7 +364,9 @@ impl Counters {
         let c = match e {
             RxError::WrongQp { .. } => &mut self.drop_wrong_qp,
             RxError::BadState(_) => &mut self.drop_bad_state,
-            RxError::UnexpectedOpcode(_) => &mut self.drop_unexpected_opcode,
+            RxError::UnexpectedOpcode(_) | RxError::UnexpectedMrc10Opcode(_) | RxError::WrongProtocol { .. } => {
+                &mut self.drop_unexpected_opcode
+            }
             RxError::MissingHeader(_) => &mut self.drop_missing_header,
             RxError::OutOfWindow { .. } => &mut self.drop_out_of_window,
             RxError::RemoteAccess { .. } => &mut self.drop_remote_access,
@@ -394,7 +407,7 @@ pub trait QueuePair {
     /// Post a receive for an incoming WRITE-with-immediate.
     fn post_recv(&mut self, wr_id: u64) -> Result<(), PostError>;
     /// Feed a received packet. `Err` means it was dropped (and counted).
-    fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError>;
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) -> Result<(), RxError>;
     /// Count a packet dropped on its way in (a frame that did not parse).
     fn count_drop(&mut self, e: &RxError);
     /// Feed a received Ethernet frame: parse it (lengths, UDP port, opcode,
@@ -402,7 +415,7 @@ pub trait QueuePair {
     /// that does not parse is dropped, counted in `drop_wire`, and changes
     /// nothing else.
     fn handle_frame(&mut self, now: Instant, frame: &[u8]) -> Result<(), RxError> {
-        match parse_frame(frame) {
+        match Packet::parse_frame(frame, &self.config().profile) {
             Ok((pkt, _encap)) => self.handle_packet(now, pkt),
             Err(e) => {
                 let e = RxError::Wire(e);
@@ -414,7 +427,7 @@ pub trait QueuePair {
     /// Fire the timers due at `now` (call when `poll_timeout` has passed).
     fn handle_timeout(&mut self, now: Instant);
     /// The next packet to send at `now`, if any.
-    fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket>;
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet>;
     /// The earliest time `handle_timeout` (or a paced `poll_transmit`) is due.
     fn poll_timeout(&self) -> Option<Instant>;
     /// The next event.
@@ -471,8 +484,8 @@ pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
     if !(MIN_MTU..=MAX_MTU).contains(&cfg.mtu) {
         return bad("mtu", format!("{} not in {MIN_MTU}..={MAX_MTU}", cfg.mtu));
     }
-    if !matches!(cfg.sack_bits, 64 | 128 | 256) {
-        return bad("sack_bits", format!("{} is not 64, 128 or 256", cfg.sack_bits));
+    if let Err(e) = cfg.profile.check() {
+        return bad("profile", e.to_string());
     }
     if cfg.ack_every == 0 {
         return bad("ack_every", "must be at least 1".into());

@@ -26,10 +26,14 @@ use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
-use crate::wire::{
-    AethRepr, BthRepr, DataExtRepr, MrcExtRepr, NackExtRepr, NackKind, Opcode, PlacementRepr, ProbeExtRepr, RethRepr,
-    RocePacket, SackBitmap, SackExtRepr, Syndrome,
+use crate::wire::mrc10::choices::{self, TrafficClass};
+use crate::wire::mrc10::seth::{self, SkipMode};
+use crate::wire::mrc10::{
+    BthRepr, CcStateRepr, Headers, MethRepr, Mrc10Packet, NackReason, NethRepr, Opcode, PethRepr, SethRepr, TsethRepr,
+    WriteHeaders,
 };
+use crate::wire::packet::ECN_ECT0;
+use crate::wire::{AethRepr, NackKind, Packet, RethRepr, Syndrome};
 use crate::Psn;
 
 /// Work requests the send queue holds at most.
@@ -42,8 +46,6 @@ pub const RTO_MAX_SHIFT: u32 = 10;
 /// as in the RC baseline: without the cap a peer sending WRITE-IMMs to a
 /// QP that posts no receives grows the held queue without bound.
 pub const MAX_HELD_IMM: usize = 1 << 16;
-/// AETH credit field meaning "no credit flow control".
-const NO_CREDITS: u8 = 0x1F;
 
 /// Why a PSN waits in the retransmission queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +112,9 @@ struct SendWr {
     remote_va: u64,
     rkey: u32,
     imm: Option<u32>,
+    /// METH RQMSN: WRITE-with-immediate messages posted before this one
+    /// (wrapping), i.e. the receive this message consumes if it has one.
+    rq_msn: u16,
     /// Set when its first packet is sent.
     first_psn: Psn,
     npkts: u32,
@@ -173,7 +178,13 @@ struct Requester {
     tail_blind: u32,
     rto_deadline: Option<Instant>,
     paced_until: Option<Instant>,
-    probe_id: u32,
+    /// WRITE-with-immediate messages posted so far (wrapping; the next
+    /// one's RQMSN).
+    imm_posted: u16,
+    /// The receiver's window as its SACKs advertise it (MPR field, in
+    /// PSNs): new PSNs stay inside it as well as inside `window` (dynamic
+    /// MPR). `None` until the first SACK.
+    peer_window: Option<u32>,
 }
 
 impl Requester {
@@ -323,10 +334,23 @@ struct RxInfo {
 #[derive(Clone, Copy, Debug)]
 struct Trigger {
     ev: u32,
-    ev_index: u16,
-    echo_ts: u32,
+    /// Its TSETH transmit timestamp, echoed in CC_STATE.
+    echo_ts: u16,
+    /// The timestamp counts [`choices::TS_UNIT_NS`] units (its resolution
+    /// bit says so): the echo can carry the service time.
+    known_unit: bool,
     arrival: Instant,
     psn: Psn,
+}
+
+/// What a SACK answering a reliability probe says about the probe (SETH
+/// pr = 1).
+#[derive(Clone, Copy, Debug)]
+struct ProbeAnswer {
+    ev: u32,
+    probe_id: u16,
+    /// The PETH timestamp, echoed.
+    echo_ts: u16,
 }
 
 /// Responder half (exists from RTR on).
@@ -357,6 +381,16 @@ struct Responder {
     sack_now: bool,
     trigger: Option<Trigger>,
     ecn_count: u32,
+    /// Packets received out of order since the last SACK (CC_STATE).
+    ooo_count: u16,
+    /// The lowest and one past the highest PSN placed since the last SACK.
+    unreported: Option<(Psn, Psn)>,
+    /// PSNs `[from, to)` that placed packets may occupy and that the SACKs
+    /// sent so far did not cover: one 64-bit bitmap reports 64 PSNs, so
+    /// a burst placed between two SACKs can need more than one.
+    backlog: Option<(Psn, Psn)>,
+    /// Payload bytes received (wrapping; CC_STATE carries 24 bits).
+    rcvd_bytes: u32,
 }
 
 impl Responder {
@@ -381,6 +415,10 @@ impl Responder {
             sack_now: false,
             trigger: None,
             ecn_count: 0,
+            ooo_count: 0,
+            unreported: None,
+            backlog: None,
+            rcvd_bytes: 0,
         }
     }
     fn pos(&self, psn: Psn) -> usize {
@@ -427,12 +465,11 @@ impl Responder {
     }
 }
 
-/// A control packet waiting to go out; probe responses get their service
-/// time filled in when sent.
+/// A control packet waiting to go out (NACKs, probes, probe answers,
+/// fatal-error ACKs); a probe gets its timestamp when sent.
 #[derive(Debug)]
 struct Ctrl {
-    pkt: RocePacket,
-    arrival: Option<Instant>,
+    pkt: Mrc10Packet,
 }
 
 /// The MRC queue pair.
@@ -453,8 +490,16 @@ pub struct MrcQp {
     held_imm_dropped: u64,
 }
 
-fn ns32(now: Instant) -> u32 {
-    now.as_ns() as u32
+/// `now` on the 16-bit TSETH clock ([`choices::TS_UNIT_NS`] units,
+/// wrapping).
+fn ts16(now: Instant) -> u16 {
+    (now.as_ns() / choices::TS_UNIT_NS) as u16
+}
+
+/// Time since the TSETH clock read `ts`: exact to one unit while it is less
+/// than one wrap ([`choices::TS_RANGE_NS`]) old.
+fn ts_age(now: Instant, ts: u16) -> Duration {
+    Duration::from_ns(u64::from(ts16(now).wrapping_sub(ts)) * choices::TS_UNIT_NS)
 }
 
 impl MrcQp {
@@ -542,32 +587,31 @@ impl MrcQp {
         }
     }
 
-    fn bth(&self, opcode: Opcode, psn: Psn, ack_req: bool, pad: u8) -> BthRepr {
+    fn bth(&self, opcode: Opcode, psn: Psn) -> BthRepr {
         BthRepr {
             opcode,
             solicited: false,
             mig_req: true,
-            pad,
+            pad: 0,
             pkey: self.pkey,
             fecn: false,
             becn: false,
-            mrc_ext: true,
             dest_qp: self.dest_qp,
-            ack_req,
+            ack_req: false,
+            retransmit: false,
+            timestamp: false,
             psn,
         }
     }
 
-    fn ack_packet(&self, ev: u32, psn: Psn, syndrome: Syndrome, msn: u32, ext: MrcExtRepr) -> RocePacket {
-        RocePacket {
+    /// A control packet (class CONTROL, no payload) on EV `ev`.
+    fn control_packet(&self, ev: u32, opcode: Opcode, psn: Psn, headers: Headers) -> Mrc10Packet {
+        Mrc10Packet {
             ev,
-            ecn_ce: false,
-            trimmed: false,
-            bth: self.bth(Opcode::Ack, psn, false, 0),
-            reth: None,
-            imm: None,
-            aeth: Some(AethRepr { syndrome, msn }),
-            ext: Some(ext),
+            ecn: 0,
+            class: TrafficClass::Control,
+            bth: self.bth(opcode, psn),
+            headers,
             payload: Bytes::new(),
         }
     }
@@ -631,45 +675,53 @@ impl MrcQp {
 
     // ------------------------------------------------------------ responder
 
-    fn queue_nack(&mut self, pkt: &RocePacket, kind: NackKind, echo_ts: u32, ev_index: u16) {
-        let (cum, msn) = match &self.resp {
-            Some(r) => (r.expected.sub(1), r.msn),
-            None => (Psn::new(0), 0),
+    /// NACK the data packet `pkt` (its TSETH timestamp `echo_ts`): a NETH
+    /// with `reason`.
+    fn queue_nack(&mut self, pkt: &Mrc10Packet, reason: NackReason, echo_ts: u16) {
+        let neth = NethRepr {
+            reason,
+            vendor_info: 0,
+            ev: pkt.ev,
+            sender_context: choices::context_of(self.cfg.qpn),
+            receiver_context: choices::context_of(self.dest_qp),
+            nack_psn: pkt.bth.psn,
+            cc_type: choices::CC_TYPE_NSCC,
+            cc_flags: 0,
+            timestamp: echo_ts,
         };
-        let code = match kind {
-            NackKind::RemoteAccess => Syndrome::NAK_REMOTE_ACCESS,
-            NackKind::Trimmed | NackKind::OutOfWindow => Syndrome::NAK_PSN_SEQ_ERROR,
-        };
-        let ext = MrcExtRepr::Nack(NackExtRepr {
-            kind,
-            ev_index,
-            cum_psn: cum,
-            echo_ts,
-        });
-        let p = self.ack_packet(pkt.ev, pkt.bth.psn, Syndrome::Nak { code }, msn, ext);
-        self.ctrl.push_back(Ctrl { pkt: p, arrival: None });
+        let p = self.control_packet(pkt.ev, Opcode::Nack, pkt.bth.psn, Headers::Nack(neth));
+        self.ctrl.push_back(Ctrl { pkt: p });
     }
 
-    fn handle_data(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
+    /// Answer `pkt` with an ACK whose AETH carries a fatal NAK syndrome
+    /// (remote access error). MRC 1.0's NACK reasons are all recoverable;
+    /// a fatal error goes as its RC counterpart does, in an AETH.
+    fn queue_fatal_ack(&mut self, pkt: &Mrc10Packet, code: u8) {
+        let msn = self.resp.as_ref().map_or(0, |r| r.msn);
+        let aeth = AethRepr {
+            syndrome: Syndrome::Nak { code },
+            msn,
+        };
+        let p = self.control_packet(pkt.ev, Opcode::Ack, pkt.bth.psn, Headers::Ack(aeth));
+        self.ctrl.push_back(Ctrl { pkt: p });
+    }
+
+    fn handle_data(&mut self, now: Instant, pkt: Mrc10Packet) -> Result<(), RxError> {
         let op = pkt.bth.opcode;
-        if !pkt.bth.mrc_ext {
-            return Err(RxError::MissingHeader("BTH MRC extension bit"));
-        }
-        let ext = match pkt.ext {
-            Some(MrcExtRepr::Data(d)) => d,
-            Some(_) => return Err(RxError::Malformed("non-data MRC extension on a data packet")),
-            None => return Err(RxError::MissingHeader("MRC data extension")),
+        let Headers::Write(w) = pkt.headers else {
+            return Err(RxError::MissingHeader("METH and RETH"));
         };
-        let (va, rkey, first_len) = if op.has_reth() {
-            let r = pkt.reth.ok_or(RxError::MissingHeader("RETH"))?;
-            (r.va, r.rkey, Some(r.dma_len))
-        } else {
-            let p = ext.placement.ok_or(RxError::MissingHeader("placement"))?;
-            (p.va, p.rkey, None)
-        };
-        if op.has_imm() && pkt.imm.is_none() {
+        // RETH on every data packet: this packet's VA; the message length.
+        let (va, rkey) = (w.reth.va, w.reth.rkey);
+        let first_len = op.is_first().then_some(w.reth.dma_len);
+        if op.has_imm() != w.imm.is_some() {
             return Err(RxError::MissingHeader("ImmDt"));
         }
+        // Without a TSETH there is nothing to echo; 0 (the sender that
+        // leaves it out gets no RTT sample from it).
+        let echo_ts = w.tseth.map_or(0, |t| t.tx_ts);
+        let known_unit = w.tseth.is_some_and(|t| t.resolution == choices::TS_RESOLUTION);
+        let trimmed = pkt.trimmed();
         let len = pkt.payload.len();
         if len > self.cfg.mtu as usize {
             return Err(RxError::Malformed("payload longer than the MTU"));
@@ -678,7 +730,7 @@ impl MrcQp {
             if l as u64 > MAX_MESSAGE_LEN {
                 return Err(RxError::Malformed("RETH DMA length above 2 GiB"));
             }
-            if op.is_last() && !pkt.trimmed && l as usize != len {
+            if op.is_last() && !trimmed && l as usize != len {
                 return Err(RxError::Malformed(
                     "ONLY packet length differs from the RETH DMA length",
                 ));
@@ -692,13 +744,13 @@ impl MrcQp {
             r.received(psn)
         } else {
             let expected = r.expected;
-            self.queue_nack(&pkt, NackKind::OutOfWindow, ext.tx_ts, ext.ev_index);
+            self.queue_nack(&pkt, NackReason::PsnOorWindow, echo_ts);
             return Err(RxError::OutOfWindow { psn, expected });
         };
         let trigger = Trigger {
             ev: pkt.ev,
-            ev_index: ext.ev_index,
-            echo_ts: ext.tx_ts,
+            echo_ts,
+            known_unit,
             arrival: now,
             psn,
         };
@@ -708,9 +760,14 @@ impl MrcQp {
             r.sack_now = true;
             return Ok(());
         }
-        if pkt.trimmed {
+        if trimmed {
             self.counters.rx_trimmed += 1;
-            self.queue_nack(&pkt, NackKind::Trimmed, ext.tx_ts, ext.ev_index);
+            let reason = if pkt.class == TrafficClass::TrimmedLastHop {
+                NackReason::TrimmedLastHop
+            } else {
+                NackReason::Trimmed
+            };
+            self.queue_nack(&pkt, reason, echo_ts);
             return Ok(());
         }
         if op.has_imm() && r.pending_imm.len() >= MAX_HELD_IMM {
@@ -721,7 +778,7 @@ impl MrcQp {
         }
         if len > 0 {
             if let Err(_e) = self.memory.write(rkey, va, &pkt.payload) {
-                self.queue_nack(&pkt, NackKind::RemoteAccess, ext.tx_ts, ext.ev_index);
+                self.queue_fatal_ack(&pkt, Syndrome::NAK_REMOTE_ACCESS);
                 return Err(RxError::RemoteAccess {
                     rkey,
                     va,
@@ -731,21 +788,30 @@ impl MrcQp {
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
         r.set(psn);
+        r.unreported = Some(match r.unreported {
+            Some((lo, hi)) => (
+                if psn.before(lo) { psn } else { lo },
+                if psn.before(hi) { hi } else { psn.next() },
+            ),
+            None => (psn, psn.next()),
+        });
         let pos = r.pos(psn);
         r.info[pos] = RxInfo {
             first_len,
             last: op.is_last(),
-            imm: if op.has_imm() { pkt.imm } else { None },
+            imm: w.imm,
             len: len as u32,
         };
         self.counters.rx_data_packets += 1;
         self.counters.rx_data_bytes += len as u64;
-        if pkt.ecn_ce {
+        r.rcvd_bytes = r.rcvd_bytes.wrapping_add(len as u32);
+        if pkt.ecn_ce() {
             self.counters.rx_ecn_ce += 1;
             r.ecn_count = r.ecn_count.saturating_add(1);
         }
         if psn != r.expected {
             self.counters.rx_out_of_order += 1;
+            r.ooo_count = r.ooo_count.saturating_add(1);
         }
         let opens_gap = psn.after(r.highest);
         if !psn.before(r.highest) {
@@ -805,122 +871,187 @@ impl MrcQp {
         }
     }
 
-    fn build_sack(&mut self, now: Instant) -> RocePacket {
-        let bits = self.cfg.sack_bits as u32;
+    /// A SACK of the receive state: cumulative ack, the 64-bit bitmap
+    /// around the triggering packet, CC_STATE. With `probe`, the SACK
+    /// answers a reliability probe (pr = 1, the probe id in
+    /// ack_psn_offset, the probe's timestamp echoed).
+    fn build_sack(&mut self, now: Instant, probe: Option<ProbeAnswer>) -> Mrc10Packet {
+        let bits = seth::BITMAP_BITS;
+        let (qpn, dest_qp) = (self.cfg.qpn, self.dest_qp);
         let r = self.resp.as_mut().expect("responder exists");
-        let base = r.sack_base(bits);
-        let mut bitmap = SackBitmap::new(bits as u16);
+        // The PSNs to report, lowest first: the backlog of a burst, else
+        // what was placed since the last SACK, else around the trigger.
+        let lower = |a: Psn, b: Psn| if a.before(b) { a } else { b };
+        let higher = |a: Psn, b: Psn| if a.before(b) { b } else { a };
+        let backlog = if probe.is_some() { None } else { r.backlog };
+        let pending = match (backlog, r.unreported) {
+            (Some((f1, t1)), Some((f2, t2))) => Some((lower(f1, f2), higher(t1, t2))),
+            (b, u) => b.or(u),
+        }
+        .map(|(from, to)| (if from.before(r.expected) { r.expected } else { from }, to))
+        .filter(|(from, to)| from.before(*to));
+        let base = pending.map_or_else(|| r.sack_base(bits), |(from, _)| from);
         // Bits beyond the window are never valid (the ring aliases there).
         let valid = r.window.saturating_sub(base.offset_from(r.expected)).min(bits);
-        for w in 0..(bits / 64) {
-            let lo = w * 64;
-            if lo >= valid {
-                break;
-            }
-            let mut word = r.bits64(base.add(lo));
-            let n = valid - lo;
-            if n < 64 {
-                word &= (1u64 << n) - 1;
-            }
-            bitmap.words[w as usize] = word;
+        let mut bitmap = if valid == 0 { 0 } else { r.bits64(base) };
+        if valid < bits {
+            bitmap &= (1u64 << valid) - 1;
         }
-        let t = r.trigger.unwrap_or(Trigger {
-            ev: 0,
-            ev_index: 0,
-            echo_ts: 0,
-            arrival: now,
-            psn: r.expected,
-        });
-        let ext = SackExtRepr {
-            ev_index: t.ev_index,
-            ecn_ce_count: r.ecn_count.min(u16::MAX as u32) as u16,
-            echo_ts: t.echo_ts,
-            service_ns: now.saturating_since(t.arrival).as_ns().min(u32::MAX as u64) as u32,
-            base,
+        let cum = r.expected.sub(1);
+        let offset = |psn: Psn| psn.distance(cum).clamp(i16::MIN as i32, i16::MAX as i32) as i16;
+        let (ev, ack_psn_offset, echo_ts) = match (probe, r.trigger) {
+            (Some(p), _) => (p.ev, p.probe_id as i16, p.echo_ts),
+            (None, Some(t)) => (
+                t.ev,
+                offset(t.psn),
+                choices::echo_with_service_time(t.echo_ts, t.known_unit, now.saturating_since(t.arrival).as_ns()),
+            ),
+            (None, None) => (0, 0, 0),
+        };
+        let seth = SethRepr {
+            skip_mode: SkipMode::None,
+            probe_response: probe.is_some(),
+            ack_psn_offset,
+            ev,
+            sender_context: choices::context_of(qpn),
+            receiver_context: choices::context_of(dest_qp),
+            cum_ack_psn: cum,
+            cc_type: choices::CC_TYPE_NSCC,
+            cc_flags: choices::cc_flags_from_ce_count(r.ecn_count),
+            mpr: (r.window / MPR_UNIT).min(u8::MAX as u32) as u8,
+            sack_offset: offset(base),
             bitmap,
         };
-        let (cum, msn) = (r.expected.sub(1), r.msn);
+        let cc_state = CcStateRepr {
+            echo_ts,
+            ooo_count: r.ooo_count.min(crate::wire::mrc10::cc_state::OOO_COUNT_MASK),
+            restore: false,
+            cwnd_penalty: 0,
+            rcvd_bytes: r.rcvd_bytes & crate::wire::mrc10::cc_state::RCVD_BYTES_MASK,
+        };
         r.unacked = 0;
         r.ack_deadline = None;
         r.sack_now = false;
         r.ecn_count = 0;
+        r.ooo_count = 0;
+        // What lies above this SACK's bitmap goes out in the SACKs that
+        // follow at once, in ascending order: a sender that learns of
+        // later packets on an EV before earlier ones would infer a loss.
+        if probe.is_none() {
+            r.unreported = None;
+            r.backlog = pending
+                .map(|(_, to)| (base.add(bits), to))
+                .filter(|(from, to)| from.before(*to));
+            r.sack_now = r.backlog.is_some();
+        }
         self.counters.tx_acks += 1;
-        self.ack_packet(
-            t.ev,
-            cum,
-            Syndrome::Ack { credits: NO_CREDITS },
-            msn,
-            MrcExtRepr::Sack(ext),
-        )
+        self.control_packet(ev, Opcode::Sack, cum, Headers::Sack { seth, cc_state })
     }
 
     // ------------------------------------------------------------ requester
 
-    fn handle_ack(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
-        if !pkt.bth.mrc_ext {
-            return Err(RxError::MissingHeader("BTH MRC extension bit"));
+    /// ACK (AETH): a fatal NAK ends the request it names; a positive ACK
+    /// is a cumulative acknowledgement up to its PSN.
+    fn handle_ack(&mut self, now: Instant, psn: Psn, aeth: AethRepr) -> Result<(), RxError> {
+        if self.state != QpState::Rts {
+            return Err(RxError::BadState(self.state));
         }
-        let aeth = pkt.aeth.ok_or(RxError::MissingHeader("AETH"))?;
-        let ext = pkt.ext.ok_or(RxError::MissingHeader("MRC extension"))?;
-        match ext {
-            MrcExtRepr::Data(_) => Err(RxError::Malformed("data extension on an ACK")),
-            MrcExtRepr::Probe(p) if !p.response => {
-                // Answer on the EV it came on.
-                let ext = MrcExtRepr::Probe(ProbeExtRepr {
-                    response: true,
-                    service_ns: 0,
-                    ..p
-                });
-                let (cum, msn) = self
-                    .resp
-                    .as_ref()
-                    .map_or((Psn::new(0), 0), |r| (r.expected.sub(1), r.msn));
-                let resp = self.ack_packet(pkt.ev, cum, Syndrome::Ack { credits: NO_CREDITS }, msn, ext);
-                self.ctrl.push_back(Ctrl {
-                    pkt: resp,
-                    arrival: Some(now),
-                });
-                Ok(())
+        match aeth.syndrome {
+            Syndrome::Ack { .. } => self.acknowledge(now, psn, psn.next(), 0, None, None, 0),
+            Syndrome::Nak { code } if code == Syndrome::NAK_REMOTE_ACCESS => {
+                self.handle_fatal_nak(psn, NackKind::RemoteAccess)
             }
-            _ if self.state != QpState::Rts => Err(RxError::BadState(self.state)),
-            MrcExtRepr::Probe(p) => {
-                let q = self.req.as_mut().expect("requester exists in RTS");
-                if p.ev_index as usize >= q.evs.len() {
-                    return Err(RxError::Malformed("probe response for an EV not in the set"));
-                }
-                let rtt_ns = ns32(now).wrapping_sub(p.tx_ts).wrapping_sub(p.service_ns);
-                let rtt_ns = if (rtt_ns as i32) < 0 { 0 } else { rtt_ns as u64 };
-                q.evs.on_probe_response(p.ev_index, now, Duration::from_ns(rtt_ns));
-                self.counters.rx_probe_responses += 1;
-                self.push_event(Event::ProbeRtt {
-                    ev_index: p.ev_index,
-                    rtt_ns,
-                });
-                Ok(())
-            }
-            MrcExtRepr::Sack(s) => {
-                if !matches!(aeth.syndrome, Syndrome::Ack { .. }) {
-                    return Err(RxError::Malformed("SACK without an ACK syndrome"));
-                }
-                self.handle_sack(now, pkt.bth.psn, &s)
-            }
-            MrcExtRepr::Nack(n) => {
-                if !matches!(aeth.syndrome, Syndrome::Nak { .. }) {
-                    return Err(RxError::Malformed("NACK without a NAK syndrome"));
-                }
-                self.handle_nack(now, pkt.bth.psn, &n)
-            }
+            _ => Err(RxError::Malformed("ACK syndrome MRC 1.0 does not use")),
         }
     }
 
-    fn handle_sack(&mut self, now: Instant, cum: Psn, s: &SackExtRepr) -> Result<(), RxError> {
+    /// A fatal NAK for `psn`: its request completes with the error and the
+    /// QP goes to ERR.
+    fn handle_fatal_nak(&mut self, psn: Psn, kind: NackKind) -> Result<(), RxError> {
         let q = self.req.as_mut().expect("requester exists in RTS");
-        if !matches!(s.bitmap.bits, 64 | 128 | 256) {
-            return Err(RxError::Malformed("SACK bitmap width not 64, 128 or 256"));
+        if !q.is_outstanding(psn) {
+            if psn.distance(q.una) >= 0 {
+                return Err(RxError::AckForUnsent(psn));
+            }
+            // Stale: already acknowledged.
+            self.counters.rx_nacks += 1;
+            return Ok(());
         }
-        if s.ev_index as usize >= q.evs.len() {
-            return Err(RxError::Malformed("SACK names an EV not in the set"));
+        self.counters.rx_nacks += 1;
+        let seq = q.slot(psn).wr_seq;
+        let status = nack_status(kind).expect("a fatal kind");
+        self.enter_error(Some((seq, status)), true);
+        Ok(())
+    }
+
+    /// A reliability probe: answer with a SACK (pr = 1) on the EV it came
+    /// on.
+    fn handle_probe(&mut self, now: Instant, pkt: &Mrc10Packet, peth: &PethRepr) -> Result<(), RxError> {
+        if self.resp.is_none() {
+            return Err(RxError::BadState(self.state));
         }
+        let answer = ProbeAnswer {
+            ev: pkt.ev,
+            probe_id: peth.probe_id,
+            echo_ts: peth.timestamp,
+        };
+        let p = self.build_sack(now, Some(answer));
+        self.ctrl.push_back(Ctrl { pkt: p });
+        Ok(())
+    }
+
+    /// SACK: the acknowledgements; with pr = 1 also the answer to our
+    /// reliability probe.
+    fn handle_sack(&mut self, now: Instant, seth: &SethRepr, cc_state: &CcStateRepr) -> Result<(), RxError> {
+        if self.state != QpState::Rts {
+            return Err(RxError::BadState(self.state));
+        }
+        let cum = seth.cum_ack_psn;
+        let at = |off: i16| Psn::new(cum.value().wrapping_add(off as i32 as u32) & Psn::MASK);
+        let base = at(seth.sack_offset);
+        if seth.probe_response {
+            let ev_index = seth.ack_psn_offset as u16;
+            let q = self.req.as_ref().expect("requester exists in RTS");
+            if ev_index as usize >= q.evs.len() {
+                return Err(RxError::Malformed("probe answer for an EV not in the set"));
+            }
+            self.acknowledge(now, cum, base, seth.bitmap, None, None, 0)?;
+            let rtt = ts_age(now, cc_state.echo_ts);
+            let q = self.req.as_mut().expect("requester exists in RTS");
+            q.evs.on_probe_response(ev_index, now, rtt);
+            self.counters.rx_probe_responses += 1;
+            self.push_event(Event::ProbeRtt {
+                ev_index,
+                rtt_ns: rtt.as_ns(),
+            });
+            return Ok(());
+        }
+        let trigger = at(seth.ack_psn_offset);
+        let rtt = Some(ts_age(now, cc_state.echo_ts));
+        let ce = u32::from(seth.cc_flags);
+        self.acknowledge(now, cum, base, seth.bitmap, Some(trigger), rtt, ce)?;
+        if seth.mpr > 0 {
+            let q = self.req.as_mut().expect("requester exists in RTS");
+            q.peer_window = Some(u32::from(seth.mpr) * MPR_UNIT);
+        }
+        Ok(())
+    }
+
+    /// Acknowledge PSNs up to `cum` and those `bitmap` names from `base` on;
+    /// `trigger` is the packet whose echo gave `rtt` (its EV gets the RTT
+    /// and ECN sample), `ce` the CE-marked packets the receiver saw.
+    #[allow(clippy::too_many_arguments)]
+    fn acknowledge(
+        &mut self,
+        now: Instant,
+        cum: Psn,
+        base: Psn,
+        bitmap: u64,
+        trigger: Option<Psn>,
+        rtt: Option<Duration>,
+        ce: u32,
+    ) -> Result<(), RxError> {
+        let q = self.req.as_mut().expect("requester exists in RTS");
         let out = q.outstanding() as i64;
         // Cumulative part: PSNs una ..= cum.
         let d = cum.next().distance(q.una) as i64;
@@ -928,31 +1059,27 @@ impl MrcQp {
             return Err(RxError::AckForUnsent(cum));
         }
         // Selective part: bit i is PSN base + i, i.e. una + db + i.
-        let db = s.base.distance(q.una) as i64;
-        let bits = s.bitmap.bits as i64;
-        let lo = (-db).clamp(0, bits) as usize;
-        let hi = (out - db).clamp(0, bits) as usize;
-        if let Some(i) = ones(&s.bitmap, hi, bits as usize).next() {
-            return Err(RxError::AckForUnsent(s.base.add(i as u32)));
+        let db = base.distance(q.una) as i64;
+        let bits = i64::from(seth::BITMAP_BITS);
+        let lo = (-db).clamp(0, bits) as u32;
+        let hi = (out - db).clamp(0, bits) as u32;
+        if let Some(i) = ones(bitmap, hi, bits as u32).next() {
+            return Err(RxError::AckForUnsent(base.add(i)));
         }
         self.counters.rx_acks += 1;
-        let rtt = {
-            let raw = ns32(now).wrapping_sub(s.echo_ts);
-            if (raw as i32) >= 0 && raw >= s.service_ns {
-                Some(Duration::from_ns((raw - s.service_ns) as u64))
-            } else {
-                None
-            }
-        };
-        let ecn = s.ecn_ce_count > 0;
+        let ecn = ce > 0;
         let mut acked_bytes = 0u64;
-        let mut sample = Some((s.ev_index, rtt, ecn));
+        // The trigger's EV gets the sample when the trigger is newly
+        // acknowledged here.
+        let mut sample = trigger
+            .filter(|&t| q.is_outstanding(t) && !q.slot(t).acked)
+            .map(|t| (t, rtt, ecn));
         let una = q.una;
         for k in 0..d.max(0) as u32 {
             acked_bytes += ack_one(q, una.add(k), now, &mut sample);
         }
-        for i in ones(&s.bitmap, lo, hi) {
-            acked_bytes += ack_one(q, s.base.add(i as u32), now, &mut sample);
+        for i in ones(bitmap, lo, hi) {
+            acked_bytes += ack_one(q, base.add(i), now, &mut sample);
         }
         // Loss inference on every EV that saw an acknowledgement.
         let allowance = self.cfg.reorder_allowance.min(i32::MAX as u32) as i32;
@@ -998,7 +1125,7 @@ impl MrcQp {
                 AckSample {
                     acked_bytes,
                     rtt,
-                    ecn_ce: s.ecn_ce_count as u32,
+                    ecn_ce: ce,
                     in_flight,
                 },
             );
@@ -1047,7 +1174,15 @@ impl MrcQp {
         }
     }
 
-    fn handle_nack(&mut self, now: Instant, psn: Psn, n: &NackExtRepr) -> Result<(), RxError> {
+    /// NACK: every MRC 1.0 reason is recoverable. A trim resends at
+    /// once, and blames the EV only when the trim was not at the last hop
+    /// (the receiver's port is shared by every path); the others resend
+    /// when the window moves or at the RTO.
+    fn handle_nack(&mut self, now: Instant, n: &NethRepr) -> Result<(), RxError> {
+        if self.state != QpState::Rts {
+            return Err(RxError::BadState(self.state));
+        }
+        let psn = n.nack_psn;
         let q = self.req.as_mut().expect("requester exists in RTS");
         if !q.is_outstanding(psn) {
             if psn.distance(q.una) >= 0 {
@@ -1058,17 +1193,11 @@ impl MrcQp {
             return Ok(());
         }
         self.counters.rx_nacks += 1;
-        if nack_status(n.kind).is_some() {
-            let seq = q.slot(psn).wr_seq;
-            let status = nack_status(n.kind).expect("checked");
-            self.enter_error(Some((seq, status)), true);
-            return Ok(());
-        }
         let i = (psn.value() & q.mask) as usize;
         if q.ring[i].acked || q.ring[i].queued != Retx::No {
             return Ok(());
         }
-        if n.echo_ts != ns32(q.ring[i].sent_at) {
+        if n.timestamp != ts16(q.ring[i].sent_at) {
             // About an earlier transmission of a PSN resent since: the
             // newest copy is still in flight, on its own EV. Stale.
             return Ok(());
@@ -1079,14 +1208,22 @@ impl MrcQp {
             q.ring[i].in_flight = false;
             q.in_flight -= len;
         }
-        match n.kind {
-            NackKind::Trimmed => {
+        match n.reason {
+            NackReason::Trimmed | NackReason::TrimmedLastHop => {
                 q.ring[i].queued = Retx::Trim;
                 q.retx.push_front(psn);
                 q.cc.on_loss(now, len);
-                q.evs.on_trim(ev, now);
+                if n.reason == NackReason::Trimmed {
+                    q.evs.on_trim(ev, now);
+                } else {
+                    self.counters.rx_nacks_last_hop += 1;
+                }
             }
-            _ => {
+            NackReason::PsnOorWindow
+            | NackReason::NoBitmap
+            | NackReason::NoPktBuffer
+            | NackReason::NoResource
+            | NackReason::UnexpEvent => {
                 q.ring[i].queued = Retx::Window;
                 q.deferred.push(psn);
                 if q.rto_deadline.is_none() {
@@ -1142,20 +1279,20 @@ impl MrcQp {
         q.rto_deadline = next;
     }
 
-    fn queue_probe(&mut self, now: Instant, ev_index: u16) {
-        let Some(q) = self.req.as_mut() else { return };
-        q.probe_id = q.probe_id.wrapping_add(1);
-        let ext = MrcExtRepr::Probe(ProbeExtRepr {
-            response: false,
-            ev_index,
-            probe_id: q.probe_id,
-            tx_ts: ns32(now),
-            service_ns: 0,
-        });
+    /// Queue a reliability probe on EV `ev_index` (its timestamp is set
+    /// when it goes out).
+    fn queue_probe(&mut self, ev_index: u16) {
+        let Some(q) = self.req.as_ref() else { return };
+        let peth = PethRepr {
+            probe_id: choices::probe_id_of_ev(ev_index),
+            sender_context: choices::context_of(self.cfg.qpn),
+            receiver_context: choices::context_of(self.dest_qp),
+            timestamp: 0,
+        };
         let ev = q.evs.value(ev_index);
-        let psn = q.next_psn;
-        let p = self.ack_packet(ev, psn, Syndrome::Ack { credits: NO_CREDITS }, 0, ext);
-        self.ctrl.push_back(Ctrl { pkt: p, arrival: None });
+        // A probe uses no PSN: 0.
+        let p = self.control_packet(ev, Opcode::ReliabilityProbe, Psn::new(0), Headers::Probe(peth));
+        self.ctrl.push_back(Ctrl { pkt: p });
     }
 
     /// Can a packet of `len` go now (window and pacing)? Records the pacing
@@ -1172,7 +1309,7 @@ impl MrcQp {
         true
     }
 
-    fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
+    fn next_retransmission(&mut self, now: Instant) -> Option<Mrc10Packet> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
         loop {
@@ -1223,18 +1360,19 @@ impl MrcQp {
                 pkey: self.pkey,
                 dest_qp: self.dest_qp,
             };
-            return Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, true));
+            return Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, true));
         }
     }
 }
 
 impl MrcQp {
-    fn next_new_packet(&mut self, now: Instant) -> Option<RocePacket> {
+    fn next_new_packet(&mut self, now: Instant) -> Option<Mrc10Packet> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
         let idx = q.seg_idx;
         let wr = q.sq.get(idx)?;
-        if q.next_psn.offset_from(q.una) >= q.window {
+        let window = q.peer_window.map_or(q.window, |w| w.min(q.window));
+        if q.next_psn.offset_from(q.una) >= window {
             return None;
         }
         if wr.segmented == 0 && wr.imm.is_some() && q.wimm_outstanding >= q.max_wimm {
@@ -1291,13 +1429,14 @@ impl MrcQp {
             pkey: self.pkey,
             dest_qp: self.dest_qp,
         };
-        Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, false))
+        Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, false))
     }
 }
 
-/// Mark `psn` acknowledged; returns the newly acknowledged bytes. The first
-/// newly acknowledged packet on the SACK's EV carries its RTT/ECN sample.
-fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, Option<Duration>, bool)>) -> u64 {
+/// Mark `psn` acknowledged; returns the newly acknowledged bytes. The SACK's
+/// trigger (the packet whose timestamp it echoes) carries its RTT/ECN
+/// sample to its EV.
+fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(Psn, Option<Duration>, bool)>) -> u64 {
     let sl = q.slot_mut(psn);
     if sl.acked {
         return 0;
@@ -1310,7 +1449,7 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
     }
     q.acked_total += 1;
     match *sample {
-        Some((sev, rtt, ecn)) if sev == ev => {
+        Some((trigger, rtt, ecn)) if trigger == psn => {
             q.evs.on_ack(ev, now, rtt, ecn);
             *sample = None;
         }
@@ -1335,31 +1474,23 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(u16, 
     len
 }
 
-/// Set bits of `b` with index in `[lo, hi)`, ascending. Word by word with
-/// `trailing_zeros`: `bitvec`'s `iter_ones` over the same bits was the
-/// largest single cost of the bitvec variant (docs/benchmarks.md, "bit
-/// sets").
-fn ones(b: &SackBitmap, lo: usize, hi: usize) -> impl Iterator<Item = usize> + '_ {
-    let hi = hi.min(b.bits as usize);
+/// Set bits of `word` with index in `[lo, hi)`, ascending
+/// (`trailing_zeros`, one step per set bit).
+fn ones(word: u64, lo: u32, hi: u32) -> impl Iterator<Item = u32> {
+    let hi = hi.min(u64::BITS);
     let lo = lo.min(hi);
-    (lo / 64..hi.div_ceil(64)).flat_map(move |w| {
-        let mut word = b.words[w];
-        let start = w * 64;
-        if lo > start {
-            word &= !0u64 << (lo - start);
+    // Bits at and above `lo`, below `hi` (a shift by 64 clears all).
+    let from_lo = (!0u64).checked_shl(lo).unwrap_or(0);
+    let below_hi = 1u64.checked_shl(hi).map_or(!0u64, |b| b - 1);
+    let mut w = word & from_lo & below_hi;
+    std::iter::from_fn(move || {
+        if w == 0 {
+            None
+        } else {
+            let t = w.trailing_zeros();
+            w &= w - 1;
+            Some(t)
         }
-        if hi < start + 64 {
-            word &= (1u64 << (hi - start)) - 1;
-        }
-        std::iter::from_fn(move || {
-            if word == 0 {
-                None
-            } else {
-                let t = word.trailing_zeros() as usize;
-                word &= word - 1;
-                Some(start + t)
-            }
-        })
     })
 }
 
@@ -1370,19 +1501,21 @@ struct Hdr {
     dest_qp: u32,
 }
 
-/// Packet `seg` of `wr` (first transmission or retransmission).
+/// Packet `seg` of `wr` (request number `wr_seq`), first transmission or
+/// retransmission: METH, TSETH (every data packet is stamped), RETH with
+/// this packet's VA and the message length, ImmDt on the last packet of a
+/// WRITE-with-immediate.
 #[allow(clippy::too_many_arguments)]
 fn data_packet(
     h: &Hdr,
     wr: &SendWr,
+    wr_seq: u64,
     seg: u32,
     psn: Psn,
-    ev_index: u16,
     ev_value: u32,
-    ev_seq: u32,
     now: Instant,
     retransmit: bool,
-) -> RocePacket {
+) -> Mrc10Packet {
     let off = seg as u64 * h.mtu as u64;
     let total = wr.data.len() as u64;
     let end = (off + h.mtu as u64).min(total);
@@ -1398,19 +1531,34 @@ fn data_packet(
         (false, false, true, true) => Opcode::WriteLastImm,
         (false, false, false, _) => Opcode::WriteMiddle,
     };
-    let va = wr.remote_va.wrapping_add(off);
-    let reth = opcode.has_reth().then_some(RethRepr {
-        va,
-        rkey: wr.rkey,
-        dma_len: total as u32,
-    });
-    let placement = (!opcode.has_reth()).then_some(PlacementRepr { va, rkey: wr.rkey });
     let payload = wr.data.slice(off as usize..end as usize);
     let pad = ((4 - payload.len() % 4) % 4) as u8;
-    RocePacket {
+    let headers = WriteHeaders {
+        meth: MethRepr {
+            rq_msn: wr.rq_msn,
+            // The message sequence number: the request's, wrapping.
+            msn: wr_seq as u16,
+        },
+        tseth: Some(TsethRepr {
+            tx_ts: ts16(now),
+            resolution: choices::TS_RESOLUTION,
+            format: choices::TS_FORMAT,
+        }),
+        reth: RethRepr {
+            va: wr.remote_va.wrapping_add(off),
+            rkey: wr.rkey,
+            dma_len: total as u32,
+        },
+        imm: if opcode.has_imm() { wr.imm } else { None },
+    };
+    Mrc10Packet {
         ev: ev_value,
-        ecn_ce: false,
-        trimmed: false,
+        ecn: ECN_ECT0,
+        class: if retransmit {
+            TrafficClass::TrimmableRetx
+        } else {
+            TrafficClass::Trimmable
+        },
         bth: BthRepr {
             opcode,
             solicited: false,
@@ -1419,22 +1567,13 @@ fn data_packet(
             pkey: h.pkey,
             fecn: false,
             becn: false,
-            mrc_ext: true,
             dest_qp: h.dest_qp,
             ack_req: last,
+            retransmit,
+            timestamp: true,
             psn,
         },
-        reth,
-        imm: if opcode.has_imm() { wr.imm } else { None },
-        aeth: None,
-        ext: Some(MrcExtRepr::Data(DataExtRepr {
-            ev_index,
-            retransmit,
-            ev_seq,
-            tx_ts: ns32(now),
-            msg_offset: off as u32,
-            placement,
-        })),
+        headers: Headers::Write(headers),
         payload,
     }
 }
@@ -1482,7 +1621,7 @@ impl Timers for MrcQp {
                     let Some(ev) = self.req.as_mut().and_then(|q| q.evs.probe_due(now)) else {
                         break;
                     };
-                    self.queue_probe(now, ev);
+                    self.queue_probe(ev);
                 }
             }
         }
@@ -1544,7 +1683,8 @@ impl QueuePair for MrcQp {
                     tail_blind: 0,
                     rto_deadline: None,
                     paced_until: None,
-                    probe_id: 0,
+                    imm_posted: 0,
+                    peer_window: None,
                     evs,
                     attr: a,
                 }));
@@ -1584,12 +1724,17 @@ impl QueuePair for MrcQp {
         })?;
         let q = self.req.as_mut().expect("requester exists in RTS");
         let npkts = (len.div_ceil(self.cfg.mtu as u64)).max(1) as u32;
+        let rq_msn = q.imm_posted;
+        if wr.imm.is_some() {
+            q.imm_posted = q.imm_posted.wrapping_add(1);
+        }
         q.sq.push_back(SendWr {
             wr_id: wr.wr_id,
             data: wr.data,
             remote_va: wr.remote_va,
             rkey: wr.rkey,
             imm: wr.imm,
+            rq_msn,
             first_psn: Psn::new(0),
             npkts,
             segmented: 0,
@@ -1615,27 +1760,29 @@ impl QueuePair for MrcQp {
         self.counters.count_drop(e);
     }
 
-    fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
-        let r = if pkt.bth.dest_qp != self.cfg.qpn {
-            Err(RxError::WrongQp {
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) -> Result<(), RxError> {
+        let r = match pkt {
+            Packet::Roce(p) => Err(RxError::WrongProtocol {
+                opcode: p.bth.opcode as u8,
+                expected: "MRC 1.0",
+            }),
+            Packet::Mrc10(p) if p.bth.dest_qp != self.cfg.qpn => Err(RxError::WrongQp {
                 expected: self.cfg.qpn,
-                got: pkt.bth.dest_qp,
-            })
-        } else if !self.state.can_receive() {
-            Err(RxError::BadState(self.state))
-        } else {
-            match pkt.bth.opcode {
-                Opcode::Ack => self.handle_ack(now, pkt),
-                Opcode::Cnp => match self.req.as_mut() {
-                    Some(q) if self.state == QpState::Rts => {
-                        q.cc.on_cnp(now);
-                        self.counters.rx_cnps += 1;
-                        Ok(())
-                    }
-                    _ => Err(RxError::UnexpectedOpcode(Opcode::Cnp)),
-                },
-                _ => self.handle_data(now, pkt),
-            }
+                got: p.bth.dest_qp,
+            }),
+            Packet::Mrc10(_) if !self.state.can_receive() => Err(RxError::BadState(self.state)),
+            Packet::Mrc10(p) => match (p.bth.opcode, &p.headers) {
+                (op, _) if op.is_write() => self.handle_data(now, p),
+                (Opcode::Ack, Headers::Ack(aeth)) => self.handle_ack(now, p.bth.psn, *aeth),
+                (Opcode::Sack, Headers::Sack { seth, cc_state }) => self.handle_sack(now, seth, cc_state),
+                (Opcode::Nack, Headers::Nack(neth)) => self.handle_nack(now, neth),
+                (Opcode::ReliabilityProbe, Headers::Probe(peth)) => self.handle_probe(now, &p, peth),
+                (Opcode::Ack | Opcode::Sack | Opcode::Nack | Opcode::ReliabilityProbe, _) => {
+                    Err(RxError::Malformed("headers do not fit the opcode"))
+                }
+                // Endpoint operations go to the endpoint QP, not to a QP.
+                (op, _) => Err(RxError::UnexpectedMrc10Opcode(op)),
+            },
         };
         if let Err(e) = &r {
             self.counters.count_drop(e);
@@ -1649,37 +1796,34 @@ impl QueuePair for MrcQp {
         self.drain_ev_changes();
     }
 
-    fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket> {
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         if !self.state.can_receive() {
             return None;
         }
         if let Some(mut c) = self.ctrl.pop_front() {
-            if let Some(MrcExtRepr::Probe(p)) = &mut c.pkt.ext {
-                if p.response {
-                    let at = c.arrival.unwrap_or(now);
-                    p.service_ns = now.saturating_since(at).as_ns().min(u32::MAX as u64) as u32;
-                    self.counters.tx_acks += 1;
-                } else {
-                    p.tx_ts = ns32(now);
+            match &mut c.pkt.headers {
+                Headers::Probe(p) => {
+                    p.timestamp = ts16(now);
                     self.counters.tx_probes += 1;
                 }
-            } else {
-                self.counters.tx_nacks += 1;
+                // Probe answers were counted when built.
+                Headers::Sack { .. } => {}
+                _ => self.counters.tx_nacks += 1,
             }
-            return Some(c.pkt);
+            return Some(Packet::Mrc10(c.pkt));
         }
         if self.resp.as_ref().is_some_and(|r| r.sack_now) {
-            return Some(self.build_sack(now));
+            return Some(Packet::Mrc10(self.build_sack(now, None)));
         }
         if self.state != QpState::Rts {
             return None;
         }
         if let Some(p) = self.next_retransmission(now) {
-            return Some(p);
+            return Some(Packet::Mrc10(p));
         }
         let p = self.next_new_packet(now);
         self.drain_ev_changes();
-        p
+        p.map(Packet::Mrc10)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -1710,13 +1854,13 @@ impl QueuePair for MrcQp {
         n
     }
 
-    fn probe_ev(&mut self, now: Instant, ev_index: u16) -> bool {
+    fn probe_ev(&mut self, _now: Instant, ev_index: u16) -> bool {
         if self.state != QpState::Rts {
             return false;
         }
         match &self.req {
             Some(q) if (ev_index as usize) < q.evs.len() => {
-                self.queue_probe(now, ev_index);
+                self.queue_probe(ev_index);
                 true
             }
             _ => false,

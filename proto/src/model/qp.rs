@@ -7,7 +7,7 @@ use crate::model::memory::MemoryTable;
 use crate::model::mrc::MrcQp;
 use crate::model::rc::RcQp;
 use crate::time::Instant;
-use crate::wire::RocePacket;
+use crate::wire::Packet;
 
 /// A queue pair of either transport.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ impl QueuePair for Qp {
     fn post_recv(&mut self, wr_id: u64) -> Result<(), PostError> {
         delegate!(self, q => q.post_recv(wr_id))
     }
-    fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) -> Result<(), RxError> {
         delegate!(self, q => q.handle_packet(now, pkt))
     }
     fn count_drop(&mut self, e: &RxError) {
@@ -69,7 +69,7 @@ impl QueuePair for Qp {
     fn handle_timeout(&mut self, now: Instant) {
         delegate!(self, q => q.handle_timeout(now))
     }
-    fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket> {
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         delegate!(self, q => q.poll_transmit(now))
     }
     fn poll_timeout(&self) -> Option<Instant> {

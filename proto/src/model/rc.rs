@@ -31,7 +31,7 @@ use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
-use crate::wire::{AethRepr, BthRepr, Opcode, RethRepr, RocePacket, Syndrome};
+use crate::wire::{AethRepr, BthRepr, Opcode, Packet, RethRepr, RocePacket, Syndrome};
 use crate::Psn;
 
 /// Minimum spacing of CNPs sent by one QP (DCQCN's CNP interval; NICs
@@ -987,9 +987,15 @@ impl QueuePair for RcQp {
         self.counters.count_drop(e);
     }
 
-    fn handle_packet(&mut self, now: Instant, pkt: RocePacket) -> Result<(), RxError> {
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) -> Result<(), RxError> {
         self.tick(now);
-        let r = self.dispatch(now, pkt);
+        let r = match pkt {
+            Packet::Roce(p) => self.dispatch(now, p),
+            Packet::Mrc10(p) => Err(RxError::WrongProtocol {
+                opcode: p.bth.opcode.as_u8(),
+                expected: "RoCEv2 RC",
+            }),
+        };
         if let Err(e) = &r {
             self.counters.count_drop(e);
         }
@@ -1001,15 +1007,15 @@ impl QueuePair for RcQp {
         timer::handle_timeout(self, now);
     }
 
-    fn poll_transmit(&mut self, now: Instant) -> Option<RocePacket> {
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         self.tick(now);
         if !self.state.can_receive() {
             return None;
         }
         if let Some(p) = self.poll_response(now) {
-            return Some(p);
+            return Some(Packet::Roce(p));
         }
-        self.poll_data(now)
+        self.poll_data(now).map(Packet::Roce)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {

@@ -6,11 +6,13 @@
 //! * owned representations (`XxxRepr`) that `parse` from a view and `emit`
 //!   into one.
 //!
-//! The golden model speaks [`RocePacket`]: the transport part of a packet
-//! (BTH and everything after it, before the ICRC) plus the two facts from the
-//! outer headers the transport needs (the entropy value and the ECN mark).
-//! [`emit_frame`] / [`parse_frame`] add the Ethernet/IP/UDP encapsulation
-//! ([`Encap`]) and the ICRC. `docs/protocol.md` documents every bit.
+//! Queue pairs speak [`Packet`]: the transport part of a packet (BTH and
+//! everything after it, before the ICRC) plus the facts from the outer
+//! headers the transport needs (the entropy value, ECN, the DSCP class), in
+//! MRC 1.0 ([`mrc10::Mrc10Packet`], the MRC queue pair) or RoCEv2
+//! ([`RocePacket`], the RC baseline). The frame functions add the
+//! Ethernet/IP/UDP encapsulation ([`Encap`]) and the ICRC.
+//! `docs/protocol.md` documents every bit.
 //!
 //! One file per header: [`ethernet`], [`ipv4`], [`ipv6`], [`udp`], [`bth`],
 //! [`reth`], [`immdt`], [`aeth`], [`mrc_ext`]; [`icrc`] is the invariant CRC,
@@ -20,9 +22,9 @@
 //!
 //! Two protocols share the encapsulation: [`mrc10`] is MRC 1.0 as published
 //! (opcodes 0xC6-0xDE, its own extension headers, [`mrc10::Mrc10Packet`]);
-//! the rest of this module is the legacy profile (RoCE RC opcodes, the BTH
-//! X bit, [`mrc_ext`]) that the golden model, the simulator and the RTL
-//! still speak.
+//! the rest of this module is RoCEv2 (the RC baseline) and the legacy MRC
+//! profile (RoCE RC opcodes, the BTH X bit, [`mrc_ext`]) that the RTL still
+//! speaks.
 
 use bytes::Bytes;
 
@@ -41,6 +43,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod mrc10;
 pub mod mrc_ext;
+pub mod packet;
 pub mod pcap;
 pub mod reth;
 pub mod udp;
@@ -58,6 +61,7 @@ pub use immdt::{ImmDtPacket, ImmDtRepr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use ipv6::{Ipv6Packet, Ipv6Repr};
 pub use mrc_ext::MrcExtPacket;
+pub use packet::Packet;
 pub use reth::RethPacket;
 pub use udp::{UdpPacket, UdpRepr};
 

@@ -8,8 +8,44 @@ use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::test_support::{ev_values, ready};
 use proto::time::{Duration, Instant};
-use proto::wire::RocePacket;
+use proto::wire::mrc10::{CcStateRepr, Headers, Mrc10Packet, NethRepr, SethRepr, TrafficClass, WriteHeaders};
+use proto::wire::Packet;
 use proto::Psn;
+
+/// The MRC 1.0 packet an MRC QP sent (it sends nothing else).
+pub fn mrc10(p: Packet) -> Mrc10Packet {
+    p.into_mrc10().expect("an MRC QP sends MRC 1.0 packets")
+}
+
+/// A switch trimmed `p` (not at the last hop).
+pub fn trim(p: &mut Mrc10Packet) {
+    p.payload = Bytes::new();
+    p.class = TrafficClass::Trimmed;
+}
+
+/// The NETH of a NACK.
+pub fn neth(p: &Mrc10Packet) -> NethRepr {
+    match p.headers {
+        Headers::Nack(n) => n,
+        ref h => panic!("not a NACK: {h:?}"),
+    }
+}
+
+/// The SETH and CC_STATE of a SACK.
+pub fn sack(p: &Mrc10Packet) -> (SethRepr, CcStateRepr) {
+    match p.headers {
+        Headers::Sack { seth, cc_state } => (seth, cc_state),
+        ref h => panic!("not a SACK: {h:?}"),
+    }
+}
+
+/// The headers of a data packet.
+pub fn write_headers(p: &mut Mrc10Packet) -> &mut WriteHeaders {
+    match &mut p.headers {
+        Headers::Write(w) => w,
+        h => panic!("not a data packet: {h:?}"),
+    }
+}
 
 pub const QPN_A: u32 = 0x11;
 pub const QPN_B: u32 = 0x22;
@@ -103,9 +139,9 @@ pub fn write(wr_id: u64, data: Bytes, off: u64, imm: Option<u32>) -> WriteReques
     }
 }
 
-pub fn drain_tx(q: &mut MrcQp, now: Instant) -> Vec<RocePacket> {
+pub fn drain_tx(q: &mut MrcQp, now: Instant) -> Vec<Mrc10Packet> {
     let mut v = Vec::new();
-    while let Some(p) = q.poll_transmit(now) {
+    while let Some(p) = q.poll_transmit(now).map(mrc10) {
         v.push(p);
     }
     v
@@ -142,12 +178,12 @@ pub fn recv_completions(ev: &[Event]) -> Vec<Completion> {
 pub fn run(a: &mut MrcQp, b: &mut MrcQp, now: &mut Instant) {
     for _ in 0..100_000 {
         let mut moved = false;
-        while let Some(p) = a.poll_transmit(*now) {
-            let _ = b.handle_packet(*now, p);
+        while let Some(p) = a.poll_transmit(*now).map(mrc10) {
+            let _ = b.handle_packet(*now, p.into());
             moved = true;
         }
-        while let Some(p) = b.poll_transmit(*now) {
-            let _ = a.handle_packet(*now, p);
+        while let Some(p) = b.poll_transmit(*now).map(mrc10) {
+            let _ = a.handle_packet(*now, p.into());
             moved = true;
         }
         if !moved {

@@ -13,8 +13,13 @@ use proto::model::ev::EvSetConfig;
 use proto::model::rc::RcQp;
 use proto::model::*;
 use proto::test_support::ready;
-use proto::wire::RocePacket;
+use proto::wire::{Packet, RocePacket};
 use proto::{Duration, Instant, Psn};
+
+/// The RoCEv2 packet an RC QP sent (RC QPs send nothing else).
+pub fn roce(p: Packet) -> RocePacket {
+    p.into_roce().expect("an RC QP sends RoCEv2 packets")
+}
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -169,7 +174,7 @@ impl Pair {
     /// Drain both sides' transmissions into the link.
     pub fn flush_tx(&mut self) {
         for side in 0..2 {
-            while let Some(p) = self.qp[side].poll_transmit(self.now) {
+            while let Some(p) = self.qp[side].poll_transmit(self.now).map(roce) {
                 self.sent.push((self.now, side, p.clone()));
                 if let Some(f) = self.filter.as_mut() {
                     if f(side, &p) == Verdict::Drop {
@@ -194,7 +199,7 @@ impl Pair {
 
     /// Deliver one packet straight to `to` now (bypassing the link).
     pub fn inject(&mut self, to: usize, p: RocePacket) -> Result<(), RxError> {
-        let r = self.qp[to].handle_packet(self.now, p);
+        let r = self.qp[to].handle_packet(self.now, p.into());
         self.drain_events();
         r
     }
@@ -231,7 +236,7 @@ impl Pair {
                 }
                 let Reverse((_, id, to)) = self.heap.pop().unwrap();
                 let p = self.in_flight[id as usize].take().unwrap();
-                if let Err(e) = self.qp[to].handle_packet(self.now, p) {
+                if let Err(e) = self.qp[to].handle_packet(self.now, p.into()) {
                     self.rx_errors.push((to, e));
                 }
             }

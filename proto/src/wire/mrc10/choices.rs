@@ -8,7 +8,7 @@
 //! Choices that are runtime configuration (the DSCP numbers, the EV mode)
 //! live in a [`Profile`]; the others are constants and functions.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::erth::EndpointOp;
 use super::Opcode;
@@ -32,8 +32,69 @@ pub const fn timestamp_allowed(opcode: Opcode) -> bool {
     opcode.is_write()
 }
 
+/// Ours: the unit of the 16-bit TSETH transmit timestamp this
+/// implementation sends. The receiver echoes the value untouched (CC_STATE,
+/// NETH), so only the sender that stamped it reads it: the unit is the
+/// sender's business. 64 ns spans [`TS_RANGE_NS`] (about 4.2 ms) before
+/// wrapping, longer than any RTT the congestion control acts on, at a grain
+/// far below its delay targets.
+pub const TS_UNIT_NS: u64 = 64;
+/// One wrap of the 16-bit timestamp, ns.
+pub const TS_RANGE_NS: u64 = TS_UNIT_NS << 16;
+/// Ours: the TSETH resolution bit this implementation sends (set: the
+/// coarse unit, [`TS_UNIT_NS`]).
+pub const TS_RESOLUTION: bool = true;
+/// Ours: the TSETH format this implementation sends.
+pub const TS_FORMAT: u8 = 0;
+
+/// Ours: how a receiver reports its service time (SVC_TIME; where MRC 1.0
+/// carries it is not in the public record). A receiver that knows the unit
+/// of the echoed timestamp (its resolution bit is [`TS_RESOLUTION`])
+/// advances the echo by the time it held the packet before acknowledging
+/// it, in whole units, so the sender's `now - echo` is the network RTT
+/// without the receiver's SACK coalescing. Other echoes go back untouched.
+/// NACKs echo untouched always: the sender matches them against the
+/// transmission they name.
+pub const fn echo_with_service_time(echo_ts: u16, known_unit: bool, held_ns: u64) -> u16 {
+    if known_unit {
+        echo_ts.wrapping_add((held_ns / TS_UNIT_NS) as u16)
+    } else {
+        echo_ts
+    }
+}
+
+/// Ours: SETH cc flags (4 bits) carry the number of ECN-CE marked data
+/// packets the receiver saw since its previous SACK, saturating at 15.
+/// (CC_STATE has no ECN field in the public record.)
+pub const fn cc_flags_from_ce_count(count: u32) -> u8 {
+    if count > CC_FLAGS_CE_MAX as u32 {
+        CC_FLAGS_CE_MAX
+    } else {
+        count as u8
+    }
+}
+/// The largest CE count the cc flags carry.
+pub const CC_FLAGS_CE_MAX: u8 = 0x0F;
+/// Ours: the cc type this implementation sends (UET NSCC state).
+pub const CC_TYPE_NSCC: u8 = 1;
+
+/// Ours: the 16-bit sender / receiver contexts of SETH, NETH and PETH are
+/// the low 16 bits of the sending and the receiving QP numbers. They are
+/// informational here; the receiver ignores them (the BTH DestQP selects
+/// the QP).
+pub const fn context_of(qpn: u32) -> u16 {
+    qpn as u16
+}
+
+/// Ours: a reliability probe from this implementation uses the index of
+/// the EV it probes as its probe id, so the SACK that answers it (SETH pr =
+/// 1, the probe id in ack_psn_offset) names the EV without a table.
+pub const fn probe_id_of_ev(ev_index: u16) -> u16 {
+    ev_index
+}
+
 /// How many bits of EV the outer headers carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EvMode {
     /// 32-bit EV over the UDP source port and the IPv6 flow label (grade
     /// C). Over IPv4 only the source-port half exists.
@@ -108,7 +169,7 @@ impl TrafficClass {
 
 /// DSCP numbers of the classes: configurable, as the API takes the traffic
 /// class as a DSCP (grade S); the defaults are ours (grade U).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DscpMap {
     pub control: u8,
     pub trimmable: u8,
@@ -182,7 +243,7 @@ pub enum ProfileError {
 }
 
 /// The runtime wire configuration of an MRC 1.0 endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Profile {
     pub ev_mode: EvMode,
     pub dscp: DscpMap,

@@ -425,6 +425,10 @@ pub struct Mrc10Packet {
 }
 
 impl Mrc10Packet {
+    /// The IP header says congestion experienced (ECN CE).
+    pub const fn ecn_ce(&self) -> bool {
+        self.ecn & crate::wire::packet::ECN_CE == crate::wire::packet::ECN_CE
+    }
     /// A switch cut this packet's payload (its DSCP says so).
     pub const fn trimmed(&self) -> bool {
         matches!(self.class, TrafficClass::Trimmed | TrafficClass::TrimmedLastHop)
