@@ -186,7 +186,8 @@ impl SystemConfig {
         (0..self.evs).map(|i| u32::from(EV_BASE + i)).collect()
     }
 
-    /// The same run for the golden model. Mapping (docs/cosim.md): same
+    /// The same run for the golden model of the legacy profile the RTL
+    /// speaks (`proto::model::legacy_mrc`). Mapping (docs/cosim.md): same
     /// messages, data seed, start PSN, MTU, EV values, links (the
     /// `LinkConfig`s themselves), RTO exponent and retry budget, reorder
     /// allowance, ACK coalescing, send window, a fixed window of `cwnd`,
@@ -194,7 +195,7 @@ impl SystemConfig {
     /// bitmaps; no probing of ASSUMED_BAD EVs (the model's probe interval
     /// is set beyond the run); the receive window is the send window.
     pub fn golden_scenario(&self) -> Scenario {
-        let mut s = Scenario::new(Transport::Mrc, usize::from(self.evs), self.messages.clone())
+        let mut s = Scenario::new(Transport::MrcLegacy, usize::from(self.evs), self.messages.clone())
             .with_start_psn(self.start_psn)
             .with_mpr(self.send_mpr_units)
             .with_timeouts(self.ack_timeout_exp, self.retry_linear, self.retry_exp)
@@ -207,7 +208,6 @@ impl SystemConfig {
             ep.cfg.mtu = self.mtu();
             ep.cfg.ack_every = self.ack_every;
             ep.cfg.ack_delay = ack_delay;
-            ep.cfg.sack_bits = 64;
             ep.cfg.reorder_allowance = u32::from(self.reorder_allowance);
             ep.rts.evs.evs = self.ev_values();
             ep.rts.evs.min_active = u16::from(self.min_good_evs);

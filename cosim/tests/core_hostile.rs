@@ -21,7 +21,7 @@ use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequ
 use proto::time::{Duration, Instant};
 use proto::wire::{
     emit_frame, pad_for, parse_frame, AethRepr, BthRepr, DataExtRepr, Encap, MrcExtRepr, NackExtRepr, NackKind, Opcode,
-    PlacementRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome, WireErrorKind,
+    Packet, PlacementRepr, RethRepr, RocePacket, SackBitmap, SackExtRepr, Syndrome, WireErrorKind,
 };
 use proto::Psn;
 use tb::rng::Rng;
@@ -130,12 +130,11 @@ fn configure_responder(nic: &mut Nic) {
 /// The golden responder: the model's MRC QP with the same number, start
 /// PSN, window, MTU, ACK policy and registration.
 fn model_responder() -> Qp {
-    let mut sc = Scenario::new(Transport::Mrc, EVS as usize, Vec::new());
+    let mut sc = Scenario::new(Transport::MrcLegacy, EVS as usize, Vec::new());
     let ep = &mut sc.b;
     ep.cfg.qpn = RESP_QP;
     ep.cfg.mtu = 1024;
     ep.cfg.ack_every = 4;
-    ep.cfg.sack_bits = 64;
     ep.rtr.dest_qp = PEER_QP;
     ep.rtr.rq_psn = Psn::new(RQ_PSN);
     ep.rtr.mpr_units = WINDOW_UNITS;
@@ -307,7 +306,7 @@ impl ResponderBench {
         self.nic.run(2500);
         self.now += Duration::from_us(10);
         self.model.handle_timeout(self.now);
-        while let Some(p) = self.model.poll_transmit(self.now) {
+        while let Some(p) = self.model.poll_transmit(self.now).and_then(Packet::into_roce) {
             log_ack(&mut self.model_acks, &p);
         }
         while let Some(ev) = self.model.poll_event() {
@@ -984,7 +983,7 @@ const REQ_START_PSN: u32 = 0x20;
 /// The golden requester: QP `PEER_QP` sending to `RESP_QP` from
 /// `REQ_START_PSN`, MTU 1024, the same message posted.
 fn model_requester(wr: &WriteRequest) -> Qp {
-    let mut sc = Scenario::new(Transport::Mrc, EVS as usize, Vec::new());
+    let mut sc = Scenario::new(Transport::MrcLegacy, EVS as usize, Vec::new());
     let ep = &mut sc.a;
     ep.cfg.qpn = PEER_QP;
     ep.cfg.mtu = 1024;
@@ -993,7 +992,7 @@ fn model_requester(wr: &WriteRequest) -> Qp {
     ep.rts.send_mpr_units = WINDOW_UNITS;
     let mut qp: Qp = ep.bring_up(Instant::ZERO).expect("valid scenario configuration");
     qp.post_write(Instant::ZERO, wr.clone()).expect("post");
-    while qp.poll_transmit(Instant::ZERO).is_some() {}
+    while qp.poll_transmit(Instant::ZERO).and_then(Packet::into_roce).is_some() {}
     qp
 }
 

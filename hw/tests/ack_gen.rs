@@ -1,8 +1,8 @@
 //! ACK/SACK/NACK generator against the golden model's responder
-//! (`proto::model::mrc::MrcQp`, docs/model-mrc.md 3.3-3.4): four QPs, each
-//! a real requester `MrcQp` whose data packets are delivered reordered,
+//! (`proto::model::legacy_mrc::LegacyMrcQp`, docs/model-mrc.md 3.3-3.4): four QPs, each
+//! a real requester `LegacyMrcQp` whose data packets are delivered reordered,
 //! duplicated, trimmed, out of window, with bad rkeys and ECN marks, to a
-//! responder `MrcQp` and (as the records the SACK table and placement
+//! responder `LegacyMrcQp` and (as the records the SACK table and placement
 //! check would produce) to the block, in the same order at the same
 //! cycle. Every SACK/NACK the model transmits must come out of the block
 //! with the same fields, in the same per-QP order; a block SACK the model
@@ -21,10 +21,10 @@ use common::*;
 use contract::config::{ack_params, recv_init, table, Row};
 use hw::ack_gen::{kind, AckGen};
 use hw::contract_rows::row_bits;
-use proto::model::mrc::MrcQp;
+use proto::model::legacy_mrc::LegacyMrcQp;
 use proto::model::QueuePair;
 use proto::time::Instant;
-use proto::wire::{MrcExtRepr, RocePacket, Syndrome};
+use proto::wire::{MrcExtRepr, Packet, RocePacket, Syndrome};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -178,7 +178,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
     let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         // The model and the mirrors live in this closure's thread.
-        let models: Rc<RefCell<Vec<MrcQp>>> = Rc::new(RefCell::new(
+        let models: Rc<RefCell<Vec<LegacyMrcQp>>> = Rc::new(RefCell::new(
             STARTS
                 .iter()
                 .enumerate()
@@ -309,7 +309,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
             if taken {
                 // The model gets the packet at the cycle the block takes it.
                 let rc = &recs[i];
-                let res = m[rc.k].handle_packet(now, rc.pkt.clone());
+                let res = m[rc.k].handle_packet(now, rc.pkt.clone().into());
                 let fate = mirrors[rc.k].arrive(&rc.pkt);
                 assert_eq!(fate, rc.fate);
                 match fate {
@@ -322,7 +322,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     Some(rc.expected),
                     "mirror agrees with the model"
                 );
-                while let Some(p) = m[rc.k].poll_transmit(now) {
+                while let Some(p) = m[rc.k].poll_transmit(now).and_then(Packet::into_roce) {
                     want[rc.k].push_back(from_model(&p));
                 }
                 i += 1;
@@ -348,8 +348,11 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                         assert!(d <= now, "cycle {cycle}: timer SACK before the model's deadline {d:?}");
                         st.max_timer_late = st.max_timer_late.max(now.as_ns() - d.as_ns());
                         m[k].handle_timeout(now);
-                        let p = m[k].poll_transmit(now).expect("model SACK on its timer");
-                        assert!(m[k].poll_transmit(now).is_none());
+                        let p = m[k]
+                            .poll_transmit(now)
+                            .and_then(Packet::into_roce)
+                            .expect("model SACK on its timer");
+                        assert!(m[k].poll_transmit(now).and_then(Packet::into_roce).is_none());
                         st.timer_sacks += 1;
                         from_model(&p)
                     }

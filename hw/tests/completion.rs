@@ -1,8 +1,8 @@
 //! Completion tracker against the golden model's responder
-//! (`proto::model::mrc::MrcQp` and its `MemoryTable`, docs/model-mrc.md
-//! 3.1-3.2): four QPs, each a real requester `MrcQp` whose data packets
+//! (`proto::model::legacy_mrc::LegacyMrcQp` and its `MemoryTable`, docs/model-mrc.md
+//! 3.1-3.2): four QPs, each a real requester `LegacyMrcQp` whose data packets
 //! arrive reordered, duplicated, trimmed, out of window and with bad
-//! rkeys / out-of-bounds addresses at a responder `MrcQp`. The new,
+//! rkeys / out-of-bounds addresses at a responder `LegacyMrcQp`. The new,
 //! untrimmed ones (what the SACK table passes on) go to the block, and
 //! every advance of the expected PSN to its advance port. Checked: the
 //! accept/reject decision of every packet equals the model's (placement
@@ -320,7 +320,7 @@ fn completion_matches_model_responder() {
             let Some(p) = streams[k].pop_front() else { break };
             let e0 = mirrors[k].expected;
             let fate = mirrors[k].arrive(&p);
-            let res_model = models[k].handle_packet(now, p.clone());
+            let res_model = models[k].handle_packet(now, p.clone().into());
             match fate {
                 Fate::New => assert!(res_model.is_ok()),
                 Fate::Rejected => assert!(res_model.is_err()),

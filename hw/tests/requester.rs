@@ -1,6 +1,6 @@
 //! Requester (send-queue engine) against the golden model's segmentation:
 //! every valid descriptor the test posts to the hardware's SQ rings is
-//! also posted to a `proto::model::mrc::MrcQp` (one per QP, same MTU and
+//! also posted to a `proto::model::legacy_mrc::LegacyMrcQp` (one per QP, same MTU and
 //! start PSN, a fixed infinite congestion window), and the packets it
 //! emits are the reference: PSN, BTH opcode, ack_req, payload length and
 //! offset in the message, RETH (VA, rkey, DMA length) on FIRST / ONLY,
@@ -28,10 +28,10 @@ use contract::layout::{self, CqStatus, SqContext, SqDescriptor, SqOpcode};
 use hw::requester::{Requester, RTX_SLOTS};
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
-use proto::model::mrc::MrcQp;
+use proto::model::legacy_mrc::LegacyMrcQp;
 use proto::model::*;
 use proto::time::Instant;
-use proto::wire::MrcExtRepr;
+use proto::wire::{MrcExtRepr, Packet};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -91,7 +91,7 @@ fn ctx(k: usize) -> SqContext {
     }
 }
 
-fn model(k: usize) -> MrcQp {
+fn model(k: usize) -> LegacyMrcQp {
     let (qp, lm, _, psn, _) = SETUPS[k];
     let mut s = QpSetup::new(Transport::Mrc, qp as u32, 0x100 + qp as u32);
     s.cfg.mtu = 1 << lm;
@@ -115,7 +115,7 @@ fn model(k: usize) -> MrcQp {
 
 /// The reference packets of one posted WRITE (all of them: the window is
 /// infinite and nothing is in flight that could block).
-fn reference(q: &mut MrcQp, d: &SqDescriptor) -> Vec<Rec> {
+fn reference(q: &mut LegacyMrcQp, d: &SqDescriptor) -> Vec<Rec> {
     let data = Bytes::from(vec![0u8; d.length as usize]);
     let imm = (d.opcode == SqOpcode::WriteImm).then_some(d.imm);
     q.post_write(
@@ -130,7 +130,7 @@ fn reference(q: &mut MrcQp, d: &SqDescriptor) -> Vec<Rec> {
     )
     .unwrap();
     let mut v = Vec::new();
-    while let Some(p) = q.poll_transmit(Instant::ZERO) {
+    while let Some(p) = q.poll_transmit(Instant::ZERO).and_then(Packet::into_roce) {
         let Some(MrcExtRepr::Data(ext)) = p.ext else {
             panic!("data packet without its extension")
         };
@@ -395,7 +395,7 @@ fn run(p: Params) -> Outcome {
         let mut r = Rng::from_state(p.seed);
         let trace = std::env::var("REQ_TRACE").is_ok();
         let mut o = out2.lock().unwrap();
-        let mut models: Vec<MrcQp> = (0..SETUPS.len()).map(model).collect();
+        let mut models: Vec<LegacyMrcQp> = (0..SETUPS.len()).map(model).collect();
         // Host memory: ring slot address -> descriptor bytes.
         let mut mem: HashMap<u64, [u8; 64]> = HashMap::new();
         let mut slot_qp: HashMap<u64, usize> = HashMap::new();

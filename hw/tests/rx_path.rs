@@ -1566,7 +1566,7 @@ fn with_the_real_sack_table_and_completion_tracker() {
 }
 
 /// The real RxPath, SACK table and completion tracker against the golden
-/// model's responder (`proto::model::mrc::MrcQp`): a real requester's
+/// model's responder (`proto::model::legacy_mrc::LegacyMrcQp`): a real requester's
 /// packets (`common::requester_packets`: multi-packet WRITEs and
 /// WRITE-IMMs) perturbed by reordering, duplicates, trimmed and
 /// out-of-window copies and 10% copies with a bad rkey or an
@@ -1618,7 +1618,7 @@ fn real_blocks_match_the_model_responder_with_rejections() {
     let now = Instant::ZERO;
     for p in &pkts {
         let dups = model.counters().rx_duplicates;
-        let res = model.handle_packet(now, p.clone());
+        let res = model.handle_packet(now, p.clone().into());
         let (va, _) = common::Mirror::placement(p);
         let (verdict, reject) = match &res {
             Err(RxError::OutOfWindow { .. }) => (3, false),

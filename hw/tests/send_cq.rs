@@ -1,5 +1,5 @@
 //! Send completions against the golden model: per test QP a pair of
-//! `proto::model::mrc::MrcQp` (requester A, responder B) exchanges the
+//! `proto::model::legacy_mrc::LegacyMrcQp` (requester A, responder B) exchanges the
 //! posted WRITEs with random loss; every change of A's `una` becomes an
 //! acknowledgement record (`ack_qp`, `ack_una`) for the hardware, every
 //! posted WRITE a message record (its PSNs by the model's segmentation
@@ -25,9 +25,10 @@ use contract::layout::{Completion, CqStatus, SqContext};
 use hw::send_cq::SendCompletions;
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
-use proto::model::mrc::MrcQp;
+use proto::model::legacy_mrc::LegacyMrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
+use proto::wire::Packet;
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -103,14 +104,14 @@ fn rts(start: u32, dies: bool) -> RtsAttr {
     }
 }
 
-fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> MrcQp {
+fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> LegacyMrcQp {
     let mut s = QpSetup::new(Transport::Mrc, qpn, peer);
     s.cfg.mtu = MTU;
     s.rtr.rq_psn = Psn::new(start);
     s.rtr.mpr_units = 4;
     s.rtr.max_wimm = 64;
     s.rts = rts(start, dies);
-    let mut q: MrcQp = proto::test_support::ready(&s);
+    let mut q: LegacyMrcQp = proto::test_support::ready(&s);
     q.memory_mut().register(VA, 1 << 20, RKEY).unwrap();
     q
 }
@@ -132,22 +133,22 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
 
     // One round: packets both ways (dropped with `loss` percent), time on,
     // due timers; then A's una and completions.
-    let round = |a: &mut MrcQp,
-                 b: &mut MrcQp,
+    let round = |a: &mut LegacyMrcQp,
+                 b: &mut LegacyMrcQp,
                  now: &mut Instant,
                  r: &mut Rng,
                  loss: u64,
                  s: &mut Script,
                  done: &mut HashMap<u64, CqStatus>,
                  last_una: &mut u32| {
-        while let Some(p) = a.poll_transmit(*now) {
+        while let Some(p) = a.poll_transmit(*now).and_then(Packet::into_roce) {
             if !r.chance(loss) {
-                let _ = b.handle_packet(*now, p);
+                let _ = b.handle_packet(*now, p.into());
             }
         }
-        while let Some(p) = b.poll_transmit(*now) {
+        while let Some(p) = b.poll_transmit(*now).and_then(Packet::into_roce) {
             if !r.chance(loss) {
-                let _ = a.handle_packet(*now, p);
+                let _ = a.handle_packet(*now, p.into());
             }
         }
         *now += Duration::from_ns(500);
@@ -188,8 +189,8 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
         }
     };
 
-    let post = |a: &mut MrcQp,
-                b: &mut MrcQp,
+    let post = |a: &mut LegacyMrcQp,
+                b: &mut LegacyMrcQp,
                 r: &mut Rng,
                 s: &mut Script,
                 to_model: bool,

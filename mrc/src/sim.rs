@@ -439,6 +439,7 @@ fn name(t: Transport) -> &'static str {
     match t {
         Transport::Mrc => "mrc",
         Transport::Rc => "rc",
+        Transport::MrcLegacy => "mrc-legacy",
     }
 }
 
@@ -488,7 +489,10 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
         "drops               {} (overflow {}, link down {}, loss {}, blackhole {}, no route {})",
         s.drops, s.drop_overflow, s.drop_link_down, s.drop_loss, s.drop_blackhole, s.drop_no_route
     );
-    println!("trims / ECN marks   {} / {}", s.trims, s.ecn_marks);
+    println!(
+        "trims / ECN marks   {} ({} at the last hop) / {}",
+        s.trims, s.trims_last_hop, s.ecn_marks
+    );
     println!("retransmissions     {} ({} timeouts)", s.retransmissions, s.timeouts);
     println!("EV state changes    {} to ASSUMED_BAD", s.ev_marked_bad);
     if let Some(first) = out.ev_marks.iter().map(|m| m.at_ps).min() {

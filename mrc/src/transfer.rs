@@ -10,7 +10,8 @@ use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
 use proto::model::ev::SprayPolicy;
 use proto::model::Transport;
 use proto::time::Duration;
-use proto::wire::{emit_frame, pcap::PcapWriter, Encap};
+use proto::wire::mrc10::Profile;
+use proto::wire::{pcap::PcapWriter, Encap};
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
 
@@ -180,7 +181,7 @@ pub fn scenario(args: &TransferArgs) -> Result<Scenario, TransferError> {
     let mut s = Scenario::new(transport, args.evs, msgs);
     let base_rtt = Duration::from_ps(2 * (args.delay.as_ps() + args.ev_spread.as_ps()));
     let cc = match (args.cc, transport) {
-        (CcArg::Auto, Transport::Mrc) | (CcArg::Nscc, _) => {
+        (CcArg::Auto, Transport::Mrc | Transport::MrcLegacy) | (CcArg::Nscc, _) => {
             CcConfig::Nscc(NsccConfig::for_fabric(args.rate_gbps, base_rtt, args.mtu))
         }
         (CcArg::Auto, Transport::Rc) | (CcArg::Dcqcn, _) => CcConfig::Dcqcn(DcqcnConfig::for_line_rate(args.rate_gbps)),
@@ -235,7 +236,9 @@ fn write_pcap(path: &PathBuf, report: &Report, ipv4: bool) -> std::io::Result<()
     for c in captured {
         frame.clear();
         let encap = if c.dir == Dir::AtoB { &a2b } else { &b2a };
-        emit_frame(&c.pkt, encap, &mut frame);
+        // MRC 1.0 frames with the profile the QPs use (its DSCP numbers,
+        // 32-bit EVs); RC frames are RoCEv2.
+        c.pkt.emit_frame(encap, &Profile::DEFAULT, &mut frame);
         w.write_frame(c.at, &frame)?;
     }
     w.flush()

@@ -1,5 +1,5 @@
 //! Shared by the ack_gen and completion tests: golden-model QP pairs
-//! (`proto::model::mrc::MrcQp`), the data packets a real requester sends,
+//! (`proto::model::legacy_mrc::LegacyMrcQp`), the data packets a real requester sends,
 //! a perturbed arrival order (reorder, duplicates, trimmed, out-of-window
 //! and bad-rkey copies, ECN marks), and a mirror of the responder's
 //! receive state (what the SACK table and placement check hand the
@@ -11,11 +11,11 @@ use std::collections::{HashMap, HashSet};
 use bytes::Bytes;
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
+use proto::model::legacy_mrc::LegacyMrcQp;
 use proto::model::memory::MemoryTable;
-use proto::model::mrc::MrcQp;
 use proto::model::*;
 use proto::time::{Duration, Instant};
-use proto::wire::{MrcExtRepr, RocePacket};
+use proto::wire::{MrcExtRepr, Packet, RocePacket};
 use proto::Psn;
 
 pub const VA: u64 = 0x10_0000;
@@ -31,7 +31,7 @@ pub use tb::rng::Rng;
 
 /// A requester (RTS) and a responder (RTR only: its requester half, and so
 /// its probe and retransmission timers, do not exist).
-pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (MrcQp, MrcQp) {
+pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (LegacyMrcQp, LegacyMrcQp) {
     let peer = qpn + 0x100;
     let mut sa = QpSetup::new(Transport::Mrc, peer, qpn);
     sa.cfg.mtu = MTU;
@@ -55,16 +55,15 @@ pub fn pair(qpn: u32, start: u32, ack_every: u16, ack_delay_ns: u64) -> (MrcQp, 
     let mut sb = sa.mirrored();
     sb.cfg.ack_every = ack_every;
     sb.cfg.ack_delay = Duration::from_ns(ack_delay_ns);
-    sb.cfg.sack_bits = 64;
     let a = proto::test_support::ready(&sa);
-    let mut b: MrcQp = proto::test_support::receiver(&sb);
+    let mut b: LegacyMrcQp = proto::test_support::receiver(&sb);
     b.memory_mut().register(VA, REGION, RKEY).unwrap();
     (a, b)
 }
 
 /// Messages of 0..=4 MTUs (some WRITE-IMM) posted on `a` until about
 /// `n_pkts` packets went out; the packets in send order.
-pub fn requester_packets(a: &mut MrcQp, r: &mut Rng, n_pkts: usize) -> Vec<RocePacket> {
+pub fn requester_packets(a: &mut LegacyMrcQp, r: &mut Rng, n_pkts: usize) -> Vec<RocePacket> {
     let mut out = Vec::new();
     let mut off = 0u64;
     let mut wr = 0u64;
@@ -93,7 +92,10 @@ pub fn requester_packets(a: &mut MrcQp, r: &mut Rng, n_pkts: usize) -> Vec<RoceP
         wr += 1;
         off += len;
         // Send times differ, so every packet has its own tx_ts.
-        while let Some(p) = a.poll_transmit(Instant::from_ns(out.len() as u64 * 13 + 5)) {
+        while let Some(p) = a
+            .poll_transmit(Instant::from_ns(out.len() as u64 * 13 + 5))
+            .and_then(Packet::into_roce)
+        {
             out.push(p);
         }
     }

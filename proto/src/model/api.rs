@@ -41,6 +41,10 @@ pub enum Transport {
     Mrc,
     /// RoCEv2 RC baseline: one path, in-order only, NAK + go-back-N.
     Rc,
+    /// MRC in the legacy profile the RTL still speaks
+    /// ([`crate::model::legacy_mrc`]): the golden model of the RTL tests
+    /// and the co-simulation only.
+    MrcLegacy,
 }
 
 /// Verbs QP states.

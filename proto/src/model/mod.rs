@@ -5,6 +5,7 @@
 pub mod api;
 pub mod cc;
 pub mod ev;
+pub mod legacy_mrc;
 pub mod memory;
 pub mod mrc;
 pub mod qp;

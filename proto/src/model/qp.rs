@@ -3,6 +3,7 @@
 
 use crate::model::api::*;
 use crate::model::ev::EvSet;
+use crate::model::legacy_mrc::LegacyMrcQp;
 use crate::model::memory::MemoryTable;
 use crate::model::mrc::MrcQp;
 use crate::model::rc::RcQp;
@@ -14,6 +15,7 @@ use crate::wire::Packet;
 pub enum Qp {
     Mrc(MrcQp),
     Rc(RcQp),
+    MrcLegacy(LegacyMrcQp),
 }
 
 impl Qp {
@@ -22,6 +24,7 @@ impl Qp {
         Ok(match cfg.transport {
             Transport::Mrc => Qp::Mrc(MrcQp::new(cfg)?),
             Transport::Rc => Qp::Rc(RcQp::new(cfg)?),
+            Transport::MrcLegacy => Qp::MrcLegacy(LegacyMrcQp::new(cfg)?),
         })
     }
 }
@@ -31,6 +34,7 @@ macro_rules! delegate {
         match $self {
             Qp::Mrc($q) => $e,
             Qp::Rc($q) => $e,
+            Qp::MrcLegacy($q) => $e,
         }
     };
 }

@@ -11,6 +11,7 @@
 use crate::model::api::*;
 use crate::model::cc::CcConfig;
 use crate::model::ev::EvSetConfig;
+use crate::model::legacy_mrc::LegacyMrcQp;
 use crate::model::mrc::MrcQp;
 use crate::model::qp::Qp;
 use crate::model::rc::RcQp;
@@ -43,6 +44,12 @@ impl CreateQp for Qp {
 impl CreateQp for MrcQp {
     fn create(cfg: QpConfig) -> Result<MrcQp, ModifyError> {
         MrcQp::new(cfg)
+    }
+}
+
+impl CreateQp for LegacyMrcQp {
+    fn create(cfg: QpConfig) -> Result<LegacyMrcQp, ModifyError> {
+        LegacyMrcQp::new(cfg)
     }
 }
 

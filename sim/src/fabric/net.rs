@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use proto::time::Instant;
-use proto::wire::RocePacket;
+use proto::wire::Packet;
 
 use super::topo::{NodeId, NodeKind, Topology};
 
@@ -17,7 +17,7 @@ pub const UDP_PROTO: u64 = 17;
 /// (addresses, precomputed wire size).
 #[derive(Debug)]
 pub struct Slot {
-    pub pkt: RocePacket,
+    pub pkt: Packet,
     pub src: u32,
     pub dst: u32,
     /// Bytes on the wire (computed once at injection, again on trim).
@@ -169,6 +169,9 @@ pub struct PortStats {
     pub drop_blackhole: u64,
     pub drop_no_route: u64,
     pub trims: u64,
+    /// Of `trims`, at a port leading to the destination host (MRC 1.0
+    /// TRIMMED_LASTHOP: the requester does not blame the path).
+    pub trims_last_hop: u64,
     pub ecn_marks: u64,
     /// Largest data queue seen, bytes.
     pub max_queue_bytes: u64,
@@ -196,6 +199,7 @@ impl PortStats {
         self.drop_blackhole += o.drop_blackhole;
         self.drop_no_route += o.drop_no_route;
         self.trims += o.trims;
+        self.trims_last_hop += o.trims_last_hop;
         self.ecn_marks += o.ecn_marks;
         self.max_queue_bytes = self.max_queue_bytes.max(o.max_queue_bytes);
     }

@@ -69,6 +69,8 @@ pub struct Summary {
     pub drop_no_route: u64,
     /// Packets trimmed by switches.
     pub trims: u64,
+    /// Of `trims`, at the last hop (the port to the destination host).
+    pub trims_last_hop: u64,
     pub ecn_marks: u64,
     pub retransmissions: u64,
     pub timeouts: u64,

@@ -10,7 +10,7 @@ use proto::model::{
     Event as QpEvent, Qp, QpSetup, QpState, QueuePair, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
 };
 use proto::time::{Duration, Instant};
-use proto::wire::{frame_len, Encap, RocePacket};
+use proto::wire::{Encap, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -430,7 +430,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         self.flows[fi].started = Some(now);
         let mut rng = ChaCha8Rng::seed_from_u64(mix64(cfg.seed ^ mix64(f as u64 + 1)));
         let n_evs = match cfg.transport {
-            Transport::Mrc => cfg.n_evs.clamp(1, 256),
+            Transport::Mrc | Transport::MrcLegacy => cfg.n_evs.clamp(1, 256),
             Transport::Rc => 1,
         };
         let mut evs: Vec<u32> = Vec::with_capacity(n_evs);
@@ -478,7 +478,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             + self.topo.base_latency(spec.dst, spec.src, ack_wire);
         let cc = match (cfg.fixed_window, cfg.transport) {
             (Some(w), _) => CcConfig::Fixed { window: w },
-            (None, Transport::Mrc) => {
+            (None, Transport::Mrc | Transport::MrcLegacy) => {
                 let mut n = NsccConfig::for_fabric(gbps, base_rtt, cfg.mtu);
                 let bdp = (gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()).max(cfg.mtu as f64 * 4.0);
                 n.max_cwnd = ((bdp * cfg.nscc_max_cwnd_bdp) as u64).max(n.min_cwnd);
@@ -748,22 +748,22 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
     }
 
-    fn wire_len(&self, pkt: &RocePacket) -> u32 {
-        frame_len(pkt, &self.encap) as u32 + self.cfg.wire_extra_bytes
+    fn wire_len(&self, pkt: &Packet) -> u32 {
+        pkt.frame_len(&self.encap) as u32 + self.cfg.wire_extra_bytes
     }
 
-    fn inject(&mut self, h: u32, dst: u32, pkt: RocePacket) {
+    fn inject(&mut self, h: u32, dst: u32, pkt: Packet) {
         self.cons.injected += 1;
         let wire = self.wire_len(&pkt);
         let group = self.topo.next_hops(h, dst);
-        let mut route = pkt.ev & 0xFFFF;
+        let mut route = pkt.ev() & 0xFFFF;
         let n = group.len();
         let mut i = net::ecmp_pick(
             self.cfg.ecmp,
             self.ports.salt[h as usize],
             h,
             dst,
-            pkt.ev,
+            pkt.ev(),
             &mut route,
             n,
         );
@@ -861,7 +861,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         let (src, dst, ev) = {
             let s = self.slab.get(id);
-            (s.src, s.dst, s.pkt.ev)
+            (s.src, s.dst, s.pkt.ev())
         };
         let group = self.topo.next_hops(node, dst);
         if group.is_empty() {
@@ -894,13 +894,18 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let slot = self.slab.get_mut(id);
         let p = &mut self.ports.ports[g as usize];
         let mut wire = slot.wire as u64;
-        let to_hdr = if slot.pkt.trimmed {
+        let to_hdr = if slot.pkt.trimmed() {
             true
         } else if p.data_bytes + wire > sw.buffer_bytes {
-            if sw.trimming && slot.pkt.bth.opcode.is_write() && !slot.pkt.payload.is_empty() {
-                slot.pkt.payload = Bytes::new();
-                slot.pkt.trimmed = true;
-                let w = frame_len(&slot.pkt, &self.encap) as u32 + self.cfg.wire_extra_bytes;
+            if sw.trimming && slot.pkt.trimmable() {
+                // The port leads to a host: the packet's destination, whose
+                // link every path shares (MRC 1.0 TRIMMED_LASTHOP).
+                let last_hop = p.peer_node < self.topo.n_hosts;
+                slot.pkt.trim(last_hop);
+                if last_hop {
+                    p.stats.trims_last_hop += 1;
+                }
+                let w = slot.pkt.frame_len(&self.encap) as u32 + self.cfg.wire_extra_bytes;
                 slot.wire = w;
                 wire = w as u64;
                 p.stats.trims += 1;
@@ -938,8 +943,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             } else {
                 false
             };
-            if mark && !slot.pkt.ecn_ce {
-                slot.pkt.ecn_ce = true;
+            if mark && !slot.pkt.ecn_ce() {
+                slot.pkt.mark_ce();
                 p.stats.ecn_marks += 1;
             }
         }
@@ -954,19 +959,19 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     fn deliver(&mut self, h: u32, id: u32) {
         let slot = self.slab.take(id);
         let pkt = slot.pkt;
-        if pkt.trimmed {
+        if pkt.trimmed() {
             self.cons.trimmed_delivered += 1;
         } else {
             self.cons.delivered += 1;
-            if pkt.bth.opcode.is_write() && !pkt.payload.is_empty() {
+            if pkt.is_data() && !pkt.payload().is_empty() {
                 let bin = (self.now.as_ps() / self.cfg.series_bin.as_ps().max(1)) as usize;
                 if bin >= self.series.len() {
                     self.series.resize(bin + 1, 0);
                 }
-                self.series[bin] += pkt.payload.len() as u64;
+                self.series[bin] += pkt.payload().len() as u64;
             }
         }
-        let qid = pkt.bth.dest_qp.wrapping_sub(1);
+        let qid = pkt.dest_qp().wrapping_sub(1);
         let ok = self
             .qps
             .get(qid as usize)
@@ -1164,6 +1169,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             drop_blackhole: ps.drop_blackhole,
             drop_no_route: self.no_route,
             trims: ps.trims,
+            trims_last_hop: ps.trims_last_hop,
             ecn_marks: ps.ecn_marks,
             retransmissions: retx,
             timeouts: tos,
