@@ -1,6 +1,6 @@
 //! `mrc decode`: run the project's parsers over every packet of a capture
 //! and print each packet's verdict: MRC 1.0 (opcodes 0xC6-0xDE), the legacy
-//! profile the model and RTL speak, or the typed error that dropped it. The
+//! profile the RTL speaks, or the typed error that dropped it. The
 //! tool for interop debugging with captures from other NICs.
 
 use std::collections::BTreeMap;

@@ -46,7 +46,7 @@ enum Command {
     /// Run the project's parsers over every packet of a pcap and print each
     /// packet's verdict (MRC 1.0, the legacy profile, or the typed error),
     /// one line per packet, then a summary with counts per verdict.
-    #[command(after_help = "Verdicts: mrc1.0, legacy (the profile the model and RTL speak), \
+    #[command(after_help = "Verdicts: mrc1.0, legacy (the profile the RTL still speaks), \
                             error:KIND (a RoCEv2 packet our parsers reject), other:KIND (not RoCEv2: \
                             not IP, not UDP, or another UDP port).\n\
                             Exit status: 0 every RoCEv2 packet parsed; 1 some failed to parse (or the \

@@ -106,14 +106,12 @@ fn bad_options_are_refused_with_a_message() {
     }
 }
 
-/// Every packet of a real transfer, written by `--pcap`, decodes in tshark as
-/// RoCE with the destination QP of its direction and a PSN.
+/// A real MRC transfer, written by `--pcap`, is MRC 1.0 on the wire: our
+/// own parser (`mrc decode`) gives every packet the MRC 1.0 verdict, and
+/// stock tshark with the project's dissector decodes every frame as MRC 1.0
+/// with no malformed packet and no expert error.
 #[test]
-fn pcap_of_a_transfer_decodes_in_tshark() {
-    if std::env::var_os("MRC_SKIP_TSHARK").is_some() {
-        eprintln!("MRC_SKIP_TSHARK set: skipping the tshark check");
-        return;
-    }
+fn pcap_of_a_transfer_is_mrc10_and_decodes_in_tshark() {
     let pcap = tmp("transfer.pcap");
     let out = mrc()
         .args([
@@ -132,40 +130,67 @@ fn pcap_of_a_transfer_decodes_in_tshark() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+
+    let decoded = mrc().arg("decode").arg("--json").arg(&pcap).output().unwrap();
+    assert!(decoded.status.success(), "{}", String::from_utf8_lossy(&decoded.stderr));
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (summary, packets) = records.split_last().expect("a summary line");
+    assert!(packets.len() > 60, "too few packets: {}", packets.len());
+    for p in packets {
+        assert_eq!(p["verdict"], "mrc1.0", "{p}");
+    }
+    eprintln!("mrc decode: {summary}");
+
+    if std::env::var_os("MRC_SKIP_TSHARK").is_some() {
+        eprintln!("MRC_SKIP_TSHARK set: skipping the tshark check");
+        return;
+    }
+    let lua = format!(
+        "lua_script:{}",
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tools/wireshark/mrc.lua")
+            .display()
+    );
     let tshark = Command::new("tshark")
-        .args(["-r"])
+        .args(["-X", &lua, "-r"])
         .arg(&pcap)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "infiniband.bth.opcode",
-            "-e",
-            "infiniband.bth.destqp",
-            "-e",
-            "infiniband.bth.psn",
-        ])
+        .args(["-T", "fields", "-e", "frame.protocols", "-e", "mrc10.bth.opcode", "-e", "mrc10.bth.destqp"])
         .output()
         .expect("tshark not found: install it (apt-get install tshark) or set MRC_SKIP_TSHARK=1");
-    assert!(tshark.status.success(), "{}", String::from_utf8_lossy(&tshark.stderr));
+    let err = String::from_utf8_lossy(&tshark.stderr);
+    assert!(tshark.status.success(), "{err}");
+    assert!(!err.contains("Lua"), "dissector error: {err}");
     let text = String::from_utf8_lossy(&tshark.stdout);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() > 60, "too few packets: {}", lines.len());
+    assert_eq!(lines.len(), packets.len());
     let mut opcodes = std::collections::BTreeSet::new();
     for l in &lines {
         let f: Vec<&str> = l.split('\t').collect();
-        assert_eq!(f.len(), 3, "not decoded as RoCE: {l:?}");
-        let op: u32 = f[0].parse().unwrap_or_else(|_| panic!("opcode in {l:?}"));
-        let qp = u32::from_str_radix(f[1].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("QP in {l:?}"));
-        assert!(f[2].parse::<u32>().is_ok(), "PSN in {l:?}");
+        assert_eq!(f.len(), 3, "{l:?}");
+        assert!(f[0].ends_with("udp:mrc10"), "not decoded as MRC 1.0: {l:?}");
+        let qp = u32::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("QP in {l:?}"));
         // The loopback scenario's QPs are 0x11 (A) and 0x22 (B).
         assert!(qp == 0x11 || qp == 0x22, "{l:?}");
-        opcodes.insert(op);
+        opcodes.insert(u8::from_str_radix(f[1].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("opcode in {l:?}")));
     }
-    // FIRST, MIDDLE, LAST, LAST-with-immediate and ACK all appear.
-    for op in [6, 7, 8, 9, 17] {
-        assert!(opcodes.contains(&op), "opcode {op} missing from {opcodes:?}");
+    // WRITE FIRST, MIDDLE, LAST, LAST with immediate and SACK all appear.
+    for op in [0xC6, 0xC7, 0xC8, 0xC9, 0xDC] {
+        assert!(opcodes.contains(&op), "opcode {op:#x} missing from {opcodes:x?}");
     }
+    let verbose = Command::new("tshark")
+        .args(["-X", &lua, "-r"])
+        .arg(&pcap)
+        .arg("-V")
+        .output()
+        .expect("run tshark -V");
+    let v = String::from_utf8_lossy(&verbose.stdout);
+    assert!(!v.contains("Malformed"), "malformed packet");
+    let errors: Vec<&str> = v
+        .lines()
+        .filter(|l| l.contains("Expert Info (Error") && !l.contains("Illegal checksum value (0)"))
+        .collect();
+    assert!(errors.is_empty(), "expert errors: {errors:#?}");
     let _ = std::fs::remove_file(&pcap);
 }
 

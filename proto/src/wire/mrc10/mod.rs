@@ -19,8 +19,9 @@
 //! Every layout or value the public record leaves open is ours and lives in
 //! [`choices`]; nothing else in this module invents a number.
 //!
-//! The golden model, the simulator and the RTL still speak the legacy
-//! profile ([`super::RocePacket`]); this module is its MRC 1.0 counterpart.
+//! The golden model's MRC queue pair, the loopback link and the simulator
+//! speak this (through [`super::Packet`]); only the RTL still speaks the
+//! legacy profile ([`super::RocePacket`] with the X bit and `mrc_ext`).
 
 use bytes::Bytes;
 use serde::Serialize;
