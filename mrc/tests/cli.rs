@@ -155,7 +155,16 @@ fn pcap_of_a_transfer_is_mrc10_and_decodes_in_tshark() {
     let tshark = Command::new("tshark")
         .args(["-X", &lua, "-r"])
         .arg(&pcap)
-        .args(["-T", "fields", "-e", "frame.protocols", "-e", "mrc10.bth.opcode", "-e", "mrc10.bth.destqp"])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.protocols",
+            "-e",
+            "mrc10.bth.opcode",
+            "-e",
+            "mrc10.bth.destqp",
+        ])
         .output()
         .expect("tshark not found: install it (apt-get install tshark) or set MRC_SKIP_TSHARK=1");
     let err = String::from_utf8_lossy(&tshark.stderr);
@@ -172,7 +181,9 @@ fn pcap_of_a_transfer_is_mrc10_and_decodes_in_tshark() {
         let qp = u32::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("QP in {l:?}"));
         // The loopback scenario's QPs are 0x11 (A) and 0x22 (B).
         assert!(qp == 0x11 || qp == 0x22, "{l:?}");
-        opcodes.insert(u8::from_str_radix(f[1].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("opcode in {l:?}")));
+        opcodes.insert(
+            u8::from_str_radix(f[1].trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("opcode in {l:?}")),
+        );
     }
     // WRITE FIRST, MIDDLE, LAST, LAST with immediate and SACK all appear.
     for op in [0xC6, 0xC7, 0xC8, 0xC9, 0xDC] {

@@ -741,24 +741,24 @@ fn sack_coalescing() {
     let (x, _) = sack(&s[0]);
     let trigger = x.cum_ack_psn.add(x.ack_psn_offset as u32);
     assert_eq!(trigger, pkts[4].bth.psn);
-    // Out of order, opening a gap: at once, the bitmap starting at what
-    // was placed since the last SACK.
+    // Out of order, opening a gap: at once, the bitmap from the in-order
+    // point.
     b.handle_packet(t, pkts[9].clone().into()).unwrap();
     let s = drain_tx(&mut b, t);
     assert_eq!(s.len(), 1);
     let (x, _) = sack(&s[0]);
     assert_eq!(x.cum_ack_psn, Psn::new(o.psn + 4));
-    assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn + 9));
-    assert_eq!(x.bitmap, 1);
+    assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn + 5));
+    assert_eq!(x.bitmap, 1 << 4);
     assert_eq!(s[0].ev, pkts[9].ev, "SACK goes back on the data packet's EV");
     // Filling in below the highest PSN does not open a gap.
     b.handle_packet(t, pkts[7].clone().into()).unwrap();
     assert!(b.poll_transmit(t).map(mrc10).is_none());
 }
 
-/// A SACK's 64-bit bitmap starts at the lowest PSN placed since the
-/// previous SACK, wherever the in-order point is; a burst wider than 64
-/// PSNs goes out as several SACKs, lowest first.
+/// A SACK's 64-bit bitmap starts at the in-order point; what it cannot
+/// name of the packets placed since the previous SACK follows in more
+/// SACKs, lowest first.
 #[test]
 fn sack_bitmap_covers_what_was_placed_since_the_last_sack() {
     let o = Opts::default(); // window 512; the SACK bitmap is 64 bits
@@ -771,15 +771,20 @@ fn sack_bitmap_covers_what_was_placed_since_the_last_sack() {
     drain_tx(&mut b, now);
     b.handle_packet(now, pkts[300].clone().into()).unwrap();
     let s = drain_tx(&mut b, now);
+    assert_eq!(s.len(), 2);
     let (x, _) = sack(&s[0]);
     assert_eq!(s[0].bth.psn, Psn::new(o.psn - 1));
+    assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn));
+    assert_eq!(x.bitmap, 1 << 10, "PSN 10 again");
+    let (x, _) = sack(&s[1]);
     assert_eq!(x.cum_ack_psn.add(x.sack_offset as u32), Psn::new(o.psn + 300));
-    assert_eq!(x.bitmap, 1, "PSN 10 is below this bitmap");
-    // The requester learns exactly PSN 300.
+    assert_eq!(x.bitmap, 1);
+    // The requester learns exactly PSNs 10 and 300.
     a.handle_packet(now, s[0].clone().into()).unwrap();
+    a.handle_packet(now, s[1].clone().into()).unwrap();
     assert_eq!(a.send_window(), Some((Psn::new(o.psn), Psn::new(o.psn + 400))));
-    // A burst of 150 PSNs placed between two SACKs: three SACKs, ascending,
-    // that together name every one of them.
+    // A burst of 150 PSNs placed between two SACKs: one from the in-order
+    // point, then three, ascending, that together name every one of them.
     for p in &pkts[100..250] {
         b.handle_packet(now, p.clone().into()).unwrap_or(());
     }
@@ -791,9 +796,14 @@ fn sack_bitmap_covers_what_was_placed_since_the_last_sack() {
         .collect();
     assert_eq!(
         bases,
-        vec![Psn::new(o.psn + 100), Psn::new(o.psn + 164), Psn::new(o.psn + 228)]
+        vec![
+            Psn::new(o.psn),
+            Psn::new(o.psn + 100),
+            Psn::new(o.psn + 164),
+            Psn::new(o.psn + 228)
+        ]
     );
-    let named: u32 = s.iter().map(|p| sack(p).0.bitmap.count_ones()).sum();
+    let named: u32 = s[1..].iter().map(|p| sack(p).0.bitmap.count_ones()).sum();
     assert_eq!(named, 150);
 }
 

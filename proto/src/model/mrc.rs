@@ -879,18 +879,30 @@ impl MrcQp {
         let bits = seth::BITMAP_BITS;
         let (qpn, dest_qp) = (self.cfg.qpn, self.dest_qp);
         let r = self.resp.as_mut().expect("responder exists");
-        // The PSNs to report, lowest first: the backlog of a burst, else
-        // what was placed since the last SACK, else around the trigger.
+        // The first SACK after new packets starts at `expected` (the holes
+        // the requester must learn about, reported again by every such
+        // SACK, so a lost SACK costs nothing); what it cannot name of the
+        // packets placed since the last SACK follows in more SACKs,
+        // lowest first (`backlog`).
         let lower = |a: Psn, b: Psn| if a.before(b) { a } else { b };
         let higher = |a: Psn, b: Psn| if a.before(b) { b } else { a };
-        let backlog = if probe.is_some() { None } else { r.backlog };
+        let expected = r.expected;
+        let clip = |(from, to): (Psn, Psn)| Some((higher(from, expected), to)).filter(|(f, t)| f.before(*t));
+        let backlog = if probe.is_some() {
+            None
+        } else {
+            r.backlog.and_then(clip)
+        };
         let pending = match (backlog, r.unreported) {
             (Some((f1, t1)), Some((f2, t2))) => Some((lower(f1, f2), higher(t1, t2))),
             (b, u) => b.or(u),
         }
-        .map(|(from, to)| (if from.before(r.expected) { r.expected } else { from }, to))
-        .filter(|(from, to)| from.before(*to));
-        let base = pending.map_or_else(|| r.sack_base(bits), |(from, _)| from);
+        .and_then(clip);
+        let base = match (backlog, r.unreported) {
+            (Some((from, _)), _) => from,
+            (None, Some(_)) => expected,
+            (None, None) => r.sack_base(bits),
+        };
         // Bits beyond the window are never valid (the ring aliases there).
         let valid = r.window.saturating_sub(base.offset_from(r.expected)).min(bits);
         let mut bitmap = if valid == 0 { 0 } else { r.bits64(base) };
@@ -940,7 +952,7 @@ impl MrcQp {
         if probe.is_none() {
             r.unreported = None;
             r.backlog = pending
-                .map(|(_, to)| (base.add(bits), to))
+                .map(|(from, to)| (higher(from, base.add(bits)), to))
                 .filter(|(from, to)| from.before(*to));
             r.sack_now = r.backlog.is_some();
         }
