@@ -519,7 +519,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mut resp_setup = req_setup.mirrored();
         req_setup.cfg.seed = rng.gen();
         resp_setup.cfg.seed = rng.gen();
-        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up(now)) {
+        // The responder QP only receives and acknowledges: RTR, no
+        // requester half (no EV set, ring or timers of its own).
+        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up_receiver(now)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
         };
