@@ -467,33 +467,88 @@ proptest! {
 }
 
 #[test]
-fn stall_allowance_follows_the_base_rtt() {
+fn stall_allowance_follows_the_base_rtt_and_the_spread() {
     let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
     assert_eq!(s.stall_allowance(), None, "no RTT sample yet");
-    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(10)), false);
-    s.on_ack(1, Instant::ZERO, Some(Duration::from_us(4)), false);
-    assert_eq!(s.base_rtt(), Some(Duration::from_us(4)));
+    // First sample r: srtt = r, rttvar = r / 2: max(2 base, r + 2r - r) = 2r.
+    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(4)), false);
     assert_eq!(s.stall_allowance(), Some(Duration::from_us(4 * STALL_RTTS)));
+    // 12 us: rttvar = 2 + (8 - 2) / 4 = 3.5, srtt = 4 + 8 / 8 = 5, base 4:
+    // srtt + 4 rttvar - base = 15 us > 2 base.
+    s.on_ack(1, Instant::ZERO, Some(Duration::from_us(12)), false);
+    assert_eq!(s.base_rtt(), Some(Duration::from_us(4)));
+    assert_eq!(s.stall_allowance(), Some(Duration::from_us(15)));
+    // A steady RTT: the spread decays and the allowance returns to 2 base.
+    for _ in 0..200 {
+        s.on_ack(2, Instant::ZERO, Some(Duration::from_us(4)), false);
+    }
+    let a = s.stall_allowance().unwrap();
+    assert!(a >= Duration::from_us(8) && a < Duration::from_ns(8_001), "{a:?}");
     let mut t = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
     t.on_ack(0, Instant::ZERO, Some(Duration::from_ns(100)), false);
     assert_eq!(t.stall_allowance(), Some(STALL_MIN), "floor");
 }
 
 #[test]
-fn stall_marks_bad_with_its_reason_and_respects_the_guard() {
+fn second_stall_marks_bad_with_its_reason_and_respects_the_guard() {
     let mut s = EvSet::new(cfg(3, 2, SprayPolicy::RoundRobin)).unwrap();
-    assert!(s.on_stall(1, Instant::from_us(5)));
+    assert!(!s.on_stall(1, Instant::from_us(5)), "one stall: suspect only");
+    assert!(s.is_suspect(1));
+    assert_eq!(s.state(1), EvState::Good);
+    assert_eq!(s.counters().stall_suspected, 1);
+    assert!(s.poll_change().is_none());
+    assert!(s.on_stall(1, Instant::from_us(6)));
     assert_eq!(s.state(1), EvState::AssumedBad);
+    assert!(!s.is_suspect(1));
     let c = s.poll_change().unwrap();
     assert_eq!((c.ev_index, c.reason), (1, EvChangeReason::Stall));
-    assert!(!s.on_stall(2, Instant::from_us(6)), "min_active guard");
+    assert!(!s.on_stall(2, Instant::from_us(7)));
+    assert!(!s.on_stall(2, Instant::from_us(8)), "min_active guard");
     assert_eq!(s.counters().guard_refused, 1);
+    assert_eq!(s.state(2), EvState::Good);
+}
+
+#[test]
+fn prompt_ack_clears_suspicion_a_late_one_does_not() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    s.on_ack(0, Instant::ZERO, Some(Duration::from_us(4)), false);
+    // stall_age = 4 + 8 = 12 us.
+    assert!(!s.on_stall(1, Instant::from_us(20)));
+    s.on_ack(1, Instant::from_us(21), Some(Duration::from_us(40)), false);
+    s.on_ack(1, Instant::from_us(21), None, false);
+    assert!(
+        s.is_suspect(1),
+        "a late or unsampled acknowledgement is no proof of a working path"
+    );
+    s.on_ack(1, Instant::from_us(22), Some(Duration::from_us(5)), false);
+    assert!(!s.is_suspect(1));
+    assert!(!s.on_stall(1, Instant::from_us(30)), "suspect again, not marked");
+    assert_eq!(s.state(1), EvState::Good);
+}
+
+#[test]
+fn suspect_ev_is_skipped_once_and_avoided_by_retransmissions() {
+    for policy in [SprayPolicy::RoundRobin, SprayPolicy::Weighted] {
+        let mut s = EvSet::new(cfg(4, 1, policy)).unwrap();
+        assert!(!s.on_stall(2, Instant::ZERO));
+        // The next visit to EV 2 is skipped: the first three picks are the
+        // three others.
+        let first: Vec<u16> = (0..3).map(|_| s.select(Instant::ZERO)).collect();
+        assert!(!first.contains(&2), "{policy:?}: skipped once: {first:?}");
+        let later: Vec<u16> = (0..8).map(|_| s.select(Instant::ZERO)).collect();
+        assert!(later.contains(&2), "{policy:?}: back in the rotation: {later:?}");
+        for _ in 0..16 {
+            let e = s.select_other(Instant::ZERO, 0);
+            assert!(e != 0 && e != 2, "{policy:?}: retransmission on {e}");
+        }
+    }
 }
 
 #[test]
 fn slow_probe_does_not_readmit() {
     let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
     s.on_ack(0, Instant::ZERO, Some(Duration::from_us(2)), false);
+    assert!(!s.on_stall(1, Instant::ZERO));
     assert!(s.on_stall(1, Instant::ZERO));
     let mut now = Instant::ZERO;
     let mut due = None;
@@ -519,7 +574,7 @@ fn stall_age_is_srtt_plus_the_allowance() {
     assert_eq!(s.stall_age(), None);
     s.on_ack(0, Instant::ZERO, Some(Duration::from_us(4)), false);
     assert_eq!(s.stall_age(), Some(Duration::from_us(4 + 4 * STALL_RTTS)));
-    // srtt <- 4 + (12 - 4) / 8 = 5 us; base stays 4 us.
+    // srtt <- 4 + (12 - 4) / 8 = 5 us, allowance 15 us (see above).
     s.on_ack(1, Instant::ZERO, Some(Duration::from_us(12)), false);
-    assert_eq!(s.stall_age(), Some(Duration::from_us(5 + 4 * STALL_RTTS)));
+    assert_eq!(s.stall_age(), Some(Duration::from_us(5 + 15)));
 }

@@ -194,8 +194,11 @@ fn tail_packet_on_a_dead_ev_is_resent_before_the_rto() {
     assert_eq!(completions(&ev).len(), 1, "completed before the 16.4 us RTO");
     assert_eq!(a.counters().rto_fired, 0);
     assert_eq!(a.counters().retx_loss_inferred, 1);
-    assert!(ev.iter().any(|e| matches!(e, Event::EvStateChanged(c)
-        if c.ev_index == 3 && c.to == EvState::AssumedBad && c.reason == EvChangeReason::Stall)));
+    // One lost packet is not evidence of a failed path (a packet stuck in a
+    // congested queue looks the same): EV 3 is suspect, not ASSUMED_BAD.
+    assert!(a.ev_set().unwrap().is_suspect(3));
+    assert_eq!(a.ev_set().unwrap().state(3), EvState::Good);
+    assert!(!ev.iter().any(|e| matches!(e, Event::EvStateChanged(_))));
 }
 
 #[test]

@@ -7,20 +7,23 @@
 //! as `mrc sim --tiers 3 --hosts N`; default 1024) or `--topo FILE`
 //! (htsim `.topo`); `--tm FILE` (htsim `.cm`; default: a permutation of
 //! `--size` bytes, as `mrc sim --traffic perm`); `--size BYTES` (default
-//! 2000000); `--evs N` (default 128); `--ecmp ev-path|hash` (default
+//! 2000000); `--traffic perm|a2a` (generated traffic when no `--tm`:
+//! a permutation, as `mrc sim --traffic perm`, or an all-to-all, as
+//! `mrc sim --traffic all-to-all`; default perm); `--evs N` (default 128); `--ecmp ev-path|hash` (default
 //! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
 //! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records);
 //! experiments beyond `mrc sim`: `--ack-every N` (default 4),
 //! `--fixed-window BYTES` (instead of NSCC).
 //!
-//! Prints FCT p50 / p99 / max, mean goodput, events, wall time and peak RSS.
+//! Prints ASSUMED_BAD marks by reason (stderr), the summary JSON, then FCT
+//! p50 / p99 / max, mean goodput, events, wall time and peak RSS.
 
 use std::path::PathBuf;
 
 use proto::time::Duration;
 use sim::fabric::run::{peak_rss_bytes, run};
 use sim::fabric::topo::{TopoParams, Topology};
-use sim::fabric::traffic::{permutation, read_cm};
+use sim::fabric::traffic::{all_to_all, permutation, read_cm};
 use sim::fabric::{EcmpMode, SimConfig};
 
 fn main() {
@@ -43,7 +46,11 @@ fn main() {
     let seed: u64 = opt("--seed").map_or(1, |s| s.parse().expect("--seed"));
     let flows = match opt("--tm") {
         Some(f) => read_cm(&PathBuf::from(f)).expect("connection matrix").flows,
-        None => permutation(topo.n_hosts, size, seed),
+        None => match opt("--traffic").as_deref() {
+            None | Some("perm") => permutation(topo.n_hosts, size, seed),
+            Some("a2a") => all_to_all(topo.n_hosts, size),
+            Some(o) => panic!("--traffic {o}: perm or a2a"),
+        },
     };
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = opt("--evs").map_or(128, |s| s.parse().expect("--evs"));
@@ -79,6 +86,22 @@ fn main() {
         sim::fabric::results::write_flows_csv(&PathBuf::from(f), &out.flows).expect("write CSV");
     }
     let s = &out.summary;
+    if !out.ev_marks.is_empty() {
+        let mut by: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+        for m in &out.ev_marks {
+            let e = by.entry(format!("{:?}", m.reason)).or_insert((0, u64::MAX, 0));
+            e.0 += 1;
+            e.1 = e.1.min(m.at_ps);
+            e.2 = e.2.max(m.at_ps);
+        }
+        for (r, (n, lo, hi)) in by {
+            eprintln!(
+                "EVs marked bad ({r}): {n}, from {:.1} to {:.1} us",
+                lo as f64 / 1e6,
+                hi as f64 / 1e6
+            );
+        }
+    }
     println!("{}", serde_json::to_string(s).unwrap());
     println!(
         "FCT p50/p99/max {:.0} / {:.0} / {:.0} us | goodput {:.0}% | events {} | wall {:.2} s | peak RSS {:.0} MB",

@@ -130,6 +130,8 @@ pub struct EvCounters {
     pub marked_bad: u64,
     /// ASSUMED_BAD marks refused by the minimum-active guard.
     pub guard_refused: u64,
+    /// First stalls of GOOD EVs (suspect, not marked; see [`EvSet::on_stall`]).
+    pub stall_suspected: u64,
     /// Transitions back to GOOD after a probe.
     pub readmitted: u64,
     /// Transitions into DENIED.
@@ -157,6 +159,11 @@ pub const EWMA_GAIN: f64 = 1.0 / 8.0;
 /// EV stalls when its oldest unacknowledged packet was sent more than
 /// `STALL_RTTS * base` before a packet already acknowledged.
 pub const STALL_RTTS: u64 = 2;
+/// Gain of the RTT mean-deviation estimate (RFC 6298's beta).
+pub const RTTVAR_GAIN: f64 = 1.0 / 4.0;
+/// The stall allowance covers the set's RTT spread: at least
+/// `srtt + STALL_VAR_K * rttvar - base` (RFC 6298's K = 4).
+pub const STALL_VAR_K: f64 = 4.0;
 /// Floor of the stall allowance.
 pub const STALL_MIN: Duration = Duration::from_us(2);
 /// A probe response slower than `SLOW_PROBE_RTTS * base` does not re-admit
@@ -188,7 +195,16 @@ pub struct EvSet {
     /// (docs/benchmarks.md, "bit sets").
     good_mask: [u64; 4],
     good_n: usize,
-    /// Next probe time of each ASSUMED_BAD EV.
+    /// Bit i set iff GOOD EV i has stalled once and delivered nothing
+    /// since: its next stall marks it ASSUMED_BAD ([`EvSet::on_stall`]).
+    suspect: [u64; 4],
+    /// Bit i set iff suspect EV i is still to be skipped once by the spray.
+    skip: [u64; 4],
+    /// Next probe time of each ASSUMED_BAD EV. This and the other per-EV
+    /// tables below are allocated on first use (`probe_at`, `probe_tries`,
+    /// `bad_since`: the first mark or denial; `stats`: the first feedback;
+    /// `weight`, `credit`: Weighted policy only): a QP on a healthy fabric
+    /// never needs the probe tables, and one that never sends none of them.
     probe_at: Vec<Option<Instant>>,
     /// Unanswered probes sent on each EV since it was marked.
     probe_tries: Vec<u8>,
@@ -203,6 +219,9 @@ pub struct EvSet {
     base_rtt_ps: f64,
     /// EWMA (gain 1/8) of every RTT sample of the set, picoseconds.
     srtt_all_ps: f64,
+    /// Mean deviation (gain 1/4, RFC 6298's RTTVAR) of every RTT sample
+    /// of the set from `srtt_all_ps`, picoseconds.
+    rttvar_all_ps: f64,
     cursor: usize,
     /// The fallback EV while none is GOOD; cleared on every state change.
     fallback_cache: Option<u16>,
@@ -276,7 +295,8 @@ impl EvSet {
         // different EV with different initial credits.
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let cursor = rng.gen_range(0..n);
-        let credit = (0..n).map(|_| rng.gen::<f64>()).collect();
+        let credit: Vec<f64> = (0..n).map(|_| rng.gen::<f64>()).collect();
+        let weighted = cfg.policy == SprayPolicy::Weighted;
         let mut good_mask = [0u64; 4];
         for i in 0..n {
             good_mask[i / 64] |= 1 << (i % 64);
@@ -285,18 +305,21 @@ impl EvSet {
             state: vec![EvState::Good; n],
             good_mask,
             good_n: n,
-            probe_at: vec![None; n],
-            probe_tries: vec![0; n],
+            suspect: [0; 4],
+            skip: [0; 4],
+            probe_at: Vec::new(),
+            probe_tries: Vec::new(),
             next_probe: None,
-            bad_since: vec![Instant::ZERO; n],
-            stats: vec![EvStats::default(); n],
-            weight: vec![1.0; n],
-            credit,
+            bad_since: Vec::new(),
+            stats: Vec::new(),
+            weight: if weighted { vec![1.0; n] } else { Vec::new() },
+            credit: if weighted { credit } else { Vec::new() },
             base_rtt_ps: 0.0,
             srtt_all_ps: 0.0,
+            rttvar_all_ps: 0.0,
             cursor,
             fallback_cache: None,
-            events: VecDeque::with_capacity(cfg.event_queue_len.min(4096)),
+            events: VecDeque::new(),
             counters: EvCounters::default(),
             cfg,
         })
@@ -332,14 +355,16 @@ impl EvSet {
         self.good_n
     }
 
-    /// Recent feedback statistics of EV `index`.
+    /// Recent feedback statistics of EV `index`: kept under the Weighted
+    /// policy, whose weights they drive; under RoundRobin only a
+    /// re-admitting probe's RTT is recorded (all zero otherwise).
     pub fn stats(&self, index: u16) -> EvStats {
-        self.stats[index as usize]
+        self.stats.get(index as usize).copied().unwrap_or_default()
     }
 
     /// Current spraying weight of EV `index` (Weighted policy), in `[W_MIN, 1]`.
     pub fn weight(&self, index: u16) -> f64 {
-        self.weight[index as usize]
+        self.weight.get(index as usize).copied().unwrap_or(1.0)
     }
 
     /// The first GOOD EV at or after `from` (wrapping). Requires good_n > 0.
@@ -371,14 +396,20 @@ impl EvSet {
             return self.fallback();
         }
         match self.cfg.policy {
-            SprayPolicy::RoundRobin => {
+            SprayPolicy::RoundRobin => loop {
                 let i = self.next_good(self.cursor);
                 self.cursor = i + 1;
-                i as u16
-            }
+                if self.take_skip(i) {
+                    continue;
+                }
+                return i as u16;
+            },
             SprayPolicy::Weighted => loop {
                 let i = self.next_good(self.cursor);
                 self.cursor = i + 1;
+                if self.take_skip(i) {
+                    continue;
+                }
                 let c = self.credit[i] + self.weight[i];
                 if c >= 1.0 {
                     self.credit[i] = c - 1.0;
@@ -389,6 +420,18 @@ impl EvSet {
         }
     }
 
+    /// SKIP (once): a suspect EV is passed over by the next visit of the
+    /// rotation while another GOOD EV exists.
+    #[inline]
+    fn take_skip(&mut self, i: usize) -> bool {
+        let bit = 1u64 << (i % 64);
+        if self.skip[i / 64] & bit == 0 || self.good_n <= 1 {
+            return false;
+        }
+        self.skip[i / 64] &= !bit;
+        true
+    }
+
     /// The EV for a retransmission: a GOOD EV other than `avoid` if any.
     pub fn select_other(&mut self, now: Instant, avoid: u16) -> u16 {
         let a = avoid as usize;
@@ -396,9 +439,9 @@ impl EvSet {
         if self.good_n == 0 || (self.good_n == 1 && avoid_good) {
             return self.select(now);
         }
-        for _ in 0..64 {
+        for k in 0..64 {
             let i = self.select(now);
-            if i != avoid {
+            if i != avoid && (k >= 32 || !self.is_suspect(i)) {
                 return i;
             }
         }
@@ -440,7 +483,29 @@ impl EvSet {
         }
     }
 
+    /// The per-EV feedback statistics, allocated on first use.
+    fn stats_mut(&mut self, i: usize) -> &mut EvStats {
+        if self.stats.is_empty() {
+            self.stats = vec![EvStats::default(); self.len()];
+        }
+        &mut self.stats[i]
+    }
+
+    /// The probe tables, allocated on the first mark or denial.
+    fn probe_tables(&mut self) {
+        if self.probe_at.is_empty() {
+            let n = self.len();
+            self.probe_at = vec![None; n];
+            self.probe_tries = vec![0; n];
+            self.bad_since = vec![Instant::ZERO; n];
+        }
+    }
+
     fn recompute_weight(&mut self, i: usize) {
+        if self.weight.is_empty() {
+            // RoundRobin: weights are not used.
+            return;
+        }
         let s = &self.stats[i];
         let excess = if self.base_rtt_ps > 0.0 && s.srtt_ps > 0.0 {
             ((s.srtt_ps - self.base_rtt_ps) / self.base_rtt_ps).max(0.0)
@@ -457,32 +522,48 @@ impl EvSet {
         if i >= self.len() {
             return;
         }
-        let s = &mut self.stats[i];
+        if let (Some(r), Some(age)) = (rtt, self.stall_age()) {
+            if r <= age {
+                // The path delivered promptly: no longer suspect.
+                self.suspect[i / 64] &= !(1 << (i % 64));
+                self.skip[i / 64] &= !(1 << (i % 64));
+            }
+        }
+        let r = rtt.map_or(0.0, |r| r.as_ps() as f64);
+        if r > 0.0 {
+            if self.srtt_all_ps == 0.0 {
+                self.srtt_all_ps = r;
+                self.rttvar_all_ps = r / 2.0;
+            } else {
+                self.rttvar_all_ps += RTTVAR_GAIN * ((r - self.srtt_all_ps).abs() - self.rttvar_all_ps);
+                self.srtt_all_ps += EWMA_GAIN * (r - self.srtt_all_ps);
+            }
+            if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
+                self.base_rtt_ps = r;
+            }
+        }
+        if self.weight.is_empty() {
+            // RoundRobin: no per-EV statistics (they only drive weights).
+            return;
+        }
+        let s = self.stats_mut(i);
         s.ecn += EWMA_GAIN * (if ecn_ce { 1.0 } else { 0.0 } - s.ecn);
         s.loss -= EWMA_GAIN * s.loss;
-        if let Some(r) = rtt {
-            let r = r.as_ps() as f64;
-            if r > 0.0 {
-                s.srtt_ps = if s.srtt_ps == 0.0 {
-                    r
-                } else {
-                    s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps)
-                };
-                self.srtt_all_ps = if self.srtt_all_ps == 0.0 {
-                    r
-                } else {
-                    self.srtt_all_ps + EWMA_GAIN * (r - self.srtt_all_ps)
-                };
-                if self.base_rtt_ps == 0.0 || r < self.base_rtt_ps {
-                    self.base_rtt_ps = r;
-                }
-            }
+        if r > 0.0 {
+            s.srtt_ps = if s.srtt_ps == 0.0 {
+                r
+            } else {
+                s.srtt_ps + EWMA_GAIN * (r - s.srtt_ps)
+            };
         }
         self.recompute_weight(i);
     }
 
     fn note_loss(&mut self, i: usize) {
-        let s = &mut self.stats[i];
+        if self.weight.is_empty() {
+            return;
+        }
+        let s = self.stats_mut(i);
         s.loss += EWMA_GAIN * (1.0 - s.loss);
         self.recompute_weight(i);
     }
@@ -494,8 +575,33 @@ impl EvSet {
     }
 
     /// Its oldest unacknowledged packets stalled (see [`EvSet::stall_allowance`]).
+    /// One stall is not evidence of a failed path (a packet that waited
+    /// behind a congested queue looks the same): the first stall of a GOOD
+    /// EV makes it *suspect* (a loss for the Weighted policy's statistics,
+    /// `stall_suspected` counted) and returns false; a stall of an EV
+    /// already suspect, with nothing acknowledged on it in between, marks
+    /// it ASSUMED_BAD (reason `Stall`, subject to `min_active`). Any
+    /// acknowledgement of a packet sent on the EV clears the suspicion.
     pub fn on_stall(&mut self, index: u16, now: Instant) -> bool {
+        let i = index as usize;
+        if i >= self.len() {
+            return false;
+        }
+        let bit = 1u64 << (i % 64);
+        if self.state[i] == EvState::Good && self.suspect[i / 64] & bit == 0 {
+            self.suspect[i / 64] |= bit;
+            self.skip[i / 64] |= bit;
+            self.counters.stall_suspected += 1;
+            self.note_loss(i);
+            return false;
+        }
         self.mark_bad(index, now, EvChangeReason::Stall)
+    }
+
+    /// Whether EV `index` stalled once and has delivered nothing since.
+    pub fn is_suspect(&self, index: u16) -> bool {
+        let i = index as usize;
+        i < self.len() && self.suspect[i / 64] >> (i % 64) & 1 == 1
     }
 
     /// How much later than a packet already acknowledged another packet may
@@ -507,6 +613,8 @@ impl EvSet {
             return None;
         }
         let d = Duration::from_ps(self.base_rtt_ps as u64).saturating_mul(STALL_RTTS);
+        let spread = self.srtt_all_ps + STALL_VAR_K * self.rttvar_all_ps - self.base_rtt_ps;
+        let d = d.max(Duration::from_ps(spread.max(0.0) as u64));
         Some(if d < STALL_MIN { STALL_MIN } else { d })
     }
 
@@ -550,6 +658,7 @@ impl EvSet {
             self.counters.guard_refused += 1;
             return false;
         }
+        self.probe_tables();
         self.set_state(i, EvState::AssumedBad, reason, now);
         self.counters.marked_bad += 1;
         self.bad_since[i] = now;
@@ -559,6 +668,7 @@ impl EvSet {
     }
 
     fn set_probe(&mut self, i: usize, at: Option<Instant>) {
+        self.probe_tables();
         let old = self.probe_at[i];
         self.probe_at[i] = at;
         match (at, self.next_probe) {
@@ -574,6 +684,8 @@ impl EvSet {
 
     fn set_state(&mut self, i: usize, to: EvState, reason: EvChangeReason, at: Instant) {
         let from = self.state[i];
+        self.suspect[i / 64] &= !(1 << (i % 64));
+        self.skip[i / 64] &= !(1 << (i % 64));
         if from == EvState::Good {
             self.good_mask[i / 64] &= !(1 << (i % 64));
             self.good_n -= 1;
@@ -598,11 +710,13 @@ impl EvSet {
     }
 
     fn reset_stats(&mut self, i: usize, rtt: Option<Duration>) {
-        self.stats[i] = EvStats {
+        *self.stats_mut(i) = EvStats {
             srtt_ps: rtt.map_or(0.0, |r| r.as_ps() as f64),
             ..EvStats::default()
         };
-        self.credit[i] = 0.0;
+        if let Some(c) = self.credit.get_mut(i) {
+            *c = 0.0;
+        }
         self.recompute_weight(i);
     }
 

@@ -22,7 +22,7 @@ use bytes::Bytes;
 
 use crate::model::api::*;
 use crate::model::cc::{self, AckSample, CongestionControl};
-use crate::model::ev::EvSet;
+use crate::model::ev::{EvSet, EvSetConfig};
 use crate::model::memory::MemoryTable;
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
@@ -61,6 +61,12 @@ enum Retx {
     /// Out-of-window NACK: treated as never sent.
     Window,
 }
+
+/// Slots a requester ring starts with (it grows with the window in use).
+const RING_MIN: usize = 16;
+/// Per-PSN entries a responder's reorder table starts with (it grows with
+/// the PSN span received beyond the in-order point).
+const RX_INFO_MIN: usize = 16;
 
 /// Tail checks that may act in a row without an acknowledgement in between.
 const TAIL_BLIND_MAX: u32 = 2;
@@ -128,6 +134,27 @@ impl SendWr {
     }
 }
 
+/// The `(ev_seq, psn)` of each transmission on one EV, oldest first; its
+/// queue is allocated on the first push (an empty FIFO is one pointer: a QP
+/// holds one per EV, most of them empty in short flows).
+// The box is the point: an empty FIFO is 8 bytes, an unboxed `VecDeque` 32
+// (4 KB per QP with 128 EVs, most of them empty in short flows).
+#[allow(clippy::box_collection)]
+#[derive(Clone, Debug, Default)]
+struct EvFifo(Option<Box<VecDeque<(u32, Psn)>>>);
+
+impl EvFifo {
+    fn front(&self) -> Option<&(u32, Psn)> {
+        self.0.as_ref().and_then(|d| d.front())
+    }
+    fn pop_front(&mut self) -> Option<(u32, Psn)> {
+        self.0.as_mut().and_then(|d| d.pop_front())
+    }
+    fn push_back(&mut self, e: (u32, Psn)) {
+        self.0.get_or_insert_with(Box::default).push_back(e);
+    }
+}
+
 /// Requester half (exists from RTS on).
 #[derive(Debug)]
 struct Requester {
@@ -139,6 +166,8 @@ struct Requester {
     retry_limit: Option<u32>,
     /// Send window in PSNs.
     window: u32,
+    /// Outstanding packets by `psn & mask`: starts at `RING_MIN` slots and
+    /// doubles (up to `next_pow2(window)`) when a new packet finds it full.
     ring: Vec<TxSlot>,
     mask: u32,
     /// Oldest unacknowledged PSN.
@@ -158,7 +187,7 @@ struct Requester {
     /// (the responder's window moved) or the RTO fires.
     deferred: Vec<Psn>,
     ev_next_seq: Vec<u32>,
-    ev_fifo: Vec<VecDeque<(u32, Psn)>>,
+    ev_fifo: Vec<EvFifo>,
     ev_max_acked: Vec<Option<u32>>,
     touched: Vec<u16>,
     touched_flag: Vec<bool>,
@@ -196,6 +225,32 @@ impl Requester {
     }
     fn outstanding(&self) -> u32 {
         self.next_psn.offset_from(self.una)
+    }
+    /// Before a new packet is sent: the ring grows (doubling, re-placing
+    /// the outstanding slots) when it is full, and the per-EV tables are
+    /// allocated on the first send (a QP that never sends has none).
+    fn make_room(&mut self) {
+        if self.ev_next_seq.is_empty() {
+            let n = self.evs.len();
+            self.ev_next_seq = vec![0; n];
+            self.ev_fifo = vec![EvFifo::default(); n];
+            self.ev_max_acked = vec![None; n];
+            self.touched = Vec::with_capacity(n);
+            self.touched_flag = vec![false; n];
+        }
+        let out = self.outstanding();
+        let max = self.window.next_power_of_two() as usize;
+        if out as usize >= self.ring.len() && self.ring.len() < max {
+            let size = (self.ring.len() * 2).min(max);
+            let mut ring = vec![TxSlot::EMPTY; size];
+            let mask = size as u32 - 1;
+            for k in 0..out {
+                let psn = self.una.add(k);
+                ring[(psn.value() & mask) as usize] = *self.slot(psn);
+            }
+            self.ring = ring;
+            self.mask = mask;
+        }
     }
     fn is_outstanding(&self, psn: Psn) -> bool {
         psn.offset_from(self.una) < self.outstanding()
@@ -366,7 +421,10 @@ struct Responder {
     /// executed 14-21% more instructions (docs/benchmarks.md, "bit sets").
     bits: Vec<u64>,
     bit_mask: u32,
+    /// Per-PSN facts by `psn & info_mask`: starts at `RX_INFO_MIN` entries
+    /// and doubles (up to the bitmap's size) when a PSN lands beyond it.
     info: Vec<RxInfo>,
+    info_mask: u32,
     /// Payload bytes of the message the in-order point is in (since its
     /// FIRST/ONLY).
     cur_msg_bytes: u64,
@@ -403,7 +461,8 @@ impl Responder {
             highest: a.rq_psn,
             bits: vec![0; (size / 64) as usize],
             bit_mask: size - 1,
-            info: vec![RxInfo::default(); size as usize],
+            info: vec![RxInfo::default(); (size as usize).min(RX_INFO_MIN)],
+            info_mask: (size.min(RX_INFO_MIN as u32)) - 1,
             cur_msg_bytes: 0,
             cur_msg_len: 0,
             msn: 0,
@@ -423,6 +482,26 @@ impl Responder {
     }
     fn pos(&self, psn: Psn) -> usize {
         (psn.value() & self.bit_mask) as usize
+    }
+    /// The facts slot of `psn` (`expected <= psn < expected + window`),
+    /// growing the table (re-placing the entries from `expected` on) when
+    /// `psn` lies beyond it.
+    fn info_mut(&mut self, psn: Psn) -> &mut RxInfo {
+        let off = psn.offset_from(self.expected) as usize;
+        let max = self.bit_mask as usize + 1;
+        while off >= self.info.len() && self.info.len() < max {
+            let size = self.info.len() * 2;
+            let mask = size as u32 - 1;
+            let mut info = vec![RxInfo::default(); size];
+            for k in 0..self.info.len() as u32 {
+                let p = self.expected.add(k);
+                info[(p.value() & mask) as usize] = self.info[(p.value() & self.info_mask) as usize];
+            }
+            self.info = info;
+            self.info_mask = mask;
+        }
+        let m = self.info_mask;
+        &mut self.info[(psn.value() & m) as usize]
     }
     fn received(&self, psn: Psn) -> bool {
         let p = self.pos(psn);
@@ -795,8 +874,7 @@ impl MrcQp {
             ),
             None => (psn, psn.next()),
         });
-        let pos = r.pos(psn);
-        r.info[pos] = RxInfo {
+        *r.info_mut(psn) = RxInfo {
             first_len,
             last: op.is_last(),
             imm: w.imm,
@@ -821,8 +899,7 @@ impl MrcQp {
         while r.received(r.expected) {
             let e = r.expected;
             r.clear(e);
-            let p = r.pos(e);
-            let info = std::mem::take(&mut r.info[p]);
+            let info = std::mem::take(r.info_mut(e));
             if let Some(l) = info.first_len {
                 r.cur_msg_bytes = 0;
                 r.cur_msg_len = l;
@@ -1395,6 +1472,7 @@ impl MrcQp {
         if !Self::may_send(q, now, len) {
             return None;
         }
+        q.make_room();
         let psn = q.next_psn;
         let ev = q.evs.select(now);
         let seq = q.ev_next_seq[ev as usize];
@@ -1658,12 +1736,15 @@ impl QueuePair for MrcQp {
                 self.dest_qp = a.dest_qp & 0xFF_FFFF;
                 self.resp = Some(Box::new(Responder::new(&a)));
             }
-            QpTransition::Rts(a) => {
+            QpTransition::Rts(mut a) => {
                 validate_rts(&a)?;
-                let evs = EvSet::new(a.evs.clone())?;
-                let n = evs.len();
+                // The EV list moves into the EV set (not kept twice).
+                let evs = EvSet::new(EvSetConfig {
+                    evs: std::mem::take(&mut a.evs.evs),
+                    ..a.evs.clone()
+                })?;
                 let window = a.send_mpr_units as u32 * MPR_UNIT;
-                let size = window.next_power_of_two();
+                let size = window.next_power_of_two().min(RING_MIN as u32);
                 let retry_limit = (a.retry_exp != RETRY_INFINITE).then_some(a.retry_linear as u32 + a.retry_exp as u32);
                 self.req = Some(Box::new(Requester {
                     cc: cc::build(&a.cc),
@@ -1682,11 +1763,11 @@ impl QueuePair for MrcQp {
                     max_wimm: (a.max_wimm as u32).max(1),
                     retx: VecDeque::new(),
                     deferred: Vec::new(),
-                    ev_next_seq: vec![0; n],
-                    ev_fifo: vec![VecDeque::new(); n],
-                    ev_max_acked: vec![None; n],
-                    touched: Vec::with_capacity(n),
-                    touched_flag: vec![false; n],
+                    ev_next_seq: Vec::new(),
+                    ev_fifo: Vec::new(),
+                    ev_max_acked: Vec::new(),
+                    touched: Vec::new(),
+                    touched_flag: Vec::new(),
                     acked_sent_hw: None,
                     stall_cutoff: Instant::ZERO,
                     tail_deadline: None,

@@ -152,8 +152,11 @@ struct QpEntry {
 }
 
 struct HostState {
-    /// QPs that may have something to send, served round robin.
+    /// Requester QPs that may have something to send, served round robin.
     ring: VecDeque<u32>,
+    /// Responder QPs that may have something to send (acknowledgements
+    /// only: MRC 1.0's CONTROL class), served round robin before `ring`.
+    ctl: VecDeque<u32>,
     /// Global index of port 0.
     port0: u32,
     nports: u32,
@@ -325,6 +328,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let hosts = (0..n_hosts)
             .map(|h| HostState {
                 ring: VecDeque::new(),
+                ctl: VecDeque::new(),
                 port0: ports.base[h as usize],
                 nports: topo.nodes[h as usize].ports.len() as u32,
                 queued: 0,
@@ -515,7 +519,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mut resp_setup = req_setup.mirrored();
         req_setup.cfg.seed = rng.gen();
         resp_setup.cfg.seed = rng.gen();
-        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up(now)) {
+        // The responder QP only receives and acknowledges: RTR, no
+        // requester half (no EV set, ring or timers of its own).
+        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up_receiver(now)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
         };
@@ -620,8 +626,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         };
         if !e.in_ring {
             e.in_ring = true;
-            let h = e.host;
-            self.hosts[h as usize].ring.push_back(id);
+            let hs = &mut self.hosts[e.host as usize];
+            if e.is_req {
+                hs.ring.push_back(id);
+            } else {
+                hs.ctl.push_back(id);
+            }
         }
     }
 
@@ -730,7 +740,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             if !idle {
                 return;
             }
-            let Some(id) = self.hosts[h as usize].ring.pop_front() else {
+            let hs = &mut self.hosts[h as usize];
+            let Some(id) = hs.ctl.pop_front().or_else(|| hs.ring.pop_front()) else {
                 return;
             };
             let now = self.now;
@@ -894,7 +905,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let slot = self.slab.get_mut(id);
         let p = &mut self.ports.ports[g as usize];
         let mut wire = slot.wire as u64;
-        let to_hdr = if slot.pkt.trimmed() {
+        // MRC 1.0's CONTROL class (ACK / SACK / NACK / probes and trimmed
+        // headers) goes in the priority queue; a control packet that does
+        // not fit there (`header_buffer_bytes`) queues with data.
+        let control = !slot.pkt.is_data();
+        let to_hdr = if slot.pkt.trimmed() || (control && p.hdr_bytes + wire <= sw.header_buffer_bytes) {
             true
         } else if p.data_bytes + wire > sw.buffer_bytes {
             if sw.trimming && slot.pkt.trimmable() {
