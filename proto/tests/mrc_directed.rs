@@ -863,3 +863,44 @@ fn deny_and_allow_evs() {
     assert_eq!(a.allow_evs(now, 0xFFFF, 0xC001), 1);
     assert_eq!(a.ev_set().unwrap().state(1), EvState::Good);
 }
+
+/// A retransmission timeout after a TRIMMED_LASTHOP NACK of the same QP
+/// (the receiver's port, which every path shares, is congested) resends
+/// without blaming the EV; after a TRIMMED NACK (a congested path) the
+/// EV takes the timeout as before.
+#[test]
+fn timeout_after_a_last_hop_trim_does_not_blame_the_ev() {
+    for last_hop in [true, false] {
+        let o = Opts::default();
+        let (mut a, mut b) = pair(&o);
+        let t0 = Instant::ZERO;
+        a.post_write(t0, write(1, data(2 * MTU as usize, 1), 0, None)).unwrap();
+        let pkts = drain_tx(&mut a, t0);
+        let mut t = pkts[1].clone();
+        trim(&mut t);
+        if last_hop {
+            t.class = TrafficClass::TrimmedLastHop;
+        }
+        b.handle_packet(t0, t.into()).unwrap();
+        let n = drain_tx(&mut b, t0);
+        let want = if last_hop {
+            NackReason::TrimmedLastHop
+        } else {
+            NackReason::Trimmed
+        };
+        assert_eq!(neth(&n[0]).reason, want);
+        a.handle_packet(t0, n[0].clone().into()).unwrap();
+        assert_eq!(a.counters().rx_nacks_last_hop, u64::from(last_hop));
+        // The resend and packet 0 are lost too: the RTO fires.
+        drain_tx(&mut a, t0);
+        let rto = a.poll_timeout().expect("RTO armed");
+        a.handle_timeout(rto);
+        assert!(a.counters().rto_fired >= 1);
+        let excused = a.counters().rto_last_hop_excused;
+        if last_hop {
+            assert_eq!(excused, 2, "both timed-out packets went out before the last-hop trim");
+        } else {
+            assert_eq!(excused, 0);
+        }
+    }
+}

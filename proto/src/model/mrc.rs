@@ -210,6 +210,8 @@ struct Requester {
     /// WRITE-with-immediate messages posted so far (wrapping; the next
     /// one's RQMSN).
     imm_posted: u16,
+    /// The last TRIMMED_LASTHOP NACK: congestion at the receiver's port.
+    last_hop_trim_at: Option<Instant>,
     /// The receiver's window as its SACKs advertise it (MPR field, in
     /// PSNs): new PSNs stay inside it as well as inside `window` (dynamic
     /// MPR). `None` until the first SACK.
@@ -1306,6 +1308,7 @@ impl MrcQp {
                     q.evs.on_trim(ev, now);
                 } else {
                     self.counters.rx_nacks_last_hop += 1;
+                    q.last_hop_trim_at = Some(now);
                 }
             }
             NackReason::PsnOorWindow
@@ -1360,7 +1363,15 @@ impl MrcQp {
                 q.in_flight -= s.len as u64;
             }
             q.retx.push_back(psn);
-            q.evs.on_timeout(s.ev_index, now);
+            // A timeout after a last-hop trim of this QP's traffic (since
+            // the packet went out) is the receiver's port, which every
+            // path shares, dropping what it could not even trim: not the
+            // EV's fault.
+            if q.last_hop_trim_at.is_some_and(|t| t >= s.sent_at) {
+                self.counters.rto_last_hop_excused += 1;
+            } else {
+                q.evs.on_timeout(s.ev_index, now);
+            }
         }
         if fired {
             self.counters.rto_fired += 1;
@@ -1777,6 +1788,7 @@ impl QueuePair for MrcQp {
                     rto_deadline: None,
                     paced_until: None,
                     imm_posted: 0,
+                    last_hop_trim_at: None,
                     peer_window: None,
                     evs,
                     attr: a,
