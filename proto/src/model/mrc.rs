@@ -1056,19 +1056,25 @@ impl MrcQp {
         }
     }
 
+    /// Count a NACK (or fatal NAK) for `psn`: `Ok(true)` when `psn` is
+    /// outstanding, `Ok(false)` when it is stale (already acknowledged),
+    /// `AckForUnsent` (not counted here) when it was never sent.
+    fn nack_names_outstanding(&mut self, psn: Psn) -> Result<bool, RxError> {
+        let q = self.req.as_ref().expect("requester exists in RTS");
+        if !q.is_outstanding(psn) && psn.distance(q.una) >= 0 {
+            return Err(RxError::AckForUnsent(psn));
+        }
+        self.counters.rx_nacks += 1;
+        Ok(q.is_outstanding(psn))
+    }
+
     /// A fatal NAK for `psn`: its request completes with the error and the
     /// QP goes to ERR.
     fn handle_fatal_nak(&mut self, psn: Psn, kind: NackKind) -> Result<(), RxError> {
-        let q = self.req.as_mut().expect("requester exists in RTS");
-        if !q.is_outstanding(psn) {
-            if psn.distance(q.una) >= 0 {
-                return Err(RxError::AckForUnsent(psn));
-            }
-            // Stale: already acknowledged.
-            self.counters.rx_nacks += 1;
+        if !self.nack_names_outstanding(psn)? {
             return Ok(());
         }
-        self.counters.rx_nacks += 1;
+        let q = self.req.as_mut().expect("requester exists in RTS");
         let seq = q.slot(psn).wr_seq;
         let status = nack_status(kind).expect("a fatal kind");
         self.enter_error(Some((seq, status)), true);
@@ -1274,16 +1280,10 @@ impl MrcQp {
             return Err(RxError::BadState(self.state));
         }
         let psn = n.nack_psn;
-        let q = self.req.as_mut().expect("requester exists in RTS");
-        if !q.is_outstanding(psn) {
-            if psn.distance(q.una) >= 0 {
-                return Err(RxError::AckForUnsent(psn));
-            }
-            // Stale: already acknowledged.
-            self.counters.rx_nacks += 1;
+        if !self.nack_names_outstanding(psn)? {
             return Ok(());
         }
-        self.counters.rx_nacks += 1;
+        let q = self.req.as_mut().expect("requester exists in RTS");
         let i = (psn.value() & q.mask) as usize;
         if q.ring[i].acked || q.ring[i].queued != Retx::No {
             return Ok(());
