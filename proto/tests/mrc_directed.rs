@@ -904,3 +904,29 @@ fn timeout_after_a_last_hop_trim_does_not_blame_the_ev() {
         }
     }
 }
+
+/// Answering a reliability probe does not swallow the SACK a data packet
+/// had armed: the SACK-delay timer still fires and reports it.
+#[test]
+fn probe_answer_keeps_the_pending_sack() {
+    let o = Opts::default();
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(4 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    // One in-order packet: below ack_every, so only the delay timer is armed.
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
+    assert!(drain_tx(&mut b, now).is_empty());
+    assert!(a.probe_ev(now, 1));
+    let probe = a.poll_transmit(now).map(mrc10).unwrap();
+    b.handle_packet(now, probe.into()).unwrap();
+    let answer = drain_tx(&mut b, now);
+    assert_eq!(answer.len(), 1);
+    assert!(sack(&answer[0]).0.probe_response);
+    let t = b.poll_timeout().expect("the SACK-delay timer still armed");
+    b.handle_timeout(t);
+    let s = drain_tx(&mut b, t);
+    assert_eq!(s.len(), 1, "the delayed SACK goes out");
+    assert!(!sack(&s[0]).0.probe_response);
+    assert_eq!(sack(&s[0]).0.cum_ack_psn, pkts[0].bth.psn);
+}

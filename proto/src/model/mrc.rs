@@ -1020,15 +1020,16 @@ impl MrcQp {
             cwnd_penalty: 0,
             rcvd_bytes: r.rcvd_bytes & crate::wire::mrc10::cc_state::RCVD_BYTES_MASK,
         };
-        r.unacked = 0;
-        r.ack_deadline = None;
-        r.sack_now = false;
         r.ecn_count = 0;
         r.ooo_count = 0;
         // What lies above this SACK's bitmap goes out in the SACKs that
         // follow at once, in ascending order: a sender that learns of
         // later packets on an EV before earlier ones would infer a loss.
+        // A probe answer leaves the coalescing alone: a SACK due (or its
+        // timer) still goes out for the packets it reports on.
         if probe.is_none() {
+            r.unacked = 0;
+            r.ack_deadline = None;
             r.unreported = None;
             r.backlog = pending
                 .map(|(from, to)| (higher(from, base.add(bits)), to))
