@@ -118,7 +118,8 @@ fn loss_and_timeout() {
     cc.on_loss(Instant::ZERO, MTU as u64);
     assert_eq!(cc.window(), w - MTU as u64);
     cc.on_timeout(Instant::ZERO);
-    assert_eq!(cc.window(), c.min_cwnd);
+    // One packet: a timeout says a packet is gone, not how much is left.
+    assert_eq!(cc.window(), MTU as u64);
     cc.on_loss(Instant::ZERO, 1 << 30);
     assert_eq!(cc.window(), c.min_cwnd);
     cc.on_cnp(Instant::from_us(100));
@@ -137,6 +138,96 @@ fn pacing_at_cwnd_over_srtt() {
     assert!((gap.as_ps() as i64 - 327_680).abs() <= 50, "{gap:?}");
     let unpaced = Nscc::new(c);
     assert_eq!(unpaced.next_send_time(now, MTU), now);
+}
+
+fn ack_of(bytes: u64, rtt_us: f64, in_flight: u64) -> AckSample {
+    AckSample {
+        acked_bytes: bytes,
+        rtt: Some(Duration::from_ps((rtt_us * 1e6) as u64)),
+        ecn_ce: 0,
+        in_flight,
+    }
+}
+
+#[test]
+fn quick_adapt_sets_the_window_to_what_an_epoch_delivered() {
+    // Epochs last base + target = 15 us; the gate is max_cwnd / 8.
+    let c = cfg();
+    let mut cc = Nscc::new(c);
+    let w0 = cc.cwnd();
+    // The first feedback opens an epoch; a trim in it arms quick adapt.
+    cc.on_ack(Instant::from_us(1), ack_of(MTU as u64, 30.0, 100_000));
+    cc.on_loss(Instant::from_us(2), MTU as u64);
+    cc.on_ack(Instant::from_us(10), ack_of(1000, 30.0, 90_000));
+    assert_eq!(cc.counters().quick_adapts, 0, "not before the epoch ends");
+    // The epoch (opened by the first ACK, whose bytes precede it)
+    // acknowledged 1000 + 500 bytes, under the gate: at its end the window
+    // becomes what it delivered.
+    cc.on_ack(Instant::from_us(17), ack_of(500, 30.0, 80_000));
+    assert_eq!(cc.counters().quick_adapts, 1);
+    assert_eq!(cc.cwnd(), 1500.0, "from {w0}");
+    // Losses of bytes sent under the old window are ignored until that
+    // much feedback has come back (80,000 bytes were in flight).
+    cc.on_loss(Instant::from_us(18), MTU as u64);
+    assert_eq!(cc.cwnd(), 1500.0);
+    assert_eq!(cc.counters().qa_ignored, 1);
+    cc.on_ack(Instant::from_us(19), ack_of(80_000, 30.0, 0));
+    let w = cc.cwnd();
+    cc.on_loss(Instant::from_us(20), 100);
+    assert_eq!(cc.cwnd(), w - 100.0, "old window's feedback is over");
+}
+
+#[test]
+fn quick_adapt_needs_a_signal_and_a_starved_epoch() {
+    let c = cfg();
+    // No loss and delay under qa_threshold (4 x target = 20 us): none.
+    let mut cc = Nscc::new(c);
+    cc.on_ack(Instant::from_us(1), ack_of(100, 25.0, 0));
+    cc.on_ack(Instant::from_us(17), ack_of(100, 25.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 0);
+    // Delay beyond qa_threshold is a signal by itself.
+    cc.on_ack(Instant::from_us(20), ack_of(100, 40.0, 0));
+    cc.on_ack(Instant::from_us(40), ack_of(100, 40.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 1);
+    // An epoch that delivered at least max_cwnd / 8 is not starved.
+    let mut cc = Nscc::new(c);
+    cc.on_ack(Instant::from_us(1), ack_of(100, 40.0, 0));
+    cc.on_ack(Instant::from_us(2), ack_of(c.max_cwnd / 8, 40.0, 0));
+    cc.on_loss(Instant::from_us(3), MTU as u64);
+    cc.on_ack(Instant::from_us(17), ack_of(MTU as u64, 40.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 0);
+    // Disabled (libmrc's disable_qa): the per-event rules only.
+    let mut off = c;
+    off.quick_adapt.enabled = false;
+    let mut cc = Nscc::new(off);
+    cc.on_ack(Instant::from_us(1), ack_of(100, 40.0, 0));
+    cc.on_loss(Instant::from_us(2), MTU as u64);
+    cc.on_ack(Instant::from_us(17), ack_of(100, 40.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 0);
+    assert!(cc.cwnd() > (c.init_cwnd - 2 * MTU as u64) as f64);
+}
+
+#[test]
+fn a_window_below_one_packet_is_a_paced_rate() {
+    let c = cfg();
+    assert!(c.min_cwnd < MTU as u64, "the floor is a fraction of a packet");
+    let mut cc = Nscc::new(NsccConfig { init_cwnd: 1024, ..c });
+    let now = Instant::from_us(1);
+    assert_eq!(cc.next_send_time(now, MTU), now);
+    cc.on_send(now, MTU);
+    // 1024 B per (10 + 5) us: one 4096 B packet every 60 us.
+    assert_eq!(cc.next_send_time(now, MTU) - now, Duration::from_us(60));
+    // A packet that fits the window is not held back.
+    assert_eq!(cc.next_send_time(now, 1000), now);
+}
+
+#[test]
+fn qa_gate_is_a_shift_of_a_64_bit_window() {
+    let mut c = cfg();
+    c.quick_adapt.gate = 64;
+    assert!(CcConfig::Nscc(c).validate().is_err());
+    c.quick_adapt.gate = 63;
+    assert!(CcConfig::Nscc(c).validate().is_ok());
 }
 
 proptest! {

@@ -12,8 +12,10 @@
 //! `mrc sim --traffic all-to-all`; default perm); `--evs N` (default 128); `--ecmp ev-path|hash` (default
 //! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
 //! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records);
+//! `--series FILE` (goodput delivered to hosts per time bin, CSV);
 //! experiments beyond `mrc sim`: `--ack-every N` (default 4),
-//! `--fixed-window BYTES` (instead of NSCC).
+//! `--fixed-window BYTES` (instead of NSCC), `--header-buffer BYTES`
+//! (switch ports' trimmed-header queue).
 //!
 //! Prints ASSUMED_BAD marks by reason (stderr), the summary JSON, then FCT
 //! p50 / p99 / max, mean goodput, events, wall time and peak RSS.
@@ -68,6 +70,9 @@ fn main() {
     if let Some(w) = opt("--fixed-window") {
         cfg.fixed_window = Some(w.parse().expect("--fixed-window"));
     }
+    if let Some(b) = opt("--header-buffer") {
+        cfg.switch.header_buffer_bytes = b.parse().expect("--header-buffer");
+    }
     if args.iter().any(|a| a == "--weighted-spray") {
         cfg.spray = proto::model::ev::SprayPolicy::Weighted;
     }
@@ -84,6 +89,14 @@ fn main() {
     let wall_s = t0.elapsed().as_secs_f64();
     if let Some(f) = opt("--csv") {
         sim::fabric::results::write_flows_csv(&PathBuf::from(f), &out.flows).expect("write CSV");
+    }
+    if let Some(f) = opt("--series") {
+        let mut text = String::from("t_us,gbps\n");
+        for i in 0..out.series.bytes.len() {
+            let t_us = (i as u64 * out.series.bin_ps) as f64 / 1e6;
+            text += &format!("{t_us},{:.2}\n", out.series.gbps(i));
+        }
+        std::fs::write(f, text).expect("write series");
     }
     let s = &out.summary;
     if !out.ev_marks.is_empty() {

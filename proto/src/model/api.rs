@@ -328,9 +328,10 @@ pub struct Counters {
     /// Packets resent by go-back-N (RC).
     pub retx_go_back_n: u64,
     pub rto_fired: u64,
-    /// Packets timed out after a TRIMMED_LASTHOP NACK of the same QP (since
-    /// they were sent): resent, without blaming their EV (MRC).
-    pub rto_last_hop_excused: u64,
+    /// Packets timed out after a trim NACK of the same QP (since they were
+    /// sent): resent, without blaming their EV (MRC 1.0 marks an EV on a
+    /// timeout without a trim).
+    pub rto_trim_excused: u64,
     pub rx_acks: u64,
     pub rx_nacks: u64,
     /// NACKs of packets trimmed at the last hop (MRC 1.0

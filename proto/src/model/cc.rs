@@ -68,10 +68,50 @@ pub struct NsccConfig {
     pub decrease_gain: f64,
     /// Window ceiling, bytes.
     pub max_cwnd: u64,
-    /// Window floor, bytes (at least one MTU).
+    /// Window floor, bytes. A window below one packet is a rate: the
+    /// packet is paced at `cwnd / srtt` (a thousand senders into one port
+    /// need windows of a fraction of a packet each).
     pub min_cwnd: u64,
     /// Initial window, bytes.
     pub init_cwnd: u64,
+    /// UET NSCC's quick adapt (`disable_qa`, `qa_gate`, `qa_threshold`).
+    #[serde(default)]
+    pub quick_adapt: QuickAdapt,
+}
+
+/// UET NSCC's quick adapt: after a loss, a trim or a delay beyond
+/// `threshold`, at the end of the current epoch (one base RTT plus the
+/// target delay) the window drops to the bytes actually acknowledged in
+/// that epoch, if those were fewer than `max_cwnd >> gate`; ECN feedback
+/// about the bytes already in flight is then ignored. This is what stops a
+/// many-to-one incast within an RTT, where the per-ACK rules would need
+/// many.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct QuickAdapt {
+    /// Off is libmrc's `disable_qa`.
+    pub enabled: bool,
+    /// `qa_gate`: quick adapt only when an epoch acknowledged less than
+    /// `max_cwnd >> gate` bytes.
+    pub gate: u8,
+    /// `qa_threshold`: queueing delay that triggers quick adapt by itself.
+    pub threshold: Duration,
+}
+
+/// UET NSCC's default `qa_gate` (a shift: an eighth of the maximum window).
+pub const QA_GATE_DEFAULT: u8 = 3;
+/// UET NSCC's default `qa_threshold`, in target delays.
+pub const QA_THRESHOLD_TARGETS: u64 = 4;
+
+impl Default for QuickAdapt {
+    /// Off: configurations written before quick adapt existed keep their
+    /// behaviour; [`NsccConfig::for_fabric`] turns it on.
+    fn default() -> QuickAdapt {
+        QuickAdapt {
+            enabled: false,
+            gate: QA_GATE_DEFAULT,
+            threshold: Duration::ZERO,
+        }
+    }
 }
 
 impl NsccConfig {
@@ -80,14 +120,20 @@ impl NsccConfig {
     pub fn for_fabric(line_gbps: f64, base_rtt: Duration, mtu: u32) -> NsccConfig {
         let bdp = (line_gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()) as u64;
         let bdp = bdp.max(mtu as u64 * 4);
+        let target_delay = Duration::from_ps(base_rtt.as_ps() / 2);
         NsccConfig {
             base_rtt,
-            target_delay: Duration::from_ps(base_rtt.as_ps() / 2),
+            target_delay,
             increase_bytes: mtu as u64,
             decrease_gain: 0.5,
             max_cwnd: bdp * 3 / 2,
-            min_cwnd: mtu as u64,
+            min_cwnd: (mtu as u64 / NSCC_MIN_CWND_PACKET_DIVISOR).max(1),
             init_cwnd: bdp,
+            quick_adapt: QuickAdapt {
+                enabled: true,
+                gate: QA_GATE_DEFAULT,
+                threshold: target_delay.saturating_mul(QA_THRESHOLD_TARGETS),
+            },
         }
     }
 }
@@ -154,6 +200,12 @@ impl CcConfig {
                 if !unit(c.decrease_gain) {
                     return Err(format!("NSCC decrease_gain {} not in [0, 1]", c.decrease_gain));
                 }
+                if u32::from(c.quick_adapt.gate) >= u64::BITS {
+                    return Err(format!(
+                        "NSCC qa_gate {} is a shift of a 64-bit window: at most 63",
+                        c.quick_adapt.gate
+                    ));
+                }
                 Ok(())
             }
             CcConfig::Dcqcn(c) => {
@@ -210,6 +262,11 @@ pub struct NsccCounters {
     pub decrease_suppressed: u64,
     pub losses: u64,
     pub timeouts: u64,
+    /// Quick adapts: windows set to the bytes an epoch acknowledged.
+    pub quick_adapts: u64,
+    /// ECN marks and losses ignored after a quick adapt (feedback about
+    /// bytes sent under the old window).
+    pub qa_ignored: u64,
 }
 
 /// Near-zero delay threshold for fast increase, as a fraction of target.
@@ -219,6 +276,8 @@ const NSCC_FAST_DELAY_FRACTION: f64 = 1.0 / 8.0;
 const NSCC_PROP_GAIN: f64 = 4.0;
 /// Fair increase per RTT, as a fraction of `increase_bytes`.
 const NSCC_FAIR_FRACTION: f64 = 0.25;
+/// [`NsccConfig::for_fabric`]'s window floor: this fraction of a packet.
+pub const NSCC_MIN_CWND_PACKET_DIVISOR: u64 = 8;
 /// Largest fraction of the window one decrease may cut.
 const NSCC_MAX_CUT: f64 = 0.5;
 
@@ -235,11 +294,15 @@ const NSCC_MAX_CUT: f64 = 0.5;
 /// | yes | d < T  | hold |
 /// | yes | d >= T | `cwnd *= 1 - min(0.5, gain * (d-T)/d)`, at most once per `base + T` |
 ///
-/// Loss or trim of `b` bytes: `cwnd -= b`; timeout: `cwnd = min_cwnd`.
+/// Loss or trim of `b` bytes: `cwnd -= b`; timeout: `cwnd = min(cwnd, I)`
+/// (one packet).
+/// Quick adapt ([`QuickAdapt`]) runs before these rules at each epoch end
+/// and, when it sets the window, replaces them for that ACK or loss.
 /// Always clamped to `[min_cwnd, max_cwnd]`. ECN without an RTT sample
 /// uses the last measured delay; a CNP counts as an ECN mark with the last
 /// measured delay. Pacing (off unless [`Nscc::with_pacing`]) spaces packets
-/// at `cwnd / srtt`.
+/// at `cwnd / srtt`. A window below one packet (the floor `min_cwnd` may be
+/// a fraction of a packet) is always paced, at `cwnd / (base + T)`.
 #[derive(Clone, Debug)]
 pub struct Nscc {
     cfg: NsccConfig,
@@ -254,6 +317,23 @@ pub struct Nscc {
     next_send: Instant,
     counters: NsccCounters,
     last_quadrant: Option<NsccQuadrant>,
+    qa: QaState,
+}
+
+/// Quick adapt's running state (see [`QuickAdapt`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct QaState {
+    /// End of the current epoch; `None` before the first feedback.
+    epoch_end: Option<Instant>,
+    /// Bytes acknowledged in the current epoch.
+    achieved: u64,
+    /// A loss or trim since the last quick adapt.
+    triggered: bool,
+    /// Bytes of feedback still to come about packets sent before the last
+    /// quick adapt (their ECN marks are ignored).
+    ignore_left: u64,
+    /// Bytes in flight as last known (ACK samples, sends, losses).
+    in_flight: u64,
 }
 
 impl Nscc {
@@ -272,6 +352,7 @@ impl Nscc {
             next_send: Instant::ZERO,
             counters: NsccCounters::default(),
             last_quadrant: None,
+            qa: QaState::default(),
             cfg,
         }
     }
@@ -325,6 +406,37 @@ impl Nscc {
         self.fast_streak = 0.0;
     }
 
+    /// Quick adapt at an epoch's end ([`QuickAdapt`]); true if the window
+    /// was set, or the congestion `signal` (ECN mark, loss) is about the
+    /// old window, and the caller's own rule must not run.
+    fn quick_adapt(&mut self, now: Instant, loss: bool, signal: bool) -> bool {
+        let qa = self.cfg.quick_adapt;
+        if !qa.enabled {
+            return false;
+        }
+        if self.qa.ignore_left > 0 && signal {
+            self.counters.qa_ignored += 1;
+            return true;
+        }
+        let mut done = false;
+        if self.qa.epoch_end.is_none_or(|end| now > end) {
+            let congested = self.qa.triggered || loss || self.last_delay_ps > qa.threshold.as_ps();
+            let starved = self.qa.achieved < self.cfg.max_cwnd >> qa.gate;
+            if self.qa.epoch_end.is_some() && congested && starved {
+                self.cwnd = (self.qa.achieved as f64).max(self.cfg.min_cwnd as f64);
+                self.qa.ignore_left = self.qa.in_flight;
+                self.qa.triggered = false;
+                self.fast_streak = 0.0;
+                self.counters.quick_adapts += 1;
+                self.clamp();
+                done = true;
+            }
+            self.qa.achieved = 0;
+            self.qa.epoch_end = Some(now + Duration::from_ps(self.base_ps + self.cfg.target_delay.as_ps()));
+        }
+        done
+    }
+
     fn react(&mut self, now: Instant, acked: u64, ecn: bool) {
         let target = self.cfg.target_delay.as_ps();
         let delay = self.last_delay_ps;
@@ -339,7 +451,7 @@ impl Nscc {
         match quadrant {
             NsccQuadrant::ProportionalIncrease => {
                 let below = (target - delay) as f64 / target.max(1) as f64;
-                self.cwnd += inc * acked / self.cwnd * (1.0 + NSCC_PROP_GAIN * below);
+                self.cwnd += inc * per_window(acked, self.cwnd) * (1.0 + NSCC_PROP_GAIN * below);
                 if (delay as f64) <= target as f64 * NSCC_FAST_DELAY_FRACTION {
                     self.fast_streak += acked;
                     if self.fast_streak >= self.cwnd {
@@ -351,7 +463,7 @@ impl Nscc {
                 self.counters.proportional_increase += 1;
             }
             NsccQuadrant::FairIncrease => {
-                self.cwnd += inc * NSCC_FAIR_FRACTION * acked / self.cwnd;
+                self.cwnd += inc * NSCC_FAIR_FRACTION * per_window(acked, self.cwnd);
                 self.fast_streak = 0.0;
                 self.counters.fair_increase += 1;
             }
@@ -366,6 +478,14 @@ impl Nscc {
     }
 }
 
+/// The share of a window one ACK of `acked` bytes stands for, at most a
+/// whole one: the per-RTT increase laws assume an ACK covers no more than
+/// the window, which a window below one packet breaks (one ACK would grow
+/// it by many RTTs' worth).
+fn per_window(acked: f64, cwnd: f64) -> f64 {
+    (acked / cwnd).min(1.0)
+}
+
 impl CongestionControl for Nscc {
     fn name(&self) -> &'static str {
         "nscc"
@@ -373,17 +493,28 @@ impl CongestionControl for Nscc {
     fn window(&self) -> u64 {
         self.cwnd as u64
     }
-    fn next_send_time(&self, now: Instant, _bytes: u32) -> Instant {
-        if self.pacing {
+    fn next_send_time(&self, now: Instant, bytes: u32) -> Instant {
+        if self.pacing || self.cwnd < f64::from(bytes) {
             now.max(self.next_send)
         } else {
             now
         }
     }
     fn on_send(&mut self, now: Instant, bytes: u32) {
+        self.qa.in_flight += u64::from(bytes);
         if self.pacing {
             // gap = bytes * srtt / cwnd
             let gap = (bytes as f64 * self.srtt_ps as f64 / self.cwnd).round() as u64;
+            self.next_send = now.max(self.next_send) + Duration::from_ps(gap);
+        } else if self.cwnd < f64::from(bytes) {
+            // A window below one packet: `cwnd` bytes per base RTT plus
+            // target delay (the RTT the window is sized for). Not the
+            // srtt: the window already shrank for the queueing srtt
+            // includes, and counting it twice leaves a flow idle for
+            // hundreds of microseconds once the flows it shared a port
+            // with have finished.
+            let rtt = self.base_ps + self.cfg.target_delay.as_ps();
+            let gap = (bytes as f64 * rtt as f64 / self.cwnd).round() as u64;
             self.next_send = now.max(self.next_send) + Duration::from_ps(gap);
         }
     }
@@ -401,16 +532,33 @@ impl CongestionControl for Nscc {
                 self.srtt_ps - (self.srtt_ps - r) / 8
             };
         }
+        self.qa.achieved += sample.acked_bytes;
+        self.qa.ignore_left = self.qa.ignore_left.saturating_sub(sample.acked_bytes);
+        self.qa.in_flight = sample.in_flight;
+        if self.quick_adapt(now, false, sample.ecn_ce > 0) {
+            return;
+        }
         self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
     }
-    fn on_loss(&mut self, _now: Instant, bytes: u64) {
+    fn on_loss(&mut self, now: Instant, bytes: u64) {
+        self.counters.losses += 1;
+        self.qa.ignore_left = self.qa.ignore_left.saturating_sub(bytes);
+        self.qa.in_flight = self.qa.in_flight.saturating_sub(bytes);
+        self.qa.triggered = true;
+        // A loss is a congestion signal like an ECN mark: one about the
+        // old window is ignored after a quick adapt.
+        if self.quick_adapt(now, true, true) {
+            return;
+        }
         self.cwnd -= bytes as f64;
         self.fast_streak = 0.0;
-        self.counters.losses += 1;
         self.clamp();
     }
     fn on_timeout(&mut self, now: Instant) {
-        self.cwnd = self.cfg.min_cwnd as f64;
+        // One packet (`increase_bytes` is the MTU), or less if the window
+        // already was: a timeout says a packet is gone, not how much
+        // capacity is left.
+        self.cwnd = self.cwnd.min(self.cfg.increase_bytes as f64);
         self.fast_streak = 0.0;
         self.last_decrease = Some(now);
         self.counters.timeouts += 1;

@@ -142,6 +142,8 @@ pub struct EvCounters {
     pub probe_slow: u64,
     /// State-change events dropped because the queue was full.
     pub events_dropped: u64,
+    /// SKIPs requested (trim NACKs, SACKs with m = SKIP_ONCE).
+    pub skipped: u64,
 }
 
 /// Smallest spraying weight of a GOOD EV (Weighted policy): a GOOD EV
@@ -637,11 +639,24 @@ impl EvSet {
         self.mark_bad(index, now, EvChangeReason::Timeout)
     }
 
-    /// A trim NACK came back for a packet sent on `index`: congestion on
-    /// it, which lowers its weight but does not mark it bad.
+    /// A trim NACK (not at the last hop) came back for a packet sent on
+    /// `index`: congestion on its path. MRC 1.0: the EV is SKIPped for one
+    /// rotation (the next visit passes it over), and it lowers its weight;
+    /// it is not marked bad.
     pub fn on_trim(&mut self, index: u16, _now: Instant) {
+        self.skip_once(index);
         if (index as usize) < self.len() {
             self.note_loss(index as usize);
+        }
+    }
+
+    /// SKIP: the next visit of the rotation passes EV `index` over (a trim
+    /// NACK, or a SACK with m = SKIP_ONCE). Only a GOOD EV is skipped.
+    pub fn skip_once(&mut self, index: u16) {
+        let i = index as usize;
+        if i < self.len() && self.state[i] == EvState::Good {
+            self.skip[i / 64] |= 1 << (i % 64);
+            self.counters.skipped += 1;
         }
     }
 

@@ -210,8 +210,9 @@ struct Requester {
     /// WRITE-with-immediate messages posted so far (wrapping; the next
     /// one's RQMSN).
     imm_posted: u16,
-    /// The last TRIMMED_LASTHOP NACK: congestion at the receiver's port.
-    last_hop_trim_at: Option<Instant>,
+    /// The last trim NACK (TRIMMED or TRIMMED_LASTHOP): the fabric was
+    /// congested enough to cut packets of this QP.
+    trim_nack_at: Option<Instant>,
     /// The receiver's window as its SACKs advertise it (MPR field, in
     /// PSNs): new PSNs stay inside it as well as inside `window` (dynamic
     /// MPR). `None` until the first SACK.
@@ -1305,11 +1306,11 @@ impl MrcQp {
                 q.ring[i].queued = Retx::Trim;
                 q.retx.push_front(psn);
                 q.cc.on_loss(now, len);
+                q.trim_nack_at = Some(now);
                 if n.reason == NackReason::Trimmed {
                     q.evs.on_trim(ev, now);
                 } else {
                     self.counters.rx_nacks_last_hop += 1;
-                    q.last_hop_trim_at = Some(now);
                 }
             }
             NackReason::PsnOorWindow
@@ -1364,12 +1365,13 @@ impl MrcQp {
                 q.in_flight -= s.len as u64;
             }
             q.retx.push_back(psn);
-            // A timeout after a last-hop trim of this QP's traffic (since
-            // the packet went out) is the receiver's port, which every
-            // path shares, dropping what it could not even trim: not the
-            // EV's fault.
-            if q.last_hop_trim_at.is_some_and(|t| t >= s.sent_at) {
-                self.counters.rto_last_hop_excused += 1;
+            // MRC 1.0 marks an EV on "a timeout without a trim": after a
+            // trim NACK of this QP's traffic (since the packet went out)
+            // the fabric was congested enough to cut packets and likely
+            // dropped what it could not even trim (a full header queue),
+            // which is not the EV's fault.
+            if q.trim_nack_at.is_some_and(|t| t >= s.sent_at) {
+                self.counters.rto_trim_excused += 1;
             } else {
                 q.evs.on_timeout(s.ev_index, now);
             }
@@ -1789,7 +1791,7 @@ impl QueuePair for MrcQp {
                     rto_deadline: None,
                     paced_until: None,
                     imm_posted: 0,
-                    last_hop_trim_at: None,
+                    trim_nack_at: None,
                     peer_window: None,
                     evs,
                     attr: a,
