@@ -939,3 +939,62 @@ fn probe_answer_keeps_the_pending_sack() {
     assert!(!sack(&s[0]).0.probe_response);
     assert_eq!(sack(&s[0]).0.cum_ack_psn, pkts[0].bth.psn);
 }
+
+/// The SETH m field (MRC 1.0): a SACK for a CE-marked packet says
+/// SKIP_ONCE, and the sender passes that EV over once in its rotation; a
+/// SACK saying ALWAYS_SKIP marks the EV ASSUMED_BAD.
+#[test]
+fn sack_m_field_skips_the_ev_of_a_marked_packet() {
+    use proto::model::ev::EvChangeReason;
+    use proto::wire::mrc10::{Headers, SkipMode};
+    use proto::wire::Packet;
+    let o = Opts {
+        ack_every: 1,
+        ..Opts::default()
+    };
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(4 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    assert_eq!(pkts.len(), 4);
+    let skipped_ev = pkts[0].ev;
+    let mut marked: Packet = pkts[0].clone().into();
+    marked.mark_ce();
+    b.handle_packet(now, marked).unwrap();
+    let s = drain_tx(&mut b, now);
+    assert_eq!(sack(&s[0]).0.skip_mode, SkipMode::SkipOnce);
+    assert_eq!(sack(&s[0]).0.ev, skipped_ev);
+    a.handle_packet(now, s[0].clone().into()).unwrap();
+    assert_eq!(a.ev_set().unwrap().counters().skipped, 1);
+    // An unmarked packet's SACK asks nothing.
+    b.handle_packet(now, pkts[1].clone().into()).unwrap();
+    let s = drain_tx(&mut b, now);
+    assert_eq!(sack(&s[0]).0.skip_mode, SkipMode::None);
+    a.handle_packet(now, s[0].clone().into()).unwrap();
+    // The rotation is back at the skipped EV: it is passed over once,
+    // then used again.
+    a.post_write(now, write(2, data(4 * MTU as usize, 2), 0, None)).unwrap();
+    let next: Vec<u32> = drain_tx(&mut a, now).iter().map(|p| p.ev).collect();
+    assert_eq!(next.len(), 4);
+    assert!(!next[..3].contains(&skipped_ev), "{next:x?} skips {skipped_ev:#x} once");
+    assert_eq!(next[3], skipped_ev);
+    // ALWAYS_SKIP (never sent by our receiver) marks the EV ASSUMED_BAD.
+    b.handle_packet(now, pkts[2].clone().into()).unwrap();
+    let mut s = drain_tx(&mut b, now).remove(0);
+    match &mut s.headers {
+        Headers::Sack { seth, .. } => seth.skip_mode = SkipMode::AlwaysSkip,
+        h => panic!("not a SACK: {h:?}"),
+    }
+    a.handle_packet(now, s.into()).unwrap();
+    let evs = a.ev_set().unwrap();
+    let i = (0..evs.len() as u16).find(|&i| evs.value(i) == pkts[2].ev).unwrap();
+    assert_eq!(evs.state(i), EvState::AssumedBad);
+    let change = events(&mut a)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::EvStateChanged(c) => Some(c),
+            _ => None,
+        })
+        .expect("an EV event");
+    assert_eq!(change.reason, EvChangeReason::AlwaysSkip);
+}

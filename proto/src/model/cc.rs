@@ -278,6 +278,9 @@ const NSCC_PROP_GAIN: f64 = 4.0;
 const NSCC_FAIR_FRACTION: f64 = 0.25;
 /// [`NsccConfig::for_fabric`]'s window floor: this fraction of a packet.
 pub const NSCC_MIN_CWND_PACKET_DIVISOR: u64 = 8;
+/// Gain of the slow delay average a decrease is sized by (UET NSCC's
+/// `delay_alpha`).
+pub const NSCC_AVG_DELAY_GAIN: f64 = 0.0125;
 /// Largest fraction of the window one decrease may cut.
 const NSCC_MAX_CUT: f64 = 0.5;
 
@@ -292,7 +295,7 @@ const NSCC_MAX_CUT: f64 = 0.5;
 /// | no  | d < T  | `cwnd += I * acked/cwnd * (1 + 4 (T-d)/T)`; if a whole window was acked with `d <= T/8`: fast increase `cwnd += acked/2` |
 /// | no  | d >= T | `cwnd += I/4 * acked/cwnd` (fair increase) |
 /// | yes | d < T  | hold |
-/// | yes | d >= T | `cwnd *= 1 - min(0.5, gain * (d-T)/d)`, at most once per `base + T` |
+/// | yes | d >= T | `cwnd *= 1 - min(0.5, gain * (D-T)/D)` with `D` the slow delay average (gain 1/80), none while `D <= T`, at most once per `base + T` |
 ///
 /// Loss or trim of `b` bytes: `cwnd -= b`; timeout: `cwnd = min(cwnd, I)`
 /// (one packet).
@@ -310,6 +313,9 @@ pub struct Nscc {
     base_ps: u64,
     srtt_ps: u64,
     last_delay_ps: u64,
+    /// Slow EWMA of the queueing delay (gain [`NSCC_AVG_DELAY_GAIN`]): how
+    /// much a decrease cuts.
+    avg_delay_ps: f64,
     last_decrease: Option<Instant>,
     /// Bytes acked in the current near-zero-delay streak.
     fast_streak: f64,
@@ -346,6 +352,7 @@ impl Nscc {
             base_ps: cfg.base_rtt.as_ps(),
             srtt_ps: cfg.base_rtt.as_ps(),
             last_delay_ps: 0,
+            avg_delay_ps: 0.0,
             last_decrease: None,
             fast_streak: 0.0,
             pacing: false,
@@ -389,7 +396,11 @@ impl Nscc {
         self.cwnd = self.cwnd.clamp(min, max);
     }
 
-    fn decrease(&mut self, now: Instant, delay_ps: u64) {
+    /// Multiplicative decrease sized by the slow delay average, not the
+    /// delay of this ACK: a sprayed flow whose few EVs cross a hot link
+    /// sees large delays on those alone, and cutting the whole window by
+    /// them slows its other paths too (hashed ECMP, `docs/benchmarks.md`).
+    fn decrease(&mut self, now: Instant) {
         let target = self.cfg.target_delay.as_ps();
         let period = Duration::from_ps(self.base_ps + target);
         if let Some(t) = self.last_decrease {
@@ -398,8 +409,13 @@ impl Nscc {
                 return;
             }
         }
-        let d = delay_ps.max(1) as f64;
+        let d = self.avg_delay_ps.max(1.0);
         let cut = (self.cfg.decrease_gain * (d - target as f64) / d).clamp(0.0, NSCC_MAX_CUT);
+        if cut <= 0.0 {
+            // The average is at or under target: a transient (or one hot
+            // path); nothing to cut, and no decrease to space the next from.
+            return;
+        }
         self.cwnd *= 1.0 - cut;
         self.last_decrease = Some(now);
         self.counters.multiplicative_decrease += 1;
@@ -471,7 +487,7 @@ impl Nscc {
                 self.fast_streak = 0.0;
                 self.counters.hold += 1;
             }
-            NsccQuadrant::MultiplicativeDecrease => self.decrease(now, delay),
+            NsccQuadrant::MultiplicativeDecrease => self.decrease(now),
         }
         self.last_quadrant = Some(quadrant);
         self.clamp();
@@ -525,6 +541,7 @@ impl CongestionControl for Nscc {
                 self.base_ps = r;
             }
             self.last_delay_ps = r.saturating_sub(self.base_ps);
+            self.avg_delay_ps += NSCC_AVG_DELAY_GAIN * (self.last_delay_ps as f64 - self.avg_delay_ps);
             // EWMA 1/8, integer.
             self.srtt_ps = if r > self.srtt_ps {
                 self.srtt_ps + (r - self.srtt_ps) / 8

@@ -64,6 +64,8 @@ pub enum EvChangeReason {
     /// later (on any EV) that were already acknowledged, by more than the
     /// stall allowance (see [`EvSet::stall_allowance`]).
     Stall,
+    /// The receiver's SACK asked for it (SETH m = ALWAYS_SKIP).
+    AlwaysSkip,
     /// A probe on this EV returned.
     ProbeOk,
     /// The control plane denied it.
@@ -648,6 +650,12 @@ impl EvSet {
         if (index as usize) < self.len() {
             self.note_loss(index as usize);
         }
+    }
+
+    /// The receiver's SACK said m = ALWAYS_SKIP for a packet sent on
+    /// `index`: ASSUMED_BAD (subject to `min_active`), as MRC 1.0 has it.
+    pub fn on_always_skip(&mut self, index: u16, now: Instant) -> bool {
+        self.mark_bad(index, now, EvChangeReason::AlwaysSkip)
     }
 
     /// SKIP: the next visit of the rotation passes EV `index` over (a trim

@@ -392,6 +392,8 @@ struct RxInfo {
 #[derive(Clone, Copy, Debug)]
 struct Trigger {
     ev: u32,
+    /// It arrived ECN-CE marked (the SACK asks the sender to SKIP its EV).
+    ce: bool,
     /// Its TSETH transmit timestamp, echoed in CC_STATE.
     echo_ts: u16,
     /// The timestamp counts [`choices::TS_UNIT_NS`] units (its resolution
@@ -831,6 +833,7 @@ impl MrcQp {
         };
         let trigger = Trigger {
             ev: pkt.ev,
+            ce: pkt.ecn_ce(),
             echo_ts,
             known_unit,
             arrival: now,
@@ -1000,8 +1003,12 @@ impl MrcQp {
             ),
             (None, None) => (0, 0, 0),
         };
+        let skip_mode = match (probe, r.trigger) {
+            (None, Some(t)) => choices::skip_mode_for(t.ce),
+            _ => SkipMode::None,
+        };
         let seth = SethRepr {
-            skip_mode: SkipMode::None,
+            skip_mode,
             probe_response: probe.is_some(),
             ack_psn_offset,
             ev,
@@ -1128,7 +1135,23 @@ impl MrcQp {
         let trigger = at(seth.ack_psn_offset);
         let rtt = Some(ts_age(now, cc_state.echo_ts));
         let ce = u32::from(seth.cc_flags);
+        // The EV the m field is about: the acknowledged packet's, looked up
+        // before the acknowledgement frees its slot.
+        let skip_ev = {
+            let q = self.req.as_ref().expect("requester exists in RTS");
+            (seth.skip_mode != SkipMode::None && q.is_outstanding(trigger)).then(|| q.slot(trigger).ev_index)
+        };
         self.acknowledge(now, cum, base, seth.bitmap, Some(trigger), rtt, ce)?;
+        if let Some(ev) = skip_ev {
+            let q = self.req.as_mut().expect("requester exists in RTS");
+            match seth.skip_mode {
+                SkipMode::SkipOnce => q.evs.skip_once(ev),
+                SkipMode::AlwaysSkip => {
+                    q.evs.on_always_skip(ev, now);
+                }
+                SkipMode::None => {}
+            }
+        }
         if seth.mpr > 0 {
             let q = self.req.as_mut().expect("requester exists in RTS");
             q.peer_window = Some(u32::from(seth.mpr) * MPR_UNIT);

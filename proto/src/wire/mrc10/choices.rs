@@ -75,6 +75,19 @@ pub const fn cc_flags_from_ce_count(count: u32) -> u8 {
 }
 /// The largest CE count the cc flags carry.
 pub const CC_FLAGS_CE_MAX: u8 = 0x0F;
+
+/// Ours: the SETH m field a SACK carries for the packet it acknowledges
+/// (the EV it names). MRC 1.0 keeps ECN off at the last hop, so a CE mark
+/// says that packet's path is loaded: SKIP_ONCE moves the sender's next
+/// packet off that EV without cutting its window. The public record does
+/// not say when a receiver sets m; ALWAYS_SKIP is never sent here.
+pub const fn skip_mode_for(ce: bool) -> super::seth::SkipMode {
+    if ce {
+        super::seth::SkipMode::SkipOnce
+    } else {
+        super::seth::SkipMode::None
+    }
+}
 /// Ours: the cc type this implementation sends (UET NSCC state).
 pub const CC_TYPE_NSCC: u8 = 1;
 
