@@ -12,6 +12,7 @@ fn cfg(n: u32, min_active: u16, policy: SprayPolicy) -> EvSetConfig {
         probe_interval: Duration::from_us(100),
         event_queue_len: 1024,
         seed: 7,
+        ..EvSetConfig::default()
     }
 }
 
@@ -577,4 +578,33 @@ fn stall_age_is_srtt_plus_the_allowance() {
     // srtt <- 4 + (12 - 4) / 8 = 5 us, allowance 15 us (see above).
     s.on_ack(1, Instant::ZERO, Some(Duration::from_us(12)), false);
     assert_eq!(s.stall_age(), Some(Duration::from_us(5 + 15)));
+}
+
+/// EV events carry what MRC 1.0's EV event names: the profile, the EV
+/// value and its port, the drop count, the new state.
+#[test]
+fn ev_events_name_profile_value_port_and_drops() {
+    let mut c = cfg(4, 1, SprayPolicy::RoundRobin);
+    c.profile_id = 9;
+    c.ports = vec![0, 1, 2, 3];
+    let mut s = EvSet::new(c.clone()).unwrap();
+    let t = Instant::from_us(1);
+    // EV 2: one stall (suspect, counted), then a loss marks it.
+    assert!(!s.on_stall(2, t));
+    assert!(s.on_loss(2, t));
+    // Further losses while ASSUMED_BAD count towards its next event.
+    s.on_timeout(2, t);
+    s.on_probe_response(2, Instant::from_us(200), Duration::from_us(3));
+    let ev: Vec<_> = std::iter::from_fn(|| s.poll_change()).collect();
+    assert_eq!(ev.len(), 2);
+    let (bad, good) = (ev[0], ev[1]);
+    assert_eq!((bad.ev_index, bad.ev, bad.port, bad.profile_id), (2, 0xC002, 2, 9));
+    assert_eq!((bad.to, bad.drops), (EvState::AssumedBad, 2));
+    assert_eq!((good.to, good.drops, good.reason), (EvState::Good, 1, EvChangeReason::ProbeOk));
+    // Ports: one per EV or none.
+    c.ports = vec![0, 1];
+    assert_eq!(
+        EvSet::new(c).unwrap_err(),
+        EvConfigError::Ports { ports: 2, count: 4 }
+    );
 }

@@ -74,11 +74,22 @@ pub enum EvChangeReason {
     Allowed,
 }
 
-/// One EV state change, reported to the control plane.
+/// One EV state change, reported to the control plane: MRC 1.0's EV event
+/// (profile id, EV value and port, drop count, new state) with the index,
+/// the old state and the reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EvStateChange {
     pub at: Instant,
     pub ev_index: u16,
+    /// The entropy value.
+    pub ev: u32,
+    /// The NIC port the EV leaves on ([`EvSetConfig::ports`]).
+    pub port: u8,
+    /// The EV profile ([`EvSetConfig::profile_id`]).
+    pub profile_id: u16,
+    /// Packets declared lost on the EV (inferred losses, stalls,
+    /// timeouts) since its previous state change.
+    pub drops: u32,
     pub from: EvState,
     pub to: EvState,
     pub reason: EvChangeReason,
@@ -97,6 +108,14 @@ pub struct EvSetConfig {
     /// Capacity of the state-change event queue; overflow is counted.
     pub event_queue_len: usize,
     pub seed: u64,
+    /// The EV profile this set belongs to (libmrc's EV profile id), named
+    /// in its events.
+    #[serde(default)]
+    pub profile_id: u16,
+    /// The NIC port of each EV (MRC 1.0: "each EV entry names a port"),
+    /// as long as `evs`, or empty: every EV on port 0.
+    #[serde(default)]
+    pub ports: Vec<u8>,
 }
 
 impl Default for EvSetConfig {
@@ -108,6 +127,8 @@ impl Default for EvSetConfig {
             probe_interval: Duration::from_us(100),
             event_queue_len: 1024,
             seed: 0,
+            profile_id: 0,
+            ports: Vec::new(),
         }
     }
 }
@@ -123,6 +144,9 @@ pub enum EvConfigError {
     /// very instant it was sent: the probe timer would fire forever.
     #[error("probe_interval must be positive")]
     ProbeInterval,
+    /// `ports` names a port per EV or none.
+    #[error("{ports} EV ports for {count} EVs (one per EV, or none)")]
+    Ports { ports: usize, count: usize },
 }
 
 /// Counters of an EV set.
@@ -216,6 +240,9 @@ pub struct EvSet {
     next_probe: Option<Instant>,
     /// When each EV was last marked ASSUMED_BAD (fallback order).
     bad_since: Vec<Instant>,
+    /// Per EV, loss events since its last state change (allocated on the
+    /// first one: a healthy set never needs it).
+    drops: Vec<u32>,
     stats: Vec<EvStats>,
     weight: Vec<f64>,
     credit: Vec<f64>,
@@ -295,6 +322,12 @@ impl EvSet {
         if cfg.probe_interval == Duration::ZERO {
             return Err(EvConfigError::ProbeInterval);
         }
+        if !cfg.ports.is_empty() && cfg.ports.len() != n {
+            return Err(EvConfigError::Ports {
+                ports: cfg.ports.len(),
+                count: n,
+            });
+        }
         // The seed de-synchronises QPs: each starts its rotation at a
         // different EV with different initial credits.
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -315,6 +348,7 @@ impl EvSet {
             probe_tries: Vec::new(),
             next_probe: None,
             bad_since: Vec::new(),
+            drops: Vec::new(),
             stats: Vec::new(),
             weight: if weighted { vec![1.0; n] } else { Vec::new() },
             credit: if weighted { credit } else { Vec::new() },
@@ -563,6 +597,14 @@ impl EvSet {
         self.recompute_weight(i);
     }
 
+    /// A packet on EV `i` was declared lost: counted for its next event.
+    fn count_drop(&mut self, i: usize) {
+        if self.drops.is_empty() {
+            self.drops = vec![0; self.len()];
+        }
+        self.drops[i] = self.drops[i].saturating_add(1);
+    }
+
     fn note_loss(&mut self, i: usize) {
         if self.weight.is_empty() {
             return;
@@ -596,6 +638,7 @@ impl EvSet {
             self.suspect[i / 64] |= bit;
             self.skip[i / 64] |= bit;
             self.counters.stall_suspected += 1;
+            self.count_drop(i);
             self.note_loss(i);
             return false;
         }
@@ -642,11 +685,10 @@ impl EvSet {
     }
 
     /// A trim NACK (not at the last hop) came back for a packet sent on
-    /// `index`: congestion on its path. MRC 1.0: the EV is SKIPped for one
-    /// rotation (the next visit passes it over), and it lowers its weight;
-    /// it is not marked bad.
+    /// `index`: congestion on its path, which lowers its weight but does
+    /// not mark it bad. (MRC 1.0 also SKIPs it: the MRC model calls
+    /// [`EvSet::skip_once`] too; the legacy profile's model does not.)
     pub fn on_trim(&mut self, index: u16, _now: Instant) {
-        self.skip_once(index);
         if (index as usize) < self.len() {
             self.note_loss(index as usize);
         }
@@ -672,6 +714,9 @@ impl EvSet {
         let i = index as usize;
         if i >= self.len() {
             return false;
+        }
+        if matches!(reason, EvChangeReason::Loss | EvChangeReason::Timeout | EvChangeReason::Stall) {
+            self.count_drop(i);
         }
         self.note_loss(i);
         if self.state[i] != EvState::Good {
@@ -719,12 +764,17 @@ impl EvSet {
         }
         self.state[i] = to;
         self.fallback_cache = None;
+        let drops = self.drops.get_mut(i).map_or(0, std::mem::take);
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
         } else {
             self.events.push_back(EvStateChange {
                 at,
                 ev_index: i as u16,
+                ev: self.cfg.evs[i],
+                port: self.cfg.ports.get(i).copied().unwrap_or(0),
+                profile_id: self.cfg.profile_id,
+                drops,
                 from,
                 to,
                 reason,

@@ -1331,7 +1331,9 @@ impl MrcQp {
                 q.cc.on_loss(now, len);
                 q.trim_nack_at = Some(now);
                 if n.reason == NackReason::Trimmed {
+                    // MRC 1.0: a TRIMMED NACK SKIPs the EV for one rotation.
                     q.evs.on_trim(ev, now);
+                    q.evs.skip_once(ev);
                 } else {
                     self.counters.rx_nacks_last_hop += 1;
                 }

@@ -501,6 +501,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             policy: cfg.spray,
             event_queue_len: 64,
             seed: rng.gen(),
+            ..EvSetConfig::default()
         };
         let mut req_setup = QpSetup::new(cfg.transport, qpn(req_id), qpn(resp_id));
         req_setup.cfg.mtu = cfg.mtu;
