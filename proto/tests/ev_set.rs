@@ -600,11 +600,11 @@ fn ev_events_name_profile_value_port_and_drops() {
     let (bad, good) = (ev[0], ev[1]);
     assert_eq!((bad.ev_index, bad.ev, bad.port, bad.profile_id), (2, 0xC002, 2, 9));
     assert_eq!((bad.to, bad.drops), (EvState::AssumedBad, 2));
-    assert_eq!((good.to, good.drops, good.reason), (EvState::Good, 1, EvChangeReason::ProbeOk));
+    assert_eq!(
+        (good.to, good.drops, good.reason),
+        (EvState::Good, 1, EvChangeReason::ProbeOk)
+    );
     // Ports: one per EV or none.
     c.ports = vec![0, 1];
-    assert_eq!(
-        EvSet::new(c).unwrap_err(),
-        EvConfigError::Ports { ports: 2, count: 4 }
-    );
+    assert_eq!(EvSet::new(c).unwrap_err(), EvConfigError::Ports { ports: 2, count: 4 });
 }

@@ -998,3 +998,87 @@ fn sack_m_field_skips_the_ev_of_a_marked_packet() {
         .expect("an EV event");
     assert_eq!(change.reason, EvChangeReason::AlwaysSkip);
 }
+
+/// MRC 1.0's per-QP "the peer lacks ...": towards a peer without trim
+/// NACK data goes as NO_TRIM; without dynamic MPR the SETH MPR is ignored;
+/// without SVC_TIME the echoed timestamp goes back untouched.
+#[test]
+fn peer_capabilities_change_what_is_sent_and_believed() {
+    use proto::model::api::{Capabilities, MODEL_CAPABILITIES};
+    use proto::test_support::ready;
+    assert_eq!(MODEL_CAPABILITIES, Capabilities::ALL);
+    let o = Opts::default();
+    let lacking = |caps: Capabilities| {
+        let mut s = setup(QPN_A, QPN_B, &o);
+        s.cfg.peer_caps = caps;
+        let mut a: MrcQp = ready(&s);
+        a.memory_mut().register(VA, REGION, RKEY).unwrap();
+        a
+    };
+    let now = Instant::ZERO;
+    // Trim NACK: NO_TRIM data.
+    for (trim_nack, class) in [(true, TrafficClass::Trimmable), (false, TrafficClass::NoTrim)] {
+        let mut a = lacking(Capabilities {
+            trim_nack,
+            ..Capabilities::ALL
+        });
+        a.post_write(now, write(1, data(MTU as usize, 1), 0, None)).unwrap();
+        assert_eq!(drain_tx(&mut a, now)[0].class, class);
+    }
+    // Service time: a responder holding a packet 1 us before its SACK
+    // advances the echo by 1 us / 64 ns = 15 units, unless the peer lacks
+    // SVC_TIME.
+    let every = Opts {
+        ack_every: 1,
+        ..Opts::default()
+    };
+    for (svc_time, advance) in [(true, 15u16), (false, 0)] {
+        let (mut a, _) = pair(&every);
+        let mut b = {
+            let mut s = setup(QPN_B, QPN_A, &every);
+            s.cfg.peer_caps = Capabilities {
+                svc_time,
+                ..Capabilities::ALL
+            };
+            let mut b: MrcQp = ready(&s);
+            b.memory_mut().register(VA, REGION, RKEY).unwrap();
+            b
+        };
+        a.post_write(now, write(1, data(MTU as usize, 1), 0, None)).unwrap();
+        let p = drain_tx(&mut a, now).remove(0);
+        let tx_ts = write_headers(&mut p.clone()).tseth.expect("stamped").tx_ts;
+        b.handle_packet(now, p.into()).unwrap();
+        let s = drain_tx(&mut b, now + Duration::from_us(1));
+        assert_eq!(
+            sack(&s[0]).1.echo_ts,
+            tx_ts.wrapping_add(advance),
+            "svc_time {svc_time}"
+        );
+    }
+    // Dynamic MPR: a SACK advertising one unit (128 PSNs) shrinks the send
+    // window of a QP whose peer has dynamic MPR, and not of one whose
+    // peer lacks it.
+    for (dynamic_mpr, max_first_burst) in [(true, 128usize), (false, 4 * 128)] {
+        let (_, mut b) = pair(&o);
+        let mut a = lacking(Capabilities {
+            dynamic_mpr,
+            ..Capabilities::ALL
+        });
+        a.post_write(now, write(1, data(MTU as usize, 1), 0, None)).unwrap();
+        let p = drain_tx(&mut a, now).remove(0);
+        b.handle_packet(now, p.into()).unwrap();
+        let mut s = drain_tx(&mut b, now).remove(0);
+        match &mut s.headers {
+            proto::wire::mrc10::Headers::Sack { seth, .. } => seth.mpr = 1,
+            h => panic!("not a SACK: {h:?}"),
+        }
+        a.handle_packet(now, s.into()).unwrap();
+        a.post_write(now, write(2, data(1000 * MTU as usize, 2), 0, None))
+            .unwrap();
+        let sent = drain_tx(&mut a, now).len();
+        assert!(sent <= max_first_burst, "dynamic_mpr {dynamic_mpr}: {sent} sent");
+        if !dynamic_mpr {
+            assert!(sent > 128, "the configured window (4 x 128), not the SACK's: {sent}");
+        }
+    }
+}

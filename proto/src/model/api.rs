@@ -88,7 +88,46 @@ pub struct QpConfig {
     pub reorder_allowance: u32,
     /// Capacity of the event queue; overflow is counted, never unbounded.
     pub event_queue_len: usize,
+    /// What the peer supports (MRC 1.0's per-QP "the peer lacks trim NACK
+    /// / dynamic MPR / service time"); MRC only.
+    #[serde(default)]
+    pub peer_caps: Capabilities,
 }
+
+/// MRC 1.0 capabilities (`../shared/docs/mrc-1.0.md`: TRIM_NACK,
+/// DYNAMIC_MPR, SVC_TIME; names C, what each changes is ours):
+///
+/// * `trim_nack`: NACKs trimmed packets. A peer without it would drop a
+///   trimmed packet silently, so data towards it goes as NO_TRIM.
+/// * `dynamic_mpr`: advertises its receive window in SACKs. Without it the
+///   SETH MPR is ignored and the send window is the configured one.
+/// * `svc_time`: takes its SACKs' echoed timestamps as advanced by the
+///   receiver's service time. Towards a peer without it the echo goes back
+///   untouched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Capabilities {
+    pub trim_nack: bool,
+    pub dynamic_mpr: bool,
+    pub svc_time: bool,
+}
+
+impl Capabilities {
+    /// Every capability.
+    pub const ALL: Capabilities = Capabilities {
+        trim_nack: true,
+        dynamic_mpr: true,
+        svc_time: true,
+    };
+}
+
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities::ALL
+    }
+}
+
+/// The golden model's device capabilities: all three.
+pub const MODEL_CAPABILITIES: Capabilities = Capabilities::ALL;
 
 impl QpConfig {
     /// Defaults for `transport` with QP number `qpn`.
@@ -103,6 +142,7 @@ impl QpConfig {
             profile: Profile::DEFAULT,
             reorder_allowance: 3,
             event_queue_len: 1 << 16,
+            peer_caps: Capabilities::ALL,
         }
     }
 }

@@ -715,7 +715,10 @@ impl EvSet {
         if i >= self.len() {
             return false;
         }
-        if matches!(reason, EvChangeReason::Loss | EvChangeReason::Timeout | EvChangeReason::Stall) {
+        if matches!(
+            reason,
+            EvChangeReason::Loss | EvChangeReason::Timeout | EvChangeReason::Stall
+        ) {
             self.count_drop(i);
         }
         self.note_loss(i);

@@ -804,7 +804,10 @@ impl MrcQp {
         // Without a TSETH there is nothing to echo; 0 (the sender that
         // leaves it out gets no RTT sample from it).
         let echo_ts = w.tseth.map_or(0, |t| t.tx_ts);
-        let known_unit = w.tseth.is_some_and(|t| t.resolution == choices::TS_RESOLUTION);
+        // The echo carries our service time only for a peer that has
+        // SVC_TIME (one without it would take the advanced echo for a
+        // shorter network RTT than it can account for).
+        let known_unit = self.cfg.peer_caps.svc_time && w.tseth.is_some_and(|t| t.resolution == choices::TS_RESOLUTION);
         let trimmed = pkt.trimmed();
         let len = pkt.payload.len();
         if len > self.cfg.mtu as usize {
@@ -1152,7 +1155,9 @@ impl MrcQp {
                 SkipMode::None => {}
             }
         }
-        if seth.mpr > 0 {
+        // Dynamic MPR only from a peer that has it (a peer without it may
+        // fill the field with its static window or nothing meaningful).
+        if seth.mpr > 0 && self.cfg.peer_caps.dynamic_mpr {
             let q = self.req.as_mut().expect("requester exists in RTS");
             q.peer_window = Some(u32::from(seth.mpr) * MPR_UNIT);
         }
@@ -1487,6 +1492,7 @@ impl MrcQp {
                 mtu,
                 pkey: self.pkey,
                 dest_qp: self.dest_qp,
+                trimmable: self.cfg.peer_caps.trim_nack,
             };
             return Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, true));
         }
@@ -1557,6 +1563,7 @@ impl MrcQp {
             mtu,
             pkey: self.pkey,
             dest_qp: self.dest_qp,
+            trimmable: self.cfg.peer_caps.trim_nack,
         };
         Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, false))
     }
@@ -1628,6 +1635,9 @@ struct Hdr {
     mtu: u32,
     pkey: u16,
     dest_qp: u32,
+    /// The peer NACKs trimmed packets (`Capabilities::trim_nack`): data may
+    /// be trimmed; otherwise it goes as NO_TRIM.
+    trimmable: bool,
 }
 
 /// Packet `seg` of `wr` (request number `wr_seq`), first transmission or
@@ -1683,10 +1693,10 @@ fn data_packet(
     Mrc10Packet {
         ev: ev_value,
         ecn: ECN_ECT0,
-        class: if retransmit {
-            TrafficClass::TrimmableRetx
-        } else {
-            TrafficClass::Trimmable
+        class: match (h.trimmable, retransmit) {
+            (false, _) => TrafficClass::NoTrim,
+            (true, true) => TrafficClass::TrimmableRetx,
+            (true, false) => TrafficClass::Trimmable,
         },
         bth: BthRepr {
             opcode,
