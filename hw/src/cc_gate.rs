@@ -3,7 +3,9 @@
 //! and 4 of docs/model-mrc.md 2.2); one admit-or-hold decision per cycle.
 //! The window follows the integer-exact rules of `proto::model::cc::Nscc`
 //! (`on_loss`: `cwnd -= bytes`, `on_timeout`: `cwnd = min_cwnd`, both
-//! clamped to `[min_cwnd, max_cwnd]`) on `floor(cwnd)`; the ACK-driven
+//! clamped to `[min_cwnd, max_cwnd]`) on `floor(cwnd)`, for a floor of at
+//! least one packet (the model's timeout takes the window to one packet;
+//! its quick adapt and windows below one packet are not in the RTL); the ACK-driven
 //! increase/decrease (which divides by `cwnd` and by the delay) arrives as
 //! a window write from outside (SETW). See `docs/hw/cc_gate.md`.
 //!

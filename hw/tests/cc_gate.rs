@@ -58,8 +58,11 @@ const WINS: [u32; QPS] = [256, 16, 64];
 
 fn nscc_cfg(q: usize) -> NsccConfig {
     let mut c = NsccConfig::for_fabric([400.0, 100.0, 200.0][q], Duration::from_ns(2000), 4096);
-    // The RTL's gate has no quick adapt yet (issue 15).
+    // The RTL's gate has no quick adapt and no window below one packet
+    // yet (issue 15): its timeout sets `min_cwnd`, which with a floor of
+    // at least one packet is the model's "one packet".
     c.quick_adapt.enabled = false;
+    c.min_cwnd = 4096;
     if q == 1 {
         c.min_cwnd = 10_000;
     }
