@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod cc;
+pub mod endpoint;
 pub mod ev;
 pub mod legacy_mrc;
 pub mod memory;
