@@ -93,7 +93,7 @@ impl Encap {
             },
         }
     }
-    const fn ip_header_len(&self) -> usize {
+    pub const fn ip_header_len(&self) -> usize {
         match self.ip {
             IpPair::V4 { .. } => ipv4::HEADER_LEN,
             IpPair::V6 { .. } => ipv6::HEADER_LEN,
@@ -280,19 +280,26 @@ pub fn frame_len(pkt: &RocePacket, encap: &Encap) -> usize {
     ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN + pkt.udp_payload_len()
 }
 
-/// Write Ethernet through the end of the transport headers into `buf`
-/// (which must hold `frame_len` bytes); return the payload offset. The
-/// length fields already account for payload, pad and ICRC.
-pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
-    let udp_len = pkt.udp_payload_len();
-    let ecn = if pkt.ecn_ce { ipv4::ecn::CE } else { ipv4::ecn::ECT0 };
-    let dscp = if pkt.trimmed {
-        DSCP_TRIMMED
-    } else if pkt.bth.opcode == Opcode::Cnp {
-        DSCP_CNP
-    } else {
-        DSCP_DATA
-    };
+/// What the outer layers (Ethernet, IP, UDP) of a RoCEv2-encapsulated
+/// frame carry beyond its [`Encap`]; the same for RoCEv2 and MRC 1.0
+/// frames, which differ only from the BTH on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OuterFields {
+    pub dscp: u8,
+    /// IP ECN code point (2 bits).
+    pub ecn: u8,
+    pub src_port: u16,
+    /// IPv6 only (ignored on IPv4).
+    pub flow_label: u32,
+    /// UDP payload bytes: BTH through ICRC.
+    pub udp_len: usize,
+}
+
+/// Write Ethernet, IP and UDP into `buf`; return the offset of the UDP
+/// payload (the BTH) and the rest of `buf` from there. Short buffers are
+/// written as far as they go.
+#[inline]
+pub fn emit_outer<'b>(encap: &Encap, o: &OuterFields, buf: &'b mut [u8]) -> (usize, &'b mut [u8]) {
     let (ethertype, ip_len) = match encap.ip {
         IpPair::V4 { .. } => (ethernet::ETHERTYPE_IPV4, ipv4::HEADER_LEN),
         IpPair::V6 { .. } => (ethernet::ETHERTYPE_IPV6, ipv6::HEADER_LEN),
@@ -305,13 +312,13 @@ pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
     }
     .emit(&mut EthernetFrame::new_unchecked(eth_buf));
     let (ip_buf, rest) = rest.split_at_mut(ip_len.min(rest.len()));
-    let ip_payload = udp::HEADER_LEN + udp_len;
+    let ip_payload = udp::HEADER_LEN + o.udp_len;
     match encap.ip {
         IpPair::V4 { src, dst } => Ipv4Repr {
             src,
             dst,
-            dscp,
-            ecn,
+            dscp: o.dscp,
+            ecn: o.ecn,
             ttl: ipv4::DEFAULT_TTL,
             protocol: ipv4::PROTO_UDP,
             payload_len: ip_payload,
@@ -320,9 +327,9 @@ pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
         IpPair::V6 { src, dst } => Ipv6Repr {
             src,
             dst,
-            dscp,
-            ecn,
-            flow_label: ev_flow_label(pkt.ev),
+            dscp: o.dscp,
+            ecn: o.ecn,
+            flow_label: o.flow_label,
             next_header: ipv4::PROTO_UDP,
             hop_limit: ipv4::DEFAULT_TTL,
             payload_len: ip_payload,
@@ -331,14 +338,125 @@ pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
     }
     let (udp_buf, rest) = rest.split_at_mut(udp::HEADER_LEN.min(rest.len()));
     UdpRepr {
-        src_port: ev_udp_port(pkt.ev),
+        src_port: o.src_port,
         dst_port: ROCEV2_UDP_PORT,
-        payload_len: udp_len,
+        payload_len: o.udp_len,
     }
     .emit(&mut UdpPacket::new_unchecked(udp_buf));
-    let mut at = emit_transport_headers(pkt, rest);
-    at += ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN;
-    at
+    (ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN, rest)
+}
+
+/// The outer layers of a received frame, checked: what [`parse_outer`]
+/// found and where the transport lies.
+#[derive(Clone, Copy, Debug)]
+pub struct ParsedOuter<'a> {
+    pub encap: Encap,
+    pub dscp: u8,
+    pub ecn: u8,
+    pub src_port: u16,
+    /// IPv6 only.
+    pub flow_label: Option<u32>,
+    /// BTH through the last byte before the ICRC.
+    pub transport: &'a [u8],
+    /// Offset of `transport` in the frame.
+    pub transport_at: usize,
+}
+
+/// Parse Ethernet, IP (v4 or v6, UDP only) and UDP (port 4791), delimit
+/// the transport (Ethernet padding after the datagram is ignored) and,
+/// with `verify_icrc`, check the ICRC as soon as the datagram is
+/// delimited, before any transport field is trusted (corruption counts as
+/// `BadIcrc`, not as the field it hit). Checks in wire order; the first
+/// failure is returned.
+#[inline]
+pub fn parse_outer(frame: &[u8], verify_icrc: bool) -> Result<ParsedOuter<'_>, WireError> {
+    let eth = EthernetFrame::new_checked(frame)?;
+    let eth_repr = EthernetRepr::parse(&eth)?;
+    let ip_at = eth.header_len();
+    let ip_bytes = frame.get(ip_at..).unwrap_or(&[]);
+    let (ip, ip_hl, ecn, dscp, flow_label, udp_range) = match eth_repr.ethertype {
+        ethernet::ETHERTYPE_IPV4 => {
+            let p = Ipv4Packet::new_unchecked(ip_bytes);
+            let r = Ipv4Repr::parse(&p)?;
+            if r.protocol != ipv4::PROTO_UDP {
+                return Err(WireError::NotUdp(r.protocol));
+            }
+            let hl = p.header_len();
+            let ip = IpPair::V4 { src: r.src, dst: r.dst };
+            (ip, hl, r.ecn, r.dscp, None, hl..hl + r.payload_len)
+        }
+        ethernet::ETHERTYPE_IPV6 => {
+            let r = Ipv6Repr::parse(&Ipv6Packet::new_unchecked(ip_bytes))?;
+            if r.next_header != ipv4::PROTO_UDP {
+                return Err(WireError::NotUdp(r.next_header));
+            }
+            let hl = ipv6::HEADER_LEN;
+            let ip = IpPair::V6 { src: r.src, dst: r.dst };
+            (ip, hl, r.ecn, r.dscp, Some(r.flow_label), hl..hl + r.payload_len)
+        }
+        t => return Err(WireError::BadEtherType(t)),
+    };
+    let udp_bytes = ip_bytes
+        .get(udp_range.clone())
+        .ok_or(WireError::Truncated { layer: Layer::Udp })?;
+    let udp_p = UdpPacket::new_checked(udp_bytes)?;
+    let udp_r = UdpRepr::parse(&udp_p)?;
+    if udp_r.dst_port != ROCEV2_UDP_PORT {
+        return Err(WireError::WrongUdpPort(udp_r.dst_port));
+    }
+    // Transport: BTH through the last pad byte; the ICRC follows (the
+    // bytes `UdpPacket::payload` names, borrowed from the frame).
+    let transport = udp_bytes.get(udp::HEADER_LEN..usize::from(udp_p.len())).unwrap_or(&[]);
+    need(transport, bth::HEADER_LEN + ICRC_LEN, Layer::Bth)?;
+    let icrc_at = transport.len() - ICRC_LEN;
+    if verify_icrc {
+        let covered = ip_bytes
+            .get(..udp_range.start + udp::HEADER_LEN + icrc_at)
+            .unwrap_or(&[]);
+        let computed = icrc::compute_icrc(covered, ip_hl, flow_label.is_some());
+        let expected = match transport.get(icrc_at..) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+            _ => 0,
+        };
+        if expected != computed {
+            return Err(WireError::BadIcrc { expected, computed });
+        }
+    }
+    Ok(ParsedOuter {
+        encap: Encap {
+            src_mac: eth_repr.src,
+            dst_mac: eth_repr.dst,
+            ip,
+        },
+        dscp,
+        ecn,
+        src_port: udp_r.src_port,
+        flow_label,
+        transport: transport.get(..icrc_at).unwrap_or(&[]),
+        transport_at: ip_at + udp_range.start + udp::HEADER_LEN,
+    })
+}
+
+/// Write Ethernet through the end of the transport headers into `buf`
+/// (which must hold `frame_len` bytes); return the payload offset. The
+/// length fields already account for payload, pad and ICRC.
+pub fn emit_headers(pkt: &RocePacket, encap: &Encap, buf: &mut [u8]) -> usize {
+    let dscp = if pkt.trimmed {
+        DSCP_TRIMMED
+    } else if pkt.bth.opcode == Opcode::Cnp {
+        DSCP_CNP
+    } else {
+        DSCP_DATA
+    };
+    let outer = OuterFields {
+        dscp,
+        ecn: if pkt.ecn_ce { ipv4::ecn::CE } else { ipv4::ecn::ECT0 },
+        src_port: ev_udp_port(pkt.ev),
+        flow_label: ev_flow_label(pkt.ev),
+        udp_len: pkt.udp_payload_len(),
+    };
+    let (at, rest) = emit_outer(encap, &outer, buf);
+    at + emit_transport_headers(pkt, rest)
 }
 
 /// Write BTH .. MRC extension into `buf`; return the bytes written.
@@ -502,73 +620,8 @@ pub fn parse_frame_bytes(frame: Bytes) -> Result<(RocePacket, Encap), WireError>
 /// trusted, so corruption counts as `BadIcrc` rather than as whatever field
 /// it happened to garble.
 fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Result<(), WireError> {
-    let eth = EthernetFrame::new_checked(frame)?;
-    let eth_repr = EthernetRepr::parse(&eth)?;
-    let ip_at = eth.header_len();
-    let ip_bytes = frame.get(ip_at..).unwrap_or(&[]);
-
-    // IP: delimit the UDP datagram (Ethernet padding after it is ignored).
-    let (ip, ip_hl, ecn, dscp, flow_label, udp_range) = match eth_repr.ethertype {
-        ethernet::ETHERTYPE_IPV4 => {
-            let p = Ipv4Packet::new_unchecked(ip_bytes);
-            let r = Ipv4Repr::parse(&p)?;
-            if r.protocol != ipv4::PROTO_UDP {
-                return Err(WireError::NotUdp(r.protocol));
-            }
-            let hl = p.header_len();
-            (
-                IpPair::V4 { src: r.src, dst: r.dst },
-                hl,
-                r.ecn,
-                r.dscp,
-                None,
-                hl..hl + r.payload_len,
-            )
-        }
-        ethernet::ETHERTYPE_IPV6 => {
-            let p = Ipv6Packet::new_unchecked(ip_bytes);
-            let r = Ipv6Repr::parse(&p)?;
-            if r.next_header != ipv4::PROTO_UDP {
-                return Err(WireError::NotUdp(r.next_header));
-            }
-            let hl = ipv6::HEADER_LEN;
-            (
-                IpPair::V6 { src: r.src, dst: r.dst },
-                hl,
-                r.ecn,
-                r.dscp,
-                Some(r.flow_label),
-                hl..hl + r.payload_len,
-            )
-        }
-        t => return Err(WireError::BadEtherType(t)),
-    };
-    let udp_bytes = ip_bytes
-        .get(udp_range.clone())
-        .ok_or(WireError::Truncated { layer: Layer::Udp })?;
-    let udp_p = UdpPacket::new_checked(udp_bytes)?;
-    let udp_r = UdpRepr::parse(&udp_p)?;
-    if udp_r.dst_port != ROCEV2_UDP_PORT {
-        return Err(WireError::WrongUdpPort(udp_r.dst_port));
-    }
-    // Transport: BTH through the last pad byte; the ICRC follows.
-    let transport = udp_p.payload();
-    need(transport, bth::HEADER_LEN + ICRC_LEN, Layer::Bth)?;
-    let icrc_at = transport.len() - ICRC_LEN;
-    if verify_icrc {
-        let ip_end = udp_range.start + udp::HEADER_LEN + icrc_at;
-        let covered = ip_bytes.get(..ip_end).unwrap_or(&[]);
-        let computed = icrc::compute_icrc(covered, ip_hl, flow_label.is_some());
-        let t = transport.get(icrc_at..).unwrap_or(&[]);
-        let expected = match t {
-            [a, b, c, d] => u32::from_le_bytes([*a, *b, *c, *d]),
-            _ => 0,
-        };
-        if expected != computed {
-            return Err(WireError::BadIcrc { expected, computed });
-        }
-    }
-    let t = transport.get(..icrc_at).unwrap_or(&[]);
+    let o = parse_outer(frame, verify_icrc)?;
+    let t = o.transport;
     let bth_p = BthPacket::new_checked(t)?;
     let bth_r = BthRepr::parse(&bth_p)?;
     let op = bth_r.opcode;
@@ -608,7 +661,7 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
             check_syndrome(aeth_r.as_ref(), e)?;
         }
     }
-    let trimmed = dscp == DSCP_TRIMMED;
+    let trimmed = o.dscp == DSCP_TRIMMED;
     let remaining = t.len() - at.min(t.len());
     let pad = if trimmed { 0 } else { usize::from(bth_r.pad) };
     if pad > remaining {
@@ -617,9 +670,9 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
             len: remaining,
         });
     }
-    let payload_start = ip_at + udp_range.start + udp::HEADER_LEN + at;
-    pkt.ev = ev_from_wire(udp_r.src_port, flow_label);
-    pkt.ecn_ce = ecn == ipv4::ecn::CE;
+    let payload_start = o.transport_at + at;
+    pkt.ev = ev_from_wire(o.src_port, o.flow_label);
+    pkt.ecn_ce = o.ecn == ipv4::ecn::CE;
     pkt.trimmed = trimmed;
     pkt.bth = bth_r;
     pkt.reth = reth;
@@ -630,11 +683,7 @@ fn parse_inner(frame: &[u8], verify_icrc: bool, out: &mut ParsedHeaders) -> Resu
         // drop of an already-empty one keeps the hot path free of calls).
         pkt.payload = Bytes::new();
     }
-    out.encap = Encap {
-        src_mac: eth_repr.src,
-        dst_mac: eth_repr.dst,
-        ip,
-    };
+    out.encap = o.encap;
     out.payload = payload_start..payload_start + (remaining - pad);
     Ok(())
 }

@@ -15,81 +15,31 @@ use bytes::Bytes;
 
 use super::choices::{self, EvMode, Profile, TrafficClass};
 use super::{bth, BthPacket, BthRepr, Headers, Mrc10Packet, Opcode};
-use crate::wire::field::need;
-use crate::wire::frame::ICRC_LEN;
-use crate::wire::{
-    ethernet, icrc, ipv4, ipv6, udp, Encap, EthernetFrame, EthernetRepr, IpPair, Ipv4Packet, Ipv4Repr, Ipv6Packet,
-    Ipv6Repr, Layer, UdpPacket, UdpRepr, WireError, ROCEV2_UDP_PORT,
-};
-
-const fn ip_header_len(encap: &Encap) -> usize {
-    match encap.ip {
-        IpPair::V4 { .. } => ipv4::HEADER_LEN,
-        IpPair::V6 { .. } => ipv6::HEADER_LEN,
-    }
-}
+use crate::wire::frame::{emit_outer, parse_outer, OuterFields, ICRC_LEN};
+use crate::wire::{ethernet, icrc, udp, Encap, IpPair, WireError};
 
 /// Length of the frame [`emit_frame`] writes (no FCS).
 pub fn frame_len(pkt: &Mrc10Packet, encap: &Encap) -> usize {
-    ethernet::HEADER_LEN + ip_header_len(encap) + udp::HEADER_LEN + pkt.udp_payload_len()
+    ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN + pkt.udp_payload_len()
 }
 
 /// Write Ethernet through the last transport header into `buf` (which holds
 /// [`frame_len`] bytes); return the payload offset. The length fields
 /// already count payload, pad and ICRC.
 pub fn emit_headers(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, buf: &mut [u8]) -> usize {
-    let udp_len = pkt.udp_payload_len();
-    let dscp = profile.dscp.dscp_of(pkt.class);
-    let ecn = pkt.ecn & 0b11;
     let (src_port, flow_label) = choices::ev_to_wire(pkt.ev, profile.ev_mode);
-    let ip_len = ip_header_len(encap);
-    let ethertype = match encap.ip {
-        IpPair::V4 { .. } => ethernet::ETHERTYPE_IPV4,
-        IpPair::V6 { .. } => ethernet::ETHERTYPE_IPV6,
-    };
-    let (eth_buf, rest) = buf.split_at_mut(ethernet::HEADER_LEN.min(buf.len()));
-    EthernetRepr {
-        src: encap.src_mac,
-        dst: encap.dst_mac,
-        ethertype,
-    }
-    .emit(&mut EthernetFrame::new_unchecked(eth_buf));
-    let (ip_buf, rest) = rest.split_at_mut(ip_len.min(rest.len()));
-    let ip_payload = udp::HEADER_LEN + udp_len;
-    match encap.ip {
-        IpPair::V4 { src, dst } => Ipv4Repr {
-            src,
-            dst,
-            dscp,
-            ecn,
-            ttl: ipv4::DEFAULT_TTL,
-            protocol: ipv4::PROTO_UDP,
-            payload_len: ip_payload,
-        }
-        .emit(&mut Ipv4Packet::new_unchecked(ip_buf)),
-        IpPair::V6 { src, dst } => Ipv6Repr {
-            src,
-            dst,
-            dscp,
-            ecn,
-            flow_label,
-            next_header: ipv4::PROTO_UDP,
-            hop_limit: ipv4::DEFAULT_TTL,
-            payload_len: ip_payload,
-        }
-        .emit(&mut Ipv6Packet::new_unchecked(ip_buf)),
-    }
-    let (udp_buf, rest) = rest.split_at_mut(udp::HEADER_LEN.min(rest.len()));
-    UdpRepr {
+    let outer = OuterFields {
+        dscp: profile.dscp.dscp_of(pkt.class),
+        ecn: pkt.ecn & 0b11,
         src_port,
-        dst_port: ROCEV2_UDP_PORT,
-        payload_len: udp_len,
-    }
-    .emit(&mut UdpPacket::new_unchecked(udp_buf));
+        flow_label,
+        udp_len: pkt.udp_payload_len(),
+    };
+    let (at, rest) = emit_outer(encap, &outer, buf);
     let (bth_buf, rest) = rest.split_at_mut(bth::HEADER_LEN.min(rest.len()));
     pkt.bth.emit(&mut BthPacket::new_unchecked(bth_buf));
     pkt.headers.emit(rest);
-    ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN + pkt.transport_header_len()
+    at + pkt.transport_header_len()
 }
 
 /// Append the whole frame of `pkt` (no FCS): headers, payload, zero pad and
@@ -104,7 +54,7 @@ pub fn emit_frame(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, out: &mut
     let icrc_at = len - ICRC_LEN;
     let icrc = icrc::compute_icrc(
         &buf[ethernet::HEADER_LEN..icrc_at],
-        ip_header_len(encap),
+        encap.ip_header_len(),
         matches!(encap.ip, IpPair::V6 { .. }),
     );
     buf[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
@@ -183,63 +133,13 @@ pub fn parse_frame_checked_into(frame: &[u8], profile: &Profile, out: &mut Parse
     parse_inner(frame, profile, true, out)
 }
 
-/// Checks in wire order; the first failure is returned. The ICRC is checked
-/// as soon as the datagram is delimited, before any transport field is
-/// trusted, so corruption counts as `BadIcrc` and not as the field it hit.
+/// Checks in wire order ([`parse_outer`] first, the ICRC included); the
+/// first failure is returned.
 fn parse_inner(frame: &[u8], profile: &Profile, verify_icrc: bool, out: &mut ParsedFrame) -> Result<(), WireError> {
-    let eth = EthernetFrame::new_checked(frame)?;
-    let eth_repr = EthernetRepr::parse(&eth)?;
-    let ip_at = eth.header_len();
-    let ip_bytes = frame.get(ip_at..).unwrap_or(&[]);
-    let (ip, ip_hl, ecn, dscp, flow_label, udp_range) = match eth_repr.ethertype {
-        ethernet::ETHERTYPE_IPV4 => {
-            let p = Ipv4Packet::new_unchecked(ip_bytes);
-            let r = Ipv4Repr::parse(&p)?;
-            if r.protocol != ipv4::PROTO_UDP {
-                return Err(WireError::NotUdp(r.protocol));
-            }
-            let hl = p.header_len();
-            let ip = IpPair::V4 { src: r.src, dst: r.dst };
-            (ip, hl, r.ecn, r.dscp, None, hl..hl + r.payload_len)
-        }
-        ethernet::ETHERTYPE_IPV6 => {
-            let r = Ipv6Repr::parse(&Ipv6Packet::new_unchecked(ip_bytes))?;
-            if r.next_header != ipv4::PROTO_UDP {
-                return Err(WireError::NotUdp(r.next_header));
-            }
-            let hl = ipv6::HEADER_LEN;
-            let ip = IpPair::V6 { src: r.src, dst: r.dst };
-            (ip, hl, r.ecn, r.dscp, Some(r.flow_label), hl..hl + r.payload_len)
-        }
-        t => return Err(WireError::BadEtherType(t)),
-    };
-    let udp_bytes = ip_bytes
-        .get(udp_range.clone())
-        .ok_or(WireError::Truncated { layer: Layer::Udp })?;
-    let udp_p = UdpPacket::new_checked(udp_bytes)?;
-    let udp_r = UdpRepr::parse(&udp_p)?;
-    if udp_r.dst_port != ROCEV2_UDP_PORT {
-        return Err(WireError::WrongUdpPort(udp_r.dst_port));
-    }
-    let transport = udp_p.payload();
-    need(transport, bth::HEADER_LEN + ICRC_LEN, Layer::Bth)?;
-    let icrc_at = transport.len() - ICRC_LEN;
-    if verify_icrc {
-        let covered = ip_bytes
-            .get(..udp_range.start + udp::HEADER_LEN + icrc_at)
-            .unwrap_or(&[]);
-        let computed = icrc::compute_icrc(covered, ip_hl, flow_label.is_some());
-        let expected = match transport.get(icrc_at..) {
-            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
-            _ => 0,
-        };
-        if expected != computed {
-            return Err(WireError::BadIcrc { expected, computed });
-        }
-    }
-    let t = transport.get(..icrc_at).unwrap_or(&[]);
+    let o = parse_outer(frame, verify_icrc)?;
+    let t = o.transport;
     let (bth_r, headers, at) = parse_transport(t)?;
-    let class = profile.dscp.class_of(dscp);
+    let class = profile.dscp.class_of(o.dscp);
     let trimmed = matches!(class, TrafficClass::Trimmed | TrafficClass::TrimmedLastHop);
     let remaining = t.len().saturating_sub(at);
     let op = bth_r.opcode;
@@ -261,13 +161,13 @@ fn parse_inner(frame: &[u8], profile: &Profile, verify_icrc: bool, out: &mut Par
         });
     }
     let flow_label = match profile.ev_mode {
-        EvMode::SourcePortAndFlowLabel => flow_label,
+        EvMode::SourcePortAndFlowLabel => o.flow_label,
         EvMode::SourcePort => None,
     };
-    let payload_start = ip_at + udp_range.start + udp::HEADER_LEN + at;
+    let payload_start = o.transport_at + at;
     let pkt = &mut out.packet;
-    pkt.ev = choices::ev_from_wire(udp_r.src_port, flow_label, profile.ev_mode);
-    pkt.ecn = ecn;
+    pkt.ev = choices::ev_from_wire(o.src_port, flow_label, profile.ev_mode);
+    pkt.ecn = o.ecn;
     pkt.class = class;
     pkt.bth = bth_r;
     pkt.headers = headers;
@@ -276,11 +176,7 @@ fn parse_inner(frame: &[u8], profile: &Profile, verify_icrc: bool, out: &mut Par
         // drop of an already-empty one keeps the hot path free of calls).
         pkt.payload = Bytes::new();
     }
-    out.encap = Encap {
-        src_mac: eth_repr.src,
-        dst_mac: eth_repr.dst,
-        ip,
-    };
+    out.encap = o.encap;
     out.payload = payload_start..payload_start + (remaining - pad);
     Ok(())
 }
