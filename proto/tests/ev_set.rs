@@ -608,3 +608,23 @@ fn ev_events_name_profile_value_port_and_drops() {
     c.ports = vec![0, 1];
     assert_eq!(EvSet::new(c).unwrap_err(), EvConfigError::Ports { ports: 2, count: 4 });
 }
+
+/// A suspect EV whose path reported congestion (a trim NACK, a SACK with
+/// m = SKIP_ONCE) since its stall is not marked by the next stall: a
+/// queue, not a failure. The stall after that, with no fresh news of
+/// congestion, marks it.
+#[test]
+fn congestion_news_excuses_one_more_stall() {
+    let mut s = EvSet::new(cfg(4, 1, SprayPolicy::RoundRobin)).unwrap();
+    let t = Instant::from_us(1);
+    assert!(!s.on_stall(1, t), "first stall: suspect");
+    s.skip_once(1);
+    assert!(!s.on_stall(1, t), "congested since: still suspect");
+    assert_eq!(s.counters().stall_congestion_excused, 1);
+    assert_eq!(s.state(1), EvState::Good);
+    assert!(s.on_stall(1, t), "no news since: marked");
+    assert_eq!(s.state(1), EvState::AssumedBad);
+    // Without the congestion news the second stall marks, as before.
+    assert!(!s.on_stall(2, t));
+    assert!(s.on_stall(2, t));
+}

@@ -170,6 +170,9 @@ pub struct EvCounters {
     pub events_dropped: u64,
     /// SKIPs requested (trim NACKs, SACKs with m = SKIP_ONCE).
     pub skipped: u64,
+    /// Second stalls of a suspect EV that did not mark it because its path
+    /// reported congestion since the first.
+    pub stall_congestion_excused: u64,
 }
 
 /// Smallest spraying weight of a GOOD EV (Weighted policy): a GOOD EV
@@ -228,6 +231,9 @@ pub struct EvSet {
     suspect: [u64; 4],
     /// Bit i set iff suspect EV i is still to be skipped once by the spray.
     skip: [u64; 4],
+    /// The EV's path reported congestion (a trim NACK or a SACK asking to
+    /// SKIP it) since its last stall: that stall does not mark it.
+    congested: [u64; 4],
     /// Next probe time of each ASSUMED_BAD EV. This and the other per-EV
     /// tables below are allocated on first use (`probe_at`, `probe_tries`,
     /// `bad_since`: the first mark or denial; `stats`: the first feedback;
@@ -344,6 +350,7 @@ impl EvSet {
             good_n: n,
             suspect: [0; 4],
             skip: [0; 4],
+            congested: [0; 4],
             probe_at: Vec::new(),
             probe_tries: Vec::new(),
             next_probe: None,
@@ -565,6 +572,7 @@ impl EvSet {
                 // The path delivered promptly: no longer suspect.
                 self.suspect[i / 64] &= !(1 << (i % 64));
                 self.skip[i / 64] &= !(1 << (i % 64));
+                self.congested[i / 64] &= !(1 << (i % 64));
             }
         }
         let r = rtt.map_or(0.0, |r| r.as_ps() as f64);
@@ -642,6 +650,17 @@ impl EvSet {
             self.note_loss(i);
             return false;
         }
+        if self.state[i] == EvState::Good && self.congested[i / 64] & bit != 0 {
+            // Suspect, but its path said it was congested since: a queue,
+            // not a failure (MRC 1.0 SKIPs a congested EV). The next stall
+            // without fresh news of congestion marks it.
+            self.congested[i / 64] &= !bit;
+            self.skip[i / 64] |= bit;
+            self.counters.stall_congestion_excused += 1;
+            self.count_drop(i);
+            self.note_loss(i);
+            return false;
+        }
         self.mark_bad(index, now, EvChangeReason::Stall)
     }
 
@@ -706,6 +725,7 @@ impl EvSet {
         let i = index as usize;
         if i < self.len() && self.state[i] == EvState::Good {
             self.skip[i / 64] |= 1 << (i % 64);
+            self.congested[i / 64] |= 1 << (i % 64);
             self.counters.skipped += 1;
         }
     }
@@ -757,6 +777,7 @@ impl EvSet {
         let from = self.state[i];
         self.suspect[i / 64] &= !(1 << (i % 64));
         self.skip[i / 64] &= !(1 << (i % 64));
+        self.congested[i / 64] &= !(1 << (i % 64));
         if from == EvState::Good {
             self.good_mask[i / 64] &= !(1 << (i % 64));
             self.good_n -= 1;
