@@ -15,7 +15,7 @@ use sim::fabric::plot::{self, Series};
 use sim::fabric::results::{write_flows_csv, write_summary_json, RunOutput};
 use sim::fabric::run::{run, Progress, SimConfig};
 use sim::fabric::topo::{NodeKind, TopoParams, Topology};
-use sim::fabric::traffic::{self, FlowSpec};
+use sim::fabric::traffic::{self, FlowSpec, TriggerSpec};
 
 use crate::units::{parse_duration, parse_size};
 
@@ -341,7 +341,9 @@ fn check_fits_in_memory(p: &TopoParams) -> Result<(), SimCliError> {
     ))
 }
 
-fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
+/// The flows of the run, and the triggers of a `.cm` file (empty for
+/// generated traffic).
+fn flows(a: &SimArgs, topo: &Topology) -> Result<(Vec<FlowSpec>, Vec<TriggerSpec>), SimCliError> {
     let n = topo.n_hosts;
     if let Some(path) = &a.tm {
         let cm = traffic::read_cm(path)?;
@@ -353,7 +355,7 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
                 n
             ));
         }
-        return Ok(cm.flows);
+        return Ok((cm.flows, cm.triggers));
     }
     if n < 2 {
         return usage("traffic needs at least 2 hosts");
@@ -365,7 +367,7 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
             traffic.get_name()
         ));
     }
-    Ok(match a.traffic {
+    let generated = match a.traffic {
         TrafficKind::Perm => traffic::permutation(n, a.size, a.seed),
         TrafficKind::Incast => {
             let senders = a.incast_senders.unwrap_or(n - 1);
@@ -376,7 +378,8 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<Vec<FlowSpec>, SimCliError> {
         }
         TrafficKind::AllToAll => traffic::all_to_all(n, a.size),
         TrafficKind::Ring => traffic::ring_allreduce(n, a.size),
-    })
+    };
+    Ok((generated, Vec::new()))
 }
 
 fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfig, SimCliError> {
@@ -443,8 +446,15 @@ fn name(t: Transport) -> &'static str {
     }
 }
 
-fn run_one(a: &SimArgs, topo: &Topology, flows: &[FlowSpec], t: Transport) -> Result<(RunOutput, f64), SimCliError> {
-    let cfg = config(a, t, topo)?;
+fn run_one(
+    a: &SimArgs,
+    topo: &Topology,
+    flows: &[FlowSpec],
+    triggers: &[TriggerSpec],
+    t: Transport,
+) -> Result<(RunOutput, f64), SimCliError> {
+    let mut cfg = config(a, t, topo)?;
+    cfg.triggers = triggers.to_vec();
     let limit_ps = cfg.time_limit.as_ps().max(1);
     let bar = if a.quiet || a.json {
         ProgressBar::hidden()
@@ -638,7 +648,7 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         check_writable(dir)?;
     }
     let topo = topology(a)?;
-    let flows = flows(a, &topo)?;
+    let (flows, triggers) = flows(a, &topo)?;
     if flows.is_empty() {
         return usage("no flows");
     }
@@ -655,7 +665,7 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     let mut runs_json = Vec::new();
     let mut all_ok = true;
     for &t in transports {
-        let (out, wall) = run_one(a, &topo, &flows, t)?;
+        let (out, wall) = run_one(a, &topo, &flows, &triggers, t)?;
         let failure = failure_reason(t, &out, a.time_limit);
         all_ok &= failure.is_none();
         // Ring AllReduce is judged against its ideal 2(N-1)/N x S/B.

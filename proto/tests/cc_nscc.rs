@@ -186,21 +186,56 @@ fn quick_adapt_sets_the_window_to_what_an_epoch_delivered() {
     cc.on_loss(Instant::from_us(2), MTU as u64);
     cc.on_ack(Instant::from_us(10), ack_of(1000, 30.0, 90_000));
     assert_eq!(cc.counters().quick_adapts, 0, "not before the epoch ends");
-    // The epoch (opened by the first ACK, whose bytes precede it)
-    // acknowledged 1000 + 500 bytes, under the gate: at its end the window
-    // becomes what it delivered.
+    // The epoch (opened by the first ACK, whose bytes count in it)
+    // acknowledged 4096 + 1000 bytes, under the gate: the ACK that ends it
+    // (its 500 bytes count for the next) sets the window to what it
+    // delivered.
     cc.on_ack(Instant::from_us(17), ack_of(500, 30.0, 80_000));
     assert_eq!(cc.counters().quick_adapts, 1);
-    assert_eq!(cc.cwnd(), 1500.0, "from {w0}");
+    assert_eq!(cc.cwnd(), 5096.0, "from {w0}");
     // Losses of bytes sent under the old window are ignored until that
     // much feedback has come back (80,000 bytes were in flight).
     cc.on_loss(Instant::from_us(18), MTU as u64);
-    assert_eq!(cc.cwnd(), 1500.0);
+    assert_eq!(cc.cwnd(), 5096.0);
     assert_eq!(cc.counters().qa_ignored, 1);
     cc.on_ack(Instant::from_us(19), ack_of(80_000, 30.0, 0));
     let w = cc.cwnd();
     cc.on_loss(Instant::from_us(20), 100);
     assert_eq!(cc.cwnd(), w - 100.0, "old window's feedback is over");
+}
+
+#[test]
+fn quick_adapt_sets_a_sub_packet_window_to_what_the_epoch_delivered() {
+    // UET's rule: the window becomes what the epoch delivered, which for a
+    // window below one packet may be a whole packet.
+    let c = cfg();
+    let mut cc = Nscc::new(NsccConfig { init_cwnd: 512, ..c });
+    cc.on_ack(Instant::from_us(1), ack_of(100, 40.0, 0));
+    cc.on_ack(Instant::from_us(3), ack_of(MTU as u64, 40.0, 0));
+    cc.on_loss(Instant::from_us(4), 100);
+    cc.on_ack(Instant::from_us(20), ack_of(100, 40.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 1);
+    assert_eq!(cc.cwnd(), (100 + MTU) as f64);
+}
+
+#[test]
+fn a_loss_arms_quick_adapt_for_its_epoch_only() {
+    let c = cfg();
+    let mut cc = Nscc::new(c);
+    cc.on_ack(Instant::from_us(1), ack_of(100, 10.0, 0));
+    cc.on_loss(Instant::from_us(2), 100);
+    // This epoch delivered plenty: no quick adapt, and the loss's news ends
+    // with it.
+    cc.on_ack(Instant::from_us(3), ack_of(c.max_cwnd, 10.0, 0));
+    cc.on_ack(Instant::from_us(17), ack_of(100, 10.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 0);
+    // A quiet epoch later (no loss, no delay) that delivers little is an
+    // application pause, not congestion: the window stays.
+    let w = cc.cwnd();
+    cc.on_ack(Instant::from_us(40), ack_of(100, 10.0, 0));
+    cc.on_ack(Instant::from_us(60), ack_of(100, 10.0, 0));
+    assert_eq!(cc.counters().quick_adapts, 0);
+    assert!(cc.cwnd() >= w);
 }
 
 #[test]

@@ -138,3 +138,43 @@ fn hostile_packets_are_typed_errors_counted_once() {
     assert!(b.poll_transmit(now).is_none());
     assert_eq!(b.peer_ports_up(), None);
 }
+
+#[test]
+fn rtt_and_timeout_count_from_transmission() {
+    let (mut a, mut b) = endpoints();
+    let queued = Instant::ZERO;
+    let id = a.probe_ev(queued, 5, 0, EvFormat::SourcePort16).unwrap();
+    assert_eq!(a.poll_timeout(), None, "not sent yet: nothing to time out");
+    let sent = queued + Duration::from_us(50);
+    let req = a.poll_transmit(sent).unwrap();
+    assert_eq!(a.poll_timeout(), Some(sent + EndpointConfig::default().timeout));
+    b.handle_packet(sent, &req).unwrap();
+    let resp = b.poll_transmit(sent).unwrap();
+    a.handle_packet(sent + Duration::from_us(2), &resp).unwrap();
+    match a.poll_result() {
+        Some(EndpointResult::EvProbe { request_id, rtt, .. }) => {
+            assert_eq!((request_id, rtt), (id, Duration::from_us(2)));
+        }
+        r => panic!("{r:?}"),
+    }
+}
+
+#[test]
+fn peer_requests_waiting_for_answers_are_bounded() {
+    let mut a = Endpoint::new(EndpointConfig {
+        max_pending: 8,
+        ..EndpointConfig::default()
+    });
+    let mut b = Endpoint::new(EndpointConfig {
+        answer_queue_len: 3,
+        ..EndpointConfig::default()
+    });
+    let now = Instant::ZERO;
+    for _ in 0..5 {
+        a.probe_ev(now, 1, 0, EvFormat::SourcePort16).unwrap();
+        let req = a.poll_transmit(now).unwrap();
+        b.handle_packet(now, &req).unwrap();
+    }
+    assert_eq!(b.counters().answers_dropped, 2);
+    assert_eq!(std::iter::from_fn(|| b.poll_transmit(now)).count(), 3);
+}

@@ -627,4 +627,8 @@ fn congestion_news_excuses_one_more_stall() {
     // Without the congestion news the second stall marks, as before.
     assert!(!s.on_stall(2, t));
     assert!(s.on_stall(2, t));
+    // News from before the first stall does not count.
+    s.skip_once(3);
+    assert!(!s.on_stall(3, t));
+    assert!(s.on_stall(3, t), "congested before the stall, not since");
 }

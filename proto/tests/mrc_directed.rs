@@ -900,7 +900,15 @@ fn timeout_after_a_trim_does_not_blame_the_ev() {
             2,
             "both timed-out packets went out before the trim"
         );
-        assert_eq!(a.ev_set().unwrap().counters().marked_bad, 0);
+        let evs = a.ev_set().unwrap();
+        assert_eq!(evs.counters().marked_bad, 0);
+        if !last_hop {
+            let trimmed_ev = (0..evs.len() as u16).find(|&i| evs.value(i) == pkts[1].ev).unwrap();
+            assert!(
+                evs.is_congested(trimmed_ev),
+                "a TRIMMED NACK is news of congestion on its EV"
+            );
+        }
     }
     // No trim: the timeout marks the EVs of the lost packets.
     let o = Opts::default();

@@ -105,6 +105,7 @@ pub struct QpConfig {
 ///   receiver's service time. Towards a peer without it the echo goes back
 ///   untouched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Capabilities {
     pub trim_nack: bool,
     pub dynamic_mpr: bool,

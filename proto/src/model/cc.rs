@@ -69,7 +69,7 @@ pub struct NsccConfig {
     /// Window ceiling, bytes.
     pub max_cwnd: u64,
     /// Window floor, bytes. A window below one packet is a rate: the
-    /// packet is paced at `cwnd / srtt` (a thousand senders into one port
+    /// packet is paced at `cwnd / (base_rtt + target_delay)` (a thousand senders into one port
     /// need windows of a fraction of a packet each).
     pub min_cwnd: u64,
     /// Initial window, bytes.
@@ -87,13 +87,16 @@ pub struct NsccConfig {
 /// many-to-one incast within an RTT, where the per-ACK rules would need
 /// many.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct QuickAdapt {
     /// Off is libmrc's `disable_qa`.
     pub enabled: bool,
     /// `qa_gate`: quick adapt only when an epoch acknowledged less than
     /// `max_cwnd >> gate` bytes.
     pub gate: u8,
-    /// `qa_threshold`: queueing delay that triggers quick adapt by itself.
+    /// `qa_threshold`: a queueing delay above it, on the feedback that ends
+    /// an epoch, triggers quick adapt by itself. Zero: [`QA_THRESHOLD_TARGETS`]
+    /// target delays.
     pub threshold: Duration,
 }
 
@@ -103,8 +106,9 @@ pub const QA_GATE_DEFAULT: u8 = 3;
 pub const QA_THRESHOLD_TARGETS: u64 = 4;
 
 impl Default for QuickAdapt {
-    /// Off: configurations written before quick adapt existed keep their
-    /// behaviour; [`NsccConfig::for_fabric`] turns it on.
+    /// Off, for configurations written before quick adapt existed (the
+    /// other rules of [`Nscc`] apply to every configuration);
+    /// [`NsccConfig::for_fabric`] turns it on.
     fn default() -> QuickAdapt {
         QuickAdapt {
             enabled: false,
@@ -305,7 +309,8 @@ const NSCC_MAX_CUT: f64 = 0.5;
 /// uses the last measured delay; a CNP counts as an ECN mark with the last
 /// measured delay. Pacing (off unless [`Nscc::with_pacing`]) spaces packets
 /// at `cwnd / srtt`. A window below one packet (the floor `min_cwnd` may be
-/// a fraction of a packet) is always paced, at `cwnd / (base + T)`.
+/// a fraction of a packet) is paced at `cwnd / (base + T)` when pacing is
+/// off, and at `cwnd / srtt` like every packet when it is on.
 #[derive(Clone, Debug)]
 pub struct Nscc {
     cfg: NsccConfig,
@@ -436,17 +441,29 @@ impl Nscc {
         }
         let mut done = false;
         if self.qa.epoch_end.is_none_or(|end| now > end) {
-            let congested = self.qa.triggered || loss || self.last_delay_ps > qa.threshold.as_ps();
-            let starved = self.qa.achieved < self.cfg.max_cwnd >> qa.gate;
+            let threshold = if qa.threshold == Duration::ZERO {
+                self.cfg.target_delay.saturating_mul(QA_THRESHOLD_TARGETS)
+            } else {
+                qa.threshold
+            };
+            let congested = self.qa.triggered || loss || self.last_delay_ps > threshold.as_ps();
+            let gate = self.cfg.max_cwnd.checked_shr(u32::from(qa.gate)).unwrap_or(0);
+            let starved = self.qa.achieved < gate;
             if self.qa.epoch_end.is_some() && congested && starved {
+                // To what the epoch delivered, as UET does: usually a cut;
+                // for a window below one packet, whose epochs deliver a
+                // whole packet or nothing, sometimes a raise (kept: the
+                // 1023 -> 1 incast ends 8,804-8,872 us with it, 8,896-9,059
+                // with the window only ever lowered).
                 self.cwnd = (self.qa.achieved as f64).max(self.cfg.min_cwnd as f64);
                 self.qa.ignore_left = self.qa.in_flight;
-                self.qa.triggered = false;
                 self.fast_streak = 0.0;
                 self.counters.quick_adapts += 1;
                 self.clamp();
                 done = true;
             }
+            // The news of an epoch is used (or not) at its end.
+            self.qa.triggered = false;
             self.qa.achieved = 0;
             self.qa.epoch_end = Some(now + Duration::from_ps(self.base_ps + self.cfg.target_delay.as_ps()));
         }
@@ -549,10 +566,13 @@ impl CongestionControl for Nscc {
                 self.srtt_ps - (self.srtt_ps - r) / 8
             };
         }
-        self.qa.achieved += sample.acked_bytes;
         self.qa.ignore_left = self.qa.ignore_left.saturating_sub(sample.acked_bytes);
         self.qa.in_flight = sample.in_flight;
-        if self.quick_adapt(now, false, sample.ecn_ce > 0) {
+        // The epoch this ACK closes (if it does) is judged without it; its
+        // bytes count for the next one.
+        let handled = self.quick_adapt(now, false, sample.ecn_ce > 0);
+        self.qa.achieved += sample.acked_bytes;
+        if handled {
             return;
         }
         self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
@@ -561,12 +581,12 @@ impl CongestionControl for Nscc {
         self.counters.losses += 1;
         self.qa.ignore_left = self.qa.ignore_left.saturating_sub(bytes);
         self.qa.in_flight = self.qa.in_flight.saturating_sub(bytes);
-        self.qa.triggered = true;
         // A loss is a congestion signal like an ECN mark: one about the
-        // old window is ignored after a quick adapt.
+        // old window is ignored after a quick adapt (and arms nothing).
         if self.quick_adapt(now, true, true) {
             return;
         }
+        self.qa.triggered = true;
         self.cwnd -= bytes as f64;
         self.fast_streak = 0.0;
         self.clamp();

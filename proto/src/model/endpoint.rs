@@ -14,8 +14,9 @@
 //! ours: a response goes on the EV of its request (the path under test,
 //! backwards), the RTT is measured on our clock from the request's
 //! transmission, a Port Status Update is answered with our own port mask,
-//! and requests awaiting an answer are bounded (`max_pending`), the oldest
-//! given up (`EndpointResult::TimedOut`) after `timeout`.
+//! requests awaiting an answer are bounded (`max_pending`), the oldest
+//! given up (`EndpointResult::TimedOut`) `timeout` after it left, and
+//! peer requests waiting for their answer are bounded (`answer_queue_len`).
 
 use std::collections::VecDeque;
 
@@ -41,6 +42,9 @@ pub struct EndpointConfig {
     /// Results waiting to be polled at most; beyond it they are counted
     /// and dropped.
     pub result_queue_len: usize,
+    /// Peer requests waiting for their answer at most; beyond it a request
+    /// is counted and dropped (the peer's own timeout covers it).
+    pub answer_queue_len: usize,
     /// Partition key of the packets.
     pub pkey: u16,
 }
@@ -52,6 +56,7 @@ impl Default for EndpointConfig {
             max_pending: 256,
             timeout: Duration::from_ms(1),
             result_queue_len: 1024,
+            answer_queue_len: 1024,
             pkey: 0xFFFF,
         }
     }
@@ -93,6 +98,8 @@ pub struct EndpointCounters {
     /// Responses naming no request awaiting one (late, duplicate, forged).
     pub responses_unmatched: u64,
     pub timed_out: u64,
+    /// Peer requests dropped because `answer_queue_len` were waiting.
+    pub answers_dropped: u64,
     /// Packets refused by [`Endpoint::handle_packet`] (each a typed error).
     pub rx_errors: u64,
     pub results_dropped: u64,
@@ -102,7 +109,8 @@ pub struct EndpointCounters {
 struct Pending {
     request_id: u16,
     op: EndpointOp,
-    sent_at: Instant,
+    /// When the request left (`poll_transmit`); `None` while it waits.
+    sent_at: Option<Instant>,
     ev: u32,
     port: u8,
 }
@@ -121,9 +129,11 @@ struct Answer {
 pub struct Endpoint {
     cfg: EndpointConfig,
     next_id: u16,
-    /// Oldest first (ids and send times increase).
+    /// Oldest first. Requests leave in this order, so the sent ones are a
+    /// prefix (with increasing send times) and `unsent` the rest.
     pending: VecDeque<Pending>,
-    /// Requests built, waiting for `poll_transmit`.
+    /// Requests built, waiting for `poll_transmit` (their timestamp is set
+    /// when they leave).
     requests: VecDeque<Mrc10Packet>,
     answers: VecDeque<Answer>,
     results: VecDeque<EndpointResult>,
@@ -190,14 +200,14 @@ impl Endpoint {
             op,
             request_id,
             port_status_mask: self.cfg.ports_up,
-            timestamp: ts16(now),
+            timestamp: 0,
         };
         self.requests
             .push_back(self.packet(ev, Opcode::EndpointRequest, erth, eeth));
         self.pending.push_back(Pending {
             request_id,
             op,
-            sent_at: now,
+            sent_at: None,
             ev,
             port,
         });
@@ -259,6 +269,10 @@ impl Endpoint {
                 if erth.op == EndpointOp::PortStatusUpdate {
                     self.peer_ports_up = Some(erth.port_status_mask);
                 }
+                if self.answers.len() >= self.cfg.answer_queue_len {
+                    self.counters.answers_dropped += 1;
+                    return Ok(());
+                }
                 self.answers.push_back(Answer {
                     arrival: now,
                     ev: pkt.ev,
@@ -272,7 +286,7 @@ impl Endpoint {
                 let Some(i) = self
                     .pending
                     .iter()
-                    .position(|p| p.request_id == erth.request_id && p.op == erth.op)
+                    .position(|p| p.request_id == erth.request_id && p.op == erth.op && p.sent_at.is_some())
                 else {
                     self.counters.responses_unmatched += 1;
                     return Ok(());
@@ -284,7 +298,7 @@ impl Endpoint {
                         request_id: p.request_id,
                         ev: p.ev,
                         port: p.port,
-                        rtt: now.saturating_since(p.sent_at),
+                        rtt: now.saturating_since(p.sent_at.expect("matched only if sent")),
                         service_time: Duration::from_ns(u64::from(eeth.map_or(0, |e| e.service_time))),
                     },
                     EndpointOp::PortStatusUpdate => {
@@ -317,12 +331,23 @@ impl Endpoint {
             };
             return Some(self.packet(a.ev, Opcode::EndpointResponse, erth, eeth));
         }
-        self.requests.pop_front()
+        let mut req = self.requests.pop_front()?;
+        if let Headers::Endpoint { erth, .. } = &mut req.headers {
+            erth.timestamp = ts16(now);
+        }
+        if let Some(p) = self.pending.iter_mut().find(|p| p.sent_at.is_none()) {
+            p.sent_at = Some(now);
+        }
+        Some(req)
     }
 
-    /// When the oldest request awaiting an answer is given up.
+    /// When the oldest request awaiting an answer is given up (counted
+    /// from its transmission).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.pending.front().map(|p| p.sent_at + self.cfg.timeout)
+        self.pending
+            .front()
+            .and_then(|p| p.sent_at)
+            .map(|t| t + self.cfg.timeout)
     }
 
     /// Give up requests older than `timeout`.
@@ -332,8 +357,9 @@ impl Endpoint {
 
     fn expire(&mut self, now: Instant) {
         while let Some(p) = self.pending.front().copied() {
-            if now < p.sent_at + self.cfg.timeout {
-                break;
+            match p.sent_at {
+                Some(t) if now >= t + self.cfg.timeout => {}
+                _ => break,
             }
             self.pending.pop_front();
             self.counters.timed_out += 1;

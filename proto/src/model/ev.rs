@@ -645,6 +645,8 @@ impl EvSet {
         if self.state[i] == EvState::Good && self.suspect[i / 64] & bit == 0 {
             self.suspect[i / 64] |= bit;
             self.skip[i / 64] |= bit;
+            // Only news after this stall excuses the next one.
+            self.congested[i / 64] &= !bit;
             self.counters.stall_suspected += 1;
             self.count_drop(i);
             self.note_loss(i);
@@ -662,6 +664,14 @@ impl EvSet {
             return false;
         }
         self.mark_bad(index, now, EvChangeReason::Stall)
+    }
+
+    /// Whether EV `index`'s path reported congestion (a trim NACK or a SACK
+    /// asking to SKIP it) since its last stall, prompt delivery or state
+    /// change.
+    pub fn is_congested(&self, index: u16) -> bool {
+        let i = index as usize;
+        i < self.len() && self.congested[i / 64] >> (i % 64) & 1 == 1
     }
 
     /// Whether EV `index` stalled once and has delivered nothing since.

@@ -1142,7 +1142,11 @@ impl MrcQp {
         // before the acknowledgement frees its slot.
         let skip_ev = {
             let q = self.req.as_ref().expect("requester exists in RTS");
-            (seth.skip_mode != SkipMode::None && q.is_outstanding(trigger)).then(|| q.slot(trigger).ev_index)
+            // Only if the copy it acknowledges went on that EV (a resend may
+            // have moved the PSN to another EV since).
+            (seth.skip_mode != SkipMode::None && q.is_outstanding(trigger))
+                .then(|| q.slot(trigger).ev_index)
+                .filter(|&i| q.evs.value(i) == seth.ev)
         };
         self.acknowledge(now, cum, base, seth.bitmap, Some(trigger), rtt, ce)?;
         if let Some(ev) = skip_ev {
@@ -1396,10 +1400,15 @@ impl MrcQp {
             }
             q.retx.push_back(psn);
             // MRC 1.0 marks an EV on "a timeout without a trim": after a
-            // trim NACK of this QP's traffic (since the packet went out)
-            // the fabric was congested enough to cut packets and likely
-            // dropped what it could not even trim (a full header queue),
-            // which is not the EV's fault.
+            // trim NACK of this QP (any EV) since the packet went out, the
+            // fabric was congested enough to cut packets and likely dropped
+            // what it could not even trim (a full header queue), which is
+            // not the EV's fault. Any EV, not only the packet's: in an
+            // incast the drops are at the destination's ToR and the links
+            // into it, which the trimmed packets' paths share with it
+            // (excusing the packet's own EV only left 5,651 EVs marked in
+            // the 1023 -> 1 incast, against 2). A dead path among
+            // congested ones is still found by stall inference.
             if q.trim_nack_at.is_some_and(|t| t >= s.sent_at) {
                 self.counters.rto_trim_excused += 1;
             } else {

@@ -19,7 +19,7 @@ use super::fault::{self, Action, Fault};
 use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
 use super::results::{fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary};
 use super::topo::Topology;
-use super::traffic::FlowSpec;
+use super::traffic::{FlowSpec, TriggerKind, TriggerSpec};
 
 /// Everything about a run except the topology and the flows.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -35,6 +35,10 @@ pub struct SimConfig {
     /// How EVs map to paths.
     pub ecmp: EcmpMode,
     pub faults: Vec<Fault>,
+    /// The triggers flows start on and activate (htsim `.cm` triggers;
+    /// `FlowSpec::trigger` and friends index this table).
+    #[serde(default)]
+    pub triggers: Vec<TriggerSpec>,
     /// After a link goes down, routing excludes it after this delay
     /// (`None`: routing never reconverges; packets hashed onto the dead
     /// link are lost until it comes back).
@@ -87,6 +91,7 @@ impl SimConfig {
             switch: SwitchConfig::default(),
             ecmp: EcmpMode::Hash,
             faults: Vec::new(),
+            triggers: Vec::new(),
             reroute_after: None,
             ack_timeout_exp: 7,
             retry_linear: 7,
@@ -164,6 +169,12 @@ struct HostState {
     queued: u32,
 }
 
+/// How often a trigger was activated (its kind decides what that starts).
+#[derive(Clone, Copy, Debug, Default)]
+struct TriggerState {
+    activations: u32,
+}
+
 #[derive(Default, Clone)]
 struct FlowState {
     started: Option<Instant>,
@@ -198,6 +209,9 @@ struct Sim<'a, Q: EventList> {
     qps: Vec<Option<QpEntry>>,
     flows: Vec<FlowState>,
     dependents: Vec<Vec<u32>>,
+    /// Per trigger: the flows it starts, in file order, and its state.
+    trig_targets: Vec<Vec<u32>>,
+    trig_state: Vec<TriggerState>,
     actions: Vec<(Instant, fault::LinkRef, Action)>,
     zero: Bytes,
     encap: Encap,
@@ -292,6 +306,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     fn new(topo: &'a Topology, cfg: &'a SimConfig, specs: &'a [FlowSpec]) -> Result<Self, SimError> {
         let n_hosts = topo.n_hosts;
         let mut dependents = vec![Vec::new(); specs.len()];
+        let mut trig_targets = vec![Vec::new(); cfg.triggers.len()];
         let mut max_size = 0u64;
         for (i, f) in specs.iter().enumerate() {
             let bad = |msg: String| Err(SimError::Flow { index: i, msg });
@@ -309,6 +324,23 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     return bad(format!("after {a} is not another flow"));
                 }
                 dependents[a as usize].push(i as u32);
+            }
+            for t in [f.trigger, f.send_done_trigger, f.recv_done_trigger]
+                .into_iter()
+                .flatten()
+            {
+                if t as usize >= cfg.triggers.len() {
+                    return bad(format!(
+                        "trigger {t} not in the table ({} triggers)",
+                        cfg.triggers.len()
+                    ));
+                }
+            }
+            if f.recv_done_trigger.is_some() && !f.imm {
+                return bad("recv_done_trigger needs a WRITE-with-immediate (imm)".into());
+            }
+            if let Some(t) = f.trigger {
+                trig_targets[t as usize].push(i as u32);
             }
             max_size = max_size.max(f.size);
         }
@@ -338,7 +370,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         qps.resize_with(specs.len() * 2, || None);
         let mut q = Q::default();
         for (i, f) in specs.iter().enumerate() {
-            if f.after.is_none() {
+            if f.after.is_none() && f.trigger.is_none() {
                 q.push(f.start, Event::FlowStart(i as u32));
             }
         }
@@ -358,6 +390,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             qps,
             flows: vec![FlowState::default(); specs.len()],
             dependents,
+            trig_state: vec![TriggerState::default(); cfg.triggers.len()],
+            trig_targets,
             actions,
             zero: Bytes::from(vec![0u8; max_size as usize]),
             encap: Encap::test_v6(),
@@ -586,6 +620,24 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
     }
 
+    /// A flow activated trigger `t`: start what its kind says.
+    fn activate(&mut self, t: u32) {
+        let ti = t as usize;
+        let st = &mut self.trig_state[ti];
+        st.activations += 1;
+        let start: Vec<u32> = match self.cfg.triggers[ti].kind {
+            TriggerKind::OneShot if st.activations == 1 => self.trig_targets[ti].clone(),
+            TriggerKind::Barrier { count } if st.activations == count => self.trig_targets[ti].clone(),
+            TriggerKind::MultiShot => self.trig_targets[ti]
+                .get(st.activations as usize - 1)
+                .map_or_else(Vec::new, |&f| vec![f]),
+            _ => Vec::new(),
+        };
+        for f in start {
+            self.start_flow(f);
+        }
+    }
+
     fn flow_done(&mut self, f: u32, error: bool) {
         let st = &mut self.flows[f as usize];
         if st.done {
@@ -601,6 +653,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         self.to_free.push(f);
         if !error && !self.specs[f as usize].imm {
             self.trigger_dependents(f);
+        }
+        if let (false, Some(t)) = (error, self.specs[f as usize].send_done_trigger) {
+            self.activate(t);
         }
     }
 
@@ -672,6 +727,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 if st.recv_end.is_none() {
                     st.recv_end = Some(self.now);
                     self.trigger_dependents(f);
+                    if let Some(t) = self.specs[f as usize].recv_done_trigger {
+                        self.activate(t);
+                    }
                 }
             }
             QpEvent::EvStateChanged(ch) if ch.to == EvState::AssumedBad => {

@@ -24,6 +24,37 @@ pub struct FlowSpec {
     pub after: Option<u32>,
     /// Send as WRITE-with-immediate (the receiver reports its completion).
     pub imm: bool,
+    /// Start when this trigger (an index into the run's trigger table,
+    /// `SimConfig::triggers`) fires, not at `start` (htsim `.cm` `trigger`).
+    pub trigger: Option<u32>,
+    /// Activate this trigger when the sender has everything acknowledged
+    /// (htsim `send_done_trigger`).
+    pub send_done_trigger: Option<u32>,
+    /// Activate this trigger when the receiver has the whole message
+    /// (htsim `recv_done_trigger`; the flow is then sent as
+    /// WRITE-with-immediate, whose receive completion says so).
+    pub recv_done_trigger: Option<u32>,
+}
+
+/// How an htsim `.cm` trigger starts its target flows (the flows naming it
+/// with `trigger N`) when flows activate it (`send_done_trigger N`,
+/// `recv_done_trigger N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TriggerKind {
+    /// The first activation starts every target; later ones do nothing.
+    OneShot,
+    /// Each activation starts the next target, in file order.
+    MultiShot,
+    /// The `count`-th activation starts every target (a barrier).
+    Barrier { count: u32 },
+}
+
+/// A trigger of a `.cm` file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TriggerSpec {
+    /// Its id in the file.
+    pub id: u32,
+    pub kind: TriggerKind,
 }
 
 impl FlowSpec {
@@ -36,6 +67,9 @@ impl FlowSpec {
             start,
             after: None,
             imm: false,
+            trigger: None,
+            send_done_trigger: None,
+            recv_done_trigger: None,
         }
     }
 }
@@ -56,6 +90,8 @@ pub enum TrafficError {
 pub struct ConnectionMatrix {
     pub nodes: u32,
     pub flows: Vec<FlowSpec>,
+    /// The triggers the flows' trigger fields index.
+    pub triggers: Vec<TriggerSpec>,
 }
 
 /// Read a `.cm` file.
@@ -68,10 +104,15 @@ pub fn read_cm(path: &std::path::Path) -> Result<ConnectionMatrix, TrafficError>
     parse_cm(&text, &file)
 }
 
-/// Parse `.cm` text: `Nodes N`, `Connections M`, then one line per flow
-/// `src->dst [id N] start <us> size <bytes>` (blank lines and `#` comments
-/// ignored; `start` may be fractional microseconds). `file` names the
-/// source in errors.
+/// Parse `.cm` text: `Nodes N`, `Connections M`, optionally `Triggers T`,
+/// then one line per flow `src->dst [id N] [start <us>] size <bytes>
+/// [trigger T] [send_done_trigger T] [recv_done_trigger T]` and one per
+/// trigger `trigger id T oneshot|multishot|barrier [count K]` (htsim's
+/// format; blank lines and `#` comments ignored; `start` may be fractional
+/// microseconds and defaults to 0). A flow with `trigger` starts when that
+/// trigger fires and may not have a `start`; every trigger a flow names
+/// must be declared, once, with its kind; a barrier needs `count` >= 1.
+/// `file` names the source in errors.
 pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError> {
     let err = |line: usize, msg: String| TrafficError::Parse {
         file: file.to_string(),
@@ -80,7 +121,21 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
     };
     let mut nodes: Option<u32> = None;
     let mut conns: Option<usize> = None;
+    let mut n_triggers: Option<usize> = None;
     let mut flows = Vec::new();
+    // Trigger ids in order of first use by a flow (then of declaration),
+    // with the line of that first mention.
+    let mut trig_ids: Vec<(u32, usize)> = Vec::new();
+    let mut trig_index = |id: u32, line: usize| -> u32 {
+        match trig_ids.iter().position(|&(t, _)| t == id) {
+            Some(i) => i as u32,
+            None => {
+                trig_ids.push((id, line));
+                (trig_ids.len() - 1) as u32
+            }
+        }
+    };
+    let mut declared: Vec<(u32, TriggerKind, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let ln = i + 1;
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -99,6 +154,55 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
             conns = Some(v.parse().map_err(|_| err(ln, format!("bad connection count {v:?}")))?);
             continue;
         }
+        if first.eq_ignore_ascii_case("triggers") {
+            let v = toks.next().ok_or_else(|| err(ln, "Triggers needs a count".into()))?;
+            n_triggers = Some(v.parse().map_err(|_| err(ln, format!("bad trigger count {v:?}")))?);
+            continue;
+        }
+        if first == "trigger" {
+            let mut id: Option<u32> = None;
+            let mut kind: Option<&str> = None;
+            let mut count: Option<u32> = None;
+            while let Some(k) = toks.next() {
+                match k {
+                    "id" | "count" => {
+                        let v = toks.next().ok_or_else(|| err(ln, format!("{k} needs a value")))?;
+                        let n: u32 = v.parse().map_err(|_| err(ln, format!("bad {k} {v:?}")))?;
+                        if k == "id" {
+                            id = Some(n);
+                        } else {
+                            count = Some(n);
+                        }
+                    }
+                    "oneshot" | "multishot" | "barrier" => {
+                        if let Some(other) = kind {
+                            return Err(err(ln, format!("trigger is both {other} and {k}")));
+                        }
+                        kind = Some(k);
+                    }
+                    _ => return Err(err(ln, format!("unknown trigger field {k:?}"))),
+                }
+            }
+            let id = id.ok_or_else(|| err(ln, "trigger without an id".into()))?;
+            let kind = match (kind, count) {
+                (None, _) => {
+                    return Err(err(
+                        ln,
+                        format!("trigger {id} without a kind (oneshot, multishot, barrier)"),
+                    ))
+                }
+                (Some("barrier"), Some(c)) if c >= 1 => TriggerKind::Barrier { count: c },
+                (Some("barrier"), _) => return Err(err(ln, format!("barrier trigger {id} needs count >= 1"))),
+                (Some(k), Some(_)) => return Err(err(ln, format!("count on a {k} trigger (barriers only)"))),
+                (Some("oneshot"), None) => TriggerKind::OneShot,
+                (Some(_), None) => TriggerKind::MultiShot,
+            };
+            if declared.iter().any(|&(d, _, _)| d == id) {
+                return Err(err(ln, format!("trigger {id} declared twice")));
+            }
+            declared.push((id, kind, ln));
+            continue;
+        }
         let (s, d) = first
             .split_once("->")
             .ok_or_else(|| err(ln, format!("expected src->dst, got {first:?}")))?;
@@ -107,8 +211,10 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
         let mut id = None;
         let mut start = None;
         let mut size = None;
+        let (mut trigger, mut send_done, mut recv_done) = (None, None, None);
         while let Some(k) = toks.next() {
             let v = toks.next().ok_or_else(|| err(ln, format!("{k} needs a value")))?;
+            let trigger_id = || v.parse::<u32>().map_err(|_| err(ln, format!("bad {k} {v:?}")));
             match k {
                 "id" => id = Some(v.parse::<u64>().map_err(|_| err(ln, format!("bad id {v:?}")))?),
                 "start" => {
@@ -119,6 +225,9 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
                     start = Some(Instant((us * 1e6).round() as u64));
                 }
                 "size" => size = Some(v.parse::<u64>().map_err(|_| err(ln, format!("bad size {v:?}")))?),
+                "trigger" => trigger = Some(trig_index(trigger_id()?, ln)),
+                "send_done_trigger" => send_done = Some(trig_index(trigger_id()?, ln)),
+                "recv_done_trigger" => recv_done = Some(trig_index(trigger_id()?, ln)),
                 _ => return Err(err(ln, format!("unknown field {k:?}"))),
             }
         }
@@ -129,19 +238,23 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
         if src == dst {
             return Err(err(ln, format!("flow from host {src} to itself")));
         }
+        if trigger.is_some() && start.is_some() {
+            return Err(err(ln, "both a start time and a trigger".into()));
+        }
         if let Some(n) = nodes {
             if src >= n || dst >= n {
                 return Err(err(ln, format!("host out of range (Nodes {n})")));
             }
         }
         let idx = flows.len() as u64;
-        flows.push(FlowSpec::new(
-            id.unwrap_or(idx),
-            src,
-            dst,
-            size,
-            start.unwrap_or(Instant::ZERO),
-        ));
+        let mut f = FlowSpec::new(id.unwrap_or(idx), src, dst, size, start.unwrap_or(Instant::ZERO));
+        f.trigger = trigger;
+        f.send_done_trigger = send_done;
+        f.recv_done_trigger = recv_done;
+        // The receive completion of a WRITE-with-immediate is what says the
+        // receiver has it all.
+        f.imm = recv_done.is_some();
+        flows.push(f);
     }
     let nodes = nodes.ok_or_else(|| err(0, "missing Nodes line".into()))?;
     if let Some(c) = conns {
@@ -149,7 +262,24 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
             return Err(err(0, format!("Connections says {c}, file has {}", flows.len())));
         }
     }
-    Ok(ConnectionMatrix { nodes, flows })
+    for &(id, _, ln) in &declared {
+        trig_index(id, ln);
+    }
+    let mut triggers = Vec::with_capacity(trig_ids.len());
+    for &(id, first_use) in &trig_ids {
+        let kind = declared
+            .iter()
+            .find(|d| d.0 == id)
+            .map(|d| d.1)
+            .ok_or_else(|| err(first_use, format!("trigger {id} is never declared")))?;
+        triggers.push(TriggerSpec { id, kind });
+    }
+    if let Some(t) = n_triggers {
+        if t != declared.len() {
+            return Err(err(0, format!("Triggers says {t}, file has {}", declared.len())));
+        }
+    }
+    Ok(ConnectionMatrix { nodes, flows, triggers })
 }
 
 /// Write flows in `.cm` format.
@@ -236,6 +366,9 @@ pub fn ring_allreduce(hosts: u32, size: u64) -> Vec<FlowSpec> {
                 start: Instant::ZERO,
                 after,
                 imm: true,
+                trigger: None,
+                send_done_trigger: None,
+                recv_done_trigger: None,
             });
         }
     }
