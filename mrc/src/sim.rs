@@ -112,6 +112,10 @@ pub struct SimArgs {
     /// Disable packet trimming (full queues drop instead of cutting payloads).
     #[arg(long)]
     pub no_trim: bool,
+    /// Random loss on every link, both directions: the fraction of packets
+    /// each link drops, in [0, 1) (`--fault loss=RATE@...` sets one link).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
     /// A fault, repeatable: KIND@TIME:LINK. KIND: down, up, blackhole,
     /// restore, degrade=FACTOR, loss=RATE, flap=PERIOD/DOWNTIME. LINK:
     /// hostH, torI.upJ, aggI.upJ (tier-1 switch I's J-th uplink), or
@@ -393,6 +397,10 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     if !(proto::model::MIN_MTU..=proto::model::MAX_MTU).contains(&a.mtu) {
         return usage("--mtu must be 256..=9000");
     }
+    if !(a.loss.is_finite() && (0.0..1.0).contains(&a.loss)) {
+        return usage(format!("--loss {} must be in [0, 1)", a.loss));
+    }
+    c.loss = a.loss;
     if a.timeout_exp > proto::model::MAX_ACK_TIMEOUT_EXP || a.retry_exp > proto::model::RETRY_INFINITE {
         return usage("--timeout-exp must be <= 24 and --retry-exp <= 25");
     }
@@ -633,6 +641,7 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "buffer_bytes": a.buffer,
         "ecn": a.ecn,
         "trim": !a.no_trim,
+        "loss": a.loss,
         "faults": a.faults,
         "reroute_after_us": a.reroute_after.map(us),
         "timeout_exp": a.timeout_exp,

@@ -308,6 +308,8 @@ fn sim_refuses_bad_faults_and_options() {
         &["--fault", "down:agg0.up0"],
         &["--evs", "0"],
         &["--ecn", "9,1"],
+        &["--loss", "1.5"],
+        &["--loss", "NaN"],
     ] {
         let out = mrc()
             .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"])

@@ -159,3 +159,27 @@ fn rc_with_infinite_retries_stalls_until_link_returns() {
         }
     }
 }
+
+/// `SimConfig::loss` drops a fraction of every link's packets; the flows
+/// still complete (MRC recovers), and a rate outside [0, 1) is refused.
+#[test]
+fn global_loss_applies_to_every_link() {
+    use sim::fabric::testnets::{star, LinkSpec};
+    use sim::fabric::traffic::permutation;
+    let topo = star(16, LinkSpec::default());
+    let flows = permutation(16, 500_000, 3);
+    let mut cfg = sim::fabric::SimConfig::mrc();
+    let clean = sim::fabric::run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(clean.summary.drop_loss, 0);
+    cfg.loss = 0.01;
+    let lossy = sim::fabric::run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(lossy.summary.flows_completed, flows.len());
+    let carried: u64 = lossy.ports.iter().map(|p| p.tx_packets).sum();
+    let lost = lossy.summary.drop_loss as f64;
+    assert!(
+        lost > 0.003 * carried as f64 && lost < 0.03 * carried as f64,
+        "{lost} of {carried}"
+    );
+    cfg.loss = 1.0;
+    assert!(sim::fabric::run(&topo, &cfg, &flows, None).is_err());
+}

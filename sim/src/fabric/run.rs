@@ -35,6 +35,11 @@ pub struct SimConfig {
     /// How EVs map to paths.
     pub ecmp: EcmpMode,
     pub faults: Vec<Fault>,
+    /// Random loss on every link, both directions (a fraction of the
+    /// packets each link carries; `Loss` faults and `Restore` set and reset
+    /// single links on top of it).
+    #[serde(default)]
+    pub loss: f64,
     /// The triggers flows start on and activate (htsim `.cm` triggers;
     /// `FlowSpec::trigger` and friends index this table).
     #[serde(default)]
@@ -91,6 +96,7 @@ impl SimConfig {
             switch: SwitchConfig::default(),
             ecmp: EcmpMode::Hash,
             faults: Vec::new(),
+            loss: 0.0,
             triggers: Vec::new(),
             reroute_after: None,
             ack_timeout_exp: 7,
@@ -137,6 +143,8 @@ pub enum SimError {
     Fault { index: usize, msg: String },
     #[error("QP setup: {0}")]
     Qp(String),
+    #[error("loss rate {0} not in [0, 1)")]
+    Loss(f64),
 }
 
 /// Remote VA of every flow's sink region.
@@ -356,7 +364,13 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 });
             }
         }
-        let ports = Ports::new(topo, cfg.seed);
+        if !(cfg.loss.is_finite() && (0.0..1.0).contains(&cfg.loss)) {
+            return Err(SimError::Loss(cfg.loss));
+        }
+        let mut ports = Ports::new(topo, cfg.seed);
+        for p in &mut ports.ports {
+            p.loss = cfg.loss;
+        }
         let hosts = (0..n_hosts)
             .map(|h| HostState {
                 ring: VecDeque::new(),
@@ -1168,7 +1182,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 }
                 Action::Restore => {
                     p.ps_per_byte = p.nominal_ps_per_byte;
-                    p.loss = 0.0;
+                    p.loss = self.cfg.loss;
                     p.blackhole = false;
                 }
             }
