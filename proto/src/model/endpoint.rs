@@ -20,13 +20,9 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
-
 use crate::model::api::RxError;
 use crate::time::{Duration, Instant};
-use crate::wire::mrc10::{
-    choices, BthRepr, EethRepr, EndpointOp, ErthRepr, EvFormat, Headers, Mrc10Packet, Opcode, TrafficClass,
-};
+use crate::wire::mrc10::{choices, EethRepr, EndpointOp, ErthRepr, EvFormat, Headers, Mrc10Packet, Opcode};
 use crate::Psn;
 
 /// Configuration of an endpoint.
@@ -215,28 +211,9 @@ impl Endpoint {
     }
 
     fn packet(&self, ev: u32, opcode: Opcode, erth: ErthRepr, eeth: Option<EethRepr>) -> Mrc10Packet {
-        Mrc10Packet {
-            ev,
-            ecn: 0,
-            class: TrafficClass::Control,
-            bth: BthRepr {
-                opcode,
-                solicited: false,
-                mig_req: true,
-                pad: 0,
-                pkey: self.cfg.pkey,
-                fecn: false,
-                becn: false,
-                dest_qp: choices::ENDPOINT_QPN,
-                ack_req: false,
-                retransmit: false,
-                timestamp: false,
-                // Connectionless: no PSN.
-                psn: Psn::new(0),
-            },
-            headers: Headers::Endpoint { erth, eeth },
-            payload: Bytes::new(),
-        }
+        // Connectionless: no PSN.
+        let headers = Headers::Endpoint { erth, eeth };
+        Mrc10Packet::control(ev, opcode, self.cfg.pkey, choices::ENDPOINT_QPN, Psn::new(0), headers)
     }
 
     /// A packet for QPN 0x2. Requests are answered (at the next
@@ -333,7 +310,7 @@ impl Endpoint {
         }
         let mut req = self.requests.pop_front()?;
         if let Headers::Endpoint { erth, .. } = &mut req.headers {
-            erth.timestamp = ts16(now);
+            erth.timestamp = choices::ts16(now);
         }
         if let Some(p) = self.pending.iter_mut().find(|p| p.sent_at.is_none()) {
             p.sent_at = Some(now);
@@ -382,9 +359,4 @@ impl Endpoint {
     pub fn poll_result(&mut self) -> Option<EndpointResult> {
         self.results.pop_front()
     }
-}
-
-/// The 16-bit timestamp of the MRC 1.0 headers at `now`.
-fn ts16(now: Instant) -> u16 {
-    (now.as_ns() / choices::TS_UNIT_NS) as u16
 }

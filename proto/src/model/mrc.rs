@@ -574,11 +574,7 @@ pub struct MrcQp {
     held_imm_dropped: u64,
 }
 
-/// `now` on the 16-bit TSETH clock ([`choices::TS_UNIT_NS`] units,
-/// wrapping).
-fn ts16(now: Instant) -> u16 {
-    (now.as_ns() / choices::TS_UNIT_NS) as u16
-}
+use choices::ts16;
 
 /// Time since the TSETH clock read `ts`: exact to one unit while it is less
 /// than one wrap ([`choices::TS_RANGE_NS`]) old.
@@ -671,33 +667,9 @@ impl MrcQp {
         }
     }
 
-    fn bth(&self, opcode: Opcode, psn: Psn) -> BthRepr {
-        BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad: 0,
-            pkey: self.pkey,
-            fecn: false,
-            becn: false,
-            dest_qp: self.dest_qp,
-            ack_req: false,
-            retransmit: false,
-            timestamp: false,
-            psn,
-        }
-    }
-
-    /// A control packet (class CONTROL, no payload) on EV `ev`.
+    /// A control packet (class CONTROL, no payload) to the peer on EV `ev`.
     fn control_packet(&self, ev: u32, opcode: Opcode, psn: Psn, headers: Headers) -> Mrc10Packet {
-        Mrc10Packet {
-            ev,
-            ecn: 0,
-            class: TrafficClass::Control,
-            bth: self.bth(opcode, psn),
-            headers,
-            payload: Bytes::new(),
-        }
+        Mrc10Packet::control(ev, opcode, self.pkey, self.dest_qp, psn, headers)
     }
 
     /// Go to ERR: the request `failed` (by sequence number) completes with

@@ -76,6 +76,12 @@ pub const fn cc_flags_from_ce_count(count: u32) -> u8 {
 /// The largest CE count the cc flags carry.
 pub const CC_FLAGS_CE_MAX: u8 = 0x0F;
 
+/// `now` on the 16-bit clock of the MRC 1.0 timestamps (TSETH, PETH,
+/// ERTH, NETH; [`TS_UNIT_NS`] units, wrapping).
+pub fn ts16(now: crate::time::Instant) -> u16 {
+    (now.as_ns() / TS_UNIT_NS) as u16
+}
+
 /// Ours: the SETH m field a SACK carries for the packet it acknowledges
 /// (the EV it names). MRC 1.0 keeps ECN off at the last hop, so a CE mark
 /// says that packet's path is loaded: SKIP_ONCE moves the sender's next

@@ -426,6 +426,33 @@ pub struct Mrc10Packet {
 }
 
 impl Mrc10Packet {
+    /// A control packet (class CONTROL, not ECN-capable, no payload) for
+    /// `dest_qp`: SACKs, NACKs, ACKs, probes and endpoint operations. The
+    /// BTH has MigReq set (as RoCEv2 NICs send) and no other flag.
+    pub fn control(ev: u32, opcode: Opcode, pkey: u16, dest_qp: u32, psn: crate::Psn, headers: Headers) -> Mrc10Packet {
+        Mrc10Packet {
+            ev,
+            ecn: 0,
+            class: TrafficClass::Control,
+            bth: BthRepr {
+                opcode,
+                solicited: false,
+                mig_req: true,
+                pad: 0,
+                pkey,
+                fecn: false,
+                becn: false,
+                dest_qp,
+                ack_req: false,
+                retransmit: false,
+                timestamp: false,
+                psn,
+            },
+            headers,
+            payload: Bytes::new(),
+        }
+    }
+
     /// The IP header says congestion experienced (ECN CE).
     pub const fn ecn_ce(&self) -> bool {
         self.ecn & crate::wire::packet::ECN_CE == crate::wire::packet::ECN_CE
