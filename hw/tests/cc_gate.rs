@@ -199,6 +199,8 @@ fn scenario(seed: u64, n: usize) -> (Vec<Rec>, Vec<Res>, Vec<(&'static str, usiz
                 },
                 ecn_ce: if r.chance(25) { 1 + r.below(3) as u32 } else { 0 },
                 in_flight: rf.inflight,
+                // The RTL has no receiver penalty (issue 15).
+                ..AckSample::default()
             };
             rf.cc.on_ack(now, sample);
             let w = rf.cc.window();

@@ -90,6 +90,23 @@ pub struct SimArgs {
     /// EVs per MRC flow (RC always uses one path).
     #[arg(long, default_value_t = 128)]
     pub evs: usize,
+    /// Backup EVs per MRC flow: each takes the place of an EV of its plane
+    /// that leaves GOOD (MRC 1.0's backup EV set); `--evs` plus these at
+    /// most 256.
+    #[arg(long, default_value_t = 0)]
+    pub backup_evs: usize,
+    /// Reverse EVs per plane of each MRC responder: SACKs and NACKs travel
+    /// on EVs taken from arriving packets, refreshed when a probe or a
+    /// duplicate says acknowledgements were lost (MRC 1.0's reverse EV
+    /// set); 0 = each echoes the EV of the packet it answers. At most 64
+    /// over all planes.
+    #[arg(long, default_value_t = 0)]
+    pub reverse_evs: u8,
+    /// Receiver back-pressure (MRC): each host's SACKs carry a cwnd
+    /// penalty from the number of flows delivering data to it at once, so
+    /// n senders keep 1/n of their window ceiling each.
+    #[arg(long)]
+    pub receiver_penalty: bool,
     /// How EVs map to paths: `ev-path` (default) models MRC deployments
     /// where the NIC generates EVs from per-hop fields and switches take the
     /// path from them; `hash` models commodity 5-tuple ECMP, where a flow's
@@ -112,6 +129,10 @@ pub struct SimArgs {
     /// Disable packet trimming (full queues drop instead of cutting payloads).
     #[arg(long)]
     pub no_trim: bool,
+    /// No ECN marking on the switch ports to hosts, as MRC 1.0 deployments
+    /// run (congestion at the last hop is the receiver's to signal).
+    #[arg(long)]
+    pub no_ecn_last_hop: bool,
     /// Random loss on every link, both directions: the fraction of packets
     /// each link drops, in [0, 1) (`--fault loss=RATE@...` sets one link).
     #[arg(long, default_value_t = 0.0)]
@@ -394,6 +415,14 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
             proto::model::ev::MAX_EVS
         ));
     }
+    if a.evs + a.backup_evs > proto::model::ev::MAX_EVS {
+        return usage(format!(
+            "--evs {} plus --backup-evs {} exceed the {} EVs a QP may hold",
+            a.evs,
+            a.backup_evs,
+            proto::model::ev::MAX_EVS
+        ));
+    }
     if !(proto::model::MIN_MTU..=proto::model::MAX_MTU).contains(&a.mtu) {
         return usage("--mtu must be 256..=9000");
     }
@@ -406,6 +435,16 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     }
     c.n_evs = if transport == Transport::Rc { 1 } else { a.evs };
     c.min_active_evs = c.min_active_evs.min(c.n_evs as u16);
+    c.backup_evs = if transport == Transport::Mrc { a.backup_evs } else { 0 };
+    let reverse = proto::model::reverse_ev::ReverseEvConfig {
+        per_plane: a.reverse_evs,
+        planes: topo.planes,
+    };
+    if let Err(why) = reverse.check() {
+        return usage(format!("--reverse-evs {}: {why}", a.reverse_evs));
+    }
+    c.reverse_evs_per_plane = a.reverse_evs;
+    c.receiver_penalty = a.receiver_penalty;
     c.mtu = a.mtu;
     c.seed = a.seed;
     c.ecmp = match a.ecmp {
@@ -417,6 +456,7 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     }
     c.switch.buffer_bytes = a.buffer;
     c.switch.trimming = !a.no_trim;
+    c.switch.ecn_last_hop = !a.no_ecn_last_hop;
     c.switch.ecn = if a.ecn == "off" {
         None
     } else {
@@ -513,6 +553,15 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
     );
     println!("retransmissions     {} ({} timeouts)", s.retransmissions, s.timeouts);
     println!("EV state changes    {} to ASSUMED_BAD", s.ev_marked_bad);
+    if s.ev_promoted > 0 {
+        println!("backup EVs promoted {}", s.ev_promoted);
+    }
+    if s.reverse_evictions > 0 {
+        println!(
+            "reverse EV sets emptied {} (a probe or a duplicate)",
+            s.reverse_evictions
+        );
+    }
     if let Some(first) = out.ev_marks.iter().map(|m| m.at_ps).min() {
         println!("first EV marked bad {:.1} us", first as f64 / 1e6);
     }
@@ -635,12 +684,16 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "flows": n_flows,
         "transport": value_name(&|| a.transport.to_possible_value()),
         "evs": a.evs,
+        "backup_evs": a.backup_evs,
+        "reverse_evs_per_plane": a.reverse_evs,
+        "receiver_penalty": a.receiver_penalty,
         "ecmp": value_name(&|| a.ecmp.to_possible_value()),
         "weighted_spray": a.weighted_spray,
         "mtu_bytes": a.mtu,
         "buffer_bytes": a.buffer,
         "ecn": a.ecn,
         "trim": !a.no_trim,
+        "ecn_last_hop": !a.no_ecn_last_hop,
         "loss": a.loss,
         "faults": a.faults,
         "reroute_after_us": a.reroute_after.map(us),

@@ -310,6 +310,8 @@ fn sim_refuses_bad_faults_and_options() {
         &["--ecn", "9,1"],
         &["--loss", "1.5"],
         &["--loss", "NaN"],
+        &["--evs", "200", "--backup-evs", "57"],
+        &["--reverse-evs", "65"],
     ] {
         let out = mrc()
             .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"])

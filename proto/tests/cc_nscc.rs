@@ -17,6 +17,7 @@ fn ack(rtt_us: f64, ce: bool) -> AckSample {
         rtt: Some(Duration::from_ps((rtt_us * 1e6) as u64)),
         ecn_ce: ce as u32,
         in_flight: 0,
+        ..AckSample::default()
     }
 }
 
@@ -172,6 +173,7 @@ fn ack_of(bytes: u64, rtt_us: f64, in_flight: u64) -> AckSample {
         rtt: Some(Duration::from_ps((rtt_us * 1e6) as u64)),
         ecn_ce: 0,
         in_flight,
+        ..AckSample::default()
     }
 }
 
@@ -300,8 +302,8 @@ proptest! {
         for (kind, rtt_ns, ce, bytes) in events {
             now += Duration::from_ns(rtt_ns % 3000);
             match kind {
-                0 | 1 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: Some(Duration::from_ns(rtt_ns)), ecn_ce: ce as u32, in_flight: 0 }),
-                2 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: None, ecn_ce: ce as u32, in_flight: 0 }),
+                0 | 1 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: Some(Duration::from_ns(rtt_ns)), ecn_ce: ce as u32, in_flight: 0, ..AckSample::default() }),
+                2 => cc.on_ack(now, AckSample { acked_bytes: bytes, rtt: None, ecn_ce: ce as u32, in_flight: 0, ..AckSample::default() }),
                 3 => cc.on_loss(now, bytes),
                 _ => if ce { cc.on_timeout(now) } else { cc.on_cnp(now) },
             }
@@ -360,6 +362,7 @@ fn closed_loop(gbps: f64, base_us: u64, k_bytes: f64, run_us: u64) -> (f64, f64,
                 rtt: Some(now - sent),
                 ecn_ce: ce as u32,
                 in_flight,
+                ..AckSample::default()
             },
         );
     }
@@ -391,4 +394,60 @@ fn closed_loop_fast_short_fabric() {
         w as f64 > 0.9 * bdp && (w as f64) < 2.0 * bdp,
         "window {w} vs BDP {bdp}"
     );
+}
+
+/// The receiver's cwnd penalty (CC_STATE): eighths of a halving of the
+/// ceiling, a cap while it lasts; the restore bit gives back the window
+/// the first cap took.
+#[test]
+fn receiver_penalty_caps_the_window_and_restore_gives_it_back() {
+    use proto::wire::mrc10::choices::{cwnd_penalty_for_senders, cwnd_penalty_share};
+    assert_eq!(cwnd_penalty_share(0), 1.0);
+    assert_eq!(cwnd_penalty_share(8), 0.5);
+    assert_eq!(cwnd_penalty_share(80), 1.0 / 1024.0);
+    assert_eq!(cwnd_penalty_share(255), cwnd_penalty_share(127), "7 bits");
+    // Two halvings of headroom: nothing for up to 4 senders, 1023 senders
+    // keep 4/1023 each (8 log2 1023 = 79.98 -> 80, minus 16).
+    assert_eq!(
+        [1, 2, 4, 8, 1023, u32::MAX].map(cwnd_penalty_for_senders),
+        [0, 0, 0, 8, 64, 127]
+    );
+
+    let c = cfg();
+    let mut cc = Nscc::new(c);
+    let now = Instant::from_us(1);
+    let w0 = cc.cwnd();
+    let penalised = |p: u8, restore: bool| AckSample {
+        acked_bytes: 0,
+        cwnd_penalty: p,
+        restore,
+        ..AckSample::default()
+    };
+    cc.on_ack(now, penalised(16, false));
+    assert_eq!(cc.cwnd(), c.max_cwnd as f64 / 4.0, "a quarter of the ceiling");
+    // Zero delay would grow the window; the cap holds it.
+    for _ in 0..50 {
+        cc.on_ack(
+            now,
+            AckSample {
+                cwnd_penalty: 16,
+                ..ack(10.0, false)
+            },
+        );
+    }
+    assert_eq!(cc.cwnd(), c.max_cwnd as f64 / 4.0);
+    // A deeper cap below the floor stops at the floor.
+    cc.on_ack(now, penalised(127, false));
+    assert_eq!(cc.window(), c.min_cwnd);
+    // Penalty gone without restore: the window grows on its own from there.
+    cc.on_ack(now, ack(10.0, false));
+    assert!(cc.cwnd() > c.min_cwnd as f64 && cc.cwnd() < w0);
+    // The restore bit: back to the window before the first cap.
+    cc.on_ack(now, penalised(0, true));
+    assert_eq!(cc.cwnd(), w0);
+    assert_eq!(cc.counters().receiver_restores, 1);
+    assert!(cc.counters().receiver_penalties >= 2);
+    // A second restore has nothing to give back.
+    cc.on_ack(now, penalised(0, true));
+    assert_eq!(cc.counters().receiver_restores, 1);
 }

@@ -632,3 +632,155 @@ fn congestion_news_excuses_one_more_stall() {
     assert!(!s.on_stall(3, t));
     assert!(s.on_stall(3, t), "congested before the stall, not since");
 }
+
+/// Four EVs on ports 0, 0, 1, 1 and backups `backup_ports`.
+fn with_backups(min_active: u16, backup_ports: &[u8]) -> EvSet {
+    EvSet::new(EvSetConfig {
+        ports: vec![0, 0, 1, 1],
+        backup_evs: backup_ports
+            .iter()
+            .enumerate()
+            .map(|(i, &port)| BackupEv {
+                ev: 0xD000 + i as u32,
+                port,
+            })
+            .collect(),
+        ..cfg(4, min_active, SprayPolicy::RoundRobin)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_backup_of_the_same_port_replaces_an_ev_leaving_good() {
+    // Backups: index 4 on port 1, index 5 on port 0.
+    let mut s = with_backups(1, &[1, 0]);
+    assert_eq!((s.len(), s.good_count(), s.backup_count()), (6, 4, 2));
+    assert!(s.is_backup(4) && s.is_backup(5) && s.state(5) == EvState::Good);
+    assert_eq!(s.value(5), 0xD001);
+    assert_eq!(s.port(5), 0);
+    let sprayed: std::collections::BTreeSet<u16> = (0..16).map(|_| s.select(Instant::ZERO)).collect();
+    assert_eq!(sprayed, [0, 1, 2, 3].into());
+
+    let t = Instant::from_us(5);
+    assert!(s.on_loss(0, t));
+    assert_eq!((s.good_count(), s.backup_count()), (4, 1));
+    assert!(!s.is_backup(5) && s.is_backup(4));
+    let ev: Vec<_> = std::iter::from_fn(|| s.poll_change()).collect();
+    assert_eq!(ev.len(), 2);
+    assert_eq!(
+        (ev[0].ev_index, ev[0].to, ev[0].reason),
+        (0, EvState::AssumedBad, EvChangeReason::Loss)
+    );
+    assert_eq!(
+        (ev[1].ev_index, ev[1].ev, ev[1].port, ev[1].from, ev[1].to, ev[1].reason),
+        (5, 0xD001, 0, EvState::Good, EvState::Good, EvChangeReason::Promoted)
+    );
+    let sprayed: std::collections::BTreeSet<u16> = (0..16).map(|_| s.select(Instant::ZERO)).collect();
+    assert_eq!(sprayed, [1, 2, 3, 5].into());
+
+    // Port 0 has no backup left: a second loss there shrinks the spray
+    // (port 1's backup stays on port 1), counted as no_backup.
+    assert!(s.on_loss(1, t));
+    assert_eq!((s.good_count(), s.backup_count()), (3, 1));
+    assert!(s.is_backup(4));
+    assert_eq!((s.counters().promoted, s.counters().no_backup), (1, 1));
+
+    // The first EV re-admitted by a probe takes the free place in the
+    // spray; the next one, with the spray full again, becomes a backup.
+    let due = Instant::from_us(200);
+    let p = s.probe_due(due).unwrap();
+    s.on_probe_response(p, due, Duration::from_us(4));
+    assert_eq!((s.good_count(), s.backup_count()), (4, 1));
+    let q = s.probe_due(due).unwrap();
+    s.on_probe_response(q, due, Duration::from_us(4));
+    assert_eq!(s.state(q), EvState::Good);
+    assert!(s.is_backup(q));
+    assert_eq!((s.good_count(), s.backup_count()), (4, 2));
+}
+
+#[test]
+fn backups_lift_the_min_active_guard_only_for_their_port() {
+    // min_active 4 = every EV: without a backup nothing may be marked.
+    let mut s = with_backups(4, &[1]);
+    let t = Instant::from_us(5);
+    assert!(!s.on_loss(0, t), "port 0 has no backup");
+    assert_eq!(s.counters().guard_refused, 1);
+    assert!(s.on_loss(2, t), "port 1's backup replaces it");
+    assert_eq!(s.good_count(), 4);
+    assert!(!s.on_loss(3, t), "no backup left");
+}
+
+#[test]
+fn a_set_with_no_good_ev_left_takes_a_backup_of_any_port() {
+    let mut s = EvSet::new(EvSetConfig {
+        ports: vec![0],
+        backup_evs: vec![BackupEv { ev: 0xD000, port: 1 }],
+        ..cfg(1, 0, SprayPolicy::RoundRobin)
+    })
+    .unwrap();
+    assert!(s.on_timeout(0, Instant::from_us(1)));
+    assert_eq!((s.good_count(), s.backup_count()), (1, 0));
+    assert_eq!(s.select(Instant::ZERO), 1);
+}
+
+#[test]
+fn backup_config_errors() {
+    let base = cfg(200, 1, SprayPolicy::RoundRobin);
+    let too_many = EvSetConfig {
+        backup_evs: (0..57).map(|ev| BackupEv { ev, port: 0 }).collect(),
+        ..base
+    };
+    assert_eq!(
+        EvSet::new(too_many).unwrap_err(),
+        EvConfigError::Backups { evs: 200, backups: 57 }
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// With backups (all on one port): GOOD EVs are the spray plus the
+    /// backups, the spray never exceeds the configured EVs nor falls short
+    /// of them while a backup waits, and spraying never picks a backup.
+    #[test]
+    fn backups_keep_the_spray_full(n in 1u32..=16, b in 0u32..=8, min in 0u16..4,
+                                   ops in prop::collection::vec(op(true), 0..300)) {
+        let min = min.min(n as u16);
+        let mut s = EvSet::new(EvSetConfig {
+            backup_evs: (0..b).map(|i| BackupEv { ev: 0xD000 + i, port: 0 }).collect(),
+            ..cfg(n, min, SprayPolicy::RoundRobin)
+        })
+        .unwrap();
+        let total = (n + b) as u16;
+        let mut now = Instant::ZERO;
+        for o in &ops {
+            now += Duration::from_us(7);
+            match *o {
+                Op::Select => {
+                    let i = s.select(now);
+                    if s.good_count() > 0 {
+                        prop_assert!(!s.is_backup(i));
+                        prop_assert_eq!(s.state(i), EvState::Good);
+                    }
+                }
+                Op::Loss(i) => { s.on_loss(i % (total + 2), now); }
+                Op::Timeout(i) => { s.on_timeout(i % (total + 2), now); }
+                Op::Trim(i) => s.on_trim(i % total, now),
+                Op::Ack(i, r, c) => s.on_ack(i % total, now, Some(Duration::from_ns(r as u64)), c),
+                Op::Probe(dt) => {
+                    if let Some(i) = s.probe_due(now + Duration::from_us(dt)) {
+                        s.on_probe_response(i, now, Duration::from_us(4));
+                    }
+                }
+                Op::Deny(m, v) => { s.deny(m, v, now); }
+                Op::Allow(m, v) => { s.allow(m, v, now); }
+            }
+            let good = (0..total).filter(|&i| s.state(i) == EvState::Good).count();
+            prop_assert_eq!(good, s.good_count() + s.backup_count());
+            prop_assert!(s.good_count() <= n as usize);
+            if s.good_count() < n as usize {
+                prop_assert_eq!(s.backup_count(), 0);
+            }
+        }
+    }
+}

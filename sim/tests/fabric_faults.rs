@@ -183,3 +183,90 @@ fn global_loss_applies_to_every_link() {
     cfg.loss = 1.0;
     assert!(sim::fabric::run(&topo, &cfg, &flows, None).is_err());
 }
+
+#[test]
+fn backup_evs_replace_marked_evs_from_the_same_plane() {
+    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
+    shape.planes = 2;
+    let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 4;
+    cfg.backup_evs = 8;
+    cfg.faults.push(Fault {
+        at: Instant::from_us(20),
+        link: LinkRef {
+            node: ids.aggs[0][0],
+            port: shape.tors_per_pod as u16,
+        },
+        kind: FaultKind::Down,
+    });
+    let flows = permutation(16, 1_000_000, 3);
+    let out = run(&topo, &cfg, &flows, None).unwrap();
+    let s = &out.summary;
+    assert_eq!(s.flows_completed, flows.len());
+    assert_eq!(s.qp_errors, 0);
+    assert!(s.ev_marked_bad > 0, "the failure marked EVs");
+    eprintln!(
+        "marked {} promoted {} ({:?})",
+        s.ev_marked_bad,
+        s.ev_promoted,
+        out.ev_promotions.first()
+    );
+    assert!(!out.ev_promotions.is_empty(), "backups took their places");
+    assert_eq!(s.ev_promoted, out.ev_promotions.len() as u64);
+    // The plane of an EV: the host port its first hop leaves on.
+    let plane = |f: u32, index: u16| {
+        let spec = &flows[f as usize];
+        let ev = out.flow_evs[f as usize][index as usize];
+        trace_path(&topo, cfg.ecmp, cfg.seed, spec.src, spec.dst, ev)[0].1
+    };
+    for p in &out.ev_promotions {
+        assert!(p.ev_index >= 4, "a backup index: {p:?}");
+        let replaced = out
+            .ev_marks
+            .iter()
+            .find(|m| m.flow == p.flow && m.at_ps == p.at_ps && plane(m.flow, m.ev_index) == plane(p.flow, p.ev_index));
+        assert!(
+            replaced.is_some(),
+            "{p:?} replaced no EV of its plane marked at that time"
+        );
+    }
+}
+
+/// MRC 1.0's reverse EV set, one EV per plane: with a core link of one
+/// plane dead, acknowledgements keep flowing (the set holds only EVs that
+/// just delivered data) and the flows end as soon as with acknowledgements
+/// echoing each packet's EV.
+#[test]
+fn reverse_ev_set_routes_acknowledgements_around_a_dead_link() {
+    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
+    shape.planes = 2;
+    let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 16;
+    cfg.ecmp = sim::fabric::EcmpMode::EvPath;
+    cfg.faults.push(Fault {
+        at: Instant::from_us(20),
+        link: LinkRef {
+            node: ids.aggs[0][0],
+            port: shape.tors_per_pod as u16,
+        },
+        kind: FaultKind::Down,
+    });
+    let flows = permutation(16, 1_000_000, 3);
+    let echo = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.reverse_evs_per_plane = 1;
+    let reverse = run(&topo, &cfg, &flows, None).unwrap();
+    for out in [&echo, &reverse] {
+        assert_eq!(out.summary.flows_completed, flows.len());
+        assert_eq!(out.summary.qp_errors, 0);
+        assert!(out.summary.drop_link_down > 0, "the failure mattered");
+    }
+    let (e, r) = (echo.summary.fct_max_us.unwrap(), reverse.summary.fct_max_us.unwrap());
+    eprintln!(
+        "max FCT echo {e:.1} us, reverse set {r:.1} us, {} sets emptied",
+        reverse.summary.reverse_evictions
+    );
+    assert!(r <= e * 1.1, "reverse set {r:.1} us vs echo {e:.1} us");
+    assert_eq!(echo.summary.reverse_evictions, 0);
+}

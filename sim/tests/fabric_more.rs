@@ -160,3 +160,59 @@ fn all_to_all_completes() {
         assert!(out.summary.conservation.balanced());
     }
 }
+
+/// The receiver's cwnd penalty reaches the senders: a 15 -> 1 incast runs
+/// differently with it (15 senders: penalty 15, each keeps 2^-15/8 of its
+/// ceiling) and still completes every flow without loss of data.
+#[test]
+fn receiver_penalty_reaches_the_senders_of_an_incast() {
+    let (topo, _) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
+    let flows = sim::fabric::traffic::incast(16, 15, 0, 400_000);
+    let mut cfg = SimConfig::mrc();
+    let plain = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.receiver_penalty = true;
+    let penalised = run(&topo, &cfg, &flows, None).unwrap();
+    for out in [&plain, &penalised] {
+        assert_eq!(out.summary.flows_completed, 15);
+        assert_eq!(out.summary.qp_errors, 0);
+    }
+    assert_ne!(
+        plain.flows.iter().map(|f| f.fct_ps).collect::<Vec<_>>(),
+        penalised.flows.iter().map(|f| f.fct_ps).collect::<Vec<_>>(),
+        "the penalty changed nothing"
+    );
+    eprintln!(
+        "15 -> 1 max FCT {:.1} us plain, {:.1} us with the penalty; trims {} / {}",
+        plain.summary.fct_max_us.unwrap(),
+        penalised.summary.fct_max_us.unwrap(),
+        plain.summary.trims,
+        penalised.summary.trims
+    );
+}
+
+/// MRC 1.0 deployments keep ECN off at the last hop: an incast's queue is
+/// at the receiver's port, so marks disappear with `ecn_last_hop` off,
+/// while trimming there still works.
+#[test]
+fn ecn_off_at_the_last_hop_leaves_incast_unmarked() {
+    let (topo, _) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
+    let flows = sim::fabric::traffic::incast(16, 15, 0, 400_000);
+    let mut cfg = SimConfig::mrc();
+    let marked = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.switch.ecn_last_hop = false;
+    let unmarked = run(&topo, &cfg, &flows, None).unwrap();
+    // Marks on the switch ports to hosts (global port order: node by node).
+    let to_hosts = |out: &sim::fabric::RunOutput| -> u64 {
+        let peers = topo.nodes.iter().flat_map(|n| n.ports.iter().map(|p| p.peer));
+        peers
+            .zip(&out.ports)
+            .filter(|(peer, _)| *peer < topo.n_hosts)
+            .map(|(_, s)| s.ecn_marks)
+            .sum()
+    };
+    assert!(to_hosts(&marked) > 0, "the incast queue marks with ECN at the last hop");
+    assert_eq!(to_hosts(&unmarked), 0);
+    assert!(unmarked.summary.ecn_marks < marked.summary.ecn_marks);
+    assert!(unmarked.summary.trims_last_hop > 0);
+    assert_eq!(unmarked.summary.flows_completed, 15);
+}

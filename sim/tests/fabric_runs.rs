@@ -22,6 +22,7 @@ fn lossy_faulty(seed: u64, transport: proto::model::Transport) -> (String, Strin
         }),
         trimming: true,
         header_buffer_bytes: 2_000,
+        ..SwitchConfig::default()
     };
     cfg.time_limit = Duration::from_ms(5);
     let agg = ids.aggs[0][0];
@@ -263,6 +264,7 @@ fn ecn_step_marks_only_above_threshold() {
         }),
         trimming: false,
         header_buffer_bytes: 0,
+        ..SwitchConfig::default()
     };
     let out = run(&topo, &cfg, &flows, None).unwrap();
     assert_eq!(out.summary.flows_completed, 8);

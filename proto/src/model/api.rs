@@ -92,6 +92,11 @@ pub struct QpConfig {
     /// / dynamic MPR / service time"); MRC only.
     #[serde(default)]
     pub peer_caps: Capabilities,
+    /// The responder's reverse EV set for SACKs and NACKs (MRC only; off
+    /// by default: each acknowledgement echoes the EV of the packet it
+    /// answers). See [`crate::model::reverse_ev`].
+    #[serde(default)]
+    pub reverse_evs: crate::model::reverse_ev::ReverseEvConfig,
 }
 
 /// MRC 1.0 capabilities (`../shared/docs/mrc-1.0.md`: TRIM_NACK,
@@ -144,6 +149,7 @@ impl QpConfig {
             reorder_allowance: 3,
             event_queue_len: 1 << 16,
             peer_caps: Capabilities::ALL,
+            reverse_evs: crate::model::reverse_ev::ReverseEvConfig::OFF,
         }
     }
 }
@@ -386,6 +392,9 @@ pub struct Counters {
     pub rx_data_packets: u64,
     pub rx_data_bytes: u64,
     pub rx_duplicates: u64,
+    /// Reverse EV sets emptied because a probe or a duplicate said
+    /// acknowledgements were lost ([`crate::model::reverse_ev`]).
+    pub reverse_evictions: u64,
     pub rx_out_of_order: u64,
     pub rx_ecn_ce: u64,
     pub rx_trimmed: u64,
@@ -492,6 +501,12 @@ pub trait QueuePair {
     /// Control plane: send an out-of-band probe on EV `ev_index`; its RTT is
     /// reported as [`Event::ProbeRtt`].
     fn probe_ev(&mut self, now: Instant, ev_index: u16) -> bool;
+    /// The receiving host's back-pressure (MRC 1.0's receiver cwnd
+    /// penalty, [`crate::wire::mrc10::choices::cwnd_penalty_share`]): the
+    /// penalty this QP's SACKs carry from now on, saturating at 127; going
+    /// back to 0 sets the restore bit of the next SACK. MRC only; other
+    /// transports ignore it.
+    fn set_receive_penalty(&mut self, _penalty: u8) {}
 }
 
 /// NACK kind -> the error a requester's completions carry. Shared so both
@@ -538,6 +553,9 @@ pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
     }
     if cfg.ack_every == 0 {
         return bad("ack_every", "must be at least 1".into());
+    }
+    if let Err(why) = cfg.reverse_evs.check() {
+        return bad("reverse_evs", why);
     }
     Ok(())
 }

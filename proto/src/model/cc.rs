@@ -13,6 +13,7 @@
 //! `docs/model-ev-cc.md` for the formulas and their sources.
 
 use crate::time::{Duration, Instant};
+use crate::wire::mrc10::choices;
 
 /// What an acknowledgement tells the congestion controller.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,6 +26,12 @@ pub struct AckSample {
     pub ecn_ce: u32,
     /// Bytes in flight after this ACK.
     pub in_flight: u64,
+    /// The receiver's cwnd penalty (CC_STATE, [`choices::cwnd_penalty_share`]):
+    /// while non-zero the window may not exceed that share of its ceiling.
+    pub cwnd_penalty: u8,
+    /// The receiver lifted its penalty (CC_STATE restore bit): the window
+    /// goes back to at least what it was before the penalty.
+    pub restore: bool,
 }
 
 /// A congestion controller of one QP (sender side).
@@ -271,6 +278,10 @@ pub struct NsccCounters {
     /// ECN marks and losses ignored after a quick adapt (feedback about
     /// bytes sent under the old window).
     pub qa_ignored: u64,
+    /// Windows cut to the receiver's penalty cap (CC_STATE).
+    pub receiver_penalties: u64,
+    /// Windows given back by the receiver's restore bit.
+    pub receiver_restores: u64,
 }
 
 /// Near-zero delay threshold for fast increase, as a fraction of target.
@@ -329,6 +340,9 @@ pub struct Nscc {
     counters: NsccCounters,
     last_quadrant: Option<NsccQuadrant>,
     qa: QaState,
+    /// The window when the receiver's penalty first capped it (restored
+    /// by the restore bit).
+    pre_penalty: Option<f64>,
 }
 
 /// Quick adapt's running state (see [`QuickAdapt`]).
@@ -365,6 +379,7 @@ impl Nscc {
             counters: NsccCounters::default(),
             last_quadrant: None,
             qa: QaState::default(),
+            pre_penalty: None,
             cfg,
         }
     }
@@ -393,6 +408,27 @@ impl Nscc {
     /// The quadrant of the last ACK.
     pub fn last_quadrant(&self) -> Option<NsccQuadrant> {
         self.last_quadrant
+    }
+
+    /// The receiver's back-pressure (CC_STATE): a penalty caps the window
+    /// at its share of the ceiling; the restore bit gives back the window
+    /// the first cap took.
+    fn receiver_penalty(&mut self, penalty: u8, restore: bool) {
+        if penalty > 0 {
+            let cap = self.cfg.max_cwnd as f64 * choices::cwnd_penalty_share(penalty);
+            if self.cwnd > cap {
+                self.pre_penalty.get_or_insert(self.cwnd);
+                self.cwnd = cap;
+                self.counters.receiver_penalties += 1;
+                self.clamp();
+            }
+        } else if restore {
+            if let Some(w) = self.pre_penalty.take() {
+                self.cwnd = self.cwnd.max(w);
+                self.counters.receiver_restores += 1;
+                self.clamp();
+            }
+        }
     }
 
     fn clamp(&mut self) {
@@ -572,10 +608,10 @@ impl CongestionControl for Nscc {
         // bytes count for the next one.
         let handled = self.quick_adapt(now, false, sample.ecn_ce > 0);
         self.qa.achieved += sample.acked_bytes;
-        if handled {
-            return;
+        if !handled {
+            self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
         }
-        self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
+        self.receiver_penalty(sample.cwnd_penalty, sample.restore);
     }
     fn on_loss(&mut self, now: Instant, bytes: u64) {
         self.counters.losses += 1;

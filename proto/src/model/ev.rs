@@ -72,6 +72,9 @@ pub enum EvChangeReason {
     Denied,
     /// The control plane lifted a denial.
     Allowed,
+    /// A backup EV of the same port took the place of an EV that left
+    /// GOOD ([`EvSetConfig::backup_evs`]); the event names the backup.
+    Promoted,
 }
 
 /// One EV state change, reported to the control plane: MRC 1.0's EV event
@@ -116,6 +119,20 @@ pub struct EvSetConfig {
     /// as long as `evs`, or empty: every EV on port 0.
     #[serde(default)]
     pub ports: Vec<u8>,
+    /// Backup EVs (MRC 1.0: "EVs are replaced from a backup set, from the
+    /// same plane"): healthy but unused until an EV of the same port leaves
+    /// GOOD, when the first of them takes its place. An EV that becomes
+    /// GOOD again while the set already sprays on `evs.len()` EVs joins the
+    /// backups. Together with `evs`, at most [`MAX_EVS`].
+    #[serde(default)]
+    pub backup_evs: Vec<BackupEv>,
+}
+
+/// A backup EV and the port it leaves on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BackupEv {
+    pub ev: u32,
+    pub port: u8,
 }
 
 impl Default for EvSetConfig {
@@ -129,6 +146,7 @@ impl Default for EvSetConfig {
             seed: 0,
             profile_id: 0,
             ports: Vec::new(),
+            backup_evs: Vec::new(),
         }
     }
 }
@@ -147,6 +165,9 @@ pub enum EvConfigError {
     /// `ports` names a port per EV or none.
     #[error("{ports} EV ports for {count} EVs (one per EV, or none)")]
     Ports { ports: usize, count: usize },
+    /// EVs and backup EVs together exceed [`MAX_EVS`].
+    #[error("{evs} EVs and {backups} backup EVs exceed the {MAX_EVS} a set may hold")]
+    Backups { evs: usize, backups: usize },
 }
 
 /// Counters of an EV set.
@@ -173,6 +194,11 @@ pub struct EvCounters {
     /// Second stalls of a suspect EV that did not mark it because its path
     /// reported congestion since the first.
     pub stall_congestion_excused: u64,
+    /// Backup EVs that took the place of an EV leaving GOOD.
+    pub promoted: u64,
+    /// ASSUMED_BAD marks and denials that found no backup of the EV's
+    /// port while the set had backups of other ports.
+    pub no_backup: u64,
 }
 
 /// Smallest spraying weight of a GOOD EV (Weighted policy): a GOOD EV
@@ -218,8 +244,18 @@ pub struct EvStats {
 /// The EV set of one QP.
 #[derive(Clone, Debug)]
 pub struct EvSet {
+    /// The configuration, its EV and port lists moved into `evs` and `ports`.
     cfg: EvSetConfig,
+    /// How many EVs the set sprays on at most (`EvSetConfig::evs`'s length).
+    active_n: usize,
+    /// `cfg.evs` then `cfg.backup_evs`: an EV's index is its place here.
+    evs: Vec<u32>,
+    /// The port of each EV of `evs` (empty: every EV on port 0).
+    ports: Vec<u8>,
     state: Vec<EvState>,
+    /// Bit i set iff EV i is a backup: GOOD but not sprayed on (not in
+    /// `good_mask`, not counted in `good_n`).
+    standby: [u64; 4],
     /// Bit i set iff EV i is GOOD. Plain words, not a `bitvec` array: the
     /// bitvec form (`first_one` over a `BitArray`, with the other bit sets
     /// below) made the model benches execute 14-21% more instructions
@@ -314,7 +350,7 @@ pub fn entropy_from_masks(base: u32, fields: &[EvField], count: usize) -> Vec<u3
 
 impl EvSet {
     /// A set with every EV GOOD.
-    pub fn new(cfg: EvSetConfig) -> Result<EvSet, EvConfigError> {
+    pub fn new(mut cfg: EvSetConfig) -> Result<EvSet, EvConfigError> {
         let n = cfg.evs.len();
         if n == 0 || n > MAX_EVS {
             return Err(EvConfigError::Count(n));
@@ -334,18 +370,39 @@ impl EvSet {
                 count: n,
             });
         }
+        let backups = cfg.backup_evs.len();
+        if n + backups > MAX_EVS {
+            return Err(EvConfigError::Backups { evs: n, backups });
+        }
+        // The lists move into the set's own tables (a QP holds them once).
+        let backup = std::mem::take(&mut cfg.backup_evs);
+        let mut evs = std::mem::take(&mut cfg.evs);
+        evs.extend(backup.iter().map(|b| b.ev));
+        let mut ports = std::mem::take(&mut cfg.ports);
+        if !ports.is_empty() || backup.iter().any(|b| b.port != 0) {
+            ports.resize(n, 0);
+            ports.extend(backup.iter().map(|b| b.port));
+        }
+        let mut standby = [0u64; 4];
+        for i in n..n + backups {
+            standby[i / 64] |= 1 << (i % 64);
+        }
         // The seed de-synchronises QPs: each starts its rotation at a
         // different EV with different initial credits.
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let cursor = rng.gen_range(0..n);
-        let credit: Vec<f64> = (0..n).map(|_| rng.gen::<f64>()).collect();
+        let credit: Vec<f64> = (0..n + backups).map(|_| rng.gen::<f64>()).collect();
         let weighted = cfg.policy == SprayPolicy::Weighted;
         let mut good_mask = [0u64; 4];
         for i in 0..n {
             good_mask[i / 64] |= 1 << (i % 64);
         }
         Ok(EvSet {
-            state: vec![EvState::Good; n],
+            active_n: n,
+            evs,
+            ports,
+            state: vec![EvState::Good; n + backups],
+            standby,
             good_mask,
             good_n: n,
             suspect: [0; 4],
@@ -357,7 +414,7 @@ impl EvSet {
             bad_since: Vec::new(),
             drops: Vec::new(),
             stats: Vec::new(),
-            weight: if weighted { vec![1.0; n] } else { Vec::new() },
+            weight: if weighted { vec![1.0; n + backups] } else { Vec::new() },
             credit: if weighted { credit } else { Vec::new() },
             base_rtt_ps: 0.0,
             srtt_all_ps: 0.0,
@@ -370,12 +427,13 @@ impl EvSet {
         })
     }
 
-    /// The configuration.
+    /// The configuration, without its lists of EVs and ports (see
+    /// [`EvSet::value`], [`EvSet::port`]).
     pub fn config(&self) -> &EvSetConfig {
         &self.cfg
     }
 
-    /// Number of EVs.
+    /// Number of EVs, backups included (EV indices run over `0..len()`).
     pub fn len(&self) -> usize {
         self.state.len()
     }
@@ -387,7 +445,24 @@ impl EvSet {
 
     /// The entropy value of EV `index`.
     pub fn value(&self, index: u16) -> u32 {
-        self.cfg.evs[index as usize]
+        self.evs[index as usize]
+    }
+
+    /// The port of EV `index` ([`EvSetConfig::ports`], [`BackupEv::port`]).
+    pub fn port(&self, index: u16) -> u8 {
+        self.ports.get(index as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether EV `index` is a backup: GOOD, but not sprayed on until it
+    /// replaces an EV of its port.
+    pub fn is_backup(&self, index: u16) -> bool {
+        let i = index as usize;
+        i < self.len() && self.standby[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// How many backup EVs wait.
+    pub fn backup_count(&self) -> usize {
+        self.standby.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// The state of EV `index`.
@@ -395,7 +470,7 @@ impl EvSet {
         self.state[index as usize]
     }
 
-    /// How many EVs are GOOD.
+    /// How many EVs are GOOD and sprayed on (backups not counted).
     pub fn good_count(&self) -> usize {
         self.good_n
     }
@@ -733,7 +808,7 @@ impl EvSet {
     /// NACK, or a SACK with m = SKIP_ONCE). Only a GOOD EV is skipped.
     pub fn skip_once(&mut self, index: u16) {
         let i = index as usize;
-        if i < self.len() && self.state[i] == EvState::Good {
+        if i < self.len() && self.state[i] == EvState::Good && !self.is_backup(index) {
             self.skip[i / 64] |= 1 << (i % 64);
             self.congested[i / 64] |= 1 << (i % 64);
             self.counters.skipped += 1;
@@ -755,7 +830,10 @@ impl EvSet {
         if self.state[i] != EvState::Good {
             return false;
         }
-        if self.good_n <= self.cfg.min_active as usize {
+        if self.good_n <= self.cfg.min_active as usize
+            && !self.is_backup(index)
+            && self.backup_of(self.port(index)).is_none()
+        {
             self.counters.guard_refused += 1;
             return false;
         }
@@ -783,21 +861,81 @@ impl EvSet {
         }
     }
 
+    /// The first backup EV on `port`.
+    fn backup_of(&self, port: u8) -> Option<usize> {
+        let mut w = self.standby;
+        for (k, word) in w.iter_mut().enumerate() {
+            while *word != 0 {
+                let i = k * 64 + word.trailing_zeros() as usize;
+                *word &= *word - 1;
+                if self.port(i as u16) == port {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
     fn set_state(&mut self, i: usize, to: EvState, reason: EvChangeReason, at: Instant) {
         let from = self.state[i];
-        self.suspect[i / 64] &= !(1 << (i % 64));
-        self.skip[i / 64] &= !(1 << (i % 64));
-        self.congested[i / 64] &= !(1 << (i % 64));
-        if from == EvState::Good {
-            self.good_mask[i / 64] &= !(1 << (i % 64));
+        let bit = 1u64 << (i % 64);
+        self.suspect[i / 64] &= !bit;
+        self.skip[i / 64] &= !bit;
+        self.congested[i / 64] &= !bit;
+        let was_backup = self.standby[i / 64] & bit != 0;
+        self.standby[i / 64] &= !bit;
+        if from == EvState::Good && !was_backup {
+            self.good_mask[i / 64] &= !bit;
             self.good_n -= 1;
         }
         if to == EvState::Good {
-            self.good_mask[i / 64] |= 1 << (i % 64);
-            self.good_n += 1;
+            if self.good_n >= self.active_n {
+                // Every place in the spray is taken: a backup now.
+                self.standby[i / 64] |= bit;
+            } else {
+                self.good_mask[i / 64] |= bit;
+                self.good_n += 1;
+            }
         }
         self.state[i] = to;
         self.fallback_cache = None;
+        self.push_change(i, from, to, reason, at);
+        if from == EvState::Good && to != EvState::Good && !was_backup {
+            self.promote_backup(i, at);
+        }
+    }
+
+    /// EV `gone` left the spray: the first backup of its port takes its
+    /// place (an event with reason `Promoted` names it).
+    fn promote_backup(&mut self, gone: usize, at: Instant) {
+        if self.len() == self.active_n {
+            return;
+        }
+        let same_port = self.backup_of(self.port(gone as u16));
+        if same_port.is_none() && self.backup_count() > 0 {
+            self.counters.no_backup += 1;
+        }
+        // No backup on the port: the set sprays on fewer EVs, unless it
+        // has none left, when a backup of any port beats an ASSUMED_BAD
+        // fallback (a QP never stops sending for lack of paths).
+        let any_port = || {
+            (0..4)
+                .find(|&k| self.standby[k] != 0)
+                .map(|k| k * 64 + self.standby[k].trailing_zeros() as usize)
+        };
+        let Some(j) = same_port.or_else(|| if self.good_n == 0 { any_port() } else { None }) else {
+            return;
+        };
+        let bit = 1u64 << (j % 64);
+        self.standby[j / 64] &= !bit;
+        self.good_mask[j / 64] |= bit;
+        self.good_n += 1;
+        self.counters.promoted += 1;
+        self.push_change(j, EvState::Good, EvState::Good, EvChangeReason::Promoted, at);
+    }
+
+    /// Queue an EV event (counted in `events_dropped` when the queue is full).
+    fn push_change(&mut self, i: usize, from: EvState, to: EvState, reason: EvChangeReason, at: Instant) {
         let drops = self.drops.get_mut(i).map_or(0, std::mem::take);
         if self.events.len() >= self.cfg.event_queue_len {
             self.counters.events_dropped += 1;
@@ -805,8 +943,8 @@ impl EvSet {
             self.events.push_back(EvStateChange {
                 at,
                 ev_index: i as u16,
-                ev: self.cfg.evs[i],
-                port: self.cfg.ports.get(i).copied().unwrap_or(0),
+                ev: self.evs[i],
+                port: self.port(i as u16),
                 profile_id: self.cfg.profile_id,
                 drops,
                 from,
@@ -890,7 +1028,7 @@ impl EvSet {
     pub fn deny(&mut self, mask: u32, value: u32, now: Instant) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
-            if self.cfg.evs[i] & mask == value & mask && self.state[i] != EvState::Denied {
+            if self.evs[i] & mask == value & mask && self.state[i] != EvState::Denied {
                 self.set_probe(i, None);
                 self.probe_tries[i] = 0;
                 self.set_state(i, EvState::Denied, EvChangeReason::Denied, now);
@@ -906,7 +1044,7 @@ impl EvSet {
     pub fn allow(&mut self, mask: u32, value: u32, now: Instant) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
-            if self.cfg.evs[i] & mask == value & mask && self.state[i] == EvState::Denied {
+            if self.evs[i] & mask == value & mask && self.state[i] == EvState::Denied {
                 self.set_state(i, EvState::Good, EvChangeReason::Allowed, now);
                 self.reset_stats(i, None);
                 n += 1;

@@ -996,6 +996,7 @@ impl LegacyMrcQp {
                     rtt,
                     ecn_ce: s.ecn_ce_count as u32,
                     in_flight,
+                    ..AckSample::default()
                 },
             );
         }

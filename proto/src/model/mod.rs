@@ -11,6 +11,7 @@ pub mod memory;
 pub mod mrc;
 pub mod qp;
 pub mod rc;
+pub mod reverse_ev;
 pub mod setup;
 mod timer;
 

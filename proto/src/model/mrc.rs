@@ -24,6 +24,7 @@ use crate::model::api::*;
 use crate::model::cc::{self, AckSample, CongestionControl};
 use crate::model::ev::{EvSet, EvSetConfig};
 use crate::model::memory::MemoryTable;
+use crate::model::reverse_ev::{ReverseEvConfig, ReverseEvs};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::mrc10::choices::{self, TrafficClass};
@@ -454,10 +455,17 @@ struct Responder {
     backlog: Option<(Psn, Psn)>,
     /// Payload bytes received (wrapping; CC_STATE carries 24 bits).
     rcvd_bytes: u32,
+    /// The EVs SACKs and NACKs travel on.
+    reverse: ReverseEvs,
+    /// The cwnd penalty SACKs carry (CC_STATE), set by the receiving
+    /// host ([`QueuePair::set_receive_penalty`]).
+    cwnd_penalty: u8,
+    /// The penalty went back to 0: the next SACK sets the restore bit.
+    restore_due: bool,
 }
 
 impl Responder {
-    fn new(a: &RtrAttr) -> Responder {
+    fn new(a: &RtrAttr, reverse: ReverseEvConfig) -> Responder {
         let window = a.mpr_units as u32 * MPR_UNIT;
         let size = window.next_power_of_two().max(64);
         Responder {
@@ -483,6 +491,9 @@ impl Responder {
             unreported: None,
             backlog: None,
             rcvd_bytes: 0,
+            reverse: ReverseEvs::new(reverse),
+            cwnd_penalty: 0,
+            restore_due: false,
         }
     }
     fn pos(&self, psn: Psn) -> usize {
@@ -580,6 +591,18 @@ use choices::ts16;
 /// than one wrap ([`choices::TS_RANGE_NS`]) old.
 fn ts_age(now: Instant, ts: u16) -> Duration {
     Duration::from_ns(u64::from(ts16(now).wrapping_sub(ts)) * choices::TS_UNIT_NS)
+}
+
+/// What an acknowledgement says to congestion control besides the PSNs.
+#[derive(Clone, Copy, Debug, Default)]
+struct Feedback {
+    /// The RTT sample of its trigger packet.
+    rtt: Option<Duration>,
+    /// CE-marked packets since the previous SACK.
+    ce: u32,
+    /// CC_STATE: the receiver's cwnd penalty and restore bit.
+    cwnd_penalty: u8,
+    restore: bool,
 }
 
 impl MrcQp {
@@ -745,7 +768,8 @@ impl MrcQp {
             cc_flags: 0,
             timestamp: echo_ts,
         };
-        let p = self.control_packet(pkt.ev, Opcode::Nack, pkt.bth.psn, Headers::Nack(neth));
+        let travel = self.resp.as_mut().map_or(pkt.ev, |r| r.reverse.pick(pkt.ev));
+        let p = self.control_packet(travel, Opcode::Nack, pkt.bth.psn, Headers::Nack(neth));
         self.ctrl.push_back(Ctrl { pkt: p });
     }
 
@@ -816,10 +840,16 @@ impl MrcQp {
         };
         if dup {
             self.counters.rx_duplicates += 1;
+            // A resent packet: the requester missed acknowledgements.
+            if r.reverse.evict() {
+                self.counters.reverse_evictions += 1;
+            }
+            r.reverse.learn(pkt.ev);
             r.trigger = Some(trigger);
             r.sack_now = true;
             return Ok(());
         }
+        r.reverse.learn(pkt.ev);
         if trimmed {
             self.counters.rx_trimmed += 1;
             let reason = if pkt.class == TrafficClass::TrimmedLastHop {
@@ -999,8 +1029,8 @@ impl MrcQp {
         let cc_state = CcStateRepr {
             echo_ts,
             ooo_count: r.ooo_count.min(crate::wire::mrc10::cc_state::OOO_COUNT_MASK),
-            restore: false,
-            cwnd_penalty: 0,
+            restore: std::mem::take(&mut r.restore_due),
+            cwnd_penalty: r.cwnd_penalty,
             rcvd_bytes: r.rcvd_bytes & crate::wire::mrc10::cc_state::RCVD_BYTES_MASK,
         };
         r.ecn_count = 0;
@@ -1019,8 +1049,9 @@ impl MrcQp {
                 .filter(|(from, to)| from.before(*to));
             r.sack_now = r.backlog.is_some();
         }
+        let travel = r.reverse.pick(ev);
         self.counters.tx_acks += 1;
-        self.control_packet(ev, Opcode::Sack, cum, Headers::Sack { seth, cc_state })
+        self.control_packet(travel, Opcode::Sack, cum, Headers::Sack { seth, cc_state })
     }
 
     // ------------------------------------------------------------ requester
@@ -1032,7 +1063,7 @@ impl MrcQp {
             return Err(RxError::BadState(self.state));
         }
         match aeth.syndrome {
-            Syndrome::Ack { .. } => self.acknowledge(now, psn, psn.next(), 0, None, None, 0),
+            Syndrome::Ack { .. } => self.acknowledge(now, psn, psn.next(), 0, None, Feedback::default()),
             Syndrome::Nak { code } if code == Syndrome::NAK_REMOTE_ACCESS => {
                 self.handle_fatal_nak(psn, NackKind::RemoteAccess)
             }
@@ -1071,6 +1102,13 @@ impl MrcQp {
         if self.resp.is_none() {
             return Err(RxError::BadState(self.state));
         }
+        let r = self.resp.as_mut().expect("checked above");
+        // The requester probes when it hears nothing: acknowledgements
+        // may be lost on the reverse EVs.
+        if r.reverse.evict() {
+            self.counters.reverse_evictions += 1;
+        }
+        r.reverse.learn(pkt.ev);
         let answer = ProbeAnswer {
             ev: pkt.ev,
             probe_id: peth.probe_id,
@@ -1096,7 +1134,7 @@ impl MrcQp {
             if ev_index as usize >= q.evs.len() {
                 return Err(RxError::Malformed("probe answer for an EV not in the set"));
             }
-            self.acknowledge(now, cum, base, seth.bitmap, None, None, 0)?;
+            self.acknowledge(now, cum, base, seth.bitmap, None, Feedback::default())?;
             let rtt = ts_age(now, cc_state.echo_ts);
             let q = self.req.as_mut().expect("requester exists in RTS");
             q.evs.on_probe_response(ev_index, now, rtt);
@@ -1120,7 +1158,13 @@ impl MrcQp {
                 .then(|| q.slot(trigger).ev_index)
                 .filter(|&i| q.evs.value(i) == seth.ev)
         };
-        self.acknowledge(now, cum, base, seth.bitmap, Some(trigger), rtt, ce)?;
+        let fb = Feedback {
+            rtt,
+            ce,
+            cwnd_penalty: cc_state.cwnd_penalty,
+            restore: cc_state.restore,
+        };
+        self.acknowledge(now, cum, base, seth.bitmap, Some(trigger), fb)?;
         if let Some(ev) = skip_ev {
             let q = self.req.as_mut().expect("requester exists in RTS");
             match seth.skip_mode {
@@ -1151,9 +1195,9 @@ impl MrcQp {
         base: Psn,
         bitmap: u64,
         trigger: Option<Psn>,
-        rtt: Option<Duration>,
-        ce: u32,
+        fb: Feedback,
     ) -> Result<(), RxError> {
+        let Feedback { rtt, ce, .. } = fb;
         let q = self.req.as_mut().expect("requester exists in RTS");
         let out = q.outstanding() as i64;
         // Cumulative part: PSNs una ..= cum.
@@ -1221,7 +1265,8 @@ impl MrcQp {
                 q.tail_deadline = Some(q.slot(q.una).sent_at + age);
             }
         }
-        if acked_bytes > 0 || ecn {
+        // A restore bit is news even on a SACK that acknowledges nothing.
+        if acked_bytes > 0 || ecn || fb.restore {
             let in_flight = q.in_flight;
             q.cc.on_ack(
                 now,
@@ -1230,6 +1275,8 @@ impl MrcQp {
                     rtt,
                     ecn_ce: ce,
                     in_flight,
+                    cwnd_penalty: fb.cwnd_penalty,
+                    restore: fb.restore,
                 },
             );
         }
@@ -1764,7 +1811,7 @@ impl QueuePair for MrcQp {
             QpTransition::Rtr(a) => {
                 validate_rtr(&a)?;
                 self.dest_qp = a.dest_qp & 0xFF_FFFF;
-                self.resp = Some(Box::new(Responder::new(&a)));
+                self.resp = Some(Box::new(Responder::new(&a, self.cfg.reverse_evs)));
             }
             QpTransition::Rts(mut a) => {
                 validate_rts(&a)?;
@@ -1988,6 +2035,17 @@ impl QueuePair for MrcQp {
                 true
             }
             _ => false,
+        }
+    }
+    fn set_receive_penalty(&mut self, penalty: u8) {
+        if let Some(r) = self.resp.as_mut() {
+            let p = penalty.min(choices::CWND_PENALTY_MAX);
+            if r.cwnd_penalty > 0 && p == 0 {
+                r.restore_due = true;
+            } else if p > 0 {
+                r.restore_due = false;
+            }
+            r.cwnd_penalty = p;
         }
     }
 }

@@ -97,4 +97,7 @@ impl QueuePair for Qp {
     fn probe_ev(&mut self, now: Instant, ev_index: u16) -> bool {
         delegate!(self, q => q.probe_ev(now, ev_index))
     }
+    fn set_receive_penalty(&mut self, penalty: u8) {
+        delegate!(self, q => q.set_receive_penalty(penalty))
+    }
 }

@@ -694,6 +694,7 @@ impl RcQp {
                 rtt,
                 ecn_ce: 0,
                 in_flight,
+                ..AckSample::default()
             },
         );
         let mut done = Vec::new();

@@ -126,6 +126,16 @@ pub struct SwitchConfig {
     /// Header queue capacity per port, bytes (trimmed headers beyond it are
     /// dropped).
     pub header_buffer_bytes: u64,
+    /// ECN marking also on the ports to hosts. MRC 1.0 deployments keep
+    /// ECN off at the last hop ("so marks signal path imbalance",
+    /// `../shared/docs/mrc-1.0.md`, C): congestion there, which every path
+    /// shares, is the receiver's to signal (its cwnd penalty).
+    #[serde(default = "ecn_last_hop_default")]
+    pub ecn_last_hop: bool,
+}
+
+fn ecn_last_hop_default() -> bool {
+    true
 }
 
 impl Default for SwitchConfig {
@@ -139,6 +149,7 @@ impl Default for SwitchConfig {
             }),
             trimming: true,
             header_buffer_bytes: 64_000,
+            ecn_last_hop: true,
         }
     }
 }

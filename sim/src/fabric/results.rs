@@ -76,6 +76,14 @@ pub struct Summary {
     pub timeouts: u64,
     /// EV transitions into ASSUMED_BAD, all QPs.
     pub ev_marked_bad: u64,
+    /// Backup EVs that took the place of an EV leaving GOOD, all QPs
+    /// (`SimConfig::backup_evs`).
+    #[serde(default)]
+    pub ev_promoted: u64,
+    /// Reverse EV sets emptied by a probe or a duplicate, all responders
+    /// (`SimConfig::reverse_evs_per_plane`).
+    #[serde(default)]
+    pub reverse_evictions: u64,
     /// QPs that went to ERR.
     pub qp_errors: u64,
     pub events: u64,
@@ -126,6 +134,9 @@ pub struct RunOutput {
     pub summary: Summary,
     pub series: GoodputSeries,
     pub ev_marks: Vec<EvMark>,
+    /// Backup EVs promoted on requesters (reason `Promoted`), in time order.
+    #[serde(default)]
+    pub ev_promotions: Vec<EvMark>,
     /// Each flow's EV values, in EV-index order (empty if it never started).
     #[serde(skip)]
     pub flow_evs: Vec<Vec<u32>>,

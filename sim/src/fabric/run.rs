@@ -5,11 +5,13 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
-use proto::model::ev::{EvSetConfig, EvState, SprayPolicy};
+use proto::model::ev::{BackupEv, EvChangeReason, EvSetConfig, EvState, SprayPolicy, MAX_EVS};
+use proto::model::reverse_ev::ReverseEvConfig;
 use proto::model::{
     Event as QpEvent, Qp, QpSetup, QpState, QueuePair, Transport, WcStatus, WriteRequest, RETRY_INFINITE,
 };
 use proto::time::{Duration, Instant};
+use proto::wire::mrc10::choices;
 use proto::wire::{Encap, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -27,6 +29,21 @@ pub struct SimConfig {
     pub transport: Transport,
     /// EVs per flow (MRC); RC always uses 1.
     pub n_evs: usize,
+    /// Backup EVs per flow (MRC): each replaces an EV of its port (plane)
+    /// that leaves GOOD (`EvSetConfig::backup_evs`). `n_evs` plus these at
+    /// most `MAX_EVS`.
+    #[serde(default)]
+    pub backup_evs: usize,
+    /// Reverse EVs per plane of each MRC responder (`QpConfig::reverse_evs`;
+    /// 0 = acknowledgements echo the EV of the packet they answer).
+    #[serde(default)]
+    pub reverse_evs_per_plane: u8,
+    /// MRC: each receiving host sets the cwnd penalty of its responders'
+    /// SACKs from the number of flows delivering data to it at once
+    /// (`choices::cwnd_penalty_for_senders`), the receiver back-pressure
+    /// of MRC 1.0's CC_STATE. Off: penalty 0.
+    #[serde(default)]
+    pub receiver_penalty: bool,
     /// Payload bytes per packet.
     pub mtu: u32,
     /// Seeds EV values, QP seeds, ECMP salts, ECN and loss draws.
@@ -91,6 +108,9 @@ impl SimConfig {
         SimConfig {
             transport,
             n_evs: 128,
+            backup_evs: 0,
+            reverse_evs_per_plane: 0,
+            receiver_penalty: false,
             mtu: 4096,
             seed: 1,
             switch: SwitchConfig::default(),
@@ -175,6 +195,9 @@ struct HostState {
     nports: u32,
     /// Packets waiting in this host's port queues (not being serialised).
     queued: u32,
+    /// Flows that delivered data to this host and have not finished
+    /// (`SimConfig::receiver_penalty`).
+    rx_active: u32,
 }
 
 /// How often a trigger was activated (its kind decides what that starts).
@@ -190,6 +213,8 @@ struct FlowState {
     recv_end: Option<Instant>,
     error: bool,
     done: bool,
+    /// Counted in its destination's `rx_active`.
+    rx_active: bool,
     ev_bad: u64,
     evs: Vec<u32>,
     /// The requester's counters, kept when its QPs are freed.
@@ -234,9 +259,13 @@ struct Sim<'a, Q: EventList> {
     stale_packets: u64,
     events: u64,
     ev_marked_bad: u64,
+    ev_promoted: u64,
+    /// Reverse EV sets emptied, summed over freed responders.
+    reverse_evictions: u64,
     qp_errors: u64,
     series: Vec<u64>,
     ev_marks: Vec<EvMark>,
+    ev_promotions: Vec<EvMark>,
 }
 
 /// Run `flows` over `topo` with `cfg`. `progress`, if given, is called
@@ -378,6 +407,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 port0: ports.base[h as usize],
                 nports: topo.nodes[h as usize].ports.len() as u32,
                 queued: 0,
+                rx_active: 0,
             })
             .collect();
         let mut qps = Vec::with_capacity(specs.len() * 2);
@@ -418,9 +448,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             stale_packets: 0,
             events: 0,
             ev_marked_bad: 0,
+            ev_promoted: 0,
+            reverse_evictions: 0,
             qp_errors: 0,
             series: Vec::new(),
             ev_marks: Vec::new(),
+            ev_promotions: Vec::new(),
         })
     }
 
@@ -482,13 +515,18 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         self.flows[fi].started = Some(now);
         let mut rng = ChaCha8Rng::seed_from_u64(mix64(cfg.seed ^ mix64(f as u64 + 1)));
         let n_evs = match cfg.transport {
-            Transport::Mrc | Transport::MrcLegacy => cfg.n_evs.clamp(1, 256),
+            Transport::Mrc | Transport::MrcLegacy => cfg.n_evs.clamp(1, MAX_EVS),
             Transport::Rc => 1,
         };
-        let mut evs: Vec<u32> = Vec::with_capacity(n_evs);
+        let n_backup = match cfg.transport {
+            Transport::Mrc => cfg.backup_evs.min(MAX_EVS - n_evs),
+            Transport::MrcLegacy | Transport::Rc => 0,
+        };
+        let n_all = n_evs + n_backup;
+        let mut evs: Vec<u32> = Vec::with_capacity(n_all);
         match cfg.ecmp {
             EcmpMode::Hash => {
-                while evs.len() < n_evs {
+                while evs.len() < n_all {
                     let v: u32 = rng.gen::<u16>() as u32;
                     if !evs.contains(&v) {
                         evs.push(v);
@@ -497,7 +535,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             }
             // One EV (RC): a random 16-bit value, a uniformly random path
             // where the path count divides 2^16 (as in every tree built here).
-            EcmpMode::EvPath if n_evs == 1 => evs.push(rng.gen::<u16>() as u32),
+            EcmpMode::EvPath if n_all == 1 => evs.push(rng.gen::<u16>() as u32),
             EcmpMode::EvPath => {
                 // Path indices with a per-flow random base and a random
                 // stride coprime to the path count (EcmpMode::EvPath).
@@ -513,11 +551,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                         }
                     }
                 };
-                evs.extend(net::ev_path_values(paths, n_evs, base, stride));
+                // Backups continue the sequence: the paths after the EVs'.
+                evs.extend(net::ev_path_values(paths, n_all, base, stride));
                 // Spraying walks the set in order: shuffle it per flow so
                 // flows do not visit the paths in lockstep (with one cyclic
                 // order, flows in phase collide persistently).
-                rand::seq::SliceRandom::shuffle(evs.as_mut_slice(), &mut rng);
+                rand::seq::SliceRandom::shuffle(&mut evs[..n_evs], &mut rng);
             }
         }
         let gbps = self.topo.nodes[spec.src as usize]
@@ -542,8 +581,34 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let req_id = 2 * f;
         let resp_id = 2 * f + 1;
         let qpn = |id: u32| id + 1;
+        // Each EV's port is the plane the source's NIC sends it on (none
+        // with one plane: every EV on port 0).
+        let planes = self.topo.next_hops(spec.src, spec.dst).len();
+        let ports: Vec<u8> = if planes > 1 {
+            let salt = self.ports.salt[spec.src as usize];
+            evs.iter()
+                .map(|&ev| {
+                    let mut route = ev & 0xFFFF;
+                    net::ecmp_pick(cfg.ecmp, salt, spec.src, spec.dst, ev, &mut route, planes) as u8
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let port_of = |i: usize| ports.get(i).copied().unwrap_or(0);
         let evset = EvSetConfig {
-            evs: evs.clone(),
+            evs: evs[..n_evs].to_vec(),
+            backup_evs: (n_evs..n_all)
+                .map(|i| BackupEv {
+                    ev: evs[i],
+                    port: port_of(i),
+                })
+                .collect(),
+            ports: if ports.is_empty() {
+                Vec::new()
+            } else {
+                ports[..n_evs].to_vec()
+            },
             min_active: cfg.min_active_evs.min(n_evs as u16).max(1),
             probe_interval: cfg.probe_interval,
             policy: cfg.spray,
@@ -556,6 +621,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         req_setup.cfg.ack_every = cfg.ack_every;
         req_setup.cfg.ack_delay = cfg.ack_delay;
         req_setup.cfg.event_queue_len = 64;
+        if cfg.transport == Transport::Mrc {
+            req_setup.cfg.reverse_evs = ReverseEvConfig {
+                per_plane: cfg.reverse_evs_per_plane,
+                planes: planes as u8,
+            };
+        }
         req_setup.rtr.mpr_units = cfg.mpr_units;
         req_setup.rtr.max_wimm = 16;
         req_setup.rts.ack_timeout_exp = cfg.ack_timeout_exp;
@@ -658,6 +729,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             return;
         }
         st.done = true;
+        if std::mem::take(&mut st.rx_active) {
+            let dst = self.specs[f as usize].dst;
+            self.hosts[dst as usize].rx_active -= 1;
+        }
+        let st = &mut self.flows[f as usize];
         if error {
             st.error = true;
         } else {
@@ -681,7 +757,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     fn free_finished(&mut self) {
         while let Some(f) = self.to_free.pop() {
             let req = self.qps[2 * f as usize].take();
-            self.qps[2 * f as usize + 1] = None;
+            if let Some(resp) = self.qps[2 * f as usize + 1].take() {
+                self.reverse_evictions += resp.qp.counters().reverse_evictions;
+            }
             self.flows[f as usize].counters = req.map(|e| *e.qp.counters());
         }
     }
@@ -753,6 +831,23 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     st.ev_bad += 1;
                     let ev = st.evs.get(ch.ev_index as usize).copied().unwrap_or(u32::MAX);
                     self.ev_marks.push(EvMark {
+                        flow: f,
+                        ev_index: ch.ev_index,
+                        ev,
+                        at_ps: self.now.as_ps(),
+                        reason: ch.reason,
+                    });
+                }
+            }
+            QpEvent::EvStateChanged(ch) if ch.reason == EvChangeReason::Promoted => {
+                self.ev_promoted += 1;
+                if is_req {
+                    let ev = self.flows[f as usize]
+                        .evs
+                        .get(ch.ev_index as usize)
+                        .copied()
+                        .unwrap_or(u32::MAX);
+                    self.ev_promotions.push(EvMark {
                         flow: f,
                         ev_index: ch.ev_index,
                         ev,
@@ -1021,7 +1116,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             p.hdr_bytes += wire;
             return;
         }
-        if let Some(e) = sw.ecn {
+        let marks_here = sw.ecn_last_hop || p.peer_node >= self.topo.n_hosts;
+        if let Some(e) = sw.ecn.filter(|_| marks_here) {
             let q = p.data_bytes;
             let mark = if q >= e.kmax_bytes {
                 true
@@ -1071,6 +1167,17 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             return;
         }
         let now = self.now;
+        if self.cfg.receiver_penalty && pkt.is_data() && qid % 2 == 1 {
+            let f = (qid / 2) as usize;
+            if !self.flows[f].rx_active && !self.flows[f].done {
+                self.flows[f].rx_active = true;
+                self.hosts[h as usize].rx_active += 1;
+            }
+            let p = choices::cwnd_penalty_for_senders(self.hosts[h as usize].rx_active);
+            if let Some(e) = self.qps[qid as usize].as_mut() {
+                e.qp.set_receive_penalty(p);
+            }
+        }
         let e = self.qps[qid as usize].as_mut().expect("checked");
         let _ = e.qp.handle_packet(now, pkt);
         self.ready(qid);
@@ -1262,6 +1369,16 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             retransmissions: retx,
             timeouts: tos,
             ev_marked_bad: self.ev_marked_bad,
+            ev_promoted: self.ev_promoted,
+            reverse_evictions: self.reverse_evictions
+                + self
+                    .qps
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .flatten()
+                    .map(|e| e.qp.counters().reverse_evictions)
+                    .sum::<u64>(),
             qp_errors: self.qp_errors,
             events: self.events,
             sim_time_us: self.now.as_ps() as f64 / 1e6,
@@ -1282,6 +1399,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 bytes: std::mem::take(&mut self.series),
             },
             ev_marks: std::mem::take(&mut self.ev_marks),
+            ev_promotions: std::mem::take(&mut self.ev_promotions),
             flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
             ports: self.ports.ports.iter().map(|p| p.stats).collect(),
         }

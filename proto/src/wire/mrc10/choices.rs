@@ -94,6 +94,44 @@ pub const fn skip_mode_for(ce: bool) -> super::seth::SkipMode {
         super::seth::SkipMode::None
     }
 }
+/// Ours: CC_STATE's 7-bit receiver cwnd penalty counts eighths of a
+/// halving. A SACK carrying penalty `p` caps its sender's window at
+/// `max_cwnd * 2^(-p / 8)` until a SACK says otherwise (so 8 halves it, 80
+/// divides it by 1024, 127 by about 60,000). The public record names the
+/// field and says it is the receiver's back-pressure (grade S), not its
+/// unit.
+pub const CWND_PENALTY_STEPS_PER_HALVING: u8 = 8;
+/// The largest penalty CC_STATE carries (7 bits).
+pub const CWND_PENALTY_MAX: u8 = super::cc_state::CWND_PENALTY_MASK;
+
+/// The share of its window ceiling a sender keeps under penalty `p`:
+/// `2^(-p / 8)`, `p` saturating at [`CWND_PENALTY_MAX`].
+pub fn cwnd_penalty_share(p: u8) -> f64 {
+    let p = p.min(CWND_PENALTY_MAX);
+    (-(f64::from(p)) / f64::from(CWND_PENALTY_STEPS_PER_HALVING)).exp2()
+}
+
+/// Ours: the penalty a receiver sends while `senders` flows deliver data
+/// to it at once: each may keep `2^CWND_PENALTY_HEADROOM_HALVINGS /
+/// senders` of its ceiling (`round(8 * log2(senders)) - 16`, 0 for up to
+/// four senders).
+pub fn cwnd_penalty_for_senders(senders: u32) -> u8 {
+    if senders <= 1 {
+        return 0;
+    }
+    let steps = f64::from(CWND_PENALTY_STEPS_PER_HALVING);
+    let p = (steps * f64::from(senders).log2()).round() - steps * f64::from(CWND_PENALTY_HEADROOM_HALVINGS);
+    p.clamp(0.0, f64::from(CWND_PENALTY_MAX)) as u8
+}
+
+/// Ours: how many halvings of headroom [`cwnd_penalty_for_senders`]
+/// leaves above an exact `1 / senders` share. The senders' ceilings are
+/// sized for line rate at the RTT they aim at, so exact shares leave no
+/// slack for senders that pause; measured on the 1023 -> 1 incast
+/// (docs/benchmarks.md): exact shares end it at 12.2 ms, one halving of
+/// headroom at 9.5 ms, two at 8.86 ms, as without a penalty.
+pub const CWND_PENALTY_HEADROOM_HALVINGS: u8 = 2;
+
 /// Ours: the cc type this implementation sends (UET NSCC state).
 pub const CC_TYPE_NSCC: u8 = 1;
 
@@ -103,6 +141,18 @@ pub const CC_TYPE_NSCC: u8 = 1;
 /// the QP).
 pub const fn context_of(qpn: u32) -> u16 {
     qpn as u16
+}
+
+/// Ours: the plane of an EV is its lowest mixed-radix digit over the
+/// planes, `(ev & 0xFFFF) % planes`: a structured EV's first per-hop field
+/// is the NIC's choice of port (the simulator's `--ecmp ev-path` routes
+/// so). MRC 1.0 structures EVs per hop but the layout is not public.
+pub const fn ev_plane(ev: u32, planes: u32) -> u32 {
+    if planes <= 1 {
+        0
+    } else {
+        (ev & 0xFFFF) % planes
+    }
 }
 
 /// Ours: a reliability probe from this implementation uses the index of
