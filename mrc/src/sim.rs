@@ -12,7 +12,7 @@ use proto::time::{Duration, Instant};
 use sim::fabric::fault::{Fault, FaultKind, LinkRef};
 use sim::fabric::net::{EcmpMode, EcnConfig};
 use sim::fabric::plot::{self, Series};
-use sim::fabric::results::{write_flows_csv, write_summary_json, RunOutput};
+use sim::fabric::results::{self, write_flows_csv, write_summary_json, RunOutput};
 use sim::fabric::run::{run, Progress, SimConfig};
 use sim::fabric::topo::{NodeKind, TopoParams, Topology};
 use sim::fabric::traffic::{self, FlowSpec, TriggerSpec};
@@ -107,6 +107,17 @@ pub struct SimArgs {
     /// n senders keep 1/n of their window ceiling each.
     #[arg(long)]
     pub receiver_penalty: bool,
+    /// With --out: write each switch port's deepest queue per series bin
+    /// (`queues-<transport>.csv`).
+    #[arg(long, requires = "out")]
+    pub queue_series: bool,
+    /// With --out: write the goodput per series bin of the first N flows
+    /// (`flow-goodput-<transport>.csv`).
+    #[arg(long, default_value_t = 0, requires = "out")]
+    pub flow_series: u32,
+    /// Width of a time-series bin (the goodput plot and the CSV series).
+    #[arg(long, value_parser = parse_duration, default_value = "10us")]
+    pub series_bin: Duration,
     /// How EVs map to paths: `ev-path` (default) models MRC deployments
     /// where the NIC generates EVs from per-hop fields and switches take the
     /// path from them; `hash` models commodity 5-tuple ECMP, where a flow's
@@ -445,6 +456,12 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     }
     c.reverse_evs_per_plane = a.reverse_evs;
     c.receiver_penalty = a.receiver_penalty;
+    c.queue_series = a.queue_series;
+    if a.series_bin == Duration::ZERO {
+        return usage("--series-bin must be positive");
+    }
+    c.series_bin = a.series_bin;
+    c.flow_series = a.flow_series;
     c.mtu = a.mtu;
     c.seed = a.seed;
     c.ecmp = match a.ecmp {
@@ -600,6 +617,22 @@ fn write_outputs(
         let json = dir.join(format!("summary-{}.json", name(*t)));
         write_summary_json(&json, &out.summary).map_err(|e| err(&json, &e))?;
         written.extend([csv, json]);
+        let bin_ps = out.series.bin_ps;
+        let mut series = vec![
+            ("goodput", results::goodput_csv(&out.series)),
+            ("ev-events", results::ev_events_csv(&out.ev_marks, &out.ev_promotions)),
+        ];
+        if !out.queue_series.is_empty() {
+            series.push(("queues", results::queues_csv(&out.queue_series, bin_ps)));
+        }
+        if !out.flow_series.is_empty() {
+            series.push(("flow-goodput", results::flow_goodput_csv(&out.flow_series, bin_ps)));
+        }
+        for (stem, text) in series {
+            let path = dir.join(format!("{stem}-{}.csv", name(*t)));
+            std::fs::write(&path, text).map_err(|e| err(&path, &e))?;
+            written.push(path);
+        }
     }
     let cdf: Vec<(String, Vec<f64>)> = results
         .iter()
@@ -701,6 +734,7 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "retry_exp": a.retry_exp,
         "seed": a.seed,
         "time_limit_us": us(a.time_limit),
+        "series_bin_us": us(a.series_bin),
     })
 }
 

@@ -223,7 +223,8 @@ fn sim_runs_both_transports_and_writes_results_and_plots() {
             "both",
             "--quiet",
         ])
-        .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms", "--out"])
+        .args(["--fault", "down@20us:agg0.up0", "--time-limit", "5ms"])
+        .args(["--queue-series", "--flow-series", "4", "--out"])
         .arg(&out_dir)
         .output()
         .unwrap();
@@ -247,6 +248,10 @@ fn sim_runs_both_transports_and_writes_results_and_plots() {
         "fct_cdf.svg",
         "goodput.png",
         "goodput.svg",
+        "goodput-mrc.csv",
+        "ev-events-rc.csv",
+        "queues-mrc.csv",
+        "flow-goodput-rc.csv",
     ] {
         let p = out_dir.join(f);
         assert!(
@@ -257,6 +262,21 @@ fn sim_runs_both_transports_and_writes_results_and_plots() {
     }
     let csv = std::fs::read_to_string(out_dir.join("flows-mrc.csv")).unwrap();
     assert_eq!(csv.lines().count(), 17, "header + 16 flows:\n{csv}");
+    // The time series: one line per EV marked (the summary's count), and
+    // goodput of the first four flows only.
+    let events = std::fs::read_to_string(out_dir.join("ev-events-mrc.csv")).unwrap();
+    assert!(events.starts_with("at_us,flow,ev_index,ev,event,reason\n"), "{events}");
+    let marked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-mrc.json")).unwrap()).unwrap();
+    assert_eq!(
+        Some(events.lines().count() as u64 - 1),
+        marked["ev_marked_bad"].as_u64(),
+        "{events}"
+    );
+    let per_flow = std::fs::read_to_string(out_dir.join("flow-goodput-mrc.csv")).unwrap();
+    let flows_seen: std::collections::BTreeSet<&str> =
+        per_flow.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(flows_seen, ["0", "1", "2", "3"].into(), "{per_flow}");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary-mrc.json")).unwrap()).unwrap();
     assert_eq!(summary["flows_completed"], 16);

@@ -214,6 +214,17 @@ fn backup_evs_replace_marked_evs_from_the_same_plane() {
     );
     assert!(!out.ev_promotions.is_empty(), "backups took their places");
     assert_eq!(s.ev_promoted, out.ev_promotions.len() as u64);
+    // The EV event log (`mrc sim --out`): both kinds, in time order.
+    let log = sim::fabric::results::ev_events_csv(&out.ev_marks, &out.ev_promotions);
+    let lines: Vec<&str> = log.lines().skip(1).collect();
+    assert_eq!(lines.len(), out.ev_marks.len() + out.ev_promotions.len());
+    assert!(lines.iter().any(|l| l.contains(",promoted,Promoted")), "{log}");
+    assert!(lines.iter().any(|l| l.contains(",assumed_bad,")), "{log}");
+    let times: Vec<f64> = lines
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{log}");
     // The plane of an EV: the host port its first hop leaves on.
     let plane = |f: u32, index: u16| {
         let spec = &flows[f as usize];

@@ -1,5 +1,5 @@
-//! Planes, rerouting, blackholes, degraded links, the goodput series,
-//! all-to-all.
+//! Planes, rerouting, blackholes, degraded links, the time series,
+//! all-to-all, the receiver penalty, ECN at the last hop.
 
 use proto::time::{Duration, Instant};
 use sim::fabric::net::trace_path;
@@ -215,4 +215,45 @@ fn ecn_off_at_the_last_hop_leaves_incast_unmarked() {
     assert!(unmarked.summary.ecn_marks < marked.summary.ecn_marks);
     assert!(unmarked.summary.trims_last_hop > 0);
     assert_eq!(unmarked.summary.flows_completed, 15);
+}
+
+/// The time series htsim users log: queue depth per port and goodput per
+/// flow. In a 15 -> 1 incast the deepest queue is the last hop's, and each
+/// flow's series adds up to what it delivered.
+#[test]
+fn queue_and_flow_series_of_an_incast() {
+    let (topo, ids) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
+    let flows = sim::fabric::traffic::incast(16, 15, 0, 400_000);
+    let mut cfg = SimConfig::mrc();
+    cfg.queue_series = true;
+    cfg.flow_series = 15;
+    let out = run(&topo, &cfg, &flows, None).unwrap();
+    assert_eq!(out.summary.flows_completed, 15);
+    let deepest = out.queue_series.iter().max_by_key(|q| q.max_bytes).unwrap();
+    let last_hop = topo.nodes[deepest.node as usize].ports[deepest.port as usize].peer;
+    assert_eq!(last_hop, 0, "deepest queue {deepest:?} is not on the port to host 0");
+    assert_eq!(deepest.node, ids.tors[0][0]);
+    assert!(
+        out.queue_series.windows(2).all(|w| w[0].bin <= w[1].bin),
+        "ordered by bin"
+    );
+    assert_eq!(
+        deepest.max_bytes,
+        out.ports.iter().map(|p| p.max_queue_bytes).max().unwrap()
+    );
+    assert_eq!(out.flow_series.len(), 15);
+    for (f, spec) in flows.iter().enumerate() {
+        let got: u64 = out.flow_series[f].iter().sum();
+        let resent = out.flows[f].retransmissions * u64::from(cfg.mtu);
+        assert!(
+            got >= spec.size && got <= spec.size + resent,
+            "flow {f}: {got} of {}",
+            spec.size
+        );
+    }
+    let total: u64 = out.series.bytes.iter().sum();
+    assert_eq!(total, out.flow_series.iter().flatten().sum::<u64>());
+    // Off by default: nothing recorded.
+    let plain = run(&topo, &SimConfig::mrc(), &flows, None).unwrap();
+    assert!(plain.queue_series.is_empty() && plain.flow_series.is_empty());
 }

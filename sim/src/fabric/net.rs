@@ -241,6 +241,10 @@ pub struct PortState {
     pub blackhole: bool,
     pub is_switch: bool,
     pub stats: PortStats,
+    /// Queue series (`SimConfig::queue_series`): the bin being measured
+    /// and the deepest data queue seen in it so far.
+    pub series_bin: u32,
+    pub series_max: u64,
 }
 
 /// All ports of the fabric, indexed globally: node `n`'s port `p` is
@@ -281,6 +285,8 @@ impl Ports {
                     blackhole: false,
                     is_switch: matches!(n.kind, NodeKind::Switch { .. }),
                     stats: PortStats::default(),
+                    series_bin: 0,
+                    series_max: 0,
                 });
             }
         }

@@ -115,6 +115,18 @@ impl GoodputSeries {
     }
 }
 
+/// The deepest data queue one switch port held in one bin of the series
+/// (`SimConfig::queue_series`), as packets arriving in that bin found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct QueueSample {
+    /// Bin index (`GoodputSeries::bin_ps` wide).
+    pub bin: u32,
+    /// The switch and its port.
+    pub node: u32,
+    pub port: u16,
+    pub max_bytes: u64,
+}
+
 /// An EV marked ASSUMED_BAD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EvMark {
@@ -135,8 +147,13 @@ pub struct RunOutput {
     pub series: GoodputSeries,
     pub ev_marks: Vec<EvMark>,
     /// Backup EVs promoted on requesters (reason `Promoted`), in time order.
-    #[serde(default)]
     pub ev_promotions: Vec<EvMark>,
+    /// Switch data queues per bin (`SimConfig::queue_series`; empty if off),
+    /// ordered by bin.
+    pub queue_series: Vec<QueueSample>,
+    /// Payload bytes delivered intact per bin to each of the first
+    /// `SimConfig::flow_series` flows (index = flow).
+    pub flow_series: Vec<Vec<u64>>,
     /// Each flow's EV values, in EV-index order (empty if it never started).
     #[serde(skip)]
     pub flow_evs: Vec<Vec<u32>>,
@@ -195,6 +212,71 @@ pub fn summary_json(s: &Summary) -> String {
 /// Write the per-flow CSV.
 pub fn write_flows_csv(path: &std::path::Path, flows: &[FlowRecord]) -> std::io::Result<()> {
     std::fs::write(path, flows_csv(flows))
+}
+
+/// The fabric's goodput series as CSV: `bin_start_us,goodput_gbps`.
+pub fn goodput_csv(series: &GoodputSeries) -> String {
+    let mut s = String::from("bin_start_us,goodput_gbps\n");
+    for i in 0..series.bytes.len() {
+        s.push_str(&format!("{:.3},{:.3}\n", bin_us(series.bin_ps, i), series.gbps(i)));
+    }
+    s
+}
+
+/// EV events of the requesters as CSV: `at_us,flow,ev_index,ev,event,reason`
+/// (event `assumed_bad` or `promoted`), in time order.
+pub fn ev_events_csv(marks: &[EvMark], promotions: &[EvMark]) -> String {
+    let mut all: Vec<(&EvMark, &str)> = marks
+        .iter()
+        .map(|m| (m, "assumed_bad"))
+        .chain(promotions.iter().map(|m| (m, "promoted")))
+        .collect();
+    all.sort_by_key(|(m, _)| (m.at_ps, m.flow, m.ev_index));
+    let mut s = String::from("at_us,flow,ev_index,ev,event,reason\n");
+    for (m, event) in all {
+        s.push_str(&format!(
+            "{:.6},{},{},{:#x},{},{:?}\n",
+            m.at_ps as f64 / 1e6,
+            m.flow,
+            m.ev_index,
+            m.ev,
+            event,
+            m.reason
+        ));
+    }
+    s
+}
+
+/// The queue series as CSV: `bin_start_us,node,port,max_queue_bytes`.
+pub fn queues_csv(samples: &[QueueSample], bin_ps: u64) -> String {
+    let mut s = String::from("bin_start_us,node,port,max_queue_bytes\n");
+    for q in samples {
+        s.push_str(&format!(
+            "{:.3},{},{},{}\n",
+            bin_us(bin_ps, q.bin as usize),
+            q.node,
+            q.port,
+            q.max_bytes
+        ));
+    }
+    s
+}
+
+/// The per-flow goodput series as CSV: `flow,bin_start_us,goodput_gbps`,
+/// the bins in which a flow received something.
+pub fn flow_goodput_csv(flows: &[Vec<u64>], bin_ps: u64) -> String {
+    let mut s = String::from("flow,bin_start_us,goodput_gbps\n");
+    for (f, bins) in flows.iter().enumerate() {
+        for (i, &b) in bins.iter().enumerate().filter(|(_, &b)| b > 0) {
+            let gbps = b as f64 * 8.0 / (bin_ps as f64 / 1000.0);
+            s.push_str(&format!("{f},{:.3},{gbps:.3}\n", bin_us(bin_ps, i)));
+        }
+    }
+    s
+}
+
+fn bin_us(bin_ps: u64, i: usize) -> f64 {
+    (bin_ps as f64 * i as f64) / 1e6
 }
 
 /// Write the summary JSON.

@@ -19,7 +19,9 @@ use rand_chacha::ChaCha8Rng;
 use super::event::{DefaultQueue, Event, EventList};
 use super::fault::{self, Action, Fault};
 use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
-use super::results::{fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, RunOutput, Summary};
+use super::results::{
+    fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, QueueSample, RunOutput, Summary,
+};
 use super::topo::Topology;
 use super::traffic::{FlowSpec, TriggerKind, TriggerSpec};
 
@@ -96,6 +98,15 @@ pub struct SimConfig {
     pub time_limit: Duration,
     /// Width of a goodput time-series bin.
     pub series_bin: Duration,
+    /// Record each switch port's deepest data queue per series bin
+    /// (`RunOutput::queue_series`; memory grows with the ports busy per
+    /// bin).
+    #[serde(default)]
+    pub queue_series: bool,
+    /// Record the delivered payload per series bin of the first this-many
+    /// flows (`RunOutput::flow_series`).
+    #[serde(default)]
+    pub flow_series: u32,
     /// Call the progress callback every this many events.
     pub progress_every: u64,
 }
@@ -134,6 +145,8 @@ impl SimConfig {
             wire_extra_bytes: 0,
             time_limit: Duration::from_ms(1000),
             series_bin: Duration::from_us(10),
+            queue_series: false,
+            flow_series: 0,
             progress_every: 1 << 20,
         }
     }
@@ -264,6 +277,8 @@ struct Sim<'a, Q: EventList> {
     reverse_evictions: u64,
     qp_errors: u64,
     series: Vec<u64>,
+    queue_series: Vec<QueueSample>,
+    flow_series: Vec<Vec<u64>>,
     ev_marks: Vec<EvMark>,
     ev_promotions: Vec<EvMark>,
 }
@@ -452,6 +467,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             reverse_evictions: 0,
             qp_errors: 0,
             series: Vec::new(),
+            queue_series: Vec::new(),
+            flow_series: vec![Vec::new(); (cfg.flow_series as usize).min(specs.len())],
             ev_marks: Vec::new(),
             ev_promotions: Vec::new(),
         })
@@ -754,6 +771,24 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// responder has placed everything, so neither has work left; packets
     /// still in flight to them are counted as stale. Keeps memory bounded
     /// by the flows active at once, not the flows in the file.
+    /// The queue series, the bins still open on each port included,
+    /// ordered by bin.
+    fn take_queue_series(&mut self) -> Vec<QueueSample> {
+        let mut out = std::mem::take(&mut self.queue_series);
+        for (g, p) in self.ports.ports.iter().enumerate() {
+            if p.series_max > 0 {
+                out.push(QueueSample {
+                    bin: p.series_bin,
+                    node: p.node,
+                    port: (g as u32 - self.ports.base[p.node as usize]) as u16,
+                    max_bytes: p.series_max,
+                });
+            }
+        }
+        out.sort_by_key(|q| (q.bin, q.node, q.port));
+        out
+    }
+
     fn free_finished(&mut self) {
         while let Some(f) = self.to_free.pop() {
             let req = self.qps[2 * f as usize].take();
@@ -1138,6 +1173,22 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         p.data.push_back(id);
         p.data_bytes += wire;
         p.stats.max_queue_bytes = p.stats.max_queue_bytes.max(p.data_bytes);
+        if self.cfg.queue_series {
+            let bin = (self.now.as_ps() / self.cfg.series_bin.as_ps().max(1)) as u32;
+            if p.series_bin != bin {
+                if p.series_max > 0 {
+                    self.queue_series.push(QueueSample {
+                        bin: p.series_bin,
+                        node: p.node,
+                        port: (g - self.ports.base[p.node as usize]) as u16,
+                        max_bytes: p.series_max,
+                    });
+                }
+                p.series_bin = bin;
+                p.series_max = 0;
+            }
+            p.series_max = p.series_max.max(p.data_bytes);
+        }
     }
 
     fn deliver(&mut self, h: u32, id: u32) {
@@ -1153,6 +1204,14 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     self.series.resize(bin + 1, 0);
                 }
                 self.series[bin] += pkt.payload().len() as u64;
+                // Data to flow f's responder, QP number 2f + 2.
+                let f = (pkt.dest_qp().wrapping_sub(1) / 2) as usize;
+                if let Some(s) = self.flow_series.get_mut(f).filter(|_| pkt.dest_qp().is_multiple_of(2)) {
+                    if bin >= s.len() {
+                        s.resize(bin + 1, 0);
+                    }
+                    s[bin] += pkt.payload().len() as u64;
+                }
             }
         }
         let qid = pkt.dest_qp().wrapping_sub(1);
@@ -1400,6 +1459,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             },
             ev_marks: std::mem::take(&mut self.ev_marks),
             ev_promotions: std::mem::take(&mut self.ev_promotions),
+            queue_series: self.take_queue_series(),
+            flow_series: std::mem::take(&mut self.flow_series),
             flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
             ports: self.ports.ports.iter().map(|p| p.stats).collect(),
         }
