@@ -10,7 +10,7 @@ use proto::model::ev::SprayPolicy;
 use proto::model::Transport;
 use proto::time::{Duration, Instant};
 use sim::fabric::fault::{Fault, FaultKind, LinkRef};
-use sim::fabric::net::{EcmpMode, EcnConfig};
+use sim::fabric::net::{EcmpMode, EcnConfig, PfcConfig};
 use sim::fabric::plot::{self, Series};
 use sim::fabric::results::{self, write_flows_csv, write_summary_json, RunOutput};
 use sim::fabric::run::{run, Progress, SimConfig};
@@ -22,9 +22,41 @@ use crate::units::{parse_duration, parse_size};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SimTransport {
     Mrc,
+    /// RoCEv2 RC with DCQCN on the same lossy, trimming fabric as MRC.
     Rc,
+    /// RoCEv2 RC with DCQCN on a lossless fabric (PFC; `--pfc-xoff`,
+    /// `--pfc-xon`, `--pfc-timeout-exp`): the RoCE deployments' baseline.
+    RocePfc,
     /// Run MRC, then RC, on the same scenario; plots compare them.
     Both,
+    /// MRC, RC and RoCE + PFC.
+    All,
+}
+
+/// One run of `mrc sim`: a transport and the fabric it runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    Mrc,
+    Rc,
+    RocePfc,
+}
+
+impl Run {
+    fn transport(self) -> Transport {
+        match self {
+            Run::Mrc => Transport::Mrc,
+            Run::Rc | Run::RocePfc => Transport::Rc,
+        }
+    }
+
+    /// Its name in file names, JSON and plots.
+    fn name(self) -> &'static str {
+        match self {
+            Run::Mrc => "mrc",
+            Run::Rc => "rc",
+            Run::RocePfc => "roce-pfc",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -161,6 +193,18 @@ pub struct SimArgs {
     /// ACK timeout exponent t: RTO = 1.024 us x 2^t.
     #[arg(long, default_value_t = 7)]
     pub timeout_exp: u8,
+    /// RoCE + PFC: a switch pauses an ingress link once it holds more than
+    /// this many of its data bytes...
+    #[arg(long, value_parser = parse_size, default_value = "64000")]
+    pub pfc_xoff: u64,
+    /// ...and resumes it below this many.
+    #[arg(long, value_parser = parse_size, default_value = "32000")]
+    pub pfc_xon: u64,
+    /// RoCE + PFC: the RC timeout exponent (RTO = 1.024 us x 2^t). Under
+    /// pauses a round trip lasts as long as the queues upstream take to
+    /// drain, so PFC deployments run RTOs of milliseconds (12: 4.2 ms).
+    #[arg(long, default_value_t = 12)]
+    pub pfc_timeout_exp: u8,
     /// Exponential retries after the 7 linear ones (25 = forever).
     #[arg(long, default_value_t = 25)]
     pub retry_exp: u8,
@@ -418,7 +462,8 @@ fn flows(a: &SimArgs, topo: &Topology) -> Result<(Vec<FlowSpec>, Vec<TriggerSpec
     Ok((generated, Vec::new()))
 }
 
-fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfig, SimCliError> {
+fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliError> {
+    let transport = run.transport();
     let mut c = SimConfig::new(transport);
     if a.evs == 0 || a.evs > proto::model::ev::MAX_EVS {
         return usage(format!(
@@ -441,8 +486,10 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
         return usage(format!("--loss {} must be in [0, 1)", a.loss));
     }
     c.loss = a.loss;
-    if a.timeout_exp > proto::model::MAX_ACK_TIMEOUT_EXP || a.retry_exp > proto::model::RETRY_INFINITE {
-        return usage("--timeout-exp must be <= 24 and --retry-exp <= 25");
+    if a.timeout_exp.max(a.pfc_timeout_exp) > proto::model::MAX_ACK_TIMEOUT_EXP
+        || a.retry_exp > proto::model::RETRY_INFINITE
+    {
+        return usage("--timeout-exp and --pfc-timeout-exp must be <= 24 and --retry-exp <= 25");
     }
     c.n_evs = if transport == Transport::Rc { 1 } else { a.evs };
     c.min_active_evs = c.min_active_evs.min(c.n_evs as u16);
@@ -473,6 +520,18 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
     }
     c.switch.buffer_bytes = a.buffer;
     c.switch.trimming = !a.no_trim;
+    if run == Run::RocePfc {
+        if a.pfc_xon > a.pfc_xoff || a.pfc_xoff == 0 {
+            return usage(format!(
+                "--pfc-xon {} must not exceed --pfc-xoff {}, which must be positive",
+                a.pfc_xon, a.pfc_xoff
+            ));
+        }
+        c.switch.pfc = Some(PfcConfig {
+            xoff_bytes: a.pfc_xoff,
+            xon_bytes: a.pfc_xon,
+        });
+    }
     c.switch.ecn_last_hop = !a.no_ecn_last_hop;
     c.switch.ecn = if a.ecn == "off" {
         None
@@ -497,18 +556,14 @@ fn config(a: &SimArgs, transport: Transport, topo: &Topology) -> Result<SimConfi
         .map(|f| parse_fault(topo, f, a.time_limit))
         .collect::<Result<_, _>>()?;
     c.reroute_after = a.reroute_after;
-    c.ack_timeout_exp = a.timeout_exp;
+    c.ack_timeout_exp = if run == Run::RocePfc {
+        a.pfc_timeout_exp
+    } else {
+        a.timeout_exp
+    };
     c.retry_exp = a.retry_exp;
     c.time_limit = a.time_limit;
     Ok(c)
-}
-
-fn name(t: Transport) -> &'static str {
-    match t {
-        Transport::Mrc => "mrc",
-        Transport::Rc => "rc",
-        Transport::MrcLegacy => "mrc-legacy",
-    }
 }
 
 fn run_one(
@@ -516,7 +571,7 @@ fn run_one(
     topo: &Topology,
     flows: &[FlowSpec],
     triggers: &[TriggerSpec],
-    t: Transport,
+    t: Run,
 ) -> Result<(RunOutput, f64), SimCliError> {
     let mut cfg = config(a, t, topo)?;
     cfg.triggers = triggers.to_vec();
@@ -529,7 +584,7 @@ fn run_one(
             ProgressStyle::with_template("{prefix:>4} [{elapsed_precise}] {bar:40} {pos}/{len} flows  {msg}")
                 .expect("valid template"),
         );
-        b.set_prefix(name(t));
+        b.set_prefix(t.name());
         b
     };
     let mut on_progress = |p: Progress| {
@@ -548,10 +603,10 @@ fn run_one(
     Ok((out, wall))
 }
 
-fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
+fn print_summary(t: Run, out: &RunOutput, wall: f64, gbps: f64) {
     let s = &out.summary;
     let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
-    println!("== {} ==", name(t).to_uppercase());
+    println!("== {} ==", t.name().to_uppercase());
     println!("flows completed     {} / {}", s.flows_completed, s.flows);
     println!(
         "FCT p50/p99/max     {} / {} / {} us",
@@ -569,6 +624,9 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
         s.trims, s.trims_last_hop, s.ecn_marks
     );
     println!("retransmissions     {} ({} timeouts)", s.retransmissions, s.timeouts);
+    if s.pfc_pauses > 0 {
+        println!("PFC pauses          {}", s.pfc_pauses);
+    }
     println!("EV state changes    {} to ASSUMED_BAD", s.ev_marked_bad);
     if s.ev_promoted > 0 {
         println!("backup EVs promoted {}", s.ev_promoted);
@@ -602,7 +660,7 @@ fn print_summary(t: Transport, out: &RunOutput, wall: f64, gbps: f64) {
 
 fn write_outputs(
     dir: &Path,
-    results: &[(Transport, RunOutput)],
+    results: &[(Run, RunOutput)],
     markers: &[(f64, String)],
 ) -> Result<Vec<PathBuf>, SimCliError> {
     let err = |path: &Path, e: &dyn std::fmt::Display| SimCliError::Output {
@@ -612,9 +670,9 @@ fn write_outputs(
     std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
     let mut written = Vec::new();
     for (t, out) in results {
-        let csv = dir.join(format!("flows-{}.csv", name(*t)));
+        let csv = dir.join(format!("flows-{}.csv", t.name()));
         write_flows_csv(&csv, &out.flows).map_err(|e| err(&csv, &e))?;
-        let json = dir.join(format!("summary-{}.json", name(*t)));
+        let json = dir.join(format!("summary-{}.json", t.name()));
         write_summary_json(&json, &out.summary).map_err(|e| err(&json, &e))?;
         written.extend([csv, json]);
         let bin_ps = out.series.bin_ps;
@@ -629,7 +687,7 @@ fn write_outputs(
             series.push(("flow-goodput", results::flow_goodput_csv(&out.flow_series, bin_ps)));
         }
         for (stem, text) in series {
-            let path = dir.join(format!("{stem}-{}.csv", name(*t)));
+            let path = dir.join(format!("{stem}-{}.csv", t.name()));
             std::fs::write(&path, text).map_err(|e| err(&path, &e))?;
             written.push(path);
         }
@@ -638,7 +696,7 @@ fn write_outputs(
         .iter()
         .map(|(t, o)| {
             (
-                name(*t).to_uppercase(),
+                t.name().to_uppercase(),
                 // An unfinished flow is +inf: the curve stops at the
                 // completed share instead of reaching 1.
                 o.flows
@@ -657,7 +715,7 @@ fn write_outputs(
     let series: Vec<Series> = results
         .iter()
         .map(|(t, o)| Series {
-            label: name(*t).to_uppercase(),
+            label: t.name().to_uppercase(),
             points: (0..o.series.bytes.len())
                 .map(|i| ((i as f64 + 0.5) * o.series.bin_ps as f64 / 1e6, o.series.gbps(i)))
                 .collect(),
@@ -686,12 +744,12 @@ fn check_writable(dir: &Path) -> Result<(), SimCliError> {
 }
 
 /// Why a run counts as failed (exit 1): unfinished flows and QP errors.
-fn failure_reason(t: Transport, out: &RunOutput, time_limit: Duration) -> Option<String> {
+fn failure_reason(t: Run, out: &RunOutput, time_limit: Duration) -> Option<String> {
     let s = &out.summary;
     (s.flows_completed != s.flows || s.qp_errors != 0).then(|| {
         format!(
             "{}: {} of {} flows did not complete within the {:.1} us time limit; {} QP errors",
-            name(t).to_uppercase(),
+            t.name().to_uppercase(),
             s.flows - s.flows_completed,
             s.flows,
             time_limit.as_ps() as f64 / 1e6,
@@ -726,6 +784,9 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "buffer_bytes": a.buffer,
         "ecn": a.ecn,
         "trim": !a.no_trim,
+        "pfc_xoff_bytes": a.pfc_xoff,
+        "pfc_xon_bytes": a.pfc_xon,
+        "pfc_timeout_exp": a.pfc_timeout_exp,
         "ecn_last_hop": !a.no_ecn_last_hop,
         "loss": a.loss,
         "faults": a.faults,
@@ -752,10 +813,12 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     if !a.json {
         println!("{}; {} flows", topo.description, flows.len());
     }
-    let transports: &[Transport] = match a.transport {
-        SimTransport::Mrc => &[Transport::Mrc],
-        SimTransport::Rc => &[Transport::Rc],
-        SimTransport::Both => &[Transport::Mrc, Transport::Rc],
+    let transports: &[Run] = match a.transport {
+        SimTransport::Mrc => &[Run::Mrc],
+        SimTransport::Rc => &[Run::Rc],
+        SimTransport::RocePfc => &[Run::RocePfc],
+        SimTransport::Both => &[Run::Mrc, Run::Rc],
+        SimTransport::All => &[Run::Mrc, Run::Rc, Run::RocePfc],
     };
     let mut results = Vec::new();
     let mut runs_json = Vec::new();
@@ -773,7 +836,7 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         if a.json {
             let ring = ring.map(|(took, ideal)| serde_json::json!({ "completion_us": took, "ideal_us": ideal }));
             runs_json.push(serde_json::json!({
-                "transport": name(t),
+                "transport": t.name(),
                 "summary": out.summary,
                 "ring_allreduce": ring,
                 "wall_s": wall,

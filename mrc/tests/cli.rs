@@ -319,6 +319,33 @@ fn sim_reads_htsim_files_and_is_deterministic() {
     assert_eq!(v["settings"]["seed"], 3);
 }
 
+/// `--transport all`: MRC, lossy RC and the RoCE + PFC baseline, one JSON
+/// document; the PFC run is lossless (no drop, trim or resend) and paused.
+#[test]
+fn sim_runs_the_roce_pfc_baseline_beside_mrc_and_rc() {
+    let out = mrc()
+        .args(["sim", "--hosts", "16", "--traffic", "incast", "--size", "300KB"])
+        .args(["--buffer", "100KB", "--transport", "all", "--json", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|r| r["transport"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mrc", "rc", "roce-pfc"]);
+    let pfc = &runs[2]["summary"];
+    for k in ["drops", "trims", "retransmissions", "timeouts"] {
+        assert_eq!(pfc[k], 0, "{k}: {pfc:#}");
+    }
+    assert!(pfc["pfc_pauses"].as_u64().unwrap() > 0, "{pfc:#}");
+    assert_eq!(pfc["flows_completed"], 15);
+    assert!(
+        runs[1]["summary"]["retransmissions"].as_u64().unwrap() > 0,
+        "lossy RC resends"
+    );
+    assert_eq!(v["settings"]["pfc_xoff_bytes"], 64000);
+}
+
 #[test]
 fn sim_refuses_bad_faults_and_options() {
     for args in [
@@ -332,6 +359,8 @@ fn sim_refuses_bad_faults_and_options() {
         &["--loss", "NaN"],
         &["--evs", "200", "--backup-evs", "57"],
         &["--reverse-evs", "65"],
+        &["--transport", "roce-pfc", "--pfc-xoff", "10KB", "--pfc-xon", "20KB"],
+        &["--transport", "roce-pfc", "--pfc-timeout-exp", "25"],
     ] {
         let out = mrc()
             .args(["sim", "--hosts", "16", "--size", "10KB", "--quiet"])

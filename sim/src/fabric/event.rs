@@ -28,6 +28,9 @@ pub enum Event {
     QpTimer { qp: u32, gen: u32 },
     /// Fault action `0` of the expanded schedule.
     Fault(u32),
+    /// A PFC frame reaches port `port` (global index): pause it (XOFF) or
+    /// let it send again (XON).
+    Pfc { port: u32, pause: bool },
 }
 
 /// A queue of timed events, popped in (time, insertion order).

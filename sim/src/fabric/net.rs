@@ -24,7 +24,14 @@ pub struct Slot {
     pub wire: u32,
     /// [`EcmpMode::EvPath`]: the path digits not consumed yet.
     pub route: u32,
+    /// PFC: the port (global index) that sent the packet into the switch
+    /// now holding it, whose pause accounting it counts in ([`NO_PORT`]:
+    /// none, at the source host or without PFC).
+    pub ingress: u32,
 }
+
+/// No port ([`Slot::ingress`]).
+pub const NO_PORT: u32 = u32::MAX;
 
 /// How a node picks a member of its ECMP group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -114,6 +121,31 @@ pub struct EcnConfig {
     pub pmax: f64,
 }
 
+/// Priority flow control (IEEE 802.1Qbb) as the simulator models it: a
+/// switch counts, per ingress link, the data bytes it holds that arrived
+/// on it; above `xoff_bytes` it sends a pause back over that link, below
+/// `xon_bytes` a resume, each arriving one link delay later. A paused
+/// port (switch or host NIC) sends no data but keeps sending its priority
+/// queue (acknowledgements, CNPs: another priority). With PFC on, the data
+/// queues have no drop limit (the buffer is shared, the ingress limit is
+/// what bounds it) and nothing is trimmed: the fabric is lossless, as the
+/// RoCE deployments this baseline stands for.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PfcConfig {
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+}
+
+impl Default for PfcConfig {
+    /// 64 KB / 32 KB per ingress link.
+    fn default() -> PfcConfig {
+        PfcConfig {
+            xoff_bytes: 64_000,
+            xon_bytes: 32_000,
+        }
+    }
+}
+
 /// Switch egress queue model.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SwitchConfig {
@@ -126,6 +158,10 @@ pub struct SwitchConfig {
     /// Header queue capacity per port, bytes (trimmed headers beyond it are
     /// dropped).
     pub header_buffer_bytes: u64,
+    /// Priority flow control (lossless Ethernet, the RoCE baseline's
+    /// fabric): `None` = off. See [`PfcConfig`].
+    #[serde(default)]
+    pub pfc: Option<PfcConfig>,
     /// ECN marking also on the ports to hosts. MRC 1.0 deployments keep
     /// ECN off at the last hop ("so marks signal path imbalance",
     /// `../shared/docs/mrc-1.0.md`, C): congestion there, which every path
@@ -149,6 +185,7 @@ impl Default for SwitchConfig {
             }),
             trimming: true,
             header_buffer_bytes: 64_000,
+            pfc: None,
             ecn_last_hop: true,
         }
     }
@@ -186,6 +223,13 @@ pub struct PortStats {
     pub ecn_marks: u64,
     /// Largest data queue seen, bytes.
     pub max_queue_bytes: u64,
+    /// PFC pause frames this port's peer sent it (XOFF; resumes not
+    /// counted).
+    pub pfc_pauses: u64,
+    /// Most data bytes the peer switch held from this port (PFC ingress
+    /// accounting): at most XOFF plus what the link carried while the
+    /// pause travelled.
+    pub pfc_max_held: u64,
 }
 
 impl PortStats {
@@ -213,6 +257,8 @@ impl PortStats {
         self.trims_last_hop += o.trims_last_hop;
         self.ecn_marks += o.ecn_marks;
         self.max_queue_bytes = self.max_queue_bytes.max(o.max_queue_bytes);
+        self.pfc_pauses += o.pfc_pauses;
+        self.pfc_max_held = self.pfc_max_held.max(o.pfc_max_held);
     }
 }
 
@@ -245,6 +291,13 @@ pub struct PortState {
     /// and the deepest data queue seen in it so far.
     pub series_bin: u32,
     pub series_max: u64,
+    /// PFC: data bytes the peer switch holds that came through this port.
+    pub pfc_held: u64,
+    /// PFC: the peer has sent XOFF (and not XON yet) for this port.
+    pub pfc_xoff_sent: bool,
+    /// PFC: this port is paused (the XOFF arrived): it sends no data, only
+    /// its priority (control) queue.
+    pub paused: bool,
 }
 
 /// All ports of the fabric, indexed globally: node `n`'s port `p` is
@@ -287,6 +340,9 @@ impl Ports {
                     stats: PortStats::default(),
                     series_bin: 0,
                     series_max: 0,
+                    pfc_held: 0,
+                    pfc_xoff_sent: false,
+                    paused: false,
                 });
             }
         }

@@ -71,6 +71,9 @@ pub struct Summary {
     pub trims: u64,
     /// Of `trims`, at the last hop (the port to the destination host).
     pub trims_last_hop: u64,
+    /// PFC pause frames sent (XOFF), all links (`SwitchConfig::pfc`).
+    #[serde(default)]
+    pub pfc_pauses: u64,
     pub ecn_marks: u64,
     pub retransmissions: u64,
     pub timeouts: u64,

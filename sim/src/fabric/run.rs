@@ -18,7 +18,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::event::{DefaultQueue, Event, EventList};
 use super::fault::{self, Action, Fault};
-use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig};
+use super::net::{
+    self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig, NO_PORT,
+};
 use super::results::{
     fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, QueueSample, RunOutput, Summary,
 };
@@ -492,6 +494,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 Event::QpTimer { qp, gen } => self.qp_timer(qp, gen),
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::Fault(i) => self.apply_fault(i),
+                Event::Pfc { port, pause } => self.pfc_frame(port, pause),
             }
             if !self.to_free.is_empty() {
                 self.free_finished();
@@ -988,16 +991,24 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         let port = group.get(i).copied().unwrap_or(0);
         let g = self.ports.index(h, port);
+        let data = pkt.is_data();
         let id = self.slab.insert(Slot {
             pkt,
             src: h,
             dst,
             wire,
             route,
+            ingress: NO_PORT,
         });
         let p = &mut self.ports.ports[g as usize];
-        if p.busy.is_none() {
+        if p.busy.is_none() && !(data && p.paused) {
             self.start_tx(g, id);
+        } else if !data && self.cfg.switch.pfc.is_some() {
+            // Acknowledgements are another priority than the data PFC
+            // pauses: they do not wait behind it.
+            p.hdr.push_back(id);
+            p.hdr_bytes += wire as u64;
+            self.hosts[h as usize].queued += 1;
         } else {
             p.data.push_back(id);
             p.data_bytes += wire as u64;
@@ -1021,6 +1032,10 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let p = &mut self.ports.ports[g as usize];
         let id = p.busy.take().expect("port was busy");
         let wire = self.slab.get(id).wire as u64;
+        if self.cfg.switch.pfc.is_some() {
+            self.pfc_release(id, g);
+        }
+        let p = &mut self.ports.ports[g as usize];
         p.stats.tx_packets += 1;
         p.stats.tx_bytes += wire;
         let fate = if !p.up {
@@ -1045,11 +1060,21 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 self.q.push(t, Event::Arrive { node, pkt: id });
             }
         }
-        // Next packet: trimmed headers first.
+        self.send_next(g);
+    }
+
+    /// Start port `g`'s next packet, if any: trimmed headers and control
+    /// first, data unless PFC paused the port.
+    fn send_next(&mut self, g: u32) {
         let p = &mut self.ports.ports[g as usize];
+        if p.busy.is_some() {
+            return;
+        }
         let next = if let Some(n) = p.hdr.pop_front() {
             p.hdr_bytes -= self.slab.get(n).wire as u64;
             Some(n)
+        } else if p.paused {
+            None
         } else if let Some(n) = p.data.pop_front() {
             p.data_bytes -= self.slab.get(n).wire as u64;
             Some(n)
@@ -1066,6 +1091,59 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         if !is_switch {
             self.kick(node);
+        }
+    }
+
+    /// PFC: packet `id` leaves the switch port `g`: it no longer counts
+    /// against the link it came in on (which may resume), and counts
+    /// against `g`'s link at the next switch.
+    fn pfc_release(&mut self, id: u32, g: u32) {
+        let pfc = self.cfg.switch.pfc.expect("PFC on");
+        let slot = self.slab.get_mut(id);
+        let up = std::mem::replace(&mut slot.ingress, NO_PORT);
+        let wire = slot.wire as u64;
+        if up != NO_PORT {
+            let u = &mut self.ports.ports[up as usize];
+            u.pfc_held -= wire;
+            if u.pfc_xoff_sent && u.pfc_held < pfc.xon_bytes {
+                u.pfc_xoff_sent = false;
+                let t = at(self.now, u.delay_ps);
+                self.q.push(t, Event::Pfc { port: up, pause: false });
+            }
+        }
+        if self.ports.ports[g as usize].peer_node >= self.topo.n_hosts {
+            self.slab.get_mut(id).ingress = g;
+        }
+    }
+
+    /// PFC: data packet `id`, which came in over port `up`'s link, is
+    /// held by this switch; past XOFF, pause that port.
+    fn pfc_hold(&mut self, id: u32) {
+        let pfc = self.cfg.switch.pfc.expect("PFC on");
+        let slot = self.slab.get(id);
+        let (up, wire) = (slot.ingress, slot.wire as u64);
+        if up == NO_PORT {
+            return;
+        }
+        let u = &mut self.ports.ports[up as usize];
+        u.pfc_held += wire;
+        u.stats.pfc_max_held = u.stats.pfc_max_held.max(u.pfc_held);
+        if !u.pfc_xoff_sent && u.pfc_held > pfc.xoff_bytes {
+            u.pfc_xoff_sent = true;
+            // The frame crosses the link back to the sender.
+            let t = at(self.now, u.delay_ps);
+            self.q.push(t, Event::Pfc { port: up, pause: true });
+        }
+    }
+
+    /// A PFC frame reached port `g`.
+    fn pfc_frame(&mut self, g: u32, pause: bool) {
+        let p = &mut self.ports.ports[g as usize];
+        p.paused = pause;
+        if pause {
+            p.stats.pfc_pauses += 1;
+        } else {
+            self.send_next(g);
         }
     }
 
@@ -1114,7 +1192,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let control = !slot.pkt.is_data();
         let to_hdr = if slot.pkt.trimmed() || (control && p.hdr_bytes + wire <= sw.header_buffer_bytes) {
             true
-        } else if p.data_bytes + wire > sw.buffer_bytes {
+        } else if sw.pfc.is_none() && p.data_bytes + wire > sw.buffer_bytes {
+            // (With PFC the fabric is lossless: the ingress pauses bound
+            // the queues, nothing is trimmed or dropped for space.)
             if sw.trimming && slot.pkt.trimmable() {
                 // The port leads to a host: the packet's destination, whose
                 // link every path shares (MRC 1.0 TRIMMED_LASTHOP).
@@ -1138,6 +1218,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             false
         };
         if to_hdr {
+            // Not data PFC counts (another priority).
+            slot.ingress = NO_PORT;
             if p.hdr_bytes + wire > sw.header_buffer_bytes {
                 p.stats.count(DropReason::Overflow);
                 self.cons.dropped += 1;
@@ -1167,7 +1249,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 p.stats.ecn_marks += 1;
             }
         }
-        if p.busy.is_none() {
+        let paused = p.paused;
+        if sw.pfc.is_some() {
+            self.pfc_hold(id);
+        }
+        let p = &mut self.ports.ports[g as usize];
+        if p.busy.is_none() && !paused {
             return self.start_tx(g, id);
         }
         p.data.push_back(id);
@@ -1424,6 +1511,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             drop_no_route: self.no_route,
             trims: ps.trims,
             trims_last_hop: ps.trims_last_hop,
+            pfc_pauses: ps.pfc_pauses,
             ecn_marks: ps.ecn_marks,
             retransmissions: retx,
             timeouts: tos,
