@@ -139,6 +139,11 @@ pub struct SimArgs {
     /// n senders keep 1/n of their window ceiling each.
     #[arg(long)]
     pub receiver_penalty: bool,
+    /// A NIC whose link goes down keeps sending on its EVs of that port
+    /// until they are marked (by default it denies them at once and allows
+    /// them back when the link returns: MRC 1.0's local port status).
+    #[arg(long)]
+    pub no_port_status: bool,
     /// With --out: write each switch port's deepest queue per series bin
     /// (`queues-<transport>.csv`).
     #[arg(long, requires = "out")]
@@ -503,6 +508,7 @@ fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliErr
     }
     c.reverse_evs_per_plane = a.reverse_evs;
     c.receiver_penalty = a.receiver_penalty;
+    c.port_status = !a.no_port_status;
     c.queue_series = a.queue_series;
     if a.series_bin == Duration::ZERO {
         return usage("--series-bin must be positive");
@@ -778,6 +784,7 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "backup_evs": a.backup_evs,
         "reverse_evs_per_plane": a.reverse_evs,
         "receiver_penalty": a.receiver_penalty,
+        "port_status": !a.no_port_status,
         "ecmp": value_name(&|| a.ecmp.to_possible_value()),
         "weighted_spray": a.weighted_spray,
         "mtu_bytes": a.mtu,

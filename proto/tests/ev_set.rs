@@ -784,3 +784,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_dead_port_denies_its_evs_and_backups_and_allows_them_back() {
+    // EVs 0, 1 on port 0, 2, 3 on port 1; backups 4 (port 1), 5 (port 0).
+    let mut s = with_backups(1, &[1, 0]);
+    let t = Instant::from_us(5);
+    assert_eq!(s.deny_port(0, t), 3, "EVs 0, 1 and the port's backup 5");
+    assert_eq!((s.good_count(), s.backup_count()), (2, 1));
+    assert!(s.is_backup(4), "port 1's backup stays a backup");
+    for _ in 0..8 {
+        let i = s.select(t);
+        assert_eq!(s.port(i), 1);
+    }
+    assert_eq!(s.allow_port(0, t), 3);
+    assert_eq!(
+        (s.good_count(), s.backup_count()),
+        (4, 2),
+        "the spray is full again, one of them a backup"
+    );
+    assert_eq!(s.deny_port(7, t), 0, "no EV on that port");
+}

@@ -281,3 +281,65 @@ fn reverse_ev_set_routes_acknowledgements_around_a_dead_link() {
     assert!(r <= e * 1.1, "reverse set {r:.1} us vs echo {e:.1} us");
     assert_eq!(echo.summary.reverse_evictions, 0);
 }
+
+/// A host's own link goes down (one plane of two): with port status its
+/// NIC stops sending on that plane at once (its QPs deny the port's EVs)
+/// and sends on it again when the link returns; without it the EVs lose
+/// packets until they are marked.
+#[test]
+fn a_nic_denies_the_evs_of_its_dead_port_and_allows_them_back() {
+    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
+    shape.planes = 2;
+    let (topo, _) = fat_tree(shape, LinkSpec::default());
+    let host_link = LinkRef { node: 0, port: 0 };
+    let fault = |at_us: u64, kind: FaultKind| Fault {
+        at: Instant::from_us(at_us),
+        link: host_link,
+        kind,
+    };
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 16;
+    cfg.ecmp = sim::fabric::EcmpMode::EvPath;
+    cfg.faults = vec![fault(20, FaultKind::Down), fault(100, FaultKind::Up)];
+    // Host 0 sends 8 MB to host 15 over its two 100 Gb/s ports.
+    let flows = vec![sim::fabric::FlowSpec::new(0, 0, 15, 8_000_000, Instant::ZERO)];
+    let back = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.faults.pop();
+    let stays_down = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.port_status = false;
+    let unaware = run(&topo, &cfg, &flows, None).unwrap();
+    for out in [&back, &stays_down, &unaware] {
+        assert_eq!(out.summary.flows_completed, 1);
+        assert_eq!(out.summary.qp_errors, 0);
+    }
+    let fct = |o: &sim::fabric::RunOutput| o.summary.fct_max_us.unwrap();
+    let dead = |o: &sim::fabric::RunOutput| o.summary.drop_link_down;
+    eprintln!(
+        "FCT {:.1} us (link back at 100 us) / {:.1} (stays down) / {:.1} (no port status); \
+         link-down drops {} / {} / {}",
+        fct(&back),
+        fct(&stays_down),
+        fct(&unaware),
+        dead(&back),
+        dead(&stays_down),
+        dead(&unaware)
+    );
+    // Denied at once: only what was already queued on the port dies, and
+    // no EV is marked; unaware, the EVs keep losing packets until marked.
+    assert!(
+        dead(&stays_down) * 4 < dead(&unaware),
+        "{} vs {}",
+        dead(&stays_down),
+        dead(&unaware)
+    );
+    assert_eq!(stays_down.summary.ev_marked_bad, 0, "denied, not marked");
+    assert!(unaware.summary.ev_marked_bad > 0);
+    // Allowed back: two ports again after 100 us, so it ends clearly
+    // before the run whose port stays down (8 MB at 100 Gb/s is 640 us).
+    assert!(
+        fct(&back) < 0.85 * fct(&stays_down),
+        "{} vs {}",
+        fct(&back),
+        fct(&stays_down)
+    );
+}

@@ -498,6 +498,15 @@ pub trait QueuePair {
     fn deny_evs(&mut self, now: Instant, mask: u32, value: u32) -> usize;
     /// Control plane: lift a denial.
     fn allow_evs(&mut self, now: Instant, mask: u32, value: u32) -> usize;
+    /// The NIC's port `port` went down: deny every EV leaving on it (MRC
+    /// only; [`crate::model::ev::EvSet::deny_port`]). Returns how many.
+    fn deny_port_evs(&mut self, _now: Instant, _port: u8) -> usize {
+        0
+    }
+    /// Port `port` is up again: lift the denials of its EVs.
+    fn allow_port_evs(&mut self, _now: Instant, _port: u8) -> usize {
+        0
+    }
     /// Control plane: send an out-of-band probe on EV `ev_index`; its RTT is
     /// reported as [`Event::ProbeRtt`].
     fn probe_ev(&mut self, now: Instant, ev_index: u16) -> bool;

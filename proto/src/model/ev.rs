@@ -1026,9 +1026,24 @@ impl EvSet {
     /// plane wins, even if that leaves no GOOD EV (then `select` falls back
     /// to ASSUMED_BAD EVs, see [`EvSet::select`]).
     pub fn deny(&mut self, mask: u32, value: u32, now: Instant) -> usize {
+        self.deny_where(now, |ev, _| ev & mask == value & mask)
+    }
+
+    /// Deny every EV on NIC port `port` (its link is down: MRC 1.0's port
+    /// status). Returns how many changed.
+    pub fn deny_port(&mut self, port: u8, now: Instant) -> usize {
+        self.deny_where(now, |_, p| p == port)
+    }
+
+    /// Lift the denial of every EV on `port` (its link is back).
+    pub fn allow_port(&mut self, port: u8, now: Instant) -> usize {
+        self.allow_where(now, |_, p| p == port)
+    }
+
+    fn deny_where(&mut self, now: Instant, matches: impl Fn(u32, u8) -> bool) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
-            if self.evs[i] & mask == value & mask && self.state[i] != EvState::Denied {
+            if matches(self.evs[i], self.port(i as u16)) && self.state[i] != EvState::Denied {
                 self.set_probe(i, None);
                 self.probe_tries[i] = 0;
                 self.set_state(i, EvState::Denied, EvChangeReason::Denied, now);
@@ -1042,9 +1057,13 @@ impl EvSet {
     /// Control plane: lift the denial of matching EVs (they become GOOD,
     /// with fresh statistics).
     pub fn allow(&mut self, mask: u32, value: u32, now: Instant) -> usize {
+        self.allow_where(now, |ev, _| ev & mask == value & mask)
+    }
+
+    fn allow_where(&mut self, now: Instant, matches: impl Fn(u32, u8) -> bool) -> usize {
         let mut n = 0;
         for i in 0..self.len() {
-            if self.evs[i] & mask == value & mask && self.state[i] == EvState::Denied {
+            if matches(self.evs[i], self.port(i as u16)) && self.state[i] == EvState::Denied {
                 self.set_state(i, EvState::Good, EvChangeReason::Allowed, now);
                 self.reset_stats(i, None);
                 n += 1;

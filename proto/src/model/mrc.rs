@@ -2025,6 +2025,18 @@ impl QueuePair for MrcQp {
         n
     }
 
+    fn deny_port_evs(&mut self, now: Instant, port: u8) -> usize {
+        let n = self.req.as_mut().map_or(0, |q| q.evs.deny_port(port, now));
+        self.drain_ev_changes();
+        n
+    }
+
+    fn allow_port_evs(&mut self, now: Instant, port: u8) -> usize {
+        let n = self.req.as_mut().map_or(0, |q| q.evs.allow_port(port, now));
+        self.drain_ev_changes();
+        n
+    }
+
     fn probe_ev(&mut self, _now: Instant, ev_index: u16) -> bool {
         if self.state != QpState::Rts {
             return false;

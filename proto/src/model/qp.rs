@@ -97,6 +97,12 @@ impl QueuePair for Qp {
     fn probe_ev(&mut self, now: Instant, ev_index: u16) -> bool {
         delegate!(self, q => q.probe_ev(now, ev_index))
     }
+    fn deny_port_evs(&mut self, now: Instant, port: u8) -> usize {
+        delegate!(self, q => q.deny_port_evs(now, port))
+    }
+    fn allow_port_evs(&mut self, now: Instant, port: u8) -> usize {
+        delegate!(self, q => q.allow_port_evs(now, port))
+    }
     fn set_receive_penalty(&mut self, penalty: u8) {
         delegate!(self, q => q.set_receive_penalty(penalty))
     }

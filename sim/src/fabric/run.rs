@@ -48,6 +48,13 @@ pub struct SimConfig {
     /// of MRC 1.0's CC_STATE. Off: penalty 0.
     #[serde(default)]
     pub receiver_penalty: bool,
+    /// MRC: a NIC whose port's link goes down denies the EVs of its QPs
+    /// that leave on that port, and lifts the denial when the link comes
+    /// back (`deny_port_evs`; MRC 1.0 port status, the local half: the
+    /// Port Status Update to peers is not sent). Off: the EVs are lost
+    /// to the dead link until marked ASSUMED_BAD, as on any path.
+    #[serde(default = "port_status_default")]
+    pub port_status: bool,
     /// Payload bytes per packet.
     pub mtu: u32,
     /// Seeds EV values, QP seeds, ECMP salts, ECN and loss draws.
@@ -113,6 +120,10 @@ pub struct SimConfig {
     pub progress_every: u64,
 }
 
+fn port_status_default() -> bool {
+    true
+}
+
 impl SimConfig {
     /// Defaults for `transport`: 128 EVs (MRC), 4 KiB MTU, MPR 2 x 128
     /// PSNs, RTO 1.024 us x 2^7 (131 us), 7 linear + infinite exponential
@@ -124,6 +135,7 @@ impl SimConfig {
             backup_evs: 0,
             reverse_evs_per_plane: 0,
             receiver_penalty: false,
+            port_status: true,
             mtu: 4096,
             seed: 1,
             switch: SwitchConfig::default(),
@@ -704,6 +716,17 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             gen: 0,
             in_ring: false,
         });
+        if cfg.port_status {
+            // A NIC port already down: the new QP's EVs on it start denied.
+            let hs = &self.hosts[src as usize];
+            for p in 0..hs.nports {
+                if !self.ports.ports[(hs.port0 + p) as usize].up {
+                    if let Some(e) = self.qps[req_id as usize].as_mut() {
+                        e.qp.deny_port_evs(now, p as u8);
+                    }
+                }
+            }
+        }
         self.touch(resp_id);
         self.ready(req_id);
         self.touch(req_id);
@@ -1442,6 +1465,36 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         if matches!(action, Action::Reroute | Action::Up) && (self.reroute.is_some() || action == Action::Reroute) {
             self.recompute_reach();
+        }
+        if self.cfg.port_status && matches!(action, Action::Down | Action::Up) {
+            // A host end of the link: its NIC sees its port go down or up.
+            let ends = [(link.node, link.port), (peer.peer, peer.peer_port)];
+            for (node, port) in ends.into_iter().filter(|&(n, _)| n < self.topo.n_hosts) {
+                self.port_status(node, port as u8, action == Action::Up);
+            }
+        }
+    }
+
+    /// Host `h`'s port `port` went down (`up` false) or came back: its
+    /// requesters deny or re-allow their EVs on that port.
+    fn port_status(&mut self, h: u32, port: u8, up: bool) {
+        let now = self.now;
+        let mut touched = Vec::new();
+        for (id, e) in self.qps.iter_mut().enumerate() {
+            let Some(e) = e.as_mut().filter(|e| e.is_req && e.host == h) else {
+                continue;
+            };
+            let n = if up {
+                e.qp.allow_port_evs(now, port)
+            } else {
+                e.qp.deny_port_evs(now, port)
+            };
+            if n > 0 {
+                touched.push(id as u32);
+            }
+        }
+        for id in touched {
+            self.touch(id);
         }
     }
 
