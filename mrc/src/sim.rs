@@ -476,7 +476,10 @@ fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliErr
             proto::model::ev::MAX_EVS
         ));
     }
-    if a.evs + a.backup_evs > proto::model::ev::MAX_EVS {
+    if a.evs
+        .checked_add(a.backup_evs)
+        .is_none_or(|n| n > proto::model::ev::MAX_EVS)
+    {
         return usage(format!(
             "--evs {} plus --backup-evs {} exceed the {} EVs a QP may hold",
             a.evs,

@@ -805,3 +805,51 @@ fn a_dead_port_denies_its_evs_and_backups_and_allows_them_back() {
     );
     assert_eq!(s.deny_port(7, t), 0, "no EV on that port");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Backups on two ports: each port sprays on at most its configured
+    /// EVs, and falls short only while no backup of its own port waits.
+    /// (min_active >= 1 and no denials, so the set never runs out of GOOD
+    /// EVs and never takes a backup of another port.)
+    #[test]
+    fn each_port_keeps_its_share_of_the_spray(n in 2u32..=16, b in 0u32..=8, min in 1u16..4,
+                                              ops in prop::collection::vec(op(false), 0..300)) {
+        let min = min.min(n as u16);
+        let mut s = EvSet::new(EvSetConfig {
+            ports: (0..n).map(|i| (i % 2) as u8).collect(),
+            backup_evs: (0..b).map(|i| BackupEv { ev: 0xD000 + i, port: (i % 2) as u8 }).collect(),
+            ..cfg(n, min, SprayPolicy::RoundRobin)
+        })
+        .unwrap();
+        let total = (n + b) as u16;
+        let target = |p: u8| (0..n).filter(|i| (i % 2) as u8 == p).count();
+        let mut now = Instant::ZERO;
+        for o in &ops {
+            now += Duration::from_us(7);
+            match *o {
+                Op::Select => { s.select(now); }
+                Op::Loss(i) => { s.on_loss(i % total, now); }
+                Op::Timeout(i) => { s.on_stall(i % total, now); }
+                Op::Trim(i) => s.on_trim(i % total, now),
+                Op::Ack(i, r, c) => s.on_ack(i % total, now, Some(Duration::from_ns(r as u64)), c),
+                Op::Probe(dt) => {
+                    if let Some(i) = s.probe_due(now + Duration::from_us(dt)) {
+                        s.on_probe_response(i, now, Duration::from_us(4));
+                    }
+                }
+                Op::Deny(..) | Op::Allow(..) => {}
+            }
+            for p in 0..2u8 {
+                let on = |backup: bool| (0..total)
+                    .filter(|&i| s.port(i) == p && s.state(i) == EvState::Good && s.is_backup(i) == backup)
+                    .count();
+                prop_assert!(on(false) <= target(p), "port {p}: {} sprayed of {}", on(false), target(p));
+                if on(false) < target(p) {
+                    prop_assert_eq!(on(true), 0, "port {} short while a backup of it waits", p);
+                }
+            }
+        }
+    }
+}

@@ -277,13 +277,17 @@ fn pfc_makes_an_rc_incast_lossless() {
     cfg.switch.pfc = Some(pfc);
     // Under pauses a round trip takes as long as the queues upstream take
     // to drain: RoCE deployments on PFC run RTOs of milliseconds (2^12 x
-    // 1.024 us = 4.2 ms); 131 us fires spuriously (143 timeouts here).
+    // 1.024 us = 4.2 ms); 131 us fires spuriously (176 timeouts here).
     cfg.ack_timeout_exp = 12;
     let lossless = run(&topo, &cfg, &flows, None).unwrap();
     let s = &lossless.summary;
     assert_eq!(s.flows_completed, 15);
     assert_eq!((s.drops, s.trims, s.retransmissions, s.timeouts), (0, 0, 0, 0), "{s:?}");
     assert!(s.pfc_pauses > 0);
+    // The pauses reached the senders' NICs (hosts' ports come first in
+    // the global port order).
+    let host_pauses: u64 = lossless.ports[..16].iter().map(|p| p.pfc_pauses).sum();
+    assert!(host_pauses > 0, "no host NIC was paused");
     // Headroom: XOFF + a 1 us link's round trip at 100 Gb/s (25 KB) +
     // one frame in flight each way.
     let headroom = 25_000 + 2 * 4_200;

@@ -422,8 +422,10 @@ impl Nscc {
                 self.counters.receiver_penalties += 1;
                 self.clamp();
             }
-        } else if restore {
-            if let Some(w) = self.pre_penalty.take() {
+        } else if let Some(w) = self.pre_penalty.take() {
+            // The first SACK without a penalty carries the restore bit; if
+            // it was lost, the window is left to grow on its own.
+            if restore {
                 self.cwnd = self.cwnd.max(w);
                 self.counters.receiver_restores += 1;
                 self.clamp();

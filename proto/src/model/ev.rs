@@ -246,8 +246,12 @@ pub struct EvStats {
 pub struct EvSet {
     /// The configuration, its EV and port lists moved into `evs` and `ports`.
     cfg: EvSetConfig,
-    /// How many EVs the set sprays on at most (`EvSetConfig::evs`'s length).
-    active_n: usize,
+    /// Per port: how many EVs the set sprays on at most (those of
+    /// `EvSetConfig::evs` on the port) and how many it sprays on now. A
+    /// port's gap is filled only from that port (backups, re-admitted
+    /// EVs).
+    port_target: Vec<u16>,
+    port_sprayed: Vec<u16>,
     /// `cfg.evs` then `cfg.backup_evs`: an EV's index is its place here.
     evs: Vec<u32>,
     /// The port of each EV of `evs` (empty: every EV on port 0).
@@ -397,8 +401,14 @@ impl EvSet {
         for i in 0..n {
             good_mask[i / 64] |= 1 << (i % 64);
         }
+        let n_ports = ports.iter().copied().max().map_or(1, |m| m as usize + 1);
+        let mut port_target = vec![0u16; n_ports];
+        for i in 0..n {
+            port_target[ports.get(i).copied().unwrap_or(0) as usize] += 1;
+        }
         Ok(EvSet {
-            active_n: n,
+            port_sprayed: port_target.clone(),
+            port_target,
             evs,
             ports,
             state: vec![EvState::Good; n + backups],
@@ -717,6 +727,10 @@ impl EvSet {
             return false;
         }
         let bit = 1u64 << (i % 64);
+        if self.is_backup(index) {
+            // Not sprayed on: a late report about it says nothing now.
+            return false;
+        }
         if self.state[i] == EvState::Good && self.suspect[i / 64] & bit == 0 {
             self.suspect[i / 64] |= bit;
             self.skip[i / 64] |= bit;
@@ -884,17 +898,20 @@ impl EvSet {
         self.congested[i / 64] &= !bit;
         let was_backup = self.standby[i / 64] & bit != 0;
         self.standby[i / 64] &= !bit;
+        let port = self.port(i as u16) as usize;
         if from == EvState::Good && !was_backup {
             self.good_mask[i / 64] &= !bit;
             self.good_n -= 1;
+            self.port_sprayed[port] -= 1;
         }
         if to == EvState::Good {
-            if self.good_n >= self.active_n {
-                // Every place in the spray is taken: a backup now.
+            if self.port_sprayed[port] >= self.port_target[port] {
+                // Every place of its port in the spray is taken: a backup.
                 self.standby[i / 64] |= bit;
             } else {
                 self.good_mask[i / 64] |= bit;
                 self.good_n += 1;
+                self.port_sprayed[port] += 1;
             }
         }
         self.state[i] = to;
@@ -908,7 +925,7 @@ impl EvSet {
     /// EV `gone` left the spray: the first backup of its port takes its
     /// place (an event with reason `Promoted` names it).
     fn promote_backup(&mut self, gone: usize, at: Instant) {
-        if self.len() == self.active_n {
+        if self.backup_count() == 0 {
             return;
         }
         let same_port = self.backup_of(self.port(gone as u16));
@@ -928,8 +945,14 @@ impl EvSet {
         };
         let bit = 1u64 << (j % 64);
         self.standby[j / 64] &= !bit;
+        // Whatever a backup picked up while it waited does not follow it.
+        self.suspect[j / 64] &= !bit;
+        self.skip[j / 64] &= !bit;
+        self.congested[j / 64] &= !bit;
         self.good_mask[j / 64] |= bit;
         self.good_n += 1;
+        let port = self.port(j as u16) as usize;
+        self.port_sprayed[port] += 1;
         self.counters.promoted += 1;
         self.push_change(j, EvState::Good, EvState::Good, EvChangeReason::Promoted, at);
     }

@@ -1029,7 +1029,9 @@ impl MrcQp {
         let cc_state = CcStateRepr {
             echo_ts,
             ooo_count: r.ooo_count.min(crate::wire::mrc10::cc_state::OOO_COUNT_MASK),
-            restore: std::mem::take(&mut r.restore_due),
+            // The requester takes no CC feedback from a probe answer: the
+            // bit waits for the next SACK.
+            restore: probe.is_none() && std::mem::take(&mut r.restore_due),
             cwnd_penalty: r.cwnd_penalty,
             rcvd_bytes: r.rcvd_bytes & crate::wire::mrc10::cc_state::RCVD_BYTES_MASK,
         };

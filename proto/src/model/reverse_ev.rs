@@ -13,7 +13,7 @@
 //! Lost acknowledgements show up as a reliability probe or a duplicate
 //! data packet (the requester heard nothing and resent): either empties
 //! the set ([`ReverseEvs::evict`]), which the next arrivals, the probe or
-//! duplicate first, refill. Until a plane's slots fill, and with the set
+//! duplicate first, refill. While the set holds no EV, and with the set
 //! off (`per_plane` = 0, the default), an acknowledgement travels on the
 //! EV of the packet that triggered it.
 
@@ -72,9 +72,6 @@ pub struct ReverseEvs {
     planes: u8,
     /// Rotation cursor over `slots` (fewer than [`MAX_REVERSE_EVS`]).
     next: u8,
-    /// Replacements so far (wrapping): the slot a new EV takes in its
-    /// plane is `replaced % per_plane`, each in turn.
-    replaced: u8,
 }
 
 impl ReverseEvs {
@@ -86,7 +83,6 @@ impl ReverseEvs {
             per_plane: cfg.per_plane,
             planes: cfg.planes.max(1),
             next: 0,
-            replaced: 0,
         }
     }
 
@@ -96,8 +92,9 @@ impl ReverseEvs {
     }
 
     /// A data packet or a probe arrived on `ev`: hold it, in a free slot
-    /// of its plane or in place of one held (each in turn), unless the
-    /// plane holds it already.
+    /// of its plane or in place of the plane's oldest, unless the plane
+    /// holds it already. A plane's slots stay in arrival order, oldest
+    /// first.
     pub fn learn(&mut self, ev: u32) {
         if self.slots.is_empty() {
             return;
@@ -111,8 +108,8 @@ impl ReverseEvs {
         if let Some(free) = plane.iter_mut().find(|s| s.is_none()) {
             *free = Some(ev);
         } else {
-            plane[self.replaced as usize % k] = Some(ev);
-            self.replaced = self.replaced.wrapping_add(1);
+            plane.rotate_left(1);
+            plane[k - 1] = Some(ev);
         }
     }
 
@@ -141,5 +138,33 @@ impl ReverseEvs {
     /// The EVs held, slot by slot (plane by plane).
     pub fn held(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots.iter().flatten().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two EVs per plane, arrivals alternating planes: each plane keeps its
+    /// two latest EVs, whatever the other plane does.
+    #[test]
+    fn each_plane_holds_its_latest_evs() {
+        let mut r = ReverseEvs::new(ReverseEvConfig {
+            per_plane: 2,
+            planes: 2,
+        });
+        assert_eq!(r.pick(7), 7, "nothing held: the echo");
+        for ev in 0..80u32 {
+            r.learn(ev);
+        }
+        // Plane 0 saw the even EVs, plane 1 the odd ones.
+        assert_eq!(r.held().collect::<Vec<_>>(), [76, 78, 77, 79]);
+        r.learn(78);
+        assert_eq!(r.held().collect::<Vec<_>>(), [76, 78, 77, 79], "held already");
+        let picks: Vec<u32> = (0..4).map(|_| r.pick(0)).collect();
+        assert_eq!(picks, [76, 78, 77, 79], "rotation over every EV held");
+        assert!(r.evict());
+        assert_eq!(r.pick(5), 5);
+        assert!(!r.evict());
     }
 }

@@ -192,7 +192,14 @@ pub enum SimError {
     Qp(String),
     #[error("loss rate {0} not in [0, 1)")]
     Loss(f64),
+    /// A setting outside what the simulator can run (PFC thresholds, the
+    /// reverse EV set's size, the series bins).
+    #[error("invalid setting: {0}")]
+    Setting(String),
 }
+
+/// Most bins a time series may have (`time_limit / series_bin`).
+pub const MAX_SERIES_BINS: u64 = 10_000_000;
 
 /// Remote VA of every flow's sink region.
 const SINK_VA: u64 = 0x1_0000_0000;
@@ -424,6 +431,29 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
         if !(cfg.loss.is_finite() && (0.0..1.0).contains(&cfg.loss)) {
             return Err(SimError::Loss(cfg.loss));
+        }
+        let bad = |msg: String| Err(SimError::Setting(msg));
+        if let Some(p) = cfg.switch.pfc {
+            if p.xoff_bytes == 0 || p.xon_bytes > p.xoff_bytes {
+                return bad(format!(
+                    "PFC XON {} must not exceed XOFF {}, which must be positive",
+                    p.xon_bytes, p.xoff_bytes
+                ));
+            }
+        }
+        let reverse = ReverseEvConfig {
+            per_plane: cfg.reverse_evs_per_plane,
+            planes: topo.planes,
+        };
+        if let Err(why) = reverse.check() {
+            return bad(format!("reverse EV set: {why}"));
+        }
+        let bins = cfg.time_limit.as_ps() / cfg.series_bin.as_ps().max(1);
+        if cfg.series_bin == Duration::ZERO || bins > MAX_SERIES_BINS {
+            return bad(format!(
+                "series bin {} ps: the time limit needs {bins} bins, at most {MAX_SERIES_BINS}",
+                cfg.series_bin.as_ps()
+            ));
         }
         let mut ports = Ports::new(topo, cfg.seed);
         for p in &mut ports.ports {
@@ -792,11 +822,6 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         }
     }
 
-    /// Free the QPs of finished flows (after the event that finished them):
-    /// the requester has everything acknowledged (or is in ERR) and the
-    /// responder has placed everything, so neither has work left; packets
-    /// still in flight to them are counted as stale. Keeps memory bounded
-    /// by the flows active at once, not the flows in the file.
     /// The queue series, the bins still open on each port included,
     /// ordered by bin.
     fn take_queue_series(&mut self) -> Vec<QueueSample> {
@@ -815,6 +840,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         out
     }
 
+    /// Free the QPs of finished flows (after the event that finished them):
+    /// the requester has everything acknowledged (or is in ERR) and the
+    /// responder has placed everything, so neither has work left; packets
+    /// still in flight to them are counted as stale. Keeps memory bounded
+    /// by the flows active at once, not the flows in the file.
     fn free_finished(&mut self) {
         while let Some(f) = self.to_free.pop() {
             let req = self.qps[2 * f as usize].take();
@@ -960,17 +990,26 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// while one of its ports is idle and fewer than one packet per port is
     /// waiting.
     fn kick(&mut self, h: u32) {
+        let pfc = self.cfg.switch.pfc.is_some();
         loop {
             let hs = &self.hosts[h as usize];
-            if hs.queued >= hs.nports {
-                return;
-            }
             let idle = (hs.port0..hs.port0 + hs.nports).any(|p| self.ports.ports[p as usize].busy.is_none());
             if !idle {
                 return;
             }
+            // Under PFC acknowledgements are another priority: data waiting
+            // on a paused port does not hold them back.
+            let full = hs.queued >= hs.nports;
+            if full && (!pfc || hs.ctl.is_empty()) {
+                return;
+            }
             let hs = &mut self.hosts[h as usize];
-            let Some(id) = hs.ctl.pop_front().or_else(|| hs.ring.pop_front()) else {
+            let next = if full {
+                hs.ctl.pop_front()
+            } else {
+                hs.ctl.pop_front().or_else(|| hs.ring.pop_front())
+            };
+            let Some(id) = next else {
                 return;
             };
             let now = self.now;
@@ -1128,7 +1167,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         if up != NO_PORT {
             let u = &mut self.ports.ports[up as usize];
             u.pfc_held -= wire;
-            if u.pfc_xoff_sent && u.pfc_held < pfc.xon_bytes {
+            if u.pfc_xoff_sent && u.pfc_held <= pfc.xon_bytes {
                 u.pfc_xoff_sent = false;
                 let t = at(self.now, u.delay_ps);
                 self.q.push(t, Event::Pfc { port: up, pause: false });
@@ -1590,6 +1629,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         };
         assert_eq!(summary.drops, self.cons.dropped, "every drop counted with a reason");
         assert!(self.cons.balanced(), "packet conservation violated: {:?}", self.cons);
+        if self.cons.in_flight == 0 {
+            // PFC: with no packet left, no switch holds bytes of any link.
+            let held: u64 = self.ports.ports.iter().map(|p| p.pfc_held).sum();
+            assert_eq!(held, 0, "PFC accounting leaked");
+        }
         let _ = net::ROCE_PORT;
         RunOutput {
             flows: records,

@@ -283,11 +283,14 @@ pub fn parse_cm(text: &str, file: &str) -> Result<ConnectionMatrix, TrafficError
 }
 
 /// Write flows and the triggers their trigger fields index (as
-/// `ConnectionMatrix::triggers`) in `.cm` format, which [`parse_cm`]
-/// reads back to the same flows and triggers. A flow started by a trigger
-/// has no start time (htsim allows one or the other); `after` chains and
-/// `imm` without a `recv_done_trigger` have no `.cm` form and are not
-/// written.
+/// `ConnectionMatrix::triggers`) in `.cm` format. [`parse_cm`] reads back
+/// the same flows and triggers when the table is in the order it builds
+/// (first use by a flow, then declaration); another order comes back
+/// reordered, with the flows' indices to match. A flow started by a
+/// trigger has no start time (htsim allows one or the other); `after`
+/// chains and `imm` without a `recv_done_trigger` have no `.cm` form and
+/// are not written; a trigger index outside the table is written as the
+/// index, which `parse_cm` refuses as undeclared.
 pub fn write_cm(nodes: u32, flows: &[FlowSpec], triggers: &[TriggerSpec]) -> String {
     let mut s = format!("Nodes {nodes}\nConnections {}\n", flows.len());
     if !triggers.is_empty() {
