@@ -1215,3 +1215,24 @@ fn receive_penalty_goes_out_in_cc_state_and_its_end_as_restore() {
     }
     assert_eq!(cc, [(40, false), (127, false), (0, true), (0, false)]);
 }
+
+/// QPN 0x2 is MRC 1.0's endpoint: no MRC queue pair takes it, as its own
+/// number or as its peer's.
+#[test]
+fn the_endpoint_qpn_is_no_queue_pair() {
+    use proto::wire::mrc10::choices::ENDPOINT_QPN;
+    let o = Opts::default();
+    let own = setup(ENDPOINT_QPN, QPN_B, &o);
+    assert!(matches!(
+        MrcQp::new(own.cfg),
+        Err(proto::model::ModifyError::BadAttribute { name: "qpn", .. })
+    ));
+    let peer = setup(QPN_A, ENDPOINT_QPN, &o);
+    let mut q = MrcQp::new(peer.cfg.clone()).unwrap();
+    let now = Instant::ZERO;
+    q.modify(now, QpTransition::Init(peer.init)).unwrap();
+    assert!(matches!(
+        q.modify(now, QpTransition::Rtr(peer.rtr.clone())),
+        Err(proto::model::ModifyError::BadAttribute { name: "dest_qp", .. })
+    ));
+}

@@ -1812,6 +1812,12 @@ impl QueuePair for MrcQp {
             QpTransition::Init(a) => self.pkey = a.pkey,
             QpTransition::Rtr(a) => {
                 validate_rtr(&a)?;
+                if a.dest_qp & 0xFF_FFFF == choices::ENDPOINT_QPN {
+                    return Err(ModifyError::BadAttribute {
+                        name: "dest_qp",
+                        why: "0x2 is MRC 1.0's endpoint QPN, not a queue pair's".into(),
+                    });
+                }
                 self.dest_qp = a.dest_qp & 0xFF_FFFF;
                 self.resp = Some(Box::new(Responder::new(&a, self.cfg.reverse_evs)));
             }

@@ -205,6 +205,10 @@ pub const MAX_SERIES_BINS: u64 = 10_000_000;
 const SINK_VA: u64 = 0x1_0000_0000;
 const SINK_RKEY: u32 = 0x5151;
 const NO_TIMER: u64 = u64::MAX;
+/// QP index `i` (requester of flow f: 2f, responder: 2f + 1) has QP
+/// number `QPN_BASE + i`: numbers below are reserved (0x2 is MRC 1.0's
+/// endpoint, `choices::ENDPOINT_QPN`; 0x0 and 0x1 are InfiniBand's).
+const QPN_BASE: u32 = 0x10;
 
 struct QpEntry {
     qp: Qp,
@@ -642,7 +646,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         };
         let req_id = 2 * f;
         let resp_id = 2 * f + 1;
-        let qpn = |id: u32| id + 1;
+        let qpn = |id: u32| id + QPN_BASE;
         // Each EV's port is the plane the source's NIC sends it on (none
         // with one plane: every EV on port 0).
         let planes = self.topo.next_hops(spec.src, spec.dst).len();
@@ -1353,9 +1357,10 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     self.series.resize(bin + 1, 0);
                 }
                 self.series[bin] += pkt.payload().len() as u64;
-                // Data to flow f's responder, QP number 2f + 2.
-                let f = (pkt.dest_qp().wrapping_sub(1) / 2) as usize;
-                if let Some(s) = self.flow_series.get_mut(f).filter(|_| pkt.dest_qp().is_multiple_of(2)) {
+                // Data to flow f's responder, QP index 2f + 1.
+                let qid = pkt.dest_qp().wrapping_sub(QPN_BASE);
+                let f = (qid / 2) as usize;
+                if let Some(s) = self.flow_series.get_mut(f).filter(|_| qid % 2 == 1) {
                     if bin >= s.len() {
                         s.resize(bin + 1, 0);
                     }
@@ -1363,7 +1368,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 }
             }
         }
-        let qid = pkt.dest_qp().wrapping_sub(1);
+        let qid = pkt.dest_qp().wrapping_sub(QPN_BASE);
         let ok = self
             .qps
             .get(qid as usize)
