@@ -140,8 +140,9 @@ pub struct SimArgs {
     #[arg(long)]
     pub receiver_penalty: bool,
     /// A NIC whose link goes down keeps sending on its EVs of that port
-    /// until they are marked (by default it denies them at once and allows
-    /// them back when the link returns: MRC 1.0's local port status).
+    /// until they are marked, and its senders too (by default it denies
+    /// them at once, tells its senders in a Port Status Update, and allows
+    /// them back when the link returns).
     #[arg(long)]
     pub no_port_status: bool,
     /// With --out: write each switch port's deepest queue per series bin
@@ -633,6 +634,12 @@ fn print_summary(t: Run, out: &RunOutput, wall: f64, gbps: f64) {
         s.trims, s.trims_last_hop, s.ecn_marks
     );
     println!("retransmissions     {} ({} timeouts)", s.retransmissions, s.timeouts);
+    if s.port_status_updates > 0 {
+        println!(
+            "port status updates {} ({} QPs changed EVs on one)",
+            s.port_status_updates, s.port_status_applied
+        );
+    }
     if s.pfc_pauses > 0 {
         println!("PFC pauses          {}", s.pfc_pauses);
     }

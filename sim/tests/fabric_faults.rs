@@ -343,3 +343,62 @@ fn a_nic_denies_the_evs_of_its_dead_port_and_allows_them_back() {
         fct(&stays_down)
     );
 }
+
+/// The other half of port status: host 0's NIC tells the hosts that send
+/// to it (a Port Status Update on QPN 0x2) that its plane-0 link is down;
+/// their QPs deny their plane-0 EVs towards it without losing packets on
+/// them first, and allow them again when the link is back.
+#[test]
+fn a_port_status_update_makes_senders_avoid_a_receivers_dead_port() {
+    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
+    shape.planes = 2;
+    let (topo, _) = fat_tree(shape, LinkSpec::default());
+    let host_link = LinkRef { node: 0, port: 0 };
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 16;
+    cfg.ecmp = sim::fabric::EcmpMode::EvPath;
+    cfg.faults = vec![
+        Fault {
+            at: Instant::from_us(20),
+            link: host_link,
+            kind: FaultKind::Down,
+        },
+        Fault {
+            at: Instant::from_us(150),
+            link: host_link,
+            kind: FaultKind::Up,
+        },
+    ];
+    // Hosts 15 and 9 send 4 MB each to host 0.
+    let flows = vec![
+        sim::fabric::FlowSpec::new(0, 15, 0, 4_000_000, Instant::ZERO),
+        sim::fabric::FlowSpec::new(1, 9, 0, 4_000_000, Instant::ZERO),
+    ];
+    let told = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.port_status = false;
+    let untold = run(&topo, &cfg, &flows, None).unwrap();
+    for out in [&told, &untold] {
+        assert_eq!(out.summary.flows_completed, 2);
+        assert_eq!(out.summary.qp_errors, 0);
+    }
+    let s = &told.summary;
+    eprintln!(
+        "updates {} applied {}; link-down drops {} / {}; marks {} / {}; FCT {:.1} / {:.1} us",
+        s.port_status_updates,
+        s.port_status_applied,
+        s.drop_link_down,
+        untold.summary.drop_link_down,
+        s.ev_marked_bad,
+        untold.summary.ev_marked_bad,
+        s.fct_max_us.unwrap(),
+        untold.summary.fct_max_us.unwrap()
+    );
+    // Down and up: two updates to each of the two senders, each applied.
+    assert_eq!((s.port_status_updates, s.port_status_applied), (4, 4));
+    assert_eq!(untold.summary.port_status_updates, 0);
+    // What was already on its way to the dead link is lost either way;
+    // told, the senders stop before losing enough to mark an EV.
+    assert!(s.drop_link_down < untold.summary.drop_link_down);
+    assert_eq!(s.ev_marked_bad, 0);
+    assert!(untold.summary.ev_marked_bad > 0);
+}

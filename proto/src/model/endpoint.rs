@@ -156,6 +156,12 @@ impl Endpoint {
         self.counters
     }
 
+    /// Our ports that are up from now on (sent in the next Port Status
+    /// Updates and answers).
+    pub fn set_ports_up(&mut self, mask: u32) {
+        self.cfg.ports_up = mask;
+    }
+
     /// The peer's ports that are up, as its last Port Status Update said.
     pub fn peer_ports_up(&self) -> Option<u32> {
         self.peer_ports_up

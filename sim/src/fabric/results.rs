@@ -87,6 +87,12 @@ pub struct Summary {
     /// (`SimConfig::reverse_evs_per_plane`).
     #[serde(default)]
     pub reverse_evictions: u64,
+    /// Port Status Updates sent (QPN 0x2, `SimConfig::port_status`), and
+    /// requester QPs that denied or allowed EVs on receiving one.
+    #[serde(default)]
+    pub port_status_updates: u64,
+    #[serde(default)]
+    pub port_status_applied: u64,
     /// QPs that went to ERR.
     pub qp_errors: u64,
     pub events: u64,

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use proto::model::cc::{CcConfig, DcqcnConfig, NsccConfig};
+use proto::model::endpoint::{Endpoint, EndpointConfig};
 use proto::model::ev::{BackupEv, EvChangeReason, EvSetConfig, EvState, SprayPolicy, MAX_EVS};
 use proto::model::reverse_ev::ReverseEvConfig;
 use proto::model::{
@@ -49,10 +50,11 @@ pub struct SimConfig {
     #[serde(default)]
     pub receiver_penalty: bool,
     /// MRC: a NIC whose port's link goes down denies the EVs of its QPs
-    /// that leave on that port, and lifts the denial when the link comes
-    /// back (`deny_port_evs`; MRC 1.0 port status, the local half: the
-    /// Port Status Update to peers is not sent). Off: the EVs are lost
-    /// to the dead link until marked ASSUMED_BAD, as on any path.
+    /// that leave on that port, lifts the denial when the link comes
+    /// back (`deny_port_evs`), and sends a Port Status Update (QPN 0x2)
+    /// to each host sending to it, whose QPs towards it do the same. Off:
+    /// the EVs are lost to the dead link until marked ASSUMED_BAD, as on
+    /// any path.
     #[serde(default = "port_status_default")]
     pub port_status: bool,
     /// Payload bytes per packet.
@@ -238,6 +240,17 @@ struct HostState {
     rx_active: u32,
 }
 
+/// A host's endpoint on QPN 0x2 and where its queued packets go (the
+/// endpoint's packets name no host: requests and answers leave in the
+/// order they were queued, answers first).
+struct HostEndpoint {
+    ep: Endpoint,
+    /// Destinations of the queued answers, in order.
+    answer_to: VecDeque<u32>,
+    /// Destinations of the queued requests, in order.
+    request_to: VecDeque<u32>,
+}
+
 /// How often a trigger was activated (its kind decides what that starts).
 #[derive(Clone, Copy, Debug, Default)]
 struct TriggerState {
@@ -302,6 +315,13 @@ struct Sim<'a, Q: EventList> {
     reverse_evictions: u64,
     qp_errors: u64,
     series: Vec<u64>,
+    /// Each host's QPN 0x2 endpoint, created when it first sends or
+    /// receives a Port Status Update (`SimConfig::port_status`).
+    endpoints: Vec<Option<Box<HostEndpoint>>>,
+    /// Port Status Updates sent, and requester QPs that denied or allowed
+    /// EVs on one.
+    status_updates: u64,
+    status_applied: u64,
     queue_series: Vec<QueueSample>,
     flow_series: Vec<Vec<u64>>,
     ev_marks: Vec<EvMark>,
@@ -515,6 +535,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             reverse_evictions: 0,
             qp_errors: 0,
             series: Vec::new(),
+            endpoints: Vec::new(),
+            status_updates: 0,
+            status_applied: 0,
             queue_series: Vec::new(),
             flow_series: vec![Vec::new(); (cfg.flow_series as usize).min(specs.len())],
             ev_marks: Vec::new(),
@@ -1347,6 +1370,15 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     fn deliver(&mut self, h: u32, id: u32) {
         let slot = self.slab.take(id);
         let pkt = slot.pkt;
+        if pkt.dest_qp() == choices::ENDPOINT_QPN {
+            if pkt.trimmed() {
+                self.cons.trimmed_delivered += 1;
+            } else {
+                self.cons.delivered += 1;
+                self.endpoint_packet(h, slot.src, pkt);
+            }
+            return;
+        }
         if pkt.trimmed() {
             self.cons.trimmed_delivered += 1;
         } else {
@@ -1540,6 +1572,139 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         for id in touched {
             self.touch(id);
         }
+        self.send_port_status(h);
+    }
+
+    /// Host `h`'s endpoint, created on first use with the ports up now.
+    fn endpoint(&mut self, h: u32) -> &mut HostEndpoint {
+        if self.endpoints.is_empty() {
+            self.endpoints.resize_with(self.topo.n_hosts as usize, || None);
+        }
+        let hs = &self.hosts[h as usize];
+        let ports = &self.ports.ports;
+        let up = (0..hs.nports.min(32))
+            .filter(|&p| ports[(hs.port0 + p) as usize].up)
+            .fold(0u32, |m, p| m | 1 << p);
+        let e = self.endpoints[h as usize].get_or_insert_with(|| {
+            Box::new(HostEndpoint {
+                ep: Endpoint::new(EndpointConfig::default()),
+                answer_to: VecDeque::new(),
+                request_to: VecDeque::new(),
+            })
+        });
+        e.ep.set_ports_up(up);
+        e
+    }
+
+    /// MRC 1.0's Port Status Update: host `h` tells every host that sends
+    /// to it which of its ports are up, on a port that is.
+    fn send_port_status(&mut self, h: u32) {
+        let mut peers: Vec<u32> = self
+            .qps
+            .iter()
+            .flatten()
+            .filter(|e| e.is_req && e.peer_host == h && e.host != h)
+            .map(|e| e.host)
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        let now = self.now;
+        for x in peers {
+            let Some(ev) = self.live_ev(h, x) else {
+                continue;
+            };
+            let e = self.endpoint(h);
+            if e.ep.port_status_update(now, ev).is_ok() {
+                e.request_to.push_back(x);
+                self.status_updates += 1;
+            }
+        }
+        self.flush_endpoint(h);
+    }
+
+    /// An EV that leaves host `h` towards `dst` on a port that is up.
+    fn live_ev(&self, h: u32, dst: u32) -> Option<u32> {
+        let group = self.topo.next_hops(h, dst);
+        let salt = self.ports.salt[h as usize];
+        (0..1024u32).find(|&ev| {
+            let mut route = ev;
+            let i = net::ecmp_pick(self.cfg.ecmp, salt, h, dst, ev, &mut route, group.len());
+            group
+                .get(i)
+                .is_some_and(|&p| self.ports.ports[self.ports.index(h, p) as usize].up)
+        })
+    }
+
+    /// Send what host `h`'s endpoint has queued.
+    fn flush_endpoint(&mut self, h: u32) {
+        let now = self.now;
+        loop {
+            let Some(e) = self.endpoints.get_mut(h as usize).and_then(|e| e.as_mut()) else {
+                return;
+            };
+            let answer = !e.answer_to.is_empty();
+            let Some(pkt) = e.ep.poll_transmit(now) else {
+                return;
+            };
+            let to = if answer {
+                e.answer_to.pop_front()
+            } else {
+                e.request_to.pop_front()
+            };
+            if let Some(dst) = to {
+                self.inject(h, dst, pkt.into());
+            }
+        }
+    }
+
+    /// A packet for host `h`'s endpoint from host `src`: a Port Status
+    /// Update makes `h`'s requesters towards `src` deny the EVs on its
+    /// ports that are down and allow those on its ports that are up; it
+    /// is answered.
+    fn endpoint_packet(&mut self, h: u32, src: u32, pkt: Packet) {
+        let Some(p) = pkt.as_mrc10().cloned() else {
+            return;
+        };
+        let now = self.now;
+        let e = self.endpoint(h);
+        let dropped = e.ep.counters().answers_dropped;
+        let request = p.bth.opcode == proto::wire::mrc10::Opcode::EndpointRequest;
+        if e.ep.handle_packet(now, &p).is_err() {
+            return;
+        }
+        while e.ep.poll_result().is_some() {}
+        if !request {
+            return;
+        }
+        if e.ep.counters().answers_dropped == dropped {
+            e.answer_to.push_back(src);
+        }
+        let peer_up = e.ep.peer_ports_up();
+        if let Some(up) = peer_up {
+            let n = self.hosts[src as usize].nports.min(32);
+            let mut touched = Vec::new();
+            for (id, q) in self.qps.iter_mut().enumerate() {
+                let Some(q) = q.as_mut().filter(|q| q.is_req && q.host == h && q.peer_host == src) else {
+                    continue;
+                };
+                let mut changed = 0;
+                for port in 0..n {
+                    changed += if up >> port & 1 == 1 {
+                        q.qp.allow_port_evs(now, port as u8)
+                    } else {
+                        q.qp.deny_port_evs(now, port as u8)
+                    };
+                }
+                if changed > 0 {
+                    touched.push(id as u32);
+                }
+            }
+            self.status_applied += touched.len() as u64;
+            for id in touched {
+                self.touch(id);
+            }
+        }
+        self.flush_endpoint(h);
     }
 
     // ---------------------------------------------------------------- results
@@ -1614,6 +1779,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             timeouts: tos,
             ev_marked_bad: self.ev_marked_bad,
             ev_promoted: self.ev_promoted,
+            port_status_updates: self.status_updates,
+            port_status_applied: self.status_applied,
             reverse_evictions: self.reverse_evictions
                 + self
                     .qps
