@@ -557,9 +557,6 @@ pub fn validate_config(cfg: &QpConfig) -> Result<(), ModifyError> {
     if !(MIN_MTU..=MAX_MTU).contains(&cfg.mtu) {
         return bad("mtu", format!("{} not in {MIN_MTU}..={MAX_MTU}", cfg.mtu));
     }
-    if cfg.transport == Transport::Mrc && cfg.qpn == crate::wire::mrc10::choices::ENDPOINT_QPN {
-        return bad("qpn", "0x2 is MRC 1.0's endpoint QPN, not a queue pair's".into());
-    }
     if let Err(e) = cfg.profile.check() {
         return bad("profile", e.to_string());
     }

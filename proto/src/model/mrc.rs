@@ -609,6 +609,14 @@ impl MrcQp {
     /// A QP in RST.
     pub fn new(cfg: QpConfig) -> Result<MrcQp, ModifyError> {
         validate_config(&cfg)?;
+        // (The legacy profile's QPs, the RTL's reference, number QPs as
+        // the hardware does; only MRC 1.0 reserves 0x2.)
+        if cfg.qpn == choices::ENDPOINT_QPN {
+            return Err(ModifyError::BadAttribute {
+                name: "qpn",
+                why: "0x2 is MRC 1.0's endpoint QPN, not a queue pair's".into(),
+            });
+        }
         Ok(MrcQp {
             cfg,
             state: QpState::Reset,
