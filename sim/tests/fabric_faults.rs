@@ -184,22 +184,35 @@ fn global_loss_applies_to_every_link() {
     assert!(sim::fabric::run(&topo, &cfg, &flows, None).is_err());
 }
 
-#[test]
-fn backup_evs_replace_marked_evs_from_the_same_plane() {
-    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
+/// The k=4 fat tree in two planes, and plane 0's first agg's first core
+/// uplink.
+fn two_planes() -> (Topology, LinkRef) {
+    let mut shape = FatTreeShape::k_ary(4);
     shape.planes = 2;
     let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let uplink = LinkRef {
+        node: ids.aggs[0][0],
+        port: shape.tors_per_pod as u16,
+    };
+    (topo, uplink)
+}
+
+/// `kind` happening to `link` at `at_us`.
+fn fault(at_us: u64, link: LinkRef, kind: FaultKind) -> Fault {
+    Fault {
+        at: Instant::from_us(at_us),
+        link,
+        kind,
+    }
+}
+
+#[test]
+fn backup_evs_replace_marked_evs_from_the_same_plane() {
+    let (topo, uplink) = two_planes();
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 4;
     cfg.backup_evs = 8;
-    cfg.faults.push(Fault {
-        at: Instant::from_us(20),
-        link: LinkRef {
-            node: ids.aggs[0][0],
-            port: shape.tors_per_pod as u16,
-        },
-        kind: FaultKind::Down,
-    });
+    cfg.faults.push(fault(20, uplink, FaultKind::Down));
     let flows = permutation(16, 1_000_000, 3);
     let out = run(&topo, &cfg, &flows, None).unwrap();
     let s = &out.summary;
@@ -250,20 +263,11 @@ fn backup_evs_replace_marked_evs_from_the_same_plane() {
 /// echoing each packet's EV.
 #[test]
 fn reverse_ev_set_routes_acknowledgements_around_a_dead_link() {
-    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
-    shape.planes = 2;
-    let (topo, ids) = fat_tree(shape, LinkSpec::default());
+    let (topo, uplink) = two_planes();
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 16;
     cfg.ecmp = sim::fabric::EcmpMode::EvPath;
-    cfg.faults.push(Fault {
-        at: Instant::from_us(20),
-        link: LinkRef {
-            node: ids.aggs[0][0],
-            port: shape.tors_per_pod as u16,
-        },
-        kind: FaultKind::Down,
-    });
+    cfg.faults.push(fault(20, uplink, FaultKind::Down));
     let flows = permutation(16, 1_000_000, 3);
     let echo = run(&topo, &cfg, &flows, None).unwrap();
     cfg.reverse_evs_per_plane = 1;
@@ -288,19 +292,15 @@ fn reverse_ev_set_routes_acknowledgements_around_a_dead_link() {
 /// packets until they are marked.
 #[test]
 fn a_nic_denies_the_evs_of_its_dead_port_and_allows_them_back() {
-    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
-    shape.planes = 2;
-    let (topo, _) = fat_tree(shape, LinkSpec::default());
+    let (topo, _) = two_planes();
     let host_link = LinkRef { node: 0, port: 0 };
-    let fault = |at_us: u64, kind: FaultKind| Fault {
-        at: Instant::from_us(at_us),
-        link: host_link,
-        kind,
-    };
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 16;
     cfg.ecmp = sim::fabric::EcmpMode::EvPath;
-    cfg.faults = vec![fault(20, FaultKind::Down), fault(100, FaultKind::Up)];
+    cfg.faults = vec![
+        fault(20, host_link, FaultKind::Down),
+        fault(100, host_link, FaultKind::Up),
+    ];
     // Host 0 sends 8 MB to host 15 over its two 100 Gb/s ports.
     let flows = vec![sim::fabric::FlowSpec::new(0, 0, 15, 8_000_000, Instant::ZERO)];
     let back = run(&topo, &cfg, &flows, None).unwrap();
@@ -350,24 +350,14 @@ fn a_nic_denies_the_evs_of_its_dead_port_and_allows_them_back() {
 /// them first, and allow them again when the link is back.
 #[test]
 fn a_port_status_update_makes_senders_avoid_a_receivers_dead_port() {
-    let mut shape = sim::fabric::testnets::FatTreeShape::k_ary(4);
-    shape.planes = 2;
-    let (topo, _) = fat_tree(shape, LinkSpec::default());
+    let (topo, _) = two_planes();
     let host_link = LinkRef { node: 0, port: 0 };
     let mut cfg = SimConfig::mrc();
     cfg.n_evs = 16;
     cfg.ecmp = sim::fabric::EcmpMode::EvPath;
     cfg.faults = vec![
-        Fault {
-            at: Instant::from_us(20),
-            link: host_link,
-            kind: FaultKind::Down,
-        },
-        Fault {
-            at: Instant::from_us(150),
-            link: host_link,
-            kind: FaultKind::Up,
-        },
+        fault(20, host_link, FaultKind::Down),
+        fault(150, host_link, FaultKind::Up),
     ];
     // Hosts 15 and 9 send 4 MB each to host 0.
     let flows = vec![
