@@ -3,7 +3,8 @@
 //! Layers, bottom up:
 //! * [`device`]: the [`Device`] trait (BAR0 MMIO, DMA memory, optional
 //!   interrupts) and its backends: [`NullDevice`], [`mock::MockDevice`],
-//!   [`vfio::VfioDevice`]; a co-simulation backend is one more `Device`.
+//!   [`vfio::VfioDevice`], the software NIC [`soft::SoftNic`]; a
+//!   co-simulation backend is one more `Device`. [`select`] names them.
 //! * [`discovery`]: the register-block walk that refuses a bitstream
 //!   this driver was not built for.
 //! * [`config`]: config-table rows and the port that writes them.
@@ -19,7 +20,10 @@ pub mod config;
 pub mod device;
 pub mod discovery;
 pub mod mock;
+pub mod regfile;
 pub mod ring;
+pub mod select;
+pub mod soft;
 pub mod verbs;
 pub mod vfio;
 

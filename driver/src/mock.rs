@@ -9,43 +9,20 @@
 //! overridden (wrong version, loops in the block list).
 
 use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
+pub use crate::regfile::CfgRow;
+use crate::regfile::{MmioWrite, RegisterFile};
 use crate::Device;
-use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// One config-table row the driver wrote (`cfg.go`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CfgRow {
-    pub table: u8,
-    pub index: u16,
-    pub data: [u8; 32],
-}
-
-impl CfgRow {
-    /// Bits `[bit, bit + width)` of the row (width <= 64).
-    pub fn bits(&self, bit: usize, width: usize) -> u64 {
-        let mut v = 0u64;
-        for i in 0..width {
-            let b = bit + i;
-            v |= u64::from((self.data[b / 8] >> (b % 8)) & 1) << i;
-        }
-        v
-    }
-}
-
-#[derive(Default)]
 struct State {
-    /// Read-write registers (scratch, fault injection, cfg staging).
-    regs: HashMap<u64, u32>,
+    regs: RegisterFile,
     /// Values a test forces on reads (garbage, other revisions).
     overrides: HashMap<u64, u32>,
     writes: Vec<(u64, u32)>,
     rows: Vec<CfgRow>,
-    rows_emitted: u32,
     doorbells: Vec<(u8, u32)>,
-    counters: [u32; regmap::counters::MAX],
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: BTreeMap<u64, WeakDmaBuffer>,
 }
@@ -58,7 +35,6 @@ pub struct MockDevice {
     /// status count does not move): a lost config write.
     swallow_rows: AtomicBool,
     iovas: IovaAllocator,
-    git_hash: u64,
 }
 
 /// Build ID the mock reports (as `hw::csr::BuildInfo::FIXED`).
@@ -73,11 +49,17 @@ impl Default for MockDevice {
 impl MockDevice {
     pub fn new() -> MockDevice {
         MockDevice {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                regs: RegisterFile::new(MOCK_GIT_HASH),
+                overrides: HashMap::new(),
+                writes: Vec::new(),
+                rows: Vec::new(),
+                doorbells: Vec::new(),
+                dma: BTreeMap::new(),
+            }),
             all_ones: AtomicBool::new(false),
             swallow_rows: AtomicBool::new(false),
             iovas: IovaAllocator::new(),
-            git_hash: MOCK_GIT_HASH,
         }
     }
 
@@ -108,7 +90,7 @@ impl MockDevice {
 
     /// Set counter slot `slot`.
     pub fn set_counter(&self, slot: usize, value: u32) {
-        self.st().counters[slot] = value;
+        self.st().regs.counters[slot] = value;
     }
 
     /// Every MMIO write so far, in order.
@@ -164,45 +146,6 @@ impl MockDevice {
         b.read(off, &mut v).ok()?;
         Some(v)
     }
-
-    /// The value the map defines at `offset`, before overrides.
-    fn model_read(&self, s: &State, offset: u64) -> u32 {
-        for (i, b) in regmap::BLOCKS.iter().enumerate() {
-            let base = u64::from(b.base);
-            if offset < base || offset >= base + u64::from(regmap::block_span(b)) {
-                continue;
-            }
-            let rel = (offset - base) as u16;
-            match rel {
-                HDR_TYPE => return b.block_type,
-                HDR_VERSION => return b.version,
-                HDR_NEXT => return u32::from(regmap::next_of(i)),
-                _ => {}
-            }
-            if b.base == regmap::build_id::BASE {
-                match rel {
-                    regmap::build_id::GIT_HASH_HI => return (self.git_hash >> 32) as u32,
-                    regmap::build_id::GIT_HASH_LO => return self.git_hash as u32,
-                    _ => {}
-                }
-            }
-            if b.base == regmap::counters::BASE && rel >= regmap::counters::FIRST {
-                let slot = usize::from((rel - regmap::counters::FIRST) / 4);
-                return if slot < regmap::N_COUNTERS { s.counters[slot] } else { 0 };
-            }
-            if b.base == regmap::cfg::BASE && rel == regmap::cfg::STATUS {
-                return (s.rows_emitted & 0xFFFF) << 16;
-            }
-            if let Some(r) = b.regs.iter().find(|r| r.offset == rel) {
-                return match r.access {
-                    regmap::Access::Wo => 0,
-                    regmap::Access::Ro => r.reset,
-                    regmap::Access::Rw => s.regs.get(&offset).copied().unwrap_or(r.reset),
-                };
-            }
-        }
-        0
-    }
 }
 
 impl Device for MockDevice {
@@ -211,57 +154,32 @@ impl Device for MockDevice {
     }
 
     fn bar_len(&self) -> u64 {
-        1 << regmap::ADDR_BITS
+        RegisterFile::BAR_LEN
     }
 
     fn read32(&self, offset: u64) -> u32 {
-        if self.all_ones.load(Ordering::Relaxed) || !offset.is_multiple_of(4) || offset >= self.bar_len() {
+        if self.all_ones.load(Ordering::Relaxed) {
             return u32::MAX;
         }
         let s = self.st();
-        if let Some(&v) = s.overrides.get(&offset) {
-            return v;
+        if offset.is_multiple_of(4) && offset < self.bar_len() {
+            if let Some(&v) = s.overrides.get(&offset) {
+                return v;
+            }
         }
-        self.model_read(&s, offset)
+        s.regs.read(offset)
     }
 
     fn write32(&self, offset: u64, value: u32) {
-        if !offset.is_multiple_of(4) || offset >= self.bar_len() {
-            return;
-        }
-        let swallow = self.swallow_rows.load(Ordering::Relaxed);
+        let emit = !self.swallow_rows.load(Ordering::Relaxed);
         let mut s = self.st();
-        s.writes.push((offset, value));
-        let cfg = u64::from(regmap::cfg::BASE);
-        let window = u64::from(regmap::doorbell::WINDOW);
-        if (window..window + 4 * u64::from(regmap::doorbell::QPS)).contains(&offset) {
-            let qp = ((offset - window) / 4) as u8;
-            s.doorbells.push((qp, value));
-        } else if offset == cfg + u64::from(regmap::cfg::GO) {
-            if value & 1 == 1 && !swallow {
-                let table = (s.regs.get(&(cfg + u64::from(regmap::cfg::TABLE))).copied().unwrap_or(0) & 0xF) as u8;
-                let index = (s.regs.get(&(cfg + u64::from(regmap::cfg::INDEX))).copied().unwrap_or(0) & 0xFFFF) as u16;
-                let mut data = [0u8; 32];
-                for k in 0..8u64 {
-                    let w = s
-                        .regs
-                        .get(&(cfg + u64::from(regmap::cfg::DATA0) + 4 * k))
-                        .copied()
-                        .unwrap_or(0);
-                    data[4 * k as usize..4 * k as usize + 4].copy_from_slice(&w.to_le_bytes());
-                }
-                s.rows.push(CfgRow { table, index, data });
-                s.rows_emitted = s.rows_emitted.wrapping_add(1);
-            }
-        } else if offset == u64::from(regmap::counters::BASE + regmap::counters::CLEAR) {
-            for (i, c) in regmap::COUNTERS.iter().enumerate() {
-                if value >> c.group & 1 == 1 {
-                    s.counters[i] = 0;
-                }
-            }
-        } else {
-            s.regs.insert(offset, value);
+        match s.regs.write(offset, value, emit) {
+            MmioWrite::Ignored => return,
+            MmioWrite::Row(r) => s.rows.push(r),
+            MmioWrite::Doorbell { qp, producer } => s.doorbells.push((qp, producer)),
+            MmioWrite::RowSwallowed | MmioWrite::CountersCleared(_) | MmioWrite::Register => {}
         }
+        s.writes.push((offset, value));
     }
 
     fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
@@ -276,6 +194,7 @@ impl Device for MockDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use contract::regmap;
 
     #[test]
     fn dma_by_iova_reaches_live_buffers_only() {

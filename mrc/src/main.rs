@@ -3,6 +3,7 @@
 mod cosim;
 mod decode;
 mod perf;
+mod rdma;
 mod rtl;
 mod sim;
 mod transfer;
@@ -52,6 +53,15 @@ enum Command {
                             Exit status: 0 every RoCEv2 packet parsed; 1 some failed to parse (or the \
                             file ends inside a record); 2 bad usage or unreadable file.")]
     Decode(decode::DecodeArgs),
+    /// perftest-style RDMA WRITE bandwidth / latency between two processes
+    /// or two machines, each driving its own NIC (a soft NIC over UDP, or
+    /// a card): one side listens, the other connects with --connect.
+    #[command(
+        after_help = "Exit status: 0 every WRITE completed and the server's buffer matches the \
+                            client's; 1 a WRITE failed or the buffers differ; 2 bad usage, a device that \
+                            cannot be opened, or a peer that cannot be reached."
+    )]
+    Rdma(rdma::RdmaArgs),
 }
 
 /// End the program when stdout's reader goes away (`mrc sim | head`), as
@@ -92,6 +102,14 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("mrc perf: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Rdma(args) => match rdma::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("mrc rdma: {e}");
                 ExitCode::from(2)
             }
         },

@@ -1,6 +1,8 @@
 //! Responder-side memory: registered regions, rkey and bounds checks, and
 //! direct data placement.
 
+use bytes::Bytes;
+
 /// A memory-registration or access failure.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MemoryError {
@@ -29,12 +31,28 @@ pub struct Region {
     pub data: Vec<u8>,
     /// Writes are checked (rkey, bounds) but not stored.
     pub sink: bool,
+    /// Writes are checked and handed to the owner of the table as
+    /// [`Placement`]s instead of stored (see
+    /// [`MemoryTable::register_deferred`]).
+    pub deferred: bool,
+}
+
+/// Bytes a QP accepted for a deferred region: the owner copies them to
+/// the memory the region stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub rkey: u32,
+    /// Byte offset in the region.
+    pub offset: u64,
+    pub bytes: Bytes,
 }
 
 /// The memory regions of one endpoint.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryTable {
     regions: Vec<Region>,
+    /// Writes to deferred regions not yet taken by the owner.
+    placements: Vec<Placement>,
 }
 
 impl MemoryTable {
@@ -50,6 +68,30 @@ impl MemoryTable {
     /// own memory; use [`MemoryTable::register`] wherever data is verified.
     pub fn register_sink(&mut self, va: u64, len: u64, rkey: u32) -> Result<(), MemoryError> {
         self.add(va, len, rkey, true)
+    }
+
+    /// Register `[va, va+len)` under `rkey` for memory the caller owns
+    /// (a NIC's host buffers): every access is checked as for a real
+    /// region, and the bytes of each accepted write are queued as a
+    /// [`Placement`] for [`MemoryTable::take_placements`] instead of
+    /// stored here. Reads return [`MemoryError::Sink`].
+    pub fn register_deferred(&mut self, va: u64, len: u64, rkey: u32) -> Result<(), MemoryError> {
+        self.add(va, len, rkey, true)?;
+        if let Some(r) = self.regions.last_mut() {
+            r.deferred = true;
+        }
+        Ok(())
+    }
+
+    /// The writes to deferred regions since the last call, in the order
+    /// they were accepted.
+    pub fn take_placements(&mut self) -> Vec<Placement> {
+        std::mem::take(&mut self.placements)
+    }
+
+    /// Whether writes to deferred regions wait to be taken.
+    pub fn has_placements(&self) -> bool {
+        !self.placements.is_empty()
     }
 
     fn add(&mut self, va: u64, len: u64, rkey: u32, sink: bool) -> Result<(), MemoryError> {
@@ -69,6 +111,7 @@ impl MemoryTable {
             rkey,
             data,
             sink,
+            deferred: false,
         });
         Ok(())
     }
@@ -106,7 +149,30 @@ impl MemoryTable {
     pub fn write(&mut self, rkey: u32, va: u64, bytes: &[u8]) -> Result<(), MemoryError> {
         let (i, off) = self.find(rkey, va, bytes.len() as u64)?;
         let r = &mut self.regions[i];
-        if !r.sink {
+        if r.deferred {
+            self.placements.push(Placement {
+                rkey,
+                offset: off as u64,
+                bytes: Bytes::copy_from_slice(bytes),
+            });
+        } else if !r.sink {
+            r.data[off..off + bytes.len()].copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    /// [`MemoryTable::write`] of a payload the caller already holds as
+    /// `Bytes` (a deferred region keeps a reference instead of a copy).
+    pub fn write_bytes(&mut self, rkey: u32, va: u64, bytes: &Bytes) -> Result<(), MemoryError> {
+        let (i, off) = self.find(rkey, va, bytes.len() as u64)?;
+        let r = &mut self.regions[i];
+        if r.deferred {
+            self.placements.push(Placement {
+                rkey,
+                offset: off as u64,
+                bytes: bytes.clone(),
+            });
+        } else if !r.sink {
             r.data[off..off + bytes.len()].copy_from_slice(bytes);
         }
         Ok(())
@@ -169,5 +235,23 @@ mod tests {
             m.register(0x10_0000, 16, 8),
             Err(MemoryError::Overlap { va: 0x10_0000, len: 16 })
         );
+    }
+
+    #[test]
+    fn deferred_region_hands_accepted_writes_to_its_owner() {
+        let mut m = MemoryTable::default();
+        m.register_deferred(0x2000, 0x100, 3).unwrap();
+        m.write_bytes(3, 0x2010, &Bytes::from_static(&[1, 2, 3])).unwrap();
+        m.write(3, 0x20fe, &[4, 5]).unwrap();
+        assert!(matches!(
+            m.write(3, 0x20ff, &[4, 5]),
+            Err(MemoryError::OutOfBounds { .. })
+        ));
+        assert_eq!(m.read(3, 0x2010, 1), Err(MemoryError::Sink(3)));
+        let p = m.take_placements();
+        assert_eq!(p.len(), 2, "the refused write is not queued");
+        assert_eq!((p[0].offset, &p[0].bytes[..]), (0x10, &[1, 2, 3][..]));
+        assert_eq!((p[1].offset, &p[1].bytes[..]), (0xfe, &[4, 5][..]));
+        assert!(!m.has_placements());
     }
 }

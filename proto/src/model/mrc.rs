@@ -875,7 +875,7 @@ impl MrcQp {
             return Ok(());
         }
         if len > 0 {
-            if let Err(_e) = self.memory.write(rkey, va, &pkt.payload) {
+            if let Err(_e) = self.memory.write_bytes(rkey, va, &pkt.payload) {
                 self.queue_fatal_ack(&pkt, Syndrome::NAK_REMOTE_ACCESS);
                 return Err(RxError::RemoteAccess {
                     rkey,

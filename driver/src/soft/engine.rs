@@ -1,0 +1,841 @@
+//! The soft NIC's state: the config tables as the driver writes them, one
+//! golden-model QP ([`proto::model::mrc::MrcQp`]) per enabled send
+//! context, the completion and EV-event rings, and the packet path between
+//! the models and the socket.
+//!
+//! The NIC follows the card's host interface (`docs/hw/core.md`,
+//! `contract`): config rows, doorbells, SQ descriptors read from host
+//! memory, CQEs and EV events written to phase-bit rings. What the card
+//! does in RTL, the model does here, speaking MRC 1.0 on the wire.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use bytes::Bytes;
+use contract::config::{self, table as cfg_table, INDEX_SELECT};
+use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
+use proto::model::cc::CcConfig;
+use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
+use proto::model::mrc::MrcQp;
+use proto::model::{Event, QpSetup, QueuePair, Transport, WcStatus, WriteRequest};
+use proto::time::{Duration, Instant};
+use proto::wire::frame::{emit_outer, OuterFields, ICRC_LEN};
+use proto::wire::mrc10::choices::Profile;
+use proto::wire::mrc10::frame as mrc10_frame;
+use proto::wire::{ethernet, icrc, udp, Encap, IpPair, Packet};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::rings::RingWriter;
+use super::udp::{Received, SendError, UdpPort};
+use super::{SoftNicConfig, SoftStats};
+use crate::device::{DmaBuffer, WeakDmaBuffer};
+use crate::regfile::CfgRow;
+
+/// The wire QPN of the driver's QP `n` is `n + WIRE_QPN_OFFSET`: the
+/// driver numbers QPs from 0, and MRC 1.0 reserves QPN 0x2 for the
+/// endpoint (ours: the fabric simulator numbers its QPs from the same
+/// base). Every soft NIC uses the same offset, so a peer's QP number as
+/// its driver reports it (`RtrAttr::dest_qp`) is mapped the same way.
+pub const WIRE_QPN_OFFSET: u32 = 0x10;
+
+/// Receives the model holds posted per QP for WRITE-with-immediate (the
+/// card has no receive queue: the driver keeps its own and the NIC
+/// completes every arrival; a consumed receive is posted again at once).
+const MODEL_RECEIVES: u16 = 1024;
+
+/// The core's clock period, ps (322.265625 MHz): the ACK delay row is in
+/// cycles.
+const CORE_CLOCK_PS: u64 = 3103;
+
+/// Bytes of the largest datagram a peer may send (8 KiB MTU and headers).
+pub const MAX_DATAGRAM: usize = 9216;
+
+/// A peer row of the address table.
+#[derive(Clone, Copy, Debug)]
+struct Peer {
+    mac: [u8; 6],
+    ip: IpAddr,
+}
+
+/// A registered memory region (MR table row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mr {
+    rkey: u32,
+    base: u64,
+    len: u64,
+}
+
+/// What the driver wrote for a QP number before (and besides) its send
+/// context.
+#[derive(Clone, Debug)]
+struct Staged {
+    recv_psn: u32,
+    min_cwnd: u64,
+    max_cwnd: u64,
+    rto_ns: u64,
+    reorder: u32,
+    retry_linear: u8,
+    retry_exp: u8,
+    evs: [u16; 128],
+}
+
+impl Default for Staged {
+    fn default() -> Self {
+        Staged {
+            recv_psn: 0,
+            min_cwnd: 4096,
+            max_cwnd: 1 << 20,
+            rto_ns: 1024 << 8,
+            reorder: 3,
+            retry_linear: 7,
+            retry_exp: 7,
+            evs: [0; 128],
+        }
+    }
+}
+
+/// A work request the model has, or one refused before it, in SQ order.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    sq_index: u32,
+    wr_id: u64,
+    len: u32,
+    opcode: u8,
+    signaled: bool,
+    /// Refused when read (bad descriptor): completes with this status
+    /// when it reaches the head.
+    refused: Option<CqStatus>,
+}
+
+/// An enabled QP.
+struct SoftQp {
+    model: MrcQp,
+    ctx: SqContext,
+    peer: SocketAddr,
+    peer_mac: [u8; 6],
+    /// SQ descriptors read so far (free running).
+    sq_read: u32,
+    pending: VecDeque<Pending>,
+}
+
+/// The NIC. See the module doc.
+pub struct Engine {
+    cfg: SoftNicConfig,
+    profile: Profile,
+    port: UdpPort,
+    /// Per EV value, its own socket (the EV is the UDP source port), when
+    /// `cfg.ev_ports`; `None`: the port could not be bound.
+    ev_ports: HashMap<u16, Option<UdpPort>>,
+    local_mac: [u8; 6],
+    ack_every: u16,
+    ack_delay: Duration,
+    peers: Vec<Option<Peer>>,
+    mrs: HashMap<u16, Mr>,
+    cqs: HashMap<u16, RingWriter<{ cqe::SIZE }>>,
+    ev_ring: Option<RingWriter<{ ev_event::SIZE }>>,
+    staged: HashMap<u16, Staged>,
+    qps: BTreeMap<u32, SoftQp>,
+    /// Live DMA buffers by IOVA (weak: freed buffers drop out).
+    dma: BTreeMap<u64, WeakDmaBuffer>,
+    rng: ChaCha8Rng,
+    frame: Vec<u8>,
+    rx_buf: Vec<u8>,
+    pub stats: SoftStats,
+}
+
+fn ip_of_row(row: &CfgRow, v6: bool) -> IpAddr {
+    let lo = row.get(config::addr::IP_LO);
+    let hi = row.get(config::addr::IP_HI);
+    if v6 {
+        IpAddr::V6(Ipv6Addr::from(u128::from(hi) << 64 | u128::from(lo)))
+    } else {
+        IpAddr::V4(Ipv4Addr::from(lo as u32))
+    }
+}
+
+fn mac_of(v: u64) -> [u8; 6] {
+    let b = v.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+fn ip_pair(src: IpAddr, dst: IpAddr) -> Option<IpPair> {
+    match (src, dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => Some(IpPair::V4 {
+            src: s.octets(),
+            dst: d.octets(),
+        }),
+        (IpAddr::V6(s), IpAddr::V6(d)) => Some(IpPair::V6 {
+            src: s.octets(),
+            dst: d.octets(),
+        }),
+        _ => None,
+    }
+}
+
+/// The live buffer holding `[iova, iova + len)` and the offset in it.
+fn find_dma(dma: &BTreeMap<u64, WeakDmaBuffer>, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
+    let (_, weak) = dma.range(..=iova).next_back()?;
+    let buf = weak.upgrade()?;
+    buf.contains_iova(iova, len as u64)
+        .then(|| (buf.clone(), (iova - buf.iova()) as usize))
+}
+
+fn dma_read(dma: &BTreeMap<u64, WeakDmaBuffer>, iova: u64, len: usize) -> Option<Vec<u8>> {
+    let (b, off) = find_dma(dma, iova, len)?;
+    let mut v = vec![0u8; len];
+    b.read(off, &mut v).ok()?;
+    Some(v)
+}
+
+/// Read SQ slot `i` of a QP and its local data. `Err`: the descriptor is
+/// refused, with the status its completion carries.
+fn read_descriptor(
+    dma: &BTreeMap<u64, WeakDmaBuffer>,
+    ctx: &SqContext,
+    i: u32,
+) -> Result<(Pending, WriteRequest), Pending> {
+    let slots = 1u32 << ctx.sq_log2_size;
+    let at = ctx.sq_base + u64::from(i & (slots - 1)) * sqe::SIZE as u64;
+    let mut p = Pending {
+        sq_index: i,
+        wr_id: 0,
+        len: 0,
+        opcode: 0,
+        signaled: true,
+        refused: Some(CqStatus::BadOpcode),
+    };
+    let Some(raw) = dma_read(dma, at, sqe::SIZE) else {
+        return Err(p);
+    };
+    p.opcode = raw[0];
+    let d = match SqDescriptor::decode(&raw) {
+        Ok(d) => d,
+        Err(_) => {
+            p.refused = Some(match raw[0] {
+                sqe::OP_WRITE | sqe::OP_WRITE_IMM => CqStatus::BadFlags,
+                _ => CqStatus::BadOpcode,
+            });
+            return Err(p);
+        }
+    };
+    p.wr_id = d.wr_id;
+    p.len = d.length;
+    p.signaled = d.signaled;
+    let data = if d.length == 0 {
+        Some(Vec::new())
+    } else {
+        dma_read(dma, d.local_iova, d.length as usize)
+    };
+    let Some(data) = data else {
+        p.refused = Some(CqStatus::BadLength);
+        return Err(p);
+    };
+    p.refused = None;
+    let wr = WriteRequest {
+        wr_id: d.wr_id,
+        data: Bytes::from(data),
+        remote_va: d.remote_va,
+        rkey: d.rkey,
+        imm: (d.opcode == layout::SqOpcode::WriteImm).then_some(d.imm),
+    };
+    Ok((p, wr))
+}
+
+fn cq_status(s: WcStatus) -> CqStatus {
+    match s {
+        WcStatus::Success => CqStatus::Success,
+        WcStatus::RetryExceeded => CqStatus::RetryExceeded,
+        WcStatus::RemoteAccessError => CqStatus::RemoteAccess,
+        WcStatus::Flushed => CqStatus::Flushed,
+    }
+}
+
+impl Engine {
+    pub fn new(cfg: SoftNicConfig) -> std::io::Result<Engine> {
+        let port = UdpPort::bind(SocketAddr::new(cfg.ip, cfg.port))?;
+        Ok(Engine {
+            profile: Profile::DEFAULT,
+            port,
+            ev_ports: HashMap::new(),
+            local_mac: [0x02, 0, 0, 0, 0, 0],
+            ack_every: 4,
+            ack_delay: Duration::from_us(2),
+            peers: vec![None; 256],
+            mrs: HashMap::new(),
+            cqs: HashMap::new(),
+            ev_ring: None,
+            staged: HashMap::new(),
+            qps: BTreeMap::new(),
+            dma: BTreeMap::new(),
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            frame: Vec::with_capacity(MAX_DATAGRAM + 64),
+            rx_buf: vec![0; MAX_DATAGRAM],
+            stats: SoftStats::default(),
+            cfg,
+        })
+    }
+
+    pub fn port(&self) -> &UdpPort {
+        &self.port
+    }
+
+    /// A DMA buffer the driver allocated (reachable by IOVA while alive).
+    pub fn add_dma(&mut self, b: &DmaBuffer) {
+        self.dma.retain(|_, w| w.upgrade().is_some());
+        self.dma.insert(b.iova(), b.downgrade());
+    }
+
+    fn find_dma(&self, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
+        find_dma(&self.dma, iova, len)
+    }
+
+    // ---- config rows ----
+
+    /// Apply a config row.
+    pub fn row(&mut self, now: Instant, r: CfgRow) {
+        let sel = r.index & INDEX_SELECT != 0;
+        let idx = r.index & !INDEX_SELECT;
+        match r.table {
+            cfg_table::SQ_CTX => self.send_context(now, idx, &r),
+            cfg_table::CQ_RING if sel => {
+                if let Some(cq) = self.cqs.get_mut(&idx) {
+                    cq.set_consumer(r.get(config::ring_consumer::CONSUMER) as u32);
+                }
+            }
+            cfg_table::CQ_RING => {
+                let base = r.get(config::ring::BASE);
+                let log2 = r.get(config::ring::LOG2_SLOTS) as u8;
+                match self.find_dma(base, cqe::SIZE << log2) {
+                    Some((b, at)) => {
+                        self.cqs.insert(idx, RingWriter::new(b, at, log2));
+                    }
+                    None => self.stats.bad_rows += 1,
+                }
+            }
+            cfg_table::EV_RING if sel => {
+                if let Some(ring) = &mut self.ev_ring {
+                    ring.set_consumer(r.get(config::ring_consumer::CONSUMER) as u32);
+                }
+            }
+            cfg_table::EV_RING => {
+                let base = r.get(config::ring::BASE);
+                let log2 = r.get(config::ring::LOG2_SLOTS) as u8;
+                match self.find_dma(base, ev_event::SIZE << log2) {
+                    Some((b, at)) => self.ev_ring = Some(RingWriter::new(b, at, log2)),
+                    None => self.stats.bad_rows += 1,
+                }
+            }
+            cfg_table::ACK_PARAMS => {
+                self.ack_every = (r.get(config::ack_params::EVERY) as u16).max(1);
+                self.ack_delay = Duration::from_ps(r.get(config::ack_params::DELAY) * CORE_CLOCK_PS);
+            }
+            cfg_table::ACK_QP_INIT | cfg_table::RECV_QP => {
+                self.staged.entry(idx).or_default().recv_psn = r.get(config::recv_init::START_PSN) as u32;
+            }
+            cfg_table::MR => self.memory_region(idx, &r),
+            cfg_table::RETX_QP => {
+                let s = self.staged.entry(idx).or_default();
+                s.rto_ns = r.get(config::retx_qp::RTO_NS).max(1024);
+                s.reorder = r.get(config::retx_qp::REORDER) as u32;
+                s.retry_linear = r.get(config::retx_qp::RETRY_LINEAR) as u8;
+                s.retry_exp = r.get(config::retx_qp::RETRY_EXP) as u8;
+            }
+            cfg_table::RETX_GLOBAL | cfg_table::CORE => {}
+            cfg_table::CC => {
+                let s = self.staged.entry(idx).or_default();
+                s.min_cwnd = r.get(config::cc::MIN_CWND).max(1);
+                s.max_cwnd = r.get(config::cc::MAX_CWND).max(s.min_cwnd);
+            }
+            cfg_table::ADDR if sel => {
+                self.local_mac = mac_of(r.get(config::addr::MAC));
+            }
+            cfg_table::ADDR => {
+                if let Some(slot) = self.peers.get_mut(usize::from(idx)) {
+                    *slot = Some(Peer {
+                        mac: mac_of(r.get(config::addr::MAC)),
+                        ip: ip_of_row(&r, self.cfg.ip.is_ipv6()),
+                    });
+                }
+            }
+            cfg_table::EV if sel => {
+                let qpn = u32::from(idx);
+                let mask = r.get(config::ev_control::MASK) as u32;
+                let value = r.get(config::ev_control::MATCH) as u32;
+                if let Some(q) = self.qps.get_mut(&qpn) {
+                    if r.get(config::ev_control::ALLOW) == 1 {
+                        q.model.allow_evs(now, mask, value);
+                    } else {
+                        q.model.deny_evs(now, mask, value);
+                    }
+                }
+            }
+            cfg_table::EV => {
+                let qp = idx >> 7;
+                let slot = usize::from(idx & 0x7F);
+                self.staged.entry(qp).or_default().evs[slot] = r.get(config::ev_value::VALUE) as u16;
+            }
+            _ => self.stats.bad_rows += 1,
+        }
+    }
+
+    fn memory_region(&mut self, slot: u16, r: &CfgRow) {
+        let mr = Mr {
+            rkey: r.get(config::mr::RKEY) as u32,
+            base: r.get(config::mr::BASE_VA),
+            len: r.get(config::mr::LENGTH),
+        };
+        if let Some(old) = self.mrs.remove(&slot) {
+            for q in self.qps.values_mut() {
+                let _ = q.model.memory_mut().deregister(old.rkey);
+            }
+        }
+        if r.get(config::mr::VALID) == 1 {
+            for q in self.qps.values_mut() {
+                if q.model
+                    .memory_mut()
+                    .register_deferred(mr.base, mr.len, mr.rkey)
+                    .is_err()
+                {
+                    self.stats.bad_rows += 1;
+                }
+            }
+            self.mrs.insert(slot, mr);
+        }
+    }
+
+    /// A send-context row: enabled, the QP (re)starts with a new model;
+    /// disabled, the QP stops (what it had in flight is abandoned, as the
+    /// card's).
+    fn send_context(&mut self, now: Instant, idx: u16, r: &CfgRow) {
+        let qpn = u32::from(idx);
+        self.qps.remove(&qpn);
+        let ctx = match SqContext::decode(&r.data[..layout::sq_ctx::SIZE]) {
+            Ok(c) => c,
+            Err(_) => {
+                self.stats.bad_rows += 1;
+                return;
+            }
+        };
+        if !ctx.enable {
+            return;
+        }
+        match self.build_qp(now, qpn, ctx) {
+            Some(q) => {
+                self.qps.insert(qpn, q);
+            }
+            None => self.stats.bad_rows += 1,
+        }
+    }
+
+    fn build_qp(&mut self, now: Instant, qpn: u32, ctx: SqContext) -> Option<SoftQp> {
+        let peer = (*self.peers.get(usize::from(ctx.addr_index))?)?;
+        let st = self.staged.get(&(qpn as u16)).cloned().unwrap_or_default();
+        let n = usize::from(ctx.ev_count).clamp(1, 128);
+        let mut s = QpSetup::new(Transport::Mrc, qpn + WIRE_QPN_OFFSET, ctx.dest_qp + WIRE_QPN_OFFSET);
+        s.cfg.mtu = 1 << ctx.log2_mtu;
+        s.cfg.seed = self.cfg.seed ^ u64::from(qpn);
+        s.cfg.ack_every = self.ack_every;
+        s.cfg.ack_delay = self.ack_delay;
+        s.cfg.reorder_allowance = st.reorder.max(1);
+        s.rtr.rq_psn = proto::Psn::new(st.recv_psn);
+        s.rtr.mpr_units = ctx.send_mpr_units;
+        s.rtr.max_wimm = MODEL_RECEIVES;
+        s.rts.sq_psn = proto::Psn::new(ctx.start_psn);
+        // RTO = 1.024 us x 2^exp: the row carries the product.
+        s.rts.ack_timeout_exp = (st.rto_ns / 1024).max(1).ilog2() as u8;
+        s.rts.retry_linear = st.retry_linear;
+        s.rts.retry_exp = st.retry_exp;
+        s.rts.send_mpr_units = ctx.send_mpr_units;
+        s.rts.max_wimm = MODEL_RECEIVES;
+        s.rts.evs = EvSetConfig {
+            evs: st.evs[..n].iter().map(|&v| u32::from(v)).collect(),
+            seed: self.cfg.seed ^ u64::from(qpn) << 8,
+            ..EvSetConfig::default()
+        };
+        // The card's CC gate is a fixed window (docs/hw/core.md: no
+        // ACK-driven congestion control in the RTL yet); the soft NIC runs
+        // the same window the driver configured.
+        s.rts.cc = CcConfig::Fixed { window: st.max_cwnd };
+        let mut model: MrcQp = s.bring_up(now).ok()?;
+        for mr in self.mrs.values() {
+            model.memory_mut().register_deferred(mr.base, mr.len, mr.rkey).ok()?;
+        }
+        for _ in 0..MODEL_RECEIVES {
+            model.post_recv(0).ok()?;
+        }
+        Some(SoftQp {
+            model,
+            ctx,
+            peer: SocketAddr::new(peer.ip, self.cfg.port),
+            peer_mac: peer.mac,
+            sq_read: 0,
+            pending: VecDeque::new(),
+        })
+    }
+
+    // ---- send queue ----
+
+    /// A doorbell: read the new descriptors and hand them to the model.
+    pub fn doorbell(&mut self, now: Instant, qp: u8, producer: u32) {
+        let qpn = u32::from(qp);
+        let Some(q) = self.qps.get_mut(&qpn) else {
+            self.stats.bad_doorbells += 1;
+            return;
+        };
+        let slots = 1u32 << q.ctx.sq_log2_size;
+        let oldest = q.pending.front().map_or(q.sq_read, |p| p.sq_index);
+        if producer.wrapping_sub(oldest) > slots || producer.wrapping_sub(q.sq_read) > slots {
+            self.stats.bad_doorbells += 1;
+            let cq = q.ctx.cq_index;
+            self.complete(cq, qpn, CqStatus::BadDoorbell, 0, 0, 0, None, producer);
+            return;
+        }
+        let mut bad = 0;
+        while q.sq_read != producer {
+            let i = q.sq_read;
+            q.sq_read = i.wrapping_add(1);
+            match read_descriptor(&self.dma, &q.ctx, i) {
+                Ok((mut p, wr)) => {
+                    if q.model.post_write(now, wr).is_err() {
+                        p.refused = Some(CqStatus::Flushed);
+                    }
+                    q.pending.push_back(p);
+                }
+                Err(p) => {
+                    bad += 1;
+                    q.pending.push_back(p);
+                }
+            }
+        }
+        self.stats.bad_descriptors += bad;
+        self.drain_refused(qpn);
+    }
+
+    /// Complete refused descriptors that reached the head of their QP.
+    fn drain_refused(&mut self, qpn: u32) {
+        loop {
+            let Some(q) = self.qps.get_mut(&qpn) else { return };
+            let Some(&p) = q.pending.front() else { return };
+            let Some(status) = p.refused else { return };
+            q.pending.pop_front();
+            let cq = q.ctx.cq_index;
+            self.complete(cq, qpn, status, p.opcode, p.wr_id, p.len, None, p.sq_index);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn complete(
+        &mut self,
+        cq: u16,
+        qp: u32,
+        status: CqStatus,
+        opcode: u8,
+        wr_id: u64,
+        byte_len: u32,
+        imm: Option<u32>,
+        sq_index: u32,
+    ) {
+        let c = layout::Completion {
+            phase: false,
+            status,
+            opcode,
+            qp,
+            wr_id,
+            byte_len,
+            imm,
+            sq_index,
+        };
+        match (self.cqs.get_mut(&cq), c.encode()) {
+            (Some(ring), Ok(e)) => {
+                ring.push(e);
+                self.stats.completions += 1;
+            }
+            _ => self.stats.lost_completions += 1,
+        }
+    }
+
+    // ---- the packet path ----
+
+    /// Everything due at `now`: datagrams waiting on the socket, timers,
+    /// events, placements, and packets to send. Returns whether anything
+    /// happened.
+    pub fn step(&mut self, now: Instant) -> bool {
+        let mut busy = self.receive(now);
+        let due: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.model.poll_timeout().is_some_and(|t| t <= now))
+            .map(|(&n, _)| n)
+            .collect();
+        for n in due {
+            if let Some(q) = self.qps.get_mut(&n) {
+                q.model.handle_timeout(now);
+                busy = true;
+            }
+        }
+        let qpns: Vec<u32> = self.qps.keys().copied().collect();
+        for n in qpns {
+            busy |= self.service(now, n);
+        }
+        busy
+    }
+
+    /// The next time a model wants `handle_timeout`.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.qps.values().filter_map(|q| q.model.poll_timeout()).min()
+    }
+
+    fn receive(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        for _ in 0..super::RX_BATCH {
+            let mut buf = std::mem::take(&mut self.rx_buf);
+            let got = self.port.recv(&mut buf);
+            match got {
+                Ok(Some(r)) => {
+                    any = true;
+                    self.deliver(now, &buf[..r.len], r);
+                    self.rx_buf = buf;
+                }
+                Ok(None) => {
+                    self.rx_buf = buf;
+                    break;
+                }
+                Err(_) => {
+                    self.stats.socket_errors += 1;
+                    self.rx_buf = buf;
+                    break;
+                }
+            }
+        }
+        any
+    }
+
+    /// One datagram: rebuild the frame a card's MAC would have seen (the
+    /// sender's IP and source port from the socket, the traffic class
+    /// from the ancillary data) and give it to the QP the BTH names.
+    fn deliver(&mut self, now: Instant, payload: &[u8], r: Received) {
+        self.stats.rx_datagrams += 1;
+        // BTH dest QP: bytes 5..8 of the transport.
+        let Some(dq) = payload.get(5..8) else {
+            self.stats.rx_dropped += 1;
+            return;
+        };
+        let wire_qpn = u32::from_be_bytes([0, dq[0], dq[1], dq[2]]);
+        let Some(qpn) = wire_qpn.checked_sub(WIRE_QPN_OFFSET) else {
+            self.stats.rx_unknown_qp += 1;
+            return;
+        };
+        let Some(pair) = ip_pair(r.from.ip(), self.cfg.ip) else {
+            self.stats.rx_dropped += 1;
+            return;
+        };
+        let encap = Encap {
+            src_mac: [0; 6],
+            dst_mac: self.local_mac,
+            ip: pair,
+        };
+        let outer = OuterFields {
+            dscp: r.tos >> 2,
+            ecn: r.tos & 0b11,
+            src_port: r.from.port(),
+            flow_label: 0,
+            udp_len: payload.len(),
+        };
+        let hdr = ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN;
+        self.frame.clear();
+        self.frame.resize(hdr + payload.len(), 0);
+        let (at, _) = emit_outer(&encap, &outer, &mut self.frame);
+        debug_assert_eq!(at, hdr);
+        self.frame[hdr..].copy_from_slice(payload);
+        let Some(q) = self.qps.get_mut(&qpn) else {
+            self.stats.rx_unknown_qp += 1;
+            return;
+        };
+        if q.model.handle_frame(now, &self.frame).is_err() {
+            self.stats.rx_dropped += 1;
+        }
+    }
+
+    /// One QP: place what it accepted, report its events, send what it
+    /// has. Returns whether anything happened.
+    fn service(&mut self, now: Instant, qpn: u32) -> bool {
+        let mut busy = false;
+        let Some(q) = self.qps.get_mut(&qpn) else { return false };
+        if q.model.memory().has_placements() {
+            let placements = q.model.memory_mut().take_placements();
+            for p in placements {
+                let base = self.mrs.values().find(|m| m.rkey == p.rkey).map(|m| m.base);
+                let ok = base.and_then(|b| self.find_dma(b + p.offset, p.bytes.len()));
+                match ok {
+                    Some((buf, off)) if buf.write(off, &p.bytes).is_ok() => {
+                        self.stats.placed_bytes += p.bytes.len() as u64
+                    }
+                    _ => self.stats.lost_placements += 1,
+                }
+            }
+            busy = true;
+        }
+        while let Some(ev) = self.qps.get_mut(&qpn).and_then(|q| q.model.poll_event()) {
+            busy = true;
+            self.event(qpn, ev);
+        }
+        self.drain_refused(qpn);
+        while let Some(q) = self.qps.get_mut(&qpn) {
+            let Some(pkt) = q.model.poll_transmit(now) else { break };
+            let (peer, peer_mac) = (q.peer, q.peer_mac);
+            busy = true;
+            self.transmit(&pkt, peer, peer_mac);
+        }
+        busy
+    }
+
+    fn event(&mut self, qpn: u32, ev: Event) {
+        match ev {
+            Event::SendCompleted(c) => {
+                let Some(q) = self.qps.get_mut(&qpn) else { return };
+                let Some(p) = q.pending.pop_front() else {
+                    self.stats.lost_completions += 1;
+                    return;
+                };
+                let cq = q.ctx.cq_index;
+                let status = cq_status(c.status);
+                if p.signaled || status != CqStatus::Success {
+                    self.complete(cq, qpn, status, p.opcode, p.wr_id, p.len, None, p.sq_index);
+                }
+            }
+            Event::RecvCompleted(c) => {
+                let Some(q) = self.qps.get_mut(&qpn) else { return };
+                let _ = q.model.post_recv(0);
+                let cq = q.ctx.cq_index;
+                if c.status == WcStatus::Success {
+                    self.complete(
+                        cq,
+                        qpn,
+                        CqStatus::Success,
+                        sqe::OP_WRITE_IMM,
+                        0,
+                        c.len,
+                        c.imm.or(Some(0)),
+                        0,
+                    );
+                }
+            }
+            Event::EvStateChanged(ch) => self.ev_event(qpn, &ch),
+            Event::ProbeRtt { .. } | Event::StateChanged { .. } => {}
+        }
+    }
+
+    fn ev_event(&mut self, qpn: u32, ch: &EvStateChange) {
+        let Some(ring) = &mut self.ev_ring else { return };
+        let new_state = match ch.to {
+            EvState::Good => EvNewState::Good,
+            EvState::AssumedBad => EvNewState::AssumedBad,
+            EvState::Denied => EvNewState::Denied,
+        };
+        let reason = match ch.reason {
+            EvChangeReason::Loss | EvChangeReason::Trim | EvChangeReason::Stall | EvChangeReason::AlwaysSkip => {
+                EvReason::Loss
+            }
+            EvChangeReason::Timeout => EvReason::Timeout,
+            EvChangeReason::ProbeOk | EvChangeReason::Promoted => EvReason::ProbeOk,
+            EvChangeReason::Denied | EvChangeReason::Allowed => EvReason::Control,
+        };
+        let e = EvEvent {
+            phase: false,
+            new_state,
+            reason,
+            qp: qpn,
+            ev: ch.ev as u16,
+            ev_index: (ch.ev_index & 0x7F) as u8,
+            time_ns: ch.at.as_ns() as u32,
+        };
+        if let Ok(b) = e.encode() {
+            ring.push(b);
+            self.stats.ev_events += 1;
+        }
+    }
+
+    /// Emit `pkt`'s frame and send its UDP payload (BTH to ICRC) from the
+    /// socket of its EV. The ICRC covers the UDP ports: it is computed over
+    /// the source port the datagram really leaves from and the RoCEv2
+    /// destination port (4791, whatever `cfg.port` is).
+    fn transmit(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
+        let Some(m) = pkt.as_mrc10() else {
+            self.stats.tx_dropped += 1;
+            return;
+        };
+        let Some(ip) = ip_pair(self.cfg.ip, peer.ip()) else {
+            self.stats.tx_dropped += 1;
+            return;
+        };
+        let encap = Encap {
+            src_mac: self.local_mac,
+            dst_mac: peer_mac,
+            ip,
+        };
+        self.frame.clear();
+        mrc10_frame::emit_frame(m, &encap, &self.profile, &mut self.frame);
+        let ip_at = ethernet::HEADER_LEN;
+        let udp_at = ip_at + encap.ip_header_len();
+        let transport_at = udp_at + udp::HEADER_LEN;
+        let ev_port = u16::from_be_bytes([self.frame[udp_at], self.frame[udp_at + 1]]);
+        // The EV's own socket is bound to port `ev_port` itself.
+        let src_port = if self.socket_for(ev_port).is_some() {
+            ev_port
+        } else {
+            self.cfg.port
+        };
+        if src_port != ev_port {
+            self.frame[udp_at..udp_at + 2].copy_from_slice(&src_port.to_be_bytes());
+            let icrc_at = self.frame.len() - ICRC_LEN;
+            let v6 = matches!(encap.ip, IpPair::V6 { .. });
+            let c = icrc::compute_icrc(&self.frame[ip_at..icrc_at], encap.ip_header_len(), v6);
+            self.frame[icrc_at..].copy_from_slice(&c.to_le_bytes());
+        }
+        if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
+            self.stats.tx_lost += 1;
+            return;
+        }
+        let tos = self.frame_tos(&encap);
+        let sock = match self.ev_ports.get(&ev_port) {
+            Some(Some(s)) if self.cfg.ev_ports => s,
+            _ => &self.port,
+        };
+        match sock.send(&self.frame[transport_at..], peer, tos) {
+            Ok(()) => self.stats.tx_datagrams += 1,
+            Err(SendError::Busy) => self.stats.tx_busy += 1,
+            Err(SendError::TooBig) => self.stats.tx_too_big += 1,
+            Err(SendError::Io(_)) => self.stats.socket_errors += 1,
+        }
+    }
+
+    /// The traffic class byte of the frame in `self.frame`.
+    fn frame_tos(&self, encap: &Encap) -> u8 {
+        let ip = &self.frame[ethernet::HEADER_LEN..];
+        match encap.ip {
+            IpPair::V4 { .. } => ip[1],
+            IpPair::V6 { .. } => (ip[0] << 4) | (ip[1] >> 4),
+        }
+    }
+
+    /// The socket whose source port is `ev_port` (bound on first use), or
+    /// `None` for the NIC's own socket.
+    fn socket_for(&mut self, ev_port: u16) -> Option<&UdpPort> {
+        if !self.cfg.ev_ports || ev_port == self.cfg.port {
+            return None;
+        }
+        let ip = self.cfg.ip;
+        let stats = &mut self.stats;
+        self.ev_ports
+            .entry(ev_port)
+            .or_insert_with(|| match UdpPort::bind(SocketAddr::new(ip, ev_port)) {
+                Ok(s) => Some(s),
+                Err(_) => {
+                    stats.ev_port_unavailable += 1;
+                    None
+                }
+            })
+            .as_ref()
+    }
+}

@@ -1,0 +1,253 @@
+//! The software NIC: the golden model behind the card's host interface,
+//! speaking MRC 1.0 over UDP sockets (docs/host.md).
+//!
+//! [`SoftNic`] is a [`Device`]: the driver opens it as it opens a card
+//! (discovery of the same register map, config rows, doorbells, SQ
+//! descriptors and completion rings in the same host-memory layouts), and
+//! everything the card does in RTL, a golden-model QP does here
+//! ([`engine`]). Packets are real MRC 1.0 packets: the UDP payload of what a
+//! card would put on the wire (BTH to ICRC), sent to the peer's IP at the
+//! RoCEv2 port, with the traffic class (DSCP, ECN) of the packet. With
+//! [`SoftNicConfig::ev_ports`] each EV leaves from its own UDP source port,
+//! as on a card, so ECMP in an IP network spreads a QP over paths.
+//!
+//! One thread per NIC runs the model: it waits on the socket until a
+//! datagram arrives or a model timer is due. Doorbells and config rows are
+//! applied by the caller's thread at once, and the packets they produce
+//! leave before the MMIO write returns.
+
+pub mod engine;
+pub mod rings;
+pub mod udp;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
+use crate::regfile::{MmioWrite, RegisterFile};
+use crate::Device;
+use engine::Engine;
+use proto::time::Instant;
+
+/// The RoCEv2 UDP port, which MRC 1.0 keeps.
+pub const ROCEV2_PORT: u16 = 4791;
+
+/// Datagrams read per pass before timers and transmission get a turn.
+const RX_BATCH: usize = 64;
+
+/// Longest sleep of the NIC's thread with nothing due (it wakes earlier
+/// for a datagram or a model timer).
+const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Build ID the soft NIC reports (no bitstream: any driver build accepts
+/// it through `BuildExpectation::Any`).
+pub const SOFT_GIT_HASH: u64 = 0x5f07_5f07_5f07_5f07;
+
+/// How a soft NIC is set up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoftNicConfig {
+    /// The NIC's IP address: its socket binds it, and peers' address rows
+    /// name theirs. Two soft NICs on one host take two addresses
+    /// (127.0.0.1 and 127.0.0.2 on loopback) or two ports.
+    pub ip: IpAddr,
+    /// The UDP port the NIC receives on and sends to (every soft NIC of a
+    /// deployment uses the same one).
+    pub port: u16,
+    /// Give each EV its own socket so it leaves from UDP source port =
+    /// EV value, as a card's packets do. Off: every packet leaves from
+    /// `port`.
+    pub ev_ports: bool,
+    /// Probability that a datagram is dropped instead of sent (a loss
+    /// knob for tests and demonstrations).
+    pub tx_loss: f64,
+    /// Seed of the loss draws and of the models' random choices.
+    pub seed: u64,
+}
+
+impl Default for SoftNicConfig {
+    fn default() -> Self {
+        SoftNicConfig {
+            ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: ROCEV2_PORT,
+            ev_ports: true,
+            tx_loss: 0.0,
+            seed: 1,
+        }
+    }
+}
+
+/// What the soft NIC counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoftStats {
+    pub tx_datagrams: u64,
+    /// Dropped by the `tx_loss` knob.
+    pub tx_lost: u64,
+    /// The socket buffer was full: the datagram is lost (the protocol
+    /// recovers it).
+    pub tx_busy: u64,
+    /// Larger than the path MTU: the QP's MTU does not fit the network
+    /// (4 KiB needs jumbo frames; a 1500-byte network takes `log2_mtu` 10).
+    pub tx_too_big: u64,
+    /// A packet the NIC could not frame (no MRC 1.0 packet, address
+    /// families differ).
+    pub tx_dropped: u64,
+    pub rx_datagrams: u64,
+    /// Refused by the model (parse, ICRC, QP checks; the model counts why).
+    pub rx_dropped: u64,
+    /// For no enabled QP.
+    pub rx_unknown_qp: u64,
+    pub placed_bytes: u64,
+    /// Accepted data with no live buffer behind its region.
+    pub lost_placements: u64,
+    pub completions: u64,
+    /// A completion for a CQ never set up.
+    pub lost_completions: u64,
+    pub ev_events: u64,
+    pub bad_rows: u64,
+    pub bad_doorbells: u64,
+    pub bad_descriptors: u64,
+    /// EV source ports that could not be bound (in use, privileged): those
+    /// EVs leave from the NIC's own port.
+    pub ev_port_unavailable: u64,
+    pub socket_errors: u64,
+}
+
+struct Inner {
+    regs: Mutex<RegisterFile>,
+    engine: Mutex<Engine>,
+    stop: AtomicBool,
+    /// The engine's socket, to sleep on (it lives as long as the engine).
+    wait_fd: std::os::fd::RawFd,
+    epoch: std::time::Instant,
+}
+
+impl Inner {
+    fn now(&self) -> Instant {
+        Instant::from_ns(self.epoch.elapsed().as_nanos() as u64)
+    }
+
+    fn engine(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The NIC's thread: run the models, sleep on the socket.
+    fn run(&self) {
+        while !self.stop.load(Ordering::Acquire) {
+            let (busy, wait) = {
+                let mut e = self.engine();
+                let now = self.now();
+                let busy = e.step(now);
+                let wait = e
+                    .next_timeout()
+                    .map_or(IDLE_WAIT, |t| {
+                        std::time::Duration::from_nanos(t.as_ns().saturating_sub(now.as_ns()))
+                    })
+                    .min(IDLE_WAIT);
+                (busy, wait)
+            };
+            if !busy && !wait.is_zero() {
+                // Wait outside the lock: the driver's doorbells go on.
+                udp::wait_readable(self.wait_fd, wait);
+            }
+        }
+    }
+}
+
+/// A software MRC NIC. See the module doc.
+pub struct SoftNic {
+    inner: Arc<Inner>,
+    iovas: IovaAllocator,
+    thread: Option<JoinHandle<()>>,
+    name: String,
+}
+
+impl SoftNic {
+    /// Bind the socket and start the NIC's thread.
+    pub fn new(cfg: SoftNicConfig) -> std::io::Result<SoftNic> {
+        let name = format!("soft:{}", std::net::SocketAddr::new(cfg.ip, cfg.port));
+        let engine = Engine::new(cfg)?;
+        let wait_fd = engine.port().raw_fd();
+        let inner = Arc::new(Inner {
+            regs: Mutex::new(RegisterFile::new(SOFT_GIT_HASH)),
+            engine: Mutex::new(engine),
+            stop: AtomicBool::new(false),
+            wait_fd,
+            epoch: std::time::Instant::now(),
+        });
+        let run = Arc::clone(&inner);
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || run.run())?;
+        Ok(SoftNic {
+            inner,
+            iovas: IovaAllocator::new(),
+            thread: Some(thread),
+            name,
+        })
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> SoftStats {
+        self.inner.engine().stats
+    }
+
+    /// The address the NIC receives on.
+    pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.inner.engine().port().local_addr()
+    }
+}
+
+impl Drop for SoftNic {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Device for SoftNic {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn bar_len(&self) -> u64 {
+        RegisterFile::BAR_LEN
+    }
+
+    fn read32(&self, offset: u64) -> u32 {
+        self.inner.regs.lock().unwrap_or_else(|e| e.into_inner()).read(offset)
+    }
+
+    fn write32(&self, offset: u64, value: u32) {
+        let w = self
+            .inner
+            .regs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .write(offset, value, true);
+        match w {
+            MmioWrite::Row(r) => {
+                let now = self.inner.now();
+                let mut e = self.inner.engine();
+                e.row(now, r);
+                e.step(now);
+            }
+            MmioWrite::Doorbell { qp, producer } => {
+                let now = self.inner.now();
+                let mut e = self.inner.engine();
+                e.doorbell(now, qp, producer);
+                e.step(now);
+            }
+            _ => {}
+        }
+    }
+
+    fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
+        let b = heap_dma(&self.iovas, len)?;
+        self.inner.engine().add_dma(&b);
+        Ok(b)
+    }
+}

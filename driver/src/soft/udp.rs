@@ -1,0 +1,284 @@
+//! The soft NIC's sockets: UDP datagrams with the IP traffic class (DSCP
+//! and ECN) passed per packet as ancillary data, so the receiver sees the
+//! class the sender chose as a card's parser would (`IP_TOS` /
+//! `IPV6_TCLASS` on send, `IP_RECVTOS` / `IPV6_RECVTCLASS` on receive).
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// A bound, non-blocking UDP socket.
+#[derive(Debug)]
+pub struct UdpPort {
+    sock: UdpSocket,
+    v6: bool,
+    /// The kernel refused the traffic class as ancillary data once: send
+    /// without it from then on.
+    no_tos_cmsg: AtomicBool,
+}
+
+/// Bytes of the control buffer: one `int` message, with room.
+const CMSG_BUF: usize = 64;
+
+fn sockaddr_of(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: zeroed sockaddr_storage is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*a.ip()).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo().to_be(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in6.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+fn addr_of(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match i32::from(ss.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says this is a sockaddr_in.
+            let sin = unsafe { &*(ss as *const _ as *const libc::sockaddr_in) };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says this is a sockaddr_in6.
+            let sin6 = unsafe { &*(ss as *const _ as *const libc::sockaddr_in6) };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(sin6.sin6_addr.s6_addr),
+                u16::from_be(sin6.sin6_port),
+                u32::from_be(sin6.sin6_flowinfo),
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn setsockopt_int(fd: i32, level: i32, name: i32, v: i32) -> io::Result<()> {
+    // SAFETY: a valid fd and a pointer to an int of the stated size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &v as *const i32 as *const libc::c_void,
+            size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Why a datagram was not sent.
+#[derive(Debug)]
+pub enum SendError {
+    /// The socket buffer is full (the datagram is lost; the protocol
+    /// recovers it).
+    Busy,
+    /// Larger than the path MTU (IP fragmentation is off).
+    TooBig,
+    Io(io::Error),
+}
+
+/// One received datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub len: usize,
+    pub from: SocketAddr,
+    /// The IP traffic class byte (DSCP << 2 | ECN); 0 if the kernel did not
+    /// report it.
+    pub tos: u8,
+}
+
+impl UdpPort {
+    /// Bind `addr`, non-blocking, reporting the traffic class of what
+    /// arrives.
+    pub fn bind(addr: SocketAddr) -> io::Result<UdpPort> {
+        let sock = UdpSocket::bind(addr)?;
+        sock.set_nonblocking(true)?;
+        let fd = sock.as_raw_fd();
+        let v6 = addr.is_ipv6();
+        // Don't fragment, and let the kernel number the datagrams as a
+        // NIC does (IPv4 identification 0 with DF): the ICRC covers the
+        // identification, so a kernel-chosen one would make every packet
+        // on the wire fail its ICRC. A datagram above the path MTU is
+        // refused (`SendError::TooBig`) instead of fragmented.
+        if v6 {
+            setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)?;
+            setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, libc::IPV6_PMTUDISC_DO)?;
+        } else {
+            setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
+            setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_DO)?;
+        }
+        Ok(UdpPort {
+            sock,
+            v6,
+            no_tos_cmsg: AtomicBool::new(false),
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.local_addr()
+    }
+
+    /// Send `payload` to `to` with traffic class `tos`.
+    pub fn send(&self, payload: &[u8], to: SocketAddr, tos: u8) -> Result<(), SendError> {
+        let (mut ss, sslen) = sockaddr_of(to);
+        let mut iov = libc::iovec {
+            iov_base: payload.as_ptr() as *mut libc::c_void,
+            iov_len: payload.len(),
+        };
+        let mut cbuf = [0u64; CMSG_BUF / 8];
+        // SAFETY: msghdr is plain data; every pointer set below outlives
+        // the call.
+        let mut msg: libc::msghdr = unsafe { zeroed() };
+        msg.msg_name = &mut ss as *mut _ as *mut libc::c_void;
+        msg.msg_namelen = sslen;
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !self.no_tos_cmsg.load(Ordering::Relaxed) {
+            let (level, ty) = if self.v6 {
+                (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+            } else {
+                (libc::IPPROTO_IP, libc::IP_TOS)
+            };
+            msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+            // SAFETY: CMSG_SPACE of an int fits CMSG_BUF.
+            msg.msg_controllen = unsafe { libc::CMSG_SPACE(size_of::<i32>() as u32) } as _;
+            // SAFETY: the control buffer holds one header and an int.
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(&msg);
+                (*c).cmsg_level = level;
+                (*c).cmsg_type = ty;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<i32>() as u32) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut i32, i32::from(tos));
+            }
+        }
+        loop {
+            // SAFETY: msg is fully initialised above.
+            let r = unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, 0) };
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) => return Err(SendError::Busy),
+                Some(libc::EMSGSIZE) => return Err(SendError::TooBig),
+                Some(libc::EINTR) => continue,
+                Some(libc::EINVAL) if !msg.msg_control.is_null() => {
+                    // This kernel takes no class per packet: send without.
+                    self.no_tos_cmsg.store(true, Ordering::Relaxed);
+                    msg.msg_control = std::ptr::null_mut();
+                    msg.msg_controllen = 0;
+                }
+                _ => return Err(SendError::Io(e)),
+            }
+        }
+    }
+
+    /// Receive one datagram into `buf` if one is waiting.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
+        // SAFETY: zeroed storage, filled by the kernel.
+        let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        let mut cbuf = [0u64; CMSG_BUF / 8];
+        // SAFETY: as in `send`.
+        let mut msg: libc::msghdr = unsafe { zeroed() };
+        msg.msg_name = &mut ss as *mut _ as *mut libc::c_void;
+        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = CMSG_BUF as _;
+        let n = loop {
+            // SAFETY: msg points at live buffers of the stated sizes.
+            let r = unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, 0) };
+            if r >= 0 {
+                break r as usize;
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) => return Ok(None),
+                Some(libc::EINTR) => continue,
+                _ => return Err(e),
+            }
+        };
+        let mut tos = 0u8;
+        // SAFETY: walking the control messages the kernel wrote.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let l = (*c).cmsg_level;
+                let t = (*c).cmsg_type;
+                if l == libc::IPPROTO_IP && t == libc::IP_TOS {
+                    tos = *libc::CMSG_DATA(c);
+                } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
+                    tos = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as u8;
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        let from = addr_of(&ss).ok_or_else(|| io::Error::other("datagram from an unknown address family"))?;
+        Ok(Some(Received {
+            len: n.min(buf.len()),
+            from,
+            tos,
+        }))
+    }
+
+    /// The socket's descriptor (to wait on without holding the port).
+    pub fn raw_fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+}
+
+/// Wait until a datagram is readable on `fd` or `timeout` passed.
+pub fn wait_readable(fd: RawFd, timeout: Duration) {
+    {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+        unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    }
+}

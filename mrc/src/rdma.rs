@@ -1,0 +1,607 @@
+//! `mrc rdma`: perftest-style RDMA WRITE bandwidth and latency between two
+//! processes, each driving its own NIC through the driver's verbs API:
+//! two soft NICs on two machines (or two addresses of one), or a card
+//! (`--device vfio:...`). One side listens (`mrc rdma --device D`), the
+//! other connects (`--connect HOST`); they swap QP number, first PSN,
+//! buffer address and rkey over TCP as perftest does (port 18515), the
+//! client WRITEs into the server's buffer and reports, and at the end both
+//! compare a hash of the server's buffer with the client's source.
+//!
+//! Exit status: 0 every WRITE completed and the buffers match; 1 a WRITE
+//! failed, the buffers differ or the peer reported a failure; 2 bad usage,
+//! a device that cannot be opened, or a peer that cannot be reached.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use contract::layout::CqStatus;
+use driver::select::{DeviceSpec, DEVICE_ENV};
+use driver::soft::SoftNic;
+use driver::{
+    Access, CcProfile, CompletionQueue, Context, Device, DmaBuffer, EvProfile, LocalAddress, OpenOptions, PeerAddress,
+    QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,
+};
+use serde::Serialize;
+
+use crate::units::{parse_duration, parse_size};
+
+/// perftest's TCP port for the exchange.
+pub const DEFAULT_TCP_PORT: u16 = 18515;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Bandwidth: keep `--tx-depth` WRITEs outstanding.
+    Bw,
+    /// Latency: one WRITE at a time, post to completion.
+    Lat,
+}
+
+/// Options of `mrc rdma`.
+#[derive(Args, Debug)]
+pub struct RdmaArgs {
+    /// The NIC: soft:IP[:PORT] (a soft NIC on that address), vfio:BDF (a
+    /// card). Default: $MRC_DEVICE.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Connect to the server on HOST (its TCP exchange address); without
+    /// it, this process is the server and waits for a client.
+    #[arg(long, value_name = "HOST")]
+    pub connect: Option<String>,
+    /// TCP port of the exchange.
+    #[arg(long, default_value_t = DEFAULT_TCP_PORT)]
+    pub tcp_port: u16,
+    /// bw (ib_write_bw) or lat (ib_write_lat); the client's choice.
+    #[arg(long, value_enum, default_value_t = Mode::Bw)]
+    pub mode: Mode,
+    /// Bytes per WRITE (e.g. 4096, 64KiB).
+    #[arg(short = 's', long, value_parser = parse_size, default_value = "64KiB")]
+    pub size: u64,
+    /// WRITEs.
+    #[arg(short = 'n', long, default_value_t = 1000)]
+    pub iters: u32,
+    /// WRITEs outstanding (bw).
+    #[arg(short = 't', long, default_value_t = 16)]
+    pub tx_depth: u32,
+    /// Path MTU in bytes (256..8192, a power of two). The network must
+    /// carry it: 4096 needs jumbo frames (loopback has them).
+    #[arg(short = 'm', long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// EVs of the QP (UDP source ports from --ev-base on).
+    #[arg(long, default_value_t = 8)]
+    pub evs: u16,
+    /// First EV value (UDP source port).
+    #[arg(long, default_value_t = 0xC000)]
+    pub ev_base: u16,
+    /// Soft NIC: probability that a datagram it sends is dropped.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Soft NIC: send every packet from the NIC's own UDP port instead of
+    /// one source port per EV.
+    #[arg(long)]
+    pub no_ev_ports: bool,
+    /// Give up when nothing completes for this long.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub timeout: proto::time::Duration,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RdmaError {
+    #[error("no device: pass --device or set {DEVICE_ENV}")]
+    NoDevice,
+    #[error(transparent)]
+    Spec(#[from] driver::select::SpecError),
+    #[error(transparent)]
+    Open(#[from] driver::select::OpenDeviceError),
+    #[error("{0}")]
+    Setting(String),
+    #[error("driver: {0}")]
+    Driver(String),
+    #[error("exchange with the peer: {0}")]
+    Exchange(String),
+}
+
+fn drv(e: impl std::fmt::Display) -> RdmaError {
+    RdmaError::Driver(e.to_string())
+}
+
+fn xchg(e: impl std::fmt::Display) -> RdmaError {
+    RdmaError::Exchange(e.to_string())
+}
+
+/// What one side tells the other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Hello {
+    qpn: u32,
+    psn: u32,
+    va: u64,
+    rkey: u32,
+    len: u64,
+    ip: IpAddr,
+    mac: [u8; 6],
+}
+
+impl Hello {
+    fn line(&self) -> String {
+        let m = self.mac;
+        format!(
+            "MRC-RDMA 1 qpn={} psn={} va={:#x} rkey={:#x} len={} ip={} mac={:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}\n",
+            self.qpn, self.psn, self.va, self.rkey, self.len, self.ip, m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+
+    fn parse(line: &str) -> Result<Hello, RdmaError> {
+        let mut it = line.split_whitespace();
+        if it.next() != Some("MRC-RDMA") || it.next() != Some("1") {
+            return Err(xchg(format!("the peer is not `mrc rdma` 1: {:?}", line.trim())));
+        }
+        let mut h = Hello {
+            qpn: 0,
+            psn: 0,
+            va: 0,
+            rkey: 0,
+            len: 0,
+            ip: IpAddr::from([0, 0, 0, 0]),
+            mac: [0; 6],
+        };
+        let num = |v: &str| {
+            let r = match v.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => v.parse(),
+            };
+            r.map_err(|_| xchg(format!("bad number `{v}` from the peer")))
+        };
+        for kv in it {
+            let (k, v) = kv.split_once('=').ok_or_else(|| xchg(format!("bad field `{kv}`")))?;
+            match k {
+                "qpn" => h.qpn = num(v)? as u32,
+                "psn" => h.psn = num(v)? as u32 & 0xFF_FFFF,
+                "va" => h.va = num(v)?,
+                "rkey" => h.rkey = num(v)? as u32,
+                "len" => h.len = num(v)?,
+                "ip" => h.ip = v.parse().map_err(|_| xchg(format!("bad IP `{v}`")))?,
+                "mac" => {
+                    let b: Vec<u8> = v.split(':').filter_map(|x| u8::from_str_radix(x, 16).ok()).collect();
+                    h.mac = b.try_into().map_err(|_| xchg(format!("bad MAC `{v}`")))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(h)
+    }
+}
+
+/// The report.
+#[derive(Debug, Serialize)]
+pub struct RdmaReport {
+    pub device: String,
+    pub peer: String,
+    pub mode: Mode,
+    pub size: u64,
+    pub iters: u32,
+    pub tx_depth: u32,
+    pub mtu: u32,
+    pub evs: u16,
+    pub elapsed_s: f64,
+    pub gbps: f64,
+    pub msgs_per_s: f64,
+    /// Post to completion, lat mode.
+    pub lat_us_p50: Option<f64>,
+    pub lat_us_p99: Option<f64>,
+    pub lat_us_max: Option<f64>,
+    pub buffers_match: bool,
+    /// Soft NIC counters of this side.
+    pub tx_datagrams: Option<u64>,
+    pub tx_lost: Option<u64>,
+    pub ok: bool,
+}
+
+/// FNV-1a of a buffer (both sides compute it; not a security hash).
+fn fnv64(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn check(a: &RdmaArgs) -> Result<(), RdmaError> {
+    let bad = |m: String| Err(RdmaError::Setting(m));
+    if !(256..=8192).contains(&a.mtu) || !a.mtu.is_power_of_two() {
+        return bad(format!("--mtu {}: 256..8192, a power of two", a.mtu));
+    }
+    if a.size == 0 || a.size > 1 << 31 {
+        return bad(format!("--size {}: 1 B..2 GiB", a.size));
+    }
+    if a.iters == 0 || a.tx_depth == 0 || a.tx_depth > 1 << 15 {
+        return bad("--iters and --tx-depth must be at least 1 (--tx-depth at most 32768)".into());
+    }
+    if a.evs == 0 || a.evs > 128 || u32::from(a.ev_base) + u32::from(a.evs) > 1 << 16 || a.ev_base == 0 {
+        return bad(format!(
+            "--evs {} from --ev-base {}: 1..=128 nonzero UDP ports",
+            a.evs, a.ev_base
+        ));
+    }
+    if !(0.0..1.0).contains(&a.loss) {
+        return bad(format!("--loss {}: in [0, 1)", a.loss));
+    }
+    Ok(())
+}
+
+/// A context with one CQ and one QP, its buffer registered.
+struct Host {
+    dev: Arc<dyn Device>,
+    soft: Option<Arc<SoftNic>>,
+    ctx: Context,
+    pd: driver::ProtectionDomain,
+    cq: CompletionQueue,
+    qp: QueuePair,
+    buf: DmaBuffer,
+    mr: driver::MemoryRegion,
+    ip: IpAddr,
+    mac: [u8; 6],
+}
+
+/// The device named by `--device` or $MRC_DEVICE, checked against the
+/// other options.
+fn device_spec(a: &RdmaArgs) -> Result<DeviceSpec, RdmaError> {
+    let spec: DeviceSpec = match &a.device {
+        Some(s) => s.parse()?,
+        None => DeviceSpec::from_env().ok_or(RdmaError::NoDevice)??,
+    };
+    if a.loss > 0.0 && !matches!(spec, DeviceSpec::Soft(_)) {
+        return Err(RdmaError::Setting("--loss is a soft NIC knob".into()));
+    }
+    Ok(spec)
+}
+
+fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, RdmaError> {
+    let (dev, soft, ip): (Arc<dyn Device>, _, IpAddr) = match spec {
+        DeviceSpec::Soft(mut cfg) => {
+            cfg.tx_loss = a.loss;
+            cfg.ev_ports = !a.no_ev_ports;
+            let ip = cfg.ip;
+            let nic = Arc::new(
+                SoftNic::new(cfg.clone()).map_err(|source| driver::select::OpenDeviceError::Soft {
+                    addr: SocketAddr::new(cfg.ip, cfg.port),
+                    source,
+                })?,
+            );
+            (nic.clone(), Some(nic), ip)
+        }
+        other => {
+            let dev = other.open()?;
+            (dev, None, IpAddr::from([0, 0, 0, 0]))
+        }
+    };
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).map_err(drv)?;
+    let mac = match ip {
+        IpAddr::V4(v) => {
+            let o = v.octets();
+            [2, 0, o[0], o[1], o[2], o[3]]
+        }
+        IpAddr::V6(v) => {
+            let o = v.octets();
+            [2, 0, o[12], o[13], o[14], o[15]]
+        }
+    };
+    ctx.set_local_address(&LocalAddress {
+        mac,
+        ip,
+        vlan_tci: None,
+        dscp: 26,
+        ttl: 64,
+    });
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(12).map_err(drv)?;
+    let log2_sq = a.tx_depth.next_power_of_two().trailing_zeros().max(4) as u8;
+    let qp = pd.create_qp(&mut cq, log2_sq).map_err(drv)?;
+    let buf = pd.alloc_buffer(buf_len.max(1)).map_err(drv)?;
+    let mr = pd.register(&buf, Access::RemoteWrite).map_err(drv)?;
+    Ok(Host {
+        dev,
+        soft,
+        ctx,
+        pd,
+        cq,
+        qp,
+        buf,
+        mr,
+        ip,
+        mac,
+    })
+}
+
+impl Host {
+    /// Replace the registered buffer with one of `len` bytes.
+    fn set_buffer(&mut self, len: usize) -> Result<(), RdmaError> {
+        let buf = self.pd.alloc_buffer(len).map_err(drv)?;
+        self.mr = self.pd.register(&buf, Access::RemoteWrite).map_err(drv)?;
+        self.buf = buf;
+        Ok(())
+    }
+}
+
+fn connect_qp(a: &RdmaArgs, h: &mut Host, me: &Hello, peer: &Hello) -> Result<(), RdmaError> {
+    h.qp.modify(QpTransition::Init { pkey: 0xFFFF }).map_err(drv)?;
+    h.qp.modify(QpTransition::Rtr(RtrAttr {
+        dest_qp: peer.qpn,
+        rq_psn: peer.psn,
+        peer: PeerAddress {
+            mac: peer.mac,
+            ip: peer.ip,
+        },
+        log2_mtu: a.mtu.trailing_zeros() as u8,
+        max_wimm: 64,
+    }))
+    .map_err(drv)?;
+    h.qp.modify(QpTransition::Rts(RtsAttr {
+        sq_psn: me.psn,
+        send_mpr_units: 16,
+        max_wimm: 64,
+        timeouts: Timeouts {
+            // 1.024 us x 2^10: 1 ms, far above a LAN's RTT.
+            ack_timeout_exp: 10,
+            ..Timeouts::default()
+        },
+        evs: EvProfile {
+            values: (0..a.evs).map(|i| a.ev_base + i).collect(),
+        },
+        cc: CcProfile {
+            min_cwnd: 4096,
+            max_cwnd: 4 << 20,
+        },
+    }))
+    .map_err(drv)
+}
+
+/// Run one side. `Ok(true)`: everything completed and matched.
+pub fn run(a: &RdmaArgs) -> Result<bool, RdmaError> {
+    check(a)?;
+    let spec = device_spec(a)?;
+    match &a.connect {
+        Some(host) => client(a, spec, host),
+        None => server(a, spec),
+    }
+}
+
+fn hello_of(h: &Host, psn: u32) -> Hello {
+    Hello {
+        qpn: h.qp.qpn(),
+        psn,
+        va: h.mr.remote_va(),
+        rkey: h.mr.rkey().unwrap_or(0),
+        len: h.mr.len() as u64,
+        ip: h.ip,
+        mac: h.mac,
+    }
+}
+
+fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
+    // Open the NIC first, so a device that cannot be opened is said before
+    // any client waits on it (the buffer, sized by the client, comes later).
+    let mut h = open_host(a, spec, 0)?;
+    let listener = TcpListener::bind(("0.0.0.0", a.tcp_port))
+        .or_else(|_| TcpListener::bind(("::", a.tcp_port)))
+        .map_err(|e| xchg(format!("listen on TCP port {}: {e}", a.tcp_port)))?;
+    eprintln!("mrc rdma: waiting for a client on TCP port {}", a.tcp_port);
+    let (stream, from) = listener.accept().map_err(xchg)?;
+    let mut rd = BufReader::new(stream.try_clone().map_err(xchg)?);
+    let mut wr = stream;
+    let mut line = String::new();
+    rd.read_line(&mut line).map_err(xchg)?;
+    let peer = Hello::parse(&line)?;
+    // The buffer the client writes into: as large as the client's source.
+    h.set_buffer(peer.len.max(1) as usize)?;
+    let me = hello_of(&h, 0x1000);
+    wr.write_all(me.line().as_bytes()).map_err(xchg)?;
+    connect_qp(a, &mut h, &me, &peer)?;
+    wr.write_all(b"READY\n").map_err(xchg)?;
+    // Wait for the client's end of run, then hash what arrived.
+    line.clear();
+    rd.read_line(&mut line).map_err(xchg)?;
+    let want = line
+        .trim()
+        .strip_prefix("DONE hash=")
+        .ok_or_else(|| xchg(format!("expected DONE from the client, got {:?}", line.trim())))?
+        .to_string();
+    let mut got = vec![0u8; h.buf.len().min(peer.len as usize)];
+    h.buf.read(0, &mut got).map_err(drv)?;
+    let ours = format!("{:#x}", fnv64(&got));
+    let matched = ours == want;
+    wr.write_all(format!("HASH {ours}\n").as_bytes()).map_err(xchg)?;
+    let stats = h.soft.as_ref().map(|s| s.stats());
+    eprintln!(
+        "mrc rdma: client {from}: buffers {}{}",
+        if matched { "match" } else { "DIFFER" },
+        stats.map_or(String::new(), |s| format!(
+            "; soft NIC rx {} datagrams, {} bytes placed, {} dropped",
+            s.rx_datagrams, s.placed_bytes, s.rx_dropped
+        ))
+    );
+    drop(h.ctx);
+    let _ = h.dev;
+    Ok(matched)
+}
+
+fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError> {
+    let depth = if a.mode == Mode::Lat { 1 } else { a.tx_depth };
+    let slots = depth.min(a.iters) as usize;
+    let size = a.size as usize;
+    let h = open_host(a, spec, slots * size)?;
+    let mut h = h;
+    // A pattern in every slot; message i copies slot i mod slots to the
+    // same slot on the server, so the server's buffer ends equal to ours.
+    let pattern: Vec<u8> = (0..slots * size)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).rotate_right(13) as u8)
+        .collect();
+    h.buf.write(0, &pattern).map_err(drv)?;
+    let addr = if host.contains(':') && !host.starts_with('[') && host.parse::<IpAddr>().is_ok() {
+        format!("[{host}]:{}", a.tcp_port)
+    } else {
+        format!("{host}:{}", a.tcp_port)
+    };
+    let stream = connect_retrying(&addr, Duration::from_secs(10))?;
+    let mut rd = BufReader::new(stream.try_clone().map_err(xchg)?);
+    let mut wr = stream;
+    let me = hello_of(&h, 0x20_0000);
+    wr.write_all(me.line().as_bytes()).map_err(xchg)?;
+    let mut line = String::new();
+    rd.read_line(&mut line).map_err(xchg)?;
+    let peer = Hello::parse(&line)?;
+    if peer.len < (slots * size) as u64 {
+        return Err(xchg(format!(
+            "the server's buffer holds {} bytes, {} needed",
+            peer.len,
+            slots * size
+        )));
+    }
+    connect_qp(a, &mut h, &me, &peer)?;
+    line.clear();
+    rd.read_line(&mut line).map_err(xchg)?;
+    if line.trim() != "READY" {
+        return Err(xchg(format!("expected READY, got {:?}", line.trim())));
+    }
+    let guard = Duration::from_nanos(a.timeout.as_ns());
+    let mut lat = Vec::new();
+    let mut all_ok = true;
+    let mut posted = 0u32;
+    let mut done = 0u32;
+    let mut post_times = std::collections::VecDeque::new();
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    while done < a.iters {
+        while posted < a.iters && posted - done < depth {
+            let slot = posted as usize % slots;
+            let wr = WriteWr {
+                wr_id: u64::from(posted),
+                local: &h.mr,
+                local_offset: (slot * size) as u64,
+                len: size as u32,
+                remote_va: peer.va + (slot * size) as u64,
+                rkey: peer.rkey,
+                signaled: true,
+                imm: None,
+            };
+            h.qp.post_write(&wr).map_err(drv)?;
+            post_times.push_back(Instant::now());
+            posted += 1;
+        }
+        match h.cq.poll_cq().map_err(drv)? {
+            Some(wc) => {
+                if wc.status != CqStatus::Success {
+                    eprintln!("mrc rdma: WRITE {} completed {:?}", wc.wr_id, wc.status);
+                    all_ok = false;
+                    break;
+                }
+                if let Some(t) = post_times.pop_front() {
+                    if a.mode == Mode::Lat {
+                        lat.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                }
+                done += 1;
+                last_progress = Instant::now();
+            }
+            None => {
+                if last_progress.elapsed() > guard {
+                    eprintln!("mrc rdma: no completion for {guard:?}: {done} of {} done", a.iters);
+                    all_ok = false;
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let ours = format!("{:#x}", fnv64(&pattern));
+    wr.write_all(format!("DONE hash={ours}\n").as_bytes()).map_err(xchg)?;
+    line.clear();
+    rd.read_line(&mut line).map_err(xchg)?;
+    let matched = line.trim().strip_prefix("HASH ") == Some(ours.as_str());
+    lat.sort_by(f64::total_cmp);
+    let pct = |q: f64| (!lat.is_empty()).then(|| lat[((lat.len() - 1) as f64 * q).round() as usize]);
+    let stats = h.soft.as_ref().map(|s| s.stats());
+    let report = RdmaReport {
+        device: h.dev.name(),
+        peer: addr,
+        mode: a.mode,
+        size: a.size,
+        iters: a.iters,
+        tx_depth: depth,
+        mtu: a.mtu,
+        evs: a.evs,
+        elapsed_s: elapsed,
+        gbps: (f64::from(done) * a.size as f64 * 8.0) / elapsed / 1e9,
+        msgs_per_s: f64::from(done) / elapsed,
+        lat_us_p50: pct(0.5),
+        lat_us_p99: pct(0.99),
+        lat_us_max: lat.last().copied(),
+        buffers_match: matched,
+        tx_datagrams: stats.map(|s| s.tx_datagrams),
+        tx_lost: stats.map(|s| s.tx_lost),
+        ok: all_ok && matched && done == a.iters,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
+    } else {
+        println!(
+            "{} x {} B WRITEs over {} ({} MTU, {} EVs, depth {}): {:.3} s, {:.2} Gb/s, {:.0} msg/s{}{}",
+            done,
+            a.size,
+            report.device,
+            a.mtu,
+            a.evs,
+            depth,
+            elapsed,
+            report.gbps,
+            report.msgs_per_s,
+            report.lat_us_p50.map_or(String::new(), |p| format!(
+                ", latency p50 {p:.2} us p99 {:.2} us",
+                report.lat_us_p99.unwrap_or(p)
+            )),
+            if matched { ", buffers match" } else { ", BUFFERS DIFFER" }
+        );
+    }
+    Ok(report.ok)
+}
+
+fn connect_retrying(addr: &str, patience: Duration) -> Result<TcpStream, RdmaError> {
+    let start = Instant::now();
+    loop {
+        match TcpStream::connect(addr) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) if start.elapsed() < patience => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(xchg(format!("connect to {addr}: {e}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_round_trips() {
+        let h = Hello {
+            qpn: 3,
+            psn: 0xABCDEF,
+            va: 0x10_0000_0000,
+            rkey: 0x1234_5678,
+            len: 65536,
+            ip: "127.0.0.2".parse().unwrap(),
+            mac: [2, 0, 127, 0, 0, 2],
+        };
+        assert_eq!(Hello::parse(&h.line()).unwrap(), h);
+        assert!(Hello::parse("SSH-2.0 hello").is_err());
+    }
+}

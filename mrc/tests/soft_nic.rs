@@ -1,0 +1,191 @@
+//! `mrc rdma` between two processes, each with its own soft NIC, over real
+//! UDP sockets on loopback: the WRITEs complete, the server's buffer ends
+//! equal to the client's source, with and without loss; a capture of the
+//! traffic on `lo` is MRC 1.0 to `mrc decode` and to tshark with our
+//! dissector.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn mrc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mrc"))
+}
+
+/// A TCP port for the exchange, different per test process.
+fn tcp_port(k: u16) -> String {
+    (20000 + (std::process::id() % 20000) as u16 + k).to_string()
+}
+
+fn server(ip: &str, port: &str) -> Child {
+    mrc()
+        .args(["rdma", "--device", &format!("soft:{ip}"), "--tcp-port", port])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Run a client against a fresh server; both exit codes and the client's
+/// JSON report.
+fn run_pair(net: u8, k: u16, extra: &[&str]) -> (i32, i32, serde_json::Value) {
+    let port = tcp_port(k);
+    let (sip, cip) = (format!("127.0.{net}.2"), format!("127.0.{net}.1"));
+    let srv = server(&sip, &port);
+    let out = mrc()
+        .args(["rdma", "--device", &format!("soft:{cip}"), "--connect", "127.0.0.1"])
+        .args(["--tcp-port", &port, "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let s = srv.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\n{}\nserver: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&s.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), s.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn two_processes_write_over_soft_nics() {
+    let (c, s, v) = run_pair(5, 0, &["-s", "64KiB", "-n", "200"]);
+    assert_eq!((c, s), (0, 0), "{v:#}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["buffers_match"], true);
+    assert!(
+        v["tx_datagrams"].as_u64().unwrap() >= 200 * 16,
+        "64 KiB at 4 KiB MTU: {v:#}"
+    );
+    assert!(v["gbps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn every_write_completes_with_loss_on_the_socket_path() {
+    let (c, s, v) = run_pair(6, 1, &["-s", "20000", "-n", "300", "--loss", "0.01", "-m", "1024"]);
+    assert_eq!((c, s), (0, 0), "{v:#}");
+    assert_eq!(v["buffers_match"], true);
+    assert!(v["tx_lost"].as_u64().unwrap() > 0, "the knob dropped something: {v:#}");
+}
+
+#[test]
+fn latency_mode_reports_percentiles() {
+    let (c, s, v) = run_pair(7, 2, &["--mode", "lat", "-s", "64", "-n", "200"]);
+    assert_eq!((c, s), (0, 0), "{v:#}");
+    let (p50, p99) = (v["lat_us_p50"].as_f64().unwrap(), v["lat_us_p99"].as_f64().unwrap());
+    assert!(p50 > 0.0 && p99 >= p50, "{v:#}");
+}
+
+#[test]
+fn rdma_refuses_bad_usage_in_one_line() {
+    for (args, what) in [
+        (vec!["rdma"], "--device"),
+        (vec!["rdma", "--device", "card0"], "soft:IP"),
+        (vec!["rdma", "--device", "soft:127.0.0.1", "--mtu", "3000"], "--mtu"),
+        (vec!["rdma", "--device", "soft:127.0.0.1", "--evs", "0"], "--evs"),
+        (vec!["rdma", "--device", "vfio:0000:00:00.0", "--loss", "0.1"], "--loss"),
+    ] {
+        let out = mrc().args(&args).env_remove("MRC_DEVICE").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+}
+
+fn capture_tool() -> Option<PathBuf> {
+    let ok = Command::new("dumpcap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then(|| PathBuf::from("dumpcap"))
+}
+
+/// Start dumpcap on `lo` for the given loopback network; `None` when it
+/// cannot capture here (not installed, no permission).
+fn start_capture(file: &PathBuf, net: u8) -> Option<Child> {
+    capture_tool()?;
+    let _ = std::fs::remove_file(file);
+    let mut child = Command::new("dumpcap")
+        .args(["-i", "lo", "-q", "-P", "-f"])
+        .arg(format!("udp port 4791 and net 127.0.{net}.0/24"))
+        .arg("-w")
+        .arg(file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    // dumpcap creates the file once the capture runs.
+    let start = Instant::now();
+    while !file.exists() {
+        if start.elapsed() > Duration::from_secs(10) || child.try_wait().ok().flatten().is_some() {
+            let _ = child.kill();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    Some(child)
+}
+
+#[test]
+fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
+    let file = std::env::temp_dir().join(format!("mrc-soft-{}.pcap", std::process::id()));
+    let Some(cap) = start_capture(&file, 8) else {
+        assert!(
+            std::env::var_os("MRC_REQUIRE_CAPTURE").is_none(),
+            "dumpcap cannot capture on lo here"
+        );
+        eprintln!("dumpcap cannot capture on lo here (not installed or no permission): skipped");
+        return;
+    };
+    let (c, s, v) = run_pair(8, 3, &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
+    let _ = cap.wait_with_output();
+    assert_eq!((c, s), (0, 0), "{v:#}");
+
+    let decoded = mrc().arg("decode").arg("--json").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    assert!(decoded.status.success(), "{text}");
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (_, packets) = records.split_last().expect("a summary line");
+    assert!(
+        packets.len() > 250,
+        "50 x 10000 B at 2 KiB MTU: {} packets",
+        packets.len()
+    );
+    for p in packets {
+        assert_eq!(p["verdict"], "mrc1.0", "{p}");
+    }
+    if std::env::var_os("MRC_SKIP_TSHARK").is_some() {
+        return;
+    }
+    let lua = format!(
+        "lua_script:{}",
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tools/wireshark/mrc.lua")
+            .display()
+    );
+    let tshark = Command::new("tshark")
+        .args(["-X", &lua, "-r"])
+        .arg(&file)
+        .args(["-T", "fields", "-e", "frame.protocols"])
+        .output()
+        .expect("tshark not found: install it (apt-get install tshark) or set MRC_SKIP_TSHARK=1");
+    let out = String::from_utf8_lossy(&tshark.stdout);
+    assert_eq!(out.lines().count(), packets.len());
+    assert!(out.lines().all(|l| l.ends_with("udp:mrc10")), "{out}");
+    let verbose = Command::new("tshark")
+        .args(["-X", &lua, "-r"])
+        .arg(&file)
+        .arg("-V")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&verbose.stdout).contains("Malformed"));
+    let _ = std::fs::remove_file(&file);
+}
