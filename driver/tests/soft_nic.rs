@@ -202,3 +202,74 @@ fn every_write_completes_exactly_once_with_one_percent_loss() {
     let (sa, sb) = (a.nic.stats(), b.nic.stats());
     assert!(sa.tx_lost + sb.tx_lost > 0, "the knob dropped something: {sa:?} {sb:?}");
 }
+
+/// A peer's endpoint (QPN 0x2) probes one of our EVs and sends a Port
+/// Status Update: the soft NIC answers both, on the EV of the request, to
+/// the RoCEv2 port of the requester.
+#[test]
+fn the_endpoint_answers_ev_probes_and_port_status_updates() {
+    use driver::soft::datagram::{from_datagram, ip_pair, to_datagram};
+    use driver::soft::udp::UdpPort;
+    use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointResult};
+    use proto::wire::mrc10::choices::Profile;
+    use proto::wire::mrc10::{frame, EvFormat};
+    use proto::wire::Encap;
+    use std::net::SocketAddr;
+
+    let nic = SoftNic::new(SoftNicConfig {
+        ip: ip(2, 9),
+        ..SoftNicConfig::default()
+    })
+    .unwrap();
+    let me = UdpPort::bind(SocketAddr::new(ip(1, 9), 4791)).unwrap();
+    let to = nic.local_addr().unwrap();
+    let profile = Profile::DEFAULT;
+    // A generous timeout: the test polls its socket every millisecond.
+    let mut ep = Endpoint::new(EndpointConfig {
+        timeout: proto::time::Duration::from_ms(5000),
+        ..EndpointConfig::default()
+    });
+    let epoch = Instant::now();
+    let now = || proto::time::Instant::from_ns(epoch.elapsed().as_nanos() as u64);
+    let probe = ep.probe_ev(now(), 4791, 0, EvFormat::SourcePort16).unwrap();
+    let status = ep.port_status_update(now(), 4791).unwrap();
+    let encap = Encap {
+        src_mac: [0; 6],
+        dst_mac: [0; 6],
+        ip: ip_pair(ip(1, 9), ip(2, 9)).unwrap(),
+    };
+    let mut buf = Vec::new();
+    while let Some(p) = ep.poll_transmit(now()) {
+        let out = to_datagram(&p, &encap, &profile, Some(4791), &mut buf);
+        me.send(&buf[out.payload_at..], to, out.tos).unwrap();
+    }
+    let mut results = Vec::new();
+    let mut rx = vec![0u8; 9216];
+    let start = Instant::now();
+    while results.len() < 2 {
+        assert!(start.elapsed() < HANG_GUARD, "no answer: {:?}", nic.stats());
+        let Some(r) = me.recv(&mut rx).unwrap() else {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        };
+        assert_eq!(r.from, to, "answered from the EV probed (4791)");
+        let mut f = Vec::new();
+        from_datagram(&rx[..r.len], r.from, ip(1, 9), r.tos, &mut f).unwrap();
+        let (pkt, _) = frame::parse_frame(&f, &profile).expect("a valid MRC 1.0 frame, ICRC included");
+        ep.handle_packet(now(), &pkt).unwrap();
+        results.extend(std::iter::from_fn(|| ep.poll_result()));
+    }
+    assert!(
+        results
+            .iter()
+            .any(|r| matches!(r, EndpointResult::EvProbe { request_id, ev: 4791, .. } if *request_id == probe)),
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| matches!(r, EndpointResult::PortStatus { request_id, peer_ports_up: 1 } if *request_id == status)),
+        "{results:?}"
+    );
+    assert_eq!(nic.stats().endpoint_requests, 2);
+}

@@ -83,6 +83,10 @@ pub struct RdmaArgs {
     /// one source port per EV.
     #[arg(long)]
     pub no_ev_ports: bool,
+    /// Soft NIC: only the NIC's own thread runs it (by default a program
+    /// polling its CQ runs the NIC on its own thread meanwhile).
+    #[arg(long)]
+    pub nic_thread_only: bool,
     /// Give up when nothing completes for this long.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub timeout: proto::time::Duration,
@@ -264,6 +268,7 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
         DeviceSpec::Soft(mut cfg) => {
             cfg.tx_loss = a.loss;
             cfg.ev_ports = !a.no_ev_ports;
+            cfg.poll_driven = !a.nic_thread_only;
             let ip = cfg.ip;
             let nic = Arc::new(
                 SoftNic::new(cfg.clone()).map_err(|source| driver::select::OpenDeviceError::Soft {

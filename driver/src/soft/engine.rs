@@ -15,17 +15,19 @@ use bytes::Bytes;
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
 use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
 use proto::model::cc::CcConfig;
+use proto::model::endpoint::{Endpoint, EndpointConfig};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
 use proto::model::mrc::MrcQp;
 use proto::model::{Event, QpSetup, QueuePair, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
-use proto::wire::frame::{emit_outer, OuterFields, ICRC_LEN};
-use proto::wire::mrc10::choices::Profile;
+use proto::wire::mrc10::choices::{Profile, ENDPOINT_QPN};
 use proto::wire::mrc10::frame as mrc10_frame;
-use proto::wire::{ethernet, icrc, udp, Encap, IpPair, Packet};
+use proto::wire::mrc10::{Mrc10Packet, Opcode};
+use proto::wire::Encap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::datagram;
 use super::rings::RingWriter;
 use super::udp::{Received, SendError, UdpPort};
 use super::{SoftNicConfig, SoftStats};
@@ -136,6 +138,11 @@ pub struct Engine {
     ev_ring: Option<RingWriter<{ ev_event::SIZE }>>,
     staged: HashMap<u16, Staged>,
     qps: BTreeMap<u32, SoftQp>,
+    /// MRC 1.0's endpoint on QPN 0x2: answers the EV probes and Port
+    /// Status Updates of peers.
+    endpoint: Endpoint,
+    /// Where each answer the endpoint owes goes, in the order it answers.
+    answer_to: VecDeque<(SocketAddr, [u8; 6])>,
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: BTreeMap<u64, WeakDmaBuffer>,
     rng: ChaCha8Rng,
@@ -157,20 +164,6 @@ fn ip_of_row(row: &CfgRow, v6: bool) -> IpAddr {
 fn mac_of(v: u64) -> [u8; 6] {
     let b = v.to_be_bytes();
     [b[2], b[3], b[4], b[5], b[6], b[7]]
-}
-
-fn ip_pair(src: IpAddr, dst: IpAddr) -> Option<IpPair> {
-    match (src, dst) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => Some(IpPair::V4 {
-            src: s.octets(),
-            dst: d.octets(),
-        }),
-        (IpAddr::V6(s), IpAddr::V6(d)) => Some(IpPair::V6 {
-            src: s.octets(),
-            dst: d.octets(),
-        }),
-        _ => None,
-    }
 }
 
 /// The live buffer holding `[iova, iova + len)` and the offset in it.
@@ -267,6 +260,8 @@ impl Engine {
             ev_ring: None,
             staged: HashMap::new(),
             qps: BTreeMap::new(),
+            endpoint: Endpoint::new(EndpointConfig::default()),
+            answer_to: VecDeque::new(),
             dma: BTreeMap::new(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
@@ -578,7 +573,7 @@ impl Engine {
         for n in qpns {
             busy |= self.service(now, n);
         }
-        busy
+        busy | self.service_endpoint(now)
     }
 
     /// The next time a model wants `handle_timeout`.
@@ -622,32 +617,18 @@ impl Engine {
             return;
         };
         let wire_qpn = u32::from_be_bytes([0, dq[0], dq[1], dq[2]]);
+        if datagram::from_datagram(payload, r.from, self.cfg.ip, r.tos, &mut self.frame).is_none() {
+            self.stats.rx_dropped += 1;
+            return;
+        }
+        if wire_qpn == ENDPOINT_QPN {
+            self.endpoint_request(now, r.from);
+            return;
+        }
         let Some(qpn) = wire_qpn.checked_sub(WIRE_QPN_OFFSET) else {
             self.stats.rx_unknown_qp += 1;
             return;
         };
-        let Some(pair) = ip_pair(r.from.ip(), self.cfg.ip) else {
-            self.stats.rx_dropped += 1;
-            return;
-        };
-        let encap = Encap {
-            src_mac: [0; 6],
-            dst_mac: self.local_mac,
-            ip: pair,
-        };
-        let outer = OuterFields {
-            dscp: r.tos >> 2,
-            ecn: r.tos & 0b11,
-            src_port: r.from.port(),
-            flow_label: 0,
-            udp_len: payload.len(),
-        };
-        let hdr = ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN;
-        self.frame.clear();
-        self.frame.resize(hdr + payload.len(), 0);
-        let (at, _) = emit_outer(&encap, &outer, &mut self.frame);
-        debug_assert_eq!(at, hdr);
-        self.frame[hdr..].copy_from_slice(payload);
         let Some(q) = self.qps.get_mut(&qpn) else {
             self.stats.rx_unknown_qp += 1;
             return;
@@ -655,6 +636,44 @@ impl Engine {
         if q.model.handle_frame(now, &self.frame).is_err() {
             self.stats.rx_dropped += 1;
         }
+    }
+
+    /// A datagram for the endpoint (its frame in `self.frame`): a request
+    /// is answered to where it came from.
+    fn endpoint_request(&mut self, now: Instant, from: SocketAddr) {
+        let pkt = match mrc10_frame::parse_frame(&self.frame, &self.profile) {
+            Ok((p, _)) => p,
+            Err(_) => {
+                self.stats.rx_dropped += 1;
+                return;
+            }
+        };
+        let dropped = self.endpoint.counters().answers_dropped;
+        if self.endpoint.handle_packet(now, &pkt).is_err() {
+            self.stats.rx_dropped += 1;
+            return;
+        }
+        if pkt.bth.opcode == Opcode::EndpointRequest && self.endpoint.counters().answers_dropped == dropped {
+            // The requester's address: its IP and the RoCEv2 port (its
+            // request left from the port of the EV probed).
+            let to = SocketAddr::new(from.ip(), self.cfg.port);
+            self.answer_to.push_back((to, [0; 6]));
+        }
+        self.stats.endpoint_requests += 1;
+    }
+
+    /// Send the endpoint's answers.
+    fn service_endpoint(&mut self, now: Instant) -> bool {
+        let mut busy = false;
+        while let Some(pkt) = self.endpoint.poll_transmit(now) {
+            busy = true;
+            match self.answer_to.pop_front() {
+                Some((to, mac)) => self.transmit(&pkt, to, mac),
+                // We send no requests of our own: every packet is an answer.
+                None => self.stats.tx_dropped += 1,
+            }
+        }
+        busy
     }
 
     /// One QP: place what it accepted, report its events, send what it
@@ -685,7 +704,10 @@ impl Engine {
             let Some(pkt) = q.model.poll_transmit(now) else { break };
             let (peer, peer_mac) = (q.peer, q.peer_mac);
             busy = true;
-            self.transmit(&pkt, peer, peer_mac);
+            match pkt.as_mrc10() {
+                Some(m) => self.transmit(m, peer, peer_mac),
+                None => self.stats.tx_dropped += 1,
+            }
         }
         busy
     }
@@ -760,12 +782,8 @@ impl Engine {
     /// socket of its EV. The ICRC covers the UDP ports: it is computed over
     /// the source port the datagram really leaves from and the RoCEv2
     /// destination port (4791, whatever `cfg.port` is).
-    fn transmit(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
-        let Some(m) = pkt.as_mrc10() else {
-            self.stats.tx_dropped += 1;
-            return;
-        };
-        let Some(ip) = ip_pair(self.cfg.ip, peer.ip()) else {
+    fn transmit(&mut self, m: &Mrc10Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
+        let Some(ip) = datagram::ip_pair(self.cfg.ip, peer.ip()) else {
             self.stats.tx_dropped += 1;
             return;
         };
@@ -774,48 +792,25 @@ impl Engine {
             dst_mac: peer_mac,
             ip,
         };
-        self.frame.clear();
-        mrc10_frame::emit_frame(m, &encap, &self.profile, &mut self.frame);
-        let ip_at = ethernet::HEADER_LEN;
-        let udp_at = ip_at + encap.ip_header_len();
-        let transport_at = udp_at + udp::HEADER_LEN;
-        let ev_port = u16::from_be_bytes([self.frame[udp_at], self.frame[udp_at + 1]]);
-        // The EV's own socket is bound to port `ev_port` itself.
-        let src_port = if self.socket_for(ev_port).is_some() {
-            ev_port
-        } else {
-            self.cfg.port
-        };
-        if src_port != ev_port {
-            self.frame[udp_at..udp_at + 2].copy_from_slice(&src_port.to_be_bytes());
-            let icrc_at = self.frame.len() - ICRC_LEN;
-            let v6 = matches!(encap.ip, IpPair::V6 { .. });
-            let c = icrc::compute_icrc(&self.frame[ip_at..icrc_at], encap.ip_header_len(), v6);
-            self.frame[icrc_at..].copy_from_slice(&c.to_le_bytes());
-        }
+        // The EV's own socket is bound to the EV's port itself; without
+        // one the packet leaves from the NIC's port.
+        let ev_port = (m.ev & 0xFFFF) as u16;
+        let own = self.socket_for(ev_port).is_none();
+        let src = own.then_some(self.cfg.port);
+        let out = datagram::to_datagram(m, &encap, &self.profile, src, &mut self.frame);
         if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
             self.stats.tx_lost += 1;
             return;
         }
-        let tos = self.frame_tos(&encap);
-        let sock = match self.ev_ports.get(&ev_port) {
-            Some(Some(s)) if self.cfg.ev_ports => s,
+        let sock = match self.ev_ports.get(&out.ev_port) {
+            Some(Some(s)) if !own => s,
             _ => &self.port,
         };
-        match sock.send(&self.frame[transport_at..], peer, tos) {
+        match sock.send(&self.frame[out.payload_at..], peer, out.tos) {
             Ok(()) => self.stats.tx_datagrams += 1,
             Err(SendError::Busy) => self.stats.tx_busy += 1,
             Err(SendError::TooBig) => self.stats.tx_too_big += 1,
             Err(SendError::Io(_)) => self.stats.socket_errors += 1,
-        }
-    }
-
-    /// The traffic class byte of the frame in `self.frame`.
-    fn frame_tos(&self, encap: &Encap) -> u8 {
-        let ip = &self.frame[ethernet::HEADER_LEN..];
-        match encap.ip {
-            IpPair::V4 { .. } => ip[1],
-            IpPair::V6 { .. } => (ip[0] << 4) | (ip[1] >> 4),
         }
     }
 

@@ -14,14 +14,18 @@
 //! One thread per NIC runs the model: it waits on the socket until a
 //! datagram arrives or a model timer is due. Doorbells and config rows are
 //! applied by the caller's thread at once, and the packets they produce
-//! leave before the MMIO write returns.
+//! leave before the MMIO write returns. A program that polls its CQ drives
+//! the NIC itself ([`Device::progress`]): while it does, the thread naps,
+//! so a polling program and its NIC share one core instead of contending
+//! for the engine from two.
 
+pub mod datagram;
 pub mod engine;
 pub mod rings;
 pub mod udp;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -40,6 +44,11 @@ const RX_BATCH: usize = 64;
 /// Longest sleep of the NIC's thread with nothing due (it wakes earlier
 /// for a datagram or a model timer).
 const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// How long after the program's last poll the NIC's thread leaves the
+/// work to the program, and how long it naps meanwhile.
+const POLLED_GRACE_NS: u64 = 200_000;
+const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// Build ID the soft NIC reports (no bitstream: any driver build accepts
 /// it through `BuildExpectation::Any`).
@@ -64,6 +73,9 @@ pub struct SoftNicConfig {
     pub tx_loss: f64,
     /// Seed of the loss draws and of the models' random choices.
     pub seed: u64,
+    /// A program polling its CQ runs the NIC on its own thread (the NIC's
+    /// thread naps meanwhile). Off: only the NIC's thread runs it.
+    pub poll_driven: bool,
 }
 
 impl Default for SoftNicConfig {
@@ -74,6 +86,7 @@ impl Default for SoftNicConfig {
             ev_ports: true,
             tx_loss: 0.0,
             seed: 1,
+            poll_driven: true,
         }
     }
 }
@@ -105,6 +118,9 @@ pub struct SoftStats {
     /// A completion for a CQ never set up.
     pub lost_completions: u64,
     pub ev_events: u64,
+    /// Endpoint (QPN 0x2) packets taken: peers' EV probes and Port Status
+    /// Updates, answered.
+    pub endpoint_requests: u64,
     pub bad_rows: u64,
     pub bad_doorbells: u64,
     pub bad_descriptors: u64,
@@ -120,6 +136,8 @@ struct Inner {
     stop: AtomicBool,
     /// The engine's socket, to sleep on (it lives as long as the engine).
     wait_fd: std::os::fd::RawFd,
+    /// When the program last drove the NIC (`progress`), ns since `epoch`.
+    last_poll_ns: AtomicU64,
     epoch: std::time::Instant,
 }
 
@@ -135,6 +153,11 @@ impl Inner {
     /// The NIC's thread: run the models, sleep on the socket.
     fn run(&self) {
         while !self.stop.load(Ordering::Acquire) {
+            let polled = self.last_poll_ns.load(Ordering::Relaxed);
+            if polled != 0 && self.now().as_ns().saturating_sub(polled) < POLLED_GRACE_NS {
+                std::thread::sleep(POLLED_NAP);
+                continue;
+            }
             let (busy, wait) = {
                 let mut e = self.engine();
                 let now = self.now();
@@ -161,12 +184,14 @@ pub struct SoftNic {
     iovas: IovaAllocator,
     thread: Option<JoinHandle<()>>,
     name: String,
+    poll_driven: bool,
 }
 
 impl SoftNic {
     /// Bind the socket and start the NIC's thread.
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<SoftNic> {
         let name = format!("soft:{}", std::net::SocketAddr::new(cfg.ip, cfg.port));
+        let poll_driven = cfg.poll_driven;
         let engine = Engine::new(cfg)?;
         let wait_fd = engine.port().raw_fd();
         let inner = Arc::new(Inner {
@@ -174,6 +199,7 @@ impl SoftNic {
             engine: Mutex::new(engine),
             stop: AtomicBool::new(false),
             wait_fd,
+            last_poll_ns: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
         });
         let run = Arc::clone(&inner);
@@ -185,6 +211,7 @@ impl SoftNic {
             iovas: IovaAllocator::new(),
             thread: Some(thread),
             name,
+            poll_driven,
         })
     }
 
@@ -249,5 +276,19 @@ impl Device for SoftNic {
         let b = heap_dma(&self.iovas, len)?;
         self.inner.engine().add_dma(&b);
         Ok(b)
+    }
+
+    /// The program polls: run what is due on its thread (never waiting
+    /// for the NIC's thread: if that one holds the engine, it is working).
+    fn progress(&self) {
+        let now = self.inner.now();
+        self.inner.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
+        if let Ok(mut e) = self.inner.engine.try_lock() {
+            e.step(now);
+        }
+    }
+
+    fn needs_progress(&self) -> bool {
+        self.poll_driven
     }
 }

@@ -1,0 +1,103 @@
+//! MRC 1.0 frames and the UDP datagrams that carry them: a card puts a
+//! whole frame on the wire, a socket sends only the UDP payload (BTH to
+//! ICRC) and lets the kernel write Ethernet, IP and UDP. Both directions
+//! keep the ICRC valid for the headers the kernel really writes: the
+//! source port the datagram leaves from, the RoCEv2 destination port
+//! ([`ROCEV2_UDP_PORT`], whatever port the soft NICs use), IPv4
+//! identification 0 with DF (`super::udp` sets path-MTU discovery so the
+//! kernel sends exactly that).
+
+use std::net::{IpAddr, SocketAddr};
+
+use proto::wire::frame::{emit_outer, OuterFields, ICRC_LEN};
+use proto::wire::mrc10::choices::Profile;
+use proto::wire::mrc10::frame as mrc10_frame;
+use proto::wire::mrc10::Mrc10Packet;
+use proto::wire::{ethernet, icrc, udp, Encap, IpPair};
+
+pub use proto::wire::ROCEV2_UDP_PORT;
+
+/// The IP pair of a datagram, if both addresses are of one family.
+pub fn ip_pair(src: IpAddr, dst: IpAddr) -> Option<IpPair> {
+    match (src, dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => Some(IpPair::V4 {
+            src: s.octets(),
+            dst: d.octets(),
+        }),
+        (IpAddr::V6(s), IpAddr::V6(d)) => Some(IpPair::V6 {
+            src: s.octets(),
+            dst: d.octets(),
+        }),
+        _ => None,
+    }
+}
+
+/// What [`to_datagram`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Where the UDP payload starts in the buffer.
+    pub payload_at: usize,
+    /// The source port the EV asks for (`pkt.ev`'s low 16 bits).
+    pub ev_port: u16,
+    /// The IP traffic class byte: DSCP of the packet's class, its ECN.
+    pub tos: u8,
+}
+
+/// Emit `pkt`'s whole frame into `out` (cleared first) as sent from UDP
+/// port `src_port`, and say where its UDP payload starts. With
+/// `src_port` None the EV's own port is the source.
+pub fn to_datagram(
+    pkt: &Mrc10Packet,
+    encap: &Encap,
+    profile: &Profile,
+    src_port: Option<u16>,
+    out: &mut Vec<u8>,
+) -> Outgoing {
+    out.clear();
+    mrc10_frame::emit_frame(pkt, encap, profile, out);
+    let ip_at = ethernet::HEADER_LEN;
+    let udp_at = ip_at + encap.ip_header_len();
+    let ev_port = u16::from_be_bytes([out[udp_at], out[udp_at + 1]]);
+    if let Some(p) = src_port.filter(|&p| p != ev_port) {
+        out[udp_at..udp_at + 2].copy_from_slice(&p.to_be_bytes());
+        let icrc_at = out.len() - ICRC_LEN;
+        let v6 = matches!(encap.ip, IpPair::V6 { .. });
+        let c = icrc::compute_icrc(&out[ip_at..icrc_at], encap.ip_header_len(), v6);
+        out[icrc_at..].copy_from_slice(&c.to_le_bytes());
+    }
+    let ip = &out[ip_at..];
+    let tos = match encap.ip {
+        IpPair::V4 { .. } => ip[1],
+        IpPair::V6 { .. } => (ip[0] << 4) | (ip[1] >> 4),
+    };
+    Outgoing {
+        payload_at: udp_at + udp::HEADER_LEN,
+        ev_port,
+        tos,
+    }
+}
+
+/// Rebuild into `out` (cleared first) the frame a card's MAC would have
+/// received for a datagram of `payload` from `from` to `to`, with traffic
+/// class `tos`; `None` if the two addresses are of different families.
+pub fn from_datagram(payload: &[u8], from: SocketAddr, to: IpAddr, tos: u8, out: &mut Vec<u8>) -> Option<()> {
+    let encap = Encap {
+        src_mac: [0; 6],
+        dst_mac: [0; 6],
+        ip: ip_pair(from.ip(), to)?,
+    };
+    let outer = OuterFields {
+        dscp: tos >> 2,
+        ecn: tos & 0b11,
+        src_port: from.port(),
+        flow_label: 0,
+        udp_len: payload.len(),
+    };
+    let hdr = ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN;
+    out.clear();
+    out.resize(hdr + payload.len(), 0);
+    let (at, _) = emit_outer(&encap, &outer, out);
+    debug_assert_eq!(at, hdr);
+    out[hdr..].copy_from_slice(payload);
+    Some(())
+}
