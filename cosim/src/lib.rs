@@ -16,3 +16,4 @@ pub mod device;
 pub mod fabric;
 pub mod nic;
 pub mod system;
+pub mod udp_bridge;

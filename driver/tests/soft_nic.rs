@@ -208,7 +208,7 @@ fn every_write_completes_exactly_once_with_one_percent_loss() {
 /// the RoCEv2 port of the requester.
 #[test]
 fn the_endpoint_answers_ev_probes_and_port_status_updates() {
-    use driver::soft::datagram::{from_datagram, ip_pair, to_datagram};
+    use driver::soft::datagram::{from_datagram, ip_pair, to_datagram, Arrival};
     use driver::soft::udp::UdpPort;
     use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointResult};
     use proto::wire::mrc10::choices::Profile;
@@ -254,7 +254,11 @@ fn the_endpoint_answers_ev_probes_and_port_status_updates() {
         };
         assert_eq!(r.from, to, "answered from the EV probed (4791)");
         let mut f = Vec::new();
-        from_datagram(&rx[..r.len], r.from, ip(1, 9), r.tos, &mut f).unwrap();
+        let at = Arrival {
+            ip: ip(1, 9),
+            mac: [0; 6],
+        };
+        from_datagram(&rx[..r.len], r.from, at, r.tos, &mut f).unwrap();
         let (pkt, _) = frame::parse_frame(&f, &profile).expect("a valid MRC 1.0 frame, ICRC included");
         ep.handle_packet(now(), &pkt).unwrap();
         results.extend(std::iter::from_fn(|| ep.poll_result()));
@@ -272,4 +276,74 @@ fn the_endpoint_answers_ev_probes_and_port_status_updates() {
         "{results:?}"
     );
     assert_eq!(nic.stats().endpoint_requests, 2);
+}
+
+/// One buffer registered twice (verbs allow it): both rkeys work, and QPs
+/// are still built.
+#[test]
+fn one_buffer_registered_twice_takes_writes_under_both_keys() {
+    let (mut a, mut b) = {
+        // The second registration comes before the QPs reach RTS.
+        let a = side(10, 1, 0.0);
+        let b = side(10, 2, 0.0);
+        (a, b)
+    };
+    let dst_buf = b.pd.alloc_buffer(8192).unwrap();
+    let k1 = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let k2 = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
+    for (s, dest, peer_host) in [(&mut a, qb, 2u8), (&mut b, qa, 1u8)] {
+        s.qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+        s.qp.modify(QpTransition::Rtr(RtrAttr {
+            dest_qp: dest,
+            rq_psn: 0,
+            peer: PeerAddress {
+                mac: [2, 0, 0, 0, 10, peer_host],
+                ip: ip(peer_host, 10),
+            },
+            log2_mtu: 12,
+            max_wimm: 4,
+        }))
+        .unwrap();
+        s.qp.modify(QpTransition::Rts(rts(0, 0xC800 + u16::from(peer_host) * 16)))
+            .unwrap();
+    }
+    let src_buf = a.pd.alloc_buffer(8192).unwrap();
+    src_buf.write(0, &pattern(8192, 9)).unwrap();
+    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    for (i, k) in [&k1, &k2].iter().enumerate() {
+        let off = 4096 * i as u64;
+        a.qp.post_write(&WriteWr {
+            wr_id: i as u64,
+            local: &src,
+            local_offset: off,
+            len: 4096,
+            remote_va: k.remote_va() + off,
+            rkey: k.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        })
+        .unwrap();
+        let wc = poll(&mut a.cq, "a WRITE under each key");
+        assert_eq!((wc.wr_id, wc.status), (i as u64, CqStatus::Success));
+    }
+    let mut got = vec![0u8; 8192];
+    dst_buf.read(0, &mut got).unwrap();
+    assert!(got == pattern(8192, 9));
+}
+
+/// An unspecified address is no NIC's address (it is in every ICRC and in
+/// what peers are told): refused when the NIC is made.
+#[test]
+fn an_unspecified_address_is_refused() {
+    for bad in ["0.0.0.0", "::", "224.0.0.1"] {
+        let e = SoftNic::new(SoftNicConfig {
+            ip: bad.parse().unwrap(),
+            ..SoftNicConfig::default()
+        });
+        assert!(
+            matches!(&e, Err(e) if e.kind() == std::io::ErrorKind::InvalidInput),
+            "{bad}"
+        );
+    }
 }

@@ -1,7 +1,6 @@
 //! `mrc rdma`: perftest-style RDMA WRITE bandwidth and latency between two
 //! processes, each driving its own NIC through the driver's verbs API:
-//! two soft NICs on two machines (or two addresses of one), or a card
-//! (`--device vfio:...`). One side listens (`mrc rdma --device D`), the
+//! two soft NICs on two machines (or two addresses of one). One side listens (`mrc rdma --device D`), the
 //! other connects (`--connect HOST`); they swap QP number, first PSN,
 //! buffer address and rkey over TCP as perftest does (port 18515), the
 //! client WRITEs into the server's buffer and reports, and at the end both
@@ -43,8 +42,8 @@ pub enum Mode {
 /// Options of `mrc rdma`.
 #[derive(Args, Debug)]
 pub struct RdmaArgs {
-    /// The NIC: soft:IP[:PORT] (a soft NIC on that address), vfio:BDF (a
-    /// card). Default: $MRC_DEVICE.
+    /// The NIC: soft:IP[:PORT], a soft NIC on that address (a card cannot
+    /// be named here yet). Default: $MRC_DEVICE.
     #[arg(long)]
     pub device: Option<String>,
     /// Connect to the server on HOST (its TCP exchange address); without
@@ -257,8 +256,12 @@ fn device_spec(a: &RdmaArgs) -> Result<DeviceSpec, RdmaError> {
         Some(s) => s.parse()?,
         None => DeviceSpec::from_env().ok_or(RdmaError::NoDevice)??,
     };
-    if a.loss > 0.0 && !matches!(spec, DeviceSpec::Soft(_)) {
-        return Err(RdmaError::Setting("--loss is a soft NIC knob".into()));
+    if !matches!(spec, DeviceSpec::Soft(_)) {
+        // A card's frames need its own IP and MAC and the peer's MAC,
+        // which only a soft NIC's name gives today.
+        return Err(RdmaError::Setting(
+            "mrc rdma runs on soft NICs (--device soft:IP); a card's IP and MAC cannot be given yet".into(),
+        ));
     }
     Ok(spec)
 }
@@ -409,11 +412,17 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
     // Wait for the client's end of run, then hash what arrived.
     line.clear();
     rd.read_line(&mut line).map_err(xchg)?;
-    let want = line
+    let done = line
         .trim()
-        .strip_prefix("DONE hash=")
-        .ok_or_else(|| xchg(format!("expected DONE from the client, got {:?}", line.trim())))?
-        .to_string();
+        .strip_prefix("DONE ")
+        .ok_or_else(|| xchg(format!("expected DONE from the client, got {:?}", line.trim())))?;
+    let field = |k: &str| {
+        done.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k))
+            .map(str::to_string)
+    };
+    let want = field("hash=").ok_or_else(|| xchg(format!("no hash in {done:?}")))?;
+    let client_ok = field("ok=").as_deref() == Some("1");
     let mut got = vec![0u8; h.buf.len().min(peer.len as usize)];
     h.buf.read(0, &mut got).map_err(drv)?;
     let ours = format!("{:#x}", fnv64(&got));
@@ -421,7 +430,12 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
     wr.write_all(format!("HASH {ours}\n").as_bytes()).map_err(xchg)?;
     let stats = h.soft.as_ref().map(|s| s.stats());
     eprintln!(
-        "mrc rdma: client {from}: buffers {}{}",
+        "mrc rdma: client {from}: {}, buffers {}{}",
+        if client_ok {
+            "every WRITE completed"
+        } else {
+            "the client reports a failure"
+        },
         if matched { "match" } else { "DIFFER" },
         stats.map_or(String::new(), |s| format!(
             "; soft NIC rx {} datagrams, {} bytes placed, {} dropped",
@@ -430,7 +444,7 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
     );
     drop(h.ctx);
     let _ = h.dev;
-    Ok(matched)
+    Ok(matched && client_ok)
 }
 
 fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError> {
@@ -523,7 +537,9 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
     }
     let elapsed = start.elapsed().as_secs_f64();
     let ours = format!("{:#x}", fnv64(&pattern));
-    wr.write_all(format!("DONE hash={ours}\n").as_bytes()).map_err(xchg)?;
+    let sent_ok = all_ok && done == a.iters;
+    wr.write_all(format!("DONE ok={} hash={ours}\n", u8::from(sent_ok)).as_bytes())
+        .map_err(xchg)?;
     line.clear();
     rd.read_line(&mut line).map_err(xchg)?;
     let matched = line.trim().strip_prefix("HASH ") == Some(ours.as_str());
@@ -550,6 +566,14 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
         tx_lost: stats.map(|s| s.tx_lost),
         ok: all_ok && matched && done == a.iters,
     };
+    if let (false, Some(st)) = (report.ok, stats) {
+        // Say what the NIC saw: a packet too large for the network, EV
+        // ports it could not bind, socket errors.
+        eprintln!(
+            "mrc rdma: soft NIC: {} datagrams sent, {} larger than the path MTU, {} EV ports unavailable, {} socket errors, {} received, {} refused",
+            st.tx_datagrams, st.tx_too_big, st.ev_port_unavailable, st.socket_errors, st.rx_datagrams, st.rx_dropped
+        );
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
     } else {

@@ -86,7 +86,8 @@ fn rdma_refuses_bad_usage_in_one_line() {
         (vec!["rdma", "--device", "card0"], "soft:IP"),
         (vec!["rdma", "--device", "soft:127.0.0.1", "--mtu", "3000"], "--mtu"),
         (vec!["rdma", "--device", "soft:127.0.0.1", "--evs", "0"], "--evs"),
-        (vec!["rdma", "--device", "vfio:0000:00:00.0", "--loss", "0.1"], "--loss"),
+        (vec!["rdma", "--device", "vfio:0000:00:00.0"], "soft NICs"),
+        (vec!["rdma", "--device", "soft:0.0.0.0"], "not one host's address"),
     ] {
         let out = mrc().args(&args).env_remove("MRC_DEVICE").output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

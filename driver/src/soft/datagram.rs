@@ -13,7 +13,7 @@ use proto::wire::frame::{emit_outer, OuterFields, ICRC_LEN};
 use proto::wire::mrc10::choices::Profile;
 use proto::wire::mrc10::frame as mrc10_frame;
 use proto::wire::mrc10::Mrc10Packet;
-use proto::wire::{ethernet, icrc, udp, Encap, IpPair};
+use proto::wire::{ethernet, icrc, udp, Encap, IpPair, RocePacket};
 
 pub use proto::wire::ROCEV2_UDP_PORT;
 
@@ -55,6 +55,22 @@ pub fn to_datagram(
 ) -> Outgoing {
     out.clear();
     mrc10_frame::emit_frame(pkt, encap, profile, out);
+    frame_to_datagram(out, encap, src_port)
+}
+
+/// [`to_datagram`] of a legacy-profile packet (the dialect the RTL speaks).
+pub fn legacy_to_datagram(pkt: &RocePacket, encap: &Encap, src_port: Option<u16>, out: &mut Vec<u8>) -> Outgoing {
+    out.clear();
+    proto::wire::frame::emit_frame(pkt, encap, out);
+    frame_to_datagram(out, encap, src_port)
+}
+
+/// A whole frame in `frame` (Ethernet without VLAN tag, IP, UDP, BTH to
+/// ICRC, of either profile) made ready to leave from UDP port
+/// `src_port`: the port rewritten and the ICRC recomputed if it differs
+/// from the frame's own.
+pub fn frame_to_datagram(frame: &mut [u8], encap: &Encap, src_port: Option<u16>) -> Outgoing {
+    let out = frame;
     let ip_at = ethernet::HEADER_LEN;
     let udp_at = ip_at + encap.ip_header_len();
     let ev_port = u16::from_be_bytes([out[udp_at], out[udp_at + 1]]);
@@ -77,13 +93,22 @@ pub fn to_datagram(
     }
 }
 
+/// Where a datagram arrived: the receiving NIC's address and MAC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub ip: IpAddr,
+    pub mac: [u8; 6],
+}
+
 /// Rebuild into `out` (cleared first) the frame a card's MAC would have
-/// received for a datagram of `payload` from `from` to `to`, with traffic
-/// class `tos`; `None` if the two addresses are of different families.
-pub fn from_datagram(payload: &[u8], from: SocketAddr, to: IpAddr, tos: u8, out: &mut Vec<u8>) -> Option<()> {
+/// received for a datagram of `payload` from `from` to `at`, with traffic
+/// class `tos` (the sender's MAC is unknown: zero); `None` if the two
+/// addresses are of different families.
+pub fn from_datagram(payload: &[u8], from: SocketAddr, at: Arrival, tos: u8, out: &mut Vec<u8>) -> Option<()> {
+    let to = at.ip;
     let encap = Encap {
         src_mac: [0; 6],
-        dst_mac: [0; 6],
+        dst_mac: at.mac,
         ip: ip_pair(from.ip(), to)?,
     };
     let outer = OuterFields {

@@ -17,20 +17,20 @@ use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, 
 use proto::model::cc::CcConfig;
 use proto::model::endpoint::{Endpoint, EndpointConfig};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
-use proto::model::mrc::MrcQp;
-use proto::model::{Event, QpSetup, QueuePair, Transport, WcStatus, WriteRequest};
+use proto::model::{Event, Qp, QpSetup, QueuePair, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
 use proto::wire::mrc10::choices::{Profile, ENDPOINT_QPN};
 use proto::wire::mrc10::frame as mrc10_frame;
-use proto::wire::mrc10::{Mrc10Packet, Opcode};
+use proto::wire::mrc10::Opcode;
 use proto::wire::Encap;
+use proto::wire::Packet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::datagram;
 use super::rings::RingWriter;
-use super::udp::{Received, SendError, UdpPort};
-use super::{SoftNicConfig, SoftStats};
+use super::udp::{EvSockets, Received, SendError, UdpPort};
+use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::{DmaBuffer, WeakDmaBuffer};
 use crate::regfile::CfgRow;
 
@@ -39,6 +39,7 @@ use crate::regfile::CfgRow;
 /// endpoint (ours: the fabric simulator numbers its QPs from the same
 /// base). Every soft NIC uses the same offset, so a peer's QP number as
 /// its driver reports it (`RtrAttr::dest_qp`) is mapped the same way.
+/// The legacy dialect numbers QPs as the card does: no offset.
 pub const WIRE_QPN_OFFSET: u32 = 0x10;
 
 /// Receives the model holds posted per QP for WRITE-with-immediate (the
@@ -112,7 +113,7 @@ struct Pending {
 
 /// An enabled QP.
 struct SoftQp {
-    model: MrcQp,
+    model: Qp,
     ctx: SqContext,
     peer: SocketAddr,
     peer_mac: [u8; 6],
@@ -125,10 +126,8 @@ struct SoftQp {
 pub struct Engine {
     cfg: SoftNicConfig,
     profile: Profile,
-    port: UdpPort,
-    /// Per EV value, its own socket (the EV is the UDP source port), when
-    /// `cfg.ev_ports`; `None`: the port could not be bound.
-    ev_ports: HashMap<u16, Option<UdpPort>>,
+    /// The NIC's own socket and, with `cfg.ev_ports`, one per EV.
+    sockets: EvSockets,
     local_mac: [u8; 6],
     ack_every: u16,
     ack_delay: Duration,
@@ -138,6 +137,9 @@ pub struct Engine {
     ev_ring: Option<RingWriter<{ ev_event::SIZE }>>,
     staged: HashMap<u16, Staged>,
     qps: BTreeMap<u32, SoftQp>,
+    /// Send contexts written enabled whose QP could not be built: their
+    /// doorbells complete BadDoorbell on their CQ, as a card's do.
+    unbuilt: HashMap<u32, SqContext>,
     /// MRC 1.0's endpoint on QPN 0x2: answers the EV probes and Port
     /// Status Updates of peers.
     endpoint: Endpoint,
@@ -148,7 +150,7 @@ pub struct Engine {
     rng: ChaCha8Rng,
     frame: Vec<u8>,
     rx_buf: Vec<u8>,
-    pub stats: SoftStats,
+    stats: SoftStats,
 }
 
 fn ip_of_row(row: &CfgRow, v6: bool) -> IpAddr {
@@ -199,21 +201,29 @@ fn read_descriptor(
         refused: Some(CqStatus::BadOpcode),
     };
     let Some(raw) = dma_read(dma, at, sqe::SIZE) else {
+        // The ring itself is out of reach: nothing to copy.
         return Err(p);
     };
-    p.opcode = raw[0];
+    // The card's checks, in its order (docs/hw/layout.md): opcode, flags,
+    // length; a refused descriptor's completion still carries its wr_id
+    // and length, and the opcode only if it is one.
+    p.wr_id = sqe::WR_ID.get(&raw);
+    p.len = sqe::LENGTH.get(&raw) as u32;
     let d = match SqDescriptor::decode(&raw) {
         Ok(d) => d,
-        Err(_) => {
-            p.refused = Some(match raw[0] {
-                sqe::OP_WRITE | sqe::OP_WRITE_IMM => CqStatus::BadFlags,
-                _ => CqStatus::BadOpcode,
+        Err(e) => {
+            p.refused = Some(match e {
+                layout::LayoutError::Unknown { .. } => CqStatus::BadOpcode,
+                layout::LayoutError::Reserved { .. } => CqStatus::BadFlags,
+                _ => CqStatus::BadLength,
             });
+            if p.refused != Some(CqStatus::BadOpcode) {
+                p.opcode = raw[0];
+            }
             return Err(p);
         }
     };
-    p.wr_id = d.wr_id;
-    p.len = d.length;
+    p.opcode = d.opcode.code();
     p.signaled = d.signaled;
     let data = if d.length == 0 {
         Some(Vec::new())
@@ -246,11 +256,10 @@ fn cq_status(s: WcStatus) -> CqStatus {
 
 impl Engine {
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<Engine> {
-        let port = UdpPort::bind(SocketAddr::new(cfg.ip, cfg.port))?;
+        let sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports)?;
         Ok(Engine {
             profile: Profile::DEFAULT,
-            port,
-            ev_ports: HashMap::new(),
+            sockets,
             local_mac: [0x02, 0, 0, 0, 0, 0],
             ack_every: 4,
             ack_delay: Duration::from_us(2),
@@ -260,6 +269,7 @@ impl Engine {
             ev_ring: None,
             staged: HashMap::new(),
             qps: BTreeMap::new(),
+            unbuilt: HashMap::new(),
             endpoint: Endpoint::new(EndpointConfig::default()),
             answer_to: VecDeque::new(),
             dma: BTreeMap::new(),
@@ -271,8 +281,16 @@ impl Engine {
         })
     }
 
+    /// The counters, the socket set's included.
+    pub fn stats(&self) -> SoftStats {
+        SoftStats {
+            ev_port_unavailable: self.sockets.unavailable,
+            ..self.stats
+        }
+    }
+
     pub fn port(&self) -> &UdpPort {
-        &self.port
+        &self.sockets.own
     }
 
     /// A DMA buffer the driver allocated (reachable by IOVA while alive).
@@ -300,10 +318,11 @@ impl Engine {
             }
             cfg_table::CQ_RING => {
                 let base = r.get(config::ring::BASE);
-                let log2 = r.get(config::ring::LOG2_SLOTS) as u8;
-                match self.find_dma(base, cqe::SIZE << log2) {
+                let log2 = r.get(config::ring::LOG2_SLOTS);
+                match self.ring_memory(base, log2, cqe::SIZE) {
                     Some((b, at)) => {
-                        self.cqs.insert(idx, RingWriter::new(b, at, log2));
+                        let old = self.cqs.insert(idx, RingWriter::new(b, at, log2 as u8));
+                        self.stats.lost_completions += old.map_or(0, |o| o.backlog() as u64);
                     }
                     None => self.stats.bad_rows += 1,
                 }
@@ -315,9 +334,9 @@ impl Engine {
             }
             cfg_table::EV_RING => {
                 let base = r.get(config::ring::BASE);
-                let log2 = r.get(config::ring::LOG2_SLOTS) as u8;
-                match self.find_dma(base, ev_event::SIZE << log2) {
-                    Some((b, at)) => self.ev_ring = Some(RingWriter::new(b, at, log2)),
+                let log2 = r.get(config::ring::LOG2_SLOTS);
+                match self.ring_memory(base, log2, ev_event::SIZE) {
+                    Some((b, at)) => self.ev_ring = Some(RingWriter::new(b, at, log2 as u8)),
                     None => self.stats.bad_rows += 1,
                 }
             }
@@ -374,6 +393,15 @@ impl Engine {
         }
     }
 
+    /// The memory of a ring of `2^log2` entries of `entry` bytes at
+    /// `base` (`log2` 0..=16, as the ring row allows).
+    fn ring_memory(&self, base: u64, log2: u64, entry: usize) -> Option<(DmaBuffer, usize)> {
+        if log2 > u64::from(crate::ring::MAX_LOG2_SLOTS) {
+            return None;
+        }
+        self.find_dma(base, entry << log2)
+    }
+
     fn memory_region(&mut self, slot: u16, r: &CfgRow) {
         let mr = Mr {
             rkey: r.get(config::mr::RKEY) as u32,
@@ -405,6 +433,7 @@ impl Engine {
     fn send_context(&mut self, now: Instant, idx: u16, r: &CfgRow) {
         let qpn = u32::from(idx);
         self.qps.remove(&qpn);
+        self.unbuilt.remove(&qpn);
         let ctx = match SqContext::decode(&r.data[..layout::sq_ctx::SIZE]) {
             Ok(c) => c,
             Err(_) => {
@@ -417,9 +446,15 @@ impl Engine {
         }
         match self.build_qp(now, qpn, ctx) {
             Some(q) => {
+                for &ev in q.model.ev_set().map(|s| s.config().evs.as_slice()).unwrap_or(&[]) {
+                    self.sockets.allow((ev & 0xFFFF) as u16);
+                }
                 self.qps.insert(qpn, q);
             }
-            None => self.stats.bad_rows += 1,
+            None => {
+                self.stats.bad_rows += 1;
+                self.unbuilt.insert(qpn, ctx);
+            }
         }
     }
 
@@ -427,7 +462,12 @@ impl Engine {
         let peer = (*self.peers.get(usize::from(ctx.addr_index))?)?;
         let st = self.staged.get(&(qpn as u16)).cloned().unwrap_or_default();
         let n = usize::from(ctx.ev_count).clamp(1, 128);
-        let mut s = QpSetup::new(Transport::Mrc, qpn + WIRE_QPN_OFFSET, ctx.dest_qp + WIRE_QPN_OFFSET);
+        let off = self.wire_qpn_offset();
+        let transport = match self.cfg.dialect {
+            Dialect::Mrc10 => Transport::Mrc,
+            Dialect::Legacy => Transport::MrcLegacy,
+        };
+        let mut s = QpSetup::new(transport, qpn + off, ctx.dest_qp + off);
         s.cfg.mtu = 1 << ctx.log2_mtu;
         s.cfg.seed = self.cfg.seed ^ u64::from(qpn);
         s.cfg.ack_every = self.ack_every;
@@ -452,7 +492,7 @@ impl Engine {
         // ACK-driven congestion control in the RTL yet); the soft NIC runs
         // the same window the driver configured.
         s.rts.cc = CcConfig::Fixed { window: st.max_cwnd };
-        let mut model: MrcQp = s.bring_up(now).ok()?;
+        let mut model: Qp = s.bring_up(now).ok()?;
         for mr in self.mrs.values() {
             model.memory_mut().register_deferred(mr.base, mr.len, mr.rkey).ok()?;
         }
@@ -469,6 +509,13 @@ impl Engine {
         })
     }
 
+    fn wire_qpn_offset(&self) -> u32 {
+        match self.cfg.dialect {
+            Dialect::Mrc10 => WIRE_QPN_OFFSET,
+            Dialect::Legacy => 0,
+        }
+    }
+
     // ---- send queue ----
 
     /// A doorbell: read the new descriptors and hand them to the model.
@@ -476,6 +523,9 @@ impl Engine {
         let qpn = u32::from(qp);
         let Some(q) = self.qps.get_mut(&qpn) else {
             self.stats.bad_doorbells += 1;
+            if let Some(cq) = self.unbuilt.get(&qpn).map(|c| c.cq_index) {
+                self.complete(cq, qpn, CqStatus::BadDoorbell, 0, 0, 0, None, producer);
+            }
             return;
         };
         let slots = 1u32 << q.ctx.sq_log2_size;
@@ -585,7 +635,7 @@ impl Engine {
         let mut any = false;
         for _ in 0..super::RX_BATCH {
             let mut buf = std::mem::take(&mut self.rx_buf);
-            let got = self.port.recv(&mut buf);
+            let got = self.sockets.own.recv(&mut buf);
             match got {
                 Ok(Some(r)) => {
                     any = true;
@@ -617,15 +667,19 @@ impl Engine {
             return;
         };
         let wire_qpn = u32::from_be_bytes([0, dq[0], dq[1], dq[2]]);
-        if datagram::from_datagram(payload, r.from, self.cfg.ip, r.tos, &mut self.frame).is_none() {
+        let at = datagram::Arrival {
+            ip: self.cfg.ip,
+            mac: self.local_mac,
+        };
+        if datagram::from_datagram(payload, r.from, at, r.tos, &mut self.frame).is_none() {
             self.stats.rx_dropped += 1;
             return;
         }
-        if wire_qpn == ENDPOINT_QPN {
+        if wire_qpn == ENDPOINT_QPN && self.cfg.dialect == Dialect::Mrc10 {
             self.endpoint_request(now, r.from);
             return;
         }
-        let Some(qpn) = wire_qpn.checked_sub(WIRE_QPN_OFFSET) else {
+        let Some(qpn) = wire_qpn.checked_sub(self.wire_qpn_offset()) else {
             self.stats.rx_unknown_qp += 1;
             return;
         };
@@ -668,7 +722,7 @@ impl Engine {
         while let Some(pkt) = self.endpoint.poll_transmit(now) {
             busy = true;
             match self.answer_to.pop_front() {
-                Some((to, mac)) => self.transmit(&pkt, to, mac),
+                Some((to, mac)) => self.transmit(&Packet::Mrc10(pkt), to, mac),
                 // We send no requests of our own: every packet is an answer.
                 None => self.stats.tx_dropped += 1,
             }
@@ -704,10 +758,7 @@ impl Engine {
             let Some(pkt) = q.model.poll_transmit(now) else { break };
             let (peer, peer_mac) = (q.peer, q.peer_mac);
             busy = true;
-            match pkt.as_mrc10() {
-                Some(m) => self.transmit(m, peer, peer_mac),
-                None => self.stats.tx_dropped += 1,
-            }
+            self.transmit(&pkt, peer, peer_mac);
         }
         busy
     }
@@ -715,11 +766,18 @@ impl Engine {
     fn event(&mut self, qpn: u32, ev: Event) {
         match ev {
             Event::SendCompleted(c) => {
+                // Refused descriptors ahead of this WRITE complete first.
+                self.drain_refused(qpn);
                 let Some(q) = self.qps.get_mut(&qpn) else { return };
                 let Some(p) = q.pending.pop_front() else {
                     self.stats.lost_completions += 1;
                     return;
                 };
+                if p.wr_id != c.wr_id {
+                    // The model completes in posting order: a mismatch is
+                    // a completion it lost (its event queue overflowed).
+                    self.stats.completion_mismatches += 1;
+                }
                 let cq = q.ctx.cq_index;
                 let status = cq_status(c.status);
                 if p.signaled || status != CqStatus::Success {
@@ -782,7 +840,7 @@ impl Engine {
     /// socket of its EV. The ICRC covers the UDP ports: it is computed over
     /// the source port the datagram really leaves from and the RoCEv2
     /// destination port (4791, whatever `cfg.port` is).
-    fn transmit(&mut self, m: &Mrc10Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
+    fn transmit(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
         let Some(ip) = datagram::ip_pair(self.cfg.ip, peer.ip()) else {
             self.stats.tx_dropped += 1;
             return;
@@ -794,43 +852,20 @@ impl Engine {
         };
         // The EV's own socket is bound to the EV's port itself; without
         // one the packet leaves from the NIC's port.
-        let ev_port = (m.ev & 0xFFFF) as u16;
-        let own = self.socket_for(ev_port).is_none();
-        let src = own.then_some(self.cfg.port);
-        let out = datagram::to_datagram(m, &encap, &self.profile, src, &mut self.frame);
+        let (sock, src) = self.sockets.for_ev((pkt.ev() & 0xFFFF) as u16);
+        let out = match pkt {
+            Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut self.frame),
+            Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut self.frame),
+        };
         if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
             self.stats.tx_lost += 1;
             return;
         }
-        let sock = match self.ev_ports.get(&out.ev_port) {
-            Some(Some(s)) if !own => s,
-            _ => &self.port,
-        };
         match sock.send(&self.frame[out.payload_at..], peer, out.tos) {
             Ok(()) => self.stats.tx_datagrams += 1,
             Err(SendError::Busy) => self.stats.tx_busy += 1,
             Err(SendError::TooBig) => self.stats.tx_too_big += 1,
             Err(SendError::Io(_)) => self.stats.socket_errors += 1,
         }
-    }
-
-    /// The socket whose source port is `ev_port` (bound on first use), or
-    /// `None` for the NIC's own socket.
-    fn socket_for(&mut self, ev_port: u16) -> Option<&UdpPort> {
-        if !self.cfg.ev_ports || ev_port == self.cfg.port {
-            return None;
-        }
-        let ip = self.cfg.ip;
-        let stats = &mut self.stats;
-        self.ev_ports
-            .entry(ev_port)
-            .or_insert_with(|| match UdpPort::bind(SocketAddr::new(ip, ev_port)) {
-                Ok(s) => Some(s),
-                Err(_) => {
-                    stats.ev_port_unavailable += 1;
-                    None
-                }
-            })
-            .as_ref()
     }
 }

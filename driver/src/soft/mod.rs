@@ -54,12 +54,25 @@ const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
 /// it through `BuildExpectation::Any`).
 pub const SOFT_GIT_HASH: u64 = 0x5f07_5f07_5f07_5f07;
 
+/// Which wire the soft NIC speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// MRC 1.0 (`docs/protocol.md`).
+    #[default]
+    Mrc10,
+    /// The legacy profile the RTL still speaks (issue 15 moves it to MRC
+    /// 1.0): for interoperating with a co-simulated card over a socket.
+    /// Wire QP numbers are the driver's, as the card's.
+    Legacy,
+}
+
 /// How a soft NIC is set up.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoftNicConfig {
     /// The NIC's IP address: its socket binds it, and peers' address rows
     /// name theirs. Two soft NICs on one host take two addresses
-    /// (127.0.0.1 and 127.0.0.2 on loopback) or two ports.
+    /// (127.0.0.1 and 127.0.0.2 on loopback): every soft NIC sends to its
+    /// peers' `port`, its own.
     pub ip: IpAddr,
     /// The UDP port the NIC receives on and sends to (every soft NIC of a
     /// deployment uses the same one).
@@ -76,6 +89,7 @@ pub struct SoftNicConfig {
     /// A program polling its CQ runs the NIC on its own thread (the NIC's
     /// thread naps meanwhile). Off: only the NIC's thread runs it.
     pub poll_driven: bool,
+    pub dialect: Dialect,
 }
 
 impl Default for SoftNicConfig {
@@ -87,6 +101,7 @@ impl Default for SoftNicConfig {
             tx_loss: 0.0,
             seed: 1,
             poll_driven: true,
+            dialect: Dialect::Mrc10,
         }
     }
 }
@@ -115,8 +130,12 @@ pub struct SoftStats {
     /// Accepted data with no live buffer behind its region.
     pub lost_placements: u64,
     pub completions: u64,
-    /// A completion for a CQ never set up.
+    /// A completion for a CQ never set up (or queued for a ring the
+    /// driver then set up again).
     pub lost_completions: u64,
+    /// A model's send completion for another WRITE than the oldest one
+    /// waiting (a completion the model lost).
+    pub completion_mismatches: u64,
     pub ev_events: u64,
     /// Endpoint (QPN 0x2) packets taken: peers' EV probes and Port Status
     /// Updates, answered.
@@ -136,6 +155,9 @@ struct Inner {
     stop: AtomicBool,
     /// The engine's socket, to sleep on (it lives as long as the engine).
     wait_fd: std::os::fd::RawFd,
+    /// Ends the thread's wait when a doorbell or a row may have armed an
+    /// earlier timer.
+    wake: udp::Wake,
     /// When the program last drove the NIC (`progress`), ns since `epoch`.
     last_poll_ns: AtomicU64,
     epoch: std::time::Instant,
@@ -172,7 +194,7 @@ impl Inner {
             };
             if !busy && !wait.is_zero() {
                 // Wait outside the lock: the driver's doorbells go on.
-                udp::wait_readable(self.wait_fd, wait);
+                udp::wait_readable(self.wait_fd, &self.wake, wait);
             }
         }
     }
@@ -190,6 +212,14 @@ pub struct SoftNic {
 impl SoftNic {
     /// Bind the socket and start the NIC's thread.
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<SoftNic> {
+        if cfg.ip.is_unspecified() || cfg.ip.is_multicast() {
+            // The NIC's address is in every packet's ICRC and in what its
+            // peers are told: it must be the one address it is reached at.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not one host's address: name the address peers reach", cfg.ip),
+            ));
+        }
         let name = format!("soft:{}", std::net::SocketAddr::new(cfg.ip, cfg.port));
         let poll_driven = cfg.poll_driven;
         let engine = Engine::new(cfg)?;
@@ -199,6 +229,7 @@ impl SoftNic {
             engine: Mutex::new(engine),
             stop: AtomicBool::new(false),
             wait_fd,
+            wake: udp::Wake::new()?,
             last_poll_ns: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
         });
@@ -217,7 +248,7 @@ impl SoftNic {
 
     /// The counters so far.
     pub fn stats(&self) -> SoftStats {
-        self.inner.engine().stats
+        self.inner.engine().stats()
     }
 
     /// The address the NIC receives on.
@@ -229,6 +260,7 @@ impl SoftNic {
 impl Drop for SoftNic {
     fn drop(&mut self) {
         self.inner.stop.store(true, Ordering::Release);
+        self.inner.wake.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -261,12 +293,16 @@ impl Device for SoftNic {
                 let mut e = self.inner.engine();
                 e.row(now, r);
                 e.step(now);
+                drop(e);
+                self.inner.wake.wake();
             }
             MmioWrite::Doorbell { qp, producer } => {
                 let now = self.inner.now();
                 let mut e = self.inner.engine();
                 e.doorbell(now, qp, producer);
                 e.step(now);
+                drop(e);
+                self.inner.wake.wake();
             }
             _ => {}
         }

@@ -20,6 +20,9 @@ pub struct UdpPort {
     no_tos_cmsg: AtomicBool,
 }
 
+/// `IPV6_AUTOFLOWLABEL` (linux/in6.h; not in every libc crate version).
+const IPV6_AUTOFLOWLABEL: i32 = 70;
+
 /// Bytes of the control buffer: one `int` message, with room.
 const CMSG_BUF: usize = 64;
 
@@ -137,6 +140,9 @@ impl UdpPort {
         if v6 {
             setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)?;
             setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, libc::IPV6_PMTUDISC_DO)?;
+            // The flow label carries EV bits 31-16 (`EvMode`): not a hash
+            // of the kernel's choosing.
+            setsockopt_int(fd, libc::IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, 0)?;
         } else {
             setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
             setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_DO)?;
@@ -197,10 +203,16 @@ impl UdpPort {
                 Some(libc::EMSGSIZE) => return Err(SendError::TooBig),
                 Some(libc::EINTR) => continue,
                 Some(libc::EINVAL) if !msg.msg_control.is_null() => {
-                    // This kernel takes no class per packet: send without.
-                    self.no_tos_cmsg.store(true, Ordering::Relaxed);
+                    // Perhaps this kernel takes no class per packet: try
+                    // without, and stop sending it only if that works.
                     msg.msg_control = std::ptr::null_mut();
                     msg.msg_controllen = 0;
+                    // SAFETY: as above.
+                    if unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, 0) } >= 0 {
+                        self.no_tos_cmsg.store(true, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    return Err(SendError::Io(io::Error::last_os_error()));
                 }
                 _ => return Err(SendError::Io(e)),
             }
@@ -237,6 +249,12 @@ impl UdpPort {
                 _ => return Err(e),
             }
         };
+        if msg.msg_flags & libc::MSG_TRUNC != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "datagram larger than the buffer",
+            ));
+        }
         let mut tos = 0u8;
         // SAFETY: walking the control messages the kernel wrote.
         unsafe {
@@ -266,19 +284,147 @@ impl UdpPort {
     }
 }
 
-/// Wait until a datagram is readable on `fd` or `timeout` passed.
-pub fn wait_readable(fd: RawFd, timeout: Duration) {
-    {
-        let mut p = libc::pollfd {
+/// Wait until `fd` or `wake` is readable, or `timeout` passed; a wake-up
+/// is consumed.
+pub fn wait_readable(fd: RawFd, wake: &Wake, timeout: Duration) {
+    let mut p = [
+        libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
-        };
-        let ts = libc::timespec {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
-        };
-        // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-        unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+        },
+        libc::pollfd {
+            fd: wake.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: two valid pollfds, a valid timespec, no signal mask.
+    unsafe { libc::ppoll(p.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    if p[1].revents & libc::POLLIN != 0 {
+        wake.drain();
+    }
+}
+
+/// An eventfd that ends a [`wait_readable`] early (a doorbell armed a
+/// timer earlier than the one the NIC's thread sleeps towards).
+#[derive(Debug)]
+pub struct Wake {
+    fd: RawFd,
+}
+
+impl Wake {
+    pub fn new() -> io::Result<Wake> {
+        // SAFETY: plain system call.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Wake { fd })
+    }
+
+    /// Wake the waiter (or its next wait).
+    pub fn wake(&self) {
+        let one = 1u64;
+        // SAFETY: 8 bytes from a live u64 to our eventfd; a full counter
+        // (EAGAIN) already wakes the waiter.
+        unsafe { libc::write(self.fd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    fn drain(&self) {
+        let mut v = 0u64;
+        // SAFETY: 8 bytes into a live u64; non-blocking.
+        unsafe { libc::read(self.fd, &mut v as *mut u64 as *mut libc::c_void, 8) };
+    }
+}
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// Sockets a NIC binds for EVs at most (each holds a file descriptor).
+pub const MAX_EV_SOCKETS: usize = 4096;
+
+/// A NIC's sockets: its own on `ip:port` (receives everything; sends what
+/// has no socket of its own) and, when `per_ev`, one per EV value bound to
+/// `ip:EV`, so each EV leaves from its own UDP source port as on a card.
+/// Only EVs [allowed](EvSockets::allow) get a socket: an acknowledgement
+/// goes back on the EV its packet came on, and a peer (or anyone on the
+/// network) choosing source ports must not make the NIC open sockets.
+#[derive(Debug)]
+pub struct EvSockets {
+    pub own: UdpPort,
+    ip: std::net::IpAddr,
+    port: u16,
+    per_ev: bool,
+    /// EV ports that may have a socket; `None`: any.
+    allowed: Option<std::collections::HashSet<u16>>,
+    /// `None`: the EV's port could not be bound (in use, privileged).
+    evs: std::collections::HashMap<u16, Option<UdpPort>>,
+    /// EV ports that could not be bound, or were beyond
+    /// [`MAX_EV_SOCKETS`].
+    pub unavailable: u64,
+}
+
+impl EvSockets {
+    pub fn bind(ip: std::net::IpAddr, port: u16, per_ev: bool) -> io::Result<EvSockets> {
+        Ok(EvSockets {
+            own: UdpPort::bind(SocketAddr::new(ip, port))?,
+            ip,
+            port,
+            per_ev,
+            allowed: Some(std::collections::HashSet::new()),
+            evs: std::collections::HashMap::new(),
+            unavailable: 0,
+        })
+    }
+
+    /// EV port `ev_port` may leave from a socket of its own (an EV a QP
+    /// was configured with).
+    pub fn allow(&mut self, ev_port: u16) {
+        if let Some(a) = &mut self.allowed {
+            a.insert(ev_port);
+        }
+    }
+
+    /// Every EV port may (a card's MAC bridge: its EVs are the card's
+    /// own, whatever they are).
+    pub fn allow_all(&mut self) {
+        self.allowed = None;
+    }
+
+    /// The socket a packet on EV port `ev_port` leaves from (bound on
+    /// first use) and its source port.
+    pub fn for_ev(&mut self, ev_port: u16) -> (&UdpPort, u16) {
+        let allowed = self.allowed.as_ref().is_none_or(|a| a.contains(&ev_port));
+        if !self.per_ev || ev_port == self.port || !allowed {
+            return (&self.own, self.port);
+        }
+        if !self.evs.contains_key(&ev_port) && self.evs.len() >= MAX_EV_SOCKETS {
+            self.unavailable += 1;
+            return (&self.own, self.port);
+        }
+        let (ip, unavailable) = (self.ip, &mut self.unavailable);
+        let s = self
+            .evs
+            .entry(ev_port)
+            .or_insert_with(|| match UdpPort::bind(SocketAddr::new(ip, ev_port)) {
+                Ok(s) => Some(s),
+                Err(_) => {
+                    *unavailable += 1;
+                    None
+                }
+            });
+        match s {
+            Some(s) => (s, ev_port),
+            None => (&self.own, self.port),
+        }
     }
 }

@@ -75,11 +75,31 @@ impl MemoryTable {
     /// region, and the bytes of each accepted write are queued as a
     /// [`Placement`] for [`MemoryTable::take_placements`] instead of
     /// stored here. Reads return [`MemoryError::Sink`].
+    /// Unlike regions this table stores, deferred regions may overlap
+    /// each other (two registrations of one host buffer, as verbs allow):
+    /// the bytes live in the owner's memory, once.
     pub fn register_deferred(&mut self, va: u64, len: u64, rkey: u32) -> Result<(), MemoryError> {
-        self.add(va, len, rkey, true)?;
-        if let Some(r) = self.regions.last_mut() {
-            r.deferred = true;
+        if len == 0 || va.checked_add(len).is_none() || len > isize::MAX as u64 {
+            return Err(MemoryError::BadLength(len));
         }
+        if self.regions.iter().any(|r| r.rkey == rkey) {
+            return Err(MemoryError::DuplicateRkey(rkey));
+        }
+        if self
+            .regions
+            .iter()
+            .any(|r| !r.deferred && va < r.va + r.len && r.va < va + len)
+        {
+            return Err(MemoryError::Overlap { va, len });
+        }
+        self.regions.push(Region {
+            va,
+            len,
+            rkey,
+            data: Vec::new(),
+            sink: true,
+            deferred: true,
+        });
         Ok(())
     }
 
@@ -253,5 +273,12 @@ mod tests {
         assert_eq!((p[0].offset, &p[0].bytes[..]), (0x10, &[1, 2, 3][..]));
         assert_eq!((p[1].offset, &p[1].bytes[..]), (0xfe, &[4, 5][..]));
         assert!(!m.has_placements());
+        // A second registration of the same memory under another rkey.
+        m.register_deferred(0x2000, 0x100, 4).unwrap();
+        assert_eq!(
+            m.register(0x2000, 0x10, 5),
+            Err(MemoryError::Overlap { va: 0x2000, len: 0x10 })
+        );
+        assert_eq!(m.register_deferred(0x2000, 0x10, 4), Err(MemoryError::DuplicateRkey(4)));
     }
 }
