@@ -172,6 +172,17 @@ impl Inner {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// After a doorbell or a row: a program that drives the NIC is busy
+    /// with it (the thread keeps napping); otherwise the thread's wait
+    /// ends, since the write may have armed an earlier timer.
+    fn after_mmio(&self, now: Instant, poll_driven: bool) {
+        if poll_driven {
+            self.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
+        } else {
+            self.wake.wake();
+        }
+    }
+
     /// The NIC's thread: run the models, sleep on the socket.
     fn run(&self) {
         while !self.stop.load(Ordering::Acquire) {
@@ -294,7 +305,7 @@ impl Device for SoftNic {
                 e.row(now, r);
                 e.step(now);
                 drop(e);
-                self.inner.wake.wake();
+                self.inner.after_mmio(now, self.poll_driven);
             }
             MmioWrite::Doorbell { qp, producer } => {
                 let now = self.inner.now();
@@ -302,7 +313,7 @@ impl Device for SoftNic {
                 e.doorbell(now, qp, producer);
                 e.step(now);
                 drop(e);
-                self.inner.wake.wake();
+                self.inner.after_mmio(now, self.poll_driven);
             }
             _ => {}
         }
