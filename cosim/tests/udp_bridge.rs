@@ -180,10 +180,16 @@ fn the_rtl_and_a_soft_nic_exchange_writes_over_a_socket() {
         if got == pattern(0x3C) {
             break;
         }
-        assert!(start.elapsed() < HANG_GUARD, "the card's buffer never held what the soft NIC sent");
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "the card's buffer never held what the soft NIC sent"
+        );
         card.run(16);
     }
-    eprintln!("placed {} cycles after the soft NIC's completion", card.cycles() - cycles);
+    eprintln!(
+        "placed {} cycles after the soft NIC's completion",
+        card.cycles() - cycles
+    );
 
     let st = soft.stats();
     assert_eq!(st.rx_dropped, 0, "{st:?}");

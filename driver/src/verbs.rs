@@ -552,6 +552,7 @@ impl ProtectionDomain {
                 .collect(),
             imm_outstanding: AtomicU32::new(0),
             error: AtomicBool::new(false),
+            reset_pending: AtomicBool::new(false),
             recv: Mutex::new(RecvState::default()),
             cq: cq.link.clone(),
         });
@@ -664,6 +665,11 @@ struct SqTrack {
     slots: Box<[Slot]>,
     imm_outstanding: AtomicU32,
     error: AtomicBool,
+    /// Reset since the last send CQE that matched a posted WR: the card
+    /// may still have written CQEs of the QP's previous life (before it
+    /// saw the disable row); one that matches nothing posted now is stale
+    /// and counted, not an error.
+    reset_pending: AtomicBool,
     recv: Mutex<RecvState>,
     cq: Arc<CqLink>,
 }
@@ -991,6 +997,7 @@ impl QueuePair {
                 self.rtr = None;
                 self.rts = None;
                 self.state = QpState::Reset;
+                self.track.reset_pending.store(true, Ordering::Release);
                 self.track.error.store(false, Ordering::Release);
             }
         }
@@ -1433,6 +1440,24 @@ impl CompletionQueue {
         }
         let ci = t.ci.load(Ordering::Acquire);
         let pi = t.pi.load(Ordering::Acquire);
+        let reset_pending = t.reset_pending.load(Ordering::Acquire);
+        let stale_shadow = |s: &Slot| {
+            s.wr_id.load(Ordering::Relaxed) != c.wr_id || {
+                let imm = s.flags.load(Ordering::Relaxed) & F_IMM != 0;
+                c.opcode
+                    != if imm {
+                        layout::sqe::OP_WRITE_IMM
+                    } else {
+                        layout::sqe::OP_WRITE
+                    }
+            }
+        };
+        if reset_pending && (c.sq_index.wrapping_sub(ci) >= pi.wrapping_sub(ci) || stale_shadow(t.slot(c.sq_index))) {
+            // A CQE of the QP's life before its reset.
+            self.stale += 1;
+            return Ok(None);
+        }
+        t.reset_pending.store(false, Ordering::Release);
         if c.sq_index.wrapping_sub(ci) >= pi.wrapping_sub(ci) {
             return Err(CqError::IndexOutOfRange {
                 qp: c.qp,
