@@ -292,9 +292,8 @@ fn random_datagrams_are_counted_not_fatal() {
             d[5..8].copy_from_slice(&[0, 0, 0x10]);
         }
         s.send_to(&d, to).unwrap();
-        if i % 32 == 0 {
-            b.step();
-        }
+        // Read as fast as they come: the socket buffer must not overflow.
+        b.step();
     }
     let start = std::time::Instant::now();
     while b.e.stats().rx_datagrams < u64::from(n) && start.elapsed() < std::time::Duration::from_secs(10) {

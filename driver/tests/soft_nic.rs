@@ -22,7 +22,6 @@ fn ip(host: u8, test: u8) -> IpAddr {
 
 struct Side {
     nic: Arc<SoftNic>,
-    #[allow(dead_code)]
     ctx: Context,
     pd: ProtectionDomain,
     cq: CompletionQueue,
@@ -59,8 +58,10 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
         send_mpr_units: 8,
         max_wimm: 64,
         timeouts: Timeouts {
-            // 1.024 us x 2^10 = 1 ms: far above a loopback RTT.
-            ack_timeout_exp: 10,
+            // 1.024 us x 2^14 = 17 ms: far above a loopback RTT, also in an
+            // unoptimised build on a loaded machine (the golden model's
+            // ICRC alone takes about 0.1 ms per 4 KiB packet there).
+            ack_timeout_exp: 14,
             ..Timeouts::default()
         },
         evs: EvProfile {
@@ -397,4 +398,42 @@ fn a_qp_reset_mid_transfer_comes_back_clean() {
             assert_eq!((wc.wr_id, wc.status), (id, CqStatus::Success), "round {round}");
         }
     }
+}
+
+/// The EV control plane on a soft NIC: a deny and an allow through the
+/// driver's controller reach the model's EV set and come back as EV
+/// events carrying the EV's value; WRITEs go on over the other EVs.
+#[test]
+fn ev_denials_come_back_as_events_with_the_ev_value() {
+    use contract::layout::{EvNewState, EvReason};
+    let (mut a, mut b) = pair(12, 0.0);
+    let mut ctl = a.ctx.controller(8).unwrap();
+    let ev0 = 0xC000 + 12 * 64;
+    ctl.deny(&a.qp, 0xFFFF, ev0);
+    // The next event of `ev0` (a loaded machine may also time an EV out).
+    let next = |ctl: &mut Controller| {
+        let start = Instant::now();
+        loop {
+            if let Some(e) = ctl.poll_event().unwrap() {
+                if e.ev == ev0 && e.reason == EvReason::Control {
+                    return e;
+                }
+                continue;
+            }
+            assert!(start.elapsed() < HANG_GUARD, "no EV event");
+            std::thread::yield_now();
+        }
+    };
+    let e = next(&mut ctl);
+    assert_eq!(
+        (e.qp, e.ev, e.ev_index, e.new_state, e.reason),
+        (a.qp.qpn(), ev0, 0, EvNewState::Denied, EvReason::Control)
+    );
+    transfer(&mut a, &mut b, &[65536, 100]);
+    ctl.allow(&a.qp, 0xFFFF, ev0);
+    let e = next(&mut ctl);
+    assert_eq!(
+        (e.ev, e.new_state, e.reason),
+        (ev0, EvNewState::Good, EvReason::Control)
+    );
 }

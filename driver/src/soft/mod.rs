@@ -158,6 +158,9 @@ struct Inner {
     /// Ends the thread's wait when a doorbell or a row may have armed an
     /// earlier timer.
     wake: udp::Wake,
+    /// When the NIC's thread wakes next, ns since `epoch` (0: it is
+    /// running).
+    wakes_at_ns: AtomicU64,
     /// When the program last drove the NIC (`progress`), ns since `epoch`.
     last_poll_ns: AtomicU64,
     epoch: std::time::Instant,
@@ -172,13 +175,16 @@ impl Inner {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// After a doorbell or a row: a program that drives the NIC is busy
-    /// with it (the thread keeps napping); otherwise the thread's wait
-    /// ends, since the write may have armed an earlier timer.
-    fn after_mmio(&self, now: Instant, poll_driven: bool) {
+    /// After a doorbell or a row, with the engine's next timer then: a
+    /// program that drives the NIC is busy with it (the thread naps until
+    /// the program has left it alone for [`POLLED_GRACE_NS`]); and if the
+    /// write armed a timer earlier than the thread's wake-up, the thread's
+    /// wait ends.
+    fn after_mmio(&self, now: Instant, poll_driven: bool, next: Option<Instant>) {
         if poll_driven {
             self.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
-        } else {
+        }
+        if next.is_some_and(|t| t.as_ns() < self.wakes_at_ns.load(Ordering::Relaxed)) {
             self.wake.wake();
         }
     }
@@ -187,7 +193,10 @@ impl Inner {
     fn run(&self) {
         while !self.stop.load(Ordering::Acquire) {
             let polled = self.last_poll_ns.load(Ordering::Relaxed);
-            if polled != 0 && self.now().as_ns().saturating_sub(polled) < POLLED_GRACE_NS {
+            let t = self.now().as_ns();
+            if polled != 0 && t.saturating_sub(polled) < POLLED_GRACE_NS {
+                self.wakes_at_ns
+                    .store(t + POLLED_NAP.as_nanos() as u64, Ordering::Relaxed);
                 std::thread::sleep(POLLED_NAP);
                 continue;
             }
@@ -205,8 +214,11 @@ impl Inner {
             };
             if !busy && !wait.is_zero() {
                 // Wait outside the lock: the driver's doorbells go on.
+                let until = self.now().as_ns() + wait.as_nanos() as u64;
+                self.wakes_at_ns.store(until, Ordering::Relaxed);
                 udp::wait_readable(self.wait_fd, &self.wake, wait);
             }
+            self.wakes_at_ns.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -242,6 +254,7 @@ impl SoftNic {
             wait_fd,
             wake: udp::Wake::new()?,
             last_poll_ns: AtomicU64::new(0),
+            wakes_at_ns: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
         });
         let run = Arc::clone(&inner);
@@ -304,16 +317,18 @@ impl Device for SoftNic {
                 let mut e = self.inner.engine();
                 e.row(now, r);
                 e.step(now);
+                let next = e.next_timeout();
                 drop(e);
-                self.inner.after_mmio(now, self.poll_driven);
+                self.inner.after_mmio(now, self.poll_driven, next);
             }
             MmioWrite::Doorbell { qp, producer } => {
                 let now = self.inner.now();
                 let mut e = self.inner.engine();
                 e.doorbell(now, qp, producer);
                 e.step(now);
+                let next = e.next_timeout();
                 drop(e);
-                self.inner.after_mmio(now, self.poll_driven);
+                self.inner.after_mmio(now, self.poll_driven, next);
             }
             _ => {}
         }
