@@ -29,7 +29,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::datagram;
 use super::rings::RingWriter;
-use super::udp::{EvSockets, Received, SendError, UdpPort};
+use super::udp::{EvSockets, Received, RecvBatch, SendError, UdpPort};
 use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::{DmaBuffer, WeakDmaBuffer};
 use crate::regfile::CfgRow;
@@ -149,7 +149,8 @@ pub struct Engine {
     dma: BTreeMap<u64, WeakDmaBuffer>,
     rng: ChaCha8Rng,
     frame: Vec<u8>,
-    rx_buf: Vec<u8>,
+    /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
+    rx_batch: Option<RecvBatch>,
     stats: SoftStats,
 }
 
@@ -275,7 +276,7 @@ impl Engine {
             dma: BTreeMap::new(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
-            rx_buf: vec![0; MAX_DATAGRAM],
+            rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
             stats: SoftStats::default(),
             cfg,
         })
@@ -632,28 +633,27 @@ impl Engine {
     }
 
     fn receive(&mut self, now: Instant) -> bool {
-        let mut any = false;
-        for _ in 0..super::RX_BATCH {
-            let mut buf = std::mem::take(&mut self.rx_buf);
-            let got = self.sockets.own.recv(&mut buf);
-            match got {
-                Ok(Some(r)) => {
-                    any = true;
-                    self.deliver(now, &buf[..r.len], r);
-                    self.rx_buf = buf;
+        let mut batch = std::mem::take(&mut self.rx_batch);
+        let got = match batch.as_mut().map(|b| self.sockets.own.recv_batch(b)) {
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                self.stats.socket_errors += 1;
+                0
+            }
+            None => 0,
+        };
+        if let Some(b) = &batch {
+            for (i, r) in b.got.iter().enumerate() {
+                if r.truncated {
+                    self.stats.rx_datagrams += 1;
+                    self.stats.rx_dropped += 1;
+                    continue;
                 }
-                Ok(None) => {
-                    self.rx_buf = buf;
-                    break;
-                }
-                Err(_) => {
-                    self.stats.socket_errors += 1;
-                    self.rx_buf = buf;
-                    break;
-                }
+                self.deliver(now, b.datagram(i), *r);
             }
         }
-        any
+        self.rx_batch = batch;
+        got > 0
     }
 
     /// One datagram: rebuild the frame a card's MAC would have seen (the

@@ -38,8 +38,9 @@ use proto::time::Instant;
 /// The RoCEv2 UDP port, which MRC 1.0 keeps.
 pub const ROCEV2_PORT: u16 = 4791;
 
-/// Datagrams read per pass before timers and transmission get a turn.
-const RX_BATCH: usize = 64;
+/// Datagrams read per pass (one `recvmmsg`) before timers and
+/// transmission get a turn.
+const RX_BATCH: usize = 16;
 
 /// Longest sleep of the NIC's thread with nothing due (it wakes earlier
 /// for a datagram or a model timer).

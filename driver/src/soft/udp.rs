@@ -122,6 +122,70 @@ pub struct Received {
     /// The IP traffic class byte (DSCP << 2 | ECN); 0 if the kernel did not
     /// report it.
     pub tos: u8,
+    /// Larger than the buffer it was read into: cut, to be refused.
+    pub truncated: bool,
+}
+
+/// Buffers for [`UdpPort::recv_batch`].
+pub struct RecvBatch {
+    bufs: Vec<Vec<u8>>,
+    addrs: Vec<libc::sockaddr_storage>,
+    cmsgs: Vec<[u64; CMSG_BUF / 8]>,
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+    /// What the last call received, in order; datagram `i` is
+    /// [`RecvBatch::datagram`]`(i)`.
+    pub got: Vec<Received>,
+}
+
+// SAFETY: the raw pointers in `iovs` and `hdrs` point into the batch's own
+// buffers and are rewritten before every use.
+unsafe impl Send for RecvBatch {}
+
+impl RecvBatch {
+    /// `n` buffers of `size` bytes.
+    pub fn new(n: usize, size: usize) -> RecvBatch {
+        // SAFETY: zeroed sockaddr_storage / iovec / mmsghdr are valid
+        // values (null pointers, zero lengths), all rewritten before use.
+        unsafe {
+            RecvBatch {
+                bufs: (0..n).map(|_| vec![0; size]).collect(),
+                addrs: vec![zeroed(); n],
+                cmsgs: vec![[0; CMSG_BUF / 8]; n],
+                iovs: vec![zeroed(); n],
+                hdrs: vec![zeroed(); n],
+                got: Vec::with_capacity(n),
+            }
+        }
+    }
+
+    /// The bytes of received datagram `i`.
+    pub fn datagram(&self, i: usize) -> &[u8] {
+        &self.bufs[i][..self.got[i].len]
+    }
+}
+
+/// The traffic class in the control messages of a received `msg`.
+///
+/// # Safety
+/// `msg`'s control buffer holds what the kernel wrote for it.
+unsafe fn tos_of(msg: &libc::msghdr) -> u8 {
+    let mut tos = 0u8;
+    // SAFETY: the caller's promise: walking the kernel's control messages.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            let l = (*c).cmsg_level;
+            let t = (*c).cmsg_type;
+            if l == libc::IPPROTO_IP && t == libc::IP_TOS {
+                tos = *libc::CMSG_DATA(c);
+            } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
+                tos = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as u8;
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    tos
 }
 
 impl UdpPort {
@@ -255,27 +319,73 @@ impl UdpPort {
                 "datagram larger than the buffer",
             ));
         }
-        let mut tos = 0u8;
-        // SAFETY: walking the control messages the kernel wrote.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let l = (*c).cmsg_level;
-                let t = (*c).cmsg_type;
-                if l == libc::IPPROTO_IP && t == libc::IP_TOS {
-                    tos = *libc::CMSG_DATA(c);
-                } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
-                    tos = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as u8;
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-        }
+        // SAFETY: the kernel wrote the control messages of `msg`.
+        let tos = unsafe { tos_of(&msg) };
         let from = addr_of(&ss).ok_or_else(|| io::Error::other("datagram from an unknown address family"))?;
         Ok(Some(Received {
             len: n.min(buf.len()),
             from,
             tos,
+            truncated: false,
         }))
+    }
+
+    /// Receive up to `batch.len()` waiting datagrams with one system call
+    /// (`recvmmsg`); they are `batch.got`, in arrival order. A datagram
+    /// larger than its buffer is flagged `truncated`.
+    pub fn recv_batch(&self, batch: &mut RecvBatch) -> io::Result<usize> {
+        batch.got.clear();
+        let n = batch.bufs.len();
+        for i in 0..n {
+            batch.iovs[i] = libc::iovec {
+                iov_base: batch.bufs[i].as_mut_ptr() as *mut libc::c_void,
+                iov_len: batch.bufs[i].len(),
+            };
+            // SAFETY: plain data.
+            let mut h: libc::msghdr = unsafe { zeroed() };
+            h.msg_name = &mut batch.addrs[i] as *mut _ as *mut libc::c_void;
+            h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut batch.iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = batch.cmsgs[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = CMSG_BUF as _;
+            batch.hdrs[i] = libc::mmsghdr { msg_hdr: h, msg_len: 0 };
+        }
+        let got = loop {
+            // SAFETY: every header points at live buffers of the stated
+            // sizes, owned by `batch` for the duration of the call.
+            let r = unsafe {
+                libc::recvmmsg(
+                    self.sock.as_raw_fd(),
+                    batch.hdrs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
+            if r >= 0 {
+                break r as usize;
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) => return Ok(0),
+                Some(libc::EINTR) => continue,
+                _ => return Err(e),
+            }
+        };
+        for i in 0..got {
+            let h = &batch.hdrs[i];
+            // SAFETY: the kernel filled this header's control buffer.
+            let tos = unsafe { tos_of(&h.msg_hdr) };
+            let Some(from) = addr_of(&batch.addrs[i]) else { continue };
+            batch.got.push(Received {
+                len: (h.msg_len as usize).min(batch.bufs[i].len()),
+                from,
+                tos,
+                truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+            });
+        }
+        Ok(got)
     }
 
     /// The socket's descriptor (to wait on without holding the port).
