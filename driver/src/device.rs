@@ -56,6 +56,18 @@ pub trait Device: Send + Sync {
     }
     /// Memory the card can read and write, zeroed, aligned to 4 KiB.
     fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError>;
+    /// Make `len` bytes of the program's own memory at `ptr` reachable by
+    /// the card (what `ibv_reg_mr` does with ordinary memory): a
+    /// [`DmaBuffer`] over it, with the IOVA the card uses. A device that
+    /// cannot (no IOMMU mapping of user memory written yet) says so.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must stay valid, readable and writable memory for
+    /// as long as the returned buffer (or a clone) lives; the card may
+    /// write it at any time meanwhile.
+    unsafe fn map_host_memory(&self, _ptr: NonNull<u8>, _len: usize) -> Result<DmaBuffer, DeviceError> {
+        Err(DeviceError::Unsupported("mapping program memory"))
+    }
     /// Interrupt vectors the device offers (the MRC core has none: it is
     /// polled).
     fn interrupt_vectors(&self) -> u32 {
@@ -232,6 +244,12 @@ impl WeakDmaBuffer {
         self.inner.upgrade().map(|inner| DmaBuffer { inner })
     }
 }
+
+/// The backing of memory the program owns ([`Device::map_host_memory`]):
+/// nothing to free.
+pub struct HostBacking;
+
+impl DmaBacking for HostBacking {}
 
 /// Page-aligned zeroed heap memory: the DMA memory of devices without an
 /// IOMMU (null, mock, co-simulation).

@@ -33,6 +33,7 @@ use contract::layout::{self, cqe, CqStatus, LayoutError, SqContext, SqDescriptor
 use contract::regmap;
 use std::collections::VecDeque;
 use std::net::IpAddr;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -533,6 +534,21 @@ impl ProtectionDomain {
             rkey,
             live: true,
         })
+    }
+
+    /// Register `len` bytes of the program's own memory at `ptr` (what
+    /// `ibv_reg_mr` does): the device maps it ([`Device::map_host_memory`]),
+    /// then it is registered as [`ProtectionDomain::register`] registers a
+    /// DMA buffer. Its `remote_va` is the address the card uses for it (on
+    /// the soft NIC, `ptr` itself).
+    ///
+    /// # Safety
+    /// The memory must stay valid until the region is deregistered and
+    /// every clone of its buffer dropped; the card may write it meanwhile.
+    pub unsafe fn register_host(&self, ptr: NonNull<u8>, len: usize, access: Access) -> Result<MemoryRegion, Error> {
+        // SAFETY: the caller's promise.
+        let buf = unsafe { self.shared.dev.map_host_memory(ptr, len)? };
+        self.register(&buf, access)
     }
 
     /// A QP in RST whose send queue has `2^log2_sq` slots, completing on `cq`.

@@ -310,6 +310,23 @@ impl Drop for VfioDma {
     }
 }
 
+/// The IOMMU mapping of program memory ([`Device::map_host_memory`]):
+/// unmapped on drop; the memory stays the program's.
+struct VfioUserDma {
+    container: Arc<vfio_ioctls::VfioContainer>,
+    iova: u64,
+    len: usize,
+}
+
+impl DmaBacking for VfioUserDma {}
+
+impl Drop for VfioUserDma {
+    fn drop(&mut self) {
+        // As `VfioDma`: the card must not reach the pages after this.
+        let _ = self.container.vfio_dma_unmap(self.iova, self.len);
+    }
+}
+
 /// A card through VFIO.
 pub struct VfioDevice {
     addr: PciAddress,
@@ -438,6 +455,37 @@ impl Device for VfioDevice {
         // SAFETY: the memory is owned by `backing`.
         Ok(unsafe { DmaBuffer::from_raw(ptr, len, iova, Box::new(backing)) })
     }
+    /// Map the program's pages into the IOMMU at a fresh IOVA (the card
+    /// then reaches them; `remote_va` of a region over them is that IOVA,
+    /// not the host address). Not run here: no card.
+    unsafe fn map_host_memory(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaBuffer, DeviceError> {
+        const PAGE: usize = 4096;
+        let start = ptr.as_ptr() as usize & !(PAGE - 1);
+        let end = (ptr.as_ptr() as usize)
+            .checked_add(len.max(1))
+            .and_then(|e| e.checked_next_multiple_of(PAGE))
+            .ok_or(DeviceError::DmaAlloc {
+                len,
+                why: "the range wraps the address space".into(),
+            })?;
+        let size = end - start;
+        let iova = self.iovas.take(size, PAGE as u64);
+        // SAFETY: the caller keeps the pages valid while the buffer lives;
+        // the backing unmaps them from the IOMMU when it is dropped.
+        unsafe { self.container.vfio_dma_map(iova, size, start as *mut u8) }.map_err(|e| DeviceError::DmaAlloc {
+            len,
+            why: format!("VFIO_IOMMU_MAP_DMA of program memory: {e} (RLIMIT_MEMLOCK?)"),
+        })?;
+        let backing = VfioUserDma {
+            container: self.container.clone(),
+            iova,
+            len: size,
+        };
+        let at = iova + (ptr.as_ptr() as usize - start) as u64;
+        // SAFETY: the caller's promise keeps the memory valid.
+        Ok(unsafe { DmaBuffer::from_raw(ptr, len, at, Box::new(backing)) })
+    }
+
     fn reset(&self) -> Result<(), DeviceError> {
         self.device.reset();
         Ok(())

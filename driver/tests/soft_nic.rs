@@ -437,3 +437,47 @@ fn ev_denials_come_back_as_events_with_the_ev_value() {
         (ev0, EvNewState::Good, EvReason::Control)
     );
 }
+
+/// The program's own memory, registered as `ibv_reg_mr` registers it: the
+/// peer writes to the address the program sees, and the bytes land in the
+/// program's `Vec`. The same memory registered twice works under both
+/// keys.
+#[test]
+fn writes_land_in_the_programs_own_memory() {
+    let (mut a, b) = pair(13, 0.0);
+    let mut mine = vec![0u8; 20_000];
+    let ptr = std::ptr::NonNull::new(mine.as_mut_ptr()).unwrap();
+    // SAFETY: `mine` outlives both regions (dropped at the end of the test,
+    // after them) and is not touched while the NIC may write it.
+    let (k1, k2) = unsafe {
+        (
+            b.pd.register_host(ptr, mine.len(), Access::RemoteWrite).unwrap(),
+            b.pd.register_host(ptr, 10_000, Access::RemoteWrite).unwrap(),
+        )
+    };
+    assert_eq!(
+        k1.remote_va(),
+        ptr.as_ptr() as u64,
+        "the soft NIC's IOVA is the host address"
+    );
+    let src_buf = a.pd.alloc_buffer(20_000).unwrap();
+    src_buf.write(0, &pattern(20_000, 13)).unwrap();
+    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    for (i, (k, off, len)) in [(&k2, 0u64, 10_000u32), (&k1, 10_000, 10_000)].into_iter().enumerate() {
+        a.qp.post_write(&WriteWr {
+            wr_id: i as u64,
+            local: &src,
+            local_offset: off,
+            len,
+            remote_va: ptr.as_ptr() as u64 + off,
+            rkey: k.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        })
+        .unwrap();
+        let wc = poll(&mut a.cq, "a WRITE into program memory");
+        assert_eq!((wc.wr_id, wc.status), (i as u64, CqStatus::Success));
+    }
+    drop((k1, k2));
+    assert!(mine == pattern(20_000, 13), "the program's Vec holds what A wrote");
+}

@@ -146,7 +146,7 @@ pub struct Engine {
     /// Where each answer the endpoint owes goes, in the order it answers.
     answer_to: VecDeque<(SocketAddr, [u8; 6])>,
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
-    dma: BTreeMap<u64, WeakDmaBuffer>,
+    dma: DmaMap,
     rng: ChaCha8Rng,
     frame: Vec<u8>,
     /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
@@ -170,14 +170,42 @@ fn mac_of(v: u64) -> [u8; 6] {
 }
 
 /// The live buffer holding `[iova, iova + len)` and the offset in it.
-fn find_dma(dma: &BTreeMap<u64, WeakDmaBuffer>, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
-    let (_, weak) = dma.range(..=iova).next_back()?;
-    let buf = weak.upgrade()?;
-    buf.contains_iova(iova, len as u64)
-        .then(|| (buf.clone(), (iova - buf.iova()) as usize))
+/// The host memory the NIC reaches, by IOVA: live buffers as weak handles
+/// (a dropped buffer is no longer reachable), keyed by IOVA and a
+/// sequence number, because one memory may be mapped more than once (two
+/// registrations of a program's buffer).
+#[derive(Default)]
+struct DmaMap {
+    buffers: BTreeMap<(u64, u64), WeakDmaBuffer>,
+    seq: u64,
 }
 
-fn dma_read(dma: &BTreeMap<u64, WeakDmaBuffer>, iova: u64, len: usize) -> Option<Vec<u8>> {
+/// Buffers starting at or below an address that a lookup looks through
+/// for one that contains it (overlapping registrations of one memory).
+const DMA_LOOKBACK: usize = 8;
+
+impl DmaMap {
+    fn add(&mut self, b: &DmaBuffer) {
+        self.buffers.retain(|_, w| w.upgrade().is_some());
+        self.seq += 1;
+        self.buffers.insert((b.iova(), self.seq), b.downgrade());
+    }
+}
+
+fn find_dma(dma: &DmaMap, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
+    dma.buffers
+        .range(..=(iova, u64::MAX))
+        .rev()
+        .take(DMA_LOOKBACK)
+        .filter_map(|(_, w)| w.upgrade())
+        .find(|b| b.contains_iova(iova, len as u64))
+        .map(|b| {
+            let off = (iova - b.iova()) as usize;
+            (b, off)
+        })
+}
+
+fn dma_read(dma: &DmaMap, iova: u64, len: usize) -> Option<Vec<u8>> {
     let (b, off) = find_dma(dma, iova, len)?;
     let mut v = vec![0u8; len];
     b.read(off, &mut v).ok()?;
@@ -186,11 +214,7 @@ fn dma_read(dma: &BTreeMap<u64, WeakDmaBuffer>, iova: u64, len: usize) -> Option
 
 /// Read SQ slot `i` of a QP and its local data. `Err`: the descriptor is
 /// refused, with the status its completion carries.
-fn read_descriptor(
-    dma: &BTreeMap<u64, WeakDmaBuffer>,
-    ctx: &SqContext,
-    i: u32,
-) -> Result<(Pending, WriteRequest), Pending> {
+fn read_descriptor(dma: &DmaMap, ctx: &SqContext, i: u32) -> Result<(Pending, WriteRequest), Pending> {
     let slots = 1u32 << ctx.sq_log2_size;
     let at = ctx.sq_base + u64::from(i & (slots - 1)) * sqe::SIZE as u64;
     let mut p = Pending {
@@ -273,7 +297,7 @@ impl Engine {
             unbuilt: HashMap::new(),
             endpoint: Endpoint::new(EndpointConfig::default()),
             answer_to: VecDeque::new(),
-            dma: BTreeMap::new(),
+            dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
             rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
@@ -296,8 +320,7 @@ impl Engine {
 
     /// A DMA buffer the driver allocated (reachable by IOVA while alive).
     pub fn add_dma(&mut self, b: &DmaBuffer) {
-        self.dma.retain(|_, w| w.upgrade().is_some());
-        self.dma.insert(b.iova(), b.downgrade());
+        self.dma.add(b);
     }
 
     fn find_dma(&self, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {

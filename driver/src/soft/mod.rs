@@ -29,11 +29,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
+use crate::device::{heap_dma, DeviceError, DmaBuffer, HostBacking, IovaAllocator};
 use crate::regfile::{MmioWrite, RegisterFile};
 use crate::Device;
 use engine::Engine;
 use proto::time::Instant;
+use std::ptr::NonNull;
 
 /// The RoCEv2 UDP port, which MRC 1.0 keeps.
 pub const ROCEV2_PORT: u16 = 4791;
@@ -66,6 +67,12 @@ pub enum Dialect {
     /// Wire QP numbers are the driver's, as the card's.
     Legacy,
 }
+
+/// Keeps another buffer's memory alive (the soft NIC's identity-mapped
+/// view of a heap buffer).
+struct KeepAlive(#[allow(dead_code)] DmaBuffer);
+
+impl crate::device::DmaBacking for KeepAlive {}
 
 /// How a soft NIC is set up.
 #[derive(Clone, Debug, PartialEq)]
@@ -335,8 +342,31 @@ impl Device for SoftNic {
         }
     }
 
+    /// Heap memory whose IOVA is its host address, as for the program's
+    /// own memory ([`Device::map_host_memory`]): one address space, so two
+    /// live buffers never share an IOVA range.
     fn alloc_dma(&self, len: usize) -> Result<DmaBuffer, DeviceError> {
-        let b = heap_dma(&self.iovas, len)?;
+        let heap = heap_dma(&self.iovas, len)?;
+        let ptr = NonNull::new(heap.host_ptr()).expect("heap memory is not null");
+        // SAFETY: the memory is the heap buffer's, kept alive by the
+        // backing for as long as the new buffer lives.
+        let b = unsafe { DmaBuffer::from_raw(ptr, heap.len(), ptr.as_ptr() as u64, Box::new(KeepAlive(heap))) };
+        self.inner.engine().add_dma(&b);
+        Ok(b)
+    }
+
+    /// The soft NIC reaches the program's memory directly: the IOVA is the
+    /// host address (no IOMMU), so a peer writes to the address the
+    /// program registered, as with a verbs NIC.
+    unsafe fn map_host_memory(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaBuffer, DeviceError> {
+        if len == 0 {
+            return Err(DeviceError::DmaAlloc {
+                len,
+                why: "an empty region".into(),
+            });
+        }
+        // SAFETY: the caller's promise (the trait's contract).
+        let b = unsafe { DmaBuffer::from_raw(ptr, len, ptr.as_ptr() as u64, Box::new(HostBacking)) };
         self.inner.engine().add_dma(&b);
         Ok(b)
     }
