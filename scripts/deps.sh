@@ -19,6 +19,7 @@ declare -A MRC_APT_DEPS=(
   [perl]=perl
   [make]=make
   [g++]=g++
+  [gcc]=gcc
   [yosys]=yosys
 )
 
@@ -32,6 +33,9 @@ done
 declare -A MRC_APT_HEADERS=(
   [/usr/include/lz4.h]=liblz4-dev
   [/usr/include/zlib.h]=zlib1g-dev
+  # libmrc's C layer is compiled against the system's verbs header
+  # (scripts/libmrc.sh, docs/host.md).
+  [/usr/include/infiniband/verbs.h]=libibverbs-dev
 )
 for h in "${!MRC_APT_HEADERS[@]}"; do
   [ -f "$h" ] || missing+=("${MRC_APT_HEADERS[$h]}")

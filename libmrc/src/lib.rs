@@ -1,0 +1,568 @@
+//! The Rust core of libmrc: a flat C ABI (`mrcx_*`) over the driver's
+//! verbs API, which the C layer (`libmrc/c/`, compiled against the
+//! system's `<infiniband/verbs.h>` so every struct has the layout programs
+//! expect) turns into libibverbs' and libmrc's public functions. The two
+//! are linked into one `lib_mrc.so` by `scripts/libmrc.sh`
+//! (docs/host.md, "libmrc").
+//!
+//! Handles are boxed Rust objects behind opaque pointers; every function
+//! checks for null and returns an errno value (or null) instead of
+//! panicking, and a panic that escapes anyway is caught at the boundary.
+
+#![allow(clippy::missing_safety_doc)]
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::raw::{c_char, c_int};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use contract::layout::CqStatus;
+use driver::select::{DeviceSpec, DEVICE_ENV};
+use driver::{
+    Access, CcProfile, CompletionQueue, Context, EvProfile, LocalAddress, MemoryRegion, OpenOptions, PeerAddress,
+    ProtectionDomain, QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WcOpcode, WriteWr,
+};
+
+/// The devices libmrc offers: one per spec in `$MRC_DEVICE`, separated by
+/// commas (`soft:10.0.0.1,soft:10.0.0.2`), named `mrc0`, `mrc1`, ...
+fn device_specs() -> Vec<DeviceSpec> {
+    std::env::var(DEVICE_ENV)
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Run `f`, turning a panic into `err` (nothing unwinds into C).
+fn guard<R>(err: R, f: impl FnOnce() -> R) -> R {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(err)
+}
+
+/// A completion as the C layer reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MrcxWc {
+    pub wr_id: u64,
+    /// `contract::layout::CqStatus` as u8.
+    pub status: u32,
+    /// 0 WRITE, 1 WRITE-IMM, 2 receive of a WRITE-IMM.
+    pub opcode: u32,
+    pub byte_len: u32,
+    /// Host order.
+    pub imm: u32,
+    pub has_imm: u32,
+    pub qp_num: u32,
+}
+
+/// One completion queue: the driver's CQ (the send CQ of the QPs created
+/// on it) and the completions routed to it (receives of QPs whose receive
+/// CQ it is).
+pub struct Cq {
+    driver: Mutex<Option<CompletionQueue>>,
+    queue: Mutex<VecDeque<MrcxWc>>,
+}
+
+pub struct Ctx {
+    ctx: Context,
+    ip: IpAddr,
+    cqs: Mutex<Vec<Arc<Cq>>>,
+    /// Receive CQ of each QP number.
+    recv_cq: Mutex<std::collections::HashMap<u32, Arc<Cq>>>,
+}
+
+pub struct Pd {
+    pd: ProtectionDomain,
+    mrs: Mutex<Vec<(u32, Arc<MemoryRegion>)>>,
+    next_lkey: Mutex<u32>,
+}
+
+pub struct Mr {
+    pd: *const Pd,
+    lkey: u32,
+}
+
+pub struct Qp {
+    qp: Mutex<QueuePair>,
+    pd: *const Pd,
+    ctx: *const Ctx,
+    log2_mtu: Mutex<u8>,
+}
+
+#[no_mangle]
+pub extern "C" fn mrcx_device_count() -> c_int {
+    guard(0, || device_specs().len() as c_int)
+}
+
+/// Open device `i`; null if it cannot be opened.
+#[no_mangle]
+pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
+    guard(std::ptr::null_mut(), || {
+        let Some(spec) = device_specs().into_iter().nth(i.max(0) as usize) else {
+            return std::ptr::null_mut();
+        };
+        let ip = match &spec {
+            DeviceSpec::Soft(c) => c.ip,
+            _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        };
+        let Ok(dev) = spec.open() else {
+            return std::ptr::null_mut();
+        };
+        let Ok(ctx) = Context::open(dev, &OpenOptions::default()) else {
+            return std::ptr::null_mut();
+        };
+        ctx.set_local_address(&LocalAddress {
+            mac: mac_of(ip),
+            ip,
+            vlan_tci: None,
+            dscp: 26,
+            ttl: 64,
+        });
+        Box::into_raw(Box::new(Ctx {
+            ctx,
+            ip,
+            cqs: Mutex::new(Vec::new()),
+            recv_cq: Mutex::new(Default::default()),
+        }))
+    })
+}
+
+/// A MAC of our own for an address (the soft NIC does not use MACs; a
+/// card's would come from neighbour resolution).
+fn mac_of(ip: IpAddr) -> [u8; 6] {
+    let o = match ip {
+        IpAddr::V4(v) => v.octets().to_vec(),
+        IpAddr::V6(v) => v.octets()[12..].to_vec(),
+    };
+    [2, 0, o[0], o[1], o[2], o[3]]
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_close(c: *mut Ctx) {
+    if !c.is_null() {
+        // SAFETY: made by `mrcx_open`, closed once by the C layer.
+        guard((), || drop(unsafe { Box::from_raw(c) }));
+    }
+}
+
+/// The device's GID (RoCE v2: the IPv4-mapped or IPv6 address), 16 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_gid(c: *const Ctx, out: *mut u8) -> c_int {
+    // SAFETY: the C layer passes a live context and 16 bytes.
+    let (Some(c), false) = (unsafe { c.as_ref() }, out.is_null()) else {
+        return libc_einval();
+    };
+    let g = match c.ip {
+        IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+        IpAddr::V6(v) => v.octets(),
+    };
+    // SAFETY: `out` holds 16 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(g.as_ptr(), out, 16) };
+    0
+}
+
+fn libc_einval() -> c_int {
+    22
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_alloc_pd(c: *const Ctx) -> *mut Pd {
+    // SAFETY: a live context.
+    let Some(c) = (unsafe { c.as_ref() }) else {
+        return std::ptr::null_mut();
+    };
+    Box::into_raw(Box::new(Pd {
+        pd: c.ctx.alloc_pd(),
+        mrs: Mutex::new(Vec::new()),
+        next_lkey: Mutex::new(1),
+    }))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_dealloc_pd(p: *mut Pd) {
+    if !p.is_null() {
+        // SAFETY: made by `mrcx_alloc_pd`, freed once.
+        guard((), || drop(unsafe { Box::from_raw(p) }));
+    }
+}
+
+/// Register `len` bytes at `addr`; `remote` allows remote writes. The
+/// keys are written to `lkey` / `rkey`.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_reg_mr(
+    p: *const Pd,
+    addr: *mut u8,
+    len: usize,
+    remote: c_int,
+    lkey: *mut u32,
+    rkey: *mut u32,
+) -> *mut Mr {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: a live PD from the C layer.
+        let (Some(pd), Some(ptr)) = (unsafe { p.as_ref() }, NonNull::new(addr)) else {
+            return std::ptr::null_mut();
+        };
+        let access = if remote != 0 {
+            Access::RemoteWrite
+        } else {
+            Access::LocalOnly
+        };
+        // SAFETY: ibv_reg_mr's contract: the program keeps the memory
+        // valid until it deregisters it.
+        let Ok(mr) = (unsafe { pd.pd.register_host(ptr, len, access) }) else {
+            return std::ptr::null_mut();
+        };
+        let key = {
+            let mut n = lock(&pd.next_lkey);
+            *n = n.wrapping_add(1).max(1);
+            *n
+        };
+        // SAFETY: the out pointers are the C layer's ibv_mr fields.
+        unsafe {
+            if !lkey.is_null() {
+                *lkey = key;
+            }
+            if !rkey.is_null() {
+                *rkey = mr.rkey().unwrap_or(key);
+            }
+        }
+        lock(&pd.mrs).push((key, Arc::new(mr)));
+        Box::into_raw(Box::new(Mr { pd: p, lkey: key }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_dereg_mr(m: *mut Mr) -> c_int {
+    if m.is_null() {
+        return libc_einval();
+    }
+    guard(libc_einval(), || {
+        // SAFETY: made by `mrcx_reg_mr`, freed once; its PD outlives it.
+        let m = unsafe { Box::from_raw(m) };
+        if let Some(pd) = unsafe { m.pd.as_ref() } {
+            lock(&pd.mrs).retain(|(k, _)| *k != m.lkey);
+        }
+        0
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_create_cq(c: *const Ctx, entries: c_int) -> *mut Cq {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: a live context.
+        let Some(c) = (unsafe { c.as_ref() }) else {
+            return std::ptr::null_mut();
+        };
+        let log2 = (entries.max(1) as u32)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(4, 16) as u8;
+        let Ok(cq) = c.ctx.create_cq(log2) else {
+            return std::ptr::null_mut();
+        };
+        let cq = Arc::new(Cq {
+            driver: Mutex::new(Some(cq)),
+            queue: Mutex::new(VecDeque::new()),
+        });
+        lock(&c.cqs).push(cq.clone());
+        Arc::into_raw(cq) as *mut Cq
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_destroy_cq(c: *const Ctx, q: *mut Cq) -> c_int {
+    if q.is_null() {
+        return libc_einval();
+    }
+    guard(libc_einval(), || {
+        // SAFETY: made by `mrcx_create_cq` (an Arc), released once.
+        let q = unsafe { Arc::from_raw(q as *const Cq) };
+        if let Some(c) = unsafe { c.as_ref() } {
+            lock(&c.cqs).retain(|x| !Arc::ptr_eq(x, &q));
+        }
+        0
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_create_qp(
+    c: *const Ctx,
+    p: *const Pd,
+    send_cq: *const Cq,
+    recv_cq: *const Cq,
+    max_send_wr: u32,
+) -> *mut Qp {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: live objects from the C layer.
+        let (Some(ctx), Some(pd), Some(scq), Some(_)) = (
+            unsafe { c.as_ref() },
+            unsafe { p.as_ref() },
+            unsafe { send_cq.as_ref() },
+            unsafe { recv_cq.as_ref() },
+        ) else {
+            return std::ptr::null_mut();
+        };
+        let log2 = max_send_wr.max(2).next_power_of_two().trailing_zeros().clamp(1, 16) as u8;
+        let mut dcq = lock(&scq.driver);
+        let Some(dcq) = dcq.as_mut() else {
+            return std::ptr::null_mut();
+        };
+        let Ok(qp) = pd.pd.create_qp(dcq, log2) else {
+            return std::ptr::null_mut();
+        };
+        // The receive CQ: find the Arc the context holds for it.
+        let rcq = lock(&ctx.cqs).iter().find(|x| Arc::as_ptr(x) == recv_cq).cloned();
+        if let Some(rcq) = rcq {
+            lock(&ctx.recv_cq).insert(qp.qpn(), rcq);
+        }
+        Box::into_raw(Box::new(Qp {
+            qp: Mutex::new(qp),
+            pd: p,
+            ctx: c,
+            log2_mtu: Mutex::new(12),
+        }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_qpn(q: *const Qp) -> u32 {
+    // SAFETY: a live QP.
+    unsafe { q.as_ref() }.map_or(0, |q| lock(&q.qp).qpn())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
+    if q.is_null() {
+        return libc_einval();
+    }
+    guard(libc_einval(), || {
+        // SAFETY: made by `mrcx_create_qp`, freed once.
+        let q = unsafe { Box::from_raw(q) };
+        if let Some(ctx) = unsafe { q.ctx.as_ref() } {
+            lock(&ctx.recv_cq).remove(&lock(&q.qp).qpn());
+        }
+        0
+    })
+}
+
+/// RST -> INIT.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_to_init(q: *const Qp) -> c_int {
+    // SAFETY: a live QP.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        lock(&q.qp)
+            .modify(QpTransition::Init { pkey: 0xFFFF })
+            .map_or(libc_einval(), |_| 0)
+    })
+}
+
+/// INIT -> RTR: the peer's QP, first PSN, GID (16 bytes) and path MTU.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_to_rtr(q: *const Qp, dest_qp: u32, rq_psn: u32, gid: *const u8, log2_mtu: u8) -> c_int {
+    // SAFETY: a live QP and 16 bytes of GID.
+    let (Some(q), false) = (unsafe { q.as_ref() }, gid.is_null()) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        let mut g = [0u8; 16];
+        // SAFETY: 16 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(gid, g.as_mut_ptr(), 16) };
+        let v6 = Ipv6Addr::from(g);
+        let ip = v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4);
+        *lock(&q.log2_mtu) = log2_mtu;
+        lock(&q.qp)
+            .modify(QpTransition::Rtr(RtrAttr {
+                dest_qp,
+                rq_psn: rq_psn & 0xFF_FFFF,
+                peer: PeerAddress { mac: mac_of(ip), ip },
+                log2_mtu,
+                max_wimm: 256,
+            }))
+            .map_or(libc_einval(), |_| 0)
+    })
+}
+
+/// The EV set of a QP when the program names no EV profile: 8 EVs (UDP
+/// source ports) from 0xC000, a block of 16 per QP number.
+const DEFAULT_EVS: u16 = 8;
+const DEFAULT_EV_BASE: u16 = 0xC000;
+
+/// RTR -> RTS: first PSN, timeout exponent (1.024 us x 2^t), retries.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, retry: u8) -> c_int {
+    // SAFETY: a live QP.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        let mut qp = lock(&q.qp);
+        let base = DEFAULT_EV_BASE.wrapping_add((qp.qpn() as u16 & 0x3FF) * 16);
+        let t = Timeouts {
+            // The card's RTO field holds 2^21 x 1.024 us at most; a
+            // timeout of 0 means "the default".
+            ack_timeout_exp: if timeout == 0 { 14 } else { timeout.min(21) },
+            retry_linear: retry.min(7),
+            retry_exp: retry.saturating_sub(7).min(25),
+            ..Timeouts::default()
+        };
+        qp.modify(QpTransition::Rts(RtsAttr {
+            sq_psn: sq_psn & 0xFF_FFFF,
+            send_mpr_units: 16,
+            max_wimm: 256,
+            timeouts: t,
+            evs: EvProfile {
+                values: (0..DEFAULT_EVS).map(|i| base + i).collect(),
+            },
+            cc: CcProfile {
+                min_cwnd: 4096,
+                max_cwnd: 4 << 20,
+            },
+        }))
+        .map_or(libc_einval(), |_| 0)
+    })
+}
+
+/// Post one WRITE (`has_imm`: with immediate `imm`, host order).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_post_write(
+    q: *const Qp,
+    wr_id: u64,
+    laddr: u64,
+    len: u32,
+    lkey: u32,
+    raddr: u64,
+    rkey: u32,
+    signaled: c_int,
+    has_imm: c_int,
+    imm: u32,
+) -> c_int {
+    // SAFETY: a live QP whose PD is alive.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    let Some(pd) = (unsafe { q.pd.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        let mr = lock(&pd.mrs).iter().find(|(k, _)| *k == lkey).map(|(_, m)| m.clone());
+        // A zero-length WRITE has no local range to check.
+        let Some(mr) = mr else { return libc_einval() };
+        let base = mr.buffer().host_ptr() as u64;
+        let Some(off) = laddr.checked_sub(base) else {
+            return libc_einval();
+        };
+        let wr = WriteWr {
+            wr_id,
+            local: &mr,
+            local_offset: if len == 0 { 0 } else { off },
+            len,
+            remote_va: raddr,
+            rkey,
+            signaled: signaled != 0,
+            imm: (has_imm != 0).then_some(imm),
+        };
+        match lock(&q.qp).post_write(&wr) {
+            Ok(()) => 0,
+            Err(driver::PostError::QueueFull(_)) => 12, // ENOMEM, as verbs
+            Err(_) => libc_einval(),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_post_recv(q: *const Qp, wr_id: u64) -> c_int {
+    // SAFETY: a live QP.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || match lock(&q.qp).post_recv(wr_id) {
+        Ok(()) => 0,
+        Err(driver::PostError::RecvQueueFull(_)) => 12,
+        Err(_) => libc_einval(),
+    })
+}
+
+fn to_wc(w: &driver::WorkCompletion) -> MrcxWc {
+    MrcxWc {
+        wr_id: w.wr_id,
+        status: w.status as u32,
+        opcode: match w.opcode {
+            WcOpcode::Write => 0,
+            WcOpcode::WriteImm => 1,
+            WcOpcode::RecvWriteImm => 2,
+        },
+        byte_len: w.byte_len,
+        imm: w.imm.unwrap_or(0),
+        has_imm: u32::from(w.imm.is_some()),
+        qp_num: w.qp,
+    }
+}
+
+/// Up to `max` completions of `cq` into `out`; the count, or a negative
+/// errno. Polling drains every driver CQ of the context and routes each
+/// receive to its QP's receive CQ.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_poll(c: *const Ctx, cq: *const Cq, max: c_int, out: *mut MrcxWc) -> c_int {
+    // SAFETY: live context and CQ; `out` holds `max` entries.
+    let (Some(ctx), Some(me)) = (unsafe { c.as_ref() }, unsafe { cq.as_ref() }) else {
+        return -libc_einval();
+    };
+    if out.is_null() || max < 0 {
+        return -libc_einval();
+    }
+    guard(-libc_einval(), || {
+        if lock(&me.queue).is_empty() {
+            let cqs: Vec<Arc<Cq>> = lock(&ctx.cqs).clone();
+            for src in &cqs {
+                let Ok(mut d) = src.driver.try_lock() else { continue };
+                let Some(d) = d.as_mut() else { continue };
+                let mut got = Vec::new();
+                if d.poll_batch(&mut got, 64).is_err() && got.is_empty() {
+                    continue;
+                }
+                for w in &got {
+                    let wc = to_wc(w);
+                    let target = if w.opcode == WcOpcode::RecvWriteImm {
+                        lock(&ctx.recv_cq).get(&w.qp).cloned().unwrap_or_else(|| src.clone())
+                    } else {
+                        src.clone()
+                    };
+                    lock(&target.queue).push_back(wc);
+                }
+            }
+        }
+        let mut q = lock(&me.queue);
+        let n = (max as usize).min(q.len());
+        for i in 0..n {
+            let wc = q.pop_front().unwrap_or_default();
+            // SAFETY: `out` holds `max` entries.
+            unsafe { *out.add(i) = wc };
+        }
+        n as c_int
+    })
+}
+
+/// The name of device `i` (`mrc0`, ...) into `buf` (NUL-terminated).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_device_name(i: c_int, buf: *mut c_char, len: usize) -> c_int {
+    if buf.is_null() || len == 0 {
+        return libc_einval();
+    }
+    let name = format!("mrc{i}");
+    let n = name.len().min(len - 1);
+    // SAFETY: `buf` holds `len` bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(name.as_ptr() as *const c_char, buf, n);
+        *buf.add(n) = 0;
+    }
+    0
+}
+
+/// `CqStatus` values the C layer maps to `ibv_wc_status`.
+pub const STATUS_SUCCESS: u32 = CqStatus::Success as u32;

@@ -1,0 +1,215 @@
+//! A client nobody here wrote: the OCP MRC benchmark (`mrc_example.c`,
+//! `utils.c`, `utils.h` from `../shared/third_party/ocp-mrc-benchmark/`,
+//! unmodified) built against our `mrc.h` and `lib_mrc.so`
+//! (`scripts/libmrc.sh`) and run as server and client in two processes,
+//! each on its own soft NIC on loopback: a short sweep of WRITE sizes, the
+//! server validating every size's data. The same program linked against
+//! the system's real libibverbs then runs on our library through the
+//! library path.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("MRC_SHARED").map_or_else(|| root().join("../shared"), PathBuf::from)
+}
+
+/// Build lib_mrc.so into `out` (once per test binary run).
+fn build_lib(out: &Path) -> PathBuf {
+    let st = Command::new(root().join("scripts/libmrc.sh"))
+        .arg(out)
+        .status()
+        .expect("run scripts/libmrc.sh");
+    assert!(
+        st.success(),
+        "scripts/libmrc.sh failed (libibverbs-dev and gcc: scripts/deps.sh)"
+    );
+    out.join("lib")
+}
+
+/// Compile the benchmark, unmodified, linking `libs` in order.
+fn build_benchmark(out: &Path, name: &str, libs: &[PathBuf]) -> PathBuf {
+    let src = shared().join("third_party/ocp-mrc-benchmark");
+    assert!(
+        src.join("mrc_example.c").is_file(),
+        "the OCP benchmark is not at {} (set MRC_SHARED)",
+        src.display()
+    );
+    let exe = out.join(name);
+    let o = Command::new("gcc")
+        .args(["-O2", "-std=gnu11", "-I"])
+        .arg(out.join("include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(src.join("mrc_example.c"))
+        .arg(src.join("utils.c"))
+        .args(libs)
+        .arg("-lm")
+        .output()
+        .expect("gcc");
+    assert!(
+        o.status.success(),
+        "the benchmark does not build: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// Whether a socket listens on TCP `port` (/proc/net/tcp: the benchmark's
+/// client does not retry its connection, and the server's stdout is
+/// buffered, so this is how the test knows the server is ready).
+fn listening(port: u16) -> bool {
+    let want = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|a| format!("{a} ").ends_with(&want))
+                    && l.split_whitespace().nth(3) == Some("0A")
+            })
+        })
+    })
+}
+
+/// Wait for `child` at most `limit`; killed (and the test failed) beyond.
+fn wait_or_kill(mut child: std::process::Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{what} did not finish within {limit:?}: {}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A hang guard in wall time, far above a run's seconds.
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// Server and client of `exe` on soft NICs 127.0.NET.2 / .1.
+fn run_pair(exe: &Path, lib: &Path, net: u8, port: u16, args: &[&str]) -> (Output, Output) {
+    let env = |c: &mut Command, host: u8| {
+        c.env("MRC_DEVICE", format!("soft:127.0.{net}.{host}"))
+            .env("LD_LIBRARY_PATH", lib)
+            .env("MRC_LOG_LEVEL", "INFO")
+            .args(["-d", "mrc0", "-g", "0", "-p", &port.to_string()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+    };
+    let mut s = Command::new(exe);
+    env(&mut s, 2);
+    let mut server = s.spawn().expect("start the server");
+    let start = Instant::now();
+    while !listening(port) {
+        if let Some(st) = server.try_wait().unwrap() {
+            let o = server.wait_with_output().unwrap();
+            panic!(
+                "the server exited ({st}) before listening: {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+        }
+        if start.elapsed() > LIMIT {
+            let _ = server.kill();
+            panic!("the server never listened on TCP {port}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = Command::new(exe);
+    c.arg("127.0.0.1");
+    env(&mut c, 1);
+    let client = wait_or_kill(c.spawn().expect("start the client"), LIMIT, "the client");
+    let server = wait_or_kill(server, LIMIT, "the server");
+    (server, client)
+}
+
+fn check(what: &str, o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{what} failed: {out}\n{err}");
+    assert!(out.contains("MRC example completed successfully"), "{what}: {out}");
+    assert!(!err.contains("[MRC ERROR]"), "{what}: {err}");
+    out
+}
+
+#[test]
+fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
+    let out = root().join("target/libmrc-test");
+    let lib = build_lib(&out);
+    let ours = build_benchmark(
+        &out,
+        "mrc_example",
+        &[lib.join("lib_mrc.so"), "-L".into(), lib.clone(), "-libverbs".into()],
+    );
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let (s, c) = run_pair(&ours, &lib, 16, port, &["-n", "50", "-s", "1048576", "-w", "5"]);
+    check("server", &s);
+    let table = check("client", &c);
+    // One row per size of the sweep, 1 B to 1 MiB.
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_ok()))
+        .collect();
+    assert_eq!(rows.len(), 21, "{table}");
+    for r in &rows {
+        let f: Vec<&str> = r.split_whitespace().collect();
+        assert_eq!(f[1], "50", "{r}");
+        assert!(f[3].parse::<f64>().unwrap() > 0.0, "a message rate: {r}");
+    }
+
+    // Linked against the real libibverbs (its symbol versions): our
+    // library takes its place through the library path.
+    let real = PathBuf::from("/usr/lib/x86_64-linux-gnu/libibverbs.so.1");
+    if real.is_file() {
+        let exe = build_benchmark(&out, "mrc_example_real_verbs", &[real, lib.join("lib_mrc.so")]);
+        let needed = Command::new("readelf").arg("-d").arg(&exe).output().unwrap();
+        assert!(String::from_utf8_lossy(&needed.stdout).contains("[libibverbs.so.1]"));
+        let (s, c) = run_pair(&exe, &lib, 17, port + 1, &["-n", "10", "-s", "8192", "-w", "2"]);
+        check("server (real libibverbs link)", &s);
+        check("client (real libibverbs link)", &c);
+    }
+}
+
+/// Misuse through the C API (`libmrc/tests/misuse.c`): every refusal is
+/// the API's error code, and nothing crashes.
+#[test]
+fn misuse_gets_error_codes_not_crashes() {
+    let out = root().join("target/libmrc-test-misuse");
+    let lib = build_lib(&out);
+    let exe = out.join("misuse");
+    let o = Command::new("gcc")
+        .args(["-O1", "-std=gnu11", "-Wall", "-Werror", "-I"])
+        .arg(out.join("include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(root().join("libmrc/tests/misuse.c"))
+        .arg(lib.join("lib_mrc.so"))
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = Command::new(&exe)
+        .env("MRC_DEVICE", "soft:127.0.19.1")
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
