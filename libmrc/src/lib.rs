@@ -393,6 +393,14 @@ pub unsafe extern "C" fn mrcx_to_rtr(q: *const Qp, dest_qp: u32, rq_psn: u32, gi
 const DEFAULT_EVS: u16 = 8;
 const DEFAULT_EV_BASE: u16 = 0xC000;
 
+/// The shortest timeout a QP gets, as an exponent (1.024 us x 2^12 = 4.2
+/// ms): a soft NIC's packets queue in two kernels' socket buffers, and a
+/// window of full-size packets takes longer than the 131 us a program
+/// may ask for (the OCP benchmark asks 2^7): spurious timeouts then spend
+/// the retries and fail the QP. A card may take less; it is the same
+/// floor for now.
+const MIN_TIMEOUT_EXP: u8 = 12;
+
 /// RTR -> RTS: first PSN, timeout exponent (1.024 us x 2^t), retries.
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, retry: u8) -> c_int {
@@ -406,7 +414,11 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
         let t = Timeouts {
             // The card's RTO field holds 2^21 x 1.024 us at most; a
             // timeout of 0 means "the default".
-            ack_timeout_exp: if timeout == 0 { 14 } else { timeout.min(21) },
+            ack_timeout_exp: if timeout == 0 {
+                14
+            } else {
+                timeout.clamp(MIN_TIMEOUT_EXP, 21)
+            },
             retry_linear: retry.min(7),
             retry_exp: retry.saturating_sub(7).min(25),
             ..Timeouts::default()
