@@ -15,7 +15,7 @@ use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use contract::layout::CqStatus;
 use driver::select::{DeviceSpec, DEVICE_ENV};
 use driver::soft::SoftNic;
@@ -30,14 +30,8 @@ use crate::units::{parse_duration, parse_size};
 /// perftest's TCP port for the exchange.
 pub const DEFAULT_TCP_PORT: u16 = 18515;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Bandwidth: keep `--tx-depth` WRITEs outstanding.
-    Bw,
-    /// Latency: one WRITE at a time, post to completion.
-    Lat,
-}
+/// bw or lat, as `mrc perf`'s.
+pub use crate::perf::Mode;
 
 /// Options of `mrc rdma`.
 #[derive(Args, Debug)]

@@ -167,30 +167,25 @@ impl MemoryTable {
 
     /// Place `bytes` at `va` after the rkey and bounds checks.
     pub fn write(&mut self, rkey: u32, va: u64, bytes: &[u8]) -> Result<(), MemoryError> {
-        let (i, off) = self.find(rkey, va, bytes.len() as u64)?;
-        let r = &mut self.regions[i];
-        if r.deferred {
-            self.placements.push(Placement {
-                rkey,
-                offset: off as u64,
-                bytes: Bytes::copy_from_slice(bytes),
-            });
-        } else if !r.sink {
-            r.data[off..off + bytes.len()].copy_from_slice(bytes);
-        }
-        Ok(())
+        self.place(rkey, va, bytes, || Bytes::copy_from_slice(bytes))
     }
 
     /// [`MemoryTable::write`] of a payload the caller already holds as
     /// `Bytes` (a deferred region keeps a reference instead of a copy).
     pub fn write_bytes(&mut self, rkey: u32, va: u64, bytes: &Bytes) -> Result<(), MemoryError> {
+        self.place(rkey, va, bytes, || bytes.clone())
+    }
+
+    /// The write itself: stored, checked only (sink), or queued as a
+    /// placement of `owned()` (deferred).
+    fn place(&mut self, rkey: u32, va: u64, bytes: &[u8], owned: impl FnOnce() -> Bytes) -> Result<(), MemoryError> {
         let (i, off) = self.find(rkey, va, bytes.len() as u64)?;
         let r = &mut self.regions[i];
         if r.deferred {
             self.placements.push(Placement {
                 rkey,
                 offset: off as u64,
-                bytes: bytes.clone(),
+                bytes: owned(),
             });
         } else if !r.sink {
             r.data[off..off + bytes.len()].copy_from_slice(bytes);
