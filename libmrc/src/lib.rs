@@ -17,7 +17,6 @@ use std::os::raw::{c_char, c_int};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use contract::layout::CqStatus;
 use driver::select::{DeviceSpec, DEVICE_ENV};
 use driver::{
     Access, CcProfile, CompletionQueue, Context, EvProfile, LocalAddress, MemoryRegion, OpenOptions, PeerAddress,
@@ -89,7 +88,6 @@ pub struct Qp {
     qp: Mutex<QueuePair>,
     pd: *const Pd,
     ctx: *const Ctx,
-    log2_mtu: Mutex<u8>,
 }
 
 #[no_mangle]
@@ -115,7 +113,7 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
             return std::ptr::null_mut();
         };
         ctx.set_local_address(&LocalAddress {
-            mac: mac_of(ip),
+            mac: driver::soft::mac_for(ip),
             ip,
             vlan_tci: None,
             dscp: 26,
@@ -128,16 +126,6 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
             recv_cq: Mutex::new(Default::default()),
         }))
     })
-}
-
-/// A MAC of our own for an address (the soft NIC does not use MACs; a
-/// card's would come from neighbour resolution).
-fn mac_of(ip: IpAddr) -> [u8; 6] {
-    let o = match ip {
-        IpAddr::V4(v) => v.octets().to_vec(),
-        IpAddr::V6(v) => v.octets()[12..].to_vec(),
-    };
-    [2, 0, o[0], o[1], o[2], o[3]]
 }
 
 #[no_mangle]
@@ -322,7 +310,6 @@ pub unsafe extern "C" fn mrcx_create_qp(
             qp: Mutex::new(qp),
             pd: p,
             ctx: c,
-            log2_mtu: Mutex::new(12),
         }))
     })
 }
@@ -375,12 +362,14 @@ pub unsafe extern "C" fn mrcx_to_rtr(q: *const Qp, dest_qp: u32, rq_psn: u32, gi
         unsafe { std::ptr::copy_nonoverlapping(gid, g.as_mut_ptr(), 16) };
         let v6 = Ipv6Addr::from(g);
         let ip = v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4);
-        *lock(&q.log2_mtu) = log2_mtu;
         lock(&q.qp)
             .modify(QpTransition::Rtr(RtrAttr {
                 dest_qp,
                 rq_psn: rq_psn & 0xFF_FFFF,
-                peer: PeerAddress { mac: mac_of(ip), ip },
+                peer: PeerAddress {
+                    mac: driver::soft::mac_for(ip),
+                    ip,
+                },
                 log2_mtu,
                 max_wimm: 256,
             }))
@@ -575,6 +564,3 @@ pub unsafe extern "C" fn mrcx_device_name(i: c_int, buf: *mut c_char, len: usize
     }
     0
 }
-
-/// `CqStatus` values the C layer maps to `ibv_wc_status`.
-pub const STATUS_SUCCESS: u32 = CqStatus::Success as u32;

@@ -281,16 +281,7 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
         }
     };
     let ctx = Context::open(dev.clone(), &OpenOptions::default()).map_err(drv)?;
-    let mac = match ip {
-        IpAddr::V4(v) => {
-            let o = v.octets();
-            [2, 0, o[0], o[1], o[2], o[3]]
-        }
-        IpAddr::V6(v) => {
-            let o = v.octets();
-            [2, 0, o[12], o[13], o[14], o[15]]
-        }
-    };
+    let mac = driver::soft::mac_for(ip);
     ctx.set_local_address(&LocalAddress {
         mac,
         ip,

@@ -37,8 +37,6 @@ pub fn ip_pair(src: IpAddr, dst: IpAddr) -> Option<IpPair> {
 pub struct Outgoing {
     /// Where the UDP payload starts in the buffer.
     pub payload_at: usize,
-    /// The source port the EV asks for (`pkt.ev`'s low 16 bits).
-    pub ev_port: u16,
     /// The IP traffic class byte: DSCP of the packet's class, its ECN.
     pub tos: u8,
 }
@@ -88,7 +86,6 @@ pub fn frame_to_datagram(frame: &mut [u8], encap: &Encap, src_port: Option<u16>)
     };
     Outgoing {
         payload_at: udp_at + udp::HEADER_LEN,
-        ev_port,
         tos,
     }
 }

@@ -56,6 +56,21 @@ const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
 /// it through `BuildExpectation::Any`).
 pub const SOFT_GIT_HASH: u64 = 0x5f07_5f07_5f07_5f07;
 
+/// The MAC a soft NIC takes for `ip` (locally administered, from the
+/// address's last four bytes): soft NICs do not use MACs, but the driver's
+/// address rows and the frames' Ethernet headers have one, and both ends
+/// derive the same one from the address alone.
+pub fn mac_for(ip: IpAddr) -> [u8; 6] {
+    let o = match ip {
+        IpAddr::V4(v) => v.octets(),
+        IpAddr::V6(v) => {
+            let b = v.octets();
+            [b[12], b[13], b[14], b[15]]
+        }
+    };
+    [2, 0, o[0], o[1], o[2], o[3]]
+}
+
 /// Which wire the soft NIC speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Dialect {
