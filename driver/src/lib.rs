@@ -27,6 +27,8 @@ pub mod soft;
 pub mod verbs;
 pub mod vfio;
 
+/// The status of a completion, as [`WorkCompletion::status`] holds it.
+pub use contract::layout::CqStatus;
 pub use device::{Device, DeviceError, DmaBuffer, NullDevice};
 pub use discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};
 pub use verbs::{

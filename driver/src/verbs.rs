@@ -698,8 +698,8 @@ impl SqTrack {
     /// Put the QP in error and complete every outstanding send (consumer
     /// to producer index, posting order) with `Flushed`; afterwards
     /// nothing is outstanding. Both ways into ERR use it: the user's move
-    /// to ERR and the card's retry-exceeded CQE (the card's CQEs for
-    /// this QP are then stale and counted, not delivered).
+    /// to ERR and the card's error CQE (the card's CQEs for this QP are
+    /// then stale and counted, not delivered).
     fn flush_sends(&self, qp: u32) {
         self.error.store(true, Ordering::Release);
         let pi = self.pi.load(Ordering::Acquire);
@@ -868,7 +868,7 @@ impl QueuePair {
         self.qpn
     }
     pub fn state(&self) -> QpState {
-        // A RetryExceeded completion put the QP in error behind our back.
+        // An error completion put the QP in error behind our back.
         if self.track.error.load(Ordering::Acquire) {
             QpState::Error
         } else {
@@ -1362,6 +1362,19 @@ impl CompletionQueue {
     /// with the next entry.
     #[inline]
     pub fn poll_cq(&mut self) -> Result<Option<WorkCompletion>, CqError> {
+        self.poll_one(self.progress)
+    }
+
+    /// Like [`CompletionQueue::poll_batch`], but an empty ring does not
+    /// give a simulated device time to run ([`Device::progress`]): for a
+    /// poller that woke on an interrupt and must not pose as the program
+    /// driving the device.
+    pub fn poll_ready(&mut self, out: &mut Vec<WorkCompletion>, max: usize) -> Result<usize, CqError> {
+        self.batch(out, max, false)
+    }
+
+    #[inline]
+    fn poll_one(&mut self, drive: bool) -> Result<Option<WorkCompletion>, CqError> {
         if self.link.has_pending.load(Ordering::Acquire) {
             let mut p = lock(&self.link.pending);
             let wc = p.pop_front();
@@ -1375,7 +1388,7 @@ impl CompletionQueue {
         loop {
             let mut e = [0u8; cqe::SIZE];
             if !self.ring.peek(&mut e) {
-                if self.progress {
+                if drive {
                     self.shared.dev.progress();
                 }
                 return Ok(None);
@@ -1400,9 +1413,13 @@ impl CompletionQueue {
     /// Up to `max` completions into `out`; stops at the first refused CQE
     /// (the completions before it are in `out`).
     pub fn poll_batch(&mut self, out: &mut Vec<WorkCompletion>, max: usize) -> Result<usize, CqError> {
+        self.batch(out, max, self.progress)
+    }
+
+    fn batch(&mut self, out: &mut Vec<WorkCompletion>, max: usize, drive: bool) -> Result<usize, CqError> {
         let mut n = 0;
         while n < max {
-            match self.poll_cq()? {
+            match self.poll_one(drive)? {
                 Some(wc) => {
                     out.push(wc);
                     n += 1;
@@ -1517,8 +1534,10 @@ impl CompletionQueue {
             i = i.wrapping_add(1);
         }
         t.ci.store(end, Ordering::Release);
-        if c.status == CqStatus::RetryExceeded {
-            // The card put the QP in error: flush the rest (after `end`).
+        if c.status != CqStatus::Success && c.status != CqStatus::Flushed {
+            // An error completion means the card put the QP in error
+            // (retries exceeded, a remote access NACK, a descriptor it
+            // refused): flush the rest (after `end`), as verbs do.
             t.flush_sends(c.qp);
         } else if c.status == CqStatus::Success && flags & F_FORCED != 0 {
             return Ok(None);

@@ -853,6 +853,28 @@ fn random_cqe_bytes_never_panic_or_corrupt_the_queue() {
     assert_eq!(s.cq.poll_cq().unwrap().map(|w| w.wr_id), Some(5));
 }
 
+/// Every error status the card reports puts the QP in error, as retries
+/// exceeded does: a remote access NACK, a descriptor the card refused.
+#[test]
+fn every_error_completion_puts_the_qp_in_error() {
+    for status in [CqStatus::RemoteAccess, CqStatus::BadLength, CqStatus::BadOpcode] {
+        let mut s = setup(4, 5);
+        let q = s.qp.qpn();
+        let cqn = s.cq.cqn();
+        s.qp.post_write(&wr(&s.mr, 1, 0, 8)).unwrap();
+        s.qp.post_write(&wr(&s.mr, 2, 0, 8)).unwrap();
+        let d = s.card.fetch(q);
+        s.card.send_cqe(cqn, q, 0, &d[0], status);
+        assert_eq!(s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)), Some((1, status)));
+        assert_eq!(
+            s.cq.poll_cq().unwrap().map(|w| (w.wr_id, w.status)),
+            Some((2, CqStatus::Flushed)),
+            "{status:?}"
+        );
+        assert_eq!(s.qp.state(), QpState::Error, "{status:?}");
+    }
+}
+
 #[test]
 fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     let mut s = setup(4, 5);

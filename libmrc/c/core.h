@@ -24,10 +24,27 @@ void mrcx_dealloc_pd(void *pd);
 void *mrcx_reg_mr(const void *pd, void *addr, size_t len, int remote,
                   uint32_t *lkey, uint32_t *rkey);
 int mrcx_dereg_mr(void *mr);
-void *mrcx_create_cq(const void *ctx, int entries);
+struct mrcx_async_event {
+  uint32_t event_type; /* enum ibv_event_type */
+  uintptr_t handle;    /* the mrc_qp or mrc_cq it is about */
+};
+
+int mrcx_async_fd(const void *ctx);
+int mrcx_get_async_event(const void *ctx, struct mrcx_async_event *out);
+int mrcx_port_mtu(const void *ctx);
+void *mrcx_create_cq(const void *ctx, int entries, uintptr_t handle,
+                     const void *channel);
+int mrcx_req_notify(const void *cq);
+void *mrcx_channel_create(void);
+int mrcx_channel_fd(const void *ch);
+void mrcx_channel_destroy(void *ch);
+int mrcx_channel_get_event(const void *ch, uintptr_t *cq_handle);
 int mrcx_destroy_cq(const void *ctx, void *cq);
 void *mrcx_create_qp(const void *ctx, const void *pd, const void *send_cq,
-                     const void *recv_cq, uint32_t max_send_wr);
+                     const void *recv_cq, uint32_t max_send_wr,
+                     uintptr_t handle);
+int mrcx_qp_state(const void *qp); /* 0 RESET .. 4 ERR, or -errno */
+int mrcx_to_err_or_reset(const void *qp, int reset);
 uint32_t mrcx_qpn(const void *qp);
 int mrcx_destroy_qp(void *qp);
 int mrcx_to_init(const void *qp);
@@ -41,16 +58,36 @@ int mrcx_post_write(const void *qp, uint64_t wr_id, uint64_t laddr,
 int mrcx_post_recv(const void *qp, uint64_t wr_id);
 int mrcx_poll(const void *ctx, const void *cq, int max, struct mrcx_wc *out);
 
-/* The verbs objects of our devices (verbs.c), as mrc.c needs them. */
+/* The verbs objects of our devices (verbs.c), as mrc.c needs them.
+ * `refs` counts the objects made from one that must go first: freeing
+ * one that still has them is refused with EBUSY, as the kernel's verbs
+ * do, instead of leaving them dangling. */
 struct mrc_ibv_context {
   struct ibv_context ctx;
   uint32_t magic;
   void *rs;
+  int refs; /* PDs, completion channels, MRC contexts */
 };
 struct mrc_ibv_pd {
   struct ibv_pd pd;
   void *rs;
+  int refs; /* MRs, QPs */
 };
+struct mrc_ibv_comp_channel {
+  struct ibv_comp_channel ch;
+  void *rs;
+  int refs; /* CQs */
+};
+
+static inline void mrc_ref(int *refs) {
+  __atomic_fetch_add(refs, 1, __ATOMIC_ACQ_REL);
+}
+static inline void mrc_unref(int *refs) {
+  __atomic_fetch_sub(refs, 1, __ATOMIC_ACQ_REL);
+}
+static inline int mrc_refs(int *refs) {
+  return __atomic_load_n(refs, __ATOMIC_ACQUIRE);
+}
 #define MRC_CONTEXT_MAGIC 0x4d524331u /* "MRC1" */
 
 #endif

@@ -14,18 +14,30 @@
 
 struct mrc_context {
   struct mrc_ibv_context *ibv;
+  int refs; /* CQs, QPs */
 };
 
 struct mrc_cq {
   struct mrc_context *ctx;
   void *rs;
   void *cq_context;
+  struct mrc_ibv_comp_channel *channel;
+  int refs;                 /* QPs whose send or receive CQ it is */
+  unsigned events_taken;    /* by mrc_get_cq_event */
+  unsigned events_acked;    /* by mrc_ack_cq_events */
 };
 
 struct mrc_qp {
   struct mrc_context *ctx;
   void *rs;
-  enum ibv_qp_state state;
+  struct mrc_ibv_pd *pd;
+  struct mrc_cq *send_cq, *recv_cq;
+  void *qp_context;
+  struct ibv_qp_cap cap;
+  /* What the transitions set, for mrc_query_qp. */
+  struct ibv_qp_attr attr;
+  struct mrc_qp_attr mrc;
+  unsigned events_taken, events_acked; /* asynchronous events */
 };
 
 /* What the core's device offers (the driver's limits). */
@@ -79,12 +91,16 @@ struct mrc_context *mrc_create_context(struct ibv_context *ctx,
     return NULL;
   }
   m->ibv = c;
+  mrc_ref(&c->refs);
   return m;
 }
 
 int mrc_destroy_context(struct mrc_context *mctx) {
   if (!mctx)
     return EINVAL;
+  if (mrc_refs(&mctx->refs))
+    return EBUSY;
+  mrc_unref(&mctx->ibv->refs);
   free(mctx);
   return 0;
 }
@@ -93,13 +109,9 @@ struct mrc_cq *mrc_create_cq(struct mrc_context *mctx, int cqe,
                              void *cq_context,
                              struct ibv_comp_channel *channel,
                              int comp_vector) {
-  if (!mctx || cqe <= 0 || comp_vector != 0) {
+  if (!mctx || cqe <= 0 || comp_vector != 0 ||
+      (channel && channel->context != &mctx->ibv->ctx)) {
     errno = EINVAL;
-    return NULL;
-  }
-  if (channel) {
-    /* Completion channels are not implemented yet: poll. */
-    errno = EOPNOTSUPP;
     return NULL;
   }
   struct mrc_cq *cq = calloc(1, sizeof(*cq));
@@ -107,7 +119,9 @@ struct mrc_cq *mrc_create_cq(struct mrc_context *mctx, int cqe,
     errno = ENOMEM;
     return NULL;
   }
-  cq->rs = mrcx_create_cq(mctx->ibv->rs, cqe);
+  cq->channel = (struct mrc_ibv_comp_channel *)channel;
+  cq->rs = mrcx_create_cq(mctx->ibv->rs, cqe, (uintptr_t)cq,
+                          cq->channel ? cq->channel->rs : NULL);
   if (!cq->rs) {
     free(cq);
     errno = ENOMEM;
@@ -115,15 +129,88 @@ struct mrc_cq *mrc_create_cq(struct mrc_context *mctx, int cqe,
   }
   cq->ctx = mctx;
   cq->cq_context = cq_context;
+  mrc_ref(&mctx->refs);
+  if (cq->channel)
+    mrc_ref(&cq->channel->refs);
   return cq;
 }
 
 int mrc_destroy_cq(struct mrc_cq *cq) {
   if (!cq)
     return EINVAL;
+  /* QPs still use it, or events taken from its channel are not acked. */
+  if (mrc_refs(&cq->refs) ||
+      __atomic_load_n(&cq->events_taken, __ATOMIC_ACQUIRE) !=
+          __atomic_load_n(&cq->events_acked, __ATOMIC_ACQUIRE))
+    return EBUSY;
   int rc = mrcx_destroy_cq(cq->ctx->ibv->rs, cq->rs);
+  if (rc)
+    return rc;
+  if (cq->channel)
+    mrc_unref(&cq->channel->refs);
+  mrc_unref(&cq->ctx->refs);
   free(cq);
-  return rc;
+  return 0;
+}
+
+int mrc_req_notify_cq(struct mrc_cq *cq, int solicited_only) {
+  (void)solicited_only; /* every completion notifies (see mrc.h) */
+  if (!cq)
+    return EINVAL;
+  return mrcx_req_notify(cq->rs);
+}
+
+int mrc_get_cq_event(struct ibv_comp_channel *channel, struct mrc_cq **cq,
+                     void **cq_context) {
+  if (!channel || !cq || !cq_context) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct mrc_ibv_comp_channel *ch = (struct mrc_ibv_comp_channel *)channel;
+  uintptr_t h = 0;
+  int rc = mrcx_channel_get_event(ch->rs, &h);
+  if (rc) {
+    errno = rc;
+    return -1;
+  }
+  struct mrc_cq *c = (struct mrc_cq *)h;
+  __atomic_fetch_add(&c->events_taken, 1, __ATOMIC_ACQ_REL);
+  *cq = c;
+  *cq_context = c->cq_context;
+  return 0;
+}
+
+void mrc_ack_cq_events(struct mrc_cq *cq, unsigned int nevents) {
+  if (cq)
+    __atomic_fetch_add(&cq->events_acked, nevents, __ATOMIC_ACQ_REL);
+}
+
+int mrc_get_async_event(struct mrc_context *mctx,
+                        struct mrc_async_event *event) {
+  if (!mctx || !event) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct mrcx_async_event e;
+  int rc = mrcx_get_async_event(mctx->ibv->rs, &e);
+  if (rc) {
+    errno = rc;
+    return -1;
+  }
+  memset(event, 0, sizeof(*event));
+  event->event_type = (enum ibv_event_type)e.event_type;
+  if (e.event_type == IBV_EVENT_CQ_ERR) {
+    event->element.cq = (struct mrc_cq *)e.handle;
+  } else {
+    event->element.qp = (struct mrc_qp *)e.handle;
+    __atomic_fetch_add(&event->element.qp->events_taken, 1, __ATOMIC_ACQ_REL);
+  }
+  return 0;
+}
+
+void mrc_ack_async_event(struct mrc_async_event *event) {
+  if (event && event->event_type != IBV_EVENT_CQ_ERR && event->element.qp)
+    __atomic_fetch_add(&event->element.qp->events_acked, 1, __ATOMIC_ACQ_REL);
 }
 
 static enum ibv_wc_status wc_status(uint32_t s) {
@@ -173,8 +260,9 @@ int mrc_poll_cq(struct mrc_cq *cq, int num_entries, struct ibv_wc *wc) {
 struct mrc_qp *mrc_create_qp(struct mrc_context *mctx,
                              struct mrc_qp_init_attr *attr) {
   if (!mctx || !attr || !attr->send_cq || !attr->recv_cq || !attr->pd ||
-      attr->cap.max_send_sge > 1 || attr->cap.max_recv_sge > 1 ||
-      attr->cap.max_send_wr > MRC_MAX_QP_WR ||
+      attr->send_cq->ctx != mctx || attr->recv_cq->ctx != mctx ||
+      attr->pd->context != &mctx->ibv->ctx || attr->cap.max_send_sge > 1 ||
+      attr->cap.max_recv_sge > 1 || attr->cap.max_send_wr > MRC_MAX_QP_WR ||
       (attr->protocol_version != 0 &&
        attr->protocol_version != MRC_PROTOCOL_VERSION_1)) {
     errno = EINVAL;
@@ -188,23 +276,42 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *mctx,
   struct mrc_ibv_pd *pd = (struct mrc_ibv_pd *)attr->pd;
   uint32_t wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
   qp->rs = mrcx_create_qp(mctx->ibv->rs, pd->rs, attr->send_cq->rs,
-                          attr->recv_cq->rs, wr);
+                          attr->recv_cq->rs, wr, (uintptr_t)qp);
   if (!qp->rs) {
     free(qp);
     errno = ENOMEM;
     return NULL;
   }
   qp->ctx = mctx;
-  qp->state = IBV_QPS_RESET;
+  qp->pd = pd;
+  qp->send_cq = attr->send_cq;
+  qp->recv_cq = attr->recv_cq;
+  qp->qp_context = attr->qp_context;
+  qp->cap = attr->cap;
+  qp->cap.max_send_wr = wr;
+  qp->attr.qp_state = IBV_QPS_RESET;
+  mrc_ref(&mctx->refs);
+  mrc_ref(&pd->refs);
+  mrc_ref(&qp->send_cq->refs);
+  mrc_ref(&qp->recv_cq->refs);
   return qp;
 }
 
 int mrc_destroy_qp(struct mrc_qp *qp) {
   if (!qp)
     return EINVAL;
+  if (__atomic_load_n(&qp->events_taken, __ATOMIC_ACQUIRE) !=
+      __atomic_load_n(&qp->events_acked, __ATOMIC_ACQUIRE))
+    return EBUSY;
   int rc = mrcx_destroy_qp(qp->rs);
+  if (rc)
+    return rc;
+  mrc_unref(&qp->recv_cq->refs);
+  mrc_unref(&qp->send_cq->refs);
+  mrc_unref(&qp->pd->refs);
+  mrc_unref(&qp->ctx->refs);
   free(qp);
-  return rc;
+  return 0;
 }
 
 int mrc_get_qpn(struct mrc_qp *qp, uint32_t *qpn) {
@@ -214,26 +321,62 @@ int mrc_get_qpn(struct mrc_qp *qp, uint32_t *qpn) {
   return 0;
 }
 
+/* The QP's state as the core holds it (an error completion moves it to
+ * ERR without a modify). */
+static enum ibv_qp_state qp_state(struct mrc_qp *qp) {
+  static const enum ibv_qp_state states[] = {IBV_QPS_RESET, IBV_QPS_INIT,
+                                             IBV_QPS_RTR, IBV_QPS_RTS,
+                                             IBV_QPS_ERR};
+  int s = mrcx_qp_state(qp->rs);
+  return (s >= 0 && s <= 4) ? states[s] : IBV_QPS_UNKNOWN;
+}
+
+/* The attributes each transition needs and may take (the RC rules, less
+ * what MRC has not: alternate paths, RNR, atomics' read depth is
+ * accepted and ignored). */
+enum {
+  RTR_NEEDS = IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU,
+  RTS_NEEDS = IBV_QP_SQ_PSN,
+  REFUSED = IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE,
+};
+
 int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
                   struct mrc_qp_attr *mrc_attr, int mrc_mask) {
-  (void)mrc_attr;
-  if (!qp || !attr || !(ibv_mask & IBV_QP_STATE))
+  if (!qp || !attr || !(ibv_mask & IBV_QP_STATE) || (mrc_mask && !mrc_attr))
     return EINVAL;
-  if (ibv_mask & (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE))
+  if (ibv_mask & REFUSED)
     return EINVAL;
-  /* EV and CC profiles are not implemented yet: the default EV set. */
+  enum ibv_qp_state cur = qp_state(qp);
+  if ((ibv_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+    return EINVAL;
+  /* EV and CC profiles are mrc_ctl's: not implemented yet (the default
+   * EV set and window apply). */
   if (mrc_mask & (MRC_QP_EV_PROFILE | MRC_QP_CC_PROFILE))
     return EOPNOTSUPP;
+  /* Each MRC attribute belongs to one transition. */
+  int rtr_mrc = MRC_QP_MAX_WIMM_DEST | MRC_QP_MPR_DEST;
+  int rts_mrc = MRC_QP_MAX_WIMM | MRC_QP_MPR;
+  if ((mrc_mask & rtr_mrc && attr->qp_state != IBV_QPS_RTR) ||
+      (mrc_mask & rts_mrc && attr->qp_state != IBV_QPS_RTS) ||
+      (mrc_mask & ~(rtr_mrc | rts_mrc)))
+    return EINVAL;
   int rc;
   switch (attr->qp_state) {
+  case IBV_QPS_RESET:
+  case IBV_QPS_ERR:
+    rc = mrcx_to_err_or_reset(qp->rs, attr->qp_state == IBV_QPS_RESET);
+    if (rc == 0 && attr->qp_state == IBV_QPS_RESET) {
+      memset(&qp->attr, 0, sizeof(qp->attr));
+      memset(&qp->mrc, 0, sizeof(qp->mrc));
+    }
+    break;
   case IBV_QPS_INIT:
-    if (qp->state != IBV_QPS_RESET)
+    if (cur != IBV_QPS_RESET)
       return EINVAL;
     rc = mrcx_to_init(qp->rs);
     break;
-  case IBV_QPS_RTR: {
-    int need = IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU;
-    if (qp->state != IBV_QPS_INIT || (ibv_mask & need) != need ||
+  case IBV_QPS_RTR:
+    if (cur != IBV_QPS_INIT || (ibv_mask & RTR_NEEDS) != RTR_NEEDS ||
         !attr->ah_attr.is_global || attr->path_mtu < IBV_MTU_256 ||
         attr->path_mtu > IBV_MTU_4096)
       return EINVAL;
@@ -242,9 +385,8 @@ int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
                      attr->ah_attr.grh.dgid.raw,
                      (uint8_t)(attr->path_mtu + 7));
     break;
-  }
   case IBV_QPS_RTS:
-    if (qp->state != IBV_QPS_RTR || !(ibv_mask & IBV_QP_SQ_PSN))
+    if (cur != IBV_QPS_RTR || (ibv_mask & RTS_NEEDS) != RTS_NEEDS)
       return EINVAL;
     rc = mrcx_to_rts(qp->rs, attr->sq_psn,
                      (ibv_mask & IBV_QP_TIMEOUT) ? attr->timeout : 0,
@@ -253,9 +395,60 @@ int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
   default:
     return EINVAL;
   }
-  if (rc == 0)
-    qp->state = attr->qp_state;
-  return rc;
+  if (rc)
+    return rc;
+  /* Remember what was set, for mrc_query_qp. */
+  if (ibv_mask & IBV_QP_PKEY_INDEX)
+    qp->attr.pkey_index = attr->pkey_index;
+  if (ibv_mask & IBV_QP_PORT)
+    qp->attr.port_num = attr->port_num;
+  if (ibv_mask & IBV_QP_ACCESS_FLAGS)
+    qp->attr.qp_access_flags = attr->qp_access_flags;
+  if (ibv_mask & IBV_QP_AV)
+    qp->attr.ah_attr = attr->ah_attr;
+  if (ibv_mask & IBV_QP_PATH_MTU)
+    qp->attr.path_mtu = attr->path_mtu;
+  if (ibv_mask & IBV_QP_DEST_QPN)
+    qp->attr.dest_qp_num = attr->dest_qp_num;
+  if (ibv_mask & IBV_QP_RQ_PSN)
+    qp->attr.rq_psn = attr->rq_psn & 0xFFFFFF;
+  if (ibv_mask & IBV_QP_SQ_PSN)
+    qp->attr.sq_psn = attr->sq_psn & 0xFFFFFF;
+  if (ibv_mask & IBV_QP_TIMEOUT)
+    qp->attr.timeout = attr->timeout;
+  if (ibv_mask & IBV_QP_RETRY_CNT)
+    qp->attr.retry_cnt = attr->retry_cnt;
+  if (mrc_mask & MRC_QP_MAX_WIMM_DEST)
+    qp->mrc.max_wimm_dest = mrc_attr->max_wimm_dest;
+  if (mrc_mask & MRC_QP_MPR_DEST)
+    qp->mrc.mpr_dest = mrc_attr->mpr_dest;
+  if (mrc_mask & MRC_QP_MAX_WIMM)
+    qp->mrc.max_wimm = mrc_attr->max_wimm;
+  if (mrc_mask & MRC_QP_MPR)
+    qp->mrc.mpr = mrc_attr->mpr;
+  return 0;
+}
+
+int mrc_query_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
+                 struct ibv_qp_init_attr *init_attr, struct mrc_qp_attr *mrc_attr,
+                 int mrc_mask) {
+  (void)ibv_mask; /* every attribute is returned, as verbs providers do */
+  if (!qp || !attr || (mrc_mask && !mrc_attr))
+    return EINVAL;
+  *attr = qp->attr;
+  attr->qp_state = qp_state(qp);
+  attr->cur_qp_state = attr->qp_state;
+  attr->cap = qp->cap;
+  if (init_attr) {
+    memset(init_attr, 0, sizeof(*init_attr));
+    init_attr->qp_context = qp->qp_context;
+    init_attr->cap = qp->cap;
+    init_attr->qp_type = IBV_QPT_RC;
+    init_attr->sq_sig_all = 0;
+  }
+  if (mrc_attr)
+    *mrc_attr = qp->mrc;
+  return 0;
 }
 
 int mrc_post_send(struct mrc_qp *qp, struct ibv_send_wr *wr,

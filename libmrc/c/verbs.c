@@ -1,6 +1,7 @@
 /*
  * The libibverbs objects libmrc needs, for our devices: device list and
- * names, open/close, GID query, PD, MR registration, ibv_wc_status_str.
+ * names, open/close, device, port and GID queries, PD, MR registration,
+ * completion channels, ibv_wc_status_str.
  * Compiled against the system's <infiniband/verbs.h>, so every struct has
  * the layout programs were compiled with; exported with the symbol
  * versions of rdma-core's libibverbs (libmrc/libmrc.map). Other verbs
@@ -27,6 +28,11 @@ struct mrc_ibv_mr {
   struct ibv_mr mr;
   void *rs;
 };
+
+static struct mrc_ibv_context *our_ctx(struct ibv_context *context) {
+  struct mrc_ibv_context *c = (struct mrc_ibv_context *)context;
+  return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
+}
 
 struct ibv_device **ibv_get_device_list(int *num_devices) {
   int n = mrcx_device_count();
@@ -87,7 +93,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
   }
   c->ctx.device = device;
   c->ctx.cmd_fd = -1;
-  c->ctx.async_fd = -1;
+  /* Readable while an asynchronous event is queued (mrc_get_async_event). */
+  c->ctx.async_fd = mrcx_async_fd(rs);
   c->ctx.num_comp_vectors = 1;
   pthread_mutex_init(&c->ctx.mutex, NULL);
   c->magic = MRC_CONTEXT_MAGIC;
@@ -96,11 +103,11 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 }
 
 int ibv_close_device(struct ibv_context *context) {
-  if (!context)
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c)
     return EINVAL;
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)context;
-  if (c->magic != MRC_CONTEXT_MAGIC)
-    return EINVAL;
+  if (mrc_refs(&c->refs))
+    return EBUSY;
   c->magic = 0;
   mrcx_close(c->rs);
   pthread_mutex_destroy(&c->ctx.mutex);
@@ -111,17 +118,122 @@ int ibv_close_device(struct ibv_context *context) {
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
                   union ibv_gid *gid) {
   /* One port; every GID index names the device's address (RoCE v2). */
-  if (!context || !gid || port_num != 1 || index < 0 || index > 255)
-    return EINVAL;
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)context;
-  if (c->magic != MRC_CONTEXT_MAGIC)
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c || !gid || port_num != 1 || index < 0 || index > 255)
     return EINVAL;
   return mrcx_gid(c->rs, gid->raw);
 }
 
+/* What the device offers (the driver's limits; mrc.c has the MRC ones). */
+enum {
+  DEV_MAX_QP = 256,
+  DEV_MAX_CQ = 256,
+  DEV_MAX_QP_WR = 1 << 16,
+  DEV_MAX_CQE = 1 << 16,
+  DEV_MAX_MR = 1 << 16,
+  DEV_MAX_PD = 1 << 16,
+  DEV_MAX_MR_SIZE_LOG2 = 40,
+  DEV_MAX_MSG_SZ = 1u << 31,
+};
+
+int ibv_query_device(struct ibv_context *context,
+                     struct ibv_device_attr *attr) {
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c || !attr)
+    return EINVAL;
+  memset(attr, 0, sizeof(*attr));
+  snprintf(attr->fw_ver, sizeof(attr->fw_ver), "open-mrc");
+  attr->max_mr_size = 1ull << DEV_MAX_MR_SIZE_LOG2;
+  attr->page_size_cap = 4096;
+  attr->max_qp = DEV_MAX_QP;
+  attr->max_qp_wr = DEV_MAX_QP_WR;
+  attr->max_sge = 1;
+  attr->max_cq = DEV_MAX_CQ;
+  attr->max_cqe = DEV_MAX_CQE;
+  attr->max_mr = DEV_MAX_MR;
+  attr->max_pd = DEV_MAX_PD;
+  attr->max_pkeys = 1;
+  attr->phys_port_cnt = 1;
+  return 0;
+}
+
+/* The largest verbs MTU whose packets fit the network's: the MTU of the
+ * interface holding the device's address, less the IP, UDP and MRC
+ * headers (the core measures it). */
+static enum ibv_mtu ib_mtu(int bytes) {
+  if (bytes >= 4096)
+    return IBV_MTU_4096;
+  if (bytes >= 2048)
+    return IBV_MTU_2048;
+  if (bytes >= 1024)
+    return IBV_MTU_1024;
+  if (bytes >= 512)
+    return IBV_MTU_512;
+  return IBV_MTU_256;
+}
+
+/* Called through ___ibv_query_port (verbs.h) with a zeroed struct
+ * ibv_port_attr: only its leading (compat) fields are written, up to
+ * link_layer. */
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+                   struct _compat_ibv_port_attr *compat) {
+  struct ibv_port_attr *attr = (struct ibv_port_attr *)compat;
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c || !attr || port_num != 1)
+    return EINVAL;
+  attr->state = IBV_PORT_ACTIVE;
+  attr->max_mtu = IBV_MTU_4096;
+  attr->active_mtu = ib_mtu(mrcx_port_mtu(c->rs));
+  attr->gid_tbl_len = 1;
+  attr->max_msg_sz = DEV_MAX_MSG_SZ;
+  attr->pkey_tbl_len = 1;
+  attr->max_vl_num = 1;
+  attr->active_width = 2; /* 4x */
+  attr->active_speed = 32; /* EDR lanes: 4 x 25 Gb/s */
+  attr->phys_state = 5;    /* LinkUp */
+  attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+  return 0;
+}
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c) {
+    errno = EINVAL;
+    return NULL;
+  }
+  struct mrc_ibv_comp_channel *ch = calloc(1, sizeof(*ch));
+  if (!ch) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  ch->rs = mrcx_channel_create();
+  if (!ch->rs) {
+    free(ch);
+    errno = EMFILE;
+    return NULL;
+  }
+  ch->ch.context = context;
+  ch->ch.fd = mrcx_channel_fd(ch->rs);
+  mrc_ref(&c->refs);
+  return &ch->ch;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
+  if (!channel)
+    return EINVAL;
+  struct mrc_ibv_comp_channel *ch = (struct mrc_ibv_comp_channel *)channel;
+  if (mrc_refs(&ch->refs))
+    return EBUSY;
+  mrc_unref(&((struct mrc_ibv_context *)channel->context)->refs);
+  mrcx_channel_destroy(ch->rs);
+  free(ch);
+  return 0;
+}
+
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)context;
-  if (!c || c->magic != MRC_CONTEXT_MAGIC) {
+  struct mrc_ibv_context *c = our_ctx(context);
+  if (!c) {
     errno = EINVAL;
     return NULL;
   }
@@ -137,6 +249,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
     return NULL;
   }
   p->pd.context = context;
+  mrc_ref(&c->refs);
   return &p->pd;
 }
 
@@ -144,6 +257,9 @@ int ibv_dealloc_pd(struct ibv_pd *pd) {
   if (!pd)
     return EINVAL;
   struct mrc_ibv_pd *p = (struct mrc_ibv_pd *)pd;
+  if (mrc_refs(&p->refs))
+    return EBUSY;
+  mrc_unref(&((struct mrc_ibv_context *)pd->context)->refs);
   mrcx_dealloc_pd(p->rs);
   free(p);
   return 0;
@@ -174,6 +290,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
   m->mr.addr = addr;
   m->mr.length = length;
   m->mr.handle = m->mr.lkey;
+  mrc_ref(&p->refs);
   return &m->mr;
 }
 
@@ -199,6 +316,7 @@ int ibv_dereg_mr(struct ibv_mr *mr) {
     return EINVAL;
   struct mrc_ibv_mr *m = (struct mrc_ibv_mr *)mr;
   int rc = mrcx_dereg_mr(m->rs);
+  mrc_unref(&((struct mrc_ibv_pd *)mr->pd)->refs);
   free(m);
   return rc;
 }

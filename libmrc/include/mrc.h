@@ -81,31 +81,76 @@ struct mrc_qp_attr {
   uint32_t mpr;
 };
 
+/* An asynchronous event of a context (mrc_get_async_event):
+ * IBV_EVENT_QP_FATAL names a QP that entered ERR through an error
+ * completion (retries exceeded, remote access error), once per entry;
+ * IBV_EVENT_CQ_ERR names a CQ that received a completion the library
+ * could not read. */
+struct mrc_async_event {
+  union {
+    struct mrc_qp *qp;
+    struct mrc_cq *cq;
+  } element;
+  enum ibv_event_type event_type;
+};
+
 /* Device query: *supported is set to 1 when the device speaks MRC. */
 int mrc_query_device(struct ibv_context *ctx, struct mrc_device_attr *attr,
                      int *supported);
 
 struct mrc_context *mrc_create_context(struct ibv_context *ctx,
                                        struct mrc_context_attr *attr);
+/* EBUSY while CQs or QPs of the context exist. */
 int mrc_destroy_context(struct mrc_context *mctx);
+
+/* The next asynchronous event (blocks until one comes, unless the
+ * context's ibv_context->async_fd was made non-blocking: then -1 with
+ * errno EAGAIN). Returns 0, or -1 with errno. Every event taken is acked
+ * before its QP is destroyed. */
+int mrc_get_async_event(struct mrc_context *mctx,
+                        struct mrc_async_event *event);
+void mrc_ack_async_event(struct mrc_async_event *event);
 
 struct mrc_cq *mrc_create_cq(struct mrc_context *mctx, int cqe,
                              void *cq_context,
                              struct ibv_comp_channel *channel,
                              int comp_vector);
+/* channel: from ibv_create_comp_channel on the context's device, or
+ * NULL (poll only). EBUSY while QPs use the CQ or events taken from its
+ * channel are not acked. */
 int mrc_destroy_cq(struct mrc_cq *cq);
+/* Arm the CQ: its next completion (or one it already holds) puts one
+ * event on its channel. solicited_only is accepted; every completion
+ * notifies. EINVAL without a channel. */
+int mrc_req_notify_cq(struct mrc_cq *cq, int solicited_only);
+/* The next event of channel (blocks until one comes, unless channel->fd
+ * was made non-blocking: then -1 with errno EAGAIN): its CQ and the CQ's
+ * cq_context. Returns 0, or -1 with errno. */
+int mrc_get_cq_event(struct ibv_comp_channel *channel, struct mrc_cq **cq,
+                     void **cq_context);
+void mrc_ack_cq_events(struct mrc_cq *cq, unsigned int nevents);
 /* Completions as ibv_wc; returns how many, or a negative errno. */
 int mrc_poll_cq(struct mrc_cq *cq, int num_entries, struct ibv_wc *wc);
 
 struct mrc_qp *mrc_create_qp(struct mrc_context *mctx,
                              struct mrc_qp_init_attr *attr);
+/* EBUSY while asynchronous events taken for it are not acked. */
 int mrc_destroy_qp(struct mrc_qp *qp);
 int mrc_get_qpn(struct mrc_qp *qp, uint32_t *qpn);
-/* RST -> INIT -> RTR -> RTS; ibv_mask must hold IBV_QP_STATE. Alternate
+/* RST -> INIT -> RTR -> RTS, and any state -> ERR or RST; ibv_mask must
+ * hold IBV_QP_STATE, and IBV_QP_CUR_STATE, if given, must match. Alternate
  * paths are refused (EINVAL); RNR attributes are accepted and ignored
- * (MRC has no receiver-not-ready). */
+ * (MRC has no receiver-not-ready). Each MRC attribute belongs to the
+ * transition its mask names (EINVAL otherwise); EV and CC profile ids
+ * (mrc_ctl.h) give EOPNOTSUPP. */
 int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
                   struct mrc_qp_attr *mrc_attr, int mrc_mask);
+/* Every attribute the transitions set, the current state (ERR after an
+ * error completion) and the capabilities; init_attr may be NULL. The
+ * masks are accepted and every attribute is filled. */
+int mrc_query_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
+                 struct ibv_qp_init_attr *init_attr,
+                 struct mrc_qp_attr *mrc_attr, int mrc_mask);
 /* IBV_WR_RDMA_WRITE and IBV_WR_RDMA_WRITE_WITH_IMM, at most one SGE. */
 int mrc_post_send(struct mrc_qp *qp, struct ibv_send_wr *wr,
                   struct ibv_send_wr **bad_wr);

@@ -11,16 +11,21 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use std::collections::VecDeque;
+pub mod events;
+
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::raw::{c_char, c_int};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use events::{Channel, Events, MrcxAsyncEvent, Notifier, IBV_EVENT_CQ_ERR, IBV_EVENT_QP_FATAL};
 
 use driver::select::{DeviceSpec, DEVICE_ENV};
 use driver::{
     Access, CcProfile, CompletionQueue, Context, EvProfile, LocalAddress, MemoryRegion, OpenOptions, PeerAddress,
-    ProtectionDomain, QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WcOpcode, WriteWr,
+    ProtectionDomain, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WcOpcode, WriteWr,
 };
 
 /// The devices libmrc offers: one per spec in `$MRC_DEVICE`, separated by
@@ -32,7 +37,7 @@ fn device_specs() -> Vec<DeviceSpec> {
         .unwrap_or_default()
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -63,14 +68,44 @@ pub struct MrcxWc {
 pub struct Cq {
     driver: Mutex<Option<CompletionQueue>>,
     queue: Mutex<VecDeque<MrcxWc>>,
+    /// The C layer's handle (`struct mrc_cq *`), which events name.
+    handle: usize,
+    channel: Option<Arc<Channel>>,
+    /// `mrc_req_notify_cq` was called and no event has fired since.
+    armed: AtomicBool,
+}
+
+impl Cq {
+    /// If armed and holding a completion: one event on the channel, and
+    /// disarm. The queue is looked at after the flag is read (and the
+    /// flag is set before the arming caller looks at the queue), so a
+    /// completion queued while arming is never missed by both.
+    fn fire_if_ready(&self) {
+        let Some(ch) = &self.channel else { return };
+        if self.armed.load(Ordering::SeqCst)
+            && !lock(&self.queue).is_empty()
+            && self.armed.swap(false, Ordering::SeqCst)
+        {
+            ch.push(self.handle);
+        }
+    }
 }
 
 pub struct Ctx {
     ctx: Context,
     ip: IpAddr,
+    /// A soft NIC (its network's MTU applies).
+    soft: bool,
     cqs: Mutex<Vec<Arc<Cq>>>,
     /// Receive CQ of each QP number.
-    recv_cq: Mutex<std::collections::HashMap<u32, Arc<Cq>>>,
+    recv_cq: Mutex<HashMap<u32, Arc<Cq>>>,
+    /// The C handle of each QP number (for asynchronous events).
+    qp_handles: Mutex<HashMap<u32, usize>>,
+    /// QPs whose fatal error was reported already.
+    qp_failed: Mutex<HashSet<u32>>,
+    events: Events,
+    /// Runs once a CQ has a completion channel.
+    notifier: Mutex<Option<Notifier>>,
 }
 
 pub struct Pd {
@@ -79,11 +114,13 @@ pub struct Pd {
     next_lkey: Mutex<u32>,
 }
 
+/// Its PD outlives it: the C layer refuses to free a PD with MRs (EBUSY).
 pub struct Mr {
     pd: *const Pd,
     lkey: u32,
 }
 
+/// Its PD and context outlive it (the C layer's reference counts).
 pub struct Qp {
     qp: Mutex<QueuePair>,
     pd: *const Pd,
@@ -102,9 +139,9 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
         let Some(spec) = device_specs().into_iter().nth(i.max(0) as usize) else {
             return std::ptr::null_mut();
         };
-        let ip = match &spec {
-            DeviceSpec::Soft(c) => c.ip,
-            _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        let (ip, soft) = match &spec {
+            DeviceSpec::Soft(c) => (c.ip, true),
+            _ => (IpAddr::V4(Ipv4Addr::UNSPECIFIED), false),
         };
         let Ok(dev) = spec.open() else {
             return std::ptr::null_mut();
@@ -119,20 +156,60 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
             dscp: 26,
             ttl: 64,
         });
-        Box::into_raw(Box::new(Ctx {
+        let Some(events) = Events::new() else {
+            return std::ptr::null_mut();
+        };
+        Arc::into_raw(Arc::new(Ctx {
             ctx,
             ip,
+            soft,
             cqs: Mutex::new(Vec::new()),
-            recv_cq: Mutex::new(Default::default()),
-        }))
+            recv_cq: Mutex::new(HashMap::new()),
+            qp_handles: Mutex::new(HashMap::new()),
+            qp_failed: Mutex::new(HashSet::new()),
+            events,
+            notifier: Mutex::new(None),
+        })) as *mut Ctx
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_close(c: *mut Ctx) {
     if !c.is_null() {
-        // SAFETY: made by `mrcx_open`, closed once by the C layer.
-        guard((), || drop(unsafe { Box::from_raw(c) }));
+        guard((), || {
+            // SAFETY: made by `mrcx_open` (an Arc), closed once by the C
+            // layer, which refuses while objects of the context live.
+            let c = unsafe { Arc::from_raw(c as *const Ctx) };
+            // Stop the notifier before the context goes.
+            drop(lock(&c.notifier).take());
+            drop(c);
+        });
+    }
+}
+
+/// The descriptor of the context's asynchronous events (readable while
+/// one is queued).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_async_fd(c: *const Ctx) -> c_int {
+    // SAFETY: a live context.
+    unsafe { c.as_ref() }.map_or(-1, |c| c.events.fd())
+}
+
+/// The next asynchronous event into `out` (blocks unless the descriptor
+/// is non-blocking); 0 or an errno.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_get_async_event(c: *const Ctx, out: *mut MrcxAsyncEvent) -> c_int {
+    // SAFETY: a live context and an out pointer.
+    let (Some(c), false) = (unsafe { c.as_ref() }, out.is_null()) else {
+        return libc_einval();
+    };
+    match c.events.take() {
+        Ok(e) => {
+            // SAFETY: checked non-null above.
+            unsafe { *out = e };
+            0
+        }
+        Err(e) => e,
     }
 }
 
@@ -150,6 +227,27 @@ pub unsafe extern "C" fn mrcx_gid(c: *const Ctx, out: *mut u8) -> c_int {
     // SAFETY: `out` holds 16 bytes.
     unsafe { std::ptr::copy_nonoverlapping(g.as_ptr(), out, 16) };
     0
+}
+
+/// The largest payload per packet the device's network carries (the
+/// port's active MTU is the largest verbs MTU within it): for a soft NIC,
+/// its interface's MTU less the headers; a card's MAC takes 4 KiB frames.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_port_mtu(c: *const Ctx) -> c_int {
+    /// What a card's path carries (the core's largest MTU).
+    const CARD_PAYLOAD: usize = 4096;
+    // SAFETY: a live context.
+    let Some(c) = (unsafe { c.as_ref() }) else {
+        return -libc_einval();
+    };
+    guard(-libc_einval(), || {
+        let bytes = if c.soft {
+            driver::soft::max_payload(c.ip).unwrap_or(0)
+        } else {
+            CARD_PAYLOAD
+        };
+        bytes.min(c_int::MAX as usize) as c_int
+    })
 }
 
 fn libc_einval() -> c_int {
@@ -237,27 +335,118 @@ pub unsafe extern "C" fn mrcx_dereg_mr(m: *mut Mr) -> c_int {
     })
 }
 
+/// A CQ of at least `entries`; `handle` is the C layer's (events name
+/// it), `channel` its completion channel or null.
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_create_cq(c: *const Ctx, entries: c_int) -> *mut Cq {
+pub unsafe extern "C" fn mrcx_create_cq(
+    c: *const Ctx,
+    entries: c_int,
+    handle: usize,
+    channel: *const Channel,
+) -> *mut Cq {
     guard(std::ptr::null_mut(), || {
-        // SAFETY: a live context.
-        let Some(c) = (unsafe { c.as_ref() }) else {
+        if c.is_null() {
             return std::ptr::null_mut();
+        }
+        // SAFETY: a live context (an Arc made by `mrcx_open`): take a
+        // strong reference for the notifier without consuming the C's.
+        let ctx = unsafe {
+            Arc::increment_strong_count(c);
+            Arc::from_raw(c)
         };
         let log2 = (entries.max(1) as u32)
             .next_power_of_two()
             .trailing_zeros()
             .clamp(4, 16) as u8;
-        let Ok(cq) = c.ctx.create_cq(log2) else {
+        let Ok(cq) = ctx.ctx.create_cq(log2) else {
             return std::ptr::null_mut();
         };
+        let channel = if channel.is_null() {
+            None
+        } else {
+            // SAFETY: a live channel (an Arc made by
+            // `mrcx_channel_create`): the CQ holds its own reference.
+            Some(unsafe {
+                Arc::increment_strong_count(channel);
+                Arc::from_raw(channel)
+            })
+        };
+        if channel.is_some() {
+            let mut n = lock(&ctx.notifier);
+            if n.is_none() {
+                match Notifier::start(&ctx) {
+                    Ok(t) => *n = Some(t),
+                    Err(_) => return std::ptr::null_mut(),
+                }
+            }
+        }
         let cq = Arc::new(Cq {
             driver: Mutex::new(Some(cq)),
             queue: Mutex::new(VecDeque::new()),
+            handle,
+            channel,
+            armed: AtomicBool::new(false),
         });
-        lock(&c.cqs).push(cq.clone());
+        lock(&ctx.cqs).push(cq.clone());
         Arc::into_raw(cq) as *mut Cq
     })
+}
+
+/// Arm `cq`: its next completion puts one event on its channel (one
+/// already queued does at once). EINVAL without a channel.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_req_notify(q: *const Cq) -> c_int {
+    // SAFETY: a live CQ.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    if q.channel.is_none() {
+        return libc_einval();
+    }
+    q.armed.store(true, Ordering::SeqCst);
+    q.fire_if_ready();
+    0
+}
+
+/// A completion channel; null if no descriptor is left.
+#[no_mangle]
+pub extern "C" fn mrcx_channel_create() -> *mut Channel {
+    guard(std::ptr::null_mut(), || {
+        Channel::new().map_or(std::ptr::null_mut(), |ch| Arc::into_raw(Arc::new(ch)) as *mut Channel)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_channel_fd(ch: *const Channel) -> c_int {
+    // SAFETY: a live channel.
+    unsafe { ch.as_ref() }.map_or(-1, Channel::fd)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_channel_destroy(ch: *mut Channel) {
+    if !ch.is_null() {
+        // SAFETY: made by `mrcx_channel_create`, released once (CQs hold
+        // their own references).
+        guard((), || drop(unsafe { Arc::from_raw(ch as *const Channel) }));
+    }
+}
+
+/// The next event of `ch`: its CQ's handle into `cq_handle`; 0 or an
+/// errno (EAGAIN on a non-blocking descriptor with none queued).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_channel_get_event(ch: *const Channel, cq_handle: *mut usize) -> c_int {
+    // SAFETY: a live channel and an out pointer.
+    let (Some(ch), false) = (unsafe { ch.as_ref() }, cq_handle.is_null()) else {
+        return libc_einval();
+    };
+    match ch.take() {
+        Ok(h) => {
+            // SAFETY: checked non-null above.
+            unsafe { *cq_handle = h };
+            0
+        }
+        Err(e) => e,
+    }
 }
 
 #[no_mangle]
@@ -282,6 +471,7 @@ pub unsafe extern "C" fn mrcx_create_qp(
     send_cq: *const Cq,
     recv_cq: *const Cq,
     max_send_wr: u32,
+    handle: usize,
 ) -> *mut Qp {
     guard(std::ptr::null_mut(), || {
         // SAFETY: live objects from the C layer.
@@ -306,6 +496,8 @@ pub unsafe extern "C" fn mrcx_create_qp(
         if let Some(rcq) = rcq {
             lock(&ctx.recv_cq).insert(qp.qpn(), rcq);
         }
+        lock(&ctx.qp_handles).insert(qp.qpn(), handle);
+        lock(&ctx.qp_failed).remove(&qp.qpn());
         Box::into_raw(Box::new(Qp {
             qp: Mutex::new(qp),
             pd: p,
@@ -329,9 +521,54 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
         // SAFETY: made by `mrcx_create_qp`, freed once.
         let q = unsafe { Box::from_raw(q) };
         if let Some(ctx) = unsafe { q.ctx.as_ref() } {
-            lock(&ctx.recv_cq).remove(&lock(&q.qp).qpn());
+            let qpn = lock(&q.qp).qpn();
+            lock(&ctx.recv_cq).remove(&qpn);
+            lock(&ctx.qp_handles).remove(&qpn);
+            lock(&ctx.qp_failed).remove(&qpn);
         }
         0
+    })
+}
+
+/// The QP's state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 4 ERR (an error
+/// completion or a transition to ERR put it there).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_qp_state(q: *const Qp) -> c_int {
+    // SAFETY: a live QP.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return -libc_einval();
+    };
+    guard(-libc_einval(), || match lock(&q.qp).state() {
+        QpState::Reset => 0,
+        QpState::Init => 1,
+        QpState::Rtr => 2,
+        QpState::Rts => 3,
+        QpState::Error => 4,
+    })
+}
+
+/// Any -> ERR (outstanding WRs complete flushed) or, `reset`, any -> RST.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_to_err_or_reset(q: *const Qp, reset: c_int) -> c_int {
+    // SAFETY: a live QP.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        let t = if reset != 0 {
+            QpTransition::Reset
+        } else {
+            QpTransition::Error
+        };
+        let mut qp = lock(&q.qp);
+        let r = qp.modify(t).map_or(libc_einval(), |_| 0);
+        if r == 0 && reset != 0 {
+            // A QP back in RESET may fail again, and say so again.
+            if let Some(ctx) = unsafe { q.ctx.as_ref() } {
+                lock(&ctx.qp_failed).remove(&qp.qpn());
+            }
+        }
+        r
     })
 }
 
@@ -505,6 +742,77 @@ fn to_wc(w: &driver::WorkCompletion) -> MrcxWc {
     }
 }
 
+/// Move what the device's CQ rings hold into the CQs' queues, routing
+/// each receive to its QP's receive CQ, and queue the asynchronous events
+/// they report. `drive`: an empty ring gives the device time to run (a
+/// polling program); otherwise the rings are read as they are (the
+/// notifier, woken by an interrupt). A CQ another thread is draining is
+/// skipped when `drive` (that thread takes its completions), waited for
+/// otherwise (nothing the interrupt announced is left behind).
+pub(crate) fn drain(ctx: &Ctx, drive: bool) {
+    const BATCH: usize = 64;
+    let cqs: Vec<Arc<Cq>> = lock(&ctx.cqs).clone();
+    let mut got = Vec::with_capacity(BATCH);
+    for src in &cqs {
+        let mut guard = if drive {
+            match src.driver.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => continue,
+            }
+        } else {
+            lock(&src.driver)
+        };
+        let Some(d) = guard.as_mut() else { continue };
+        loop {
+            got.clear();
+            let r = if drive {
+                d.poll_batch(&mut got, BATCH)
+            } else {
+                d.poll_ready(&mut got, BATCH)
+            };
+            for w in &got {
+                route(ctx, src, w);
+            }
+            match r {
+                // Another full batch may be waiting (the notifier takes
+                // them all; a polling program comes back for more).
+                Ok(n) if n == BATCH && !drive => continue,
+                Ok(_) => break,
+                // A CQE the driver refused (counted by the driver): the
+                // CQ's owner hears of it; the rest of the ring is read.
+                Err(_) => ctx.events.push(MrcxAsyncEvent {
+                    event_type: IBV_EVENT_CQ_ERR,
+                    handle: src.handle,
+                }),
+            }
+        }
+    }
+}
+
+fn route(ctx: &Ctx, src: &Arc<Cq>, w: &driver::WorkCompletion) {
+    let wc = to_wc(w);
+    let target = if w.opcode == WcOpcode::RecvWriteImm {
+        lock(&ctx.recv_cq).get(&w.qp).cloned().unwrap_or_else(|| src.clone())
+    } else {
+        src.clone()
+    };
+    lock(&target.queue).push_back(wc);
+    // A QP whose completion reports an error is in ERR: say so once
+    // (a flushed WR is the consequence, not the cause).
+    if w.status != driver::CqStatus::Success
+        && w.status != driver::CqStatus::Flushed
+        && lock(&ctx.qp_failed).insert(w.qp)
+    {
+        if let Some(&handle) = lock(&ctx.qp_handles).get(&w.qp) {
+            ctx.events.push(MrcxAsyncEvent {
+                event_type: IBV_EVENT_QP_FATAL,
+                handle,
+            });
+        }
+    }
+}
+
 /// Up to `max` completions of `cq` into `out`; the count, or a negative
 /// errno. Polling drains every driver CQ of the context and routes each
 /// receive to its QP's receive CQ.
@@ -519,24 +827,7 @@ pub unsafe extern "C" fn mrcx_poll(c: *const Ctx, cq: *const Cq, max: c_int, out
     }
     guard(-libc_einval(), || {
         if lock(&me.queue).is_empty() {
-            let cqs: Vec<Arc<Cq>> = lock(&ctx.cqs).clone();
-            for src in &cqs {
-                let Ok(mut d) = src.driver.try_lock() else { continue };
-                let Some(d) = d.as_mut() else { continue };
-                let mut got = Vec::new();
-                if d.poll_batch(&mut got, 64).is_err() && got.is_empty() {
-                    continue;
-                }
-                for w in &got {
-                    let wc = to_wc(w);
-                    let target = if w.opcode == WcOpcode::RecvWriteImm {
-                        lock(&ctx.recv_cq).get(&w.qp).cloned().unwrap_or_else(|| src.clone())
-                    } else {
-                        src.clone()
-                    };
-                    lock(&target.queue).push_back(wc);
-                }
-            }
+            drain(ctx, true);
         }
         let mut q = lock(&me.queue);
         let n = (max as usize).min(q.len());

@@ -4,6 +4,7 @@
  * on a soft NIC ($MRC_DEVICE). Exit status: the number of failed checks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,16 @@ int main(void) {
   CHECK(ibv_query_gid(ctx, 1, 3, &gid) == 0 && gid.raw[10] == 0xff);
   CHECK(ibv_query_gid(NULL, 1, 0, &gid) == EINVAL);
 
+  struct ibv_port_attr pa;
+  CHECK(ibv_query_port(ctx, 2, &pa) == EINVAL);
+  CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE &&
+        pa.link_layer == IBV_LINK_LAYER_ETHERNET &&
+        pa.active_mtu == IBV_MTU_4096 /* loopback: 64 KiB frames */);
+  struct ibv_device_attr dev_attr;
+  CHECK(ibv_query_device(NULL, &dev_attr) == EINVAL);
+  CHECK(ibv_query_device(ctx, &dev_attr) == 0 && dev_attr.phys_port_cnt == 1 &&
+        dev_attr.max_sge == 1);
+
   struct mrc_device_attr da;
   int supported = -1;
   CHECK(mrc_query_device(NULL, &da, &supported) == EINVAL);
@@ -61,11 +72,35 @@ int main(void) {
 
   errno = 0;
   CHECK(mrc_create_cq(mctx, 0, NULL, NULL, 0) == NULL && errno == EINVAL);
+  /* A channel of another device (here: zeroed memory) is refused. */
+  static struct ibv_comp_channel foreign;
   errno = 0;
-  CHECK(mrc_create_cq(mctx, 16, NULL, (struct ibv_comp_channel *)buf, 0) == NULL &&
-        errno == EOPNOTSUPP);
+  CHECK(mrc_create_cq(mctx, 16, NULL, &foreign, 0) == NULL && errno == EINVAL);
   struct mrc_cq *cq = mrc_create_cq(mctx, 16, NULL, NULL, 0);
   CHECK(cq != NULL);
+  CHECK(mrc_req_notify_cq(cq, 0) == EINVAL); /* no channel */
+  CHECK(mrc_req_notify_cq(NULL, 0) == EINVAL);
+
+  /* A channel with no event: a non-blocking read says EAGAIN. */
+  struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+  CHECK(ch != NULL && ch->fd >= 0 && ch->context == ctx);
+  CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+  struct mrc_cq *ch_cq = mrc_create_cq(mctx, 16, (void *)0x5eed, ch, 0);
+  CHECK(ch_cq != NULL);
+  CHECK(mrc_req_notify_cq(ch_cq, 0) == 0);
+  struct mrc_cq *ev_cq = NULL;
+  void *ev_ctx = NULL;
+  errno = 0;
+  CHECK(mrc_get_cq_event(ch, &ev_cq, &ev_ctx) == -1 && errno == EAGAIN);
+  CHECK(mrc_get_cq_event(NULL, &ev_cq, &ev_ctx) == -1 && errno == EINVAL);
+  CHECK(ibv_destroy_comp_channel(ch) == EBUSY); /* a CQ uses it */
+
+  /* No asynchronous event yet: non-blocking, EAGAIN. */
+  struct mrc_async_event ae;
+  CHECK(fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) == 0);
+  errno = 0;
+  CHECK(mrc_get_async_event(mctx, &ae) == -1 && errno == EAGAIN);
+  CHECK(mrc_get_async_event(NULL, &ae) == -1 && errno == EINVAL);
   struct ibv_wc wc[4];
   CHECK(mrc_poll_cq(NULL, 4, wc) == -EINVAL);
   CHECK(mrc_poll_cq(cq, -1, wc) == -EINVAL);
@@ -92,6 +127,26 @@ int main(void) {
   a.qp_state = IBV_QPS_INIT;
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ALT_PATH, &m, 0) == EINVAL);
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE) == EOPNOTSUPP);
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_MAX_WIMM) == EINVAL); /* an RTS attribute */
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, NULL, MRC_QP_MAX_WIMM) == EINVAL);
+  a.cur_qp_state = IBV_QPS_RTS;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE, &m, 0) == EINVAL);
+
+  /* Query: the state and the capabilities the QP was made with. */
+  struct ibv_qp_attr qa_out;
+  struct ibv_qp_init_attr qi_out;
+  struct mrc_qp_attr m_out;
+  CHECK(mrc_query_qp(NULL, &qa_out, 0, NULL, NULL, 0) == EINVAL);
+  CHECK(mrc_query_qp(qp, &qa_out, IBV_QP_STATE, &qi_out, &m_out, 0) == 0 &&
+        qa_out.qp_state == IBV_QPS_RESET && qa_out.cap.max_send_wr == 16 &&
+        qi_out.cap.max_send_wr == 16 && qi_out.qp_type == IBV_QPT_RC);
+
+  /* Freeing what others depend on: EBUSY, and everything still works. */
+  CHECK(mrc_destroy_cq(cq) == EBUSY);
+  CHECK(ibv_dealloc_pd(pd) == EBUSY);
+  CHECK(mrc_destroy_context(mctx) == EBUSY);
+  CHECK(ibv_close_device(ctx) == EBUSY);
+  CHECK(mrc_poll_cq(cq, 4, wc) == 0);
 
   /* Posting before RTS: refused, bad_wr names the WR. */
   struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey};
@@ -108,6 +163,19 @@ int main(void) {
 
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == 0);
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == EINVAL); /* INIT -> INIT */
+  CHECK(mrc_query_qp(qp, &qa_out, IBV_QP_STATE, NULL, NULL, 0) == 0 &&
+        qa_out.qp_state == IBV_QPS_INIT);
+  /* INIT -> ERR -> RST -> INIT. */
+  a.qp_state = IBV_QPS_ERR;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == 0);
+  CHECK(mrc_query_qp(qp, &qa_out, IBV_QP_STATE, NULL, NULL, 0) == 0 &&
+        qa_out.qp_state == IBV_QPS_ERR);
+  a.qp_state = IBV_QPS_INIT;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == EINVAL); /* ERR -> INIT */
+  a.qp_state = IBV_QPS_RESET;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == 0);
+  a.qp_state = IBV_QPS_INIT;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == 0);
 
   CHECK(strcmp(ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR), "unknown") != 0);
   CHECK(strcmp(ibv_wc_status_str((enum ibv_wc_status)9999), "unknown") == 0);
@@ -115,6 +183,8 @@ int main(void) {
   CHECK(mrc_destroy_qp(qp) == 0);
   CHECK(mrc_destroy_qp(NULL) == EINVAL);
   CHECK(mrc_destroy_cq(cq) == 0);
+  CHECK(mrc_destroy_cq(ch_cq) == 0);
+  CHECK(ibv_destroy_comp_channel(ch) == 0);
   CHECK(ibv_dereg_mr(mr) == 0);
   CHECK(ibv_dealloc_pd(pd) == 0);
   CHECK(mrc_destroy_context(mctx) == 0);

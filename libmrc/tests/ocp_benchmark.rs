@@ -184,32 +184,50 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
     }
 }
 
-/// Misuse through the C API (`libmrc/tests/misuse.c`): every refusal is
-/// the API's error code, and nothing crashes.
-#[test]
-fn misuse_gets_error_codes_not_crashes() {
-    let out = root().join("target/libmrc-test-misuse");
+/// Build `libmrc/tests/<name>.c` against a fresh lib_mrc.so and run it
+/// on the soft NICs `devices` ($MRC_DEVICE); it must exit 0 (its exit
+/// status counts failed checks, which it names on stderr).
+fn run_c_test(name: &str, devices: &str) {
+    let out = root().join(format!("target/libmrc-test-{name}"));
     let lib = build_lib(&out);
-    let exe = out.join("misuse");
+    let exe = out.join(name);
     let o = Command::new("gcc")
         .args(["-O1", "-std=gnu11", "-Wall", "-Werror", "-I"])
         .arg(out.join("include"))
         .arg("-o")
         .arg(&exe)
-        .arg(root().join("libmrc/tests/misuse.c"))
+        .arg(root().join(format!("libmrc/tests/{name}.c")))
         .arg(lib.join("lib_mrc.so"))
         .output()
         .expect("gcc");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = Command::new(&exe)
-        .env("MRC_DEVICE", "soft:127.0.19.1")
+        .env("MRC_DEVICE", devices)
         .env("LD_LIBRARY_PATH", &lib)
         .output()
         .unwrap();
     assert!(
         r.status.success(),
-        "{}{}",
+        "{name}: exit {:?}\n{}{}",
+        r.status.code(),
         String::from_utf8_lossy(&r.stdout),
         String::from_utf8_lossy(&r.stderr)
     );
+}
+
+/// Misuse through the C API (`libmrc/tests/misuse.c`): every refusal is
+/// the API's error code, freeing an object others depend on is refused
+/// with EBUSY, and nothing crashes.
+#[test]
+fn misuse_gets_error_codes_not_crashes() {
+    run_c_test("misuse", "soft:127.0.19.1");
+}
+
+/// Completion channels and asynchronous events (`libmrc/tests/events.c`):
+/// two soft NICs in one process; a program asleep on a channel wakes for
+/// its completions, an unarmed CQ stays silent, a WRITE the peer refuses
+/// puts the QP in ERR with `IBV_EVENT_QP_FATAL`.
+#[test]
+fn channels_wake_sleeping_programs_and_errors_raise_async_events() {
+    run_c_test("events", "soft:127.0.20.1,soft:127.0.20.2");
 }

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
@@ -28,6 +29,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::datagram;
+use super::interrupt::Interrupt;
 use super::rings::RingWriter;
 use super::udp::{EvSockets, Received, RecvBatch, SendError, UdpPort};
 use super::{Dialect, SoftNicConfig, SoftStats};
@@ -125,6 +127,8 @@ struct SoftQp {
 /// The NIC. See the module doc.
 pub struct Engine {
     cfg: SoftNicConfig,
+    /// Raised when a completion reaches a CQ ring.
+    irq: Arc<Interrupt>,
     profile: Profile,
     /// The NIC's own socket and, with `cfg.ev_ports`, one per EV.
     sockets: EvSockets,
@@ -302,8 +306,14 @@ impl Engine {
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
             rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
             stats: SoftStats::default(),
+            irq: Arc::default(),
             cfg,
         })
+    }
+
+    /// The interrupt completions raise.
+    pub fn interrupt(&self) -> &Arc<Interrupt> {
+        &self.irq
     }
 
     /// The counters, the socket set's included.
@@ -337,7 +347,9 @@ impl Engine {
             cfg_table::SQ_CTX => self.send_context(now, idx, &r),
             cfg_table::CQ_RING if sel => {
                 if let Some(cq) = self.cqs.get_mut(&idx) {
-                    cq.set_consumer(r.get(config::ring_consumer::CONSUMER) as u32);
+                    if cq.set_consumer(r.get(config::ring_consumer::CONSUMER) as u32) > 0 {
+                        self.irq.raise();
+                    }
                 }
             }
             cfg_table::CQ_RING => {
@@ -617,7 +629,9 @@ impl Engine {
         };
         match (self.cqs.get_mut(&cq), c.encode()) {
             (Some(ring), Ok(e)) => {
-                ring.push(e);
+                if ring.push(e) > 0 {
+                    self.irq.raise();
+                }
                 self.stats.completions += 1;
             }
             _ => self.stats.lost_completions += 1,

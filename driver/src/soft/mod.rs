@@ -21,6 +21,7 @@
 
 pub mod datagram;
 pub mod engine;
+pub mod interrupt;
 pub mod rings;
 pub mod udp;
 
@@ -69,6 +70,20 @@ pub fn mac_for(ip: IpAddr) -> [u8; 6] {
         }
     };
     [2, 0, o[0], o[1], o[2], o[3]]
+}
+
+/// The largest payload per packet a soft NIC at `ip` can send: its
+/// interface's MTU less the IP and UDP headers and the most an MRC 1.0
+/// data packet adds ([`proto::wire::mrc10::MAX_DATA_OVERHEAD`]). `None`
+/// if no interface holds `ip`. A QP's path MTU must not exceed it, or its
+/// packets are refused by the kernel (`SoftStats::tx_too_big`).
+pub fn max_payload(ip: IpAddr) -> Option<usize> {
+    let ip_header = match ip {
+        IpAddr::V4(_) => proto::wire::ipv4::HEADER_LEN,
+        IpAddr::V6(_) => proto::wire::ipv6::HEADER_LEN,
+    };
+    udp::interface_mtu(ip)?
+        .checked_sub(ip_header + proto::wire::udp::HEADER_LEN + proto::wire::mrc10::MAX_DATA_OVERHEAD)
 }
 
 /// Which wire the soft NIC speaks.
@@ -187,6 +202,8 @@ struct Inner {
     /// When the program last drove the NIC (`progress`), ns since `epoch`.
     last_poll_ns: AtomicU64,
     epoch: std::time::Instant,
+    /// Raised by the engine when a completion reaches a CQ ring.
+    irq: Arc<interrupt::Interrupt>,
 }
 
 impl Inner {
@@ -270,6 +287,7 @@ impl SoftNic {
         let poll_driven = cfg.poll_driven;
         let engine = Engine::new(cfg)?;
         let wait_fd = engine.port().raw_fd();
+        let irq = Arc::clone(engine.interrupt());
         let inner = Arc::new(Inner {
             regs: Mutex::new(RegisterFile::new(SOFT_GIT_HASH)),
             engine: Mutex::new(engine),
@@ -279,6 +297,7 @@ impl SoftNic {
             last_poll_ns: AtomicU64::new(0),
             wakes_at_ns: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
+            irq,
         });
         let run = Arc::clone(&inner);
         let thread = std::thread::Builder::new()
@@ -398,5 +417,17 @@ impl Device for SoftNic {
 
     fn needs_progress(&self) -> bool {
         self.poll_driven
+    }
+
+    /// One vector: a completion reached a CQ ring ([`interrupt`]).
+    fn interrupt_vectors(&self) -> u32 {
+        1
+    }
+
+    fn wait_interrupt(&self, vector: u32, timeout: std::time::Duration) -> Result<bool, DeviceError> {
+        if vector != 0 {
+            return Err(DeviceError::Unsupported("interrupt vectors other than 0"));
+        }
+        Ok(self.inner.irq.wait(timeout))
     }
 }

@@ -43,20 +43,22 @@ impl<const N: usize> RingWriter<N> {
         (self.producer >> self.log2) & 1 == 0
     }
 
-    /// Queue `entry` (its phase bit is set here, byte 0 bit 0).
-    pub fn push(&mut self, entry: [u8; N]) {
+    /// Queue `entry` (its phase bit is set here, byte 0 bit 0); how many
+    /// entries reached the ring (0 while it is full).
+    pub fn push(&mut self, entry: [u8; N]) -> usize {
         self.backlog.push_back(entry);
-        self.flush();
+        self.flush()
     }
 
-    /// The driver consumed entries up to `consumer` (free running).
-    pub fn set_consumer(&mut self, consumer: u32) {
+    /// The driver consumed entries up to `consumer` (free running); how
+    /// many entries waiting for room then reached the ring.
+    pub fn set_consumer(&mut self, consumer: u32) -> usize {
         // A report behind the last one, or ahead of what was written, is
         // a driver bug: keep the ring's own view.
         if consumer.wrapping_sub(self.consumer) <= self.producer.wrapping_sub(self.consumer) {
             self.consumer = consumer;
         }
-        self.flush();
+        self.flush()
     }
 
     /// Entries waiting for room.
@@ -64,10 +66,11 @@ impl<const N: usize> RingWriter<N> {
         self.backlog.len()
     }
 
-    fn flush(&mut self) {
+    fn flush(&mut self) -> usize {
+        let mut written = 0;
         while self.producer.wrapping_sub(self.consumer) < self.slots() {
             let Some(mut e) = self.backlog.pop_front() else {
-                return;
+                break;
             };
             e[0] = (e[0] & !1) | u8::from(self.phase());
             let slot = (self.producer & (self.slots() - 1)) as usize;
@@ -78,6 +81,8 @@ impl<const N: usize> RingWriter<N> {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
             let _ = self.buf.write(off, &e[..1]);
             self.producer = self.producer.wrapping_add(1);
+            written += 1;
         }
+        written
     }
 }

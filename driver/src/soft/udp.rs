@@ -538,3 +538,81 @@ impl EvSockets {
         }
     }
 }
+
+/// The MTU of the interface that holds `ip`: the one with that address,
+/// else the one whose subnet holds it (127.0.19.1 is `lo`'s); `None` if
+/// none does. From `getifaddrs`, then `/sys/class/net/<name>/mtu`.
+pub fn interface_mtu(ip: std::net::IpAddr) -> Option<usize> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, freed below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return None;
+    }
+    let target = ip_bits(ip);
+    // (name, prefix length matched): the longest match wins; an exact
+    // address is the longest.
+    let mut best: Option<(String, u32)> = None;
+    let mut at = list;
+    while !at.is_null() {
+        // SAFETY: a node of the list getifaddrs made.
+        let ifa = unsafe { &*at };
+        at = ifa.ifa_next;
+        // SAFETY: sockaddrs of the node, read by their family.
+        let (Some(addr), Some(mask)) = (unsafe { sockaddr_ip(ifa.ifa_addr) }, unsafe {
+            sockaddr_ip(ifa.ifa_netmask)
+        }) else {
+            continue;
+        };
+        if addr.is_ipv4() != ip.is_ipv4() {
+            continue;
+        }
+        let (a, m) = (ip_bits(addr), ip_bits(mask));
+        let prefix = if a == target { u32::MAX } else { m.count_ones() };
+        if a & m == target & m && best.as_ref().is_none_or(|(_, p)| prefix > *p) {
+            // SAFETY: a NUL-terminated name while the list lives.
+            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }
+                .to_string_lossy()
+                .into_owned();
+            best = Some((name, prefix));
+        }
+    }
+    // SAFETY: the list getifaddrs made, freed once.
+    unsafe { libc::freeifaddrs(list) };
+    std::fs::read_to_string(format!("/sys/class/net/{}/mtu", best?.0))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// An address as bits (IPv4 in the low 32).
+fn ip_bits(ip: std::net::IpAddr) -> u128 {
+    match ip {
+        std::net::IpAddr::V4(v) => u128::from(u32::from(v)),
+        std::net::IpAddr::V6(v) => u128::from(v),
+    }
+}
+
+/// The address in a `sockaddr` of family AF_INET or AF_INET6.
+///
+/// # Safety
+/// `sa` is null or points to a sockaddr of the size its family says.
+unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<std::net::IpAddr> {
+    if sa.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        match i32::from((*sa).sa_family) {
+            libc::AF_INET => {
+                let a = &*(sa as *const libc::sockaddr_in);
+                Some(std::net::IpAddr::V4(Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr))))
+            }
+            libc::AF_INET6 => {
+                let a = &*(sa as *const libc::sockaddr_in6);
+                Some(std::net::IpAddr::V6(Ipv6Addr::from(a.sin6_addr.s6_addr)))
+            }
+            _ => None,
+        }
+    }
+}

@@ -562,6 +562,21 @@ impl Mrc10Packet {
     }
 }
 
+/// The most a data packet's UDP payload adds to its data: the BTH and the
+/// largest WRITE headers (METH, TSETH, RETH, ImmDt), the pad to four bytes
+/// and the ICRC. A network's MTU less the IP and UDP headers and this is
+/// the largest payload per packet it carries.
+pub const MAX_DATA_OVERHEAD: usize = bth::HEADER_LEN
+    + meth::HEADER_LEN
+    + tseth::HEADER_LEN
+    + reth::HEADER_LEN
+    + immdt::HEADER_LEN
+    + MAX_PAD
+    + super::frame::ICRC_LEN;
+
+/// Pad bytes after a payload (BTH pad count, two bits, to a multiple of 4).
+const MAX_PAD: usize = 3;
+
 /// Layers of the MRC 1.0 headers, for tests that walk every one.
 pub const LAYERS: [Layer; 8] = [
     Layer::Meth,
