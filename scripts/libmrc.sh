@@ -4,7 +4,7 @@
 # <infiniband/verbs.h>) and the export map (libmrc/libmrc.map). Also
 # writes libibverbs.so / libibverbs.so.1 beside it (links to the same
 # file: one library, so libmrc and its verbs objects share one engine),
-# include/mrc.h and a pkg-config file.
+# include/mrc.h, include/mrc_ctl.h and a pkg-config file.
 #
 #   scripts/libmrc.sh [OUT_DIR]      default: target/libmrc
 #
@@ -25,12 +25,12 @@ target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_
 core="$target_dir/$profile/libmrc_core.a"
 gcc -shared -fPIC -O2 -std=gnu11 -Wall -Werror \
   -I"$root/libmrc/include" -I"$root/libmrc/c" \
-  -o "$out/lib/lib_mrc.so" "$root/libmrc/c/verbs.c" "$root/libmrc/c/mrc.c" "$core" \
+  -o "$out/lib/lib_mrc.so" "$root/libmrc/c/verbs.c" "$root/libmrc/c/mrc.c" "$root/libmrc/c/mrc_ctl.c" "$core" \
   -Wl,--version-script="$root/libmrc/libmrc.map" -Wl,-soname,lib_mrc.so \
   -lpthread -ldl -lm -lgcc_s
 ln -sf lib_mrc.so "$out/lib/libibverbs.so.1"
 ln -sf lib_mrc.so "$out/lib/libibverbs.so"
-cp "$root/libmrc/include/mrc.h" "$out/include/"
+cp "$root/libmrc/include/mrc.h" "$root/libmrc/include/mrc_ctl.h" "$out/include/"
 cat > "$out/lib/pkgconfig/libmrc.pc" <<PC
 prefix=$out
 libdir=\${prefix}/lib

@@ -191,6 +191,8 @@ fn writes_between_two_soft_nics_over_udp() {
         "each byte placed once"
     );
     assert_eq!(sa.ev_port_unavailable, 0, "every EV leaves from its own port");
+    // 1 MiB sprays over all 8 EVs: each has its socket, bound to its port.
+    assert_eq!(sa.ev_sockets, 8, "{sa:?}");
 }
 
 #[test]

@@ -58,6 +58,43 @@ int mrcx_post_write(const void *qp, uint64_t wr_id, uint64_t laddr,
 int mrcx_post_recv(const void *qp, uint64_t wr_id);
 int mrcx_poll(const void *ctx, const void *cq, int max, struct mrcx_wc *out);
 
+/* mrc_ctl.h's objects (libmrc/src/ctl.rs). */
+int mrcx_bind_profiles(const void *qp, uint32_t ev_profile, uint32_t cc_profile);
+int mrcx_ctl_create_ev_format(const void *ctx, const uint8_t *widths,
+                              uint32_t n, uint32_t *id);
+int mrcx_ctl_destroy_ev_format(const void *ctx, uint32_t id);
+int mrcx_ctl_create_ev_profile(const void *ctx, uint32_t kind, uint32_t format,
+                               uint32_t ev_count, uint32_t ev_min_active,
+                               uint32_t event_mask, const uint32_t *evs,
+                               uint32_t n_evs, uint32_t ev_base, uint32_t *id);
+int mrcx_ctl_destroy_ev_profile(const void *ctx, uint32_t id);
+int mrcx_ctl_profile_state(const void *ctx, int cc, uint32_t id,
+                           uint32_t state);
+/* attrs: kind, format, ev_count, ev_min_active, event_mask, ev_base, state */
+enum { MRCX_QUERY_EV_ATTRS = 7, MRCX_NSCC_PARAMS = 13 };
+int mrcx_ctl_query_ev_profile(const void *ctx, uint32_t id, uint32_t *attrs,
+                              uint32_t *evs, uint32_t cap, uint32_t *n_evs);
+int mrcx_ctl_replace_evs(const void *ctx, uint32_t id, const uint32_t *evs,
+                         uint32_t n);
+int mrcx_ctl_set_ev_state(const void *ctx, uint32_t id, uint32_t ev,
+                          uint32_t state);
+int mrcx_ctl_create_cc_profile(const void *ctx, const char *name,
+                               const uint32_t *params, uint32_t *id);
+int mrcx_ctl_destroy_cc_profile(const void *ctx, uint32_t id);
+int mrcx_ctl_query_cc_profile(const void *ctx, uint32_t id, uint32_t *params,
+                              uint32_t *state);
+int mrcx_ctl_open_ev_cq(const void *ctx);
+int mrcx_ctl_close_ev_cq(const void *ctx);
+struct mrcx_ev_event {
+  uint32_t ev_profile_id;
+  uint32_t ev;
+  uint32_t qp_num;
+  uint32_t new_state;
+  uint32_t reason;
+  uint32_t time_ns;
+};
+int mrcx_ctl_poll_ev_cq(const void *ctx, int max, struct mrcx_ev_event *out);
+
 /* The verbs objects of our devices (verbs.c), as mrc.c needs them.
  * `refs` counts the objects made from one that must go first: freeing
  * one that still has them is refused with EBUSY, as the kernel's verbs

@@ -349,16 +349,14 @@ int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
   enum ibv_qp_state cur = qp_state(qp);
   if ((ibv_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
     return EINVAL;
-  /* EV and CC profiles are mrc_ctl's: not implemented yet (the default
-   * EV set and window apply). */
-  if (mrc_mask & (MRC_QP_EV_PROFILE | MRC_QP_CC_PROFILE))
-    return EOPNOTSUPP;
   /* Each MRC attribute belongs to one transition. */
+  int init_mrc = MRC_QP_EV_PROFILE | MRC_QP_CC_PROFILE;
   int rtr_mrc = MRC_QP_MAX_WIMM_DEST | MRC_QP_MPR_DEST;
   int rts_mrc = MRC_QP_MAX_WIMM | MRC_QP_MPR;
-  if ((mrc_mask & rtr_mrc && attr->qp_state != IBV_QPS_RTR) ||
+  if ((mrc_mask & init_mrc && attr->qp_state != IBV_QPS_INIT) ||
+      (mrc_mask & rtr_mrc && attr->qp_state != IBV_QPS_RTR) ||
       (mrc_mask & rts_mrc && attr->qp_state != IBV_QPS_RTS) ||
-      (mrc_mask & ~(rtr_mrc | rts_mrc)))
+      (mrc_mask & ~(init_mrc | rtr_mrc | rts_mrc)))
     return EINVAL;
   int rc;
   switch (attr->qp_state) {
@@ -370,11 +368,24 @@ int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
       memset(&qp->mrc, 0, sizeof(qp->mrc));
     }
     break;
-  case IBV_QPS_INIT:
+  case IBV_QPS_INIT: {
     if (cur != IBV_QPS_RESET)
       return EINVAL;
+    /* The profiles (mrc_ctl.h) must exist and be ONLINE: bind first, and
+     * let go again if the transition fails. */
+    uint32_t ev = (mrc_mask & MRC_QP_EV_PROFILE) ? mrc_attr->ev_profile_id : 0;
+    uint32_t cc = (mrc_mask & MRC_QP_CC_PROFILE) ? mrc_attr->cc_profile_id : 0;
+    if ((mrc_mask & MRC_QP_EV_PROFILE && ev == 0) ||
+        (mrc_mask & MRC_QP_CC_PROFILE && cc == 0))
+      return EINVAL;
+    rc = mrcx_bind_profiles(qp->rs, ev, cc);
+    if (rc)
+      return rc;
     rc = mrcx_to_init(qp->rs);
+    if (rc)
+      mrcx_bind_profiles(qp->rs, 0, 0);
     break;
+  }
   case IBV_QPS_RTR:
     if (cur != IBV_QPS_INIT || (ibv_mask & RTR_NEEDS) != RTR_NEEDS ||
         !attr->ah_attr.is_global || attr->path_mtu < IBV_MTU_256 ||
@@ -418,6 +429,10 @@ int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
     qp->attr.timeout = attr->timeout;
   if (ibv_mask & IBV_QP_RETRY_CNT)
     qp->attr.retry_cnt = attr->retry_cnt;
+  if (mrc_mask & MRC_QP_EV_PROFILE)
+    qp->mrc.ev_profile_id = mrc_attr->ev_profile_id;
+  if (mrc_mask & MRC_QP_CC_PROFILE)
+    qp->mrc.cc_profile_id = mrc_attr->cc_profile_id;
   if (mrc_mask & MRC_QP_MAX_WIMM_DEST)
     qp->mrc.max_wimm_dest = mrc_attr->max_wimm_dest;
   if (mrc_mask & MRC_QP_MPR_DEST)

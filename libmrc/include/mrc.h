@@ -141,8 +141,9 @@ int mrc_get_qpn(struct mrc_qp *qp, uint32_t *qpn);
  * hold IBV_QP_STATE, and IBV_QP_CUR_STATE, if given, must match. Alternate
  * paths are refused (EINVAL); RNR attributes are accepted and ignored
  * (MRC has no receiver-not-ready). Each MRC attribute belongs to the
- * transition its mask names (EINVAL otherwise); EV and CC profile ids
- * (mrc_ctl.h) give EOPNOTSUPP. */
+ * transition its mask names (EINVAL otherwise). INIT may name an EV and
+ * a CC profile (mrc_ctl.h), which must be ONLINE (EINVAL; ENOENT for an
+ * id that does not exist); without them the device's defaults apply. */
 int mrc_modify_qp(struct mrc_qp *qp, struct ibv_qp_attr *attr, int ibv_mask,
                   struct mrc_qp_attr *mrc_attr, int mrc_mask);
 /* Every attribute the transitions set, the current state (ERR after an

@@ -11,6 +11,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+pub mod ctl;
 pub mod events;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -103,6 +104,11 @@ pub struct Ctx {
     qp_handles: Mutex<HashMap<u32, usize>>,
     /// QPs whose fatal error was reported already.
     qp_failed: Mutex<HashSet<u32>>,
+    /// Each live QP by number (`*const Qp`), for the controller's
+    /// operations on the QPs of a profile.
+    qp_objs: Mutex<HashMap<u32, usize>>,
+    /// `mrc_ctl.h`'s profiles and EV-event CQ. Locked before any QP.
+    ctl: Mutex<ctl::Ctl>,
     events: Events,
     /// Runs once a CQ has a completion channel.
     notifier: Mutex<Option<Notifier>>,
@@ -125,6 +131,8 @@ pub struct Qp {
     qp: Mutex<QueuePair>,
     pd: *const Pd,
     ctx: *const Ctx,
+    /// The profiles it was bound to at INIT (`mrc_ctl.h`).
+    binding: Mutex<ctl::Binding>,
 }
 
 #[no_mangle]
@@ -167,6 +175,8 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
             recv_cq: Mutex::new(HashMap::new()),
             qp_handles: Mutex::new(HashMap::new()),
             qp_failed: Mutex::new(HashSet::new()),
+            qp_objs: Mutex::new(HashMap::new()),
+            ctl: Mutex::new(ctl::Ctl::default()),
             events,
             notifier: Mutex::new(None),
         })) as *mut Ctx
@@ -498,11 +508,15 @@ pub unsafe extern "C" fn mrcx_create_qp(
         }
         lock(&ctx.qp_handles).insert(qp.qpn(), handle);
         lock(&ctx.qp_failed).remove(&qp.qpn());
-        Box::into_raw(Box::new(Qp {
+        let qpn = qp.qpn();
+        let q = Box::into_raw(Box::new(Qp {
             qp: Mutex::new(qp),
             pd: p,
             ctx: c,
-        }))
+            binding: Mutex::new(ctl::Binding::default()),
+        }));
+        lock(&ctx.qp_objs).insert(qpn, q as usize);
+        q
     })
 }
 
@@ -522,6 +536,8 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
         let q = unsafe { Box::from_raw(q) };
         if let Some(ctx) = unsafe { q.ctx.as_ref() } {
             let qpn = lock(&q.qp).qpn();
+            lock(&ctx.ctl).unbind(&lock(&q.binding));
+            lock(&ctx.qp_objs).remove(&qpn);
             lock(&ctx.recv_cq).remove(&qpn);
             lock(&ctx.qp_handles).remove(&qpn);
             lock(&ctx.qp_failed).remove(&qpn);
@@ -562,10 +578,15 @@ pub unsafe extern "C" fn mrcx_to_err_or_reset(q: *const Qp, reset: c_int) -> c_i
         };
         let mut qp = lock(&q.qp);
         let r = qp.modify(t).map_or(libc_einval(), |_| 0);
+        let qpn = qp.qpn();
+        drop(qp);
         if r == 0 && reset != 0 {
-            // A QP back in RESET may fail again, and say so again.
+            // A QP back in RESET may fail again, and say so again; it
+            // leaves its profiles (INIT binds it anew).
             if let Some(ctx) = unsafe { q.ctx.as_ref() } {
-                lock(&ctx.qp_failed).remove(&qp.qpn());
+                lock(&ctx.qp_failed).remove(&qpn);
+                let b = std::mem::take(&mut *lock(&q.binding));
+                lock(&ctx.ctl).unbind(&b);
             }
         }
         r
@@ -635,8 +656,26 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
         return libc_einval();
     };
     guard(libc_einval(), || {
-        let mut qp = lock(&q.qp);
-        let base = DEFAULT_EV_BASE.wrapping_add((qp.qpn() as u16 & 0x3FF) * 16);
+        let qpn = lock(&q.qp).qpn();
+        // The bound profiles' EVs and window (the context's lock first,
+        // then the QP's, as everywhere).
+        let (values, max_cwnd) = {
+            // SAFETY: the QP's context outlives it.
+            let Some(ctx) = (unsafe { q.ctx.as_ref() }) else {
+                return libc_einval();
+            };
+            let ctl = lock(&ctx.ctl);
+            let b = lock(&q.binding);
+            let values = b.ev.and_then(|id| ctl.ev.get(&id)).map(|p| p.values_for(qpn));
+            let cwnd =
+                b.cc.and_then(|id| ctl.cc.get(&id))
+                    .map(|p| p.params[ctl::NSCC_MAX_CWND]);
+            (values, cwnd)
+        };
+        let values = values.unwrap_or_else(|| {
+            let base = DEFAULT_EV_BASE.wrapping_add((qpn as u16 & 0x3FF) * 16);
+            (0..DEFAULT_EVS).map(|i| base + i).collect()
+        });
         let t = Timeouts {
             // The card's RTO field holds 2^21 x 1.024 us at most; a
             // timeout of 0 means "the default".
@@ -649,20 +688,53 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
             retry_exp: retry.saturating_sub(7).min(25),
             ..Timeouts::default()
         };
-        qp.modify(QpTransition::Rts(RtsAttr {
-            sq_psn: sq_psn & 0xFF_FFFF,
-            send_mpr_units: 16,
-            max_wimm: 256,
-            timeouts: t,
-            evs: EvProfile {
-                values: (0..DEFAULT_EVS).map(|i| base + i).collect(),
-            },
-            cc: CcProfile {
-                min_cwnd: 4096,
-                max_cwnd: 4 << 20,
-            },
-        }))
-        .map_or(libc_einval(), |_| 0)
+        let r = lock(&q.qp)
+            .modify(QpTransition::Rts(RtsAttr {
+                sq_psn: sq_psn & 0xFF_FFFF,
+                send_mpr_units: 16,
+                max_wimm: 256,
+                timeouts: t,
+                evs: EvProfile { values: values.clone() },
+                cc: CcProfile {
+                    min_cwnd: MIN_CWND.min(max_cwnd.unwrap_or(DEFAULT_MAX_CWND)),
+                    max_cwnd: max_cwnd.unwrap_or(DEFAULT_MAX_CWND),
+                },
+            }))
+            .map_or(libc_einval(), |_| 0);
+        if r == 0 {
+            lock(&q.binding).ev_values = values;
+        }
+        r
+    })
+}
+
+/// A QP's window when no CC profile names one, and the least it takes.
+const DEFAULT_MAX_CWND: u32 = 4 << 20;
+const MIN_CWND: u32 = 4096;
+
+/// Bind a QP moving to INIT to an EV and a CC profile (0: none); they
+/// must be ONLINE. 0 or an errno.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_bind_profiles(q: *const Qp, ev_profile: u32, cc_profile: u32) -> c_int {
+    // SAFETY: a live QP and its context.
+    let Some(q) = (unsafe { q.as_ref() }) else {
+        return libc_einval();
+    };
+    let Some(ctx) = (unsafe { q.ctx.as_ref() }) else {
+        return libc_einval();
+    };
+    guard(libc_einval(), || {
+        let mut ctl = lock(&ctx.ctl);
+        let b = (ev_profile != 0).then_some(ev_profile);
+        let c = (cc_profile != 0).then_some(cc_profile);
+        match ctl.bind(b, c) {
+            Ok(new) => {
+                let old = std::mem::replace(&mut *lock(&q.binding), new);
+                ctl.unbind(&old);
+                0
+            }
+            Err(e) => e,
+        }
     })
 }
 

@@ -126,7 +126,10 @@ int main(void) {
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == EINVAL); /* RST -> RTR */
   a.qp_state = IBV_QPS_INIT;
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ALT_PATH, &m, 0) == EINVAL);
-  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE) == EOPNOTSUPP);
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE) == EINVAL); /* id 0 */
+  m.ev_profile_id = 4242;
+  CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE) == ENOENT);
+  m.ev_profile_id = 0;
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, MRC_QP_MAX_WIMM) == EINVAL); /* an RTS attribute */
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, NULL, MRC_QP_MAX_WIMM) == EINVAL);
   a.cur_qp_state = IBV_QPS_RTS;

@@ -231,3 +231,11 @@ fn misuse_gets_error_codes_not_crashes() {
 fn channels_wake_sleeping_programs_and_errors_raise_async_events() {
     run_c_test("events", "soft:127.0.20.1,soft:127.0.20.2");
 }
+
+/// `mrc_ctl.h` (`libmrc/tests/ctl.c`): profiles and their life cycle, a QP
+/// spraying from exactly its EV profile's source ports, a denied EV seen
+/// on the EV-event CQ by profile and value, and the refusals.
+#[test]
+fn control_profiles_steer_qps_and_ev_events_name_them() {
+    run_c_test("ctl", "soft:127.0.21.1,soft:127.0.21.2");
+}

@@ -320,6 +320,7 @@ impl Engine {
     pub fn stats(&self) -> SoftStats {
         SoftStats {
             ev_port_unavailable: self.sockets.unavailable,
+            ev_sockets: self.sockets.bound() as u64,
             ..self.stats
         }
     }
@@ -482,8 +483,12 @@ impl Engine {
         }
         match self.build_qp(now, qpn, ctx) {
             Some(q) => {
-                for &ev in q.model.ev_set().map(|s| s.config().evs.as_slice()).unwrap_or(&[]) {
-                    self.sockets.allow((ev & 0xFFFF) as u16);
+                // The EV set holds the values (its config's list moved into
+                // it): backups included, each may leave from its own port.
+                if let Some(set) = q.model.ev_set() {
+                    for i in 0..set.len() as u16 {
+                        self.sockets.allow((set.value(i) & 0xFFFF) as u16);
+                    }
                 }
                 self.qps.insert(qpn, q);
             }

@@ -184,6 +184,8 @@ pub struct SoftStats {
     /// EV source ports that could not be bound (in use, privileged): those
     /// EVs leave from the NIC's own port.
     pub ev_port_unavailable: u64,
+    /// Sockets bound to an EV's source port (one per EV that has sent).
+    pub ev_sockets: u64,
     pub socket_errors: u64,
 }
 

@@ -510,6 +510,11 @@ impl EvSockets {
         self.allowed = None;
     }
 
+    /// Sockets bound to EV ports.
+    pub fn bound(&self) -> usize {
+        self.evs.values().filter(|s| s.is_some()).count()
+    }
+
     /// The socket a packet on EV port `ev_port` leaves from (bound on
     /// first use) and its source port.
     pub fn for_ev(&mut self, ev_port: u16) -> (&UdpPort, u16) {
