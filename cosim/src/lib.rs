@@ -11,9 +11,12 @@
 //! * [`device`]: the driver's co-simulation backend, a `driver::Device`
 //!   over a [`nic::Nic`] whose DMA is served from the driver's own
 //!   buffers.
+//! * [`waves`]: the saved GTKWave view written beside every FST trace of
+//!   a [`nic::Nic`].
 
 pub mod device;
 pub mod fabric;
 pub mod nic;
 pub mod system;
 pub mod udp_bridge;
+pub mod waves;

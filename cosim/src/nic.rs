@@ -35,13 +35,23 @@ pub fn coverage_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The Verilog name of the core's top module.
+pub const CORE_MODULE: &str = "mrc_core";
+
 /// Build (or find in the cache) the Verilator model of `mrc_core`, with
-/// coverage if [`COVERAGE_DIR_ENV`] is set (whatever `opts` says).
+/// coverage if [`COVERAGE_DIR_ENV`] is set (whatever `opts` says). A
+/// traced model is built from the Verilog with GTKWave-safe internal
+/// names ([`crate::waves::traced_verilog`]).
 pub fn build_core(opts: &BuildOptions) -> Result<Built, VerilatedError> {
-    let rtl = emit_block("mrc_core", &mut hw::core::MrcCore::new(BuildInfo::FIXED));
+    let rtl = emit_block(CORE_MODULE, &mut hw::core::MrcCore::new(BuildInfo::FIXED));
     let mut opts = opts.clone();
     opts.coverage |= coverage_dir().is_some();
-    build(&rtl.verilog, "mrc_core", &opts, &default_cache_dir())
+    let verilog = if opts.trace {
+        crate::waves::traced_verilog(&rtl.verilog, CORE_MODULE)
+    } else {
+        rtl.verilog
+    };
+    build(&verilog, CORE_MODULE, &opts, &default_cache_dir())
 }
 
 /// A fresh file name in `dir` for one model's coverage data: the process
@@ -136,9 +146,16 @@ impl<M: DmaMemory> Nic<M> {
 
     /// Start dumping an FST waveform (the model must be built with trace),
     /// its time axis in the core's time (3,093 ps a cycle in the file; the
-    /// core's cycle is 3,093.75 ps).
+    /// core's cycle is 3,093.75 ps), and write the saved GTKWave view of
+    /// it beside it (`crate::waves`, `out.a.fst` -> `out.a.gtkw`).
     pub fn trace(&mut self, path: &Path) -> Result<(), VerilatedError> {
-        self.model.trace_clocked(path, crate::fabric::cycles_to_ps(1000) / 1000)
+        self.model
+            .trace_clocked(path, crate::fabric::cycles_to_ps(1000) / 1000)?;
+        crate::waves::write_core_view(path).map_err(|source| VerilatedError::Io {
+            path: crate::waves::gtkw_path(path),
+            source,
+        })?;
+        Ok(())
     }
 
     /// One clock cycle of everything.

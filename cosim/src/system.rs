@@ -104,7 +104,7 @@ pub struct SystemConfig {
     pub cycle_limit: u64,
     pub stalls: Stalls,
     /// FST waveforms of NIC A and NIC B (the model must be built with
-    /// trace).
+    /// trace), each with its GTKWave view beside it (`crate::waves`).
     pub trace: Option<(PathBuf, PathBuf)>,
 }
 

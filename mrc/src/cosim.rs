@@ -67,7 +67,8 @@ pub struct CosimArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Write FST waveforms of both NICs: FILE with `.a` / `.b` before the
-    /// extension (out.fst -> out.a.fst, out.b.fst).
+    /// extension (out.fst -> out.a.fst, out.b.fst), each with a saved
+    /// GTKWave view beside it (out.a.gtkw, out.b.gtkw).
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Skip the golden model's run.
@@ -302,6 +303,11 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         print_table(&report, cmp.as_ref());
         if let Some((a, b)) = &sys.cfg.trace {
             println!("traces: {} and {}", a.display(), b.display());
+            println!(
+                "views: {} and {} (gtkwave FILE.gtkw opens the trace with the signals laid out)",
+                cosim::waves::gtkw_path(a).display(),
+                cosim::waves::gtkw_path(b).display()
+            );
         }
     }
     Ok(report.ok)
