@@ -7,6 +7,8 @@
 # include/mrc.h, include/mrc_ctl.h and a pkg-config file.
 #
 #   scripts/libmrc.sh [OUT_DIR]      default: target/libmrc
+#   MRC_LIBMRC_PROFILE=debug|release (default release)
+#   MRC_LIBMRC_FEATURES=cosim        also `cosim:IP[:PORT]` devices
 #
 # Needs gcc and libibverbs-dev (scripts/deps.sh installs them).
 set -euo pipefail
@@ -20,7 +22,10 @@ if [ ! -f /usr/include/infiniband/verbs.h ]; then
 fi
 flag=""
 [ "$profile" = release ] && flag="--release"
-cargo build -q $flag -p libmrc --locked
+# MRC_LIBMRC_FEATURES=cosim adds `cosim:IP` devices (the verilated card on
+# a UDP socket; Verilator needed when one is opened).
+features="${MRC_LIBMRC_FEATURES:-}"
+cargo build -q $flag -p libmrc --locked ${features:+--features "$features"}
 target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 core="$target_dir/$profile/libmrc_core.a"
 gcc -shared -fPIC -O2 -std=gnu11 -Wall -Werror \

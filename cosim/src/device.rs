@@ -236,6 +236,12 @@ impl Bench {
     }
 }
 
+/// Cycles a free-running clock runs per hold of the bench
+/// ([`CosimDevice::run_free`]): long enough to amortise the lock, short
+/// enough (a few hundred microseconds of wall time) that the driver's
+/// accesses wait little.
+const FREE_RUN_CYCLES: u64 = 256;
+
 /// The bench behind a mutex. The verilated models hold raw pointers to
 /// their C++ instances, so the bench is not `Send` by itself; it is only
 /// ever touched with the mutex held (one thread at a time), and a
@@ -352,6 +358,25 @@ impl CosimDevice {
         f(&mut lock(&self.bench).0)
     }
 
+    /// Run the bench's clock on a thread of its own, as a card's runs,
+    /// [`FREE_RUN_CYCLES`] at a time between other users of the bench
+    /// (the driver's MMIO and polls still run it too). The thread ends
+    /// when the last handle on the bench goes.
+    pub fn run_free(&self) -> std::io::Result<()> {
+        let weak = Arc::downgrade(&self.bench);
+        std::thread::Builder::new()
+            .name("cosim-clock".into())
+            .spawn(move || {
+                while let Some(bench) = weak.upgrade() {
+                    lock(&bench).0.run(FREE_RUN_CYCLES);
+                    drop(bench);
+                    // Let the driver's thread take the bench between runs.
+                    std::thread::yield_now();
+                }
+            })
+            .map(|_| ())
+    }
+
     fn mmio_ok(&self, offset: u64) -> bool {
         offset < self.bar_len() && offset.is_multiple_of(4)
     }
@@ -392,6 +417,23 @@ impl Device for CosimDevice {
         let buf = heap_dma(&self.iovas, len)?;
         lock(&self.bench).0.nics[self.port].dma.mem.register(&buf);
         Ok(buf)
+    }
+
+    /// The program's memory at its own address as IOVA (as the soft NIC
+    /// maps it), so the address a peer is told is the one the core
+    /// writes. Program addresses lie far above [`IovaAllocator::BASE`]'s
+    /// range, so the two kinds of buffer do not meet.
+    unsafe fn map_host_memory(&self, ptr: std::ptr::NonNull<u8>, len: usize) -> Result<DmaBuffer, DeviceError> {
+        if len == 0 {
+            return Err(DeviceError::DmaAlloc {
+                len,
+                why: "an empty region".into(),
+            });
+        }
+        // SAFETY: the caller's promise (the trait's contract).
+        let b = unsafe { DmaBuffer::from_raw(ptr, len, ptr.as_ptr() as u64, Box::new(driver::device::HostBacking)) };
+        lock(&self.bench).0.nics[self.port].dma.mem.register(&b);
+        Ok(b)
     }
 
     fn reset(&self) -> Result<(), DeviceError> {

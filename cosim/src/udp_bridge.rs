@@ -116,3 +116,24 @@ impl Interconnect for UdpBridge {
         self
     }
 }
+
+/// A co-simulated card on its own, its MAC on a UDP socket at `ip:port`,
+/// its clock free-running (what `cosim:IP[:PORT]` names through
+/// `driver::select`, for programs such as `lib_mrc.so` built with the
+/// co-simulation). The verilated core is built once and cached
+/// (`cosim::nic::build_core`). Its MAC address is
+/// `driver::soft::mac_for(ip)`, as every soft NIC's peer derives it.
+pub fn open_card(ip: IpAddr, port: u16) -> Result<std::sync::Arc<dyn driver::Device>, String> {
+    use crate::device::{CosimDevice, CosimOptions};
+    let built = crate::nic::build_core(&verilated::BuildOptions::default()).map_err(|e| e.to_string())?;
+    let card = CosimDevice::single(&built, &CosimOptions::default()).map_err(|e| e.to_string())?;
+    let bridge = UdpBridge::bind(ip, port, driver::soft::mac_for(ip)).map_err(|e| format!("bind {ip}:{port}: {e}"))?;
+    card.with_bench(|b| b.link = Some(Box::new(bridge)));
+    card.run_free().map_err(|e| e.to_string())?;
+    Ok(std::sync::Arc::new(card))
+}
+
+/// Make `cosim:` device names openable in this program.
+pub fn register_with_driver() {
+    driver::select::register_cosim(open_card);
+}

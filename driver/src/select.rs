@@ -29,14 +29,33 @@ pub const DEVICE_ENV: &str = "MRC_DEVICE";
 #[derive(Clone, Debug, PartialEq)]
 pub enum DeviceSpec {
     Soft(SoftNicConfig),
+    /// A co-simulated card (the verilated core) whose MAC is bridged to a
+    /// UDP socket on `ip:port` (`cosim::udp_bridge`). The `cosim` crate
+    /// provides it to the programs that link it ([`register_cosim`]).
+    Cosim {
+        ip: IpAddr,
+        port: u16,
+    },
     Vfio(String),
     Mock,
+}
+
+/// What opens a [`DeviceSpec::Cosim`]: registered by a program that
+/// links the co-simulation (this crate does not depend on it).
+pub type CosimOpener = fn(IpAddr, u16) -> Result<Arc<dyn Device>, String>;
+
+static COSIM: std::sync::OnceLock<CosimOpener> = std::sync::OnceLock::new();
+
+/// Make `cosim:` specs openable in this program (the first registration
+/// wins).
+pub fn register_cosim(opener: CosimOpener) {
+    let _ = COSIM.set(opener);
 }
 
 /// A spec that names no device.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
-    #[error("device `{0}`: expected soft:IP[:PORT], vfio:DDDD:BB:DD.F or mock")]
+    #[error("device `{0}`: expected soft:IP[:PORT], cosim:IP[:PORT], vfio:DDDD:BB:DD.F or mock")]
     Kind(String),
     #[error("device `{0}`: `{1}` is not an IP address or IP:PORT")]
     Address(String, String),
@@ -49,6 +68,10 @@ pub enum OpenDeviceError {
     Soft { addr: SocketAddr, source: std::io::Error },
     #[error(transparent)]
     Vfio(#[from] VfioError),
+    #[error("co-simulated card on {addr}: this program was built without the co-simulation (lib_mrc.so: scripts/libmrc.sh with MRC_LIBMRC_FEATURES=cosim)")]
+    CosimNotBuilt { addr: SocketAddr },
+    #[error("co-simulated card on {addr}: {why}")]
+    Cosim { addr: SocketAddr, why: String },
 }
 
 impl FromStr for DeviceSpec {
@@ -60,8 +83,10 @@ impl FromStr for DeviceSpec {
         if let Some(bdf) = s.strip_prefix("vfio:") {
             return Ok(DeviceSpec::Vfio(bdf.to_string()));
         }
-        let Some(addr) = s.strip_prefix("soft:") else {
-            return Err(SpecError::Kind(s.to_string()));
+        let (cosim, addr) = match (s.strip_prefix("soft:"), s.strip_prefix("cosim:")) {
+            (Some(a), _) => (false, a),
+            (_, Some(a)) => (true, a),
+            _ => return Err(SpecError::Kind(s.to_string())),
         };
         let bad = || SpecError::Address(s.to_string(), addr.to_string());
         let (ip, port) = if let Ok(sa) = addr.parse::<SocketAddr>() {
@@ -74,6 +99,9 @@ impl FromStr for DeviceSpec {
                 .map_err(|_| bad())?;
             (ip, ROCEV2_PORT)
         };
+        if cosim {
+            return Ok(DeviceSpec::Cosim { ip, port });
+        }
         Ok(DeviceSpec::Soft(SoftNicConfig {
             ip,
             port,
@@ -95,6 +123,11 @@ impl DeviceSpec {
                 addr: SocketAddr::new(cfg.ip, cfg.port),
                 source,
             })?),
+            DeviceSpec::Cosim { ip, port } => {
+                let addr = SocketAddr::new(*ip, *port);
+                let open = COSIM.get().ok_or(OpenDeviceError::CosimNotBuilt { addr })?;
+                open(*ip, *port).map_err(|why| OpenDeviceError::Cosim { addr, why })?
+            }
             DeviceSpec::Vfio(bdf) => Arc::new(VfioDevice::open(bdf, &VfioOptions::default())?),
             DeviceSpec::Mock => Arc::new(MockDevice::new()),
         })
@@ -124,6 +157,16 @@ mod tests {
             Ok(DeviceSpec::Vfio("0000:3b:00.0".into()))
         );
         assert_eq!("mock".parse::<DeviceSpec>(), Ok(DeviceSpec::Mock));
+        assert_eq!(
+            "cosim:10.0.0.3".parse::<DeviceSpec>(),
+            Ok(DeviceSpec::Cosim {
+                ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3)),
+                port: 4791
+            })
+        );
+        // Without the co-simulation linked, opening one says so.
+        let e = "cosim:127.0.0.1".parse::<DeviceSpec>().unwrap().open().err().unwrap();
+        assert!(e.to_string().contains("built without the co-simulation"), "{e}");
         assert!(matches!(
             "soft:nowhere".parse::<DeviceSpec>(),
             Err(SpecError::Address(..))

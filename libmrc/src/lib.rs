@@ -32,6 +32,8 @@ use driver::{
 /// The devices libmrc offers: one per spec in `$MRC_DEVICE`, separated by
 /// commas (`soft:10.0.0.1,soft:10.0.0.2`), named `mrc0`, `mrc1`, ...
 fn device_specs() -> Vec<DeviceSpec> {
+    #[cfg(feature = "cosim")]
+    cosim::udp_bridge::register_with_driver();
     std::env::var(DEVICE_ENV)
         .ok()
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -149,6 +151,7 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
         };
         let (ip, soft) = match &spec {
             DeviceSpec::Soft(c) => (c.ip, true),
+            DeviceSpec::Cosim { ip, .. } => (*ip, false),
             _ => (IpAddr::V4(Ipv4Addr::UNSPECIFIED), false),
         };
         let Ok(dev) = spec.open() else {

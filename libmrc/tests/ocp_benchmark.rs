@@ -5,7 +5,8 @@
 //! each on its own soft NIC on loopback: a short sweep of WRITE sizes, the
 //! server validating every size's data. The same program linked against
 //! the system's real libibverbs then runs on our library through the
-//! library path.
+//! library path, and the benchmark runs against two co-simulated cards
+//! (the RTL) on UDP sockets.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -19,10 +20,17 @@ fn shared() -> PathBuf {
     std::env::var_os("MRC_SHARED").map_or_else(|| root().join("../shared"), PathBuf::from)
 }
 
-/// Build lib_mrc.so into `out` (once per test binary run).
+/// Build lib_mrc.so into `out`.
 fn build_lib(out: &Path) -> PathBuf {
+    build_lib_with(out, &[])
+}
+
+/// Build lib_mrc.so into `out` with `scripts/libmrc.sh`'s settings `env`
+/// (`MRC_LIBMRC_PROFILE`, `MRC_LIBMRC_FEATURES`).
+fn build_lib_with(out: &Path, env: &[(&str, &str)]) -> PathBuf {
     let st = Command::new(root().join("scripts/libmrc.sh"))
         .arg(out)
+        .envs(env.iter().copied())
         .status()
         .expect("run scripts/libmrc.sh");
     assert!(
@@ -100,10 +108,11 @@ fn wait_or_kill(mut child: std::process::Child, limit: Duration, what: &str) -> 
 /// A hang guard in wall time, far above a run's seconds.
 const LIMIT: Duration = Duration::from_secs(300);
 
-/// Server and client of `exe` on soft NICs 127.0.NET.2 / .1.
-fn run_pair(exe: &Path, lib: &Path, net: u8, port: u16, args: &[&str]) -> (Output, Output) {
+/// Server and client of `exe` on devices `kind`:127.0.NET.2 / .1 (soft
+/// NICs, or co-simulated cards on sockets).
+fn run_pair(exe: &Path, lib: &Path, kind: &str, net: u8, port: u16, args: &[&str]) -> (Output, Output) {
     let env = |c: &mut Command, host: u8| {
-        c.env("MRC_DEVICE", format!("soft:127.0.{net}.{host}"))
+        c.env("MRC_DEVICE", format!("{kind}:127.0.{net}.{host}"))
             .env("LD_LIBRARY_PATH", lib)
             .env("MRC_LOG_LEVEL", "INFO")
             .args(["-d", "mrc0", "-g", "0", "-p", &port.to_string()])
@@ -156,20 +165,9 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
         &[lib.join("lib_mrc.so"), "-L".into(), lib.clone(), "-libverbs".into()],
     );
     let port = 20000 + (std::process::id() % 20000) as u16;
-    let (s, c) = run_pair(&ours, &lib, 16, port, &["-n", "50", "-s", "1048576", "-w", "5"]);
+    let (s, c) = run_pair(&ours, &lib, "soft", 16, port, &["-n", "50", "-s", "1048576", "-w", "5"]);
     check("server", &s);
-    let table = check("client", &c);
-    // One row per size of the sweep, 1 B to 1 MiB.
-    let rows: Vec<&str> = table
-        .lines()
-        .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_ok()))
-        .collect();
-    assert_eq!(rows.len(), 21, "{table}");
-    for r in &rows {
-        let f: Vec<&str> = r.split_whitespace().collect();
-        assert_eq!(f[1], "50", "{r}");
-        assert!(f[3].parse::<f64>().unwrap() > 0.0, "a message rate: {r}");
-    }
+    check_sweep(&check("client", &c), 21, 50);
 
     // Linked against the real libibverbs (its symbol versions): our
     // library takes its place through the library path.
@@ -178,10 +176,50 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
         let exe = build_benchmark(&out, "mrc_example_real_verbs", &[real, lib.join("lib_mrc.so")]);
         let needed = Command::new("readelf").arg("-d").arg(&exe).output().unwrap();
         assert!(String::from_utf8_lossy(&needed.stdout).contains("[libibverbs.so.1]"));
-        let (s, c) = run_pair(&exe, &lib, 17, port + 1, &["-n", "10", "-s", "8192", "-w", "2"]);
+        let (s, c) = run_pair(&exe, &lib, "soft", 17, port + 1, &["-n", "10", "-s", "8192", "-w", "2"]);
         check("server (real libibverbs link)", &s);
         check("client (real libibverbs link)", &c);
     }
+}
+
+/// The client's table: one row per size of the sweep (`sizes` of them),
+/// each with `iters` operations and a message rate.
+fn check_sweep(table: &str, sizes: usize, iters: u32) {
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_ok()))
+        .collect();
+    assert_eq!(rows.len(), sizes, "{table}");
+    for r in &rows {
+        let f: Vec<&str> = r.split_whitespace().collect();
+        assert_eq!(f[1], iters.to_string(), "{r}");
+        assert!(f[3].parse::<f64>().unwrap() > 0.0, "a message rate: {r}");
+    }
+}
+
+/// The same unmodified benchmark against the RTL: two processes, each
+/// with a co-simulated card (the verilated core, its clock free-running)
+/// whose MAC is a UDP socket on loopback (`cosim:` devices, lib_mrc.so
+/// built with the co-simulation). The server validates every size's data,
+/// 1 B to 64 KiB at the benchmark's default 4 KiB MTU.
+#[test]
+fn the_ocp_benchmark_runs_unmodified_against_two_cosimulated_cards() {
+    if Command::new("verilator").arg("--version").output().is_err() {
+        eprintln!("skipped: no verilator on PATH (scripts/deps.sh installs it)");
+        return;
+    }
+    let out = root().join("target/libmrc-test-cosim");
+    // A debug build: the workspace's test build has compiled the
+    // co-simulation's crates already in that profile.
+    let lib = build_lib_with(
+        &out,
+        &[("MRC_LIBMRC_PROFILE", "debug"), ("MRC_LIBMRC_FEATURES", "cosim")],
+    );
+    let exe = build_benchmark(&out, "mrc_example", &[lib.join("lib_mrc.so")]);
+    let port = 20000 + ((std::process::id() + 7) % 20000) as u16;
+    let (s, c) = run_pair(&exe, &lib, "cosim", 23, port, &["-n", "5", "-s", "65536", "-w", "1"]);
+    check("server (co-simulated card)", &s);
+    check_sweep(&check("client (co-simulated card)", &c), 17, 5);
 }
 
 /// Build `libmrc/tests/<name>.c` against a fresh lib_mrc.so and run it
