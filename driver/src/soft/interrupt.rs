@@ -7,31 +7,52 @@
 //! it: a completion written while nobody waits is not lost, and several
 //! written before the waiter runs wake it once.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+/// Raising costs one atomic store while nobody waits (the common case: a
+/// program that polls): the condition variable is touched only for a
+/// sleeping waiter.
 #[derive(Default)]
 pub struct Interrupt {
-    pending: Mutex<bool>,
+    pending: AtomicBool,
+    waiters: AtomicUsize,
+    lock: Mutex<()>,
     raised: Condvar,
 }
 
 impl Interrupt {
     /// A completion was written.
     pub fn raise(&self) {
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.raised.notify_all();
+        self.pending.store(true, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            // Under the lock: a waiter between its check and its sleep
+            // holds it, so the notification cannot fall in between.
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.raised.notify_all();
+        }
     }
 
     /// Wait up to `timeout` for the interrupt and take it; false on
     /// timeout.
     pub fn wait(&self, timeout: Duration) -> bool {
-        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut p, _) = self
-            .raised
-            .wait_timeout_while(p, timeout, |pending| !*pending)
-            .unwrap_or_else(|e| e.into_inner());
-        std::mem::take(&mut *p)
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + timeout;
+        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = loop {
+            if self.pending.swap(false, Ordering::SeqCst) {
+                break true;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break false;
+            }
+            g = self.raised.wait_timeout(g, left).unwrap_or_else(|e| e.into_inner()).0;
+        };
+        drop(g);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        taken
     }
 }
 
