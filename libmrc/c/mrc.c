@@ -476,8 +476,8 @@ int mrc_post_send(struct mrc_qp *qp, struct ibv_send_wr *wr,
   for (; wr; wr = wr->next) {
     int rc;
     int imm = wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-    if ((wr->opcode != IBV_WR_RDMA_WRITE && !imm) || wr->num_sge > 1 ||
-        (wr->num_sge == 1 && !wr->sg_list)) {
+    if ((wr->opcode != IBV_WR_RDMA_WRITE && !imm) || wr->num_sge < 0 ||
+        wr->num_sge > 1 || (wr->num_sge == 1 && !wr->sg_list)) {
       rc = EINVAL;
     } else {
       uint64_t addr = wr->num_sge ? wr->sg_list[0].addr : 0;

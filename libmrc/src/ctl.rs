@@ -153,6 +153,10 @@ impl Ctl {
             p.ev_count = p.values.len() as u32;
         }
         if p.kind == EV_GENERATED {
+            // The count is checked before anything is made of it.
+            if p.ev_count == 0 || p.ev_count > MAX_EVS {
+                return Err(EINVAL);
+            }
             p.values = (0..p.ev_count).map(|i| p.ev_base.wrapping_add(i)).collect();
         }
         check_ev(&p)?;
@@ -364,6 +368,17 @@ mod tests {
         assert_eq!(c.ev[&id].values_for(1), vec![0xC080, 0xC081, 0xC082]);
         assert_eq!(c.create_format(&[8, 8, 8, 9]), Err(EINVAL));
         assert!(c.create_format(&[8, 8, 16]).is_ok());
+    }
+
+    #[test]
+    fn a_generated_profile_of_too_many_evs_is_refused_before_it_is_made() {
+        let mut c = Ctl::default();
+        let g = EvProfile {
+            kind: EV_GENERATED,
+            ev_count: u32::MAX,
+            ..explicit(&[])
+        };
+        assert_eq!(c.create_ev(g), Err(EINVAL));
     }
 
     #[test]
@@ -696,12 +711,13 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(c: *const Ctx, max: c_int, events: 
                 // A malformed entry (the driver counts it): skip it.
                 Err(_) => continue,
             };
-            let Some(&addr) = lock(&ctx.qp_objs).get(&e.qp) else {
-                continue;
-            };
-            // SAFETY: a live QP (in the map).
-            let q = unsafe { &*(addr as *const Qp) };
             let (id, ev) = {
+                // The map's lock held while the QP is read: a QP leaves
+                // the map (under the ctl lock, held here) before it goes.
+                let objs = lock(&ctx.qp_objs);
+                let Some(&addr) = objs.get(&e.qp) else { continue };
+                // SAFETY: a live QP (in the map).
+                let q = unsafe { &*(addr as *const Qp) };
                 let b = lock(&q.binding);
                 match b.ev {
                     Some(id) => (id, b.ev_values.get(usize::from(e.ev_index)).copied()),

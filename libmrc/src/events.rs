@@ -97,12 +97,25 @@ impl Channel {
         self.fd.post();
     }
 
-    /// The next event's CQ handle, or the errno.
+    /// The next event's CQ handle, or the errno. A count on the
+    /// descriptor whose event was forgotten is skipped.
     pub fn take(&self) -> Result<usize, c_int> {
-        match self.fd.take() {
-            0 => lock(&self.events).pop_front().ok_or(libc::EIO),
-            e => Err(e),
+        loop {
+            match self.fd.take() {
+                0 => {
+                    if let Some(h) = lock(&self.events).pop_front() {
+                        return Ok(h);
+                    }
+                }
+                e => return Err(e),
+            }
         }
+    }
+
+    /// Drop the queued events of a CQ that is going (the kernel's verbs do
+    /// the same): none names it afterwards.
+    pub fn forget(&self, cq_handle: usize) {
+        lock(&self.events).retain(|&h| h != cq_handle);
     }
 }
 
@@ -143,11 +156,23 @@ impl Events {
         self.fd.post();
     }
 
+    /// The next event, or the errno; as [`Channel::take`].
     pub fn take(&self) -> Result<MrcxAsyncEvent, c_int> {
-        match self.fd.take() {
-            0 => lock(&self.queue).pop_front().ok_or(libc::EIO),
-            e => Err(e),
+        loop {
+            match self.fd.take() {
+                0 => {
+                    if let Some(e) = lock(&self.queue).pop_front() {
+                        return Ok(e);
+                    }
+                }
+                e => return Err(e),
+            }
         }
+    }
+
+    /// Drop the queued events of a QP or CQ that is going.
+    pub fn forget(&self, handle: usize) {
+        lock(&self.queue).retain(|e| e.handle != handle);
     }
 }
 

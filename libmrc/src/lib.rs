@@ -120,6 +120,23 @@ pub struct Pd {
     pd: ProtectionDomain,
     mrs: Mutex<Vec<(u32, Arc<MemoryRegion>)>>,
     next_lkey: Mutex<u32>,
+    /// What zero-length WRITEs name (made on first use).
+    empty: Mutex<Option<Arc<MemoryRegion>>>,
+}
+
+impl Pd {
+    /// A local region of the PD for WRITEs of no bytes (the driver's
+    /// descriptor names one; no byte of it is read).
+    fn empty_region(&self) -> Option<Arc<MemoryRegion>> {
+        /// The smallest buffer the device hands out.
+        const EMPTY_REGION_BYTES: usize = 64;
+        let mut e = lock(&self.empty);
+        if e.is_none() {
+            let buf = self.pd.alloc_buffer(EMPTY_REGION_BYTES).ok()?;
+            *e = Some(Arc::new(self.pd.register(&buf, Access::LocalOnly).ok()?));
+        }
+        e.clone()
+    }
 }
 
 /// Its PD outlives it: the C layer refuses to free a PD with MRs (EBUSY).
@@ -277,6 +294,7 @@ pub unsafe extern "C" fn mrcx_alloc_pd(c: *const Ctx) -> *mut Pd {
         pd: c.ctx.alloc_pd(),
         mrs: Mutex::new(Vec::new()),
         next_lkey: Mutex::new(1),
+        empty: Mutex::new(None),
     }))
 }
 
@@ -471,7 +489,14 @@ pub unsafe extern "C" fn mrcx_destroy_cq(c: *const Ctx, q: *mut Cq) -> c_int {
         // SAFETY: made by `mrcx_create_cq` (an Arc), released once.
         let q = unsafe { Arc::from_raw(q as *const Cq) };
         if let Some(c) = unsafe { c.as_ref() } {
+            // Out of the context's list first: no event is queued for it
+            // afterwards (both queueing paths hold the list's lock), then
+            // the queued ones go.
             lock(&c.cqs).retain(|x| !Arc::ptr_eq(x, &q));
+            c.events.forget(q.handle);
+        }
+        if let Some(ch) = &q.channel {
+            ch.forget(q.handle);
         }
         0
     })
@@ -539,10 +564,20 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
         let q = unsafe { Box::from_raw(q) };
         if let Some(ctx) = unsafe { q.ctx.as_ref() } {
             let qpn = lock(&q.qp).qpn();
-            lock(&ctx.ctl).unbind(&lock(&q.binding));
-            lock(&ctx.qp_objs).remove(&qpn);
+            {
+                // The controller's lock over the unbinding and the removal:
+                // its EV-event poll finds the QP either bound and live or
+                // not at all.
+                let mut ctl = lock(&ctx.ctl);
+                ctl.unbind(&lock(&q.binding));
+                lock(&ctx.qp_objs).remove(&qpn);
+            }
             lock(&ctx.recv_cq).remove(&qpn);
-            lock(&ctx.qp_handles).remove(&qpn);
+            // Out of the handle map first (events are queued under its
+            // lock), then its queued events go.
+            if let Some(h) = lock(&ctx.qp_handles).remove(&qpn) {
+                ctx.events.forget(h);
+            }
             lock(&ctx.qp_failed).remove(&qpn);
         }
         0
@@ -583,6 +618,15 @@ pub unsafe extern "C" fn mrcx_to_err_or_reset(q: *const Qp, reset: c_int) -> c_i
         let r = qp.modify(t).map_or(libc_einval(), |_| 0);
         let qpn = qp.qpn();
         drop(qp);
+        if r == 0 {
+            // The flushed completions are the driver's, not the NIC's: no
+            // interrupt announces them, so a program asleep on a channel
+            // is woken here.
+            if let Some(ctx) = unsafe { q.ctx.as_ref() } {
+                drain(ctx, false);
+                events::fire_armed(ctx);
+            }
+        }
         if r == 0 && reset != 0 {
             // A QP back in RESET may fail again, and say so again; it
             // leaves its profiles (INIT binds it anew).
@@ -763,17 +807,31 @@ pub unsafe extern "C" fn mrcx_post_write(
         return libc_einval();
     };
     guard(libc_einval(), || {
-        let mr = lock(&pd.mrs).iter().find(|(k, _)| *k == lkey).map(|(_, m)| m.clone());
-        // A zero-length WRITE has no local range to check.
-        let Some(mr) = mr else { return libc_einval() };
-        let base = mr.buffer().host_ptr() as u64;
-        let Some(off) = laddr.checked_sub(base) else {
-            return libc_einval();
+        // A zero-length WRITE (an immediate alone, often) names no memory:
+        // it goes out on the PD's own empty region.
+        let mr = if len == 0 {
+            match pd.empty_region() {
+                Some(m) => m,
+                None => return 12, // ENOMEM
+            }
+        } else {
+            let mr = lock(&pd.mrs).iter().find(|(k, _)| *k == lkey).map(|(_, m)| m.clone());
+            let Some(mr) = mr else { return libc_einval() };
+            mr
+        };
+        let off = if len == 0 {
+            0
+        } else {
+            let base = mr.buffer().host_ptr() as u64;
+            let Some(off) = laddr.checked_sub(base) else {
+                return libc_einval();
+            };
+            off
         };
         let wr = WriteWr {
             wr_id,
             local: &mr,
-            local_offset: if len == 0 { 0 } else { off },
+            local_offset: off,
             len,
             remote_va: raddr,
             rkey,
@@ -856,10 +914,17 @@ pub(crate) fn drain(ctx: &Ctx, drive: bool) {
                 Ok(_) => break,
                 // A CQE the driver refused (counted by the driver): the
                 // CQ's owner hears of it; the rest of the ring is read.
-                Err(_) => ctx.events.push(MrcxAsyncEvent {
-                    event_type: IBV_EVENT_CQ_ERR,
-                    handle: src.handle,
-                }),
+                // Queued under the CQ list's lock, for a CQ still in it
+                // (one being destroyed has its events forgotten after).
+                Err(_) => {
+                    let live = lock(&ctx.cqs);
+                    if live.iter().any(|x| Arc::ptr_eq(x, src)) {
+                        ctx.events.push(MrcxAsyncEvent {
+                            event_type: IBV_EVENT_CQ_ERR,
+                            handle: src.handle,
+                        });
+                    }
+                }
             }
         }
     }
@@ -879,7 +944,10 @@ fn route(ctx: &Ctx, src: &Arc<Cq>, w: &driver::WorkCompletion) {
         && w.status != driver::CqStatus::Flushed
         && lock(&ctx.qp_failed).insert(w.qp)
     {
-        if let Some(&handle) = lock(&ctx.qp_handles).get(&w.qp) {
+        // Queued under the handle map's lock: a QP being destroyed is
+        // either still there (and its event is forgotten after) or gone.
+        let handles = lock(&ctx.qp_handles);
+        if let Some(&handle) = handles.get(&w.qp) {
             ctx.events.push(MrcxAsyncEvent {
                 event_type: IBV_EVENT_QP_FATAL,
                 handle,

@@ -184,6 +184,11 @@ int main(void) {
   ea.evs = big;
   ea.ev_count = 1;
   CHECK(mrc_ctl_create_ev_profile(a.ctx, &ea, &evp) == EINVAL); /* 17 bits */
+  /* A GENERATED profile of 2^32 - 1 EVs: refused before it is made. */
+  struct mrc_ctl_ev_profile_attr huge = {.type = MRC_CTL_EV_PROFILE_GENERATED,
+                                         .ev_count = 0xFFFFFFFFu,
+                                         .ev_base = 0xE000};
+  CHECK(mrc_ctl_create_ev_profile(a.ctx, &huge, &evp) == EINVAL);
   ea.evs = EVS;
   ea.ev_count = NEVS;
   ea.ev_min_active = NEVS + 1;

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,25 @@ int main(void) {
   CHECK(wake_for_completion(&a, &wc) == 0);
   CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 && wc.opcode == IBV_WC_RDMA_WRITE);
 
+  /* 1b. A WRITE-with-immediate of no bytes and no SGE (the immediate
+   * alone): the receiver gets the immediate, byte_len 0. */
+  CHECK(mrc_post_recv(b.qp, &rwr, &rbad) == 0);
+  {
+    struct ibv_send_wr z = {.wr_id = 9, .num_sge = 0,
+                            .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+                            .send_flags = IBV_SEND_SIGNALED};
+    z.imm_data = htonl(0xABCD);
+    z.wr.rdma.remote_addr = (uintptr_t)b.buf;
+    z.wr.rdma.rkey = b.mr->rkey;
+    struct ibv_send_wr *zbad;
+    CHECK(mrc_post_send(a.qp, &z, &zbad) == 0);
+    CHECK(spin_for_completion(&b, &wc) == 0 &&
+          wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.byte_len == 0 &&
+          ntohl(wc.imm_data) == 0xABCD);
+    CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 9 &&
+          wc.status == IBV_WC_SUCCESS);
+  }
+
   /* 2. Not armed: the completion comes, no event does. */
   CHECK(post_write(&a, &b, 2, b.mr->rkey, 0) == 0);
   CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 2 &&
@@ -217,12 +237,43 @@ int main(void) {
   mrc_ack_async_event(&ae);
   CHECK(!readable(a.ctx->async_fd, 0)); /* once, not per completion */
 
-  /* Everything goes, in order. */
+  /* 5. Objects destroyed with events still queued: the events go with
+   * them, and nothing hands out the freed objects afterwards. Both QPs
+   * back through RST to RTS first. */
+  qa.qp_state = IBV_QPS_RESET;
+  CHECK(mrc_modify_qp(a.qp, &qa, IBV_QP_STATE, NULL, 0) == 0);
+  CHECK(mrc_modify_qp(b.qp, &qa, IBV_QP_STATE, NULL, 0) == 0);
+  CHECK(connect_to(&a, &b) == 0 && connect_to(&b, &a) == 0);
+  /* B: a receive's event on its channel, not taken. */
+  CHECK(mrc_req_notify_cq(b.cq, 0) == 0);
+  CHECK(mrc_post_recv(b.qp, &rwr, &rbad) == 0);
+  CHECK(post_write(&a, &b, 5, b.mr->rkey, 1) == 0);
+  CHECK(readable(b.ch->fd, WAIT_MS));
+  CHECK(spin_for_completion(&b, &wc) == 0 && wc.wr_id == 77);
+  CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 5);
+  /* A: another refused WRITE, its QP_FATAL not taken when the QP goes. */
+  CHECK(post_write(&a, &b, 6, b.mr->rkey ^ 0x5a5a00, 0) == 0);
+  CHECK(spin_for_completion(&a, &wc) == 0 && wc.status == IBV_WC_REM_ACCESS_ERR);
+  CHECK(readable(a.ctx->async_fd, WAIT_MS));
+  CHECK(mrc_destroy_qp(a.qp) == 0);
+  CHECK(fcntl(a.ctx->async_fd, F_SETFL, fcntl(a.ctx->async_fd, F_GETFL) | O_NONBLOCK) == 0);
+  errno = 0;
+  CHECK(mrc_get_async_event(a.mctx, &ae) == -1 && errno == EAGAIN);
+  /* B's QP and CQ go with the event still on the channel. */
+  CHECK(mrc_destroy_qp(b.qp) == 0);
+  CHECK(mrc_destroy_cq(b.cq) == 0);
+  CHECK(fcntl(b.ch->fd, F_SETFL, fcntl(b.ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+  struct mrc_cq *gone_cq = NULL;
+  void *gone_ctx = NULL;
+  errno = 0;
+  CHECK(mrc_get_cq_event(b.ch, &gone_cq, &gone_ctx) == -1 && errno == EAGAIN);
+
+  /* Everything else goes, in order. */
   struct side *sides[] = {&a, &b};
   for (int i = 0; i < 2; i++) {
     struct side *s = sides[i];
-    CHECK(mrc_destroy_qp(s->qp) == 0);
-    CHECK(mrc_destroy_cq(s->cq) == 0);
+    if (s == &a)
+      CHECK(mrc_destroy_cq(s->cq) == 0);
     CHECK(ibv_destroy_comp_channel(s->ch) == 0);
     CHECK(ibv_dereg_mr(s->mr) == 0);
     CHECK(ibv_dealloc_pd(s->pd) == 0);

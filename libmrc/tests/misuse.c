@@ -159,6 +159,12 @@ int main(void) {
   wr.wr.rdma.rkey = mr->rkey;
   struct ibv_send_wr *bad = NULL;
   CHECK(mrc_post_send(qp, &wr, &bad) == EINVAL && bad == &wr);
+  wr.num_sge = -1; /* refused, not read */
+  wr.sg_list = NULL;
+  bad = NULL;
+  CHECK(mrc_post_send(qp, &wr, &bad) == EINVAL && bad == &wr);
+  wr.num_sge = 1;
+  wr.sg_list = &sge;
   wr.opcode = IBV_WR_SEND;
   bad = NULL;
   CHECK(mrc_post_send(qp, &wr, &bad) == EINVAL && bad == &wr);
