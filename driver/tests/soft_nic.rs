@@ -73,6 +73,11 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
 
 /// A (host 1) and B (host 2) of test `test`, connected, both in RTS.
 fn pair(test: u8, tx_loss: f64) -> (Side, Side) {
+    pair_with(test, tx_loss, rts)
+}
+
+/// [`pair`] with the send attributes of `rts_of(sq_psn, ev_base)`.
+fn pair_with(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr) -> (Side, Side) {
     let mut a = side(test, 1, tx_loss);
     let mut b = side(test, 2, tx_loss);
     let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
@@ -93,9 +98,9 @@ fn pair(test: u8, tx_loss: f64) -> (Side, Side) {
         .unwrap();
     }
     // EV values are UDP source ports: each side's from a range of its own.
-    a.qp.modify(QpTransition::Rts(rts(psn_a, 0xC000 + u16::from(test) * 64)))
+    a.qp.modify(QpTransition::Rts(rts_of(psn_a, 0xC000 + u16::from(test) * 64)))
         .unwrap();
-    b.qp.modify(QpTransition::Rts(rts(psn_b, 0xD000 + u16::from(test) * 64)))
+    b.qp.modify(QpTransition::Rts(rts_of(psn_b, 0xD000 + u16::from(test) * 64)))
         .unwrap();
     (a, b)
 }
@@ -204,6 +209,41 @@ fn every_write_completes_exactly_once_with_one_percent_loss() {
     transfer(&mut a, &mut b, &sizes);
     let (sa, sb) = (a.nic.stats(), b.nic.stats());
     assert!(sa.tx_lost + sb.tx_lost > 0, "the knob dropped something: {sa:?} {sb:?}");
+}
+
+/// Large WRITEs with the window libmrc and `mrc rdma` configure (4 MiB,
+/// 2,048 PSNs): the soft NIC keeps no more in flight than the peer's
+/// socket buffer holds, so no datagram is lost and no RTO fires. Before,
+/// the sender put the whole window into the socket at once: the kernel
+/// dropped all but the first few dozen datagrams of each burst and timeouts
+/// resent the rest into the same full buffer (a 1 MiB WRITE rate of a
+/// tenth of a 256 KiB one). Counted, not timed: the kernel's drop counter
+/// of each NIC's socket and the models' RTO counters.
+#[test]
+fn two_mib_writes_lose_nothing_to_the_socket_buffer_and_never_time_out() {
+    fn rts_4mib(sq_psn: u32, ev_base: u16) -> RtsAttr {
+        RtsAttr {
+            send_mpr_units: 16,
+            cc: CcProfile {
+                min_cwnd: 4096,
+                max_cwnd: 4 << 20,
+            },
+            ..rts(sq_psn, ev_base)
+        }
+    }
+    let (mut a, mut b) = pair_with(14, 0.0, rts_4mib);
+    transfer(&mut a, &mut b, &[2 << 20, 2 << 20, 2 << 20]);
+    let (sa, sb) = (a.nic.stats(), b.nic.stats());
+    let ca = a.nic.qp_counters(a.qp.qpn()).expect("A's QP is enabled");
+    assert_eq!(
+        (sa.rx_overflows, sb.rx_overflows),
+        (0, 0),
+        "datagrams dropped by a full socket buffer (A's QP resent {} packets, {} RTOs): {sa:?} {sb:?}",
+        ca.retransmitted_packets,
+        ca.rto_fired
+    );
+    assert_eq!((ca.rto_fired, ca.retx_timeout), (0, 0), "{ca:?}");
+    assert_eq!(sb.placed_bytes, 6 << 20, "each byte placed once");
 }
 
 /// A peer's endpoint (QPN 0x2) probes one of our EVs and sends a Port
@@ -482,4 +522,43 @@ fn writes_land_in_the_programs_own_memory() {
     }
     drop((k1, k2));
     assert!(mine == pattern(20_000, 13), "the program's Vec holds what A wrote");
+}
+
+/// What `path_window` assumes of the kernel, checked on this one: a soft
+/// NIC's socket holds, unread, twice a QP's window of full-size datagrams
+/// at every MTU (so a window sent in one burst fits with room to spare),
+/// and the drop counter behind `SoftStats::rx_overflows` counts what does
+/// not fit.
+#[test]
+fn a_soft_nics_socket_holds_twice_the_window_it_grants() {
+    use driver::soft::engine::path_window;
+    use driver::soft::udp::UdpPort;
+    use driver::soft::RX_BUFFER;
+    for (k, mtu) in [256u32, 1024, 4096, 8192].into_iter().enumerate() {
+        let rx = UdpPort::bind(std::net::SocketAddr::new(ip(1, 15), 4791 + k as u16)).unwrap();
+        let granted = rx.set_receive_buffer(RX_BUFFER).unwrap();
+        let tx = UdpPort::bind(std::net::SocketAddr::new(ip(2, 15), 0)).unwrap();
+        let to = rx.local_addr().unwrap();
+        let datagram = vec![0u8; mtu as usize + proto::wire::mrc10::MAX_DATA_OVERHEAD];
+        let fits = 2 * path_window(granted, mtu) / u64::from(mtu);
+        for _ in 0..fits {
+            tx.send(&datagram, to, 0).unwrap();
+        }
+        assert_eq!(
+            rx.receive_drops(),
+            Some(0),
+            "MTU {mtu}: {fits} datagrams in {granted} bytes"
+        );
+        // Far more than fits: the kernel drops, and the counter says so.
+        for _ in 0..(granted / mtu as usize + 16) {
+            tx.send(&datagram, to, 0).unwrap();
+        }
+        assert!(rx.receive_drops().unwrap() > 0, "MTU {mtu}: the overflow is counted");
+        let mut buf = vec![0u8; datagram.len() + 64];
+        let mut got = 0u64;
+        while rx.recv(&mut buf).unwrap().is_some() {
+            got += 1;
+        }
+        assert!(got >= fits, "MTU {mtu}: {got} datagrams queued, {fits} expected to fit");
+    }
 }

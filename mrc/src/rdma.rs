@@ -196,6 +196,14 @@ pub struct RdmaReport {
     /// Soft NIC counters of this side.
     pub tx_datagrams: Option<u64>,
     pub tx_lost: Option<u64>,
+    /// Datagrams the socket refused (send buffer full).
+    pub tx_busy: Option<u64>,
+    /// Datagrams to this side the kernel dropped (receive buffer full).
+    pub rx_overflows: Option<u64>,
+    /// The model's retransmissions, those after a timeout, and its RTOs.
+    pub retransmitted: Option<u64>,
+    pub retx_timeout: Option<u64>,
+    pub rto_fired: Option<u64>,
     pub ok: bool,
 }
 
@@ -414,6 +422,11 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
     let matched = ours == want;
     wr.write_all(format!("HASH {ours}\n").as_bytes()).map_err(xchg)?;
     let stats = h.soft.as_ref().map(|s| s.stats());
+    let dups = h
+        .soft
+        .as_ref()
+        .and_then(|s| s.qp_counters(h.qp.qpn()))
+        .map_or(0, |c| c.rx_duplicates);
     eprintln!(
         "mrc rdma: client {from}: {}, buffers {}{}",
         if client_ok {
@@ -423,8 +436,8 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
         },
         if matched { "match" } else { "DIFFER" },
         stats.map_or(String::new(), |s| format!(
-            "; soft NIC rx {} datagrams, {} bytes placed, {} dropped",
-            s.rx_datagrams, s.placed_bytes, s.rx_dropped
+            "; soft NIC rx {} datagrams ({} duplicates, {} lost to a full socket buffer), {} bytes placed, {} dropped",
+            s.rx_datagrams, dups, s.rx_overflows, s.placed_bytes, s.rx_dropped
         ))
     );
     drop(h.ctx);
@@ -531,6 +544,7 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
     lat.sort_by(f64::total_cmp);
     let pct = |q: f64| (!lat.is_empty()).then(|| lat[((lat.len() - 1) as f64 * q).round() as usize]);
     let stats = h.soft.as_ref().map(|s| s.stats());
+    let counters = h.soft.as_ref().and_then(|s| s.qp_counters(h.qp.qpn()));
     let report = RdmaReport {
         device: h.dev.name(),
         peer: addr,
@@ -549,6 +563,11 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
         buffers_match: matched,
         tx_datagrams: stats.map(|s| s.tx_datagrams),
         tx_lost: stats.map(|s| s.tx_lost),
+        tx_busy: stats.map(|s| s.tx_busy),
+        rx_overflows: stats.map(|s| s.rx_overflows),
+        retransmitted: counters.map(|c| c.retransmitted_packets),
+        retx_timeout: counters.map(|c| c.retx_timeout),
+        rto_fired: counters.map(|c| c.rto_fired),
         ok: all_ok && matched && done == a.iters,
     };
     if let (false, Some(st)) = (report.ok, stats) {
@@ -563,7 +582,7 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
         println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
     } else {
         println!(
-            "{} x {} B WRITEs over {} ({} MTU, {} EVs, depth {}): {:.3} s, {:.2} Gb/s, {:.0} msg/s{}{}",
+            "{} x {} B WRITEs over {} ({} MTU, {} EVs, depth {}): {:.3} s, {:.2} Gb/s, {:.0} msg/s{}{}{}",
             done,
             a.size,
             report.device,
@@ -577,7 +596,14 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
                 ", latency p50 {p:.2} us p99 {:.2} us",
                 report.lat_us_p99.unwrap_or(p)
             )),
-            if matched { ", buffers match" } else { ", BUFFERS DIFFER" }
+            if matched { ", buffers match" } else { ", BUFFERS DIFFER" },
+            match (stats, counters) {
+                (Some(st), Some(c)) => format!(
+                    "; {} datagrams, {} resent ({} after timeouts, {} RTOs)",
+                    st.tx_datagrams, c.retransmitted_packets, c.retx_timeout, c.rto_fired
+                ),
+                _ => String::new(),
+            }
         );
     }
     Ok(report.ok)

@@ -56,6 +56,33 @@ const CORE_CLOCK_PS: u64 = 3103;
 /// Bytes of the largest datagram a peer may send (8 KiB MTU and headers).
 pub const MAX_DATAGRAM: usize = 9216;
 
+/// The most bytes a QP of a soft NIC whose socket got `rx_buffer` bytes
+/// of receive buffer (kernel accounting, [`UdpPort::set_receive_buffer`])
+/// may keep in flight with `mtu`-byte packets: half the full-size
+/// datagrams that buffer holds.
+///
+/// A soft NIC's sends are not paced by a link: the model sends its whole
+/// window in one step, straight into the peer's socket buffer, which the
+/// peer's model drains more slowly than the sender fills it. Whatever of a
+/// window does not fit is dropped by the kernel, and with a fixed window
+/// nothing adapts: the tail of every burst was lost, recovered by timeouts
+/// that resent the rest of the window into the same full buffer (1 MiB
+/// WRITEs with a 4 MiB window: 13 datagrams sent per datagram needed,
+/// mostly dropped or duplicates). Within this window a peer that stops
+/// reading for a while loses nothing: the sender stops when the window is
+/// full. Half, because the socket also takes the SACKs of the NIC's own
+/// sends and whatever a spurious timeout resends while the originals are
+/// still queued; and the smaller the window, the sooner the queue drains
+/// (224 KiB at 4 Gb/s: 0.5 ms, inside a 1 ms RTO). The peer's buffer is
+/// assumed to be like ours (soft NICs on one host share the kernel's
+/// limits). A datagram is charged about twice its length plus overhead
+/// (`2 x (len + 512)` overestimates what Linux charges from 256 B to 8 KiB
+/// packets); never less than one packet.
+pub fn path_window(rx_buffer: usize, mtu: u32) -> u64 {
+    let truesize = 2 * (mtu as u64 + 512);
+    (rx_buffer as u64 / truesize / 2).max(1) * mtu as u64
+}
+
 /// A peer row of the address table.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -155,6 +182,9 @@ pub struct Engine {
     frame: Vec<u8>,
     /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
     rx_batch: Option<RecvBatch>,
+    /// The receive buffer the NIC's socket got (kernel accounting): it
+    /// bounds every QP's window ([`path_window`]).
+    rx_buffer: usize,
     stats: SoftStats,
 }
 
@@ -286,7 +316,10 @@ fn cq_status(s: WcStatus) -> CqStatus {
 impl Engine {
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<Engine> {
         let sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports)?;
+        // Only the NIC's own socket receives (the EV sockets only send).
+        let rx_buffer = sockets.own.set_receive_buffer(super::RX_BUFFER)?;
         Ok(Engine {
+            rx_buffer,
             profile: Profile::DEFAULT,
             sockets,
             local_mac: [0x02, 0, 0, 0, 0, 0],
@@ -321,8 +354,16 @@ impl Engine {
         SoftStats {
             ev_port_unavailable: self.sockets.unavailable,
             ev_sockets: self.sockets.bound() as u64,
+            rx_overflows: self.sockets.own.receive_drops().unwrap_or(0),
             ..self.stats
         }
+    }
+
+    /// The golden model's counters of QP `qpn` (the driver's number):
+    /// retransmissions and their causes, RTOs, duplicates received.
+    /// `None` if the QP is not enabled.
+    pub fn qp_counters(&self, qpn: u32) -> Option<proto::model::Counters> {
+        self.qps.get(&qpn).map(|q| *q.model.counters())
     }
 
     pub fn port(&self) -> &UdpPort {
@@ -531,8 +572,13 @@ impl Engine {
         };
         // The card's CC gate is a fixed window (docs/hw/core.md: no
         // ACK-driven congestion control in the RTL yet); the soft NIC runs
-        // the same window the driver configured.
-        s.rts.cc = CcConfig::Fixed { window: st.max_cwnd };
+        // the window the driver configured, but no more than its path
+        // holds: nothing paces a soft NIC's sends, so a window larger than
+        // the peer's socket buffer overflows it on every burst, and a fixed
+        // window does not shrink after the losses (`path_window`).
+        s.rts.cc = CcConfig::Fixed {
+            window: st.max_cwnd.min(path_window(self.rx_buffer, s.cfg.mtu)),
+        };
         let mut model: Qp = s.bring_up(now).ok()?;
         for mr in self.mrs.values() {
             model.memory_mut().register_deferred(mr.base, mr.len, mr.rkey).ok()?;

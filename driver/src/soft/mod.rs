@@ -44,6 +44,14 @@ pub const ROCEV2_PORT: u16 = 4791;
 /// transmission get a turn.
 const RX_BATCH: usize = 16;
 
+/// The receive buffer a soft NIC asks the kernel for (`SO_RCVBUF`; the
+/// kernel caps it at `net.core.rmem_max`, 208 KiB on most hosts). The
+/// socket buffer is the soft NIC's only buffering between a peer and its
+/// model, so it bounds the window a QP may keep in flight
+/// ([`engine::path_window`]): with `rmem_max` at least this, a 4 KiB-MTU
+/// QP keeps 224 KiB in flight.
+pub const RX_BUFFER: usize = 512 << 10;
+
 /// Longest sleep of the NIC's thread with nothing due (it wakes earlier
 /// for a datagram or a model timer).
 const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
@@ -148,6 +156,9 @@ impl Default for SoftNicConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SoftStats {
     pub tx_datagrams: u64,
+    /// Dropped by the kernel on arrival: the NIC's receive buffer was
+    /// full (the socket's `SK_MEMINFO_DROPS`).
+    pub rx_overflows: u64,
     /// Dropped by the `tx_loss` knob.
     pub tx_lost: u64,
     /// The socket buffer was full: the datagram is lost (the protocol
@@ -319,6 +330,13 @@ impl SoftNic {
         self.inner.engine().stats()
     }
 
+    /// The golden model's counters of QP `qpn` (the driver's QP number):
+    /// what the protocol did, as [`SoftNic::stats`] says what the sockets
+    /// did. `None` if the QP is not enabled.
+    pub fn qp_counters(&self, qpn: u32) -> Option<proto::model::Counters> {
+        self.inner.engine().qp_counters(qpn)
+    }
+
     /// The address the NIC receives on.
     pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
         self.inner.engine().port().local_addr()
@@ -360,6 +378,8 @@ impl Device for SoftNic {
                 let now = self.inner.now();
                 let mut e = self.inner.engine();
                 e.row(now, r);
+                // As after a doorbell: the row's work took time.
+                let now = self.inner.now();
                 e.step(now);
                 let next = e.next_timeout();
                 drop(e);
@@ -369,6 +389,13 @@ impl Device for SoftNic {
                 let now = self.inner.now();
                 let mut e = self.inner.engine();
                 e.doorbell(now, qp, producer);
+                // The clock again: the doorbell copied the new WRITEs'
+                // data (milliseconds for a few MiB), and the engine may
+                // have been held by the NIC's thread meanwhile. Sent at
+                // the earlier time, the packets would carry a send time
+                // that far in the past, and their RTO would fire that
+                // much early.
+                let now = self.inner.now();
                 e.step(now);
                 let next = e.next_timeout();
                 drop(e);

@@ -103,6 +103,10 @@ fn setsockopt_int(fd: i32, level: i32, name: i32, v: i32) -> io::Result<()> {
     }
 }
 
+/// `SO_MEMINFO` (asm-generic/socket.h; not in the libc crate): the
+/// socket's memory counters, `SK_MEMINFO_DROPS` among them.
+const SO_MEMINFO: i32 = 55;
+
 /// Why a datagram was not sent.
 #[derive(Debug)]
 pub enum SendError {
@@ -220,6 +224,57 @@ impl UdpPort {
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.sock.local_addr()
+    }
+
+    /// Ask for a receive buffer of `bytes` (`SO_RCVBUF`; the kernel caps
+    /// the request at `net.core.rmem_max`) and return what the socket got,
+    /// in the kernel's accounting: every queued datagram is charged its
+    /// buffer's true size, about twice its length for a 4 KiB datagram, and
+    /// the kernel doubles the request to allow for that.
+    pub fn set_receive_buffer(&self, bytes: usize) -> io::Result<usize> {
+        let fd = self.sock.as_raw_fd();
+        setsockopt_int(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            bytes.min(i32::MAX as usize) as i32,
+        )?;
+        let mut v: i32 = 0;
+        let mut len = size_of::<i32>() as libc::socklen_t;
+        // SAFETY: a valid fd and an int of the stated size.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                &mut v as *mut i32 as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(v.max(0) as usize)
+    }
+
+    /// Datagrams the kernel dropped on arrival because this socket's
+    /// receive buffer was full (`SK_MEMINFO_DROPS`; the host-wide sum is
+    /// `RcvbufErrors` in /proc/net/snmp). `None` if the kernel does not say.
+    pub fn receive_drops(&self) -> Option<u64> {
+        let mut m = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+        let mut len = std::mem::size_of_val(&m) as libc::socklen_t;
+        // SAFETY: a valid fd and a u32 array of the stated size (the kernel
+        // writes at most `len` bytes and says how many).
+        let r = unsafe {
+            libc::getsockopt(
+                self.sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_MEMINFO,
+                m.as_mut_ptr() as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        (r == 0 && len as usize >= std::mem::size_of_val(&m)).then(|| u64::from(m[libc::SK_MEMINFO_DROPS as usize]))
     }
 
     /// Send `payload` to `to` with traffic class `tos`.
