@@ -239,11 +239,39 @@ fn find_dma(dma: &DmaMap, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
         })
 }
 
-fn dma_read(dma: &DmaMap, iova: u64, len: usize) -> Option<Vec<u8>> {
-    let (b, off) = find_dma(dma, iova, len)?;
-    let mut v = vec![0u8; len];
+/// `N` bytes of host memory at `iova`, copied (descriptors: the card
+/// reads them once).
+fn dma_read_array<const N: usize>(dma: &DmaMap, iova: u64) -> Option<[u8; N]> {
+    let (b, off) = find_dma(dma, iova, N)?;
+    let mut v = [0u8; N];
     b.read(off, &mut v).ok()?;
     Some(v)
+}
+
+/// A WRITE's payload, read where it lies in host memory whenever the
+/// model builds or resends a packet of it, as a card's DMA reads it, not
+/// copied when the WRITE is posted: verbs' rule that a WRITE's buffer
+/// stays unchanged until the WRITE completes is what makes this right,
+/// and the buffer's handle keeps the mapping alive meanwhile.
+struct HostPayload {
+    buf: DmaBuffer,
+    off: usize,
+    len: usize,
+}
+
+impl AsRef<[u8]> for HostPayload {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `off + len` lies inside the buffer (`find_dma` checked
+        // it) and the buffer lives as long as `self`. The program may
+        // not write it until the WRITE completes (verbs' rule).
+        unsafe { std::slice::from_raw_parts(self.buf.host_ptr().add(self.off), self.len) }
+    }
+}
+
+/// The payload of `len` bytes at `iova`, in place.
+fn dma_payload(dma: &DmaMap, iova: u64, len: usize) -> Option<Bytes> {
+    let (buf, off) = find_dma(dma, iova, len)?;
+    Some(Bytes::from_owner(HostPayload { buf, off, len }))
 }
 
 /// Read SQ slot `i` of a QP and its local data. `Err`: the descriptor is
@@ -259,7 +287,7 @@ fn read_descriptor(dma: &DmaMap, ctx: &SqContext, i: u32) -> Result<(Pending, Wr
         signaled: true,
         refused: Some(CqStatus::BadOpcode),
     };
-    let Some(raw) = dma_read(dma, at, sqe::SIZE) else {
+    let Some(raw) = dma_read_array::<{ sqe::SIZE }>(dma, at) else {
         // The ring itself is out of reach: nothing to copy.
         return Err(p);
     };
@@ -285,9 +313,9 @@ fn read_descriptor(dma: &DmaMap, ctx: &SqContext, i: u32) -> Result<(Pending, Wr
     p.opcode = d.opcode.code();
     p.signaled = d.signaled;
     let data = if d.length == 0 {
-        Some(Vec::new())
+        Some(Bytes::new())
     } else {
-        dma_read(dma, d.local_iova, d.length as usize)
+        dma_payload(dma, d.local_iova, d.length as usize)
     };
     let Some(data) = data else {
         p.refused = Some(CqStatus::BadLength);
@@ -296,7 +324,7 @@ fn read_descriptor(dma: &DmaMap, ctx: &SqContext, i: u32) -> Result<(Pending, Wr
     p.refused = None;
     let wr = WriteRequest {
         wr_id: d.wr_id,
-        data: Bytes::from(data),
+        data,
         remote_va: d.remote_va,
         rkey: d.rkey,
         imm: (d.opcode == layout::SqOpcode::WriteImm).then_some(d.imm),
