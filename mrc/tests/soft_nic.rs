@@ -163,6 +163,15 @@ fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
     for p in packets {
         assert_eq!(p["verdict"], "mrc1.0", "{p}");
     }
+    // Each EV left from its own UDP source port (the EV value over IPv4):
+    // the client's data packets, 500 of them, came from all eight of its
+    // EVs' ports (`mrc rdma`'s 8 from 0xC000), none from the NIC's own.
+    let ports: std::collections::BTreeSet<u64> = packets
+        .iter()
+        .filter(|p| p["opcode"].as_str().is_some_and(|o| o.starts_with("WRITE")))
+        .filter_map(|p| p["ev"].as_u64())
+        .collect();
+    assert_eq!(ports, (0xC000..0xC008).collect(), "source ports of the data packets");
     if std::env::var_os("MRC_SKIP_TSHARK").is_some() {
         return;
     }
