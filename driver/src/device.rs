@@ -26,6 +26,9 @@ pub enum DeviceError {
     Unsupported(&'static str),
     #[error("device reset failed: {0}")]
     Reset(String),
+    /// A queue of the device is full for now (retry later).
+    #[error("{0} is full")]
+    Busy(&'static str),
 }
 
 /// A NIC as the driver sees it.
@@ -77,6 +80,18 @@ pub trait Device: Send + Sync {
     fn wait_interrupt(&self, _vector: u32, _timeout: Duration) -> Result<bool, DeviceError> {
         Err(DeviceError::Unsupported("interrupts"))
     }
+    /// Send an MRC 1.0 endpoint request of the host's own (QPN 0x2): an
+    /// EV probe or a Port Status Update; the request id its result will
+    /// carry ([`Device::endpoint_result`]). The card's host interface has
+    /// no such operation; the soft NIC has.
+    fn endpoint_request(&self, _req: EndpointRequest) -> Result<u16, DeviceError> {
+        Err(DeviceError::Unsupported("endpoint requests of the host's own"))
+    }
+    /// The oldest result of this device's endpoint requests not yet taken
+    /// (an answer, or `TimedOut`).
+    fn endpoint_result(&self) -> Option<EndpointResult> {
+        None
+    }
     /// Reset the function (FLR on a real card).
     fn reset(&self) -> Result<(), DeviceError> {
         Ok(())
@@ -90,6 +105,21 @@ pub trait Device: Send + Sync {
     fn needs_progress(&self) -> bool {
         false
     }
+}
+
+/// What an endpoint request came to ([`Device::endpoint_result`]), and
+/// the model's time type its durations are in.
+pub use proto::model::endpoint::EndpointResult;
+pub use proto::time::Duration as ModelDuration;
+
+/// An endpoint request of the host's own ([`Device::endpoint_request`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointRequest {
+    /// Probe EV `ev`, leaving on port `port`, to the NIC at `peer`: the
+    /// result carries the round trip and the peer's service time.
+    EvProbe { peer: std::net::IpAddr, ev: u32, port: u8 },
+    /// Tell the NIC at `peer` which of our ports are up, on EV `ev`.
+    PortStatusUpdate { peer: std::net::IpAddr, ev: u32 },
 }
 
 /// Keeps the memory behind a [`DmaBuffer`] alive and mapped; dropping it

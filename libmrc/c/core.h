@@ -94,6 +94,12 @@ struct mrcx_ev_event {
   uint32_t time_ns;
 };
 int mrcx_ctl_poll_ev_cq(const void *ctx, int max, struct mrcx_ev_event *out);
+int mrcx_ctl_endpoint_post(const void *ctx, uint32_t kind, const uint8_t *gid16,
+                           uint32_t ev, uint8_t port, uint32_t *id);
+/* 1: a result (id, status, ...), 0: none yet, or -errno. */
+int mrcx_ctl_endpoint_poll(const void *ctx, uint32_t *id, int *status,
+                           uint32_t *rtt_ns, uint32_t *service_ns,
+                           uint32_t *peer_ports_up);
 
 /* The verbs objects of our devices (verbs.c), as mrc.c needs them.
  * `refs` counts the objects made from one that must go first: freeing

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
 #include "mrc_ctl.h"
@@ -260,9 +261,73 @@ int mrc_ctl_poll_ev_cq(struct mrc_ctl_ev_cq *cq, int num_entries,
   return n;
 }
 
+/* How long mrc_ctl_post_endpoint_ops waits for all answers at most: above
+ * the device's own timeout, after which each unanswered request reports
+ * ETIMEDOUT. */
+enum { ENDPOINT_WAIT_MS = 2000, ENDPOINT_POLL_US = 20 };
+
 int mrc_ctl_post_endpoint_ops(struct ibv_context *ctx,
                               struct mrc_ctl_endpoint_op *ops, int count) {
-  if (!ours(ctx) || !ops || count <= 0)
+  struct mrc_ibv_context *c = ours(ctx);
+  if (!c || !ops || count <= 0)
     return EINVAL;
-  return EOPNOTSUPP;
+  for (int i = 0; i < count; i++)
+    if (ops[i].type != MRC_CTL_ENDPOINT_EV_PROBE &&
+        ops[i].type != MRC_CTL_ENDPOINT_PORT_STATUS_UPDATE)
+      return EINVAL;
+  uint32_t *ids = calloc((size_t)count, sizeof(*ids));
+  char *waiting = calloc((size_t)count, 1);
+  if (!ids || !waiting) {
+    free(ids);
+    free(waiting);
+    return ENOMEM;
+  }
+  int outstanding = 0;
+  for (int i = 0; i < count; i++) {
+    ops[i].rtt_ns = ops[i].service_time_ns = ops[i].peer_ports_up = 0;
+    ops[i].status = mrcx_ctl_endpoint_post(c->rs, (uint32_t)ops[i].type,
+                                           ops[i].peer.raw, ops[i].ev,
+                                           ops[i].port, &ids[i]);
+    if (ops[i].status == EOPNOTSUPP) {
+      free(ids);
+      free(waiting);
+      return EOPNOTSUPP;
+    }
+    waiting[i] = ops[i].status == 0;
+    outstanding += waiting[i];
+  }
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (outstanding > 0) {
+    uint32_t id, rtt, svc, up;
+    int st;
+    int got = mrcx_ctl_endpoint_poll(c->rs, &id, &st, &rtt, &svc, &up);
+    if (got == 1) {
+      /* Request ids are the device's, unique among those in flight. */
+      for (int i = 0; i < count; i++) {
+        if (waiting[i] && ids[i] == id) {
+          waiting[i] = 0;
+          outstanding--;
+          ops[i].status = st;
+          ops[i].rtt_ns = rtt;
+          ops[i].service_time_ns = svc;
+          ops[i].peer_ports_up = up;
+          break;
+        }
+      }
+      continue;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+    if (got < 0 || ms > ENDPOINT_WAIT_MS)
+      break;
+    struct timespec nap = {0, ENDPOINT_POLL_US * 1000};
+    nanosleep(&nap, NULL);
+  }
+  for (int i = 0; i < count; i++)
+    if (waiting[i])
+      ops[i].status = ETIMEDOUT;
+  free(ids);
+  free(waiting);
+  return 0;
 }

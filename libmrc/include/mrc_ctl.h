@@ -193,17 +193,23 @@ enum mrc_ctl_endpoint_op_type {
 
 struct mrc_ctl_endpoint_op {
   enum mrc_ctl_endpoint_op_type type;
-  union ibv_gid peer;
-  uint32_t ev;
-  uint8_t port;
-  uint8_t port_up; /* PORT_STATUS_UPDATE */
-  int status;      /* out: 0 or an errno */
-  uint32_t rtt_ns; /* out: EV_PROBE */
-  uint32_t service_time_ns; /* out: EV_PROBE */
+  union ibv_gid peer; /* the peer NIC's GID */
+  uint32_t ev;        /* the EV probed, or the one the update travels on */
+  uint8_t port;       /* EV_PROBE: our port the probe leaves on */
+  int status;         /* out: 0, ETIMEDOUT (no answer), EAGAIN (too many
+                         awaiting answers) or EOPNOTSUPP */
+  uint32_t rtt_ns;    /* out, EV_PROBE: request sent to answer received */
+  uint32_t service_time_ns; /* out, EV_PROBE: the peer's time holding it */
+  uint32_t peer_ports_up;   /* out, PORT_STATUS_UPDATE: the peer's ports
+                               that are up, one bit each */
 };
 
-/* Not implemented: the device answers its peers' endpoint operations but
- * sends none of its own (EOPNOTSUPP). */
+/* Send the operations and wait for every answer (or its timeout, 100 ms
+ * on a soft NIC): each op's outputs are filled. A Port Status Update
+ * sends this device's own port state. Returns 0 when every op was sent
+ * (see each status), EOPNOTSUPP if the device sends no endpoint
+ * operations of its own (a card: its host interface has none), EINVAL
+ * for bad arguments. */
 int mrc_ctl_post_endpoint_ops(struct ibv_context *ctx,
                               struct mrc_ctl_endpoint_op *ops, int count);
 

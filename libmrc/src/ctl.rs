@@ -744,3 +744,103 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(c: *const Ctx, max: c_int, events: 
         n as c_int
     })
 }
+
+/// Endpoint operation kinds (`enum mrc_ctl_endpoint_op_type`).
+const EP_EV_PROBE: u32 = 0;
+const EP_PORT_STATUS_UPDATE: u32 = 1;
+const EOPNOTSUPP: c_int = 95;
+const EAGAIN: c_int = 11;
+const ETIMEDOUT: c_int = 110;
+
+/// Send one endpoint operation to the NIC whose GID is `gid` (16 bytes):
+/// its request id into `id`; 0 or an errno (EOPNOTSUPP: the device sends
+/// none; EAGAIN: too many await an answer).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
+    c: *const Ctx,
+    kind: u32,
+    gid: *const u8,
+    ev: u32,
+    port: u8,
+    id: *mut u32,
+) -> c_int {
+    if gid.is_null() || id.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: a live context.
+    let Some(ctx) = (unsafe { c.as_ref() }) else {
+        return EINVAL;
+    };
+    let mut g = [0u8; 16];
+    // SAFETY: 16 bytes of GID.
+    unsafe { std::ptr::copy_nonoverlapping(gid, g.as_mut_ptr(), 16) };
+    let v6 = std::net::Ipv6Addr::from(g);
+    let peer = v6
+        .to_ipv4_mapped()
+        .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4);
+    let req = match kind {
+        EP_EV_PROBE => driver::device::EndpointRequest::EvProbe { peer, ev, port },
+        EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate { peer, ev },
+        _ => return EINVAL,
+    };
+    guard(EINVAL, || match ctx.ctx.device().endpoint_request(req) {
+        Ok(i) => {
+            out(id, u32::from(i));
+            0
+        }
+        Err(driver::DeviceError::Busy(_)) => EAGAIN,
+        Err(_) => EOPNOTSUPP,
+    })
+}
+
+/// One result of the context's endpoint operations: 1 (its request id,
+/// 0 or ETIMEDOUT, and for a probe the round trip and the peer's service
+/// time, for a Port Status Update the peer's ports that are up), 0 if
+/// none is ready.
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_ctl_endpoint_poll(
+    c: *const Ctx,
+    id: *mut u32,
+    status: *mut c_int,
+    rtt_ns: *mut u32,
+    service_ns: *mut u32,
+    peer_ports_up: *mut u32,
+) -> c_int {
+    // SAFETY: a live context.
+    let Some(ctx) = (unsafe { c.as_ref() }) else {
+        return -EINVAL;
+    };
+    use driver::device::EndpointResult as R;
+    guard(-EINVAL, || {
+        let Some(r) = ctx.ctx.device().endpoint_result() else {
+            return 0;
+        };
+        let ns = |d: driver::device::ModelDuration| d.as_ns().min(u64::from(u32::MAX)) as u32;
+        match r {
+            R::EvProbe {
+                request_id,
+                rtt,
+                service_time,
+                ..
+            } => {
+                out(id, u32::from(request_id));
+                out(status, 0);
+                out(rtt_ns, ns(rtt));
+                out(service_ns, ns(service_time));
+            }
+            R::PortStatus {
+                request_id,
+                peer_ports_up: up,
+            } => {
+                out(id, u32::from(request_id));
+                out(status, 0);
+                out(peer_ports_up, up);
+            }
+            R::TimedOut { request_id, .. } => {
+                out(id, u32::from(request_id));
+                out(status, ETIMEDOUT);
+            }
+        }
+        1
+    })
+}

@@ -289,8 +289,26 @@ int main(void) {
       sleep_ms(1);
   }
   CHECK(got_n == 1 && ev[0].ev == 0xD003 && ev[0].new_state == MRC_CTL_EV_GOOD);
-  CHECK(mrc_ctl_post_endpoint_ops(a.ctx, (struct mrc_ctl_endpoint_op[1]){{0}}, 1) ==
-        EOPNOTSUPP);
+  /* Endpoint operations to B's NIC (its QPN 0x2): two EV probes (one on
+   * an EV of A's profile) and a Port Status Update, in one batch. */
+  struct mrc_ctl_endpoint_op ops[3] = {
+      {.type = MRC_CTL_ENDPOINT_EV_PROBE, .peer = b.gid, .ev = 0xD001},
+      {.type = MRC_CTL_ENDPOINT_EV_PROBE, .peer = b.gid, .ev = 0xD005},
+      {.type = MRC_CTL_ENDPOINT_PORT_STATUS_UPDATE, .peer = b.gid, .ev = 0xD003},
+  };
+  CHECK(mrc_ctl_post_endpoint_ops(a.ctx, ops, 3) == 0);
+  CHECK(ops[0].status == 0 && ops[0].rtt_ns > 0 && ops[1].status == 0 &&
+        ops[1].rtt_ns > 0 && ops[0].service_time_ns <= ops[0].rtt_ns);
+  CHECK(ops[2].status == 0 && ops[2].peer_ports_up == 1);
+  /* A probe to an address where no NIC listens: no answer. */
+  union ibv_gid nobody = b.gid;
+  nobody.raw[15] = 99; /* 127.0.21.99 */
+  struct mrc_ctl_endpoint_op lost = {.type = MRC_CTL_ENDPOINT_EV_PROBE,
+                                     .peer = nobody, .ev = 0xD001};
+  CHECK(mrc_ctl_post_endpoint_ops(a.ctx, &lost, 1) == 0 &&
+        lost.status == ETIMEDOUT);
+  struct mrc_ctl_endpoint_op bad = {.type = 7};
+  CHECK(mrc_ctl_post_endpoint_ops(a.ctx, &bad, 1) == EINVAL);
 
   /* Everything goes; the profiles once their QP has. */
   CHECK(ibv_close_device(a.ctx) == EBUSY);

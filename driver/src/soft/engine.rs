@@ -16,13 +16,13 @@ use bytes::Bytes;
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
 use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
 use proto::model::cc::CcConfig;
-use proto::model::endpoint::{Endpoint, EndpointConfig};
+use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointError, EndpointResult};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
 use proto::model::{Event, Qp, QpSetup, QueuePair, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
 use proto::wire::mrc10::choices::{Profile, ENDPOINT_QPN};
 use proto::wire::mrc10::frame as mrc10_frame;
-use proto::wire::mrc10::Opcode;
+use proto::wire::mrc10::{EvFormat, Opcode};
 use proto::wire::Encap;
 use proto::wire::Packet;
 use rand::{Rng, SeedableRng};
@@ -152,6 +152,11 @@ struct SoftQp {
 }
 
 /// The NIC. See the module doc.
+/// How long an endpoint request of our own waits for its answer: the
+/// model's default (1 ms) is a card's; a soft NIC's peer is a process that
+/// may wait for a core on a loaded host.
+pub const ENDPOINT_TIMEOUT: Duration = Duration::from_ms(100);
+
 pub struct Engine {
     cfg: SoftNicConfig,
     /// Raised when a completion reaches a CQ ring.
@@ -176,6 +181,9 @@ pub struct Engine {
     endpoint: Endpoint,
     /// Where each answer the endpoint owes goes, in the order it answers.
     answer_to: VecDeque<(SocketAddr, [u8; 6])>,
+    /// Where each request of our own goes (`send_endpoint_request`), in
+    /// the order the endpoint sends them.
+    request_to: VecDeque<SocketAddr>,
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: DmaMap,
     rng: ChaCha8Rng,
@@ -360,8 +368,12 @@ impl Engine {
             staged: HashMap::new(),
             qps: BTreeMap::new(),
             unbuilt: HashMap::new(),
-            endpoint: Endpoint::new(EndpointConfig::default()),
+            endpoint: Endpoint::new(EndpointConfig {
+                timeout: ENDPOINT_TIMEOUT,
+                ..EndpointConfig::default()
+            }),
             answer_to: VecDeque::new(),
+            request_to: VecDeque::new(),
             dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
@@ -745,7 +757,8 @@ impl Engine {
 
     /// The next time a model wants `handle_timeout`.
     pub fn next_timeout(&self) -> Option<Instant> {
-        self.qps.values().filter_map(|q| q.model.poll_timeout()).min()
+        let qps = self.qps.values().filter_map(|q| q.model.poll_timeout()).min();
+        [qps, self.endpoint.poll_timeout()].into_iter().flatten().min()
     }
 
     fn receive(&mut self, now: Instant) -> bool {
@@ -832,18 +845,61 @@ impl Engine {
         self.stats.endpoint_requests += 1;
     }
 
-    /// Send the endpoint's answers.
+    /// Send the endpoint's answers and requests, and give up requests
+    /// unanswered for [`ENDPOINT_TIMEOUT`].
     fn service_endpoint(&mut self, now: Instant) -> bool {
         let mut busy = false;
+        if self.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+            self.endpoint.handle_timeout(now);
+            busy = true;
+        }
         while let Some(pkt) = self.endpoint.poll_transmit(now) {
             busy = true;
-            match self.answer_to.pop_front() {
+            let to = if pkt.bth.opcode == Opcode::EndpointRequest {
+                self.request_to.pop_front().map(|a| (a, [0; 6]))
+            } else {
+                self.answer_to.pop_front()
+            };
+            match to {
                 Some((to, mac)) => self.transmit(&Packet::Mrc10(pkt), to, mac),
-                // We send no requests of our own: every packet is an answer.
                 None => self.stats.tx_dropped += 1,
             }
         }
         busy
+    }
+
+    /// An endpoint request of our own to the soft NIC at `peer` (its
+    /// QPN 0x2, on our RoCEv2 port): probe EV `ev` leaving on `port`, or
+    /// tell it which of our ports are up, on EV `ev`. Sent now; its result
+    /// comes from [`Engine::endpoint_result`] (`TimedOut` after
+    /// [`ENDPOINT_TIMEOUT`]).
+    pub fn send_endpoint_request(
+        &mut self,
+        now: Instant,
+        req: crate::device::EndpointRequest,
+    ) -> Result<u16, EndpointError> {
+        use crate::device::EndpointRequest as R;
+        let (peer, id) = match req {
+            R::EvProbe { peer, ev, port } => {
+                // The EV as the wire carries it: the source port over
+                // IPv4, with the flow label over IPv6.
+                let format = if peer.is_ipv4() {
+                    EvFormat::SourcePort16
+                } else {
+                    EvFormat::SourcePortFlowLabel32
+                };
+                (peer, self.endpoint.probe_ev(now, ev, port, format)?)
+            }
+            R::PortStatusUpdate { peer, ev } => (peer, self.endpoint.port_status_update(now, ev)?),
+        };
+        self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+        self.service_endpoint(now);
+        Ok(id)
+    }
+
+    /// The oldest result of our endpoint requests not yet taken.
+    pub fn endpoint_result(&mut self) -> Option<EndpointResult> {
+        self.endpoint.poll_result()
     }
 
     /// One QP: place what it accepted, report its events, send what it

@@ -448,6 +448,25 @@ impl Device for SoftNic {
         self.poll_driven
     }
 
+    fn endpoint_request(&self, req: crate::device::EndpointRequest) -> Result<u16, DeviceError> {
+        let now = self.inner.now();
+        let r = self.inner.engine().send_endpoint_request(now, req);
+        // Its timeout may be earlier than the thread's wake-up.
+        self.inner.wake.wake();
+        r.map_err(|_| DeviceError::Busy("the queue of endpoint requests awaiting an answer"))
+    }
+
+    fn endpoint_result(&self) -> Option<proto::model::endpoint::EndpointResult> {
+        let now = self.inner.now();
+        let mut e = self.inner.engine();
+        if let Some(r) = e.endpoint_result() {
+            return Some(r);
+        }
+        // Nothing yet: run what is due, as a poll does.
+        e.step(now);
+        e.endpoint_result()
+    }
+
     /// One vector: a completion reached a CQ ring ([`interrupt`]).
     fn interrupt_vectors(&self) -> u32 {
         1
