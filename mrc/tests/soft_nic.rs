@@ -2,7 +2,7 @@
 //! UDP sockets on loopback: the WRITEs complete, the server's buffer ends
 //! equal to the client's source, with and without loss; a capture of the
 //! traffic on `lo` is MRC 1.0 to `mrc decode` and to tshark with our
-//! dissector.
+//! dissector; the same over IPv6, in a network namespace of its own.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -197,5 +197,77 @@ fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&verbose.stdout).contains("Malformed"));
+    let _ = std::fs::remove_file(&file);
+}
+
+/// Two soft NICs on IPv6 addresses: a network namespace of the test's own
+/// (`unshare -n`, which needs root or user namespaces; skipped otherwise)
+/// whose `lo` takes two addresses, `mrc rdma` between them, and a capture
+/// of the traffic that `mrc decode` reads as MRC 1.0 with valid ICRCs
+/// (over IPv6 the ICRC covers the IPv6 header with the flow label
+/// masked) and the client's EVs in the UDP source ports.
+#[test]
+fn two_processes_write_over_ipv6() {
+    let probe = Command::new("unshare").args(["-n", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("unshare -n is not permitted here: skipped");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_mrc");
+    let file = std::env::temp_dir().join(format!("mrc-soft-v6-{}.pcapng", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let capture = capture_tool().is_some();
+    let port = tcp_port(9);
+    // Inside the namespace: lo up (127.0.0.1 for the TCP exchange) with
+    // two IPv6 addresses, an optional capture, server, client.
+    let script =
+        format!(
+        "set -e; ip link set lo up; ip -6 addr add fd01::1/128 dev lo nodad; ip -6 addr add fd01::2/128 dev lo nodad; \
+         {cap} \
+         {exe} rdma --device 'soft:[fd01::2]' --tcp-port {port} > /dev/null 2>&1 & srv=$!; \
+         sleep 0.5; \
+         {exe} rdma --device 'soft:[fd01::1]' --connect 127.0.0.1 --tcp-port {port} -s 10000 -n 50 -m 2048 --json; \
+         wait $srv; \
+         {stop}",
+        cap = if capture {
+            format!("dumpcap -q -P -i lo -f udp -w {} > /dev/null 2>&1 & cap=$!; sleep 1;", file.display())
+        } else {
+            String::new()
+        },
+        stop = if capture { "sleep 0.3; kill -INT $cap; wait $cap || true" } else { "true" },
+    );
+    let out = Command::new("unshare")
+        .args(["-n", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let json_start = text.find('{').expect("the client's JSON report");
+    let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert_eq!(v["buffers_match"], true, "{v:#}");
+    if !capture {
+        eprintln!("no dumpcap: the IPv6 capture is skipped");
+        return;
+    }
+    let decoded = mrc().arg("decode").arg("--json").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    assert!(decoded.status.success(), "{text}");
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (_, packets) = records.split_last().expect("a summary line");
+    assert!(
+        packets.len() > 250,
+        "50 x 10000 B at 2 KiB MTU: {} packets",
+        packets.len()
+    );
+    for p in packets {
+        assert_eq!(p["verdict"], "mrc1.0", "{p}");
+    }
+    let evs: std::collections::BTreeSet<u64> = packets
+        .iter()
+        .filter(|p| p["opcode"].as_str().is_some_and(|o| o.starts_with("WRITE")))
+        .filter_map(|p| p["ev"].as_u64())
+        .collect();
+    assert_eq!(evs, (0xC000..0xC008).collect(), "the client's EVs");
     let _ = std::fs::remove_file(&file);
 }
