@@ -192,6 +192,13 @@ impl DmaBuffer {
     /// Host address of byte 0 (for zero-copy users; raw: the device may
     /// write behind it).
     #[inline]
+    /// Handles on this buffer alive now (clones; weak ones not counted):
+    /// more than its owner's one means someone still uses the memory, as
+    /// the soft NIC's WRITEs not yet complete do (they read it in place).
+    pub fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     pub fn host_ptr(&self) -> *mut u8 {
         self.inner.ptr.as_ptr()
     }

@@ -316,9 +316,11 @@ int ibv_dereg_mr(struct ibv_mr *mr) {
     return EINVAL;
   struct mrc_ibv_mr *m = (struct mrc_ibv_mr *)mr;
   int rc = mrcx_dereg_mr(m->rs);
+  if (rc) /* EBUSY: WRITEs not yet complete still read it */
+    return rc;
   mrc_unref(&((struct mrc_ibv_pd *)mr->pd)->refs);
   free(m);
-  return rc;
+  return 0;
 }
 
 const char *ibv_wc_status_str(enum ibv_wc_status status) {

@@ -280,6 +280,9 @@ pub unsafe extern "C" fn mrcx_port_mtu(c: *const Ctx) -> c_int {
     })
 }
 
+/// `EBUSY`: an object still in use.
+const EBUSY: c_int = 16;
+
 fn libc_einval() -> c_int {
     22
 }
@@ -357,11 +360,22 @@ pub unsafe extern "C" fn mrcx_dereg_mr(m: *mut Mr) -> c_int {
         return libc_einval();
     }
     guard(libc_einval(), || {
-        // SAFETY: made by `mrcx_reg_mr`, freed once; its PD outlives it.
-        let m = unsafe { Box::from_raw(m) };
-        if let Some(pd) = unsafe { m.pd.as_ref() } {
-            lock(&pd.mrs).retain(|(k, _)| *k != m.lkey);
+        // SAFETY: made by `mrcx_reg_mr`, live until freed below; its PD
+        // outlives it.
+        let mr = unsafe { &*m };
+        if let Some(pd) = unsafe { mr.pd.as_ref() } {
+            let mut mrs = lock(&pd.mrs);
+            // WRITEs not yet complete still read this memory (the soft NIC
+            // reads a WRITE's data in place): the program may not free it
+            // yet, so the region stays.
+            if mrs.iter().any(|(k, r)| *k == mr.lkey && r.buffer().handles() > 1) {
+                return EBUSY;
+            }
+            mrs.retain(|(k, _)| *k != mr.lkey);
         }
+        // SAFETY: made by `mrcx_reg_mr`, freed once (the C layer frees its
+        // handle only when this returns 0).
+        drop(unsafe { Box::from_raw(m) });
         0
     })
 }

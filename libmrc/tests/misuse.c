@@ -186,6 +186,41 @@ int main(void) {
   a.qp_state = IBV_QPS_INIT;
   CHECK(mrc_modify_qp(qp, &a, IBV_QP_STATE, &m, 0) == 0);
 
+  /* An MR whose data a WRITE still reads (the peer, 127.0.19.99, never
+   * answers) cannot be deregistered; once the QP is in ERR it can. */
+  {
+    static char src[16384];
+    struct ibv_mr *smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+    CHECK(smr != NULL);
+    struct ibv_qp_attr r = {.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
+                            .dest_qp_num = 0x10};
+    r.ah_attr.is_global = 1;
+    r.ah_attr.grh.dgid = gid;
+    r.ah_attr.grh.dgid.raw[15] = 99;
+    CHECK(mrc_modify_qp(qp, &r,
+                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN |
+                            IBV_QP_RQ_PSN | IBV_QP_PATH_MTU,
+                        NULL, 0) == 0);
+    struct ibv_qp_attr t = {.qp_state = IBV_QPS_RTS};
+    CHECK(mrc_modify_qp(qp, &t, IBV_QP_STATE | IBV_QP_SQ_PSN, NULL, 0) == 0);
+    struct ibv_sge s2 = {.addr = (uintptr_t)src, .length = sizeof(src), .lkey = smr->lkey};
+    struct ibv_send_wr w2 = {.wr_id = 3, .sg_list = &s2, .num_sge = 1,
+                             .opcode = IBV_WR_RDMA_WRITE,
+                             .send_flags = IBV_SEND_SIGNALED};
+    w2.wr.rdma.remote_addr = 0x1000;
+    w2.wr.rdma.rkey = 0x100;
+    struct ibv_send_wr *b2;
+    CHECK(mrc_post_send(qp, &w2, &b2) == 0);
+    CHECK(ibv_dereg_mr(smr) == EBUSY);
+    struct ibv_qp_attr e = {.qp_state = IBV_QPS_ERR};
+    CHECK(mrc_modify_qp(qp, &e, IBV_QP_STATE, NULL, 0) == 0);
+    CHECK(ibv_dereg_mr(smr) == 0);
+    struct ibv_qp_attr z = {.qp_state = IBV_QPS_RESET};
+    CHECK(mrc_modify_qp(qp, &z, IBV_QP_STATE, NULL, 0) == 0);
+    while (mrc_poll_cq(cq, 4, wc) > 0) /* the flushed WRITE */
+      ;
+  }
+
   CHECK(strcmp(ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR), "unknown") != 0);
   CHECK(strcmp(ibv_wc_status_str((enum ibv_wc_status)9999), "unknown") == 0);
 
