@@ -33,7 +33,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use driver::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator, WeakDmaBuffer};
+use driver::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
 use driver::Device;
 use verilated::{Built, VerilatedError};
 
@@ -58,7 +58,9 @@ pub fn cycles_to_ns(cycles: u64) -> f64 {
 /// buffer.
 #[derive(Default)]
 pub struct DriverMemory {
-    buffers: BTreeMap<u64, WeakDmaBuffer>,
+    /// One memory may be mapped more than once (a program's buffer
+    /// registered twice, or inside another registration).
+    buffers: driver::device::IovaMap,
     /// Count the core's writes per byte address (`writes`), for tests of
     /// exactly-once placement. Off by default: it costs a map update per
     /// byte.
@@ -71,20 +73,17 @@ impl DriverMemory {
     /// Make `buf` reachable by the core at its IOVA. Entries of buffers
     /// dropped since are pruned here.
     pub fn register(&mut self, buf: &DmaBuffer) {
-        self.buffers.retain(|_, w| w.upgrade().is_some());
-        self.buffers.insert(buf.iova(), buf.downgrade());
+        self.buffers.add(buf);
     }
 
     /// Live buffers reachable by the core.
     pub fn live_buffers(&self) -> usize {
-        self.buffers.values().filter(|w| w.upgrade().is_some()).count()
+        self.buffers.live()
     }
 
     /// The live buffer holding all of `[iova, iova + len)`.
     pub fn find(&self, iova: u64, len: u64) -> Option<DmaBuffer> {
-        let (_, weak) = self.buffers.range(..=iova).next_back()?;
-        let buf = weak.upgrade()?;
-        buf.contains_iova(iova, len).then_some(buf)
+        self.buffers.find(iova, len as usize).map(|(b, _)| b)
     }
 
     /// Times byte `iova` was written by the core (needs `count_writes`).

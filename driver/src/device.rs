@@ -107,6 +107,97 @@ pub trait Device: Send + Sync {
     }
 }
 
+/// The host memory a device reaches, by IOVA: live buffers as weak
+/// handles (a dropped buffer is no longer reachable). One memory may be
+/// mapped more than once (a program's buffer registered twice, a region
+/// registered inside another), so entries are keyed by IOVA and a
+/// sequence number and a lookup looks for a buffer that contains the whole
+/// range among those starting within the longest buffer's length below
+/// it.
+#[derive(Default)]
+pub struct IovaMap {
+    buffers: std::collections::BTreeMap<(u64, u64), WeakDmaBuffer>,
+    seq: u64,
+    /// The longest buffer ever added: none starting further below an
+    /// address can contain it.
+    longest: u64,
+}
+
+impl IovaMap {
+    /// Make `b` reachable at its IOVA (entries of dropped buffers are
+    /// pruned here).
+    pub fn add(&mut self, b: &DmaBuffer) {
+        self.buffers.retain(|_, w| w.upgrade().is_some());
+        self.seq += 1;
+        self.longest = self.longest.max(b.len() as u64);
+        self.buffers.insert((b.iova(), self.seq), b.downgrade());
+    }
+
+    /// A live buffer holding all of `[iova, iova + len)` (the newest such
+    /// registration) and the offset of `iova` in it.
+    pub fn find(&self, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
+        let lowest = iova.saturating_sub(self.longest);
+        self.buffers
+            .range((lowest, 0)..=(iova, u64::MAX))
+            .rev()
+            .filter_map(|(_, w)| w.upgrade())
+            .find(|b| b.contains_iova(iova, len as u64))
+            .map(|b| {
+                let off = (iova - b.iova()) as usize;
+                (b, off)
+            })
+    }
+
+    /// Buffers still alive.
+    pub fn live(&self) -> usize {
+        self.buffers.values().filter(|w| w.upgrade().is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod iova_map_tests {
+    use super::*;
+
+    /// Another mapping of `len` bytes of `b`'s memory from `off`.
+    fn view(b: &DmaBuffer, off: usize, len: usize) -> DmaBuffer {
+        // SAFETY: inside `b`, which the test keeps alive longer.
+        unsafe {
+            DmaBuffer::from_raw(
+                NonNull::new(b.host_ptr().add(off)).unwrap(),
+                len,
+                b.iova() + off as u64,
+                Box::new(HostBacking),
+            )
+        }
+    }
+
+    #[test]
+    fn nested_and_repeated_mappings_are_all_found() {
+        let iovas = IovaAllocator::new();
+        let big = heap_dma(&iovas, 1 << 16).unwrap();
+        let mut m = IovaMap::default();
+        m.add(&big);
+        // Nine regions inside the big one, each starting below the range
+        // looked up but too short to hold it.
+        let inner: Vec<DmaBuffer> = (0..9)
+            .map(|i| {
+                let sub = view(&big, 0x100 * i, 0x80);
+                m.add(&sub);
+                sub
+            })
+            .collect();
+        let (b, off) = m.find(big.iova() + 0x1000, 0x100).expect("the big buffer holds it");
+        assert_eq!((b.iova(), off), (big.iova(), 0x1000));
+        // A second mapping of the same memory, dropped: the first is found.
+        let again = view(&big, 0, 1 << 16);
+        m.add(&again);
+        drop(again);
+        assert_eq!(m.find(big.iova() + 8, 8).map(|(b, _)| b.iova()), Some(big.iova()));
+        drop(inner);
+        assert_eq!(m.live(), 1);
+    }
+}
+
 /// What an endpoint request came to ([`Device::endpoint_result`]), and
 /// the model's time type its durations are in.
 pub use proto::model::endpoint::EndpointResult;

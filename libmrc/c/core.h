@@ -96,8 +96,8 @@ struct mrcx_ev_event {
 int mrcx_ctl_poll_ev_cq(const void *ctx, int max, struct mrcx_ev_event *out);
 int mrcx_ctl_endpoint_post(const void *ctx, uint32_t kind, const uint8_t *gid16,
                            uint32_t ev, uint8_t port, uint32_t *id);
-/* 1: a result (id, status, ...), 0: none yet, or -errno. */
-int mrcx_ctl_endpoint_poll(const void *ctx, uint32_t *id, int *status,
+/* 1: request id's result (status, ...), 0: not yet, or -errno. */
+int mrcx_ctl_endpoint_take(const void *ctx, uint32_t id, int *status,
                            uint32_t *rtt_ns, uint32_t *service_ns,
                            uint32_t *peer_ports_up);
 

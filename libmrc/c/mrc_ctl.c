@@ -261,10 +261,16 @@ int mrc_ctl_poll_ev_cq(struct mrc_ctl_ev_cq *cq, int num_entries,
   return n;
 }
 
-/* How long mrc_ctl_post_endpoint_ops waits for all answers at most: above
- * the device's own timeout, after which each unanswered request reports
- * ETIMEDOUT. */
-enum { ENDPOINT_WAIT_MS = 2000, ENDPOINT_POLL_US = 20 };
+/* How long mrc_ctl_post_endpoint_ops waits without any answer or
+ * progress before it gives up on what is left: above the device's own
+ * timeout, after which each unanswered request reports ETIMEDOUT. */
+enum { ENDPOINT_STALL_MS = 2000, ENDPOINT_POLL_US = 20 };
+
+static long ms_since(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
 
 int mrc_ctl_post_endpoint_ops(struct ibv_context *ctx,
                               struct mrc_ctl_endpoint_op *ops, int count) {
@@ -282,49 +288,61 @@ int mrc_ctl_post_endpoint_ops(struct ibv_context *ctx,
     free(waiting);
     return ENOMEM;
   }
-  int outstanding = 0;
   for (int i = 0; i < count; i++) {
     ops[i].rtt_ns = ops[i].service_time_ns = ops[i].peer_ports_up = 0;
-    ops[i].status = mrcx_ctl_endpoint_post(c->rs, (uint32_t)ops[i].type,
-                                           ops[i].peer.raw, ops[i].ev,
-                                           ops[i].port, &ids[i]);
-    if (ops[i].status == EOPNOTSUPP) {
-      free(ids);
-      free(waiting);
-      return EOPNOTSUPP;
-    }
-    waiting[i] = ops[i].status == 0;
-    outstanding += waiting[i];
+    ops[i].status = EAGAIN; /* until sent */
   }
-  struct timespec t0, now;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (outstanding > 0) {
-    uint32_t id, rtt, svc, up;
-    int st;
-    int got = mrcx_ctl_endpoint_poll(c->rs, &id, &st, &rtt, &svc, &up);
-    if (got == 1) {
-      /* Request ids are the device's, unique among those in flight. */
-      for (int i = 0; i < count; i++) {
-        if (waiting[i] && ids[i] == id) {
-          waiting[i] = 0;
-          outstanding--;
-          ops[i].status = st;
-          ops[i].rtt_ns = rtt;
-          ops[i].service_time_ns = svc;
-          ops[i].peer_ports_up = up;
-          break;
-        }
+  /* Post as many as the device takes (it holds a bounded number awaiting
+   * answers), claim the answers of ours, post more, until every op is
+   * answered or nothing moves for ENDPOINT_STALL_MS. */
+  int next = 0, outstanding = 0;
+  struct timespec last;
+  clock_gettime(CLOCK_MONOTONIC, &last);
+  while (next < count || outstanding > 0) {
+    int moved = 0;
+    while (next < count) {
+      int st = mrcx_ctl_endpoint_post(c->rs, (uint32_t)ops[next].type,
+                                      ops[next].peer.raw, ops[next].ev,
+                                      ops[next].port, &ids[next]);
+      if (st == EOPNOTSUPP) {
+        free(ids);
+        free(waiting);
+        return EOPNOTSUPP;
       }
+      if (st == EAGAIN)
+        break; /* full: post the rest as answers come */
+      ops[next].status = st;
+      waiting[next] = st == 0;
+      outstanding += waiting[next];
+      next++;
+      moved = 1;
+    }
+    for (int i = 0; i < next; i++) {
+      if (!waiting[i])
+        continue;
+      uint32_t rtt = 0, svc = 0, up = 0;
+      int st = 0;
+      int got = mrcx_ctl_endpoint_take(c->rs, ids[i], &st, &rtt, &svc, &up);
+      if (got == 1) {
+        waiting[i] = 0;
+        outstanding--;
+        ops[i].status = st;
+        ops[i].rtt_ns = rtt;
+        ops[i].service_time_ns = svc;
+        ops[i].peer_ports_up = up;
+        moved = 1;
+      }
+    }
+    if (moved) {
+      clock_gettime(CLOCK_MONOTONIC, &last);
       continue;
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-    if (got < 0 || ms > ENDPOINT_WAIT_MS)
+    if (ms_since(&last) > ENDPOINT_STALL_MS)
       break;
     struct timespec nap = {0, ENDPOINT_POLL_US * 1000};
     nanosleep(&nap, NULL);
   }
-  for (int i = 0; i < count; i++)
+  for (int i = 0; i < next; i++)
     if (waiting[i])
       ops[i].status = ETIMEDOUT;
   free(ids);

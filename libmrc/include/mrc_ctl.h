@@ -196,10 +196,13 @@ struct mrc_ctl_endpoint_op {
   union ibv_gid peer; /* the peer NIC's GID */
   uint32_t ev;        /* the EV probed, or the one the update travels on */
   uint8_t port;       /* EV_PROBE: our port the probe leaves on */
-  int status;         /* out: 0, ETIMEDOUT (no answer), EAGAIN (too many
-                         awaiting answers) or EOPNOTSUPP */
+  int status;         /* out: 0, ETIMEDOUT (no answer), or EAGAIN (not
+                         sent: the device's requests awaiting answers
+                         stayed at its limit) */
   uint32_t rtt_ns;    /* out, EV_PROBE: request sent to answer received */
-  uint32_t service_time_ns; /* out, EV_PROBE: the peer's time holding it */
+  uint32_t service_time_ns; /* out, EV_PROBE: the peer's time holding it,
+                               as it reports it (a soft NIC answers in the
+                               step the request arrived in: 0) */
   uint32_t peer_ports_up;   /* out, PORT_STATUS_UPDATE: the peer's ports
                                that are up, one bit each */
 };

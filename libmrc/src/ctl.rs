@@ -112,6 +112,33 @@ pub struct Ctl {
     /// The EV-event CQ's reader (the driver allows one per context).
     pub controller: Option<Controller>,
     pub ev_cq_open: bool,
+    /// Results of endpoint requests taken from the device and not yet
+    /// claimed, by request id, oldest first: each caller claims its own
+    /// (several threads may have batches in flight on one context).
+    endpoint_results: std::collections::VecDeque<driver::device::EndpointResult>,
+}
+
+/// Endpoint results kept unclaimed at most (a caller that gave up never
+/// claims its own); the oldest go first.
+const MAX_UNCLAIMED_RESULTS: usize = 4096;
+
+impl Ctl {
+    /// Move the device's endpoint results into `endpoint_results`.
+    fn take_endpoint_results(&mut self, ctx: &Ctx) {
+        while let Some(r) = ctx.ctx.device().endpoint_result() {
+            if self.endpoint_results.len() >= MAX_UNCLAIMED_RESULTS {
+                self.endpoint_results.pop_front();
+            }
+            self.endpoint_results.push_back(r);
+        }
+    }
+}
+
+fn request_id(r: &driver::device::EndpointResult) -> u16 {
+    use driver::device::EndpointResult as R;
+    match *r {
+        R::EvProbe { request_id, .. } | R::PortStatus { request_id, .. } | R::TimedOut { request_id, .. } => request_id,
+    }
 }
 
 impl Ctl {
@@ -783,6 +810,13 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
         EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate { peer, ev },
         _ => return EINVAL,
     };
+    // The device's results are taken into the context's keeping at every
+    // post as well: a batch whose answers keep coming never waits for a
+    // full queue, and the device's own queue (1,024 results) never fills.
+    with_ctl(c, EINVAL, |ctx, ctl| {
+        ctl.take_endpoint_results(ctx);
+        0
+    });
     guard(EINVAL, || match ctx.ctx.device().endpoint_request(req) {
         Ok(i) => {
             out(id, u32::from(i));
@@ -793,53 +827,40 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
     })
 }
 
-/// One result of the context's endpoint operations: 1 (its request id,
-/// 0 or ETIMEDOUT, and for a probe the round trip and the peer's service
-/// time, for a Port Status Update the peer's ports that are up), 0 if
-/// none is ready.
+/// The result of endpoint request `id` if it has come: 1 (0 or
+/// ETIMEDOUT into `status`; for a probe the round trip and the peer's
+/// service time, for a Port Status Update the peer's ports that are up),
+/// 0 if not yet. Results of other requests are kept for their callers.
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_endpoint_poll(
+pub unsafe extern "C" fn mrcx_ctl_endpoint_take(
     c: *const Ctx,
-    id: *mut u32,
+    id: u32,
     status: *mut c_int,
     rtt_ns: *mut u32,
     service_ns: *mut u32,
     peer_ports_up: *mut u32,
 ) -> c_int {
-    // SAFETY: a live context.
-    let Some(ctx) = (unsafe { c.as_ref() }) else {
-        return -EINVAL;
-    };
     use driver::device::EndpointResult as R;
-    guard(-EINVAL, || {
-        let Some(r) = ctx.ctx.device().endpoint_result() else {
+    with_ctl(c, -EINVAL, |ctx, ctl| {
+        ctl.take_endpoint_results(ctx);
+        let Some(at) = ctl.endpoint_results.iter().position(|r| u32::from(request_id(r)) == id) else {
+            return 0;
+        };
+        let Some(r) = ctl.endpoint_results.remove(at) else {
             return 0;
         };
         let ns = |d: driver::device::ModelDuration| d.as_ns().min(u64::from(u32::MAX)) as u32;
         match r {
-            R::EvProbe {
-                request_id,
-                rtt,
-                service_time,
-                ..
-            } => {
-                out(id, u32::from(request_id));
+            R::EvProbe { rtt, service_time, .. } => {
                 out(status, 0);
                 out(rtt_ns, ns(rtt));
                 out(service_ns, ns(service_time));
             }
-            R::PortStatus {
-                request_id,
-                peer_ports_up: up,
-            } => {
-                out(id, u32::from(request_id));
+            R::PortStatus { peer_ports_up: up, .. } => {
                 out(status, 0);
                 out(peer_ports_up, up);
             }
-            R::TimedOut { request_id, .. } => {
-                out(id, u32::from(request_id));
-                out(status, ETIMEDOUT);
-            }
+            R::TimedOut { .. } => out(status, ETIMEDOUT),
         }
         1
     })

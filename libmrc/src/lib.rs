@@ -366,10 +366,23 @@ pub unsafe extern "C" fn mrcx_dereg_mr(m: *mut Mr) -> c_int {
         if let Some(pd) = unsafe { mr.pd.as_ref() } {
             let mut mrs = lock(&pd.mrs);
             // WRITEs not yet complete still read this memory (the soft NIC
-            // reads a WRITE's data in place): the program may not free it
-            // yet, so the region stays.
-            if mrs.iter().any(|(k, r)| *k == mr.lkey && r.buffer().handles() > 1) {
-                return EBUSY;
+            // reads a WRITE's data in place, through whichever registration
+            // of the memory it finds): the program may not free it yet, so
+            // the region stays while any registration overlapping it is in
+            // use.
+            let span = |r: &MemoryRegion| {
+                let a = r.buffer().host_ptr() as usize;
+                a..a + r.buffer().len()
+            };
+            if let Some((_, me)) = mrs.iter().find(|(k, _)| *k == mr.lkey) {
+                let mine = span(me);
+                let in_use = mrs.iter().any(|(_, r)| {
+                    let s = span(r);
+                    s.start < mine.end && mine.start < s.end && r.buffer().handles() > 1
+                });
+                if in_use {
+                    return EBUSY;
+                }
             }
             mrs.retain(|(k, _)| *k != mr.lkey);
         }

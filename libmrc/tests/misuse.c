@@ -191,7 +191,10 @@ int main(void) {
   {
     static char src[16384];
     struct ibv_mr *smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
-    CHECK(smr != NULL);
+    /* The same memory registered again, after: the NIC may read the
+     * WRITE's data through either registration. */
+    struct ibv_mr *smr2 = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+    CHECK(smr != NULL && smr2 != NULL);
     struct ibv_qp_attr r = {.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
                             .dest_qp_num = 0x10};
     r.ah_attr.is_global = 1;
@@ -212,9 +215,11 @@ int main(void) {
     struct ibv_send_wr *b2;
     CHECK(mrc_post_send(qp, &w2, &b2) == 0);
     CHECK(ibv_dereg_mr(smr) == EBUSY);
+    CHECK(ibv_dereg_mr(smr2) == EBUSY);
     struct ibv_qp_attr e = {.qp_state = IBV_QPS_ERR};
     CHECK(mrc_modify_qp(qp, &e, IBV_QP_STATE, NULL, 0) == 0);
     CHECK(ibv_dereg_mr(smr) == 0);
+    CHECK(ibv_dereg_mr(smr2) == 0);
     struct ibv_qp_attr z = {.qp_state = IBV_QPS_RESET};
     CHECK(mrc_modify_qp(qp, &z, IBV_QP_STATE, NULL, 0) == 0);
     while (mrc_poll_cq(cq, 4, wc) > 0) /* the flushed WRITE */

@@ -230,7 +230,7 @@ fn run_c_test(name: &str, devices: &str) {
     let lib = build_lib(&out);
     let exe = out.join(name);
     let o = Command::new("gcc")
-        .args(["-O1", "-std=gnu11", "-Wall", "-Werror", "-I"])
+        .args(["-O1", "-std=gnu11", "-Wall", "-Werror", "-pthread", "-I"])
         .arg(out.join("include"))
         .arg("-o")
         .arg(&exe)

@@ -33,7 +33,7 @@ use super::interrupt::Interrupt;
 use super::rings::RingWriter;
 use super::udp::{EvSockets, Received, RecvBatch, SendError, UdpPort};
 use super::{Dialect, SoftNicConfig, SoftStats};
-use crate::device::{DmaBuffer, WeakDmaBuffer};
+use crate::device::DmaBuffer;
 use crate::regfile::CfgRow;
 
 /// The wire QPN of the driver's QP `n` is `n + WIRE_QPN_OFFSET`: the
@@ -212,39 +212,12 @@ fn mac_of(v: u64) -> [u8; 6] {
 }
 
 /// The live buffer holding `[iova, iova + len)` and the offset in it.
-/// The host memory the NIC reaches, by IOVA: live buffers as weak handles
-/// (a dropped buffer is no longer reachable), keyed by IOVA and a
-/// sequence number, because one memory may be mapped more than once (two
-/// registrations of a program's buffer).
-#[derive(Default)]
-struct DmaMap {
-    buffers: BTreeMap<(u64, u64), WeakDmaBuffer>,
-    seq: u64,
-}
-
-/// Buffers starting at or below an address that a lookup looks through
-/// for one that contains it (overlapping registrations of one memory).
-const DMA_LOOKBACK: usize = 8;
-
-impl DmaMap {
-    fn add(&mut self, b: &DmaBuffer) {
-        self.buffers.retain(|_, w| w.upgrade().is_some());
-        self.seq += 1;
-        self.buffers.insert((b.iova(), self.seq), b.downgrade());
-    }
-}
+/// The host memory the NIC reaches (`IovaMap`: one memory may be mapped
+/// more than once).
+type DmaMap = crate::device::IovaMap;
 
 fn find_dma(dma: &DmaMap, iova: u64, len: usize) -> Option<(DmaBuffer, usize)> {
-    dma.buffers
-        .range(..=(iova, u64::MAX))
-        .rev()
-        .take(DMA_LOOKBACK)
-        .filter_map(|(_, w)| w.upgrade())
-        .find(|b| b.contains_iova(iova, len as u64))
-        .map(|b| {
-            let off = (iova - b.iova()) as usize;
-            (b, off)
-        })
+    dma.find(iova, len)
 }
 
 /// `N` bytes of host memory at `iova`, copied (descriptors: the card
