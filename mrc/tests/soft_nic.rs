@@ -246,6 +246,7 @@ fn two_processes_write_over_ipv6() {
     let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
     assert_eq!(v["ok"], true, "{v:#}");
     assert_eq!(v["buffers_match"], true, "{v:#}");
+    assert_eq!(v["device"], "soft:[fd01::1]:4791", "the client's NIC is on IPv6");
     if !capture {
         eprintln!("no dumpcap: the IPv6 capture is skipped");
         return;
