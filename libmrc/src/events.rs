@@ -73,18 +73,18 @@ impl Drop for EventFd {
     }
 }
 
-/// A completion channel: events of the CQs attached to it, in order.
-pub struct Channel {
+/// Events a program takes one at a time from a descriptor it may
+/// `poll(2)`: a queue and an eventfd counting what was queued.
+pub struct EventQueue<T> {
     fd: EventFd,
-    /// The C handle (`struct mrc_cq *`) of each event's CQ.
-    events: Mutex<VecDeque<usize>>,
+    queue: Mutex<VecDeque<T>>,
 }
 
-impl Channel {
-    pub fn new() -> Option<Channel> {
-        Some(Channel {
+impl<T> EventQueue<T> {
+    pub fn new() -> Option<EventQueue<T>> {
+        Some(EventQueue {
             fd: EventFd::new()?,
-            events: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -92,19 +92,20 @@ impl Channel {
         self.fd.raw()
     }
 
-    pub fn push(&self, cq_handle: usize) {
-        lock(&self.events).push_back(cq_handle);
+    pub fn push(&self, e: T) {
+        lock(&self.queue).push_back(e);
         self.fd.post();
     }
 
-    /// The next event's CQ handle, or the errno. A count on the
-    /// descriptor whose event was forgotten is skipped.
-    pub fn take(&self) -> Result<usize, c_int> {
+    /// The next event, or the errno of the descriptor's read (EAGAIN when
+    /// the program made it non-blocking and none is queued). A count on
+    /// the descriptor whose event was forgotten is skipped.
+    pub fn take(&self) -> Result<T, c_int> {
         loop {
             match self.fd.take() {
                 0 => {
-                    if let Some(h) = lock(&self.events).pop_front() {
-                        return Ok(h);
+                    if let Some(e) = lock(&self.queue).pop_front() {
+                        return Ok(e);
                     }
                 }
                 e => return Err(e),
@@ -112,12 +113,17 @@ impl Channel {
         }
     }
 
-    /// Drop the queued events of a CQ that is going (the kernel's verbs do
-    /// the same): none names it afterwards.
-    pub fn forget(&self, cq_handle: usize) {
-        lock(&self.events).retain(|&h| h != cq_handle);
+    /// Drop the queued events `gone` names: an object that is going takes
+    /// its events with it (the kernel's verbs do the same), so none names
+    /// it afterwards.
+    pub fn forget(&self, gone: impl Fn(&T) -> bool) {
+        lock(&self.queue).retain(|e| !gone(e));
     }
 }
+
+/// A completion channel: the C handle (`struct mrc_cq *`) of each event's
+/// CQ, in order.
+pub type Channel = EventQueue<usize>;
 
 /// An asynchronous event as the C layer reads it.
 #[repr(C)]
@@ -134,47 +140,7 @@ pub const IBV_EVENT_CQ_ERR: u32 = 0;
 pub const IBV_EVENT_QP_FATAL: u32 = 1;
 
 /// A context's asynchronous events.
-pub struct Events {
-    fd: EventFd,
-    queue: Mutex<VecDeque<MrcxAsyncEvent>>,
-}
-
-impl Events {
-    pub fn new() -> Option<Events> {
-        Some(Events {
-            fd: EventFd::new()?,
-            queue: Mutex::new(VecDeque::new()),
-        })
-    }
-
-    pub fn fd(&self) -> c_int {
-        self.fd.raw()
-    }
-
-    pub fn push(&self, e: MrcxAsyncEvent) {
-        lock(&self.queue).push_back(e);
-        self.fd.post();
-    }
-
-    /// The next event, or the errno; as [`Channel::take`].
-    pub fn take(&self) -> Result<MrcxAsyncEvent, c_int> {
-        loop {
-            match self.fd.take() {
-                0 => {
-                    if let Some(e) = lock(&self.queue).pop_front() {
-                        return Ok(e);
-                    }
-                }
-                e => return Err(e),
-            }
-        }
-    }
-
-    /// Drop the queued events of a QP or CQ that is going.
-    pub fn forget(&self, handle: usize) {
-        lock(&self.queue).retain(|e| e.handle != handle);
-    }
-}
+pub type Events = EventQueue<MrcxAsyncEvent>;
 
 /// A context's notifier thread.
 pub struct Notifier {

@@ -520,10 +520,10 @@ pub unsafe extern "C" fn mrcx_destroy_cq(c: *const Ctx, q: *mut Cq) -> c_int {
             // afterwards (both queueing paths hold the list's lock), then
             // the queued ones go.
             lock(&c.cqs).retain(|x| !Arc::ptr_eq(x, &q));
-            c.events.forget(q.handle);
+            c.events.forget(|e| e.handle == q.handle);
         }
         if let Some(ch) = &q.channel {
-            ch.forget(q.handle);
+            ch.forget(|&h| h == q.handle);
         }
         0
     })
@@ -603,7 +603,7 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
             // Out of the handle map first (events are queued under its
             // lock), then its queued events go.
             if let Some(h) = lock(&ctx.qp_handles).remove(&qpn) {
-                ctx.events.forget(h);
+                ctx.events.forget(|e| e.handle == h);
             }
             lock(&ctx.qp_failed).remove(&qpn);
         }
