@@ -264,7 +264,7 @@ int mrc_ctl_poll_ev_cq(struct mrc_ctl_ev_cq *cq, int num_entries,
 /* How long mrc_ctl_post_endpoint_ops waits without any answer or
  * progress before it gives up on what is left: above the device's own
  * timeout, after which each unanswered request reports ETIMEDOUT. */
-enum { ENDPOINT_STALL_MS = 2000, ENDPOINT_POLL_US = 20 };
+enum { ENDPOINT_STALL_MS = 5000, ENDPOINT_POLL_US = 20 };
 
 static long ms_since(const struct timespec *t0) {
   struct timespec now;

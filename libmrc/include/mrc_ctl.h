@@ -207,7 +207,7 @@ struct mrc_ctl_endpoint_op {
                                that are up, one bit each */
 };
 
-/* Send the operations and wait for every answer (or its timeout, 100 ms
+/* Send the operations and wait for every answer (or its timeout, 1 s
  * on a soft NIC): each op's outputs are filled. A Port Status Update
  * sends this device's own port state. Returns 0 when every op was sent
  * (see each status), EOPNOTSUPP if the device sends no endpoint

@@ -167,7 +167,7 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
     let port = 20000 + (std::process::id() % 20000) as u16;
     let (s, c) = run_pair(&ours, &lib, "soft", 16, port, &["-n", "50", "-s", "1048576", "-w", "5"]);
     check("server", &s);
-    check_sweep(&check("client", &c), 21, 50);
+    check_sweep(&check("client", &c), 21, 50, true);
 
     // Linked against the real libibverbs (its symbol versions): our
     // library takes its place through the library path.
@@ -183,8 +183,11 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
 }
 
 /// The client's table: one row per size of the sweep (`sizes` of them),
-/// each with `iters` operations and a message rate.
-fn check_sweep(table: &str, sizes: usize, iters: u32) {
+/// each with `iters` operations and, with `rates`, a message rate. (A
+/// co-simulated card's rate can print as 0.000000 M/s on a loaded
+/// machine: the table has six decimals of millions, and a simulation's
+/// rate is not what its test checks.)
+fn check_sweep(table: &str, sizes: usize, iters: u32, rates: bool) {
     let rows: Vec<&str> = table
         .lines()
         .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_ok()))
@@ -193,7 +196,9 @@ fn check_sweep(table: &str, sizes: usize, iters: u32) {
     for r in &rows {
         let f: Vec<&str> = r.split_whitespace().collect();
         assert_eq!(f[1], iters.to_string(), "{r}");
-        assert!(f[3].parse::<f64>().unwrap() > 0.0, "a message rate: {r}");
+        if rates {
+            assert!(f[3].parse::<f64>().unwrap() > 0.0, "a message rate: {r}");
+        }
     }
 }
 
@@ -219,7 +224,7 @@ fn the_ocp_benchmark_runs_unmodified_against_two_cosimulated_cards() {
     let port = 20000 + ((std::process::id() + 7) % 20000) as u16;
     let (s, c) = run_pair(&exe, &lib, "cosim", 23, port, &["-n", "5", "-s", "65536", "-w", "1"]);
     check("server (co-simulated card)", &s);
-    check_sweep(&check("client (co-simulated card)", &c), 17, 5);
+    check_sweep(&check("client (co-simulated card)", &c), 17, 5, false);
 }
 
 /// Build `libmrc/tests/<name>.c` against a fresh lib_mrc.so and run it

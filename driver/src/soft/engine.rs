@@ -154,8 +154,8 @@ struct SoftQp {
 /// The NIC. See the module doc.
 /// How long an endpoint request of our own waits for its answer: the
 /// model's default (1 ms) is a card's; a soft NIC's peer is a process that
-/// may wait for a core on a loaded host.
-pub const ENDPOINT_TIMEOUT: Duration = Duration::from_ms(100);
+/// may wait a long time for a core on a loaded host.
+pub const ENDPOINT_TIMEOUT: Duration = Duration::from_ms(1000);
 
 pub struct Engine {
     cfg: SoftNicConfig,
