@@ -133,4 +133,19 @@ static inline int mrc_refs(int *refs) {
 }
 #define MRC_CONTEXT_MAGIC 0x4d524331u /* "MRC1" */
 
+/* ctx as one of our device contexts, or NULL (another provider's, or
+ * closed). */
+static inline struct mrc_ibv_context *mrc_ours(struct ibv_context *ctx) {
+  struct mrc_ibv_context *c = (struct mrc_ibv_context *)ctx;
+  return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
+}
+
+/* What our devices offer (the driver's limits), for every query. */
+enum {
+  MRC_DEV_MAX_QP = 256,
+  MRC_DEV_MAX_CQ = 256,
+  MRC_DEV_MAX_QP_WR = 1 << 16,
+  MRC_DEV_MAX_EVS = 128, /* EVs per QP (driver::EvProfile) */
+};
+
 #endif

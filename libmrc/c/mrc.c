@@ -42,37 +42,28 @@ struct mrc_qp {
 
 /* What the core's device offers (the driver's limits). */
 enum {
-  MRC_MAX_QP = 256,
-  MRC_MAX_CQ = 256,
-  MRC_MAX_QP_WR = 1 << 16,
   MRC_MAX_WIMM = 256,
   MRC_MPR_RESOLUTION = 128,
   MRC_MAX_MPR = 255 * MRC_MPR_RESOLUTION,
-  MRC_MAX_EVS = 128,
 };
-
-static struct mrc_ibv_context *ours(struct ibv_context *ctx) {
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)ctx;
-  return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
-}
 
 int mrc_query_device(struct ibv_context *ctx, struct mrc_device_attr *attr,
                      int *supported) {
   if (!ctx || !attr || !supported)
     return EINVAL;
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   *supported = c != NULL;
   memset(attr, 0, sizeof(*attr));
   if (!c)
     return 0;
   attr->protocol_versions = 1u << (MRC_PROTOCOL_VERSION_1 - 1);
-  attr->max_qp = MRC_MAX_QP;
-  attr->max_cq = MRC_MAX_CQ;
-  attr->max_qp_wr = MRC_MAX_QP_WR;
+  attr->max_qp = MRC_DEV_MAX_QP;
+  attr->max_cq = MRC_DEV_MAX_CQ;
+  attr->max_qp_wr = MRC_DEV_MAX_QP_WR;
   attr->max_wimm = MRC_MAX_WIMM;
   attr->max_mpr = MRC_MAX_MPR;
   attr->mpr_resolution = MRC_MPR_RESOLUTION;
-  attr->max_evs = MRC_MAX_EVS;
+  attr->max_evs = MRC_DEV_MAX_EVS;
   attr->capabilities = MRC_DEVICE_CAP_TRIM_NACK | MRC_DEVICE_CAP_DYNAMIC_MPR |
                        MRC_DEVICE_CAP_SVC_TIME;
   return 0;
@@ -80,7 +71,7 @@ int mrc_query_device(struct ibv_context *ctx, struct mrc_device_attr *attr,
 
 struct mrc_context *mrc_create_context(struct ibv_context *ctx,
                                        struct mrc_context_attr *attr) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || (attr && attr->mrc_api_version_used != MRC_PROTOCOL_VERSION_1)) {
     errno = c ? EPROTONOSUPPORT : ENODEV;
     return NULL;
@@ -262,7 +253,7 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *mctx,
   if (!mctx || !attr || !attr->send_cq || !attr->recv_cq || !attr->pd ||
       attr->send_cq->ctx != mctx || attr->recv_cq->ctx != mctx ||
       attr->pd->context != &mctx->ibv->ctx || attr->cap.max_send_sge > 1 ||
-      attr->cap.max_recv_sge > 1 || attr->cap.max_send_wr > MRC_MAX_QP_WR ||
+      attr->cap.max_recv_sge > 1 || attr->cap.max_send_wr > MRC_DEV_MAX_QP_WR ||
       (attr->protocol_version != 0 &&
        attr->protocol_version != MRC_PROTOCOL_VERSION_1)) {
     errno = EINVAL;

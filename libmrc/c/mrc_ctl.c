@@ -17,7 +17,6 @@
 /* The device's limits (libmrc/src/ctl.rs). */
 enum {
   CTL_MAX_PROFILES = 256,
-  CTL_MAX_EVS = 128,
   CTL_EV_BITS = 16,
 };
 
@@ -25,20 +24,15 @@ struct mrc_ctl_ev_cq {
   struct mrc_ibv_context *ctx;
 };
 
-static struct mrc_ibv_context *ours(struct ibv_context *ctx) {
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)ctx;
-  return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
-}
-
 int mrc_ctl_query_device(struct ibv_context *ctx,
                          struct mrc_ctl_device_attr *attr) {
-  if (!ours(ctx) || !attr)
+  if (!mrc_ours(ctx) || !attr)
     return EINVAL;
   memset(attr, 0, sizeof(*attr));
   attr->max_ev_format_profiles = CTL_MAX_PROFILES;
   attr->max_ev_profiles = CTL_MAX_PROFILES;
   attr->max_cc_profiles = CTL_MAX_PROFILES;
-  attr->max_evs_per_profile = CTL_MAX_EVS;
+  attr->max_evs_per_profile = MRC_DEV_MAX_EVS;
   attr->max_ev_fields = MRC_CTL_MAX_EV_FIELDS;
   attr->ev_bits = CTL_EV_BITS;
   attr->phys_port_cnt = 1;
@@ -47,7 +41,7 @@ int mrc_ctl_query_device(struct ibv_context *ctx,
 
 int mrc_ctl_query_port(struct ibv_context *ctx, uint8_t port_num,
                        struct mrc_ctl_port_attr *attr) {
-  if (!ours(ctx) || !attr || port_num != 1)
+  if (!mrc_ours(ctx) || !attr || port_num != 1)
     return EINVAL;
   struct ibv_port_attr pa;
   int rc = ibv_query_port(ctx, port_num, &pa);
@@ -62,7 +56,7 @@ int mrc_ctl_query_port(struct ibv_context *ctx, uint8_t port_num,
 
 int mrc_ctl_set_port_admin_state(struct ibv_context *ctx, uint8_t port_num,
                                  int up) {
-  if (!ours(ctx) || port_num != 1)
+  if (!mrc_ours(ctx) || port_num != 1)
     return EINVAL;
   return up ? 0 : EOPNOTSUPP;
 }
@@ -70,7 +64,7 @@ int mrc_ctl_set_port_admin_state(struct ibv_context *ctx, uint8_t port_num,
 int mrc_ctl_create_ev_format_profile(struct ibv_context *ctx,
                                      const struct mrc_ctl_ev_format_attr *attr,
                                      uint32_t *id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !attr || !id || attr->num_fields > MRC_CTL_MAX_EV_FIELDS)
     return EINVAL;
   return mrcx_ctl_create_ev_format(c->rs, attr->field_bits, attr->num_fields,
@@ -78,14 +72,14 @@ int mrc_ctl_create_ev_format_profile(struct ibv_context *ctx,
 }
 
 int mrc_ctl_destroy_ev_format_profile(struct ibv_context *ctx, uint32_t id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_destroy_ev_format(c->rs, id) : EINVAL;
 }
 
 int mrc_ctl_create_ev_profile(struct ibv_context *ctx,
                               const struct mrc_ctl_ev_profile_attr *attr,
                               uint32_t *id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !attr || !id)
     return EINVAL;
   int explicit_ = attr->type == MRC_CTL_EV_PROFILE_EXPLICIT;
@@ -98,13 +92,13 @@ int mrc_ctl_create_ev_profile(struct ibv_context *ctx,
 }
 
 int mrc_ctl_destroy_ev_profile(struct ibv_context *ctx, uint32_t id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_destroy_ev_profile(c->rs, id) : EINVAL;
 }
 
 int mrc_ctl_modify_ev_profile_state(struct ibv_context *ctx, uint32_t id,
                                     enum mrc_ctl_profile_state state) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_profile_state(c->rs, 0, id, (uint32_t)state) : EINVAL;
 }
 
@@ -112,7 +106,7 @@ int mrc_ctl_query_ev_profile(struct ibv_context *ctx, uint32_t id,
                              struct mrc_ctl_ev_profile_attr *attr,
                              enum mrc_ctl_profile_state *state, uint32_t *evs,
                              uint32_t max_evs, uint32_t *num_evs) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !attr || (max_evs && !evs))
     return EINVAL;
   uint32_t a[MRCX_QUERY_EV_ATTRS];
@@ -136,7 +130,7 @@ int mrc_ctl_query_ev_profile(struct ibv_context *ctx, uint32_t id,
 
 int mrc_ctl_replace_evs(struct ibv_context *ctx, uint32_t id,
                         const uint32_t *evs, uint32_t count) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !evs || count == 0)
     return EINVAL;
   return mrcx_ctl_replace_evs(c->rs, id, evs, count);
@@ -144,7 +138,7 @@ int mrc_ctl_replace_evs(struct ibv_context *ctx, uint32_t id,
 
 int mrc_ctl_set_ev_state(struct ibv_context *ctx, uint32_t id, uint32_t ev,
                          enum mrc_ctl_ev_state state) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_set_ev_state(c->rs, id, ev, (uint32_t)state) : EINVAL;
 }
 
@@ -162,7 +156,7 @@ static void cc_params(const struct mrc_ctl_cc_profile_attr *a, uint32_t *p) {
 int mrc_ctl_create_cc_profile(struct ibv_context *ctx,
                               const struct mrc_ctl_cc_profile_attr *attr,
                               uint32_t *id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !attr || !id ||
       !memchr(attr->algorithm, 0, sizeof(attr->algorithm)))
     return EINVAL;
@@ -172,20 +166,20 @@ int mrc_ctl_create_cc_profile(struct ibv_context *ctx,
 }
 
 int mrc_ctl_destroy_cc_profile(struct ibv_context *ctx, uint32_t id) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_destroy_cc_profile(c->rs, id) : EINVAL;
 }
 
 int mrc_ctl_modify_cc_profile_state(struct ibv_context *ctx, uint32_t id,
                                     enum mrc_ctl_profile_state state) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   return c ? mrcx_ctl_profile_state(c->rs, 1, id, (uint32_t)state) : EINVAL;
 }
 
 int mrc_ctl_query_cc_profile(struct ibv_context *ctx, uint32_t id,
                              struct mrc_ctl_cc_profile_attr *attr,
                              enum mrc_ctl_profile_state *state) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !attr)
     return EINVAL;
   uint32_t p[MRCX_NSCC_PARAMS];
@@ -208,7 +202,7 @@ int mrc_ctl_query_cc_profile(struct ibv_context *ctx, uint32_t id,
 }
 
 struct mrc_ctl_ev_cq *mrc_ctl_create_ev_cq(struct ibv_context *ctx, int cqe) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || cqe <= 0) {
     errno = EINVAL;
     return NULL;
@@ -274,7 +268,7 @@ static long ms_since(const struct timespec *t0) {
 
 int mrc_ctl_post_endpoint_ops(struct ibv_context *ctx,
                               struct mrc_ctl_endpoint_op *ops, int count) {
-  struct mrc_ibv_context *c = ours(ctx);
+  struct mrc_ibv_context *c = mrc_ours(ctx);
   if (!c || !ops || count <= 0)
     return EINVAL;
   for (int i = 0; i < count; i++)

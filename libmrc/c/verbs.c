@@ -29,11 +29,6 @@ struct mrc_ibv_mr {
   void *rs;
 };
 
-static struct mrc_ibv_context *our_ctx(struct ibv_context *context) {
-  struct mrc_ibv_context *c = (struct mrc_ibv_context *)context;
-  return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
-}
-
 struct ibv_device **ibv_get_device_list(int *num_devices) {
   int n = mrcx_device_count();
   struct ibv_device **list = calloc((size_t)n + 1, sizeof(*list));
@@ -103,7 +98,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 }
 
 int ibv_close_device(struct ibv_context *context) {
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c)
     return EINVAL;
   if (mrc_refs(&c->refs))
@@ -118,7 +113,7 @@ int ibv_close_device(struct ibv_context *context) {
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
                   union ibv_gid *gid) {
   /* One port; every GID index names the device's address (RoCE v2). */
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c || !gid || port_num != 1 || index < 0 || index > 255)
     return EINVAL;
   return mrcx_gid(c->rs, gid->raw);
@@ -126,9 +121,6 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 
 /* What the device offers (the driver's limits; mrc.c has the MRC ones). */
 enum {
-  DEV_MAX_QP = 256,
-  DEV_MAX_CQ = 256,
-  DEV_MAX_QP_WR = 1 << 16,
   DEV_MAX_CQE = 1 << 16,
   DEV_MAX_MR = 1 << 16,
   DEV_MAX_PD = 1 << 16,
@@ -138,17 +130,17 @@ enum {
 
 int ibv_query_device(struct ibv_context *context,
                      struct ibv_device_attr *attr) {
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c || !attr)
     return EINVAL;
   memset(attr, 0, sizeof(*attr));
   snprintf(attr->fw_ver, sizeof(attr->fw_ver), "open-mrc");
   attr->max_mr_size = 1ull << DEV_MAX_MR_SIZE_LOG2;
   attr->page_size_cap = 4096;
-  attr->max_qp = DEV_MAX_QP;
-  attr->max_qp_wr = DEV_MAX_QP_WR;
+  attr->max_qp = MRC_DEV_MAX_QP;
+  attr->max_qp_wr = MRC_DEV_MAX_QP_WR;
   attr->max_sge = 1;
-  attr->max_cq = DEV_MAX_CQ;
+  attr->max_cq = MRC_DEV_MAX_CQ;
   attr->max_cqe = DEV_MAX_CQE;
   attr->max_mr = DEV_MAX_MR;
   attr->max_pd = DEV_MAX_PD;
@@ -179,7 +171,7 @@ static enum ibv_mtu ib_mtu(int bytes) {
 int ibv_query_port(struct ibv_context *context, uint8_t port_num,
                    struct _compat_ibv_port_attr *compat) {
   struct ibv_port_attr *attr = (struct ibv_port_attr *)compat;
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c || !attr || port_num != 1)
     return EINVAL;
   attr->state = IBV_PORT_ACTIVE;
@@ -197,7 +189,7 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 }
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c) {
     errno = EINVAL;
     return NULL;
@@ -232,7 +224,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
 }
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
-  struct mrc_ibv_context *c = our_ctx(context);
+  struct mrc_ibv_context *c = mrc_ours(context);
   if (!c) {
     errno = EINVAL;
     return NULL;
