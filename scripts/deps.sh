@@ -21,6 +21,11 @@ declare -A MRC_APT_DEPS=(
   [g++]=g++
   [gcc]=gcc
   [yosys]=yosys
+  # The simulator over MPI ranks (`mpirun -np N mrc sim`, docs/sim-mpi.md):
+  # OpenMPI's launcher, and its compiler wrapper, which comes with the
+  # headers and libraries the `mpi` crate links.
+  [mpirun]=openmpi-bin
+  [mpicc]=libopenmpi-dev
 )
 
 missing=()
@@ -40,6 +45,9 @@ declare -A MRC_APT_HEADERS=(
 for h in "${!MRC_APT_HEADERS[@]}"; do
   [ -f "$h" ] || missing+=("${MRC_APT_HEADERS[$h]}")
 done
+# The `mpi` crate's bindgen loads libclang at build time.
+compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null ||
+  missing+=(libclang-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]} (apt)" >&2

@@ -128,13 +128,26 @@ fn main() -> ExitCode {
             },
             |()| ExitCode::SUCCESS,
         ),
-        Command::Sim(args) => match sim::run_cli(&args) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
-            Err(e) => {
-                eprintln!("mrc sim: {e}");
-                ExitCode::from(2)
+        Command::Sim(args) => {
+            // Under an MPI launcher every rank runs this; rank 0 speaks.
+            let mut ranks = match sim::join_ranks() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("mrc sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let speaks = ranks.as_ref().is_none_or(|r| r.rank().0 == 0);
+            match sim::run_cli(&args, &mut ranks) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => {
+                    if speaks {
+                        eprintln!("mrc sim: {e}");
+                    }
+                    ExitCode::from(2)
+                }
             }
-        },
+        }
     }
 }

@@ -11,10 +11,11 @@ use proto::model::Transport;
 use proto::time::{Duration, Instant};
 use sim::fabric::fault::{Fault, FaultKind, LinkRef};
 use sim::fabric::net::{EcmpMode, EcnConfig, PfcConfig};
+use sim::fabric::partition::Exchange;
 use sim::fabric::plot::{self, Series};
 use sim::fabric::results::{self, write_flows_csv, write_summary_json, RunOutput};
-use sim::fabric::run::{run, Progress, SimConfig};
-use sim::fabric::topo::{NodeKind, TopoParams, Topology};
+use sim::fabric::run::{run, run_part, run_threads, Progress, SimConfig};
+use sim::fabric::topo::{BuildKnobs, NodeKind, TopoParams, Topology};
 use sim::fabric::traffic::{self, FlowSpec, TriggerSpec};
 
 use crate::units::{parse_duration, parse_size};
@@ -100,6 +101,14 @@ pub struct SimArgs {
     /// ToR oversubscription, downlinks:uplinks (generated topologies).
     #[arg(long, default_value_t = 1)]
     pub oversub: u32,
+    /// Switch radix (generated topologies): each ToR (leaf) has this many
+    /// ports, split into hosts and uplinks by --oversub, so every tier
+    /// has this radix when the host count fills the fabric. The MRC
+    /// paper's fabric: `--tiers 2 --radix 512 --hosts 131072 --planes 8`
+    /// (512 leaves of 256 hosts and 256 spines per plane). Without it the
+    /// radix follows from the host count (docs/sim-topology.md).
+    #[arg(long, conflicts_with = "topo")]
+    pub radix: Option<u32>,
     /// Parallel planes: each NIC is split into this many ports, each into
     /// its own copy of the switch fabric.
     #[arg(long, default_value_t = 1)]
@@ -188,8 +197,12 @@ pub struct SimArgs {
     pub loss: f64,
     /// A fault, repeatable: KIND@TIME:LINK. KIND: down, up, blackhole,
     /// restore, degrade=FACTOR, loss=RATE, flap=PERIOD/DOWNTIME. LINK:
-    /// hostH, torI.upJ, aggI.upJ (tier-1 switch I's J-th uplink), or
-    /// NODE/PORT. Example: down@50us:agg0.up0, degrade=0.25@0us:tor3.up1.
+    /// hostH (its port in plane 0), hostH.pP (in plane P), torI.upJ,
+    /// aggI.upJ (tier-1 switch I's J-th uplink, plane 0), NODE/PORT; or
+    /// several: planeP (every link of plane P), planeP.torI, planeP.aggI,
+    /// planeP.coreI (every link of that switch), planeP.torI.upJ.
+    /// Example: down@50us:agg0.up0, degrade=0.25@0us:tor3.up1,
+    /// down@20us:plane3, down@20us:plane1.agg0.
     #[arg(long = "fault")]
     pub faults: Vec<String>,
     /// After a link goes down, routing avoids it after this delay (default:
@@ -229,6 +242,12 @@ pub struct SimArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Cut the fabric into this many parts, simulated in parallel by as
+    /// many threads of this process (docs/sim-mpi.md). Flow by flow the
+    /// results are those of one part. Under `mpirun -np N` the parts are
+    /// the N ranks instead, and this must stay 1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub parts: u32,
     /// Benchmark mode: print events/s, wall time and peak RSS; write nothing.
     #[arg(long, conflicts_with = "out")]
     pub bench: bool,
@@ -247,17 +266,76 @@ pub enum SimCliError {
     Sim(#[from] sim::fabric::run::SimError),
     #[error("cannot write {path}: {msg}")]
     Output { path: PathBuf, msg: String },
+    #[error("{0}")]
+    Mpi(String),
 }
 
 fn usage<T>(s: impl Into<String>) -> Result<T, SimCliError> {
     Err(SimCliError::Usage(s.into()))
 }
 
-/// The `i`-th switch of `tier` in plane 0, in node order.
-fn nth_switch(topo: &Topology, tier: u8, i: u32) -> Option<u32> {
+/// The `i`-th switch of `tier` in `plane`, in node order.
+fn nth_switch(topo: &Topology, tier: u8, plane: u8, i: u32) -> Option<u32> {
     (topo.n_hosts..topo.nodes.len() as u32)
-        .filter(|&n| topo.nodes[n as usize].kind == NodeKind::Switch { tier, plane: 0 })
+        .filter(|&n| topo.nodes[n as usize].kind == NodeKind::Switch { tier, plane })
         .nth(i as usize)
+}
+
+/// Every link of switch `node`, each named from the switch's side.
+fn links_of(topo: &Topology, node: u32) -> impl Iterator<Item = LinkRef> + '_ {
+    (0..topo.nodes[node as usize].ports.len()).map(move |p| LinkRef { node, port: p as u16 })
+}
+
+/// What a fault's LINK names: one link, or every link of a switch or of
+/// a plane (see `--fault`).
+pub fn parse_links(topo: &Topology, s: &str) -> Result<Vec<LinkRef>, SimCliError> {
+    let bad = || {
+        SimCliError::Usage(format!(
+            "'{s}' names no link (hostH, hostH.pP, torI.upJ, aggI.upJ, planeP, planeP.torI, planeP.aggI, \
+             planeP.coreI, planeP.torI.upJ, planeP.aggI.upJ or NODE/PORT)"
+        ))
+    };
+    let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
+    let Some(rest) = s.strip_prefix("plane") else {
+        return Ok(vec![parse_link(topo, s)?]);
+    };
+    let (plane, what) = rest.split_once('.').map_or((rest, None), |(p, w)| (p, Some(w)));
+    let plane = num(plane)?;
+    if plane >= topo.planes as u32 {
+        return Err(bad());
+    }
+    let plane = plane as u8;
+    let Some(what) = what else {
+        // Every link with a switch of the plane at one end, once.
+        let mut links = Vec::new();
+        for n in topo.n_hosts..topo.nodes.len() as u32 {
+            if matches!(topo.nodes[n as usize].kind, NodeKind::Switch { plane: p, .. } if p == plane) {
+                links.extend(links_of(topo, n).filter(|l| {
+                    let peer = topo.nodes[n as usize].ports[l.port as usize].peer;
+                    peer < topo.n_hosts || peer > n
+                }));
+            }
+        }
+        return Ok(links);
+    };
+    let (sw, up) = what.split_once(".up").map_or((what, None), |(s, u)| (s, Some(u)));
+    let (tier, i) = if let Some(i) = sw.strip_prefix("tor") {
+        (0, num(i)?)
+    } else if let Some(i) = sw.strip_prefix("agg") {
+        (1, num(i)?)
+    } else if let Some(i) = sw.strip_prefix("core") {
+        (2, num(i)?)
+    } else {
+        return Err(bad());
+    };
+    let node = nth_switch(topo, tier, plane, i).ok_or_else(bad)?;
+    match up {
+        None => Ok(links_of(topo, node).collect()),
+        Some(j) => Ok(vec![LinkRef {
+            node,
+            port: nth_uplink(topo, node, num(j)?).ok_or_else(bad)?,
+        }]),
+    }
 }
 
 /// The `j`-th uplink (port to a switch of a higher tier) of `node`.
@@ -277,14 +355,23 @@ fn nth_uplink(topo: &Topology, node: u32, j: u32) -> Option<u16> {
 
 /// Parse a link name (see `--fault`).
 pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
-    let bad = || SimCliError::Usage(format!("'{s}' names no link (hostH, torI.upJ, aggI.upJ or NODE/PORT)"));
+    let bad = || {
+        SimCliError::Usage(format!(
+            "'{s}' names no link (hostH, hostH.pP, torI.upJ, aggI.upJ or NODE/PORT)"
+        ))
+    };
     let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
     let link = if let Some(h) = s.strip_prefix("host") {
+        // hostH (its port in plane 0) or hostH.pP (its port in plane P).
+        let (h, port) = h.split_once(".p").map_or(Ok((h, 0)), |(h, p)| num(p).map(|p| (h, p)))?;
         let h = num(h)?;
         if h >= topo.n_hosts {
             return Err(bad());
         }
-        LinkRef { node: h, port: 0 }
+        LinkRef {
+            node: h,
+            port: port as u16,
+        }
     } else if let Some((node, port)) = s.split_once('/') {
         LinkRef {
             node: num(node)?,
@@ -299,7 +386,7 @@ pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
         } else {
             return Err(bad());
         };
-        let node = nth_switch(topo, tier, i).ok_or_else(bad)?;
+        let node = nth_switch(topo, tier, 0, i).ok_or_else(bad)?;
         LinkRef {
             node,
             port: nth_uplink(topo, node, num(up)?).ok_or_else(bad)?,
@@ -312,7 +399,7 @@ pub fn parse_link(topo: &Topology, s: &str) -> Result<LinkRef, SimCliError> {
 }
 
 /// Parse `KIND@TIME:LINK`.
-pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Fault, SimCliError> {
+pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Vec<Fault>, SimCliError> {
     let bad = |why: &str| SimCliError::Usage(format!("fault '{s}': {why} (expected KIND@TIME:LINK)"));
     let (kind, rest) = s.split_once('@').ok_or_else(|| bad("no '@'"))?;
     let (time, link) = rest.split_once(':').ok_or_else(|| bad("no ':LINK'"))?;
@@ -347,11 +434,10 @@ pub fn parse_fault(topo: &Topology, s: &str, limit: Duration) -> Result<Fault, S
         }
         _ => return Err(bad("unknown kind")),
     };
-    Ok(Fault {
-        at,
-        link: parse_link(topo, link)?,
-        kind,
-    })
+    Ok(parse_links(topo, link)?
+        .into_iter()
+        .map(|link| Fault { at, link, kind })
+        .collect())
 }
 
 fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
@@ -370,8 +456,25 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
         planes: a.planes,
         ..TopoParams::default()
     };
-    check_fits_in_memory(&p)?;
-    Ok(Topology::build(&p)?)
+    let knobs = BuildKnobs {
+        hosts_per_tor: a.radix.map(|k| hosts_per_tor(k, a.oversub)).transpose()?,
+    };
+    check_fits_in_memory(&p, &knobs)?;
+    Ok(Topology::build_with(&p, &knobs)?)
+}
+
+/// The hosts of a ToR of `radix` ports with `oversub`:1 oversubscription:
+/// `h` hosts and `h / oversub` uplinks fill the radix.
+fn hosts_per_tor(radix: u32, oversub: u32) -> Result<u32, SimCliError> {
+    let o = oversub.max(1) as u64;
+    let h = radix as u64 * o / (o + 1);
+    if radix < 2 || !(radix as u64 * o).is_multiple_of(o + 1) || !h.is_multiple_of(o) {
+        return usage(format!(
+            "--radix {radix} cannot be split into hosts and uplinks at {oversub}:1 (a multiple of {} is needed)",
+            o * (o + 1)
+        ));
+    }
+    Ok(h as u32)
 }
 
 /// Run state per host beyond the topology itself (NIC, flow and port
@@ -381,8 +484,8 @@ const RUN_BYTES_PER_HOST: u64 = 76_000;
 
 /// Memory a run on the generated topology `p` needs: the topology (its ECMP
 /// table grows faster than the host count) plus the per-host run state.
-fn estimated_run_bytes(p: &TopoParams) -> Result<u64, SimCliError> {
-    Ok(Topology::estimated_bytes(p)? + RUN_BYTES_PER_HOST * p.hosts as u64)
+fn estimated_run_bytes(p: &TopoParams, k: &BuildKnobs) -> Result<u64, SimCliError> {
+    Ok(Topology::estimated_bytes_with(p, k)? + RUN_BYTES_PER_HOST * p.hosts as u64)
 }
 
 /// `MemAvailable` of /proc/meminfo, in bytes (None where it cannot be read).
@@ -396,15 +499,15 @@ fn available_memory_bytes() -> Option<u64> {
 
 /// Refuse, before building it, a generated topology whose run would not fit
 /// in the available memory; say how many hosts fit.
-fn check_fits_in_memory(p: &TopoParams) -> Result<(), SimCliError> {
+fn check_fits_in_memory(p: &TopoParams, k: &BuildKnobs) -> Result<(), SimCliError> {
     let Some(available) = available_memory_bytes() else {
         return Ok(());
     };
-    let needed = estimated_run_bytes(p)?;
+    let needed = estimated_run_bytes(p, k)?;
     if needed <= available {
         return Ok(());
     }
-    let fits = |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }).is_ok_and(|b| b <= available);
+    let fits = |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }, k).is_ok_and(|b| b <= available);
     // Largest host count that fits: the estimate grows with the host count.
     let (mut lo, mut hi) = (0u32, p.hosts);
     while lo < hi {
@@ -564,7 +667,8 @@ fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliErr
         .faults
         .iter()
         .map(|f| parse_fault(topo, f, a.time_limit))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?
+        .concat();
     c.reroute_after = a.reroute_after;
     c.ack_timeout_exp = if run == Run::RocePfc {
         a.pfc_timeout_exp
@@ -576,17 +680,75 @@ fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliErr
     Ok(c)
 }
 
+/// The process's part in a run over MPI ranks, if it was launched as one
+/// of several (`mpirun -np N`, `srun`).
+pub struct Ranks {
+    ex: Box<dyn Exchange>,
+}
+
+impl Ranks {
+    /// This process's rank and the number of ranks.
+    pub fn rank(&self) -> (u32, u32) {
+        (self.ex.rank(), self.ex.ranks())
+    }
+}
+
+/// Launched by an MPI launcher: OpenMPI's, Hydra's (MPICH) or a PMIx one
+/// (Slurm) sets one of these.
+fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Join the MPI world when launched by an MPI launcher with more than one
+/// rank; `None` otherwise.
+pub fn join_ranks() -> Result<Option<Ranks>, SimCliError> {
+    if !launched_by_mpi() {
+        return Ok(None);
+    }
+    #[cfg(feature = "mpi")]
+    {
+        let ex = sim::fabric::mpi::MpiExchange::init()
+            .ok_or_else(|| SimCliError::Mpi("MPI could not be initialised".into()))?;
+        if ex.ranks() == 1 {
+            return Ok(None);
+        }
+        Ok(Some(Ranks { ex: Box::new(ex) }))
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let size = std::env::var("OMPI_COMM_WORLD_SIZE")
+            .or_else(|_| std::env::var("PMI_SIZE"))
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok());
+        match size {
+            Some(n) if n > 1 => Err(SimCliError::Mpi(format!(
+                "launched as one of {n} MPI ranks, but this mrc was built without the `mpi` feature"
+            ))),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Not rank 0 of a run over MPI ranks: prints nothing (rank 0 speaks for
+/// the run), and only runs its part.
+fn silent(ranks: &Option<Ranks>) -> bool {
+    ranks.as_ref().is_some_and(|r| r.ex.rank() != 0)
+}
+
 fn run_one(
     a: &SimArgs,
     topo: &Topology,
     flows: &[FlowSpec],
     triggers: &[TriggerSpec],
     t: Run,
-) -> Result<(RunOutput, f64), SimCliError> {
+    ranks: &mut Option<Ranks>,
+) -> Result<Option<(RunOutput, f64)>, SimCliError> {
     let mut cfg = config(a, t, topo)?;
     cfg.triggers = triggers.to_vec();
     let limit_ps = cfg.time_limit.as_ps().max(1);
-    let bar = if a.quiet || a.json {
+    let bar = if a.quiet || a.json || silent(ranks) {
         ProgressBar::hidden()
     } else {
         let b = ProgressBar::new(flows.len() as u64);
@@ -607,10 +769,36 @@ fn run_one(
         ));
     };
     let t0 = WallClock::now();
-    let out = run(topo, &cfg, flows, Some(&mut on_progress))?;
+    let out = match ranks {
+        Some(r) => run_part(topo, &cfg, flows, r.ex.as_mut(), Some(&mut on_progress))?,
+        None if a.parts > 1 => Some(run_threads(topo, &cfg, flows, a.parts, Some(&mut on_progress))?),
+        None => Some(run(topo, &cfg, flows, Some(&mut on_progress))?),
+    };
     let wall = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    Ok((out, wall))
+    Ok(out.map(|o| (o, wall)))
+}
+
+/// Per part: nodes, events, events per second of its busy time, the share
+/// of its time spent waiting on the window, and its process's peak memory
+/// (benchmark mode of a run in several parts).
+fn print_parts(out: &RunOutput) {
+    for p in &out.parts {
+        let total = (p.busy_s + p.wait_s).max(1e-9);
+        let rss = p
+            .peak_rss_bytes
+            .map_or("-".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6));
+        println!(
+            "part {:>3}: {} nodes, {:.2} M events, {:.2} M events/s busy, {:.0}% waiting, {} windows, {:.1} MB sent, peak RSS {rss}",
+            p.rank,
+            p.nodes,
+            p.events as f64 / 1e6,
+            p.events as f64 / p.busy_s.max(1e-9) / 1e6,
+            100.0 * p.wait_s / total,
+            p.windows,
+            p.mail_bytes as f64 / 1e6,
+        );
+    }
 }
 
 fn print_summary(t: Run, out: &RunOutput, wall: f64, gbps: f64) {
@@ -784,6 +972,7 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "topo_file": a.topo.as_ref().map(|p| p.display().to_string()),
         "hosts": topo.n_hosts,
         "planes": a.planes,
+        "radix": a.radix,
         "tm_file": a.tm.as_ref().map(|p| p.display().to_string()),
         "traffic": if a.tm.is_some() { None } else { value_name(&|| a.traffic.to_possible_value()) },
         "size_bytes": if a.tm.is_some() { None } else { Some(a.size) },
@@ -816,9 +1005,29 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
     })
 }
 
+/// The runs `--transport` asks for, in order.
+fn transports(a: &SimArgs) -> &'static [Run] {
+    match a.transport {
+        SimTransport::Mrc => &[Run::Mrc],
+        SimTransport::Rc => &[Run::Rc],
+        SimTransport::RocePfc => &[Run::RocePfc],
+        SimTransport::Both => &[Run::Mrc, Run::Rc],
+        SimTransport::All => &[Run::Mrc, Run::Rc, Run::RocePfc],
+    }
+}
+
 /// Run `mrc sim`; returns whether every flow completed without QP error.
-pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
-    if let Some(dir) = &a.out {
+pub fn run_cli(a: &SimArgs, ranks: &mut Option<Ranks>) -> Result<bool, SimCliError> {
+    if let Some(r) = ranks.as_ref() {
+        if a.parts > 1 {
+            return usage(format!(
+                "--parts {} under {} MPI ranks: the ranks are the parts (leave --parts at 1)",
+                a.parts,
+                r.ex.ranks()
+            ));
+        }
+    }
+    if let Some(dir) = a.out.as_ref().filter(|_| !silent(ranks)) {
         check_writable(dir)?;
     }
     let topo = topology(a)?;
@@ -826,22 +1035,31 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
     if flows.is_empty() {
         return usage("no flows");
     }
-    let gbps = topo.nodes.first().and_then(|n| n.ports.first()).map_or(0.0, |p| p.gbps);
-    if !a.json {
-        println!("{}; {} flows", topo.description, flows.len());
+    // A host's NIC: all its ports (one per plane).
+    let gbps: f64 = topo.nodes.first().map_or(0.0, |n| n.ports.iter().map(|p| p.gbps).sum());
+    let parts = ranks.as_ref().map_or(a.parts, |r| r.ex.ranks());
+    if silent(ranks) {
+        // The same runs as rank 0, in the same order (collectives); rank 0
+        // reports them.
+        for t in transports(a) {
+            run_one(a, &topo, &flows, &triggers, *t, ranks)?;
+        }
+        return Ok(true);
     }
-    let transports: &[Run] = match a.transport {
-        SimTransport::Mrc => &[Run::Mrc],
-        SimTransport::Rc => &[Run::Rc],
-        SimTransport::RocePfc => &[Run::RocePfc],
-        SimTransport::Both => &[Run::Mrc, Run::Rc],
-        SimTransport::All => &[Run::Mrc, Run::Rc, Run::RocePfc],
-    };
+    if !a.json {
+        let cut = match (ranks.is_some(), parts) {
+            (_, 1) => String::new(),
+            (true, n) => format!("; {n} parts (MPI ranks)"),
+            (false, n) => format!("; {n} parts (threads)"),
+        };
+        println!("{}; {} flows{cut}", topo.description, flows.len());
+    }
+    let transports = transports(a);
     let mut results = Vec::new();
     let mut runs_json = Vec::new();
     let mut all_ok = true;
     for &t in transports {
-        let (out, wall) = run_one(a, &topo, &flows, &triggers, t)?;
+        let (out, wall) = run_one(a, &topo, &flows, &triggers, t, ranks)?.expect("rank 0 has the output");
         let failure = failure_reason(t, &out, a.time_limit);
         all_ok &= failure.is_none();
         // Ring AllReduce is judged against its ideal 2(N-1)/N x S/B.
@@ -860,6 +1078,9 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
             }));
         } else {
             print_summary(t, &out, wall, gbps);
+            if a.bench && parts > 1 {
+                print_parts(&out);
+            }
             if let Some((took, ideal)) = ring {
                 match took {
                     Some(took) => println!(
@@ -893,18 +1114,17 @@ pub fn run_cli(a: &SimArgs) -> Result<bool, SimCliError> {
         return Ok(all_ok);
     }
     if let Some(dir) = &a.out {
-        let cfg = config(a, transports[0], &topo)?;
-        // Label each fault as the user wrote it: "down agg0.up0".
-        let markers: Vec<(f64, String)> = cfg
-            .faults
-            .iter()
-            .zip(&a.faults)
-            .map(|(f, text)| {
+        // Label each fault as the user wrote it: "down agg0.up0" (one
+        // marker for a fault of a whole switch or plane).
+        let mut markers: Vec<(f64, String)> = Vec::new();
+        for text in &a.faults {
+            let faults = parse_fault(&topo, text, a.time_limit)?;
+            if let Some(f) = faults.first() {
                 let kind = text.split('@').next().unwrap_or(text);
                 let link = text.rsplit(':').next().unwrap_or("");
-                (f.at.as_ps() as f64 / 1e6, format!("{kind} {link}"))
-            })
-            .collect();
+                markers.push((f.at.as_ps() as f64 / 1e6, format!("{kind} {link}")));
+            }
+        }
         let written = write_outputs(dir, &results, &markers)?;
         if !a.json {
             for p in written {

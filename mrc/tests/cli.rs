@@ -353,6 +353,11 @@ fn sim_refuses_bad_faults_and_options() {
         &["--fault", "down@1us:agg99.up0"],
         &["--fault", "degrade=2@1us:tor0.up0"],
         &["--fault", "down:agg0.up0"],
+        &["--fault", "down@1us:plane1"],
+        &["--fault", "down@1us:plane0.spine0"],
+        &["--fault", "down@1us:host3.p1"],
+        &["--radix", "7"],
+        &["--radix", "10", "--oversub", "3"],
         &["--evs", "0"],
         &["--ecn", "9,1"],
         &["--loss", "1.5"],
@@ -826,5 +831,53 @@ fn perf_takes_perftest_flags() {
     assert!(
         text.contains(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]"),
         "{text}"
+    );
+}
+
+/// MRC's fabric of planes (issue 19): a whole plane, one switch of a plane
+/// and one host port fail; MRC finishes every flow on the other planes.
+#[test]
+fn sim_fails_a_plane_a_switch_and_a_host_port() {
+    for link in ["plane1", "plane1.agg0", "plane2.tor1", "host3.p2", "plane3.tor0.up1"] {
+        let out = mrc()
+            .args(["sim", "--tiers", "3", "--hosts", "32", "--planes", "4", "--evs", "16"])
+            .args(["--traffic", "perm", "--size", "64KB", "--json", "--quiet"])
+            .args(["--fault", &format!("down@5us:{link}"), "--time-limit", "20ms"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{link}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let s = &v["runs"][0]["summary"];
+        assert_eq!(s["flows_completed"], 32, "{link}: {s:#}");
+        assert!(
+            s["drop_link_down"].as_u64().unwrap() > 0,
+            "{link}: nothing crossed the failed links: {s:#}"
+        );
+    }
+}
+
+/// `--radix 512 --tiers 2` builds the MRC paper's plane: 512 leaves of 256
+/// hosts, 256 spines of radix 512 (here with 1,024 hosts: 4 leaves).
+#[test]
+fn sim_radix_sets_the_leaf_and_spine_counts() {
+    let out = mrc()
+        .args([
+            "sim", "--tiers", "2", "--radix", "512", "--hosts", "1024", "--planes", "2",
+        ])
+        .args(["--traffic", "perm", "--size", "4KB", "--quiet"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout
+            .starts_with("2-tier leaf-spine, 1024 hosts, 256 per leaf, 4 leaves (256 uplinks), 256 spines, 2 plane(s)"),
+        "{stdout}"
     );
 }

@@ -43,14 +43,15 @@ fn queues(c: &mut Criterion) {
         let mut q = Q::default();
         let mut x = 1u64;
         for i in 0..10_000u64 {
-            q.push(Instant(i * 37), sim::fabric::event::Event::PortDone(i as u32));
+            q.push(Instant(i * 37), i, sim::fabric::event::Event::PortDone(i as u32));
         }
         let mut acc = 0;
         for _ in 0..100_000 {
-            let (t, _) = q.pop().unwrap();
+            let (t, _, _) = q.pop().unwrap();
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             q.push(
                 Instant(t.as_ps() + 1 + (x >> 44)),
+                x,
                 sim::fabric::event::Event::PortDone(0),
             );
             acc += t.as_ps();

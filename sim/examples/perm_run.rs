@@ -11,7 +11,9 @@
 //! a permutation, as `mrc sim --traffic perm`, or an all-to-all, as
 //! `mrc sim --traffic all-to-all`; default perm); `--evs N` (default 128); `--ecmp ev-path|hash` (default
 //! ev-path, as `mrc sim`); `--seed S` (default 1); `--weighted-spray`
-//! (flag, as `mrc sim --weighted-spray`); `--csv FILE` (per-flow records);
+//! (flag, as `mrc sim --weighted-spray`); `--parts N` (the run cut into N
+//! parts, threads of this process, as `mrc sim --parts N`; default 1);
+//! `--csv FILE` (per-flow records);
 //! `--series FILE` (goodput delivered to hosts per time bin, CSV);
 //! experiments beyond `mrc sim`: `--ack-every N` (default 4),
 //! `--fixed-window BYTES` (instead of NSCC), `--header-buffer BYTES`
@@ -23,7 +25,7 @@
 use std::path::PathBuf;
 
 use proto::time::Duration;
-use sim::fabric::run::{peak_rss_bytes, run};
+use sim::fabric::run::{peak_rss_bytes, run, run_threads};
 use sim::fabric::topo::{TopoParams, Topology};
 use sim::fabric::traffic::{all_to_all, permutation, read_cm};
 use sim::fabric::{EcmpMode, SimConfig};
@@ -85,7 +87,12 @@ fn main() {
         cfg.spray
     );
     let t0 = std::time::Instant::now();
-    let out = run(&topo, &cfg, &flows, None).expect("run");
+    let parts: u32 = opt("--parts").map_or(1, |s| s.parse().expect("--parts"));
+    let out = if parts > 1 {
+        run_threads(&topo, &cfg, &flows, parts, None).expect("run")
+    } else {
+        run(&topo, &cfg, &flows, None).expect("run")
+    };
     let wall_s = t0.elapsed().as_secs_f64();
     if let Some(f) = opt("--csv") {
         sim::fabric::results::write_flows_csv(&PathBuf::from(f), &out.flows).expect("write CSV");
@@ -126,4 +133,16 @@ fn main() {
         wall_s,
         peak_rss_bytes().map_or(0.0, |b| b as f64 / (1024.0 * 1024.0))
     );
+    for p in out.parts.iter().filter(|_| parts > 1) {
+        println!(
+            "part {}: {} nodes, {} events, busy {:.2} s, waiting {:.2} s, {} windows, {:.1} MB sent",
+            p.rank,
+            p.nodes,
+            p.events,
+            p.busy_s,
+            p.wait_s,
+            p.windows,
+            p.mail_bytes as f64 / 1e6
+        );
+    }
 }

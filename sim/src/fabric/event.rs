@@ -1,24 +1,45 @@
-//! The event list: integer-picosecond time, FIFO among equal times.
+//! The event list: integer-picosecond time, equal times ordered by a tie
+//! key the caller gives.
 //!
 //! Events are small `Copy` values (12 bytes); packets live in a slab and
 //! events name them by index, so nothing is allocated per event.
 //!
-//! Two queues implement [`EventList`]: a binary heap keyed by
-//! `(time, seq)` (the reference) and a radix heap, which exploits the fact
+//! The tie key is what makes a run independent of how the fabric is cut
+//! into parts (`partition`): the engine names every event by
+//! `generator << TIE_SEQ_BITS | n`, the node whose work scheduled it and
+//! that node's n-th scheduling, never a global insertion counter, and
+//! mixes that name into its tie (`run::tie_key`), so two events of equal
+//! time pop in the same order whichever process holds them, and in no
+//! order that favours low node numbers.
+//!
+//! Three queues implement [`EventList`]: a binary heap keyed by
+//! `(time, tie)` (the reference), a radix heap, which exploits the fact
 //! that a discrete-event simulation never schedules into the past (keys
-//! are monotone). The measurement that picked the default is recorded on
-//! [`DefaultQueue`].
+//! are monotone), and a timing wheel. The measurement that picked the
+//! default is recorded on [`DefaultQueue`].
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use proto::time::Instant;
 
+/// Bits of a tie key that number one generator's events (the rest name the
+/// generator): 2^40 events per node, 2^24 nodes.
+pub const TIE_SEQ_BITS: u32 = 40;
+
 /// What happens at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Flow `0` starts (its QPs are created and its WRITE posted).
+    /// Flow `0` starts: its requester is created and its WRITE posted (and
+    /// its responder, where the destination is in the same partition).
     FlowStart(u32),
+    /// Flow `0` starts, seen from its destination in another partition:
+    /// its responder is created.
+    ResponderStart(u32),
+    /// Flow `0` finished a while ago: its responder is freed (a fixed
+    /// delay after the requester, `Sim::free_delay`, so the destination
+    /// needs no news faster than a link carries it).
+    ResponderFree(u32),
     /// Port (global index) finished serialising its current packet.
     PortDone(u32),
     /// Packet `pkt` reaches node `node` (after the link and the node's
@@ -33,10 +54,17 @@ pub enum Event {
     Pfc { port: u32, pause: bool },
 }
 
-/// A queue of timed events, popped in (time, insertion order).
+/// A queue of timed events, popped in (time, tie) order. Keys never go
+/// below the last popped time (a discrete-event simulation does not
+/// schedule into the past); an event pushed at the last popped time with a
+/// smaller tie than events already popped pops next.
 pub trait EventList {
-    fn push(&mut self, at: Instant, ev: Event);
-    fn pop(&mut self) -> Option<(Instant, Event)>;
+    fn push(&mut self, at: Instant, tie: u64, ev: Event);
+    fn pop(&mut self) -> Option<(Instant, u64, Event)>;
+    /// The time of the event `pop` would return, without popping it: the
+    /// queue still accepts any event at or after the last popped time
+    /// (popping and pushing back would not: it moves that floor).
+    fn peek_time(&self) -> Option<Instant>;
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -45,9 +73,27 @@ pub trait EventList {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// time in ps << 64 | sequence number.
+    /// time in ps << 64 | tie.
     key: u128,
     ev: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn new(at: u64, tie: u64, ev: Event) -> Entry {
+        Entry {
+            key: ((at as u128) << 64) | tie as u128,
+            ev,
+        }
+    }
+    #[inline]
+    fn time(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
+    #[inline]
+    fn tie(&self) -> u64 {
+        self.key as u64
+    }
 }
 
 impl PartialEq for Entry {
@@ -68,11 +114,10 @@ impl Ord for Entry {
     }
 }
 
-/// Binary heap ordered by (time, seq).
+/// Binary heap ordered by (time, tie).
 #[derive(Debug, Default)]
 pub struct HeapQueue {
     heap: BinaryHeap<Entry>,
-    seq: u64,
 }
 
 impl HeapQueue {
@@ -83,16 +128,15 @@ impl HeapQueue {
 
 impl EventList for HeapQueue {
     #[inline]
-    fn push(&mut self, at: Instant, ev: Event) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            key: ((at.as_ps() as u128) << 64) | self.seq as u128,
-            ev,
-        });
+    fn push(&mut self, at: Instant, tie: u64, ev: Event) {
+        self.heap.push(Entry::new(at.as_ps(), tie, ev));
     }
     #[inline]
-    fn pop(&mut self) -> Option<(Instant, Event)> {
-        self.heap.pop().map(|e| (Instant((e.key >> 64) as u64), e.ev))
+    fn pop(&mut self) -> Option<(Instant, u64, Event)> {
+        self.heap.pop().map(|e| (Instant(e.time()), e.tie(), e.ev))
+    }
+    fn peek_time(&self) -> Option<Instant> {
+        self.heap.peek().map(|e| Instant(e.time()))
     }
     fn len(&self) -> usize {
         self.heap.len()
@@ -102,8 +146,8 @@ impl EventList for HeapQueue {
 /// Radix heap over monotone u64 picosecond keys (events are never
 /// scheduled before the last popped time). Bucket `b` holds keys whose
 /// highest bit differing from `last` is bit `b-1`; bucket 0 holds keys
-/// equal to `last`, kept in insertion order (FIFO among equal times, as the
-/// binary heap's sequence numbers give). Popping from an empty bucket 0
+/// equal to `last`, kept sorted by tie (descending, popped from the back).
+/// Popping from an empty bucket 0
 /// redistributes the smallest non-empty bucket, each element moving to a
 /// strictly lower bucket, so the amortised cost is O(log range) per event,
 /// with sequential memory access.
@@ -112,9 +156,6 @@ pub struct RadixQueue {
     last: u64,
     len: usize,
     buckets: Vec<Vec<(u64, u64, Event)>>,
-    /// Bucket 0 drained from its front (index of the next one).
-    head0: usize,
-    seq: u64,
     /// Bit b set when bucket b (b >= 1) may be non-empty.
     nonempty: u128,
 }
@@ -125,8 +166,6 @@ impl Default for RadixQueue {
             last: 0,
             len: 0,
             buckets: (0..65).map(|_| Vec::new()).collect(),
-            head0: 0,
-            seq: 0,
             nonempty: 0,
         }
     }
@@ -136,6 +175,16 @@ impl RadixQueue {
     pub fn new() -> RadixQueue {
         RadixQueue::default()
     }
+    /// An event at the last popped time: into bucket 0, sorted descending
+    /// by tie (rare: most events are scheduled later than now).
+    #[cold]
+    #[inline(never)]
+    fn insert_now(&mut self, tie: u64, ev: Event) {
+        let v = &mut self.buckets[0];
+        let pos = v.partition_point(|e| e.1 > tie);
+        v.insert(pos, (self.last, tie, ev));
+    }
+
     #[inline]
     fn bucket(last: u64, k: u64) -> usize {
         if k == last {
@@ -148,47 +197,57 @@ impl RadixQueue {
 
 impl EventList for RadixQueue {
     #[inline]
-    fn push(&mut self, at: Instant, ev: Event) {
+    fn push(&mut self, at: Instant, tie: u64, ev: Event) {
         // Never earlier than the last popped key (clamped: a past time
         // fires now).
         let k = at.as_ps().max(self.last);
-        self.seq += 1;
         let b = Self::bucket(self.last, k);
-        self.buckets[b].push((k, self.seq, ev));
-        self.nonempty |= 1 << b;
+        if b == 0 {
+            self.insert_now(tie, ev);
+        } else {
+            self.buckets[b].push((k, tie, ev));
+            self.nonempty |= 1 << b;
+        }
         self.len += 1;
     }
 
-    fn pop(&mut self) -> Option<(Instant, Event)> {
+    fn pop(&mut self) -> Option<(Instant, u64, Event)> {
         if self.len == 0 {
             return None;
         }
-        if self.head0 >= self.buckets[0].len() {
-            self.buckets[0].clear();
-            self.head0 = 0;
+        if self.buckets[0].is_empty() {
             let b = (self.nonempty & !1).trailing_zeros() as usize;
             debug_assert!(b < 65 && !self.buckets[b].is_empty());
             self.nonempty &= !(1 << b);
             let mut v = std::mem::take(&mut self.buckets[b]);
             let min = v.iter().map(|e| e.0).min().expect("non-empty");
             self.last = min;
-            // Equal keys must stay in sequence order: bucket 0 is FIFO by
-            // construction except for elements redistributed here, which
-            // may be out of sequence order relative to each other.
             for e in v.drain(..) {
                 let nb = Self::bucket(min, e.0);
                 self.buckets[nb].push(e);
                 self.nonempty |= 1 << nb;
             }
             self.buckets[b] = v;
+            self.nonempty &= !1;
             if self.buckets[0].len() > 1 {
-                self.buckets[0].sort_unstable_by_key(|e| e.1);
+                self.buckets[0].sort_unstable_by_key(|e| std::cmp::Reverse(e.1));
             }
         }
-        let e = self.buckets[0][self.head0];
-        self.head0 += 1;
+        let e = self.buckets[0].pop().expect("bucket 0 filled");
         self.len -= 1;
-        Some((Instant(e.0), e.2))
+        Some((Instant(e.0), e.1, e.2))
+    }
+
+    fn peek_time(&self) -> Option<Instant> {
+        if self.len == 0 {
+            return None;
+        }
+        if !self.buckets[0].is_empty() {
+            return Some(Instant(self.last));
+        }
+        // The smallest non-empty bucket holds the smallest key.
+        let b = (self.nonempty & !1).trailing_zeros() as usize;
+        self.buckets[b].iter().map(|e| e.0).min().map(Instant)
     }
 
     fn len(&self) -> usize {
@@ -199,7 +258,7 @@ impl EventList for RadixQueue {
 /// Timing wheel (calendar queue): `1 << WHEEL_BITS` slots of
 /// `1 << SLOT_SHIFT` ps each (4.1 ns x 16384 = a 67 us horizon). An event
 /// goes into the slot of its time; the slot being drained is sorted by
-/// (time, seq) once, when it becomes current; events beyond the horizon
+/// (time, tie) once, when it becomes current; events beyond the horizon
 /// wait in a binary heap and move into the wheel as it turns. A bitmap of
 /// non-empty slots skips empty ones.
 #[derive(Debug)]
@@ -212,7 +271,6 @@ pub struct WheelQueue {
     cur_vec: Vec<Entry>,
     overflow: BinaryHeap<Entry>,
     len: usize,
-    seq: u64,
 }
 
 const SLOT_SHIFT: u32 = 12;
@@ -228,7 +286,6 @@ impl Default for WheelQueue {
             cur_vec: Vec::new(),
             overflow: BinaryHeap::new(),
             len: 0,
-            seq: 0,
         }
     }
 }
@@ -284,18 +341,13 @@ impl WheelQueue {
 
 impl EventList for WheelQueue {
     #[inline]
-    fn push(&mut self, at: Instant, ev: Event) {
-        self.seq += 1;
+    fn push(&mut self, at: Instant, tie: u64, ev: Event) {
         self.len += 1;
         let t = at.as_ps().max(self.cur << SLOT_SHIFT);
-        let e = Entry {
-            key: ((t as u128) << 64) | self.seq as u128,
-            ev,
-        };
+        let e = Entry::new(t, tie, ev);
         let slot = t >> SLOT_SHIFT;
         if slot == self.cur {
-            // Keep the current slot sorted descending: the new entry has the
-            // largest sequence number, so it goes before equal times.
+            // Keep the current slot sorted descending.
             let pos = self.cur_vec.partition_point(|x| x.key > e.key);
             self.cur_vec.insert(pos, e);
         } else if slot < self.cur + WHEEL {
@@ -305,11 +357,11 @@ impl EventList for WheelQueue {
         }
     }
 
-    fn pop(&mut self) -> Option<(Instant, Event)> {
+    fn pop(&mut self) -> Option<(Instant, u64, Event)> {
         loop {
             if let Some(e) = self.cur_vec.pop() {
                 self.len -= 1;
-                return Some((Instant((e.key >> 64) as u64), e.ev));
+                return Some((Instant(e.time()), e.tie(), e.ev));
             }
             if self.len == 0 {
                 return None;
@@ -342,8 +394,27 @@ impl EventList for WheelQueue {
                 v.shrink_to(16);
             }
             self.slots[i] = v;
-            // Descending by (time, seq): Entry's Ord is already reversed.
+            // Descending by (time, tie): Entry's Ord is already reversed.
             self.cur_vec.sort_unstable();
+        }
+    }
+
+    fn peek_time(&self) -> Option<Instant> {
+        if let Some(e) = self.cur_vec.last() {
+            return Some(Instant(e.time()));
+        }
+        if self.len == 0 {
+            return None;
+        }
+        // The next slot's smallest time, or the overflow's.
+        let wheel = self.next_in_wheel().and_then(|slot| {
+            let i = (slot & (WHEEL - 1)) as usize;
+            self.slots[i].iter().map(|e| e.time()).min()
+        });
+        let over = self.overflow.peek().map(|e| e.time());
+        match (wheel, over) {
+            (Some(a), Some(b)) => Some(Instant(a.min(b))),
+            (a, b) => a.or(b).map(Instant),
         }
     }
 
@@ -390,31 +461,29 @@ mod tests {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let at = now + (x >> 20) % [5000, 3_000_000, 200_000_000][round % 3];
                 seq += 1;
-                q.push(Instant(at), Event::FlowStart(seq as u32));
-                reference.push((at, seq));
+                // Ties not in push order: the queue must sort them.
+                let tie = seq ^ 0x5;
+                q.push(Instant(at), tie, Event::FlowStart(seq as u32));
+                reference.push((at, tie));
             }
             if round % 2 == 0 {
-                let (t, e) = q.pop().unwrap();
+                let peeked = q.peek_time();
+                let (t, tie, _) = q.pop().unwrap();
+                assert_eq!(peeked, Some(t));
                 now = t.as_ps();
-                out.push((
-                    t.as_ps(),
-                    match e {
-                        Event::FlowStart(s) => s as u64,
-                        _ => 0,
-                    },
-                ));
+                out.push((t.as_ps(), tie));
+                if round % 4 == 0 {
+                    // An event at the time just popped, with a smaller tie
+                    // than what is left at that time: it pops next.
+                    q.push(t, 0, Event::FlowStart(0));
+                    assert_eq!(q.pop().map(|(t, tie, _)| (t.as_ps(), tie)), Some((now, 0)));
+                }
             }
         }
-        while let Some((t, e)) = q.pop() {
-            out.push((
-                t.as_ps(),
-                match e {
-                    Event::FlowStart(s) => s as u64,
-                    _ => 0,
-                },
-            ));
+        while let Some((t, tie, _)) = q.pop() {
+            out.push((t.as_ps(), tie));
         }
-        // Popped in non-decreasing time; equal times in push order.
+        // Popped in non-decreasing time; equal times in tie order.
         for w in out.windows(2) {
             assert!(w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1), "{w:?}");
         }
@@ -443,9 +512,9 @@ mod tests {
         // Far events (beyond the horizon) and equal times.
         let mut q = WheelQueue::new();
         for (i, t) in [5u64, 1 << 40, 5, 1 << 30, 7, 1 << 40].iter().enumerate() {
-            q.push(Instant(*t), Event::FlowStart(i as u32));
+            q.push(Instant(*t), i as u64, Event::FlowStart(i as u32));
         }
-        let got: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.as_ps(), e)).collect();
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, _, e)| (t.as_ps(), e)).collect();
         let want = vec![
             (5, Event::FlowStart(0)),
             (5, Event::FlowStart(2)),

@@ -9,6 +9,8 @@
 //! * [`fault`]: faults on a schedule.
 //! * [`traffic`]: `.cm` files and traffic generators.
 //! * [`run`]: the engine (hosts driving golden-model QPs), `run`, `bench`.
+//! * [`partition`]: runs cut into parts (threads or MPI ranks) and what
+//!   the parts exchange; [`mail`]: the events that cross, as bytes.
 //! * [`results`]: per-flow records, summary, time series, CSV/JSON.
 //! * [`plot`]: FCT CDFs and goodput timelines as PNG and SVG.
 //! * [`topo`]: topologies (generated or htsim `.topo`) and ECMP tables.
@@ -17,7 +19,11 @@
 
 pub mod event;
 pub mod fault;
+pub mod mail;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod net;
+pub mod partition;
 pub mod plot;
 pub mod results;
 pub mod run;
@@ -27,6 +33,7 @@ pub mod traffic;
 
 pub use fault::{Fault, FaultKind, LinkRef};
 pub use net::{EcmpMode, EcnConfig, SwitchConfig};
+pub use partition::{Exchange, Partition, Solo, ThreadGroup};
 pub use results::{flows_csv, summary_json, FlowRecord, GoodputSeries, RunOutput, Summary};
-pub use run::{bench, run, BenchResult, Progress, SimConfig, SimError};
+pub use run::{bench, run, run_part, run_threads, BenchResult, Progress, SimConfig, SimError};
 pub use traffic::FlowSpec;

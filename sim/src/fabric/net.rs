@@ -207,7 +207,7 @@ pub enum DropReason {
 }
 
 /// Counters of one output port.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PortStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -298,6 +298,10 @@ pub struct PortState {
     /// PFC: this port is paused (the XOFF arrived): it sends no data, only
     /// its priority (control) queue.
     pub paused: bool,
+    /// The port's own draws (random loss, ECN marking): a port's fate
+    /// does not depend on what other ports drew, nor on which process
+    /// simulates them.
+    pub rng: FastRng,
 }
 
 /// All ports of the fabric, indexed globally: node `n`'s port `p` is
@@ -343,6 +347,7 @@ impl Ports {
                     pfc_held: 0,
                     pfc_xoff_sent: false,
                     paused: false,
+                    rng: FastRng::new(seed ^ 0xEC4 ^ mix64(ports.len() as u64 + 1)),
                 });
             }
         }

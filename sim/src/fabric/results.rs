@@ -6,7 +6,7 @@ use proto::time::{Duration, Instant};
 use super::net::PortStats;
 
 /// One flow's outcome.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FlowRecord {
     pub id: u64,
     pub src: u32,
@@ -30,7 +30,7 @@ pub struct FlowRecord {
 }
 
 /// Counter identity over every packet handed to the fabric.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Conservation {
     /// Packets the NICs took from QPs.
     pub injected: u64,
@@ -52,7 +52,7 @@ impl Conservation {
 }
 
 /// Whole-run figures.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub flows: usize,
     pub flows_completed: usize,
@@ -111,7 +111,7 @@ pub struct Summary {
 
 /// Delivered payload bytes (data packets reaching their destination
 /// intact, retransmissions included) per time bin.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GoodputSeries {
     pub bin_ps: u64,
     pub bytes: Vec<u64>,
@@ -126,7 +126,7 @@ impl GoodputSeries {
 
 /// The deepest data queue one switch port held in one bin of the series
 /// (`SimConfig::queue_series`), as packets arriving in that bin found it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueueSample {
     /// Bin index (`GoodputSeries::bin_ps` wide).
     pub bin: u32,
@@ -137,7 +137,7 @@ pub struct QueueSample {
 }
 
 /// An EV marked ASSUMED_BAD.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EvMark {
     /// Flow index.
     pub flow: u32,
@@ -169,6 +169,32 @@ pub struct RunOutput {
     /// Per-port counters (global port order: node by node).
     #[serde(skip)]
     pub ports: Vec<PortStats>,
+    /// How each part of the run spent its time, in part order (one entry
+    /// for a run in one part). Wall clock: for benchmarks, never in the
+    /// written outputs.
+    #[serde(skip)]
+    pub parts: Vec<PartReport>,
+}
+
+/// What one part of a run did, and how long it waited for the others.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PartReport {
+    pub rank: u32,
+    /// Nodes (hosts and switches) it simulated.
+    pub nodes: u32,
+    pub events: u64,
+    /// Synchronisation windows (one for a run in one part).
+    pub windows: u64,
+    /// Wall time handling events, s.
+    pub busy_s: f64,
+    /// Wall time in the window's reduction and exchange (waiting for the
+    /// slowest part, and moving the events), s.
+    pub wait_s: f64,
+    /// Bytes of events sent to other parts.
+    pub mail_bytes: u64,
+    /// Peak resident memory of its process (`VmHWM`; shared by the parts
+    /// of one process when they are threads).
+    pub peak_rss_bytes: Option<u64>,
 }
 
 fn pct(sorted: &[u64], p: f64) -> Option<f64> {

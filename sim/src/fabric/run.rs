@@ -17,13 +17,13 @@ use proto::wire::{Encap, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::event::{DefaultQueue, Event, EventList};
+use super::event::{DefaultQueue, Event, EventList, TIE_SEQ_BITS};
 use super::fault::{self, Action, Fault};
-use super::net::{
-    self, at, mix64, ser_ps, DropReason, EcmpMode, FastRng, PortStats, Ports, Slab, Slot, SwitchConfig, NO_PORT,
-};
+use super::mail;
+use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, PortStats, Ports, Slab, Slot, SwitchConfig, NO_PORT};
+use super::partition::{Exchange, Partition, Solo, ThreadGroup};
 use super::results::{
-    fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, QueueSample, RunOutput, Summary,
+    fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, PartReport, QueueSample, RunOutput, Summary,
 };
 use super::topo::Topology;
 use super::traffic::{FlowSpec, TriggerKind, TriggerSpec};
@@ -198,6 +198,9 @@ pub enum SimError {
     /// reverse EV set's size, the series bins).
     #[error("invalid setting: {0}")]
     Setting(String),
+    /// A run cut into parts cannot have this (`partition`).
+    #[error("partitioned run: {0}")]
+    Partition(String),
 }
 
 /// Most bins a time series may have (`time_limit / series_bin`).
@@ -285,7 +288,23 @@ struct Sim<'a, Q: EventList> {
     topo: &'a Topology,
     cfg: &'a SimConfig,
     specs: &'a [FlowSpec],
+    /// The nodes this run simulates (all of them unless the run is cut
+    /// into parts).
+    part: &'a Partition,
     q: Q,
+    /// The node whose work is under way: events it schedules carry its
+    /// number and its count in their tie key ([`TIE_SEQ_BITS`]).
+    gen: u32,
+    /// Events scheduled so far, per node.
+    gen_seq: Vec<u64>,
+    /// Encoded events for other parts, per part (`mail`).
+    outbox: Vec<Vec<u8>>,
+    /// A finished flow's responder is freed this long after its requester:
+    /// the longest link delay of the fabric, so that the news never needs
+    /// to travel faster than a packet between parts.
+    free_delay_ps: u64,
+    /// What this part did (`PartReport`), filled in by `run`.
+    report: PartReport,
     now: Instant,
     ports: Ports,
     slab: Slab,
@@ -299,7 +318,6 @@ struct Sim<'a, Q: EventList> {
     actions: Vec<(Instant, fault::LinkRef, Action)>,
     zero: Bytes,
     encap: Encap,
-    rng: FastRng,
     cons: Conservation,
     no_route: u64,
     reroute: Option<Reach>,
@@ -346,9 +364,69 @@ pub fn run_with<Q: EventList + Default>(
     flows: &[FlowSpec],
     progress: Option<&mut dyn FnMut(Progress)>,
 ) -> Result<RunOutput, SimError> {
-    let mut sim = Sim::<Q>::new(topo, cfg, flows)?;
-    sim.run(progress);
+    let part = Partition::single(topo);
+    let mut sim = Sim::<Q>::new(topo, cfg, flows, &part)?;
+    sim.run(&mut Solo, progress);
     Ok(sim.finish())
+}
+
+/// One part of a run cut into `ex.ranks()` parts ([`Partition::by_pods`]),
+/// this one `ex.rank()`; every part calls it with the same arguments. Part
+/// 0 returns the whole run's output, merged from every part's, the others
+/// `None`. Flow by flow it is the output [`run`] gives (a test holds every
+/// partitioned run to that); of the summary, what happened after the last
+/// flow finished (events, `sim_time_us`, packets in flight, ports' counts)
+/// can differ, since each part runs to the end of the window in which the
+/// last flow finished. `progress` is called on part 0 only.
+pub fn run_part(
+    topo: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    ex: &mut dyn Exchange,
+    progress: Option<&mut dyn FnMut(Progress)>,
+) -> Result<Option<RunOutput>, SimError> {
+    let part = Partition::by_pods(topo, ex.ranks(), ex.rank());
+    let mut sim = Sim::<DefaultQueue>::new(topo, cfg, flows, &part)?;
+    let progress = if ex.rank() == 0 { progress } else { None };
+    sim.run(ex, progress);
+    let mine = sim.finish();
+    if ex.ranks() == 1 {
+        return Ok(Some(mine));
+    }
+    let bytes = serde_json::to_vec(&PartOutput::from(mine)).expect("a run's output serialises");
+    let Some(all) = ex.gather(bytes) else {
+        return Ok(None);
+    };
+    let parts = all
+        .iter()
+        .map(|b| serde_json::from_slice::<PartOutput>(b).expect("a part's output reads back"))
+        .collect();
+    Ok(Some(merge_parts(topo, &part, flows, parts)))
+}
+
+/// A run cut into `parts` parts, each a thread of this process
+/// ([`ThreadGroup`]): the same outputs as [`run_part`] over MPI ranks.
+/// Part 0 runs on the calling thread (and reports `progress`).
+pub fn run_threads(
+    topo: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    parts: u32,
+    progress: Option<&mut dyn FnMut(Progress)>,
+) -> Result<RunOutput, SimError> {
+    let mut members = ThreadGroup::new(parts).into_iter();
+    let mut first = members.next().expect("at least one part");
+    std::thread::scope(|s| {
+        let others: Vec<_> = members
+            .map(|mut m| s.spawn(move || run_part(topo, cfg, flows, &mut m, None)))
+            .collect();
+        let mine = run_part(topo, cfg, flows, &mut first, progress);
+        for h in others {
+            // The others return nothing but errors (the same as part 0's).
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(mine?.expect("part 0 returns the output"))
+    })
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), for
@@ -400,8 +478,25 @@ fn header_estimate() -> u32 {
 }
 
 impl<'a, Q: EventList + Default> Sim<'a, Q> {
-    fn new(topo: &'a Topology, cfg: &'a SimConfig, specs: &'a [FlowSpec]) -> Result<Self, SimError> {
+    fn new(
+        topo: &'a Topology,
+        cfg: &'a SimConfig,
+        specs: &'a [FlowSpec],
+        part: &'a Partition,
+    ) -> Result<Self, SimError> {
         let n_hosts = topo.n_hosts;
+        // Tie keys name a node in the bits above TIE_SEQ_BITS (and the
+        // initial schedule one past the last node).
+        if topo.nodes.len() as u64 >= (1 << (64 - TIE_SEQ_BITS)) - 1 {
+            return Err(SimError::Setting(format!(
+                "{} nodes: at most 2^{} - 2",
+                topo.nodes.len(),
+                64 - TIE_SEQ_BITS
+            )));
+        }
+        if part.ranks > 1 {
+            check_partitioned(cfg, specs, part)?;
+        }
         let mut dependents = vec![Vec::new(); specs.len()];
         let mut trig_targets = vec![Vec::new(); cfg.triggers.len()];
         let mut max_size = 0u64;
@@ -495,21 +590,42 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             .collect();
         let mut qps = Vec::with_capacity(specs.len() * 2);
         qps.resize_with(specs.len() * 2, || None);
+        // The initial events are scheduled by no node: their ties are the
+        // generator past the last node and their index, in every part.
+        let init_gen = topo.nodes.len() as u64;
+        let init_tie = |i: usize| tie_key(init_gen as u32, i as u64 + 1);
         let mut q = Q::default();
         for (i, f) in specs.iter().enumerate() {
             if f.after.is_none() && f.trigger.is_none() {
-                q.push(f.start, Event::FlowStart(i as u32));
+                if part.owns(f.src) {
+                    q.push(f.start, init_tie(i), Event::FlowStart(i as u32));
+                } else if part.owns(f.dst) {
+                    q.push(f.start, init_tie(i), Event::ResponderStart(i as u32));
+                }
             }
         }
+        // Every part applies every fault (links' states steer every node's
+        // routing); each acts for its own hosts.
         let actions = fault::expand(&cfg.faults, cfg.reroute_after);
         for (i, a) in actions.iter().enumerate() {
-            q.push(a.0, Event::Fault(i as u32));
+            q.push(a.0, init_tie(specs.len() + i), Event::Fault(i as u32));
         }
+        let free_delay_ps = ports.ports.iter().map(|p| p.delay_ps).max().unwrap_or(0);
         Ok(Sim {
             topo,
             cfg,
             specs,
+            part,
             q,
+            gen: init_gen as u32,
+            gen_seq: vec![0; topo.nodes.len() + 1],
+            outbox: vec![Vec::new(); part.ranks as usize],
+            free_delay_ps,
+            report: PartReport {
+                rank: part.rank,
+                nodes: part.sizes()[part.rank as usize],
+                ..PartReport::default()
+            },
             now: Instant::ZERO,
             ports,
             slab: Slab::default(),
@@ -522,7 +638,6 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             actions,
             zero: Bytes::from(vec![0u8; max_size as usize]),
             encap: Encap::test_v6(),
-            rng: FastRng::new(cfg.seed ^ 0xEC4),
             cons: Conservation::default(),
             no_route: 0,
             reroute: None,
@@ -545,49 +660,189 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         })
     }
 
-    fn run(&mut self, mut progress: Option<&mut dyn FnMut(Progress)>) {
+    fn run(&mut self, ex: &mut dyn Exchange, mut progress: Option<&mut dyn FnMut(Progress)>) {
         let limit = self.cfg.time_limit.as_ps();
         let every = self.cfg.progress_every.max(1);
         let mut countdown = every;
         let total = self.specs.len();
-        while self.flows_done < total {
-            let Some((t, ev)) = self.q.pop() else { break };
-            if t.as_ps() > limit {
+        let solo = self.part.ranks == 1;
+        // Flows finished in every part, as of the last window.
+        let mut done_all;
+        let started = std::time::Instant::now();
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            let next = self.q.peek_time().map_or(u64::MAX, |t| t.as_ps());
+            let w0 = std::time::Instant::now();
+            let (first, done) = ex.reduce(next, self.flows_done as u64);
+            waited += w0.elapsed();
+            done_all = done as usize;
+            if done_all >= total || first > limit {
                 break;
             }
-            self.now = t;
-            self.events += 1;
-            match ev {
-                Event::PortDone(p) => self.port_done(p),
-                Event::Arrive { node, pkt } => self.arrive(node, pkt),
-                Event::QpTimer { qp, gen } => self.qp_timer(qp, gen),
-                Event::FlowStart(f) => self.start_flow(f),
-                Event::Fault(i) => self.apply_fault(i),
-                Event::Pfc { port, pause } => self.pfc_frame(port, pause),
+            // The window: no event before `end` can be caused by one not
+            // already here, since whatever one part does to another
+            // crosses a link of at least the lookahead (one window, with
+            // one part: the whole run).
+            let end = first.saturating_add(self.part.lookahead_ps).min(limit + 1);
+            loop {
+                // Between parts, the next window's mail may come before
+                // the first event past this one: look without popping.
+                if !solo && self.q.peek_time().is_none_or(|t| t.as_ps() >= end) {
+                    break;
+                }
+                let Some((t, tie, ev)) = self.q.pop() else { break };
+                if t.as_ps() >= end {
+                    // One part: past the time limit, the end of the run.
+                    self.q.push(t, tie, ev);
+                    break;
+                }
+                self.now = t;
+                self.events += 1;
+                self.dispatch(ev);
+                if !self.to_free.is_empty() {
+                    self.free_finished();
+                }
+                countdown -= 1;
+                if countdown == 0 {
+                    countdown = every;
+                    if let Some(cb) = progress.as_deref_mut() {
+                        cb(Progress {
+                            now: self.now,
+                            flows_done: if solo { self.flows_done } else { done_all },
+                            flows_total: total,
+                            events: self.events,
+                        });
+                    }
+                }
+                if solo && self.flows_done >= total {
+                    break;
+                }
             }
-            if !self.to_free.is_empty() {
-                self.free_finished();
-            }
-            countdown -= 1;
-            if countdown == 0 {
-                countdown = every;
-                if let Some(cb) = progress.as_deref_mut() {
-                    cb(Progress {
-                        now: self.now,
-                        flows_done: self.flows_done,
-                        flows_total: total,
-                        events: self.events,
-                    });
+            self.report.windows += 1;
+            if !solo {
+                self.report.mail_bytes += self.outbox.iter().map(|b| b.len() as u64).sum::<u64>();
+                let w0 = std::time::Instant::now();
+                let got = ex.exchange(&mut self.outbox);
+                waited += w0.elapsed();
+                for buf in got {
+                    self.receive(&buf);
                 }
             }
         }
+        self.report.events = self.events;
+        self.report.wait_s = waited.as_secs_f64();
+        self.report.busy_s = (started.elapsed() - waited).as_secs_f64();
         if let Some(cb) = progress {
             cb(Progress {
                 now: self.now,
-                flows_done: self.flows_done,
+                flows_done: done_all,
                 flows_total: total,
                 events: self.events,
             });
+        }
+    }
+
+    /// Do what `ev` says, as the node it happens at.
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::PortDone(p) => {
+                self.gen = self.ports.ports[p as usize].node;
+                self.port_done(p)
+            }
+            Event::Arrive { node, pkt } => {
+                self.gen = node;
+                self.arrive(node, pkt)
+            }
+            Event::QpTimer { qp, gen } => {
+                self.gen = match &self.qps[qp as usize] {
+                    Some(e) => e.host,
+                    None => self.home(ev),
+                };
+                self.qp_timer(qp, gen)
+            }
+            _ => {
+                self.gen = self.home(ev);
+                match ev {
+                    Event::FlowStart(f) | Event::ResponderStart(f) => self.start_flow(f),
+                    Event::ResponderFree(f) => self.free_responder(f),
+                    Event::Fault(i) => self.apply_fault(i),
+                    Event::Pfc { port, pause } => self.pfc_frame(port, pause),
+                    _ => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /// The node an event happens at (the generator past the last node for
+    /// faults, which happen everywhere).
+    #[inline]
+    fn home(&self, ev: Event) -> u32 {
+        match ev {
+            Event::PortDone(g) | Event::Pfc { port: g, .. } => self.ports.ports[g as usize].node,
+            Event::Arrive { node, .. } => node,
+            Event::QpTimer { qp, .. } => {
+                let f = &self.specs[qp as usize / 2];
+                if qp % 2 == 0 {
+                    f.src
+                } else {
+                    f.dst
+                }
+            }
+            Event::FlowStart(f) => self.specs[f as usize].src,
+            Event::ResponderStart(f) | Event::ResponderFree(f) => self.specs[f as usize].dst,
+            Event::Fault(_) => self.topo.nodes.len() as u32,
+        }
+    }
+
+    /// Schedule `ev` at `at` as the work of node `self.gen`: its tie is
+    /// that node and its count, and it goes to the part of the node it
+    /// happens at.
+    #[inline]
+    fn schedule(&mut self, at: Instant, ev: Event) {
+        let seq = &mut self.gen_seq[self.gen as usize];
+        *seq += 1;
+        let tie = tie_key(self.gen, *seq);
+        if self.part.ranks > 1 {
+            let to = self.part.owner(self.home(ev));
+            if to != self.part.rank {
+                return self.post(to, at, tie, ev);
+            }
+        }
+        self.q.push(at, tie, ev);
+    }
+
+    /// Encode `ev` for part `to` ([`mail`]): a packet leaves this part's
+    /// slab and travels as its frame.
+    #[inline(never)]
+    fn post(&mut self, to: u32, at: Instant, tie: u64, ev: Event) {
+        let buf = &mut self.outbox[to as usize];
+        match ev {
+            Event::Arrive { node, pkt } => {
+                let slot = self.slab.take(pkt);
+                mail::put_arrive(buf, at, tie, node, &slot, &self.encap, &self.zero);
+            }
+            Event::Pfc { port, pause } => mail::put_pfc(buf, at, tie, port, pause),
+            Event::ResponderFree(f) => mail::put_responder_free(buf, at, tie, f),
+            other => unreachable!("{other:?} stays in the part that schedules it"),
+        }
+    }
+
+    /// Schedule the events another part sent.
+    fn receive(&mut self, buf: &[u8]) {
+        let zero = self.zero.clone();
+        for m in mail::Reader::new(buf, &zero) {
+            let (at, tie, ev) = match m {
+                mail::Mail::Arrive { at, tie, node, slot } => {
+                    let pkt = self.slab.insert(slot);
+                    (at, tie, Event::Arrive { node, pkt })
+                }
+                mail::Mail::Event { at, tie, ev } => (at, tie, ev),
+            };
+            debug_assert!(at >= self.now, "mail into the past: {at:?} < {:?}", self.now);
+            self.q.push(at, tie, ev);
         }
     }
 
@@ -648,10 +903,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 rand::seq::SliceRandom::shuffle(&mut evs[..n_evs], &mut rng);
             }
         }
-        let gbps = self.topo.nodes[spec.src as usize]
-            .ports
-            .first()
-            .map_or(100.0, |p| p.gbps);
+        // One port's rate (RC keeps to one path, so to one plane), and the
+        // NIC's (MRC sprays over every plane: its window is sized for all
+        // of the host's ports).
+        let src_ports = &self.topo.nodes[spec.src as usize].ports;
+        let gbps = src_ports.first().map_or(100.0, |p| p.gbps);
+        let nic_gbps: f64 = src_ports.iter().map(|p| p.gbps).sum::<f64>().max(gbps);
         let data_wire = cfg.mtu + header_estimate() + cfg.wire_extra_bytes;
         let ack_wire = header_estimate() + cfg.wire_extra_bytes;
         let base_rtt = self.topo.base_latency(spec.src, spec.dst, data_wire)
@@ -659,8 +916,8 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let cc = match (cfg.fixed_window, cfg.transport) {
             (Some(w), _) => CcConfig::Fixed { window: w },
             (None, Transport::Mrc | Transport::MrcLegacy) => {
-                let mut n = NsccConfig::for_fabric(gbps, base_rtt, cfg.mtu);
-                let bdp = (gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()).max(cfg.mtu as f64 * 4.0);
+                let mut n = NsccConfig::for_fabric(nic_gbps, base_rtt, cfg.mtu);
+                let bdp = (nic_gbps * 1e9 / 8.0 * base_rtt.as_secs_f64()).max(cfg.mtu as f64 * 4.0);
                 n.max_cwnd = ((bdp * cfg.nscc_max_cwnd_bdp) as u64).max(n.min_cwnd);
                 n.init_cwnd = ((bdp * cfg.nscc_init_cwnd_bdp) as u64).clamp(n.min_cwnd, n.max_cwnd);
                 CcConfig::Nscc(n)
@@ -728,66 +985,79 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let mut resp_setup = req_setup.mirrored();
         req_setup.cfg.seed = rng.gen();
         resp_setup.cfg.seed = rng.gen();
-        // The responder QP only receives and acknowledges: RTR, no
-        // requester half (no EV set, ring or timers of its own).
-        let (mut req, mut resp): (Qp, Qp) = match (req_setup.bring_up(now), resp_setup.bring_up_receiver(now)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => panic!("QP setup refused a valid configuration: {e}"),
-        };
-        resp.memory_mut()
-            .register_sink(SINK_VA, spec.size, SINK_RKEY)
-            .expect("sink region");
-        if spec.imm {
-            resp.post_recv(f as u64).expect("post_recv");
-        }
-        req.post_write(
-            now,
-            WriteRequest {
-                wr_id: f as u64,
-                data: self.zero.slice(0..spec.size as usize),
-                remote_va: SINK_VA,
-                rkey: SINK_RKEY,
-                imm: spec.imm.then_some(f),
-            },
-        )
-        .expect("post_write");
-        self.flows[fi].evs = evs;
         let (src, dst) = (spec.src, spec.dst);
-        self.qps[req_id as usize] = Some(QpEntry {
-            qp: req,
-            host: src,
-            peer_host: dst,
-            flow: f,
-            is_req: true,
-            timer_at: NO_TIMER,
-            gen: 0,
-            in_ring: false,
-        });
-        self.qps[resp_id as usize] = Some(QpEntry {
-            qp: resp,
-            host: dst,
-            peer_host: src,
-            flow: f,
-            is_req: false,
-            timer_at: NO_TIMER,
-            gen: 0,
-            in_ring: false,
-        });
-        if cfg.port_status {
-            // A NIC port already down: the new QP's EVs on it start denied.
-            let hs = &self.hosts[src as usize];
-            for p in 0..hs.nports {
-                if !self.ports.ports[(hs.port0 + p) as usize].up {
-                    if let Some(e) = self.qps[req_id as usize].as_mut() {
-                        e.qp.deny_port_evs(now, p as u8);
+        if self.part.owns(src) {
+            // The flow's EV values are reported from its source's part.
+            self.flows[fi].evs = evs;
+        }
+        let caller = self.gen;
+        // Each half is created by the part of its host, as that host's
+        // work (in one part, both at once: the responder first).
+        if self.part.owns(dst) {
+            self.gen = dst;
+            // The responder QP only receives and acknowledges: RTR, no
+            // requester half (no EV set, ring or timers of its own).
+            let mut resp: Qp = resp_setup
+                .bring_up_receiver(now)
+                .unwrap_or_else(|e| panic!("QP setup refused a valid configuration: {e}"));
+            resp.memory_mut()
+                .register_sink(SINK_VA, spec.size, SINK_RKEY)
+                .expect("sink region");
+            if spec.imm {
+                resp.post_recv(f as u64).expect("post_recv");
+            }
+            self.qps[resp_id as usize] = Some(QpEntry {
+                qp: resp,
+                host: dst,
+                peer_host: src,
+                flow: f,
+                is_req: false,
+                timer_at: NO_TIMER,
+                gen: 0,
+                in_ring: false,
+            });
+            self.touch(resp_id);
+        }
+        if self.part.owns(src) {
+            self.gen = src;
+            let mut req: Qp = req_setup
+                .bring_up(now)
+                .unwrap_or_else(|e| panic!("QP setup refused a valid configuration: {e}"));
+            req.post_write(
+                now,
+                WriteRequest {
+                    wr_id: f as u64,
+                    data: self.zero.slice(0..spec.size as usize),
+                    remote_va: SINK_VA,
+                    rkey: SINK_RKEY,
+                    imm: spec.imm.then_some(f),
+                },
+            )
+            .expect("post_write");
+            if cfg.port_status {
+                // A NIC port already down: the new QP's EVs on it start denied.
+                let hs = &self.hosts[src as usize];
+                for p in 0..hs.nports {
+                    if !self.ports.ports[(hs.port0 + p) as usize].up {
+                        req.deny_port_evs(now, p as u8);
                     }
                 }
             }
+            self.qps[req_id as usize] = Some(QpEntry {
+                qp: req,
+                host: src,
+                peer_host: dst,
+                flow: f,
+                is_req: true,
+                timer_at: NO_TIMER,
+                gen: 0,
+                in_ring: false,
+            });
+            self.ready(req_id);
+            self.touch(req_id);
+            self.kick(src);
         }
-        self.touch(resp_id);
-        self.ready(req_id);
-        self.touch(req_id);
-        self.kick(src);
+        self.gen = caller;
     }
 
     fn trigger_dependents(&mut self, f: u32) {
@@ -800,7 +1070,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             if start <= self.now {
                 self.start_flow(d);
             } else {
-                self.q.push(start, Event::FlowStart(d));
+                self.schedule(start, Event::FlowStart(d));
             }
         }
     }
@@ -867,18 +1137,28 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         out
     }
 
-    /// Free the QPs of finished flows (after the event that finished them):
-    /// the requester has everything acknowledged (or is in ERR) and the
+    /// Free the QPs of finished flows (the requester after the event that
+    /// finished them, the responder [`Sim::free_delay_ps`] later): the
+    /// requester has everything acknowledged (or is in ERR) and the
     /// responder has placed everything, so neither has work left; packets
     /// still in flight to them are counted as stale. Keeps memory bounded
     /// by the flows active at once, not the flows in the file.
     fn free_finished(&mut self) {
+        let caller = self.gen;
         while let Some(f) = self.to_free.pop() {
             let req = self.qps[2 * f as usize].take();
-            if let Some(resp) = self.qps[2 * f as usize + 1].take() {
-                self.reverse_evictions += resp.qp.counters().reverse_evictions;
-            }
             self.flows[f as usize].counters = req.map(|e| *e.qp.counters());
+            // The responder goes a link delay later, in its own part.
+            self.gen = self.specs[f as usize].src;
+            self.schedule(at(self.now, self.free_delay_ps), Event::ResponderFree(f));
+        }
+        self.gen = caller;
+    }
+
+    /// Flow `f` finished `free_delay_ps` ago: free its responder.
+    fn free_responder(&mut self, f: u32) {
+        if let Some(resp) = self.qps[2 * f as usize + 1].take() {
+            self.reverse_evictions += resp.qp.counters().reverse_evictions;
         }
     }
 
@@ -923,7 +1203,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             e.gen = e.gen.wrapping_add(1);
             e.timer_at = t.max(now);
             let gen = e.gen;
-            self.q.push(Instant(t.max(now)), Event::QpTimer { qp: id, gen });
+            self.schedule(Instant(t.max(now)), Event::QpTimer { qp: id, gen });
         }
     }
 
@@ -1001,7 +1281,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 e.gen = e.gen.wrapping_add(1);
                 e.timer_at = now.as_ps() + 1000;
                 let gen = e.gen;
-                self.q.push(at(now, 1000), Event::QpTimer { qp: id, gen });
+                self.schedule(at(now, 1000), Event::QpTimer { qp: id, gen });
             }
             self.ready(id);
             self.touch(id);
@@ -1113,7 +1393,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         let p = &mut self.ports.ports[g as usize];
         p.busy = Some(id);
         let t = at(self.now, ser_ps(wire, p.ps_per_byte));
-        self.q.push(t, Event::PortDone(g));
+        self.schedule(t, Event::PortDone(g));
     }
 
     fn port_done(&mut self, g: u32) {
@@ -1131,7 +1411,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             Some(DropReason::LinkDown)
         } else if p.blackhole {
             Some(DropReason::Blackhole)
-        } else if p.loss > 0.0 && self.rng.unit() < p.loss {
+        } else if p.loss > 0.0 && p.rng.unit() < p.loss {
             Some(DropReason::Loss)
         } else {
             None
@@ -1146,7 +1426,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             None => {
                 let t = at(now, p.delay_ps);
                 let node = p.peer_node;
-                self.q.push(t, Event::Arrive { node, pkt: id });
+                self.schedule(t, Event::Arrive { node, pkt: id });
             }
         }
         self.send_next(g);
@@ -1197,7 +1477,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             if u.pfc_xoff_sent && u.pfc_held <= pfc.xon_bytes {
                 u.pfc_xoff_sent = false;
                 let t = at(self.now, u.delay_ps);
-                self.q.push(t, Event::Pfc { port: up, pause: false });
+                self.schedule(t, Event::Pfc { port: up, pause: false });
             }
         }
         if self.ports.ports[g as usize].peer_node >= self.topo.n_hosts {
@@ -1221,7 +1501,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             u.pfc_xoff_sent = true;
             // The frame crosses the link back to the sender.
             let t = at(self.now, u.delay_ps);
-            self.q.push(t, Event::Pfc { port: up, pause: true });
+            self.schedule(t, Event::Pfc { port: up, pause: true });
         }
     }
 
@@ -1329,7 +1609,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 true
             } else if q > e.kmin_bytes {
                 let prob = e.pmax * (q - e.kmin_bytes) as f64 / (e.kmax_bytes - e.kmin_bytes).max(1) as f64;
-                self.rng.unit() < prob
+                p.rng.unit() < prob
             } else {
                 false
             };
@@ -1545,7 +1825,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
         if self.cfg.port_status && matches!(action, Action::Down | Action::Up) {
             // A host end of the link: its NIC sees its port go down or up.
             let ends = [(link.node, link.port), (peer.peer, peer.peer_port)];
-            for (node, port) in ends.into_iter().filter(|&(n, _)| n < self.topo.n_hosts) {
+            let mine = ends
+                .into_iter()
+                .filter(|&(n, _)| n < self.topo.n_hosts && self.part.owns(n));
+            for (node, port) in mine {
+                self.gen = node;
                 self.port_status(node, port as u8, action == Action::Up);
             }
         }
@@ -1599,12 +1883,14 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
     /// MRC 1.0's Port Status Update: host `h` tells every host that sends
     /// to it which of its ports are up, on a port that is.
     fn send_port_status(&mut self, h: u32) {
+        // The hosts sending to `h`: its responders' peers (the requesters
+        // are in their own hosts' parts).
         let mut peers: Vec<u32> = self
             .qps
             .iter()
             .flatten()
-            .filter(|e| e.is_req && e.peer_host == h && e.host != h)
-            .map(|e| e.host)
+            .filter(|e| !e.is_req && e.host == h && e.peer_host != h)
+            .map(|e| e.peer_host)
             .collect();
         peers.sort_unstable();
         peers.dedup();
@@ -1711,9 +1997,6 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 
     fn finish(mut self) -> RunOutput {
         let mut records = Vec::with_capacity(self.specs.len());
-        let mut retx = 0;
-        let mut tos = 0;
-        let mut goodput_pct = Vec::new();
         for (i, spec) in self.specs.iter().enumerate() {
             let st = &self.flows[i];
             let c = self.qps[2 * i]
@@ -1721,17 +2004,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 .map(|e| *e.qp.counters())
                 .or(st.counters)
                 .unwrap_or_default();
-            retx += c.retransmitted_packets;
-            tos += c.rto_fired;
             let fct = match (st.started, st.end) {
                 (Some(s), Some(e)) => Some(e.as_ps() - s.as_ps()),
                 _ => None,
             };
             let goodput = fct.map(|f| spec.size as f64 * 8.0 / (f.max(1) as f64 / 1000.0));
-            if let Some(g) = goodput {
-                let line: f64 = self.topo.nodes[spec.src as usize].ports.iter().map(|p| p.gbps).sum();
-                goodput_pct.push(100.0 * g / line.max(1e-9));
-            }
             records.push(FlowRecord {
                 id: spec.id,
                 src: spec.src,
@@ -1748,35 +2025,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 error: st.error,
             });
         }
-        let mut ps = PortStats::default();
-        for p in &self.ports.ports {
-            ps.add(&p.stats);
-        }
         self.cons.in_flight = self.slab.live;
-        let (p50, p99, max) = fct_percentiles(&records);
-        let completed = records.iter().filter(|r| r.end_ps.is_some()).count();
-        let last = records.iter().filter_map(|r| r.end_ps).max().map(|x| x as f64 / 1e6);
-        let mean_goodput =
-            (!goodput_pct.is_empty()).then(|| goodput_pct.iter().sum::<f64>() / goodput_pct.len() as f64);
+        // The counters of this part; what records and ports give is
+        // filled in by `derive_summary` (again after merging parts).
         let summary = Summary {
-            flows: records.len(),
-            flows_completed: completed,
-            fct_p50_us: p50,
-            fct_p99_us: p99,
-            fct_max_us: max,
-            mean_goodput_pct: mean_goodput,
-            drops: ps.drops() + self.no_route,
-            drop_overflow: ps.drop_overflow,
-            drop_link_down: ps.drop_link_down,
-            drop_loss: ps.drop_loss,
-            drop_blackhole: ps.drop_blackhole,
             drop_no_route: self.no_route,
-            trims: ps.trims,
-            trims_last_hop: ps.trims_last_hop,
-            pfc_pauses: ps.pfc_pauses,
-            ecn_marks: ps.ecn_marks,
-            retransmissions: retx,
-            timeouts: tos,
             ev_marked_bad: self.ev_marked_bad,
             ev_promoted: self.ev_promoted,
             port_status_updates: self.status_updates,
@@ -1793,21 +2046,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             qp_errors: self.qp_errors,
             events: self.events,
             sim_time_us: self.now.as_ps() as f64 / 1e6,
-            last_completion_us: last,
             conservation: self.cons,
-            max_queue_bytes: ps.max_queue_bytes,
             stale_packets: self.stale_packets,
             peak_packets: self.slab.capacity(),
+            ..Summary::default()
         };
-        assert_eq!(summary.drops, self.cons.dropped, "every drop counted with a reason");
-        assert!(self.cons.balanced(), "packet conservation violated: {:?}", self.cons);
-        if self.cons.in_flight == 0 {
-            // PFC: with no packet left, no switch holds bytes of any link.
-            let held: u64 = self.ports.ports.iter().map(|p| p.pfc_held).sum();
-            assert_eq!(held, 0, "PFC accounting leaked");
-        }
-        let _ = net::ROCE_PORT;
-        RunOutput {
+        let mut out = RunOutput {
             flows: records,
             summary,
             series: GoodputSeries {
@@ -1820,6 +2064,215 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             flow_series: std::mem::take(&mut self.flow_series),
             flow_evs: self.flows.iter_mut().map(|f| std::mem::take(&mut f.evs)).collect(),
             ports: self.ports.ports.iter().map(|p| p.stats).collect(),
+            parts: vec![PartReport {
+                peak_rss_bytes: peak_rss_bytes(),
+                ..std::mem::take(&mut self.report)
+            }],
+        };
+        derive_summary(self.topo, &mut out);
+        if self.part.ranks == 1 {
+            check_accounting(&out.summary);
+            if self.cons.in_flight == 0 {
+                // PFC: with no packet left, no switch holds bytes of any link.
+                let held: u64 = self.ports.ports.iter().map(|p| p.pfc_held).sum();
+                assert_eq!(held, 0, "PFC accounting leaked");
+            }
+        }
+        out
+    }
+}
+
+/// The tie key of generator `gen`'s `seq`-th event: unique (the mix is a
+/// bijection of the 64-bit name), the same in any cut, and in no
+/// particular order between generators, so simultaneous events are not
+/// served lowest node first.
+#[inline]
+fn tie_key(gen: u32, seq: u64) -> u64 {
+    mix64((gen as u64) << TIE_SEQ_BITS | seq)
+}
+
+/// Fill in what the summary takes from the flow records and the ports.
+fn derive_summary(topo: &Topology, out: &mut RunOutput) {
+    let records = &out.flows;
+    let mut ps = PortStats::default();
+    for p in &out.ports {
+        ps.add(p);
+    }
+    let goodput_pct: Vec<f64> = records
+        .iter()
+        .filter_map(|r| {
+            let g = r.goodput_gbps?;
+            let line: f64 = topo.nodes[r.src as usize].ports.iter().map(|p| p.gbps).sum();
+            Some(100.0 * g / line.max(1e-9))
+        })
+        .collect();
+    let (p50, p99, max) = fct_percentiles(records);
+    let s = &mut out.summary;
+    s.flows = records.len();
+    s.flows_completed = records.iter().filter(|r| r.end_ps.is_some()).count();
+    s.fct_p50_us = p50;
+    s.fct_p99_us = p99;
+    s.fct_max_us = max;
+    s.mean_goodput_pct = (!goodput_pct.is_empty()).then(|| goodput_pct.iter().sum::<f64>() / goodput_pct.len() as f64);
+    s.drops = ps.drops() + s.drop_no_route;
+    s.drop_overflow = ps.drop_overflow;
+    s.drop_link_down = ps.drop_link_down;
+    s.drop_loss = ps.drop_loss;
+    s.drop_blackhole = ps.drop_blackhole;
+    s.trims = ps.trims;
+    s.trims_last_hop = ps.trims_last_hop;
+    s.pfc_pauses = ps.pfc_pauses;
+    s.ecn_marks = ps.ecn_marks;
+    s.retransmissions = records.iter().map(|r| r.retransmissions).sum();
+    s.timeouts = records.iter().map(|r| r.timeouts).sum();
+    s.last_completion_us = records.iter().filter_map(|r| r.end_ps).max().map(|x| x as f64 / 1e6);
+    s.max_queue_bytes = ps.max_queue_bytes;
+}
+
+/// Every drop has a reason, and every packet injected is accounted for.
+fn check_accounting(s: &Summary) {
+    assert_eq!(s.drops, s.conservation.dropped, "every drop counted with a reason");
+    assert!(
+        s.conservation.balanced(),
+        "packet conservation violated: {:?}",
+        s.conservation
+    );
+}
+
+/// A part's output as it travels to part 0 (`RunOutput` leaves the EVs
+/// and ports out of its JSON).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PartOutput {
+    flows: Vec<FlowRecord>,
+    summary: Summary,
+    series: GoodputSeries,
+    ev_marks: Vec<EvMark>,
+    ev_promotions: Vec<EvMark>,
+    queue_series: Vec<QueueSample>,
+    flow_series: Vec<Vec<u64>>,
+    flow_evs: Vec<Vec<u32>>,
+    ports: Vec<PortStats>,
+    parts: Vec<PartReport>,
+}
+
+impl From<RunOutput> for PartOutput {
+    fn from(o: RunOutput) -> PartOutput {
+        PartOutput {
+            flows: o.flows,
+            summary: o.summary,
+            series: o.series,
+            ev_marks: o.ev_marks,
+            ev_promotions: o.ev_promotions,
+            queue_series: o.queue_series,
+            flow_series: o.flow_series,
+            flow_evs: o.flow_evs,
+            ports: o.ports,
+            parts: o.parts,
         }
     }
+}
+
+/// Add `b` into `a` element by element.
+fn add_into(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// The whole run's output from its parts' (in part order): each flow's
+/// record from its source's part (the requester's), with the receive
+/// completion from its destination's; counters summed.
+fn merge_parts(topo: &Topology, part: &Partition, specs: &[FlowSpec], parts: Vec<PartOutput>) -> RunOutput {
+    let mut flows = Vec::with_capacity(specs.len());
+    let mut flow_evs = Vec::with_capacity(specs.len());
+    for (i, f) in specs.iter().enumerate() {
+        let (s, d) = (part.owner(f.src) as usize, part.owner(f.dst) as usize);
+        let mut r = parts[s].flows[i].clone();
+        r.recv_end_ps = parts[d].flows[i].recv_end_ps;
+        flows.push(r);
+        flow_evs.push(parts[s].flow_evs[i].clone());
+    }
+    let mut summary = Summary::default();
+    let mut series = GoodputSeries {
+        bin_ps: parts[0].series.bin_ps,
+        bytes: Vec::new(),
+    };
+    let mut flow_series = vec![Vec::new(); parts[0].flow_series.len()];
+    let mut ports = vec![PortStats::default(); parts[0].ports.len()];
+    let (mut ev_marks, mut ev_promotions, mut queue_series) = (Vec::new(), Vec::new(), Vec::new());
+    let mut reports = Vec::new();
+    for p in parts {
+        reports.extend(p.parts);
+        let (s, c) = (&mut summary, &p.summary);
+        s.drop_no_route += c.drop_no_route;
+        s.ev_marked_bad += c.ev_marked_bad;
+        s.ev_promoted += c.ev_promoted;
+        s.port_status_updates += c.port_status_updates;
+        s.port_status_applied += c.port_status_applied;
+        s.reverse_evictions += c.reverse_evictions;
+        s.qp_errors += c.qp_errors;
+        s.events += c.events;
+        s.sim_time_us = s.sim_time_us.max(c.sim_time_us);
+        s.stale_packets += c.stale_packets;
+        s.peak_packets += c.peak_packets;
+        let (k, n) = (&mut s.conservation, &c.conservation);
+        k.injected += n.injected;
+        k.delivered += n.delivered;
+        k.trimmed_delivered += n.trimmed_delivered;
+        k.dropped += n.dropped;
+        k.in_flight += n.in_flight;
+        add_into(&mut series.bytes, &p.series.bytes);
+        for (a, b) in flow_series.iter_mut().zip(&p.flow_series) {
+            add_into(a, b);
+        }
+        for (a, b) in ports.iter_mut().zip(&p.ports) {
+            a.add(b);
+        }
+        ev_marks.extend(p.ev_marks);
+        ev_promotions.extend(p.ev_promotions);
+        queue_series.extend(p.queue_series);
+    }
+    ev_marks.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
+    ev_promotions.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
+    queue_series.sort_by_key(|q| (q.bin, q.node, q.port));
+    let mut out = RunOutput {
+        flows,
+        summary,
+        series,
+        ev_marks,
+        ev_promotions,
+        queue_series,
+        flow_series,
+        flow_evs,
+        ports,
+        parts: reports,
+    };
+    derive_summary(topo, &mut out);
+    check_accounting(&out.summary);
+    out
+}
+
+/// What a run cut into parts cannot have: anything that passes between
+/// hosts without crossing a link (a flow started by another's completion,
+/// the receiver penalty counting flows from their senders' side), and a
+/// cut through links without delay.
+fn check_partitioned(cfg: &SimConfig, specs: &[FlowSpec], part: &Partition) -> Result<(), SimError> {
+    let bad = |msg: String| Err(SimError::Partition(msg));
+    if let Some(i) = specs.iter().position(|f| {
+        f.after.is_some() || f.trigger.is_some() || f.send_done_trigger.is_some() || f.recv_done_trigger.is_some()
+    }) {
+        return bad(format!(
+            "flow {i} depends on another flow or a trigger: run flows with dependencies in one part"
+        ));
+    }
+    if cfg.receiver_penalty {
+        return bad("the receiver penalty needs one part".into());
+    }
+    if part.lookahead_ps == 0 {
+        return bad("a link between parts has no delay (no lookahead): run in one part".into());
+    }
+    Ok(())
 }

@@ -170,7 +170,12 @@ impl Topology {
     /// per-(switch, leaf) ECMP table, which grows faster than the host count
     /// (switches x leaves). Lets a caller refuse a fabric that cannot fit.
     pub fn estimated_bytes(p: &TopoParams) -> Result<u64, TopoError> {
-        let c = Topology::clos(p, &BuildKnobs::default())?;
+        Topology::estimated_bytes_with(p, &BuildKnobs::default())
+    }
+
+    /// [`Topology::estimated_bytes`] of the topology built with knobs `k`.
+    pub fn estimated_bytes_with(p: &TopoParams, k: &BuildKnobs) -> Result<u64, TopoError> {
+        let c = Topology::clos(p, k)?;
         let (hosts, planes) = (c.hosts as u64, c.planes as u64);
         let tors = hosts.div_ceil(c.hpt as u64);
         let mids = c.pods as u64 * c.mid_per_pod as u64;
