@@ -200,7 +200,8 @@ pub struct SimArgs {
     /// hostH (its port in plane 0), hostH.pP (in plane P), torI.upJ,
     /// aggI.upJ (tier-1 switch I's J-th uplink, plane 0), NODE/PORT; or
     /// several: planeP (every link of plane P), planeP.torI, planeP.aggI,
-    /// planeP.coreI (every link of that switch), planeP.torI.upJ.
+    /// planeP.coreI (every link of that switch; leafI and spineI name a
+    /// leaf-spine's), planeP.torI.upJ.
     /// Example: down@50us:agg0.up0, degrade=0.25@0us:tor3.up1,
     /// down@20us:plane3, down@20us:plane1.agg0.
     #[arg(long = "fault")]
@@ -292,7 +293,7 @@ pub fn parse_links(topo: &Topology, s: &str) -> Result<Vec<LinkRef>, SimCliError
     let bad = || {
         SimCliError::Usage(format!(
             "'{s}' names no link (hostH, hostH.pP, torI.upJ, aggI.upJ, planeP, planeP.torI, planeP.aggI, \
-             planeP.coreI, planeP.torI.upJ, planeP.aggI.upJ or NODE/PORT)"
+             planeP.coreI, planeP.torI.upJ, planeP.aggI.upJ or NODE/PORT; leaf and spine name tiers 0 and 1 too)"
         ))
     };
     let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
@@ -319,16 +320,14 @@ pub fn parse_links(topo: &Topology, s: &str) -> Result<Vec<LinkRef>, SimCliError
         return Ok(links);
     };
     let (sw, up) = what.split_once(".up").map_or((what, None), |(s, u)| (s, Some(u)));
-    let (tier, i) = if let Some(i) = sw.strip_prefix("tor") {
-        (0, num(i)?)
-    } else if let Some(i) = sw.strip_prefix("agg") {
-        (1, num(i)?)
-    } else if let Some(i) = sw.strip_prefix("core") {
-        (2, num(i)?)
-    } else {
-        return Err(bad());
-    };
-    let node = nth_switch(topo, tier, plane, i).ok_or_else(bad)?;
+    // A leaf-spine's leaves and spines are tiers 0 and 1, as a fat tree's
+    // ToRs and aggregation switches.
+    let tiers = [("tor", 0), ("leaf", 0), ("agg", 1), ("spine", 1), ("core", 2)];
+    let (tier, i) = tiers
+        .iter()
+        .find_map(|&(name, tier)| sw.strip_prefix(name).map(|i| (tier, i)))
+        .ok_or_else(bad)?;
+    let node = nth_switch(topo, tier, plane, num(i)?).ok_or_else(bad)?;
     match up {
         None => Ok(links_of(topo, node).collect()),
         Some(j) => Ok(vec![LinkRef {

@@ -354,7 +354,8 @@ fn sim_refuses_bad_faults_and_options() {
         &["--fault", "degrade=2@1us:tor0.up0"],
         &["--fault", "down:agg0.up0"],
         &["--fault", "down@1us:plane1"],
-        &["--fault", "down@1us:plane0.spine0"],
+        &["--fault", "down@1us:plane0.spine99"],
+        &["--fault", "down@1us:plane0.router0"],
         &["--fault", "down@1us:host3.p1"],
         &["--radix", "7"],
         &["--radix", "10", "--oversub", "3"],
@@ -838,7 +839,14 @@ fn perf_takes_perftest_flags() {
 /// and one host port fail; MRC finishes every flow on the other planes.
 #[test]
 fn sim_fails_a_plane_a_switch_and_a_host_port() {
-    for link in ["plane1", "plane1.agg0", "plane2.tor1", "host3.p2", "plane3.tor0.up1"] {
+    for link in [
+        "plane1",
+        "plane1.agg0",
+        "plane2.tor1",
+        "host3.p2",
+        "plane3.tor0.up1",
+        "plane0.spine1",
+    ] {
         let out = mrc()
             .args(["sim", "--tiers", "3", "--hosts", "32", "--planes", "4", "--evs", "16"])
             .args(["--traffic", "perm", "--size", "64KB", "--json", "--quiet"])
