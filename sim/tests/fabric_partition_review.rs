@@ -263,3 +263,21 @@ fn an_htsim_topology_file() {
     cfg.time_limit = Duration::from_ms(20);
     same_in(&topo, &cfg, &flows, &[2, 3]);
 }
+
+#[test]
+fn spurious_retransmissions_in_flight_at_the_end() {
+    // An RTO far below the RTT: copies of data already delivered are
+    // still in flight when the last flow finishes.
+    let topo = tree(3, 32, 1, 1);
+    for seed in 1..4 {
+        let flows = permutation(topo.n_hosts, 20_000, seed);
+        for transport in [SimConfig::mrc(), SimConfig::rc()] {
+            let mut cfg = transport;
+            cfg.n_evs = 8;
+            cfg.ack_timeout_exp = 1;
+            cfg.time_limit = Duration::from_ms(5);
+            let out = same_in(&topo, &cfg, &flows, &[2, 4]);
+            assert!(out.summary.timeouts > 0);
+        }
+    }
+}

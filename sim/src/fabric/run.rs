@@ -344,6 +344,15 @@ struct Sim<'a, Q: EventList> {
     flow_series: Vec<Vec<u64>>,
     ev_marks: Vec<EvMark>,
     ev_promotions: Vec<EvMark>,
+    /// The tie key of the event under way.
+    tie: u64,
+    /// Time and tie of the last event that finished a flow here.
+    last_done: (u64, u64),
+    /// A run in parts: the payload the series counted in the current
+    /// window (time, tie, bin, flow or `u32::MAX`, bytes), taken back at
+    /// the end for what came after the event that finished the last flow
+    /// (where the run in one part stops).
+    window_series: Vec<(u64, u64, u32, u32, u64)>,
 }
 
 /// Run `flows` over `topo` with `cfg`. `progress`, if given, is called
@@ -657,6 +666,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             flow_series: vec![Vec::new(); (cfg.flow_series as usize).min(specs.len())],
             ev_marks: Vec::new(),
             ev_promotions: Vec::new(),
+            tie: 0,
+            last_done: (0, 0),
+            window_series: Vec::new(),
         })
     }
 
@@ -684,6 +696,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             // crosses a link of at least the lookahead (one window, with
             // one part: the whole run).
             let end = first.saturating_add(self.part.lookahead_ps).min(limit + 1);
+            self.window_series.clear();
             loop {
                 // Between parts, the next window's mail may come before
                 // the first event past this one: look without popping.
@@ -697,6 +710,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     break;
                 }
                 self.now = t;
+                self.tie = tie;
                 self.events += 1;
                 self.dispatch(ev);
                 if !self.to_free.is_empty() {
@@ -729,6 +743,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 }
             }
         }
+        if !solo && done_all >= total {
+            self.take_back_after_last_done(ex);
+        }
         self.report.events = self.events;
         self.report.wait_s = waited.as_secs_f64();
         self.report.busy_s = (started.elapsed() - waited).as_secs_f64();
@@ -739,6 +756,33 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 flows_total: total,
                 events: self.events,
             });
+        }
+    }
+
+    /// A run in parts ends with the window in which the last flow
+    /// finished; the run in one part, with the event that finished it.
+    /// Take back from the goodput series what this part delivered after
+    /// that event (copies of data still in flight), so that the series is
+    /// the same in any cut. Collective: every part calls it.
+    fn take_back_after_last_done(&mut self, ex: &mut dyn Exchange) {
+        let (t, k) = self.last_done;
+        let at = u64::MAX - ex.reduce(u64::MAX - t, 0).0;
+        let tie = u64::MAX - ex.reduce(if t == at { u64::MAX - k } else { u64::MAX }, 0).0;
+        let mut taken = false;
+        for &(t, k, bin, f, bytes) in &self.window_series {
+            if (t, k) > (at, tie) {
+                taken = true;
+                self.series[bin as usize] -= bytes;
+                if let Some(s) = self.flow_series.get_mut(f as usize) {
+                    s[bin as usize] -= bytes;
+                }
+            }
+        }
+        if taken {
+            // The series end with the last bin that counted something.
+            let trim = |v: &mut Vec<u64>| v.truncate(v.iter().rposition(|&b| b > 0).map_or(0, |i| i + 1));
+            trim(&mut self.series);
+            self.flow_series.iter_mut().for_each(trim);
         }
     }
 
@@ -1110,6 +1154,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             st.end = Some(self.now);
         }
         self.flows_done += 1;
+        self.last_done = self.last_done.max((self.now.as_ps(), self.tie));
         self.to_free.push(f);
         if !error && !self.specs[f as usize].imm {
             self.trigger_dependents(f);
@@ -1672,11 +1717,18 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 // Data to flow f's responder, QP index 2f + 1.
                 let qid = pkt.dest_qp().wrapping_sub(QPN_BASE);
                 let f = (qid / 2) as usize;
+                let mut in_flow = u32::MAX;
                 if let Some(s) = self.flow_series.get_mut(f).filter(|_| qid % 2 == 1) {
                     if bin >= s.len() {
                         s.resize(bin + 1, 0);
                     }
                     s[bin] += pkt.payload().len() as u64;
+                    in_flow = f as u32;
+                }
+                if self.part.ranks > 1 {
+                    let n = pkt.payload().len() as u64;
+                    self.window_series
+                        .push((self.now.as_ps(), self.tie, bin as u32, in_flow, n));
                 }
             }
         }
