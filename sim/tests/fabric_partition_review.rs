@@ -281,3 +281,37 @@ fn spurious_retransmissions_in_flight_at_the_end() {
         }
     }
 }
+
+#[test]
+fn a_part_that_panics_does_not_leave_the_others_waiting() {
+    // A requester setting the QP refuses (an RTS attribute: only the
+    // requester's part checks it) for one flow inside part 1 of 2: part 1
+    // panics at the flow's start, part 0 (the calling thread) waits on it.
+    let topo = tree(3, 32, 1, 1);
+    let flows = vec![FlowSpec::new(0, 20, 21, 8192, Instant::ZERO)];
+    let mut cfg = SimConfig::mrc();
+    cfg.retry_linear = 200;
+    assert!(
+        std::panic::catch_unwind(|| run(&topo, &cfg, &flows, None)).is_err(),
+        "one part panics"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(|| run_threads(&topo, &cfg, &flows, 2, None).map(|_| ()));
+        let msg = r.as_ref().err().and_then(|p| {
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        });
+        let _ = tx.send((r.is_err(), msg));
+    });
+    let (panicked, msg) = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("a part panicked and the others wait for it forever");
+    assert!(panicked, "the part's panic reaches the caller");
+    let msg = msg.unwrap_or_default();
+    assert!(
+        msg.contains("QP setup refused"),
+        "the first panic, not a consequence: {msg}"
+    );
+}

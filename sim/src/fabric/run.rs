@@ -21,7 +21,7 @@ use super::event::{DefaultQueue, Event, EventList, TIE_SEQ_BITS};
 use super::fault::{self, Action, Fault};
 use super::mail;
 use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, PortStats, Ports, Slab, Slot, SwitchConfig, NO_PORT};
-use super::partition::{Exchange, Partition, Solo, ThreadGroup};
+use super::partition::{Exchange, PartFailed, Partition, Solo, ThreadGroup};
 use super::results::{
     fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, PartReport, QueueSample, RunOutput, Summary,
 };
@@ -426,14 +426,40 @@ pub fn run_threads(
     let mut members = ThreadGroup::new(parts).into_iter();
     let mut first = members.next().expect("at least one part");
     std::thread::scope(|s| {
+        // A part whose thread panics abandons the group (its member is
+        // dropped unwinding): the others stop waiting for it.
         let others: Vec<_> = members
             .map(|mut m| s.spawn(move || run_part(topo, cfg, flows, &mut m, None)))
             .collect();
-        let mine = run_part(topo, cfg, flows, &mut first, progress);
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_part(topo, cfg, flows, &mut first, progress)
+        }));
+        if mine.is_err() {
+            first.abandon();
+        }
+        // Report the panic that started it, not the others' PartFailed.
+        let mut panic: Option<Box<dyn std::any::Any + Send>> = None;
+        let mut keep = |p: Box<dyn std::any::Any + Send>| {
+            if panic.as_ref().is_none_or(|q| q.is::<PartFailed>()) {
+                panic = Some(p);
+            }
+        };
+        let mine = mine.unwrap_or_else(|p| {
+            keep(p);
+            Ok(None)
+        });
+        let mut theirs = Ok(None);
         for h in others {
             // The others return nothing but errors (the same as part 0's).
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            match h.join() {
+                Ok(r) => theirs = theirs.and(r),
+                Err(p) => keep(p),
+            }
         }
+        if let Some(p) = panic {
+            std::panic::resume_unwind(p);
+        }
+        theirs?;
         Ok(mine?.expect("part 0 returns the output"))
     })
 }
