@@ -315,3 +315,17 @@ fn a_part_that_panics_does_not_leave_the_others_waiting() {
         "the first panic, not a consequence: {msg}"
     );
 }
+
+#[test]
+fn ev_marks_in_memory_are_in_the_same_order() {
+    let topo = tree(3, 32, 1, 1);
+    let flows = permutation(topo.n_hosts, 20_000, 1);
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 8;
+    cfg.ack_timeout_exp = 1;
+    cfg.time_limit = Duration::from_ms(5);
+    let one = run(&topo, &cfg, &flows, None).expect("one");
+    let two = run_threads(&topo, &cfg, &flows, 2, None).expect("two");
+    assert!(!one.ev_marks.is_empty());
+    assert_eq!(format!("{:?}", one.ev_marks), format!("{:?}", two.ev_marks));
+}

@@ -2104,6 +2104,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             });
         }
         self.cons.in_flight = self.slab.live;
+        // EV events in time order, equal times by flow and EV (a stable
+        // sort: one flow's events keep their order), as a run in parts
+        // merges them: the order of equal times otherwise follows the
+        // events' ties, which the merge cannot see.
+        self.ev_marks.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
+        self.ev_promotions.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
         // The counters of this part; what records and ports give is
         // filled in by `derive_summary` (again after merging parts).
         let summary = Summary {
