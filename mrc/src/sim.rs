@@ -464,14 +464,15 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
 }
 
 /// The hosts of a ToR of `radix` ports with `oversub`:1 oversubscription:
-/// `h` hosts and `h / oversub` uplinks fill the radix.
+/// `h` hosts and `h / oversub` uplinks fill the radix, so the radix is a
+/// multiple of `oversub + 1` (`h = radix / (oversub + 1) * oversub`).
 fn hosts_per_tor(radix: u32, oversub: u32) -> Result<u32, SimCliError> {
     let o = oversub.max(1) as u64;
-    let h = radix as u64 * o / (o + 1);
-    if radix < 2 || !(radix as u64 * o).is_multiple_of(o + 1) || !h.is_multiple_of(o) {
+    let h = radix as u64 / (o + 1) * o;
+    if radix < 2 || !(radix as u64).is_multiple_of(o + 1) {
         return usage(format!(
             "--radix {radix} cannot be split into hosts and uplinks at {oversub}:1 (a multiple of {} is needed)",
-            o * (o + 1)
+            o + 1
         ));
     }
     Ok(h as u32)

@@ -329,3 +329,67 @@ fn ev_marks_in_memory_are_in_the_same_order() {
     assert!(!one.ev_marks.is_empty());
     assert_eq!(format!("{:?}", one.ev_marks), format!("{:?}", two.ev_marks));
 }
+
+#[test]
+fn requesters_giving_up_while_their_data_still_arrives() {
+    // Retries run out long before the RTT: requesters go to ERR while
+    // their WRITE-with-immediate still reaches the responder.
+    let topo = tree(3, 32, 1, 1);
+    for seed in 1..6 {
+        let mut flows = permutation(topo.n_hosts, 30_000 + seed * 1000, seed);
+        for f in flows.iter_mut() {
+            f.imm = true;
+        }
+        for (k, mut cfg) in [SimConfig::rc(), SimConfig::mrc(), SimConfig::rc(), SimConfig::mrc()]
+            .into_iter()
+            .enumerate()
+        {
+            cfg.n_evs = 4;
+            cfg.ack_timeout_exp = 2 + k as u8 / 2;
+            cfg.retry_linear = 2 + seed as u8 % 3;
+            cfg.retry_exp = 0;
+            cfg.time_limit = Duration::from_ms(5);
+            let one = run(&topo, &cfg, &flows, None).expect("one");
+            if one.flows.iter().all(|r| !r.error) {
+                continue;
+            }
+            eprintln!("seed {seed}: {} errors", one.flows.iter().filter(|r| r.error).count());
+            let want = per_flow(&one);
+            for n in [2, 3, 4] {
+                let got = run_threads(&topo, &cfg, &flows, n, None).expect("parts");
+                let have = per_flow(&got);
+                if have != want {
+                    let line = want.lines().zip(have.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                    panic!(
+                        "seed {seed}, {n} parts:\n one: {}\n {n}: {}",
+                        want.lines().nth(line).unwrap_or(""),
+                        have.lines().nth(line).unwrap_or("")
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn queue_series_is_the_same_in_parts() {
+    let topo = tree(3, 32, 1, 1);
+    let flows = incast(topo.n_hosts, 20, 3, 64 * 1024);
+    for limit_ns in [30_000u64, 20_000_000] {
+        let mut cfg = SimConfig::mrc();
+        cfg.n_evs = 8;
+        cfg.queue_series = true;
+        cfg.series_bin = Duration::from_us(1);
+        cfg.time_limit = Duration::from_ns(limit_ns);
+        let one = run(&topo, &cfg, &flows, None).expect("one");
+        assert!(!one.queue_series.is_empty());
+        for n in [2, 3] {
+            let got = run_threads(&topo, &cfg, &flows, n, None).expect("parts");
+            assert_eq!(
+                format!("{:?}", one.queue_series),
+                format!("{:?}", got.queue_series),
+                "limit {limit_ns} ns, {n} parts"
+            );
+        }
+    }
+}
