@@ -393,3 +393,44 @@ fn queue_series_is_the_same_in_parts() {
         }
     }
 }
+
+#[test]
+fn legacy_mrc_is_the_same_in_parts() {
+    let topo = tree(3, 32, 1, 1);
+    let mut flows = permutation(topo.n_hosts, 64 * 1024, 8);
+    flows.extend(incast(topo.n_hosts, 12, 9, 48 * 1024));
+    for (i, f) in flows.iter_mut().enumerate() {
+        f.id = i as u64;
+    }
+    let mut cfg = SimConfig::new(proto::model::Transport::MrcLegacy);
+    cfg.n_evs = 8;
+    cfg.loss = 0.002;
+    cfg.time_limit = Duration::from_ms(20);
+    same_in(&topo, &cfg, &flows, &[2, 3]);
+}
+
+#[test]
+fn flow_records_in_memory_are_equal_to_the_last_bit() {
+    let topo = tree(3, 32, 1, 1);
+    let mut flows = permutation(topo.n_hosts, 10_000, 5);
+    for (i, f) in flows.iter_mut().enumerate() {
+        f.size = 7_001 + 1_013 * i as u64;
+        f.start = Instant::ZERO + Duration::from_ns(71 * i as u64);
+    }
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 4;
+    cfg.time_limit = Duration::from_ms(20);
+    let one = run(&topo, &cfg, &flows, None).expect("one");
+    let two = run_threads(&topo, &cfg, &flows, 2, None).expect("two");
+    for (a, b) in one.flows.iter().zip(&two.flows) {
+        assert_eq!(
+            a,
+            b,
+            "{:?} vs {:?}",
+            a.goodput_gbps.map(f64::to_bits),
+            b.goodput_gbps.map(f64::to_bits)
+        );
+    }
+    assert_eq!(one.summary.mean_goodput_pct, two.summary.mean_goodput_pct);
+    assert_eq!(one.summary.fct_p99_us, two.summary.fct_p99_us);
+}

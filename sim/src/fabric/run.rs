@@ -2086,7 +2086,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 (Some(s), Some(e)) => Some(e.as_ps() - s.as_ps()),
                 _ => None,
             };
-            let goodput = fct.map(|f| spec.size as f64 * 8.0 / (f.max(1) as f64 / 1000.0));
+            let goodput = fct.map(|f| goodput_gbps(spec.size, f));
             records.push(FlowRecord {
                 id: spec.id,
                 src: spec.src,
@@ -2173,6 +2173,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 #[inline]
 fn tie_key(gen: u32, seq: u64) -> u64 {
     mix64((gen as u64) << TIE_SEQ_BITS | seq)
+}
+
+/// A flow's goodput, Gb/s: its size over its FCT.
+fn goodput_gbps(size: u64, fct_ps: u64) -> f64 {
+    size as f64 * 8.0 / (fct_ps.max(1) as f64 / 1000.0)
 }
 
 /// Fill in what the summary takes from the flow records and the ports.
@@ -2276,6 +2281,10 @@ fn merge_parts(topo: &Topology, part: &Partition, specs: &[FlowSpec], parts: Vec
         let (s, d) = (part.owner(f.src) as usize, part.owner(f.dst) as usize);
         let mut r = parts[s].flows[i].clone();
         r.recv_end_ps = parts[d].flows[i].recv_end_ps;
+        // From the integers again: a float through JSON can come back a
+        // bit off (serde_json parses floats to the nearest only with its
+        // float_roundtrip feature).
+        r.goodput_gbps = r.fct_ps.map(|fct| goodput_gbps(f.size, fct));
         flows.push(r);
         flow_evs.push(parts[s].flow_evs[i].clone());
     }
