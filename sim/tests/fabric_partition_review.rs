@@ -434,3 +434,74 @@ fn flow_records_in_memory_are_equal_to_the_last_bit() {
     assert_eq!(one.summary.mean_goodput_pct, two.summary.mean_goodput_pct);
     assert_eq!(one.summary.fct_p99_us, two.summary.fct_p99_us);
 }
+
+#[test]
+fn idle_gaps_between_flows_and_faults_after_the_last_flow() {
+    let topo = tree(3, 32, 2, 1);
+    let mut flows = permutation(topo.n_hosts, 16 * 1024, 6);
+    for (i, f) in flows.iter_mut().enumerate() {
+        f.start = Instant::ZERO + Duration::from_us([0, 300, 1_000, 2_500][i % 4] + i as u64);
+    }
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 8;
+    cfg.time_limit = Duration::from_ms(50);
+    cfg.reroute_after = Some(Duration::from_us(7));
+    cfg.faults = vec![
+        Fault {
+            at: Instant::ZERO + Duration::from_us(290),
+            link: LinkRef { node: 7, port: 1 },
+            kind: FaultKind::Flap {
+                period: Duration::from_us(400),
+                down_for: Duration::from_us(150),
+                until: Instant::ZERO + Duration::from_ms(40),
+            },
+        },
+        Fault {
+            at: Instant::ZERO + Duration::from_ms(30),
+            link: LinkRef { node: 2, port: 0 },
+            kind: FaultKind::Down,
+        },
+    ];
+    same_in(&topo, &cfg, &flows, &[2, 3, 4]);
+}
+
+#[test]
+fn no_time_limit_at_all() {
+    // The largest time limit (as good as none): the window end past it
+    // overflowed (a panic here, an endless loop of empty windows in a
+    // release build).
+    let topo = tree(3, 16, 1, 1);
+    let flows = permutation(topo.n_hosts, 8192, 1);
+    let mut cfg = SimConfig::mrc();
+    cfg.n_evs = 4;
+    cfg.time_limit = Duration::from_ps(u64::MAX);
+    cfg.series_bin = Duration::from_ps(u64::MAX / 1_000_000);
+    let one = run(&topo, &cfg, &flows, None).expect("one part");
+    assert_eq!(one.summary.flows_completed, flows.len());
+    let two = run_threads(&topo, &cfg, &flows, 2, None).expect("two parts");
+    assert_eq!(flows_csv(&one.flows), flows_csv(&two.flows));
+    // A flow that waits on one that never finishes (its destination's
+    // link is down for good): nothing is left to happen, the run ends.
+    let mut flows = permutation(topo.n_hosts, 8192, 1);
+    flows[1].after = Some(0);
+    flows[1].start = Instant::ZERO;
+    cfg.retry_exp = 0;
+    cfg.retry_linear = 1;
+    cfg.ack_timeout_exp = 1;
+    cfg.faults = vec![Fault {
+        at: Instant::ZERO,
+        link: LinkRef {
+            node: flows[0].dst,
+            port: 0,
+        },
+        kind: FaultKind::Down,
+    }];
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&topo, &cfg, &flows, None).map(|o| o.summary.flows_completed));
+    });
+    let done = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the run ends");
+    assert!(done.expect("runs") < 16);
+}

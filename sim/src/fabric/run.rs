@@ -714,14 +714,18 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             let (first, done) = ex.reduce(next, self.flows_done as u64);
             waited += w0.elapsed();
             done_all = done as usize;
-            if done_all >= total || first > limit {
+            // Every flow done, past the time limit, or nothing left to
+            // happen anywhere (a limit of u64::MAX ps is never passed).
+            if done_all >= total || first > limit || first == u64::MAX {
                 break;
             }
             // The window: no event before `end` can be caused by one not
             // already here, since whatever one part does to another
             // crosses a link of at least the lookahead (one window, with
             // one part: the whole run).
-            let end = first.saturating_add(self.part.lookahead_ps).min(limit + 1);
+            let end = first
+                .saturating_add(self.part.lookahead_ps)
+                .min(limit.saturating_add(1));
             self.window_series.clear();
             loop {
                 // Between parts, the next window's mail may come before
