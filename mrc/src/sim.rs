@@ -463,14 +463,15 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
 }
 
 /// The hosts of a ToR of `radix` ports with `oversub`:1 oversubscription:
-/// `h` hosts and `h / oversub` uplinks fill the radix.
+/// `h` hosts and `h / oversub` uplinks fill the radix, so the radix is a
+/// multiple of `oversub + 1` (`h = radix / (oversub + 1) * oversub`).
 fn hosts_per_tor(radix: u32, oversub: u32) -> Result<u32, SimCliError> {
     let o = oversub.max(1) as u64;
-    let h = radix as u64 * o / (o + 1);
-    if radix < 2 || !(radix as u64 * o).is_multiple_of(o + 1) || !h.is_multiple_of(o) {
+    let h = radix as u64 / (o + 1) * o;
+    if radix < 2 || !(radix as u64).is_multiple_of(o + 1) {
         return usage(format!(
             "--radix {radix} cannot be split into hosts and uplinks at {oversub}:1 (a multiple of {} is needed)",
-            o * (o + 1)
+            o + 1
         ));
     }
     Ok(h as u32)
@@ -728,6 +729,33 @@ pub fn join_ranks() -> Result<Option<Ranks>, SimCliError> {
             _ => Ok(None),
         }
     }
+}
+
+/// Over MPI ranks, every rank's `r` succeeds or every rank fails: an
+/// error on any rank ends all of them (a collective each rank calls once,
+/// at the same point), rank 0 reporting the first (its own, else the
+/// lowest rank's, named). The other ranks' errors are not printed.
+fn agree<T>(ranks: &mut Option<Ranks>, r: Result<T, SimCliError>) -> Result<T, SimCliError> {
+    let Some(rk) = ranks.as_mut() else {
+        return r;
+    };
+    let msg = r.as_ref().err().map_or_else(String::new, |e| e.to_string());
+    let all = rk.ex.gather(msg.into_bytes());
+    let (_, failed) = rk.ex.reduce(0, r.is_err() as u64);
+    if failed == 0 {
+        return r;
+    }
+    // This rank's own error, else the first other rank's.
+    r?;
+    let why = all
+        .and_then(|all| {
+            all.iter()
+                .enumerate()
+                .find(|(_, m)| !m.is_empty())
+                .map(|(k, m)| format!("rank {k}: {}", String::from_utf8_lossy(m)))
+        })
+        .unwrap_or_else(|| "another rank failed".into());
+    Err(SimCliError::Mpi(why))
 }
 
 /// Not rank 0 of a run over MPI ranks: prints nothing (rank 0 speaks for
@@ -1026,14 +1054,21 @@ pub fn run_cli(a: &SimArgs, ranks: &mut Option<Ranks>) -> Result<bool, SimCliErr
             ));
         }
     }
-    if let Some(dir) = a.out.as_ref().filter(|_| !silent(ranks)) {
-        check_writable(dir)?;
-    }
-    let topo = topology(a)?;
-    let (flows, triggers) = flows(a, &topo)?;
-    if flows.is_empty() {
-        return usage("no flows");
-    }
+    // What each rank sets up on its own (rank 0 alone checks --out; each
+    // reads its files): every rank must learn of a failure on any, or
+    // the others would wait for it in the run's first collective.
+    let setup = (|| {
+        if let Some(dir) = a.out.as_ref().filter(|_| !silent(ranks)) {
+            check_writable(dir)?;
+        }
+        let topo = topology(a)?;
+        let (flows, triggers) = flows(a, &topo)?;
+        if flows.is_empty() {
+            return usage("no flows");
+        }
+        Ok((topo, flows, triggers))
+    })();
+    let (topo, flows, triggers) = agree(ranks, setup)?;
     // A host's NIC: all its ports (one per plane).
     let gbps: f64 = topo.nodes.first().map_or(0.0, |n| n.ports.iter().map(|p| p.gbps).sum());
     let parts = ranks.as_ref().map_or(a.parts, |r| r.ex.ranks());

@@ -889,3 +889,23 @@ fn sim_radix_sets_the_leaf_and_spine_counts() {
         "{stdout}"
     );
 }
+
+/// `--radix K --oversub O` needs K to split into hosts and uplinks at O:1,
+/// that is a multiple of O + 1: the refusal says so (8 runs at 3:1).
+#[test]
+fn sim_radix_refusal_names_the_multiple_that_works() {
+    let out = mrc()
+        .args(["sim", "--tiers", "2", "--hosts", "24", "--size", "4KB", "--quiet"])
+        .args(["--radix", "8", "--oversub", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mrc()
+        .args(["sim", "--tiers", "2", "--hosts", "24", "--size", "4KB", "--quiet"])
+        .args(["--radix", "10", "--oversub", "3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a multiple of 4 is needed"), "{err}");
+}

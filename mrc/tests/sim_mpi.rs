@@ -94,3 +94,92 @@ fn parts_under_mpi_ranks_are_refused_in_one_line() {
     assert_eq!(ours.len(), 1, "rank 0 alone reports the refusal:\n{err}");
     assert!(ours[0].contains("--parts 2 under 2 MPI ranks"), "{err}");
 }
+
+/// `mpirun -np ranks PROGRAM ARGS` with a deadline: the run's status and
+/// stderr, or a panic if it hangs (mpirun is stopped first, with SIGTERM
+/// so that it stops its ranks).
+fn mpirun_within(ranks: u32, program: &Path, args: &[&str], secs: u64) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", &ranks.to_string()])
+        .arg(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "mpirun -np {ranks} {} {args:?} hung (stopped after {secs} s)",
+                program.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    (status, err)
+}
+
+/// The lines `mrc sim` itself wrote to stderr.
+fn ours(err: &str) -> Vec<&str> {
+    err.lines().filter(|l| l.starts_with("mrc sim:")).collect()
+}
+
+#[test]
+fn an_error_on_rank_0_alone_ends_every_rank() {
+    // Only rank 0 writes --out, so only rank 0 finds it unwritable: the
+    // other ranks must not wait for it in the run's first reduction.
+    let (status, err) = mpirun_within(
+        2,
+        Path::new(env!("CARGO_BIN_EXE_mrc")),
+        &["sim", "--hosts", "16", "--quiet", "--out", "/proc/no-such-dir/out"],
+        30,
+    );
+    assert_eq!(status.code(), Some(2), "{err}");
+    let ours = ours(&err);
+    assert_eq!(ours.len(), 1, "reported once:\n{err}");
+    assert!(ours[0].contains("cannot write"), "{err}");
+}
+
+#[test]
+fn an_error_on_another_rank_alone_is_reported_by_rank_0() {
+    // A traffic file that rank 1 alone cannot read (each rank reads its
+    // own: on a cluster, a file missing on one node).
+    let dir = std::env::temp_dir().join(format!("mrc-sim-mpi-tm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let tm = dir.join("one.cm");
+    std::fs::write(&tm, "Nodes 16\nConnections 1\n0->1 id 1 start 0 size 4096\n").expect("cm");
+    let script = dir.join("rank1-missing.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntm={tm}\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && tm={tm}.missing\nexec {mrc} sim --hosts 16 --quiet --tm $tm\n",
+            mrc = env!("CARGO_BIN_EXE_mrc"),
+            tm = tm.display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (status, err) = mpirun_within(2, &script, &[], 30);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(status.code(), Some(2), "{err}");
+    let ours = ours(&err);
+    assert_eq!(ours.len(), 1, "reported once:\n{err}");
+    assert!(ours[0].contains("rank 1") && ours[0].contains("missing"), "{err}");
+}

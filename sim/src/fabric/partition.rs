@@ -19,7 +19,7 @@
 //! least one link's). So each node sees the same events in the same
 //! order whichever part it is in.
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::topo::{NodeKind, Topology};
 
@@ -172,10 +172,63 @@ impl Exchange for Solo {
     }
 }
 
+/// A barrier that a member can break: the others then stop waiting (and
+/// unwind with [`PartFailed`]) instead of waiting forever for a part whose
+/// thread panicked.
+#[derive(Debug)]
+struct Gate {
+    n: usize,
+    /// Arrived in this generation, the generation, broken.
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+}
+
+/// What the other parts of a [`ThreadGroup`] unwind with when one part's
+/// thread panicked (the first panic is the one to report).
+#[derive(Debug)]
+pub struct PartFailed;
+
+impl Gate {
+    fn new(n: usize) -> Gate {
+        Gate {
+            n,
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        let mut g = lock(&self.state);
+        let generation = g.1;
+        if !g.2 {
+            g.0 += 1;
+            if g.0 == self.n {
+                g.0 = 0;
+                g.1 += 1;
+                self.cv.notify_all();
+                return;
+            }
+            while g.1 == generation && !g.2 {
+                g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            if g.1 != generation {
+                return;
+            }
+        }
+        drop(g);
+        std::panic::resume_unwind(Box::new(PartFailed));
+    }
+
+    fn break_all(&self) {
+        lock(&self.state).2 = true;
+        self.cv.notify_all();
+    }
+}
+
 /// State the threads of a [`ThreadGroup`] share.
 #[derive(Debug)]
 struct Shared {
-    barrier: Barrier,
+    barrier: Gate,
     /// `mail[to][from]`.
     mail: Vec<Vec<Mutex<Vec<u8>>>>,
     /// Per part: its `next` and `done` of the current reduction.
@@ -198,7 +251,7 @@ impl ThreadGroup {
     pub fn new(ranks: u32) -> Vec<ThreadGroup> {
         let n = ranks.max(1) as usize;
         let shared = Arc::new(Shared {
-            barrier: Barrier::new(n),
+            barrier: Gate::new(n),
             mail: (0..n)
                 .map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect())
                 .collect(),
@@ -212,6 +265,23 @@ impl ThreadGroup {
                 shared: shared.clone(),
             })
             .collect()
+    }
+}
+
+impl ThreadGroup {
+    /// This member's part failed (its thread panicked): every other member
+    /// waiting on the group, or coming to, unwinds with [`PartFailed`].
+    pub fn abandon(&self) {
+        self.shared.barrier.break_all();
+    }
+}
+
+impl Drop for ThreadGroup {
+    /// A member dropped by a panic unwinding its thread abandons the group.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.abandon();
+        }
     }
 }
 

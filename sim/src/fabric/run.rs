@@ -21,7 +21,7 @@ use super::event::{DefaultQueue, Event, EventList, TIE_SEQ_BITS};
 use super::fault::{self, Action, Fault};
 use super::mail;
 use super::net::{self, at, mix64, ser_ps, DropReason, EcmpMode, PortStats, Ports, Slab, Slot, SwitchConfig, NO_PORT};
-use super::partition::{Exchange, Partition, Solo, ThreadGroup};
+use super::partition::{Exchange, PartFailed, Partition, Solo, ThreadGroup};
 use super::results::{
     fct_percentiles, Conservation, EvMark, FlowRecord, GoodputSeries, PartReport, QueueSample, RunOutput, Summary,
 };
@@ -344,6 +344,15 @@ struct Sim<'a, Q: EventList> {
     flow_series: Vec<Vec<u64>>,
     ev_marks: Vec<EvMark>,
     ev_promotions: Vec<EvMark>,
+    /// The tie key of the event under way.
+    tie: u64,
+    /// Time and tie of the last event that finished a flow here.
+    last_done: (u64, u64),
+    /// A run in parts: the payload the series counted in the current
+    /// window (time, tie, bin, flow or `u32::MAX`, bytes), taken back at
+    /// the end for what came after the event that finished the last flow
+    /// (where the run in one part stops).
+    window_series: Vec<(u64, u64, u32, u32, u64)>,
 }
 
 /// Run `flows` over `topo` with `cfg`. `progress`, if given, is called
@@ -417,14 +426,40 @@ pub fn run_threads(
     let mut members = ThreadGroup::new(parts).into_iter();
     let mut first = members.next().expect("at least one part");
     std::thread::scope(|s| {
+        // A part whose thread panics abandons the group (its member is
+        // dropped unwinding): the others stop waiting for it.
         let others: Vec<_> = members
             .map(|mut m| s.spawn(move || run_part(topo, cfg, flows, &mut m, None)))
             .collect();
-        let mine = run_part(topo, cfg, flows, &mut first, progress);
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_part(topo, cfg, flows, &mut first, progress)
+        }));
+        if mine.is_err() {
+            first.abandon();
+        }
+        // Report the panic that started it, not the others' PartFailed.
+        let mut panic: Option<Box<dyn std::any::Any + Send>> = None;
+        let mut keep = |p: Box<dyn std::any::Any + Send>| {
+            if panic.as_ref().is_none_or(|q| q.is::<PartFailed>()) {
+                panic = Some(p);
+            }
+        };
+        let mine = mine.unwrap_or_else(|p| {
+            keep(p);
+            Ok(None)
+        });
+        let mut theirs = Ok(None);
         for h in others {
             // The others return nothing but errors (the same as part 0's).
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            match h.join() {
+                Ok(r) => theirs = theirs.and(r),
+                Err(p) => keep(p),
+            }
         }
+        if let Some(p) = panic {
+            std::panic::resume_unwind(p);
+        }
+        theirs?;
         Ok(mine?.expect("part 0 returns the output"))
     })
 }
@@ -657,6 +692,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             flow_series: vec![Vec::new(); (cfg.flow_series as usize).min(specs.len())],
             ev_marks: Vec::new(),
             ev_promotions: Vec::new(),
+            tie: 0,
+            last_done: (0, 0),
+            window_series: Vec::new(),
         })
     }
 
@@ -676,14 +714,19 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             let (first, done) = ex.reduce(next, self.flows_done as u64);
             waited += w0.elapsed();
             done_all = done as usize;
-            if done_all >= total || first > limit {
+            // Every flow done, past the time limit, or nothing left to
+            // happen anywhere (a limit of u64::MAX ps is never passed).
+            if done_all >= total || first > limit || first == u64::MAX {
                 break;
             }
             // The window: no event before `end` can be caused by one not
             // already here, since whatever one part does to another
             // crosses a link of at least the lookahead (one window, with
             // one part: the whole run).
-            let end = first.saturating_add(self.part.lookahead_ps).min(limit + 1);
+            let end = first
+                .saturating_add(self.part.lookahead_ps)
+                .min(limit.saturating_add(1));
+            self.window_series.clear();
             loop {
                 // Between parts, the next window's mail may come before
                 // the first event past this one: look without popping.
@@ -697,6 +740,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                     break;
                 }
                 self.now = t;
+                self.tie = tie;
                 self.events += 1;
                 self.dispatch(ev);
                 if !self.to_free.is_empty() {
@@ -729,6 +773,9 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 }
             }
         }
+        if !solo && done_all >= total {
+            self.take_back_after_last_done(ex);
+        }
         self.report.events = self.events;
         self.report.wait_s = waited.as_secs_f64();
         self.report.busy_s = (started.elapsed() - waited).as_secs_f64();
@@ -739,6 +786,33 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 flows_total: total,
                 events: self.events,
             });
+        }
+    }
+
+    /// A run in parts ends with the window in which the last flow
+    /// finished; the run in one part, with the event that finished it.
+    /// Take back from the goodput series what this part delivered after
+    /// that event (copies of data still in flight), so that the series is
+    /// the same in any cut. Collective: every part calls it.
+    fn take_back_after_last_done(&mut self, ex: &mut dyn Exchange) {
+        let (t, k) = self.last_done;
+        let at = u64::MAX - ex.reduce(u64::MAX - t, 0).0;
+        let tie = u64::MAX - ex.reduce(if t == at { u64::MAX - k } else { u64::MAX }, 0).0;
+        let mut taken = false;
+        for &(t, k, bin, f, bytes) in &self.window_series {
+            if (t, k) > (at, tie) {
+                taken = true;
+                self.series[bin as usize] -= bytes;
+                if let Some(s) = self.flow_series.get_mut(f as usize) {
+                    s[bin as usize] -= bytes;
+                }
+            }
+        }
+        if taken {
+            // The series end with the last bin that counted something.
+            let trim = |v: &mut Vec<u64>| v.truncate(v.iter().rposition(|&b| b > 0).map_or(0, |i| i + 1));
+            trim(&mut self.series);
+            self.flow_series.iter_mut().for_each(trim);
         }
     }
 
@@ -1110,6 +1184,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             st.end = Some(self.now);
         }
         self.flows_done += 1;
+        self.last_done = self.last_done.max((self.now.as_ps(), self.tie));
         self.to_free.push(f);
         if !error && !self.specs[f as usize].imm {
             self.trigger_dependents(f);
@@ -1672,11 +1747,18 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 // Data to flow f's responder, QP index 2f + 1.
                 let qid = pkt.dest_qp().wrapping_sub(QPN_BASE);
                 let f = (qid / 2) as usize;
+                let mut in_flow = u32::MAX;
                 if let Some(s) = self.flow_series.get_mut(f).filter(|_| qid % 2 == 1) {
                     if bin >= s.len() {
                         s.resize(bin + 1, 0);
                     }
                     s[bin] += pkt.payload().len() as u64;
+                    in_flow = f as u32;
+                }
+                if self.part.ranks > 1 {
+                    let n = pkt.payload().len() as u64;
+                    self.window_series
+                        .push((self.now.as_ps(), self.tie, bin as u32, in_flow, n));
                 }
             }
         }
@@ -2008,7 +2090,7 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
                 (Some(s), Some(e)) => Some(e.as_ps() - s.as_ps()),
                 _ => None,
             };
-            let goodput = fct.map(|f| spec.size as f64 * 8.0 / (f.max(1) as f64 / 1000.0));
+            let goodput = fct.map(|f| goodput_gbps(spec.size, f));
             records.push(FlowRecord {
                 id: spec.id,
                 src: spec.src,
@@ -2026,6 +2108,12 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
             });
         }
         self.cons.in_flight = self.slab.live;
+        // EV events in time order, equal times by flow and EV (a stable
+        // sort: one flow's events keep their order), as a run in parts
+        // merges them: the order of equal times otherwise follows the
+        // events' ties, which the merge cannot see.
+        self.ev_marks.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
+        self.ev_promotions.sort_by_key(|m| (m.at_ps, m.flow, m.ev_index));
         // The counters of this part; what records and ports give is
         // filled in by `derive_summary` (again after merging parts).
         let summary = Summary {
@@ -2089,6 +2177,11 @@ impl<'a, Q: EventList + Default> Sim<'a, Q> {
 #[inline]
 fn tie_key(gen: u32, seq: u64) -> u64 {
     mix64((gen as u64) << TIE_SEQ_BITS | seq)
+}
+
+/// A flow's goodput, Gb/s: its size over its FCT.
+fn goodput_gbps(size: u64, fct_ps: u64) -> f64 {
+    size as f64 * 8.0 / (fct_ps.max(1) as f64 / 1000.0)
 }
 
 /// Fill in what the summary takes from the flow records and the ports.
@@ -2192,6 +2285,10 @@ fn merge_parts(topo: &Topology, part: &Partition, specs: &[FlowSpec], parts: Vec
         let (s, d) = (part.owner(f.src) as usize, part.owner(f.dst) as usize);
         let mut r = parts[s].flows[i].clone();
         r.recv_end_ps = parts[d].flows[i].recv_end_ps;
+        // From the integers again: a float through JSON can come back a
+        // bit off (serde_json parses floats to the nearest only with its
+        // float_roundtrip feature).
+        r.goodput_gbps = r.fct_ps.map(|fct| goodput_gbps(f.size, fct));
         flows.push(r);
         flow_evs.push(parts[s].flow_evs[i].clone());
     }
