@@ -458,7 +458,7 @@ fn topology(a: &SimArgs) -> Result<Topology, SimCliError> {
     let knobs = BuildKnobs {
         hosts_per_tor: a.radix.map(|k| hosts_per_tor(k, a.oversub)).transpose()?,
     };
-    check_fits_in_memory(&p, &knobs)?;
+    check_fits_in_memory(&p, &knobs, a.parts)?;
     Ok(Topology::build_with(&p, &knobs)?)
 }
 
@@ -482,10 +482,14 @@ fn hosts_per_tor(radix: u32, oversub: u32) -> Result<u32, SimCliError> {
 /// permutation traffic, 76 to 80 KB from 2048 to 65536 hosts (docs/cli.md).
 const RUN_BYTES_PER_HOST: u64 = 76_000;
 
-/// Memory a run on the generated topology `p` needs: the topology (its ECMP
-/// table grows faster than the host count) plus the per-host run state.
-fn estimated_run_bytes(p: &TopoParams, k: &BuildKnobs) -> Result<u64, SimCliError> {
-    Ok(Topology::estimated_bytes_with(p, k)? + RUN_BYTES_PER_HOST * p.hosts as u64)
+/// Memory a run on the generated topology `p` in `parts` threads needs:
+/// the topology (its ECMP table grows faster than the host count) once,
+/// plus the per-host run state, which the parts share out, plus each
+/// further part's copy of the topology-sized state (its ports and tables:
+/// docs/sim-mpi.md, "Memory per part").
+fn estimated_run_bytes(p: &TopoParams, k: &BuildKnobs, parts: u32) -> Result<u64, SimCliError> {
+    let topo = Topology::estimated_bytes_with(p, k)?;
+    Ok(topo * parts.max(1) as u64 + RUN_BYTES_PER_HOST * p.hosts as u64)
 }
 
 /// `MemAvailable` of /proc/meminfo, in bytes (None where it cannot be read).
@@ -499,15 +503,16 @@ fn available_memory_bytes() -> Option<u64> {
 
 /// Refuse, before building it, a generated topology whose run would not fit
 /// in the available memory; say how many hosts fit.
-fn check_fits_in_memory(p: &TopoParams, k: &BuildKnobs) -> Result<(), SimCliError> {
+fn check_fits_in_memory(p: &TopoParams, k: &BuildKnobs, parts: u32) -> Result<(), SimCliError> {
     let Some(available) = available_memory_bytes() else {
         return Ok(());
     };
-    let needed = estimated_run_bytes(p, k)?;
+    let needed = estimated_run_bytes(p, k, parts)?;
     if needed <= available {
         return Ok(());
     }
-    let fits = |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }, k).is_ok_and(|b| b <= available);
+    let fits =
+        |hosts: u32| estimated_run_bytes(&TopoParams { hosts, ..p.clone() }, k, parts).is_ok_and(|b| b <= available);
     // Largest host count that fits: the estimate grows with the host count.
     let (mut lo, mut hi) = (0u32, p.hosts);
     while lo < hi {
@@ -718,10 +723,17 @@ pub fn join_ranks() -> Result<Option<Ranks>, SimCliError> {
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let size = std::env::var("OMPI_COMM_WORLD_SIZE")
-            .or_else(|_| std::env::var("PMI_SIZE"))
-            .ok()
-            .and_then(|s| s.parse::<u32>().ok());
+        // A PMIx launch (Slurm's `srun --mpi=pmix`) names no size of its
+        // own: Slurm's task count says it.
+        let size = [
+            "OMPI_COMM_WORLD_SIZE",
+            "PMI_SIZE",
+            "SLURM_STEP_NUM_TASKS",
+            "SLURM_NTASKS",
+        ]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .and_then(|s| s.parse::<u32>().ok());
         match size {
             Some(n) if n > 1 => Err(SimCliError::Mpi(format!(
                 "launched as one of {n} MPI ranks, but this mrc was built without the `mpi` feature"
