@@ -85,6 +85,31 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "rx_join_lost",
 ];
 
+/// Bits of a send record in `sent_fifo` (qp 8, psn 24, ev 7, time 32, len 16).
+pub const SENT_BITS: usize = 8 + 24 + 7 + 32 + 16;
+/// Entries of `sent_fifo` (its address width, 10, is in its type).
+pub const SENT_FIFO_DEPTH: usize = 1 << 10;
+/// Send records `sent_fifo` must hold so that it never fills during one
+/// walk of the retransmit engine. A walk starts with the FIFO empty (send
+/// records go to the engine before anything else, and the RTO scanner
+/// runs only when no record waits). While the walk waits for its `rtx`
+/// register to be taken, every record the requester emits is a resend
+/// (it serves a waiting resend first): at most one per PSN of the QP's
+/// window (`WINDOW`). Otherwise the walk runs at most 8 + 5 x `WINDOW`
+/// cycles (a SACK's two passes), during which the TX path hands over at
+/// most one packet per 6 cycles (fewer than `WINDOW`). Plus the packets
+/// between the requester and the engine when the walk starts.
+pub const SENT_FIFO_MIN: usize = 2 * crate::retransmit::WINDOW as usize + 4;
+const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);
+/// Entries of `resend_fifo` (its address width, 10, is in its type). The
+/// engine queues a PSN once until its resend's send record clears the
+/// slot's `queued` flag, which comes after the requester took it from
+/// the FIFO, so the FIFO holds at most one entry per PSN of each QP's
+/// window: 4 QPs' whole windows. Beyond that the engine waits for room,
+/// and the deadlock above is possible again (docs/hw/core.md "Known
+/// gaps").
+pub const RESEND_FIFO_DEPTH: usize = 1 << 10;
+
 /// CC admission states (`adm`).
 pub mod admit {
     pub const IDLE: u64 = 0;
@@ -173,9 +198,46 @@ pub struct MrcCore {
     /// the descriptor beats. The requester has one fetch of at most 8
     /// descriptors (8 beats) outstanding, so 8 entries take it whole.
     desc_fifo: SynchronousFIFO<Bits<585>, 3, 4, 1>,
+    /// The TX path's send records (qp 8 | psn 24 | ev 7 | time 32 |
+    /// len 16) on their way to the retransmit engine, which takes them
+    /// before the RX path's SACK / NACK records. Without it the core
+    /// deadlocked whenever a walk of the engine (SACK loss pass, RTO, tail
+    /// check) had to queue a resend while a packet was on its way out:
+    /// the walk waits for its `rtx` register, the requester takes that
+    /// only when its own output is free, its output waits for the TX path,
+    /// and the TX path waited for the engine to take the send record of
+    /// the packet before, which it does only when idle (issue 15,
+    /// docs/hw/core.md "Glue"). Depth: see `SENT_FIFO_MIN`.
+    sent_fifo: SynchronousFIFO<Bits<SENT_BITS>, 10, 11, 1>,
+    /// The retransmit engine's resends (qp 8 | psn 24) on their way to the
+    /// requester. The engine's `rtx` is taken into it whenever it has
+    /// room, and its bytes leave flight at the CC gate (LOSS / RELEASE) in
+    /// that cycle. Without it the core deadlocked when a walk had to queue
+    /// a resend while the requester's output held a packet the CC gate
+    /// would not admit: the requester takes a resend only when its output
+    /// is free, the gate admits only when bytes leave flight (an ACK, or a
+    /// resend taken), and the engine reports ACKs only after its walk
+    /// (issue 15). Depth: see `RESEND_FIFO_DEPTH`.
+    resend_fifo: SynchronousFIFO<Bits<32>, 10, 11, 1>,
+    /// The send record the retransmit engine is working on (taken from
+    /// `sent_fifo`, no other record since): its QP and length. If the
+    /// engine drops it (`cnt_drop`: a resend of a PSN acknowledged
+    /// meanwhile, below `una`; the QP in error; a new PSN beyond the
+    /// window), its bytes were admitted into flight at the CC gate and no
+    /// ACK will ever take them out: `rel_pend` releases them (RELEASE).
+    /// Without it, resends of PSNs acknowledged while they waited in
+    /// `resend_fifo` or the requester leaked their bytes until the window
+    /// was full of them and the QP stopped (issue 15).
+    sent_track: DFF<Bit>,
+    sent_qp: DFF<Bits<8>>,
+    sent_len: DFF<Bits<16>>,
+    rel_pend: DFF<Bit>,
+    rel_qp: DFF<Bits<8>>,
+    rel_len: DFF<Bits<16>>,
     // ---- Locals.
     now_ns: Signal<Local, Bits<32>>,
     cc_g_init: Signal<Local, Bit>,
+    cc_g_rel: Signal<Local, Bit>,
     cc_g_ack: Signal<Local, Bit>,
     cc_g_rto: Signal<Local, Bit>,
     cc_g_rtx: Signal<Local, Bit>,
@@ -247,11 +309,42 @@ impl Logic for MrcCore {
             evc_index,
             evc_data,
             min_active,
-            qp_live
+            qp_live,
+            sent_track,
+            sent_qp,
+            sent_len,
+            rel_pend,
+            rel_qp,
+            rel_len
         );
         clock!(
-            self, clock, fault, parser, rxbuf, rxpath, sack, compl, ackgen, axil, csr, req, cc, evsel, txpath, txb,
-            retx, sendcq, cq_rw, ev_rw, rd_arb, wr_arb_a, wr_arb_b, evt_fifo, desc_fifo
+            self,
+            clock,
+            fault,
+            parser,
+            rxbuf,
+            rxpath,
+            sack,
+            compl,
+            ackgen,
+            axil,
+            csr,
+            req,
+            cc,
+            evsel,
+            txpath,
+            txb,
+            retx,
+            sendcq,
+            cq_rw,
+            ev_rw,
+            rd_arb,
+            wr_arb_a,
+            wr_arb_b,
+            evt_fifo,
+            desc_fifo,
+            sent_fifo,
+            resend_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -519,9 +612,11 @@ impl Logic for MrcCore {
         self.rd_arb.b.rsp.ready.next = self.txb.s_payload.tready.val();
         DmaReadInitiator::link(&mut self.dma_rd, &mut self.rd_arb.m);
 
-        // ---- CC gate operations, by priority: QP start, ACK advance,
-        // RTO, resend (its bytes leave flight), admission.
-        self.cc_g_init.next = self.init_cc.q.val();
+        // ---- CC gate operations, by priority: release of a dropped send
+        // record, QP start, ACK advance, RTO, resend (its bytes leave
+        // flight), admission.
+        self.cc_g_rel.next = self.rel_pend.q.val();
+        self.cc_g_init.next = !self.cc_g_rel.val() & self.init_cc.q.val();
         // An ACK advance goes to the CC gate and the send completions in the
         // same cycle (taken when both can).
         // (The send completions' `ack_ready` depends on `ack_valid`, so the
@@ -529,29 +624,34 @@ impl Logic for MrcCore {
         // snoops the same advance to free its retransmit records
         // (`una_*`); its `una_ready` is low only in a cycle with a QP
         // send-context config write, and depends on nothing else.
-        self.sendcq.ack_valid.next = !self.cc_g_init.val() & self.retx.ack_valid.val() & self.req.una_ready.val();
+        self.sendcq.ack_valid.next =
+            !self.cc_g_rel.val() & !self.cc_g_init.val() & self.retx.ack_valid.val() & self.req.una_ready.val();
         self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
-        self.cc_g_rto.next = !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
-        // A resend claims the slot (and blocks admission) only in a cycle
-        // the requester takes it: otherwise a held packet record waiting in
-        // the requester's output could never be admitted, the requester
-        // could never take the resend, and both would wait forever.
-        self.cc_g_rtx.next = !self.cc_g_init.val()
+        self.cc_g_rto.next =
+            !self.cc_g_rel.val() & !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
+        // A resend is taken from the engine into `resend_fifo` when the
+        // slot is granted and the FIFO has room; its bytes leave flight in
+        // that cycle (the model's on_loss at detection), whatever the
+        // requester is doing.
+        self.cc_g_rtx.next = !self.cc_g_rel.val()
+            & !self.cc_g_init.val()
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & self.retx.rtx_valid.val()
-            & self.req.rtx_ready.val();
-        self.cc_g_admit.next = !self.cc_g_init.val()
+            & !self.resend_fifo.full.val();
+        self.cc_g_admit.next = !self.cc_g_rel.val()
+            & !self.cc_g_init.val()
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & !self.cc_g_rtx.val()
             & (self.adm.q.val() == 0)
             & self.req.out_valid.val();
-        self.cc.op_valid.next = self.cc_g_init.val()
+        self.cc.op_valid.next = self.cc_g_rel.val()
+            | self.cc_g_init.val()
             | self.cc_g_ack.val()
             | self.cc_g_rto.val()
             | self.cc_g_admit.val()
-            | (self.cc_g_rtx.val() & self.req.rtx_ready.val());
+            | self.cc_g_rtx.val();
         self.cc.op_qp.next = self.req.out_qp.val();
         self.cc.op_kind.next = 1.into();
         self.cc.op_len.next = bit_cast::<32, 16>(self.req.out_len.val());
@@ -559,7 +659,12 @@ impl Logic for MrcCore {
         self.cc.op_psn.next = self.req.out_psn.val();
         // INIT: the widest window (the gate clamps it to its row's max_cwnd).
         self.cc.op_cwnd.next = 0x7FFF_FFFF.into();
-        if self.cc_g_init.val() {
+        if self.cc_g_rel.val() {
+            self.cc.op_kind.next = 4.into();
+            self.cc.op_qp.next = self.rel_qp.q.val();
+            self.cc.op_len.next = bit_cast::<32, 16>(self.rel_len.q.val());
+            self.rel_pend.d.next = false;
+        } else if self.cc_g_init.val() {
             self.cc.op_kind.next = 0.into();
             self.cc.op_qp.next = self.init_qp.q.val();
             self.cc.op_psn.next = self.init_psn.q.val();
@@ -592,10 +697,14 @@ impl Logic for MrcCore {
         self.retx.rto_ready.next = self.cc_g_rto.val();
         // Resends go to the requester, which re-issues the packet (through
         // the admission below, as a non-new PSN).
-        self.req.rtx_valid.next = self.cc_g_rtx.val();
-        self.req.rtx_qp.next = self.retx.rtx_qp.val();
-        self.req.rtx_psn.next = self.retx.rtx_psn.val();
-        self.retx.rtx_ready.next = self.cc_g_rtx.val() & self.req.rtx_ready.val();
+        self.retx.rtx_ready.next = self.cc_g_rtx.val();
+        self.resend_fifo.write.next = self.cc_g_rtx.val();
+        self.resend_fifo.data_in.next =
+            bit_cast::<32, 8>(self.retx.rtx_qp.val()) | (bit_cast::<32, 24>(self.retx.rtx_psn.val()) << 8);
+        self.req.rtx_valid.next = !self.resend_fifo.empty.val();
+        self.req.rtx_qp.next = self.resend_fifo.data_out.val().get_bits::<8>(0);
+        self.req.rtx_psn.next = self.resend_fifo.data_out.val().get_bits::<24>(8);
+        self.resend_fifo.read.next = !self.resend_fifo.empty.val() & self.req.rtx_ready.val();
         // The retransmit engine's QP errors: to the send completions
         // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
         // The requester snoops the report (a QP in error frees its
@@ -633,10 +742,12 @@ impl Logic for MrcCore {
                 self.adm.d.next = 0.into();
             }
         } else {
-            // Held: ask again after an ACK of this QP's window, or after
-            // HELD_RETRY_CYCLES.
+            // Held: ask again after an ACK of this QP's window or a resend
+            // of it (bytes left flight), or after HELD_RETRY_CYCLES.
             self.adm_wait.d.next = self.adm_wait.q.val() + 1;
             if (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
+                | (self.cc_g_rtx.val() & (self.retx.rtx_qp.val() == self.req.out_qp.val()))
+                | (self.cc_g_rel.val() & (self.rel_qp.q.val() == self.req.out_qp.val()))
                 | (self.adm_wait.q.val() == 1023)
             {
                 self.adm.d.next = 0.into();
@@ -771,18 +882,30 @@ impl Logic for MrcCore {
         self.txb.req_payload_len.next = self.txpath.hdr.val().payload_len;
 
         // ---- Retransmit engine operations: QP start, then the TX path's
-        // SACK/NACK records from the RX path, then the TX path's send records.
+        // send records (through `sent_fifo`, which takes them whenever it
+        // has room), then the SACK/NACK records from the RX path. Send
+        // records first: a walk then starts with the FIFO empty (its
+        // depth bound, see `sent_fifo`), and a SACK never finds a PSN
+        // whose send record is still queued (it would be dropped as
+        // acknowledging a PSN never sent).
+        self.sent_fifo.write.next = self.txpath.sent_valid.val() & !self.sent_fifo.full.val();
+        self.sent_fifo.data_in.next = bit_cast::<SENT_BITS, 8>(self.txpath.sent_qp.val())
+            | (bit_cast::<SENT_BITS, 24>(self.txpath.sent_psn.val()) << 8)
+            | (bit_cast::<SENT_BITS, 7>(self.txpath.sent_ev.val()) << 32)
+            | (bit_cast::<SENT_BITS, 32>(self.txpath.sent_time.val()) << 39)
+            | (bit_cast::<SENT_BITS, 16>(self.txpath.sent_len.val()) << 71);
+        self.txpath.sent_ready.next = !self.sent_fifo.full.val();
         self.retx.now.next = self.now_ns.val();
         self.rt_g_init.next = self.init_retx.q.val();
-        self.rt_g_rx.next = !self.rt_g_init.val() & self.rxpath.op_valid.val();
-        self.rt_g_sent.next = !self.rt_g_init.val() & !self.rt_g_rx.val() & self.txpath.sent_valid.val();
+        self.rt_g_sent.next = !self.rt_g_init.val() & !self.sent_fifo.empty.val();
+        self.rt_g_rx.next = !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val();
         self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val();
         self.retx.op_kind.next = 1.into();
-        self.retx.op_qp.next = self.txpath.sent_qp.val();
-        self.retx.op_psn.next = self.txpath.sent_psn.val();
-        self.retx.op_ev.next = self.txpath.sent_ev.val();
-        self.retx.op_time.next = self.txpath.sent_time.val();
-        self.retx.op_len.next = self.txpath.sent_len.val();
+        self.retx.op_qp.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
+        self.retx.op_psn.next = self.sent_fifo.data_out.val().get_bits::<24>(8);
+        self.retx.op_ev.next = self.sent_fifo.data_out.val().get_bits::<7>(32);
+        self.retx.op_time.next = self.sent_fifo.data_out.val().get_bits::<32>(39);
+        self.retx.op_len.next = self.sent_fifo.data_out.val().get_bits::<16>(71);
         self.retx.op_base.next = 0.into();
         self.retx.op_bitmap.next = 0.into();
         if self.rt_g_init.val() {
@@ -804,7 +927,22 @@ impl Logic for MrcCore {
             self.retx.op_bitmap.next = self.rxpath.op_bitmap.val();
         }
         self.rxpath.op_ready.next = self.rt_g_rx.val() & self.retx.op_ready.val();
-        self.txpath.sent_ready.next = self.rt_g_sent.val() & self.retx.op_ready.val();
+        self.sent_fifo.read.next = self.rt_g_sent.val() & self.retx.op_ready.val();
+        // Which record the engine works on (see `sent_track`); a drop of
+        // a send record releases its bytes at the CC gate. (The engine
+        // reports a drop at the latest in the cycle it takes its next
+        // record, so the tracked record is still the dropped one.)
+        if self.retx.cnt_drop.val() & self.sent_track.q.val() {
+            self.sent_track.d.next = false;
+            self.rel_pend.d.next = true;
+            self.rel_qp.d.next = self.sent_qp.q.val();
+            self.rel_len.d.next = self.sent_len.q.val();
+        }
+        if self.retx.op_valid.val() & self.retx.op_ready.val() {
+            self.sent_track.d.next = self.rt_g_sent.val();
+            self.sent_qp.d.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
+            self.sent_len.d.next = self.sent_fifo.data_out.val().get_bits::<16>(71);
+        }
 
         // ---- Completion rings and DMA writes.
         // CQEs of the receive side (RX path) and the send side (send

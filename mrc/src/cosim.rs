@@ -93,7 +93,7 @@ pub enum CosimError {
     Verilated(#[from] verilated::VerilatedError),
 }
 
-fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
+pub(crate) fn trace_paths(p: &std::path::Path) -> (PathBuf, PathBuf) {
     let stem = p
         .file_stem()
         .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());

@@ -78,8 +78,7 @@ pub struct PerfArgs {
     #[arg(short = 'n', long, default_value_t = 100)]
     pub iters: u32,
     /// WRITEs outstanding per QP (bw mode; lat uses 1). The core's
-    /// retransmit table holds 4 messages per QP, and a path failure with
-    /// more than about 64 PSNs in flight stalls the RTL (docs/driver.md).
+    /// retransmit table holds 4 messages per QP (it holds the rest back).
     #[arg(short = 't', long, default_value_t = 4)]
     pub tx_depth: u32,
     /// QP pairs.
@@ -114,6 +113,12 @@ pub struct PerfArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Write FST waveforms: FILE with `.a` / `.b` before the extension
+    /// (card A, and card B over the fabric), each with a GTKWave view
+    /// beside it, as `mrc cosim --trace` (a traced model is a build of its
+    /// own).
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +178,11 @@ pub struct PerfReport {
     pub frames_blackholed: u64,
     /// Frames dropped by --loss (both directions).
     pub frames_lost: u64,
+    /// Every counter of the core (`contract::regmap::COUNTERS`) that is
+    /// not 0, per card: `[(name, value)]` of A (requester side), then of
+    /// B (responder side; empty in loopback, where A is both).
+    pub counters_a: Vec<(String, u32)>,
+    pub counters_b: Vec<(String, u32)>,
     pub cycles: u64,
     pub wall_s: f64,
     pub cycles_per_s: f64,
@@ -294,7 +304,10 @@ pub fn run(a: &PerfArgs) -> Result<bool, PerfError> {
 fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     verilated::verilator_version().map_err(|e| PerfError::NoVerilator(e.to_string()))?;
     let depth = if a.mode == Mode::Lat { 1 } else { a.tx_depth };
-    let built = cosim::nic::build_core(&verilated::BuildOptions::default())?;
+    let built = cosim::nic::build_core(&verilated::BuildOptions {
+        trace: a.trace.is_some(),
+        ..verilated::BuildOptions::default()
+    })?;
     let ns_per_cycle = cycles_to_ns(1);
     let dma_cycles = ((a.dma_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64;
     let opts = CosimOptions {
@@ -320,6 +333,13 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         let x = Arc::new(CosimDevice::single(&built, &opts)?);
         (x.clone(), x)
     };
+    if let Some(path) = &a.trace {
+        let (pa, pb) = crate::cosim::trace_paths(path);
+        dev_a.with_nic(|nic| nic.trace(&pa))?;
+        if fabric {
+            dev_b.with_nic(|nic| nic.trace(&pb))?;
+        }
+    }
     let ctx_a = Context::open(dev_a.clone(), &OpenOptions::default())?;
     let ctx_b = if fabric {
         Context::open(dev_b.clone(), &OpenOptions::default())?
@@ -587,6 +607,19 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     } else {
         (u64::from(counter("fi_ev_drop")), 0)
     };
+    let nonzero = |ctx: &Context| -> Vec<(String, u32)> {
+        contract::regmap::COUNTERS
+            .iter()
+            .filter_map(|c| {
+                ctx.counter(c.name)
+                    .ok()
+                    .filter(|&v| v != 0)
+                    .map(|v| (c.name.to_string(), v))
+            })
+            .collect()
+    };
+    let counters_a = nonzero(&ctx_a);
+    let counters_b = if fabric { nonzero(&ctx_b) } else { Vec::new() };
     let report = PerfReport {
         mode: a.mode,
         endpoints: a.endpoints,
@@ -617,6 +650,8 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         evs_marked_bad: counter("ev_marked_bad"),
         frames_blackholed: blackholed,
         frames_lost: lost,
+        counters_a,
+        counters_b,
         cycles,
         wall_s,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
@@ -733,6 +768,12 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
         "simulation       {} cycles in {:.2} s wall: {:.0} cycles/s",
         r.cycles, r.wall_s, r.cycles_per_s
     );
+    for (card, counters) in [("A", &r.counters_a), ("B", &r.counters_b)] {
+        if !counters.is_empty() {
+            let list: Vec<String> = counters.iter().map(|(n, v)| format!("{n} {v}")).collect();
+            println!("counters {card}       {}", list.join(", "));
+        }
+    }
     for e in &r.errors {
         println!("error: {e}");
     }
