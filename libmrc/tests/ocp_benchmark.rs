@@ -141,9 +141,31 @@ fn run_pair(exe: &Path, lib: &Path, kind: &str, net: u8, port: u16, args: &[&str
     let mut c = Command::new(exe);
     c.arg("127.0.0.1");
     env(&mut c, 1);
+    // A client that fails or hangs fails the test: the server goes with
+    // it (left running, a co-simulated card holds its address and a core
+    // until killed by hand).
+    let guard = KillOnPanic(Some(server));
     let client = wait_or_kill(c.spawn().expect("start the client"), LIMIT, "the client");
-    let server = wait_or_kill(server, LIMIT, "the server");
+    let server = wait_or_kill(guard.take(), LIMIT, "the server");
     (server, client)
+}
+
+/// Kills the child if dropped while it is still held (a panic unwinding).
+struct KillOnPanic(Option<std::process::Child>);
+
+impl KillOnPanic {
+    fn take(mut self) -> std::process::Child {
+        self.0.take().expect("held")
+    }
+}
+
+impl Drop for KillOnPanic {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 fn check(what: &str, o: &Output) -> String {
