@@ -4,58 +4,27 @@
 //! threads (`run_threads`); `mrc/tests/sim_mpi.rs` runs the same protocol
 //! over MPI ranks.
 
+mod parts;
+
+use parts::{same_in, tree};
 use proto::time::{Duration, Instant};
-use sim::fabric::results::{flows_csv, RunOutput};
-use sim::fabric::run::{run, run_threads};
-use sim::fabric::topo::{TopoParams, Topology};
+use sim::fabric::results::RunOutput;
+use sim::fabric::run::run_threads;
+use sim::fabric::topo::Topology;
 use sim::fabric::traffic::{incast, permutation, FlowSpec};
 use sim::fabric::{EcmpMode, Fault, FaultKind, LinkRef, SimConfig, SimError};
 
 fn fat_tree(hosts: u32, planes: u8) -> Topology {
-    Topology::build(&TopoParams {
-        hosts,
-        planes,
-        ..TopoParams::default()
-    })
-    .expect("topology")
+    tree(3, hosts, planes, 1)
 }
 
-/// Everything a flow's outcome is made of, in one comparable string.
-fn per_flow(out: &RunOutput) -> String {
-    format!(
-        "{}\nmarks {:?}\npromotions {:?}\nevs {:?}\nseries {:?}\nflow series {:?}",
-        flows_csv(&out.flows),
-        out.ev_marks,
-        out.ev_promotions,
-        out.flow_evs,
-        out.series.bytes,
-        out.flow_series
-    )
-}
-
-/// Run in one part, then in 2 and 4 threads; every output flow by flow
-/// equal, and the parts' accounting balanced.
+/// [`same_in`] 2 and 4 threads, with something completed to compare.
 fn same_in_parts(topo: &Topology, cfg: &SimConfig, flows: &[FlowSpec]) -> RunOutput {
-    let one = run(topo, cfg, flows, None).expect("run in one part");
+    let one = same_in(topo, cfg, flows, &[2, 4]);
     assert!(
         one.summary.flows_completed > 0,
         "nothing completed: the comparison would be empty"
     );
-    let want = per_flow(&one);
-    for parts in [2, 4] {
-        let got = run_threads(topo, cfg, flows, parts, None).expect("partitioned run");
-        let have = per_flow(&got);
-        if have != want {
-            let line = want.lines().zip(have.lines()).position(|(a, b)| a != b).unwrap_or(0);
-            panic!(
-                "{parts} parts differ from one at line {line}:\n one: {}\n{parts}: {}",
-                want.lines().nth(line).unwrap_or(""),
-                have.lines().nth(line).unwrap_or("")
-            );
-        }
-        assert!(got.summary.conservation.balanced(), "{:?}", got.summary.conservation);
-        assert_eq!(got.summary.drops, got.summary.conservation.dropped);
-    }
     one
 }
 

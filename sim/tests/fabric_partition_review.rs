@@ -1,74 +1,16 @@
 //! Review of the partitioned simulator: scenarios the first tests of
 //! `fabric_partition.rs` did not cover, each held to the run in one part.
 
+mod parts;
+
+use parts::{per_flow, same_in, tree};
 use proto::time::{Duration, Instant};
 use sim::fabric::net::PfcConfig;
-use sim::fabric::results::{ev_events_csv, flows_csv, goodput_csv, RunOutput};
+use sim::fabric::results::flows_csv;
 use sim::fabric::run::{run, run_threads};
 use sim::fabric::topo::{TopoParams, Topology};
 use sim::fabric::traffic::{all_to_all, incast, permutation, FlowSpec};
 use sim::fabric::{EcmpMode, EcnConfig, Fault, FaultKind, LinkRef, SimConfig};
-
-fn tree(tiers: u8, hosts: u32, planes: u8, oversub: u32) -> Topology {
-    Topology::build(&TopoParams {
-        tiers,
-        hosts,
-        planes,
-        oversubscription: oversub,
-        ..TopoParams::default()
-    })
-    .expect("topology")
-}
-
-/// Everything a flow's outcome is made of (what the CLI writes).
-fn per_flow(out: &RunOutput) -> String {
-    format!(
-        "{}\n{}\n{}\nevs {:?}\nflow series {:?}",
-        flows_csv(&out.flows),
-        ev_events_csv(&out.ev_marks, &out.ev_promotions),
-        goodput_csv(&out.series),
-        out.flow_evs,
-        out.flow_series
-    )
-}
-
-fn same_in(topo: &Topology, cfg: &SimConfig, flows: &[FlowSpec], parts: &[u32]) -> RunOutput {
-    let one = run(topo, cfg, flows, None).expect("run in one part");
-    let want = per_flow(&one);
-    let s = &one.summary;
-    eprintln!(
-        "flows {}/{} drops {} trims {} ecn {} pfc {} marks {} retx {} timeouts {} psu {} events {}",
-        s.flows_completed,
-        s.flows,
-        s.drops,
-        s.trims,
-        s.ecn_marks,
-        s.pfc_pauses,
-        one.ev_marks.len(),
-        s.retransmissions,
-        s.timeouts,
-        s.port_status_updates,
-        s.events
-    );
-    for &n in parts {
-        let got = run_threads(topo, cfg, flows, n, None).expect("partitioned run");
-        let have = per_flow(&got);
-        if have != want {
-            let line = want
-                .lines()
-                .zip(have.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(want.lines().count().min(have.lines().count()));
-            panic!(
-                "{n} parts differ from one at line {line}:\n one: {}\n{n}: {}",
-                want.lines().nth(line).unwrap_or("<none>"),
-                have.lines().nth(line).unwrap_or("<none>")
-            );
-        }
-        assert!(got.summary.conservation.balanced(), "{:?}", got.summary.conservation);
-    }
-    one
-}
 
 #[test]
 fn staggered_odd_sized_imm_flows_with_probabilistic_ecn() {
