@@ -49,6 +49,14 @@ impl Conservation {
     pub fn balanced(&self) -> bool {
         self.injected == self.delivered + self.trimmed_delivered + self.dropped + self.in_flight
     }
+    /// Add another part's counts (a run cut into parts).
+    pub fn add(&mut self, o: &Conservation) {
+        self.injected += o.injected;
+        self.delivered += o.delivered;
+        self.trimmed_delivered += o.trimmed_delivered;
+        self.dropped += o.dropped;
+        self.in_flight += o.in_flight;
+    }
 }
 
 /// Whole-run figures.

@@ -2315,12 +2315,7 @@ fn merge_parts(topo: &Topology, part: &Partition, specs: &[FlowSpec], parts: Vec
         s.sim_time_us = s.sim_time_us.max(c.sim_time_us);
         s.stale_packets += c.stale_packets;
         s.peak_packets += c.peak_packets;
-        let (k, n) = (&mut s.conservation, &c.conservation);
-        k.injected += n.injected;
-        k.delivered += n.delivered;
-        k.trimmed_delivered += n.trimmed_delivered;
-        k.dropped += n.dropped;
-        k.in_flight += n.in_flight;
+        s.conservation.add(&c.conservation);
         add_into(&mut series.bytes, &p.series.bytes);
         for (a, b) in flow_series.iter_mut().zip(&p.flow_series) {
             add_into(a, b);
