@@ -152,7 +152,7 @@ impl SystemConfig {
                 rx_valid: Stall::NEVER,
                 dma: DmaTiming {
                     ready: Stall::go_percent(95),
-                    read_latency: (8, 40),
+                    ..DmaTiming::default()
                 },
                 axil_ready: Stall::NEVER,
             },

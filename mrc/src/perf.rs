@@ -25,7 +25,8 @@ use proto::loopback::{EvMatch, LinkConfig};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use tb::dma::DmaTiming;
+use tb::dma::{DmaHost, DmaTiming};
+use tb::pcie::{PcieConfig, PcieCounters};
 use tb::stall::Stall;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_size};
@@ -38,6 +39,21 @@ pub enum Endpoints {
     Fabric,
     /// QP pairs of one card, its fault-injection stage looping MAC TX to RX.
     Loopback,
+}
+
+/// The host behind each card's DMA (docs/hw/host-model.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Host {
+    /// PCIe 3.0 x16 (the U250's and U280's slot): the link's rate each
+    /// way, 26 B per TLP, `--pcie-max-payload`, `--pcie-max-read`,
+    /// `--pcie-tags` read tags, `--dma-latency` per read.
+    #[value(name = "gen3x16")]
+    #[serde(rename = "gen3x16")]
+    Gen3x16,
+    /// A host without a link: `--dma-latency` per read, 16 reads
+    /// outstanding, a 64-byte beat per core cycle each way (20.6 GB/s).
+    Ideal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -95,9 +111,22 @@ pub struct PerfArgs {
     /// Path MTU in bytes (256..8192, a power of two).
     #[arg(short = 'm', long, default_value_t = 1024)]
     pub mtu: u32,
-    /// DMA read latency of the host (PCIe + memory), simulated.
+    /// DMA read latency of the host (PCIe + memory), simulated: from a
+    /// read request's arrival at the host to its first data leaving it.
     #[arg(long, value_parser = parse_duration, default_value = "500ns")]
     pub dma_latency: proto::time::Duration,
+    /// The host behind each card's DMA.
+    #[arg(long, value_enum, default_value_t = Host::Gen3x16)]
+    pub host: Host,
+    /// PCIe Max_Payload_Size in bytes (128..=4096, a power of two).
+    #[arg(long, default_value_t = tb::pcie::MAX_PAYLOAD_DEFAULT)]
+    pub pcie_max_payload: u32,
+    /// PCIe Max_Read_Request_Size in bytes (128..=4096, a power of two).
+    #[arg(long, default_value_t = tb::pcie::MAX_READ_REQUEST_DEFAULT)]
+    pub pcie_max_read: u32,
+    /// PCIe read tags the card may have outstanding.
+    #[arg(long, default_value_t = tb::pcie::READ_TAGS_DEFAULT)]
+    pub pcie_tags: u32,
     /// Give up after this much simulated time.
     #[arg(long, value_parser = parse_duration, default_value = "5ms")]
     pub time_limit: proto::time::Duration,
@@ -156,6 +185,9 @@ pub struct PerfReport {
     pub mode: Mode,
     pub endpoints: Endpoints,
     pub endpoints_desc: &'static str,
+    pub host: Host,
+    /// The host's parameters, in words.
+    pub host_desc: String,
     pub size: u64,
     pub iters: u32,
     pub tx_depth: u32,
@@ -168,6 +200,10 @@ pub struct PerfReport {
     /// First post to last completion, simulated.
     pub sim_time_us: f64,
     pub bandwidth_gbps: f64,
+    /// The payload rate 100 GbE allows for this size and MTU in MRC 1.0
+    /// framing over IPv6 ([`wire_limit_gbps`]), and the run's share of it.
+    pub wire_limit_gbps: f64,
+    pub wire_ratio: f64,
     pub msg_rate_mps: f64,
     /// Post to send completion (the ACK is back), per WRITE.
     pub latency: Option<Latency>,
@@ -183,6 +219,9 @@ pub struct PerfReport {
     /// B (responder side; empty in loopback, where A is both).
     pub counters_a: Vec<(String, u32)>,
     pub counters_b: Vec<(String, u32)>,
+    /// What each card's PCIe link carried (with `--host gen3x16`).
+    pub pcie_a: Option<PcieReport>,
+    pub pcie_b: Option<PcieReport>,
     pub cycles: u64,
     pub wall_s: f64,
     pub cycles_per_s: f64,
@@ -190,6 +229,101 @@ pub struct PerfReport {
     pub data_ok: bool,
     pub errors: Vec<String>,
     pub ok: bool,
+}
+
+/// Ethernet's FCS, preamble with start delimiter, and inter-frame gap.
+const ETH_FCS: u64 = 4;
+const ETH_PREAMBLE_AND_GAP: u64 = 8 + 12;
+/// The Ethernet line the wire limit is computed for, Gb/s.
+const LINE_GBPS: f64 = 100.0;
+
+/// Bytes an MRC 1.0 WRITE packet adds to its payload on the wire over
+/// IPv6 (docs/hw/microarchitecture.md, section 1): 126.
+fn mrc10_wire_overhead() -> u64 {
+    use proto::wire::{ethernet, frame::ICRC_LEN, ipv6, mrc10, reth, udp};
+    (ethernet::HEADER_LEN
+        + ipv6::HEADER_LEN
+        + udp::HEADER_LEN
+        + mrc10::bth::HEADER_LEN
+        + mrc10::meth::HEADER_LEN
+        + mrc10::tseth::HEADER_LEN
+        + reth::HEADER_LEN
+        + ICRC_LEN) as u64
+        + ETH_FCS
+        + ETH_PREAMBLE_AND_GAP
+}
+
+/// The payload rate 100 GbE carries for `size`-byte WRITEs cut into
+/// `mtu`-byte packets in MRC 1.0 framing over IPv6: the wire limit the
+/// run's bandwidth is measured against.
+pub fn wire_limit_gbps(size: u64, mtu: u32) -> f64 {
+    let packets = size.div_ceil(u64::from(mtu)).max(1);
+    // Payloads are padded to 4 bytes (the BTH pad count); the MTU is a
+    // power of two, so only the last packet's can need it.
+    let last = size - (packets - 1) * u64::from(mtu);
+    let pad = (4 - last % 4) % 4;
+    let wire = size + pad + packets * mrc10_wire_overhead();
+    LINE_GBPS * size as f64 / wire as f64
+}
+
+/// What one card's PCIe link carried in a run.
+#[derive(Debug, Serialize)]
+pub struct PcieReport {
+    pub read_requests: u64,
+    pub completions: u64,
+    pub write_tlps: u64,
+    /// Cycles a read waited for a free tag.
+    pub tag_wait_cycles: u64,
+    /// Payload read and written by the card, Gb/s over the run.
+    pub read_gbps: f64,
+    pub write_gbps: f64,
+}
+
+/// The PCIe link of `--host gen3x16` with the run's options.
+fn pcie_config(a: &PerfArgs) -> PcieConfig {
+    PcieConfig {
+        max_payload: a.pcie_max_payload,
+        max_read_request: a.pcie_max_read,
+        read_tags: a.pcie_tags,
+        read_latency_ps: a.dma_latency.as_ps(),
+        ..PcieConfig::gen3_x16()
+    }
+}
+
+fn host_desc(a: &PerfArgs) -> String {
+    match a.host {
+        Host::Gen3x16 => {
+            let c = pcie_config(a);
+            format!(
+                "PCIe 3.0 x16: {:.2} GB/s each way, {:.2} GB/s of payload in {} B TLPs (+{} B), \
+                 {} B read requests, {} tags, {} ns read latency",
+                c.link_bytes_per_s() / 1e9,
+                c.payload_bytes_per_s() / 1e9,
+                c.max_payload,
+                c.tlp_overhead,
+                c.max_read_request,
+                c.read_tags,
+                c.read_latency_ps / 1000
+            )
+        }
+        Host::Ideal => format!(
+            "ideal: {} ns read latency, {} reads outstanding, a 64 B beat per cycle each way",
+            a.dma_latency.as_ps() / 1000,
+            tb::dma::IDEAL_READS_OUTSTANDING
+        ),
+    }
+}
+
+fn pcie_report(c: Option<PcieCounters>, read: u64, written: u64, sim_ns: f64) -> Option<PcieReport> {
+    let gbps = |b: u64| if sim_ns > 0.0 { b as f64 * 8.0 / sim_ns } else { 0.0 };
+    c.map(|c| PcieReport {
+        read_requests: c.read_requests,
+        completions: c.completions,
+        write_tlps: c.write_tlps,
+        tag_wait_cycles: c.tag_waits,
+        read_gbps: gbps(read),
+        write_gbps: gbps(written),
+    })
 }
 
 fn check(a: &PerfArgs) -> Result<(), PerfError> {
@@ -226,6 +360,9 @@ fn check(a: &PerfArgs) -> Result<(), PerfError> {
     }
     if a.loss > 0.0 && a.endpoints == Endpoints::Loopback {
         return usage("--loss needs --endpoints fabric");
+    }
+    if let Err(e) = pcie_config(a).validate() {
+        return usage(&format!("--pcie-*: {e}"));
     }
     if (a.size as u128) * u128::from(a.qps) > 1 << 32 {
         return usage("--size x --qps must fit in 4 GiB of simulated host memory");
@@ -316,7 +453,15 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
             rx_valid: Stall::NEVER,
             dma: DmaTiming {
                 ready: Stall::NEVER,
-                read_latency: (dma_cycles, dma_cycles),
+                host: match a.host {
+                    Host::Gen3x16 => DmaHost::Pcie {
+                        link: pcie_config(a),
+                        cycle_ps: ns_per_cycle * 1000.0,
+                    },
+                    Host::Ideal => DmaHost::Ideal {
+                        read_latency: (dma_cycles, dma_cycles),
+                    },
+                },
             },
             axil_ready: Stall::NEVER,
         },
@@ -620,6 +765,18 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     };
     let counters_a = nonzero(&ctx_a);
     let counters_b = if fabric { nonzero(&ctx_b) } else { Vec::new() };
+    // The link's figures over the whole run (setup included, which moves
+    // a few descriptors), per simulated time of the measured part.
+    let pcie_of = |d: &CosimDevice| {
+        d.with_nic(|nic| {
+            let l = nic.dma.link.as_ref().map(|l| l.counters);
+            pcie_report(l, nic.dma.bytes_read, nic.dma.bytes_written, sim_ns)
+        })
+    };
+    let bandwidth_gbps = if sim_ns > 0.0 { bytes as f64 * 8.0 / sim_ns } else { 0.0 };
+    let wire_limit = wire_limit_gbps(size, a.mtu);
+    let pcie_a = pcie_of(&dev_a);
+    let pcie_b = if fabric { pcie_of(&dev_b) } else { None };
     let report = PerfReport {
         mode: a.mode,
         endpoints: a.endpoints,
@@ -628,6 +785,8 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         } else {
             "QP pairs of one card in loopback (fault_inject)"
         },
+        host: a.host,
+        host_desc: host_desc(a),
         size,
         iters: a.iters,
         tx_depth: depth,
@@ -638,7 +797,9 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         completed,
         bytes,
         sim_time_us: sim_ns / 1000.0,
-        bandwidth_gbps: if sim_ns > 0.0 { bytes as f64 * 8.0 / sim_ns } else { 0.0 },
+        bandwidth_gbps,
+        wire_limit_gbps: wire_limit,
+        wire_ratio: bandwidth_gbps / wire_limit,
         msg_rate_mps: if sim_ns > 0.0 {
             completed as f64 * 1000.0 / sim_ns
         } else {
@@ -652,6 +813,8 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         frames_lost: lost,
         counters_a,
         counters_b,
+        pcie_a,
+        pcie_b,
         cycles,
         wall_s,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
@@ -734,6 +897,7 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
         }
     );
     println!("endpoints: {}", r.endpoints_desc);
+    println!("host: {}", r.host_desc);
     println!();
     println!(
         "{:>10} {:>7} {:>5} {:>4} {:>4} {:>6}",
@@ -752,7 +916,12 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
         "simulated time   {:.2} us (first post to last completion)",
         r.sim_time_us
     );
-    println!("bandwidth        {:.3} Gb/s", r.bandwidth_gbps);
+    println!(
+        "bandwidth        {:.3} Gb/s, {:.1}% of the wire limit ({:.2} Gb/s: 100 GbE, MRC 1.0 frames over IPv6)",
+        r.bandwidth_gbps,
+        100.0 * r.wire_ratio,
+        r.wire_limit_gbps
+    );
     println!("message rate     {:.4} M/s", r.msg_rate_mps);
     if let Some(l) = &r.latency {
         println!(
@@ -774,6 +943,15 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
             println!("counters {card}       {}", list.join(", "));
         }
     }
+    for (card, p) in [("A", &r.pcie_a), ("B", &r.pcie_b)] {
+        if let Some(p) = p {
+            println!(
+                "PCIe {card}           read {:.1} Gb/s, written {:.1} Gb/s; {} read requests, {} completions, \
+                 {} write TLPs; {} cycles waiting for a tag",
+                p.read_gbps, p.write_gbps, p.read_requests, p.completions, p.write_tlps, p.tag_wait_cycles
+            );
+        }
+    }
     for e in &r.errors {
         println!("error: {e}");
     }
@@ -789,4 +967,30 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
             "FAILED"
         }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The figures of docs/hw/microarchitecture.md, section 1.
+    #[test]
+    fn wire_limits_match_the_design_pages_table() {
+        assert_eq!(mrc10_wire_overhead(), 126);
+        let near = |a: f64, b: f64| (a - b).abs() < 0.05;
+        assert!(
+            near(wire_limit_gbps(4096, 4096), 97.0),
+            "{}",
+            wire_limit_gbps(4096, 4096)
+        );
+        assert!(near(wire_limit_gbps(65536, 4096), 97.0));
+        assert!(
+            near(wire_limit_gbps(65536, 1024), 89.0),
+            "{}",
+            wire_limit_gbps(65536, 1024)
+        );
+        assert!(near(wire_limit_gbps(64, 4096), 33.7), "{}", wire_limit_gbps(64, 4096));
+        // A 2-byte WRITE pads to 4.
+        assert!(near(wire_limit_gbps(2, 4096), 100.0 * 2.0 / 132.0));
+    }
 }

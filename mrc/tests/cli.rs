@@ -524,6 +524,62 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
     );
 }
 
+/// The PCIe host (`--host gen3x16`, the default) bounds what the card
+/// reads: with one tag of 512 B and 2 us per read, no more than 512 B per
+/// 2 us (2.05 Gb/s), while the ideal host with the same latency moves
+/// several times that; the link's counters add up.
+#[test]
+fn perf_on_the_pcie_host_is_bounded_by_its_tags_and_latency() {
+    if verilated::skip_without_verilator("mrc perf") {
+        return;
+    }
+    let args = [
+        "--size",
+        "8KiB",
+        "--iters",
+        "4",
+        "--tx-depth",
+        "2",
+        "--mtu",
+        "4096",
+        "--dma-latency",
+        "2us",
+        "--time-limit",
+        "20ms",
+    ];
+    let (code, p) = json_perf(&[&args[..], &["--pcie-tags", "1"]].concat());
+    assert_eq!(code, Some(0), "{p:#}");
+    assert_eq!(p["host"], "gen3x16");
+    let gbps = p["bandwidth_gbps"].as_f64().unwrap();
+    let bound = 512.0 * 8.0 / 2000.0;
+    assert!(
+        gbps > 0.0 && gbps <= bound,
+        "{gbps} Gb/s above one tag's {bound}: {p:#}"
+    );
+    // Card A reads (payload, descriptors), card B writes (placement).
+    let (a, b) = (&p["pcie_a"], &p["pcie_b"]);
+    assert!(a["tag_wait_cycles"].as_u64().unwrap() > 0, "{a:#}");
+    assert!(a["read_gbps"].as_f64().unwrap() <= bound, "{a:#}");
+    // 32 KiB sent at least once: 64 requests of 512 B, each two
+    // completions of 256 B.
+    let reqs = a["read_requests"].as_u64().unwrap();
+    assert!(reqs >= 64, "{a:#}");
+    assert!(a["completions"].as_u64().unwrap() >= 2 * 64, "{a:#}");
+    assert!(b["write_tlps"].as_u64().unwrap() >= 32 * 1024 / 256, "{b:#}");
+    assert_eq!(b["read_requests"], 0, "{b:#}");
+    let ratio = p["wire_ratio"].as_f64().unwrap();
+    assert!(
+        (ratio * p["wire_limit_gbps"].as_f64().unwrap() - gbps).abs() < 1e-9,
+        "{p:#}"
+    );
+
+    let (code, i) = json_perf(&[&args[..], &["--host", "ideal"]].concat());
+    assert_eq!(code, Some(0), "{i:#}");
+    assert!(i["pcie_a"].is_null(), "{i:#}");
+    let ideal = i["bandwidth_gbps"].as_f64().unwrap();
+    assert!(ideal > 3.0 * gbps, "ideal {ideal} vs one tag {gbps}");
+}
+
 #[test]
 fn perf_refuses_bad_options() {
     for args in [
@@ -535,6 +591,9 @@ fn perf_refuses_bad_options() {
         &["--iters", "0"],
         &["--loss", "1.5"],
         &["--endpoints", "loopback", "--loss", "0.1"],
+        &["--pcie-max-payload", "100"],
+        &["--pcie-max-read", "8192"],
+        &["--pcie-tags", "0"],
     ] {
         let out = mrc().arg("perf").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

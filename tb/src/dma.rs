@@ -1,10 +1,15 @@
 //! Host memory and the server of the core's DMA ports (the interface of
 //! `docs/hw/README.md`, the `hw::bus` DMA bundles): read requests
 //! (`dma_rd$req$*`) answered on the response stream (`dma_rd$rsp$*`)
-//! after a random latency, in order, byte `addr` in lane 0 of the first
-//! beat; writes (`dma_wr$req$*` then `dma_wr$beat$*` beats up to
-//! `dma_wr$beat$last`) applied byte by byte, lane 0 of the first beat at
-//! `addr`.
+//! in order, byte `addr` in lane 0 of the first beat; writes
+//! (`dma_wr$req$*` then `dma_wr$beat$*` beats up to `dma_wr$beat$last`)
+//! applied byte by byte, lane 0 of the first beat at `addr`.
+//!
+//! The host behind the ports ([`DmaHost`]) is either ideal (a random
+//! latency per read, 16 reads outstanding, a beat per cycle each way: the
+//! block and protocol tests) or a PCIe link ([`crate::pcie`]: its rate
+//! each way, TLP overheads, request size limits, tags, read latency: the
+//! performance runs).
 //!
 //! Protocol violations by the core (a write whose beats do not carry
 //! exactly `len` bytes, `last` in the wrong place, a non-contiguous keep
@@ -23,6 +28,7 @@ use std::collections::{BTreeMap, VecDeque};
 use verilated::{Model, PortId, VerilatedError};
 
 use crate::axis::BEAT;
+use crate::pcie::{Arrival, PcieConfig, PcieLink};
 use crate::rng::Rng;
 use crate::stall::Stall;
 
@@ -242,22 +248,42 @@ impl DmaPorts {
 pub struct DmaTiming {
     /// How often each ready / valid of the server is up.
     pub ready: Stall,
-    /// Read latency in cycles, uniform in this range.
-    pub read_latency: (u64, u64),
+    /// What answers the reads and takes the writes.
+    pub host: DmaHost,
+}
+
+/// Reads the ideal host keeps outstanding.
+pub const IDEAL_READS_OUTSTANDING: usize = 16;
+
+/// The host behind the DMA ports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DmaHost {
+    /// Each read answered after a latency in cycles drawn uniformly from
+    /// the range, [`IDEAL_READS_OUTSTANDING`] at a time; data a beat per
+    /// cycle each way.
+    Ideal { read_latency: (u64, u64) },
+    /// A PCIe link ([`crate::pcie`]); `cycle_ps` converts the core's
+    /// cycles to the link's time.
+    Pcie { link: PcieConfig, cycle_ps: f64 },
 }
 
 impl Default for DmaTiming {
     fn default() -> Self {
         DmaTiming {
             ready: Stall::go_percent(80),
-            read_latency: (8, 40),
+            host: DmaHost::Ideal { read_latency: (8, 40) },
         }
     }
 }
 
 #[derive(Clone, Debug)]
 struct PendingRead {
+    /// Cycle from which the beats are available (the ideal host).
     due: u64,
+    /// When each completion arrives (the PCIe host); empty for the ideal
+    /// host. A beat is available once the completion holding its last
+    /// byte has arrived.
+    arrivals: Vec<Arrival>,
     addr: u64,
     len: u64,
     tag: u64,
@@ -286,6 +312,8 @@ pub struct DmaServer<M = HostMemory> {
     wr_req_ready: bool,
     wr_data_ready: bool,
     write: Option<PendingWrite>,
+    /// The PCIe link's state (with [`DmaHost::Pcie`]).
+    pub link: Option<PcieLink>,
     cycle: u64,
     pub reads_done: u64,
     pub writes_done: u64,
@@ -305,6 +333,10 @@ impl DmaServer {
 
 impl<M: DmaMemory> DmaServer<M> {
     pub fn with_memory(ports: DmaPorts, timing: DmaTiming, mem: M) -> DmaServer<M> {
+        let link = match timing.host {
+            DmaHost::Pcie { link, .. } => Some(PcieLink::new(link)),
+            DmaHost::Ideal { .. } => None,
+        };
         DmaServer {
             ports,
             timing,
@@ -315,6 +347,7 @@ impl<M: DmaMemory> DmaServer<M> {
             wr_req_ready: false,
             wr_data_ready: false,
             write: None,
+            link,
             cycle: 0,
             reads_done: 0,
             writes_done: 0,
@@ -334,12 +367,41 @@ impl<M: DmaMemory> DmaServer<M> {
         len.div_ceil(BEAT as u64).max(1)
     }
 
+    /// The current cycle's time on the link, ps.
+    fn now_ps(&self) -> f64 {
+        match self.timing.host {
+            DmaHost::Pcie { cycle_ps, .. } => self.cycle as f64 * cycle_ps,
+            DmaHost::Ideal { .. } => 0.0,
+        }
+    }
+
+    /// Whether the head read's next beat has arrived.
+    fn head_due(&self) -> bool {
+        let Some(r) = self.reads.front() else {
+            return false;
+        };
+        if self.link.is_none() {
+            return r.due <= self.cycle;
+        }
+        let end = ((r.beat + 1) * BEAT as u64).min(r.len);
+        let now = self.now_ps();
+        // Completions arrive in order: the first one reaching `end`.
+        r.arrivals.iter().find(|a| a.end >= end).is_some_and(|a| a.at_ps <= now)
+    }
+
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
         let stall = self.timing.ready;
-        self.rd_req_ready = self.reads.len() < 16 && stall.go(rng);
+        let now = self.now_ps();
+        let room = match self.link.as_mut() {
+            None => self.reads.len() < IDEAL_READS_OUTSTANDING,
+            // Counted as a wait only while a request is offered.
+            Some(link) => !m.get_bit(self.ports.rd_req_valid) || link.can_read(now),
+        };
+        self.rd_req_ready = room && stall.go(rng);
         m.set(self.ports.rd_req_ready, u64::from(self.rd_req_ready));
-        // Response: the head read once due; valid stays up until taken.
-        let head_due = self.reads.front().is_some_and(|r| r.due <= self.cycle);
+        // Response: the head read's next beat once it has arrived; valid
+        // stays up until taken.
+        let head_due = self.head_due();
         self.rsp_valid = stall.offer(self.rsp_valid, head_due, rng);
         m.set(self.ports.rd_rsp_valid, u64::from(self.rsp_valid));
         if let Some(r) = self.reads.front_mut() {
@@ -361,20 +423,30 @@ impl<M: DmaMemory> DmaServer<M> {
         }
         self.wr_req_ready = self.write.is_none() && stall.go(rng);
         m.set(self.ports.wr_req_ready, u64::from(self.wr_req_ready));
-        self.wr_data_ready = stall.go(rng);
+        let link_free = self.link.as_ref().is_none_or(|l| l.write_ready(now));
+        self.wr_data_ready = link_free && stall.go(rng);
         m.set(self.ports.wr_data_ready, u64::from(self.wr_data_ready));
     }
 
     pub fn observe(&mut self, m: &Model, rng: &mut Rng) {
         let p = self.ports;
+        let now = self.now_ps();
         if self.rd_req_ready && m.get_bit(p.rd_req_valid) {
-            let (lo, hi) = self.timing.read_latency;
             let len = m.get(p.rd_req_len);
             if len == 0 {
                 self.errors.push(format!("cycle {}: read of length 0", self.cycle));
             } else {
+                let (due, arrivals) = match (self.link.as_mut(), self.timing.host) {
+                    (Some(link), _) => (0, link.read(now, len)),
+                    (None, DmaHost::Ideal { read_latency: (lo, hi) }) => {
+                        (self.cycle + lo + rng.below(hi.saturating_sub(lo) + 1), Vec::new())
+                    }
+                    // (`with_memory` gives a PCIe host its link.)
+                    (None, DmaHost::Pcie { .. }) => (self.cycle, Vec::new()),
+                };
                 self.reads.push_back(PendingRead {
-                    due: self.cycle + lo + rng.below(hi.saturating_sub(lo) + 1),
+                    due,
+                    arrivals,
                     addr: m.get(p.rd_req_addr),
                     len,
                     tag: m.get(p.rd_req_tag),
@@ -398,6 +470,9 @@ impl<M: DmaMemory> DmaServer<M> {
             let len = m.get(p.wr_req_len);
             if len == 0 {
                 self.errors.push(format!("cycle {}: write of length 0", self.cycle));
+            }
+            if let Some(link) = self.link.as_mut() {
+                link.write_begin();
             }
             self.write = Some(PendingWrite {
                 addr: m.get(p.wr_req_addr),
@@ -430,6 +505,9 @@ impl<M: DmaMemory> DmaServer<M> {
                     }
                     w.done += n;
                     self.bytes_written += n;
+                    if let Some(link) = self.link.as_mut() {
+                        link.write(now, n as u32);
+                    }
                     let (len, done) = (w.len, w.done);
                     if last {
                         if done != len {

@@ -12,6 +12,8 @@
 //! * [`dma`]: host memory and the server of the core's transaction-level
 //!   DMA read and write ports, with random latency and stalls, which also
 //!   checks the protocol (lengths, `last`, keep masks).
+//! * [`pcie`]: the PCIe link and host behind the DMA ports in
+//!   performance runs (rates, TLP overheads, size limits, tags, latency).
 //! * [`axil`]: AXI-Lite master for the CSRs.
 //! * [`stall`]: the pause and back-pressure generator of every stream
 //!   handshake (AXI-Stream, AXI-Lite, DMA, and the block tests' ports).
@@ -24,6 +26,7 @@ pub mod axil;
 pub mod axis;
 pub mod dma;
 pub mod lockstep;
+pub mod pcie;
 pub mod rng;
 pub mod stall;
 
