@@ -1104,18 +1104,17 @@ impl Logic for Requester {
         // pick is served again: the RAM read may have had the older value).
         self.pend_set_db.next = 0.into();
         if self.db_valid.val() {
-            self.pend_set_db.next = self.one_qp.val() << bit_cast::<{ QPS }, { QP_BITS }>(self.db_qp.val());
+            self.pend_set_db.next = self.one_qp.val() << self.db_qp.val();
         }
         self.pend_set_rq.next = 0.into();
         if self.requeue.val() {
-            self.pend_set_rq.next = self.one_qp.val() << bit_cast::<{ QPS }, { QP_BITS }>(self.cur_qp.q.val());
+            self.pend_set_rq.next = self.one_qp.val() << self.cur_qp.q.val();
         }
         self.pend_clr.next = 0.into();
         if self.pick.val() {
-            self.pend_clr.next = self.one_qp.val() << bit_cast::<{ QPS }, { QP_BITS }>(self.pick_qp.q.val());
+            self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
         }
-        self.pend.d.next =
-            (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
+        self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
 
         self.out_valid.next = self.o_valid.q.val();
         self.out_qp.next = self.o_qp.q.val();

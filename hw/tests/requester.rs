@@ -407,6 +407,8 @@ fn run(p: Params) -> Outcome {
         // Doorbells in flight: good ones (k, value), bad ones per QP.
         let mut db_good: Vec<(usize, u32)> = Vec::new();
         let mut db_bad = [0u32; 3];
+        // Bad doorbells rung after the last post (one per QP, in QP order).
+        let mut bad_tail = 0usize;
         let mut n_posted = 0usize;
         let mut dma_q: VecDeque<(u64, u64, u64, bool)> = VecDeque::new(); // beats: (addr, tag, ready cycle, last)
         let mut rtx_pending: Option<(usize, u32)> = None;
@@ -613,23 +615,21 @@ fn run(p: Params) -> Outcome {
                     let good_waits = db_good.iter().any(|&(kk, _)| kk == k);
                     if db_bad[k] > 0 {
                         // The bad doorbell's error record first.
-                    } else if p.bad && r.chance(7) {
-                        if !good_waits {
-                            // A doorbell beyond the ring: rejected whatever the
-                            // engine's consumer index is by then.
-                            let v = posted[k] + size + 1 + r.below(1000) as u32;
-                            x.db_valid.next = true;
-                            x.db_qp.next = (qp as u64).into();
-                            x.db_value.next = u64::from(v).into();
-                            db_bad[k] += 1;
-                            o.want_err.get_mut(&qp).unwrap().push(ErrRec {
-                                status: CqStatus::BadDoorbell as u8,
-                                opcode: 0,
-                                wr_id: 0,
-                                sq_index: v,
-                                len: 0,
-                            });
-                        }
+                    } else if p.bad && !good_waits && r.chance(20) {
+                        // A doorbell beyond the ring: rejected whatever the
+                        // engine's consumer index is by then.
+                        let v = posted[k] + size + 1 + r.below(1000) as u32;
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = u64::from(v).into();
+                        db_bad[k] += 1;
+                        o.want_err.get_mut(&qp).unwrap().push(ErrRec {
+                            status: CqStatus::BadDoorbell as u8,
+                            opcode: 0,
+                            wr_id: 0,
+                            sq_index: v,
+                            len: 0,
+                        });
                     } else if space > 0 {
                         let n = 1 + r.below(u64::from(space.min(6))) as u32;
                         for _ in 0..n {
@@ -671,6 +671,27 @@ fn run(p: Params) -> Outcome {
                             eprintln!("{cycle}: doorbell QP {qp} {}", posted[k]);
                         }
                         db_good.push((k, posted[k]));
+                    }
+                } else if p.bad && n_posted >= p.n_desc && bad_tail < 3 && r.chance(5) {
+                    // After the last post: a bad doorbell per QP once its
+                    // good ones are served (while descriptors are posted the
+                    // held QPs seldom have none waiting).
+                    let k = bad_tail;
+                    let (qp, _, ls, _, _) = SETUPS[k];
+                    if db_bad[k] == 0 && !db_good.iter().any(|&(kk, _)| kk == k) {
+                        let v = posted[k] + (1u32 << ls) + 1 + r.below(1000) as u32;
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = u64::from(v).into();
+                        db_bad[k] += 1;
+                        bad_tail += 1;
+                        o.want_err.get_mut(&qp).unwrap().push(ErrRec {
+                            status: CqStatus::BadDoorbell as u8,
+                            opcode: 0,
+                            wr_id: 0,
+                            sq_index: v,
+                            len: 0,
+                        });
                     }
                 }
             }
@@ -1008,7 +1029,7 @@ fn run(p: Params) -> Outcome {
             } else if p.directed {
                 phase == 22
             } else {
-                n_posted >= p.n_desc
+                n_posted >= p.n_desc && (!p.bad || bad_tail == 3)
             };
             if posted_all
                 && all_out
