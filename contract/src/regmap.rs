@@ -291,11 +291,6 @@ pub const COUNTERS: &[Counter] = &[
         doc: "doorbells rejected (beyond the ring, or QP disabled); stale ones, normal, are not counted",
     },
     Counter {
-        name: "req_db_overflow",
-        group: group::REQUESTER,
-        doc: "doorbells lost to a full doorbell FIFO",
-    },
-    Counter {
         name: "retx_drop",
         group: group::REQUESTER,
         doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)",

@@ -75,7 +75,6 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "cc_held",
     "req_bad_descriptor",
     "req_bad_doorbell",
-    "req_db_overflow",
     "retx_drop",
     "ev_event_lost",
     "ev_cfg_lost",
@@ -998,16 +997,15 @@ impl Logic for MrcCore {
                 (self.req.cnt_bad_opcode.val() | self.req.cnt_bad_flags.val() | self.req.cnt_bad_length.val()).into(),
             ) << 22)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_bad_doorbell.val().into()) << 23)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_overflow.val().into()) << 24)
             // A SACK acknowledging a PSN never sent is a dropped record too
             // (the counter's doc); without it a forged SACK left no trace.
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.cnt_drop.val() | self.retx.cnt_ack_unsent.val()).into()) << 25)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.cnt_drop.val() | self.retx.cnt_ack_unsent.val()).into()) << 24)
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
-            ) << 26)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 27)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 28)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 29)
+            ) << 25)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 26)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 27)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 28)
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 (self.rxpath.cnt_probe.val()
                     | self.rxpath.cnt_cnp.val()
@@ -1016,9 +1014,9 @@ impl Logic for MrcCore {
                     | self.rxpath.cnt_qp_range.val()
                     | self.rxpath.cnt_data_bad.val())
                 .into(),
-            ) << 30)
+            ) << 29)
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 (self.rxpath.cnt_join_full.val() | self.rxpath.cnt_join_lost.val() | self.rxpath.cnt_id_gap.val()).into(),
-            ) << 31);
+            ) << 30);
     }
 }

@@ -9,16 +9,19 @@
 //! a per-QP table of the last [`RTX_SLOTS`] messages. See
 //! `docs/hw/requester.md`.
 //!
-//! One engine serves one doorbell at a time: descriptors up to its
-//! producer index are fetched in batches of up to 8 per DMA read (one
-//! descriptor per 512-bit beat), and no more than the QP's free
-//! retransmit records: a record is free once the cumulative ACK (`una_*`)
-//! has passed its message. After a batch, a QP with descriptors left
-//! goes back to the doorbell FIFO's tail when another doorbell waits
-//! (round robin between QPs, batch by batch); a QP without a free record
-//! is held the same way (or re-checked when it is alone), so it blocks no
-//! other QP. While a message is being segmented the output carries one
-//! record per cycle.
+//! A doorbell stores its producer index in the QP's entry of a RAM and
+//! sets the QP's pending bit (a doorbell for a pending QP replaces the
+//! value: producer indices are absolute, so nothing is lost and there is
+//! no queue to fill). One engine serves one QP at a time, picked round
+//! robin from the pending set: descriptors up to its producer index are
+//! fetched in batches of up to 8 per DMA read (one descriptor per 512-bit
+//! beat), and no more than the QP's free retransmit records: a record is
+//! free once the cumulative ACK (`una_*`) has passed its message. After a
+//! batch, a QP with descriptors left sets its pending bit again when
+//! another QP is pending (round robin between QPs, batch by batch); a QP
+//! without a free record is held the same way (or re-checked when it is
+//! alone), so it blocks no other QP. While a message is being segmented
+//! the output carries one record per cycle.
 
 use contract::config::table;
 use contract::layout::sqe;
@@ -29,10 +32,11 @@ use crate::bus::DmaReadInitiator;
 use crate::bus::ConfigSink;
 
 use crate::contract_rows::{SqCtxRow, SqeRecord, TableId};
+use crate::ev_selector::FindNext;
 use crate::param::Param;
 
 mod words;
-pub use words::{DoorbellWord, RtxRecordWord, SqContextWord, SqStateWord};
+pub use words::{RtxRecordWord, SqContextWord, SqStateWord};
 
 /// Messages remembered per QP for retransmission (a ring of records). A
 /// record is reused only once the cumulative acknowledgement (`una_*`)
@@ -41,8 +45,12 @@ pub use words::{DoorbellWord, RtxRecordWord, SqContextWord, SqStateWord};
 /// engine waiting on it), so at most this many messages of a QP are in
 /// flight.
 pub const RTX_SLOTS: usize = 4;
-/// Doorbell FIFO depth (log2).
-pub const DB_FIFO_LOG2: usize = 4;
+/// QP number width: the engine serves `QPS` = 256 QPs (the doorbell
+/// window's, `contract::regmap::doorbell::QPS`), one pending bit each.
+pub const QP_BITS: usize = 8;
+/// QPs served (pending bits, RAM entries).
+pub const QPS: usize = 1 << QP_BITS;
+const _: () = assert!(QPS == contract::regmap::doorbell::QPS as usize);
 
 /// BTH opcodes on `out_opcode` (`proto::wire::Opcode`).
 pub mod opcode {
@@ -57,9 +65,10 @@ pub mod opcode {
 /// Engine states.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum ReqState {
-    /// A retransmit request first, else the next doorbell.
+    /// A retransmit request first, else the next pending QP.
     Idle,
-    /// The QP's context is on the RAM outputs: check the doorbell.
+    /// The QP's context and producer index are on the RAM outputs: check
+    /// the doorbell.
     Load,
     /// All fetched? Else size the next batch of descriptors.
     NextBatch,
@@ -163,28 +172,41 @@ pub struct Requester {
     pub cnt_bad_flags: Signal<Out, Bit>,
     pub cnt_bad_length: Signal<Out, Bit>,
     pub cnt_bad_doorbell: Signal<Out, Bit>,
-    pub cnt_db_overflow: Signal<Out, Bit>,
     pub cnt_bad_cfg: Signal<Out, Bit>,
     pub cnt_rtx_miss: Signal<Out, Bit>,
-    /// Pulse: doorbell value behind the consumer index (already served,
-    /// e.g. a re-queued one overtaken by a later doorbell): ignored.
+    /// Pulse: doorbell value behind the consumer index or the latest
+    /// producer index accepted for the QP (already served): ignored.
     pub cnt_db_stale: Signal<Out, Bit>,
     /// Pulse: the QP in service has descriptors left but all its
-    /// retransmit records hold unacknowledged messages (held: its doorbell
-    /// re-queued, or the engine checks again 2 cycles later). Repeats while
-    /// it stays held.
+    /// retransmit records hold unacknowledged messages (held: its pending
+    /// bit set again, or the engine checks again 2 cycles later). Repeats
+    /// while it stays held.
     pub cnt_sq_held: Signal<Out, Bit>,
     // Storage.
-    /// Doorbell FIFO: {value, qp} in a 16-entry RAM; 5-bit pointers (the
-    /// extra bit tells full from empty). An entry is readable one cycle
-    /// after its write (`db_wr_d`), so the RAM's registered read never
-    /// returns a slot in the cycle it is written.
-    db_ram: RAM<DoorbellWord, DB_FIFO_LOG2>,
-    db_wr: DFF<Bits<5>>,
-    /// The current doorbell has had a batch (LOAD clears, REQ sets).
+    /// Per QP: the producer index of its latest doorbell (written by
+    /// every doorbell, the RAM's only writer; read when the QP is picked).
+    pi_ram: RAM<Bits<32>, QP_BITS>,
+    /// Per QP: a doorbell (or the engine's round robin or hold) waits to
+    /// be served. Set by a doorbell and by the engine's re-queue, cleared
+    /// by a pick; a set in the cycle of the pick wins.
+    pend: DFF<Bits<QPS>>,
+    /// Round robin: bit k set iff QP k is at or before the last QP
+    /// picked (`FindNext`'s rotation mask).
+    rr_done: DFF<Bits<QPS>>,
+    /// The next pick, registered (from `pend` and `rr_done` a cycle
+    /// earlier, so the search's logic levels end at a register): a QP, its
+    /// `rr_done` after the pick, and whether any QP is pending. Never
+    /// stale when used: a pick clears one bit and IDLE comes back at the
+    /// earliest two cycles later, after one recomputation.
+    pick_qp: DFF<Bits<QP_BITS>>,
+    pick_done: DFF<Bits<QPS>>,
+    pick_any: DFF<Bit>,
+    find: FindNext<QPS, QP_BITS>,
+    /// LOAD was entered from a pick: the producer index is the RAM's (else
+    /// `cur_pi`, a re-check of the QP in service).
+    ld_new: DFF<Bit>,
+    /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
-    db_wr_d: DFF<Bits<5>>,
-    db_rd: DFF<Bits<5>>,
     /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
     /// [66:63] log2 MTU (8..=13), [67] enable.
     ctx_ram: RAM<SqContextWord, 8>,
@@ -301,7 +323,6 @@ pub struct Requester {
     k_bad_flags: DFF<Bit>,
     k_bad_length: DFF<Bit>,
     k_bad_doorbell: DFF<Bit>,
-    k_db_overflow: DFF<Bit>,
     k_bad_cfg: DFF<Bit>,
     k_rtx_miss: DFF<Bit>,
     k_db_stale: DFF<Bit>,
@@ -317,6 +338,8 @@ pub struct Requester {
     out_free: Signal<Local, Bit>,
     ld_log2size: Signal<Local, Bits<5>>,
     ld_ci: Signal<Local, Bits<32>>,
+    /// LOAD: the producer index checked (the RAM's after a pick).
+    ld_pi: Signal<Local, Bits<32>>,
     db_diff: Signal<Local, Bits<32>>,
     seq_bit: Signal<Local, Bits<4>>,
     s_last: Signal<Local, Bit>,
@@ -330,7 +353,7 @@ pub struct Requester {
     /// Consumer index written back: + 1 in COMMIT, as is in NEXT.
     dyn_ci: Signal<Local, Bits<32>>,
     /// LOAD: latest accepted producer index minus this doorbell's (a
-    /// positive 32-bit difference: superseded).
+    /// positive 32-bit difference: behind it, stale).
     ld_sup: Signal<Local, Bits<32>>,
     /// LOAD: the QP's una and, per slot, `una - end` in 24 bits (a Local:
     /// an inline difference would be evaluated at 32 bits in Verilog) and
@@ -372,12 +395,15 @@ pub struct Requester {
     nb1: Signal<Local, Bits<4>>,
     nb: Signal<Local, Bits<4>>,
     after_msg: Signal<Local, ReqState>,
-    db_used: Signal<Local, Bits<5>>,
-    db_full: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
-    db_avail: Signal<Local, Bit>,
-    db_pop: Signal<Local, Bit>,
-    db_rd_next: Signal<Local, Bits<5>>,
+    /// IDLE takes the registered pick (clears its pending bit).
+    pick: Signal<Local, Bit>,
+    /// The pending set's next value: a doorbell's bit and a re-queue's
+    /// bit set, the pick's cleared (a set wins).
+    pend_set_db: Signal<Local, Bits<QPS>>,
+    pend_set_rq: Signal<Local, Bits<QPS>>,
+    pend_clr: Signal<Local, Bits<QPS>>,
+    one_qp: Signal<Local, Bits<QPS>>,
 }
 
 impl Logic for Requester {
@@ -450,14 +476,16 @@ impl Logic for Requester {
             k_bad_flags,
             k_bad_length,
             k_bad_doorbell,
-            k_db_overflow,
             k_bad_cfg,
             k_rtx_miss,
             batch_n,
             beats_left,
-            db_wr,
-            db_wr_d,
-            db_rd,
+            pend,
+            rr_done,
+            pick_qp,
+            pick_done,
+            pick_any,
+            ld_new,
             served,
             k_db_stale,
             m_valid,
@@ -477,8 +505,9 @@ impl Logic for Requester {
             k_sq_held
         );
         self.one32.next = 1.into();
-        self.db_ram.read_clock.next = self.clock.val();
-        self.db_ram.write_clock.next = self.clock.val();
+        self.one_qp.next = 1.into();
+        self.pi_ram.read_clock.next = self.clock.val();
+        self.pi_ram.write_clock.next = self.clock.val();
         self.ctx_ram.read_clock.next = self.clock.val();
         self.ctx_ram.write_clock.next = self.clock.val();
         self.dyn_ram.read_clock.next = self.clock.val();
@@ -490,43 +519,36 @@ impl Logic for Requester {
         self.qerr_ram.read_clock.next = self.clock.val();
         self.qerr_ram.write_clock.next = self.clock.val();
 
-        // Doorbells go straight into the FIFO; a full FIFO drops (the
-        // producer index is absolute, so a later doorbell recovers).
-        // Occupancy through a 5-bit signal: in the emitted Verilog a
-        // `(wr - rd) == 32'h10` compare is 32 bits wide and misses a full
-        // FIFO once the write pointer has wrapped (wr 1, rd 17).
-        self.db_used.next = self.db_wr.q.val() - self.db_rd.q.val();
-        self.db_full.next = self.db_used.val() == 16;
-        self.db_avail.next = self.db_wr_d.q.val() != self.db_rd.q.val();
-        self.db_ram.write_address.next = bit_cast::<4, 5>(self.db_wr.q.val());
-        self.db_ram.write_data.next.qp = self.db_qp.val();
-        self.db_ram.write_data.next.pi = self.db_value.val();
-        self.db_ram.write_enable.next = self.db_valid.val() & !self.db_full.val();
-        if self.db_valid.val() & !self.db_full.val() {
-            self.db_wr.d.next = self.db_wr.q.val() + 1;
-        }
-        self.db_wr_d.d.next = self.db_wr.q.val();
-        self.k_db_overflow.d.next = self.db_valid.val() & self.db_full.val();
+        // Doorbells: the producer index into the QP's RAM entry, its
+        // pending bit set (below). Nothing to fill: a doorbell for a QP
+        // already pending replaces the value (producer indices are
+        // absolute: the latest one covers the earlier ones' work).
+        self.pi_ram.write_address.next = self.db_qp.val();
+        self.pi_ram.write_data.next = self.db_value.val();
+        self.pi_ram.write_enable.next = self.db_valid.val();
+        self.pi_ram.read_address.next = self.cur_qp.q.val();
+        // The round-robin search, registered: the first pending QP after
+        // the last one picked (wrapping).
+        self.find.bits.next = self.pend.q.val();
+        self.find.done.next = self.rr_done.q.val();
+        self.pick_qp.d.next = self.find.idx.val();
+        self.pick_done.d.next = self.find.next_done.val();
+        self.pick_any.d.next = self.find.any.val();
         // Round robin between QPs, one batch at a time: after a batch, a QP
-        // with descriptors left goes back to the FIFO's tail as {pi, qp}
-        // when another doorbell waits, the FIFO has room and no doorbell
-        // is being written (the RAM's one write port); otherwise it keeps
-        // the engine. A held QP (no free retransmit record) goes back the
-        // same way even before its first batch, so it never blocks others.
+        // with descriptors left sets its pending bit again when another QP
+        // is pending (`pick_any`: then IDLE picks the next one after it);
+        // otherwise it keeps the engine. A held QP (no free retransmit
+        // record) goes back the same way even before its first batch, so
+        // it never blocks others. Its producer index stays in the RAM (or
+        // a newer doorbell's replaced it), and LOAD falls back to the
+        // latest accepted one if that value is stale or bad.
         self.held.next = self.cur_free.q.val() == 0;
         self.requeue.next = (self.state.q.val() == ReqState::NextBatch)
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
             & (self.served.q.val() | self.held.val())
-            & self.db_avail.val()
-            & !self.db_full.val()
-            & !self.db_valid.val();
-        if self.requeue.val() {
-            self.db_ram.write_data.next.qp = self.cur_qp.q.val();
-            self.db_ram.write_data.next.pi = self.cur_pi.q.val();
-            self.db_ram.write_enable.next = true;
-            self.db_wr.d.next = self.db_wr.q.val() + 1;
-        }
-        self.db_pop.next = false;
+            & self.pick_any.q.val();
+        self.pick.next = false;
+        self.ld_new.d.next = false;
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
         // log2 size <= 16, log2 MTU 8..=13) as contract::layout::SqContext.
@@ -670,8 +692,12 @@ impl Logic for Requester {
         // LOAD locals.
         self.ld_log2size.next = self.ctx_ram.read_data.val().log2_size;
         self.ld_ci.next = self.dyn_ram.read_data.val().ci;
-        self.db_diff.next = self.cur_pi.q.val() - self.ld_ci.val();
-        self.ld_sup.next = self.dyn_ram.read_data.val().latest_pi - self.cur_pi.q.val();
+        self.ld_pi.next = self.cur_pi.q.val();
+        if self.ld_new.q.val() {
+            self.ld_pi.next = self.pi_ram.read_data.val();
+        }
+        self.db_diff.next = self.ld_pi.val() - self.ld_ci.val();
+        self.ld_sup.next = self.dyn_ram.read_data.val().latest_pi - self.ld_pi.val();
         // Records in use: valid slots whose message does not end at or
         // before una (una - end negative, serially).
         self.ld_una.next = self.una_ram.read_data.val();
@@ -735,7 +761,7 @@ impl Logic for Requester {
 
         match self.state.q.val() {
             ReqState::Idle => {
-                // IDLE: a retransmit first, else the next doorbell.
+                // IDLE: a retransmit first, else the next pending QP.
                 self.rtx_ready.next = true;
                 if self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
@@ -744,14 +770,16 @@ impl Logic for Requester {
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
                     self.state.d.next = ReqState::RtxContext;
-                } else if self.db_avail.val() {
-                    self.db_pop.next = true;
-                    self.cur_qp.d.next = self.db_ram.read_data.val().qp;
-                    self.cur_pi.d.next = self.db_ram.read_data.val().pi;
-                    self.ctx_ram.read_address.next = self.db_ram.read_data.val().qp;
-                    self.dyn_ram.read_address.next = self.db_ram.read_data.val().qp;
-                    self.una_ram.read_address.next = self.db_ram.read_data.val().qp;
-                    self.qerr_ram.read_address.next = self.db_ram.read_data.val().qp;
+                } else if self.pick_any.q.val() {
+                    self.pick.next = true;
+                    self.ld_new.d.next = true;
+                    self.cur_qp.d.next = self.pick_qp.q.val();
+                    self.pi_ram.read_address.next = self.pick_qp.q.val();
+                    self.ctx_ram.read_address.next = self.pick_qp.q.val();
+                    self.dyn_ram.read_address.next = self.pick_qp.q.val();
+                    self.una_ram.read_address.next = self.pick_qp.q.val();
+                    self.qerr_ram.read_address.next = self.pick_qp.q.val();
+                    self.rr_done.d.next = self.pick_done.q.val();
                     self.state.d.next = ReqState::Load;
                 }
             }
@@ -771,24 +799,29 @@ impl Logic for Requester {
                 self.cur_end3.d.next = self.dyn_ram.read_data.val().end3;
                 self.cur_free.d.next = self.ld_free.val();
                 self.served.d.next = false;
+                self.cur_pi.d.next = self.ld_pi.val();
                 if self.ctx_ram.read_data.val().enable
                     & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
                 {
                     // Behind the consumer index (pi - ci >= 2^31), or behind the
-                    // latest producer index accepted for the QP (whose doorbell
-                    // is in service or queued: a held QP keeps one doorbell in
-                    // the FIFO, not one per ring): stale.
+                    // latest producer index accepted for the QP: stale. The QP
+                    // goes on to the accepted one (work a re-queue left).
                     self.k_db_stale.d.next = true;
-                    self.state.d.next = ReqState::Idle;
+                    self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
+                    self.state.d.next = ReqState::NextBatch;
                 } else if !self.ctx_ram.read_data.val().enable
                     | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
                 {
-                    self.e_ret.d.next = ReqState::Idle;
+                    // Rejected; the QP goes on to the latest producer index
+                    // accepted for it (work a re-queue left; none after a
+                    // config write, which resets it to the consumer index).
+                    self.e_ret.d.next = ReqState::NextBatch;
+                    self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
                     self.e_qp.d.next = self.cur_qp.q.val();
                     self.e_status.d.next = 4.into();
                     self.e_opcode.d.next = 0.into();
                     self.e_wr_id.d.next = 0.into();
-                    self.e_sq_index.d.next = self.cur_pi.q.val();
+                    self.e_sq_index.d.next = self.ld_pi.val();
                     self.e_len.d.next = 0.into();
                     self.k_bad_doorbell.d.next = true;
                     self.state.d.next = ReqState::Error;
@@ -807,9 +840,8 @@ impl Logic for Requester {
                 if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                     self.state.d.next = ReqState::Idle;
                 } else if self.held.val() {
-                    // Held, and no other doorbell waits (or the FIFO cannot
-                    // take it back): look again after a LOAD (the QP's una
-                    // re-read). Retransmits go first: the acknowledgements
+                    // Held, and no other QP pending: look again after a LOAD
+                    // (the QP's una re-read). Retransmits go first: the acknowledgements
                     // that free a record may need them.
                     self.rtx_ready.next = true;
                     if self.rtx_valid.val() {
@@ -1067,13 +1099,22 @@ impl Logic for Requester {
             }
         }
 
-        // The FIFO head for the next cycle.
-        self.db_rd_next.next = self.db_rd.q.val();
-        if self.db_pop.val() {
-            self.db_rd_next.next = self.db_rd.q.val() + 1;
+        // The pending set: a doorbell's and a re-queue's bits set, the
+        // pick's cleared; a set wins (a doorbell in the cycle of its QP's
+        // pick is served again: the RAM read may have had the older value).
+        self.pend_set_db.next = 0.into();
+        if self.db_valid.val() {
+            self.pend_set_db.next = self.one_qp.val() << self.db_qp.val();
         }
-        self.db_rd.d.next = self.db_rd_next.val();
-        self.db_ram.read_address.next = bit_cast::<4, 5>(self.db_rd_next.val());
+        self.pend_set_rq.next = 0.into();
+        if self.requeue.val() {
+            self.pend_set_rq.next = self.one_qp.val() << self.cur_qp.q.val();
+        }
+        self.pend_clr.next = 0.into();
+        if self.pick.val() {
+            self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
+        }
+        self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
 
         self.out_valid.next = self.o_valid.q.val();
         self.out_qp.next = self.o_qp.q.val();
@@ -1109,7 +1150,6 @@ impl Logic for Requester {
         self.cnt_bad_flags.next = self.k_bad_flags.q.val();
         self.cnt_bad_length.next = self.k_bad_length.q.val();
         self.cnt_bad_doorbell.next = self.k_bad_doorbell.q.val();
-        self.cnt_db_overflow.next = self.k_db_overflow.q.val();
         self.cnt_bad_cfg.next = self.k_bad_cfg.q.val();
         self.cnt_rtx_miss.next = self.k_rtx_miss.q.val();
         self.cnt_db_stale.next = self.k_db_stale.q.val();

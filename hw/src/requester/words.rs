@@ -4,14 +4,6 @@
 
 use rust_hdl::prelude::*;
 
-/// A doorbell (or a re-queued QP) in the doorbell FIFO.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct DoorbellWord {
-    pub qp: Bits<8>,
-    /// The SQ producer index it announces (free-running).
-    pub pi: Bits<32>,
-}
-
 /// A QP's static send context, from its config row (table 1).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct SqContextWord {
@@ -68,7 +60,6 @@ mod tests {
     /// The words keep the widths of the RAMs they describe.
     #[test]
     fn word_widths() {
-        assert_eq!(DoorbellWord::BITS, 40);
         assert_eq!(SqContextWord::BITS, 68);
         assert_eq!(SqStateWord::BITS, 190);
         assert_eq!(RtxRecordWord::BITS, 273);
