@@ -31,7 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use super::datagram;
 use super::interrupt::Interrupt;
 use super::rings::RingWriter;
-use super::udp::{EvSockets, Received, RecvBatch, SendError, UdpPort};
+use super::udp::{EvSockets, Received, RecvBatch, SendBatch, SendOutcome, UdpPort, SEND_BATCH};
 use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::DmaBuffer;
 use crate::regfile::CfgRow;
@@ -187,7 +187,10 @@ pub struct Engine {
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: DmaMap,
     rng: ChaCha8Rng,
+    /// The frame a received datagram is rebuilt into.
     frame: Vec<u8>,
+    /// Datagrams produced and not yet sent ([`Engine::flush`]).
+    tx: SendBatch,
     /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
     rx_batch: Option<RecvBatch>,
     /// The receive buffer the NIC's socket got (kernel accounting): it
@@ -350,6 +353,7 @@ impl Engine {
             dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
+            tx: SendBatch::default(),
             rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
             stats: SoftStats::default(),
             irq: Arc::default(),
@@ -708,7 +712,15 @@ impl Engine {
     /// events, placements, and packets to send. Returns whether anything
     /// happened.
     pub fn step(&mut self, now: Instant) -> bool {
-        let mut busy = self.receive(now);
+        let busy = self.receive(now);
+        busy | self.step_tx(now)
+    }
+
+    /// [`Engine::step`] without reading the socket: timers, events,
+    /// placements and sends (after a doorbell, whose caller reads the
+    /// socket when it polls: an empty read costs a system call).
+    pub fn step_tx(&mut self, now: Instant) -> bool {
+        let mut busy = false;
         let due: Vec<u32> = self
             .qps
             .iter()
@@ -725,7 +737,9 @@ impl Engine {
         for n in qpns {
             busy |= self.service(now, n);
         }
-        busy | self.service_endpoint(now)
+        busy |= self.service_endpoint(now);
+        self.flush();
+        busy
     }
 
     /// The next time a model wants `handle_timeout`.
@@ -867,6 +881,7 @@ impl Engine {
         };
         self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
         self.service_endpoint(now);
+        self.flush();
         Ok(id)
     }
 
@@ -995,22 +1010,41 @@ impl Engine {
             dst_mac: peer_mac,
             ip,
         };
-        // The EV's own socket is bound to the EV's port itself; without
-        // one the packet leaves from the NIC's port.
-        let (sock, src) = self.sockets.for_ev((pkt.ev() & 0xFFFF) as u16);
-        let out = match pkt {
-            Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut self.frame),
-            Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut self.frame),
-        };
         if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
             self.stats.tx_lost += 1;
             return;
         }
-        match sock.send(&self.frame[out.payload_at..], peer, out.tos) {
-            Ok(()) => self.stats.tx_datagrams += 1,
-            Err(SendError::Busy) => self.stats.tx_busy += 1,
-            Err(SendError::TooBig) => self.stats.tx_too_big += 1,
-            Err(SendError::Io(_)) => self.stats.socket_errors += 1,
+        // The EV's own socket is bound to the EV's port itself; without
+        // one the packet leaves from the NIC's port.
+        let (_, src) = self.sockets.for_ev((pkt.ev() & 0xFFFF) as u16);
+        if self.tx.len() >= SEND_BATCH {
+            self.flush();
         }
+        let o = self.tx.push();
+        let out = match pkt {
+            Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut o.frame),
+            Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut o.frame),
+        };
+        o.payload_at = out.payload_at;
+        o.to = peer;
+        o.tos = out.tos;
+        o.src_port = src;
+    }
+
+    /// Send the datagrams waiting in the batch: per socket, as few system
+    /// calls as the kernel takes ([`UdpPort::send_batch`]).
+    pub fn flush(&mut self) {
+        if self.tx.is_empty() {
+            return;
+        }
+        let mut out = SendOutcome::default();
+        for (src, from, to) in self.tx.runs() {
+            self.sockets.by_port(src).send_batch(&self.tx, from, to, &mut out);
+        }
+        self.tx.clear();
+        self.stats.tx_datagrams += out.sent;
+        self.stats.tx_busy += out.busy;
+        self.stats.tx_too_big += out.too_big;
+        self.stats.socket_errors += out.errors;
     }
 }

@@ -118,6 +118,101 @@ pub enum SendError {
     Io(io::Error),
 }
 
+/// Datagrams one `sendmmsg` takes at most.
+pub const SEND_BATCH: usize = 64;
+
+/// One datagram waiting in a [`SendBatch`]: its whole frame (the UDP
+/// payload from `payload_at`), where it goes, its class, and the source
+/// port (the socket) it leaves from.
+#[derive(Debug)]
+pub struct Queued {
+    pub frame: Vec<u8>,
+    pub payload_at: usize,
+    pub to: SocketAddr,
+    pub tos: u8,
+    pub src_port: u16,
+}
+
+/// The datagrams a NIC produced in one pass, sent together
+/// ([`UdpPort::send_batch`]): grouped by the socket they leave from, in
+/// the order they were produced within each socket (an EV's packets stay
+/// in order; packets of different EVs may pass each other, as they may in
+/// a network). Frames are kept for reuse: no allocation per datagram.
+#[derive(Debug, Default)]
+pub struct SendBatch {
+    items: Vec<Queued>,
+    len: usize,
+    /// `items[..len]` by source port, stable.
+    pub order: Vec<usize>,
+}
+
+impl SendBatch {
+    /// Datagrams waiting.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A slot for the next datagram, its frame buffer cleared (the caller
+    /// fills every field).
+    pub fn push(&mut self) -> &mut Queued {
+        if self.len == self.items.len() {
+            self.items.push(Queued {
+                frame: Vec::with_capacity(9216 + 64),
+                payload_at: 0,
+                to: SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+                tos: 0,
+                src_port: 0,
+            });
+        }
+        self.len += 1;
+        let o = &mut self.items[self.len - 1];
+        o.frame.clear();
+        o
+    }
+
+    /// Give back the last slot taken (its datagram is not sent).
+    pub fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
+
+    /// Order the waiting datagrams by source port and return the runs
+    /// `(source port, from, to)` of [`SendBatch::order`], one per socket.
+    pub fn runs(&mut self) -> Vec<(u16, usize, usize)> {
+        self.order.clear();
+        self.order.extend(0..self.len);
+        let items = &self.items;
+        self.order.sort_by_key(|&i| items[i].src_port);
+        let mut runs = Vec::new();
+        let mut from = 0;
+        for k in 1..=self.len {
+            if k == self.len || items[self.order[k]].src_port != items[self.order[from]].src_port {
+                runs.push((items[self.order[from]].src_port, from, k));
+                from = k;
+            }
+        }
+        runs
+    }
+
+    /// Forget the datagrams (their buffers stay for the next pass).
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.order.clear();
+    }
+}
+
+/// What [`UdpPort::send_batch`] did with the datagrams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOutcome {
+    pub sent: u64,
+    pub busy: u64,
+    pub too_big: u64,
+    pub errors: u64,
+}
+
 /// One received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Received {
@@ -335,6 +430,90 @@ impl UdpPort {
                 }
                 _ => return Err(SendError::Io(e)),
             }
+        }
+    }
+
+    /// Send `batch`'s datagrams `batch.order[from..to]` (all of them
+    /// leaving from this socket) with as few system calls as the kernel
+    /// takes: one `sendmmsg` per up to [`SEND_BATCH`] datagrams. Each
+    /// datagram stays its own UDP datagram with its own destination and
+    /// traffic class. What was refused is counted in `out`.
+    pub fn send_batch(&self, batch: &SendBatch, from: usize, to: usize, out: &mut SendOutcome) {
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(SEND_BATCH);
+            // SAFETY: zeroed msghdr / iovec / sockaddr_storage are valid
+            // values; every pointer set below points into locals or into
+            // `batch`, which outlive the call.
+            let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { zeroed() };
+            let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { zeroed() };
+            let mut addrs: [libc::sockaddr_storage; SEND_BATCH] = unsafe { zeroed() };
+            let mut cbufs = [[0u64; CMSG_BUF / 8]; SEND_BATCH];
+            let tos_cmsg = !self.no_tos_cmsg.load(Ordering::Relaxed);
+            for k in 0..n {
+                let d = &batch.items[batch.order[at + k]];
+                let payload = &d.frame[d.payload_at..];
+                let (ss, sslen) = sockaddr_of(d.to);
+                addrs[k] = ss;
+                iovs[k] = libc::iovec {
+                    iov_base: payload.as_ptr() as *mut libc::c_void,
+                    iov_len: payload.len(),
+                };
+                let msg = &mut hdrs[k].msg_hdr;
+                msg.msg_name = &mut addrs[k] as *mut _ as *mut libc::c_void;
+                msg.msg_namelen = sslen;
+                msg.msg_iov = &mut iovs[k];
+                msg.msg_iovlen = 1;
+                if tos_cmsg {
+                    // SAFETY: the control buffer holds one header and an int.
+                    unsafe { self.put_tos(msg, &mut cbufs[k], d.tos) };
+                }
+            }
+            // SAFETY: `n` headers pointing at live buffers of the stated sizes.
+            let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
+            if r > 0 {
+                out.sent += r as u64;
+                at += r as usize;
+                continue;
+            }
+            // The first datagram was refused: say why, send it alone (the
+            // single send's fallbacks included) and go on after it.
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            let d = &batch.items[batch.order[at]];
+            match self.send(&d.frame[d.payload_at..], d.to, d.tos) {
+                Ok(()) => out.sent += 1,
+                Err(SendError::Busy) => out.busy += 1,
+                Err(SendError::TooBig) => out.too_big += 1,
+                Err(SendError::Io(_)) => out.errors += 1,
+            }
+            at += 1;
+        }
+    }
+
+    /// Write the traffic class `tos` as `msg`'s one control message, in
+    /// `cbuf`.
+    ///
+    /// # Safety
+    /// `cbuf` outlives every use of `msg`.
+    unsafe fn put_tos(&self, msg: &mut libc::msghdr, cbuf: &mut [u64; CMSG_BUF / 8], tos: u8) {
+        let (level, ty) = if self.v6 {
+            (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+        } else {
+            (libc::IPPROTO_IP, libc::IP_TOS)
+        };
+        msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+        // SAFETY: CMSG_SPACE of an int fits CMSG_BUF; the buffer holds
+        // one header and an int.
+        unsafe {
+            msg.msg_controllen = libc::CMSG_SPACE(size_of::<i32>() as u32) as _;
+            let c = libc::CMSG_FIRSTHDR(msg);
+            (*c).cmsg_level = level;
+            (*c).cmsg_type = ty;
+            (*c).cmsg_len = libc::CMSG_LEN(size_of::<i32>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut i32, i32::from(tos));
         }
     }
 
@@ -595,6 +774,17 @@ impl EvSockets {
         match s {
             Some(s) => (s, ev_port),
             None => (&self.own, self.port),
+        }
+    }
+}
+
+impl EvSockets {
+    /// The socket bound to source port `src` ([`EvSockets::for_ev`]
+    /// returned it), else the NIC's own.
+    pub fn by_port(&self, src: u16) -> &UdpPort {
+        match self.evs.get(&src) {
+            Some(Some(s)) if src != self.port => s,
+            _ => &self.own,
         }
     }
 }
