@@ -56,6 +56,10 @@ const CORE_CLOCK_PS: u64 = 3103;
 /// Bytes of the largest datagram a peer may send (8 KiB MTU and headers).
 pub const MAX_DATAGRAM: usize = 9216;
 
+/// Bytes of a receive buffer with `UDP_GRO`: the largest run the kernel
+/// hands up (one IP datagram's worth).
+const GRO_BUFFER: usize = 65_536;
+
 /// The most bytes a QP of a soft NIC whose socket got `rx_buffer` bytes
 /// of receive buffer (kernel accounting, [`UdpPort::set_receive_buffer`])
 /// may keep in flight with `mtu`-byte packets: half the full-size
@@ -327,7 +331,12 @@ fn cq_status(s: WcStatus) -> CqStatus {
 
 impl Engine {
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<Engine> {
-        let sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports)?;
+        let mut sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports, cfg.gso)?;
+        // Where the kernel has UDP_GRO, a read takes a whole run of
+        // datagrams a peer sent with segmentation offload (`receive`
+        // splits it).
+        sockets.own.enable_gro();
+        let rx_size = if sockets.own.gro { GRO_BUFFER } else { MAX_DATAGRAM };
         // Only the NIC's own socket receives (the EV sockets only send).
         let rx_buffer = sockets.own.set_receive_buffer(super::RX_BUFFER)?;
         Ok(Engine {
@@ -354,7 +363,7 @@ impl Engine {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
             tx: SendBatch::default(),
-            rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
+            rx_batch: Some(RecvBatch::new(super::RX_BATCH, rx_size)),
             stats: SoftStats::default(),
             irq: Arc::default(),
             cfg,
@@ -765,7 +774,16 @@ impl Engine {
                     self.stats.rx_dropped += 1;
                     continue;
                 }
-                self.deliver(now, b.datagram(i), *r);
+                let d = b.datagram(i);
+                if r.segment == 0 || r.segment >= d.len() {
+                    self.deliver(now, d, *r);
+                    continue;
+                }
+                // A run handed up whole (UDP_GRO): its datagrams, each
+                // `segment` bytes but the last.
+                for seg in d.chunks(r.segment) {
+                    self.deliver(now, seg, Received { len: seg.len(), ..*r });
+                }
             }
         }
         self.rx_batch = batch;
@@ -1046,5 +1064,6 @@ impl Engine {
         self.stats.tx_busy += out.busy;
         self.stats.tx_too_big += out.too_big;
         self.stats.socket_errors += out.errors;
+        self.stats.gso_refused += out.gso_refused;
     }
 }

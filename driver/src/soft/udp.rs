@@ -18,7 +18,24 @@ pub struct UdpPort {
     /// The kernel refused the traffic class as ancillary data once: send
     /// without it from then on.
     no_tos_cmsg: AtomicBool,
+    /// Runs of equal-size datagrams to one loopback destination leave as
+    /// one segmentation-offload send (`UDP_SEGMENT`); cleared if the
+    /// kernel refuses one.
+    gso: AtomicBool,
+    /// The kernel hands runs of datagrams up as one buffer (`UDP_GRO`).
+    pub gro: bool,
 }
+
+/// `UDP_SEGMENT` and `UDP_GRO` (linux/udp.h), level `SOL_UDP`.
+const UDP_SEGMENT: i32 = 103;
+const UDP_GRO: i32 = 104;
+const SOL_UDP: i32 = 17;
+
+/// Segments of one offloaded send at most (the kernel's
+/// `UDP_MAX_SEGMENTS` is 64 on older kernels) and its bytes at most (one
+/// IP datagram's payload).
+const GSO_MAX_SEGMENTS: usize = 64;
+const GSO_MAX_BYTES: usize = 65_000;
 
 /// `IPV6_AUTOFLOWLABEL` (linux/in6.h; not in every libc crate version).
 const IPV6_AUTOFLOWLABEL: i32 = 70;
@@ -211,6 +228,9 @@ pub struct SendOutcome {
     pub busy: u64,
     pub too_big: u64,
     pub errors: u64,
+    /// A segmentation-offload send the kernel refused (it is not used
+    /// again on that socket).
+    pub gso_refused: u64,
 }
 
 /// One received datagram.
@@ -223,6 +243,9 @@ pub struct Received {
     pub tos: u8,
     /// Larger than the buffer it was read into: cut, to be refused.
     pub truncated: bool,
+    /// A run of datagrams handed up as one buffer (`UDP_GRO`): each
+    /// `segment` bytes long but the last. 0: one datagram.
+    pub segment: usize,
 }
 
 /// Buffers for [`UdpPort::recv_batch`].
@@ -264,12 +287,14 @@ impl RecvBatch {
     }
 }
 
-/// The traffic class in the control messages of a received `msg`.
+/// The traffic class and the `UDP_GRO` segment size (0: none) in the
+/// control messages of a received `msg`.
 ///
 /// # Safety
 /// `msg`'s control buffer holds what the kernel wrote for it.
-unsafe fn tos_of(msg: &libc::msghdr) -> u8 {
+unsafe fn cmsgs_of(msg: &libc::msghdr) -> (u8, usize) {
     let mut tos = 0u8;
+    let mut segment = 0;
     // SAFETY: the caller's promise: walking the kernel's control messages.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);
@@ -280,11 +305,13 @@ unsafe fn tos_of(msg: &libc::msghdr) -> u8 {
                 tos = *libc::CMSG_DATA(c);
             } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
                 tos = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as u8;
+            } else if l == SOL_UDP && t == UDP_GRO {
+                segment = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32).max(0) as usize;
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    tos
+    (tos, segment)
 }
 
 impl UdpPort {
@@ -314,7 +341,27 @@ impl UdpPort {
             sock,
             v6,
             no_tos_cmsg: AtomicBool::new(false),
+            gso: AtomicBool::new(false),
+            gro: false,
         })
+    }
+
+    /// Send runs of equal-size datagrams to a loopback destination as one
+    /// segmentation-offload send (`UDP_SEGMENT`): the kernel splits them
+    /// into the same datagrams. Only to loopback: the kernel numbers the
+    /// segments' IPv4 identifications 0, 1, 2, ..., which the ICRC covers,
+    /// and on loopback no wire carries them (the peer's socket gets
+    /// either the run whole, with `UDP_GRO`, or the datagrams).
+    pub fn enable_gso(&self, on: bool) {
+        self.gso.store(on, Ordering::Relaxed);
+    }
+
+    /// Ask the kernel to hand runs of datagrams from one sender up as one
+    /// buffer with their segment size (`UDP_GRO`, Linux 5.0 on); false
+    /// if it does not. [`UdpPort::recv_batch`] splits them.
+    pub fn enable_gro(&mut self) -> bool {
+        self.gro = setsockopt_int(self.sock.as_raw_fd(), SOL_UDP, UDP_GRO, 1).is_ok();
+        self.gro
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -449,39 +496,83 @@ impl UdpPort {
             let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { zeroed() };
             let mut addrs: [libc::sockaddr_storage; SEND_BATCH] = unsafe { zeroed() };
             let mut cbufs = [[0u64; CMSG_BUF / 8]; SEND_BATCH];
+            // Datagrams of message `m`: `segs[m]`.
+            let mut segs = [0usize; SEND_BATCH];
             let tos_cmsg = !self.no_tos_cmsg.load(Ordering::Relaxed);
-            for k in 0..n {
+            let gso = self.gso.load(Ordering::Relaxed);
+            let mut msgs = 0;
+            let mut k = 0;
+            while k < n {
                 let d = &batch.items[batch.order[at + k]];
-                let payload = &d.frame[d.payload_at..];
+                let len = d.frame.len() - d.payload_at;
+                // A run: the same destination and class, every datagram
+                // but the last of the first one's length.
+                let mut run = 1;
+                if gso && d.to.ip().is_loopback() {
+                    let mut bytes = len;
+                    while k + run < n && run < GSO_MAX_SEGMENTS {
+                        let e = &batch.items[batch.order[at + k + run]];
+                        let l = e.frame.len() - e.payload_at;
+                        if e.to != d.to || e.tos != d.tos || l > len || bytes + l > GSO_MAX_BYTES {
+                            break;
+                        }
+                        bytes += l;
+                        run += 1;
+                        if l < len {
+                            break;
+                        }
+                    }
+                }
+                for j in 0..run {
+                    let e = &batch.items[batch.order[at + k + j]];
+                    let payload = &e.frame[e.payload_at..];
+                    iovs[k + j] = libc::iovec {
+                        iov_base: payload.as_ptr() as *mut libc::c_void,
+                        iov_len: payload.len(),
+                    };
+                }
                 let (ss, sslen) = sockaddr_of(d.to);
-                addrs[k] = ss;
-                iovs[k] = libc::iovec {
-                    iov_base: payload.as_ptr() as *mut libc::c_void,
-                    iov_len: payload.len(),
-                };
-                let msg = &mut hdrs[k].msg_hdr;
-                msg.msg_name = &mut addrs[k] as *mut _ as *mut libc::c_void;
+                addrs[msgs] = ss;
+                let msg = &mut hdrs[msgs].msg_hdr;
+                msg.msg_name = &mut addrs[msgs] as *mut _ as *mut libc::c_void;
                 msg.msg_namelen = sslen;
                 msg.msg_iov = &mut iovs[k];
-                msg.msg_iovlen = 1;
-                if tos_cmsg {
-                    // SAFETY: the control buffer holds one header and an int.
-                    unsafe { self.put_tos(msg, &mut cbufs[k], d.tos) };
-                }
+                msg.msg_iovlen = run as _;
+                // SAFETY: the control buffer holds both messages.
+                unsafe {
+                    self.put_cmsgs(
+                        msg,
+                        &mut cbufs[msgs],
+                        tos_cmsg.then_some(d.tos),
+                        (run > 1).then_some(len),
+                    )
+                };
+                segs[msgs] = run;
+                msgs += 1;
+                k += run;
             }
-            // SAFETY: `n` headers pointing at live buffers of the stated sizes.
-            let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
+            // SAFETY: `msgs` headers pointing at live buffers of the stated sizes.
+            let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), hdrs.as_mut_ptr(), msgs as libc::c_uint, 0) };
             if r > 0 {
-                out.sent += r as u64;
-                at += r as usize;
+                let done: usize = segs[..r as usize].iter().sum();
+                out.sent += done as u64;
+                at += done;
                 continue;
             }
-            // The first datagram was refused: say why, send it alone (the
-            // single send's fallbacks included) and go on after it.
+            // The first message was refused.
             let e = io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
+            if segs[0] > 1 && !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) {
+                // This kernel or route takes no segmentation offload:
+                // datagram by datagram from now on.
+                self.gso.store(false, Ordering::Relaxed);
+                out.gso_refused += 1;
+                continue;
+            }
+            // Say why, send its first datagram alone (the single send's
+            // fallbacks included) and go on after it.
             let d = &batch.items[batch.order[at]];
             match self.send(&d.frame[d.payload_at..], d.to, d.tos) {
                 Ok(()) => out.sent += 1,
@@ -493,27 +584,48 @@ impl UdpPort {
         }
     }
 
-    /// Write the traffic class `tos` as `msg`'s one control message, in
-    /// `cbuf`.
+    /// Write `msg`'s control messages into `cbuf`: the traffic class
+    /// `tos`, and the segment size `gso` of an offloaded run.
     ///
     /// # Safety
     /// `cbuf` outlives every use of `msg`.
-    unsafe fn put_tos(&self, msg: &mut libc::msghdr, cbuf: &mut [u64; CMSG_BUF / 8], tos: u8) {
-        let (level, ty) = if self.v6 {
-            (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
-        } else {
-            (libc::IPPROTO_IP, libc::IP_TOS)
-        };
+    unsafe fn put_cmsgs(
+        &self,
+        msg: &mut libc::msghdr,
+        cbuf: &mut [u64; CMSG_BUF / 8],
+        tos: Option<u8>,
+        gso: Option<usize>,
+    ) {
+        if tos.is_none() && gso.is_none() {
+            return;
+        }
         msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-        // SAFETY: CMSG_SPACE of an int fits CMSG_BUF; the buffer holds
-        // one header and an int.
+        // SAFETY: CMSG_SPACE of an int and of a u16 fit CMSG_BUF together;
+        // each header is written where CMSG_FIRSTHDR / CMSG_NXTHDR put it
+        // inside the buffer.
         unsafe {
-            msg.msg_controllen = libc::CMSG_SPACE(size_of::<i32>() as u32) as _;
-            let c = libc::CMSG_FIRSTHDR(msg);
-            (*c).cmsg_level = level;
-            (*c).cmsg_type = ty;
-            (*c).cmsg_len = libc::CMSG_LEN(size_of::<i32>() as u32) as _;
-            std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut i32, i32::from(tos));
+            let int = libc::CMSG_SPACE(size_of::<i32>() as u32) as usize;
+            let short = libc::CMSG_SPACE(size_of::<u16>() as u32) as usize;
+            msg.msg_controllen = (tos.map_or(0, |_| int) + gso.map_or(0, |_| short)) as _;
+            let mut c = libc::CMSG_FIRSTHDR(msg);
+            if let Some(tos) = tos {
+                let (level, ty) = if self.v6 {
+                    (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+                } else {
+                    (libc::IPPROTO_IP, libc::IP_TOS)
+                };
+                (*c).cmsg_level = level;
+                (*c).cmsg_type = ty;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<i32>() as u32) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut i32, i32::from(tos));
+                c = libc::CMSG_NXTHDR(msg, c);
+            }
+            if let Some(size) = gso {
+                (*c).cmsg_level = SOL_UDP;
+                (*c).cmsg_type = UDP_SEGMENT;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, size as u16);
+            }
         }
     }
 
@@ -554,13 +666,14 @@ impl UdpPort {
             ));
         }
         // SAFETY: the kernel wrote the control messages of `msg`.
-        let tos = unsafe { tos_of(&msg) };
+        let (tos, _) = unsafe { cmsgs_of(&msg) };
         let from = addr_of(&ss).ok_or_else(|| io::Error::other("datagram from an unknown address family"))?;
         Ok(Some(Received {
             len: n.min(buf.len()),
             from,
             tos,
             truncated: false,
+            segment: 0,
         }))
     }
 
@@ -610,13 +723,14 @@ impl UdpPort {
         for i in 0..got {
             let h = &batch.hdrs[i];
             // SAFETY: the kernel filled this header's control buffer.
-            let tos = unsafe { tos_of(&h.msg_hdr) };
+            let (tos, segment) = unsafe { cmsgs_of(&h.msg_hdr) };
             let Some(from) = addr_of(&batch.addrs[i]) else { continue };
             batch.got.push(Received {
                 len: (h.msg_len as usize).min(batch.bufs[i].len()),
                 from,
                 tos,
                 truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                segment,
             });
         }
         Ok(got)
@@ -715,12 +829,19 @@ pub struct EvSockets {
     /// EV ports that could not be bound, or were beyond
     /// [`MAX_EV_SOCKETS`].
     pub unavailable: u64,
+    /// Sockets send with segmentation offload ([`UdpPort::enable_gso`]).
+    gso: bool,
 }
 
 impl EvSockets {
-    pub fn bind(ip: std::net::IpAddr, port: u16, per_ev: bool) -> io::Result<EvSockets> {
+    /// The NIC's sockets; with `gso` runs of datagrams to loopback leave
+    /// with segmentation offload ([`UdpPort::enable_gso`]).
+    pub fn bind(ip: std::net::IpAddr, port: u16, per_ev: bool, gso: bool) -> io::Result<EvSockets> {
+        let own = UdpPort::bind(SocketAddr::new(ip, port))?;
+        own.enable_gso(gso);
         Ok(EvSockets {
-            own: UdpPort::bind(SocketAddr::new(ip, port))?,
+            own,
+            gso,
             ip,
             port,
             per_ev,
@@ -760,12 +881,15 @@ impl EvSockets {
             self.unavailable += 1;
             return (&self.own, self.port);
         }
-        let (ip, unavailable) = (self.ip, &mut self.unavailable);
+        let (ip, unavailable, gso) = (self.ip, &mut self.unavailable, self.gso);
         let s = self
             .evs
             .entry(ev_port)
             .or_insert_with(|| match UdpPort::bind(SocketAddr::new(ip, ev_port)) {
-                Ok(s) => Some(s),
+                Ok(s) => {
+                    s.enable_gso(gso);
+                    Some(s)
+                }
                 Err(_) => {
                     *unavailable += 1;
                     None
