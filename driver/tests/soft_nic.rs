@@ -606,7 +606,7 @@ fn a_segmented_run_arrives_as_its_datagrams() {
         let mut batch = SendBatch::default();
         for (i, &len) in lens.iter().enumerate() {
             let o = batch.push();
-            o.frame.extend(std::iter::repeat(i as u8).take(len + 2));
+            o.frame.resize(len + 2, i as u8);
             o.payload_at = 2;
             o.to = to;
             o.tos = 0;
