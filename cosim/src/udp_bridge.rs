@@ -54,7 +54,7 @@ impl UdpBridge {
     /// Bind the card's address `ip:port` (and, per EV, `ip:EV`); `mac` is
     /// the card's MAC (the destination of the frames it receives).
     pub fn bind(ip: IpAddr, port: u16, mac: [u8; 6]) -> std::io::Result<UdpBridge> {
-        let mut sockets = EvSockets::bind(ip, port, true)?;
+        let mut sockets = EvSockets::bind(ip, port, true, false)?;
         sockets.allow_all();
         Ok(UdpBridge {
             sockets,

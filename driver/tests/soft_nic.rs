@@ -29,11 +29,16 @@ struct Side {
 }
 
 fn side(test: u8, host: u8, tx_loss: f64) -> Side {
+    side_gso(test, host, tx_loss, false)
+}
+
+fn side_gso(test: u8, host: u8, tx_loss: f64, gso: bool) -> Side {
     let nic = Arc::new(
         SoftNic::new(SoftNicConfig {
             ip: ip(host, test),
             tx_loss,
             seed: u64::from(test) << 8 | u64::from(host),
+            gso,
             ..SoftNicConfig::default()
         })
         .expect("bind a loopback address"),
@@ -78,7 +83,12 @@ fn pair(test: u8, tx_loss: f64) -> (Side, Side) {
 
 /// [`pair`] with the send attributes of `rts_of(sq_psn, ev_base)`.
 fn pair_with(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr) -> (Side, Side) {
-    let mut a = side(test, 1, tx_loss);
+    pair_gso(test, tx_loss, rts_of, false)
+}
+
+/// [`pair_with`], A sending with segmentation offload if `gso`.
+fn pair_gso(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr, gso: bool) -> (Side, Side) {
+    let mut a = side_gso(test, 1, tx_loss, gso);
     let mut b = side(test, 2, tx_loss);
     let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
     let psn_a = 0xFF_FF00; // A's PSNs cross the 24-bit wrap
@@ -561,4 +571,83 @@ fn a_soft_nics_socket_holds_twice_the_window_it_grants() {
         }
         assert!(got >= fits, "MTU {mtu}: {got} datagrams queued, {fits} expected to fit");
     }
+}
+
+/// A sends with UDP segmentation offload (runs of equal-size datagrams
+/// as one send), B reads with UDP_GRO where the kernel has it: every
+/// WRITE lands once, every datagram is counted as one, with 1% loss too.
+#[test]
+fn writes_with_segmentation_offload_land_once() {
+    let (mut a, mut b) = pair_gso(16, 0.01, rts, true);
+    let sizes = [1, 64, 4096, 65536, 3, 1 << 20, 100, 8191, 0, 65536];
+    transfer(&mut a, &mut b, &sizes);
+    let (sa, sb) = (a.nic.stats(), b.nic.stats());
+    assert_eq!(sa.gso_refused, 0, "loopback takes UDP_SEGMENT: {sa:?}");
+    assert_eq!((sa.rx_dropped, sb.rx_dropped), (0, 0), "{sa:?} {sb:?}");
+    assert!(
+        sb.rx_datagrams + sa.tx_lost + sa.tx_busy >= 256,
+        "1 MiB at 4 KiB MTU: {sb:?}"
+    );
+}
+
+/// A run sent with segmentation offload reaches a socket without UDP_GRO
+/// as separate datagrams of the run's sizes, and one with UDP_GRO as one
+/// buffer with the segment size, split back into the same datagrams.
+#[test]
+fn a_segmented_run_arrives_as_its_datagrams() {
+    use driver::soft::udp::{RecvBatch, SendBatch, SendOutcome, UdpPort};
+    let tx = UdpPort::bind(std::net::SocketAddr::new(ip(1, 17), 0)).unwrap();
+    tx.enable_gso(true);
+    let plain = UdpPort::bind(std::net::SocketAddr::new(ip(2, 17), 0)).unwrap();
+    let mut gro = UdpPort::bind(std::net::SocketAddr::new(ip(3, 17), 0)).unwrap();
+    let has_gro = gro.enable_gro();
+    let lens = [1000, 1000, 1000, 400];
+    for to in [plain.local_addr().unwrap(), gro.local_addr().unwrap()] {
+        let mut batch = SendBatch::default();
+        for (i, &len) in lens.iter().enumerate() {
+            let o = batch.push();
+            o.frame.resize(len + 2, i as u8);
+            o.payload_at = 2;
+            o.to = to;
+            o.tos = 0;
+            o.src_port = 0;
+        }
+        let runs = batch.runs();
+        assert_eq!(runs.len(), 1);
+        let mut out = SendOutcome::default();
+        tx.send_batch(&batch, runs[0].1, runs[0].2, &mut out);
+        assert_eq!(out.sent, 4, "{out:?}");
+        assert_eq!(out.gso_refused, 0, "{out:?}");
+    }
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 9216];
+    let start = Instant::now();
+    while got.len() < 4 {
+        assert!(start.elapsed() < HANG_GUARD);
+        if let Some(r) = plain.recv(&mut buf).unwrap() {
+            got.push(buf[..r.len].to_vec());
+        }
+    }
+    let want: Vec<Vec<u8>> = lens.iter().enumerate().map(|(i, &l)| vec![i as u8; l]).collect();
+    assert_eq!(got, want, "a socket without UDP_GRO reads each datagram");
+    let mut rb = RecvBatch::new(4, 65536);
+    let mut split = Vec::new();
+    let start = Instant::now();
+    while split.len() < 4 {
+        assert!(start.elapsed() < HANG_GUARD);
+        gro.recv_batch(&mut rb).unwrap();
+        for (i, r) in rb.got.iter().enumerate() {
+            let d = rb.datagram(i);
+            if r.segment == 0 {
+                split.push(d.to_vec());
+            } else {
+                assert!(has_gro);
+                split.extend(d.chunks(r.segment).map(|c| c.to_vec()));
+            }
+        }
+    }
+    assert_eq!(
+        split, want,
+        "a socket with UDP_GRO reads the run, split into the same datagrams"
+    );
 }

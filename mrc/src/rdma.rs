@@ -80,6 +80,11 @@ pub struct RdmaArgs {
     /// polling its CQ runs the NIC on its own thread meanwhile).
     #[arg(long)]
     pub nic_thread_only: bool,
+    /// Soft NIC: send runs of equal-size datagrams to a loopback peer
+    /// with UDP segmentation offload (GSO; a capture on lo then shows each
+    /// run as one oversized datagram)
+    #[arg(long)]
+    pub gso: bool,
     /// Give up when nothing completes for this long.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub timeout: proto::time::Duration,
@@ -274,6 +279,7 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
             cfg.tx_loss = a.loss;
             cfg.ev_ports = !a.no_ev_ports;
             cfg.poll_driven = !a.nic_thread_only;
+            cfg.gso = a.gso;
             let ip = cfg.ip;
             let nic = Arc::new(
                 SoftNic::new(cfg.clone()).map_err(|source| driver::select::OpenDeviceError::Soft {

@@ -31,7 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use super::datagram;
 use super::interrupt::Interrupt;
 use super::rings::RingWriter;
-use super::udp::{EvSockets, Received, RecvBatch, SendError, UdpPort};
+use super::udp::{EvSockets, Received, RecvBatch, SendBatch, SendOutcome, UdpPort, SEND_BATCH};
 use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::DmaBuffer;
 use crate::regfile::CfgRow;
@@ -55,6 +55,10 @@ const CORE_CLOCK_PS: u64 = 3103;
 
 /// Bytes of the largest datagram a peer may send (8 KiB MTU and headers).
 pub const MAX_DATAGRAM: usize = 9216;
+
+/// Bytes of a receive buffer with `UDP_GRO`: the largest run the kernel
+/// hands up (one IP datagram's worth).
+const GRO_BUFFER: usize = 65_536;
 
 /// The most bytes a QP of a soft NIC whose socket got `rx_buffer` bytes
 /// of receive buffer (kernel accounting, [`UdpPort::set_receive_buffer`])
@@ -187,7 +191,10 @@ pub struct Engine {
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: DmaMap,
     rng: ChaCha8Rng,
+    /// The frame a received datagram is rebuilt into.
     frame: Vec<u8>,
+    /// Datagrams produced and not yet sent ([`Engine::flush`]).
+    tx: SendBatch,
     /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
     rx_batch: Option<RecvBatch>,
     /// The receive buffer the NIC's socket got (kernel accounting): it
@@ -324,7 +331,12 @@ fn cq_status(s: WcStatus) -> CqStatus {
 
 impl Engine {
     pub fn new(cfg: SoftNicConfig) -> std::io::Result<Engine> {
-        let sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports)?;
+        let mut sockets = EvSockets::bind(cfg.ip, cfg.port, cfg.ev_ports, cfg.gso)?;
+        // Where the kernel has UDP_GRO, a read takes a whole run of
+        // datagrams a peer sent with segmentation offload (`receive`
+        // splits it).
+        sockets.own.enable_gro();
+        let rx_size = if sockets.own.gro { GRO_BUFFER } else { MAX_DATAGRAM };
         // Only the NIC's own socket receives (the EV sockets only send).
         let rx_buffer = sockets.own.set_receive_buffer(super::RX_BUFFER)?;
         Ok(Engine {
@@ -350,7 +362,8 @@ impl Engine {
             dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
-            rx_batch: Some(RecvBatch::new(super::RX_BATCH, MAX_DATAGRAM)),
+            tx: SendBatch::default(),
+            rx_batch: Some(RecvBatch::new(super::RX_BATCH, rx_size)),
             stats: SoftStats::default(),
             irq: Arc::default(),
             cfg,
@@ -708,7 +721,15 @@ impl Engine {
     /// events, placements, and packets to send. Returns whether anything
     /// happened.
     pub fn step(&mut self, now: Instant) -> bool {
-        let mut busy = self.receive(now);
+        let busy = self.receive(now);
+        busy | self.step_tx(now)
+    }
+
+    /// [`Engine::step`] without reading the socket: timers, events,
+    /// placements and sends (after a doorbell, whose caller reads the
+    /// socket when it polls: an empty read costs a system call).
+    pub fn step_tx(&mut self, now: Instant) -> bool {
+        let mut busy = false;
         let due: Vec<u32> = self
             .qps
             .iter()
@@ -725,7 +746,9 @@ impl Engine {
         for n in qpns {
             busy |= self.service(now, n);
         }
-        busy | self.service_endpoint(now)
+        busy |= self.service_endpoint(now);
+        self.flush();
+        busy
     }
 
     /// The next time a model wants `handle_timeout`.
@@ -751,7 +774,16 @@ impl Engine {
                     self.stats.rx_dropped += 1;
                     continue;
                 }
-                self.deliver(now, b.datagram(i), *r);
+                let d = b.datagram(i);
+                if r.segment == 0 || r.segment >= d.len() {
+                    self.deliver(now, d, *r);
+                    continue;
+                }
+                // A run handed up whole (UDP_GRO): its datagrams, each
+                // `segment` bytes but the last.
+                for seg in d.chunks(r.segment) {
+                    self.deliver(now, seg, Received { len: seg.len(), ..*r });
+                }
             }
         }
         self.rx_batch = batch;
@@ -867,6 +899,7 @@ impl Engine {
         };
         self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
         self.service_endpoint(now);
+        self.flush();
         Ok(id)
     }
 
@@ -995,22 +1028,42 @@ impl Engine {
             dst_mac: peer_mac,
             ip,
         };
-        // The EV's own socket is bound to the EV's port itself; without
-        // one the packet leaves from the NIC's port.
-        let (sock, src) = self.sockets.for_ev((pkt.ev() & 0xFFFF) as u16);
-        let out = match pkt {
-            Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut self.frame),
-            Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut self.frame),
-        };
         if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
             self.stats.tx_lost += 1;
             return;
         }
-        match sock.send(&self.frame[out.payload_at..], peer, out.tos) {
-            Ok(()) => self.stats.tx_datagrams += 1,
-            Err(SendError::Busy) => self.stats.tx_busy += 1,
-            Err(SendError::TooBig) => self.stats.tx_too_big += 1,
-            Err(SendError::Io(_)) => self.stats.socket_errors += 1,
+        // The EV's own socket is bound to the EV's port itself; without
+        // one the packet leaves from the NIC's port.
+        let (_, src) = self.sockets.for_ev((pkt.ev() & 0xFFFF) as u16);
+        if self.tx.len() >= SEND_BATCH {
+            self.flush();
         }
+        let o = self.tx.push();
+        let out = match pkt {
+            Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut o.frame),
+            Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut o.frame),
+        };
+        o.payload_at = out.payload_at;
+        o.to = peer;
+        o.tos = out.tos;
+        o.src_port = src;
+    }
+
+    /// Send the datagrams waiting in the batch: per socket, as few system
+    /// calls as the kernel takes ([`UdpPort::send_batch`]).
+    pub fn flush(&mut self) {
+        if self.tx.is_empty() {
+            return;
+        }
+        let mut out = SendOutcome::default();
+        for (src, from, to) in self.tx.runs() {
+            self.sockets.by_port(src).send_batch(&self.tx, from, to, &mut out);
+        }
+        self.tx.clear();
+        self.stats.tx_datagrams += out.sent;
+        self.stats.tx_busy += out.busy;
+        self.stats.tx_too_big += out.too_big;
+        self.stats.socket_errors += out.errors;
+        self.stats.gso_refused += out.gso_refused;
     }
 }

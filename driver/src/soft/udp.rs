@@ -18,7 +18,24 @@ pub struct UdpPort {
     /// The kernel refused the traffic class as ancillary data once: send
     /// without it from then on.
     no_tos_cmsg: AtomicBool,
+    /// Runs of equal-size datagrams to one loopback destination leave as
+    /// one segmentation-offload send (`UDP_SEGMENT`); cleared if the
+    /// kernel refuses one.
+    gso: AtomicBool,
+    /// The kernel hands runs of datagrams up as one buffer (`UDP_GRO`).
+    pub gro: bool,
 }
+
+/// `UDP_SEGMENT` and `UDP_GRO` (linux/udp.h), level `SOL_UDP`.
+const UDP_SEGMENT: i32 = 103;
+const UDP_GRO: i32 = 104;
+const SOL_UDP: i32 = 17;
+
+/// Segments of one offloaded send at most (the kernel's
+/// `UDP_MAX_SEGMENTS` is 64 on older kernels) and its bytes at most (one
+/// IP datagram's payload).
+const GSO_MAX_SEGMENTS: usize = 64;
+const GSO_MAX_BYTES: usize = 65_000;
 
 /// `IPV6_AUTOFLOWLABEL` (linux/in6.h; not in every libc crate version).
 const IPV6_AUTOFLOWLABEL: i32 = 70;
@@ -118,6 +135,104 @@ pub enum SendError {
     Io(io::Error),
 }
 
+/// Datagrams one `sendmmsg` takes at most.
+pub const SEND_BATCH: usize = 64;
+
+/// One datagram waiting in a [`SendBatch`]: its whole frame (the UDP
+/// payload from `payload_at`), where it goes, its class, and the source
+/// port (the socket) it leaves from.
+#[derive(Debug)]
+pub struct Queued {
+    pub frame: Vec<u8>,
+    pub payload_at: usize,
+    pub to: SocketAddr,
+    pub tos: u8,
+    pub src_port: u16,
+}
+
+/// The datagrams a NIC produced in one pass, sent together
+/// ([`UdpPort::send_batch`]): grouped by the socket they leave from, in
+/// the order they were produced within each socket (an EV's packets stay
+/// in order; packets of different EVs may pass each other, as they may in
+/// a network). Frames are kept for reuse: no allocation per datagram.
+#[derive(Debug, Default)]
+pub struct SendBatch {
+    items: Vec<Queued>,
+    len: usize,
+    /// `items[..len]` by source port, stable.
+    pub order: Vec<usize>,
+}
+
+impl SendBatch {
+    /// Datagrams waiting.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A slot for the next datagram, its frame buffer cleared (the caller
+    /// fills every field).
+    pub fn push(&mut self) -> &mut Queued {
+        if self.len == self.items.len() {
+            self.items.push(Queued {
+                frame: Vec::with_capacity(9216 + 64),
+                payload_at: 0,
+                to: SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+                tos: 0,
+                src_port: 0,
+            });
+        }
+        self.len += 1;
+        let o = &mut self.items[self.len - 1];
+        o.frame.clear();
+        o
+    }
+
+    /// Give back the last slot taken (its datagram is not sent).
+    pub fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
+
+    /// Order the waiting datagrams by source port and return the runs
+    /// `(source port, from, to)` of [`SendBatch::order`], one per socket.
+    pub fn runs(&mut self) -> Vec<(u16, usize, usize)> {
+        self.order.clear();
+        self.order.extend(0..self.len);
+        let items = &self.items;
+        self.order.sort_by_key(|&i| items[i].src_port);
+        let mut runs = Vec::new();
+        let mut from = 0;
+        for k in 1..=self.len {
+            if k == self.len || items[self.order[k]].src_port != items[self.order[from]].src_port {
+                runs.push((items[self.order[from]].src_port, from, k));
+                from = k;
+            }
+        }
+        runs
+    }
+
+    /// Forget the datagrams (their buffers stay for the next pass).
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.order.clear();
+    }
+}
+
+/// What [`UdpPort::send_batch`] did with the datagrams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOutcome {
+    pub sent: u64,
+    pub busy: u64,
+    pub too_big: u64,
+    pub errors: u64,
+    /// A segmentation-offload send the kernel refused (it is not used
+    /// again on that socket).
+    pub gso_refused: u64,
+}
+
 /// One received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Received {
@@ -128,6 +243,9 @@ pub struct Received {
     pub tos: u8,
     /// Larger than the buffer it was read into: cut, to be refused.
     pub truncated: bool,
+    /// A run of datagrams handed up as one buffer (`UDP_GRO`): each
+    /// `segment` bytes long but the last. 0: one datagram.
+    pub segment: usize,
 }
 
 /// Buffers for [`UdpPort::recv_batch`].
@@ -169,12 +287,14 @@ impl RecvBatch {
     }
 }
 
-/// The traffic class in the control messages of a received `msg`.
+/// The traffic class and the `UDP_GRO` segment size (0: none) in the
+/// control messages of a received `msg`.
 ///
 /// # Safety
 /// `msg`'s control buffer holds what the kernel wrote for it.
-unsafe fn tos_of(msg: &libc::msghdr) -> u8 {
+unsafe fn cmsgs_of(msg: &libc::msghdr) -> (u8, usize) {
     let mut tos = 0u8;
+    let mut segment = 0;
     // SAFETY: the caller's promise: walking the kernel's control messages.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);
@@ -185,11 +305,13 @@ unsafe fn tos_of(msg: &libc::msghdr) -> u8 {
                 tos = *libc::CMSG_DATA(c);
             } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
                 tos = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as u8;
+            } else if l == SOL_UDP && t == UDP_GRO {
+                segment = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32).max(0) as usize;
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    tos
+    (tos, segment)
 }
 
 impl UdpPort {
@@ -219,7 +341,27 @@ impl UdpPort {
             sock,
             v6,
             no_tos_cmsg: AtomicBool::new(false),
+            gso: AtomicBool::new(false),
+            gro: false,
         })
+    }
+
+    /// Send runs of equal-size datagrams to a loopback destination as one
+    /// segmentation-offload send (`UDP_SEGMENT`): the kernel splits them
+    /// into the same datagrams. Only to loopback: the kernel numbers the
+    /// segments' IPv4 identifications 0, 1, 2, ..., which the ICRC covers,
+    /// and on loopback no wire carries them (the peer's socket gets
+    /// either the run whole, with `UDP_GRO`, or the datagrams).
+    pub fn enable_gso(&self, on: bool) {
+        self.gso.store(on, Ordering::Relaxed);
+    }
+
+    /// Ask the kernel to hand runs of datagrams from one sender up as one
+    /// buffer with their segment size (`UDP_GRO`, Linux 5.0 on); false
+    /// if it does not. [`UdpPort::recv_batch`] splits them.
+    pub fn enable_gro(&mut self) -> bool {
+        self.gro = setsockopt_int(self.sock.as_raw_fd(), SOL_UDP, UDP_GRO, 1).is_ok();
+        self.gro
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -338,6 +480,155 @@ impl UdpPort {
         }
     }
 
+    /// Send `batch`'s datagrams `batch.order[from..to]` (all of them
+    /// leaving from this socket) with as few system calls as the kernel
+    /// takes: one `sendmmsg` per up to [`SEND_BATCH`] datagrams. Each
+    /// datagram stays its own UDP datagram with its own destination and
+    /// traffic class. What was refused is counted in `out`.
+    pub fn send_batch(&self, batch: &SendBatch, from: usize, to: usize, out: &mut SendOutcome) {
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(SEND_BATCH);
+            // SAFETY: zeroed msghdr / iovec / sockaddr_storage are valid
+            // values; every pointer set below points into locals or into
+            // `batch`, which outlive the call.
+            let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { zeroed() };
+            let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { zeroed() };
+            let mut addrs: [libc::sockaddr_storage; SEND_BATCH] = unsafe { zeroed() };
+            let mut cbufs = [[0u64; CMSG_BUF / 8]; SEND_BATCH];
+            // Datagrams of message `m`: `segs[m]`.
+            let mut segs = [0usize; SEND_BATCH];
+            let tos_cmsg = !self.no_tos_cmsg.load(Ordering::Relaxed);
+            let gso = self.gso.load(Ordering::Relaxed);
+            let mut msgs = 0;
+            let mut k = 0;
+            while k < n {
+                let d = &batch.items[batch.order[at + k]];
+                let len = d.frame.len() - d.payload_at;
+                // A run: the same destination and class, every datagram
+                // but the last of the first one's length.
+                let mut run = 1;
+                if gso && d.to.ip().is_loopback() {
+                    let mut bytes = len;
+                    while k + run < n && run < GSO_MAX_SEGMENTS {
+                        let e = &batch.items[batch.order[at + k + run]];
+                        let l = e.frame.len() - e.payload_at;
+                        if e.to != d.to || e.tos != d.tos || l > len || bytes + l > GSO_MAX_BYTES {
+                            break;
+                        }
+                        bytes += l;
+                        run += 1;
+                        if l < len {
+                            break;
+                        }
+                    }
+                }
+                for j in 0..run {
+                    let e = &batch.items[batch.order[at + k + j]];
+                    let payload = &e.frame[e.payload_at..];
+                    iovs[k + j] = libc::iovec {
+                        iov_base: payload.as_ptr() as *mut libc::c_void,
+                        iov_len: payload.len(),
+                    };
+                }
+                let (ss, sslen) = sockaddr_of(d.to);
+                addrs[msgs] = ss;
+                let msg = &mut hdrs[msgs].msg_hdr;
+                msg.msg_name = &mut addrs[msgs] as *mut _ as *mut libc::c_void;
+                msg.msg_namelen = sslen;
+                msg.msg_iov = &mut iovs[k];
+                msg.msg_iovlen = run as _;
+                // SAFETY: the control buffer holds both messages.
+                unsafe {
+                    self.put_cmsgs(
+                        msg,
+                        &mut cbufs[msgs],
+                        tos_cmsg.then_some(d.tos),
+                        (run > 1).then_some(len),
+                    )
+                };
+                segs[msgs] = run;
+                msgs += 1;
+                k += run;
+            }
+            // SAFETY: `msgs` headers pointing at live buffers of the stated sizes.
+            let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), hdrs.as_mut_ptr(), msgs as libc::c_uint, 0) };
+            if r > 0 {
+                let done: usize = segs[..r as usize].iter().sum();
+                out.sent += done as u64;
+                at += done;
+                continue;
+            }
+            // The first message was refused.
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            if segs[0] > 1 && !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) {
+                // This kernel or route takes no segmentation offload:
+                // datagram by datagram from now on.
+                self.gso.store(false, Ordering::Relaxed);
+                out.gso_refused += 1;
+                continue;
+            }
+            // Say why, send its first datagram alone (the single send's
+            // fallbacks included) and go on after it.
+            let d = &batch.items[batch.order[at]];
+            match self.send(&d.frame[d.payload_at..], d.to, d.tos) {
+                Ok(()) => out.sent += 1,
+                Err(SendError::Busy) => out.busy += 1,
+                Err(SendError::TooBig) => out.too_big += 1,
+                Err(SendError::Io(_)) => out.errors += 1,
+            }
+            at += 1;
+        }
+    }
+
+    /// Write `msg`'s control messages into `cbuf`: the traffic class
+    /// `tos`, and the segment size `gso` of an offloaded run.
+    ///
+    /// # Safety
+    /// `cbuf` outlives every use of `msg`.
+    unsafe fn put_cmsgs(
+        &self,
+        msg: &mut libc::msghdr,
+        cbuf: &mut [u64; CMSG_BUF / 8],
+        tos: Option<u8>,
+        gso: Option<usize>,
+    ) {
+        if tos.is_none() && gso.is_none() {
+            return;
+        }
+        msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+        // SAFETY: CMSG_SPACE of an int and of a u16 fit CMSG_BUF together;
+        // each header is written where CMSG_FIRSTHDR / CMSG_NXTHDR put it
+        // inside the buffer.
+        unsafe {
+            let int = libc::CMSG_SPACE(size_of::<i32>() as u32) as usize;
+            let short = libc::CMSG_SPACE(size_of::<u16>() as u32) as usize;
+            msg.msg_controllen = (tos.map_or(0, |_| int) + gso.map_or(0, |_| short)) as _;
+            let mut c = libc::CMSG_FIRSTHDR(msg);
+            if let Some(tos) = tos {
+                let (level, ty) = if self.v6 {
+                    (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+                } else {
+                    (libc::IPPROTO_IP, libc::IP_TOS)
+                };
+                (*c).cmsg_level = level;
+                (*c).cmsg_type = ty;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<i32>() as u32) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut i32, i32::from(tos));
+                c = libc::CMSG_NXTHDR(msg, c);
+            }
+            if let Some(size) = gso {
+                (*c).cmsg_level = SOL_UDP;
+                (*c).cmsg_type = UDP_SEGMENT;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, size as u16);
+            }
+        }
+    }
+
     /// Receive one datagram into `buf` if one is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         // SAFETY: zeroed storage, filled by the kernel.
@@ -375,13 +666,14 @@ impl UdpPort {
             ));
         }
         // SAFETY: the kernel wrote the control messages of `msg`.
-        let tos = unsafe { tos_of(&msg) };
+        let (tos, _) = unsafe { cmsgs_of(&msg) };
         let from = addr_of(&ss).ok_or_else(|| io::Error::other("datagram from an unknown address family"))?;
         Ok(Some(Received {
             len: n.min(buf.len()),
             from,
             tos,
             truncated: false,
+            segment: 0,
         }))
     }
 
@@ -431,13 +723,14 @@ impl UdpPort {
         for i in 0..got {
             let h = &batch.hdrs[i];
             // SAFETY: the kernel filled this header's control buffer.
-            let tos = unsafe { tos_of(&h.msg_hdr) };
+            let (tos, segment) = unsafe { cmsgs_of(&h.msg_hdr) };
             let Some(from) = addr_of(&batch.addrs[i]) else { continue };
             batch.got.push(Received {
                 len: (h.msg_len as usize).min(batch.bufs[i].len()),
                 from,
                 tos,
                 truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                segment,
             });
         }
         Ok(got)
@@ -536,12 +829,19 @@ pub struct EvSockets {
     /// EV ports that could not be bound, or were beyond
     /// [`MAX_EV_SOCKETS`].
     pub unavailable: u64,
+    /// Sockets send with segmentation offload ([`UdpPort::enable_gso`]).
+    gso: bool,
 }
 
 impl EvSockets {
-    pub fn bind(ip: std::net::IpAddr, port: u16, per_ev: bool) -> io::Result<EvSockets> {
+    /// The NIC's sockets; with `gso` runs of datagrams to loopback leave
+    /// with segmentation offload ([`UdpPort::enable_gso`]).
+    pub fn bind(ip: std::net::IpAddr, port: u16, per_ev: bool, gso: bool) -> io::Result<EvSockets> {
+        let own = UdpPort::bind(SocketAddr::new(ip, port))?;
+        own.enable_gso(gso);
         Ok(EvSockets {
-            own: UdpPort::bind(SocketAddr::new(ip, port))?,
+            own,
+            gso,
             ip,
             port,
             per_ev,
@@ -581,12 +881,15 @@ impl EvSockets {
             self.unavailable += 1;
             return (&self.own, self.port);
         }
-        let (ip, unavailable) = (self.ip, &mut self.unavailable);
+        let (ip, unavailable, gso) = (self.ip, &mut self.unavailable, self.gso);
         let s = self
             .evs
             .entry(ev_port)
             .or_insert_with(|| match UdpPort::bind(SocketAddr::new(ip, ev_port)) {
-                Ok(s) => Some(s),
+                Ok(s) => {
+                    s.enable_gso(gso);
+                    Some(s)
+                }
                 Err(_) => {
                     *unavailable += 1;
                     None
@@ -595,6 +898,17 @@ impl EvSockets {
         match s {
             Some(s) => (s, ev_port),
             None => (&self.own, self.port),
+        }
+    }
+}
+
+impl EvSockets {
+    /// The socket bound to source port `src` ([`EvSockets::for_ev`]
+    /// returned it), else the NIC's own.
+    pub fn by_port(&self, src: u16) -> &UdpPort {
+        match self.evs.get(&src) {
+            Some(Some(s)) if src != self.port => s,
+            _ => &self.own,
         }
     }
 }
