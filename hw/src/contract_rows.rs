@@ -5,7 +5,7 @@
 //! these names, never through bit positions of its own.
 //!
 //! Why accessors: `#[hdl_gen]` turns a Rust const path into a Verilog
-//! signal name, so `get_bits::<W>(retx_qp::RTO_NS.bit())` cannot be
+//! signal name, so `get_bits::<W>(retx_qp::ACK_TIMEOUT_EXP.bit())` cannot be
 //! written in a kernel. It does expand methods named `get_value_<f>` /
 //! `set_value_<f>` (rust-hdl's `LogicStruct` field access): the kernel
 //! becomes the slice `x[(offset)+:(width)]`, with `offset` and `width`
@@ -14,10 +14,10 @@
 //! methods on every `Bits<N>` for each field of a layout, so
 //!
 //! ```ignore
-//! self.rto.next = self.cfg.data.val().get_value_retx_qp_rto_ns();
+//! self.exp.next = self.cfg.data.val().get_value_retx_qp_ack_timeout_exp();
 //! ```
 //!
-//! simulates as `get_bits::<32>(0)` and emits `cfg$data[(32'h0)+:(32)]`,
+//! simulates as `get_bits::<5>(0)` and emits `cfg$data[(32'h0)+:(5)]`,
 //! the same Verilog as the literal form. The accessor of field `F` of
 //! layout `row` is `get_value_<row>_<f>`; writes are
 //! `x.next.set_value_<row>_<f>(v)` (a slice assignment).
@@ -127,7 +127,7 @@ row_accessors! {
 row_accessors! {
     /// Retransmit engine, per QP (table 8).
     RetxQpRow: retx_qp in contract::config {
-        RTO_NS, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS,
+        ACK_TIMEOUT_EXP, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS,
     }
 }
 

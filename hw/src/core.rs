@@ -23,7 +23,7 @@ use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::param::Param;
 use crate::requester::Requester;
-use crate::retransmit::RetransmitEngine;
+use crate::retransmit::{RetransmitEngine, TIME_BITS};
 use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_parser::RxParser;
@@ -156,8 +156,9 @@ pub struct MrcCore {
     wr_arb_a: DmaWriteArb,
     wr_arb_b: DmaWriteArb,
     // ---- Glue state.
-    /// Time in 1/32 ns (`now_ns` = bits 36-5).
-    now_acc: DFF<Bits<37>>,
+    /// Time in 1/32 ns (`now_ns` = bits 36-5; the retransmit engine's
+    /// 36-bit RTO time, `now_rto`, bits 40-5).
+    now_acc: DFF<Bits<41>>,
     /// CC admission of the requester's packet records (`admit`).
     adm: DFF<Bits<2>>,
     adm_wait: DFF<Bits<10>>,
@@ -235,6 +236,7 @@ pub struct MrcCore {
     rel_len: DFF<Bits<16>>,
     // ---- Locals.
     now_ns: Signal<Local, Bits<32>>,
+    now_rto: Signal<Local, Bits<TIME_BITS>>,
     cc_g_init: Signal<Local, Bit>,
     cc_g_rel: Signal<Local, Bit>,
     cc_g_ack: Signal<Local, Bit>,
@@ -349,6 +351,7 @@ impl Logic for MrcCore {
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
         self.now_acc.d.next = self.now_acc.q.val() + 99;
         self.now_ns.next = self.now_acc.q.val().get_bits::<32>(5);
+        self.now_rto.next = self.now_acc.q.val().get_bits::<36>(5);
 
         // ---- MAC RX -> fault injection -> parser.
         AxisSink::link(&mut self.s_rx, &mut self.fault.s_rx);
@@ -894,7 +897,7 @@ impl Logic for MrcCore {
             | (bit_cast::<SENT_BITS, 32>(self.txpath.sent_time.val()) << 39)
             | (bit_cast::<SENT_BITS, 16>(self.txpath.sent_len.val()) << 71);
         self.txpath.sent_ready.next = !self.sent_fifo.full.val();
-        self.retx.now.next = self.now_ns.val();
+        self.retx.now.next = self.now_rto.val();
         self.rt_g_init.next = self.init_retx.q.val();
         self.rt_g_sent.next = !self.rt_g_init.val() & !self.sent_fifo.empty.val();
         self.rt_g_rx.next = !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val();

@@ -53,6 +53,11 @@ pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
 /// `retry_exp` value meaning "retry forever" (as the model).
 pub const RETRY_INFINITE: u64 = 25;
 
+/// Width of the RTO's time (`now`, deadlines): ns, 36 bits, compared
+/// serially, so a deadline may be up to 2^35 ns (34 s) away; the longest
+/// backoff is `ack_timeout(24)` = 2^34 ns (17.2 s).
+pub const TIME_BITS: usize = 36;
+
 /// Width of `op_kind`.
 pub const KIND_BITS: usize = 3;
 
@@ -167,8 +172,9 @@ pub enum EngineState {
 #[derive(LogicBlock, Default)]
 pub struct RetransmitEngine {
     pub clock: Signal<In, Clock>,
-    /// Time now, ns (wrapping, serial comparisons).
-    pub now: Signal<In, Bits<32>>,
+    /// Time now, ns, 36 bits (wrapping, serial comparisons): the RTO's
+    /// time; the stall rule and the tail check use its low 32 bits.
+    pub now: Signal<In, Bits<TIME_BITS>>,
     pub op_valid: Signal<In, Bit>,
     pub op_ready: Signal<Out, Bit>,
     pub op_kind: Signal<In, Bits<KIND_BITS>>,
@@ -244,7 +250,7 @@ pub struct RetransmitEngine {
     /// starts (the model checks every PSN at one instant).
     tail_thr: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
-    dlp_r: DFF<Bits<32>>,
+    dlp_r: DFF<Bits<TIME_BITS>>,
     is_timer: DFF<Bit>,
     // The record being processed.
     kind: DFF<Bits<KIND_BITS>>,
@@ -259,7 +265,8 @@ pub struct RetransmitEngine {
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
-    t_op: DFF<Bits<32>>,
+    /// `op_time` extended to 36 bits from `now` (`t_ext`).
+    t_op: DFF<Bits<TIME_BITS>>,
     len: DFF<Bits<16>>,
     base: DFF<Bits<24>>,
     bitmap: DFF<Bits<64>>,
@@ -271,12 +278,12 @@ pub struct RetransmitEngine {
     cur_ev: DFF<Bits<7>>,
     found: DFF<Bit>,
     una_new: DFF<Bits<24>>,
-    una_time: DFF<Bits<32>>,
+    una_time: DFF<Bits<TIME_BITS>>,
     una_ret: DFF<Bits<5>>,
     bytes: DFF<Bits<32>>,
     fired: DFF<Bit>,
     have_rem: DFF<Bit>,
-    min_rem: DFF<Bits<32>>,
+    min_rem: DFF<Bits<TIME_BITS>>,
     clr: DFF<Bits<7>>,
     // Output registers (the resend outputs are `resend`'s).
     o_ack_v: DFF<Bit>,
@@ -300,7 +307,7 @@ pub struct RetransmitEngine {
     ev_entry: Signal<Local, EvWord>,
     ev_entry_wr: Signal<Local, EvWord>,
     // Per-QP config.
-    c_rto: Signal<Local, Bits<32>>,
+    c_texp: Signal<Local, Bits<5>>,
     c_allow: Signal<Local, Bits<32>>,
     c_reorder: Signal<Local, Bits<16>>,
     c_lin: Signal<Local, Bits<5>>,
@@ -336,7 +343,19 @@ pub struct RetransmitEngine {
     live: Signal<Local, Bit>,
     lost_reorder: Signal<Local, Bit>,
     lost_stall: Signal<Local, Bit>,
-    dl_p: Signal<Local, Bits<32>>,
+    dl_p: Signal<Local, Bits<TIME_BITS>>,
+    /// The slot's 36-bit send time.
+    s_time: Signal<Local, Bits<TIME_BITS>>,
+    /// The low 32 bits of `now` (the stall rule's and the tail check's
+    /// time), and `op_time` extended to 36 bits: `now - (now32 -
+    /// op_time)`, the difference sign-extended (send times and echoes
+    /// within 2^31 ns of now, either side).
+    now32: Signal<Local, Bits<32>>,
+    op_age: Signal<Local, Bits<32>>,
+    op_back: Signal<Local, Bits<TIME_BITS>>,
+    t_ext: Signal<Local, Bits<TIME_BITS>>,
+    sext_hi: Signal<Local, Bits<TIME_BITS>>,
+    t_op32: Signal<Local, Bits<32>>,
     // SACK validation.
     bad_cum: Signal<Local, Bit>,
     bad_bits: Signal<Local, Bit>,
@@ -352,14 +371,14 @@ pub struct RetransmitEngine {
     retry_spent: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
     bm_shift: Signal<Local, Bits<64>>,
-    due_d: Signal<Local, Bits<32>>,
+    due_d: Signal<Local, Bits<TIME_BITS>>,
     cum_d: Signal<Local, Bits<24>>,
     nu_d: Signal<Local, Bits<24>>,
     ns_d: Signal<Local, Bits<24>>,
-    tdue_d: Signal<Local, Bits<32>>,
+    tdue_d: Signal<Local, Bits<TIME_BITS>>,
     hw_d: Signal<Local, Bits<32>>,
     seq_d: Signal<Local, Bits<16>>,
-    rem_d: Signal<Local, Bits<32>>,
+    rem_d: Signal<Local, Bits<TIME_BITS>>,
     c_age: Signal<Local, Bits<32>>,
     tail_due_d: Signal<Local, Bits<32>>,
     tail_line: Signal<Local, Bits<32>>,
@@ -454,7 +473,7 @@ impl Logic for RetransmitEngine {
         self.scanner.last_qp.next = self.cfg.data.val().get_value_retx_global_last_qp();
         self.scanner.advance.next = false;
         self.cfg_ram.read_address.next = self.qp.q.val();
-        self.c_rto.next = self.cfg_ram.read_data.val().get_value_retx_qp_rto_ns();
+        self.c_texp.next = self.cfg_ram.read_data.val().get_value_retx_qp_ack_timeout_exp();
         self.c_allow.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_allowance_ns();
         self.c_reorder.next = self.cfg_ram.read_data.val().get_value_retx_qp_reorder();
         self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().get_value_retx_qp_retry_linear());
@@ -477,7 +496,6 @@ impl Logic for RetransmitEngine {
         self.slot_wr.next = self.slot.val();
         self.slot_wr.next.spare_ev = false;
         self.slot_wr.next.spare_retries = 0.into();
-        self.slot_wr.next.spare_flags = 0.into();
 
         // EV RAM: default read address {qp, cur_ev}.
         self.ev_ram.read_address.next =
@@ -496,8 +514,8 @@ impl Logic for RetransmitEngine {
         self.qs_ram.write_enable.next = false;
 
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
-        // 2^min(k - linear + 1, 10); saturated at 2^31 - 1 ns (the serial
-        // time comparisons need deadlines within half the 32-bit range).
+        // 2^min(k - linear + 1, 10), capped at ack_timeout(24) (the
+        // backoff unit adds the shift to the exponent t).
         // SENT classification (in `Load`).
         self.in_flight_n.next = self.qs_ram.read_data.val().next_psn - self.qs_ram.read_data.val().una;
         self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().next_psn) & (self.in_flight_n.val() < 256);
@@ -531,17 +549,30 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift_new.next = 0.into();
         }
-        self.backoff.rto.next = self.c_rto.val();
+        self.backoff.exp.next = self.c_texp.val();
         self.backoff.load.next = false;
         self.backoff.shift.next = self.bo_shift.val();
 
+        // Time: the RTO's 36 bits, the low 32 for the rest; a record's
+        // time extended (a send time to arm the RTO from).
+        self.now32.next = self.now.val().get_bits::<32>(0);
+        self.op_age.next = self.now32.val() - self.op_time.val();
+        self.sext_hi.next = 0xF_0000_0000_u64.into();
+        self.op_back.next = bit_cast::<TIME_BITS, 32>(self.op_age.val());
+        if self.op_age.val().get_bit(31) {
+            self.op_back.next = bit_cast::<TIME_BITS, 32>(self.op_age.val()) | self.sext_hi.val();
+        }
+        self.t_ext.next = self.now.val() - self.op_back.val();
+        self.t_op32.next = self.t_op.q.val().get_bits::<32>(0);
+        self.s_time.next = (bit_cast::<TIME_BITS, 4>(self.slot.val().time_hi) << 32)
+            | bit_cast::<TIME_BITS, 32>(self.slot.val().time);
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
         self.hw_d.next = self.slot.val().time - self.qs.q.val().hw;
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
-        self.tail_due_d.next = self.now.val() - self.tail_ram.read_data.val().deadline;
+        self.tail_due_d.next = self.now32.val() - self.tail_ram.read_data.val().deadline;
         // Tail check: sent at or before now - stall_age.
         self.tail_line.next = self.tail_thr.q.val() - self.slot.val().time;
         self.lost_tail.next = !self.tail_line.val().get_bit(31);
@@ -574,9 +605,9 @@ impl Logic for RetransmitEngine {
         self.stall_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
         self.lost_stall.next = self.qs.q.val().hw_valid & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
         self.lost_stall_r.d.next = self.lost_stall.val();
-        self.dl_p.next = self.slot.val().time + self.backoff.value.val();
+        self.dl_p.next = self.s_time.val() + self.backoff.value.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
-        self.due.next = !self.due_d.val().get_bit(31);
+        self.due.next = !self.due_d.val().get_bit(35);
         self.retry_spent.next =
             (self.c_exp.val() != 25) & (self.slot.val().retries >= self.c_lin.val() + self.c_exp.val());
 
@@ -609,7 +640,7 @@ impl Logic for RetransmitEngine {
             | self.slot.val().acked
             | self.slot.val().queued
             | self.slot.val().oow
-            | (self.slot.val().time != self.t_op.q.val());
+            | (self.slot.val().time != self.t_op32.val());
 
         // Resends: the rules of the states that resend the slot on the RAM
         // output (`p`), and the one way a resend is queued. A resend
@@ -700,7 +731,7 @@ impl Logic for RetransmitEngine {
                     self.p.d.next = self.op_psn.val();
                     self.ev.d.next = self.op_ev.val();
                     self.cur_ev.d.next = self.op_ev.val();
-                    self.t_op.d.next = self.op_time.val();
+                    self.t_op.d.next = self.t_ext.val();
                     self.len.d.next = self.op_len.val();
                     self.base.d.next = self.op_base.val();
                     self.bitmap.d.next = self.op_bitmap.val();
@@ -740,7 +771,7 @@ impl Logic for RetransmitEngine {
                     // RTO due: walk from una (R1).
                     if !self.qs_ram.read_data.val().error
                         & self.qs_ram.read_data.val().armed
-                        & !self.tdue_d.val().get_bit(31)
+                        & !self.tdue_d.val().get_bit(35)
                     {
                         self.st.d.next = EngineState::RtoRead;
                     } else if !self.qs_ram.read_data.val().error
@@ -771,7 +802,8 @@ impl Logic for RetransmitEngine {
                     if self.is_new.val() | self.is_resend.val() {
                         self.slot_wr.next.ev = self.ev.q.val();
                         self.slot_wr.next.seq = self.ev_entry.val().next_seq;
-                        self.slot_wr.next.time = self.t_op.q.val();
+                        self.slot_wr.next.time = self.t_op32.val();
+                        self.slot_wr.next.time_hi = self.t_op.q.val().get_bits::<4>(32);
                         self.slot_wr.next.len = self.len.q.val();
                         self.slot_wr.next.acked = false;
                         self.slot_wr.next.queued = false;
@@ -790,7 +822,7 @@ impl Logic for RetransmitEngine {
                             // Arm on a send when idle (the tail check too).
                             if self.c_age.val().any() {
                                 self.tail.d.next.armed = true;
-                                self.tail.d.next.deadline = self.t_op.q.val() + self.c_age.val();
+                                self.tail.d.next.deadline = self.t_op32.val() + self.c_age.val();
                             }
                             // The deadline in `ArmDeadline`, from the registered
                             // retry count.
@@ -863,7 +895,7 @@ impl Logic for RetransmitEngine {
                     // The first PSN still unacknowledged: the new una.
                     self.found.d.next = true;
                     self.una_new.d.next = self.p.q.val();
-                    self.una_time.d.next = self.slot.val().time;
+                    self.una_time.d.next = self.s_time.val();
                     self.una_ret.d.next = self.slot.val().retries;
                 }
                 self.walk_step.next = true;
@@ -938,7 +970,7 @@ impl Logic for RetransmitEngine {
                             & ((self.una_new.q.val() != self.qs.q.val().una) | !self.tail.q.val().armed)
                         {
                             self.tail.d.next.armed = true;
-                            self.tail.d.next.deadline = self.una_time.q.val() + self.c_age.val();
+                            self.tail.d.next.deadline = self.una_time.q.val().get_bits::<32>(0) + self.c_age.val();
                         }
                     }
                     self.st.d.next = EngineState::Store;
@@ -1027,9 +1059,9 @@ impl Logic for RetransmitEngine {
                     self.st.d.next = EngineState::Store;
                 } else {
                     self.tail.d.next.armed = true;
-                    self.tail.d.next.deadline = self.now.val() + self.c_age.val();
+                    self.tail.d.next.deadline = self.now32.val() + self.c_age.val();
                     self.tail.d.next.acked = false;
-                    self.tail_thr.d.next = self.now.val() - self.c_age.val();
+                    self.tail_thr.d.next = self.now32.val() - self.c_age.val();
                     if self.tail.q.val().acked {
                         self.tail.d.next.blind = 1.into();
                         self.st.d.next = EngineState::TailRead;

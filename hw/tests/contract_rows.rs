@@ -119,7 +119,7 @@ all_rows! {
     AckParamsRow: ack_params in config { EVERY, DELAY }
     RecvInitRow: recv_init in config { START_PSN }
     MrRow: mr in config { RKEY, BASE_VA, LENGTH, VALID }
-    RetxQpRow: retx_qp in config { RTO_NS, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS }
+    RetxQpRow: retx_qp in config { ACK_TIMEOUT_EXP, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS }
     RetxGlobalRow: retx_global in config { LAST_QP }
     CcRow: cc in config { MIN_CWND, MAX_CWND, SEND_WINDOW }
     AddrRow: addr in config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL }

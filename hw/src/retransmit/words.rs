@@ -13,8 +13,11 @@ pub struct SlotWord {
     pub spare_ev: Bit,
     /// Its sequence on that EV (the per-EV reorder rule).
     pub seq: Bits<16>,
-    /// Send time of the last transmission, ns.
+    /// Send time of the last transmission, ns (bits 31-0: the packet's
+    /// `tx_ts`, the stall rule, the tail check and the NACK echo) ...
     pub time: Bits<32>,
+    /// ... and its bits 35-32 (the RTO's 36-bit time).
+    pub time_hi: Bits<4>,
     pub len: Bits<16>,
     /// Timeouts so far (the backoff's k and the retry budget).
     pub retries: Bits<5>,
@@ -27,7 +30,6 @@ pub struct SlotWord {
     pub queued: Bit,
     /// An out-of-window NACK waits for una to advance or the RTO.
     pub oow: Bit,
-    pub spare_flags: Bits<4>,
 }
 
 /// Per (QP, EV), in the EV RAM at `{qp, ev}`.
@@ -51,13 +53,13 @@ pub struct QpWord {
     pub hw: Bits<32>,
     /// ... if there is one.
     pub hw_valid: Bit,
-    /// RTO deadline, ns ...
-    pub deadline: Bits<32>,
+    /// RTO deadline, ns, 36 bits ...
+    pub deadline: Bits<36>,
     /// ... if armed.
     pub armed: Bit,
     /// The QP is in error (retry budget spent).
     pub error: Bit,
-    pub spare: Bits<13>,
+    pub spare: Bits<9>,
 }
 
 /// Per QP, the tail check (docs/model-mrc.md 2.5.2), in the tail RAM.
