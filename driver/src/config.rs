@@ -106,13 +106,13 @@ mod tests {
         let dev = MockDevice::new();
         let mut port = ConfigPort::new(&dev, u64::from(regmap::cfg::BASE)).unwrap();
         let row = Row::new()
-            .set(retx_qp::RTO_NS, 200_000)
+            .set(retx_qp::ACK_TIMEOUT_EXP, 24)
             .set(retx_qp::RETRY_LINEAR, 7)
             .set(retx_qp::RETRY_EXP, 25)
             .set(retx_qp::STALL_AGE_NS, 0xABCD_EF01);
         port.write(&dev, table::RETX_QP, 5, &row);
         let got = dev.last_row(table::RETX_QP, 5).unwrap();
-        assert_eq!(got.bits(0, 32), 200_000);
+        assert_eq!(got.bits(0, 5), 24);
         assert_eq!(got.bits(80, 3), 7);
         assert_eq!(got.bits(83, 5), 25);
         assert_eq!(got.bits(88, 32), 0xABCD_EF01);

@@ -44,8 +44,10 @@ pub const MR_SLOTS: usize = 256;
 pub const ADDR_ROWS: usize = 256;
 /// EVs per QP (`sq_ctx.ev_count`).
 pub const MAX_EVS: usize = 128;
-/// Largest RTO exponent the 32-bit ns RTO field holds (1.024 us x 2^21).
-pub const MAX_HW_ACK_TIMEOUT_EXP: u8 = 21;
+/// Largest RTO exponent (MRC 1.0: 1.024 us x 2^24 = 17.2 s), as the
+/// model (`proto::model::MAX_ACK_TIMEOUT_EXP`); the card takes the
+/// exponent itself (`contract::config::retx_qp::ACK_TIMEOUT_EXP`).
+pub const MAX_ACK_TIMEOUT_EXP: u8 = proto::model::MAX_ACK_TIMEOUT_EXP;
 
 /// Errors of the API.
 #[derive(Debug, thiserror::Error)]
@@ -746,7 +748,7 @@ pub struct RtrAttr {
 /// Timeout and retry attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
-    /// RTO = 1.024 us x 2^exp (<= 21 here: the card's RTO field is 32-bit ns).
+    /// RTO = 1.024 us x 2^exp, exp <= 24 (17.2 s).
     pub ack_timeout_exp: u8,
     /// Retries at the fixed RTO, <= 7.
     pub retry_linear: u8,
@@ -931,7 +933,7 @@ impl QueuePair {
                 self.shared.row(cfg_table::CC, q, &cc);
                 let t = a.timeouts;
                 let retx = Row::new()
-                    .set(config::retx_qp::RTO_NS, 1024u64 << t.ack_timeout_exp)
+                    .set(config::retx_qp::ACK_TIMEOUT_EXP, u64::from(t.ack_timeout_exp))
                     .set(config::retx_qp::STALL_ALLOWANCE_NS, u64::from(t.stall_allowance_ns))
                     .set(config::retx_qp::REORDER, u64::from(t.reorder_allowance))
                     .set(config::retx_qp::RETRY_LINEAR, u64::from(t.retry_linear))
@@ -1280,11 +1282,8 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
         return Err(bad("max_wimm", ">= 1"));
     }
     let t = a.timeouts;
-    if t.ack_timeout_exp > MAX_HW_ACK_TIMEOUT_EXP {
-        return Err(bad(
-            "ack_timeout_exp",
-            format!("<= {MAX_HW_ACK_TIMEOUT_EXP} (the card's RTO is 32-bit ns)"),
-        ));
+    if t.ack_timeout_exp > MAX_ACK_TIMEOUT_EXP {
+        return Err(bad("ack_timeout_exp", format!("<= {MAX_ACK_TIMEOUT_EXP}")));
     }
     if t.retry_linear > 7 {
         return Err(bad("retry_linear", "<= 7"));

@@ -222,6 +222,35 @@ fn row_pos(rows: &[CfgRow], table: u8, index: u16) -> usize {
         .unwrap_or_else(|| panic!("no row {table}/{index:#x}"))
 }
 
+/// Every timeout exponent of MRC 1.0 (0..=24) reaches the card as the
+/// exponent itself; 25 is refused.
+#[test]
+fn every_timeout_exponent_up_to_24_is_written() {
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(6).unwrap();
+    for t in [0u8, 8, 21, 22, 23, 24, 25] {
+        let mut qp = pd.create_qp(&mut cq, 4).unwrap();
+        qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+        qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+        let r = qp.modify(QpTransition::Rts(RtsAttr {
+            timeouts: Timeouts {
+                ack_timeout_exp: t,
+                ..rts_attr().timeouts
+            },
+            ..rts_attr()
+        }));
+        if t > 24 {
+            assert!(matches!(r, Err(ModifyError::BadAttribute { name: "ack_timeout_exp", .. })));
+            continue;
+        }
+        r.unwrap();
+        let row = dev.last_row(cfg_table::RETX_QP, qp.qpn() as u16).unwrap();
+        assert_eq!(row.bits(0, 5), u64::from(t));
+    }
+}
+
 #[test]
 fn bring_up_writes_the_core_rows_in_order() {
     let s = setup(4, 6);
@@ -250,13 +279,13 @@ fn bring_up_writes_the_core_rows_in_order() {
     let rt = s.dev.last_row(cfg_table::RETX_QP, q).unwrap();
     assert_eq!(
         (
-            rt.bits(0, 32),
+            rt.bits(0, 5),
             rt.bits(32, 32),
             rt.bits(64, 16),
             rt.bits(80, 3),
             rt.bits(83, 5)
         ),
-        (1024 << 8, 50_000, 3, 7, 7)
+        (8, 50_000, 3, 7, 7)
     );
     for i in 0..8u16 {
         assert_eq!(
@@ -411,7 +440,7 @@ fn misuse_is_refused_with_typed_errors() {
             "ack_timeout_exp",
             RtsAttr {
                 timeouts: Timeouts {
-                    ack_timeout_exp: 22,
+                    ack_timeout_exp: 25,
                     ..Timeouts::default()
                 },
                 ..rts_attr()

@@ -29,7 +29,8 @@ const BACKPRESSURE: Stall = Stall::go_percent(70);
 
 #[derive(Clone, Copy, Debug)]
 struct Cfg {
-    rto: u32,
+    /// Timeout exponent: RTO = 1.024 us x 2^t.
+    texp: u8,
     allow: u32,
     reorder: u16,
     lin: u8,
@@ -42,7 +43,9 @@ struct Cfg {
 struct Slot {
     ev: u8,
     seq: u16,
-    time: u32,
+    /// Send time, 36-bit ns (the RTO's time; the low 32 bits are the
+    /// packet's `tx_ts`).
+    time: u64,
     len: u16,
     ret: u8,
     acked: bool,
@@ -91,7 +94,7 @@ struct RefQp {
     evs: Vec<(u16, u16, bool)>,
     hw: u32,
     hwv: bool,
-    dl: u32,
+    dl: u64,
     armed: bool,
     err: bool,
     tdl: u32,
@@ -104,6 +107,26 @@ struct RefQp {
 
 fn sd32(a: u32, b: u32) -> i32 {
     a.wrapping_sub(b) as i32
+}
+
+/// The RTO's time: 36-bit ns, wrapping.
+const TIME_MASK: u64 = (1 << 36) - 1;
+
+/// Serial difference of 36-bit times.
+fn sd36(a: u64, b: u64) -> i64 {
+    ((a.wrapping_sub(b) & TIME_MASK) << 28) as i64 >> 28
+}
+
+fn add36(a: u64, b: u64) -> u64 {
+    a.wrapping_add(b) & TIME_MASK
+}
+
+/// 2.8: `ack_timeout(t)` for the first `retry_linear` timeouts, then
+/// doubling (shift at most 10), capped at `ack_timeout(24)`: in ns,
+/// `1024 << min(t + shift, 24)`.
+fn backoff(texp: u8, lin: u8, k: u8) -> u64 {
+    let shift = if k < lin { 0 } else { (k - lin + 1).min(10) };
+    1024 << (texp + shift).min(24)
 }
 
 impl RefQp {
@@ -126,12 +149,8 @@ impl RefQp {
             tail_lost: 0,
         }
     }
-    /// 2.8: RTO for the first `retry_linear` timeouts, then doubling
-    /// (shift at most 10); the block saturates at 2^31 - 1 ns.
-    fn backoff(&self, k: u8) -> u32 {
-        let (rto, lin) = (u64::from(self.cfg.rto), self.cfg.lin);
-        let d = if k < lin { rto } else { rto << (k - lin + 1).min(10) };
-        d.min(0x7FFF_FFFF) as u32
+    fn backoff(&self, k: u8) -> u64 {
+        backoff(self.cfg.texp, self.cfg.lin, k)
     }
     fn slot(&mut self, p: Psn) -> &mut Slot {
         self.slots.entry(p.value() & 255).or_default()
@@ -150,7 +169,7 @@ impl RefQp {
         self.tblind = 0;
         self.tack = false;
     }
-    fn sent(&mut self, psn: u32, ev: u8, time: u32, len: u16, out: &mut Vec<Out>) {
+    fn sent(&mut self, psn: u32, ev: u8, time: u64, len: u16, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
         let n = self.outstanding();
         let new = p == self.nxt && n < 256;
@@ -178,10 +197,10 @@ impl RefQp {
         if !self.armed {
             // Armed on a send when idle, with the tail check (2.5.2).
             self.armed = true;
-            self.dl = time.wrapping_add(self.backoff(ret));
+            self.dl = add36(time, self.backoff(ret));
             if self.cfg.age != 0 {
                 self.tarm = true;
-                self.tdl = time.wrapping_add(self.cfg.age);
+                self.tdl = (time as u32).wrapping_add(self.cfg.age);
             }
         }
     }
@@ -217,8 +236,8 @@ impl RefQp {
                 bytes += u32::from(s.len);
                 if !s.resent {
                     // Karn: first transmissions only.
-                    if !self.hwv || sd32(s.time, self.hw) >= 0 {
-                        self.hw = s.time;
+                    if !self.hwv || sd32(s.time as u32, self.hw) >= 0 {
+                        self.hw = s.time as u32;
                     }
                     self.hwv = true;
                     let e = &mut self.evs[s.ev as usize];
@@ -240,7 +259,8 @@ impl RefQp {
             let e = self.evs[s.ev as usize];
             let gap = e.1.wrapping_sub(s.seq);
             let lost_reorder = e.2 && (gap as i16) >= 0 && gap > self.cfg.reorder;
-            let lost_stall = self.hwv && self.cfg.allow != 0 && sd32(s.time, self.hw.wrapping_sub(self.cfg.allow)) < 0;
+            let lost_stall =
+                self.hwv && self.cfg.allow != 0 && sd32(s.time as u32, self.hw.wrapping_sub(self.cfg.allow)) < 0;
             if live && s.oow {
                 if una_new != self.una {
                     let sl = self.slot(p);
@@ -294,12 +314,12 @@ impl RefQp {
             let (_, t, r) = found.unwrap();
             if moved {
                 self.armed = true;
-                self.dl = t.wrapping_add(self.backoff(r));
+                self.dl = add36(t, self.backoff(r));
             }
             // Re-armed with the RTO, or armed by a SACK that finds it idle.
             if self.cfg.age != 0 && (moved || !self.tarm) {
                 self.tarm = true;
-                self.tdl = t.wrapping_add(self.cfg.age);
+                self.tdl = (t as u32).wrapping_add(self.cfg.age);
             }
         }
         self.una = una_new;
@@ -312,7 +332,7 @@ impl RefQp {
             return;
         }
         let s = *self.slot(p);
-        if p.before(self.una) || s.acked || s.queued || s.oow || s.time != echo {
+        if p.before(self.una) || s.acked || s.queued || s.oow || s.time as u32 != echo {
             out.push(Out::Stale);
             return;
         }
@@ -331,9 +351,9 @@ impl RefQp {
     }
     /// The scanner's visits at `now`: the RTO if due, then the tail check
     /// if due.
-    fn timer(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
+    fn timer(&mut self, qp: u8, now: u64, out: &mut Vec<Out>) {
         self.rto(qp, now, out);
-        self.tail(qp, now, out);
+        self.tail(qp, now as u32, out);
     }
     /// 2.5.2: the tail check at `now`.
     fn tail(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
@@ -357,7 +377,7 @@ impl RefQp {
         let mut p = self.una;
         while p != self.nxt {
             let s = *self.slot(p);
-            if !s.acked && !s.queued && !s.oow && sd32(line, s.time) >= 0 {
+            if !s.acked && !s.queued && !s.oow && sd32(line, s.time as u32) >= 0 {
                 self.slot(p).queued = true;
                 self.tail_lost += 1;
                 out.push(Out::Rtx {
@@ -377,16 +397,16 @@ impl RefQp {
         }
     }
     /// 2.8: the RTO of this QP at `now`.
-    fn rto(&mut self, qp: u8, now: u32, out: &mut Vec<Out>) {
-        if self.err || !self.armed || sd32(now, self.dl) < 0 {
+    fn rto(&mut self, qp: u8, now: u64, out: &mut Vec<Out>) {
+        if self.err || !self.armed || sd36(now, self.dl) < 0 {
             return;
         }
-        let (mut fired, mut rem): (bool, Option<u32>) = (false, None);
+        let (mut fired, mut rem): (bool, Option<u64>) = (false, None);
         let mut p = self.una;
         while p != self.nxt {
             let s = *self.slot(p);
             let live = !s.acked && !s.queued;
-            let dl = s.time.wrapping_add(self.backoff(s.ret));
+            let dl = add36(s.time, self.backoff(s.ret));
             if live && s.oow {
                 let sl = self.slot(p);
                 sl.queued = true;
@@ -398,7 +418,7 @@ impl RefQp {
                     len: s.len,
                     reason: reason::OUT_OF_WINDOW as u8,
                 });
-            } else if live && sd32(now, dl) >= 0 {
+            } else if live && sd36(now, dl) >= 0 {
                 let budget = u32::from(self.cfg.lin) + u32::from(self.cfg.exp);
                 if u64::from(self.cfg.exp) != RETRY_INFINITE && u32::from(s.ret) >= budget {
                     self.err = true;
@@ -424,7 +444,7 @@ impl RefQp {
                     reason: mark_reason::TIMEOUT as u8,
                 });
             } else if live {
-                let r = dl.wrapping_sub(now);
+                let r = dl.wrapping_sub(now) & TIME_MASK;
                 rem = Some(rem.map_or(r, |m| m.min(r)));
             }
             p = p.next();
@@ -433,7 +453,7 @@ impl RefQp {
             out.push(Out::Rto { qp });
         }
         self.armed = rem.is_some();
-        self.dl = now.wrapping_add(rem.unwrap_or(0));
+        self.dl = add36(now, rem.unwrap_or(0));
     }
 }
 
@@ -450,7 +470,7 @@ const QPS: usize = 4;
 const STARTS: [u32; QPS] = [0xFF_FFF0, 100, 0x80_0000, 7];
 const CFGS: [Cfg; QPS] = [
     Cfg {
-        rto: 8000,
+        texp: 3,
         allow: 3000,
         reorder: 3,
         lin: 2,
@@ -458,7 +478,7 @@ const CFGS: [Cfg; QPS] = [
         age: 5000,
     },
     Cfg {
-        rto: 6000,
+        texp: 2,
         allow: 2000,
         reorder: 3,
         lin: 1,
@@ -467,7 +487,7 @@ const CFGS: [Cfg; QPS] = [
     },
     // Finite budget: reaches QP error under the heavy loss below.
     Cfg {
-        rto: 5000,
+        texp: 2,
         allow: 0,
         reorder: 3,
         lin: 1,
@@ -475,7 +495,7 @@ const CFGS: [Cfg; QPS] = [
         age: 0,
     },
     Cfg {
-        rto: 9000,
+        texp: 3,
         allow: 4000,
         reorder: 1,
         lin: 7,
@@ -501,7 +521,7 @@ struct Peer {
 
 struct World {
     rng: Rng,
-    now: u32,
+    now: u64,
     refs: Vec<RefQp>,
     peers: Vec<Peer>,
 }
@@ -536,7 +556,7 @@ impl World {
             return Rec::Init { qp, psn };
         }
         if c < 12 {
-            self.now = self.now.wrapping_add(200 + self.rng.below(2500) as u32);
+            self.now = add36(self.now, 200 + self.rng.below(2500));
             return Rec::Tick;
         }
         if c < 22 && !self.peers[q].pending.is_empty() {
@@ -611,7 +631,7 @@ impl World {
             r.una.add(self.rng.below(u64::from(n)) as u32).value()
         };
         let echo = match r.slots.get(&(psn & 255)) {
-            Some(s) if !self.rng.chance(20) => s.time,
+            Some(s) if !self.rng.chance(20) => s.time as u32,
             _ => self.rng.next_u64() as u32,
         };
         Rec::Nack {
@@ -648,7 +668,7 @@ fn u<const N: usize>(b: Bits<N>) -> u64 {
 }
 
 fn cfg_row(c: &Cfg) -> Bits<256> {
-    let lo = u64::from(c.rto) | u64::from(c.allow) << 32;
+    let lo = u64::from(c.texp) | u64::from(c.allow) << 32;
     let hi = u64::from(c.reorder) | u64::from(c.lin) << 16 | u64::from(c.exp) << 19 | u64::from(c.age) << 24;
     (Bits::<256>::from(hi) << 64) | Bits::<256>::from(lo)
 }
@@ -674,7 +694,9 @@ fn retransmit_matches_requester_rules() {
         let mut x = sim.init()?;
         let mut w = World {
             rng: Rng::from_state(seed),
-            now: 1000,
+            // 60 us before bit 32 of the 36-bit time flips: the send times'
+            // low 32 bits (op_time) wrap during the run.
+            now: (1 << 32) - 60_000,
             refs: CFGS.iter().map(|c| RefQp::new(*c)).collect(),
             peers: (0..QPS).map(|_| Peer::default()).collect(),
         };
@@ -711,7 +733,7 @@ fn retransmit_matches_requester_rules() {
             k += 1;
             let mut want = Vec::new();
             w.apply(rec, &mut want);
-            x.now.next = u64::from(w.now).into();
+            x.now.next = w.now.into();
             // Present the record until taken.
             let mut present = !matches!(rec, Rec::Tick);
             let mut got = Vec::new();
@@ -729,7 +751,7 @@ fn retransmit_matches_requester_rules() {
                         x.op_qp.next = u64::from(qp).into();
                         x.op_psn.next = u64::from(psn).into();
                         x.op_ev.next = u64::from(ev).into();
-                        x.op_time.next = u64::from(w.now).into();
+                        x.op_time.next = (w.now & 0xFFFF_FFFF).into();
                         x.op_len.next = u64::from(len).into();
                     }
                     Rec::Sack { qp, cum, base, bm } => {
@@ -887,7 +909,7 @@ fn retransmit_matches_requester_rules() {
 /// of RTO / 8 with the engine quiet between steps.
 #[test]
 fn retransmit_rto_backoff_example() {
-    const RTO: u32 = 1000;
+    const RTO: u32 = 1024;
     let fired = Arc::new(Mutex::new(Vec::<(u32, Out)>::new()));
     let f2 = fired.clone();
     let mut uut = RetransmitEngine::default();
@@ -905,7 +927,7 @@ fn retransmit_rto_backoff_example() {
         x.cfg.table.next = u64::from(table::RETX_QP).into();
         x.cfg.index.next = 0.into();
         x.cfg.data.next = cfg_row(&Cfg {
-            rto: RTO,
+            texp: 0,
             allow: 0,
             reorder: 3,
             lin: 2,
@@ -1019,4 +1041,139 @@ fn retransmit_rto_backoff_example() {
         (8 * RTO, Out::Err { qp: 0, psn: 0 }),
     ];
     assert_eq!(got, want);
+}
+
+/// Directed: timeout exponents 22, 23 and 24 (RTO 4.3, 8.6 and 17.2 s,
+/// beyond what 32-bit ns hold) and their backoff (`retry_linear` 1,
+/// `retry_exp` infinite: RTO, 2 RTO, 4 RTO, ... capped at
+/// `ack_timeout(24)`), on QPs 0-2 at once, from 8.6 s before the 36-bit
+/// time wraps (the low 32 bits wrap too). The test resends at once
+/// whenever the engine asks. Time jumps to every expected deadline and to
+/// 1 ns before it, with the engine quiet at each: every resend comes at
+/// its deadline exactly, none at 1 ns before.
+#[test]
+fn retransmit_rto_exponents_22_to_24() {
+    const EXPS: [u8; 3] = [22, 23, 24];
+    const T0: u64 = (1 << 36) - (1 << 33);
+    // The run: 3 x 2^34 ns (51.5 s) from T0.
+    const SPAN: u64 = 3 << 34;
+    // Expected resends, (time, qp), in time order: deadline k is the
+    // previous one plus backoff(k).
+    let mut want = Vec::new();
+    for (q, &t) in EXPS.iter().enumerate() {
+        let (mut off, mut k) = (0, 0);
+        loop {
+            off += backoff(t, 1, k);
+            if off > SPAN {
+                break;
+            }
+            want.push((add36(T0, off), q as u8));
+            k += 1;
+        }
+    }
+    // Check points: every deadline and 1 ns before it (36-bit time, so
+    // sorted by distance from T0).
+    let mut at: Vec<u64> = want.iter().flat_map(|&(d, _)| [add36(d, TIME_MASK), d]).collect();
+    at.sort_by_key(|&a| a.wrapping_sub(T0) & TIME_MASK);
+    at.dedup();
+    want.sort_by_key(|&(d, q)| (d.wrapping_sub(T0) & TIME_MASK, q));
+    let fired = Arc::new(Mutex::new(Vec::<(u64, u8)>::new()));
+    let f2 = fired.clone();
+    let mut uut = RetransmitEngine::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.rtx_ready.next = true;
+        x.mark_ready.next = true;
+        x.ack_ready.next = true;
+        x.rto_ready.next = true;
+        x.err_ready.next = true;
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::RETX_QP).into();
+        for (q, &t) in EXPS.iter().enumerate() {
+            x.cfg.index.next = (q as u64).into();
+            x.cfg.data.next = cfg_row(&Cfg {
+                texp: t,
+                allow: 0,
+                reorder: 3,
+                lin: 1,
+                exp: RETRY_INFINITE as u8,
+                age: 0,
+            });
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = ((EXPS.len() - 1) as u64).into();
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.valid.next = false;
+        // (kind, qp, psn, ev) records to present, at the current time.
+        let mut queue: Vec<(u64, u8, u32, u8)> = Vec::new();
+        for q in 0..EXPS.len() as u8 {
+            queue.push((kind::INIT, q, 0, 0));
+            queue.push((kind::SENT, q, 0, 1));
+        }
+        for now in std::iter::once(T0).chain(at.iter().copied()) {
+            x.now.next = now.into();
+            let mut quiet = 0;
+            while !queue.is_empty() || quiet < 12 {
+                let present = !queue.is_empty();
+                x.op_valid.next = present;
+                if let Some(&(k, q, psn, ev)) = queue.first() {
+                    x.op_kind.next = k.into();
+                    x.op_qp.next = u64::from(q).into();
+                    x.op_psn.next = u64::from(psn).into();
+                    x.op_ev.next = u64::from(ev).into();
+                    // The packet's tx_ts: the low 32 bits of the time.
+                    x.op_time.next = (now & 0xFFFF_FFFF).into();
+                    x.op_len.next = 1000.into();
+                }
+                wait_clock_false!(sim, clock, x);
+                let taken = present && x.op_ready.val();
+                let mut event = false;
+                if x.rtx_valid.val() {
+                    let q = u(x.rtx_qp.val()) as u8;
+                    assert_eq!(u(x.rtx_reason.val()), reason::TIMEOUT);
+                    f2.lock().unwrap().push((now, q));
+                    queue.push((kind::SENT, q, u(x.rtx_psn.val()) as u32, u(x.rtx_ev.val()) as u8 ^ 1));
+                    event = true;
+                }
+                assert!(!x.err_valid.val(), "QP error with an infinite budget");
+                wait_clock_true!(sim, clock, x);
+                if taken {
+                    queue.remove(0);
+                }
+                if event || x.busy.val() || !queue.is_empty() {
+                    quiet = 0;
+                } else {
+                    quiet += 1;
+                }
+            }
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
+    let got = fired.lock().unwrap().clone();
+    eprintln!("{got:?}");
+    // The intervals: RTO, then doubling to the cap of 2^34 ns.
+    let gaps = |q: u8| -> Vec<u64> {
+        let mut prev = T0;
+        got.iter()
+            .filter(|f| f.1 == q)
+            .map(|f| {
+                let g = f.0.wrapping_sub(prev) & TIME_MASK;
+                prev = f.0;
+                g
+            })
+            .collect()
+    };
+    assert_eq!(gaps(0), [1 << 32, 1 << 33, 1 << 34, 1 << 34]);
+    assert_eq!(gaps(1), [1 << 33, 1 << 34, 1 << 34]);
+    assert_eq!(gaps(2), [1 << 34, 1 << 34, 1 << 34]);
+    assert_eq!(got, want.iter().map(|&(d, q)| (d, q)).collect::<Vec<_>>());
 }

@@ -109,7 +109,7 @@ struct Staged {
     recv_psn: u32,
     min_cwnd: u64,
     max_cwnd: u64,
-    rto_ns: u64,
+    ack_timeout_exp: u8,
     reorder: u32,
     retry_linear: u8,
     retry_exp: u8,
@@ -122,7 +122,7 @@ impl Default for Staged {
             recv_psn: 0,
             min_cwnd: 4096,
             max_cwnd: 1 << 20,
-            rto_ns: 1024 << 8,
+            ack_timeout_exp: 8,
             reorder: 3,
             retry_linear: 7,
             retry_exp: 7,
@@ -454,7 +454,9 @@ impl Engine {
             cfg_table::MR => self.memory_region(idx, &r),
             cfg_table::RETX_QP => {
                 let s = self.staged.entry(idx).or_default();
-                s.rto_ns = r.get(config::retx_qp::RTO_NS).max(1024);
+                // As the card: an exponent above the model's cap is the cap.
+                s.ack_timeout_exp =
+                    (r.get(config::retx_qp::ACK_TIMEOUT_EXP) as u8).min(proto::model::MAX_ACK_TIMEOUT_EXP);
                 s.reorder = r.get(config::retx_qp::REORDER) as u32;
                 s.retry_linear = r.get(config::retx_qp::RETRY_LINEAR) as u8;
                 s.retry_exp = r.get(config::retx_qp::RETRY_EXP) as u8;
@@ -585,8 +587,8 @@ impl Engine {
         s.rtr.mpr_units = ctx.send_mpr_units;
         s.rtr.max_wimm = MODEL_RECEIVES;
         s.rts.sq_psn = proto::Psn::new(ctx.start_psn);
-        // RTO = 1.024 us x 2^exp: the row carries the product.
-        s.rts.ack_timeout_exp = (st.rto_ns / 1024).max(1).ilog2() as u8;
+        // RTO = 1.024 us x 2^exp: the row carries the exponent.
+        s.rts.ack_timeout_exp = st.ack_timeout_exp;
         s.rts.retry_linear = st.retry_linear;
         s.rts.retry_exp = st.retry_exp;
         s.rts.send_mpr_units = ctx.send_mpr_units;
