@@ -157,7 +157,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
     let retx = RetxParams {
-        rto_ns: 200_000,
+        ack_timeout_exp: 8,
         stall_allowance_ns: 50_000,
         reorder_allowance: 3,
         retry_linear: 7,

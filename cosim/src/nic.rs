@@ -257,8 +257,8 @@ pub struct Station {
 /// docs/hw/retransmit.md). Times in nanoseconds of the core's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetxParams {
-    /// `ack_timeout(ack_timeout_exp)`.
-    pub rto_ns: u32,
+    /// RTO = `ack_timeout(ack_timeout_exp)` = 1.024 us x 2^exp, exp <= 24.
+    pub ack_timeout_exp: u8,
     /// Stall allowance `A` (0: stall rule off).
     pub stall_allowance_ns: u32,
     pub reorder_allowance: u16,
@@ -363,7 +363,7 @@ impl Nic {
             cfg_table::RETX_QP,
             qp.into(),
             &row(&[
-                (0, 32, u128::from(p.rto_ns)),
+                (0, 5, u128::from(p.ack_timeout_exp)),
                 (32, 32, u128::from(p.stall_allowance_ns)),
                 (64, 16, u128::from(p.reorder_allowance)),
                 (80, 3, u128::from(p.retry_linear)),

@@ -18,7 +18,7 @@ use std::time::Instant as WallClock;
 use contract::layout::{Completion, CqStatus, EvEvent, EvNewState, SqContext, SqDescriptor, SqOpcode};
 use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
 use proto::model::cc::CcConfig;
-use proto::model::{ack_timeout, Transport};
+use proto::model::Transport;
 use proto::time::Duration;
 use verilated::{Built, VerilatedError};
 
@@ -814,7 +814,7 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
     let window = u16::from(cfg.send_mpr_units) * 128;
     nic.set_cc(A_QP, cfg.cwnd, cfg.cwnd, window);
     let retx = RetxParams {
-        rto_ns: (ack_timeout(cfg.ack_timeout_exp).as_ps() / 1000) as u32,
+        ack_timeout_exp: cfg.ack_timeout_exp,
         stall_allowance_ns: cfg.stall_allowance_ns,
         reorder_allowance: cfg.reorder_allowance,
         retry_linear: cfg.retry_linear,

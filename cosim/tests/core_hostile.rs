@@ -54,7 +54,7 @@ fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
     let q = qp as u8;
     nic.set_cc(q, 4096, 1 << 20, 256);
     let retx = RetxParams {
-        rto_ns: 200_000,
+        ack_timeout_exp: 8,
         stall_allowance_ns: 50_000,
         reorder_allowance: 3,
         retry_linear: 7,

@@ -44,7 +44,7 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
     // Retransmit: RTO 200 us, stall allowance 50 us, reorder 3, retries.
     let retx = RetxParams {
-        rto_ns: 200_000,
+        ack_timeout_exp: 8,
         stall_allowance_ns: 50_000,
         reorder_allowance: 3,
         retry_linear: 7,
@@ -472,7 +472,7 @@ fn a_qp_in_error_completes_every_posted_message() {
     let mut nic = Nic::new(&built, Stalls::default(), 21).unwrap();
     configure(&mut nic);
     let fast = RetxParams {
-        rto_ns: 5_000,
+        ack_timeout_exp: 2,
         stall_allowance_ns: 0,
         reorder_allowance: 3,
         retry_linear: 1,

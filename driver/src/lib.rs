@@ -34,5 +34,5 @@ pub use discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};
 pub use verbs::{
     Access, CcProfile, CompletionQueue, Context, Controller, CqError, Error, EvProfile, LocalAddress, MemoryRegion,
     ModifyError, OpenOptions, PeerAddress, PostError, ProtectionDomain, QpState, QpTransition, QueuePair, RtrAttr,
-    RtsAttr, Timeouts, WcOpcode, WorkCompletion, WriteWr,
+    RtsAttr, Timeouts, WcOpcode, WorkCompletion, WriteWr, MAX_ACK_TIMEOUT_EXP,
 };

@@ -27,6 +27,7 @@ use driver::select::{DeviceSpec, DEVICE_ENV};
 use driver::{
     Access, CcProfile, CompletionQueue, Context, EvProfile, LocalAddress, MemoryRegion, OpenOptions, PeerAddress,
     ProtectionDomain, QpState, QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WcOpcode, WriteWr,
+    MAX_ACK_TIMEOUT_EXP,
 };
 
 /// The devices libmrc offers: one per spec in `$MRC_DEVICE`, separated by
@@ -751,12 +752,14 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
             (0..DEFAULT_EVS).map(|i| base + i).collect()
         });
         let t = Timeouts {
-            // The card's RTO field holds 2^21 x 1.024 us at most; a
-            // timeout of 0 means "the default".
+            // MRC's timeouts go up to 2^24 x 1.024 us (17.2 s): a verbs
+            // timeout above (5 bits, IB's up to 31) gets the longest, as
+            // the model's `ack_timeout`; a timeout of 0 means "the
+            // default".
             ack_timeout_exp: if timeout == 0 {
                 14
             } else {
-                timeout.clamp(MIN_TIMEOUT_EXP, 21)
+                timeout.clamp(MIN_TIMEOUT_EXP, MAX_ACK_TIMEOUT_EXP)
             },
             retry_linear: retry.min(7),
             retry_exp: retry.saturating_sub(7).min(25),

@@ -127,8 +127,8 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     if !args.mtu.is_power_of_two() || !(256..=8192).contains(&args.mtu) {
         return usage("--mtu must be a power of two in 256..=8192 (the hardware's MTU is a power of two)");
     }
-    if args.timeout_exp > 20 {
-        return usage("--timeout-exp must be <= 20 (the hardware's RTO is 32-bit ns)");
+    if args.timeout_exp > proto::model::MAX_ACK_TIMEOUT_EXP {
+        return usage("--timeout-exp must be <= 24");
     }
     if !(args.rate_gbps > 0.0 && args.rate_gbps.is_finite()) {
         return usage("--rate-gbps must be positive");
