@@ -242,7 +242,13 @@ fn every_timeout_exponent_up_to_24_is_written() {
             ..rts_attr()
         }));
         if t > 24 {
-            assert!(matches!(r, Err(ModifyError::BadAttribute { name: "ack_timeout_exp", .. })));
+            assert!(matches!(
+                r,
+                Err(ModifyError::BadAttribute {
+                    name: "ack_timeout_exp",
+                    ..
+                })
+            ));
             continue;
         }
         r.unwrap();

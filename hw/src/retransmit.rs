@@ -564,8 +564,8 @@ impl Logic for RetransmitEngine {
         }
         self.t_ext.next = self.now.val() - self.op_back.val();
         self.t_op32.next = self.t_op.q.val().get_bits::<32>(0);
-        self.s_time.next = (bit_cast::<TIME_BITS, 4>(self.slot.val().time_hi) << 32)
-            | bit_cast::<TIME_BITS, 32>(self.slot.val().time);
+        self.s_time.next =
+            (bit_cast::<TIME_BITS, 4>(self.slot.val().time_hi) << 32) | bit_cast::<TIME_BITS, 32>(self.slot.val().time);
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
