@@ -201,7 +201,8 @@ pub struct PerfReport {
     pub sim_time_us: f64,
     pub bandwidth_gbps: f64,
     /// The payload rate 100 GbE allows for this size and MTU in MRC 1.0
-    /// framing over IPv6 ([`wire_limit_gbps`]), and the run's share of it.
+    /// framing over IPv4, the cards' addresses ([`wire_limit_gbps`]), and
+    /// the run's share of it.
     pub wire_limit_gbps: f64,
     pub wire_ratio: f64,
     pub msg_rate_mps: f64,
@@ -238,11 +239,13 @@ const ETH_PREAMBLE_AND_GAP: u64 = 8 + 12;
 const LINE_GBPS: f64 = 100.0;
 
 /// Bytes an MRC 1.0 WRITE packet adds to its payload on the wire over
-/// IPv6 (docs/hw/microarchitecture.md, section 1): 126.
-fn mrc10_wire_overhead() -> u64 {
-    use proto::wire::{ethernet, frame::ICRC_LEN, ipv6, mrc10, reth, udp};
+/// IPv6 (`ipv6`, 126: docs/hw/microarchitecture.md, section 1) or IPv4
+/// (106).
+fn mrc10_wire_overhead(ipv6: bool) -> u64 {
+    use proto::wire::{ethernet, frame::ICRC_LEN, ipv4, ipv6, mrc10, reth, udp};
+    let ip = if ipv6 { ipv6::HEADER_LEN } else { ipv4::HEADER_LEN };
     (ethernet::HEADER_LEN
-        + ipv6::HEADER_LEN
+        + ip
         + udp::HEADER_LEN
         + mrc10::bth::HEADER_LEN
         + mrc10::meth::HEADER_LEN
@@ -254,15 +257,16 @@ fn mrc10_wire_overhead() -> u64 {
 }
 
 /// The payload rate 100 GbE carries for `size`-byte WRITEs cut into
-/// `mtu`-byte packets in MRC 1.0 framing over IPv6: the wire limit the
-/// run's bandwidth is measured against.
-pub fn wire_limit_gbps(size: u64, mtu: u32) -> f64 {
+/// `mtu`-byte packets in MRC 1.0 framing over IPv6 or IPv4: the wire
+/// limit a run's bandwidth is measured against (`mrc perf`'s cards use
+/// IPv4 addresses).
+pub fn wire_limit_gbps(size: u64, mtu: u32, ipv6: bool) -> f64 {
     let packets = size.div_ceil(u64::from(mtu)).max(1);
     // Payloads are padded to 4 bytes (the BTH pad count); the MTU is a
     // power of two, so only the last packet's can need it.
     let last = size - (packets - 1) * u64::from(mtu);
     let pad = (4 - last % 4) % 4;
-    let wire = size + pad + packets * mrc10_wire_overhead();
+    let wire = size + pad + packets * mrc10_wire_overhead(ipv6);
     LINE_GBPS * size as f64 / wire as f64
 }
 
@@ -774,7 +778,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         })
     };
     let bandwidth_gbps = if sim_ns > 0.0 { bytes as f64 * 8.0 / sim_ns } else { 0.0 };
-    let wire_limit = wire_limit_gbps(size, a.mtu);
+    let wire_limit = wire_limit_gbps(size, a.mtu, LOCAL.ip.is_ipv6());
     let pcie_a = pcie_of(&dev_a);
     let pcie_b = if fabric { pcie_of(&dev_b) } else { None };
     let report = PerfReport {
@@ -917,7 +921,7 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
         r.sim_time_us
     );
     println!(
-        "bandwidth        {:.3} Gb/s, {:.1}% of the wire limit ({:.2} Gb/s: 100 GbE, MRC 1.0 frames over IPv6)",
+        "bandwidth        {:.3} Gb/s, {:.1}% of the wire limit ({:.2} Gb/s: 100 GbE, MRC 1.0 frames over IPv4)",
         r.bandwidth_gbps,
         100.0 * r.wire_ratio,
         r.wire_limit_gbps
@@ -973,24 +977,21 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
 mod tests {
     use super::*;
 
-    /// The figures of docs/hw/microarchitecture.md, section 1.
+    /// The figures of docs/hw/microarchitecture.md, section 1 (IPv6),
+    /// and the same over IPv4.
     #[test]
     fn wire_limits_match_the_design_pages_table() {
-        assert_eq!(mrc10_wire_overhead(), 126);
+        assert_eq!(mrc10_wire_overhead(true), 126);
+        assert_eq!(mrc10_wire_overhead(false), 106);
         let near = |a: f64, b: f64| (a - b).abs() < 0.05;
-        assert!(
-            near(wire_limit_gbps(4096, 4096), 97.0),
-            "{}",
-            wire_limit_gbps(4096, 4096)
-        );
-        assert!(near(wire_limit_gbps(65536, 4096), 97.0));
-        assert!(
-            near(wire_limit_gbps(65536, 1024), 89.0),
-            "{}",
-            wire_limit_gbps(65536, 1024)
-        );
-        assert!(near(wire_limit_gbps(64, 4096), 33.7), "{}", wire_limit_gbps(64, 4096));
+        assert!(near(wire_limit_gbps(4096, 4096, true), 97.0));
+        assert!(near(wire_limit_gbps(65536, 4096, true), 97.0));
+        assert!(near(wire_limit_gbps(65536, 1024, true), 89.0));
+        assert!(near(wire_limit_gbps(64, 4096, true), 33.7));
+        assert!(near(wire_limit_gbps(4096, 4096, false), 97.5));
+        assert!(near(wire_limit_gbps(65536, 1024, false), 90.6));
+        assert!(near(wire_limit_gbps(64, 4096, false), 37.6));
         // A 2-byte WRITE pads to 4.
-        assert!(near(wire_limit_gbps(2, 4096), 100.0 * 2.0 / 132.0));
+        assert!(near(wire_limit_gbps(2, 4096, true), 100.0 * 2.0 / 132.0));
     }
 }

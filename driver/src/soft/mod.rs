@@ -407,9 +407,10 @@ impl Device for SoftNic {
                 // that far in the past, and their RTO would fire that
                 // much early.
                 let now = self.inner.now();
-                // A polling program reads the socket when it polls; else
-                // the NIC's thread does (it wakes for a datagram).
-                e.step_tx(now);
+                // A polling program reads the socket when it polls (or
+                // a doorbell after a while without a read); else the NIC's
+                // thread does (it wakes for a datagram).
+                e.step_doorbell(now);
                 let next = e.next_timeout();
                 drop(e);
                 self.inner.after_mmio(now, self.poll_driven, next);
