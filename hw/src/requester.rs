@@ -205,6 +205,15 @@ pub struct Requester {
     /// LOAD was entered from a pick: the producer index is the RAM's (else
     /// `cur_pi`, a re-check of the QP in service).
     ld_new: DFF<Bit>,
+    /// Per QP: the value in `pi_ram` was judged and refused (stale or
+    /// bad), so a later pick of the QP (a re-queue) goes on from the
+    /// latest producer index accepted instead of judging it again (one
+    /// error record, one count per doorbell). Set by LOAD's refusal,
+    /// cleared by the QP's next doorbell (a clear wins: the new value is
+    /// unjudged).
+    judged: DFF<Bits<QPS>>,
+    /// The picked QP's `judged` bit, registered at the pick.
+    ld_judged: DFF<Bit>,
     /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
     /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
@@ -404,6 +413,12 @@ pub struct Requester {
     pend_set_rq: Signal<Local, Bits<QPS>>,
     pend_clr: Signal<Local, Bits<QPS>>,
     one_qp: Signal<Local, Bits<QPS>>,
+    /// LOAD refused the QP's doorbell value (stale or bad).
+    judge: Signal<Local, Bit>,
+    judged_set: Signal<Local, Bits<QPS>>,
+    /// `judged` shifted down by the pick's QP (bit 0 is its bit; a Local,
+    /// since the Verilog cannot index an inline shift).
+    judged_at_pick: Signal<Local, Bits<QPS>>,
 }
 
 impl Logic for Requester {
@@ -486,6 +501,8 @@ impl Logic for Requester {
             pick_done,
             pick_any,
             ld_new,
+            judged,
+            ld_judged,
             served,
             k_db_stale,
             m_valid,
@@ -548,6 +565,8 @@ impl Logic for Requester {
             & (self.served.q.val() | self.held.val())
             & self.pick_any.q.val();
         self.pick.next = false;
+        self.judge.next = false;
+        self.judged_at_pick.next = self.judged.q.val() >> self.pick_qp.q.val();
         self.ld_new.d.next = false;
 
         // Config: table 1, index < 256. The row's checks (sq_base aligned,
@@ -693,8 +712,11 @@ impl Logic for Requester {
         self.ld_log2size.next = self.ctx_ram.read_data.val().log2_size;
         self.ld_ci.next = self.dyn_ram.read_data.val().ci;
         self.ld_pi.next = self.cur_pi.q.val();
-        if self.ld_new.q.val() {
+        if self.ld_new.q.val() & !self.ld_judged.q.val() {
             self.ld_pi.next = self.pi_ram.read_data.val();
+        }
+        if self.ld_new.q.val() & self.ld_judged.q.val() {
+            self.ld_pi.next = self.dyn_ram.read_data.val().latest_pi;
         }
         self.db_diff.next = self.ld_pi.val() - self.ld_ci.val();
         self.ld_sup.next = self.dyn_ram.read_data.val().latest_pi - self.ld_pi.val();
@@ -773,6 +795,7 @@ impl Logic for Requester {
                 } else if self.pick_any.q.val() {
                     self.pick.next = true;
                     self.ld_new.d.next = true;
+                    self.ld_judged.d.next = self.judged_at_pick.val().get_bit(0);
                     self.cur_qp.d.next = self.pick_qp.q.val();
                     self.pi_ram.read_address.next = self.pick_qp.q.val();
                     self.ctx_ram.read_address.next = self.pick_qp.q.val();
@@ -807,6 +830,7 @@ impl Logic for Requester {
                     // latest producer index accepted for the QP: stale. The QP
                     // goes on to the accepted one (work a re-queue left).
                     self.k_db_stale.d.next = true;
+                    self.judge.next = true;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
                     self.state.d.next = ReqState::NextBatch;
                 } else if !self.ctx_ram.read_data.val().enable
@@ -824,6 +848,7 @@ impl Logic for Requester {
                     self.e_sq_index.d.next = self.ld_pi.val();
                     self.e_len.d.next = 0.into();
                     self.k_bad_doorbell.d.next = true;
+                    self.judge.next = true;
                     self.state.d.next = ReqState::Error;
                 } else {
                     self.state.d.next = ReqState::NextBatch;
@@ -1115,6 +1140,13 @@ impl Logic for Requester {
             self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
         }
         self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
+        // The judged set: LOAD's refusal sets the QP's bit, its next
+        // doorbell clears it (the doorbell's one-hot is `pend_set_db`).
+        self.judged_set.next = 0.into();
+        if self.judge.val() {
+            self.judged_set.next = self.one_qp.val() << self.cur_qp.q.val();
+        }
+        self.judged.d.next = (self.judged.q.val() | self.judged_set.val()) & !self.pend_set_db.val();
 
         self.out_valid.next = self.o_valid.q.val();
         self.out_qp.next = self.o_qp.q.val();

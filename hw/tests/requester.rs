@@ -341,6 +341,9 @@ struct Params {
     /// From this cycle (0: never) QP 255 is reported in error at the
     /// retransmit engine (`qerr_*`): its records are all free from then.
     err_at: u64,
+    /// At this cycle (0: never) one bad doorbell (beyond the ring) for
+    /// QP 255, in place of the burst's doorbell of that cycle.
+    bad_at: u64,
 }
 
 /// The directed tests' setting: no stalls, no latency, no scenario flag,
@@ -366,6 +369,7 @@ impl Default for Params {
             ack_from: 0,
             fair_at: 0,
             err_at: 0,
+            bad_at: 0,
         }
     }
 }
@@ -549,7 +553,20 @@ fn run(p: Params) -> Outcome {
                     }
                     phase = 1;
                 }
-                if p.burst {
+                if p.bad_at != 0 && cycle == p.bad_at {
+                    let v = size * 4 + 7;
+                    x.db_valid.next = true;
+                    x.db_qp.next = (qp as u64).into();
+                    x.db_value.next = u64::from(v).into();
+                    db_bad[k] += 1;
+                    o.want_err.get_mut(&qp).unwrap().push(ErrRec {
+                        status: CqStatus::BadDoorbell as u8,
+                        opcode: 0,
+                        wr_id: 0,
+                        sq_index: v,
+                        len: 0,
+                    });
+                } else if p.burst {
                     if phase == 1 {
                         x.db_valid.next = true;
                         x.db_qp.next = (qp as u64).into();
@@ -1404,4 +1421,26 @@ fn qp_in_error_is_not_held() {
     );
     assert_eq!(t255.len(), 16, "the other 12 after it");
     assert!(o.counters["sq_held"] >= 50);
+}
+
+/// One bad doorbell rung for QP 255 while it is held with work accepted
+/// (16 messages, 4 out, no ack before cycle 400); QP 77 rings at cycle 150
+/// so QP 255 is re-queued, and picked again while its doorbell RAM still
+/// holds the bad value. One doorbell, one BAD_DOORBELL record (a re-queue
+/// goes on from the latest producer index accepted), and the 16 messages
+/// all go.
+#[test]
+fn one_bad_doorbell_gives_one_error_record_across_requeues() {
+    let o = run(Params {
+        seed: 0x401D_0001,
+        directed: true,
+        burst: true,
+        fair: true,
+        ack_from: 400,
+        fair_at: 150,
+        bad_at: 100,
+        ..Params::default()
+    });
+    check_common(&o);
+    assert_eq!(o.got_err[&255].len(), 1, "{:?}", o.got_err.get(&255));
 }
