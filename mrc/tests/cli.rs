@@ -559,7 +559,6 @@ fn perf_on_the_pcie_host_is_bounded_by_its_tags_and_latency() {
     // Card A reads (payload, descriptors), card B writes (placement).
     let (a, b) = (&p["pcie_a"], &p["pcie_b"]);
     assert!(a["tag_wait_cycles"].as_u64().unwrap() > 0, "{a:#}");
-    assert!(a["read_gbps"].as_f64().unwrap() <= bound, "{a:#}");
     // 32 KiB sent at least once: 64 requests of 512 B, each two
     // completions of 256 B.
     let reqs = a["read_requests"].as_u64().unwrap();
