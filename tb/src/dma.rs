@@ -394,8 +394,10 @@ impl<M: DmaMemory> DmaServer<M> {
         let now = self.now_ps();
         let room = match self.link.as_mut() {
             None => self.reads.len() < IDEAL_READS_OUTSTANDING,
-            // Counted as a wait only while a request is offered.
-            Some(link) => !m.get_bit(self.ports.rd_req_valid) || link.can_read(now),
+            // Not from `valid`: what the model shows before its step is
+            // the last cycle's (a request raised at this edge would pass
+            // unchecked). Waits are counted in `observe`.
+            Some(link) => link.can_read(now),
         };
         self.rd_req_ready = room && stall.go(rng);
         m.set(self.ports.rd_req_ready, u64::from(self.rd_req_ready));
@@ -431,6 +433,11 @@ impl<M: DmaMemory> DmaServer<M> {
     pub fn observe(&mut self, m: &Model, rng: &mut Rng) {
         let p = self.ports;
         let now = self.now_ps();
+        if let Some(link) = self.link.as_mut() {
+            if !self.rd_req_ready && m.get_bit(p.rd_req_valid) {
+                link.counters.tag_waits += 1;
+            }
+        }
         if self.rd_req_ready && m.get_bit(p.rd_req_valid) {
             let len = m.get(p.rd_req_len);
             if len == 0 {

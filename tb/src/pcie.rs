@@ -167,7 +167,8 @@ pub struct PcieCounters {
     pub completions: u64,
     /// Posted write TLPs sent.
     pub write_tlps: u64,
-    /// Cycles a read waited for a tag.
+    /// Cycles a read waited for a tag (counted by the DMA server, which
+    /// sees the request).
     pub tag_waits: u64,
 }
 
@@ -212,11 +213,7 @@ impl PcieLink {
     /// Whether a read can be taken at `now_ps`: a tag is free. Its
     /// requests then go out as tags come back ([`PcieLink::read`]).
     pub fn can_read(&mut self, now_ps: f64) -> bool {
-        let ok = self.tags_in_use(now_ps) < u64::from(self.cfg.read_tags);
-        if !ok {
-            self.counters.tag_waits += 1;
-        }
-        ok
+        self.tags_in_use(now_ps) < u64::from(self.cfg.read_tags)
     }
 
     /// Issue a read of `len` bytes at `now_ps`: when each of its
@@ -399,7 +396,6 @@ mod tests {
         let rate = (400 * 512) as f64 / (last * 1e-12);
         let bound = 64.0 * 512.0 / 10e-6;
         assert!(rate <= bound * 1.01 && rate >= bound * 0.85, "{rate:e} vs {bound:e}");
-        assert!(l.counters.tag_waits > 0);
     }
 
     /// Beats offered every core cycle (99/32 ns), taken whenever the link
