@@ -234,6 +234,19 @@ struct ErrRec {
     len: u32,
 }
 
+impl ErrRec {
+    /// The record a doorbell of value `v` the engine refuses must give.
+    fn bad_doorbell(v: u32) -> ErrRec {
+        ErrRec {
+            status: CqStatus::BadDoorbell as u8,
+            opcode: 0,
+            wr_id: 0,
+            sq_index: v,
+            len: 0,
+        }
+    }
+}
+
 /// A message record (`msg_*`): what the completion block needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MsgRec {
@@ -559,13 +572,7 @@ fn run(p: Params) -> Outcome {
                     x.db_qp.next = (qp as u64).into();
                     x.db_value.next = u64::from(v).into();
                     db_bad[k] += 1;
-                    o.want_err.get_mut(&qp).unwrap().push(ErrRec {
-                        status: CqStatus::BadDoorbell as u8,
-                        opcode: 0,
-                        wr_id: 0,
-                        sq_index: v,
-                        len: 0,
-                    });
+                    o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                 } else if p.burst {
                     if phase == 1 {
                         x.db_valid.next = true;
@@ -640,13 +647,7 @@ fn run(p: Params) -> Outcome {
                         x.db_qp.next = (qp as u64).into();
                         x.db_value.next = u64::from(v).into();
                         db_bad[k] += 1;
-                        o.want_err.get_mut(&qp).unwrap().push(ErrRec {
-                            status: CqStatus::BadDoorbell as u8,
-                            opcode: 0,
-                            wr_id: 0,
-                            sq_index: v,
-                            len: 0,
-                        });
+                        o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                     } else if space > 0 {
                         let n = 1 + r.below(u64::from(space.min(6))) as u32;
                         for _ in 0..n {
@@ -702,13 +703,7 @@ fn run(p: Params) -> Outcome {
                         x.db_value.next = u64::from(v).into();
                         db_bad[k] += 1;
                         bad_tail += 1;
-                        o.want_err.get_mut(&qp).unwrap().push(ErrRec {
-                            status: CqStatus::BadDoorbell as u8,
-                            opcode: 0,
-                            wr_id: 0,
-                            sq_index: v,
-                            len: 0,
-                        });
+                        o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                     }
                 }
             }
