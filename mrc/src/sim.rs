@@ -72,6 +72,28 @@ pub enum TrafficKind {
     Ring,
 }
 
+/// ECN marking on the switch ports to hosts (`--ecn-last-hop`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EcnLastHop {
+    /// Off for MRC, as MRC 1.0 deployments run (congestion at the last
+    /// hop, which every path shares, is the receiver's to signal); on for
+    /// RC and RoCE + PFC, whose DCQCN needs the marks at the incast port.
+    Auto,
+    On,
+    Off,
+}
+
+impl EcnLastHop {
+    /// Whether the ports to hosts mark in a run of `transport`.
+    fn marks(self, transport: Transport) -> bool {
+        match self {
+            EcnLastHop::Auto => transport != Transport::Mrc,
+            EcnLastHop::On => true,
+            EcnLastHop::Off => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EcmpArg {
     /// 5-tuple hash with a per-switch salt (commodity ECMP).
@@ -187,10 +209,11 @@ pub struct SimArgs {
     /// Disable packet trimming (full queues drop instead of cutting payloads).
     #[arg(long)]
     pub no_trim: bool,
-    /// No ECN marking on the switch ports to hosts, as MRC 1.0 deployments
-    /// run (congestion at the last hop is the receiver's to signal).
-    #[arg(long)]
-    pub no_ecn_last_hop: bool,
+    /// ECN marking on the switch ports to hosts: auto is off for MRC (as
+    /// MRC 1.0 deployments run: congestion at the last hop is the
+    /// receiver's to signal) and on for RC and RoCE + PFC (DCQCN).
+    #[arg(long, value_enum, default_value_t = EcnLastHop::Auto)]
+    pub ecn_last_hop: EcnLastHop,
     /// Random loss on every link, both directions: the fraction of packets
     /// each link drops, in [0, 1) (`--fault loss=RATE@...` sets one link).
     #[arg(long, default_value_t = 0.0)]
@@ -650,7 +673,7 @@ fn config(a: &SimArgs, run: Run, topo: &Topology) -> Result<SimConfig, SimCliErr
             xon_bytes: a.pfc_xon,
         });
     }
-    c.switch.ecn_last_hop = !a.no_ecn_last_hop;
+    c.switch.ecn_last_hop = a.ecn_last_hop.marks(transport);
     c.switch.ecn = if a.ecn == "off" {
         None
     } else {
@@ -1032,7 +1055,7 @@ fn settings_json(a: &SimArgs, topo: &Topology, n_flows: usize) -> serde_json::Va
         "pfc_xoff_bytes": a.pfc_xoff,
         "pfc_xon_bytes": a.pfc_xon,
         "pfc_timeout_exp": a.pfc_timeout_exp,
-        "ecn_last_hop": !a.no_ecn_last_hop,
+        "ecn_last_hop": value_name(&|| a.ecn_last_hop.to_possible_value()),
         "loss": a.loss,
         "faults": a.faults,
         "reroute_after_us": a.reroute_after.map(us),

@@ -285,6 +285,33 @@ fn a_window_below_one_packet_is_a_paced_rate() {
 }
 
 #[test]
+fn an_ack_that_grows_a_sub_packet_window_brings_its_next_packet_forward() {
+    let c = cfg();
+    let mut cc = Nscc::new(NsccConfig { init_cwnd: 512, ..c });
+    let sent = Instant::from_us(1);
+    cc.on_send(sent, MTU);
+    // 512 B per 15 us: the next 4096 B packet is due 120 us later.
+    assert_eq!(cc.next_send_time(sent, MTU) - sent, Duration::from_us(120));
+    // The ACK of a packet sent earlier reports a queue at the target
+    // (no ECN): the fair increase grows the window a little, and the
+    // packet held back is re-timed one new gap after the last send.
+    let at = Instant::from_us(20);
+    cc.on_ack(at, ack(15.0, false));
+    let w = cc.cwnd();
+    assert!(w > 512.0 && w < MTU as f64, "still below one packet: {w}");
+    let gap = Duration::from_ps((MTU as f64 * 15e6 / w).round() as u64);
+    assert_eq!(cc.next_send_time(at, MTU), sent + gap);
+    // A cut does not push it back: it applies from the next packet on.
+    let due = cc.next_send_time(at, MTU);
+    cc.on_ack(Instant::from_us(21), ack(60.0, true));
+    assert_eq!(cc.next_send_time(Instant::from_us(21), MTU), due);
+    // A window that reaches one packet sends at once.
+    cc.on_ack(Instant::from_us(40), ack(10.0, false));
+    assert!(cc.cwnd() >= MTU as f64);
+    assert_eq!(cc.next_send_time(Instant::from_us(40), MTU), Instant::from_us(40));
+}
+
+#[test]
 fn qa_gate_is_a_shift_of_a_64_bit_window() {
     let mut c = cfg();
     c.quick_adapt.gate = 64;

@@ -17,7 +17,9 @@
 //! `--series FILE` (goodput delivered to hosts per time bin, CSV);
 //! experiments beyond `mrc sim`: `--ack-every N` (default 4),
 //! `--fixed-window BYTES` (instead of NSCC), `--header-buffer BYTES`
-//! (switch ports' trimmed-header queue).
+//! (switch ports' trimmed-header queue), `--ecn-last-hop on|off` (default
+//! per transport, as `mrc sim`), `--receiver-penalty` (flag, as `mrc
+//! sim`).
 //!
 //! Prints ASSUMED_BAD marks by reason (stderr), the summary JSON, then FCT
 //! p50 / p99 / max, mean goodput, events, wall time and peak RSS.
@@ -74,6 +76,15 @@ fn main() {
     }
     if let Some(b) = opt("--header-buffer") {
         cfg.switch.header_buffer_bytes = b.parse().expect("--header-buffer");
+    }
+    if args.iter().any(|a| a == "--receiver-penalty") {
+        cfg.receiver_penalty = true;
+    }
+    match opt("--ecn-last-hop").as_deref() {
+        None => {}
+        Some("on") => cfg.switch.ecn_last_hop = true,
+        Some("off") => cfg.switch.ecn_last_hop = false,
+        Some(o) => panic!("--ecn-last-hop {o}: on or off"),
     }
     if args.iter().any(|a| a == "--weighted-spray") {
         cfg.spray = proto::model::ev::SprayPolicy::Weighted;

@@ -190,17 +190,20 @@ fn receiver_penalty_reaches_the_senders_of_an_incast() {
     );
 }
 
-/// MRC 1.0 deployments keep ECN off at the last hop: an incast's queue is
-/// at the receiver's port, so marks disappear with `ecn_last_hop` off,
-/// while trimming there still works.
+/// MRC 1.0 deployments keep ECN off at the last hop, and so does an MRC
+/// run by default (RC keeps it: DCQCN needs it): an incast's queue is at
+/// the receiver's port, so marks disappear with `ecn_last_hop` off, while
+/// trimming there still works.
 #[test]
 fn ecn_off_at_the_last_hop_leaves_incast_unmarked() {
     let (topo, _) = fat_tree(FatTreeShape::k_ary(4), LinkSpec::default());
     let flows = sim::fabric::traffic::incast(16, 15, 0, 400_000);
     let mut cfg = SimConfig::mrc();
-    let marked = run(&topo, &cfg, &flows, None).unwrap();
-    cfg.switch.ecn_last_hop = false;
+    assert!(!cfg.switch.ecn_last_hop, "off by default for MRC");
+    assert!(SimConfig::rc().switch.ecn_last_hop, "on by default for RC");
     let unmarked = run(&topo, &cfg, &flows, None).unwrap();
+    cfg.switch.ecn_last_hop = true;
+    let marked = run(&topo, &cfg, &flows, None).unwrap();
     // Marks on the switch ports to hosts (global port order: node by node).
     let to_hosts = |out: &sim::fabric::RunOutput| -> u64 {
         let peers = topo.nodes.iter().flat_map(|n| n.ports.iter().map(|p| p.peer));

@@ -321,7 +321,8 @@ const NSCC_MAX_CUT: f64 = 0.5;
 /// measured delay. Pacing (off unless [`Nscc::with_pacing`]) spaces packets
 /// at `cwnd / srtt`. A window below one packet (the floor `min_cwnd` may be
 /// a fraction of a packet) is paced at `cwnd / (base + T)` when pacing is
-/// off, and at `cwnd / srtt` like every packet when it is on.
+/// off (an ACK that grows it brings the next packet forward to the new
+/// gap), and at `cwnd / srtt` like every packet when it is on.
 #[derive(Clone, Debug)]
 pub struct Nscc {
     cfg: NsccConfig,
@@ -343,6 +344,9 @@ pub struct Nscc {
     /// The window when the receiver's penalty first capped it (restored
     /// by the restore bit).
     pre_penalty: Option<f64>,
+    /// When the last packet went and its size: a window below one packet
+    /// that grows re-times the next packet from it ([`Nscc::repace`]).
+    last_send: Option<(Instant, u32)>,
 }
 
 /// Quick adapt's running state (see [`QuickAdapt`]).
@@ -380,6 +384,7 @@ impl Nscc {
             last_quadrant: None,
             qa: QaState::default(),
             pre_penalty: None,
+            last_send: None,
             cfg,
         }
     }
@@ -430,6 +435,38 @@ impl Nscc {
                 self.counters.receiver_restores += 1;
                 self.clamp();
             }
+        }
+    }
+
+    /// The gap after a packet of `bytes` for a window below one packet:
+    /// `cwnd` bytes per base RTT plus target delay (the RTT the window is
+    /// sized for). Not the srtt: the window already shrank for the
+    /// queueing srtt includes, and counting it twice leaves a flow idle for
+    /// hundreds of microseconds once the flows it shared a port with have
+    /// finished.
+    fn sub_packet_gap(&self, bytes: u32) -> Duration {
+        let rtt = self.base_ps + self.cfg.target_delay.as_ps();
+        Duration::from_ps((f64::from(bytes) * rtt as f64 / self.cwnd).round() as u64)
+    }
+
+    /// The pacing of a window below one packet follows the window it has
+    /// now, not the one it had when the last packet went: after an ACK
+    /// that grew it, the next packet is due one (shorter) gap after the
+    /// last. A flow at the floor is told that the queue drained by the ACK
+    /// of a packet sent long before; without this it waited out the
+    /// floor's whole gap first (1023 -> 1 incast: the last flows idled up
+    /// to 144 us; `docs/benchmarks.md`). Only ever earlier: a cut takes
+    /// effect from the next packet, as for a window above one packet.
+    fn repace(&mut self, now: Instant) {
+        let Some((sent, bytes)) = self.last_send else {
+            return;
+        };
+        if self.pacing || self.cwnd >= f64::from(bytes) || self.next_send <= now {
+            return;
+        }
+        let due = sent + self.sub_packet_gap(bytes);
+        if due < self.next_send {
+            self.next_send = due.max(now);
         }
     }
 
@@ -578,16 +615,9 @@ impl CongestionControl for Nscc {
             let gap = (bytes as f64 * self.srtt_ps as f64 / self.cwnd).round() as u64;
             self.next_send = now.max(self.next_send) + Duration::from_ps(gap);
         } else if self.cwnd < f64::from(bytes) {
-            // A window below one packet: `cwnd` bytes per base RTT plus
-            // target delay (the RTT the window is sized for). Not the
-            // srtt: the window already shrank for the queueing srtt
-            // includes, and counting it twice leaves a flow idle for
-            // hundreds of microseconds once the flows it shared a port
-            // with have finished.
-            let rtt = self.base_ps + self.cfg.target_delay.as_ps();
-            let gap = (bytes as f64 * rtt as f64 / self.cwnd).round() as u64;
-            self.next_send = now.max(self.next_send) + Duration::from_ps(gap);
+            self.next_send = now.max(self.next_send) + self.sub_packet_gap(bytes);
         }
+        self.last_send = Some((now, bytes));
     }
     fn on_ack(&mut self, now: Instant, sample: AckSample) {
         if let Some(rtt) = sample.rtt {
@@ -614,6 +644,7 @@ impl CongestionControl for Nscc {
             self.react(now, sample.acked_bytes, sample.ecn_ce > 0);
         }
         self.receiver_penalty(sample.cwnd_penalty, sample.restore);
+        self.repace(now);
     }
     fn on_loss(&mut self, now: Instant, bytes: u64) {
         self.counters.losses += 1;

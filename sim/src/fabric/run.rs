@@ -140,7 +140,12 @@ impl SimConfig {
             port_status: true,
             mtu: 4096,
             seed: 1,
-            switch: SwitchConfig::default(),
+            // MRC 1.0 deployments keep ECN off at the last hop; DCQCN
+            // (RC) needs the marks at the incast port.
+            switch: SwitchConfig {
+                ecn_last_hop: transport != Transport::Mrc,
+                ..SwitchConfig::default()
+            },
             ecmp: EcmpMode::Hash,
             faults: Vec::new(),
             loss: 0.0,
