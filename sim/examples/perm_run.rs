@@ -74,6 +74,12 @@ fn main() {
     if let Some(w) = opt("--fixed-window") {
         cfg.fixed_window = Some(w.parse().expect("--fixed-window"));
     }
+    if let Some(e) = opt("--ecn") {
+        let (a, b) = e.split_once(',').expect("--ecn KMIN,KMAX");
+        let c = cfg.switch.ecn.as_mut().expect("ECN on");
+        c.kmin_bytes = a.parse().expect("kmin");
+        c.kmax_bytes = b.parse().expect("kmax");
+    }
     if let Some(b) = opt("--header-buffer") {
         cfg.switch.header_buffer_bytes = b.parse().expect("--header-buffer");
     }

@@ -940,7 +940,8 @@ impl MrcQp {
         }
         r.trigger = Some(trigger);
         r.unacked += 1;
-        if pkt.bth.ack_req || opens_gap || r.unacked >= self.cfg.ack_every as u32 {
+        let marked = choices::sack_at_once_for(pkt.ecn_ce());
+        if pkt.bth.ack_req || opens_gap || marked || r.unacked >= self.cfg.ack_every as u32 {
             r.sack_now = true;
         } else if r.ack_deadline.is_none() {
             r.ack_deadline = Some(now + self.cfg.ack_delay);

@@ -94,6 +94,16 @@ pub const fn skip_mode_for(ce: bool) -> super::seth::SkipMode {
         super::seth::SkipMode::None
     }
 }
+/// Ours: a data packet that arrived ECN-CE marked is acknowledged at once,
+/// not coalesced with the next ones. A SACK's m field names one EV, its
+/// trigger's (the last packet it acknowledges), so a mark on any earlier
+/// packet of a coalesced group would reach the cc flags' count but never
+/// SKIP its EV: with a SACK per 4 packets, 3 marks in 4 were lost to the
+/// load balancing (`docs/benchmarks.md`, hashed permutation). The public
+/// record does not say when a receiver acknowledges.
+pub const fn sack_at_once_for(ce: bool) -> bool {
+    ce
+}
 /// Ours: CC_STATE's 7-bit receiver cwnd penalty counts eighths of a
 /// halving. A SACK carrying penalty `p` caps its sender's window at
 /// `max_cwnd * 2^(-p / 8)` until a SACK says otherwise (so 8 halves it, 80
