@@ -948,6 +948,38 @@ fn probe_answer_keeps_the_pending_sack() {
     assert_eq!(sack(&s[0]).0.cum_ack_psn, pkts[0].bth.psn);
 }
 
+/// A CE-marked packet is acknowledged at once, not coalesced behind the
+/// next ones: the SACK's m field names the trigger's EV only, so a mark
+/// on the first packet of a group of `ack_every` would never SKIP its EV.
+#[test]
+fn a_ce_marked_packet_is_acknowledged_at_once_and_names_its_ev() {
+    use proto::wire::mrc10::SkipMode;
+    use proto::wire::Packet;
+    let o = Opts {
+        ack_every: 4,
+        ..Opts::default()
+    };
+    let (mut a, mut b) = pair(&o);
+    let now = Instant::ZERO;
+    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None)).unwrap();
+    let pkts = drain_tx(&mut a, now);
+    b.handle_packet(now, pkts[0].clone().into()).unwrap();
+    assert!(b.poll_transmit(now).map(mrc10).is_none(), "an unmarked packet is coalesced");
+    let mut marked: Packet = pkts[1].clone().into();
+    marked.mark_ce();
+    b.handle_packet(now, marked).unwrap();
+    let s = drain_tx(&mut b, now);
+    assert_eq!(s.len(), 1, "the marked packet is acknowledged at once");
+    assert_eq!(s[0].bth.psn, Psn::new(o.psn + 1));
+    assert_eq!(sack(&s[0]).0.skip_mode, SkipMode::SkipOnce);
+    assert_eq!(sack(&s[0]).0.ev, pkts[1].ev);
+    // The next unmarked packets coalesce again.
+    for p in &pkts[2..5] {
+        b.handle_packet(now, p.clone().into()).unwrap();
+    }
+    assert!(b.poll_transmit(now).map(mrc10).is_none());
+}
+
 /// The SETH m field (MRC 1.0): a SACK for a CE-marked packet says
 /// SKIP_ONCE, and the sender passes that EV over once in its rotation; a
 /// SACK saying ALWAYS_SKIP marks the EV ASSUMED_BAD.
