@@ -773,7 +773,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     // a few descriptors), per simulated time of the measured part.
     let pcie_of = |d: &CosimDevice| {
         d.with_nic(|nic| {
-            let l = nic.dma.link.as_ref().map(|l| l.counters);
+            let l = nic.dma.link().map(|l| l.counters);
             pcie_report(l, nic.dma.bytes_read, nic.dma.bytes_written, sim_ns)
         })
     };

@@ -292,6 +292,13 @@ struct PendingRead {
     faulted: bool,
 }
 
+/// The host behind the ports as it runs: [`DmaHost`] with the PCIe link's
+/// state, so that each kind's data lives in one place.
+enum HostState {
+    Ideal { read_latency: (u64, u64) },
+    Pcie { link: PcieLink, cycle_ps: f64 },
+}
+
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     addr: u64,
@@ -312,8 +319,7 @@ pub struct DmaServer<M = HostMemory> {
     wr_req_ready: bool,
     wr_data_ready: bool,
     write: Option<PendingWrite>,
-    /// The PCIe link's state (with [`DmaHost::Pcie`]).
-    pub link: Option<PcieLink>,
+    host: HostState,
     cycle: u64,
     pub reads_done: u64,
     pub writes_done: u64,
@@ -333,9 +339,12 @@ impl DmaServer {
 
 impl<M: DmaMemory> DmaServer<M> {
     pub fn with_memory(ports: DmaPorts, timing: DmaTiming, mem: M) -> DmaServer<M> {
-        let link = match timing.host {
-            DmaHost::Pcie { link, .. } => Some(PcieLink::new(link)),
-            DmaHost::Ideal { .. } => None,
+        let host = match timing.host {
+            DmaHost::Pcie { link, cycle_ps } => HostState::Pcie {
+                link: PcieLink::new(link),
+                cycle_ps,
+            },
+            DmaHost::Ideal { read_latency } => HostState::Ideal { read_latency },
         };
         DmaServer {
             ports,
@@ -347,7 +356,7 @@ impl<M: DmaMemory> DmaServer<M> {
             wr_req_ready: false,
             wr_data_ready: false,
             write: None,
-            link,
+            host,
             cycle: 0,
             reads_done: 0,
             writes_done: 0,
@@ -355,6 +364,21 @@ impl<M: DmaMemory> DmaServer<M> {
             bytes_written: 0,
             errors: Vec::new(),
             faults: Vec::new(),
+        }
+    }
+
+    /// The PCIe link's state (a [`DmaHost::Pcie`] host), for its counters.
+    pub fn link(&self) -> Option<&PcieLink> {
+        match &self.host {
+            HostState::Pcie { link, .. } => Some(link),
+            HostState::Ideal { .. } => None,
+        }
+    }
+
+    fn link_mut(&mut self) -> Option<&mut PcieLink> {
+        match &mut self.host {
+            HostState::Pcie { link, .. } => Some(link),
+            HostState::Ideal { .. } => None,
         }
     }
 
@@ -369,9 +393,9 @@ impl<M: DmaMemory> DmaServer<M> {
 
     /// The current cycle's time on the link, ps.
     fn now_ps(&self) -> f64 {
-        match self.timing.host {
-            DmaHost::Pcie { cycle_ps, .. } => self.cycle as f64 * cycle_ps,
-            DmaHost::Ideal { .. } => 0.0,
+        match self.host {
+            HostState::Pcie { cycle_ps, .. } => self.cycle as f64 * cycle_ps,
+            HostState::Ideal { .. } => 0.0,
         }
     }
 
@@ -380,7 +404,7 @@ impl<M: DmaMemory> DmaServer<M> {
         let Some(r) = self.reads.front() else {
             return false;
         };
-        if self.link.is_none() {
+        if self.link().is_none() {
             return r.due <= self.cycle;
         }
         let end = ((r.beat + 1) * BEAT as u64).min(r.len);
@@ -392,7 +416,7 @@ impl<M: DmaMemory> DmaServer<M> {
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
         let stall = self.timing.ready;
         let now = self.now_ps();
-        let room = match self.link.as_mut() {
+        let room = match self.link_mut() {
             None => self.reads.len() < IDEAL_READS_OUTSTANDING,
             // Not from `valid`: what the model shows before its step is
             // the last cycle's (a request raised at this edge would pass
@@ -425,7 +449,7 @@ impl<M: DmaMemory> DmaServer<M> {
         }
         self.wr_req_ready = self.write.is_none() && stall.go(rng);
         m.set(self.ports.wr_req_ready, u64::from(self.wr_req_ready));
-        let link_free = self.link.as_ref().is_none_or(|l| l.write_ready(now));
+        let link_free = self.link().is_none_or(|l| l.write_ready(now));
         self.wr_data_ready = link_free && stall.go(rng);
         m.set(self.ports.wr_data_ready, u64::from(self.wr_data_ready));
     }
@@ -433,8 +457,9 @@ impl<M: DmaMemory> DmaServer<M> {
     pub fn observe(&mut self, m: &Model, rng: &mut Rng) {
         let p = self.ports;
         let now = self.now_ps();
-        if let Some(link) = self.link.as_mut() {
-            if !self.rd_req_ready && m.get_bit(p.rd_req_valid) {
+        let waiting = !self.rd_req_ready && m.get_bit(p.rd_req_valid);
+        if let Some(link) = self.link_mut() {
+            if waiting {
                 link.counters.tag_waits += 1;
             }
         }
@@ -443,13 +468,11 @@ impl<M: DmaMemory> DmaServer<M> {
             if len == 0 {
                 self.errors.push(format!("cycle {}: read of length 0", self.cycle));
             } else {
-                let (due, arrivals) = match (self.link.as_mut(), self.timing.host) {
-                    (Some(link), _) => (0, link.read(now, len)),
-                    (None, DmaHost::Ideal { read_latency: (lo, hi) }) => {
-                        (self.cycle + lo + rng.below(hi.saturating_sub(lo) + 1), Vec::new())
+                let (due, arrivals) = match &mut self.host {
+                    HostState::Pcie { link, .. } => (0, link.read(now, len)),
+                    HostState::Ideal { read_latency: (lo, hi) } => {
+                        (self.cycle + *lo + rng.below(hi.saturating_sub(*lo) + 1), Vec::new())
                     }
-                    // (`with_memory` gives a PCIe host its link.)
-                    (None, DmaHost::Pcie { .. }) => (self.cycle, Vec::new()),
                 };
                 self.reads.push_back(PendingRead {
                     due,
@@ -478,7 +501,7 @@ impl<M: DmaMemory> DmaServer<M> {
             if len == 0 {
                 self.errors.push(format!("cycle {}: write of length 0", self.cycle));
             }
-            if let Some(link) = self.link.as_mut() {
+            if let Some(link) = self.link_mut() {
                 link.write_begin();
             }
             self.write = Some(PendingWrite {
@@ -512,7 +535,7 @@ impl<M: DmaMemory> DmaServer<M> {
                     }
                     w.done += n;
                     self.bytes_written += n;
-                    if let Some(link) = self.link.as_mut() {
+                    if let HostState::Pcie { link, .. } = &mut self.host {
                         link.write(now, n as u32);
                     }
                     let (len, done) = (w.len, w.done);
