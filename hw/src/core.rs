@@ -707,8 +707,9 @@ impl Logic for MrcCore {
         self.req.rtx_qp.next = self.resend_fifo.data_out.val().get_bits::<8>(0);
         self.req.rtx_psn.next = self.resend_fifo.data_out.val().get_bits::<24>(8);
         self.resend_fifo.read.next = !self.resend_fifo.empty.val() & self.req.rtx_ready.val();
-        // The retransmit engine's QP errors: to the send completions
-        // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
+        // The retransmit engine's QP errors (retry budget spent, or a
+        // remote-access NACK): to the send completions (RETRY_EXCEEDED or
+        // REMOTE_ACCESS for the failed request, FLUSHED for the rest).
         // The requester snoops the report (a QP in error frees its
         // retransmit records: nothing acknowledges them any more); its
         // `qerr_ready` depends on the config write only.
@@ -718,6 +719,7 @@ impl Logic for MrcCore {
         self.req.qerr_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
+        self.sendcq.rtx_err_reason.next = self.retx.err_reason.val();
 
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
