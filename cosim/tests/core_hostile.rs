@@ -1188,3 +1188,156 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
         );
     }
 }
+
+/// A requester with two WRITEs in flight (3 packets and 1) gets a
+/// remote-access NACK for the middle packet of the first, as the
+/// responder sends one for an rkey or bounds violation. The model
+/// (`LegacyMrcQp::handle_nack`, `enter_error`) fails the first WRITE with
+/// a remote-access error, flushes the second and goes to ERR; the
+/// hardware must complete the same way (REMOTE_ACCESS, FLUSHED, in order)
+/// and resend nothing: not the NACKed PSN, not the others, however many
+/// RTOs pass (the responder never acknowledges a rejected PSN, so a
+/// requester that kept the QP alive would resend until its retry limit
+/// and then report RETRY_EXCEEDED). A WRITE rung after the error completes
+/// FLUSHED too.
+#[test]
+fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    // 4.1 us RTO, a budget of 2 + 1 retries: without the NACK acted on,
+    // the run below spans 12 RTOs and would see the resends and the
+    // retry-exceeded report.
+    const RTO_EXP: u8 = 2;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 37).unwrap();
+    configure_globals(&mut nic);
+    let ctx = SqContext {
+        sq_base: SQ_BASE,
+        cq_index: 0,
+        addr_index: 3,
+        dest_qp: RESP_QP,
+        start_psn: REQ_START_PSN,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: true,
+        send_mpr_units: WINDOW_UNITS,
+    };
+    configure_qp(&mut nic, PEER_QP, ctx);
+    nic.set_retransmit(
+        PEER_QP as u8,
+        &RetxParams {
+            ack_timeout_exp: RTO_EXP,
+            stall_allowance_ns: 0,
+            reorder_allowance: 3,
+            retry_linear: 2,
+            retry_exp: 1,
+            stall_age_ns: 0,
+        },
+        15,
+    );
+    let wrs = [(0x5A_u64, 2500_u32, 0x2000_0000_u64), (0x5B, 300, 0x2001_0000)];
+    let mut model_wrs = Vec::new();
+    for (i, &(wr_id, length, local_iova)) in wrs.iter().enumerate() {
+        let d = SqDescriptor {
+            opcode: SqOpcode::Write,
+            signaled: true,
+            length,
+            wr_id,
+            local_iova,
+            remote_va: MR_VA + 0x1000 * i as u64 * 4,
+            rkey: RKEY,
+            imm: 0,
+        };
+        nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &d.encode().unwrap());
+        let payload = pattern(length as usize, i as u32);
+        nic.dma.mem.fill(local_iova, &payload);
+        model_wrs.push(WriteRequest {
+            wr_id,
+            data: Bytes::from(payload),
+            remote_va: d.remote_va,
+            rkey: RKEY,
+            imm: None,
+        });
+    }
+    let mut model = model_requester(&model_wrs[0]);
+    model.post_write(Instant::ZERO, model_wrs[1].clone()).expect("post");
+    while model.poll_transmit(Instant::ZERO).and_then(Packet::into_roce).is_some() {}
+    nic.doorbell(PEER_QP as u8, 2);
+    let mut cycles = 0;
+    while nic.tx.frames.len() < 4 && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let psns: Vec<u32> = nic
+        .tx
+        .frames
+        .drain(..)
+        .map(|f| parse_frame(&f).expect("the NIC's frame").0.bth.psn.value())
+        .collect();
+    assert_eq!(psns, (0..4).map(|i| REQ_START_PSN + i).collect::<Vec<_>>());
+    let retransmit0 = nic.counter("retransmit");
+
+    // The responder refused the second packet of the first WRITE.
+    let nacked = REQ_START_PSN + 1;
+    let f = frame_of(&nack(nacked, NackKind::RemoteAccess, REQ_START_PSN - 1));
+    model
+        .handle_frame(Instant::from_us(2), &f)
+        .expect("the model takes the NACK");
+    let model_done: Vec<(u64, CqStatus)> = std::iter::from_fn(|| model.poll_event())
+        .filter_map(|e| match e {
+            Event::SendCompleted(c) => Some((
+                c.wr_id,
+                match c.status {
+                    WcStatus::RemoteAccessError => CqStatus::RemoteAccess,
+                    WcStatus::Flushed => CqStatus::Flushed,
+                    other => panic!("model status {other:?}"),
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        model_done,
+        [(0x5A, CqStatus::RemoteAccess), (0x5B, CqStatus::Flushed)],
+        "the model's completions"
+    );
+    nic.rx.push(f);
+    // 12 RTOs (4.1 us = 1,320 cycles at 322 MHz each).
+    nic.run(16_000);
+    let cqes: Vec<Completion> = (0..3)
+        .map(|s| Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * s, 32)).unwrap())
+        .collect();
+    let got: Vec<(u64, CqStatus)> = cqes.iter().filter(|c| c.phase).map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(got, model_done, "the hardware completes as the model: {cqes:?}");
+    assert!(cqes[..2].iter().all(|c| c.qp == PEER_QP));
+    assert_eq!(nic.counter("retransmit"), retransmit0, "nothing resent after the NACK");
+    let resent: Vec<u32> = nic
+        .tx
+        .frames
+        .drain(..)
+        .map(|f| parse_frame(&f).expect("the NIC's frame").0.bth.psn.value())
+        .collect();
+    assert!(resent.is_empty(), "frames after the NACK: PSNs {resent:x?}");
+
+    // A WRITE rung on the QP in error: flushed.
+    let d = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: 100,
+        wr_id: 0x5C,
+        local_iova: 0x2002_0000,
+        remote_va: MR_VA,
+        rkey: RKEY,
+        imm: 0,
+    };
+    nic.dma.mem.fill(SQ_BASE + 64 * 2, &d.encode().unwrap());
+    nic.doorbell(PEER_QP as u8, 3);
+    nic.run(3000);
+    let c = Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * 2, 32)).unwrap();
+    assert!(c.phase, "the WRITE rung after the error completes");
+    assert_eq!((c.wr_id, c.status), (0x5C, CqStatus::Flushed), "{c:?}");
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}

@@ -452,6 +452,28 @@ fn blackholed_ev_recovery(start_psn: u32) {
     assert!(nic.counter("fi_ev_drop") > 0, "the blackhole dropped frames");
     assert!(nic.counter("retransmit") > 0, "lost packets were resent");
     assert!(nic.counter("ev_marked_bad") > 0, "the dead EV was marked bad");
+    // The EV-event ring (one pass, 256 slots): the denies of the unused
+    // slots 8..127 (value 0), then the marks. Every entry names its EV by
+    // index and by value, as the model's `EvStateChange` (the value is
+    // what the control plane knows a path by).
+    let mut marked_dead = 0;
+    for slot in 0..256u64 {
+        let b = nic.dma.mem.read_vec(0x9000_0000 + 16 * slot, 16);
+        let e = contract::layout::EvEvent::decode(&b).unwrap_or_else(|err| panic!("EV event {slot}: {err:?}"));
+        if !e.phase {
+            break;
+        }
+        let value = if u16::from(e.ev_index) < EVS {
+            0x1000 + u16::from(e.ev_index)
+        } else {
+            0
+        };
+        assert_eq!(e.ev, value, "EV event {slot}: {e:?}");
+        if e.new_state == contract::layout::EvNewState::AssumedBad && e.ev == 0x1002 {
+            marked_dead += 1;
+        }
+    }
+    assert!(marked_dead > 0, "an EV event marks EV 0x1002 bad");
 }
 
 /// A QP in error is not held: 8 single-packet WRITEs posted on one

@@ -188,7 +188,7 @@ pub struct MrcCore {
     /// EV events waiting for the EV-event ring (qp 8 | ev 7 | to 2).
     /// (128 deep: a deny / allow changes up to 128 EVs in as many cycles,
     /// the ring writer takes one entry per 4 cycles.)
-    evt_fifo: SynchronousFIFO<Bits<17>, 7, 8, 1>,
+    evt_fifo: SynchronousFIFO<Bits<33>, 7, 8, 1>,
     /// Descriptor read responses (data 512 | keep 64 | last 1 | tag 8)
     /// between the read arbiter and the requester. The DMA port answers
     /// in order; without this buffer a fetch of 3 or more descriptors
@@ -707,8 +707,9 @@ impl Logic for MrcCore {
         self.req.rtx_qp.next = self.resend_fifo.data_out.val().get_bits::<8>(0);
         self.req.rtx_psn.next = self.resend_fifo.data_out.val().get_bits::<24>(8);
         self.resend_fifo.read.next = !self.resend_fifo.empty.val() & self.req.rtx_ready.val();
-        // The retransmit engine's QP errors: to the send completions
-        // (RETRY_EXCEEDED for the failed request, FLUSHED for the rest).
+        // The retransmit engine's QP errors (retry budget spent, or a
+        // remote-access NACK): to the send completions (RETRY_EXCEEDED or
+        // REMOTE_ACCESS for the failed request, FLUSHED for the rest).
         // The requester snoops the report (a QP in error frees its
         // retransmit records: nothing acknowledges them any more); its
         // `qerr_ready` depends on the config write only.
@@ -718,6 +719,7 @@ impl Logic for MrcCore {
         self.req.qerr_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
+        self.sendcq.rtx_err_reason.next = self.retx.err_reason.val();
 
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
@@ -822,12 +824,14 @@ impl Logic for MrcCore {
         }
         // EV state changes -> EV-event ring 0 (contract `ev_event`: the new
         // state; reason LOSS for a change to ASSUMED_BAD, CONTROL for one
-        // to GOOD or DENIED; QP; EV index; time. The 16-bit EV value is
-        // not looked up: 0).
+        // to GOOD or DENIED; QP; the EV's 16-bit value and its index;
+        // time). FIFO word: [1:0] new state, [8:2] EV index, [16:9] QP,
+        // [32:17] EV value.
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
-        self.evt_fifo.data_in.next = (bit_cast::<17, 8>(self.evsel.evt_qp.val()) << 9)
-            | (bit_cast::<17, 7>(self.evsel.evt_ev.val()) << 2)
-            | bit_cast::<17, 2>(self.evsel.evt_to.val());
+        self.evt_fifo.data_in.next = (bit_cast::<33, 16>(self.evsel.evt_value.val()) << 17)
+            | (bit_cast::<33, 8>(self.evsel.evt_qp.val()) << 9)
+            | (bit_cast::<33, 7>(self.evsel.evt_ev.val()) << 2)
+            | bit_cast::<33, 2>(self.evsel.evt_to.val());
         self.evt_entry.next = 0.into();
         self.evt_entry
             .next
@@ -838,6 +842,9 @@ impl Logic for MrcCore {
         self.evt_entry
             .next
             .set_value_ev_event_qp(bit_cast::<24, 8>(self.evt_fifo.data_out.val().get_bits::<8>(9)));
+        self.evt_entry
+            .next
+            .set_value_ev_event_ev(self.evt_fifo.data_out.val().get_bits::<16>(17));
         self.evt_entry
             .next
             .set_value_ev_event_ev_index(self.evt_fifo.data_out.val().get_bits::<7>(2));

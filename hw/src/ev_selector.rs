@@ -355,10 +355,13 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// The min_active guard (same for every QP).
     pub min_active: Signal<In, Bits<C>>,
     pub busy: Signal<Out, Bit>,
-    /// State change (one per cycle at most).
+    /// State change (one per cycle at most): the EV's index and its
+    /// value (the control plane knows EVs by value, as the model's
+    /// `EvStateChange::ev`).
     pub evt_valid: Signal<Out, Bit>,
     pub evt_qp: Signal<Out, Bits<Q>>,
     pub evt_ev: Signal<Out, Bits<E>>,
+    pub evt_value: Signal<Out, Bits<VALUE_BITS>>,
     pub evt_from: Signal<Out, Bits<2>>,
     pub evt_to: Signal<Out, Bits<2>>,
     /// Mark-bad commands refused by the guard, all QPs.
@@ -379,6 +382,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     s1_mask: DFF<Bits<VALUE_BITS>>,
     s1_value: DFF<Bits<VALUE_BITS>>,
     s1_setptr: DFF<Bit>,
+    /// The command in stage 1 is a mark-bad: the value read is the marked
+    /// EV's, for its event (a register, so that the read address only
+    /// selects: the select's index is the stage's deepest path).
+    s1_mark: DFF<Bit>,
     // ---- Forwarding of the last per-QP write.
     fw_hit: DFF<Bit>,
     fw_nb: DFF<Bits<N>>,
@@ -419,6 +426,11 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     e_ev: DFF<Bits<E>>,
     e_from: DFF<Bits<2>>,
     e_to: DFF<Bits<2>>,
+    /// The event's EV value: a deny/allow takes it from the value read
+    /// for its match; a mark's is on the value RAM's output in the
+    /// event's cycle (`e_mark`).
+    e_value: DFF<Bits<VALUE_BITS>>,
+    e_mark: DFF<Bit>,
     n_refused: DFF<Bits<32>>,
     take: Signal<Local, Bit>,
 }
@@ -457,6 +469,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             evt_valid: Default::default(),
             evt_qp: Default::default(),
             evt_ev: Default::default(),
+            evt_value: Default::default(),
             evt_from: Default::default(),
             evt_to: Default::default(),
             refused: Default::default(),
@@ -473,6 +486,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_mask: Default::default(),
             s1_value: Default::default(),
             s1_setptr: Default::default(),
+            s1_mark: Default::default(),
             fw_hit: Default::default(),
             fw_nb: Default::default(),
             fw_done: Default::default(),
@@ -507,6 +521,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             e_ev: Default::default(),
             e_from: Default::default(),
             e_to: Default::default(),
+            e_value: Default::default(),
+            e_mark: Default::default(),
             n_refused: Default::default(),
             take: Default::default(),
         }
@@ -519,9 +535,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, fw_hit, fw_nb, fw_done, fw_cnt,
-            s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i, f_v,
-            f_e, e_valid, e_qp, e_ev, e_from, e_to, n_refused
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_mark, fw_hit, fw_nb, fw_done,
+            fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i,
+            f_v, f_e, e_valid, e_qp, e_ev, e_from, e_to, e_value, e_mark, n_refused
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
@@ -538,6 +554,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.take.next = !self.f_busy.q.val() & (self.s1_op.q.val() != 3);
         self.busy.next = !self.take.val();
         self.s1_op.d.next = 0.into();
+        self.s1_mark.d.next = false;
         self.nb_ram.read_address.next = self.sel_qp.val();
         if self.take.val() {
             if self.sel_valid.val() {
@@ -546,6 +563,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_qp.d.next = self.sel_qp.val();
             } else if self.mark_valid.val() {
                 self.s1_op.d.next = 2.into();
+                self.s1_mark.d.next = true;
                 self.nb_ram.read_address.next = self.mark_qp.val();
                 self.s1_qp.d.next = self.mark_qp.val();
                 self.s1_ev.d.next = self.mark_ev.val();
@@ -605,7 +623,12 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         // Table ports.
         self.cat_vr.sel.next = self.f_busy.q.val();
         self.cat_vr.hi0.next = self.s1_qp.q.val();
+        // A select reads the value of the EV it found; a mark-bad that of
+        // the marked EV (its event carries it).
         self.cat_vr.lo0.next = self.find.idx.val();
+        if self.s1_mark.q.val() {
+            self.cat_vr.lo0.next = self.s1_ev.q.val();
+        }
         self.cat_vr.hi1.next = self.f_qp.q.val();
         self.cat_vr.lo1.next = bit_cast::<E, C>(self.f_i.q.val());
         self.cat_vw.hi.next = self.s1_qp.q.val();
@@ -628,6 +651,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
 
         self.s2_valid.d.next = false;
         self.e_valid.d.next = false;
+        self.e_mark.d.next = false;
 
         if self.s1_op.q.val() == 1 {
             self.s2_valid.d.next = true;
@@ -655,6 +679,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.e_ev.d.next = self.s1_ev.q.val();
                 self.e_from.d.next = 0.into();
                 self.e_to.d.next = 1.into();
+                self.e_mark.d.next = true;
             }
         }
         if self.s1_op.q.val() == 4 {
@@ -716,6 +741,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 }
                 self.e_qp.d.next = self.f_qp.q.val();
                 self.e_ev.d.next = self.f_e.q.val();
+                self.e_value.d.next = self.val_ram.read_data.val();
             }
             if (self.f_i.q.val() == self.n_const.val()) & !self.f_v.q.val() {
                 self.f_busy.d.next = false;
@@ -749,6 +775,10 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.evt_valid.next = self.e_valid.q.val();
         self.evt_qp.next = self.e_qp.q.val();
         self.evt_ev.next = self.e_ev.q.val();
+        self.evt_value.next = self.e_value.q.val();
+        if self.e_mark.q.val() {
+            self.evt_value.next = self.val_ram.read_data.val();
+        }
         self.evt_from.next = self.e_from.q.val();
         self.evt_to.next = self.e_to.q.val();
         self.refused.next = self.n_refused.q.val();

@@ -73,6 +73,9 @@ pub mod kind {
     pub const NACK_TRIM: u64 = 3;
     /// Out-of-window NACK for `op_psn`, `op_time` = echoed tx timestamp.
     pub const NACK_OOW: u64 = 4;
+    /// Remote-access NACK for `op_psn` (the responder refused the rkey or
+    /// the bounds): fatal, the QP goes to error (`err_reason` REMOTE_ACCESS).
+    pub const NACK_REMOTE: u64 = 5;
 }
 
 /// Reasons on `rtx_reason`.
@@ -90,6 +93,27 @@ pub enum MarkReason {
     Loss,
     Stall,
     Timeout,
+}
+
+/// Why the QP went to error, on `err_reason`: the completion status of
+/// the request holding `err_psn`.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum ErrReason {
+    /// The retry budget of `err_psn` is spent (`RETRY_EXCEEDED`).
+    RetryExceeded,
+    /// The responder NACKed `err_psn` as a remote-access error
+    /// (`REMOTE_ACCESS`).
+    RemoteAccess,
+}
+
+/// Width of `err_reason`.
+pub const ERR_REASON_BITS: usize = ErrReason::BITS;
+
+/// The `err_reason` values, as numbers.
+pub mod err_reason {
+    use super::ErrReason;
+    pub const RETRY_EXCEEDED: u64 = ErrReason::RetryExceeded as u64;
+    pub const REMOTE_ACCESS: u64 = ErrReason::RemoteAccess as u64;
 }
 
 /// The `rtx_reason` values, as numbers.
@@ -152,6 +176,9 @@ pub enum EngineState {
     RtoDone,
     /// Trim NACK: resend at once (no EV mark).
     TrimResend,
+    /// Remote-access NACK for an outstanding PSN: report the QP error once
+    /// the error register is free.
+    FatalNack,
     /// The tail check fired: decide whether it acts.
     TailCheck,
     /// T1: slot `p` (= una) is being read.
@@ -210,6 +237,9 @@ pub struct RetransmitEngine {
     pub err_ready: Signal<In, Bit>,
     pub err_qp: Signal<Out, Bits<8>>,
     pub err_psn: Signal<Out, Bits<24>>,
+    /// Why: `ErrReason` (the completion status of the request holding
+    /// `err_psn`).
+    pub err_reason: Signal<Out, Bits<ERR_REASON_BITS>>,
     /// SACK acknowledging a PSN never sent (dropped).
     pub cnt_ack_unsent: Signal<Out, Bit>,
     /// Record dropped: SENT outside the window, NACK for an unsent PSN,
@@ -262,6 +292,7 @@ pub struct RetransmitEngine {
     k_sack: Param<KIND_BITS, { kind::SACK }>,
     k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
     k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
+    k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
@@ -295,6 +326,7 @@ pub struct RetransmitEngine {
     o_err_v: DFF<Bit>,
     o_err_qp: DFF<Bits<8>>,
     o_err_psn: DFF<Bits<24>>,
+    o_err_reason: DFF<ErrReason>,
     o_cnt_unsent: DFF<Bit>,
     o_cnt_drop: DFF<Bit>,
     o_cnt_stale: DFF<Bit>,
@@ -432,6 +464,7 @@ impl Logic for RetransmitEngine {
             o_err_v,
             o_err_qp,
             o_err_psn,
+            o_err_reason,
             o_cnt_unsent,
             o_cnt_drop,
             o_cnt_stale
@@ -793,8 +826,8 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.acked = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
-                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_oow.val()) {
-                    // In error, or a kind past the last one (NACK_OOW).
+                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
+                    // In error, or a kind past the last one (NACK_REMOTE).
                     self.o_cnt_drop.d.next = true;
                 } else if self.kind.q.val() == self.k_sent.val() {
                     // SENT: a new PSN (next, window not full) or a resend of
@@ -847,6 +880,16 @@ impl Logic for RetransmitEngine {
                     self.st.d.next = EngineState::SackValidate;
                 } else if self.nack_unsent.val() {
                     self.o_cnt_drop.d.next = true;
+                } else if self.kind.q.val() == self.k_nack_remote.val() {
+                    // Remote access (the model's fatal NAK): any PSN in
+                    // [una, next) ends its request and the QP, whatever the
+                    // slot's state or echo (an acknowledged or resent PSN
+                    // included); before una it is stale.
+                    if self.ns_d.val().get_bit(23) {
+                        self.o_cnt_stale.d.next = true;
+                    } else {
+                        self.st.d.next = EngineState::FatalNack;
+                    }
                 } else if self.nack_stale.val() {
                     self.o_cnt_stale.d.next = true;
                 } else if self.kind.q.val() == self.k_nack_trim.val() {
@@ -1014,6 +1057,7 @@ impl Logic for RetransmitEngine {
                         self.o_err_v.d.next = true;
                         self.o_err_qp.d.next = self.qp.q.val();
                         self.o_err_psn.d.next = self.p.q.val();
+                        self.o_err_reason.d.next = ErrReason::RetryExceeded;
                         self.qs.d.next.error = true;
                         self.tail.d.next.armed = false;
                         self.qs.d.next.armed = false;
@@ -1047,6 +1091,22 @@ impl Logic for RetransmitEngine {
                 // register is free.
                 if self.go.val() {
                     self.st.d.next = EngineState::Idle;
+                }
+            }
+            EngineState::FatalNack => {
+                // Remote-access NACK: the QP goes to error, the PSN's request
+                // completes REMOTE_ACCESS, the rest are flushed (the send
+                // completions); nothing of the QP is resent or timed any
+                // more (records but INIT are dropped for a QP in error).
+                if !self.o_err_v.q.val() {
+                    self.o_err_v.d.next = true;
+                    self.o_err_qp.d.next = self.qp.q.val();
+                    self.o_err_psn.d.next = self.psn.q.val();
+                    self.o_err_reason.d.next = ErrReason::RemoteAccess;
+                    self.qs.d.next.error = true;
+                    self.tail.d.next.armed = false;
+                    self.qs.d.next.armed = false;
+                    self.st.d.next = EngineState::Store;
                 }
             }
             EngineState::TailCheck => {
@@ -1154,6 +1214,7 @@ impl Logic for RetransmitEngine {
         self.err_valid.next = self.o_err_v.q.val();
         self.err_qp.next = self.o_err_qp.q.val();
         self.err_psn.next = self.o_err_psn.q.val();
+        self.err_reason.next = self.o_err_reason.q.val().into();
         self.cnt_ack_unsent.next = self.o_cnt_unsent.q.val();
         self.cnt_drop.next = self.o_cnt_drop.q.val();
         self.cnt_stale_nack.next = self.o_cnt_stale.q.val();

@@ -13,7 +13,10 @@ use rust_hdl::prelude::*;
 
 use crate::bus::ConfigSink;
 
+use crate::ack_gen::nack;
 use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
+use crate::param::Param;
+use crate::retransmit::{kind, KIND_BITS};
 
 /// Dispatcher states.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -149,7 +152,7 @@ pub struct RxPathN<const IDB: usize> {
     // ---- Retransmit engine record port.
     pub op_valid: Signal<Out, Bit>,
     pub op_ready: Signal<In, Bit>,
-    pub op_kind: Signal<Out, Bits<3>>,
+    pub op_kind: Signal<Out, Bits<KIND_BITS>>,
     pub op_qp: Signal<Out, Bits<8>>,
     pub op_psn: Signal<Out, Bits<24>>,
     pub op_ev: Signal<Out, Bits<7>>,
@@ -165,6 +168,14 @@ pub struct RxPathN<const IDB: usize> {
     // ---- Config write port (snooped).
     pub cfg: ConfigSink,
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    // Retransmit record kinds and the NACK extension's kinds (wire).
+    k_sack: Param<KIND_BITS, { kind::SACK }>,
+    k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
+    k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
+    k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
+    n_trimmed: Param<8, { nack::TRIMMED as u64 }>,
+    n_out_of_window: Param<8, { nack::OUT_OF_WINDOW as u64 }>,
+    n_remote_access: Param<8, { nack::REMOTE_ACCESS as u64 }>,
     // ---- Counter pulses.
     /// A parser record was lost because its join FIFO was full.
     pub cnt_join_full: Signal<Out, Bit>,
@@ -605,11 +616,15 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if self.ext_type.val() == 2 {
-            self.op_kind.next = 2.into();
-        } else if self.nack_kind.val() == 1 {
-            self.op_kind.next = 3.into();
+            self.op_kind.next = self.k_sack.val();
+        } else if self.nack_kind.val() == self.n_trimmed.val() {
+            self.op_kind.next = self.k_nack_trim.val();
+        } else if self.nack_kind.val() == self.n_out_of_window.val() {
+            self.op_kind.next = self.k_nack_oow.val();
         } else {
-            self.op_kind.next = 4.into();
+            // Remote access: fatal for the requester's QP (the engine
+            // reports the QP error, the send completions flush).
+            self.op_kind.next = self.k_nack_remote.val();
         }
         self.op_qp.next = self.qp.val();
         self.op_psn.next = self.psn.val();
@@ -709,7 +724,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
                 & self.xbit.val()
                 & self.qp_ok.val()
                 & ((self.ext_type.val() == 2)
-                    | ((self.ext_type.val() == 3) & ((self.nack_kind.val() == 1) | (self.nack_kind.val() == 2))))
+                    | ((self.ext_type.val() == 3)
+                        & ((self.nack_kind.val() == self.n_trimmed.val())
+                            | (self.nack_kind.val() == self.n_out_of_window.val())
+                            | (self.nack_kind.val() == self.n_remote_access.val()))))
             {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;

@@ -2,14 +2,16 @@
 //! committed (its `msg_*` records) and of its rejected work requests (its
 //! `err_*` records), completed by the retransmit engine's cumulative
 //! acknowledgement (`ack_*`: a message is done when `una` is serially after
-//! its last PSN) or flushed by its retry-exceeded report (`rtx_err_*`),
-//! the rules of `proto::model::mrc` (`advance_una`, `enter_error`):
+//! its last PSN) or flushed by its QP-error report (`rtx_err_*`: retry
+//! budget spent, or a remote-access NACK), the rules of
+//! `proto::model::mrc` (`advance_una`, `enter_error`):
 //!
 //! * completions strictly in posting (SQ) order per QP;
 //! * a signaled message completes with a success CQE, an unsignaled one is
 //!   freed silently;
-//! * on retry-exceeded for PSN p: the outstanding message holding p gets
-//!   `RETRY_EXCEEDED`, every other outstanding one `FLUSHED`, in order, and
+//! * on a QP error for PSN p: the outstanding message holding p gets
+//!   `RETRY_EXCEEDED` or `REMOTE_ACCESS` (the report's reason), every other
+//!   outstanding one `FLUSHED`, in order, and
 //!   the QP is in error: later messages are flushed as they arrive, later
 //!   acknowledgements dropped, until the QP's send context is written again;
 //! * a requester error record completes with its own status when it reaches
@@ -24,7 +26,11 @@ use rust_hdl::prelude::*;
 
 use crate::bus::ConfigSink;
 
+use contract::layout::CqStatus;
+
 use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
+use crate::param::Param;
+use crate::retransmit::{err_reason, ERR_REASON_BITS};
 
 /// log2 of the list entries per QP (16 outstanding messages + errors).
 pub const LIST_LOG2: usize = 4;
@@ -81,11 +87,13 @@ pub struct SendCompletions {
     pub ack_ready: Signal<Out, Bit>,
     pub ack_qp: Signal<In, Bits<8>>,
     pub ack_una: Signal<In, Bits<24>>,
-    // Retry exceeded (the retransmit engine's err_*).
+    // QP error (the retransmit engine's err_*): retry budget spent or a
+    // remote-access NACK, `rtx_err_reason` (`hw::retransmit::ErrReason`).
     pub rtx_err_valid: Signal<In, Bit>,
     pub rtx_err_ready: Signal<Out, Bit>,
     pub rtx_err_qp: Signal<In, Bits<8>>,
     pub rtx_err_psn: Signal<In, Bits<24>>,
+    pub rtx_err_reason: Signal<In, Bits<ERR_REASON_BITS>>,
     // CQEs for the ring writer.
     pub cqe_valid: Signal<Out, Bit>,
     pub cqe_ready: Signal<In, Bit>,
@@ -96,7 +104,7 @@ pub struct SendCompletions {
     pub cnt_list_full: Signal<Out, Bit>,
     /// An acknowledgement for a QP in error: dropped.
     pub cnt_ack_dropped: Signal<Out, Bit>,
-    /// A retry-exceeded report for a QP already in error: dropped.
+    /// A QP-error report for a QP already in error: dropped.
     pub cnt_err_dropped: Signal<Out, Bit>,
     /// A CQE with a status other than success left.
     pub cnt_cqe_error: Signal<Out, Bit>,
@@ -123,8 +131,16 @@ pub struct SendCompletions {
     ring: DFF<Bits<8>>,
     in_una: DFF<Bits<24>>,
     fail_psn: DFF<Bits<24>>,
-    /// The RETRY_EXCEEDED completion is still to be given in this walk.
+    /// The failed message's completion (`fail_status`) is still to be
+    /// given in this walk.
     fail_pending: DFF<Bit>,
+    /// RETRY_EXCEEDED or REMOTE_ACCESS, from the report's reason.
+    fail_status: DFF<Bits<8>>,
+    // Named values (localparams): the report's reason, the CQE statuses.
+    k_err_remote: Param<ERR_REASON_BITS, { err_reason::REMOTE_ACCESS }>,
+    s_flushed: Param<8, { CqStatus::Flushed as u64 }>,
+    s_retry_exceeded: Param<8, { CqStatus::RetryExceeded as u64 }>,
+    s_remote_access: Param<8, { CqStatus::RemoteAccess as u64 }>,
     // CQE output register.
     c_valid: DFF<Bit>,
     c_ring: DFF<Bits<8>>,
@@ -149,6 +165,8 @@ pub struct SendCompletions {
     fail_diff: Signal<Local, Bits<24>>,
     e_due: Signal<Local, Bit>,
     e_fail_after: Signal<Local, Bit>,
+    /// The head entry is the failed message (it gets `fail_status`).
+    e_failed: Signal<Local, Bit>,
     e_pop: Signal<Local, Bit>,
     e_status: Signal<Local, Bits<8>>,
     e_emit: Signal<Local, Bit>,
@@ -177,6 +195,7 @@ impl Logic for SendCompletions {
             in_una,
             fail_psn,
             fail_pending,
+            fail_status,
             c_valid,
             c_ring,
             c_entry,
@@ -275,15 +294,15 @@ impl Logic for SendCompletions {
         self.fail_diff.next = self.fail_psn.q.val() - self.e_last.val();
         self.e_fail_after.next = (self.fail_diff.val() != 0) & !self.fail_diff.val().get_bit(23);
         self.e_pop.next = (self.e_pre.val() != 0) | self.qerr.q.val() | self.e_due.val();
+        self.e_failed.next =
+            (self.e_pre.val() == 0) & self.qerr.q.val() & self.fail_pending.q.val() & !self.e_fail_after.val();
         self.e_status.next = 0.into();
         if self.e_pre.val() != 0 {
             self.e_status.next = bit_cast::<8, 3>(self.e_pre.val());
+        } else if self.e_failed.val() {
+            self.e_status.next = self.fail_status.q.val();
         } else if self.qerr.q.val() {
-            if self.fail_pending.q.val() & !self.e_fail_after.val() {
-                self.e_status.next = 6.into();
-            } else {
-                self.e_status.next = 5.into();
-            }
+            self.e_status.next = self.s_flushed.val();
         }
         self.e_emit.next = self.e_pop.val() & ((self.e_status.val() != 0) | self.e_signaled.val());
 
@@ -302,7 +321,7 @@ impl Logic for SendCompletions {
         self.k_cqe_error.d.next = false;
 
         if self.state.q.val() == 0 {
-            // IDLE: retry-exceeded, then acks, then message records, then
+            // IDLE: QP errors, then acks, then message records, then
             // requester errors (only while no message record waits: the
             // requester holds a message record, then goes on, so a waiting
             // one is older than an error record).
@@ -311,6 +330,10 @@ impl Logic for SendCompletions {
                 self.kind.d.next = 3.into();
                 self.qp.d.next = self.rtx_err_qp.val();
                 self.fail_psn.d.next = self.rtx_err_psn.val();
+                self.fail_status.d.next = self.s_retry_exceeded.val();
+                if self.rtx_err_reason.val() == self.k_err_remote.val() {
+                    self.fail_status.d.next = self.s_remote_access.val();
+                }
                 self.ptr_ram.read_address.next = self.rtx_err_qp.val();
                 self.ring_ram.read_address.next = self.rtx_err_qp.val();
                 self.state.d.next = 1.into();
@@ -386,7 +409,7 @@ impl Logic for SendCompletions {
                 self.k_err_dropped.d.next = true;
                 self.state.d.next = 0.into();
             } else {
-                // Retry exceeded: the QP goes to error, the list is flushed.
+                // QP error: the QP goes to error, the list is flushed.
                 self.qerr.d.next = true;
                 self.fail_pending.d.next = true;
                 self.state.d.next = 2.into();
@@ -429,7 +452,7 @@ impl Logic for SendCompletions {
                         .set_value_cqe_sq_index(self.entry_ram.read_data.val().get_bits::<32>(96));
                     self.k_cqe_error.d.next = self.e_status.val() != 0;
                 }
-                if self.e_status.val() == 6 {
+                if self.e_failed.val() {
                     self.fail_pending.d.next = false;
                 }
                 self.head.d.next = self.head.q.val() + 1;
@@ -465,7 +488,6 @@ mod tests {
     /// const paths): they must stay those of `contract::layout`.
     #[test]
     fn status_literals_match_layout() {
-        assert_eq!((CqStatus::Flushed as u8, CqStatus::RetryExceeded as u8), (5, 6));
         assert_eq!(
             CqStatus::BadDoorbell as u8,
             4,

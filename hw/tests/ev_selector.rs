@@ -2,7 +2,8 @@
 //! selects, mark-bads and deny/allow commands goes into one
 //! `proto::model::ev::EvSet` per QP (RoundRobin policy) and into the
 //! rust-hdl simulation of the small instance (4 QPs x 8 EVs); the selected
-//! EV sequence (index and value), the state-change events (in order), the
+//! EV sequence (index and value), the state-change events (in order, with
+//! the EV's index and value), the
 //! refused-mark count and the final states (rebuilt from the events) must
 //! match.
 //!
@@ -46,8 +47,9 @@ enum Op {
 
 /// A select answer: qp, Some((ev, value)) or None (no GOOD EV).
 type Rsp = (usize, Option<(usize, u16)>);
-/// A state change: qp, ev, from, to (hardware encodings).
-type Evt = (usize, usize, u64, u64);
+/// A state change: qp, ev (index), its value, from, to (hardware
+/// encodings).
+type Evt = (usize, usize, u16, u64, u64);
 
 fn enc(s: EvState) -> u64 {
     match s {
@@ -131,7 +133,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
             _ => unreachable!(),
         }
         while let Some(c) = s.poll_change() {
-            evt.push((q, c.ev_index as usize, enc(c.from), enc(c.to)));
+            evt.push((q, c.ev_index as usize, c.ev as u16, enc(c.from), enc(c.to)));
         }
         ops.push(op);
         if matches!(op, Op::Ctl(..)) {
@@ -244,6 +246,7 @@ fn run(seed: u64, n_ops: usize) {
                     g.evt.push((
                         x.evt_qp.val().index(),
                         x.evt_ev.val().index(),
+                        x.evt_value.val().index() as u16,
                         x.evt_from.val().index() as u64,
                         x.evt_to.val().index() as u64,
                     ));
@@ -288,13 +291,13 @@ fn check(sc: &Script, got: &Got) {
     assert_eq!(got.refused, sc.refused, "refused marks");
     // Final states: every EV starts GOOD; replay the hardware's events.
     let mut st = vec![vec![state::GOOD; EVS]; QPS];
-    for &(q, e, from, to) in &got.evt {
+    for &(q, e, _, from, to) in &got.evt {
         assert_eq!(st[q][e], from, "event from-state consistent");
         st[q][e] = to;
     }
     assert_eq!(st, sc.states, "final states");
     // The script exercised what it should.
-    assert!(sc.refused > 0 && sc.rsp.iter().any(|r| r.1.is_none()) && sc.evt.iter().any(|e| e.2 == state::DENIED));
+    assert!(sc.refused > 0 && sc.rsp.iter().any(|r| r.1.is_none()) && sc.evt.iter().any(|e| e.3 == state::DENIED));
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! (`reorder_allowance` 3, `STALL_RTTS` x base RTT) runs next to the block.
 //! The test is the requester and the network: it sends new packets and the
 //! resends the engine asks for (on another EV), loses packets (random loss
-//! plus one dead EV per QP), returns SACKs built by a receiver, trim and
-//! out-of-window NACKs (some stale), malformed SACKs, and advances time;
+//! plus one dead EV per QP), returns SACKs built by a receiver, trim,
+//! out-of-window (some stale) and remote-access NACKs, malformed SACKs,
+//! and advances time;
 //! after each record it waits until the engine is quiet (its RTO scanner
 //! has visited every QP twice), then compares every output stream
 //! (retransmit queue, EV marks, cumulative-ack advances, RTO firings, QP
@@ -16,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use contract::config::table;
-use hw::retransmit::{kind, mark_reason, reason, RetransmitEngine, RETRY_INFINITE};
+use hw::retransmit::{err_reason, kind, mark_reason, reason, RetransmitEngine, RETRY_INFINITE};
 use proto::Psn;
 use rust_hdl::prelude::*;
 
@@ -79,6 +80,7 @@ enum Out {
     Err {
         qp: u8,
         psn: u32,
+        reason: u8,
     },
     Unsent,
     Drop,
@@ -324,13 +326,31 @@ impl RefQp {
         }
         self.una = una_new;
     }
-    /// 2.7: trim resends at once; out-of-window waits for una or the RTO.
-    fn nack(&mut self, qp: u8, psn: u32, echo: u32, trim: bool, out: &mut Vec<Out>) {
+    /// 2.7: trim resends at once; out-of-window waits for una or the RTO;
+    /// a remote access (the model's fatal NAK) for any PSN in `[una, next)`
+    /// puts the QP in error, whatever the slot's state or echo.
+    fn nack(&mut self, qp: u8, psn: u32, echo: u32, kind: NackRec, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
         if self.err || !p.before(self.nxt) {
             out.push(Out::Drop);
             return;
         }
+        if kind == NackRec::Remote {
+            if p.before(self.una) {
+                out.push(Out::Stale);
+            } else {
+                self.err = true;
+                self.armed = false;
+                self.tarm = false;
+                out.push(Out::Err {
+                    qp,
+                    psn,
+                    reason: err_reason::REMOTE_ACCESS as u8,
+                });
+            }
+            return;
+        }
+        let trim = kind == NackRec::Trim;
         let s = *self.slot(p);
         if p.before(self.una) || s.acked || s.queued || s.oow || s.time as u32 != echo {
             out.push(Out::Stale);
@@ -424,7 +444,11 @@ impl RefQp {
                     self.err = true;
                     self.armed = false;
                     self.tarm = false;
-                    out.push(Out::Err { qp, psn: p.value() });
+                    out.push(Out::Err {
+                        qp,
+                        psn: p.value(),
+                        reason: err_reason::RETRY_EXCEEDED as u8,
+                    });
                     return;
                 }
                 let sl = self.slot(p);
@@ -462,8 +486,16 @@ enum Rec {
     Init { qp: u8, psn: u32 },
     Sent { qp: u8, psn: u32, ev: u8, len: u16 },
     Sack { qp: u8, cum: u32, base: u32, bm: u64 },
-    Nack { qp: u8, psn: u32, echo: u32, trim: bool },
+    Nack { qp: u8, psn: u32, echo: u32, kind: NackRec },
     Tick,
+}
+
+/// The NACK kinds the test sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NackRec {
+    Trim,
+    OutOfWindow,
+    Remote,
 }
 
 const QPS: usize = 4;
@@ -634,19 +666,25 @@ impl World {
             Some(s) if !self.rng.chance(20) => s.time as u32,
             _ => self.rng.next_u64() as u32,
         };
-        Rec::Nack {
-            qp,
-            psn,
-            echo,
-            trim: self.rng.chance(70),
-        }
+        // 70 % trim, 27 % out of window, 3 % remote access (one draw: the
+        // record stream of a run without remote-access NACKs is unchanged
+        // up to the first one).
+        let d = self.rng.below(100);
+        let kind = if d < 70 {
+            NackRec::Trim
+        } else if d < 97 {
+            NackRec::OutOfWindow
+        } else {
+            NackRec::Remote
+        };
+        Rec::Nack { qp, psn, echo, kind }
     }
     fn apply(&mut self, rec: Rec, out: &mut Vec<Out>) {
         match rec {
             Rec::Init { qp, psn } => self.refs[qp as usize].init(psn),
             Rec::Sent { qp, psn, ev, len } => self.refs[qp as usize].sent(psn, ev, self.now, len, out),
             Rec::Sack { qp, cum, base, bm } => self.refs[qp as usize].sack(qp, cum, base, bm, out),
-            Rec::Nack { qp, psn, echo, trim } => self.refs[qp as usize].nack(qp, psn, echo, trim, out),
+            Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, out),
             Rec::Tick => {}
         }
         // The scanner then visits every QP at the same `now`.
@@ -761,11 +799,16 @@ fn retransmit_matches_requester_rules() {
                         x.op_base.next = u64::from(base).into();
                         x.op_bitmap.next = bm.into();
                     }
-                    Rec::Nack { qp, psn, echo, trim } => {
-                        x.op_kind.next = if trim {
-                            kind::NACK_TRIM.into()
-                        } else {
-                            kind::NACK_OOW.into()
+                    Rec::Nack {
+                        qp,
+                        psn,
+                        echo,
+                        kind: nk,
+                    } => {
+                        x.op_kind.next = match nk {
+                            NackRec::Trim => kind::NACK_TRIM.into(),
+                            NackRec::OutOfWindow => kind::NACK_OOW.into(),
+                            NackRec::Remote => kind::NACK_REMOTE.into(),
                         };
                         x.op_qp.next = u64::from(qp).into();
                         x.op_psn.next = u64::from(psn).into();
@@ -818,6 +861,7 @@ fn retransmit_matches_requester_rules() {
                     got.push(Out::Err {
                         qp: u(x.err_qp.val()) as u8,
                         psn: u(x.err_psn.val()) as u32,
+                        reason: u(x.err_reason.val()) as u8,
                     });
                     event = true;
                 }
@@ -885,7 +929,14 @@ fn retransmit_matches_requester_rules() {
         ("mark timeout", count(&|o| matches!(o, Out::Mark { reason: 2, .. }))),
         ("ack advance", count(&|o| matches!(o, Out::Ack { .. }))),
         ("rto fired", count(&|o| matches!(o, Out::Rto { .. }))),
-        ("qp error", count(&|o| matches!(o, Out::Err { .. }))),
+        (
+            "qp error, retry exceeded",
+            count(&|o| matches!(o, Out::Err { reason, .. } if u64::from(*reason) == err_reason::RETRY_EXCEEDED)),
+        ),
+        (
+            "qp error, remote access",
+            count(&|o| matches!(o, Out::Err { reason, .. } if u64::from(*reason) == err_reason::REMOTE_ACCESS)),
+        ),
         ("sack for unsent", count(&|o| matches!(o, Out::Unsent))),
         ("dropped record", count(&|o| matches!(o, Out::Drop))),
         ("stale nack", count(&|o| matches!(o, Out::Stale))),
@@ -981,6 +1032,7 @@ fn retransmit_rto_backoff_example() {
                         Out::Err {
                             qp: 0,
                             psn: u(x.err_psn.val()) as u32,
+                            reason: u(x.err_reason.val()) as u8,
                         },
                     ));
                     event = true;
@@ -1038,7 +1090,14 @@ fn retransmit_rto_backoff_example() {
                 reason: to,
             },
         ),
-        (8 * RTO, Out::Err { qp: 0, psn: 0 }),
+        (
+            8 * RTO,
+            Out::Err {
+                qp: 0,
+                psn: 0,
+                reason: err_reason::RETRY_EXCEEDED as u8,
+            },
+        ),
     ];
     assert_eq!(got, want);
 }

@@ -5,10 +5,12 @@
 //! posted WRITE a message record (its PSNs by the model's segmentation
 //! rule), and A's `SendCompleted` events are the reference: order, status,
 //! wr_id, length. Signaled successes must give a CQE, unsignaled ones
-//! nothing. One QP's link dies until A exceeds its retry limit: the
-//! hardware gets the retry-exceeded report for a PSN of the request the
-//! model failed and must give RETRY_EXCEEDED to it and FLUSHED to every
-//! other outstanding message, in order; messages pushed after that are
+//! nothing. One QP's link dies until A exceeds its retry limit, another
+//! posts a WRITE with an rkey B does not know (B NACKs it as a remote
+//! access, A goes to ERR): the hardware gets the QP-error report (reason
+//! retry exceeded, or remote access) for a PSN of the request the model
+//! failed and must give RETRY_EXCEEDED (REMOTE_ACCESS) to it and FLUSHED
+//! to every other outstanding message, in order; messages pushed after that are
 //! flushed too (verbs' rule for posts to a QP in error), later
 //! acknowledgements and reports dropped and counted. Requester error
 //! records are interleaved at random SQ positions and must complete with
@@ -22,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use contract::config::table;
 use contract::layout::{Completion, CqStatus, SqContext};
+use hw::retransmit::err_reason;
 use hw::send_cq::SendCompletions;
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
@@ -44,8 +47,25 @@ const MTU: u32 = 1024;
 const VA: u64 = 0x10_0000;
 const RKEY: u32 = 0x77;
 
-/// Test QPs: (QP, completion ring, start PSN, link dies).
-const SETUPS: [(u32, u32, u32, bool); 3] = [(3, 9, 0xFF_FFF0, false), (200, 200, 0x1000, false), (255, 0, 7, true)];
+/// How a test QP's run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Every message completes.
+    Completes,
+    /// The link dies: A exceeds its retry limit (RETRY_EXCEEDED).
+    LinkDies,
+    /// A WRITE with an unknown rkey: B NACKs it, A goes to ERR
+    /// (REMOTE_ACCESS).
+    BadRkey,
+}
+
+/// Test QPs: (QP, completion ring, start PSN, fate).
+const SETUPS: [(u32, u32, u32, Fate); 4] = [
+    (3, 9, 0xFF_FFF0, Fate::Completes),
+    (200, 200, 0x1000, Fate::Completes),
+    (255, 0, 7, Fate::LinkDies),
+    (77, 12, 0x40, Fate::BadRkey),
+];
 
 #[derive(Clone, Copy, Debug)]
 enum Push {
@@ -80,8 +100,8 @@ struct Ack {
 struct Script {
     pushes: Vec<Push>,
     acks: Vec<Ack>,
-    /// Retry exceeded: (PSN, pushes that must be taken first).
-    fail: Option<(u32, usize)>,
+    /// QP error: (PSN, pushes that must be taken first, reason).
+    fail: Option<(u32, usize, u64)>,
     want: Vec<Completion>,
     /// Coverage of the model run.
     unsignaled_done: usize,
@@ -118,7 +138,8 @@ fn endpoint(qpn: u32, peer: u32, start: u32, dies: bool) -> LegacyMrcQp {
 
 /// The model's side of one QP: posts, lossy exchange, acks, completions.
 fn script(k: usize, seed: u64, n_posts: usize) -> Script {
-    let (qpn, _, start, dies) = SETUPS[k];
+    let (qpn, _, start, fate) = SETUPS[k];
+    let dies = fate == Fate::LinkDies;
     let mut r = Rng::from_state(seed ^ (0x9E37_79B9 * (k as u64 + 1)));
     let mut a = endpoint(qpn, 0x800 + qpn, start, dies);
     let mut b = endpoint(0x800 + qpn, qpn, start, false);
@@ -165,7 +186,7 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                     WcStatus::Success => CqStatus::Success,
                     WcStatus::Flushed => CqStatus::Flushed,
                     WcStatus::RetryExceeded => CqStatus::RetryExceeded,
-                    other => panic!("unexpected model status {other:?}"),
+                    WcStatus::RemoteAccessError => CqStatus::RemoteAccess,
                 };
                 assert!(done.insert(c.wr_id, st).is_none());
             }
@@ -194,6 +215,7 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                 r: &mut Rng,
                 s: &mut Script,
                 to_model: bool,
+                rkey: u32,
                 next_psn: &mut u32,
                 sq_index: &mut u32| {
         let len = match r.below(8) {
@@ -202,6 +224,9 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
             2 => 4 * MTU,
             _ => r.below(u64::from(3 * MTU)) as u32 + 1,
         };
+        // A bad rkey is checked only on a write with bytes (a zero-length
+        // WRITE touches no memory): two packets.
+        let len = if rkey == RKEY { len } else { MTU + 1 };
         let imm = r.chance(25).then(|| r.next_u64() as u32);
         let wr_id = r.next_u64();
         let signaled = r.chance(50);
@@ -217,7 +242,7 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                     wr_id,
                     data,
                     remote_va: VA + off,
-                    rkey: RKEY,
+                    rkey,
                     imm,
                 },
             )
@@ -274,7 +299,7 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
     while model_posts < n_posts {
         let x = r.below(100);
         if x < 40 {
-            post(&mut a, &mut b, &mut r, &mut s, true, &mut next_psn, &mut sq_index);
+            post(&mut a, &mut b, &mut r, &mut s, true, RKEY, &mut next_psn, &mut sq_index);
             model_posts += 1;
         } else if x < 47 {
             push_err(&mut r, &mut s, &mut sq_index);
@@ -283,12 +308,19 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                 round(&mut a, &mut b, &mut now, &mut r, 12, &mut s, &mut done, &mut last_una);
             }
         }
-        if dies && !dead && model_posts == n_posts / 2 {
-            // The link dies with three more messages outstanding: A times
-            // out until its retry budget is spent.
-            for _ in 0..3 {
-                post(&mut a, &mut b, &mut r, &mut s, true, &mut next_psn, &mut sq_index);
+        if fate != Fate::Completes && !dead && model_posts == n_posts / 2 {
+            // Three more messages outstanding. The link dies: A times out
+            // until its retry budget is spent. Or the second carries an
+            // rkey B does not know: B NACKs it, A goes to ERR.
+            for i in 0..3 {
+                let rkey = if fate == Fate::BadRkey && i == 1 {
+                    RKEY + 1
+                } else {
+                    RKEY
+                };
+                post(&mut a, &mut b, &mut r, &mut s, true, rkey, &mut next_psn, &mut sq_index);
             }
+            let loss = if dies { 100 } else { 0 };
             for _ in 0..200_000 {
                 if a.state() != QpState::Rts {
                     break;
@@ -296,17 +328,20 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                 if let Some(t) = a.poll_timeout() {
                     now = now.max(t);
                 }
-                round(&mut a, &mut b, &mut now, &mut r, 100, &mut s, &mut done, &mut last_una);
+                round(&mut a, &mut b, &mut now, &mut r, loss, &mut s, &mut done, &mut last_una);
             }
-            assert_eq!(a.state(), QpState::Error, "the model must exceed its retries");
+            assert_eq!(a.state(), QpState::Error, "the model must go to ERR");
             dead = true;
+            let (status, reason) = if dies {
+                (CqStatus::RetryExceeded, err_reason::RETRY_EXCEEDED)
+            } else {
+                (CqStatus::RemoteAccess, err_reason::REMOTE_ACCESS)
+            };
             let failed = s.pushes.iter().find_map(|p| match p {
-                Push::Msg { wr_id, first, last, .. } if done.get(wr_id) == Some(&CqStatus::RetryExceeded) => {
-                    Some((*first, *last))
-                }
+                Push::Msg { wr_id, first, last, .. } if done.get(wr_id) == Some(&status) => Some((*first, *last)),
                 _ => None,
             });
-            let (first, last) = failed.expect("one request failed with RetryExceeded");
+            let (first, last) = failed.unwrap_or_else(|| panic!("one request failed with {status:?}"));
             let span = Psn::new(last).offset_from(Psn::new(first));
             let psn = Psn::new(first).add(r.below(u64::from(span) + 1) as u32).value();
             let at = s
@@ -314,10 +349,19 @@ fn script(k: usize, seed: u64, n_posts: usize) -> Script {
                 .iter()
                 .position(|p| matches!(p, Push::Msg { first: f, .. } if *f == first))
                 .unwrap();
-            s.fail = Some((psn, at + 1));
+            s.fail = Some((psn, at + 1, reason));
             // Posted after the error (hardware only): flushed.
             for _ in 0..3 {
-                post(&mut a, &mut b, &mut r, &mut s, false, &mut next_psn, &mut sq_index);
+                post(
+                    &mut a,
+                    &mut b,
+                    &mut r,
+                    &mut s,
+                    false,
+                    RKEY,
+                    &mut next_psn,
+                    &mut sq_index,
+                );
                 push_err(&mut r, &mut s, &mut sq_index);
             }
             break;
@@ -535,7 +579,7 @@ fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outc
             }
             if cur_rtx.is_none() {
                 cur_rtx = pick(&mut r, &|k| match sc[k].fail {
-                    Some((_, need)) => {
+                    Some((_, need, _)) => {
                         (fail_state[k] == 0 && push_i[k] >= need && ack_i[k] == sc[k].acks.len()) || fail_state[k] == 2
                     }
                     None => false,
@@ -593,7 +637,9 @@ fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outc
             if let Some(k) = cur_rtx {
                 x.rtx_err_valid.next = true;
                 x.rtx_err_qp.next = u64::from(SETUPS[k].0).into();
-                x.rtx_err_psn.next = u64::from(sc[k].fail.unwrap().0).into();
+                let (psn, _, reason) = sc[k].fail.unwrap();
+                x.rtx_err_psn.next = u64::from(psn).into();
+                x.rtx_err_reason.next = reason.into();
             }
             x.cqe_ready.next = cqe_backpressure.go(&mut r);
 
@@ -736,12 +782,13 @@ fn send_completions_match_proto() {
     let errors = all.iter().filter(|c| c.status != CqStatus::Success).count() as u64;
     let unsignaled: usize = sc.iter().map(|s| s.unsignaled_done).sum();
     eprintln!(
-        "CQEs {} (success {}, flushed {}, retry {}), unsignaled freed {unsignaled}, acks {}, list-full waits {}, \
+        "CQEs {} (success {}, flushed {}, retry {}, remote access {}), unsignaled freed {unsignaled}, acks {}, list-full waits {}, \
          msg waits {}, CQE stalls {}, dup acks {}, acks ahead of their messages {}",
         all.len(),
         count(CqStatus::Success),
         count(CqStatus::Flushed),
         count(CqStatus::RetryExceeded),
+        count(CqStatus::RemoteAccess),
         sc.iter().map(|s| s.acks.len()).sum::<usize>(),
         o.counters["list_full"],
         o.msg_waits,
@@ -751,12 +798,13 @@ fn send_completions_match_proto() {
     );
     // Counters.
     assert_eq!(o.counters["cqe_error"], errors, "one pulse per non-success CQE");
-    assert_eq!(o.counters["ack_dropped"], 1, "the ack after the failure");
-    assert_eq!(o.counters["err_dropped"], 1, "the second retry-exceeded report");
+    assert_eq!(o.counters["ack_dropped"], 2, "the ack after each failure");
+    assert_eq!(o.counters["err_dropped"], 2, "each failed QP's second error report");
     // Coverage.
     assert!(count(CqStatus::Success) >= 20, "successes");
     assert!(unsignaled >= 10, "unsignaled messages freed silently: {unsignaled}");
     assert_eq!(count(CqStatus::RetryExceeded), 1);
+    assert_eq!(count(CqStatus::RemoteAccess), 1);
     assert!(count(CqStatus::Flushed) >= 4, "flushed");
     for st in [
         CqStatus::BadOpcode,
