@@ -33,6 +33,9 @@ pub const DEFAULT_TCP_PORT: u16 = 18515;
 /// bw or lat, as `mrc perf`'s.
 pub use crate::perf::Mode;
 
+/// `mrc rdma`'s default RTO exponent (4.2 ms).
+pub const RDMA_DEFAULT_TIMEOUT_EXP: u8 = 12;
+
 /// Options of `mrc rdma`.
 #[derive(Args, Debug)]
 pub struct RdmaArgs {
@@ -85,6 +88,11 @@ pub struct RdmaArgs {
     /// run as one oversized datagram)
     #[arg(long)]
     pub gso: bool,
+    /// RTO = 1.024 us x 2^t (0..=24). The default, 4.2 ms, leaves room for
+    /// a loaded host that runs its soft NIC late: at 1 ms, two processes
+    /// sharing a busy core resent data that was only waiting for them.
+    #[arg(long, default_value_t = RDMA_DEFAULT_TIMEOUT_EXP)]
+    pub timeout_exp: u8,
     /// Give up when nothing completes for this long.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub timeout: proto::time::Duration,
@@ -236,6 +244,13 @@ fn check(a: &RdmaArgs) -> Result<(), RdmaError> {
             a.evs, a.ev_base
         ));
     }
+    if a.timeout_exp > proto::model::api::MAX_ACK_TIMEOUT_EXP {
+        return bad(format!(
+            "--timeout-exp {}: 0..={} (RTO = 1.024 us x 2^t)",
+            a.timeout_exp,
+            proto::model::api::MAX_ACK_TIMEOUT_EXP
+        ));
+    }
     if !(0.0..1.0).contains(&a.loss) {
         return bad(format!("--loss {}: in [0, 1)", a.loss));
     }
@@ -351,8 +366,7 @@ fn connect_qp(a: &RdmaArgs, h: &mut Host, me: &Hello, peer: &Hello) -> Result<()
         send_mpr_units: 16,
         max_wimm: 64,
         timeouts: Timeouts {
-            // 1.024 us x 2^10: 1 ms, far above a LAN's RTT.
-            ack_timeout_exp: 10,
+            ack_timeout_exp: a.timeout_exp,
             ..Timeouts::default()
         },
         evs: EvProfile {

@@ -86,6 +86,10 @@ fn rdma_refuses_bad_usage_in_one_line() {
         (vec!["rdma", "--device", "card0"], "soft:IP"),
         (vec!["rdma", "--device", "soft:127.0.0.1", "--mtu", "3000"], "--mtu"),
         (vec!["rdma", "--device", "soft:127.0.0.1", "--evs", "0"], "--evs"),
+        (
+            vec!["rdma", "--device", "soft:127.0.0.1", "--timeout-exp", "25"],
+            "--timeout-exp",
+        ),
         (vec!["rdma", "--device", "vfio:0000:00:00.0"], "soft NICs"),
         (vec!["rdma", "--device", "soft:0.0.0.0"], "not one host's address"),
     ] {

@@ -961,10 +961,14 @@ fn a_ce_marked_packet_is_acknowledged_at_once_and_names_its_ev() {
     };
     let (mut a, mut b) = pair(&o);
     let now = Instant::ZERO;
-    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None)).unwrap();
+    a.post_write(now, write(1, data(10 * MTU as usize, 1), 0, None))
+        .unwrap();
     let pkts = drain_tx(&mut a, now);
     b.handle_packet(now, pkts[0].clone().into()).unwrap();
-    assert!(b.poll_transmit(now).map(mrc10).is_none(), "an unmarked packet is coalesced");
+    assert!(
+        b.poll_transmit(now).map(mrc10).is_none(),
+        "an unmarked packet is coalesced"
+    );
     let mut marked: Packet = pkts[1].clone().into();
     marked.mark_ce();
     b.handle_packet(now, marked).unwrap();
