@@ -24,6 +24,8 @@ const MSG: usize = 64 * 1024;
 const MSGS_PER_ITER: usize = 16;
 const VA: u64 = 0x1000_0000;
 const RKEY: u32 = 9;
+const QPN_A: u32 = 0x11;
+const QPN_B: u32 = 0x12;
 
 fn qp(transport: Transport, qpn: u32, peer: u32) -> Qp {
     let mut s = QpSetup::new(transport, qpn, peer);
@@ -82,8 +84,9 @@ fn transfer(a: &mut Qp, b: &mut Qp, now: &mut Instant, data: &Bytes) -> u64 {
 fn bench_direct(c: &mut Criterion) {
     // MRC and the RC baseline side by side, same traffic, same API.
     for (group, transport) in [("mrc_qp", Transport::Mrc), ("rc_qp", Transport::Rc)] {
-        let mut a = qp(transport, 1, 2);
-        let mut b = qp(transport, 2, 1);
+        // Not QPN 0x2: MRC 1.0 reserves it for endpoint operations.
+        let mut a = qp(transport, QPN_A, QPN_B);
+        let mut b = qp(transport, QPN_B, QPN_A);
         let data = Bytes::from(vec![0x5Au8; MSG]);
         let mut now = Instant::ZERO;
         let pkts = transfer(&mut a, &mut b, &mut now, &data);
