@@ -23,7 +23,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use proto::loopback::{keyed_loss, Dir, EvMatch, LinkConfig, WIRE_OVERHEAD};
+use proto::loopback::{keyed_loss, Dir, EvMatch, Flap, LinkConfig, WIRE_OVERHEAD};
 use proto::time::Duration;
 
 use tb::axis::AxisSource;
@@ -104,6 +104,8 @@ pub struct FabricLink {
     paths: Vec<u32>,
     /// (path, from this time on in ps) it drops everything.
     holes: Vec<(usize, u64)>,
+    /// Flapping paths (by path index).
+    flaps: Vec<(usize, Flap)>,
     /// The random draws (jitter, and loss unless keyed).
     rng: Rng,
     free_at_ps: u64,
@@ -136,17 +138,19 @@ impl FabricLink {
         if paths.is_empty() || paths.len() > 128 {
             return Err(FabricError::Paths(paths.len()));
         }
+        let path_of = |m: EvMatch| {
+            let path = match m {
+                EvMatch::Index(i) => usize::from(i),
+                EvMatch::Value(v) => paths.iter().position(|&p| p == v)?,
+            };
+            (path < paths.len()).then_some(path)
+        };
         let holes = cfg
             .blackholes
             .iter()
-            .filter_map(|&(m, at)| {
-                let path = match m {
-                    EvMatch::Index(i) => usize::from(i),
-                    EvMatch::Value(v) => paths.iter().position(|&p| p == v)?,
-                };
-                (path < paths.len()).then_some((path, at.as_ps()))
-            })
+            .filter_map(|&(m, at)| Some((path_of(m)?, at.as_ps())))
             .collect();
+        let flaps = cfg.flaps.iter().filter_map(|&f| Some((path_of(f.ev)?, f))).collect();
         let n = paths.len();
         let tag = match dir {
             Dir::AtoB => 1,
@@ -158,6 +162,7 @@ impl FabricLink {
             seed,
             paths,
             holes,
+            flaps,
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(tag)),
             free_at_ps: 0,
             seen: HashMap::new(),
@@ -198,7 +203,12 @@ impl FabricLink {
             depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps).as_ps();
             self.free_at_ps = depart;
         }
-        if self.holes.iter().any(|&(p, t)| p == path && depart >= t) {
+        if self.holes.iter().any(|&(p, t)| p == path && depart >= t)
+            || self
+                .flaps
+                .iter()
+                .any(|&(p, f)| p == path && f.is_down(proto::Instant(depart)))
+        {
             self.stats[path].blackholed += 1;
             return;
         }
@@ -368,6 +378,37 @@ mod tests {
         assert_eq!(l.stats[0].sent, 4);
         assert_eq!(l.unparsed, 1);
         assert_eq!(l.in_flight(), 2);
+    }
+
+    #[test]
+    fn a_flapping_path_drops_only_while_it_is_down() {
+        // Path 3 down for 1 us of every 4 us, from 2 us on.
+        let flap = Flap {
+            ev: EvMatch::Value(0x1003),
+            from: Instant::from_ns(2000),
+            period: Duration::from_ns(4000),
+            down: Duration::from_ns(1000),
+        };
+        let cfg = LinkConfig {
+            line_rate_gbps: None,
+            flaps: vec![flap],
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg);
+        let v4 = Encap::test_v4();
+        // Frames leave at once (no line rate): sent at 0, 2.5, 4, 6.5 and
+        // 10 us; down over [2, 3), [6, 7), [10, 11) us.
+        let mut dropped = 0;
+        for (psn, ns) in [0u64, 2500, 4000, 6500, 10_000].into_iter().enumerate() {
+            l.send(ps_to_cycles(ns * 1000), frame(0x1003, psn as u32, &v4));
+            l.send(ps_to_cycles(ns * 1000), frame(0x1004, psn as u32, &v4));
+            let down = flap.is_down(Instant(cycles_to_ps(ps_to_cycles(ns * 1000))));
+            dropped += u64::from(down);
+        }
+        assert_eq!(dropped, 3);
+        assert_eq!(l.stats[3].blackholed, 3);
+        assert_eq!(l.stats[4].blackholed, 0);
+        assert_eq!(drain(&mut l, 0, 10_000).len(), 7);
     }
 
     #[test]

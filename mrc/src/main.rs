@@ -77,9 +77,35 @@ fn die_quietly_on_closed_stdout() {
     }
 }
 
+/// A command line clap refuses: one line naming the problem (clap's
+/// message up to its first blank line, without the usage block and the
+/// help hint), exit status 2. Help and version requests print as clap
+/// prints them.
+fn refuse_usage(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.to_string();
+    let message: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = message.join(" ");
+    eprintln!("mrc: {}", line.strip_prefix("error: ").unwrap_or(&line));
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     die_quietly_on_closed_stdout();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refuse_usage(e),
+    };
     match cli.command {
         Command::Transfer(args) => match transfer::run(&args) {
             Ok(true) => ExitCode::SUCCESS,

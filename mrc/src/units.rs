@@ -13,6 +13,8 @@ pub enum UnitError {
     Duration(String),
     #[error("'{0}' is not an EV failure (expected INDEX@TIME, e.g. 3@50us)")]
     EvFailure(String),
+    #[error("'{0}' is not an EV flap (expected INDEX@FROM/PERIOD/DOWN, e.g. 2@20us/40us/20us)")]
+    EvFlap(String),
 }
 
 fn split_number(s: &str) -> (&str, &str) {
@@ -70,6 +72,21 @@ pub fn parse_ev_failure(s: &str) -> Result<(u16, Instant), UnitError> {
     let idx: u16 = idx.trim().parse().map_err(|_| err())?;
     let at = parse_duration(at).map_err(|_| err())?;
     Ok((idx, Instant(at.as_ps())))
+}
+
+/// `I@FROM/PERIOD/DOWN`: EV index I flaps from FROM on, down for DOWN at
+/// the start of every PERIOD.
+pub fn parse_ev_flap(s: &str) -> Result<(u16, Instant, Duration, Duration), UnitError> {
+    let err = || UnitError::EvFlap(s.to_string());
+    let (idx, rest) = s.split_once('@').ok_or_else(err)?;
+    let idx: u16 = idx.trim().parse().map_err(|_| err())?;
+    let mut parts = rest.split('/');
+    let mut next = || parse_duration(parts.next().ok_or_else(err)?).map_err(|_| err());
+    let (from, period, down) = (next()?, next()?, next()?);
+    if parts.next().is_some() {
+        return Err(err());
+    }
+    Ok((idx, Instant(from.as_ps()), period, down))
 }
 
 #[cfg(test)]

@@ -450,6 +450,53 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-ev"));
 }
 
+/// `mrc cosim --scenario`: `list` names the set; a flapping EV swallows
+/// traffic while it is down and every message still arrives as the
+/// golden model delivers it; unknown names and bad flaps are refused in
+/// one line with exit code 2.
+#[test]
+fn cosim_scenarios_run_by_name() {
+    let out = mrc().args(["cosim", "--scenario", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let list = String::from_utf8_lossy(&out.stdout);
+    for name in ["lossless", "loss-5", "ev-blackholed", "ev-flapping", "psn-wrap"] {
+        assert!(list.lines().any(|l| l.starts_with(name)), "{name}: {list}");
+    }
+    for (args, what) in [
+        (vec!["cosim", "--scenario", "nope"], "--scenario nope"),
+        (vec!["cosim", "--flap-ev", "2@1us/4us/5us"], "--flap-ev"),
+        (vec!["cosim", "--flap-ev", "2@1us"], "not an EV flap"),
+        (vec!["cosim", "--start-psn", "16777216"], "--start-psn"),
+    ] {
+        let out = mrc().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+    if verilated::skip_without_verilator("mrc cosim --scenario") {
+        return;
+    }
+    let out = mrc()
+        .args(["cosim", "--scenario", "ev-flapping", "--messages", "60", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    let run = &v[0];
+    assert_eq!(run["scenario"], "ev-flapping");
+    assert_eq!(run["ok"], true, "{run:#}");
+    assert_eq!(run["hardware"]["messages_completed"], 60);
+    let swallowed: u64 = run["hardware"]["link_ab"][3]["blackholed"].as_u64().unwrap();
+    assert!(
+        swallowed > 0,
+        "EV 3 was down half the time: {:#}",
+        run["hardware"]["link_ab"]
+    );
+    assert_eq!(run["golden"]["same_delivery"], true);
+}
+
 fn json_perf(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = mrc().arg("perf").args(args).arg("--json").output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -31,6 +31,32 @@ pub enum EvMatch {
     Value(u32),
 }
 
+/// An EV that goes down and comes back, again and again (a flapping
+/// path): from `from` on, it drops everything for `down` at the start of
+/// every `period`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Flap {
+    pub ev: EvMatch,
+    pub from: Instant,
+    pub period: Duration,
+    pub down: Duration,
+}
+
+impl Flap {
+    /// Whether the EV is down at `t`. A zero period is a path that never
+    /// comes back (a blackhole from `from` on).
+    pub fn is_down(&self, t: Instant) -> bool {
+        if t < self.from {
+            return false;
+        }
+        let since = t.as_ps() - self.from.as_ps();
+        match self.period.as_ps() {
+            0 => true,
+            p => since % p < self.down.as_ps(),
+        }
+    }
+}
+
 /// One direction of the link.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LinkConfig {
@@ -66,6 +92,9 @@ pub struct LinkConfig {
     pub deliver_corrupted: bool,
     /// From `Instant` on, the EV drops everything.
     pub blackholes: Vec<(EvMatch, Instant)>,
+    /// EVs that go down and up periodically.
+    #[serde(default)]
+    pub flaps: Vec<Flap>,
     /// Serialisation at this rate (Gb/s) if set; packets queue behind each
     /// other.
     pub line_rate_gbps: Option<f64>,
@@ -83,6 +112,7 @@ impl Default for LinkConfig {
             corrupt: 0.0,
             deliver_corrupted: false,
             blackholes: Vec::new(),
+            flaps: Vec::new(),
             line_rate_gbps: Some(400.0),
         }
     }
@@ -322,6 +352,8 @@ struct Link {
     cfg: LinkConfig,
     /// Entropy values blackholed and since when.
     holes: Vec<(u32, Instant)>,
+    /// Flapping EVs, each with its entropy value.
+    flaps: Vec<(u32, Flap)>,
     free_at: Instant,
     stats: LinkStats,
     /// Times each (opcode, PSN) was carried (for `LinkConfig::loss_keyed`).
@@ -330,20 +362,16 @@ struct Link {
 
 impl Link {
     fn new(cfg: &LinkConfig, evs: &[u32]) -> Link {
-        let holes = cfg
-            .blackholes
-            .iter()
-            .map(|(m, t)| {
-                let v = match *m {
-                    EvMatch::Index(i) => evs.get(i as usize).copied().unwrap_or(u32::MAX),
-                    EvMatch::Value(v) => v,
-                };
-                (v, *t)
-            })
-            .collect();
+        let value = |m: EvMatch| match m {
+            EvMatch::Index(i) => evs.get(i as usize).copied().unwrap_or(u32::MAX),
+            EvMatch::Value(v) => v,
+        };
+        let holes = cfg.blackholes.iter().map(|&(m, t)| (value(m), t)).collect();
+        let flaps = cfg.flaps.iter().map(|&f| (value(f.ev), f)).collect();
         Link {
             cfg: cfg.clone(),
             holes,
+            flaps,
             free_at: Instant::ZERO,
             stats: LinkStats::default(),
             seen: std::collections::HashMap::new(),
@@ -633,7 +661,10 @@ impl<'a> Runner<'a> {
                 pkt: pkt.clone(),
             });
         }
-        if link.holes.iter().any(|&(v, t)| v == pkt.ev() && depart >= t) {
+        let ev = pkt.ev();
+        if link.holes.iter().any(|&(v, t)| v == ev && depart >= t)
+            || link.flaps.iter().any(|&(v, f)| v == ev && f.is_down(depart))
+        {
             link.stats.blackholed += 1;
             return;
         }

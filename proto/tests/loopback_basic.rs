@@ -1,6 +1,6 @@
 //! The loopback harness end to end: loss-free and lossy MRC transfers.
 
-use proto::loopback::{Dir, EvMatch, Scenario};
+use proto::loopback::{Dir, EvMatch, Flap, Scenario};
 use proto::model::{QpState, Transport};
 use proto::time::{Duration, Instant};
 
@@ -34,6 +34,26 @@ fn lossy_transfer_with_blackhole() {
     sc.seed = 7;
     let r = sc.run();
     assert!(r.ok, "{r:#?}");
+    assert!(r.counters_a.retransmitted_packets > 0);
+}
+
+#[test]
+fn a_flapping_ev_drops_only_while_down_and_every_message_completes() {
+    let flap = Flap {
+        ev: EvMatch::Index(1),
+        from: Instant::from_us(3),
+        period: Duration::from_us(20),
+        down: Duration::from_us(10),
+    };
+    assert!(!flap.is_down(Instant::from_us(2)));
+    assert!(flap.is_down(Instant::from_us(3)));
+    assert!(!flap.is_down(Instant::from_us(13)));
+    assert!(flap.is_down(Instant::from_us(23)));
+    let mut sc = Scenario::new(Transport::Mrc, 4, Scenario::messages(60, 16_384, 3));
+    sc.link_ab.flaps.push(flap);
+    let r = sc.run();
+    assert!(r.ok, "{r:#?}");
+    assert!(r.link_ab.blackholed > 0, "the EV was down for half of each period");
     assert!(r.counters_a.retransmitted_packets > 0);
 }
 
