@@ -1238,7 +1238,9 @@ fn send_cqes(nic: &Nic, n: u64) -> Vec<Completion> {
 /// RTOs pass (the responder never acknowledges a rejected PSN, so a
 /// requester that kept the QP alive would resend until its retry limit
 /// and then report RETRY_EXCEEDED). A WRITE rung after the error completes
-/// FLUSHED too.
+/// FLUSHED too and is not sent (the model sends nothing in ERR): no frame
+/// leaves, and the peer (a golden responder fed every frame) places none
+/// of its bytes.
 #[test]
 fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
     if skip_without_verilator("the verilated core") {
