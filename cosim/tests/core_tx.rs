@@ -481,9 +481,11 @@ fn blackholed_ev_recovery(start_psn: u32) {
 /// TX), RTO 5 us with a retry budget of 1. The requester sends 4 and holds
 /// the rest (no ACK frees a record); the retransmit engine's RTO puts the
 /// QP in error, the requester snoops that report (`qerr_*`) and fetches
-/// the other 4 anyway, and the send completions flush them: every WR gets
-/// its CQE, in order, the failed one RETRY_EXCEEDED and the rest FLUSHED.
-/// (Without the snoop the held 4 were never fetched and never completed.)
+/// the other 4 anyway, without sending them (the model sends nothing in
+/// ERR), and the send completions flush them: every WR gets its CQE, in
+/// order, the failed one RETRY_EXCEEDED and the rest FLUSHED; no frame
+/// but those of the first 4 (and their resends) ever leaves. (Without the
+/// snoop the held 4 were never fetched and never completed.)
 #[test]
 fn a_qp_in_error_completes_every_posted_message() {
     use contract::layout::{Completion, CqStatus};
@@ -552,5 +554,17 @@ fn a_qp_in_error_completes_every_posted_message() {
         };
         assert_eq!(status, want, "CQE {i}");
     }
+    nic.run(2_000);
+    let psns: Vec<u32> = nic
+        .tx
+        .frames
+        .iter()
+        .map(|f| parse_frame(f).expect("the NIC's frame").0.bth.psn.value())
+        .collect();
+    let first4: Vec<u32> = (0..4).map(|i| (START_PSN + i) & 0xFF_FFFF).collect();
+    assert!(
+        psns.iter().all(|p| first4.contains(p)),
+        "frames of the 4 WRITEs fetched after the error: PSNs {psns:x?}"
+    );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }

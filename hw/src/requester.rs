@@ -121,10 +121,13 @@ pub struct Requester {
     pub una_qp: Signal<In, Bits<8>>,
     pub una_psn: Signal<In, Bits<24>>,
     // The retransmit engine put the QP in error (its `err_*` report,
-    // snooped by the top): una stops, so the QP's records are all treated
-    // as free from then on (its remaining messages are fetched and sent as
-    // before, and flushed by the send completions), until a config write
-    // for the QP. `qerr_ready` is low in a table-1 config-write cycle.
+    // snooped by the top): as the model in ERR, the QP sends nothing more
+    // (no record of it is written to the output register after the
+    // report's cycle, first transmission or retransmit), and since una
+    // stops, its records are all treated as free; its remaining
+    // descriptors are still fetched and committed (their message records
+    // are what the send completions flush), until a config write for the
+    // QP. `qerr_ready` is low in a table-1 config-write cycle.
     pub qerr_valid: Signal<In, Bit>,
     pub qerr_ready: Signal<Out, Bit>,
     pub qerr_qp: Signal<In, Bits<8>>,
@@ -216,6 +219,12 @@ pub struct Requester {
     ld_judged: DFF<Bit>,
     /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
+    /// The QP in service is in error: its messages are committed (their
+    /// message records go to the send completions, which flush them) but
+    /// not segmented. From its `qerr_ram` bit at LOAD, or a report for it
+    /// (in the cycle of its pick, which that RAM read misses, or while it
+    /// is in service).
+    cur_err: DFF<Bit>,
     /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
     /// [66:63] log2 MTU (8..=13), [67] enable.
     ctx_ram: RAM<SqContextWord, 8>,
@@ -294,6 +303,11 @@ pub struct Requester {
     r_ent: DFF<RtxRecordWord>,
     r_seg: DFF<Bits<24>>,
     r_off: DFF<Bits<32>>,
+    /// The retransmit request's QP is in error: no record (the retransmit
+    /// engine stops resending at the error, but requests it queued before
+    /// still come). From its `qerr_ram` bit at R_CTX, or a report for it
+    /// since the request was taken.
+    r_err: DFF<Bit>,
     // Error record.
     e_ret: DFF<ReqState>,
     e_qp: DFF<Bits<8>>,
@@ -337,6 +351,14 @@ pub struct Requester {
     k_db_stale: DFF<Bit>,
     k_sq_held: DFF<Bit>,
     // Combinational locals.
+    /// An error report taken in this cycle, and whether it is for the QP
+    /// in service, the retransmit request's, the request being taken or
+    /// the QP being picked.
+    qerr_take: Signal<Local, Bit>,
+    qerr_cur: Signal<Local, Bit>,
+    qerr_r: Signal<Local, Bit>,
+    qerr_rtx_in: Signal<Local, Bit>,
+    qerr_pick: Signal<Local, Bit>,
     cfg_mine: Signal<Local, Bit>,
     cfg_hit: Signal<Local, Bit>,
     cfg_ok: Signal<Local, Bit>,
@@ -466,6 +488,7 @@ impl Logic for Requester {
             r_ent,
             r_seg,
             r_off,
+            r_err,
             e_ret,
             e_qp,
             e_status,
@@ -504,6 +527,7 @@ impl Logic for Requester {
             judged,
             ld_judged,
             served,
+            cur_err,
             k_db_stale,
             m_valid,
             m_qp,
@@ -600,6 +624,15 @@ impl Logic for Requester {
         self.qerr_ram.write_address.next = self.qerr_qp.val();
         self.qerr_ram.write_data.next = true;
         self.qerr_ram.write_enable.next = self.qerr_valid.val();
+        // The report as the engine sees it (taken: not in a config write's
+        // cycle), by the QP it names.
+        self.qerr_take.next = self.qerr_valid.val() & self.qerr_ready.val();
+        self.qerr_cur.next = self.qerr_take.val() & (self.qerr_qp.val() == self.cur_qp.q.val());
+        self.qerr_r.next = self.qerr_take.val() & (self.qerr_qp.val() == self.r_qp.q.val());
+        self.qerr_rtx_in.next = self.qerr_take.val() & (self.qerr_qp.val() == self.rtx_qp.val());
+        self.qerr_pick.next = self.qerr_take.val() & (self.qerr_qp.val() == self.pick_qp.q.val());
+        self.cur_err.d.next = self.cur_err.q.val() | self.qerr_cur.val();
+        self.r_err.d.next = self.r_err.q.val() | self.qerr_r.val();
         if self.cfg_hit.val() & self.cfg_ok.val() {
             self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
             self.qerr_ram.write_data.next = false;
@@ -791,6 +824,8 @@ impl Logic for Requester {
                     self.r_ret.d.next = ReqState::Idle;
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
+                    self.qerr_ram.read_address.next = self.rtx_qp.val();
+                    self.r_err.d.next = self.qerr_rtx_in.val();
                     self.state.d.next = ReqState::RtxContext;
                 } else if self.pick_any.q.val() {
                     self.pick.next = true;
@@ -802,6 +837,8 @@ impl Logic for Requester {
                     self.dyn_ram.read_address.next = self.pick_qp.q.val();
                     self.una_ram.read_address.next = self.pick_qp.q.val();
                     self.qerr_ram.read_address.next = self.pick_qp.q.val();
+                    // The RAM read misses a report written at this edge.
+                    self.cur_err.d.next = self.qerr_pick.val();
                     self.rr_done.d.next = self.pick_done.q.val();
                     self.state.d.next = ReqState::Load;
                 }
@@ -821,6 +858,7 @@ impl Logic for Requester {
                 self.cur_end2.d.next = self.dyn_ram.read_data.val().end2;
                 self.cur_end3.d.next = self.dyn_ram.read_data.val().end3;
                 self.cur_free.d.next = self.ld_free.val();
+                self.cur_err.d.next = self.cur_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_cur.val();
                 self.served.d.next = false;
                 self.cur_pi.d.next = self.ld_pi.val();
                 if self.ctx_ram.read_data.val().enable
@@ -875,6 +913,8 @@ impl Logic for Requester {
                         self.r_ret.d.next = ReqState::Load;
                         self.ctx_ram.read_address.next = self.rtx_qp.val();
                         self.dyn_ram.read_address.next = self.rtx_qp.val();
+                        self.qerr_ram.read_address.next = self.rtx_qp.val();
+                        self.r_err.d.next = self.qerr_rtx_in.val();
                         self.state.d.next = ReqState::RtxContext;
                     } else {
                         self.state.d.next = ReqState::Load;
@@ -992,13 +1032,20 @@ impl Logic for Requester {
             }
             ReqState::Segment => {
                 // SEG: one record per cycle; a retransmit request goes first.
-                self.rtx_ready.next = self.out_free.val();
-                if self.out_free.val() & self.rtx_valid.val() {
+                // A QP in error sends nothing (the model in ERR): the rest of
+                // the message is dropped at once (its message record is
+                // out: the send completions flush it or fail it).
+                self.rtx_ready.next = self.out_free.val() & !self.cur_err.q.val();
+                if self.cur_err.q.val() {
+                    self.state.d.next = self.after_msg.val();
+                } else if self.out_free.val() & self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
                     self.r_ret.d.next = ReqState::Segment;
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
+                    self.qerr_ram.read_address.next = self.rtx_qp.val();
+                    self.r_err.d.next = self.qerr_rtx_in.val();
                     self.state.d.next = ReqState::RtxContext;
                 } else if self.out_free.val() {
                     self.o_valid.d.next = true;
@@ -1059,6 +1106,7 @@ impl Logic for Requester {
                 self.r_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
                 self.r_vmask.d.next = self.dyn_ram.read_data.val().valid_slots;
                 self.r_slot.d.next = 0.into();
+                self.r_err.d.next = self.r_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_r.val();
                 self.rtx_ram.read_address.next = bit_cast::<10, 8>(self.r_qp.q.val()) << 2;
                 self.state.d.next = ReqState::RtxScan;
             }
@@ -1083,8 +1131,11 @@ impl Logic for Requester {
                 self.state.d.next = ReqState::RtxEmit;
             }
             ReqState::RtxEmit => {
-                // R_EMIT: the record, as the first transmission had it.
-                if self.out_free.val() {
+                // R_EMIT: the record, as the first transmission had it; none
+                // for a QP in error (the request is dropped).
+                if self.r_err.q.val() {
+                    self.state.d.next = self.r_ret.q.val();
+                } else if self.out_free.val() {
                     self.o_valid.d.next = true;
                     self.o_qp.d.next = self.r_qp.q.val();
                     self.o_psn.d.next = self.r_psn.q.val();

@@ -313,6 +313,10 @@ struct Outcome {
     /// Retransmit hits for a message older than the last two seen (only
     /// possible because unacknowledged records are kept).
     rtx_old_hits: u64,
+    /// The cycle QP 255's error report was taken, and its records (first
+    /// transmissions and retransmits) taken after that cycle.
+    qerr_cycle: Option<u64>,
+    after_err: u64,
 }
 
 struct Params {
@@ -352,8 +356,18 @@ struct Params {
     /// With `fair`: QP 77's doorbell not before this cycle.
     fair_at: u64,
     /// From this cycle (0: never) QP 255 is reported in error at the
-    /// retransmit engine (`qerr_*`): its records are all free from then.
+    /// retransmit engine (`qerr_*`): it sends nothing more, its records
+    /// are all free from then.
     err_at: u64,
+    /// Instead (0: never): QP 255 is reported in error once this many of
+    /// its records are out.
+    err_after: usize,
+    /// After the error report: one retransmit request for a PSN of QP 255
+    /// that was sent (it must give no record, and is no miss).
+    err_rtx: bool,
+    /// With `burst`: QP 255's messages are 6 MTUs long instead of one
+    /// packet.
+    long: bool,
     /// At this cycle (0: never) one bad doorbell (beyond the ring) for
     /// QP 255, in place of the burst's doorbell of that cycle.
     bad_at: u64,
@@ -382,6 +396,9 @@ impl Default for Params {
             ack_from: 0,
             fair_at: 0,
             err_at: 0,
+            err_after: 0,
+            err_rtx: false,
+            long: false,
             bad_at: 0,
         }
     }
@@ -442,6 +459,7 @@ fn run(p: Params) -> Outcome {
         let mut una: [u32; 3] = [SETUPS[0].3, SETUPS[1].3, SETUPS[2].3];
         let mut una_pending: Option<(usize, u32, usize, bool)> = None; // (k, una, released count, partial)
         let mut qerr_taken = false;
+        let mut err_rtx_sent = false;
         for s in &SETUPS {
             o.want.insert(s.0, Vec::new());
             o.got.insert(s.0, Vec::new());
@@ -546,7 +564,9 @@ fn run(p: Params) -> Outcome {
                 if phase == 0 {
                     for _ in 0..size {
                         let mut d = descriptor(&mut r, lm);
-                        if p.burst {
+                        if p.burst && p.long {
+                            d.length = 6 << lm;
+                        } else if p.burst {
                             // Single-packet messages: the per-message cost.
                             d.length = r.below(1 << lm) as u32 + 1;
                         }
@@ -748,6 +768,13 @@ fn run(p: Params) -> Outcome {
                     rtx_pending = Some((k, psn));
                 }
             }
+            if p.err_rtx && qerr_taken && !err_rtx_sent && rtx_pending.is_none() {
+                // A resend the retransmit engine queued before the error:
+                // dropped (no record, not a miss).
+                let psn = o.got[&SETUPS[2].0][0].psn;
+                rtx_pending = Some((2, psn));
+                err_rtx_sent = true;
+            }
             x.rtx_valid.next = rtx_pending.is_some();
             // Acknowledgements: for a QP with messages all out and not yet
             // acknowledged, up to a random one of them; in 20% of cases
@@ -775,7 +802,9 @@ fn run(p: Params) -> Outcome {
                     }
                 }
             }
-            x.qerr_valid.next = p.err_at != 0 && cycle >= p.err_at && !qerr_taken;
+            x.qerr_valid.next = !qerr_taken
+                && ((p.err_at != 0 && cycle >= p.err_at)
+                    || (p.err_after != 0 && o.got[&SETUPS[2].0].len() >= p.err_after));
             x.qerr_qp.next = (SETUPS[2].0 as u64).into();
             x.una_valid.next = una_pending.is_some();
             if let Some((k, u, _, _)) = una_pending {
@@ -859,6 +888,7 @@ fn run(p: Params) -> Outcome {
             if x.qerr_valid.val() && x.qerr_ready.val() {
                 // In error: no record is held for QP 255 any more.
                 qerr_taken = true;
+                o.qerr_cycle = Some(cycle);
                 released[2] = usize::MAX;
                 activity = true;
             }
@@ -902,6 +932,9 @@ fn run(p: Params) -> Outcome {
                 assert_eq!(x.out_last.val(), x.out_ack_req.val());
                 if trace {
                     eprintln!("{cycle}: QP {qp} rtx {} {rec:?}", x.out_retransmit.val());
+                }
+                if k == 2 && o.qerr_cycle.is_some_and(|c| cycle > c) {
+                    o.after_err += 1;
                 }
                 if x.out_retransmit.val() {
                     o.rtx_got.push((qp, rec));
@@ -1027,7 +1060,11 @@ fn run(p: Params) -> Outcome {
             } else {
                 idle += 1;
             }
-            let all_out = o.want.iter().all(|(q, w)| o.got[q].len() == w.len());
+            // QP 255 in error sends nothing more: its records stop.
+            let all_out = o
+                .want
+                .iter()
+                .all(|(q, w)| o.got[q].len() == w.len() || (*q == SETUPS[2].0 && qerr_taken));
             let all_err = o
                 .want_err
                 .iter()
@@ -1085,8 +1122,16 @@ fn check_common(o: &Outcome) {
         );
     }
     for (q, w) in &o.want {
-        assert_eq!(&o.got[q], w, "QP {q}: every reference packet, in order");
+        // A QP in error (255) stops: its records are the reference's first.
+        let w = match o.qerr_cycle {
+            Some(_) if *q == SETUPS[2].0 => &w[..o.got[q].len().min(w.len())],
+            _ => &w[..],
+        };
+        assert_eq!(&o.got[q][..], w, "QP {q}: every reference packet, in order");
     }
+    // Nothing new of a QP in error after its report's cycle: only the
+    // record the output register held (or took) in that cycle.
+    assert!(o.after_err <= 1, "{} records after the error report", o.after_err);
     for (q, w) in &o.want_err {
         for db in [false, true] {
             let kind = |x: &&ErrRec| (x.status == CqStatus::BadDoorbell as u8) == db;
@@ -1389,12 +1434,14 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
     assert_eq!(o.counters["db_stale"], 0);
 }
 
-/// A QP in error at the retransmit engine is not held: nothing will
-/// acknowledge its records any more, and its remaining messages must still
-/// be fetched (and sent; the send completions flush them). QP 255 rings
-/// 16 single-packet messages, never gets an acknowledgement, and is
-/// reported in error at cycle 400: exactly 4 messages before, all 16 in
-/// the end.
+/// A QP in error at the retransmit engine is not held, and sends nothing
+/// more: nothing will acknowledge its records any more, so its remaining
+/// descriptors are fetched and committed at once (their message records
+/// are what the send completions flush), but none of their packets goes
+/// out (the model sends nothing in ERR). QP 255 rings 16 single-packet
+/// messages, never gets an acknowledgement, and is reported in error at
+/// cycle 400: exactly 4 messages out before, none after; all 16 message
+/// records.
 #[test]
 fn qp_in_error_is_not_held() {
     let o = run(Params {
@@ -1414,8 +1461,48 @@ fn qp_in_error_is_not_held() {
         RTX_SLOTS,
         "4 messages before the error report"
     );
-    assert_eq!(t255.len(), 16, "the other 12 after it");
+    assert_eq!(t255.len(), RTX_SLOTS, "none after it");
+    assert_eq!(o.after_err, 0);
+    assert_eq!(o.got_msg[&255].len(), 16, "every message committed (to be flushed)");
     assert!(o.counters["sq_held"] >= 50);
+}
+
+/// An error report in the middle of a message: QP 255 rings 16 messages of
+/// 6 packets each (acknowledged as they go out, output always ready) and
+/// is reported in error once 8 of its records are out (the second
+/// message's third). From the report's cycle on, nothing of it leaves but
+/// the record the output register took in that cycle: not the rest of
+/// the second message, not the 14 messages fetched or queued behind it
+/// (their message records all come), not a retransmit the retransmit
+/// engine had queued (requested after the report: dropped, no miss).
+/// QP 77 rings one message after the report and is served (no stall of
+/// the engine for the other QPs).
+#[test]
+fn qp_in_error_stops_mid_message_and_blocks_no_other() {
+    let o = run(Params {
+        seed: 0xE220_0002,
+        directed: true,
+        burst: true,
+        long: true,
+        fair: true,
+        fair_at: 200,
+        err_after: 8,
+        err_rtx: true,
+        ..Params::default()
+    });
+    check_common(&o);
+    let t255 = &o.take_cycles[&255];
+    let err = o.qerr_cycle.expect("the error report taken");
+    eprintln!(
+        "error report at {err}; QP 255 records at {t255:?}; QP 77 at {:?}",
+        o.take_cycles[&77]
+    );
+    assert!(err < 200, "the report before QP 77's doorbell");
+    assert!(o.after_err <= 1, "records after the report: {}", o.after_err);
+    assert!(t255.len() < 12, "the second message cut short: {} records", t255.len());
+    assert_eq!(o.got_msg[&255].len(), 16, "every message committed (to be flushed)");
+    assert_eq!(o.got[&77].len(), 1, "QP 77 served");
+    assert!(o.rtx_got.is_empty() && o.counters["rtx_miss"] == 0);
 }
 
 /// One bad doorbell rung for QP 255 while it is held with work accepted
