@@ -1317,7 +1317,8 @@ fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
     // The peer (a golden responder) places what was sent before the error.
     let mut peer = model_responder_at(REQ_START_PSN);
     for f in &sent {
-        peer.handle_frame(Instant::from_us(1), f).expect("the peer takes the WRITEs");
+        peer.handle_frame(Instant::from_us(1), f)
+            .expect("the peer takes the WRITEs");
     }
     let retransmit0 = nic.counter("retransmit");
 
@@ -1384,7 +1385,11 @@ fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
     assert_eq!((c.wr_id, c.status), (0x5C, CqStatus::Flushed), "{c:?}");
     let after: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_peer_placed_nothing(&mut peer, &after, &[(d.remote_va, d.length)]);
-    assert!(after.is_empty(), "frames of the QP in error: PSNs {:x?}", psns_of(&after));
+    assert!(
+        after.is_empty(),
+        "frames of the QP in error: PSNs {:x?}",
+        psns_of(&after)
+    );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }
 
