@@ -300,7 +300,11 @@ fn check(sc: &Script, got: &Got) {
     // stated for the failure message).
     for (i, &(q, r)) in got.rsp.iter().enumerate() {
         if let Some((e, _)) = r {
-            assert!(e < SET_SIZES[q], "select #{i}: QP {q} answered EV {e}, outside its set of {}", SET_SIZES[q]);
+            assert!(
+                e < SET_SIZES[q],
+                "select #{i}: QP {q} answered EV {e}, outside its set of {}",
+                SET_SIZES[q]
+            );
         }
     }
     for (i, (g, w)) in got.rsp.iter().zip(&sc.rsp).enumerate() {
@@ -329,7 +333,10 @@ fn check(sc: &Script, got: &Got) {
     }
     for q in 0..QPS {
         let n = SET_SIZES[q];
-        assert!(st[q][n..].iter().all(|&s| s == state::GOOD), "QP {q}: no event outside its set");
+        assert!(
+            st[q][n..].iter().all(|&s| s == state::GOOD),
+            "QP {q}: no event outside its set"
+        );
         st[q].truncate(n);
     }
     assert_eq!(st, sc.states, "final states");
