@@ -303,7 +303,8 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "ev_cfg_lost",
         group: group::EV,
-        doc: "EV-table writes lost (a second write before the first reached the EV selector)",
+        doc:
+            "EV-table writes or send-context EV-set sizes lost (a second one before the first reached the EV selector)",
     },
     Counter {
         name: "rx_buffer_full",

@@ -177,6 +177,12 @@ pub struct MrcCore {
     evc_ctl: DFF<Bit>,
     evc_index: DFF<Bits<16>>,
     evc_data: DFF<Bits<EV_ROW_BITS>>,
+    /// EV-set size pending for the EV selector (a send-context row's
+    /// `ev_count`): presented after any pending EV-table write, which the
+    /// driver writes before the context.
+    evn_valid: DFF<Bit>,
+    evn_qp: DFF<Bits<8>>,
+    evn_count: DFF<Bits<8>>,
     min_active: DFF<Bits<8>>,
     /// Bit q: QP q's send context was last written with `enable` set (the
     /// QP is started). Frames for any other QP are discarded at the RX
@@ -251,6 +257,7 @@ pub struct MrcCore {
     rt_g_sent: Signal<Local, Bit>,
     ev_free: Signal<Local, Bit>,
     evc_take: Signal<Local, Bit>,
+    evn_take: Signal<Local, Bit>,
     cfg_sq: Signal<Local, Bit>,
     cfg_ev: Signal<Local, Bit>,
     evt_entry: Signal<Local, Bits<256>>,
@@ -309,6 +316,9 @@ impl Logic for MrcCore {
             evc_ctl,
             evc_index,
             evc_data,
+            evn_valid,
+            evn_qp,
+            evn_count,
             min_active,
             qp_live,
             sent_track,
@@ -563,6 +573,11 @@ impl Logic for MrcCore {
             self.init_cc.d.next = true;
             self.init_qp.d.next = bit_cast::<8, 16>(self.csr.cfg.index.val());
             self.init_psn.d.next = self.csr.cfg.data.val().get_value_sq_ctx_start_psn();
+            // The QP's EV set is EVs 0..ev_count (the selector never
+            // uses the slots beyond it).
+            self.evn_valid.d.next = true;
+            self.evn_qp.d.next = bit_cast::<8, 16>(self.csr.cfg.index.val());
+            self.evn_count.d.next = self.csr.cfg.data.val().get_value_sq_ctx_ev_count();
         }
         // EV table: EV value rows (contract `ev_value`, index qp << 7 | ev)
         // and deny/allow rows (`ev_control`, index INDEX_SELECT | qp).
@@ -822,6 +837,14 @@ impl Logic for MrcCore {
         if self.evc_take.val() & !self.cfg_ev.val() {
             self.evc_valid.d.next = false;
         }
+        self.evn_take.next =
+            self.ev_free.val() & !self.retx.mark_valid.val() & !self.evc_valid.q.val() & self.evn_valid.q.val();
+        self.evsel.set_valid.next = self.evn_take.val();
+        self.evsel.set_qp.next = self.evn_qp.q.val();
+        self.evsel.set_count.next = self.evn_count.q.val();
+        if self.evn_take.val() & !self.cfg_sq.val() {
+            self.evn_valid.d.next = false;
+        }
         // EV state changes -> EV-event ring 0 (contract `ev_event`: the new
         // state; reason LOSS for a change to ASSUMED_BAD, CONTROL for one
         // to GOOD or DENIED; QP; the EV's 16-bit value and its index;
@@ -1013,7 +1036,11 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
             ) << 25)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val()).into()) << 26)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                ((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val())
+                    | (self.cfg_sq.val() & self.evn_valid.q.val() & !self.evn_take.val()))
+                .into(),
+            ) << 26)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 27)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 28)
             | (bit_cast::<{ N_COUNTERS }, 1>(

@@ -5,7 +5,10 @@
 //! and moves the pointer past it; mark-bad turns a GOOD EV ASSUMED_BAD
 //! unless the QP has `min_active` or fewer GOOD EVs (refused marks
 //! are counted); deny/allow match EV values under a mask; every state
-//! change is reported on the event port. See `docs/hw/ev_selector.md` for
+//! change is reported on the event port. A QP's EV set is EVs
+//! `0..count` (set-count port, from the send context's `ev_count`): the
+//! EVs beyond it are never selected, marked, denied or allowed, as the
+//! model's set has only its own EVs. See `docs/hw/ev_selector.md` for
 //! the cycle timing.
 //!
 //! Not implemented (the model has them): the fallback when no EV is GOOD
@@ -352,6 +355,13 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub wr_qp: Signal<In, Bits<Q>>,
     pub wr_ev: Signal<In, Bits<E>>,
     pub wr_value: Signal<In, Bits<VALUE_BITS>>,
+    /// Control plane: the QP's EV set is EVs `0..set_count` (the send
+    /// context's `ev_count`); the others are never selected, marked,
+    /// denied or allowed. Iterates (`busy` for N + 3 cycles) unless the
+    /// count is the QP's current one. Power-up: every QP has all N EVs.
+    pub set_valid: Signal<In, Bit>,
+    pub set_qp: Signal<In, Bits<Q>>,
+    pub set_count: Signal<In, Bits<C>>,
     /// The min_active guard (same for every QP).
     pub min_active: Signal<In, Bits<C>>,
     pub busy: Signal<Out, Bit>,
@@ -368,9 +378,16 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub refused: Signal<Out, Bits<32>>,
     // ---- Storage. Per QP: not-GOOD bitmap, done mask (the RR pointer: EVs at or before the last selected), not-GOOD count
     // (all zero at power-up: every EV GOOD, pointer 0). Per EV: state, value.
+    // An EV outside the QP's set counts as not GOOD in the bitmap and the
+    // count: the search and the guard then need no per-QP limit (the
+    // select path is unchanged), and GOOD = N - count stays exact.
     nb_ram: RAM<Bits<N>, Q>,
     done_ram: RAM<Bits<N>, Q>,
     cnt_ram: RAM<Bits<C>, Q>,
+    /// Per QP: N - the set's size (zero at power-up: all N EVs in the set).
+    /// Written only by a set-count command, which holds stage 0 for a
+    /// cycle at least, so its reads need no forwarding.
+    xcl_ram: RAM<Bits<C>, Q>,
     st_ram: RAM<Bits<2>, A>,
     val_ram: RAM<Bits<VALUE_BITS>, A>,
     n_const: Constant<Bits<C>>,
@@ -382,6 +399,14 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     s1_mask: DFF<Bits<VALUE_BITS>>,
     s1_value: DFF<Bits<VALUE_BITS>>,
     s1_setptr: DFF<Bit>,
+    /// Operation 3 is a set-count (`s1_count`), not a deny/allow.
+    s1_lim: DFF<Bit>,
+    s1_count: DFF<Bits<C>>,
+    /// The QP's set size (from `xcl_ram`), and N - `s1_count` (to store).
+    /// Local C-bit signals: an inline `a - b` in a compare is evaluated
+    /// wider in the emitted Verilog.
+    lim_cur: Signal<Local, Bits<C>>,
+    lim_xcl: Signal<Local, Bits<C>>,
     /// The command in stage 1 is a mark-bad: the value read is the marked
     /// EV's, for its event (a register, so that the read address only
     /// selects: the select's index is the stage's deepest path).
@@ -413,7 +438,15 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     f_i: DFF<Bits<C>>,
     f_v: DFF<Bit>,
     f_e: DFF<Bits<E>>,
+    /// The iteration is a set-count (rebuild the bitmap and count), not a
+    /// deny/allow.
+    f_set: DFF<Bit>,
+    /// The set's size during the iteration, and whether EV `f_e` is in it.
+    f_lim: DFF<Bits<C>>,
+    f_in: DFF<Bit>,
     f_match: Signal<Local, Bit>,
+    /// The new bitmap bit (not GOOD) of EV `f_e`.
+    f_bit: Signal<Local, Bit>,
     upd2: BitUpd<N, E>,
     // ---- Address concatenation.
     cat_vr: AddrMux<Q, E, A>,
@@ -464,6 +497,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             wr_qp: Default::default(),
             wr_ev: Default::default(),
             wr_value: Default::default(),
+            set_valid: Default::default(),
+            set_qp: Default::default(),
+            set_count: Default::default(),
             min_active: Default::default(),
             busy: Default::default(),
             evt_valid: Default::default(),
@@ -476,6 +512,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             nb_ram: Default::default(),
             done_ram: Default::default(),
             cnt_ram: Default::default(),
+            xcl_ram: Default::default(),
             st_ram: Default::default(),
             val_ram: Default::default(),
             n_const: Constant::new((N as u64).into()),
@@ -486,6 +523,10 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_mask: Default::default(),
             s1_value: Default::default(),
             s1_setptr: Default::default(),
+            s1_lim: Default::default(),
+            s1_count: Default::default(),
+            lim_cur: Default::default(),
+            lim_xcl: Default::default(),
             s1_mark: Default::default(),
             fw_hit: Default::default(),
             fw_nb: Default::default(),
@@ -510,7 +551,11 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             f_i: Default::default(),
             f_v: Default::default(),
             f_e: Default::default(),
+            f_set: Default::default(),
+            f_lim: Default::default(),
+            f_in: Default::default(),
             f_match: Default::default(),
+            f_bit: Default::default(),
             upd2: Default::default(),
             cat_vr: Default::default(),
             cat_vw: Default::default(),
@@ -535,9 +580,10 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_mark, fw_hit, fw_nb, fw_done,
-            fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i,
-            f_v, f_e, e_valid, e_qp, e_ev, e_from, e_to, e_value, e_mark, n_refused
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_mark,
+            fw_hit, fw_nb, fw_done, fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value,
+            f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev, e_from, e_to, e_value, e_mark,
+            n_refused
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
@@ -545,6 +591,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.done_ram.write_clock.next = self.clock.val();
         self.cnt_ram.read_clock.next = self.clock.val();
         self.cnt_ram.write_clock.next = self.clock.val();
+        self.xcl_ram.read_clock.next = self.clock.val();
+        self.xcl_ram.write_clock.next = self.clock.val();
         self.st_ram.read_clock.next = self.clock.val();
         self.st_ram.write_clock.next = self.clock.val();
         self.val_ram.read_clock.next = self.clock.val();
@@ -555,6 +603,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.busy.next = !self.take.val();
         self.s1_op.d.next = 0.into();
         self.s1_mark.d.next = false;
+        self.s1_lim.d.next = false;
         self.nb_ram.read_address.next = self.sel_qp.val();
         if self.take.val() {
             if self.sel_valid.val() {
@@ -581,10 +630,17 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_ev.d.next = self.wr_ev.val();
                 self.s1_value.d.next = self.wr_value.val();
                 self.s1_setptr.d.next = self.wr_set_ptr.val();
+            } else if self.set_valid.val() {
+                self.s1_op.d.next = 3.into();
+                self.s1_lim.d.next = true;
+                self.nb_ram.read_address.next = self.set_qp.val();
+                self.s1_qp.d.next = self.set_qp.val();
+                self.s1_count.d.next = self.set_count.val();
             }
         }
         self.done_ram.read_address.next = self.nb_ram.read_address.val();
         self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
+        self.xcl_ram.read_address.next = self.nb_ram.read_address.val();
         // Forward next cycle iff the command now in stage 1 is to the same
         // QP and writes (or writes back) its meta this cycle: select, mark
         // and write always present the QP's current meta on the write data
@@ -691,23 +747,49 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.cnt_ram.write_enable.next = true;
             }
         }
+        // Set size: stored as N - count so that the RAM's power-up zeros
+        // mean "all N EVs" (modulo 2^C both ways: any count round-trips).
+        self.lim_cur.next = self.n_const.val() - self.xcl_ram.read_data.val();
+        self.lim_xcl.next = self.n_const.val() - self.s1_count.q.val();
+        self.xcl_ram.write_enable.next = false;
+        self.xcl_ram.write_address.next = self.s1_qp.q.val();
+        self.xcl_ram.write_data.next = self.lim_xcl.val();
         if self.s1_op.q.val() == 3 {
-            self.f_busy.d.next = true;
-            self.f_qp.d.next = self.s1_qp.q.val();
-            self.f_allow.d.next = self.s1_allow.q.val();
-            self.f_mask.d.next = self.s1_mask.q.val();
-            self.f_value.d.next = self.s1_value.q.val();
-            self.f_nb.d.next = self.fwd.nb.val();
-            self.f_done.d.next = self.fwd.done.val();
-            self.f_cnt.d.next = self.fwd.cnt.val();
-            self.f_i.d.next = 0.into();
-            self.f_v.d.next = false;
+            if self.s1_lim.q.val() {
+                self.xcl_ram.write_enable.next = true;
+            }
+            // A set-count to the QP's current size changes nothing (the
+            // bitmap already agrees with it): no pass, `busy` one cycle.
+            if !self.s1_lim.q.val() | (self.s1_count.q.val() != self.lim_cur.val()) {
+                self.f_busy.d.next = true;
+                self.f_qp.d.next = self.s1_qp.q.val();
+                self.f_allow.d.next = self.s1_allow.q.val();
+                self.f_mask.d.next = self.s1_mask.q.val();
+                self.f_value.d.next = self.s1_value.q.val();
+                self.f_nb.d.next = self.fwd.nb.val();
+                self.f_done.d.next = self.fwd.done.val();
+                self.f_cnt.d.next = self.fwd.cnt.val();
+                self.f_i.d.next = 0.into();
+                self.f_v.d.next = false;
+                self.f_set.d.next = self.s1_lim.q.val();
+                self.f_lim.d.next = self.lim_cur.val();
+                if self.s1_lim.q.val() {
+                    self.f_lim.d.next = self.s1_count.q.val();
+                }
+            }
         }
 
         // ---- Deny/allow iteration: read EV f_i, decide on EV f_e.
         self.upd2.i.next = self.f_nb.q.val();
         self.upd2.idx.next = self.f_e.q.val();
-        self.upd2.val.next = !self.f_allow.q.val();
+        // Deny sets the bit, allow clears it; a set-count makes it "outside
+        // the set, or not GOOD" (the state of an EV outside the set is
+        // kept, so an EV that comes back into the set gets its own).
+        self.f_bit.next = !self.f_allow.q.val();
+        if self.f_set.q.val() {
+            self.f_bit.next = !self.f_in.q.val() | (self.st_ram.read_data.val() != 0);
+        }
+        self.upd2.val.next = self.f_bit.val();
         self.f_match.next =
             (self.val_ram.read_data.val() & self.f_mask.q.val()) == (self.f_value.q.val() & self.f_mask.q.val());
         if self.f_busy.q.val() {
@@ -715,9 +797,23 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             if self.f_i.q.val() != self.n_const.val() {
                 self.f_v.d.next = true;
                 self.f_e.d.next = bit_cast::<E, C>(self.f_i.q.val());
+                self.f_in.d.next = self.f_i.q.val() < self.f_lim.q.val();
                 self.f_i.d.next = self.f_i.q.val() + 1;
             }
-            if self.f_v.q.val() & self.f_match.val() {
+            // A set-count: no state change and no event, only the bitmap
+            // and the not-GOOD count follow the set.
+            if self.f_v.q.val() & self.f_set.q.val() {
+                self.f_nb.d.next = self.upd2.o.val();
+                if self.f_bit.val() & !self.upd2.cur.val() {
+                    self.f_cnt.d.next = self.f_cnt.q.val() + 1;
+                }
+                if !self.f_bit.val() & self.upd2.cur.val() {
+                    self.f_cnt.d.next = self.f_cnt.q.val() - 1;
+                }
+            }
+            // Deny/allow: EVs outside the set do not exist for it (as the
+            // model's set has only `0..len()`).
+            if self.f_v.q.val() & self.f_match.val() & self.f_in.q.val() & !self.f_set.q.val() {
                 if self.f_allow.q.val() {
                     if self.st_ram.read_data.val() == 2 {
                         self.st_ram.write_data.next = 0.into();

@@ -12,6 +12,12 @@
 //! (its first select, every EV being GOOD) and loads it into the QP's
 //! pointer through the write port (`wr_set_ptr`) with the EV values.
 //!
+//! EV sets smaller than the slots (`SET_SIZES`): a QP's set size goes in
+//! through the set-count port (the send context's `ev_count` in the core)
+//! and only its EVs get values; the slots beyond stay unwritten (value 0,
+//! GOOD). The model's set has only the set's EVs, so no answer, event or
+//! state may involve the others (marks on them are still issued).
+//!
 //! Not covered (not in the hardware): the select fallback with no GOOD EV
 //! (the model's `select` is not called then; the hardware must answer
 //! `rsp_none`), probes, the Weighted policy.
@@ -29,6 +35,12 @@ use tb::{lockstep, lockstep_sim};
 const QPS: usize = 4;
 const EVS: usize = 8;
 const MIN_ACTIVE: u16 = 2;
+/// EV-set size per QP: QP 0 keeps the power-up size (all slots, no
+/// set-count), QP 3 is set to all slots (a set-count that changes
+/// nothing), QPs 1 and 2 use part of their slots.
+const SET_SIZES: [usize; QPS] = [EVS, 5, 3, EVS];
+/// QPs that get a set-count command.
+const SET_COUNTED: [bool; QPS] = [false, true, true, true];
 /// Cycles from a select to its answer (docs/hw/ev_selector.md).
 const SELECT_LATENCY: u64 = 2;
 /// Cycles a deny/allow keeps the block busy is EVS + 3; idle a bit longer.
@@ -42,6 +54,8 @@ enum Op {
     Mark(usize, usize),
     /// qp, allow, mask, value
     Ctl(usize, bool, u16, u16),
+    /// qp, EV-set size
+    Count(usize, usize),
     Idle,
 }
 
@@ -73,8 +87,13 @@ fn script(seed: u64, n_ops: usize) -> Script {
     let mut ops = Vec::new();
     let mut sets = Vec::new();
     for q in 0..QPS {
+        let n = SET_SIZES[q];
+        if SET_COUNTED[q] {
+            ops.push(Op::Count(q, n));
+            ops.extend([Op::Idle; CTL_IDLE]);
+        }
         // Values with few distinct low bits so masks match several EVs.
-        let evs: Vec<u32> = (0..EVS)
+        let evs: Vec<u32> = (0..n)
             .map(|_| 0xC000 | (rng.below(4) << 4) as u32 | rng.below(4) as u32)
             .collect();
         let cfg = EvSetConfig {
@@ -103,7 +122,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
         } else if r < 85 {
             Op::Mark(q, rng.below(EVS as u64) as usize)
         } else {
-            let v = sets[q].value(rng.below(EVS as u64) as u16) as u16;
+            let v = sets[q].value(rng.below(SET_SIZES[q] as u64) as u16) as u16;
             let mask = [0xFFFFu16, 0x0003, 0x0030, 0x0000][rng.below(4) as usize];
             Op::Ctl(q, r >= 93, mask, v)
         };
@@ -146,7 +165,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
     let refused = sets.iter().map(|s| s.counters().guard_refused).sum();
     let states = sets
         .iter()
-        .map(|s| (0..EVS).map(|e| enc(s.state(e as u16))).collect())
+        .map(|s| (0..s.len()).map(|e| enc(s.state(e as u16))).collect())
         .collect();
     Script {
         ops,
@@ -196,6 +215,7 @@ fn run(seed: u64, n_ops: usize) {
             x.ctl_valid.next = false;
             x.wr_valid.next = false;
             x.wr_set_ptr.next = false;
+            x.set_valid.next = false;
             match op {
                 Op::Write(q, e, v, p) => {
                     x.wr_valid.next = true;
@@ -219,6 +239,11 @@ fn run(seed: u64, n_ops: usize) {
                     x.ctl_qp.next = (q as u64).into();
                     x.ctl_mask.next = (mask as u64).into();
                     x.ctl_value.next = (v as u64).into();
+                }
+                Op::Count(q, n) => {
+                    x.set_valid.next = true;
+                    x.set_qp.next = (q as u64).into();
+                    x.set_count.next = (n as u64).into();
                 }
                 Op::Idle => {}
             }
@@ -271,6 +296,17 @@ fn run(seed: u64, n_ops: usize) {
 
 fn check(sc: &Script, got: &Got) {
     assert_eq!(got.rsp.len(), sc.rsp.len(), "one answer per select");
+    // No answer outside its QP's EV set (implied by the comparison below,
+    // stated for the failure message).
+    for (i, &(q, r)) in got.rsp.iter().enumerate() {
+        if let Some((e, _)) = r {
+            assert!(
+                e < SET_SIZES[q],
+                "select #{i}: QP {q} answered EV {e}, outside its set of {}",
+                SET_SIZES[q]
+            );
+        }
+    }
     for (i, (g, w)) in got.rsp.iter().zip(&sc.rsp).enumerate() {
         assert_eq!(g, w, "select #{i}");
     }
@@ -294,6 +330,14 @@ fn check(sc: &Script, got: &Got) {
     for &(q, e, _, from, to) in &got.evt {
         assert_eq!(st[q][e], from, "event from-state consistent");
         st[q][e] = to;
+    }
+    for q in 0..QPS {
+        let n = SET_SIZES[q];
+        assert!(
+            st[q][n..].iter().all(|&s| s == state::GOOD),
+            "QP {q}: no event outside its set"
+        );
+        st[q].truncate(n);
     }
     assert_eq!(st, sc.states, "final states");
     // The script exercised what it should.
