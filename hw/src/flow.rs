@@ -23,6 +23,7 @@ use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_icrc::RxIcrc;
 use crate::rx_parser::RxParser;
+use crate::rx_parser_mrc10::RxParserMrc10;
 use crate::rx_path::RxPath;
 use crate::sack_table::SackTable;
 use crate::send_cq::SendCompletions;
@@ -160,6 +161,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_cc_gate", &mut CcGate::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),
+        emit_block("mrc_rx_parser_mrc10", &mut RxParserMrc10::default()),
     ]
 }
 

@@ -34,6 +34,7 @@ pub mod ring_writer;
 pub mod rx_buffer;
 pub mod rx_icrc;
 pub mod rx_parser;
+pub mod rx_parser_mrc10;
 pub mod rx_path;
 pub mod sack_table;
 pub mod send_cq;
