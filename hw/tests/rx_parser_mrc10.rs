@@ -42,6 +42,9 @@ struct Input {
     what: String,
 }
 
+/// A record as observed: cycle, valid, drop, reason, word.
+type Record = (usize, bool, bool, u64, Mrc10RxHeader);
+
 type Golden = Result<(BthRepr, Headers, usize, usize), WireErrorKind>;
 
 /// The golden verdict on a transport: `parse_transport`, then PadCnt and
@@ -474,7 +477,7 @@ fn compare(h: &Mrc10RxHeader, b: &BthRepr, hs: &Headers, at: usize, len: usize, 
 /// lockstep. Returns (accepted, dropped per reason).
 fn run(inputs: Vec<Input>) -> (usize, Vec<(u64, usize)>) {
     let n = inputs.len();
-    let got: Arc<Mutex<Vec<(usize, bool, bool, u64, Mrc10RxHeader)>>> = Arc::new(Mutex::new(Vec::new()));
+    let got: Arc<Mutex<Vec<Record>>> = Arc::new(Mutex::new(Vec::new()));
     let sent: Arc<Mutex<Vec<usize>>> = Arc::new(Mutex::new(Vec::new()));
     let (g, s) = (got.clone(), sent.clone());
     let ins = inputs.clone();
