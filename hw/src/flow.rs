@@ -28,6 +28,7 @@ use crate::rx_path::RxPath;
 use crate::sack_table::SackTable;
 use crate::send_cq::SendCompletions;
 use crate::tx_builder::TxBuilder;
+use crate::tx_header_mrc10::TxHeaderMrc10;
 use crate::tx_path::TxPath;
 
 pub mod widen;
@@ -162,6 +163,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_rx_path", &mut RxPath::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),
         emit_block("mrc_rx_parser_mrc10", &mut RxParserMrc10::default()),
+        emit_block("mrc_tx_header_mrc10", &mut TxHeaderMrc10::default()),
     ]
 }
 

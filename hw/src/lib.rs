@@ -39,4 +39,5 @@ pub mod rx_path;
 pub mod sack_table;
 pub mod send_cq;
 pub mod tx_builder;
+pub mod tx_header_mrc10;
 pub mod tx_path;

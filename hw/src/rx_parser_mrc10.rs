@@ -140,6 +140,9 @@ macro_rules! window_fields {
                 $(
                     $(#[$doc])*
                     fn [<get_value_w_ $name>](&self) -> Bits<$bits>;
+                    /// Write the field, keeping the other bits (the TX
+                    /// builder's side).
+                    fn [<set_value_w_ $name>](&mut self, value: Bits<$bits>);
                     fn [<get_my_width_w_ $name>](&self) -> usize {
                         $bits
                     }
@@ -152,6 +155,9 @@ macro_rules! window_fields {
                 $(
                     fn [<get_value_w_ $name>](&self) -> Bits<$bits> {
                         self.get_bits::<$bits>(at($byte, $bytes, $shift))
+                    }
+                    fn [<set_value_w_ $name>](&mut self, value: Bits<$bits>) {
+                        self.set_bits::<$bits>(at($byte, $bytes, $shift), value)
                     }
                 )*
             }
