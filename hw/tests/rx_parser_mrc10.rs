@@ -21,11 +21,9 @@ use std::sync::{Arc, Mutex};
 use hw::rx_parser_mrc10::{self as rp, Mrc10RxHeader, RxParserMrc10, WINDOW_BYTES};
 use proto::wire::frame::parse_outer;
 use proto::wire::mrc10::{
-    self, catalog, choices, BthRepr, CcStateRepr, EethRepr, EndpointOp, ErthRepr, EvFormat, Headers, MethRepr,
-    Mrc10Packet, NackReason, NethRepr, Opcode, PethRepr, Profile, SethRepr, SkipMode, TrafficClass, TsethRepr,
+    self, catalog, choices, BthRepr, EndpointOp, Headers, Mrc10Packet, NackReason, Opcode, Profile, SkipMode,
 };
-use proto::wire::{AethRepr, Encap, RethRepr, Syndrome, WireErrorKind};
-use proto::Psn;
+use proto::wire::{Encap, WireErrorKind};
 use rust_hdl::prelude::*;
 use tb::rng::Rng;
 

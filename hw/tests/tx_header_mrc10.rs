@@ -197,6 +197,9 @@ fn cases(r: &mut Rng, n_random: usize) -> Vec<Case> {
     out
 }
 
+/// An output as observed: cycle, bytes, length.
+type Output = (usize, [u8; WINDOW_BYTES], u64);
+
 fn to_bytes(b: &Bits<WINDOW_BITS>) -> [u8; WINDOW_BYTES] {
     let mut out = [0u8; WINDOW_BYTES];
     for k in 0..WINDOW_BYTES / 8 {
@@ -211,7 +214,7 @@ fn headers_match_golden_emit() {
     let cases = cases(&mut r, 240);
     let n = cases.len();
     let words: Vec<Mrc10RxHeader> = cases.iter().map(|c| c.word).collect();
-    let got: Arc<Mutex<Vec<(usize, [u8; WINDOW_BYTES], u64)>>> = Arc::new(Mutex::new(Vec::new()));
+    let got: Arc<Mutex<Vec<Output>>> = Arc::new(Mutex::new(Vec::new()));
     let sent: Arc<Mutex<Vec<usize>>> = Arc::new(Mutex::new(Vec::new()));
     let (g, s) = (got.clone(), sent.clone());
     let mut uut = TxHeaderMrc10::default();
