@@ -54,6 +54,8 @@ pub enum NsccState {
     /// Start the slow average's update.
     AvgStart,
     AvgApply,
+    /// The quadrant's comparisons are registered.
+    Judge,
     /// Pick the quadrant.
     React,
     /// Proportional increase: `acked / cwnd` done, `(T - d) / T` next.
@@ -150,6 +152,11 @@ pub struct NsccUnit {
     r_share: DFF<Bits<17>>,
     r_up: DFF<Bit>,
     r_pen_done: DFF<Bit>,
+    // Comparisons registered every cycle (read one state later).
+    f_dlt: DFF<Bit>,
+    f_supp: DFF<Bit>,
+    f_avg_le: DFF<Bit>,
+    f_fast: DFF<Bit>,
     // Divider: `min(floor(n * 65536 / d), 65536)`.
     d_rem: DFF<Bits<41>>,
     d_den: DFF<Bits<41>>,
@@ -213,8 +220,8 @@ impl Logic for NsccUnit {
         dff_setup!(
             self, clock, state, ret, r_kind, r_qp, r_bytes, r_ecn, r_rv, r_rtt, r_pen, r_restore, r_now, s_cwnd,
             s_base, s_delay, s_avg, s_streak, s_ldec, s_ldec_v, s_pre, s_pre_v, c_min, c_max, p_base, p_target, p_inc,
-            p_init, p_gain, r_share, r_up, r_pen_done, d_rem, d_den, d_q, d_cnt, m_acc, m_x, m_y, o_valid, o_qp,
-            o_cwnd
+            p_init, p_gain, r_share, r_up, r_pen_done, f_dlt, f_supp, f_avg_le, f_fast, d_rem, d_den, d_q, d_cnt,
+            m_acc, m_x, m_y, o_valid, o_qp, o_cwnd
         );
         self.st_ram.read_clock.next = self.clock.val();
         self.st_ram.write_clock.next = self.clock.val();
@@ -308,6 +315,11 @@ impl Logic for NsccUnit {
         self.pen_sh.next = self.r_pen.q.val().get_bits::<4>(3);
         self.cap.next = self.m_res.val() >> self.pen_sh.val();
 
+        self.f_dlt.d.next = self.s_delay.q.val() < self.p_target.q.val();
+        self.f_supp.d.next = self.s_ldec_v.q.val() & (bit_cast::<33, 32>(self.elapsed.val()) < self.period.val());
+        self.f_avg_le.d.next = self.s_avg.q.val() <= self.target_fx.val();
+        self.f_fast.d.next = self.d8.val() <= bit_cast::<35, 32>(self.p_target.q.val());
+
         self.div_go.next = false;
         self.div_n.next = 0.into();
         self.div_d.next = 0.into();
@@ -368,7 +380,7 @@ impl Logic for NsccUnit {
                     if self.r_rv.q.val() {
                         self.state.d.next = NsccState::Rtt;
                     } else {
-                        self.state.d.next = NsccState::React;
+                        self.state.d.next = NsccState::Judge;
                     }
                 } else if self.r_kind.q.val() == 2 {
                     if self.bytes_fx.val() >= self.s_cwnd.q.val() {
@@ -414,6 +426,9 @@ impl Logic for NsccUnit {
                 } else {
                     self.s_avg.d.next = self.avg_dn.val();
                 }
+                self.state.d.next = NsccState::Judge;
+            }
+            NsccState::Judge => {
                 self.state.d.next = NsccState::React;
             }
             NsccState::React => {
@@ -422,19 +437,19 @@ impl Logic for NsccUnit {
                     self.div_go.next = true;
                     self.div_n.next = bit_cast::<41, 48>(self.bytes_fx.val());
                     self.div_d.next = bit_cast::<41, 48>(self.s_cwnd.q.val());
-                    if self.s_delay.q.val() < self.p_target.q.val() {
+                    if self.f_dlt.q.val() {
                         self.div_ret.next = NsccState::PiBelow;
                     } else {
                         self.div_ret.next = NsccState::FiMul;
                     }
-                } else if self.s_delay.q.val() < self.p_target.q.val() {
+                } else if self.f_dlt.q.val() {
                     // Hold.
                     self.s_streak.d.next = 0.into();
                     self.state.d.next = NsccState::Clamp;
-                } else if self.s_ldec_v.q.val() & (bit_cast::<33, 32>(self.elapsed.val()) < self.period.val()) {
+                } else if self.f_supp.q.val() {
                     // A decrease less than base + target ago.
                     self.state.d.next = NsccState::Clamp;
-                } else if self.s_avg.q.val() <= self.target_fx.val() {
+                } else if self.f_avg_le.q.val() {
                     self.state.d.next = NsccState::Clamp;
                 } else {
                     self.div_go.next = true;
@@ -465,7 +480,7 @@ impl Logic for NsccUnit {
             }
             NsccState::PiAdd => {
                 self.s_cwnd.d.next = self.cw_sum.val();
-                if self.d8.val() <= bit_cast::<35, 32>(self.p_target.q.val()) {
+                if self.f_fast.q.val() {
                     if self.streak_sum.val().get_bit(32) {
                         self.s_streak.d.next = 0xFFFF_FFFF_u64.into();
                     } else {
@@ -591,7 +606,13 @@ impl Logic for NsccUnit {
                 }
             }
             NsccState::Div => {
-                if self.dv_t.val() >= self.d_den.q.val() {
+                if self.d_cnt.q.val() == 17 {
+                    // n >= d: a quotient of 1 at once.
+                    if self.d_rem.q.val() >= self.d_den.q.val() {
+                        self.d_q.d.next = 65536.into();
+                        self.state.d.next = self.ret.q.val();
+                    }
+                } else if self.dv_t.val() >= self.d_den.q.val() {
                     self.d_rem.d.next = self.dv_sub.val();
                     self.d_q.d.next = (self.d_q.q.val() << 1) | 1;
                 } else {
@@ -615,19 +636,14 @@ impl Logic for NsccUnit {
             }
         }
 
-        // Start the divider (a quotient of 1 at once) or the multiplier.
+        // Start the divider or the multiplier.
         if self.div_go.val() {
             self.ret.d.next = self.div_ret.val();
-            if self.div_n.val() >= self.div_d.val() {
-                self.d_q.d.next = 65536.into();
-                self.state.d.next = self.div_ret.val();
-            } else {
-                self.d_rem.d.next = self.div_n.val();
-                self.d_den.d.next = self.div_d.val();
-                self.d_q.d.next = 0.into();
-                self.d_cnt.d.next = 16.into();
-                self.state.d.next = NsccState::Div;
-            }
+            self.d_rem.d.next = self.div_n.val();
+            self.d_den.d.next = self.div_d.val();
+            self.d_q.d.next = 0.into();
+            self.d_cnt.d.next = 17.into();
+            self.state.d.next = NsccState::Div;
         }
         if self.mul_go.val() {
             self.ret.d.next = self.mul_ret.val();

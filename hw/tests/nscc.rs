@@ -87,19 +87,28 @@ fn scenario(seed: u64, n: usize, mutant: Mutant) -> (Vec<Rec>, Vec<(u8, u32)>, [
         });
     }
     while recs.len() < n {
-        now = now.wrapping_add(r.below(600) as u32);
+        // Now and then a pause longer than base + target (decreases
+        // spaced far enough apart to apply).
+        let step = if r.chance(15) {
+            2000 + r.below(6000)
+        } else {
+            r.below(600)
+        };
+        now = now.wrapping_add(step as u32);
         let q = r.below(QP_IDS.len() as u64) as usize;
         let p = &ps[q];
         let t = u64::from(p.target_ns);
         if r.chance(4) {
-            level[q] = r.below(3 * t + 1);
+            // An empty path a third of the time (fast increase).
+            level[q] = if r.chance(33) { 0 } else { r.below(3 * t + 1) };
         }
+        let jitter = (level[q] / 2 + t / 32).min(t / 2) + 1;
         let k = r.below(100);
         let fb = if k < 85 {
             let acked = if r.chance(10) { r.below(100_000) } else { r.below(9000) } as u32;
             let rtt = if r.chance(80) {
                 let lo = u64::from(p.base_rtt_ns) + level[q];
-                let x = (lo + r.below(t / 2 + 1)).saturating_sub(r.below(t / 2 + 1));
+                let x = (lo + r.below(jitter)).saturating_sub(r.below(jitter));
                 // Now and then below the base RTT (the base moves down).
                 Some(if r.chance(2) { x as u32 / 2 } else { x as u32 })
             } else {
