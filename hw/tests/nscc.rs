@@ -243,9 +243,12 @@ fn cfg_rows() -> Vec<(u8, u8, Row)> {
     rows
 }
 
-/// Runs the block; returns the window writes and the cycles taken.
-fn run(seed: u64, recs: &[Rec], gaps: Stall, backpressure: Stall) -> (Vec<(u8, u32)>, u64) {
+/// Runs the block; returns the window writes, the cycle each was taken
+/// at, and the cycles the run took.
+fn run(seed: u64, recs: &[Rec], gaps: Stall, backpressure: Stall) -> (Vec<(u8, u32)>, Vec<u64>, u64) {
     let got = Arc::new(Mutex::new(Vec::<(u8, u32)>::new()));
+    let at = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let a2 = at.clone();
     let cycles = Arc::new(Mutex::new(0u64));
     let (g2, c2) = (got.clone(), cycles.clone());
     let recs2 = recs.to_vec();
@@ -311,6 +314,7 @@ fn run(seed: u64, recs: &[Rec], gaps: Stall, backpressure: Stall) -> (Vec<(u8, u
                 g2.lock()
                     .unwrap()
                     .push((u(x.out_qp.val()) as u8, u(x.out_cwnd.val()) as u32));
+                a2.lock().unwrap().push(cycle);
             }
             wait_clock_true!(sim, clock, x);
             if taken {
@@ -327,7 +331,8 @@ fn run(seed: u64, recs: &[Rec], gaps: Stall, backpressure: Stall) -> (Vec<(u8, u
     });
     let got = got.lock().unwrap().clone();
     let c = *cycles.lock().unwrap();
-    (got, c)
+    let at = at.lock().unwrap().clone();
+    (got, at, c)
 }
 
 fn check(recs: &[Rec], got: &[(u8, u32)], want: &[(u8, u32)]) {
@@ -356,7 +361,46 @@ fn nscc_unit_matches_integer_reference() {
         eprintln!("{m:?}: {diff} windows differ");
         assert!(diff > 10, "{m:?} changes only {diff} windows");
     }
-    let (got, cycles) = run(seed, &recs, Stall::stall_percent(25), Stall::stall_percent(30));
+    let (got, _, cycles) = run(seed, &recs, Stall::stall_percent(25), Stall::stall_percent(30));
     eprintln!("{n} records in {cycles} cycles");
     check(&recs, &got, &want);
+}
+
+/// Records back to back, the output always ready: the cycles each kind
+/// takes (from one window write to the next: the record is taken the
+/// cycle after the previous write left), and the same QP back to back
+/// (one record at a time, so no hazard).
+#[test]
+fn nscc_unit_cycles_per_record() {
+    let seed = 0x45CC_0016u64;
+    let n = 600;
+    let (recs, want, _) = scenario(seed, n, Mutant::None);
+    let same_qp = recs.windows(2).filter(|w| w[0].qp == w[1].qp).count();
+    let (got, at, cycles) = run(seed, &recs, Stall::NEVER, Stall::NEVER);
+    check(&recs, &got, &want);
+    assert!(same_qp > 100, "{same_qp} same-QP pairs");
+    // [kind] = (count, total, max); kinds: INIT, ACK, LOSS, TIMEOUT.
+    let mut per = [(0u64, 0u64, 0u64); 4];
+    for i in 1..at.len() {
+        let k = match recs[i].fb {
+            Feedback::Init => 0,
+            Feedback::Ack { .. } => 1,
+            Feedback::Loss { .. } => 2,
+            Feedback::Timeout => 3,
+        };
+        let c = at[i] - at[i - 1];
+        per[k].0 += 1;
+        per[k].1 += c;
+        per[k].2 = per[k].2.max(c);
+    }
+    for (name, (count, total, max)) in ["INIT", "ACK", "LOSS", "TIMEOUT"].iter().zip(per) {
+        eprintln!(
+            "{name}: {count} records, mean {:.1} cycles, max {max}",
+            total as f64 / count.max(1) as f64
+        );
+    }
+    eprintln!("{n} records in {cycles} cycles, {same_qp} same-QP pairs back to back");
+    // The bounds docs/hw/nscc.md states.
+    assert!(per[0].2 <= 8 && per[2].2 <= 8 && per[3].2 <= 8, "{per:?}");
+    assert!(per[1].2 <= 116, "{per:?}");
 }
