@@ -79,9 +79,9 @@ fn scenario(seed: u64, n: usize, mutant: Mutant) -> (Vec<Rec>, Vec<(u8, u32)>, [
     let mut cov = [0usize; 10];
     // Crosses the 32-bit wrap of the ns clock early on.
     let mut now: u32 = 0xFFFF_0000;
-    for q in 0..QP_IDS.len() {
+    for &qp in &QP_IDS {
         recs.push(Rec {
-            qp: QP_IDS[q],
+            qp,
             now,
             fb: Feedback::Init,
         });
@@ -258,7 +258,7 @@ fn run(seed: u64, recs: &[Rec], gaps: Stall, backpressure: Stall) -> (Vec<(u8, u
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(NsccUnit, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
-        let mut r = Rng::from_state(seed ^ 0x5eed_0f_6a7e);
+        let mut r = Rng::from_state(seed ^ 0x5eed_0f6a_7e00);
         wait_clock_true!(sim, clock, x);
         for (t, idx, row) in &rows {
             x.cfg.valid.next = true;
