@@ -52,6 +52,9 @@ pub mod table {
     pub const EV: u8 = 12;
     /// Core globals (index 0).
     pub const CORE: u8 = 13;
+    /// NSCC window controller, per QP (`hw::nscc`; its window bounds are
+    /// table 10's, snooped).
+    pub const NSCC: u8 = 14;
     /// (name, id, owner) of every table, for the docs and the driver.
     pub const ALL: &[(&str, u8, &str)] = &[
         ("sq_ctx", SQ_CTX, "requester (snooped by tx_path, rx_path, send_cq)"),
@@ -67,6 +70,7 @@ pub mod table {
         ("addr", ADDR, "tx_path"),
         ("ev", EV, "core -> ev_selector"),
         ("core", CORE, "core"),
+        ("nscc", NSCC, "nscc (not yet in the core)"),
     ];
 }
 
@@ -81,6 +85,20 @@ pub mod cc {
     pub const MAX_CWND: Field = Field::at_bit("max_cwnd", 32, 32, "bytes, >= min_cwnd");
     pub const SEND_WINDOW: Field = Field::at_bit("send_window", 64, 16, "PSNs: send_mpr_units x 128");
     pub const FIELDS: &[Field] = &[MIN_CWND, MAX_CWND, SEND_WINDOW];
+}
+
+/// Table 14 (`nscc`), index = QP: the parameters of NSCC's ACK-driven
+/// window (`proto::model::cc::NsccConfig`); the window bounds are
+/// table 10's. Takes effect from the QP's next record; its INIT record
+/// starts the window at `init_cwnd`.
+pub mod nscc {
+    use super::Field;
+    pub const BASE_RTT_NS: Field = Field::at_bit("base_rtt_ns", 0, 32, "unloaded RTT, ns");
+    pub const TARGET_NS: Field = Field::at_bit("target_ns", 32, 32, "target queueing delay, ns");
+    pub const INCREASE_BYTES: Field = Field::at_bit("increase_bytes", 64, 32, "additive increase per RTT (MTU)");
+    pub const INIT_CWND: Field = Field::at_bit("init_cwnd", 96, 32, "bytes (clamped to table 10's bounds)");
+    pub const DECREASE_GAIN: Field = Field::at_bit("decrease_gain", 128, 17, "Q16: decrease_gain x 65536, <= 65536");
+    pub const FIELDS: &[Field] = &[BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN];
 }
 
 /// Table 8 (`retransmit`), index = QP.
@@ -287,6 +305,12 @@ pub const ROWS: &[RowLayout] = &[
         tables: &[table::CC],
         index: "QP",
         fields: cc::FIELDS,
+    },
+    RowLayout {
+        name: "nscc",
+        tables: &[table::NSCC],
+        index: "QP",
+        fields: nscc::FIELDS,
     },
     RowLayout {
         name: "addr",

@@ -142,6 +142,11 @@ row_accessors! {
 }
 
 row_accessors! {
+    /// NSCC window controller, per QP (table 14).
+    NsccRow: nscc in contract::config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN }
+}
+
+row_accessors! {
     /// Address table (table 11).
     AddrRow: addr in contract::config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL }
 }

@@ -17,6 +17,7 @@ use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
+use crate::nscc::NsccUnit;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
@@ -160,6 +161,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_completion", &mut CompletionTracker::default()),
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
+        emit_block("mrc_nscc", &mut NsccUnit::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),
         emit_block("mrc_rx_parser_mrc10", &mut RxParserMrc10::default()),

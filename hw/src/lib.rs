@@ -29,6 +29,7 @@ pub mod dma_axi;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
+pub mod nscc;
 pub mod param;
 pub mod requester;
 pub mod retransmit;

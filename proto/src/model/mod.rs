@@ -9,6 +9,7 @@ pub mod ev;
 pub mod legacy_mrc;
 pub mod memory;
 pub mod mrc;
+pub mod nscc_fixed;
 pub mod qp;
 pub mod rc;
 pub mod reverse_ev;
