@@ -298,13 +298,12 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "ev_event_lost",
         group: group::EV,
-        doc: "EV state changes lost (event FIFO or EV-event ring full)",
+        doc: "EV state changes the EV-event ring had no room for (the host did not consume); the core's own event FIFO makes the EV selector wait instead",
     },
     Counter {
-        name: "ev_cfg_lost",
-        group: group::EV,
-        doc:
-            "EV-table writes or send-context EV-set sizes lost (a second one before the first reached the EV selector)",
+        name: "db_stale",
+        group: group::REQUESTER,
+        doc: "doorbells ignored as stale (a producer index behind the consumer or behind one already accepted); normal when software rings a QP the requester holds",
     },
     Counter {
         name: "rx_buffer_full",

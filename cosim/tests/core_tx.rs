@@ -13,7 +13,7 @@
 
 use contract::layout::{SqContext, SqDescriptor, SqOpcode};
 use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
-use cosim::nic::{build_core, Nic, ResponderParams, RetxParams, Stalls, Station};
+use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
 use verilated::BuildOptions;
 
@@ -40,6 +40,12 @@ fn configure(nic: &mut Nic) {
 }
 
 fn configure_at(nic: &mut Nic, start_psn: u32) {
+    configure_with(nic, start_psn, EVS, 8);
+}
+
+/// `configure_at` with `evs` EVs in the QP's set (values 0x1000 + i) and
+/// an EV-event ring of `2^ev_ring_log2` slots at 0x9000_0000.
+fn configure_with(nic: &mut Nic, start_psn: u32, evs: u16, ev_ring_log2: u8) {
     // Congestion window: min 4 KiB, max 1 MiB, send window 256 PSNs.
     nic.set_cc(QP, 4096, 1 << 20, 256);
     // Retransmit: RTO 200 us, stall allowance 50 us, reorder 3, retries.
@@ -55,10 +61,10 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
     // Peer address row 3 and the NIC's own row.
     nic.set_addresses(LOCAL, 3, PEER);
     // EV-event ring 0 at 0x9000_0000, 256 slots of 16 bytes.
-    nic.set_ev_ring(0x9000_0000, 8);
-    // EV set: EVs 0..8 get values 0x1000 + i; every other EV keeps value 0
-    // and is denied (mask 0xFFFF, value 0).
-    nic.set_ev_set(QP, EVS, 0x1000);
+    nic.set_ev_ring(0x9000_0000, ev_ring_log2);
+    // EV set: EVs 0..evs get values 0x1000 + i; every other EV keeps value
+    // 0 and is denied (mask 0xFFFF, value 0).
+    nic.set_ev_set(QP, evs, 0x1000);
     nic.set_min_good_evs(1);
     // CQ 0 at 0x8000_0000, 64 slots.
     nic.set_cq_ring(0, 0x8000_0000, 6);
@@ -72,7 +78,7 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
         pkey: 0xFFFF,
         sq_log2_size: 4,
         log2_mtu: 10,
-        ev_count: EVS as u8,
+        ev_count: evs as u8,
         enable: true,
         send_mpr_units: 2,
     };
@@ -567,4 +573,134 @@ fn a_qp_in_error_completes_every_posted_message() {
         "frames of the 4 WRITEs fetched after the error: PSNs {psns:x?}"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
+
+/// Config rows written back to back while the EV selector runs a deny /
+/// allow pass (128 cycles) wait in the CSR, and the host's writes behind
+/// them wait on AXI-Lite: none is lost. Here eight EV value rows follow a
+/// deny row at once, without a register read between them (the driver
+/// used to space them with one), and every packet sent afterwards leaves
+/// on one of the new values. Before the CSR held rows, the rows that
+/// arrived during the pass were dropped (and counted), so the QP kept
+/// some of its old values.
+#[test]
+fn ev_rows_written_during_a_selector_pass_all_take_effect() {
+    use contract::config::{ev_control, table as cfg_table, INDEX_SELECT};
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 33).unwrap();
+    configure(&mut nic);
+    const NEW_FIRST: u16 = 0x2000;
+    // A deny that matches no EV (value 0xFFFE is not in the set) still
+    // runs the selector's whole pass over the QP's slots.
+    nic.queue_cfg_row(
+        cfg_table::EV,
+        INDEX_SELECT | u16::from(QP),
+        &row(&[
+            (ev_control::MASK.bit(), ev_control::MASK.bits, 0xFFFF),
+            (ev_control::MATCH.bit(), ev_control::MATCH.bits, 0xFFFE),
+            (ev_control::ALLOW.bit(), ev_control::ALLOW.bits, 0),
+        ]),
+    );
+    for e in 0..EVS {
+        nic.queue_cfg_row(
+            cfg_table::EV,
+            (u16::from(QP) << 7) | e,
+            &row(&[(0, 16, u128::from(NEW_FIRST + e))]),
+        );
+    }
+    let results = nic.finish_csr(20_000);
+    assert!(nic.axil.idle(), "the rows' writes finished");
+    assert_eq!(results.len(), 11 * (1 + usize::from(EVS)), "every write answered");
+    // One 8-packet WRITE.
+    let len = 8 * MTU as u32;
+    let wr = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: len,
+        wr_id: 1,
+        local_iova: 0x2000_0000,
+        remote_va: 0x5000_0000,
+        rkey: 0x1234,
+        imm: 0,
+    };
+    nic.dma.mem.fill(SQ_BASE, &wr.encode().unwrap());
+    nic.doorbell(QP, 1);
+    let mut cycles = 0;
+    while nic.tx.frames.len() < 8 && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let frames: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(frames.len(), 8, "frames after {cycles} cycles");
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, f) in frames.iter().enumerate() {
+        let (pkt, _) = parse_frame(f).unwrap_or_else(|e| panic!("frame {k}: {e:?}"));
+        assert!(
+            (u32::from(NEW_FIRST)..u32::from(NEW_FIRST + EVS)).contains(&pkt.ev),
+            "frame {k} left on EV {:#x}, not one of the values written during the pass",
+            pkt.ev
+        );
+        seen.insert(pkt.ev);
+    }
+    assert_eq!(
+        seen.len(),
+        usize::from(EVS),
+        "round robin over the 8 new values: {seen:x?}"
+    );
+}
+
+/// Four deny / allow passes over a QP's 128 EVs, written back to back:
+/// 512 EV events, made at one per cycle and written to the EV-event ring
+/// at one per 4 cycles. The EV selector starts a pass only while the
+/// core's event FIFO has room for all of its events, so every event
+/// reaches the ring, in order. Before, the second pass started as soon as
+/// the first ended and overflowed the 128-entry FIFO (`ev_event_lost`).
+#[test]
+fn back_to_back_deny_allow_passes_lose_no_ev_event() {
+    use contract::config::{ev_control, table as cfg_table, INDEX_SELECT};
+    use contract::layout::{EvEvent, EvNewState};
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    const ALL: u16 = 128;
+    const RING: u64 = 0x9000_0000;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 35).unwrap();
+    // 1024 ring slots: the 512 events fit without the host consuming.
+    configure_with(&mut nic, START_PSN, ALL, 10);
+    nic.run(500);
+    let control = |allow: u128| {
+        row(&[
+            (ev_control::MASK.bit(), ev_control::MASK.bits, 0),
+            (ev_control::MATCH.bit(), ev_control::MATCH.bits, 0),
+            (ev_control::ALLOW.bit(), ev_control::ALLOW.bits, allow),
+        ])
+    };
+    let passes = [false, true, false, true];
+    for &allow in &passes {
+        nic.queue_cfg_row(cfg_table::EV, INDEX_SELECT | u16::from(QP), &control(u128::from(allow)));
+    }
+    nic.finish_csr(20_000);
+    nic.run(4_000);
+    let mut k = 0u64;
+    for (p, &allow) in passes.iter().enumerate() {
+        let want = if allow { EvNewState::Good } else { EvNewState::Denied };
+        for ev in 0..ALL {
+            let b = nic.dma.mem.read_vec(RING + 16 * k, 16);
+            let e = EvEvent::decode(&b).unwrap_or_else(|err| panic!("event {k}: {err:?}"));
+            assert!(e.phase, "pass {p}: event {k} (EV {ev}) was never written");
+            assert_eq!(
+                (e.qp, e.ev_index, e.new_state),
+                (u32::from(QP), ev as u8, want),
+                "pass {p}, event {k}"
+            );
+            k += 1;
+        }
+    }
+    let after = EvEvent::decode(&nic.dma.mem.read_vec(RING + 16 * k, 16)).unwrap();
+    assert!(!after.phase, "no event beyond the 512: {after:?}");
+    assert_eq!(nic.counter("ev_event_lost"), 0);
 }

@@ -127,11 +127,6 @@ fn bring_up(seed: u64) -> Loop {
     qp_a.modify(QpTransition::Rts(rts(A_PSN, 0x1000))).unwrap();
     qp_b.modify(QpTransition::Rts(rts(B_PSN, 0x2000))).unwrap();
     ctx.sync().expect("every config row reached the card");
-    assert_eq!(
-        ctx.counter("ev_cfg_lost").unwrap(),
-        0,
-        "no EV row arrived while the EV selector was busy"
-    );
     Loop {
         dev,
         ctx,

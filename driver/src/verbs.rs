@@ -280,14 +280,6 @@ impl Shared {
         }
         lock(&self.cfg).sync(&*self.dev)
     }
-    /// One register read: a PCIe round trip (about 1 us), by which time
-    /// the card has acted on the rows written before it. Spaces EV
-    /// control rows: the EV selector runs a deny / allow over 128 cycles
-    /// (400 ns) and drops an EV row that arrives meanwhile
-    /// (docs/driver.md, co-simulation findings).
-    fn round_trip(&self) {
-        self.dev.read32(self.info.cfg_base + u64::from(regmap::cfg::STATUS));
-    }
     fn doorbell(&self, qpn: u32) -> u64 {
         self.info.doorbell_window + 4 * u64::from(qpn)
     }
@@ -978,21 +970,20 @@ impl QueuePair {
                     );
                 }
                 // Allow every EV of the set if a previous user of this QP
-                // number may have denied some, then deny the unused slots.
-                // Each control row is followed by a register read (see
-                // `Shared::round_trip`); the allow-all only for a reused
-                // QP number.
+                // number may have denied some (the allow-all only for a
+                // reused QP number), then deny the unused slots. Rows
+                // written while the card's EV selector runs a pass wait in
+                // its config port (docs/hw/core.md), so they need no
+                // spacing.
                 if stale > 0 {
                     let allow = Row::new()
                         .set(config::ev_control::MASK, 0)
                         .set(config::ev_control::MATCH, 0)
                         .set(config::ev_control::ALLOW, 1);
                     self.shared.row(cfg_table::EV, config::INDEX_SELECT | q, &allow);
-                    self.shared.round_trip();
                 }
                 self.shared
                     .row(cfg_table::EV, config::INDEX_SELECT | q, &deny_unused_slots());
-                self.shared.round_trip();
                 self.sq.reset();
                 self.track.pi.store(0, Ordering::Release);
                 self.track.ci.store(0, Ordering::Release);
@@ -1636,7 +1627,6 @@ impl Controller {
             .set(config::ev_control::ALLOW, u64::from(allow));
         self.shared
             .row(cfg_table::EV, config::INDEX_SELECT | qp.qpn as u16, &row);
-        self.shared.round_trip();
     }
 
     /// Deny every EV of `qp` whose value matches `value` under `mask`
@@ -1651,7 +1641,6 @@ impl Controller {
     pub fn allow(&self, qp: &QueuePair, mask: u16, value: u16) {
         self.control(qp, mask, value, true);
         if u64::from(value & mask) == UNUSED_EV_VALUE & u64::from(mask) {
-            self.shared.round_trip();
             self.shared.row(
                 cfg_table::EV,
                 config::INDEX_SELECT | qp.qpn as u16,

@@ -40,6 +40,10 @@ pub struct AxiLiteSlave {
     pub rd_addr: Signal<Out, Bits<ADDR_BITS>>,
     pub rd_data: Signal<In, Bits<32>>,
     pub rd_valid: Signal<In, Bit>,
+    /// The CSR cannot take a write now (a config row it holds waits for
+    /// its block): the held write waits in AW/W, which back-pressures
+    /// the host, instead of overwriting the row. Reads wait too.
+    pub wr_hold: Signal<In, Bit>,
     aw_full: DFF<Bit>,
     aw_addr: DFF<Bits<ADDR_BITS>>,
     w_full: DFF<Bit>,
@@ -51,6 +55,8 @@ pub struct AxiLiteSlave {
     r_valid: DFF<Bit>,
     r_data: DFF<Bits<32>>,
     issue: Signal<Local, Bit>,
+    /// AR can be taken this cycle.
+    ar_free: Signal<Local, Bit>,
 }
 
 impl Logic for AxiLiteSlave {
@@ -70,7 +76,7 @@ impl Logic for AxiLiteSlave {
             self.w_strb.d.next = self.s_axil.wstrb.val();
         }
         // Both halves held and the B slot free: perform (or refuse) it.
-        self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b_valid.q.val();
+        self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b_valid.q.val() & !self.wr_hold.val();
         self.wr_en.next = self.issue.val() & self.w_strb.q.val().all();
         self.wr_addr.next = self.aw_addr.q.val();
         self.wr_data.next = self.w_data.q.val();
@@ -86,10 +92,14 @@ impl Logic for AxiLiteSlave {
         self.s_axil.bvalid.next = self.b_valid.q.val();
         self.s_axil.bresp.next = bit_cast::<2, 1>(self.b_err.q.val().into()) << 1;
         // ---- Read path.
-        self.s_axil.arready.next = !self.ar_busy.q.val() & !self.r_valid.q.val();
-        self.rd_en.next = self.s_axil.arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val();
+        // A read waits behind a held write too, so that a read after a
+        // config row (the driver's check that its rows arrived) sees the
+        // row taken, as a read after posted writes does on PCIe.
+        self.ar_free.next = !self.ar_busy.q.val() & !self.r_valid.q.val() & !self.wr_hold.val();
+        self.s_axil.arready.next = self.ar_free.val();
+        self.rd_en.next = self.s_axil.arvalid.val() & self.ar_free.val();
         self.rd_addr.next = self.s_axil.araddr.val();
-        if self.s_axil.arvalid.val() & !self.ar_busy.q.val() & !self.r_valid.q.val() {
+        if self.s_axil.arvalid.val() & self.ar_free.val() {
             self.ar_busy.d.next = true;
         }
         if self.ar_busy.q.val() & self.rd_valid.val() {

@@ -77,12 +77,19 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "req_bad_doorbell",
     "retx_drop",
     "ev_event_lost",
-    "ev_cfg_lost",
+    "db_stale",
     "rx_buffer_full",
     "rx_placed",
     "rx_not_data",
     "rx_join_lost",
 ];
+
+/// Entries of `evt_fifo`.
+pub const EVT_FIFO_DEPTH: usize = 1 << 8;
+/// Free entries `evt_fifo` must have before the EV selector starts a pass
+/// or takes a mark: a pass's 128 events plus 16 for marks taken before it
+/// whose events are still in the selector's pipeline.
+pub const EVT_PASS_ROOM: usize = 128 + 16;
 
 /// Bits of a send record in `sent_fifo` (qp 8, psn 24, ev 7, time 32, len 16).
 pub const SENT_BITS: usize = 8 + 24 + 7 + 32 + 16;
@@ -191,10 +198,14 @@ pub struct MrcCore {
     /// through the global MR table and acknowledged from QP state nobody
     /// wrote.
     qp_live: DFF<Bits<256>>,
-    /// EV events waiting for the EV-event ring (qp 8 | ev 7 | to 2).
-    /// (128 deep: a deny / allow changes up to 128 EVs in as many cycles,
-    /// the ring writer takes one entry per 4 cycles.)
-    evt_fifo: SynchronousFIFO<Bits<33>, 7, 8, 1>,
+    /// EV events waiting for the EV-event ring (value 16 | qp 8 | ev 7 |
+    /// to 2). 256 deep; `almost_full` at `EVT_FIFO_DEPTH - EVT_PASS_ROOM`
+    /// entries. A deny / allow changes up to 128 EVs in as many cycles and
+    /// the ring writer takes one entry per 4 cycles, so the EV selector
+    /// starts a pass, or takes a mark, only while the FIFO has room for a
+    /// whole pass plus the events of marks still in its pipeline: no EV
+    /// event is dropped inside the core (`evt_room`).
+    evt_fifo: SynchronousFIFO<Bits<33>, 8, 9, { EVT_PASS_ROOM as u32 }>,
     /// Descriptor read responses (data 512 | keep 64 | last 1 | tag 8)
     /// between the read arbiter and the requester. The DMA port answers
     /// in order; without this buffer a fetch of 3 or more descriptors
@@ -256,10 +267,15 @@ pub struct MrcCore {
     cqe_prio_send: DFF<Bit>,
     rt_g_sent: Signal<Local, Bit>,
     ev_free: Signal<Local, Bit>,
+    /// `evt_fifo` has room for a whole pass (`EVT_PASS_ROOM`).
+    evt_room: Signal<Local, Bit>,
     evc_take: Signal<Local, Bit>,
     evn_take: Signal<Local, Bit>,
     cfg_sq: Signal<Local, Bit>,
     cfg_ev: Signal<Local, Bit>,
+    /// The config row the CSR holds can be taken this cycle: the pending
+    /// register it would fill is free (see `cfg_ready` in the CSR).
+    cfg_ready: Signal<Local, Bit>,
     evt_entry: Signal<Local, Bits<256>>,
     qp_live_mask: Signal<Local, Bits<256>>,
     /// `qp_live` shifted down by the parsed dest QP: bit 0 is its bit.
@@ -548,6 +564,21 @@ impl Logic for MrcCore {
         self.csr.rd_addr.next = self.axil.rd_addr.val();
         self.axil.rd_data.next = self.csr.rd_data.val();
         self.axil.rd_valid.next = self.csr.rd_valid.val();
+        self.axil.wr_hold.next = self.csr.wr_hold.val();
+        // A row waits in the CSR (and the host's next write waits on
+        // AXI-Lite) while the pending register it fills is still full:
+        // an EV-table row behind the EV selector's busy pass, a send
+        // context behind the previous QP start or EV-set size, a receive
+        // start behind the previous one. Nothing is dropped. Decided from
+        // the held row's table and index (registers), not from its valid.
+        self.cfg_ready.next = !(((self.csr.cfg.table.val() == self.t_ev.val()) & self.evc_valid.q.val())
+            | ((self.csr.cfg.table.val() == self.t_sq_ctx.val())
+                & (self.csr.cfg.index.val() < 256)
+                & (self.evn_valid.q.val() | self.init_retx.q.val() | self.init_cc.q.val()))
+            | ((self.csr.cfg.table.val() == self.t_ack_qp_init.val())
+                & (self.csr.cfg.index.val() < 256)
+                & self.rinit.q.val()));
+        self.csr.cfg_ready.next = self.cfg_ready.val();
 
         // ---- Config port to every block that decodes tables.
         ConfigSource::join(&mut self.csr.cfg, &mut self.req.cfg);
@@ -817,7 +848,11 @@ impl Logic for MrcCore {
         self.txpath.rsp_ev.next = self.evsel.rsp_ev.val();
         self.txpath.rsp_value.next = self.evsel.rsp_value.val();
         self.txpath.rsp_none.next = self.evsel.rsp_none.val();
-        self.ev_free.next = !self.evsel.busy.val() & !self.txpath.sel_valid.val();
+        // Selects come first (they are on the TX path), and nothing that
+        // can make EV events starts unless the event FIFO has room for all
+        // of them.
+        self.evt_room.next = !self.evt_fifo.almost_full.val();
+        self.ev_free.next = !self.evsel.busy.val() & !self.txpath.sel_valid.val() & self.evt_room.val();
         self.evsel.mark_valid.next = self.ev_free.val() & self.retx.mark_valid.val();
         self.evsel.mark_qp.next = self.retx.mark_qp.val();
         self.evsel.mark_ev.next = self.retx.mark_ev.val();
@@ -1036,11 +1071,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 ((self.evsel.evt_valid.val() & self.evt_fifo.full.val()) | self.ev_rw.cnt_overflow.val()).into(),
             ) << 25)
-            | (bit_cast::<{ N_COUNTERS }, 1>(
-                ((self.cfg_ev.val() & self.evc_valid.q.val() & !self.evc_take.val())
-                    | (self.cfg_sq.val() & self.evn_valid.q.val() & !self.evn_take.val()))
-                .into(),
-            ) << 26)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.req.cnt_db_stale.val().into()) << 26)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 27)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 28)
             | (bit_cast::<{ N_COUNTERS }, 1>(

@@ -186,6 +186,12 @@ pub struct Csr {
     pub fi_ev_match3: Signal<Out, Bits<32>>,
     /// Shared config port: one row per pulse.
     pub cfg: ConfigSource,
+    /// The blocks can take the row now. A row written while they cannot
+    /// waits in the CSR (`cfg.valid` low) and holds every further write
+    /// (`wr_hold`) until they can: a row is never lost or overwritten.
+    pub cfg_ready: Signal<In, Bit>,
+    /// A config row is waiting: the AXI-Lite slave performs no write.
+    pub wr_hold: Signal<Out, Bit>,
     /// Doorbell pulses.
     pub db_valid: Signal<Out, Bit>,
     pub db_qp: Signal<Out, Bits<8>>,
@@ -279,6 +285,8 @@ impl Csr {
             fi_ev_match2: Default::default(),
             fi_ev_match3: Default::default(),
             cfg: Default::default(),
+            cfg_ready: Default::default(),
+            wr_hold: Default::default(),
             db_valid: Default::default(),
             db_qp: Default::default(),
             db_value: Default::default(),
@@ -381,9 +389,10 @@ impl Logic for Csr {
         self.bank.rd_sel.next = self.rd_addr.val().get_bits::<5>(2);
         // Pulses last one cycle.
         self.fi_seed_load_r.d.next = false;
-        self.cfg_go.d.next = false;
+        // A row not taken yet stays pending (`cfg_ready`).
+        self.cfg_go.d.next = self.cfg_go.q.val() & !self.cfg_ready.val();
         self.db_valid_r.d.next = false;
-        if self.cfg_go.q.val() {
+        if self.cfg_go.q.val() & self.cfg_ready.val() {
             self.cfg_count.d.next = self.cfg_count.q.val() + 1;
         }
         // Writes (addresses: see regmap.md).
@@ -611,7 +620,8 @@ impl Logic for Csr {
         self.fi_ev_match1.next = self.fi_m1.q.val();
         self.fi_ev_match2.next = self.fi_m2.q.val();
         self.fi_ev_match3.next = self.fi_m3.q.val();
-        self.cfg.valid.next = self.cfg_go.q.val();
+        self.cfg.valid.next = self.cfg_go.q.val() & self.cfg_ready.val();
+        self.wr_hold.next = self.cfg_go.q.val();
         self.cfg.table.next = self.cfg_table_r.q.val();
         self.cfg.index.next = self.cfg_index_r.q.val();
         self.cfg.data.next = bit_cast::<256, 32>(self.cfg_d0.q.val())

@@ -355,10 +355,14 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub wr_qp: Signal<In, Bits<Q>>,
     pub wr_ev: Signal<In, Bits<E>>,
     pub wr_value: Signal<In, Bits<VALUE_BITS>>,
-    /// Control plane: the QP's EV set is EVs `0..set_count` (the send
-    /// context's `ev_count`); the others are never selected, marked,
-    /// denied or allowed. Iterates (`busy` for N + 3 cycles) unless the
-    /// count is the QP's current one. Power-up: every QP has all N EVs.
+    /// Control plane: the QP (re)starts with the EV set `0..set_count`
+    /// (the send context's `ev_count`); the others are never selected,
+    /// marked, denied or allowed. The QP's ASSUMED_BAD EVs become GOOD
+    /// (those were the NIC's verdicts for the QP number's previous user;
+    /// the model's new QP starts with every EV GOOD), without events;
+    /// DENIED EVs stay DENIED (the control plane's, which it allows
+    /// itself). Iterates (`busy` for N + 3 cycles). Power-up: every QP
+    /// has all N EVs.
     pub set_valid: Signal<In, Bit>,
     pub set_qp: Signal<In, Bits<Q>>,
     pub set_count: Signal<In, Bits<C>>,
@@ -758,24 +762,22 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             if self.s1_lim.q.val() {
                 self.xcl_ram.write_enable.next = true;
             }
-            // A set-count to the QP's current size changes nothing (the
-            // bitmap already agrees with it): no pass, `busy` one cycle.
-            if !self.s1_lim.q.val() | (self.s1_count.q.val() != self.lim_cur.val()) {
-                self.f_busy.d.next = true;
-                self.f_qp.d.next = self.s1_qp.q.val();
-                self.f_allow.d.next = self.s1_allow.q.val();
-                self.f_mask.d.next = self.s1_mask.q.val();
-                self.f_value.d.next = self.s1_value.q.val();
-                self.f_nb.d.next = self.fwd.nb.val();
-                self.f_done.d.next = self.fwd.done.val();
-                self.f_cnt.d.next = self.fwd.cnt.val();
-                self.f_i.d.next = 0.into();
-                self.f_v.d.next = false;
-                self.f_set.d.next = self.s1_lim.q.val();
-                self.f_lim.d.next = self.lim_cur.val();
-                if self.s1_lim.q.val() {
-                    self.f_lim.d.next = self.s1_count.q.val();
-                }
+            // Every deny / allow and set-count passes (a set-count also
+            // clears ASSUMED_BAD, so it passes even at the same size).
+            self.f_busy.d.next = true;
+            self.f_qp.d.next = self.s1_qp.q.val();
+            self.f_allow.d.next = self.s1_allow.q.val();
+            self.f_mask.d.next = self.s1_mask.q.val();
+            self.f_value.d.next = self.s1_value.q.val();
+            self.f_nb.d.next = self.fwd.nb.val();
+            self.f_done.d.next = self.fwd.done.val();
+            self.f_cnt.d.next = self.fwd.cnt.val();
+            self.f_i.d.next = 0.into();
+            self.f_v.d.next = false;
+            self.f_set.d.next = self.s1_lim.q.val();
+            self.f_lim.d.next = self.lim_cur.val();
+            if self.s1_lim.q.val() {
+                self.f_lim.d.next = self.s1_count.q.val();
             }
         }
 
@@ -783,11 +785,12 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.upd2.i.next = self.f_nb.q.val();
         self.upd2.idx.next = self.f_e.q.val();
         // Deny sets the bit, allow clears it; a set-count makes it "outside
-        // the set, or not GOOD" (the state of an EV outside the set is
-        // kept, so an EV that comes back into the set gets its own).
+        // the set, or DENIED" (ASSUMED_BAD becomes GOOD, in the set or
+        // not; DENIED is kept, so an EV that comes back into the set keeps
+        // the control plane's verdict).
         self.f_bit.next = !self.f_allow.q.val();
         if self.f_set.q.val() {
-            self.f_bit.next = !self.f_in.q.val() | (self.st_ram.read_data.val() != 0);
+            self.f_bit.next = !self.f_in.q.val() | (self.st_ram.read_data.val() == 2);
         }
         self.upd2.val.next = self.f_bit.val();
         self.f_match.next =
@@ -800,9 +803,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.f_in.d.next = self.f_i.q.val() < self.f_lim.q.val();
                 self.f_i.d.next = self.f_i.q.val() + 1;
             }
-            // A set-count: no state change and no event, only the bitmap
-            // and the not-GOOD count follow the set.
+            // A set-count: ASSUMED_BAD -> GOOD without an event; the
+            // bitmap and the not-GOOD count follow the set.
             if self.f_v.q.val() & self.f_set.q.val() {
+                // (States as in `state`: 0 GOOD, 1 ASSUMED_BAD, 2 DENIED.)
+                if self.st_ram.read_data.val() == 1 {
+                    self.st_ram.write_data.next = 0.into();
+                    self.st_ram.write_enable.next = true;
+                }
                 self.f_nb.d.next = self.upd2.o.val();
                 if self.f_bit.val() & !self.upd2.cur.val() {
                     self.f_cnt.d.next = self.f_cnt.q.val() + 1;

@@ -30,11 +30,14 @@ struct Stats {
     b_stall: usize,
     r_stall: usize,
     read_after_write_same_addr: usize,
+    /// Cycles a whole write was held by `wr_hold`.
+    held: usize,
     cycles: usize,
 }
 
-/// `pct_*`: how often the master offers / accepts in a cycle (100 = always).
-fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
+/// `pause` / `backpressure`: how often the master offers / accepts in a
+/// cycle; `csr_free`: how often the CSR can take a write (`!wr_hold`).
+fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall, csr_free: Stall) -> Stats {
     let stats = Arc::new(Mutex::new(Stats::default()));
     let st = stats.clone();
     let mut uut = AxiLiteSlave::default();
@@ -102,7 +105,12 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
             x.s_axil.arvalid.next = ar_on;
             x.s_axil.bready.next = backpressure.go(&mut rng);
             x.s_axil.rready.next = backpressure.go(&mut rng);
+            let hold = !csr_free.go(&mut rng);
+            x.wr_hold.next = hold;
             wait_clock_false!(sim, clock, x);
+            // A held CSR gets no write (the write waits in AW/W), and no
+            // read passes the held write.
+            sim_assert!(sim, !(hold && (x.wr_en.val() || x.rd_en.val())), x);
             // A stalled response holds its payload.
             if let Some(b) = last_b {
                 sim_assert!(sim, x.s_axil.bvalid.val(), x);
@@ -168,6 +176,11 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
                     st.read_after_write_same_addr += 1;
                 }
             }
+            // Both halves held (AW and W not ready) and B free: the
+            // write would go to the CSR now but for the hold.
+            if hold && !x.s_axil.awready.val() && !x.s_axil.wready.val() && !x.s_axil.bvalid.val() {
+                st.held += 1;
+            }
             if x.wr_en.val() {
                 let w = (x.wr_addr.val().index() as u16, x.wr_data.val().index() as u32);
                 sim_assert_eq!(sim, Some(w), port_want.pop_front(), x);
@@ -194,7 +207,13 @@ fn run(seed: u64, n_ops: usize, pause: Stall, backpressure: Stall) -> Stats {
 fn random_channel_orderings_and_stalls() {
     let mut total = Stats::default();
     for seed in [0xA11_0001u64, 0xA11_0002, 0xA11_0003] {
-        let s = run(seed, 400, Stall::go_percent(40), Stall::go_percent(55));
+        let s = run(
+            seed,
+            400,
+            Stall::go_percent(40),
+            Stall::go_percent(55),
+            Stall::go_percent(70),
+        );
         total.writes += s.writes;
         total.reads += s.reads;
         total.slverr += s.slverr;
@@ -204,6 +223,7 @@ fn random_channel_orderings_and_stalls() {
         total.b_stall += s.b_stall;
         total.r_stall += s.r_stall;
         total.read_after_write_same_addr += s.read_after_write_same_addr;
+        total.held += s.held;
     }
     assert!(total.writes >= 450 && total.reads >= 450, "{total:?}");
     assert!(total.slverr >= 50, "{total:?}");
@@ -213,6 +233,7 @@ fn random_channel_orderings_and_stalls() {
     );
     assert!(total.b_stall >= 50 && total.r_stall >= 50, "{total:?}");
     assert!(total.read_after_write_same_addr >= 10, "{total:?}");
+    assert!(total.held >= 20, "{total:?}");
 }
 
 #[test]
@@ -221,7 +242,7 @@ fn back_to_back_rate() {
     // write side, a read every 3 cycles on the read side, the two in
     // parallel.
     let n = 300;
-    let s = run(0xB2B, n, Stall::NEVER, Stall::NEVER);
+    let s = run(0xB2B, n, Stall::NEVER, Stall::NEVER, Stall::NEVER);
     let (w, r) = (s.writes + s.slverr, s.reads);
     assert_eq!(w + r, n);
     assert!(s.cycles <= (2 * w).max(3 * r) + 8, "{s:?}");

@@ -25,6 +25,9 @@ use tb::stall::Stall;
 const WRITE_PAUSE: Stall = Stall::go_percent(45);
 const READ_PAUSE: Stall = Stall::go_percent(50);
 const BACKPRESSURE: Stall = Stall::go_percent(60);
+/// How often the blocks behind the config port can take a row
+/// (`cfg_ready`): a row then waits in the CSR and holds the writes behind it.
+const CFG_READY: Stall = Stall::go_percent(40);
 
 #[derive(LogicBlock)]
 struct Bus {
@@ -45,6 +48,7 @@ impl Logic for Bus {
         self.csr.rd_addr.next = self.axil.rd_addr.val();
         self.axil.rd_data.next = self.csr.rd_data.val();
         self.axil.rd_valid.next = self.csr.rd_valid.val();
+        self.axil.wr_hold.next = self.csr.wr_hold.val();
     }
 }
 
@@ -79,7 +83,6 @@ struct RefCsr {
 /// Pulses a write is expected to produce in the next cycle.
 #[derive(Default, Debug, PartialEq)]
 struct Pulses {
-    cfg: bool,
     seed_load: bool,
     db: Option<(u32, u32)>,
 }
@@ -129,12 +132,13 @@ impl RefCsr {
     }
     /// One clock edge: `write` (if the CSR port wrote) and the counter
     /// pulses `inc`. Returns the pulses expected in the next cycle.
-    fn edge(&mut self, write: Option<(u16, u32)>, inc: u32) -> Pulses {
+    /// `cfg_ready`: the blocks took the pending row (if any) this cycle.
+    fn edge(&mut self, write: Option<(u16, u32)>, inc: u32, cfg_ready: bool) -> Pulses {
         let mut p = Pulses::default();
-        if self.go_pending {
+        if self.go_pending && cfg_ready {
             self.cfg_rows = (self.cfg_rows + 1) & 0xFFFF;
+            self.go_pending = false;
         }
-        self.go_pending = false;
         let mut clear = 0u32;
         if let Some((a, d)) = write {
             if let Some(m) = self.masks.get(&a) {
@@ -145,7 +149,6 @@ impl RefCsr {
             }
             if a == cfg::BASE + cfg::GO && d & 1 == 1 {
                 self.go_pending = true;
-                p.cfg = true;
             }
             if a == fault_inject::BASE + fault_inject::SEED {
                 p.seed_load = true;
@@ -198,6 +201,9 @@ struct Coverage {
     nonzero_counter_reads: usize,
     group_clears: usize,
     cfg_rows: usize,
+    /// Cycles a row waited for `cfg_ready`, and writes held behind it.
+    cfg_waits: usize,
+    writes_held: usize,
     doorbells: usize,
     seed_loads: usize,
     rw_regs_written: std::collections::HashSet<u16>,
@@ -290,6 +296,7 @@ fn csr_through_axil_matches_regmap_reference() {
     uut.axil.s_axil.arvalid.connect();
     uut.axil.s_axil.rready.connect();
     uut.csr.cnt_inc.connect();
+    uut.csr.cfg_ready.connect();
     uut.connect_all();
     let mut sim = simple_sim!(Bus, clock, 100_000_000, sim, {
         let mut x = sim.init()?;
@@ -379,6 +386,8 @@ fn csr_through_axil_matches_regmap_reference() {
             x.axil.s_axil.rready.next = BACKPRESSURE.go(&mut rng);
             let inc = (rng.next_u64() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next_u64() as u32);
             x.csr.cnt_inc.next = u64::from(inc).into();
+            let cfg_ready = CFG_READY.go(&mut rng);
+            x.csr.cfg_ready.next = cfg_ready;
             wait_clock_false!(sim, clock, x);
             // Registered outputs follow the reference as of the last edge.
             let f = fault_inject::BASE;
@@ -413,7 +422,15 @@ fn csr_through_axil_matches_regmap_reference() {
                 reference.rw(f, fault_inject::EV_MATCH3),
                 x
             );
-            sim_assert_eq!(sim, x.csr.cfg.valid.val(), pulses.cfg, x);
+            // A row goes out only when taken; while it waits, no write
+            // reaches the CSR port (it would overwrite the row).
+            let row_taken = reference.go_pending && cfg_ready;
+            sim_assert_eq!(sim, x.csr.cfg.valid.val(), row_taken, x);
+            sim_assert_eq!(sim, x.csr.wr_hold.val(), reference.go_pending, x);
+            sim_assert!(sim, !(x.csr.wr_en.val() && reference.go_pending), x);
+            cov.cfg_waits += usize::from(reference.go_pending && !cfg_ready);
+            cov.writes_held +=
+                usize::from(reference.go_pending && x.axil.s_axil.awvalid.val() && x.axil.s_axil.wvalid.val());
             sim_assert_eq!(sim, x.csr.fi_seed_load.val(), pulses.seed_load, x);
             sim_assert_eq!(sim, x.csr.db_valid.val(), pulses.db.is_some(), x);
             if let Some((qp, v)) = pulses.db {
@@ -425,7 +442,7 @@ fn csr_through_axil_matches_regmap_reference() {
                 );
                 cov.doorbells += 1;
             }
-            if pulses.cfg {
+            if row_taken {
                 let c = cfg::BASE;
                 sim_assert_eq!(
                     sim,
@@ -514,7 +531,7 @@ fn csr_through_axil_matches_regmap_reference() {
                 None
             };
             cov.both_ports_same_cycle += usize::from(x.csr.wr_en.val() && x.csr.rd_en.val());
-            pulses = reference.edge(write, inc);
+            pulses = reference.edge(write, inc, cfg_ready);
             wait_clock_true!(sim, clock, x);
         }
         sim_assert!(sim, wr_expect.is_empty(), x);
@@ -538,7 +555,12 @@ fn csr_through_axil_matches_regmap_reference() {
     assert!(cov.both_ports_same_cycle >= 3, "{cov:?}");
     assert!(cov.nonzero_counter_reads >= 20, "{cov:?}");
     assert!(
-        cov.group_clears >= 5 && cov.cfg_rows >= 5 && cov.doorbells >= 5 && cov.seed_loads >= 3,
+        cov.group_clears >= 5
+            && cov.cfg_rows >= 5
+            && cov.cfg_waits >= 5
+            && cov.writes_held >= 1
+            && cov.doorbells >= 5
+            && cov.seed_loads >= 3,
         "{cov:?}"
     );
     assert_eq!(

@@ -18,6 +18,13 @@
 //! GOOD). The model's set has only the set's EVs, so no answer, event or
 //! state may involve the others (marks on them are still issued).
 //!
+//! Restarts: a set-count for a running QP (the core sends one for every
+//! send context written, i.e. every QP start) makes its ASSUMED_BAD EVs
+//! GOOD without events and keeps DENIED ones. The reference applies a
+//! successful probe to each (`EvSet::on_probe_response`, which re-admits)
+//! and drops the model's events for them; the final-state replay applies
+//! the restart where it happened in the event order.
+//!
 //! Not covered (not in the hardware): the select fallback with no GOOD EV
 //! (the model's `select` is not called then; the hardware must answer
 //! `rsp_none`), probes, the Weighted policy.
@@ -26,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use hw::ev_selector::{state, EvSelectorSmall};
 use proto::model::ev::{EvSet, EvSetConfig, EvState, SprayPolicy};
-use proto::time::Instant;
+use proto::time::{Duration, Instant};
 use rust_hdl::prelude::*;
 
 use tb::rng::RngStar as Rng;
@@ -54,7 +61,7 @@ enum Op {
     Mark(usize, usize),
     /// qp, allow, mask, value
     Ctl(usize, bool, u16, u16),
-    /// qp, EV-set size
+    /// qp, EV-set size (also a restart of the QP)
     Count(usize, usize),
     Idle,
 }
@@ -79,7 +86,12 @@ struct Script {
     evt: Vec<Evt>,
     refused: u64,
     states: Vec<Vec<u64>>,
-    counts: [usize; 4],
+    /// Selects, marks, denies, allows, restarts.
+    counts: [usize; 5],
+    /// Restarts: (events before it, qp).
+    restarts: Vec<(usize, usize)>,
+    /// EVs re-admitted by restarts.
+    readmitted: usize,
 }
 
 fn script(seed: u64, n_ops: usize) -> Script {
@@ -112,7 +124,9 @@ fn script(seed: u64, n_ops: usize) -> Script {
         sets.push(set);
     }
     let (mut rsp, mut evt) = (Vec::new(), Vec::new());
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; 5];
+    let mut restarts = Vec::new();
+    let mut readmitted = 0;
     let now = Instant::ZERO;
     for _ in 0..n_ops {
         let q = rng.below(QPS as u64) as usize;
@@ -121,10 +135,12 @@ fn script(seed: u64, n_ops: usize) -> Script {
             Op::Select(q)
         } else if r < 85 {
             Op::Mark(q, rng.below(EVS as u64) as usize)
-        } else {
+        } else if r < 97 {
             let v = sets[q].value(rng.below(SET_SIZES[q] as u64) as u16) as u16;
             let mask = [0xFFFFu16, 0x0003, 0x0030, 0x0000][rng.below(4) as usize];
-            Op::Ctl(q, r >= 93, mask, v)
+            Op::Ctl(q, r >= 92, mask, v)
+        } else {
+            Op::Count(q, SET_SIZES[q])
         };
         let s = &mut sets[q];
         match op {
@@ -149,13 +165,25 @@ fn script(seed: u64, n_ops: usize) -> Script {
                     s.deny(mask as u32, v as u32, now);
                 }
             }
+            Op::Count(..) => {
+                counts[4] += 1;
+                for e in 0..s.len() as u16 {
+                    if s.state(e) == EvState::AssumedBad {
+                        s.on_probe_response(e, now, Duration::ZERO);
+                        readmitted += 1;
+                    }
+                }
+                // The hardware reports none of these changes.
+                while s.poll_change().is_some() {}
+                restarts.push((evt.len(), q));
+            }
             _ => unreachable!(),
         }
         while let Some(c) = s.poll_change() {
             evt.push((q, c.ev_index as usize, c.ev as u16, enc(c.from), enc(c.to)));
         }
         ops.push(op);
-        if matches!(op, Op::Ctl(..)) {
+        if matches!(op, Op::Ctl(..) | Op::Count(..)) {
             ops.extend([Op::Idle; CTL_IDLE]);
         } else if rng.below(8) == 0 {
             ops.push(Op::Idle);
@@ -174,6 +202,8 @@ fn script(seed: u64, n_ops: usize) -> Script {
         refused,
         states,
         counts,
+        restarts,
+        readmitted,
     }
 }
 
@@ -191,11 +221,12 @@ struct Got {
 fn run(seed: u64, n_ops: usize) {
     let sc = script(seed, n_ops);
     eprintln!(
-        "seed {seed}: {} selects, {} marks, {} denies, {} allows; {} events, {} refused",
+        "seed {seed}: {} selects, {} marks, {} denies, {} allows, {} restarts; {} events, {} refused",
         sc.counts[0],
         sc.counts[1],
         sc.counts[2],
         sc.counts[3],
+        sc.counts[4],
         sc.evt.len(),
         sc.refused
     );
@@ -327,9 +358,21 @@ fn check(sc: &Script, got: &Got) {
     assert_eq!(got.refused, sc.refused, "refused marks");
     // Final states: every EV starts GOOD; replay the hardware's events.
     let mut st = vec![vec![state::GOOD; EVS]; QPS];
-    for &(q, e, _, from, to) in &got.evt {
+    let restart = |st: &mut Vec<Vec<u64>>, q: usize| {
+        for s in st[q].iter_mut().filter(|s| **s == state::ASSUMED_BAD) {
+            *s = state::GOOD;
+        }
+    };
+    let mut next_restart = sc.restarts.iter().peekable();
+    for (i, &(q, e, _, from, to)) in got.evt.iter().enumerate() {
+        while let Some(&(_, rq)) = next_restart.next_if(|r| r.0 == i) {
+            restart(&mut st, rq);
+        }
         assert_eq!(st[q][e], from, "event from-state consistent");
         st[q][e] = to;
+    }
+    for &(_, rq) in next_restart {
+        restart(&mut st, rq);
     }
     for q in 0..QPS {
         let n = SET_SIZES[q];
@@ -342,6 +385,9 @@ fn check(sc: &Script, got: &Got) {
     assert_eq!(st, sc.states, "final states");
     // The script exercised what it should.
     assert!(sc.refused > 0 && sc.rsp.iter().any(|r| r.1.is_none()) && sc.evt.iter().any(|e| e.3 == state::DENIED));
+    // Some restart found an ASSUMED_BAD EV to re-admit (its next select
+    // may return it: compared above).
+    assert!(sc.readmitted > 0, "no restart re-admitted an EV");
 }
 
 #[test]
