@@ -790,12 +790,18 @@ impl Engine {
     /// [`Engine::step`] without reading the socket: timers, events,
     /// placements and sends (after a doorbell, whose caller reads the
     /// socket when it polls: an empty read costs a system call).
+    ///
+    /// While the port is down the QPs are held: nothing can leave, so
+    /// their timers do not run (no retransmission timeout is spent on a
+    /// packet the port could not send) and they are not asked for packets;
+    /// what they hold leaves when the port is up.
     pub fn step_tx(&mut self, now: Instant) -> bool {
         let mut busy = false;
+        let held = !self.port_is_up();
         let due: Vec<u32> = self
             .qps
             .iter()
-            .filter(|(_, q)| q.model.poll_timeout().is_some_and(|t| t <= now))
+            .filter(|(_, q)| !held && q.model.poll_timeout().is_some_and(|t| t <= now))
             .map(|(&n, _)| n)
             .collect();
         for n in due {
@@ -806,7 +812,7 @@ impl Engine {
         }
         let qpns: Vec<u32> = self.qps.keys().copied().collect();
         for n in qpns {
-            busy |= self.service(now, n);
+            busy |= self.service(now, n, !held);
         }
         busy |= self.service_endpoint(now);
         self.flush();
@@ -815,7 +821,12 @@ impl Engine {
 
     /// The next time a model wants `handle_timeout`.
     pub fn next_timeout(&self) -> Option<Instant> {
-        let qps = self.qps.values().filter_map(|q| q.model.poll_timeout()).min();
+        // Held while the port is down (`step_tx`).
+        let qps = if self.port_is_up() {
+            self.qps.values().filter_map(|q| q.model.poll_timeout()).min()
+        } else {
+            None
+        };
         [qps, self.endpoint.poll_timeout()].into_iter().flatten().min()
     }
 
@@ -1037,10 +1048,11 @@ impl Engine {
     /// Take port `port` down or up (docs/host.md, "Ports"). Down: every
     /// peer we have a QP with is sent a Port Status Update with the new
     /// mask while the port still sends, then the port stops (nothing sent,
-    /// nothing taken: counted `tx_port_down`, `rx_port_down`) and every
-    /// QP's EVs on it are DENIED (`EvSet::deny_port`). Up: the port sends
-    /// and takes again, the EVs the NIC denied are allowed, and the peers
-    /// are told. Setting the state the port has changes nothing.
+    /// nothing taken: counted `tx_port_down`, `rx_port_down`), every QP's
+    /// EVs on it are DENIED (`EvSet::deny_port`) and the QPs are held
+    /// ([`Engine::step_tx`]). Up: the port sends and takes again, the EVs
+    /// the NIC denied are allowed, the peers are told, and the QPs send
+    /// what they hold. Setting the state the port has changes nothing.
     pub fn set_port_up(&mut self, now: Instant, port: u8, up: bool) -> Result<(), PortError> {
         if port != 0 {
             return Err(PortError::NoSuchPort(port));
@@ -1158,8 +1170,9 @@ impl Engine {
     }
 
     /// One QP: place what it accepted, report its events, send what it
-    /// has. Returns whether anything happened.
-    fn service(&mut self, now: Instant, qpn: u32) -> bool {
+    /// has (if `send`: not while the port is down). Returns whether
+    /// anything happened.
+    fn service(&mut self, now: Instant, qpn: u32, send: bool) -> bool {
         let mut busy = false;
         let Some(q) = self.qps.get_mut(&qpn) else { return false };
         if q.model.memory().has_placements() {
@@ -1181,7 +1194,7 @@ impl Engine {
             self.event(qpn, ev);
         }
         self.drain_refused(qpn);
-        while let Some(q) = self.qps.get_mut(&qpn) {
+        while let Some(q) = self.qps.get_mut(&qpn).filter(|_| send) {
             let Some(pkt) = q.model.poll_transmit(now) else { break };
             let (peer, peer_mac) = (q.peer, q.peer_mac);
             busy = true;

@@ -209,8 +209,8 @@ pub struct SoftStats {
     /// Segmentation-offload sends the kernel refused (the socket sends
     /// datagram by datagram from then on).
     pub gso_refused: u64,
-    /// Datagrams not sent because the port was down (a QP's packets,
-    /// endpoint answers and requests).
+    /// Datagrams not sent because the port was down: endpoint answers and
+    /// requests (the QPs are held while it is down: they send nothing).
     pub tx_port_down: u64,
     /// Datagrams that arrived while the port was down, dropped (also
     /// counted in `rx_datagrams`).
