@@ -842,3 +842,48 @@ fn a_port_down_holds_the_writes_and_after_up_each_completes_once() {
     assert_eq!((sb.peer_port_updates, sb.endpoint_requests), (2, 2), "{sb:?}");
     assert_eq!((sb.tx_port_down, sb.rx_port_down), (0, 0), "B's port stayed up");
 }
+
+/// A port down and up lifts only the denials the NIC made: an EV the
+/// control plane denied before stays DENIED (the model's `allow_port`
+/// would lift it too), and WRITEs still go after the port is up.
+#[test]
+fn a_port_cycle_keeps_the_control_planes_denials() {
+    let _nics = beside_others();
+    use contract::layout::{EvEvent, EvNewState, EvReason};
+    let (mut a, mut b) = pair(23, 0.0);
+    let mut ctl = a.ctx.controller(8).unwrap();
+    let ev0 = 0xC000 + 23 * 64;
+    // Control events of A's QP until `want` with state `to` came.
+    let control = |ctl: &mut Controller, to: EvNewState, want: usize| {
+        let mut got: Vec<EvEvent> = Vec::new();
+        let start = Instant::now();
+        while got.iter().filter(|e| e.new_state == to).count() < want {
+            match ctl.poll_event().unwrap() {
+                Some(e) if e.reason == EvReason::Control => got.push(e),
+                Some(_) => {}
+                None => {
+                    assert!(start.elapsed() < HANG_GUARD, "{got:?}");
+                    std::thread::yield_now();
+                }
+            }
+        }
+        got
+    };
+    ctl.deny(&a.qp, 0xFFFF, ev0);
+    let e = control(&mut ctl, EvNewState::Denied, 1);
+    assert_eq!((e.len(), e[0].ev), (1, ev0));
+    a.ctx.device().set_port_up(0, false).unwrap();
+    let e = control(&mut ctl, EvNewState::Denied, 7);
+    assert_eq!(e.len(), 7, "only the 7 EVs that were not DENIED: {e:?}");
+    assert!(e.iter().all(|e| e.ev != ev0), "{e:?}");
+    a.ctx.device().set_port_up(0, true).unwrap();
+    let e = control(&mut ctl, EvNewState::Good, 7);
+    assert_eq!(e.len(), 7, "{e:?}");
+    assert!(e.iter().all(|e| e.ev != ev0), "the control plane's denial stays: {e:?}");
+    transfer(&mut a, &mut b, &[65536, 100]);
+    ctl.allow(&a.qp, 0xFFFF, ev0);
+    let e = control(&mut ctl, EvNewState::Good, 1);
+    assert_eq!((e.len(), e[0].ev), (1, ev0));
+    let s = a.nic.stats();
+    assert_eq!((s.port_downs, s.port_ups, s.port_updates_sent), (1, 1, 2), "{s:?}");
+}

@@ -1089,6 +1089,10 @@ impl Engine {
     /// A Port Status Update with our mask to every peer we have a QP with,
     /// on the first EV of one of its QPs (the path its traffic takes).
     fn tell_peers(&mut self, now: Instant) {
+        if self.cfg.dialect != Dialect::Mrc10 {
+            // The legacy profile has no endpoint (QPN 0x2): nobody to tell.
+            return;
+        }
         let mut peers: Vec<(IpAddr, u32)> = Vec::new();
         for q in self.qps.values() {
             let ev = q.model.ev_set().map_or(u32::from(self.cfg.port), |s| s.value(0));
