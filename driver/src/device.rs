@@ -92,6 +92,21 @@ pub trait Device: Send + Sync {
     fn endpoint_result(&self) -> Option<EndpointResult> {
         None
     }
+    /// Take NIC port `port` (0-based: MRC 1.0's port status mask bit, the
+    /// verbs port number less one) administratively down or up again. Down:
+    /// the NIC tells every peer it has QPs with (a Port Status Update with
+    /// the new mask), then sends and takes nothing on the port, and its
+    /// QPs' EVs on it are DENIED; up: the reverse (docs/host.md, "Ports").
+    /// The card's host interface has no port control: `Unsupported`.
+    fn set_port_up(&self, _port: u8, _up: bool) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("taking a port down"))
+    }
+    /// Whether port `port` is administratively up; `None` for a port the
+    /// device does not have. A device without port control has one port,
+    /// always up.
+    fn port_up(&self, port: u8) -> Option<bool> {
+        (port == 0).then_some(true)
+    }
     /// Reset the function (FLR on a real card).
     fn reset(&self) -> Result<(), DeviceError> {
         Ok(())

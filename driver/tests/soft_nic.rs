@@ -678,3 +678,212 @@ fn a_segmented_run_arrives_as_its_datagrams() {
         "a socket with UDP_GRO reads the run, split into the same datagrams"
     );
 }
+
+/// Taking a soft NIC's port down with WRITEs in flight (docs/host.md,
+/// "Ports"): A tells B (a Port Status Update with mask 0) before its port
+/// stops, B records it and denies the EVs of its QP to A, A denies its
+/// own EVs; while the port is down (a second: until A's update gives up on
+/// the answer the port dropped) A's QP is held (it sends nothing and no
+/// retransmission timeout fires), nothing reaches B's memory and nothing
+/// completes; after the port is up every WRITE completes exactly once, in
+/// order, and B's buffer holds exactly what A wrote.
+#[test]
+fn a_port_down_holds_the_writes_and_after_up_each_completes_once() {
+    let _nics = beside_others();
+    use contract::layout::{EvNewState, EvReason};
+    let (mut a, b) = pair(18, 0.0);
+    let (ip_a, ip_b) = (ip(1, 18), ip(2, 18));
+    let mut ctl_a = a.ctx.controller(8).unwrap();
+    let mut ctl_b = b.ctx.controller(8).unwrap();
+    let wait = |what: &str, mut done: Box<dyn FnMut() -> bool + '_>| {
+        let start = Instant::now();
+        while !done() {
+            assert!(start.elapsed() < HANG_GUARD, "never: {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    // The EV events with reason Control of `qp` and state `to` (a loaded
+    // machine may also time an EV out: those are left aside).
+    let control_events = |ctl: &mut Controller, qp: u32, to: EvNewState, want: usize| {
+        let mut evs = Vec::new();
+        let start = Instant::now();
+        while evs.len() < want {
+            match ctl.poll_event().unwrap() {
+                Some(e) if e.qp == qp && e.reason == EvReason::Control && e.new_state == to => evs.push(e.ev),
+                Some(_) => {}
+                None => {
+                    assert!(start.elapsed() < HANG_GUARD, "{} of {want} {to:?} events", evs.len());
+                    std::thread::yield_now();
+                }
+            }
+        }
+        evs.sort_unstable();
+        evs
+    };
+
+    let n = a.qp.sq_slots() as usize;
+    let len = 1usize << 20;
+    let total = n * len;
+    let src_buf = a.pd.alloc_buffer(total).unwrap();
+    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    let dst_buf = b.pd.alloc_buffer(total).unwrap();
+    let dst = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let want = pattern(total, 18);
+    src_buf.write(0, &want).unwrap();
+    for i in 0..n {
+        a.qp.post_write(&WriteWr {
+            wr_id: i as u64,
+            local: &src,
+            local_offset: (i * len) as u64,
+            len: len as u32,
+            remote_va: dst.remote_va() + (i * len) as u64,
+            rkey: dst.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        })
+        .unwrap();
+    }
+    a.ctx
+        .device()
+        .set_port_up(0, false)
+        .expect("a soft NIC takes its port down");
+    assert_eq!(a.ctx.device().port_up(0), Some(false));
+    assert_eq!(a.ctx.device().port_up(1), None, "one port");
+    assert!(a.ctx.device().set_port_up(1, false).is_err(), "no port 1");
+
+    // B got the update: A's port mask is 0, and B's QP to A denies its EVs.
+    wait(
+        "B learns A's port is down",
+        Box::new(|| b.nic.peer_ports_up(ip_a) == Some(0)),
+    );
+    let evs_b: Vec<u16> = (0..8).map(|i| 0xD000 + 18 * 64 + i).collect();
+    let evs_a: Vec<u16> = (0..8).map(|i| 0xC000 + 18 * 64 + i).collect();
+    assert_eq!(control_events(&mut ctl_b, b.qp.qpn(), EvNewState::Denied, 8), evs_b);
+    assert_eq!(control_events(&mut ctl_a, a.qp.qpn(), EvNewState::Denied, 8), evs_a);
+
+    // What completed before the port went down (B had read everything A
+    // sent before the update: it read the update after it).
+    let mut done = Vec::new();
+    while let Some(wc) = a.cq.poll_cq().unwrap() {
+        done.push((wc.wr_id, wc.status));
+    }
+    assert!(
+        done.len() < n,
+        "WRITEs were in flight when the port went down: {done:?}"
+    );
+    let placed = b.nic.stats().placed_bytes;
+    let down = a.nic.stats();
+    let rtos = a.nic.qp_counters(a.qp.qpn()).unwrap().rto_fired;
+    // The port stays down until A's "down" update gives up on its answer
+    // (B answered it, to a port that was down: dropped), a second later.
+    wait(
+        "A's down update times out",
+        Box::new(|| {
+            assert!(
+                a.cq.poll_cq().unwrap().is_none(),
+                "nothing completes while the port is down"
+            );
+            a.nic.stats().port_updates_timed_out == 1
+        }),
+    );
+    let held = a.nic.stats();
+    assert!(held.rx_port_down >= 1, "B's answer was dropped at the port: {held:?}");
+    assert_eq!(
+        held.tx_datagrams, down.tx_datagrams,
+        "nothing sent while down: {held:?}"
+    );
+    assert_eq!(
+        b.nic.stats().placed_bytes,
+        placed,
+        "nothing reaches B while A's port is down"
+    );
+    assert_eq!(
+        a.nic.qp_counters(a.qp.qpn()).unwrap().rto_fired,
+        rtos,
+        "A's QP is held: no retransmission timeout spent while its port is down"
+    );
+
+    a.ctx.device().set_port_up(0, true).expect("and up again");
+    assert_eq!(a.ctx.device().port_up(0), Some(true));
+    wait(
+        "B learns A's port is up",
+        Box::new(|| b.nic.peer_ports_up(ip_a) == Some(1)),
+    );
+    assert_eq!(control_events(&mut ctl_a, a.qp.qpn(), EvNewState::Good, 8), evs_a);
+    assert_eq!(control_events(&mut ctl_b, b.qp.qpn(), EvNewState::Good, 8), evs_b);
+    while done.len() < n {
+        let wc = poll(&mut a.cq, "a WRITE after the port came up");
+        done.push((wc.wr_id, wc.status));
+    }
+    let expect: Vec<(u64, CqStatus)> = (0..n as u64).map(|i| (i, CqStatus::Success)).collect();
+    assert_eq!(done, expect, "every WRITE once, in order, none failed");
+    let mut got = vec![0u8; total];
+    dst_buf.read(0, &mut got).unwrap();
+    assert!(got == want, "B's buffer holds exactly what A wrote");
+    assert_eq!(b.nic.stats().placed_bytes, total as u64, "each byte placed once");
+    // A's "down" update was answered to a port that was down (it times
+    // out, ENDPOINT_TIMEOUT); its "up" update is answered, with B's mask.
+    wait(
+        "A's two updates come to their ends",
+        Box::new(|| {
+            let s = a.nic.stats();
+            s.port_updates_answered + s.port_updates_timed_out == 2
+        }),
+    );
+    assert!(a.cq.poll_cq().unwrap().is_none(), "no completion twice");
+    let (sa, sb) = (a.nic.stats(), b.nic.stats());
+    assert_eq!((sa.port_downs, sa.port_ups, sa.port_updates_sent), (1, 1, 2), "{sa:?}");
+    assert_eq!((sa.port_updates_answered, sa.port_updates_timed_out), (1, 1), "{sa:?}");
+    assert!(
+        sa.rx_port_down >= 1,
+        "B's answer to the down update was dropped: {sa:?}"
+    );
+    assert_eq!(a.nic.peer_ports_up(ip_b), Some(1), "B's answer carried its ports");
+    assert_eq!((sb.peer_port_updates, sb.endpoint_requests), (2, 2), "{sb:?}");
+    assert_eq!((sb.tx_port_down, sb.rx_port_down), (0, 0), "B's port stayed up");
+}
+
+/// A port down and up lifts only the denials the NIC made: an EV the
+/// control plane denied before stays DENIED (the model's `allow_port`
+/// would lift it too), and WRITEs still go after the port is up.
+#[test]
+fn a_port_cycle_keeps_the_control_planes_denials() {
+    let _nics = beside_others();
+    use contract::layout::{EvEvent, EvNewState, EvReason};
+    let (mut a, mut b) = pair(23, 0.0);
+    let mut ctl = a.ctx.controller(8).unwrap();
+    let ev0 = 0xC000 + 23 * 64;
+    // Control events of A's QP until `want` with state `to` came.
+    let control = |ctl: &mut Controller, to: EvNewState, want: usize| {
+        let mut got: Vec<EvEvent> = Vec::new();
+        let start = Instant::now();
+        while got.iter().filter(|e| e.new_state == to).count() < want {
+            match ctl.poll_event().unwrap() {
+                Some(e) if e.reason == EvReason::Control => got.push(e),
+                Some(_) => {}
+                None => {
+                    assert!(start.elapsed() < HANG_GUARD, "{got:?}");
+                    std::thread::yield_now();
+                }
+            }
+        }
+        got
+    };
+    ctl.deny(&a.qp, 0xFFFF, ev0);
+    let e = control(&mut ctl, EvNewState::Denied, 1);
+    assert_eq!((e.len(), e[0].ev), (1, ev0));
+    a.ctx.device().set_port_up(0, false).unwrap();
+    let e = control(&mut ctl, EvNewState::Denied, 7);
+    assert_eq!(e.len(), 7, "only the 7 EVs that were not DENIED: {e:?}");
+    assert!(e.iter().all(|e| e.ev != ev0), "{e:?}");
+    a.ctx.device().set_port_up(0, true).unwrap();
+    let e = control(&mut ctl, EvNewState::Good, 7);
+    assert_eq!(e.len(), 7, "{e:?}");
+    assert!(e.iter().all(|e| e.ev != ev0), "the control plane's denial stays: {e:?}");
+    transfer(&mut a, &mut b, &[65536, 100]);
+    ctl.allow(&a.qp, 0xFFFF, ev0);
+    let e = control(&mut ctl, EvNewState::Good, 1);
+    assert_eq!((e.len(), e[0].ev), (1, ev0));
+    let s = a.nic.stats();
+    assert_eq!((s.port_downs, s.port_ups, s.port_updates_sent), (1, 1, 2), "{s:?}");
+}

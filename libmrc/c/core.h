@@ -32,6 +32,8 @@ struct mrcx_async_event {
 int mrcx_async_fd(const void *ctx);
 int mrcx_get_async_event(const void *ctx, struct mrcx_async_event *out);
 int mrcx_port_mtu(const void *ctx);
+int mrcx_port_up(const void *ctx, uint8_t port);
+int mrcx_port_set_up(const void *ctx, uint8_t port, int up);
 void *mrcx_create_cq(const void *ctx, int entries, uintptr_t handle,
                      const void *channel);
 int mrcx_req_notify(const void *cq);

@@ -47,18 +47,24 @@ int mrc_ctl_query_port(struct ibv_context *ctx, uint8_t port_num,
   int rc = ibv_query_port(ctx, port_num, &pa);
   if (rc)
     return rc;
+  int up = mrcx_port_up(mrc_ours(ctx)->rs, (uint8_t)(port_num - 1));
+  if (up < 0)
+    return -up;
   memset(attr, 0, sizeof(*attr));
   attr->state = pa.state;
-  attr->admin_up = 1;
+  attr->admin_up = (uint32_t)up;
   attr->active_mtu = pa.active_mtu;
   return 0;
 }
 
+/* A soft NIC's port goes down and up (docs/host.md, "Ports"); a card
+ * refuses down with EOPNOTSUPP (up: 0, its port is always up). */
 int mrc_ctl_set_port_admin_state(struct ibv_context *ctx, uint8_t port_num,
                                  int up) {
-  if (!mrc_ours(ctx) || port_num != 1)
+  struct mrc_ibv_context *c = mrc_ours(ctx);
+  if (!c || port_num != 1)
     return EINVAL;
-  return up ? 0 : EOPNOTSUPP;
+  return mrcx_port_set_up(c->rs, (uint8_t)(port_num - 1), up);
 }
 
 int mrc_ctl_create_ev_format_profile(struct ibv_context *ctx,

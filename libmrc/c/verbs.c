@@ -174,7 +174,12 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
   struct mrc_ibv_context *c = mrc_ours(context);
   if (!c || !attr || port_num != 1)
     return EINVAL;
-  attr->state = IBV_PORT_ACTIVE;
+  /* Administratively down (mrc_ctl_set_port_admin_state): DOWN, and
+     its physical state Disabled. */
+  int up = mrcx_port_up(c->rs, 0);
+  if (up < 0)
+    return -up;
+  attr->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = ib_mtu(mrcx_port_mtu(c->rs));
   attr->gid_tbl_len = 1;
@@ -183,7 +188,7 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
   attr->max_vl_num = 1;
   attr->active_width = 2; /* 4x */
   attr->active_speed = 32; /* EDR lanes: 4 x 25 Gb/s */
-  attr->phys_state = 5;    /* LinkUp */
+  attr->phys_state = up ? 5 : 3; /* LinkUp, Disabled */
   attr->link_layer = IBV_LINK_LAYER_ETHERNET;
   return 0;
 }

@@ -54,7 +54,11 @@ int mrc_ctl_query_device(struct ibv_context *ctx,
                          struct mrc_ctl_device_attr *attr);
 int mrc_ctl_query_port(struct ibv_context *ctx, uint8_t port_num,
                        struct mrc_ctl_port_attr *attr);
-/* up = 0 (taking the port down) is not implemented (EOPNOTSUPP). */
+/* up = 0 takes the port down, nonzero brings it up. On a soft NIC the
+ * peers it has QPs with are told (Port Status Update), then the port sends
+ * and takes nothing and its QPs' EVs are DENIED until it is up again; a
+ * card refuses down (EOPNOTSUPP). EINVAL: not our device, or a port other
+ * than 1. Down, mrc_ctl_query_port reports IBV_PORT_DOWN, admin_up 0. */
 int mrc_ctl_set_port_admin_state(struct ibv_context *ctx, uint8_t port_num,
                                  int up);
 

@@ -281,6 +281,45 @@ pub unsafe extern "C" fn mrcx_port_mtu(c: *const Ctx) -> c_int {
     })
 }
 
+/// Whether port `port` (0-based) of the context's device is up: 1, 0, or
+/// `-EINVAL` (no such port).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_port_up(c: *const Ctx, port: u8) -> c_int {
+    // SAFETY: a live context.
+    let Some(c) = (unsafe { c.as_ref() }) else {
+        return -libc_einval();
+    };
+    guard(-libc_einval(), || match c.ctx.device().port_up(port) {
+        Some(up) => c_int::from(up),
+        None => -libc_einval(),
+    })
+}
+
+/// Take port `port` (0-based) of the context's device down (`up` 0) or
+/// up: 0, `EINVAL` (no such port), or `EOPNOTSUPP` (the device has no
+/// port control: a card, whose port is always up, so asking for up is 0).
+#[no_mangle]
+pub unsafe extern "C" fn mrcx_port_set_up(c: *const Ctx, port: u8, up: c_int) -> c_int {
+    const EOPNOTSUPP: c_int = 95;
+    // SAFETY: a live context.
+    let Some(c) = (unsafe { c.as_ref() }) else {
+        return libc_einval();
+    };
+    let up = up != 0;
+    guard(libc_einval(), || {
+        let dev = c.ctx.device();
+        match dev.port_up(port) {
+            None => libc_einval(),
+            Some(now) if now == up => 0,
+            Some(_) => match dev.set_port_up(port, up) {
+                Ok(()) => 0,
+                Err(driver::DeviceError::Unsupported(_)) => EOPNOTSUPP,
+                Err(_) => libc_einval(),
+            },
+        }
+    })
+}
+
 /// `EBUSY`: an object still in use.
 const EBUSY: c_int = 16;
 

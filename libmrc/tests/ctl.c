@@ -189,7 +189,12 @@ int main(void) {
   CHECK(mrc_ctl_query_port(a.ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE &&
         pa.admin_up == 1);
   CHECK(mrc_ctl_query_port(a.ctx, 2, &pa) == EINVAL);
-  CHECK(mrc_ctl_set_port_admin_state(a.ctx, 1, 0) == EOPNOTSUPP);
+  CHECK(mrc_ctl_query_port(a.ctx, 0, &pa) == EINVAL);
+  CHECK(mrc_ctl_query_port(a.ctx, 1, NULL) == EINVAL);
+  CHECK(mrc_ctl_set_port_admin_state(a.ctx, 2, 0) == EINVAL);
+  CHECK(mrc_ctl_set_port_admin_state(a.ctx, 0, 1) == EINVAL);
+  CHECK(mrc_ctl_set_port_admin_state(NULL, 1, 0) == EINVAL);
+  CHECK(mrc_ctl_set_port_admin_state(a.ctx, 1, 1) == 0); /* up already */
 
   /* EV formats. */
   struct mrc_ctl_ev_format_attr fa = {.num_fields = 3, .field_bits = {8, 8, 16}};
@@ -379,6 +384,77 @@ int main(void) {
         lost.status == ETIMEDOUT);
   struct mrc_ctl_endpoint_op bad = {.type = 7};
   CHECK(mrc_ctl_post_endpoint_ops(a.ctx, &bad, 1) == EINVAL);
+
+  /* A's port goes down (docs/host.md, "Ports") with a WRITE posted: A
+   * tells B, its QP's EVs are DENIED (events on the EV-event CQ), the
+   * port sends and takes nothing (B's Port Status Update to A gets no
+   * answer, after 1 s) and the WRITE waits; up again, the EVs are GOOD,
+   * B gets its answer and the WRITE completes, once. */
+  {
+    struct mrc_ctl_ev_event evs[16];
+    while (mrc_ctl_poll_ev_cq(evcq, 16, evs) > 0)
+      ;
+    CHECK(mrc_ctl_set_port_admin_state(a.ctx, 1, 0) == 0);
+    CHECK(mrc_ctl_set_port_admin_state(a.ctx, 1, 0) == 0); /* down already */
+    CHECK(mrc_ctl_query_port(a.ctx, 1, &pa) == 0 && pa.state == IBV_PORT_DOWN &&
+          pa.admin_up == 0);
+    struct ibv_port_attr ipa;
+    CHECK(ibv_query_port(a.ctx, 1, &ipa) == 0 && ipa.state == IBV_PORT_DOWN);
+    CHECK(mrc_ctl_query_port(b.ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE &&
+          pa.admin_up == 1);
+    int denied = 0;
+    for (int i = 0; i < WAIT_MS && denied < NEVS; i++) {
+      int k = mrc_ctl_poll_ev_cq(evcq, 16, evs);
+      for (int j = 0; j < k; j++)
+        denied += evs[j].new_state == MRC_CTL_EV_DENIED &&
+                  evs[j].reason == MRC_CTL_EV_REASON_CONTROL &&
+                  evs[j].qp_num == a.qpn;
+      if (k == 0)
+        sleep_ms(1);
+    }
+    CHECK(denied == NEVS);
+    struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = MSG, .lkey = a.mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = 40, .sg_list = &sge, .num_sge = 1,
+                             .opcode = IBV_WR_RDMA_WRITE,
+                             .send_flags = IBV_SEND_SIGNALED};
+    wr.wr.rdma.remote_addr = (uintptr_t)b.buf;
+    wr.wr.rdma.rkey = b.mr->rkey;
+    struct ibv_send_wr *badwr;
+    memset(b.buf, 0, MSG);
+    CHECK(mrc_post_send(a.qp, &wr, &badwr) == 0);
+    struct mrc_ctl_endpoint_op st = {.type = MRC_CTL_ENDPOINT_PORT_STATUS_UPDATE,
+                                     .peer = a.gid, .ev = 0xD003};
+    CHECK(mrc_ctl_post_endpoint_ops(b.ctx, &st, 1) == 0 && st.status == ETIMEDOUT);
+    struct ibv_wc wc;
+    CHECK(mrc_poll_cq(a.cq, 1, &wc) == 0); /* held, a second later */
+    CHECK(b.buf[MSG - 1] == 0);
+    CHECK(mrc_ctl_set_port_admin_state(a.ctx, 1, 1) == 0);
+    CHECK(mrc_ctl_query_port(a.ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE &&
+          pa.admin_up == 1);
+    int good = 0;
+    for (int i = 0; i < WAIT_MS && good < NEVS; i++) {
+      int k = mrc_ctl_poll_ev_cq(evcq, 16, evs);
+      for (int j = 0; j < k; j++)
+        good += evs[j].new_state == MRC_CTL_EV_GOOD &&
+                evs[j].reason == MRC_CTL_EV_REASON_CONTROL && evs[j].qp_num == a.qpn;
+      if (k == 0)
+        sleep_ms(1);
+    }
+    CHECK(good == NEVS);
+    int n = 0;
+    for (int i = 0; i < WAIT_MS && n == 0; i++) {
+      n = mrc_poll_cq(a.cq, 1, &wc);
+      if (n == 0)
+        sleep_ms(1);
+    }
+    CHECK(n == 1 && wc.wr_id == 40 && wc.status == IBV_WC_SUCCESS);
+    CHECK(memcmp(a.buf, b.buf, MSG) == 0);
+    sleep_ms(50);
+    CHECK(mrc_poll_cq(a.cq, 1, &wc) == 0); /* once */
+    st.status = -1;
+    CHECK(mrc_ctl_post_endpoint_ops(b.ctx, &st, 1) == 0 && st.status == 0 &&
+          st.peer_ports_up == 1);
+  }
 
   /* Everything goes; the profiles once their QP has. */
   CHECK(ibv_close_device(a.ctx) == EBUSY);

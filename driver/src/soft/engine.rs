@@ -167,6 +167,17 @@ struct SoftQp {
 /// may wait a long time for a core on a loaded host.
 pub const ENDPOINT_TIMEOUT: Duration = Duration::from_ms(1000);
 
+/// Results of the program's endpoint requests kept at most (as the
+/// model's own queue); beyond it they are counted and dropped.
+const RESULT_QUEUE: usize = 1024;
+
+/// A port operation refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PortError {
+    #[error("a soft NIC has port 0 only, not {0}")]
+    NoSuchPort(u8),
+}
+
 pub struct Engine {
     cfg: SoftNicConfig,
     /// Raised when a completion reaches a CQ ring.
@@ -194,6 +205,23 @@ pub struct Engine {
     /// Where each request of our own goes (`send_endpoint_request`), in
     /// the order the endpoint sends them.
     request_to: VecDeque<SocketAddr>,
+    /// Our ports that are up (MRC 1.0's port status mask; a soft NIC has
+    /// one port, bit 0). Port 0 down: nothing is sent or taken.
+    ports_up: u32,
+    /// Each peer's ports as its last Port Status Update (request or
+    /// answer) said.
+    peer_ports: HashMap<IpAddr, u32>,
+    /// Per QP, the EV values the NIC denied itself because our port or
+    /// every port of the QP's peer is down (those that were DENIED by the
+    /// control plane already are not in it): the ones lifted when the
+    /// ports are up again.
+    port_held: HashMap<u32, Vec<u32>>,
+    /// Request ids of the Port Status Updates the NIC sent by itself
+    /// (a port going down or up): their results are counted, not handed
+    /// to the program.
+    own_requests: std::collections::HashSet<u16>,
+    /// Results of the program's endpoint requests, waiting to be taken.
+    results: VecDeque<EndpointResult>,
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
     dma: DmaMap,
     rng: ChaCha8Rng,
@@ -367,6 +395,11 @@ impl Engine {
             }),
             answer_to: VecDeque::new(),
             request_to: VecDeque::new(),
+            ports_up: 1,
+            peer_ports: HashMap::new(),
+            port_held: HashMap::new(),
+            own_requests: std::collections::HashSet::new(),
+            results: VecDeque::new(),
             dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
@@ -548,6 +581,7 @@ impl Engine {
     fn send_context(&mut self, now: Instant, idx: u16, r: &CfgRow) {
         let qpn = u32::from(idx);
         self.qps.remove(&qpn);
+        self.port_held.remove(&qpn);
         self.unbuilt.remove(&qpn);
         let ctx = match SqContext::decode(&r.data[..layout::sq_ctx::SIZE]) {
             Ok(c) => c,
@@ -569,6 +603,10 @@ impl Engine {
                     }
                 }
                 self.qps.insert(qpn, q);
+                self.port_held.remove(&qpn);
+                // Built while our port or its peer's are down: its EVs
+                // start DENIED.
+                self.hold_or_release(now, qpn);
             }
             None => {
                 self.stats.bad_rows += 1;
@@ -752,12 +790,18 @@ impl Engine {
     /// [`Engine::step`] without reading the socket: timers, events,
     /// placements and sends (after a doorbell, whose caller reads the
     /// socket when it polls: an empty read costs a system call).
+    ///
+    /// While the port is down the QPs are held: nothing can leave, so
+    /// their timers do not run (no retransmission timeout is spent on a
+    /// packet the port could not send) and they are not asked for packets;
+    /// what they hold leaves when the port is up.
     pub fn step_tx(&mut self, now: Instant) -> bool {
         let mut busy = false;
+        let held = !self.port_is_up();
         let due: Vec<u32> = self
             .qps
             .iter()
-            .filter(|(_, q)| q.model.poll_timeout().is_some_and(|t| t <= now))
+            .filter(|(_, q)| !held && q.model.poll_timeout().is_some_and(|t| t <= now))
             .map(|(&n, _)| n)
             .collect();
         for n in due {
@@ -768,7 +812,7 @@ impl Engine {
         }
         let qpns: Vec<u32> = self.qps.keys().copied().collect();
         for n in qpns {
-            busy |= self.service(now, n);
+            busy |= self.service(now, n, !held);
         }
         busy |= self.service_endpoint(now);
         self.flush();
@@ -777,7 +821,12 @@ impl Engine {
 
     /// The next time a model wants `handle_timeout`.
     pub fn next_timeout(&self) -> Option<Instant> {
-        let qps = self.qps.values().filter_map(|q| q.model.poll_timeout()).min();
+        // Held while the port is down (`step_tx`).
+        let qps = if self.port_is_up() {
+            self.qps.values().filter_map(|q| q.model.poll_timeout()).min()
+        } else {
+            None
+        };
         [qps, self.endpoint.poll_timeout()].into_iter().flatten().min()
     }
 
@@ -794,6 +843,18 @@ impl Engine {
         };
         if let Some(b) = &batch {
             for (i, r) in b.got.iter().enumerate() {
+                if !self.port_is_up() {
+                    // The port is down: whatever reached it is lost, each
+                    // datagram of a run counted.
+                    let n = if r.segment == 0 {
+                        1
+                    } else {
+                        r.len.div_ceil(r.segment).max(1)
+                    };
+                    self.stats.rx_datagrams += n as u64;
+                    self.stats.rx_port_down += n as u64;
+                    continue;
+                }
                 if r.truncated {
                     self.stats.rx_datagrams += 1;
                     self.stats.rx_dropped += 1;
@@ -866,6 +927,13 @@ impl Engine {
             self.stats.rx_dropped += 1;
             return;
         }
+        if let proto::wire::mrc10::Headers::Endpoint { erth, .. } = pkt.headers {
+            if erth.op == proto::wire::mrc10::EndpointOp::PortStatusUpdate {
+                // A request tells us its sender's ports, and so does the
+                // answer to ours.
+                self.peer_port_status(now, from.ip(), erth.port_status_mask);
+            }
+        }
         if pkt.bth.opcode == Opcode::EndpointRequest && self.endpoint.counters().answers_dropped == dropped {
             // The requester's address: its IP and the RoCEv2 port (its
             // request left from the port of the EV probed).
@@ -883,6 +951,7 @@ impl Engine {
             self.endpoint.handle_timeout(now);
             busy = true;
         }
+        self.take_endpoint_results();
         while let Some(pkt) = self.endpoint.poll_transmit(now) {
             busy = true;
             let to = if pkt.bth.opcode == Opcode::EndpointRequest {
@@ -930,12 +999,184 @@ impl Engine {
 
     /// The oldest result of our endpoint requests not yet taken.
     pub fn endpoint_result(&mut self) -> Option<EndpointResult> {
-        self.endpoint.poll_result()
+        self.take_endpoint_results();
+        self.results.pop_front()
+    }
+
+    /// Move the endpoint's results to the program's queue, counting (and
+    /// keeping out of it) those of the NIC's own Port Status Updates.
+    fn take_endpoint_results(&mut self) {
+        while let Some(r) = self.endpoint.poll_result() {
+            let id = match r {
+                EndpointResult::EvProbe { request_id, .. }
+                | EndpointResult::PortStatus { request_id, .. }
+                | EndpointResult::TimedOut { request_id, .. } => request_id,
+            };
+            if self.own_requests.remove(&id) {
+                match r {
+                    EndpointResult::TimedOut { .. } => self.stats.port_updates_timed_out += 1,
+                    _ => self.stats.port_updates_answered += 1,
+                }
+                continue;
+            }
+            if self.results.len() >= RESULT_QUEUE {
+                self.stats.endpoint_results_dropped += 1;
+            } else {
+                self.results.push_back(r);
+            }
+        }
+    }
+
+    // ---- ports ----
+
+    fn port_is_up(&self) -> bool {
+        self.ports_up & 1 != 0
+    }
+
+    /// Whether port `port` is administratively up (`None`: no such port;
+    /// a soft NIC has port 0 only).
+    pub fn port_up(&self, port: u8) -> Option<bool> {
+        (port == 0).then_some(self.port_is_up())
+    }
+
+    /// The ports of the NIC at `peer` as its last Port Status Update said
+    /// (`None`: it sent none).
+    pub fn peer_ports_up(&self, peer: IpAddr) -> Option<u32> {
+        self.peer_ports.get(&peer).copied()
+    }
+
+    /// Take port `port` down or up (docs/host.md, "Ports"). Down: every
+    /// peer we have a QP with is sent a Port Status Update with the new
+    /// mask while the port still sends, then the port stops (nothing sent,
+    /// nothing taken: counted `tx_port_down`, `rx_port_down`), every QP's
+    /// EVs on it are DENIED (`EvSet::deny_port`) and the QPs are held
+    /// ([`Engine::step_tx`]). Up: the port sends and takes again, the EVs
+    /// the NIC denied are allowed, the peers are told, and the QPs send
+    /// what they hold. Setting the state the port has changes nothing.
+    pub fn set_port_up(&mut self, now: Instant, port: u8, up: bool) -> Result<(), PortError> {
+        if port != 0 {
+            return Err(PortError::NoSuchPort(port));
+        }
+        if self.port_is_up() == up {
+            return Ok(());
+        }
+        let mask = if up { self.ports_up | 1 } else { self.ports_up & !1 };
+        self.endpoint.set_ports_up(mask);
+        if up {
+            self.ports_up = mask;
+            self.stats.port_ups += 1;
+            let qpns: Vec<u32> = self.qps.keys().copied().collect();
+            for n in qpns {
+                self.hold_or_release(now, n);
+            }
+            self.tell_peers(now);
+        } else {
+            // The update leaves before the port stops.
+            self.tell_peers(now);
+            self.ports_up = mask;
+            self.stats.port_downs += 1;
+            let qpns: Vec<u32> = self.qps.keys().copied().collect();
+            for n in qpns {
+                self.hold_or_release(now, n);
+            }
+        }
+        // The EV events of the denials and allowances, and what the QPs
+        // send (nothing while down).
+        self.step_tx(now);
+        Ok(())
+    }
+
+    /// A Port Status Update with our mask to every peer we have a QP with,
+    /// on the first EV of one of its QPs (the path its traffic takes).
+    fn tell_peers(&mut self, now: Instant) {
+        if self.cfg.dialect != Dialect::Mrc10 {
+            // The legacy profile has no endpoint (QPN 0x2): nobody to tell.
+            return;
+        }
+        let mut peers: Vec<(IpAddr, u32)> = Vec::new();
+        for q in self.qps.values() {
+            let ev = q.model.ev_set().map_or(u32::from(self.cfg.port), |s| s.value(0));
+            if !peers.iter().any(|(ip, _)| *ip == q.peer.ip()) {
+                peers.push((q.peer.ip(), ev));
+            }
+        }
+        for (peer, ev) in peers {
+            match self.endpoint.port_status_update(now, ev) {
+                Ok(id) => {
+                    self.own_requests.insert(id);
+                    self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+                    self.stats.port_updates_sent += 1;
+                }
+                // Too many requests await answers: this peer learns the
+                // state from its QP's losses (or the next update).
+                Err(_) => self.stats.port_updates_refused += 1,
+            }
+        }
+        self.service_endpoint(now);
+        self.flush();
+    }
+
+    /// Peer `peer` says its ports are `mask`: with none up, our QPs to it
+    /// deny their EVs (every path to it is dead); with one up again, the
+    /// denials are lifted. Which of its ports an EV of ours reaches is the
+    /// fabric's business (MRC 1.0's EVs name the sender's port), so a peer
+    /// with some ports down and some up changes nothing here.
+    fn peer_port_status(&mut self, now: Instant, peer: IpAddr, mask: u32) {
+        self.stats.peer_port_updates += 1;
+        if self.peer_ports.insert(peer, mask) == Some(mask) {
+            return;
+        }
+        let qpns: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.peer.ip() == peer)
+            .map(|(&n, _)| n)
+            .collect();
+        for n in qpns {
+            self.hold_or_release(now, n);
+        }
+    }
+
+    /// Deny QP `qpn`'s EVs if our port or every port of its peer is down
+    /// (recording which the NIC denied), or lift the NIC's denials if
+    /// neither is. The EV events reach the EV-event ring at the QP's next
+    /// service.
+    fn hold_or_release(&mut self, now: Instant, qpn: u32) {
+        let own_down = !self.port_is_up();
+        let Some(q) = self.qps.get_mut(&qpn) else { return };
+        let peer_down = self.peer_ports.get(&q.peer.ip()) == Some(&0);
+        let held = self.port_held.contains_key(&qpn);
+        if own_down || peer_down {
+            if held {
+                return;
+            }
+            let Some(set) = q.model.ev_set() else { return };
+            let values: Vec<u32> = (0..set.len() as u16)
+                .filter(|&i| set.state(i) != EvState::Denied)
+                .map(|i| set.value(i))
+                .collect();
+            if own_down {
+                // MRC 1.0's port status: every EV on our port.
+                q.model.deny_port_evs(now, 0);
+            } else {
+                for &v in &values {
+                    q.model.deny_evs(now, u32::MAX, v);
+                }
+            }
+            self.port_held.insert(qpn, values);
+        } else if let Some(values) = self.port_held.remove(&qpn) {
+            // Only the NIC's own denials: an EV the control plane denied
+            // stays DENIED (the model's `allow_port` would lift it too).
+            for v in values {
+                q.model.allow_evs(now, u32::MAX, v);
+            }
+        }
     }
 
     /// One QP: place what it accepted, report its events, send what it
-    /// has. Returns whether anything happened.
-    fn service(&mut self, now: Instant, qpn: u32) -> bool {
+    /// has (if `send`: not while the port is down). Returns whether
+    /// anything happened.
+    fn service(&mut self, now: Instant, qpn: u32, send: bool) -> bool {
         let mut busy = false;
         let Some(q) = self.qps.get_mut(&qpn) else { return false };
         if q.model.memory().has_placements() {
@@ -957,7 +1198,7 @@ impl Engine {
             self.event(qpn, ev);
         }
         self.drain_refused(qpn);
-        while let Some(q) = self.qps.get_mut(&qpn) {
+        while let Some(q) = self.qps.get_mut(&qpn).filter(|_| send) {
             let Some(pkt) = q.model.poll_transmit(now) else { break };
             let (peer, peer_mac) = (q.peer, q.peer_mac);
             busy = true;
@@ -1053,6 +1294,10 @@ impl Engine {
             dst_mac: peer_mac,
             ip,
         };
+        if !self.port_is_up() {
+            self.stats.tx_port_down += 1;
+            return;
+        }
         if self.cfg.tx_loss > 0.0 && self.rng.gen::<f64>() < self.cfg.tx_loss {
             self.stats.tx_lost += 1;
             return;

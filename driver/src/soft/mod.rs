@@ -209,6 +209,32 @@ pub struct SoftStats {
     /// Segmentation-offload sends the kernel refused (the socket sends
     /// datagram by datagram from then on).
     pub gso_refused: u64,
+    /// Datagrams not sent because the port was down: endpoint answers and
+    /// requests (the QPs are held while it is down: they send nothing).
+    pub tx_port_down: u64,
+    /// Datagrams that arrived while the port was down, dropped (also
+    /// counted in `rx_datagrams`).
+    pub rx_port_down: u64,
+    /// Times the port was taken down and brought up
+    /// ([`Device::set_port_up`]).
+    pub port_downs: u64,
+    pub port_ups: u64,
+    /// Port Status Updates the NIC sent by itself when its port went down
+    /// or up (one per peer it has QPs with), how many were answered and
+    /// how many got no answer within [`engine::ENDPOINT_TIMEOUT`] (the
+    /// answer to a "down" update reaches a port that is down: it times
+    /// out), and how many could not be sent (too many endpoint requests
+    /// awaiting answers).
+    pub port_updates_sent: u64,
+    pub port_updates_answered: u64,
+    pub port_updates_timed_out: u64,
+    pub port_updates_refused: u64,
+    /// Port Status Updates received from peers (their requests, and the
+    /// answers to ours).
+    pub peer_port_updates: u64,
+    /// Results of the program's endpoint requests dropped because 1,024
+    /// were waiting to be taken.
+    pub endpoint_results_dropped: u64,
 }
 
 struct Inner {
@@ -348,6 +374,12 @@ impl SoftNic {
         self.inner.engine().qp_counters(qpn)
     }
 
+    /// The ports of the soft NIC at `peer` as its last Port Status Update
+    /// said (bit 0: its one port is up); `None` if it sent none.
+    pub fn peer_ports_up(&self, peer: IpAddr) -> Option<u32> {
+        self.inner.engine().peer_ports_up(peer)
+    }
+
     /// The address the NIC receives on.
     pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
         self.inner.engine().port().local_addr()
@@ -479,6 +511,21 @@ impl Device for SoftNic {
         // Nothing yet: run what is due, as a poll does.
         e.step(now);
         e.endpoint_result()
+    }
+
+    /// A soft NIC has one port (0). Down, it tells its peers, then sends
+    /// and takes nothing ([`engine::Engine::set_port_up`]).
+    fn set_port_up(&self, port: u8, up: bool) -> Result<(), DeviceError> {
+        let now = self.inner.now();
+        let r = self.inner.engine().set_port_up(now, port, up);
+        // Updates await answers: their timeouts may be earlier than the
+        // thread's wake-up.
+        self.inner.wake.wake();
+        r.map_err(|_| DeviceError::Unsupported("a port other than 0 (a soft NIC has one)"))
+    }
+
+    fn port_up(&self, port: u8) -> Option<bool> {
+        self.inner.engine().port_up(port)
     }
 
     /// One vector: a completion reached a CQ ring ([`interrupt`]).
