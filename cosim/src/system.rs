@@ -302,6 +302,8 @@ pub struct SystemReport {
     pub rtos: u64,
     pub ev_marked_bad: u64,
     pub ev_changes: Vec<EvChange>,
+    /// A's send completions with an error status (QP errors).
+    pub error_completions: u64,
     pub counters_a: BTreeMap<String, u64>,
     pub counters_b: BTreeMap<String, u64>,
     pub link_ab: Vec<PathStats>,
@@ -360,6 +362,8 @@ pub struct System {
     send_in_order: bool,
     imm_in_order: bool,
     no_qp_error: bool,
+    /// Send completions with a status other than SUCCESS.
+    error_completions: u64,
     a_writes_seen: u64,
     b_writes_seen: u64,
 }
@@ -423,6 +427,7 @@ impl System {
             send_in_order: true,
             imm_in_order: true,
             no_qp_error: true,
+            error_completions: 0,
             a_writes_seen: 0,
             b_writes_seen: 0,
             cfg,
@@ -521,6 +526,9 @@ impl System {
             let want = u64::from(self.send_ci);
             if c.status != CqStatus::Success || c.qp != u32::from(A_QP) {
                 self.no_qp_error = false;
+                if c.status != CqStatus::Success {
+                    self.error_completions += 1;
+                }
                 if self.failures.len() < 20 {
                     self.failures.push(format!("send CQE {want}: {c:?}"));
                 }
@@ -796,6 +804,7 @@ impl System {
             rtos: counters_a["rto"],
             ev_marked_bad: counters_a["ev_marked_bad"],
             ev_changes: self.ev_changes.clone(),
+            error_completions: self.error_completions,
             counters_a,
             counters_b,
             link_ab: self.fabric.ab.stats.clone(),
@@ -888,6 +897,10 @@ pub struct GoldenComparison {
     pub golden_retransmissions: u64,
     pub golden_rtos: u64,
     pub golden_ev_marked_bad: usize,
+    /// EV state changes of every kind the model reported.
+    pub golden_ev_changes: usize,
+    /// The model's error completions (QP errors).
+    pub golden_error_completions: usize,
     pub golden_goodput_gbps: f64,
     pub golden_completion_ns: f64,
     pub hw_retransmissions: u64,
@@ -918,6 +931,8 @@ pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparis
             .iter()
             .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
             .count(),
+        golden_ev_changes: golden.ev_changes.len(),
+        golden_error_completions: golden.error_completions.len(),
         golden_goodput_gbps: golden.goodput_gbps,
         golden_completion_ns: golden.completion_time_ps as f64 / 1000.0,
         hw_retransmissions: h,
