@@ -53,9 +53,10 @@ impl Metric {
 pub enum Direction {
     /// The hardware may do less: `hw <= golden + SLACK` (and `hw >= 0`).
     Fewer,
-    /// The hardware may do more: `golden - SLACK <= hw <= golden x
-    /// factor + SLACK`.
-    More { factor: u64 },
+    /// The hardware may do more, up to one per EV of the QP (no EV is
+    /// marked twice: neither side probes a marked EV back to GOOD):
+    /// `golden - SLACK <= hw <= evs`.
+    MoreUpToEvs,
 }
 
 /// A named departure from "close" for one metric of one scenario, with
@@ -69,19 +70,17 @@ pub struct Allowance {
 }
 
 impl Allowance {
-    pub fn admits(&self, hw: u64, golden: u64) -> bool {
+    pub fn admits(&self, hw: u64, golden: u64, evs: u64) -> bool {
         match self.direction {
             Direction::Fewer => hw <= golden + SLACK,
-            Direction::More { factor } => hw + SLACK >= golden && hw <= golden.saturating_mul(factor).max(1) + SLACK,
+            Direction::MoreUpToEvs => hw + SLACK >= golden && hw <= evs,
         }
     }
 
     pub fn rule(&self) -> String {
         match self.direction {
             Direction::Fewer => format!("allowance: hw <= model + {SLACK}"),
-            Direction::More { factor } => {
-                format!("allowance: model - {SLACK} <= hw <= max(model x {factor}, 1) + {SLACK}")
-            }
+            Direction::MoreUpToEvs => format!("allowance: model - {SLACK} <= hw <= EVs of the QP"),
         }
     }
 }
@@ -100,6 +99,8 @@ pub struct Expectations {
 /// [`GoldenComparison`], or written by hand in a test).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Figures {
+    /// EVs of A's QP.
+    pub evs: u64,
     pub scoreboard_ok: bool,
     pub timed_out: bool,
     /// None without the golden model's run.
@@ -113,8 +114,9 @@ pub struct Figures {
 }
 
 impl Figures {
-    pub fn of(hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
+    pub fn of(evs: u16, hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
         Figures {
+            evs: u64::from(evs),
             scoreboard_ok: hw.scoreboard.ok(),
             timed_out: hw.timed_out,
             same_delivery: golden.map(|g| g.same_delivery),
@@ -201,7 +203,7 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
     ] {
         let Some(g) = golden else { continue };
         let (ok, rule) = match exp.allowances.iter().find(|a| a.metric == metric) {
-            Some(a) => (a.admits(hw, g), format!("{}: {}", a.rule(), a.reason)),
+            Some(a) => (a.admits(hw, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
             None => (
                 close(hw, g),
                 format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE),
@@ -245,6 +247,7 @@ mod tests {
 
     fn clean() -> Figures {
         Figures {
+            evs: 8,
             scoreboard_ok: true,
             timed_out: false,
             same_delivery: Some(true),
@@ -259,7 +262,7 @@ mod tests {
 
     const MORE_MARKS: &[Allowance] = &[Allowance {
         metric: Metric::EvMarkedBad,
-        direction: Direction::More { factor: 8 },
+        direction: Direction::MoreUpToEvs,
         reason: "test",
     }];
 
@@ -303,10 +306,10 @@ mod tests {
         let v = judge(&f, &allowed);
         assert!(v.ok && v.allowances().len() == 1, "{v:?}");
         let f = Figures {
-            hw_marked_bad: 11,
+            hw_marked_bad: 9,
             ..clean()
         };
-        assert!(!judge(&f, &allowed).ok, "beyond the allowance");
+        assert!(!judge(&f, &allowed).ok, "beyond the allowance (more marks than EVs)");
         // An allowance for more does not admit fewer.
         let f = Figures {
             hw_marked_bad: 0,
