@@ -161,7 +161,8 @@ impl Verdict {
             .collect()
     }
 
-    /// The allowances that were applied, `metric: reason`.
+    /// The allowances that were applied (the plain rule failed), each
+    /// `allowance: bound: reason`.
     pub fn allowances(&self) -> Vec<&str> {
         self.checks
             .iter()
@@ -202,12 +203,11 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
         (Metric::EvMarkedBad, f.hw_marked_bad, f.golden_marked_bad),
     ] {
         let Some(g) = golden else { continue };
+        let plain = format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
+        // An allowance applies only where the plain rule fails.
         let (ok, rule) = match exp.allowances.iter().find(|a| a.metric == metric) {
-            Some(a) => (a.admits(hw, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
-            None => (
-                close(hw, g),
-                format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE),
-            ),
+            Some(a) if !close(hw, g) => (a.admits(hw, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
+            _ => (close(hw, g), plain),
         };
         checks.push(Check {
             what: metric.name(),
