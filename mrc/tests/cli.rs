@@ -462,6 +462,9 @@ fn cosim_scenarios_run_by_name() {
     for name in ["lossless", "loss-5", "ev-blackholed", "ev-flapping", "psn-wrap"] {
         assert!(list.lines().any(|l| l.starts_with(name)), "{name}: {list}");
     }
+    // Every allowance is listed with its reason.
+    assert!(list.contains("allowance (resends):"), "{list}");
+    assert!(list.contains("allowance (EVs marked ASSUMED_BAD):"), "{list}");
     for (args, what) in [
         (vec!["cosim", "--scenario", "nope"], "--scenario nope"),
         (vec!["cosim", "--flap-ev", "2@1us/4us/5us"], "--flap-ev"),
@@ -487,6 +490,7 @@ fn cosim_scenarios_run_by_name() {
     let run = &v[0];
     assert_eq!(run["scenario"], "ev-flapping");
     assert_eq!(run["ok"], true, "{run:#}");
+    assert_eq!(run["verdict"]["ok"], true, "{run:#}");
     assert_eq!(run["hardware"]["messages_completed"], 60);
     let swallowed: u64 = run["hardware"]["link_ab"][3]["blackholed"].as_u64().unwrap();
     assert!(
