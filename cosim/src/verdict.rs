@@ -90,8 +90,11 @@ impl Allowance {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Expectations {
     pub allowances: &'static [Allowance],
-    /// The scenario calls for QP errors (error completions): then the
-    /// hardware's count must equal the model's and be non-zero.
+    /// The scenario calls for a QP error (error completions): then both
+    /// the hardware and the model must have one. Which one came first is
+    /// part of the delivery check (`GoldenComparison::same_delivery`); the
+    /// counts differ by design (the model's runner stops at the error,
+    /// the driver flushes every message it posts).
     pub qp_error: bool,
 }
 
@@ -219,8 +222,8 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
     }
     let (ok, rule) = if exp.qp_error {
         (
-            f.hw_qp_errors > 0 && f.golden_qp_errors.is_none_or(|g| g == f.hw_qp_errors),
-            "the scenario calls for QP errors: as many as the model's, at least one",
+            f.hw_qp_errors > 0 && f.golden_qp_errors.is_none_or(|g| g > 0),
+            "the scenario calls for a QP error: on both sides, the same first one (delivery)",
         )
     } else {
         (
@@ -348,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn expected_qp_errors_must_happen_and_match_the_model() {
+    fn expected_qp_errors_must_happen_on_both_sides() {
         let exp = Expectations {
             allowances: &[],
             qp_error: true,
@@ -360,7 +363,21 @@ mod tests {
             ..clean()
         };
         assert!(judge(&f, &exp).ok);
-        assert!(!judge(&Figures { hw_qp_errors: 2, ..f }, &exp).ok);
+        assert!(
+            judge(&Figures { hw_qp_errors: 10, ..f }, &exp).ok,
+            "the driver flushes more"
+        );
+        assert!(
+            !judge(
+                &Figures {
+                    golden_qp_errors: Some(0),
+                    ..f
+                },
+                &exp
+            )
+            .ok,
+            "the model had none"
+        );
         assert!(!judge(&clean(), &exp).ok, "no error where one was expected");
     }
 }

@@ -306,6 +306,8 @@ struct NamedScenario {
     name: &'static str,
     about: &'static str,
     apply: fn(&mut CosimArgs),
+    /// What it changes in the system beyond the options.
+    system: fn(&mut SystemConfig),
     /// Allowances (with their reasons) and expected QP errors; the
     /// default: resends and EVs marked ASSUMED_BAD close to the model's
     /// (`cosim::verdict::close`), no QP error.
@@ -343,9 +345,15 @@ const PLAIN: Expectations = Expectations {
     allowances: &[],
     qp_error: false,
 };
+const QP_ERROR: Expectations = Expectations {
+    allowances: &[],
+    qp_error: true,
+};
 
 /// The EV the fault scenarios fail or flap (an index below the default 8).
 const SCENARIO_EV: u16 = 3;
+
+fn keep(_: &mut SystemConfig) {}
 
 fn no_faults(a: &mut CosimArgs) {
     a.no_failure = true;
@@ -356,14 +364,14 @@ fn no_faults(a: &mut CosimArgs) {
 /// The scenarios the co-simulated system can run today, each with its
 /// expectations (allowances with their reasons, expected QP errors). The
 /// issue's set also has an EV degraded to 25%, a trimming incast through
-/// a switch queue with ECN, a remote-access violation, 16 QPs and the
-/// full MPR window during a failure, which the two-NIC system does not
-/// model yet (`docs/cosim.md`).
+/// a switch queue with ECN, 16 QPs and the full MPR window during a
+/// failure, which the two-NIC system does not model yet (`docs/cosim.md`).
 const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "lossless",
         about: "no loss, no fault",
         apply: no_faults,
+        system: keep,
         expect: PLAIN,
     },
     NamedScenario {
@@ -373,6 +381,7 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.001;
         },
+        system: keep,
         expect: LOSS,
     },
     NamedScenario {
@@ -382,6 +391,7 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.01;
         },
+        system: keep,
         expect: LOSS,
     },
     NamedScenario {
@@ -391,6 +401,7 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.05;
         },
+        system: keep,
         expect: LOSS,
     },
     NamedScenario {
@@ -401,6 +412,7 @@ const SCENARIOS: &[NamedScenario] = &[
             a.no_failure = false;
             a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(50))];
         },
+        system: keep,
         expect: Expectations {
             allowances: &[FEWER_RESENDS_BLACKHOLED],
             qp_error: false,
@@ -418,6 +430,7 @@ const SCENARIOS: &[NamedScenario] = &[
                 Duration::from_us(20),
             )];
         },
+        system: keep,
         expect: PLAIN,
     },
     NamedScenario {
@@ -428,7 +441,16 @@ const SCENARIOS: &[NamedScenario] = &[
             a.loss = 0.001;
             a.start_psn = (1 << 24) - 16;
         },
+        system: keep,
         expect: LOSS,
+    },
+    NamedScenario {
+        name: "remote-access",
+        about: "no loss; the middle message's WRITE carries an rkey B refuses: \
+                REMOTE_ACCESS for it, FLUSHED after it, the QP in ERR",
+        apply: no_faults,
+        system: |c| c.refused_message = Some(c.messages.len() / 2),
+        expect: QP_ERROR,
     },
 ];
 
@@ -480,7 +502,8 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     for s in chosen {
         let mut a = args.clone();
         (s.apply)(&mut a);
-        let cfg = config(&a)?;
+        let mut cfg = config(&a)?;
+        (s.system)(&mut cfg);
         let golden = (!a.no_golden).then(|| cfg.golden_scenario().run());
         let mut sys = System::new(&built, cfg)?;
         let report = sys.run(&mut |_| {});

@@ -145,6 +145,11 @@ pub struct Scenario {
     /// (a driver's limit); `None` = as many as its send queue holds.
     #[serde(default)]
     pub max_outstanding: Option<usize>,
+    /// Post this message (an index in `messages`) with an rkey B refuses
+    /// (a remote-access violation: B NACKs it, A's QP goes to ERR, the
+    /// message completes in error and the ones posted after it flushed).
+    #[serde(default)]
+    pub refused_message: Option<usize>,
     /// Simulated time after which the run stops.
     pub time_limit: Duration,
     /// Record every packet.
@@ -157,6 +162,8 @@ pub struct Scenario {
 pub const REGION_VA: u64 = 0x1_0000_0000;
 /// Its rkey.
 pub const REGION_RKEY: u32 = 0x00C0_FFEE;
+/// The rkey of [`Scenario::refused_message`]: no region of B has it.
+pub const REFUSED_RKEY: u32 = REGION_RKEY ^ 0x0100;
 
 impl Scenario {
     /// Defaults: `n_evs` EVs, MPR 64 x 128 PSNs, RTO 1.024 us x 2^5, 7
@@ -192,6 +199,7 @@ impl Scenario {
             link_ba: LinkConfig::default(),
             recv_prepost: None,
             max_outstanding: None,
+            refused_message: None,
             time_limit: Duration::from_ms(100),
             capture: false,
             seed: 1,
@@ -627,7 +635,11 @@ impl<'a> Runner<'a> {
                 wr_id: i as u64,
                 data: self.data[i].clone(),
                 remote_va: REGION_VA + self.offsets[i],
-                rkey: REGION_RKEY,
+                rkey: if self.sc.refused_message == Some(i) {
+                    REFUSED_RKEY
+                } else {
+                    REGION_RKEY
+                },
                 imm: m.imm,
             };
             if self.a.post_write(self.now, wr).is_err() {
