@@ -459,7 +459,14 @@ fn cosim_scenarios_run_by_name() {
     let out = mrc().args(["cosim", "--scenario", "list"]).output().unwrap();
     assert!(out.status.success());
     let list = String::from_utf8_lossy(&out.stdout);
-    for name in ["lossless", "loss-5", "ev-blackholed", "ev-flapping", "psn-wrap"] {
+    for name in [
+        "lossless",
+        "loss-5",
+        "ev-blackholed",
+        "ev-flapping",
+        "psn-wrap",
+        "remote-access",
+    ] {
         assert!(list.lines().any(|l| l.starts_with(name)), "{name}: {list}");
     }
     // Every allowance is listed with its reason.
