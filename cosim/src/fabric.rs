@@ -106,6 +106,8 @@ pub struct FabricLink {
     holes: Vec<(usize, u64)>,
     /// Flapping paths (by path index).
     flaps: Vec<(usize, Flap)>,
+    /// Degraded paths: path, rate factor, the path's queue (ps).
+    degraded: Vec<(usize, f64, u64)>,
     /// The random draws (jitter, and loss unless keyed).
     rng: Rng,
     free_at_ps: u64,
@@ -135,6 +137,9 @@ impl FabricLink {
         if !(0.0..1.0).contains(&cfg.loss) {
             return Err(FabricError::Loss(cfg.loss));
         }
+        if cfg.degraded.iter().any(|&(_, f)| !(f > 0.0 && f <= 1.0)) {
+            return Err(FabricError::Unsupported("a degrade factor outside (0, 1]"));
+        }
         if paths.is_empty() || paths.len() > 128 {
             return Err(FabricError::Paths(paths.len()));
         }
@@ -151,6 +156,11 @@ impl FabricLink {
             .filter_map(|&(m, at)| Some((path_of(m)?, at.as_ps())))
             .collect();
         let flaps = cfg.flaps.iter().filter_map(|&f| Some((path_of(f.ev)?, f))).collect();
+        let degraded = cfg
+            .degraded
+            .iter()
+            .filter_map(|&(m, f)| Some((path_of(m)?, f, 0)))
+            .collect();
         let n = paths.len();
         let tag = match dir {
             Dir::AtoB => 1,
@@ -163,6 +173,7 @@ impl FabricLink {
             paths,
             holes,
             flaps,
+            degraded,
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(tag)),
             free_at_ps: 0,
             seen: HashMap::new(),
@@ -202,6 +213,12 @@ impl FabricLink {
             let start = self.free_at_ps.max(now);
             depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps).as_ps();
             self.free_at_ps = depart;
+            // A degraded path serialises the frame again at its rate.
+            if let Some(d) = self.degraded.iter_mut().find(|d| d.0 == path) {
+                let start = d.2.max(depart);
+                depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps * d.1).as_ps();
+                d.2 = depart;
+            }
         }
         if self.holes.iter().any(|&(p, t)| p == path && depart >= t)
             || self

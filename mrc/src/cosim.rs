@@ -434,6 +434,20 @@ const SCENARIOS: &[NamedScenario] = &[
         expect: PLAIN,
     },
     NamedScenario {
+        name: "ev-degraded",
+        about: "EV 3's path runs at 25% of the line rate from the start (a rate, no loss), 1% loss",
+        apply: |a| {
+            no_faults(a);
+            a.loss = 0.01;
+        },
+        system: |c| {
+            for link in [&mut c.link_ab, &mut c.link_ba] {
+                link.degraded = vec![(EvMatch::Index(SCENARIO_EV), 0.25)];
+            }
+        },
+        expect: LOSS,
+    },
+    NamedScenario {
         name: "psn-wrap",
         about: "0.1% loss across the 24-bit PSN wrap (first PSN 16 before it)",
         apply: |a| {

@@ -98,6 +98,13 @@ pub struct LinkConfig {
     /// Serialisation at this rate (Gb/s) if set; packets queue behind each
     /// other.
     pub line_rate_gbps: Option<f64>,
+    /// EVs whose path is degraded to `factor` x the line rate (the fabric
+    /// simulator's `FaultKind::Degrade`: a rate, no loss): after the
+    /// link's serialisation, a packet of such an EV is serialised again on
+    /// the path's own queue at `factor x line_rate_gbps` (a slower hop of
+    /// that path). Needs `line_rate_gbps`.
+    #[serde(default)]
+    pub degraded: Vec<(EvMatch, f64)>,
 }
 
 impl Default for LinkConfig {
@@ -114,6 +121,7 @@ impl Default for LinkConfig {
             blackholes: Vec::new(),
             flaps: Vec::new(),
             line_rate_gbps: Some(400.0),
+            degraded: Vec::new(),
         }
     }
 }
@@ -362,6 +370,8 @@ struct Link {
     holes: Vec<(u32, Instant)>,
     /// Flapping EVs, each with its entropy value.
     flaps: Vec<(u32, Flap)>,
+    /// Degraded EVs: entropy value, rate factor, their path's queue.
+    degraded: Vec<(u32, f64, Instant)>,
     free_at: Instant,
     stats: LinkStats,
     /// Times each (opcode, PSN) was carried (for `LinkConfig::loss_keyed`).
@@ -376,10 +386,16 @@ impl Link {
         };
         let holes = cfg.blackholes.iter().map(|&(m, t)| (value(m), t)).collect();
         let flaps = cfg.flaps.iter().map(|&f| (value(f.ev), f)).collect();
+        let degraded = cfg
+            .degraded
+            .iter()
+            .map(|&(m, f)| (value(m), f, Instant::ZERO))
+            .collect();
         Link {
             cfg: cfg.clone(),
             holes,
             flaps,
+            degraded,
             free_at: Instant::ZERO,
             stats: LinkStats::default(),
             seen: std::collections::HashMap::new(),
@@ -665,6 +681,12 @@ impl<'a> Runner<'a> {
             on_wire = link.free_at.max(now);
             depart = on_wire + Duration::serialisation(pkt.payload().len() as u64 + WIRE_OVERHEAD, g);
             link.free_at = depart;
+            let ev = pkt.ev();
+            if let Some(d) = link.degraded.iter_mut().find(|d| d.0 == ev) {
+                let start = d.2.max(depart);
+                depart = start + Duration::serialisation(pkt.payload().len() as u64 + WIRE_OVERHEAD, g * d.1);
+                d.2 = depart;
+            }
         }
         if self.sc.capture {
             self.captured.push(Captured {
