@@ -217,9 +217,9 @@ fn a_refused_rkey_fails_the_message_and_flushes_the_rest_as_the_model() {
 /// messages of up to 8 KiB at 100 Gb/s lines (EV 3's path at 25 Gb/s),
 /// 1% keyed loss. Scoreboard clean, same delivery as the golden model,
 /// resends close, and the degraded path delays its packets: the run
-/// takes longer than the same run without it. (At 25 Gb/s lines, EV 3 at
-/// 6.25 Gb/s, the hardware fails: `retx_drop` 3, 40 resends against the
-/// model's 2; docs/cosim.md.)
+/// takes longer than the same run without it. (At 25 Gb/s lines the
+/// hardware fails, with or without the degraded EV: `retx_drop` 3, 40
+/// resends against the model's 2 here; docs/cosim.md.)
 #[test]
 fn an_ev_degraded_to_a_quarter_of_the_rate_matches_the_golden_model() {
     if skip_without_verilator("the verilated core") {
