@@ -363,9 +363,9 @@ fn no_faults(a: &mut CosimArgs) {
 
 /// The scenarios the co-simulated system can run today, each with its
 /// expectations (allowances with their reasons, expected QP errors). The
-/// issue's set also has an EV degraded to 25%, a trimming incast through
-/// a switch queue with ECN, 16 QPs and the full MPR window during a
-/// failure, which the two-NIC system does not model yet (`docs/cosim.md`).
+/// issue's set also has a trimming incast through a switch queue with
+/// ECN, 16 QPs and the full MPR window during a failure, which the
+/// two-NIC system does not model yet (`docs/cosim.md`).
 const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "lossless",
