@@ -398,6 +398,38 @@ mod tests {
     }
 
     #[test]
+    fn a_degraded_path_serialises_again_at_its_share_of_the_rate() {
+        // 10 Gb/s, path 1 at 25%, no per-EV spread: a frame of EV 0 and
+        // one of EV 1 sent together; EV 1's is serialised once more at
+        // 2.5 Gb/s after the link's serialisation.
+        let cfg = LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::ZERO,
+            line_rate_gbps: Some(10.0),
+            degraded: vec![(EvMatch::Index(1), 0.25)],
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg);
+        let v4 = Encap::test_v4();
+        let (f0, f1) = (frame(0x1000, 1, &v4), frame(0x1001, 2, &v4));
+        let (n0, n1) = (f0.len() as u64, f1.len() as u64);
+        l.send(0, f0);
+        l.send(0, f1);
+        let got = drain(&mut l, 0, 2000);
+        assert_eq!(got.len(), 2);
+        let ser = |bytes: u64, g: f64| Duration::serialisation(bytes.max(WIRE_OVERHEAD), g).as_ps();
+        let t0 = ser(n0, 10.0);
+        let t1 = t0 + ser(n1, 10.0) + ser(n1, 2.5);
+        assert_eq!(got[0].0, ps_to_cycles(t0 + 1_000_000));
+        assert_eq!(got[1].0, ps_to_cycles(t1 + 1_000_000));
+        let bad = LinkConfig {
+            degraded: vec![(EvMatch::Index(1), 0.0)],
+            ..LinkConfig::default()
+        };
+        assert!(FabricLink::new(&bad, Dir::AtoB, vec![0x1000, 0x1001], 1).is_err());
+    }
+
+    #[test]
     fn a_flapping_path_drops_only_while_it_is_down() {
         // Path 3 down for 1 us of every 4 us, from 2 us on.
         let flap = Flap {
