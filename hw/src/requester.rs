@@ -36,7 +36,7 @@ use crate::ev_selector::FindNext;
 use crate::param::Param;
 
 mod words;
-pub use words::{RtxRecordWord, SqContextWord, SqStateWord};
+pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS};
 
 /// Messages remembered per QP for retransmission (a ring of records). A
 /// record is reused only once the cumulative acknowledgement (`una_*`)
@@ -225,8 +225,9 @@ pub struct Requester {
     /// (in the cycle of its pick, which that RAM read misses, or while it
     /// is in service).
     cur_err: DFF<Bit>,
-    /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
-    /// [66:63] log2 MTU (8..=13), [67] enable.
+    /// Static context: [57:0] SQ base >> 6, [74:58] ring size in SQEs
+    /// (1..=2^16, decoded from the row's log2), [78:75] log2 MTU
+    /// (8..=13), [79] enable.
     ctx_ram: RAM<SqContextWord, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
     /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
@@ -366,8 +367,13 @@ pub struct Requester {
     cfg_base: Signal<Local, Bits<64>>,
     cfg_log2size: Signal<Local, Bits<8>>,
     cfg_log2mtu: Signal<Local, Bits<8>>,
+    /// The row's ring size, decoded from its log2 (checked <= 16).
+    cfg_ring_size: Signal<Local, Bits<RING_SIZE_BITS>>,
+    one_ring: Signal<Local, Bits<RING_SIZE_BITS>>,
     out_free: Signal<Local, Bit>,
-    ld_log2size: Signal<Local, Bits<5>>,
+    /// LOAD: the QP's ring size (SQEs) and its index mask (size - 1).
+    ld_size: Signal<Local, Bits<32>>,
+    ld_mask: Signal<Local, Bits<32>>,
     ld_ci: Signal<Local, Bits<32>>,
     /// LOAD: the producer index checked (the RAM's after a pick).
     ld_pi: Signal<Local, Bits<32>>,
@@ -546,6 +552,7 @@ impl Logic for Requester {
             k_sq_held
         );
         self.one32.next = 1.into();
+        self.one_ring.next = 1.into();
         self.one_qp.next = 1.into();
         self.pi_ram.read_clock.next = self.clock.val();
         self.pi_ram.write_clock.next = self.clock.val();
@@ -610,7 +617,8 @@ impl Logic for Requester {
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
         self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.ctx_ram.write_data.next.base = self.cfg_base.val().get_bits::<58>(6);
-        self.ctx_ram.write_data.next.log2_size = bit_cast::<5, 8>(self.cfg_log2size.val());
+        self.cfg_ring_size.next = self.one_ring.val() << bit_cast::<RING_SIZE_BITS, 8>(self.cfg_log2size.val());
+        self.ctx_ram.write_data.next.ring_size = self.cfg_ring_size.val();
         self.ctx_ram.write_data.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
         self.ctx_ram.write_data.next.enable = self.cfg.data.val().get_value_sq_ctx_enable().any();
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
@@ -742,7 +750,8 @@ impl Logic for Requester {
         self.k_sq_held.d.next = false;
 
         // LOAD locals.
-        self.ld_log2size.next = self.ctx_ram.read_data.val().log2_size;
+        self.ld_size.next = bit_cast::<32, RING_SIZE_BITS>(self.ctx_ram.read_data.val().ring_size);
+        self.ld_mask.next = self.ld_size.val() - 1;
         self.ld_ci.next = self.dyn_ram.read_data.val().ci;
         self.ld_pi.next = self.cur_pi.q.val();
         if self.ld_new.q.val() & !self.ld_judged.q.val() {
@@ -846,7 +855,7 @@ impl Logic for Requester {
             ReqState::Load => {
                 // LOAD: the QP's context; check the doorbell.
                 self.cur_base.d.next = self.ctx_ram.read_data.val().base;
-                self.cur_ring_mask.d.next = (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())) - 1;
+                self.cur_ring_mask.d.next = self.ld_mask.val();
                 self.cur_log2mtu.d.next = self.ctx_ram.read_data.val().log2_mtu;
                 self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
                 self.cur_ci.d.next = self.ld_ci.val();
@@ -871,9 +880,7 @@ impl Logic for Requester {
                     self.judge.next = true;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
                     self.state.d.next = ReqState::NextBatch;
-                } else if !self.ctx_ram.read_data.val().enable
-                    | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
-                {
+                } else if !self.ctx_ram.read_data.val().enable | (self.db_diff.val() > self.ld_size.val()) {
                     // Rejected; the QP goes on to the latest producer index
                     // accepted for it (work a re-queue left; none after a
                     // config write, which resets it to the consumer index).
