@@ -217,8 +217,15 @@ pub struct Requester {
     judged: DFF<Bits<QPS>>,
     /// The picked QP's `judged` bit, registered at the pick.
     ld_judged: DFF<Bit>,
+    /// LOAD refused the value of the QP in service (a cycle ago), and no
+    /// doorbell of the QP came in that cycle: its `judged` bit is set now.
+    judge_q: DFF<Bit>,
     /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
+    /// LOAD rejected the doorbell value (disabled QP, or more than the
+    /// ring ahead): NEXT, the state after LOAD, goes to ERR for its error
+    /// record. High only in that NEXT cycle.
+    ld_bad: DFF<Bit>,
     /// The QP in service is in error: its messages are committed (their
     /// message records go to the send completions, which flush them) but
     /// not segmented. From its `qerr_ram` bit at LOAD, or a report for it
@@ -532,7 +539,9 @@ impl Logic for Requester {
             ld_new,
             judged,
             ld_judged,
+            judge_q,
             served,
+            ld_bad,
             cur_err,
             k_db_stale,
             m_valid,
@@ -748,6 +757,7 @@ impl Logic for Requester {
         self.k_rtx_miss.d.next = false;
         self.k_db_stale.d.next = false;
         self.k_sq_held.d.next = false;
+        self.ld_bad.d.next = false;
 
         // LOAD locals.
         self.ld_size.next = bit_cast::<32, RING_SIZE_BITS>(self.ctx_ram.read_data.val().ring_size);
@@ -870,6 +880,21 @@ impl Logic for Requester {
                 self.cur_err.d.next = self.cur_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_cur.val();
                 self.served.d.next = false;
                 self.cur_pi.d.next = self.ld_pi.val();
+                // A refused doorbell's error record, loaded whatever the
+                // check finds (no error record is pending in LOAD), so
+                // that its registers do not wait for the check.
+                self.e_ret.d.next = ReqState::NextBatch;
+                self.e_qp.d.next = self.cur_qp.q.val();
+                self.e_status.d.next = 4.into();
+                self.e_opcode.d.next = 0.into();
+                self.e_wr_id.d.next = 0.into();
+                self.e_sq_index.d.next = self.ld_pi.val();
+                self.e_len.d.next = 0.into();
+                // LOAD always goes on to NEXT, which starts the error record
+                // of a rejected value (`ld_bad`): the state register does not
+                // wait for the check (9 logic levels when it did, the budget
+                // is 8), at the cost of one cycle per rejected doorbell.
+                self.state.d.next = ReqState::NextBatch;
                 if self.ctx_ram.read_data.val().enable
                     & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
                 {
@@ -879,24 +904,14 @@ impl Logic for Requester {
                     self.k_db_stale.d.next = true;
                     self.judge.next = true;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
-                    self.state.d.next = ReqState::NextBatch;
                 } else if !self.ctx_ram.read_data.val().enable | (self.db_diff.val() > self.ld_size.val()) {
                     // Rejected; the QP goes on to the latest producer index
                     // accepted for it (work a re-queue left; none after a
                     // config write, which resets it to the consumer index).
-                    self.e_ret.d.next = ReqState::NextBatch;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
-                    self.e_qp.d.next = self.cur_qp.q.val();
-                    self.e_status.d.next = 4.into();
-                    self.e_opcode.d.next = 0.into();
-                    self.e_wr_id.d.next = 0.into();
-                    self.e_sq_index.d.next = self.ld_pi.val();
-                    self.e_len.d.next = 0.into();
                     self.k_bad_doorbell.d.next = true;
                     self.judge.next = true;
-                    self.state.d.next = ReqState::Error;
-                } else {
-                    self.state.d.next = ReqState::NextBatch;
+                    self.ld_bad.d.next = true;
                 }
             }
             ReqState::NextBatch => {
@@ -906,8 +921,13 @@ impl Logic for Requester {
                 // the QP's latest (state as it is; skipped in a cycle with a
                 // config write: it only lets older doorbells be dropped).
                 self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
-                self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
-                if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
+                self.k_sq_held.d.next =
+                    !self.ld_bad.q.val() & (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
+                if self.ld_bad.q.val() {
+                    // LOAD rejected the doorbell value: its error record
+                    // (loaded there) first, then back here.
+                    self.state.d.next = ReqState::Error;
+                } else if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                     self.state.d.next = ReqState::Idle;
                 } else if self.held.val() {
                     // Held, and no other QP pending: look again after a LOAD
@@ -1200,8 +1220,15 @@ impl Logic for Requester {
         self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
         // The judged set: LOAD's refusal sets the QP's bit, its next
         // doorbell clears it (the doorbell's one-hot is `pend_set_db`).
+        // The refusal is registered first (`judge_q`, set in the cycle
+        // after LOAD, when the QP in service is still the same: a pick
+        // comes no sooner than the cycle after that), so the check's
+        // carry chains do not also feed the 256-bit decode (9 logic levels
+        // when they did, the budget is 8). A doorbell for the QP in LOAD's
+        // cycle cancels it: the new value in `pi_ram` is unjudged.
+        self.judge_q.d.next = self.judge.val() & !(self.db_valid.val() & (self.db_qp.val() == self.cur_qp.q.val()));
         self.judged_set.next = 0.into();
-        if self.judge.val() {
+        if self.judge_q.q.val() {
             self.judged_set.next = self.one_qp.val() << self.cur_qp.q.val();
         }
         self.judged.d.next = (self.judged.q.val() | self.judged_set.val()) & !self.pend_set_db.val();
