@@ -220,6 +220,10 @@ pub struct Requester {
     /// LOAD refused the value of the QP in service (a cycle ago), and no
     /// doorbell of the QP came in that cycle: its `judged` bit is set now.
     judge_q: DFF<Bit>,
+    /// A doorbell of the QP came in the cycle of its pick: `pi_ram`'s read
+    /// returned the value before it, so LOAD's refusal judges the older
+    /// value, not the one now in `pi_ram` (it must not mark the QP judged).
+    db_at_pick: DFF<Bit>,
     /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
     /// LOAD rejected the doorbell value (disabled QP, or more than the
@@ -540,6 +544,7 @@ impl Logic for Requester {
             judged,
             ld_judged,
             judge_q,
+            db_at_pick,
             served,
             ld_bad,
             cur_err,
@@ -758,6 +763,7 @@ impl Logic for Requester {
         self.k_db_stale.d.next = false;
         self.k_sq_held.d.next = false;
         self.ld_bad.d.next = false;
+        self.db_at_pick.d.next = false;
 
         // LOAD locals.
         self.ld_size.next = bit_cast::<32, RING_SIZE_BITS>(self.ctx_ram.read_data.val().ring_size);
@@ -856,8 +862,10 @@ impl Logic for Requester {
                     self.dyn_ram.read_address.next = self.pick_qp.q.val();
                     self.una_ram.read_address.next = self.pick_qp.q.val();
                     self.qerr_ram.read_address.next = self.pick_qp.q.val();
-                    // The RAM read misses a report written at this edge.
+                    // The RAM read misses a report written at this edge,
+                    // and a doorbell's value written at this edge.
                     self.cur_err.d.next = self.qerr_pick.val();
+                    self.db_at_pick.d.next = self.db_valid.val() & (self.db_qp.val() == self.pick_qp.q.val());
                     self.rr_done.d.next = self.pick_done.q.val();
                     self.state.d.next = ReqState::Load;
                 }
@@ -1225,8 +1233,11 @@ impl Logic for Requester {
         // comes no sooner than the cycle after that), so the check's
         // carry chains do not also feed the 256-bit decode (9 logic levels
         // when they did, the budget is 8). A doorbell for the QP in LOAD's
-        // cycle cancels it: the new value in `pi_ram` is unjudged.
-        self.judge_q.d.next = self.judge.val() & !(self.db_valid.val() & (self.db_qp.val() == self.cur_qp.q.val()));
+        // cycle or in its pick's cycle (`db_at_pick`: the RAM read missed
+        // it) cancels it: the new value in `pi_ram` is unjudged.
+        self.judge_q.d.next = self.judge.val()
+            & !self.db_at_pick.q.val()
+            & !(self.db_valid.val() & (self.db_qp.val() == self.cur_qp.q.val()));
         self.judged_set.next = 0.into();
         if self.judge_q.q.val() {
             self.judged_set.next = self.one_qp.val() << self.cur_qp.q.val();
