@@ -1661,4 +1661,145 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
         "the other QP's WRITE leaves, nothing more of the QP in error"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+
+/// Review finding (a2f8418, "config rows wait instead of being lost"): a
+/// receive start row (table 7, `RECV_QP`) fills the completion tracker's
+/// pending QP init, which is applied only once the tracker's walk is
+/// idle. `cfg_ready` did not cover it, so a second table-7 row written
+/// during a long walk overwrote the first: that QP's completion state
+/// kept its old expected PSN and its messages never completed.
+///
+/// Here `RESP_QP` receives PSNs `RQ_PSN + 1 ..= RQ_PSN + 200` (WRITE ONLY,
+/// no completion), then `RQ_PSN`, which makes the tracker walk 201 PSNs.
+/// While it walks, receive starts for QP `X` (at `0x40`, it was set up at
+/// `0x300`) and for QP `Y` are written back to back. `X` must then
+/// complete a WRITE ONLY with immediate at PSN `0x40` exactly once. The
+/// rows are written at a few delays after the walk's frame (before the
+/// fix, X's row was lost at every delay from 0 to 160 cycles). With the
+/// row lost, X's tracker walks from `0x300` through the 24-bit PSN space
+/// and meets the message's entry every 256 PSNs: 20 receive CQEs.
+#[test]
+fn receive_start_rows_written_during_a_completion_walk_are_not_lost() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    const X: u32 = 0x21;
+    const Y: u32 = 0x22;
+    const X_OLD_PSN: u32 = 0x300;
+    const X_PSN: u32 = 0x40;
+    const K: u32 = 200;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let recv_start = |psn: u32| row(&[(0, 24, u128::from(psn))]);
+    let run_rx = |nic: &mut Nic| {
+        let mut n = 0;
+        while !nic.rx.idle() && n < 10_000 {
+            nic.step();
+            n += 1;
+        }
+    };
+    let mut lost = Vec::new();
+    for delay in [0u64, 50, 100, 150] {
+        let mut nic = Nic::new(&built, Stalls::default(), 0x5EED + delay).unwrap();
+        configure_globals(&mut nic);
+        configure_responder(&mut nic);
+        // QP X: a responder set up at an old PSN, as a reused QP number.
+        nic.set_responder(&ResponderParams {
+            start_psn: X_OLD_PSN,
+            ..responder_params(X)
+        });
+        let ctx = SqContext {
+            sq_base: 0x1900_0000,
+            cq_index: 1,
+            addr_index: 3,
+            dest_qp: PEER_QP,
+            start_psn: 0,
+            pkey: 0xFFFF,
+            sq_log2_size: 4,
+            log2_mtu: 10,
+            ev_count: EVS as u8,
+            enable: true,
+            send_mpr_units: WINDOW_UNITS,
+        };
+        configure_qp(&mut nic, X, ctx);
+        nic.run(300);
+        // Out of order: everything after RQ_PSN first.
+        for i in 1..=K {
+            let psn = RQ_PSN + i;
+            let p = write_packet(
+                Opcode::WriteOnly,
+                RESP_QP,
+                psn,
+                MR_VA + 16 * u64::from(i),
+                8,
+                0,
+                pattern(8, psn),
+                RKEY,
+            );
+            nic.rx.push(frame_of(&p));
+            run_rx(&mut nic);
+            nic.run(40);
+        }
+        nic.run(200);
+        assert_eq!(
+            nic.counter("rx_placed"),
+            K,
+            "delay {delay}: the out-of-order packets were placed"
+        );
+        // The gap filler: the tracker walks K + 1 PSNs.
+        let p = write_packet(
+            Opcode::WriteOnly,
+            RESP_QP,
+            RQ_PSN,
+            MR_VA,
+            8,
+            0,
+            pattern(8, RQ_PSN),
+            RKEY,
+        );
+        nic.rx.push(frame_of(&p));
+        nic.run(delay);
+        nic.queue_cfg_row(cfg_table::RECV_QP, X as u16, &recv_start(X_PSN));
+        nic.queue_cfg_row(cfg_table::RECV_QP, Y as u16, &recv_start(X_PSN));
+        nic.finish_csr(20_000);
+        assert!(nic.axil.idle(), "delay {delay}: the rows' writes finished");
+        nic.run(500);
+        // X's ACK state at the new PSN too (outside any walk), then one
+        // WRITE ONLY with immediate to X.
+        nic.cfg_row(cfg_table::ACK_QP_INIT, X as u16, &recv_start(X_PSN));
+        nic.run(100);
+        let p = write_packet(
+            Opcode::WriteOnlyImm,
+            X,
+            X_PSN,
+            MR_VA + 0x8000,
+            16,
+            0,
+            pattern(16, 7),
+            RKEY,
+        );
+        nic.rx.push(frame_of(&p));
+        run_rx(&mut nic);
+        nic.run(5000);
+        assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+        // Exactly one receive CQE. (With X's receive start lost, the
+        // tracker walks from the old PSN through 2^24 PSNs, and every 256
+        // of them it meets the WRITE ONLY's entry again: a CQE each time.)
+        let cqes: Vec<Completion> = (0..CQ_BYTES / 32)
+            .filter_map(|k| Completion::decode(&nic.dma.mem.read_vec(RECV_CQ + 32 * k, 32)).ok())
+            .filter(|c| c.phase)
+            .collect();
+        let ok = cqes.len() == 1 && cqes[0].qp == X && cqes[0].imm == Some(0xC0DE_0000 | X_PSN);
+        if !ok {
+            eprintln!(
+                "delay {delay}: {} receive CQEs, the first {:?}",
+                cqes.len(),
+                cqes.first()
+            );
+            lost.push(delay);
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "QP {X:#x}'s receive start was lost (its message never completed) with the rows written at delays {lost:?}"
+    );
 }

@@ -87,6 +87,9 @@ pub struct CompletionTracker {
     pub held_count: Signal<Out, Bits<5>>,
     // Config.
     pub cfg: ConfigSink,
+    /// A QP-init row (table 7) is pending until the walk is idle: a
+    /// second one now would overwrite it (the core holds it in the CSR).
+    pub cfg_busy: Signal<Out, Bit>,
     t_mr: TableId<{ table::MR }>,
     t_qp_init: TableId<{ table::RECV_QP }>,
     // Counters.
@@ -512,5 +515,6 @@ impl Logic for CompletionTracker {
         self.cq_len.next = self.o_cq.q.val().get_bits::<32>(40);
         self.cq_msn.next = self.o_cq.q.val().get_bits::<24>(72);
         self.held_count.next = self.held.q.val();
+        self.cfg_busy.next = self.cfg_pend.q.val();
     }
 }

@@ -297,6 +297,7 @@ pub struct MrcCore {
     // ---- Named values the kernel compares with (localparams).
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
     t_ack_qp_init: TableId<{ table::ACK_QP_INIT }>,
+    t_recv_qp: TableId<{ table::RECV_QP }>,
     t_ev: TableId<{ table::EV }>,
     t_core: TableId<{ table::CORE }>,
     /// The EV table's index bit that selects a deny/allow row.
@@ -592,7 +593,8 @@ impl Logic for MrcCore {
                 & (self.evn_valid.q.val() | self.init_retx.q.val() | self.init_cc.q.val()))
             | ((self.csr.cfg.table.val() == self.t_ack_qp_init.val())
                 & (self.csr.cfg.index.val() < 256)
-                & self.rinit.q.val()));
+                & self.rinit.q.val())
+            | ((self.csr.cfg.table.val() == self.t_recv_qp.val()) & self.compl.cfg_busy.val()));
         self.csr.cfg_ready.next = self.cfg_ready.val();
 
         // ---- Config port to every block that decodes tables.
