@@ -1661,6 +1661,7 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
         "the other QP's WRITE leaves, nothing more of the QP in error"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
 
 /// Review finding (a2f8418, "config rows wait instead of being lost"): a
 /// receive start row (table 7, `RECV_QP`) fills the completion tracker's
