@@ -148,6 +148,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     }
 }
 

@@ -843,6 +843,7 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
+            ev_min_active: 1,
         },
     );
 }
@@ -875,6 +876,7 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
+            ev_min_active: 1,
         },
     );
 }

@@ -123,6 +123,7 @@ fn configure_responder(nic: &mut Nic) {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(nic, RESP_QP, ctx);
 }
@@ -598,6 +599,7 @@ fn frames_for_a_wrong_qp_are_dropped() {
         ev_count: EVS as u8,
         enable: false,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut b.nic, DISABLED_QP, ctx);
     b.nic.set_responder(&responder_params(DISABLED_QP));
@@ -1076,6 +1078,7 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut nic, PEER_QP, ctx);
     let wr = SqDescriptor {
@@ -1265,6 +1268,7 @@ fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut nic, PEER_QP, ctx);
     nic.set_retransmit(
@@ -1435,6 +1439,7 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut nic, PEER_QP, ctx);
     nic.set_retransmit(

@@ -81,6 +81,7 @@ fn configure_with(nic: &mut Nic, start_psn: u32, evs: u16, ev_ring_log2: u8) {
         ev_count: evs as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     };
     nic.start_send_qp(QP, &ctx);
 }
@@ -271,6 +272,7 @@ fn configure_receiver_at(nic: &mut Nic, start_psn: u32) {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     };
     nic.start_send_qp(DEST_QP as u8, &ctx);
 }
