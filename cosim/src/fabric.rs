@@ -106,6 +106,8 @@ pub struct FabricLink {
     holes: Vec<(usize, u64)>,
     /// Flapping paths (by path index).
     flaps: Vec<(usize, Flap)>,
+    /// Degraded paths: path, rate factor, the path's queue (ps).
+    degraded: Vec<(usize, f64, u64)>,
     /// The random draws (jitter, and loss unless keyed).
     rng: Rng,
     free_at_ps: u64,
@@ -135,6 +137,9 @@ impl FabricLink {
         if !(0.0..1.0).contains(&cfg.loss) {
             return Err(FabricError::Loss(cfg.loss));
         }
+        if cfg.degraded.iter().any(|&(_, f)| !(f > 0.0 && f <= 1.0)) {
+            return Err(FabricError::Unsupported("a degrade factor outside (0, 1]"));
+        }
         if paths.is_empty() || paths.len() > 128 {
             return Err(FabricError::Paths(paths.len()));
         }
@@ -151,6 +156,11 @@ impl FabricLink {
             .filter_map(|&(m, at)| Some((path_of(m)?, at.as_ps())))
             .collect();
         let flaps = cfg.flaps.iter().filter_map(|&f| Some((path_of(f.ev)?, f))).collect();
+        let degraded = cfg
+            .degraded
+            .iter()
+            .filter_map(|&(m, f)| Some((path_of(m)?, f, 0)))
+            .collect();
         let n = paths.len();
         let tag = match dir {
             Dir::AtoB => 1,
@@ -163,6 +173,7 @@ impl FabricLink {
             paths,
             holes,
             flaps,
+            degraded,
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(tag)),
             free_at_ps: 0,
             seen: HashMap::new(),
@@ -202,6 +213,12 @@ impl FabricLink {
             let start = self.free_at_ps.max(now);
             depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps).as_ps();
             self.free_at_ps = depart;
+            // A degraded path serialises the frame again at its rate.
+            if let Some(d) = self.degraded.iter_mut().find(|d| d.0 == path) {
+                let start = d.2.max(depart);
+                depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps * d.1).as_ps();
+                d.2 = depart;
+            }
         }
         if self.holes.iter().any(|&(p, t)| p == path && depart >= t)
             || self
@@ -378,6 +395,38 @@ mod tests {
         assert_eq!(l.stats[0].sent, 4);
         assert_eq!(l.unparsed, 1);
         assert_eq!(l.in_flight(), 2);
+    }
+
+    #[test]
+    fn a_degraded_path_serialises_again_at_its_share_of_the_rate() {
+        // 10 Gb/s, path 1 at 25%, no per-EV spread: a frame of EV 0 and
+        // one of EV 1 sent together; EV 1's is serialised once more at
+        // 2.5 Gb/s after the link's serialisation.
+        let cfg = LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::ZERO,
+            line_rate_gbps: Some(10.0),
+            degraded: vec![(EvMatch::Index(1), 0.25)],
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg);
+        let v4 = Encap::test_v4();
+        let (f0, f1) = (frame(0x1000, 1, &v4), frame(0x1001, 2, &v4));
+        let (n0, n1) = (f0.len() as u64, f1.len() as u64);
+        l.send(0, f0);
+        l.send(0, f1);
+        let got = drain(&mut l, 0, 2000);
+        assert_eq!(got.len(), 2);
+        let ser = |bytes: u64, g: f64| Duration::serialisation(bytes.max(WIRE_OVERHEAD), g).as_ps();
+        let t0 = ser(n0, 10.0);
+        let t1 = t0 + ser(n1, 10.0) + ser(n1, 2.5);
+        assert_eq!(got[0].0, ps_to_cycles(t0 + 1_000_000));
+        assert_eq!(got[1].0, ps_to_cycles(t1 + 1_000_000));
+        let bad = LinkConfig {
+            degraded: vec![(EvMatch::Index(1), 0.0)],
+            ..LinkConfig::default()
+        };
+        assert!(FabricLink::new(&bad, Dir::AtoB, vec![0x1000, 0x1001], 1).is_err());
     }
 
     #[test]

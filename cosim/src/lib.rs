@@ -8,6 +8,8 @@
 //!   delay, jitter, loss, blackholes; `proto::loopback::LinkConfig`).
 //! * [`system`]: two NICs over the fabric, a message generator, the
 //!   scoreboard, and the same run described for the golden model.
+//! * [`verdict`]: the judged verdict of a named scenario (comparisons with
+//!   the golden model, allowances, expected QP errors).
 //! * [`device`]: the driver's co-simulation backend, a `driver::Device`
 //!   over a [`nic::Nic`] whose DMA is served from the driver's own
 //!   buffers.
@@ -19,4 +21,5 @@ pub mod fabric;
 pub mod nic;
 pub mod system;
 pub mod udp_bridge;
+pub mod verdict;
 pub mod waves;

@@ -17,6 +17,7 @@ use std::time::Instant as WallClock;
 
 use contract::layout::{Completion, CqStatus, EvEvent, EvNewState, SqContext, SqDescriptor, SqOpcode};
 use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
+use proto::model::api::WcStatus;
 use proto::model::cc::CcConfig;
 use proto::model::Transport;
 use proto::time::Duration;
@@ -46,6 +47,8 @@ pub const LOCAL_BASE: u64 = 0x2000_0000;
 /// The region on B: message `i` goes to `REGION_VA + offset(i)`.
 pub const REGION_VA: u64 = 0x5000_0000;
 pub const RKEY: u32 = 0x1234;
+/// The rkey of `SystemConfig::refused_message`: B has no region with it.
+pub const REFUSED_RKEY: u32 = RKEY ^ 0x0100;
 /// EV `i` of A's QP carries the value (UDP source port) `EV_BASE + i`.
 pub const EV_BASE: u16 = 0x1000;
 /// The send window the hardware supports (the retransmit engine's 256
@@ -100,6 +103,18 @@ pub struct SystemConfig {
     /// scenario gets the smaller of the two.
     pub max_outstanding: u32,
     pub min_good_evs: u8,
+    /// Post this message (an index in `messages`) with an rkey B refuses
+    /// (`REFUSED_RKEY`): a remote-access violation. The scoreboard then
+    /// expects REMOTE_ACCESS for it, FLUSHED after it, and SUCCESS or
+    /// FLUSHED before it (a message whose last packet is overtaken on
+    /// another EV by the refused one is not acknowledged when the NACK
+    /// arrives: timing, so hardware and model may differ there); the
+    /// messages that succeeded placed once and intact, none of the refused
+    /// one's bytes written, no byte of the others written twice (whether
+    /// B placed packets that left before the error is not judged). A's
+    /// `retx_drop` is not an error then: B's SACKs for packets placed
+    /// after the refused one reach a QP whose records were flushed.
+    pub refused_message: Option<usize>,
     /// Stop after this many cycles of traffic.
     pub cycle_limit: u64,
     pub stalls: Stalls,
@@ -146,6 +161,7 @@ impl SystemConfig {
             sq_log2_size: 4,
             max_outstanding: 16,
             min_good_evs: 1,
+            refused_message: None,
             cycle_limit: 2_000_000,
             stalls: Stalls {
                 tx_ready: Stall::NEVER,
@@ -216,6 +232,7 @@ impl SystemConfig {
         // The hardware's own limit: messages beyond RTX_SLOTS per QP are
         // posted and rung but not sent until a record is free.
         s.max_outstanding = Some((self.max_outstanding as usize).min(hw::requester::RTX_SLOTS));
+        s.refused_message = self.refused_message;
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
         s.time_limit = time_limit;
@@ -302,6 +319,11 @@ pub struct SystemReport {
     pub rtos: u64,
     pub ev_marked_bad: u64,
     pub ev_changes: Vec<EvChange>,
+    /// A's send completions with an error status (QP errors).
+    pub error_completions: u64,
+    /// The first of them that is not FLUSHED (the one that moved the QP
+    /// to ERR): wr_id and status (`CqStatus` by name).
+    pub fatal_error: Option<(u64, String)>,
     pub counters_a: BTreeMap<String, u64>,
     pub counters_b: BTreeMap<String, u64>,
     pub link_ab: Vec<PathStats>,
@@ -360,6 +382,13 @@ pub struct System {
     send_in_order: bool,
     imm_in_order: bool,
     no_qp_error: bool,
+    /// Send completions with a status other than SUCCESS.
+    error_completions: u64,
+    /// The first of them that is not FLUSHED (the one that moved the QP
+    /// to ERR): wr_id and status.
+    fatal_error: Option<(u64, String)>,
+    /// Per message: completed with SUCCESS.
+    succeeded: Vec<bool>,
     a_writes_seen: u64,
     b_writes_seen: u64,
 }
@@ -381,6 +410,9 @@ impl System {
                 "MTU 2^8..2^13, send ring <= 4096, <= 60,000 messages".into(),
             ));
         }
+        if cfg.refused_message.is_some_and(|k| k >= cfg.messages.len()) {
+            return Err(SystemError::Config("refused_message beyond the messages".into()));
+        }
         let fabric = Fabric::new(&cfg.link_ab, &cfg.link_ba, &cfg.ev_values(), cfg.seed)?;
         let mut a = Nic::new(built, cfg.stalls, cfg.seed.wrapping_mul(3).wrapping_add(1))?;
         let mut b = Nic::new(built, cfg.stalls, cfg.seed.wrapping_mul(5).wrapping_add(2))?;
@@ -399,6 +431,7 @@ impl System {
         let expect_imm = cfg
             .messages
             .iter()
+            .take(cfg.refused_message.unwrap_or(usize::MAX))
             .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
             .collect();
         let n = cfg.messages.len();
@@ -423,6 +456,9 @@ impl System {
             send_in_order: true,
             imm_in_order: true,
             no_qp_error: true,
+            error_completions: 0,
+            fatal_error: None,
+            succeeded: vec![false; n],
             a_writes_seen: 0,
             b_writes_seen: 0,
             cfg,
@@ -488,7 +524,11 @@ impl System {
                 wr_id: i as u64,
                 local_iova: LOCAL_BASE + self.offsets[i],
                 remote_va: REGION_VA + self.offsets[i],
-                rkey: RKEY,
+                rkey: if self.cfg.refused_message == Some(i) {
+                    REFUSED_RKEY
+                } else {
+                    RKEY
+                },
                 imm: m.imm.unwrap_or(0),
             };
             let slot = u64::from(self.posted % size);
@@ -519,7 +559,21 @@ impl System {
                 break;
             }
             let want = u64::from(self.send_ci);
-            if c.status != CqStatus::Success || c.qp != u32::from(A_QP) {
+            let expected: &[CqStatus] = match self.cfg.refused_message.map(|k| (c.wr_id as usize).cmp(&k)) {
+                None => &[CqStatus::Success],
+                Some(std::cmp::Ordering::Less) => &[CqStatus::Success, CqStatus::Flushed],
+                Some(std::cmp::Ordering::Equal) => &[CqStatus::RemoteAccess],
+                Some(std::cmp::Ordering::Greater) => &[CqStatus::Flushed],
+            };
+            if c.status != CqStatus::Success {
+                self.error_completions += 1;
+                if c.status != CqStatus::Flushed {
+                    self.fatal_error.get_or_insert((c.wr_id, format!("{:?}", c.status)));
+                }
+            } else if let Some(ok) = self.succeeded.get_mut(c.wr_id as usize) {
+                *ok = true;
+            }
+            if !expected.contains(&c.status) || c.qp != u32::from(A_QP) {
                 self.no_qp_error = false;
                 if self.failures.len() < 20 {
                     self.failures.push(format!("send CQE {want}: {c:?}"));
@@ -711,7 +765,7 @@ impl System {
             ("req_bad_doorbell", &counters_a),
             ("retx_drop", &counters_a),
         ] {
-            if nic[name] != 0 {
+            if nic[name] != 0 && !(name == "retx_drop" && self.cfg.refused_message.is_some()) {
                 sb.no_qp_error = false;
                 sb.failures.push(format!("NIC A counter {name} = {}", nic[name]));
             }
@@ -721,6 +775,23 @@ impl System {
         let mut once = true;
         for (i, m) in self.cfg.messages.iter().enumerate() {
             let va = REGION_VA + self.offsets[i];
+            if let Some(k) = self.cfg.refused_message.filter(|_| !self.succeeded[i]) {
+                // The refused message: no byte written; the others that
+                // did not succeed: none written twice.
+                let max = if i == k { 0 } else { 1 };
+                let bad = (va..va + u64::from(m.len))
+                    .filter(|a| self.b.dma.mem.writes.get(a).is_some_and(|&w| w > max))
+                    .count();
+                if bad > 0 {
+                    once = false;
+                    if sb.failures.len() < 40 {
+                        sb.failures.push(format!(
+                            "message {i} (refused or flushed): {bad} bytes written more than {max} times"
+                        ));
+                    }
+                }
+                continue;
+            }
             let data = message_data(self.cfg.seed, i, m.len);
             if self.b.dma.mem.read_vec(va, m.len as usize) != data[..] {
                 identical = false;
@@ -760,8 +831,8 @@ impl System {
             .cfg
             .messages
             .iter()
-            .zip(&self.send_done)
-            .filter(|(_, &d)| d >= 1)
+            .zip(&self.succeeded)
+            .filter(|(_, &ok)| ok)
             .map(|(m, _)| u64::from(m.len))
             .sum();
         let cycles = self.last_completion_cycle;
@@ -783,7 +854,7 @@ impl System {
         let ok = sb.ok() && !timed_out;
         SystemReport {
             messages: self.cfg.messages.len(),
-            messages_completed: self.send_done.iter().filter(|&&d| d >= 1).count(),
+            messages_completed: self.succeeded.iter().filter(|&&ok| ok).count(),
             bytes,
             cycles,
             cycles_simulated,
@@ -796,6 +867,8 @@ impl System {
             rtos: counters_a["rto"],
             ev_marked_bad: counters_a["ev_marked_bad"],
             ev_changes: self.ev_changes.clone(),
+            error_completions: self.error_completions,
+            fatal_error: self.fatal_error.clone(),
             counters_a,
             counters_b,
             link_ab: self.fabric.ab.stats.clone(),
@@ -827,7 +900,6 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
     nic.set_addresses(STATION_A, PEER_ROW, STATION_B);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
     nic.set_ev_set(A_QP, cfg.evs, EV_BASE);
-    nic.set_min_good_evs(cfg.min_good_evs);
     nic.set_cq_ring(0, SEND_CQ_BASE, CQ_LOG2);
     nic.start_send_qp(
         A_QP,
@@ -843,7 +915,7 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
-            ev_min_active: 1,
+            ev_min_active: cfg.min_good_evs,
         },
     );
 }
@@ -876,7 +948,7 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
-            ev_min_active: 1,
+            ev_min_active: cfg.min_good_evs,
         },
     );
 }
@@ -890,6 +962,13 @@ pub struct GoldenComparison {
     pub golden_retransmissions: u64,
     pub golden_rtos: u64,
     pub golden_ev_marked_bad: usize,
+    /// EV state changes of every kind the model reported.
+    pub golden_ev_changes: usize,
+    /// The model's error completions (QP errors).
+    pub golden_error_completions: usize,
+    /// The first of them that is not FLUSHED: wr_id and status (named as
+    /// the hardware's `CqStatus`).
+    pub golden_fatal_error: Option<(u64, String)>,
     pub golden_goodput_gbps: f64,
     pub golden_completion_ns: f64,
     pub hw_retransmissions: u64,
@@ -905,6 +984,18 @@ pub struct GoldenComparison {
 pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparison {
     let g = golden.counters_a.retransmitted_packets;
     let h = hw.retransmissions;
+    let golden_fatal_error = golden
+        .error_completions
+        .iter()
+        .find(|c| c.status != WcStatus::Flushed)
+        .map(|c| {
+            let status = match c.status {
+                WcStatus::Success => "Success".to_string(),
+                WcStatus::RemoteAccessError => "RemoteAccess".to_string(),
+                other => format!("{other:?}"),
+            };
+            (c.wr_id, status)
+        });
     let diff = if g == 0 && h == 0 {
         0.0
     } else {
@@ -920,14 +1011,26 @@ pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparis
             .iter()
             .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
             .count(),
+        golden_ev_changes: golden.ev_changes.len(),
+        golden_error_completions: golden.error_completions.len(),
+        golden_fatal_error: golden_fatal_error.clone(),
         golden_goodput_gbps: golden.goodput_gbps,
         golden_completion_ns: golden.completion_time_ps as f64 / 1000.0,
         hw_retransmissions: h,
         retransmission_difference: diff,
-        same_delivery: golden.ok
-            && hw.scoreboard.ok()
-            && golden.messages_completed == hw.messages_completed
-            && golden.messages_posted == hw.messages,
+        // With a QP error the model stops at it (its report is then not
+        // `ok`): the same message failed, with the same status; which
+        // messages in flight at the error succeeded and which were flushed
+        // depends on timing (`SystemConfig::refused_message`), so the
+        // counts of successes are not compared then.
+        same_delivery: if golden_fatal_error.is_some() || hw.fatal_error.is_some() {
+            !golden.timed_out && hw.scoreboard.ok() && golden_fatal_error == hw.fatal_error
+        } else {
+            golden.ok
+                && hw.scoreboard.ok()
+                && golden.messages_completed == hw.messages_completed
+                && golden.messages_posted == hw.messages
+        },
         retransmissions_within_10pct: diff <= 0.10,
     }
 }

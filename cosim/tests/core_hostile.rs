@@ -88,7 +88,6 @@ fn configure_globals(nic: &mut Nic) {
         },
     );
     nic.set_ev_ring(0x9000_0000, 8);
-    nic.set_min_good_evs(1);
     nic.set_cq_ring(0, SEND_CQ, 6);
     nic.set_cq_ring(1, RECV_CQ, 6);
     // SACK after every 4 packets or 2 us.
@@ -1231,30 +1230,12 @@ fn send_cqes(nic: &Nic, n: u64) -> Vec<Completion> {
         .collect()
 }
 
-/// A requester with two WRITEs in flight (3 packets and 1) gets a
-/// remote-access NACK for the middle packet of the first, as the
-/// responder sends one for an rkey or bounds violation. The model
-/// (`LegacyMrcQp::handle_nack`, `enter_error`) fails the first WRITE with
-/// a remote-access error, flushes the second and goes to ERR; the
-/// hardware must complete the same way (REMOTE_ACCESS, FLUSHED, in order)
-/// and resend nothing: not the NACKed PSN, not the others, however many
-/// RTOs pass (the responder never acknowledges a rejected PSN, so a
-/// requester that kept the QP alive would resend until its retry limit
-/// and then report RETRY_EXCEEDED). A WRITE rung after the error completes
-/// FLUSHED too and is not sent (the model sends nothing in ERR): no frame
-/// leaves, and the peer (a golden responder fed every frame) places none
-/// of its bytes.
-#[test]
-fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
-    if skip_without_verilator("the verilated core") {
-        return;
-    }
-    // 4.1 us RTO, a budget of 2 + 1 retries: without the NACK acted on,
-    // the run below spans 12 RTOs and would see the resends and the
-    // retry-exceeded report.
-    const RTO_EXP: u8 = 2;
-    let built = build_core(&BuildOptions::default()).unwrap();
-    let mut nic = Nic::new(&built, Stalls::default(), 37).unwrap();
+/// A NIC whose requester QP `PEER_QP` (start PSN `REQ_START_PSN`, MTU
+/// 1 KiB) sends to `RESP_QP` with a 4.1 us RTO (exponent 2) and a retry
+/// budget of 2 linear + 1 exponential, no stall rule: the remote-access
+/// tests' requester.
+fn nic_with_short_rto(built: &verilated::Built, seed: u64) -> Nic {
+    let mut nic = Nic::new(built, Stalls::default(), seed).unwrap();
     configure_globals(&mut nic);
     let ctx = SqContext {
         sq_base: SQ_BASE,
@@ -1274,7 +1255,7 @@ fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
     nic.set_retransmit(
         PEER_QP as u8,
         &RetxParams {
-            ack_timeout_exp: RTO_EXP,
+            ack_timeout_exp: 2,
             stall_allowance_ns: 0,
             reorder_allowance: 3,
             retry_linear: 2,
@@ -1283,6 +1264,32 @@ fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
         },
         15,
     );
+    nic
+}
+
+/// A requester with two WRITEs in flight (3 packets and 1) gets a
+/// remote-access NACK for the middle packet of the first, as the
+/// responder sends one for an rkey or bounds violation. The model
+/// (`LegacyMrcQp::handle_nack`, `enter_error`) fails the first WRITE with
+/// a remote-access error, flushes the second and goes to ERR; the
+/// hardware must complete the same way (REMOTE_ACCESS, FLUSHED, in order)
+/// and resend nothing: not the NACKed PSN, not the others, however many
+/// RTOs pass (the responder never acknowledges a rejected PSN, so a
+/// requester that kept the QP alive would resend until its retry limit
+/// and then report RETRY_EXCEEDED). A WRITE rung after the error completes
+/// FLUSHED too and is not sent (the model sends nothing in ERR): no frame
+/// leaves, and the peer (a golden responder fed every frame) places none
+/// of its bytes.
+#[test]
+fn remote_access_nack_fails_the_request_and_flushes_the_qp() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    // 4.1 us RTO, a budget of 2 + 1 retries (`nic_with_short_rto`):
+    // without the NACK acted on, the run below spans 12 RTOs and would see
+    // the resends and the retry-exceeded report.
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = nic_with_short_rto(&built, 37);
     let wrs = [(0x5A_u64, 2500_u32, 0x2000_0000_u64), (0x5B, 300, 0x2001_0000)];
     let mut model_wrs = Vec::new();
     for (i, &(wr_id, length, local_iova)) in wrs.iter().enumerate() {
@@ -1413,7 +1420,6 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
     if skip_without_verilator("the verilated core") {
         return;
     }
-    const RTO_EXP: u8 = 2;
     /// wr_id, length, remote VA offset in the region (local IOVA: one
     /// 64 KiB page each).
     const WRS: [(u64, u32, u64); 6] = [
@@ -1425,35 +1431,7 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
         (0x65, 1024, 0xC000),
     ];
     let built = build_core(&BuildOptions::default()).unwrap();
-    let mut nic = Nic::new(&built, Stalls::default(), 41).unwrap();
-    configure_globals(&mut nic);
-    let ctx = SqContext {
-        sq_base: SQ_BASE,
-        cq_index: 0,
-        addr_index: 3,
-        dest_qp: RESP_QP,
-        start_psn: REQ_START_PSN,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
-        enable: true,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
-    };
-    configure_qp(&mut nic, PEER_QP, ctx);
-    nic.set_retransmit(
-        PEER_QP as u8,
-        &RetxParams {
-            ack_timeout_exp: RTO_EXP,
-            stall_allowance_ns: 0,
-            reorder_allowance: 3,
-            retry_linear: 2,
-            retry_exp: 1,
-            stall_age_ns: 0,
-        },
-        15,
-    );
+    let mut nic = nic_with_short_rto(&built, 41);
     let mut model_wrs = Vec::new();
     // First PSN of each WRITE (MTU 1024).
     let mut first_psn = Vec::new();

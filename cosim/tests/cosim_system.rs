@@ -168,3 +168,98 @@ fn many_messages_in_flight_complete_in_order() {
         "no acknowledgement dropped by the retransmit engine"
     );
 }
+
+/// A remote-access violation at system level: no loss, message 10 of 20
+/// carries an rkey B refuses. B NACKs it; A's QP goes to ERR: message 10
+/// completes REMOTE_ACCESS with none of its bytes written, the rest after
+/// it FLUSHED, those before it SUCCESS (placed once, intact) or FLUSHED
+/// (one still unacknowledged when the NACK came: with seed 3 the model
+/// flushes message 9, the hardware completes it); the golden model fails
+/// the same message with the same status; nothing is resent.
+#[test]
+fn a_refused_rkey_fails_the_message_and_flushes_the_rest_as_the_model() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut cfg = SystemConfig::new(8, random_messages(3, 20, 3072, 33), 3);
+    cfg.refused_message = Some(10);
+    let golden = cfg.golden_scenario().run();
+    let mut sys = System::new(&built, cfg).unwrap();
+    let r = sys.run(&mut |_| {});
+    for f in &r.scoreboard.failures {
+        eprintln!("scoreboard: {f}");
+    }
+    let cmp = compare_with_golden(&r, &golden);
+    eprintln!(
+        "hardware: {} succeeded, {} error completions, fatal {:?}; model: {} succeeded, errors {:?}",
+        r.messages_completed, r.error_completions, r.fatal_error, golden.messages_completed, golden.error_completions
+    );
+    assert!(!r.timed_out, "every message completed (in error or not)");
+    assert!(r.scoreboard.ok(), "{:?}", r.scoreboard.failures);
+    assert!((9..=10).contains(&r.messages_completed), "{}", r.messages_completed);
+    assert_eq!(r.messages_completed as u64 + r.error_completions, 20);
+    assert_eq!(r.fatal_error, Some((10, "RemoteAccess".to_string())));
+    assert!(cmp.same_delivery, "{cmp:?}");
+    assert_eq!(r.retransmissions, 0, "nothing resent");
+    let v = cosim::verdict::judge(
+        &cosim::verdict::Figures::of(8, &r, Some(&cmp)),
+        &cosim::verdict::Expectations {
+            allowances: &[],
+            qp_error: true,
+        },
+    );
+    assert!(v.ok, "{:?}", v.failures());
+}
+
+/// An EV degraded to 25% of the line rate (the fabric simulator's
+/// `Degrade`: a rate, no loss) on both sides of the comparison: 100
+/// messages of up to 8 KiB at 100 Gb/s lines (EV 3's path at 25 Gb/s),
+/// 1% keyed loss. Scoreboard clean, same delivery as the golden model,
+/// resends close, and the degraded path delays its packets: the run
+/// takes longer than the same run without it. (At 25 Gb/s lines the
+/// hardware fails, with or without the degraded EV: `retx_drop` 3, 40
+/// resends against the model's 2 here; docs/cosim.md.)
+#[test]
+fn an_ev_degraded_to_a_quarter_of_the_rate_matches_the_golden_model() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let cfg = |degraded: bool| {
+        let mut cfg = SystemConfig::new(8, random_messages(5, 100, 8192, 33), 5);
+        for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
+            link.loss = 0.01;
+            link.loss_keyed = true;
+            if degraded {
+                link.degraded = vec![(EvMatch::Index(3), 0.25)];
+            }
+        }
+        cfg
+    };
+    let golden = cfg(true).golden_scenario().run();
+    let mut sys = System::new(&built, cfg(true)).unwrap();
+    let r = sys.run(&mut |_| {});
+    let cmp = compare_with_golden(&r, &golden);
+    let mut plain = System::new(&built, cfg(false)).unwrap();
+    let p = plain.run(&mut |_| {});
+    eprintln!(
+        "degraded: {} cycles, {} resends (model {}), {} EVs marked (model {}); not degraded: {} cycles",
+        r.cycles, r.retransmissions, cmp.golden_retransmissions, r.ev_marked_bad, cmp.golden_ev_marked_bad, p.cycles
+    );
+    eprintln!(
+        "not degraded: ok {} resends {} failures {:?}; degraded: failures {:?}, counters A {:?}",
+        p.ok,
+        p.retransmissions,
+        p.scoreboard.failures,
+        r.scoreboard.failures,
+        r.counters_a.iter().filter(|(_, &v)| v != 0).collect::<Vec<_>>()
+    );
+    assert!(r.ok, "{:?}", r.scoreboard.failures);
+    assert!(cmp.same_delivery, "{cmp:?}");
+    assert!(
+        cosim::verdict::close(r.retransmissions, cmp.golden_retransmissions),
+        "{cmp:?}"
+    );
+    assert!(r.cycles > p.cycles, "the degraded path slows the run");
+}

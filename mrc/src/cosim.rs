@@ -8,6 +8,7 @@ use clap::Args;
 use cosim::system::{
     compare_with_golden, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport,
 };
+use cosim::verdict::{judge, Allowance, Direction, Expectations, Figures, Metric, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
 use proto::loopback::{EvMatch, Flap};
 use proto::time::Duration;
@@ -299,17 +300,60 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
     }
 }
 
-/// Run `mrc cosim`; returns whether the scoreboard passed.
 /// A named scenario of `mrc cosim --scenario`: what it changes in the
 /// options (faults and loss; everything else stays the user's).
 struct NamedScenario {
     name: &'static str,
     about: &'static str,
     apply: fn(&mut CosimArgs),
+    /// What it changes in the system beyond the options.
+    system: fn(&mut SystemConfig),
+    /// Allowances (with their reasons) and expected QP errors; the
+    /// default: resends and EVs marked ASSUMED_BAD close to the model's
+    /// (`cosim::verdict::close`), no QP error.
+    expect: Expectations,
 }
+
+/// The hardware marks more EVs ASSUMED_BAD than the model under random
+/// loss (measured, 200 messages, seed 1: 7 vs 1 at 1% loss, 3 vs 0 in
+/// psn-wrap).
+const MORE_MARKS_UNDER_LOSS: Allowance = Allowance {
+    metric: Metric::EvMarkedBad,
+    direction: Direction::MoreUpToEvs,
+    reason: "the hardware's stall rule takes a fixed allowance and tail-check age from config, \
+             where the model derives them from its RTT samples, so under random loss a late ACK \
+             marks an EV in hardware that the model still waits for (docs/cosim.md, Stall rule)",
+};
+
+/// Under a blackholed EV the hardware resends fewer packets than the model
+/// (measured, 200 messages, seed 1: 3 vs 6).
+const FEWER_RESENDS_BLACKHOLED: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::Fewer,
+    reason: "the hardware resends fewer packets than the model after EV 3 dies (3 vs 6 at 200 \
+             messages); not traced packet by packet: the likely cause is that the two mark EV 3 \
+             at different times (fixed stall allowance vs RTT samples), so the model has more \
+             packets on the dead EV to resend; fewer resends with identical delivery loses \
+             nothing",
+};
+
+const LOSS: Expectations = Expectations {
+    allowances: &[MORE_MARKS_UNDER_LOSS],
+    qp_error: false,
+};
+const PLAIN: Expectations = Expectations {
+    allowances: &[],
+    qp_error: false,
+};
+const QP_ERROR: Expectations = Expectations {
+    allowances: &[],
+    qp_error: true,
+};
 
 /// The EV the fault scenarios fail or flap (an index below the default 8).
 const SCENARIO_EV: u16 = 3;
+
+fn keep(_: &mut SystemConfig) {}
 
 fn no_faults(a: &mut CosimArgs) {
     a.no_failure = true;
@@ -317,16 +361,18 @@ fn no_faults(a: &mut CosimArgs) {
     a.loss = 0.0;
 }
 
-/// The scenarios the co-simulated system can run today. The issue's set
-/// also has an EV degraded to 25%, a trimming incast through a switch
-/// queue with ECN, a remote-access violation, 16 QPs and the full MPR
-/// window during a failure, which the two-NIC system does not model yet
-/// (`docs/cosim.md`).
+/// The scenarios the co-simulated system can run today, each with its
+/// expectations (allowances with their reasons, expected QP errors). The
+/// issue's set also has a trimming incast through a switch queue with
+/// ECN, 16 QPs and the full MPR window during a failure, which the
+/// two-NIC system does not model yet (`docs/cosim.md`).
 const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "lossless",
         about: "no loss, no fault",
         apply: no_faults,
+        system: keep,
+        expect: PLAIN,
     },
     NamedScenario {
         name: "loss-0.1",
@@ -335,6 +381,8 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.001;
         },
+        system: keep,
+        expect: LOSS,
     },
     NamedScenario {
         name: "loss-1",
@@ -343,6 +391,8 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.01;
         },
+        system: keep,
+        expect: LOSS,
     },
     NamedScenario {
         name: "loss-5",
@@ -351,6 +401,8 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.loss = 0.05;
         },
+        system: keep,
+        expect: LOSS,
     },
     NamedScenario {
         name: "ev-blackholed",
@@ -359,6 +411,11 @@ const SCENARIOS: &[NamedScenario] = &[
             no_faults(a);
             a.no_failure = false;
             a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(50))];
+        },
+        system: keep,
+        expect: Expectations {
+            allowances: &[FEWER_RESENDS_BLACKHOLED],
+            qp_error: false,
         },
     },
     NamedScenario {
@@ -373,6 +430,19 @@ const SCENARIOS: &[NamedScenario] = &[
                 Duration::from_us(20),
             )];
         },
+        system: keep,
+        expect: PLAIN,
+    },
+    NamedScenario {
+        name: "ev-degraded",
+        about: "EV 3's path runs at 25% of the line rate from the start (a rate: no loss)",
+        apply: no_faults,
+        system: |c| {
+            for link in [&mut c.link_ab, &mut c.link_ba] {
+                link.degraded = vec![(EvMatch::Index(SCENARIO_EV), 0.25)];
+            }
+        },
+        expect: PLAIN,
     },
     NamedScenario {
         name: "psn-wrap",
@@ -382,6 +452,16 @@ const SCENARIOS: &[NamedScenario] = &[
             a.loss = 0.001;
             a.start_psn = (1 << 24) - 16;
         },
+        system: keep,
+        expect: LOSS,
+    },
+    NamedScenario {
+        name: "remote-access",
+        about: "no loss; the middle message's WRITE carries an rkey B refuses: \
+                REMOTE_ACCESS for it, FLUSHED after it, the QP in ERR",
+        apply: no_faults,
+        system: |c| c.refused_message = Some(c.messages.len() / 2),
+        expect: QP_ERROR,
     },
 ];
 
@@ -389,8 +469,9 @@ const SCENARIOS: &[NamedScenario] = &[
 #[derive(serde::Serialize)]
 struct ScenarioOutcome {
     scenario: &'static str,
-    /// Scoreboard OK, not timed out, and the same delivery as the model.
+    /// The judged verdict (`cosim::verdict::judge`).
     ok: bool,
+    verdict: Verdict,
     hardware: SystemReport,
     golden: Option<GoldenComparison>,
 }
@@ -400,6 +481,12 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     if which == "list" {
         for s in SCENARIOS {
             println!("{:<14} {}", s.name, s.about);
+            for a in s.expect.allowances {
+                println!("{:<14}   allowance ({}): {}", "", a.metric.name(), a.reason);
+            }
+            if s.expect.qp_error {
+                println!("{:<14}   expects QP errors", "");
+            }
         }
         return Ok(true);
     }
@@ -419,65 +506,89 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     let mut outcomes = Vec::new();
     if !args.json {
         println!(
-            "{:<14} {:>9} {:>10} {:>12} {:>12} {:>9} {:>9}  verdict",
-            "scenario", "messages", "delivery", "resends hw", "(golden)", "to BAD hw", "(golden)"
+            "{:<14} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6}  verdict",
+            "scenario", "messages", "delivery", "resends", "(model)", "to BAD", "(model)", "QP err", "(model)"
         );
     }
     for s in chosen {
         let mut a = args.clone();
         (s.apply)(&mut a);
-        let cfg = config(&a)?;
+        let mut cfg = config(&a)?;
+        (s.system)(&mut cfg);
         let golden = (!a.no_golden).then(|| cfg.golden_scenario().run());
         let mut sys = System::new(&built, cfg)?;
         let report = sys.run(&mut |_| {});
         let cmp = golden.as_ref().map(|g| compare_with_golden(&report, g));
-        let ok = report.ok && cmp.as_ref().is_none_or(|c| c.same_delivery);
+        let fig = Figures::of(a.evs, &report, cmp.as_ref());
+        let verdict = judge(&fig, &s.expect);
         if !args.json {
-            let bad = report
-                .ev_changes
-                .iter()
-                .filter(|c| c.new_state == "assumed_bad")
-                .count();
-            let g = |f: &dyn Fn(&GoldenComparison) -> String| cmp.as_ref().map_or_else(|| "-".into(), f);
+            let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
             println!(
-                "{:<14} {:>9} {:>10} {:>12} {:>12} {:>9} {:>9}  {}",
+                "{:<14} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6}  {}",
                 s.name,
                 format!("{}/{}", report.messages_completed, report.messages),
-                g(&|c| if c.same_delivery {
-                    "identical".into()
-                } else {
-                    "DIFFERS".into()
-                }),
-                report.retransmissions,
-                g(&|c| {
-                    format!(
-                        "{} ({})",
-                        c.golden_retransmissions,
-                        if c.retransmissions_within_10pct {
-                            "<=10%"
-                        } else {
-                            ">10%"
-                        }
-                    )
-                }),
-                bad,
-                g(&|c| c.golden_ev_marked_bad.to_string()),
-                if ok { "OK" } else { "FAILED" }
+                match fig.same_delivery {
+                    None => "-",
+                    Some(true) => "identical",
+                    Some(false) => "DIFFERS",
+                },
+                fig.hw_resends,
+                opt(fig.golden_resends),
+                fig.hw_marked_bad,
+                opt(fig.golden_marked_bad),
+                fig.hw_qp_errors,
+                opt(fig.golden_qp_errors),
+                if verdict.ok { "OK" } else { "FAILED" }
             );
+            for f in verdict.failures() {
+                println!("{:<14}   failed: {f}", "");
+            }
+            for c in verdict
+                .checks
+                .iter()
+                .filter(|c| c.ok && c.rule.starts_with("allowance"))
+            {
+                println!("{:<14}   {} within an {}", "", c.what, c.rule);
+            }
+            if !report.scoreboard.ok() {
+                for f in report.scoreboard.failures.iter().take(5) {
+                    println!("{:<14}   scoreboard: {f}", "");
+                }
+            }
         }
         outcomes.push(ScenarioOutcome {
             scenario: s.name,
-            ok,
+            ok: verdict.ok,
+            verdict,
             hardware: report,
             golden: cmp,
         });
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcomes).expect("json"));
+    } else if outcomes.len() > 1 {
+        let failed: Vec<&str> = outcomes.iter().filter(|o| !o.ok).map(|o| o.scenario).collect();
+        println!(
+            "{} of {} scenarios OK{}",
+            outcomes.len() - failed.len(),
+            outcomes.len(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!("; failed: {}", failed.join(", "))
+            }
+        );
+        println!(
+            "rule: resends and EVs marked ASSUMED_BAD within {:.0}% of the model's or {} counts, whichever is larger, unless an allowance says otherwise; QP errors only where the scenario expects them",
+            100.0 * cosim::verdict::TOLERANCE,
+            cosim::verdict::SLACK
+        );
     }
     Ok(outcomes.iter().all(|o| o.ok))
 }
 
+/// Run `mrc cosim`; returns whether the scoreboard passed (with
+/// `--scenario`: whether every scenario's judged verdict is OK).
 pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
     if let Some(which) = args.scenario.as_deref() {
         return run_scenarios(args, which);

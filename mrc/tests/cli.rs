@@ -459,9 +459,19 @@ fn cosim_scenarios_run_by_name() {
     let out = mrc().args(["cosim", "--scenario", "list"]).output().unwrap();
     assert!(out.status.success());
     let list = String::from_utf8_lossy(&out.stdout);
-    for name in ["lossless", "loss-5", "ev-blackholed", "ev-flapping", "psn-wrap"] {
+    for name in [
+        "lossless",
+        "loss-5",
+        "ev-blackholed",
+        "ev-flapping",
+        "psn-wrap",
+        "remote-access",
+    ] {
         assert!(list.lines().any(|l| l.starts_with(name)), "{name}: {list}");
     }
+    // Every allowance is listed with its reason.
+    assert!(list.contains("allowance (resends):"), "{list}");
+    assert!(list.contains("allowance (EVs marked ASSUMED_BAD):"), "{list}");
     for (args, what) in [
         (vec!["cosim", "--scenario", "nope"], "--scenario nope"),
         (vec!["cosim", "--flap-ev", "2@1us/4us/5us"], "--flap-ev"),
@@ -487,6 +497,7 @@ fn cosim_scenarios_run_by_name() {
     let run = &v[0];
     assert_eq!(run["scenario"], "ev-flapping");
     assert_eq!(run["ok"], true, "{run:#}");
+    assert_eq!(run["verdict"]["ok"], true, "{run:#}");
     assert_eq!(run["hardware"]["messages_completed"], 60);
     let swallowed: u64 = run["hardware"]["link_ab"][3]["blackholed"].as_u64().unwrap();
     assert!(

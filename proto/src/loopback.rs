@@ -98,6 +98,13 @@ pub struct LinkConfig {
     /// Serialisation at this rate (Gb/s) if set; packets queue behind each
     /// other.
     pub line_rate_gbps: Option<f64>,
+    /// EVs whose path is degraded to `factor` x the line rate (the fabric
+    /// simulator's `FaultKind::Degrade`: a rate, no loss): after the
+    /// link's serialisation, a packet of such an EV is serialised again on
+    /// the path's own queue at `factor x line_rate_gbps` (a slower hop of
+    /// that path). Needs `line_rate_gbps`.
+    #[serde(default)]
+    pub degraded: Vec<(EvMatch, f64)>,
 }
 
 impl Default for LinkConfig {
@@ -114,6 +121,7 @@ impl Default for LinkConfig {
             blackholes: Vec::new(),
             flaps: Vec::new(),
             line_rate_gbps: Some(400.0),
+            degraded: Vec::new(),
         }
     }
 }
@@ -145,6 +153,11 @@ pub struct Scenario {
     /// (a driver's limit); `None` = as many as its send queue holds.
     #[serde(default)]
     pub max_outstanding: Option<usize>,
+    /// Post this message (an index in `messages`) with an rkey B refuses
+    /// (a remote-access violation: B NACKs it, A's QP goes to ERR, the
+    /// message completes in error and the ones posted after it flushed).
+    #[serde(default)]
+    pub refused_message: Option<usize>,
     /// Simulated time after which the run stops.
     pub time_limit: Duration,
     /// Record every packet.
@@ -157,6 +170,8 @@ pub struct Scenario {
 pub const REGION_VA: u64 = 0x1_0000_0000;
 /// Its rkey.
 pub const REGION_RKEY: u32 = 0x00C0_FFEE;
+/// The rkey of [`Scenario::refused_message`]: no region of B has it.
+pub const REFUSED_RKEY: u32 = REGION_RKEY ^ 0x0100;
 
 impl Scenario {
     /// Defaults: `n_evs` EVs, MPR 64 x 128 PSNs, RTO 1.024 us x 2^5, 7
@@ -192,6 +207,7 @@ impl Scenario {
             link_ba: LinkConfig::default(),
             recv_prepost: None,
             max_outstanding: None,
+            refused_message: None,
             time_limit: Duration::from_ms(100),
             capture: false,
             seed: 1,
@@ -354,6 +370,8 @@ struct Link {
     holes: Vec<(u32, Instant)>,
     /// Flapping EVs, each with its entropy value.
     flaps: Vec<(u32, Flap)>,
+    /// Degraded EVs: entropy value, rate factor, their path's queue.
+    degraded: Vec<(u32, f64, Instant)>,
     free_at: Instant,
     stats: LinkStats,
     /// Times each (opcode, PSN) was carried (for `LinkConfig::loss_keyed`).
@@ -368,10 +386,16 @@ impl Link {
         };
         let holes = cfg.blackholes.iter().map(|&(m, t)| (value(m), t)).collect();
         let flaps = cfg.flaps.iter().map(|&f| (value(f.ev), f)).collect();
+        let degraded = cfg
+            .degraded
+            .iter()
+            .map(|&(m, f)| (value(m), f, Instant::ZERO))
+            .collect();
         Link {
             cfg: cfg.clone(),
             holes,
             flaps,
+            degraded,
             free_at: Instant::ZERO,
             stats: LinkStats::default(),
             seen: std::collections::HashMap::new(),
@@ -627,7 +651,11 @@ impl<'a> Runner<'a> {
                 wr_id: i as u64,
                 data: self.data[i].clone(),
                 remote_va: REGION_VA + self.offsets[i],
-                rkey: REGION_RKEY,
+                rkey: if self.sc.refused_message == Some(i) {
+                    REFUSED_RKEY
+                } else {
+                    REGION_RKEY
+                },
                 imm: m.imm,
             };
             if self.a.post_write(self.now, wr).is_err() {
@@ -653,6 +681,12 @@ impl<'a> Runner<'a> {
             on_wire = link.free_at.max(now);
             depart = on_wire + Duration::serialisation(pkt.payload().len() as u64 + WIRE_OVERHEAD, g);
             link.free_at = depart;
+            let ev = pkt.ev();
+            if let Some(d) = link.degraded.iter_mut().find(|d| d.0 == ev) {
+                let start = d.2.max(depart);
+                depart = start + Duration::serialisation(pkt.payload().len() as u64 + WIRE_OVERHEAD, g * d.1);
+                d.2 = depart;
+            }
         }
         if self.sc.capture {
             self.captured.push(Captured {

@@ -1,0 +1,383 @@
+//! The verdict of a named scenario (`mrc cosim --scenario`): the
+//! scoreboard, the delivery compared with the golden model's, and the
+//! comparisons judged: retransmissions and EVs marked ASSUMED_BAD close to
+//! the model's (or within a named allowance, with its reason), QP errors
+//! only where the scenario expects them.
+//!
+//! The rule of "close" ([`close`]): within 10% of the model's count or
+//! within [`SLACK`] counts, whichever is larger. 10% of a count of 1 to 20
+//! is below one event; the hardware and the model run different schedules
+//! (the hardware's DMA, RX path and retransmit engine take time the model
+//! does not spend), so one ACK can cover a different set of packets, and a
+//! packet can go out on an EV just before or just after it is marked: each
+//! such difference is one resend or one mark. [`SLACK`] = 2 allows two of
+//! them, and no more, at any scale.
+
+use crate::system::{GoldenComparison, SystemReport};
+
+/// Counts by which hardware and model may differ whatever the count:
+/// two schedule-dependent events (module docs).
+pub const SLACK: u64 = 2;
+/// The relative tolerance.
+pub const TOLERANCE: f64 = 0.10;
+
+/// Whether `hw` is within 10% of `golden` or within [`SLACK`] counts,
+/// whichever is larger.
+pub fn close(hw: u64, golden: u64) -> bool {
+    let limit = (TOLERANCE * golden as f64).max(SLACK as f64);
+    hw.abs_diff(golden) as f64 <= limit
+}
+
+/// A compared figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Metric {
+    /// A's retransmitted packets (`retransmit` counter; the model's
+    /// `retransmitted_packets`).
+    Resends,
+    /// EV state changes to ASSUMED_BAD (A's EV-event ring; the model's
+    /// `ev_changes`).
+    EvMarkedBad,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Resends => "resends",
+            Metric::EvMarkedBad => "EVs marked ASSUMED_BAD",
+        }
+    }
+}
+
+/// Which way the hardware may depart from the model under an allowance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Direction {
+    /// The hardware may do less: `hw <= golden + SLACK` (and `hw >= 0`).
+    Fewer,
+    /// The hardware may do more, up to one per EV of the QP (no EV is
+    /// marked twice: neither side probes a marked EV back to GOOD):
+    /// `golden - SLACK <= hw <= evs`.
+    MoreUpToEvs,
+}
+
+/// A named departure from "close" for one metric of one scenario, with
+/// the reason written down. An allowance still bounds the figure: it can
+/// fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Allowance {
+    pub metric: Metric,
+    pub direction: Direction,
+    pub reason: &'static str,
+}
+
+impl Allowance {
+    pub fn admits(&self, hw: u64, golden: u64, evs: u64) -> bool {
+        match self.direction {
+            Direction::Fewer => hw <= golden + SLACK,
+            Direction::MoreUpToEvs => hw + SLACK >= golden && hw <= evs,
+        }
+    }
+
+    pub fn rule(&self) -> String {
+        match self.direction {
+            Direction::Fewer => format!("allowance: hw <= model + {SLACK}"),
+            Direction::MoreUpToEvs => format!("allowance: model - {SLACK} <= hw <= EVs of the QP"),
+        }
+    }
+}
+
+/// What a scenario expects beyond the default (everything close, no QP
+/// error).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Expectations {
+    pub allowances: &'static [Allowance],
+    /// The scenario calls for a QP error (error completions): then both
+    /// the hardware and the model must have one. Which one came first is
+    /// part of the delivery check (`GoldenComparison::same_delivery`); the
+    /// counts differ by design (the model's runner stops at the error,
+    /// the driver flushes every message it posts).
+    pub qp_error: bool,
+}
+
+/// The figures a verdict is made of (from a [`SystemReport`] and a
+/// [`GoldenComparison`], or written by hand in a test).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Figures {
+    /// EVs of A's QP.
+    pub evs: u64,
+    pub scoreboard_ok: bool,
+    pub timed_out: bool,
+    /// None without the golden model's run.
+    pub same_delivery: Option<bool>,
+    pub hw_resends: u64,
+    pub golden_resends: Option<u64>,
+    pub hw_marked_bad: u64,
+    pub golden_marked_bad: Option<u64>,
+    pub hw_qp_errors: u64,
+    pub golden_qp_errors: Option<u64>,
+}
+
+impl Figures {
+    pub fn of(evs: u16, hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
+        Figures {
+            evs: u64::from(evs),
+            scoreboard_ok: hw.scoreboard.ok(),
+            timed_out: hw.timed_out,
+            same_delivery: golden.map(|g| g.same_delivery),
+            hw_resends: hw.retransmissions,
+            golden_resends: golden.map(|g| g.golden_retransmissions),
+            hw_marked_bad: hw.ev_changes.iter().filter(|c| c.new_state == "assumed_bad").count() as u64,
+            golden_marked_bad: golden.map(|g| g.golden_ev_marked_bad as u64),
+            hw_qp_errors: hw.error_completions,
+            golden_qp_errors: golden.map(|g| g.golden_error_completions as u64),
+        }
+    }
+}
+
+/// One judged comparison.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Check {
+    pub what: &'static str,
+    pub hw: u64,
+    pub golden: Option<u64>,
+    pub ok: bool,
+    /// The rule applied, and an allowance's reason.
+    pub rule: String,
+}
+
+/// A scenario's verdict: OK only when every check is.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Verdict {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+impl Verdict {
+    /// The failed checks, one phrase each (empty when OK).
+    pub fn failures(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| match c.golden {
+                Some(g) => format!("{} {} vs model {} ({})", c.what, c.hw, g, c.rule),
+                None => format!("{} ({})", c.what, c.rule),
+            })
+            .collect()
+    }
+
+    /// The allowances that were applied (the plain rule failed), each
+    /// `allowance: bound: reason`.
+    pub fn allowances(&self) -> Vec<&str> {
+        self.checks
+            .iter()
+            .filter(|c| c.rule.starts_with("allowance"))
+            .map(|c| c.rule.as_str())
+            .collect()
+    }
+}
+
+/// Judge a scenario's figures.
+pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
+    let mut checks = Vec::new();
+    let qp_errors_expected = exp.qp_error && f.hw_qp_errors > 0;
+    checks.push(Check {
+        what: "scoreboard",
+        hw: 0,
+        golden: None,
+        // A scenario that expects QP errors has error completions, which
+        // the scoreboard counts as failures: judged below instead.
+        ok: (f.scoreboard_ok || qp_errors_expected) && !f.timed_out,
+        rule: if f.timed_out {
+            "the run reached its cycle limit".into()
+        } else {
+            "exactly once, byte-identical, in order".into()
+        },
+    });
+    if let Some(same) = f.same_delivery {
+        checks.push(Check {
+            what: "delivery as the model's",
+            hw: 0,
+            golden: None,
+            ok: same,
+            rule: "same messages delivered and completed".into(),
+        });
+    }
+    for (metric, hw, golden) in [
+        (Metric::Resends, f.hw_resends, f.golden_resends),
+        (Metric::EvMarkedBad, f.hw_marked_bad, f.golden_marked_bad),
+    ] {
+        let Some(g) = golden else { continue };
+        let plain = format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
+        // An allowance applies only where the plain rule fails.
+        let (ok, rule) = match exp.allowances.iter().find(|a| a.metric == metric) {
+            Some(a) if !close(hw, g) => (a.admits(hw, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
+            _ => (close(hw, g), plain),
+        };
+        checks.push(Check {
+            what: metric.name(),
+            hw,
+            golden: Some(g),
+            ok,
+            rule,
+        });
+    }
+    let (ok, rule) = if exp.qp_error {
+        (
+            f.hw_qp_errors > 0 && f.golden_qp_errors.is_none_or(|g| g > 0),
+            "the scenario calls for a QP error: on both sides, the same first one (delivery)",
+        )
+    } else {
+        (
+            f.hw_qp_errors == 0 && f.golden_qp_errors.unwrap_or(0) == 0,
+            "none (the scenario calls for none)",
+        )
+    };
+    checks.push(Check {
+        what: "QP errors",
+        hw: f.hw_qp_errors,
+        golden: f.golden_qp_errors,
+        ok,
+        rule: rule.into(),
+    });
+    Verdict {
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean() -> Figures {
+        Figures {
+            evs: 8,
+            scoreboard_ok: true,
+            timed_out: false,
+            same_delivery: Some(true),
+            hw_resends: 48,
+            golden_resends: Some(50),
+            hw_marked_bad: 1,
+            golden_marked_bad: Some(1),
+            hw_qp_errors: 0,
+            golden_qp_errors: Some(0),
+        }
+    }
+
+    const MORE_MARKS: &[Allowance] = &[Allowance {
+        metric: Metric::EvMarkedBad,
+        direction: Direction::MoreUpToEvs,
+        reason: "test",
+    }];
+
+    #[test]
+    fn close_is_ten_percent_or_two_counts() {
+        assert!(close(0, 0) && close(2, 0) && !close(3, 0));
+        assert!(close(3, 1) && !close(4, 1));
+        assert!(close(110, 100) && close(90, 100) && !close(111, 100) && !close(89, 100));
+        assert!(close(22, 20) && !close(23, 20));
+    }
+
+    #[test]
+    fn a_clean_run_passes() {
+        let v = judge(&clean(), &Expectations::default());
+        assert!(v.ok, "{:?}", v.failures());
+        assert!(v.failures().is_empty() && v.allowances().is_empty());
+    }
+
+    #[test]
+    fn perturbed_comparisons_fail() {
+        let none = Expectations::default();
+        // Resends 20% apart.
+        let f = Figures {
+            hw_resends: 60,
+            ..clean()
+        };
+        let v = judge(&f, &none);
+        assert!(!v.ok);
+        assert_eq!(v.failures().len(), 1, "{:?}", v.failures());
+        assert!(v.failures()[0].starts_with("resends 60 vs model 50"));
+        // EV marks 7 vs 1 without an allowance; with one, OK; beyond it not.
+        let f = Figures {
+            hw_marked_bad: 7,
+            ..clean()
+        };
+        assert!(!judge(&f, &none).ok);
+        let allowed = Expectations {
+            allowances: MORE_MARKS,
+            qp_error: false,
+        };
+        let v = judge(&f, &allowed);
+        assert!(v.ok && v.allowances().len() == 1, "{v:?}");
+        let f = Figures {
+            hw_marked_bad: 9,
+            ..clean()
+        };
+        assert!(!judge(&f, &allowed).ok, "beyond the allowance (more marks than EVs)");
+        // An allowance for more does not admit fewer.
+        let f = Figures {
+            hw_marked_bad: 0,
+            golden_marked_bad: Some(5),
+            ..clean()
+        };
+        assert!(!judge(&f, &allowed).ok);
+        // A QP error nobody expected; the scoreboard counted it too.
+        let f = Figures {
+            scoreboard_ok: false,
+            hw_qp_errors: 1,
+            ..clean()
+        };
+        assert!(!judge(&f, &none).ok);
+        // Delivery differs, or timed out.
+        assert!(
+            !judge(
+                &Figures {
+                    same_delivery: Some(false),
+                    ..clean()
+                },
+                &none
+            )
+            .ok
+        );
+        assert!(
+            !judge(
+                &Figures {
+                    timed_out: true,
+                    ..clean()
+                },
+                &none
+            )
+            .ok
+        );
+    }
+
+    #[test]
+    fn expected_qp_errors_must_happen_on_both_sides() {
+        let exp = Expectations {
+            allowances: &[],
+            qp_error: true,
+        };
+        let f = Figures {
+            scoreboard_ok: false,
+            hw_qp_errors: 3,
+            golden_qp_errors: Some(3),
+            ..clean()
+        };
+        assert!(judge(&f, &exp).ok);
+        assert!(
+            judge(&Figures { hw_qp_errors: 10, ..f }, &exp).ok,
+            "the driver flushes more"
+        );
+        assert!(
+            !judge(
+                &Figures {
+                    golden_qp_errors: Some(0),
+                    ..f
+                },
+                &exp
+            )
+            .ok,
+            "the model had none"
+        );
+        assert!(!judge(&clean(), &exp).ok, "no error where one was expected");
+    }
+}
