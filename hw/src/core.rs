@@ -16,7 +16,7 @@ use crate::bus::{
 };
 use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
-use crate::contract_rows::{CoreRow, EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
+use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
