@@ -51,8 +51,13 @@ use verilated::skip_without_verilator;
 /// Rows every QP of these tests needs: CC window, retransmit parameters
 /// and the EV values, then its send context (which starts it).
 fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
+    configure_qp_window(nic, qp, ctx, 4096, 1 << 20);
+}
+
+/// `configure_qp` with the CC window's bounds (bytes).
+fn configure_qp_window(nic: &mut Nic, qp: u32, ctx: SqContext, min_cwnd: u32, max_cwnd: u32) {
     let q = qp as u8;
-    nic.set_cc(q, 4096, 1 << 20, 256);
+    nic.set_cc(q, min_cwnd, max_cwnd, 256);
     let retx = RetxParams {
         ack_timeout_exp: 8,
         stall_allowance_ns: 50_000,
@@ -1541,6 +1546,122 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
         after.len() <= 4,
         "at most what the TX pipeline held leaves after the error CQE: PSNs {:x?}",
         psns_of(&after)
+    );
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
+
+/// A QP in error whose next packet record is held at CC admission must
+/// not hold the requester's output (and so every other QP). `PEER_QP` has
+/// a fixed window of two packets and an 8-packet WRITE: two packets leave,
+/// the third's record waits at the CC gate for bytes to leave flight. The
+/// responder refuses the first packet (remote-access NACK): the QP goes to
+/// ERR, and from then on nothing releases its bytes in flight (no ACK,
+/// resend or RTO comes for a QP in error), so asking again would hold that
+/// record for ever. A WRITE on another QP rung after the error must leave,
+/// and nothing more of the QP in error may (the model sends nothing in
+/// ERR). Fails without the withdrawal of the held record (`out_err` in
+/// the core): no frame leaves after the error.
+#[test]
+fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    /// Window: two packets of the 1024-byte MTU.
+    const WINDOW: u32 = 2048;
+    const OTHER_QP: u32 = 6;
+    const OTHER_SQ: u64 = 0x1100_0000;
+    const OTHER_PSN: u32 = 0x300;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 43).unwrap();
+    configure_globals(&mut nic);
+    let ctx = SqContext {
+        sq_base: SQ_BASE,
+        cq_index: 0,
+        addr_index: 3,
+        dest_qp: RESP_QP,
+        start_psn: REQ_START_PSN,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: true,
+        send_mpr_units: WINDOW_UNITS,
+    };
+    configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
+    let d = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: 8 * 1024,
+        wr_id: 0x70,
+        local_iova: 0x3000_0000,
+        remote_va: MR_VA,
+        rkey: RKEY,
+        imm: 0,
+    };
+    nic.dma.mem.fill(SQ_BASE, &d.encode().unwrap());
+    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x70));
+    nic.doorbell(PEER_QP as u8, 1);
+    let mut cycles = 0;
+    while nic.tx.frames.len() < 2 && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let held0 = nic.counter("cc_held");
+    nic.run(3000);
+    let sent: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&sent),
+        [REQ_START_PSN, REQ_START_PSN + 1],
+        "the window lets two packets out"
+    );
+    assert!(
+        nic.counter("cc_held") > held0,
+        "the third packet is held at the CC gate"
+    );
+
+    // The responder refuses the first packet: the QP goes to ERR with
+    // two packets' bytes in flight.
+    nic.rx.push(frame_of(&nack(
+        REQ_START_PSN,
+        NackKind::RemoteAccess,
+        REQ_START_PSN - 1,
+    )));
+    let mut cycles = 0;
+    while !send_cqes(&nic, 1)[0].phase && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let c = send_cqes(&nic, 1)[0];
+    assert!(c.phase, "the error CQE is written");
+    assert_eq!((c.wr_id, c.status), (0x70, CqStatus::RemoteAccess), "{c:?}");
+
+    // Another QP's WRITE, rung after the error.
+    let other = SqContext {
+        sq_base: OTHER_SQ,
+        start_psn: OTHER_PSN,
+        ..ctx
+    };
+    configure_qp(&mut nic, OTHER_QP, other);
+    let d = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: 100,
+        wr_id: 0x71,
+        local_iova: 0x3001_0000,
+        remote_va: MR_VA + 0x4000,
+        rkey: RKEY,
+        imm: 0,
+    };
+    nic.dma.mem.fill(OTHER_SQ, &d.encode().unwrap());
+    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x71));
+    nic.doorbell(OTHER_QP as u8, 1);
+    // More than two of the admission's held-retry periods.
+    nic.run(6000);
+    let after: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&after),
+        [OTHER_PSN],
+        "the other QP's WRITE leaves, nothing more of the QP in error"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }

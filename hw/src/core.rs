@@ -169,6 +169,16 @@ pub struct MrcCore {
     /// CC admission of the requester's packet records (`admit`).
     adm: DFF<Bits<2>>,
     adm_wait: DFF<Bits<10>>,
+    /// The record in the requester's output register belongs to a QP the
+    /// retransmit engine has put in error (a report for its QP while it is
+    /// there, or in the cycle it was written, which `qerr_prev_*` keeps
+    /// one cycle for the compare). Such a record held at CC admission is
+    /// withdrawn: nothing will release its QP's bytes in flight any more,
+    /// so it would hold the requester's output, every QP, until the QP is
+    /// configured again.
+    out_err: DFF<Bit>,
+    qerr_prev_v: DFF<Bit>,
+    qerr_prev_qp: DFF<Bits<8>>,
     /// QP start pending (a send-context row was written): INIT to the
     /// retransmit engine and to the CC gate.
     init_retx: DFF<Bit>,
@@ -261,6 +271,8 @@ pub struct MrcCore {
     cc_g_rto: Signal<Local, Bit>,
     cc_g_rtx: Signal<Local, Bit>,
     cc_g_admit: Signal<Local, Bit>,
+    qerr_fire: Signal<Local, Bit>,
+    out_taken: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
     rt_g_rx: Signal<Local, Bit>,
     /// CQE source: the send completions this cycle (else the RX path's).
@@ -320,6 +332,9 @@ impl Logic for MrcCore {
             now_acc,
             adm,
             adm_wait,
+            out_err,
+            qerr_prev_v,
+            qerr_prev_qp,
             init_retx,
             init_cc,
             init_qp,
@@ -763,6 +778,22 @@ impl Logic for MrcCore {
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
         self.sendcq.rtx_err_reason.next = self.retx.err_reason.val();
 
+        // ---- Error mark of the record in the requester's output register
+        // (`out_err`). The requester writes no record of a QP after the
+        // cycle of its error report, but one written in that cycle (or
+        // before) stays in its output register; the report is compared
+        // with the register's QP in its own cycle and, registered, in the
+        // next (the record written in the report's cycle shows then).
+        self.qerr_fire.next = self.req.qerr_valid.val() & self.req.qerr_ready.val();
+        self.out_taken.next = self.req.out_valid.val() & self.req.out_ready.val();
+        self.qerr_prev_v.d.next = self.qerr_fire.val();
+        self.qerr_prev_qp.d.next = self.req.qerr_qp.val();
+        self.out_err.d.next = !self.out_taken.val()
+            & self.req.out_valid.val()
+            & (self.out_err.q.val()
+                | (self.qerr_fire.val() & (self.req.qerr_qp.val() == self.req.out_qp.val()))
+                | (self.qerr_prev_v.q.val() & (self.qerr_prev_qp.q.val() == self.req.out_qp.val())));
+
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
         self.txpath.pkt_valid.next = false;
@@ -787,6 +818,15 @@ impl Logic for MrcCore {
             if self.req.out_valid.val() & self.txpath.pkt_ready.val() {
                 self.adm.d.next = 0.into();
             }
+        } else if self.out_err.q.val() {
+            // Held, and its QP is in error: withdrawn (taken from the
+            // requester, not sent). The gate refused it, so it took no
+            // bytes into flight and there is nothing to release; nothing
+            // would release the QP's bytes in flight either (no ACK, resend
+            // or RTO comes for a QP in error), so asking again would hold
+            // the output for ever.
+            self.req.out_ready.next = true;
+            self.adm.d.next = 0.into(); // admit::IDLE
         } else {
             // Held: ask again after an ACK of this QP's window or a resend
             // of it (bytes left flight), or after HELD_RETRY_CYCLES.

@@ -36,7 +36,7 @@ use crate::ev_selector::FindNext;
 use crate::param::Param;
 
 mod words;
-pub use words::{RtxRecordWord, SqContextWord, SqStateWord};
+pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS};
 
 /// Messages remembered per QP for retransmission (a ring of records). A
 /// record is reused only once the cumulative acknowledgement (`una_*`)
@@ -217,16 +217,28 @@ pub struct Requester {
     judged: DFF<Bits<QPS>>,
     /// The picked QP's `judged` bit, registered at the pick.
     ld_judged: DFF<Bit>,
+    /// LOAD refused the value of the QP in service (a cycle ago), and no
+    /// doorbell of the QP came in that cycle: its `judged` bit is set now.
+    judge_q: DFF<Bit>,
+    /// A doorbell of the QP came in the cycle of its pick: `pi_ram`'s read
+    /// returned the value before it, so LOAD's refusal judges the older
+    /// value, not the one now in `pi_ram` (it must not mark the QP judged).
+    db_at_pick: DFF<Bit>,
     /// The current QP has had a batch (LOAD clears, REQ sets).
     served: DFF<Bit>,
+    /// LOAD rejected the doorbell value (disabled QP, or more than the
+    /// ring ahead): NEXT, the state after LOAD, goes to ERR for its error
+    /// record. High only in that NEXT cycle.
+    ld_bad: DFF<Bit>,
     /// The QP in service is in error: its messages are committed (their
     /// message records go to the send completions, which flush them) but
     /// not segmented. From its `qerr_ram` bit at LOAD, or a report for it
     /// (in the cycle of its pick, which that RAM read misses, or while it
     /// is in service).
     cur_err: DFF<Bit>,
-    /// Static context: [57:0] SQ base >> 6, [62:58] log2 size (0..=16),
-    /// [66:63] log2 MTU (8..=13), [67] enable.
+    /// Static context: [57:0] SQ base >> 6, [74:58] ring size in SQEs
+    /// (1..=2^16, decoded from the row's log2), [78:75] log2 MTU
+    /// (8..=13), [79] enable.
     ctx_ram: RAM<SqContextWord, 8>,
     /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
     /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
@@ -366,8 +378,13 @@ pub struct Requester {
     cfg_base: Signal<Local, Bits<64>>,
     cfg_log2size: Signal<Local, Bits<8>>,
     cfg_log2mtu: Signal<Local, Bits<8>>,
+    /// The row's ring size, decoded from its log2 (checked <= 16).
+    cfg_ring_size: Signal<Local, Bits<RING_SIZE_BITS>>,
+    one_ring: Signal<Local, Bits<RING_SIZE_BITS>>,
     out_free: Signal<Local, Bit>,
-    ld_log2size: Signal<Local, Bits<5>>,
+    /// LOAD: the QP's ring size (SQEs) and its index mask (size - 1).
+    ld_size: Signal<Local, Bits<32>>,
+    ld_mask: Signal<Local, Bits<32>>,
     ld_ci: Signal<Local, Bits<32>>,
     /// LOAD: the producer index checked (the RAM's after a pick).
     ld_pi: Signal<Local, Bits<32>>,
@@ -526,7 +543,10 @@ impl Logic for Requester {
             ld_new,
             judged,
             ld_judged,
+            judge_q,
+            db_at_pick,
             served,
+            ld_bad,
             cur_err,
             k_db_stale,
             m_valid,
@@ -546,6 +566,7 @@ impl Logic for Requester {
             k_sq_held
         );
         self.one32.next = 1.into();
+        self.one_ring.next = 1.into();
         self.one_qp.next = 1.into();
         self.pi_ram.read_clock.next = self.clock.val();
         self.pi_ram.write_clock.next = self.clock.val();
@@ -610,7 +631,8 @@ impl Logic for Requester {
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
         self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.ctx_ram.write_data.next.base = self.cfg_base.val().get_bits::<58>(6);
-        self.ctx_ram.write_data.next.log2_size = bit_cast::<5, 8>(self.cfg_log2size.val());
+        self.cfg_ring_size.next = self.one_ring.val() << bit_cast::<RING_SIZE_BITS, 8>(self.cfg_log2size.val());
+        self.ctx_ram.write_data.next.ring_size = self.cfg_ring_size.val();
         self.ctx_ram.write_data.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
         self.ctx_ram.write_data.next.enable = self.cfg.data.val().get_value_sq_ctx_enable().any();
         self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
@@ -740,9 +762,12 @@ impl Logic for Requester {
         self.k_rtx_miss.d.next = false;
         self.k_db_stale.d.next = false;
         self.k_sq_held.d.next = false;
+        self.ld_bad.d.next = false;
+        self.db_at_pick.d.next = false;
 
         // LOAD locals.
-        self.ld_log2size.next = self.ctx_ram.read_data.val().log2_size;
+        self.ld_size.next = bit_cast::<32, RING_SIZE_BITS>(self.ctx_ram.read_data.val().ring_size);
+        self.ld_mask.next = self.ld_size.val() - 1;
         self.ld_ci.next = self.dyn_ram.read_data.val().ci;
         self.ld_pi.next = self.cur_pi.q.val();
         if self.ld_new.q.val() & !self.ld_judged.q.val() {
@@ -837,8 +862,10 @@ impl Logic for Requester {
                     self.dyn_ram.read_address.next = self.pick_qp.q.val();
                     self.una_ram.read_address.next = self.pick_qp.q.val();
                     self.qerr_ram.read_address.next = self.pick_qp.q.val();
-                    // The RAM read misses a report written at this edge.
+                    // The RAM read misses a report written at this edge,
+                    // and a doorbell's value written at this edge.
                     self.cur_err.d.next = self.qerr_pick.val();
+                    self.db_at_pick.d.next = self.db_valid.val() & (self.db_qp.val() == self.pick_qp.q.val());
                     self.rr_done.d.next = self.pick_done.q.val();
                     self.state.d.next = ReqState::Load;
                 }
@@ -846,7 +873,7 @@ impl Logic for Requester {
             ReqState::Load => {
                 // LOAD: the QP's context; check the doorbell.
                 self.cur_base.d.next = self.ctx_ram.read_data.val().base;
-                self.cur_ring_mask.d.next = (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())) - 1;
+                self.cur_ring_mask.d.next = self.ld_mask.val();
                 self.cur_log2mtu.d.next = self.ctx_ram.read_data.val().log2_mtu;
                 self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
                 self.cur_ci.d.next = self.ld_ci.val();
@@ -861,6 +888,21 @@ impl Logic for Requester {
                 self.cur_err.d.next = self.cur_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_cur.val();
                 self.served.d.next = false;
                 self.cur_pi.d.next = self.ld_pi.val();
+                // A refused doorbell's error record, loaded whatever the
+                // check finds (no error record is pending in LOAD), so
+                // that its registers do not wait for the check.
+                self.e_ret.d.next = ReqState::NextBatch;
+                self.e_qp.d.next = self.cur_qp.q.val();
+                self.e_status.d.next = 4.into();
+                self.e_opcode.d.next = 0.into();
+                self.e_wr_id.d.next = 0.into();
+                self.e_sq_index.d.next = self.ld_pi.val();
+                self.e_len.d.next = 0.into();
+                // LOAD always goes on to NEXT, which starts the error record
+                // of a rejected value (`ld_bad`): the state register does not
+                // wait for the check (9 logic levels when it did, the budget
+                // is 8), at the cost of one cycle per rejected doorbell.
+                self.state.d.next = ReqState::NextBatch;
                 if self.ctx_ram.read_data.val().enable
                     & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
                 {
@@ -870,26 +912,14 @@ impl Logic for Requester {
                     self.k_db_stale.d.next = true;
                     self.judge.next = true;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
-                    self.state.d.next = ReqState::NextBatch;
-                } else if !self.ctx_ram.read_data.val().enable
-                    | (self.db_diff.val() > (self.one32.val() << bit_cast::<32, 5>(self.ld_log2size.val())))
-                {
+                } else if !self.ctx_ram.read_data.val().enable | (self.db_diff.val() > self.ld_size.val()) {
                     // Rejected; the QP goes on to the latest producer index
                     // accepted for it (work a re-queue left; none after a
                     // config write, which resets it to the consumer index).
-                    self.e_ret.d.next = ReqState::NextBatch;
                     self.cur_pi.d.next = self.dyn_ram.read_data.val().latest_pi;
-                    self.e_qp.d.next = self.cur_qp.q.val();
-                    self.e_status.d.next = 4.into();
-                    self.e_opcode.d.next = 0.into();
-                    self.e_wr_id.d.next = 0.into();
-                    self.e_sq_index.d.next = self.ld_pi.val();
-                    self.e_len.d.next = 0.into();
                     self.k_bad_doorbell.d.next = true;
                     self.judge.next = true;
-                    self.state.d.next = ReqState::Error;
-                } else {
-                    self.state.d.next = ReqState::NextBatch;
+                    self.ld_bad.d.next = true;
                 }
             }
             ReqState::NextBatch => {
@@ -899,8 +929,13 @@ impl Logic for Requester {
                 // the QP's latest (state as it is; skipped in a cycle with a
                 // config write: it only lets older doorbells be dropped).
                 self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
-                self.k_sq_held.d.next = (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
-                if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
+                self.k_sq_held.d.next =
+                    !self.ld_bad.q.val() & (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
+                if self.ld_bad.q.val() {
+                    // LOAD rejected the doorbell value: its error record
+                    // (loaded there) first, then back here.
+                    self.state.d.next = ReqState::Error;
+                } else if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                     self.state.d.next = ReqState::Idle;
                 } else if self.held.val() {
                     // Held, and no other QP pending: look again after a LOAD
@@ -1193,8 +1228,18 @@ impl Logic for Requester {
         self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
         // The judged set: LOAD's refusal sets the QP's bit, its next
         // doorbell clears it (the doorbell's one-hot is `pend_set_db`).
+        // The refusal is registered first (`judge_q`, set in the cycle
+        // after LOAD, when the QP in service is still the same: a pick
+        // comes no sooner than the cycle after that), so the check's
+        // carry chains do not also feed the 256-bit decode (9 logic levels
+        // when they did, the budget is 8). A doorbell for the QP in LOAD's
+        // cycle or in its pick's cycle (`db_at_pick`: the RAM read missed
+        // it) cancels it: the new value in `pi_ram` is unjudged.
+        self.judge_q.d.next = self.judge.val()
+            & !self.db_at_pick.q.val()
+            & !(self.db_valid.val() & (self.db_qp.val() == self.cur_qp.q.val()));
         self.judged_set.next = 0.into();
-        if self.judge.val() {
+        if self.judge_q.q.val() {
             self.judged_set.next = self.one_qp.val() << self.cur_qp.q.val();
         }
         self.judged.d.next = (self.judged.q.val() | self.judged_set.val()) & !self.pend_set_db.val();

@@ -372,6 +372,9 @@ struct Params {
     /// At this cycle (0: never) one bad doorbell (beyond the ring) for
     /// QP 255, in place of the burst's doorbell of that cycle.
     bad_at: u64,
+    /// With `burst` and `bad_at` (0: off): the burst's doorbell is rung
+    /// this many cycles after the bad one instead of at the start.
+    good_after_bad: u64,
 }
 
 /// The directed tests' setting: no stalls, no latency, no scenario flag,
@@ -401,6 +404,7 @@ impl Default for Params {
             err_rtx: false,
             long: false,
             bad_at: 0,
+            good_after_bad: 0,
         }
     }
 }
@@ -588,6 +592,9 @@ fn run(p: Params) -> Outcome {
                     phase = 1;
                 }
                 if p.bad_at != 0 && cycle == p.bad_at {
+                    if std::env::var_os("REQ_TRACE").is_some() {
+                        eprintln!("cycle {cycle}: bad doorbell");
+                    }
                     let v = size * 4 + 7;
                     x.db_valid.next = true;
                     x.db_qp.next = (qp as u64).into();
@@ -595,7 +602,10 @@ fn run(p: Params) -> Outcome {
                     db_bad[k] += 1;
                     o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                 } else if p.burst {
-                    if phase == 1 {
+                    if phase == 1 && (p.good_after_bad == 0 || cycle == p.bad_at + p.good_after_bad) {
+                        if std::env::var_os("REQ_TRACE").is_some() {
+                            eprintln!("cycle {cycle}: burst doorbell, producer index {size}");
+                        }
                         x.db_valid.next = true;
                         x.db_qp.next = (qp as u64).into();
                         x.db_value.next = u64::from(size).into();
@@ -1526,4 +1536,35 @@ fn one_bad_doorbell_gives_one_error_record_across_requeues() {
     });
     check_common(&o);
     assert_eq!(o.got_err[&255].len(), 1, "{:?}", o.got_err.get(&255));
+}
+
+/// A bad doorbell for the idle QP 255 (beyond the ring), then the good
+/// doorbell of its 16 messages 2..=6 cycles later: one of these lands in
+/// the cycle in which LOAD refuses the bad value. That refusal marks the
+/// QP's value judged (`judged`) a cycle later, through `judge_q`; a
+/// doorbell in LOAD's cycle must cancel it (its value in `pi_ram` is new
+/// and unjudged), else the next pick goes on from the latest accepted
+/// producer index (none) and the 16 messages are never sent. Each run:
+/// one BAD_DOORBELL record, every message. (Fails without the cancel.)
+#[test]
+fn good_doorbell_in_the_cycle_of_a_refusal_is_served() {
+    for k in 2..=6 {
+        eprintln!("good doorbell {k} cycles after the bad one");
+        let o = run(Params {
+            seed: 0x401D_0002,
+            directed: true,
+            burst: true,
+            bad_at: 100,
+            good_after_bad: k,
+            ..Params::default()
+        });
+        check_common(&o);
+        assert_eq!(
+            o.got_err[&255].len(),
+            1,
+            "good doorbell {k} cycles after: {:?}",
+            o.got_err.get(&255)
+        );
+        assert_eq!(o.got[&255].len(), 16, "good doorbell {k} cycles after: every message");
+    }
 }

@@ -4,13 +4,19 @@
 
 use rust_hdl::prelude::*;
 
+/// Width of a ring size up to 2^16 SQEs (the config row's largest log2).
+pub const RING_SIZE_BITS: usize = 17;
+
 /// A QP's static send context, from its config row (table 1).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct SqContextWord {
     /// SQ base address >> 6 (SQEs are 64 bytes).
     pub base: Bits<58>,
-    /// log2 of the SQ size in SQEs (0..=16).
-    pub log2_size: Bits<5>,
+    /// SQ size in SQEs, `2^log2_size` of the config row (1..=65536).
+    /// Kept decoded, not as its log2: Load's doorbell check compares
+    /// with it straight from the RAM, so the decoder of the log2 is not
+    /// on the path to `judged` (9 logic levels with it, 8 is the budget).
+    pub ring_size: Bits<RING_SIZE_BITS>,
     /// log2 of the MTU (8..=13).
     pub log2_mtu: Bits<4>,
     pub enable: Bit,
@@ -60,7 +66,7 @@ mod tests {
     /// The words keep the widths of the RAMs they describe.
     #[test]
     fn word_widths() {
-        assert_eq!(SqContextWord::BITS, 68);
+        assert_eq!(SqContextWord::BITS, 80);
         assert_eq!(SqStateWord::BITS, 190);
         assert_eq!(RtxRecordWord::BITS, 273);
     }
