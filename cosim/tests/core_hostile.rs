@@ -1586,6 +1586,7 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
     let d = SqDescriptor {
