@@ -50,8 +50,7 @@ pub mod table {
     /// EV table: EV values (index `qp << 7 | ev`) and deny/allow
     /// (index `0x8000 | qp`) (the top, into the EV selector).
     pub const EV: u8 = 12;
-    /// Core globals (index 0).
-    pub const CORE: u8 = 13;
+    // 13: unused (the floor of GOOD EVs is per QP, `sq_ctx.ev_min_active`).
     /// NSCC window controller, per QP (`hw::nscc`; its window bounds are
     /// table 10's, snooped).
     pub const NSCC: u8 = 14;
@@ -69,7 +68,6 @@ pub mod table {
         ("cc", CC, "cc_gate"),
         ("addr", ADDR, "tx_path"),
         ("ev", EV, "core -> ev_selector"),
-        ("core", CORE, "core"),
         ("nscc", NSCC, "nscc (not yet in the core)"),
     ];
 }
@@ -205,13 +203,6 @@ pub mod ev_control {
     pub const FIELDS: &[Field] = &[MASK, MATCH, ALLOW];
 }
 
-/// Table 13 (the core), index 0.
-pub mod core {
-    use super::Field;
-    pub const MIN_GOOD_EVS: Field = Field::at_bit("min_good_evs", 0, 8, "minimum of GOOD EVs per QP");
-    pub const FIELDS: &[Field] = &[MIN_GOOD_EVS];
-}
-
 /// One config row, encoded with the [`Field`]s of its layout (the
 /// driver's encoder; the hw tests configure blocks with it too).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -329,12 +320,6 @@ pub const ROWS: &[RowLayout] = &[
         tables: &[table::EV],
         index: "0x8000 | qp",
         fields: ev_control::FIELDS,
-    },
-    RowLayout {
-        name: "core",
-        tables: &[table::CORE],
-        index: "0",
-        fields: core::FIELDS,
     },
 ];
 

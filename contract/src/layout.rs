@@ -253,6 +253,13 @@ pub mod sq_ctx {
         8,
         "send window in units of 128 PSNs, 1..=255 (RtsAttr::send_mpr_units)",
     );
+    pub const EV_MIN_ACTIVE: Field = Field::new(
+        "ev_min_active",
+        27,
+        0,
+        8,
+        "GOOD EVs the NIC keeps: a loss mark that would leave fewer is refused (the EV profile's ev_min_active), 0..=ev_count",
+    );
     pub const FIELDS: &[Field] = &[
         SQ_BASE,
         CQ_INDEX,
@@ -265,6 +272,7 @@ pub mod sq_ctx {
         EV_COUNT,
         ENABLE,
         SEND_MPR_UNITS,
+        EV_MIN_ACTIVE,
     ];
 }
 
@@ -566,6 +574,8 @@ pub struct SqContext {
     pub ev_count: u8,
     pub enable: bool,
     pub send_mpr_units: u8,
+    /// GOOD EVs the NIC keeps (MRC 1.0's per-profile `ev_min_active`).
+    pub ev_min_active: u8,
 }
 
 impl SqContext {
@@ -620,6 +630,13 @@ impl SqContext {
             self.send_mpr_units >= 1,
             "1..=255",
         )?;
+        range(
+            l,
+            &sq_ctx::EV_MIN_ACTIVE,
+            u64::from(self.ev_min_active),
+            self.ev_min_active <= self.ev_count,
+            "0..=ev_count",
+        )?;
         Ok(())
     }
 
@@ -637,6 +654,7 @@ impl SqContext {
         sq_ctx::EV_COUNT.put(&mut b, u64::from(self.ev_count));
         sq_ctx::ENABLE.put(&mut b, u64::from(self.enable));
         sq_ctx::SEND_MPR_UNITS.put(&mut b, u64::from(self.send_mpr_units));
+        sq_ctx::EV_MIN_ACTIVE.put(&mut b, u64::from(self.ev_min_active));
         Ok(b)
     }
 
@@ -668,6 +686,7 @@ impl SqContext {
             ev_count: sq_ctx::EV_COUNT.get(b) as u8,
             enable: sq_ctx::ENABLE.get(b) == 1,
             send_mpr_units: sq_ctx::SEND_MPR_UNITS.get(b) as u8,
+            ev_min_active: sq_ctx::EV_MIN_ACTIVE.get(b) as u8,
         };
         c.check()?;
         Ok(c)
@@ -897,6 +916,7 @@ mod tests {
                 ev_count: 1 + (r % 128) as u8,
                 enable: r & 32 != 0,
                 send_mpr_units: 1 + (r % 255) as u8,
+                ev_min_active: 1,
             };
             assert_eq!(SqContext::decode(&q.encode().unwrap()).unwrap(), q);
         }
@@ -1019,6 +1039,7 @@ mod tests {
             ev_count: 8,
             enable: true,
             send_mpr_units: 2,
+            ev_min_active: 1,
         };
         assert!(q.encode().is_ok());
         for bad in [
@@ -1030,6 +1051,10 @@ mod tests {
             SqContext { ev_count: 129, ..q },
             SqContext { dest_qp: 1 << 24, ..q },
             SqContext { send_mpr_units: 0, ..q },
+            SqContext {
+                ev_min_active: q.ev_count + 1,
+                ..q
+            },
         ] {
             assert!(matches!(bad.encode(), Err(LayoutError::Range { .. })), "{bad:?}");
         }

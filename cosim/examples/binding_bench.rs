@@ -148,6 +148,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     }
 }
 
@@ -178,7 +179,6 @@ fn configure_loopback(nic: &mut Nic) {
     );
     nic.set_ev_ring(0x9000_0000, 8);
     nic.set_ev_set(QP, EVS, 0x1000);
-    nic.set_min_good_evs(1);
     nic.set_cq_ring(0, SEND_CQ, 6);
     nic.start_send_qp(QP, &send_context(0, DEST_QP, 0, SQ_BASE));
     // Responder: ACK policy, memory registration, receive PSN, its CQ.

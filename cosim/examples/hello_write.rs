@@ -69,6 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         timeouts: Timeouts::default(),
         evs: EvProfile {
             values: (0..8).map(|i| 0x1000 + i).collect(),
+            min_active: 1,
         },
         cc: CcProfile::default(),
     };

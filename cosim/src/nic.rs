@@ -393,15 +393,6 @@ impl Nic {
         );
     }
 
-    /// Core globals: the EV selector keeps at least `min_good_evs` GOOD.
-    pub fn set_min_good_evs(&mut self, min_good_evs: u8) {
-        self.cfg_row(
-            contract::config::table::CORE,
-            0,
-            &row(&[(0, 8, u128::from(min_good_evs))]),
-        );
-    }
-
     /// Write `qp`'s send context: this starts the QP (the CC row must be
     /// written before).
     pub fn start_send_qp(&mut self, qp: u8, ctx: &contract::layout::SqContext) {

@@ -900,7 +900,6 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
     nic.set_addresses(STATION_A, PEER_ROW, STATION_B);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
     nic.set_ev_set(A_QP, cfg.evs, EV_BASE);
-    nic.set_min_good_evs(cfg.min_good_evs);
     nic.set_cq_ring(0, SEND_CQ_BASE, CQ_LOG2);
     nic.start_send_qp(
         A_QP,
@@ -916,6 +915,7 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
+            ev_min_active: cfg.min_good_evs,
         },
     );
 }
@@ -948,6 +948,7 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             ev_count: cfg.evs as u8,
             enable: true,
             send_mpr_units: cfg.send_mpr_units,
+            ev_min_active: cfg.min_good_evs,
         },
     );
 }

@@ -93,7 +93,6 @@ fn configure_globals(nic: &mut Nic) {
         },
     );
     nic.set_ev_ring(0x9000_0000, 8);
-    nic.set_min_good_evs(1);
     nic.set_cq_ring(0, SEND_CQ, 6);
     nic.set_cq_ring(1, RECV_CQ, 6);
     // SACK after every 4 packets or 2 us.
@@ -128,6 +127,7 @@ fn configure_responder(nic: &mut Nic) {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(nic, RESP_QP, ctx);
 }
@@ -603,6 +603,7 @@ fn frames_for_a_wrong_qp_are_dropped() {
         ev_count: EVS as u8,
         enable: false,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut b.nic, DISABLED_QP, ctx);
     b.nic.set_responder(&responder_params(DISABLED_QP));
@@ -1081,6 +1082,7 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut nic, PEER_QP, ctx);
     let wr = SqDescriptor {
@@ -1252,6 +1254,7 @@ fn nic_with_short_rto(built: &verilated::Built, seed: u64) -> Nic {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp(&mut nic, PEER_QP, ctx);
     nic.set_retransmit(
@@ -1583,6 +1586,7 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
     };
     configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
     let d = SqDescriptor {

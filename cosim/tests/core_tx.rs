@@ -65,7 +65,6 @@ fn configure_with(nic: &mut Nic, start_psn: u32, evs: u16, ev_ring_log2: u8) {
     // EV set: EVs 0..evs get values 0x1000 + i; every other EV keeps value
     // 0 and is denied (mask 0xFFFF, value 0).
     nic.set_ev_set(QP, evs, 0x1000);
-    nic.set_min_good_evs(1);
     // CQ 0 at 0x8000_0000, 64 slots.
     nic.set_cq_ring(0, 0x8000_0000, 6);
     // The send context last: it starts the QP.
@@ -81,6 +80,7 @@ fn configure_with(nic: &mut Nic, start_psn: u32, evs: u16, ev_ring_log2: u8) {
         ev_count: evs as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     };
     nic.start_send_qp(QP, &ctx);
 }
@@ -271,6 +271,7 @@ fn configure_receiver_at(nic: &mut Nic, start_psn: u32) {
         ev_count: EVS as u8,
         enable: true,
         send_mpr_units: 2,
+        ev_min_active: 1,
     };
     nic.start_send_qp(DEST_QP as u8, &ctx);
 }

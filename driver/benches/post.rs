@@ -88,6 +88,7 @@ fn bring_up(log2_sq: u8) -> Bench {
         timeouts: Timeouts::default(),
         evs: EvProfile {
             values: (1..=32).collect(),
+            min_active: 1,
         },
         cc: CcProfile::default(),
     };

@@ -99,7 +99,7 @@ impl ConfigPort {
 mod tests {
     use super::*;
     use crate::mock::MockDevice;
-    use contract::config::{core, retx_qp, ring_consumer, table, INDEX_SELECT};
+    use contract::config::{retx_qp, ring_consumer, table, INDEX_SELECT};
 
     #[test]
     fn rows_land_bit_exact_and_unchanged_words_are_not_rewritten() {
@@ -145,7 +145,7 @@ mod tests {
         let dev = MockDevice::new();
         let mut port = ConfigPort::new(&dev, u64::from(regmap::cfg::BASE)).unwrap();
         dev.set_swallow_rows(true);
-        port.write(&dev, table::CORE, 0, &Row::new().set(core::MIN_GOOD_EVS, 2));
+        port.write(&dev, table::RETX_QP, 0, &Row::new().set(retx_qp::RETRY_LINEAR, 2));
         assert_eq!(port.sync(&dev), Err(ConfigError::RowsLost { expected: 1, seen: 0 }));
         dev.set_all_ones(true);
         assert_eq!(port.sync(&dev), Err(ConfigError::DeviceGone));

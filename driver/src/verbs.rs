@@ -172,9 +172,6 @@ pub struct OpenOptions {
     /// clock cycles (table 4).
     pub ack_every: u16,
     pub ack_delay_cycles: u16,
-    /// Minimum of GOOD EVs per QP below which the card refuses to mark
-    /// an EV bad (table 13).
-    pub min_good_evs: u8,
 }
 
 impl Default for OpenOptions {
@@ -183,7 +180,6 @@ impl Default for OpenOptions {
             build: BuildExpectation::Any,
             ack_every: 4,
             ack_delay_cycles: 2000,
-            min_good_evs: 1,
         }
     }
 }
@@ -330,7 +326,6 @@ impl Context {
         });
         let ctx = Context { shared };
         ctx.set_ack_params(opts.ack_every, opts.ack_delay_cycles);
-        ctx.set_min_good_evs(opts.min_good_evs);
         ctx.shared.sync()?;
         Ok(ctx)
     }
@@ -365,16 +360,6 @@ impl Context {
             .set(config::ack_params::EVERY, u64::from(every))
             .set(config::ack_params::DELAY, u64::from(delay_cycles));
         self.shared.row(cfg_table::ACK_PARAMS, 0, &row);
-    }
-
-    /// The card refuses to mark an EV bad while a QP has this many GOOD
-    /// EVs or fewer (global, not per QP, in this core).
-    pub fn set_min_good_evs(&self, n: u8) {
-        self.shared.row(
-            cfg_table::CORE,
-            0,
-            &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)),
-        );
     }
 
     /// Loop the card's MAC TX back into its own RX (the fault-injection
@@ -773,6 +758,9 @@ impl Default for Timeouts {
 pub struct EvProfile {
     /// EV values (UDP source ports), 1..=128, distinct.
     pub values: Vec<u16>,
+    /// GOOD EVs the NIC keeps (MRC 1.0's `ev_min_active`): a loss mark
+    /// that would leave fewer is refused. `0..=values.len()`.
+    pub min_active: u8,
 }
 
 /// The congestion-control window of a QP (CC gate, table 10).
@@ -944,11 +932,11 @@ impl QueuePair {
                         );
                     }
                 }
-                // The card's EV selector sprays over all 128 EV slots of a
-                // QP and ignores `ev_count`: the slots beyond the set must
-                // be DENIED. They hold value 0 (reserved, refused in
-                // `check_rts`) and are denied by value after the
-                // allow-all. Slots a previous user of this QP number
+                // The card's EV selector uses only the set's slots
+                // (`ev_count`); the slots beyond it are also DENIED, which
+                // keeps them out of any deny / allow by value. They hold
+                // value 0 (reserved, refused in `check_rts`) and are
+                // denied by value after the allow-all. Slots a previous user of this QP number
                 // filled are cleared back to 0 first.
                 let n = a.evs.values.len();
                 let stale = {
@@ -1026,6 +1014,7 @@ impl QueuePair {
             ev_count: a.evs.values.len() as u8,
             enable,
             send_mpr_units: a.send_mpr_units,
+            ev_min_active: a.evs.min_active,
         }
     }
 
@@ -1296,6 +1285,12 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     v.sort_unstable();
     if v.windows(2).any(|w| w[0] == w[1]) {
         return Err(bad("evs", "EV values must be distinct"));
+    }
+    if usize::from(a.evs.min_active) > n {
+        return Err(bad(
+            "evs",
+            format!("min_active {} above the set's {n} EVs", a.evs.min_active),
+        ));
     }
     if a.cc.min_cwnd == 0 || a.cc.max_cwnd < a.cc.min_cwnd {
         return Err(bad("cc", "1 <= min_cwnd <= max_cwnd"));
@@ -1655,14 +1650,6 @@ impl Controller {
         self.allow(qp, 0xFFFF, ev_value);
     }
 
-    /// See [`Context::set_min_good_evs`].
-    pub fn set_min_good_evs(&self, n: u8) {
-        self.shared.row(
-            cfg_table::CORE,
-            0,
-            &Row::new().set(config::core::MIN_GOOD_EVS, u64::from(n)),
-        );
-    }
 }
 
 impl Drop for Controller {

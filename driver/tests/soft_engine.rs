@@ -105,6 +105,7 @@ impl Nic {
             ev_count: 1,
             enable: true,
             send_mpr_units: 8,
+            ev_min_active: 1,
         };
         let mut d = [0u8; 32];
         d[..layout::sq_ctx::SIZE].copy_from_slice(&ctx.encode().unwrap());

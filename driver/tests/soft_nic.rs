@@ -86,6 +86,7 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
         },
         evs: EvProfile {
             values: (0..8).map(|i| ev_base + i).collect(),
+            min_active: 1,
         },
         cc: CcProfile::default(),
     }

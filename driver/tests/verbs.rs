@@ -153,6 +153,7 @@ fn rts_attr() -> RtsAttr {
         },
         evs: EvProfile {
             values: (0..8).map(|i| 0x1000 + i).collect(),
+            min_active: 3,
         },
         cc: CcProfile {
             min_cwnd: 4096,
@@ -267,7 +268,6 @@ fn bring_up_writes_the_core_rows_in_order() {
         s.dev.last_row(cfg_table::ACK_PARAMS, 0).unwrap().bits(0, 32),
         4 | 2000 << 16
     );
-    assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 1);
     // CQ ring: base and size.
     let (base, log2) = s.card.ring_row(cfg_table::CQ_RING, s.cq.cqn());
     assert_eq!(log2, 6);
@@ -341,6 +341,7 @@ fn bring_up_writes_the_core_rows_in_order() {
             ev_count: 8,
             enable: true,
             send_mpr_units: 2,
+            ev_min_active: 3,
         }
     );
     assert_eq!(ctx.sq_base % 64, 0);
@@ -475,7 +476,7 @@ fn misuse_is_refused_with_typed_errors() {
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![] },
+                evs: EvProfile { values: vec![], min_active: 1 },
                 ..rts_attr()
             },
         ),
@@ -484,6 +485,7 @@ fn misuse_is_refused_with_typed_errors() {
             RtsAttr {
                 evs: EvProfile {
                     values: (1..130).collect(),
+                    min_active: 1,
                 },
                 ..rts_attr()
             },
@@ -491,14 +493,14 @@ fn misuse_is_refused_with_typed_errors() {
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![5, 0, 6] },
+                evs: EvProfile { values: vec![5, 0, 6], min_active: 1 },
                 ..rts_attr()
             },
         ),
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![7, 8, 7] },
+                evs: EvProfile { values: vec![7, 8, 7], min_active: 1 },
                 ..rts_attr()
             },
         ),
@@ -969,6 +971,7 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     s.qp.modify(QpTransition::Rts(RtsAttr {
         evs: EvProfile {
             values: vec![0x2000, 0x2001, 0x2002],
+            min_active: 1,
         },
         ..rts_attr()
     }))
@@ -1145,8 +1148,6 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
         (0xFFFF, 0, 0),
         "unused slots denied again"
     );
-    c.set_min_good_evs(3);
-    assert_eq!(s.dev.last_row(cfg_table::CORE, 0).unwrap().bits(0, 8), 3);
     drop(c);
     assert!(
         s.ctx.controller(2).is_ok(),
@@ -1185,7 +1186,7 @@ fn surprise_removal_and_lost_rows_are_typed_errors() {
     let dev = Arc::new(MockDevice::new());
     let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
     dev.set_swallow_rows(true);
-    ctx.set_min_good_evs(2);
+    ctx.set_ack_params(4, 2000);
     assert!(matches!(ctx.sync(), Err(config::ConfigError::RowsLost { .. })));
     // A mismatched bitstream is refused at open.
     let dev = Arc::new(MockDevice::new());

@@ -80,7 +80,7 @@ row_accessors! {
     /// The QP send-context row (table 1), snooped by several blocks.
     SqCtxRow: sq_ctx in contract::layout {
         SQ_BASE, CQ_INDEX, ADDR_INDEX, DEST_QP, START_PSN, PKEY, SQ_LOG2_SIZE, LOG2_MTU, EV_COUNT, ENABLE,
-        SEND_MPR_UNITS,
+        SEND_MPR_UNITS, EV_MIN_ACTIVE,
     }
 }
 
@@ -159,11 +159,6 @@ row_accessors! {
 row_accessors! {
     /// EV table, deny/allow rows (table 12, index `0x8000 | qp`).
     EvControlRow: ev_control in contract::config { MASK, MATCH, ALLOW }
-}
-
-row_accessors! {
-    /// Core globals (table 13).
-    CoreRow: core in contract::config { MIN_GOOD_EVS }
 }
 
 /// `row` as the `cfg.data` a block sees (byte 0 in bits 7:0): how the hw

@@ -16,7 +16,7 @@ use crate::bus::{
 };
 use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
-use crate::contract_rows::{CoreRow, EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
+use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
@@ -200,7 +200,8 @@ pub struct MrcCore {
     evn_valid: DFF<Bit>,
     evn_qp: DFF<Bits<8>>,
     evn_count: DFF<Bits<8>>,
-    min_active: DFF<Bits<8>>,
+    /// The QP's floor of GOOD EVs (`ev_min_active`), with its set size.
+    evn_min: DFF<Bits<8>>,
     /// Bit q: QP q's send context was last written with `enable` set (the
     /// QP is started). Frames for any other QP are discarded at the RX
     /// path's QP check, as the model drops them (`WrongQp` / `BadState`):
@@ -299,7 +300,6 @@ pub struct MrcCore {
     t_ack_qp_init: TableId<{ table::ACK_QP_INIT }>,
     t_recv_qp: TableId<{ table::RECV_QP }>,
     t_ev: TableId<{ table::EV }>,
-    t_core: TableId<{ table::CORE }>,
     /// The EV table's index bit that selects a deny/allow row.
     p_index_select: Param<16, { INDEX_SELECT as u64 }>,
     p_state_assumed_bad: Param<2, { crate::ev_selector::state::ASSUMED_BAD }>,
@@ -351,7 +351,7 @@ impl Logic for MrcCore {
             evn_valid,
             evn_qp,
             evn_count,
-            min_active,
+            evn_min,
             qp_live,
             sent_track,
             sent_qp,
@@ -626,20 +626,16 @@ impl Logic for MrcCore {
             self.evn_valid.d.next = true;
             self.evn_qp.d.next = bit_cast::<8, 16>(self.csr.cfg.index.val());
             self.evn_count.d.next = self.csr.cfg.data.val().get_value_sq_ctx_ev_count();
+            self.evn_min.d.next = self.csr.cfg.data.val().get_value_sq_ctx_ev_min_active();
         }
         // EV table: EV value rows (contract `ev_value`, index qp << 7 | ev)
         // and deny/allow rows (`ev_control`, index INDEX_SELECT | qp).
-        // Core globals (`core`, index 0): the minimum of GOOD EVs.
         self.cfg_ev.next = self.csr.cfg.valid.val() & (self.csr.cfg.table.val() == self.t_ev.val());
         if self.cfg_ev.val() {
             self.evc_valid.d.next = true;
             self.evc_ctl.d.next = (self.csr.cfg.index.val() & self.p_index_select.val()).any();
             self.evc_index.d.next = self.csr.cfg.index.val();
             self.evc_data.d.next = self.csr.cfg.data.val().get_bits::<EV_ROW_BITS>(0);
-        }
-        if self.csr.cfg.valid.val() & (self.csr.cfg.table.val() == self.t_core.val()) & (self.csr.cfg.index.val() == 0)
-        {
-            self.min_active.d.next = self.csr.cfg.data.val().get_value_core_min_good_evs();
         }
 
         // ---- Doorbells -> requester; its descriptor reads and the TX
@@ -910,7 +906,6 @@ impl Logic for MrcCore {
         self.evsel.wr_qp.next = self.evc_index.q.val().get_bits::<8>(7);
         self.evsel.wr_ev.next = self.evc_index.q.val().get_bits::<7>(0);
         self.evsel.wr_value.next = self.evc_data.q.val().get_value_ev_value_value();
-        self.evsel.min_active.next = self.min_active.q.val();
         if self.evc_take.val() & !self.cfg_ev.val() {
             self.evc_valid.d.next = false;
         }
@@ -919,6 +914,7 @@ impl Logic for MrcCore {
         self.evsel.set_valid.next = self.evn_take.val();
         self.evsel.set_qp.next = self.evn_qp.q.val();
         self.evsel.set_count.next = self.evn_count.q.val();
+        self.evsel.set_min.next = self.evn_min.q.val();
         if self.evn_take.val() & !self.cfg_sq.val() {
             self.evn_valid.d.next = false;
         }

@@ -3,7 +3,7 @@
 //! the golden model `proto::model::ev::EvSet` (RoundRobin policy): a
 //! select returns the next GOOD EV at or after the QP's pointer (wrapping)
 //! and moves the pointer past it; mark-bad turns a GOOD EV ASSUMED_BAD
-//! unless the QP has `min_active` or fewer GOOD EVs (refused marks
+//! unless the QP has its `min_active` or fewer GOOD EVs (refused marks
 //! are counted); deny/allow match EV values under a mask; every state
 //! change is reported on the event port. A QP's EV set is EVs
 //! `0..count` (set-count port, from the send context's `ev_count`): the
@@ -366,8 +366,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub set_valid: Signal<In, Bit>,
     pub set_qp: Signal<In, Bits<Q>>,
     pub set_count: Signal<In, Bits<C>>,
-    /// The min_active guard (same for every QP).
-    pub min_active: Signal<In, Bits<C>>,
+    /// With the set-count: the QP's `min_active` (the send context's
+    /// `ev_min_active`): a mark-bad that would leave fewer GOOD EVs than
+    /// this is refused. Power-up: 0 (no guard).
+    pub set_min: Signal<In, Bits<C>>,
     pub busy: Signal<Out, Bit>,
     /// State change (one per cycle at most): the EV's index and its
     /// value (the control plane knows EVs by value, as the model's
@@ -392,6 +394,11 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// Written only by a set-count command, which holds stage 0 for a
     /// cycle at least, so its reads need no forwarding.
     xcl_ram: RAM<Bits<C>, Q>,
+    /// Per QP: the guard's threshold on the not-GOOD count, N - min_active,
+    /// stored inverted so that the RAM's power-up zeros mean "never
+    /// refuse" (min_active 0), and read without a subtract on the mark's
+    /// path. Written like `xcl_ram`, so no forwarding either.
+    thr_ram: RAM<Bits<C>, Q>,
     st_ram: RAM<Bits<2>, A>,
     val_ram: RAM<Bits<VALUE_BITS>, A>,
     n_const: Constant<Bits<C>>,
@@ -406,6 +413,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// Operation 3 is a set-count (`s1_count`), not a deny/allow.
     s1_lim: DFF<Bit>,
     s1_count: DFF<Bits<C>>,
+    s1_min: DFF<Bits<C>>,
+    /// N - `s1_min` (to store, inverted), and the QP's threshold read back.
+    thr_new: Signal<Local, Bits<C>>,
+    thr_cur: Signal<Local, Bits<C>>,
     /// The QP's set size (from `xcl_ram`), and N - `s1_count` (to store).
     /// Local C-bit signals: an inline `a - b` in a compare is evaluated
     /// wider in the emitted Verilog.
@@ -504,7 +515,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             set_valid: Default::default(),
             set_qp: Default::default(),
             set_count: Default::default(),
-            min_active: Default::default(),
+            set_min: Default::default(),
             busy: Default::default(),
             evt_valid: Default::default(),
             evt_qp: Default::default(),
@@ -517,6 +528,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             done_ram: Default::default(),
             cnt_ram: Default::default(),
             xcl_ram: Default::default(),
+            thr_ram: Default::default(),
             st_ram: Default::default(),
             val_ram: Default::default(),
             n_const: Constant::new((N as u64).into()),
@@ -529,6 +541,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_setptr: Default::default(),
             s1_lim: Default::default(),
             s1_count: Default::default(),
+            s1_min: Default::default(),
+            thr_new: Default::default(),
+            thr_cur: Default::default(),
             lim_cur: Default::default(),
             lim_xcl: Default::default(),
             s1_mark: Default::default(),
@@ -584,7 +599,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_mark,
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_min, s1_mark,
             fw_hit, fw_nb, fw_done, fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask, f_value,
             f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev, e_from, e_to, e_value, e_mark,
             n_refused
@@ -597,6 +612,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.cnt_ram.write_clock.next = self.clock.val();
         self.xcl_ram.read_clock.next = self.clock.val();
         self.xcl_ram.write_clock.next = self.clock.val();
+        self.thr_ram.read_clock.next = self.clock.val();
+        self.thr_ram.write_clock.next = self.clock.val();
         self.st_ram.read_clock.next = self.clock.val();
         self.st_ram.write_clock.next = self.clock.val();
         self.val_ram.read_clock.next = self.clock.val();
@@ -640,11 +657,13 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.read_address.next = self.set_qp.val();
                 self.s1_qp.d.next = self.set_qp.val();
                 self.s1_count.d.next = self.set_count.val();
+                self.s1_min.d.next = self.set_min.val();
             }
         }
         self.done_ram.read_address.next = self.nb_ram.read_address.val();
         self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
         self.xcl_ram.read_address.next = self.nb_ram.read_address.val();
+        self.thr_ram.read_address.next = self.nb_ram.read_address.val();
         // Forward next cycle iff the command now in stage 1 is to the same
         // QP and writes (or writes back) its meta this cycle: select, mark
         // and write always present the QP's current meta on the write data
@@ -725,7 +744,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             }
         }
         if (self.s1_op.q.val() == 2) & !self.upd1.cur.val() {
-            if self.fwd.cnt.val() >= self.n_const.val() - self.min_active.val() {
+            if self.fwd.cnt.val() >= self.thr_cur.val() {
                 self.n_refused.d.next = self.n_refused.q.val() + 1;
             } else {
                 self.nb_ram.write_data.next = self.upd1.o.val();
@@ -758,9 +777,15 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.xcl_ram.write_enable.next = false;
         self.xcl_ram.write_address.next = self.s1_qp.q.val();
         self.xcl_ram.write_data.next = self.lim_xcl.val();
+        self.thr_new.next = self.n_const.val() - self.s1_min.q.val();
+        self.thr_cur.next = !self.thr_ram.read_data.val();
+        self.thr_ram.write_enable.next = false;
+        self.thr_ram.write_address.next = self.s1_qp.q.val();
+        self.thr_ram.write_data.next = !self.thr_new.val();
         if self.s1_op.q.val() == 3 {
             if self.s1_lim.q.val() {
                 self.xcl_ram.write_enable.next = true;
+                self.thr_ram.write_enable.next = true;
             }
             // Every deny / allow and set-count passes (a set-count also
             // clears ASSUMED_BAD, so it passes even at the same size).

@@ -109,7 +109,7 @@ macro_rules! all_rows {
 all_rows! {
     SqCtxRow: sq_ctx in layout {
         SQ_BASE, CQ_INDEX, ADDR_INDEX, DEST_QP, START_PSN, PKEY, SQ_LOG2_SIZE, LOG2_MTU, EV_COUNT, ENABLE,
-        SEND_MPR_UNITS,
+        SEND_MPR_UNITS, EV_MIN_ACTIVE,
     }
     SqeRecord: sqe in layout { OPCODE, FLAGS, LENGTH, WR_ID, LOCAL_IOVA, REMOTE_VA, RKEY, IMM }
     CqeRecord: cqe in layout { PHASE, STATUS, OPCODE, QP, WR_ID, BYTE_LEN, IMM, SQ_INDEX, HAS_IMM }
@@ -126,7 +126,6 @@ all_rows! {
     AddrRow: addr in config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL }
     EvValueRow: ev_value in config { VALUE, RR_START }
     EvControlRow: ev_control in config { MASK, MATCH, ALLOW }
-    CoreRow: core in config { MIN_GOOD_EVS }
 }
 
 fn to_u64<const N: usize>(b: Bits<N>) -> u64 {

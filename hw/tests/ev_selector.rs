@@ -41,7 +41,9 @@ use tb::{lockstep, lockstep_sim};
 
 const QPS: usize = 4;
 const EVS: usize = 8;
-const MIN_ACTIVE: u16 = 2;
+/// Each QP's `min_active`, given with its set-count (QP 0 gets none: the
+/// power-up guard, 0).
+const MIN_ACTIVE: [u16; QPS] = [0, 1, 2, 3];
 /// EV-set size per QP: QP 0 keeps the power-up size (all slots, no
 /// set-count), QP 3 is set to all slots (a set-count that changes
 /// nothing), QPs 1 and 2 use part of their slots.
@@ -110,7 +112,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
             .collect();
         let cfg = EvSetConfig {
             evs: evs.clone(),
-            min_active: MIN_ACTIVE,
+            min_active: MIN_ACTIVE[q],
             policy: SprayPolicy::RoundRobin,
             seed: seed.wrapping_mul(31).wrapping_add(q as u64),
             ..EvSetConfig::default()
@@ -239,7 +241,6 @@ fn run(seed: u64, n_ops: usize) {
     let mut sim = lockstep_sim!(EvSelectorSmall, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
         wait_clock_true!(sim, clock, x);
-        x.min_active.next = (MIN_ACTIVE as u64).into();
         for &op in &ops {
             x.sel_valid.next = false;
             x.mark_valid.next = false;
@@ -275,6 +276,7 @@ fn run(seed: u64, n_ops: usize) {
                     x.set_valid.next = true;
                     x.set_qp.next = (q as u64).into();
                     x.set_count.next = (n as u64).into();
+                    x.set_min.next = u64::from(MIN_ACTIVE[q]).into();
                 }
                 Op::Idle => {}
             }

@@ -88,6 +88,7 @@ fn ctx(k: usize) -> SqContext {
         ev_count: 4,
         enable: true,
         send_mpr_units: 255,
+        ev_min_active: 1,
     }
 }
 

@@ -465,6 +465,7 @@ fn ctx_row(k: usize) -> Bits<256> {
         ev_count: 4,
         enable: true,
         send_mpr_units: 4,
+        ev_min_active: 1,
     };
     bits::<256>(&c.encode().unwrap())
 }

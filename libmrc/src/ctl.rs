@@ -520,7 +520,7 @@ pub unsafe extern "C" fn mrcx_ctl_destroy_ev_profile(c: *const Ctx, id: u32) -> 
 /// Move an EV or (`cc`) CC profile to `state`.
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_ctl_profile_state(c: *const Ctx, cc: c_int, id: u32, state: u32) -> c_int {
-    with_ctl(c, EINVAL, |ctx, ctl| {
+    with_ctl(c, EINVAL, |_ctx, ctl| {
         let cur = if cc != 0 {
             ctl.cc.get_mut(&id).map(|p| &mut p.state)
         } else {
@@ -530,13 +530,6 @@ pub unsafe extern "C" fn mrcx_ctl_profile_state(c: *const Ctx, cc: c_int, id: u3
         match next_state(*cur, state) {
             Ok(s) => *cur = s,
             Err(e) => return e,
-        }
-        // The card keeps one floor of good EVs for all QPs: the profile
-        // brought ONLINE last sets it.
-        if cc == 0 && state == STATE_ONLINE {
-            if let Some(p) = ctl.ev.get(&id) {
-                ctx.ctx.set_min_good_evs(p.ev_min_active.min(u32::from(u8::MAX)) as u8);
-            }
         }
         0
     })

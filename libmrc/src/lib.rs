@@ -773,18 +773,22 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
         let qpn = lock(&q.qp).qpn();
         // The bound profiles' EVs and window (the context's lock first,
         // then the QP's, as everywhere).
-        let (values, max_cwnd) = {
+        let (values, min_active, max_cwnd) = {
             // SAFETY: the QP's context outlives it.
             let Some(ctx) = (unsafe { q.ctx.as_ref() }) else {
                 return libc_einval();
             };
             let ctl = lock(&ctx.ctl);
             let b = lock(&q.binding);
-            let values = b.ev.and_then(|id| ctl.ev.get(&id)).map(|p| p.values_for(qpn));
+            let profile = b.ev.and_then(|id| ctl.ev.get(&id));
+            let values = profile.map(|p| p.values_for(qpn));
+            // The profile's floor of GOOD EVs, at most the QP's set (a
+            // profile's ev_min_active is at most its ev_count).
+            let min_active = profile.map(|p| p.ev_min_active);
             let cwnd =
                 b.cc.and_then(|id| ctl.cc.get(&id))
                     .map(|p| p.params[ctl::NSCC_MAX_CWND]);
-            (values, cwnd)
+            (values, min_active, cwnd)
         };
         let values = values.unwrap_or_else(|| {
             let base = DEFAULT_EV_BASE.wrapping_add((qpn as u16 & 0x3FF) * 16);
@@ -810,7 +814,10 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
                 send_mpr_units: 16,
                 max_wimm: 256,
                 timeouts: t,
-                evs: EvProfile { values: values.clone() },
+                evs: EvProfile {
+                    min_active: min_active.unwrap_or(DEFAULT_MIN_ACTIVE).min(values.len() as u32) as u8,
+                    values: values.clone(),
+                },
                 cc: CcProfile {
                     min_cwnd: MIN_CWND.min(max_cwnd.unwrap_or(DEFAULT_MAX_CWND)),
                     max_cwnd: max_cwnd.unwrap_or(DEFAULT_MAX_CWND),
@@ -823,6 +830,9 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
         r
     })
 }
+
+/// GOOD EVs a QP keeps when no EV profile names its floor.
+const DEFAULT_MIN_ACTIVE: u32 = 1;
 
 /// A QP's window when no CC profile names one, and the least it takes.
 const DEFAULT_MAX_CWND: u32 = 4 << 20;

@@ -555,6 +555,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         },
         evs: EvProfile {
             values: (0..a.evs).map(|i| EV_BASE + i).collect(),
+            min_active: 1,
         },
         cc: CcProfile::default(),
     };

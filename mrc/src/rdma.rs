@@ -371,6 +371,7 @@ fn connect_qp(a: &RdmaArgs, h: &mut Host, me: &Hello, peer: &Hello) -> Result<()
         },
         evs: EvProfile {
             values: (0..a.evs).map(|i| a.ev_base + i).collect(),
+            min_active: 1,
         },
         cc: CcProfile {
             min_cwnd: 4096,

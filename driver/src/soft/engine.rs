@@ -503,7 +503,7 @@ impl Engine {
                 s.retry_linear = r.get(config::retx_qp::RETRY_LINEAR) as u8;
                 s.retry_exp = r.get(config::retx_qp::RETRY_EXP) as u8;
             }
-            cfg_table::RETX_GLOBAL | cfg_table::CORE => {}
+            cfg_table::RETX_GLOBAL => {}
             cfg_table::CC => {
                 let s = self.staged.entry(idx).or_default();
                 s.min_cwnd = r.get(config::cc::MIN_CWND).max(1);
@@ -643,6 +643,9 @@ impl Engine {
         s.rts.evs = EvSetConfig {
             evs: st.evs[..n].iter().map(|&v| u32::from(v)).collect(),
             seed: self.cfg.seed ^ u64::from(qpn) << 8,
+            // The card's guard: a mark that would leave fewer GOOD EVs is
+            // refused.
+            min_active: u16::from(ctx.ev_min_active).min(n as u16),
             ..EvSetConfig::default()
         };
         // The card's CC gate is a fixed window (docs/hw/core.md: no
