@@ -1649,7 +1649,6 @@ impl Controller {
         self.control(qp, 0xFFFF, ev_value, false);
         self.allow(qp, 0xFFFF, ev_value);
     }
-
 }
 
 impl Drop for Controller {

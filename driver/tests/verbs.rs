@@ -476,7 +476,10 @@ fn misuse_is_refused_with_typed_errors() {
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![], min_active: 1 },
+                evs: EvProfile {
+                    values: vec![],
+                    min_active: 1,
+                },
                 ..rts_attr()
             },
         ),
@@ -493,14 +496,20 @@ fn misuse_is_refused_with_typed_errors() {
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![5, 0, 6], min_active: 1 },
+                evs: EvProfile {
+                    values: vec![5, 0, 6],
+                    min_active: 1,
+                },
                 ..rts_attr()
             },
         ),
         (
             "evs",
             RtsAttr {
-                evs: EvProfile { values: vec![7, 8, 7], min_active: 1 },
+                evs: EvProfile {
+                    values: vec![7, 8, 7],
+                    min_active: 1,
+                },
                 ..rts_attr()
             },
         ),
