@@ -752,14 +752,23 @@ fn a_closed_stdout_ends_the_program_quietly() {
         &["transfer", "--messages", "20"],
         &["rtl", "regmap"],
     ] {
-        let mut child = mrc()
+        // The reader is gone before the program starts: a pipe whose read
+        // end is closed (dropping a piped stdout after `spawn` raced with
+        // a fast program on a loaded machine, which then wrote everything
+        // into the pipe and exited 0).
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `pipe` fills both descriptors; each is owned once below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: fds[0] is the read end just created and used nowhere else.
+        unsafe { libc::close(fds[0]) };
+        // SAFETY: fds[1] is the write end just created; the File owns it.
+        let write_end = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+        let child = mrc()
             .args(args)
-            .stdout(Stdio::piped())
+            .stdout(Stdio::from(write_end))
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // The reader goes away before the program's first line.
-        drop(child.stdout.take());
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
