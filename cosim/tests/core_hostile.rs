@@ -1724,6 +1724,7 @@ fn receive_start_rows_written_during_a_completion_walk_are_not_lost() {
             ev_count: EVS as u8,
             enable: true,
             send_mpr_units: WINDOW_UNITS,
+            ev_min_active: 1,
         };
         configure_qp(&mut nic, X, ctx);
         nic.run(300);
