@@ -66,6 +66,91 @@ const STATION_B: Station = Station {
 /// Address-table row of the peer on either NIC.
 const PEER_ROW: u16 = 3;
 
+/// Responder turnaround the base RTT counts (ACK generation, ~0.3 us).
+pub const TURNAROUND_NS: u64 = 300;
+/// Floor of the stall allowance (the model's `proto::model::ev::STALL_MIN`).
+pub const STALL_MIN_NS: u64 = 2000;
+/// The send window in PSNs (the retransmit engine's 256 outstanding).
+pub const SEND_WINDOW_PSNS: u64 = 256;
+/// Header bytes per packet counted on the wire (the model's estimate,
+/// `proto::loopback::WIRE_OVERHEAD`).
+pub const PACKET_OVERHEAD: u64 = proto::loopback::WIRE_OVERHEAD;
+
+/// Wire bytes one QP can have sent and not yet acknowledged: the least of
+/// its congestion window, the 256-PSN send window and `messages` messages
+/// of `max_len` bytes (the requester keeps `hw::requester::RTX_SLOTS` in
+/// flight), each packet counted with [`PACKET_OVERHEAD`].
+pub fn qp_window_wire_bytes(mtu: u32, max_len: u64, messages: u64, cwnd: u32) -> u64 {
+    let mtu = u64::from(mtu.max(1));
+    let packets = (messages * max_len.div_ceil(mtu).max(1)).min(SEND_WINDOW_PSNS);
+    let wire = packets * (mtu + PACKET_OVERHEAD);
+    wire.min(u64::from(cwnd) + packets * PACKET_OVERHEAD)
+}
+
+/// The stall rule's allowance and the tail check's age the driver writes
+/// into the retransmit row (table 8), where the golden model derives them
+/// from RTT samples (`proto::model::ev::EvSet::stall_allowance`,
+/// `stall_age`). The hardware has no RTT samples (docs/hw/retransmit.md),
+/// so the configuration must cover the worst RTT no loss can explain:
+/// propagation, EV spread and jitter, and the time the link takes to
+/// drain what the QPs sharing it can have queued (their windows at the
+/// link rate; on a degraded path, at that path's rate).
+///
+/// * `queue = queued_bytes x 8 / rate` (0 without a rate);
+/// * allowance = `max(2 us, 2 x base RTT, queue)` (the model's
+///   `max(STALL_MIN, STALL_RTTS x base, srtt + 4 rttvar - base)`, with the
+///   queue standing in for the RTT spread);
+/// * age = `base RTT + spread + queue + allowance` (the model's `srtt +
+///   allowance`, `srtt` at most `base + spread + queue`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StallTiming {
+    /// One-way base delay of every path, ns.
+    pub one_way_ns: u64,
+    /// EV spread plus jitter, ns.
+    pub spread_ns: u64,
+    /// The slowest rate a packet of the QP crosses, Gb/s (None: no
+    /// serialisation).
+    pub rate_gbps: Option<f64>,
+    /// Wire bytes that can be queued ahead of a packet on its way out.
+    pub queued_bytes: u64,
+}
+
+impl StallTiming {
+    /// From a link of the fabric (its slowest degraded path counted) and
+    /// the wire bytes the QPs on it can have in flight.
+    pub fn of_link(link: &LinkConfig, queued_bytes: u64) -> StallTiming {
+        let slowest = link.degraded.iter().map(|d| d.1).fold(1.0f64, f64::min);
+        StallTiming {
+            one_way_ns: link.base_delay.as_ps() / 1000,
+            spread_ns: (link.ev_delay_spread.as_ps() + link.jitter.as_ps()) / 1000,
+            rate_gbps: link.line_rate_gbps.map(|g| g * slowest),
+            queued_bytes,
+        }
+    }
+
+    pub fn base_rtt_ns(&self) -> u64 {
+        2 * self.one_way_ns + TURNAROUND_NS
+    }
+
+    /// Time the link takes to drain `queued_bytes`, ns (rounded up).
+    pub fn queue_ns(&self) -> u64 {
+        match self.rate_gbps {
+            Some(g) if g > 0.0 => (self.queued_bytes as f64 * 8.0 / g).ceil() as u64,
+            _ => 0,
+        }
+    }
+
+    pub fn allowance_ns(&self) -> u32 {
+        let a = (2 * self.base_rtt_ns()).max(STALL_MIN_NS).max(self.queue_ns());
+        a.min(u64::from(u32::MAX)) as u32
+    }
+
+    pub fn age_ns(&self) -> u32 {
+        let age = self.base_rtt_ns() + self.spread_ns + self.queue_ns() + u64::from(self.allowance_ns());
+        age.min(u64::from(u32::MAX)) as u32
+    }
+}
+
 /// Everything one run is made of. Times of the fabric in the golden
 /// model's units (`proto::time`), those of the NIC configuration in ns.
 #[derive(Clone, Debug)]
@@ -135,12 +220,7 @@ impl SystemConfig {
             line_rate_gbps: Some(100.0),
             ..LinkConfig::default()
         };
-        // The stall rule: max(2 us, 2 x base RTT) as the model computes it
-        // (proto::model::ev::STALL_RTTS, STALL_MIN) from the smallest RTT
-        // (2 x base delay + the responder's turnaround, ~0.3 us).
-        let base_rtt_ns = 2 * 1000 + 300;
-        let allowance = (2 * base_rtt_ns).max(2000);
-        SystemConfig {
+        let mut cfg = SystemConfig {
             evs,
             log2_mtu: 10,
             messages,
@@ -152,8 +232,8 @@ impl SystemConfig {
             retry_linear: 7,
             retry_exp: 7,
             reorder_allowance: 3,
-            stall_allowance_ns: allowance,
-            stall_age_ns: base_rtt_ns + 500 + allowance,
+            stall_allowance_ns: 0,
+            stall_age_ns: 0,
             ack_every: 4,
             ack_delay_cycles: 323,
             send_mpr_units: MAX_SEND_MPR_UNITS,
@@ -173,7 +253,23 @@ impl SystemConfig {
                 axil_ready: Stall::NEVER,
             },
             trace: None,
-        }
+        };
+        cfg.derive_stall_timing();
+        cfg
+    }
+
+    /// Set the stall rule's allowance and the tail check's age from the
+    /// links, the MTU and what A's QP can have in flight
+    /// ([`StallTiming`]). Call again after changing any of those (`mrc
+    /// cosim` does, after its options and the scenario's changes).
+    pub fn derive_stall_timing(&mut self) {
+        let max_len = self.messages.iter().map(|m| u64::from(m.len)).max().unwrap_or(0);
+        let t = StallTiming::of_link(
+            &self.link_ab,
+            qp_window_wire_bytes(self.mtu(), max_len, hw::requester::RTX_SLOTS as u64, self.cwnd),
+        );
+        self.stall_allowance_ns = t.allowance_ns();
+        self.stall_age_ns = t.age_ns();
     }
 
     pub fn mtu(&self) -> u32 {
@@ -1038,4 +1134,45 @@ pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparis
 /// Cycles of `d` (fabric times to the core's clock).
 pub fn duration_cycles(d: Duration) -> u64 {
     ps_to_cycles(d.as_ps())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults' timing: at 100 Gb/s the propagation terms rule the
+    /// allowance (the figures `mrc cosim` wrote before, plus the queue in
+    /// the age); at 25 Gb/s the QP's window queued at the link does.
+    #[test]
+    fn stall_timing_counts_the_window_queued_at_the_link_rate() {
+        // 4 messages of 8 KiB in 1 KiB packets: 32 x (1024 + 90) bytes.
+        let window = qp_window_wire_bytes(1024, 8192, 4, 1 << 20);
+        assert_eq!(window, 32 * 1114);
+        // The send window caps it: 256 packets.
+        assert_eq!(qp_window_wire_bytes(1024, 1 << 20, 4, 1 << 30), 256 * 1114);
+        let mut link = LinkConfig {
+            base_delay: Duration::from_ns(1000),
+            ev_delay_spread: Duration::from_ns(500),
+            jitter: Duration::from_ns(200),
+            line_rate_gbps: Some(100.0),
+            ..LinkConfig::default()
+        };
+        let t = StallTiming::of_link(&link, window);
+        assert_eq!(t.base_rtt_ns(), 2300);
+        assert_eq!(t.queue_ns(), 2852);
+        assert_eq!(t.allowance_ns(), 4600);
+        assert_eq!(t.age_ns(), 2300 + 700 + 2852 + 4600);
+        link.line_rate_gbps = Some(25.0);
+        let t = StallTiming::of_link(&link, window);
+        assert_eq!(t.queue_ns(), 11_408);
+        assert_eq!(t.allowance_ns(), 11_408);
+        assert_eq!(t.age_ns(), 2300 + 700 + 2 * 11_408);
+        // A degraded path drains at its own rate.
+        link.degraded = vec![(proto::loopback::EvMatch::Index(3), 0.25)];
+        assert_eq!(StallTiming::of_link(&link, window).queue_ns(), 45_630);
+        // Without a rate, propagation only.
+        link.line_rate_gbps = None;
+        let t = StallTiming::of_link(&link, window);
+        assert_eq!((t.allowance_ns(), t.age_ns()), (4600, 2300 + 700 + 4600));
+    }
 }

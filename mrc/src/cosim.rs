@@ -78,6 +78,15 @@ pub struct CosimArgs {
     /// ACK timeout exponent t: RTO = 1.024 us x 2^t.
     #[arg(long, default_value_t = 4)]
     pub timeout_exp: u8,
+    /// The stall rule's allowance written to A's retransmit row (default:
+    /// derived from the delays and the QP's window at the link rate,
+    /// `cosim::system::StallTiming`; 0 turns the rule off).
+    #[arg(long, value_parser = parse_duration)]
+    pub stall_allowance: Option<Duration>,
+    /// The tail check's age written to A's retransmit row (default:
+    /// derived as the allowance; 0 turns the check off).
+    #[arg(long, value_parser = parse_duration)]
+    pub stall_age: Option<Duration>,
     /// Stop after this many cycles of the core's clock.
     #[arg(long, default_value_t = 5_000_000)]
     pub cycle_limit: u64,
@@ -173,10 +182,6 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     cfg.start_psn = args.start_psn;
     cfg.ack_timeout_exp = args.timeout_exp;
     cfg.cycle_limit = args.cycle_limit;
-    // The stall rule as the model derives it: max(2 us, 2 x base RTT).
-    let base_rtt_ns = (2 * args.delay.as_ps() / 1000 + 300) as u32;
-    cfg.stall_allowance_ns = (2 * base_rtt_ns).max(2000);
-    cfg.stall_age_ns = base_rtt_ns + (args.ev_spread.as_ps() / 1000) as u32 + cfg.stall_allowance_ns;
     for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
         link.base_delay = args.delay;
         link.ev_delay_spread = args.ev_spread;
@@ -201,7 +206,22 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
             .collect();
     }
     cfg.trace = args.trace.as_deref().map(trace_paths);
+    stall_timing(&mut cfg, args);
     Ok(cfg)
+}
+
+/// The stall allowance and tail-check age for the links and messages
+/// (`SystemConfig::derive_stall_timing`: propagation, spread, and the
+/// QP's window queued at the link rate), unless the options set them.
+/// Call again after a scenario changed the system.
+fn stall_timing(cfg: &mut SystemConfig, args: &CosimArgs) {
+    cfg.derive_stall_timing();
+    if let Some(a) = args.stall_allowance {
+        cfg.stall_allowance_ns = (a.as_ps() / 1000) as u32;
+    }
+    if let Some(a) = args.stall_age {
+        cfg.stall_age_ns = (a.as_ps() / 1000) as u32;
+    }
 }
 
 fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
@@ -445,6 +465,16 @@ const SCENARIOS: &[NamedScenario] = &[
         expect: PLAIN,
     },
     NamedScenario {
+        name: "rate-25",
+        about: "no loss, no fault, 25 Gb/s lines: the QP's window queues ~11 us at the link",
+        apply: |a| {
+            no_faults(a);
+            a.rate_gbps = 25.0;
+        },
+        system: keep,
+        expect: PLAIN,
+    },
+    NamedScenario {
         name: "psn-wrap",
         about: "0.1% loss across the 24-bit PSN wrap (first PSN 16 before it)",
         apply: |a| {
@@ -515,6 +545,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
         (s.apply)(&mut a);
         let mut cfg = config(&a)?;
         (s.system)(&mut cfg);
+        stall_timing(&mut cfg, &a);
         let golden = (!a.no_golden).then(|| cfg.golden_scenario().run());
         let mut sys = System::new(&built, cfg)?;
         let report = sys.run(&mut |_| {});

@@ -464,6 +464,7 @@ fn cosim_scenarios_run_by_name() {
         "loss-5",
         "ev-blackholed",
         "ev-flapping",
+        "rate-25",
         "psn-wrap",
         "remote-access",
     ] {
