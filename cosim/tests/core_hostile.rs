@@ -48,6 +48,26 @@ const WINDOW_UNITS: u8 = 2;
 
 use verilated::skip_without_verilator;
 
+/// The requesting QP's send context of these tests (to `RESP_QP`, from
+/// `REQ_START_PSN`, window `WINDOW_UNITS`); the other QPs take it with
+/// their own fields changed.
+fn req_ctx() -> SqContext {
+    SqContext {
+        sq_base: SQ_BASE,
+        cq_index: 0,
+        addr_index: 3,
+        dest_qp: RESP_QP,
+        start_psn: REQ_START_PSN,
+        pkey: 0xFFFF,
+        sq_log2_size: 4,
+        log2_mtu: 10,
+        ev_count: EVS as u8,
+        enable: true,
+        send_mpr_units: WINDOW_UNITS,
+        ev_min_active: 1,
+    }
+}
+
 /// Rows every QP of these tests needs: CC window, retransmit parameters
 /// and the EV values, then its send context (which starts it).
 fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
@@ -118,16 +138,9 @@ fn configure_responder(nic: &mut Nic) {
     let ctx = SqContext {
         sq_base: 0x1800_0000,
         cq_index: 1,
-        addr_index: 3,
         dest_qp: PEER_QP,
         start_psn: 0,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
-        enable: true,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
+        ..req_ctx()
     };
     configure_qp(nic, RESP_QP, ctx);
 }
@@ -594,16 +607,10 @@ fn frames_for_a_wrong_qp_are_dropped() {
     let ctx = SqContext {
         sq_base: 0x1900_0000,
         cq_index: 1,
-        addr_index: 3,
         dest_qp: PEER_QP,
         start_psn: 0,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
         enable: false,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
+        ..req_ctx()
     };
     configure_qp(&mut b.nic, DISABLED_QP, ctx);
     b.nic.set_responder(&responder_params(DISABLED_QP));
@@ -1070,20 +1077,7 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 31).unwrap();
     configure_globals(&mut nic);
-    let ctx = SqContext {
-        sq_base: SQ_BASE,
-        cq_index: 0,
-        addr_index: 3,
-        dest_qp: RESP_QP,
-        start_psn: REQ_START_PSN,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
-        enable: true,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
-    };
+    let ctx = req_ctx();
     configure_qp(&mut nic, PEER_QP, ctx);
     let wr = SqDescriptor {
         opcode: SqOpcode::Write,
@@ -1242,20 +1236,7 @@ fn send_cqes(nic: &Nic, n: u64) -> Vec<Completion> {
 fn nic_with_short_rto(built: &verilated::Built, seed: u64) -> Nic {
     let mut nic = Nic::new(built, Stalls::default(), seed).unwrap();
     configure_globals(&mut nic);
-    let ctx = SqContext {
-        sq_base: SQ_BASE,
-        cq_index: 0,
-        addr_index: 3,
-        dest_qp: RESP_QP,
-        start_psn: REQ_START_PSN,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
-        enable: true,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
-    };
+    let ctx = req_ctx();
     configure_qp(&mut nic, PEER_QP, ctx);
     nic.set_retransmit(
         PEER_QP as u8,
@@ -1574,20 +1555,7 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 43).unwrap();
     configure_globals(&mut nic);
-    let ctx = SqContext {
-        sq_base: SQ_BASE,
-        cq_index: 0,
-        addr_index: 3,
-        dest_qp: RESP_QP,
-        start_psn: REQ_START_PSN,
-        pkey: 0xFFFF,
-        sq_log2_size: 4,
-        log2_mtu: 10,
-        ev_count: EVS as u8,
-        enable: true,
-        send_mpr_units: WINDOW_UNITS,
-        ev_min_active: 1,
-    };
+    let ctx = req_ctx();
     configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
     let d = SqDescriptor {
         opcode: SqOpcode::Write,
@@ -1715,16 +1683,9 @@ fn receive_start_rows_written_during_a_completion_walk_are_not_lost() {
         let ctx = SqContext {
             sq_base: 0x1900_0000,
             cq_index: 1,
-            addr_index: 3,
             dest_qp: PEER_QP,
             start_psn: 0,
-            pkey: 0xFFFF,
-            sq_log2_size: 4,
-            log2_mtu: 10,
-            ev_count: EVS as u8,
-            enable: true,
-            send_mpr_units: WINDOW_UNITS,
-            ev_min_active: 1,
+            ..req_ctx()
         };
         configure_qp(&mut nic, X, ctx);
         nic.run(300);
