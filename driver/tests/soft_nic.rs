@@ -44,7 +44,7 @@ struct Side {
 }
 
 fn side(test: u8, host: u8, tx_loss: f64) -> Side {
-    side_gso(test, host, tx_loss, false)
+    side_gso(test, host, tx_loss, SoftNicConfig::default().gso)
 }
 
 fn side_gso(test: u8, host: u8, tx_loss: f64, gso: bool) -> Side {
@@ -99,7 +99,7 @@ fn pair(test: u8, tx_loss: f64) -> (Side, Side) {
 
 /// [`pair`] with the send attributes of `rts_of(sq_psn, ev_base)`.
 fn pair_with(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr) -> (Side, Side) {
-    pair_gso(test, tx_loss, rts_of, false)
+    pair_gso(test, tx_loss, rts_of, SoftNicConfig::default().gso)
 }
 
 /// [`pair_with`], A sending with segmentation offload if `gso`.
@@ -744,6 +744,10 @@ fn a_port_down_holds_the_writes_and_after_up_each_completes_once() {
         })
         .unwrap();
     }
+    // The doorbells' datagrams leave at the program's next poll: poll once,
+    // so they leave before the port goes down (and B reads them before
+    // A's "down" update, which follows them).
+    assert!(a.cq.poll_cq().unwrap().is_none(), "nothing completed yet");
     a.ctx
         .device()
         .set_port_up(0, false)
@@ -887,4 +891,50 @@ fn a_port_cycle_keeps_the_control_planes_denials() {
     assert_eq!((e.len(), e[0].ev), (1, ev0));
     let s = a.nic.stats();
     assert_eq!((s.port_downs, s.port_ups, s.port_updates_sent), (1, 1, 2), "{s:?}");
+}
+
+/// A polling program's doorbell leaves its datagrams to the program's
+/// next poll (WRITEs posted one by one between two polls then leave
+/// together), and the poll sends them: right after a post nothing has left
+/// (checked only when the check took less than half of `UNSENT_GRACE_NS`,
+/// after which the NIC's thread sends on its own).
+#[test]
+fn a_doorbell_leaves_its_datagrams_to_the_next_poll() {
+    let _nics = beside_others();
+    let (mut a, b) = pair(24, 0.0);
+    let src_buf = a.pd.alloc_buffer(64).unwrap();
+    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    let dst_buf = b.pd.alloc_buffer(64).unwrap();
+    let dst = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let grace = Duration::from_nanos(driver::soft::UNSENT_GRACE_NS);
+    let mut checked = 0;
+    for i in 0..20u64 {
+        let before = a.nic.stats().tx_datagrams;
+        let wr = WriteWr {
+            wr_id: i,
+            local: &src,
+            local_offset: 0,
+            len: 64,
+            remote_va: dst.remote_va(),
+            rkey: dst.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        };
+        a.qp.post_write(&wr).unwrap();
+        // The NIC's thread counts the grace from the end of the doorbell,
+        // a moment before `post_write` returns: half of it is margin.
+        let t = Instant::now();
+        let after_post = a.nic.stats().tx_datagrams;
+        if t.elapsed() < grace / 2 {
+            checked += 1;
+            assert_eq!(after_post, before, "round {i}: sent before the next poll");
+        }
+        let wc = poll(&mut a.cq, "the WRITE");
+        assert_eq!((wc.wr_id, wc.status), (i, CqStatus::Success));
+        assert!(a.nic.stats().tx_datagrams > before, "round {i}: the poll sent it");
+    }
+    assert!(
+        checked > 0,
+        "no round posted and checked within {grace:?}: too loaded to tell"
+    );
 }

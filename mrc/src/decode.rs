@@ -192,8 +192,81 @@ pub fn json_line(index: u64, ts_ns: u64, len: u32, v: &Verdict) -> serde_json::V
     o
 }
 
-/// Decode a whole capture held in memory: each record's verdict, in order.
-pub fn decode<'a>(bytes: &'a [u8], profile: &Profile) -> Result<Vec<(PcapRecord<'a>, Verdict)>, CaptureError> {
+/// One decoded packet: the capture record it is in, which segment of it
+/// (a run sent with UDP segmentation offload, [`split_gso`]; `None`: the
+/// record is one packet) and the parsers' verdict.
+#[derive(Clone, Debug)]
+pub struct Decoded<'a> {
+    pub rec: PcapRecord<'a>,
+    pub segment: Option<usize>,
+    pub verdict: Verdict,
+}
+
+/// A record the parsers rejected, split into the datagrams of a run sent
+/// with UDP segmentation offload (`UDP_SEGMENT`), as a capture on the
+/// sending host records it before the kernel splits it (on `lo`, a soft
+/// NIC's default): one oversized datagram whose UDP payload is the
+/// segments' payloads back to back, every one `s` bytes but the last. The
+/// segment size is not in the capture; MRC packets carry no length, so
+/// it is found as the smallest `s` at which a BTH for the same
+/// destination QP follows and at which the first segment, given its own
+/// IP and UDP lengths, passes the ICRC; then every segment must parse.
+/// Each segment's frame is the record's outer headers with its own
+/// lengths (IPv4 identification 0, as the sender's ICRC assumed: a real
+/// wire would carry 0, 1, 2, ...). `None` if the record is no such run
+/// (a run mixing destination QPs is not recognised).
+pub fn split_gso(frame: &[u8], profile: &Profile) -> Option<Vec<(Vec<u8>, Verdict)>> {
+    let outer = wire::frame::parse_outer(frame, false).ok()?;
+    let udp_payload_len = outer.transport.len() + wire::frame::ICRC_LEN;
+    let payload = frame.get(outer.transport_at..outer.transport_at + udp_payload_len)?;
+    let smallest = wire::bth::HEADER_LEN + wire::frame::ICRC_LEN;
+    // BTH bytes 5..8: the destination QP.
+    let dest_qp = &payload[5..8];
+    let segment_frame = |seg: &[u8]| {
+        let fields = wire::frame::OuterFields {
+            dscp: outer.dscp,
+            ecn: outer.ecn,
+            src_port: outer.src_port,
+            flow_label: outer.flow_label.unwrap_or(0),
+            udp_len: seg.len(),
+        };
+        let head = outer.transport_at;
+        let mut f = vec![0u8; head + seg.len()];
+        let (at, _) = wire::frame::emit_outer(&outer.encap, &fields, &mut f);
+        f[at..].copy_from_slice(seg);
+        f
+    };
+    let parsed = |v: &Verdict| matches!(v, Verdict::Mrc10(_) | Verdict::Legacy(_));
+    for size in smallest..payload.len() {
+        let Some(next) = payload.get(size..size + wire::bth::HEADER_LEN) else {
+            break;
+        };
+        if &next[5..8] != dest_qp || payload.len() - size < smallest {
+            continue;
+        }
+        let first = segment_frame(&payload[..size]);
+        if !parsed(&classify(&first, profile)) {
+            continue;
+        }
+        let segments: Vec<(Vec<u8>, Verdict)> = payload
+            .chunks(size)
+            .map(|seg| {
+                let f = segment_frame(seg);
+                let v = classify(&f, profile);
+                (f, v)
+            })
+            .collect();
+        if segments.iter().all(|(_, v)| parsed(v)) {
+            return Some(segments);
+        }
+    }
+    None
+}
+
+/// Decode a whole capture held in memory: each packet's verdict, in
+/// order (a record holding a run sent with segmentation offload gives one
+/// per segment, [`split_gso`]).
+pub fn decode<'a>(bytes: &'a [u8], profile: &Profile) -> Result<Vec<Decoded<'a>>, CaptureError> {
     let reader = PcapReader::new(bytes)?;
     if reader.link_type() != LINKTYPE_ETHERNET {
         return Err(CaptureError::LinkType(reader.link_type()));
@@ -204,8 +277,32 @@ pub fn decode<'a>(bytes: &'a [u8], profile: &Profile) -> Result<Vec<(PcapRecord<
         match r {
             Ok(rec) => {
                 next_index = rec.index + 1;
-                let v = classify(rec.data, profile);
-                out.push((rec, v));
+                let verdict = classify(rec.data, profile);
+                let split = match verdict {
+                    Verdict::Error(_) if !verdict.not_rocev2() => split_gso(rec.data, profile),
+                    _ => None,
+                };
+                match split {
+                    Some(segments) => {
+                        for (k, (f, verdict)) in segments.into_iter().enumerate() {
+                            let rec = PcapRecord {
+                                orig_len: f.len() as u32,
+                                data: &[],
+                                ..rec
+                            };
+                            out.push(Decoded {
+                                rec,
+                                segment: Some(k),
+                                verdict,
+                            });
+                        }
+                    }
+                    None => out.push(Decoded {
+                        rec,
+                        segment: None,
+                        verdict,
+                    }),
+                }
             }
             Err(e) => {
                 let rec = PcapRecord {
@@ -214,20 +311,33 @@ pub fn decode<'a>(bytes: &'a [u8], profile: &Profile) -> Result<Vec<(PcapRecord<
                     orig_len: 0,
                     data: &[],
                 };
-                out.push((rec, Verdict::Pcap(e)));
+                out.push(Decoded {
+                    rec,
+                    segment: None,
+                    verdict: Verdict::Pcap(e),
+                });
             }
         }
     }
     Ok(out)
 }
 
-fn print(json: bool, records: &[(PcapRecord<'_>, Verdict)], counts: &BTreeMap<String, u64>) -> std::io::Result<()> {
+fn print(json: bool, records: &[Decoded<'_>], counts: &BTreeMap<String, u64>) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for (rec, v) in records {
+    for d in records {
+        let rec = &d.rec;
         if json {
-            writeln!(out, "{}", json_line(rec.index, rec.ts_ns, rec.orig_len, v))?;
+            let mut o = json_line(rec.index, rec.ts_ns, rec.orig_len, &d.verdict);
+            if let Some(k) = d.segment {
+                o["segment"] = json!(k);
+            }
+            writeln!(out, "{o}")?;
         } else {
-            writeln!(out, "{}", text_line(rec.index, rec.ts_ns, rec.orig_len, v))?;
+            let line = text_line(rec.index, rec.ts_ns, rec.orig_len, &d.verdict);
+            match d.segment {
+                Some(k) => writeln!(out, "{line} (segment {k} of an offloaded run)")?,
+                None => writeln!(out, "{line}")?,
+            }
         }
     }
     if json {
@@ -258,10 +368,10 @@ pub fn run(args: &DecodeArgs) -> Result<bool, DecodeError> {
         source,
     })?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for (_, v) in &records {
-        *counts.entry(v.name()).or_default() += 1;
+    for d in &records {
+        *counts.entry(d.verdict.name()).or_default() += 1;
     }
-    let all_parsed = records.iter().all(|(_, v)| v.parsed());
+    let all_parsed = records.iter().all(|d| d.verdict.parsed());
     // A reader that stops early (`| head`) is not an error of the capture.
     let _ = print(args.json, &records, &counts);
     Ok(all_parsed)
@@ -309,32 +419,106 @@ mod tests {
         let recs = decode(&cap, &Profile::DEFAULT).unwrap();
         let kinds = catalog::every_kind().len();
         assert_eq!(recs.len(), kinds + 4);
-        for (i, (_, v)) in recs[..kinds].iter().enumerate() {
+        for (i, d) in recs[..kinds].iter().enumerate() {
+            let v = &d.verdict;
             let Verdict::Mrc10(b) = v else {
                 panic!("record {i}: {v:?}")
             };
             assert_eq!(b.0, catalog::every_kind()[i]);
         }
-        assert!(matches!(recs[kinds].1, Verdict::Legacy(_)));
-        assert_eq!(recs[kinds + 1].1.name(), "error:BadIcrc");
-        assert_eq!(recs[kinds + 2].1.name(), "other:BadEtherType");
-        assert!(recs[kinds + 2].1.parsed(), "not RoCEv2 is no failure");
-        assert!(!recs[kinds + 1].1.parsed());
+        assert!(matches!(recs[kinds].verdict, Verdict::Legacy(_)));
+        assert_eq!(recs[kinds + 1].verdict.name(), "error:BadIcrc");
+        assert_eq!(recs[kinds + 2].verdict.name(), "other:BadEtherType");
+        assert!(recs[kinds + 2].verdict.parsed(), "not RoCEv2 is no failure");
+        assert!(!recs[kinds + 1].verdict.parsed());
         assert!(matches!(
-            recs[kinds + 3].1,
+            recs[kinds + 3].verdict,
             Verdict::Pcap(PcapError::TruncatedRecordHeader { .. })
         ));
-        let line = text_line(recs[0].0.index, recs[0].0.ts_ns, recs[0].0.orig_len, &recs[0].1);
+        assert!(recs.iter().all(|d| d.segment.is_none()), "no record is a run");
+        let r0 = &recs[0].rec;
+        let line = text_line(r0.index, r0.ts_ns, r0.orig_len, &recs[0].verdict);
         assert!(
             line.contains("MRC1.0 WRITE_FIRST") && line.contains("METH RETH"),
             "{line}"
         );
-        let j = json_line(recs[kinds + 1].0.index, 0, 0, &recs[kinds + 1].1);
+        let j = json_line(recs[kinds + 1].rec.index, 0, 0, &recs[kinds + 1].verdict);
         assert_eq!(j["verdict"], "error:BadIcrc");
         assert!(j["error"].as_str().unwrap().contains("ICRC"));
-        let j = json_line(0, 0, 0, &recs[kinds - 1].1);
+        let j = json_line(0, 0, 0, &recs[kinds - 1].verdict);
         assert_eq!(j["opcode"], "ENDPOINT_RESP");
         assert_eq!(j["headers"], json!(["ERTH", "EETH"]));
+    }
+
+    /// `packets` as a capture on `lo` records a segmentation-offload send
+    /// of them: one frame whose UDP payload is theirs back to back.
+    fn offloaded_run(packets: &[mrc10::Mrc10Packet], encap: &Encap) -> Vec<u8> {
+        let mut payload = Vec::new();
+        let mut f = Vec::new();
+        for p in packets {
+            f.clear();
+            mrc10::emit_frame(p, encap, &Profile::DEFAULT, &mut f);
+            let at = wire::frame::parse_outer(&f, true).unwrap().transport_at;
+            payload.extend_from_slice(&f[at..]);
+        }
+        let outer = wire::frame::parse_outer(&f, true).unwrap();
+        let head = outer.transport_at;
+        let fields = wire::frame::OuterFields {
+            dscp: outer.dscp,
+            ecn: outer.ecn,
+            src_port: outer.src_port,
+            flow_label: outer.flow_label.unwrap_or(0),
+            udp_len: payload.len(),
+        };
+        let mut frame = vec![0u8; head + payload.len()];
+        let (at, _) = wire::frame::emit_outer(&outer.encap, &fields, &mut frame);
+        frame[at..].copy_from_slice(&payload);
+        frame
+    }
+
+    #[test]
+    fn a_run_sent_with_segmentation_offload_decodes_as_its_packets() {
+        for encap in [Encap::test_v4(), Encap::test_v6()] {
+            // Three full WRITE_MIDDLEs and a shorter WRITE_LAST, as the soft
+            // NIC's runs are: every segment of one size but the last.
+            let mut run: Vec<_> = (0..3)
+                .map(|i| catalog::write(mrc10::Opcode::WriteMiddle, 100 + i, 256, false))
+                .collect();
+            run.push(catalog::write(mrc10::Opcode::WriteLast, 103, 40, false));
+            let acks: Vec<_> = (0..5).map(|i| catalog::ack(200 + i)).collect();
+            let mut w = PcapWriter::new(Vec::new()).unwrap();
+            w.write_frame(Instant::from_ns(1), &offloaded_run(&run, &encap))
+                .unwrap();
+            w.write_frame(Instant::from_ns(2), &offloaded_run(&acks, &encap))
+                .unwrap();
+            let cap = w.into_inner();
+            let recs = decode(&cap, &Profile::DEFAULT).unwrap();
+            let got: Vec<_> = recs
+                .iter()
+                .map(|d| match &d.verdict {
+                    Verdict::Mrc10(b) => (d.rec.index, d.segment, b.0.clone()),
+                    v => panic!("{v:?}"),
+                })
+                .collect();
+            // Each as its own frame decodes to.
+            let alone = |p: &mrc10::Mrc10Packet| {
+                let mut f = Vec::new();
+                mrc10::emit_frame(p, &encap, &Profile::DEFAULT, &mut f);
+                match classify(&f, &Profile::DEFAULT) {
+                    Verdict::Mrc10(b) => b.0,
+                    v => panic!("{v:?}"),
+                }
+            };
+            let want: Vec<_> = run
+                .iter()
+                .enumerate()
+                .map(|(k, p)| (0, Some(k), alone(p)))
+                .chain(acks.iter().enumerate().map(|(k, p)| (1, Some(k), alone(p))))
+                .collect();
+            assert_eq!(got, want);
+            let j = json_line(recs[1].rec.index, 0, 0, &recs[1].verdict);
+            assert_eq!(j["psn"], 101);
+        }
     }
 
     #[test]

@@ -83,11 +83,12 @@ pub struct RdmaArgs {
     /// polling its CQ runs the NIC on its own thread meanwhile).
     #[arg(long)]
     pub nic_thread_only: bool,
-    /// Soft NIC: send runs of equal-size datagrams to a loopback peer
-    /// with UDP segmentation offload (GSO; a capture on lo then shows each
-    /// run as one oversized datagram)
+    /// Soft NIC: send every datagram on its own, not runs of equal-size
+    /// datagrams to a loopback peer as one send with UDP segmentation
+    /// offload (GSO, the default: a capture on lo shows each run as one
+    /// oversized datagram, which `mrc decode` splits and tshark does not).
     #[arg(long)]
-    pub gso: bool,
+    pub no_gso: bool,
     /// RTO = 1.024 us x 2^t (0..=24). The default, 4.2 ms, leaves room for
     /// a loaded host that runs its soft NIC late: at 1 ms, two processes
     /// sharing a busy core resent data that was only waiting for them.
@@ -294,7 +295,7 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
             cfg.tx_loss = a.loss;
             cfg.ev_ports = !a.no_ev_ports;
             cfg.poll_driven = !a.nic_thread_only;
-            cfg.gso = a.gso;
+            cfg.gso = !a.no_gso;
             let ip = cfg.ip;
             let nic = Arc::new(
                 SoftNic::new(cfg.clone()).map_err(|source| driver::select::OpenDeviceError::Soft {
@@ -525,8 +526,11 @@ fn client(a: &RdmaArgs, spec: DeviceSpec, host: &str) -> Result<bool, RdmaError>
                 signaled: true,
                 imm: None,
             };
-            h.qp.post_write(&wr).map_err(drv)?;
+            // From before the post: the post's own work (with a soft NIC,
+            // sending its packets, at once or at the next poll) is part of
+            // the latency.
             post_times.push_back(Instant::now());
+            h.qp.post_write(&wr).map_err(drv)?;
             posted += 1;
         }
         match h.cq.poll_cq().map_err(drv)? {

@@ -1,8 +1,9 @@
 //! `mrc rdma` between two processes, each with its own soft NIC, over real
 //! UDP sockets on loopback: the WRITEs complete, the server's buffer ends
 //! equal to the client's source, with and without loss; a capture of the
-//! traffic on `lo` is MRC 1.0 to `mrc decode` and to tshark with our
-//! dissector; the same over IPv6, in a network namespace of its own.
+//! traffic on `lo` is MRC 1.0 to `mrc decode` (offloaded runs split) and,
+//! without segmentation offload, to tshark with our dissector; the same
+//! over IPv6, in a network namespace of its own.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -17,24 +18,26 @@ fn tcp_port(k: u16) -> String {
     (20000 + (std::process::id() % 20000) as u16 + k).to_string()
 }
 
-fn server(ip: &str, port: &str) -> Child {
+fn server(ip: &str, port: &str, extra: &[&str]) -> Child {
     mrc()
         .args(["rdma", "--device", &format!("soft:{ip}"), "--tcp-port", port])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
 
-/// Run a client against a fresh server; both exit codes and the client's
-/// JSON report.
-fn run_pair(net: u8, k: u16, extra: &[&str]) -> (i32, i32, serde_json::Value) {
+/// Run a client with options `extra` against a fresh server, both sides
+/// with options `both`; both exit codes and the client's JSON report.
+fn run_pair(net: u8, k: u16, both: &[&str], extra: &[&str]) -> (i32, i32, serde_json::Value) {
     let port = tcp_port(k);
     let (sip, cip) = (format!("127.0.{net}.2"), format!("127.0.{net}.1"));
-    let srv = server(&sip, &port);
+    let srv = server(&sip, &port, both);
     let out = mrc()
         .args(["rdma", "--device", &format!("soft:{cip}"), "--connect", "127.0.0.1"])
         .args(["--tcp-port", &port, "--json"])
+        .args(both)
         .args(extra)
         .output()
         .unwrap();
@@ -52,7 +55,7 @@ fn run_pair(net: u8, k: u16, extra: &[&str]) -> (i32, i32, serde_json::Value) {
 
 #[test]
 fn two_processes_write_over_soft_nics() {
-    let (c, s, v) = run_pair(5, 0, &["-s", "64KiB", "-n", "200"]);
+    let (c, s, v) = run_pair(5, 0, &[], &["-s", "64KiB", "-n", "200"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     assert_eq!(v["ok"], true);
     assert_eq!(v["buffers_match"], true);
@@ -65,7 +68,7 @@ fn two_processes_write_over_soft_nics() {
 
 #[test]
 fn every_write_completes_with_loss_on_the_socket_path() {
-    let (c, s, v) = run_pair(6, 1, &["-s", "20000", "-n", "300", "--loss", "0.01", "-m", "1024"]);
+    let (c, s, v) = run_pair(6, 1, &[], &["-s", "20000", "-n", "300", "--loss", "0.01", "-m", "1024"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     assert_eq!(v["buffers_match"], true);
     assert!(v["tx_lost"].as_u64().unwrap() > 0, "the knob dropped something: {v:#}");
@@ -73,7 +76,7 @@ fn every_write_completes_with_loss_on_the_socket_path() {
 
 #[test]
 fn latency_mode_reports_percentiles() {
-    let (c, s, v) = run_pair(7, 2, &["--mode", "lat", "-s", "64", "-n", "200"]);
+    let (c, s, v) = run_pair(7, 2, &[], &["--mode", "lat", "-s", "64", "-n", "200"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     let (p50, p99) = (v["lat_us_p50"].as_f64().unwrap(), v["lat_us_p99"].as_f64().unwrap());
     assert!(p50 > 0.0 && p99 >= p50, "{v:#}");
@@ -168,25 +171,61 @@ fn start_capture(file: &PathBuf, net: u8) -> Option<Child> {
     Some(child)
 }
 
-#[test]
-fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
-    let file = std::env::temp_dir().join(format!("mrc-soft-{}.pcap", std::process::id()));
-    let Some(cap) = start_capture(&file, 8) else {
+/// Capture `mrc rdma` between two soft NICs on 127.0.`net`.0/24 (50 WRITEs
+/// of 10,000 B at 2 KiB MTU, 2% loss, options `both` on both sides); the
+/// capture file, or `None` when dumpcap cannot capture here.
+fn capture_pair(net: u8, k: u16, both: &[&str]) -> Option<PathBuf> {
+    let file = std::env::temp_dir().join(format!("mrc-soft-{net}-{}.pcap", std::process::id()));
+    let Some(cap) = start_capture(&file, net) else {
         assert!(
             std::env::var_os("MRC_REQUIRE_CAPTURE").is_none(),
             "dumpcap cannot capture on lo here"
         );
         eprintln!("dumpcap cannot capture on lo here (not installed or no permission): skipped");
-        return;
+        return None;
     };
-    let (c, s, v) = run_pair(8, 3, &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"]);
+    let (c, s, v) = run_pair(
+        net,
+        k,
+        both,
+        &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"],
+    );
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
     let _ = cap.wait_with_output();
     assert_eq!((c, s), (0, 0), "{v:#}");
+    Some(file)
+}
 
+/// By default the soft NICs send runs of datagrams to a loopback peer
+/// with segmentation offload, which a capture on `lo` records as one
+/// oversized datagram per run: `mrc decode` splits them into their
+/// packets, every one MRC 1.0 with a valid ICRC.
+#[test]
+fn a_capture_of_offloaded_runs_decodes_as_their_packets() {
+    let Some(file) = capture_pair(10, 4, &[]) else { return };
     let packets = decoded_packets(&file);
+    let runs = packets.iter().filter(|p| p["segment"].as_u64() == Some(1)).count();
+    assert!(runs > 0, "some records are offloaded runs, split");
+    assert_eq!(
+        data_evs(&packets),
+        CLIENT_EVS.collect(),
+        "source ports of the data packets"
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+/// Without segmentation offload every packet is its own frame, as on a
+/// card's wire: `mrc decode` and tshark with our dissector read the same
+/// packets.
+#[test]
+fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
+    let Some(file) = capture_pair(8, 3, &["--no-gso"]) else {
+        return;
+    };
+    let packets = decoded_packets(&file);
+    assert!(packets.iter().all(|p| p.get("segment").is_none()), "no offloaded run");
     // Each EV left from its own UDP source port (the EV value over IPv4):
     // the client's data packets came from all eight of its EVs' ports,
     // none from the NIC's own.

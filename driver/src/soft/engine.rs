@@ -782,12 +782,24 @@ impl Engine {
     /// posting in a loop keeps the NIC's thread napping and reads the
     /// socket only when it polls; without this, the ACKs of its WRITEs
     /// would wait unread (their RTOs firing) and the socket's buffer fill.
+    ///
+    /// What it produced is left in the send batch ([`Engine::unsent`]):
+    /// the caller sends it ([`Engine::flush`]) or leaves it to the
+    /// program's next poll, so WRITEs posted one by one between two polls
+    /// leave together (one `sendmmsg`, and runs for segmentation offload)
+    /// instead of one system call each.
     pub fn step_doorbell(&mut self, now: Instant) -> bool {
-        if now.as_ns().saturating_sub(self.last_rx.as_ns()) >= DOORBELL_RX_INTERVAL.as_ns() {
-            self.step(now)
+        let busy = if now.as_ns().saturating_sub(self.last_rx.as_ns()) >= DOORBELL_RX_INTERVAL.as_ns() {
+            self.receive(now)
         } else {
-            self.step_tx(now)
-        }
+            false
+        };
+        busy | self.step_tx_unsent(now)
+    }
+
+    /// Datagrams produced and not yet sent.
+    pub fn unsent(&self) -> usize {
+        self.tx.len()
     }
 
     /// [`Engine::step`] without reading the socket: timers, events,
@@ -799,6 +811,13 @@ impl Engine {
     /// packet the port could not send) and they are not asked for packets;
     /// what they hold leaves when the port is up.
     pub fn step_tx(&mut self, now: Instant) -> bool {
+        let busy = self.step_tx_unsent(now);
+        self.flush();
+        busy
+    }
+
+    /// [`Engine::step_tx`] leaving what it produced in the send batch.
+    fn step_tx_unsent(&mut self, now: Instant) -> bool {
         let mut busy = false;
         let held = !self.port_is_up();
         let due: Vec<u32> = self
@@ -818,7 +837,6 @@ impl Engine {
             busy |= self.service(now, n, !held);
         }
         busy |= self.service_endpoint(now);
-        self.flush();
         busy
     }
 

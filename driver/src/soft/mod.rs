@@ -13,11 +13,13 @@
 //!
 //! One thread per NIC runs the model: it waits on the socket until a
 //! datagram arrives or a model timer is due. Doorbells and config rows are
-//! applied by the caller's thread at once, and the packets they produce
-//! leave before the MMIO write returns. A program that polls its CQ drives
-//! the NIC itself ([`Device::progress`]): while it does, the thread naps,
-//! so a polling program and its NIC share one core instead of contending
-//! for the engine from two.
+//! applied by the caller's thread at once. A program that polls its CQ
+//! drives the NIC itself ([`Device::progress`]): while it does, the thread
+//! naps, so a polling program and its NIC share one core instead of
+//! contending for the engine from two, and the packets its doorbells
+//! produce leave at its next poll, together with those of the doorbells
+//! in between (one `sendmmsg`, runs for segmentation offload). Otherwise
+//! they leave before the MMIO write returns.
 
 pub mod datagram;
 pub mod engine;
@@ -60,6 +62,12 @@ const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 /// work to the program, and how long it naps meanwhile.
 const POLLED_GRACE_NS: u64 = 200_000;
 const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// How long after the program's last doorbell or poll the NIC's thread
+/// sends what the program's doorbells left for its next poll (a program
+/// that posts and then does something else than polling): the program
+/// gets that long to post more and poll.
+pub const UNSENT_GRACE_NS: u64 = 50_000;
 
 /// Build ID the soft NIC reports (no bitstream: any driver build accepts
 /// it through `BuildExpectation::Any`).
@@ -139,8 +147,10 @@ pub struct SoftNicConfig {
     /// with UDP segmentation offload (`UDP_SEGMENT`), where the kernel has
     /// it: each is still its own datagram to the peer (whole runs to a
     /// peer reading with `UDP_GRO`, as every soft NIC does where the
-    /// kernel has it). Off by default: a capture on `lo` records each run
-    /// as one oversized datagram, before the kernel splits it.
+    /// kernel has it). On by default. A capture on `lo` records each run
+    /// as one oversized datagram, before the kernel splits it: `mrc
+    /// decode` splits it again; for tools that do not (tshark), turn it
+    /// off.
     pub gso: bool,
     pub dialect: Dialect,
 }
@@ -154,7 +164,7 @@ impl Default for SoftNicConfig {
             tx_loss: 0.0,
             seed: 1,
             poll_driven: true,
-            gso: false,
+            gso: true,
             dialect: Dialect::Mrc10,
         }
     }
@@ -254,6 +264,10 @@ struct Inner {
     epoch: std::time::Instant,
     /// Raised by the engine when a completion reaches a CQ ring.
     irq: Arc<interrupt::Interrupt>,
+    /// A doorbell left datagrams for the program's next poll
+    /// (`SoftNic::write32`); the NIC's thread sends them if the program
+    /// does not poll again.
+    unsent: AtomicBool,
 }
 
 impl Inner {
@@ -279,12 +293,29 @@ impl Inner {
         }
     }
 
+    /// Send what a doorbell left for the program's next poll, if the
+    /// program has not polled since (for a program that posts and then
+    /// neither polls nor waits: [`UNSENT_GRACE_NS`] and a nap at most).
+    fn send_unsent(&self) {
+        if self.unsent.swap(false, Ordering::Relaxed) {
+            match self.engine.try_lock() {
+                Ok(mut e) => e.flush(),
+                // Held by the program: its poll sends them, else the next
+                // nap's try.
+                Err(_) => self.unsent.store(true, Ordering::Relaxed),
+            }
+        }
+    }
+
     /// The NIC's thread: run the models, sleep on the socket.
     fn run(&self) {
         while !self.stop.load(Ordering::Acquire) {
             let polled = self.last_poll_ns.load(Ordering::Relaxed);
             let t = self.now().as_ns();
             if polled != 0 && t.saturating_sub(polled) < POLLED_GRACE_NS {
+                if t.saturating_sub(polled) >= UNSENT_GRACE_NS {
+                    self.send_unsent();
+                }
                 self.wakes_at_ns
                     .store(t + POLLED_NAP.as_nanos() as u64, Ordering::Relaxed);
                 std::thread::sleep(POLLED_NAP);
@@ -348,6 +379,7 @@ impl SoftNic {
             wakes_at_ns: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
             irq,
+            unsent: AtomicBool::new(false),
         });
         let run = Arc::clone(&inner);
         let thread = std::thread::Builder::new()
@@ -443,6 +475,14 @@ impl Device for SoftNic {
                 // a doorbell after a while without a read); else the NIC's
                 // thread does (it wakes for a datagram).
                 e.step_doorbell(now);
+                // A polling program's doorbell leaves its datagrams to the
+                // next poll: WRITEs posted one by one between two polls
+                // leave in one batch. Else they leave now.
+                if self.poll_driven {
+                    self.inner.unsent.store(e.unsent() > 0, Ordering::Relaxed);
+                } else {
+                    e.flush();
+                }
                 let next = e.next_timeout();
                 drop(e);
                 self.inner.after_mmio(now, self.poll_driven, next);
@@ -536,6 +576,11 @@ impl Device for SoftNic {
     fn wait_interrupt(&self, vector: u32, timeout: std::time::Duration) -> Result<bool, DeviceError> {
         if vector != 0 {
             return Err(DeviceError::Unsupported("interrupt vectors other than 0"));
+        }
+        // What the program's doorbells left for its next poll leaves
+        // before it sleeps.
+        if self.inner.unsent.swap(false, Ordering::Relaxed) {
+            self.inner.engine().flush();
         }
         Ok(self.inner.irq.wait(timeout))
     }
