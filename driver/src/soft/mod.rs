@@ -297,13 +297,19 @@ impl Inner {
     /// program has not polled since (for a program that posts and then
     /// neither polls nor waits: [`UNSENT_GRACE_NS`] and a nap at most).
     fn send_unsent(&self) {
-        if self.unsent.swap(false, Ordering::Relaxed) {
-            match self.engine.try_lock() {
-                Ok(mut e) => e.flush(),
-                // Held by the program: its poll sends them, else the next
-                // nap's try.
-                Err(_) => self.unsent.store(true, Ordering::Relaxed),
-            }
+        if !self.unsent.load(Ordering::Relaxed) {
+            return;
+        }
+        // Held by the program: its poll sends them, else the next nap's
+        // try.
+        let Ok(mut e) = self.engine.try_lock() else { return };
+        // Again under the lock: a doorbell marks its time before it lets
+        // the engine go, so a doorbell rung since the caller looked is
+        // seen here, and its datagrams stay for the program's poll.
+        let polled = self.last_poll_ns.load(Ordering::Relaxed);
+        if self.now().as_ns().saturating_sub(polled) >= UNSENT_GRACE_NS {
+            self.unsent.store(false, Ordering::Relaxed);
+            e.flush();
         }
     }
 
@@ -324,6 +330,14 @@ impl Inner {
             let (busy, wait) = {
                 let mut e = self.engine();
                 let now = self.now();
+                // The program may have driven the NIC while this thread
+                // waited for the engine (a doorbell marks it before it
+                // lets the engine go): the work, and what its doorbells
+                // left for its next poll, are the program's.
+                let polled = self.last_poll_ns.load(Ordering::Relaxed);
+                if polled != 0 && now.as_ns().saturating_sub(polled) < POLLED_GRACE_NS {
+                    continue;
+                }
                 let busy = e.step(now);
                 let wait = e
                     .next_timeout()
@@ -478,14 +492,28 @@ impl Device for SoftNic {
                 // A polling program's doorbell leaves its datagrams to the
                 // next poll: WRITEs posted one by one between two polls
                 // leave in one batch. Else they leave now.
+                let unsent = self.poll_driven && e.unsent() > 0;
+                // When the doorbell lets the engine go (its work took
+                // time): the program's grace counts from here.
+                let done = self.inner.now();
                 if self.poll_driven {
-                    self.inner.unsent.store(e.unsent() > 0, Ordering::Relaxed);
+                    self.inner.unsent.store(unsent, Ordering::Relaxed);
+                    // Before the engine is let go: the NIC's thread, if it
+                    // waits for the engine, then leaves the datagrams to
+                    // the program's poll.
+                    self.inner.last_poll_ns.store(done.as_ns().max(1), Ordering::Relaxed);
                 } else {
                     e.flush();
                 }
-                let next = e.next_timeout();
+                let mut next = e.next_timeout();
+                if unsent {
+                    // The NIC's thread sends them if the program does not
+                    // poll: it must not sleep past the grace (and a nap).
+                    let due = Instant::from_ns(done.as_ns() + UNSENT_GRACE_NS + POLLED_NAP.as_nanos() as u64);
+                    next = Some(next.map_or(due, |t| t.min(due)));
+                }
                 drop(e);
-                self.inner.after_mmio(now, self.poll_driven, next);
+                self.inner.after_mmio(done, self.poll_driven, next);
             }
             _ => {}
         }
