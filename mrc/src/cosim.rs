@@ -156,7 +156,7 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     }
     if args.qps == 0 || args.qps > MAX_QPS {
         return Err(CosimError::Usage(format!(
-            "--qps {} is beyond the core: it has {MAX_QPS} QPs per NIC (--qps 1..={MAX_QPS})",
+            "--qps {}: the core has {MAX_QPS} QPs per NIC (--qps 1..={MAX_QPS})",
             args.qps
         )));
     }
