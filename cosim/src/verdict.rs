@@ -102,7 +102,8 @@ pub struct Expectations {
 /// [`GoldenComparison`], or written by hand in a test).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Figures {
-    /// EVs of A's QP.
+    /// EVs of A's QPs, all together (the bound of an allowance for
+    /// more marks: no EV of a QP is marked twice).
     pub evs: u64,
     pub scoreboard_ok: bool,
     pub timed_out: bool,
@@ -117,9 +118,10 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// `evs`: the EVs of each QP.
     pub fn of(evs: u16, hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
         Figures {
-            evs: u64::from(evs),
+            evs: u64::from(evs) * hw.per_qp.len().max(1) as u64,
             scoreboard_ok: hw.scoreboard.ok(),
             timed_out: hw.timed_out,
             same_delivery: golden.map(|g| g.same_delivery),
@@ -216,6 +218,7 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
     if qps.len() < 2 {
         return v;
     }
+    let evs_per_qp = f.evs / qps.len() as u64;
     let differ: Vec<String> = qps
         .iter()
         .filter(|q| !q.same_delivery)
@@ -248,7 +251,7 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
             .map(|q| {
                 let (hw, g) = pick(q);
                 let plain = close(hw, g);
-                let ok = plain || allowance.is_some_and(|a| a.admits(hw, g, f.evs));
+                let ok = plain || allowance.is_some_and(|a| a.admits(hw, g, evs_per_qp));
                 (q, ok, plain)
             })
             .collect();
@@ -479,6 +482,8 @@ mod tests {
     #[test]
     fn every_pair_is_judged_against_its_model_pair() {
         let none = Expectations::default();
+        // Four pairs of 8 EVs each.
+        let clean = || Figures { evs: 32, ..clean() };
         let v = judge_qps(&clean(), &pairs(), &none);
         assert!(v.ok, "{:?}", v.failures());
         assert_eq!(v.checks.len(), judge(&clean(), &none).checks.len() + 3);

@@ -410,6 +410,19 @@ const FEWER_RESENDS_BLACKHOLED: Allowance = Allowance {
              nothing",
 };
 
+/// With 16 QPs the model resends more than the hardware, lossless too
+/// (measured, 200 messages, seed 1, `--scenario lossless --qps 16
+/// --timeout-exp 5`: 111 vs 4, 79 of them on the first QP).
+const FEWER_RESENDS_QUEUED: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::Fewer,
+    reason: "the model's stall rule derives its allowance from RTT samples: a QP whose first \
+             samples saw an idle link declares packets lost that only wait behind the other 15 \
+             QPs' windows (lossless, 16 QPs: 111 model resends vs 4, 79 on the first QP, which \
+             marks all its EVs); the hardware's allowance and age count every QP's window \
+             queued at the link (StallTiming)",
+};
+
 const LOSS: Expectations = Expectations {
     allowances: &[MORE_MARKS_UNDER_LOSS],
     qp_error: false,
@@ -425,6 +438,15 @@ const QP_ERROR: Expectations = Expectations {
 
 /// The EV the fault scenarios fail or flap (an index below the default 8).
 const SCENARIO_EV: u16 = 3;
+
+/// `16-qps`'s RTO exponent: 65.5 us. 16 QPs x 4 messages of up to 8 KiB
+/// queue up to 46 us of frames at a 100 Gb/s link, beyond the default
+/// 16.4 us RTO: with it, the model's QPs time out behind the queue
+/// (measured, 200 messages, seed 1: 314 RTOs, 1,840 resends, one QP
+/// failed with RetryExceeded) where the hardware's do not (19 RTOs, 47
+/// resends). The scenario is about 16 QPs sharing a failing fabric, not
+/// about an RTO shorter than the queue.
+const SIXTEEN_QPS_TIMEOUT_EXP: u8 = 6;
 
 /// The QP pairs of `16-qps`.
 const SIXTEEN_QPS: u16 = 16;
@@ -544,9 +566,13 @@ const SCENARIOS: &[NamedScenario] = &[
             a.loss = 0.001;
             a.no_failure = false;
             a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(SIXTEEN_QPS_FAIL_US))];
+            a.timeout_exp = SIXTEEN_QPS_TIMEOUT_EXP;
         },
         system: keep,
-        expect: PLAIN,
+        expect: Expectations {
+            allowances: &[FEWER_RESENDS_QUEUED, MORE_MARKS_UNDER_LOSS],
+            qp_error: false,
+        },
     },
     NamedScenario {
         name: "psn-wrap",
