@@ -560,7 +560,7 @@ const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "16-qps",
         about: "16 QP pairs at once, interleaved (message i on pair i mod 16), 0.1% loss each way, \
-                EV 3 drops everything from 50 us on (the default run's faults); RTO 65.5 us,\
+                EV 3 drops everything from 50 us on (the default run's faults); RTO 65.5 us, \
                 beyond the 16 QPs' queue at the link",
         apply: |a| {
             no_faults(a);
