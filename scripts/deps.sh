@@ -45,8 +45,10 @@ declare -A MRC_APT_HEADERS=(
 for h in "${!MRC_APT_HEADERS[@]}"; do
   [ -f "$h" ] || missing+=("${MRC_APT_HEADERS[$h]}")
 done
-# The `mpi` crate's bindgen loads libclang at build time.
-compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null ||
+# The `mpi` crate's bindgen loads libclang at build time (libclang.so or
+# libclang-<version>.so; libclang-cpp.so, which LLVM packages install
+# without it, is another library).
+compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || compgen -G "/usr/lib/*/libclang-[0-9]*.so*" >/dev/null ||
   missing+=(libclang-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -65,10 +65,12 @@ pub struct FrameKey {
     /// UDP source port: the EV value.
     pub ev: u32,
     pub opcode: u8,
+    /// BTH destination QP (24 bits).
+    pub dest_qp: u32,
     pub psn: u32,
 }
 
-/// Read the EV, BTH opcode and PSN of an Ethernet / IPv4-or-IPv6 / UDP /
+/// Read the EV, BTH opcode, destination QP and PSN of an Ethernet / IPv4-or-IPv6 / UDP /
 /// BTH frame without checking anything else (the receiving NIC does).
 pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
     let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
@@ -91,8 +93,14 @@ pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
     let ev = u32::from(u16::from_be_bytes([*frame.get(udp)?, *frame.get(udp + 1)?]));
     let bth = udp + 8;
     let opcode = *frame.get(bth)?;
+    let dest_qp = u32::from_be_bytes([0, *frame.get(bth + 5)?, *frame.get(bth + 6)?, *frame.get(bth + 7)?]);
     let psn = u32::from_be_bytes([0, *frame.get(bth + 9)?, *frame.get(bth + 10)?, *frame.get(bth + 11)?]);
-    Some(FrameKey { ev, opcode, psn })
+    Some(FrameKey {
+        ev,
+        opcode,
+        dest_qp,
+        psn,
+    })
 }
 
 /// One direction of the fabric.
@@ -319,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn frame_key_reads_ev_opcode_and_psn_of_ipv4_and_ipv6_frames() {
+    fn frame_key_reads_ev_opcode_qp_and_psn_of_ipv4_and_ipv6_frames() {
         for encap in [Encap::test_v4(), Encap::test_v6()] {
             let k = frame_key(&frame(0x1003, 0xABCDEF, &encap)).expect("parses");
             assert_eq!(
@@ -327,6 +335,7 @@ mod tests {
                 FrameKey {
                     ev: 0x1003,
                     opcode: Opcode::WriteMiddle as u8,
+                    dest_qp: 0x77,
                     psn: 0xABCDEF
                 }
             );

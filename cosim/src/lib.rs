@@ -8,6 +8,8 @@
 //!   delay, jitter, loss, blackholes; `proto::loopback::LinkConfig`).
 //! * [`system`]: two NICs over the fabric, a message generator, the
 //!   scoreboard, and the same run described for the golden model.
+//! * [`golden`]: the golden model's side of a run with several QP pairs
+//!   (N pairs of model QPs over the same two links).
 //! * [`verdict`]: the judged verdict of a named scenario (comparisons with
 //!   the golden model, allowances, expected QP errors).
 //! * [`device`]: the driver's co-simulation backend, a `driver::Device`
@@ -18,6 +20,7 @@
 
 pub mod device;
 pub mod fabric;
+pub mod golden;
 pub mod nic;
 pub mod system;
 pub mod udp_bridge;

@@ -1,17 +1,24 @@
 //! Two verilated NICs over the simulated multipath fabric ([`crate::fabric`]):
-//! NIC A's QP writes a list of messages into a region on NIC B; B places
-//! them and ACKs back through the fabric. Both NICs are configured through
-//! config rows as a driver does it; the messages are posted into A's send
-//! ring as it has room (one doorbell per batch), and both CQ rings and A's
-//! EV-event ring are polled from host memory.
+//! NIC A's QPs write a list of messages into regions on NIC B; B places
+//! them and ACKs back through the fabric. With `qps` QP pairs, message `i`
+//! goes over pair `i % qps` (A's QP `A_QP + q` to B's QP `B_QP + q`, each
+//! with its own send ring, region, EV set and PSN range), so the QPs'
+//! traffic is interleaved on the same two NICs and fabric. Both NICs are
+//! configured through config rows as a driver does it; the messages are
+//! posted into each QP's send ring as it has room (one doorbell per batch),
+//! and both CQ rings (shared by the QPs) and A's EV-event ring are polled
+//! from host memory.
 //!
-//! A scoreboard checks the run (exactly-once, byte-identical placement,
-//! in-order send and WRITE-IMM receive completions, no QP or DMA error)
-//! and [`SystemConfig::golden_scenario`] describes the same run for the
-//! golden model (`proto::loopback`), so the two can be compared
-//! ([`compare_with_golden`]). docs/cosim.md has the parameter mapping.
+//! A scoreboard checks the run per QP (exactly-once, byte-identical
+//! placement in the QP's own region, in-order send and WRITE-IMM receive
+//! completions carrying the QP's number, no QP or DMA error) and
+//! [`SystemConfig::golden_scenario`] / [`SystemConfig::run_golden`]
+//! describe the same run for the golden model (`proto::loopback` for one
+//! pair, [`crate::golden`] for several), so the two can be compared
+//! ([`compare_with_golden`], [`compare_with_golden_qps`]). docs/cosim.md
+//! has the parameter mapping.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
@@ -23,18 +30,33 @@ use proto::model::Transport;
 use proto::time::Duration;
 use verilated::{Built, VerilatedError};
 
-use crate::fabric::{cycles_to_ps, ps_to_cycles, Fabric, FabricError, PathStats};
+use crate::fabric::{cycles_to_ps, frame_key, ps_to_cycles, Fabric, FabricError, PathStats};
+use crate::golden::{run_pairs, GoldenError, PairSpec};
 use crate::nic::{Nic, ResponderParams, RetxParams, Stalls, Station};
 use tb::dma::DmaTiming;
 use tb::rng::Rng;
 use tb::stall::Stall;
 
-/// NIC A's requester QP.
+/// NIC A's requester QP of pair 0 (pair `q` has `A_QP + q`, mod 256).
 pub const A_QP: u8 = 5;
-/// NIC B's responder QP (A's destination QP).
+/// NIC B's responder QP of pair 0, A's destination QP (pair `q`: `B_QP +
+/// q`, mod 256).
 pub const B_QP: u8 = 0x77;
-/// A's send ring.
+/// The QP pairs the core can carry: every QP number of a NIC
+/// (`hw::requester::QPS`, the doorbell window's).
+pub const MAX_QPS: u16 = hw::requester::QPS as u16;
+/// A's send ring of pair 0; pair `q`'s is `q x SQ_STRIDE` above (a ring
+/// holds at most 4096 descriptors of 64 bytes: 256 KiB).
 pub const SQ_BASE: u64 = 0x1000_0000;
+pub const SQ_STRIDE: u64 = 1 << 20;
+/// B's send rings (the ACKs' send contexts), one per pair.
+const B_SQ_BASE: u64 = 0x1800_0000;
+/// Pair `q`'s source buffer on A and region on B are `q x
+/// QP_REGION_STRIDE` above pair 0's (beyond any run's bytes: at most
+/// 60,000 messages of 1 MiB).
+pub const QP_REGION_STRIDE: u64 = 1 << 36;
+/// The 24-bit PSN space the pairs' first PSNs are spread over.
+pub const PSN_SPACE: u32 = 1 << 24;
 /// A's send CQ (ring 0) and B's receive CQ (ring 1).
 pub const SEND_CQ_BASE: u64 = 0x8000_0000;
 pub const RECV_CQ_BASE: u64 = 0x8100_0000;
@@ -48,7 +70,11 @@ pub const LOCAL_BASE: u64 = 0x2000_0000;
 pub const REGION_VA: u64 = 0x5000_0000;
 pub const RKEY: u32 = 0x1234;
 /// The rkey of `SystemConfig::refused_message`: B has no region with it.
-pub const REFUSED_RKEY: u32 = RKEY ^ 0x0100;
+pub const REFUSED_RKEY: u32 = RKEY ^ REFUSED_RKEY_BIT;
+/// The bit that makes an rkey one B refuses (pair `q`'s region has `RKEY +
+/// q`; its refused message carries that with this bit flipped, the same
+/// MR slot, a different key).
+const REFUSED_RKEY_BIT: u32 = 0x0100;
 /// EV `i` of A's QP carries the value (UDP source port) `EV_BASE + i`.
 pub const EV_BASE: u16 = 0x1000;
 /// The send window the hardware supports (the retransmit engine's 256
@@ -155,8 +181,11 @@ impl StallTiming {
 /// model's units (`proto::time`), those of the NIC configuration in ns.
 #[derive(Clone, Debug)]
 pub struct SystemConfig {
-    /// EVs of A's QP (1..=128).
+    /// EVs of each of A's QPs (1..=128); every QP has its own EV set of
+    /// the same values (the fabric's paths).
     pub evs: u16,
+    /// QP pairs (1..=`MAX_QPS`): message `i` goes over pair `i % qps`.
+    pub qps: u16,
     pub log2_mtu: u8,
     pub messages: Vec<MessageSpec>,
     pub link_ab: LinkConfig,
@@ -222,6 +251,7 @@ impl SystemConfig {
         };
         let mut cfg = SystemConfig {
             evs,
+            qps: 1,
             log2_mtu: 10,
             messages,
             link_ab: link.clone(),
@@ -259,15 +289,14 @@ impl SystemConfig {
     }
 
     /// Set the stall rule's allowance and the tail check's age from the
-    /// links, the MTU and what A's QP can have in flight
-    /// ([`StallTiming`]). Call again after changing any of those (`mrc
-    /// cosim` does, after its options and the scenario's changes).
+    /// links, the MTU and what A's QPs can have in flight together
+    /// ([`StallTiming`]: every QP's window can be queued at the link ahead
+    /// of a packet). Call again after changing any of those (`mrc cosim`
+    /// does, after its options and the scenario's changes).
     pub fn derive_stall_timing(&mut self) {
         let max_len = self.messages.iter().map(|m| u64::from(m.len)).max().unwrap_or(0);
-        let t = StallTiming::of_link(
-            &self.link_ab,
-            qp_window_wire_bytes(self.mtu(), max_len, hw::requester::RTX_SLOTS as u64, self.cwnd),
-        );
+        let one_qp = qp_window_wire_bytes(self.mtu(), max_len, hw::requester::RTX_SLOTS as u64, self.cwnd);
+        let t = StallTiming::of_link(&self.link_ab, one_qp * u64::from(self.qps.max(1)));
         self.stall_allowance_ns = t.allowance_ns();
         self.stall_age_ns = t.age_ns();
     }
@@ -276,17 +305,92 @@ impl SystemConfig {
         1 << self.log2_mtu
     }
 
-    /// Byte offset of every message in the source buffer and the region.
+    /// Byte offset of every message in its pair's source buffer and
+    /// region (the messages of a pair one after the other).
     pub fn offsets(&self) -> Vec<u64> {
-        let mut off = 0;
+        let mut off = vec![0u64; usize::from(self.qps.max(1))];
         self.messages
             .iter()
-            .map(|m| {
-                let o = off;
-                off += u64::from(m.len);
+            .enumerate()
+            .map(|(i, m)| {
+                let q = self.qp_of(i);
+                let o = off[q];
+                off[q] += u64::from(m.len);
                 o
             })
             .collect()
+    }
+
+    /// The pair message `i` goes over.
+    pub fn qp_of(&self, i: usize) -> usize {
+        i % usize::from(self.qps.max(1))
+    }
+
+    /// The messages of pair `q`, in posting order.
+    pub fn qp_messages(&self, q: usize) -> Vec<usize> {
+        (q..self.messages.len()).step_by(usize::from(self.qps.max(1))).collect()
+    }
+
+    /// A's QP number of pair `q`.
+    pub fn a_qp(q: usize) -> u8 {
+        ((usize::from(A_QP) + q) % usize::from(MAX_QPS)) as u8
+    }
+
+    /// B's QP number of pair `q`.
+    pub fn b_qp(q: usize) -> u8 {
+        ((usize::from(B_QP) + q) % usize::from(MAX_QPS)) as u8
+    }
+
+    /// The rkey of pair `q`'s region on B (its MR slot, rkey mod 256, is
+    /// its own for up to 256 pairs).
+    pub fn rkey_of(q: usize) -> u32 {
+        RKEY + q as u32
+    }
+
+    /// The rkey pair `q`'s refused message carries.
+    pub fn refused_rkey_of(q: usize) -> u32 {
+        Self::rkey_of(q) ^ REFUSED_RKEY_BIT
+    }
+
+    /// Pair `q`'s first PSN: `start_psn` for pair 0, the others spread
+    /// over the PSN space (`PSN_SPACE / qps` apart), so no two pairs send
+    /// the same PSN (and keyed loss, which keys on opcode and PSN, decides
+    /// each packet alone whichever pair sends first).
+    pub fn start_psn_of(&self, q: usize) -> u32 {
+        let stride = PSN_SPACE / u32::from(self.qps.max(1));
+        (self.start_psn.wrapping_add(stride.wrapping_mul(q as u32))) % PSN_SPACE
+    }
+
+    /// The most PSNs one pair uses: its messages' packets.
+    pub fn max_qp_psns(&self) -> u64 {
+        let mtu = u64::from(self.mtu());
+        (0..usize::from(self.qps.max(1)))
+            .map(|q| {
+                self.qp_messages(q)
+                    .iter()
+                    .map(|&i| u64::from(self.messages[i].len).div_ceil(mtu).max(1))
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Where message `i`'s bytes sit in A's memory.
+    pub fn local_addr(&self, i: usize, offsets: &[u64]) -> u64 {
+        LOCAL_BASE + QP_REGION_STRIDE * self.qp_of(i) as u64 + offsets[i]
+    }
+
+    /// Where message `i` goes in B's memory (its pair's region).
+    pub fn remote_addr(&self, i: usize, offsets: &[u64]) -> u64 {
+        REGION_VA + QP_REGION_STRIDE * self.qp_of(i) as u64 + offsets[i]
+    }
+
+    /// The bytes of pair `q`'s messages (its region's length).
+    pub fn qp_bytes(&self, q: usize) -> u64 {
+        self.qp_messages(q)
+            .iter()
+            .map(|&i| u64::from(self.messages[i].len))
+            .sum()
     }
 
     pub fn total_bytes(&self) -> u64 {
@@ -306,9 +410,24 @@ impl SystemConfig {
     /// minimum GOOD EVs. Differences the hardware forces: 64-bit SACK
     /// bitmaps; no probing of ASSUMED_BAD EVs (the model's probe interval
     /// is set beyond the run); the receive window is the send window.
+    ///
+    /// With one pair (`qps` = 1) this is the whole run; with more, pair
+    /// 0's part of it ([`SystemConfig::golden_scenario_of`],
+    /// [`SystemConfig::run_golden`] runs them all together).
     pub fn golden_scenario(&self) -> Scenario {
-        let mut s = Scenario::new(Transport::MrcLegacy, usize::from(self.evs), self.messages.clone())
-            .with_start_psn(self.start_psn)
+        self.golden_scenario_of(0)
+    }
+
+    /// Pair `q`'s part of the run for the golden model: its messages, its
+    /// first PSN, its refused message (an index among its own messages),
+    /// the model QP numbers `0x11` / `0x22` (pair 0, as
+    /// `proto::loopback::Scenario::new`) plus `q << 8`, and each QP's
+    /// random choices seeded by its number (as `Scenario::new` does).
+    pub fn golden_scenario_of(&self, q: usize) -> Scenario {
+        let pair_messages = self.qp_messages(q);
+        let messages = pair_messages.iter().map(|&i| self.messages[i]).collect();
+        let mut s = Scenario::new(Transport::MrcLegacy, usize::from(self.evs), messages)
+            .with_start_psn(self.start_psn_of(q))
             .with_mpr(self.send_mpr_units)
             .with_timeouts(self.ack_timeout_exp, self.retry_linear, self.retry_exp)
             .with_cc(CcConfig::Fixed {
@@ -328,12 +447,46 @@ impl SystemConfig {
         // The hardware's own limit: messages beyond RTX_SLOTS per QP are
         // posted and rung but not sent until a record is free.
         s.max_outstanding = Some((self.max_outstanding as usize).min(hw::requester::RTX_SLOTS));
-        s.refused_message = self.refused_message;
+        s.refused_message = self
+            .refused_message
+            .and_then(|k| pair_messages.iter().position(|&i| i == k));
+        if q > 0 {
+            let (a, b) = (s.a.cfg.qpn + ((q as u32) << 8), s.b.cfg.qpn + ((q as u32) << 8));
+            for (ep, own, peer) in [(&mut s.a, a, b), (&mut s.b, b, a)] {
+                ep.cfg.qpn = own;
+                ep.rtr.dest_qp = peer;
+                ep.cfg.seed = u64::from(own);
+                ep.rts.evs.seed = u64::from(own);
+            }
+        }
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
         s.time_limit = time_limit;
         s.seed = self.seed;
         s
+    }
+
+    /// Run the golden model on the same run: one report per pair. One
+    /// pair is `proto::loopback`'s runner; several run together over the
+    /// same two links ([`crate::golden::run_pairs`]).
+    pub fn run_golden(&self) -> Result<Vec<Report>, GoldenError> {
+        if self.qps <= 1 {
+            return Ok(vec![self.golden_scenario().run()]);
+        }
+        let pairs = (0..usize::from(self.qps))
+            .map(|q| PairSpec {
+                scenario: self.golden_scenario_of(q),
+                data: self
+                    .qp_messages(q)
+                    .iter()
+                    .map(|&i| message_data(self.seed, i, self.messages[i].len))
+                    .collect(),
+                region_va: proto::loopback::REGION_VA,
+                rkey: proto::loopback::REGION_RKEY,
+                refused_rkey: proto::loopback::REFUSED_RKEY,
+            })
+            .collect();
+        run_pairs(pairs)
     }
 }
 
@@ -355,6 +508,8 @@ pub fn random_messages(seed: u64, n: usize, max_size: u32, imm_pct: u32) -> Vec<
 pub struct EvChange {
     /// Simulated time it was seen, ns.
     pub at_ns: u64,
+    /// A's QP whose EV it is.
+    pub qp: u32,
     pub ev_index: u8,
     pub new_state: &'static str,
     pub reason: &'static str,
@@ -427,8 +582,37 @@ pub struct SystemReport {
     pub wall_seconds: f64,
     pub cycles_per_second: f64,
     pub scoreboard: Scoreboard,
+    /// Per pair: its figures and its part of the scoreboard.
+    pub per_qp: Vec<QpReport>,
     pub timed_out: bool,
     pub ok: bool,
+}
+
+/// One pair's figures and scoreboard.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct QpReport {
+    pub a_qp: u8,
+    pub b_qp: u8,
+    pub messages: usize,
+    /// Send completions with SUCCESS.
+    pub messages_completed: usize,
+    /// Data packets of the pair A sent again (a PSN of its QP seen before
+    /// on A's MAC TX; A's `retransmit` counter counts all QPs').
+    pub resends: u64,
+    /// EV state changes to ASSUMED_BAD of A's QP (A's EV-event ring).
+    pub ev_marked_bad: u64,
+    /// Send completions with an error status.
+    pub error_completions: u64,
+    /// The first of them that is not FLUSHED: wr_id (the message's index
+    /// in the whole run) and status.
+    pub fatal_error: Option<(u64, String)>,
+    /// Send completions of the QP in its posting order.
+    pub send_in_order: bool,
+    /// B's receive completions of the QP's WRITE-IMMs, in order.
+    pub imm_in_order: bool,
+    /// Every byte of the QP's region as sent, and written once.
+    pub data_identical: bool,
+    pub placed_once: bool,
 }
 
 /// Progress of a run, for a progress bar.
@@ -450,6 +634,28 @@ pub enum SystemError {
     Config(String),
 }
 
+/// The driver's state of one pair.
+struct QpDriver {
+    a_qp: u8,
+    b_qp: u8,
+    /// The pair's messages (indices in the run), in posting order.
+    messages: Vec<usize>,
+    /// Descriptors posted so far (its send ring's producer index).
+    posted: u32,
+    /// Send completions seen (of any status).
+    completed: u32,
+    /// Immediates / lengths expected at B's QP, in order, and how many
+    /// arrived.
+    expect_imm: Vec<(u32, u32)>,
+    recv_seen: usize,
+    send_in_order: bool,
+    imm_in_order: bool,
+    error_completions: u64,
+    fatal_error: Option<(u64, String)>,
+    /// Data packets sent again (PSN seen before on A's MAC TX).
+    resends: u64,
+}
+
 /// The two NICs, the fabric and the driver state.
 pub struct System {
     pub cfg: SystemConfig,
@@ -458,33 +664,34 @@ pub struct System {
     pub fabric: Fabric,
     cycle: u64,
     offsets: Vec<u64>,
-    /// Descriptors posted so far (A's SQ producer index).
-    posted: u32,
+    qps: Vec<QpDriver>,
+    /// Pair of each of A's / B's QP numbers.
+    pair_of_a: BTreeMap<u32, usize>,
+    pair_of_b: BTreeMap<u32, usize>,
     /// Cycle each message was posted.
     post_cycle: Vec<u64>,
-    /// Send completions consumed (A's CQ consumer index).
+    /// Send completions consumed (A's CQ consumer index; the QPs share
+    /// CQ 0).
     send_ci: u32,
+    /// B's receive CQ (ring 1, shared by B's QPs).
     recv_ci: u32,
     ev_ci: u32,
     /// Per message: send completions seen.
     send_done: Vec<u32>,
     latencies: Vec<u64>,
     last_completion_cycle: u64,
-    /// Immediates / lengths expected at B, in order, and how many arrived.
-    expect_imm: Vec<(u32, u32)>,
-    recv_seen: usize,
     ev_changes: Vec<EvChange>,
     failures: Vec<String>,
-    send_in_order: bool,
-    imm_in_order: bool,
     no_qp_error: bool,
     /// Send completions with a status other than SUCCESS.
     error_completions: u64,
-    /// The first of them that is not FLUSHED (the one that moved the QP
-    /// to ERR): wr_id and status.
+    /// The first of them that is not FLUSHED (the one that moved a QP to
+    /// ERR): wr_id and status.
     fatal_error: Option<(u64, String)>,
     /// Per message: completed with SUCCESS.
     succeeded: Vec<bool>,
+    /// (destination QP, PSN) of every data packet A sent.
+    sent_psns: HashSet<(u32, u32)>,
     a_writes_seen: u64,
     b_writes_seen: u64,
 }
@@ -495,6 +702,12 @@ impl System {
     pub fn new(built: &Built, cfg: SystemConfig) -> Result<System, SystemError> {
         if cfg.evs == 0 || cfg.evs > 128 {
             return Err(SystemError::Config(format!("evs must be 1..=128, got {}", cfg.evs)));
+        }
+        if cfg.qps == 0 || cfg.qps > MAX_QPS {
+            return Err(SystemError::Config(format!(
+                "qps must be 1..={MAX_QPS} (the core's QPs), got {}",
+                cfg.qps
+            )));
         }
         if cfg.send_mpr_units == 0 || cfg.send_mpr_units > MAX_SEND_MPR_UNITS {
             return Err(SystemError::Config(format!(
@@ -509,6 +722,17 @@ impl System {
         if cfg.refused_message.is_some_and(|k| k >= cfg.messages.len()) {
             return Err(SystemError::Config("refused_message beyond the messages".into()));
         }
+        // The pairs' PSN ranges must not meet (keyed loss and the per-QP
+        // resend count key on the PSN): a pair's packets plus its send
+        // window within its share of the PSN space.
+        let psn_share = u64::from(PSN_SPACE / u32::from(cfg.qps));
+        if cfg.qps > 1 && cfg.max_qp_psns() + SEND_WINDOW_PSNS > psn_share {
+            return Err(SystemError::Config(format!(
+                "a QP sends {} packets, beyond its share of the PSN space ({psn_share} PSNs with {} QPs)",
+                cfg.max_qp_psns(),
+                cfg.qps
+            )));
+        }
         let fabric = Fabric::new(&cfg.link_ab, &cfg.link_ba, &cfg.ev_values(), cfg.seed)?;
         let mut a = Nic::new(built, cfg.stalls, cfg.seed.wrapping_mul(3).wrapping_add(1))?;
         let mut b = Nic::new(built, cfg.stalls, cfg.seed.wrapping_mul(5).wrapping_add(2))?;
@@ -520,16 +744,36 @@ impl System {
         for (i, m) in cfg.messages.iter().enumerate() {
             a.dma
                 .mem
-                .fill(LOCAL_BASE + offsets[i], &message_data(cfg.seed, i, m.len));
+                .fill(cfg.local_addr(i, &offsets), &message_data(cfg.seed, i, m.len));
         }
         configure_requester(&mut a, &cfg);
         configure_responder(&mut b, &cfg);
-        let expect_imm = cfg
-            .messages
-            .iter()
-            .take(cfg.refused_message.unwrap_or(usize::MAX))
-            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
+        let qps: Vec<QpDriver> = (0..usize::from(cfg.qps))
+            .map(|q| {
+                let messages = cfg.qp_messages(q);
+                let expect_imm = messages
+                    .iter()
+                    .take_while(|&&i| cfg.refused_message != Some(i))
+                    .filter_map(|&i| cfg.messages[i].imm.map(|imm| (imm, cfg.messages[i].len)))
+                    .collect();
+                QpDriver {
+                    a_qp: SystemConfig::a_qp(q),
+                    b_qp: SystemConfig::b_qp(q),
+                    messages,
+                    posted: 0,
+                    completed: 0,
+                    expect_imm,
+                    recv_seen: 0,
+                    send_in_order: true,
+                    imm_in_order: true,
+                    error_completions: 0,
+                    fatal_error: None,
+                    resends: 0,
+                }
+            })
             .collect();
+        let pair_of_a = qps.iter().enumerate().map(|(q, d)| (u32::from(d.a_qp), q)).collect();
+        let pair_of_b = qps.iter().enumerate().map(|(q, d)| (u32::from(d.b_qp), q)).collect();
         let n = cfg.messages.len();
         let mut sys = System {
             a,
@@ -537,7 +781,9 @@ impl System {
             fabric,
             cycle: 0,
             offsets,
-            posted: 0,
+            qps,
+            pair_of_a,
+            pair_of_b,
             post_cycle: vec![0; n],
             send_ci: 0,
             recv_ci: 0,
@@ -545,38 +791,62 @@ impl System {
             send_done: vec![0; n],
             latencies: Vec::with_capacity(n),
             last_completion_cycle: 0,
-            expect_imm,
-            recv_seen: 0,
             ev_changes: Vec::new(),
             failures: Vec::new(),
-            send_in_order: true,
-            imm_in_order: true,
             no_qp_error: true,
             error_completions: 0,
             fatal_error: None,
             succeeded: vec![false; n],
+            sent_psns: HashSet::new(),
             a_writes_seen: 0,
             b_writes_seen: 0,
             cfg,
         };
-        // The deny of the EVs beyond the set produced DENIED events at
-        // configuration: consume them (not state changes of the run).
-        let want = 128 - usize::from(sys.cfg.evs);
+        sys.configure_ev_sets();
+        Ok(sys)
+    }
+
+    /// Write each requester QP's EV set, start the QPs, and consume the
+    /// DENIED events the deny of the EVs beyond each set produces (not
+    /// state changes of the run). The event ring holds 256 and the core
+    /// drops what does not fit, so the events of one QP are read before
+    /// the next QP's set is written, as a driver reads its ring.
+    fn configure_ev_sets(&mut self) {
+        let per_qp = 128 - usize::from(self.cfg.evs);
         let mut config_events = 0;
+        for q in 0..usize::from(self.cfg.qps) {
+            if q > 0 {
+                config_events += self.drain_config_events(per_qp * q - config_events);
+                // Free the ring before the next QP's events.
+                self.a.queue_ev_consumed(self.ev_ci);
+                self.a.finish_csr(10_000);
+            }
+            self.a.set_ev_set(SystemConfig::a_qp(q), self.cfg.evs, EV_BASE);
+        }
+        start_requester(&mut self.a, &self.cfg);
+        let want = per_qp * usize::from(self.cfg.qps);
+        config_events += self.drain_config_events(want - config_events);
+        if config_events != want {
+            self.no_qp_error = false;
+            self.failures
+                .push(format!("{config_events} EV events at configuration, expected {want}"));
+        }
+        self.a.queue_ev_consumed(self.ev_ci);
+        self.a.finish_csr(10_000);
+    }
+
+    /// Read EV events until `want` came (or 50 rounds of 100 cycles);
+    /// returns how many.
+    fn drain_config_events(&mut self, want: usize) -> usize {
+        let mut got = 0;
         for _ in 0..50 {
-            sys.a.run(100);
-            config_events += sys.poll_ev_events(false);
-            if config_events >= want {
+            self.a.run(100);
+            got += self.poll_ev_events(false);
+            if got >= want {
                 break;
             }
         }
-        if config_events != want {
-            sys.failures
-                .push(format!("{config_events} EV events at configuration, expected {want}"));
-        }
-        sys.a.queue_ev_consumed(sys.ev_ci);
-        sys.a.finish_csr(10_000);
-        Ok(sys)
+        got
     }
 
     /// Cycles of traffic so far.
@@ -589,58 +859,79 @@ impl System {
     }
 
     fn finished(&self) -> bool {
-        self.completed() >= self.cfg.messages.len() && self.recv_seen >= self.expect_imm.len()
+        self.completed() >= self.cfg.messages.len() && self.qps.iter().all(|d| d.recv_seen >= d.expect_imm.len())
     }
 
-    /// Post descriptors while A's ring has room; one doorbell per batch.
+    /// Post descriptors while a QP's ring has room; one doorbell per QP
+    /// and batch.
     fn post(&mut self) {
         let size = 1u32 << self.cfg.sq_log2_size;
-        let n = self.cfg.messages.len() as u32;
-        let room = size
-            .min(self.cfg.max_outstanding)
-            .saturating_sub(self.posted - self.send_ci);
-        let left = n - self.posted;
-        // Batch: wait for room for up to 8 descriptors (the requester
-        // fetches up to 8 per read; fewer if the window is smaller or
-        // fewer are left).
-        if left == 0 || room < left.min(8).min(self.cfg.max_outstanding.div_ceil(2)) {
-            return;
-        }
-        for _ in 0..room.min(left) {
-            let i = self.posted as usize;
-            let m = self.cfg.messages[i];
-            let wr = SqDescriptor {
-                opcode: if m.imm.is_some() {
-                    SqOpcode::WriteImm
-                } else {
-                    SqOpcode::Write
-                },
-                signaled: true,
-                length: m.len,
-                wr_id: i as u64,
-                local_iova: LOCAL_BASE + self.offsets[i],
-                remote_va: REGION_VA + self.offsets[i],
-                rkey: if self.cfg.refused_message == Some(i) {
-                    REFUSED_RKEY
-                } else {
-                    RKEY
-                },
-                imm: m.imm.unwrap_or(0),
-            };
-            let slot = u64::from(self.posted % size);
+        for q in 0..self.qps.len() {
+            let d = &self.qps[q];
+            let n = d.messages.len() as u32;
+            let room = size
+                .min(self.cfg.max_outstanding)
+                .saturating_sub(d.posted - d.completed);
+            let left = n - d.posted;
+            // Batch: wait for room for up to 8 descriptors (the requester
+            // fetches up to 8 per read; fewer if the window is smaller or
+            // fewer are left).
+            if left == 0 || room < left.min(8).min(self.cfg.max_outstanding.div_ceil(2)) {
+                continue;
+            }
+            let ring = SQ_BASE + SQ_STRIDE * q as u64;
+            for _ in 0..room.min(left) {
+                let d = &self.qps[q];
+                let i = d.messages[d.posted as usize];
+                let m = self.cfg.messages[i];
+                let wr = SqDescriptor {
+                    opcode: if m.imm.is_some() {
+                        SqOpcode::WriteImm
+                    } else {
+                        SqOpcode::Write
+                    },
+                    signaled: true,
+                    length: m.len,
+                    wr_id: i as u64,
+                    local_iova: self.cfg.local_addr(i, &self.offsets),
+                    remote_va: self.cfg.remote_addr(i, &self.offsets),
+                    rkey: if self.cfg.refused_message == Some(i) {
+                        SystemConfig::refused_rkey_of(q)
+                    } else {
+                        SystemConfig::rkey_of(q)
+                    },
+                    imm: m.imm.unwrap_or(0),
+                };
+                let slot = u64::from(d.posted % size);
+                self.a
+                    .dma
+                    .mem
+                    .fill(ring + 64 * slot, &wr.encode().expect("a valid descriptor"));
+                self.post_cycle[i] = self.cycle;
+                self.qps[q].posted += 1;
+            }
+            let d = &self.qps[q];
             self.a
-                .dma
-                .mem
-                .fill(SQ_BASE + 64 * slot, &wr.encode().expect("a valid descriptor"));
-            self.post_cycle[i] = self.cycle;
-            self.posted += 1;
+                .axil
+                .write(contract::regmap::doorbell::WINDOW + 4 * u16::from(d.a_qp), d.posted);
         }
-        self.a
-            .axil
-            .write(contract::regmap::doorbell::WINDOW + 4 * u16::from(A_QP), self.posted);
     }
 
-    /// Read new entries of A's send CQ.
+    /// The statuses message `i` may complete with.
+    fn expected_statuses(&self, i: usize) -> &'static [CqStatus] {
+        let refused = self
+            .cfg
+            .refused_message
+            .filter(|&k| self.cfg.qp_of(k) == self.cfg.qp_of(i));
+        match refused.map(|k| i.cmp(&k)) {
+            None => &[CqStatus::Success],
+            Some(std::cmp::Ordering::Less) => &[CqStatus::Success, CqStatus::Flushed],
+            Some(std::cmp::Ordering::Equal) => &[CqStatus::RemoteAccess],
+            Some(std::cmp::Ordering::Greater) => &[CqStatus::Flushed],
+        }
+    }
+
+    /// Read new entries of A's send CQ (every QP's).
     fn poll_send_cq(&mut self) {
         let size = 1u32 << CQ_LOG2;
         loop {
@@ -654,47 +945,62 @@ impl System {
             if c.phase != phase {
                 break;
             }
-            let want = u64::from(self.send_ci);
-            let expected: &[CqStatus] = match self.cfg.refused_message.map(|k| (c.wr_id as usize).cmp(&k)) {
-                None => &[CqStatus::Success],
-                Some(std::cmp::Ordering::Less) => &[CqStatus::Success, CqStatus::Flushed],
-                Some(std::cmp::Ordering::Equal) => &[CqStatus::RemoteAccess],
-                Some(std::cmp::Ordering::Greater) => &[CqStatus::Flushed],
-            };
-            if c.status != CqStatus::Success {
-                self.error_completions += 1;
-                if c.status != CqStatus::Flushed {
-                    self.fatal_error.get_or_insert((c.wr_id, format!("{:?}", c.status)));
-                }
-            } else if let Some(ok) = self.succeeded.get_mut(c.wr_id as usize) {
-                *ok = true;
-            }
-            if !expected.contains(&c.status) || c.qp != u32::from(A_QP) {
-                self.no_qp_error = false;
-                if self.failures.len() < 20 {
-                    self.failures.push(format!("send CQE {want}: {c:?}"));
-                }
-            } else if c.wr_id != want {
-                self.send_in_order = false;
-                if self.failures.len() < 20 {
-                    self.failures.push(format!("send CQE {want} carries wr_id {}", c.wr_id));
-                }
-            }
-            if let Some(d) = self.send_done.get_mut(c.wr_id as usize) {
-                *d += 1;
-                if *d == 1 {
-                    self.latencies.push(self.cycle - self.post_cycle[c.wr_id as usize]);
-                }
-            }
-            self.last_completion_cycle = self.cycle;
+            let seen = self.send_ci;
             self.send_ci += 1;
+            self.last_completion_cycle = self.cycle;
             if self.send_ci.is_multiple_of(256) {
                 self.a.queue_cq_consumed(0, self.send_ci);
+            }
+            let Some(&q) = self.pair_of_a.get(&c.qp) else {
+                self.no_qp_error = false;
+                if self.failures.len() < 20 {
+                    self.failures
+                        .push(format!("send CQE {seen} of QP {}, not one of A's: {c:?}", c.qp));
+                }
+                continue;
+            };
+            let i = c.wr_id as usize;
+            let d = &self.qps[q];
+            let want = d.messages.get(d.completed as usize).copied();
+            if c.status != CqStatus::Success {
+                self.error_completions += 1;
+                self.qps[q].error_completions += 1;
+                if c.status != CqStatus::Flushed {
+                    let fatal = (c.wr_id, format!("{:?}", c.status));
+                    self.fatal_error.get_or_insert(fatal.clone());
+                    self.qps[q].fatal_error.get_or_insert(fatal);
+                }
+            }
+            let ours = i < self.cfg.messages.len() && self.cfg.qp_of(i) == q;
+            if !ours || !self.expected_statuses(i).contains(&c.status) {
+                self.no_qp_error = false;
+                if self.failures.len() < 20 {
+                    self.failures
+                        .push(format!("send CQE {seen} (QP {}): {c:?}", self.qps[q].a_qp));
+                }
+            } else if Some(i) != want {
+                self.qps[q].send_in_order = false;
+                if self.failures.len() < 20 {
+                    self.failures.push(format!(
+                        "send CQE {seen} of QP {} carries wr_id {}, expected {want:?}",
+                        self.qps[q].a_qp, c.wr_id
+                    ));
+                }
+            }
+            self.qps[q].completed += 1;
+            if ours {
+                if c.status == CqStatus::Success {
+                    self.succeeded[i] = true;
+                }
+                self.send_done[i] += 1;
+                if self.send_done[i] == 1 {
+                    self.latencies.push(self.cycle - self.post_cycle[i]);
+                }
             }
         }
     }
 
-    /// Read new entries of B's receive CQ.
+    /// Read new entries of B's receive CQ (every QP's).
     fn poll_recv_cq(&mut self) {
         let size = 1u32 << CQ_LOG2;
         loop {
@@ -703,32 +1009,45 @@ impl System {
             let Ok(c) = Completion::decode(&self.b.dma.mem.read_vec(RECV_CQ_BASE + 32 * slot, 32)) else {
                 self.failures
                     .push(format!("receive CQE {} does not decode", self.recv_ci));
-                self.imm_in_order = false;
+                for d in &mut self.qps {
+                    d.imm_in_order = false;
+                }
                 return;
             };
             if c.phase != phase {
                 break;
             }
-            let k = self.recv_ci as usize;
-            let good = c.status == CqStatus::Success
-                && c.qp == u32::from(B_QP)
-                && self
-                    .expect_imm
-                    .get(k)
-                    .is_some_and(|&(imm, len)| c.imm == Some(imm) && c.byte_len == len);
-            if !good {
-                self.imm_in_order = false;
-                if self.failures.len() < 20 {
-                    self.failures
-                        .push(format!("receive CQE {k}: {c:?}, expected {:?}", self.expect_imm.get(k)));
-                }
-            }
-            self.recv_seen += 1;
-            self.last_completion_cycle = self.cycle;
+            let seen = self.recv_ci;
             self.recv_ci += 1;
+            self.last_completion_cycle = self.cycle;
             if self.recv_ci.is_multiple_of(256) {
                 self.b.queue_cq_consumed(1, self.recv_ci);
             }
+            let Some(&q) = self.pair_of_b.get(&c.qp) else {
+                self.qps[0].imm_in_order = false;
+                if self.failures.len() < 20 {
+                    self.failures
+                        .push(format!("receive CQE {seen} of QP {}, not one of B's: {c:?}", c.qp));
+                }
+                continue;
+            };
+            let d = &mut self.qps[q];
+            let k = d.recv_seen;
+            let good = c.status == CqStatus::Success
+                && d.expect_imm
+                    .get(k)
+                    .is_some_and(|&(imm, len)| c.imm == Some(imm) && c.byte_len == len);
+            if !good {
+                d.imm_in_order = false;
+                if self.failures.len() < 20 {
+                    self.failures.push(format!(
+                        "receive CQE {k} of QP {}: {c:?}, expected {:?}",
+                        d.b_qp,
+                        d.expect_imm.get(k)
+                    ));
+                }
+            }
+            d.recv_seen += 1;
         }
     }
 
@@ -749,6 +1068,7 @@ impl System {
             if record {
                 self.ev_changes.push(EvChange {
                     at_ns: cycles_to_ps(self.cycle) / 1000,
+                    qp: e.qp,
                     ev_index: e.ev_index,
                     new_state: match e.new_state {
                         EvNewState::Good => "good",
@@ -772,11 +1092,24 @@ impl System {
         n
     }
 
+    /// Count a frame A sent: a data packet whose (QP, PSN) left before is
+    /// a resend of its pair.
+    fn count_sent(&mut self, frame: &[u8]) {
+        let Some(k) = frame_key(frame) else { return };
+        if !self.sent_psns.insert((k.dest_qp, k.psn)) {
+            if let Some(&q) = self.pair_of_b.get(&k.dest_qp) {
+                self.qps[q].resends += 1;
+            }
+        }
+    }
+
     /// One cycle of both NICs and the fabric, then the driver's work.
     pub fn step(&mut self) {
         self.a.step();
         self.b.step();
-        for f in self.a.tx.frames.drain(..) {
+        let sent: Vec<Vec<u8>> = self.a.tx.frames.drain(..).collect();
+        for f in sent {
+            self.count_sent(&f);
             self.fabric.ab.send(self.cycle, f);
         }
         for f in self.b.tx.frames.drain(..) {
@@ -841,10 +1174,11 @@ impl System {
         let cycles_simulated = self.cycle;
         let counters_a = Self::read_counters(&mut self.a);
         let counters_b = Self::read_counters(&mut self.b);
+        let all_imm_seen = self.qps.iter().all(|d| d.recv_seen == d.expect_imm.len());
         let mut sb = Scoreboard {
-            all_completed: self.send_done.iter().all(|&d| d == 1) && self.recv_seen == self.expect_imm.len(),
-            send_in_order: self.send_in_order,
-            imm_in_order: self.imm_in_order && self.recv_seen == self.expect_imm.len(),
+            all_completed: self.send_done.iter().all(|&d| d == 1) && all_imm_seen,
+            send_in_order: self.qps.iter().all(|d| d.send_in_order),
+            imm_in_order: self.qps.iter().all(|d| d.imm_in_order) && all_imm_seen,
             no_qp_error: self.no_qp_error,
             ..Scoreboard::default()
         };
@@ -866,11 +1200,13 @@ impl System {
                 sb.failures.push(format!("NIC A counter {name} = {}", nic[name]));
             }
         }
-        // Placement: every byte once, equal to the data.
-        let mut identical = true;
-        let mut once = true;
+        // Placement: every byte once, equal to the data, in the message's
+        // pair's region.
+        let mut identical = vec![true; self.qps.len()];
+        let mut once = vec![true; self.qps.len()];
         for (i, m) in self.cfg.messages.iter().enumerate() {
-            let va = REGION_VA + self.offsets[i];
+            let q = self.cfg.qp_of(i);
+            let va = self.cfg.remote_addr(i, &self.offsets);
             if let Some(k) = self.cfg.refused_message.filter(|_| !self.succeeded[i]) {
                 // The refused message: no byte written; the others that
                 // did not succeed: none written twice.
@@ -879,7 +1215,7 @@ impl System {
                     .filter(|a| self.b.dma.mem.writes.get(a).is_some_and(|&w| w > max))
                     .count();
                 if bad > 0 {
-                    once = false;
+                    once[q] = false;
                     if sb.failures.len() < 40 {
                         sb.failures.push(format!(
                             "message {i} (refused or flushed): {bad} bytes written more than {max} times"
@@ -890,7 +1226,7 @@ impl System {
             }
             let data = message_data(self.cfg.seed, i, m.len);
             if self.b.dma.mem.read_vec(va, m.len as usize) != data[..] {
-                identical = false;
+                identical[q] = false;
                 if sb.failures.len() < 40 {
                     sb.failures
                         .push(format!("message {i} ({} bytes at {va:#x}) not placed as sent", m.len));
@@ -900,15 +1236,38 @@ impl System {
                 .filter(|a| self.b.dma.mem.writes.get(a) != Some(&1))
                 .count();
             if bad > 0 {
-                once = false;
+                once[q] = false;
                 if sb.failures.len() < 40 {
                     sb.failures
                         .push(format!("message {i}: {bad} bytes not written exactly once"));
                 }
             }
         }
-        sb.data_identical = identical;
-        sb.placed_once = once;
+        sb.data_identical = identical.iter().all(|&ok| ok);
+        sb.placed_once = once.iter().all(|&ok| ok);
+        let per_qp: Vec<QpReport> = self
+            .qps
+            .iter()
+            .enumerate()
+            .map(|(q, d)| QpReport {
+                a_qp: d.a_qp,
+                b_qp: d.b_qp,
+                messages: d.messages.len(),
+                messages_completed: d.messages.iter().filter(|&&i| self.succeeded[i]).count(),
+                resends: d.resends,
+                ev_marked_bad: self
+                    .ev_changes
+                    .iter()
+                    .filter(|c| c.qp == u32::from(d.a_qp) && c.new_state == "assumed_bad")
+                    .count() as u64,
+                error_completions: d.error_completions,
+                fatal_error: d.fatal_error.clone(),
+                send_in_order: d.send_in_order && d.messages.iter().all(|&i| self.send_done[i] == 1),
+                imm_in_order: d.imm_in_order && d.recv_seen == d.expect_imm.len(),
+                data_identical: identical[q],
+                placed_once: once[q],
+            })
+            .collect();
         let mut proto_errors: Vec<String> = Vec::new();
         for (name, nic) in [("A", &self.a), ("B", &self.b)] {
             proto_errors.extend(nic.dma.errors.iter().take(5).map(|e| format!("NIC {name} DMA: {e}")));
@@ -972,16 +1331,19 @@ impl System {
             wall_seconds,
             cycles_per_second: cycles_simulated as f64 / wall_seconds.max(1e-9),
             scoreboard: sb,
+            per_qp,
             timed_out,
             ok,
         }
     }
 }
 
-/// Configure NIC A: the requester QP `A_QP` -> `B_QP` on B.
+/// Configure NIC A: the requester QPs `a_qp(q)` -> `b_qp(q)` on B, each
+/// with its CC and retransmit rows; then the addresses and the EV-event
+/// ring. Their EV sets follow (`System::configure_ev_sets`), then
+/// [`start_requester`].
 fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
     let window = u16::from(cfg.send_mpr_units) * 128;
-    nic.set_cc(A_QP, cfg.cwnd, cfg.cwnd, window);
     let retx = RetxParams {
         ack_timeout_exp: cfg.ack_timeout_exp,
         stall_allowance_ns: cfg.stall_allowance_ns,
@@ -990,67 +1352,90 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
         retry_exp: cfg.retry_exp,
         stall_age_ns: cfg.stall_age_ns,
     };
-    // The RTO scanner visits QPs 0..=A_QP only: the resolution of the
-    // RTO is one sweep.
-    nic.set_retransmit(A_QP, &retx, A_QP);
+    // The RTO scanner visits QPs 0..=last only: the resolution of the RTO
+    // is one sweep, so it stops at the highest QP in use.
+    let pairs = usize::from(cfg.qps.max(1));
+    let last_qp = (0..pairs).map(SystemConfig::a_qp).max().unwrap_or(A_QP);
+    // The rows in the order a one-QP driver writes them (the send context
+    // last: it starts the QP).
+    for q in 0..pairs {
+        let qp = SystemConfig::a_qp(q);
+        nic.set_cc(qp, cfg.cwnd, cfg.cwnd, window);
+        nic.set_retransmit(qp, &retx, last_qp);
+    }
     nic.set_addresses(STATION_A, PEER_ROW, STATION_B);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
-    nic.set_ev_set(A_QP, cfg.evs, EV_BASE);
-    nic.set_cq_ring(0, SEND_CQ_BASE, CQ_LOG2);
-    nic.start_send_qp(
-        A_QP,
-        &SqContext {
-            sq_base: SQ_BASE,
-            cq_index: 0,
-            addr_index: PEER_ROW,
-            dest_qp: u32::from(B_QP),
-            start_psn: cfg.start_psn,
-            pkey: 0xFFFF,
-            sq_log2_size: cfg.sq_log2_size,
-            log2_mtu: cfg.log2_mtu,
-            ev_count: cfg.evs as u8,
-            enable: true,
-            send_mpr_units: cfg.send_mpr_units,
-            ev_min_active: cfg.min_good_evs,
-        },
-    );
 }
 
-/// Configure NIC B: the responder QP `B_QP` with the region, and its send
-/// context (the ACKs' destination QP and address).
+/// Start NIC A's requester QPs (after their EV sets): CQ ring 0, then
+/// each QP's send context (which starts it).
+fn start_requester(nic: &mut Nic, cfg: &SystemConfig) {
+    let pairs = usize::from(cfg.qps.max(1));
+    nic.set_cq_ring(0, SEND_CQ_BASE, CQ_LOG2);
+    for q in 0..pairs {
+        let qp = SystemConfig::a_qp(q);
+        nic.start_send_qp(
+            qp,
+            &SqContext {
+                sq_base: SQ_BASE + SQ_STRIDE * q as u64,
+                cq_index: 0,
+                addr_index: PEER_ROW,
+                dest_qp: u32::from(SystemConfig::b_qp(q)),
+                start_psn: cfg.start_psn_of(q),
+                pkey: 0xFFFF,
+                sq_log2_size: cfg.sq_log2_size,
+                log2_mtu: cfg.log2_mtu,
+                ev_count: cfg.evs as u8,
+                enable: true,
+                send_mpr_units: cfg.send_mpr_units,
+                ev_min_active: cfg.min_good_evs,
+            },
+        );
+    }
+}
+
+/// Configure NIC B: the responder QPs `b_qp(q)`, each with its region
+/// (rkey `rkey_of(q)`) and its send context (the ACKs' destination QP and
+/// address), all completing on CQ 1.
 fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
+    let pairs = usize::from(cfg.qps.max(1));
     nic.set_ack_params(cfg.ack_every, cfg.ack_delay_cycles);
-    nic.set_responder(&ResponderParams {
-        qp: B_QP,
-        start_psn: cfg.start_psn,
-        rkey: RKEY,
-        region_va: REGION_VA,
-        region_len: cfg.total_bytes().max(1),
-    });
+    for q in 0..pairs {
+        nic.set_responder(&ResponderParams {
+            qp: SystemConfig::b_qp(q),
+            start_psn: cfg.start_psn_of(q),
+            rkey: SystemConfig::rkey_of(q),
+            region_va: REGION_VA + QP_REGION_STRIDE * q as u64,
+            region_len: cfg.qp_bytes(q).max(1),
+        });
+    }
     nic.set_addresses(STATION_B, PEER_ROW, STATION_A);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
     nic.set_cq_ring(1, RECV_CQ_BASE, CQ_LOG2);
-    nic.start_send_qp(
-        B_QP,
-        &SqContext {
-            sq_base: 0x1800_0000,
-            cq_index: 1,
-            addr_index: PEER_ROW,
-            dest_qp: u32::from(A_QP),
-            start_psn: 0,
-            pkey: 0xFFFF,
-            sq_log2_size: 4,
-            log2_mtu: cfg.log2_mtu,
-            ev_count: cfg.evs as u8,
-            enable: true,
-            send_mpr_units: cfg.send_mpr_units,
-            ev_min_active: cfg.min_good_evs,
-        },
-    );
+    for q in 0..pairs {
+        let qp = SystemConfig::b_qp(q);
+        nic.start_send_qp(
+            qp,
+            &SqContext {
+                sq_base: B_SQ_BASE + SQ_STRIDE * q as u64,
+                cq_index: 1,
+                addr_index: PEER_ROW,
+                dest_qp: u32::from(SystemConfig::a_qp(q)),
+                start_psn: 0,
+                pkey: 0xFFFF,
+                sq_log2_size: 4,
+                log2_mtu: cfg.log2_mtu,
+                ev_count: cfg.evs as u8,
+                enable: true,
+                send_mpr_units: cfg.send_mpr_units,
+                ev_min_active: cfg.min_good_evs,
+            },
+        );
+    }
 }
 
 /// The golden model's figures next to the hardware's and whether they
-/// agree.
+/// agree: totals over the pairs, and per pair ([`QpComparison`]).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct GoldenComparison {
     pub golden_ok: bool,
@@ -1062,25 +1447,47 @@ pub struct GoldenComparison {
     pub golden_ev_changes: usize,
     /// The model's error completions (QP errors).
     pub golden_error_completions: usize,
-    /// The first of them that is not FLUSHED: wr_id and status (named as
-    /// the hardware's `CqStatus`).
+    /// The first of them that is not FLUSHED: wr_id (the message's index
+    /// in the whole run) and status (named as the hardware's `CqStatus`).
     pub golden_fatal_error: Option<(u64, String)>,
     pub golden_goodput_gbps: f64,
     pub golden_completion_ns: f64,
     pub hw_retransmissions: u64,
     /// |hw - golden| / golden (0 when both are 0).
     pub retransmission_difference: f64,
-    /// Both delivered and completed every message, in order.
+    /// Both delivered and completed every message, in order, every pair
+    /// the same messages.
     pub same_delivery: bool,
     pub retransmissions_within_10pct: bool,
+    /// Per pair (one entry per QP pair, in order).
+    pub per_qp: Vec<QpComparison>,
 }
 
-/// Compare a hardware run with the golden model's run of the same
-/// scenario.
-pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparison {
-    let g = golden.counters_a.retransmitted_packets;
-    let h = hw.retransmissions;
-    let golden_fatal_error = golden
+/// One pair's figures, hardware beside model.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct QpComparison {
+    pub a_qp: u8,
+    pub hw_messages_completed: usize,
+    pub golden_messages_completed: usize,
+    /// The pair's resent data packets: seen on A's MAC TX; the model QP's
+    /// `retransmitted_packets`.
+    pub hw_resends: u64,
+    pub golden_resends: u64,
+    pub hw_ev_marked_bad: u64,
+    pub golden_ev_marked_bad: u64,
+    pub hw_error_completions: u64,
+    pub golden_error_completions: u64,
+    pub golden_fatal_error: Option<(u64, String)>,
+    /// The pair delivered and completed the same messages as its model
+    /// pair (or failed at the same message with the same status).
+    pub same_delivery: bool,
+}
+
+/// The first error completion of `golden` that is not FLUSHED, its wr_id
+/// (an index among pair `q`'s messages) turned into the message's index
+/// in the run of `pairs` pairs (message `i` is pair `i % pairs`'s).
+fn golden_fatal(golden: &Report, q: usize, pairs: usize) -> Option<(u64, String)> {
+    golden
         .error_completions
         .iter()
         .find(|c| c.status != WcStatus::Flushed)
@@ -1090,44 +1497,100 @@ pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparis
                 WcStatus::RemoteAccessError => "RemoteAccess".to_string(),
                 other => format!("{other:?}"),
             };
-            (c.wr_id, status)
-        });
+            (c.wr_id * pairs as u64 + q as u64, status)
+        })
+}
+
+fn marked_bad(golden: &Report) -> usize {
+    golden
+        .ev_changes
+        .iter()
+        .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
+        .count()
+}
+
+/// Compare a hardware run of one pair with the golden model's run of the
+/// same scenario.
+pub fn compare_with_golden(hw: &SystemReport, golden: &Report) -> GoldenComparison {
+    compare_with_golden_qps(hw, std::slice::from_ref(golden))
+}
+
+/// Compare a hardware run with the golden model's run of the same pairs
+/// ([`SystemConfig::run_golden`]: one report per pair).
+pub fn compare_with_golden_qps(hw: &SystemReport, golden: &[Report]) -> GoldenComparison {
+    let pairs = golden.len();
+    let g: u64 = golden.iter().map(|r| r.counters_a.retransmitted_packets).sum();
+    let h = hw.retransmissions;
+    // With a QP error the model stops that pair at it (its report is then
+    // not `ok`): the same message failed, with the same status; which
+    // messages in flight at the error succeeded and which were flushed
+    // depends on timing (`SystemConfig::refused_message`), so the counts
+    // of successes are not compared then.
+    let per_qp: Vec<QpComparison> = golden
+        .iter()
+        .enumerate()
+        .map(|(q, gr)| {
+            let hq = hw.per_qp.get(q).cloned().unwrap_or_default();
+            let fatal = golden_fatal(gr, q, pairs);
+            let hw_pair_ok = hq.send_in_order && hq.imm_in_order && hq.data_identical && hq.placed_once;
+            let same_delivery = if fatal.is_some() || hq.fatal_error.is_some() {
+                !gr.timed_out && hw_pair_ok && fatal == hq.fatal_error
+            } else {
+                gr.ok
+                    && hw_pair_ok
+                    && hq.error_completions == 0
+                    && gr.messages_completed == hq.messages_completed
+                    && gr.messages_posted == hq.messages
+            };
+            QpComparison {
+                a_qp: hq.a_qp,
+                hw_messages_completed: hq.messages_completed,
+                golden_messages_completed: gr.messages_completed,
+                hw_resends: hq.resends,
+                golden_resends: gr.counters_a.retransmitted_packets,
+                hw_ev_marked_bad: hq.ev_marked_bad,
+                golden_ev_marked_bad: marked_bad(gr) as u64,
+                hw_error_completions: hq.error_completions,
+                golden_error_completions: gr.error_completions.len() as u64,
+                golden_fatal_error: fatal,
+                same_delivery,
+            }
+        })
+        .collect();
+    // The run's first fatal error: the pair's whose error came first.
+    let golden_fatal_error = golden
+        .iter()
+        .enumerate()
+        .filter_map(|(q, gr)| Some((gr.first_error_ps?, golden_fatal(gr, q, pairs)?)))
+        .min_by_key(|(t, _)| *t)
+        .map(|(_, f)| f);
     let diff = if g == 0 && h == 0 {
         0.0
     } else {
         (h as f64 - g as f64).abs() / (g.max(1) as f64)
     };
+    let completion_ps = golden.iter().map(|r| r.completion_time_ps).max().unwrap_or(0);
+    let golden_bytes: u64 = golden.iter().map(|r| r.bytes).sum();
     GoldenComparison {
-        golden_ok: golden.ok,
-        golden_messages_completed: golden.messages_completed,
+        golden_ok: golden.iter().all(|r| r.ok),
+        golden_messages_completed: golden.iter().map(|r| r.messages_completed).sum(),
         golden_retransmissions: g,
-        golden_rtos: golden.counters_a.rto_fired,
-        golden_ev_marked_bad: golden
-            .ev_changes
-            .iter()
-            .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
-            .count(),
-        golden_ev_changes: golden.ev_changes.len(),
-        golden_error_completions: golden.error_completions.len(),
-        golden_fatal_error: golden_fatal_error.clone(),
-        golden_goodput_gbps: golden.goodput_gbps,
-        golden_completion_ns: golden.completion_time_ps as f64 / 1000.0,
+        golden_rtos: golden.iter().map(|r| r.counters_a.rto_fired).sum(),
+        golden_ev_marked_bad: golden.iter().map(marked_bad).sum(),
+        golden_ev_changes: golden.iter().map(|r| r.ev_changes.len()).sum(),
+        golden_error_completions: golden.iter().map(|r| r.error_completions.len()).sum(),
+        golden_fatal_error,
+        golden_goodput_gbps: if completion_ps > 0 {
+            golden_bytes as f64 * 8.0 / completion_ps as f64 * 1000.0
+        } else {
+            0.0
+        },
+        golden_completion_ns: completion_ps as f64 / 1000.0,
         hw_retransmissions: h,
         retransmission_difference: diff,
-        // With a QP error the model stops at it (its report is then not
-        // `ok`): the same message failed, with the same status; which
-        // messages in flight at the error succeeded and which were flushed
-        // depends on timing (`SystemConfig::refused_message`), so the
-        // counts of successes are not compared then.
-        same_delivery: if golden_fatal_error.is_some() || hw.fatal_error.is_some() {
-            !golden.timed_out && hw.scoreboard.ok() && golden_fatal_error == hw.fatal_error
-        } else {
-            golden.ok
-                && hw.scoreboard.ok()
-                && golden.messages_completed == hw.messages_completed
-                && golden.messages_posted == hw.messages
-        },
+        same_delivery: hw.scoreboard.ok() && golden.len() == hw.per_qp.len() && per_qp.iter().all(|c| c.same_delivery),
         retransmissions_within_10pct: diff <= 0.10,
+        per_qp,
     }
 }
 

@@ -13,7 +13,7 @@
 //! such difference is one resend or one mark. [`SLACK`] = 2 allows two of
 //! them, and no more, at any scale.
 
-use crate::system::{GoldenComparison, SystemReport};
+use crate::system::{GoldenComparison, QpComparison, SystemReport};
 
 /// Counts by which hardware and model may differ whatever the count:
 /// two schedule-dependent events (module docs).
@@ -102,7 +102,8 @@ pub struct Expectations {
 /// [`GoldenComparison`], or written by hand in a test).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Figures {
-    /// EVs of A's QP.
+    /// EVs of A's QPs, all together (the bound of an allowance for
+    /// more marks: no EV of a QP is marked twice).
     pub evs: u64,
     pub scoreboard_ok: bool,
     pub timed_out: bool,
@@ -117,9 +118,10 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// `evs`: the EVs of each QP.
     pub fn of(evs: u16, hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
         Figures {
-            evs: u64::from(evs),
+            evs: u64::from(evs) * hw.per_qp.len().max(1) as u64,
             scoreboard_ok: hw.scoreboard.ok(),
             timed_out: hw.timed_out,
             same_delivery: golden.map(|g| g.same_delivery),
@@ -130,6 +132,36 @@ impl Figures {
             hw_qp_errors: hw.error_completions,
             golden_qp_errors: golden.map(|g| g.golden_error_completions as u64),
         }
+    }
+}
+
+/// One pair's figures (a run of several QP pairs), hardware beside model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct QpFigures {
+    /// A's QP number of the pair.
+    pub qp: u8,
+    pub same_delivery: bool,
+    pub hw_resends: u64,
+    pub golden_resends: u64,
+    pub hw_marked_bad: u64,
+    pub golden_marked_bad: u64,
+}
+
+impl QpFigures {
+    pub fn of(c: &QpComparison) -> QpFigures {
+        QpFigures {
+            qp: c.a_qp,
+            same_delivery: c.same_delivery,
+            hw_resends: c.hw_resends,
+            golden_resends: c.golden_resends,
+            hw_marked_bad: c.hw_ev_marked_bad,
+            golden_marked_bad: c.golden_ev_marked_bad,
+        }
+    }
+
+    /// Every pair of a comparison.
+    pub fn all(golden: Option<&GoldenComparison>) -> Vec<QpFigures> {
+        golden.map_or_else(Vec::new, |g| g.per_qp.iter().map(QpFigures::of).collect())
     }
 }
 
@@ -173,6 +205,90 @@ impl Verdict {
             .map(|c| c.rule.as_str())
             .collect()
     }
+}
+
+/// Judge a scenario's figures and, with more than one pair, each pair's
+/// against its model pair: the same delivery, and resends and EVs marked
+/// ASSUMED_BAD by the same rule as the totals (close, or the scenario's
+/// allowance for the metric, bounded by the QP's EVs). A pair-level check
+/// fails when any pair fails it; it names the worst pair and shows its
+/// figures.
+pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict {
+    let mut v = judge(f, exp);
+    if qps.len() < 2 {
+        return v;
+    }
+    let evs_per_qp = f.evs / qps.len() as u64;
+    let differ: Vec<String> = qps
+        .iter()
+        .filter(|q| !q.same_delivery)
+        .map(|q| q.qp.to_string())
+        .collect();
+    v.checks.push(Check {
+        what: "delivery per QP",
+        hw: (qps.len() - differ.len()) as u64,
+        golden: Some(qps.len() as u64),
+        ok: differ.is_empty(),
+        rule: if differ.is_empty() {
+            "every QP delivered and completed the messages its model QP did".into()
+        } else {
+            format!("QPs {} differ from their model QPs", differ.join(", "))
+        },
+    });
+    for (metric, what, pick) in [
+        (
+            Metric::Resends,
+            "resends per QP",
+            (|q: &QpFigures| (q.hw_resends, q.golden_resends)) as fn(&QpFigures) -> (u64, u64),
+        ),
+        (Metric::EvMarkedBad, "EVs marked per QP", |q: &QpFigures| {
+            (q.hw_marked_bad, q.golden_marked_bad)
+        }),
+    ] {
+        let allowance = exp.allowances.iter().find(|a| a.metric == metric);
+        let judged: Vec<(&QpFigures, bool, bool)> = qps
+            .iter()
+            .map(|q| {
+                let (hw, g) = pick(q);
+                let plain = close(hw, g);
+                let ok = plain || allowance.is_some_and(|a| a.admits(hw, g, evs_per_qp));
+                (q, ok, plain)
+            })
+            .collect();
+        let failed: Vec<&(&QpFigures, bool, bool)> = judged.iter().filter(|j| !j.1).collect();
+        let allowed = judged.iter().filter(|j| j.1 && !j.2).count();
+        // The pair shown: the first that failed, else the one furthest
+        // from its model pair.
+        let shown = failed.first().map(|j| j.0).unwrap_or_else(|| {
+            qps.iter()
+                .max_by_key(|q| {
+                    let (hw, g) = pick(q);
+                    hw.abs_diff(g)
+                })
+                .expect("two pairs or more")
+        });
+        let (hw, g) = pick(shown);
+        let plain = format!("every QP within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
+        let rule = match allowance {
+            Some(a) if allowed > 0 => format!(
+                "{} ({allowed} of {} QPs under it; shown: QP {}): {}",
+                a.rule(),
+                qps.len(),
+                shown.qp,
+                a.reason
+            ),
+            _ => format!("{plain} (shown: QP {})", shown.qp),
+        };
+        v.checks.push(Check {
+            what,
+            hw,
+            golden: Some(g),
+            ok: failed.is_empty(),
+            rule,
+        });
+    }
+    v.ok = v.checks.iter().all(|c| c.ok);
+    v
 }
 
 /// Judge a scenario's figures.
@@ -348,6 +464,59 @@ mod tests {
             )
             .ok
         );
+    }
+
+    fn pairs() -> Vec<QpFigures> {
+        (0..4)
+            .map(|q| QpFigures {
+                qp: 5 + q,
+                same_delivery: true,
+                hw_resends: 3,
+                golden_resends: 3,
+                hw_marked_bad: 1,
+                golden_marked_bad: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_pair_is_judged_against_its_model_pair() {
+        let none = Expectations::default();
+        // Four pairs of 8 EVs each.
+        let clean = || Figures { evs: 32, ..clean() };
+        let v = judge_qps(&clean(), &pairs(), &none);
+        assert!(v.ok, "{:?}", v.failures());
+        assert_eq!(v.checks.len(), judge(&clean(), &none).checks.len() + 3);
+        // One pair only: the totals' checks alone.
+        assert_eq!(judge_qps(&clean(), &pairs()[..1], &none), judge(&clean(), &none));
+        // A pair delivered differently (its messages went to another QP).
+        let mut p = pairs();
+        p[2].same_delivery = false;
+        let v = judge_qps(&clean(), &p, &none);
+        assert!(!v.ok);
+        assert!(v.failures()[0].contains("QPs 7 differ"), "{:?}", v.failures());
+        // One pair's resends far from its model pair's, totals close.
+        let mut p = pairs();
+        p[1].hw_resends = 9;
+        let v = judge_qps(&clean(), &p, &none);
+        assert!(!v.ok);
+        assert!(
+            v.failures()[0].starts_with("resends per QP 9 vs model 3"),
+            "{:?}",
+            v.failures()
+        );
+        // Marks beyond the rule: an allowance admits them, up to the EVs.
+        let mut p = pairs();
+        p[3].hw_marked_bad = 7;
+        assert!(!judge_qps(&clean(), &p, &none).ok);
+        let allowed = Expectations {
+            allowances: MORE_MARKS,
+            qp_error: false,
+        };
+        let v = judge_qps(&clean(), &p, &allowed);
+        assert!(v.ok && v.allowances().len() == 1, "{v:?}");
+        p[3].hw_marked_bad = 9;
+        assert!(!judge_qps(&clean(), &p, &allowed).ok);
     }
 
     #[test]

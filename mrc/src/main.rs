@@ -39,6 +39,11 @@ enum Command {
     /// Two verilated NICs (the RTL) over a simulated multipath fabric with
     /// a failing EV: a scoreboard checks exactly-once, byte-identical,
     /// in-order delivery; the golden model runs the same scenario.
+    #[command(
+        after_help = "Exit status: 0 the scoreboard passed (with --scenario: every scenario's \
+                            verdict OK); 1 a check or a verdict failed; 2 bad usage (one line naming \
+                            it, e.g. --qps beyond the core's 256 QPs) or a model that cannot be built."
+    )]
     Cosim(cosim::CosimArgs),
     /// perftest-style WRITE bandwidth / latency through the driver's verbs
     /// API on the co-simulated RTL (the verilated core, DMA served from the

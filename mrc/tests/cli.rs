@@ -452,8 +452,8 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
 
 /// `mrc cosim --scenario`: `list` names the set; a flapping EV swallows
 /// traffic while it is down and every message still arrives as the
-/// golden model delivers it; unknown names and bad flaps are refused in
-/// one line with exit code 2.
+/// golden model delivers it; unknown names, bad flaps and a QP count
+/// beyond the core are refused in one line with exit code 2.
 #[test]
 fn cosim_scenarios_run_by_name() {
     let out = mrc().args(["cosim", "--scenario", "list"]).output().unwrap();
@@ -465,6 +465,7 @@ fn cosim_scenarios_run_by_name() {
         "ev-blackholed",
         "ev-flapping",
         "rate-25",
+        "16-qps",
         "psn-wrap",
         "remote-access",
     ] {
@@ -478,6 +479,13 @@ fn cosim_scenarios_run_by_name() {
         (vec!["cosim", "--flap-ev", "2@1us/4us/5us"], "--flap-ev"),
         (vec!["cosim", "--flap-ev", "2@1us"], "not an EV flap"),
         (vec!["cosim", "--start-psn", "16777216"], "--start-psn"),
+        // Beyond the core's 256 QPs, or QPs without messages.
+        (vec!["cosim", "--qps", "257"], "--qps 257: the core has 256 QPs per NIC"),
+        (vec!["cosim", "--qps", "0"], "--qps 0: the core has 256 QPs"),
+        (
+            vec!["cosim", "--qps", "16", "--messages", "8"],
+            "--messages must be at least --qps",
+        ),
     ] {
         let out = mrc().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
