@@ -36,6 +36,7 @@ pub mod retransmit;
 pub mod ring_writer;
 pub mod rx_buffer;
 pub mod rx_icrc;
+pub mod rx_ingress;
 pub mod rx_parser;
 pub mod rx_parser_mrc10;
 pub mod rx_path;
