@@ -321,9 +321,9 @@ pub const COUNTERS: &[Counter] = &[
         doc: "frames discarded by the RX path: probes, CNPs, plain RC, QP out of range or not enabled, malformed data",
     },
     Counter {
-        name: "rx_join_lost",
+        name: "rx_discards",
         group: group::RESPONDER,
-        doc: "frames lost joining the parser's records with the RX buffer's (FIFO full, id gap)",
+        doc: "frames discarded whole at the RX ingress (the MAC cannot be held): the RX path's join or the RX buffer had no room for them; the link's drop, recovered by MRC like any loss",
     },
 ];
 

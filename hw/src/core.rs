@@ -26,6 +26,7 @@ use crate::requester::Requester;
 use crate::retransmit::{RetransmitEngine, TIME_BITS};
 use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
+use crate::rx_ingress::RxIngress;
 use crate::rx_parser::RxParser;
 use crate::rx_path::RxPath;
 use crate::sack_table::SackTable;
@@ -81,7 +82,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "rx_buffer_full",
     "rx_placed",
     "rx_not_data",
-    "rx_join_lost",
+    "rx_discards",
 ];
 
 /// Entries of `evt_fifo`.
@@ -131,7 +132,8 @@ pub const HELD_RETRY_CYCLES: u64 = 1023;
 pub struct MrcCore {
     pub clock: Signal<In, Clock>,
     // MAC RX, 512-bit AXI-Stream (never back-pressured: the RX stages take
-    // a beat every cycle).
+    // a beat every cycle, and a frame without room is discarded whole at
+    // the ingress admission).
     pub s_rx: AxisSink,
     // MAC TX.
     pub m_tx: AxisSource,
@@ -142,6 +144,7 @@ pub struct MrcCore {
     pub dma_wr: DmaWriteInitiator,
     // ---- Blocks.
     fault: FaultInject,
+    ingress: RxIngress,
     parser: RxParser,
     rxbuf: RxBuffer,
     rxpath: RxPath,
@@ -364,6 +367,7 @@ impl Logic for MrcCore {
             self,
             clock,
             fault,
+            ingress,
             parser,
             rxbuf,
             rxpath,
@@ -395,20 +399,28 @@ impl Logic for MrcCore {
         self.now_ns.next = self.now_acc.q.val().get_bits::<32>(5);
         self.now_rto.next = self.now_acc.q.val().get_bits::<36>(5);
 
-        // ---- MAC RX -> fault injection -> parser.
+        // ---- MAC RX -> fault injection -> ingress admission -> parser and
+        // RX buffer. The admission is the only place a received frame may
+        // be dropped (whole, at its first beat, `rx_discards`): it admits a
+        // frame only with a join credit of the RX path and RX buffer room
+        // for a frame of the largest size, so nothing after it loses one.
         AxisSink::link(&mut self.s_rx, &mut self.fault.s_rx);
-        // The received stream goes to the parser and the RX buffer at once
+        AxisSource::join(&mut self.fault.m_rx, &mut self.ingress.s_axis);
+        self.ingress.joined.next = self.rxpath.join_release.val();
+        self.ingress.buf_room_beats.next = self.rxbuf.room_beats.val();
+        self.ingress.buf_room_frames.next = self.rxbuf.room_frames.val();
+        // The admitted stream goes to the parser and the RX buffer at once
         // (a broadcast, so signal by signal: both must take a beat; each
         // takes one every cycle).
-        self.parser.s_axis.tdata.next = self.fault.m_rx.tdata.val();
-        self.parser.s_axis.tkeep.next = self.fault.m_rx.tkeep.val();
-        self.parser.s_axis.tlast.next = self.fault.m_rx.tlast.val();
-        self.parser.s_axis.tvalid.next = self.fault.m_rx.tvalid.val();
-        self.rxbuf.s_axis.tdata.next = self.fault.m_rx.tdata.val();
-        self.rxbuf.s_axis.tkeep.next = self.fault.m_rx.tkeep.val();
-        self.rxbuf.s_axis.tlast.next = self.fault.m_rx.tlast.val();
-        self.rxbuf.s_axis.tvalid.next = self.fault.m_rx.tvalid.val();
-        self.fault.m_rx.tready.next = self.parser.s_axis.tready.val() & self.rxbuf.s_axis.tready.val();
+        self.parser.s_axis.tdata.next = self.ingress.m_axis.tdata.val();
+        self.parser.s_axis.tkeep.next = self.ingress.m_axis.tkeep.val();
+        self.parser.s_axis.tlast.next = self.ingress.m_axis.tlast.val();
+        self.parser.s_axis.tvalid.next = self.ingress.m_axis.tvalid.val();
+        self.rxbuf.s_axis.tdata.next = self.ingress.m_axis.tdata.val();
+        self.rxbuf.s_axis.tkeep.next = self.ingress.m_axis.tkeep.val();
+        self.rxbuf.s_axis.tlast.next = self.ingress.m_axis.tlast.val();
+        self.rxbuf.s_axis.tvalid.next = self.ingress.m_axis.tvalid.val();
+        self.ingress.m_axis.tready.next = self.parser.s_axis.tready.val() & self.rxbuf.s_axis.tready.val();
         // ---- RX path: the parser's record and the buffer's frame id, in
         // frame order, dispatched to the SACK table, the completion
         // tracker, the ACK generator and the retransmit engine.
@@ -1121,8 +1133,6 @@ impl Logic for MrcCore {
                     | self.rxpath.cnt_data_bad.val())
                 .into(),
             ) << 29)
-            | (bit_cast::<{ N_COUNTERS }, 1>(
-                (self.rxpath.cnt_join_full.val() | self.rxpath.cnt_join_lost.val() | self.rxpath.cnt_id_gap.val()).into(),
-            ) << 30);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard.val().into()) << 30);
     }
 }

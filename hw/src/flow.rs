@@ -23,6 +23,7 @@ use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_icrc::RxIcrc;
+use crate::rx_ingress::RxIngress;
 use crate::rx_parser::RxParser;
 use crate::rx_parser_mrc10::RxParserMrc10;
 use crate::rx_path::RxPath;
@@ -163,6 +164,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_cc_gate", &mut CcGate::default()),
         emit_block("mrc_nscc", &mut NsccUnit::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
+        emit_block("mrc_rx_ingress", &mut RxIngress::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),
         emit_block("mrc_rx_parser_mrc10", &mut RxParserMrc10::default()),
         emit_block("mrc_tx_header_mrc10", &mut TxHeaderMrc10::default()),

@@ -5,7 +5,8 @@
 //! Blocks (one module each, a page each in `docs/hw/`): [`csr`] (the
 //! self-describing register map of `contract::regmap`: build ID, counter bank,
 //! fault-injection settings, config-table writes, doorbells) behind
-//! [`axil`]; [`fault_inject`]; [`rx_parser`] (with its ICRC checker
+//! [`axil`]; [`fault_inject`]; [`rx_ingress`] (the RX admission: the one
+//! place a received frame may be dropped); [`rx_parser`] (with its ICRC checker
 //! [`rx_icrc`]); [`sack_table`];
 //! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
@@ -36,6 +37,7 @@ pub mod retransmit;
 pub mod ring_writer;
 pub mod rx_buffer;
 pub mod rx_icrc;
+pub mod rx_ingress;
 pub mod rx_parser;
 pub mod rx_parser_mrc10;
 pub mod rx_path;

@@ -151,6 +151,10 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     pub rec_valid: Signal<Out, Bit>,
     pub rec_stored: Signal<Out, Bit>,
     pub rec_id: Signal<Out, Bits<16>>,
+    /// Free ring beats and free descriptor slots, registered (one cycle
+    /// old): the ingress admission's view of the room (`hw::rx_ingress`).
+    pub room_beats: Signal<Out, Bits<16>>,
+    pub room_frames: Signal<Out, Bits<16>>,
     // Commands, one per stored frame, in order.
     pub cmd_valid: Signal<In, Bit>,
     pub cmd_ready: Signal<Out, Bit>,
@@ -193,6 +197,8 @@ pub struct RxBufferN<const RB: usize, const RP: usize, const DB: usize, const DP
     st3_stored: DFF<Bit>,
     st3_id: DFF<Bits<DP>>,
     drop_pulse: DFF<Bit>,
+    free_beats: DFF<Bits<RP>>,
+    free_frames: DFF<Bits<DP>>,
     // Egress: 0 idle, 2 head (on the descriptor RAM output; commands taken), 3 prime, 4 data.
     mode: DFF<Bits<3>>,
     desc_rd: DFF<Bits<DP>>,
@@ -249,6 +255,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             rec_valid: Default::default(),
             rec_stored: Default::default(),
             rec_id: Default::default(),
+            room_beats: Default::default(),
+            room_frames: Default::default(),
             cmd_valid: Default::default(),
             cmd_ready: Default::default(),
             cmd_id: Default::default(),
@@ -285,6 +293,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Default
             st3_stored: Default::default(),
             st3_id: Default::default(),
             drop_pulse: Default::default(),
+            free_beats: Default::default(),
+            free_frames: Default::default(),
             mode: Default::default(),
             desc_rd: Default::default(),
             rd_ptr: Default::default(),
@@ -351,6 +361,8 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
             st3_stored,
             st3_id,
             drop_pulse,
+            free_beats,
+            free_frames,
             mode,
             desc_rd,
             rd_ptr,
@@ -449,6 +461,11 @@ impl<const RB: usize, const RP: usize, const DB: usize, const DP: usize> Logic f
         self.rec_stored.next = self.st3_stored.q.val();
         self.rec_id.next = bit_cast::<16, DP>(self.st3_id.q.val());
         self.cnt_drop_full.next = self.drop_pulse.q.val();
+        // Room left: the same occupancy the drop rules compare.
+        self.free_beats.d.next = self.c_ring_beats.val() - (self.wptr.q.val() - self.rd_ptr.q.val());
+        self.free_frames.d.next = self.c_desc_slots.val() - (self.desc_wr.q.val() - self.desc_rd.q.val());
+        self.room_beats.next = bit_cast::<16, RP>(self.free_beats.q.val());
+        self.room_frames.next = bit_cast::<16, DP>(self.free_frames.q.val());
 
         // ---- Egress.
         self.desc.read_address.next = bit_cast::<DB, DP>(self.desc_rd.q.val());

@@ -6,7 +6,9 @@
 //! counter pulse per kind. Completion records of the completion tracker
 //! leave packed as CQEs (`contract::layout::cqe`) for a `RingWriter`, with the
 //! receive CQ of the QP snooped from the send-context rows (config table
-//! 1). See `docs/hw/rx_path.md`.
+//! 1). The join FIFOs never overflow: the ingress admission
+//! (`hw::rx_ingress`) admits a frame only with a join credit, which comes
+//! back on `join_release`. See `docs/hw/rx_path.md`.
 
 use contract::config::table;
 use rust_hdl::prelude::*;
@@ -22,7 +24,7 @@ use crate::retransmit::{kind, KIND_BITS};
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum DispatchState {
     Idle,
-    /// Both FIFO heads are on the RAM outputs: join or drop a half.
+    /// Both FIFO heads are on the RAM outputs: join them.
     Peek,
     /// The joined record is in the head registers: classify it.
     Classify,
@@ -42,26 +44,23 @@ pub enum DispatchState {
     AckGen,
     /// A SACK / NACK record to the retransmit engine.
     RetransmitOp,
-    /// The RX buffer command, in buffer id order (a skipped id first).
+    /// The RX buffer command (buffer id order: the frame order).
     Command,
     /// Waiting for the RX buffer to take the command.
     CommandWait,
 }
 
-/// Depth of each join FIFO (log2 is 4).
+/// Depth of each join FIFO (log2 is 4): the ingress admission's join
+/// credits (`hw::rx_ingress`), so a FIFO never overflows.
 pub const JOIN_DEPTH: usize = 16;
 
-/// The RX path glue for the default RX buffer (`RxBuffer`: ids of 10
-/// bits, the descriptor queue index with its wrap bit).
-pub type RxPath = RxPathN<10>;
-
-/// The RX path glue; `IDB` = the bits of the RX buffer's `rec_id` that are
-/// used (ids count modulo `2^IDB`). Ports are described in
-/// `docs/hw/rx_path.md`.
+/// The RX path glue. Ports are described in `docs/hw/rx_path.md`; the
+/// RX buffer's ids are carried through, whatever their width.
 #[derive(LogicBlock, Default)]
-pub struct RxPathN<const IDB: usize> {
+pub struct RxPath {
     pub clock: Signal<In, Clock>,
-    // ---- RX parser record (one pulse per frame, no back-pressure).
+    // ---- RX parser record (one pulse per frame, no back-pressure: the
+    // ingress admission keeps at most `JOIN_DEPTH` frames unjoined).
     pub prs_valid: Signal<In, Bit>,
     pub prs_drop: Signal<In, Bit>,
     pub prs_ecn_ce: Signal<In, Bit>,
@@ -176,15 +175,10 @@ pub struct RxPathN<const IDB: usize> {
     n_trimmed: Param<8, { nack::TRIMMED as u64 }>,
     n_out_of_window: Param<8, { nack::OUT_OF_WINDOW as u64 }>,
     n_remote_access: Param<8, { nack::REMOTE_ACCESS as u64 }>,
+    /// Pulse: a frame's two records left the join FIFOs (the ingress
+    /// admission's join credit comes back).
+    pub join_release: Signal<Out, Bit>,
     // ---- Counter pulses.
-    /// A parser record was lost because its join FIFO was full.
-    pub cnt_join_full: Signal<Out, Bit>,
-    /// A buffer status record was lost because its join FIFO was full.
-    pub cnt_join_full_rec: Signal<Out, Bit>,
-    /// A frame whose other half was lost (join FIFO full): discarded.
-    pub cnt_join_lost: Signal<Out, Bit>,
-    /// A discard issued for a buffer id whose status record was lost.
-    pub cnt_id_gap: Signal<Out, Bit>,
     /// The parser dropped the frame.
     pub cnt_parse_drop: Signal<Out, Bit>,
     /// A data packet the RX buffer did not store (lost, like a fabric drop).
@@ -207,25 +201,21 @@ pub struct RxPathN<const IDB: usize> {
 
     // ---- Join FIFOs (RAM, 16 deep each).
     pf_flags: RAM<Bits<8>, 4>,
-    pf_hdr: RAM<Bits<64>, 4>,
+    pf_hdr: RAM<Bits<56>, 4>,
     pf_va: RAM<Bits<64>, 4>,
     pf_rkey: RAM<Bits<32>, 4>,
     pf_dlen: RAM<Bits<32>, 4>,
     pf_imm: RAM<Bits<32>, 4>,
     pf_ext: RAM<Bits<224>, 4>,
     pf_pay: RAM<Bits<36>, 4>,
-    bf: RAM<Bits<32>, 4>,
+    bf: RAM<Bits<17>, 4>,
     p_wr: DFF<Bits<5>>,
     p_rd: DFF<Bits<5>>,
     b_wr: DFF<Bits<5>>,
     b_rd: DFF<Bits<5>>,
-    p_seq: DFF<Bits<8>>,
-    b_seq: DFF<Bits<8>>,
-    have_p: DFF<Bit>,
-    have_b: DFF<Bit>,
     // ---- Head of the joined frame.
     h_flags: DFF<Bits<8>>,
-    h_hdr: DFF<Bits<64>>,
+    h_hdr: DFF<Bits<56>>,
     h_va: DFF<Bits<64>>,
     h_rkey: DFF<Bits<32>>,
     h_dlen: DFF<Bits<32>>,
@@ -241,13 +231,6 @@ pub struct RxPathN<const IDB: usize> {
     res: DFF<Bits<2>>,
     paddr: DFF<Bits<64>>,
     got_place: DFF<Bit>,
-    do_place: DFF<Bit>,
-    next_id: DFF<Bits<16>>,
-    gap: DFF<Bit>,
-    /// A command run only to discard lost ids (no frame of its own).
-    flush: DFF<Bit>,
-    /// One past the newest id the buffer reported stored (FIFO or not).
-    seen_next: DFF<Bits<16>>,
     c_id: DFF<Bits<16>>,
     c_place: DFF<Bit>,
     /// The SACK request in flight is the marking one (the packet was
@@ -263,11 +246,8 @@ pub struct RxPathN<const IDB: usize> {
     o_valid: DFF<Bit>,
     o_ring: DFF<Bits<8>>,
     o_entry: DFF<Bits<256>>,
+    k_join_release: DFF<Bit>,
     // ---- Counter registers.
-    k_join_full: DFF<Bit>,
-    k_join_full_rec: DFF<Bit>,
-    k_join_lost: DFF<Bit>,
-    k_id_gap: DFF<Bit>,
     k_parse_drop: DFF<Bit>,
     k_not_stored: DFF<Bit>,
     k_data_bad: DFF<Bit>,
@@ -282,12 +262,6 @@ pub struct RxPathN<const IDB: usize> {
     p_in: Signal<Local, Bit>,
     p_count: Signal<Local, Bits<5>>,
     b_count: Signal<Local, Bits<5>>,
-    pk_seq: Signal<Local, Bits<8>>,
-    bk_seq: Signal<Local, Bits<8>>,
-    p_before_b: Signal<Local, Bit>,
-    b_before_p: Signal<Local, Bit>,
-    p_lost: Signal<Local, Bit>,
-    b_lost: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<8>>,
     qp: Signal<Local, Bits<8>>,
     psn: Signal<Local, Bits<24>>,
@@ -306,10 +280,6 @@ pub struct RxPathN<const IDB: usize> {
     malformed: Signal<Local, Bit>,
     a_take: Signal<Local, Bit>,
     pw: Signal<Local, Bits<4>>,
-    d_pb: Signal<Local, Bits<8>>,
-    d_bp: Signal<Local, Bits<8>>,
-    d_pl: Signal<Local, Bits<8>>,
-    d_bl: Signal<Local, Bits<8>>,
     pr: Signal<Local, Bits<4>>,
     pwe: Signal<Local, Bit>,
     f_drop: Signal<Local, Bits<1>>,
@@ -322,7 +292,7 @@ pub struct RxPathN<const IDB: usize> {
     a_move: Signal<Local, Bit>,
 }
 
-impl<const IDB: usize> Logic for RxPathN<IDB> {
+impl Logic for RxPath {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -332,10 +302,6 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             p_rd,
             b_wr,
             b_rd,
-            p_seq,
-            b_seq,
-            have_p,
-            have_b,
             h_flags,
             h_hdr,
             h_va,
@@ -352,11 +318,6 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             res,
             paddr,
             got_place,
-            do_place,
-            next_id,
-            gap,
-            flush,
-            seen_next,
             c_id,
             c_place,
             marking,
@@ -368,10 +329,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             o_valid,
             o_ring,
             o_entry,
-            k_join_full,
-            k_join_full_rec,
-            k_join_lost,
-            k_id_gap,
+            k_join_release,
             k_parse_drop,
             k_not_stored,
             k_data_bad,
@@ -404,11 +362,8 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.ring_of.read_clock.next = self.clock.val();
         self.ring_of.write_clock.next = self.clock.val();
 
-        // Counter pulses default low.
-        self.k_join_full.d.next = false;
-        self.k_join_full_rec.d.next = false;
-        self.k_join_lost.d.next = false;
-        self.k_id_gap.d.next = false;
+        // Pulses default low.
+        self.k_join_release.d.next = false;
         self.k_parse_drop.d.next = false;
         self.k_not_stored.d.next = false;
         self.k_data_bad.d.next = false;
@@ -420,9 +375,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.k_data.d.next = false;
         self.k_ack.d.next = false;
 
-        // ---- Join FIFO inputs. Every record gets a sequence number (its
-        // frame's position) whether or not it fits, so the dispatcher can
-        // tell which half of a frame was lost.
+        // ---- Join FIFO inputs. The ingress admission holds at most
+        // `JOIN_DEPTH` frames unjoined, and each frame has exactly one
+        // record in each stream, so neither FIFO is ever written full and
+        // the k-th entries of the two are the same frame.
         self.p_count.next = self.p_wr.q.val() - self.p_rd.q.val();
         self.b_count.next = self.b_wr.q.val() - self.b_rd.q.val();
         self.p_in.next = self.prs_valid.val() | self.prs_drop.val();
@@ -469,11 +425,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             | (bit_cast::<8, 1>(self.f_ackreq.val()) << 3)
             | (bit_cast::<8, 1>(self.f_x.val()) << 4)
             | (bit_cast::<8, 1>(self.f_qpok.val()) << 5);
-        self.pf_hdr.write_data.next = bit_cast::<64, 8>(self.prs_opcode.val())
-            | (bit_cast::<64, 8>(self.prs_dest_qp.val().get_bits::<8>(0)) << 8)
-            | (bit_cast::<64, 24>(self.prs_psn.val()) << 16)
-            | (bit_cast::<64, 16>(self.prs_ev.val().get_bits::<16>(0)) << 40)
-            | (bit_cast::<64, 8>(self.p_seq.q.val()) << 56);
+        self.pf_hdr.write_data.next = bit_cast::<56, 8>(self.prs_opcode.val())
+            | (bit_cast::<56, 8>(self.prs_dest_qp.val().get_bits::<8>(0)) << 8)
+            | (bit_cast::<56, 24>(self.prs_psn.val()) << 16)
+            | (bit_cast::<56, 16>(self.prs_ev.val().get_bits::<16>(0)) << 40);
         self.pf_va.write_data.next = self.prs_reth_va.val();
         self.pf_rkey.write_data.next = self.prs_reth_rkey.val();
         self.pf_dlen.write_data.next = self.prs_reth_len.val();
@@ -481,7 +436,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.pf_ext.write_data.next = self.prs_ext.val();
         self.pf_pay.write_data.next =
             bit_cast::<36, 18>(self.prs_payload_off.val()) | (bit_cast::<36, 18>(self.prs_payload_len.val()) << 18);
-        self.pwe.next = self.p_in.val() & (self.p_count.val() != 16);
+        self.pwe.next = self.p_in.val();
         self.pf_flags.write_enable.next = self.pwe.val();
         self.pf_hdr.write_enable.next = self.pwe.val();
         self.pf_va.write_enable.next = self.pwe.val();
@@ -491,28 +446,13 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.pf_ext.write_enable.next = self.pwe.val();
         self.pf_pay.write_enable.next = self.pwe.val();
         if self.p_in.val() {
-            self.p_seq.d.next = self.p_seq.q.val() + 1;
-            if self.p_count.val() != 16 {
-                self.p_wr.d.next = self.p_wr.q.val() + 1;
-            } else {
-                self.k_join_full.d.next = true;
-            }
+            self.p_wr.d.next = self.p_wr.q.val() + 1;
         }
         self.bf.write_address.next = bit_cast::<4, 5>(self.b_wr.q.val());
-        self.bf.write_data.next = bit_cast::<32, 1>(self.f_stored.val())
-            | (bit_cast::<32, 16>(self.rec_id.val()) << 1)
-            | (bit_cast::<32, 8>(self.b_seq.q.val()) << 17);
-        self.bf.write_enable.next = self.rec_valid.val() & (self.b_count.val() != 16);
-        if self.rec_valid.val() & self.rec_stored.val() {
-            self.seen_next.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.rec_id.val() + 1));
-        }
+        self.bf.write_data.next = bit_cast::<17, 1>(self.f_stored.val()) | (bit_cast::<17, 16>(self.rec_id.val()) << 1);
+        self.bf.write_enable.next = self.rec_valid.val();
         if self.rec_valid.val() {
-            self.b_seq.d.next = self.b_seq.q.val() + 1;
-            if self.b_count.val() != 16 {
-                self.b_wr.d.next = self.b_wr.q.val() + 1;
-            } else {
-                self.k_join_full_rec.d.next = true;
-            }
+            self.b_wr.d.next = self.b_wr.q.val() + 1;
         }
 
         // FIFO heads: the read address is the read pointer, so the RAM
@@ -527,20 +467,6 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.pf_ext.read_address.next = self.pr.val();
         self.pf_pay.read_address.next = self.pr.val();
         self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd.q.val());
-        self.pk_seq.next = self.pf_hdr.read_data.val().get_bits::<8>(56);
-        self.bk_seq.next = self.bf.read_data.val().get_bits::<8>(17);
-        // Serial order of 8-bit sequence numbers (FIFOs are 16 deep, so
-        // live numbers are never 128 apart).
-        self.d_pb.next = self.pk_seq.val() - self.bk_seq.val();
-        self.d_bp.next = self.bk_seq.val() - self.pk_seq.val();
-        self.d_pl.next = self.pk_seq.val() - self.b_seq.q.val();
-        self.d_bl.next = self.bk_seq.val() - self.p_seq.q.val();
-        self.p_before_b.next = self.d_pb.val().get_bit(7);
-        self.b_before_p.next = self.d_bp.val().get_bit(7);
-        // A head whose partner's record has already arrived (the partner's
-        // sequence counter is past it) but is not the partner FIFO's head.
-        self.p_lost.next = self.d_pl.val().get_bit(7);
-        self.b_lost.next = self.d_bl.val().get_bit(7);
 
         // ---- Decoded head fields.
         self.opcode.next = self.h_hdr.q.val().get_bits::<8>(0);
@@ -641,24 +567,12 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.cmd_len.next = self.pay_len.val();
 
         // ---- Dispatcher.
-        if self.st.q.val() == DispatchState::Idle {
-            if (self.p_count.val() != 0) | (self.b_count.val() != 0) {
-                self.have_p.d.next = self.p_count.val() != 0;
-                self.have_b.d.next = self.b_count.val() != 0;
-                self.st.d.next = DispatchState::Peek;
-            } else if self.next_id.q.val() != self.seen_next.q.val() {
-                // Everything received is dispatched, yet ids the buffer
-                // stored are uncommanded: their records were lost in the
-                // join. Discard them now (the buffer frees in order).
-                self.flush.d.next = true;
-                self.h_id.d.next = self.seen_next.q.val();
-                self.c_place.d.next = false;
-                self.st.d.next = DispatchState::Command;
-            }
+        if (self.st.q.val() == DispatchState::Idle) & (self.p_count.val() != 0) & (self.b_count.val() != 0) {
+            // Both halves of the oldest frame are in.
+            self.st.d.next = DispatchState::Peek;
         }
         if self.st.q.val() == DispatchState::Peek {
             // Defaults for a new frame.
-            self.flush.d.next = false;
             self.res.d.next = 0.into();
             self.got_place.d.next = false;
             self.marking.d.next = false;
@@ -672,30 +586,10 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             self.h_pay.d.next = self.pf_pay.read_data.val();
             self.h_stored.d.next = self.bf.read_data.val().get_bit(0);
             self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
-            self.st.d.next = DispatchState::Idle;
-            if self.have_p.q.val() & self.have_b.q.val() & (self.pk_seq.val() == self.bk_seq.val()) {
-                self.p_rd.d.next = self.p_rd.q.val() + 1;
-                self.b_rd.d.next = self.b_rd.q.val() + 1;
-                self.st.d.next = DispatchState::Classify;
-            } else if self.have_p.q.val()
-                & ((self.have_b.q.val() & self.p_before_b.val())
-                    | (!self.have_b.q.val() & (self.b_count.val() == 0) & self.p_lost.val()))
-            {
-                // The parser half of a frame whose buffer status was lost:
-                // nothing to command (a stored frame is caught by the id gap).
-                self.p_rd.d.next = self.p_rd.q.val() + 1;
-                self.k_join_lost.d.next = true;
-            } else if self.have_b.q.val()
-                & ((self.have_p.q.val() & self.b_before_p.val())
-                    | (!self.have_p.q.val() & (self.p_count.val() == 0) & self.b_lost.val()))
-            {
-                self.b_rd.d.next = self.b_rd.q.val() + 1;
-                self.k_join_lost.d.next = true;
-                if self.bf.read_data.val().get_bit(0) {
-                    self.c_place.d.next = false;
-                    self.st.d.next = DispatchState::Command;
-                }
-            }
+            self.p_rd.d.next = self.p_rd.q.val() + 1;
+            self.b_rd.d.next = self.b_rd.q.val() + 1;
+            self.k_join_release.d.next = true;
+            self.st.d.next = DispatchState::Classify;
         }
         if self.st.q.val() == DispatchState::Classify {
             self.c_place.d.next = false;
@@ -815,29 +709,13 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
             }
         }
         if self.st.q.val() == DispatchState::Command {
-            // Commands go in buffer id order: an id skipped because its
-            // status record was lost gets a discard first.
-            self.gap.d.next = self.next_id.q.val() != self.h_id.q.val();
-            self.c_id.d.next = self.next_id.q.val();
-            if self.next_id.q.val() != self.h_id.q.val() {
-                self.k_id_gap.d.next = true;
-                self.do_place.d.next = self.c_place.q.val();
-                self.c_place.d.next = false;
-            }
+            // Every stored frame is joined and commanded, in frame order,
+            // so the commands follow the buffer's ids with no gap.
+            self.c_id.d.next = self.h_id.q.val();
             self.st.d.next = DispatchState::CommandWait;
-            if self.flush.q.val() & (self.next_id.q.val() == self.h_id.q.val()) {
-                self.flush.d.next = false;
-                self.st.d.next = DispatchState::Idle;
-            }
         }
         if (self.st.q.val() == DispatchState::CommandWait) & self.cmd_ready.val() {
-            self.next_id.d.next = bit_cast::<16, IDB>(bit_cast::<IDB, 16>(self.next_id.q.val() + 1));
-            if self.gap.q.val() {
-                self.c_place.d.next = self.do_place.q.val();
-                self.st.d.next = DispatchState::Command;
-            } else {
-                self.st.d.next = DispatchState::Idle;
-            }
+            self.st.d.next = DispatchState::Idle;
         }
 
         // ---- CQE stage: A holds the completion while the ring RAM is read
@@ -888,10 +766,7 @@ impl<const IDB: usize> Logic for RxPathN<IDB> {
         self.cqe_ring.next = self.o_ring.q.val();
         self.cqe_entry.next = self.o_entry.q.val();
 
-        self.cnt_join_full.next = self.k_join_full.q.val();
-        self.cnt_join_full_rec.next = self.k_join_full_rec.q.val();
-        self.cnt_join_lost.next = self.k_join_lost.q.val();
-        self.cnt_id_gap.next = self.k_id_gap.q.val();
+        self.join_release.next = self.k_join_release.q.val();
         self.cnt_parse_drop.next = self.k_parse_drop.q.val();
         self.cnt_not_stored.next = self.k_not_stored.q.val();
         self.cnt_data_bad.next = self.k_data_bad.q.val();
