@@ -78,6 +78,10 @@ const SETUPS: [(usize, u8, u8, u32, u64); 3] = [
     (255, 12, 4, 0, 0xFFFF_FFFF_FFF0_0000),
 ];
 
+/// Messages of one QP in flight in the deep runs: the ring of retransmit
+/// records they fill (issue 15: 64, where the requester had 4).
+const DEEP_IN_FLIGHT: usize = 64;
+
 /// QP 255's ring in the deep runs (`Params::deep`): 128 SQEs, so that
 /// more messages can be posted than it has retransmit records.
 const DEEP_LOG2_SIZE: u8 = 7;
@@ -1523,7 +1527,7 @@ fn records_of_first(o: &Outcome, n: usize) -> usize {
 /// A held QP does not block the others, and waits for its
 /// acknowledgements: QP 255 rings 128 messages of 1-3 packets (a 128-SQE
 /// ring) and gets no acknowledgement before cycle 1000; exactly its
-/// `RTX_SLOTS` records' worth of messages go out, then it is held
+/// `DEEP_IN_FLIGHT` (its retransmit records' worth) of messages go out, then it is held
 /// (re-checked, `cnt_sq_held`). QP 77 rings one message at cycle 700,
 /// while QP 255 is held: it must be served at once. From cycle 1000 every
 /// message is acknowledged as soon as it is out, and QP 255's other 64
@@ -1549,8 +1553,15 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         o.counters["sq_held"],
         o.batches
     );
-    assert_eq!(messages, RTX_SLOTS, "a ring of messages before any acknowledgement");
-    assert_eq!(records, records_of_first(&o, RTX_SLOTS), "nothing of the next message");
+    assert_eq!(
+        messages, DEEP_IN_FLIGHT,
+        "a ring of messages before any acknowledgement"
+    );
+    assert_eq!(
+        records,
+        records_of_first(&o, DEEP_IN_FLIGHT),
+        "nothing of the next message"
+    );
     assert!(
         t77[0] >= 700 && t77[0] < 700 + 20,
         "QP 77 served while QP 255 is held: cycle {}",
@@ -1562,14 +1573,14 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         o.counters["sq_held"]
     );
     assert_eq!(o.got_msg[&255].len(), 128);
-    assert_eq!(o.max_unacked[&255], RTX_SLOTS);
+    assert_eq!(o.max_unacked[&255], DEEP_IN_FLIGHT);
     assert_eq!(o.counters["db_stale"], 0);
 }
 
-/// One QP keeps `RTX_SLOTS` messages in flight and resends from any of
+/// One QP keeps `DEEP_IN_FLIGHT` messages in flight and resends from any of
 /// them: QP 255 rings 128 messages of 1-3 packets from PSN 0xFFFFA0 (the
 /// messages in flight straddle the 24-bit wrap) and gets no
-/// acknowledgement: `RTX_SLOTS` messages go out, then it is held. At cycle
+/// acknowledgement: `DEEP_IN_FLIGHT` messages go out, then it is held. At cycle
 /// 600, retransmit requests (`deep_rtx_requests`): the oldest and newest
 /// messages' first and last PSNs, every 7th message's, both sides of the
 /// wrap (all must come back as the reference record: the binary search
@@ -1587,7 +1598,7 @@ fn many_messages_in_flight_resend_old_ones() {
         directed: true,
         burst: true,
         deep: true,
-        rtx_script: [(600, RTX_SLOTS), (1100, RTX_SLOTS + 10)],
+        rtx_script: [(600, DEEP_IN_FLIGHT), (1100, DEEP_IN_FLIGHT + 10)],
         partial_ack_at: 1000,
         partial_ack_msgs: 10,
         ack_from: 1400,
@@ -1604,11 +1615,14 @@ fn many_messages_in_flight_resend_old_ones() {
         o.counters["rtx_miss"],
         o.rtx_want.iter().map(|(_, r)| r.psn).collect::<Vec<_>>()
     );
-    assert_eq!((m1, r1), (RTX_SLOTS, records_of_first(&o, RTX_SLOTS)));
-    assert_eq!((m2, r2), (RTX_SLOTS + 10, records_of_first(&o, RTX_SLOTS + 10)));
+    assert_eq!((m1, r1), (DEEP_IN_FLIGHT, records_of_first(&o, DEEP_IN_FLIGHT)));
+    assert_eq!(
+        (m2, r2),
+        (DEEP_IN_FLIGHT + 10, records_of_first(&o, DEEP_IN_FLIGHT + 10))
+    );
     assert_eq!(o.got_msg[&255].len(), 128);
     assert_eq!(o.got[&255].len(), o.want[&255].len());
-    assert_eq!(o.max_unacked[&255], RTX_SLOTS);
+    assert_eq!(o.max_unacked[&255], DEEP_IN_FLIGHT);
     assert!(o.counters["sq_held"] >= 50, "held pulses {}", o.counters["sq_held"]);
     // check_common compared the retransmitted records with the requests;
     // here: the requests covered the wrap and the misses.
@@ -1624,7 +1638,7 @@ fn many_messages_in_flight_resend_old_ones() {
 /// are what the send completions flush), but none of their packets goes
 /// out (the model sends nothing in ERR). QP 255 rings 128 messages, never
 /// gets an acknowledgement, and is reported in error at cycle 1000 (held
-/// since its ring of records filled): exactly `RTX_SLOTS` messages out
+/// since its ring of records filled): exactly `DEEP_IN_FLIGHT` messages out
 /// before, none after; all 128 message records.
 #[test]
 fn qp_in_error_is_not_held() {
@@ -1644,9 +1658,9 @@ fn qp_in_error_is_not_held() {
         "QP 255: {messages} messages before the report; held pulses {}",
         o.counters["sq_held"]
     );
-    assert_eq!(messages, RTX_SLOTS, "a ring of messages before the error report");
+    assert_eq!(messages, DEEP_IN_FLIGHT, "a ring of messages before the error report");
     assert_eq!(o.got[&255].len(), records, "none after it");
-    assert_eq!(records, records_of_first(&o, RTX_SLOTS));
+    assert_eq!(records, records_of_first(&o, DEEP_IN_FLIGHT));
     assert_eq!(o.after_err, 0);
     assert_eq!(o.got_msg[&255].len(), 128, "every message committed (to be flushed)");
     assert!(o.counters["sq_held"] >= 50);
