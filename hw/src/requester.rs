@@ -193,7 +193,7 @@ pub struct Requester {
     pub cnt_db_stale: Signal<Out, Bit>,
     /// Pulse: the QP in service has descriptors left but all its
     /// retransmit records hold unacknowledged messages (held: its pending
-    /// bit set again, or the engine checks again 2 cycles later). Repeats
+    /// bit set again, or the engine checks again 3 cycles later). Repeats
     /// while it stays held.
     pub cnt_sq_held: Signal<Out, Bit>,
     // Storage.
