@@ -143,8 +143,9 @@ fn two_nics_over_a_failing_multipath_fabric_match_the_golden_model() {
     );
 }
 
-/// Many messages in flight (more than the send CQ's 16-entry per-QP list):
-/// no loss, so every send CQE must carry the next wr_id in order.
+/// Many messages in flight (as many as the requester's retransmit records
+/// and the send CQ's per-QP list: 64, the send ring's size): no loss, so
+/// every send CQE must carry the next wr_id in order.
 #[test]
 fn many_messages_in_flight_complete_in_order() {
     if skip_without_verilator("the verilated core") {
@@ -154,7 +155,7 @@ fn many_messages_in_flight_complete_in_order() {
     let n_in_flight: u32 = std::env::var("COSIM_IN_FLIGHT")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
+        .unwrap_or(hw::requester::RTX_SLOTS as u32);
     let mut cfg = SystemConfig::new(8, random_messages(7, 100, 3072, 33), 7);
     cfg.max_outstanding = n_in_flight;
     cfg.sq_log2_size = 6;
@@ -183,8 +184,8 @@ fn many_messages_in_flight_complete_in_order() {
     assert!(sb.send_in_order, "every send CQE carries the next wr_id");
     assert!(sb.all_completed, "every message completed exactly once");
     assert!(sb.data_identical && sb.placed_once && sb.imm_in_order && sb.no_protocol_error);
-    // More messages posted than the requester's 4 retransmit records per
-    // QP: it holds the 5th back until an acknowledgement frees a record
+    // As many messages posted as the requester's retransmit records per
+    // QP: it holds the next back until an acknowledgement frees a record
     // (docs/hw/requester.md), so no record is overwritten and no SACK is
     // dropped as "unsent": no failure at all is allowed.
     assert!(sb.failures.is_empty(), "scoreboard failures: {:?}", sb.failures);
