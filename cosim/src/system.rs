@@ -211,7 +211,7 @@ pub struct SystemConfig {
     pub sq_log2_size: u8,
     /// The driver keeps at most this many messages posted and not yet
     /// completed (default 16: the whole default ring). The requester
-    /// itself keeps at most `hw::requester::RTX_SLOTS` = 4 messages of a
+    /// itself keeps at most `hw::requester::RTX_SLOTS` = 64 messages of a
     /// QP in flight (it holds the next one back until an acknowledgement
     /// frees a retransmit record, docs/hw/requester.md), so the golden
     /// scenario gets the smaller of the two.
@@ -295,10 +295,18 @@ impl SystemConfig {
     /// does, after its options and the scenario's changes).
     pub fn derive_stall_timing(&mut self) {
         let max_len = self.messages.iter().map(|m| u64::from(m.len)).max().unwrap_or(0);
-        let one_qp = qp_window_wire_bytes(self.mtu(), max_len, hw::requester::RTX_SLOTS as u64, self.cwnd);
+        let one_qp = qp_window_wire_bytes(self.mtu(), max_len, self.messages_in_flight() as u64, self.cwnd);
         let t = StallTiming::of_link(&self.link_ab, one_qp * u64::from(self.qps.max(1)));
         self.stall_allowance_ns = t.allowance_ns();
         self.stall_age_ns = t.age_ns();
+    }
+
+    /// Messages of A's QP in flight at most: what the driver keeps posted
+    /// (`max_outstanding`), and no more than the requester's retransmit
+    /// records (`hw::requester::RTX_SLOTS`). The queue the stall timing
+    /// allows for is of these, not of the records a QP does not use.
+    pub fn messages_in_flight(&self) -> usize {
+        (self.max_outstanding as usize).min(hw::requester::RTX_SLOTS)
     }
 
     pub fn mtu(&self) -> u32 {
@@ -446,7 +454,7 @@ impl SystemConfig {
         }
         // The hardware's own limit: messages beyond RTX_SLOTS per QP are
         // posted and rung but not sent until a record is free.
-        s.max_outstanding = Some((self.max_outstanding as usize).min(hw::requester::RTX_SLOTS));
+        s.max_outstanding = Some(self.messages_in_flight());
         s.refused_message = self
             .refused_message
             .and_then(|k| pair_messages.iter().position(|&i| i == k));

@@ -14,6 +14,7 @@
 use contract::layout::{SqContext, SqDescriptor, SqOpcode};
 use contract::regmap::{self, HDR_NEXT, HDR_TYPE, HDR_VERSION};
 use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
+use hw::requester::RTX_SLOTS;
 use proto::wire::{parse_frame, IpPair, MrcExtRepr, Opcode};
 use verilated::BuildOptions;
 
@@ -483,16 +484,18 @@ fn blackholed_ev_recovery(start_psn: u32) {
     assert!(marked_dead > 0, "an EV event marks EV 0x1002 bad");
 }
 
-/// A QP in error is not held: 8 single-packet WRITEs posted on one
-/// doorbell, nothing ever comes back (no loopback, the frames stay on MAC
-/// TX), RTO 5 us with a retry budget of 1. The requester sends 4 and holds
-/// the rest (no ACK frees a record); the retransmit engine's RTO puts the
-/// QP in error, the requester snoops that report (`qerr_*`) and fetches
-/// the other 4 anyway, without sending them (the model sends nothing in
-/// ERR), and the send completions flush them: every WR gets its CQE, in
-/// order, the failed one RETRY_EXCEEDED and the rest FLUSHED; no frame
-/// but those of the first 4 (and their resends) ever leaves. (Without the
-/// snoop the held 4 were never fetched and never completed.)
+/// A QP in error is not held: `RTX_SLOTS` + 8 (72) single-packet WRITEs
+/// posted on one doorbell (a 128-SQE ring, a 128-slot CQ, a congestion
+/// window that holds them all), nothing ever comes back (no loopback, the
+/// frames stay on MAC TX), RTO 5 us with a retry budget of 1. The
+/// requester sends 64 (its retransmit records) and holds the rest (no ACK
+/// frees a record); the retransmit engine's RTO puts the QP in error, the
+/// requester snoops that report (`qerr_*`) and fetches the other 8
+/// anyway, without sending them (the model sends nothing in ERR), and the
+/// send completions flush them: every WR gets its CQE, in order, the
+/// failed one RETRY_EXCEEDED and the rest FLUSHED; no frame but those of
+/// the first 64 (and their resends) ever leaves. (Without the snoop the
+/// held 8 were never fetched and never completed.)
 #[test]
 fn a_qp_in_error_completes_every_posted_message() {
     use contract::layout::{Completion, CqStatus};
@@ -511,7 +514,28 @@ fn a_qp_in_error_completes_every_posted_message() {
         stall_age_ns: 0,
     };
     nic.set_retransmit(QP, &fast, 15);
-    const N: usize = 8;
+    // Room for them all: ring, CQ, congestion and send windows.
+    const N: usize = RTX_SLOTS + 8;
+    const RING_LOG2: u8 = 7;
+    nic.set_cc(QP, 1 << 20, 1 << 20, 256);
+    nic.set_cq_ring(0, 0x8000_0000, RING_LOG2);
+    nic.start_send_qp(
+        QP,
+        &SqContext {
+            sq_base: SQ_BASE,
+            cq_index: 0,
+            addr_index: 3,
+            dest_qp: DEST_QP,
+            start_psn: START_PSN,
+            pkey: 0xFFFF,
+            sq_log2_size: RING_LOG2,
+            log2_mtu: 10,
+            ev_count: EVS as u8,
+            enable: true,
+            send_mpr_units: 2,
+            ev_min_active: 1,
+        },
+    );
     for i in 0..N {
         let wr = SqDescriptor {
             opcode: SqOpcode::Write,
@@ -532,24 +556,14 @@ fn a_qp_in_error_completes_every_posted_message() {
             .filter(|c| c.phase)
     };
     let mut cycles = 0u64;
-    let mut first_wave = None;
     while cqe(&nic, N - 1).is_none() && cycles < 100_000 {
         nic.step();
         cycles += 1;
-        if cycles == 1_000 {
-            // Before any RTO: only the 4 the retransmit records hold.
-            first_wave = Some(nic.tx.frames.len());
-        }
     }
     let statuses: Vec<Option<(u64, CqStatus)>> = (0..N).map(|i| cqe(&nic, i).map(|c| (c.wr_id, c.status))).collect();
     eprintln!(
-        "after {cycles} cycles: {} frames on MAC TX ({first_wave:?} by cycle 1000); CQEs {statuses:?}",
+        "after {cycles} cycles: {} frames on MAC TX; CQEs {statuses:?}",
         nic.tx.frames.len()
-    );
-    assert_eq!(
-        first_wave,
-        Some(4),
-        "4 messages sent before the QP fails, the rest held"
     );
     for (i, s) in statuses.iter().enumerate() {
         let (wr_id, status) = s.unwrap_or_else(|| panic!("CQE {i} missing after {cycles} cycles"));
@@ -568,10 +582,13 @@ fn a_qp_in_error_completes_every_posted_message() {
         .iter()
         .map(|f| parse_frame(f).expect("the NIC's frame").0.bth.psn.value())
         .collect();
-    let first4: Vec<u32> = (0..4).map(|i| (START_PSN + i) & 0xFF_FFFF).collect();
-    assert!(
-        psns.iter().all(|p| first4.contains(p)),
-        "frames of the 4 WRITEs fetched after the error: PSNs {psns:x?}"
+    // Exactly the first RTX_SLOTS messages were sent (each at least
+    // once), none of those fetched after the error.
+    let sent: std::collections::BTreeSet<u32> = psns.iter().copied().collect();
+    let first: std::collections::BTreeSet<u32> = (0..RTX_SLOTS as u32).map(|i| (START_PSN + i) & 0xFF_FFFF).collect();
+    assert_eq!(
+        sent, first,
+        "the first {RTX_SLOTS} WRITEs sent before the QP fails, the rest held and never sent"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }

@@ -6,7 +6,8 @@
 //! ONLY (+IMM), RETH fields on FIRST / ONLY, placement VA / rkey on
 //! MIDDLE / LAST, `msg_offset`, consecutive PSNs, `ack_req` on the last
 //! packet. Retransmit requests `(qp, psn)` re-issue a packet's record from
-//! a per-QP table of the last [`RTX_SLOTS`] messages. See
+//! a per-QP ring of the last [`RTX_SLOTS`] messages, found by a binary
+//! search over the ring (messages' PSN ranges are consecutive). See
 //! `docs/hw/requester.md`.
 //!
 //! A doorbell stores its producer index in the QP's entry of a RAM and
@@ -36,15 +37,19 @@ use crate::ev_selector::FindNext;
 use crate::param::Param;
 
 mod words;
-pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS};
+pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS, RTX_COUNT_BITS, RTX_SLOT_BITS};
 
-/// Messages remembered per QP for retransmission (a ring of records). A
-/// record is reused only once the cumulative acknowledgement (`una_*`)
-/// has passed its message's last PSN: a QP with all of them holding
-/// unacknowledged messages is held back (its doorbell re-queued or the
-/// engine waiting on it), so at most this many messages of a QP are in
-/// flight.
-pub const RTX_SLOTS: usize = 4;
+/// Messages remembered per QP for retransmission (a ring of records,
+/// `2^RTX_SLOT_BITS`). A record is reused only once the cumulative
+/// acknowledgement (`una_*`) has passed its message's last PSN: a QP with
+/// all of them holding unacknowledged messages is held back (its doorbell
+/// re-queued or the engine waiting on it), so at most this many messages
+/// of a QP are in flight.
+pub const RTX_SLOTS: usize = 1 << RTX_SLOT_BITS;
+/// Descriptors fetched by one DMA read at most (8 x 64 bytes).
+pub const MAX_BATCH: usize = 8;
+/// Address width of the retransmit records' RAM: {QP, ring position}.
+const RTX_ADDR_BITS: usize = QP_BITS + RTX_SLOT_BITS;
 /// QP number width: the engine serves `QPS` = 256 QPs (the doorbell
 /// window's, `contract::regmap::doorbell::QPS`), one pending bit each.
 pub const QP_BITS: usize = 8;
@@ -84,14 +89,20 @@ pub enum ReqState {
     Segment,
     /// Hold the error record until taken.
     Error,
-    /// Retransmit lookup: the QP's MTU and valid slots.
+    /// Retransmit lookup: the QP's MTU and its ring (head, records filled).
     RtxContext,
-    /// Is the PSN inside this slot's message?
+    /// One probe of the binary search: does the probed record's message
+    /// start at or before the PSN?
     RtxScan,
+    /// The record found: is the PSN inside its message?
+    RtxFind,
     /// The packet's offset in its message.
     RtxOffset,
     /// The packet record, as the first transmission had it.
     RtxEmit,
+    /// Free the oldest records whose messages the cumulative
+    /// acknowledgement has passed, one per cycle (between LOAD and NEXT).
+    Reclaim,
 }
 
 /// The send-queue engine (256 QPs).
@@ -182,7 +193,7 @@ pub struct Requester {
     pub cnt_db_stale: Signal<Out, Bit>,
     /// Pulse: the QP in service has descriptors left but all its
     /// retransmit records hold unacknowledged messages (held: its pending
-    /// bit set again, or the engine checks again 2 cycles later). Repeats
+    /// bit set again, or the engine checks again 3 cycles later). Repeats
     /// while it stays held.
     pub cnt_sq_held: Signal<Out, Bit>,
     // Storage.
@@ -240,36 +251,39 @@ pub struct Requester {
     /// (1..=2^16, decoded from the row's log2), [78:75] log2 MTU
     /// (8..=13), [79] enable.
     ctx_ram: RAM<SqContextWord, 8>,
-    /// Dynamic state: [31:0] consumer index, [55:32] next PSN, [57:56]
-    /// next retransmit slot, [61:58] valid slots, [157:62] per slot (24
-    /// bits each, slot 0 lowest) the PSN after its message's last one,
-    /// [189:158] the latest producer index the engine accepted (a popped
-    /// doorbell behind it is redundant: dropped as stale).
+    /// Dynamic state (`SqStateWord`): consumer index, next PSN, the
+    /// retransmit ring's head, records in use and records filled, the
+    /// latest producer index the engine accepted (a popped doorbell behind
+    /// it is redundant: dropped as stale).
     dyn_ram: RAM<SqStateWord, 8>,
     /// Per QP: the latest cumulative acknowledgement (`una`), reset to
     /// `start_psn` by a config write.
     una_ram: RAM<Bits<24>, 8>,
     /// Per QP: in error at the retransmit engine (records all free).
     qerr_ram: RAM<Bit, 8>,
-    /// Retransmit table, address {qp, slot}: [23:0] first PSN, [47:24]
-    /// packets, [79:48] length, [143:80] local IOVA, [207:144] remote VA,
-    /// [239:208] rkey, [271:240] imm, [272] WRITE-IMM.
-    rtx_ram: RAM<RtxRecordWord, 10>,
+    /// Retransmit records, address {qp, ring position}: per QP a ring of
+    /// `RTX_SLOTS` messages (`RtxRecordWord`: first PSN, packets, length,
+    /// local IOVA, remote VA, rkey, imm, WRITE-IMM), written at the ring's
+    /// head in COMMIT. Consecutive records hold consecutive PSN ranges, so
+    /// a record's message ends where the next one's starts.
+    rtx_ram: RAM<RtxRecordWord, RTX_ADDR_BITS>,
     // Engine.
     state: DFF<ReqState>,
     cur_qp: DFF<Bits<8>>,
     cur_pi: DFF<Bits<32>>,
     cur_ci: DFF<Bits<32>>,
     cur_psn: DFF<Bits<24>>,
-    cur_seq: DFF<Bits<2>>,
-    cur_vmask: DFF<Bits<4>>,
-    /// The end PSN (last + 1) of each slot's message, and the records free
-    /// for new messages (counted at LOAD, less one per commit).
-    cur_end0: DFF<Bits<24>>,
-    cur_end1: DFF<Bits<24>>,
-    cur_end2: DFF<Bits<24>>,
-    cur_end3: DFF<Bits<24>>,
-    cur_free: DFF<Bits<3>>,
+    /// The QP's record ring: head (the next message's record), records in
+    /// use (not reclaimed: from LOAD, less one per RECLAIM step, plus one
+    /// per commit), records filled (the retransmit search window).
+    cur_head: DFF<Bits<RTX_SLOT_BITS>>,
+    cur_used: DFF<Bits<RTX_COUNT_BITS>>,
+    cur_filled: DFF<Bits<RTX_COUNT_BITS>>,
+    /// Free records, at most `MAX_BATCH` (the batch-size limit; 0: held),
+    /// kept with `cur_used` so that NEXT does not compute it.
+    cur_lim: DFF<Bits<4>>,
+    /// The QP's una, as LOAD read it (RECLAIM compares with it).
+    cur_una: DFF<Bits<24>>,
     cur_base: DFF<Bits<58>>,
     cur_ring_mask: DFF<Bits<32>>,
     cur_mtu: DFF<Bits<32>>,
@@ -287,6 +301,13 @@ pub struct Requester {
     /// SQE flag bits other than the known ones (must be 0).
     p_flags_unknown: Param<8, { !sqe::FLAG_SIGNALED as u64 & 0xff }>,
     p_flag_signaled: Param<8, { sqe::FLAG_SIGNALED as u64 }>,
+    /// Records per QP, and the batch-size limit, as record counts.
+    p_slots: Param<RTX_COUNT_BITS, { RTX_SLOTS as u64 }>,
+    p_max_batch: Param<RTX_COUNT_BITS, { MAX_BATCH as u64 }>,
+    /// The binary search's first step: half the ring.
+    p_first_step: Param<RTX_COUNT_BITS, { (RTX_SLOTS / 2) as u64 }>,
+    /// The ring position's width: the QP's shift in a record address.
+    p_slot_bits: Param<4, { RTX_SLOT_BITS as u64 }>,
     d_flags: DFF<Bits<8>>,
     d_len: DFF<Bits<32>>,
     d_wrid: DFF<Bits<64>>,
@@ -308,8 +329,14 @@ pub struct Requester {
     r_ret: DFF<ReqState>,
     r_qp: DFF<Bits<8>>,
     r_psn: DFF<Bits<24>>,
-    r_slot: DFF<Bits<2>>,
-    r_vmask: DFF<Bits<4>>,
+    /// Binary search: ring position and offset from the oldest record of
+    /// the best candidate so far (the last record starting at or before
+    /// the PSN), the probe's step (halved per probe), and the window
+    /// (records filled).
+    r_pos: DFF<Bits<RTX_SLOT_BITS>>,
+    r_j: DFF<Bits<RTX_COUNT_BITS>>,
+    r_step: DFF<Bits<RTX_COUNT_BITS>>,
+    r_filled: DFF<Bits<RTX_COUNT_BITS>>,
     r_mtu: DFF<Bits<32>>,
     r_log2mtu: DFF<Bits<4>>,
     r_ent: DFF<RtxRecordWord>,
@@ -389,12 +416,31 @@ pub struct Requester {
     /// LOAD: the producer index checked (the RAM's after a pick).
     ld_pi: Signal<Local, Bits<32>>,
     db_diff: Signal<Local, Bits<32>>,
-    seq_bit: Signal<Local, Bits<4>>,
     s_last: Signal<Local, Bit>,
     r_first: Signal<Local, Bits<24>>,
     r_npkts: Signal<Local, Bits<24>>,
     r_hit_off: Signal<Local, Bits<24>>,
-    r_slot_bits: Signal<Local, Bits<4>>,
+    /// Binary search (RTX_SCAN): the probed candidate's offset and
+    /// position, whether it is inside the window, `psn - first` of the
+    /// probed record, whether the search takes it, the next probe's step
+    /// and the next read address with and without taking it.
+    r_cand_j: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    r_cand_pos: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    r_in: Signal<Local, Bit>,
+    r_probe_d: Signal<Local, Bits<24>>,
+    r_take: Signal<Local, Bit>,
+    r_half: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    r_addr_take: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    r_addr_keep: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    /// RTX_CTX: the oldest record in the window (head - filled), and the
+    /// first probe's position (a Local: inside the address's bit_cast the
+    /// Verilog would add at the address's width and carry into the QP).
+    r_oldest: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    r_probe0: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    /// The retransmit records' read: QP and ring position (the binary
+    /// search's and RECLAIM's reads; the search's QP by default).
+    rtx_rd_qp: Signal<Local, Bits<8>>,
+    rtx_rd_pos: Signal<Local, Bits<RTX_SLOT_BITS>>,
     r_is_last: Signal<Local, Bit>,
     r_rem: Signal<Local, Bits<32>>,
     dyn_wr: Signal<Local, SqStateWord>,
@@ -403,24 +449,34 @@ pub struct Requester {
     /// LOAD: latest accepted producer index minus this doorbell's (a
     /// positive 32-bit difference: behind it, stale).
     ld_sup: Signal<Local, Bits<32>>,
-    /// LOAD: the QP's una and, per slot, `una - end` in 24 bits (a Local:
-    /// an inline difference would be evaluated at 32 bits in Verilog) and
-    /// whether the slot still holds an unacknowledged message.
-    ld_una: Signal<Local, Bits<24>>,
-    ld_d0: Signal<Local, Bits<24>>,
-    ld_d1: Signal<Local, Bits<24>>,
-    ld_d2: Signal<Local, Bits<24>>,
-    ld_d3: Signal<Local, Bits<24>>,
-    ld_vmask: Signal<Local, Bits<4>>,
-    ld_busy: Signal<Local, Bits<4>>,
-    ld_idle: Signal<Local, Bits<4>>,
-    ld_free: Signal<Local, Bits<3>>,
-    /// COMMIT: the new message's end PSN and the slot ends written back.
+    /// LOAD: the QP's records in use (none for a QP in error: nothing
+    /// will acknowledge them), its free records and their batch limit, and
+    /// the position after the oldest record in use (RECLAIM reads it: the
+    /// oldest message ends where the next one starts).
+    ld_used: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    ld_free: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    ld_lim: Signal<Local, Bits<4>>,
+    ld_tail_next: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    /// RECLAIM: the oldest record's end PSN (the next record's first PSN,
+    /// or the QP's next PSN when it is the only one), `una - end` in 24
+    /// bits (a Local: an inline difference would be evaluated at 32 bits
+    /// in Verilog), whether una has passed it, the free records and their
+    /// batch limit after freeing it, and the read address for the record
+    /// after the next oldest.
+    rc_end: Signal<Local, Bits<24>>,
+    rc_d: Signal<Local, Bits<24>>,
+    rc_acked: Signal<Local, Bit>,
+    rc_free: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    rc_lim: Signal<Local, Bits<4>>,
+    rc_addr: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    /// COMMIT: the new message's end PSN, the ring's head, records in use
+    /// and filled after it, and the free records' batch limit.
     new_end: Signal<Local, Bits<24>>,
-    nend0: Signal<Local, Bits<24>>,
-    nend1: Signal<Local, Bits<24>>,
-    nend2: Signal<Local, Bits<24>>,
-    nend3: Signal<Local, Bits<24>>,
+    head_next: Signal<Local, Bits<RTX_SLOT_BITS>>,
+    used_next: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    filled_next: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    cm_free: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    cm_lim: Signal<Local, Bits<4>>,
     /// NEXT: no record free for the QP in service.
     held: Signal<Local, Bit>,
     free32: Signal<Local, Bits<32>>,
@@ -434,8 +490,6 @@ pub struct Requester {
     // crosses the 24-bit PSN wrap into the stored seq field (now
     // `new_end`, below).
     ci_next: Signal<Local, Bits<32>>,
-    seq_next: Signal<Local, Bits<2>>,
-    r_slot_next: Signal<Local, Bits<2>>,
     r_seg_next: Signal<Local, Bits<24>>,
     one32: Signal<Local, Bits<32>>,
     avail: Signal<Local, Bits<32>>,
@@ -471,8 +525,11 @@ impl Logic for Requester {
             cur_pi,
             cur_ci,
             cur_psn,
-            cur_seq,
-            cur_vmask,
+            cur_head,
+            cur_used,
+            cur_filled,
+            cur_lim,
+            cur_una,
             cur_base,
             cur_ring_mask,
             cur_mtu,
@@ -498,8 +555,10 @@ impl Logic for Requester {
             r_ret,
             r_qp,
             r_psn,
-            r_slot,
-            r_vmask,
+            r_pos,
+            r_j,
+            r_step,
+            r_filled,
             r_mtu,
             r_log2mtu,
             r_ent,
@@ -558,11 +617,6 @@ impl Logic for Requester {
             m_signaled,
             m_first_psn,
             m_last_psn,
-            cur_end0,
-            cur_end1,
-            cur_end2,
-            cur_end3,
-            cur_free,
             k_sq_held
         );
         self.one32.next = 1.into();
@@ -604,7 +658,7 @@ impl Logic for Requester {
         // it never blocks others. Its producer index stays in the RAM (or
         // a newer doorbell's replaced it), and LOAD falls back to the
         // latest accepted one if that value is stale or bad.
-        self.held.next = self.cur_free.q.val() == 0;
+        self.held.next = self.cur_lim.q.val() == 0;
         self.requeue.next = (self.state.q.val() == ReqState::NextBatch)
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
             & (self.served.q.val() | self.held.val())
@@ -667,29 +721,19 @@ impl Logic for Requester {
         // start_psn, no retransmit slot valid); otherwise the engine writes
         // it in COMMIT (which waits while a config write is present).
         self.ci_next.next = self.cur_ci.q.val() + 1;
-        self.seq_next.next = self.cur_seq.q.val() + 1;
-        self.r_slot_next.next = self.r_slot.q.val() + 1;
         self.r_seg_next.next = self.r_seg.q.val() + 1;
-        // Slot ends as they are, or with the committed message's end in
-        // its slot (COMMIT).
+        // COMMIT: the message takes the record at the ring's head.
         self.new_end.next = self.cur_psn.q.val() + self.d_npkts.q.val();
-        self.nend0.next = self.cur_end0.q.val();
-        self.nend1.next = self.cur_end1.q.val();
-        self.nend2.next = self.cur_end2.q.val();
-        self.nend3.next = self.cur_end3.q.val();
-        if (self.state.q.val() == ReqState::Commit) & (self.d_bad.q.val() == 0) {
-            if self.cur_seq.q.val() == 0 {
-                self.nend0.next = self.new_end.val();
-            }
-            if self.cur_seq.q.val() == 1 {
-                self.nend1.next = self.new_end.val();
-            }
-            if self.cur_seq.q.val() == 2 {
-                self.nend2.next = self.new_end.val();
-            }
-            if self.cur_seq.q.val() == 3 {
-                self.nend3.next = self.new_end.val();
-            }
+        self.head_next.next = self.cur_head.q.val() + 1;
+        self.used_next.next = self.cur_used.q.val() + 1;
+        self.filled_next.next = self.cur_filled.q.val();
+        if self.cur_filled.q.val() != self.p_slots.val() {
+            self.filled_next.next = self.cur_filled.q.val() + 1;
+        }
+        self.cm_free.next = self.p_slots.val() - self.used_next.val();
+        self.cm_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.cm_free.val());
+        if self.cm_free.val() > self.p_max_batch.val() {
+            self.cm_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.p_max_batch.val());
         }
         self.dyn_ci.next = self.cur_ci.q.val();
         if self.state.q.val() == ReqState::Commit {
@@ -697,12 +741,9 @@ impl Logic for Requester {
         }
         self.dyn_wr.next.ci = self.dyn_ci.val();
         self.dyn_wr.next.next_psn = self.cur_psn.q.val();
-        self.dyn_wr.next.next_slot = self.cur_seq.q.val();
-        self.dyn_wr.next.valid_slots = self.cur_vmask.q.val();
-        self.dyn_wr.next.end0 = self.nend0.val();
-        self.dyn_wr.next.end1 = self.nend1.val();
-        self.dyn_wr.next.end2 = self.nend2.val();
-        self.dyn_wr.next.end3 = self.nend3.val();
+        self.dyn_wr.next.head = self.cur_head.q.val();
+        self.dyn_wr.next.used = self.cur_used.q.val();
+        self.dyn_wr.next.filled = self.cur_filled.q.val();
         self.dyn_wr.next.latest_pi = self.cur_pi.q.val();
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
@@ -711,12 +752,9 @@ impl Logic for Requester {
             self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
             self.dyn_ram.write_data.next.ci = 0.into();
             self.dyn_ram.write_data.next.next_psn = self.cfg.data.val().get_value_sq_ctx_start_psn();
-            self.dyn_ram.write_data.next.next_slot = 0.into();
-            self.dyn_ram.write_data.next.valid_slots = 0.into();
-            self.dyn_ram.write_data.next.end0 = 0.into();
-            self.dyn_ram.write_data.next.end1 = 0.into();
-            self.dyn_ram.write_data.next.end2 = 0.into();
-            self.dyn_ram.write_data.next.end3 = 0.into();
+            self.dyn_ram.write_data.next.head = 0.into();
+            self.dyn_ram.write_data.next.used = 0.into();
+            self.dyn_ram.write_data.next.filled = 0.into();
             self.dyn_ram.write_data.next.latest_pi = 0.into();
             self.dyn_ram.write_enable.next = true;
         }
@@ -724,10 +762,10 @@ impl Logic for Requester {
         self.dyn_ram.read_address.next = self.cur_qp.q.val();
         self.una_ram.read_address.next = self.cur_qp.q.val();
         self.qerr_ram.read_address.next = self.cur_qp.q.val();
-        self.rtx_ram.read_address.next =
-            (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot.q.val());
-        self.rtx_ram.write_address.next =
-            (bit_cast::<10, 8>(self.cur_qp.q.val()) << 2) | bit_cast::<10, 2>(self.cur_seq.q.val());
+        self.rtx_rd_qp.next = self.r_qp.q.val();
+        self.rtx_rd_pos.next = self.r_pos.q.val();
+        self.rtx_ram.write_address.next = (bit_cast::<RTX_ADDR_BITS, 8>(self.cur_qp.q.val()) << self.p_slot_bits.val())
+            | bit_cast::<RTX_ADDR_BITS, RTX_SLOT_BITS>(self.cur_head.q.val());
         self.rtx_ram.write_data.next.first_psn = self.cur_psn.q.val();
         self.rtx_ram.write_data.next.packets = self.d_npkts.q.val();
         self.rtx_ram.write_data.next.len = self.d_len.q.val();
@@ -778,47 +816,46 @@ impl Logic for Requester {
         }
         self.db_diff.next = self.ld_pi.val() - self.ld_ci.val();
         self.ld_sup.next = self.dyn_ram.read_data.val().latest_pi - self.ld_pi.val();
-        // Records in use: valid slots whose message does not end at or
-        // before una (una - end negative, serially).
-        self.ld_una.next = self.una_ram.read_data.val();
-        self.ld_d0.next = self.ld_una.val() - self.dyn_ram.read_data.val().end0;
-        self.ld_d1.next = self.ld_una.val() - self.dyn_ram.read_data.val().end1;
-        self.ld_d2.next = self.ld_una.val() - self.dyn_ram.read_data.val().end2;
-        self.ld_d3.next = self.ld_una.val() - self.dyn_ram.read_data.val().end3;
-        self.ld_vmask.next = self.dyn_ram.read_data.val().valid_slots;
+        // Records in use as last written back (RECLAIM frees those una
+        // has passed since); a QP in error has none: nothing will
+        // acknowledge them, and its messages are not sent.
+        self.ld_used.next = self.dyn_ram.read_data.val().used;
         if self.qerr_ram.read_data.val() {
-            self.ld_vmask.next = 0.into();
+            self.ld_used.next = 0.into();
         }
-        self.ld_busy.next = self.ld_vmask.val()
-            & (bit_cast::<4, 1>(self.ld_d0.val().get_bits::<1>(23))
-                | (bit_cast::<4, 1>(self.ld_d1.val().get_bits::<1>(23)) << 1)
-                | (bit_cast::<4, 1>(self.ld_d2.val().get_bits::<1>(23)) << 2)
-                | (bit_cast::<4, 1>(self.ld_d3.val().get_bits::<1>(23)) << 3));
-        self.ld_idle.next = !self.ld_busy.val();
-        self.ld_free.next = bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(0))
-            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(1))
-            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(2))
-            + bit_cast::<3, 1>(self.ld_idle.val().get_bits::<1>(3));
-        // One-hot of the slot the next message takes.
-        self.seq_bit.next = 1.into();
-        if self.cur_seq.q.val() == 1 {
-            self.seq_bit.next = 2.into();
+        self.ld_free.next = self.p_slots.val() - self.ld_used.val();
+        self.ld_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.ld_free.val());
+        if self.ld_free.val() > self.p_max_batch.val() {
+            self.ld_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.p_max_batch.val());
         }
-        if self.cur_seq.q.val() == 2 {
-            self.seq_bit.next = 4.into();
+        self.ld_tail_next.next =
+            self.dyn_ram.read_data.val().head - bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.ld_used.val()) + 1;
+        // RECLAIM: the oldest record in use (at head - used) ends where the
+        // record after it starts (consecutive PSN ranges), or at the QP's
+        // next PSN when it is the only one; it is free once una has passed
+        // that end (una - end not negative, serially).
+        self.rc_end.next = self.cur_psn.q.val();
+        if self.cur_used.q.val() > 1 {
+            self.rc_end.next = self.rtx_ram.read_data.val().first_psn;
         }
-        if self.cur_seq.q.val() == 3 {
-            self.seq_bit.next = 8.into();
+        self.rc_d.next = self.cur_una.q.val() - self.rc_end.val();
+        self.rc_acked.next = (self.cur_used.q.val() != 0) & !self.rc_d.val().get_bit(23);
+        self.rc_free.next = self.p_slots.val() - self.cur_used.q.val() + 1;
+        self.rc_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.rc_free.val());
+        if self.rc_free.val() > self.p_max_batch.val() {
+            self.rc_lim.next = bit_cast::<4, RTX_COUNT_BITS>(self.p_max_batch.val());
         }
+        self.rc_addr.next =
+            self.cur_head.q.val() - bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.cur_used.q.val()) + 2;
         self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
         // Batch size: min(8, pi - ci, slots to the ring's end, free
-        // records); the free records (at most 4) stand in for the 8, so
-        // the limit costs no logic level. A batch never has to stop for a
-        // record: una only moves forward.
+        // records); `cur_lim` (free records, at most 8, kept in a register)
+        // stands in for the 8, so the limit costs no logic level. A batch
+        // never has to stop for a record: una only moves forward.
         self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
         self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
-        self.free32.next = bit_cast::<32, 3>(self.cur_free.q.val());
-        self.nb1.next = bit_cast::<4, 3>(self.cur_free.q.val());
+        self.free32.next = bit_cast::<32, 4>(self.cur_lim.q.val());
+        self.nb1.next = self.cur_lim.q.val();
         if self.avail.val() < self.free32.val() {
             self.nb1.next = bit_cast::<4, 32>(self.avail.val());
         }
@@ -834,7 +871,23 @@ impl Logic for Requester {
         // Retransmit entry fields.
         self.r_first.next = self.rtx_ram.read_data.val().first_psn;
         self.r_npkts.next = self.rtx_ram.read_data.val().packets;
-        self.r_slot_bits.next = self.r_vmask.q.val() >> bit_cast::<4, 2>(self.r_slot.q.val());
+        // Binary search probe: the record at `r_pos + r_step` (offset
+        // `r_j + r_step` from the oldest) is taken as the new candidate when
+        // it is inside the window and starts at or before the PSN (`psn -
+        // first` not negative, serially: PSN ranges are consecutive, so
+        // first PSNs rise along the ring, across the 24-bit wrap too). Both
+        // next read addresses come from registers; the compare only picks.
+        self.r_cand_j.next = self.r_j.q.val() + self.r_step.q.val();
+        self.r_cand_pos.next = self.r_pos.q.val() + bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.r_step.q.val());
+        self.r_in.next = self.r_cand_j.val() < self.r_filled.q.val();
+        self.r_probe_d.next = self.r_psn.q.val() - self.r_first.val();
+        self.r_take.next = self.r_in.val() & !self.r_probe_d.val().get_bit(23);
+        self.r_half.next = self.r_step.q.val() >> 1;
+        self.r_addr_take.next = self.r_cand_pos.val() + bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.r_half.val());
+        self.r_addr_keep.next = self.r_pos.q.val() + bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.r_half.val());
+        self.r_oldest.next = self.dyn_ram.read_data.val().head
+            - bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.dyn_ram.read_data.val().filled);
+        self.r_probe0.next = self.r_oldest.val() + bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.p_first_step.val());
         self.r_hit_off.next = self.r_psn.q.val() - self.r_first.val();
         self.r_is_last.next = self.r_seg_next.val() == self.r_ent.q.val().packets;
         self.r_rem.next = self.r_ent.q.val().len - self.r_off.q.val();
@@ -878,13 +931,14 @@ impl Logic for Requester {
                 self.cur_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
                 self.cur_ci.d.next = self.ld_ci.val();
                 self.cur_psn.d.next = self.dyn_ram.read_data.val().next_psn;
-                self.cur_seq.d.next = self.dyn_ram.read_data.val().next_slot;
-                self.cur_vmask.d.next = self.dyn_ram.read_data.val().valid_slots;
-                self.cur_end0.d.next = self.dyn_ram.read_data.val().end0;
-                self.cur_end1.d.next = self.dyn_ram.read_data.val().end1;
-                self.cur_end2.d.next = self.dyn_ram.read_data.val().end2;
-                self.cur_end3.d.next = self.dyn_ram.read_data.val().end3;
-                self.cur_free.d.next = self.ld_free.val();
+                self.cur_head.d.next = self.dyn_ram.read_data.val().head;
+                self.cur_used.d.next = self.ld_used.val();
+                self.cur_filled.d.next = self.dyn_ram.read_data.val().filled;
+                self.cur_lim.d.next = self.ld_lim.val();
+                self.cur_una.d.next = self.una_ram.read_data.val();
+                // RECLAIM's first read: the record after the oldest in use.
+                self.rtx_rd_qp.next = self.cur_qp.q.val();
+                self.rtx_rd_pos.next = self.ld_tail_next.val();
                 self.cur_err.d.next = self.cur_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_cur.val();
                 self.served.d.next = false;
                 self.cur_pi.d.next = self.ld_pi.val();
@@ -898,11 +952,12 @@ impl Logic for Requester {
                 self.e_wr_id.d.next = 0.into();
                 self.e_sq_index.d.next = self.ld_pi.val();
                 self.e_len.d.next = 0.into();
-                // LOAD always goes on to NEXT, which starts the error record
-                // of a rejected value (`ld_bad`): the state register does not
-                // wait for the check (9 logic levels when it did, the budget
-                // is 8), at the cost of one cycle per rejected doorbell.
-                self.state.d.next = ReqState::NextBatch;
+                // LOAD always goes on (through RECLAIM) to NEXT, which starts
+                // the error record of a rejected value (`ld_bad`): the state
+                // register does not wait for the check (9 logic levels when
+                // it did, the budget is 8), at the cost of one cycle per
+                // rejected doorbell.
+                self.state.d.next = ReqState::Reclaim;
                 if self.ctx_ram.read_data.val().enable
                     & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
                 {
@@ -1043,17 +1098,15 @@ impl Logic for Requester {
                         self.m_first_psn.d.next = self.cur_psn.q.val();
                         self.m_last_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val() - 1;
                         self.dyn_ram.write_data.next.next_psn = self.new_end.val();
-                        self.dyn_ram.write_data.next.next_slot = self.seq_next.val();
-                        self.dyn_ram.write_data.next.valid_slots = self.cur_vmask.q.val() | self.seq_bit.val();
-                        self.cur_end0.d.next = self.nend0.val();
-                        self.cur_end1.d.next = self.nend1.val();
-                        self.cur_end2.d.next = self.nend2.val();
-                        self.cur_end3.d.next = self.nend3.val();
-                        self.cur_free.d.next = self.cur_free.q.val() - 1;
+                        self.dyn_ram.write_data.next.head = self.head_next.val();
+                        self.dyn_ram.write_data.next.used = self.used_next.val();
+                        self.dyn_ram.write_data.next.filled = self.filled_next.val();
+                        self.cur_head.d.next = self.head_next.val();
+                        self.cur_used.d.next = self.used_next.val();
+                        self.cur_filled.d.next = self.filled_next.val();
+                        self.cur_lim.d.next = self.cm_lim.val();
                         self.rtx_ram.write_enable.next = true;
                         self.cur_psn.d.next = self.cur_psn.q.val() + self.d_npkts.q.val();
-                        self.cur_seq.d.next = self.cur_seq.q.val() + 1;
-                        self.cur_vmask.d.next = self.cur_vmask.q.val() | self.seq_bit.val();
                         self.s_first.d.next = true;
                         self.s_rem.d.next = self.d_len.q.val();
                         self.s_off.d.next = 0.into();
@@ -1136,28 +1189,51 @@ impl Logic for Requester {
                 }
             }
             ReqState::RtxContext => {
-                // R_CTX: the QP's MTU and valid slots; read slot 0.
+                // R_CTX: the QP's MTU and its ring: the window is the last
+                // `filled` records before the head; the search starts at its
+                // oldest (offset 0) and probes half the ring further first.
                 self.r_log2mtu.d.next = self.ctx_ram.read_data.val().log2_mtu;
                 self.r_mtu.d.next = self.one32.val() << bit_cast::<32, 4>(self.ctx_ram.read_data.val().log2_mtu);
-                self.r_vmask.d.next = self.dyn_ram.read_data.val().valid_slots;
-                self.r_slot.d.next = 0.into();
+                self.r_filled.d.next = self.dyn_ram.read_data.val().filled;
+                self.r_pos.d.next = self.r_oldest.val();
+                self.r_j.d.next = 0.into();
+                self.r_step.d.next = self.p_first_step.val();
                 self.r_err.d.next = self.r_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_r.val();
-                self.rtx_ram.read_address.next = bit_cast::<10, 8>(self.r_qp.q.val()) << 2;
+                self.rtx_rd_qp.next = self.r_qp.q.val();
+                self.rtx_rd_pos.next = self.r_probe0.val();
                 self.state.d.next = ReqState::RtxScan;
             }
             ReqState::RtxScan => {
-                // R_SCAN: is the PSN inside this slot's message?
-                if self.r_slot_bits.val().get_bit(0) & (self.r_hit_off.val() < self.r_npkts.val()) {
+                // R_SCAN: one probe per cycle (`RTX_SLOT_BITS` of them):
+                // keep the last record starting at or before the PSN, and
+                // read the next probe's record (after the last probe, the
+                // record found).
+                if self.r_take.val() {
+                    self.r_pos.d.next = self.r_cand_pos.val();
+                    self.r_j.d.next = self.r_cand_j.val();
+                    self.rtx_rd_qp.next = self.r_qp.q.val();
+                    self.rtx_rd_pos.next = self.r_addr_take.val();
+                } else {
+                    self.rtx_rd_qp.next = self.r_qp.q.val();
+                    self.rtx_rd_pos.next = self.r_addr_keep.val();
+                }
+                self.r_step.d.next = self.r_half.val();
+                if self.r_half.val() == 0 {
+                    self.state.d.next = ReqState::RtxFind;
+                }
+            }
+            ReqState::RtxFind => {
+                // R_FIND: the PSN is in the record found if the window is not
+                // empty and the PSN is inside its message (a PSN before the
+                // oldest record's gives a negative offset, one after the
+                // newest an offset past its end: a miss, counted).
+                if (self.r_filled.q.val() != 0) & (self.r_hit_off.val() < self.r_npkts.val()) {
                     self.r_ent.d.next = self.rtx_ram.read_data.val();
                     self.r_seg.d.next = self.r_hit_off.val();
                     self.state.d.next = ReqState::RtxOffset;
-                } else if self.r_slot.q.val() == 3 {
+                } else {
                     self.k_rtx_miss.d.next = true;
                     self.state.d.next = self.r_ret.q.val();
-                } else {
-                    self.r_slot.d.next = self.r_slot.q.val() + 1;
-                    self.rtx_ram.read_address.next =
-                        (bit_cast::<10, 8>(self.r_qp.q.val()) << 2) | bit_cast::<10, 2>(self.r_slot_next.val());
                 }
             }
             ReqState::RtxOffset => {
@@ -1208,7 +1284,27 @@ impl Logic for Requester {
                     self.state.d.next = self.r_ret.q.val();
                 }
             }
+            ReqState::Reclaim => {
+                // RECLAIM: free the oldest record in use while una has passed
+                // its message (one per cycle: the next one's end is the record
+                // after it, read now), then NEXT. A rejected doorbell's
+                // `ld_bad` waits here for NEXT.
+                self.ld_bad.d.next = self.ld_bad.q.val();
+                if self.rc_acked.val() {
+                    self.cur_used.d.next = self.cur_used.q.val() - 1;
+                    self.cur_lim.d.next = self.rc_lim.val();
+                    self.rtx_rd_qp.next = self.cur_qp.q.val();
+                    self.rtx_rd_pos.next = self.rc_addr.val();
+                } else {
+                    self.state.d.next = ReqState::NextBatch;
+                }
+            }
         }
+
+        // The retransmit records' read address, {QP, ring position}, as
+        // the state chose it.
+        self.rtx_ram.read_address.next = (bit_cast::<RTX_ADDR_BITS, 8>(self.rtx_rd_qp.val()) << self.p_slot_bits.val())
+            | bit_cast::<RTX_ADDR_BITS, RTX_SLOT_BITS>(self.rtx_rd_pos.val());
 
         // The pending set: a doorbell's and a re-queue's bits set, the
         // pick's cleared; a set wins (a doorbell in the cycle of its QP's

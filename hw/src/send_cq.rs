@@ -32,10 +32,29 @@ use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
 use crate::param::Param;
 use crate::retransmit::{err_reason, ERR_REASON_BITS};
 
-/// log2 of the list entries per QP (16 outstanding messages + errors).
-pub const LIST_LOG2: usize = 4;
+/// log2 of the list entries per QP (64 outstanding messages + errors: as
+/// many as the requester keeps in flight, `hw::requester::RTX_SLOTS`).
+pub const LIST_LOG2: usize = 6;
 /// Entries per QP list.
 pub const LIST_DEPTH: usize = 1 << LIST_LOG2;
+/// Width of a list pointer: one bit more than a slot, so that a full list
+/// (tail - head = `LIST_DEPTH`) differs from an empty one.
+pub const LIST_PTR_BITS: usize = LIST_LOG2 + 1;
+/// Address width of the entry RAM: {QP, slot}.
+const ENTRY_ADDR_BITS: usize = 8 + LIST_LOG2;
+
+/// A QP's list pointers and completion state (the `ptr_ram` row).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct ListPtrWord {
+    /// The oldest entry (free-running, `LIST_PTR_BITS`).
+    pub head: Bits<LIST_PTR_BITS>,
+    /// The next entry to append.
+    pub tail: Bits<LIST_PTR_BITS>,
+    /// The QP is in error (later messages flushed, acknowledgements dropped).
+    pub in_error: Bit,
+    /// The last acknowledgement's una (start_psn after a config write).
+    pub una: Bits<24>,
+}
 
 /// Engine states (literals in the `#[hdl_gen]` body).
 pub mod st {
@@ -54,7 +73,7 @@ pub mod ev {
     pub const RTX_ERR: u8 = 3;
 }
 
-/// The send completion block (256 QPs, 16 list entries each).
+/// The send completion block (256 QPs, `LIST_DEPTH` list entries each).
 #[derive(LogicBlock, Default)]
 pub struct SendCompletions {
     pub clock: Signal<In, Clock>,
@@ -113,19 +132,18 @@ pub struct SendCompletions {
     /// [127:96] sq_index, [151:128] last PSN, [159:152] SQE opcode,
     /// [160] signaled, [163:161] status already known (0: a message
     /// waiting for its acknowledgement; 1-4: a requester error record).
-    entry_ram: RAM<Bits<164>, 12>,
-    /// Per QP: [4:0] head, [9:5] tail (5-bit: full = tail - head = 16),
-    /// [10] in error, [34:11] una (last acknowledged, start_psn after
-    /// config).
-    ptr_ram: RAM<Bits<35>, 8>,
+    entry_ram: RAM<Bits<164>, ENTRY_ADDR_BITS>,
+    /// Per QP: head, tail (full = tail - head = `LIST_DEPTH`), in error,
+    /// una (last acknowledged, start_psn after config).
+    ptr_ram: RAM<ListPtrWord, 8>,
     /// Per QP: the completion ring (cq_index, low 8 bits).
     ring_ram: RAM<Bits<8>, 8>,
     // Engine.
     state: DFF<Bits<3>>,
     kind: DFF<Bits<2>>,
     qp: DFF<Bits<8>>,
-    head: DFF<Bits<5>>,
-    tail: DFF<Bits<5>>,
+    head: DFF<Bits<LIST_PTR_BITS>>,
+    tail: DFF<Bits<LIST_PTR_BITS>>,
     qerr: DFF<Bit>,
     una: DFF<Bits<24>>,
     ring: DFF<Bits<8>>,
@@ -141,6 +159,10 @@ pub struct SendCompletions {
     s_flushed: Param<8, { CqStatus::Flushed as u64 }>,
     s_retry_exceeded: Param<8, { CqStatus::RetryExceeded as u64 }>,
     s_remote_access: Param<8, { CqStatus::RemoteAccess as u64 }>,
+    /// Entries per list (a full list's occupancy), and the slot's width
+    /// (the QP's shift in an entry address).
+    p_depth: Param<LIST_PTR_BITS, { LIST_DEPTH as u64 }>,
+    p_list_log2: Param<4, { LIST_LOG2 as u64 }>,
     // CQE output register.
     c_valid: DFF<Bit>,
     c_ring: DFF<Bits<8>>,
@@ -153,9 +175,15 @@ pub struct SendCompletions {
     // Combinational locals.
     cfg_hit: Signal<Local, Bit>,
     cqe_free: Signal<Local, Bit>,
-    p_head: Signal<Local, Bits<5>>,
-    p_tail: Signal<Local, Bits<5>>,
-    p_used: Signal<Local, Bits<5>>,
+    p_head: Signal<Local, Bits<LIST_PTR_BITS>>,
+    p_tail: Signal<Local, Bits<LIST_PTR_BITS>>,
+    p_used: Signal<Local, Bits<LIST_PTR_BITS>>,
+    /// The entry slots read (the head, or the one after it in WALK_EVAL)
+    /// and written (the tail), narrowed to their width before they enter
+    /// an address (an inline `head + 1` would carry into the QP).
+    rd_slot: Signal<Local, Bits<LIST_LOG2>>,
+    head_next: Signal<Local, Bits<LIST_PTR_BITS>>,
+    wr_slot: Signal<Local, Bits<LIST_LOG2>>,
     p_full: Signal<Local, Bit>,
     p_empty: Signal<Local, Bit>,
     e_last: Signal<Local, Bits<24>>,
@@ -173,8 +201,7 @@ pub struct SendCompletions {
     msg_entry: Signal<Local, Bits<164>>,
     err_entry: Signal<Local, Bits<164>>,
     err_opcode: Signal<Local, Bits<8>>,
-    ptr_wb: Signal<Local, Bits<35>>,
-    qerr_bit: Signal<Local, Bits<1>>,
+    ptr_wb: Signal<Local, ListPtrWord>,
     signaled_bit: Signal<Local, Bits<1>>,
 }
 
@@ -221,26 +248,25 @@ impl Logic for SendCompletions {
         self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_cq_index());
         self.ring_ram.write_enable.next = self.cfg_hit.val();
 
-        self.qerr_bit.next = 0.into();
-        if self.qerr.q.val() {
-            self.qerr_bit.next = 1.into();
-        }
         self.signaled_bit.next = 0.into();
         if self.msg_signaled.val() {
             self.signaled_bit.next = 1.into();
         }
         // The per-QP row the engine writes back in WRITE_BACK; a config
         // write owns the port that cycle.
-        self.ptr_wb.next = bit_cast::<35, 5>(self.head.q.val())
-            | (bit_cast::<35, 5>(self.tail.q.val()) << 5)
-            | (bit_cast::<35, 1>(self.qerr_bit.val()) << 10)
-            | (bit_cast::<35, 24>(self.una.q.val()) << 11);
+        self.ptr_wb.next.head = self.head.q.val();
+        self.ptr_wb.next.tail = self.tail.q.val();
+        self.ptr_wb.next.in_error = self.qerr.q.val();
+        self.ptr_wb.next.una = self.una.q.val();
         self.ptr_ram.write_address.next = self.qp.q.val();
         self.ptr_ram.write_data.next = self.ptr_wb.val();
         self.ptr_ram.write_enable.next = false;
         if self.cfg_hit.val() {
             self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
-            self.ptr_ram.write_data.next = bit_cast::<35, 24>(self.cfg.data.val().get_value_sq_ctx_start_psn()) << 11;
+            self.ptr_ram.write_data.next.head = 0.into();
+            self.ptr_ram.write_data.next.tail = 0.into();
+            self.ptr_ram.write_data.next.in_error = false;
+            self.ptr_ram.write_data.next.una = self.cfg.data.val().get_value_sq_ctx_start_psn();
             self.ptr_ram.write_enable.next = true;
         }
         self.ptr_ram.read_address.next = self.qp.q.val();
@@ -266,22 +292,23 @@ impl Logic for SendCompletions {
             | (bit_cast::<164, 3>(bit_cast::<3, 8>(self.req_err_status.val())) << 161);
         self.entry_ram.write_data.next = self.msg_entry.val();
         self.entry_ram.write_enable.next = false;
-        self.entry_ram.read_address.next =
-            (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.head.q.val() & 15);
+        self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.head.q.val());
+        self.head_next.next = self.head.q.val() + 1;
 
         // The row just read (valid in CHECK).
-        self.p_head.next = self.ptr_ram.read_data.val().get_bits::<5>(0);
-        self.p_tail.next = self.ptr_ram.read_data.val().get_bits::<5>(5);
-        // The occupancy goes through a 5-bit signal before the compare: in
-        // the emitted Verilog `(tail - head) == 32'h10` is evaluated at 32
-        // bits, so a tail that has wrapped past the head's 5-bit range
-        // (tail 1, head 17) gave -16, not 16, and a full list took a 17th
-        // push over its head entry (16 completions lost, 16 doubled).
+        self.p_head.next = self.ptr_ram.read_data.val().head;
+        self.p_tail.next = self.ptr_ram.read_data.val().tail;
+        // The occupancy goes through a signal of the pointers' width before
+        // the compare: in the emitted Verilog `(tail - head) == 32'h10` was
+        // evaluated at 32 bits, so a tail that had wrapped past the head's
+        // range (tail 1, head 17 of 5-bit pointers) gave -16, not 16, and a
+        // full list took a 17th push over its head entry.
         self.p_used.next = self.p_tail.val() - self.p_head.val();
-        self.p_full.next = self.p_used.val() == 16;
+        self.p_full.next = self.p_used.val() == self.p_depth.val();
         self.p_empty.next = self.p_tail.val() == self.p_head.val();
-        self.entry_ram.write_address.next =
-            (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>(self.p_tail.val() & 15);
+        self.wr_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.p_tail.val());
+        self.entry_ram.write_address.next = (bit_cast::<ENTRY_ADDR_BITS, 8>(self.qp.q.val()) << self.p_list_log2.val())
+            | bit_cast::<ENTRY_ADDR_BITS, LIST_LOG2>(self.wr_slot.val());
 
         // The head entry (valid in WALK_EVAL) and its fate.
         self.e_last.next = self.entry_ram.read_data.val().get_bits::<24>(128);
@@ -363,8 +390,8 @@ impl Logic for SendCompletions {
             // CHECK: the QP's row is here.
             self.head.d.next = self.p_head.val();
             self.tail.d.next = self.p_tail.val();
-            self.qerr.d.next = self.ptr_ram.read_data.val().get_bit(10);
-            self.una.d.next = self.ptr_ram.read_data.val().get_bits::<24>(11);
+            self.qerr.d.next = self.ptr_ram.read_data.val().in_error;
+            self.una.d.next = self.ptr_ram.read_data.val().una;
             self.ring.d.next = self.ring_ram.read_data.val();
             self.fail_pending.d.next = false;
             if self.kind.q.val() == 0 {
@@ -398,14 +425,14 @@ impl Logic for SendCompletions {
                     self.state.d.next = 2.into();
                 }
             } else if self.kind.q.val() == 2 {
-                if self.ptr_ram.read_data.val().get_bit(10) {
+                if self.ptr_ram.read_data.val().in_error {
                     self.k_ack_dropped.d.next = true;
                     self.state.d.next = 0.into();
                 } else {
                     self.una.d.next = self.in_una.q.val();
                     self.state.d.next = 2.into();
                 }
-            } else if self.ptr_ram.read_data.val().get_bit(10) {
+            } else if self.ptr_ram.read_data.val().in_error {
                 self.k_err_dropped.d.next = true;
                 self.state.d.next = 0.into();
             } else {
@@ -455,9 +482,8 @@ impl Logic for SendCompletions {
                 if self.e_failed.val() {
                     self.fail_pending.d.next = false;
                 }
-                self.head.d.next = self.head.q.val() + 1;
-                self.entry_ram.read_address.next =
-                    (bit_cast::<12, 8>(self.qp.q.val()) << 4) | bit_cast::<12, 5>((self.head.q.val() + 1) & 15);
+                self.head.d.next = self.head_next.val();
+                self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.head_next.val());
                 self.state.d.next = 2.into();
             }
         } else if self.state.q.val() == 3 {
@@ -469,6 +495,10 @@ impl Logic for SendCompletions {
         } else {
             self.state.d.next = 0.into();
         }
+        // The entry read: {QP, slot} (the head's, or the next one's after
+        // a pop).
+        self.entry_ram.read_address.next = (bit_cast::<ENTRY_ADDR_BITS, 8>(self.qp.q.val()) << self.p_list_log2.val())
+            | bit_cast::<ENTRY_ADDR_BITS, LIST_LOG2>(self.rd_slot.val());
 
         self.cqe_valid.next = self.c_valid.q.val();
         self.cqe_ring.next = self.c_ring.q.val();

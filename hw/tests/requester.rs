@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use contract::config::table;
 use contract::layout::{self, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::requester::{Requester, RTX_SLOTS};
+use hw::requester::{Requester, MAX_BATCH, RTX_SLOTS};
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
 use proto::model::legacy_mrc::LegacyMrcQp;
@@ -38,6 +38,10 @@ use rust_hdl::prelude::*;
 use tb::rng::Rng;
 use tb::stall::Stall;
 use tb::{lockstep, lockstep_sim};
+
+/// The retransmit records per QP the requester once had: the random run
+/// must have more messages than this unacknowledged at once on every QP.
+const FORMER_RTX_SLOTS: usize = 4;
 
 /// Back-pressure on the error records.
 const ERR_BACKPRESSURE: Stall = Stall::go_percent(70);
@@ -74,8 +78,29 @@ const SETUPS: [(usize, u8, u8, u32, u64); 3] = [
     (255, 12, 4, 0, 0xFFFF_FFFF_FFF0_0000),
 ];
 
-fn ctx(k: usize) -> SqContext {
+/// Messages of one QP in flight in the deep runs: the ring of retransmit
+/// records they fill (issue 15: 64, where the requester had 4).
+const DEEP_IN_FLIGHT: usize = 64;
+
+/// QP 255's ring in the deep runs (`Params::deep`): 128 SQEs, so that
+/// more messages can be posted than it has retransmit records.
+const DEEP_LOG2_SIZE: u8 = 7;
+/// QP 255's start PSN in the deep runs: 96 PSNs before the 24-bit wrap,
+/// so the messages in flight (1-3 packets each) straddle it.
+const DEEP_START_PSN: u32 = 0xFF_FFA0;
+
+/// `SETUPS[k]`, with QP 255's ring and start PSN of the deep runs.
+fn setup(k: usize, deep: bool) -> (usize, u8, u8, u32, u64) {
     let (qp, lm, ls, psn, base) = SETUPS[k];
+    if deep && k == 2 {
+        (qp, lm, DEEP_LOG2_SIZE, DEEP_START_PSN, base)
+    } else {
+        (qp, lm, ls, psn, base)
+    }
+}
+
+fn ctx(k: usize, deep: bool) -> SqContext {
+    let (qp, lm, ls, psn, base) = setup(k, deep);
     SqContext {
         sq_base: base,
         cq_index: qp as u16,
@@ -92,8 +117,8 @@ fn ctx(k: usize) -> SqContext {
     }
 }
 
-fn model(k: usize) -> LegacyMrcQp {
-    let (qp, lm, _, psn, _) = SETUPS[k];
+fn model(k: usize, deep: bool) -> LegacyMrcQp {
+    let (qp, lm, _, psn, _) = setup(k, deep);
     let mut s = QpSetup::new(Transport::Mrc, qp as u32, 0x100 + qp as u32);
     s.cfg.mtu = 1 << lm;
     s.rtr.mpr_units = 1;
@@ -155,6 +180,35 @@ fn reference(q: &mut LegacyMrcQp, d: &SqDescriptor) -> Vec<Rec> {
             msg_offset: ext.msg_offset,
         });
     }
+    v
+}
+
+/// Retransmit requests for a QP whose first `committed` messages (`msgs`:
+/// first PSN, packets) are committed, more than `RTX_SLOTS` of them, and
+/// which is held: the last `RTX_SLOTS` messages' records are kept, so
+/// their PSNs must hit (the oldest's and the newest's first and last,
+/// every 7th message's, and both sides of the 24-bit PSN wrap when it is
+/// among them); the PSN just before the oldest (a message whose record
+/// was reused, or never sent) and the next message's first PSN (not
+/// committed: held) must miss.
+fn deep_rtx_requests(msgs: &[(u32, u32)], committed: usize) -> Vec<(u32, bool)> {
+    assert!(committed >= RTX_SLOTS && committed < msgs.len());
+    let oldest = committed - RTX_SLOTS;
+    let last = |m: usize| Psn::new(msgs[m].0).add(msgs[m].1 - 1).value();
+    let mut v = Vec::new();
+    for m in (oldest..committed).step_by(7).chain([oldest, committed - 1]) {
+        v.push((msgs[m].0, true));
+        v.push((last(m), true));
+    }
+    for &(first, n) in &msgs[oldest..committed] {
+        for p in [0xFF_FFFF, 0] {
+            if Psn::new(p).sub(first).value() < n {
+                v.push((p, true));
+            }
+        }
+    }
+    v.push((Psn::new(msgs[oldest].0).sub(1).value(), false));
+    v.push((msgs[committed].0, false));
     v
 }
 
@@ -375,6 +429,18 @@ struct Params {
     /// With `burst` and `bad_at` (0: off): the burst's doorbell is rung
     /// this many cycles after the bad one instead of at the start.
     good_after_bad: u64,
+    /// QP 255 has a 128-SQE ring (`DEEP_LOG2_SIZE`) from PSN
+    /// `DEEP_START_PSN`: with `directed`, 128 messages (with `burst`, of
+    /// 1-3 packets), more than its retransmit records.
+    deep: bool,
+    /// At this cycle (0: never), one acknowledgement of QP 255's first
+    /// `partial_ack_msgs` messages (una = the end of the last of them).
+    partial_ack_at: u64,
+    partial_ack_msgs: usize,
+    /// At each (cycle, n) (cycle 0: never), the retransmit requests of
+    /// `deep_rtx_requests` for QP 255 whose first `n` messages are
+    /// committed, one after the other.
+    rtx_script: [(u64, usize); 2],
 }
 
 /// The directed tests' setting: no stalls, no latency, no scenario flag,
@@ -405,6 +471,10 @@ impl Default for Params {
             long: false,
             bad_at: 0,
             good_after_bad: 0,
+            deep: false,
+            partial_ack_at: 0,
+            partial_ack_msgs: 0,
+            rtx_script: [(0, 0); 2],
         }
     }
 }
@@ -431,7 +501,7 @@ fn run(p: Params) -> Outcome {
         let mut r = Rng::from_state(p.seed);
         let trace = std::env::var("REQ_TRACE").is_ok();
         let mut o = out2.lock().unwrap();
-        let mut models: Vec<LegacyMrcQp> = (0..SETUPS.len()).map(model).collect();
+        let mut models: Vec<LegacyMrcQp> = (0..SETUPS.len()).map(|k| model(k, p.deep)).collect();
         // Host memory: ring slot address -> descriptor bytes.
         let mut mem: HashMap<u64, [u8; 64]> = HashMap::new();
         let mut slot_qp: HashMap<u64, usize> = HashMap::new();
@@ -461,10 +531,12 @@ fn run(p: Params) -> Outcome {
         let mut out_done = [0usize; 3];
         let mut acked = [0usize; 3];
         let mut released = [0usize; 3];
-        let mut una: [u32; 3] = [SETUPS[0].3, SETUPS[1].3, SETUPS[2].3];
+        let mut una: [u32; 3] = [0, 1, 2].map(|k| setup(k, p.deep).3);
         let mut una_pending: Option<(usize, u32, usize, bool)> = None; // (k, una, released count, partial)
         let mut qerr_taken = false;
         let mut err_rtx_sent = false;
+        // Scripted retransmit requests (PSN, whether it must hit).
+        let mut rtx_script: Vec<(u32, bool)> = Vec::new();
         for s in &SETUPS {
             o.want.insert(s.0, Vec::new());
             o.got.insert(s.0, Vec::new());
@@ -474,15 +546,19 @@ fn run(p: Params) -> Outcome {
         // Config writes: the three QPs, one row rejected (log2 MTU 7,
         // counted), one for another table (ignored), one beyond the QPs.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..3)
-            .map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k).encode().unwrap())))
+            .map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k, p.deep).encode().unwrap())))
             .collect();
-        let mut bad_row = ctx(1).encode().unwrap();
+        let mut bad_row = ctx(1, false).encode().unwrap();
         bad_row[23] = 7;
         cfgs.push((u64::from(table::SQ_CTX), 77, bits::<256>(&bad_row)));
         cfgs.push((2, 0, bits::<256>(&[0xFFu8; 32])));
         // A good row for a QP beyond the 256: counted, and it must not
         // alias QP 300 mod 256 = 44 (unused, its doorbells would fail).
-        cfgs.push((u64::from(table::SQ_CTX), 300, bits::<256>(&ctx(0).encode().unwrap())));
+        cfgs.push((
+            u64::from(table::SQ_CTX),
+            300,
+            bits::<256>(&ctx(0, false).encode().unwrap()),
+        ));
         let expect_bad_cfg = 2u64;
         // Burst scenario: QP 255's 16 slots filled, then 20 doorbells in
         // consecutive cycles while descriptor fetches are refused.
@@ -564,13 +640,17 @@ fn run(p: Params) -> Outcome {
                 }
             } else if p.directed {
                 let k = 2;
-                let (qp, lm, ls, _, base) = SETUPS[k];
+                let (qp, lm, ls, _, base) = setup(k, p.deep);
                 let size = 1u32 << ls;
                 if phase == 0 {
                     for _ in 0..size {
                         let mut d = descriptor(&mut r, lm);
                         if p.burst && p.long {
                             d.length = 6 << lm;
+                        } else if p.burst && p.deep {
+                            // 1-3 packets: PSN ranges of unequal sizes for
+                            // the retransmit search.
+                            d.length = r.below(3 << lm) as u32 + 1;
                         } else if p.burst {
                             // Single-packet messages: the per-message cost.
                             d.length = r.below(1 << lm) as u32 + 1;
@@ -647,7 +727,7 @@ fn run(p: Params) -> Outcome {
                 // rung) and for another table; they must disturb nothing
                 // (COMMIT waits for a cycle without a config write).
                 if p.bad && (r.chance(5) || cfg_at == Some(cycle)) {
-                    let idle_row = bits::<256>(&ctx(2).encode().unwrap());
+                    let idle_row = bits::<256>(&ctx(2, false).encode().unwrap());
                     x.cfg.valid.next = true;
                     let table = if r.chance(50) { 1u64 } else { 3 };
                     cfg_t1_now = table == 1;
@@ -747,7 +827,7 @@ fn run(p: Params) -> Outcome {
                         // One of the last two messages seen: at most two
                         // more can be committed before the request is taken
                         // (one whose record waits in the output register, the
-                        // one after it), so it is still in the 4-slot table.
+                        // one after it), so it is still among the records.
                         Some((ls - r.below(2.min(ls as u64 + 1)) as usize, true))
                     } else if acked[k] <= ls && r.chance(70) {
                         // Any message not acknowledged (no acknowledgement
@@ -758,8 +838,20 @@ fn run(p: Params) -> Outcome {
                             o.rtx_old_hits += 1;
                         }
                         Some((m, true))
-                    } else if ls >= 4 && r.chance(50) {
-                        Some((r.below(ls as u64 - 3) as usize, false))
+                    } else if r.chance(50) {
+                        // Any of the last `RTX_SLOTS - 2` messages seen,
+                        // acknowledged or not: at most two more are
+                        // committed before the request is taken (above), so
+                        // its record is not reused yet.
+                        let lo = ls.saturating_sub(RTX_SLOTS - 3);
+                        let m = lo + r.below((ls - lo + 1) as u64) as usize;
+                        if m + 2 <= ls {
+                            o.rtx_old_hits += 1;
+                        }
+                        Some((m, true))
+                    } else if ls >= RTX_SLOTS && r.chance(50) {
+                        // More than the records back: reused.
+                        Some((r.below((ls + 1 - RTX_SLOTS) as u64) as usize, false))
                     } else {
                         None
                     };
@@ -778,6 +870,20 @@ fn run(p: Params) -> Outcome {
                     }
                     rtx_pending = Some((k, psn));
                 }
+            }
+            for (at, committed) in p.rtx_script {
+                if at != 0 && cycle == at {
+                    rtx_script.extend(deep_rtx_requests(&msgs[2], committed));
+                }
+            }
+            if rtx_pending.is_none() && !rtx_script.is_empty() {
+                let (psn, hit) = rtx_script.remove(0);
+                if hit {
+                    o.rtx_want.push((SETUPS[2].0, ref_by_psn[&(2, psn)]));
+                } else {
+                    o.rtx_misses_issued += 1;
+                }
+                rtx_pending = Some((2, psn));
             }
             if p.err_rtx && qerr_taken && !err_rtx_sent && rtx_pending.is_none() {
                 // A resend the retransmit engine queued before the error:
@@ -812,6 +918,14 @@ fn run(p: Params) -> Outcome {
                         una_pending = Some((k, una[k], upto, false));
                     }
                 }
+            }
+            if p.partial_ack_at != 0 && cycle == p.partial_ack_at {
+                assert!(una_pending.is_none() && rtx_pending.is_none());
+                let k = 2;
+                let (f, n) = msgs[k][p.partial_ack_msgs - 1];
+                una[k] = Psn::new(f).add(n).value();
+                acked[k] = p.partial_ack_msgs;
+                una_pending = Some((k, una[k], p.partial_ack_msgs, false));
             }
             x.qerr_valid.next = !qerr_taken
                 && ((p.err_at != 0 && cycle >= p.err_at)
@@ -1242,19 +1356,20 @@ fn requester_matches_proto_segmentation() {
     assert!(o.cfg_noise >= 50, "config writes during operation: {}", o.cfg_noise);
     // The 4-slot ring of QP 0 went round at least twice.
     assert!(o.dma_reads[&0] >= 8, "ring wrap on QP 0: {:?}", o.dma_reads);
-    // Holding: every QP reached 4 unacknowledged messages and was held;
-    // acknowledgements ending on a message's last PSN, and some waiting
-    // for a config write; retransmits of older unacknowledged messages.
+    // Many messages in flight (the rule above holds each commit to
+    // `RTX_SLOTS`; this run's 90 descriptors do not fill the records, the
+    // deep tests below do and are held); acknowledgements ending on a
+    // message's last PSN, and some waiting for a config write; retransmits
+    // of older unacknowledged messages.
     eprintln!(
         "most unacknowledged {:?}, held pulses {}, acknowledgements {} ({} on a last PSN, {} stall cycles), old retransmit hits {}",
         o.max_unacked, o.counters["sq_held"], o.una_taken, o.una_partial, o.una_stalls, o.rtx_old_hits
     );
     assert!(
-        o.max_unacked.values().all(|&n| n == RTX_SLOTS) && o.max_unacked.len() == 3,
+        o.max_unacked.values().all(|&n| n > FORMER_RTX_SLOTS) && o.max_unacked.len() == 3,
         "{:?}",
         o.max_unacked
     );
-    assert!(o.counters["sq_held"] >= 20, "held pulses {}", o.counters["sq_held"]);
     assert!(o.una_partial >= 3 && o.una_taken >= 20 && o.una_stalls >= 1);
     assert!(
         o.rtx_old_hits >= 3,
@@ -1339,10 +1454,10 @@ fn retransmit_slot_after_psn_wrap() {
 
 /// 16 single-packet messages posted with one doorbell, DMA answering at
 /// once, the output always ready and each message acknowledged as soon as
-/// its record is out: a batch takes at most the free retransmit records
-/// (4, then what the acknowledgements freed); each message costs 4 cycles
-/// (beat, decode, commit, its record), each batch 2 more (next, request)
-/// plus the DMA's turnaround and, when the QP was held, its re-check.
+/// its record is out: two batches of `MAX_BATCH` (the retransmit records
+/// are far from full); each message costs 4 cycles (beat, decode, commit,
+/// its record), each batch 2 more (next, request) plus the DMA's
+/// turnaround and the QP's LOAD and RECLAIM.
 #[test]
 fn batched_fetch_throughput() {
     let o = run(Params {
@@ -1353,15 +1468,10 @@ fn batched_fetch_throughput() {
     });
     check_common(&o);
     eprintln!("batches (size: count) {:?}", o.batches);
-    assert!(
-        o.batches.keys().all(|&n| n as usize <= RTX_SLOTS),
-        "no batch beyond the free records: {:?}",
-        o.batches
-    );
     assert_eq!(
-        o.batches.get(&4),
-        Some(&1),
-        "the first batch takes all 4 records: {:?}",
+        o.batches.get(&(MAX_BATCH as u64)),
+        Some(&2),
+        "two full batches: {:?}",
         o.batches
     );
     assert_eq!(o.batches.iter().map(|(n, c)| n * c).sum::<u64>(), 16);
@@ -1370,7 +1480,7 @@ fn batched_fetch_throughput() {
     let gaps: Vec<u64> = t.windows(2).map(|w| w[1] - w[0]).collect();
     eprintln!("cycles between single-packet records: {gaps:?}");
     // Inside a batch: one message every 4 cycles.
-    assert!(gaps[..3].iter().all(|&g| g == 4), "{gaps:?}");
+    assert!(gaps[..MAX_BATCH - 1].iter().all(|&g| g == 4), "{gaps:?}");
     assert_eq!(
         gaps.iter().filter(|&&g| g == 4).count(),
         16 - o.batches.values().sum::<u64>() as usize,
@@ -1380,9 +1490,8 @@ fn batched_fetch_throughput() {
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
 /// single-packet messages, QP 77 one message a cycle later. QP 77's
-/// record must come right after QP 255's first batch (4: its retransmit
-/// records) rather than after all 16; QP 255's re-queued doorbell then
-/// finishes.
+/// record must come right after QP 255's first batch (`MAX_BATCH`) rather
+/// than after all 16; QP 255's re-queued doorbell then finishes.
 #[test]
 fn qps_share_the_engine_batch_by_batch() {
     let o = run(Params {
@@ -1395,18 +1504,34 @@ fn qps_share_the_engine_batch_by_batch() {
     check_common(&o);
     eprintln!("output order: {:?}", o.order);
     let pos = o.order.iter().position(|&q| q == 77).expect("QP 77 served");
-    assert_eq!(pos, RTX_SLOTS, "QP 77 after QP 255's first batch: {:?}", o.order);
+    assert_eq!(pos, MAX_BATCH, "QP 77 after QP 255's first batch: {:?}", o.order);
     assert_eq!(o.order.len(), 17);
     assert_eq!(o.counters["db_stale"], 0);
 }
 
+/// QP 255's messages completely out (their last record taken) before
+/// `cycle`, and its records taken before it.
+fn out_before(o: &Outcome, cycle: u64) -> (usize, usize) {
+    let taken: Vec<(&Rec, &u64)> = o.got[&255].iter().zip(&o.take_cycles[&255]).collect();
+    let records = taken.iter().filter(|(_, &c)| c < cycle).count();
+    let messages = taken.iter().filter(|(r, &c)| c < cycle && r.ack_req).count();
+    (messages, records)
+}
+
+/// The records of QP 255's first `n` reference messages.
+fn records_of_first(o: &Outcome, n: usize) -> usize {
+    let mut ends = o.want[&255].iter().enumerate().filter(|(_, r)| r.ack_req);
+    ends.nth(n - 1).map_or(0, |(i, _)| i + 1)
+}
+
 /// A held QP does not block the others, and waits for its
-/// acknowledgements: QP 255 rings 16 single-packet messages and gets no
-/// acknowledgement before cycle 400; exactly its 4 records' worth of
-/// messages go out, then it is held (re-checked, `cnt_sq_held`). QP 77
-/// rings one message at cycle 150, while QP 255 is held: it must be served
-/// at once. From cycle 400 every message is acknowledged as soon as it is
-/// out, and QP 255's other 12 follow.
+/// acknowledgements: QP 255 rings 128 messages of 1-3 packets (a 128-SQE
+/// ring) and gets no acknowledgement before cycle 1000; exactly its
+/// `DEEP_IN_FLIGHT` (its retransmit records' worth) of messages go out, then it is held
+/// (re-checked, `cnt_sq_held`). QP 77 rings one message at cycle 700,
+/// while QP 255 is held: it must be served at once. From cycle 1000 every
+/// message is acknowledged as soon as it is out, and QP 255's other 64
+/// follow. Fails on the 4-record requester (4 messages before cycle 1000).
 #[test]
 fn held_qp_waits_for_acks_and_blocks_no_other() {
     let o = run(Params {
@@ -1414,24 +1539,31 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         directed: true,
         burst: true,
         fair: true,
-        ack_from: 400,
-        fair_at: 150,
+        deep: true,
+        ack_from: 1000,
+        fair_at: 700,
         ..Params::default()
     });
     check_common(&o);
-    let t255 = &o.take_cycles[&255];
     let t77 = &o.take_cycles[&77];
+    let (messages, records) = out_before(&o, 1000);
     eprintln!(
-        "QP 255 records at {t255:?}; QP 77 at {t77:?}; held pulses {}; batches {:?}",
-        o.counters["sq_held"], o.batches
+        "QP 255: {messages} messages ({records} records) before cycle 1000, the last at {:?}; QP 77 at {t77:?}; held pulses {}; batches {:?}",
+        o.take_cycles[&255].iter().rfind(|&&c| c < 1000),
+        o.counters["sq_held"],
+        o.batches
     );
     assert_eq!(
-        t255.iter().filter(|&&c| c < 400).count(),
-        RTX_SLOTS,
-        "4 messages before any acknowledgement"
+        messages, DEEP_IN_FLIGHT,
+        "a ring of messages before any acknowledgement"
+    );
+    assert_eq!(
+        records,
+        records_of_first(&o, DEEP_IN_FLIGHT),
+        "nothing of the next message"
     );
     assert!(
-        t77[0] >= 150 && t77[0] < 150 + 20,
+        t77[0] >= 700 && t77[0] < 700 + 20,
         "QP 77 served while QP 255 is held: cycle {}",
         t77[0]
     );
@@ -1440,41 +1572,97 @@ fn held_qp_waits_for_acks_and_blocks_no_other() {
         "QP 255 re-checked while held: {}",
         o.counters["sq_held"]
     );
-    assert_eq!(t255.len(), 16);
-    assert_eq!(o.max_unacked[&255], RTX_SLOTS);
+    assert_eq!(o.got_msg[&255].len(), 128);
+    assert_eq!(o.max_unacked[&255], DEEP_IN_FLIGHT);
     assert_eq!(o.counters["db_stale"], 0);
+}
+
+/// One QP keeps `DEEP_IN_FLIGHT` messages in flight and resends from any of
+/// them: QP 255 rings 128 messages of 1-3 packets from PSN 0xFFFFA0 (the
+/// messages in flight straddle the 24-bit wrap) and gets no
+/// acknowledgement: `DEEP_IN_FLIGHT` messages go out, then it is held. At cycle
+/// 600, retransmit requests (`deep_rtx_requests`): the oldest and newest
+/// messages' first and last PSNs, every 7th message's, both sides of the
+/// wrap (all must come back as the reference record: the binary search
+/// over the ring), the PSN before the oldest and the next message's first
+/// (misses). At cycle 1000 one acknowledgement of the first 10 messages:
+/// exactly 10 more go out (RECLAIM frees exactly those records) and it is
+/// held again; at 1100 the same requests over the ring as it is then (the
+/// 10th message's last PSN now misses: its record was reused). From 1400
+/// every message is acknowledged and all 128 go out. Fails on the
+/// 4-record requester (4 messages in flight, the requests miss).
+#[test]
+fn many_messages_in_flight_resend_old_ones() {
+    let o = run(Params {
+        seed: 0xDEE9_0001,
+        directed: true,
+        burst: true,
+        deep: true,
+        rtx_script: [(600, DEEP_IN_FLIGHT), (1100, DEEP_IN_FLIGHT + 10)],
+        partial_ack_at: 1000,
+        partial_ack_msgs: 10,
+        ack_from: 1400,
+        ..Params::default()
+    });
+    check_common(&o);
+    let (m1, r1) = out_before(&o, 1000);
+    let (m2, r2) = out_before(&o, 1400);
+    eprintln!(
+        "QP 255: {m1} messages ({r1} records) before cycle 1000, {m2} ({r2}) before 1400; held pulses {}; \
+         retransmits {} misses {}; PSNs {:x?}",
+        o.counters["sq_held"],
+        o.rtx_got.len(),
+        o.counters["rtx_miss"],
+        o.rtx_want.iter().map(|(_, r)| r.psn).collect::<Vec<_>>()
+    );
+    assert_eq!((m1, r1), (DEEP_IN_FLIGHT, records_of_first(&o, DEEP_IN_FLIGHT)));
+    assert_eq!(
+        (m2, r2),
+        (DEEP_IN_FLIGHT + 10, records_of_first(&o, DEEP_IN_FLIGHT + 10))
+    );
+    assert_eq!(o.got_msg[&255].len(), 128);
+    assert_eq!(o.got[&255].len(), o.want[&255].len());
+    assert_eq!(o.max_unacked[&255], DEEP_IN_FLIGHT);
+    assert!(o.counters["sq_held"] >= 50, "held pulses {}", o.counters["sq_held"]);
+    // check_common compared the retransmitted records with the requests;
+    // here: the requests covered the wrap and the misses.
+    assert!(o.rtx_want.iter().any(|(_, r)| r.psn == 0xFF_FFFF));
+    assert!(o.rtx_want.iter().any(|(_, r)| r.psn == 0));
+    assert!(o.rtx_want.len() >= 30, "retransmit hits {}", o.rtx_want.len());
+    assert_eq!(o.rtx_misses_issued, 4);
 }
 
 /// A QP in error at the retransmit engine is not held, and sends nothing
 /// more: nothing will acknowledge its records any more, so its remaining
 /// descriptors are fetched and committed at once (their message records
 /// are what the send completions flush), but none of their packets goes
-/// out (the model sends nothing in ERR). QP 255 rings 16 single-packet
-/// messages, never gets an acknowledgement, and is reported in error at
-/// cycle 400: exactly 4 messages out before, none after; all 16 message
-/// records.
+/// out (the model sends nothing in ERR). QP 255 rings 128 messages, never
+/// gets an acknowledgement, and is reported in error at cycle 1000 (held
+/// since its ring of records filled): exactly `DEEP_IN_FLIGHT` messages out
+/// before, none after; all 128 message records.
 #[test]
 fn qp_in_error_is_not_held() {
     let o = run(Params {
         seed: 0xE220_0001,
         directed: true,
         burst: true,
+        deep: true,
         ack_pct: 0,
         ack_from: u64::MAX,
-        err_at: 400,
+        err_at: 1000,
         ..Params::default()
     });
     check_common(&o);
-    let t255 = &o.take_cycles[&255];
-    eprintln!("QP 255 records at {t255:?}; held pulses {}", o.counters["sq_held"]);
-    assert_eq!(
-        t255.iter().filter(|&&c| c < 400).count(),
-        RTX_SLOTS,
-        "4 messages before the error report"
+    let (messages, records) = out_before(&o, 1000);
+    eprintln!(
+        "QP 255: {messages} messages before the report; held pulses {}",
+        o.counters["sq_held"]
     );
-    assert_eq!(t255.len(), RTX_SLOTS, "none after it");
+    assert_eq!(messages, DEEP_IN_FLIGHT, "a ring of messages before the error report");
+    assert_eq!(o.got[&255].len(), records, "none after it");
+    assert_eq!(records, records_of_first(&o, DEEP_IN_FLIGHT));
     assert_eq!(o.after_err, 0);
-    assert_eq!(o.got_msg[&255].len(), 16, "every message committed (to be flushed)");
+    assert_eq!(o.got_msg[&255].len(), 128, "every message committed (to be flushed)");
     assert!(o.counters["sq_held"] >= 50);
 }
 
@@ -1516,12 +1704,12 @@ fn qp_in_error_stops_mid_message_and_blocks_no_other() {
     assert!(o.rtx_got.is_empty() && o.counters["rtx_miss"] == 0);
 }
 
-/// One bad doorbell rung for QP 255 while it is held with work accepted
-/// (16 messages, 4 out, no ack before cycle 400); QP 77 rings at cycle 150
-/// so QP 255 is re-queued, and picked again while its doorbell RAM still
-/// holds the bad value. One doorbell, one BAD_DOORBELL record (a re-queue
-/// goes on from the latest producer index accepted), and the 16 messages
-/// all go.
+/// One bad doorbell rung for QP 255 while it sends its accepted work
+/// (128 messages, held once `RTX_SLOTS` are out, no ack before cycle
+/// 1000); QP 77 rings at cycle 700 so the held QP 255 is re-queued, and
+/// picked again while its doorbell RAM still holds the bad value. One
+/// doorbell, one BAD_DOORBELL record (a re-queue goes on from the latest
+/// producer index accepted), and the 128 messages all go.
 #[test]
 fn one_bad_doorbell_gives_one_error_record_across_requeues() {
     let o = run(Params {
@@ -1529,13 +1717,15 @@ fn one_bad_doorbell_gives_one_error_record_across_requeues() {
         directed: true,
         burst: true,
         fair: true,
-        ack_from: 400,
-        fair_at: 150,
+        deep: true,
+        ack_from: 1000,
+        fair_at: 700,
         bad_at: 100,
         ..Params::default()
     });
     check_common(&o);
     assert_eq!(o.got_err[&255].len(), 1, "{:?}", o.got_err.get(&255));
+    assert_eq!(o.got_msg[&255].len(), 128);
 }
 
 /// A bad doorbell for the idle QP 255 (beyond the ring), then the good

@@ -16,7 +16,7 @@
 //! records are interleaved at random SQ positions and must complete with
 //! their own status in SQ order. All four input handshakes and the CQE
 //! output are stalled at random; acknowledgements are held back behind
-//! the message records they cover, so the 16-entry lists fill up.
+//! the message records they cover, so the lists fill up.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,7 +25,7 @@ use bytes::Bytes;
 use contract::config::table;
 use contract::layout::{Completion, CqStatus, SqContext};
 use hw::retransmit::err_reason;
-use hw::send_cq::SendCompletions;
+use hw::send_cq::{SendCompletions, LIST_DEPTH};
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
 use proto::model::legacy_mrc::LegacyMrcQp;
@@ -42,6 +42,10 @@ use tb::{lockstep, lockstep_sim};
 /// Pauses of the message and error pushes, and of the acknowledgements.
 const PUSH_PAUSE: Stall = Stall::go_percent(70);
 const ACK_PAUSE: Stall = Stall::go_percent(60);
+/// Acknowledgements stop for `ACK_PAUSED` of every `ACK_ROUND` cycles,
+/// long enough for a QP's list to fill (300 of 700 per 16 entries).
+const ACK_ROUND: u64 = 700 * LIST_DEPTH as u64 / 16;
+const ACK_PAUSED: u64 = 300 * LIST_DEPTH as u64 / 16;
 
 const MTU: u32 = 1024;
 const VA: u64 = 0x10_0000;
@@ -556,9 +560,10 @@ fn run(seed: u64, n_posts: usize, cqe_backpressure: Stall) -> (Vec<Script>, Outc
                     push_busy[k] = true;
                 }
             }
-            // Acknowledgements pause for 300 of every 700 cycles (a slow
-            // return path): the lists fill up meanwhile.
-            let ack_pause = cycle % 700 < 300;
+            // Acknowledgements pause for 300 of every 700 cycles per 16
+            // list entries (a slow return path): the lists fill up
+            // meanwhile.
+            let ack_pause = cycle % ACK_ROUND < ACK_PAUSED;
             if cur_ack.is_none() && !ack_pause && ACK_PAUSE.go(&mut r) {
                 let ready = |k: usize| {
                     sc[k]
@@ -829,15 +834,27 @@ fn send_completions_match_proto() {
     );
 }
 
-/// Directed: the per-QP list's 5-bit head/tail pointers wrapped while the
-/// list is full. QP 200 completes 20 messages, each acknowledged as it is
-/// taken (head = tail = 20 afterwards), then 16
-/// more are pushed without an acknowledgement (tail 36 = 4 mod 32, head
-/// 20): the list is full and a 17th message must wait (msg_ready low,
-/// `list_full` counted) until an ack frees it. The old Verilog form of
-/// the full test, `(tail - head) == 32'h10` at 32 bits, saw 4 - 20 there,
-/// took the 17th over the head entry and lost a completion: the lockstep
-/// replay of the emitted Verilog then differs (msg_ready, CQEs).
+/// Entries per QP list the directed test fills (issue 16: 64, as many as
+/// the requester keeps in flight; the lists had 16).
+const LIST_ENTRIES: u32 = 64;
+/// Messages completed before the full list: the pointers (one bit wider
+/// than a slot) then wrap while the list is full.
+const BEFORE_FULL: u32 = LIST_ENTRIES + 4;
+/// The last message that fits, and the one that must wait.
+const FULL_AT: u32 = BEFORE_FULL + LIST_ENTRIES;
+const ONE_TOO_MANY: u32 = FULL_AT + 1;
+
+/// Directed: the per-QP list's head/tail pointers wrapped while the list
+/// is full. QP 200 completes `BEFORE_FULL` messages, each acknowledged as
+/// it is taken (head = tail = `BEFORE_FULL` afterwards), then
+/// `LIST_ENTRIES` more are pushed without an acknowledgement (the tail
+/// wraps past the pointers' range, `2 x LIST_ENTRIES`, to 4): the list is
+/// full and the next message must wait (msg_ready low, `list_full`
+/// counted) until an ack frees it. The old Verilog form of the full test,
+/// `(tail - head) == 32'h10` at 32 bits, saw 4 - 20 there (16-entry
+/// lists), took the 17th over the head entry and lost a completion: the
+/// lockstep replay of the emitted Verilog then differs (msg_ready, CQEs).
+/// With 16-entry lists the test fails: the 17th message waits.
 #[test]
 fn list_full_after_pointer_wrap() {
     const K: usize = 1;
@@ -853,7 +870,7 @@ fn list_full_after_pointer_wrap() {
         let mut cfg_sent = false;
         // Message i: wr_id 0x100 + i, PSN start + i, one packet.
         let mut pushed = 0u32;
-        // Held back: the push of message 36 waits this long on a full list.
+        // Held back: the push of message FULL_AT waits this long on a full list.
         let mut refused_cycles = 0u64;
         let mut acked_to = 0u32;
         let mut cycle = 0u64;
@@ -871,9 +888,14 @@ fn list_full_after_pointer_wrap() {
                 x.cfg.data.next = ctx_row(K);
                 cfg_sent = true;
             } else {
-                // Pushes: 20, then (once those completed) 16 more and the
-                // 17th, which must wait for the ack of the 16.
-                let push_limit = if o.0.len() < 20 { 20 } else { 37 };
+                // Pushes: BEFORE_FULL, then (once those completed) a list's
+                // worth more and one too many, which must wait for their
+                // ack.
+                let push_limit = if o.0.len() < BEFORE_FULL as usize {
+                    BEFORE_FULL
+                } else {
+                    ONE_TOO_MANY
+                };
                 if pushed < push_limit {
                     x.msg_valid.next = true;
                     x.msg_qp.next = u64::from(qp).into();
@@ -886,15 +908,15 @@ fn list_full_after_pointer_wrap() {
                     x.msg_first_psn.next = psn.into();
                     x.msg_last_psn.next = psn.into();
                 }
-                // Acks: each of the first 20 as soon as it is taken (the
-                // list holds 16); the 16 after the 17th has waited 60
-                // cycles; the 17th at the end.
-                let ack = if pushed <= 20 && acked_to < pushed {
+                // Acks: each of the first BEFORE_FULL as soon as it is
+                // taken; the list's worth after the one too many has waited
+                // 60 cycles; that one at the end.
+                let ack = if pushed <= BEFORE_FULL && acked_to < pushed {
                     Some(pushed)
-                } else if pushed == 36 && refused_cycles >= 60 && acked_to < 36 {
-                    Some(36)
-                } else if pushed == 37 && acked_to < 37 {
-                    Some(37)
+                } else if pushed == FULL_AT && refused_cycles >= 60 && acked_to < FULL_AT {
+                    Some(FULL_AT)
+                } else if pushed == ONE_TOO_MANY && acked_to < ONE_TOO_MANY {
+                    Some(ONE_TOO_MANY)
                 } else {
                     None
                 };
@@ -908,11 +930,11 @@ fn list_full_after_pointer_wrap() {
             if x.msg_valid.val() {
                 if x.msg_ready.val() {
                     assert!(
-                        pushed != 36 || acked_to >= 36,
-                        "the 17th message was taken into a full list"
+                        pushed != FULL_AT || acked_to >= FULL_AT,
+                        "the message after a full list's worth was taken into the full list"
                     );
                     pushed += 1;
-                } else if pushed == 36 {
+                } else if pushed == FULL_AT {
                     refused_cycles += 1;
                 }
             }
@@ -932,7 +954,7 @@ fn list_full_after_pointer_wrap() {
             }
             wait_clock_true!(sim, clock, x);
             cycle += 1;
-            if o.0.len() == 37 || cycle > 5_000 {
+            if o.0.len() == ONE_TOO_MANY as usize || cycle > 5_000 {
                 eprintln!(
                     "cycle {cycle}: pushed {pushed}, acked to {acked_to}, CQEs {}, waited {refused_cycles}",
                     o.0.len()
@@ -949,7 +971,7 @@ fn list_full_after_pointer_wrap() {
         hw::flow::emit_block("mrc_send_cq", &mut SendCompletions::default()).verilog
     });
     let (got, refused, list_full) = Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap();
-    let want: Vec<Completion> = (0..37u32)
+    let want: Vec<Completion> = (0..ONE_TOO_MANY)
         .map(|i| Completion {
             phase: false,
             status: CqStatus::Success,
@@ -967,7 +989,7 @@ fn list_full_after_pointer_wrap() {
     );
     assert!(
         refused >= 60,
-        "the 17th message waited on the full list: {refused} cycles"
+        "the message after a full list's worth waited: {refused} cycles"
     );
     assert!(list_full >= 1, "list_full counted: {list_full}");
 }

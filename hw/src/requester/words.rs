@@ -7,6 +7,13 @@ use rust_hdl::prelude::*;
 /// Width of a ring size up to 2^16 SQEs (the config row's largest log2).
 pub const RING_SIZE_BITS: usize = 17;
 
+/// log2 of the retransmit records per QP (a ring of message records):
+/// the records' ring position is this wide, and a retransmit request's
+/// binary search takes this many probes.
+pub const RTX_SLOT_BITS: usize = 6;
+/// Width of a record count, 0..=`RTX_SLOTS` (one bit more than a position).
+pub const RTX_COUNT_BITS: usize = RTX_SLOT_BITS + 1;
+
 /// A QP's static send context, from its config row (table 1).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct SqContextWord {
@@ -29,15 +36,17 @@ pub struct SqStateWord {
     pub ci: Bits<32>,
     /// PSN of the next new packet.
     pub next_psn: Bits<24>,
-    /// Retransmit record the next message takes.
-    pub next_slot: Bits<2>,
-    /// Retransmit records holding a message (bit i = record i).
-    pub valid_slots: Bits<4>,
-    /// Per retransmit record, the PSN after its message's last one.
-    pub end0: Bits<24>,
-    pub end1: Bits<24>,
-    pub end2: Bits<24>,
-    pub end3: Bits<24>,
+    /// Ring position of the retransmit record the next message takes
+    /// (the ring's head).
+    pub head: Bits<RTX_SLOT_BITS>,
+    /// Records holding a message not yet reclaimed (the `used` records
+    /// before `head` are the ring's busy part; a record is reclaimed once
+    /// the cumulative acknowledgement has passed its message).
+    pub used: Bits<RTX_COUNT_BITS>,
+    /// Records that hold a message at all (reclaimed or not), saturating
+    /// at the ring's size: the window a retransmit request searches (the
+    /// last `filled` messages committed).
+    pub filled: Bits<RTX_COUNT_BITS>,
     /// The latest producer index the engine accepted (a popped doorbell
     /// behind it is redundant: dropped as stale).
     pub latest_pi: Bits<32>,
@@ -67,7 +76,7 @@ mod tests {
     #[test]
     fn word_widths() {
         assert_eq!(SqContextWord::BITS, 80);
-        assert_eq!(SqStateWord::BITS, 190);
+        assert_eq!(SqStateWord::BITS, 108);
         assert_eq!(RtxRecordWord::BITS, 273);
     }
 }
