@@ -117,12 +117,20 @@ const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);
 /// gaps").
 pub const RESEND_FIFO_DEPTH: usize = 1 << 10;
 
-/// CC admission states (`adm`).
-pub mod admit {
-    pub const IDLE: u64 = 0;
-    pub const ASKED: u64 = 1;
-    pub const PASS: u64 = 2;
-    pub const HELD: u64 = 3;
+/// CC admission of the requester's output record (`adm`).
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum AdmitState {
+    /// No ADMIT asked: ask for the record in the requester's output
+    /// register when the gate's op slot is granted (`cc_g_admit`).
+    Idle,
+    /// The ADMIT is in the gate; its answer comes 2 edges later.
+    Asked,
+    /// Admitted: hand the record to the TX path.
+    Pass,
+    /// Refused (window full): wait for bytes to leave the QP's flight,
+    /// or `HELD_RETRY_CYCLES`, then ask again; withdrawn if its QP is in
+    /// error.
+    Held,
 }
 
 /// Cycles a held packet waits before it is asked again when no ACK comes.
@@ -170,7 +178,7 @@ pub struct MrcCore {
     /// 36-bit RTO time, `now_rto`, bits 40-5).
     now_acc: DFF<Bits<41>>,
     /// CC admission of the requester's packet records (`admit`).
-    adm: DFF<Bits<2>>,
+    adm: DFF<AdmitState>,
     adm_wait: DFF<Bits<10>>,
     /// The record in the requester's output register belongs to a QP the
     /// retransmit engine has put in error (a report for its QP while it is
@@ -717,7 +725,7 @@ impl Logic for MrcCore {
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & !self.cc_g_rtx.val()
-            & (self.adm.q.val() == 0)
+            & (self.adm.q.val() == AdmitState::Idle)
             & self.req.out_valid.val();
         self.cc.op_valid.next = self.cc_g_rel.val()
             | self.cc_g_init.val()
@@ -811,46 +819,55 @@ impl Logic for MrcCore {
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
         self.txpath.pkt_valid.next = false;
-        if self.adm.q.val() == 0 {
-            if self.cc_g_admit.val() {
-                self.adm.d.next = 1.into();
-            }
-        } else if self.adm.q.val() == 1 {
-            // The gate answers 2 edges after the ADMIT; only ADMITs carry
-            // `out_ok == 0`, and this is the only ADMIT in flight.
-            if self.cc.out_valid.val() & (self.cc.out_kind.val() == 1) {
-                if self.cc.out_ok.val() {
-                    self.adm.d.next = 2.into();
-                } else {
-                    self.adm.d.next = 3.into();
-                    self.adm_wait.d.next = 0.into();
+        match self.adm.q.val() {
+            AdmitState::Idle => {
+                if self.cc_g_admit.val() {
+                    self.adm.d.next = AdmitState::Asked;
                 }
             }
-        } else if self.adm.q.val() == 2 {
-            self.txpath.pkt_valid.next = self.req.out_valid.val();
-            self.req.out_ready.next = self.txpath.pkt_ready.val();
-            if self.req.out_valid.val() & self.txpath.pkt_ready.val() {
-                self.adm.d.next = 0.into();
+            AdmitState::Asked => {
+                // The gate answers 2 edges after the ADMIT; only ADMITs
+                // (`cc_gate::kind::ADMIT`, 1) carry `out_ok == 0`, and this
+                // is the only ADMIT in flight.
+                if self.cc.out_valid.val() & (self.cc.out_kind.val() == 1) {
+                    if self.cc.out_ok.val() {
+                        self.adm.d.next = AdmitState::Pass;
+                    } else {
+                        self.adm.d.next = AdmitState::Held;
+                        self.adm_wait.d.next = 0.into();
+                    }
+                }
             }
-        } else if self.out_err.q.val() {
-            // Held, and its QP is in error: withdrawn (taken from the
-            // requester, not sent). The gate refused it, so it took no
-            // bytes into flight and there is nothing to release; nothing
-            // would release the QP's bytes in flight either (no ACK, resend
-            // or RTO comes for a QP in error), so asking again would hold
-            // the output for ever.
-            self.req.out_ready.next = true;
-            self.adm.d.next = 0.into(); // admit::IDLE
-        } else {
-            // Held: ask again after an ACK of this QP's window or a resend
-            // of it (bytes left flight), or after HELD_RETRY_CYCLES.
-            self.adm_wait.d.next = self.adm_wait.q.val() + 1;
-            if (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
-                | (self.cc_g_rtx.val() & (self.retx.rtx_qp.val() == self.req.out_qp.val()))
-                | (self.cc_g_rel.val() & (self.rel_qp.q.val() == self.req.out_qp.val()))
-                | (self.adm_wait.q.val() == 1023)
-            {
-                self.adm.d.next = 0.into();
+            AdmitState::Pass => {
+                self.txpath.pkt_valid.next = self.req.out_valid.val();
+                self.req.out_ready.next = self.txpath.pkt_ready.val();
+                if self.req.out_valid.val() & self.txpath.pkt_ready.val() {
+                    self.adm.d.next = AdmitState::Idle;
+                }
+            }
+            AdmitState::Held => {
+                if self.out_err.q.val() {
+                    // Its QP is in error: withdrawn (taken from the
+                    // requester, not sent). The gate refused it, so it took
+                    // no bytes into flight and there is nothing to release;
+                    // nothing would release the QP's bytes in flight either
+                    // (no ACK, resend or RTO comes for a QP in error), so
+                    // asking again would hold the output for ever.
+                    self.req.out_ready.next = true;
+                    self.adm.d.next = AdmitState::Idle;
+                } else {
+                    // Ask again after an ACK of this QP's window or a
+                    // resend of it (bytes left flight), or after
+                    // HELD_RETRY_CYCLES (1023).
+                    self.adm_wait.d.next = self.adm_wait.q.val() + 1;
+                    if (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
+                        | (self.cc_g_rtx.val() & (self.retx.rtx_qp.val() == self.req.out_qp.val()))
+                        | (self.cc_g_rel.val() & (self.rel_qp.q.val() == self.req.out_qp.val()))
+                        | (self.adm_wait.q.val() == 1023)
+                    {
+                        self.adm.d.next = AdmitState::Idle;
+                    }
+                }
             }
         }
         self.txpath.pkt_qp.next = self.req.out_qp.val();

@@ -482,6 +482,8 @@ fn cosim_scenarios_run_by_name() {
         // Beyond the core's 256 QPs, or QPs without messages.
         (vec!["cosim", "--qps", "257"], "--qps 257: the core has 256 QPs per NIC"),
         (vec!["cosim", "--qps", "0"], "--qps 0: the core has 256 QPs"),
+        (vec!["cosim", "--in-flight", "65"], "--in-flight 65: a QP keeps 1 to 64"),
+        (vec!["cosim", "--in-flight", "0"], "--in-flight 0: a QP keeps 1 to 64"),
         (
             vec!["cosim", "--qps", "16", "--messages", "8"],
             "--messages must be at least --qps",
