@@ -196,8 +196,7 @@ fn an_oversubscribed_leaf_spine_with_switch_latency() {
 
 #[test]
 fn an_htsim_topology_file() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/htsim/fat_tree_128_1os.topo");
+    let path = sim::anchors::htsim_dir_or_panic().join("fat_tree_128_1os.topo");
     let topo = Topology::from_htsim_file(&path, 1).expect("topo file");
     let flows: Vec<FlowSpec> = permutation(topo.n_hosts, 32 * 1024, 1).into_iter().take(40).collect();
     let mut cfg = SimConfig::mrc();
