@@ -1435,6 +1435,42 @@ mod tests {
     use super::*;
     use std::net::{Ipv4Addr, UdpSocket};
 
+    /// A program's poll reads the socket unless the last read found it
+    /// empty less than `POLL_RX_INTERVAL` ago: a program waiting for its
+    /// completions does not spend its time in empty reads, and what
+    /// arrives is read within the interval.
+    #[test]
+    fn a_poll_after_an_empty_read_leaves_the_socket_for_the_interval() {
+        let ip = IpAddr::V4(Ipv4Addr::new(127, 0, 232, 1));
+        let cfg = SoftNicConfig {
+            ip,
+            port: 47_232,
+            ..SoftNicConfig::default()
+        };
+        let mut e = Engine::new(cfg).expect("bind 127.0.232.1:47232");
+        let peer = UdpSocket::bind((Ipv4Addr::new(127, 0, 232, 2), 0)).unwrap();
+        let send = || {
+            // Too short to be MRC: read, counted, dropped.
+            peer.send_to(&[0u8; 3], (ip, 47_232)).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let t0 = Instant::ZERO + Duration::from_ms(1);
+        e.step_polled(t0);
+        assert_eq!(e.stats().rx_datagrams, 0, "nothing sent yet: an empty read");
+        send();
+        e.step_polled(t0 + Duration::from_us(1));
+        assert_eq!(e.stats().rx_datagrams, 0, "read empty 1 us ago: not read again");
+        e.step_polled(t0 + POLL_RX_INTERVAL);
+        assert_eq!(e.stats().rx_datagrams, 1, "the interval passed: read");
+        send();
+        e.step_polled(t0 + POLL_RX_INTERVAL + Duration::from_ns(100));
+        assert_eq!(
+            e.stats().rx_datagrams,
+            2,
+            "the last read found a datagram: read at once"
+        );
+    }
+
     /// A doorbell reads the socket only when it has not been read for
     /// `DOORBELL_RX_INTERVAL`: a program that posts without polling still
     /// has its NIC's datagrams read, and back-to-back doorbells do not
