@@ -50,10 +50,15 @@ int mrcx_to_err_or_reset(const void *qp, int reset);
 uint32_t mrcx_qpn(const void *qp);
 int mrcx_destroy_qp(void *qp);
 int mrcx_to_init(const void *qp);
+/* max_wimm_dest: receives the QP may hold (0: the device's default). */
 int mrcx_to_rtr(const void *qp, uint32_t dest_qp, uint32_t rq_psn,
-                const uint8_t *gid16, uint8_t log2_mtu);
+                const uint8_t *gid16, uint8_t log2_mtu, uint16_t max_wimm_dest);
+/* timeout: exponent (0: default); retries at the fixed timeout, then with
+ * backoff; mpr_units: the peer's window in 128 PSNs and max_wimm (0 each:
+ * the defaults). */
 int mrcx_to_rts(const void *qp, uint32_t sq_psn, uint8_t timeout,
-                uint8_t retry);
+                uint8_t retry_linear, uint8_t retry_exp, uint8_t mpr_units,
+                uint16_t max_wimm);
 int mrcx_post_write(const void *qp, uint64_t wr_id, uint64_t laddr,
                     uint32_t len, uint32_t lkey, uint64_t raddr,
                     uint32_t rkey, int signaled, int has_imm, uint32_t imm);
@@ -142,8 +147,17 @@ static inline struct mrc_ibv_context *mrc_ours(struct ibv_context *ctx) {
   return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
 }
 
+/* An MRC context (mrc.h): the device context it was made on. `refs`
+ * counts its CQs, QPs, QP hints and completion channels. */
+struct mrc_context {
+  struct mrc_ibv_context *ibv;
+  int refs;
+  int hints; /* QP hints it holds (at most MRC_DEV_MAX_QP_HINT) */
+};
+
 /* What our devices offer (the driver's limits), for every query. */
 enum {
+  MRC_DEV_MAX_QP_HINT = 1024, /* per MRC context */
   MRC_DEV_MAX_QP = 256,
   MRC_DEV_MAX_CQ = 256,
   MRC_DEV_MAX_QP_WR = 1 << 16,

@@ -126,9 +126,9 @@ static int connect_to(struct side *s, const struct side *peer, uint32_t ev_id,
   struct ibv_qp_attr a = {0};
   struct mrc_qp_attr m = {0};
   a.qp_state = IBV_QPS_INIT;
-  m.ev_profile_id = ev_id;
-  m.cc_profile_id = cc_id;
-  int mask = (ev_id ? MRC_QP_EV_PROFILE : 0) | (cc_id ? MRC_QP_CC_PROFILE : 0);
+  m.profile.ev_profile_id = ev_id;
+  m.profile.cc_profile_id = cc_id;
+  int mask = (ev_id ? MRC_QP_EV_PROFILE_ID : 0) | (cc_id ? MRC_QP_CC_PROFILE_ID : 0);
   int rc = mrc_modify_qp(s->qp, &a, IBV_QP_STATE, &m, mask);
   if (rc)
     return rc;
@@ -241,8 +241,8 @@ int main(void) {
 
   /* A QP may not bind profiles that are not ONLINE. */
   struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT};
-  struct mrc_qp_attr m = {.ev_profile_id = evp};
-  CHECK(mrc_modify_qp(a.qp, &qa, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE) == EINVAL);
+  struct mrc_qp_attr m = {.profile.ev_profile_id = evp};
+  CHECK(mrc_modify_qp(a.qp, &qa, IBV_QP_STATE, &m, MRC_QP_EV_PROFILE_ID) == EINVAL);
   CHECK(mrc_ctl_modify_ev_profile_state(a.ctx, evp, MRC_CTL_PROFILE_ONLINE) == EINVAL);
   CHECK(mrc_ctl_modify_ev_profile_state(a.ctx, evp, MRC_CTL_PROFILE_OFFLINE) == 0);
   CHECK(mrc_ctl_modify_ev_profile_state(a.ctx, evp, MRC_CTL_PROFILE_ONLINE) == 0);
@@ -270,10 +270,10 @@ int main(void) {
   CHECK(connect_to(&b, &a, 0, 0) == 0);
   struct ibv_qp_attr qout;
   struct mrc_qp_attr mout;
-  CHECK(mrc_query_qp(a.qp, &qout, IBV_QP_STATE, NULL, &mout,
-                     MRC_QP_EV_PROFILE | MRC_QP_CC_PROFILE) == 0 &&
-        qout.qp_state == IBV_QPS_RTS && mout.ev_profile_id == evp &&
-        mout.cc_profile_id == ccp);
+  CHECK(mrc_query_qp(a.qp, &qout, IBV_QP_STATE, &mout,
+                     MRC_QP_EV_PROFILE_ID | MRC_QP_CC_PROFILE_ID, NULL) == 0 &&
+        qout.qp_state == IBV_QPS_RTS && mout.profile.ev_profile_id == evp &&
+        mout.profile.cc_profile_id == ccp);
   for (int i = 0; i < MSG; i++)
     a.buf[i] = (char)(i * 13 + 5);
   CHECK(write_and_wait(&a, &b, 1) == 0);
