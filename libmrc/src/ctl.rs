@@ -408,8 +408,8 @@ impl Ctl {
         self.ev.values().map(|p| p.ev_count).sum()
     }
 
-    /// Modify EV format profile `id`; its fields into `out` (up to its
-    /// length) when `query_fields`, and how many into `n_out`.
+    /// Modify EV format profile `id` as `r` asks (`widths`: the fields,
+    /// when `r.set` has `SET_FIELDS`).
     pub fn modify_fmt(&mut self, id: u64, r: &FmtReq, widths: &[u8]) -> Result<(), c_int> {
         profile_id(id)?;
         let mut p = self.formats.get(&id).cloned().unwrap_or_default();
