@@ -140,7 +140,7 @@ enum mrc_ctl_ev_fmt_profile_attr_mask {
   MRC_CTL_EV_FMT_PROFILE_CUR_STATE = 1 << 1,
   MRC_CTL_EV_FMT_PROFILE_MODE = 1 << 2,
   MRC_CTL_EV_FMT_PROFILE_OP = 1 << 3,
-  MRC_CTL_EV_FMT_VENDOR_CFG = 1 << 31,
+  MRC_CTL_EV_FMT_VENDOR_CFG = (int)(1u << 31), /* bit 31 */
 };
 
 struct mrc_ctl_ev_fmt_field {
@@ -189,7 +189,7 @@ enum mrc_ctl_ev_state {
   MRC_CTL_EV_GOOD = 1 << 0,
   MRC_CTL_EV_ASSUMED_BAD = 1 << 1,
   MRC_CTL_EV_DENIED = 1 << 2,
-  MRC_CTL_EV_UNKNOWN = 1 << 31,
+  MRC_CTL_EV_UNKNOWN = (int)(1u << 31), /* bit 31 */
 };
 
 /* ---- EV profiles: the EVs a QP sprays over ---- */
@@ -222,7 +222,7 @@ enum mrc_ctl_ev_profile_attr_mask {
   MRC_CTL_EV_PROFILE_EVENT_MASK = 1 << 6,
   MRC_CTL_EV_PROFILE_EV_OP = 1 << 7,
   MRC_CTL_EV_PROFILE_EV_FIELDS_OP = 1 << 8,
-  MRC_CTL_EV_PROFILE_VENDOR_CFG = 1 << 31,
+  MRC_CTL_EV_PROFILE_VENDOR_CFG = (int)(1u << 31), /* bit 31 */
 };
 
 /* One field of a generated EV: init_val with the generated bits (min_val
@@ -290,7 +290,7 @@ enum mrc_ctl_cc_profile_attr_mask {
   MRC_CTL_CC_PROFILE_CUR_STATE = 1 << 1,
   MRC_CTL_CC_PROFILE_ALGORITHM = 1 << 2,
   MRC_CTL_CC_PROFILE_CONFIG = 1 << 3,
-  MRC_CTL_CC_PROFILE_VENDOR_CFG = 1 << 31,
+  MRC_CTL_CC_PROFILE_VENDOR_CFG = (int)(1u << 31), /* bit 31 */
 };
 
 struct mrc_ctl_cc_profile_attr {
