@@ -541,8 +541,11 @@ impl Ctl {
             }
             p.fields = fields.get(..n).ok_or(EINVAL)?.to_vec();
         }
-        // The configuration as a whole, when there is one.
-        if p.state != STATE_INIT || to == STATE_OFFLINE {
+        // The configuration as a whole, when it changes or the profile
+        // goes ONLINE (its format may have changed meanwhile); a query or
+        // a move down is never refused for it.
+        let going_up = (from == STATE_INIT || from == STATE_OFFLINE) && to == from + 1;
+        if config != 0 || going_up {
             self.check_ev_config(&mut p)?;
         }
         if from == STATE_INIT && to == STATE_OFFLINE {
@@ -996,6 +999,45 @@ mod tests {
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []).unwrap();
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
         assert_eq!(c.bind(Some(1), None).unwrap_err(), ENOENT);
+    }
+
+    #[test]
+    fn a_format_changed_under_an_offline_profile_stops_it_going_online_not_its_queries() {
+        let mut c = with_format();
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK;
+        let mut fields = [
+            EvField {
+                width: 8,
+                init_val: 0xC1,
+                ..EvField::default()
+            },
+            EvField {
+                width: 8,
+                min_val: 1,
+                max_val: 4,
+                mask: 0x0F,
+                ..EvField::default()
+            },
+        ];
+        let r = EvReq {
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_GEN)
+        };
+        c.modify_ev(3, &r, &mut [], &mut 0, &mut fields, &mut 2).unwrap();
+        c.modify_fmt(1, &fmt_req(SET_STATE, STATE_OFFLINE), &[]).unwrap();
+        c.modify_fmt(1, &fmt_req(SET_FIELDS, 0), &[8]).unwrap(); // one field now
+        c.modify_fmt(1, &fmt_req(SET_STATE, STATE_ONLINE), &[]).unwrap();
+        let q = EvReq {
+            ev_op: EV_OP_QUERY_ARRAY,
+            ..ev_req(0, 0, 0)
+        };
+        let mut arr = [EvEntry::default(); 4];
+        c.modify_ev(3, &q, &mut arr, &mut 4, &mut [], &mut 0).unwrap();
+        assert_eq!(
+            modify(&mut c, 3, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []),
+            Err(E2BIG)
+        );
+        modify(&mut c, 3, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
     }
 
     #[test]
