@@ -561,6 +561,8 @@ pub unsafe extern "C" fn mrcx_destroy_cq(c: *const Ctx, q: *mut Cq) -> c_int {
             // the queued ones go.
             lock(&c.cqs).retain(|x| !Arc::ptr_eq(x, &q));
             c.events.forget(|e| e.handle == q.handle);
+            // An EV-event CQ (mrc_ctl.h) is destroyed as any CQ.
+            ctl::ev_cq_gone(c, q.handle);
         }
         if let Some(ch) = &q.channel {
             ch.forget(|&h| h == q.handle);
@@ -819,9 +821,7 @@ pub unsafe extern "C" fn mrcx_to_rts(
             // The profile's floor of GOOD EVs, at most the QP's set (a
             // profile's ev_min_active is at most its ev_count).
             let min_active = profile.map(|p| p.ev_min_active);
-            let cwnd =
-                b.cc.and_then(|id| ctl.cc.get(&id))
-                    .map(|p| p.params[ctl::NSCC_MAX_CWND]);
+            let cwnd = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
             (values, min_active, cwnd)
         };
         let values = values.unwrap_or_else(|| {
@@ -860,6 +860,14 @@ pub unsafe extern "C" fn mrcx_to_rts(
             .map_or(libc_einval(), |_| 0);
         if r == 0 {
             lock(&q.binding).ev_values = values;
+            // The EVs the controller DENIED in the profile are denied on
+            // the QP from its first packet.
+            // SAFETY: the QP's context outlives it.
+            if let Some(ctx) = unsafe { q.ctx.as_ref() } {
+                if let Err(e) = ctl::deny_at_rts(ctx, q) {
+                    return e;
+                }
+            }
         }
         r
     })
