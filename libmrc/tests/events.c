@@ -34,7 +34,8 @@ struct side {
   struct mrc_context *mctx;
   struct ibv_pd *pd;
   struct ibv_mr *mr;
-  struct ibv_comp_channel *ch;
+  struct mrc_comp_channel *ch;
+  int ch_fd; /* the channel's descriptor */
   struct mrc_cq *cq;
   struct mrc_qp *qp;
   uint32_t qpn;
@@ -60,8 +61,8 @@ static int open_side(struct ibv_device *dev, struct side *s) {
     return -1;
   s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  s->ch = ibv_create_comp_channel(s->ctx);
-  if (!s->mr || !s->ch)
+  if (!s->mr || mrc_create_comp_channel(s->mctx, &s->ch) ||
+      mrc_get_comp_channel_fd(s->ch, &s->ch_fd))
     return -1;
   s->cq = mrc_create_cq(s->mctx, 64, s, s->ch, 0);
   if (!s->cq)
@@ -121,7 +122,7 @@ static int post_write(struct side *s, const struct side *peer, uint64_t id,
 /* Sleep on the side's channel for one event of its CQ, ack it, and take
  * one completion. */
 static int wake_for_completion(struct side *s, struct ibv_wc *wc) {
-  if (!readable(s->ch->fd, WAIT_MS))
+  if (!readable(s->ch_fd, WAIT_MS))
     return -1;
   struct mrc_cq *cq;
   void *cq_ctx;
@@ -200,20 +201,20 @@ int main(void) {
   CHECK(post_write(&a, &b, 2, b.mr->rkey, 0) == 0);
   CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 2 &&
         wc.status == IBV_WC_SUCCESS);
-  CHECK(!readable(a.ch->fd, 50));
+  CHECK(!readable(a.ch_fd, 50));
 
   /* 3. Armed after the completion arrived: the event fires at once. */
   CHECK(post_write(&a, &b, 3, b.mr->rkey, 0) == 0);
-  CHECK(readable(a.ch->fd, 0) == 0);
+  CHECK(readable(a.ch_fd, 0) == 0);
   /* Wait for the completion to be queued without taking it. */
-  for (int i = 0; i < WAIT_MS && !readable(a.ch->fd, 0); i++) {
+  for (int i = 0; i < WAIT_MS && !readable(a.ch_fd, 0); i++) {
     CHECK(mrc_req_notify_cq(a.cq, 0) == 0);
-    if (readable(a.ch->fd, 1))
+    if (readable(a.ch_fd, 1))
       break;
   }
   CHECK(wake_for_completion(&a, &wc) == 0 && wc.wr_id == 3);
   /* Repeated arming left at most one more event queued: drain it. */
-  while (readable(a.ch->fd, 0)) {
+  while (readable(a.ch_fd, 0)) {
     struct mrc_cq *cq;
     void *cq_ctx;
     if (mrc_get_cq_event(a.ch, &cq, &cq_ctx))
@@ -231,7 +232,7 @@ int main(void) {
   CHECK(mrc_get_async_event(a.mctx, &ae) == 0 &&
         ae.event_type == IBV_EVENT_QP_FATAL && ae.element.qp == a.qp);
   struct ibv_qp_attr qa;
-  CHECK(mrc_query_qp(a.qp, &qa, IBV_QP_STATE, NULL, NULL, 0) == 0 &&
+  CHECK(mrc_query_qp(a.qp, &qa, IBV_QP_STATE, NULL, 0, NULL) == 0 &&
         qa.qp_state == IBV_QPS_ERR);
   CHECK(mrc_destroy_qp(a.qp) == EBUSY); /* the event is not acked */
   mrc_ack_async_event(&ae);
@@ -248,7 +249,7 @@ int main(void) {
   CHECK(mrc_req_notify_cq(b.cq, 0) == 0);
   CHECK(mrc_post_recv(b.qp, &rwr, &rbad) == 0);
   CHECK(post_write(&a, &b, 5, b.mr->rkey, 1) == 0);
-  CHECK(readable(b.ch->fd, WAIT_MS));
+  CHECK(readable(b.ch_fd, WAIT_MS));
   CHECK(spin_for_completion(&b, &wc) == 0 && wc.wr_id == 77);
   CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 5);
   /* A: another refused WRITE, its QP_FATAL not taken when the QP goes. */
@@ -262,7 +263,7 @@ int main(void) {
   /* B's QP and CQ go with the event still on the channel. */
   CHECK(mrc_destroy_qp(b.qp) == 0);
   CHECK(mrc_destroy_cq(b.cq) == 0);
-  CHECK(fcntl(b.ch->fd, F_SETFL, fcntl(b.ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+  CHECK(fcntl(b.ch_fd, F_SETFL, fcntl(b.ch_fd, F_GETFL) | O_NONBLOCK) == 0);
   struct mrc_cq *gone_cq = NULL;
   void *gone_ctx = NULL;
   errno = 0;
@@ -274,7 +275,7 @@ int main(void) {
     struct side *s = sides[i];
     if (s == &a)
       CHECK(mrc_destroy_cq(s->cq) == 0);
-    CHECK(ibv_destroy_comp_channel(s->ch) == 0);
+    CHECK(mrc_destroy_comp_channel(s->ch) == 0);
     CHECK(ibv_dereg_mr(s->mr) == 0);
     CHECK(ibv_dealloc_pd(s->pd) == 0);
     CHECK(mrc_destroy_context(s->mctx) == 0);
