@@ -338,7 +338,11 @@ impl Requester {
     /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
     /// acknowledgement in between (then only the RTO, which consumes the
     /// retry budget, resends), every live transmission older than
-    /// `stall_age` is lost.
+    /// `stall_age` and sent no later than a packet already acknowledged is
+    /// lost. Age alone is no evidence: a packet that only waits in a queue
+    /// that grew since the RTT was sampled is as old as a lost one, but
+    /// nothing sent after it has come back either (RACK's timer, RFC 8985
+    /// 6.2, looks only at packets sent before the latest one delivered).
     fn on_tail_check(&mut self, now: Instant) {
         self.tail_deadline = None;
         let Some(age) = self.evs.stall_age() else { return };
@@ -351,8 +355,12 @@ impl Requester {
         }
         if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
             self.tail_blind += 1;
-            // Strictly older than `age`: sent at or before `now - age`.
-            self.lose_sent_before(Instant(now.as_ps() - age.as_ps() + 1), now);
+            if let Some(delivered) = self.acked_sent_hw {
+                // Strictly older than `age` (sent at or before `now - age`)
+                // and sent at or before the latest-sent packet acknowledged.
+                let cutoff = (now.as_ps() - age.as_ps()).min(delivered.as_ps()) + 1;
+                self.lose_sent_before(Instant(cutoff), now);
+            }
         }
         self.tail_deadline = Some(now + age);
     }
