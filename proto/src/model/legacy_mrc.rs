@@ -54,6 +54,9 @@ enum Retx {
     Timeout,
     /// Out-of-window NACK: treated as never sent.
     Window,
+    /// Tail probe (docs/model-mrc.md 2.5.2): resent to draw an
+    /// acknowledgement, not declared lost.
+    Probe,
 }
 
 /// Tail checks that may act in a row without an acknowledgement in between.
@@ -269,6 +272,9 @@ impl Requester {
     /// that grew since the RTT was sampled is as old as a lost one, but
     /// nothing sent after it has come back either (RACK's timer, RFC 8985
     /// 6.2, looks only at packets sent before the latest one delivered).
+    /// When that finds nothing and a packet has aged without evidence, the
+    /// newest live packet is resent once as a probe (RFC 8985's TLP),
+    /// declared lost by nobody: its EV is not blamed and the window not cut.
     fn on_tail_check(&mut self, now: Instant) {
         self.tail_deadline = None;
         let Some(age) = self.evs.stall_age() else { return };
@@ -281,14 +287,45 @@ impl Requester {
         }
         if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
             self.tail_blind += 1;
+            let aged = now.as_ps() - age.as_ps();
+            let queued = self.retx.len();
             if let Some(delivered) = self.acked_sent_hw {
                 // Strictly older than `age` (sent at or before `now - age`)
                 // and sent at or before the latest-sent packet acknowledged.
-                let cutoff = (now.as_ps() - age.as_ps()).min(delivered.as_ps()) + 1;
-                self.lose_sent_before(Instant(cutoff), now);
+                self.lose_sent_before(Instant(aged.min(delivered.as_ps()) + 1), now);
+            }
+            if self.retx.len() == queued {
+                self.probe_tail(Instant(aged));
             }
         }
         self.tail_deadline = Some(now + age);
+    }
+    /// The tail probe: if a live packet was sent at or before `aged`, the
+    /// newest live packet is queued for one resend (reason `Probe`).
+    fn probe_tail(&mut self, aged: Instant) {
+        let live = |s: &TxSlot| !s.acked && s.queued == Retx::No;
+        let Some(oldest) = (0..self.outstanding())
+            .map(|k| self.una.add(k))
+            .find(|&p| live(self.slot(p)))
+        else {
+            return;
+        };
+        if self.slot(oldest).sent_at > aged {
+            return;
+        }
+        let newest = (0..self.outstanding())
+            .rev()
+            .map(|k| self.una.add(k))
+            .find(|&p| live(self.slot(p)))
+            .unwrap_or(oldest);
+        let sl = self.slot_mut(newest);
+        sl.queued = Retx::Probe;
+        let len = sl.len as u64;
+        if sl.in_flight {
+            sl.in_flight = false;
+            self.in_flight -= len;
+        }
+        self.retx.push_back(newest);
     }
     fn arm_rto(&mut self) {
         if self.una == self.next_psn {
@@ -1219,7 +1256,7 @@ impl LegacyMrcQp {
                 Retx::Loss => self.counters.retx_loss_inferred += 1,
                 Retx::Trim => self.counters.retx_trim += 1,
                 Retx::Timeout => self.counters.retx_timeout += 1,
-                Retx::Window | Retx::No => {}
+                Retx::Window | Retx::Probe | Retx::No => {}
             }
             let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
             let ev_value = q.evs.value(ev);
