@@ -276,10 +276,11 @@ impl Requester {
     /// acknowledgement in between (then only the RTO, which consumes the
     /// retry budget, resends), every live transmission older than
     /// `stall_age` and sent no later than a packet already acknowledged (or
-    /// than a trim NACK's arrival) is lost. Age alone is no evidence: a packet that only waits in a queue
-    /// that grew since the RTT was sampled is as old as a lost one, but
-    /// nothing sent after it has come back either (RACK's timer, RFC 8985
-    /// 6.2, looks only at packets sent before the latest one delivered).
+    /// than a trim NACK's arrival) is lost. Age alone is no evidence: a
+    /// packet that only waits in a queue that grew since the RTT was
+    /// sampled is as old as a lost one, but nothing sent after it has come
+    /// back either (RACK's timer, RFC 8985 6.2, looks only at packets sent
+    /// before the latest one delivered).
     /// When that finds nothing and a packet has aged without evidence, the
     /// newest live packet is resent once as a probe (RFC 8985's TLP),
     /// declared lost by nobody: its EV is not blamed and the window not cut.
