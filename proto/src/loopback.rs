@@ -22,6 +22,8 @@ use crate::wire::mrc10::{self, Headers, Mrc10Packet, Profile};
 use crate::wire::{Encap, Opcode, Packet, RocePacket};
 use crate::Psn;
 
+pub mod pairs;
+
 /// Which EV a blackhole swallows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EvMatch {
