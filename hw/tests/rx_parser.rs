@@ -1037,7 +1037,7 @@ fn mrc10_frames() -> Vec<(&'static str, Vec<u8>)> {
             forge(&|t| t[1] |= 0x30),                        // PadCnt 3
             forge(&|t| t[5..8].copy_from_slice(&[0, 0, 2])), // the endpoint QP
             forge(&|t| t[8] ^= 0x10),                        // TS flipped
-            forge(&|t| t[12] = 0xC0 | t[12]),                // SETH m = 3, NETH reason
+            forge(&|t| t[12] |= 0xC0),                       // SETH m = 3, NETH reason
             forge(&|t| t[12] = 0x33),                        // an enum field
             forge(&|t| t.extend([0xAA, 0xBB, 0xCC])),        // bytes after the chain
         ];
