@@ -17,7 +17,11 @@
 //! picks the first failure in the golden model's order (a priority
 //! encoder over registered bits, with the ICRC verdict of the
 //! [`RxIcrc`] checker that follows the same stream beat by beat) and
-//! registers the record. It takes a new frame every cycle (a one-beat frame
+//! registers the record. Both dialects: an opcode of the MRC 1.0 range
+//! (0xC0-0xDF) has its transport judged by [`RxParserMrc10`], fed the
+//! UDP-aligned window in stage C, and its headers written into the same
+//! record in stage E ([`translate`]; `docs/hw/mrc10-wire.md`, "The RX
+//! core"). It takes a new frame every cycle (a one-beat frame
 //! enters stage A in the cycle it arrives), `s_tready` is always high, and
 //! the record appears six cycles after the `tlast` beat.
 
@@ -27,7 +31,7 @@ use crate::bus::AxisSink;
 
 use crate::param::Param;
 use crate::rx_icrc::RxIcrc;
-use crate::rx_parser_mrc10::{RxParserMrc10, WINDOW_BITS as MRC10_WINDOW_BITS};
+use crate::rx_parser_mrc10::{Mrc10RxHeader, RxParserMrc10, WINDOW_BITS as MRC10_WINDOW_BITS};
 
 /// Drop reasons on `out_reason`: the index of `proto::wire::WireErrorKind`
 /// plus one (0 = accepted), so the CSR counters and the golden model use
@@ -346,9 +350,7 @@ pub struct RxParser {
     m10_ext_ev: Signal<Local, Bits<16>>,
     m10_ext_echo: Signal<Local, Bits<32>>,
     m10_ext_lo: Signal<Local, Bits<96>>,
-    m10_base_from: Signal<Local, Bits<24>>,
     m10_base_off: Signal<Local, Bits<24>>,
-    m10_base: Signal<Local, Bits<24>>,
     m10_off16: Signal<Local, Bits<16>>,
     m10_syn: Signal<Local, Bits<8>>,
     // Stage F.
@@ -504,6 +506,12 @@ pub struct RxParser {
     /// The MRC 1.0 parser's reason, or the window's (31) on an accepted
     /// chain that ends past the 128-byte window.
     e_m10_reason: DFF<Bits<5>>,
+    /// The MRC 1.0 parser's word and the two bitmap bases (SACK: the
+    /// cumulative PSN plus the offset; positive ACK: the PSN plus one),
+    /// for stage F's extension bytes.
+    e_m10_hdr: DFF<Mrc10RxHeader>,
+    e_m10_base_sack: DFF<Bits<24>>,
+    e_m10_base_ack: DFF<Bits<24>>,
     e_v: DFF<Bit>,
     // Output registers.
     r_valid: DFF<Bit>,
@@ -712,6 +720,9 @@ impl Logic for RxParser {
             e_reth_len,
             e_m10,
             e_m10_reason,
+            e_m10_hdr,
+            e_m10_base_sack,
+            e_m10_base_ack,
             e_v,
             r_valid,
             r_drop,
@@ -1219,82 +1230,20 @@ impl Logic for RxParser {
         if !self.m10.out_reason.val().any() & (self.m10_end.val() > 128) {
             self.e_m10_reason.d.next = 31.into();
         }
-        // The bitmap base: the cumulative PSN plus the signed SACK offset;
-        // for a positive ACK (no bitmap), the PSN after the acknowledged
-        // one, as the golden requester takes it.
+        // The bitmap bases, both computed (no operand mux before the
+        // adders): the cumulative PSN plus the signed SACK offset; for a
+        // positive ACK (no bitmap), the PSN after the acknowledged one, as
+        // the golden requester takes it.
+        self.e_m10_hdr.d.next = self.m10.out_hdr.val();
         self.m10_off16.next = self.m10.out_hdr.val().sack_offset;
-        self.m10_base_from.next = self.m10.out_hdr.val().ctl_psn;
         self.m10_base_off.next = bit_cast::<24, 16>(self.m10_off16.val());
         if self.m10_off16.val().get_bit(15) {
             self.m10_base_off.next = bit_cast::<24, 16>(self.m10_off16.val()) | self.k_sext16.val();
         }
-        if self.m10.out_hdr.val().is_ack {
-            self.m10_base_from.next = self.m10.out_hdr.val().psn;
-            self.m10_base_off.next = self.k_one24.val();
-        }
-        self.m10_base.next = self.m10_base_from.val() + self.m10_base_off.val();
-        // Legacy extension bytes 0 (version, type), 1 (NACK kind), 2-3
-        // (EV), 8-11 (echoed timestamp), 16-27 (placement block, or SACK
-        // base and bitmap).
-        self.m10_syn.next = self.m10.out_hdr.val().syndrome;
-        self.m10_ext_b0.next = 0.into();
-        self.m10_ext_b1.next = 0.into();
-        self.m10_ext_ev.next = 0.into();
-        self.m10_ext_echo.next = 0.into();
-        self.m10_ext_lo.next = 0.into();
-        if self.m10.out_hdr.val().is_write {
-            // MRC 1.0 data carries no EV index (the EV is the UDP source
-            // port, `out_ev`): 0. The echo is the TSETH's, 0 without one.
-            self.m10_ext_b0.next = self.k_ext_data.val();
-            if self.m10.out_hdr.val().ts {
-                self.m10_ext_echo.next = bit_cast::<32, 16>(self.m10.out_hdr.val().tx_ts);
-            }
-            // The RETH is on every packet: its VA is this packet's, the
-            // legacy placement block's meaning.
-            self.m10_ext_lo.next =
-                (bit_cast::<96, 64>(self.m10.out_hdr.val().va) << 32) | bit_cast::<96, 32>(self.m10.out_hdr.val().rkey);
-        }
-        if self.m10.out_hdr.val().is_sack | self.m10.out_hdr.val().is_nack {
-            // The EV of the packet acknowledged (SETH / NETH), its low 16
-            // bits where the legacy extension has the EV index.
-            self.m10_ext_ev.next = bit_cast::<16, 32>(self.m10.out_hdr.val().ctl_ev);
-        }
-        if self.m10.out_hdr.val().is_sack {
-            self.m10_ext_b0.next = self.k_ext_sack.val();
-            self.m10_ext_echo.next = bit_cast::<32, 16>(self.m10.out_hdr.val().echo_ts);
-            self.m10_ext_lo.next =
-                (bit_cast::<96, 24>(self.m10_base.val()) << 64) | bit_cast::<96, 64>(self.m10.out_hdr.val().bitmap);
-        }
-        if self.m10.out_hdr.val().is_ack {
-            if !self.m10_syn.val().get_bits::<2>(5).any() {
-                self.m10_ext_b0.next = self.k_ext_sack.val();
-                self.m10_ext_lo.next = bit_cast::<96, 24>(self.m10_base.val()) << 64;
-            } else if self.m10_syn.val().get_bits::<7>(0) == self.k_syn_remote.val() {
-                self.m10_ext_b0.next = self.k_ext_nack.val();
-                self.m10_ext_b1.next = self.k_kind_remote.val();
-            }
-        }
-        if self.m10.out_hdr.val().is_nack {
-            self.m10_ext_b0.next = self.k_ext_nack.val();
-            self.m10_ext_b1.next = self.k_kind_oow.val();
-            if (self.m10.out_hdr.val().nack_reason == self.k_reason_trimmed.val())
-                | (self.m10.out_hdr.val().nack_reason == self.k_reason_trimmed_last_hop.val())
-            {
-                self.m10_ext_b1.next = self.k_kind_trimmed.val();
-            }
-            self.m10_ext_echo.next = bit_cast::<32, 16>(self.m10.out_hdr.val().nack_ts);
-        }
-        if self.m10.out_hdr.val().is_probe {
-            self.m10_ext_b0.next = self.k_ext_probe.val();
-        }
-        self.m10_ext.next = (bit_cast::<224, 8>(self.m10_ext_b0.val()) << 216)
-            | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)
-            | (bit_cast::<224, 16>(self.m10_ext_ev.val()) << 192)
-            | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
-            | bit_cast::<224, 96>(self.m10_ext_lo.val());
+        self.e_m10_base_sack.d.next = self.m10.out_hdr.val().ctl_psn + self.m10_base_off.val();
+        self.e_m10_base_ack.d.next = self.m10.out_hdr.val().psn + self.k_one24.val();
         if self.d_m10.q.val() {
             self.e_xbit.d.next = true;
-            self.e_ext.d.next = self.m10_ext.val();
             self.e_imm.d.next = self.m10.out_hdr.val().imm;
             self.e_reth_va.d.next = self.m10.out_hdr.val().va;
             self.e_reth_rkey.d.next = self.m10.out_hdr.val().rkey;
@@ -1374,6 +1323,67 @@ impl Logic for RxParser {
         } else if self.e_k_window.q.val() {
             self.reason_f.next = 31.into();
         }
+        // ==== Stage F, MRC 1.0: the legacy extension bytes its headers
+        // are written into (`translate`), from stage E's registered word.
+        // Legacy extension bytes 0 (version, type), 1 (NACK kind), 2-3
+        // (EV), 8-11 (echoed timestamp), 16-27 (placement block, or SACK
+        // base and bitmap).
+        self.m10_syn.next = self.e_m10_hdr.q.val().syndrome;
+        self.m10_ext_b0.next = 0.into();
+        self.m10_ext_b1.next = 0.into();
+        self.m10_ext_ev.next = 0.into();
+        self.m10_ext_echo.next = 0.into();
+        self.m10_ext_lo.next = 0.into();
+        if self.e_m10_hdr.q.val().is_write {
+            // MRC 1.0 data carries no EV index (the EV is the UDP source
+            // port, `out_ev`): 0. The echo is the TSETH's, 0 without one.
+            self.m10_ext_b0.next = self.k_ext_data.val();
+            if self.e_m10_hdr.q.val().ts {
+                self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().tx_ts);
+            }
+            // The RETH is on every packet: its VA is this packet's, the
+            // legacy placement block's meaning.
+            self.m10_ext_lo.next =
+                (bit_cast::<96, 64>(self.e_m10_hdr.q.val().va) << 32) | bit_cast::<96, 32>(self.e_m10_hdr.q.val().rkey);
+        }
+        if self.e_m10_hdr.q.val().is_sack | self.e_m10_hdr.q.val().is_nack {
+            // The EV of the packet acknowledged (SETH / NETH), its low 16
+            // bits where the legacy extension has the EV index.
+            self.m10_ext_ev.next = bit_cast::<16, 32>(self.e_m10_hdr.q.val().ctl_ev);
+        }
+        if self.e_m10_hdr.q.val().is_sack {
+            self.m10_ext_b0.next = self.k_ext_sack.val();
+            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().echo_ts);
+            self.m10_ext_lo.next =
+                (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64) | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
+        }
+        if self.e_m10_hdr.q.val().is_ack {
+            if !self.m10_syn.val().get_bits::<2>(5).any() {
+                self.m10_ext_b0.next = self.k_ext_sack.val();
+                self.m10_ext_lo.next = bit_cast::<96, 24>(self.e_m10_base_ack.q.val()) << 64;
+            } else if self.m10_syn.val().get_bits::<7>(0) == self.k_syn_remote.val() {
+                self.m10_ext_b0.next = self.k_ext_nack.val();
+                self.m10_ext_b1.next = self.k_kind_remote.val();
+            }
+        }
+        if self.e_m10_hdr.q.val().is_nack {
+            self.m10_ext_b0.next = self.k_ext_nack.val();
+            self.m10_ext_b1.next = self.k_kind_oow.val();
+            if (self.e_m10_hdr.q.val().nack_reason == self.k_reason_trimmed.val())
+                | (self.e_m10_hdr.q.val().nack_reason == self.k_reason_trimmed_last_hop.val())
+            {
+                self.m10_ext_b1.next = self.k_kind_trimmed.val();
+            }
+            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().nack_ts);
+        }
+        if self.e_m10_hdr.q.val().is_probe {
+            self.m10_ext_b0.next = self.k_ext_probe.val();
+        }
+        self.m10_ext.next = (bit_cast::<224, 8>(self.m10_ext_b0.val()) << 216)
+            | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)
+            | (bit_cast::<224, 16>(self.m10_ext_ev.val()) << 192)
+            | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
+            | bit_cast::<224, 96>(self.m10_ext_lo.val());
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;
         if self.e_v.q.val() {
@@ -1409,6 +1419,9 @@ impl Logic for RxParser {
             self.r_aeth_syndrome.d.next = self.e_l4.q.val().get_bits::<8>(856);
             self.r_aeth_msn.d.next = self.e_l4.q.val().get_bits::<24>(832);
             self.r_ext.d.next = self.e_ext.q.val();
+            if self.e_m10.q.val() {
+                self.r_ext.d.next = self.m10_ext.val();
+            }
             self.r_payload_off.d.next = self.e_hdr_end.q.val();
             self.r_payload_len.d.next = self.e_remaining.q.val() - self.e_pad_eff.q.val();
         }
