@@ -341,8 +341,9 @@ pub struct RxParser {
     ext_read: Signal<Local, Bits<18>>,
     // Stage E.
     remaining: Signal<Local, Bits<18>>,
-    // Stage E, MRC 1.0: where its headers end in the frame, the legacy
-    // extension bytes its headers translate to, and the SACK base.
+    // Stage E, MRC 1.0: where its headers end in the frame, the SACK
+    // offset widened; stage F: the legacy extension bytes its headers are
+    // written into.
     m10_end: Signal<Local, Bits<18>>,
     m10_ext: Signal<Local, Bits<224>>,
     m10_ext_b0: Signal<Local, Bits<8>>,
@@ -1354,8 +1355,8 @@ impl Logic for RxParser {
         if self.e_m10_hdr.q.val().is_sack {
             self.m10_ext_b0.next = self.k_ext_sack.val();
             self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().echo_ts);
-            self.m10_ext_lo.next =
-                (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64) | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
+            self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
+                | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
         }
         if self.e_m10_hdr.q.val().is_ack {
             if !self.m10_syn.val().get_bits::<2>(5).any() {
