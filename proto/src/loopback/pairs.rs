@@ -21,9 +21,12 @@
 //! refuses them too): a link with either is refused.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
-use crate::loopback::{keyed_loss, Dir, EvMatch, Flap, LinkConfig, LinkStats, Report, Scenario, WIRE_OVERHEAD};
+// The link and the side are the one-pair runner's own (`super`): the
+// same model of a link, shared by both runners.
+use super::{data_placed, Delivery, Link, Side};
+use crate::loopback::{Dir, Report, Scenario, WIRE_OVERHEAD};
 use crate::model::ev::EvStateChange;
 use crate::model::{Completion, Event, Qp, QpState, QueuePair, WcStatus, WriteRequest};
 use crate::time::{Duration, Instant};
@@ -57,44 +60,6 @@ pub enum GoldenError {
     Unsupported,
     #[error("a QP pair's setup is refused by the model: {0}")]
     Setup(String),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    A,
-    B,
-}
-
-struct Link {
-    cfg: LinkConfig,
-    holes: Vec<(u32, Instant)>,
-    flaps: Vec<(u32, Flap)>,
-    degraded: Vec<(u32, f64, Instant)>,
-    free_at: Instant,
-    stats: LinkStats,
-    seen: HashMap<(u8, u32), u32>,
-}
-
-impl Link {
-    fn new(cfg: &LinkConfig, evs: &[u32]) -> Link {
-        let value = |m: EvMatch| match m {
-            EvMatch::Index(i) => evs.get(i as usize).copied().unwrap_or(u32::MAX),
-            EvMatch::Value(v) => v,
-        };
-        Link {
-            cfg: cfg.clone(),
-            holes: cfg.blackholes.iter().map(|&(m, t)| (value(m), t)).collect(),
-            flaps: cfg.flaps.iter().map(|&f| (value(f.ev), f)).collect(),
-            degraded: cfg
-                .degraded
-                .iter()
-                .map(|&(m, f)| (value(m), f, Instant::ZERO))
-                .collect(),
-            free_at: Instant::ZERO,
-            stats: LinkStats::default(),
-            seen: HashMap::new(),
-        }
-    }
 }
 
 /// The state of one pair, as `proto::loopback`'s runner keeps it for its
@@ -257,36 +222,29 @@ impl Pair {
     fn report(mut self, links: &[Link; 2], timed_out: bool) -> Report {
         let sc = &self.spec.scenario;
         let n = sc.messages.len();
-        let completed = self.send_done.iter().filter(|&&c| c >= 1).count();
-        let exactly_once = self.send_order_ok && self.send_done.iter().all(|&c| c == 1);
         let total: u64 = sc.messages.iter().map(|m| u64::from(m.len)).sum();
-        let data_identical = match self.b.memory().read(self.spec.rkey, self.spec.region_va, total.max(1)) {
-            Ok(mem) => self.spec.data.iter().enumerate().all(|(i, d)| {
-                let off = self.offsets[i] as usize;
-                mem[off..off + d.len()] == d[..]
-            }),
-            Err(_) => false,
-        };
-        let expect_imm: Vec<(u32, u32)> = sc
-            .messages
-            .iter()
-            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
-            .collect();
-        let got_imm: Vec<(u32, u32)> = self.recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
-        let imm_in_order = expect_imm == got_imm;
-        let delivered: u64 = sc
-            .messages
-            .iter()
-            .zip(&self.send_done)
-            .filter(|(_, &done)| done >= 1)
-            .map(|(m, _)| u64::from(m.len))
-            .sum();
+        let data_identical = data_placed(
+            &self.b,
+            self.spec.rkey,
+            self.spec.region_va,
+            total,
+            &self.spec.data,
+            &self.offsets,
+        );
+        let Delivery {
+            completed,
+            exactly_once,
+            imm_in_order,
+            delivered,
+            goodput,
+        } = Delivery::judge(
+            sc,
+            &self.send_done,
+            self.send_order_ok,
+            &self.recv_seen,
+            self.last_completion,
+        );
         let t = self.last_completion.as_ps();
-        let goodput = if t > 0 {
-            delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9
-        } else {
-            0.0
-        };
         let ok = exactly_once && data_identical && imm_in_order && !timed_out && completed == n;
         Report {
             transport: sc.transport,
@@ -367,10 +325,7 @@ impl Runner {
             return;
         }
         let lost = if link.cfg.loss_keyed {
-            let key = (pkt.opcode_byte(), pkt.psn().value());
-            let nth = link.seen.entry(key).or_insert(0);
-            *nth += 1;
-            keyed_loss(self.seed, dir, key.0, key.1, *nth, link.cfg.loss)
+            link.keyed_loss(self.seed, dir, &pkt)
         } else {
             link.cfg.loss > 0.0 && self.rng.gen_bool(link.cfg.loss.min(1.0))
         };
@@ -512,7 +467,7 @@ pub fn run_pairs(pairs: Vec<PairSpec>) -> Result<Vec<Report>, GoldenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loopback::{message_data, MessageSpec, REFUSED_RKEY, REGION_RKEY, REGION_VA};
+    use crate::loopback::{message_data, EvMatch, MessageSpec, REFUSED_RKEY, REGION_RKEY, REGION_VA};
     use crate::model::Transport;
 
     fn pair(sc: &Scenario) -> PairSpec {
