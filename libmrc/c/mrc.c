@@ -544,8 +544,8 @@ static int mrc_attr_valid(struct mrc_qp *qp, enum ibv_qp_state to,
   mine |= (unsigned)MRC_QP_VENDOR_CFG; /* any transition */
   if (u & ~mine)
     return 0;
-  if (!m)
-    return u == 0;
+  if (!m) /* no attributes named (mrc_modify_qp refuses a mask without) */
+    return 1;
   if ((u & MRC_QP_MAX_WIMM && m->wimm.max_wimm > MRC_MAX_WIMM) ||
       (u & MRC_QP_MAX_WIMM_DEST && m->wimm.max_wimm_dest > MRC_MAX_WIMM) ||
       (u & MRC_QP_MPR && m->mpr.mpr > MRC_MAX_MPR_UNITS) ||

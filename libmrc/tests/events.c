@@ -48,7 +48,8 @@ static int readable(int fd, int ms) {
   return poll(&p, 1, ms) == 1;
 }
 
-static int open_side(struct ibv_device *dev, struct side *s) {
+/* sig_all: the QP's sq_sig_all (every send completes, signaled or not). */
+static int open_side(struct ibv_device *dev, struct side *s, int sig_all) {
   memset(s, 0, sizeof(*s));
   s->ctx = ibv_open_device(dev);
   if (!s->ctx)
@@ -69,6 +70,7 @@ static int open_side(struct ibv_device *dev, struct side *s) {
     return -1;
   struct mrc_qp_init_attr qa = {.send_cq = s->cq, .recv_cq = s->cq, .pd = s->pd};
   qa.cap.max_send_wr = 16;
+  qa.sq_sig_all = sig_all;
   qa.cap.max_recv_wr = 16;
   qa.cap.max_send_sge = 1;
   qa.cap.max_recv_sge = 1;
@@ -154,7 +156,7 @@ int main(void) {
     return 100;
   }
   struct side a, b;
-  if (open_side(list[0], &a) || open_side(list[1], &b) || connect_to(&a, &b) ||
+  if (open_side(list[0], &a, 0) || open_side(list[1], &b, 1) || connect_to(&a, &b) ||
       connect_to(&b, &a)) {
     fprintf(stderr, "events.c: setup failed (errno %d)\n", errno);
     return 100;
@@ -195,6 +197,42 @@ int main(void) {
           ntohl(wc.imm_data) == 0xABCD);
     CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 9 &&
           wc.status == IBV_WC_SUCCESS);
+  }
+
+  /* 1c. Signaling: on A (sq_sig_all 0) an unsignaled WRITE completes
+   * silently, so the next completion is the signaled one after it; on B
+   * (sq_sig_all 1) an unsignaled WRITE completes. */
+  {
+    struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = 64, .lkey = a.mr->lkey};
+    struct ibv_send_wr quiet = {.wr_id = 31, .sg_list = &sge, .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE};
+    quiet.wr.rdma.remote_addr = (uintptr_t)b.buf;
+    quiet.wr.rdma.rkey = b.mr->rkey;
+    struct ibv_send_wr loud = quiet;
+    loud.wr_id = 32;
+    loud.send_flags = IBV_SEND_SIGNALED;
+    quiet.next = &loud;
+    struct ibv_send_wr *qbad;
+    CHECK(mrc_post_send(a.qp, &quiet, &qbad) == 0);
+    CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 32 &&
+          wc.status == IBV_WC_SUCCESS);
+    struct ibv_sge bsge = {.addr = (uintptr_t)b.buf, .length = 64, .lkey = b.mr->lkey};
+    struct ibv_send_wr bquiet = {.wr_id = 33, .sg_list = &bsge, .num_sge = 1,
+                                 .opcode = IBV_WR_RDMA_WRITE};
+    bquiet.wr.rdma.remote_addr = (uintptr_t)a.buf;
+    bquiet.wr.rdma.rkey = a.mr->rkey;
+    CHECK(mrc_post_send(b.qp, &bquiet, &qbad) == 0);
+    CHECK(spin_for_completion(&b, &wc) == 0 && wc.wr_id == 33 &&
+          wc.status == IBV_WC_SUCCESS);
+  }
+
+  /* 1d. The extended device query refuses another device's MRC context. */
+  {
+    struct mrc_device_attr da;
+    int sup = 0;
+    errno = 0;
+    CHECK(mrc_query_device_ex(a.ctx, b.mctx, &da, &sup) == -1 && errno == EINVAL);
+    CHECK(mrc_query_device_ex(a.ctx, a.mctx, &da, &sup) == 0 && sup == 1);
   }
 
   /* 2. Not armed: the completion comes, no event does. */
