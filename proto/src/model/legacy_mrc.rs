@@ -15,9 +15,10 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::model::api::*;
-use crate::model::cc::{self, AckSample, CongestionControl};
+use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
+use crate::model::requester::{self, Retx, SendWr, TxSlot};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{
@@ -28,8 +29,17 @@ use crate::Psn;
 
 /// Work requests the send queue holds at most.
 pub const SQ_DEPTH: usize = 1 << 16;
-/// Exponential backoff is capped at `2^RTO_MAX_SHIFT x RTO`.
-pub const RTO_MAX_SHIFT: u32 = 10;
+pub use crate::model::requester::RTO_MAX_SHIFT;
+
+/// What only a legacy requester keeps beside the shared one.
+#[derive(Debug, Default)]
+struct LegacySending {
+    /// The last reliability probe's id (wrapping).
+    probe_id: u32,
+}
+
+/// Requester half (exists from RTS on).
+type Requester = requester::Requester<LegacySending>;
 /// WRITE-with-immediate completions the responder holds, fully received,
 /// while no receive is posted. Beyond this, a further packet ending a
 /// WRITE-IMM is dropped unacknowledged (the requester resends it later),
@@ -40,327 +50,6 @@ pub const MAX_HELD_IMM: usize = 1 << 16;
 pub const LEGACY_SACK_BITS: u32 = 64;
 /// AETH credit field meaning "no credit flow control".
 const NO_CREDITS: u8 = 0x1F;
-
-/// Why a PSN waits in the retransmission queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Retx {
-    /// Not queued.
-    No,
-    /// Loss inferred from SACKs on its EV.
-    Loss,
-    /// Trim NACK.
-    Trim,
-    /// Retransmission timeout.
-    Timeout,
-    /// Out-of-window NACK: treated as never sent.
-    Window,
-    /// Tail probe (docs/model-mrc.md 2.5.2): resent to draw an
-    /// acknowledgement, not declared lost.
-    Probe,
-}
-
-/// Tail checks that may act in a row without an acknowledgement in between.
-const TAIL_BLIND_MAX: u32 = 2;
-
-/// One outstanding packet (requester ring slot).
-#[derive(Clone, Copy, Debug)]
-struct TxSlot {
-    /// Sequence number of the work request (index into the send queue).
-    wr_seq: u64,
-    /// Packet index inside its message.
-    seg: u32,
-    len: u32,
-    ev_index: u16,
-    ev_seq: u32,
-    /// Last transmission.
-    sent_at: Instant,
-    /// Retransmissions caused by timeouts (drives the retry budget).
-    retries: u32,
-    /// Sent more than once: its acknowledgement is ambiguous (Karn) and is
-    /// not used to infer loss of other packets on its EV.
-    resent: bool,
-    acked: bool,
-    /// Counted in `in_flight`.
-    in_flight: bool,
-    queued: Retx,
-}
-
-impl TxSlot {
-    const EMPTY: TxSlot = TxSlot {
-        wr_seq: 0,
-        seg: 0,
-        len: 0,
-        ev_index: 0,
-        ev_seq: 0,
-        sent_at: Instant::ZERO,
-        retries: 0,
-        resent: false,
-        acked: true,
-        in_flight: false,
-        queued: Retx::No,
-    };
-}
-
-/// A posted WRITE.
-#[derive(Debug)]
-struct SendWr {
-    wr_id: u64,
-    data: Bytes,
-    remote_va: u64,
-    rkey: u32,
-    imm: Option<u32>,
-    /// Set when its first packet is sent.
-    first_psn: Psn,
-    npkts: u32,
-    /// Packets handed out so far (first transmissions).
-    segmented: u32,
-}
-
-impl SendWr {
-    fn last_psn(&self) -> Psn {
-        self.first_psn.add(self.npkts - 1)
-    }
-}
-
-/// Requester half (exists from RTS on).
-#[derive(Debug)]
-struct Requester {
-    attr: RtsAttr,
-    evs: EvSet,
-    cc: Box<dyn CongestionControl>,
-    rto: Duration,
-    /// Total timeout retries allowed per PSN; `None` = infinite.
-    retry_limit: Option<u32>,
-    /// Send window in PSNs.
-    window: u32,
-    ring: Vec<TxSlot>,
-    mask: u32,
-    /// Oldest unacknowledged PSN.
-    una: Psn,
-    /// Next new PSN.
-    next_psn: Psn,
-    sq: VecDeque<SendWr>,
-    /// `wr_seq` of `sq[0]`.
-    sq_head_seq: u64,
-    /// Index in `sq` of the request being segmented.
-    seg_idx: usize,
-    in_flight: u64,
-    wimm_outstanding: u32,
-    max_wimm: u32,
-    retx: VecDeque<Psn>,
-    /// PSNs NACKed out-of-window: resent once the cumulative ack advances
-    /// (the responder's window moved) or the RTO fires.
-    deferred: Vec<Psn>,
-    ev_next_seq: Vec<u32>,
-    ev_fifo: Vec<VecDeque<(u32, Psn)>>,
-    ev_max_acked: Vec<Option<u32>>,
-    touched: Vec<u16>,
-    touched_flag: Vec<bool>,
-    /// Latest send time of a packet acknowledged so far (first
-    /// transmissions only, Karn): the reference of stall inference (2.5.1).
-    acked_sent_hw: Option<Instant>,
-    /// The last tail probe's packet and the send time of the transmission
-    /// it repeated (2.5.2): whichever copy its acknowledgement is for, every
-    /// live packet older than that transmission was sent before a packet
-    /// delivered, so its acknowledgement advances `acked_sent_hw` to it.
-    probe_evidence: Option<(Psn, Instant)>,
-    /// Stall cutoff of the last stall scan (a scan with the same cutoff
-    /// finds nothing new).
-    stall_cutoff: Instant,
-    /// Packets newly acknowledged so far (any transmission).
-    acked_total: u64,
-    /// Tail check (2.5.2): when it is due, and `acked_total` at its last
-    /// action (it acts again only after more packets were acknowledged).
-    tail_deadline: Option<Instant>,
-    tail_acked: u64,
-    /// Tail actions in a row without any acknowledgement in between.
-    tail_blind: u32,
-    rto_deadline: Option<Instant>,
-    /// The last trim NACK: the fabric was congested enough to cut packets
-    /// of this QP (evidence for the tail check, 2.5.2).
-    trim_nack_at: Option<Instant>,
-    paced_until: Option<Instant>,
-    probe_id: u32,
-}
-
-impl Requester {
-    fn slot(&self, psn: Psn) -> &TxSlot {
-        &self.ring[(psn.value() & self.mask) as usize]
-    }
-    fn slot_mut(&mut self, psn: Psn) -> &mut TxSlot {
-        &mut self.ring[(psn.value() & self.mask) as usize]
-    }
-    fn outstanding(&self) -> u32 {
-        self.next_psn.offset_from(self.una)
-    }
-    fn is_outstanding(&self, psn: Psn) -> bool {
-        psn.offset_from(self.una) < self.outstanding()
-    }
-    /// The RTO for a packet that has already timed out `retries` times.
-    fn backoff(&self, retries: u32) -> Duration {
-        let lin = self.attr.retry_linear as u32;
-        if retries < lin {
-            self.rto
-        } else {
-            let shift = (retries - lin + 1).min(RTO_MAX_SHIFT);
-            let d = self.rto.saturating_mul(1 << shift);
-            d.min(ack_timeout(MAX_ACK_TIMEOUT_EXP).max(self.rto))
-        }
-    }
-    fn push_fifo(&mut self, ev: u16, seq: u32, psn: Psn) {
-        let una = self.una;
-        let fifo = &mut self.ev_fifo[ev as usize];
-        while let Some(&(_, p)) = fifo.front() {
-            if p.before(una) {
-                fifo.pop_front();
-            } else {
-                break;
-            }
-        }
-        fifo.push_back((seq, psn));
-    }
-    /// Stall inference (docs/model-mrc.md 2.5.1): every transmission sent
-    /// more than the EV set's stall allowance before the latest-sent packet
-    /// already acknowledged, and still unacknowledged, is lost; its EV is
-    /// reported stalled (`EvSet::on_stall`, ASSUMED_BAD subject to
-    /// `min_active`).
-    fn infer_stalls(&mut self, now: Instant) {
-        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else {
-            return;
-        };
-        if hw.as_ps() <= allow.as_ps() {
-            return;
-        }
-        let cutoff = Instant(hw.as_ps() - allow.as_ps());
-        if cutoff <= self.stall_cutoff {
-            return;
-        }
-        self.stall_cutoff = cutoff;
-        self.lose_sent_before(cutoff, now);
-    }
-    /// Every live transmission sent before `cutoff` is lost; EVs that lost
-    /// one are reported stalled.
-    fn lose_sent_before(&mut self, cutoff: Instant, now: Instant) {
-        for ev in 0..self.ev_fifo.len() {
-            let mut stalled = false;
-            while let Some(&(seq, psn)) = self.ev_fifo[ev].front() {
-                let live = self.is_outstanding(psn) && {
-                    let sl = self.slot(psn);
-                    !sl.acked && sl.ev_index as usize == ev && sl.ev_seq == seq && sl.queued == Retx::No
-                };
-                if live && self.slot(psn).sent_at >= cutoff {
-                    break;
-                }
-                self.ev_fifo[ev].pop_front();
-                if !live {
-                    continue;
-                }
-                let sl = self.slot_mut(psn);
-                sl.queued = Retx::Loss;
-                let len = sl.len as u64;
-                if sl.in_flight {
-                    sl.in_flight = false;
-                    self.in_flight -= len;
-                }
-                self.retx.push_back(psn);
-                self.cc.on_loss(now, len);
-                stalled = true;
-            }
-            if stalled {
-                self.evs.on_stall(ev as u16, now);
-            }
-        }
-    }
-    /// Tail check (docs/model-mrc.md 2.5.2): at `sent_at(una) + stall_age`,
-    /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
-    /// acknowledgement in between (then only the RTO, which consumes the
-    /// retry budget, resends), every live transmission older than
-    /// `stall_age` and sent no later than a packet already acknowledged (or
-    /// than a trim NACK's arrival) is lost. Age alone is no evidence: a
-    /// packet that only waits in a queue that grew since the RTT was
-    /// sampled is as old as a lost one, but nothing sent after it has come
-    /// back either (RACK's timer, RFC 8985 6.2, looks only at packets sent
-    /// before the latest one delivered).
-    /// When that finds nothing and a packet has aged without evidence, the
-    /// newest live packet is resent once as a probe (RFC 8985's TLP),
-    /// declared lost by nobody: its EV is not blamed and the window not cut.
-    fn on_tail_check(&mut self, now: Instant) {
-        self.tail_deadline = None;
-        let Some(age) = self.evs.stall_age() else { return };
-        if self.una == self.next_psn {
-            return;
-        }
-        if self.acked_total != self.tail_acked {
-            self.tail_acked = self.acked_total;
-            self.tail_blind = 0;
-        }
-        if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
-            self.tail_blind += 1;
-            let aged = now.as_ps() - age.as_ps();
-            let queued = self.retx.len();
-            // Evidence against a packet: one sent no earlier was
-            // acknowledged, or the fabric cut a packet of this QP (a trim
-            // NACK) after it was sent, so its queues were dropping.
-            if let Some(evidence) = self.acked_sent_hw.into_iter().chain(self.trim_nack_at).max() {
-                // Strictly older than `age` (sent at or before `now - age`)
-                // and sent at or before the evidence.
-                self.lose_sent_before(Instant(aged.min(evidence.as_ps()) + 1), now);
-            }
-            if self.retx.len() == queued {
-                self.probe_tail(Instant(aged));
-            }
-        }
-        self.tail_deadline = Some(now + age);
-    }
-    /// The tail probe: if a live packet was sent at or before `aged`, the
-    /// newest live packet is queued for one resend (reason `Probe`).
-    fn probe_tail(&mut self, aged: Instant) {
-        let live = |s: &TxSlot| !s.acked && s.queued == Retx::No;
-        let Some(oldest) = (0..self.outstanding())
-            .map(|k| self.una.add(k))
-            .find(|&p| live(self.slot(p)))
-        else {
-            return;
-        };
-        if self.slot(oldest).sent_at > aged {
-            return;
-        }
-        // The newest live transmission (latest sent; the highest PSN of
-        // those sent at that instant).
-        let newest = (0..self.outstanding())
-            .map(|k| self.una.add(k))
-            .filter(|&p| live(self.slot(p)))
-            .max_by_key(|&p| (self.slot(p).sent_at, p.offset_from(self.una)))
-            .unwrap_or(oldest);
-        self.probe_evidence = Some((newest, self.slot(newest).sent_at));
-        let sl = self.slot_mut(newest);
-        sl.queued = Retx::Probe;
-        let len = sl.len as u64;
-        if sl.in_flight {
-            sl.in_flight = false;
-            self.in_flight -= len;
-        }
-        self.retx.push_back(newest);
-    }
-    fn arm_rto(&mut self) {
-        if self.una == self.next_psn {
-            self.rto_deadline = None;
-            self.tail_deadline = None;
-            return;
-        }
-        let s = *self.slot(self.una);
-        if let Some(age) = self.evs.stall_age() {
-            self.tail_deadline = Some(s.sent_at + age);
-        }
-        self.rto_deadline = if s.queued == Retx::No {
-            Some(s.sent_at + self.backoff(s.retries))
-        } else {
-            // Waiting to be resent: keep the current timer (its expiry scan
-            // recomputes the exact deadline).
-            self.rto_deadline.or(Some(s.sent_at + self.rto))
-        };
-    }
-}
 
 /// Per-PSN facts the responder keeps until the in-order point passes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1202,11 +891,11 @@ impl LegacyMrcQp {
 
     fn queue_probe(&mut self, now: Instant, ev_index: u16) {
         let Some(q) = self.req.as_mut() else { return };
-        q.probe_id = q.probe_id.wrapping_add(1);
+        q.dialect.probe_id = q.dialect.probe_id.wrapping_add(1);
         let ext = MrcExtRepr::Probe(ProbeExtRepr {
             response: false,
             ev_index,
-            probe_id: q.probe_id,
+            probe_id: q.dialect.probe_id,
             tx_ts: ns32(now),
             service_ns: 0,
         });
@@ -1218,18 +907,6 @@ impl LegacyMrcQp {
 
     /// Can a packet of `len` go now (window and pacing)? Records the pacing
     /// deadline when not.
-    fn may_send(q: &mut Requester, now: Instant, len: u32) -> bool {
-        if q.in_flight > 0 && q.in_flight + len as u64 > q.cc.window() {
-            return false;
-        }
-        let t = q.cc.next_send_time(now, len);
-        if t > now {
-            q.paced_until = Some(t);
-            return false;
-        }
-        true
-    }
-
     fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
@@ -1244,7 +921,7 @@ impl LegacyMrcQp {
                 continue;
             }
             let len = q.slot(psn).len;
-            if !Self::may_send(q, now, len) {
+            if !q.may_send(now, len) {
                 return None;
             }
             q.retx.pop_front();
@@ -1300,9 +977,10 @@ impl LegacyMrcQp {
         }
         let off = wr.segmented as u64 * mtu as u64;
         let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
-        if !Self::may_send(q, now, len) {
+        if !q.may_send(now, len) {
             return None;
         }
+        q.make_room();
         let psn = q.next_psn;
         let ev = q.evs.select(now);
         let seq = q.ev_next_seq[ev as usize];
@@ -1612,46 +1290,7 @@ impl QueuePair for LegacyMrcQp {
             QpTransition::Rts(a) => {
                 validate_rts(&a)?;
                 let evs = EvSet::new(a.evs.clone())?;
-                let n = evs.len();
-                let window = a.send_mpr_units as u32 * MPR_UNIT;
-                let size = window.next_power_of_two();
-                let retry_limit = (a.retry_exp != RETRY_INFINITE).then_some(a.retry_linear as u32 + a.retry_exp as u32);
-                self.req = Some(Box::new(Requester {
-                    cc: cc::build(&a.cc),
-                    rto: ack_timeout(a.ack_timeout_exp),
-                    retry_limit,
-                    window,
-                    ring: vec![TxSlot::EMPTY; size as usize],
-                    mask: size - 1,
-                    una: a.sq_psn,
-                    next_psn: a.sq_psn,
-                    sq: VecDeque::new(),
-                    sq_head_seq: 0,
-                    seg_idx: 0,
-                    in_flight: 0,
-                    wimm_outstanding: 0,
-                    max_wimm: (a.max_wimm as u32).max(1),
-                    retx: VecDeque::new(),
-                    deferred: Vec::new(),
-                    ev_next_seq: vec![0; n],
-                    ev_fifo: vec![VecDeque::new(); n],
-                    ev_max_acked: vec![None; n],
-                    touched: Vec::with_capacity(n),
-                    touched_flag: vec![false; n],
-                    acked_sent_hw: None,
-                    probe_evidence: None,
-                    trim_nack_at: None,
-                    stall_cutoff: Instant::ZERO,
-                    tail_deadline: None,
-                    acked_total: 0,
-                    tail_acked: 0,
-                    tail_blind: 0,
-                    rto_deadline: None,
-                    paced_until: None,
-                    probe_id: 0,
-                    evs,
-                    attr: a,
-                }));
+                self.req = Some(Box::new(Requester::new(a, evs, LegacySending::default())));
             }
             QpTransition::Error => {
                 self.enter_error(None, false);
@@ -1694,6 +1333,8 @@ impl QueuePair for LegacyMrcQp {
             remote_va: wr.remote_va,
             rkey: wr.rkey,
             imm: wr.imm,
+            // The legacy dialect carries no RQMSN.
+            rq_msn: 0,
             first_psn: Psn::new(0),
             npkts,
             segmented: 0,

@@ -18,12 +18,11 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
-
 use crate::model::api::*;
-use crate::model::cc::{self, AckSample, CongestionControl};
+use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::{EvSet, EvSetConfig};
 use crate::model::memory::MemoryTable;
+use crate::model::requester::{self, Retx, SendWr, TxSlot};
 use crate::model::reverse_ev::{ReverseEvConfig, ReverseEvs};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
@@ -39,8 +38,22 @@ use crate::Psn;
 
 /// Work requests the send queue holds at most.
 pub const SQ_DEPTH: usize = 1 << 16;
-/// Exponential backoff is capped at `2^RTO_MAX_SHIFT x RTO`.
-pub const RTO_MAX_SHIFT: u32 = 10;
+pub use crate::model::requester::RTO_MAX_SHIFT;
+
+/// What only an MRC 1.0 requester keeps beside the shared one.
+#[derive(Debug, Default)]
+struct Mrc10Sending {
+    /// WRITE-with-immediate messages posted so far (wrapping; the next
+    /// one's RQMSN).
+    imm_posted: u16,
+    /// The receiver's window as its SACKs advertise it (MPR field, in
+    /// PSNs): new PSNs stay inside it as well as inside `window` (dynamic
+    /// MPR). `None` until the first SACK.
+    peer_window: Option<u32>,
+}
+
+/// Requester half (exists from RTS on).
+type Requester = requester::Requester<Mrc10Sending>;
 /// WRITE-with-immediate completions the responder holds, fully received,
 /// while no receive is posted. Beyond this, a further packet ending a
 /// WRITE-IMM is dropped unacknowledged (the requester resends it later),
@@ -48,390 +61,9 @@ pub const RTO_MAX_SHIFT: u32 = 10;
 /// QP that posts no receives grows the held queue without bound.
 pub const MAX_HELD_IMM: usize = 1 << 16;
 
-/// Why a PSN waits in the retransmission queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Retx {
-    /// Not queued.
-    No,
-    /// Loss inferred from SACKs on its EV.
-    Loss,
-    /// Trim NACK.
-    Trim,
-    /// Retransmission timeout.
-    Timeout,
-    /// Out-of-window NACK: treated as never sent.
-    Window,
-    /// Tail probe (docs/model-mrc.md 2.5.2): resent to draw an
-    /// acknowledgement, not declared lost.
-    Probe,
-}
-
-/// Slots a requester ring starts with (it grows with the window in use).
-const RING_MIN: usize = 16;
 /// Per-PSN entries a responder's reorder table starts with (it grows with
 /// the PSN span received beyond the in-order point).
 const RX_INFO_MIN: usize = 16;
-
-/// Tail checks that may act in a row without an acknowledgement in between.
-const TAIL_BLIND_MAX: u32 = 2;
-
-/// One outstanding packet (requester ring slot).
-#[derive(Clone, Copy, Debug)]
-struct TxSlot {
-    /// Sequence number of the work request (index into the send queue).
-    wr_seq: u64,
-    /// Packet index inside its message.
-    seg: u32,
-    len: u32,
-    ev_index: u16,
-    ev_seq: u32,
-    /// Last transmission.
-    sent_at: Instant,
-    /// Retransmissions caused by timeouts (drives the retry budget).
-    retries: u32,
-    /// Sent more than once: its acknowledgement is ambiguous (Karn) and is
-    /// not used to infer loss of other packets on its EV.
-    resent: bool,
-    acked: bool,
-    /// Counted in `in_flight`.
-    in_flight: bool,
-    queued: Retx,
-}
-
-impl TxSlot {
-    const EMPTY: TxSlot = TxSlot {
-        wr_seq: 0,
-        seg: 0,
-        len: 0,
-        ev_index: 0,
-        ev_seq: 0,
-        sent_at: Instant::ZERO,
-        retries: 0,
-        resent: false,
-        acked: true,
-        in_flight: false,
-        queued: Retx::No,
-    };
-}
-
-/// A posted WRITE.
-#[derive(Debug)]
-struct SendWr {
-    wr_id: u64,
-    data: Bytes,
-    remote_va: u64,
-    rkey: u32,
-    imm: Option<u32>,
-    /// METH RQMSN: WRITE-with-immediate messages posted before this one
-    /// (wrapping), i.e. the receive this message consumes if it has one.
-    rq_msn: u16,
-    /// Set when its first packet is sent.
-    first_psn: Psn,
-    npkts: u32,
-    /// Packets handed out so far (first transmissions).
-    segmented: u32,
-}
-
-impl SendWr {
-    fn last_psn(&self) -> Psn {
-        self.first_psn.add(self.npkts - 1)
-    }
-}
-
-/// The `(ev_seq, psn)` of each transmission on one EV, oldest first; its
-/// queue is allocated on the first push (an empty FIFO is one pointer: a QP
-/// holds one per EV, most of them empty in short flows).
-// The box is the point: an empty FIFO is 8 bytes, an unboxed `VecDeque` 32
-// (4 KB per QP with 128 EVs, most of them empty in short flows).
-#[allow(clippy::box_collection)]
-#[derive(Clone, Debug, Default)]
-struct EvFifo(Option<Box<VecDeque<(u32, Psn)>>>);
-
-impl EvFifo {
-    fn front(&self) -> Option<&(u32, Psn)> {
-        self.0.as_ref().and_then(|d| d.front())
-    }
-    fn pop_front(&mut self) -> Option<(u32, Psn)> {
-        self.0.as_mut().and_then(|d| d.pop_front())
-    }
-    fn push_back(&mut self, e: (u32, Psn)) {
-        self.0.get_or_insert_with(Box::default).push_back(e);
-    }
-}
-
-/// Requester half (exists from RTS on).
-#[derive(Debug)]
-struct Requester {
-    attr: RtsAttr,
-    evs: EvSet,
-    cc: Box<dyn CongestionControl>,
-    rto: Duration,
-    /// Total timeout retries allowed per PSN; `None` = infinite.
-    retry_limit: Option<u32>,
-    /// Send window in PSNs.
-    window: u32,
-    /// Outstanding packets by `psn & mask`: starts at `RING_MIN` slots and
-    /// doubles (up to `next_pow2(window)`) when a new packet finds it full.
-    ring: Vec<TxSlot>,
-    mask: u32,
-    /// Oldest unacknowledged PSN.
-    una: Psn,
-    /// Next new PSN.
-    next_psn: Psn,
-    sq: VecDeque<SendWr>,
-    /// `wr_seq` of `sq[0]`.
-    sq_head_seq: u64,
-    /// Index in `sq` of the request being segmented.
-    seg_idx: usize,
-    in_flight: u64,
-    wimm_outstanding: u32,
-    max_wimm: u32,
-    retx: VecDeque<Psn>,
-    /// PSNs NACKed out-of-window: resent once the cumulative ack advances
-    /// (the responder's window moved) or the RTO fires.
-    deferred: Vec<Psn>,
-    ev_next_seq: Vec<u32>,
-    ev_fifo: Vec<EvFifo>,
-    ev_max_acked: Vec<Option<u32>>,
-    touched: Vec<u16>,
-    touched_flag: Vec<bool>,
-    /// Latest send time of a packet acknowledged so far (first
-    /// transmissions only, Karn): the reference of stall inference (2.5.1).
-    acked_sent_hw: Option<Instant>,
-    /// The last tail probe's packet and the send time of the transmission
-    /// it repeated (2.5.2): whichever copy its acknowledgement is for, every
-    /// live packet older than that transmission was sent before a packet
-    /// delivered, so its acknowledgement advances `acked_sent_hw` to it.
-    probe_evidence: Option<(Psn, Instant)>,
-    /// Stall cutoff of the last stall scan (a scan with the same cutoff
-    /// finds nothing new).
-    stall_cutoff: Instant,
-    /// Packets newly acknowledged so far (any transmission).
-    acked_total: u64,
-    /// Tail check (2.5.2): when it is due, and `acked_total` at its last
-    /// action (it acts again only after more packets were acknowledged).
-    tail_deadline: Option<Instant>,
-    tail_acked: u64,
-    /// Tail actions in a row without any acknowledgement in between.
-    tail_blind: u32,
-    rto_deadline: Option<Instant>,
-    paced_until: Option<Instant>,
-    /// WRITE-with-immediate messages posted so far (wrapping; the next
-    /// one's RQMSN).
-    imm_posted: u16,
-    /// The last trim NACK (TRIMMED or TRIMMED_LASTHOP): the fabric was
-    /// congested enough to cut packets of this QP.
-    trim_nack_at: Option<Instant>,
-    /// The receiver's window as its SACKs advertise it (MPR field, in
-    /// PSNs): new PSNs stay inside it as well as inside `window` (dynamic
-    /// MPR). `None` until the first SACK.
-    peer_window: Option<u32>,
-}
-
-impl Requester {
-    fn slot(&self, psn: Psn) -> &TxSlot {
-        &self.ring[(psn.value() & self.mask) as usize]
-    }
-    fn slot_mut(&mut self, psn: Psn) -> &mut TxSlot {
-        &mut self.ring[(psn.value() & self.mask) as usize]
-    }
-    fn outstanding(&self) -> u32 {
-        self.next_psn.offset_from(self.una)
-    }
-    /// Before a new packet is sent: the ring grows (doubling, re-placing
-    /// the outstanding slots) when it is full, and the per-EV tables are
-    /// allocated on the first send (a QP that never sends has none).
-    fn make_room(&mut self) {
-        if self.ev_next_seq.is_empty() {
-            let n = self.evs.len();
-            self.ev_next_seq = vec![0; n];
-            self.ev_fifo = vec![EvFifo::default(); n];
-            self.ev_max_acked = vec![None; n];
-            self.touched = Vec::with_capacity(n);
-            self.touched_flag = vec![false; n];
-        }
-        let out = self.outstanding();
-        let max = self.window.next_power_of_two() as usize;
-        if out as usize >= self.ring.len() && self.ring.len() < max {
-            let size = (self.ring.len() * 2).min(max);
-            let mut ring = vec![TxSlot::EMPTY; size];
-            let mask = size as u32 - 1;
-            for k in 0..out {
-                let psn = self.una.add(k);
-                ring[(psn.value() & mask) as usize] = *self.slot(psn);
-            }
-            self.ring = ring;
-            self.mask = mask;
-        }
-    }
-    fn is_outstanding(&self, psn: Psn) -> bool {
-        psn.offset_from(self.una) < self.outstanding()
-    }
-    /// The RTO for a packet that has already timed out `retries` times.
-    fn backoff(&self, retries: u32) -> Duration {
-        let lin = self.attr.retry_linear as u32;
-        if retries < lin {
-            self.rto
-        } else {
-            let shift = (retries - lin + 1).min(RTO_MAX_SHIFT);
-            let d = self.rto.saturating_mul(1 << shift);
-            d.min(ack_timeout(MAX_ACK_TIMEOUT_EXP).max(self.rto))
-        }
-    }
-    fn push_fifo(&mut self, ev: u16, seq: u32, psn: Psn) {
-        let una = self.una;
-        let fifo = &mut self.ev_fifo[ev as usize];
-        while let Some(&(_, p)) = fifo.front() {
-            if p.before(una) {
-                fifo.pop_front();
-            } else {
-                break;
-            }
-        }
-        fifo.push_back((seq, psn));
-    }
-    /// Stall inference (docs/model-mrc.md 2.5.1): every transmission sent
-    /// more than the EV set's stall allowance before the latest-sent packet
-    /// already acknowledged, and still unacknowledged, is lost; its EV is
-    /// reported stalled (`EvSet::on_stall`, ASSUMED_BAD subject to
-    /// `min_active`).
-    fn infer_stalls(&mut self, now: Instant) {
-        let (Some(hw), Some(allow)) = (self.acked_sent_hw, self.evs.stall_allowance()) else {
-            return;
-        };
-        if hw.as_ps() <= allow.as_ps() {
-            return;
-        }
-        let cutoff = Instant(hw.as_ps() - allow.as_ps());
-        if cutoff <= self.stall_cutoff {
-            return;
-        }
-        self.stall_cutoff = cutoff;
-        self.lose_sent_before(cutoff, now);
-    }
-    /// Every live transmission sent before `cutoff` is lost; EVs that lost
-    /// one are reported stalled.
-    fn lose_sent_before(&mut self, cutoff: Instant, now: Instant) {
-        for ev in 0..self.ev_fifo.len() {
-            let mut stalled = false;
-            while let Some(&(seq, psn)) = self.ev_fifo[ev].front() {
-                let live = self.is_outstanding(psn) && {
-                    let sl = self.slot(psn);
-                    !sl.acked && sl.ev_index as usize == ev && sl.ev_seq == seq && sl.queued == Retx::No
-                };
-                if live && self.slot(psn).sent_at >= cutoff {
-                    break;
-                }
-                self.ev_fifo[ev].pop_front();
-                if !live {
-                    continue;
-                }
-                let sl = self.slot_mut(psn);
-                sl.queued = Retx::Loss;
-                let len = sl.len as u64;
-                if sl.in_flight {
-                    sl.in_flight = false;
-                    self.in_flight -= len;
-                }
-                self.retx.push_back(psn);
-                self.cc.on_loss(now, len);
-                stalled = true;
-            }
-            if stalled {
-                self.evs.on_stall(ev as u16, now);
-            }
-        }
-    }
-    /// Tail check (docs/model-mrc.md 2.5.2): at `sent_at(una) + stall_age`,
-    /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
-    /// acknowledgement in between (then only the RTO, which consumes the
-    /// retry budget, resends), every live transmission older than
-    /// `stall_age` and sent no later than a packet already acknowledged (or
-    /// than a trim NACK's arrival) is lost. Age alone is no evidence: a
-    /// packet that only waits in a queue that grew since the RTT was
-    /// sampled is as old as a lost one, but nothing sent after it has come
-    /// back either (RACK's timer, RFC 8985 6.2, looks only at packets sent
-    /// before the latest one delivered).
-    /// When that finds nothing and a packet has aged without evidence, the
-    /// newest live packet is resent once as a probe (RFC 8985's TLP),
-    /// declared lost by nobody: its EV is not blamed and the window not cut.
-    fn on_tail_check(&mut self, now: Instant) {
-        self.tail_deadline = None;
-        let Some(age) = self.evs.stall_age() else { return };
-        if self.una == self.next_psn {
-            return;
-        }
-        if self.acked_total != self.tail_acked {
-            self.tail_acked = self.acked_total;
-            self.tail_blind = 0;
-        }
-        if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
-            self.tail_blind += 1;
-            let aged = now.as_ps() - age.as_ps();
-            let queued = self.retx.len();
-            // Evidence against a packet: one sent no earlier was
-            // acknowledged, or the fabric cut a packet of this QP (a trim
-            // NACK) after it was sent, so its queues were dropping.
-            if let Some(evidence) = self.acked_sent_hw.into_iter().chain(self.trim_nack_at).max() {
-                // Strictly older than `age` (sent at or before `now - age`)
-                // and sent at or before the evidence.
-                self.lose_sent_before(Instant(aged.min(evidence.as_ps()) + 1), now);
-            }
-            if self.retx.len() == queued {
-                self.probe_tail(Instant(aged));
-            }
-        }
-        self.tail_deadline = Some(now + age);
-    }
-    /// The tail probe: if a live packet was sent at or before `aged`, the
-    /// newest live packet is queued for one resend (reason `Probe`).
-    fn probe_tail(&mut self, aged: Instant) {
-        let live = |s: &TxSlot| !s.acked && s.queued == Retx::No;
-        let Some(oldest) = (0..self.outstanding())
-            .map(|k| self.una.add(k))
-            .find(|&p| live(self.slot(p)))
-        else {
-            return;
-        };
-        if self.slot(oldest).sent_at > aged {
-            return;
-        }
-        // The newest live transmission (latest sent; the highest PSN of
-        // those sent at that instant).
-        let newest = (0..self.outstanding())
-            .map(|k| self.una.add(k))
-            .filter(|&p| live(self.slot(p)))
-            .max_by_key(|&p| (self.slot(p).sent_at, p.offset_from(self.una)))
-            .unwrap_or(oldest);
-        self.probe_evidence = Some((newest, self.slot(newest).sent_at));
-        let sl = self.slot_mut(newest);
-        sl.queued = Retx::Probe;
-        let len = sl.len as u64;
-        if sl.in_flight {
-            sl.in_flight = false;
-            self.in_flight -= len;
-        }
-        self.retx.push_back(newest);
-    }
-    fn arm_rto(&mut self) {
-        if self.una == self.next_psn {
-            self.rto_deadline = None;
-            self.tail_deadline = None;
-            return;
-        }
-        let s = *self.slot(self.una);
-        if let Some(age) = self.evs.stall_age() {
-            self.tail_deadline = Some(s.sent_at + age);
-        }
-        self.rto_deadline = if s.queued == Retx::No {
-            Some(s.sent_at + self.backoff(s.retries))
-        } else {
-            // Waiting to be resent: keep the current timer (its expiry scan
-            // recomputes the exact deadline).
-            self.rto_deadline.or(Some(s.sent_at + self.rto))
-        };
-    }
-}
 
 /// Per-PSN facts the responder keeps until the in-order point passes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1247,7 +879,7 @@ impl MrcQp {
         // fill the field with its static window or nothing meaningful).
         if seth.mpr > 0 && self.cfg.peer_caps.dynamic_mpr {
             let q = self.req.as_mut().expect("requester exists in RTS");
-            q.peer_window = Some(u32::from(seth.mpr) * MPR_UNIT);
+            q.dialect.peer_window = Some(u32::from(seth.mpr) * MPR_UNIT);
         }
         Ok(())
     }
@@ -1526,18 +1158,6 @@ impl MrcQp {
 
     /// Can a packet of `len` go now (window and pacing)? Records the pacing
     /// deadline when not.
-    fn may_send(q: &mut Requester, now: Instant, len: u32) -> bool {
-        if q.in_flight > 0 && q.in_flight + len as u64 > q.cc.window() {
-            return false;
-        }
-        let t = q.cc.next_send_time(now, len);
-        if t > now {
-            q.paced_until = Some(t);
-            return false;
-        }
-        true
-    }
-
     fn next_retransmission(&mut self, now: Instant) -> Option<Mrc10Packet> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
@@ -1552,7 +1172,7 @@ impl MrcQp {
                 continue;
             }
             let len = q.slot(psn).len;
-            if !Self::may_send(q, now, len) {
+            if !q.may_send(now, len) {
                 return None;
             }
             q.retx.pop_front();
@@ -1601,7 +1221,7 @@ impl MrcQp {
         let q = self.req.as_mut()?;
         let idx = q.seg_idx;
         let wr = q.sq.get(idx)?;
-        let window = q.peer_window.map_or(q.window, |w| w.min(q.window));
+        let window = q.dialect.peer_window.map_or(q.window, |w| w.min(q.window));
         if q.next_psn.offset_from(q.una) >= window {
             return None;
         }
@@ -1610,7 +1230,7 @@ impl MrcQp {
         }
         let off = wr.segmented as u64 * mtu as u64;
         let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
-        if !Self::may_send(q, now, len) {
+        if !q.may_send(now, len) {
             return None;
         }
         q.make_room();
@@ -1902,46 +1522,7 @@ impl QueuePair for MrcQp {
                     evs: std::mem::take(&mut a.evs.evs),
                     ..a.evs.clone()
                 })?;
-                let window = a.send_mpr_units as u32 * MPR_UNIT;
-                let size = window.next_power_of_two().min(RING_MIN as u32);
-                let retry_limit = (a.retry_exp != RETRY_INFINITE).then_some(a.retry_linear as u32 + a.retry_exp as u32);
-                self.req = Some(Box::new(Requester {
-                    cc: cc::build(&a.cc),
-                    rto: ack_timeout(a.ack_timeout_exp),
-                    retry_limit,
-                    window,
-                    ring: vec![TxSlot::EMPTY; size as usize],
-                    mask: size - 1,
-                    una: a.sq_psn,
-                    next_psn: a.sq_psn,
-                    sq: VecDeque::new(),
-                    sq_head_seq: 0,
-                    seg_idx: 0,
-                    in_flight: 0,
-                    wimm_outstanding: 0,
-                    max_wimm: (a.max_wimm as u32).max(1),
-                    retx: VecDeque::new(),
-                    deferred: Vec::new(),
-                    ev_next_seq: Vec::new(),
-                    ev_fifo: Vec::new(),
-                    ev_max_acked: Vec::new(),
-                    touched: Vec::new(),
-                    touched_flag: Vec::new(),
-                    acked_sent_hw: None,
-                    probe_evidence: None,
-                    stall_cutoff: Instant::ZERO,
-                    tail_deadline: None,
-                    acked_total: 0,
-                    tail_acked: 0,
-                    tail_blind: 0,
-                    rto_deadline: None,
-                    paced_until: None,
-                    imm_posted: 0,
-                    trim_nack_at: None,
-                    peer_window: None,
-                    evs,
-                    attr: a,
-                }));
+                self.req = Some(Box::new(Requester::new(a, evs, Mrc10Sending::default())));
             }
             QpTransition::Error => {
                 self.enter_error(None, false);
@@ -1978,9 +1559,9 @@ impl QueuePair for MrcQp {
         })?;
         let q = self.req.as_mut().expect("requester exists in RTS");
         let npkts = (len.div_ceil(self.cfg.mtu as u64)).max(1) as u32;
-        let rq_msn = q.imm_posted;
+        let rq_msn = q.dialect.imm_posted;
         if wr.imm.is_some() {
-            q.imm_posted = q.imm_posted.wrapping_add(1);
+            q.dialect.imm_posted = q.dialect.imm_posted.wrapping_add(1);
         }
         q.sq.push_back(SendWr {
             wr_id: wr.wr_id,
