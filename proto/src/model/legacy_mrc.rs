@@ -38,6 +38,10 @@ struct LegacySending {
     probe_id: u32,
 }
 
+impl requester::Dialect for LegacySending {
+    const EXCUSE_TIMEOUT_AFTER_TRIM: bool = false;
+}
+
 /// Requester half (exists from RTS on).
 type Requester = requester::Requester<LegacySending>;
 /// WRITE-with-immediate completions the responder holds, fully received,
@@ -755,42 +759,7 @@ impl LegacyMrcQp {
 
     fn advance_una(&mut self) {
         let q = self.req.as_mut().expect("requester exists");
-        let before = q.una;
-        while q.una != q.next_psn && q.slot(q.una).acked {
-            q.una = q.una.next();
-        }
-        if q.una != before {
-            let d = std::mem::take(&mut q.deferred);
-            q.retx.extend(d);
-        }
-        if q.una != before || q.rto_deadline.is_none() {
-            q.arm_rto();
-        }
-        // Completions strictly in posting order (pushed straight into the
-        // event queue: no allocation).
-        while let Some(wr) = q.sq.front() {
-            if q.seg_idx == 0 || wr.segmented != wr.npkts || !q.una.after(wr.last_psn()) {
-                break;
-            }
-            let wr = q.sq.pop_front().expect("checked");
-            q.sq_head_seq += 1;
-            q.seg_idx -= 1;
-            if wr.imm.is_some() {
-                q.wimm_outstanding -= 1;
-            }
-            self.counters.messages_completed += 1;
-            let c = Completion {
-                wr_id: wr.wr_id,
-                status: WcStatus::Success,
-                len: wr.data.len() as u32,
-                imm: None,
-            };
-            if self.events.len() >= self.cfg.event_queue_len {
-                self.counters.events_dropped += 1;
-            } else {
-                self.events.push_back(Event::SendCompleted(c));
-            }
-        }
+        q.advance_una(&mut self.counters, &mut self.events, self.cfg.event_queue_len);
     }
 
     fn handle_nack(&mut self, now: Instant, psn: Psn, n: &NackExtRepr) -> Result<(), RxError> {
@@ -846,47 +815,9 @@ impl LegacyMrcQp {
 
     fn on_rto(&mut self, now: Instant) {
         let q = self.req.as_mut().expect("requester exists");
-        let d = std::mem::take(&mut q.deferred);
-        q.retx.extend(d);
-        let mut fired = false;
-        let mut next: Option<Instant> = None;
-        let out = q.outstanding();
-        for k in 0..out {
-            let psn = q.una.add(k);
-            let s = *q.slot(psn);
-            if s.acked || s.queued != Retx::No {
-                continue;
-            }
-            let due = s.sent_at + q.backoff(s.retries);
-            if due > now {
-                next = Some(next.map_or(due, |n| n.min(due)));
-                continue;
-            }
-            if let Some(limit) = q.retry_limit {
-                if s.retries >= limit {
-                    self.counters.rto_fired += 1;
-                    self.enter_error(Some((s.wr_seq, WcStatus::RetryExceeded)), true);
-                    return;
-                }
-            }
-            if !fired {
-                fired = true;
-                q.cc.on_timeout(now);
-            }
-            let sl = q.slot_mut(psn);
-            sl.retries += 1;
-            sl.queued = Retx::Timeout;
-            if sl.in_flight {
-                sl.in_flight = false;
-                q.in_flight -= s.len as u64;
-            }
-            q.retx.push_back(psn);
-            q.evs.on_timeout(s.ev_index, now);
+        if let Some(wr_seq) = q.on_rto(now, &mut self.counters) {
+            self.enter_error(Some((wr_seq, WcStatus::RetryExceeded)), true);
         }
-        if fired {
-            self.counters.rto_fired += 1;
-        }
-        q.rto_deadline = next;
     }
 
     fn queue_probe(&mut self, now: Instant, ev_index: u16) {

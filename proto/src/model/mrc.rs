@@ -52,6 +52,10 @@ struct Mrc10Sending {
     peer_window: Option<u32>,
 }
 
+impl requester::Dialect for Mrc10Sending {
+    const EXCUSE_TIMEOUT_AFTER_TRIM: bool = true;
+}
+
 /// Requester half (exists from RTS on).
 type Requester = requester::Requester<Mrc10Sending>;
 /// WRITE-with-immediate completions the responder holds, fully received,
@@ -986,42 +990,7 @@ impl MrcQp {
 
     fn advance_una(&mut self) {
         let q = self.req.as_mut().expect("requester exists");
-        let before = q.una;
-        while q.una != q.next_psn && q.slot(q.una).acked {
-            q.una = q.una.next();
-        }
-        if q.una != before {
-            let d = std::mem::take(&mut q.deferred);
-            q.retx.extend(d);
-        }
-        if q.una != before || q.rto_deadline.is_none() {
-            q.arm_rto();
-        }
-        // Completions strictly in posting order (pushed straight into the
-        // event queue: no allocation).
-        while let Some(wr) = q.sq.front() {
-            if q.seg_idx == 0 || wr.segmented != wr.npkts || !q.una.after(wr.last_psn()) {
-                break;
-            }
-            let wr = q.sq.pop_front().expect("checked");
-            q.sq_head_seq += 1;
-            q.seg_idx -= 1;
-            if wr.imm.is_some() {
-                q.wimm_outstanding -= 1;
-            }
-            self.counters.messages_completed += 1;
-            let c = Completion {
-                wr_id: wr.wr_id,
-                status: WcStatus::Success,
-                len: wr.data.len() as u32,
-                imm: None,
-            };
-            if self.events.len() >= self.cfg.event_queue_len {
-                self.counters.events_dropped += 1;
-            } else {
-                self.events.push_back(Event::SendCompleted(c));
-            }
-        }
+        q.advance_una(&mut self.counters, &mut self.events, self.cfg.event_queue_len);
     }
 
     /// NACK: every MRC 1.0 reason is recoverable. A trim resends at
@@ -1083,61 +1052,9 @@ impl MrcQp {
 
     fn on_rto(&mut self, now: Instant) {
         let q = self.req.as_mut().expect("requester exists");
-        let d = std::mem::take(&mut q.deferred);
-        q.retx.extend(d);
-        let mut fired = false;
-        let mut next: Option<Instant> = None;
-        let out = q.outstanding();
-        for k in 0..out {
-            let psn = q.una.add(k);
-            let s = *q.slot(psn);
-            if s.acked || s.queued != Retx::No {
-                continue;
-            }
-            let due = s.sent_at + q.backoff(s.retries);
-            if due > now {
-                next = Some(next.map_or(due, |n| n.min(due)));
-                continue;
-            }
-            if let Some(limit) = q.retry_limit {
-                if s.retries >= limit {
-                    self.counters.rto_fired += 1;
-                    self.enter_error(Some((s.wr_seq, WcStatus::RetryExceeded)), true);
-                    return;
-                }
-            }
-            if !fired {
-                fired = true;
-                q.cc.on_timeout(now);
-            }
-            let sl = q.slot_mut(psn);
-            sl.retries += 1;
-            sl.queued = Retx::Timeout;
-            if sl.in_flight {
-                sl.in_flight = false;
-                q.in_flight -= s.len as u64;
-            }
-            q.retx.push_back(psn);
-            // MRC 1.0 marks an EV on "a timeout without a trim": after a
-            // trim NACK of this QP (any EV) since the packet went out, the
-            // fabric was congested enough to cut packets and likely dropped
-            // what it could not even trim (a full header queue), which is
-            // not the EV's fault. Any EV, not only the packet's: in an
-            // incast the drops are at the destination's ToR and the links
-            // into it, which the trimmed packets' paths share with it
-            // (excusing the packet's own EV only left 5,651 EVs marked in
-            // the 1023 -> 1 incast, against 2). A dead path among
-            // congested ones is still found by stall inference.
-            if q.trim_nack_at.is_some_and(|t| t >= s.sent_at) {
-                self.counters.rto_trim_excused += 1;
-            } else {
-                q.evs.on_timeout(s.ev_index, now);
-            }
+        if let Some(wr_seq) = q.on_rto(now, &mut self.counters) {
+            self.enter_error(Some((wr_seq, WcStatus::RetryExceeded)), true);
         }
-        if fired {
-            self.counters.rto_fired += 1;
-        }
-        q.rto_deadline = next;
     }
 
     /// Queue a reliability probe on EV `ev_index` (its timestamp is set

@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::model::api::{ack_timeout, RtsAttr, MAX_ACK_TIMEOUT_EXP, MPR_UNIT, RETRY_INFINITE};
+use crate::model::api::{
+    ack_timeout, Completion, Counters, Event, RtsAttr, WcStatus, MAX_ACK_TIMEOUT_EXP, MPR_UNIT, RETRY_INFINITE,
+};
 use crate::model::cc::{self, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::time::{Duration, Instant};
@@ -456,5 +458,127 @@ impl<D> Requester<D> {
             // recomputes the exact deadline).
             self.rto_deadline.or(Some(s.sent_at + self.rto))
         };
+    }
+}
+
+/// What a dialect decides in the requester's shared rules.
+pub(super) trait Dialect {
+    /// A timeout after a trim NACK of the QP (any EV) since the packet went
+    /// out does not count against the packet's EV (MRC 1.0's "a timeout
+    /// without a trim"; the legacy profile the RTL follows counts it).
+    const EXCUSE_TIMEOUT_AFTER_TRIM: bool;
+}
+
+impl<D> Requester<D> {
+    /// The cumulative point moves past every acknowledged packet; deferred
+    /// resends are released when it moved, the RTO re-armed, and the
+    /// messages it passed complete, strictly in posting order, into the
+    /// QP's event queue (`event_cap` events at most; beyond, counted in
+    /// `events_dropped`).
+    pub(super) fn advance_una(&mut self, counters: &mut Counters, events: &mut VecDeque<Event>, event_cap: usize) {
+        let q = self;
+        let before = q.una;
+        while q.una != q.next_psn && q.slot(q.una).acked {
+            q.una = q.una.next();
+        }
+        if q.una != before {
+            let d = std::mem::take(&mut q.deferred);
+            q.retx.extend(d);
+        }
+        if q.una != before || q.rto_deadline.is_none() {
+            q.arm_rto();
+        }
+        // Completions strictly in posting order (pushed straight into the
+        // event queue: no allocation).
+        while let Some(wr) = q.sq.front() {
+            if q.seg_idx == 0 || wr.segmented != wr.npkts || !q.una.after(wr.last_psn()) {
+                break;
+            }
+            let wr = q.sq.pop_front().expect("checked");
+            q.sq_head_seq += 1;
+            q.seg_idx -= 1;
+            if wr.imm.is_some() {
+                q.wimm_outstanding -= 1;
+            }
+            counters.messages_completed += 1;
+            let c = Completion {
+                wr_id: wr.wr_id,
+                status: WcStatus::Success,
+                len: wr.data.len() as u32,
+                imm: None,
+            };
+            if events.len() >= event_cap {
+                counters.events_dropped += 1;
+            } else {
+                events.push_back(Event::SendCompleted(c));
+            }
+        }
+    }
+}
+
+impl<D: Dialect> Requester<D> {
+    /// The RTO fired (docs/model-mrc.md 2.8): deferred resends are released
+    /// and every packet whose backoff has run out is queued again
+    /// (`Retx::Timeout`), its EV told of the timeout unless the dialect
+    /// excuses timeouts after a trim; the timer is re-armed at the earliest
+    /// deadline left. A packet out of retries instead returns its work
+    /// request's sequence number: the QP goes to ERR (RetryExceeded).
+    pub(super) fn on_rto(&mut self, now: Instant, counters: &mut Counters) -> Option<u64> {
+        let q = self;
+        let d = std::mem::take(&mut q.deferred);
+        q.retx.extend(d);
+        let mut fired = false;
+        let mut next: Option<Instant> = None;
+        let out = q.outstanding();
+        for k in 0..out {
+            let psn = q.una.add(k);
+            let s = *q.slot(psn);
+            if s.acked || s.queued != Retx::No {
+                continue;
+            }
+            let due = s.sent_at + q.backoff(s.retries);
+            if due > now {
+                next = Some(next.map_or(due, |n| n.min(due)));
+                continue;
+            }
+            if let Some(limit) = q.retry_limit {
+                if s.retries >= limit {
+                    counters.rto_fired += 1;
+                    return Some(s.wr_seq);
+                }
+            }
+            if !fired {
+                fired = true;
+                q.cc.on_timeout(now);
+            }
+            let sl = q.slot_mut(psn);
+            sl.retries += 1;
+            sl.queued = Retx::Timeout;
+            if sl.in_flight {
+                sl.in_flight = false;
+                q.in_flight -= s.len as u64;
+            }
+            q.retx.push_back(psn);
+            // MRC 1.0 (not the legacy profile the RTL follows) marks an EV on "a timeout without a trim": after a
+            // trim NACK of this QP (any EV) since the packet went out, the
+            // fabric was congested enough to cut packets and likely dropped
+            // what it could not even trim (a full header queue), which is
+            // not the EV's fault. Any EV, not only the packet's: in an
+            // incast the drops are at the destination's ToR and the links
+            // into it, which the trimmed packets' paths share with it
+            // (excusing the packet's own EV only left 5,651 EVs marked in
+            // the 1023 -> 1 incast, against 2). A dead path among
+            // congested ones is still found by stall inference.
+            if D::EXCUSE_TIMEOUT_AFTER_TRIM && q.trim_nack_at.is_some_and(|t| t >= s.sent_at) {
+                counters.rto_trim_excused += 1;
+            } else {
+                q.evs.on_timeout(s.ev_index, now);
+            }
+        }
+        if fired {
+            counters.rto_fired += 1;
+        }
+        q.rto_deadline = next;
+        None
     }
 }
