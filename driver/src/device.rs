@@ -92,6 +92,13 @@ pub trait Device: Send + Sync {
     fn endpoint_result(&self) -> Option<EndpointResult> {
         None
     }
+    /// Run NSCC with `params` (`None`: the fixed window of the QP's CC
+    /// row) on QP `qpn` from its next send context on. Only a device that
+    /// runs NSCC has it (the soft NIC); the card's CC gate is a fixed
+    /// window: `Unsupported`, and the driver keeps that window.
+    fn set_qp_nscc(&self, _qpn: u32, _params: Option<crate::verbs::NsccParams>) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("NSCC"))
+    }
     /// Take NIC port `port` (0-based: MRC 1.0's port status mask bit, the
     /// verbs port number less one) administratively down or up again. Down:
     /// the NIC tells every peer it has QPs with (a Port Status Update with

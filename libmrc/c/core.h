@@ -115,10 +115,17 @@ struct mrcx_ev_info {
   uint64_t format;
   uint32_t ev_count, ev_min_active, event_mask;
 };
+/* NSCC's parameters but max_cwnd (ctl.rs: Nscc): times in ns. */
+struct mrcx_nscc {
+  uint32_t base_rtt, target_delay, disable_qa, qa_gate, qa_threshold;
+  float gamma, max_md_jump, eta, fi, fi_scale;
+  uint32_t adjust_bytes_threshold, adjust_period_threshold;
+};
 struct mrcx_cc_req {
   uint32_t set, state, algorithm, max_cwnd;
   const uint8_t *config;
   uint32_t config_len;
+  const struct mrcx_nscc *nscc; /* with MRCX_SET_CONFIG */
 };
 struct mrcx_cc_info {
   uint32_t state, algorithm;

@@ -486,6 +486,7 @@ int mrc_ctl_modify_cc_profile(struct mrc_context *mrc_ctx,
       !vendor_cfg_empty(attr->vendor_cfg))
     return result(EINVAL);
   struct mrcx_cc_req req = {0};
+  struct mrcx_nscc nscc;
   if (attr_mask & MRC_CTL_CC_PROFILE_STATE) {
     req.set |= MRCX_SET_STATE;
     req.state = (uint32_t)attr->profile_state;
@@ -505,6 +506,21 @@ int mrc_ctl_modify_cc_profile(struct mrc_context *mrc_ctx,
     req.max_cwnd = cfg->max_cwnd;
     req.config = (const uint8_t *)cfg;
     req.config_len = sizeof(*cfg);
+    nscc = (struct mrcx_nscc){
+        .base_rtt = cfg->base_rtt,
+        .target_delay = cfg->target_delay,
+        .disable_qa = cfg->disable_qa,
+        .qa_gate = cfg->qa_gate,
+        .qa_threshold = cfg->qa_threshold,
+        .gamma = cfg->gamma,
+        .max_md_jump = cfg->max_md_jump,
+        .eta = cfg->eta,
+        .fi = cfg->fi,
+        .fi_scale = cfg->fi_scale,
+        .adjust_bytes_threshold = cfg->adjust_bytes_threshold,
+        .adjust_period_threshold = cfg->adjust_period_threshold,
+    };
+    req.nscc = &nscc;
   }
   return result(cc_report(c, cc_profile_id, attr, attr_mask, &req));
 }

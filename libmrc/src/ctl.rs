@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::os::raw::c_int;
 
-use driver::{Controller, QueuePair};
+use driver::{Controller, NsccParams, QueuePair};
 
 /// Profile life cycle, `enum mrc_ctl_profile_state`.
 pub const STATE_INIT: u32 = 0;
@@ -146,13 +146,72 @@ pub struct CcProfile {
     /// bytes, returned by a query) and the window they name.
     pub config: Option<Vec<u8>>,
     pub max_cwnd: u32,
+    /// The other NSCC parameters, as the driver takes them.
+    pub nscc: NsccParams,
     pub users: u32,
 }
 
 impl CcProfile {
-    /// The window of QPs bound to it; `None`: the device's default.
-    pub fn window(&self) -> Option<u32> {
-        (self.algorithm == CC_NSCC && self.config.is_some()).then_some(self.max_cwnd)
+    /// The window ceiling and NSCC parameters of QPs bound to it (a soft
+    /// NIC runs NSCC with them, a card the fixed `max_cwnd`); `None`: the
+    /// device's default window.
+    pub fn window(&self) -> Option<(u32, NsccParams)> {
+        (self.algorithm == CC_NSCC && self.config.is_some()).then_some((self.max_cwnd, self.nscc))
+    }
+}
+
+/// `struct mrc_ctl_cc_nscc_cfg` without its window (`CcReq::max_cwnd`),
+/// flat (`struct mrcx_nscc`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Nscc {
+    pub base_rtt: u32,
+    pub target_delay: u32,
+    pub disable_qa: u32,
+    pub qa_gate: u32,
+    pub qa_threshold: u32,
+    pub gamma: f32,
+    pub max_md_jump: f32,
+    pub eta: f32,
+    pub fi: f32,
+    pub fi_scale: f32,
+    pub adjust_bytes_threshold: u32,
+    pub adjust_period_threshold: u32,
+}
+
+/// The largest `qa_gate`: a shift of a 64-bit window.
+const MAX_QA_GATE: u32 = 63;
+
+impl Nscc {
+    /// The parameters as the driver takes them; `EINVAL` for a `gamma`
+    /// or `max_md_jump` outside 0..=1 (shares of the window) or NaN, a
+    /// negative or NaN `eta`, `fi` or `fi_scale`, a `qa_gate` above 63.
+    pub fn params(&self) -> Result<NsccParams, c_int> {
+        let share = |x: f32| (0.0..=1.0).contains(&x);
+        let nonneg = |x: f32| x.is_finite() && x >= 0.0;
+        if !share(self.gamma)
+            || !share(self.max_md_jump)
+            || !nonneg(self.eta)
+            || !nonneg(self.fi)
+            || !nonneg(self.fi_scale)
+            || self.qa_gate > MAX_QA_GATE
+        {
+            return Err(EINVAL);
+        }
+        Ok(NsccParams {
+            base_rtt_ns: self.base_rtt,
+            target_delay_ns: self.target_delay,
+            disable_qa: self.disable_qa != 0,
+            qa_gate: self.qa_gate as u8,
+            qa_threshold_ns: self.qa_threshold,
+            gamma: self.gamma,
+            max_md_jump: self.max_md_jump,
+            eta: self.eta,
+            fi: self.fi,
+            fi_scale: self.fi_scale,
+            adjust_bytes_threshold: self.adjust_bytes_threshold,
+            adjust_period_threshold_ns: self.adjust_period_threshold,
+        })
     }
 }
 
@@ -213,6 +272,8 @@ pub struct CcReq {
     pub max_cwnd: u32,
     pub config: *const u8,
     pub config_len: u32,
+    /// With `SET_CONFIG`: the other parameters (null: all 0).
+    pub nscc: *const Nscc,
 }
 
 pub const SET_STATE: u32 = 1 << 0;
@@ -760,6 +821,9 @@ impl Ctl {
             if p.algorithm != CC_NSCC || r.max_cwnd == 0 {
                 return Err(EINVAL);
             }
+            // SAFETY: null or the C layer's parameters.
+            let nscc = unsafe { r.nscc.as_ref() }.copied().unwrap_or_default();
+            p.nscc = nscc.params()?;
             p.config = Some(config.to_vec());
             p.max_cwnd = r.max_cwnd;
         }
@@ -1109,6 +1173,7 @@ mod tests {
             max_cwnd,
             config: std::ptr::null(),
             config_len: 0,
+            nscc: std::ptr::null(),
         };
         assert_eq!(
             c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, CC_NSCC, 0), &[]),
@@ -1124,11 +1189,66 @@ mod tests {
         assert_eq!(c.modify_cc(1, &req(SET_CONFIG, 0, 0, 0), &[1]), Err(EINVAL)); // max_cwnd 0
         c.modify_cc(1, &req(SET_CONFIG | SET_STATE, STATE_ONLINE, 0, 1 << 20), &[1, 2])
             .unwrap();
-        assert_eq!(c.cc[&1].window(), Some(1 << 20));
+        assert_eq!(c.cc[&1].window(), Some((1 << 20, NsccParams::default())));
         let b = c.bind(None, Some(1)).unwrap();
         assert_eq!(c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]), Err(EBUSY));
         c.unbind(&b);
         c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]).unwrap();
+        // Every parameter reaches the driver's; shares of the window
+        // outside 0..=1 and a gate beyond 63 are refused.
+        let given = Nscc {
+            base_rtt: 1,
+            target_delay: 2,
+            disable_qa: 1,
+            qa_gate: 4,
+            qa_threshold: 5,
+            gamma: 0.25,
+            max_md_jump: 0.75,
+            eta: 6.0,
+            fi: 7.0,
+            fi_scale: 8.0,
+            adjust_bytes_threshold: 9,
+            adjust_period_threshold: 10,
+        };
+        let mut r = req(SET_CONFIG, 0, 0, 1 << 16);
+        r.nscc = &given;
+        c.modify_cc(1, &r, &[1]).unwrap();
+        let want = NsccParams {
+            base_rtt_ns: 1,
+            target_delay_ns: 2,
+            disable_qa: true,
+            qa_gate: 4,
+            qa_threshold_ns: 5,
+            gamma: 0.25,
+            max_md_jump: 0.75,
+            eta: 6.0,
+            fi: 7.0,
+            fi_scale: 8.0,
+            adjust_bytes_threshold: 9,
+            adjust_period_threshold_ns: 10,
+        };
+        assert_eq!(c.cc[&1].window(), Some((1 << 16, want)));
+        for bad in [
+            Nscc { gamma: 1.5, ..given },
+            Nscc {
+                gamma: f32::NAN,
+                ..given
+            },
+            Nscc {
+                max_md_jump: -0.1,
+                ..given
+            },
+            Nscc { eta: -1.0, ..given },
+            Nscc { qa_gate: 64, ..given },
+        ] {
+            r.nscc = &bad;
+            assert_eq!(c.modify_cc(1, &r, &[1]), Err(EINVAL), "{bad:?}");
+        }
+        assert_eq!(
+            c.cc[&1].window(),
+            Some((1 << 16, want)),
+            "a refused change changes nothing"
+        );
     }
 }
 

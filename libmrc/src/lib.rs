@@ -853,8 +853,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
                     values: values.clone(),
                 },
                 cc: CcProfile {
-                    min_cwnd: MIN_CWND.min(max_cwnd.unwrap_or(DEFAULT_MAX_CWND)),
-                    max_cwnd: max_cwnd.unwrap_or(DEFAULT_MAX_CWND),
+                    min_cwnd: MIN_CWND.min(max_cwnd.map_or(DEFAULT_MAX_CWND, |(w, _)| w)),
+                    max_cwnd: max_cwnd.map_or(DEFAULT_MAX_CWND, |(w, _)| w),
+                    nscc: max_cwnd.map(|(_, n)| n),
                 },
             }))
             .map_or(libc_einval(), |_| 0);

@@ -660,6 +660,14 @@ static void auto_and_cc_profiles(struct side *a) {
   ca.cc_config = &nscc; /* max_cwnd 0 */
   REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
   nscc.max_cwnd = 1 << 20;
+  /* Parameters the soft NIC's NSCC cannot run: a decrease share beyond
+   * the window, a gate shifting a 64-bit window out. */
+  nscc.gamma = 1.5f;
+  REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
+  nscc.gamma = 0.5f;
+  nscc.qa_gate = 64;
+  REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
+  nscc.qa_gate = 3;
   ca.profile_state = MRC_CTL_PROFILE_ONLINE;
   CHECK(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca,
                                   MRC_CTL_CC_PROFILE_CONFIG | MRC_CTL_CC_PROFILE_STATE) == 0 &&

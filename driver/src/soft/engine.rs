@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
 use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
-use proto::model::cc::CcConfig;
+use proto::model::cc::{CcConfig, NsccConfig, QuickAdapt, NSCC_MIN_CWND_PACKET_DIVISOR};
 use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointError, EndpointResult};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
 use proto::model::{Event, Qp, QpSetup, QueuePair, RxError, Transport, WcStatus, WriteRequest};
@@ -36,6 +36,7 @@ use super::udp::{EvSockets, Received, RecvBatch, SendBatch, SendOutcome, UdpPort
 use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::DmaBuffer;
 use crate::regfile::CfgRow;
+use crate::verbs::NsccParams;
 
 /// The wire QPN of the driver's QP `n` is `n + WIRE_QPN_OFFSET`: the
 /// driver numbers QPs from 0, and MRC 1.0 reserves QPN 0x2 for the
@@ -104,6 +105,59 @@ pub fn path_window(rx_buffer: usize, mtu: u32) -> u64 {
     (rx_buffer as u64 / truesize / 2).max(1) * mtu as u64
 }
 
+/// Defaults of the NSCC parameters given as 0 (libmrc's zero-filled
+/// `struct mrc_ctl_cc_nscc_cfg`): an unloaded RTT of a soft NIC pair on
+/// one host, and the golden model's own defaults for the rest
+/// (`NsccConfig::for_fabric`: target half the base RTT, decrease gain
+/// 0.5).
+pub const NSCC_DEFAULT_BASE_RTT_NS: u32 = 50_000;
+pub const NSCC_DEFAULT_GAMMA: f32 = 0.5;
+/// The model's defaults size the ceiling at 1.5 initial windows: a QP
+/// starts at this share of its `max_cwnd`.
+pub const NSCC_INIT_SHARE: (u64, u64) = (2, 3);
+
+/// The golden model's NSCC for the parameters of libmrc's
+/// `struct mrc_ctl_cc_nscc_cfg` and the window `ceiling` (the profile's
+/// `max_cwnd`, at most what the path holds: [`path_window`]).
+///
+/// | libmrc | `NsccConfig` |
+/// |---|---|
+/// | `max_cwnd` | `max_cwnd` (and `init_cwnd` [`NSCC_INIT_SHARE`] of it) |
+/// | `base_rtt`, `target_delay` | the fields of the same names (0: [`NSCC_DEFAULT_BASE_RTT_NS`], half the base RTT) |
+/// | `disable_qa`, `qa_gate`, `qa_threshold` | `quick_adapt.enabled` (inverted), `.gate`, `.threshold` (0: four target delays, as the model) |
+/// | `gamma` | `decrease_gain` (0: [`NSCC_DEFAULT_GAMMA`]) |
+/// | `max_md_jump`, `eta`, `fi`, `fi_scale`, `adjust_bytes_threshold`, `adjust_period_threshold` | none: the model cuts at most half the window per decrease (a constant) and applies its increases per ACK in steps of one packet (`increase_bytes` = the MTU) instead of UET's batched adjustments |
+pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
+    let ns = |v: u32| Duration::from_ns(u64::from(v));
+    let base_rtt = ns(if p.base_rtt_ns == 0 {
+        NSCC_DEFAULT_BASE_RTT_NS
+    } else {
+        p.base_rtt_ns
+    });
+    let target_delay = if p.target_delay_ns == 0 {
+        Duration::from_ps(base_rtt.as_ps() / 2)
+    } else {
+        ns(p.target_delay_ns)
+    };
+    let gamma = if p.gamma == 0.0 { NSCC_DEFAULT_GAMMA } else { p.gamma };
+    let mtu = u64::from(mtu);
+    let min_cwnd = (mtu / NSCC_MIN_CWND_PACKET_DIVISOR).max(1);
+    NsccConfig {
+        base_rtt,
+        target_delay,
+        increase_bytes: mtu,
+        decrease_gain: f64::from(gamma),
+        max_cwnd: ceiling.max(min_cwnd),
+        min_cwnd,
+        init_cwnd: (ceiling * NSCC_INIT_SHARE.0 / NSCC_INIT_SHARE.1).max(min_cwnd),
+        quick_adapt: QuickAdapt {
+            enabled: !p.disable_qa,
+            gate: p.qa_gate,
+            threshold: ns(p.qa_threshold_ns),
+        },
+    }
+}
+
 /// A peer row of the address table.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -131,6 +185,8 @@ struct Staged {
     retry_linear: u8,
     retry_exp: u8,
     evs: [u16; 128],
+    /// NSCC instead of the fixed window ([`Device::set_qp_nscc`]).
+    nscc: Option<NsccParams>,
 }
 
 impl Default for Staged {
@@ -144,6 +200,7 @@ impl Default for Staged {
             retry_linear: 7,
             retry_exp: 7,
             evs: [0; 128],
+            nscc: None,
         }
     }
 }
@@ -455,6 +512,20 @@ impl Engine {
         self.qps.get(&qpn).map(|q| *q.model.counters())
     }
 
+    /// QP `qpn`'s congestion controller ("nscc", "fixed") and its window
+    /// in bytes; `None` if the QP is not enabled.
+    pub fn qp_window(&self, qpn: u32) -> Option<(&'static str, u64)> {
+        self.qps.get(&qpn).and_then(|q| q.model.congestion_window())
+    }
+
+    /// QP `qpn` runs NSCC with `params` (`None`: the fixed window) from
+    /// its next send context on.
+    pub fn set_qp_nscc(&mut self, qpn: u32, params: Option<NsccParams>) {
+        if let Ok(q) = u16::try_from(qpn) {
+            self.staged.entry(q).or_default().nscc = params;
+        }
+    }
+
     pub fn port(&self) -> &UdpPort {
         &self.sockets.own
     }
@@ -675,8 +746,10 @@ impl Engine {
         // holds: nothing paces a soft NIC's sends, so a window larger than
         // the peer's socket buffer overflows it on every burst, and a fixed
         // window does not shrink after the losses (`path_window`).
-        s.rts.cc = CcConfig::Fixed {
-            window: st.max_cwnd.min(path_window(self.rx_buffer, s.cfg.mtu)),
+        let ceiling = st.max_cwnd.min(path_window(self.rx_buffer, s.cfg.mtu));
+        s.rts.cc = match st.nscc {
+            Some(p) => CcConfig::Nscc(nscc_config(&p, ceiling, s.cfg.mtu)),
+            None => CcConfig::Fixed { window: ceiling },
         };
         let mut model: Qp = s.bring_up(now).ok()?;
         for mr in self.mrs.values() {

@@ -420,6 +420,12 @@ impl SoftNic {
         self.inner.engine().qp_counters(qpn)
     }
 
+    /// QP `qpn`'s congestion controller ("nscc" or "fixed") and its window
+    /// in bytes now; `None` if the QP is not enabled.
+    pub fn qp_window(&self, qpn: u32) -> Option<(&'static str, u64)> {
+        self.inner.engine().qp_window(qpn)
+    }
+
     /// The ports of the soft NIC at `peer` as its last Port Status Update
     /// said (bit 0: its one port is up); `None` if it sent none.
     pub fn peer_ports_up(&self, peer: IpAddr) -> Option<u32> {
@@ -583,6 +589,12 @@ impl Device for SoftNic {
 
     /// A soft NIC has one port (0). Down, it tells its peers, then sends
     /// and takes nothing ([`engine::Engine::set_port_up`]).
+    /// The golden model's NSCC for the QP ([`engine::nscc_config`]).
+    fn set_qp_nscc(&self, qpn: u32, params: Option<crate::verbs::NsccParams>) -> Result<(), DeviceError> {
+        self.inner.engine().set_qp_nscc(qpn, params);
+        Ok(())
+    }
+
     fn set_port_up(&self, port: u8, up: bool) -> Result<(), DeviceError> {
         let now = self.inner.now();
         let r = self.inner.engine().set_port_up(now, port, up);
