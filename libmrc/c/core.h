@@ -147,7 +147,7 @@ int mrcx_ctl_ev(const void *ctx, uint64_t id, const struct mrcx_ev_req *req,
 int mrcx_ctl_cc(const void *ctx, uint64_t id, const struct mrcx_cc_req *req,
                 struct mrcx_cc_info *info);
 /* handle: the mrc_cq's address, as mrc.c gives it to mrcx_create_cq. */
-int mrcx_ctl_open_ev_cq(const void *ctx, uintptr_t handle);
+int mrcx_ctl_open_ev_cq(const void *ctx, uintptr_t handle, int entries);
 struct mrcx_ev_event {
   uint32_t profile_id;
   uint32_t ev;

@@ -546,8 +546,9 @@ struct ev_event_1_0_0 {
 };
 
 /* A CQ made by mrc_create_cq (mrc.c) and named the context's EV-event CQ
- * in the core; mrc_destroy_cq ends both. EV events do not signal a
- * completion channel here: one is refused. */
+ * in the core; mrc_destroy_cq ends both. With a completion channel,
+ * mrc_req_notify_cq arms it as any CQ: its next EV event (or one it
+ * already holds) puts one event on the channel (mrc_get_cq_event). */
 struct mrc_cq *mrc_ctl_create_ev_event_cq(struct mrc_context *mrc_ctx,
                                           int cqe, void *cq_context,
                                           struct mrc_comp_channel *channel,
@@ -557,15 +558,11 @@ struct mrc_cq *mrc_ctl_create_ev_event_cq(struct mrc_context *mrc_ctx,
     errno = EINVAL;
     return NULL;
   }
-  if (channel) {
-    errno = EOPNOTSUPP;
-    return NULL;
-  }
-  struct mrc_cq *cq = mrc_create_cq(mrc_ctx, cqe, cq_context, NULL,
+  struct mrc_cq *cq = mrc_create_cq(mrc_ctx, cqe, cq_context, channel,
                                     comp_vector);
   if (!cq)
     return NULL;
-  int rc = mrcx_ctl_open_ev_cq(c->rs, (uintptr_t)cq);
+  int rc = mrcx_ctl_open_ev_cq(c->rs, (uintptr_t)cq, cqe);
   if (rc) {
     mrc_destroy_cq(cq);
     errno = rc;

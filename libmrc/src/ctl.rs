@@ -306,6 +306,11 @@ pub struct Ctl {
     pub controller: Option<Controller>,
     /// The EV-event CQ: the C layer's handle of its `mrc_cq`.
     pub ev_cq: Option<usize>,
+    /// EV events taken from the device's ring for the EV-event CQ and
+    /// not yet polled, at most `ev_cq_entries` (a notifier thread takes
+    /// them to learn whether to signal the CQ's channel).
+    ev_pending: std::collections::VecDeque<MrcxEvEvent>,
+    ev_cq_entries: usize,
     /// The program announced control API 1.0.1 (`mrc_ctl_query_device_ex`):
     /// its EV events carry their state.
     pub api_1_0_1: bool,
@@ -1548,10 +1553,11 @@ const EV_RING_LOG2: u8 = 8;
 static EV_CQS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
 
 /// Make the CQ whose C handle is `handle` (an `mrc_cq` of this context)
-/// the context's EV-event CQ (one per context: EBUSY for a second).
+/// the context's EV-event CQ, holding up to `entries` events (one per
+/// context: EBUSY for a second).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize) -> c_int {
-    if handle == 0 {
+pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize, entries: c_int) -> c_int {
+    if handle == 0 || entries <= 0 {
         return EINVAL;
     }
     with_ctl(c, EINVAL, |ctx, ctl| {
@@ -1565,9 +1571,74 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize) -> c_
             }
         }
         ctl.ev_cq = Some(handle);
+        ctl.ev_cq_entries = entries as usize;
+        ctl.ev_pending.clear();
         lock(&EV_CQS).push((handle, c as usize));
         0
     })
+}
+
+/// Move the EV events of the device's ring into the EV-event CQ's
+/// queue, as `mrcx_ctl_poll_ev_cq` returns them: events of QPs bound to
+/// no profile, and states the profile's mask does not ask for, are
+/// consumed and not kept. An event beyond the CQ's entries is lost.
+fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
+    loop {
+        let Some(k) = ctl.controller.as_mut() else { return };
+        let e = match k.poll_event() {
+            Ok(Some(e)) => e,
+            Ok(None) => return,
+            // A malformed entry (the driver counts it): skip it.
+            Err(_) => continue,
+        };
+        let (id, ev) = {
+            // The map's lock held while the QP is read: a QP leaves the
+            // map (under the ctl lock, held here) before it goes.
+            let objs = lock(&ctx.qp_objs);
+            let Some(&addr) = objs.get(&e.qp) else { continue };
+            // SAFETY: a live QP (in the map).
+            let q = unsafe { &*(addr as *const Qp) };
+            let b = lock(&q.binding);
+            match b.ev {
+                Some(id) => (id, b.ev_values.get(usize::from(e.ev_index)).copied()),
+                None => continue,
+            }
+        };
+        // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
+        // state bits.
+        let state = 1u32 << (e.new_state as u32);
+        if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
+            continue;
+        }
+        if ctl.ev_pending.len() >= ctl.ev_cq_entries {
+            continue;
+        }
+        ctl.ev_pending.push_back(MrcxEvEvent {
+            profile_id: id,
+            ev: u32::from(ev.unwrap_or(e.ev)),
+            state,
+        });
+    }
+}
+
+/// If `handle` is the context's EV-event CQ: whether it holds EV events
+/// (taken from the device's ring first).
+pub(crate) fn ev_cq_ready(ctx: &Ctx, handle: usize) -> Option<bool> {
+    let mut ctl = lock(&ctx.ctl);
+    if ctl.ev_cq != Some(handle) {
+        return None;
+    }
+    take_ev_events(ctx, &mut ctl);
+    Some(!ctl.ev_pending.is_empty())
+}
+
+/// The context's EV-event CQ, if any, and whether it holds EV events
+/// (taken from the device's ring first).
+pub(crate) fn ev_cq_take(ctx: &Ctx) -> Option<(usize, bool)> {
+    let mut ctl = lock(&ctx.ctl);
+    let h = ctl.ev_cq?;
+    take_ev_events(ctx, &mut ctl);
+    Some((h, !ctl.ev_pending.is_empty()))
 }
 
 /// The CQ `handle` of `ctx` is destroyed: if it was the EV-event CQ, the
@@ -1576,6 +1647,7 @@ pub(crate) fn ev_cq_gone(ctx: &Ctx, handle: usize) {
     let mut ctl = lock(&ctx.ctl);
     if ctl.ev_cq == Some(handle) {
         ctl.ev_cq = None;
+        ctl.ev_pending.clear();
         lock(&EV_CQS).retain(|&(h, _)| h != handle);
     }
 }
@@ -1612,41 +1684,15 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(
     };
     with_ctl(c as *const Ctx, -EINVAL, |ctx, ctl| {
         out(api_1_0_1, c_int::from(ctl.api_1_0_1));
+        if ctl.controller.is_none() {
+            return -EINVAL;
+        }
         let mut n = 0usize;
         while n < max as usize {
-            let Some(k) = ctl.controller.as_mut() else {
-                return -EINVAL;
-            };
-            let e = match k.poll_event() {
-                Ok(Some(e)) => e,
-                Ok(None) => break,
-                // A malformed entry (the driver counts it): skip it.
-                Err(_) => continue,
-            };
-            let (id, ev) = {
-                // The map's lock held while the QP is read: a QP leaves
-                // the map (under the ctl lock, held here) before it goes.
-                let objs = lock(&ctx.qp_objs);
-                let Some(&addr) = objs.get(&e.qp) else { continue };
-                // SAFETY: a live QP (in the map).
-                let q = unsafe { &*(addr as *const Qp) };
-                let b = lock(&q.binding);
-                match b.ev {
-                    Some(id) => (id, b.ev_values.get(usize::from(e.ev_index)).copied()),
-                    None => continue,
-                }
-            };
-            // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
-            // state bits.
-            let state = 1u32 << (e.new_state as u32);
-            if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
-                continue;
+            if ctl.ev_pending.is_empty() {
+                take_ev_events(ctx, ctl);
             }
-            let ev = MrcxEvEvent {
-                profile_id: id,
-                ev: u32::from(ev.unwrap_or(e.ev)),
-                state,
-            };
+            let Some(ev) = ctl.ev_pending.pop_front() else { break };
             // SAFETY: `events` holds `max` entries.
             unsafe { *events.add(n) = ev };
             n += 1;

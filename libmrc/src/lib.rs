@@ -77,6 +77,9 @@ pub struct Cq {
     channel: Option<Arc<Channel>>,
     /// `mrc_req_notify_cq` was called and no event has fired since.
     armed: AtomicBool,
+    /// The context it was made on: an EV-event CQ's events are the
+    /// context's (`ctl::ev_cq_ready`).
+    ctx: std::sync::Weak<Ctx>,
 }
 
 impl Cq {
@@ -85,11 +88,18 @@ impl Cq {
     /// flag is set before the arming caller looks at the queue), so a
     /// completion queued while arming is never missed by both.
     fn fire_if_ready(&self) {
+        // The EV-event CQ holds EV events, not completions.
+        if let Some(ready) = self.ctx.upgrade().and_then(|c| ctl::ev_cq_ready(&c, self.handle)) {
+            self.fire_when(|| ready);
+            return;
+        }
+        self.fire_when(|| !lock(&self.queue).is_empty());
+    }
+
+    /// If armed and `ready()`: one event on the channel, and disarm.
+    fn fire_when(&self, ready: impl FnOnce() -> bool) {
         let Some(ch) = &self.channel else { return };
-        if self.armed.load(Ordering::SeqCst)
-            && !lock(&self.queue).is_empty()
-            && self.armed.swap(false, Ordering::SeqCst)
-        {
+        if self.armed.load(Ordering::SeqCst) && ready() && self.armed.swap(false, Ordering::SeqCst) {
             ch.push(self.handle);
         }
     }
@@ -484,6 +494,7 @@ pub unsafe extern "C" fn mrcx_create_cq(
             handle,
             channel,
             armed: AtomicBool::new(false),
+            ctx: Arc::downgrade(&ctx),
         });
         lock(&ctx.cqs).push(cq.clone());
         Arc::into_raw(cq) as *mut Cq

@@ -1442,6 +1442,8 @@ impl Engine {
         if let Ok(b) = e.encode() {
             ring.push(b);
             self.stats.ev_events += 1;
+            // A program asleep on its EV-event CQ's channel wakes for it.
+            self.irq.raise();
         }
     }
 
