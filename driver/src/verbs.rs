@@ -375,22 +375,7 @@ impl Context {
 
     /// Read a counter by its `regmap::COUNTERS` name.
     pub fn counter(&self, name: &str) -> Result<u32, Error> {
-        let slot = regmap::COUNTERS
-            .iter()
-            .position(|c| c.name == name)
-            .ok_or_else(|| Error::UnknownCounter(name.into()))?;
-        if slot as u32 >= self.shared.info.counters {
-            return Err(Error::CounterAbsent {
-                name: name.into(),
-                slot,
-                num: self.shared.info.counters,
-            });
-        }
-        let v = self
-            .shared
-            .dev
-            .read32(self.shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
-        Ok(v)
+        counter(&self.shared, name)
     }
 
     pub fn alloc_pd(&self) -> ProtectionDomain {
@@ -1629,6 +1614,28 @@ pub enum EventError {
     UnknownQp(u32),
 }
 
+/// The counter `name` of `regmap::COUNTERS` on the device of `shared`.
+fn counter(shared: &Shared, name: &str) -> Result<u32, Error> {
+    let slot = regmap::COUNTERS
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| Error::UnknownCounter(name.into()))?;
+    if slot as u32 >= shared.info.counters {
+        return Err(Error::CounterAbsent {
+            name: name.into(),
+            slot,
+            num: shared.info.counters,
+        });
+    }
+    let v = shared
+        .dev
+        .read32(shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
+    Ok(v)
+}
+
+/// The NIC's counter of EV events its EV-event ring had no room for.
+const EV_EVENT_LOST: &str = "ev_event_lost";
+
 /// The EV control plane: events (state changes the card made or was
 /// told to make), deny / allow, re-admission.
 ///
@@ -1663,17 +1670,18 @@ impl Controller {
     fn next_event(&mut self) -> Result<Option<layout::EvEvent>, EventError> {
         let mut e = [0u8; layout::ev_event::SIZE];
         if !self.ring.peek(&mut e) {
+            // Caught up: the NIC is told of every slot it may write, so a
+            // burst of events loses none to room the driver has freed
+            // (the NIC drops what the ring has no room for).
+            if self.ring.unreported() {
+                self.report_consumer();
+            }
             self.shared.dev.progress();
             return Ok(None);
         }
         self.ring.advance();
         if self.ring.report_due() {
-            let ci = self.ring.mark_reported();
-            self.shared.row(
-                cfg_table::EV_RING,
-                config::INDEX_SELECT,
-                &Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci)),
-            );
+            self.report_consumer();
         }
         let ev = layout::EvEvent::decode(&e).map_err(EventError::Malformed)?;
         let open = lock(&self.shared.alloc)
@@ -1685,6 +1693,23 @@ impl Controller {
             return Err(EventError::UnknownQp(ev.qp));
         }
         Ok(Some(ev))
+    }
+
+    fn report_consumer(&mut self) {
+        let ci = self.ring.mark_reported();
+        self.shared.row(
+            cfg_table::EV_RING,
+            config::INDEX_SELECT,
+            &Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci)),
+        );
+    }
+
+    /// EV events the NIC dropped because the ring had no room (its
+    /// `ev_event_lost` counter, free running and wrapping at 2^32): a
+    /// controller that compares two readings knows how many it lost
+    /// between them.
+    pub fn events_lost(&self) -> Result<u32, Error> {
+        counter(&self.shared, EV_EVENT_LOST)
     }
 
     fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {

@@ -152,6 +152,7 @@ struct mrcx_ev_event {
   uint32_t profile_id;
   uint32_t ev;
   uint32_t state; /* enum mrc_ctl_ev_state */
+  uint32_t drop_count; /* events lost since the one before */
 };
 int mrcx_ctl_poll_ev_cq(uintptr_t handle, int max, struct mrcx_ev_event *out,
                         int *api_1_0_1);

@@ -73,6 +73,9 @@ static int fill_device_attr(struct mrc_ibv_context *c,
   a->cc.cc_max_profiles = MRCX_MAX_PROFILES;
   a->cc.algorithms = cc_algorithms;
   a->phy_port_mask = 1u << CTL_PORT;
+  /* drop_count counts the events lost, but the ring's losses reach the
+   * first event taken after the driver read the NIC's counter, not
+   * always the one that followed them: no PRECISE_DROP_CNT. */
   a->opt_attr = MRC_CTL_OPT_CAP_EV_EVENT;
   if (info.endpoint_ops)
     a->opt_attr |= MRC_CTL_OPT_CAP_EP_OP_EV_PROBE;
@@ -590,18 +593,19 @@ int mrc_ctl_poll_ev_event(struct mrc_cq *ev_cq, int num_entries,
       struct mrcx_ev e = {got[i].ev, CTL_PORT};
       struct mrc_ctl_ev ev;
       ev_out(&e, &ev);
-      /* drop_count: the driver's EV-event ring reports no losses. */
       if (v101) {
         struct mrc_ctl_ev_event *o = &ev_event[done + i];
         memset(o, 0, sizeof(*o));
         o->profile_id = got[i].profile_id;
         o->ev = ev;
+        o->drop_count = got[i].drop_count;
         o->state = (enum mrc_ctl_ev_state)got[i].state;
       } else {
         struct ev_event_1_0_0 *o = (struct ev_event_1_0_0 *)ev_event + done + i;
         memset(o, 0, sizeof(*o));
         o->profile_id = got[i].profile_id;
         o->ev = ev;
+        o->drop_count = got[i].drop_count;
       }
     }
     done += n;

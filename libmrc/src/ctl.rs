@@ -311,6 +311,12 @@ pub struct Ctl {
     /// them to learn whether to signal the CQ's channel).
     ev_pending: std::collections::VecDeque<MrcxEvEvent>,
     ev_cq_entries: usize,
+    /// The NIC's count of EV events its ring had no room for, when last
+    /// read (`Controller::events_lost`), and the EV events lost since
+    /// the last one queued: the next one queued reports them
+    /// (`drop_count`).
+    ev_lost_seen: u32,
+    ev_drops: u32,
     /// The program announced control API 1.0.1 (`mrc_ctl_query_device_ex`):
     /// its EV events carry their state.
     pub api_1_0_1: bool,
@@ -1573,6 +1579,11 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize, entri
         ctl.ev_cq = Some(handle);
         ctl.ev_cq_entries = entries as usize;
         ctl.ev_pending.clear();
+        ctl.ev_drops = 0;
+        // Losses before the CQ existed are no one's.
+        if let Some(Ok(n)) = ctl.controller.as_ref().map(Controller::events_lost) {
+            ctl.ev_lost_seen = n;
+        }
         lock(&EV_CQS).push((handle, c as usize));
         0
     })
@@ -1581,9 +1592,17 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize, entri
 /// Move the EV events of the device's ring into the EV-event CQ's
 /// queue, as `mrcx_ctl_poll_ev_cq` returns them: events of QPs bound to
 /// no profile, and states the profile's mask does not ask for, are
-/// consumed and not kept. An event beyond the CQ's entries is lost.
+/// consumed and not kept. The queue holds the CQ's entries at most: the
+/// rest stay in the ring (which the NIC drops from when it is full). The
+/// next event queued counts the NIC's losses the driver has seen since
+/// the last one.
 fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
-    loop {
+    // The ring's losses so far (a device without the counter: none seen).
+    if let Some(Ok(n)) = ctl.controller.as_ref().map(Controller::events_lost) {
+        ctl.ev_drops = ctl.ev_drops.saturating_add(n.wrapping_sub(ctl.ev_lost_seen));
+        ctl.ev_lost_seen = n;
+    }
+    while ctl.ev_pending.len() < ctl.ev_cq_entries {
         let Some(k) = ctl.controller.as_mut() else { return };
         let e = match k.poll_event() {
             Ok(Some(e)) => e,
@@ -1610,13 +1629,11 @@ fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
         if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
             continue;
         }
-        if ctl.ev_pending.len() >= ctl.ev_cq_entries {
-            continue;
-        }
         ctl.ev_pending.push_back(MrcxEvEvent {
             profile_id: id,
             ev: u32::from(ev.unwrap_or(e.ev)),
             state,
+            drop_count: std::mem::take(&mut ctl.ev_drops),
         });
     }
 }
@@ -1660,6 +1677,9 @@ pub struct MrcxEvEvent {
     pub ev: u32,
     /// `EV_GOOD`, `EV_ASSUMED_BAD`, `EV_DENIED`.
     pub state: u32,
+    /// EV events lost since the one before (the device's ring had no
+    /// room), as far as the driver has seen.
+    pub drop_count: u32,
 }
 
 /// Up to `max` EV events of the EV-event CQ `handle` into `events`: how

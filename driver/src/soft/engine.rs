@@ -1440,8 +1440,13 @@ impl Engine {
             time_ns: ch.at.as_ns() as u32,
         };
         if let Ok(b) = e.encode() {
-            ring.push(b);
-            self.stats.ev_events += 1;
+            // As the card: an event the ring has no room for is lost, and
+            // counted (`ev_event_lost`), not held back.
+            if ring.push_or_drop(b) {
+                self.stats.ev_events += 1;
+            } else {
+                self.stats.ev_events_lost += 1;
+            }
             // A program asleep on its EV-event CQ's channel wakes for it.
             self.irq.raise();
         }

@@ -204,6 +204,10 @@ pub struct SoftStats {
     /// waiting (a completion the model lost).
     pub completion_mismatches: u64,
     pub ev_events: u64,
+    /// EV events the EV-event ring had no room for (the driver had not
+    /// consumed them): lost, as on the card, and served as its
+    /// `ev_event_lost` counter.
+    pub ev_events_lost: u64,
     /// Endpoint (QPN 0x2) packets taken: peers' EV probes and Port Status
     /// Updates, answered.
     pub endpoint_requests: u64,
@@ -358,6 +362,16 @@ impl Inner {
     }
 }
 
+/// Where the counter bank holds `ev_event_lost` (the soft NIC serves it
+/// from [`SoftStats::ev_events_lost`]).
+static EV_EVENT_LOST_OFFSET: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+    let slot = contract::regmap::COUNTERS
+        .iter()
+        .position(|c| c.name == "ev_event_lost")
+        .expect("the register map names ev_event_lost");
+    u64::from(contract::regmap::counters::BASE + contract::regmap::counters::FIRST) + 4 * slot as u64
+});
+
 /// A software MRC NIC. See the module doc.
 pub struct SoftNic {
     inner: Arc<Inner>,
@@ -458,6 +472,10 @@ impl Device for SoftNic {
     }
 
     fn read32(&self, offset: u64) -> u32 {
+        // The engine's counters the card keeps in its counter bank.
+        if offset == *EV_EVENT_LOST_OFFSET {
+            return self.inner.engine().stats().ev_events_lost as u32;
+        }
         self.inner.regs.lock().unwrap_or_else(|e| e.into_inner()).read(offset)
     }
 
