@@ -317,6 +317,10 @@ pub struct Ctl {
     /// (`drop_count`).
     ev_lost_seen: u32,
     ev_drops: u32,
+    /// The EVs the NIC marked ASSUMED_BAD on QPs bound to a profile, as
+    /// its EV events said: (profile, EV value) -> the QPs (by number).
+    /// `QUERY_EV_STATE` reports such an EV ASSUMED_BAD.
+    nic_marks: HashMap<(u32, u16), std::collections::HashSet<u32>>,
     /// The program announced control API 1.0.1 (`mrc_ctl_query_device_ex`):
     /// its EV events carry their state.
     pub api_1_0_1: bool,
@@ -682,6 +686,9 @@ impl Ctl {
                         .ok_or(ENOENT)?;
                     p.states[at] = e.state;
                     changes.push((e.ev.value as u16, e.state));
+                    // Set on every bound QP (denied, then allowed: GOOD
+                    // again there), whatever its NIC had found.
+                    self.nic_marks.remove(&(key, e.ev.value as u16));
                 }
             }
             EV_OP_QUERY_STATE => {
@@ -690,6 +697,10 @@ impl Ctl {
                     let at = p.evs.iter().position(|x| *x == e.ev).ok_or(ENOENT)?;
                     e.state = if p.evs[at] == UNPOPULATED {
                         EV_UNKNOWN
+                    } else if p.states[at] == EV_GOOD && self.nic_marked(key, e.ev.value as u16) {
+                        // The controller allows it; a bound QP's NIC
+                        // found it bad.
+                        EV_ASSUMED_BAD
                     } else {
                         p.states[at]
                     };
@@ -876,6 +887,33 @@ impl Ctl {
             cc,
             ev_values: Vec::new(),
         })
+    }
+
+    /// Whether the NIC marked EV `value` of profile `id` ASSUMED_BAD on
+    /// a QP bound to it.
+    fn nic_marked(&self, id: u32, value: u16) -> bool {
+        self.nic_marks.get(&(id, value)).is_some_and(|q| !q.is_empty())
+    }
+
+    /// QP `qpn`, bound to profile `id`, has EV `value` in `state` now (an
+    /// EV event of its NIC's).
+    pub fn note_ev_state(&mut self, id: u32, qpn: u32, value: u16, state: u32) {
+        if state == EV_ASSUMED_BAD {
+            self.nic_marks.entry((id, value)).or_default().insert(qpn);
+        } else if let Some(q) = self.nic_marks.get_mut(&(id, value)) {
+            q.remove(&qpn);
+            if q.is_empty() {
+                self.nic_marks.remove(&(id, value));
+            }
+        }
+    }
+
+    /// QP `qpn` leaves its profiles: its NIC's marks count no more.
+    pub fn forget_marks(&mut self, qpn: u32) {
+        self.nic_marks.retain(|_, q| {
+            q.remove(&qpn);
+            !q.is_empty()
+        });
     }
 
     /// A QP leaves its profiles (destroyed, or back to RESET).
@@ -1070,6 +1108,46 @@ mod tests {
             ..e
         };
         assert_eq!(modify(&mut c, 1, &deny, &mut [bad]), Err(EINVAL));
+        // QUERY_EV_STATE: the controller's DENIED, and ASSUMED_BAD where a
+        // bound QP's NIC marked an EV the controller allows, until the
+        // NIC says GOOD again, the QP leaves, or the controller sets it.
+        let query = |c: &mut Ctl| {
+            let q = EvReq {
+                ev_op: EV_OP_QUERY_STATE,
+                ..ev_req(0, 0, 0)
+            };
+            let mut es: Vec<EvEntry> = [0xD001, 0xD003, 0xD005]
+                .into_iter()
+                .map(|v| EvEntry { ev: ev(v), ..e })
+                .collect();
+            modify(c, 1, &q, &mut es).unwrap();
+            es.iter().map(|e| e.state).collect::<Vec<_>>()
+        };
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_GOOD]);
+        c.note_ev_state(1, 3, 0xD005, EV_ASSUMED_BAD);
+        c.note_ev_state(1, 4, 0xD005, EV_ASSUMED_BAD);
+        c.note_ev_state(1, 3, 0xD003, EV_ASSUMED_BAD);
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_ASSUMED_BAD]);
+        c.note_ev_state(1, 3, 0xD005, EV_GOOD);
+        assert_eq!(
+            query(&mut c),
+            vec![EV_GOOD, EV_DENIED, EV_ASSUMED_BAD],
+            "QP 4's mark stays"
+        );
+        c.forget_marks(4);
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_GOOD]);
+        c.note_ev_state(1, 3, 0xD001, EV_ASSUMED_BAD);
+        let allow = EvEntry {
+            ev: ev(0xD001),
+            state: EV_GOOD,
+            ..e
+        };
+        modify(&mut c, 1, &deny, &mut [allow]).unwrap();
+        assert_eq!(
+            query(&mut c),
+            vec![EV_GOOD, EV_DENIED, EV_GOOD],
+            "set GOOD by the controller"
+        );
         c.unbind(&b);
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []).unwrap();
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
@@ -1434,6 +1512,10 @@ pub unsafe extern "C" fn mrcx_ctl_ev(
         return EINVAL;
     };
     with_ctl(c, EINVAL, |ctx, ctl| {
+        if r.ev_op == EV_OP_QUERY_STATE {
+            // The NIC's marks as its EV events have said so far.
+            take_ev_events(ctx, ctl);
+        }
         let r = ctl.modify_ev(id, r, ents, &mut ne, flds, &mut nf);
         out(n_entries, ne);
         out(n_fields, nf);
@@ -1596,13 +1678,16 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize, entri
 /// rest stay in the ring (which the NIC drops from when it is full). The
 /// next event queued counts the NIC's losses the driver has seen since
 /// the last one.
+/// Without an EV-event CQ the events are read for the NIC's marks alone
+/// (`QUERY_EV_STATE`).
 fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
     // The ring's losses so far (a device without the counter: none seen).
     if let Some(Ok(n)) = ctl.controller.as_ref().map(Controller::events_lost) {
         ctl.ev_drops = ctl.ev_drops.saturating_add(n.wrapping_sub(ctl.ev_lost_seen));
         ctl.ev_lost_seen = n;
     }
-    while ctl.ev_pending.len() < ctl.ev_cq_entries {
+    let queue = ctl.ev_cq.is_some();
+    while !queue || ctl.ev_pending.len() < ctl.ev_cq_entries {
         let Some(k) = ctl.controller.as_mut() else { return };
         let e = match k.poll_event() {
             Ok(Some(e)) => e,
@@ -1626,12 +1711,14 @@ fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
         // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
         // state bits.
         let state = 1u32 << (e.new_state as u32);
-        if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
+        let value = ev.unwrap_or(e.ev);
+        ctl.note_ev_state(id, e.qp, value, state);
+        if !queue || ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
             continue;
         }
         ctl.ev_pending.push_back(MrcxEvEvent {
             profile_id: id,
-            ev: u32::from(ev.unwrap_or(e.ev)),
+            ev: u32::from(value),
             state,
             drop_count: std::mem::take(&mut ctl.ev_drops),
         });

@@ -650,6 +650,7 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
                 // not at all.
                 let mut ctl = lock(&ctx.ctl);
                 ctl.unbind(&lock(&q.binding));
+                ctl.forget_marks(qpn);
                 lock(&ctx.qp_objs).remove(&qpn);
             }
             lock(&ctx.recv_cq).remove(&qpn);
@@ -713,7 +714,9 @@ pub unsafe extern "C" fn mrcx_to_err_or_reset(q: *const Qp, reset: c_int) -> c_i
             if let Some(ctx) = unsafe { q.ctx.as_ref() } {
                 lock(&ctx.qp_failed).remove(&qpn);
                 let b = std::mem::take(&mut *lock(&q.binding));
-                lock(&ctx.ctl).unbind(&b);
+                let mut ctl = lock(&ctx.ctl);
+                ctl.unbind(&b);
+                ctl.forget_marks(qpn);
             }
         }
         r
@@ -915,6 +918,7 @@ pub unsafe extern "C" fn mrcx_bind_profiles(q: *const Qp, ev_profile: u32, cc_pr
             Ok(new) => {
                 let old = std::mem::replace(&mut *lock(&q.binding), new);
                 ctl.unbind(&old);
+                ctl.forget_marks(lock(&q.qp).qpn());
                 0
             }
             Err(e) => e,

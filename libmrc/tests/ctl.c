@@ -932,6 +932,74 @@ static void ev_channel(struct side *a) {
   CHECK(mrc_destroy_comp_channel(ch) == 0);
 }
 
+/* The state of EV value on A's profile EXP (QUERY_EV_STATE). */
+static enum mrc_ctl_ev_state query_state(struct side *a, uint32_t value) {
+  struct mrc_ctl_ev_op_entry q;
+  memset(&q, 0, sizeof(q));
+  q.ev = ev_of(value);
+  struct mrc_ctl_ev_profile_attr qa;
+  memset(&qa, 0, sizeof(qa));
+  qa.ev_op.op = MRC_CTL_EV_OP_QUERY_EV_STATE;
+  qa.ev_op.entries = &q;
+  qa.ev_op.entry_count = 1;
+  if (mrc_ctl_query_ev_profile(a->mctx, EXP, &qa, MRC_CTL_EV_PROFILE_EV_OP))
+    return MRC_CTL_EV_UNKNOWN;
+  return q.state;
+}
+
+/* A second QP of A's on EXP writes to a peer that is not there (B's
+ * address but host 99: nothing listens): its NIC marks the EV of a lost
+ * packet ASSUMED_BAD at the retransmission timeout. QUERY_EV_STATE says
+ * so while the QP lives (the controller still allows the EV); with the
+ * QP gone it is GOOD again. */
+static void nic_marks(struct side *a, const struct side *b) {
+  enum { ABSENT_HOST = 99 };
+  struct side nobody = *b;
+  nobody.gid.raw[15] = ABSENT_HOST;
+  struct mrc_cq *ev_cq = mrc_ctl_create_ev_event_cq(a->mctx, 64, NULL, NULL, 0);
+  struct mrc_cq *cq = mrc_create_cq(a->mctx, 16, NULL, NULL, 0);
+  struct mrc_qp_init_attr ia;
+  memset(&ia, 0, sizeof(ia));
+  ia.send_cq = cq;
+  ia.recv_cq = cq;
+  ia.pd = a->pd;
+  ia.cap.max_send_wr = 16;
+  ia.cap.max_send_sge = 1;
+  struct side lost = *a;
+  lost.cq = cq;
+  lost.qp = cq ? mrc_create_qp(a->mctx, &ia) : NULL;
+  CHECK(ev_cq && lost.qp && mrc_get_qpn(lost.qp, &lost.qpn) == 0);
+  if (!ev_cq || !lost.qp)
+    return;
+  for (int i = 0; i < NEVS; i++)
+    CHECK(query_state(a, EVS[i]) == MRC_CTL_EV_GOOD);
+  CHECK(connect_to(&lost, &nobody, EXP, 0) == 0);
+  CHECK(post_write(&lost, &nobody, 7) == 0);
+  uint32_t marked = 0;
+  struct mrc_ctl_ev_event evs[16];
+  for (int i = 0; i < WAIT_MS && !marked; i++) {
+    int k = mrc_ctl_poll_ev_event(ev_cq, 16, evs);
+    for (int j = 0; j < k && !marked; j++)
+      if (evs[j].state == MRC_CTL_EV_ASSUMED_BAD)
+        marked = value_of(&evs[j].ev);
+    if (k == 0)
+      sleep_ms(1);
+  }
+  CHECK(marked != 0);
+  if (marked) {
+    CHECK(query_state(a, marked) == MRC_CTL_EV_ASSUMED_BAD);
+    /* The controller's DENIED stands above the NIC's mark. */
+    CHECK(set_ev(a, EXP, marked, MRC_CTL_EV_DENIED) == 0);
+    CHECK(query_state(a, marked) == MRC_CTL_EV_DENIED);
+    CHECK(set_ev(a, EXP, marked, MRC_CTL_EV_GOOD) == 0);
+  }
+  CHECK(mrc_destroy_qp(lost.qp) == 0);
+  for (int i = 0; i < NEVS; i++)
+    CHECK(query_state(a, EVS[i]) == MRC_CTL_EV_GOOD);
+  CHECK(mrc_destroy_cq(cq) == 0);
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+}
+
 int main(void) {
   int n = 0;
   struct ibv_device **list = ibv_get_device_list(&n);
@@ -1056,6 +1124,7 @@ int main(void) {
   CHECK(ev_cq != NULL && mrc_destroy_cq(ev_cq) == 0);
   ev_drops(&a);
   ev_channel(&a);
+  nic_marks(&a, &b);
   CHECK(mrc_destroy_cq(ev_cq_b) == 0);
   struct side *sides[] = {&a, &b};
   for (int i = 0; i < 2; i++) {
