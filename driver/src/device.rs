@@ -229,11 +229,25 @@ pub use proto::time::Duration as ModelDuration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndpointRequest {
     /// Probe EV `ev`, leaving on port `port`, to the NIC at `peer`: the
-    /// result carries the round trip and the peer's service time.
-    EvProbe { peer: std::net::IpAddr, ev: u32, port: u8 },
-    /// Tell the NIC at `peer` which of our ports are up, on EV `ev`.
-    PortStatusUpdate { peer: std::net::IpAddr, ev: u32 },
+    /// result carries the round trip and the peer's service time. `dscp`:
+    /// the request's DSCP (0..=63; `None`: the NIC's own).
+    EvProbe {
+        peer: std::net::IpAddr,
+        ev: u32,
+        port: u8,
+        dscp: Option<u8>,
+    },
+    /// Tell the NIC at `peer` which of our ports are up, on EV `ev`, with
+    /// DSCP `dscp`.
+    PortStatusUpdate {
+        peer: std::net::IpAddr,
+        ev: u32,
+        dscp: Option<u8>,
+    },
 }
+
+/// The largest DSCP (6 bits).
+pub const MAX_DSCP: u8 = 63;
 
 /// Keeps the memory behind a [`DmaBuffer`] alive and mapped; dropping it
 /// unmaps (IOMMU) and frees.

@@ -1006,3 +1006,60 @@ fn nscc_parameters_drive_the_soft_nics_window() {
     assert_eq!(name, "nscc");
     assert!(w < fixed * 2 / 3, "the window shrank below its start: {w}");
 }
+
+/// An endpoint request's DSCP (`req_tc` of `mrc_ctl_ep_batch_send_wait`)
+/// is the traffic class its datagram leaves with: the peer's receive path
+/// reads it back. Without one the request keeps the NIC's own; more than
+/// six bits is refused.
+#[test]
+fn an_endpoint_requests_dscp_is_its_datagrams_traffic_class() {
+    let _nics = beside_others();
+    use driver::device::EndpointRequest;
+    const TEST: u8 = 45;
+    let nic = |host| {
+        SoftNic::new(SoftNicConfig {
+            ip: ip(host, TEST),
+            ..SoftNicConfig::default()
+        })
+        .unwrap()
+    };
+    let (a, b) = (nic(1), nic(2));
+    let probe = |dscp| EndpointRequest::EvProbe {
+        peer: ip(2, TEST),
+        ev: 0xC0DE,
+        port: 1,
+        dscp,
+    };
+    // The probe's answer has come: the request reached B before it.
+    let answered = |id: u16| {
+        let start = Instant::now();
+        loop {
+            assert!(start.elapsed() < HANG_GUARD, "no answer to request {id}");
+            match a.endpoint_result() {
+                Some(proto::model::endpoint::EndpointResult::EvProbe { request_id, .. }) if request_id == id => return,
+                Some(r) => panic!("{r:?}"),
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    };
+    let dscp_at_b = || b.endpoint_tos().map(|t| t >> 2);
+    answered(a.endpoint_request(probe(None)).unwrap());
+    let own = dscp_at_b().expect("B read the probe's traffic class");
+    for dscp in [46u8, 10, 0, 63] {
+        assert_ne!(dscp, own, "a DSCP other than the NIC's own");
+        answered(a.endpoint_request(probe(Some(dscp))).unwrap());
+        assert_eq!(dscp_at_b(), Some(dscp));
+    }
+    assert!(a.endpoint_request(probe(Some(64))).is_err(), "six bits");
+    let status = EndpointRequest::PortStatusUpdate {
+        peer: ip(2, TEST),
+        ev: 0xC0DE,
+        dscp: Some(34),
+    };
+    a.endpoint_request(status).unwrap();
+    let start = Instant::now();
+    while dscp_at_b() != Some(34) {
+        assert!(start.elapsed() < HANG_GUARD, "no Port Status Update at B");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

@@ -156,8 +156,10 @@ struct mrcx_ev_event {
 };
 int mrcx_ctl_poll_ev_cq(uintptr_t handle, int max, struct mrcx_ev_event *out,
                         int *api_1_0_1);
+/* dscp: the request's traffic class (DSCP, 0..63). */
 int mrcx_ctl_endpoint_post(const void *ctx, uint32_t kind, const uint8_t *gid16,
-                           uint32_t ev, uint8_t port, uint32_t *id);
+                           uint32_t ev, uint8_t port, uint8_t dscp,
+                           uint32_t *id);
 /* 1: request id's result (status, ...), 0: not yet, or -errno. */
 int mrcx_ctl_endpoint_take(const void *ctx, uint32_t id, int *status,
                            uint32_t *rtt_ns, uint32_t *service_ns,

@@ -691,7 +691,7 @@ int mrc_ctl_ep_batch_send_wait(struct mrc_context *mrc_ctx, uint8_t req_tc,
     while (next < num_req) {
       int st = mrcx_ctl_endpoint_post(c->rs, (uint32_t)op_type,
                                       req[next].dgid.raw, evs[next],
-                                      CTL_PORT, &ids[next]);
+                                      CTL_PORT, req_tc, &ids[next]);
       if (st == EAGAIN)
         break; /* full: post the rest as answers come */
       if (st) {

@@ -1815,9 +1815,9 @@ const EOPNOTSUPP: c_int = 95;
 const EAGAIN: c_int = 11;
 const ETIMEDOUT: c_int = 110;
 
-/// Send one endpoint operation to the NIC whose GID is `gid` (16 bytes):
-/// its request id into `id`; 0 or an errno (EOPNOTSUPP: the device sends
-/// none; EAGAIN: too many await an answer).
+/// Send one endpoint operation to the NIC whose GID is `gid` (16 bytes),
+/// with DSCP `dscp` (0..=63): its request id into `id`; 0 or an errno
+/// (EOPNOTSUPP: the device sends none; EAGAIN: too many await an answer).
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
     c: *const Ctx,
@@ -1825,9 +1825,10 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
     gid: *const u8,
     ev: u32,
     port: u8,
+    dscp: u8,
     id: *mut u32,
 ) -> c_int {
-    if gid.is_null() || id.is_null() {
+    if gid.is_null() || id.is_null() || dscp > driver::device::MAX_DSCP {
         return EINVAL;
     }
     // SAFETY: a live context.
@@ -1842,8 +1843,17 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
         .to_ipv4_mapped()
         .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4);
     let req = match kind {
-        EP_EV_PROBE => driver::device::EndpointRequest::EvProbe { peer, ev, port },
-        EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate { peer, ev },
+        EP_EV_PROBE => driver::device::EndpointRequest::EvProbe {
+            peer,
+            ev,
+            port,
+            dscp: Some(dscp),
+        },
+        EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate {
+            peer,
+            ev,
+            dscp: Some(dscp),
+        },
         _ => return EINVAL,
     };
     // The device's results are taken into the context's keeping at every

@@ -158,6 +158,9 @@ pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
     }
 }
 
+/// The ECN bits of the IP traffic class byte (below the DSCP).
+const ECN_BITS: u8 = 0b11;
+
 /// A peer row of the address table.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -272,7 +275,11 @@ pub struct Engine {
     answer_to: VecDeque<(SocketAddr, [u8; 6])>,
     /// Where each request of our own goes (`send_endpoint_request`), in
     /// the order the endpoint sends them.
-    request_to: VecDeque<SocketAddr>,
+    /// Where each endpoint request of ours goes, and its DSCP (`None`:
+    /// the packet's own).
+    request_to: VecDeque<(SocketAddr, Option<u8>)>,
+    /// The traffic class of the last endpoint datagram received.
+    endpoint_tos: Option<u8>,
     /// Our ports that are up (MRC 1.0's port status mask; a soft NIC has
     /// one port, bit 0). Port 0 down: nothing is sent or taken.
     ports_up: u32,
@@ -470,6 +477,7 @@ impl Engine {
             }),
             answer_to: VecDeque::new(),
             request_to: VecDeque::new(),
+            endpoint_tos: None,
             ports_up: 1,
             peer_ports: HashMap::new(),
             port_held: HashMap::new(),
@@ -510,6 +518,12 @@ impl Engine {
     /// `None` if the QP is not enabled.
     pub fn qp_counters(&self, qpn: u32) -> Option<proto::model::Counters> {
         self.qps.get(&qpn).map(|q| *q.model.counters())
+    }
+
+    /// The IP traffic class byte (DSCP << 2 | ECN) of the last endpoint
+    /// datagram (QPN 0x2) received; `None` before one.
+    pub fn endpoint_tos(&self) -> Option<u8> {
+        self.endpoint_tos
     }
 
     /// QP `qpn`'s congestion controller ("nscc", "fixed") and its window
@@ -1030,6 +1044,7 @@ impl Engine {
             return;
         }
         if wire_qpn == ENDPOINT_QPN && self.cfg.dialect == Dialect::Mrc10 {
+            self.endpoint_tos = Some(r.tos);
             if datagram::from_datagram(payload, r.from, at, r.tos, &mut self.frame).is_some() {
                 self.endpoint_request(now, r.from);
             }
@@ -1120,12 +1135,12 @@ impl Engine {
         while let Some(pkt) = self.endpoint.poll_transmit(now) {
             busy = true;
             let to = if pkt.bth.opcode == Opcode::EndpointRequest {
-                self.request_to.pop_front().map(|a| (a, [0; 6]))
+                self.request_to.pop_front().map(|(a, dscp)| (a, [0; 6], dscp))
             } else {
-                self.answer_to.pop_front()
+                self.answer_to.pop_front().map(|(a, mac)| (a, mac, None))
             };
             match to {
-                Some((to, mac)) => self.transmit(&Packet::Mrc10(pkt), to, mac),
+                Some((to, mac, dscp)) => self.transmit_dscp(&Packet::Mrc10(pkt), to, mac, dscp),
                 None => self.stats.tx_dropped += 1,
             }
         }
@@ -1143,8 +1158,12 @@ impl Engine {
         req: crate::device::EndpointRequest,
     ) -> Result<u16, EndpointError> {
         use crate::device::EndpointRequest as R;
+        // Six bits (`SoftNic::endpoint_request` refuses more).
+        let dscp = match req {
+            R::EvProbe { dscp, .. } | R::PortStatusUpdate { dscp, .. } => dscp.map(|d| d & crate::device::MAX_DSCP),
+        };
         let (peer, id) = match req {
-            R::EvProbe { peer, ev, port } => {
+            R::EvProbe { peer, ev, port, .. } => {
                 // The EV as the wire carries it: the source port over
                 // IPv4, with the flow label over IPv6.
                 let format = if peer.is_ipv4() {
@@ -1154,9 +1173,9 @@ impl Engine {
                 };
                 (peer, self.endpoint.probe_ev(now, ev, port, format)?)
             }
-            R::PortStatusUpdate { peer, ev } => (peer, self.endpoint.port_status_update(now, ev)?),
+            R::PortStatusUpdate { peer, ev, .. } => (peer, self.endpoint.port_status_update(now, ev)?),
         };
-        self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+        self.request_to.push_back((SocketAddr::new(peer, self.cfg.port), dscp));
         self.service_endpoint(now);
         self.flush();
         Ok(id)
@@ -1269,7 +1288,7 @@ impl Engine {
             match self.endpoint.port_status_update(now, ev) {
                 Ok(id) => {
                     self.own_requests.insert(id);
-                    self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+                    self.request_to.push_back((SocketAddr::new(peer, self.cfg.port), None));
                     self.stats.port_updates_sent += 1;
                 }
                 // Too many requests await answers: this peer learns the
@@ -1457,6 +1476,12 @@ impl Engine {
     /// the source port the datagram really leaves from and the RoCEv2
     /// destination port (4791, whatever `cfg.port` is).
     fn transmit(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
+        self.transmit_dscp(pkt, peer, peer_mac, None);
+    }
+
+    /// [`Engine::transmit`] with DSCP `dscp` in the datagram's traffic
+    /// class instead of the packet's (its ECN bits kept).
+    fn transmit_dscp(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6], dscp: Option<u8>) {
         let Some(ip) = datagram::ip_pair(self.cfg.ip, peer.ip()) else {
             self.stats.tx_dropped += 1;
             return;
@@ -1487,7 +1512,7 @@ impl Engine {
         };
         o.payload_at = out.payload_at;
         o.to = peer;
-        o.tos = out.tos;
+        o.tos = dscp.map_or(out.tos, |d| d << 2 | (out.tos & ECN_BITS));
         o.src_port = src;
     }
 

@@ -434,6 +434,13 @@ impl SoftNic {
         self.inner.engine().qp_counters(qpn)
     }
 
+    /// The IP traffic class byte (DSCP << 2 | ECN) of the last endpoint
+    /// datagram (a peer's EV probe or Port Status Update, or its answer)
+    /// received; `None` before one.
+    pub fn endpoint_tos(&self) -> Option<u8> {
+        self.inner.engine().endpoint_tos()
+    }
+
     /// QP `qpn`'s congestion controller ("nscc" or "fixed") and its window
     /// in bytes now; `None` if the QP is not enabled.
     pub fn qp_window(&self, qpn: u32) -> Option<(&'static str, u64)> {
@@ -587,6 +594,12 @@ impl Device for SoftNic {
     }
 
     fn endpoint_request(&self, req: crate::device::EndpointRequest) -> Result<u16, DeviceError> {
+        use crate::device::EndpointRequest as R;
+        if let R::EvProbe { dscp: Some(d), .. } | R::PortStatusUpdate { dscp: Some(d), .. } = req {
+            if d > crate::device::MAX_DSCP {
+                return Err(DeviceError::Unsupported("a DSCP above 63"));
+            }
+        }
         let now = self.inner.now();
         let r = self.inner.engine().send_endpoint_request(now, req);
         // Its timeout may be earlier than the thread's wake-up.
