@@ -106,6 +106,10 @@ pub struct EvProfile {
     /// empty (the values are per QP).
     pub evs: Vec<Ev>,
     pub states: Vec<u32>,
+    /// EXPLICIT with fields: each entry of `evs` expanded through them
+    /// into the format ([`expand`]), the values the QPs carry; made on the
+    /// way ONLINE. Empty: the values are `evs`'.
+    pub wire: Vec<u32>,
     /// QPs bound to it.
     pub users: u32,
 }
@@ -118,17 +122,29 @@ impl EvProfile {
             let base = AUTO_EV_BASE + (qpn % blocks) * AUTO_EV_BLOCK;
             return (0..self.ev_count).map(|i| (base + i) as u16).collect();
         }
-        self.evs.iter().map(|e| e.value as u16).collect()
+        (0..self.evs.len()).map(|i| self.wire_value(i)).collect()
+    }
+
+    /// The value QPs carry for entry `i` of `evs` (its expansion, if the
+    /// profile expands its EVs).
+    fn wire_value(&self, i: usize) -> u16 {
+        self.wire.get(i).copied().unwrap_or_else(|| self.evs[i].value) as u16
+    }
+
+    /// The EV of the array a QP's EV `index` stands for (`None` for AUTO
+    /// profiles, whose values are per QP).
+    pub fn ev_at(&self, index: usize) -> Option<u32> {
+        (self.mode != EV_MODE_AUTO)
+            .then(|| self.evs.get(index).map(|e| e.value))
+            .flatten()
     }
 
     /// The values the controller DENIED (a QP taking the profile at RTS
-    /// denies them too).
+    /// denies them too), as the QPs carry them.
     pub fn denied_values(&self) -> Vec<u16> {
-        self.evs
-            .iter()
-            .zip(&self.states)
-            .filter(|&(_, &s)| s == EV_DENIED)
-            .map(|(e, _)| e.value as u16)
+        (0..self.evs.len())
+            .filter(|&i| self.states[i] == EV_DENIED)
+            .map(|i| self.wire_value(i))
             .collect()
     }
 }
@@ -404,6 +420,49 @@ fn check_fields(fields: &[EvField], widths: &[u8]) -> Result<(), c_int> {
     Ok(())
 }
 
+/// The fields' parts laid into the format's fields (first most
+/// significant), zero-filled where the format's field is wider or has no
+/// EV field.
+fn pack(parts: &[u32], widths: &[u8]) -> u32 {
+    let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
+    let mut v = 0u64;
+    let mut used = 0u32;
+    for (i, &w) in widths.iter().enumerate() {
+        used += u32::from(w);
+        let part = parts.get(i).copied().unwrap_or(0);
+        v |= u64::from(part) << (total - used);
+    }
+    v as u32
+}
+
+/// Explicit EV `value` expanded through `fields` into the format of
+/// `widths`: the EV's bits, most significant first, fill the fields'
+/// masks in field order (as many as each mask has bits; within a field
+/// the first of them its highest), each laid into its mask over the
+/// field's `init_val` (lowest mask bit first), and the fields packed as
+/// [`pack`] does. `None`: the EV has bits beyond those the masks take.
+pub fn expand(fields: &[EvField], widths: &[u8], value: u32) -> Option<u32> {
+    let bits: u32 = fields.iter().map(|f| f.mask.count_ones()).sum();
+    if bits < u32::BITS && value >> bits != 0 {
+        return None;
+    }
+    let mut left = bits;
+    let parts: Vec<u32> = fields
+        .iter()
+        .map(|f| {
+            let n = f.mask.count_ones();
+            left -= n;
+            let taken = if n == 0 {
+                0
+            } else {
+                (u64::from(value) >> left) as u32 & width_mask(n)
+            };
+            (f.init_val & !f.mask) | deposit(taken, f.mask)
+        })
+        .collect();
+    Some(pack(&parts, widths))
+}
+
 /// The first `count` EVs the fields generate: each field's generated part
 /// runs from its min_val to its max_val (the last field fastest), laid
 /// into its mask over its init_val; the fields sit in the format's fields
@@ -427,7 +486,6 @@ fn generate(fields: &[EvField], widths: &[u8], count: u32) -> Result<Vec<u32>, c
     if u64::from(count) > combos {
         return Err(EINVAL);
     }
-    let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
     let mut out = Vec::with_capacity(count as usize);
     for k in 0..u64::from(count) {
         let mut rest = k;
@@ -441,14 +499,7 @@ fn generate(fields: &[EvField], widths: &[u8], count: u32) -> Result<Vec<u32>, c
                 (f.init_val & !f.mask) | deposit(f.min_val + g, f.mask)
             };
         }
-        let mut v = 0u64;
-        let mut used = 0u32;
-        for (i, &w) in widths.iter().enumerate() {
-            used += u32::from(w);
-            let part = parts.get(i).copied().unwrap_or(0);
-            v |= u64::from(part) << (total - used);
-        }
-        out.push(v as u32);
+        out.push(pack(&parts, widths));
     }
     Ok(out)
 }
@@ -685,7 +736,7 @@ impl Ctl {
                         .position(|x| *x == e.ev && *x != UNPOPULATED)
                         .ok_or(ENOENT)?;
                     p.states[at] = e.state;
-                    changes.push((e.ev.value as u16, e.state));
+                    changes.push((p.wire_value(at), e.state));
                     // Set on every bound QP (denied, then allowed: GOOD
                     // again there), whatever its NIC had found.
                     self.nic_marks.remove(&(key, e.ev.value as u16));
@@ -746,8 +797,11 @@ impl Ctl {
                 if !p.min_active_set || !p.event_mask_set || !fmt_online || p.evs.contains(&UNPOPULATED) {
                     return Err(EINVAL);
                 }
+                p.wire = self.expansions(&p)?;
             }
             (STATE_ONLINE, STATE_OFFLINE) | (STATE_OFFLINE, STATE_INIT) if p.users > 0 => return Err(EBUSY),
+            // OFFLINE, its EVs may be replaced: expanded again on the way up.
+            (STATE_ONLINE, STATE_OFFLINE) => p.wire.clear(),
             _ => {}
         }
         if to == STATE_INIT {
@@ -757,6 +811,29 @@ impl Ctl {
         p.state = to;
         self.ev.insert(key, p);
         Ok(changes)
+    }
+
+    /// The values an EXPLICIT profile with fields carries: each EV
+    /// expanded ([`expand`]); `EINVAL` for an EV with bits beyond the
+    /// masks', or one that expands to 0 (no source port) or to a value
+    /// another EV has. None for the other profiles.
+    fn expansions(&self, p: &EvProfile) -> Result<Vec<u32>, c_int> {
+        if p.mode != EV_MODE_EXP || p.fields.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (_, widths, _) = self.format_width(p.format).ok_or(EINVAL)?;
+        let wire = p
+            .evs
+            .iter()
+            .map(|e| expand(&p.fields, &widths, e.value).filter(|&v| v != 0).ok_or(EINVAL))
+            .collect::<Result<Vec<u32>, c_int>>()?;
+        let mut seen = wire.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != wire.len() {
+            return Err(EINVAL);
+        }
+        Ok(wire)
     }
 
     /// The whole configuration of `p`: a format that exists and is not
@@ -1152,6 +1229,82 @@ mod tests {
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []).unwrap();
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
         assert_eq!(c.bind(Some(1), None).unwrap_err(), ENOENT);
+    }
+
+    #[test]
+    fn explicit_evs_expand_through_the_profiles_fields() {
+        let field = |width, init_val, mask| EvField {
+            width,
+            init_val,
+            min_val: 0,
+            max_val: 0,
+            mask,
+        };
+        let two = [field(8, 0, 0xFF), field(8, 0xA0, 0x0F)];
+        // 12 mask bits: the first field takes the EV's top 8, the second
+        // its low 4 under its init_val's high nibble.
+        assert_eq!(expand(&two, &[8, 8], 0x123), Some(0x12A3));
+        assert_eq!(expand(&two, &[8, 8], 0x1000), None, "a bit beyond the masks");
+        // A mask's bits need not be contiguous: the EV's low bit goes to
+        // the mask's lowest, over init_val elsewhere.
+        assert_eq!(expand(&[field(4, 0b0101, 0b1010)], &[4], 0b10), Some(0b1101));
+        // A format field wider than the EV field: zero-filled above it.
+        assert_eq!(expand(&[field(4, 0, 0xF)], &[8, 8], 0x5), Some(0x0500));
+        // A fixed field (no mask) is its init_val, and takes no EV bits.
+        assert_eq!(
+            expand(&[field(8, 0xC0, 0), field(8, 0, 0xFF)], &[8, 8], 0x42),
+            Some(0xC042)
+        );
+
+        // A profile with fields carries the expansions, and the
+        // controller's states reach the QPs by them; its events name the
+        // EVs of the array.
+        let mut c = with_format();
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK;
+        let r = EvReq {
+            ev_count: 2,
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_EXP)
+        };
+        let mut fields = [field(8, 0xC0, 0), field(8, 0, 0xFF)];
+        let mut nf = fields.len() as u32;
+        c.modify_ev(1, &r, &mut [], &mut 0, &mut fields, &mut nf).unwrap();
+        let replace = |v: u32| EvEntry {
+            ev: UNPOPULATED,
+            ev_new: ev(v),
+            state: EV_GOOD,
+            flags: 0,
+        };
+        let op = EvReq {
+            ev_op: EV_OP_REPLACE,
+            ..ev_req(0, 0, 0)
+        };
+        // 0x142 has a bit beyond the 8 the masks take: not ONLINE.
+        modify(&mut c, 1, &op, &mut [replace(0x12), replace(0x142)]).unwrap();
+        assert_eq!(
+            modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []),
+            Err(EINVAL)
+        );
+        let fix = EvEntry {
+            ev: ev(0x142),
+            ..replace(0x34)
+        };
+        modify(&mut c, 1, &op, &mut [fix]).unwrap();
+        modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []).unwrap();
+        assert_eq!(c.ev[&1].values_for(7), vec![0xC012, 0xC034]);
+        assert_eq!(c.ev[&1].ev_at(1), Some(0x34));
+        let deny = EvReq {
+            ev_op: EV_OP_MODIFY_STATE,
+            ..ev_req(0, 0, 0)
+        };
+        let e = EvEntry {
+            ev: ev(0x34),
+            ev_new: UNPOPULATED,
+            state: EV_DENIED,
+            flags: 0,
+        };
+        assert_eq!(modify(&mut c, 1, &deny, &mut [e]).unwrap(), vec![(0xC034, EV_DENIED)]);
+        assert_eq!(c.ev[&1].denied_values(), vec![0xC034]);
     }
 
     #[test]
@@ -1711,7 +1864,12 @@ fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
         // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
         // state bits.
         let state = 1u32 << (e.new_state as u32);
-        let value = ev.unwrap_or(e.ev);
+        // The EV as the profile's array holds it (an explicit EV before
+        // its expansion); an AUTO profile's: the value the QP carries.
+        let value = match ctl.ev.get(&id).and_then(|p| p.ev_at(usize::from(e.ev_index))) {
+            Some(v) => v as u16,
+            None => ev.unwrap_or(e.ev),
+        };
         ctl.note_ev_state(id, e.qp, value, state);
         if !queue || ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
             continue;

@@ -1000,6 +1000,113 @@ static void nic_marks(struct side *a, const struct side *b) {
   CHECK(mrc_destroy_cq(ev_cq) == 0);
 }
 
+/* Whether port is bound on the side's address (/proc/net/udp). */
+static int bound(const struct side *s, uint32_t port) {
+  uint32_t ports[64];
+  int np = udp_ports(&s->gid, ports, 64);
+  for (int i = 0; i < np; i++)
+    if (ports[i] == port)
+      return 1;
+  return 0;
+}
+
+/* An explicit profile with fields (on format FMT, 8 + 8): a fixed first
+ * field 0xC7 and the EV in the second. A QP bound to it sprays from the
+ * expanded EVs (0xC721, 0xC722: the source ports bound), and its events
+ * name the EVs as the array holds them (0x22). */
+static void explicit_expansion(struct side *a, const struct side *b) {
+  enum { XP = 11, ABSENT_HOST = 98 };
+  static const uint32_t XEVS[2] = {0x21, 0x22};
+  static const uint32_t WIRE[2] = {0xC721, 0xC722};
+  struct mrc_ctl_ev_field f[2] = {{8, 0xC7, 0, 0, 0}, {8, 0, 0, 0, 0xFF}};
+  struct mrc_ctl_ev_profile_attr ea;
+  memset(&ea, 0, sizeof(ea));
+  ea.profile_state = MRC_CTL_PROFILE_OFFLINE;
+  ea.ev_mode = MRC_CTL_EV_MODE_EXP;
+  ea.ev_fmt_profile_id = FMT;
+  ea.ev_count = 2;
+  ea.ev_min_active = 1;
+  ea.ev_event_mask = MRC_CTL_EV_GOOD | MRC_CTL_EV_ASSUMED_BAD;
+  ea.ev_fields_op.op = MRC_CTL_EV_FIELDS_OP_MODIFY_FIELDS;
+  ea.ev_fields_op.fields = f;
+  ea.ev_fields_op.field_count = 2;
+  CHECK(mrc_ctl_modify_ev_profile(
+            a->mctx, XP, &ea,
+            MRC_CTL_EV_PROFILE_STATE | MRC_CTL_EV_PROFILE_MODE |
+                MRC_CTL_EV_PROFILE_FMT_ID | MRC_CTL_EV_PROFILE_COUNT |
+                MRC_CTL_EV_PROFILE_MIN_ACTIVE | MRC_CTL_EV_PROFILE_EVENT_MASK |
+                MRC_CTL_EV_PROFILE_EV_FIELDS_OP) == 0);
+  struct mrc_ctl_ev_op_entry e[2];
+  memset(e, 0, sizeof(e));
+  for (int i = 0; i < 2; i++) {
+    e[i].ev = (struct mrc_ctl_ev)MRC_CTL_EV_UNPOPULATED;
+    e[i].ev_new = ev_of(XEVS[i] | 0x100); /* a bit beyond the mask's 8 */
+    e[i].state = MRC_CTL_EV_GOOD;
+  }
+  memset(&ea, 0, sizeof(ea));
+  ea.ev_op.op = MRC_CTL_EV_OP_REPLACE_EV;
+  ea.ev_op.entries = e;
+  ea.ev_op.entry_count = 2;
+  CHECK(mrc_ctl_modify_ev_profile(a->mctx, XP, &ea, MRC_CTL_EV_PROFILE_EV_OP) == 0);
+  REFUSED(ev_state(a, XP, MRC_CTL_PROFILE_ONLINE), EINVAL);
+  for (int i = 0; i < 2; i++) {
+    e[i].ev = e[i].ev_new;
+    e[i].ev_new = ev_of(XEVS[i]);
+  }
+  CHECK(mrc_ctl_modify_ev_profile(a->mctx, XP, &ea, MRC_CTL_EV_PROFILE_EV_OP) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_ONLINE) == 0);
+
+  struct side nobody = *b;
+  nobody.gid.raw[15] = ABSENT_HOST;
+  struct mrc_cq *ev_cq = mrc_ctl_create_ev_event_cq(a->mctx, 64, NULL, NULL, 0);
+  struct mrc_cq *cq = mrc_create_cq(a->mctx, 16, NULL, NULL, 0);
+  struct mrc_qp_init_attr ia;
+  memset(&ia, 0, sizeof(ia));
+  ia.send_cq = cq;
+  ia.recv_cq = cq;
+  ia.pd = a->pd;
+  ia.cap.max_send_wr = 16;
+  ia.cap.max_send_sge = 1;
+  struct side x = *a;
+  x.cq = cq;
+  x.qp = cq ? mrc_create_qp(a->mctx, &ia) : NULL;
+  CHECK(ev_cq && x.qp && mrc_get_qpn(x.qp, &x.qpn) == 0);
+  if (!ev_cq || !x.qp)
+    return;
+  CHECK(!bound(a, WIRE[0]) && !bound(a, WIRE[1]));
+  CHECK(connect_to(&x, &nobody, XP, 0) == 0);
+  CHECK(post_write(&x, &nobody, 9) == 0);
+  int both = 0;
+  for (int i = 0; i < WAIT_MS && !both; i++) {
+    both = bound(a, WIRE[0]) && bound(a, WIRE[1]);
+    if (!both)
+      sleep_ms(1);
+  }
+  CHECK(both);
+  CHECK(set_ev(a, XP, XEVS[1], MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, XP, XEVS[1], MRC_CTL_EV_GOOD) == 0);
+  /* The GOOD event of the EV the controller set, by its array value. */
+  struct mrc_ctl_ev_event evs[16];
+  int good = 0;
+  for (int i = 0; i < WAIT_MS && !good; i++) {
+    int k = mrc_ctl_poll_ev_event(ev_cq, 16, evs);
+    for (int j = 0; j < k; j++) {
+      CHECK(evs[j].profile_id == XP);
+      uint32_t v = value_of(&evs[j].ev);
+      CHECK(v == XEVS[0] || v == XEVS[1]);
+      good += evs[j].state == MRC_CTL_EV_GOOD && v == XEVS[1];
+    }
+    if (k == 0)
+      sleep_ms(1);
+  }
+  CHECK(good == 1);
+  CHECK(mrc_destroy_qp(x.qp) == 0);
+  CHECK(mrc_destroy_cq(cq) == 0);
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_OFFLINE) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_INIT) == 0);
+}
+
 int main(void) {
   int n = 0;
   struct ibv_device **list = ibv_get_device_list(&n);
@@ -1125,6 +1232,7 @@ int main(void) {
   ev_drops(&a);
   ev_channel(&a);
   nic_marks(&a, &b);
+  explicit_expansion(&a, &b);
   CHECK(mrc_destroy_cq(ev_cq_b) == 0);
   struct side *sides[] = {&a, &b};
   for (int i = 0; i < 2; i++) {
