@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
 use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
-use proto::model::cc::{CcConfig, NsccConfig, QuickAdapt, NSCC_MIN_CWND_PACKET_DIVISOR};
+use proto::model::cc::{CcConfig, NsccConfig, QuickAdapt, NSCC_MAX_CUT, NSCC_MIN_CWND_PACKET_DIVISOR};
 use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointError, EndpointResult};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
 use proto::model::{Event, Qp, QpSetup, QueuePair, RxError, Transport, WcStatus, WriteRequest};
@@ -126,7 +126,8 @@ pub const NSCC_INIT_SHARE: (u64, u64) = (2, 3);
 /// | `base_rtt`, `target_delay` | the fields of the same names (0: [`NSCC_DEFAULT_BASE_RTT_NS`], half the base RTT) |
 /// | `disable_qa`, `qa_gate`, `qa_threshold` | `quick_adapt.enabled` (inverted), `.gate`, `.threshold` (0: four target delays, as the model) |
 /// | `gamma` | `decrease_gain` (0: [`NSCC_DEFAULT_GAMMA`]) |
-/// | `max_md_jump`, `eta`, `fi`, `fi_scale`, `adjust_bytes_threshold`, `adjust_period_threshold` | none: the model cuts at most half the window per decrease (a constant) and applies its increases per ACK in steps of one packet (`increase_bytes` = the MTU) instead of UET's batched adjustments |
+/// | `max_md_jump` | `max_cut` (0: [`NSCC_MAX_CUT`]) |
+/// | `eta`, `fi`, `fi_scale`, `adjust_bytes_threshold`, `adjust_period_threshold` | none: the model applies its increases per ACK in steps of one packet (`increase_bytes` = the MTU) instead of UET's batched adjustments |
 pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
     let ns = |v: u32| Duration::from_ns(u64::from(v));
     let base_rtt = ns(if p.base_rtt_ns == 0 {
@@ -140,6 +141,11 @@ pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
         ns(p.target_delay_ns)
     };
     let gamma = if p.gamma == 0.0 { NSCC_DEFAULT_GAMMA } else { p.gamma };
+    let max_cut = if p.max_md_jump == 0.0 {
+        NSCC_MAX_CUT
+    } else {
+        f64::from(p.max_md_jump)
+    };
     let mtu = u64::from(mtu);
     let min_cwnd = (mtu / NSCC_MIN_CWND_PACKET_DIVISOR).max(1);
     NsccConfig {
@@ -155,6 +161,7 @@ pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
             gate: p.qa_gate,
             threshold: ns(p.qa_threshold_ns),
         },
+        max_cut,
     }
 }
 
@@ -1539,6 +1546,48 @@ impl Engine {
 mod tests {
     use super::*;
     use std::net::{Ipv4Addr, UdpSocket};
+
+    /// libmrc's NSCC parameters reach the model's as documented, zeros
+    /// taking the defaults.
+    #[test]
+    fn nscc_parameters_map_onto_the_models() {
+        let p = NsccParams {
+            base_rtt_ns: 20_000,
+            target_delay_ns: 3_000,
+            disable_qa: true,
+            qa_gate: 5,
+            qa_threshold_ns: 9_000,
+            gamma: 0.25,
+            max_md_jump: 0.125,
+            ..NsccParams::default()
+        };
+        let c = nscc_config(&p, 300_000, 4096);
+        assert_eq!(c.base_rtt, Duration::from_us(20));
+        assert_eq!(c.target_delay, Duration::from_us(3));
+        assert_eq!(
+            c.quick_adapt,
+            QuickAdapt {
+                enabled: false,
+                gate: 5,
+                threshold: Duration::from_us(9)
+            }
+        );
+        assert_eq!((c.decrease_gain, c.max_cut), (0.25, 0.125));
+        assert_eq!((c.max_cwnd, c.init_cwnd, c.min_cwnd), (300_000, 200_000, 512));
+        assert_eq!(c.increase_bytes, 4096);
+        let d = nscc_config(&NsccParams::default(), 300_000, 4096);
+        assert_eq!(d.base_rtt, Duration::from_ns(u64::from(NSCC_DEFAULT_BASE_RTT_NS)));
+        assert_eq!(
+            d.target_delay,
+            Duration::from_ns(u64::from(NSCC_DEFAULT_BASE_RTT_NS) / 2)
+        );
+        assert_eq!(
+            (d.decrease_gain, d.max_cut),
+            (f64::from(NSCC_DEFAULT_GAMMA), NSCC_MAX_CUT)
+        );
+        assert!(d.quick_adapt.enabled);
+        assert!(CcConfig::Nscc(d).validate().is_ok());
+    }
 
     /// A program's poll reads the socket unless the last read found it
     /// empty less than `POLL_RX_INTERVAL` ago: a program waiting for its
