@@ -821,9 +821,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
     };
     guard(libc_einval(), || {
         let qpn = lock(&q.qp).qpn();
-        // The bound profiles' EVs and window (the context's lock first,
-        // then the QP's, as everywhere).
-        let (values, min_active, max_cwnd) = {
+        // The bound profiles' EVs, and window ceiling and NSCC parameters
+        // (the context's lock first, then the QP's, as everywhere).
+        let (values, min_active, cc) = {
             // SAFETY: the QP's context outlives it.
             let Some(ctx) = (unsafe { q.ctx.as_ref() }) else {
                 return libc_einval();
@@ -835,8 +835,8 @@ pub unsafe extern "C" fn mrcx_to_rts(
             // The profile's floor of GOOD EVs, at most the QP's set (a
             // profile's ev_min_active is at most its ev_count).
             let min_active = profile.map(|p| p.ev_min_active);
-            let cwnd = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
-            (values, min_active, cwnd)
+            let cc = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
+            (values, min_active, cc)
         };
         let values = values.unwrap_or_else(|| {
             let base = DEFAULT_EV_BASE.wrapping_add((qpn as u16 & 0x3FF) * 16);
@@ -867,9 +867,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
                     values: values.clone(),
                 },
                 cc: CcProfile {
-                    min_cwnd: MIN_CWND.min(max_cwnd.map_or(DEFAULT_MAX_CWND, |(w, _)| w)),
-                    max_cwnd: max_cwnd.map_or(DEFAULT_MAX_CWND, |(w, _)| w),
-                    nscc: max_cwnd.map(|(_, n)| n),
+                    min_cwnd: MIN_CWND.min(cc.map_or(DEFAULT_MAX_CWND, |(w, _)| w)),
+                    max_cwnd: cc.map_or(DEFAULT_MAX_CWND, |(w, _)| w),
+                    nscc: cc.map(|(_, n)| n),
                 },
             }))
             .map_or(libc_einval(), |_| 0);
