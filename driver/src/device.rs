@@ -92,6 +92,13 @@ pub trait Device: Send + Sync {
     fn endpoint_result(&self) -> Option<EndpointResult> {
         None
     }
+    /// Run NSCC with `params` (`None`: the fixed window of the QP's CC
+    /// row) on QP `qpn` from its next send context on. Only a device that
+    /// runs NSCC has it (the soft NIC); the card's CC gate is a fixed
+    /// window: `Unsupported`, and the driver keeps that window.
+    fn set_qp_nscc(&self, _qpn: u32, _params: Option<crate::verbs::NsccParams>) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("NSCC"))
+    }
     /// Take NIC port `port` (0-based: MRC 1.0's port status mask bit, the
     /// verbs port number less one) administratively down or up again. Down:
     /// the NIC tells every peer it has QPs with (a Port Status Update with
@@ -222,11 +229,25 @@ pub use proto::time::Duration as ModelDuration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndpointRequest {
     /// Probe EV `ev`, leaving on port `port`, to the NIC at `peer`: the
-    /// result carries the round trip and the peer's service time.
-    EvProbe { peer: std::net::IpAddr, ev: u32, port: u8 },
-    /// Tell the NIC at `peer` which of our ports are up, on EV `ev`.
-    PortStatusUpdate { peer: std::net::IpAddr, ev: u32 },
+    /// result carries the round trip and the peer's service time. `dscp`:
+    /// the request's DSCP (0..=63; `None`: the NIC's own).
+    EvProbe {
+        peer: std::net::IpAddr,
+        ev: u32,
+        port: u8,
+        dscp: Option<u8>,
+    },
+    /// Tell the NIC at `peer` which of our ports are up, on EV `ev`, with
+    /// DSCP `dscp`.
+    PortStatusUpdate {
+        peer: std::net::IpAddr,
+        ev: u32,
+        dscp: Option<u8>,
+    },
 }
+
+/// The largest DSCP (6 bits).
+pub const MAX_DSCP: u8 = 63;
 
 /// Keeps the memory behind a [`DmaBuffer`] alive and mapped; dropping it
 /// unmaps (IOMMU) and frees.

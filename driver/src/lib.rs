@@ -33,6 +33,6 @@ pub use device::{Device, DeviceError, DmaBuffer, NullDevice};
 pub use discovery::{discover, BuildExpectation, DeviceInfo, DiscoveryError};
 pub use verbs::{
     Access, CcProfile, CompletionQueue, Context, Controller, CqError, Error, EvProfile, LocalAddress, MemoryRegion,
-    ModifyError, OpenOptions, PeerAddress, PostError, ProtectionDomain, QpState, QpTransition, QueuePair, RtrAttr,
-    RtsAttr, Timeouts, WcOpcode, WorkCompletion, WriteWr, MAX_ACK_TIMEOUT_EXP,
+    ModifyError, NsccParams, OpenOptions, PeerAddress, PostError, ProtectionDomain, QpState, QpTransition, QueuePair,
+    RtrAttr, RtsAttr, Timeouts, WcOpcode, WorkCompletion, WriteWr, MAX_ACK_TIMEOUT_EXP,
 };

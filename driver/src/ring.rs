@@ -116,6 +116,11 @@ impl PhaseRing {
         self.ci.wrapping_sub(self.reported) >= (self.slots() / 4).max(1)
     }
 
+    /// Whether entries were consumed since the card was last told.
+    pub fn unreported(&self) -> bool {
+        self.ci != self.reported
+    }
+
     /// Mark the consumer index reported; returns it.
     pub fn mark_reported(&mut self) -> u32 {
         self.reported = self.ci;

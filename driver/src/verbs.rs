@@ -375,22 +375,7 @@ impl Context {
 
     /// Read a counter by its `regmap::COUNTERS` name.
     pub fn counter(&self, name: &str) -> Result<u32, Error> {
-        let slot = regmap::COUNTERS
-            .iter()
-            .position(|c| c.name == name)
-            .ok_or_else(|| Error::UnknownCounter(name.into()))?;
-        if slot as u32 >= self.shared.info.counters {
-            return Err(Error::CounterAbsent {
-                name: name.into(),
-                slot,
-                num: self.shared.info.counters,
-            });
-        }
-        let v = self
-            .shared
-            .dev
-            .read32(self.shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
-        Ok(v)
+        counter(&self.shared, name)
     }
 
     pub fn alloc_pd(&self) -> ProtectionDomain {
@@ -763,11 +748,14 @@ pub struct EvProfile {
     pub min_active: u8,
 }
 
-/// The congestion-control window of a QP (CC gate, table 10).
+/// The congestion-control window of a QP (CC gate, table 10), and the
+/// NSCC parameters of a device that runs NSCC ([`Device::set_qp_nscc`]:
+/// the soft NIC; the card's CC gate keeps the fixed `max_cwnd`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcProfile {
     pub min_cwnd: u32,
     pub max_cwnd: u32,
+    pub nscc: Option<NsccParams>,
 }
 
 impl Default for CcProfile {
@@ -775,9 +763,59 @@ impl Default for CcProfile {
         CcProfile {
             min_cwnd: 4096,
             max_cwnd: 1 << 20,
+            nscc: None,
         }
     }
 }
+
+/// UET 1.0 NSCC's parameters as libmrc's `struct mrc_ctl_cc_nscc_cfg`
+/// names them (times in ns, sizes in bytes); the window ceiling is the
+/// profile's `max_cwnd`. Which of them the soft NIC's controller uses:
+/// `soft::engine::nscc_config`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NsccParams {
+    pub base_rtt_ns: u32,
+    pub target_delay_ns: u32,
+    pub disable_qa: bool,
+    pub qa_gate: u8,
+    pub qa_threshold_ns: u32,
+    pub gamma: f32,
+    pub max_md_jump: f32,
+    pub eta: f32,
+    pub fi: f32,
+    pub fi_scale: f32,
+    pub adjust_bytes_threshold: u32,
+    pub adjust_period_threshold_ns: u32,
+}
+
+impl NsccParams {
+    /// The fields as bits, floats included: equality is bit equality (a
+    /// NaN equals itself, so a profile compares equal to its copy).
+    fn bits(&self) -> [u32; 12] {
+        [
+            self.base_rtt_ns,
+            self.target_delay_ns,
+            u32::from(self.disable_qa),
+            u32::from(self.qa_gate),
+            self.qa_threshold_ns,
+            self.gamma.to_bits(),
+            self.max_md_jump.to_bits(),
+            self.eta.to_bits(),
+            self.fi.to_bits(),
+            self.fi_scale.to_bits(),
+            self.adjust_bytes_threshold,
+            self.adjust_period_threshold_ns,
+        ]
+    }
+}
+
+impl PartialEq for NsccParams {
+    fn eq(&self, other: &Self) -> bool {
+        self.bits() == other.bits()
+    }
+}
+
+impl Eq for NsccParams {}
 
 /// Send-side attributes (RTR -> RTS).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -906,6 +944,14 @@ impl QueuePair {
                 let rtr = self.rtr.clone().ok_or(ModifyError::BadTransition { from, to: "RTS" })?;
                 check_rts(&a)?;
                 let q = self.qpn as u16;
+                // NSCC where the device runs it (the soft NIC); the card's
+                // CC gate has none yet and keeps the fixed window below.
+                // Said at every RTS, `None` too: a QP number used again
+                // does not inherit its last user's controller.
+                match self.shared.dev.set_qp_nscc(self.qpn, a.cc.nscc) {
+                    Ok(()) | Err(DeviceError::Unsupported(_)) => {}
+                    Err(e) => return Err(bad("cc.nscc", e.to_string())),
+                }
                 let cc = Row::new()
                     .set(config::cc::MIN_CWND, u64::from(a.cc.min_cwnd))
                     .set(config::cc::MAX_CWND, u64::from(a.cc.max_cwnd))
@@ -1295,6 +1341,17 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
     if a.cc.min_cwnd == 0 || a.cc.max_cwnd < a.cc.min_cwnd {
         return Err(bad("cc", "1 <= min_cwnd <= max_cwnd"));
     }
+    if let Some(n) = a.cc.nscc {
+        if !(0.0..=1.0).contains(&n.gamma) {
+            return Err(bad(
+                "cc.nscc.gamma",
+                "0..=1 (the share of the window one decrease may cut)",
+            ));
+        }
+        if u32::from(n.qa_gate) >= u64::BITS {
+            return Err(bad("cc.nscc.qa_gate", "a shift of a 64-bit window: 0..=63"));
+        }
+    }
     Ok(())
 }
 
@@ -1557,6 +1614,28 @@ pub enum EventError {
     UnknownQp(u32),
 }
 
+/// The counter `name` of `regmap::COUNTERS` on the device of `shared`.
+fn counter(shared: &Shared, name: &str) -> Result<u32, Error> {
+    let slot = regmap::COUNTERS
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| Error::UnknownCounter(name.into()))?;
+    if slot as u32 >= shared.info.counters {
+        return Err(Error::CounterAbsent {
+            name: name.into(),
+            slot,
+            num: shared.info.counters,
+        });
+    }
+    let v = shared
+        .dev
+        .read32(shared.info.counters_base + u64::from(regmap::counters::FIRST) + 4 * slot as u64);
+    Ok(v)
+}
+
+/// The NIC's counter of EV events its EV-event ring had no room for.
+const EV_EVENT_LOST: &str = "ev_event_lost";
+
 /// The EV control plane: events (state changes the card made or was
 /// told to make), deny / allow, re-admission.
 ///
@@ -1591,17 +1670,18 @@ impl Controller {
     fn next_event(&mut self) -> Result<Option<layout::EvEvent>, EventError> {
         let mut e = [0u8; layout::ev_event::SIZE];
         if !self.ring.peek(&mut e) {
+            // Caught up: the NIC is told of every slot it may write, so a
+            // burst of events loses none to room the driver has freed
+            // (the NIC drops what the ring has no room for).
+            if self.ring.unreported() {
+                self.report_consumer();
+            }
             self.shared.dev.progress();
             return Ok(None);
         }
         self.ring.advance();
         if self.ring.report_due() {
-            let ci = self.ring.mark_reported();
-            self.shared.row(
-                cfg_table::EV_RING,
-                config::INDEX_SELECT,
-                &Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci)),
-            );
+            self.report_consumer();
         }
         let ev = layout::EvEvent::decode(&e).map_err(EventError::Malformed)?;
         let open = lock(&self.shared.alloc)
@@ -1613,6 +1693,23 @@ impl Controller {
             return Err(EventError::UnknownQp(ev.qp));
         }
         Ok(Some(ev))
+    }
+
+    fn report_consumer(&mut self) {
+        let ci = self.ring.mark_reported();
+        self.shared.row(
+            cfg_table::EV_RING,
+            config::INDEX_SELECT,
+            &Row::new().set(config::ring_consumer::CONSUMER, u64::from(ci)),
+        );
+    }
+
+    /// EV events the NIC dropped because the ring had no room (its
+    /// `ev_event_lost` counter, free running and wrapping at 2^32): a
+    /// controller that compares two readings knows how many it lost
+    /// between them.
+    pub fn events_lost(&self) -> Result<u32, Error> {
+        counter(&self.shared, EV_EVENT_LOST)
     }
 
     fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {

@@ -98,12 +98,12 @@ fn pair(test: u8, tx_loss: f64) -> (Side, Side) {
 }
 
 /// [`pair`] with the send attributes of `rts_of(sq_psn, ev_base)`.
-fn pair_with(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr) -> (Side, Side) {
+fn pair_with(test: u8, tx_loss: f64, rts_of: impl Fn(u32, u16) -> RtsAttr) -> (Side, Side) {
     pair_gso(test, tx_loss, rts_of, SoftNicConfig::default().gso)
 }
 
 /// [`pair_with`], A sending with segmentation offload if `gso`.
-fn pair_gso(test: u8, tx_loss: f64, rts_of: fn(u32, u16) -> RtsAttr, gso: bool) -> (Side, Side) {
+fn pair_gso(test: u8, tx_loss: f64, rts_of: impl Fn(u32, u16) -> RtsAttr, gso: bool) -> (Side, Side) {
     let mut a = side_gso(test, 1, tx_loss, gso);
     let mut b = side(test, 2, tx_loss);
     let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
@@ -256,6 +256,7 @@ fn two_mib_writes_lose_nothing_to_the_socket_buffer_and_never_time_out() {
             cc: CcProfile {
                 min_cwnd: 4096,
                 max_cwnd: 4 << 20,
+                nscc: None,
             },
             ..rts(sq_psn, ev_base)
         }
@@ -938,4 +939,127 @@ fn a_doorbell_leaves_its_datagrams_to_the_next_poll() {
     // A post takes microseconds; of 200, some must fall within the grace,
     // or the test has shown nothing.
     assert!(checked > 0, "no round posted and checked within {grace:?}");
+}
+
+/// A QP given NSCC parameters runs the golden model's NSCC on the soft
+/// NIC (its window moves with the feedback), one without runs the fixed
+/// window, and the parameters shape it: `max_cwnd` the start (two thirds
+/// of the ceiling) and the cap, the target delay and quick adapt whether
+/// the loopback's delays grow or shrink it.
+#[test]
+fn nscc_parameters_drive_the_soft_nics_window() {
+    let _nics = beside_others();
+    const CEILING: u32 = 128 << 10;
+    let with = |max_cwnd: u32, nscc: Option<NsccParams>| {
+        move |psn: u32, ev: u16| RtsAttr {
+            cc: CcProfile {
+                min_cwnd: 4096,
+                max_cwnd,
+                nscc,
+            },
+            ..rts(psn, ev)
+        }
+    };
+    let window = |s: &Side| s.nic.qp_window(s.qp.qpn()).expect("an enabled QP");
+    let sizes = vec![16 << 10; 64];
+
+    let (mut a, mut b) = pair_with(41, 0.0, with(CEILING, None));
+    let (name, fixed) = window(&a);
+    assert_eq!(name, "fixed");
+    // The ceiling, or less where the path holds less (`path_window`).
+    assert!(fixed <= u64::from(CEILING) && fixed >= 64 << 10, "{fixed}");
+    transfer(&mut a, &mut b, &sizes);
+    assert_eq!(window(&a), ("fixed", fixed), "a fixed window stays");
+
+    // Far below any queueing delay here: every ACK grows the window, to
+    // the ceiling.
+    let grow = NsccParams {
+        base_rtt_ns: 1_000,
+        target_delay_ns: 1_000_000_000,
+        disable_qa: true,
+        ..NsccParams::default()
+    };
+    let (mut a, mut b) = pair_with(42, 0.0, with(CEILING, Some(grow)));
+    assert_eq!(window(&a), ("nscc", fixed * 2 / 3), "NSCC starts below its ceiling");
+    transfer(&mut a, &mut b, &sizes);
+    assert_eq!(window(&a), ("nscc", fixed), "grown to the ceiling by the ACKs");
+
+    let (small, _) = pair_with(43, 0.0, with(CEILING / 4, Some(grow)));
+    assert_eq!(
+        window(&small),
+        ("nscc", u64::from(CEILING / 4) * 2 / 3),
+        "max_cwnd sets the start"
+    );
+
+    // A target and a quick-adapt threshold of 1 ns: every delay is above
+    // them, and quick adapt cuts the window to what an epoch delivered.
+    let shrink = NsccParams {
+        base_rtt_ns: 1,
+        target_delay_ns: 1,
+        qa_threshold_ns: 1,
+        qa_gate: 0,
+        ..NsccParams::default()
+    };
+    let (mut a, mut b) = pair_with(44, 0.0, with(CEILING, Some(shrink)));
+    transfer(&mut a, &mut b, &sizes);
+    let (name, w) = window(&a);
+    assert_eq!(name, "nscc");
+    assert!(w < fixed * 2 / 3, "the window shrank below its start: {w}");
+}
+
+/// An endpoint request's DSCP (`req_tc` of `mrc_ctl_ep_batch_send_wait`)
+/// is the traffic class its datagram leaves with: the peer's receive path
+/// reads it back. Without one the request keeps the NIC's own; more than
+/// six bits is refused.
+#[test]
+fn an_endpoint_requests_dscp_is_its_datagrams_traffic_class() {
+    let _nics = beside_others();
+    use driver::device::EndpointRequest;
+    const TEST: u8 = 45;
+    let nic = |host| {
+        SoftNic::new(SoftNicConfig {
+            ip: ip(host, TEST),
+            ..SoftNicConfig::default()
+        })
+        .unwrap()
+    };
+    let (a, b) = (nic(1), nic(2));
+    let probe = |dscp| EndpointRequest::EvProbe {
+        peer: ip(2, TEST),
+        ev: 0xC0DE,
+        port: 1,
+        dscp,
+    };
+    // The probe's answer has come: the request reached B before it.
+    let answered = |id: u16| {
+        let start = Instant::now();
+        loop {
+            assert!(start.elapsed() < HANG_GUARD, "no answer to request {id}");
+            match a.endpoint_result() {
+                Some(proto::model::endpoint::EndpointResult::EvProbe { request_id, .. }) if request_id == id => return,
+                Some(r) => panic!("{r:?}"),
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    };
+    let dscp_at_b = || b.endpoint_tos().map(|t| t >> 2);
+    answered(a.endpoint_request(probe(None)).unwrap());
+    let own = dscp_at_b().expect("B read the probe's traffic class");
+    for dscp in [46u8, 10, 0, 63] {
+        assert_ne!(dscp, own, "a DSCP other than the NIC's own");
+        answered(a.endpoint_request(probe(Some(dscp))).unwrap());
+        assert_eq!(dscp_at_b(), Some(dscp));
+    }
+    assert!(a.endpoint_request(probe(Some(64))).is_err(), "six bits");
+    let status = EndpointRequest::PortStatusUpdate {
+        peer: ip(2, TEST),
+        ev: 0xC0DE,
+        dscp: Some(34),
+    };
+    a.endpoint_request(status).unwrap();
+    let start = Instant::now();
+    while dscp_at_b() != Some(34) {
+        assert!(start.elapsed() < HANG_GUARD, "no Port Status Update at B");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }

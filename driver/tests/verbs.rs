@@ -158,6 +158,7 @@ fn rts_attr() -> RtsAttr {
         cc: CcProfile {
             min_cwnd: 4096,
             max_cwnd: 1 << 20,
+            nscc: None,
         },
     }
 }
@@ -519,6 +520,7 @@ fn misuse_is_refused_with_typed_errors() {
                 cc: CcProfile {
                     min_cwnd: 0,
                     max_cwnd: 10,
+                    nscc: None,
                 },
                 ..rts_attr()
             },
@@ -529,6 +531,7 @@ fn misuse_is_refused_with_typed_errors() {
                 cc: CcProfile {
                     min_cwnd: 100,
                     max_cwnd: 10,
+                    nscc: None,
                 },
                 ..rts_attr()
             },

@@ -115,10 +115,17 @@ struct mrcx_ev_info {
   uint64_t format;
   uint32_t ev_count, ev_min_active, event_mask;
 };
+/* NSCC's parameters but max_cwnd (ctl.rs: Nscc): times in ns. */
+struct mrcx_nscc {
+  uint32_t base_rtt, target_delay, disable_qa, qa_gate, qa_threshold;
+  float gamma, max_md_jump, eta, fi, fi_scale;
+  uint32_t adjust_bytes_threshold, adjust_period_threshold;
+};
 struct mrcx_cc_req {
   uint32_t set, state, algorithm, max_cwnd;
   const uint8_t *config;
   uint32_t config_len;
+  const struct mrcx_nscc *nscc; /* with MRCX_SET_CONFIG */
 };
 struct mrcx_cc_info {
   uint32_t state, algorithm;
@@ -140,16 +147,19 @@ int mrcx_ctl_ev(const void *ctx, uint64_t id, const struct mrcx_ev_req *req,
 int mrcx_ctl_cc(const void *ctx, uint64_t id, const struct mrcx_cc_req *req,
                 struct mrcx_cc_info *info);
 /* handle: the mrc_cq's address, as mrc.c gives it to mrcx_create_cq. */
-int mrcx_ctl_open_ev_cq(const void *ctx, uintptr_t handle);
+int mrcx_ctl_open_ev_cq(const void *ctx, uintptr_t handle, int entries);
 struct mrcx_ev_event {
   uint32_t profile_id;
   uint32_t ev;
   uint32_t state; /* enum mrc_ctl_ev_state */
+  uint32_t drop_count; /* events lost since the one before */
 };
 int mrcx_ctl_poll_ev_cq(uintptr_t handle, int max, struct mrcx_ev_event *out,
                         int *api_1_0_1);
+/* dscp: the request's traffic class (DSCP, 0..63). */
 int mrcx_ctl_endpoint_post(const void *ctx, uint32_t kind, const uint8_t *gid16,
-                           uint32_t ev, uint8_t port, uint32_t *id);
+                           uint32_t ev, uint8_t port, uint8_t dscp,
+                           uint32_t *id);
 /* 1: request id's result (status, ...), 0: not yet, or -errno. */
 int mrcx_ctl_endpoint_take(const void *ctx, uint32_t id, int *status,
                            uint32_t *rtt_ns, uint32_t *service_ns,

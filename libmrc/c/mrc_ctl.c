@@ -73,6 +73,9 @@ static int fill_device_attr(struct mrc_ibv_context *c,
   a->cc.cc_max_profiles = MRCX_MAX_PROFILES;
   a->cc.algorithms = cc_algorithms;
   a->phy_port_mask = 1u << CTL_PORT;
+  /* drop_count counts the events lost, but the ring's losses reach the
+   * first event taken after the driver read the NIC's counter, not
+   * always the one that followed them: no PRECISE_DROP_CNT. */
   a->opt_attr = MRC_CTL_OPT_CAP_EV_EVENT;
   if (info.endpoint_ops)
     a->opt_attr |= MRC_CTL_OPT_CAP_EP_OP_EV_PROBE;
@@ -486,6 +489,7 @@ int mrc_ctl_modify_cc_profile(struct mrc_context *mrc_ctx,
       !vendor_cfg_empty(attr->vendor_cfg))
     return result(EINVAL);
   struct mrcx_cc_req req = {0};
+  struct mrcx_nscc nscc;
   if (attr_mask & MRC_CTL_CC_PROFILE_STATE) {
     req.set |= MRCX_SET_STATE;
     req.state = (uint32_t)attr->profile_state;
@@ -505,6 +509,21 @@ int mrc_ctl_modify_cc_profile(struct mrc_context *mrc_ctx,
     req.max_cwnd = cfg->max_cwnd;
     req.config = (const uint8_t *)cfg;
     req.config_len = sizeof(*cfg);
+    nscc = (struct mrcx_nscc){
+        .base_rtt = cfg->base_rtt,
+        .target_delay = cfg->target_delay,
+        .disable_qa = cfg->disable_qa,
+        .qa_gate = cfg->qa_gate,
+        .qa_threshold = cfg->qa_threshold,
+        .gamma = cfg->gamma,
+        .max_md_jump = cfg->max_md_jump,
+        .eta = cfg->eta,
+        .fi = cfg->fi,
+        .fi_scale = cfg->fi_scale,
+        .adjust_bytes_threshold = cfg->adjust_bytes_threshold,
+        .adjust_period_threshold = cfg->adjust_period_threshold,
+    };
+    req.nscc = &nscc;
   }
   return result(cc_report(c, cc_profile_id, attr, attr_mask, &req));
 }
@@ -530,8 +549,9 @@ struct ev_event_1_0_0 {
 };
 
 /* A CQ made by mrc_create_cq (mrc.c) and named the context's EV-event CQ
- * in the core; mrc_destroy_cq ends both. EV events do not signal a
- * completion channel here: one is refused. */
+ * in the core; mrc_destroy_cq ends both. With a completion channel,
+ * mrc_req_notify_cq arms it as any CQ: its next EV event (or one it
+ * already holds) puts one event on the channel (mrc_get_cq_event). */
 struct mrc_cq *mrc_ctl_create_ev_event_cq(struct mrc_context *mrc_ctx,
                                           int cqe, void *cq_context,
                                           struct mrc_comp_channel *channel,
@@ -541,15 +561,11 @@ struct mrc_cq *mrc_ctl_create_ev_event_cq(struct mrc_context *mrc_ctx,
     errno = EINVAL;
     return NULL;
   }
-  if (channel) {
-    errno = EOPNOTSUPP;
-    return NULL;
-  }
-  struct mrc_cq *cq = mrc_create_cq(mrc_ctx, cqe, cq_context, NULL,
+  struct mrc_cq *cq = mrc_create_cq(mrc_ctx, cqe, cq_context, channel,
                                     comp_vector);
   if (!cq)
     return NULL;
-  int rc = mrcx_ctl_open_ev_cq(c->rs, (uintptr_t)cq);
+  int rc = mrcx_ctl_open_ev_cq(c->rs, (uintptr_t)cq, cqe);
   if (rc) {
     mrc_destroy_cq(cq);
     errno = rc;
@@ -577,18 +593,19 @@ int mrc_ctl_poll_ev_event(struct mrc_cq *ev_cq, int num_entries,
       struct mrcx_ev e = {got[i].ev, CTL_PORT};
       struct mrc_ctl_ev ev;
       ev_out(&e, &ev);
-      /* drop_count: the driver's EV-event ring reports no losses. */
       if (v101) {
         struct mrc_ctl_ev_event *o = &ev_event[done + i];
         memset(o, 0, sizeof(*o));
         o->profile_id = got[i].profile_id;
         o->ev = ev;
+        o->drop_count = got[i].drop_count;
         o->state = (enum mrc_ctl_ev_state)got[i].state;
       } else {
         struct ev_event_1_0_0 *o = (struct ev_event_1_0_0 *)ev_event + done + i;
         memset(o, 0, sizeof(*o));
         o->profile_id = got[i].profile_id;
         o->ev = ev;
+        o->drop_count = got[i].drop_count;
       }
     }
     done += n;
@@ -674,7 +691,7 @@ int mrc_ctl_ep_batch_send_wait(struct mrc_context *mrc_ctx, uint8_t req_tc,
     while (next < num_req) {
       int st = mrcx_ctl_endpoint_post(c->rs, (uint32_t)op_type,
                                       req[next].dgid.raw, evs[next],
-                                      CTL_PORT, &ids[next]);
+                                      CTL_PORT, req_tc, &ids[next]);
       if (st == EAGAIN)
         break; /* full: post the rest as answers come */
       if (st) {

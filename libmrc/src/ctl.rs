@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::os::raw::c_int;
 
-use driver::{Controller, QueuePair};
+use driver::{Controller, NsccParams, QueuePair};
 
 /// Profile life cycle, `enum mrc_ctl_profile_state`.
 pub const STATE_INIT: u32 = 0;
@@ -106,6 +106,10 @@ pub struct EvProfile {
     /// empty (the values are per QP).
     pub evs: Vec<Ev>,
     pub states: Vec<u32>,
+    /// EXPLICIT with fields: each entry of `evs` expanded through them
+    /// into the format ([`expand`]), the values the QPs carry; made on the
+    /// way ONLINE. Empty: the values are `evs`'.
+    pub wire: Vec<u32>,
     /// QPs bound to it.
     pub users: u32,
 }
@@ -118,17 +122,29 @@ impl EvProfile {
             let base = AUTO_EV_BASE + (qpn % blocks) * AUTO_EV_BLOCK;
             return (0..self.ev_count).map(|i| (base + i) as u16).collect();
         }
-        self.evs.iter().map(|e| e.value as u16).collect()
+        (0..self.evs.len()).map(|i| self.wire_value(i)).collect()
+    }
+
+    /// The value QPs carry for entry `i` of `evs` (its expansion, if the
+    /// profile expands its EVs).
+    fn wire_value(&self, i: usize) -> u16 {
+        self.wire.get(i).copied().unwrap_or_else(|| self.evs[i].value) as u16
+    }
+
+    /// The EV of the array a QP's EV `index` stands for (`None` for AUTO
+    /// profiles, whose values are per QP).
+    pub fn ev_at(&self, index: usize) -> Option<u32> {
+        (self.mode != EV_MODE_AUTO)
+            .then(|| self.evs.get(index).map(|e| e.value))
+            .flatten()
     }
 
     /// The values the controller DENIED (a QP taking the profile at RTS
-    /// denies them too).
+    /// denies them too), as the QPs carry them.
     pub fn denied_values(&self) -> Vec<u16> {
-        self.evs
-            .iter()
-            .zip(&self.states)
-            .filter(|&(_, &s)| s == EV_DENIED)
-            .map(|(e, _)| e.value as u16)
+        (0..self.evs.len())
+            .filter(|&i| self.states[i] == EV_DENIED)
+            .map(|i| self.wire_value(i))
             .collect()
     }
 }
@@ -146,13 +162,72 @@ pub struct CcProfile {
     /// bytes, returned by a query) and the window they name.
     pub config: Option<Vec<u8>>,
     pub max_cwnd: u32,
+    /// The other NSCC parameters, as the driver takes them.
+    pub nscc: NsccParams,
     pub users: u32,
 }
 
 impl CcProfile {
-    /// The window of QPs bound to it; `None`: the device's default.
-    pub fn window(&self) -> Option<u32> {
-        (self.algorithm == CC_NSCC && self.config.is_some()).then_some(self.max_cwnd)
+    /// The window ceiling and NSCC parameters of QPs bound to it (a soft
+    /// NIC runs NSCC with them, a card the fixed `max_cwnd`); `None`: the
+    /// device's default window.
+    pub fn window(&self) -> Option<(u32, NsccParams)> {
+        (self.algorithm == CC_NSCC && self.config.is_some()).then_some((self.max_cwnd, self.nscc))
+    }
+}
+
+/// `struct mrc_ctl_cc_nscc_cfg` without its window (`CcReq::max_cwnd`),
+/// flat (`struct mrcx_nscc`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Nscc {
+    pub base_rtt: u32,
+    pub target_delay: u32,
+    pub disable_qa: u32,
+    pub qa_gate: u32,
+    pub qa_threshold: u32,
+    pub gamma: f32,
+    pub max_md_jump: f32,
+    pub eta: f32,
+    pub fi: f32,
+    pub fi_scale: f32,
+    pub adjust_bytes_threshold: u32,
+    pub adjust_period_threshold: u32,
+}
+
+/// The largest `qa_gate`: a shift of a 64-bit window.
+const MAX_QA_GATE: u32 = 63;
+
+impl Nscc {
+    /// The parameters as the driver takes them; `EINVAL` for a `gamma`
+    /// or `max_md_jump` outside 0..=1 (shares of the window) or NaN, a
+    /// negative or NaN `eta`, `fi` or `fi_scale`, a `qa_gate` above 63.
+    pub fn params(&self) -> Result<NsccParams, c_int> {
+        let share = |x: f32| (0.0..=1.0).contains(&x);
+        let nonneg = |x: f32| x.is_finite() && x >= 0.0;
+        if !share(self.gamma)
+            || !share(self.max_md_jump)
+            || !nonneg(self.eta)
+            || !nonneg(self.fi)
+            || !nonneg(self.fi_scale)
+            || self.qa_gate > MAX_QA_GATE
+        {
+            return Err(EINVAL);
+        }
+        Ok(NsccParams {
+            base_rtt_ns: self.base_rtt,
+            target_delay_ns: self.target_delay,
+            disable_qa: self.disable_qa != 0,
+            qa_gate: self.qa_gate as u8,
+            qa_threshold_ns: self.qa_threshold,
+            gamma: self.gamma,
+            max_md_jump: self.max_md_jump,
+            eta: self.eta,
+            fi: self.fi,
+            fi_scale: self.fi_scale,
+            adjust_bytes_threshold: self.adjust_bytes_threshold,
+            adjust_period_threshold_ns: self.adjust_period_threshold,
+        })
     }
 }
 
@@ -213,6 +288,8 @@ pub struct CcReq {
     pub max_cwnd: u32,
     pub config: *const u8,
     pub config_len: u32,
+    /// With `SET_CONFIG`: the other parameters (null: all 0).
+    pub nscc: *const Nscc,
 }
 
 pub const SET_STATE: u32 = 1 << 0;
@@ -245,6 +322,21 @@ pub struct Ctl {
     pub controller: Option<Controller>,
     /// The EV-event CQ: the C layer's handle of its `mrc_cq`.
     pub ev_cq: Option<usize>,
+    /// EV events taken from the device's ring for the EV-event CQ and
+    /// not yet polled, at most `ev_cq_entries` (a notifier thread takes
+    /// them to learn whether to signal the CQ's channel).
+    ev_pending: std::collections::VecDeque<MrcxEvEvent>,
+    ev_cq_entries: usize,
+    /// The NIC's count of EV events its ring had no room for, when last
+    /// read (`Controller::events_lost`), and the EV events lost since
+    /// the last one queued: the next one queued reports them
+    /// (`drop_count`).
+    ev_lost_seen: u32,
+    ev_drops: u32,
+    /// The EVs the NIC marked ASSUMED_BAD on QPs bound to a profile, as
+    /// its EV events said: (profile, EV value) -> the QPs (by number).
+    /// `QUERY_EV_STATE` reports such an EV ASSUMED_BAD.
+    nic_marks: HashMap<(u32, u16), std::collections::HashSet<u32>>,
     /// The program announced control API 1.0.1 (`mrc_ctl_query_device_ex`):
     /// its EV events carry their state.
     pub api_1_0_1: bool,
@@ -328,6 +420,49 @@ fn check_fields(fields: &[EvField], widths: &[u8]) -> Result<(), c_int> {
     Ok(())
 }
 
+/// The fields' parts laid into the format's fields (first most
+/// significant), zero-filled where the format's field is wider or has no
+/// EV field.
+fn pack(parts: &[u32], widths: &[u8]) -> u32 {
+    let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
+    let mut v = 0u64;
+    let mut used = 0u32;
+    for (i, &w) in widths.iter().enumerate() {
+        used += u32::from(w);
+        let part = parts.get(i).copied().unwrap_or(0);
+        v |= u64::from(part) << (total - used);
+    }
+    v as u32
+}
+
+/// Explicit EV `value` expanded through `fields` into the format of
+/// `widths`: the EV's bits, most significant first, fill the fields'
+/// masks in field order (as many as each mask has bits; within a field
+/// the first of them its highest), each laid into its mask over the
+/// field's `init_val` (lowest mask bit first), and the fields packed as
+/// [`pack`] does. `None`: the EV has bits beyond those the masks take.
+pub fn expand(fields: &[EvField], widths: &[u8], value: u32) -> Option<u32> {
+    let bits: u32 = fields.iter().map(|f| f.mask.count_ones()).sum();
+    if bits < u32::BITS && value >> bits != 0 {
+        return None;
+    }
+    let mut left = bits;
+    let parts: Vec<u32> = fields
+        .iter()
+        .map(|f| {
+            let n = f.mask.count_ones();
+            left -= n;
+            let taken = if n == 0 {
+                0
+            } else {
+                (u64::from(value) >> left) as u32 & width_mask(n)
+            };
+            (f.init_val & !f.mask) | deposit(taken, f.mask)
+        })
+        .collect();
+    Some(pack(&parts, widths))
+}
+
 /// The first `count` EVs the fields generate: each field's generated part
 /// runs from its min_val to its max_val (the last field fastest), laid
 /// into its mask over its init_val; the fields sit in the format's fields
@@ -351,7 +486,6 @@ fn generate(fields: &[EvField], widths: &[u8], count: u32) -> Result<Vec<u32>, c
     if u64::from(count) > combos {
         return Err(EINVAL);
     }
-    let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
     let mut out = Vec::with_capacity(count as usize);
     for k in 0..u64::from(count) {
         let mut rest = k;
@@ -365,14 +499,7 @@ fn generate(fields: &[EvField], widths: &[u8], count: u32) -> Result<Vec<u32>, c
                 (f.init_val & !f.mask) | deposit(f.min_val + g, f.mask)
             };
         }
-        let mut v = 0u64;
-        let mut used = 0u32;
-        for (i, &w) in widths.iter().enumerate() {
-            used += u32::from(w);
-            let part = parts.get(i).copied().unwrap_or(0);
-            v |= u64::from(part) << (total - used);
-        }
-        out.push(v as u32);
+        out.push(pack(&parts, widths));
     }
     Ok(out)
 }
@@ -609,7 +736,10 @@ impl Ctl {
                         .position(|x| *x == e.ev && *x != UNPOPULATED)
                         .ok_or(ENOENT)?;
                     p.states[at] = e.state;
-                    changes.push((e.ev.value as u16, e.state));
+                    changes.push((p.wire_value(at), e.state));
+                    // Set on every bound QP (denied, then allowed: GOOD
+                    // again there), whatever its NIC had found.
+                    self.nic_marks.remove(&(key, e.ev.value as u16));
                 }
             }
             EV_OP_QUERY_STATE => {
@@ -618,6 +748,10 @@ impl Ctl {
                     let at = p.evs.iter().position(|x| *x == e.ev).ok_or(ENOENT)?;
                     e.state = if p.evs[at] == UNPOPULATED {
                         EV_UNKNOWN
+                    } else if p.states[at] == EV_GOOD && self.nic_marked(key, e.ev.value as u16) {
+                        // The controller allows it; a bound QP's NIC
+                        // found it bad.
+                        EV_ASSUMED_BAD
                     } else {
                         p.states[at]
                     };
@@ -663,8 +797,11 @@ impl Ctl {
                 if !p.min_active_set || !p.event_mask_set || !fmt_online || p.evs.contains(&UNPOPULATED) {
                     return Err(EINVAL);
                 }
+                p.wire = self.expansions(&p)?;
             }
             (STATE_ONLINE, STATE_OFFLINE) | (STATE_OFFLINE, STATE_INIT) if p.users > 0 => return Err(EBUSY),
+            // OFFLINE, its EVs may be replaced: expanded again on the way up.
+            (STATE_ONLINE, STATE_OFFLINE) => p.wire.clear(),
             _ => {}
         }
         if to == STATE_INIT {
@@ -674,6 +811,29 @@ impl Ctl {
         p.state = to;
         self.ev.insert(key, p);
         Ok(changes)
+    }
+
+    /// The values an EXPLICIT profile with fields carries: each EV
+    /// expanded ([`expand`]); `EINVAL` for an EV with bits beyond the
+    /// masks', or one that expands to 0 (no source port) or to a value
+    /// another EV has. None for the other profiles.
+    fn expansions(&self, p: &EvProfile) -> Result<Vec<u32>, c_int> {
+        if p.mode != EV_MODE_EXP || p.fields.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (_, widths, _) = self.format_width(p.format).ok_or(EINVAL)?;
+        let wire = p
+            .evs
+            .iter()
+            .map(|e| expand(&p.fields, &widths, e.value).filter(|&v| v != 0).ok_or(EINVAL))
+            .collect::<Result<Vec<u32>, c_int>>()?;
+        let mut seen = wire.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != wire.len() {
+            return Err(EINVAL);
+        }
+        Ok(wire)
     }
 
     /// The whole configuration of `p`: a format that exists and is not
@@ -760,6 +920,9 @@ impl Ctl {
             if p.algorithm != CC_NSCC || r.max_cwnd == 0 {
                 return Err(EINVAL);
             }
+            // SAFETY: null or the C layer's parameters.
+            let nscc = unsafe { r.nscc.as_ref() }.copied().unwrap_or_default();
+            p.nscc = nscc.params()?;
             p.config = Some(config.to_vec());
             p.max_cwnd = r.max_cwnd;
         }
@@ -801,6 +964,33 @@ impl Ctl {
             cc,
             ev_values: Vec::new(),
         })
+    }
+
+    /// Whether the NIC marked EV `value` of profile `id` ASSUMED_BAD on
+    /// a QP bound to it.
+    fn nic_marked(&self, id: u32, value: u16) -> bool {
+        self.nic_marks.get(&(id, value)).is_some_and(|q| !q.is_empty())
+    }
+
+    /// QP `qpn`, bound to profile `id`, has EV `value` in `state` now (an
+    /// EV event of its NIC's).
+    pub fn note_ev_state(&mut self, id: u32, qpn: u32, value: u16, state: u32) {
+        if state == EV_ASSUMED_BAD {
+            self.nic_marks.entry((id, value)).or_default().insert(qpn);
+        } else if let Some(q) = self.nic_marks.get_mut(&(id, value)) {
+            q.remove(&qpn);
+            if q.is_empty() {
+                self.nic_marks.remove(&(id, value));
+            }
+        }
+    }
+
+    /// QP `qpn` leaves its profiles: its NIC's marks count no more.
+    pub fn forget_marks(&mut self, qpn: u32) {
+        self.nic_marks.retain(|_, q| {
+            q.remove(&qpn);
+            !q.is_empty()
+        });
     }
 
     /// A QP leaves its profiles (destroyed, or back to RESET).
@@ -995,10 +1185,126 @@ mod tests {
             ..e
         };
         assert_eq!(modify(&mut c, 1, &deny, &mut [bad]), Err(EINVAL));
+        // QUERY_EV_STATE: the controller's DENIED, and ASSUMED_BAD where a
+        // bound QP's NIC marked an EV the controller allows, until the
+        // NIC says GOOD again, the QP leaves, or the controller sets it.
+        let query = |c: &mut Ctl| {
+            let q = EvReq {
+                ev_op: EV_OP_QUERY_STATE,
+                ..ev_req(0, 0, 0)
+            };
+            let mut es: Vec<EvEntry> = [0xD001, 0xD003, 0xD005]
+                .into_iter()
+                .map(|v| EvEntry { ev: ev(v), ..e })
+                .collect();
+            modify(c, 1, &q, &mut es).unwrap();
+            es.iter().map(|e| e.state).collect::<Vec<_>>()
+        };
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_GOOD]);
+        c.note_ev_state(1, 3, 0xD005, EV_ASSUMED_BAD);
+        c.note_ev_state(1, 4, 0xD005, EV_ASSUMED_BAD);
+        c.note_ev_state(1, 3, 0xD003, EV_ASSUMED_BAD);
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_ASSUMED_BAD]);
+        c.note_ev_state(1, 3, 0xD005, EV_GOOD);
+        assert_eq!(
+            query(&mut c),
+            vec![EV_GOOD, EV_DENIED, EV_ASSUMED_BAD],
+            "QP 4's mark stays"
+        );
+        c.forget_marks(4);
+        assert_eq!(query(&mut c), vec![EV_GOOD, EV_DENIED, EV_GOOD]);
+        c.note_ev_state(1, 3, 0xD001, EV_ASSUMED_BAD);
+        let allow = EvEntry {
+            ev: ev(0xD001),
+            state: EV_GOOD,
+            ..e
+        };
+        modify(&mut c, 1, &deny, &mut [allow]).unwrap();
+        assert_eq!(
+            query(&mut c),
+            vec![EV_GOOD, EV_DENIED, EV_GOOD],
+            "set GOOD by the controller"
+        );
         c.unbind(&b);
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []).unwrap();
         modify(&mut c, 1, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
         assert_eq!(c.bind(Some(1), None).unwrap_err(), ENOENT);
+    }
+
+    #[test]
+    fn explicit_evs_expand_through_the_profiles_fields() {
+        let field = |width, init_val, mask| EvField {
+            width,
+            init_val,
+            min_val: 0,
+            max_val: 0,
+            mask,
+        };
+        let two = [field(8, 0, 0xFF), field(8, 0xA0, 0x0F)];
+        // 12 mask bits: the first field takes the EV's top 8, the second
+        // its low 4 under its init_val's high nibble.
+        assert_eq!(expand(&two, &[8, 8], 0x123), Some(0x12A3));
+        assert_eq!(expand(&two, &[8, 8], 0x1000), None, "a bit beyond the masks");
+        // A mask's bits need not be contiguous: the EV's low bit goes to
+        // the mask's lowest, over init_val elsewhere.
+        assert_eq!(expand(&[field(4, 0b0101, 0b1010)], &[4], 0b10), Some(0b1101));
+        // A format field wider than the EV field: zero-filled above it.
+        assert_eq!(expand(&[field(4, 0, 0xF)], &[8, 8], 0x5), Some(0x0500));
+        // A fixed field (no mask) is its init_val, and takes no EV bits.
+        assert_eq!(
+            expand(&[field(8, 0xC0, 0), field(8, 0, 0xFF)], &[8, 8], 0x42),
+            Some(0xC042)
+        );
+
+        // A profile with fields carries the expansions, and the
+        // controller's states reach the QPs by them; its events name the
+        // EVs of the array.
+        let mut c = with_format();
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK;
+        let r = EvReq {
+            ev_count: 2,
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_EXP)
+        };
+        let mut fields = [field(8, 0xC0, 0), field(8, 0, 0xFF)];
+        let mut nf = fields.len() as u32;
+        c.modify_ev(1, &r, &mut [], &mut 0, &mut fields, &mut nf).unwrap();
+        let replace = |v: u32| EvEntry {
+            ev: UNPOPULATED,
+            ev_new: ev(v),
+            state: EV_GOOD,
+            flags: 0,
+        };
+        let op = EvReq {
+            ev_op: EV_OP_REPLACE,
+            ..ev_req(0, 0, 0)
+        };
+        // 0x142 has a bit beyond the 8 the masks take: not ONLINE.
+        modify(&mut c, 1, &op, &mut [replace(0x12), replace(0x142)]).unwrap();
+        assert_eq!(
+            modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []),
+            Err(EINVAL)
+        );
+        let fix = EvEntry {
+            ev: ev(0x142),
+            ..replace(0x34)
+        };
+        modify(&mut c, 1, &op, &mut [fix]).unwrap();
+        modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []).unwrap();
+        assert_eq!(c.ev[&1].values_for(7), vec![0xC012, 0xC034]);
+        assert_eq!(c.ev[&1].ev_at(1), Some(0x34));
+        let deny = EvReq {
+            ev_op: EV_OP_MODIFY_STATE,
+            ..ev_req(0, 0, 0)
+        };
+        let e = EvEntry {
+            ev: ev(0x34),
+            ev_new: UNPOPULATED,
+            state: EV_DENIED,
+            flags: 0,
+        };
+        assert_eq!(modify(&mut c, 1, &deny, &mut [e]).unwrap(), vec![(0xC034, EV_DENIED)]);
+        assert_eq!(c.ev[&1].denied_values(), vec![0xC034]);
     }
 
     #[test]
@@ -1109,6 +1415,7 @@ mod tests {
             max_cwnd,
             config: std::ptr::null(),
             config_len: 0,
+            nscc: std::ptr::null(),
         };
         assert_eq!(
             c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, CC_NSCC, 0), &[]),
@@ -1124,11 +1431,66 @@ mod tests {
         assert_eq!(c.modify_cc(1, &req(SET_CONFIG, 0, 0, 0), &[1]), Err(EINVAL)); // max_cwnd 0
         c.modify_cc(1, &req(SET_CONFIG | SET_STATE, STATE_ONLINE, 0, 1 << 20), &[1, 2])
             .unwrap();
-        assert_eq!(c.cc[&1].window(), Some(1 << 20));
+        assert_eq!(c.cc[&1].window(), Some((1 << 20, NsccParams::default())));
         let b = c.bind(None, Some(1)).unwrap();
         assert_eq!(c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]), Err(EBUSY));
         c.unbind(&b);
         c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]).unwrap();
+        // Every parameter reaches the driver's; shares of the window
+        // outside 0..=1 and a gate beyond 63 are refused.
+        let given = Nscc {
+            base_rtt: 1,
+            target_delay: 2,
+            disable_qa: 1,
+            qa_gate: 4,
+            qa_threshold: 5,
+            gamma: 0.25,
+            max_md_jump: 0.75,
+            eta: 6.0,
+            fi: 7.0,
+            fi_scale: 8.0,
+            adjust_bytes_threshold: 9,
+            adjust_period_threshold: 10,
+        };
+        let mut r = req(SET_CONFIG, 0, 0, 1 << 16);
+        r.nscc = &given;
+        c.modify_cc(1, &r, &[1]).unwrap();
+        let want = NsccParams {
+            base_rtt_ns: 1,
+            target_delay_ns: 2,
+            disable_qa: true,
+            qa_gate: 4,
+            qa_threshold_ns: 5,
+            gamma: 0.25,
+            max_md_jump: 0.75,
+            eta: 6.0,
+            fi: 7.0,
+            fi_scale: 8.0,
+            adjust_bytes_threshold: 9,
+            adjust_period_threshold_ns: 10,
+        };
+        assert_eq!(c.cc[&1].window(), Some((1 << 16, want)));
+        for bad in [
+            Nscc { gamma: 1.5, ..given },
+            Nscc {
+                gamma: f32::NAN,
+                ..given
+            },
+            Nscc {
+                max_md_jump: -0.1,
+                ..given
+            },
+            Nscc { eta: -1.0, ..given },
+            Nscc { qa_gate: 64, ..given },
+        ] {
+            r.nscc = &bad;
+            assert_eq!(c.modify_cc(1, &r, &[1]), Err(EINVAL), "{bad:?}");
+        }
+        assert_eq!(
+            c.cc[&1].window(),
+            Some((1 << 16, want)),
+            "a refused change changes nothing"
+        );
     }
 }
 
@@ -1303,6 +1665,10 @@ pub unsafe extern "C" fn mrcx_ctl_ev(
         return EINVAL;
     };
     with_ctl(c, EINVAL, |ctx, ctl| {
+        if r.ev_op == EV_OP_QUERY_STATE {
+            // The NIC's marks as its EV events have said so far.
+            take_ev_events(ctx, ctl);
+        }
         let r = ctl.modify_ev(id, r, ents, &mut ne, flds, &mut nf);
         out(n_entries, ne);
         out(n_fields, nf);
@@ -1428,10 +1794,11 @@ const EV_RING_LOG2: u8 = 8;
 static EV_CQS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
 
 /// Make the CQ whose C handle is `handle` (an `mrc_cq` of this context)
-/// the context's EV-event CQ (one per context: EBUSY for a second).
+/// the context's EV-event CQ, holding up to `entries` events (one per
+/// context: EBUSY for a second).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize) -> c_int {
-    if handle == 0 {
+pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize, entries: c_int) -> c_int {
+    if handle == 0 || entries <= 0 {
         return EINVAL;
     }
     with_ctl(c, EINVAL, |ctx, ctl| {
@@ -1445,9 +1812,95 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize) -> c_
             }
         }
         ctl.ev_cq = Some(handle);
+        ctl.ev_cq_entries = entries as usize;
+        ctl.ev_pending.clear();
+        ctl.ev_drops = 0;
+        // Losses before the CQ existed are no one's.
+        if let Some(Ok(n)) = ctl.controller.as_ref().map(Controller::events_lost) {
+            ctl.ev_lost_seen = n;
+        }
         lock(&EV_CQS).push((handle, c as usize));
         0
     })
+}
+
+/// Move the EV events of the device's ring into the EV-event CQ's
+/// queue, as `mrcx_ctl_poll_ev_cq` returns them: events of QPs bound to
+/// no profile, and states the profile's mask does not ask for, are
+/// consumed and not kept. The queue holds the CQ's entries at most: the
+/// rest stay in the ring (which the NIC drops from when it is full). The
+/// next event queued counts the NIC's losses the driver has seen since
+/// the last one.
+/// Without an EV-event CQ the events are read for the NIC's marks alone
+/// (`QUERY_EV_STATE`).
+fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
+    // The ring's losses so far (a device without the counter: none seen).
+    if let Some(Ok(n)) = ctl.controller.as_ref().map(Controller::events_lost) {
+        ctl.ev_drops = ctl.ev_drops.saturating_add(n.wrapping_sub(ctl.ev_lost_seen));
+        ctl.ev_lost_seen = n;
+    }
+    let queue = ctl.ev_cq.is_some();
+    while !queue || ctl.ev_pending.len() < ctl.ev_cq_entries {
+        let Some(k) = ctl.controller.as_mut() else { return };
+        let e = match k.poll_event() {
+            Ok(Some(e)) => e,
+            Ok(None) => return,
+            // A malformed entry (the driver counts it): skip it.
+            Err(_) => continue,
+        };
+        let (id, ev) = {
+            // The map's lock held while the QP is read: a QP leaves the
+            // map (under the ctl lock, held here) before it goes.
+            let objs = lock(&ctx.qp_objs);
+            let Some(&addr) = objs.get(&e.qp) else { continue };
+            // SAFETY: a live QP (in the map).
+            let q = unsafe { &*(addr as *const Qp) };
+            let b = lock(&q.binding);
+            match b.ev {
+                Some(id) => (id, b.ev_values.get(usize::from(e.ev_index)).copied()),
+                None => continue,
+            }
+        };
+        // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
+        // state bits.
+        let state = 1u32 << (e.new_state as u32);
+        // The EV as the profile's array holds it (an explicit EV before
+        // its expansion); an AUTO profile's: the value the QP carries.
+        let value = match ctl.ev.get(&id).and_then(|p| p.ev_at(usize::from(e.ev_index))) {
+            Some(v) => v as u16,
+            None => ev.unwrap_or(e.ev),
+        };
+        ctl.note_ev_state(id, e.qp, value, state);
+        if !queue || ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
+            continue;
+        }
+        ctl.ev_pending.push_back(MrcxEvEvent {
+            profile_id: id,
+            ev: u32::from(value),
+            state,
+            drop_count: std::mem::take(&mut ctl.ev_drops),
+        });
+    }
+}
+
+/// If `handle` is the context's EV-event CQ: whether it holds EV events
+/// (taken from the device's ring first).
+pub(crate) fn ev_cq_ready(ctx: &Ctx, handle: usize) -> Option<bool> {
+    let mut ctl = lock(&ctx.ctl);
+    if ctl.ev_cq != Some(handle) {
+        return None;
+    }
+    take_ev_events(ctx, &mut ctl);
+    Some(!ctl.ev_pending.is_empty())
+}
+
+/// The context's EV-event CQ, if any, and whether it holds EV events
+/// (taken from the device's ring first).
+pub(crate) fn ev_cq_take(ctx: &Ctx) -> Option<(usize, bool)> {
+    let mut ctl = lock(&ctx.ctl);
+    let h = ctl.ev_cq?;
+    take_ev_events(ctx, &mut ctl);
+    Some((h, !ctl.ev_pending.is_empty()))
 }
 
 /// The CQ `handle` of `ctx` is destroyed: if it was the EV-event CQ, the
@@ -1456,6 +1909,7 @@ pub(crate) fn ev_cq_gone(ctx: &Ctx, handle: usize) {
     let mut ctl = lock(&ctx.ctl);
     if ctl.ev_cq == Some(handle) {
         ctl.ev_cq = None;
+        ctl.ev_pending.clear();
         lock(&EV_CQS).retain(|&(h, _)| h != handle);
     }
 }
@@ -1468,6 +1922,9 @@ pub struct MrcxEvEvent {
     pub ev: u32,
     /// `EV_GOOD`, `EV_ASSUMED_BAD`, `EV_DENIED`.
     pub state: u32,
+    /// EV events lost since the one before (the device's ring had no
+    /// room), as far as the driver has seen.
+    pub drop_count: u32,
 }
 
 /// Up to `max` EV events of the EV-event CQ `handle` into `events`: how
@@ -1492,41 +1949,15 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(
     };
     with_ctl(c as *const Ctx, -EINVAL, |ctx, ctl| {
         out(api_1_0_1, c_int::from(ctl.api_1_0_1));
+        if ctl.controller.is_none() {
+            return -EINVAL;
+        }
         let mut n = 0usize;
         while n < max as usize {
-            let Some(k) = ctl.controller.as_mut() else {
-                return -EINVAL;
-            };
-            let e = match k.poll_event() {
-                Ok(Some(e)) => e,
-                Ok(None) => break,
-                // A malformed entry (the driver counts it): skip it.
-                Err(_) => continue,
-            };
-            let (id, ev) = {
-                // The map's lock held while the QP is read: a QP leaves
-                // the map (under the ctl lock, held here) before it goes.
-                let objs = lock(&ctx.qp_objs);
-                let Some(&addr) = objs.get(&e.qp) else { continue };
-                // SAFETY: a live QP (in the map).
-                let q = unsafe { &*(addr as *const Qp) };
-                let b = lock(&q.binding);
-                match b.ev {
-                    Some(id) => (id, b.ev_values.get(usize::from(e.ev_index)).copied()),
-                    None => continue,
-                }
-            };
-            // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
-            // state bits.
-            let state = 1u32 << (e.new_state as u32);
-            if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
-                continue;
+            if ctl.ev_pending.is_empty() {
+                take_ev_events(ctx, ctl);
             }
-            let ev = MrcxEvEvent {
-                profile_id: id,
-                ev: u32::from(ev.unwrap_or(e.ev)),
-                state,
-            };
+            let Some(ev) = ctl.ev_pending.pop_front() else { break };
             // SAFETY: `events` holds `max` entries.
             unsafe { *events.add(n) = ev };
             n += 1;
@@ -1542,9 +1973,9 @@ const EOPNOTSUPP: c_int = 95;
 const EAGAIN: c_int = 11;
 const ETIMEDOUT: c_int = 110;
 
-/// Send one endpoint operation to the NIC whose GID is `gid` (16 bytes):
-/// its request id into `id`; 0 or an errno (EOPNOTSUPP: the device sends
-/// none; EAGAIN: too many await an answer).
+/// Send one endpoint operation to the NIC whose GID is `gid` (16 bytes),
+/// with DSCP `dscp` (0..=63): its request id into `id`; 0 or an errno
+/// (EOPNOTSUPP: the device sends none; EAGAIN: too many await an answer).
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
     c: *const Ctx,
@@ -1552,9 +1983,10 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
     gid: *const u8,
     ev: u32,
     port: u8,
+    dscp: u8,
     id: *mut u32,
 ) -> c_int {
-    if gid.is_null() || id.is_null() {
+    if gid.is_null() || id.is_null() || dscp > driver::device::MAX_DSCP {
         return EINVAL;
     }
     // SAFETY: a live context.
@@ -1569,8 +2001,17 @@ pub unsafe extern "C" fn mrcx_ctl_endpoint_post(
         .to_ipv4_mapped()
         .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4);
     let req = match kind {
-        EP_EV_PROBE => driver::device::EndpointRequest::EvProbe { peer, ev, port },
-        EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate { peer, ev },
+        EP_EV_PROBE => driver::device::EndpointRequest::EvProbe {
+            peer,
+            ev,
+            port,
+            dscp: Some(dscp),
+        },
+        EP_PORT_STATUS_UPDATE => driver::device::EndpointRequest::PortStatusUpdate {
+            peer,
+            ev,
+            dscp: Some(dscp),
+        },
         _ => return EINVAL,
     };
     // The device's results are taken into the context's keeping at every

@@ -192,9 +192,14 @@ impl Drop for Notifier {
     }
 }
 
-/// Put an event on the channel of every armed CQ that holds completions.
+/// Put an event on the channel of every armed CQ that holds completions
+/// (the EV-event CQ: EV events, taken from the device's ring first).
 pub fn fire_armed(ctx: &Ctx) {
+    let ev_cq = crate::ctl::ev_cq_take(ctx);
     for cq in lock(&ctx.cqs).iter() {
-        cq.fire_if_ready();
+        match ev_cq {
+            Some((h, ready)) if h == cq.handle => cq.fire_when(|| ready),
+            _ => cq.fire_when(|| !lock(&cq.queue).is_empty()),
+        }
     }
 }

@@ -77,6 +77,9 @@ pub struct Cq {
     channel: Option<Arc<Channel>>,
     /// `mrc_req_notify_cq` was called and no event has fired since.
     armed: AtomicBool,
+    /// The context it was made on: an EV-event CQ's events are the
+    /// context's (`ctl::ev_cq_ready`).
+    ctx: std::sync::Weak<Ctx>,
 }
 
 impl Cq {
@@ -85,11 +88,18 @@ impl Cq {
     /// flag is set before the arming caller looks at the queue), so a
     /// completion queued while arming is never missed by both.
     fn fire_if_ready(&self) {
+        // The EV-event CQ holds EV events, not completions.
+        if let Some(ready) = self.ctx.upgrade().and_then(|c| ctl::ev_cq_ready(&c, self.handle)) {
+            self.fire_when(|| ready);
+            return;
+        }
+        self.fire_when(|| !lock(&self.queue).is_empty());
+    }
+
+    /// If armed and `ready()`: one event on the channel, and disarm.
+    fn fire_when(&self, ready: impl FnOnce() -> bool) {
         let Some(ch) = &self.channel else { return };
-        if self.armed.load(Ordering::SeqCst)
-            && !lock(&self.queue).is_empty()
-            && self.armed.swap(false, Ordering::SeqCst)
-        {
+        if self.armed.load(Ordering::SeqCst) && ready() && self.armed.swap(false, Ordering::SeqCst) {
             ch.push(self.handle);
         }
     }
@@ -484,6 +494,7 @@ pub unsafe extern "C" fn mrcx_create_cq(
             handle,
             channel,
             armed: AtomicBool::new(false),
+            ctx: Arc::downgrade(&ctx),
         });
         lock(&ctx.cqs).push(cq.clone());
         Arc::into_raw(cq) as *mut Cq
@@ -639,6 +650,7 @@ pub unsafe extern "C" fn mrcx_destroy_qp(q: *mut Qp) -> c_int {
                 // not at all.
                 let mut ctl = lock(&ctx.ctl);
                 ctl.unbind(&lock(&q.binding));
+                ctl.forget_marks(qpn);
                 lock(&ctx.qp_objs).remove(&qpn);
             }
             lock(&ctx.recv_cq).remove(&qpn);
@@ -702,7 +714,9 @@ pub unsafe extern "C" fn mrcx_to_err_or_reset(q: *const Qp, reset: c_int) -> c_i
             if let Some(ctx) = unsafe { q.ctx.as_ref() } {
                 lock(&ctx.qp_failed).remove(&qpn);
                 let b = std::mem::take(&mut *lock(&q.binding));
-                lock(&ctx.ctl).unbind(&b);
+                let mut ctl = lock(&ctx.ctl);
+                ctl.unbind(&b);
+                ctl.forget_marks(qpn);
             }
         }
         r
@@ -807,9 +821,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
     };
     guard(libc_einval(), || {
         let qpn = lock(&q.qp).qpn();
-        // The bound profiles' EVs and window (the context's lock first,
-        // then the QP's, as everywhere).
-        let (values, min_active, max_cwnd) = {
+        // The bound profiles' EVs, and window ceiling and NSCC parameters
+        // (the context's lock first, then the QP's, as everywhere).
+        let (values, min_active, cc) = {
             // SAFETY: the QP's context outlives it.
             let Some(ctx) = (unsafe { q.ctx.as_ref() }) else {
                 return libc_einval();
@@ -821,8 +835,8 @@ pub unsafe extern "C" fn mrcx_to_rts(
             // The profile's floor of GOOD EVs, at most the QP's set (a
             // profile's ev_min_active is at most its ev_count).
             let min_active = profile.map(|p| p.ev_min_active);
-            let cwnd = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
-            (values, min_active, cwnd)
+            let cc = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
+            (values, min_active, cc)
         };
         let values = values.unwrap_or_else(|| {
             let base = DEFAULT_EV_BASE.wrapping_add((qpn as u16 & 0x3FF) * 16);
@@ -853,8 +867,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
                     values: values.clone(),
                 },
                 cc: CcProfile {
-                    min_cwnd: MIN_CWND.min(max_cwnd.unwrap_or(DEFAULT_MAX_CWND)),
-                    max_cwnd: max_cwnd.unwrap_or(DEFAULT_MAX_CWND),
+                    min_cwnd: MIN_CWND.min(cc.map_or(DEFAULT_MAX_CWND, |(w, _)| w)),
+                    max_cwnd: cc.map_or(DEFAULT_MAX_CWND, |(w, _)| w),
+                    nscc: cc.map(|(_, n)| n),
                 },
             }))
             .map_or(libc_einval(), |_| 0);
@@ -903,6 +918,7 @@ pub unsafe extern "C" fn mrcx_bind_profiles(q: *const Qp, ev_profile: u32, cc_pr
             Ok(new) => {
                 let old = std::mem::replace(&mut *lock(&q.binding), new);
                 ctl.unbind(&old);
+                ctl.forget_marks(lock(&q.qp).qpn());
                 0
             }
             Err(e) => e,

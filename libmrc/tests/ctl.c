@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -660,6 +661,14 @@ static void auto_and_cc_profiles(struct side *a) {
   ca.cc_config = &nscc; /* max_cwnd 0 */
   REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
   nscc.max_cwnd = 1 << 20;
+  /* Parameters the soft NIC's NSCC cannot run: a decrease share beyond
+   * the window, a gate shifting a 64-bit window out. */
+  nscc.gamma = 1.5f;
+  REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
+  nscc.gamma = 0.5f;
+  nscc.qa_gate = 64;
+  REFUSED(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca, MRC_CTL_CC_PROFILE_CONFIG), EINVAL);
+  nscc.qa_gate = 3;
   ca.profile_state = MRC_CTL_PROFILE_ONLINE;
   CHECK(mrc_ctl_modify_cc_profile(a->mctx, CC, &ca,
                                   MRC_CTL_CC_PROFILE_CONFIG | MRC_CTL_CC_PROFILE_STATE) == 0 &&
@@ -832,6 +841,272 @@ static void port_cycle(struct side *a, struct side *b, struct mrc_cq *ev_cq) {
         n == 1 && rsp.req_id == 77);
 }
 
+/* EV events the NIC's ring (RING entries) had no room for: nothing polls
+ * while A's controller denies and allows one EV CYCLES times (two events
+ * each, GOOD the one the mask keeps); the first event polled reports the
+ * losses, the others none. An EV of A's marked by a timeout meanwhile
+ * takes a slot too: SLACK. */
+static void ev_drops(struct side *a) {
+  enum { RING = 256, CYCLES = 150, SLACK = 8, BATCH = 64 };
+  struct mrc_cq *ev_cq =
+      mrc_ctl_create_ev_event_cq(a->mctx, 2 * CYCLES, NULL, NULL, 0);
+  CHECK(ev_cq != NULL);
+  if (!ev_cq)
+    return;
+  struct mrc_ctl_ev_event evs[BATCH];
+  while (mrc_ctl_poll_ev_event(ev_cq, BATCH, evs) > 0)
+    ;
+  for (int i = 0; i < CYCLES; i++) {
+    CHECK(set_ev(a, EXP, 0xD007, MRC_CTL_EV_DENIED) == 0);
+    CHECK(set_ev(a, EXP, 0xD007, MRC_CTL_EV_GOOD) == 0);
+  }
+  int good = 0, seen = 0, k;
+  unsigned first_drops = 0, later_drops = 0;
+  while ((k = mrc_ctl_poll_ev_event(ev_cq, BATCH, evs)) > 0)
+    for (int j = 0; j < k; j++, seen++) {
+      if (seen == 0)
+        first_drops = evs[j].drop_count;
+      else
+        later_drops += evs[j].drop_count;
+      good += evs[j].state == MRC_CTL_EV_GOOD && value_of(&evs[j].ev) == 0xD007;
+    }
+  CHECK(first_drops >= 2 * CYCLES - RING &&
+        first_drops <= 2 * CYCLES - RING + SLACK);
+  CHECK(later_drops == 0);
+  CHECK(good <= RING / 2 && good >= RING / 2 - SLACK);
+  /* Nothing lost since: the next event reports none. */
+  CHECK(set_ev(a, EXP, 0xD007, MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, EXP, 0xD007, MRC_CTL_EV_GOOD) == 0);
+  CHECK(wait_events(ev_cq, EXP, MRC_CTL_EV_GOOD, 1, 0xD007) == 1);
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+}
+
+static int readable(int fd, int ms) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  return poll(&p, 1, ms) == 1;
+}
+
+/* An EV-event CQ with a completion channel (A's QP bound to EXP): armed,
+ * an EV event puts one event on the channel, which names the CQ and its
+ * context; unarmed, the channel stays silent and the event waits in the
+ * CQ. */
+static void ev_channel(struct side *a) {
+  struct mrc_comp_channel *ch = NULL;
+  int fd = -1;
+  CHECK(mrc_create_comp_channel(a->mctx, &ch) == 0 &&
+        mrc_get_comp_channel_fd(ch, &fd) == 0);
+  struct mrc_cq *ev_cq = mrc_ctl_create_ev_event_cq(a->mctx, 16, a, ch, 0);
+  CHECK(ev_cq != NULL);
+  if (!ch || !ev_cq)
+    return;
+  struct mrc_ctl_ev_event evs[16];
+  while (mrc_ctl_poll_ev_event(ev_cq, 16, evs) > 0)
+    ;
+  CHECK(mrc_req_notify_cq(ev_cq, 0) == 0);
+  CHECK(!readable(fd, 0));
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_GOOD) == 0);
+  CHECK(readable(fd, WAIT_MS));
+  struct mrc_cq *got = NULL;
+  void *got_ctx = NULL;
+  CHECK(mrc_get_cq_event(ch, &got, &got_ctx) == 0 && got == ev_cq &&
+        got_ctx == a);
+  mrc_ack_cq_events(ev_cq, 1);
+  CHECK(wait_events(ev_cq, EXP, MRC_CTL_EV_GOOD, 1, 0xD005) == 1);
+  /* Unarmed: no event on the channel; the EV event is in the CQ. */
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_GOOD) == 0);
+  CHECK(wait_events(ev_cq, EXP, MRC_CTL_EV_GOOD, 1, 0xD005) == 1);
+  CHECK(!readable(fd, 100));
+  /* Armed while it already holds an EV event: signalled at once. */
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, EXP, 0xD005, MRC_CTL_EV_GOOD) == 0);
+  sleep_ms(50);
+  CHECK(mrc_req_notify_cq(ev_cq, 0) == 0);
+  CHECK(readable(fd, WAIT_MS));
+  CHECK(mrc_get_cq_event(ch, &got, &got_ctx) == 0 && got == ev_cq);
+  mrc_ack_cq_events(ev_cq, 1);
+  CHECK(wait_events(ev_cq, EXP, MRC_CTL_EV_GOOD, 1, 0xD005) == 1);
+  CHECK(mrc_destroy_comp_channel(ch) == EBUSY); /* the CQ uses it */
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+  CHECK(mrc_destroy_comp_channel(ch) == 0);
+}
+
+/* The state of EV value on A's profile EXP (QUERY_EV_STATE). */
+static enum mrc_ctl_ev_state query_state(struct side *a, uint32_t value) {
+  struct mrc_ctl_ev_op_entry q;
+  memset(&q, 0, sizeof(q));
+  q.ev = ev_of(value);
+  struct mrc_ctl_ev_profile_attr qa;
+  memset(&qa, 0, sizeof(qa));
+  qa.ev_op.op = MRC_CTL_EV_OP_QUERY_EV_STATE;
+  qa.ev_op.entries = &q;
+  qa.ev_op.entry_count = 1;
+  if (mrc_ctl_query_ev_profile(a->mctx, EXP, &qa, MRC_CTL_EV_PROFILE_EV_OP))
+    return MRC_CTL_EV_UNKNOWN;
+  return q.state;
+}
+
+/* A second QP of A's on EXP writes to a peer that is not there (B's
+ * address but host 99: nothing listens): its NIC marks the EV of a lost
+ * packet ASSUMED_BAD at the retransmission timeout. QUERY_EV_STATE says
+ * so while the QP lives (the controller still allows the EV); with the
+ * QP gone it is GOOD again. */
+static void nic_marks(struct side *a, const struct side *b) {
+  enum { ABSENT_HOST = 99 };
+  struct side nobody = *b;
+  nobody.gid.raw[15] = ABSENT_HOST;
+  struct mrc_cq *ev_cq = mrc_ctl_create_ev_event_cq(a->mctx, 64, NULL, NULL, 0);
+  struct mrc_cq *cq = mrc_create_cq(a->mctx, 16, NULL, NULL, 0);
+  struct mrc_qp_init_attr ia;
+  memset(&ia, 0, sizeof(ia));
+  ia.send_cq = cq;
+  ia.recv_cq = cq;
+  ia.pd = a->pd;
+  ia.cap.max_send_wr = 16;
+  ia.cap.max_send_sge = 1;
+  struct side lost = *a;
+  lost.cq = cq;
+  lost.qp = cq ? mrc_create_qp(a->mctx, &ia) : NULL;
+  CHECK(ev_cq && lost.qp && mrc_get_qpn(lost.qp, &lost.qpn) == 0);
+  if (!ev_cq || !lost.qp)
+    return;
+  for (int i = 0; i < NEVS; i++)
+    CHECK(query_state(a, EVS[i]) == MRC_CTL_EV_GOOD);
+  CHECK(connect_to(&lost, &nobody, EXP, 0) == 0);
+  CHECK(post_write(&lost, &nobody, 7) == 0);
+  uint32_t marked = 0;
+  struct mrc_ctl_ev_event evs[16];
+  for (int i = 0; i < WAIT_MS && !marked; i++) {
+    int k = mrc_ctl_poll_ev_event(ev_cq, 16, evs);
+    for (int j = 0; j < k && !marked; j++)
+      if (evs[j].state == MRC_CTL_EV_ASSUMED_BAD)
+        marked = value_of(&evs[j].ev);
+    if (k == 0)
+      sleep_ms(1);
+  }
+  CHECK(marked != 0);
+  if (marked) {
+    CHECK(query_state(a, marked) == MRC_CTL_EV_ASSUMED_BAD);
+    /* The controller's DENIED stands above the NIC's mark. */
+    CHECK(set_ev(a, EXP, marked, MRC_CTL_EV_DENIED) == 0);
+    CHECK(query_state(a, marked) == MRC_CTL_EV_DENIED);
+    CHECK(set_ev(a, EXP, marked, MRC_CTL_EV_GOOD) == 0);
+  }
+  CHECK(mrc_destroy_qp(lost.qp) == 0);
+  for (int i = 0; i < NEVS; i++)
+    CHECK(query_state(a, EVS[i]) == MRC_CTL_EV_GOOD);
+  CHECK(mrc_destroy_cq(cq) == 0);
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+}
+
+/* Whether port is bound on the side's address (/proc/net/udp). */
+static int bound(const struct side *s, uint32_t port) {
+  uint32_t ports[64];
+  int np = udp_ports(&s->gid, ports, 64);
+  for (int i = 0; i < np; i++)
+    if (ports[i] == port)
+      return 1;
+  return 0;
+}
+
+/* An explicit profile with fields (on format FMT, 8 + 8): a fixed first
+ * field 0xC7 and the EV in the second. A QP bound to it sprays from the
+ * expanded EVs (0xC721, 0xC722: the source ports bound), and its events
+ * name the EVs as the array holds them (0x22). */
+static void explicit_expansion(struct side *a, const struct side *b) {
+  enum { XP = 11, ABSENT_HOST = 98 };
+  static const uint32_t XEVS[2] = {0x21, 0x22};
+  static const uint32_t WIRE[2] = {0xC721, 0xC722};
+  struct mrc_ctl_ev_field f[2] = {{8, 0xC7, 0, 0, 0}, {8, 0, 0, 0, 0xFF}};
+  struct mrc_ctl_ev_profile_attr ea;
+  memset(&ea, 0, sizeof(ea));
+  ea.profile_state = MRC_CTL_PROFILE_OFFLINE;
+  ea.ev_mode = MRC_CTL_EV_MODE_EXP;
+  ea.ev_fmt_profile_id = FMT;
+  ea.ev_count = 2;
+  ea.ev_min_active = 1;
+  ea.ev_event_mask = MRC_CTL_EV_GOOD | MRC_CTL_EV_ASSUMED_BAD;
+  ea.ev_fields_op.op = MRC_CTL_EV_FIELDS_OP_MODIFY_FIELDS;
+  ea.ev_fields_op.fields = f;
+  ea.ev_fields_op.field_count = 2;
+  CHECK(mrc_ctl_modify_ev_profile(
+            a->mctx, XP, &ea,
+            MRC_CTL_EV_PROFILE_STATE | MRC_CTL_EV_PROFILE_MODE |
+                MRC_CTL_EV_PROFILE_FMT_ID | MRC_CTL_EV_PROFILE_COUNT |
+                MRC_CTL_EV_PROFILE_MIN_ACTIVE | MRC_CTL_EV_PROFILE_EVENT_MASK |
+                MRC_CTL_EV_PROFILE_EV_FIELDS_OP) == 0);
+  struct mrc_ctl_ev_op_entry e[2];
+  memset(e, 0, sizeof(e));
+  for (int i = 0; i < 2; i++) {
+    e[i].ev = (struct mrc_ctl_ev)MRC_CTL_EV_UNPOPULATED;
+    e[i].ev_new = ev_of(XEVS[i] | 0x100); /* a bit beyond the mask's 8 */
+    e[i].state = MRC_CTL_EV_GOOD;
+  }
+  memset(&ea, 0, sizeof(ea));
+  ea.ev_op.op = MRC_CTL_EV_OP_REPLACE_EV;
+  ea.ev_op.entries = e;
+  ea.ev_op.entry_count = 2;
+  CHECK(mrc_ctl_modify_ev_profile(a->mctx, XP, &ea, MRC_CTL_EV_PROFILE_EV_OP) == 0);
+  REFUSED(ev_state(a, XP, MRC_CTL_PROFILE_ONLINE), EINVAL);
+  for (int i = 0; i < 2; i++) {
+    e[i].ev = e[i].ev_new;
+    e[i].ev_new = ev_of(XEVS[i]);
+  }
+  CHECK(mrc_ctl_modify_ev_profile(a->mctx, XP, &ea, MRC_CTL_EV_PROFILE_EV_OP) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_ONLINE) == 0);
+
+  struct side nobody = *b;
+  nobody.gid.raw[15] = ABSENT_HOST;
+  struct mrc_cq *ev_cq = mrc_ctl_create_ev_event_cq(a->mctx, 64, NULL, NULL, 0);
+  struct mrc_cq *cq = mrc_create_cq(a->mctx, 16, NULL, NULL, 0);
+  struct mrc_qp_init_attr ia;
+  memset(&ia, 0, sizeof(ia));
+  ia.send_cq = cq;
+  ia.recv_cq = cq;
+  ia.pd = a->pd;
+  ia.cap.max_send_wr = 16;
+  ia.cap.max_send_sge = 1;
+  struct side x = *a;
+  x.cq = cq;
+  x.qp = cq ? mrc_create_qp(a->mctx, &ia) : NULL;
+  CHECK(ev_cq && x.qp && mrc_get_qpn(x.qp, &x.qpn) == 0);
+  if (!ev_cq || !x.qp)
+    return;
+  CHECK(!bound(a, WIRE[0]) && !bound(a, WIRE[1]));
+  CHECK(connect_to(&x, &nobody, XP, 0) == 0);
+  CHECK(post_write(&x, &nobody, 9) == 0);
+  int both = 0;
+  for (int i = 0; i < WAIT_MS && !both; i++) {
+    both = bound(a, WIRE[0]) && bound(a, WIRE[1]);
+    if (!both)
+      sleep_ms(1);
+  }
+  CHECK(both);
+  CHECK(set_ev(a, XP, XEVS[1], MRC_CTL_EV_DENIED) == 0);
+  CHECK(set_ev(a, XP, XEVS[1], MRC_CTL_EV_GOOD) == 0);
+  /* The GOOD event of the EV the controller set, by its array value. */
+  struct mrc_ctl_ev_event evs[16];
+  int good = 0;
+  for (int i = 0; i < WAIT_MS && !good; i++) {
+    int k = mrc_ctl_poll_ev_event(ev_cq, 16, evs);
+    for (int j = 0; j < k; j++) {
+      CHECK(evs[j].profile_id == XP);
+      uint32_t v = value_of(&evs[j].ev);
+      CHECK(v == XEVS[0] || v == XEVS[1]);
+      good += evs[j].state == MRC_CTL_EV_GOOD && v == XEVS[1];
+    }
+    if (k == 0)
+      sleep_ms(1);
+  }
+  CHECK(good == 1);
+  CHECK(mrc_destroy_qp(x.qp) == 0);
+  CHECK(mrc_destroy_cq(cq) == 0);
+  CHECK(mrc_destroy_cq(ev_cq) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_OFFLINE) == 0);
+  CHECK(ev_state(a, XP, MRC_CTL_PROFILE_INIT) == 0);
+}
+
 int main(void) {
   int n = 0;
   struct ibv_device **list = ibv_get_device_list(&n);
@@ -854,11 +1129,6 @@ int main(void) {
 
   /* The EV-event CQs: A's in the 1.0.1 layout, B's (whose program never
    * called mrc_ctl_query_device_ex) in 1.0.0's. */
-  int dummy;
-  errno = 0;
-  CHECK(!mrc_ctl_create_ev_event_cq(a.mctx, 64, NULL,
-                                    (struct mrc_comp_channel *)&dummy, 0) &&
-        errno == EOPNOTSUPP);
   errno = 0;
   CHECK(!mrc_ctl_create_ev_event_cq(a.mctx, 0, NULL, NULL, 0) && errno == EINVAL);
   errno = 0;
@@ -959,6 +1229,10 @@ int main(void) {
   /* Destroyed, the context may have a new one. */
   ev_cq = mrc_ctl_create_ev_event_cq(a.mctx, 8, NULL, NULL, 0);
   CHECK(ev_cq != NULL && mrc_destroy_cq(ev_cq) == 0);
+  ev_drops(&a);
+  ev_channel(&a);
+  nic_marks(&a, &b);
+  explicit_expansion(&a, &b);
   CHECK(mrc_destroy_cq(ev_cq_b) == 0);
   struct side *sides[] = {&a, &b};
   for (int i = 0; i < 2; i++) {

@@ -377,6 +377,7 @@ fn connect_qp(a: &RdmaArgs, h: &mut Host, me: &Hello, peer: &Hello) -> Result<()
         cc: CcProfile {
             min_cwnd: 4096,
             max_cwnd: 4 << 20,
+            nscc: None,
         },
     }))
     .map_err(drv)

@@ -484,3 +484,47 @@ fn receiver_penalty_caps_the_window_and_restore_gives_it_back() {
     assert_eq!(cc.cwnd(), capped);
     assert_eq!(cc.counters().receiver_restores, 1);
 }
+
+/// `max_cut` (libmrc's `max_md_jump`) bounds every multiplicative
+/// decrease: under marks and a delay far above target each cut is the
+/// bound, half the window by default, a tenth with 0.1; a share outside
+/// `[0, 1]` is refused.
+#[test]
+fn max_cut_bounds_each_multiplicative_decrease() {
+    let cuts = |max_cut: f64| {
+        let c = NsccConfig {
+            max_cut,
+            // The whole excess delay's share: beyond the bound.
+            decrease_gain: 1.0,
+            quick_adapt: QuickAdapt {
+                enabled: false,
+                ..QuickAdapt::default()
+            },
+            ..cfg()
+        };
+        let mut cc = Nscc::new(c);
+        let mut now = Instant::ZERO;
+        let mut ratios = Vec::new();
+        // Each ACK one decrease period (base + T = 15 us) after the last.
+        for _ in 0..400 {
+            now += Duration::from_us(15);
+            let before = cc.cwnd();
+            cc.on_ack(now, ack(1000.0, true));
+            if cc.cwnd() < before && cc.cwnd() > c.min_cwnd as f64 {
+                ratios.push(cc.cwnd() / before);
+            }
+        }
+        ratios
+    };
+    let half = cuts(NSCC_MAX_CUT);
+    let tenth = cuts(0.1);
+    assert!(!half.is_empty() && !tenth.is_empty());
+    assert!(half.iter().all(|&r| r >= 0.5 - 1e-9), "{half:?}");
+    assert!(half.iter().any(|&r| (r - 0.5).abs() < 1e-9), "{half:?}");
+    assert!(tenth.iter().all(|&r| r >= 0.9 - 1e-9), "{tenth:?}");
+    assert!(tenth.iter().any(|&r| (r - 0.9).abs() < 1e-9), "{tenth:?}");
+    for bad in [-0.1, 1.5, f64::NAN] {
+        let c = NsccConfig { max_cut: bad, ..cfg() };
+        assert!(CcConfig::Nscc(c).validate().is_err(), "{bad}");
+    }
+}

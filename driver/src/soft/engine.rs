@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use contract::config::{self, table as cfg_table, INDEX_SELECT};
 use contract::layout::{self, cqe, ev_event, sqe, CqStatus, EvEvent, EvNewState, EvReason, SqContext, SqDescriptor};
-use proto::model::cc::CcConfig;
+use proto::model::cc::{CcConfig, NsccConfig, QuickAdapt, NSCC_MAX_CUT, NSCC_MIN_CWND_PACKET_DIVISOR};
 use proto::model::endpoint::{Endpoint, EndpointConfig, EndpointError, EndpointResult};
 use proto::model::ev::{EvChangeReason, EvSetConfig, EvState, EvStateChange};
 use proto::model::{Event, Qp, QpSetup, QueuePair, RxError, Transport, WcStatus, WriteRequest};
@@ -36,6 +36,7 @@ use super::udp::{EvSockets, Received, RecvBatch, SendBatch, SendOutcome, UdpPort
 use super::{Dialect, SoftNicConfig, SoftStats};
 use crate::device::DmaBuffer;
 use crate::regfile::CfgRow;
+use crate::verbs::NsccParams;
 
 /// The wire QPN of the driver's QP `n` is `n + WIRE_QPN_OFFSET`: the
 /// driver numbers QPs from 0, and MRC 1.0 reserves QPN 0x2 for the
@@ -104,6 +105,69 @@ pub fn path_window(rx_buffer: usize, mtu: u32) -> u64 {
     (rx_buffer as u64 / truesize / 2).max(1) * mtu as u64
 }
 
+/// Defaults of the NSCC parameters given as 0 (libmrc's zero-filled
+/// `struct mrc_ctl_cc_nscc_cfg`): an unloaded RTT of a soft NIC pair on
+/// one host, and the golden model's own defaults for the rest
+/// (`NsccConfig::for_fabric`: target half the base RTT, decrease gain
+/// 0.5).
+pub const NSCC_DEFAULT_BASE_RTT_NS: u32 = 50_000;
+pub const NSCC_DEFAULT_GAMMA: f32 = 0.5;
+/// The model's defaults size the ceiling at 1.5 initial windows: a QP
+/// starts at this share of its `max_cwnd`.
+pub const NSCC_INIT_SHARE: (u64, u64) = (2, 3);
+
+/// The golden model's NSCC for the parameters of libmrc's
+/// `struct mrc_ctl_cc_nscc_cfg` and the window `ceiling` (the profile's
+/// `max_cwnd`, at most what the path holds: [`path_window`]).
+///
+/// | libmrc | `NsccConfig` |
+/// |---|---|
+/// | `max_cwnd` | `max_cwnd` (and `init_cwnd` [`NSCC_INIT_SHARE`] of it) |
+/// | `base_rtt`, `target_delay` | the fields of the same names (0: [`NSCC_DEFAULT_BASE_RTT_NS`], half the base RTT) |
+/// | `disable_qa`, `qa_gate`, `qa_threshold` | `quick_adapt.enabled` (inverted), `.gate`, `.threshold` (0: four target delays, as the model) |
+/// | `gamma` | `decrease_gain` (0: [`NSCC_DEFAULT_GAMMA`]) |
+/// | `max_md_jump` | `max_cut` (0: [`NSCC_MAX_CUT`]) |
+/// | `eta`, `fi`, `fi_scale`, `adjust_bytes_threshold`, `adjust_period_threshold` | none: the model applies its increases per ACK in steps of one packet (`increase_bytes` = the MTU) instead of UET's batched adjustments |
+pub fn nscc_config(p: &NsccParams, ceiling: u64, mtu: u32) -> NsccConfig {
+    let ns = |v: u32| Duration::from_ns(u64::from(v));
+    let base_rtt = ns(if p.base_rtt_ns == 0 {
+        NSCC_DEFAULT_BASE_RTT_NS
+    } else {
+        p.base_rtt_ns
+    });
+    let target_delay = if p.target_delay_ns == 0 {
+        Duration::from_ps(base_rtt.as_ps() / 2)
+    } else {
+        ns(p.target_delay_ns)
+    };
+    let gamma = if p.gamma == 0.0 { NSCC_DEFAULT_GAMMA } else { p.gamma };
+    let max_cut = if p.max_md_jump == 0.0 {
+        NSCC_MAX_CUT
+    } else {
+        f64::from(p.max_md_jump)
+    };
+    let mtu = u64::from(mtu);
+    let min_cwnd = (mtu / NSCC_MIN_CWND_PACKET_DIVISOR).max(1);
+    NsccConfig {
+        base_rtt,
+        target_delay,
+        increase_bytes: mtu,
+        decrease_gain: f64::from(gamma),
+        max_cwnd: ceiling.max(min_cwnd),
+        min_cwnd,
+        init_cwnd: (ceiling * NSCC_INIT_SHARE.0 / NSCC_INIT_SHARE.1).max(min_cwnd),
+        quick_adapt: QuickAdapt {
+            enabled: !p.disable_qa,
+            gate: p.qa_gate,
+            threshold: ns(p.qa_threshold_ns),
+        },
+        max_cut,
+    }
+}
+
+/// The ECN bits of the IP traffic class byte (below the DSCP).
+const ECN_BITS: u8 = 0b11;
+
 /// A peer row of the address table.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -131,6 +195,8 @@ struct Staged {
     retry_linear: u8,
     retry_exp: u8,
     evs: [u16; 128],
+    /// NSCC instead of the fixed window ([`Device::set_qp_nscc`]).
+    nscc: Option<NsccParams>,
 }
 
 impl Default for Staged {
@@ -144,6 +210,7 @@ impl Default for Staged {
             retry_linear: 7,
             retry_exp: 7,
             evs: [0; 128],
+            nscc: None,
         }
     }
 }
@@ -215,7 +282,11 @@ pub struct Engine {
     answer_to: VecDeque<(SocketAddr, [u8; 6])>,
     /// Where each request of our own goes (`send_endpoint_request`), in
     /// the order the endpoint sends them.
-    request_to: VecDeque<SocketAddr>,
+    /// Where each endpoint request of ours goes, and its DSCP (`None`:
+    /// the packet's own).
+    request_to: VecDeque<(SocketAddr, Option<u8>)>,
+    /// The traffic class of the last endpoint datagram received.
+    endpoint_tos: Option<u8>,
     /// Our ports that are up (MRC 1.0's port status mask; a soft NIC has
     /// one port, bit 0). Port 0 down: nothing is sent or taken.
     ports_up: u32,
@@ -413,6 +484,7 @@ impl Engine {
             }),
             answer_to: VecDeque::new(),
             request_to: VecDeque::new(),
+            endpoint_tos: None,
             ports_up: 1,
             peer_ports: HashMap::new(),
             port_held: HashMap::new(),
@@ -453,6 +525,26 @@ impl Engine {
     /// `None` if the QP is not enabled.
     pub fn qp_counters(&self, qpn: u32) -> Option<proto::model::Counters> {
         self.qps.get(&qpn).map(|q| *q.model.counters())
+    }
+
+    /// The IP traffic class byte (DSCP << 2 | ECN) of the last endpoint
+    /// datagram (QPN 0x2) received; `None` before one.
+    pub fn endpoint_tos(&self) -> Option<u8> {
+        self.endpoint_tos
+    }
+
+    /// QP `qpn`'s congestion controller ("nscc", "fixed") and its window
+    /// in bytes; `None` if the QP is not enabled.
+    pub fn qp_window(&self, qpn: u32) -> Option<(&'static str, u64)> {
+        self.qps.get(&qpn).and_then(|q| q.model.congestion_window())
+    }
+
+    /// QP `qpn` runs NSCC with `params` (`None`: the fixed window) from
+    /// its next send context on.
+    pub fn set_qp_nscc(&mut self, qpn: u32, params: Option<NsccParams>) {
+        if let Ok(q) = u16::try_from(qpn) {
+            self.staged.entry(q).or_default().nscc = params;
+        }
     }
 
     pub fn port(&self) -> &UdpPort {
@@ -675,8 +767,10 @@ impl Engine {
         // holds: nothing paces a soft NIC's sends, so a window larger than
         // the peer's socket buffer overflows it on every burst, and a fixed
         // window does not shrink after the losses (`path_window`).
-        s.rts.cc = CcConfig::Fixed {
-            window: st.max_cwnd.min(path_window(self.rx_buffer, s.cfg.mtu)),
+        let ceiling = st.max_cwnd.min(path_window(self.rx_buffer, s.cfg.mtu));
+        s.rts.cc = match st.nscc {
+            Some(p) => CcConfig::Nscc(nscc_config(&p, ceiling, s.cfg.mtu)),
+            None => CcConfig::Fixed { window: ceiling },
         };
         let mut model: Qp = s.bring_up(now).ok()?;
         for mr in self.mrs.values() {
@@ -957,6 +1051,7 @@ impl Engine {
             return;
         }
         if wire_qpn == ENDPOINT_QPN && self.cfg.dialect == Dialect::Mrc10 {
+            self.endpoint_tos = Some(r.tos);
             if datagram::from_datagram(payload, r.from, at, r.tos, &mut self.frame).is_some() {
                 self.endpoint_request(now, r.from);
             }
@@ -1047,12 +1142,12 @@ impl Engine {
         while let Some(pkt) = self.endpoint.poll_transmit(now) {
             busy = true;
             let to = if pkt.bth.opcode == Opcode::EndpointRequest {
-                self.request_to.pop_front().map(|a| (a, [0; 6]))
+                self.request_to.pop_front().map(|(a, dscp)| (a, [0; 6], dscp))
             } else {
-                self.answer_to.pop_front()
+                self.answer_to.pop_front().map(|(a, mac)| (a, mac, None))
             };
             match to {
-                Some((to, mac)) => self.transmit(&Packet::Mrc10(pkt), to, mac),
+                Some((to, mac, dscp)) => self.transmit_dscp(&Packet::Mrc10(pkt), to, mac, dscp),
                 None => self.stats.tx_dropped += 1,
             }
         }
@@ -1070,8 +1165,12 @@ impl Engine {
         req: crate::device::EndpointRequest,
     ) -> Result<u16, EndpointError> {
         use crate::device::EndpointRequest as R;
+        // Six bits (`SoftNic::endpoint_request` refuses more).
+        let dscp = match req {
+            R::EvProbe { dscp, .. } | R::PortStatusUpdate { dscp, .. } => dscp.map(|d| d & crate::device::MAX_DSCP),
+        };
         let (peer, id) = match req {
-            R::EvProbe { peer, ev, port } => {
+            R::EvProbe { peer, ev, port, .. } => {
                 // The EV as the wire carries it: the source port over
                 // IPv4, with the flow label over IPv6.
                 let format = if peer.is_ipv4() {
@@ -1081,9 +1180,9 @@ impl Engine {
                 };
                 (peer, self.endpoint.probe_ev(now, ev, port, format)?)
             }
-            R::PortStatusUpdate { peer, ev } => (peer, self.endpoint.port_status_update(now, ev)?),
+            R::PortStatusUpdate { peer, ev, .. } => (peer, self.endpoint.port_status_update(now, ev)?),
         };
-        self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+        self.request_to.push_back((SocketAddr::new(peer, self.cfg.port), dscp));
         self.service_endpoint(now);
         self.flush();
         Ok(id)
@@ -1196,7 +1295,7 @@ impl Engine {
             match self.endpoint.port_status_update(now, ev) {
                 Ok(id) => {
                     self.own_requests.insert(id);
-                    self.request_to.push_back(SocketAddr::new(peer, self.cfg.port));
+                    self.request_to.push_back((SocketAddr::new(peer, self.cfg.port), None));
                     self.stats.port_updates_sent += 1;
                 }
                 // Too many requests await answers: this peer learns the
@@ -1367,8 +1466,15 @@ impl Engine {
             time_ns: ch.at.as_ns() as u32,
         };
         if let Ok(b) = e.encode() {
-            ring.push(b);
-            self.stats.ev_events += 1;
+            // As the card: an event the ring has no room for is lost, and
+            // counted (`ev_event_lost`), not held back.
+            if ring.push_or_drop(b) {
+                self.stats.ev_events += 1;
+            } else {
+                self.stats.ev_events_lost += 1;
+            }
+            // A program asleep on its EV-event CQ's channel wakes for it.
+            self.irq.raise();
         }
     }
 
@@ -1377,6 +1483,12 @@ impl Engine {
     /// the source port the datagram really leaves from and the RoCEv2
     /// destination port (4791, whatever `cfg.port` is).
     fn transmit(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6]) {
+        self.transmit_dscp(pkt, peer, peer_mac, None);
+    }
+
+    /// [`Engine::transmit`] with DSCP `dscp` in the datagram's traffic
+    /// class instead of the packet's (its ECN bits kept).
+    fn transmit_dscp(&mut self, pkt: &Packet, peer: SocketAddr, peer_mac: [u8; 6], dscp: Option<u8>) {
         let Some(ip) = datagram::ip_pair(self.cfg.ip, peer.ip()) else {
             self.stats.tx_dropped += 1;
             return;
@@ -1407,7 +1519,7 @@ impl Engine {
         };
         o.payload_at = out.payload_at;
         o.to = peer;
-        o.tos = out.tos;
+        o.tos = dscp.map_or(out.tos, |d| d << 2 | (out.tos & ECN_BITS));
         o.src_port = src;
     }
 
@@ -1434,6 +1546,48 @@ impl Engine {
 mod tests {
     use super::*;
     use std::net::{Ipv4Addr, UdpSocket};
+
+    /// libmrc's NSCC parameters reach the model's as documented, zeros
+    /// taking the defaults.
+    #[test]
+    fn nscc_parameters_map_onto_the_models() {
+        let p = NsccParams {
+            base_rtt_ns: 20_000,
+            target_delay_ns: 3_000,
+            disable_qa: true,
+            qa_gate: 5,
+            qa_threshold_ns: 9_000,
+            gamma: 0.25,
+            max_md_jump: 0.125,
+            ..NsccParams::default()
+        };
+        let c = nscc_config(&p, 300_000, 4096);
+        assert_eq!(c.base_rtt, Duration::from_us(20));
+        assert_eq!(c.target_delay, Duration::from_us(3));
+        assert_eq!(
+            c.quick_adapt,
+            QuickAdapt {
+                enabled: false,
+                gate: 5,
+                threshold: Duration::from_us(9)
+            }
+        );
+        assert_eq!((c.decrease_gain, c.max_cut), (0.25, 0.125));
+        assert_eq!((c.max_cwnd, c.init_cwnd, c.min_cwnd), (300_000, 200_000, 512));
+        assert_eq!(c.increase_bytes, 4096);
+        let d = nscc_config(&NsccParams::default(), 300_000, 4096);
+        assert_eq!(d.base_rtt, Duration::from_ns(u64::from(NSCC_DEFAULT_BASE_RTT_NS)));
+        assert_eq!(
+            d.target_delay,
+            Duration::from_ns(u64::from(NSCC_DEFAULT_BASE_RTT_NS) / 2)
+        );
+        assert_eq!(
+            (d.decrease_gain, d.max_cut),
+            (f64::from(NSCC_DEFAULT_GAMMA), NSCC_MAX_CUT)
+        );
+        assert!(d.quick_adapt.enabled);
+        assert!(CcConfig::Nscc(d).validate().is_ok());
+    }
 
     /// A program's poll reads the socket unless the last read found it
     /// empty less than `POLL_RX_INTERVAL` ago: a program waiting for its

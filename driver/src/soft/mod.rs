@@ -204,6 +204,10 @@ pub struct SoftStats {
     /// waiting (a completion the model lost).
     pub completion_mismatches: u64,
     pub ev_events: u64,
+    /// EV events the EV-event ring had no room for (the driver had not
+    /// consumed them): lost, as on the card, and served as its
+    /// `ev_event_lost` counter.
+    pub ev_events_lost: u64,
     /// Endpoint (QPN 0x2) packets taken: peers' EV probes and Port Status
     /// Updates, answered.
     pub endpoint_requests: u64,
@@ -358,6 +362,16 @@ impl Inner {
     }
 }
 
+/// Where the counter bank holds `ev_event_lost` (the soft NIC serves it
+/// from [`SoftStats::ev_events_lost`]).
+static EV_EVENT_LOST_OFFSET: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+    let slot = contract::regmap::COUNTERS
+        .iter()
+        .position(|c| c.name == "ev_event_lost")
+        .expect("the register map names ev_event_lost");
+    u64::from(contract::regmap::counters::BASE + contract::regmap::counters::FIRST) + 4 * slot as u64
+});
+
 /// A software MRC NIC. See the module doc.
 pub struct SoftNic {
     inner: Arc<Inner>,
@@ -420,6 +434,19 @@ impl SoftNic {
         self.inner.engine().qp_counters(qpn)
     }
 
+    /// The IP traffic class byte (DSCP << 2 | ECN) of the last endpoint
+    /// datagram (a peer's EV probe or Port Status Update, or its answer)
+    /// received; `None` before one.
+    pub fn endpoint_tos(&self) -> Option<u8> {
+        self.inner.engine().endpoint_tos()
+    }
+
+    /// QP `qpn`'s congestion controller ("nscc" or "fixed") and its window
+    /// in bytes now; `None` if the QP is not enabled.
+    pub fn qp_window(&self, qpn: u32) -> Option<(&'static str, u64)> {
+        self.inner.engine().qp_window(qpn)
+    }
+
     /// The ports of the soft NIC at `peer` as its last Port Status Update
     /// said (bit 0: its one port is up); `None` if it sent none.
     pub fn peer_ports_up(&self, peer: IpAddr) -> Option<u32> {
@@ -452,6 +479,10 @@ impl Device for SoftNic {
     }
 
     fn read32(&self, offset: u64) -> u32 {
+        // The engine's counters the card keeps in its counter bank.
+        if offset == *EV_EVENT_LOST_OFFSET {
+            return self.inner.engine().stats().ev_events_lost as u32;
+        }
         self.inner.regs.lock().unwrap_or_else(|e| e.into_inner()).read(offset)
     }
 
@@ -563,6 +594,12 @@ impl Device for SoftNic {
     }
 
     fn endpoint_request(&self, req: crate::device::EndpointRequest) -> Result<u16, DeviceError> {
+        use crate::device::EndpointRequest as R;
+        if let R::EvProbe { dscp: Some(d), .. } | R::PortStatusUpdate { dscp: Some(d), .. } = req {
+            if d > crate::device::MAX_DSCP {
+                return Err(DeviceError::Unsupported("a DSCP above 63"));
+            }
+        }
         let now = self.inner.now();
         let r = self.inner.engine().send_endpoint_request(now, req);
         // Its timeout may be earlier than the thread's wake-up.
@@ -583,6 +620,12 @@ impl Device for SoftNic {
 
     /// A soft NIC has one port (0). Down, it tells its peers, then sends
     /// and takes nothing ([`engine::Engine::set_port_up`]).
+    /// The golden model's NSCC for the QP ([`engine::nscc_config`]).
+    fn set_qp_nscc(&self, qpn: u32, params: Option<crate::verbs::NsccParams>) -> Result<(), DeviceError> {
+        self.inner.engine().set_qp_nscc(qpn, params);
+        Ok(())
+    }
+
     fn set_port_up(&self, port: u8, up: bool) -> Result<(), DeviceError> {
         let now = self.inner.now();
         let r = self.inner.engine().set_port_up(now, port, up);

@@ -3,7 +3,9 @@
 //! of that pass (1 on the first pass, flipped on each wrap), and never
 //! more than the ring holds beyond the consumer index the driver last
 //! reported. Entries that do not fit wait, in order, until the driver
-//! reports progress: nothing is dropped.
+//! reports progress ([`RingWriter::push`]: a CQ loses nothing), or are
+//! dropped ([`RingWriter::push_or_drop`]: the EV-event ring, as the
+//! card's).
 
 use std::collections::VecDeque;
 
@@ -48,6 +50,16 @@ impl<const N: usize> RingWriter<N> {
     pub fn push(&mut self, entry: [u8; N]) -> usize {
         self.backlog.push_back(entry);
         self.flush()
+    }
+
+    /// Write `entry` if the ring has room now; false (nothing written)
+    /// if it is full. The card's EV-event ring writer drops what does not
+    /// fit, and counts it: the EV-event ring is written this way.
+    pub fn push_or_drop(&mut self, entry: [u8; N]) -> bool {
+        if !self.backlog.is_empty() || self.producer.wrapping_sub(self.consumer) >= self.slots() {
+            return false;
+        }
+        self.push(entry) == 1
     }
 
     /// The driver consumed entries up to `consumer` (free running); how

@@ -84,6 +84,17 @@ pub struct NsccConfig {
     /// UET NSCC's quick adapt (`disable_qa`, `qa_gate`, `qa_threshold`).
     #[serde(default)]
     pub quick_adapt: QuickAdapt,
+    /// The largest share of the window one multiplicative decrease cuts
+    /// (libmrc's `max_md_jump`), in `[0, 1]`.
+    #[serde(default = "default_max_cut")]
+    pub max_cut: f64,
+}
+
+/// [`NsccConfig::max_cut`] by default: half the window.
+pub const NSCC_MAX_CUT: f64 = 0.5;
+
+fn default_max_cut() -> f64 {
+    NSCC_MAX_CUT
 }
 
 /// UET NSCC's quick adapt: after a loss, a trim or a delay beyond
@@ -145,6 +156,7 @@ impl NsccConfig {
                 gate: QA_GATE_DEFAULT,
                 threshold: target_delay.saturating_mul(QA_THRESHOLD_TARGETS),
             },
+            max_cut: NSCC_MAX_CUT,
         }
     }
 }
@@ -210,6 +222,9 @@ impl CcConfig {
             CcConfig::Nscc(c) => {
                 if !unit(c.decrease_gain) {
                     return Err(format!("NSCC decrease_gain {} not in [0, 1]", c.decrease_gain));
+                }
+                if !unit(c.max_cut) {
+                    return Err(format!("NSCC max_cut {} not in [0, 1]", c.max_cut));
                 }
                 if u32::from(c.quick_adapt.gate) >= u64::BITS {
                     return Err(format!(
@@ -296,8 +311,6 @@ pub const NSCC_MIN_CWND_PACKET_DIVISOR: u64 = 8;
 /// Gain of the slow delay average a decrease is sized by (UET NSCC's
 /// `delay_alpha`).
 pub const NSCC_AVG_DELAY_GAIN: f64 = 0.0125;
-/// Largest fraction of the window one decrease may cut.
-const NSCC_MAX_CUT: f64 = 0.5;
 
 /// NSCC-style sender window controller.
 ///
@@ -310,7 +323,7 @@ const NSCC_MAX_CUT: f64 = 0.5;
 /// | no  | d < T  | `cwnd += I * acked/cwnd * (1 + 4 (T-d)/T)`; if a whole window was acked with `d <= T/8`: fast increase `cwnd += acked/2` |
 /// | no  | d >= T | `cwnd += I/4 * acked/cwnd` (fair increase) |
 /// | yes | d < T  | hold |
-/// | yes | d >= T | `cwnd *= 1 - min(0.5, gain * (D-T)/D)` with `D` the slow delay average (gain 1/80), none while `D <= T`, at most once per `base + T` |
+/// | yes | d >= T | `cwnd *= 1 - min(max_cut, gain * (D-T)/D)` (`max_cut` 0.5 by default) with `D` the slow delay average (gain 1/80), none while `D <= T`, at most once per `base + T` |
 ///
 /// Loss or trim of `b` bytes: `cwnd -= b`; timeout: `cwnd = min(cwnd, I)`
 /// (one packet).
@@ -490,7 +503,7 @@ impl Nscc {
             }
         }
         let d = self.avg_delay_ps.max(1.0);
-        let cut = (self.cfg.decrease_gain * (d - target as f64) / d).clamp(0.0, NSCC_MAX_CUT);
+        let cut = (self.cfg.decrease_gain * (d - target as f64) / d).clamp(0.0, self.cfg.max_cut);
         if cut <= 0.0 {
             // The average is at or under target: a transient (or one hot
             // path); nothing to cut, and no decrease to space the next from.

@@ -364,6 +364,12 @@ impl MrcQp {
             .map_or(0, |q| q.retx.iter().filter(|p| q.is_outstanding(**p)).count())
     }
 
+    /// Requester: the congestion controller's name and window, bytes
+    /// (`None` before RTS).
+    pub fn congestion_window(&self) -> Option<(&'static str, u64)> {
+        self.req.as_ref().map(|q| (q.cc.name(), q.cc.window()))
+    }
+
     /// Requester: replace the congestion controller built from
     /// `RtsAttr::cc` (after RTS; returns false before). For experiments and
     /// tests with controllers `cc::build` does not know.

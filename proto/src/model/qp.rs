@@ -27,6 +27,15 @@ impl Qp {
             Transport::MrcLegacy => Qp::MrcLegacy(LegacyMrcQp::new(cfg)?),
         })
     }
+
+    /// The congestion controller's name and window, bytes, of an MRC 1.0
+    /// requester (`None` for the other transports and before RTS).
+    pub fn congestion_window(&self) -> Option<(&'static str, u64)> {
+        match self {
+            Qp::Mrc(q) => q.congestion_window(),
+            Qp::Rc(_) | Qp::MrcLegacy(_) => None,
+        }
+    }
 }
 
 macro_rules! delegate {
