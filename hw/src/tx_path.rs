@@ -31,7 +31,7 @@ use crate::bus::ConfigSink;
 
 use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
 use crate::param::Param;
-use crate::rx_parser_mrc10::{Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
+use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
 use crate::tx_header_mrc10::TxHeaderMrc10;
 
 /// Bits of an address-table row the block keeps per peer (MAC and IP).
@@ -59,6 +59,19 @@ pub mod mrc10_wire {
     pub const TS_FORMAT: u64 = 0;
     /// The RC opcode of a WRITE plus this is its MRC 1.0 opcode.
     pub const WRITE_OPCODE_BASE: u64 = 0xC0;
+    /// NETH reasons for the ACK generator's NACK kinds 1 (trimmed) and 2
+    /// (out of window); kind 3 (remote access) goes as an ACK whose AETH
+    /// carries the NAK, as the golden responder sends it.
+    pub const NACK_REASON_TRIMMED: u64 = 0x01;
+    pub const NACK_REASON_PSN_OOR_WINDOW: u64 = 0x0B;
+    /// SETH / NETH cc type (NSCC).
+    pub const CC_TYPE_NSCC: u64 = 1;
+    /// The largest CE count the SETH cc flags carry (saturating).
+    pub const CC_FLAGS_CE_MAX: u64 = 0x0F;
+    /// SETH MPR: the receive window (`hw::sack_table::MPR` PSNs) in units
+    /// of 128 PSNs.
+    pub const MPR_UNIT_PSNS: u32 = 128;
+    pub const SACK_MPR: u64 = (crate::sack_table::MPR / MPR_UNIT_PSNS) as u64;
 }
 
 const _: () = assert!(1 << mrc10_wire::TS_UNIT_SHIFT == 64 && mrc10_wire::TS_RESOLUTION);
@@ -194,6 +207,8 @@ pub struct TxPath {
     d_word: DFF<Mrc10RxHeader>,
     a_word: DFF<Mrc10RxHeader>,
     d_last: Signal<Local, Bit>,
+    /// SACK base - cumulative PSN (24 bits; the SETH carries 16, signed).
+    a_sack_offset: Signal<Local, Bits<24>>,
     d_imm_last: Signal<Local, Bit>,
     k_dscp_trimmable: Param<6, { mrc10_wire::DSCP_TRIMMABLE }>,
     k_dscp_retx: Param<6, { mrc10_wire::DSCP_TRIMMABLE_RETX }>,
@@ -201,6 +216,14 @@ pub struct TxPath {
     k_ecn_data: Param<2, { mrc10_wire::ECN_DATA }>,
     k_write_base: Param<8, { mrc10_wire::WRITE_OPCODE_BASE }>,
     k_ts_format: Param<4, { mrc10_wire::TS_FORMAT }>,
+    k_op_sack: Param<8, { mrc10_opcode::SACK }>,
+    k_op_nack: Param<8, { mrc10_opcode::NACK }>,
+    k_op_ack: Param<8, { mrc10_opcode::ACK }>,
+    k_nack_trimmed: Param<8, { mrc10_wire::NACK_REASON_TRIMMED }>,
+    k_nack_oor: Param<8, { mrc10_wire::NACK_REASON_PSN_OOR_WINDOW }>,
+    k_cc_type: Param<4, { mrc10_wire::CC_TYPE_NSCC }>,
+    k_ce_max: Param<16, { mrc10_wire::CC_FLAGS_CE_MAX }>,
+    k_sack_mpr: Param<8, { mrc10_wire::SACK_MPR }>,
     // Own addresses and header constants.
     loc_mac: DFF<Bits<48>>,
     loc_ip: DFF<Bits<128>>,
@@ -439,6 +462,7 @@ impl Logic for TxPath {
         // NACK (type 3, 12 bytes): 0x13, kind, ev_index, reserved,
         // cum_psn, echo_ts.
         self.is_sack.next = self.a_kind.q.val() == 1;
+        self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
         if self.is_sack.val() {
             self.a_ext.next = (bits::<416>(0x12) << 408)
                 | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
@@ -665,7 +689,81 @@ impl Logic for TxPath {
             self.a_hdr.d.next.ext = self.a_ext.val();
             self.a_hdr.d.next.payload_len = 0.into();
             self.a_hdr.d.next.ecn = 0.into();
-            self.a_hdr.d.next.mrc10 = false;
+            self.a_hdr.d.next.mrc10 = self.loc_mrc10.q.val();
+            if self.loc_mrc10.q.val() {
+                self.a_hdr.d.next.dscp = self.k_dscp_control.val();
+            }
+            // The MRC 1.0 word (`proto::model::mrc`'s `build_sack` /
+            // `queue_nack` / `queue_fatal_ack`, with what the ACK record
+            // carries; the rest zero, see the page): contexts are the low
+            // 16 bits of the QP numbers.
+            self.a_word.d.next.se = false;
+            self.a_word.d.next.mig = true;
+            self.a_word.d.next.pad = 0.into();
+            self.a_word.d.next.pkey = self.a_peer.val().get_bits::<16>(0);
+            self.a_word.d.next.fecn = false;
+            self.a_word.d.next.becn = false;
+            self.a_word.d.next.dest_qp = self.a_peer.val().get_bits::<24>(24);
+            self.a_word.d.next.ack_req = false;
+            self.a_word.d.next.retransmit = false;
+            self.a_word.d.next.ts = false;
+            self.a_word.d.next.is_write = false;
+            self.a_word.d.next.has_imm = false;
+            self.a_word.d.next.is_probe = false;
+            self.a_word.d.next.is_endpoint = false;
+            self.a_word.d.next.has_eeth = false;
+            self.a_word.d.next.ctl_ev = bit_cast::<32, 16>(self.a_ev.q.val());
+            self.a_word.d.next.ctl_sctx = bit_cast::<16, 8>(self.a_qp.q.val());
+            self.a_word.d.next.ctl_rctx = self.a_peer.val().get_bits::<16>(24);
+            self.a_word.d.next.ctl_cc_type = self.k_cc_type.val();
+            self.a_word.d.next.ctl_cc_flags = 0.into();
+            // SETH: cumulative PSN, base as an offset from it, the bitmap,
+            // the receive window, the CE count (saturating); CC_STATE: the
+            // trigger's TSETH timestamp (the record's echo, 16 bits).
+            self.a_word.d.next.skip_mode = 0.into();
+            self.a_word.d.next.probe_response = false;
+            self.a_word.d.next.ack_psn_offset = 0.into();
+            self.a_word.d.next.mpr = self.k_sack_mpr.val();
+            self.a_word.d.next.sack_offset = self.a_sack_offset.val().get_bits::<16>(0);
+            self.a_word.d.next.bitmap = self.a_bitmap.q.val();
+            self.a_word.d.next.echo_ts = self.a_echo.q.val().get_bits::<16>(0);
+            self.a_word.d.next.restore = false;
+            self.a_word.d.next.ooo_count = 0.into();
+            self.a_word.d.next.cwnd_penalty = 0.into();
+            self.a_word.d.next.rcvd_bytes = 0.into();
+            // NETH: the NACKed PSN, the reason, the echo.
+            self.a_word.d.next.vendor_info = 0.into();
+            self.a_word.d.next.nack_ts = self.a_echo.q.val().get_bits::<16>(0);
+            self.a_word.d.next.nack_reason = self.k_nack_oor.val();
+            if self.a_nack_kind.q.val() == 1 {
+                self.a_word.d.next.nack_reason = self.k_nack_trimmed.val();
+            }
+            // AETH (remote access NAK): the NAK syndrome, the MSN.
+            self.a_word.d.next.syndrome = bits::<8>(0x60) | bit_cast::<8, 5>(self.a_nak_code.q.val());
+            self.a_word.d.next.aeth_msn = self.a_msn.q.val();
+            self.a_word.d.next.is_sack = false;
+            self.a_word.d.next.is_nack = false;
+            self.a_word.d.next.is_ack = false;
+            if self.is_sack.val() {
+                self.a_word.d.next.opcode = self.k_op_sack.val();
+                self.a_word.d.next.psn = self.a_cum.q.val();
+                self.a_word.d.next.is_sack = true;
+                self.a_word.d.next.ctl_psn = self.a_cum.q.val();
+                if self.a_ecn.q.val() > self.k_ce_max.val() {
+                    self.a_word.d.next.ctl_cc_flags = self.k_ce_max.val().get_bits::<4>(0);
+                } else {
+                    self.a_word.d.next.ctl_cc_flags = self.a_ecn.q.val().get_bits::<4>(0);
+                }
+            } else if self.a_nack_kind.q.val() == 3 {
+                self.a_word.d.next.opcode = self.k_op_ack.val();
+                self.a_word.d.next.psn = self.a_psn.q.val();
+                self.a_word.d.next.is_ack = true;
+            } else {
+                self.a_word.d.next.opcode = self.k_op_nack.val();
+                self.a_word.d.next.psn = self.a_psn.q.val();
+                self.a_word.d.next.is_nack = true;
+                self.a_word.d.next.ctl_psn = self.a_psn.q.val();
+            }
             if self.is_sack.val() {
                 // ACK syndrome with "no credits" (0x1F), the cumulative PSN.
                 self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
