@@ -624,3 +624,86 @@ fn core_answers_mrc10_writes_with_mrc10_sacks_and_nacks() {
     assert_eq!(nic.counter("rx_parser_drop"), 0);
     eprintln!("{checked} MRC 1.0 answers equal to emit_frame's");
 }
+
+/// An MRC 1.0 NACK's 16-bit timestamp reaches the retransmit engine as the
+/// 32-bit send time it echoes (`hw::rx_parser` unwraps it against the
+/// core's clock; the TX path keeps MRC 1.0 send times at the 64 ns grain):
+/// a TRIMMED NACK echoing the packet's TSETH makes the core resend it at
+/// once (as TRIMMABLE_RETX, retransmission bit set), one echoing another
+/// time is stale and changes nothing.
+#[test]
+fn core_resends_on_an_mrc10_nack_whose_echo_is_the_send_time() {
+    use proto::wire::mrc10::{NackReason, NethRepr};
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 13).unwrap();
+    configure(&mut nic, 10, true);
+    let wr = SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: 100,
+        wr_id: 1,
+        local_iova: 0x2000_0000,
+        remote_va: 0x5000_0000,
+        rkey: RKEY,
+        imm: 0,
+    };
+    nic.dma.mem.fill(SQ_BASE, &wr.encode().unwrap());
+    nic.dma.mem.fill(wr.local_iova, &[0x5A; 100]);
+    nic.doorbell(QP, 1);
+    let mut cycles = 0;
+    while nic.tx.frames.is_empty() && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    let profile = Profile::DEFAULT;
+    let first = nic.tx.frames.pop_front().expect("the WRITE went out");
+    let (sent, _) = parse_frame(&first, &profile).expect("an MRC 1.0 frame");
+    let Headers::Write(w) = sent.headers else {
+        panic!("not a WRITE")
+    };
+    let tx_ts = w.tseth.expect("stamped").tx_ts;
+    let nack = |timestamp: u16| {
+        let neth = NethRepr {
+            reason: NackReason::Trimmed,
+            vendor_info: 0,
+            ev: sent.ev,
+            sender_context: choices::context_of(DEST_QP),
+            receiver_context: choices::context_of(u32::from(QP)),
+            nack_psn: sent.bth.psn,
+            cc_type: choices::CC_TYPE_NSCC,
+            cc_flags: 0,
+            timestamp,
+        };
+        let p = Mrc10Packet::control(
+            sent.ev,
+            Opcode::Nack,
+            PKEY,
+            u32::from(QP),
+            sent.bth.psn,
+            Headers::Nack(neth),
+        );
+        let mut f = Vec::new();
+        emit_frame(&p, &Encap::test_v4().reversed(), &profile, &mut f);
+        f
+    };
+    // A stale echo (another transmission's time): no resend.
+    let resends = nic.counter("retransmit");
+    nic.rx.push(nack(tx_ts.wrapping_sub(1)));
+    nic.run(1500);
+    assert!(nic.tx.frames.is_empty(), "a NACK with a stale echo changed nothing");
+    assert_eq!(nic.counter("retransmit"), resends);
+    // The echo of this transmission: resent at once.
+    nic.rx.push(nack(tx_ts));
+    nic.run(1500);
+    let again = nic.tx.frames.pop_front().expect("the NACKed packet resent");
+    let (re, _) = parse_frame(&again, &profile).expect("an MRC 1.0 frame");
+    assert_eq!((re.bth.opcode, re.bth.psn), (Opcode::WriteOnly, sent.bth.psn));
+    assert!(re.bth.retransmit, "retransmission bit");
+    assert_eq!(re.class, TrafficClass::TrimmableRetx);
+    assert_eq!(re.payload, sent.payload);
+    assert_eq!(nic.counter("retransmit"), resends + 1);
+    assert_eq!(nic.counter("rx_parser_drop"), 0);
+}

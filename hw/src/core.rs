@@ -883,6 +883,7 @@ impl Logic for MrcCore {
         self.txpath.pkt_imm.next = self.req.out_imm.val();
         self.txpath.pkt_msg_offset.next = self.req.out_msg_offset.val();
         self.txpath.now_ns.next = self.now_ns.val();
+        self.parser.now_ns.next = self.now_ns.val();
         // The requester's message records and error records: to the send
         // completions.
         self.sendcq.msg_valid.next = self.req.msg_valid.val();

@@ -57,6 +57,9 @@ pub mod mrc10_wire {
     pub const TS_UNIT_SHIFT: usize = 6;
     pub const TS_RESOLUTION: bool = true;
     pub const TS_FORMAT: u64 = 0;
+    /// The ns clock's bits kept in an MRC 1.0 send time (the TSETH's
+    /// 64 ns grain).
+    pub const TS_GRAIN_MASK: u64 = 0xFFFF_FFFF & !((1 << TS_UNIT_SHIFT) - 1);
     /// The RC opcode of a WRITE plus this is its MRC 1.0 opcode.
     pub const WRITE_OPCODE_BASE: u64 = 0xC0;
     /// NETH reasons for the ACK generator's NACK kinds 1 (trimmed) and 2
@@ -216,6 +219,7 @@ pub struct TxPath {
     k_ecn_data: Param<2, { mrc10_wire::ECN_DATA }>,
     k_write_base: Param<8, { mrc10_wire::WRITE_OPCODE_BASE }>,
     k_ts_format: Param<4, { mrc10_wire::TS_FORMAT }>,
+    k_ts_grain: Param<32, { mrc10_wire::TS_GRAIN_MASK }>,
     k_op_sack: Param<8, { mrc10_opcode::SACK }>,
     k_op_nack: Param<8, { mrc10_opcode::NACK }>,
     k_op_ack: Param<8, { mrc10_opcode::ACK }>,
@@ -495,6 +499,12 @@ impl Logic for TxPath {
         self.sent_psn.next = self.d_psn.q.val();
         self.sent_ev.next = self.d_ev.q.val();
         self.sent_time.next = self.d_time.q.val();
+        if self.loc_mrc10.q.val() {
+            // The send time at the TSETH's 64 ns grain: what an MRC 1.0
+            // echo of it unwraps to (`hw::rx_parser`), so the retransmit
+            // engine finds a NACK's echo equal to its slot's send time.
+            self.sent_time.next = self.d_time.q.val() & self.k_ts_grain.val();
+        }
         self.sent_len.next = self.d_len.q.val();
 
         // ---- Arbiter: the ACK sequencer's header first.
