@@ -181,7 +181,10 @@ pub mod addr {
     pub const TCI: Field = Field::at_bit("tci", 178, 16, "own row");
     pub const DSCP: Field = Field::at_bit("dscp", 194, 6, "own row");
     pub const TTL: Field = Field::at_bit("ttl", 200, 8, "own row");
-    pub const FIELDS: &[Field] = &[MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL];
+    /// The wire dialect the core sends (it receives both): one bit for
+    /// the NIC, beside the other per-NIC wire choices of this row.
+    pub const WIRE_MRC10: Field = Field::at_bit("wire_mrc10", 208, 1, "own row: 1 send MRC 1.0, 0 legacy");
+    pub const FIELDS: &[Field] = &[MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL, WIRE_MRC10];
 }
 
 /// Table 12 (the core, into the EV selector), index `qp << 7 | ev`: one

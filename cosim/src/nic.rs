@@ -286,7 +286,13 @@ pub struct ResponderParams {
 impl Nic {
     /// The NIC's own address row and peer row `peer_row`. DSCP 26, TTL 64.
     pub fn set_addresses(&mut self, local: Station, peer_row: u16, peer: Station) {
-        use contract::config::table as cfg_table;
+        self.set_addresses_wire(local, peer_row, peer, false);
+    }
+
+    /// [`Nic::set_addresses`] with the wire dialect the core sends:
+    /// MRC 1.0 when `mrc10` (the own row's `wire_mrc10`), else legacy.
+    pub fn set_addresses_wire(&mut self, local: Station, peer_row: u16, peer: Station, mrc10: bool) {
+        use contract::config::{addr, table as cfg_table};
         self.cfg_row(
             cfg_table::ADDR,
             peer_row,
@@ -300,6 +306,7 @@ impl Nic {
                 (48, 32, u128::from(local.ipv4)),
                 (194, 6, 26),
                 (200, 8, 64),
+                (addr::WIRE_MRC10.bit(), 1, u128::from(mrc10)),
             ]),
         );
     }

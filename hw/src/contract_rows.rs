@@ -148,7 +148,7 @@ row_accessors! {
 
 row_accessors! {
     /// Address table (table 11).
-    AddrRow: addr in contract::config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL }
+    AddrRow: addr in contract::config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL, WIRE_MRC10 }
 }
 
 row_accessors! {

@@ -883,6 +883,7 @@ impl Logic for MrcCore {
         self.txpath.pkt_imm.next = self.req.out_imm.val();
         self.txpath.pkt_msg_offset.next = self.req.out_msg_offset.val();
         self.txpath.now_ns.next = self.now_ns.val();
+        self.parser.now_ns.next = self.now_ns.val();
         // The requester's message records and error records: to the send
         // completions.
         self.sendcq.msg_valid.next = self.req.msg_valid.val();
@@ -991,7 +992,7 @@ impl Logic for MrcCore {
         self.txb.req_src_ip.next = self.txpath.hdr.val().src_ip;
         self.txb.req_dst_ip.next = self.txpath.hdr.val().dst_ip;
         self.txb.req_dscp.next = self.txpath.hdr.val().dscp;
-        self.txb.req_ecn.next = 0.into();
+        self.txb.req_ecn.next = self.txpath.hdr.val().ecn;
         self.txb.req_ttl.next = self.txpath.hdr.val().ttl;
         self.txb.req_ev.next = self.txpath.hdr.val().ev;
         self.txb.req_opcode.next = self.txpath.hdr.val().opcode;
@@ -1014,6 +1015,9 @@ impl Logic for MrcCore {
         self.txb.req_ext.next = self.txpath.hdr.val().ext;
         self.txb.req_ext_len.next = self.txpath.hdr.val().ext_len;
         self.txb.req_payload_len.next = self.txpath.hdr.val().payload_len;
+        self.txb.req_mrc10.next = self.txpath.hdr.val().mrc10;
+        self.txb.req_transport.next = self.txpath.hdr.val().transport;
+        self.txb.req_transport_len.next = self.txpath.hdr.val().transport_len;
 
         // ---- Retransmit engine operations: QP start, then the TX path's
         // send records (through `sent_fifo`, which takes them whenever it

@@ -33,6 +33,10 @@ use crate::param::Param;
 use crate::rx_icrc::RxIcrc;
 use crate::rx_parser_mrc10::{Mrc10RxHeader, RxParserMrc10, WINDOW_BITS as MRC10_WINDOW_BITS};
 
+// The echo unwrap spells the timestamp's place in the ns clock as bits
+// 21-6 (`update()` takes no const paths).
+const _: () = assert!(crate::tx_path::mrc10_wire::TS_UNIT_SHIFT == 6);
+
 /// Drop reasons on `out_reason`: the index of `proto::wire::WireErrorKind`
 /// plus one (0 = accepted), so the CSR counters and the golden model use
 /// the same numbering.
@@ -207,6 +211,10 @@ pub mod translate {
 #[derive(LogicBlock, Default)]
 pub struct RxParser {
     pub clock: Signal<In, Clock>,
+    /// The core's nanosecond clock (`tx_path`'s, whose send times MRC 1.0
+    /// echoes): the 16-bit echoes of SACKs and NACKs (64 ns units) are
+    /// unwrapped against it into the 32-bit ns the retransmit engine reads.
+    pub now_ns: Signal<In, Bits<32>>,
     pub s_axis: AxisSink,
     pub out_valid: Signal<Out, Bit>,
     pub out_drop: Signal<Out, Bit>,
@@ -512,6 +520,15 @@ pub struct RxParser {
     /// for stage F's extension bytes.
     e_m10_hdr: DFF<Mrc10RxHeader>,
     e_m10_base_sack: DFF<Bits<24>>,
+    // The time, and its bits above the 16-bit timestamp less one (the
+    // previous wrap), registered so the unwrap reads registers only.
+    now_q: DFF<Bits<32>>,
+    now_hi_m1: DFF<Bits<10>>,
+    // A SACK's / NACK's echo unwrapped: the latest time at or before
+    // `now` whose 64 ns count has the echo's 16 bits.
+    e_m10_echo: DFF<Bits<32>>,
+    m10_echo16: Signal<Local, Bits<16>>,
+    m10_echo_hi: Signal<Local, Bits<10>>,
     e_m10_base_ack: DFF<Bits<24>>,
     e_v: DFF<Bit>,
     // Output registers.
@@ -723,6 +740,9 @@ impl Logic for RxParser {
             e_m10_reason,
             e_m10_hdr,
             e_m10_base_sack,
+            now_q,
+            now_hi_m1,
+            e_m10_echo,
             e_m10_base_ack,
             e_v,
             r_valid,
@@ -1243,6 +1263,25 @@ impl Logic for RxParser {
         }
         self.e_m10_base_sack.d.next = self.m10.out_hdr.val().ctl_psn + self.m10_base_off.val();
         self.e_m10_base_ack.d.next = self.m10.out_hdr.val().psn + self.k_one24.val();
+        // MRC 1.0 echoes are 16 bits of 64 ns (ns bits 21-6, as the TX
+        // path stamps them; `tx_path::mrc10_wire::TS_UNIT_SHIFT`): take
+        // the time's bits 31-22 with them, or those of the previous wrap
+        // when the echo lies above the time's own 16 bits. Exact for an
+        // echo less than 2^22 ns (4.2 ms) old; the TX path's send times
+        // are kept at the same 64 ns grain, so a NACK's echo equals its
+        // slot's send time.
+        self.now_q.d.next = self.now_ns.val();
+        self.now_hi_m1.d.next = self.now_ns.val().get_bits::<10>(22) - 1;
+        self.m10_echo16.next = self.m10.out_hdr.val().nack_ts;
+        if self.m10.out_hdr.val().is_sack {
+            self.m10_echo16.next = self.m10.out_hdr.val().echo_ts;
+        }
+        self.m10_echo_hi.next = self.now_q.q.val().get_bits::<10>(22);
+        if self.m10_echo16.val() > self.now_q.q.val().get_bits::<16>(6) {
+            self.m10_echo_hi.next = self.now_hi_m1.q.val();
+        }
+        self.e_m10_echo.d.next =
+            (bit_cast::<32, 10>(self.m10_echo_hi.val()) << 22) | (bit_cast::<32, 16>(self.m10_echo16.val()) << 6);
         if self.d_m10.q.val() {
             self.e_xbit.d.next = true;
             self.e_imm.d.next = self.m10.out_hdr.val().imm;
@@ -1354,7 +1393,7 @@ impl Logic for RxParser {
         }
         if self.e_m10_hdr.q.val().is_sack {
             self.m10_ext_b0.next = self.k_ext_sack.val();
-            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().echo_ts);
+            self.m10_ext_echo.next = self.e_m10_echo.q.val();
             self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
                 | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
         }
@@ -1375,7 +1414,7 @@ impl Logic for RxParser {
             {
                 self.m10_ext_b1.next = self.k_kind_trimmed.val();
             }
-            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().nack_ts);
+            self.m10_ext_echo.next = self.e_m10_echo.q.val();
         }
         if self.e_m10_hdr.q.val().is_probe {
             self.m10_ext_b0.next = self.k_ext_probe.val();

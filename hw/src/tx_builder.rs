@@ -26,7 +26,30 @@ use rust_hdl::prelude::*;
 use crate::bus::{AxisSink, AxisSource};
 
 use crate::crc32::{CrcAdvance, CrcBlock};
+use crate::param::Param;
 use crate::rx_parser::ByteRev;
+use crate::rx_parser_mrc10::{
+    chain as mrc10_chain, WINDOW_BITS as MRC10_WINDOW_BITS, WINDOW_BYTES as MRC10_WINDOW_BYTES,
+};
+
+/// MRC 1.0 requests (`req_mrc10`): where the transport's length is
+/// checked, and the opcode range of the dialect (bits 7-5 = 0b110,
+/// `hw::rx_parser::translate::MRC10_RANGE`).
+pub mod mrc10_req {
+    /// BTH byte 4 (FECN, BECN, reserved): all-ones in the ICRC view.
+    pub const BTH_B4_BYTE: usize = 4;
+    /// UDP header + ICRC: the part of the UDP length besides the
+    /// transport headers, payload and pad.
+    pub const UDP_AND_ICRC: u64 = 12;
+    /// Opcode bits 7-5 of every MRC 1.0 opcode.
+    pub const OPCODE_CLASS: u64 = 0b110;
+    /// Lowest bit of BTH byte 4 in the big-endian transport word.
+    pub const BTH_B4_LSB: usize = super::MRC10_WINDOW_BITS - 8 * (BTH_B4_BYTE + 1);
+}
+// `update()` spells these as literals (hdl_gen takes no const paths there).
+const _: () = assert!(mrc10_req::BTH_B4_LSB == 472 && MRC10_WINDOW_BITS == 512);
+// The transport word sits at the top of the image's 544-bit transport.
+const _: () = assert!(544 - MRC10_WINDOW_BITS == 32);
 
 /// The header image of one frame, big-endian (frame byte 0 in bits
 /// 1535-1528), from fields given as they go on the wire. The builder runs
@@ -62,6 +85,10 @@ pub struct HeaderImage {
     pub imm: Signal<In, Bits<32>>,
     pub aeth: Signal<In, Bits<32>>,
     pub ext: Signal<In, Bits<416>>,
+    /// MRC 1.0: the transport headers are `transport` (big-endian, byte 0
+    /// in bits 511-504), not the legacy fields.
+    pub mrc10: Signal<In, Bit>,
+    pub transport: Signal<In, Bits<MRC10_WINDOW_BITS>>,
     pub hdr: Signal<Out, Bits<1536>>,
     bth: Signal<Local, Bits<96>>,
     t: Signal<Local, Bits<544>>,
@@ -115,6 +142,11 @@ impl Logic for HeaderImage {
         if self.opcode.val() == 0x81 {
             // CNP: 16 reserved zero bytes, never an extension.
             self.t.next = bit_cast::<544, 96>(self.bth.val()) << 448;
+        }
+        if self.mrc10.val() {
+            // MRC 1.0: the chain as `mrc_tx_header_mrc10` wrote it (zero
+            // past its end), at most 64 bytes.
+            self.t.next = bit_cast::<544, 512>(self.transport.val()) << 32;
         }
         self.ver_ihl.next = 0x45.into();
         self.flags_df.next = 0x40.into();
@@ -219,6 +251,13 @@ pub struct TxBuilder {
     pub req_ext_len: Signal<In, Bits<6>>,
     /// Payload bytes (pad and ICRC excluded).
     pub req_payload_len: Signal<In, Bits<16>>,
+    /// MRC 1.0: `req_transport` (BTH to the end of the chain, byte 0 in
+    /// bits 7-0, `req_transport_len` bytes, from `mrc_tx_header_mrc10`)
+    /// are the transport headers; the legacy transport fields (opcode to
+    /// `req_ext_len`, but `req_pad`, which sizes the wire pad) are ignored.
+    pub req_mrc10: Signal<In, Bit>,
+    pub req_transport: Signal<In, Bits<MRC10_WINDOW_BITS>>,
+    pub req_transport_len: Signal<In, Bits<7>>,
     // ---- Payload stream (byte 0 of the payload in lane 0).
     pub s_payload: AxisSink,
     // ---- MAC TX stream.
@@ -263,7 +302,16 @@ pub struct TxBuilder {
     r1_v4_total: DFF<Bits<16>>,
     r1_psum: DFF<Bits<19>>,
     r1_plen: DFF<Bits<16>>,
+    r1_mrc10: DFF<Bit>,
+    r1_transport: DFF<Bits<MRC10_WINDOW_BITS>>,
     // R1 input-side locals.
+    ext_n: Signal<Local, Bits<7>>,
+    t_rev: ByteRev<MRC10_WINDOW_BITS>,
+    t_view: Signal<Local, Bits<MRC10_WINDOW_BITS>>,
+    k_m10_min: Param<7, { mrc10_chain::AFTER_BTH as u64 }>,
+    k_m10_max: Param<7, { MRC10_WINDOW_BYTES as u64 }>,
+    k_m10_fixed: Param<8, { mrc10_req::UDP_AND_ICRC }>,
+    k_m10_class: Param<3, { mrc10_req::OPCODE_CLASS }>,
     at_hdr: Signal<Local, Bits<8>>,
     op_known: Signal<Local, Bit>,
     l2l3: Signal<Local, Bits<8>>,
@@ -472,6 +520,8 @@ impl Logic for TxBuilder {
             r1_v4_total,
             r1_psum,
             r1_plen,
+            r1_mrc10,
+            r1_transport,
             r2_v,
             r2_bad,
             r2_hdr,
@@ -589,6 +639,14 @@ impl Logic for TxBuilder {
             self.fixed_udp.next = 44.into();
             self.ext_over.next = self.req_ext_len.val() > 36;
         }
+        // The bytes after the fixed headers: the extension, or (MRC 1.0)
+        // the whole transport chain, with no fixed headers before it.
+        self.ext_n.next = bit_cast::<7, 6>(self.req_ext_len.val());
+        if self.req_mrc10.val() {
+            self.ext_n.next = self.req_transport_len.val();
+            self.at_hdr.next = 0.into();
+            self.fixed_udp.next = self.k_m10_fixed.val();
+        }
         // Ethernet [+ tag] + IP header bytes.
         self.l2l3.next = 34.into();
         if self.req_vlan.val() {
@@ -607,27 +665,27 @@ impl Logic for TxBuilder {
         }
         // UDP header, transport headers, payload, pad, ICRC.
         self.udp_len.next = bit_cast::<18, 8>(self.fixed_udp.val())
-            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 7>(self.ext_n.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + bit_cast::<18, 2>(self.wire_pad.val());
         // Frame positions: header end, payload end, frame end (the ICRC
         // covers up to 4 before it), each one sum of the request's fields.
-        self.h_in.next = self.at_hdr.val() + self.l2l3.val() + bit_cast::<8, 6>(self.req_ext_len.val()) + 8;
+        self.h_in.next = self.at_hdr.val() + self.l2l3.val() + bit_cast::<8, 7>(self.ext_n.val()) + 8;
         self.hp_in.next = bit_cast::<18, 8>(self.at_hdr.val())
             + bit_cast::<18, 8>(self.l2l3.val())
-            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 7>(self.ext_n.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + 8;
         self.f_in.next = bit_cast::<18, 8>(self.fixed_udp.val())
             + bit_cast::<18, 8>(self.l2l3.val())
-            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 7>(self.ext_n.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + bit_cast::<18, 2>(self.wire_pad.val());
         // The ICRC-covered end: F - 4 = l2l3 + 8 (UDP) + at_hdr + ext +
         // payload + pad, summed directly (no subtractor after the sum).
         self.e_in.next = bit_cast::<18, 8>(self.at_hdr.val())
             + bit_cast::<18, 8>(self.l2l3.val())
-            + bit_cast::<18, 6>(self.req_ext_len.val())
+            + bit_cast::<18, 7>(self.ext_n.val())
             + bit_cast::<18, 16>(self.req_payload_len.val())
             + bit_cast::<18, 2>(self.wire_pad.val())
             + 8;
@@ -635,7 +693,7 @@ impl Logic for TxBuilder {
         // not depend on the lengths, here so the R1 -> R2 path holds only
         // the last add and the fold.
         self.v4_total_in.next = bit_cast::<16, 8>(self.fixed_udp.val())
-            + bit_cast::<16, 6>(self.req_ext_len.val())
+            + bit_cast::<16, 7>(self.ext_n.val())
             + self.req_payload_len.val()
             + bit_cast::<16, 2>(self.wire_pad.val())
             + 20;
@@ -651,6 +709,14 @@ impl Logic for TxBuilder {
             | (self.req_xbit.val() != (self.req_ext_len.val() != 0))
             | (self.req_xbit.val() & (self.req_opcode.val() == 0x81))
             | self.ext_over.val();
+        // MRC 1.0: a chain from the BTH to at most the window, an opcode of
+        // the dialect's range (the chain itself is the header builder's).
+        self.t_rev.i.next = self.req_transport.val();
+        if self.req_mrc10.val() {
+            self.bad.next = (self.req_transport_len.val() < self.k_m10_min.val())
+                | (self.req_transport_len.val() > self.k_m10_max.val())
+                | (self.req_transport.val().get_bits::<3>(5) != self.k_m10_class.val());
+        }
 
         // ==== Generator (R2) and handshakes.
         // Lanes of this beat below each boundary, clamped to 0..64:
@@ -763,6 +829,8 @@ impl Logic for TxBuilder {
             self.r1_v4_total.d.next = self.v4_total_in.val();
             self.r1_psum.d.next = self.psum.val();
             self.r1_plen.d.next = self.req_payload_len.val();
+            self.r1_mrc10.d.next = self.req_mrc10.val();
+            self.r1_transport.d.next = self.t_rev.o.val();
         }
 
         // ==== R1 -> R2: header images, checksum, positions.
@@ -814,6 +882,8 @@ impl Logic for TxBuilder {
         self.img_wire.imm.next = self.r1_imm.q.val();
         self.img_wire.aeth.next = self.r1_aeth.q.val();
         self.img_wire.ext.next = self.r1_ext.q.val();
+        self.img_wire.mrc10.next = self.r1_mrc10.q.val();
+        self.img_wire.transport.next = self.r1_transport.q.val();
         // The ICRC view: Ethernet zero but the four bytes before the IP
         // header (all-ones: the CRC seed), the variant fields all-ones.
         self.tos_view.next = 0xFF.into();
@@ -848,6 +918,11 @@ impl Logic for TxBuilder {
         self.img_view.imm.next = self.r1_imm.q.val();
         self.img_view.aeth.next = self.r1_aeth.q.val();
         self.img_view.ext.next = self.r1_ext.q.val();
+        // The ICRC masks BTH byte 4 in MRC 1.0 as in the legacy dialect.
+        // (Bit 472 = `mrc10_req::BTH_B4_LSB`, checked below the module.)
+        self.t_view.next = self.r1_transport.q.val() | (bits::<512>(0xFF) << 472);
+        self.img_view.mrc10.next = self.r1_mrc10.q.val();
+        self.img_view.transport.next = self.t_view.val();
         // Lane order: frame byte 0 in bits 7-0.
         self.wire_rev.i.next = self.img_wire.hdr.val();
         self.view_rev.i.next = self.img_view.hdr.val();

@@ -30,9 +30,54 @@ use crate::bus::DmaReadRequestSource;
 use crate::bus::ConfigSink;
 
 use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
+use crate::param::Param;
+use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
+use crate::tx_header_mrc10::TxHeaderMrc10;
 
 /// Bits of an address-table row the block keeps per peer (MAC and IP).
 pub const PEER_ROW_BITS: usize = span(&[addr::MAC, addr::IP_LO, addr::IP_HI]);
+
+/// What the MRC 1.0 dialect puts in the outer headers and the TSETH
+/// (`proto::wire::mrc10::choices` and `DscpMap::DEFAULT`; the tests check
+/// each against `proto`). The legacy dialect keeps the own row's DSCP for
+/// everything and ECN 0.
+pub mod mrc10_wire {
+    /// DSCP of the TRIMMABLE class (the own row's usual DSCP) and of its
+    /// retransmissions: a retransmission of TRIMMABLE data goes as
+    /// TRIMMABLE_RETX, so a switch can tell it from first transmissions.
+    pub const DSCP_TRIMMABLE: u64 = 26;
+    pub const DSCP_TRIMMABLE_RETX: u64 = 28;
+    /// DSCP of the CONTROL class (SACK, NACK, ACK).
+    pub const DSCP_CONTROL: u64 = 48;
+    /// ECN of data (ECT(0)); control packets go Not-ECT (0).
+    pub const ECN_DATA: u64 = 2;
+    /// TSETH: the timestamp counts 64 ns (`TS_UNIT_NS`), so it is the
+    /// nanosecond clock from this bit on (`update()` spells it 6, checked
+    /// below); resolution bit 1 (spelled `true`), format 0.
+    pub const TS_UNIT_SHIFT: usize = 6;
+    pub const TS_RESOLUTION: bool = true;
+    pub const TS_FORMAT: u64 = 0;
+    /// The ns clock's bits kept in an MRC 1.0 send time (the TSETH's
+    /// 64 ns grain).
+    pub const TS_GRAIN_MASK: u64 = 0xFFFF_FFFF & !((1 << TS_UNIT_SHIFT) - 1);
+    /// The RC opcode of a WRITE plus this is its MRC 1.0 opcode.
+    pub const WRITE_OPCODE_BASE: u64 = 0xC0;
+    /// NETH reasons for the ACK generator's NACK kinds 1 (trimmed) and 2
+    /// (out of window); kind 3 (remote access) goes as an ACK whose AETH
+    /// carries the NAK, as the golden responder sends it.
+    pub const NACK_REASON_TRIMMED: u64 = 0x01;
+    pub const NACK_REASON_PSN_OOR_WINDOW: u64 = 0x0B;
+    /// SETH / NETH cc type (NSCC).
+    pub const CC_TYPE_NSCC: u64 = 1;
+    /// The largest CE count the SETH cc flags carry (saturating).
+    pub const CC_FLAGS_CE_MAX: u64 = 0x0F;
+    /// SETH MPR: the receive window (`hw::sack_table::MPR` PSNs) in units
+    /// of 128 PSNs.
+    pub const MPR_UNIT_PSNS: u32 = 128;
+    pub const SACK_MPR: u64 = (crate::sack_table::MPR / MPR_UNIT_PSNS) as u64;
+}
+
+const _: () = assert!(1 << mrc10_wire::TS_UNIT_SHIFT == 64 && mrc10_wire::TS_RESOLUTION);
 
 /// ACK record kinds (`hw::ack_gen::kind`).
 pub mod ack_kind {
@@ -69,6 +114,15 @@ pub struct TxHeader {
     pub ext: Bits<416>,
     pub ext_len: Bits<6>,
     pub payload_len: Bits<16>,
+    /// IP ECN (legacy 0; MRC 1.0 data ECT(0)).
+    pub ecn: Bits<2>,
+    /// MRC 1.0: the transport bytes are `transport` (BTH to the end of
+    /// the chain, byte 0 in bits 7-0, `transport_len` bytes, from
+    /// `mrc_tx_header_mrc10`) instead of the legacy fields above
+    /// (opcode to `ext_len`, which the builder then ignores but `pad`).
+    pub mrc10: Bit,
+    pub transport: Bits<MRC10_WINDOW_BITS>,
+    pub transport_len: Bits<7>,
 }
 
 #[derive(LogicBlock, Default)]
@@ -145,6 +199,35 @@ pub struct TxPath {
     addr_a: RAM<Bits<PEER_ROW_BITS>, 8>,
     // Per (QP, EV) send sequence numbers.
     ev_seq: RAM<Bits<32>, 15>,
+    // Per QP, MRC 1.0 METH: MSN (bits 15-0: messages whose last packet
+    // went out, i.e. the next message's number) and RQ MSN (bits 31-16:
+    // WRITE-with-immediate messages sent). Reset by the QP's send-context
+    // row.
+    msn_ram: RAM<Bits<32>, 8>,
+    // The MRC 1.0 header builders, one per sequencer, and their words.
+    d_t10: TxHeaderMrc10,
+    a_t10: TxHeaderMrc10,
+    d_word: DFF<Mrc10RxHeader>,
+    a_word: DFF<Mrc10RxHeader>,
+    d_last: Signal<Local, Bit>,
+    /// SACK base - cumulative PSN (24 bits; the SETH carries 16, signed).
+    a_sack_offset: Signal<Local, Bits<24>>,
+    d_imm_last: Signal<Local, Bit>,
+    k_dscp_trimmable: Param<6, { mrc10_wire::DSCP_TRIMMABLE }>,
+    k_dscp_retx: Param<6, { mrc10_wire::DSCP_TRIMMABLE_RETX }>,
+    k_dscp_control: Param<6, { mrc10_wire::DSCP_CONTROL }>,
+    k_ecn_data: Param<2, { mrc10_wire::ECN_DATA }>,
+    k_write_base: Param<8, { mrc10_wire::WRITE_OPCODE_BASE }>,
+    k_ts_format: Param<4, { mrc10_wire::TS_FORMAT }>,
+    k_ts_grain: Param<32, { mrc10_wire::TS_GRAIN_MASK }>,
+    k_op_sack: Param<8, { mrc10_opcode::SACK }>,
+    k_op_nack: Param<8, { mrc10_opcode::NACK }>,
+    k_op_ack: Param<8, { mrc10_opcode::ACK }>,
+    k_nack_trimmed: Param<8, { mrc10_wire::NACK_REASON_TRIMMED }>,
+    k_nack_oor: Param<8, { mrc10_wire::NACK_REASON_PSN_OOR_WINDOW }>,
+    k_cc_type: Param<4, { mrc10_wire::CC_TYPE_NSCC }>,
+    k_ce_max: Param<16, { mrc10_wire::CC_FLAGS_CE_MAX }>,
+    k_sack_mpr: Param<8, { mrc10_wire::SACK_MPR }>,
     // Own addresses and header constants.
     loc_mac: DFF<Bits<48>>,
     loc_ip: DFF<Bits<128>>,
@@ -153,6 +236,7 @@ pub struct TxPath {
     loc_tci: DFF<Bits<16>>,
     loc_dscp: DFF<Bits<6>>,
     loc_ttl: DFF<Bits<8>>,
+    loc_mrc10: DFF<Bit>,
     // Data sequencer: 0 idle, 1-2 wait EV, 3 lookup, 4 build, 5 issue,
     // 6 retry select.
     d_state: DFF<Bits<3>>,
@@ -221,6 +305,9 @@ impl Logic for TxPath {
             loc_tci,
             loc_dscp,
             loc_ttl,
+            loc_mrc10,
+            d_word,
+            a_word,
             d_state,
             d_qp,
             d_psn,
@@ -268,6 +355,10 @@ impl Logic for TxPath {
         self.addr_a.write_clock.next = self.clock.val();
         self.ev_seq.read_clock.next = self.clock.val();
         self.ev_seq.write_clock.next = self.clock.val();
+        self.msn_ram.read_clock.next = self.clock.val();
+        self.msn_ram.write_clock.next = self.clock.val();
+        self.d_t10.clock.next = self.clock.val();
+        self.a_t10.clock.next = self.clock.val();
 
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
@@ -298,6 +389,7 @@ impl Logic for TxPath {
             self.loc_tci.d.next = self.cfg.data.val().get_value_addr_tci();
             self.loc_dscp.d.next = self.cfg.data.val().get_value_addr_dscp();
             self.loc_ttl.d.next = self.cfg.data.val().get_value_addr_ttl();
+            self.loc_mrc10.d.next = self.cfg.data.val().get_value_addr_wire_mrc10().any();
         }
         // Row fields as read (registered RAM outputs).
         self.d_peer.next = self.peer_d.read_data.val();
@@ -317,6 +409,32 @@ impl Logic for TxPath {
         self.ev_seq.write_address.next = self.d_seq_wa.q.val();
         self.ev_seq.write_data.next = self.ev_seq.read_data.val() + 1;
         self.ev_seq.write_enable.next = false;
+        // METH counters: read with the peer row; advanced (state 4) by a
+        // message's last packet sent for the first time (a retransmission
+        // carries the counters as they are: see the page's gaps); a QP's
+        // send-context row restarts them at 0 (it wins a same-cycle
+        // advance: the QP is being set up).
+        self.msn_ram.read_address.next = self.d_qp.q.val();
+        self.d_last.next = (self.d_opcode.q.val() == 0x08)
+            | (self.d_opcode.q.val() == 0x09)
+            | (self.d_opcode.q.val() == 0x0A)
+            | (self.d_opcode.q.val() == 0x0B);
+        self.d_imm_last.next = (self.d_opcode.q.val() == 0x09) | (self.d_opcode.q.val() == 0x0B);
+        self.msn_ram.write_address.next = self.d_seq_wa.q.val().get_bits::<8>(7);
+        self.msn_ram.write_data.next = (bit_cast::<32, 16>(
+            self.d_word.q.val().rq_msn + bit_cast::<16, 1>((self.d_imm_last.val() & !self.d_rtx.q.val()).into()),
+        ) << 16)
+            | bit_cast::<32, 16>(
+                self.d_word.q.val().msn + bit_cast::<16, 1>((self.d_last.val() & !self.d_rtx.q.val()).into()),
+            );
+        self.msn_ram.write_enable.next = false;
+        // The MRC 1.0 builders read the words (registered by the
+        // sequencers) and answer a cycle later; the words hold still from
+        // the build to the hand-over, so their outputs do too.
+        self.d_t10.in_valid.next = true;
+        self.d_t10.in_hdr.next = self.d_word.q.val();
+        self.a_t10.in_valid.next = true;
+        self.a_t10.in_hdr.next = self.a_word.q.val();
 
         // ---- Extension fields, big-endian, byte 0 in bits 415-408.
         // Data (type 1): 0x11, R, ev_index, ev_seq, tx_ts, msg_offset and,
@@ -348,6 +466,7 @@ impl Logic for TxPath {
         // NACK (type 3, 12 bytes): 0x13, kind, ev_index, reserved,
         // cum_psn, echo_ts.
         self.is_sack.next = self.a_kind.q.val() == 1;
+        self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
         if self.is_sack.val() {
             self.a_ext.next = (bits::<416>(0x12) << 408)
                 | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
@@ -380,6 +499,12 @@ impl Logic for TxPath {
         self.sent_psn.next = self.d_psn.q.val();
         self.sent_ev.next = self.d_ev.q.val();
         self.sent_time.next = self.d_time.q.val();
+        if self.loc_mrc10.q.val() {
+            // The send time at the TSETH's 64 ns grain: what an MRC 1.0
+            // echo of it unwraps to (`hw::rx_parser`), so the retransmit
+            // engine finds a NACK's echo equal to its slot's send time.
+            self.sent_time.next = self.d_time.q.val() & self.k_ts_grain.val();
+        }
         self.sent_len.next = self.d_len.q.val();
 
         // ---- Arbiter: the ACK sequencer's header first.
@@ -388,8 +513,12 @@ impl Logic for TxPath {
         self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
         if self.a_issue.val() {
             self.hdr.next = self.a_hdr.q.val();
+            self.hdr.next.transport = self.a_t10.out_data.val();
+            self.hdr.next.transport_len = self.a_t10.out_len.val();
         } else {
             self.hdr.next = self.d_hdr.q.val();
+            self.hdr.next.transport = self.d_t10.out_data.val();
+            self.hdr.next.transport_len = self.d_t10.out_len.val();
         }
 
         // ---- Data sequencer.
@@ -427,6 +556,32 @@ impl Logic for TxPath {
             }
         } else if self.d_state.q.val() == 3 {
             // Peer row (read since cycle 1) -> address row; (QP, EV) seq.
+            // The MRC 1.0 word of the packet (`proto::model::mrc`'s
+            // `data_packet`): every packet stamped, RETH on every packet
+            // (this packet's VA, the message's length).
+            self.d_word.d.next.opcode = self.k_write_base.val() | self.d_opcode.q.val();
+            self.d_word.d.next.se = false;
+            self.d_word.d.next.mig = true;
+            self.d_word.d.next.pad = bit_cast::<2, 16>((!self.d_len.q.val() + 1) & 3);
+            self.d_word.d.next.pkey = self.d_peer.val().get_bits::<16>(0);
+            self.d_word.d.next.fecn = false;
+            self.d_word.d.next.becn = false;
+            self.d_word.d.next.dest_qp = self.d_peer.val().get_bits::<24>(24);
+            self.d_word.d.next.ack_req = self.d_ack_req.q.val();
+            self.d_word.d.next.retransmit = self.d_rtx.q.val();
+            self.d_word.d.next.ts = true;
+            self.d_word.d.next.psn = self.d_psn.q.val();
+            self.d_word.d.next.is_write = true;
+            self.d_word.d.next.has_imm = (self.d_opcode.q.val() == 0x09) | (self.d_opcode.q.val() == 0x0B);
+            self.d_word.d.next.msn = self.msn_ram.read_data.val().get_bits::<16>(0);
+            self.d_word.d.next.rq_msn = self.msn_ram.read_data.val().get_bits::<16>(16);
+            self.d_word.d.next.tx_ts = self.d_time.q.val().get_bits::<16>(6);
+            self.d_word.d.next.ts_res = true;
+            self.d_word.d.next.ts_format = self.k_ts_format.val();
+            self.d_word.d.next.va = self.d_va.q.val();
+            self.d_word.d.next.rkey = self.d_rkey.q.val();
+            self.d_word.d.next.dma_len = self.d_dma_len.q.val();
+            self.d_word.d.next.imm = self.d_imm.q.val();
             self.d_state.d.next = 4.into();
         } else if self.d_state.q.val() == 4 {
             self.d_hdr.d.next.dst_mac = self.addr_d.read_data.val().get_value_addr_mac();
@@ -458,7 +613,16 @@ impl Logic for TxPath {
                 self.d_hdr.d.next.ext_len = 16.into();
             }
             self.d_hdr.d.next.payload_len = self.d_len.q.val();
+            self.d_hdr.d.next.mrc10 = self.loc_mrc10.q.val();
+            self.d_hdr.d.next.ecn = 0.into();
+            if self.loc_mrc10.q.val() {
+                self.d_hdr.d.next.ecn = self.k_ecn_data.val();
+                if self.d_rtx.q.val() & (self.loc_dscp.q.val() == self.k_dscp_trimmable.val()) {
+                    self.d_hdr.d.next.dscp = self.k_dscp_retx.val();
+                }
+            }
             self.ev_seq.write_enable.next = true;
+            self.msn_ram.write_enable.next = true;
             self.d_hdr_done.d.next = false;
             // No payload: nothing to read.
             self.d_rd_done.d.next = self.d_len.q.val() == 0;
@@ -534,6 +698,82 @@ impl Logic for TxPath {
             self.a_hdr.d.next.aeth_msn = self.a_msn.q.val();
             self.a_hdr.d.next.ext = self.a_ext.val();
             self.a_hdr.d.next.payload_len = 0.into();
+            self.a_hdr.d.next.ecn = 0.into();
+            self.a_hdr.d.next.mrc10 = self.loc_mrc10.q.val();
+            if self.loc_mrc10.q.val() {
+                self.a_hdr.d.next.dscp = self.k_dscp_control.val();
+            }
+            // The MRC 1.0 word (`proto::model::mrc`'s `build_sack` /
+            // `queue_nack` / `queue_fatal_ack`, with what the ACK record
+            // carries; the rest zero, see the page): contexts are the low
+            // 16 bits of the QP numbers.
+            self.a_word.d.next.se = false;
+            self.a_word.d.next.mig = true;
+            self.a_word.d.next.pad = 0.into();
+            self.a_word.d.next.pkey = self.a_peer.val().get_bits::<16>(0);
+            self.a_word.d.next.fecn = false;
+            self.a_word.d.next.becn = false;
+            self.a_word.d.next.dest_qp = self.a_peer.val().get_bits::<24>(24);
+            self.a_word.d.next.ack_req = false;
+            self.a_word.d.next.retransmit = false;
+            self.a_word.d.next.ts = false;
+            self.a_word.d.next.is_write = false;
+            self.a_word.d.next.has_imm = false;
+            self.a_word.d.next.is_probe = false;
+            self.a_word.d.next.is_endpoint = false;
+            self.a_word.d.next.has_eeth = false;
+            self.a_word.d.next.ctl_ev = bit_cast::<32, 16>(self.a_ev.q.val());
+            self.a_word.d.next.ctl_sctx = bit_cast::<16, 8>(self.a_qp.q.val());
+            self.a_word.d.next.ctl_rctx = self.a_peer.val().get_bits::<16>(24);
+            self.a_word.d.next.ctl_cc_type = self.k_cc_type.val();
+            self.a_word.d.next.ctl_cc_flags = 0.into();
+            // SETH: cumulative PSN, base as an offset from it, the bitmap,
+            // the receive window, the CE count (saturating); CC_STATE: the
+            // trigger's TSETH timestamp (the record's echo, 16 bits).
+            self.a_word.d.next.skip_mode = 0.into();
+            self.a_word.d.next.probe_response = false;
+            self.a_word.d.next.ack_psn_offset = 0.into();
+            self.a_word.d.next.mpr = self.k_sack_mpr.val();
+            self.a_word.d.next.sack_offset = self.a_sack_offset.val().get_bits::<16>(0);
+            self.a_word.d.next.bitmap = self.a_bitmap.q.val();
+            self.a_word.d.next.echo_ts = self.a_echo.q.val().get_bits::<16>(0);
+            self.a_word.d.next.restore = false;
+            self.a_word.d.next.ooo_count = 0.into();
+            self.a_word.d.next.cwnd_penalty = 0.into();
+            self.a_word.d.next.rcvd_bytes = 0.into();
+            // NETH: the NACKed PSN, the reason, the echo.
+            self.a_word.d.next.vendor_info = 0.into();
+            self.a_word.d.next.nack_ts = self.a_echo.q.val().get_bits::<16>(0);
+            self.a_word.d.next.nack_reason = self.k_nack_oor.val();
+            if self.a_nack_kind.q.val() == 1 {
+                self.a_word.d.next.nack_reason = self.k_nack_trimmed.val();
+            }
+            // AETH (remote access NAK): the NAK syndrome, the MSN.
+            self.a_word.d.next.syndrome = bits::<8>(0x60) | bit_cast::<8, 5>(self.a_nak_code.q.val());
+            self.a_word.d.next.aeth_msn = self.a_msn.q.val();
+            self.a_word.d.next.is_sack = false;
+            self.a_word.d.next.is_nack = false;
+            self.a_word.d.next.is_ack = false;
+            if self.is_sack.val() {
+                self.a_word.d.next.opcode = self.k_op_sack.val();
+                self.a_word.d.next.psn = self.a_cum.q.val();
+                self.a_word.d.next.is_sack = true;
+                self.a_word.d.next.ctl_psn = self.a_cum.q.val();
+                if self.a_ecn.q.val() > self.k_ce_max.val() {
+                    self.a_word.d.next.ctl_cc_flags = self.k_ce_max.val().get_bits::<4>(0);
+                } else {
+                    self.a_word.d.next.ctl_cc_flags = self.a_ecn.q.val().get_bits::<4>(0);
+                }
+            } else if self.a_nack_kind.q.val() == 3 {
+                self.a_word.d.next.opcode = self.k_op_ack.val();
+                self.a_word.d.next.psn = self.a_psn.q.val();
+                self.a_word.d.next.is_ack = true;
+            } else {
+                self.a_word.d.next.opcode = self.k_op_nack.val();
+                self.a_word.d.next.psn = self.a_psn.q.val();
+                self.a_word.d.next.is_nack = true;
+                self.a_word.d.next.ctl_psn = self.a_psn.q.val();
+            }
             if self.is_sack.val() {
                 // ACK syndrome with "no credits" (0x1F), the cumulative PSN.
                 self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
@@ -556,6 +796,14 @@ impl Logic for TxPath {
                 self.cnt_ack_sent.next = true;
                 self.a_state.d.next = 0.into();
             }
+        }
+
+        // A send-context row restarts the QP's METH counters (after the
+        // sequencer: it wins a same-cycle advance, the QP is being set up).
+        if self.cfg_peer.val() & (self.cfg.index.val() < 256) {
+            self.msn_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+            self.msn_ram.write_data.next = 0.into();
+            self.msn_ram.write_enable.next = true;
         }
     }
 }

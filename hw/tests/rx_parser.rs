@@ -626,6 +626,21 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     run_against(frames, want, drops);
 }
 
+/// The parser's clock during the tests: its 64 ns count (bits 21-6,
+/// 0x1159) lies inside the range of the frames' random echoes, so both
+/// sides of the wrap occur.
+const TEST_NOW_NS: u64 = 0x1234_5678;
+
+/// An MRC 1.0 echo (16 bits of 64 ns) as the retransmit engine must get
+/// it: the latest ns time at or before [`TEST_NOW_NS`] whose 64 ns count
+/// ends in those 16 bits (`proto::wire::mrc10::choices::TS_UNIT_NS`).
+fn unwrap_echo(echo: u16) -> u32 {
+    let unit = proto::wire::mrc10::choices::TS_UNIT_NS;
+    let now_units = TEST_NOW_NS / unit;
+    let age = (now_units as u16).wrapping_sub(echo);
+    ((now_units - u64::from(age)) * unit) as u32
+}
+
 /// Stream `frames` through the parser; record `i` must equal `want[i]`.
 fn run_against(frames: Vec<(&'static str, Vec<u8>)>, want: Vec<Rec>, drops: Drops) {
     let got = Arc::new(Mutex::new(Vec::<Rec>::new()));
@@ -639,6 +654,7 @@ fn run_against(frames: Vec<(&'static str, Vec<u8>)>, want: Vec<Rec>, drops: Drop
     let rec = lockstep::Recording::new();
     let mut sim = lockstep_sim!(RxParser, clock, 100_000_000, rec, sim, {
         let mut x = sim.init()?;
+        x.now_ns.next = TEST_NOW_NS.into();
         wait_clock_true!(sim, clock, x);
         let mut n = 0u64;
         // Beats back to back: a new frame starts in the cycle after the
@@ -857,7 +873,7 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
             psn = seth.cum_ack_psn.value();
             ext[0] = 0x12;
             put(&mut ext, 2, &(seth.ev as u16).to_be_bytes());
-            put(&mut ext, 8, &u32::from(cc_state.echo_ts).to_be_bytes());
+            put(&mut ext, 8, &unwrap_echo(cc_state.echo_ts).to_be_bytes());
             let base = psn.wrapping_add(seth.sack_offset as i32 as u32) & 0xFF_FFFF;
             put(&mut ext, 17, &base.to_be_bytes()[1..]);
             put(&mut ext, 20, &seth.bitmap.to_be_bytes());
@@ -884,7 +900,7 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
                 _ => NackKind::OutOfWindow,
             } as u8;
             put(&mut ext, 2, &(n.ev as u16).to_be_bytes());
-            put(&mut ext, 8, &u32::from(n.timestamp).to_be_bytes());
+            put(&mut ext, 8, &unwrap_echo(n.timestamp).to_be_bytes());
         }
         mrc10::Headers::Probe(_) => {
             legacy_op = 0x11;
