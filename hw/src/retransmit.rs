@@ -160,11 +160,12 @@ pub enum EngineState {
     /// (W1): the word's acknowledged bits are being read; the SACK's
     /// offsets from the word are registered.
     AckWordRead,
-    /// W2: the word on the RAM output: the bits the SACK newly
-    /// acknowledges and those still open are registered.
+    /// W2: the word on the RAM output, the PSNs of it the SACK covers and
+    /// the PSNs of it in the window are registered.
     AckWordMask,
-    /// W3: the word is written back with them (64 PSNs at once); the
-    /// first open PSN, if this word has the first, is the new una.
+    /// W3: the word is written back with the PSNs newly acknowledged
+    /// (covered, in the window, not acknowledged before: 64 PSNs at once);
+    /// the first open PSN, if this word has the first, is the new una.
     AckWordWrite,
     /// Read the next newly acknowledged slot of the word, else go to the
     /// next word, else end the pass.
@@ -278,7 +279,7 @@ pub struct RetransmitEngine {
     backoff: Backoff,
     scanner: RtoScanner,
     /// The next newly acknowledged PSN of the word (`pend`), and the first
-    /// PSN of the word still open (`open_r`).
+    /// PSN of the word still open (`open`).
     pick: LowestSet,
     first_open: LowestSet,
     // Memories.
@@ -306,12 +307,14 @@ pub struct RetransmitEngine {
     wd_cum: DFF<Bits<24>>,
     wd_una: DFF<Bits<24>>,
     wd_next: DFF<Bits<24>>,
-    /// The word as read, the bits the SACK newly acknowledges in it, the
-    /// bits of the window still open after it; the newly acknowledged
-    /// bits whose slots are still to be visited.
+    /// The word as read, the PSNs of it the SACK covers (cumulative or
+    /// bitmap), the PSNs of it in the window: registered apart, so that
+    /// the masks' shifts and the AND with the RAM output are not one
+    /// path; the newly acknowledged bits whose slots are still to be
+    /// visited.
     aw_r: DFF<Bits<64>>,
-    newly_r: DFF<Bits<64>>,
-    open_r: DFF<Bits<64>>,
+    cover_r: DFF<Bits<64>>,
+    win_r: DFF<Bits<64>>,
     pend: DFF<Bits<64>>,
     /// The SACK acknowledged something new (else the loss pass is
     /// skipped: nothing it tests has changed since the last one).
@@ -439,6 +442,11 @@ pub struct RetransmitEngine {
     m_win: Signal<Local, Bits<64>>,
     m_lo: Signal<Local, Bits<64>>,
     m_hi: Signal<Local, Bits<64>>,
+    /// The word's PSNs the SACK newly acknowledges (covered, in the
+    /// window, not acknowledged before), and those still open (in the
+    /// window, acknowledged by neither).
+    newly: Signal<Local, Bits<64>>,
+    open: Signal<Local, Bits<64>>,
     wq_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     psn_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     /// `psn`'s bit cleared (a SENT makes its slot unacknowledged).
@@ -509,8 +517,8 @@ impl Logic for RetransmitEngine {
             wd_una,
             wd_next,
             aw_r,
-            newly_r,
-            open_r,
+            cover_r,
+            win_r,
             pend,
             any_new,
             p1,
@@ -654,7 +662,9 @@ impl Logic for RetransmitEngine {
             | bit_cast::<ACK_ADDR_BITS, 2>(self.psn.q.val().get_bits::<2>(6));
         self.ack_ram.read_address.next = self.wq_addr.val();
         self.ack_ram.write_address.next = self.wq_addr.val();
-        self.ack_ram.write_data.next = self.aw_r.q.val() | self.newly_r.q.val();
+        self.newly.next = self.cover_r.q.val() & self.win_r.q.val() & !self.aw_r.q.val();
+        self.open.next = !self.cover_r.q.val() & self.win_r.q.val() & !self.aw_r.q.val();
+        self.ack_ram.write_data.next = self.aw_r.q.val() | self.newly.val();
         self.ack_ram.write_enable.next = false;
         self.psn_unacked.next =
             self.ack_ram.read_data.val() & !(self.one64.val() << bit_cast::<64, 6>(self.psn.q.val().get_bits::<6>(0)));
@@ -770,7 +780,7 @@ impl Logic for RetransmitEngine {
         self.wq_off_next.next = self.wq.q.val() + 64 - self.ua.val();
         self.w_span.next = self.qs.q.val().next_psn - self.ua.val();
         self.pick.bits.next = self.pend.q.val();
-        self.first_open.bits.next = self.open_r.q.val();
+        self.first_open.bits.next = self.open.val();
         self.live.next = !self.dec_slot.val().acked & !self.dec_slot.val().queued;
         // Per-EV rule (loss stage 2, slot s2 and its EV entry): highest
         // acked sequence on the EV more than the reorder allowance ahead
@@ -1066,14 +1076,11 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::AckWordMask;
             }
             EngineState::AckWordMask => {
-                // W2: the word on the RAM output. Newly acknowledged: in the
-                // window, covered by the SACK, not acknowledged before; open:
-                // in the window and acknowledged by neither.
+                // W2: the word on the RAM output and the SACK's masks of it,
+                // registered.
                 self.aw_r.d.next = self.ack_ram.read_data.val();
-                self.newly_r.d.next =
-                    (self.m_cum.val() | self.m_bits.val()) & self.m_win.val() & !self.ack_ram.read_data.val();
-                self.open_r.d.next =
-                    !(self.m_cum.val() | self.m_bits.val()) & self.m_win.val() & !self.ack_ram.read_data.val();
+                self.cover_r.d.next = self.m_cum.val() | self.m_bits.val();
+                self.win_r.d.next = self.m_win.val();
                 self.st.d.next = EngineState::AckWordWrite;
             }
             EngineState::AckWordWrite => {
@@ -1081,8 +1088,8 @@ impl Logic for RetransmitEngine {
                 // (default address and data); their slots are visited next.
                 // The first word with an open PSN holds the new una.
                 self.ack_ram.write_enable.next = true;
-                self.pend.d.next = self.newly_r.q.val();
-                if self.newly_r.q.val().any() {
+                self.pend.d.next = self.newly.val();
+                if self.newly.val().any() {
                     self.any_new.d.next = true;
                 }
                 if !self.found.q.val() & self.first_open.any.val() {
