@@ -4,7 +4,8 @@
 # <infiniband/verbs.h>) and the export map (libmrc/libmrc.map). Also
 # writes libibverbs.so / libibverbs.so.1 beside it (links to the same
 # file: one library, so libmrc and its verbs objects share one engine),
-# include/mrc.h, include/mrc_ctl.h and a pkg-config file.
+# the headers of libmrc/include (mrc.h, mrc_ctl.h and their version
+# headers) and a pkg-config file.
 #
 #   scripts/libmrc.sh [OUT_DIR]      default: target/libmrc
 #   MRC_LIBMRC_PROFILE=debug|release (default release)
@@ -35,7 +36,7 @@ gcc -shared -fPIC -O2 -std=gnu11 -Wall -Werror \
   -lpthread -ldl -lm -lgcc_s
 ln -sf lib_mrc.so "$out/lib/libibverbs.so.1"
 ln -sf lib_mrc.so "$out/lib/libibverbs.so"
-cp "$root/libmrc/include/mrc.h" "$root/libmrc/include/mrc_ctl.h" "$out/include/"
+cp "$root"/libmrc/include/*.h "$out/include/"
 cat > "$out/lib/pkgconfig/libmrc.pc" <<PC
 prefix=$out
 libdir=\${prefix}/lib

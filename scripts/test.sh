@@ -11,6 +11,12 @@ phase() { echo "[scripts/test.sh $(date +%T)] $*"; }
 # Formatting first: it is the cheapest check (rustfmt.toml; the fuzz crate is
 # a workspace of its own).
 phase "format"
+# A merge's conflict markers left in a tracked file (a design page once
+# carried one for a day): named with their lines, and the run stops.
+if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ':!*.pcap' >&2; then
+  echo "scripts/test.sh: conflict markers in tracked files (above)" >&2
+  exit 1
+fi
 cargo fmt --all --check
 cargo fmt --manifest-path fuzz/Cargo.toml --check
 phase "build"

@@ -643,7 +643,7 @@ fn a_segmented_run_arrives_as_its_datagrams() {
         let runs = batch.runs();
         assert_eq!(runs.len(), 1);
         let mut out = SendOutcome::default();
-        tx.send_batch(&batch, runs[0].1, runs[0].2, &mut out);
+        tx.send_batch(&mut batch, runs[0].1, runs[0].2, &mut out);
         assert_eq!(out.sent, 4, "{out:?}");
         assert_eq!(out.gso_refused, 0, "{out:?}");
     }

@@ -17,7 +17,11 @@
 //! picks the first failure in the golden model's order (a priority
 //! encoder over registered bits, with the ICRC verdict of the
 //! [`RxIcrc`] checker that follows the same stream beat by beat) and
-//! registers the record. It takes a new frame every cycle (a one-beat frame
+//! registers the record. Both dialects: an opcode of the MRC 1.0 range
+//! (0xC0-0xDF) has its transport judged by [`RxParserMrc10`], fed the
+//! UDP-aligned window in stage C, and its headers written into the same
+//! record in stage E ([`translate`]; `docs/hw/mrc10-wire.md`, "The RX
+//! core"). It takes a new frame every cycle (a one-beat frame
 //! enters stage A in the cycle it arrives), `s_tready` is always high, and
 //! the record appears six cycles after the `tlast` beat.
 
@@ -25,7 +29,9 @@ use rust_hdl::prelude::*;
 
 use crate::bus::AxisSink;
 
+use crate::param::Param;
 use crate::rx_icrc::RxIcrc;
+use crate::rx_parser_mrc10::{Mrc10RxHeader, RxParserMrc10, WINDOW_BITS as MRC10_WINDOW_BITS};
 
 /// Drop reasons on `out_reason`: the index of `proto::wire::WireErrorKind`
 /// plus one (0 = accepted), so the CSR counters and the golden model use
@@ -151,6 +157,50 @@ mod tests {
     }
 }
 
+/// How the record of an MRC 1.0 frame is written: the RX path, the
+/// completion tracker, the ACK generator and the retransmit engine still
+/// read the legacy record (`docs/hw/rx_path.md`), so the MRC 1.0 headers
+/// are put where the legacy ones would carry the same facts (see
+/// `docs/hw/mrc10-wire.md`, "The RX core"). The test checks every value
+/// against `proto::wire` and `proto::wire::mrc10`.
+pub mod translate {
+    /// Opcode bits 7-5 of MRC 1.0: every `mrc10::Opcode` is in 0xC0-0xDF
+    /// and no legacy opcode is; an opcode of the range that MRC 1.0 does
+    /// not define is `UnknownOpcode` in both dialects.
+    pub const MRC10_RANGE: u64 = 0b110;
+    /// The DSCPs of the trimmed classes (`mrc10::DscpMap::DEFAULT`: TRIMMED
+    /// is the legacy profile's 59, TRIMMED_LASTHOP 63).
+    pub const DSCP_TRIMMED: u64 = 59;
+    pub const DSCP_TRIMMED_LAST_HOP: u64 = 63;
+    /// The legacy ACK opcode: MRC 1.0 ACK, SACK, NACK and probe become it,
+    /// with the extension type saying which.
+    pub const LEGACY_ACK: u64 = 0x11;
+    /// Legacy extension byte 0: version 1 in bits 7-4, the type in 3-0
+    /// (data 1, SACK 2, NACK 3, probe 4).
+    pub const EXT_DATA: u64 = 0x11;
+    pub const EXT_SACK: u64 = 0x12;
+    pub const EXT_NACK: u64 = 0x13;
+    pub const EXT_PROBE: u64 = 0x14;
+    /// Legacy NACK kinds (`proto::wire::NackKind`, `hw::ack_gen::nack`).
+    pub const KIND_TRIMMED: u64 = 1;
+    pub const KIND_OUT_OF_WINDOW: u64 = 2;
+    pub const KIND_REMOTE_ACCESS: u64 = 3;
+    /// NETH reasons that are the legacy trimmed kind (a switch cut the
+    /// payload: resend at once); the other five (no bitmap, no buffer, no
+    /// resource, out of window, unexpected event) are the legacy
+    /// out-of-window kind (the golden requester defers them to the RTO
+    /// alike).
+    pub const NACK_TRIMMED: u64 = 0x01;
+    pub const NACK_TRIMMED_LAST_HOP: u64 = 0x02;
+    /// AETH syndrome bits 6-0 of the remote-access NAK (`Syndrome::Nak`
+    /// with `NAK_REMOTE_ACCESS`): the legacy remote-access NACK kind. An
+    /// AETH with bits 6-5 clear is a positive ACK: a SACK with an empty
+    /// bitmap.
+    pub const SYNDROME_REMOTE_ACCESS: u64 = 0x62;
+    /// Bits 23-16 set: a negative 16-bit SACK offset widened to 24 bits.
+    pub const SIGN_EXTEND_16_TO_24: u64 = 0xFF_0000;
+}
+
 /// The parser. Stream in on `s_*`; six cycles after a frame's `tlast`
 /// beat, `out_valid` (accepted, fields valid) or `out_drop` (with
 /// `out_reason`) pulses for one cycle.
@@ -188,6 +238,10 @@ pub struct RxParser {
     /// Payload position in the frame (bytes) and length (pad excluded).
     pub out_payload_off: Signal<Out, Bits<18>>,
     pub out_payload_len: Signal<Out, Bits<18>>,
+    /// The frame is MRC 1.0 (opcode 0xC0-0xDF): its transport was judged
+    /// by [`RxParserMrc10`] and the record holds its translation into the
+    /// legacy record (see [`translate`] and `docs/hw/mrc10-wire.md`).
+    pub out_mrc10: Signal<Out, Bit>,
     // Stream state: beat count, whether the next beat is the frame's
     // first (`not_first` low) or second, beats 0 and 1.
     beat: DFF<Bits<12>>,
@@ -201,6 +255,12 @@ pub struct RxParser {
     /// The ICRC checker on the same stream: its verdict for a frame is
     /// registered in the cycle stage F reads stage E's registers.
     icrc: RxIcrc,
+    /// The MRC 1.0 transport parser, fed the UDP-aligned window in stage C
+    /// (its record comes two cycles later, beside stage D's registers).
+    m10: RxParserMrc10,
+    /// Transport byte 0 from the top byte of the window to bits 7-0, the
+    /// MRC 1.0 parser's input order (wiring).
+    m10_rev: ByteRev<MRC10_WINDOW_BITS>,
     // Combinational locals, stage A.
     hdr0: Signal<Local, Bits<512>>,
     hdr1: Signal<Local, Bits<512>>,
@@ -270,6 +330,7 @@ pub struct RxParser {
     at_hdr: Signal<Local, Bits<18>>,
     ext: Signal<Local, Bits<224>>,
     imm_c: Signal<Local, Bits<32>>,
+    m10_len: Signal<Local, Bits<18>>,
     // Stage D.
     csum: Signal<Local, Bits<22>>,
     ext_ver: Signal<Local, Bits<4>>,
@@ -280,6 +341,19 @@ pub struct RxParser {
     ext_read: Signal<Local, Bits<18>>,
     // Stage E.
     remaining: Signal<Local, Bits<18>>,
+    // Stage E, MRC 1.0: where its headers end in the frame, the SACK
+    // offset widened; stage F: the legacy extension bytes its headers are
+    // written into.
+    m10_end: Signal<Local, Bits<18>>,
+    m10_ext: Signal<Local, Bits<224>>,
+    m10_ext_b0: Signal<Local, Bits<8>>,
+    m10_ext_b1: Signal<Local, Bits<8>>,
+    m10_ext_ev: Signal<Local, Bits<16>>,
+    m10_ext_echo: Signal<Local, Bits<32>>,
+    m10_ext_lo: Signal<Local, Bits<96>>,
+    m10_base_off: Signal<Local, Bits<24>>,
+    m10_off16: Signal<Local, Bits<16>>,
+    m10_syn: Signal<Local, Bits<8>>,
     // Stage F.
     reason_f: Signal<Local, Bits<5>>,
     // A: the IP-aligned window and the Ethernet facts.
@@ -350,6 +424,7 @@ pub struct RxParser {
     c_ecn: DFF<Bits<2>>,
     c_flow_lo: DFF<Bits<16>>,
     c_l4base: DFF<Bits<18>>,
+    c_m10: DFF<Bit>,
     c_v: DFF<Bit>,
     // D: the checksum verdict, the extension's checks, its end.
     d_l4: DFF<Bits<1024>>,
@@ -385,6 +460,7 @@ pub struct RxParser {
     d_dscp: DFF<Bits<6>>,
     d_ecn: DFF<Bits<2>>,
     d_flow_lo: DFF<Bits<16>>,
+    d_m10: DFF<Bit>,
     d_v: DFF<Bit>,
     // E: the payload bounds and the length checks on them.
     e_l4: DFF<Bits<1024>>,
@@ -421,6 +497,22 @@ pub struct RxParser {
     e_dscp: DFF<Bits<6>>,
     e_ecn: DFF<Bits<2>>,
     e_flow_lo: DFF<Bits<16>>,
+    // The transport fields the record takes, chosen by dialect in E.
+    e_opcode: DFF<Bits<8>>,
+    e_psn: DFF<Bits<24>>,
+    e_reth_va: DFF<Bits<64>>,
+    e_reth_rkey: DFF<Bits<32>>,
+    e_reth_len: DFF<Bits<32>>,
+    e_m10: DFF<Bit>,
+    /// The MRC 1.0 parser's reason, or the window's (31) on an accepted
+    /// chain that ends past the 128-byte window.
+    e_m10_reason: DFF<Bits<5>>,
+    /// The MRC 1.0 parser's word and the two bitmap bases (SACK: the
+    /// cumulative PSN plus the offset; positive ACK: the PSN plus one),
+    /// for stage F's extension bytes.
+    e_m10_hdr: DFF<Mrc10RxHeader>,
+    e_m10_base_sack: DFF<Bits<24>>,
+    e_m10_base_ack: DFF<Bits<24>>,
     e_v: DFF<Bit>,
     // Output registers.
     r_valid: DFF<Bit>,
@@ -451,6 +543,26 @@ pub struct RxParser {
     r_ext: DFF<Bits<224>>,
     r_payload_off: DFF<Bits<18>>,
     r_payload_len: DFF<Bits<18>>,
+    r_mrc10: DFF<Bit>,
+    // Named constants of the MRC 1.0 switch (Verilog localparams).
+    /// Opcode bits 7-5 of the MRC 1.0 range (0xC0-0xDF: every MRC 1.0
+    /// opcode, and no legacy one).
+    k_m10_range: Param<3, { translate::MRC10_RANGE }>,
+    k_dscp_trimmed: Param<6, { translate::DSCP_TRIMMED }>,
+    k_dscp_trimmed_last_hop: Param<6, { translate::DSCP_TRIMMED_LAST_HOP }>,
+    k_legacy_ack: Param<8, { translate::LEGACY_ACK }>,
+    k_ext_data: Param<8, { translate::EXT_DATA }>,
+    k_ext_sack: Param<8, { translate::EXT_SACK }>,
+    k_ext_nack: Param<8, { translate::EXT_NACK }>,
+    k_ext_probe: Param<8, { translate::EXT_PROBE }>,
+    k_kind_trimmed: Param<8, { translate::KIND_TRIMMED }>,
+    k_kind_oow: Param<8, { translate::KIND_OUT_OF_WINDOW }>,
+    k_kind_remote: Param<8, { translate::KIND_REMOTE_ACCESS }>,
+    k_reason_trimmed: Param<8, { translate::NACK_TRIMMED }>,
+    k_reason_trimmed_last_hop: Param<8, { translate::NACK_TRIMMED_LAST_HOP }>,
+    k_syn_remote: Param<7, { translate::SYNDROME_REMOTE_ACCESS }>,
+    k_sext16: Param<24, { translate::SIGN_EXTEND_16_TO_24 }>,
+    k_one24: Param<24, 1>,
 }
 
 impl Logic for RxParser {
@@ -531,6 +643,7 @@ impl Logic for RxParser {
             c_ecn,
             c_flow_lo,
             c_l4base,
+            c_m10,
             c_v,
             d_l4,
             d_reason_ip,
@@ -565,6 +678,7 @@ impl Logic for RxParser {
             d_dscp,
             d_ecn,
             d_flow_lo,
+            d_m10,
             d_v,
             e_l4,
             e_reason_ip,
@@ -600,6 +714,16 @@ impl Logic for RxParser {
             e_dscp,
             e_ecn,
             e_flow_lo,
+            e_opcode,
+            e_psn,
+            e_reth_va,
+            e_reth_rkey,
+            e_reth_len,
+            e_m10,
+            e_m10_reason,
+            e_m10_hdr,
+            e_m10_base_sack,
+            e_m10_base_ack,
             e_v,
             r_valid,
             r_drop,
@@ -628,9 +752,10 @@ impl Logic for RxParser {
             r_aeth_msn,
             r_ext,
             r_payload_off,
-            r_payload_len
+            r_payload_len,
+            r_mrc10
         );
-        clock!(self, clock, icrc);
+        clock!(self, clock, icrc, m10);
         self.s_axis.tready.next = true;
         self.icrc.s_tdata.next = self.s_axis.tdata.val();
         self.icrc.s_tlast.next = self.s_axis.tlast.val();
@@ -948,6 +1073,19 @@ impl Logic for RxParser {
         self.c_flow_lo.d.next = self.b_flow_lo.q.val();
         self.c_l4base.d.next = self.b_l4base.q.val();
         self.c_v.d.next = self.b_v.q.val();
+        // The split: the same UDP-aligned window goes to the MRC 1.0
+        // transport parser (the first 64 bytes after the UDP header); its
+        // verdict replaces the legacy transport checks for an opcode of
+        // the MRC 1.0 range (stage F), after every encapsulation check
+        // and the ICRC, as `mrc10::parse_frame` orders them.
+        self.m10_rev.i.next = self.b_l4.q.val().get_bits::<512>(448);
+        self.m10.in_data.next = self.m10_rev.o.val();
+        self.m10.in_valid.next = self.b_v.q.val();
+        self.m10_len.next = self.udp_len.val() - 12;
+        self.m10.in_len.next = self.m10_len.val().get_bits::<16>(0);
+        self.m10.in_trimmed.next = (self.b_dscp.q.val() == self.k_dscp_trimmed.val())
+            | (self.b_dscp.q.val() == self.k_dscp_trimmed_last_hop.val());
+        self.c_m10.d.next = self.opcode.val().get_bits::<3>(5) == self.k_m10_range.val();
         // ==== Stage D: fold and check the checksum (ones' complement);
         // the MRC extension (X bit) and the payload bounds.
         self.csum.next = self.c_csum.q.val();
@@ -1038,6 +1176,7 @@ impl Logic for RxParser {
         self.d_ecn.d.next = self.c_ecn.q.val();
         self.d_flow_lo.d.next = self.c_flow_lo.q.val();
         self.d_v.d.next = self.c_v.q.val();
+        self.d_m10.d.next = self.c_m10.q.val();
         self.d_l4base.d.next = self.c_l4base.q.val();
         // ==== Stage E: the payload bounds and the length checks on them.
         self.remaining.next = self.d_t_len.q.val() - self.d_at_end.q.val();
@@ -1076,6 +1215,62 @@ impl Logic for RxParser {
         self.e_ecn.d.next = self.d_ecn.q.val();
         self.e_flow_lo.d.next = self.d_flow_lo.q.val();
         self.e_v.d.next = self.d_v.q.val();
+        // ==== Stage E, MRC 1.0: the parser's record for this frame is on
+        // its outputs; it is written into the legacy record (`translate`).
+        self.e_opcode.d.next = self.d_l4.q.val().get_bits::<8>(952);
+        self.e_psn.d.next = self.d_l4.q.val().get_bits::<24>(864);
+        self.e_reth_va.d.next = self.d_l4.q.val().get_bits::<64>(800);
+        self.e_reth_rkey.d.next = self.d_l4.q.val().get_bits::<32>(768);
+        self.e_reth_len.d.next = self.d_l4.q.val().get_bits::<32>(736);
+        self.e_m10.d.next = self.d_m10.q.val();
+        // Where the chain ends in the frame; past the window (long IPv4
+        // options, or an EETH behind IPv6 + 802.1Q) the parser read zeros
+        // there, so an accepted chain is dropped as the legacy one is.
+        self.m10_end.next = self.d_l4base.q.val() + bit_cast::<18, 7>(self.m10.out_hdr.val().payload_off);
+        self.e_m10_reason.d.next = self.m10.out_reason.val();
+        if !self.m10.out_reason.val().any() & (self.m10_end.val() > 128) {
+            self.e_m10_reason.d.next = 31.into();
+        }
+        // The bitmap bases, both computed (no operand mux before the
+        // adders): the cumulative PSN plus the signed SACK offset; for a
+        // positive ACK (no bitmap), the PSN after the acknowledged one, as
+        // the golden requester takes it.
+        self.e_m10_hdr.d.next = self.m10.out_hdr.val();
+        self.m10_off16.next = self.m10.out_hdr.val().sack_offset;
+        self.m10_base_off.next = bit_cast::<24, 16>(self.m10_off16.val());
+        if self.m10_off16.val().get_bit(15) {
+            self.m10_base_off.next = bit_cast::<24, 16>(self.m10_off16.val()) | self.k_sext16.val();
+        }
+        self.e_m10_base_sack.d.next = self.m10.out_hdr.val().ctl_psn + self.m10_base_off.val();
+        self.e_m10_base_ack.d.next = self.m10.out_hdr.val().psn + self.k_one24.val();
+        if self.d_m10.q.val() {
+            self.e_xbit.d.next = true;
+            self.e_imm.d.next = self.m10.out_hdr.val().imm;
+            self.e_reth_va.d.next = self.m10.out_hdr.val().va;
+            self.e_reth_rkey.d.next = self.m10.out_hdr.val().rkey;
+            self.e_reth_len.d.next = self.m10.out_hdr.val().dma_len;
+            self.e_remaining.d.next = bit_cast::<18, 16>(self.m10.out_hdr.val().payload_len);
+            self.e_pad_eff.d.next = 0.into();
+            self.e_hdr_end.d.next = self.m10_end.val();
+            // WRITE 0xC6-0xCB are the legacy 0x06-0x0B in the same order;
+            // the control opcodes become the legacy ACK; the endpoint
+            // operations keep theirs (the RX path counts them as other).
+            self.e_opcode.d.next = self.m10.out_hdr.val().opcode;
+            if self.m10.out_hdr.val().is_write {
+                self.e_opcode.d.next = bit_cast::<8, 6>(bit_cast::<6, 8>(self.m10.out_hdr.val().opcode));
+            }
+            if self.m10.out_hdr.val().is_ack
+                | self.m10.out_hdr.val().is_sack
+                | self.m10.out_hdr.val().is_nack
+                | self.m10.out_hdr.val().is_probe
+            {
+                self.e_opcode.d.next = self.k_legacy_ack.val();
+            }
+            // The cumulative ACK PSN (SETH) or the NACK PSN (NETH).
+            if self.m10.out_hdr.val().is_sack | self.m10.out_hdr.val().is_nack {
+                self.e_psn.d.next = self.m10.out_hdr.val().ctl_psn;
+            }
+        }
         // ==== Stage F: the first failure in the golden model's order (a
         // priority encoder over registered bits), then the record.
         self.reason_f.next = 0.into();
@@ -1095,6 +1290,9 @@ impl Logic for RxParser {
             self.reason_f.next = 1.into();
         } else if !self.icrc.out_ok.val() {
             self.reason_f.next = 19.into();
+        } else if self.e_m10.q.val() {
+            // MRC 1.0: its parser's verdict (0 = accepted).
+            self.reason_f.next = self.e_m10_reason.q.val();
         } else if self.e_k_opcode.q.val() {
             self.reason_f.next = 10.into();
         } else if self.e_k_tver.q.val() {
@@ -1126,6 +1324,67 @@ impl Logic for RxParser {
         } else if self.e_k_window.q.val() {
             self.reason_f.next = 31.into();
         }
+        // ==== Stage F, MRC 1.0: the legacy extension bytes its headers
+        // are written into (`translate`), from stage E's registered word.
+        // Legacy extension bytes 0 (version, type), 1 (NACK kind), 2-3
+        // (EV), 8-11 (echoed timestamp), 16-27 (placement block, or SACK
+        // base and bitmap).
+        self.m10_syn.next = self.e_m10_hdr.q.val().syndrome;
+        self.m10_ext_b0.next = 0.into();
+        self.m10_ext_b1.next = 0.into();
+        self.m10_ext_ev.next = 0.into();
+        self.m10_ext_echo.next = 0.into();
+        self.m10_ext_lo.next = 0.into();
+        if self.e_m10_hdr.q.val().is_write {
+            // MRC 1.0 data carries no EV index (the EV is the UDP source
+            // port, `out_ev`): 0. The echo is the TSETH's, 0 without one.
+            self.m10_ext_b0.next = self.k_ext_data.val();
+            if self.e_m10_hdr.q.val().ts {
+                self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().tx_ts);
+            }
+            // The RETH is on every packet: its VA is this packet's, the
+            // legacy placement block's meaning.
+            self.m10_ext_lo.next =
+                (bit_cast::<96, 64>(self.e_m10_hdr.q.val().va) << 32) | bit_cast::<96, 32>(self.e_m10_hdr.q.val().rkey);
+        }
+        if self.e_m10_hdr.q.val().is_sack | self.e_m10_hdr.q.val().is_nack {
+            // The EV of the packet acknowledged (SETH / NETH), its low 16
+            // bits where the legacy extension has the EV index.
+            self.m10_ext_ev.next = bit_cast::<16, 32>(self.e_m10_hdr.q.val().ctl_ev);
+        }
+        if self.e_m10_hdr.q.val().is_sack {
+            self.m10_ext_b0.next = self.k_ext_sack.val();
+            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().echo_ts);
+            self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
+                | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
+        }
+        if self.e_m10_hdr.q.val().is_ack {
+            if !self.m10_syn.val().get_bits::<2>(5).any() {
+                self.m10_ext_b0.next = self.k_ext_sack.val();
+                self.m10_ext_lo.next = bit_cast::<96, 24>(self.e_m10_base_ack.q.val()) << 64;
+            } else if self.m10_syn.val().get_bits::<7>(0) == self.k_syn_remote.val() {
+                self.m10_ext_b0.next = self.k_ext_nack.val();
+                self.m10_ext_b1.next = self.k_kind_remote.val();
+            }
+        }
+        if self.e_m10_hdr.q.val().is_nack {
+            self.m10_ext_b0.next = self.k_ext_nack.val();
+            self.m10_ext_b1.next = self.k_kind_oow.val();
+            if (self.e_m10_hdr.q.val().nack_reason == self.k_reason_trimmed.val())
+                | (self.e_m10_hdr.q.val().nack_reason == self.k_reason_trimmed_last_hop.val())
+            {
+                self.m10_ext_b1.next = self.k_kind_trimmed.val();
+            }
+            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().nack_ts);
+        }
+        if self.e_m10_hdr.q.val().is_probe {
+            self.m10_ext_b0.next = self.k_ext_probe.val();
+        }
+        self.m10_ext.next = (bit_cast::<224, 8>(self.m10_ext_b0.val()) << 216)
+            | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)
+            | (bit_cast::<224, 16>(self.m10_ext_ev.val()) << 192)
+            | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
+            | bit_cast::<224, 96>(self.m10_ext_lo.val());
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;
         if self.e_v.q.val() {
@@ -1135,13 +1394,15 @@ impl Logic for RxParser {
             self.r_ipv6.d.next = self.e_is6.q.val();
             self.r_vlan.d.next = self.e_vlan.q.val();
             self.r_ecn_ce.d.next = self.e_ecn.q.val() == 3;
-            self.r_trimmed.d.next = self.e_dscp.q.val() == 59;
+            self.r_trimmed.d.next = (self.e_dscp.q.val() == self.k_dscp_trimmed.val())
+                | (self.e_m10.q.val() & (self.e_dscp.q.val() == self.k_dscp_trimmed_last_hop.val()));
+            self.r_mrc10.d.next = self.e_m10.q.val();
             self.r_ev.d.next = bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             if self.e_is6.q.val() {
                 self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16)
                     | bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             }
-            self.r_opcode.d.next = self.e_l4.q.val().get_bits::<8>(952);
+            self.r_opcode.d.next = self.e_opcode.q.val();
             self.r_se.d.next = self.e_l4.q.val().get_bit(951);
             self.r_mig.d.next = self.e_l4.q.val().get_bit(950);
             self.r_pad.d.next = self.e_l4.q.val().get_bits::<2>(948);
@@ -1151,14 +1412,17 @@ impl Logic for RxParser {
             self.r_dest_qp.d.next = self.e_l4.q.val().get_bits::<24>(896);
             self.r_ack_req.d.next = self.e_l4.q.val().get_bit(895);
             self.r_xbit.d.next = self.e_xbit.q.val();
-            self.r_psn.d.next = self.e_l4.q.val().get_bits::<24>(864);
-            self.r_reth_va.d.next = self.e_l4.q.val().get_bits::<64>(800);
-            self.r_reth_rkey.d.next = self.e_l4.q.val().get_bits::<32>(768);
-            self.r_reth_len.d.next = self.e_l4.q.val().get_bits::<32>(736);
+            self.r_psn.d.next = self.e_psn.q.val();
+            self.r_reth_va.d.next = self.e_reth_va.q.val();
+            self.r_reth_rkey.d.next = self.e_reth_rkey.q.val();
+            self.r_reth_len.d.next = self.e_reth_len.q.val();
             self.r_imm.d.next = self.e_imm.q.val();
             self.r_aeth_syndrome.d.next = self.e_l4.q.val().get_bits::<8>(856);
             self.r_aeth_msn.d.next = self.e_l4.q.val().get_bits::<24>(832);
             self.r_ext.d.next = self.e_ext.q.val();
+            if self.e_m10.q.val() {
+                self.r_ext.d.next = self.m10_ext.val();
+            }
             self.r_payload_off.d.next = self.e_hdr_end.q.val();
             self.r_payload_len.d.next = self.e_remaining.q.val() - self.e_pad_eff.q.val();
         }
@@ -1190,5 +1454,6 @@ impl Logic for RxParser {
         self.out_ext.next = self.r_ext.q.val();
         self.out_payload_off.next = self.r_payload_off.q.val();
         self.out_payload_len.next = self.r_payload_len.q.val();
+        self.out_mrc10.next = self.r_mrc10.q.val();
     }
 }

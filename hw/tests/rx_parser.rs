@@ -272,6 +272,8 @@ struct Rec {
     aeth: [u32; 2],
     ext: Vec<u8>,
     payload: (usize, usize),
+    /// The record is an MRC 1.0 frame's (`out_mrc10`).
+    mrc10: bool,
 }
 
 fn expected(frame: &[u8]) -> Rec {
@@ -317,6 +319,7 @@ fn expected(frame: &[u8]) -> Rec {
                 aeth: p.aeth.map_or([0; 2], |a| [u32::from(a.syndrome.to_u8()), a.msn]),
                 ext,
                 payload: (h.payload.start, h.payload.len()),
+                mrc10: false,
             }
         }
     }
@@ -409,6 +412,7 @@ fn read(x: &RxParser) -> Rec {
         },
         ext,
         payload: (v(x.out_payload_off.val()) as usize, v(x.out_payload_len.val()) as usize),
+        mrc10: x.out_mrc10.val(),
     }
 }
 
@@ -619,6 +623,11 @@ enum Drops {
 
 fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
     let want: Vec<Rec> = frames.iter().map(|(_, f)| expected(f)).collect();
+    run_against(frames, want, drops);
+}
+
+/// Stream `frames` through the parser; record `i` must equal `want[i]`.
+fn run_against(frames: Vec<(&'static str, Vec<u8>)>, want: Vec<Rec>, drops: Drops) {
     let got = Arc::new(Mutex::new(Vec::<Rec>::new()));
     let cycles = Arc::new(Mutex::new(0u64));
     // Cycle of every tlast beat and of every record: the latency.
@@ -662,7 +671,9 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
             sim_assert!(sim, x.s_axis.tready.val(), x);
             sim_assert!(sim, !(x.out_valid.val() & x.out_drop.val()), x);
             if x.out_valid.val() | x.out_drop.val() {
-                g.lock().unwrap().push(read(&x));
+                g.lock()
+                    .unwrap()
+                    .push(if x.out_mrc10.val() { read_mrc10(&x) } else { read(&x) });
                 l.lock().unwrap().1.push(n);
             }
             if matches!(b, Some((_, _, true))) {
@@ -705,4 +716,400 @@ fn run(frames: Vec<(&'static str, Vec<u8>)>, drops: Drops) {
         Drops::All => assert_eq!(dropped, want.len()),
         Drops::Some => assert!(dropped > 0 && dropped < want.len()),
     }
+}
+
+// ---- MRC 1.0 frames through the same front end (the switch of the RX
+// core, docs/hw/mrc10-wire.md "The RX core").
+
+mod mrc10_gen;
+
+use hw::rx_parser::translate;
+use proto::wire::frame::{emit_outer, OuterFields};
+use proto::wire::mrc10::{self, choices, Mrc10Packet, NackReason, Profile};
+use tb::rng::Rng;
+
+/// A record of an MRC 1.0 frame as observed: the legacy record it is
+/// written into (`hw::rx_parser::translate`).
+fn read_mrc10(x: &RxParser) -> Rec {
+    let reason = v(x.out_reason.val()) as u8;
+    if reason != 0 {
+        return Rec {
+            reason,
+            ..Default::default()
+        };
+    }
+    let u = |b: bool| u64::from(b);
+    let op = v(x.out_opcode.val());
+    let ext_bits = x.out_ext.val();
+    let is_write = (0x06..=0x0B).contains(&op);
+    Rec {
+        reason,
+        ipv6: x.out_ipv6.val(),
+        vlan: x.out_vlan.val(),
+        ecn_ce: x.out_ecn_ce.val(),
+        trimmed: x.out_trimmed.val(),
+        ev: v(x.out_ev.val()) as u32,
+        bth: [
+            op,
+            u(x.out_se.val()),
+            u(x.out_mig.val()),
+            v(x.out_pad.val()),
+            v(x.out_pkey.val()),
+            u(x.out_fecn.val()),
+            u(x.out_becn.val()),
+            v(x.out_dest_qp.val()),
+            u(x.out_ack_req.val()),
+            u(x.out_xbit.val()),
+            v(x.out_psn.val()),
+        ],
+        reth: if is_write {
+            [
+                v(x.out_reth_va.val()),
+                v(x.out_reth_rkey.val()),
+                v(x.out_reth_len.val()),
+            ]
+        } else {
+            [0; 3]
+        },
+        imm: if op == 0x09 || op == 0x0B {
+            v(x.out_imm.val()) as u32
+        } else {
+            0
+        },
+        aeth: if op == translate::LEGACY_ACK {
+            [v(x.out_aeth_syndrome.val()) as u32, v(x.out_aeth_msn.val()) as u32]
+        } else {
+            [0; 2]
+        },
+        ext: (0..28)
+            .map(|i| ext_bits.get_bits::<8>(216 - 8 * i).index() as u8)
+            .collect(),
+        payload: (v(x.out_payload_off.val()) as usize, v(x.out_payload_len.val()) as usize),
+        mrc10: true,
+    }
+}
+
+/// Where the transport starts in `frame` (Ethernet, an 802.1Q tag, IPv4
+/// with its IHL or IPv6, UDP).
+fn transport_at(frame: &[u8]) -> usize {
+    let eth = if frame[12..14] == [0x81, 0x00] { 18 } else { 14 };
+    let ip = if frame[eth] >> 4 == 6 {
+        40
+    } else {
+        usize::from(frame[eth] & 0x0F) * 4
+    };
+    eth + ip + 8
+}
+
+/// The record the parser must give for an MRC 1.0 frame: the golden
+/// parser's reason on a drop; on acceptance the legacy record the MRC 1.0
+/// headers are written into (each rule of `translate` spelled out here
+/// from `proto::wire::mrc10`'s fields), or reason 31 when the chain ends
+/// past the 128-byte window (the golden parser has no window).
+fn expected_mrc10(frame: &[u8]) -> Rec {
+    let profile = Profile::DEFAULT;
+    let (p, encap) = match mrc10::parse_frame(frame, &profile) {
+        Err(e) => {
+            return Rec {
+                reason: e.kind() as u8 + 1,
+                ..Default::default()
+            }
+        }
+        Ok(x) => x,
+    };
+    let at = transport_at(frame);
+    let hdr_end = at + p.transport_header_len();
+    if hdr_end > 128 {
+        return Rec {
+            reason: reason::HEADER_BEYOND_WINDOW,
+            ..Default::default()
+        };
+    }
+    let payload = mrc10::parse_frame_headers(frame, &profile).unwrap().payload;
+    let b = &p.bth;
+    let ipv6 = matches!(encap.ip, IpPair::V6 { .. });
+    let eth = at - 8 - if ipv6 { 40 } else { 20 };
+    let sport = u32::from(u16::from_be_bytes([frame[at - 8], frame[at - 7]]));
+    let ev = if ipv6 {
+        sport | u32::from(u16::from_be_bytes([frame[eth + 2], frame[eth + 3]])) << 16
+    } else {
+        sport
+    };
+    let op = b.opcode.as_u8();
+    let mut ext = vec![0u8; 28];
+    let mut legacy_op = u64::from(op);
+    let mut psn = b.psn.value();
+    let mut reth = [0u64; 3];
+    let mut imm = 0;
+    let put = |ext: &mut Vec<u8>, at: usize, bytes: &[u8]| ext[at..at + bytes.len()].copy_from_slice(bytes);
+    match &p.headers {
+        mrc10::Headers::Write(w) => {
+            legacy_op = u64::from(op - 0xC0);
+            ext[0] = 0x11;
+            put(&mut ext, 8, &u32::from(w.tseth.map_or(0, |t| t.tx_ts)).to_be_bytes());
+            put(&mut ext, 16, &w.reth.va.to_be_bytes());
+            put(&mut ext, 24, &w.reth.rkey.to_be_bytes());
+            reth = [w.reth.va, u64::from(w.reth.rkey), u64::from(w.reth.dma_len)];
+            imm = w.imm.unwrap_or(0);
+        }
+        mrc10::Headers::Sack { seth, cc_state } => {
+            legacy_op = 0x11;
+            psn = seth.cum_ack_psn.value();
+            ext[0] = 0x12;
+            put(&mut ext, 2, &(seth.ev as u16).to_be_bytes());
+            put(&mut ext, 8, &u32::from(cc_state.echo_ts).to_be_bytes());
+            let base = psn.wrapping_add(seth.sack_offset as i32 as u32) & 0xFF_FFFF;
+            put(&mut ext, 17, &base.to_be_bytes()[1..]);
+            put(&mut ext, 20, &seth.bitmap.to_be_bytes());
+        }
+        mrc10::Headers::Ack(a) => {
+            legacy_op = 0x11;
+            let s = a.syndrome.to_u8();
+            if (s >> 5) & 0b11 == 0 {
+                // A positive ACK: everything up to its PSN, no bitmap.
+                ext[0] = 0x12;
+                let base = (psn + 1) & 0xFF_FFFF;
+                put(&mut ext, 17, &base.to_be_bytes()[1..]);
+            } else if s & 0x7F == 0x60 | proto::wire::Syndrome::NAK_REMOTE_ACCESS {
+                ext[0] = 0x13;
+                ext[1] = NackKind::RemoteAccess as u8;
+            }
+        }
+        mrc10::Headers::Nack(n) => {
+            legacy_op = 0x11;
+            psn = n.nack_psn.value();
+            ext[0] = 0x13;
+            ext[1] = match n.reason {
+                NackReason::Trimmed | NackReason::TrimmedLastHop => NackKind::Trimmed,
+                _ => NackKind::OutOfWindow,
+            } as u8;
+            put(&mut ext, 2, &(n.ev as u16).to_be_bytes());
+            put(&mut ext, 8, &u32::from(n.timestamp).to_be_bytes());
+        }
+        mrc10::Headers::Probe(_) => {
+            legacy_op = 0x11;
+            ext[0] = 0x14;
+        }
+        mrc10::Headers::Endpoint { .. } => {}
+    }
+    let aeth = if legacy_op == 0x11 {
+        // The bytes where an AETH would be: the AETH of an ACK, the first
+        // bytes of the other headers (the RX path reads them only for ACKs).
+        let t = &frame[at..];
+        [u32::from(t[12]), u32::from_be_bytes([0, t[13], t[14], t[15]])]
+    } else {
+        [0; 2]
+    };
+    Rec {
+        reason: 0,
+        ipv6,
+        vlan: frame[12..14] == [0x81, 0x00],
+        ecn_ce: p.ecn == 3,
+        trimmed: mrc10_gen::is_trimmed(p.class),
+        ev,
+        bth: [
+            legacy_op,
+            u64::from(b.solicited),
+            u64::from(b.mig_req),
+            u64::from(b.pad),
+            u64::from(b.pkey),
+            u64::from(b.fecn),
+            u64::from(b.becn),
+            u64::from(b.dest_qp),
+            u64::from(b.ack_req),
+            1,
+            u64::from(psn),
+        ],
+        reth,
+        imm,
+        aeth,
+        ext,
+        payload: (payload.start, payload.len()),
+        mrc10: true,
+    }
+}
+
+/// A whole frame around transport bytes `t` (BTH onwards, no ICRC): the
+/// outer headers with consistent lengths and checksum, then the ICRC over
+/// it, so the frame reaches the transport checks whatever `t` holds.
+fn frame_with_transport(t: &[u8], encap: &Encap, dscp: u8) -> Vec<u8> {
+    let udp_len = t.len() + 4;
+    let mut f = vec![0u8; 14 + encap.ip_header_len() + 8 + udp_len];
+    let outer = OuterFields {
+        dscp,
+        ecn: 0,
+        src_port: 0x4321,
+        flow_label: 0x8765,
+        udp_len,
+    };
+    let (at, _) = emit_outer(encap, &outer, &mut f);
+    f[at..at + t.len()].copy_from_slice(t);
+    let icrc_at = f.len() - 4;
+    let icrc = icrc::compute_icrc(
+        &f[14..icrc_at],
+        encap.ip_header_len(),
+        matches!(encap.ip, IpPair::V6 { .. }),
+    );
+    f[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
+    f
+}
+
+/// `frame` with an 802.1Q tag (the ICRC does not cover Ethernet).
+fn tagged(frame: &[u8]) -> Vec<u8> {
+    let mut f = frame[..12].to_vec();
+    f.extend([0x81, 0x00, 0x20, 0x05]);
+    f.extend(&frame[12..]);
+    f
+}
+
+fn emit_mrc10(p: &Mrc10Packet, encap: &Encap) -> Vec<u8> {
+    p.validate(&Profile::DEFAULT).unwrap();
+    let mut f = Vec::new();
+    mrc10::emit_frame(p, encap, &Profile::DEFAULT, &mut f);
+    f
+}
+
+/// MRC 1.0 frames and hostile copies of them, with legacy frames between.
+fn mrc10_frames() -> Vec<(&'static str, Vec<u8>)> {
+    let v4 = Encap::test_v4();
+    let v6 = Encap::test_v6();
+    let mut r = Rng::new(0x10_15);
+    let mut pkts = mrc10::catalog::every_kind();
+    for i in 0..24 {
+        pkts.push(mrc10_gen::random_packet(
+            &mut r,
+            mrc10::Opcode::ALL[i % mrc10::Opcode::ALL.len()],
+        ));
+    }
+    // A positive ACK and a remote-access NAK (the AETH forms the core
+    // reads), and NACKs of both legacy kinds.
+    let mut nak = mrc10::catalog::ack(0x00_0777);
+    if let mrc10::Headers::Ack(a) = &mut nak.headers {
+        a.syndrome = proto::wire::Syndrome::Nak {
+            code: proto::wire::Syndrome::NAK_REMOTE_ACCESS,
+        };
+    }
+    pkts.push(nak);
+    pkts.push(mrc10::catalog::ack(0xFF_FFFF));
+    pkts.push(mrc10::catalog::nack(0x12_3456, NackReason::TrimmedLastHop));
+    pkts.push(mrc10::catalog::nack(0x12_3457, NackReason::NoResource));
+    let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
+    for (i, p) in pkts.iter().enumerate() {
+        out.push(("mrc10 v4", emit_mrc10(p, &v4)));
+        out.push(("mrc10 v6", emit_mrc10(p, &v6)));
+        if i % 5 == 0 {
+            out.push(("mrc10 v6 802.1Q", tagged(&emit_mrc10(p, &v6))));
+        }
+        if i % 9 == 4 {
+            // The legacy dialect in the same stream.
+            let op = Opcode::ALL[i % Opcode::ALL.len()];
+            out.push(("legacy v4", emit(&packet(op, true, 40, 0x0000_2000 + i as u32), &v4)));
+        }
+    }
+    // Hostile transports, resealed so the transport checks see them: cut
+    // at every length up to 4 bytes past the chain, and forged fields.
+    let dscp = Profile::DEFAULT.dscp.dscp_of(choices::TrafficClass::Trimmable);
+    let trimmed = Profile::DEFAULT.dscp.dscp_of(choices::TrafficClass::Trimmed);
+    let sources = [
+        mrc10::catalog::write(mrc10::Opcode::WriteFirst, 0x40, 100, false),
+        mrc10::catalog::write(mrc10::Opcode::WriteLastImm, 0x41, 33, true),
+        mrc10::catalog::sack(0x44, false),
+        mrc10::catalog::nack(0x45, NackReason::Trimmed),
+        mrc10::catalog::ack(0x46),
+    ];
+    for (k, p) in sources.iter().enumerate() {
+        let f = emit_mrc10(p, &v4);
+        let at = transport_at(&f);
+        let t = f[at..f.len() - 4].to_vec();
+        let end = p.transport_header_len();
+        for n in 0..=(end + 4).min(t.len()) {
+            out.push(("mrc10 cut", frame_with_transport(&t[..n], &v4, dscp)));
+        }
+        let forge = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut t2 = t.clone();
+            edit(&mut t2);
+            t2
+        };
+        let mut forged = vec![
+            forge(&|t| t[0] = 0xC5),                         // in the range, not MRC 1.0
+            forge(&|t| t[0] = 0xDC ^ (t[0] & 1)),            // another MRC 1.0 opcode
+            forge(&|t| t[1] |= 0x03),                        // TVer
+            forge(&|t| t[1] |= 0x30),                        // PadCnt 3
+            forge(&|t| t[5..8].copy_from_slice(&[0, 0, 2])), // the endpoint QP
+            forge(&|t| t[8] ^= 0x10),                        // TS flipped
+            forge(&|t| t[12] |= 0xC0),                       // SETH m = 3, NETH reason
+            forge(&|t| t[12] = 0x33),                        // an enum field
+            forge(&|t| t.extend([0xAA, 0xBB, 0xCC])),        // bytes after the chain
+        ];
+        let mut noise = vec![0u8; t.len()];
+        r.fill(&mut noise);
+        forged.push(noise);
+        for (j, t2) in forged.iter().enumerate() {
+            let d = if (j + k) % 3 == 0 { trimmed } else { dscp };
+            out.push(("mrc10 forged", frame_with_transport(t2, &v4, d)));
+        }
+    }
+    out
+}
+
+/// MRC 1.0 frames (every kind of the catalog, random packets of every
+/// opcode, IPv4 / IPv6 / 802.1Q, legacy frames between them) and hostile
+/// MRC 1.0 transports (cut at every length across the headers, forged
+/// opcode, TVer, PadCnt, QP, TS, enum fields, trailing bytes, random
+/// bytes), resealed: each record equals the golden parser's verdict
+/// (`mrc10::parse_frame`: the reason of a drop), and an accepted frame's
+/// record is its legacy translation (`translate`).
+#[test]
+fn mrc10_frames_judged_by_the_mrc10_parser_and_translated() {
+    let frames = mrc10_frames();
+    let want: Vec<Rec> = frames
+        .iter()
+        .map(|(_, f)| {
+            // The golden parser of the dialect the opcode names (a frame
+            // too short to have one is judged alike by both).
+            let at = transport_at(f);
+            if f.len() > at && u64::from(f[at] >> 5) == translate::MRC10_RANGE {
+                expected_mrc10(f)
+            } else {
+                expected(f)
+            }
+        })
+        .collect();
+    let mut by_reason = std::collections::BTreeMap::<u8, usize>::new();
+    for w in &want {
+        *by_reason.entry(w.reason).or_default() += 1;
+    }
+    eprintln!("{} frames, by reason: {by_reason:?}", frames.len());
+    // Every transport reason the MRC 1.0 parser has, and acceptance.
+    for r in [0, 1, 10, 11, 12, 20, 22, 24, 25, 26, reason::HEADER_BEYOND_WINDOW] {
+        assert!(by_reason.contains_key(&r), "reason {r} covered: {by_reason:?}");
+    }
+    // The translation's constants are the protocol's.
+    assert_eq!(translate::KIND_TRIMMED, NackKind::Trimmed as u64);
+    assert_eq!(translate::KIND_OUT_OF_WINDOW, NackKind::OutOfWindow as u64);
+    assert_eq!(translate::KIND_REMOTE_ACCESS, NackKind::RemoteAccess as u64);
+    assert_eq!(translate::NACK_TRIMMED, NackReason::Trimmed as u64);
+    assert_eq!(translate::NACK_TRIMMED_LAST_HOP, NackReason::TrimmedLastHop as u64);
+    assert_eq!(
+        translate::SYNDROME_REMOTE_ACCESS,
+        u64::from(
+            proto::wire::Syndrome::Nak {
+                code: proto::wire::Syndrome::NAK_REMOTE_ACCESS
+            }
+            .to_u8()
+        )
+    );
+    assert_eq!(translate::LEGACY_ACK, u64::from(Opcode::Ack.as_u8()));
+    let map = Profile::DEFAULT.dscp;
+    assert_eq!(translate::DSCP_TRIMMED, u64::from(map.trimmed));
+    assert_eq!(translate::DSCP_TRIMMED_LAST_HOP, u64::from(map.trimmed_last_hop));
+    for op in 0..=255u8 {
+        let in_range = u64::from(op >> 5) == translate::MRC10_RANGE;
+        assert!(!mrc10::is_mrc10_opcode(op) || in_range, "{op:#x}");
+        assert!(
+            Opcode::from_u8(op).is_none() || !in_range,
+            "legacy {op:#x} in the range"
+        );
+    }
+    run_against(frames, want, Drops::Some);
 }

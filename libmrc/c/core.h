@@ -50,10 +50,15 @@ int mrcx_to_err_or_reset(const void *qp, int reset);
 uint32_t mrcx_qpn(const void *qp);
 int mrcx_destroy_qp(void *qp);
 int mrcx_to_init(const void *qp);
+/* max_wimm_dest: receives the QP may hold (0: the device's default). */
 int mrcx_to_rtr(const void *qp, uint32_t dest_qp, uint32_t rq_psn,
-                const uint8_t *gid16, uint8_t log2_mtu);
+                const uint8_t *gid16, uint8_t log2_mtu, uint16_t max_wimm_dest);
+/* timeout: exponent (0: default); retries at the fixed timeout, then with
+ * backoff; mpr_units: the peer's window in 128 PSNs and max_wimm (0 each:
+ * the defaults). */
 int mrcx_to_rts(const void *qp, uint32_t sq_psn, uint8_t timeout,
-                uint8_t retry);
+                uint8_t retry_linear, uint8_t retry_exp, uint8_t mpr_units,
+                uint16_t max_wimm);
 int mrcx_post_write(const void *qp, uint64_t wr_id, uint64_t laddr,
                     uint32_t len, uint32_t lkey, uint64_t raddr,
                     uint32_t rkey, int signaled, int has_imm, uint32_t imm);
@@ -62,40 +67,87 @@ int mrcx_poll(const void *ctx, const void *cq, int max, struct mrcx_wc *out);
 
 /* mrc_ctl.h's objects (libmrc/src/ctl.rs). */
 int mrcx_bind_profiles(const void *qp, uint32_t ev_profile, uint32_t cc_profile);
-int mrcx_ctl_create_ev_format(const void *ctx, const uint8_t *widths,
-                              uint32_t n, uint32_t *id);
-int mrcx_ctl_destroy_ev_format(const void *ctx, uint32_t id);
-int mrcx_ctl_create_ev_profile(const void *ctx, uint32_t kind, uint32_t format,
-                               uint32_t ev_count, uint32_t ev_min_active,
-                               uint32_t event_mask, const uint32_t *evs,
-                               uint32_t n_evs, uint32_t ev_base, uint32_t *id);
-int mrcx_ctl_destroy_ev_profile(const void *ctx, uint32_t id);
-int mrcx_ctl_profile_state(const void *ctx, int cc, uint32_t id,
-                           uint32_t state);
-/* attrs: kind, format, ev_count, ev_min_active, event_mask, ev_base, state */
-enum { MRCX_QUERY_EV_ATTRS = 7, MRCX_NSCC_PARAMS = 13 };
-int mrcx_ctl_query_ev_profile(const void *ctx, uint32_t id, uint32_t *attrs,
-                              uint32_t *evs, uint32_t cap, uint32_t *n_evs);
-int mrcx_ctl_replace_evs(const void *ctx, uint32_t id, const uint32_t *evs,
-                         uint32_t n);
-int mrcx_ctl_set_ev_state(const void *ctx, uint32_t id, uint32_t ev,
-                          uint32_t state);
-int mrcx_ctl_create_cc_profile(const void *ctx, const char *name,
-                               const uint32_t *params, uint32_t *id);
-int mrcx_ctl_destroy_cc_profile(const void *ctx, uint32_t id);
-int mrcx_ctl_query_cc_profile(const void *ctx, uint32_t id, uint32_t *params,
-                              uint32_t *state);
-int mrcx_ctl_open_ev_cq(const void *ctx);
-int mrcx_ctl_close_ev_cq(const void *ctx);
-struct mrcx_ev_event {
-  uint32_t ev_profile_id;
-  uint32_t ev;
-  uint32_t qp_num;
-  uint32_t new_state;
-  uint32_t reason;
-  uint32_t time_ns;
+/* The profiles, in the model's own terms (libmrc/src/ctl.rs: FmtReq,
+ * EvReq, EvEntry, EvField, CcReq, ...; the SET_* bits and operation
+ * numbers are the same there). */
+enum {
+  MRCX_SET_STATE = 1 << 0,
+  MRCX_SET_MODE = 1 << 1,
+  MRCX_SET_FIELDS = 1 << 2,
+  MRCX_SET_FORMAT = 1 << 3,
+  MRCX_SET_COUNT = 1 << 4,
+  MRCX_SET_MIN_ACTIVE = 1 << 5,
+  MRCX_SET_EVENT_MASK = 1 << 6,
+  MRCX_SET_ALGORITHM = 1 << 7,
+  MRCX_SET_CONFIG = 1 << 8,
 };
-int mrcx_ctl_poll_ev_cq(const void *ctx, int max, struct mrcx_ev_event *out);
+enum {
+  MRCX_EV_OP_NONE = 0, /* else enum mrc_ctl_ev_op + 1 */
+  MRCX_FIELDS_OP_NONE = 0, /* else enum mrc_ctl_ev_fields_op + 1 */
+  MRCX_CC_NONE = 0,
+  MRCX_CC_NSCC = 1,
+  MRCX_CC_UNKNOWN = 2,
+};
+/* Profile ids a context takes: 1 .. MRCX_MAX_PROFILES. */
+enum { MRCX_MAX_PROFILES = 256, MRCX_EV_WIDTH = 16, MRCX_MAX_EV_FIELDS = 8 };
+struct mrcx_ev {
+  uint32_t value;
+  uint32_t port; /* value 0 on port 0: not yet given */
+};
+struct mrcx_ev_field {
+  uint32_t width, init_val, min_val, max_val, mask;
+};
+struct mrcx_ev_entry {
+  struct mrcx_ev ev, ev_new;
+  uint32_t state, flags;
+};
+struct mrcx_fmt_req {
+  uint32_t set, state, mode, n_widths;
+  const uint8_t *widths;
+};
+struct mrcx_ev_req {
+  uint32_t set, state, mode, ev_count;
+  uint64_t format;
+  uint32_t ev_min_active, event_mask, ev_op, fields_op;
+};
+struct mrcx_ev_info {
+  uint32_t state, mode;
+  uint64_t format;
+  uint32_t ev_count, ev_min_active, event_mask;
+};
+struct mrcx_cc_req {
+  uint32_t set, state, algorithm, max_cwnd;
+  const uint8_t *config;
+  uint32_t config_len;
+};
+struct mrcx_cc_info {
+  uint32_t state, algorithm;
+  const uint8_t *config;
+};
+struct mrcx_ctl_info {
+  uint32_t evs_in_use;
+  uint32_t endpoint_ops; /* 1: the device sends them (a soft NIC) */
+};
+int mrcx_ctl_api_1_0_1(const void *ctx, int set);
+int mrcx_ctl_info(const void *ctx, struct mrcx_ctl_info *info);
+int mrcx_ctl_fmt(const void *ctx, uint64_t id, const struct mrcx_fmt_req *req,
+                 uint32_t *state, uint32_t *mode, uint8_t *widths,
+                 uint32_t cap, uint32_t *n);
+int mrcx_ctl_ev(const void *ctx, uint64_t id, const struct mrcx_ev_req *req,
+                struct mrcx_ev_entry *entries, uint32_t *n_entries,
+                struct mrcx_ev_field *fields, uint32_t *n_fields,
+                struct mrcx_ev_info *info);
+int mrcx_ctl_cc(const void *ctx, uint64_t id, const struct mrcx_cc_req *req,
+                struct mrcx_cc_info *info);
+/* handle: the mrc_cq's address, as mrc.c gives it to mrcx_create_cq. */
+int mrcx_ctl_open_ev_cq(const void *ctx, uintptr_t handle);
+struct mrcx_ev_event {
+  uint32_t profile_id;
+  uint32_t ev;
+  uint32_t state; /* enum mrc_ctl_ev_state */
+};
+int mrcx_ctl_poll_ev_cq(uintptr_t handle, int max, struct mrcx_ev_event *out,
+                        int *api_1_0_1);
 int mrcx_ctl_endpoint_post(const void *ctx, uint32_t kind, const uint8_t *gid16,
                            uint32_t ev, uint8_t port, uint32_t *id);
 /* 1: request id's result (status, ...), 0: not yet, or -errno. */
@@ -142,8 +194,17 @@ static inline struct mrc_ibv_context *mrc_ours(struct ibv_context *ctx) {
   return (c && c->magic == MRC_CONTEXT_MAGIC) ? c : NULL;
 }
 
+/* An MRC context (mrc.h): the device context it was made on. `refs`
+ * counts its CQs, QPs, QP hints and completion channels. */
+struct mrc_context {
+  struct mrc_ibv_context *ibv;
+  int refs;
+  int hints; /* QP hints it holds (at most MRC_DEV_MAX_QP_HINT) */
+};
+
 /* What our devices offer (the driver's limits), for every query. */
 enum {
+  MRC_DEV_MAX_QP_HINT = 1024, /* per MRC context */
   MRC_DEV_MAX_QP = 256,
   MRC_DEV_MAX_CQ = 256,
   MRC_DEV_MAX_QP_WR = 1 << 16,

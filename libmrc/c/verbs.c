@@ -174,7 +174,7 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
   struct mrc_ibv_context *c = mrc_ours(context);
   if (!c || !attr || port_num != 1)
     return EINVAL;
-  /* Administratively down (mrc_ctl_set_port_admin_state): DOWN, and
+  /* Administratively down (mrc_ctl_modify_port): DOWN, and
      its physical state Disabled. */
   int up = mrcx_port_up(c->rs, 0);
   if (up < 0)

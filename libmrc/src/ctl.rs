@@ -1,14 +1,16 @@
-//! `mrc_ctl.h`'s objects: EV format profiles, EV profiles, CC profiles
-//! (each INIT -> OFFLINE -> ONLINE), the EV-event CQ, and the EV states a
-//! controller sets. One [`Ctl`] per device context.
+//! `mrc_ctl.h`'s objects: EV format profiles, EV profiles and CC profiles
+//! (each INIT -> OFFLINE -> ONLINE -> OFFLINE -> INIT, named by ids the
+//! controller picks), the EV-event CQ, and the EV states a controller
+//! sets. One [`Ctl`] per device context.
 //!
-//! How they reach the driver: a QP bound to an EV profile at INIT takes
-//! the profile's EV values at RTS (`RtsAttr::evs`), one bound to a CC
-//! profile takes its `max_cwnd` (`RtsAttr::cc`); setting an EV's state
+//! How they reach the driver: a QP bound to an ONLINE EV profile at INIT
+//! takes the profile's EV values at RTS (`RtsAttr::evs`), and the EVs the
+//! controller DENIED are denied on it then; one bound to a CC profile
+//! takes its NSCC `max_cwnd` (`RtsAttr::cc`); setting an EV's state
 //! denies or allows that EV on every QP bound to the profile
 //! (`Controller::deny` / `allow`); the EV-event CQ reads the driver's
-//! EV-event ring and names each event's profile and EV value, keeping
-//! the kinds of state the profile's event mask asks for.
+//! EV-event ring and names each event's profile and EV value, keeping the
+//! states the profile's event mask asks for.
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -20,56 +22,90 @@ pub const STATE_INIT: u32 = 0;
 pub const STATE_OFFLINE: u32 = 1;
 pub const STATE_ONLINE: u32 = 2;
 
-/// `enum mrc_ctl_ev_profile_type`.
-pub const EV_AUTO: u32 = 0;
-pub const EV_EXPLICIT: u32 = 1;
-pub const EV_GENERATED: u32 = 2;
+/// `enum mrc_ctl_ev_mode`.
+pub const EV_MODE_AUTO: u32 = 1 << 0;
+pub const EV_MODE_EXP: u32 = 1 << 1;
+pub const EV_MODE_GEN: u32 = 1 << 2;
+/// `enum mrc_ctl_ev_fmt_mode`: the one this device carries is UDP (the
+/// EV is the UDP source port; STEV needs the IPv6 flow label and SRv6 its
+/// addresses, which neither the card nor the soft NIC sets).
+pub const FMT_MODE_UDP: u32 = 1 << 2;
 
-/// `enum mrc_ctl_ev_state`; the event mask has bit `1 << state`.
-pub const EV_GOOD: u32 = 0;
-pub const EV_ASSUMED_BAD: u32 = 1;
-pub const EV_DENIED: u32 = 2;
+/// `enum mrc_ctl_ev_state`; an event mask is an OR of them.
+pub const EV_GOOD: u32 = 1 << 0;
+pub const EV_ASSUMED_BAD: u32 = 1 << 1;
+pub const EV_DENIED: u32 = 1 << 2;
+pub const EV_UNKNOWN: u32 = 1 << 31;
+/// The states an event mask may name.
+pub const EVENT_MASK_STATES: u32 = EV_GOOD | EV_ASSUMED_BAD;
 
 /// EVs per QP the driver takes (`EvProfile::values`: 1..=128).
 pub const MAX_EVS: u32 = 128;
-/// EV values the driver carries: UDP source ports (16 bits; MRC 1.0's
-/// 32-bit EVs need the IPv6 flow label, which the card does not set).
-pub const MAX_EV_VALUE: u32 = 0xFFFF;
-/// Fields of an EV format and the bits they may take together.
+/// Bits of an EV: a UDP source port.
+pub const EV_WIDTH: u32 = 16;
+/// Fields of an EV format (and of an EV profile).
 pub const MAX_EV_FIELDS: usize = 8;
-pub const EV_BITS: u32 = 32;
 /// AUTO profiles: each QP takes a block of this many consecutive source
 /// ports from [`AUTO_EV_BASE`], by QP number.
 pub const AUTO_EV_BASE: u32 = 0xC000;
 pub const AUTO_EV_BLOCK: u32 = MAX_EVS;
-/// UET NSCC's parameters, in `struct mrc_ctl_cc_profile_attr` order
-/// (disable_qa .. target_delay).
-pub const NSCC_PARAMS: usize = 13;
-/// Index of max_cwnd among them (bytes).
-pub const NSCC_MAX_CWND: usize = 9;
-/// The one algorithm MRC 1.0 names.
-pub const NSCC_NAME: &str = "uet-1.0-nscc";
+/// Profiles of each kind a context holds: ids 1 ..= this (0 is "none" to
+/// `mrcx_bind_profiles`).
+pub const MAX_PROFILES: u64 = 256;
+/// The port of every EV (a device has one: verbs port 1).
+pub const PORT: u8 = 1;
 
 const EINVAL: c_int = 22;
 const ENOENT: c_int = 2;
 const EBUSY: c_int = 16;
-const ENOSPC: c_int = 28;
+const E2BIG: c_int = 7;
 
-/// Profiles of each kind a context holds.
-pub const MAX_PROFILES: usize = 256;
+/// An EV entry: its value and port; value 0 on port 0 is an entry not yet
+/// given (`MRC_CTL_EV_UNPOPULATED`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ev {
+    pub value: u32,
+    pub port: u32,
+}
 
-#[derive(Clone, Debug)]
+pub const UNPOPULATED: Ev = Ev { value: 0, port: 0 };
+
+/// `struct mrc_ctl_ev_field`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EvField {
+    pub width: u32,
+    pub init_val: u32,
+    pub min_val: u32,
+    pub max_val: u32,
+    pub mask: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FmtProfile {
+    pub state: u32,
+    pub mode: u32,
+    pub widths: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
 pub struct EvProfile {
-    pub kind: u32,
-    pub format: u32,
+    pub state: u32,
+    pub mode: u32,
+    pub format: u64,
     pub ev_count: u32,
     pub ev_min_active: u32,
     pub event_mask: u32,
-    /// EXPLICIT: the values; GENERATED: base .. base + count; AUTO: empty
-    /// (chosen per QP).
-    pub values: Vec<u32>,
-    pub ev_base: u32,
-    pub state: u32,
+    /// Whether MIN_ACTIVE and EVENT_MASK were given (ONLINE needs both).
+    pub min_active_set: bool,
+    pub event_mask_set: bool,
+    pub fields: Vec<EvField>,
+    /// EXPLICIT and GENERATED: the array (`ev_count` entries) and each
+    /// entry's state as the controller set it (GOOD or DENIED). AUTO:
+    /// empty (the values are per QP).
+    pub evs: Vec<Ev>,
+    pub states: Vec<u32>,
     /// QPs bound to it.
     pub users: u32,
 }
@@ -77,22 +113,47 @@ pub struct EvProfile {
 impl EvProfile {
     /// The EV values of QP `qpn` under this profile.
     pub fn values_for(&self, qpn: u32) -> Vec<u16> {
-        let vals: Vec<u32> = match self.kind {
-            EV_AUTO => {
-                let blocks = (MAX_EV_VALUE + 1 - AUTO_EV_BASE) / AUTO_EV_BLOCK;
-                let base = AUTO_EV_BASE + (qpn % blocks) * AUTO_EV_BLOCK;
-                (0..self.ev_count).map(|i| base + i).collect()
-            }
-            _ => self.values.clone(),
-        };
-        vals.into_iter().map(|v| v as u16).collect()
+        if self.mode == EV_MODE_AUTO {
+            let blocks = ((1 << EV_WIDTH) - AUTO_EV_BASE) / AUTO_EV_BLOCK;
+            let base = AUTO_EV_BASE + (qpn % blocks) * AUTO_EV_BLOCK;
+            return (0..self.ev_count).map(|i| (base + i) as u16).collect();
+        }
+        self.evs.iter().map(|e| e.value as u16).collect()
+    }
+
+    /// The values the controller DENIED (a QP taking the profile at RTS
+    /// denies them too).
+    pub fn denied_values(&self) -> Vec<u16> {
+        self.evs
+            .iter()
+            .zip(&self.states)
+            .filter(|&(_, &s)| s == EV_DENIED)
+            .map(|(e, _)| e.value as u16)
+            .collect()
     }
 }
 
+/// `"uet-1.0-nscc"`, the algorithm the device names.
+pub const CC_NONE: u32 = 0;
+pub const CC_NSCC: u32 = 1;
+
+#[derive(Clone, Debug, Default)]
 pub struct CcProfile {
-    pub params: [u32; NSCC_PARAMS],
     pub state: u32,
+    pub algorithm_set: bool,
+    pub algorithm: u32,
+    /// NSCC's parameters as the controller gave them (the C structure's
+    /// bytes, returned by a query) and the window they name.
+    pub config: Option<Vec<u8>>,
+    pub max_cwnd: u32,
     pub users: u32,
+}
+
+impl CcProfile {
+    /// The window of QPs bound to it; `None`: the device's default.
+    pub fn window(&self) -> Option<u32> {
+        (self.algorithm == CC_NSCC && self.config.is_some()).then_some(self.max_cwnd)
+    }
 }
 
 /// A QP bound to profiles (the ids, and the EV values it took at RTS).
@@ -103,15 +164,90 @@ pub struct Binding {
     pub ev_values: Vec<u16>,
 }
 
+/// What `modify_fmt` is asked (`set`: the `SET_*` bits).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FmtReq {
+    pub set: u32,
+    pub state: u32,
+    pub mode: u32,
+    pub n_widths: u32,
+    pub widths: *const u8,
+}
+
+/// What `modify_ev` is asked.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct EvReq {
+    pub set: u32,
+    pub state: u32,
+    pub mode: u32,
+    pub ev_count: u32,
+    pub format: u64,
+    pub ev_min_active: u32,
+    pub event_mask: u32,
+    /// `EV_OP_*` (`EV_OP_NONE`: none).
+    pub ev_op: u32,
+    /// `FIELDS_OP_*`.
+    pub fields_op: u32,
+}
+
+/// An entry of an EV operation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EvEntry {
+    pub ev: Ev,
+    pub ev_new: Ev,
+    pub state: u32,
+    pub flags: u32,
+}
+
+/// What `modify_cc` is asked.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CcReq {
+    pub set: u32,
+    pub state: u32,
+    /// `CC_NONE`, `CC_NSCC`, or another value: a name the device lacks.
+    pub algorithm: u32,
+    pub max_cwnd: u32,
+    pub config: *const u8,
+    pub config_len: u32,
+}
+
+pub const SET_STATE: u32 = 1 << 0;
+pub const SET_MODE: u32 = 1 << 1;
+pub const SET_FIELDS: u32 = 1 << 2;
+pub const SET_FORMAT: u32 = 1 << 3;
+pub const SET_COUNT: u32 = 1 << 4;
+pub const SET_MIN_ACTIVE: u32 = 1 << 5;
+pub const SET_EVENT_MASK: u32 = 1 << 6;
+pub const SET_ALGORITHM: u32 = 1 << 7;
+pub const SET_CONFIG: u32 = 1 << 8;
+
+/// EV operations (`enum mrc_ctl_ev_op` + 1; 0: none).
+pub const EV_OP_NONE: u32 = 0;
+pub const EV_OP_REPLACE: u32 = 1;
+pub const EV_OP_MODIFY_STATE: u32 = 2;
+pub const EV_OP_QUERY_STATE: u32 = 3;
+pub const EV_OP_QUERY_ARRAY: u32 = 4;
+pub const FIELDS_OP_NONE: u32 = 0;
+pub const FIELDS_OP_MODIFY: u32 = 1;
+pub const FIELDS_OP_QUERY: u32 = 2;
+pub const F_ALL_COPIES: u32 = 1 << 0;
+
 #[derive(Default)]
 pub struct Ctl {
-    pub formats: HashMap<u32, Vec<u8>>,
+    pub formats: HashMap<u64, FmtProfile>,
     pub ev: HashMap<u32, EvProfile>,
     pub cc: HashMap<u32, CcProfile>,
-    next_id: u32,
     /// The EV-event CQ's reader (the driver allows one per context).
     pub controller: Option<Controller>,
-    pub ev_cq_open: bool,
+    /// The EV-event CQ: the C layer's handle of its `mrc_cq`.
+    pub ev_cq: Option<usize>,
+    /// The program announced control API 1.0.1 (`mrc_ctl_query_device_ex`):
+    /// its EV events carry their state.
+    pub api_1_0_1: bool,
     /// Results of endpoint requests taken from the device and not yet
     /// claimed, by request id, oldest first: each caller claims its own
     /// (several threads may have batches in flight on one context).
@@ -121,6 +257,134 @@ pub struct Ctl {
 /// Endpoint results kept unclaimed at most (a caller that gave up never
 /// claims its own); the oldest go first.
 const MAX_UNCLAIMED_RESULTS: usize = 4096;
+
+fn profile_id(id: u64) -> Result<u32, c_int> {
+    if id == 0 || id > MAX_PROFILES {
+        return Err(EINVAL);
+    }
+    Ok(id as u32)
+}
+
+/// The states a request may move a profile through: INIT -> OFFLINE ->
+/// ONLINE -> OFFLINE -> INIT, or stay.
+fn check_transition(from: u32, to: u32) -> Result<(), c_int> {
+    match (from, to) {
+        (a, b) if a == b && a <= STATE_ONLINE => Ok(()),
+        (STATE_INIT, STATE_OFFLINE)
+        | (STATE_OFFLINE, STATE_ONLINE)
+        | (STATE_ONLINE, STATE_OFFLINE)
+        | (STATE_OFFLINE, STATE_INIT) => Ok(()),
+        _ => Err(EINVAL),
+    }
+}
+
+/// Whether attributes other than the state may be set: in OFFLINE, or on
+/// the way from INIT to OFFLINE (ONLINE profiles are not modified here:
+/// the device advertises no MODIFY_ONLINE).
+fn may_configure(from: u32, to: u32) -> bool {
+    from == STATE_OFFLINE || (from == STATE_INIT && to == STATE_OFFLINE)
+}
+
+fn width_mask(width: u32) -> u32 {
+    if width >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << width) - 1
+    }
+}
+
+/// Lay the low bits of `bits` into the set bits of `mask`, lowest first.
+fn deposit(bits: u32, mask: u32) -> u32 {
+    let (mut out, mut k, mut m) = (0u32, 0u32, mask);
+    while m != 0 {
+        let low = m & m.wrapping_neg();
+        if bits >> k & 1 != 0 {
+            out |= low;
+        }
+        k += 1;
+        m &= m - 1;
+    }
+    out
+}
+
+/// The rules of an EV profile's fields against its format's widths.
+fn check_fields(fields: &[EvField], widths: &[u8]) -> Result<(), c_int> {
+    if fields.len() > widths.len() {
+        return Err(E2BIG);
+    }
+    for (f, &w) in fields.iter().zip(widths) {
+        let in_width = width_mask(f.width);
+        let mask_max = width_mask(f.mask.count_ones());
+        if f.width == 0
+            || f.width > u32::from(w)
+            || f.init_val & !in_width != 0
+            || f.mask & !in_width != 0
+            || f.max_val > mask_max
+            || f.min_val > f.max_val
+        {
+            return Err(EINVAL);
+        }
+    }
+    Ok(())
+}
+
+/// The first `count` EVs the fields generate: each field's generated part
+/// runs from its min_val to its max_val (the last field fastest), laid
+/// into its mask over its init_val; the fields sit in the format's fields
+/// (first field most significant), zero-filled where the format's field
+/// is wider or has no EV field.
+fn generate(fields: &[EvField], widths: &[u8], count: u32) -> Result<Vec<u32>, c_int> {
+    let spans: Vec<u64> = fields
+        .iter()
+        .map(|f| {
+            if f.mask == 0 {
+                1
+            } else {
+                u64::from(f.max_val - f.min_val) + 1
+            }
+        })
+        .collect();
+    let combos = spans
+        .iter()
+        .try_fold(1u64, |a, &s| a.checked_mul(s))
+        .unwrap_or(u64::MAX);
+    if u64::from(count) > combos {
+        return Err(EINVAL);
+    }
+    let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
+    let mut out = Vec::with_capacity(count as usize);
+    for k in 0..u64::from(count) {
+        let mut rest = k;
+        let mut parts = vec![0u32; fields.len()];
+        for (i, f) in fields.iter().enumerate().rev() {
+            let g = (rest % spans[i]) as u32;
+            rest /= spans[i];
+            parts[i] = if f.mask == 0 {
+                f.init_val
+            } else {
+                (f.init_val & !f.mask) | deposit(f.min_val + g, f.mask)
+            };
+        }
+        let mut v = 0u64;
+        let mut used = 0u32;
+        for (i, &w) in widths.iter().enumerate() {
+            used += u32::from(w);
+            let part = parts.get(i).copied().unwrap_or(0);
+            v |= u64::from(part) << (total - used);
+        }
+        out.push(v as u32);
+    }
+    Ok(out)
+}
+
+/// An EV value the device carries on its port: 1 .. 2^width - 1 (0 is
+/// the driver's unused slot), port 1.
+fn check_ev(e: Ev, width: u32) -> Result<(), c_int> {
+    if e.port != u32::from(PORT) || e.value == 0 || e.value > width_mask(width.min(EV_WIDTH)) {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
 
 impl Ctl {
     /// Move the device's endpoint results into `endpoint_results`.
@@ -132,127 +396,389 @@ impl Ctl {
             self.endpoint_results.push_back(r);
         }
     }
-}
 
-fn request_id(r: &driver::device::EndpointResult) -> u16 {
-    use driver::device::EndpointResult as R;
-    match *r {
-        R::EvProbe { request_id, .. } | R::PortStatus { request_id, .. } | R::TimedOut { request_id, .. } => request_id,
-    }
-}
-
-impl Ctl {
-    fn id(&mut self) -> u32 {
-        self.next_id += 1;
-        self.next_id
+    /// Total width of format `id` if it is ONLINE-able (configured).
+    fn format_width(&self, id: u64) -> Option<(u32, Vec<u8>, u32)> {
+        let f = self.formats.get(&id)?;
+        Some((f.widths.iter().map(|&w| u32::from(w)).sum(), f.widths.clone(), f.state))
     }
 
-    pub fn create_format(&mut self, widths: &[u8]) -> Result<u32, c_int> {
-        let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
-        if widths.is_empty() || widths.len() > MAX_EV_FIELDS || widths.contains(&0) || total > EV_BITS {
+    /// EVs the profiles take together (for `ev_free_count`).
+    pub fn evs_in_use(&self) -> u32 {
+        self.ev.values().map(|p| p.ev_count).sum()
+    }
+
+    /// Modify EV format profile `id` as `r` asks (`widths`: the fields,
+    /// when `r.set` has `SET_FIELDS`).
+    pub fn modify_fmt(&mut self, id: u64, r: &FmtReq, widths: &[u8]) -> Result<(), c_int> {
+        profile_id(id)?;
+        let mut p = self.formats.get(&id).cloned().unwrap_or_default();
+        let to = if r.set & SET_STATE != 0 { r.state } else { p.state };
+        check_transition(p.state, to)?;
+        let config = r.set & (SET_MODE | SET_FIELDS);
+        if config != 0 && !may_configure(p.state, to) {
             return Err(EINVAL);
         }
-        if self.formats.len() >= MAX_PROFILES {
-            return Err(ENOSPC);
-        }
-        let id = self.id();
-        self.formats.insert(id, widths.to_vec());
-        Ok(id)
-    }
-
-    pub fn destroy_format(&mut self, id: u32) -> Result<(), c_int> {
-        if !self.formats.contains_key(&id) {
-            return Err(ENOENT);
-        }
-        if self.ev.values().any(|p| p.format == id) {
-            return Err(EBUSY);
-        }
-        self.formats.remove(&id);
-        Ok(())
-    }
-
-    /// Check and store an EV profile (state INIT).
-    pub fn create_ev(&mut self, mut p: EvProfile) -> Result<u32, c_int> {
-        if p.format != 0 && !self.formats.contains_key(&p.format) {
-            return Err(ENOENT);
-        }
-        if p.kind == EV_EXPLICIT {
-            p.ev_count = p.values.len() as u32;
-        }
-        if p.kind == EV_GENERATED {
-            // The count is checked before anything is made of it.
-            if p.ev_count == 0 || p.ev_count > MAX_EVS {
+        if p.state == STATE_INIT && to == STATE_OFFLINE {
+            p = FmtProfile::default();
+            if r.set & SET_MODE == 0 {
                 return Err(EINVAL);
             }
-            p.values = (0..p.ev_count).map(|i| p.ev_base.wrapping_add(i)).collect();
         }
-        check_ev(&p)?;
-        if self.ev.len() >= MAX_PROFILES {
-            return Err(ENOSPC);
+        if r.set & SET_MODE != 0 {
+            if r.mode != FMT_MODE_UDP {
+                return Err(EINVAL);
+            }
+            p.mode = r.mode;
         }
-        p.state = STATE_INIT;
-        p.users = 0;
-        let id = self.id();
-        self.ev.insert(id, p);
-        Ok(id)
-    }
-
-    /// New EV values of an EXPLICIT profile that is not ONLINE (QPs take
-    /// their EVs at RTS: a profile in use is not changed under them).
-    pub fn replace_evs(&mut self, id: u32, values: &[u32]) -> Result<(), c_int> {
-        let p = self.ev.get_mut(&id).ok_or(ENOENT)?;
-        if p.kind != EV_EXPLICIT {
+        if r.set & SET_FIELDS != 0 {
+            let total: u32 = widths.iter().map(|&w| u32::from(w)).sum();
+            if widths.is_empty() || widths.contains(&0) {
+                return Err(EINVAL);
+            }
+            if widths.len() > MAX_EV_FIELDS || total > EV_WIDTH {
+                return Err(E2BIG);
+            }
+            p.widths = widths.to_vec();
+        }
+        // EV profiles that name it: ONLINE ones hold it ONLINE and
+        // configured, any that is not INIT holds it out of INIT.
+        let users_online = self.ev.values().any(|e| e.format == id && e.state == STATE_ONLINE);
+        let users = self.ev.values().any(|e| e.format == id && e.mode != EV_MODE_AUTO);
+        if users_online && (to != STATE_ONLINE || config != 0) {
+            return Err(EBUSY);
+        }
+        if to == STATE_INIT && users && p.state != STATE_INIT {
+            return Err(EBUSY);
+        }
+        if to == STATE_ONLINE && p.widths.is_empty() {
             return Err(EINVAL);
         }
-        if p.state == STATE_ONLINE || p.users > 0 {
-            return Err(EBUSY);
+        if to == STATE_INIT {
+            self.formats.remove(&id);
+            return Ok(());
         }
-        let mut q = p.clone();
-        q.values = values.to_vec();
-        q.ev_count = values.len() as u32;
-        check_ev(&q)?;
-        *p = q;
+        p.state = to;
+        self.formats.insert(id, p);
         Ok(())
     }
 
-    pub fn destroy_ev(&mut self, id: u32) -> Result<(), c_int> {
-        let p = self.ev.get(&id).ok_or(ENOENT)?;
-        if p.users > 0 {
-            return Err(EBUSY);
-        }
-        self.ev.remove(&id);
-        Ok(())
+    pub fn query_fmt(&self, id: u64) -> Result<FmtProfile, c_int> {
+        profile_id(id)?;
+        Ok(self.formats.get(&id).cloned().unwrap_or_default())
     }
 
-    pub fn create_cc(&mut self, name: &str, params: [u32; NSCC_PARAMS]) -> Result<u32, c_int> {
-        if name != NSCC_NAME || params[NSCC_MAX_CWND] == 0 {
+    /// Modify EV profile `id`. `entries` and `fields` are the operations'
+    /// arrays (in and out; `n_entries` / `n_fields` set to the number
+    /// filled or needed). Returns the EV state changes (value, state) to
+    /// make on the QPs bound to the profile.
+    pub fn modify_ev(
+        &mut self,
+        id: u64,
+        r: &EvReq,
+        entries: &mut [EvEntry],
+        n_entries: &mut u32,
+        fields: &mut [EvField],
+        n_fields: &mut u32,
+    ) -> Result<Vec<(u16, u32)>, c_int> {
+        let key = profile_id(id)?;
+        let mut p = self.ev.get(&key).cloned().unwrap_or_default();
+        let from = p.state;
+        let to = if r.set & SET_STATE != 0 { r.state } else { from };
+        check_transition(from, to)?;
+        let set_fields = if r.fields_op == FIELDS_OP_MODIFY { SET_FIELDS } else { 0 };
+        let config = (r.set & (SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK)) | set_fields;
+        if config != 0 && !may_configure(from, to) {
             return Err(EINVAL);
         }
-        if self.cc.len() >= MAX_PROFILES {
-            return Err(ENOSPC);
+        if from == STATE_INIT && to == STATE_OFFLINE {
+            p = EvProfile::default();
+            let need_fmt = r.mode != EV_MODE_AUTO;
+            if r.set & SET_MODE == 0
+                || need_fmt && r.set & (SET_FORMAT | SET_COUNT) != SET_FORMAT | SET_COUNT
+                || r.mode == EV_MODE_GEN && config & SET_FIELDS == 0
+            {
+                return Err(EINVAL);
+            }
         }
-        let id = self.id();
-        self.cc.insert(
-            id,
-            CcProfile {
-                params,
-                state: STATE_INIT,
-                users: 0,
-            },
-        );
-        Ok(id)
+        if r.set & SET_MODE != 0 {
+            if ![EV_MODE_AUTO, EV_MODE_EXP, EV_MODE_GEN].contains(&r.mode) {
+                return Err(EINVAL);
+            }
+            if r.mode != p.mode {
+                p.evs.clear();
+                p.states.clear();
+            }
+            p.mode = r.mode;
+            if p.mode == EV_MODE_AUTO && r.set & SET_COUNT == 0 && p.ev_count == 0 {
+                p.ev_count = MAX_EVS;
+            }
+        }
+        if r.set & SET_FORMAT != 0 {
+            p.format = r.format;
+        }
+        if r.set & SET_COUNT != 0 {
+            if r.ev_count == 0 || r.ev_count > MAX_EVS {
+                return Err(EINVAL);
+            }
+            p.ev_count = r.ev_count;
+        }
+        if r.set & SET_MIN_ACTIVE != 0 {
+            p.ev_min_active = r.ev_min_active;
+            p.min_active_set = true;
+        }
+        if r.set & SET_EVENT_MASK != 0 {
+            if r.event_mask & !EVENT_MASK_STATES != 0 {
+                return Err(EINVAL);
+            }
+            p.event_mask = r.event_mask;
+            p.event_mask_set = true;
+        }
+        if config & SET_FIELDS != 0 {
+            let n = *n_fields as usize;
+            if n > MAX_EV_FIELDS {
+                return Err(E2BIG);
+            }
+            p.fields = fields.get(..n).ok_or(EINVAL)?.to_vec();
+        }
+        // The configuration as a whole, when it changes or the profile
+        // goes ONLINE (its format may have changed meanwhile); a query or
+        // a move down is never refused for it.
+        let going_up = (from == STATE_INIT || from == STATE_OFFLINE) && to == from + 1;
+        if config != 0 || going_up {
+            self.check_ev_config(&mut p)?;
+        }
+        if from == STATE_INIT && to == STATE_OFFLINE {
+            p.state = STATE_OFFLINE;
+        }
+        // The operations.
+        let mut changes = Vec::new();
+        match r.ev_op {
+            EV_OP_NONE => {}
+            EV_OP_REPLACE => {
+                if p.state != STATE_OFFLINE || p.mode != EV_MODE_EXP {
+                    return Err(EINVAL);
+                }
+                let width = self.format_width(p.format).map_or(EV_WIDTH, |f| f.0);
+                let n = (*n_entries as usize).min(entries.len());
+                for e in &entries[..n] {
+                    if e.ev_new != UNPOPULATED {
+                        check_ev(e.ev_new, width)?;
+                    }
+                    if e.state != EV_GOOD && e.state != EV_DENIED {
+                        return Err(EINVAL);
+                    }
+                    let all = e.flags & F_ALL_COPIES != 0;
+                    let mut found = false;
+                    for i in 0..p.evs.len() {
+                        if p.evs[i] == e.ev {
+                            p.evs[i] = e.ev_new;
+                            p.states[i] = e.state;
+                            found = true;
+                            if !all {
+                                break;
+                            }
+                        }
+                    }
+                    if !found {
+                        return Err(ENOENT);
+                    }
+                }
+                // One socket per source port: an EV appears once.
+                let mut vals: Vec<u32> = p.evs.iter().filter(|e| **e != UNPOPULATED).map(|e| e.value).collect();
+                let len = vals.len();
+                vals.sort_unstable();
+                vals.dedup();
+                if vals.len() != len {
+                    return Err(EINVAL);
+                }
+            }
+            EV_OP_MODIFY_STATE => {
+                if p.state == STATE_INIT || p.mode == EV_MODE_AUTO {
+                    return Err(EINVAL);
+                }
+                let n = (*n_entries as usize).min(entries.len());
+                for e in &entries[..n] {
+                    // ASSUMED_BAD is the NIC's verdict, not a controller's.
+                    if e.state != EV_GOOD && e.state != EV_DENIED {
+                        return Err(EINVAL);
+                    }
+                    let at = p
+                        .evs
+                        .iter()
+                        .position(|x| *x == e.ev && *x != UNPOPULATED)
+                        .ok_or(ENOENT)?;
+                    p.states[at] = e.state;
+                    changes.push((e.ev.value as u16, e.state));
+                }
+            }
+            EV_OP_QUERY_STATE => {
+                let n = (*n_entries as usize).min(entries.len());
+                for e in entries[..n].iter_mut() {
+                    let at = p.evs.iter().position(|x| *x == e.ev).ok_or(ENOENT)?;
+                    e.state = if p.evs[at] == UNPOPULATED {
+                        EV_UNKNOWN
+                    } else {
+                        p.states[at]
+                    };
+                }
+            }
+            EV_OP_QUERY_ARRAY => {
+                let need = p.evs.len();
+                let cap = (*n_entries as usize).min(entries.len());
+                *n_entries = need as u32;
+                if need > cap {
+                    return Err(E2BIG);
+                }
+                for (i, e) in entries[..need].iter_mut().enumerate() {
+                    *e = EvEntry {
+                        ev: p.evs[i],
+                        state: if p.evs[i] == UNPOPULATED {
+                            EV_UNKNOWN
+                        } else {
+                            p.states[i]
+                        },
+                        ..EvEntry::default()
+                    };
+                }
+            }
+            _ => return Err(EINVAL),
+        }
+        if r.fields_op == FIELDS_OP_QUERY {
+            let need = p.fields.len();
+            let cap = (*n_fields as usize).min(fields.len());
+            *n_fields = need as u32;
+            if need > cap {
+                return Err(E2BIG);
+            }
+            fields[..need].copy_from_slice(&p.fields);
+        } else if r.fields_op != FIELDS_OP_NONE && r.fields_op != FIELDS_OP_MODIFY {
+            return Err(EINVAL);
+        }
+        // The last move.
+        match (p.state, to) {
+            (STATE_OFFLINE, STATE_ONLINE) => {
+                let fmt_online =
+                    p.mode == EV_MODE_AUTO || self.format_width(p.format).is_some_and(|f| f.2 == STATE_ONLINE);
+                if !p.min_active_set || !p.event_mask_set || !fmt_online || p.evs.contains(&UNPOPULATED) {
+                    return Err(EINVAL);
+                }
+            }
+            (STATE_ONLINE, STATE_OFFLINE) | (STATE_OFFLINE, STATE_INIT) if p.users > 0 => return Err(EBUSY),
+            _ => {}
+        }
+        if to == STATE_INIT {
+            self.ev.remove(&key);
+            return Ok(changes);
+        }
+        p.state = to;
+        self.ev.insert(key, p);
+        Ok(changes)
     }
 
-    pub fn destroy_cc(&mut self, id: u32) -> Result<(), c_int> {
-        let p = self.cc.get(&id).ok_or(ENOENT)?;
-        if p.users > 0 {
-            return Err(EBUSY);
+    /// The whole configuration of `p`: a format that exists and is not
+    /// INIT (non-AUTO), fields that fit it, a count the device takes, a
+    /// floor within the count; GENERATED arrays made from the fields,
+    /// EXPLICIT ones sized to the count (new entries not yet given).
+    fn check_ev_config(&self, p: &mut EvProfile) -> Result<(), c_int> {
+        if p.ev_count == 0 || p.ev_count > MAX_EVS || p.ev_min_active > p.ev_count {
+            return Err(EINVAL);
         }
-        self.cc.remove(&id);
+        if p.mode == EV_MODE_AUTO {
+            return Ok(());
+        }
+        let Some((width, widths, fstate)) = self.format_width(p.format) else {
+            return Err(EINVAL);
+        };
+        if fstate == STATE_INIT {
+            return Err(EINVAL);
+        }
+        check_fields(&p.fields, &widths)?;
+        let total: u32 = p.fields.iter().map(|f| f.width).sum();
+        if total > width {
+            return Err(EINVAL);
+        }
+        match p.mode {
+            EV_MODE_GEN => {
+                let vals = generate(&p.fields, &widths, p.ev_count)?;
+                if vals.contains(&0) {
+                    return Err(EINVAL);
+                }
+                let keep: HashMap<u32, u32> = p.evs.iter().zip(&p.states).map(|(e, &s)| (e.value, s)).collect();
+                p.states = vals.iter().map(|v| keep.get(v).copied().unwrap_or(EV_GOOD)).collect();
+                p.evs = vals
+                    .into_iter()
+                    .map(|value| Ev {
+                        value,
+                        port: u32::from(PORT),
+                    })
+                    .collect();
+            }
+            _ => {
+                p.evs.resize(p.ev_count as usize, UNPOPULATED);
+                p.states.resize(p.ev_count as usize, EV_GOOD);
+                if p.evs.iter().any(|e| *e != UNPOPULATED && check_ev(*e, width).is_err()) {
+                    return Err(EINVAL);
+                }
+            }
+        }
         Ok(())
     }
 
-    /// Bind a QP moving to INIT to profiles, which must be ONLINE.
+    pub fn query_ev(&self, id: u64) -> Result<EvProfile, c_int> {
+        let key = profile_id(id)?;
+        Ok(self.ev.get(&key).cloned().unwrap_or_default())
+    }
+
+    pub fn modify_cc(&mut self, id: u64, r: &CcReq, config: &[u8]) -> Result<(), c_int> {
+        let key = profile_id(id)?;
+        let mut p = self.cc.get(&key).cloned().unwrap_or_default();
+        let from = p.state;
+        let to = if r.set & SET_STATE != 0 { r.state } else { from };
+        check_transition(from, to)?;
+        let set = r.set & (SET_ALGORITHM | SET_CONFIG);
+        if set != 0 && !may_configure(from, to) {
+            return Err(EINVAL);
+        }
+        if from == STATE_INIT && to == STATE_OFFLINE {
+            p = CcProfile::default();
+            if r.set & SET_ALGORITHM == 0 {
+                return Err(EINVAL);
+            }
+        }
+        if r.set & SET_ALGORITHM != 0 {
+            if r.algorithm != CC_NONE && r.algorithm != CC_NSCC {
+                return Err(EINVAL);
+            }
+            if r.algorithm != p.algorithm {
+                p.config = None;
+            }
+            p.algorithm = r.algorithm;
+            p.algorithm_set = true;
+        }
+        if r.set & SET_CONFIG != 0 {
+            if p.algorithm != CC_NSCC || r.max_cwnd == 0 {
+                return Err(EINVAL);
+            }
+            p.config = Some(config.to_vec());
+            p.max_cwnd = r.max_cwnd;
+        }
+        match (from, to) {
+            (STATE_OFFLINE, STATE_ONLINE) if p.algorithm == CC_NSCC && p.config.is_none() => return Err(EINVAL),
+            (STATE_ONLINE, STATE_OFFLINE) | (STATE_OFFLINE, STATE_INIT) if p.users > 0 => return Err(EBUSY),
+            _ => {}
+        }
+        if to == STATE_INIT {
+            self.cc.remove(&key);
+            return Ok(());
+        }
+        p.state = to;
+        self.cc.insert(key, p);
+        Ok(())
+    }
+
+    /// Bind a QP moving to INIT to profiles, which must be ONLINE (an id
+    /// that names no configured profile: ENOENT).
     pub fn bind(&mut self, ev: Option<u32>, cc: Option<u32>) -> Result<Binding, c_int> {
         for (id, state) in [
             (ev, ev.map(|i| self.ev.get(&i).map(|p| p.state))),
@@ -288,36 +814,10 @@ impl Ctl {
     }
 }
 
-/// The rules every EV profile keeps: a kind we know, 1..=128 EVs, values
-/// the driver carries and distinct, at most `ev_count` active at minimum,
-/// an event mask of known states.
-fn check_ev(p: &EvProfile) -> Result<(), c_int> {
-    let known_mask = (1 << EV_GOOD) | (1 << EV_ASSUMED_BAD) | (1 << EV_DENIED);
-    if p.kind > EV_GENERATED
-        || p.ev_count == 0
-        || p.ev_count > MAX_EVS
-        || p.ev_min_active > p.ev_count
-        || p.event_mask & !known_mask != 0
-    {
-        return Err(EINVAL);
-    }
-    if p.values.iter().any(|&v| v > MAX_EV_VALUE) {
-        return Err(EINVAL);
-    }
-    let mut sorted = p.values.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    if sorted.len() != p.values.len() {
-        return Err(EINVAL);
-    }
-    Ok(())
-}
-
-/// INIT -> OFFLINE -> ONLINE, ONLINE -> OFFLINE; anything else EINVAL.
-pub fn next_state(from: u32, to: u32) -> Result<u32, c_int> {
-    match (from, to) {
-        (STATE_INIT, STATE_OFFLINE) | (STATE_OFFLINE, STATE_ONLINE) | (STATE_ONLINE, STATE_OFFLINE) => Ok(to),
-        _ => Err(EINVAL),
+fn request_id(r: &driver::device::EndpointResult) -> u16 {
+    use driver::device::EndpointResult as R;
+    match *r {
+        R::EvProbe { request_id, .. } | R::PortStatus { request_id, .. } | R::TimedOut { request_id, .. } => request_id,
     }
 }
 
@@ -326,7 +826,6 @@ pub fn set_ev_state(c: &Controller, qp: &QueuePair, ev: u16, state: u32) -> Resu
     match state {
         EV_DENIED => c.deny(qp, u16::MAX, ev),
         EV_GOOD => c.allow(qp, u16::MAX, ev),
-        // ASSUMED_BAD is the NIC's verdict, not a controller's.
         _ => return Err(EINVAL),
     }
     Ok(())
@@ -336,86 +835,300 @@ pub fn set_ev_state(c: &Controller, qp: &QueuePair, ev: u16, state: u32) -> Resu
 mod tests {
     use super::*;
 
-    fn explicit(values: &[u32]) -> EvProfile {
-        EvProfile {
-            kind: EV_EXPLICIT,
-            format: 0,
-            ev_count: 0,
-            ev_min_active: 1,
-            event_mask: 1 << EV_ASSUMED_BAD,
-            values: values.to_vec(),
-            ev_base: 0,
-            state: 0,
-            users: 0,
+    fn fmt_req(set: u32, state: u32) -> FmtReq {
+        FmtReq {
+            set,
+            state,
+            mode: FMT_MODE_UDP,
+            n_widths: 0,
+            widths: std::ptr::null(),
         }
     }
 
-    #[test]
-    fn profiles_go_online_before_qps_bind_and_stay_while_bound() {
-        let mut c = Ctl::default();
-        let id = c.create_ev(explicit(&[0xC000, 0xC001])).unwrap();
-        assert_eq!(c.bind(Some(id), None).unwrap_err(), EINVAL); // INIT
-        assert_eq!(next_state(STATE_INIT, STATE_ONLINE), Err(EINVAL));
-        c.ev.get_mut(&id).unwrap().state = next_state(STATE_INIT, STATE_OFFLINE).unwrap();
-        c.ev.get_mut(&id).unwrap().state = next_state(STATE_OFFLINE, STATE_ONLINE).unwrap();
-        let b = c.bind(Some(id), None).unwrap();
-        assert_eq!(c.destroy_ev(id), Err(EBUSY));
-        assert_eq!(c.replace_evs(id, &[1]), Err(EBUSY));
-        c.unbind(&b);
-        assert_eq!(c.destroy_ev(id), Ok(()));
-        assert_eq!(c.bind(Some(id), None).unwrap_err(), ENOENT);
-    }
-
-    #[test]
-    fn ev_profiles_are_checked() {
-        let mut c = Ctl::default();
-        assert_eq!(c.create_ev(explicit(&[])), Err(EINVAL));
-        assert_eq!(c.create_ev(explicit(&[7, 7])), Err(EINVAL));
-        assert_eq!(c.create_ev(explicit(&[0x1_0000])), Err(EINVAL));
-        let mut p = explicit(&[1, 2]);
-        p.ev_min_active = 3;
-        assert_eq!(c.create_ev(p), Err(EINVAL));
-        let mut p = explicit(&[1]);
-        p.format = 99;
-        assert_eq!(c.create_ev(p), Err(ENOENT));
-        let g = EvProfile {
-            kind: EV_GENERATED,
+    fn ev_req(set: u32, state: u32, mode: u32) -> EvReq {
+        EvReq {
+            set,
+            state,
+            mode,
             ev_count: 4,
-            ev_base: 0xD000,
-            ..explicit(&[])
-        };
-        let id = c.create_ev(g).unwrap();
-        assert_eq!(c.ev[&id].values_for(5), vec![0xD000, 0xD001, 0xD002, 0xD003]);
-        let a = EvProfile {
-            kind: EV_AUTO,
-            ev_count: 3,
-            ..explicit(&[])
-        };
-        let id = c.create_ev(a).unwrap();
-        assert_eq!(c.ev[&id].values_for(1), vec![0xC080, 0xC081, 0xC082]);
-        assert_eq!(c.create_format(&[8, 8, 8, 9]), Err(EINVAL));
-        assert!(c.create_format(&[8, 8, 16]).is_ok());
+            format: 1,
+            ev_min_active: 1,
+            event_mask: EV_GOOD | EV_ASSUMED_BAD,
+            ev_op: EV_OP_NONE,
+            fields_op: FIELDS_OP_NONE,
+        }
+    }
+
+    /// Format 1: UDP, fields 8 + 8, ONLINE.
+    fn with_format() -> Ctl {
+        let mut c = Ctl::default();
+        c.modify_fmt(1, &fmt_req(SET_STATE | SET_MODE | SET_FIELDS, STATE_OFFLINE), &[8, 8])
+            .unwrap();
+        c.modify_fmt(1, &fmt_req(SET_STATE, STATE_ONLINE), &[]).unwrap();
+        c
+    }
+
+    fn modify(c: &mut Ctl, id: u64, r: &EvReq, entries: &mut [EvEntry]) -> Result<Vec<(u16, u32)>, c_int> {
+        let mut n = entries.len() as u32;
+        let mut nf = 0;
+        c.modify_ev(id, r, entries, &mut n, &mut [], &mut nf)
+    }
+
+    fn ev(value: u32) -> Ev {
+        Ev { value, port: 1 }
     }
 
     #[test]
-    fn a_generated_profile_of_too_many_evs_is_refused_before_it_is_made() {
+    fn format_profiles_follow_their_state_machine() {
         let mut c = Ctl::default();
-        let g = EvProfile {
-            kind: EV_GENERATED,
-            ev_count: u32::MAX,
-            ..explicit(&[])
+        assert_eq!(
+            c.modify_fmt(0, &fmt_req(SET_STATE | SET_MODE, STATE_OFFLINE), &[]),
+            Err(EINVAL)
+        );
+        assert_eq!(
+            c.modify_fmt(MAX_PROFILES + 1, &fmt_req(SET_STATE | SET_MODE, STATE_OFFLINE), &[]),
+            Err(EINVAL)
+        );
+        // INIT -> ONLINE, OFFLINE without a mode, a mode the device lacks.
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_STATE, STATE_ONLINE), &[]), Err(EINVAL));
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_STATE, STATE_OFFLINE), &[]), Err(EINVAL));
+        let stev = FmtReq {
+            mode: 1,
+            ..fmt_req(SET_STATE | SET_MODE, STATE_OFFLINE)
         };
-        assert_eq!(c.create_ev(g), Err(EINVAL));
+        assert_eq!(c.modify_fmt(2, &stev, &[]), Err(EINVAL));
+        c.modify_fmt(2, &fmt_req(SET_STATE | SET_MODE, STATE_OFFLINE), &[])
+            .unwrap();
+        // ONLINE needs fields; 17 bits are more than a source port.
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_STATE, STATE_ONLINE), &[]), Err(EINVAL));
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_FIELDS, 0), &[8, 9]), Err(E2BIG));
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_FIELDS, 0), &[8, 0]), Err(EINVAL));
+        c.modify_fmt(2, &fmt_req(SET_FIELDS, 0), &[4, 12]).unwrap();
+        c.modify_fmt(2, &fmt_req(SET_STATE, STATE_ONLINE), &[]).unwrap();
+        // ONLINE: only back to OFFLINE.
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_FIELDS, 0), &[8]), Err(EINVAL));
+        assert_eq!(c.modify_fmt(2, &fmt_req(SET_STATE, STATE_INIT), &[]), Err(EINVAL));
+        assert_eq!(c.query_fmt(2).unwrap().widths, vec![4, 12]);
+        c.modify_fmt(2, &fmt_req(SET_STATE, STATE_OFFLINE), &[]).unwrap();
+        c.modify_fmt(2, &fmt_req(SET_STATE, STATE_INIT), &[]).unwrap();
+        assert_eq!(c.query_fmt(2).unwrap().state, STATE_INIT);
     }
 
     #[test]
-    fn cc_profiles_name_nscc() {
+    fn explicit_profiles_go_online_once_every_ev_is_given_and_stay_while_bound() {
+        let mut c = with_format();
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK;
+        // A floor above the count; DENIED in the event mask; no format.
+        let r = EvReq {
+            ev_min_active: 5,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_EXP)
+        };
+        assert_eq!(modify(&mut c, 1, &r, &mut []), Err(EINVAL));
+        let r = EvReq {
+            event_mask: EV_DENIED,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_EXP)
+        };
+        assert_eq!(modify(&mut c, 1, &r, &mut []), Err(EINVAL));
+        let r = EvReq {
+            format: 9,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_EXP)
+        };
+        assert_eq!(modify(&mut c, 1, &r, &mut []), Err(EINVAL));
+        modify(&mut c, 1, &ev_req(all, STATE_OFFLINE, EV_MODE_EXP), &mut []).unwrap();
+        assert_eq!(c.ev[&1].evs, vec![UNPOPULATED; 4]);
+        // Not ONLINE before every EV is given.
+        assert_eq!(
+            modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []),
+            Err(EINVAL)
+        );
+        let replace = |v: u32| EvEntry {
+            ev: UNPOPULATED,
+            ev_new: ev(v),
+            state: EV_GOOD,
+            flags: 0,
+        };
+        let op = EvReq {
+            ev_op: EV_OP_REPLACE,
+            ..ev_req(0, 0, 0)
+        };
+        // A value twice, a value beyond the format's 16 bits, value 0.
+        assert_eq!(modify(&mut c, 1, &op, &mut [replace(7), replace(7)]), Err(EINVAL));
+        assert_eq!(modify(&mut c, 1, &op, &mut [replace(0x1_0000)]), Err(EINVAL));
+        let mut zero = replace(0);
+        zero.ev_new.port = 1;
+        assert_eq!(modify(&mut c, 1, &op, &mut [zero]), Err(EINVAL));
+        modify(&mut c, 1, &op, &mut [replace(0xD001), replace(0xD003), replace(0xD005)]).unwrap();
+        // An EV the array does not hold.
+        let missing = EvEntry {
+            ev: ev(0xBEEF),
+            ..replace(0xD007)
+        };
+        assert_eq!(modify(&mut c, 1, &op, &mut [missing]), Err(ENOENT));
+        modify(&mut c, 1, &op, &mut [replace(0xD007)]).unwrap();
+        let b0 = c.bind(Some(1), None);
+        assert_eq!(b0.unwrap_err(), EINVAL); // OFFLINE
+        modify(&mut c, 1, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []).unwrap();
+        let b = c.bind(Some(1), None).unwrap();
+        assert_eq!(c.ev[&1].values_for(3), vec![0xD001, 0xD003, 0xD005, 0xD007]);
+        // Bound: not OFFLINE; its format neither; ONLINE: no replacement.
+        assert_eq!(
+            modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []),
+            Err(EBUSY)
+        );
+        assert_eq!(c.modify_fmt(1, &fmt_req(SET_STATE, STATE_OFFLINE), &[]), Err(EBUSY));
+        assert_eq!(modify(&mut c, 1, &op, &mut [replace(0xD009)]), Err(EINVAL));
+        // The controller's state of an EV: recorded, and returned to make.
+        let deny = EvReq {
+            ev_op: EV_OP_MODIFY_STATE,
+            ..ev_req(0, 0, 0)
+        };
+        let e = EvEntry {
+            ev: ev(0xD003),
+            ev_new: UNPOPULATED,
+            state: EV_DENIED,
+            flags: 0,
+        };
+        assert_eq!(modify(&mut c, 1, &deny, &mut [e]).unwrap(), vec![(0xD003, EV_DENIED)]);
+        assert_eq!(c.ev[&1].denied_values(), vec![0xD003]);
+        let bad = EvEntry {
+            state: EV_ASSUMED_BAD,
+            ..e
+        };
+        assert_eq!(modify(&mut c, 1, &deny, &mut [bad]), Err(EINVAL));
+        c.unbind(&b);
+        modify(&mut c, 1, &ev_req(SET_STATE, STATE_OFFLINE, 0), &mut []).unwrap();
+        modify(&mut c, 1, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
+        assert_eq!(c.bind(Some(1), None).unwrap_err(), ENOENT);
+    }
+
+    #[test]
+    fn a_format_changed_under_an_offline_profile_stops_it_going_online_not_its_queries() {
+        let mut c = with_format();
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT | SET_MIN_ACTIVE | SET_EVENT_MASK;
+        let mut fields = [
+            EvField {
+                width: 8,
+                init_val: 0xC1,
+                ..EvField::default()
+            },
+            EvField {
+                width: 8,
+                min_val: 1,
+                max_val: 4,
+                mask: 0x0F,
+                ..EvField::default()
+            },
+        ];
+        let r = EvReq {
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_GEN)
+        };
+        c.modify_ev(3, &r, &mut [], &mut 0, &mut fields, &mut 2).unwrap();
+        c.modify_fmt(1, &fmt_req(SET_STATE, STATE_OFFLINE), &[]).unwrap();
+        c.modify_fmt(1, &fmt_req(SET_FIELDS, 0), &[8]).unwrap(); // one field now
+        c.modify_fmt(1, &fmt_req(SET_STATE, STATE_ONLINE), &[]).unwrap();
+        let q = EvReq {
+            ev_op: EV_OP_QUERY_ARRAY,
+            ..ev_req(0, 0, 0)
+        };
+        let mut arr = [EvEntry::default(); 4];
+        c.modify_ev(3, &q, &mut arr, &mut 4, &mut [], &mut 0).unwrap();
+        assert_eq!(
+            modify(&mut c, 3, &ev_req(SET_STATE, STATE_ONLINE, 0), &mut []),
+            Err(E2BIG)
+        );
+        modify(&mut c, 3, &ev_req(SET_STATE, STATE_INIT, 0), &mut []).unwrap();
+    }
+
+    #[test]
+    fn generated_profiles_expand_their_fields_into_the_format() {
+        let mut c = with_format();
+        // High byte fixed 0xC1, low byte generated 4..=7 in its low bits.
+        let mut fields = [
+            EvField {
+                width: 8,
+                init_val: 0xC1,
+                ..EvField::default()
+            },
+            EvField {
+                width: 8,
+                init_val: 0x10,
+                min_val: 4,
+                max_val: 7,
+                mask: 0x0F,
+            },
+        ];
+        let all = SET_STATE | SET_MODE | SET_FORMAT | SET_COUNT;
+        let r = EvReq {
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(all, STATE_OFFLINE, EV_MODE_GEN)
+        };
+        let (mut n, mut nf) = (0, 2);
+        c.modify_ev(2, &r, &mut [], &mut n, &mut fields, &mut nf).unwrap();
+        assert_eq!(c.ev[&2].values_for(0), vec![0xC114, 0xC115, 0xC116, 0xC117]);
+        // Five EVs from four combinations; a max_val wider than its mask.
+        let r5 = EvReq {
+            ev_count: 5,
+            ..ev_req(SET_COUNT, 0, 0)
+        };
+        assert_eq!(c.modify_ev(2, &r5, &mut [], &mut n, &mut [], &mut 0), Err(EINVAL));
+        let mut wide = fields;
+        wide[1].max_val = 16;
+        let rf = EvReq {
+            fields_op: FIELDS_OP_MODIFY,
+            ..ev_req(0, 0, 0)
+        };
+        assert_eq!(c.modify_ev(2, &rf, &mut [], &mut n, &mut wide, &mut 2), Err(EINVAL));
+        // Queries: fields with a short array (E2BIG and the count), then
+        // the array.
+        let q = EvReq {
+            fields_op: FIELDS_OP_QUERY,
+            ..ev_req(0, 0, 0)
+        };
+        let mut one = [EvField::default()];
+        let mut nf = 1;
+        assert_eq!(c.modify_ev(2, &q, &mut [], &mut n, &mut one, &mut nf), Err(E2BIG));
+        assert_eq!(nf, 2);
+        let qa = EvReq {
+            ev_op: EV_OP_QUERY_ARRAY,
+            ..ev_req(0, 0, 0)
+        };
+        let mut arr = [EvEntry::default(); 4];
+        let mut na = 4;
+        c.modify_ev(2, &qa, &mut arr, &mut na, &mut [], &mut 0).unwrap();
+        assert_eq!((na, arr[3].ev, arr[3].state), (4, ev(0xC117), EV_GOOD));
+    }
+
+    #[test]
+    fn cc_profiles_need_nscc_and_its_parameters() {
         let mut c = Ctl::default();
-        let mut p = [0u32; NSCC_PARAMS];
-        assert_eq!(c.create_cc(NSCC_NAME, p), Err(EINVAL)); // max_cwnd 0
-        p[NSCC_MAX_CWND] = 1 << 20;
-        assert_eq!(c.create_cc("dcqcn", p), Err(EINVAL));
-        assert!(c.create_cc(NSCC_NAME, p).is_ok());
+        let req = |set, state, algorithm, max_cwnd| CcReq {
+            set,
+            state,
+            algorithm,
+            max_cwnd,
+            config: std::ptr::null(),
+            config_len: 0,
+        };
+        assert_eq!(
+            c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, CC_NSCC, 0), &[]),
+            Err(EINVAL)
+        );
+        assert_eq!(
+            c.modify_cc(1, &req(SET_STATE | SET_ALGORITHM, STATE_OFFLINE, 9, 0), &[]),
+            Err(EINVAL)
+        );
+        c.modify_cc(1, &req(SET_STATE | SET_ALGORITHM, STATE_OFFLINE, CC_NSCC, 0), &[])
+            .unwrap();
+        assert_eq!(c.modify_cc(1, &req(SET_STATE, STATE_ONLINE, 0, 0), &[]), Err(EINVAL));
+        assert_eq!(c.modify_cc(1, &req(SET_CONFIG, 0, 0, 0), &[1]), Err(EINVAL)); // max_cwnd 0
+        c.modify_cc(1, &req(SET_CONFIG | SET_STATE, STATE_ONLINE, 0, 1 << 20), &[1, 2])
+            .unwrap();
+        assert_eq!(c.cc[&1].window(), Some(1 << 20));
+        let b = c.bind(None, Some(1)).unwrap();
+        assert_eq!(c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]), Err(EBUSY));
+        c.unbind(&b);
+        c.modify_cc(1, &req(SET_STATE, STATE_OFFLINE, 0, 0), &[]).unwrap();
     }
 }
 
@@ -451,150 +1164,169 @@ unsafe fn slice<'a, T>(p: *const T, n: u32) -> Option<&'a [T]> {
     (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, n as usize) })
 }
 
+/// # Safety
+/// `p` is null (then `n` is 0) or holds `n` values.
+unsafe fn slice_mut<'a, T>(p: *mut T, n: u32) -> Option<&'a mut [T]> {
+    if n == 0 {
+        return Some(&mut []);
+    }
+    // SAFETY: the caller's contract.
+    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(p, n as usize) })
+}
+
+/// The program uses control API 1.0.1 or later (`set` nonzero): its EV
+/// events carry their state. Returns whether it was announced.
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_create_ev_format(c: *const Ctx, widths: *const u8, n: u32, id: *mut u32) -> c_int {
-    // SAFETY: `widths` holds `n` bytes.
-    let Some(w) = (unsafe { slice(widths, n) }) else {
-        return EINVAL;
-    };
-    with_ctl(c, EINVAL, |_, ctl| match ctl.create_format(w) {
-        Ok(i) => {
-            out(id, i);
-            0
+pub unsafe extern "C" fn mrcx_ctl_api_1_0_1(c: *const Ctx, set: c_int) -> c_int {
+    with_ctl(c, 0, |_, ctl| {
+        if set != 0 {
+            ctl.api_1_0_1 = true;
         }
-        Err(e) => e,
+        c_int::from(ctl.api_1_0_1)
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_destroy_ev_format(c: *const Ctx, id: u32) -> c_int {
-    with_ctl(c, EINVAL, |_, ctl| ctl.destroy_format(id).err().unwrap_or(0))
+/// What `mrc_ctl_query_device` reports of a context.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MrcxCtlInfo {
+    pub evs_in_use: u32,
+    /// The device sends endpoint operations of its own (a soft NIC).
+    pub endpoint_ops: u32,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_create_ev_profile(
-    c: *const Ctx,
-    kind: u32,
-    format: u32,
-    ev_count: u32,
-    ev_min_active: u32,
-    event_mask: u32,
-    evs: *const u32,
-    n_evs: u32,
-    ev_base: u32,
-    id: *mut u32,
-) -> c_int {
-    // SAFETY: `evs` holds `n_evs` values.
-    let Some(values) = (unsafe { slice(evs, n_evs) }) else {
-        return EINVAL;
-    };
-    // Values are given exactly for an EXPLICIT profile.
-    if (kind == EV_EXPLICIT) == values.is_empty() {
+pub unsafe extern "C" fn mrcx_ctl_info(c: *const Ctx, info: *mut MrcxCtlInfo) -> c_int {
+    if info.is_null() {
         return EINVAL;
     }
-    let p = EvProfile {
-        kind,
-        format,
-        ev_count,
-        ev_min_active,
-        event_mask,
-        values: values.to_vec(),
-        ev_base,
-        state: STATE_INIT,
-        users: 0,
-    };
-    with_ctl(c, EINVAL, |_, ctl| match ctl.create_ev(p) {
-        Ok(i) => {
-            out(id, i);
-            0
-        }
-        Err(e) => e,
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_destroy_ev_profile(c: *const Ctx, id: u32) -> c_int {
-    with_ctl(c, EINVAL, |_, ctl| ctl.destroy_ev(id).err().unwrap_or(0))
-}
-
-/// Move an EV or (`cc`) CC profile to `state`.
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_profile_state(c: *const Ctx, cc: c_int, id: u32, state: u32) -> c_int {
-    with_ctl(c, EINVAL, |_ctx, ctl| {
-        let cur = if cc != 0 {
-            ctl.cc.get_mut(&id).map(|p| &mut p.state)
-        } else {
-            ctl.ev.get_mut(&id).map(|p| &mut p.state)
-        };
-        let Some(cur) = cur else { return ENOENT };
-        match next_state(*cur, state) {
-            Ok(s) => *cur = s,
-            Err(e) => return e,
-        }
+    with_ctl(c, EINVAL, |ctx, ctl| {
+        out(
+            info,
+            MrcxCtlInfo {
+                evs_in_use: ctl.evs_in_use(),
+                endpoint_ops: u32::from(ctx.soft),
+            },
+        );
         0
     })
 }
 
-/// An EV profile's attributes, its state and up to `cap` of its values
-/// (`n_evs`: how many it has; AUTO: 0, the values are per QP).
+/// Modify (`req` not null) then read EV format profile `id`: its state,
+/// mode, and up to `cap` field widths (`n_out`: how many it has).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_query_ev_profile(
+pub unsafe extern "C" fn mrcx_ctl_fmt(
     c: *const Ctx,
-    id: u32,
-    attrs: *mut u32,
-    evs: *mut u32,
+    id: u64,
+    req: *const FmtReq,
+    state: *mut u32,
+    mode: *mut u32,
+    widths_out: *mut u8,
     cap: u32,
-    n_evs: *mut u32,
+    n_out: *mut u32,
 ) -> c_int {
+    // SAFETY: null or a request from the C layer.
+    let req = unsafe { req.as_ref() };
+    let widths_in = match req {
+        // SAFETY: `widths` holds `n_widths` bytes.
+        Some(r) if r.set & SET_FIELDS != 0 => match unsafe { slice(r.widths, r.n_widths) } {
+            Some(w) => w,
+            None => return EINVAL,
+        },
+        _ => &[][..],
+    };
     with_ctl(c, EINVAL, |_, ctl| {
-        let Some(p) = ctl.ev.get(&id) else { return ENOENT };
-        if attrs.is_null() {
-            return EINVAL;
+        if let Some(r) = req {
+            if let Err(e) = ctl.modify_fmt(id, r, widths_in) {
+                return e;
+            }
         }
-        // kind, format, ev_count, ev_min_active, event_mask, ev_base, state
-        let a = [
-            p.kind,
-            p.format,
-            p.ev_count,
-            p.ev_min_active,
-            p.event_mask,
-            p.ev_base,
-            p.state,
-        ];
-        // SAFETY: the C layer passes QUERY_EV_ATTRS values.
-        unsafe { std::ptr::copy_nonoverlapping(a.as_ptr(), attrs, a.len()) };
-        let shown = if p.kind == EV_AUTO { &[][..] } else { &p.values[..] };
-        out(n_evs, shown.len() as u32);
-        if !evs.is_null() {
-            let n = shown.len().min(cap as usize);
-            // SAFETY: `evs` holds `cap` values.
-            unsafe { std::ptr::copy_nonoverlapping(shown.as_ptr(), evs, n) };
+        let p = match ctl.query_fmt(id) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        out(state, p.state);
+        out(mode, p.mode);
+        out(n_out, p.widths.len() as u32);
+        if !widths_out.is_null() {
+            let n = p.widths.len().min(cap as usize);
+            // SAFETY: `widths_out` holds `cap` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(p.widths.as_ptr(), widths_out, n) };
         }
         0
     })
 }
 
+/// An EV profile's attributes as a query reports them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MrcxEvInfo {
+    pub state: u32,
+    pub mode: u32,
+    pub format: u64,
+    pub ev_count: u32,
+    pub ev_min_active: u32,
+    pub event_mask: u32,
+}
+
+/// Modify EV profile `id` as `req` asks (nothing set: a query) with the
+/// operations' arrays `entries` (`*n_entries` of them, then how many
+/// filled or needed) and `fields` (likewise); its attributes afterwards
+/// into `info`. The EV states set are made on the QPs bound to it.
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_replace_evs(c: *const Ctx, id: u32, evs: *const u32, n: u32) -> c_int {
-    // SAFETY: `evs` holds `n` values.
-    let Some(v) = (unsafe { slice(evs, n) }) else {
+pub unsafe extern "C" fn mrcx_ctl_ev(
+    c: *const Ctx,
+    id: u64,
+    req: *const EvReq,
+    entries: *mut EvEntry,
+    n_entries: *mut u32,
+    fields: *mut EvField,
+    n_fields: *mut u32,
+    info: *mut MrcxEvInfo,
+) -> c_int {
+    // SAFETY: a request from the C layer.
+    let Some(r) = (unsafe { req.as_ref() }) else {
         return EINVAL;
     };
-    with_ctl(c, EINVAL, |_, ctl| ctl.replace_evs(id, v).err().unwrap_or(0))
-}
-
-/// Set EV `ev` of profile `id` to GOOD or DENIED on every QP bound to it
-/// that runs with that EV; ENOENT if the profile has no such EV.
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_set_ev_state(c: *const Ctx, id: u32, ev: u32, state: u32) -> c_int {
+    let (mut ne, mut nf) = (0u32, 0u32);
+    // SAFETY: the counts' pointers are null or the C layer's.
+    unsafe {
+        if let Some(n) = n_entries.as_ref() {
+            ne = *n;
+        }
+        if let Some(n) = n_fields.as_ref() {
+            nf = *n;
+        }
+    }
+    // SAFETY: the arrays hold as many as their counts say.
+    let (Some(ents), Some(flds)) = (unsafe { slice_mut(entries, ne) }, unsafe { slice_mut(fields, nf) }) else {
+        return EINVAL;
+    };
     with_ctl(c, EINVAL, |ctx, ctl| {
-        let Some(p) = ctl.ev.get(&id) else { return ENOENT };
-        if p.kind != EV_AUTO && !p.values.contains(&ev) || ev > MAX_EV_VALUE {
-            return ENOENT;
+        let r = ctl.modify_ev(id, r, ents, &mut ne, flds, &mut nf);
+        out(n_entries, ne);
+        out(n_fields, nf);
+        let changes = match r {
+            Ok(ch) => ch,
+            Err(e) => return e,
+        };
+        if let Ok(p) = ctl.query_ev(id) {
+            out(
+                info,
+                MrcxEvInfo {
+                    state: p.state,
+                    mode: p.mode,
+                    format: p.format,
+                    ev_count: p.ev_count,
+                    ev_min_active: p.ev_min_active,
+                    event_mask: p.event_mask,
+                },
+            );
         }
-        if state != EV_GOOD && state != EV_DENIED {
-            return EINVAL;
+        if changes.is_empty() {
+            return 0;
         }
+        let key = id as u32;
         if ctl.controller.is_none() {
             match ctx.ctx.controller(EV_RING_LOG2) {
                 Ok(k) => ctl.controller = Some(k),
@@ -605,13 +1337,15 @@ pub unsafe extern "C" fn mrcx_ctl_set_ev_state(c: *const Ctx, id: u32, ev: u32, 
         for &addr in lock(&ctx.qp_objs).values() {
             // SAFETY: live QPs (removed from the map before they go).
             let q = unsafe { &*(addr as *const Qp) };
-            let bound = {
-                let b = lock(&q.binding);
-                b.ev == Some(id) && b.ev_values.contains(&(ev as u16))
-            };
-            if bound {
-                if let Err(e) = set_ev_state(k, &lock(&q.qp), ev as u16, state) {
-                    return e;
+            let b = lock(&q.binding).clone();
+            if b.ev != Some(key) {
+                continue;
+            }
+            for &(value, state) in &changes {
+                if b.ev_values.contains(&value) {
+                    if let Err(e) = set_ev_state(k, &lock(&q.qp), value, state) {
+                        return e;
+                    }
                 }
             }
         }
@@ -619,45 +1353,69 @@ pub unsafe extern "C" fn mrcx_ctl_set_ev_state(c: *const Ctx, id: u32, ev: u32, 
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_create_cc_profile(
-    c: *const Ctx,
-    name: *const std::os::raw::c_char,
-    params: *const u32,
-    id: *mut u32,
-) -> c_int {
-    if name.is_null() || params.is_null() {
-        return EINVAL;
-    }
-    // SAFETY: a NUL-terminated name and NSCC_PARAMS values.
-    let (name, p) = unsafe {
-        let mut p = [0u32; NSCC_PARAMS];
-        std::ptr::copy_nonoverlapping(params, p.as_mut_ptr(), NSCC_PARAMS);
-        (std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned(), p)
+/// Deny on QP `q`, which has just taken its EV profile's values at RTS,
+/// the EVs the controller DENIED in the profile.
+pub(crate) fn deny_at_rts(ctx: &Ctx, q: &Qp) -> Result<(), c_int> {
+    let mut ctl = lock(&ctx.ctl);
+    let b = lock(&q.binding).clone();
+    let Some(denied) = b.ev.and_then(|id| ctl.ev.get(&id)).map(EvProfile::denied_values) else {
+        return Ok(());
     };
-    with_ctl(c, EINVAL, |_, ctl| match ctl.create_cc(&name, p) {
-        Ok(i) => {
-            out(id, i);
-            0
-        }
-        Err(e) => e,
-    })
+    if denied.is_empty() {
+        return Ok(());
+    }
+    if ctl.controller.is_none() {
+        ctl.controller = Some(ctx.ctx.controller(EV_RING_LOG2).map_err(|_| EBUSY)?);
+    }
+    let Some(k) = ctl.controller.as_ref() else {
+        return Err(EBUSY);
+    };
+    for v in denied {
+        set_ev_state(k, &lock(&q.qp), v, EV_DENIED)?;
+    }
+    Ok(())
+}
+
+/// A CC profile as a query reports it; `config` points at the library's
+/// copy of the NSCC parameters (valid until the profile next changes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MrcxCcInfo {
+    pub state: u32,
+    pub algorithm: u32,
+    pub config: *const u8,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_destroy_cc_profile(c: *const Ctx, id: u32) -> c_int {
-    with_ctl(c, EINVAL, |_, ctl| ctl.destroy_cc(id).err().unwrap_or(0))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_query_cc_profile(c: *const Ctx, id: u32, params: *mut u32, state: *mut u32) -> c_int {
+pub unsafe extern "C" fn mrcx_ctl_cc(c: *const Ctx, id: u64, req: *const CcReq, info: *mut MrcxCcInfo) -> c_int {
+    // SAFETY: null or a request from the C layer.
+    let req = unsafe { req.as_ref() };
+    let config = match req {
+        // SAFETY: `config` holds `config_len` bytes.
+        Some(r) if r.set & SET_CONFIG != 0 => match unsafe { slice(r.config, r.config_len) } {
+            Some(b) => b,
+            None => return EINVAL,
+        },
+        _ => &[][..],
+    };
     with_ctl(c, EINVAL, |_, ctl| {
-        let Some(p) = ctl.cc.get(&id) else { return ENOENT };
-        if !params.is_null() {
-            // SAFETY: the C layer passes NSCC_PARAMS values.
-            unsafe { std::ptr::copy_nonoverlapping(p.params.as_ptr(), params, NSCC_PARAMS) };
+        if let Some(r) = req {
+            if let Err(e) = ctl.modify_cc(id, r, config) {
+                return e;
+            }
         }
-        out(state, p.state);
+        let Ok(key) = profile_id(id) else { return EINVAL };
+        let p = ctl.cc.get(&key);
+        out(
+            info,
+            MrcxCcInfo {
+                state: p.map_or(STATE_INIT, |p| p.state),
+                algorithm: p.map_or(CC_NONE, |p| p.algorithm),
+                config: p
+                    .and_then(|p| p.config.as_ref())
+                    .map_or(std::ptr::null(), |b| b.as_ptr()),
+            },
+        );
         0
     })
 }
@@ -665,11 +1423,19 @@ pub unsafe extern "C" fn mrcx_ctl_query_cc_profile(c: *const Ctx, id: u32, param
 /// Slots of the driver's EV-event ring (2^n).
 const EV_RING_LOG2: u8 = 8;
 
-/// Open the context's EV-event CQ (one per context: EBUSY for a second).
+/// The EV-event CQs by their C handle, and the context of each: a poll
+/// names only the CQ.
+static EV_CQS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Make the CQ whose C handle is `handle` (an `mrc_cq` of this context)
+/// the context's EV-event CQ (one per context: EBUSY for a second).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx) -> c_int {
+pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx, handle: usize) -> c_int {
+    if handle == 0 {
+        return EINVAL;
+    }
     with_ctl(c, EINVAL, |ctx, ctl| {
-        if ctl.ev_cq_open {
+        if ctl.ev_cq.is_some() {
             return EBUSY;
         }
         if ctl.controller.is_none() {
@@ -678,48 +1444,54 @@ pub unsafe extern "C" fn mrcx_ctl_open_ev_cq(c: *const Ctx) -> c_int {
                 Err(_) => return EBUSY,
             }
         }
-        ctl.ev_cq_open = true;
+        ctl.ev_cq = Some(handle);
+        lock(&EV_CQS).push((handle, c as usize));
         0
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_close_ev_cq(c: *const Ctx) -> c_int {
-    with_ctl(c, EINVAL, |_, ctl| {
-        if !ctl.ev_cq_open {
-            return EINVAL;
-        }
-        ctl.ev_cq_open = false;
-        0
-    })
+/// The CQ `handle` of `ctx` is destroyed: if it was the EV-event CQ, the
+/// context has none from now on (`mrcx_destroy_cq`).
+pub(crate) fn ev_cq_gone(ctx: &Ctx, handle: usize) {
+    let mut ctl = lock(&ctx.ctl);
+    if ctl.ev_cq == Some(handle) {
+        ctl.ev_cq = None;
+        lock(&EV_CQS).retain(|&(h, _)| h != handle);
+    }
 }
 
 /// An EV event as the C layer reads it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MrcxEvEvent {
-    pub ev_profile_id: u32,
+    pub profile_id: u32,
     pub ev: u32,
-    pub qp_num: u32,
     /// `EV_GOOD`, `EV_ASSUMED_BAD`, `EV_DENIED`.
-    pub new_state: u32,
-    /// `contract::layout::EvReason` as u32.
-    pub reason: u32,
-    pub time_ns: u32,
+    pub state: u32,
 }
 
-/// Up to `max` EV events into `events`: how many, or a negative errno.
-/// Events of QPs bound to no profile, and kinds of state the profile's
-/// mask does not ask for, are consumed and not returned.
+/// Up to `max` EV events of the EV-event CQ `handle` into `events`: how
+/// many, or a negative errno (`-EINVAL`: not an EV-event CQ); whether the
+/// program announced API 1.0.1 into `api_1_0_1`. Events of
+/// QPs bound to no profile, and states the profile's mask does not ask
+/// for, are consumed and not returned.
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(c: *const Ctx, max: c_int, events: *mut MrcxEvEvent) -> c_int {
+pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(
+    handle: usize,
+    max: c_int,
+    events: *mut MrcxEvEvent,
+    api_1_0_1: *mut c_int,
+) -> c_int {
     if max < 0 || (max > 0 && events.is_null()) {
         return -EINVAL;
     }
-    with_ctl(c, -EINVAL, |ctx, ctl| {
-        if !ctl.ev_cq_open {
-            return -EINVAL;
-        }
+    let Some(c) = guard(None, || {
+        lock(&EV_CQS).iter().find(|&&(h, _)| h == handle).map(|&(_, c)| c)
+    }) else {
+        return -EINVAL;
+    };
+    with_ctl(c as *const Ctx, -EINVAL, |ctx, ctl| {
+        out(api_1_0_1, c_int::from(ctl.api_1_0_1));
         let mut n = 0usize;
         while n < max as usize {
             let Some(k) = ctl.controller.as_mut() else {
@@ -744,18 +1516,16 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(c: *const Ctx, max: c_int, events: 
                     None => continue,
                 }
             };
-            let state = e.new_state as u32;
-            let wanted = ctl.ev.get(&id).is_some_and(|p| p.event_mask & (1 << state) != 0);
-            if !wanted {
+            // The ring's Good (0), AssumedBad (1), Denied (2) as the API's
+            // state bits.
+            let state = 1u32 << (e.new_state as u32);
+            if ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {
                 continue;
             }
             let ev = MrcxEvEvent {
-                ev_profile_id: id,
+                profile_id: id,
                 ev: u32::from(ev.unwrap_or(e.ev)),
-                qp_num: e.qp,
-                new_state: state,
-                reason: e.reason as u32,
-                time_ns: e.time_ns,
+                state,
             };
             // SAFETY: `events` holds `max` entries.
             unsafe { *events.add(n) = ev };
@@ -765,7 +1535,7 @@ pub unsafe extern "C" fn mrcx_ctl_poll_ev_cq(c: *const Ctx, max: c_int, events: 
     })
 }
 
-/// Endpoint operation kinds (`enum mrc_ctl_endpoint_op_type`).
+/// Endpoint operation kinds (`enum mrc_ctl_ep_op_type`).
 const EP_EV_PROBE: u32 = 0;
 const EP_PORT_STATUS_UPDATE: u32 = 1;
 const EOPNOTSUPP: c_int = 95;

@@ -561,6 +561,8 @@ pub unsafe extern "C" fn mrcx_destroy_cq(c: *const Ctx, q: *mut Cq) -> c_int {
             // the queued ones go.
             lock(&c.cqs).retain(|x| !Arc::ptr_eq(x, &q));
             c.events.forget(|e| e.handle == q.handle);
+            // An EV-event CQ (mrc_ctl.h) is destroyed as any CQ.
+            ctl::ev_cq_gone(c, q.handle);
         }
         if let Some(ch) = &q.channel {
             ch.forget(|&h| h == q.handle);
@@ -721,9 +723,17 @@ pub unsafe extern "C" fn mrcx_to_init(q: *const Qp) -> c_int {
     })
 }
 
-/// INIT -> RTR: the peer's QP, first PSN, GID (16 bytes) and path MTU.
+/// INIT -> RTR: the peer's QP, first PSN, GID (16 bytes), path MTU and
+/// the receives the QP may hold (0: [`DEFAULT_MAX_WIMM`]).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_to_rtr(q: *const Qp, dest_qp: u32, rq_psn: u32, gid: *const u8, log2_mtu: u8) -> c_int {
+pub unsafe extern "C" fn mrcx_to_rtr(
+    q: *const Qp,
+    dest_qp: u32,
+    rq_psn: u32,
+    gid: *const u8,
+    log2_mtu: u8,
+    max_wimm_dest: u16,
+) -> c_int {
     // SAFETY: a live QP and 16 bytes of GID.
     let (Some(q), false) = (unsafe { q.as_ref() }, gid.is_null()) else {
         return libc_einval();
@@ -743,7 +753,7 @@ pub unsafe extern "C" fn mrcx_to_rtr(q: *const Qp, dest_qp: u32, rq_psn: u32, gi
                     ip,
                 },
                 log2_mtu,
-                max_wimm: 256,
+                max_wimm: or_default(max_wimm_dest, DEFAULT_MAX_WIMM),
             }))
             .map_or(libc_einval(), |_| 0)
     })
@@ -762,9 +772,35 @@ const DEFAULT_EV_BASE: u16 = 0xC000;
 /// floor for now.
 const MIN_TIMEOUT_EXP: u8 = 12;
 
-/// RTR -> RTS: first PSN, timeout exponent (1.024 us x 2^t), retries.
+/// WRITE-with-immediate messages a QP may have outstanding, either way,
+/// when the program names no bound.
+const DEFAULT_MAX_WIMM: u16 = 256;
+/// The peer's receive window when the program names none, units of 128
+/// PSNs.
+const DEFAULT_MPR_UNITS: u8 = 16;
+
+/// `value`, or `default` when the program left it 0.
+fn or_default<T: PartialEq + Default>(value: T, default: T) -> T {
+    if value == T::default() {
+        default
+    } else {
+        value
+    }
+}
+
+/// RTR -> RTS: first PSN, timeout exponent (1.024 us x 2^t), retries at
+/// the fixed timeout and then with backoff, the peer's window (units of
+/// 128 PSNs) and the WRITE-with-immediate bound (0: the defaults).
 #[no_mangle]
-pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, retry: u8) -> c_int {
+pub unsafe extern "C" fn mrcx_to_rts(
+    q: *const Qp,
+    sq_psn: u32,
+    timeout: u8,
+    retry_linear: u8,
+    retry_exp: u8,
+    mpr_units: u8,
+    max_wimm: u16,
+) -> c_int {
     // SAFETY: a live QP.
     let Some(q) = (unsafe { q.as_ref() }) else {
         return libc_einval();
@@ -785,9 +821,7 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
             // The profile's floor of GOOD EVs, at most the QP's set (a
             // profile's ev_min_active is at most its ev_count).
             let min_active = profile.map(|p| p.ev_min_active);
-            let cwnd =
-                b.cc.and_then(|id| ctl.cc.get(&id))
-                    .map(|p| p.params[ctl::NSCC_MAX_CWND]);
+            let cwnd = b.cc.and_then(|id| ctl.cc.get(&id)).and_then(ctl::CcProfile::window);
             (values, min_active, cwnd)
         };
         let values = values.unwrap_or_else(|| {
@@ -804,15 +838,15 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
             } else {
                 timeout.clamp(MIN_TIMEOUT_EXP, MAX_ACK_TIMEOUT_EXP)
             },
-            retry_linear: retry.min(7),
-            retry_exp: retry.saturating_sub(7).min(25),
+            retry_linear: retry_linear.min(MAX_RETRY_LINEAR),
+            retry_exp: retry_exp.min(MAX_RETRY_EXP),
             ..Timeouts::default()
         };
         let r = lock(&q.qp)
             .modify(QpTransition::Rts(RtsAttr {
                 sq_psn: sq_psn & 0xFF_FFFF,
-                send_mpr_units: 16,
-                max_wimm: 256,
+                send_mpr_units: or_default(mpr_units, DEFAULT_MPR_UNITS),
+                max_wimm: or_default(max_wimm, DEFAULT_MAX_WIMM),
                 timeouts: t,
                 evs: EvProfile {
                     min_active: min_active.unwrap_or(DEFAULT_MIN_ACTIVE).min(values.len() as u32) as u8,
@@ -826,10 +860,22 @@ pub unsafe extern "C" fn mrcx_to_rts(q: *const Qp, sq_psn: u32, timeout: u8, ret
             .map_or(libc_einval(), |_| 0);
         if r == 0 {
             lock(&q.binding).ev_values = values;
+            // The EVs the controller DENIED in the profile are denied on
+            // the QP from its first packet.
+            // SAFETY: the QP's context outlives it.
+            if let Some(ctx) = unsafe { q.ctx.as_ref() } {
+                if let Err(e) = ctl::deny_at_rts(ctx, q) {
+                    return e;
+                }
+            }
         }
         r
     })
 }
+
+/// Retries at the fixed timeout, and then with backoff (25: without end).
+const MAX_RETRY_LINEAR: u8 = 7;
+const MAX_RETRY_EXP: u8 = 25;
 
 /// GOOD EVs a QP keeps when no EV profile names its floor.
 const DEFAULT_MIN_ACTIVE: u32 = 1;

@@ -34,7 +34,8 @@ struct side {
   struct mrc_context *mctx;
   struct ibv_pd *pd;
   struct ibv_mr *mr;
-  struct ibv_comp_channel *ch;
+  struct mrc_comp_channel *ch;
+  int ch_fd; /* the channel's descriptor */
   struct mrc_cq *cq;
   struct mrc_qp *qp;
   uint32_t qpn;
@@ -47,7 +48,8 @@ static int readable(int fd, int ms) {
   return poll(&p, 1, ms) == 1;
 }
 
-static int open_side(struct ibv_device *dev, struct side *s) {
+/* sig_all: the QP's sq_sig_all (every send completes, signaled or not). */
+static int open_side(struct ibv_device *dev, struct side *s, int sig_all) {
   memset(s, 0, sizeof(*s));
   s->ctx = ibv_open_device(dev);
   if (!s->ctx)
@@ -60,14 +62,15 @@ static int open_side(struct ibv_device *dev, struct side *s) {
     return -1;
   s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  s->ch = ibv_create_comp_channel(s->ctx);
-  if (!s->mr || !s->ch)
+  if (!s->mr || mrc_create_comp_channel(s->mctx, &s->ch) ||
+      mrc_get_comp_channel_fd(s->ch, &s->ch_fd))
     return -1;
   s->cq = mrc_create_cq(s->mctx, 64, s, s->ch, 0);
   if (!s->cq)
     return -1;
   struct mrc_qp_init_attr qa = {.send_cq = s->cq, .recv_cq = s->cq, .pd = s->pd};
   qa.cap.max_send_wr = 16;
+  qa.sq_sig_all = sig_all;
   qa.cap.max_recv_wr = 16;
   qa.cap.max_send_sge = 1;
   qa.cap.max_recv_sge = 1;
@@ -121,7 +124,7 @@ static int post_write(struct side *s, const struct side *peer, uint64_t id,
 /* Sleep on the side's channel for one event of its CQ, ack it, and take
  * one completion. */
 static int wake_for_completion(struct side *s, struct ibv_wc *wc) {
-  if (!readable(s->ch->fd, WAIT_MS))
+  if (!readable(s->ch_fd, WAIT_MS))
     return -1;
   struct mrc_cq *cq;
   void *cq_ctx;
@@ -153,7 +156,7 @@ int main(void) {
     return 100;
   }
   struct side a, b;
-  if (open_side(list[0], &a) || open_side(list[1], &b) || connect_to(&a, &b) ||
+  if (open_side(list[0], &a, 0) || open_side(list[1], &b, 1) || connect_to(&a, &b) ||
       connect_to(&b, &a)) {
     fprintf(stderr, "events.c: setup failed (errno %d)\n", errno);
     return 100;
@@ -196,24 +199,60 @@ int main(void) {
           wc.status == IBV_WC_SUCCESS);
   }
 
+  /* 1c. Signaling: on A (sq_sig_all 0) an unsignaled WRITE completes
+   * silently, so the next completion is the signaled one after it; on B
+   * (sq_sig_all 1) an unsignaled WRITE completes. */
+  {
+    struct ibv_sge sge = {.addr = (uintptr_t)a.buf, .length = 64, .lkey = a.mr->lkey};
+    struct ibv_send_wr quiet = {.wr_id = 31, .sg_list = &sge, .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE};
+    quiet.wr.rdma.remote_addr = (uintptr_t)b.buf;
+    quiet.wr.rdma.rkey = b.mr->rkey;
+    struct ibv_send_wr loud = quiet;
+    loud.wr_id = 32;
+    loud.send_flags = IBV_SEND_SIGNALED;
+    quiet.next = &loud;
+    struct ibv_send_wr *qbad;
+    CHECK(mrc_post_send(a.qp, &quiet, &qbad) == 0);
+    CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 32 &&
+          wc.status == IBV_WC_SUCCESS);
+    struct ibv_sge bsge = {.addr = (uintptr_t)b.buf, .length = 64, .lkey = b.mr->lkey};
+    struct ibv_send_wr bquiet = {.wr_id = 33, .sg_list = &bsge, .num_sge = 1,
+                                 .opcode = IBV_WR_RDMA_WRITE};
+    bquiet.wr.rdma.remote_addr = (uintptr_t)a.buf;
+    bquiet.wr.rdma.rkey = a.mr->rkey;
+    CHECK(mrc_post_send(b.qp, &bquiet, &qbad) == 0);
+    CHECK(spin_for_completion(&b, &wc) == 0 && wc.wr_id == 33 &&
+          wc.status == IBV_WC_SUCCESS);
+  }
+
+  /* 1d. The extended device query refuses another device's MRC context. */
+  {
+    struct mrc_device_attr da;
+    int sup = 0;
+    errno = 0;
+    CHECK(mrc_query_device_ex(a.ctx, b.mctx, &da, &sup) == -1 && errno == EINVAL);
+    CHECK(mrc_query_device_ex(a.ctx, a.mctx, &da, &sup) == 0 && sup == 1);
+  }
+
   /* 2. Not armed: the completion comes, no event does. */
   CHECK(post_write(&a, &b, 2, b.mr->rkey, 0) == 0);
   CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 2 &&
         wc.status == IBV_WC_SUCCESS);
-  CHECK(!readable(a.ch->fd, 50));
+  CHECK(!readable(a.ch_fd, 50));
 
   /* 3. Armed after the completion arrived: the event fires at once. */
   CHECK(post_write(&a, &b, 3, b.mr->rkey, 0) == 0);
-  CHECK(readable(a.ch->fd, 0) == 0);
+  CHECK(readable(a.ch_fd, 0) == 0);
   /* Wait for the completion to be queued without taking it. */
-  for (int i = 0; i < WAIT_MS && !readable(a.ch->fd, 0); i++) {
+  for (int i = 0; i < WAIT_MS && !readable(a.ch_fd, 0); i++) {
     CHECK(mrc_req_notify_cq(a.cq, 0) == 0);
-    if (readable(a.ch->fd, 1))
+    if (readable(a.ch_fd, 1))
       break;
   }
   CHECK(wake_for_completion(&a, &wc) == 0 && wc.wr_id == 3);
   /* Repeated arming left at most one more event queued: drain it. */
-  while (readable(a.ch->fd, 0)) {
+  while (readable(a.ch_fd, 0)) {
     struct mrc_cq *cq;
     void *cq_ctx;
     if (mrc_get_cq_event(a.ch, &cq, &cq_ctx))
@@ -231,7 +270,7 @@ int main(void) {
   CHECK(mrc_get_async_event(a.mctx, &ae) == 0 &&
         ae.event_type == IBV_EVENT_QP_FATAL && ae.element.qp == a.qp);
   struct ibv_qp_attr qa;
-  CHECK(mrc_query_qp(a.qp, &qa, IBV_QP_STATE, NULL, NULL, 0) == 0 &&
+  CHECK(mrc_query_qp(a.qp, &qa, IBV_QP_STATE, NULL, 0, NULL) == 0 &&
         qa.qp_state == IBV_QPS_ERR);
   CHECK(mrc_destroy_qp(a.qp) == EBUSY); /* the event is not acked */
   mrc_ack_async_event(&ae);
@@ -248,7 +287,7 @@ int main(void) {
   CHECK(mrc_req_notify_cq(b.cq, 0) == 0);
   CHECK(mrc_post_recv(b.qp, &rwr, &rbad) == 0);
   CHECK(post_write(&a, &b, 5, b.mr->rkey, 1) == 0);
-  CHECK(readable(b.ch->fd, WAIT_MS));
+  CHECK(readable(b.ch_fd, WAIT_MS));
   CHECK(spin_for_completion(&b, &wc) == 0 && wc.wr_id == 77);
   CHECK(spin_for_completion(&a, &wc) == 0 && wc.wr_id == 5);
   /* A: another refused WRITE, its QP_FATAL not taken when the QP goes. */
@@ -262,7 +301,7 @@ int main(void) {
   /* B's QP and CQ go with the event still on the channel. */
   CHECK(mrc_destroy_qp(b.qp) == 0);
   CHECK(mrc_destroy_cq(b.cq) == 0);
-  CHECK(fcntl(b.ch->fd, F_SETFL, fcntl(b.ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+  CHECK(fcntl(b.ch_fd, F_SETFL, fcntl(b.ch_fd, F_GETFL) | O_NONBLOCK) == 0);
   struct mrc_cq *gone_cq = NULL;
   void *gone_ctx = NULL;
   errno = 0;
@@ -274,7 +313,7 @@ int main(void) {
     struct side *s = sides[i];
     if (s == &a)
       CHECK(mrc_destroy_cq(s->cq) == 0);
-    CHECK(ibv_destroy_comp_channel(s->ch) == 0);
+    CHECK(mrc_destroy_comp_channel(s->ch) == 0);
     CHECK(ibv_dereg_mr(s->mr) == 0);
     CHECK(ibv_dealloc_pd(s->pd) == 0);
     CHECK(mrc_destroy_context(s->mctx) == 0);

@@ -304,3 +304,11 @@ fn channels_wake_sleeping_programs_and_errors_raise_async_events() {
 fn control_profiles_steer_qps_and_ev_events_name_them() {
     run_c_test("ctl", "soft:127.0.21.1,soft:127.0.21.2");
 }
+
+/// `mrc.h`'s binary interface (`libmrc/tests/abi.c`): every struct's size
+/// and field offsets and every enum and macro value as the public libmrc
+/// API lays them out, checked when the file compiles.
+#[test]
+fn mrc_h_lays_out_as_the_public_api() {
+    run_c_test("abi", "soft:127.0.22.1");
+}

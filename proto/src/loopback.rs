@@ -22,6 +22,8 @@ use crate::wire::mrc10::{self, Headers, Mrc10Packet, Profile};
 use crate::wire::{Encap, Opcode, Packet, RocePacket};
 use crate::Psn;
 
+pub mod pairs;
+
 /// Which EV a blackhole swallows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EvMatch {
@@ -530,6 +532,73 @@ fn garble_mrc10(pkt: &mut Mrc10Packet, rng: &mut impl Rng) {
     }
 }
 
+/// What a runner judges of one pair's sends and receives at the end of
+/// its run (this runner's and `pairs`').
+struct Delivery {
+    /// Messages whose send completed.
+    completed: usize,
+    /// Every send completed once, in posting order.
+    exactly_once: bool,
+    /// The WRITE-with-immediate receives, in posting order with their
+    /// lengths.
+    imm_in_order: bool,
+    /// Bytes of the messages completed.
+    delivered: u64,
+    /// `delivered` over the time of the last completion, Gb/s.
+    goodput: f64,
+}
+
+impl Delivery {
+    fn judge(
+        sc: &Scenario,
+        send_done: &[u32],
+        send_order_ok: bool,
+        recv_seen: &[Completion],
+        last_completion: Instant,
+    ) -> Delivery {
+        let completed = send_done.iter().filter(|&&c| c >= 1).count();
+        let exactly_once = send_order_ok && send_done.iter().all(|&c| c == 1);
+        let expect_imm: Vec<(u32, u32)> = sc
+            .messages
+            .iter()
+            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
+            .collect();
+        let got_imm: Vec<(u32, u32)> = recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
+        // Goodput counts only messages that completed successfully.
+        let delivered: u64 = sc
+            .messages
+            .iter()
+            .zip(send_done)
+            .filter(|(_, &done)| done >= 1)
+            .map(|(m, _)| u64::from(m.len))
+            .sum();
+        let t = last_completion.as_ps();
+        let goodput = if t > 0 {
+            delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9
+        } else {
+            0.0
+        };
+        Delivery {
+            completed,
+            exactly_once,
+            imm_in_order: expect_imm == got_imm,
+            delivered,
+            goodput,
+        }
+    }
+}
+
+/// Whether the receiver's region holds every message's data at its offset.
+fn data_placed(b: &Qp, rkey: u32, va: u64, total: u64, data: &[Bytes], offsets: &[u64]) -> bool {
+    match b.memory().read(rkey, va, total.max(1)) {
+        Ok(mem) => data.iter().zip(offsets).all(|(d, &off)| {
+            let off = off as usize;
+            mem[off..off + d.len()] == d[..]
+        }),
+        Err(_) => false,
+    }
+}
+
 struct InFlight {
     to: Side,
     pkt: Packet,
@@ -903,44 +972,22 @@ impl<'a> Runner<'a> {
         self.pump(Side::B);
         let sc = self.sc;
         let n = sc.messages.len();
-        let completed = self.send_done.iter().filter(|&&c| c >= 1).count();
-        let exactly_once = self.send_order_ok && self.send_done.iter().all(|&c| c == 1);
-        let total: u64 = sc.messages.iter().map(|m| m.len as u64).sum();
-        let data_identical = match self.b.memory().read(REGION_RKEY, REGION_VA, total.max(1)) {
-            Ok(mem) => {
-                let mut ok = true;
-                for (i, d) in self.data.iter().enumerate() {
-                    let off = self.offsets[i] as usize;
-                    if mem[off..off + d.len()] != d[..] {
-                        ok = false;
-                        break;
-                    }
-                }
-                ok
-            }
-            Err(_) => false,
-        };
-        let expect_imm: Vec<(u32, u32)> = sc
-            .messages
-            .iter()
-            .filter_map(|m| m.imm.map(|imm| (imm, m.len)))
-            .collect();
-        let got_imm: Vec<(u32, u32)> = self.recv_seen.iter().map(|c| (c.imm.unwrap_or(0), c.len)).collect();
-        let imm_in_order = expect_imm == got_imm;
-        // Goodput counts only messages that completed successfully.
-        let delivered: u64 = sc
-            .messages
-            .iter()
-            .zip(&self.send_done)
-            .filter(|(_, &done)| done >= 1)
-            .map(|(m, _)| m.len as u64)
-            .sum();
+        let total: u64 = sc.messages.iter().map(|m| u64::from(m.len)).sum();
+        let data_identical = data_placed(&self.b, REGION_RKEY, REGION_VA, total, &self.data, &self.offsets);
+        let Delivery {
+            completed,
+            exactly_once,
+            imm_in_order,
+            delivered,
+            goodput,
+        } = Delivery::judge(
+            sc,
+            &self.send_done,
+            self.send_order_ok,
+            &self.recv_seen,
+            self.last_completion,
+        );
         let t = self.last_completion.as_ps();
-        let goodput = if t > 0 {
-            delivered as f64 * 8.0 / (t as f64 * 1e-12) / 1e9
-        } else {
-            0.0
-        };
         let ok = exactly_once && data_identical && imm_in_order && !timed_out && completed == n;
         Report {
             transport: sc.transport,

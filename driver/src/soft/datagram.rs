@@ -9,6 +9,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use bytes::{Bytes, BytesMut};
+
 use proto::wire::frame::{emit_outer, OuterFields, ICRC_LEN};
 use proto::wire::mrc10::choices::Profile;
 use proto::wire::mrc10::frame as mrc10_frame;
@@ -97,29 +99,95 @@ pub struct Arrival {
     pub mac: [u8; 6],
 }
 
-/// Rebuild into `out` (cleared first) the frame a card's MAC would have
-/// received for a datagram of `payload` from `from` to `at`, with traffic
+/// The outer headers (Ethernet, IP, UDP) a card's MAC would have received
+/// for a datagram of `payload_len` bytes from `from` to `at`, with traffic
 /// class `tos` (the sender's MAC is unknown: zero); `None` if the two
 /// addresses are of different families.
-pub fn from_datagram(payload: &[u8], from: SocketAddr, at: Arrival, tos: u8, out: &mut Vec<u8>) -> Option<()> {
-    let to = at.ip;
+fn outer_of(payload_len: usize, from: SocketAddr, at: Arrival, tos: u8) -> Option<(Encap, OuterFields)> {
     let encap = Encap {
         src_mac: [0; 6],
         dst_mac: at.mac,
-        ip: ip_pair(from.ip(), to)?,
+        ip: ip_pair(from.ip(), at.ip)?,
     };
     let outer = OuterFields {
         dscp: tos >> 2,
         ecn: tos & 0b11,
         src_port: from.port(),
         flow_label: 0,
-        udp_len: payload.len(),
+        udp_len: payload_len,
     };
+    Some((encap, outer))
+}
+
+/// Bytes of the longest outer header [`from_datagram`] writes (IPv6).
+const MAX_OUTER: usize = ethernet::HEADER_LEN + proto::wire::ipv6::HEADER_LEN + udp::HEADER_LEN;
+
+/// Rebuild into `out` (cleared first) the frame a card's MAC would have
+/// received for a datagram of `payload` from `from` to `at`, with traffic
+/// class `tos` (the sender's MAC is unknown: zero); `None` if the two
+/// addresses are of different families.
+pub fn from_datagram(payload: &[u8], from: SocketAddr, at: Arrival, tos: u8, out: &mut Vec<u8>) -> Option<()> {
+    let (encap, outer) = outer_of(payload.len(), from, at, tos)?;
     let hdr = ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN;
     out.clear();
-    out.resize(hdr + payload.len(), 0);
-    let (at, _) = emit_outer(&encap, &outer, out);
-    debug_assert_eq!(at, hdr);
-    out[hdr..].copy_from_slice(payload);
+    out.extend_from_slice(&[0; MAX_OUTER][..hdr]);
+    out.extend_from_slice(payload);
+    emit_outer(&encap, &outer, &mut out[..hdr]);
     Some(())
+}
+
+/// [`from_datagram`] into the free end of `arena`, handed back as a frame
+/// of its own that slices of it (a packet's payload, as the model keeps
+/// it until its bytes are placed) share without a copy. The arena's
+/// memory is reused once every frame cut from it is dropped
+/// ([`BytesMut::reserve`]): no allocation per datagram.
+pub fn frame_in(payload: &[u8], from: SocketAddr, at: Arrival, tos: u8, arena: &mut BytesMut) -> Option<Bytes> {
+    let (encap, outer) = outer_of(payload.len(), from, at, tos)?;
+    let hdr = ethernet::HEADER_LEN + encap.ip_header_len() + udp::HEADER_LEN;
+    arena.clear();
+    arena.reserve(hdr + payload.len());
+    arena.extend_from_slice(&[0; MAX_OUTER][..hdr]);
+    arena.extend_from_slice(payload);
+    emit_outer(&encap, &outer, &mut arena[..hdr]);
+    Some(arena.split().freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    /// A frame cut from the arena keeps its bytes while later frames are
+    /// rebuilt (the model holds a packet's payload until the engine places
+    /// it), and the arena's memory is used again once every frame cut from
+    /// it is dropped: no allocation per datagram.
+    #[test]
+    fn arena_frames_stay_intact_and_the_memory_is_reused() {
+        let from = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), 49_152);
+        let at = Arrival {
+            ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+            mac: [2, 0, 127, 0, 0, 2],
+        };
+        let mut arena = BytesMut::with_capacity(64 << 10);
+        let first = frame_in(&[0xA5; 4000], from, at, 0, &mut arena).unwrap();
+        let base = first.as_ptr();
+        let mut want = Vec::new();
+        from_datagram(&[0xA5; 4000], from, at, 0, &mut want).unwrap();
+        let payload = first.slice(first.len() - 4000..);
+        drop(first);
+        let second = frame_in(&[0x5A; 4000], from, at, 0, &mut arena).unwrap();
+        assert_eq!(&payload[..], &[0xA5; 4000][..], "a held payload is not overwritten");
+        assert_eq!(&second[second.len() - 4000..], &[0x5A; 4000][..]);
+        assert_ne!(second.as_ptr(), base, "the next frame goes after the held one");
+        drop((payload, second));
+        // Nothing from the arena is held: the next frame that does not fit
+        // after the others takes the arena's memory again.
+        let mut reused = false;
+        for _ in 0..32 {
+            let f = frame_in(&[0xA5; 4000], from, at, 0, &mut arena).unwrap();
+            assert_eq!(&f[..], &want[..], "the same frame as from_datagram's");
+            reused |= f.as_ptr() == base;
+        }
+        assert!(reused, "the arena's first bytes were used again");
+    }
 }

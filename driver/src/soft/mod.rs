@@ -554,7 +554,7 @@ impl Device for SoftNic {
         let now = self.inner.now();
         self.inner.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
         if let Ok(mut e) = self.inner.engine.try_lock() {
-            e.step(now);
+            e.step_polled(now);
         }
     }
 

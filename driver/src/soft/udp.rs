@@ -161,7 +161,45 @@ pub struct SendBatch {
     len: usize,
     /// `items[..len]` by source port, stable.
     pub order: Vec<usize>,
+    /// The system call's headers, kept between sends: only the entries a
+    /// send uses are written (zeroing all of them, 17 KiB, cost as much
+    /// as a small send).
+    scratch: SendScratch,
 }
+
+/// What one `sendmmsg` points at: per message its header, address and
+/// control buffer, per datagram its `iovec`.
+struct SendScratch {
+    hdrs: Box<[libc::mmsghdr; SEND_BATCH]>,
+    iovs: Box<[libc::iovec; SEND_BATCH]>,
+    addrs: Box<[libc::sockaddr_storage; SEND_BATCH]>,
+    cbufs: Box<[[u64; CMSG_BUF / 8]; SEND_BATCH]>,
+}
+
+impl Default for SendScratch {
+    fn default() -> Self {
+        // SAFETY: zeroed headers, iovecs and addresses are valid values
+        // (null pointers, zero lengths), rewritten before each use.
+        unsafe {
+            SendScratch {
+                hdrs: Box::new(zeroed()),
+                iovs: Box::new(zeroed()),
+                addrs: Box::new(zeroed()),
+                cbufs: Box::new([[0; CMSG_BUF / 8]; SEND_BATCH]),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for SendScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SendScratch")
+    }
+}
+
+// SAFETY: the raw pointers in the scratch headers point into the batch's
+// own buffers and are rewritten before every use.
+unsafe impl Send for SendScratch {}
 
 impl SendBatch {
     /// Datagrams waiting.
@@ -485,17 +523,19 @@ impl UdpPort {
     /// takes: one `sendmmsg` per up to [`SEND_BATCH`] datagrams. Each
     /// datagram stays its own UDP datagram with its own destination and
     /// traffic class. What was refused is counted in `out`.
-    pub fn send_batch(&self, batch: &SendBatch, from: usize, to: usize, out: &mut SendOutcome) {
+    pub fn send_batch(&self, batch: &mut SendBatch, from: usize, to: usize, out: &mut SendOutcome) {
+        let SendBatch {
+            items, order, scratch, ..
+        } = batch;
+        let SendScratch {
+            hdrs,
+            iovs,
+            addrs,
+            cbufs,
+        } = scratch;
         let mut at = from;
         while at < to {
             let n = (to - at).min(SEND_BATCH);
-            // SAFETY: zeroed msghdr / iovec / sockaddr_storage are valid
-            // values; every pointer set below points into locals or into
-            // `batch`, which outlive the call.
-            let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { zeroed() };
-            let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { zeroed() };
-            let mut addrs: [libc::sockaddr_storage; SEND_BATCH] = unsafe { zeroed() };
-            let mut cbufs = [[0u64; CMSG_BUF / 8]; SEND_BATCH];
             // Datagrams of message `m`: `segs[m]`.
             let mut segs = [0usize; SEND_BATCH];
             let tos_cmsg = !self.no_tos_cmsg.load(Ordering::Relaxed);
@@ -503,7 +543,7 @@ impl UdpPort {
             let mut msgs = 0;
             let mut k = 0;
             while k < n {
-                let d = &batch.items[batch.order[at + k]];
+                let d = &items[order[at + k]];
                 let len = d.frame.len() - d.payload_at;
                 // A run: the same destination and class, every datagram
                 // but the last of the first one's length.
@@ -511,7 +551,7 @@ impl UdpPort {
                 if gso && d.to.ip().is_loopback() {
                     let mut bytes = len;
                     while k + run < n && run < GSO_MAX_SEGMENTS {
-                        let e = &batch.items[batch.order[at + k + run]];
+                        let e = &items[order[at + k + run]];
                         let l = e.frame.len() - e.payload_at;
                         if e.to != d.to || e.tos != d.tos || l > len || bytes + l > GSO_MAX_BYTES {
                             break;
@@ -524,7 +564,7 @@ impl UdpPort {
                     }
                 }
                 for j in 0..run {
-                    let e = &batch.items[batch.order[at + k + j]];
+                    let e = &items[order[at + k + j]];
                     let payload = &e.frame[e.payload_at..];
                     iovs[k + j] = libc::iovec {
                         iov_base: payload.as_ptr() as *mut libc::c_void,
@@ -533,6 +573,11 @@ impl UdpPort {
                 }
                 let (ss, sslen) = sockaddr_of(d.to);
                 addrs[msgs] = ss;
+                // SAFETY: plain data; every field a send reads is set here
+                // or left zero.
+                hdrs[msgs] = unsafe { zeroed() };
+                // `CMSG_NXTHDR` reads the header after the one written.
+                cbufs[msgs] = [0; CMSG_BUF / 8];
                 let msg = &mut hdrs[msgs].msg_hdr;
                 msg.msg_name = &mut addrs[msgs] as *mut _ as *mut libc::c_void;
                 msg.msg_namelen = sslen;
@@ -573,7 +618,7 @@ impl UdpPort {
             }
             // Say why, send its first datagram alone (the single send's
             // fallbacks included) and go on after it.
-            let d = &batch.items[batch.order[at]];
+            let d = &items[order[at]];
             match self.send(&d.frame[d.payload_at..], d.to, d.tos) {
                 Ok(()) => out.sent += 1,
                 Err(SendError::Busy) => out.busy += 1,

@@ -61,6 +61,9 @@ enum Retx {
     Timeout,
     /// Out-of-window NACK: treated as never sent.
     Window,
+    /// Tail probe (docs/model-mrc.md 2.5.2): resent to draw an
+    /// acknowledgement, not declared lost.
+    Probe,
 }
 
 /// Slots a requester ring starts with (it grows with the window in use).
@@ -195,6 +198,11 @@ struct Requester {
     /// Latest send time of a packet acknowledged so far (first
     /// transmissions only, Karn): the reference of stall inference (2.5.1).
     acked_sent_hw: Option<Instant>,
+    /// The last tail probe's packet and the send time of the transmission
+    /// it repeated (2.5.2): whichever copy its acknowledgement is for, every
+    /// live packet older than that transmission was sent before a packet
+    /// delivered, so its acknowledgement advances `acked_sent_hw` to it.
+    probe_evidence: Option<(Psn, Instant)>,
     /// Stall cutoff of the last stall scan (a scan with the same cutoff
     /// finds nothing new).
     stall_cutoff: Instant,
@@ -338,7 +346,15 @@ impl Requester {
     /// unless it already acted `TAIL_BLIND_MAX` times in a row without any
     /// acknowledgement in between (then only the RTO, which consumes the
     /// retry budget, resends), every live transmission older than
-    /// `stall_age` is lost.
+    /// `stall_age` and sent no later than a packet already acknowledged (or
+    /// than a trim NACK's arrival) is lost. Age alone is no evidence: a
+    /// packet that only waits in a queue that grew since the RTT was
+    /// sampled is as old as a lost one, but nothing sent after it has come
+    /// back either (RACK's timer, RFC 8985 6.2, looks only at packets sent
+    /// before the latest one delivered).
+    /// When that finds nothing and a packet has aged without evidence, the
+    /// newest live packet is resent once as a probe (RFC 8985's TLP),
+    /// declared lost by nobody: its EV is not blamed and the window not cut.
     fn on_tail_check(&mut self, now: Instant) {
         self.tail_deadline = None;
         let Some(age) = self.evs.stall_age() else { return };
@@ -351,10 +367,51 @@ impl Requester {
         }
         if self.tail_blind < TAIL_BLIND_MAX && now.as_ps() > age.as_ps() {
             self.tail_blind += 1;
-            // Strictly older than `age`: sent at or before `now - age`.
-            self.lose_sent_before(Instant(now.as_ps() - age.as_ps() + 1), now);
+            let aged = now.as_ps() - age.as_ps();
+            let queued = self.retx.len();
+            // Evidence against a packet: one sent no earlier was
+            // acknowledged, or the fabric cut a packet of this QP (a trim
+            // NACK) after it was sent, so its queues were dropping.
+            if let Some(evidence) = self.acked_sent_hw.into_iter().chain(self.trim_nack_at).max() {
+                // Strictly older than `age` (sent at or before `now - age`)
+                // and sent at or before the evidence.
+                self.lose_sent_before(Instant(aged.min(evidence.as_ps()) + 1), now);
+            }
+            if self.retx.len() == queued {
+                self.probe_tail(Instant(aged));
+            }
         }
         self.tail_deadline = Some(now + age);
+    }
+    /// The tail probe: if a live packet was sent at or before `aged`, the
+    /// newest live packet is queued for one resend (reason `Probe`).
+    fn probe_tail(&mut self, aged: Instant) {
+        let live = |s: &TxSlot| !s.acked && s.queued == Retx::No;
+        let Some(oldest) = (0..self.outstanding())
+            .map(|k| self.una.add(k))
+            .find(|&p| live(self.slot(p)))
+        else {
+            return;
+        };
+        if self.slot(oldest).sent_at > aged {
+            return;
+        }
+        // The newest live transmission (latest sent; the highest PSN of
+        // those sent at that instant).
+        let newest = (0..self.outstanding())
+            .map(|k| self.una.add(k))
+            .filter(|&p| live(self.slot(p)))
+            .max_by_key(|&p| (self.slot(p).sent_at, p.offset_from(self.una)))
+            .unwrap_or(oldest);
+        self.probe_evidence = Some((newest, self.slot(newest).sent_at));
+        let sl = self.slot_mut(newest);
+        sl.queued = Retx::Probe;
+        let len = sl.len as u64;
+        if sl.in_flight {
+            sl.in_flight = false;
+            self.in_flight -= len;
+        }
+        self.retx.push_back(newest);
     }
     fn arm_rto(&mut self) {
         if self.una == self.next_psn {
@@ -1523,7 +1580,7 @@ impl MrcQp {
                 Retx::Loss => self.counters.retx_loss_inferred += 1,
                 Retx::Trim => self.counters.retx_trim += 1,
                 Retx::Timeout => self.counters.retx_timeout += 1,
-                Retx::Window | Retx::No => {}
+                Retx::Window | Retx::Probe | Retx::No => {}
             }
             let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
             let ev_value = q.evs.value(ev);
@@ -1629,6 +1686,14 @@ fn ack_one(q: &mut Requester, psn: Psn, now: Instant, sample: &mut Option<(Psn, 
             *sample = None;
         }
         _ => q.evs.on_ack(ev, now, None, false),
+    }
+    if let Some((probed, repeated_sent_at)) = q.probe_evidence {
+        if probed == psn {
+            q.probe_evidence = None;
+            if q.acked_sent_hw.is_none_or(|t| repeated_sent_at > t) {
+                q.acked_sent_hw = Some(repeated_sent_at);
+            }
+        }
     }
     if resent {
         // Which transmission arrived is unknown: no loss inference from it.
@@ -1863,6 +1928,7 @@ impl QueuePair for MrcQp {
                     touched: Vec::new(),
                     touched_flag: Vec::new(),
                     acked_sent_hw: None,
+                    probe_evidence: None,
                     stall_cutoff: Instant::ZERO,
                     tail_deadline: None,
                     acked_total: 0,
