@@ -97,7 +97,14 @@ pub enum RtxReason {
     Trim,
     Timeout,
     OutOfWindow,
+    /// The tail check's probe (docs/model-mrc.md 2.5.2): the newest live
+    /// packet resent to draw an acknowledgement, declared lost by nobody
+    /// (no EV mark; to the CC gate bytes leaving flight, not a loss).
+    Probe,
 }
+
+/// Width of `rtx_reason`.
+pub const RTX_REASON_BITS: usize = RtxReason::BITS;
 
 /// Reasons on `mark_reason`.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -135,6 +142,7 @@ pub mod reason {
     pub const TRIM: u64 = RtxReason::Trim as u64;
     pub const TIMEOUT: u64 = RtxReason::Timeout as u64;
     pub const OUT_OF_WINDOW: u64 = RtxReason::OutOfWindow as u64;
+    pub const PROBE: u64 = RtxReason::Probe as u64;
 }
 
 /// The `mark_reason` values, as numbers.
@@ -204,12 +212,20 @@ pub enum EngineState {
     /// Remote-access NACK for an outstanding PSN: report the QP error once
     /// the error register is free.
     FatalNack,
-    /// The tail check fired: decide whether it acts.
+    /// The tail check fired: decide whether it acts; its line and the
+    /// evidence (the later of `hw` and the last trim NACK) registered.
     TailCheck,
-    /// T1: slot `p` (= una) is being read.
+    /// T1: slot `p` (= una) is being read; the cut (the earlier of the
+    /// line and the evidence) registered.
     TailRead,
-    /// T2: every live slot sent at or before the tail line is lost.
+    /// T2: every live slot sent at or before the cut is lost; the first
+    /// live slot's age and the newest live slot noted for the probe.
     TailWalk,
+    /// T3: nothing lost but the first live slot aged: read the newest live
+    /// slot for the tail probe, else done.
+    TailEnd,
+    /// T4: the newest live slot on the RAM output: resent as the probe.
+    TailProbe,
     /// Arm the RTO of a send that found it idle: the backoff is being registered.
     ArmBackoff,
     /// The deadline of that send, from the registered backoff.
@@ -244,7 +260,7 @@ pub struct RetransmitEngine {
     pub rtx_psn: Signal<Out, Bits<24>>,
     pub rtx_ev: Signal<Out, Bits<7>>,
     pub rtx_len: Signal<Out, Bits<16>>,
-    pub rtx_reason: Signal<Out, Bits<2>>,
+    pub rtx_reason: Signal<Out, Bits<RTX_REASON_BITS>>,
     pub mark_valid: Signal<Out, Bit>,
     pub mark_ready: Signal<In, Bit>,
     pub mark_qp: Signal<Out, Bits<8>>,
@@ -337,6 +353,24 @@ pub struct RetransmitEngine {
     /// The tail check's line `now - stall_age`, taken once when the check
     /// starts (the model checks every PSN at one instant).
     tail_thr: DFF<Bits<32>>,
+    /// The evidence against a live packet (docs/model-mrc.md 2.5.2): the
+    /// later of `hw` and the last trim NACK's arrival, if either exists;
+    /// then the cut, the earlier of the line and the evidence: a slot is
+    /// lost if sent at or before it.
+    tail_ev: DFF<Bits<32>>,
+    tail_ev_valid: DFF<Bit>,
+    tail_cut: DFF<Bits<32>>,
+    /// This check lost a slot (then no probe) ...
+    t_lost: DFF<Bit>,
+    /// ... it has seen a live slot, and whether the first (lowest PSN) was
+    /// sent at or before the line (the probe's condition) ...
+    t_first: DFF<Bit>,
+    t_aged: DFF<Bit>,
+    /// ... and the newest live slot (latest sent, the highest PSN of those
+    /// sent at that time): the one the probe resends.
+    t_newest_v: DFF<Bit>,
+    t_newest_p: DFF<Bits<24>>,
+    t_newest_time: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<TIME_BITS>>,
     is_timer: DFF<Bit>,
@@ -500,6 +534,21 @@ pub struct RetransmitEngine {
     tail_due_d: Signal<Local, Bits<32>>,
     tail_line: Signal<Local, Bits<32>>,
     lost_tail: Signal<Local, Bit>,
+    /// Trim NACK minus `hw` (the evidence's choice), the evidence minus
+    /// the line (the cut's), the slot's age against the line, the slot's
+    /// send time against the newest so far.
+    ev_d: Signal<Local, Bits<32>>,
+    cut_d: Signal<Local, Bits<32>>,
+    aged_d: Signal<Local, Bits<32>>,
+    newest_d: Signal<Local, Bits<32>>,
+    /// Live for the tail check: neither acknowledged, queued nor waiting
+    /// after an out-of-window NACK.
+    tail_live: Signal<Local, Bit>,
+    /// The slot the acknowledgement pass visits is the last tail probe's,
+    /// and the send time it raises `hw` to: its own for a first
+    /// transmission, the probed transmission's for a probed one.
+    probe_hit: Signal<Local, Bit>,
+    ack_time: Signal<Local, Bits<32>>,
 }
 
 impl Logic for RetransmitEngine {
@@ -532,6 +581,15 @@ impl Logic for RetransmitEngine {
             lost_stall_r,
             lost_reorder_r,
             tail_thr,
+            tail_ev,
+            tail_ev_valid,
+            tail_cut,
+            t_lost,
+            t_first,
+            t_aged,
+            t_newest_v,
+            t_newest_p,
+            t_newest_time,
             due_r,
             spent_r,
             dlp_r,
@@ -732,13 +790,28 @@ impl Logic for RetransmitEngine {
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
-        self.hw_d.next = self.slot.val().time - self.qs.q.val().hw;
+        self.probe_hit.next =
+            self.tail.q.val().probe_valid & (self.p.q.val().get_bits::<8>(0) == self.tail.q.val().probe_slot);
+        if self.slot.val().resent {
+            self.ack_time.next = self.tail.q.val().probe_time;
+        } else {
+            self.ack_time.next = self.slot.val().time;
+        }
+        self.hw_d.next = self.ack_time.val() - self.qs.q.val().hw;
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now32.val() - self.tail_ram.read_data.val().deadline;
-        // Tail check: sent at or before now - stall_age.
-        self.tail_line.next = self.tail_thr.q.val() - self.slot.val().time;
-        self.lost_tail.next = !self.tail_line.val().get_bit(31);
+        // Tail check (2.5.2): the evidence is the later of hw and the last
+        // trim NACK; the cut the earlier of it and the line now -
+        // stall_age. Lost: sent at or before the cut (no evidence: none).
+        self.ev_d.next = self.tail.q.val().trim_at - self.qs.q.val().hw;
+        self.cut_d.next = self.tail_ev.q.val() - self.tail_thr.q.val();
+        self.tail_line.next = self.tail_cut.q.val() - self.slot.val().time;
+        self.lost_tail.next = self.tail_ev_valid.q.val() & !self.tail_line.val().get_bit(31);
+        // The probe's inputs: the slot aged (sent at or before the line),
+        // and sent no earlier than the newest live slot so far.
+        self.aged_d.next = self.tail_thr.q.val() - self.slot.val().time;
+        self.newest_d.next = self.slot.val().time - self.t_newest_time.q.val();
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
         // The acknowledgement pass's masks of word `wq` (bit i: PSN wq + i),
@@ -782,6 +855,7 @@ impl Logic for RetransmitEngine {
         self.pick.bits.next = self.pend.q.val();
         self.first_open.bits.next = self.open.val();
         self.live.next = !self.dec_slot.val().acked & !self.dec_slot.val().queued;
+        self.tail_live.next = self.live.val() & !self.dec_slot.val().oow;
         // Per-EV rule (loss stage 2, slot s2 and its EV entry): highest
         // acked sequence on the EV more than the reorder allowance ahead
         // of this transmission.
@@ -872,10 +946,15 @@ impl Logic for RetransmitEngine {
                 self.rs_reason.next = RtxReason::Trim;
             }
             EngineState::TailWalk => {
-                // Sent at or before the tail line: lost, its EV stalled.
-                self.rs_want.next = self.live.val() & !self.slot.val().oow & self.lost_tail.val();
+                // Sent at or before the cut: lost, its EV stalled.
+                self.rs_want.next = self.tail_live.val() & self.lost_tail.val();
                 self.rs_mark.next = true;
                 self.rs_mark_reason.next = MarkReason::Stall;
+            }
+            EngineState::TailProbe => {
+                // The probe: resent, no EV blamed, no retry consumed.
+                self.rs_want.next = self.tail_live.val();
+                self.rs_reason.next = RtxReason::Probe;
             }
             _ => {}
         }
@@ -985,6 +1064,8 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.armed = false;
                     self.tail.d.next.blind = 0.into();
                     self.tail.d.next.acked = false;
+                    self.tail.d.next.trim_valid = false;
+                    self.tail.d.next.probe_valid = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
                 } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
@@ -1116,16 +1197,23 @@ impl Logic for RetransmitEngine {
                 self.slot_wr.next.acked = true;
                 self.slot_ram.write_enable.next = true;
                 self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.slot.val().len);
-                if !self.slot.val().resent {
+                // The last tail probe's slot: whichever copy arrived, every
+                // live packet sent before the probed transmission was sent
+                // before a packet delivered (hw raised to its send time).
+                if self.probe_hit.val() {
+                    self.tail.d.next.probe_valid = false;
+                }
+                if !self.slot.val().resent | self.probe_hit.val() {
                     if !self.qs.q.val().hw_valid | !self.hw_d.val().get_bit(31) {
-                        self.qs.d.next.hw = self.slot.val().time;
+                        self.qs.d.next.hw = self.ack_time.val();
                     }
                     self.qs.d.next.hw_valid = true;
-                    if !self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15) {
-                        self.ev_entry_wr.next.max_seq = self.slot.val().seq;
-                        self.ev_entry_wr.next.max_valid = true;
-                        self.ev_ram.write_enable.next = true;
-                    }
+                }
+                // The EV's highest acknowledged sequence: first transmissions only.
+                if !self.slot.val().resent & (!self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15)) {
+                    self.ev_entry_wr.next.max_seq = self.slot.val().seq;
+                    self.ev_entry_wr.next.max_valid = true;
+                    self.ev_ram.write_enable.next = true;
                 }
                 self.ack_pick.next = true;
             }
@@ -1290,8 +1378,12 @@ impl Logic for RetransmitEngine {
             }
             EngineState::TrimResend => {
                 // Trim NACK: resend at once (no EV mark), once the retransmit
-                // register is free.
+                // register is free. Its arrival is the tail check's evidence
+                // (written here: the record stores nothing else).
                 if self.go.val() {
+                    self.tail_ram.write_data.next.trim_at = self.now32.val();
+                    self.tail_ram.write_data.next.trim_valid = true;
+                    self.tail_ram.write_enable.next = true;
                     self.st.d.next = EngineState::Idle;
                 }
             }
@@ -1324,6 +1416,17 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.deadline = self.now32.val() + self.c_age.val();
                     self.tail.d.next.acked = false;
                     self.tail_thr.d.next = self.now32.val() - self.c_age.val();
+                    // The evidence: the later of hw and the last trim NACK.
+                    self.tail_ev_valid.d.next = self.qs.q.val().hw_valid | self.tail.q.val().trim_valid;
+                    if !self.qs.q.val().hw_valid | (self.tail.q.val().trim_valid & !self.ev_d.val().get_bit(31)) {
+                        self.tail_ev.d.next = self.tail.q.val().trim_at;
+                    } else {
+                        self.tail_ev.d.next = self.qs.q.val().hw;
+                    }
+                    self.t_lost.d.next = false;
+                    self.t_first.d.next = false;
+                    self.t_aged.d.next = false;
+                    self.t_newest_v.d.next = false;
                     if self.tail.q.val().acked {
                         self.tail.d.next.blind = 1.into();
                         self.st.d.next = EngineState::TailRead;
@@ -1336,15 +1439,63 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::TailRead => {
-                // T1: slot p (= una) is being read.
+                // T1: slot p (= una) is being read; the cut, the earlier of
+                // the line and the evidence.
+                if self.cut_d.val().get_bit(31) {
+                    self.tail_cut.d.next = self.tail_ev.q.val();
+                } else {
+                    self.tail_cut.d.next = self.tail_thr.q.val();
+                }
                 self.st.d.next = EngineState::TailWalk;
             }
             EngineState::TailWalk => {
-                // T2: every live slot sent at or before now - stall_age is lost
-                // (its EV stalled; the resend rules above), one PSN per cycle.
+                // T2: every live slot sent at or before the cut is lost (its
+                // EV stalled; the resend rules above), one PSN per cycle. Age
+                // alone is no evidence: a packet sent after every one
+                // acknowledged may only wait in a queue that grew since the
+                // RTT was sampled (RACK, RFC 8985 6.2). For the probe: the
+                // first live slot's age, the newest live slot.
+                if self.rs_want.val() {
+                    self.t_lost.d.next = true;
+                }
+                if self.go.val() & self.tail_live.val() {
+                    if !self.t_first.q.val() {
+                        self.t_first.d.next = true;
+                        self.t_aged.d.next = !self.aged_d.val().get_bit(31);
+                    }
+                    if !self.t_newest_v.q.val() | !self.newest_d.val().get_bit(31) {
+                        self.t_newest_v.d.next = true;
+                        self.t_newest_p.d.next = self.p.q.val();
+                        self.t_newest_time.d.next = self.slot.val().time;
+                    }
+                }
                 self.walk_step.next = true;
-                self.walk_end.next = EngineState::Store;
+                self.walk_end.next = EngineState::TailEnd;
                 self.walk_next.next = EngineState::TailWalk;
+            }
+            EngineState::TailEnd => {
+                // T3: nothing lost, but the oldest live packet aged: the tail
+                // probe (RACK-TLP, RFC 8985 7) resends the newest live one.
+                if !self.t_lost.q.val() & self.t_aged.q.val() & self.t_newest_v.q.val() {
+                    self.p.d.next = self.t_newest_p.q.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.t_newest_p.q.val() & 255);
+                    self.st.d.next = EngineState::TailProbe;
+                } else {
+                    self.st.d.next = EngineState::Store;
+                }
+            }
+            EngineState::TailProbe => {
+                // T4: the probe (the resend rules above); its slot and the
+                // send time it repeats are kept for the acknowledgement pass.
+                if self.go.val() {
+                    if self.rs_want.val() {
+                        self.tail.d.next.probe_valid = true;
+                        self.tail.d.next.probe_slot = self.p.q.val().get_bits::<8>(0);
+                        self.tail.d.next.probe_time = self.slot.val().time;
+                    }
+                    self.st.d.next = EngineState::Store;
+                }
             }
             EngineState::ArmBackoff => {
                 // Arm the RTO of a send that found it idle: the backoff
