@@ -191,7 +191,8 @@ pub enum EngineState {
     /// Loss pass, one PSN per cycle in three stages: slot `p1` on the
     /// slot RAM output (its EV entry read), slot `p2`'s EV entry on the EV
     /// RAM output (the rules registered), the decision on slot `p3`
-    /// (the whole pipeline holds while a resend waits).
+    /// (the whole pipeline holds while a resend waits). The tail check's
+    /// walk runs in it too (`tail_mode`), its rule registered likewise.
     LossPipe,
     /// SACK done: una advance, report the acknowledgement.
     SackDone,
@@ -215,12 +216,11 @@ pub enum EngineState {
     /// The tail check fired: decide whether it acts; its line and the
     /// evidence (the later of `hw` and the last trim NACK) registered.
     TailCheck,
-    /// T1: slot `p` (= una) is being read; the cut (the earlier of the
-    /// line and the evidence) registered.
+    /// T1: the cut (the earlier of the line and the evidence) registered;
+    /// then the walk, in the loss pipeline (`tail_mode`): every live slot
+    /// sent at or before the cut is lost; the first live slot's age and
+    /// the newest live slot noted for the probe.
     TailRead,
-    /// T2: every live slot sent at or before the cut is lost; the first
-    /// live slot's age and the newest live slot noted for the probe.
-    TailWalk,
     /// T3: nothing lost but the first live slot aged: read the newest live
     /// slot for the tail probe, else done.
     TailEnd,
@@ -350,6 +350,12 @@ pub struct RetransmitEngine {
     /// output muxes).
     lost_stall_r: DFF<Bit>,
     lost_reorder_r: DFF<Bit>,
+    /// The pipeline walks for the tail check (else for a SACK's loss
+    /// pass); stage 3's slot sent at or before the cut, and at or before
+    /// the line, registered from stage 2.
+    tail_mode: DFF<Bit>,
+    lost_tail_r: DFF<Bit>,
+    aged_r: DFF<Bit>,
     /// The tail check's line `now - stall_age`, taken once when the check
     /// starts (the model checks every PSN at one instant).
     tail_thr: DFF<Bits<32>>,
@@ -580,6 +586,9 @@ impl Logic for RetransmitEngine {
             s3,
             lost_stall_r,
             lost_reorder_r,
+            tail_mode,
+            lost_tail_r,
+            aged_r,
             tail_thr,
             tail_ev,
             tail_ev_valid,
@@ -806,12 +815,14 @@ impl Logic for RetransmitEngine {
         // stall_age. Lost: sent at or before the cut (no evidence: none).
         self.ev_d.next = self.tail.q.val().trim_at - self.qs.q.val().hw;
         self.cut_d.next = self.tail_ev.q.val() - self.tail_thr.q.val();
-        self.tail_line.next = self.tail_cut.q.val() - self.slot.val().time;
+        // Stage 2 of the pipeline (slot s2), registered for stage 3.
+        self.tail_line.next = self.tail_cut.q.val() - self.s2.q.val().time;
         self.lost_tail.next = self.tail_ev_valid.q.val() & !self.tail_line.val().get_bit(31);
-        // The probe's inputs: the slot aged (sent at or before the line),
-        // and sent no earlier than the newest live slot so far.
-        self.aged_d.next = self.tail_thr.q.val() - self.slot.val().time;
-        self.newest_d.next = self.slot.val().time - self.t_newest_time.q.val();
+        // The probe's inputs: the slot aged (sent at or before the line;
+        // stage 2), and sent no earlier than the newest live slot so far
+        // (stage 3).
+        self.aged_d.next = self.tail_thr.q.val() - self.s2.q.val().time;
+        self.newest_d.next = self.s3.q.val().time - self.t_newest_time.q.val();
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
         // The acknowledgement pass's masks of word `wq` (bit i: PSN wq + i),
@@ -915,7 +926,13 @@ impl Logic for RetransmitEngine {
         match self.st.q.val() {
             EngineState::LossPipe => {
                 // Stage 3's slot (`dec_slot`), when the stage holds one.
-                if self.v3.q.val() & self.live.val() & self.dec_slot.val().oow {
+                if self.tail_mode.q.val() {
+                    // The tail check: sent at or before the cut: lost, its EV
+                    // stalled.
+                    self.rs_want.next = self.v3.q.val() & self.tail_live.val() & self.lost_tail_r.q.val();
+                    self.rs_mark.next = true;
+                    self.rs_mark_reason.next = MarkReason::Stall;
+                } else if self.v3.q.val() & self.live.val() & self.dec_slot.val().oow {
                     // Out of window: resent once una has advanced.
                     self.rs_want.next = self.una_new.q.val() != self.qs.q.val().una;
                     self.rs_reason.next = RtxReason::OutOfWindow;
@@ -944,12 +961,6 @@ impl Logic for RetransmitEngine {
             EngineState::TrimResend => {
                 self.rs_want.next = true;
                 self.rs_reason.next = RtxReason::Trim;
-            }
-            EngineState::TailWalk => {
-                // Sent at or before the cut: lost, its EV stalled.
-                self.rs_want.next = self.tail_live.val() & self.lost_tail.val();
-                self.rs_mark.next = true;
-                self.rs_mark_reason.next = MarkReason::Stall;
             }
             EngineState::TailProbe => {
                 // The probe: resent, no EV blamed, no retry consumed.
@@ -1234,6 +1245,7 @@ impl Logic for RetransmitEngine {
                 self.v1.d.next = false;
                 self.v2.d.next = false;
                 self.v3.d.next = false;
+                self.tail_mode.d.next = false;
                 if self.any_new.q.val() {
                     self.st.d.next = EngineState::LossPipe;
                 } else {
@@ -1241,6 +1253,22 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::LossPipe => {
+                // The tail check's walk: a loss, and for the probe the first
+                // live slot's age and the newest live slot (stage 3).
+                if self.rs_want.val() {
+                    self.t_lost.d.next = true;
+                }
+                if self.tail_mode.q.val() & self.go.val() & self.v3.q.val() & self.tail_live.val() {
+                    if !self.t_first.q.val() {
+                        self.t_first.d.next = true;
+                        self.t_aged.d.next = self.aged_r.q.val();
+                    }
+                    if !self.t_newest_v.q.val() | !self.newest_d.val().get_bit(31) {
+                        self.t_newest_v.d.next = true;
+                        self.t_newest_p.d.next = self.p3.q.val();
+                        self.t_newest_time.d.next = self.s3.q.val().time;
+                    }
+                }
                 // One PSN per cycle: stage 3 decides (the resend rules above),
                 // stage 2's slot and EV entry give the rules, stage 1's slot
                 // gives the EV read, the next PSN is read. A waiting resend
@@ -1251,6 +1279,8 @@ impl Logic for RetransmitEngine {
                     self.s3.d.next = self.s2.q.val();
                     self.lost_reorder_r.d.next = self.lost_reorder.val();
                     self.lost_stall_r.d.next = self.lost_stall.val();
+                    self.lost_tail_r.d.next = self.lost_tail.val();
+                    self.aged_r.d.next = !self.aged_d.val().get_bit(31);
                     self.v2.d.next = self.v1.q.val();
                     self.p2.d.next = self.p1.q.val();
                     self.s2.d.next = self.slot.val();
@@ -1259,7 +1289,9 @@ impl Logic for RetransmitEngine {
                     self.p1.d.next = self.p.q.val();
                     if self.p.q.val() == self.qs.q.val().next_psn {
                         self.v1.d.next = false;
-                        if !self.v1.q.val() & !self.v2.q.val() {
+                        if !self.v1.q.val() & !self.v2.q.val() & self.tail_mode.q.val() {
+                            self.st.d.next = EngineState::TailEnd;
+                        } else if !self.v1.q.val() & !self.v2.q.val() {
                             self.st.d.next = EngineState::SackDone;
                         }
                     } else {
@@ -1439,39 +1471,23 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::TailRead => {
-                // T1: slot p (= una) is being read; the cut, the earlier of
-                // the line and the evidence.
+                // T1: the cut, the earlier of the line and the evidence; then
+                // the walk from una (p) in the loss pipeline, in tail mode:
+                // every live slot sent at or before the cut is lost (its EV
+                // stalled; the resend rules above), one PSN per cycle. Age
+                // alone is no evidence: a packet sent after every one
+                // acknowledged may only wait in a queue that grew since the
+                // RTT was sampled (RACK, RFC 8985 6.2).
                 if self.cut_d.val().get_bit(31) {
                     self.tail_cut.d.next = self.tail_ev.q.val();
                 } else {
                     self.tail_cut.d.next = self.tail_thr.q.val();
                 }
-                self.st.d.next = EngineState::TailWalk;
-            }
-            EngineState::TailWalk => {
-                // T2: every live slot sent at or before the cut is lost (its
-                // EV stalled; the resend rules above), one PSN per cycle. Age
-                // alone is no evidence: a packet sent after every one
-                // acknowledged may only wait in a queue that grew since the
-                // RTT was sampled (RACK, RFC 8985 6.2). For the probe: the
-                // first live slot's age, the newest live slot.
-                if self.rs_want.val() {
-                    self.t_lost.d.next = true;
-                }
-                if self.go.val() & self.tail_live.val() {
-                    if !self.t_first.q.val() {
-                        self.t_first.d.next = true;
-                        self.t_aged.d.next = !self.aged_d.val().get_bit(31);
-                    }
-                    if !self.t_newest_v.q.val() | !self.newest_d.val().get_bit(31) {
-                        self.t_newest_v.d.next = true;
-                        self.t_newest_p.d.next = self.p.q.val();
-                        self.t_newest_time.d.next = self.slot.val().time;
-                    }
-                }
-                self.walk_step.next = true;
-                self.walk_end.next = EngineState::TailEnd;
-                self.walk_next.next = EngineState::TailWalk;
+                self.v1.d.next = false;
+                self.v2.d.next = false;
+                self.v3.d.next = false;
+                self.tail_mode.d.next = true;
+                self.st.d.next = EngineState::LossPipe;
             }
             EngineState::TailEnd => {
                 // T3: nothing lost, but the oldest live packet aged: the tail
