@@ -828,20 +828,23 @@ impl Logic for RetransmitEngine {
         // The acknowledgement pass's masks of word `wq` (bit i: PSN wq + i),
         // from the offsets registered in `AckWordRead`; every offset is a
         // 24-bit signal (an inline difference is evaluated at 32 or 64
-        // bits in the emitted Verilog, wrong across the PSN wrap).
+        // bits in the emitted Verilog, wrong across the PSN wrap). Each
+        // shift is by an offset's 6 low bits, taken only where the offset
+        // is within 0..=63: a 6-bit shifter, not a 24-bit one (the 24-bit
+        // amounts were the longest path after the tail walk's).
         // At or before cum: i < cum + 1 - wq.
         if self.wd_cum.q.val().get_bit(23) {
             self.m_cum.next = 0.into();
         } else if self.wd_cum.q.val() >= 64 {
             self.m_cum.next = self.ones64.val();
         } else {
-            self.m_cum.next = !(self.ones64.val() << bit_cast::<64, 24>(self.wd_cum.q.val()));
+            self.m_cum.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_cum.q.val().get_bits::<6>(0)));
         }
         // The bitmap's bit j is PSN base + j = wq + i: i = j - (wq - base).
         if !self.wd_base.q.val().get_bit(23) & (self.wd_base.q.val() < 64) {
-            self.m_bits.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.wd_base.q.val());
+            self.m_bits.next = self.bitmap.q.val() >> bit_cast::<64, 6>(self.wd_base.q.val().get_bits::<6>(0));
         } else if self.wd_base.q.val().get_bit(23) & (self.wd_base_neg.q.val() < 64) {
-            self.m_bits.next = self.bitmap.q.val() << bit_cast::<64, 24>(self.wd_base_neg.q.val());
+            self.m_bits.next = self.bitmap.q.val() << bit_cast::<64, 6>(self.wd_base_neg.q.val().get_bits::<6>(0));
         } else {
             self.m_bits.next = 0.into();
         }
@@ -849,12 +852,12 @@ impl Logic for RetransmitEngine {
         if self.wd_una.q.val().get_bit(23) {
             self.m_lo.next = self.ones64.val();
         } else {
-            self.m_lo.next = self.ones64.val() << bit_cast::<64, 24>(self.wd_una.q.val());
+            self.m_lo.next = self.ones64.val() << bit_cast::<64, 6>(self.wd_una.q.val().get_bits::<6>(0));
         }
         if self.wd_next.q.val() >= 64 {
             self.m_hi.next = self.ones64.val();
         } else {
-            self.m_hi.next = !(self.ones64.val() << bit_cast::<64, 24>(self.wd_next.q.val()));
+            self.m_hi.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_next.q.val().get_bits::<6>(0)));
         }
         self.m_win.next = self.m_lo.val() & self.m_hi.val();
         // The words of the window: from una's, while the next starts before
