@@ -3,7 +3,8 @@
 //! requester and by SACK / NACK records from the RX parser, implementing
 //! the loss rules of `proto::model::mrc` (docs/model-mrc.md 2.4-2.8):
 //! cumulative + bitmap acknowledgement, per-EV reorder-allowance loss
-//! inference (Karn), the stall rule across EVs, the tail check, trim
+//! inference (Karn), the stall rule across EVs, the tail check (loss only
+//! with evidence, else one tail probe: RACK-TLP), trim
 //! NACKs (resend at once), out-of-window NACKs (resend once `una`
 //! advances or the RTO fires), and the RTO with the model's
 //! linear/exponential backoff and retry budget. See
@@ -17,7 +18,7 @@
 //! send-time line and the per-EV sequence); its loss pass is pipelined,
 //! one outstanding PSN per cycle, and skipped when the SACK acknowledged
 //! nothing new. An RTO firing costs 4 cycles per PSN, an acting tail
-//! check 1 per PSN. The RTO and tail deadlines are checked by a scanner that
+//! check 1 per PSN (in the loss pipeline). The RTO and tail deadlines are checked by a scanner that
 //! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
 
 use rust_hdl::prelude::*;
