@@ -307,8 +307,8 @@ const RETRANSMIT: Group = Group {
         dec("retx__rtx_qp", 8),
         dec("retx__rtx_psn", 24),
         dec("retx__rtx_ev", 7),
-        // `RtxReason` (loss 0, trim 1, timeout 2, out of window 3).
-        dec("retx__rtx_reason", 2),
+        // `RtxReason` (loss 0, trim 1, timeout 2, out of window 3, tail probe 4).
+        dec("retx__rtx_reason", hw::retransmit::RTX_REASON_BITS as u32),
         bit("retx__rto_valid"),
         dec("retx__rto_qp", 8),
         bit("retx__err_valid"),

@@ -1775,8 +1775,8 @@ fn receive_start_rows_written_during_a_completion_walk_are_not_lost() {
 /// long outstanding window (issue 15, "nothing lost inside the core").
 /// The requester has a 96-packet WRITE outstanding; then, in bursts
 /// separated by idle gaps, the peer sends back to back: one valid SACK
-/// that acknowledges nothing (the engine walks every outstanding PSN,
-/// 8 + 5 x 96 cycles), then forged SACKs for PSNs never sent (each one the
+/// that acknowledges nothing (the engine reads the window's 64-PSN words
+/// and has no loss pass to run), then forged SACKs for PSNs never sent (each one the
 /// engine counts once in `retx_drop`) interleaved with SACKs for a QP that
 /// is not enabled (each one the RX path counts once in `rx_not_data`).
 /// Frames arrive every 2 cycles while the engine holds the RX path, so

@@ -102,9 +102,11 @@ pub const SENT_FIFO_DEPTH: usize = 1 << 10;
 /// runs only when no record waits). While the walk waits for its `rtx`
 /// register to be taken, every record the requester emits is a resend
 /// (it serves a waiting resend first): at most one per PSN of the QP's
-/// window (`WINDOW`). Otherwise the walk runs at most 8 + 5 x `WINDOW`
-/// cycles (a SACK's two passes), during which the TX path hands over at
-/// most one packet per 6 cycles (fewer than `WINDOW`). Plus the packets
+/// window (`WINDOW`). Otherwise a walk runs at most 5 + 4 x `WINDOW`
+/// cycles (an RTO walk; a SACK at most 29 + 3 x `WINDOW`: 9, 4 per
+/// 64-PSN word, up to 5, 2 per newly acknowledged PSN, 1 per outstanding
+/// one), during which the TX path hands over at most one packet per 6
+/// cycles (fewer than `WINDOW`). Plus the packets
 /// between the requester and the engine when the walk starts.
 pub const SENT_FIFO_MIN: usize = 2 * crate::retransmit::WINDOW as usize + 4;
 const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);

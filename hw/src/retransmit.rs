@@ -3,28 +3,36 @@
 //! requester and by SACK / NACK records from the RX parser, implementing
 //! the loss rules of `proto::model::mrc` (docs/model-mrc.md 2.4-2.8):
 //! cumulative + bitmap acknowledgement, per-EV reorder-allowance loss
-//! inference (Karn), the stall rule across EVs, the tail check, trim
+//! inference (Karn), the stall rule across EVs, the tail check (loss only
+//! with evidence, else one tail probe: RACK-TLP), trim
 //! NACKs (resend at once), out-of-window NACKs (resend once `una`
 //! advances or the RTO fires), and the RTO with the model's
 //! linear/exponential backoff and retry budget. See
 //! `docs/hw/retransmit.md`.
 //!
 //! One record is processed at a time by a state machine that walks the
-//! QP's outstanding PSNs (`una .. next`) in the slot RAM: a SACK costs
-//! 2 cycles per outstanding PSN for the acknowledgement pass and 3 per
-//! PSN for the loss pass, an RTO firing 4 per PSN, an acting tail check 1
-//! per PSN. The RTO and tail deadlines are checked by a scanner that
-//! visits one QP per 2 idle cycles (QPs `0..=qp_last`).
+//! QP's outstanding PSNs (`una .. next`) in the slot RAM. A SACK's
+//! acknowledgement pass goes by 64-PSN words of a per-QP bitmap of
+//! acknowledged PSNs (the bits it newly acknowledges found and set 64 at
+//! a time; 2 cycles per newly acknowledged PSN for the byte count, Karn's
+//! send-time line and the per-EV sequence); its loss pass is pipelined,
+//! one outstanding PSN per cycle, and skipped when the SACK acknowledged
+//! nothing new. An RTO firing costs 4 cycles per PSN, an acting tail
+//! check 1 per PSN (in the loss pipeline). The RTO and tail deadlines are
+//! checked by a scanner that visits one QP per 2 idle cycles (QPs
+//! `0..=qp_last`).
 
 use rust_hdl::prelude::*;
 
 use crate::bus::ConfigSink;
 
 mod backoff;
+mod lowest;
 mod resend;
 mod scanner;
 mod words;
 use backoff::Backoff;
+use lowest::LowestSet;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
 pub use words::{EvWord, QpWord, SlotWord, TailWord};
@@ -48,6 +56,12 @@ pub const WINDOW: u32 = 1 << SLOT_BITS;
 pub const EV_BITS: usize = 7;
 /// Slot RAM address `{qp, psn mod WINDOW}`.
 pub const SLOT_ADDR_BITS: usize = QP_BITS + SLOT_BITS;
+/// log2 of the PSNs per word of the acknowledged bitmap.
+pub const ACK_WORD_BITS: usize = 6;
+/// PSNs per word of the acknowledged bitmap (one SACK bitmap's worth).
+pub const ACK_WORD: u32 = 1 << ACK_WORD_BITS;
+/// Acknowledged-bitmap RAM address `{qp, (psn mod WINDOW) / ACK_WORD}`.
+pub const ACK_ADDR_BITS: usize = QP_BITS + SLOT_BITS - ACK_WORD_BITS;
 /// Per-(QP, EV) RAM address `{qp, ev}`.
 pub const EV_ADDR_BITS: usize = QP_BITS + EV_BITS;
 /// `retry_exp` value meaning "retry forever" (as the model).
@@ -85,7 +99,14 @@ pub enum RtxReason {
     Trim,
     Timeout,
     OutOfWindow,
+    /// The tail check's probe (docs/model-mrc.md 2.5.2): the newest live
+    /// packet resent to draw an acknowledgement, declared lost by nobody
+    /// (no EV mark; to the CC gate bytes leaving flight, not a loss).
+    Probe,
 }
+
+/// Width of `rtx_reason`.
+pub const RTX_REASON_BITS: usize = RtxReason::BITS;
 
 /// Reasons on `mark_reason`.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -123,6 +144,7 @@ pub mod reason {
     pub const TRIM: u64 = RtxReason::Trim as u64;
     pub const TIMEOUT: u64 = RtxReason::Timeout as u64;
     pub const OUT_OF_WINDOW: u64 = RtxReason::OutOfWindow as u64;
+    pub const PROBE: u64 = RtxReason::Probe as u64;
 }
 
 /// The `mark_reason` values, as numbers.
@@ -144,22 +166,36 @@ pub enum EngineState {
     Load,
     /// SACK validation, from `next - base` registered in `Load`.
     SackValidate,
-    /// Acknowledgement pass (A1): slot `p` is being read.
-    AckRead,
+    /// Acknowledgement pass, one 64-PSN word `wq` of the window at a time
+    /// (W1): the word's acknowledged bits are being read; the SACK's
+    /// offsets from the word are registered.
+    AckWordRead,
+    /// W2: the word on the RAM output, the PSNs of it the SACK covers and
+    /// the PSNs of it in the window are registered.
+    AckWordMask,
+    /// W3: the word is written back with the PSNs newly acknowledged
+    /// (covered, in the window, not acknowledged before: 64 PSNs at once);
+    /// the first open PSN, if this word has the first, is the new una.
+    AckWordWrite,
+    /// Read the next newly acknowledged slot of the word, else go to the
+    /// next word, else end the pass.
+    AckPick,
     /// A2: slot `p` on the RAM output; read its EV entry.
     AckEvRead,
-    /// A3: acknowledge slot `p` if the SACK covers it.
+    /// A3: slot `p`'s bytes, Karn's send-time line and its EV's highest
+    /// acknowledged sequence; read the next newly acknowledged slot.
     AckDecide,
+    /// The new una's slot on the RAM output: its send time and retries
+    /// (the RTO's re-arm).
+    AckUna,
     /// End of the acknowledgement pass: start the loss pass at the new una.
     AckDone,
-    /// Loss pass (L1): slot `p` is being read.
-    LossRead,
-    /// L2: read the EV entry of slot `p`.
-    LossEvRead,
-    /// L3a: the EV entry on the RAM output; the per-EV rule is registered.
-    LossEvRule,
-    /// L3: loss decision for slot `p` (holds while an output is busy).
-    LossDecide,
+    /// Loss pass, one PSN per cycle in three stages: slot `p1` on the
+    /// slot RAM output (its EV entry read), slot `p2`'s EV entry on the EV
+    /// RAM output (the rules registered), the decision on slot `p3`
+    /// (the whole pipeline holds while a resend waits). The tail check's
+    /// walk runs in it too (`tail_mode`), its rule registered likewise.
+    LossPipe,
     /// SACK done: una advance, report the acknowledgement.
     SackDone,
     /// RTO walk (R1): slot `p` is being read.
@@ -179,12 +215,19 @@ pub enum EngineState {
     /// Remote-access NACK for an outstanding PSN: report the QP error once
     /// the error register is free.
     FatalNack,
-    /// The tail check fired: decide whether it acts.
+    /// The tail check fired: decide whether it acts; its line and the
+    /// evidence (the later of `hw` and the last trim NACK) registered.
     TailCheck,
-    /// T1: slot `p` (= una) is being read.
+    /// T1: the cut (the earlier of the line and the evidence) registered;
+    /// then the walk, in the loss pipeline (`tail_mode`): every live slot
+    /// sent at or before the cut is lost; the first live slot's age and
+    /// the newest live slot noted for the probe.
     TailRead,
-    /// T2: every live slot sent at or before the tail line is lost.
-    TailWalk,
+    /// T3: nothing lost but the first live slot aged: read the newest live
+    /// slot for the tail probe, else done.
+    TailEnd,
+    /// T4: the newest live slot on the RAM output: resent as the probe.
+    TailProbe,
     /// Arm the RTO of a send that found it idle: the backoff is being registered.
     ArmBackoff,
     /// The deadline of that send, from the registered backoff.
@@ -219,7 +262,7 @@ pub struct RetransmitEngine {
     pub rtx_psn: Signal<Out, Bits<24>>,
     pub rtx_ev: Signal<Out, Bits<7>>,
     pub rtx_len: Signal<Out, Bits<16>>,
-    pub rtx_reason: Signal<Out, Bits<2>>,
+    pub rtx_reason: Signal<Out, Bits<RTX_REASON_BITS>>,
     pub mark_valid: Signal<Out, Bit>,
     pub mark_ready: Signal<In, Bit>,
     pub mark_qp: Signal<Out, Bits<8>>,
@@ -253,9 +296,17 @@ pub struct RetransmitEngine {
     resend: ResendQueue,
     backoff: Backoff,
     scanner: RtoScanner,
+    /// The next newly acknowledged PSN of the word (`pend`), and the first
+    /// PSN of the word still open (`open`).
+    pick: LowestSet,
+    first_open: LowestSet,
     // Memories.
     slot_ram: RAM<SlotWord, SLOT_ADDR_BITS>,
     ev_ram: RAM<EvWord, EV_ADDR_BITS>,
+    /// Per QP, whether each slot is acknowledged, 64 slots a word: the
+    /// same bit as the slot's `acked`, kept so that a SACK finds the PSNs
+    /// it newly acknowledges a word at a time.
+    ack_ram: RAM<Bits<64>, ACK_ADDR_BITS>,
     qs_ram: RAM<QpWord, QP_BITS>,
     /// Per-QP config rows (table 8), read through `RetxQpRow`.
     cfg_ram: RAM<Bits<QP_CONFIG_BITS>, QP_BITS>,
@@ -265,20 +316,69 @@ pub struct RetransmitEngine {
     due_r: DFF<Bit>,
     /// The SACK's `next - base`, registered in `Load` for the validation.
     nb_off_r: DFF<Bits<24>>,
-    /// Walk decisions registered a cycle ahead (every cycle, from the
-    /// slot on the RAM output; the walk states that use them hold the
-    /// same slot for at least two cycles).
-    acked_r: DFF<Bit>,
+    /// The acknowledgement pass's word: the PSN of its bit 0 (a multiple
+    /// of 64), and the SACK's offsets from it, registered for the masks:
+    /// `wq - base`, `base - wq`, `cum + 1 - wq`, `una - wq`, `next - wq`.
+    wq: DFF<Bits<24>>,
+    wd_base: DFF<Bits<24>>,
+    wd_base_neg: DFF<Bits<24>>,
+    wd_cum: DFF<Bits<24>>,
+    wd_una: DFF<Bits<24>>,
+    wd_next: DFF<Bits<24>>,
+    /// The word as read, the PSNs of it the SACK covers (cumulative or
+    /// bitmap), the PSNs of it in the window: registered apart, so that
+    /// the masks' shifts and the AND with the RAM output are not one
+    /// path; the newly acknowledged bits whose slots are still to be
+    /// visited.
+    aw_r: DFF<Bits<64>>,
+    cover_r: DFF<Bits<64>>,
+    win_r: DFF<Bits<64>>,
+    pend: DFF<Bits<64>>,
+    /// The SACK acknowledged something new (else the loss pass is
+    /// skipped: nothing it tests has changed since the last one).
+    any_new: DFF<Bit>,
+    /// The loss pipeline: the PSN at each stage and whether it holds one
+    /// (`p` is the next PSN to read), the slots of stages 2 and 3.
+    p1: DFF<Bits<24>>,
+    p2: DFF<Bits<24>>,
+    p3: DFF<Bits<24>>,
+    v1: DFF<Bit>,
+    v2: DFF<Bit>,
+    v3: DFF<Bit>,
+    s2: DFF<SlotWord>,
+    s3: DFF<SlotWord>,
+    /// The stall rule and the per-EV rule of stage 3's slot, registered
+    /// from stage 2 (the EV RAM output comes through the cascade's
+    /// output muxes).
     lost_stall_r: DFF<Bit>,
-    /// The per-EV rule, registered in L3a from the EV RAM output (which
-    /// comes through the cascade's output muxes) for the decision in L3.
     lost_reorder_r: DFF<Bit>,
-    /// The slot's per-EV sequence, registered for the loss decision (the
-    /// slot RAM's read data comes through the cascade's output muxes).
-    s_seq_r: DFF<Bits<16>>,
+    /// The pipeline walks for the tail check (else for a SACK's loss
+    /// pass); stage 3's slot sent at or before the cut, and at or before
+    /// the line, registered from stage 2.
+    tail_mode: DFF<Bit>,
+    lost_tail_r: DFF<Bit>,
+    aged_r: DFF<Bit>,
     /// The tail check's line `now - stall_age`, taken once when the check
     /// starts (the model checks every PSN at one instant).
     tail_thr: DFF<Bits<32>>,
+    /// The evidence against a live packet (docs/model-mrc.md 2.5.2): the
+    /// later of `hw` and the last trim NACK's arrival, if either exists;
+    /// then the cut, the earlier of the line and the evidence: a slot is
+    /// lost if sent at or before it.
+    tail_ev: DFF<Bits<32>>,
+    tail_ev_valid: DFF<Bit>,
+    tail_cut: DFF<Bits<32>>,
+    /// This check lost a slot (then no probe) ...
+    t_lost: DFF<Bit>,
+    /// ... it has seen a live slot, and whether the first (lowest PSN) was
+    /// sent at or before the line (the probe's condition) ...
+    t_first: DFF<Bit>,
+    t_aged: DFF<Bit>,
+    /// ... and the newest live slot (latest sent, the highest PSN of those
+    /// sent at that time): the one the probe resends.
+    t_newest_v: DFF<Bit>,
+    t_newest_p: DFF<Bits<24>>,
+    t_newest_time: DFF<Bits<32>>,
     spent_r: DFF<Bit>,
     dlp_r: DFF<Bits<TIME_BITS>>,
     is_timer: DFF<Bit>,
@@ -334,6 +434,10 @@ pub struct RetransmitEngine {
     /// as read).
     slot: Signal<Local, SlotWord>,
     slot_wr: Signal<Local, SlotWord>,
+    /// The slot a resend decision is about, and its PSN: the slot RAM
+    /// output and `p`, except in the loss pipeline (stage 3).
+    dec_slot: Signal<Local, SlotWord>,
+    dec_p: Signal<Local, Bits<24>>,
     /// The (QP, EV) entry on the EV RAM's output, and the entry to write
     /// (default: as read).
     ev_entry: Signal<Local, EvWord>,
@@ -351,6 +455,7 @@ pub struct RetransmitEngine {
     bo_shift_una: Signal<Local, Bits<5>>,
     bm_beyond: Signal<Local, Bits<64>>,
     ones64: Signal<Local, Bits<64>>,
+    one64: Signal<Local, Bits<64>>,
     // The resend the current state asks for on slot `p`: with an EV mark
     // or not, and whether it consumes a retry (a timeout).
     rs_want: Signal<Local, Bit>,
@@ -363,13 +468,36 @@ pub struct RetransmitEngine {
     // The walk over slots `p .. next`: step to `p + 1` this cycle (when
     // not held), then to `walk_end` past the last slot, else `walk_next`.
     walk_step: Signal<Local, Bit>,
+    /// The acknowledgement pass picks its next slot (or word) this cycle,
+    /// at `pick_psn` when the word has one left.
+    ack_pick: Signal<Local, Bit>,
+    pick_psn: Signal<Local, Bits<24>>,
     walk_end: Signal<Local, EngineState>,
     walk_next: Signal<Local, EngineState>,
     // Walk helpers.
     p_next: Signal<Local, Bits<24>>,
-    acked_now: Signal<Local, Bit>,
-    off_cum: Signal<Local, Bits<24>>,
-    off_base: Signal<Local, Bits<24>>,
+    // The acknowledgement pass's masks of the word (bit i: PSN wq + i):
+    // PSNs at or before cum, PSNs the bitmap acknowledges, the window
+    // [una, next); the ack RAM's address of the word and of `psn`.
+    m_cum: Signal<Local, Bits<64>>,
+    m_bits: Signal<Local, Bits<64>>,
+    m_win: Signal<Local, Bits<64>>,
+    m_lo: Signal<Local, Bits<64>>,
+    m_hi: Signal<Local, Bits<64>>,
+    /// The word's PSNs the SACK newly acknowledges (covered, in the
+    /// window, not acknowledged before), and those still open (in the
+    /// window, acknowledged by neither).
+    newly: Signal<Local, Bits<64>>,
+    open: Signal<Local, Bits<64>>,
+    wq_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
+    psn_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
+    /// `psn`'s bit cleared (a SENT makes its slot unacknowledged).
+    psn_unacked: Signal<Local, Bits<64>>,
+    // Where the next word starts, from una's word: more words while it is
+    // before next.
+    ua: Signal<Local, Bits<24>>,
+    wq_off_next: Signal<Local, Bits<24>>,
+    w_span: Signal<Local, Bits<24>>,
     reorder_gap: Signal<Local, Bits<16>>,
     stall_line: Signal<Local, Bits<32>>,
     live: Signal<Local, Bit>,
@@ -402,7 +530,6 @@ pub struct RetransmitEngine {
     due: Signal<Local, Bit>,
     retry_spent: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
-    bm_shift: Signal<Local, Bits<64>>,
     due_d: Signal<Local, Bits<TIME_BITS>>,
     cum_d: Signal<Local, Bits<24>>,
     nu_d: Signal<Local, Bits<24>>,
@@ -415,6 +542,21 @@ pub struct RetransmitEngine {
     tail_due_d: Signal<Local, Bits<32>>,
     tail_line: Signal<Local, Bits<32>>,
     lost_tail: Signal<Local, Bit>,
+    /// Trim NACK minus `hw` (the evidence's choice), the evidence minus
+    /// the line (the cut's), the slot's age against the line, the slot's
+    /// send time against the newest so far.
+    ev_d: Signal<Local, Bits<32>>,
+    cut_d: Signal<Local, Bits<32>>,
+    aged_d: Signal<Local, Bits<32>>,
+    newest_d: Signal<Local, Bits<32>>,
+    /// Live for the tail check: neither acknowledged, queued nor waiting
+    /// after an out-of-window NACK.
+    tail_live: Signal<Local, Bit>,
+    /// The slot the acknowledgement pass visits is the last tail probe's,
+    /// and the send time it raises `hw` to: its own for a first
+    /// transmission, the probed transmission's for a probed one.
+    probe_hit: Signal<Local, Bit>,
+    ack_time: Signal<Local, Bits<32>>,
 }
 
 impl Logic for RetransmitEngine {
@@ -425,11 +567,40 @@ impl Logic for RetransmitEngine {
             clock,
             st,
             nb_off_r,
-            acked_r,
+            wq,
+            wd_base,
+            wd_base_neg,
+            wd_cum,
+            wd_una,
+            wd_next,
+            aw_r,
+            cover_r,
+            win_r,
+            pend,
+            any_new,
+            p1,
+            p2,
+            p3,
+            v1,
+            v2,
+            v3,
+            s2,
+            s3,
             lost_stall_r,
             lost_reorder_r,
-            s_seq_r,
+            tail_mode,
+            lost_tail_r,
+            aged_r,
             tail_thr,
+            tail_ev,
+            tail_ev_valid,
+            tail_cut,
+            t_lost,
+            t_first,
+            t_aged,
+            t_newest_v,
+            t_newest_p,
+            t_newest_time,
             due_r,
             spent_r,
             dlp_r,
@@ -479,9 +650,15 @@ impl Logic for RetransmitEngine {
         self.cfg_ram.write_clock.next = self.clock.val();
         self.tail_ram.read_clock.next = self.clock.val();
         self.tail_ram.write_clock.next = self.clock.val();
+        self.ack_ram.read_clock.next = self.clock.val();
+        self.ack_ram.write_clock.next = self.clock.val();
         self.resend.clock.next = self.clock.val();
         self.backoff.clock.next = self.clock.val();
         self.scanner.clock.next = self.clock.val();
+
+        // Word constants of the acknowledged bitmap and the SACK masks.
+        self.ones64.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        self.one64.next = 1.into();
 
         // Output handshakes: a register is freed when taken.
         if self.o_ack_v.q.val() & self.ack_ready.val() {
@@ -526,7 +703,14 @@ impl Logic for RetransmitEngine {
             (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
         self.slot_ram.write_enable.next = false;
         self.slot.next = self.slot_ram.read_data.val();
-        self.slot_wr.next = self.slot.val();
+        if self.st.q.val() == EngineState::LossPipe {
+            self.dec_slot.next = self.s3.q.val();
+            self.dec_p.next = self.p3.q.val();
+        } else {
+            self.dec_slot.next = self.slot.val();
+            self.dec_p.next = self.p.q.val();
+        }
+        self.slot_wr.next = self.dec_slot.val();
         self.slot_wr.next.spare_ev = false;
         self.slot_wr.next.spare_retries = 0.into();
 
@@ -538,6 +722,21 @@ impl Logic for RetransmitEngine {
         self.ev_ram.write_enable.next = false;
         self.ev_entry.next = self.ev_ram.read_data.val();
         self.ev_entry_wr.next = self.ev_entry.val();
+
+        // Acknowledged bitmap: read the pass's word by default (a record's
+        // word in `Idle`); written by the pass and by a SENT.
+        self.wq_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
+            | bit_cast::<ACK_ADDR_BITS, 2>(self.wq.q.val().get_bits::<2>(6));
+        self.psn_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
+            | bit_cast::<ACK_ADDR_BITS, 2>(self.psn.q.val().get_bits::<2>(6));
+        self.ack_ram.read_address.next = self.wq_addr.val();
+        self.ack_ram.write_address.next = self.wq_addr.val();
+        self.newly.next = self.cover_r.q.val() & self.win_r.q.val() & !self.aw_r.q.val();
+        self.open.next = !self.cover_r.q.val() & self.win_r.q.val() & !self.aw_r.q.val();
+        self.ack_ram.write_data.next = self.aw_r.q.val() | self.newly.val();
+        self.ack_ram.write_enable.next = false;
+        self.psn_unacked.next =
+            self.ack_ram.read_data.val() & !(self.one64.val() << bit_cast::<64, 6>(self.psn.q.val().get_bits::<6>(0)));
 
         // QP state RAM.
         self.qs_ram.read_address.next = self.qp.q.val();
@@ -602,42 +801,88 @@ impl Logic for RetransmitEngine {
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
         self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
-        self.hw_d.next = self.slot.val().time - self.qs.q.val().hw;
+        self.probe_hit.next =
+            self.tail.q.val().probe_valid & (self.p.q.val().get_bits::<8>(0) == self.tail.q.val().probe_slot);
+        if self.slot.val().resent {
+            self.ack_time.next = self.tail.q.val().probe_time;
+        } else {
+            self.ack_time.next = self.slot.val().time;
+        }
+        self.hw_d.next = self.ack_time.val() - self.qs.q.val().hw;
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now32.val() - self.tail_ram.read_data.val().deadline;
-        // Tail check: sent at or before now - stall_age.
-        self.tail_line.next = self.tail_thr.q.val() - self.slot.val().time;
-        self.lost_tail.next = !self.tail_line.val().get_bit(31);
+        // Tail check (2.5.2): the evidence is the later of hw and the last
+        // trim NACK; the cut the earlier of it and the line now -
+        // stall_age. Lost: sent at or before the cut (no evidence: none).
+        self.ev_d.next = self.tail.q.val().trim_at - self.qs.q.val().hw;
+        self.cut_d.next = self.tail_ev.q.val() - self.tail_thr.q.val();
+        // Stage 2 of the pipeline (slot s2), registered for stage 3.
+        self.tail_line.next = self.tail_cut.q.val() - self.s2.q.val().time;
+        self.lost_tail.next = self.tail_ev_valid.q.val() & !self.tail_line.val().get_bit(31);
+        // The probe's inputs: the slot aged (sent at or before the line;
+        // stage 2), and sent no earlier than the newest live slot so far
+        // (stage 3).
+        self.aged_d.next = self.tail_thr.q.val() - self.s2.q.val().time;
+        self.newest_d.next = self.s3.q.val().time - self.t_newest_time.q.val();
         // Walk helpers.
         self.p_next.next = self.p.q.val() + 1;
-        // p at or before cum: p - (cum + 1) negative.
-        self.off_cum.next = self.p.q.val() - self.psn.q.val() - 1;
-        self.off_base.next = self.p.q.val() - self.base.q.val();
-        // Shift by the 24-bit signal, not by `bit_cast(p - base)`: the
-        // emitted Verilog `(p - base) & 64'hff..` evaluates the subtraction
-        // at 64 bits, so across the PSN wrap (base 0xFFFFF8, p 0x000002)
-        // the shift was huge, SACKed packets past the wrap were not seen as
-        // acknowledged and were inferred lost (spurious resends and EV
-        // marks; with a blackholed EV the QP stalled for good).
-        self.bm_shift.next = self.bitmap.q.val() >> bit_cast::<64, 24>(self.off_base.val());
-        self.acked_now.next =
-            self.off_cum.val().get_bit(23) | ((self.off_base.val() < 64) & self.bm_shift.val().get_bit(0));
-        self.acked_r.d.next = self.acked_now.val();
-        self.live.next = !self.slot.val().acked & !self.slot.val().queued;
-        // Per-EV rule: highest acked sequence on the EV more than the
-        // reorder allowance ahead of this transmission.
-        self.s_seq_r.d.next = self.slot.val().seq;
-        self.reorder_gap.next = self.ev_entry.val().max_seq - self.s_seq_r.q.val();
+        // The acknowledgement pass's masks of word `wq` (bit i: PSN wq + i),
+        // from the offsets registered in `AckWordRead`; every offset is a
+        // 24-bit signal (an inline difference is evaluated at 32 or 64
+        // bits in the emitted Verilog, wrong across the PSN wrap). Each
+        // shift is by an offset's 6 low bits, taken only where the offset
+        // is within 0..=63: a 6-bit shifter, not a 24-bit one (the 24-bit
+        // amounts were the longest path after the tail walk's).
+        // At or before cum: i < cum + 1 - wq.
+        if self.wd_cum.q.val().get_bit(23) {
+            self.m_cum.next = 0.into();
+        } else if self.wd_cum.q.val() >= 64 {
+            self.m_cum.next = self.ones64.val();
+        } else {
+            self.m_cum.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_cum.q.val().get_bits::<6>(0)));
+        }
+        // The bitmap's bit j is PSN base + j = wq + i: i = j - (wq - base).
+        if !self.wd_base.q.val().get_bit(23) & (self.wd_base.q.val() < 64) {
+            self.m_bits.next = self.bitmap.q.val() >> bit_cast::<64, 6>(self.wd_base.q.val().get_bits::<6>(0));
+        } else if self.wd_base.q.val().get_bit(23) & (self.wd_base_neg.q.val() < 64) {
+            self.m_bits.next = self.bitmap.q.val() << bit_cast::<64, 6>(self.wd_base_neg.q.val().get_bits::<6>(0));
+        } else {
+            self.m_bits.next = 0.into();
+        }
+        // The window [una, next): i >= una - wq (una's word only), i < next - wq.
+        if self.wd_una.q.val().get_bit(23) {
+            self.m_lo.next = self.ones64.val();
+        } else {
+            self.m_lo.next = self.ones64.val() << bit_cast::<64, 6>(self.wd_una.q.val().get_bits::<6>(0));
+        }
+        if self.wd_next.q.val() >= 64 {
+            self.m_hi.next = self.ones64.val();
+        } else {
+            self.m_hi.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_next.q.val().get_bits::<6>(0)));
+        }
+        self.m_win.next = self.m_lo.val() & self.m_hi.val();
+        // The words of the window: from una's, while the next starts before
+        // next (a full window not aligned to a word visits una's word twice:
+        // its high part first, its low part last).
+        self.ua.next = self.qs.q.val().una & 0xFF_FFC0;
+        self.wq_off_next.next = self.wq.q.val() + 64 - self.ua.val();
+        self.w_span.next = self.qs.q.val().next_psn - self.ua.val();
+        self.pick.bits.next = self.pend.q.val();
+        self.first_open.bits.next = self.open.val();
+        self.live.next = !self.dec_slot.val().acked & !self.dec_slot.val().queued;
+        self.tail_live.next = self.live.val() & !self.dec_slot.val().oow;
+        // Per-EV rule (loss stage 2, slot s2 and its EV entry): highest
+        // acked sequence on the EV more than the reorder allowance ahead
+        // of this transmission.
+        self.reorder_gap.next = self.ev_entry.val().max_seq - self.s2.q.val().seq;
         self.lost_reorder.next = self.ev_entry.val().max_valid
             & !self.reorder_gap.val().get_bit(15)
             & (self.reorder_gap.val() > self.c_reorder.val());
-        self.lost_reorder_r.d.next = self.lost_reorder.val();
-        // Stall rule: sent before hw - allowance (allowance 0: no RTT
-        // sample yet, rule off).
-        self.stall_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
+        // Stall rule (stage 2): sent before hw - allowance (allowance 0: no
+        // RTT sample yet, rule off).
+        self.stall_line.next = self.s2.q.val().time - (self.qs.q.val().hw - self.c_allow.val());
         self.lost_stall.next = self.qs.q.val().hw_valid & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
-        self.lost_stall_r.d.next = self.lost_stall.val();
         self.dl_p.next = self.s_time.val() + self.backoff.value.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
         self.due.next = !self.due_d.val().get_bit(35);
@@ -656,7 +901,6 @@ impl Logic for RetransmitEngine {
         // Bits at or beyond next: a mask of the bitmap positions i >=
         // next - base (a function of the offset alone), not a shift of
         // the bitmap.
-        self.ones64.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
         self.bm_beyond.next = self.bitmap.q.val() & (self.ones64.val() << bit_cast::<64, 24>(self.nb_off_r.q.val()));
         if self.nb_off_r.q.val().get_bit(23) | !self.nb_off_r.q.val().any() {
             self.bad_bits.next = self.bitmap.q.val().any();
@@ -685,12 +929,20 @@ impl Logic for RetransmitEngine {
         self.rs_mark_reason.next = MarkReason::Loss;
         self.rs_retry.next = false;
         match self.st.q.val() {
-            EngineState::LossDecide => {
-                if self.live.val() & self.slot.val().oow {
+            EngineState::LossPipe => {
+                // Stage 3's slot (`dec_slot`), when the stage holds one.
+                if self.tail_mode.q.val() {
+                    // The tail check: sent at or before the cut: lost, its EV
+                    // stalled.
+                    self.rs_want.next = self.v3.q.val() & self.tail_live.val() & self.lost_tail_r.q.val();
+                    self.rs_mark.next = true;
+                    self.rs_mark_reason.next = MarkReason::Stall;
+                } else if self.v3.q.val() & self.live.val() & self.dec_slot.val().oow {
                     // Out of window: resent once una has advanced.
                     self.rs_want.next = self.una_new.q.val() != self.qs.q.val().una;
                     self.rs_reason.next = RtxReason::OutOfWindow;
-                } else if self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val()) {
+                } else if self.v3.q.val() & self.live.val() & (self.lost_reorder_r.q.val() | self.lost_stall_r.q.val())
+                {
                     self.rs_want.next = true;
                     self.rs_mark.next = true;
                     if !self.lost_reorder_r.q.val() {
@@ -715,11 +967,10 @@ impl Logic for RetransmitEngine {
                 self.rs_want.next = true;
                 self.rs_reason.next = RtxReason::Trim;
             }
-            EngineState::TailWalk => {
-                // Sent at or before the tail line: lost, its EV stalled.
-                self.rs_want.next = self.live.val() & !self.slot.val().oow & self.lost_tail.val();
-                self.rs_mark.next = true;
-                self.rs_mark_reason.next = MarkReason::Stall;
+            EngineState::TailProbe => {
+                // The probe: resent, no EV blamed, no retry consumed.
+                self.rs_want.next = self.tail_live.val();
+                self.rs_reason.next = RtxReason::Probe;
             }
             _ => {}
         }
@@ -727,9 +978,9 @@ impl Logic for RetransmitEngine {
             self.rs_want.val() & (self.resend.rtx_full.val() | (self.rs_mark.val() & self.resend.mark_full.val()));
         self.resend.push.next = self.rs_want.val() & !self.rs_blocked.val();
         self.resend.request.next.qp = self.qp.q.val();
-        self.resend.request.next.psn = self.p.q.val();
-        self.resend.request.next.ev = self.slot.val().ev;
-        self.resend.request.next.len = self.slot.val().len;
+        self.resend.request.next.psn = self.dec_p.val();
+        self.resend.request.next.ev = self.dec_slot.val().ev;
+        self.resend.request.next.len = self.dec_slot.val().len;
         self.resend.request.next.reason = self.rs_reason.val();
         self.resend.with_mark.next = self.rs_mark.val();
         self.resend.mark_reason.next = self.rs_mark_reason.val();
@@ -744,12 +995,15 @@ impl Logic for RetransmitEngine {
                 self.slot_wr.next.retries = self.slot.val().retries + 1;
                 self.fired.d.next = true;
             }
+            self.slot_ram.write_address.next =
+                (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.dec_p.val() & 255);
             self.slot_ram.write_enable.next = true;
         }
 
         self.op_ready.next = false;
         self.go.next = !self.rs_blocked.val();
         self.walk_step.next = false;
+        self.ack_pick.next = false;
         self.walk_end.next = EngineState::Store;
         self.walk_next.next = EngineState::Store;
         match self.st.q.val() {
@@ -776,6 +1030,8 @@ impl Logic for RetransmitEngine {
                         (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
                     self.ev_ram.read_address.next =
                         (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
+                    self.ack_ram.read_address.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.op_qp.val()) << 2)
+                        | bit_cast::<ACK_ADDR_BITS, 2>(self.op_psn.val().get_bits::<2>(6));
                 } else {
                     self.qp.d.next = self.scanner.qp.val();
                     self.is_timer.d.next = true;
@@ -824,6 +1080,8 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.armed = false;
                     self.tail.d.next.blind = 0.into();
                     self.tail.d.next.acked = false;
+                    self.tail.d.next.trim_valid = false;
+                    self.tail.d.next.probe_valid = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
                 } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
@@ -849,6 +1107,10 @@ impl Logic for RetransmitEngine {
                             self.slot_wr.next.resent = true;
                         }
                         self.slot_ram.write_enable.next = true;
+                        // Its acknowledged bit too (the same as `acked`).
+                        self.ack_ram.write_address.next = self.psn_addr.val();
+                        self.ack_ram.write_data.next = self.psn_unacked.val();
+                        self.ack_ram.write_enable.next = true;
                         self.ev_entry_wr.next.next_seq = self.ev_entry.val().next_seq + 1;
                         self.ev_ram.write_enable.next = true;
                         if !self.qs_ram.read_data.val().armed {
@@ -900,13 +1162,42 @@ impl Logic for RetransmitEngine {
                     self.slot_ram.write_enable.next = true;
                 }
             }
-            EngineState::AckRead => {
-                // A1: slot p is being read.
-                if self.p.q.val() == self.qs.q.val().next_psn {
-                    self.st.d.next = EngineState::AckDone;
-                } else {
-                    self.st.d.next = EngineState::AckEvRead;
+            EngineState::AckWordRead => {
+                // W1: word wq's acknowledged bits are being read (the
+                // default address); the SACK's offsets from it registered.
+                self.wd_base.d.next = self.wq.q.val() - self.base.q.val();
+                self.wd_base_neg.d.next = self.base.q.val() - self.wq.q.val();
+                self.wd_cum.d.next = self.psn.q.val() + 1 - self.wq.q.val();
+                self.wd_una.d.next = self.qs.q.val().una - self.wq.q.val();
+                self.wd_next.d.next = self.qs.q.val().next_psn - self.wq.q.val();
+                self.st.d.next = EngineState::AckWordMask;
+            }
+            EngineState::AckWordMask => {
+                // W2: the word on the RAM output and the SACK's masks of it,
+                // registered.
+                self.aw_r.d.next = self.ack_ram.read_data.val();
+                self.cover_r.d.next = self.m_cum.val() | self.m_bits.val();
+                self.win_r.d.next = self.m_win.val();
+                self.st.d.next = EngineState::AckWordWrite;
+            }
+            EngineState::AckWordWrite => {
+                // W3: the newly acknowledged bits set, the whole word at once
+                // (default address and data); their slots are visited next.
+                // The first word with an open PSN holds the new una.
+                self.ack_ram.write_enable.next = true;
+                self.pend.d.next = self.newly.val();
+                if self.newly.val().any() {
+                    self.any_new.d.next = true;
                 }
+                if !self.found.q.val() & self.first_open.any.val() {
+                    self.found.d.next = true;
+                    self.una_new.d.next = self.wq.q.val() | bit_cast::<24, 6>(self.first_open.index.val());
+                }
+                self.st.d.next = EngineState::AckPick;
+            }
+            EngineState::AckPick => {
+                // The next newly acknowledged slot of the word (the pick below).
+                self.ack_pick.next = true;
             }
             EngineState::AckEvRead => {
                 // A2: slot p on the RAM output; read its EV entry.
@@ -916,74 +1207,110 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::AckDecide;
             }
             EngineState::AckDecide => {
-                // A3: acknowledge slot p if the SACK covers it.
-                if !self.slot.val().acked & self.acked_r.q.val() {
-                    self.slot_wr.next.acked = true;
-                    self.slot_ram.write_enable.next = true;
-                    self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.slot.val().len);
-                    if !self.slot.val().resent {
-                        // First transmission (Karn): feeds the stall rule's
-                        // hw and the EV's highest acknowledged sequence.
-                        if !self.qs.q.val().hw_valid | !self.hw_d.val().get_bit(31) {
-                            self.qs.d.next.hw = self.slot.val().time;
-                        }
-                        self.qs.d.next.hw_valid = true;
-                        if !self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15) {
-                            self.ev_entry_wr.next.max_seq = self.slot.val().seq;
-                            self.ev_entry_wr.next.max_valid = true;
-                            self.ev_ram.write_enable.next = true;
-                        }
-                    }
-                } else if !self.slot.val().acked & !self.found.q.val() {
-                    // The first PSN still unacknowledged: the new una.
-                    self.found.d.next = true;
-                    self.una_new.d.next = self.p.q.val();
-                    self.una_time.d.next = self.s_time.val();
-                    self.una_ret.d.next = self.slot.val().retries;
+                // A3: slot p is newly acknowledged: its bytes; for a first
+                // transmission (Karn) the stall rule's hw and the EV's
+                // highest acknowledged sequence. Then the next pick.
+                self.slot_wr.next.acked = true;
+                self.slot_ram.write_enable.next = true;
+                self.bytes.d.next = self.bytes.q.val() + bit_cast::<32, 16>(self.slot.val().len);
+                // The last tail probe's slot: whichever copy arrived, every
+                // live packet sent before the probed transmission was sent
+                // before a packet delivered (hw raised to its send time).
+                if self.probe_hit.val() {
+                    self.tail.d.next.probe_valid = false;
                 }
-                self.walk_step.next = true;
-                self.walk_end.next = EngineState::AckDone;
-                self.walk_next.next = EngineState::AckEvRead;
+                if !self.slot.val().resent | self.probe_hit.val() {
+                    if !self.qs.q.val().hw_valid | !self.hw_d.val().get_bit(31) {
+                        self.qs.d.next.hw = self.ack_time.val();
+                    }
+                    self.qs.d.next.hw_valid = true;
+                }
+                // The EV's highest acknowledged sequence: first transmissions only.
+                if !self.slot.val().resent & (!self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15)) {
+                    self.ev_entry_wr.next.max_seq = self.slot.val().seq;
+                    self.ev_entry_wr.next.max_valid = true;
+                    self.ev_ram.write_enable.next = true;
+                }
+                self.ack_pick.next = true;
+            }
+            EngineState::AckUna => {
+                // The new una's slot on the RAM output: the RTO and the tail
+                // check re-arm from its last send.
+                self.una_time.d.next = self.s_time.val();
+                self.una_ret.d.next = self.slot.val().retries;
+                self.st.d.next = EngineState::AckDone;
             }
             EngineState::AckDone => {
-                // End of the acknowledgement pass: start the loss pass at
-                // the new una (L1).
-                if !self.found.q.val() {
-                    self.una_new.d.next = self.qs.q.val().next_psn;
-                    self.p.d.next = self.qs.q.val().next_psn;
-                } else {
-                    self.p.d.next = self.una_new.q.val();
-                }
+                // End of the acknowledgement pass: the new una's backoff, and
+                // the loss pass from the new una (nothing new acknowledged:
+                // no rule's input moved, the last pass's verdicts stand).
                 self.backoff.load.next = true;
                 self.backoff.shift.next = self.bo_shift_una.val();
-                self.st.d.next = EngineState::LossRead;
-            }
-            EngineState::LossRead => {
-                // L1: slot p is being read.
-                if self.p.q.val() == self.qs.q.val().next_psn {
-                    self.st.d.next = EngineState::SackDone;
+                self.p.d.next = self.una_new.q.val();
+                self.v1.d.next = false;
+                self.v2.d.next = false;
+                self.v3.d.next = false;
+                self.tail_mode.d.next = false;
+                if self.any_new.q.val() {
+                    self.st.d.next = EngineState::LossPipe;
                 } else {
-                    self.st.d.next = EngineState::LossEvRead;
+                    self.st.d.next = EngineState::SackDone;
                 }
             }
-            EngineState::LossEvRead => {
-                // L2: read the EV entry of slot p.
-                self.cur_ev.d.next = self.slot.val().ev;
-                self.ev_ram.read_address.next =
-                    (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
-                self.st.d.next = EngineState::LossEvRule;
-            }
-            EngineState::LossEvRule => {
-                // L3a: the EV entry on the RAM output; the per-EV rule is
-                // registered (`lost_reorder_r`).
-                self.st.d.next = EngineState::LossDecide;
-            }
-            EngineState::LossDecide => {
-                // L3: loss decision for slot p (the resend rules above; holds
-                // while a resend waits).
-                self.walk_step.next = true;
-                self.walk_end.next = EngineState::SackDone;
-                self.walk_next.next = EngineState::LossEvRead;
+            EngineState::LossPipe => {
+                // The tail check's walk: a loss, and for the probe the first
+                // live slot's age and the newest live slot (stage 3).
+                if self.rs_want.val() {
+                    self.t_lost.d.next = true;
+                }
+                if self.tail_mode.q.val() & self.go.val() & self.v3.q.val() & self.tail_live.val() {
+                    if !self.t_first.q.val() {
+                        self.t_first.d.next = true;
+                        self.t_aged.d.next = self.aged_r.q.val();
+                    }
+                    if !self.t_newest_v.q.val() | !self.newest_d.val().get_bit(31) {
+                        self.t_newest_v.d.next = true;
+                        self.t_newest_p.d.next = self.p3.q.val();
+                        self.t_newest_time.d.next = self.s3.q.val().time;
+                    }
+                }
+                // One PSN per cycle: stage 3 decides (the resend rules above),
+                // stage 2's slot and EV entry give the rules, stage 1's slot
+                // gives the EV read, the next PSN is read. A waiting resend
+                // holds every stage: the RAMs are given the same addresses.
+                if self.go.val() {
+                    self.v3.d.next = self.v2.q.val();
+                    self.p3.d.next = self.p2.q.val();
+                    self.s3.d.next = self.s2.q.val();
+                    self.lost_reorder_r.d.next = self.lost_reorder.val();
+                    self.lost_stall_r.d.next = self.lost_stall.val();
+                    self.lost_tail_r.d.next = self.lost_tail.val();
+                    self.aged_r.d.next = !self.aged_d.val().get_bit(31);
+                    self.v2.d.next = self.v1.q.val();
+                    self.p2.d.next = self.p1.q.val();
+                    self.s2.d.next = self.slot.val();
+                    self.ev_ram.read_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
+                    self.p1.d.next = self.p.q.val();
+                    if self.p.q.val() == self.qs.q.val().next_psn {
+                        self.v1.d.next = false;
+                        if !self.v1.q.val() & !self.v2.q.val() & self.tail_mode.q.val() {
+                            self.st.d.next = EngineState::TailEnd;
+                        } else if !self.v1.q.val() & !self.v2.q.val() {
+                            self.st.d.next = EngineState::SackDone;
+                        }
+                    } else {
+                        self.v1.d.next = true;
+                        self.p.d.next = self.p_next.val();
+                        self.slot_ram.read_address.next =
+                            (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p.q.val() & 255);
+                    }
+                } else {
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p1.q.val() & 255);
+                    self.ev_ram.read_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s2.q.val().ev);
+                }
             }
             EngineState::SackDone => {
                 // SACK done: una advance (re-arm the RTO and the tail check from
@@ -1088,8 +1415,12 @@ impl Logic for RetransmitEngine {
             }
             EngineState::TrimResend => {
                 // Trim NACK: resend at once (no EV mark), once the retransmit
-                // register is free.
+                // register is free. Its arrival is the tail check's evidence
+                // (written here: the record stores nothing else).
                 if self.go.val() {
+                    self.tail_ram.write_data.next.trim_at = self.now32.val();
+                    self.tail_ram.write_data.next.trim_valid = true;
+                    self.tail_ram.write_enable.next = true;
                     self.st.d.next = EngineState::Idle;
                 }
             }
@@ -1122,6 +1453,17 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.deadline = self.now32.val() + self.c_age.val();
                     self.tail.d.next.acked = false;
                     self.tail_thr.d.next = self.now32.val() - self.c_age.val();
+                    // The evidence: the later of hw and the last trim NACK.
+                    self.tail_ev_valid.d.next = self.qs.q.val().hw_valid | self.tail.q.val().trim_valid;
+                    if !self.qs.q.val().hw_valid | (self.tail.q.val().trim_valid & !self.ev_d.val().get_bit(31)) {
+                        self.tail_ev.d.next = self.tail.q.val().trim_at;
+                    } else {
+                        self.tail_ev.d.next = self.qs.q.val().hw;
+                    }
+                    self.t_lost.d.next = false;
+                    self.t_first.d.next = false;
+                    self.t_aged.d.next = false;
+                    self.t_newest_v.d.next = false;
                     if self.tail.q.val().acked {
                         self.tail.d.next.blind = 1.into();
                         self.st.d.next = EngineState::TailRead;
@@ -1134,15 +1476,47 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::TailRead => {
-                // T1: slot p (= una) is being read.
-                self.st.d.next = EngineState::TailWalk;
+                // T1: the cut, the earlier of the line and the evidence; then
+                // the walk from una (p) in the loss pipeline, in tail mode:
+                // every live slot sent at or before the cut is lost (its EV
+                // stalled; the resend rules above), one PSN per cycle. Age
+                // alone is no evidence: a packet sent after every one
+                // acknowledged may only wait in a queue that grew since the
+                // RTT was sampled (RACK, RFC 8985 6.2).
+                if self.cut_d.val().get_bit(31) {
+                    self.tail_cut.d.next = self.tail_ev.q.val();
+                } else {
+                    self.tail_cut.d.next = self.tail_thr.q.val();
+                }
+                self.v1.d.next = false;
+                self.v2.d.next = false;
+                self.v3.d.next = false;
+                self.tail_mode.d.next = true;
+                self.st.d.next = EngineState::LossPipe;
             }
-            EngineState::TailWalk => {
-                // T2: every live slot sent at or before now - stall_age is lost
-                // (its EV stalled; the resend rules above), one PSN per cycle.
-                self.walk_step.next = true;
-                self.walk_end.next = EngineState::Store;
-                self.walk_next.next = EngineState::TailWalk;
+            EngineState::TailEnd => {
+                // T3: nothing lost, but the oldest live packet aged: the tail
+                // probe (RACK-TLP, RFC 8985 7) resends the newest live one.
+                if !self.t_lost.q.val() & self.t_aged.q.val() & self.t_newest_v.q.val() {
+                    self.p.d.next = self.t_newest_p.q.val();
+                    self.slot_ram.read_address.next =
+                        (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.t_newest_p.q.val() & 255);
+                    self.st.d.next = EngineState::TailProbe;
+                } else {
+                    self.st.d.next = EngineState::Store;
+                }
+            }
+            EngineState::TailProbe => {
+                // T4: the probe (the resend rules above); its slot and the
+                // send time it repeats are kept for the acknowledgement pass.
+                if self.go.val() {
+                    if self.rs_want.val() {
+                        self.tail.d.next.probe_valid = true;
+                        self.tail.d.next.probe_slot = self.p.q.val().get_bits::<8>(0);
+                        self.tail.d.next.probe_time = self.slot.val().time;
+                    }
+                    self.st.d.next = EngineState::Store;
+                }
             }
             EngineState::ArmBackoff => {
                 // Arm the RTO of a send that found it idle: the backoff
@@ -1159,7 +1533,10 @@ impl Logic for RetransmitEngine {
                     self.o_cnt_unsent.d.next = true;
                     self.st.d.next = EngineState::Idle;
                 } else {
-                    self.st.d.next = EngineState::AckRead;
+                    // The words of the window from una's.
+                    self.wq.d.next = self.qs.q.val().una & 0xFF_FFC0;
+                    self.any_new.d.next = false;
+                    self.st.d.next = EngineState::AckWordRead;
                 }
             }
             EngineState::InitClear => {
@@ -1180,6 +1557,30 @@ impl Logic for RetransmitEngine {
                 self.qs_ram.write_enable.next = true;
                 self.tail_ram.write_enable.next = true;
                 self.st.d.next = EngineState::Idle;
+            }
+        }
+        // The acknowledgement pass's pick: the word's next newly
+        // acknowledged slot is read, else the next word, else the new una's
+        // slot (the first open PSN; none: una = next).
+        self.pick_psn.next = self.wq.q.val() | bit_cast::<24, 6>(self.pick.index.val());
+        if self.ack_pick.val() {
+            if self.pick.any.val() {
+                self.p.d.next = self.pick_psn.val();
+                self.slot_ram.read_address.next =
+                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.pick_psn.val() & 255);
+                self.pend.d.next = self.pend.q.val() & (self.pend.q.val() - 1);
+                self.st.d.next = EngineState::AckEvRead;
+            } else if self.wq_off_next.val() < self.w_span.val() {
+                self.wq.d.next = self.wq.q.val() + 64;
+                self.st.d.next = EngineState::AckWordRead;
+            } else if self.found.q.val() {
+                self.p.d.next = self.una_new.q.val();
+                self.slot_ram.read_address.next =
+                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.una_new.q.val() & 255);
+                self.st.d.next = EngineState::AckUna;
+            } else {
+                self.una_new.d.next = self.qs.q.val().next_psn;
+                self.st.d.next = EngineState::AckDone;
             }
         }
         // The walk: the next slot is read, and the walk ends past the last.

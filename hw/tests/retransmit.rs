@@ -103,8 +103,14 @@ struct RefQp {
     tarm: bool,
     tblind: u8,
     tack: bool,
-    /// Losses found by the tail check (coverage).
+    /// Arrival of the last trim NACK (the tail check's evidence), if any.
+    trim_at: Option<u32>,
+    /// The last tail probe's PSN and the send time it repeated, until
+    /// acknowledged.
+    probe: Option<(Psn, u32)>,
+    /// Losses found by the tail check, and its probes (coverage).
     tail_lost: usize,
+    tail_probes: usize,
 }
 
 fn sd32(a: u32, b: u32) -> i32 {
@@ -148,7 +154,10 @@ impl RefQp {
             tarm: false,
             tblind: 0,
             tack: false,
+            trim_at: None,
+            probe: None,
             tail_lost: 0,
+            tail_probes: 0,
         }
     }
     fn backoff(&self, k: u8) -> u64 {
@@ -170,6 +179,8 @@ impl RefQp {
         self.tarm = false;
         self.tblind = 0;
         self.tack = false;
+        self.trim_at = None;
+        self.probe = None;
     }
     fn sent(&mut self, psn: u32, ev: u8, time: u64, len: u16, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
@@ -236,6 +247,17 @@ impl RefQp {
             if !s.acked && now_acked {
                 self.slot(p).acked = true;
                 bytes += u32::from(s.len);
+                // The tail probe's packet: whichever copy arrived, hw is
+                // raised to the send time of the transmission it repeated.
+                if let Some((probed, repeated)) = self.probe {
+                    if probed == p {
+                        self.probe = None;
+                        if !self.hwv || sd32(repeated, self.hw) >= 0 {
+                            self.hw = repeated;
+                        }
+                        self.hwv = true;
+                    }
+                }
                 if !s.resent {
                     // Karn: first transmissions only.
                     if !self.hwv || sd32(s.time as u32, self.hw) >= 0 {
@@ -329,7 +351,7 @@ impl RefQp {
     /// 2.7: trim resends at once; out-of-window waits for una or the RTO;
     /// a remote access (the model's fatal NAK) for any PSN in `[una, next)`
     /// puts the QP in error, whatever the slot's state or echo.
-    fn nack(&mut self, qp: u8, psn: u32, echo: u32, kind: NackRec, out: &mut Vec<Out>) {
+    fn nack(&mut self, qp: u8, psn: u32, echo: u32, kind: NackRec, now: u32, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
         if self.err || !p.before(self.nxt) {
             out.push(Out::Drop);
@@ -357,6 +379,7 @@ impl RefQp {
             return;
         }
         if trim {
+            self.trim_at = Some(now);
             self.slot(p).queued = true;
             out.push(Out::Rtx {
                 qp,
@@ -394,10 +417,19 @@ impl RefQp {
         }
         self.tblind += 1;
         let line = now.wrapping_sub(self.cfg.age);
+        // Evidence: the later of hw and the last trim NACK; lost only if
+        // sent at or before both it and the line.
+        let evidence = match (self.hwv.then_some(self.hw), self.trim_at) {
+            (Some(h), Some(t)) => Some(if sd32(t, h) >= 0 { t } else { h }),
+            (h, t) => h.or(t),
+        };
+        let cut = evidence.map(|e| if sd32(e, line) < 0 { e } else { line });
+        let lost_before = self.tail_lost;
         let mut p = self.una;
         while p != self.nxt {
             let s = *self.slot(p);
-            if !s.acked && !s.queued && !s.oow && sd32(line, s.time as u32) >= 0 {
+            let live = !s.acked && !s.queued && !s.oow;
+            if live && cut.is_some_and(|c| sd32(c, s.time as u32) >= 0) {
                 self.slot(p).queued = true;
                 self.tail_lost += 1;
                 out.push(Out::Rtx {
@@ -415,6 +447,43 @@ impl RefQp {
             }
             p = p.next();
         }
+        if self.tail_lost != lost_before {
+            return;
+        }
+        // Nothing lost: if the oldest live packet aged, the probe resends
+        // the newest live one (latest sent, then highest PSN), no EV mark.
+        let live: Vec<Psn> = (0..self.outstanding())
+            .map(|k| self.una.add(k))
+            .filter(|&p| {
+                let s = self.slots[&(p.value() & 255)];
+                !s.acked && !s.queued && !s.oow
+            })
+            .collect();
+        let Some(&oldest) = live.first() else { return };
+        if sd32(line, self.slots[&(oldest.value() & 255)].time as u32) < 0 {
+            return;
+        }
+        let mut newest = oldest;
+        for &p in &live {
+            let (t, tn) = (
+                self.slots[&(p.value() & 255)].time,
+                self.slots[&(newest.value() & 255)].time,
+            );
+            if sd32(t as u32, tn as u32) >= 0 {
+                newest = p;
+            }
+        }
+        let s = *self.slot(newest);
+        self.slot(newest).queued = true;
+        self.probe = Some((newest, s.time as u32));
+        self.tail_probes += 1;
+        out.push(Out::Rtx {
+            qp,
+            psn: newest.value(),
+            ev: s.ev,
+            len: s.len,
+            reason: reason::PROBE as u8,
+        });
     }
     /// 2.8: the RTO of this QP at `now`.
     fn rto(&mut self, qp: u8, now: u64, out: &mut Vec<Out>) {
@@ -684,7 +753,7 @@ impl World {
             Rec::Init { qp, psn } => self.refs[qp as usize].init(psn),
             Rec::Sent { qp, psn, ev, len } => self.refs[qp as usize].sent(psn, ev, self.now, len, out),
             Rec::Sack { qp, cum, base, bm } => self.refs[qp as usize].sack(qp, cum, base, bm, out),
-            Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, out),
+            Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, self.now as u32, out),
             Rec::Tick => {}
         }
         // The scanner then visits every QP at the same `now`.
@@ -924,6 +993,7 @@ fn retransmit_matches_requester_rules() {
         ("rtx trim", count(&|o| matches!(o, Out::Rtx { reason: 1, .. }))),
         ("rtx timeout", count(&|o| matches!(o, Out::Rtx { reason: 2, .. }))),
         ("rtx out-of-window", count(&|o| matches!(o, Out::Rtx { reason: 3, .. }))),
+        ("rtx tail probe", count(&|o| matches!(o, Out::Rtx { reason: 4, .. }))),
         ("mark loss", count(&|o| matches!(o, Out::Mark { reason: 0, .. }))),
         ("mark stall", count(&|o| matches!(o, Out::Mark { reason: 1, .. }))),
         ("mark timeout", count(&|o| matches!(o, Out::Mark { reason: 2, .. }))),
@@ -1235,4 +1305,412 @@ fn retransmit_rto_exponents_22_to_24() {
     assert_eq!(gaps(1), [1 << 33, 1 << 34, 1 << 34]);
     assert_eq!(gaps(2), [1 << 34, 1 << 34, 1 << 34]);
     assert_eq!(got, want.iter().map(|&(d, q)| (d, q)).collect::<Vec<_>>());
+}
+
+/// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
+/// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
+/// the acknowledged bitmap and visits only the PSNs a SACK newly
+/// acknowledges; the loss pass takes one outstanding PSN per cycle and is
+/// skipped by a SACK that acknowledges nothing new. The cycles each SACK
+/// takes (from the edge that takes it to `op_ready` again) are a property
+/// of the design, counted in simulation: with `w` words visited, `k`
+/// PSNs newly acknowledged and `m` outstanding after it, at most
+/// `9 + 4w + 2k + m` plus one per resend (its output register is taken
+/// a cycle later), and `6 + 4w` for a duplicate. The
+/// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
+/// 977, 957 and 534 cycles for the three SACKs here. What the block emits (resends with
+/// reasons, EV marks, ack advances) is the reference's, the requester
+/// rules walked PSN by PSN.
+#[test]
+fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
+    /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
+    /// validation, the new una's slot, the backoff, done, the store.
+    const SACK_FIXED: usize = 6;
+    /// The loss pipeline's fill (its three stages).
+    const LOSS_FILL: usize = 3;
+    const START: u32 = 0xFF_FFE0;
+    const SENT: u32 = 200;
+    const EVS8: u32 = 8;
+    let cfg = Cfg {
+        texp: 14,
+        allow: 500,
+        reorder: 3,
+        lin: 2,
+        exp: RETRY_INFINITE as u8,
+        age: 0,
+    };
+    // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
+    // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
+    // and stall losses behind them); 2: the same again (nothing new);
+    // 3: cumulative past the holes and 60 more.
+    let holes: u64 = (1 << 5) | (1 << 20) | (1 << 33);
+    let bm1: u64 = !holes & ((1 << 60) - 1);
+    let sacks: [(u32, u32, u64, usize, usize); 3] = [
+        (START + 9, START + 12, bm1, 10 + 57, 4),
+        (START + 9, START + 12, bm1, 0, 4),
+        ((START + 150) & 0xFF_FFFF, (START + 151) & 0xFF_FFFF, 0, 141 - 57, 4),
+    ];
+    let log = Arc::new(Mutex::new((Vec::<Out>::new(), Vec::<usize>::new())));
+    let log2 = log.clone();
+    let mut uut = RetransmitEngine::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.rtx_ready.next = true;
+        x.mark_ready.next = true;
+        x.ack_ready.next = true;
+        x.rto_ready.next = true;
+        x.err_ready.next = true;
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::RETX_QP).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = cfg_row(&cfg);
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.data.next = 0.into();
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.valid.next = false;
+        let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, START, 0, 0)];
+        for i in 0..SENT {
+            recs.push((kind::SENT, (START + i) & 0xFF_FFFF, i % EVS8, 0));
+        }
+        for &(cum, base, bm, _, _) in &sacks {
+            recs.push((kind::SACK, cum, base, bm));
+        }
+        let mut now = 1_000u64;
+        for (k, psn, aux, bm) in recs {
+            x.now.next = now.into();
+            x.op_valid.next = true;
+            x.op_kind.next = k.into();
+            x.op_qp.next = 0.into();
+            x.op_psn.next = u64::from(psn).into();
+            // aux: the EV of a SENT, the bitmap base of a SACK.
+            x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
+            x.op_time.next = now.into();
+            x.op_len.next = u64::from(1000 + (psn & 255)).into();
+            x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
+            x.op_bitmap.next = bm.into();
+            let mut taken = false;
+            let mut cycles = 0;
+            loop {
+                wait_clock_false!(sim, clock, x);
+                let mut l = log2.lock().unwrap();
+                if x.rtx_valid.val() {
+                    l.0.push(Out::Rtx {
+                        qp: 0,
+                        psn: u(x.rtx_psn.val()) as u32,
+                        ev: u(x.rtx_ev.val()) as u8,
+                        len: u(x.rtx_len.val()) as u16,
+                        reason: u(x.rtx_reason.val()) as u8,
+                    });
+                }
+                if x.mark_valid.val() {
+                    l.0.push(Out::Mark {
+                        qp: 0,
+                        ev: u(x.mark_ev.val()) as u8,
+                        reason: u(x.mark_reason.val()) as u8,
+                    });
+                }
+                if x.ack_valid.val() {
+                    l.0.push(Out::Ack {
+                        qp: 0,
+                        una: u(x.ack_una.val()) as u32,
+                        bytes: u(x.ack_bytes.val()) as u32,
+                    });
+                }
+                if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() {
+                    l.0.push(Out::Drop);
+                }
+                let ready = x.op_ready.val();
+                drop(l);
+                wait_clock_true!(sim, clock, x);
+                if taken && ready {
+                    break;
+                }
+                if taken {
+                    cycles += 1;
+                }
+                if !taken && ready {
+                    taken = true;
+                    x.op_valid.next = false;
+                }
+            }
+            if k == kind::SACK {
+                log2.lock().unwrap().1.push(cycles);
+            }
+            now += 10;
+        }
+        // Let the last output registers drain.
+        for _ in 0..8 {
+            wait_clock_false!(sim, clock, x);
+            let mut l = log2.lock().unwrap();
+            if x.ack_valid.val() {
+                l.0.push(Out::Ack {
+                    qp: 0,
+                    una: u(x.ack_una.val()) as u32,
+                    bytes: u(x.ack_bytes.val()) as u32,
+                });
+            }
+            drop(l);
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
+    // The reference, record by record.
+    let mut r = RefQp::new(cfg);
+    let mut want = Vec::new();
+    r.init(START);
+    let mut now = 1_010u64;
+    let mut m_after = Vec::new();
+    for i in 0..SENT {
+        r.sent(
+            (START + i) & 0xFF_FFFF,
+            (i % EVS8) as u8,
+            now,
+            (1000 + ((START + i) & 255)) as u16,
+            &mut want,
+        );
+        now += 10;
+    }
+    for &(cum, base, bm, _, _) in &sacks {
+        r.sack(0, cum, base, bm, &mut want);
+        m_after.push(r.outstanding() as usize);
+    }
+    let (got, cycles) = log.lock().unwrap().clone();
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    want.sort();
+    assert_eq!(got_sorted, want, "emitted vs reference");
+    let resends = |o: &&Out| matches!(o, Out::Rtx { .. });
+    // PSNs START + 10, 11 (neither cumulative nor in the bitmap), 17 and
+    // 32 (holes) are lost by the per-EV rule; 45 is within the allowance.
+    assert_eq!(want.iter().filter(resends).count(), 4, "the holes are lost: {want:?}");
+    assert!(
+        want.iter().any(|o| matches!(o, Out::Mark { reason: 0, .. })),
+        "a per-EV loss mark"
+    );
+    eprintln!("SACK cycles {cycles:?}, outstanding after {m_after:?}");
+    let n_resends_first = want.iter().filter(resends).count();
+    for (i, &(_, _, _, k, w)) in sacks.iter().enumerate() {
+        let bound = if k == 0 {
+            SACK_FIXED + 4 * w
+        } else {
+            SACK_FIXED + 4 * w + 2 * k + LOSS_FILL + m_after[i] + if i == 0 { n_resends_first } else { 0 }
+        };
+        assert!(
+            cycles[i] <= bound,
+            "SACK {i}: {} cycles, bound {bound} (k {k}, w {w}, m {})",
+            cycles[i],
+            m_after[i]
+        );
+    }
+}
+
+/// Directed (docs/model-mrc.md 2.5.2): a deep window queued behind a slow
+/// link ages without any loss. 64 packets go out within 640 ns, a SACK
+/// acknowledges the first 4, and nothing more comes back for 14 us (the
+/// rest wait in the link's queue), past the tail check's age (5 us) twice.
+/// Age alone is no evidence: nothing sent after the 60 waiting packets was
+/// acknowledged, so the tail check declares none lost and marks no EV; it
+/// resends the newest live packet as a probe (reason PROBE, no mark), at
+/// most twice in a row without an acknowledgement. Then the probe's copy
+/// is acknowledged while the older ones still are not: its repeated send
+/// time is evidence, and the stall rule finds the 59 older ones lost.
+/// Every step's outputs equal the reference's; replayed on the Verilog.
+#[test]
+fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
+    const START: u32 = 0xFF_FFF0;
+    const SENT: u32 = 64;
+    const EVS8: u32 = 8;
+    /// Idle cycles after every step: the scanner visits QP 0 every 2, and
+    /// a tail walk over 64 PSNs takes about 70.
+    const QUIET: usize = 300;
+    let cfg = Cfg {
+        texp: 14,
+        allow: 2000,
+        reorder: 3,
+        lin: 2,
+        exp: RETRY_INFINITE as u8,
+        age: 5000,
+    };
+    let psn = |i: u32| (START + i) & 0xFF_FFFF;
+    let newest = psn(SENT - 1);
+    // Steps: (time, record (kind, psn, ev or base, bitmap), or none: the
+    // scanner alone).
+    /// A record: kind, PSN, the EV of a SENT or the base of a SACK, bitmap.
+    type Record = (u64, u32, u32, u64);
+    let mut steps: Vec<(u64, Option<Record>)> = vec![(1000, Some((kind::INIT, START, 0, 0)))];
+    for i in 0..SENT {
+        steps.push((1000 + 10 * u64::from(i), Some((kind::SENT, psn(i), i % EVS8, 0))));
+    }
+    // The first 4 acknowledged (hw: the 4th's send time, 1,030 ns).
+    steps.push((4000, Some((kind::SACK, psn(3), psn(4), 0))));
+    // Tail check 1 (due at 1,040 + 5,000): a probe; the requester resends it.
+    steps.push((7000, None));
+    steps.push((7100, Some((kind::SENT, newest, 1, 0))));
+    // Tail check 2, still nothing acknowledged: a second probe, resent.
+    steps.push((12500, None));
+    steps.push((12600, Some((kind::SENT, newest, 2, 0))));
+    // Tail check 3: the third in a row without an acknowledgement does not act.
+    steps.push((18000, None));
+    let phase1 = steps.len();
+    // The probe's copy is acknowledged (bit 59 from base psn(4)): hw rises
+    // to the send time of the transmission it repeated (7,100 ns), after
+    // every one of the 59 packets still waiting.
+    steps.push((18500, Some((kind::SACK, psn(3), psn(4), 1 << (SENT - 1 - 4)))));
+    let steps2 = steps.clone();
+    let log = Arc::new(Mutex::new(Vec::<Vec<Out>>::new()));
+    let log2 = log.clone();
+    let mut uut = RetransmitEngine::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.rtx_ready.next = true;
+        x.mark_ready.next = true;
+        x.ack_ready.next = true;
+        x.rto_ready.next = true;
+        x.err_ready.next = true;
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::RETX_QP).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = cfg_row(&cfg);
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.data.next = 0.into();
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.valid.next = false;
+        for &(now, record) in &steps2 {
+            x.now.next = now.into();
+            x.op_time.next = now.into();
+            if let Some((k, p, aux, bm)) = record {
+                x.op_valid.next = true;
+                x.op_kind.next = k.into();
+                x.op_qp.next = 0.into();
+                x.op_psn.next = u64::from(p).into();
+                x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
+                x.op_len.next = u64::from(1000 + (p & 255)).into();
+                x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
+                x.op_bitmap.next = bm.into();
+            }
+            let mut outs = Vec::new();
+            let mut quiet = 0;
+            while quiet < QUIET {
+                wait_clock_false!(sim, clock, x);
+                if x.rtx_valid.val() {
+                    outs.push(Out::Rtx {
+                        qp: 0,
+                        psn: u(x.rtx_psn.val()) as u32,
+                        ev: u(x.rtx_ev.val()) as u8,
+                        len: u(x.rtx_len.val()) as u16,
+                        reason: u(x.rtx_reason.val()) as u8,
+                    });
+                }
+                if x.mark_valid.val() {
+                    outs.push(Out::Mark {
+                        qp: 0,
+                        ev: u(x.mark_ev.val()) as u8,
+                        reason: u(x.mark_reason.val()) as u8,
+                    });
+                }
+                if x.ack_valid.val() {
+                    outs.push(Out::Ack {
+                        qp: 0,
+                        una: u(x.ack_una.val()) as u32,
+                        bytes: u(x.ack_bytes.val()) as u32,
+                    });
+                }
+                if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() {
+                    outs.push(Out::Drop);
+                }
+                let taken = x.op_valid.val() && x.op_ready.val();
+                wait_clock_true!(sim, clock, x);
+                if taken {
+                    x.op_valid.next = false;
+                } else if !x.op_valid.val() {
+                    quiet += 1;
+                }
+            }
+            log2.lock().unwrap().push(outs);
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 10_000_000_000).unwrap();
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
+    // The reference, step by step: the record, then the scanner at its time.
+    let mut r = RefQp::new(cfg);
+    let mut want = Vec::new();
+    for &(now, record) in &steps {
+        let mut out = Vec::new();
+        match record {
+            Some((k, p, _, _)) if k == kind::INIT => r.init(p),
+            Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, (1000 + (p & 255)) as u16, &mut out),
+            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, &mut out),
+            None => {}
+        }
+        r.timer(0, now, &mut out);
+        out.sort();
+        want.push(out);
+    }
+    let got: Vec<Vec<Out>> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            o.sort();
+            o
+        })
+        .collect();
+    let is_loss = |o: &&Out| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::LOSS);
+    let is_mark = |o: &&Out| matches!(o, Out::Mark { .. });
+    let is_probe = |o: &&Out| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::PROBE);
+    let before: Vec<Out> = got[..phase1].iter().flatten().copied().collect();
+    let probes: Vec<u32> = before
+        .iter()
+        .filter(is_probe)
+        .map(|o| match o {
+            Out::Rtx { psn, .. } => *psn,
+            _ => unreachable!(),
+        })
+        .collect();
+    eprintln!(
+        "while queued: {} lost, {} EVs marked, probes of {probes:x?}",
+        before.iter().filter(is_loss).count(),
+        before.iter().filter(is_mark).count()
+    );
+    assert_eq!(
+        before.iter().filter(is_loss).count(),
+        0,
+        "queued packets declared lost: {before:?}"
+    );
+    assert_eq!(
+        before.iter().filter(is_mark).count(),
+        0,
+        "EVs marked while nothing was lost"
+    );
+    assert_eq!(
+        probes,
+        vec![newest, newest],
+        "one probe per acting check, of the newest live packet"
+    );
+    let after: Vec<Out> = got[phase1..].iter().flatten().copied().collect();
+    assert_eq!(
+        after.iter().filter(is_loss).count(),
+        (SENT - 5) as usize,
+        "the probe's acknowledgement is evidence against the older ones"
+    );
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "step {i} at {} ns: emitted vs reference", steps[i].0);
+    }
+    assert_eq!(got.len(), want.len());
 }

@@ -71,6 +71,19 @@ pub struct TailWord {
     pub blind: Bits<2>,
     /// An acknowledgement arrived since the last check.
     pub acked: Bit,
+    /// Arrival of the last trim NACK, ns (low 32 bits of `now`) ...
+    pub trim_at: Bits<32>,
+    /// ... if there was one: evidence against every live packet sent
+    /// before it (the fabric was cutting this QP's packets).
+    pub trim_valid: Bit,
+    /// The last tail probe's slot (`psn mod WINDOW`: the probed PSN stays
+    /// outstanding until acknowledged, so its slot names it) ...
+    pub probe_slot: Bits<8>,
+    /// ... and the send time of the transmission it repeated: its
+    /// acknowledgement, whichever copy arrived, raises `hw` to that time ...
+    pub probe_time: Bits<32>,
+    /// ... while it is not acknowledged.
+    pub probe_valid: Bit,
 }
 
 #[cfg(test)]
@@ -83,6 +96,6 @@ mod tests {
         assert_eq!(SlotWord::BITS, 88);
         assert_eq!(EvWord::BITS, 33);
         assert_eq!(QpWord::BITS, 128);
-        assert_eq!(TailWord::BITS, 36);
+        assert_eq!(TailWord::BITS, 110);
     }
 }
