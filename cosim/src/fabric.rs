@@ -29,6 +29,13 @@ use proto::time::Duration;
 use tb::axis::AxisSource;
 use tb::rng::Rng;
 
+/// What an Ethernet frame costs the line beyond the bytes the MAC streams
+/// (the frame without its FCS): the FCS (4), the preamble and start
+/// delimiter (8) and the minimum inter-frame gap (12). Serialising only
+/// the streamed bytes let a 100 Gb/s path carry about 0.6% more 4 KiB
+/// frames than 100 GbE does (`mrc perf` measured 1.003 of the wire limit).
+pub const LINE_BYTES_PER_FRAME: u64 = 4 + 8 + 12;
+
 /// Picoseconds of `cycles` clock cycles (99/32 ns each).
 pub fn cycles_to_ps(cycles: u64) -> u64 {
     cycles * 99_000 / 32
@@ -216,8 +223,9 @@ impl FabricLink {
         let mut depart = now;
         if let Some(gbps) = self.cfg.line_rate_gbps {
             // The model serialises payload + WIRE_OVERHEAD bytes (an
-            // estimate of the headers); here the real frame is at hand.
-            let bytes = frame.len() as u64;
+            // estimate of the headers); here the real frame is at hand,
+            // and the line's own per-frame bytes are added.
+            let bytes = frame.len() as u64 + LINE_BYTES_PER_FRAME;
             let start = self.free_at_ps.max(now);
             depart = start + Duration::serialisation(bytes.max(WIRE_OVERHEAD), gbps).as_ps();
             self.free_at_ps = depart;
@@ -421,7 +429,11 @@ mod tests {
         let mut l = link(cfg);
         let v4 = Encap::test_v4();
         let (f0, f1) = (frame(0x1000, 1, &v4), frame(0x1001, 2, &v4));
-        let (n0, n1) = (f0.len() as u64, f1.len() as u64);
+        // The line's bytes: the streamed frame and its FCS, preamble and gap.
+        let (n0, n1) = (
+            f0.len() as u64 + LINE_BYTES_PER_FRAME,
+            f1.len() as u64 + LINE_BYTES_PER_FRAME,
+        );
         l.send(0, f0);
         l.send(0, f1);
         let got = drain(&mut l, 0, 2000);

@@ -16,12 +16,14 @@ use contract::regmap::fault_inject as fi;
 use cosim::device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
 use cosim::fabric::Fabric;
 use cosim::nic::Stalls;
+use cosim::system::{qp_window_wire_bytes, StallTiming};
 use driver::{
     Access, CcProfile, CompletionQueue, Context, Device, EvProfile, LocalAddress, OpenOptions, PeerAddress,
     QpTransition, QueuePair, RtrAttr, RtsAttr, Timeouts, WriteWr,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proto::loopback::{EvMatch, LinkConfig};
+use proto::model::{ack_timeout, MAX_ACK_TIMEOUT_EXP};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -94,7 +96,8 @@ pub struct PerfArgs {
     #[arg(short = 'n', long, default_value_t = 100)]
     pub iters: u32,
     /// WRITEs outstanding per QP (bw mode; lat uses 1). The core's
-    /// retransmit table holds 4 messages per QP (it holds the rest back).
+    /// requester holds 64 messages per QP in flight (it holds the rest
+    /// back). The RTO is chosen to outlast what the windows queue.
     #[arg(short = 't', long, default_value_t = 4)]
     pub tx_depth: u32,
     /// QP pairs.
@@ -392,6 +395,44 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
+/// The smallest RTO `mrc perf` uses: 2^4 x 1.024 us = 16.4 us.
+const MIN_RTO_EXP: u8 = 4;
+/// How many times the worst round trip with no loss the RTO must last
+/// (RFC 6298's RTO is the smoothed RTT plus four deviations; a full window
+/// queued is the deviation here).
+const RTO_RTT_FACTOR: u64 = 2;
+
+/// The worst round trip of this run with nothing lost: the path (none in
+/// loopback) and what every QP's window of `depth` messages queues at the
+/// line ahead of a packet (`cosim::system::qp_window_wire_bytes`).
+fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
+    let link = LinkConfig {
+        base_delay: if fabric { a.delay } else { proto::time::Duration::ZERO },
+        ev_delay_spread: if fabric {
+            a.ev_spread
+        } else {
+            proto::time::Duration::ZERO
+        },
+        line_rate_gbps: Some(LINE_GBPS),
+        ..LinkConfig::default()
+    };
+    let window = qp_window_wire_bytes(a.mtu, a.size, u64::from(depth), CcProfile::default().max_cwnd);
+    StallTiming::of_link(&link, window * u64::from(a.qps.max(1)))
+}
+
+/// The RTO exponent for this run: the smallest at or above
+/// [`MIN_RTO_EXP`] whose timeout (1.024 us x 2^exp) is at least
+/// [`RTO_RTT_FACTOR`] times the worst round trip with nothing lost (the
+/// base RTT plus the queue of [`stall_timing`]). Without it, 16 WRITEs of
+/// 64 KiB (84 us queued at 100 Gb/s) time out behind a 16 us RTO with
+/// nothing lost.
+fn rto_exp(t: &StallTiming) -> u8 {
+    let worst_rtt_ns = t.base_rtt_ns() + t.queue_ns();
+    (MIN_RTO_EXP..=MAX_ACK_TIMEOUT_EXP)
+        .find(|&e| ack_timeout(e).as_ps() / 1000 >= RTO_RTT_FACTOR * worst_rtt_ns)
+        .unwrap_or(MAX_ACK_TIMEOUT_EXP)
+}
+
 /// One requester QP and what is in flight on it.
 struct Flow {
     qp: QueuePair,
@@ -535,29 +576,24 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         mac: addr_a.mac,
         ip: addr_a.ip,
     };
-    // Timeouts: RTO 16 us; the stall rule's allowance max(2 us, 2 x base
-    // RTT) and the tail check's age from the base RTT (2 x one-way delay +
-    // the responder's turnaround, ~0.3 us). Not `mrc cosim`'s
-    // `cosim::system::StallTiming`, which adds what the windows queue at
-    // the link rate: for 4 messages of 64 KiB that age (about 21 us)
-    // outlasts this RTO, the RTO fires instead of the tail check and the
-    // window falls to `min_cwnd`, where it stays (no ACK-driven increase
-    // in the RTL): 47 of 64 WRITEs completed for `--mtu 4096 --size 64KiB
-    // --tx-depth 16 --iters 64`, against 64 of 64 with these figures.
-    let one_way_ns = if fabric { a.delay.as_ps() / 1000 } else { 0 };
-    let base_rtt_ns = (2 * one_way_ns + 300) as u32;
-    let allowance = (2 * base_rtt_ns).max(2000);
+    // Timeouts as `mrc cosim` derives them (`cosim::system::StallTiming`):
+    // the card has no RTT samples, so the stall rule's allowance and the
+    // tail check's age cover propagation, the EV spread and what this
+    // run's own windows queue at the line ahead of a packet; the RTO
+    // outlasts that round trip too (`rto_exp`).
+    let timing = stall_timing(a, depth, fabric);
+    let timeout_exp = rto_exp(&timing);
     let rts = |sq_psn: u32| RtsAttr {
         sq_psn,
         send_mpr_units: 2,
         max_wimm: 1,
         timeouts: Timeouts {
-            ack_timeout_exp: 4,
+            ack_timeout_exp: timeout_exp,
             retry_linear: 7,
             retry_exp: 7,
             reorder_allowance: 3,
-            stall_allowance_ns: allowance,
-            stall_age_ns: base_rtt_ns + 500 + allowance,
+            stall_allowance_ns: timing.allowance_ns(),
+            stall_age_ns: timing.age_ns(),
         },
         evs: EvProfile {
             values: (0..a.evs).map(|i| EV_BASE + i).collect(),
