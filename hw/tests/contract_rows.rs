@@ -123,7 +123,7 @@ all_rows! {
     RetxGlobalRow: retx_global in config { LAST_QP }
     CcRow: cc in config { MIN_CWND, MAX_CWND, SEND_WINDOW }
     NsccRow: nscc in config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN }
-    AddrRow: addr in config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL }
+    AddrRow: addr in config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL, WIRE_MRC10 }
     EvValueRow: ev_value in config { VALUE, RR_START }
     EvControlRow: ev_control in config { MASK, MATCH, ALLOW }
 }
