@@ -213,6 +213,9 @@ pub struct TxPath {
     /// SACK base - cumulative PSN (24 bits; the SETH carries 16, signed).
     a_sack_offset: Signal<Local, Bits<24>>,
     d_imm_last: Signal<Local, Bit>,
+    /// The METH counters after this packet (RQMSN, MSN), 16 bits each.
+    d_rq_msn_next: Signal<Local, Bits<16>>,
+    d_msn_next: Signal<Local, Bits<16>>,
     k_dscp_trimmable: Param<6, { mrc10_wire::DSCP_TRIMMABLE }>,
     k_dscp_retx: Param<6, { mrc10_wire::DSCP_TRIMMABLE_RETX }>,
     k_dscp_control: Param<6, { mrc10_wire::DSCP_CONTROL }>,
@@ -421,12 +424,15 @@ impl Logic for TxPath {
             | (self.d_opcode.q.val() == 0x0B);
         self.d_imm_last.next = (self.d_opcode.q.val() == 0x09) | (self.d_opcode.q.val() == 0x0B);
         self.msn_ram.write_address.next = self.d_seq_wa.q.val().get_bits::<8>(7);
-        self.msn_ram.write_data.next = (bit_cast::<32, 16>(
-            self.d_word.q.val().rq_msn + bit_cast::<16, 1>((self.d_imm_last.val() & !self.d_rtx.q.val()).into()),
-        ) << 16)
-            | bit_cast::<32, 16>(
-                self.d_word.q.val().msn + bit_cast::<16, 1>((self.d_last.val() & !self.d_rtx.q.val()).into()),
-            );
+        // The advanced counters through 16-bit locals: they wrap at 2^16
+        // (METH's width) in the Verilog as in rust-hdl, instead of carrying
+        // into the other half of the RAM word.
+        self.d_rq_msn_next.next =
+            self.d_word.q.val().rq_msn + bit_cast::<16, 1>((self.d_imm_last.val() & !self.d_rtx.q.val()).into());
+        self.d_msn_next.next =
+            self.d_word.q.val().msn + bit_cast::<16, 1>((self.d_last.val() & !self.d_rtx.q.val()).into());
+        self.msn_ram.write_data.next =
+            (bit_cast::<32, 16>(self.d_rq_msn_next.val()) << 16) | bit_cast::<32, 16>(self.d_msn_next.val());
         self.msn_ram.write_enable.next = false;
         // The MRC 1.0 builders read the words (registered by the
         // sequencers) and answer a cycle later; the words hold still from
