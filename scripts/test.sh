@@ -23,7 +23,11 @@ phase "build"
 cargo build --workspace --all-targets --locked
 # The `mrc` built above (with the tests' feature set: `cargo run` would
 # build hw and mrc a second time with the binary's own).
-mrc="target/debug/mrc"
+# An absolute path, wherever cargo puts its target directory
+# (CARGO_TARGET_DIR may be set, relative or absolute).
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+mrc="$target_dir/debug/mrc"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
@@ -53,7 +57,7 @@ done
 # scripts/rtl-budget.sh (about 15 CPU minutes of Yosys: too long for CI's
 # 30 minutes on 2 cores), with their figures in docs/benchmarks.md.
 phase "board lint"
-make -s -C bitstreams tcl-check lint-top MRC="$PWD/$mrc"
+make -s -C bitstreams tcl-check lint-top MRC="$mrc"
 phase "done"
 passed=$(grep -Eo '^test result: [a-z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -Eo '; [0-9]+ failed' "$log" | awk '{s+=$2} END {print s+0}')
