@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 use contract::layout::CqStatus;
 use contract::regmap::fault_inject as fi;
 use cosim::device::{cycles_to_ns, CosimDevice, CosimOptions, FabricInterconnect};
-use cosim::fabric::Fabric;
+use cosim::fabric::{Fabric, LINE_BYTES_PER_FRAME};
 use cosim::nic::Stalls;
 use cosim::system::{qp_window_wire_bytes, StallTiming};
 use driver::{
@@ -235,9 +235,6 @@ pub struct PerfReport {
     pub ok: bool,
 }
 
-/// Ethernet's FCS, preamble with start delimiter, and inter-frame gap.
-const ETH_FCS: u64 = 4;
-const ETH_PREAMBLE_AND_GAP: u64 = 8 + 12;
 /// The Ethernet line the wire limit is computed for, Gb/s.
 const LINE_GBPS: f64 = 100.0;
 
@@ -255,8 +252,7 @@ fn mrc10_wire_overhead(ipv6: bool) -> u64 {
         + mrc10::tseth::HEADER_LEN
         + reth::HEADER_LEN
         + ICRC_LEN) as u64
-        + ETH_FCS
-        + ETH_PREAMBLE_AND_GAP
+        + LINE_BYTES_PER_FRAME
 }
 
 /// The payload rate 100 GbE carries for `size`-byte WRITEs cut into
