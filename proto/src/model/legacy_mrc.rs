@@ -18,6 +18,7 @@ use crate::model::api::*;
 use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
+use crate::model::received::{sack_base, ReceivedRing, RxInfo};
 use crate::model::requester::{self, Retx, SendWr, TxSlot};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
@@ -55,19 +56,6 @@ pub const LEGACY_SACK_BITS: u32 = 64;
 /// AETH credit field meaning "no credit flow control".
 const NO_CREDITS: u8 = 0x1F;
 
-/// Per-PSN facts the responder keeps until the in-order point passes.
-#[derive(Clone, Copy, Debug, Default)]
-struct RxInfo {
-    /// FIRST/ONLY: the message length (RETH DMA length).
-    first_len: Option<u32>,
-    /// Ends a message.
-    last: bool,
-    /// Ends a WRITE-with-immediate: the immediate.
-    imm: Option<u32>,
-    /// Payload bytes.
-    len: u32,
-}
-
 /// The packet a SACK reports on.
 #[derive(Clone, Copy, Debug)]
 struct Trigger {
@@ -85,12 +73,8 @@ struct Responder {
     expected: Psn,
     /// One past the highest PSN received (for gap detection).
     highest: Psn,
-    /// Received PSNs not yet passed by the in-order point, a ring indexed
-    /// by `psn & bit_mask`. Plain words, not a `bitvec::BitVec`: with bitvec
-    /// (indexing, `copy_from_bitslice` into the SACK) the model benches
-    /// executed 14-21% more instructions (docs/benchmarks.md, "bit sets").
-    bits: Vec<u64>,
-    bit_mask: u32,
+    /// Received PSNs not yet passed by the in-order point.
+    rcvd: ReceivedRing,
     info: Vec<RxInfo>,
     /// Payload bytes of the message the in-order point is in (since its
     /// FIRST/ONLY).
@@ -111,13 +95,13 @@ struct Responder {
 impl Responder {
     fn new(a: &RtrAttr) -> Responder {
         let window = a.mpr_units as u32 * MPR_UNIT;
-        let size = window.next_power_of_two().max(64);
+        let rcvd = ReceivedRing::new(window);
+        let size = rcvd.size();
         Responder {
             window,
             expected: a.rq_psn,
             highest: a.rq_psn,
-            bits: vec![0; (size / 64) as usize],
-            bit_mask: size - 1,
+            rcvd,
             info: vec![RxInfo::default(); size as usize],
             cur_msg_bytes: 0,
             cur_msg_len: 0,
@@ -132,47 +116,9 @@ impl Responder {
             ecn_count: 0,
         }
     }
-    fn pos(&self, psn: Psn) -> usize {
-        (psn.value() & self.bit_mask) as usize
-    }
-    fn received(&self, psn: Psn) -> bool {
-        let p = self.pos(psn);
-        self.bits[p / 64] >> (p % 64) & 1 == 1
-    }
-    fn set(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] |= 1 << (p % 64);
-    }
-    fn clear(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] &= !(1 << (p % 64));
-    }
-    /// 64 received-bits starting at `psn` (bit 0 = `psn`).
-    fn bits64(&self, psn: Psn) -> u64 {
-        let p = self.pos(psn);
-        let (w, sh) = (p / 64, p % 64);
-        let n = self.bits.len();
-        let lo = self.bits[w] >> sh;
-        if sh == 0 {
-            lo
-        } else {
-            lo | self.bits[(w + 1) % n] << (64 - sh)
-        }
-    }
-    /// The SACK base: `expected`, unless the triggering PSN lies beyond the
-    /// bitmap then; then the bitmap ends at the trigger.
+    /// The base of a SACK of `bits` PSNs ([`sack_base`]).
     fn sack_base(&self, bits: u32) -> Psn {
-        match self.trigger {
-            Some(t) => {
-                let off = t.psn.offset_from(self.expected);
-                if !t.psn.before(self.expected) && off < self.window && off >= bits {
-                    t.psn.sub(bits - 1)
-                } else {
-                    self.expected
-                }
-            }
-            None => self.expected,
-        }
+        sack_base(self.expected, self.window, self.trigger.map(|t| t.psn), bits)
     }
 }
 
@@ -438,7 +384,7 @@ impl LegacyMrcQp {
         let dup = if psn.before(r.expected) {
             true
         } else if psn.offset_from(r.expected) < r.window {
-            r.received(psn)
+            r.rcvd.contains(psn)
         } else {
             let expected = r.expected;
             self.queue_nack(&pkt, NackKind::OutOfWindow, ext.tx_ts, ext.ev_index);
@@ -479,8 +425,8 @@ impl LegacyMrcQp {
             }
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
-        r.set(psn);
-        let pos = r.pos(psn);
+        r.rcvd.insert(psn);
+        let pos = r.rcvd.pos(psn);
         r.info[pos] = RxInfo {
             first_len,
             last: op.is_last(),
@@ -501,10 +447,10 @@ impl LegacyMrcQp {
             r.highest = psn.next();
         }
         // Advance the in-order point.
-        while r.received(r.expected) {
+        while r.rcvd.contains(r.expected) {
             let e = r.expected;
-            r.clear(e);
-            let p = r.pos(e);
+            r.rcvd.remove(e);
+            let p = r.rcvd.pos(e);
             let info = std::mem::take(&mut r.info[p]);
             if let Some(l) = info.first_len {
                 r.cur_msg_bytes = 0;
@@ -566,7 +512,7 @@ impl LegacyMrcQp {
             if lo >= valid {
                 break;
             }
-            let mut word = r.bits64(base.add(lo));
+            let mut word = r.rcvd.bits64(base.add(lo));
             let n = valid - lo;
             if n < 64 {
                 word &= (1u64 << n) - 1;
