@@ -355,29 +355,7 @@ impl MrcQp {
         let from = self.state;
         self.state = QpState::Error;
         if let Some(q) = self.req.as_mut() {
-            let mut done = Vec::with_capacity(q.sq.len());
-            for (i, wr) in q.sq.drain(..).enumerate() {
-                let seq = q.sq_head_seq + i as u64;
-                let status = match failed {
-                    Some((s, st)) if s == seq => st,
-                    _ => WcStatus::Flushed,
-                };
-                done.push(Completion {
-                    wr_id: wr.wr_id,
-                    status,
-                    len: wr.data.len() as u32,
-                    imm: None,
-                });
-            }
-            q.sq_head_seq += done.len() as u64;
-            q.seg_idx = 0;
-            q.retx.clear();
-            q.deferred.clear();
-            q.rto_deadline = None;
-            q.paced_until = None;
-            q.una = q.next_psn;
-            q.in_flight = 0;
-            for c in done {
+            for c in q.flush(failed) {
                 self.push_event(Event::SendCompleted(c));
             }
         }

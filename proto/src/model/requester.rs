@@ -516,6 +516,39 @@ impl<D> Requester<D> {
     }
 }
 
+impl<D> Requester<D> {
+    /// The QP went to ERR: every request still in the send queue completes,
+    /// in posting order, the one with sequence number `failed.0` with
+    /// status `failed.1` and the others `Flushed`; nothing is left to send,
+    /// resend or time out.
+    pub(super) fn flush(&mut self, failed: Option<(u64, WcStatus)>) -> Vec<Completion> {
+        let q = self;
+        let mut done = Vec::with_capacity(q.sq.len());
+        for (i, wr) in q.sq.drain(..).enumerate() {
+            let seq = q.sq_head_seq + i as u64;
+            let status = match failed {
+                Some((s, st)) if s == seq => st,
+                _ => WcStatus::Flushed,
+            };
+            done.push(Completion {
+                wr_id: wr.wr_id,
+                status,
+                len: wr.data.len() as u32,
+                imm: None,
+            });
+        }
+        q.sq_head_seq += done.len() as u64;
+        q.seg_idx = 0;
+        q.retx.clear();
+        q.deferred.clear();
+        q.rto_deadline = None;
+        q.paced_until = None;
+        q.una = q.next_psn;
+        q.in_flight = 0;
+        done
+    }
+}
+
 impl<D: Dialect> Requester<D> {
     /// The RTO fired (docs/model-mrc.md 2.8): deferred resends are released
     /// and every packet whose backoff has run out is queued again
