@@ -19,7 +19,7 @@ use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
 use crate::model::received::{sack_base, ReceivedRing, RxInfo};
-use crate::model::requester::{self, Retx, SendWr, TxSlot};
+use crate::model::requester::{self, Resend, Retx, SendWr, TxSlot};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{
@@ -765,56 +765,21 @@ impl LegacyMrcQp {
     fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        loop {
-            let psn = *q.retx.front()?;
-            let live = q.is_outstanding(psn) && {
-                let s = q.slot(psn);
-                !s.acked && s.queued != Retx::No
-            };
-            if !live {
-                q.retx.pop_front();
-                continue;
-            }
-            let len = q.slot(psn).len;
-            if !q.may_send(now, len) {
-                return None;
-            }
-            q.retx.pop_front();
-            let old = q.slot(psn).ev_index;
-            let ev = q.evs.select_other(now, old);
-            let seq = q.ev_next_seq[ev as usize];
-            q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-            let sl = q.slot_mut(psn);
-            let reason = sl.queued;
-            sl.queued = Retx::No;
-            sl.ev_index = ev;
-            sl.ev_seq = seq;
-            sl.sent_at = now;
-            sl.in_flight = true;
-            sl.resent = true;
-            let (wr_seq, seg) = (sl.wr_seq, sl.seg);
-            q.in_flight += len as u64;
-            q.push_fifo(ev, seq, psn);
-            q.cc.on_send(now, len);
-            if q.rto_deadline.is_none() {
-                q.arm_rto();
-            }
-            self.counters.retransmitted_packets += 1;
-            match reason {
-                Retx::Loss => self.counters.retx_loss_inferred += 1,
-                Retx::Trim => self.counters.retx_trim += 1,
-                Retx::Timeout => self.counters.retx_timeout += 1,
-                Retx::Window | Retx::Probe | Retx::No => {}
-            }
-            let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-            let ev_value = q.evs.value(ev);
-            let h = Hdr {
-                mtu,
-                pkey: self.pkey,
-                dest_qp: self.dest_qp,
-            };
-            return Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, true));
-        }
+        let Resend {
+            psn,
+            ev,
+            ev_seq,
+            wr_seq,
+            seg,
+        } = q.take_resend(now, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
+        let ev_value = q.evs.value(ev);
+        let h = Hdr {
+            mtu,
+            pkey: self.pkey,
+            dest_qp: self.dest_qp,
+        };
+        Some(data_packet(&h, wr, seg, psn, ev, ev_value, ev_seq, now, true))
     }
 }
 

@@ -516,7 +516,76 @@ impl<D> Requester<D> {
     }
 }
 
+/// A packet the requester resends now: what the dialect needs to build it.
+pub(super) struct Resend {
+    pub(super) psn: Psn,
+    /// The EV (index) it goes out on, and its sequence number there.
+    pub(super) ev: u16,
+    pub(super) ev_seq: u32,
+    /// Its message (sequence number in the send queue) and segment.
+    pub(super) wr_seq: u64,
+    pub(super) seg: u32,
+}
+
 impl<D> Requester<D> {
+    /// The next resend the window and pacing allow, if one is queued:
+    /// resends of packets acknowledged or no longer outstanding since they
+    /// were queued are dropped on the way; the one taken moves to another
+    /// EV than its last ([`EvSet::select_other`]), is in flight again and
+    /// counted in `counters` by the reason it was queued.
+    pub(super) fn take_resend(&mut self, now: Instant, counters: &mut Counters) -> Option<Resend> {
+        let q = self;
+        loop {
+            let psn = *q.retx.front()?;
+            let live = q.is_outstanding(psn) && {
+                let s = q.slot(psn);
+                !s.acked && s.queued != Retx::No
+            };
+            if !live {
+                q.retx.pop_front();
+                continue;
+            }
+            let len = q.slot(psn).len;
+            if !q.may_send(now, len) {
+                return None;
+            }
+            q.retx.pop_front();
+            let old = q.slot(psn).ev_index;
+            let ev = q.evs.select_other(now, old);
+            let seq = q.ev_next_seq[ev as usize];
+            q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
+            let sl = q.slot_mut(psn);
+            let reason = sl.queued;
+            sl.queued = Retx::No;
+            sl.ev_index = ev;
+            sl.ev_seq = seq;
+            sl.sent_at = now;
+            sl.in_flight = true;
+            sl.resent = true;
+            let (wr_seq, seg) = (sl.wr_seq, sl.seg);
+            q.in_flight += len as u64;
+            q.push_fifo(ev, seq, psn);
+            q.cc.on_send(now, len);
+            if q.rto_deadline.is_none() {
+                q.arm_rto();
+            }
+            counters.retransmitted_packets += 1;
+            match reason {
+                Retx::Loss => counters.retx_loss_inferred += 1,
+                Retx::Trim => counters.retx_trim += 1,
+                Retx::Timeout => counters.retx_timeout += 1,
+                Retx::Window | Retx::Probe | Retx::No => {}
+            }
+            return Some(Resend {
+                psn,
+                ev,
+                ev_seq: seq,
+                wr_seq,
+                seg,
+            });
+        }
+    }
+
     /// The QP went to ERR: every request still in the send queue completes,
     /// in posting order, the one with sequence number `failed.0` with
     /// status `failed.1` and the others `Flushed`; nothing is left to send,
