@@ -19,7 +19,7 @@ use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
 use crate::model::received::{sack_base, ReceivedRing, RxInfo};
-use crate::model::requester::{self, Resend, Retx, SendWr, TxSlot};
+use crate::model::requester::{self, Retx, SendWr, Transmission};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{
@@ -765,7 +765,7 @@ impl LegacyMrcQp {
     fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        let Resend {
+        let Transmission {
             psn,
             ev,
             ev_seq,
@@ -787,60 +787,15 @@ impl LegacyMrcQp {
     fn next_new_packet(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        let idx = q.seg_idx;
-        let wr = q.sq.get(idx)?;
-        if q.next_psn.offset_from(q.una) >= q.window {
-            return None;
-        }
-        if wr.segmented == 0 && wr.imm.is_some() && q.wimm_outstanding >= q.max_wimm {
-            return None;
-        }
-        let off = wr.segmented as u64 * mtu as u64;
-        let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
-        if !q.may_send(now, len) {
-            return None;
-        }
-        q.make_room();
-        let psn = q.next_psn;
-        let ev = q.evs.select(now);
-        let seq = q.ev_next_seq[ev as usize];
-        q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-        let wr_seq = q.sq_head_seq + idx as u64;
-        let wr = &mut q.sq[idx];
-        if wr.segmented == 0 {
-            wr.first_psn = psn;
-            if wr.imm.is_some() {
-                q.wimm_outstanding += 1;
-            }
-        }
-        let seg = wr.segmented;
-        wr.segmented += 1;
-        if wr.segmented == wr.npkts {
-            q.seg_idx += 1;
-        }
-        *q.slot_mut(psn) = TxSlot {
+        let window = q.window;
+        let Transmission {
+            psn,
+            ev,
+            ev_seq: seq,
             wr_seq,
             seg,
-            len,
-            ev_index: ev,
-            ev_seq: seq,
-            sent_at: now,
-            retries: 0,
-            resent: false,
-            acked: false,
-            in_flight: true,
-            queued: Retx::No,
-        };
-        q.next_psn = psn.next();
-        q.in_flight += len as u64;
-        q.push_fifo(ev, seq, psn);
-        q.cc.on_send(now, len);
-        if q.rto_deadline.is_none() {
-            q.arm_rto();
-        }
-        self.counters.tx_data_packets += 1;
-        self.counters.tx_data_bytes += len as u64;
-        let wr = &q.sq[idx];
+        } = q.take_new_segment(now, mtu, window, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
         let ev_value = q.evs.value(ev);
         let h = Hdr {
             mtu,
