@@ -376,8 +376,9 @@ enum Arrived<'a> {
     /// Read in place, the room for its outer headers before it
     /// ([`RecvBatch::frame`]).
     InPlace(BytesMut),
-    /// Copied out of the batch (it did not fall where a frame could be
-    /// made of it).
+    /// Not where a frame could be made of it (a run's datagrams after
+    /// the first in a slot they do not start): its bytes, in the batch
+    /// or copied out of it.
     Copied(&'a [u8]),
 }
 
@@ -1041,8 +1042,12 @@ impl Engine {
                 // else copied out.
                 for (at, len) in r.datagrams() {
                     let one = Received { len, ..r };
-                    match b.frame(i, at, len) {
-                        Some(frame) => self.deliver(now, Arrived::InPlace(frame), one),
+                    if let Some(frame) = b.frame(i, at, len) {
+                        self.deliver(now, Arrived::InPlace(frame), one);
+                        continue;
+                    }
+                    match b.datagram_at(i, at, len) {
+                        Some(d) => self.deliver(now, Arrived::Copied(d), one),
                         None => {
                             let mut copy = std::mem::take(&mut self.gathered);
                             b.copy_datagram(i, at, len, &mut copy);

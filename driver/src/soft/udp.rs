@@ -483,6 +483,14 @@ impl RecvBatch {
         )
     }
 
+    /// The `len` bytes at `at` of message `i` if they fell in one slot
+    /// (not yet cut); else copy them out ([`RecvBatch::copy_datagram`]).
+    pub fn datagram_at(&self, i: usize, at: usize, len: usize) -> Option<&[u8]> {
+        let (from, room) = self.place(i, at);
+        let from = from.checked_sub(self.cut)?;
+        (len <= room).then(|| &self.arena[from..from + len])
+    }
+
     /// Copy the `len` bytes at `at` of message `i` into `out` (cleared
     /// first), wherever they fell.
     pub fn copy_datagram(&self, i: usize, at: usize, len: usize, out: &mut Vec<u8>) {
@@ -1274,6 +1282,9 @@ mod tests {
                         None => {
                             let mut v = Vec::new();
                             rb.copy_datagram(i, at, len, &mut v);
+                            if let Some(d) = rb.datagram_at(i, at, len) {
+                                assert_eq!(d, &v[..], "one slot's bytes as they were read");
+                            }
                             got.push((false, v, None));
                         }
                     }
@@ -1350,5 +1361,21 @@ mod tests {
             fifth_addrs, fourth_addrs,
             "the arena's memory is reused once its frames are gone"
         );
+        drop(fifth);
+
+        // Segments larger than the slots: each spans two, copied out
+        // whole; the next read has slots of their size.
+        let larger = [2000, 2000, 900];
+        send_run(&tx, to, &larger, 60);
+        let sixth = read(&rx, &mut rb, larger.len());
+        let want_larger: Vec<Vec<u8>> = larger.iter().enumerate().map(|(i, &l)| vec![60 + i as u8; l]).collect();
+        assert_eq!(sixth.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want_larger);
+        if has_gro {
+            assert!(!sixth[0].0 && !sixth[1].0, "a datagram over two slots is not in place");
+        }
+        drop(sixth);
+        send_run(&tx, to, &larger, 70);
+        let seventh = read(&rx, &mut rb, larger.len());
+        assert!(seventh.iter().all(|g| g.0), "in place again at the new size");
     }
 }
