@@ -14,7 +14,9 @@ use proto::wire::mrc10::{
     self, BthRepr, CcStateRepr, EethRepr, EndpointOp, ErthRepr, EvFormat, EvMode, Headers, MethRepr, Mrc10Packet,
     NackReason, NethRepr, Opcode, PethRepr, Profile, SethRepr, SkipMode, TsethRepr, WriteHeaders,
 };
-use proto::wire::{frame::pad_for, AethRepr, Encap, Layer, RethRepr, Syndrome, WireCounters, WireError, WireErrorKind};
+use proto::wire::{
+    frame::pad_for, frame::ICRC_LEN, AethRepr, Encap, Layer, RethRepr, Syndrome, WireCounters, WireError, WireErrorKind,
+};
 use proto::Psn;
 use wire_common::{arb_encap, refresh};
 
@@ -256,6 +258,45 @@ fn every_catalog_packet_round_trips() {
             round_trip(&p, &encap, &Profile::DEFAULT);
         }
     }
+}
+
+/// `emit_frame` appends: what the buffer held stays, and the frame is the
+/// one emitted into an empty buffer, its pad zero even where the buffer's
+/// spare memory held other bytes (the payload is appended, not written
+/// over a zero-filled frame).
+#[test]
+fn emit_frame_appends_and_zeroes_the_pad_in_a_used_buffer() {
+    let mut padded = 0;
+    for encap in [Encap::test_v4(), Encap::test_v6()] {
+        for mut p in catalog::every_kind() {
+            if matches!(encap.ip, proto::wire::IpPair::V4 { .. }) {
+                p.ev &= 0xFFFF;
+            }
+            let want = emit(&p, &encap, &Profile::DEFAULT);
+            let mut used = vec![0xCD; 9000];
+            used.truncate(7);
+            mrc10::emit_frame(&p, &encap, &Profile::DEFAULT, &mut used);
+            assert_eq!(&used[..7], &[0xCD; 7], "{:?}", p.bth.opcode);
+            assert_eq!(&used[7..], &want[..], "{:?}", p.bth.opcode);
+            let pad_at = used.len() - ICRC_LEN - p.wire_pad();
+            assert!(
+                used[pad_at..used.len() - ICRC_LEN].iter().all(|&b| b == 0),
+                "{:?}: the pad is zero",
+                p.bth.opcode
+            );
+            assert_eq!(
+                &used[pad_at - p.payload.len()..pad_at],
+                &p.payload[..],
+                "{:?}: the payload before the pad",
+                p.bth.opcode
+            );
+            padded += usize::from(p.wire_pad() > 0);
+        }
+    }
+    assert!(
+        padded > 0,
+        "no catalog packet has a pad: the test shows nothing about it"
+    );
 }
 
 /// Where each header sits in a frame: the fixed offsets a hardware parser

@@ -136,6 +136,30 @@ pub fn from_datagram(payload: &[u8], from: SocketAddr, at: Arrival, tos: u8, out
     Some(())
 }
 
+/// Bytes of the outer headers (Ethernet, IP, UDP) of a frame to or from
+/// `ip`: the room a datagram needs before it to become its frame in place
+/// ([`frame_in_place`]).
+pub fn outer_len(ip: IpAddr) -> usize {
+    let ip_len = match ip {
+        IpAddr::V4(_) => proto::wire::ipv4::HEADER_LEN,
+        IpAddr::V6(_) => proto::wire::ipv6::HEADER_LEN,
+    };
+    ethernet::HEADER_LEN + ip_len + udp::HEADER_LEN
+}
+
+/// The frame of a datagram read with [`outer_len`]`(at.ip)` bytes of room
+/// before it (`frame`: the room, then the datagram), its outer headers
+/// written there: [`from_datagram`]'s frame without a copy. `None` if the
+/// two addresses are of different families or `frame` is shorter than the
+/// room.
+pub fn frame_in_place(mut frame: BytesMut, from: SocketAddr, at: Arrival, tos: u8) -> Option<Bytes> {
+    let hdr = outer_len(at.ip);
+    let payload_len = frame.len().checked_sub(hdr)?;
+    let (encap, outer) = outer_of(payload_len, from, at, tos)?;
+    emit_outer(&encap, &outer, &mut frame[..hdr]);
+    Some(frame.freeze())
+}
+
 /// [`from_datagram`] into the free end of `arena`, handed back as a frame
 /// of its own that slices of it (a packet's payload, as the model keeps
 /// it until its bytes are placed) share without a copy. The arena's
@@ -189,5 +213,39 @@ mod tests {
             reused |= f.as_ptr() == base;
         }
         assert!(reused, "the arena's first bytes were used again");
+    }
+
+    /// A datagram read after room for its outer headers becomes the frame
+    /// `from_datagram` rebuilds, of either family; a sender of the other
+    /// family, or less than the room, is refused.
+    #[test]
+    fn a_frame_made_in_place_is_the_rebuilt_one() {
+        let payload: Vec<u8> = (0..300u16).map(|i| i as u8).collect();
+        let cases = [
+            ("127.0.0.1:49152", IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2))),
+            ("[::1]:49153", IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)),
+        ];
+        for (from, ip) in cases {
+            let from: SocketAddr = from.parse().unwrap();
+            let at = Arrival {
+                ip,
+                mac: [2, 0, 0, 0, 0, 9],
+            };
+            let mut want = Vec::new();
+            from_datagram(&payload, from, at, 0x2E, &mut want).unwrap();
+            let room = outer_len(ip);
+            let mut read = BytesMut::zeroed(room);
+            read.extend_from_slice(&payload);
+            let got = frame_in_place(read, from, at, 0x2E).unwrap();
+            assert_eq!(&got[..], &want[..], "{ip}");
+            assert!(
+                frame_in_place(BytesMut::zeroed(room - 1), from, at, 0).is_none(),
+                "{ip}: short"
+            );
+            let other: SocketAddr = if ip.is_ipv4() { "[::1]:1" } else { "127.0.0.1:1" }.parse().unwrap();
+            let mut read = BytesMut::zeroed(room);
+            read.extend_from_slice(&payload);
+            assert!(frame_in_place(read, other, at, 0).is_none(), "{ip}: other family");
+        }
     }
 }

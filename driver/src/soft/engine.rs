@@ -73,9 +73,9 @@ pub const POLL_RX_INTERVAL: Duration = Duration::from_us(2);
 /// hands up (one IP datagram's worth).
 const GRO_BUFFER: usize = 65_536;
 
-/// Bytes of the arena received frames are rebuilt in (about one
-/// `recvmmsg` of 4 KiB datagrams): reused whole once the model has placed
-/// what they carried.
+/// Bytes of the arena received frames are rebuilt in when they could not
+/// be read in place (runs of small datagrams, a run of a new segment
+/// size): reused whole once the model has placed what they carried.
 const FRAME_ARENA: usize = 256 << 10;
 
 /// The most bytes a QP of a soft NIC whose socket got `rx_buffer` bytes
@@ -316,6 +316,11 @@ pub struct Engine {
     tx: SendBatch,
     /// Buffers of one `recvmmsg` (taken while its datagrams are handled).
     rx_batch: Option<RecvBatch>,
+    /// The room the batch leaves before each datagram: the outer headers
+    /// of the NIC's address family.
+    rx_batch_headroom: usize,
+    /// A datagram copied out of the batch.
+    gathered: Vec<u8>,
     /// When the socket was last read ([`Engine::step_doorbell`]).
     last_rx: Instant,
     /// The last read found nothing ([`Engine::step_polled`]).
@@ -366,6 +371,17 @@ fn dma_read_array<const N: usize>(dma: &DmaMap, iova: u64) -> Option<[u8; N]> {
 /// copied when the WRITE is posted: verbs' rule that a WRITE's buffer
 /// stays unchanged until the WRITE completes is what makes this right,
 /// and the buffer's handle keeps the mapping alive meanwhile.
+/// A received datagram as [`Engine::deliver`] takes it.
+enum Arrived<'a> {
+    /// Read in place, the room for its outer headers before it
+    /// ([`RecvBatch::frame`]).
+    InPlace(BytesMut),
+    /// Not where a frame could be made of it (a run's datagrams after
+    /// the first in a slot they do not start): its bytes, in the batch
+    /// or copied out of it.
+    Copied(&'a [u8]),
+}
+
 struct HostPayload {
     buf: DmaBuffer,
     off: usize,
@@ -462,6 +478,9 @@ impl Engine {
         // splits it).
         sockets.own.enable_gro();
         let rx_size = if sockets.own.gro { GRO_BUFFER } else { MAX_DATAGRAM };
+        // Each datagram read with room for the outer headers a card's MAC
+        // would have seen before it: a frame made of it in place.
+        let rx_headroom = datagram::outer_len(cfg.ip);
         // Only the NIC's own socket receives (the EV sockets only send).
         let rx_buffer = sockets.own.set_receive_buffer(super::RX_BUFFER)?;
         Ok(Engine {
@@ -495,7 +514,9 @@ impl Engine {
             frame: Vec::with_capacity(MAX_DATAGRAM + 64),
             frames: BytesMut::with_capacity(FRAME_ARENA),
             tx: SendBatch::default(),
-            rx_batch: Some(RecvBatch::new(super::RX_BATCH, rx_size)),
+            rx_batch: Some(RecvBatch::framed(super::RX_BATCH, rx_size, rx_headroom)),
+            rx_batch_headroom: rx_headroom,
+            gathered: Vec::with_capacity(MAX_DATAGRAM),
             last_rx: Instant::ZERO,
             last_rx_empty: false,
             qpn_scratch: Vec::new(),
@@ -995,8 +1016,9 @@ impl Engine {
             }
             None => 0,
         };
-        if let Some(b) = &batch {
-            for (i, r) in b.got.iter().enumerate() {
+        if let Some(b) = &mut batch {
+            for i in 0..b.got.len() {
+                let r = b.got[i];
                 if !self.port_is_up() {
                     // The port is down: whatever reached it is lost, each
                     // datagram of a run counted.
@@ -1014,15 +1036,25 @@ impl Engine {
                     self.stats.rx_dropped += 1;
                     continue;
                 }
-                let d = b.datagram(i);
-                if r.segment == 0 || r.segment >= d.len() {
-                    self.deliver(now, d, *r);
-                    continue;
-                }
-                // A run handed up whole (UDP_GRO): its datagrams, each
-                // `segment` bytes but the last.
-                for seg in d.chunks(r.segment) {
-                    self.deliver(now, seg, Received { len: seg.len(), ..*r });
+                // Each datagram (a run handed up whole by UDP_GRO: each
+                // `segment` bytes but the last): in place with room for
+                // its outer headers where the batch could lay it so,
+                // else copied out.
+                for (at, len) in r.datagrams() {
+                    let one = Received { len, ..r };
+                    if let Some(frame) = b.frame(i, at, len) {
+                        self.deliver(now, Arrived::InPlace(frame), one);
+                        continue;
+                    }
+                    match b.datagram_at(i, at, len) {
+                        Some(d) => self.deliver(now, Arrived::Copied(d), one),
+                        None => {
+                            let mut copy = std::mem::take(&mut self.gathered);
+                            b.copy_datagram(i, at, len, &mut copy);
+                            self.deliver(now, Arrived::Copied(&copy), one);
+                            self.gathered = copy;
+                        }
+                    }
                 }
             }
         }
@@ -1031,11 +1063,16 @@ impl Engine {
         got > 0
     }
 
-    /// One datagram: rebuild the frame a card's MAC would have seen (the
+    /// One datagram: make the frame a card's MAC would have seen (the
     /// sender's IP and source port from the socket, the traffic class
     /// from the ancillary data) and give it to the QP the BTH names.
-    fn deliver(&mut self, now: Instant, payload: &[u8], r: Received) {
+    fn deliver(&mut self, now: Instant, arrived: Arrived<'_>, r: Received) {
         self.stats.rx_datagrams += 1;
+        let headroom = self.rx_batch_headroom;
+        let payload = match &arrived {
+            Arrived::InPlace(f) => &f[headroom..],
+            Arrived::Copied(p) => p,
+        };
         // BTH dest QP: bytes 5..8 of the transport.
         let Some(dq) = payload.get(5..8) else {
             self.stats.rx_dropped += 1;
@@ -1065,11 +1102,17 @@ impl Engine {
             self.stats.rx_unknown_qp += 1;
             return;
         };
-        // The frame in the arena: an MRC 1.0 data packet's payload is a
+        // The frame: the datagram as it was read, its outer headers
+        // written in the room left before it, or rebuilt in the arena
+        // (`datagram::frame_in`). An MRC 1.0 data packet's payload is a
         // slice of it, which the model keeps until the engine places its
         // bytes in host memory (one copy, the placement's), not copied
         // out of the frame by the parser.
-        let Some(frame) = datagram::frame_in(payload, r.from, at, r.tos, &mut self.frames) else {
+        let frame = match arrived {
+            Arrived::InPlace(f) => datagram::frame_in_place(f, r.from, at, r.tos),
+            Arrived::Copied(p) => datagram::frame_in(p, r.from, at, r.tos, &mut self.frames),
+        };
+        let Some(frame) = frame else {
             self.stats.rx_dropped += 1;
             return;
         };

@@ -10,6 +10,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use bytes::{Buf, BytesMut};
+
 /// A bound, non-blocking UDP socket.
 #[derive(Debug)]
 pub struct UdpPort {
@@ -286,9 +288,62 @@ pub struct Received {
     pub segment: usize,
 }
 
-/// Buffers for [`UdpPort::recv_batch`].
+impl Received {
+    /// Where its datagrams lie in what was read: (offset, length) pairs,
+    /// a run cut at its segment size.
+    pub fn datagrams(self) -> impl Iterator<Item = (usize, usize)> {
+        let step = if self.segment == 0 || self.segment >= self.len {
+            self.len.max(1)
+        } else {
+            self.segment
+        };
+        // An empty datagram is one, to be counted and refused.
+        (0..self.len.max(1))
+            .step_by(step)
+            .map(move |at| (at, step.min(self.len - at)))
+    }
+}
+
+/// Smallest segment of a run that [`RecvBatch`] lays its buffers out
+/// for, one slot per segment: smaller datagrams cost more per datagram
+/// than their copy, and a slot per 64-byte datagram would ask the kernel
+/// to fill a thousand buffers per read.
+pub const MIN_SLOT_SEGMENT: usize = 1024;
+
+/// Buffers for [`UdpPort::recv_batch`]: one arena that every message of a
+/// `recvmmsg` is read into, each datagram (where the batch can tell where
+/// they fall) with `headroom` bytes free before it, so a frame can be
+/// made of it by writing its outer headers there, with no copy
+/// ([`RecvBatch::frame`]).
+///
+/// A message's buffer is cut in slots, each after its headroom: one slot
+/// of the message's whole size until a run handed up whole (`UDP_GRO`)
+/// tells the size of the peer's segments, then one slot per segment of
+/// that size ([`MIN_SLOT_SEGMENT`] and more). A datagram that starts a
+/// slot and fits it is in place; any other (a run of other sizes) is
+/// copied out ([`RecvBatch::copy_datagram`]).
 pub struct RecvBatch {
-    bufs: Vec<Vec<u8>>,
+    /// The messages' slots, one after the other; what was cut from it
+    /// ([`RecvBatch::frame`]) is left behind, the rest is its tail.
+    arena: BytesMut,
+    /// Bytes of the arena at this layout, and where its memory was when
+    /// it was made zeroed: the same memory reclaimed is initialized.
+    arena_size: usize,
+    arena_base: usize,
+    /// How far the arena was cut this batch (from its start).
+    cut: usize,
+    /// Bytes free before each slot.
+    headroom: usize,
+    /// Bytes one message takes: the largest run (or datagram) it reads.
+    msg_bytes: usize,
+    /// Bytes of a slot (`msg_bytes` until a run's segment size is seen).
+    slot: usize,
+    /// The slot of the next read (the last run's segment size).
+    next_slot: usize,
+    /// The (arena address, slot) the iovecs were written for.
+    layout: Option<(usize, usize)>,
+    /// The message each of `got` was read as.
+    msg_of: Vec<usize>,
     addrs: Vec<libc::sockaddr_storage>,
     cmsgs: Vec<[u64; CMSG_BUF / 8]>,
     iovs: Vec<libc::iovec>,
@@ -299,29 +354,179 @@ pub struct RecvBatch {
 }
 
 // SAFETY: the raw pointers in `iovs` and `hdrs` point into the batch's own
-// buffers and are rewritten before every use.
+// buffers and are rewritten whenever those move.
 unsafe impl Send for RecvBatch {}
 
 impl RecvBatch {
-    /// `n` buffers of `size` bytes.
+    /// `n` buffers of `size` bytes, no headroom.
     pub fn new(n: usize, size: usize) -> RecvBatch {
+        RecvBatch::framed(n, size, 0)
+    }
+
+    /// `n` buffers of `size` bytes, each datagram read with `headroom`
+    /// bytes free before it (where it can be told where they fall).
+    pub fn framed(n: usize, size: usize, headroom: usize) -> RecvBatch {
         // SAFETY: zeroed sockaddr_storage / iovec / mmsghdr are valid
         // values (null pointers, zero lengths), all rewritten before use.
-        unsafe {
+        let mut b = unsafe {
             RecvBatch {
-                bufs: (0..n).map(|_| vec![0; size]).collect(),
+                arena: BytesMut::new(),
+                arena_size: 0,
+                arena_base: 0,
+                cut: 0,
+                headroom,
+                msg_bytes: size,
+                slot: size,
+                next_slot: size,
+                layout: None,
+                msg_of: Vec::with_capacity(n),
                 addrs: vec![zeroed(); n],
                 cmsgs: vec![[0; CMSG_BUF / 8]; n],
-                iovs: vec![zeroed(); n],
+                iovs: Vec::new(),
                 hdrs: vec![zeroed(); n],
                 got: Vec::with_capacity(n),
             }
+        };
+        b.prepare();
+        b
+    }
+
+    /// Slots per message.
+    fn slots(&self) -> usize {
+        self.msg_bytes.div_ceil(self.slot).max(1)
+    }
+
+    /// Bytes of a slot and its headroom.
+    fn stride(&self) -> usize {
+        self.headroom + self.slot
+    }
+
+    /// Where message `i`'s first slot starts in the arena (its headroom).
+    fn msg_at(&self, i: usize) -> usize {
+        i * self.slots() * self.stride()
+    }
+
+    /// The arena whole again for the next read (the memory of the last
+    /// if every frame cut from it is gone, else new zeroed memory), and
+    /// the iovecs pointing into it.
+    fn prepare(&mut self) {
+        let n = self.hdrs.len();
+        self.slot = self.next_slot;
+        let size = n * self.slots() * self.stride();
+        self.arena.clear();
+        self.cut = 0;
+        let reclaimed =
+            size <= self.arena_size && self.arena.try_reclaim(size) && self.arena.as_ptr() as usize == self.arena_base;
+        if reclaimed {
+            // SAFETY: the arena is its first memory again, made zeroed
+            // (`BytesMut::zeroed`) and written only with bytes since: all
+            // `size` (<= `arena_size`) bytes are initialized.
+            unsafe { self.arena.set_len(size) };
+        } else {
+            self.arena = BytesMut::zeroed(size);
+            self.arena_size = size;
+            self.arena_base = self.arena.as_ptr() as usize;
+        }
+        let base = self.arena.as_mut_ptr() as usize;
+        if self.layout != Some((base, self.slot)) {
+            let slots = self.slots();
+            self.iovs.clear();
+            for i in 0..n {
+                for k in 0..slots {
+                    let at = self.msg_at(i) + k * self.stride() + self.headroom;
+                    self.iovs.push(libc::iovec {
+                        iov_base: (base + at) as *mut libc::c_void,
+                        iov_len: self.slot,
+                    });
+                }
+            }
+            self.layout = Some((base, self.slot));
+        }
+        let slots = self.slots();
+        for i in 0..n {
+            // SAFETY: plain data.
+            let mut h: libc::msghdr = unsafe { zeroed() };
+            h.msg_name = &mut self.addrs[i] as *mut _ as *mut libc::c_void;
+            h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut self.iovs[i * slots];
+            h.msg_iovlen = slots as _;
+            h.msg_control = self.cmsgs[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = CMSG_BUF as _;
+            self.hdrs[i] = libc::mmsghdr { msg_hdr: h, msg_len: 0 };
         }
     }
 
-    /// The bytes of received datagram `i`.
+    /// The next read's slots for runs of `segment`-byte datagrams, if
+    /// that size is worth a slot each.
+    fn learn_segment(&mut self, segment: usize) {
+        if (MIN_SLOT_SEGMENT..self.msg_bytes).contains(&segment) {
+            self.next_slot = segment;
+        }
+    }
+
+    /// The bytes of received datagram `i` of a batch whose messages are
+    /// one slot each (made by [`RecvBatch::new`] and never handed a run
+    /// of [`MIN_SLOT_SEGMENT`]-byte segments or more; else its first
+    /// slot's).
     pub fn datagram(&self, i: usize) -> &[u8] {
-        &self.bufs[i][..self.got[i].len]
+        let at = self.msg_at(self.msg_of[i]) + self.headroom - self.cut;
+        &self.arena[at..at + self.got[i].len.min(self.slot)]
+    }
+
+    /// Where in the arena byte `at` of message `i` was read, and how many
+    /// bytes of its slot follow it.
+    fn place(&self, i: usize, at: usize) -> (usize, usize) {
+        let (k, within) = (at / self.slot, at % self.slot);
+        (
+            self.msg_at(self.msg_of[i]) + k * self.stride() + self.headroom + within,
+            self.slot - within,
+        )
+    }
+
+    /// The `len` bytes at `at` of message `i` if they fell in one slot
+    /// (not yet cut); else copy them out ([`RecvBatch::copy_datagram`]).
+    pub fn datagram_at(&self, i: usize, at: usize, len: usize) -> Option<&[u8]> {
+        let (from, room) = self.place(i, at);
+        let from = from.checked_sub(self.cut)?;
+        (len <= room).then(|| &self.arena[from..from + len])
+    }
+
+    /// Copy the `len` bytes at `at` of message `i` into `out` (cleared
+    /// first), wherever they fell.
+    pub fn copy_datagram(&self, i: usize, at: usize, len: usize, out: &mut Vec<u8>) {
+        out.clear();
+        let mut done = 0;
+        while done < len {
+            let (from, room) = self.place(i, at + done);
+            let n = room.min(len - done);
+            let from = from - self.cut;
+            out.extend_from_slice(&self.arena[from..from + n]);
+            done += n;
+        }
+    }
+
+    /// The datagram of `len` bytes at `at` of message `i` (the batch's
+    /// datagrams taken in order) with its headroom before it, cut from the
+    /// arena without a copy, if it starts a slot and fits it; `None` if it
+    /// does not (copy it out) or the batch has no headroom.
+    pub fn frame(&mut self, i: usize, at: usize, len: usize) -> Option<BytesMut> {
+        let (from, room) = self.place(i, at);
+        if self.headroom == 0 || !at.is_multiple_of(self.slot) || len > room {
+            return None;
+        }
+        let start = from - self.headroom;
+        if start < self.cut {
+            return None;
+        }
+        self.arena.advance(start - self.cut);
+        let frame = self.arena.split_to(self.headroom + len);
+        self.cut = start + self.headroom + len;
+        Some(frame)
+    }
+
+    /// Bytes free before each datagram read in place.
+    pub fn headroom(&self) -> usize {
+        self.headroom
     }
 }
 
@@ -727,22 +932,9 @@ impl UdpPort {
     /// larger than its buffer is flagged `truncated`.
     pub fn recv_batch(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         batch.got.clear();
-        let n = batch.bufs.len();
-        for i in 0..n {
-            batch.iovs[i] = libc::iovec {
-                iov_base: batch.bufs[i].as_mut_ptr() as *mut libc::c_void,
-                iov_len: batch.bufs[i].len(),
-            };
-            // SAFETY: plain data.
-            let mut h: libc::msghdr = unsafe { zeroed() };
-            h.msg_name = &mut batch.addrs[i] as *mut _ as *mut libc::c_void;
-            h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut batch.iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = batch.cmsgs[i].as_mut_ptr() as *mut libc::c_void;
-            h.msg_controllen = CMSG_BUF as _;
-            batch.hdrs[i] = libc::mmsghdr { msg_hdr: h, msg_len: 0 };
-        }
+        batch.msg_of.clear();
+        batch.prepare();
+        let n = batch.hdrs.len();
         let got = loop {
             // SAFETY: every header points at live buffers of the stated
             // sizes, owned by `batch` for the duration of the call.
@@ -765,19 +957,26 @@ impl UdpPort {
                 _ => return Err(e),
             }
         };
+        let capacity = batch.slots() * batch.slot;
+        let mut segment_seen = 0;
         for i in 0..got {
             let h = &batch.hdrs[i];
             // SAFETY: the kernel filled this header's control buffer.
             let (tos, segment) = unsafe { cmsgs_of(&h.msg_hdr) };
             let Some(from) = addr_of(&batch.addrs[i]) else { continue };
+            segment_seen = segment_seen.max(segment);
+            batch.msg_of.push(i);
             batch.got.push(Received {
-                len: (h.msg_len as usize).min(batch.bufs[i].len()),
+                len: (h.msg_len as usize).min(capacity),
                 from,
                 tos,
                 truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
                 segment,
             });
         }
+        // The next read's slots (this batch's are read with the ones it
+        // was laid out with).
+        batch.learn_segment(segment_seen);
         Ok(got)
     }
 
@@ -1033,5 +1232,150 @@ unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<std::net::IpAddr> {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// Bytes of IPv4 outer headers (Ethernet, IP, UDP): the room a soft
+    /// NIC on an IPv4 address leaves.
+    const HEADROOM: usize = 14 + 20 + 8;
+
+    /// Send `lens` as one run (segmentation offload) from `tx` to `to`,
+    /// datagram `i` filled with `fill + i`.
+    fn send_run(tx: &UdpPort, to: SocketAddr, lens: &[usize], fill: u8) {
+        let mut batch = SendBatch::default();
+        for (i, &len) in lens.iter().enumerate() {
+            let o = batch.push();
+            o.frame.resize(len, fill + i as u8);
+            o.payload_at = 0;
+            o.to = to;
+            o.tos = 0;
+            o.src_port = 0;
+        }
+        let runs = batch.runs();
+        assert_eq!(runs.len(), 1);
+        let mut out = SendOutcome::default();
+        tx.send_batch(&mut batch, runs[0].1, runs[0].2, &mut out);
+        assert_eq!(out.sent, lens.len() as u64, "{out:?}");
+    }
+
+    /// Read until `want` datagrams arrived; each as (in place, bytes, the
+    /// frame if in place).
+    fn read(rx: &UdpPort, rb: &mut RecvBatch, want: usize) -> Vec<(bool, Vec<u8>, Option<BytesMut>)> {
+        let mut got = Vec::new();
+        let start = Instant::now();
+        while got.len() < want {
+            assert!(start.elapsed() < Duration::from_secs(10), "datagrams lost on loopback");
+            rx.recv_batch(rb).unwrap();
+            for i in 0..rb.got.len() {
+                let r = rb.got[i];
+                for (at, len) in r.datagrams() {
+                    match rb.frame(i, at, len) {
+                        Some(f) => {
+                            assert_eq!(f.len(), HEADROOM + len, "the room, then the datagram");
+                            got.push((true, f[HEADROOM..].to_vec(), Some(f)));
+                        }
+                        None => {
+                            let mut v = Vec::new();
+                            rb.copy_datagram(i, at, len, &mut v);
+                            if let Some(d) = rb.datagram_at(i, at, len) {
+                                assert_eq!(d, &v[..], "one slot's bytes as they were read");
+                            }
+                            got.push((false, v, None));
+                        }
+                    }
+                }
+            }
+        }
+        got
+    }
+
+    /// A run handed up whole (`UDP_GRO`) is read in place once its segment
+    /// size is known: the first read lays a message out as one slot (only
+    /// the run's first datagram starts one; the others are copied out,
+    /// intact), the next as one slot per segment, each datagram after its
+    /// room, the last and shorter one too. Frames dropped, the next read
+    /// uses the same memory; a frame held keeps its bytes while the next
+    /// read lands elsewhere.
+    #[test]
+    fn runs_are_read_in_place_with_room_for_the_outer_headers() {
+        let tx = UdpPort::bind("127.0.44.101:0".parse().unwrap()).unwrap();
+        tx.enable_gso(true);
+        let mut rx = UdpPort::bind("127.0.44.102:0".parse().unwrap()).unwrap();
+        let has_gro = rx.enable_gro();
+        let to = rx.local_addr().unwrap();
+        let mut rb = RecvBatch::framed(4, 65_536, HEADROOM);
+        let lens = [1500, 1500, 1500, 700];
+        let want =
+            |fill: u8| -> Vec<Vec<u8>> { lens.iter().enumerate().map(|(i, &l)| vec![fill + i as u8; l]).collect() };
+
+        send_run(&tx, to, &lens, 10);
+        let first = read(&rx, &mut rb, lens.len());
+        assert_eq!(first.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want(10));
+        assert!(first[0].0, "a message's first datagram starts its slot");
+        if has_gro {
+            assert!(
+                first[1..].iter().all(|g| !g.0),
+                "the rest of a run in a one-slot message is copied out"
+            );
+        }
+        drop(first);
+
+        send_run(&tx, to, &lens, 20);
+        let second = read(&rx, &mut rb, lens.len());
+        assert_eq!(second.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want(20));
+        assert!(
+            second.iter().all(|g| g.0),
+            "every datagram in place once the segment size is known"
+        );
+        let mut held = second.into_iter().next().unwrap().2.unwrap();
+        held[..HEADROOM].fill(0xEE);
+
+        // One frame held: the next read lands in new memory.
+        send_run(&tx, to, &lens, 30);
+        let third = read(&rx, &mut rb, lens.len());
+        assert_eq!(third.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want(30));
+        assert_eq!(
+            &held[HEADROOM..],
+            &vec![20; 1500][..],
+            "a held frame is not overwritten"
+        );
+        assert_eq!(&held[..HEADROOM], &[0xEE; HEADROOM][..]);
+        drop((held, third));
+
+        // Nothing held: the same memory again (the arena made at the
+        // third read).
+        send_run(&tx, to, &lens, 40);
+        let fourth = read(&rx, &mut rb, lens.len());
+        let fourth_addrs: Vec<usize> = fourth.iter().map(|g| g.2.as_ref().unwrap().as_ptr() as usize).collect();
+        drop(fourth);
+        send_run(&tx, to, &lens, 50);
+        let fifth = read(&rx, &mut rb, lens.len());
+        assert_eq!(fifth.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want(50));
+        let fifth_addrs: Vec<usize> = fifth.iter().map(|g| g.2.as_ref().unwrap().as_ptr() as usize).collect();
+        assert_eq!(
+            fifth_addrs, fourth_addrs,
+            "the arena's memory is reused once its frames are gone"
+        );
+        drop(fifth);
+
+        // Segments larger than the slots: each spans two, copied out
+        // whole; the next read has slots of their size.
+        let larger = [2000, 2000, 900];
+        send_run(&tx, to, &larger, 60);
+        let sixth = read(&rx, &mut rb, larger.len());
+        let want_larger: Vec<Vec<u8>> = larger.iter().enumerate().map(|(i, &l)| vec![60 + i as u8; l]).collect();
+        assert_eq!(sixth.iter().map(|g| g.1.clone()).collect::<Vec<_>>(), want_larger);
+        if has_gro {
+            assert!(!sixth[0].0 && !sixth[1].0, "a datagram over two slots is not in place");
+        }
+        drop(sixth);
+        send_run(&tx, to, &larger, 70);
+        let seventh = read(&rx, &mut rb, larger.len());
+        assert!(seventh.iter().all(|g| g.0), "in place again at the new size");
     }
 }

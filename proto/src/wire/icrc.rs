@@ -33,6 +33,20 @@ pub fn crc32(data: &[u8]) -> u32 {
     crc32fast::hash(data)
 }
 
+/// A CRC-32 that has taken the 8 bytes of 0xFF standing for the LRH,
+/// where every ICRC starts: a copy of one made once, so a packet's ICRC
+/// does not pay the hasher's CPU feature detection and a short update.
+fn after_lrh() -> crc32fast::Hasher {
+    static AFTER_LRH: std::sync::OnceLock<crc32fast::Hasher> = std::sync::OnceLock::new();
+    AFTER_LRH
+        .get_or_init(|| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(&[0xFF; 8]);
+            h
+        })
+        .clone()
+}
+
 /// ICRC of an IP packet (`ip` = IP header through the last pad byte,
 /// without the ICRC trailer). `ip_header_len` is 20+ for IPv4, 40 for IPv6.
 /// Never panics: a short input is hashed as it is.
@@ -70,8 +84,7 @@ pub fn compute_icrc(ip: &[u8], ip_header_len: usize, is_ipv6: bool) -> u32 {
     mask(udp_at + 6); // UDP checksum
     mask(udp_at + 7);
     mask(udp_at + udp::HEADER_LEN + 4); // BTH resv8a
-    let mut h = crc32fast::Hasher::new();
-    h.update(&[0xFF; 8]);
+    let mut h = after_lrh();
     h.update(head);
     h.update(ip.get(masked_len..).unwrap_or(&[]));
     h.finalize()

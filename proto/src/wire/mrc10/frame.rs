@@ -47,10 +47,16 @@ pub fn emit_headers(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, buf: &m
 pub fn emit_frame(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, out: &mut Vec<u8>) {
     let start = out.len();
     let len = frame_len(pkt, encap);
+    // The headers, then the payload appended: a full-size packet's
+    // payload is not zero-filled first only to be overwritten.
+    let head = len - pkt.payload.len() - pkt.wire_pad() - ICRC_LEN;
+    out.reserve(len);
+    out.resize(start + head, 0);
+    let at = emit_headers(pkt, encap, profile, &mut out[start..]);
+    debug_assert_eq!(at, head, "the headers end where the payload starts");
+    out.extend_from_slice(&pkt.payload);
     out.resize(start + len, 0);
     let buf = &mut out[start..];
-    let at = emit_headers(pkt, encap, profile, buf);
-    buf[at..at + pkt.payload.len()].copy_from_slice(&pkt.payload);
     let icrc_at = len - ICRC_LEN;
     let icrc = icrc::compute_icrc(
         &buf[ethernet::HEADER_LEN..icrc_at],
