@@ -18,7 +18,8 @@ use crate::model::api::*;
 use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::EvSet;
 use crate::model::memory::MemoryTable;
-use crate::model::requester::{self, Retx, SendWr, TxSlot};
+use crate::model::received::{sack_base, ReceivedRing, RxInfo};
+use crate::model::requester::{self, Retx, SendWr, Transmission};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
 use crate::wire::{
@@ -55,19 +56,6 @@ pub const LEGACY_SACK_BITS: u32 = 64;
 /// AETH credit field meaning "no credit flow control".
 const NO_CREDITS: u8 = 0x1F;
 
-/// Per-PSN facts the responder keeps until the in-order point passes.
-#[derive(Clone, Copy, Debug, Default)]
-struct RxInfo {
-    /// FIRST/ONLY: the message length (RETH DMA length).
-    first_len: Option<u32>,
-    /// Ends a message.
-    last: bool,
-    /// Ends a WRITE-with-immediate: the immediate.
-    imm: Option<u32>,
-    /// Payload bytes.
-    len: u32,
-}
-
 /// The packet a SACK reports on.
 #[derive(Clone, Copy, Debug)]
 struct Trigger {
@@ -85,12 +73,8 @@ struct Responder {
     expected: Psn,
     /// One past the highest PSN received (for gap detection).
     highest: Psn,
-    /// Received PSNs not yet passed by the in-order point, a ring indexed
-    /// by `psn & bit_mask`. Plain words, not a `bitvec::BitVec`: with bitvec
-    /// (indexing, `copy_from_bitslice` into the SACK) the model benches
-    /// executed 14-21% more instructions (docs/benchmarks.md, "bit sets").
-    bits: Vec<u64>,
-    bit_mask: u32,
+    /// Received PSNs not yet passed by the in-order point.
+    rcvd: ReceivedRing,
     info: Vec<RxInfo>,
     /// Payload bytes of the message the in-order point is in (since its
     /// FIRST/ONLY).
@@ -111,13 +95,13 @@ struct Responder {
 impl Responder {
     fn new(a: &RtrAttr) -> Responder {
         let window = a.mpr_units as u32 * MPR_UNIT;
-        let size = window.next_power_of_two().max(64);
+        let rcvd = ReceivedRing::new(window);
+        let size = rcvd.size();
         Responder {
             window,
             expected: a.rq_psn,
             highest: a.rq_psn,
-            bits: vec![0; (size / 64) as usize],
-            bit_mask: size - 1,
+            rcvd,
             info: vec![RxInfo::default(); size as usize],
             cur_msg_bytes: 0,
             cur_msg_len: 0,
@@ -132,47 +116,9 @@ impl Responder {
             ecn_count: 0,
         }
     }
-    fn pos(&self, psn: Psn) -> usize {
-        (psn.value() & self.bit_mask) as usize
-    }
-    fn received(&self, psn: Psn) -> bool {
-        let p = self.pos(psn);
-        self.bits[p / 64] >> (p % 64) & 1 == 1
-    }
-    fn set(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] |= 1 << (p % 64);
-    }
-    fn clear(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] &= !(1 << (p % 64));
-    }
-    /// 64 received-bits starting at `psn` (bit 0 = `psn`).
-    fn bits64(&self, psn: Psn) -> u64 {
-        let p = self.pos(psn);
-        let (w, sh) = (p / 64, p % 64);
-        let n = self.bits.len();
-        let lo = self.bits[w] >> sh;
-        if sh == 0 {
-            lo
-        } else {
-            lo | self.bits[(w + 1) % n] << (64 - sh)
-        }
-    }
-    /// The SACK base: `expected`, unless the triggering PSN lies beyond the
-    /// bitmap then; then the bitmap ends at the trigger.
+    /// The base of a SACK of `bits` PSNs ([`sack_base`]).
     fn sack_base(&self, bits: u32) -> Psn {
-        match self.trigger {
-            Some(t) => {
-                let off = t.psn.offset_from(self.expected);
-                if !t.psn.before(self.expected) && off < self.window && off >= bits {
-                    t.psn.sub(bits - 1)
-                } else {
-                    self.expected
-                }
-            }
-            None => self.expected,
-        }
+        sack_base(self.expected, self.window, self.trigger.map(|t| t.psn), bits)
     }
 }
 
@@ -328,29 +274,7 @@ impl LegacyMrcQp {
         let from = self.state;
         self.state = QpState::Error;
         if let Some(q) = self.req.as_mut() {
-            let mut done = Vec::with_capacity(q.sq.len());
-            for (i, wr) in q.sq.drain(..).enumerate() {
-                let seq = q.sq_head_seq + i as u64;
-                let status = match failed {
-                    Some((s, st)) if s == seq => st,
-                    _ => WcStatus::Flushed,
-                };
-                done.push(Completion {
-                    wr_id: wr.wr_id,
-                    status,
-                    len: wr.data.len() as u32,
-                    imm: None,
-                });
-            }
-            q.sq_head_seq += done.len() as u64;
-            q.seg_idx = 0;
-            q.retx.clear();
-            q.deferred.clear();
-            q.rto_deadline = None;
-            q.paced_until = None;
-            q.una = q.next_psn;
-            q.in_flight = 0;
-            for c in done {
+            for c in q.flush(failed) {
                 self.push_event(Event::SendCompleted(c));
             }
         }
@@ -438,7 +362,7 @@ impl LegacyMrcQp {
         let dup = if psn.before(r.expected) {
             true
         } else if psn.offset_from(r.expected) < r.window {
-            r.received(psn)
+            r.rcvd.contains(psn)
         } else {
             let expected = r.expected;
             self.queue_nack(&pkt, NackKind::OutOfWindow, ext.tx_ts, ext.ev_index);
@@ -479,8 +403,8 @@ impl LegacyMrcQp {
             }
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
-        r.set(psn);
-        let pos = r.pos(psn);
+        r.rcvd.insert(psn);
+        let pos = r.rcvd.pos(psn);
         r.info[pos] = RxInfo {
             first_len,
             last: op.is_last(),
@@ -501,10 +425,10 @@ impl LegacyMrcQp {
             r.highest = psn.next();
         }
         // Advance the in-order point.
-        while r.received(r.expected) {
+        while r.rcvd.contains(r.expected) {
             let e = r.expected;
-            r.clear(e);
-            let p = r.pos(e);
+            r.rcvd.remove(e);
+            let p = r.rcvd.pos(e);
             let info = std::mem::take(&mut r.info[p]);
             if let Some(l) = info.first_len {
                 r.cur_msg_bytes = 0;
@@ -566,7 +490,7 @@ impl LegacyMrcQp {
             if lo >= valid {
                 break;
             }
-            let mut word = r.bits64(base.add(lo));
+            let mut word = r.rcvd.bits64(base.add(lo));
             let n = valid - lo;
             if n < 64 {
                 word &= (1u64 << n) - 1;
@@ -841,56 +765,21 @@ impl LegacyMrcQp {
     fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        loop {
-            let psn = *q.retx.front()?;
-            let live = q.is_outstanding(psn) && {
-                let s = q.slot(psn);
-                !s.acked && s.queued != Retx::No
-            };
-            if !live {
-                q.retx.pop_front();
-                continue;
-            }
-            let len = q.slot(psn).len;
-            if !q.may_send(now, len) {
-                return None;
-            }
-            q.retx.pop_front();
-            let old = q.slot(psn).ev_index;
-            let ev = q.evs.select_other(now, old);
-            let seq = q.ev_next_seq[ev as usize];
-            q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-            let sl = q.slot_mut(psn);
-            let reason = sl.queued;
-            sl.queued = Retx::No;
-            sl.ev_index = ev;
-            sl.ev_seq = seq;
-            sl.sent_at = now;
-            sl.in_flight = true;
-            sl.resent = true;
-            let (wr_seq, seg) = (sl.wr_seq, sl.seg);
-            q.in_flight += len as u64;
-            q.push_fifo(ev, seq, psn);
-            q.cc.on_send(now, len);
-            if q.rto_deadline.is_none() {
-                q.arm_rto();
-            }
-            self.counters.retransmitted_packets += 1;
-            match reason {
-                Retx::Loss => self.counters.retx_loss_inferred += 1,
-                Retx::Trim => self.counters.retx_trim += 1,
-                Retx::Timeout => self.counters.retx_timeout += 1,
-                Retx::Window | Retx::Probe | Retx::No => {}
-            }
-            let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-            let ev_value = q.evs.value(ev);
-            let h = Hdr {
-                mtu,
-                pkey: self.pkey,
-                dest_qp: self.dest_qp,
-            };
-            return Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, true));
-        }
+        let Transmission {
+            psn,
+            ev,
+            ev_seq,
+            wr_seq,
+            seg,
+        } = q.take_resend(now, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
+        let ev_value = q.evs.value(ev);
+        let h = Hdr {
+            mtu,
+            pkey: self.pkey,
+            dest_qp: self.dest_qp,
+        };
+        Some(data_packet(&h, wr, seg, psn, ev, ev_value, ev_seq, now, true))
     }
 }
 
@@ -898,60 +787,15 @@ impl LegacyMrcQp {
     fn next_new_packet(&mut self, now: Instant) -> Option<RocePacket> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        let idx = q.seg_idx;
-        let wr = q.sq.get(idx)?;
-        if q.next_psn.offset_from(q.una) >= q.window {
-            return None;
-        }
-        if wr.segmented == 0 && wr.imm.is_some() && q.wimm_outstanding >= q.max_wimm {
-            return None;
-        }
-        let off = wr.segmented as u64 * mtu as u64;
-        let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
-        if !q.may_send(now, len) {
-            return None;
-        }
-        q.make_room();
-        let psn = q.next_psn;
-        let ev = q.evs.select(now);
-        let seq = q.ev_next_seq[ev as usize];
-        q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-        let wr_seq = q.sq_head_seq + idx as u64;
-        let wr = &mut q.sq[idx];
-        if wr.segmented == 0 {
-            wr.first_psn = psn;
-            if wr.imm.is_some() {
-                q.wimm_outstanding += 1;
-            }
-        }
-        let seg = wr.segmented;
-        wr.segmented += 1;
-        if wr.segmented == wr.npkts {
-            q.seg_idx += 1;
-        }
-        *q.slot_mut(psn) = TxSlot {
+        let window = q.window;
+        let Transmission {
+            psn,
+            ev,
+            ev_seq: seq,
             wr_seq,
             seg,
-            len,
-            ev_index: ev,
-            ev_seq: seq,
-            sent_at: now,
-            retries: 0,
-            resent: false,
-            acked: false,
-            in_flight: true,
-            queued: Retx::No,
-        };
-        q.next_psn = psn.next();
-        q.in_flight += len as u64;
-        q.push_fifo(ev, seq, psn);
-        q.cc.on_send(now, len);
-        if q.rto_deadline.is_none() {
-            q.arm_rto();
-        }
-        self.counters.tx_data_packets += 1;
-        self.counters.tx_data_bytes += len as u64;
-        let wr = &q.sq[idx];
+        } = q.take_new_segment(now, mtu, window, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
         let ev_value = q.evs.value(ev);
         let h = Hdr {
             mtu,

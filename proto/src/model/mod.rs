@@ -12,6 +12,7 @@ pub mod mrc;
 pub mod nscc_fixed;
 pub mod qp;
 pub mod rc;
+mod received;
 mod requester;
 pub mod reverse_ev;
 pub mod setup;

@@ -22,7 +22,8 @@ use crate::model::api::*;
 use crate::model::cc::{AckSample, CongestionControl};
 use crate::model::ev::{EvSet, EvSetConfig};
 use crate::model::memory::MemoryTable;
-use crate::model::requester::{self, Retx, SendWr, TxSlot};
+use crate::model::received::{sack_base, ReceivedRing, RxInfo};
+use crate::model::requester::{self, Retx, SendWr, Transmission};
 use crate::model::reverse_ev::{ReverseEvConfig, ReverseEvs};
 use crate::model::timer::{self, Timer, Timers};
 use crate::time::{Duration, Instant};
@@ -69,19 +70,6 @@ pub const MAX_HELD_IMM: usize = 1 << 16;
 /// the PSN span received beyond the in-order point).
 const RX_INFO_MIN: usize = 16;
 
-/// Per-PSN facts the responder keeps until the in-order point passes.
-#[derive(Clone, Copy, Debug, Default)]
-struct RxInfo {
-    /// FIRST/ONLY: the message length (RETH DMA length).
-    first_len: Option<u32>,
-    /// Ends a message.
-    last: bool,
-    /// Ends a WRITE-with-immediate: the immediate.
-    imm: Option<u32>,
-    /// Payload bytes.
-    len: u32,
-}
-
 /// The packet a SACK reports on.
 #[derive(Clone, Copy, Debug)]
 struct Trigger {
@@ -114,12 +102,8 @@ struct Responder {
     expected: Psn,
     /// One past the highest PSN received (for gap detection).
     highest: Psn,
-    /// Received PSNs not yet passed by the in-order point, a ring indexed
-    /// by `psn & bit_mask`. Plain words, not a `bitvec::BitVec`: with bitvec
-    /// (indexing, `copy_from_bitslice` into the SACK) the model benches
-    /// executed 14-21% more instructions (docs/benchmarks.md, "bit sets").
-    bits: Vec<u64>,
-    bit_mask: u32,
+    /// Received PSNs not yet passed by the in-order point.
+    rcvd: ReceivedRing,
     /// Per-PSN facts by `psn & info_mask`: starts at `RX_INFO_MIN` entries
     /// and doubles (up to the bitmap's size) when a PSN lands beyond it.
     info: Vec<RxInfo>,
@@ -160,13 +144,13 @@ struct Responder {
 impl Responder {
     fn new(a: &RtrAttr, reverse: ReverseEvConfig) -> Responder {
         let window = a.mpr_units as u32 * MPR_UNIT;
-        let size = window.next_power_of_two().max(64);
+        let rcvd = ReceivedRing::new(window);
+        let size = rcvd.size();
         Responder {
             window,
             expected: a.rq_psn,
             highest: a.rq_psn,
-            bits: vec![0; (size / 64) as usize],
-            bit_mask: size - 1,
+            rcvd,
             info: vec![RxInfo::default(); (size as usize).min(RX_INFO_MIN)],
             info_mask: (size.min(RX_INFO_MIN as u32)) - 1,
             cur_msg_bytes: 0,
@@ -189,15 +173,12 @@ impl Responder {
             restore_due: false,
         }
     }
-    fn pos(&self, psn: Psn) -> usize {
-        (psn.value() & self.bit_mask) as usize
-    }
     /// The facts slot of `psn` (`expected <= psn < expected + window`),
     /// growing the table (re-placing the entries from `expected` on) when
     /// `psn` lies beyond it.
     fn info_mut(&mut self, psn: Psn) -> &mut RxInfo {
         let off = psn.offset_from(self.expected) as usize;
-        let max = self.bit_mask as usize + 1;
+        let max = self.rcvd.size() as usize;
         while off >= self.info.len() && self.info.len() < max {
             let size = self.info.len() * 2;
             let mask = size as u32 - 1;
@@ -212,44 +193,9 @@ impl Responder {
         let m = self.info_mask;
         &mut self.info[(psn.value() & m) as usize]
     }
-    fn received(&self, psn: Psn) -> bool {
-        let p = self.pos(psn);
-        self.bits[p / 64] >> (p % 64) & 1 == 1
-    }
-    fn set(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] |= 1 << (p % 64);
-    }
-    fn clear(&mut self, psn: Psn) {
-        let p = self.pos(psn);
-        self.bits[p / 64] &= !(1 << (p % 64));
-    }
-    /// 64 received-bits starting at `psn` (bit 0 = `psn`).
-    fn bits64(&self, psn: Psn) -> u64 {
-        let p = self.pos(psn);
-        let (w, sh) = (p / 64, p % 64);
-        let n = self.bits.len();
-        let lo = self.bits[w] >> sh;
-        if sh == 0 {
-            lo
-        } else {
-            lo | self.bits[(w + 1) % n] << (64 - sh)
-        }
-    }
-    /// The SACK base: `expected`, unless the triggering PSN lies beyond the
-    /// bitmap then; then the bitmap ends at the trigger.
+    /// The base of a SACK of `bits` PSNs ([`sack_base`]).
     fn sack_base(&self, bits: u32) -> Psn {
-        match self.trigger {
-            Some(t) => {
-                let off = t.psn.offset_from(self.expected);
-                if !t.psn.before(self.expected) && off < self.window && off >= bits {
-                    t.psn.sub(bits - 1)
-                } else {
-                    self.expected
-                }
-            }
-            None => self.expected,
-        }
+        sack_base(self.expected, self.window, self.trigger.map(|t| t.psn), bits)
     }
 }
 
@@ -409,29 +355,7 @@ impl MrcQp {
         let from = self.state;
         self.state = QpState::Error;
         if let Some(q) = self.req.as_mut() {
-            let mut done = Vec::with_capacity(q.sq.len());
-            for (i, wr) in q.sq.drain(..).enumerate() {
-                let seq = q.sq_head_seq + i as u64;
-                let status = match failed {
-                    Some((s, st)) if s == seq => st,
-                    _ => WcStatus::Flushed,
-                };
-                done.push(Completion {
-                    wr_id: wr.wr_id,
-                    status,
-                    len: wr.data.len() as u32,
-                    imm: None,
-                });
-            }
-            q.sq_head_seq += done.len() as u64;
-            q.seg_idx = 0;
-            q.retx.clear();
-            q.deferred.clear();
-            q.rto_deadline = None;
-            q.paced_until = None;
-            q.una = q.next_psn;
-            q.in_flight = 0;
-            for c in done {
+            for c in q.flush(failed) {
                 self.push_event(Event::SendCompleted(c));
             }
         }
@@ -531,7 +455,7 @@ impl MrcQp {
         let dup = if psn.before(r.expected) {
             true
         } else if psn.offset_from(r.expected) < r.window {
-            r.received(psn)
+            r.rcvd.contains(psn)
         } else {
             let expected = r.expected;
             self.queue_nack(&pkt, NackReason::PsnOorWindow, echo_ts);
@@ -584,7 +508,7 @@ impl MrcQp {
             }
         }
         let r = self.resp.as_mut().expect("responder exists in RTR/RTS");
-        r.set(psn);
+        r.rcvd.insert(psn);
         r.unreported = Some(match r.unreported {
             Some((lo, hi)) => (
                 if psn.before(lo) { psn } else { lo },
@@ -614,9 +538,9 @@ impl MrcQp {
             r.highest = psn.next();
         }
         // Advance the in-order point.
-        while r.received(r.expected) {
+        while r.rcvd.contains(r.expected) {
             let e = r.expected;
-            r.clear(e);
+            r.rcvd.remove(e);
             let info = std::mem::take(r.info_mut(e));
             if let Some(l) = info.first_len {
                 r.cur_msg_bytes = 0;
@@ -701,7 +625,7 @@ impl MrcQp {
         };
         // Bits beyond the window are never valid (the ring aliases there).
         let valid = r.window.saturating_sub(base.offset_from(r.expected)).min(bits);
-        let mut bitmap = if valid == 0 { 0 } else { r.bits64(base) };
+        let mut bitmap = if valid == 0 { 0 } else { r.rcvd.bits64(base) };
         if valid < bits {
             bitmap &= (1u64 << valid) - 1;
         }
@@ -1084,57 +1008,19 @@ impl MrcQp {
     fn next_retransmission(&mut self, now: Instant) -> Option<Mrc10Packet> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        loop {
-            let psn = *q.retx.front()?;
-            let live = q.is_outstanding(psn) && {
-                let s = q.slot(psn);
-                !s.acked && s.queued != Retx::No
-            };
-            if !live {
-                q.retx.pop_front();
-                continue;
-            }
-            let len = q.slot(psn).len;
-            if !q.may_send(now, len) {
-                return None;
-            }
-            q.retx.pop_front();
-            let old = q.slot(psn).ev_index;
-            let ev = q.evs.select_other(now, old);
-            let seq = q.ev_next_seq[ev as usize];
-            q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-            let sl = q.slot_mut(psn);
-            let reason = sl.queued;
-            sl.queued = Retx::No;
-            sl.ev_index = ev;
-            sl.ev_seq = seq;
-            sl.sent_at = now;
-            sl.in_flight = true;
-            sl.resent = true;
-            let (wr_seq, seg) = (sl.wr_seq, sl.seg);
-            q.in_flight += len as u64;
-            q.push_fifo(ev, seq, psn);
-            q.cc.on_send(now, len);
-            if q.rto_deadline.is_none() {
-                q.arm_rto();
-            }
-            self.counters.retransmitted_packets += 1;
-            match reason {
-                Retx::Loss => self.counters.retx_loss_inferred += 1,
-                Retx::Trim => self.counters.retx_trim += 1,
-                Retx::Timeout => self.counters.retx_timeout += 1,
-                Retx::Window | Retx::Probe | Retx::No => {}
-            }
-            let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-            let ev_value = q.evs.value(ev);
-            let h = Hdr {
-                mtu,
-                pkey: self.pkey,
-                dest_qp: self.dest_qp,
-                trimmable: self.cfg.peer_caps.trim_nack,
-            };
-            return Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, true));
-        }
+        // MRC 1.0 data packets carry no per-EV sequence number.
+        let Transmission {
+            psn, ev, wr_seq, seg, ..
+        } = q.take_resend(now, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
+        let ev_value = q.evs.value(ev);
+        let h = Hdr {
+            mtu,
+            pkey: self.pkey,
+            dest_qp: self.dest_qp,
+            trimmable: self.cfg.peer_caps.trim_nack,
+        };
+        Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, true))
     }
 }
 
@@ -1142,61 +1028,11 @@ impl MrcQp {
     fn next_new_packet(&mut self, now: Instant) -> Option<Mrc10Packet> {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
-        let idx = q.seg_idx;
-        let wr = q.sq.get(idx)?;
         let window = q.dialect.peer_window.map_or(q.window, |w| w.min(q.window));
-        if q.next_psn.offset_from(q.una) >= window {
-            return None;
-        }
-        if wr.segmented == 0 && wr.imm.is_some() && q.wimm_outstanding >= q.max_wimm {
-            return None;
-        }
-        let off = wr.segmented as u64 * mtu as u64;
-        let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
-        if !q.may_send(now, len) {
-            return None;
-        }
-        q.make_room();
-        let psn = q.next_psn;
-        let ev = q.evs.select(now);
-        let seq = q.ev_next_seq[ev as usize];
-        q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
-        let wr_seq = q.sq_head_seq + idx as u64;
-        let wr = &mut q.sq[idx];
-        if wr.segmented == 0 {
-            wr.first_psn = psn;
-            if wr.imm.is_some() {
-                q.wimm_outstanding += 1;
-            }
-        }
-        let seg = wr.segmented;
-        wr.segmented += 1;
-        if wr.segmented == wr.npkts {
-            q.seg_idx += 1;
-        }
-        *q.slot_mut(psn) = TxSlot {
-            wr_seq,
-            seg,
-            len,
-            ev_index: ev,
-            ev_seq: seq,
-            sent_at: now,
-            retries: 0,
-            resent: false,
-            acked: false,
-            in_flight: true,
-            queued: Retx::No,
-        };
-        q.next_psn = psn.next();
-        q.in_flight += len as u64;
-        q.push_fifo(ev, seq, psn);
-        q.cc.on_send(now, len);
-        if q.rto_deadline.is_none() {
-            q.arm_rto();
-        }
-        self.counters.tx_data_packets += 1;
-        self.counters.tx_data_bytes += len as u64;
-        let wr = &q.sq[idx];
+        let Transmission {
+            psn, ev, wr_seq, seg, ..
+        } = q.take_new_segment(now, mtu, window, &mut self.counters)?;
+        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
         let ev_value = q.evs.value(ev);
         let h = Hdr {
             mtu,

@@ -516,6 +516,185 @@ impl<D> Requester<D> {
     }
 }
 
+/// A data packet the requester sends now, new or resent: what the
+/// dialect needs to build it.
+pub(super) struct Transmission {
+    pub(super) psn: Psn,
+    /// The EV (index) it goes out on, and its sequence number there.
+    pub(super) ev: u16,
+    pub(super) ev_seq: u32,
+    /// Its message (sequence number in the send queue) and segment.
+    pub(super) wr_seq: u64,
+    pub(super) seg: u32,
+}
+
+impl<D> Requester<D> {
+    /// The next new packet, if the send queue has one and `window` (PSNs
+    /// past the cumulative point), the WRITE-with-immediate limit and
+    /// pacing allow it: the next segment (of at most `mtu` bytes) of the
+    /// first message not wholly sent, on the EV the set selects, recorded
+    /// in flight and counted in `counters`. The dialect builds the packet
+    /// (`wr_seq` and `seg` name the message and the segment).
+    pub(super) fn take_new_segment(
+        &mut self,
+        now: Instant,
+        mtu: u32,
+        window: u32,
+        counters: &mut Counters,
+    ) -> Option<Transmission> {
+        let q = self;
+        let idx = q.seg_idx;
+        let wr = q.sq.get(idx)?;
+        if q.next_psn.offset_from(q.una) >= window {
+            return None;
+        }
+        if wr.segmented == 0 && wr.imm.is_some() && q.wimm_outstanding >= q.max_wimm {
+            return None;
+        }
+        let off = wr.segmented as u64 * mtu as u64;
+        let len = (wr.data.len() as u64 - off).min(mtu as u64) as u32;
+        if !q.may_send(now, len) {
+            return None;
+        }
+        q.make_room();
+        let psn = q.next_psn;
+        let ev = q.evs.select(now);
+        let seq = q.ev_next_seq[ev as usize];
+        q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
+        let wr_seq = q.sq_head_seq + idx as u64;
+        let wr = &mut q.sq[idx];
+        if wr.segmented == 0 {
+            wr.first_psn = psn;
+            if wr.imm.is_some() {
+                q.wimm_outstanding += 1;
+            }
+        }
+        let seg = wr.segmented;
+        wr.segmented += 1;
+        if wr.segmented == wr.npkts {
+            q.seg_idx += 1;
+        }
+        *q.slot_mut(psn) = TxSlot {
+            wr_seq,
+            seg,
+            len,
+            ev_index: ev,
+            ev_seq: seq,
+            sent_at: now,
+            retries: 0,
+            resent: false,
+            acked: false,
+            in_flight: true,
+            queued: Retx::No,
+        };
+        q.next_psn = psn.next();
+        q.in_flight += len as u64;
+        q.push_fifo(ev, seq, psn);
+        q.cc.on_send(now, len);
+        if q.rto_deadline.is_none() {
+            q.arm_rto();
+        }
+        counters.tx_data_packets += 1;
+        counters.tx_data_bytes += len as u64;
+        Some(Transmission {
+            psn,
+            ev,
+            ev_seq: seq,
+            wr_seq,
+            seg,
+        })
+    }
+
+    /// The next resend the window and pacing allow, if one is queued:
+    /// resends of packets acknowledged or no longer outstanding since they
+    /// were queued are dropped on the way; the one taken moves to another
+    /// EV than its last ([`EvSet::select_other`]), is in flight again and
+    /// counted in `counters` by the reason it was queued.
+    pub(super) fn take_resend(&mut self, now: Instant, counters: &mut Counters) -> Option<Transmission> {
+        let q = self;
+        loop {
+            let psn = *q.retx.front()?;
+            let live = q.is_outstanding(psn) && {
+                let s = q.slot(psn);
+                !s.acked && s.queued != Retx::No
+            };
+            if !live {
+                q.retx.pop_front();
+                continue;
+            }
+            let len = q.slot(psn).len;
+            if !q.may_send(now, len) {
+                return None;
+            }
+            q.retx.pop_front();
+            let old = q.slot(psn).ev_index;
+            let ev = q.evs.select_other(now, old);
+            let seq = q.ev_next_seq[ev as usize];
+            q.ev_next_seq[ev as usize] = seq.wrapping_add(1);
+            let sl = q.slot_mut(psn);
+            let reason = sl.queued;
+            sl.queued = Retx::No;
+            sl.ev_index = ev;
+            sl.ev_seq = seq;
+            sl.sent_at = now;
+            sl.in_flight = true;
+            sl.resent = true;
+            let (wr_seq, seg) = (sl.wr_seq, sl.seg);
+            q.in_flight += len as u64;
+            q.push_fifo(ev, seq, psn);
+            q.cc.on_send(now, len);
+            if q.rto_deadline.is_none() {
+                q.arm_rto();
+            }
+            counters.retransmitted_packets += 1;
+            match reason {
+                Retx::Loss => counters.retx_loss_inferred += 1,
+                Retx::Trim => counters.retx_trim += 1,
+                Retx::Timeout => counters.retx_timeout += 1,
+                Retx::Window | Retx::Probe | Retx::No => {}
+            }
+            return Some(Transmission {
+                psn,
+                ev,
+                ev_seq: seq,
+                wr_seq,
+                seg,
+            });
+        }
+    }
+
+    /// The QP went to ERR: every request still in the send queue completes,
+    /// in posting order, the one with sequence number `failed.0` with
+    /// status `failed.1` and the others `Flushed`; nothing is left to send,
+    /// resend or time out.
+    pub(super) fn flush(&mut self, failed: Option<(u64, WcStatus)>) -> Vec<Completion> {
+        let q = self;
+        let mut done = Vec::with_capacity(q.sq.len());
+        for (i, wr) in q.sq.drain(..).enumerate() {
+            let seq = q.sq_head_seq + i as u64;
+            let status = match failed {
+                Some((s, st)) if s == seq => st,
+                _ => WcStatus::Flushed,
+            };
+            done.push(Completion {
+                wr_id: wr.wr_id,
+                status,
+                len: wr.data.len() as u32,
+                imm: None,
+            });
+        }
+        q.sq_head_seq += done.len() as u64;
+        q.seg_idx = 0;
+        q.retx.clear();
+        q.deferred.clear();
+        q.rto_deadline = None;
+        q.paced_until = None;
+        q.una = q.next_psn;
+        q.in_flight = 0;
+        done
+    }
+}
+
 impl<D: Dialect> Requester<D> {
     /// The RTO fired (docs/model-mrc.md 2.8): deferred resends are released
     /// and every packet whose backoff has run out is queued again
