@@ -28,6 +28,7 @@ use proto::model::api::WcStatus;
 use proto::model::cc::CcConfig;
 use proto::model::Transport;
 use proto::time::Duration;
+use proto::wire::mrc10;
 use verilated::{Built, VerilatedError};
 
 use crate::fabric::{cycles_to_ps, frame_key, ps_to_cycles, Fabric, FabricError, PathStats};
@@ -217,6 +218,9 @@ pub struct SystemConfig {
     /// scenario gets the smaller of the two.
     pub max_outstanding: u32,
     pub min_good_evs: u8,
+    /// The dialect both NICs send (their own address rows' `wire_mrc10`)
+    /// and the golden model's profile.
+    pub wire: Wire,
     /// Post this message (an index in `messages`) with an rkey B refuses
     /// (`REFUSED_RKEY`): a remote-access violation. The scoreboard then
     /// expects REMOTE_ACCESS for it, FLUSHED after it, and SUCCESS or
@@ -271,6 +275,7 @@ impl SystemConfig {
             sq_log2_size: 4,
             max_outstanding: 16,
             min_good_evs: 1,
+            wire: Wire::Legacy,
             refused_message: None,
             cycle_limit: 2_000_000,
             stalls: Stalls {
@@ -410,8 +415,9 @@ impl SystemConfig {
         (0..self.evs).map(|i| u32::from(EV_BASE + i)).collect()
     }
 
-    /// The same run for the golden model of the legacy profile the RTL
-    /// speaks (`proto::model::legacy_mrc`). Mapping (docs/cosim.md): same
+    /// The same run for the golden model of the dialect the NICs send
+    /// (`wire`: `proto::model::legacy_mrc` or, for MRC 1.0,
+    /// `proto::model::mrc`). Mapping (docs/cosim.md): same
     /// messages, data seed, start PSN, MTU, EV values, links (the
     /// `LinkConfig`s themselves), RTO exponent and retry budget, reorder
     /// allowance, ACK coalescing, send window, a fixed window of `cwnd`,
@@ -434,7 +440,7 @@ impl SystemConfig {
     pub fn golden_scenario_of(&self, q: usize) -> Scenario {
         let pair_messages = self.qp_messages(q);
         let messages = pair_messages.iter().map(|&i| self.messages[i]).collect();
-        let mut s = Scenario::new(Transport::MrcLegacy, usize::from(self.evs), messages)
+        let mut s = Scenario::new(self.wire.transport(), usize::from(self.evs), messages)
             .with_start_psn(self.start_psn_of(q))
             .with_mpr(self.send_mpr_units)
             .with_timeouts(self.ack_timeout_exp, self.retry_linear, self.retry_exp)
@@ -498,6 +504,92 @@ impl SystemConfig {
     }
 }
 
+/// The wire dialect both NICs send (`mrc cosim --wire`): the own address
+/// row's `wire_mrc10` bit of each NIC, and the golden model's profile.
+/// Both NICs receive both dialects whatever it is (the RX core tells them
+/// apart by opcode), so it only chooses what they send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wire {
+    /// The legacy profile (`wire_mrc10` = 0, the reset value); the model
+    /// `proto::model::legacy_mrc`.
+    #[default]
+    Legacy,
+    /// MRC 1.0 (`wire_mrc10` = 1); the model `proto::model::mrc`.
+    Mrc10,
+}
+
+impl Wire {
+    /// Every dialect, in `--wire`'s order.
+    pub const ALL: [Wire; 2] = [Wire::Legacy, Wire::Mrc10];
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Legacy => "legacy",
+            Wire::Mrc10 => "mrc10",
+        }
+    }
+
+    /// The dialect named `name` (`legacy`, `mrc10`).
+    pub fn from_name(name: &str) -> Option<Wire> {
+        Wire::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    /// The golden model's transport of the same dialect.
+    pub fn transport(self) -> Transport {
+        match self {
+            Wire::Legacy => Transport::MrcLegacy,
+            Wire::Mrc10 => Transport::Mrc,
+        }
+    }
+
+    /// The dialect a frame is, by the golden parsers (every header, the
+    /// checksum and the ICRC checked), or `None` if neither accepts it.
+    pub fn of_frame(frame: &[u8]) -> Option<Wire> {
+        if mrc10::parse_frame(frame, &mrc10::Profile::DEFAULT).is_ok() {
+            Some(Wire::Mrc10)
+        } else if proto::wire::frame::parse_frame(frame).is_ok() {
+            Some(Wire::Legacy)
+        } else {
+            None
+        }
+    }
+}
+
+/// Frames one direction of the fabric was given, by the dialect the
+/// golden parsers find in them ([`Wire::of_frame`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FramesByWire {
+    pub legacy: u64,
+    pub mrc10: u64,
+    /// Neither parser accepts it.
+    pub unparsed: u64,
+}
+
+impl FramesByWire {
+    fn count(&mut self, frame: &[u8]) {
+        match Wire::of_frame(frame) {
+            Some(Wire::Legacy) => self.legacy += 1,
+            Some(Wire::Mrc10) => self.mrc10 += 1,
+            None => self.unparsed += 1,
+        }
+    }
+
+    /// Frames of another dialect than `wire`, or of none.
+    pub fn not_of(&self, wire: Wire) -> u64 {
+        self.unparsed
+            + match wire {
+                Wire::Legacy => self.mrc10,
+                Wire::Mrc10 => self.legacy,
+            }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.legacy + self.mrc10 + self.unparsed
+    }
+}
+
 /// `n` messages of 1 to `max_size` bytes (uniform), `imm_pct` percent of
 /// them WRITE-with-immediate carrying a random immediate.
 pub fn random_messages(seed: u64, n: usize, max_size: u32, imm_pct: u32) -> Vec<MessageSpec> {
@@ -541,6 +633,9 @@ pub struct Scoreboard {
     pub no_qp_error: bool,
     /// No DMA or MAC-stream protocol error on either NIC.
     pub no_protocol_error: bool,
+    /// Every frame either NIC sent is of the configured wire, whole
+    /// (the golden parser of that dialect accepts it, ICRC included).
+    pub frames_of_wire: bool,
     /// What went wrong, in words (first few of each kind).
     pub failures: Vec<String>,
 }
@@ -554,12 +649,19 @@ impl Scoreboard {
             && self.imm_in_order
             && self.no_qp_error
             && self.no_protocol_error
+            && self.frames_of_wire
     }
 }
 
 /// What a run measured.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SystemReport {
+    /// The dialect both NICs were set to send.
+    pub wire: Wire,
+    /// The frames each NIC sent into the fabric (A -> B, B -> A), by the
+    /// dialect the golden parsers find.
+    pub frames_ab: FramesByWire,
+    pub frames_ba: FramesByWire,
     pub messages: usize,
     pub messages_completed: usize,
     pub bytes: u64,
@@ -700,6 +802,8 @@ pub struct System {
     succeeded: Vec<bool>,
     /// (destination QP, PSN) of every data packet A sent.
     sent_psns: HashSet<(u32, u32)>,
+    frames_ab: FramesByWire,
+    frames_ba: FramesByWire,
     a_writes_seen: u64,
     b_writes_seen: u64,
 }
@@ -806,6 +910,8 @@ impl System {
             fatal_error: None,
             succeeded: vec![false; n],
             sent_psns: HashSet::new(),
+            frames_ab: FramesByWire::default(),
+            frames_ba: FramesByWire::default(),
             a_writes_seen: 0,
             b_writes_seen: 0,
             cfg,
@@ -1118,9 +1224,11 @@ impl System {
         let sent: Vec<Vec<u8>> = self.a.tx.frames.drain(..).collect();
         for f in sent {
             self.count_sent(&f);
+            self.frames_ab.count(&f);
             self.fabric.ab.send(self.cycle, f);
         }
         for f in self.b.tx.frames.drain(..) {
+            self.frames_ba.count(&f);
             self.fabric.ba.send(self.cycle, f);
         }
         self.fabric.ab.deliver(self.cycle, &mut self.b.rx);
@@ -1285,6 +1393,21 @@ impl System {
         }
         sb.no_protocol_error = proto_errors.is_empty();
         sb.failures.extend(proto_errors);
+        let wire = self.cfg.wire;
+        for (name, frames) in [("A", &self.frames_ab), ("B", &self.frames_ba)] {
+            if frames.not_of(wire) > 0 {
+                sb.failures.push(format!(
+                    "NIC {name} sent {} of {} frames not {} (legacy {}, MRC 1.0 {}, neither {})",
+                    frames.not_of(wire),
+                    frames.total(),
+                    wire.name(),
+                    frames.legacy,
+                    frames.mrc10,
+                    frames.unparsed
+                ));
+            }
+        }
+        sb.frames_of_wire = self.frames_ab.not_of(wire) == 0 && self.frames_ba.not_of(wire) == 0;
         if timed_out {
             sb.failures
                 .push(format!("cycle limit {} reached", self.cfg.cycle_limit));
@@ -1316,6 +1439,9 @@ impl System {
         };
         let ok = sb.ok() && !timed_out;
         SystemReport {
+            wire,
+            frames_ab: self.frames_ab,
+            frames_ba: self.frames_ba,
             messages: self.cfg.messages.len(),
             messages_completed: self.succeeded.iter().filter(|&&ok| ok).count(),
             bytes,
@@ -1371,7 +1497,7 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
         nic.set_cc(qp, cfg.cwnd, cfg.cwnd, window);
         nic.set_retransmit(qp, &retx, last_qp);
     }
-    nic.set_addresses(STATION_A, PEER_ROW, STATION_B);
+    nic.set_addresses_wire(STATION_A, PEER_ROW, STATION_B, cfg.wire == Wire::Mrc10);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
 }
 
@@ -1417,7 +1543,7 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             region_len: cfg.qp_bytes(q).max(1),
         });
     }
-    nic.set_addresses(STATION_B, PEER_ROW, STATION_A);
+    nic.set_addresses_wire(STATION_B, PEER_ROW, STATION_A, cfg.wire == Wire::Mrc10);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
     nic.set_cq_ring(1, RECV_CQ_BASE, CQ_LOG2);
     for q in 0..pairs {

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use cosim::system::{
-    compare_with_golden_qps, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport, MAX_QPS,
-    PSN_SPACE, SEND_WINDOW_PSNS,
+    compare_with_golden_qps, random_messages, GoldenComparison, Progress, System, SystemConfig, SystemReport, Wire,
+    MAX_QPS, PSN_SPACE, SEND_WINDOW_PSNS,
 };
 use cosim::verdict::{judge_qps, Allowance, Direction, Expectations, Figures, Metric, QpFigures, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -25,6 +25,25 @@ pub const DEFAULT_START_PSN: u32 = 0xFF_FF00;
 /// (docs/cosim.md, "Messages in flight").
 pub const DEFAULT_IN_FLIGHT: u32 = 4;
 
+/// `--wire`: the dialect both NICs send, and the golden model's profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WireArg {
+    /// The legacy profile (`proto::model::legacy_mrc`): the NICs' reset
+    /// value.
+    Legacy,
+    /// MRC 1.0: both NICs' `wire_mrc10` set, the model `proto::model::mrc`.
+    Mrc10,
+}
+
+impl From<WireArg> for Wire {
+    fn from(w: WireArg) -> Wire {
+        match w {
+            WireArg::Legacy => Wire::Legacy,
+            WireArg::Mrc10 => Wire::Mrc10,
+        }
+    }
+}
+
 #[derive(Args, Clone, Debug)]
 pub struct CosimArgs {
     /// Run a named scenario (`list` names them, `all` runs every one):
@@ -32,6 +51,11 @@ pub struct CosimArgs {
     /// (messages, sizes, MTU, seed) apply to each.
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
+    /// The wire both NICs send (each one's `wire_mrc10` address-row bit)
+    /// and the golden model's profile: the legacy profile or MRC 1.0. Both
+    /// NICs receive either.
+    #[arg(long, value_enum, default_value_t = WireArg::Legacy)]
+    pub wire: WireArg,
     /// Number of EVs (paths) of each requester QP.
     #[arg(long, default_value_t = 8)]
     pub evs: u16,
@@ -214,6 +238,7 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     let messages = random_messages(args.seed, args.messages, args.max_size as u32, args.imm_pct);
     let mut cfg = SystemConfig::new(args.evs, messages, args.seed);
     cfg.qps = args.qps;
+    cfg.wire = args.wire.into();
     cfg.max_outstanding = args.in_flight;
     cfg.log2_mtu = args.mtu.trailing_zeros() as u8;
     let psn_share = u64::from(PSN_SPACE / u32::from(args.qps));
@@ -275,6 +300,17 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
     let hw_bad = r.ev_changes.iter().filter(|c| c.new_state == "assumed_bad").count();
     let gcol = |f: &dyn Fn(&GoldenComparison) -> String| g.map_or_else(|| "-".to_string(), f);
     let rows: Vec<(&str, String, String)> = vec![
+        ("wire", wire_label(r.wire), wire_label(r.wire)),
+        (
+            "frames A->B / B->A",
+            format!(
+                "{} / {} ({})",
+                r.frames_ab.total(),
+                r.frames_ba.total(),
+                frames_label(r)
+            ),
+            "".into(),
+        ),
         (
             "messages completed",
             format!("{} / {}", r.messages_completed, r.messages),
@@ -335,7 +371,7 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
         "OK: exactly once, byte-identical, completions in order, no QP / DMA error".to_string()
     } else {
         format!(
-            "FAILED: completed={} in_order={} identical={} once={} imm={} no_qp_error={} no_protocol_error={} timed_out={}",
+            "FAILED: completed={} in_order={} identical={} once={} imm={} no_qp_error={} no_protocol_error={} frames_of_wire={} timed_out={}",
             sb.all_completed,
             sb.send_in_order,
             sb.data_identical,
@@ -343,6 +379,7 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
             sb.imm_in_order,
             sb.no_qp_error,
             sb.no_protocol_error,
+            sb.frames_of_wire,
             r.timed_out
         )
     };
@@ -365,6 +402,24 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
                 "NOT within 10%"
             }
         );
+    }
+}
+
+/// The wire's name with the model of the same dialect.
+fn wire_label(w: Wire) -> String {
+    match w {
+        Wire::Legacy => "legacy (legacy_mrc)".into(),
+        Wire::Mrc10 => "mrc10 (MRC 1.0)".into(),
+    }
+}
+
+/// Whether every frame on the fabric was of the wire run, in words.
+fn frames_label(r: &SystemReport) -> String {
+    let other = r.frames_ab.not_of(r.wire) + r.frames_ba.not_of(r.wire);
+    if other == 0 {
+        format!("all {}", r.wire.name())
+    } else {
+        format!("{other} not {}", r.wire.name())
     }
 }
 
@@ -608,6 +663,8 @@ const SCENARIOS: &[NamedScenario] = &[
 #[derive(serde::Serialize)]
 struct ScenarioOutcome {
     scenario: &'static str,
+    /// The dialect both NICs sent and the model ran (`--wire`).
+    wire: Wire,
     /// The judged verdict (`cosim::verdict::judge`).
     ok: bool,
     verdict: Verdict,
@@ -644,6 +701,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     let built = cosim::nic::build_core(&BuildOptions::default())?;
     let mut outcomes = Vec::new();
     if !args.json {
+        println!("wire: {}", wire_label(args.wire.into()));
         println!(
             "{:<14} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6}  verdict",
             "scenario", "messages", "delivery", "resends", "(model)", "to BAD", "(model)", "QP err", "(model)"
@@ -701,6 +759,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
         }
         outcomes.push(ScenarioOutcome {
             scenario: s.name,
+            wire: report.wire,
             ok: verdict.ok,
             verdict,
             hardware: report,
@@ -773,7 +832,7 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
     bar.finish_and_clear();
     let cmp = golden.as_ref().map(|g| compare_with_golden_qps(&report, g));
     if args.json {
-        let v = serde_json::json!({ "hardware": report, "golden": cmp });
+        let v = serde_json::json!({ "wire": report.wire, "hardware": report, "golden": cmp });
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
         print_table(&report, cmp.as_ref());

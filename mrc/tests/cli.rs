@@ -452,8 +452,9 @@ fn cosim_runs_two_nics_and_the_golden_model_side_by_side() {
 
 /// `mrc cosim --scenario`: `list` names the set; a flapping EV swallows
 /// traffic while it is down and every message still arrives as the
-/// golden model delivers it; unknown names, bad flaps and a QP count
-/// beyond the core are refused in one line with exit code 2.
+/// golden model delivers it, on the legacy wire by default; unknown
+/// names, bad flaps, a QP count beyond the core and an unknown wire are
+/// refused in one line with exit code 2.
 #[test]
 fn cosim_scenarios_run_by_name() {
     let out = mrc().args(["cosim", "--scenario", "list"]).output().unwrap();
@@ -484,6 +485,8 @@ fn cosim_scenarios_run_by_name() {
         (vec!["cosim", "--qps", "0"], "--qps 0: the core has 256 QPs"),
         (vec!["cosim", "--in-flight", "65"], "--in-flight 65: a QP keeps 1 to 64"),
         (vec!["cosim", "--in-flight", "0"], "--in-flight 0: a QP keeps 1 to 64"),
+        // A wire the NICs do not speak.
+        (vec!["cosim", "--wire", "mrc2"], "invalid value 'mrc2' for '--wire"),
         (
             vec!["cosim", "--qps", "16", "--messages", "8"],
             "--messages must be at least --qps",
@@ -507,6 +510,7 @@ fn cosim_scenarios_run_by_name() {
     assert!(out.status.success(), "{v:#}");
     let run = &v[0];
     assert_eq!(run["scenario"], "ev-flapping");
+    assert_eq!(run["wire"], "legacy", "the default wire");
     assert_eq!(run["ok"], true, "{run:#}");
     assert_eq!(run["verdict"]["ok"], true, "{run:#}");
     assert_eq!(run["hardware"]["messages_completed"], 60);
