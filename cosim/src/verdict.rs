@@ -57,6 +57,12 @@ pub enum Direction {
     /// marked twice: neither side probes a marked EV back to GOOD):
     /// `golden - SLACK <= hw <= evs`.
     MoreUpToEvs,
+    /// Per QP only: how the figure splits among the QPs may differ (which
+    /// QP's packets met a fault depends on the order the QPs are
+    /// served), each QP's figure at most the model's total plus `SLACK`.
+    /// The total is still judged, by the plain rule or another allowance
+    /// of the metric.
+    SplitAmongQps,
 }
 
 /// A named departure from "close" for one metric of one scenario, with
@@ -70,17 +76,27 @@ pub struct Allowance {
 }
 
 impl Allowance {
-    pub fn admits(&self, hw: u64, golden: u64, evs: u64) -> bool {
+    /// Whether the allowance admits `hw` against `golden`; `golden_total`
+    /// is the model's figure over every QP (a per-QP judgement) or
+    /// `golden` itself (the total's).
+    pub fn admits(&self, hw: u64, golden: u64, golden_total: u64, evs: u64) -> bool {
         match self.direction {
             Direction::Fewer => hw <= golden + SLACK,
             Direction::MoreUpToEvs => hw + SLACK >= golden && hw <= evs,
+            Direction::SplitAmongQps => hw <= golden_total + SLACK,
         }
+    }
+
+    /// Whether it applies to the total (a split among QPs does not).
+    pub fn judges_total(&self) -> bool {
+        self.direction != Direction::SplitAmongQps
     }
 
     pub fn rule(&self) -> String {
         match self.direction {
             Direction::Fewer => format!("allowance: hw <= model + {SLACK}"),
             Direction::MoreUpToEvs => format!("allowance: model - {SLACK} <= hw <= EVs of the QP"),
+            Direction::SplitAmongQps => format!("allowance: hw <= the model's total + {SLACK}"),
         }
     }
 }
@@ -245,17 +261,26 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
             (q.hw_marked_bad, q.golden_marked_bad)
         }),
     ] {
-        let allowance = exp.allowances.iter().find(|a| a.metric == metric);
-        let judged: Vec<(&QpFigures, bool, bool)> = qps
+        let allowances: Vec<&Allowance> = exp.allowances.iter().filter(|a| a.metric == metric).collect();
+        let golden_total: u64 = qps.iter().map(|q| pick(q).1).sum();
+        // Per pair: close, else the first allowance of the metric that
+        // admits it (its index).
+        let judged: Vec<(&QpFigures, bool, bool, Option<usize>)> = qps
             .iter()
             .map(|q| {
                 let (hw, g) = pick(q);
                 let plain = close(hw, g);
-                let ok = plain || allowance.is_some_and(|a| a.admits(hw, g, evs_per_qp));
-                (q, ok, plain)
+                let by = if plain {
+                    None
+                } else {
+                    allowances
+                        .iter()
+                        .position(|a| a.admits(hw, g, golden_total, evs_per_qp))
+                };
+                (q, plain || by.is_some(), plain, by)
             })
             .collect();
-        let failed: Vec<&(&QpFigures, bool, bool)> = judged.iter().filter(|j| !j.1).collect();
+        let failed: Vec<&(&QpFigures, bool, bool, Option<usize>)> = judged.iter().filter(|j| !j.1).collect();
         let allowed = judged.iter().filter(|j| j.1 && !j.2).count();
         // The pair shown: the first that failed, else the one furthest
         // from its model pair.
@@ -269,15 +294,19 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
         });
         let (hw, g) = pick(shown);
         let plain = format!("every QP within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
-        let rule = match allowance {
-            Some(a) if allowed > 0 => format!(
-                "{} ({allowed} of {} QPs under it; shown: QP {}): {}",
-                a.rule(),
-                qps.len(),
-                shown.qp,
-                a.reason
-            ),
-            _ => format!("{plain} (shown: QP {})", shown.qp),
+        // The allowances used, each with how many pairs it admitted.
+        let used: Vec<String> = allowances
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let n = judged.iter().filter(|j| j.3 == Some(i)).count();
+                (n > 0).then(|| format!("{} ({n} of {} QPs under it): {}", a.rule(), qps.len(), a.reason))
+            })
+            .collect();
+        let rule = if allowed > 0 {
+            format!("{} (shown: QP {})", used.join("; "), shown.qp)
+        } else {
+            format!("{plain} (shown: QP {})", shown.qp)
         };
         v.checks.push(Check {
             what,
@@ -324,8 +353,9 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
         let Some(g) = golden else { continue };
         let plain = format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
         // An allowance applies only where the plain rule fails.
-        let (ok, rule) = match exp.allowances.iter().find(|a| a.metric == metric) {
-            Some(a) if !close(hw, g) => (a.admits(hw, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
+        let allowance = exp.allowances.iter().find(|a| a.metric == metric && a.judges_total());
+        let (ok, rule) = match allowance {
+            Some(a) if !close(hw, g) => (a.admits(hw, g, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
             _ => (close(hw, g), plain),
         };
         checks.push(Check {
@@ -517,6 +547,48 @@ mod tests {
         assert!(v.ok && v.allowances().len() == 1, "{v:?}");
         p[3].hw_marked_bad = 9;
         assert!(!judge_qps(&clean(), &p, &allowed).ok);
+    }
+
+    #[test]
+    fn a_split_among_qps_admits_pairs_not_the_total() {
+        let split = Expectations {
+            allowances: &[Allowance {
+                metric: Metric::Resends,
+                direction: Direction::SplitAmongQps,
+                reason: "test",
+            }],
+            qp_error: false,
+        };
+        let clean = || Figures {
+            evs: 32,
+            hw_resends: 12,
+            golden_resends: Some(12),
+            ..clean()
+        };
+        // The same 12 resends, split otherwise: 0, 0, 6, 6 against 3 each.
+        let mut p = pairs();
+        for (q, r) in p.iter_mut().zip([0, 0, 6, 6]) {
+            q.hw_resends = r;
+        }
+        assert!(!judge_qps(&clean(), &p, &Expectations::default()).ok);
+        let v = judge_qps(&clean(), &p, &split);
+        assert!(v.ok && v.allowances().len() == 1, "{v:?}");
+        // A pair beyond the model's total fails.
+        p[3].hw_resends = 15;
+        assert!(!judge_qps(&clean(), &p, &split).ok);
+        // The total is judged by the plain rule: 24 against 12 fails.
+        p[3].hw_resends = 6;
+        let f = Figures {
+            hw_resends: 24,
+            ..clean()
+        };
+        let v = judge_qps(&f, &p, &split);
+        assert!(!v.ok);
+        assert!(
+            v.failures()[0].starts_with("resends 24 vs model 12"),
+            "{:?}",
+            v.failures()
+        );
     }
 
     #[test]
