@@ -297,17 +297,25 @@ pub struct TxPath {
     /// Data header requests waiting for the builder (the arbiter's data
     /// input), in the order of their payload reads.
     d_fifo: SynchronousFIFO<TxHeader, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
-    /// Payload beats read or being read and not yet taken by the builder.
+    /// The payload-FIFO room of the reads, one register stage per
+    /// arithmetic step (the logic-depth budget): beats of the reads issued
+    /// and beats the builder took (both counting modulo 2^12), their
+    /// difference (reserved), the room left (0 when over), and the room
+    /// test of the packet in hand. Each lags what it reads by a cycle:
+    /// a read's beats reach `d_rd_room` 4 cycles after it was issued, and
+    /// the sequencer issues its next read 6 cycles later at the soonest
+    /// (states 0 to 5), so the test never misses a read of its own; a
+    /// late `pl_taken` only makes it cautious.
+    pl_issued: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_done: DFF<Bits<PL_RESERVED_BITS>>,
     pl_reserved: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_free: DFF<Bits<PL_RESERVED_BITS>>,
+    d_rd_room: DFF<Bit>,
     k_pl_fifo_beats: Param<PL_RESERVED_BITS, { PAYLOAD_FIFO_BEATS }>,
-    /// The packet's payload beats, `ceil(len / 64)`.
-    d_beats: Signal<Local, Bits<PL_RESERVED_BITS>>,
+    /// The packet's payload beats, `ceil(len / 64)` (valid from state 2).
+    d_beats: DFF<Bits<PL_RESERVED_BITS>>,
     d_len_up: Signal<Local, Bits<17>>,
-    /// The reservation after this cycle's read (if any), before the
-    /// builder's beat; and the room test of the read.
-    pl_add: Signal<Local, Bits<PL_RESERVED_BITS>>,
-    pl_after: Signal<Local, Bits<PL_RESERVED_BITS>>,
-    d_rd_room: Signal<Local, Bit>,
+    pl_over: Signal<Local, Bit>,
     d_rd_fire: Signal<Local, Bit>,
     d_push: Signal<Local, TxHeader>,
     // ACK sequencer: 0 idle, 1 peer read, 2 build, 3 address, 4 issue.
@@ -379,7 +387,12 @@ impl Logic for TxPath {
             d_hdr_done,
             d_rd_done,
             d_sent_done,
+            pl_issued,
+            pl_done,
             pl_reserved,
+            pl_free,
+            d_rd_room,
+            d_beats,
             a_state,
             a_qp,
             a_kind,
@@ -545,13 +558,19 @@ impl Logic for TxPath {
         self.cnt_no_ev.next = false;
         self.cnt_data_sent.next = false;
         self.cnt_ack_sent.next = false;
-        // Payload read room: the packet's beats fit beside those reserved,
-        // or nothing is reserved (a packet larger than the FIFO).
+        // Payload read room (see the fields): the packet's beats fit in
+        // what the reads before it left free, or nothing is reserved (a
+        // packet larger than the FIFO).
         self.d_len_up.next = bit_cast::<17, 16>(self.d_len.q.val()) + 63;
-        self.d_beats.next = bit_cast::<PL_RESERVED_BITS, 11>(self.d_len_up.val().get_bits::<11>(6));
-        self.pl_add.next = self.pl_reserved.q.val() + self.d_beats.val();
-        self.d_rd_room.next = (self.pl_add.val() <= self.k_pl_fifo_beats.val()) | !self.pl_reserved.q.val().any();
-        self.dma_rd_req.valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val() & self.d_rd_room.val();
+        self.d_beats.d.next = bit_cast::<PL_RESERVED_BITS, 11>(self.d_len_up.val().get_bits::<11>(6));
+        self.pl_reserved.d.next = self.pl_issued.q.val() - self.pl_done.q.val();
+        self.pl_over.next = self.pl_reserved.q.val() > self.k_pl_fifo_beats.val();
+        self.pl_free.d.next = self.k_pl_fifo_beats.val() - self.pl_reserved.q.val();
+        if self.pl_over.val() {
+            self.pl_free.d.next = 0.into();
+        }
+        self.d_rd_room.d.next = (self.d_beats.q.val() <= self.pl_free.q.val()) | !self.pl_reserved.q.val().any();
+        self.dma_rd_req.valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val() & self.d_rd_room.q.val();
         self.dma_rd_req.addr.next = self.d_addr.q.val();
         self.dma_rd_req.len.next = self.d_len.q.val();
         self.dma_rd_req.tag.next = 0.into();
@@ -568,15 +587,13 @@ impl Logic for TxPath {
         }
         self.sent_len.next = self.d_len.q.val();
 
-        // ---- Reservation: + the beats of a read issued, - a beat taken.
+        // ---- Reservation: the beats of a read issued, a beat taken.
         self.d_rd_fire.next = self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val();
-        self.pl_after.next = self.pl_reserved.q.val();
         if self.d_rd_fire.val() {
-            self.pl_after.next = self.pl_add.val();
+            self.pl_issued.d.next = self.pl_issued.q.val() + self.d_beats.q.val();
         }
-        self.pl_reserved.d.next = self.pl_after.val();
         if self.pl_taken.val() {
-            self.pl_reserved.d.next = self.pl_after.val() - 1;
+            self.pl_done.d.next = self.pl_done.q.val() + 1;
         }
 
         // ---- Data header FIFO: the sequencer's header in, the arbiter's
