@@ -418,7 +418,11 @@ const BUSY_CYCLES: u64 = 400;
 /// taking one payload beat per cycle of the frames whose headers it has.
 /// Returns the headers (payload length, PSN), the reads and how many reads
 /// were issued while the port was held.
-fn simulate_busy_builder(len: u64) -> (Vec<(u64, u64)>, Vec<(u64, u64)>, u64) {
+/// Headers (payload length, PSN), payload reads (addr, len), and the reads
+/// issued while the builder was busy.
+type BurstOutputs = (Vec<(u64, u64)>, Vec<(u64, u64)>, u64);
+
+fn simulate_busy_builder(len: u64) -> BurstOutputs {
     let hdrs = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
     let reads = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
     let early = Arc::new(Mutex::new(0u64));
