@@ -32,7 +32,7 @@ use crate::rx_path::RxPath;
 use crate::sack_table::SackTable;
 use crate::send_cq::SendCompletions;
 use crate::tx_builder::TxBuilder;
-use crate::tx_path::TxPath;
+use crate::tx_path::{TxPath, PAYLOAD_FIFO_BITS};
 use contract::config::{ev_control, ev_value, table, INDEX_SELECT};
 use contract::field::span;
 use contract::regmap::{counter_slot, N_COUNTERS};
@@ -260,6 +260,14 @@ pub struct MrcCore {
     /// resend taken), and the engine reports ACKs only after its walk
     /// (issue 15). Depth: see `RESEND_FIFO_DEPTH`.
     resend_fifo: SynchronousFIFO<Bits<32>, 10, 11, 1>,
+    /// Payload read responses (data 512 | keep 64 | last 1) on their way
+    /// to the TX builder. The TX path issues a read only when its beats
+    /// fit here beside those of the reads before it (`hw::tx_path`,
+    /// `PAYLOAD_FIFO_BEATS`), so a response is always taken at once and
+    /// the reads run ahead of the builder: a host read latency is
+    /// covered by the reads in flight, not paid per header slot of the
+    /// builder (docs/hw/tx_path.md, "Timing").
+    pl_fifo: SynchronousFIFO<Bits<577>, PAYLOAD_FIFO_BITS, { PAYLOAD_FIFO_BITS + 1 }, 1>,
     /// The send record the retransmit engine is working on (taken from
     /// `sent_fifo`, no other record since): its QP and length. If the
     /// engine drops it (`cnt_drop`: a resend of a PSN acknowledged
@@ -401,7 +409,8 @@ impl Logic for MrcCore {
             evt_fifo,
             desc_fifo,
             sent_fifo,
-            resend_fifo
+            resend_fifo,
+            pl_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
@@ -686,13 +695,24 @@ impl Logic for MrcCore {
         self.req.dma_rd.rsp.last.next = self.desc_fifo.data_out.val().get_bit(576);
         self.req.dma_rd.rsp.tag.next = self.desc_fifo.data_out.val().get_bits::<8>(577);
         DmaReadRequestSource::join(&mut self.txpath.dma_rd_req, &mut self.rd_arb.b.req);
-        // Payload responses stream straight into the TX builder, in the
-        // order the TX path issued the reads (one tag: in order).
-        self.txb.s_payload.tdata.next = self.rd_arb.b.rsp.data.val();
-        self.txb.s_payload.tkeep.next = self.rd_arb.b.rsp.keep.val();
-        self.txb.s_payload.tlast.next = self.rd_arb.b.rsp.last.val();
-        self.txb.s_payload.tvalid.next = self.rd_arb.b.rsp.valid.val();
-        self.rd_arb.b.rsp.ready.next = self.txb.s_payload.tready.val();
+        // Payload responses go through `pl_fifo` into the TX builder, in
+        // the order the TX path issued the reads (one tag: in order); each
+        // beat the builder takes frees its room in the TX path's count.
+        self.rd_arb.b.rsp.ready.next = !self.pl_fifo.full.val();
+        self.pl_fifo.write.next = self.rd_arb.b.rsp.valid.val() & !self.pl_fifo.full.val();
+        self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.rd_arb.b.rsp.data.val())
+            | (bit_cast::<577, 64>(self.rd_arb.b.rsp.keep.val()) << 512);
+        if self.rd_arb.b.rsp.last.val() {
+            self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.rd_arb.b.rsp.data.val())
+                | (bit_cast::<577, 64>(self.rd_arb.b.rsp.keep.val()) << 512)
+                | (bit_cast::<577, 1>(1.into()) << 576);
+        }
+        self.txb.s_payload.tdata.next = self.pl_fifo.data_out.val().get_bits::<512>(0);
+        self.txb.s_payload.tkeep.next = self.pl_fifo.data_out.val().get_bits::<64>(512);
+        self.txb.s_payload.tlast.next = self.pl_fifo.data_out.val().get_bit(576);
+        self.txb.s_payload.tvalid.next = !self.pl_fifo.empty.val();
+        self.pl_fifo.read.next = !self.pl_fifo.empty.val() & self.txb.s_payload.tready.val();
+        self.txpath.pl_taken.next = !self.pl_fifo.empty.val() & self.txb.s_payload.tready.val();
         DmaReadInitiator::link(&mut self.dma_rd, &mut self.rd_arb.m);
 
         // ---- CC gate operations, by priority: release of a dropped send

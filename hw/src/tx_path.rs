@@ -12,9 +12,17 @@
 //!
 //! * data: take the record and ask the EV selector (cycle 0), get the EV
 //!   (cycle 2), read the peer's address row and the (QP, EV) send
-//!   sequence (cycle 3), build (cycle 4), hand over the header request,
-//!   the payload read and the send record (cycle 5, or later under
-//!   back-pressure): one packet every 6 cycles at best;
+//!   sequence (cycle 3), build (cycle 4), hand over the header request
+//!   to the data header FIFO, the payload read and the send record
+//!   (cycle 5, or later under back-pressure): one packet every 6 cycles
+//!   at best. The FIFO ([`DATA_HDR_FIFO_DEPTH`] headers) lets the payload
+//!   reads run ahead of the builder: a read is issued while the builder
+//!   is still busy with earlier frames, as long as the core's payload
+//!   FIFO has room for its beats ([`PAYLOAD_FIFO_BEATS`], counted here
+//!   from the reads issued and the beats the builder took, `pl_taken`).
+//!   With one read in flight per header slot of the builder (as without
+//!   the FIFO) a 1 KiB packet waited a whole host read latency every
+//!   three packets;
 //! * ACK: take the record and read the QP's row (cycle 0), read the
 //!   address row (1), build (2), hand over (3): one every 4 cycles.
 //!
@@ -33,6 +41,26 @@ use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
 use crate::param::Param;
 use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
 use crate::tx_header_mrc10::TxHeaderMrc10;
+
+/// Data header requests the block holds between its data sequencer and
+/// the TX builder (log2). Each is a packet whose payload read may be in
+/// flight while the builder is busy: 16 cover a host read latency of
+/// 1 us at the 1 KiB packets' 8.7 M/s (Little's law: 8.7), with the
+/// payload FIFO's room, not this, bounding larger packets.
+pub const DATA_HDR_FIFO_BITS: usize = 4;
+pub const DATA_HDR_FIFO_DEPTH: usize = 1 << DATA_HDR_FIFO_BITS;
+/// 64-byte beats of the core's payload FIFO (between the DMA read port
+/// and the TX builder; `hw::core`): the payload reads in flight, in
+/// bytes, are at most this many beats (16 KiB, 12.1 KB being what 97 Gb/s
+/// needs with 1 us of read latency, docs/hw/microarchitecture.md
+/// section 2). A packet of more beats than this (no MTU allows one) is
+/// read only when nothing else is, and then holds the host instead.
+pub const PAYLOAD_FIFO_BITS: usize = 8;
+pub const PAYLOAD_FIFO_BEATS: u64 = 1 << PAYLOAD_FIFO_BITS;
+/// Bits of the payload-beat reservation count: one packet's beats
+/// (`ceil(65535 / 64)` at most) above a full FIFO.
+pub const PL_RESERVED_BITS: usize = 12;
+const _: () = assert!(PAYLOAD_FIFO_BEATS + 1024 < 1 << PL_RESERVED_BITS);
 
 /// Bits of an address-table row the block keeps per peer (MAC and IP).
 pub const PEER_ROW_BITS: usize = span(&[addr::MAC, addr::IP_LO, addr::IP_HI]);
@@ -178,6 +206,9 @@ pub struct TxPath {
     pub hdr: Signal<Out, TxHeader>,
     // Payload read.
     pub dma_rd_req: DmaReadRequestSource,
+    /// A payload beat left the core's payload FIFO for the TX builder
+    /// (frees one beat of the read reservation).
+    pub pl_taken: Signal<In, Bit>,
     // Send record to the retransmit engine.
     pub sent_valid: Signal<Out, Bit>,
     pub sent_ready: Signal<In, Bit>,
@@ -263,6 +294,30 @@ pub struct TxPath {
     d_hdr_done: DFF<Bit>,
     d_rd_done: DFF<Bit>,
     d_sent_done: DFF<Bit>,
+    /// Data header requests waiting for the builder (the arbiter's data
+    /// input), in the order of their payload reads.
+    d_fifo: SynchronousFIFO<TxHeader, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
+    /// The payload-FIFO room of the reads, one register stage per
+    /// arithmetic step (the logic-depth budget): beats of the reads issued
+    /// and beats the builder took (both counting modulo 2^12), their
+    /// difference (reserved), the room left (0 when over), and the room
+    /// test of the packet in hand. Each lags what it reads by a cycle:
+    /// a read's beats reach `d_rd_room` 4 cycles after it was issued, and
+    /// the sequencer issues its next read 6 cycles later at the soonest
+    /// (states 0 to 5), so the test never misses a read of its own; a
+    /// late `pl_taken` only makes it cautious.
+    pl_issued: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_done: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_reserved: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_free: DFF<Bits<PL_RESERVED_BITS>>,
+    d_rd_room: DFF<Bit>,
+    k_pl_fifo_beats: Param<PL_RESERVED_BITS, { PAYLOAD_FIFO_BEATS }>,
+    /// The packet's payload beats, `ceil(len / 64)` (valid from state 2).
+    d_beats: DFF<Bits<PL_RESERVED_BITS>>,
+    d_len_up: Signal<Local, Bits<17>>,
+    pl_over: Signal<Local, Bit>,
+    d_rd_fire: Signal<Local, Bit>,
+    d_push: Signal<Local, TxHeader>,
     // ACK sequencer: 0 idle, 1 peer read, 2 build, 3 address, 4 issue.
     a_state: DFF<Bits<3>>,
     a_qp: DFF<Bits<8>>,
@@ -332,6 +387,12 @@ impl Logic for TxPath {
             d_hdr_done,
             d_rd_done,
             d_sent_done,
+            pl_issued,
+            pl_done,
+            pl_reserved,
+            pl_free,
+            d_rd_room,
+            d_beats,
             a_state,
             a_qp,
             a_kind,
@@ -362,6 +423,7 @@ impl Logic for TxPath {
         self.msn_ram.write_clock.next = self.clock.val();
         self.d_t10.clock.next = self.clock.val();
         self.a_t10.clock.next = self.clock.val();
+        self.d_fifo.clock.next = self.clock.val();
 
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
@@ -496,7 +558,19 @@ impl Logic for TxPath {
         self.cnt_no_ev.next = false;
         self.cnt_data_sent.next = false;
         self.cnt_ack_sent.next = false;
-        self.dma_rd_req.valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val();
+        // Payload read room (see the fields): the packet's beats fit in
+        // what the reads before it left free, or nothing is reserved (a
+        // packet larger than the FIFO).
+        self.d_len_up.next = bit_cast::<17, 16>(self.d_len.q.val()) + 63;
+        self.d_beats.d.next = bit_cast::<PL_RESERVED_BITS, 11>(self.d_len_up.val().get_bits::<11>(6));
+        self.pl_reserved.d.next = self.pl_issued.q.val() - self.pl_done.q.val();
+        self.pl_over.next = self.pl_reserved.q.val() > self.k_pl_fifo_beats.val();
+        self.pl_free.d.next = self.k_pl_fifo_beats.val() - self.pl_reserved.q.val();
+        if self.pl_over.val() {
+            self.pl_free.d.next = 0.into();
+        }
+        self.d_rd_room.d.next = (self.d_beats.q.val() <= self.pl_free.q.val()) | !self.pl_reserved.q.val().any();
+        self.dma_rd_req.valid.next = (self.d_state.q.val() == 5) & !self.d_rd_done.q.val() & self.d_rd_room.q.val();
         self.dma_rd_req.addr.next = self.d_addr.q.val();
         self.dma_rd_req.len.next = self.d_len.q.val();
         self.dma_rd_req.tag.next = 0.into();
@@ -513,18 +587,34 @@ impl Logic for TxPath {
         }
         self.sent_len.next = self.d_len.q.val();
 
+        // ---- Reservation: the beats of a read issued, a beat taken.
+        self.d_rd_fire.next = self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val();
+        if self.d_rd_fire.val() {
+            self.pl_issued.d.next = self.pl_issued.q.val() + self.d_beats.q.val();
+        }
+        if self.pl_taken.val() {
+            self.pl_done.d.next = self.pl_done.q.val() + 1;
+        }
+
+        // ---- Data header FIFO: the sequencer's header in, the arbiter's
+        // data input out.
+        self.d_push.next = self.d_hdr.q.val();
+        self.d_push.next.transport = self.d_t10.out_data.val();
+        self.d_push.next.transport_len = self.d_t10.out_len.val();
+        self.d_fifo.data_in.next = self.d_push.val();
+        self.d_fifo.write.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.d_fifo.full.val();
+
         // ---- Arbiter: the ACK sequencer's header first.
         self.a_issue.next = self.a_state.q.val() == 4;
-        self.d_issue.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.a_issue.val();
+        self.d_issue.next = !self.d_fifo.empty.val() & !self.a_issue.val();
         self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
+        self.d_fifo.read.next = self.d_issue.val() & self.hdr_ready.val();
         if self.a_issue.val() {
             self.hdr.next = self.a_hdr.q.val();
             self.hdr.next.transport = self.a_t10.out_data.val();
             self.hdr.next.transport_len = self.a_t10.out_len.val();
         } else {
-            self.hdr.next = self.d_hdr.q.val();
-            self.hdr.next.transport = self.d_t10.out_data.val();
-            self.hdr.next.transport_len = self.d_t10.out_len.val();
+            self.hdr.next = self.d_fifo.data_out.val();
         }
 
         // ---- Data sequencer.
@@ -635,17 +725,17 @@ impl Logic for TxPath {
             self.d_sent_done.d.next = false;
             self.d_state.d.next = 5.into();
         } else if self.d_state.q.val() == 5 {
-            if self.d_issue.val() & self.hdr_ready.val() {
+            if self.d_fifo.write.val() {
                 self.d_hdr_done.d.next = true;
             }
-            if self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val() {
+            if self.d_rd_fire.val() {
                 self.d_rd_done.d.next = true;
             }
             if self.sent_valid.val() & self.sent_ready.val() {
                 self.d_sent_done.d.next = true;
             }
-            if (self.d_hdr_done.q.val() | (self.d_issue.val() & self.hdr_ready.val()))
-                & (self.d_rd_done.q.val() | (self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val()))
+            if (self.d_hdr_done.q.val() | self.d_fifo.write.val())
+                & (self.d_rd_done.q.val() | self.d_rd_fire.val())
                 & (self.d_sent_done.q.val() | (self.sent_valid.val() & self.sent_ready.val()))
             {
                 self.cnt_data_sent.next = true;

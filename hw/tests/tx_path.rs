@@ -252,6 +252,8 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
         // EV selector model: (due cycle, qp); EVs rotate per QP.
         let mut pending: Vec<(u64, u64)> = Vec::new();
         let mut next_ev = [0u64; 256];
+        // Payload beats read and not yet taken by the (modelled) builder.
+        let mut owed = 0u64;
         let mut cycle = 0u64;
         while cycle < 3000 && (h2.lock().unwrap().len() < d2.len() + a2.len()) {
             x.now_ns.next = (1000 + cycle * 3).into();
@@ -303,7 +305,11 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
             x.hdr_ready.next = BACKPRESSURE.go(&mut r);
             x.dma_rd_req.ready.next = BACKPRESSURE.go(&mut r);
             x.sent_ready.next = BACKPRESSURE.go(&mut r);
+            x.pl_taken.next = owed > 0 && BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
+            if x.pl_taken.val() {
+                owed -= 1;
+            }
             if x.sel_valid.val() {
                 pending.push((cycle + 2, v(x.sel_qp.val())));
             }
@@ -340,6 +346,7 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
                 });
             }
             if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
+                owed += v(x.dma_rd_req.len.val()).div_ceil(BEAT_BYTES);
                 r2.lock()
                     .unwrap()
                     .push((v(x.dma_rd_req.addr.val()), v(x.dma_rd_req.len.val())));
@@ -366,6 +373,147 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
     let sents = sents.lock().unwrap().clone();
     let reads = reads.lock().unwrap().clone();
     (hdrs, reads, sents)
+}
+
+/// Bytes of a payload beat (the DMA read response and the builder's input).
+const BEAT_BYTES: u64 = 64;
+
+/// Back-to-back data packets of one QP while the TX builder is busy (its
+/// request port held for `BUSY_CYCLES`, as behind a long frame): the
+/// payload reads must run ahead of the headers, as many as the data
+/// header FIFO holds or the payload FIFO has room for, and no more; once
+/// the builder takes headers and payload beats again, every packet must
+/// come out in order with its read and send record. Sizes: 1000-byte
+/// payloads (16 beats: the header FIFO bounds the reads) and 4 KiB
+/// payloads (64 beats: the payload FIFO's 256 beats bound them at 4).
+/// Replayed on the Verilog.
+#[test]
+fn payload_reads_run_ahead_of_a_busy_builder() {
+    use hw::tx_path::{DATA_HDR_FIFO_DEPTH, PAYLOAD_FIFO_BEATS};
+    for (len, ahead) in [(1000u64, DATA_HDR_FIFO_DEPTH as u64), (4096, PAYLOAD_FIFO_BEATS / 64)] {
+        let (hdrs, reads, early) = simulate_busy_builder(len);
+        assert_eq!(
+            early, ahead,
+            "{len}-byte packets: payload reads issued while the builder was busy"
+        );
+        let psns: Vec<u64> = hdrs.iter().map(|h| h.1).collect();
+        assert_eq!(
+            psns,
+            (0..BURST).map(|i| 0x100 + i).collect::<Vec<_>>(),
+            "headers in order"
+        );
+        assert!(hdrs.iter().all(|h| h.0 == len), "payload lengths");
+        let want: Vec<(u64, u64)> = (0..BURST).map(|i| (0x7000_0000 + 0x100 + i, len)).collect();
+        assert_eq!(reads, want, "payload reads, in the headers' order");
+    }
+}
+
+/// Packets of the busy-builder burst.
+const BURST: u64 = 24;
+/// Cycles the builder's request port is held at the burst's start.
+const BUSY_CYCLES: u64 = 400;
+
+/// One QP's `BURST` data records of `len` bytes, back to back, with the
+/// header port held for `BUSY_CYCLES` and then the builder modelled as
+/// taking one payload beat per cycle of the frames whose headers it has.
+/// Returns the headers (payload length, PSN), the reads and how many reads
+/// were issued while the port was held.
+/// Headers (payload length, PSN), payload reads (addr, len), and the reads
+/// issued while the builder was busy.
+type BurstOutputs = (Vec<(u64, u64)>, Vec<(u64, u64)>, u64);
+
+fn simulate_busy_builder(len: u64) -> BurstOutputs {
+    let hdrs = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
+    let reads = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
+    let early = Arc::new(Mutex::new(0u64));
+    let (h2, r2, e2) = (hdrs.clone(), reads.clone(), early.clone());
+    let mut uut = TxPath::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(TxPath, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        for (t, idx, row) in cfg_rows(true) {
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = idx.into();
+            x.cfg.data.next = row;
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg.valid.next = false;
+        let qp = QPS[0].0;
+        let mut di = 0u64;
+        let mut pending: Vec<u64> = Vec::new();
+        // Beats the builder may take: those of the frames it has headers of.
+        let mut takeable = 0u64;
+        let mut cycle = 0u64;
+        while cycle < 20_000 && ((h2.lock().unwrap().len() as u64) < BURST || (r2.lock().unwrap().len() as u64) < BURST)
+        {
+            x.now_ns.next = (1000 + cycle * 3).into();
+            x.pkt_valid.next = di < BURST;
+            x.pkt_qp.next = qp.into();
+            x.pkt_psn.next = (0x100 + di).into();
+            x.pkt_opcode.next = 0x07u64.into();
+            x.pkt_ack_req.next = false;
+            x.pkt_retransmit.next = false;
+            x.pkt_addr.next = (0x7000_0000 + 0x100 + di).into();
+            x.pkt_len.next = len.into();
+            x.pkt_remote_va.next = (0x5555_0000_0000 + di * len).into();
+            x.pkt_rkey.next = 0xABCD_0000u64.into();
+            x.pkt_dma_len.next = (BURST * len).into();
+            x.pkt_imm.next = 0u64.into();
+            x.pkt_msg_offset.next = (di * len).into();
+            x.ack_valid.next = false;
+            x.ev_busy.next = false;
+            x.rsp_valid.next = false;
+            if pending.first() == Some(&cycle) {
+                pending.remove(0);
+                x.rsp_valid.next = true;
+                x.rsp_none.next = false;
+                x.rsp_ev.next = 1u64.into();
+                x.rsp_value.next = 0xC001u64.into();
+            }
+            let busy = cycle < BUSY_CYCLES;
+            x.hdr_ready.next = !busy;
+            x.dma_rd_req.ready.next = true;
+            x.sent_ready.next = true;
+            x.pl_taken.next = takeable > 0;
+            wait_clock_false!(sim, clock, x);
+            if x.pl_taken.val() {
+                takeable -= 1;
+            }
+            if x.sel_valid.val() {
+                pending.push(cycle + 2);
+            }
+            if x.pkt_valid.val() && x.pkt_ready.val() {
+                di += 1;
+            }
+            if x.hdr_valid.val() && x.hdr_ready.val() {
+                let h = x.hdr.val();
+                takeable += v(h.payload_len).div_ceil(BEAT_BYTES);
+                h2.lock().unwrap().push((v(h.payload_len), v(h.psn)));
+            }
+            if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
+                if busy {
+                    *e2.lock().unwrap() += 1;
+                }
+                r2.lock()
+                    .unwrap()
+                    .push((v(x.dma_rd_req.addr.val()), v(x.dma_rd_req.len.val())));
+            }
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
+    rec.check_verilog("mrc_tx_path", || {
+        hw::flow::emit_block("mrc_tx_path", &mut TxPath::default()).verilog
+    });
+    let hdrs = hdrs.lock().unwrap().clone();
+    let reads = reads.lock().unwrap().clone();
+    let early = *early.lock().unwrap();
+    (hdrs, reads, early)
 }
 
 /// The records of both tests: 24 data packets (random WRITE opcodes, PSNs
