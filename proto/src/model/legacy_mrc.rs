@@ -762,24 +762,23 @@ impl LegacyMrcQp {
 
     /// Can a packet of `len` go now (window and pacing)? Records the pacing
     /// deadline when not.
+    /// The next resend, built.
     fn next_retransmission(&mut self, now: Instant) -> Option<RocePacket> {
-        let mtu = self.cfg.mtu;
-        let q = self.req.as_mut()?;
-        let Transmission {
-            psn,
-            ev,
-            ev_seq,
-            wr_seq,
-            seg,
-        } = q.take_resend(now, &mut self.counters)?;
-        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-        let ev_value = q.evs.value(ev);
+        let t = self.req.as_mut()?.take_resend(now, &mut self.counters)?;
+        self.data_packet_of(&t, now, true)
+    }
+
+    /// The data packet of `t`, a first transmission or a resend.
+    fn data_packet_of(&self, t: &Transmission, now: Instant, resent: bool) -> Option<RocePacket> {
+        let q = self.req.as_ref()?;
+        let wr = &q.sq[(t.wr_seq - q.sq_head_seq) as usize];
         let h = Hdr {
-            mtu,
+            mtu: self.cfg.mtu,
             pkey: self.pkey,
             dest_qp: self.dest_qp,
         };
-        Some(data_packet(&h, wr, seg, psn, ev, ev_value, ev_seq, now, true))
+        let ev_value = q.evs.value(t.ev);
+        Some(data_packet(&h, wr, t.seg, t.psn, t.ev, ev_value, t.ev_seq, now, resent))
     }
 }
 
@@ -788,21 +787,8 @@ impl LegacyMrcQp {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
         let window = q.window;
-        let Transmission {
-            psn,
-            ev,
-            ev_seq: seq,
-            wr_seq,
-            seg,
-        } = q.take_new_segment(now, mtu, window, &mut self.counters)?;
-        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-        let ev_value = q.evs.value(ev);
-        let h = Hdr {
-            mtu,
-            pkey: self.pkey,
-            dest_qp: self.dest_qp,
-        };
-        Some(data_packet(&h, wr, seg, psn, ev, ev_value, seq, now, false))
+        let t = q.take_new_segment(now, mtu, window, &mut self.counters)?;
+        self.data_packet_of(&t, now, false)
     }
 }
 

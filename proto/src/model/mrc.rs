@@ -1003,24 +1003,33 @@ impl MrcQp {
         self.ctrl.push_back(Ctrl { pkt: p });
     }
 
-    /// Can a packet of `len` go now (window and pacing)? Records the pacing
-    /// deadline when not.
+    /// The next resend, built.
     fn next_retransmission(&mut self, now: Instant) -> Option<Mrc10Packet> {
-        let mtu = self.cfg.mtu;
-        let q = self.req.as_mut()?;
-        // MRC 1.0 data packets carry no per-EV sequence number.
-        let Transmission {
-            psn, ev, wr_seq, seg, ..
-        } = q.take_resend(now, &mut self.counters)?;
-        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-        let ev_value = q.evs.value(ev);
+        let t = self.req.as_mut()?.take_resend(now, &mut self.counters)?;
+        self.data_packet_of(&t, now, true)
+    }
+
+    /// The data packet of `t`, a first transmission or a resend (MRC 1.0
+    /// data packets carry no per-EV sequence number).
+    fn data_packet_of(&self, t: &Transmission, now: Instant, resent: bool) -> Option<Mrc10Packet> {
+        let q = self.req.as_ref()?;
+        let wr = &q.sq[(t.wr_seq - q.sq_head_seq) as usize];
         let h = Hdr {
-            mtu,
+            mtu: self.cfg.mtu,
             pkey: self.pkey,
             dest_qp: self.dest_qp,
             trimmable: self.cfg.peer_caps.trim_nack,
         };
-        Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, true))
+        Some(data_packet(
+            &h,
+            wr,
+            t.wr_seq,
+            t.seg,
+            t.psn,
+            q.evs.value(t.ev),
+            now,
+            resent,
+        ))
     }
 }
 
@@ -1029,18 +1038,8 @@ impl MrcQp {
         let mtu = self.cfg.mtu;
         let q = self.req.as_mut()?;
         let window = q.dialect.peer_window.map_or(q.window, |w| w.min(q.window));
-        let Transmission {
-            psn, ev, wr_seq, seg, ..
-        } = q.take_new_segment(now, mtu, window, &mut self.counters)?;
-        let wr = &q.sq[(wr_seq - q.sq_head_seq) as usize];
-        let ev_value = q.evs.value(ev);
-        let h = Hdr {
-            mtu,
-            pkey: self.pkey,
-            dest_qp: self.dest_qp,
-            trimmable: self.cfg.peer_caps.trim_nack,
-        };
-        Some(data_packet(&h, wr, wr_seq, seg, psn, ev_value, now, false))
+        let t = q.take_new_segment(now, mtu, window, &mut self.counters)?;
+        self.data_packet_of(&t, now, false)
     }
 }
 
