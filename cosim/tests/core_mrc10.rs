@@ -8,122 +8,30 @@
 //! frames do; malformed MRC 1.0 headers are dropped and counted as the
 //! golden parser (`proto::wire::mrc10::parse_frame`) drops them.
 
+mod hostile;
+
 use bytes::Bytes;
-use contract::layout::{Completion, CqStatus, SqContext};
-use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
-use proto::loopback::Scenario;
+use contract::layout::{Completion, CqStatus};
+use cosim::nic::{build_core, Nic, Stalls};
+use hostile::{
+    configure_globals, configure_responder, frame_with_transport, model_responder, pattern, to_nic, Dialect, CQ_BYTES,
+    EVS, MR_LEN, MR_VA, MTU, PEER_QP, RECV_CQ, RESP_QP, RKEY, RQ_PSN,
+};
 use proto::model::{Event, Qp, QueuePair, RxError, Transport};
 use proto::time::{Duration, Instant};
-use proto::wire::frame::{emit_outer, OuterFields};
 use proto::wire::mrc10::{self, choices::TrafficClass, Headers, MethRepr, Mrc10Packet, Profile, TsethRepr};
 use proto::wire::{
-    emit_frame, icrc, pad_for, parse_frame, BthRepr, DataExtRepr, Encap, IpPair, MrcExtRepr, Opcode, Packet,
-    PlacementRepr, RethRepr, RocePacket,
+    emit_frame, pad_for, parse_frame, BthRepr, DataExtRepr, MrcExtRepr, Opcode, Packet, PlacementRepr, RethRepr,
+    RocePacket,
 };
 use proto::Psn;
 use verilated::{skip_without_verilator, BuildOptions};
 
-/// The responder QP and its peer (where its ACKs go).
-const RESP_QP: u32 = 0x77;
-const PEER_QP: u32 = 5;
-/// First PSN the responder expects.
-const RQ_PSN: u32 = 0x40;
-/// The one registered region.
-const RKEY: u32 = 0x1234;
-const MR_VA: u64 = 0x5000_0000;
-const MR_LEN: u64 = 0x1_0000;
-/// Receive CQ (ring 1) and send CQ (ring 0), 64 slots of 32 bytes.
-const RECV_CQ: u64 = 0x8100_0000;
-const SEND_CQ: u64 = 0x8000_0000;
-const CQ_BYTES: u64 = 64 * 32;
-const EVS: u16 = 8;
-/// The responder's receive window (256 PSNs).
-const WINDOW_UNITS: u8 = 2;
-/// Path MTU of the responder (bytes).
-const MTU: usize = 1024;
-
+/// The core as the hostile benches configure it: the responder `RESP_QP`
+/// (sending the legacy dialect, whatever it receives).
 fn configure(nic: &mut Nic) {
-    nic.set_addresses(
-        Station {
-            mac: 0x0200_0000_0001,
-            ipv4: 0x0A00_0001,
-        },
-        3,
-        Station {
-            mac: 0x0200_0000_0002,
-            ipv4: 0x0A00_0002,
-        },
-    );
-    nic.set_ev_ring(0x9000_0000, 8);
-    nic.set_cq_ring(0, SEND_CQ, 6);
-    nic.set_cq_ring(1, RECV_CQ, 6);
-    // SACK after every 4 packets or 2 us.
-    nic.set_ack_params(4, 2000);
-    nic.set_responder(&ResponderParams {
-        qp: RESP_QP as u8,
-        start_psn: RQ_PSN,
-        rkey: RKEY,
-        region_va: MR_VA,
-        region_len: MR_LEN,
-    });
-    let q = RESP_QP as u8;
-    nic.set_cc(q, 4096, 1 << 20, 256);
-    let retx = RetxParams {
-        ack_timeout_exp: 8,
-        stall_allowance_ns: 50_000,
-        reorder_allowance: 3,
-        retry_linear: 7,
-        retry_exp: 7,
-        stall_age_ns: 0,
-    };
-    nic.set_retransmit(q, &retx, 15);
-    for e in 0..EVS {
-        nic.cfg_row(
-            contract::config::table::EV,
-            (u16::from(q) << 7) | e,
-            &row(&[(0, 16, 0x1000 + u128::from(e))]),
-        );
-    }
-    nic.start_send_qp(
-        q,
-        &SqContext {
-            sq_base: 0x1800_0000,
-            cq_index: 1,
-            addr_index: 3,
-            dest_qp: PEER_QP,
-            start_psn: 0,
-            pkey: 0xFFFF,
-            sq_log2_size: 4,
-            log2_mtu: 10,
-            ev_count: EVS as u8,
-            enable: true,
-            send_mpr_units: WINDOW_UNITS,
-            ev_min_active: 1,
-        },
-    );
-}
-
-/// The golden responder in `transport`, configured as the core's.
-fn model_responder(transport: Transport) -> Qp {
-    let mut sc = Scenario::new(transport, EVS as usize, Vec::new());
-    let ep = &mut sc.b;
-    ep.cfg.qpn = RESP_QP;
-    ep.cfg.mtu = MTU as u32;
-    ep.cfg.ack_every = 4;
-    ep.rtr.dest_qp = PEER_QP;
-    ep.rtr.rq_psn = Psn::new(RQ_PSN);
-    ep.rtr.mpr_units = WINDOW_UNITS;
-    let mut qp: Qp = ep.bring_up(Instant::ZERO).expect("valid scenario configuration");
-    qp.memory_mut().register(MR_VA, MR_LEN, RKEY).expect("region");
-    for r in 0..64 {
-        qp.post_recv(r).expect("receive queue");
-    }
-    qp
-}
-
-/// Encapsulation of the frames the peer sends to this NIC.
-fn to_nic() -> Encap {
-    Encap::test_v4().reversed()
+    configure_globals(nic);
+    configure_responder(nic);
 }
 
 /// One packet of a WRITE, in both dialects: opcode, PSN, the message's VA
@@ -230,12 +138,6 @@ impl DataPacket {
     }
 }
 
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    (0..len)
-        .map(|k| (k as u32).wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)) as u8)
-        .collect()
-}
-
 /// A message of `len` bytes at `va` from PSN `psn`, cut at the MTU: FIRST,
 /// MIDDLE.., LAST(-IMM), or ONLY(-IMM).
 fn message(psn: u32, va: u64, len: usize, imm: bool, msn: u16) -> Vec<DataPacket> {
@@ -265,7 +167,16 @@ fn message(psn: u32, va: u64, len: usize, imm: bool, msn: u16) -> Vec<DataPacket
         .collect()
 }
 
-/// A responder core and the golden responder, fed the same frames.
+/// The dialect whose golden model is `transport`.
+fn dialect_of(transport: Transport) -> Dialect {
+    match transport {
+        Transport::Mrc => Dialect::Mrc10,
+        _ => Dialect::Legacy,
+    }
+}
+
+/// A responder core (sending legacy) and the golden responder of either
+/// dialect, fed the same frames.
 struct Bench {
     nic: Nic,
     model: Qp,
@@ -289,7 +200,7 @@ impl Bench {
             .collect();
         Bench {
             nic,
-            model: model_responder(transport),
+            model: model_responder(dialect_of(transport), RQ_PSN),
             now: Instant::from_us(1),
             base,
             hw_cums: Vec::new(),
@@ -462,32 +373,6 @@ fn mrc10_write_out_of_order_is_placed_as_the_legacy_one() {
         "host memory: MRC 1.0 vs legacy frames"
     );
     assert_eq!(m10.hw_cums, legacy.hw_cums, "SACKs: MRC 1.0 vs legacy frames");
-}
-
-/// A frame around MRC 1.0 transport bytes `t` (BTH onwards): outer
-/// headers with consistent lengths and checksum, a valid ICRC, so the
-/// transport checks see whatever `t` holds.
-fn frame_with_transport(t: &[u8]) -> Vec<u8> {
-    let encap = to_nic();
-    let udp_len = t.len() + 4;
-    let mut f = vec![0u8; 14 + encap.ip_header_len() + 8 + udp_len];
-    let outer = OuterFields {
-        dscp: Profile::DEFAULT.dscp.dscp_of(TrafficClass::Trimmable),
-        ecn: 0,
-        src_port: 0x1003,
-        flow_label: 0,
-        udp_len,
-    };
-    let (at, _) = emit_outer(&encap, &outer, &mut f);
-    f[at..at + t.len()].copy_from_slice(t);
-    let icrc_at = f.len() - 4;
-    let c = icrc::compute_icrc(
-        &f[14..icrc_at],
-        encap.ip_header_len(),
-        matches!(encap.ip, IpPair::V6 { .. }),
-    );
-    f[icrc_at..].copy_from_slice(&c.to_le_bytes());
-    f
 }
 
 /// Truncated and corrupted MRC 1.0 headers (resealed, so they reach the
