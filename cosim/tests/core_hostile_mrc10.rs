@@ -305,7 +305,7 @@ fn good_write(psn: u32, va: u64, len: usize) -> Vec<u8> {
         len as u32,
         pattern(len, psn),
         RKEY,
-        psn % 2 == 0,
+        psn.is_multiple_of(2),
     ))
 }
 
