@@ -2,11 +2,12 @@
 //! MRC 1.0 (`wire_mrc10`), on the harness `core_hostile.rs` uses
 //! (`hostile/mod.rs`): for every MRC 1.0 header (BTH, METH, TSETH, RETH,
 //! ImmDt, AETH, SETH, CC_STATE, NETH, PETH, ERTH, EETH) frames cut inside
-//! it, with a byte of it corrupted (ICRC recomputed, so only the semantic
+//! it, with a bit of it flipped (ICRC recomputed, so only the semantic
 //! checks can catch it, and ICRC left wrong), and forged (wrong QPN,
 //! PSNs outside the window, opcodes MRC 1.0 does not define, NACK reasons
 //! that do not exist, SACKs and probes with nonsense fields, ERTH / EETH
-//! on the wrong QP, trimmed data...), interleaved with good WRITEs. Every
+//! on the wrong QP, trimmed data...), and a seeded fuzz loop over the
+//! same templates, interleaved with good WRITEs. Every
 //! frame also goes to the golden MRC 1.0 QP (`proto::model::mrc`)
 //! configured as the core's, and the core's verdict on each, read from
 //! its counters, must be the model's ([`Verdict`]); where the two differ
