@@ -428,7 +428,7 @@ fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
 /// (`max(STALL_MIN, STALL_RTTS x base RTT)`, `proto::model::ev`), and the
 /// spread counts once each way (data and acknowledgement).
 fn stall_allowance_ns(t: &StallTiming) -> u32 {
-    let floor = u64::try_from(STALL_MIN.as_ps() / 1000).unwrap_or(u64::MAX);
+    let floor = STALL_MIN.as_ns();
     let round_trip_spread = PATH_SPREAD_CROSSINGS * t.spread_ns;
     let a = floor.max(STALL_RTTS * t.base_rtt_ns()).max(round_trip_spread);
     a.min(u64::from(u32::MAX)) as u32
