@@ -23,6 +23,7 @@ use driver::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proto::loopback::{EvMatch, LinkConfig};
+use proto::model::ev::{STALL_MIN, STALL_RTTS};
 use proto::model::{ack_timeout, MAX_ACK_TIMEOUT_EXP};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr};
@@ -416,6 +417,36 @@ fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
     StallTiming::of_link(&link, window * u64::from(a.qps.max(1)))
 }
 
+/// The stall rule's allowance `mrc perf` writes, ns: how much later than
+/// an acknowledged packet another may have been sent before its missing
+/// acknowledgement makes it lost. It bounds the reordering between EVs,
+/// which on this fabric is the paths' delay spread only: every EV's
+/// packets cross one line, in the order they were sent, so what the
+/// windows queue there delays them all alike and reorders none (unlike
+/// [`StallTiming::allowance_ns`], written for fabrics whose paths queue
+/// apart, e.g. `mrc cosim`'s degraded paths). The model's floors stay
+/// (`max(STALL_MIN, STALL_RTTS x base RTT)`, `proto::model::ev`), and the
+/// spread counts once each way (data and acknowledgement).
+fn stall_allowance_ns(t: &StallTiming) -> u32 {
+    let floor = STALL_MIN.as_ns();
+    let round_trip_spread = PATH_SPREAD_CROSSINGS * t.spread_ns;
+    let a = floor.max(STALL_RTTS * t.base_rtt_ns()).max(round_trip_spread);
+    a.min(u64::from(u32::MAX)) as u32
+}
+
+/// The tail check's age `mrc perf` writes, ns: the model's `srtt +
+/// allowance` with `srtt` at its worst, the base RTT, the spread and the
+/// queue of every QP's window at the line ([`stall_timing`]); so no
+/// packet is probed while it can still be queued.
+fn stall_age_ns(t: &StallTiming) -> u32 {
+    let age = t.base_rtt_ns() + t.spread_ns + t.queue_ns() + u64::from(stall_allowance_ns(t));
+    age.min(u64::from(u32::MAX)) as u32
+}
+
+/// A round trip crosses the paths' delay spread twice: the data packet
+/// out, its acknowledgement back.
+const PATH_SPREAD_CROSSINGS: u64 = 2;
+
 /// The RTO exponent for this run: the smallest at or above
 /// [`MIN_RTO_EXP`] whose timeout (1.024 us x 2^exp) is at least
 /// [`RTO_RTT_FACTOR`] times the worst round trip with nothing lost (the
@@ -572,11 +603,12 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         mac: addr_a.mac,
         ip: addr_a.ip,
     };
-    // Timeouts as `mrc cosim` derives them (`cosim::system::StallTiming`):
-    // the card has no RTT samples, so the stall rule's allowance and the
-    // tail check's age cover propagation, the EV spread and what this
-    // run's own windows queue at the line ahead of a packet; the RTO
-    // outlasts that round trip too (`rto_exp`).
+    // Timeouts from this run's fabric (`cosim::system::StallTiming`): the
+    // card has no RTT samples, so the tail check's age covers
+    // propagation, the EV spread and what this run's own windows queue at
+    // the line ahead of a packet, and the RTO outlasts that round trip
+    // too (`rto_exp`); the stall rule's allowance covers what can reorder
+    // packets of different EVs, the spread (`stall_allowance_ns`).
     let timing = stall_timing(a, depth, fabric);
     let timeout_exp = rto_exp(&timing);
     let rts = |sq_psn: u32| RtsAttr {
@@ -588,8 +620,8 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
             retry_linear: 7,
             retry_exp: 7,
             reorder_allowance: 3,
-            stall_allowance_ns: timing.allowance_ns(),
-            stall_age_ns: timing.age_ns(),
+            stall_allowance_ns: stall_allowance_ns(&timing),
+            stall_age_ns: stall_age_ns(&timing),
         },
         evs: EvProfile {
             values: (0..a.evs).map(|i| EV_BASE + i).collect(),
@@ -1032,5 +1064,42 @@ mod tests {
         assert!(near(wire_limit_gbps(64, 4096, false), 37.6));
         // A 2-byte WRITE pads to 4.
         assert!(near(wire_limit_gbps(2, 4096, true), 100.0 * 2.0 / 132.0));
+    }
+
+    /// The issue-16 row's options (`--mtu 4096 --size 64KiB --tx-depth
+    /// DEPTH`, fabric defaults).
+    fn row_args(depth: &str) -> PerfArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            perf: PerfArgs,
+        }
+        <Cli as clap::Parser>::parse_from(["perf", "--mtu", "4096", "--size", "64KiB", "--tx-depth", depth]).perf
+    }
+
+    /// The stall rule's allowance does not grow with what the run's own
+    /// windows queue at the line (that queue is one FIFO for every EV and
+    /// reorders nothing): with 16 WRITEs of 64 KiB in flight it stays the
+    /// model's floor of two base RTTs, where the queue of the window (85.7
+    /// us) once made it 85.7 us and left a dead EV unfound until the tail
+    /// check (docs/benchmarks.md, "`mrc perf` with 0.1% loss and a failed
+    /// EV"). The age still covers the queue: no packet is probed while
+    /// it can be queued.
+    #[test]
+    fn stall_allowance_covers_the_paths_spread_not_the_lines_queue() {
+        let (deep, shallow) = (row_args("16"), row_args("1"));
+        let (t_deep, t_shallow) = (stall_timing(&deep, 16, true), stall_timing(&shallow, 1, true));
+        assert!(t_deep.queue_ns() > 80_000, "the window queues {} ns", t_deep.queue_ns());
+        assert_eq!(stall_allowance_ns(&t_deep), stall_allowance_ns(&t_shallow));
+        assert_eq!(
+            u64::from(stall_allowance_ns(&t_deep)),
+            STALL_RTTS * t_deep.base_rtt_ns()
+        );
+        let worst_rtt = t_deep.base_rtt_ns() + t_deep.spread_ns + t_deep.queue_ns();
+        assert!(u64::from(stall_age_ns(&t_deep)) > worst_rtt);
+        assert!(
+            u64::from(stall_age_ns(&t_deep)) - u64::from(stall_age_ns(&t_shallow))
+                >= t_deep.queue_ns() - t_shallow.queue_ns()
+        );
     }
 }
