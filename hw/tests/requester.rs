@@ -349,6 +349,10 @@ struct Outcome {
     dma_reads: HashMap<usize, u64>,
     /// DMA read requests by descriptors per request.
     batches: std::collections::BTreeMap<u64, u64>,
+    /// Every DMA read request taken (cycle, descriptors), and the cycle
+    /// of the first response beat taken.
+    fetches: Vec<(u64, u64)>,
+    first_beat: Option<u64>,
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
@@ -386,6 +390,8 @@ struct Params {
     /// Pauses of the DMA read responses.
     rsp_valid: Stall,
     max_latency: u64,
+    /// Added to every DMA read's latency (a host round trip).
+    latency: u64,
     rtx: bool,
     bad: bool,
     /// Directed doorbell-burst scenario instead of the random mix.
@@ -394,6 +400,9 @@ struct Params {
     burst: bool,
     /// With `burst`: and one message on another QP rung right after.
     fair: bool,
+    /// With `burst` (0: off): the first doorbell announces 2 messages,
+    /// a second one at this cycle all 16 (as a driver rings each post).
+    split_at: u64,
     /// With `directed`: first 20 empty doorbells (producer index 0, each
     /// served before the next), then the burst.
     wrap_first: bool,
@@ -455,11 +464,13 @@ impl Default for Params {
             dma_ready: Stall::NEVER,
             rsp_valid: Stall::NEVER,
             max_latency: 0,
+            latency: 0,
             rtx: false,
             bad: false,
             directed: false,
             burst: false,
             fair: false,
+            split_at: 0,
             wrap_first: false,
             rtx_wrap: false,
             ack_pct: 100,
@@ -682,7 +693,23 @@ fn run(p: Params) -> Outcome {
                     db_bad[k] += 1;
                     o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                 } else if p.burst {
-                    if phase == 1 && (p.good_after_bad == 0 || cycle == p.bad_at + p.good_after_bad) {
+                    if phase == 1 && p.split_at != 0 {
+                        if std::env::var_os("REQ_TRACE").is_some() {
+                            eprintln!("cycle {cycle}: doorbell, producer index 2");
+                        }
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = 2u64.into();
+                        phase = 3;
+                    } else if phase == 3 && cycle >= p.split_at {
+                        if std::env::var_os("REQ_TRACE").is_some() {
+                            eprintln!("cycle {cycle}: doorbell, producer index {size}");
+                        }
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = u64::from(size).into();
+                        phase = 22;
+                    } else if phase == 1 && (p.good_after_bad == 0 || cycle == p.bad_at + p.good_after_bad) {
                         if std::env::var_os("REQ_TRACE").is_some() {
                             eprintln!("cycle {cycle}: burst doorbell, producer index {size}");
                         }
@@ -970,7 +997,8 @@ fn run(p: Params) -> Outcome {
                     "batch of 1-8 descriptors: {len} bytes"
                 );
                 let n = len / 64;
-                let ready = cycle + r.below(p.max_latency + 1);
+                let ready = cycle + p.latency + r.below(p.max_latency + 1);
+                o.fetches.push((cycle, n));
                 for i in 0..n {
                     let a = addr.wrapping_add(64 * i);
                     // Every beat a posted slot of this QP's ring: a batch
@@ -989,6 +1017,7 @@ fn run(p: Params) -> Outcome {
             }
             if x.dma_rd.rsp.valid.val() && x.dma_rd.rsp.ready.val() {
                 let (addr, _, _, _) = dma_q.pop_front().unwrap();
+                o.first_beat.get_or_insert(cycle);
                 let k = slot_qp[&addr];
                 if trace {
                     eprintln!(
@@ -1486,6 +1515,49 @@ fn batched_fetch_throughput() {
         16 - o.batches.values().sum::<u64>() as usize,
         "{gaps:?}"
     );
+}
+
+/// Fetch ahead: QP 255 rings 2 single-packet messages, then (cycle 20,
+/// while that read is out: 40 cycles of DMA latency) 16. The requester
+/// must not wait for the first read's beats to ask for the next
+/// descriptors: its second read is taken before the first beat comes
+/// back, and holds the 6 descriptors the batch of 2 leaves of the 8 the
+/// engine may have requested and not taken (the core's descriptor FIFO).
+/// All 16 messages go out in order. On the requester that fetched after
+/// each batch (main before this test) the second read came after the
+/// first batch's beats.
+#[test]
+fn doorbell_during_a_fetch_reads_ahead() {
+    let o = run(Params {
+        seed: 0xA4EA_0001,
+        directed: true,
+        burst: true,
+        split_at: 20,
+        latency: 40,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!(
+        "fetches (cycle, descriptors) {:?}, first beat {:?}",
+        o.fetches, o.first_beat
+    );
+    assert_eq!(o.got_msg[&255].len(), 16, "every message");
+    assert_eq!(o.counters["db_stale"], 0);
+    let first_beat = o.first_beat.expect("a descriptor beat");
+    assert!(o.fetches.len() >= 2, "{:?}", o.fetches);
+    assert_eq!(o.fetches[0].1, 2, "the first doorbell's batch: {:?}", o.fetches);
+    assert!(
+        o.fetches[1].0 < first_beat,
+        "second read before the first one's beats: {:?}, first beat at {first_beat}",
+        o.fetches
+    );
+    assert_eq!(
+        o.fetches[1].1,
+        (MAX_BATCH - 2) as u64,
+        "the ahead read fills the descriptor FIFO's room: {:?}",
+        o.fetches
+    );
+    assert_eq!(o.fetches.iter().map(|f| f.1).sum::<u64>(), 16, "{:?}", o.fetches);
 }
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
