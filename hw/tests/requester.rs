@@ -353,6 +353,9 @@ struct Outcome {
     /// of the first response beat taken.
     fetches: Vec<(u64, u64)>,
     first_beat: Option<u64>,
+    /// Read requests taken while beats of an earlier read were still
+    /// to come (reads ahead in flight).
+    overlapped: u64,
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
@@ -392,6 +395,11 @@ struct Params {
     max_latency: u64,
     /// Added to every DMA read's latency (a host round trip).
     latency: u64,
+    /// The random mix posts to QP 255 only (so that it is often alone
+    /// in the engine, where reads ahead are made).
+    one_qp: bool,
+    /// Percent of cycles in which the random mix posts (and rings).
+    post_pct: u64,
     rtx: bool,
     bad: bool,
     /// Directed doorbell-burst scenario instead of the random mix.
@@ -465,6 +473,8 @@ impl Default for Params {
             rsp_valid: Stall::NEVER,
             max_latency: 0,
             latency: 0,
+            one_qp: false,
+            post_pct: 25,
             rtx: false,
             bad: false,
             directed: false,
@@ -769,8 +779,9 @@ fn run(p: Params) -> Outcome {
                 // (it would replace it) and no good one follows it before
                 // its error record is out (it would replace the bad one);
                 // good ones are not limited.
-                if n_posted < p.n_desc && r.chance(25) {
+                if n_posted < p.n_desc && r.chance(p.post_pct) {
                     let k = r.below(3) as usize;
+                    let k = if p.one_qp { 2 } else { k };
                     let (qp, lm, ls, _, base) = SETUPS[k];
                     let size = 1u32 << ls;
                     let space = size - (posted[k] - fetched[k]);
@@ -999,6 +1010,9 @@ fn run(p: Params) -> Outcome {
                 let n = len / 64;
                 let ready = cycle + p.latency + r.below(p.max_latency + 1);
                 o.fetches.push((cycle, n));
+                if !dma_q.is_empty() {
+                    o.overlapped += 1;
+                }
                 for i in 0..n {
                     let a = addr.wrapping_add(64 * i);
                     // Every beat a posted slot of this QP's ring: a batch
@@ -1558,6 +1572,42 @@ fn doorbell_during_a_fetch_reads_ahead() {
         o.fetches
     );
     assert_eq!(o.fetches.iter().map(|f| f.1).sum::<u64>(), 16, "{:?}", o.fetches);
+}
+
+/// The random mix of `requester_matches_proto_segmentation` (stalls,
+/// bad descriptors and doorbells, config writes, retransmits, held QPs),
+/// posted to QP 255 only and sparsely (3% of cycles, 1-6 descriptors),
+/// with a 30-40 cycle host latency, so that reads ahead are in flight
+/// under all of it: every record, message and error record as the
+/// reference, and at least 10 reads taken while an earlier one's beats
+/// were still to come. On the requester without the read ahead there are
+/// none.
+#[test]
+fn random_mix_with_reads_ahead() {
+    let o = run(Params {
+        seed: 0x5E9_0A11,
+        n_desc: 90,
+        out_ready: Stall::go_percent(75),
+        msg_ready: Stall::go_percent(60),
+        dma_ready: Stall::go_percent(70),
+        rsp_valid: Stall::go_percent(75),
+        latency: 30,
+        max_latency: 10,
+        one_qp: true,
+        post_pct: 3,
+        rtx: true,
+        bad: true,
+        ack_pct: 4,
+        ack_from: 400,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!(
+        "reads {}, taken while an earlier read's beats were due: {}",
+        o.fetches.len(),
+        o.overlapped
+    );
+    assert!(o.overlapped >= 10, "reads ahead in flight: {}", o.overlapped);
 }
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
