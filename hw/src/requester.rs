@@ -546,7 +546,8 @@ pub struct Requester {
     a_ring: Signal<Local, Bits<32>>,
     a_d: Signal<Local, Bits<32>>,
     a_n1: Signal<Local, Bits<4>>,
-    a_free4: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    /// `f_room` at the record count's width, for the compare with `f_free`.
+    f_room_wide: Signal<Local, Bits<RTX_COUNT_BITS>>,
     f_ci_req: Signal<Local, Bits<32>>,
     f_ci_ahead: Signal<Local, Bits<32>>,
     f_free_req: Signal<Local, Bits<RTX_COUNT_BITS>>,
@@ -950,9 +951,9 @@ impl Logic for Requester {
         self.a_up.d.next = (self.a_up_d.val() != 0) & !self.a_up_d.val().get_bit(31);
         self.a_fit.d.next = self.a_fit_d.val() <= self.a_ring.val();
         self.f_to_end.d.next = self.a_ring.val() - (self.f_ci.q.val() & self.cur_ring_mask.q.val());
-        self.a_free4.next = bit_cast::<RTX_COUNT_BITS, 4>(self.f_room.q.val());
+        self.f_room_wide.next = bit_cast::<RTX_COUNT_BITS, 4>(self.f_room.q.val());
         self.a_lim.d.next = self.f_room.q.val();
-        if self.f_free.q.val() < self.a_free4.val() {
+        if self.f_free.q.val() < self.f_room_wide.val() {
             self.a_lim.d.next = bit_cast::<4, RTX_COUNT_BITS>(self.f_free.q.val());
         }
         // The search never offers the QP it last picked while another is
