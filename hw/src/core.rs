@@ -236,8 +236,9 @@ pub struct MrcCore {
     /// deadlocked: the requester stops taking descriptor beats while its
     /// record is not taken, the TX path does not take the record until
     /// its payload read returns, and that read's response waits behind
-    /// the descriptor beats. The requester has one fetch of at most 8
-    /// descriptors (8 beats) outstanding, so 8 entries take it whole.
+    /// the descriptor beats. The requester has at most 8 descriptor beats
+    /// requested and not taken (a batch and its read ahead together), so
+    /// 8 entries take them whole.
     desc_fifo: SynchronousFIFO<Bits<585>, 3, 4, 1>,
     /// The TX path's send records (qp 8 | psn 24 | ev 7 | time 32 |
     /// len 16) on their way to the retransmit engine, which takes them

@@ -48,6 +48,8 @@ pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS, RTX_C
 pub const RTX_SLOTS: usize = 1 << RTX_SLOT_BITS;
 /// Descriptors fetched by one DMA read at most (8 x 64 bytes).
 pub const MAX_BATCH: usize = 8;
+/// Register stages of the fetch-ahead decision (limits, target, size).
+const AHEAD_STAGES: usize = 3;
 /// Address width of the retransmit records' RAM: {QP, ring position}.
 const RTX_ADDR_BITS: usize = QP_BITS + RTX_SLOT_BITS;
 /// QP number width: the engine serves `QPS` = 256 QPs (the doorbell
@@ -292,6 +294,45 @@ pub struct Requester {
     /// Descriptors in the current fetch (1..=8) and beats still to come.
     batch_n: DFF<Bits<4>>,
     beats_left: DFF<Bits<4>>,
+    // Fetch ahead: while the engine works through a batch of the QP in
+    // service, one more read of the QP's next descriptors (those a newer
+    // doorbell announced, or those the batch left), so the next batch
+    // does not wait a host round trip after this one. The DMA port
+    // answers in order, so its beats follow the batch's.
+    /// SQ index after the last descriptor requested.
+    f_ci: DFF<Bits<32>>,
+    /// Descriptors an ahead read may have: `MAX_BATCH` less the batch
+    /// being worked through, so at most `MAX_BATCH` beats are ever
+    /// requested and not taken (the core's descriptor FIFO holds 8; a
+    /// fuller one would hold payload responses behind it).
+    f_room: DFF<Bits<4>>,
+    /// Records free once every requested descriptor is committed (a lower
+    /// bound: RECLAIM runs only between batches).
+    f_free: DFF<Bits<RTX_COUNT_BITS>>,
+    /// Stage 1: the QP's latest doorbell value (`pi_ram`), whether it is
+    /// beyond the producer index in service (`a_up`) and within the ring
+    /// (`a_fit`: the checks LOAD makes, here only to choose; LOAD still
+    /// judges the value when the QP is next picked), the ring slots after
+    /// `f_ci`, and the ahead limit min(`f_room`, `f_free`).
+    a_v: DFF<Bits<32>>,
+    a_up: DFF<Bit>,
+    a_fit: DFF<Bit>,
+    f_to_end: DFF<Bits<32>>,
+    a_lim: DFF<Bits<4>>,
+    /// Another QP is pending: no fetch ahead (it would keep the engine).
+    a_other: DFF<Bit>,
+    /// Stage 2: the producer index to fetch up to.
+    a_t: DFF<Bits<32>>,
+    /// Stage 3: the ahead read's size, and whether there is one.
+    a_n: DFF<Bits<4>>,
+    a_go: DFF<Bit>,
+    /// Cycles since `f_*` or `cur_pi` last changed (saturating at 3): the
+    /// stages above are current when it is 3.
+    a_age: DFF<Bits<2>>,
+    /// The ahead read's request is up (held until taken).
+    a_req: DFF<Bit>,
+    /// An ahead read was requested and NEXT has not yet started its beats.
+    ahead: DFF<Bit>,
     // The fetched descriptor.
     d_op: DFF<Bits<8>>,
     // Named values the kernel compares with (localparams).
@@ -306,6 +347,9 @@ pub struct Requester {
     p_max_batch: Param<RTX_COUNT_BITS, { MAX_BATCH as u64 }>,
     /// The binary search's first step: half the ring.
     p_first_step: Param<RTX_COUNT_BITS, { (RTX_SLOTS / 2) as u64 }>,
+    /// Fetch ahead: cycles its stages take to follow a change of
+    /// `f_*` / `cur_pi` (`a_age` saturates there).
+    p_settled: Param<2, { AHEAD_STAGES as u64 }>,
     /// The ring position's width: the QP's shift in a record address.
     p_slot_bits: Param<4, { RTX_SLOT_BITS as u64 }>,
     d_flags: DFF<Bits<8>>,
@@ -496,6 +540,22 @@ pub struct Requester {
     to_end: Signal<Local, Bits<32>>,
     nb1: Signal<Local, Bits<4>>,
     nb: Signal<Local, Bits<4>>,
+    /// Fetch-ahead locals (own widths: see `ci_next`).
+    a_up_d: Signal<Local, Bits<32>>,
+    a_fit_d: Signal<Local, Bits<32>>,
+    a_ring: Signal<Local, Bits<32>>,
+    a_d: Signal<Local, Bits<32>>,
+    a_n1: Signal<Local, Bits<4>>,
+    /// `f_room` at the record count's width, for the compare with `f_free`.
+    f_room_wide: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    f_ci_req: Signal<Local, Bits<32>>,
+    f_ci_ahead: Signal<Local, Bits<32>>,
+    f_free_req: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    f_free_ahead: Signal<Local, Bits<RTX_COUNT_BITS>>,
+    f_room_next: Signal<Local, Bits<4>>,
+    a_age_next: Signal<Local, Bits<2>>,
+    in_batch: Signal<Local, Bit>,
+    a_issue: Signal<Local, Bit>,
     after_msg: Signal<Local, ReqState>,
     requeue: Signal<Local, Bit>,
     /// IDLE takes the registered pick (clears its pending bit).
@@ -594,6 +654,21 @@ impl Logic for Requester {
             k_rtx_miss,
             batch_n,
             beats_left,
+            f_ci,
+            f_room,
+            f_free,
+            a_v,
+            a_up,
+            a_fit,
+            f_to_end,
+            a_lim,
+            a_other,
+            a_t,
+            a_n,
+            a_go,
+            a_age,
+            a_req,
+            ahead,
             pend,
             rr_done,
             pick_qp,
@@ -660,6 +735,7 @@ impl Logic for Requester {
         // latest accepted one if that value is stale or bad.
         self.held.next = self.cur_lim.q.val() == 0;
         self.requeue.next = (self.state.q.val() == ReqState::NextBatch)
+            & !self.ahead.q.val()
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
             & (self.served.q.val() | self.held.val())
             & self.pick_any.q.val();
@@ -863,6 +939,67 @@ impl Logic for Requester {
         if self.to_end.val() < bit_cast::<32, 4>(self.nb1.val()) {
             self.nb.next = bit_cast::<4, 32>(self.to_end.val());
         }
+        // Fetch ahead (see `f_ci`), in registered stages so that no path
+        // adds logic levels. Stage 1, from registers and the QP's
+        // `pi_ram` entry (read at `cur_qp` outside IDLE): a newer
+        // doorbell's value is taken only if it is beyond the producer
+        // index in service and within the ring; the limits.
+        self.a_ring.next = self.cur_ring_mask.q.val() + 1;
+        self.a_up_d.next = self.pi_ram.read_data.val() - self.cur_pi.q.val();
+        self.a_fit_d.next = self.pi_ram.read_data.val() - self.cur_ci.q.val();
+        self.a_v.d.next = self.pi_ram.read_data.val();
+        self.a_up.d.next = (self.a_up_d.val() != 0) & !self.a_up_d.val().get_bit(31);
+        self.a_fit.d.next = self.a_fit_d.val() <= self.a_ring.val();
+        self.f_to_end.d.next = self.a_ring.val() - (self.f_ci.q.val() & self.cur_ring_mask.q.val());
+        self.f_room_wide.next = bit_cast::<RTX_COUNT_BITS, 4>(self.f_room.q.val());
+        self.a_lim.d.next = self.f_room.q.val();
+        if self.f_free.q.val() < self.f_room_wide.val() {
+            self.a_lim.d.next = bit_cast::<4, RTX_COUNT_BITS>(self.f_free.q.val());
+        }
+        // The search never offers the QP it last picked while another is
+        // pending (it comes last in the wrap).
+        self.a_other.d.next = self.pick_any.q.val() & (self.pick_qp.q.val() != self.cur_qp.q.val());
+        // Stage 2: fetch up to the newer doorbell's value, or to the
+        // producer index in service (descriptors a batch left: the ring's
+        // end or MAX_BATCH cut it).
+        self.a_t.d.next = self.cur_pi.q.val();
+        if self.a_up.q.val() & self.a_fit.q.val() {
+            self.a_t.d.next = self.a_v.q.val();
+        }
+        // Stage 3: min(descriptors announced and not requested, limit,
+        // slots to the ring's end), as the batch size.
+        self.a_d.next = self.a_t.q.val() - self.f_ci.q.val();
+        self.a_n1.next = self.a_lim.q.val();
+        if self.a_d.val() < bit_cast::<32, 4>(self.a_lim.q.val()) {
+            self.a_n1.next = bit_cast::<4, 32>(self.a_d.val());
+        }
+        self.a_n.d.next = self.a_n1.val();
+        if self.f_to_end.q.val() < bit_cast::<32, 4>(self.a_n1.val()) {
+            self.a_n.d.next = bit_cast::<4, 32>(self.f_to_end.q.val());
+        }
+        self.a_go.d.next = (self.a_d.val() != 0) & !self.a_d.val().get_bit(31) & (self.a_lim.q.val() != 0);
+        self.a_age_next.next = self.a_age.q.val();
+        if self.a_age.q.val() != self.p_settled.val() {
+            self.a_age_next.next = self.a_age.q.val() + 1;
+        }
+        self.a_age.d.next = self.a_age_next.val();
+        // What REQ and an ahead read leave for the next ahead read.
+        self.f_ci_req.next = self.cur_ci.q.val() + bit_cast::<32, 4>(self.batch_n.q.val());
+        self.f_ci_ahead.next = self.f_ci.q.val() + bit_cast::<32, 4>(self.a_n.q.val());
+        self.f_free_req.next =
+            self.p_slots.val() - self.cur_used.q.val() - bit_cast::<RTX_COUNT_BITS, 4>(self.batch_n.q.val());
+        self.f_free_ahead.next = self.f_free.q.val() - bit_cast::<RTX_COUNT_BITS, 4>(self.a_n.q.val());
+        self.f_room_next.next = bit_cast::<4, RTX_COUNT_BITS>(self.p_max_batch.val()) - self.batch_n.q.val();
+        self.in_batch.next = (self.state.q.val() == ReqState::Beat)
+            | (self.state.q.val() == ReqState::Decode)
+            | (self.state.q.val() == ReqState::Commit)
+            | (self.state.q.val() == ReqState::Segment);
+        self.a_issue.next = self.in_batch.val()
+            & !self.ahead.q.val()
+            & !self.a_req.q.val()
+            & self.a_go.q.val()
+            & (self.a_age.q.val() == self.p_settled.val())
+            & !self.a_other.q.val();
         // After a descriptor: its batch's next beat, or the next batch.
         self.after_msg.next = ReqState::NextBatch;
         if self.beats_left.q.val() != 0 {
@@ -984,9 +1121,20 @@ impl Logic for Requester {
                 // the QP's latest (state as it is; skipped in a cycle with a
                 // config write: it only lets older doorbells be dropped).
                 self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
-                self.k_sq_held.d.next =
-                    !self.ld_bad.q.val() & (self.cur_ci.q.val() != self.cur_pi.q.val()) & self.held.val();
-                if self.ld_bad.q.val() {
+                self.k_sq_held.d.next = !self.ld_bad.q.val()
+                    & !self.ahead.q.val()
+                    & (self.cur_ci.q.val() != self.cur_pi.q.val())
+                    & self.held.val();
+                if self.ahead.q.val() {
+                    // The ahead read's descriptors are the next batch (its
+                    // records were counted when it was requested); the
+                    // next ahead read may have what this one leaves.
+                    self.ahead.d.next = false;
+                    self.beats_left.d.next = self.batch_n.q.val();
+                    self.f_room.d.next = self.f_room_next.val();
+                    self.a_age.d.next = 0.into();
+                    self.state.d.next = ReqState::Beat;
+                } else if self.ld_bad.q.val() {
                     // LOAD rejected the doorbell value: its error record
                     // (loaded there) first, then back here.
                     self.state.d.next = ReqState::Error;
@@ -1022,6 +1170,11 @@ impl Logic for Requester {
                 // REQ: the read request (batch_n x 64 bytes).
                 self.dma_rd.req.valid.next = true;
                 self.served.d.next = true;
+                // What an ahead read may fetch after this batch.
+                self.f_ci.d.next = self.f_ci_req.val();
+                self.f_room.d.next = self.f_room_next.val();
+                self.f_free.d.next = self.f_free_req.val();
+                self.a_age.d.next = 0.into();
                 if self.dma_rd.req.ready.val() {
                     self.state.d.next = ReqState::Beat;
                 }
@@ -1299,6 +1452,28 @@ impl Logic for Requester {
                     self.state.d.next = ReqState::NextBatch;
                 }
             }
+        }
+
+        // The ahead read: requested from any state of the batch (its
+        // registers are not the batch's: `batch_n` and `desc_addr` serve
+        // only the request), held until taken.
+        if self.a_req.q.val() {
+            self.dma_rd.req.valid.next = true;
+            if self.dma_rd.req.ready.val() {
+                self.a_req.d.next = false;
+            }
+        }
+        if self.a_issue.val() {
+            self.a_req.d.next = true;
+            self.ahead.d.next = true;
+            self.batch_n.d.next = self.a_n.q.val();
+            self.desc_addr.d.next = (bit_cast::<64, 58>(self.cur_base.q.val())
+                + bit_cast::<64, 32>(self.f_ci.q.val() & self.cur_ring_mask.q.val()))
+                << 6;
+            self.cur_pi.d.next = self.a_t.q.val();
+            self.f_ci.d.next = self.f_ci_ahead.val();
+            self.f_free.d.next = self.f_free_ahead.val();
+            self.a_age.d.next = 0.into();
         }
 
         // The retransmit records' read address, {QP, ring position}, as

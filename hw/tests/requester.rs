@@ -349,6 +349,13 @@ struct Outcome {
     dma_reads: HashMap<usize, u64>,
     /// DMA read requests by descriptors per request.
     batches: std::collections::BTreeMap<u64, u64>,
+    /// Every DMA read request taken (cycle, descriptors), and the cycle
+    /// of the first response beat taken.
+    fetches: Vec<(u64, u64)>,
+    first_beat: Option<u64>,
+    /// Read requests taken while beats of an earlier read were still
+    /// to come (reads ahead in flight).
+    overlapped: u64,
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
@@ -386,6 +393,13 @@ struct Params {
     /// Pauses of the DMA read responses.
     rsp_valid: Stall,
     max_latency: u64,
+    /// Added to every DMA read's latency (a host round trip).
+    latency: u64,
+    /// The random mix posts to QP 255 only (so that it is often alone
+    /// in the engine, where reads ahead are made).
+    one_qp: bool,
+    /// Percent of cycles in which the random mix posts (and rings).
+    post_pct: u64,
     rtx: bool,
     bad: bool,
     /// Directed doorbell-burst scenario instead of the random mix.
@@ -394,6 +408,9 @@ struct Params {
     burst: bool,
     /// With `burst`: and one message on another QP rung right after.
     fair: bool,
+    /// With `burst` (0: off): the first doorbell announces 2 messages,
+    /// a second one at this cycle all 16 (as a driver rings each post).
+    split_at: u64,
     /// With `directed`: first 20 empty doorbells (producer index 0, each
     /// served before the next), then the burst.
     wrap_first: bool,
@@ -455,11 +472,15 @@ impl Default for Params {
             dma_ready: Stall::NEVER,
             rsp_valid: Stall::NEVER,
             max_latency: 0,
+            latency: 0,
+            one_qp: false,
+            post_pct: 25,
             rtx: false,
             bad: false,
             directed: false,
             burst: false,
             fair: false,
+            split_at: 0,
             wrap_first: false,
             rtx_wrap: false,
             ack_pct: 100,
@@ -682,7 +703,23 @@ fn run(p: Params) -> Outcome {
                     db_bad[k] += 1;
                     o.want_err.get_mut(&qp).unwrap().push(ErrRec::bad_doorbell(v));
                 } else if p.burst {
-                    if phase == 1 && (p.good_after_bad == 0 || cycle == p.bad_at + p.good_after_bad) {
+                    if phase == 1 && p.split_at != 0 {
+                        if std::env::var_os("REQ_TRACE").is_some() {
+                            eprintln!("cycle {cycle}: doorbell, producer index 2");
+                        }
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = 2u64.into();
+                        phase = 3;
+                    } else if phase == 3 && cycle >= p.split_at {
+                        if std::env::var_os("REQ_TRACE").is_some() {
+                            eprintln!("cycle {cycle}: doorbell, producer index {size}");
+                        }
+                        x.db_valid.next = true;
+                        x.db_qp.next = (qp as u64).into();
+                        x.db_value.next = u64::from(size).into();
+                        phase = 22;
+                    } else if phase == 1 && (p.good_after_bad == 0 || cycle == p.bad_at + p.good_after_bad) {
                         if std::env::var_os("REQ_TRACE").is_some() {
                             eprintln!("cycle {cycle}: burst doorbell, producer index {size}");
                         }
@@ -742,8 +779,9 @@ fn run(p: Params) -> Outcome {
                 // (it would replace it) and no good one follows it before
                 // its error record is out (it would replace the bad one);
                 // good ones are not limited.
-                if n_posted < p.n_desc && r.chance(25) {
+                if n_posted < p.n_desc && r.chance(p.post_pct) {
                     let k = r.below(3) as usize;
+                    let k = if p.one_qp { 2 } else { k };
                     let (qp, lm, ls, _, base) = SETUPS[k];
                     let size = 1u32 << ls;
                     let space = size - (posted[k] - fetched[k]);
@@ -970,7 +1008,11 @@ fn run(p: Params) -> Outcome {
                     "batch of 1-8 descriptors: {len} bytes"
                 );
                 let n = len / 64;
-                let ready = cycle + r.below(p.max_latency + 1);
+                let ready = cycle + p.latency + r.below(p.max_latency + 1);
+                o.fetches.push((cycle, n));
+                if !dma_q.is_empty() {
+                    o.overlapped += 1;
+                }
                 for i in 0..n {
                     let a = addr.wrapping_add(64 * i);
                     // Every beat a posted slot of this QP's ring: a batch
@@ -989,6 +1031,7 @@ fn run(p: Params) -> Outcome {
             }
             if x.dma_rd.rsp.valid.val() && x.dma_rd.rsp.ready.val() {
                 let (addr, _, _, _) = dma_q.pop_front().unwrap();
+                o.first_beat.get_or_insert(cycle);
                 let k = slot_qp[&addr];
                 if trace {
                     eprintln!(
@@ -1486,6 +1529,85 @@ fn batched_fetch_throughput() {
         16 - o.batches.values().sum::<u64>() as usize,
         "{gaps:?}"
     );
+}
+
+/// Fetch ahead: QP 255 rings 2 single-packet messages, then (cycle 20,
+/// while that read is out: 40 cycles of DMA latency) 16. The requester
+/// must not wait for the first read's beats to ask for the next
+/// descriptors: its second read is taken before the first beat comes
+/// back, and holds the 6 descriptors the batch of 2 leaves of the 8 the
+/// engine may have requested and not taken (the core's descriptor FIFO).
+/// All 16 messages go out in order. On the requester that fetched after
+/// each batch (main before this test) the second read came after the
+/// first batch's beats.
+#[test]
+fn doorbell_during_a_fetch_reads_ahead() {
+    let o = run(Params {
+        seed: 0xA4EA_0001,
+        directed: true,
+        burst: true,
+        split_at: 20,
+        latency: 40,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!(
+        "fetches (cycle, descriptors) {:?}, first beat {:?}",
+        o.fetches, o.first_beat
+    );
+    assert_eq!(o.got_msg[&255].len(), 16, "every message");
+    assert_eq!(o.counters["db_stale"], 0);
+    let first_beat = o.first_beat.expect("a descriptor beat");
+    assert!(o.fetches.len() >= 2, "{:?}", o.fetches);
+    assert_eq!(o.fetches[0].1, 2, "the first doorbell's batch: {:?}", o.fetches);
+    assert!(
+        o.fetches[1].0 < first_beat,
+        "second read before the first one's beats: {:?}, first beat at {first_beat}",
+        o.fetches
+    );
+    assert_eq!(
+        o.fetches[1].1,
+        (MAX_BATCH - 2) as u64,
+        "the ahead read fills the descriptor FIFO's room: {:?}",
+        o.fetches
+    );
+    assert_eq!(o.fetches.iter().map(|f| f.1).sum::<u64>(), 16, "{:?}", o.fetches);
+}
+
+/// The random mix of `requester_matches_proto_segmentation` (stalls,
+/// bad descriptors and doorbells, config writes, retransmits, held QPs),
+/// posted to QP 255 only and sparsely (3% of cycles, 1-6 descriptors),
+/// with a 30-40 cycle host latency, so that reads ahead are in flight
+/// under all of it: every record, message and error record as the
+/// reference, and at least 10 reads taken while an earlier one's beats
+/// were still to come. On the requester without the read ahead there are
+/// none.
+#[test]
+fn random_mix_with_reads_ahead() {
+    let o = run(Params {
+        seed: 0x5E9_0A11,
+        n_desc: 90,
+        out_ready: Stall::go_percent(75),
+        msg_ready: Stall::go_percent(60),
+        dma_ready: Stall::go_percent(70),
+        rsp_valid: Stall::go_percent(75),
+        latency: 30,
+        max_latency: 10,
+        one_qp: true,
+        post_pct: 3,
+        rtx: true,
+        bad: true,
+        ack_pct: 4,
+        ack_from: 400,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!(
+        "reads {}, taken while an earlier read's beats were due: {}",
+        o.fetches.len(),
+        o.overlapped
+    );
+    assert!(o.overlapped >= 10, "reads ahead in flight: {}", o.overlapped);
 }
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
