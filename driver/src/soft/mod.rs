@@ -74,8 +74,7 @@ pub const UNSENT_GRACE_NS: u64 = 50_000;
 /// tried (20 us to 1 ms) cost the receiving NIC more CPU per message and
 /// lowered the rates, pinned to a core each or not (docs/benchmarks.md,
 /// "Payloads sent from host memory, a NIC thread that can spin"); a host
-/// with a core to
-/// spare per NIC may gain from one (`mrc rdma --spin-us`).
+/// with a core to spare per NIC may gain from one (`mrc rdma --spin-us`).
 pub const DEFAULT_SPIN: std::time::Duration = std::time::Duration::ZERO;
 
 /// Build ID the soft NIC reports (no bitstream: any driver build accepts
@@ -412,18 +411,23 @@ impl Inner {
                     .min(IDLE_WAIT);
                 (busy, wait)
             };
-            let t = self.now().as_ns();
-            if busy {
-                worked_ns = t;
+            // Without a spin, no clock read more than before it existed.
+            let spinning = self.spin_ns > 0;
+            if busy && spinning {
+                worked_ns = self.now().as_ns();
             }
             if !busy && !wait.is_zero() {
                 // Wait outside the lock: the driver's doorbells go on.
-                let until = t + wait.as_nanos() as u64;
+                let until = self.now().as_ns() + wait.as_nanos() as u64;
                 self.wakes_at_ns.store(until, Ordering::Relaxed);
                 if !self.spin(worked_ns, until) {
                     self.sleeps.fetch_add(1, Ordering::Relaxed);
-                    let left = until.saturating_sub(self.now().as_ns());
-                    udp::wait_readable(self.wait_fd, &self.wake, std::time::Duration::from_nanos(left));
+                    let left = if spinning {
+                        std::time::Duration::from_nanos(until.saturating_sub(self.now().as_ns()))
+                    } else {
+                        wait
+                    };
+                    udp::wait_readable(self.wait_fd, &self.wake, left);
                 }
             }
             self.wakes_at_ns.store(0, Ordering::Relaxed);
