@@ -71,8 +71,9 @@ pub const UNSENT_GRACE_NS: u64 = 50_000;
 
 /// The NIC thread's spin after its last work ([`SoftNicConfig::spin`]):
 /// none. Measured on a 2-core host shared with other work, every spin
-/// tried (20 us to 1 ms) cost the receiving NIC more CPU per message and
-/// lowered the rates, pinned to a core each or not (docs/benchmarks.md,
+/// tried (20 us to 1 ms) cost the receiving NIC more CPU per message, and
+/// all but one (200 us, 64 B WRITEs, the host nearly idle) lowered the
+/// rates, pinned to a core each or not (docs/benchmarks.md,
 /// "Payloads sent from host memory, a NIC thread that can spin"); a host
 /// with a core to spare per NIC may gain from one (`mrc rdma --spin-us`).
 pub const DEFAULT_SPIN: std::time::Duration = std::time::Duration::ZERO;
