@@ -48,13 +48,25 @@ fn side(test: u8, host: u8, tx_loss: f64) -> Side {
 }
 
 fn side_gso(test: u8, host: u8, tx_loss: f64, gso: bool) -> Side {
+    side_cfg(
+        test,
+        host,
+        SoftNicConfig {
+            tx_loss,
+            gso,
+            ..SoftNicConfig::default()
+        },
+    )
+}
+
+/// A side of test `test` on host `host` with `cfg` (its address and seed
+/// set here).
+fn side_cfg(test: u8, host: u8, cfg: SoftNicConfig) -> Side {
     let nic = Arc::new(
         SoftNic::new(SoftNicConfig {
             ip: ip(host, test),
-            tx_loss,
             seed: u64::from(test) << 8 | u64::from(host),
-            gso,
-            ..SoftNicConfig::default()
+            ..cfg
         })
         .expect("bind a loopback address"),
     );
@@ -104,8 +116,13 @@ fn pair_with(test: u8, tx_loss: f64, rts_of: impl Fn(u32, u16) -> RtsAttr) -> (S
 
 /// [`pair_with`], A sending with segmentation offload if `gso`.
 fn pair_gso(test: u8, tx_loss: f64, rts_of: impl Fn(u32, u16) -> RtsAttr, gso: bool) -> (Side, Side) {
-    let mut a = side_gso(test, 1, tx_loss, gso);
-    let mut b = side(test, 2, tx_loss);
+    let a = side_gso(test, 1, tx_loss, gso);
+    let b = side(test, 2, tx_loss);
+    connect(test, a, b, rts_of)
+}
+
+/// A and B of test `test` (hosts 1 and 2), connected, both in RTS.
+fn connect(test: u8, mut a: Side, mut b: Side, rts_of: impl Fn(u32, u16) -> RtsAttr) -> (Side, Side) {
     let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
     let psn_a = 0xFF_FF00; // A's PSNs cross the 24-bit wrap
     let psn_b = 0x40;
@@ -215,6 +232,9 @@ fn writes_between_two_soft_nics_over_udp() {
     transfer(&mut a, &mut b, &sizes);
     let (sa, sb) = (a.nic.stats(), b.nic.stats());
     assert!(sa.tx_datagrams > 256, "1 MiB at 4 KiB MTU: {sa:?}");
+    // Every full-size packet's payload left from A's buffer, not copied
+    // into its frame first (B's buffer, checked above, holds it intact).
+    assert!(sa.tx_payloads_gathered >= 256, "{sa:?}");
     assert_eq!((sa.rx_dropped, sb.rx_dropped), (0, 0), "{sa:?} {sb:?}");
     assert_eq!(sb.rx_unknown_qp, 0);
     assert_eq!(
@@ -274,6 +294,33 @@ fn two_mib_writes_lose_nothing_to_the_socket_buffer_and_never_time_out() {
     );
     assert_eq!((ca.rto_fired, ca.retx_timeout), (0, 0), "{ca:?}");
     assert_eq!(sb.placed_bytes, 6 << 20, "each byte placed once");
+}
+
+/// The receiving NIC's thread spins after its last work
+/// (`SoftNicConfig::spin`) instead of sleeping in `ppoll`: within a stream
+/// of WRITEs it never sleeps, so no datagram pays its wake-up. With a spin
+/// far longer than any gap of the stream (2 s), a sleep could only come
+/// from a pause of the sender that long; without the spin the thread
+/// sleeps whenever its socket is empty (hundreds of times here).
+#[test]
+fn a_spinning_nic_thread_does_not_sleep_within_a_stream() {
+    let _nics = beside_others();
+    let spin = Duration::from_secs(2);
+    let cfg = |spin| SoftNicConfig {
+        spin,
+        ..SoftNicConfig::default()
+    };
+    let (a, b) = (side_cfg(31, 1, cfg(Duration::ZERO)), side_cfg(31, 2, cfg(spin)));
+    let (mut a, mut b) = connect(31, a, b, rts);
+    // The first datagram finds B's thread asleep (it had no work yet).
+    transfer(&mut a, &mut b, &[4096; 4]);
+    let before = b.nic.stats().thread_sleeps;
+    let start = Instant::now();
+    transfer(&mut a, &mut b, &[65536; 96]);
+    let slept = b.nic.stats().thread_sleeps - before;
+    if start.elapsed() < spin {
+        assert_eq!(slept, 0, "B's thread slept within the stream");
+    }
 }
 
 /// A peer's endpoint (QPN 0x2) probes one of our EVs and sends a Port

@@ -89,6 +89,11 @@ pub struct RdmaArgs {
     /// oversized datagram, which `mrc decode` splits and tshark does not).
     #[arg(long)]
     pub no_gso: bool,
+    /// Soft NIC: how long (us) its thread keeps stepping after its last
+    /// work before it sleeps (default: the soft NIC's, 50 us; 0 sleeps at
+    /// once). Spinning takes a core: for a NIC with one of its own.
+    #[arg(long)]
+    pub spin_us: Option<u64>,
     /// RTO = 1.024 us x 2^t (0..=24). The default, 4.2 ms, leaves room for
     /// a loaded host that runs its soft NIC late: at 1 ms, two processes
     /// sharing a busy core resent data that was only waiting for them.
@@ -296,6 +301,9 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
             cfg.ev_ports = !a.no_ev_ports;
             cfg.poll_driven = !a.nic_thread_only;
             cfg.gso = !a.no_gso;
+            if let Some(us) = a.spin_us {
+                cfg.spin = std::time::Duration::from_micros(us);
+            }
             let ip = cfg.ip;
             let nic = Arc::new(
                 SoftNic::new(cfg.clone()).map_err(|source| driver::select::OpenDeviceError::Soft {
@@ -459,8 +467,8 @@ fn server(a: &RdmaArgs, spec: DeviceSpec) -> Result<bool, RdmaError> {
         },
         if matched { "match" } else { "DIFFER" },
         stats.map_or(String::new(), |s| format!(
-            "; soft NIC rx {} datagrams ({} duplicates, {} lost to a full socket buffer), {} bytes placed, {} dropped",
-            s.rx_datagrams, dups, s.rx_overflows, s.placed_bytes, s.rx_dropped
+            "; soft NIC rx {} datagrams ({} duplicates, {} lost to a full socket buffer), {} bytes placed, {} dropped; tx {} datagrams; its thread slept {} times",
+            s.rx_datagrams, dups, s.rx_overflows, s.placed_bytes, s.rx_dropped, s.tx_datagrams, s.thread_sleeps
         ))
     );
     drop(h.ctx);

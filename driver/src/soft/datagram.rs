@@ -58,6 +58,29 @@ pub fn to_datagram(
     frame_to_datagram(out, encap, src_port)
 }
 
+/// Payloads from this size on leave from host memory with an `iovec` of
+/// their own ([`to_datagram_around_payload`]); smaller ones are copied
+/// behind their headers, a copy cheaper than the kernel's walk over one
+/// more `iovec`.
+pub const GATHER_MIN_PAYLOAD: usize = 1024;
+
+/// [`to_datagram`] without copying `pkt`'s payload: `out` gets the frame
+/// around it (headers, then pad and ICRC, the ICRC over the payload where
+/// it lies). Returns what [`to_datagram`] does and where in `out` the
+/// payload belongs: the datagram is `out[payload_at..split]`,
+/// `pkt.payload`, `out[split..]`.
+pub fn to_datagram_around_payload(
+    pkt: &Mrc10Packet,
+    encap: &Encap,
+    profile: &Profile,
+    src_port: Option<u16>,
+    out: &mut Vec<u8>,
+) -> (Outgoing, usize) {
+    out.clear();
+    let split = mrc10_frame::emit_frame_around_payload(pkt, encap, profile, out);
+    (retarget(out, encap, src_port, &pkt.payload, split), split)
+}
+
 /// [`to_datagram`] of a legacy-profile packet (the dialect the RTL speaks).
 pub fn legacy_to_datagram(pkt: &RocePacket, encap: &Encap, src_port: Option<u16>, out: &mut Vec<u8>) -> Outgoing {
     out.clear();
@@ -70,15 +93,27 @@ pub fn legacy_to_datagram(pkt: &RocePacket, encap: &Encap, src_port: Option<u16>
 /// `src_port`: the port rewritten and the ICRC recomputed if it differs
 /// from the frame's own.
 pub fn frame_to_datagram(frame: &mut [u8], encap: &Encap, src_port: Option<u16>) -> Outgoing {
-    let out = frame;
+    let whole = frame.len();
+    retarget(frame, encap, src_port, &[], whole)
+}
+
+/// [`frame_to_datagram`] of a frame whose `payload` lies elsewhere, to
+/// go at `split` in `frame`.
+fn retarget(out: &mut [u8], encap: &Encap, src_port: Option<u16>, payload: &[u8], split: usize) -> Outgoing {
     let ip_at = ethernet::HEADER_LEN;
     let udp_at = ip_at + encap.ip_header_len();
     let ev_port = u16::from_be_bytes([out[udp_at], out[udp_at + 1]]);
     if let Some(p) = src_port.filter(|&p| p != ev_port) {
         out[udp_at..udp_at + 2].copy_from_slice(&p.to_be_bytes());
         let icrc_at = out.len() - ICRC_LEN;
+        let split = split.min(icrc_at);
         let v6 = matches!(encap.ip, IpPair::V6 { .. });
-        let c = icrc::compute_icrc(&out[ip_at..icrc_at], encap.ip_header_len(), v6);
+        let c = icrc::compute_icrc_parts(
+            &out[ip_at..split],
+            &[payload, &out[split..icrc_at]],
+            encap.ip_header_len(),
+            v6,
+        );
         out[icrc_at..].copy_from_slice(&c.to_le_bytes());
     }
     let ip = &out[ip_at..];
@@ -213,6 +248,35 @@ mod tests {
             reused |= f.as_ptr() == base;
         }
         assert!(reused, "the arena's first bytes were used again");
+    }
+
+    /// A payload sent from where it lies: the headers, the payload and
+    /// the pad and ICRC gathered are the datagram [`to_datagram`] copies
+    /// into one buffer, of either family, padded or not, leaving from the
+    /// EV's port or another one (the ICRC recomputed over the three).
+    #[test]
+    fn a_datagram_around_its_payload_is_the_copied_one() {
+        use proto::wire::mrc10::{catalog, Opcode};
+        let (v4, v6) = (Encap::test_v4(), Encap::test_v6());
+        for (encap, len, src_port) in [
+            (v4, 4096, None),
+            (v4, 4093, Some(49_999)),
+            (v6, 2049, None),
+            (v6, 8192, Some(50_001)),
+        ] {
+            let pkt = catalog::write(Opcode::WriteOnly, 0x12_3456, len, true);
+            let profile = Profile::DEFAULT;
+            let mut copied = Vec::new();
+            let want = to_datagram(&pkt, &encap, &profile, src_port, &mut copied);
+            let mut around = Vec::new();
+            let (got, split) = to_datagram_around_payload(&pkt, &encap, &profile, src_port, &mut around);
+            assert_eq!(got, want);
+            let mut gathered = around[..split].to_vec();
+            gathered.extend_from_slice(&pkt.payload);
+            gathered.extend_from_slice(&around[split..]);
+            assert!(gathered == copied, "{len} B over {:?}, from {src_port:?}", encap.ip);
+            assert_eq!(around.len(), copied.len() - len, "the payload is not in the frame");
+        }
     }
 
     /// A datagram read after room for its outer headers becomes the frame

@@ -1557,6 +1557,16 @@ impl Engine {
         }
         let o = self.tx.push();
         let out = match pkt {
+            // A large payload leaves from host memory (an `iovec` of its
+            // own): not copied into the frame first.
+            Packet::Mrc10(m) if m.payload.len() >= datagram::GATHER_MIN_PAYLOAD => {
+                let (out, split) =
+                    datagram::to_datagram_around_payload(m, &encap, &self.profile, Some(src), &mut o.frame);
+                o.payload = m.payload.clone();
+                o.split = split;
+                self.stats.tx_payloads_gathered += 1;
+                out
+            }
             Packet::Mrc10(m) => datagram::to_datagram(m, &encap, &self.profile, Some(src), &mut o.frame),
             Packet::Roce(r) => datagram::legacy_to_datagram(r, &encap, Some(src), &mut o.frame),
         };

@@ -69,6 +69,15 @@ const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
 /// gets that long to post more and poll.
 pub const UNSENT_GRACE_NS: u64 = 50_000;
 
+/// The NIC thread's spin after its last work ([`SoftNicConfig::spin`]):
+/// none. Measured on a 2-core host shared with other work, every spin
+/// tried (20 us to 1 ms) cost the receiving NIC more CPU per message, and
+/// all but one (200 us, 64 B WRITEs, the host nearly idle) lowered the
+/// rates, pinned to a core each or not (docs/benchmarks.md,
+/// "Payloads sent from host memory, a NIC thread that can spin"); a host
+/// with a core to spare per NIC may gain from one (`mrc rdma --spin-us`).
+pub const DEFAULT_SPIN: std::time::Duration = std::time::Duration::ZERO;
+
 /// Build ID the soft NIC reports (no bitstream: any driver build accepts
 /// it through `BuildExpectation::Any`).
 pub const SOFT_GIT_HASH: u64 = 0x5f07_5f07_5f07_5f07;
@@ -152,6 +161,13 @@ pub struct SoftNicConfig {
     /// decode` splits it again; for tools that do not (tshark), turn it
     /// off.
     pub gso: bool,
+    /// How long the NIC's thread keeps stepping after its last work
+    /// before it sleeps in `ppoll` ([`DEFAULT_SPIN`]): within a stream of
+    /// datagrams the next one finds the thread awake, and neither side
+    /// pays the sleep and the wake-up. Zero: it sleeps as soon as a step
+    /// finds nothing to do. Spinning takes the core it runs on: for a NIC
+    /// with a core of its own.
+    pub spin: std::time::Duration,
     pub dialect: Dialect,
 }
 
@@ -165,6 +181,7 @@ impl Default for SoftNicConfig {
             seed: 1,
             poll_driven: true,
             gso: true,
+            spin: DEFAULT_SPIN,
             dialect: Dialect::Mrc10,
         }
     }
@@ -174,6 +191,10 @@ impl Default for SoftNicConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SoftStats {
     pub tx_datagrams: u64,
+    /// Datagrams whose payload left from where it lies in host memory
+    /// (an `iovec` of its own) instead of copied into the frame first
+    /// ([`datagram::GATHER_MIN_PAYLOAD`] or more).
+    pub tx_payloads_gathered: u64,
     /// Dropped by the kernel on arrival: the NIC's receive buffer was
     /// full (the socket's `SK_MEMINFO_DROPS`).
     pub rx_overflows: u64,
@@ -249,6 +270,9 @@ pub struct SoftStats {
     /// Results of the program's endpoint requests dropped because 1,024
     /// were waiting to be taken.
     pub endpoint_results_dropped: u64,
+    /// Times the NIC's thread slept in `ppoll` (each paid a wake-up:
+    /// [`SoftNicConfig::spin`] keeps it awake within a stream).
+    pub thread_sleeps: u64,
 }
 
 struct Inner {
@@ -272,6 +296,11 @@ struct Inner {
     /// (`SoftNic::write32`); the NIC's thread sends them if the program
     /// does not poll again.
     unsent: AtomicBool,
+    /// [`SoftNicConfig::spin`] in ns.
+    spin_ns: u64,
+    /// Times the NIC's thread went to sleep in `ppoll` (and so was woken
+    /// by a datagram, a doorbell or its timer).
+    sleeps: AtomicU64,
 }
 
 impl Inner {
@@ -317,8 +346,40 @@ impl Inner {
         }
     }
 
-    /// The NIC's thread: run the models, sleep on the socket.
+    /// Before the NIC's thread sleeps until `until_ns` (its next timer):
+    /// while less than [`SoftNicConfig::spin`] has passed since its last
+    /// work (`worked_ns`), look at the socket and the wake-up (a zero
+    /// `ppoll`, outside the engine's lock: a spinning thread must not keep
+    /// the program's doorbells from the engine) until there is something
+    /// to step for. Returns whether there is (a datagram, a wake-up, the
+    /// timer, the program polling, the NIC stopping); false: the spin
+    /// ended with nothing, sleep.
+    fn spin(&self, worked_ns: u64, until_ns: u64) -> bool {
+        if worked_ns == 0 || self.spin_ns == 0 {
+            return false;
+        }
+        loop {
+            let t = self.now().as_ns();
+            if t.saturating_sub(worked_ns) >= self.spin_ns {
+                return false;
+            }
+            let polled = self.last_poll_ns.load(Ordering::Relaxed);
+            if t >= until_ns
+                || self.stop.load(Ordering::Acquire)
+                || (polled != 0 && t.saturating_sub(polled) < POLLED_GRACE_NS)
+                || udp::wait_readable(self.wait_fd, &self.wake, std::time::Duration::ZERO)
+            {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The NIC's thread: run the models, sleep on the socket (after
+    /// spinning for [`SoftNicConfig::spin`] since its last work).
     fn run(&self) {
+        // When a step last found work, ns since `epoch`.
+        let mut worked_ns = 0u64;
         while !self.stop.load(Ordering::Acquire) {
             let polled = self.last_poll_ns.load(Ordering::Relaxed);
             let t = self.now().as_ns();
@@ -351,11 +412,24 @@ impl Inner {
                     .min(IDLE_WAIT);
                 (busy, wait)
             };
+            // Without a spin, no clock read more than before it existed.
+            let spinning = self.spin_ns > 0;
+            if busy && spinning {
+                worked_ns = self.now().as_ns();
+            }
             if !busy && !wait.is_zero() {
                 // Wait outside the lock: the driver's doorbells go on.
                 let until = self.now().as_ns() + wait.as_nanos() as u64;
                 self.wakes_at_ns.store(until, Ordering::Relaxed);
-                udp::wait_readable(self.wait_fd, &self.wake, wait);
+                if !self.spin(worked_ns, until) {
+                    self.sleeps.fetch_add(1, Ordering::Relaxed);
+                    let left = if spinning {
+                        std::time::Duration::from_nanos(until.saturating_sub(self.now().as_ns()))
+                    } else {
+                        wait
+                    };
+                    udp::wait_readable(self.wait_fd, &self.wake, left);
+                }
             }
             self.wakes_at_ns.store(0, Ordering::Relaxed);
         }
@@ -394,6 +468,7 @@ impl SoftNic {
         }
         let name = format!("soft:{}", std::net::SocketAddr::new(cfg.ip, cfg.port));
         let poll_driven = cfg.poll_driven;
+        let spin_ns = cfg.spin.as_nanos() as u64;
         let engine = Engine::new(cfg)?;
         let wait_fd = engine.port().raw_fd();
         let irq = Arc::clone(engine.interrupt());
@@ -408,6 +483,8 @@ impl SoftNic {
             epoch: std::time::Instant::now(),
             irq,
             unsent: AtomicBool::new(false),
+            spin_ns,
+            sleeps: AtomicU64::new(0),
         });
         let run = Arc::clone(&inner);
         let thread = std::thread::Builder::new()
@@ -424,7 +501,9 @@ impl SoftNic {
 
     /// The counters so far.
     pub fn stats(&self) -> SoftStats {
-        self.inner.engine().stats()
+        let mut s = self.inner.engine().stats();
+        s.thread_sleeps = self.inner.sleeps.load(Ordering::Relaxed);
+        s
     }
 
     /// The golden model's counters of QP `qpn` (the driver's QP number):

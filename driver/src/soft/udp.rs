@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// A bound, non-blocking UDP socket.
 #[derive(Debug)]
@@ -140,17 +140,48 @@ pub enum SendError {
 /// Datagrams one `sendmmsg` takes at most.
 pub const SEND_BATCH: usize = 64;
 
-/// One datagram waiting in a [`SendBatch`]: its whole frame (the UDP
-/// payload from `payload_at`), where it goes, its class, and the source
-/// port (the socket) it leaves from.
+/// One datagram waiting in a [`SendBatch`]: its frame (the UDP payload
+/// from `payload_at`), where it goes, its class, and the source port (the
+/// socket) it leaves from. A large payload is not in the frame: it goes
+/// at `split`, sent from where it lies in host memory (`payload`, an
+/// `iovec` of its own), and the kernel's copy is its only one.
 #[derive(Debug)]
 pub struct Queued {
     pub frame: Vec<u8>,
     pub payload_at: usize,
+    /// A payload sent from where it lies; empty when the frame holds it.
+    pub payload: Bytes,
+    /// Where in `frame` `payload` goes.
+    pub split: usize,
     pub to: SocketAddr,
     pub tos: u8,
     pub src_port: u16,
 }
+
+impl Queued {
+    /// The datagram's length (the UDP payload).
+    pub fn len(&self) -> usize {
+        self.frame.len() - self.payload_at + self.payload.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The datagram in order: the frame up to the payload, the payload,
+    /// the rest of the frame (pad and ICRC).
+    pub fn parts(&self) -> [&[u8]; IOVS_PER_DATAGRAM] {
+        let split = self.split.clamp(self.payload_at, self.frame.len());
+        [
+            &self.frame[self.payload_at..split],
+            &self.payload[..],
+            &self.frame[split..],
+        ]
+    }
+}
+
+/// `iovec`s of one datagram at most ([`Queued::parts`]).
+pub const IOVS_PER_DATAGRAM: usize = 3;
 
 /// The datagrams a NIC produced in one pass, sent together
 /// ([`UdpPort::send_batch`]): grouped by the socket they leave from, in
@@ -173,7 +204,7 @@ pub struct SendBatch {
 /// control buffer, per datagram its `iovec`.
 struct SendScratch {
     hdrs: Box<[libc::mmsghdr; SEND_BATCH]>,
-    iovs: Box<[libc::iovec; SEND_BATCH]>,
+    iovs: Box<[libc::iovec; SEND_BATCH * IOVS_PER_DATAGRAM]>,
     addrs: Box<[libc::sockaddr_storage; SEND_BATCH]>,
     cbufs: Box<[[u64; CMSG_BUF / 8]; SEND_BATCH]>,
 }
@@ -220,6 +251,8 @@ impl SendBatch {
             self.items.push(Queued {
                 frame: Vec::with_capacity(9216 + 64),
                 payload_at: 0,
+                payload: Bytes::new(),
+                split: 0,
                 to: SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
                 tos: 0,
                 src_port: 0,
@@ -228,6 +261,8 @@ impl SendBatch {
         self.len += 1;
         let o = &mut self.items[self.len - 1];
         o.frame.clear();
+        o.payload = Bytes::new();
+        o.split = 0;
         o
     }
 
@@ -254,8 +289,12 @@ impl SendBatch {
         runs
     }
 
-    /// Forget the datagrams (their buffers stay for the next pass).
+    /// Forget the datagrams (their buffers stay for the next pass; the
+    /// payloads they held from host memory are let go).
     pub fn clear(&mut self) {
+        for o in &mut self.items[..self.len] {
+            o.payload = Bytes::new();
+        }
         self.len = 0;
         self.order.clear();
     }
@@ -747,9 +786,11 @@ impl UdpPort {
             let gso = self.gso.load(Ordering::Relaxed);
             let mut msgs = 0;
             let mut k = 0;
+            // `iovec`s written so far.
+            let mut v = 0;
             while k < n {
                 let d = &items[order[at + k]];
-                let len = d.frame.len() - d.payload_at;
+                let len = d.len();
                 // A run: the same destination and class, every datagram
                 // but the last of the first one's length.
                 let mut run = 1;
@@ -757,7 +798,7 @@ impl UdpPort {
                     let mut bytes = len;
                     while k + run < n && run < GSO_MAX_SEGMENTS {
                         let e = &items[order[at + k + run]];
-                        let l = e.frame.len() - e.payload_at;
+                        let l = e.len();
                         if e.to != d.to || e.tos != d.tos || l > len || bytes + l > GSO_MAX_BYTES {
                             break;
                         }
@@ -768,13 +809,16 @@ impl UdpPort {
                         }
                     }
                 }
+                let first_iov = v;
                 for j in 0..run {
                     let e = &items[order[at + k + j]];
-                    let payload = &e.frame[e.payload_at..];
-                    iovs[k + j] = libc::iovec {
-                        iov_base: payload.as_ptr() as *mut libc::c_void,
-                        iov_len: payload.len(),
-                    };
+                    for part in e.parts().into_iter().filter(|p| !p.is_empty()) {
+                        iovs[v] = libc::iovec {
+                            iov_base: part.as_ptr() as *mut libc::c_void,
+                            iov_len: part.len(),
+                        };
+                        v += 1;
+                    }
                 }
                 let (ss, sslen) = sockaddr_of(d.to);
                 addrs[msgs] = ss;
@@ -786,8 +830,8 @@ impl UdpPort {
                 let msg = &mut hdrs[msgs].msg_hdr;
                 msg.msg_name = &mut addrs[msgs] as *mut _ as *mut libc::c_void;
                 msg.msg_namelen = sslen;
-                msg.msg_iov = &mut iovs[k];
-                msg.msg_iovlen = run as _;
+                msg.msg_iov = &mut iovs[first_iov];
+                msg.msg_iovlen = (v - first_iov) as _;
                 // SAFETY: the control buffer holds both messages.
                 unsafe {
                     self.put_cmsgs(
@@ -824,7 +868,14 @@ impl UdpPort {
             // Say why, send its first datagram alone (the single send's
             // fallbacks included) and go on after it.
             let d = &items[order[at]];
-            match self.send(&d.frame[d.payload_at..], d.to, d.tos) {
+            let whole;
+            let datagram = if d.payload.is_empty() {
+                &d.frame[d.payload_at..]
+            } else {
+                whole = d.parts().concat();
+                &whole[..]
+            };
+            match self.send(datagram, d.to, d.tos) {
                 Ok(()) => out.sent += 1,
                 Err(SendError::Busy) => out.busy += 1,
                 Err(SendError::TooBig) => out.too_big += 1,
@@ -987,8 +1038,9 @@ impl UdpPort {
 }
 
 /// Wait until `fd` or `wake` is readable, or `timeout` passed; a wake-up
-/// is consumed.
-pub fn wait_readable(fd: RawFd, wake: &Wake, timeout: Duration) {
+/// is consumed. Returns whether either was readable (with a zero
+/// `timeout`: a look that does not sleep).
+pub fn wait_readable(fd: RawFd, wake: &Wake, timeout: Duration) -> bool {
     let mut p = [
         libc::pollfd {
             fd,
@@ -1006,10 +1058,11 @@ pub fn wait_readable(fd: RawFd, wake: &Wake, timeout: Duration) {
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
     // SAFETY: two valid pollfds, a valid timespec, no signal mask.
-    unsafe { libc::ppoll(p.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    let ready = unsafe { libc::ppoll(p.as_mut_ptr(), 2, &ts, std::ptr::null()) } > 0;
     if p[1].revents & libc::POLLIN != 0 {
         wake.drain();
     }
+    ready
 }
 
 /// An eventfd that ends a [`wait_readable`] early (a doorbell armed a
@@ -1292,6 +1345,50 @@ mod tests {
             }
         }
         got
+    }
+
+    /// Datagrams whose payload lies outside their frame (sent from host
+    /// memory with an `iovec` of its own) arrive as the frame with the
+    /// payload at its place: in a run of one size (segmentation offload),
+    /// beside datagrams held whole, and the payloads are let go once sent.
+    #[test]
+    fn payloads_gathered_from_where_they_lie_arrive_in_place() {
+        let tx = UdpPort::bind("127.0.44.103:0".parse().unwrap()).unwrap();
+        tx.enable_gso(true);
+        let mut rx = UdpPort::bind("127.0.44.104:0".parse().unwrap()).unwrap();
+        rx.enable_gro();
+        let to = rx.local_addr().unwrap();
+        let payload = Bytes::from(vec![0x5A; 3 * 1024]);
+        let mut batch = SendBatch::default();
+        let mut want = Vec::new();
+        for i in 0..4u8 {
+            let o = batch.push();
+            // Room, 30 header bytes, then (after the payload) 4 trailer bytes.
+            o.frame.extend_from_slice(&[0xEE; HEADROOM]);
+            o.frame.extend_from_slice(&[i; 30]);
+            o.frame.extend_from_slice(&[0xC0 | i; 4]);
+            o.payload_at = HEADROOM;
+            o.split = HEADROOM + 30;
+            o.payload = payload.slice(usize::from(i) * 8..usize::from(i) * 8 + 1024);
+            o.to = to;
+            let mut d = vec![i; 30];
+            d.extend_from_slice(&o.payload);
+            d.extend_from_slice(&[0xC0 | i; 4]);
+            want.push(d);
+        }
+        // One held whole, shorter: ends the run.
+        let o = batch.push();
+        o.frame.extend_from_slice(&[0x77; 100]);
+        o.to = to;
+        want.push(vec![0x77; 100]);
+        let runs = batch.runs();
+        let mut out = SendOutcome::default();
+        tx.send_batch(&mut batch, runs[0].1, runs[0].2, &mut out);
+        assert_eq!(out.sent, 5, "{out:?}");
+        batch.clear();
+        let got = read(&rx, &mut RecvBatch::framed(8, 65_536, HEADROOM), want.len());
+        assert_eq!(got.into_iter().map(|g| g.1).collect::<Vec<_>>(), want);
+        assert!(payload.is_unique(), "the batch let the payloads go");
     }
 
     /// A run handed up whole (`UDP_GRO`) is read in place once its segment

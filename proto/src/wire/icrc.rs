@@ -51,6 +51,16 @@ fn after_lrh() -> crc32fast::Hasher {
 /// without the ICRC trailer). `ip_header_len` is 20+ for IPv4, 40 for IPv6.
 /// Never panics: a short input is hashed as it is.
 pub fn compute_icrc(ip: &[u8], ip_header_len: usize, is_ipv6: bool) -> u32 {
+    compute_icrc_parts(ip, &[], ip_header_len, is_ipv6)
+}
+
+/// [`compute_icrc`] of the IP packet `head` followed by the bytes of
+/// `rest` in order, where they lie (a payload sent from host memory
+/// with its own `iovec`, not copied behind its headers first). The masked
+/// prefix (IP, UDP, BTH) must lie in `head`; what of it does not is hashed
+/// unmasked.
+pub fn compute_icrc_parts(head: &[u8], rest: &[&[u8]], ip_header_len: usize, is_ipv6: bool) -> u32 {
+    let ip = head;
     let masked_len = (ip_header_len + udp::HEADER_LEN + bth::HEADER_LEN)
         .min(ip.len())
         .min(MAX_MASKED);
@@ -87,6 +97,9 @@ pub fn compute_icrc(ip: &[u8], ip_header_len: usize, is_ipv6: bool) -> u32 {
     let mut h = after_lrh();
     h.update(head);
     h.update(ip.get(masked_len..).unwrap_or(&[]));
+    for part in rest {
+        h.update(part);
+    }
     h.finalize()
 }
 

@@ -66,6 +66,31 @@ pub fn emit_frame(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, out: &mut
     buf[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
 }
 
+/// [`emit_frame`] without copying the payload: appends the headers, the
+/// zero pad and the ICRC (computed over the payload where it lies) and
+/// returns where, counted from the start of what was appended, the
+/// payload belongs. The frame is what was appended up to there,
+/// `pkt.payload`, then the rest: a sender gathers the three (`sendmsg`
+/// with an `iovec` each) and the payload is copied once, by the kernel.
+pub fn emit_frame_around_payload(pkt: &Mrc10Packet, encap: &Encap, profile: &Profile, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    let len = frame_len(pkt, encap);
+    let head = len - pkt.payload.len() - pkt.wire_pad() - ICRC_LEN;
+    out.reserve(head + pkt.wire_pad() + ICRC_LEN);
+    out.resize(start + head, 0);
+    let at = emit_headers(pkt, encap, profile, &mut out[start..]);
+    debug_assert_eq!(at, head, "the headers end where the payload starts");
+    out.resize(start + head + pkt.wire_pad(), 0);
+    let icrc = icrc::compute_icrc_parts(
+        &out[start + ethernet::HEADER_LEN..start + head],
+        &[&pkt.payload, &out[start + head..]],
+        encap.ip_header_len(),
+        matches!(encap.ip, IpPair::V6 { .. }),
+    );
+    out.extend_from_slice(&icrc.to_le_bytes());
+    head
+}
+
 /// Parse the transport part up to the payload: the BTH, the endpoint-QP
 /// rule and the opcode's headers. Returns them and the bytes they took.
 /// No ICRC here: `t` ends before it.
