@@ -522,6 +522,20 @@ const RESENDS_SPLIT_BY_SERVICE_ORDER: Allowance = Allowance {
              (every QP loses some); the total is judged",
 };
 
+/// Under the incast, which QPs' packets the full port trims differs
+/// per QP between hardware and model (measured, 200 messages, seed 1:
+/// totals 1,311 vs 1,423 legacy, 1,365 vs 1,447 MRC 1.0; per QP 88-244
+/// against 105-211).
+const TRIMS_SPLIT_BY_ARRIVAL_ORDER: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::SplitAmongQps,
+    reason: "not traced packet by packet: which packets find the port full depends on the order \
+             they reach it, to the packet; the model's runner sends each pair's window at one \
+             instant, pair after pair, and sizes packets by its header estimate (WIRE_OVERHEAD) \
+             where the fabric takes the real frames, so which QPs' packets are trimmed differs \
+             while the total the port cannot hold stays within 10%; the total is judged",
+};
+
 const LOSS: Expectations = Expectations {
     allowances: &[MORE_MARKS_UNDER_LOSS],
     qp_error: false,
@@ -613,6 +627,18 @@ fn incast_port(c: &mut SystemConfig) {
     rto_above_the_queue(c, INCAST_TIMEOUT_EXP);
 }
 
+/// `mpr-window-failure`: messages up to 64 KiB at 1 KiB MTU, 16 of them
+/// in flight (up to 1,024 PSNs asked for), against the hardware's whole
+/// send window of 256 PSNs (MPR 2 x 128, [`cosim::system::MAX_SEND_MPR_UNITS`]):
+/// the window is full when the EV fails.
+const MPR_WINDOW_MAX_SIZE: u64 = 64 * 1024;
+const MPR_WINDOW_MTU: u32 = 1024;
+const MPR_WINDOW_IN_FLIGHT: u32 = 16;
+/// When its EV fails, us: after the first windows are under way.
+const MPR_WINDOW_FAIL_US: u64 = 50;
+/// Its least RTO exponent (the default's), raised over the window's queue.
+const MPR_WINDOW_TIMEOUT_EXP: u8 = 4;
+
 fn keep(_: &mut SystemConfig) {}
 
 fn no_faults(a: &mut CosimArgs) {
@@ -622,9 +648,7 @@ fn no_faults(a: &mut CosimArgs) {
 }
 
 /// The scenarios the co-simulated system can run today, each with its
-/// expectations (allowances with their reasons, expected QP errors). The
-/// issue's set also has the full MPR window during a failure, which the
-/// two-NIC system does not model yet (`docs/cosim.md`).
+/// expectations (allowances with their reasons, expected QP errors).
 const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "lossless",
@@ -749,6 +773,24 @@ const SCENARIOS: &[NamedScenario] = &[
             a.qps = INCAST_QPS;
         },
         system: incast_port,
+        expect: Expectations {
+            allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER],
+            qp_error: false,
+        },
+    },
+    NamedScenario {
+        name: "mpr-window-failure",
+        about: "the whole 256-PSN send window in flight (messages up to 64 KiB at 1 KiB MTU, 16 in \
+                flight), EV 3 drops everything from 50 us on, no loss; RTO beyond the window's queue",
+        apply: |a| {
+            no_faults(a);
+            a.max_size = MPR_WINDOW_MAX_SIZE;
+            a.mtu = MPR_WINDOW_MTU;
+            a.in_flight = MPR_WINDOW_IN_FLIGHT;
+            a.no_failure = false;
+            a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(MPR_WINDOW_FAIL_US))];
+        },
+        system: |c| rto_above_the_queue(c, MPR_WINDOW_TIMEOUT_EXP),
         expect: PLAIN,
     },
     NamedScenario {
