@@ -15,16 +15,21 @@
 //! serialisation at the line rate, blackhole (from a set time on, the EV
 //! drops everything), loss (random, or keyed by the packet with
 //! [`proto::loopback::keyed_loss`] so both simulators lose the same
-//! packets), then delivery after `base_delay + ev_extra_delay(ev) +
-//! uniform jitter`. Duplication and corruption are not modelled here (the
+//! packets), the switch port at the link's end if any
+//! ([`proto::loopback::switch`]: the same decisions as the runner's, the
+//! frame ECN-marked in place or trimmed and re-emitted), then delivery
+//! after `base_delay + ev_extra_delay(ev) + uniform jitter`. Duplication and corruption are not modelled here (the
 //! RTL's receive side is tested against them elsewhere): a link with them
 //! set is refused by [`FabricLink::new`].
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use proto::loopback::switch::{PacketKind, SwitchPort, SwitchVerdict};
 use proto::loopback::{keyed_loss, Dir, EvMatch, Flap, LinkConfig, WIRE_OVERHEAD};
-use proto::time::Duration;
+use proto::time::{Duration, Instant};
+use proto::wire::mrc10::Profile;
+use proto::wire::{mark_ce_in_frame, trim_frame_of_either, Packet};
 
 use tb::axis::AxisSource;
 use tb::rng::Rng;
@@ -53,6 +58,12 @@ pub struct PathStats {
     pub delivered: u64,
     pub lost: u64,
     pub blackholed: u64,
+    /// Frames the switch port trimmed to their headers.
+    pub trimmed: u64,
+    /// Frames the switch port marked ECN-CE.
+    pub ecn_marked: u64,
+    /// Frames the full switch port dropped (not trimmable).
+    pub switch_dropped: u64,
 }
 
 /// A link the fabric cannot model.
@@ -126,6 +137,11 @@ pub struct FabricLink {
     /// The random draws (jitter, and loss unless keyed).
     rng: Rng,
     free_at_ps: u64,
+    /// The switch port at the link's end, if any.
+    switch: Option<SwitchPort>,
+    /// Frames the switch could not mark or trim (not a frame of either
+    /// dialect the golden parsers read): forwarded as they were.
+    pub switch_unreadable: u64,
     /// Times each (opcode, PSN) reached the loss decision (keyed loss).
     seen: HashMap<(u8, u32), u32>,
     queue: BinaryHeap<Reverse<(u64, u64)>>,
@@ -191,6 +207,8 @@ impl FabricLink {
             degraded,
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(tag)),
             free_at_ps: 0,
+            switch: cfg.switch.map(SwitchPort::new),
+            switch_unreadable: 0,
             seen: HashMap::new(),
             queue: BinaryHeap::new(),
             in_flight: HashMap::new(),
@@ -257,6 +275,16 @@ impl FabricLink {
             self.stats[path].lost += 1;
             return;
         }
+        let mut frame = frame;
+        if self.switch.is_some() {
+            match self.through_switch(path, depart, frame) {
+                Some((d, f)) => {
+                    depart = d;
+                    frame = f;
+                }
+                None => return,
+            }
+        }
         let ev = self.paths[path];
         let jitter = self.cfg.jitter.as_ps();
         let jitter = if jitter > 0 { self.rng.below(jitter) } else { 0 };
@@ -264,6 +292,46 @@ impl FabricLink {
         self.seq += 1;
         self.queue.push(Reverse((ps_to_cycles(arrive), self.seq)));
         self.in_flight.insert(self.seq, (path, frame));
+    }
+
+    /// Pass `frame`, reaching the switch port at `at_ps`, through it (as
+    /// the golden runner does a packet, [`SwitchPort::admit`]): its
+    /// departure and the frame as it leaves (marked or trimmed), or `None`
+    /// when the port drops it. The port sizes a frame as the line does
+    /// (its bytes plus [`LINE_BYTES_PER_FRAME`]).
+    fn through_switch(&mut self, path: usize, at_ps: u64, mut frame: Vec<u8>) -> Option<(u64, Vec<u8>)> {
+        let profile = Profile::DEFAULT;
+        let port = self.switch.as_mut()?;
+        let parsed = Packet::parse_frame(&frame, &profile).ok();
+        let kind = parsed.as_ref().map_or(PacketKind::Control, |(p, _)| PacketKind::of(p));
+        let bytes = frame.len() as u64 + LINE_BYTES_PER_FRAME;
+        let payload = parsed.as_ref().map_or(0, |(p, _)| p.payload().len() as u64);
+        let last_hop = port.config().last_hop;
+        match port.admit(Instant(at_ps), bytes, bytes - payload, kind) {
+            SwitchVerdict::Forward { depart, mark_ce } => {
+                if mark_ce {
+                    match mark_ce_in_frame(&mut frame) {
+                        Ok(()) => self.stats[path].ecn_marked += 1,
+                        Err(_) => self.switch_unreadable += 1,
+                    }
+                }
+                Some((depart.as_ps(), frame))
+            }
+            SwitchVerdict::Trim { depart } => match trim_frame_of_either(&frame, last_hop, &profile) {
+                Ok(trimmed) => {
+                    self.stats[path].trimmed += 1;
+                    Some((depart.as_ps(), trimmed))
+                }
+                Err(_) => {
+                    self.switch_unreadable += 1;
+                    Some((depart.as_ps(), frame))
+                }
+            },
+            SwitchVerdict::Drop => {
+                self.stats[path].switch_dropped += 1;
+                None
+            }
+        }
     }
 
     /// The next frame due at or before `cycle`, if any (counted as
@@ -296,6 +364,9 @@ impl FabricLink {
             delivered: a.delivered + s.delivered,
             lost: a.lost + s.lost,
             blackholed: a.blackholed + s.blackholed,
+            trimmed: a.trimmed + s.trimmed,
+            ecn_marked: a.ecn_marked + s.ecn_marked,
+            switch_dropped: a.switch_dropped + s.switch_dropped,
         })
     }
 }
@@ -375,6 +446,52 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_switch_port_queues_marks_and_trims_frames_as_the_model_decides() {
+        use proto::loopback::switch::SwitchQueue;
+        use proto::wire::mrc10::Profile;
+        let port = SwitchQueue {
+            rate_gbps: 25.0,
+            ecn_threshold_bytes: 1_000,
+            capacity_bytes: 2_000,
+            last_hop: true,
+        };
+        let cfg = LinkConfig {
+            line_rate_gbps: Some(100.0),
+            switch: Some(port),
+            ..LinkConfig::default()
+        };
+        let mut l = link(cfg);
+        let v4 = Encap::test_v4();
+        // Ten 256-byte WRITEs at once: ~342 bytes each on the line, so the
+        // port (25 Gb/s, 4x slower than the line) fills as they arrive.
+        for psn in 0..10 {
+            l.send(0, frame(0x1000, psn, &v4));
+        }
+        let got = drain(&mut l, 0, 10_000);
+        assert_eq!(got.len(), 10, "trimmed, not dropped");
+        let mut seen = (0, 0, 0);
+        for (_, f) in &got {
+            let (p, _) = Packet::parse_frame(f, &Profile::DEFAULT).expect("every frame stays valid");
+            match (p.trimmed(), p.ecn_ce()) {
+                (true, _) => seen.2 += 1,
+                (false, true) => seen.1 += 1,
+                (false, false) => seen.0 += 1,
+            }
+        }
+        let stats = l.total();
+        assert!(
+            seen.0 > 0 && seen.1 > 0 && seen.2 > 0,
+            "plain / marked / trimmed: {seen:?}"
+        );
+        assert_eq!((stats.ecn_marked, stats.trimmed), (seen.1, seen.2));
+        assert_eq!(l.switch_unreadable, 0);
+        // Trimmed headers take the priority queue: the first of them
+        // arrives before the last full frame.
+        let first_trimmed = got.iter().position(|(_, f)| f.len() < 100).expect("a trimmed frame");
+        assert!(first_trimmed < got.len() - 1, "trimmed headers wait behind the data");
     }
 
     #[test]

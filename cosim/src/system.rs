@@ -102,6 +102,8 @@ pub const SEND_WINDOW_PSNS: u64 = 256;
 /// Header bytes per packet counted on the wire (the model's estimate,
 /// `proto::loopback::WIRE_OVERHEAD`).
 pub const PACKET_OVERHEAD: u64 = proto::loopback::WIRE_OVERHEAD;
+/// Bits per byte (rates in Gb/s are bits per ns).
+const BITS_PER_BYTE: f64 = 8.0;
 
 /// Wire bytes one QP can have sent and not yet acknowledged: the least of
 /// its congestion window, the 256-PSN send window and `messages` messages
@@ -123,7 +125,8 @@ pub fn qp_window_wire_bytes(mtu: u32, max_len: u64, messages: u64, cwnd: u32) ->
 /// drain what the QPs sharing it can have queued (their windows at the
 /// link rate; on a degraded path, at that path's rate).
 ///
-/// * `queue = queued_bytes x 8 / rate` (0 without a rate);
+/// * `queue = queued_bytes x 8 / rate` (0 without a rate), plus, with a
+///   switch port at the link's end, what it holds at its rate;
 /// * allowance = `max(2 us, 2 x base RTT, queue)` (the model's
 ///   `max(STALL_MIN, STALL_RTTS x base, srtt + 4 rttvar - base)`, with the
 ///   queue standing in for the RTT spread);
@@ -140,6 +143,9 @@ pub struct StallTiming {
     pub rate_gbps: Option<f64>,
     /// Wire bytes that can be queued ahead of a packet on its way out.
     pub queued_bytes: u64,
+    /// The longest a packet waits at the link's switch port, ns: its
+    /// capacity at its rate (a packet that would wait longer is trimmed).
+    pub switch_queue_ns: u64,
 }
 
 impl StallTiming {
@@ -152,6 +158,9 @@ impl StallTiming {
             spread_ns: (link.ev_delay_spread.as_ps() + link.jitter.as_ps()) / 1000,
             rate_gbps: link.line_rate_gbps.map(|g| g * slowest),
             queued_bytes,
+            switch_queue_ns: link.switch.map_or(0, |p| {
+                (p.capacity_bytes.min(queued_bytes) as f64 * BITS_PER_BYTE / p.rate_gbps).ceil() as u64
+            }),
         }
     }
 
@@ -159,12 +168,14 @@ impl StallTiming {
         2 * self.one_way_ns + TURNAROUND_NS
     }
 
-    /// Time the link takes to drain `queued_bytes`, ns (rounded up).
+    /// Time the link takes to drain `queued_bytes`, ns (rounded up), and
+    /// its switch port's queue after it.
     pub fn queue_ns(&self) -> u64 {
-        match self.rate_gbps {
-            Some(g) if g > 0.0 => (self.queued_bytes as f64 * 8.0 / g).ceil() as u64,
+        let line = match self.rate_gbps {
+            Some(g) if g > 0.0 => (self.queued_bytes as f64 * BITS_PER_BYTE / g).ceil() as u64,
             _ => 0,
-        }
+        };
+        line + self.switch_queue_ns
     }
 
     pub fn allowance_ns(&self) -> u32 {
@@ -1586,6 +1597,10 @@ pub struct GoldenComparison {
     pub golden_fatal_error: Option<(u64, String)>,
     pub golden_goodput_gbps: f64,
     pub golden_completion_ns: f64,
+    /// The model's A -> B link (shared by its pairs): what its switch
+    /// port marked ECN-CE and trimmed.
+    pub golden_ecn_marked_ab: u64,
+    pub golden_trimmed_ab: u64,
     pub hw_retransmissions: u64,
     /// |hw - golden| / golden (0 when both are 0).
     pub retransmission_difference: f64,
@@ -1720,6 +1735,8 @@ pub fn compare_with_golden_qps(hw: &SystemReport, golden: &[Report]) -> GoldenCo
             0.0
         },
         golden_completion_ns: completion_ps as f64 / 1000.0,
+        golden_ecn_marked_ab: golden.first().map_or(0, |r| r.link_ab.ecn_marked),
+        golden_trimmed_ab: golden.first().map_or(0, |r| r.link_ab.trimmed),
         hw_retransmissions: h,
         retransmission_difference: diff,
         same_delivery: hw.scoreboard.ok() && golden.len() == hw.per_qp.len() && per_qp.iter().all(|c| c.same_delivery),

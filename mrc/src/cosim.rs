@@ -11,7 +11,7 @@ use cosim::system::{
 };
 use cosim::verdict::{judge_qps, Allowance, Direction, Expectations, Figures, Metric, QpFigures, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
-use proto::loopback::{EvMatch, Flap};
+use proto::loopback::{EvMatch, Flap, SwitchQueue};
 use proto::model::{ack_timeout, MAX_ACK_TIMEOUT_EXP};
 use proto::time::Duration;
 use verilated::BuildOptions;
@@ -354,6 +354,15 @@ fn print_table(r: &SystemReport, g: Option<&GoldenComparison>) {
             "".into(),
         ),
         (
+            "switch A->B ECN-marked / trimmed",
+            format!(
+                "{} / {}",
+                r.link_ab.iter().map(|p| p.ecn_marked).sum::<u64>(),
+                r.link_ab.iter().map(|p| p.trimmed).sum::<u64>()
+            ),
+            gcol(&|g| format!("{} / {}", g.golden_ecn_marked_ab, g.golden_trimmed_ab)),
+        ),
+        (
             "simulated cycles",
             format!(
                 "{} ({:.0} cycles/s, {:.1} s wall)",
@@ -513,6 +522,20 @@ const RESENDS_SPLIT_BY_SERVICE_ORDER: Allowance = Allowance {
              (every QP loses some); the total is judged",
 };
 
+/// Under the incast, which QPs' packets the full port trims differs
+/// per QP between hardware and model (measured, 200 messages, seed 1:
+/// totals 1,311 vs 1,423 legacy, 1,365 vs 1,447 MRC 1.0; per QP 88-244
+/// against 105-211).
+const TRIMS_SPLIT_BY_ARRIVAL_ORDER: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::SplitAmongQps,
+    reason: "not traced packet by packet: which packets find the port full depends on the order \
+             they reach it, to the packet; the model's runner sends each pair's window at one \
+             instant, pair after pair, and sizes packets by its header estimate (WIRE_OVERHEAD) \
+             where the fabric takes the real frames, so which QPs' packets are trimmed differs \
+             while the total the port cannot hold stays within 10%; the total is judged",
+};
+
 const LOSS: Expectations = Expectations {
     allowances: &[MORE_MARKS_UNDER_LOSS],
     qp_error: false,
@@ -547,11 +570,18 @@ const SIXTEEN_QPS_TIMEOUT_EXP: u8 = 6;
 /// QPs 18-20 with 36-65 each and every EV marked), an RTO shorter than the
 /// queue again. 65.5 us at 4 in flight, 262 us at 16.
 fn sixteen_qps_rto(c: &mut SystemConfig) {
+    rto_above_the_queue(c, SIXTEEN_QPS_TIMEOUT_EXP);
+}
+
+/// Set the RTO to the least exponent from `least` on whose timeout covers
+/// the base round trip plus what the QPs' windows queue at the link and
+/// its switch port (`StallTiming`).
+fn rto_above_the_queue(c: &mut SystemConfig, least: u8) {
     let max_len = c.messages.iter().map(|m| u64::from(m.len)).max().unwrap_or(0);
     let window = qp_window_wire_bytes(c.mtu(), max_len, c.messages_in_flight() as u64, c.cwnd);
     let t = StallTiming::of_link(&c.link_ab, window * u64::from(c.qps.max(1)));
     let worst_rtt_ns = t.base_rtt_ns() + t.queue_ns();
-    c.ack_timeout_exp = (SIXTEEN_QPS_TIMEOUT_EXP..=MAX_ACK_TIMEOUT_EXP)
+    c.ack_timeout_exp = (least..=MAX_ACK_TIMEOUT_EXP)
         .find(|&e| ack_timeout(e).as_ps() / 1000 >= worst_rtt_ns)
         .unwrap_or(MAX_ACK_TIMEOUT_EXP);
 }
@@ -563,6 +593,52 @@ const SIXTEEN_QPS: u16 = 16;
 /// messages take well under one pair's time, yet still beyond 50 us.
 const SIXTEEN_QPS_FAIL_US: u64 = 50;
 
+/// `incast`'s QP pairs: eight flows into one receiver.
+const INCAST_QPS: u16 = 8;
+/// `incast`'s switch port (B's last hop) runs at this share of the line
+/// rate: eight senders at the line rate into one port, as the port sees
+/// them, is one sender at eight times its rate; a quarter keeps the run
+/// short while the QPs' windows (8 x 4 messages) still overflow it.
+const INCAST_PORT_SHARE: f64 = 0.25;
+/// Its ECN marking threshold: 20 KiB queued (about 5 us at 25 Gb/s; a
+/// DCTCP-style shallow threshold, K of the order of the bandwidth-delay
+/// product).
+const INCAST_ECN_THRESHOLD_BYTES: u64 = 20 * 1024;
+/// Its buffer: 64 KiB (about 21 us at 25 Gb/s); beyond it a data packet
+/// is trimmed to its headers (TRIMMED_LASTHOP in MRC 1.0).
+const INCAST_CAPACITY_BYTES: u64 = 64 * 1024;
+/// `incast`'s least RTO exponent (the default's, 16.4 us); raised over
+/// the queue at the line and the port by [`rto_above_the_queue`].
+const INCAST_TIMEOUT_EXP: u8 = 4;
+
+/// `incast`: a trimming switch port at the end of the A -> B link.
+fn incast_port(c: &mut SystemConfig) {
+    // `config` always sets the line rate (`--rate-gbps`); the port's is a
+    // share of it.
+    let Some(line) = c.link_ab.line_rate_gbps else {
+        return;
+    };
+    c.link_ab.switch = Some(SwitchQueue {
+        rate_gbps: line * INCAST_PORT_SHARE,
+        ecn_threshold_bytes: INCAST_ECN_THRESHOLD_BYTES,
+        capacity_bytes: INCAST_CAPACITY_BYTES,
+        last_hop: true,
+    });
+    rto_above_the_queue(c, INCAST_TIMEOUT_EXP);
+}
+
+/// `mpr-window-failure`: messages up to 64 KiB at 1 KiB MTU, 16 of them
+/// in flight (up to 1,024 PSNs asked for), against the hardware's whole
+/// send window of 256 PSNs (MPR 2 x 128, [`cosim::system::MAX_SEND_MPR_UNITS`]):
+/// the window is full when the EV fails.
+const MPR_WINDOW_MAX_SIZE: u64 = 64 * 1024;
+const MPR_WINDOW_MTU: u32 = 1024;
+const MPR_WINDOW_IN_FLIGHT: u32 = 16;
+/// When its EV fails, us: after the first windows are under way.
+const MPR_WINDOW_FAIL_US: u64 = 50;
+/// Its least RTO exponent (the default's), raised over the window's queue.
+const MPR_WINDOW_TIMEOUT_EXP: u8 = 4;
+
 fn keep(_: &mut SystemConfig) {}
 
 fn no_faults(a: &mut CosimArgs) {
@@ -572,10 +648,7 @@ fn no_faults(a: &mut CosimArgs) {
 }
 
 /// The scenarios the co-simulated system can run today, each with its
-/// expectations (allowances with their reasons, expected QP errors). The
-/// issue's set also has a trimming incast through a switch queue with
-/// ECN and the full MPR window during a failure, which the two-NIC
-/// system does not model yet (`docs/cosim.md`).
+/// expectations (allowances with their reasons, expected QP errors).
 const SCENARIOS: &[NamedScenario] = &[
     NamedScenario {
         name: "lossless",
@@ -689,6 +762,36 @@ const SCENARIOS: &[NamedScenario] = &[
             ],
             qp_error: false,
         },
+    },
+    NamedScenario {
+        name: "incast",
+        about: "8 QP pairs into a trimming switch port at B's last hop (a quarter of the line rate, \
+                ECN-CE above 20 KiB queued, trims beyond 64 KiB: TRIMMED_LASTHOP), no loss, no \
+                fault; RTO beyond the queue",
+        apply: |a| {
+            no_faults(a);
+            a.qps = INCAST_QPS;
+        },
+        system: incast_port,
+        expect: Expectations {
+            allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER],
+            qp_error: false,
+        },
+    },
+    NamedScenario {
+        name: "mpr-window-failure",
+        about: "the whole 256-PSN send window in flight (messages up to 64 KiB at 1 KiB MTU, 16 in \
+                flight), EV 3 drops everything from 50 us on, no loss; RTO beyond the window's queue",
+        apply: |a| {
+            no_faults(a);
+            a.max_size = MPR_WINDOW_MAX_SIZE;
+            a.mtu = MPR_WINDOW_MTU;
+            a.in_flight = MPR_WINDOW_IN_FLIGHT;
+            a.no_failure = false;
+            a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(MPR_WINDOW_FAIL_US))];
+        },
+        system: |c| rto_above_the_queue(c, MPR_WINDOW_TIMEOUT_EXP),
+        expect: PLAIN,
     },
     NamedScenario {
         name: "psn-wrap",

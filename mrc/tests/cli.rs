@@ -467,6 +467,8 @@ fn cosim_scenarios_run_by_name() {
         "ev-flapping",
         "rate-25",
         "16-qps",
+        "incast",
+        "mpr-window-failure",
         "psn-wrap",
         "remote-access",
     ] {

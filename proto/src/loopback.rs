@@ -9,7 +9,8 @@
 //!
 //! This file holds what a run is given and what it reports; the run
 //! itself is in the submodules: `link` (one direction of the link),
-//! `pair` (one QP pair and the judging of its delivery), `runner` (the
+//! `pair` (one QP pair and the judging of its delivery), [`switch`] (a
+//! trimming switch port at the end of a link), `runner` (the
 //! event loop), and [`pairs`] (several QP pairs over the same links, the
 //! golden side of a co-simulation with several QPs).
 
@@ -32,6 +33,9 @@ mod link;
 mod pair;
 pub mod pairs;
 mod runner;
+pub mod switch;
+
+pub use switch::SwitchQueue;
 
 /// Which EV a blackhole swallows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -116,6 +120,11 @@ pub struct LinkConfig {
     /// that path). Needs `line_rate_gbps`.
     #[serde(default)]
     pub degraded: Vec<(EvMatch, f64)>,
+    /// A trimming switch port at the end of the link (the receiver's last
+    /// hop): data queues there at its rate, is ECN-marked above a depth
+    /// and trimmed beyond its capacity ([`switch`]).
+    #[serde(default)]
+    pub switch: Option<SwitchQueue>,
 }
 
 impl Default for LinkConfig {
@@ -133,6 +142,7 @@ impl Default for LinkConfig {
             flaps: Vec::new(),
             line_rate_gbps: Some(400.0),
             degraded: Vec::new(),
+            switch: None,
         }
     }
 }
@@ -328,6 +338,15 @@ pub struct LinkStats {
     /// Corrupted packets the receiver dropped (its parser or ICRC check).
     pub corrupted_dropped: u64,
     pub blackholed: u64,
+    /// Data packets the switch port trimmed to their headers.
+    #[serde(default)]
+    pub trimmed: u64,
+    /// Data packets the switch port marked ECN-CE.
+    #[serde(default)]
+    pub ecn_marked: u64,
+    /// Data packets the full switch port dropped (not trimmable).
+    #[serde(default)]
+    pub switch_dropped: u64,
 }
 
 /// The outcome of a run.

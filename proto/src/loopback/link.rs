@@ -1,10 +1,11 @@
 //! One direction of a loopback run's link: its configuration resolved
 //! against the EV set (blackholed, flapping and degraded EVs by entropy
-//! value), its serialisation queue, what it did ([`LinkStats`]) and the
+//! value), its serialisation queue, its switch port, what it did ([`LinkStats`]) and the
 //! count of carriages that keyed loss needs. The runner
 //! ([`super::runner`]) applies it to every packet; the pairs of a
 //! multi-pair run share the two links.
 
+use super::switch::SwitchPort;
 use super::{keyed_loss, Dir, EvMatch, Flap, LinkConfig, LinkStats};
 use crate::time::Instant;
 use crate::wire::Packet;
@@ -19,6 +20,8 @@ pub(super) struct Link {
     /// Degraded EVs: entropy value, rate factor, their path's queue.
     pub(super) degraded: Vec<(u32, f64, Instant)>,
     pub(super) free_at: Instant,
+    /// The switch port at the link's end, if any.
+    pub(super) switch: Option<SwitchPort>,
     pub(super) stats: LinkStats,
     /// Times each (opcode, PSN) was carried (for `LinkConfig::loss_keyed`).
     seen: std::collections::HashMap<(u8, u32), u32>,
@@ -43,6 +46,7 @@ impl Link {
             flaps,
             degraded,
             free_at: Instant::ZERO,
+            switch: cfg.switch.map(SwitchPort::new),
             stats: LinkStats::default(),
             seen: std::collections::HashMap::new(),
         }

@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::link::Link;
 use super::pair::Pair;
+use super::switch::{PacketKind, SwitchVerdict};
 use super::{corrupt_frame, garble, Captured, Dir, Report, Side, WIRE_OVERHEAD};
 use crate::model::QueuePair;
 use crate::time::{Duration, Instant};
@@ -76,8 +77,9 @@ impl Runner {
 
     /// Put `pkt`, sent by `pair`'s endpoint `from`, on its link: serialised
     /// at the line rate (and again on a degraded EV's slower path),
-    /// captured if the pair's scenario asks, then blackholed, lost,
-    /// duplicated or corrupted as the link says, and scheduled for
+    /// captured if the pair's scenario asks, then blackholed or lost,
+    /// queued, marked or trimmed at the switch port, duplicated or
+    /// corrupted as the link says, and scheduled for
     /// delivery after the base delay, the EV's extra delay and jitter.
     fn send(&mut self, pair: usize, from: Side, pkt: Packet) {
         self.pairs[pair].packets += 1;
@@ -123,6 +125,28 @@ impl Runner {
         if lost {
             link.stats.lost += 1;
             return;
+        }
+        let mut pkt = pkt;
+        if let Some(port) = link.switch.as_mut() {
+            let bytes = pkt.payload().len() as u64 + WIRE_OVERHEAD;
+            match port.admit(depart, bytes, WIRE_OVERHEAD, PacketKind::of(&pkt)) {
+                SwitchVerdict::Forward { depart: d, mark_ce } => {
+                    depart = d;
+                    if mark_ce {
+                        pkt.mark_ce();
+                        link.stats.ecn_marked += 1;
+                    }
+                }
+                SwitchVerdict::Trim { depart: d } => {
+                    depart = d;
+                    pkt.trim(port.config().last_hop);
+                    link.stats.trimmed += 1;
+                }
+                SwitchVerdict::Drop => {
+                    link.stats.switch_dropped += 1;
+                    return;
+                }
+            }
         }
         let cfg = &link.cfg;
         let copies = if cfg.duplicate > 0.0 && self.rng.gen_bool(cfg.duplicate.min(1.0)) {

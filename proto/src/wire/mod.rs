@@ -61,7 +61,7 @@ pub use immdt::{ImmDtPacket, ImmDtRepr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use ipv6::{Ipv6Packet, Ipv6Repr};
 pub use mrc_ext::MrcExtPacket;
-pub use packet::Packet;
+pub use packet::{mark_ce_in_frame, trim_frame_of_either, Packet};
 pub use reth::RethPacket;
 pub use udp::{UdpPacket, UdpRepr};
 

@@ -213,3 +213,60 @@ pub fn frame_is_mrc10(frame: &[u8]) -> bool {
     let at = l2 + ip_len + udp::HEADER_LEN;
     frame.get(at).is_some_and(|op| mrc10::Opcode::RANGE.contains(op))
 }
+
+/// Where the IP header of an Ethernet frame (one 802.1Q tag allowed)
+/// starts, and its ethertype.
+fn ip_header_of(frame: &[u8]) -> Result<(usize, u16), WireError> {
+    let ethertype_at = |at: usize| {
+        frame
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or(WireError::Truncated {
+                layer: super::error::Layer::Ethernet,
+            })
+    };
+    const ETHERTYPE_AT: usize = ethernet::HEADER_LEN - 2;
+    let ethertype = ethertype_at(ETHERTYPE_AT)?;
+    if ethertype == ethernet::ETHERTYPE_VLAN {
+        let inner = ethertype_at(ETHERTYPE_AT + ethernet::VLAN_TAG_LEN)?;
+        return Ok((ethernet::HEADER_LEN + ethernet::VLAN_TAG_LEN, inner));
+    }
+    Ok((ethernet::HEADER_LEN, ethertype))
+}
+
+/// ECN code point "congestion experienced".
+const ECN_CE_BITS: u8 = 0b11;
+
+/// What an ECN-marking switch does to a frame of either protocol: set the
+/// IP ECN field to CE in place (and the IPv4 header checksum). The ICRC
+/// masks the field, so it stays valid.
+pub fn mark_ce_in_frame(frame: &mut [u8]) -> Result<(), WireError> {
+    let (ip_at, ethertype) = ip_header_of(frame)?;
+    match ethertype {
+        ethernet::ETHERTYPE_IPV4 => {
+            let mut ip = ipv4::Ipv4Packet::new_checked(&mut frame[ip_at..])?;
+            let dscp = ip.dscp();
+            ip.set_dscp_ecn(dscp, ECN_CE_BITS);
+            ip.fill_checksum();
+        }
+        ethernet::ETHERTYPE_IPV6 => {
+            let mut ip = ipv6::Ipv6Packet::new_checked(&mut frame[ip_at..])?;
+            let (tc, flow) = (ip.traffic_class(), ip.flow_label());
+            ip.set_word0((tc & !0b11) | ECN_CE_BITS, flow);
+        }
+        other => return Err(WireError::BadEtherType(other)),
+    }
+    Ok(())
+}
+
+/// What a trimming switch does to a data frame of either protocol: cut
+/// the payload (and pad), mark the trimmed class (MRC 1.0: TRIMMED, or
+/// TRIMMED_LASTHOP when `last_hop`; the legacy profile has one), fix
+/// lengths and checksums, recompute the ICRC.
+pub fn trim_frame_of_either(frame: &[u8], last_hop: bool, profile: &Profile) -> Result<Vec<u8>, WireError> {
+    if frame_is_mrc10(frame) {
+        mrc10::trim_frame(frame, 0, last_hop, profile)
+    } else {
+        super::trim_frame(frame, 0)
+    }
+}
