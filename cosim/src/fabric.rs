@@ -275,16 +275,9 @@ impl FabricLink {
             self.stats[path].lost += 1;
             return;
         }
-        let mut frame = frame;
-        if self.switch.is_some() {
-            match self.through_switch(path, depart, frame) {
-                Some((d, f)) => {
-                    depart = d;
-                    frame = f;
-                }
-                None => return,
-            }
-        }
+        let Some((depart, frame)) = self.through_switch(path, depart, frame) else {
+            return;
+        };
         let ev = self.paths[path];
         let jitter = self.cfg.jitter.as_ps();
         let jitter = if jitter > 0 { self.rng.below(jitter) } else { 0 };
@@ -297,11 +290,14 @@ impl FabricLink {
     /// Pass `frame`, reaching the switch port at `at_ps`, through it (as
     /// the golden runner does a packet, [`SwitchPort::admit`]): its
     /// departure and the frame as it leaves (marked or trimmed), or `None`
-    /// when the port drops it. The port sizes a frame as the line does
-    /// (its bytes plus [`LINE_BYTES_PER_FRAME`]).
+    /// when the port drops it; a link without a port passes it as it is.
+    /// The port sizes a frame as the line does (its bytes plus
+    /// [`LINE_BYTES_PER_FRAME`]).
     fn through_switch(&mut self, path: usize, at_ps: u64, mut frame: Vec<u8>) -> Option<(u64, Vec<u8>)> {
         let profile = Profile::DEFAULT;
-        let port = self.switch.as_mut()?;
+        let Some(port) = self.switch.as_mut() else {
+            return Some((at_ps, frame));
+        };
         let parsed = Packet::parse_frame(&frame, &profile).ok();
         let kind = parsed.as_ref().map_or(PacketKind::Control, |(p, _)| PacketKind::of(p));
         let bytes = frame.len() as u64 + LINE_BYTES_PER_FRAME;

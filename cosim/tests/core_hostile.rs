@@ -652,9 +652,6 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
     assert_eq!(psns, [REQ_START_PSN, REQ_START_PSN + 1, REQ_START_PSN + 2]);
     let last = REQ_START_PSN + 2;
     let retx_drop0 = nic.counter("retx_drop");
-    let cqe_written = |nic: &Nic, slot: u64| {
-        Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * slot, 32)).is_ok_and(|c| c.phase)
-    };
 
     let mut wrong_qp_sack = sack(last, REQ_START_PSN, &[0, 1, 2], 0);
     wrong_qp_sack.bth.dest_qp = 0x66;
@@ -688,7 +685,7 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
             "the model completed on a forged ACK: {e:?}"
         );
     }
-    assert!(!cqe_written(&nic, 0), "a forged ACK completed the WRITE");
+    assert!(!send_cqe_written(&nic, 0), "a forged ACK completed the WRITE");
     assert_eq!(
         nic.counter("retx_drop") - retx_drop0,
         forged.len() as u32,
@@ -700,37 +697,13 @@ fn forged_acks_for_unsent_psns_complete_nothing() {
 
     // The genuine SACK: everything up to the last PSN.
     let genuine = sack(last, REQ_START_PSN, &[0, 1, 2], 2);
-    let f = frame_of(&genuine);
-    model.handle_frame(now, &f).expect("the model accepts the genuine SACK");
-    let model_done: Vec<_> = std::iter::from_fn(|| model.poll_event())
-        .filter_map(|e| if let Event::SendCompleted(c) = e { Some(c) } else { None })
-        .collect();
-    assert_eq!(model_done.len(), 1);
-    assert_eq!((model_done[0].wr_id, model_done[0].status), (0x5A, WcStatus::Success));
-    nic.rx.push(f);
-    let mut cycles = 0;
-    while !cqe_written(&nic, 0) && cycles < 20_000 {
-        nic.step();
-        cycles += 1;
-    }
-    nic.run(2000);
-    let c = Completion::decode(&nic.dma.mem.read_vec(SEND_CQ, 32)).unwrap();
-    assert!(c.phase, "the genuine SACK completes the WRITE");
-    assert_eq!((c.qp, c.wr_id, c.status), (PEER_QP, 0x5A, CqStatus::Success), "{c:?}");
-    assert!(!cqe_written(&nic, 1), "completed exactly once");
-    assert_eq!(nic.counter("completion"), 1);
+    genuine_sack_completes_once(&mut nic, &mut model, now, frame_of(&genuine), 0x5A);
     assert_eq!(
         nic.counter("retransmit") as usize,
         resent,
         "no resend caused by the forged ACKs"
     );
-    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
-    for (a, _) in nic.dma.mem.writes.iter() {
-        assert!(
-            (SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a),
-            "requester wrote {a:#x} outside its CQ"
-        );
-    }
+    requester_wrote_only_its_cq(&nic);
 }
 
 /// The PSNs of the NIC's frames, in order.

@@ -20,10 +20,10 @@
 mod hostile;
 
 use bytes::Bytes;
-use contract::layout::{Completion, CqStatus, SqDescriptor, SqOpcode};
+use contract::layout::{SqDescriptor, SqOpcode};
 use cosim::nic::{build_core, Nic, Stalls};
 use hostile::*;
-use proto::model::{Event, QueuePair, RxError, WcStatus, WriteRequest};
+use proto::model::{Event, QueuePair, RxError, WriteRequest};
 use proto::time::{Duration, Instant};
 use proto::wire::mrc10::choices;
 use proto::wire::mrc10::{
@@ -890,10 +890,10 @@ fn hostile_mrc10_acks_at_the_requester_complete_nothing() {
             "the model completed on a forged acknowledgement: {e:?}"
         );
     }
-    let cqe_written = |nic: &Nic, slot: u64| {
-        Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + 32 * slot, 32)).is_ok_and(|c| c.phase)
-    };
-    assert!(!cqe_written(&nic, 0), "a forged acknowledgement completed the WRITE");
+    assert!(
+        !send_cqe_written(&nic, 0),
+        "a forged acknowledgement completed the WRITE"
+    );
     assert_eq!(nic.counter("completion"), 0);
     assert!(
         nic.counter("retx_drop") > base_drop,
@@ -902,37 +902,19 @@ fn hostile_mrc10_acks_at_the_requester_complete_nothing() {
     let resent = nic.counter("retransmit");
 
     // The genuine SACK: everything up to the last PSN.
-    let f = mrc10_frame(&sack_to(PEER_QP, last, 1, 0));
-    model.handle_frame(now, &f).expect("the model accepts the genuine SACK");
-    let done: Vec<_> = std::iter::from_fn(|| model.poll_event())
-        .filter_map(|e| if let Event::SendCompleted(c) = e { Some(c) } else { None })
-        .collect();
-    assert_eq!(done.len(), 1);
-    assert_eq!((done[0].wr_id, done[0].status), (0x5A, WcStatus::Success));
-    nic.rx.push(f);
-    let mut cycles = 0;
-    while !cqe_written(&nic, 0) && cycles < 20_000 {
-        nic.step();
-        cycles += 1;
-    }
-    nic.run(2000);
-    let c = Completion::decode(&nic.dma.mem.read_vec(SEND_CQ, 32)).unwrap();
-    assert!(c.phase, "the genuine SACK completes the WRITE");
-    assert_eq!((c.qp, c.wr_id, c.status), (PEER_QP, 0x5A, CqStatus::Success), "{c:?}");
-    assert!(!cqe_written(&nic, 1), "completed exactly once");
-    assert_eq!(nic.counter("completion"), 1);
+    genuine_sack_completes_once(
+        &mut nic,
+        &mut model,
+        now,
+        mrc10_frame(&sack_to(PEER_QP, last, 1, 0)),
+        0x5A,
+    );
     assert_eq!(
         nic.counter("retransmit"),
         resent,
         "nothing resent after the genuine SACK"
     );
-    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
-    for (a, _) in nic.dma.mem.writes.iter() {
-        assert!(
-            (SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a),
-            "requester wrote {a:#x} outside its CQ"
-        );
-    }
+    requester_wrote_only_its_cq(&nic);
 }
 
 /// A seeded fuzz loop over the responder's templates:

@@ -14,7 +14,7 @@ use contract::config::table as cfg_table;
 use contract::layout::{Completion, CqStatus, SqContext};
 use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Station};
 use proto::loopback::Scenario;
-use proto::model::{Event, Qp, QueuePair, RxError, Transport, WriteRequest};
+use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
 use proto::wire::mrc10::{self, choices::TrafficClass, Headers, MethRepr, Mrc10Packet, NackReason, Profile, TsethRepr};
 use proto::wire::{
@@ -715,4 +715,48 @@ pub fn frame_with_transport(t: &[u8]) -> Vec<u8> {
     );
     f[icrc_at..].copy_from_slice(&c.to_le_bytes());
     f
+}
+
+/// Bytes of one send CQE.
+const CQE_BYTES: u64 = 32;
+
+/// Whether the core wrote its send CQE in `slot` (its phase bit set).
+pub fn send_cqe_written(nic: &Nic, slot: u64) -> bool {
+    Completion::decode(&nic.dma.mem.read_vec(SEND_CQ + CQE_BYTES * slot, CQE_BYTES as usize)).is_ok_and(|c| c.phase)
+}
+
+/// The genuine SACK `f` after forged acknowledgements of the requester's
+/// WRITE `wr_id`: the model completes it once, successfully; so does the
+/// core, in CQE slot 0, and no second CQE follows.
+pub fn genuine_sack_completes_once(nic: &mut Nic, model: &mut Qp, now: Instant, f: Vec<u8>, wr_id: u64) {
+    model.handle_frame(now, &f).expect("the model accepts the genuine SACK");
+    let done: Vec<_> = std::iter::from_fn(|| model.poll_event())
+        .filter_map(|e| if let Event::SendCompleted(c) = e { Some(c) } else { None })
+        .collect();
+    assert_eq!(done.len(), 1);
+    assert_eq!((done[0].wr_id, done[0].status), (wr_id, WcStatus::Success));
+    nic.rx.push(f);
+    let mut cycles = 0;
+    while !send_cqe_written(nic, 0) && cycles < 20_000 {
+        nic.step();
+        cycles += 1;
+    }
+    nic.run(2000);
+    let c = Completion::decode(&nic.dma.mem.read_vec(SEND_CQ, CQE_BYTES as usize)).unwrap();
+    assert!(c.phase, "the genuine SACK completes the WRITE");
+    assert_eq!((c.qp, c.wr_id, c.status), (PEER_QP, wr_id, CqStatus::Success), "{c:?}");
+    assert!(!send_cqe_written(nic, 1), "completed exactly once");
+    assert_eq!(nic.counter("completion"), 1);
+}
+
+/// The requester wrote nothing but its send CQ, without a DMA protocol
+/// error.
+pub fn requester_wrote_only_its_cq(nic: &Nic) {
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+    for (a, _) in nic.dma.mem.writes.iter() {
+        assert!(
+            (SEND_CQ..SEND_CQ + CQ_BYTES).contains(&a),
+            "requester wrote {a:#x} outside its CQ"
+        );
+    }
 }
