@@ -37,7 +37,9 @@ use crate::ev_selector::FindNext;
 use crate::param::Param;
 
 mod words;
-pub use words::{RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS, RTX_COUNT_BITS, RTX_SLOT_BITS};
+pub use words::{
+    PacketRecordWord, RtxRecordWord, SqContextWord, SqStateWord, RING_SIZE_BITS, RTX_COUNT_BITS, RTX_SLOT_BITS,
+};
 
 /// Messages remembered per QP for retransmission (a ring of records,
 /// `2^RTX_SLOT_BITS`). A record is reused only once the cumulative
@@ -161,6 +163,16 @@ pub struct Requester {
     pub out_dma_len: Signal<Out, Bits<32>>,
     pub out_imm: Signal<Out, Bits<32>>,
     pub out_msg_offset: Signal<Out, Bits<32>>,
+    /// The top's admission holds the output record (the CC gate refused
+    /// it and asks again later). A held first transmission yields the
+    /// register to a resend: the resends may be what frees the window it
+    /// waits for (a full send window stays full until the lost PSN at
+    /// its base is resent and acknowledged).
+    pub out_held: Signal<In, Bit>,
+    /// Pulse, with the output record changed to a resend: the held first
+    /// transmission was parked (the top asks the gate again, for the
+    /// resend).
+    pub out_swap: Signal<Out, Bit>,
     // Error completion records (rejected descriptors and doorbells).
     pub err_valid: Signal<Out, Bit>,
     pub err_ready: Signal<In, Bit>,
@@ -411,19 +423,15 @@ pub struct Requester {
     m_last_psn: DFF<Bits<24>>,
     // Output record register.
     o_valid: DFF<Bit>,
-    o_qp: DFF<Bits<8>>,
-    o_psn: DFF<Bits<24>>,
-    o_opcode: DFF<Bits<8>>,
-    o_retransmit: DFF<Bit>,
-    o_first: DFF<Bit>,
-    o_last: DFF<Bit>,
-    o_addr: DFF<Bits<64>>,
-    o_len: DFF<Bits<16>>,
-    o_remote_va: DFF<Bits<64>>,
-    o_rkey: DFF<Bits<32>>,
-    o_dma_len: DFF<Bits<32>>,
-    o_imm: DFF<Bits<32>>,
-    o_msg_offset: DFF<Bits<32>>,
+    o: DFF<PacketRecordWord>,
+    /// A held first transmission that yielded the output register to a
+    /// resend (`out_held`): restored to it as soon as it is free again,
+    /// before any other record, so first transmissions stay in PSN order.
+    parked_valid: DFF<Bit>,
+    parked: DFF<PacketRecordWord>,
+    /// The parked record's QP was put in error (its report came while it
+    /// was parked): dropped instead of restored.
+    parked_err: DFF<Bit>,
     // Counter pulses (registered).
     k_bad_opcode: DFF<Bit>,
     k_bad_flags: DFF<Bit>,
@@ -453,6 +461,12 @@ pub struct Requester {
     cfg_ring_size: Signal<Local, Bits<RING_SIZE_BITS>>,
     one_ring: Signal<Local, Bits<RING_SIZE_BITS>>,
     out_free: Signal<Local, Bit>,
+    /// The output register is free for a record of the engine's states:
+    /// free, and no parked record waits to be restored to it.
+    emit_free: Signal<Local, Bit>,
+    /// The output register holds a held first transmission that may be
+    /// parked for a resend (nothing parked yet).
+    swap_ok: Signal<Local, Bit>,
     /// LOAD: the QP's ring size (SQEs) and its index mask (size - 1).
     ld_size: Signal<Local, Bits<32>>,
     ld_mask: Signal<Local, Bits<32>>,
@@ -633,19 +647,10 @@ impl Logic for Requester {
             e_sq_index,
             e_len,
             o_valid,
-            o_qp,
-            o_psn,
-            o_opcode,
-            o_retransmit,
-            o_first,
-            o_last,
-            o_addr,
-            o_len,
-            o_remote_va,
-            o_rkey,
-            o_dma_len,
-            o_imm,
-            o_msg_offset,
+            o,
+            parked_valid,
+            parked,
+            parked_err,
             k_bad_opcode,
             k_bad_flags,
             k_bad_length,
@@ -856,6 +861,26 @@ impl Logic for Requester {
         self.out_free.next = !self.o_valid.q.val() | self.out_ready.val();
         if self.out_ready.val() {
             self.o_valid.d.next = false;
+        }
+        // A parked first transmission goes back to the output register as
+        // soon as it is free, before any record of the engine's states
+        // (`emit_free`), or is dropped if its QP was put in error while it
+        // was parked (as the model in ERR, nothing more is sent; a report
+        // in the cycle it is restored is the top's, as for any record
+        // written in the report's cycle).
+        self.emit_free.next = self.out_free.val() & !self.parked_valid.q.val();
+        self.swap_ok.next =
+            self.out_held.val() & self.o_valid.q.val() & !self.o.q.val().retransmit & !self.parked_valid.q.val();
+        self.out_swap.next = false;
+        self.parked_err.d.next =
+            self.parked_err.q.val() | (self.qerr_take.val() & (self.qerr_qp.val() == self.parked.q.val().qp));
+        if self.parked_valid.q.val() & self.out_free.val() {
+            self.parked_valid.d.next = false;
+            self.parked_err.d.next = false;
+            if !self.parked_err.q.val() {
+                self.o_valid.d.next = true;
+                self.o.d.next = self.parked.q.val();
+            }
         }
         if self.msg_ready.val() {
             self.m_valid.d.next = false;
@@ -1276,10 +1301,12 @@ impl Logic for Requester {
                 // A QP in error sends nothing (the model in ERR): the rest of
                 // the message is dropped at once (its message record is
                 // out: the send completions flush it or fail it).
-                self.rtx_ready.next = self.out_free.val() & !self.cur_err.q.val();
+                // A held first transmission in the output register yields to
+                // a resend (`swap_ok`, parked at R_EMIT).
+                self.rtx_ready.next = (self.emit_free.val() | self.swap_ok.val()) & !self.cur_err.q.val();
                 if self.cur_err.q.val() {
                     self.state.d.next = self.after_msg.val();
-                } else if self.out_free.val() & self.rtx_valid.val() {
+                } else if (self.emit_free.val() | self.swap_ok.val()) & self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
                     self.r_ret.d.next = ReqState::Segment;
@@ -1288,40 +1315,40 @@ impl Logic for Requester {
                     self.qerr_ram.read_address.next = self.rtx_qp.val();
                     self.r_err.d.next = self.qerr_rtx_in.val();
                     self.state.d.next = ReqState::RtxContext;
-                } else if self.out_free.val() {
+                } else if self.emit_free.val() {
                     self.o_valid.d.next = true;
-                    self.o_qp.d.next = self.cur_qp.q.val();
-                    self.o_psn.d.next = self.s_psn.q.val();
-                    self.o_retransmit.d.next = false;
-                    self.o_first.d.next = self.s_first.q.val();
-                    self.o_last.d.next = self.s_last.val();
-                    self.o_addr.d.next = self.s_la.q.val();
-                    self.o_remote_va.d.next = self.s_ra.q.val();
-                    self.o_rkey.d.next = self.d_rkey.q.val();
-                    self.o_dma_len.d.next = self.d_len.q.val();
-                    self.o_imm.d.next = self.d_imm.q.val();
-                    self.o_msg_offset.d.next = self.s_off.q.val();
+                    self.o.d.next.qp = self.cur_qp.q.val();
+                    self.o.d.next.psn = self.s_psn.q.val();
+                    self.o.d.next.retransmit = false;
+                    self.o.d.next.first = self.s_first.q.val();
+                    self.o.d.next.last = self.s_last.val();
+                    self.o.d.next.addr = self.s_la.q.val();
+                    self.o.d.next.remote_va = self.s_ra.q.val();
+                    self.o.d.next.rkey = self.d_rkey.q.val();
+                    self.o.d.next.dma_len = self.d_len.q.val();
+                    self.o.d.next.imm = self.d_imm.q.val();
+                    self.o.d.next.msg_offset = self.s_off.q.val();
                     if self.s_last.val() {
-                        self.o_len.d.next = bit_cast::<16, 32>(self.s_rem.q.val());
+                        self.o.d.next.len = bit_cast::<16, 32>(self.s_rem.q.val());
                     } else {
-                        self.o_len.d.next = bit_cast::<16, 32>(self.cur_mtu.q.val());
+                        self.o.d.next.len = bit_cast::<16, 32>(self.cur_mtu.q.val());
                     }
                     if self.s_first.q.val() & self.s_last.val() {
                         if self.s_imm.q.val() {
-                            self.o_opcode.d.next = 0x0B.into();
+                            self.o.d.next.opcode = 0x0B.into();
                         } else {
-                            self.o_opcode.d.next = 0x0A.into();
+                            self.o.d.next.opcode = 0x0A.into();
                         }
                     } else if self.s_first.q.val() {
-                        self.o_opcode.d.next = 0x06.into();
+                        self.o.d.next.opcode = 0x06.into();
                     } else if self.s_last.val() {
                         if self.s_imm.q.val() {
-                            self.o_opcode.d.next = 0x09.into();
+                            self.o.d.next.opcode = 0x09.into();
                         } else {
-                            self.o_opcode.d.next = 0x08.into();
+                            self.o.d.next.opcode = 0x08.into();
                         }
                     } else {
-                        self.o_opcode.d.next = 0x07.into();
+                        self.o.d.next.opcode = 0x07.into();
                     }
                     self.s_first.d.next = false;
                     self.s_rem.d.next = self.s_rem.q.val() - self.cur_mtu.q.val();
@@ -1399,40 +1426,48 @@ impl Logic for Requester {
                 // for a QP in error (the request is dropped).
                 if self.r_err.q.val() {
                     self.state.d.next = self.r_ret.q.val();
-                } else if self.out_free.val() {
+                } else if self.emit_free.val() | self.swap_ok.val() {
+                    if !self.emit_free.val() {
+                        // The output register holds a held first
+                        // transmission: parked, the resend takes its place.
+                        self.parked_valid.d.next = true;
+                        self.parked.d.next = self.o.q.val();
+                        self.parked_err.d.next = self.qerr_take.val() & (self.qerr_qp.val() == self.o.q.val().qp);
+                        self.out_swap.next = true;
+                    }
                     self.o_valid.d.next = true;
-                    self.o_qp.d.next = self.r_qp.q.val();
-                    self.o_psn.d.next = self.r_psn.q.val();
-                    self.o_retransmit.d.next = true;
-                    self.o_first.d.next = self.r_seg.q.val() == 0;
-                    self.o_last.d.next = self.r_is_last.val();
-                    self.o_addr.d.next = self.r_ent.q.val().local_iova + bit_cast::<64, 32>(self.r_off.q.val());
-                    self.o_remote_va.d.next = self.r_ent.q.val().remote_va + bit_cast::<64, 32>(self.r_off.q.val());
-                    self.o_rkey.d.next = self.r_ent.q.val().rkey;
-                    self.o_dma_len.d.next = self.r_ent.q.val().len;
-                    self.o_imm.d.next = self.r_ent.q.val().imm;
-                    self.o_msg_offset.d.next = self.r_off.q.val();
+                    self.o.d.next.qp = self.r_qp.q.val();
+                    self.o.d.next.psn = self.r_psn.q.val();
+                    self.o.d.next.retransmit = true;
+                    self.o.d.next.first = self.r_seg.q.val() == 0;
+                    self.o.d.next.last = self.r_is_last.val();
+                    self.o.d.next.addr = self.r_ent.q.val().local_iova + bit_cast::<64, 32>(self.r_off.q.val());
+                    self.o.d.next.remote_va = self.r_ent.q.val().remote_va + bit_cast::<64, 32>(self.r_off.q.val());
+                    self.o.d.next.rkey = self.r_ent.q.val().rkey;
+                    self.o.d.next.dma_len = self.r_ent.q.val().len;
+                    self.o.d.next.imm = self.r_ent.q.val().imm;
+                    self.o.d.next.msg_offset = self.r_off.q.val();
                     if self.r_is_last.val() {
-                        self.o_len.d.next = bit_cast::<16, 32>(self.r_rem.val());
+                        self.o.d.next.len = bit_cast::<16, 32>(self.r_rem.val());
                     } else {
-                        self.o_len.d.next = bit_cast::<16, 32>(self.r_mtu.q.val());
+                        self.o.d.next.len = bit_cast::<16, 32>(self.r_mtu.q.val());
                     }
                     if (self.r_seg.q.val() == 0) & self.r_is_last.val() {
                         if self.r_ent.q.val().has_imm {
-                            self.o_opcode.d.next = 0x0B.into();
+                            self.o.d.next.opcode = 0x0B.into();
                         } else {
-                            self.o_opcode.d.next = 0x0A.into();
+                            self.o.d.next.opcode = 0x0A.into();
                         }
                     } else if self.r_seg.q.val() == 0 {
-                        self.o_opcode.d.next = 0x06.into();
+                        self.o.d.next.opcode = 0x06.into();
                     } else if self.r_is_last.val() {
                         if self.r_ent.q.val().has_imm {
-                            self.o_opcode.d.next = 0x09.into();
+                            self.o.d.next.opcode = 0x09.into();
                         } else {
-                            self.o_opcode.d.next = 0x08.into();
+                            self.o.d.next.opcode = 0x08.into();
                         }
                     } else {
-                        self.o_opcode.d.next = 0x07.into();
+                        self.o.d.next.opcode = 0x07.into();
                     }
                     self.state.d.next = self.r_ret.q.val();
                 }
@@ -1516,20 +1551,20 @@ impl Logic for Requester {
         self.judged.d.next = (self.judged.q.val() | self.judged_set.val()) & !self.pend_set_db.val();
 
         self.out_valid.next = self.o_valid.q.val();
-        self.out_qp.next = self.o_qp.q.val();
-        self.out_psn.next = self.o_psn.q.val();
-        self.out_opcode.next = self.o_opcode.q.val();
-        self.out_ack_req.next = self.o_last.q.val();
-        self.out_retransmit.next = self.o_retransmit.q.val();
-        self.out_first.next = self.o_first.q.val();
-        self.out_last.next = self.o_last.q.val();
-        self.out_addr.next = self.o_addr.q.val();
-        self.out_len.next = self.o_len.q.val();
-        self.out_remote_va.next = self.o_remote_va.q.val();
-        self.out_rkey.next = self.o_rkey.q.val();
-        self.out_dma_len.next = self.o_dma_len.q.val();
-        self.out_imm.next = self.o_imm.q.val();
-        self.out_msg_offset.next = self.o_msg_offset.q.val();
+        self.out_qp.next = self.o.q.val().qp;
+        self.out_psn.next = self.o.q.val().psn;
+        self.out_opcode.next = self.o.q.val().opcode;
+        self.out_ack_req.next = self.o.q.val().last;
+        self.out_retransmit.next = self.o.q.val().retransmit;
+        self.out_first.next = self.o.q.val().first;
+        self.out_last.next = self.o.q.val().last;
+        self.out_addr.next = self.o.q.val().addr;
+        self.out_len.next = self.o.q.val().len;
+        self.out_remote_va.next = self.o.q.val().remote_va;
+        self.out_rkey.next = self.o.q.val().rkey;
+        self.out_dma_len.next = self.o.q.val().dma_len;
+        self.out_imm.next = self.o.q.val().imm;
+        self.out_msg_offset.next = self.o.q.val().msg_offset;
         self.err_qp.next = self.e_qp.q.val();
         self.err_status.next = self.e_status.q.val();
         self.err_opcode.next = self.e_opcode.q.val();

@@ -68,6 +68,31 @@ pub struct RtxRecordWord {
     pub has_imm: Bit,
 }
 
+/// A packet work record, as the requester's output register holds it
+/// (and its parked copy: a held first transmission that yielded to a
+/// resend).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PacketRecordWord {
+    pub qp: Bits<8>,
+    pub psn: Bits<24>,
+    pub opcode: Bits<8>,
+    /// A resend (else the PSN's first transmission).
+    pub retransmit: Bit,
+    pub first: Bit,
+    pub last: Bit,
+    /// Host address of the packet's payload.
+    pub addr: Bits<64>,
+    /// Payload bytes.
+    pub len: Bits<16>,
+    pub remote_va: Bits<64>,
+    pub rkey: Bits<32>,
+    /// The whole message's length.
+    pub dma_len: Bits<32>,
+    pub imm: Bits<32>,
+    /// The packet's offset in its message.
+    pub msg_offset: Bits<32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +103,6 @@ mod tests {
         assert_eq!(SqContextWord::BITS, 80);
         assert_eq!(SqStateWord::BITS, 108);
         assert_eq!(RtxRecordWord::BITS, 273);
+        assert_eq!(PacketRecordWord::BITS, 347);
     }
 }
