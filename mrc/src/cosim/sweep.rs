@@ -490,14 +490,30 @@ pub struct CellOutcome {
     pub verdict: Verdict,
 }
 
+/// One axis of a class: each value its failing cells have.
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub struct AxisFailures {
+    pub axis: &'static str,
+    pub values: Vec<ValueFailures>,
+}
+
+/// How many cells with one value of an axis failed (in the class), of
+/// how many run.
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub struct ValueFailures {
+    pub value: String,
+    pub failed: usize,
+    pub run: usize,
+}
+
 /// What the failing cells have in common: per axis, the values of the
 /// failing cells and how many of the cells run with each failed.
 #[derive(serde::Serialize)]
 pub struct Classification {
     pub failure: Failure,
     pub cells: usize,
-    /// Per axis: (value, failed, run), the values with a failure only.
-    pub axes: Vec<(String, Vec<(String, usize, usize)>)>,
+    /// Per axis, the values with a failure only.
+    pub axes: Vec<AxisFailures>,
     /// The axes whose failing cells share one value: "what they have in
     /// common".
     pub common: Vec<String>,
@@ -614,18 +630,21 @@ fn classify(outcomes: &[CellOutcome]) -> Vec<Classification> {
                 let ran = in_order(outcomes.iter().map(|o| value_of(&o.axes)));
                 let failing: BTreeSet<String> = failed.iter().map(|o| value_of(&o.axes)).collect();
                 let values: Vec<String> = ran.iter().filter(|v| failing.contains(*v)).cloned().collect();
-                let per_value: Vec<(String, usize, usize)> = values
+                let per_value: Vec<ValueFailures> = values
                     .iter()
-                    .map(|v| {
-                        let run = outcomes.iter().filter(|o| value_of(&o.axes) == *v).count();
-                        let bad = failed.iter().filter(|o| value_of(&o.axes) == *v).count();
-                        (v.clone(), bad, run)
+                    .map(|v| ValueFailures {
+                        value: v.clone(),
+                        failed: failed.iter().filter(|o| value_of(&o.axes) == *v).count(),
+                        run: outcomes.iter().filter(|o| value_of(&o.axes) == *v).count(),
                     })
                     .collect();
                 if values.len() == 1 && ran.len() > 1 {
-                    common.push(format!("{axis} {}", per_value[0].0));
+                    common.push(format!("{axis} {}", per_value[0].value));
                 }
-                axes.push((axis.to_string(), per_value));
+                axes.push(AxisFailures {
+                    axis,
+                    values: per_value,
+                });
             }
             Classification {
                 failure: kind,
@@ -798,9 +817,13 @@ fn print_failures(outcomes: &[CellOutcome], classes: &[Classification], wall: f6
                 format!("; all have {}", c.common.join(", "))
             }
         );
-        for (axis, values) in &c.axes {
-            let v: Vec<String> = values.iter().map(|(v, bad, run)| format!("{v} {bad}/{run}")).collect();
-            println!("      {axis:<6} (failed/run) {}", v.join(", "));
+        for a in &c.axes {
+            let v: Vec<String> = a
+                .values
+                .iter()
+                .map(|v| format!("{} {}/{}", v.value, v.failed, v.run))
+                .collect();
+            println!("      {:<6} (failed/run) {}", a.axis, v.join(", "));
         }
     }
 }
@@ -889,8 +912,15 @@ mod tests {
         // Both stalls have the hole; the MTU differs; size, depth and QPs
         // never varied, so they say nothing.
         assert_eq!(stall.common, ["fault hole"]);
-        let fault = &stall.axes.iter().find(|(a, _)| a == "fault").unwrap().1;
-        assert_eq!(fault, &[("hole".to_string(), 2, 2)]);
+        let fault = &stall.axes.iter().find(|a| a.axis == "fault").unwrap().values;
+        assert_eq!(
+            fault,
+            &[ValueFailures {
+                value: "hole".into(),
+                failed: 2,
+                run: 2
+            }]
+        );
         let counts = &classes[1];
         assert_eq!(counts.failure, Failure::MoreThanModel);
         assert_eq!(counts.common, ["MTU 256", "fault loss"]);
