@@ -18,6 +18,8 @@ use verilated::BuildOptions;
 
 use crate::units::{parse_duration, parse_ev_failure, parse_ev_flap, parse_size};
 
+mod sweep;
+
 /// `--start-psn`'s default: 256 packets before the 24-bit PSN wraps.
 pub const DEFAULT_START_PSN: u32 = 0xFF_FF00;
 
@@ -49,7 +51,12 @@ impl From<WireArg> for Wire {
 pub struct CosimArgs {
     /// Run a named scenario (`list` names them, `all` runs every one):
     /// its settings replace the fault and loss options; the other options
-    /// (messages, sizes, MTU, seed) apply to each.
+    /// (messages, sizes, MTU, seed) apply to each. `sweep` runs the grid
+    /// MTU x message size x depth x QPs x fault (not part of `all`; its
+    /// cells set their own messages, MTU, depth, QPs and faults),
+    /// `sweep/TOKENS` the grid's cells with every token, e.g.
+    /// `sweep/m4096/window`, or the one cell five tokens name,
+    /// `sweep/m2048/mtu+1/d8/q2/loss`.
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
     /// The wire both NICs send (each one's `wire_mrc10` address-row bit)
@@ -843,6 +850,9 @@ struct ScenarioOutcome {
 
 /// `--scenario NAME|all|list`.
 fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
+    if sweep::is_sweep(which) {
+        return sweep::run(args, which);
+    }
     if which == "list" {
         for s in SCENARIOS {
             println!("{:<14} {}", s.name, s.about);
@@ -853,6 +863,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
                 println!("{:<14}   expects QP errors", "");
             }
         }
+        sweep::list();
         return Ok(true);
     }
     let chosen: Vec<&NamedScenario> = if which == "all" {
@@ -860,7 +871,11 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     } else {
         let s = SCENARIOS.iter().find(|s| s.name == which).ok_or_else(|| {
             let names: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-            CosimError::Usage(format!("--scenario {which}: one of {}, all, list", names.join(", ")))
+            CosimError::Usage(format!(
+                "--scenario {which}: one of {}, all, list, {}[/CELL]",
+                names.join(", "),
+                sweep::FAMILY
+            ))
         })?;
         vec![s]
     };
