@@ -62,7 +62,7 @@ pub mod table {
         ("ack_params", ACK_PARAMS, "ack_gen"),
         ("ack_qp_init", ACK_QP_INIT, "ack_gen, sack_table (via the top)"),
         ("mr", MR, "completion"),
-        ("recv_qp", RECV_QP, "completion"),
+        ("recv_qp", RECV_QP, "completion (log2_mtu snooped by rx_path)"),
         ("retx_qp", RETX_QP, "retransmit"),
         ("retx_global", RETX_GLOBAL, "retransmit"),
         ("cc", CC, "cc_gate"),
@@ -151,11 +151,21 @@ pub mod ack_params {
     pub const FIELDS: &[Field] = &[EVERY, DELAY];
 }
 
-/// Tables 5 (`ack_gen`) and 7 (`completion`), index = QP.
+/// Tables 5 (`ack_gen`) and 7 (`completion`; snooped by `rx_path`),
+/// index = QP.
 pub mod recv_init {
     use super::Field;
     pub const START_PSN: Field = Field::at_bit("start_psn", 0, 24, "first PSN expected");
-    pub const FIELDS: &[Field] = &[START_PSN];
+    /// The QP's path MTU on receive: the RX path refuses a data packet
+    /// whose payload is longer (as the golden QP does, `Malformed`). Read
+    /// from table 7's row; 0 (a row written without it) checks nothing.
+    pub const LOG2_MTU: Field = Field::at_bit(
+        "log2_mtu",
+        24,
+        4,
+        "log2 of the path MTU (RtrAttr::log2_mtu), 8..=13; 0: not checked",
+    );
+    pub const FIELDS: &[Field] = &[START_PSN, LOG2_MTU];
 }
 
 /// Table 6 (`completion`), index = rkey mod 256.

@@ -189,6 +189,7 @@ fn configure_loopback(nic: &mut Nic) {
         rkey: 0x1234,
         region_va: 0x5000_0000,
         region_len: 0x0200_0000,
+        log2_mtu: 10,
     });
     nic.set_cq_ring(1, 0x8100_0000, 6);
     nic.start_send_qp(DEST_QP as u8, &send_context(1, u32::from(QP), 0, 0x1800_0000));

@@ -279,6 +279,9 @@ pub struct ResponderParams {
     pub rkey: u32,
     pub region_va: u64,
     pub region_len: u64,
+    /// log2 of the path MTU the RX path checks received payloads
+    /// against (8..=13; 0 checks nothing).
+    pub log2_mtu: u8,
 }
 
 /// Configuration through config rows, as a driver does it (the row
@@ -420,8 +423,8 @@ impl Nic {
     }
 
     /// The receive side of a QP: its memory region (slot = rkey mod 256),
-    /// and its expected PSN in the completion tracker, the ACK generator
-    /// and the SACK table.
+    /// its expected PSN in the completion tracker, the ACK generator and
+    /// the SACK table, and its path MTU (the RX path's check).
     pub fn set_responder(&mut self, p: &ResponderParams) {
         use contract::config::table as cfg_table;
         self.cfg_row(
@@ -437,7 +440,7 @@ impl Nic {
         self.cfg_row(
             cfg_table::RECV_QP,
             p.qp.into(),
-            &row(&[(0, 24, u128::from(p.start_psn))]),
+            &row(&[(0, 24, u128::from(p.start_psn)), (24, 4, u128::from(p.log2_mtu))]),
         );
         self.cfg_row(
             cfg_table::ACK_QP_INIT,

@@ -1552,6 +1552,7 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             rkey: SystemConfig::rkey_of(q),
             region_va: REGION_VA + QP_REGION_STRIDE * q as u64,
             region_len: cfg.qp_bytes(q).max(1),
+            log2_mtu: cfg.log2_mtu,
         });
     }
     nic.set_addresses_wire(STATION_B, PEER_ROW, STATION_A, cfg.wire == Wire::Mrc10);

@@ -292,6 +292,20 @@ fn bad_rkey_and_out_of_bounds_are_nacked_without_writes() {
     );
 }
 
+/// Legacy data packets whose payloads are longer than the path MTU
+/// (`hostile::frames_above_the_mtu`): the golden responder refuses each
+/// (`Malformed`, "payload longer than the MTU"), places and sends
+/// nothing; so does the core (the RX path's MTU check,
+/// `recv_init.log2_mtu`: counted in `rx_not_data`); valid WRITEs at the
+/// same PSNs are then placed and completed on both sides.
+#[test]
+fn payload_above_the_mtu_is_not_placed() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    above_the_mtu_nothing_placed(ResponderBench::new(27));
+}
+
 /// The model never marks a rejected PSN received: later SACKs must not
 /// cover it (the requester would otherwise free a packet the responder
 /// never accepted). The RX path marks a PSN in the SACK table only after

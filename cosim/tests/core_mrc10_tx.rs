@@ -284,6 +284,7 @@ fn core_loopback_in_mrc10_places_acks_and_completes() {
         rkey: RKEY,
         region_va: 0x5000_0000,
         region_len: 0x0200_0000,
+        log2_mtu: 10,
     });
     nic.set_cq_ring(1, RECV_CQ, 6);
     nic.start_send_qp(
@@ -396,6 +397,7 @@ fn configure_responder(nic: &mut Nic) {
         rkey: RKEY,
         region_va: MR_VA,
         region_len: MR_LEN,
+        log2_mtu: 10,
     });
     nic.set_ev_set(DEST_QP as u8, EVS, EV_BASE);
     nic.start_send_qp(

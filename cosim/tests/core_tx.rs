@@ -257,6 +257,7 @@ fn configure_receiver_at(nic: &mut Nic, start_psn: u32) {
         rkey: 0x1234,
         region_va: 0x5000_0000,
         region_len: 0x0200_0000,
+        log2_mtu: 10,
     });
     // The receiver's CQ is ring 1, 64 slots at 0x8100_0000.
     nic.set_cq_ring(1, 0x8100_0000, 6);

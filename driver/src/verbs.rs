@@ -929,9 +929,13 @@ impl QueuePair {
                     return Err(bad("log2_mtu", "8..=13 (256 B to 8 KiB)"));
                 }
                 let row = self.take_addr_row(a.peer)?;
-                let psn = Row::new().set(config::recv_init::START_PSN, u64::from(a.rq_psn));
-                self.shared.row(cfg_table::ACK_QP_INIT, self.qpn as u16, &psn);
-                self.shared.row(cfg_table::RECV_QP, self.qpn as u16, &psn);
+                // One row for both tables: the start PSN, and the path MTU
+                // the card's RX path checks received payloads against.
+                let init = Row::new()
+                    .set(config::recv_init::START_PSN, u64::from(a.rq_psn))
+                    .set(config::recv_init::LOG2_MTU, u64::from(a.log2_mtu));
+                self.shared.row(cfg_table::ACK_QP_INIT, self.qpn as u16, &init);
+                self.shared.row(cfg_table::RECV_QP, self.qpn as u16, &init);
                 lock(&self.track.recv).max = u32::from(a.max_wimm.max(1));
                 self.addr_row = Some(row);
                 self.rtr = Some(a);

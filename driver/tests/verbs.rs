@@ -280,6 +280,8 @@ fn bring_up_writes_the_core_rows_in_order() {
     assert_eq!(peer.bits(48, 32), 0x0A00_0002);
     assert_eq!(s.dev.last_row(cfg_table::ACK_QP_INIT, q).unwrap().bits(0, 24), 0x123);
     assert_eq!(s.dev.last_row(cfg_table::RECV_QP, q).unwrap().bits(0, 24), 0x123);
+    // ... and the path MTU the RX path checks payloads against.
+    assert_eq!(s.dev.last_row(cfg_table::RECV_QP, q).unwrap().bits(24, 4), 10);
     // Send side: CC window, retransmit, EVs, then the send context last.
     let cc = s.dev.last_row(cfg_table::CC, q).unwrap();
     assert_eq!((cc.bits(0, 32), cc.bits(32, 32), cc.bits(64, 16)), (4096, 1 << 20, 256));

@@ -116,7 +116,7 @@ row_accessors! {
 
 row_accessors! {
     /// Receive-side QP start (tables 5 and 7).
-    RecvInitRow: recv_init in contract::config { START_PSN }
+    RecvInitRow: recv_init in contract::config { START_PSN, LOG2_MTU }
 }
 
 row_accessors! {

@@ -185,6 +185,12 @@ pub mod translate {
     pub const EXT_SACK: u64 = 0x12;
     pub const EXT_NACK: u64 = 0x13;
     pub const EXT_PROBE: u64 = 0x14;
+    /// An MRC 1.0 SACK that answers a reliability probe (SETH pr = 1):
+    /// type 5, which the legacy extension does not define (the parser
+    /// refuses it on a legacy frame), so only this translation makes it.
+    /// The SACK's layout, plus the probed EV index (SETH ack PSN offset)
+    /// in bytes 4-5, which the RX path checks against the QP's EV set.
+    pub const EXT_PROBE_ANSWER: u64 = 0x15;
     /// Legacy NACK kinds (`proto::wire::NackKind`, `hw::ack_gen::nack`).
     pub const KIND_TRIMMED: u64 = 1;
     pub const KIND_OUT_OF_WINDOW: u64 = 2;
@@ -357,6 +363,7 @@ pub struct RxParser {
     m10_ext_b0: Signal<Local, Bits<8>>,
     m10_ext_b1: Signal<Local, Bits<8>>,
     m10_ext_ev: Signal<Local, Bits<16>>,
+    m10_ext_ev_index: Signal<Local, Bits<16>>,
     m10_ext_echo: Signal<Local, Bits<32>>,
     m10_ext_lo: Signal<Local, Bits<96>>,
     m10_base_off: Signal<Local, Bits<24>>,
@@ -572,6 +579,7 @@ pub struct RxParser {
     k_ext_sack: Param<8, { translate::EXT_SACK }>,
     k_ext_nack: Param<8, { translate::EXT_NACK }>,
     k_ext_probe: Param<8, { translate::EXT_PROBE }>,
+    k_ext_probe_answer: Param<8, { translate::EXT_PROBE_ANSWER }>,
     k_kind_trimmed: Param<8, { translate::KIND_TRIMMED }>,
     k_kind_oow: Param<8, { translate::KIND_OUT_OF_WINDOW }>,
     k_kind_remote: Param<8, { translate::KIND_REMOTE_ACCESS }>,
@@ -1372,6 +1380,7 @@ impl Logic for RxParser {
         self.m10_ext_b0.next = 0.into();
         self.m10_ext_b1.next = 0.into();
         self.m10_ext_ev.next = 0.into();
+        self.m10_ext_ev_index.next = 0.into();
         self.m10_ext_echo.next = 0.into();
         self.m10_ext_lo.next = 0.into();
         if self.e_m10_hdr.q.val().is_write {
@@ -1393,6 +1402,11 @@ impl Logic for RxParser {
         }
         if self.e_m10_hdr.q.val().is_sack {
             self.m10_ext_b0.next = self.k_ext_sack.val();
+            if self.e_m10_hdr.q.val().probe_response {
+                // The answer to our probe of the EV whose index it names.
+                self.m10_ext_b0.next = self.k_ext_probe_answer.val();
+                self.m10_ext_ev_index.next = self.e_m10_hdr.q.val().ack_psn_offset;
+            }
             self.m10_ext_echo.next = self.e_m10_echo.q.val();
             self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
                 | bit_cast::<96, 64>(self.e_m10_hdr.q.val().bitmap);
@@ -1422,6 +1436,7 @@ impl Logic for RxParser {
         self.m10_ext.next = (bit_cast::<224, 8>(self.m10_ext_b0.val()) << 216)
             | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)
             | (bit_cast::<224, 16>(self.m10_ext_ev.val()) << 192)
+            | (bit_cast::<224, 16>(self.m10_ext_ev_index.val()) << 176)
             | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
             | bit_cast::<224, 96>(self.m10_ext_lo.val());
         self.r_valid.d.next = false;

@@ -6,7 +6,9 @@
 //! counter pulse per kind. Completion records of the completion tracker
 //! leave packed as CQEs (`contract::layout::cqe`) for a `RingWriter`, with the
 //! receive CQ of the QP snooped from the send-context rows (config table
-//! 1). The join FIFOs never overflow: the ingress admission
+//! 1), and the QP's path MTU from the receive set-up rows (table 7): a data
+//! packet whose payload is longer is malformed, as for the golden QP. The
+//! join FIFOs never overflow: the ingress admission
 //! (`hw::rx_ingress`) admits a frame only with a join credit, which comes
 //! back on `join_release`. See `docs/hw/rx_path.md`.
 
@@ -16,7 +18,7 @@ use rust_hdl::prelude::*;
 use crate::bus::ConfigSink;
 
 use crate::ack_gen::nack;
-use crate::contract_rows::{CqeRecord, SqCtxRow, TableId};
+use crate::contract_rows::{CqeRecord, RecvInitRow, SqCtxRow, TableId};
 use crate::param::Param;
 use crate::retransmit::{kind, KIND_BITS};
 
@@ -167,6 +169,7 @@ pub struct RxPath {
     // ---- Config write port (snooped).
     pub cfg: ConfigSink,
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    t_recv_qp: TableId<{ table::RECV_QP }>,
     // Retransmit record kinds and the NACK extension's kinds (wire).
     k_sack: Param<KIND_BITS, { kind::SACK }>,
     k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
@@ -183,8 +186,9 @@ pub struct RxPath {
     pub cnt_parse_drop: Signal<Out, Bit>,
     /// A data packet the RX buffer did not store (lost, like a fabric drop).
     pub cnt_not_stored: Signal<Out, Bit>,
-    /// A data packet the model rejects as malformed (ONLY length differs
-    /// from the RETH DMA length, DMA length above 2 GiB).
+    /// A data packet the model rejects as malformed (payload longer than
+    /// the QP's path MTU, ONLY length differs from the RETH DMA length,
+    /// DMA length above 2 GiB).
     pub cnt_data_bad: Signal<Out, Bit>,
     pub cnt_probe: Signal<Out, Bit>,
     pub cnt_cnp: Signal<Out, Bit>,
@@ -192,7 +196,8 @@ pub struct RxPath {
     pub cnt_rc: Signal<Out, Bit>,
     /// Dest QP >= 256.
     pub cnt_qp_range: Signal<Out, Bit>,
-    /// Anything else (an ACK without SACK/NACK, a remote-access NACK, other opcodes).
+    /// Anything else (an ACK without SACK/NACK, an MRC 1.0 probe answer
+    /// naming an EV index outside the QP's set, other opcodes).
     pub cnt_other: Signal<Out, Bit>,
     /// A data packet dispatched (SACK table path).
     pub cnt_data: Signal<Out, Bit>,
@@ -236,6 +241,21 @@ pub struct RxPath {
     /// The SACK request in flight is the marking one (the packet was
     /// judged new and the completion tracker accepted it).
     marking: DFF<Bit>,
+    // ---- Path MTU per QP: log2 of it (`recv_init.log2_mtu`, 8..=13;
+    // any other value checks nothing), read at the head's QP while it is
+    // peeked, so that it is on the RAM output in Classify.
+    mtu_of: RAM<Bits<4>, 8>,
+    /// The head's payload is longer than 2^8 .. 2^13 bytes (registered in
+    /// Peek, so Classify only selects one by the QP's MTU).
+    h_over_8: DFF<Bit>,
+    h_over_9: DFF<Bit>,
+    h_over_10: DFF<Bit>,
+    h_over_11: DFF<Bit>,
+    h_over_12: DFF<Bit>,
+    h_over_13: DFF<Bit>,
+    // ---- EVs in each QP's set (`sq_ctx.ev_count`), read like `mtu_of`:
+    // an MRC 1.0 probe answer must name one of them.
+    evs_of: RAM<Bits<8>, 8>,
     // ---- CQE stage.
     ring_of: RAM<Bits<8>, 8>,
     a_valid: DFF<Bit>,
@@ -278,6 +298,17 @@ pub struct RxPath {
     ext_type: Signal<Local, Bits<4>>,
     nack_kind: Signal<Local, Bits<8>>,
     malformed: Signal<Local, Bit>,
+    peek_len: Signal<Local, Bits<18>>,
+    log2_mtu: Signal<Local, Bits<4>>,
+    above_mtu: Signal<Local, Bit>,
+    /// The head is an MRC 1.0 SACK answering a probe (record extension
+    /// type 5, `rx_parser::translate::EXT_PROBE_ANSWER`), and the EV index
+    /// it names is in the QP's set.
+    probe_answer: Signal<Local, Bit>,
+    probe_ev_ok: Signal<Local, Bit>,
+    /// An acknowledgement for the retransmit engine: a SACK, a probe
+    /// answer for an EV of the set, or a NACK of a known kind.
+    is_ack_op: Signal<Local, Bit>,
     a_take: Signal<Local, Bit>,
     pw: Signal<Local, Bits<4>>,
     pr: Signal<Local, Bits<4>>,
@@ -321,6 +352,12 @@ impl Logic for RxPath {
             c_id,
             c_place,
             marking,
+            h_over_8,
+            h_over_9,
+            h_over_10,
+            h_over_11,
+            h_over_12,
+            h_over_13,
             a_valid,
             a_qp,
             a_imm,
@@ -361,6 +398,10 @@ impl Logic for RxPath {
         self.bf.write_clock.next = self.clock.val();
         self.ring_of.read_clock.next = self.clock.val();
         self.ring_of.write_clock.next = self.clock.val();
+        self.mtu_of.read_clock.next = self.clock.val();
+        self.mtu_of.write_clock.next = self.clock.val();
+        self.evs_of.read_clock.next = self.clock.val();
+        self.evs_of.write_clock.next = self.clock.val();
 
         // Pulses default low.
         self.k_join_release.d.next = false;
@@ -467,6 +508,21 @@ impl Logic for RxPath {
         self.pf_ext.read_address.next = self.pr.val();
         self.pf_pay.read_address.next = self.pr.val();
         self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd.q.val());
+        // The MTU of the parser FIFO head's QP: in Peek this is the frame
+        // being joined, so its MTU is on the RAM output in Classify.
+        self.mtu_of.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
+        self.evs_of.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
+        self.evs_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.evs_of.write_data.next = self.cfg.data.val().get_value_sq_ctx_ev_count();
+        self.evs_of.write_enable.next =
+            self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val()) & (self.cfg.index.val() < 256);
+        self.peek_len.next = self.pf_pay.read_data.val().get_bits::<18>(18);
+        // Receive set-up rows (table 7) carry the QP's path MTU. A QP's
+        // row is written while the QP is idle.
+        self.mtu_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.mtu_of.write_data.next = self.cfg.data.val().get_value_recv_init_log2_mtu();
+        self.mtu_of.write_enable.next =
+            self.cfg.valid.val() & (self.cfg.table.val() == self.t_recv_qp.val()) & (self.cfg.index.val() < 256);
 
         // ---- Decoded head fields.
         self.opcode.next = self.h_hdr.q.val().get_bits::<8>(0);
@@ -486,10 +542,32 @@ impl Logic for RxPath {
         self.has_imm.next = (self.opcode.val() == 9) | (self.opcode.val() == 11);
         self.ext_type.next = self.h_ext.q.val().get_bits::<4>(216);
         self.nack_kind.next = self.h_ext.q.val().get_bits::<8>(208);
-        // The model's checks before the window (`handle_data`): an ONLY
+        // A probe answer's EV index (bytes 4-5) must be in the set: the
+        // golden requester refuses it otherwise (`Malformed`).
+        self.probe_answer.next = self.ext_type.val() == 5;
+        self.probe_ev_ok.next = self.h_ext.q.val().get_bits::<16>(176) < bit_cast::<16, 8>(self.evs_of.read_data.val());
+        self.is_ack_op.next = (self.opcode.val() == 17)
+            & self.xbit.val()
+            & self.qp_ok.val()
+            & ((self.ext_type.val() == 2)
+                | (self.probe_answer.val() & self.probe_ev_ok.val())
+                | ((self.ext_type.val() == 3)
+                    & ((self.nack_kind.val() == self.n_trimmed.val())
+                        | (self.nack_kind.val() == self.n_out_of_window.val())
+                        | (self.nack_kind.val() == self.n_remote_access.val()))));
+        // The model's checks before the window (`handle_data`): the
+        // payload (trimmed or not) is no longer than the path MTU, an ONLY
         // packet's payload equals its DMA length (unless trimmed), and a
         // DMA length fits 2 GiB.
-        self.malformed.next = (self.first.val() & self.h_dlen.q.val().get_bit(31))
+        self.log2_mtu.next = self.mtu_of.read_data.val();
+        self.above_mtu.next = ((self.log2_mtu.val() == 8) & self.h_over_8.q.val())
+            | ((self.log2_mtu.val() == 9) & self.h_over_9.q.val())
+            | ((self.log2_mtu.val() == 10) & self.h_over_10.q.val())
+            | ((self.log2_mtu.val() == 11) & self.h_over_11.q.val())
+            | ((self.log2_mtu.val() == 12) & self.h_over_12.q.val())
+            | ((self.log2_mtu.val() == 13) & self.h_over_13.q.val());
+        self.malformed.next = self.above_mtu.val()
+            | (self.first.val() & self.h_dlen.q.val().get_bit(31))
             | (((self.opcode.val() == 10) | (self.opcode.val() == 11))
                 & !self.trimmed.val()
                 & (self.h_dlen.q.val() != bit_cast::<32, 18>(self.pay_len.val())));
@@ -541,7 +619,7 @@ impl Logic for RxPath {
         self.ag_ev_index.next = self.h_ext.q.val().get_bits::<16>(192);
         self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
-        if self.ext_type.val() == 2 {
+        if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
         } else if self.nack_kind.val() == self.n_trimmed.val() {
             self.op_kind.next = self.k_nack_trim.val();
@@ -586,6 +664,12 @@ impl Logic for RxPath {
             self.h_pay.d.next = self.pf_pay.read_data.val();
             self.h_stored.d.next = self.bf.read_data.val().get_bit(0);
             self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
+            self.h_over_8.d.next = self.peek_len.val() > 256;
+            self.h_over_9.d.next = self.peek_len.val() > 512;
+            self.h_over_10.d.next = self.peek_len.val() > 1024;
+            self.h_over_11.d.next = self.peek_len.val() > 2048;
+            self.h_over_12.d.next = self.peek_len.val() > 4096;
+            self.h_over_13.d.next = self.peek_len.val() > 8192;
             self.p_rd.d.next = self.p_rd.q.val() + 1;
             self.b_rd.d.next = self.b_rd.q.val() + 1;
             self.k_join_release.d.next = true;
@@ -614,15 +698,7 @@ impl Logic for RxPath {
                     self.k_data.d.next = true;
                     self.st.d.next = DispatchState::SackRequest;
                 }
-            } else if (self.opcode.val() == 17)
-                & self.xbit.val()
-                & self.qp_ok.val()
-                & ((self.ext_type.val() == 2)
-                    | ((self.ext_type.val() == 3)
-                        & ((self.nack_kind.val() == self.n_trimmed.val())
-                            | (self.nack_kind.val() == self.n_out_of_window.val())
-                            | (self.nack_kind.val() == self.n_remote_access.val()))))
-            {
+            } else if self.is_ack_op.val() {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;
             } else {

@@ -117,7 +117,7 @@ all_rows! {
     RingRow: ring in config { BASE, LOG2_SLOTS }
     RingConsumerRow: ring_consumer in config { CONSUMER }
     AckParamsRow: ack_params in config { EVERY, DELAY }
-    RecvInitRow: recv_init in config { START_PSN }
+    RecvInitRow: recv_init in config { START_PSN, LOG2_MTU }
     MrRow: mr in config { RKEY, BASE_VA, LENGTH, VALID }
     RetxQpRow: retx_qp in config { ACK_TIMEOUT_EXP, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS }
     RetxGlobalRow: retx_global in config { LAST_QP }

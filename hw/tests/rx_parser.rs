@@ -872,6 +872,11 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
             legacy_op = 0x11;
             psn = seth.cum_ack_psn.value();
             ext[0] = 0x12;
+            if seth.probe_response {
+                // A probe answer: its own type, the EV index in bytes 4-5.
+                ext[0] = 0x15;
+                put(&mut ext, 4, &(seth.ack_psn_offset as u16).to_be_bytes());
+            }
             put(&mut ext, 2, &(seth.ev as u16).to_be_bytes());
             put(&mut ext, 8, &unwrap_echo(cc_state.echo_ts).to_be_bytes());
             let base = psn.wrapping_add(seth.sack_offset as i32 as u32) & 0xFF_FFFF;

@@ -215,8 +215,21 @@ const CNT_NAMES: [&str; 10] = [
     "ack",
 ];
 
-/// The dispatch rules, written from docs/hw/rx_path.md and the model.
-fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
+/// Whether `len` payload bytes exceed the path MTU of a QP whose receive
+/// set-up row says `log2_mtu` (8..=13; any other value checks nothing).
+fn above_mtu(len: u32, log2_mtu: Option<&u8>) -> bool {
+    log2_mtu.is_some_and(|&l| (8..=13).contains(&l) && len > 1 << l)
+}
+
+/// The dispatch rules, written from docs/hw/rx_path.md and the model;
+/// `log2_mtu`: the QPs whose receive set-up row carries a path MTU.
+/// `ev_count`: the EVs in each QP's set (its send context).
+fn reference(
+    frames: &[Frame],
+    starts: &HashMap<u32, u32>,
+    log2_mtu: &HashMap<u32, u8>,
+    ev_count: &HashMap<u32, u8>,
+) -> Outs {
     let mut o = Outs::default();
     let mut qps: HashMap<u32, RefQp> = HashMap::new();
     for (q, s) in starts {
@@ -259,7 +272,8 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
                 bump(&mut o, "not_stored");
                 continue;
             }
-            let malformed = (is_first(f.opcode) && f.reth_len >= 1 << 31)
+            let malformed = above_mtu(f.len, log2_mtu.get(&qp))
+                || (is_first(f.opcode) && f.reth_len >= 1 << 31)
                 || (matches!(f.opcode, 10 | 11) && !f.trimmed && f.reth_len != f.len);
             if malformed {
                 bump(&mut o, "data_bad");
@@ -334,9 +348,16 @@ fn reference(frames: &[Frame], starts: &HashMap<u32, u32>) -> Outs {
             continue;
         }
         let nack_kind = f.ext[1];
-        if f.opcode == 0x11 && f.xbit && qp_ok && (ext_type == 2 || (ext_type == 3 && (1..=3).contains(&nack_kind))) {
+        // An MRC 1.0 probe answer (type 5) names an EV index of the set,
+        // or the golden requester calls it malformed.
+        let probe_answer_ok = ext_type == 5 && be(&f.ext, 4, 2) < u64::from(ev_count.get(&qp).copied().unwrap_or(0));
+        if f.opcode == 0x11
+            && f.xbit
+            && qp_ok
+            && (ext_type == 2 || probe_answer_ok || (ext_type == 3 && (1..=3).contains(&nack_kind)))
+        {
             bump(&mut o, "ack");
-            let kind = if ext_type == 2 {
+            let kind = if ext_type == 2 || ext_type == 5 {
                 kind::SACK
             } else if nack_kind == 1 {
                 kind::NACK_TRIM
@@ -494,6 +515,10 @@ struct Seen {
 struct Setup {
     frames: Vec<Frame>,
     starts: HashMap<u32, u32>,
+    /// log2 of the path MTU in each QP's receive set-up row (none: 0).
+    log2_mtu: HashMap<u32, u8>,
+    /// EVs in each QP's set, in its send-context row (none: 0).
+    ev_count: HashMap<u32, u8>,
     cq_index: HashMap<u32, u8>,
     cqs: Vec<(u32, u32, u32, u32)>,
     max_gap: u64,
@@ -516,11 +541,22 @@ fn simulate(s: Setup) -> Seen {
         // rows (cq_index at bits 64-79), plus rows for other tables.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = Vec::new();
         for (q, st) in &s.starts {
-            let row = Row::new().set(recv_init::START_PSN, u64::from(*st));
+            let mtu = s.log2_mtu.get(q).copied().unwrap_or(0);
+            let row = Row::new()
+                .set(recv_init::START_PSN, u64::from(*st))
+                .set(recv_init::LOG2_MTU, u64::from(mtu));
+            if mtu != 0 {
+                // The same layout in the ACK generator's table (5), with
+                // another MTU: not the RX path's row.
+                let other = Row::new().set(recv_init::LOG2_MTU, if mtu == 8 { 13 } else { 8 });
+                cfgs.push((u64::from(table::ACK_QP_INIT), u64::from(*q), row_bits(&other)));
+            }
             cfgs.push((u64::from(table::RECV_QP), u64::from(*q), row_bits(&row)));
         }
         for (q, c) in &s.cq_index {
-            let row = Row::new().set(sq_ctx::CQ_INDEX, u64::from(*c));
+            let row = Row::new()
+                .set(sq_ctx::CQ_INDEX, u64::from(*c))
+                .set(sq_ctx::EV_COUNT, u64::from(s.ev_count.get(q).copied().unwrap_or(0)));
             cfgs.push((u64::from(table::SQ_CTX), u64::from(*q), row_bits(&row)));
             // The same bits in another table's row: not a send context.
             cfgs.push((
@@ -859,6 +895,8 @@ fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, backpressure: 
     Setup {
         frames,
         starts,
+        log2_mtu: HashMap::new(),
+        ev_count: HashMap::new(),
         cq_index,
         cqs,
         max_gap,
@@ -915,10 +953,12 @@ fn rx_path_matches_dispatch_rules() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed_0001u64);
     let s = setup(seed, 700, 40, 0, Stall::go_percent(75));
-    let want = reference(&s.frames, &s.starts);
+    let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
     let seen = simulate(Setup {
         frames: s.frames.clone(),
         starts: s.starts.clone(),
+        log2_mtu: s.log2_mtu.clone(),
+        ev_count: s.ev_count.clone(),
         cq_index: s.cq_index.clone(),
         cqs: s.cqs.clone(),
         ..s
@@ -1021,6 +1061,123 @@ fn coverage(want: &Outs, seen: &Seen, frames: usize) {
     eprintln!("{frames} frames in {} cycles", seen.cycles);
 }
 
+/// The path MTU on receive (`recv_init.log2_mtu`, table 7): the mix of
+/// `rx_path_matches_dispatch_rules` with QPs at MTU 256, 512 and 1024 and
+/// one whose row carries none, data payloads around each MTU (one below,
+/// at, one above, 4 above, twice; ONLY packets with a matching DMA
+/// length, so only the MTU can make them malformed) and rows of the same
+/// layout with another MTU in the ACK generator's table. A payload above
+/// the QP's MTU is malformed, as for the golden QP (`handle_data`,
+/// "payload longer than the MTU"): counted in `cnt_data_bad` and
+/// discarded, with no SACK table request, no completion packet, no ACK
+/// generator record. Replayed in lockstep on the emitted Verilog.
+#[test]
+fn payload_above_the_mtu_is_malformed() {
+    let mtus: HashMap<u32, u8> = [(0, 8), (3, 10), (77, 9)].into_iter().collect();
+    let mut s = setup(0x3e7a_0005, 400, 40, 0, Stall::go_percent(75));
+    let mut r = Rng::from_state(0x3e7a_0006);
+    for f in s.frames.iter_mut().filter(|f| (6..=11).contains(&f.opcode)) {
+        // The unchecked QP (255) gets the lengths of QP 3.
+        let mtu = 1u32 << mtus.get(&(f.dest_qp & 255)).copied().unwrap_or(10);
+        f.len = [mtu - 1, mtu, mtu + 1, mtu + 4, 2 * mtu, 64][r.below(6) as usize];
+        if matches!(f.opcode, 10 | 11) {
+            f.reth_len = f.len;
+        }
+    }
+    s.log2_mtu = mtus.clone();
+    let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
+    let data = |f: &&Frame| (6..=11).contains(&f.opcode) && f.xbit && f.dest_qp < 256 && !f.drop && f.stored;
+    let above = s
+        .frames
+        .iter()
+        .filter(data)
+        .filter(|f| above_mtu(f.len, mtus.get(&f.dest_qp)))
+        .count();
+    let at_mtu_placed = want
+        .pkts
+        .iter()
+        .filter(|p| mtus.get(&p.qp).is_some_and(|&l| p.len == 1 << l))
+        .count();
+    let unchecked_long = want.pkts.iter().filter(|p| p.qp == 255 && p.len > 1024).count();
+    let seen = simulate(s);
+    check_outputs(&want, &seen.outs);
+    eprintln!(
+        "above the MTU {above}, completion packets at the MTU {at_mtu_placed}, above 1024 on the unchecked QP {unchecked_long}, malformed in all {}",
+        want.cnt["data_bad"]
+    );
+    assert!(above >= 30, "frames above the MTU: {above}");
+    assert!(at_mtu_placed >= 10, "packets exactly at the MTU go on: {at_mtu_placed}");
+    assert!(
+        unchecked_long >= 5,
+        "the QP without an MTU checks none: {unchecked_long}"
+    );
+}
+
+/// MRC 1.0 probe answers (a SACK with SETH pr = 1, which the parser
+/// writes as record extension type 5 with the EV index in bytes 4-5): the
+/// mix of `rx_path_matches_dispatch_rules` with three in four of its SACKs
+/// made probe answers naming EV indices inside and outside each QP's set
+/// (`sq_ctx.ev_count` 1, 8, 128 and 0, the last a QP without a send
+/// context). In the set: a SACK for the retransmit engine, as the golden
+/// requester acknowledges it; outside: discarded and counted in
+/// `cnt_other` (the requester's `Malformed`). Replayed in lockstep on the
+/// emitted Verilog.
+#[test]
+fn probe_answers_name_an_ev_of_the_set() {
+    let counts: HashMap<u32, u8> = [(0, 1), (3, 8), (77, 128), (255, 0)].into_iter().collect();
+    let mut s = setup(0x9b0e_0007, 600, 40, 0, Stall::go_percent(75));
+    let mut r = Rng::from_state(0x9b0e_0008);
+    for f in s.frames.iter_mut().filter(|f| f.opcode == 0x11 && f.ext[0] == 0x12) {
+        if r.chance(25) {
+            continue;
+        }
+        let n = u64::from(counts[&(f.dest_qp & 255)]);
+        f.ext[0] = 0x15;
+        let index = match r.below(4) {
+            0 => n.saturating_sub(1),
+            1 => n,
+            2 => r.below(n.max(1)),
+            _ => r.below(1 << 16),
+        };
+        put(&mut f.ext, 4, 2, index);
+    }
+    s.ev_count = counts.clone();
+    let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
+    let answers: Vec<Frame> = s
+        .frames
+        .iter()
+        .filter(|f| f.opcode == 0x11 && f.ext[0] == 0x15 && f.xbit && !f.drop && f.dest_qp < 256)
+        .cloned()
+        .collect();
+    let in_set = answers
+        .iter()
+        .filter(|f| be(&f.ext, 4, 2) < u64::from(counts[&f.dest_qp]))
+        .count();
+    let last_in_set = answers
+        .iter()
+        .filter(|f| counts[&f.dest_qp] > 0 && be(&f.ext, 4, 2) == u64::from(counts[&f.dest_qp]) - 1)
+        .count();
+    let first_outside = answers
+        .iter()
+        .filter(|f| be(&f.ext, 4, 2) == u64::from(counts[&f.dest_qp]))
+        .count();
+    let seen = simulate(s);
+    check_outputs(&want, &seen.outs);
+    eprintln!(
+        "probe answers {}: in the set {in_set} (the last index {last_in_set}), the first index outside {first_outside}",
+        answers.len()
+    );
+    assert!(
+        in_set >= 10 && answers.len() - in_set >= 10,
+        "both kinds: {in_set} of {}",
+        answers.len()
+    );
+    assert!(
+        last_in_set >= 3 && first_outside >= 3,
+        "the edges: {last_in_set}, {first_outside}"
+    );
+}
+
 #[test]
 fn blocked_command_port_holds_frames_at_the_ingress() {
     // The RX buffer's command port blocked for the first 800 cycles (about
@@ -1043,7 +1200,7 @@ fn back_to_back_frames_hold_frames_at_the_ingress() {
 /// its own payload range and VA).
 fn held_at_the_ingress(seed: u64, n: usize, max_gap: u64, block: u64) {
     let s = setup(seed, n, max_gap, block, Stall::go_percent(90));
-    let want = reference(&s.frames, &s.starts);
+    let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
     let stored = s.frames.iter().filter(|f| f.stored).count();
     let seen = simulate(s);
     let got = &seen.outs;

@@ -168,6 +168,7 @@ pub fn responder_params(qp: u32) -> ResponderParams {
         rkey: RKEY,
         region_va: MR_VA,
         region_len: MR_LEN,
+        log2_mtu: MTU.trailing_zeros() as u8,
     }
 }
 
@@ -676,6 +677,61 @@ pub fn valid_tail(b: &mut ResponderBench, psn: u32, slot: u64) {
         );
         b.inject(f).expect("the model accepts the valid tail");
     }
+}
+
+/// Data packets of the peer's requester in `dialect` whose payloads are
+/// longer than the path MTU (`MTU`): a WRITE-ONLY 4 bytes over (its DMA
+/// length says the same, so only the MTU makes it malformed), a FIRST
+/// 1 byte over, a MIDDLE of twice the MTU, a LAST-IMM 64 bytes over, at
+/// PSNs from `RQ_PSN` on and distinct offsets of the region.
+pub fn frames_above_the_mtu(dialect: Dialect) -> Vec<Vec<u8>> {
+    let msg_len = 4 * MTU as u32;
+    let cases = [
+        (Opcode::WriteOnly, mrc10::Opcode::WriteOnly, MTU + 4, MTU as u32 + 4),
+        (Opcode::WriteFirst, mrc10::Opcode::WriteFirst, MTU + 1, msg_len),
+        (Opcode::WriteMiddle, mrc10::Opcode::WriteMiddle, 2 * MTU, msg_len),
+        (Opcode::WriteLastImm, mrc10::Opcode::WriteLastImm, MTU + 64, msg_len),
+    ];
+    cases
+        .iter()
+        .enumerate()
+        .map(|(k, &(legacy, op10, len, msg_len))| {
+            let psn = RQ_PSN + k as u32;
+            let va = MR_VA + 0x4000 * k as u64;
+            match dialect {
+                Dialect::Legacy => frame_of(&write_packet(
+                    legacy,
+                    RESP_QP,
+                    psn,
+                    va,
+                    msg_len,
+                    0,
+                    pattern(len, psn),
+                    RKEY,
+                )),
+                Dialect::Mrc10 => mrc10_frame(&mrc10_write(op10, psn, va, msg_len, pattern(len, psn), RKEY, true)),
+            }
+        })
+        .collect()
+}
+
+/// The MTU test of both dialects: every frame of [`frames_above_the_mtu`]
+/// refused by the model (`Malformed`) and, on the core, counted in
+/// `rx_not_data` with nothing placed and no acknowledgement; then the
+/// valid tail at the same (still unreceived) PSNs, placed and completed
+/// as the model does.
+pub fn above_the_mtu_nothing_placed(mut b: ResponderBench) {
+    let frames = frames_above_the_mtu(b.dialect);
+    let n = frames.len() as u32;
+    for (k, f) in frames.into_iter().enumerate() {
+        let r = b.inject(f);
+        assert!(matches!(r, Err(RxError::Malformed(_))), "model, frame {k}: {r:?}");
+    }
+    b.settle();
+    b.check_memory();
+    b.check_dropped_silently("payloads above the MTU");
+    assert_eq!(b.delta("rx_not_data"), n, "each counted as not data");
+    b.finish_with_valid_tail(RQ_PSN, 0, 3);
 }
 
 /// Where the transport (the BTH onwards) starts in a frame to the NIC
