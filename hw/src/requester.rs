@@ -65,9 +65,10 @@ pub const READ_QUEUE: usize = 1 << READ_QUEUE_BITS;
 /// payload responses never wait behind descriptor beats
 /// (`docs/hw/core.md`).
 pub const DESC_BEATS_OUT: usize = READ_QUEUE * MAX_BATCH;
-/// A read-queue entry: QP [7:0], the producer index it was issued up to
-/// [39:8], descriptors [43:40].
-const RQ_ENTRY_BITS: usize = QP_BITS + 32 + 4;
+/// A read-queue entry: QP [7:0], descriptors [11:8]. (The producer index
+/// the read was issued up to is the QP's `latest_pi`, which NEXT recorded
+/// before the read.)
+const RQ_ENTRY_BITS: usize = QP_BITS + 4;
 const _: () = assert!(QP_BITS == 8, "the read queue's field offsets in `update` are literals");
 /// Address width of the retransmit records' RAM: {QP, ring position}.
 const RTX_ADDR_BITS: usize = QP_BITS + RTX_SLOT_BITS;
@@ -598,7 +599,6 @@ pub struct Requester {
     /// head; whether IDLE may issue a read for the pick; a report for the
     /// head's QP in this cycle; the `inq` bits set and cleared.
     rq_qp: Signal<Local, Bits<QP_BITS>>,
-    rq_pi: Signal<Local, Bits<32>>,
     rq_n: Signal<Local, Bits<4>>,
     rq_push: Signal<Local, Bit>,
     rq_pop: Signal<Local, Bit>,
@@ -795,13 +795,10 @@ impl Logic for Requester {
             & (self.pick_any.q.val() | !self.rq.empty.val());
         // The read queue (see `rq`): pushed by REQ, popped by IDLE.
         self.rq_qp.next = self.rq.data_out.val().get_bits::<QP_BITS>(0);
-        // (Offsets as literals: `RQ_ENTRY_BITS`' layout, QP 8 bits, then
-        // the producer index, 32.)
-        self.rq_pi.next = self.rq.data_out.val().get_bits::<32>(8);
-        self.rq_n.next = self.rq.data_out.val().get_bits::<4>(40);
+        // (The count's offset as a literal: `RQ_ENTRY_BITS`' layout.)
+        self.rq_n.next = self.rq.data_out.val().get_bits::<4>(8);
         self.rq.data_in.next = bit_cast::<RQ_ENTRY_BITS, QP_BITS>(self.cur_qp.q.val())
-            | (bit_cast::<RQ_ENTRY_BITS, 32>(self.cur_pi.q.val()) << 8)
-            | (bit_cast::<RQ_ENTRY_BITS, 4>(self.batch_n.q.val()) << 40);
+            | (bit_cast::<RQ_ENTRY_BITS, 4>(self.batch_n.q.val()) << 8);
         self.rq_push.next = false;
         self.rq_pop.next = false;
         self.pushed.d.next = false;
@@ -1122,13 +1119,15 @@ impl Logic for Requester {
                 } else if !self.rq.empty.val() & (self.dma_rd.rsp.valid.val() | !self.can_issue.val()) {
                     // The oldest queued read: its beats are here, or no
                     // further read can be issued. Its QP is loaded as a
-                    // pick's (its pending bit stays: a newer doorbell),
-                    // with the producer index it was issued up to; NEXT
-                    // starts its beats.
+                    // judged pick's (its pending bit stays: a newer
+                    // doorbell), so LOAD takes the producer index NEXT
+                    // recorded before the read (`latest_pi`, not behind
+                    // itself: no count); NEXT starts its beats.
                     self.rq_pop.next = true;
                     self.queued.d.next = true;
+                    self.ld_new.d.next = true;
+                    self.ld_judged.d.next = true;
                     self.cur_qp.d.next = self.rq_qp.val();
-                    self.cur_pi.d.next = self.rq_pi.val();
                     self.batch_n.d.next = self.rq_n.val();
                     self.pi_ram.read_address.next = self.rq_qp.val();
                     self.ctx_ram.read_address.next = self.rq_qp.val();
@@ -1218,8 +1217,9 @@ impl Logic for Requester {
                 // NEXT: all fetched? else the next batch: up to 8 descriptors,
                 // not beyond the producer index nor the ring's end, nor the
                 // free records. The doorbell's producer index is recorded as
-                // the QP's latest (state as it is; skipped in a cycle with a
-                // config write: it only lets older doorbells be dropped).
+                // the QP's latest (state as it is; in a cycle with a config
+                // write NEXT waits before a read: a queued read's LOAD takes
+                // it, see IDLE).
                 self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
                 self.k_sq_held.d.next = !self.ld_bad.q.val()
                     & !self.ahead.q.val()
@@ -1269,6 +1269,11 @@ impl Logic for Requester {
                     } else {
                         self.state.d.next = ReqState::Load;
                     }
+                } else if self.cfg_hit.val() & self.cfg_ok.val() {
+                    // A config write has the dynamic-state RAM's port: the
+                    // producer index is recorded (the read queue relies on
+                    // it) before the read, a cycle later.
+                    self.state.d.next = ReqState::NextBatch;
                 } else {
                     self.batch_n.d.next = self.nb.val();
                     self.beats_left.d.next = self.nb.val();
