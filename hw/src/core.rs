@@ -37,6 +37,11 @@ use contract::config::{ev_control, ev_value, table, INDEX_SELECT};
 use contract::field::span;
 use contract::regmap::{counter_slot, N_COUNTERS};
 
+/// Entries of the descriptor FIFO (`desc_fifo`), `2^DESC_FIFO_BITS`: every
+/// descriptor beat the requester may have requested and not taken.
+const DESC_FIFO_BITS: usize = 6;
+const _: () = assert!(1 << DESC_FIFO_BITS >= crate::requester::DESC_BEATS_OUT);
+
 /// Bits of an EV-table row the core keeps (the wider of its two row
 /// layouts, value and deny/allow).
 const EV_ROW_BITS: usize = {
@@ -236,10 +241,11 @@ pub struct MrcCore {
     /// deadlocked: the requester stops taking descriptor beats while its
     /// record is not taken, the TX path does not take the record until
     /// its payload read returns, and that read's response waits behind
-    /// the descriptor beats. The requester has at most 8 descriptor beats
-    /// requested and not taken (a batch and its read ahead together), so
-    /// 8 entries take them whole.
-    desc_fifo: SynchronousFIFO<Bits<585>, 3, 4, 1>,
+    /// the descriptor beats. The requester has at most
+    /// `requester::DESC_BEATS_OUT` (64) descriptor beats requested and not
+    /// taken (its queued reads of several QPs and the batch in service),
+    /// so `2^DESC_FIFO_BITS` entries take them whole.
+    desc_fifo: SynchronousFIFO<Bits<585>, DESC_FIFO_BITS, { DESC_FIFO_BITS + 1 }, 1>,
     /// The TX path's send records (qp 8 | psn 24 | ev 7 | time 32 |
     /// len 16) on their way to the retransmit engine, which takes them
     /// before the RX path's SACK / NACK records. Without it the core

@@ -52,6 +52,26 @@ pub const RTX_SLOTS: usize = 1 << RTX_SLOT_BITS;
 pub const MAX_BATCH: usize = 8;
 /// Register stages of the fetch-ahead decision (limits, target, size).
 const AHEAD_STAGES: usize = 3;
+/// Descriptor reads the engine has issued and not yet started on (the
+/// read queue `rq`, `2^READ_QUEUE_BITS` entries): with several QPs
+/// pending, the engine issues the reads of the next QPs in the round
+/// robin's order before it works through the first one's beats, so that
+/// their host round trips overlap.
+pub const READ_QUEUE_BITS: usize = 3;
+/// Reads in the read queue at most.
+pub const READ_QUEUE: usize = 1 << READ_QUEUE_BITS;
+/// Descriptor beats requested and not yet taken, at most: every queued
+/// read and the batch in service, `MAX_BATCH` each (at most `READ_QUEUE`
+/// of them: the batch in service was popped from the queue, or the queue
+/// is empty). The core's descriptor FIFO must hold this many, so that
+/// payload responses never wait behind descriptor beats
+/// (`docs/hw/core.md`).
+pub const DESC_BEATS_OUT: usize = READ_QUEUE * MAX_BATCH;
+/// A read-queue entry: QP [7:0], descriptors [11:8]. (The producer index
+/// the read was issued up to is the QP's `latest_pi`, which NEXT recorded
+/// before the read.)
+const RQ_ENTRY_BITS: usize = QP_BITS + 4;
+const _: () = assert!(QP_BITS == 8, "the read queue's field offsets in `update` are literals");
 /// Address width of the retransmit records' RAM: {QP, ring position}.
 const RTX_ADDR_BITS: usize = QP_BITS + RTX_SLOT_BITS;
 /// QP number width: the engine serves `QPS` = 256 QPs (the doorbell
@@ -230,6 +250,20 @@ pub struct Requester {
     pick_done: DFF<Bits<QPS>>,
     pick_any: DFF<Bit>,
     find: FindNext<QPS, QP_BITS>,
+    /// Reads issued for QPs the engine has not started on, in request
+    /// order (the DMA port answers in order: their beats come in this
+    /// order, after those of the batch in service).
+    rq: SynchronousFIFO<Bits<RQ_ENTRY_BITS>, READ_QUEUE_BITS, { READ_QUEUE_BITS + 1 }, 1>,
+    /// Per QP: a read of it is in `rq`. The round robin skips such a QP:
+    /// its consumer index in the RAM is still before that read's
+    /// descriptors, so a second read would fetch them again.
+    inq: DFF<Bits<QPS>>,
+    /// The batch NEXT starts is a queued read's (requested when the QP
+    /// was issued; IDLE popped it and LOAD / RECLAIM loaded the QP).
+    queued: DFF<Bit>,
+    /// A read was queued at the last edge: `pick_qp` was searched before
+    /// that QP's `inq` bit was set, so IDLE must not pick it now.
+    pushed: DFF<Bit>,
     /// LOAD was entered from a pick: the producer index is the RAM's (else
     /// `cur_pi`, a re-check of the QP in service).
     ld_new: DFF<Bit>,
@@ -574,6 +608,18 @@ pub struct Requester {
     requeue: Signal<Local, Bit>,
     /// IDLE takes the registered pick (clears its pending bit).
     pick: Signal<Local, Bit>,
+    /// Read queue: the head entry's fields, whether REQ queues its read
+    /// (another QP waits, or reads are queued already) and IDLE pops the
+    /// head; whether IDLE may issue a read for the pick; a report for the
+    /// head's QP in this cycle; the `inq` bits set and cleared.
+    rq_qp: Signal<Local, Bits<QP_BITS>>,
+    rq_n: Signal<Local, Bits<4>>,
+    rq_push: Signal<Local, Bit>,
+    rq_pop: Signal<Local, Bit>,
+    can_issue: Signal<Local, Bit>,
+    qerr_rq: Signal<Local, Bit>,
+    inq_set: Signal<Local, Bits<QPS>>,
+    inq_clr: Signal<Local, Bits<QPS>>,
     /// The pending set's next value: a doorbell's bit and a re-queue's
     /// bit set, the pick's cleared (a set wins).
     pend_set_db: Signal<Local, Bits<QPS>>,
@@ -674,6 +720,9 @@ impl Logic for Requester {
             a_age,
             a_req,
             ahead,
+            inq,
+            queued,
+            pushed,
             pend,
             rr_done,
             pick_qp,
@@ -702,6 +751,7 @@ impl Logic for Requester {
         self.one32.next = 1.into();
         self.one_ring.next = 1.into();
         self.one_qp.next = 1.into();
+        self.rq.clock.next = self.clock.val();
         self.pi_ram.read_clock.next = self.clock.val();
         self.pi_ram.write_clock.next = self.clock.val();
         self.ctx_ram.read_clock.next = self.clock.val();
@@ -725,7 +775,8 @@ impl Logic for Requester {
         self.pi_ram.read_address.next = self.cur_qp.q.val();
         // The round-robin search, registered: the first pending QP after
         // the last one picked (wrapping).
-        self.find.bits.next = self.pend.q.val();
+        // QPs with a read in the read queue are skipped (see `inq`).
+        self.find.bits.next = self.pend.q.val() & !self.inq.q.val();
         self.find.done.next = self.rr_done.q.val();
         self.pick_qp.d.next = self.find.idx.val();
         self.pick_done.d.next = self.find.next_done.val();
@@ -739,11 +790,31 @@ impl Logic for Requester {
         // a newer doorbell's replaced it), and LOAD falls back to the
         // latest accepted one if that value is stale or bad.
         self.held.next = self.cur_lim.q.val() == 0;
+        // Queued reads count as waiting QPs: their beats come first, and
+        // a QP that kept the engine would issue a read behind them.
         self.requeue.next = (self.state.q.val() == ReqState::NextBatch)
             & !self.ahead.q.val()
+            & !self.queued.q.val()
             & (self.cur_ci.q.val() != self.cur_pi.q.val())
             & (self.served.q.val() | self.held.val())
-            & self.pick_any.q.val();
+            & (self.pick_any.q.val() | !self.rq.empty.val());
+        // The read queue (see `rq`): pushed by REQ, popped by IDLE.
+        self.rq_qp.next = self.rq.data_out.val().get_bits::<QP_BITS>(0);
+        // (The count's offset as a literal: `RQ_ENTRY_BITS`' layout.)
+        self.rq_n.next = self.rq.data_out.val().get_bits::<4>(8);
+        self.rq.data_in.next = bit_cast::<RQ_ENTRY_BITS, QP_BITS>(self.cur_qp.q.val())
+            | (bit_cast::<RQ_ENTRY_BITS, 4>(self.batch_n.q.val()) << 8);
+        self.rq_push.next = false;
+        self.rq_pop.next = false;
+        self.pushed.d.next = false;
+        // IDLE may issue a read for the pick while the queue has room; but
+        // not in the cycle after a read was queued if the pick is that QP
+        // (`pick_qp` was searched before its `inq` bit was set) or beats
+        // are waiting (they are the queue head's: IDLE works through them
+        // first, so issues and batches alternate once the reads return).
+        self.can_issue.next = self.pick_any.q.val()
+            & !self.rq.full.val()
+            & !(self.pushed.q.val() & (self.dma_rd.rsp.valid.val() | (self.pick_qp.q.val() == self.cur_qp.q.val())));
         self.pick.next = false;
         self.judge.next = false;
         self.judged_at_pick.next = self.judged.q.val() >> self.pick_qp.q.val();
@@ -788,6 +859,7 @@ impl Logic for Requester {
         self.qerr_r.next = self.qerr_take.val() & (self.qerr_qp.val() == self.r_qp.q.val());
         self.qerr_rtx_in.next = self.qerr_take.val() & (self.qerr_qp.val() == self.rtx_qp.val());
         self.qerr_pick.next = self.qerr_take.val() & (self.qerr_qp.val() == self.pick_qp.q.val());
+        self.qerr_rq.next = self.qerr_take.val() & (self.qerr_qp.val() == self.rq_qp.val());
         self.cur_err.d.next = self.cur_err.q.val() | self.qerr_cur.val();
         self.r_err.d.next = self.r_err.q.val() | self.qerr_r.val();
         if self.cfg_hit.val() & self.cfg_ok.val() {
@@ -983,7 +1055,9 @@ impl Logic for Requester {
         }
         // The search never offers the QP it last picked while another is
         // pending (it comes last in the wrap).
-        self.a_other.d.next = self.pick_any.q.val() & (self.pick_qp.q.val() != self.cur_qp.q.val());
+        // Queued reads of other QPs: their beats come before an ahead read's.
+        self.a_other.d.next =
+            (self.pick_any.q.val() & (self.pick_qp.q.val() != self.cur_qp.q.val())) | !self.rq.empty.val();
         // Stage 2: fetch up to the newer doorbell's value, or to the
         // producer index in service (descriptors a batch left: the ring's
         // end or MAX_BATCH cut it).
@@ -1067,7 +1141,27 @@ impl Logic for Requester {
                     self.qerr_ram.read_address.next = self.rtx_qp.val();
                     self.r_err.d.next = self.qerr_rtx_in.val();
                     self.state.d.next = ReqState::RtxContext;
-                } else if self.pick_any.q.val() {
+                } else if !self.rq.empty.val() & (self.dma_rd.rsp.valid.val() | !self.can_issue.val()) {
+                    // The oldest queued read: its beats are here, or no
+                    // further read can be issued. Its QP is loaded as a
+                    // judged pick's (its pending bit stays: a newer
+                    // doorbell), so LOAD takes the producer index NEXT
+                    // recorded before the read (`latest_pi`, not behind
+                    // itself: no count); NEXT starts its beats.
+                    self.rq_pop.next = true;
+                    self.queued.d.next = true;
+                    self.ld_new.d.next = true;
+                    self.ld_judged.d.next = true;
+                    self.cur_qp.d.next = self.rq_qp.val();
+                    self.batch_n.d.next = self.rq_n.val();
+                    self.pi_ram.read_address.next = self.rq_qp.val();
+                    self.ctx_ram.read_address.next = self.rq_qp.val();
+                    self.dyn_ram.read_address.next = self.rq_qp.val();
+                    self.una_ram.read_address.next = self.rq_qp.val();
+                    self.qerr_ram.read_address.next = self.rq_qp.val();
+                    self.cur_err.d.next = self.qerr_rq.val();
+                    self.state.d.next = ReqState::Load;
+                } else if self.can_issue.val() {
                     self.pick.next = true;
                     self.ld_new.d.next = true;
                     self.ld_judged.d.next = self.judged_at_pick.val().get_bit(0);
@@ -1120,6 +1214,11 @@ impl Logic for Requester {
                 // it did, the budget is 8), at the cost of one cycle per
                 // rejected doorbell.
                 self.state.d.next = ReqState::Reclaim;
+                if self.queued.q.val() {
+                    // A queued read's QP: its records were counted (and
+                    // reclaimed) when the read was issued.
+                    self.state.d.next = ReqState::NextBatch;
+                }
                 if self.ctx_ram.read_data.val().enable
                     & (self.db_diff.val().get_bit(31) | ((self.ld_sup.val() != 0) & !self.ld_sup.val().get_bit(31)))
                 {
@@ -1143,14 +1242,27 @@ impl Logic for Requester {
                 // NEXT: all fetched? else the next batch: up to 8 descriptors,
                 // not beyond the producer index nor the ring's end, nor the
                 // free records. The doorbell's producer index is recorded as
-                // the QP's latest (state as it is; skipped in a cycle with a
-                // config write: it only lets older doorbells be dropped).
+                // the QP's latest (state as it is; in a cycle with a config
+                // write NEXT waits before a read: a queued read's LOAD takes
+                // it, see IDLE).
                 self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
                 self.k_sq_held.d.next = !self.ld_bad.q.val()
                     & !self.ahead.q.val()
+                    & !self.queued.q.val()
                     & (self.cur_ci.q.val() != self.cur_pi.q.val())
                     & self.held.val();
-                if self.ahead.q.val() {
+                if self.queued.q.val() {
+                    // A queued read: its beats (requested when the QP was
+                    // issued, its records counted then) are the batch.
+                    self.queued.d.next = false;
+                    self.served.d.next = true;
+                    self.beats_left.d.next = self.batch_n.q.val();
+                    self.f_ci.d.next = self.f_ci_req.val();
+                    self.f_room.d.next = self.f_room_next.val();
+                    self.f_free.d.next = self.f_free_req.val();
+                    self.a_age.d.next = 0.into();
+                    self.state.d.next = ReqState::Beat;
+                } else if self.ahead.q.val() {
                     // The ahead read's descriptors are the next batch (its
                     // records were counted when it was requested); the
                     // next ahead read may have what this one leaves.
@@ -1182,6 +1294,11 @@ impl Logic for Requester {
                     } else {
                         self.state.d.next = ReqState::Load;
                     }
+                } else if self.cfg_hit.val() & self.cfg_ok.val() {
+                    // A config write has the dynamic-state RAM's port: the
+                    // producer index is recorded (the read queue relies on
+                    // it) before the read, a cycle later.
+                    self.state.d.next = ReqState::NextBatch;
                 } else {
                     self.batch_n.d.next = self.nb.val();
                     self.beats_left.d.next = self.nb.val();
@@ -1201,7 +1318,16 @@ impl Logic for Requester {
                 self.f_free.d.next = self.f_free_req.val();
                 self.a_age.d.next = 0.into();
                 if self.dma_rd.req.ready.val() {
-                    self.state.d.next = ReqState::Beat;
+                    if !self.rq.empty.val() | (self.pick_any.q.val() & (self.pick_qp.q.val() != self.cur_qp.q.val())) {
+                        // Another QP waits, or reads are queued (their beats
+                        // come first): queue this read and issue the next
+                        // QP's while it is out.
+                        self.rq_push.next = true;
+                        self.pushed.d.next = true;
+                        self.state.d.next = ReqState::Idle;
+                    } else {
+                        self.state.d.next = ReqState::Beat;
+                    }
                 }
             }
             ReqState::Beat => {
@@ -1532,6 +1658,18 @@ impl Logic for Requester {
             self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
         }
         self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
+        // The read queue and its QPs' bits.
+        self.rq.write.next = self.rq_push.val();
+        self.rq.read.next = self.rq_pop.val();
+        self.inq_set.next = 0.into();
+        if self.rq_push.val() {
+            self.inq_set.next = self.one_qp.val() << self.cur_qp.q.val();
+        }
+        self.inq_clr.next = 0.into();
+        if self.rq_pop.val() {
+            self.inq_clr.next = self.one_qp.val() << self.rq_qp.val();
+        }
+        self.inq.d.next = (self.inq.q.val() & !self.inq_clr.val()) | self.inq_set.val();
         // The judged set: LOAD's refusal sets the QP's bit, its next
         // doorbell clears it (the doorbell's one-hot is `pend_set_db`).
         // The refusal is registered first (`judge_q`, set in the cycle

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use contract::config::table;
 use contract::layout::{self, CqStatus, SqContext, SqDescriptor, SqOpcode};
-use hw::requester::{Requester, MAX_BATCH, RTX_SLOTS};
+use hw::requester::{Requester, DESC_BEATS_OUT, MAX_BATCH, RTX_SLOTS};
 use proto::model::cc::CcConfig;
 use proto::model::ev::EvSetConfig;
 use proto::model::legacy_mrc::LegacyMrcQp;
@@ -359,6 +359,9 @@ struct Outcome {
     /// Read requests taken while beats of an earlier read were still
     /// to come (reads ahead in flight).
     overlapped: u64,
+    /// The most descriptor beats requested and not yet taken at once (the
+    /// core's descriptor FIFO must hold them: `DESC_BEATS_OUT`).
+    max_beats_due: usize,
     cycles: u64,
     /// Take cycle of every first-transmission record, per QP.
     take_cycles: HashMap<usize, Vec<u64>>,
@@ -420,6 +423,10 @@ struct Params {
     /// With `burst` (0: off): the first doorbell announces 2 messages,
     /// a second one at this cycle all 16 (as a driver rings each post).
     split_at: u64,
+    /// Instead of the random mix: every QP's ring filled with
+    /// single-packet messages, then one doorbell per QP in consecutive
+    /// cycles (QP 0, 77, 255).
+    all_qps: bool,
     /// With `directed`: first 20 empty doorbells (producer index 0, each
     /// served before the next), then the burst.
     wrap_first: bool,
@@ -496,6 +503,7 @@ impl Default for Params {
             burst: false,
             fair: false,
             split_at: 0,
+            all_qps: false,
             wrap_first: false,
             rtx_wrap: false,
             ack_pct: 100,
@@ -666,6 +674,39 @@ fn run(p: Params) -> Outcome {
                     o.rtx_want.push((qp, ref_by_psn[&(k, psn)]));
                     rtx_pending = Some((k, psn));
                     wrap_phase = 3;
+                }
+            } else if p.all_qps {
+                if phase == 0 {
+                    for (k, &(qp, lm, ls, _, base)) in SETUPS.iter().enumerate() {
+                        let size = 1u32 << ls;
+                        for _ in 0..size {
+                            let mut d = descriptor(&mut r, lm);
+                            d.length = r.below(1 << lm) as u32 + 1;
+                            let slot = base.wrapping_add(64 * u64::from(posted[k] & (size - 1)));
+                            mem.insert(slot, d.encode().unwrap());
+                            slot_qp.insert(slot, k);
+                            let recs = reference(&mut models[k], &d);
+                            o.want_msg.entry(qp).or_default().push(msg_rec(&d, posted[k], &recs));
+                            for rec in &recs {
+                                iova.insert((k, rec.psn), d.local_iova);
+                                ref_by_psn.insert((k, rec.psn), *rec);
+                                psn_msg.insert((k, rec.psn), msgs[k].len());
+                            }
+                            msgs[k].push((recs[0].psn, recs.len() as u32));
+                            o.want.get_mut(&qp).unwrap().extend(recs);
+                            posted[k] += 1;
+                        }
+                    }
+                    phase = 1;
+                } else if (1..=3).contains(&phase) {
+                    let k = usize::from(phase - 1);
+                    if trace {
+                        eprintln!("{cycle}: doorbell QP {} {}", SETUPS[k].0, posted[k]);
+                    }
+                    x.db_valid.next = true;
+                    x.db_qp.next = (SETUPS[k].0 as u64).into();
+                    x.db_value.next = u64::from(posted[k]).into();
+                    phase = if phase == 3 { 22 } else { phase + 1 };
                 }
             } else if p.directed && p.wrap_first && (warm_sent < 20 || cycle < warm_last + 20) {
                 if warm_sent < 20 && cycle >= warm_last + 8 {
@@ -1049,6 +1090,7 @@ fn run(p: Params) -> Outcome {
                     assert_eq!(tag, SETUPS[k].0 as u64 & 127, "tag = the QP's low 7 bits");
                     dma_q.push_back((a, tag, ready, i + 1 == n));
                 }
+                o.max_beats_due = o.max_beats_due.max(dma_q.len());
                 *o.batches.entry(n).or_insert(0) += 1;
                 if trace {
                     eprintln!("{cycle}: fetch {addr:#x} (QP {tag})");
@@ -1271,7 +1313,7 @@ fn run(p: Params) -> Outcome {
                 .all(|(q, w)| o.got_msg.get(q).map_or(0, |v| v.len()) == w.len());
             let posted_all = if p.rtx_wrap {
                 wrap_phase == 3
-            } else if p.directed {
+            } else if p.directed || p.all_qps {
                 phase == 22
             } else {
                 n_posted >= p.n_desc && (!p.bad || bad_tail == 3)
@@ -1310,6 +1352,11 @@ fn run(p: Params) -> Outcome {
 }
 
 fn check_common(o: &Outcome) {
+    assert!(
+        o.max_beats_due <= DESC_BEATS_OUT,
+        "{} descriptor beats requested and not taken: more than the core's FIFO holds",
+        o.max_beats_due
+    );
     for (q, w) in &o.want_msg {
         assert_eq!(
             o.got_msg.get(q),
@@ -1636,6 +1683,43 @@ fn random_mix_with_reads_ahead() {
         o.overlapped
     );
     assert!(o.overlapped >= 10, "reads ahead in flight: {}", o.overlapped);
+}
+
+/// Descriptor reads of several QPs in flight at once: QPs 0, 77 and 255
+/// have full rings (4, 8 and 16 single-packet messages) and ring their
+/// doorbells in consecutive cycles, with a 40-cycle host latency. The
+/// requester must issue a read for each of the three QPs before the first
+/// read's beats come back (their round trips overlap), take the beats in
+/// request order, and send every message as the reference. On the
+/// requester with one read in flight across QPs (main before this test,
+/// where a read ahead was made only for the QP in service and only with no
+/// other QP pending) the second read came after the first one's beats.
+#[test]
+fn doorbells_on_several_qps_overlap_their_reads() {
+    let o = run(Params {
+        seed: 0x3A11_0001,
+        all_qps: true,
+        latency: 40,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!(
+        "fetches (cycle, descriptors) {:?}, first beat {:?}",
+        o.fetches, o.first_beat
+    );
+    let first_beat = o.first_beat.expect("a descriptor beat");
+    let before = o.fetches.iter().filter(|f| f.0 < first_beat).count();
+    assert!(
+        before >= SETUPS.len(),
+        "a read per QP before the first beat: {:?}, first beat at {first_beat}",
+        o.fetches
+    );
+    let total: u64 = o.fetches.iter().map(|f| f.1).sum();
+    assert_eq!(total, 4 + 8 + 16, "every descriptor read once: {:?}", o.fetches);
+    for (qp, n) in [(0, 4), (77, 8), (255, 16)] {
+        assert_eq!(o.got_msg[&qp].len(), n, "QP {qp}: every message");
+    }
+    assert_eq!(o.counters["db_stale"], 0);
 }
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
