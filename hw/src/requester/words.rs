@@ -103,6 +103,6 @@ mod tests {
         assert_eq!(SqContextWord::BITS, 80);
         assert_eq!(SqStateWord::BITS, 108);
         assert_eq!(RtxRecordWord::BITS, 273);
-        assert_eq!(PacketRecordWord::BITS, 347);
+        assert_eq!(PacketRecordWord::BITS, 315);
     }
 }
