@@ -1,12 +1,15 @@
 //! The driver's co-simulation backend: [`CosimDevice`] implements
 //! [`driver::Device`] over a verilated `MrcCore` ([`Nic`]).
 //!
-//! * BAR0 MMIO is AXI-Lite: `read32` / `write32` queue one access on the
-//!   NIC's [`tb::axil::AxilMaster`] and run the clock until it has
-//!   completed (blocking, so the driver sees its writes in order, as PCIe
-//!   orders posted writes). A read first runs
+//! * BAR0 MMIO is AXI-Lite. A write is posted: with
+//!   [`CosimOptions::mmio_write_cycles`] above 0 it returns at once and
+//!   reaches the NIC's [`tb::axil::AxilMaster`] that many cycles later
+//!   (the link's one-way latency; writes stay in order, as PCIe keeps
+//!   posted writes); with 0 it is issued at once and the clock runs until
+//!   it has completed. A read first waits for the posted writes before it
+//!   (a PCIe read does not pass them), then runs
 //!   [`CosimOptions::mmio_read_cycles`] (a PCIe round trip, 1 us by
-//!   default). An access outside the BAR, misaligned, that
+//!   default), then the access. An access outside the BAR, misaligned, that
 //!   the core answers with an error response, or that does not complete
 //!   within [`CosimOptions::csr_timeout_cycles`] reads all-ones (what the
 //!   host sees of a broken or absent card).
@@ -30,7 +33,7 @@
 //! fabric moving frames from one NIC's MAC TX to the other's MAC RX), so
 //! an MMIO access or a poll on either card advances the whole system.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use driver::device::{heap_dma, DeviceError, DmaBuffer, IovaAllocator};
@@ -168,9 +171,15 @@ pub struct CosimOptions {
     pub csr_timeout_cycles: u64,
     /// Cycles an MMIO read spends on the way before it reaches the core's
     /// AXI-Lite port: a PCIe read round trip is about 1 us (322 cycles);
-    /// the AXI-Lite access itself adds a few cycles. Writes are posted:
-    /// only their AXI-Lite cycles.
+    /// the AXI-Lite access itself adds a few cycles.
     pub mmio_read_cycles: u64,
+    /// Cycles from the driver's MMIO write to its arrival at the core's
+    /// AXI-Lite port (posted: the driver does not wait). 0: the write is
+    /// issued at once and the driver's call runs the clock until the
+    /// AXI-Lite write has completed (the block and protocol tests' bench).
+    /// `mrc perf --host gen3x16` sets the link's posted latency
+    /// (`tb::pcie::PcieConfig::posted_latency_ps`).
+    pub mmio_write_cycles: u64,
     /// See [`DriverMemory::count_writes`].
     pub count_writes: bool,
 }
@@ -183,6 +192,7 @@ impl Default for CosimOptions {
             progress_cycles: 32,
             csr_timeout_cycles: 10_000,
             mmio_read_cycles: 320,
+            mmio_write_cycles: 0,
             count_writes: false,
         }
     }
@@ -195,13 +205,35 @@ pub struct Bench {
     /// Cycles run since the bench was made.
     pub cycle: u64,
     opts: CosimOptions,
+    /// MMIO writes on their way to a NIC, oldest first (one link's writes
+    /// arrive in order; the latency is the same for all).
+    posted: VecDeque<PostedMmio>,
+}
+
+/// A posted MMIO write: due at the NIC's AXI-Lite port at cycle `due`.
+#[derive(Clone, Copy, Debug)]
+struct PostedMmio {
+    due: u64,
+    port: usize,
+    addr: u16,
+    data: u32,
 }
 
 impl Bench {
     /// One cycle of every NIC, then of the interconnect.
     pub fn step(&mut self) {
+        while self.posted.front().is_some_and(|w| w.due <= self.cycle) {
+            let Some(w) = self.posted.pop_front() else { break };
+            self.nics[w.port].axil.write(w.addr, w.data);
+        }
         for nic in &mut self.nics {
             nic.step();
+        }
+        if self.opts.mmio_write_cycles > 0 {
+            // A posted write has no response for anyone to read.
+            for nic in &mut self.nics {
+                nic.axil.results.retain(|r| matches!(r.op, AxilOp::Read { .. }));
+            }
         }
         if let Some(link) = &mut self.link {
             link.step(self.cycle, &mut self.nics);
@@ -215,9 +247,29 @@ impl Bench {
         }
     }
 
+    /// Post an MMIO write to NIC `port` (with `mmio_write_cycles` above
+    /// 0): it reaches the AXI-Lite port that many cycles from now.
+    fn post(&mut self, port: usize, addr: u16, data: u32) {
+        self.posted.push_back(PostedMmio {
+            due: self.cycle + self.opts.mmio_write_cycles,
+            port,
+            addr,
+            data,
+        });
+    }
+
     /// One CSR access of NIC `port`, the clock run until it completes.
+    /// A read first lets every posted write arrive and complete.
     fn csr(&mut self, port: usize, op: AxilOp) -> Option<u32> {
         if matches!(op, AxilOp::Read { .. }) {
+            let mut n = 0;
+            while !self.posted.is_empty() || !self.nics.iter().all(|nic| nic.axil.idle()) {
+                if n == self.opts.csr_timeout_cycles + self.opts.mmio_write_cycles {
+                    return None;
+                }
+                self.step();
+                n += 1;
+            }
             self.run(self.opts.mmio_read_cycles);
         }
         self.nics[port].axil.push(op);
@@ -289,6 +341,7 @@ impl CosimDevice {
             link,
             cycle: 0,
             opts: *opts,
+            posted: VecDeque::new(),
         }))))
     }
 
@@ -401,8 +454,14 @@ impl Device for CosimDevice {
     }
 
     fn write32(&self, offset: u64, value: u32) {
-        if self.mmio_ok(offset) {
-            lock(&self.bench).0.csr(
+        if !self.mmio_ok(offset) {
+            return;
+        }
+        let mut bench = lock(&self.bench);
+        if bench.0.opts.mmio_write_cycles > 0 {
+            bench.0.post(self.port, offset as u16, value);
+        } else {
+            bench.0.csr(
                 self.port,
                 AxilOp::Write {
                     addr: offset as u16,

@@ -50,7 +50,9 @@ pub enum Endpoints {
 pub enum Host {
     /// PCIe 3.0 x16 (the U250's and U280's slot): the link's rate each
     /// way, 26 B per TLP, `--pcie-max-payload`, `--pcie-max-read`,
-    /// `--pcie-tags` read tags, `--dma-latency` per read.
+    /// `--pcie-tags` read tags, `--dma-latency` per read, `--posted-latency`
+    /// per posted write (the card's DMA writes into memory, the driver's
+    /// MMIO writes to the card).
     #[value(name = "gen3x16")]
     #[serde(rename = "gen3x16")]
     Gen3x16,
@@ -119,6 +121,12 @@ pub struct PerfArgs {
     /// read request's arrival at the host to its first data leaving it.
     #[arg(long, value_parser = parse_duration, default_value = "500ns")]
     pub dma_latency: proto::time::Duration,
+    /// Latency of a posted PCIe write (`--host gen3x16`), simulated: from
+    /// its last byte crossing the link to the card's DMA write showing in
+    /// host memory, or the driver's MMIO write (a doorbell) reaching the
+    /// card. Default: half the default read latency.
+    #[arg(long, value_parser = parse_duration, default_value = "250ns")]
+    pub posted_latency: proto::time::Duration,
     /// The host behind each card's DMA.
     #[arg(long, value_enum, default_value_t = Host::Gen3x16)]
     pub host: Host,
@@ -290,6 +298,7 @@ fn pcie_config(a: &PerfArgs) -> PcieConfig {
         max_read_request: a.pcie_max_read,
         read_tags: a.pcie_tags,
         read_latency_ps: a.dma_latency.as_ps(),
+        posted_latency_ps: a.posted_latency.as_ps(),
         ..PcieConfig::gen3_x16()
     }
 }
@@ -300,14 +309,15 @@ fn host_desc(a: &PerfArgs) -> String {
             let c = pcie_config(a);
             format!(
                 "PCIe 3.0 x16: {:.2} GB/s each way, {:.2} GB/s of payload in {} B TLPs (+{} B), \
-                 {} B read requests, {} tags, {} ns read latency",
+                 {} B read requests, {} tags, {} ns read latency, {} ns posted write latency",
                 c.link_bytes_per_s() / 1e9,
                 c.payload_bytes_per_s() / 1e9,
                 c.max_payload,
                 c.tlp_overhead,
                 c.max_read_request,
                 c.read_tags,
-                c.read_latency_ps / 1000
+                c.read_latency_ps / 1000,
+                c.posted_latency_ps / 1000
             )
         }
         Host::Ideal => format!(
@@ -540,6 +550,10 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         seed: a.seed,
         // Latency mode polls every cycle: completion times are exact.
         progress_cycles: if a.mode == Mode::Lat { 1 } else { 8 },
+        mmio_write_cycles: match a.host {
+            Host::Gen3x16 => ((a.posted_latency.as_ps() as f64 / 1000.0) / ns_per_cycle).round() as u64,
+            Host::Ideal => 0,
+        },
         ..CosimOptions::default()
     };
     let fabric = a.endpoints == Endpoints::Fabric;

@@ -720,6 +720,41 @@ fn perf_on_the_pcie_host_is_bounded_by_its_tags_and_latency() {
     assert!(ideal > 3.0 * gbps, "ideal {ideal} vs one tag {gbps}");
 }
 
+/// On the PCIe host a posted write takes `--posted-latency` to arrive:
+/// the doorbell (an MMIO write) to reach the card and the completion (a
+/// DMA write) to show in host memory. A 64-byte WRITE's latency, post to
+/// completion, grows by both: twice the posted latency.
+#[test]
+fn perf_pays_the_posted_latency_for_the_doorbell_and_the_completion() {
+    if verilated::skip_without_verilator("mrc perf") {
+        return;
+    }
+    let lat = |posted: &str| {
+        let (code, v) = json_perf(&[
+            "--endpoints",
+            "loopback",
+            "--mode",
+            "lat",
+            "--iters",
+            "4",
+            "--size",
+            "64",
+            "--posted-latency",
+            posted,
+        ]);
+        assert_eq!(code, Some(0), "{v:#}");
+        assert_eq!(v["completed"], 4, "{v:#}");
+        assert_eq!(v["data_ok"], true, "{v:#}");
+        v["latency"]["min_ns"].as_f64().unwrap()
+    };
+    let (none, two_us) = (lat("0ns"), lat("2us"));
+    let added = two_us - none;
+    assert!(
+        (3_900.0..=4_300.0).contains(&added),
+        "posted latency 2 us added {added} ns to a WRITE's latency ({none} -> {two_us}), not about 4 us"
+    );
+}
+
 #[test]
 fn perf_refuses_bad_options() {
     for args in [

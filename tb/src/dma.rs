@@ -299,6 +299,18 @@ enum HostState {
     Pcie { link: PcieLink, cycle_ps: f64 },
 }
 
+/// A write beat on its way to host memory (the PCIe host: the link and
+/// the posted latency), applied when the link's time reaches `visible_ps`.
+#[derive(Clone, Debug)]
+struct PostedBeat {
+    visible_ps: f64,
+    /// The write it belongs to (its number in `writes_begun`), so that a
+    /// fault is recorded once per write.
+    write: u64,
+    addr: u64,
+    data: Vec<u8>,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     addr: u64,
@@ -319,6 +331,12 @@ pub struct DmaServer<M = HostMemory> {
     wr_req_ready: bool,
     wr_data_ready: bool,
     write: Option<PendingWrite>,
+    /// Beats written by the core, not yet in host memory (oldest first;
+    /// the PCIe host only).
+    posted: VecDeque<PostedBeat>,
+    /// Writes taken so far; the last one whose posted beat faulted.
+    writes_begun: u64,
+    posted_faulted: Option<u64>,
     host: HostState,
     cycle: u64,
     pub reads_done: u64,
@@ -356,6 +374,9 @@ impl<M: DmaMemory> DmaServer<M> {
             wr_req_ready: false,
             wr_data_ready: false,
             write: None,
+            posted: VecDeque::new(),
+            writes_begun: 0,
+            posted_faulted: None,
             host,
             cycle: 0,
             reads_done: 0,
@@ -382,9 +403,45 @@ impl<M: DmaMemory> DmaServer<M> {
         }
     }
 
-    /// Reads outstanding and no write in progress.
+    /// No read outstanding, no write in progress or on its way to memory.
     pub fn idle(&self) -> bool {
-        self.reads.is_empty() && self.write.is_none()
+        self.reads.is_empty() && self.write.is_none() && self.posted.is_empty()
+    }
+
+    /// Write beats the core has handed over that host memory does not
+    /// hold yet (on the link or within the posted latency).
+    pub fn posted_beats(&self) -> usize {
+        self.posted.len()
+    }
+
+    /// Store `data` at `addr`, recording a fault once per write.
+    fn store(&mut self, addr: u64, data: &[u8], faulted: &mut bool) {
+        if let Err(fault) = self.mem.dma_write(addr, data) {
+            if !*faulted {
+                *faulted = true;
+                self.errors.push(format!("cycle {}: {fault}", self.cycle));
+                self.faults.push(fault);
+            }
+        }
+    }
+
+    /// Apply the posted beats whose time has come, in order (posted
+    /// writes are not reordered), a fault recorded once per write.
+    fn apply_posted(&mut self, now_ps: f64) {
+        while self.posted.front().is_some_and(|b| b.visible_ps <= now_ps) {
+            let Some(b) = self.posted.pop_front() else { break };
+            let mut faulted = self.posted_faulted == Some(b.write);
+            self.store(b.addr, &b.data, &mut faulted);
+            if faulted {
+                self.posted_faulted = Some(b.write);
+            }
+        }
+    }
+
+    /// Put every posted beat into host memory now (the end of a run, or a
+    /// bench that reads memory without waiting for the link).
+    pub fn flush_posted(&mut self) {
+        self.apply_posted(f64::INFINITY);
     }
 
     fn beats(len: u64) -> u64 {
@@ -416,6 +473,10 @@ impl<M: DmaMemory> DmaServer<M> {
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
         let stall = self.timing.ready;
         let now = self.now_ps();
+        // Before a read beat is served this cycle: the link's reads never
+        // pass its writes, and a read answered now was asked for after
+        // every write whose time has come.
+        self.apply_posted(now);
         let room = match self.link_mut() {
             None => self.reads.len() < IDEAL_READS_OUTSTANDING,
             // Not from `valid`: what the model shows before its step is
@@ -504,6 +565,7 @@ impl<M: DmaMemory> DmaServer<M> {
             if let Some(link) = self.link_mut() {
                 link.write_begin();
             }
+            self.writes_begun += 1;
             self.write = Some(PendingWrite {
                 addr: m.get(p.wr_req_addr),
                 len,
@@ -514,44 +576,53 @@ impl<M: DmaMemory> DmaServer<M> {
         if self.wr_data_ready && m.get_bit(p.wr_data_valid) {
             let keep = m.get(p.wr_keep);
             let last = m.get_bit(p.wr_last);
-            match self.write.as_mut() {
-                None => self
-                    .errors
-                    .push(format!("cycle {}: write data without a request", self.cycle)),
-                Some(w) => {
-                    let n = keep.trailing_ones() as u64;
-                    if keep.checked_shr(n as u32).unwrap_or(0) != 0 || (!last && n != BEAT as u64) {
-                        self.errors
-                            .push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
-                    }
-                    let data = m.get_bytes(p.wr_data);
-                    let n_bytes = (n as usize).min(data.len());
-                    if let Err(fault) = self.mem.dma_write(w.addr.wrapping_add(w.done), &data[..n_bytes]) {
-                        if !w.faulted {
-                            w.faulted = true;
-                            self.errors.push(format!("cycle {}: {fault}", self.cycle));
-                            self.faults.push(fault);
-                        }
-                    }
-                    w.done += n;
-                    self.bytes_written += n;
-                    if let HostState::Pcie { link, .. } = &mut self.host {
-                        link.write(now, n as u32);
-                    }
-                    let (len, done) = (w.len, w.done);
-                    if last {
-                        if done != len {
-                            self.errors
-                                .push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
-                        }
-                        self.write = None;
-                        self.writes_done += 1;
-                    } else if done >= len {
-                        self.errors.push(format!(
-                            "cycle {}: write of {len} bytes: no last after {done}",
-                            self.cycle
-                        ));
-                    }
+            let Some(w) = self.write.as_mut() else {
+                self.errors
+                    .push(format!("cycle {}: write data without a request", self.cycle));
+                self.cycle += 1;
+                return;
+            };
+            let n = keep.trailing_ones() as u64;
+            let bad_keep = keep.checked_shr(n as u32).unwrap_or(0) != 0 || (!last && n != BEAT as u64);
+            let addr = w.addr.wrapping_add(w.done);
+            w.done += n;
+            let (len, done, mut faulted) = (w.len, w.done, w.faulted);
+            if bad_keep {
+                self.errors
+                    .push(format!("cycle {}: write keep {keep:#x} (last {last})", self.cycle));
+            }
+            let mut data = m.get_bytes(p.wr_data);
+            data.truncate(n as usize);
+            self.bytes_written += n;
+            match &mut self.host {
+                HostState::Pcie { link, .. } => {
+                    let crossed = link.write(now, n as u32);
+                    let visible_ps = crossed + link.config().posted_latency_ps as f64;
+                    self.posted.push_back(PostedBeat {
+                        visible_ps,
+                        write: self.writes_begun,
+                        addr,
+                        data,
+                    });
+                }
+                HostState::Ideal { .. } => self.store(addr, &data, &mut faulted),
+            }
+            if last {
+                if done != len {
+                    self.errors
+                        .push(format!("cycle {}: write of {len} bytes carried {done}", self.cycle));
+                }
+                self.write = None;
+                self.writes_done += 1;
+            } else {
+                if let Some(w) = self.write.as_mut() {
+                    w.faulted = faulted;
+                }
+                if done >= len {
+                    self.errors.push(format!(
+                        "cycle {}: write of {len} bytes: no last after {done}",
+                        self.cycle
+                    ));
                 }
             }
         }

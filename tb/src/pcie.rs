@@ -19,7 +19,8 @@
 //! * A write (posted) is sent as TLPs of at most `max_payload` bytes on
 //!   the upstream direction; the card may hand over a write's next beat
 //!   while no more than one full TLP of what it gave before waits for the
-//!   link.
+//!   link. Its data reach host memory `posted_latency` after they have
+//!   crossed the link ([`crate::dma::DmaServer`] holds them until then).
 //!
 //! Not modelled: flow-control credits and data-link packets (ACK / update
 //! DLLPs take a few percent of the link), completions split at the read
@@ -47,6 +48,11 @@ pub struct PcieConfig {
     /// From a read request's arrival at the host to its first completion
     /// leaving the host, picoseconds.
     pub read_latency_ps: u64,
+    /// From a posted write's last byte crossing the link to its effect
+    /// where it goes, picoseconds: a DMA write's data visible in host
+    /// memory, or (the other direction, `cosim::device`) the driver's
+    /// MMIO write reaching the card's register port.
+    pub posted_latency_ps: u64,
     /// Bytes a TLP adds to its payload on the link: the framing token
     /// (4), sequence number and LCRC (6), a 4-DW header for 64-bit
     /// addresses (16).
@@ -72,6 +78,11 @@ pub const TLP_OVERHEAD_DEFAULT: u32 = 4 + 6 + 16;
 pub const WRITE_BUFFER_TLPS: u32 = 1;
 /// Read latency `mrc perf` has always used for the host (`--dma-latency`).
 pub const READ_LATENCY_DEFAULT_PS: u64 = 500_000;
+/// A posted write's latency: half a read's round trip, the estimate
+/// Intel's Time Coordinated Computing tools guide gives for a device's
+/// write to memory ("half of the PCIe-from-memory stream latency"), taken
+/// for both directions.
+pub const POSTED_LATENCY_DEFAULT_PS: u64 = READ_LATENCY_DEFAULT_PS / 2;
 
 impl PcieConfig {
     /// PCIe 3.0 x16, the other parameters at their defaults above.
@@ -84,6 +95,7 @@ impl PcieConfig {
             max_read_request: MAX_READ_REQUEST_DEFAULT,
             read_tags: READ_TAGS_DEFAULT,
             read_latency_ps: READ_LATENCY_DEFAULT_PS,
+            posted_latency_ps: POSTED_LATENCY_DEFAULT_PS,
             tlp_overhead: TLP_OVERHEAD_DEFAULT,
         }
     }
@@ -277,8 +289,9 @@ impl PcieLink {
         self.write_tlp_left = 0;
     }
 
-    /// `bytes` more of the current write leave at `now_ps`.
-    pub fn write(&mut self, now_ps: f64, bytes: u32) {
+    /// `bytes` more of the current write leave at `now_ps`; returns when
+    /// the last of them has crossed the link.
+    pub fn write(&mut self, now_ps: f64, bytes: u32) -> f64 {
         let mut t = self.up_free_ps.max(now_ps);
         let mut left = bytes;
         while left > 0 {
@@ -293,6 +306,7 @@ impl PcieLink {
             left -= n;
         }
         self.up_free_ps = t;
+        t
     }
 }
 
