@@ -63,6 +63,13 @@ pub enum Direction {
     /// The total is still judged, by the plain rule or another allowance
     /// of the metric.
     SplitAmongQps,
+    /// The hardware may mark up to one EV per QP more than the model: each
+    /// QP's own EV set meets the dead EV (the QPs share one link in the
+    /// card and are served in turn, so every QP sends on the EV after it
+    /// dies), where the model, running each pair alone, may have sent a
+    /// pair's window before the failure: `golden - SLACK <= hw <= QPs`
+    /// (per QP: at most 1).
+    OnePerQp,
 }
 
 /// A named departure from "close" for one metric of one scenario, with
@@ -79,11 +86,14 @@ impl Allowance {
     /// Whether the allowance admits `hw` against `golden`; `golden_total`
     /// is the model's figure over every QP (a per-QP judgement) or
     /// `golden` itself (the total's).
-    pub fn admits(&self, hw: u64, golden: u64, golden_total: u64, evs: u64) -> bool {
+    /// `qps` is the number of QPs the figure covers (1 for a per-QP
+    /// judgement).
+    pub fn admits(&self, hw: u64, golden: u64, golden_total: u64, evs: u64, qps: u64) -> bool {
         match self.direction {
             Direction::Fewer => hw <= golden + SLACK,
             Direction::MoreUpToEvs => hw + SLACK >= golden && hw <= evs,
             Direction::SplitAmongQps => hw <= golden_total + SLACK,
+            Direction::OnePerQp => hw + SLACK >= golden && hw <= qps,
         }
     }
 
@@ -97,6 +107,7 @@ impl Allowance {
             Direction::Fewer => format!("allowance: hw <= model + {SLACK}"),
             Direction::MoreUpToEvs => format!("allowance: model - {SLACK} <= hw <= EVs of the QP"),
             Direction::SplitAmongQps => format!("allowance: hw <= the model's total + {SLACK}"),
+            Direction::OnePerQp => format!("allowance: model - {SLACK} <= hw <= one per QP"),
         }
     }
 }
@@ -121,6 +132,8 @@ pub struct Figures {
     /// EVs of A's QPs, all together (the bound of an allowance for
     /// more marks: no EV of a QP is marked twice).
     pub evs: u64,
+    /// A's QPs (the bound of an allowance of one mark per QP).
+    pub qps: u64,
     pub scoreboard_ok: bool,
     pub timed_out: bool,
     /// None without the golden model's run.
@@ -138,6 +151,7 @@ impl Figures {
     pub fn of(evs: u16, hw: &SystemReport, golden: Option<&GoldenComparison>) -> Figures {
         Figures {
             evs: u64::from(evs) * hw.per_qp.len().max(1) as u64,
+            qps: hw.per_qp.len().max(1) as u64,
             scoreboard_ok: hw.scoreboard.ok(),
             timed_out: hw.timed_out,
             same_delivery: golden.map(|g| g.same_delivery),
@@ -275,7 +289,7 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
                 } else {
                     allowances
                         .iter()
-                        .position(|a| a.admits(hw, g, golden_total, evs_per_qp))
+                        .position(|a| a.admits(hw, g, golden_total, evs_per_qp, 1))
                 };
                 (q, plain || by.is_some(), plain, by)
             })
@@ -355,7 +369,7 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
         // An allowance applies only where the plain rule fails.
         let allowance = exp.allowances.iter().find(|a| a.metric == metric && a.judges_total());
         let (ok, rule) = match allowance {
-            Some(a) if !close(hw, g) => (a.admits(hw, g, g, f.evs), format!("{}: {}", a.rule(), a.reason)),
+            Some(a) if !close(hw, g) => (a.admits(hw, g, g, f.evs, f.qps), format!("{}: {}", a.rule(), a.reason)),
             _ => (close(hw, g), plain),
         };
         checks.push(Check {
@@ -397,6 +411,7 @@ mod tests {
     fn clean() -> Figures {
         Figures {
             evs: 8,
+            qps: 1,
             scoreboard_ok: true,
             timed_out: false,
             same_delivery: Some(true),
@@ -513,7 +528,11 @@ mod tests {
     fn every_pair_is_judged_against_its_model_pair() {
         let none = Expectations::default();
         // Four pairs of 8 EVs each.
-        let clean = || Figures { evs: 32, ..clean() };
+        let clean = || Figures {
+            evs: 32,
+            qps: 4,
+            ..clean()
+        };
         let v = judge_qps(&clean(), &pairs(), &none);
         assert!(v.ok, "{:?}", v.failures());
         assert_eq!(v.checks.len(), judge(&clean(), &none).checks.len() + 3);
@@ -549,6 +568,40 @@ mod tests {
         assert!(!judge_qps(&clean(), &p, &allowed).ok);
     }
 
+    /// Every QP marks the dead EV once where the model's pairs marked it
+    /// once in all: admitted up to one mark per QP, in total and per QP.
+    #[test]
+    fn one_mark_per_qp_is_admitted_and_no_more() {
+        let one_per_qp = Expectations {
+            allowances: &[Allowance {
+                metric: Metric::EvMarkedBad,
+                direction: Direction::OnePerQp,
+                reason: "test",
+            }],
+            qp_error: false,
+        };
+        let marks = |hw: u64| Figures {
+            evs: 32,
+            qps: 4,
+            hw_marked_bad: hw,
+            golden_marked_bad: Some(1),
+            ..clean()
+        };
+        let mut p = pairs();
+        for (q, g) in p.iter_mut().zip([0, 0, 0, 1]) {
+            q.hw_marked_bad = 1;
+            q.golden_marked_bad = g;
+        }
+        assert!(!judge_qps(&marks(4), &p, &Expectations::default()).ok);
+        let v = judge_qps(&marks(4), &p, &one_per_qp);
+        assert!(v.ok && v.allowances().len() == 1, "{v:?}");
+        // A fifth mark is beyond one per QP.
+        assert!(!judge_qps(&marks(5), &p, &one_per_qp).ok);
+        // Per QP: two marks on one QP where its model pair made none.
+        p[0].hw_marked_bad = 3;
+        assert!(!judge_qps(&marks(4), &p, &one_per_qp).ok);
+    }
+
     #[test]
     fn a_split_among_qps_admits_pairs_not_the_total() {
         let split = Expectations {
@@ -561,6 +614,7 @@ mod tests {
         };
         let clean = || Figures {
             evs: 32,
+            qps: 4,
             hw_resends: 12,
             golden_resends: Some(12),
             ..clean()

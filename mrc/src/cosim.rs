@@ -529,6 +529,20 @@ const RESENDS_SPLIT_BY_SERVICE_ORDER: Allowance = Allowance {
              (every QP loses some); the total is judged",
 };
 
+/// With several QPs and a dead EV, every QP of the card marks it once,
+/// where the model's pairs mark it fewer times: traced on a run of the
+/// sweep's `m4096/mtu+1/d16/q4/hole` shape (docs/cosim.md, "The sweep").
+const DEAD_EV_MARKED_BY_EVERY_QP: Allowance = Allowance {
+    metric: Metric::EvMarkedBad,
+    direction: Direction::OnePerQp,
+    reason: "traced (4 QPs x 17 messages of up to 4097 B, depth 16, EV 3 dead at 5 us: hardware 1 \
+             mark per QP, model 0, 0, 1, 1): the card's QPs share one link and are served in turn, \
+             so every QP sends on EV 3 after it died, loses a packet there and its own EV set marks \
+             it; the model runs each pair alone, and a pair whose window left before 5 us loses \
+             nothing on EV 3 (pair 6), or finds its one loss by a stall that only makes the EV \
+             suspect (pair 5: 1 resend, no mark); the same delivery either way",
+};
+
 /// Under the incast, which QPs' packets the full port trims differs
 /// per QP between hardware and model (measured, 200 messages, seed 1,
 /// legacy wire: per QP 84-199 against 105-211).
