@@ -335,8 +335,21 @@ pub struct RetransmitEngine {
     win_r: DFF<Bits<64>>,
     pend: DFF<Bits<64>>,
     /// The SACK acknowledged something new (else the loss pass is
-    /// skipped: nothing it tests has changed since the last one).
+    /// skipped: nothing it tests has changed since the last one) ...
     any_new: DFF<Bit>,
+    /// ... at or above the new una (a hole stays below it), or it
+    /// acknowledged the last tail probe's slot (`hw` raised to the probed
+    /// transmission's send time, which live slots may precede). With
+    /// neither, and no slot waiting after an out-of-window NACK, the loss
+    /// pass is skipped too: every newly acknowledged PSN is below every
+    /// outstanding one, so neither the per-EV rule nor the stall rule can
+    /// take an outstanding slot (docs/hw/retransmit.md, "Behaviour").
+    ack_above: DFF<Bit>,
+    probe_seen: DFF<Bit>,
+    /// The SACK covers no PSN past the current word (cumulative point and
+    /// bitmap end in it or before): once the new una is found, the words
+    /// after it have nothing to acknowledge and are not visited.
+    cover_end: DFF<Bit>,
     /// The loss pipeline: the PSN at each stage and whether it holds one
     /// (`p` is the next PSN to read), the slots of stages 2 and 3.
     p1: DFF<Bits<24>>,
@@ -410,7 +423,6 @@ pub struct RetransmitEngine {
     found: DFF<Bit>,
     una_new: DFF<Bits<24>>,
     una_time: DFF<Bits<TIME_BITS>>,
-    una_ret: DFF<Bits<5>>,
     bytes: DFF<Bits<32>>,
     fired: DFF<Bit>,
     have_rem: DFF<Bit>,
@@ -448,11 +460,10 @@ pub struct RetransmitEngine {
     c_reorder: Signal<Local, Bits<16>>,
     c_lin: Signal<Local, Bits<5>>,
     c_exp: Signal<Local, Bits<5>>,
-    // Backoff shift amounts: of the slot's retry count, of a new packet,
-    // of the new una's retry count.
+    // Backoff shift amounts: of the slot's retry count (in the RTO walk,
+    // on a resend and for the new una after a SACK), of a new packet.
     bo_shift: Signal<Local, Bits<5>>,
     bo_shift_new: Signal<Local, Bits<5>>,
-    bo_shift_una: Signal<Local, Bits<5>>,
     bm_beyond: Signal<Local, Bits<64>>,
     ones64: Signal<Local, Bits<64>>,
     one64: Signal<Local, Bits<64>>,
@@ -557,6 +568,8 @@ pub struct RetransmitEngine {
     /// transmission, the probed transmission's for a probed one.
     probe_hit: Signal<Local, Bit>,
     ack_time: Signal<Local, Bits<32>>,
+    /// The visited slot's PSN minus the new una (its sign: below it).
+    above_d: Signal<Local, Bits<24>>,
 }
 
 impl Logic for RetransmitEngine {
@@ -578,6 +591,9 @@ impl Logic for RetransmitEngine {
             win_r,
             pend,
             any_new,
+            ack_above,
+            probe_seen,
+            cover_end,
             p1,
             p2,
             p3,
@@ -620,7 +636,6 @@ impl Logic for RetransmitEngine {
             found,
             una_new,
             una_time,
-            una_ret,
             bytes,
             fired,
             have_rem,
@@ -766,14 +781,6 @@ impl Logic for RetransmitEngine {
         } else {
             self.bo_shift.next = self.slot.val().retries - self.c_lin.val() + 1;
         }
-        // The same for the new una's retry count after a SACK.
-        if self.una_ret.q.val() < self.c_lin.val() {
-            self.bo_shift_una.next = 0.into();
-        } else if (self.una_ret.q.val() - self.c_lin.val()) >= 9 {
-            self.bo_shift_una.next = 10.into();
-        } else {
-            self.bo_shift_una.next = self.una_ret.q.val() - self.c_lin.val() + 1;
-        }
         // The shift of a new packet (k = 0), apart, so that the SENT
         // classification only selects between the two.
         if self.c_lin.val() == 0 {
@@ -809,6 +816,7 @@ impl Logic for RetransmitEngine {
             self.ack_time.next = self.slot.val().time;
         }
         self.hw_d.next = self.ack_time.val() - self.qs.q.val().hw;
+        self.above_d.next = self.p.q.val() - self.una_new.q.val();
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now32.val() - self.tail_ram.read_data.val().deadline;
@@ -1077,6 +1085,7 @@ impl Logic for RetransmitEngine {
                     self.qs.d.next.hw_valid = false;
                     self.qs.d.next.armed = false;
                     self.qs.d.next.error = false;
+                    self.qs.d.next.oow_wait = false;
                     self.tail.d.next.armed = false;
                     self.tail.d.next.blind = 0.into();
                     self.tail.d.next.acked = false;
@@ -1157,9 +1166,15 @@ impl Logic for RetransmitEngine {
                 } else if self.kind.q.val() == self.k_nack_trim.val() {
                     self.st.d.next = EngineState::TrimResend;
                 } else {
-                    // Out of window: waits for una to advance or the RTO.
+                    // Out of window: waits for una to advance or the RTO; the
+                    // QP notes that a slot waits (the next SACK moving una
+                    // runs the loss pass), written here (no `Store`).
                     self.slot_wr.next.oow = true;
                     self.slot_ram.write_enable.next = true;
+                    self.qs_ram.write_data.next = self.qs_ram.read_data.val();
+                    self.qs_ram.write_data.next.oow_wait = true;
+                    self.qs_ram.write_data.next.spare = 0.into();
+                    self.qs_ram.write_enable.next = true;
                 }
             }
             EngineState::AckWordRead => {
@@ -1178,6 +1193,11 @@ impl Logic for RetransmitEngine {
                 self.aw_r.d.next = self.ack_ram.read_data.val();
                 self.cover_r.d.next = self.m_cum.val() | self.m_bits.val();
                 self.win_r.d.next = self.m_win.val();
+                // Nothing covered past this word: cum + 1 - wq <= 64, and the
+                // bitmap empty or based at or before wq (its last bit,
+                // base + 63, in this word or before).
+                self.cover_end.d.next = (self.wd_cum.q.val().get_bit(23) | (self.wd_cum.q.val() <= 64))
+                    & (!self.wd_base.q.val().get_bit(23) | !self.bitmap.q.val().any());
                 self.st.d.next = EngineState::AckWordWrite;
             }
             EngineState::AckWordWrite => {
@@ -1204,6 +1224,11 @@ impl Logic for RetransmitEngine {
                 self.cur_ev.d.next = self.slot.val().ev;
                 self.ev_ram.read_address.next =
                     (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
+                // A newly acknowledged PSN at or above the new una (known
+                // from its word on: the words go up from una's).
+                if self.found.q.val() & !self.above_d.val().get_bit(23) {
+                    self.ack_above.d.next = true;
+                }
                 self.st.d.next = EngineState::AckDecide;
             }
             EngineState::AckDecide => {
@@ -1218,6 +1243,7 @@ impl Logic for RetransmitEngine {
                 // before a packet delivered (hw raised to its send time).
                 if self.probe_hit.val() {
                     self.tail.d.next.probe_valid = false;
+                    self.probe_seen.d.next = true;
                 }
                 if !self.slot.val().resent | self.probe_hit.val() {
                     if !self.qs.q.val().hw_valid | !self.hw_d.val().get_bit(31) {
@@ -1235,23 +1261,38 @@ impl Logic for RetransmitEngine {
             }
             EngineState::AckUna => {
                 // The new una's slot on the RAM output: the RTO and the tail
-                // check re-arm from its last send.
+                // check re-arm from its last send; its backoff is loaded (the
+                // value is registered two cycles later, in `SackDone`).
                 self.una_time.d.next = self.s_time.val();
-                self.una_ret.d.next = self.slot.val().retries;
+                self.backoff.load.next = true;
+                self.backoff.shift.next = self.bo_shift.val();
                 self.st.d.next = EngineState::AckDone;
             }
             EngineState::AckDone => {
-                // End of the acknowledgement pass: the new una's backoff, and
-                // the loss pass from the new una (nothing new acknowledged:
-                // no rule's input moved, the last pass's verdicts stand).
-                self.backoff.load.next = true;
-                self.backoff.shift.next = self.bo_shift_una.val();
+                // End of the acknowledgement pass: the loss pass from the new
+                // una, when a rule can take an outstanding slot. Nothing new
+                // acknowledged: no rule's input moved, the last pass's
+                // verdicts stand. Only PSNs below the new una newly
+                // acknowledged (no probe among them): each was first sent
+                // before every outstanding slot was last sent, so the EV
+                // sequence it raises is below theirs and the send time it
+                // raises `hw` to is not after theirs; only slots waiting
+                // after an out-of-window NACK (`oow_wait`) then still need
+                // the pass, when una moved.
                 self.p.d.next = self.una_new.q.val();
                 self.v1.d.next = false;
                 self.v2.d.next = false;
                 self.v3.d.next = false;
                 self.tail_mode.d.next = false;
-                if self.any_new.q.val() {
+                if self.any_new.q.val()
+                    & (self.ack_above.q.val()
+                        | self.probe_seen.q.val()
+                        | (self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una)))
+                {
+                    // A pass with una moving queues every waiting slot.
+                    if self.una_new.q.val() != self.qs.q.val().una {
+                        self.qs.d.next.oow_wait = false;
+                    }
                     self.st.d.next = EngineState::LossPipe;
                 } else {
                     self.st.d.next = EngineState::SackDone;
@@ -1536,6 +1577,8 @@ impl Logic for RetransmitEngine {
                     // The words of the window from una's.
                     self.wq.d.next = self.qs.q.val().una & 0xFF_FFC0;
                     self.any_new.d.next = false;
+                    self.ack_above.d.next = false;
+                    self.probe_seen.d.next = false;
                     self.st.d.next = EngineState::AckWordRead;
                 }
             }
@@ -1559,8 +1602,10 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::Idle;
             }
         }
+
         // The acknowledgement pass's pick: the word's next newly
-        // acknowledged slot is read, else the next word, else the new una's
+        // acknowledged slot is read, else the next word (unless the new una
+        // is found and the SACK covers nothing beyond), else the new una's
         // slot (the first open PSN; none: una = next).
         self.pick_psn.next = self.wq.q.val() | bit_cast::<24, 6>(self.pick.index.val());
         if self.ack_pick.val() {
@@ -1570,7 +1615,7 @@ impl Logic for RetransmitEngine {
                     (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.pick_psn.val() & 255);
                 self.pend.d.next = self.pend.q.val() & (self.pend.q.val() - 1);
                 self.st.d.next = EngineState::AckEvRead;
-            } else if self.wq_off_next.val() < self.w_span.val() {
+            } else if (self.wq_off_next.val() < self.w_span.val()) & !(self.found.q.val() & self.cover_end.q.val()) {
                 self.wq.d.next = self.wq.q.val() + 64;
                 self.st.d.next = EngineState::AckWordRead;
             } else if self.found.q.val() {

@@ -59,7 +59,12 @@ pub struct QpWord {
     pub armed: Bit,
     /// The QP is in error (retry budget spent).
     pub error: Bit,
-    pub spare: Bits<9>,
+    /// A slot may be waiting after an out-of-window NACK: set by the
+    /// NACK, cleared by a loss pass that ran with `una` advancing (which
+    /// queues every waiting slot). While it is set a SACK that moves
+    /// `una` runs the loss pass (the waiting slots' rule reads `una`).
+    pub oow_wait: Bit,
+    pub spare: Bits<8>,
 }
 
 /// Per QP, the tail check (docs/model-mrc.md 2.5.2), in the tail RAM.
