@@ -22,34 +22,34 @@ use crate::contract_rows::{CqeRecord, RecvInitRow, SqCtxRow, TableId};
 use crate::param::Param;
 use crate::retransmit::{kind, KIND_BITS};
 
-/// Dispatcher states.
+/// States of the dispatcher's head stage (the frame being classified,
+/// judged and checked). A frame leaves it as soon as its last request to
+/// the SACK table is taken: its ACK generator record and advance wait in
+/// the tail stage, its RX buffer command in the command stage, so the
+/// next frame is classified while they finish.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum DispatchState {
+    /// No frame in the head stage: a joined FIFO head is classified and
+    /// taken in the cycle it is on the RAM outputs.
     Idle,
-    /// Both FIFO heads are on the RAM outputs: join them.
-    Peek,
-    /// The joined record is in the head registers: classify it.
-    Classify,
-    /// A request to the SACK table (judging, or marking once accepted).
-    SackRequest,
-    /// Waiting for the SACK table's answer.
-    SackWait,
+    /// The judging request (`nomark`) to the SACK table.
+    Judge,
+    /// Waiting for its verdict.
+    JudgeWait,
     /// The packet record to the completion tracker.
     CompletionPacket,
     /// Its result (and the placement address) from the completion tracker.
     CompletionResult,
     /// Waiting for the placement address alone.
     CompletionPlace,
-    /// The cumulative advance to the completion tracker.
-    Advance,
-    /// The record to the ACK generator.
-    AckGen,
+    /// The marking request (the packet was judged new and the completion
+    /// tracker accepted it); the frame moves to the tail stage when it is
+    /// taken.
+    Mark,
+    /// Waiting for the tail stage to take the frame's ACK generator record.
+    Handover,
     /// A SACK / NACK record to the retransmit engine.
     RetransmitOp,
-    /// The RX buffer command (buffer id order: the frame order).
-    Command,
-    /// Waiting for the RX buffer to take the command.
-    CommandWait,
 }
 
 /// Depth of each join FIFO (log2 is 4): the ingress admission's join
@@ -175,7 +175,7 @@ pub struct RxPath {
     k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
     k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
     k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
-    n_trimmed: Param<8, { nack::TRIMMED as u64 }>,
+    n_trimmed_kind: Param<8, { nack::TRIMMED as u64 }>,
     n_out_of_window: Param<8, { nack::OUT_OF_WINDOW as u64 }>,
     n_remote_access: Param<8, { nack::REMOTE_ACCESS as u64 }>,
     /// Pulse: a frame's two records left the join FIFOs (the ingress
@@ -227,35 +227,66 @@ pub struct RxPath {
     h_imm: DFF<Bits<32>>,
     h_ext: DFF<Bits<224>>,
     h_pay: DFF<Bits<36>>,
-    h_stored: DFF<Bit>,
     h_id: DFF<Bits<16>>,
-    // ---- Dispatch state.
+    // ---- Head stage (the frame being classified, judged and checked).
     st: DFF<DispatchState>,
+    /// The RAM outputs hold the head of each join FIFO (the read address
+    /// runs one pointer ahead, so a head is there the cycle after a pop).
+    p_ok: DFF<Bit>,
+    b_ok: DFF<Bit>,
     verdict: DFF<Bits<2>>,
     expected: DFF<Bits<24>>,
     res: DFF<Bits<2>>,
     paddr: DFF<Bits<64>>,
     got_place: DFF<Bit>,
+    /// The head frame's RX buffer command is decided but the command stage
+    /// was busy: it is loaded from `h_place` / `paddr` when it frees.
+    h_cmd_due: DFF<Bit>,
+    h_place: DFF<Bit>,
+    // ---- Command stage (RX buffer command, frame order).
+    cmd_v: DFF<Bit>,
     c_id: DFF<Bits<16>>,
     c_place: DFF<Bit>,
-    /// The SACK request in flight is the marking one (the packet was
-    /// judged new and the completion tracker accepted it).
-    marking: DFF<Bit>,
-    // ---- Path MTU per QP: log2 of it (`recv_init.log2_mtu`, 8..=13;
-    // any other value checks nothing), read at the head's QP while it is
-    // peeked, so that it is on the RAM output in Classify.
+    c_addr: DFF<Bits<64>>,
+    c_off: DFF<Bits<18>>,
+    c_len: DFF<Bits<18>>,
+    // ---- Tail stage: the ACK generator record and the completion
+    // tracker advance of a frame the head stage finished. The one place
+    // ACK generator records are emitted.
+    t_ag_v: DFF<Bit>,
+    t_adv_v: DFF<Bit>,
+    /// Waiting for the marking request's answer (its `out_expected`).
+    t_wait: DFF<Bit>,
+    t_qp: DFF<Bits<8>>,
+    t_psn: DFF<Bits<24>>,
+    t_verdict: DFF<Bits<2>>,
+    t_ack_req: DFF<Bit>,
+    t_trimmed: DFF<Bit>,
+    t_ecn: DFF<Bit>,
+    t_reject: DFF<Bit>,
+    t_drop: DFF<Bit>,
+    t_expected: DFF<Bits<24>>,
+    t_ev: DFF<Bits<16>>,
+    t_ev_index: DFF<Bits<16>>,
+    t_echo: DFF<Bits<32>>,
+    // ---- Per-QP tables read when a parser record is written, so that the
+    // checks that need them are bits of the FIFO slot by the time the
+    // frame is at the head. Path MTU per QP: log2 of it
+    // (`recv_init.log2_mtu`, 8..=13; any other value checks nothing).
     mtu_of: RAM<Bits<4>, 8>,
-    /// The head's payload is longer than 2^8 .. 2^13 bytes (registered in
-    /// Peek, so Classify only selects one by the QP's MTU).
-    h_over_8: DFF<Bit>,
-    h_over_9: DFF<Bit>,
-    h_over_10: DFF<Bit>,
-    h_over_11: DFF<Bit>,
-    h_over_12: DFF<Bit>,
-    h_over_13: DFF<Bit>,
-    // ---- EVs in each QP's set (`sq_ctx.ev_count`), read like `mtu_of`:
-    // an MRC 1.0 probe answer must name one of them.
+    /// EVs in each QP's set (`sq_ctx.ev_count`): an MRC 1.0 probe answer
+    /// must name one of them.
     evs_of: RAM<Bits<8>, 8>,
+    /// The record written last cycle (its slot, payload length, probe
+    /// answer EV index), while its QP's rows are read.
+    w_v: DFF<Bit>,
+    w_slot: DFF<Bits<4>>,
+    w_len: DFF<Bits<18>>,
+    w_ev_index: DFF<Bits<16>>,
+    /// Per FIFO slot: the payload is longer than the QP's path MTU; the
+    /// probe answer's EV index is in the QP's set.
+    slot_over: DFF<Bits<16>>,
+    slot_ev_ok: DFF<Bits<16>>,
     // ---- CQE stage.
     ring_of: RAM<Bits<8>, 8>,
     a_valid: DFF<Bit>,
@@ -280,16 +311,16 @@ pub struct RxPath {
     k_ack: DFF<Bit>,
     // ---- Combinational helpers.
     p_in: Signal<Local, Bit>,
-    p_count: Signal<Local, Bits<5>>,
-    b_count: Signal<Local, Bits<5>>,
+    /// Read pointers after this cycle's pop (the RAM read addresses).
+    p_rd_next: Signal<Local, Bits<5>>,
+    b_rd_next: Signal<Local, Bits<5>>,
+    p_left: Signal<Local, Bits<5>>,
+    b_left: Signal<Local, Bits<5>>,
+    // Head registers, decoded (the outputs of the head stage).
     opcode: Signal<Local, Bits<8>>,
     qp: Signal<Local, Bits<8>>,
     psn: Signal<Local, Bits<24>>,
-    is_drop: Signal<Local, Bit>,
     trimmed: Signal<Local, Bit>,
-    xbit: Signal<Local, Bit>,
-    qp_ok: Signal<Local, Bit>,
-    is_write: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     has_imm: Signal<Local, Bit>,
@@ -297,18 +328,55 @@ pub struct RxPath {
     pay_len: Signal<Local, Bits<18>>,
     ext_type: Signal<Local, Bits<4>>,
     nack_kind: Signal<Local, Bits<8>>,
-    malformed: Signal<Local, Bit>,
-    peek_len: Signal<Local, Bits<18>>,
-    log2_mtu: Signal<Local, Bits<4>>,
-    above_mtu: Signal<Local, Bit>,
     /// The head is an MRC 1.0 SACK answering a probe (record extension
-    /// type 5, `rx_parser::translate::EXT_PROBE_ANSWER`), and the EV index
-    /// it names is in the QP's set.
+    /// type 5, `rx_parser::translate::EXT_PROBE_ANSWER`).
     probe_answer: Signal<Local, Bit>,
-    probe_ev_ok: Signal<Local, Bit>,
+    // The FIFO heads on the RAM outputs, decoded for the classification.
+    n_opcode: Signal<Local, Bits<8>>,
+    n_drop: Signal<Local, Bit>,
+    n_trimmed: Signal<Local, Bit>,
+    n_xbit: Signal<Local, Bit>,
+    n_qp_ok: Signal<Local, Bit>,
+    n_stored: Signal<Local, Bit>,
+    n_write: Signal<Local, Bit>,
+    n_first: Signal<Local, Bit>,
+    n_pay_len: Signal<Local, Bits<18>>,
+    n_dlen: Signal<Local, Bits<32>>,
+    n_ext_type: Signal<Local, Bits<4>>,
+    n_nack_kind: Signal<Local, Bits<8>>,
+    n_slot_over: Signal<Local, Bits<16>>,
+    n_slot_ev: Signal<Local, Bits<16>>,
+    n_malformed: Signal<Local, Bit>,
     /// An acknowledgement for the retransmit engine: a SACK, a probe
     /// answer for an EV of the set, or a NACK of a known kind.
-    is_ack_op: Signal<Local, Bit>,
+    n_ack_op: Signal<Local, Bit>,
+    /// A data packet for the SACK table (not dropped, stored, well formed).
+    n_data: Signal<Local, Bit>,
+    n_needs_cmd: Signal<Local, Bit>,
+    /// The head stage takes the FIFO heads this cycle.
+    take: Signal<Local, Bit>,
+    head_free: Signal<Local, Bit>,
+    cmd_free: Signal<Local, Bit>,
+    tail_free: Signal<Local, Bit>,
+    /// The SACK table's answer is the tail's marking request's.
+    out_for_tail: Signal<Local, Bit>,
+    /// The head stage's RX buffer command this cycle (from the RAM
+    /// outputs when `want_from_fifo`, else from the head registers).
+    want_cmd: Signal<Local, Bit>,
+    want_from_fifo: Signal<Local, Bit>,
+    want_place: Signal<Local, Bit>,
+    want_addr: Signal<Local, Bits<64>>,
+    /// The tail stage takes the head frame's ACK generator record (and,
+    /// for an accepted packet, its advance after the marking answer).
+    tl_go: Signal<Local, Bit>,
+    tl_verdict: Signal<Local, Bits<2>>,
+    tl_expected: Signal<Local, Bits<24>>,
+    tl_res: Signal<Local, Bits<2>>,
+    tl_accepted: Signal<Local, Bit>,
+    w_one: Signal<Local, Bits<16>>,
+    w_mask: Signal<Local, Bits<16>>,
+    w_over: Signal<Local, Bit>,
+    w_log2_mtu: Signal<Local, Bits<4>>,
     a_take: Signal<Local, Bit>,
     pw: Signal<Local, Bits<4>>,
     pr: Signal<Local, Bits<4>>,
@@ -341,23 +409,44 @@ impl Logic for RxPath {
             h_imm,
             h_ext,
             h_pay,
-            h_stored,
             h_id,
             st,
+            p_ok,
+            b_ok,
             verdict,
             expected,
             res,
             paddr,
             got_place,
+            h_cmd_due,
+            h_place,
+            cmd_v,
             c_id,
             c_place,
-            marking,
-            h_over_8,
-            h_over_9,
-            h_over_10,
-            h_over_11,
-            h_over_12,
-            h_over_13,
+            c_addr,
+            c_off,
+            c_len,
+            t_ag_v,
+            t_adv_v,
+            t_wait,
+            t_qp,
+            t_psn,
+            t_verdict,
+            t_ack_req,
+            t_trimmed,
+            t_ecn,
+            t_reject,
+            t_drop,
+            t_expected,
+            t_ev,
+            t_ev_index,
+            t_echo,
+            w_v,
+            w_slot,
+            w_len,
+            w_ev_index,
+            slot_over,
+            slot_ev_ok,
             a_valid,
             a_qp,
             a_imm,
@@ -420,8 +509,6 @@ impl Logic for RxPath {
         // `JOIN_DEPTH` frames unjoined, and each frame has exactly one
         // record in each stream, so neither FIFO is ever written full and
         // the k-th entries of the two are the same frame.
-        self.p_count.next = self.p_wr.q.val() - self.p_rd.q.val();
-        self.b_count.next = self.b_wr.q.val() - self.b_rd.q.val();
         self.p_in.next = self.prs_valid.val() | self.prs_drop.val();
         self.pw.next = bit_cast::<4, 5>(self.p_wr.q.val());
         self.f_drop.next = 0.into();
@@ -496,88 +583,120 @@ impl Logic for RxPath {
             self.b_wr.d.next = self.b_wr.q.val() + 1;
         }
 
-        // FIFO heads: the read address is the read pointer, so the RAM
-        // outputs hold the heads from the cycle after a pointer moves.
-        self.pr.next = bit_cast::<4, 5>(self.p_rd.q.val());
-        self.pf_flags.read_address.next = self.pr.val();
-        self.pf_hdr.read_address.next = self.pr.val();
-        self.pf_va.read_address.next = self.pr.val();
-        self.pf_rkey.read_address.next = self.pr.val();
-        self.pf_dlen.read_address.next = self.pr.val();
-        self.pf_imm.read_address.next = self.pr.val();
-        self.pf_ext.read_address.next = self.pr.val();
-        self.pf_pay.read_address.next = self.pr.val();
-        self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd.q.val());
-        // The MTU of the parser FIFO head's QP: in Peek this is the frame
-        // being joined, so its MTU is on the RAM output in Classify.
-        self.mtu_of.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
-        self.evs_of.read_address.next = self.pf_hdr.read_data.val().get_bits::<8>(8);
+        // ---- Per-QP checks, when a parser record is written: the QP's
+        // rows are read at its dest QP this cycle (on the RAM outputs the
+        // next one), the results go into the record's slot bits, ready
+        // before the frame can be at the head (two cycles after its write
+        // at the earliest). A QP's rows are written while the QP is idle.
+        self.mtu_of.read_address.next = self.prs_dest_qp.val().get_bits::<8>(0);
+        self.evs_of.read_address.next = self.prs_dest_qp.val().get_bits::<8>(0);
+        self.w_v.d.next = self.p_in.val();
+        self.w_slot.d.next = self.pw.val();
+        self.w_len.d.next = self.prs_payload_len.val();
+        self.w_ev_index.d.next = self.prs_ext.val().get_bits::<16>(176);
         self.evs_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.evs_of.write_data.next = self.cfg.data.val().get_value_sq_ctx_ev_count();
         self.evs_of.write_enable.next =
             self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val()) & (self.cfg.index.val() < 256);
-        self.peek_len.next = self.pf_pay.read_data.val().get_bits::<18>(18);
-        // Receive set-up rows (table 7) carry the QP's path MTU. A QP's
-        // row is written while the QP is idle.
+        // Receive set-up rows (table 7) carry the QP's path MTU.
         self.mtu_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.mtu_of.write_data.next = self.cfg.data.val().get_value_recv_init_log2_mtu();
         self.mtu_of.write_enable.next =
             self.cfg.valid.val() & (self.cfg.table.val() == self.t_recv_qp.val()) & (self.cfg.index.val() < 256);
+        self.w_log2_mtu.next = self.mtu_of.read_data.val();
+        self.w_over.next = ((self.w_log2_mtu.val() == 8) & (self.w_len.q.val() > 256))
+            | ((self.w_log2_mtu.val() == 9) & (self.w_len.q.val() > 512))
+            | ((self.w_log2_mtu.val() == 10) & (self.w_len.q.val() > 1024))
+            | ((self.w_log2_mtu.val() == 11) & (self.w_len.q.val() > 2048))
+            | ((self.w_log2_mtu.val() == 12) & (self.w_len.q.val() > 4096))
+            | ((self.w_log2_mtu.val() == 13) & (self.w_len.q.val() > 8192));
+        self.w_one.next = 1.into();
+        self.w_mask.next = self.w_one.val() << bit_cast::<16, 4>(self.w_slot.q.val());
+        if self.w_v.q.val() {
+            if self.w_over.val() {
+                self.slot_over.d.next = self.slot_over.q.val() | self.w_mask.val();
+            } else {
+                self.slot_over.d.next = self.slot_over.q.val() & !self.w_mask.val();
+            }
+            // A probe answer's EV index (bytes 4-5) must be in the set:
+            // the golden requester refuses it otherwise (`Malformed`).
+            if self.w_ev_index.q.val() < bit_cast::<16, 8>(self.evs_of.read_data.val()) {
+                self.slot_ev_ok.d.next = self.slot_ev_ok.q.val() | self.w_mask.val();
+            } else {
+                self.slot_ev_ok.d.next = self.slot_ev_ok.q.val() & !self.w_mask.val();
+            }
+        }
 
-        // ---- Decoded head fields.
+        // ---- The FIFO heads, decoded from the RAM outputs for the
+        // classification (`pr` is the head's slot while `p_ok`).
+        self.pr.next = bit_cast::<4, 5>(self.p_rd.q.val());
+        self.n_opcode.next = self.pf_hdr.read_data.val().get_bits::<8>(0);
+        self.n_drop.next = self.pf_flags.read_data.val().get_bit(0);
+        self.n_trimmed.next = self.pf_flags.read_data.val().get_bit(2);
+        self.n_xbit.next = self.pf_flags.read_data.val().get_bit(4);
+        self.n_qp_ok.next = self.pf_flags.read_data.val().get_bit(5);
+        self.n_stored.next = self.bf.read_data.val().get_bit(0);
+        self.n_write.next = (self.n_opcode.val() >= 6) & (self.n_opcode.val() <= 11);
+        // FIRST 0x06, ONLY 0x0A, ONLY-IMM 0x0B carry a RETH.
+        self.n_first.next = (self.n_opcode.val() == 6) | (self.n_opcode.val() == 10) | (self.n_opcode.val() == 11);
+        self.n_pay_len.next = self.pf_pay.read_data.val().get_bits::<18>(18);
+        self.n_dlen.next = self.pf_dlen.read_data.val();
+        self.n_ext_type.next = self.pf_ext.read_data.val().get_bits::<4>(216);
+        self.n_nack_kind.next = self.pf_ext.read_data.val().get_bits::<8>(208);
+        self.n_slot_over.next = self.slot_over.q.val() >> bit_cast::<16, 4>(self.pr.val());
+        self.n_slot_ev.next = self.slot_ev_ok.q.val() >> bit_cast::<16, 4>(self.pr.val());
+        // The model's checks before the window (`handle_data`): the
+        // payload (trimmed or not) is no longer than the path MTU, an ONLY
+        // packet's payload equals its DMA length (unless trimmed), and a
+        // DMA length fits 2 GiB.
+        self.n_malformed.next = self.n_slot_over.val().get_bit(0)
+            | (self.n_first.val() & self.n_dlen.val().get_bit(31))
+            | (((self.n_opcode.val() == 10) | (self.n_opcode.val() == 11))
+                & !self.n_trimmed.val()
+                & (self.n_dlen.val() != bit_cast::<32, 18>(self.n_pay_len.val())));
+        self.n_ack_op.next = (self.n_opcode.val() == 17)
+            & self.n_xbit.val()
+            & self.n_qp_ok.val()
+            & ((self.n_ext_type.val() == 2)
+                | ((self.n_ext_type.val() == 5) & self.n_slot_ev.val().get_bit(0))
+                | ((self.n_ext_type.val() == 3)
+                    & ((self.n_nack_kind.val() == self.n_trimmed_kind.val())
+                        | (self.n_nack_kind.val() == self.n_out_of_window.val())
+                        | (self.n_nack_kind.val() == self.n_remote_access.val()))));
+        self.n_data.next = !self.n_drop.val()
+            & self.n_write.val()
+            & self.n_xbit.val()
+            & self.n_qp_ok.val()
+            & self.n_stored.val()
+            & !self.n_malformed.val();
+        // Every stored frame but a data packet for the SACK table is
+        // discarded at once.
+        self.n_needs_cmd.next = self.n_stored.val() & !self.n_data.val();
+
+        // ---- Decoded head registers.
         self.opcode.next = self.h_hdr.q.val().get_bits::<8>(0);
         self.qp.next = self.h_hdr.q.val().get_bits::<8>(8);
         self.psn.next = self.h_hdr.q.val().get_bits::<24>(16);
-        self.is_drop.next = self.h_flags.q.val().get_bit(0);
         self.trimmed.next = self.h_flags.q.val().get_bit(2);
-        self.xbit.next = self.h_flags.q.val().get_bit(4);
-        self.qp_ok.next = self.h_flags.q.val().get_bit(5);
         self.pay_off.next = self.h_pay.q.val().get_bits::<18>(0);
         self.pay_len.next = self.h_pay.q.val().get_bits::<18>(18);
-        self.is_write.next = (self.opcode.val() >= 6) & (self.opcode.val() <= 11);
-        // FIRST 0x06, ONLY 0x0A, ONLY-IMM 0x0B carry a RETH.
         self.first.next = (self.opcode.val() == 6) | (self.opcode.val() == 10) | (self.opcode.val() == 11);
         self.last.next =
             (self.opcode.val() == 8) | (self.opcode.val() == 9) | (self.opcode.val() == 10) | (self.opcode.val() == 11);
         self.has_imm.next = (self.opcode.val() == 9) | (self.opcode.val() == 11);
         self.ext_type.next = self.h_ext.q.val().get_bits::<4>(216);
         self.nack_kind.next = self.h_ext.q.val().get_bits::<8>(208);
-        // A probe answer's EV index (bytes 4-5) must be in the set: the
-        // golden requester refuses it otherwise (`Malformed`).
         self.probe_answer.next = self.ext_type.val() == 5;
-        self.probe_ev_ok.next = self.h_ext.q.val().get_bits::<16>(176) < bit_cast::<16, 8>(self.evs_of.read_data.val());
-        self.is_ack_op.next = (self.opcode.val() == 17)
-            & self.xbit.val()
-            & self.qp_ok.val()
-            & ((self.ext_type.val() == 2)
-                | (self.probe_answer.val() & self.probe_ev_ok.val())
-                | ((self.ext_type.val() == 3)
-                    & ((self.nack_kind.val() == self.n_trimmed.val())
-                        | (self.nack_kind.val() == self.n_out_of_window.val())
-                        | (self.nack_kind.val() == self.n_remote_access.val()))));
-        // The model's checks before the window (`handle_data`): the
-        // payload (trimmed or not) is no longer than the path MTU, an ONLY
-        // packet's payload equals its DMA length (unless trimmed), and a
-        // DMA length fits 2 GiB.
-        self.log2_mtu.next = self.mtu_of.read_data.val();
-        self.above_mtu.next = ((self.log2_mtu.val() == 8) & self.h_over_8.q.val())
-            | ((self.log2_mtu.val() == 9) & self.h_over_9.q.val())
-            | ((self.log2_mtu.val() == 10) & self.h_over_10.q.val())
-            | ((self.log2_mtu.val() == 11) & self.h_over_11.q.val())
-            | ((self.log2_mtu.val() == 12) & self.h_over_12.q.val())
-            | ((self.log2_mtu.val() == 13) & self.h_over_13.q.val());
-        self.malformed.next = self.above_mtu.val()
-            | (self.first.val() & self.h_dlen.q.val().get_bit(31))
-            | (((self.opcode.val() == 10) | (self.opcode.val() == 11))
-                & !self.trimmed.val()
-                & (self.h_dlen.q.val() != bit_cast::<32, 18>(self.pay_len.val())));
 
-        // ---- Outputs driven from the state and the head registers.
-        self.sack_req_valid.next = self.st.q.val() == DispatchState::SackRequest;
+        // ---- Outputs, all from registers.
+        self.sack_req_valid.next = (self.st.q.val() == DispatchState::Judge)
+            | ((self.st.q.val() == DispatchState::Mark) & !self.t_ag_v.q.val() & !self.t_adv_v.q.val());
         self.sack_req_qp.next = self.qp.val();
         self.sack_req_psn.next = self.psn.val();
-        self.sack_req_nomark.next = !self.marking.q.val();
-        self.pkt_valid.next = self.st.q.val() == DispatchState::CompletionPacket;
+        self.sack_req_nomark.next = self.st.q.val() != DispatchState::Mark;
+        // The packet waits for the previous frame's advance: the
+        // completion tracker sees packets and advances in frame order.
+        self.pkt_valid.next = (self.st.q.val() == DispatchState::CompletionPacket) & !self.t_adv_v.q.val();
         self.pkt_qp.next = self.qp.val();
         self.pkt_psn.next = self.psn.val();
         // Placement target: the RETH on FIRST/ONLY, the data extension's
@@ -601,27 +720,27 @@ impl Logic for RxPath {
         // NACK requests are not forwarded: `res_code` 1 carries the same
         // fact to the ACK generator (`in_reject`).
         self.nack_ready.next = true;
-        self.adv_valid.next = self.st.q.val() == DispatchState::Advance;
-        self.adv_qp.next = self.qp.val();
-        self.adv_expected.next = self.expected.q.val();
-        self.ag_valid.next = self.st.q.val() == DispatchState::AckGen;
-        self.ag_qp.next = self.qp.val();
-        self.ag_psn.next = self.psn.val();
-        self.ag_verdict.next = self.verdict.q.val();
-        self.ag_ack_req.next = self.h_flags.q.val().get_bit(3);
-        self.ag_trimmed.next = self.trimmed.val();
-        self.ag_ecn_ce.next = self.h_flags.q.val().get_bit(1);
-        self.ag_reject.next = self.res.q.val() == 1;
-        self.ag_drop.next = self.res.q.val() == 2;
-        self.ag_expected.next = self.expected.q.val();
+        self.adv_valid.next = self.t_adv_v.q.val() & !self.t_wait.q.val();
+        self.adv_qp.next = self.t_qp.q.val();
+        self.adv_expected.next = self.t_expected.q.val();
+        self.ag_valid.next = self.t_ag_v.q.val() & !self.t_wait.q.val();
+        self.ag_qp.next = self.t_qp.q.val();
+        self.ag_psn.next = self.t_psn.q.val();
+        self.ag_verdict.next = self.t_verdict.q.val();
+        self.ag_ack_req.next = self.t_ack_req.q.val();
+        self.ag_trimmed.next = self.t_trimmed.q.val();
+        self.ag_ecn_ce.next = self.t_ecn.q.val();
+        self.ag_reject.next = self.t_reject.q.val();
+        self.ag_drop.next = self.t_drop.q.val();
+        self.ag_expected.next = self.t_expected.q.val();
         self.ag_msn.next = 0.into();
-        self.ag_ev.next = self.h_hdr.q.val().get_bits::<16>(40);
-        self.ag_ev_index.next = self.h_ext.q.val().get_bits::<16>(192);
-        self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
+        self.ag_ev.next = self.t_ev.q.val();
+        self.ag_ev_index.next = self.t_ev_index.q.val();
+        self.ag_echo_ts.next = self.t_echo.q.val();
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
-        } else if self.nack_kind.val() == self.n_trimmed.val() {
+        } else if self.nack_kind.val() == self.n_trimmed_kind.val() {
             self.op_kind.next = self.k_nack_trim.val();
         } else if self.nack_kind.val() == self.n_out_of_window.val() {
             self.op_kind.next = self.k_nack_oow.val();
@@ -637,23 +756,67 @@ impl Logic for RxPath {
         self.op_len.next = 0.into();
         self.op_base.next = self.h_ext.q.val().get_bits::<24>(64);
         self.op_bitmap.next = self.h_ext.q.val().get_bits::<64>(0);
-        self.cmd_valid.next = self.st.q.val() == DispatchState::CommandWait;
+        self.cmd_valid.next = self.cmd_v.q.val();
         self.cmd_id.next = self.c_id.q.val();
         self.cmd_place.next = self.c_place.q.val();
-        self.cmd_addr.next = self.paddr.q.val();
-        self.cmd_off.next = self.pay_off.val();
-        self.cmd_len.next = self.pay_len.val();
+        self.cmd_addr.next = self.c_addr.q.val();
+        self.cmd_off.next = self.c_off.q.val();
+        self.cmd_len.next = self.c_len.q.val();
 
-        // ---- Dispatcher.
-        if (self.st.q.val() == DispatchState::Idle) & (self.p_count.val() != 0) & (self.b_count.val() != 0) {
-            // Both halves of the oldest frame are in.
-            self.st.d.next = DispatchState::Peek;
+        // ---- Stage availability (this cycle's handshakes count).
+        self.cmd_free.next = !self.cmd_v.q.val() | self.cmd_ready.val();
+        self.tail_free.next = (!self.t_ag_v.q.val() | (self.ag_ready.val() & !self.t_wait.q.val()))
+            & (!self.t_adv_v.q.val() | (self.adv_ready.val() & !self.t_wait.q.val()));
+        // The SACK table answers in request order, and the head stage's
+        // next judging request follows the tail's marking request.
+        self.out_for_tail.next = self.t_wait.q.val();
+        self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
+            | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val()))
+            & !self.h_cmd_due.q.val();
+        self.take.next = self.head_free.val()
+            & self.p_ok.q.val()
+            & self.b_ok.q.val()
+            & (!self.n_needs_cmd.val() | self.cmd_free.val());
+
+        // ---- Join FIFO read side: the read address is the pointer after
+        // this cycle's pop, so the next head is on the RAM outputs in the
+        // next cycle; `p_ok` / `b_ok` say it was written before this edge.
+        self.p_rd_next.next = self.p_rd.q.val();
+        self.b_rd_next.next = self.b_rd.q.val();
+        if self.take.val() {
+            self.p_rd_next.next = self.p_rd.q.val() + 1;
+            self.b_rd_next.next = self.b_rd.q.val() + 1;
         }
-        if self.st.q.val() == DispatchState::Peek {
-            // Defaults for a new frame.
+        self.p_rd.d.next = self.p_rd_next.val();
+        self.b_rd.d.next = self.b_rd_next.val();
+        self.p_left.next = self.p_wr.q.val() - self.p_rd_next.val();
+        self.b_left.next = self.b_wr.q.val() - self.b_rd_next.val();
+        self.p_ok.d.next = self.p_left.val() != 0;
+        self.b_ok.d.next = self.b_left.val() != 0;
+        self.pf_flags.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_hdr.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_va.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_rkey.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_dlen.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_imm.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_ext.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.pf_pay.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
+        self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd_next.val());
+
+        // ---- Head stage.
+        self.want_cmd.next = false;
+        self.want_from_fifo.next = false;
+        self.want_place.next = false;
+        self.want_addr.next = self.paddr.q.val();
+        self.tl_go.next = false;
+        self.tl_verdict.next = self.verdict.q.val();
+        self.tl_expected.next = self.expected.q.val();
+        self.tl_res.next = self.res.q.val();
+        self.tl_accepted.next = false;
+        if self.take.val() {
+            // Classify the joined heads and take them in one cycle.
             self.res.d.next = 0.into();
             self.got_place.d.next = false;
-            self.marking.d.next = false;
             self.h_flags.d.next = self.pf_flags.read_data.val();
             self.h_hdr.d.next = self.pf_hdr.read_data.val();
             self.h_va.d.next = self.pf_va.read_data.val();
@@ -662,136 +825,189 @@ impl Logic for RxPath {
             self.h_imm.d.next = self.pf_imm.read_data.val();
             self.h_ext.d.next = self.pf_ext.read_data.val();
             self.h_pay.d.next = self.pf_pay.read_data.val();
-            self.h_stored.d.next = self.bf.read_data.val().get_bit(0);
             self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
-            self.h_over_8.d.next = self.peek_len.val() > 256;
-            self.h_over_9.d.next = self.peek_len.val() > 512;
-            self.h_over_10.d.next = self.peek_len.val() > 1024;
-            self.h_over_11.d.next = self.peek_len.val() > 2048;
-            self.h_over_12.d.next = self.peek_len.val() > 4096;
-            self.h_over_13.d.next = self.peek_len.val() > 8192;
-            self.p_rd.d.next = self.p_rd.q.val() + 1;
-            self.b_rd.d.next = self.b_rd.q.val() + 1;
             self.k_join_release.d.next = true;
-            self.st.d.next = DispatchState::Classify;
-        }
-        if self.st.q.val() == DispatchState::Classify {
-            self.c_place.d.next = false;
-            if self.is_drop.val() {
+            self.want_cmd.next = self.n_needs_cmd.val();
+            self.want_from_fifo.next = true;
+            self.st.d.next = DispatchState::Idle;
+            if self.n_drop.val() {
                 self.k_parse_drop.d.next = true;
-                if self.h_stored.q.val() {
-                    self.st.d.next = DispatchState::Command;
-                } else {
-                    self.st.d.next = DispatchState::Idle;
-                }
-            } else if self.is_write.val() & self.xbit.val() & self.qp_ok.val() {
-                if !self.h_stored.q.val() {
+            } else if self.n_write.val() & self.n_xbit.val() & self.n_qp_ok.val() {
+                if !self.n_stored.val() {
                     self.k_not_stored.d.next = true;
-                    self.st.d.next = DispatchState::Idle;
-                } else if self.malformed.val() {
+                } else if self.n_malformed.val() {
                     self.k_data_bad.d.next = true;
-                    self.st.d.next = DispatchState::Command;
                 } else {
                     // Trimmed or not, the packet is first judged without
-                    // marking (`marking` is low): the model marks a PSN
-                    // only after the placement check passed.
+                    // marking: the model marks a PSN only after the
+                    // placement check passed.
                     self.k_data.d.next = true;
-                    self.st.d.next = DispatchState::SackRequest;
+                    self.st.d.next = DispatchState::Judge;
                 }
-            } else if self.is_ack_op.val() {
+            } else if self.n_ack_op.val() {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;
+            } else if !self.n_xbit.val() & (self.n_opcode.val() != 129) {
+                self.k_rc.d.next = true;
+            } else if self.n_opcode.val() == 129 {
+                self.k_cnp.d.next = true;
+            } else if !self.n_qp_ok.val() {
+                self.k_qp_range.d.next = true;
+            } else if (self.n_opcode.val() == 17) & (self.n_ext_type.val() == 4) {
+                self.k_probe.d.next = true;
             } else {
-                if !self.xbit.val() & (self.opcode.val() != 129) {
-                    self.k_rc.d.next = true;
-                } else if self.opcode.val() == 129 {
-                    self.k_cnp.d.next = true;
-                } else if !self.qp_ok.val() {
-                    self.k_qp_range.d.next = true;
-                } else if (self.opcode.val() == 17) & (self.ext_type.val() == 4) {
-                    self.k_probe.d.next = true;
-                } else {
-                    self.k_other.d.next = true;
-                }
-                if self.h_stored.q.val() {
-                    self.st.d.next = DispatchState::Command;
-                } else {
-                    self.st.d.next = DispatchState::Idle;
-                }
+                self.k_other.d.next = true;
             }
+        } else if (self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val() {
+            self.st.d.next = DispatchState::Idle;
         }
-        if (self.st.q.val() == DispatchState::SackRequest) & self.sack_req_ready.val() {
-            self.st.d.next = DispatchState::SackWait;
+        if (self.st.q.val() == DispatchState::Judge) & self.sack_req_ready.val() {
+            self.st.d.next = DispatchState::JudgeWait;
         }
-        if (self.st.q.val() == DispatchState::SackWait) & self.sack_out_valid.val() {
+        if (self.st.q.val() == DispatchState::JudgeWait) & self.sack_out_valid.val() & !self.out_for_tail.val() {
+            self.verdict.d.next = self.sack_out_verdict.val();
             self.expected.d.next = self.sack_out_expected.val();
-            if self.marking.q.val() {
-                // The marking request: the verdict stays the judging
-                // request's (new; nothing else touched the QP in between,
-                // frames are dispatched one at a time), `expected` is the
-                // one after the cumulative advance.
-                self.st.d.next = DispatchState::Advance;
+            if (self.sack_out_verdict.val() == 1) & !self.trimmed.val() {
+                self.st.d.next = DispatchState::CompletionPacket;
             } else {
-                self.verdict.d.next = self.sack_out_verdict.val();
-                if (self.sack_out_verdict.val() == 1) & !self.trimmed.val() {
-                    self.st.d.next = DispatchState::CompletionPacket;
+                // Duplicate, out of window or trimmed: its ACK generator
+                // record, and a discard.
+                self.want_cmd.next = true;
+                self.tl_verdict.next = self.sack_out_verdict.val();
+                self.tl_expected.next = self.sack_out_expected.val();
+                self.tl_go.next = self.tail_free.val();
+                if self.tail_free.val() {
+                    self.st.d.next = DispatchState::Idle;
                 } else {
-                    self.st.d.next = DispatchState::AckGen;
+                    self.st.d.next = DispatchState::Handover;
                 }
             }
         }
-        if (self.st.q.val() == DispatchState::CompletionPacket) & self.pkt_ready.val() {
+        if (self.st.q.val() == DispatchState::CompletionPacket) & self.pkt_valid.val() & self.pkt_ready.val() {
             self.st.d.next = DispatchState::CompletionResult;
         }
         if self.st.q.val() == DispatchState::CompletionResult {
             if self.place_valid.val() {
                 self.got_place.d.next = true;
                 self.paddr.d.next = self.place_addr.val();
+                self.want_addr.next = self.place_addr.val();
             }
             if self.res_valid.val() {
                 self.res.d.next = self.res_code.val();
-                if (self.res_code.val() == 0) & (self.pay_len.val() != 0) & !self.place_valid.val() {
+                if (self.res_code.val() == 0)
+                    & (self.pay_len.val() != 0)
+                    & !self.got_place.q.val()
+                    & !self.place_valid.val()
+                {
                     self.st.d.next = DispatchState::CompletionPlace;
                 } else if self.res_code.val() == 0 {
-                    // Accepted: now mark it (second SACK request).
-                    self.marking.d.next = true;
-                    self.st.d.next = DispatchState::SackRequest;
+                    // Accepted: placed (or an empty payload discarded)
+                    // now, marked by the second SACK request.
+                    self.want_cmd.next = true;
+                    self.want_place.next = self.got_place.q.val() | self.place_valid.val();
+                    self.st.d.next = DispatchState::Mark;
                 } else {
                     // Rejected or dropped: never marked, `expected` did
                     // not move, so no advance either.
-                    self.st.d.next = DispatchState::AckGen;
+                    self.want_cmd.next = true;
+                    self.tl_res.next = self.res_code.val();
+                    self.tl_go.next = self.tail_free.val();
+                    if self.tail_free.val() {
+                        self.st.d.next = DispatchState::Idle;
+                    } else {
+                        self.st.d.next = DispatchState::Handover;
+                    }
                 }
             }
         }
         if (self.st.q.val() == DispatchState::CompletionPlace) & self.place_valid.val() {
             self.got_place.d.next = true;
             self.paddr.d.next = self.place_addr.val();
-            self.marking.d.next = true;
-            self.st.d.next = DispatchState::SackRequest;
+            self.want_cmd.next = true;
+            self.want_place.next = true;
+            self.want_addr.next = self.place_addr.val();
+            self.st.d.next = DispatchState::Mark;
         }
-        if (self.st.q.val() == DispatchState::Advance) & self.adv_ready.val() {
-            self.st.d.next = DispatchState::AckGen;
+        if (self.st.q.val() == DispatchState::Mark) & self.sack_req_valid.val() & self.sack_req_ready.val() {
+            // The verdict stays the judging request's (new: the SACK table
+            // took no other request for the QP in between); the tail waits
+            // for this request's `out_expected`.
+            self.tl_go.next = true;
+            self.tl_accepted.next = true;
+            self.st.d.next = DispatchState::Idle;
         }
-        if (self.st.q.val() == DispatchState::AckGen) & self.ag_ready.val() {
-            self.c_place.d.next = self.got_place.q.val() & (self.res.q.val() == 0) & (self.verdict.q.val() == 1);
-            self.st.d.next = DispatchState::Command;
+        if (self.st.q.val() == DispatchState::Handover) & self.tail_free.val() {
+            self.tl_go.next = true;
+            self.st.d.next = DispatchState::Idle;
         }
-        if (self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val() {
+
+        // ---- Command stage: one command per stored frame, in frame order
+        // (so the commands follow the buffer's ids with no gap).
+        if self.cmd_v.q.val() & self.cmd_ready.val() {
+            self.cmd_v.d.next = false;
+        }
+        if self.h_cmd_due.q.val() & self.cmd_free.val() {
+            self.cmd_v.d.next = true;
+            self.c_id.d.next = self.h_id.q.val();
+            self.c_place.d.next = self.h_place.q.val();
+            self.c_addr.d.next = self.paddr.q.val();
+            self.c_off.d.next = self.pay_off.val();
+            self.c_len.d.next = self.pay_len.val();
+            self.h_cmd_due.d.next = false;
+        }
+        if self.want_cmd.val() & self.want_from_fifo.val() {
+            // A frame discarded at its classification (`take` waited for
+            // a free command stage).
+            self.cmd_v.d.next = true;
+            self.c_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
             self.c_place.d.next = false;
-            if self.h_stored.q.val() {
-                self.st.d.next = DispatchState::Command;
+            self.c_off.d.next = self.pf_pay.read_data.val().get_bits::<18>(0);
+            self.c_len.d.next = self.n_pay_len.val();
+        }
+        if self.want_cmd.val() & !self.want_from_fifo.val() {
+            if self.cmd_free.val() {
+                self.cmd_v.d.next = true;
+                self.c_id.d.next = self.h_id.q.val();
+                self.c_place.d.next = self.want_place.val();
+                self.c_addr.d.next = self.want_addr.val();
+                self.c_off.d.next = self.pay_off.val();
+                self.c_len.d.next = self.pay_len.val();
             } else {
-                self.st.d.next = DispatchState::Idle;
+                self.h_cmd_due.d.next = true;
+                self.h_place.d.next = self.want_place.val();
+                self.paddr.d.next = self.want_addr.val();
             }
         }
-        if self.st.q.val() == DispatchState::Command {
-            // Every stored frame is joined and commanded, in frame order,
-            // so the commands follow the buffer's ids with no gap.
-            self.c_id.d.next = self.h_id.q.val();
-            self.st.d.next = DispatchState::CommandWait;
+
+        // ---- Tail stage: the ACK generator record (every judged data
+        // packet) and, for an accepted one, the advance to the marking
+        // request's `out_expected`. Both leave independently.
+        if self.t_ag_v.q.val() & self.ag_valid.val() & self.ag_ready.val() {
+            self.t_ag_v.d.next = false;
         }
-        if (self.st.q.val() == DispatchState::CommandWait) & self.cmd_ready.val() {
-            self.st.d.next = DispatchState::Idle;
+        if self.t_adv_v.q.val() & self.adv_valid.val() & self.adv_ready.val() {
+            self.t_adv_v.d.next = false;
+        }
+        if self.t_wait.q.val() & self.sack_out_valid.val() {
+            self.t_wait.d.next = false;
+            self.t_expected.d.next = self.sack_out_expected.val();
+        }
+        if self.tl_go.val() {
+            self.t_ag_v.d.next = true;
+            self.t_adv_v.d.next = self.tl_accepted.val();
+            self.t_wait.d.next = self.tl_accepted.val();
+            self.t_qp.d.next = self.qp.val();
+            self.t_psn.d.next = self.psn.val();
+            self.t_verdict.d.next = self.tl_verdict.val();
+            self.t_ack_req.d.next = self.h_flags.q.val().get_bit(3);
+            self.t_trimmed.d.next = self.trimmed.val();
+            self.t_ecn.d.next = self.h_flags.q.val().get_bit(1);
+            self.t_reject.d.next = self.tl_res.val() == 1;
+            self.t_drop.d.next = self.tl_res.val() == 2;
+            self.t_expected.d.next = self.tl_expected.val();
+            self.t_ev.d.next = self.h_hdr.q.val().get_bits::<16>(40);
+            self.t_ev_index.d.next = self.h_ext.q.val().get_bits::<16>(192);
+            self.t_echo.d.next = self.h_ext.q.val().get_bits::<32>(128);
         }
 
         // ---- CQE stage: A holds the completion while the ring RAM is read
