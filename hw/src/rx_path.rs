@@ -150,6 +150,10 @@ pub struct RxPath {
     pub ag_ev: Signal<Out, Bits<16>>,
     pub ag_ev_index: Signal<Out, Bits<16>>,
     pub ag_echo_ts: Signal<Out, Bits<32>>,
+    /// The record is an MRC 1.0 reliability probe to answer (`ag_ev`,
+    /// `ag_ev_index` = the probe id, `ag_echo_ts` = its timestamp; the
+    /// other fields mean nothing).
+    pub ag_probe: Signal<Out, Bit>,
     // ---- Retransmit engine record port.
     pub op_valid: Signal<Out, Bit>,
     pub op_ready: Signal<In, Bit>,
@@ -190,6 +194,8 @@ pub struct RxPath {
     /// the QP's path MTU, ONLY length differs from the RETH DMA length,
     /// DMA length above 2 GiB).
     pub cnt_data_bad: Signal<Out, Bit>,
+    /// A probe: an MRC 1.0 one (answered through the ACK generator) or a
+    /// legacy one (discarded, also counted in `cnt_other`).
     pub cnt_probe: Signal<Out, Bit>,
     pub cnt_cnp: Signal<Out, Bit>,
     /// RoCE without the MRC extension (plain RC).
@@ -306,6 +312,9 @@ pub struct RxPath {
     /// it names is in the QP's set.
     probe_answer: Signal<Local, Bit>,
     probe_ev_ok: Signal<Local, Bit>,
+    /// The head is an MRC 1.0 reliability probe (record extension type 6,
+    /// `rx_parser::translate::EXT_MRC10_PROBE`) to a QP below 256.
+    mrc10_probe: Signal<Local, Bit>,
     /// An acknowledgement for the retransmit engine: a SACK, a probe
     /// answer for an EV of the set, or a NACK of a known kind.
     is_ack_op: Signal<Local, Bit>,
@@ -555,6 +564,8 @@ impl Logic for RxPath {
                     & ((self.nack_kind.val() == self.n_trimmed.val())
                         | (self.nack_kind.val() == self.n_out_of_window.val())
                         | (self.nack_kind.val() == self.n_remote_access.val()))));
+        self.mrc10_probe.next =
+            (self.opcode.val() == 17) & self.xbit.val() & self.qp_ok.val() & (self.ext_type.val() == 6);
         // The model's checks before the window (`handle_data`): the
         // payload (trimmed or not) is no longer than the path MTU, an ONLY
         // packet's payload equals its DMA length (unless trimmed), and a
@@ -618,6 +629,7 @@ impl Logic for RxPath {
         self.ag_ev.next = self.h_hdr.q.val().get_bits::<16>(40);
         self.ag_ev_index.next = self.h_ext.q.val().get_bits::<16>(192);
         self.ag_echo_ts.next = self.h_ext.q.val().get_bits::<32>(128);
+        self.ag_probe.next = self.mrc10_probe.val();
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
@@ -701,6 +713,10 @@ impl Logic for RxPath {
             } else if self.is_ack_op.val() {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;
+            } else if self.mrc10_probe.val() {
+                // Answered by the ACK generator (a SACK, pr = 1).
+                self.k_probe.d.next = true;
+                self.st.d.next = DispatchState::AckGen;
             } else {
                 if !self.xbit.val() & (self.opcode.val() != 129) {
                     self.k_rc.d.next = true;
@@ -709,7 +725,9 @@ impl Logic for RxPath {
                 } else if !self.qp_ok.val() {
                     self.k_qp_range.d.next = true;
                 } else if (self.opcode.val() == 17) & (self.ext_type.val() == 4) {
+                    // A legacy probe: not answered, so discarded too.
                     self.k_probe.d.next = true;
+                    self.k_other.d.next = true;
                 } else {
                     self.k_other.d.next = true;
                 }
@@ -774,7 +792,13 @@ impl Logic for RxPath {
         }
         if (self.st.q.val() == DispatchState::AckGen) & self.ag_ready.val() {
             self.c_place.d.next = self.got_place.q.val() & (self.res.q.val() == 0) & (self.verdict.q.val() == 1);
-            self.st.d.next = DispatchState::Command;
+            // A probe the buffer did not store has no command (a data
+            // packet here is always stored).
+            if self.h_stored.q.val() {
+                self.st.d.next = DispatchState::Command;
+            } else {
+                self.st.d.next = DispatchState::Idle;
+            }
         }
         if (self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val() {
             self.c_place.d.next = false;
