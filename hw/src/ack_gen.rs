@@ -184,6 +184,10 @@ pub struct AckGen {
     t_exp: Signal<Local, Bits<24>>,
     t_off: Signal<Local, Bits<24>>,
     sack_base: Signal<Local, Bits<24>>,
+    /// A probe answer while new packets wait for their SACK: its bitmap
+    /// starts at the expected PSN whatever the trigger (the model's
+    /// `build_sack` with packets unreported).
+    probe_at_exp: Signal<Local, Bit>,
 }
 
 impl Logic for AckGen {
@@ -365,7 +369,8 @@ impl Logic for AckGen {
         self.t_off.next = self.t_psn.val() - self.t_exp.val();
         // Base = expected, unless the trigger lies 64..256 PSNs beyond it
         // (inside the window): then the bitmap ends at the trigger.
-        if (self.t_off.val() >> 8).any() | !(self.t_off.val() >> 6).any() {
+        self.probe_at_exp.next = self.s1_probe.q.val() & !self.s1_scan.q.val() & self.unack_ram.read_data.val().any();
+        if (self.t_off.val() >> 8).any() | !(self.t_off.val() >> 6).any() | self.probe_at_exp.val() {
             self.sack_base.next = self.t_exp.val();
         } else {
             self.sack_base.next = self.t_psn.val() - 63;

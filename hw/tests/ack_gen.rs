@@ -529,6 +529,11 @@ fn probe_answers_leave_the_coalescing_alone() {
         ev_index: 5,
         echo: 0xAAAA_0000 + u64::from(k),
     };
+    // A new packet beyond a hole: the expected PSN stays after PSN 5.
+    let ahead = |k: u32| In {
+        expected: START + 6,
+        ..data(k, false)
+    };
     // Nonsense where a probe record's fields are not read.
     let probe = |id: u64, ts: u64| In {
         probe: true,
@@ -551,8 +556,16 @@ fn probe_answers_leave_the_coalescing_alone() {
         (41, data(4, false)),
         (80, data(5, true)),
         (90, probe(0x8001, 0xFFFF)),
+        // PSN 70 opens a gap (SACKed at once, the bitmap ending at it);
+        // a probe with nothing unacked: the same base; PSN 71 (unacked,
+        // deadline armed); a probe now starts at the expected PSN, as the
+        // model's answer while packets are unreported.
+        (750, ahead(70)),
+        (800, probe(0x0101, 0x0202)),
+        (820, ahead(71)),
+        (830, probe(0x0303, 0x0404)),
     ];
-    let end = 80 + DELAY + 400;
+    let end = 820 + DELAY + 400;
     let mut uut = AckGen::default();
     uut.connect_all();
     let rec = lockstep::Recording::new();
@@ -649,7 +662,7 @@ fn probe_answers_leave_the_coalescing_alone() {
     });
     let seen = seen.lock().unwrap().clone();
     // A SACK of the state after PSN `START + k`, as the block sends it.
-    let sack = |k: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| {
+    let sack_at = |k: u32, base: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| {
         let cum = START + k;
         Tx {
             kind: kind::SACK,
@@ -658,14 +671,16 @@ fn probe_answers_leave_the_coalescing_alone() {
             msn: MSN,
             nack_kind: 0,
             code: 0,
-            base: cum + 1,
-            bitmap: 0x5A5A_0000_0000_0000 ^ u64::from(cum + 1),
+            base,
+            bitmap: 0x5A5A_0000_0000_0000 ^ u64::from(base),
             ecn,
             ev,
             ev_index,
             echo_ts,
         }
     };
+    let sack =
+        |k: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| sack_at(k, START + k + 1, ecn, ev, ev_index, echo_ts);
     let got: Vec<(bool, Tx)> = seen.iter().map(|s| (s.1, s.2)).collect();
     assert_eq!(
         got,
@@ -679,6 +694,13 @@ fn probe_answers_leave_the_coalescing_alone() {
             (true, sack(5, 1, 0x2222, 0x8001, 0xFFFF)),
             // PSN 5's deadline: the timer SACK, the trigger's fields.
             (false, sack(5, 0, 0x1111, 5, 0xAAAA_0005)),
+            // PSN 70's gap SACK: the bitmap ends at it.
+            (false, sack_at(5, START + 7, 0, 0x1111, 5, 0xAAAA_0046)),
+            (true, sack_at(5, START + 7, 0, 0x2222, 0x0101, 0x0202)),
+            // PSN 71 unacked: the probe answer starts at the expected PSN.
+            (true, sack_at(5, START + 6, 0, 0x2222, 0x0303, 0x0404)),
+            // PSN 71's deadline: its timer SACK ends at it.
+            (false, sack_at(5, START + 8, 0, 0x1111, 5, 0xAAAA_0047)),
         ],
         "TX requests (probe flag, fields)"
     );
@@ -688,5 +710,10 @@ fn probe_answers_leave_the_coalescing_alone() {
     assert!(
         (80 + DELAY..80 + DELAY + 300).contains(&timer_at),
         "timer SACK at cycle {timer_at}"
+    );
+    let timer_at = seen[7].0;
+    assert!(
+        (820 + DELAY..820 + DELAY + 300).contains(&timer_at),
+        "second timer SACK at cycle {timer_at}"
     );
 }
