@@ -539,6 +539,13 @@ impl ResponderBench {
     /// Push `frame` into MAC RX and into the model; the model's verdict.
     pub fn inject(&mut self, frame: Vec<u8>) -> Result<(), RxError> {
         let r = self.model.handle_frame(self.now, &frame);
+        // What the model sends at once goes out now, as the core's does:
+        // a SACK built later would report a state the core has moved
+        // past (a probe answer's base depends on whether the SACK due
+        // before it went out).
+        while let Some(p) = self.model.poll_transmit(self.now) {
+            self.model_acks.log(&p);
+        }
         self.now += Duration::from_ns(200);
         self.decisions.push(r.clone());
         self.nic.rx.push(frame);
