@@ -64,6 +64,10 @@ pub struct AckGen {
     pub in_ev: Signal<In, Bits<16>>,
     pub in_ev_index: Signal<In, Bits<16>>,
     pub in_echo_ts: Signal<In, Bits<32>>,
+    /// The record is an MRC 1.0 reliability probe: `in_ev`, `in_ev_index`
+    /// (the probe id) and `in_echo_ts` (its timestamp) are the probe's,
+    /// the other fields are not read.
+    pub in_probe: Signal<In, Bit>,
     // Config port.
     pub cfg: ConfigSink,
     t_params: TableId<{ table::ACK_PARAMS }>,
@@ -91,6 +95,9 @@ pub struct AckGen {
     pub tx_ev: Signal<Out, Bits<16>>,
     pub tx_ev_index: Signal<Out, Bits<16>>,
     pub tx_echo_ts: Signal<Out, Bits<32>>,
+    /// The SACK answers a probe: SETH pr = 1, `tx_ev_index` is the probe
+    /// id (the ack PSN offset), `tx_echo_ts` its timestamp.
+    pub tx_probe: Signal<Out, Bit>,
     // Counter pulses.
     pub cnt_timer_sack: Signal<Out, Bit>,
     /// Pulse: a record was absorbed without any effect (`in_drop`, or
@@ -141,6 +148,7 @@ pub struct AckGen {
     s1_ev: DFF<Bits<16>>,
     s1_evi: DFF<Bits<16>>,
     s1_echo: DFF<Bits<32>>,
+    s1_probe: DFF<Bit>,
     // Output side: 0 run, 1 snapshot request, 2 snapshot wait, 3 emit.
     mode: DFF<Bits<2>>,
     o_qp: DFF<Bits<QP_BITS>>,
@@ -158,6 +166,7 @@ pub struct AckGen {
     o_echo: DFF<Bits<32>>,
     o_timer: DFF<Bit>,
     o_drop: DFF<Bit>,
+    o_probe: DFF<Bit>,
     // Combinational locals.
     take: Signal<Local, Bit>,
     scan_go: Signal<Local, Bit>,
@@ -175,6 +184,10 @@ pub struct AckGen {
     t_exp: Signal<Local, Bits<24>>,
     t_off: Signal<Local, Bits<24>>,
     sack_base: Signal<Local, Bits<24>>,
+    /// A probe answer while new packets wait for their SACK: its bitmap
+    /// starts at the expected PSN whatever the trigger (the model's
+    /// `build_sack` with packets unreported).
+    probe_at_exp: Signal<Local, Bit>,
 }
 
 impl Logic for AckGen {
@@ -207,6 +220,7 @@ impl Logic for AckGen {
             s1_ev,
             s1_evi,
             s1_echo,
+            s1_probe,
             mode,
             o_qp,
             o_kind,
@@ -222,7 +236,8 @@ impl Logic for AckGen {
             o_evi,
             o_echo,
             o_timer,
-            o_drop
+            o_drop,
+            o_probe
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -342,8 +357,9 @@ impl Logic for AckGen {
         // Deadline reached: now - deadline is "not negative" (16-bit serial).
         self.dl_d.next = self.now.q.val() - self.dl_ram.read_data.val();
         self.expired.next = self.armed_ram.read_data.val() & !self.dl_d.val().get_bit(15);
-        // SACK trigger and base: the record itself, or (timer) the stored one.
-        if self.s1_scan.q.val() {
+        // SACK trigger and base: the record itself, or (timer, probe) the
+        // stored one.
+        if self.s1_scan.q.val() | self.s1_probe.q.val() {
             self.t_psn.next = self.tpsn_ram.read_data.val();
             self.t_exp.next = self.exp_ram.read_data.val();
         } else {
@@ -353,7 +369,8 @@ impl Logic for AckGen {
         self.t_off.next = self.t_psn.val() - self.t_exp.val();
         // Base = expected, unless the trigger lies 64..256 PSNs beyond it
         // (inside the window): then the bitmap ends at the trigger.
-        if (self.t_off.val() >> 8).any() | !(self.t_off.val() >> 6).any() {
+        self.probe_at_exp.next = self.s1_probe.q.val() & !self.s1_scan.q.val() & self.unack_ram.read_data.val().any();
+        if (self.t_off.val() >> 8).any() | !(self.t_off.val() >> 6).any() | self.probe_at_exp.val() {
             self.sack_base.next = self.t_exp.val();
         } else {
             self.sack_base.next = self.t_psn.val() - 63;
@@ -373,6 +390,7 @@ impl Logic for AckGen {
         self.o_evi.d.next = self.s1_evi.q.val();
         self.o_echo.d.next = self.s1_echo.q.val();
         self.o_bitmap.d.next = 0.into();
+        self.o_probe.d.next = false;
 
         if self.mode.q.val() == 0 {
             if self.s1_v.q.val() {
@@ -390,6 +408,20 @@ impl Logic for AckGen {
                         self.armed_ram.write_enable.next = true;
                         self.mode.d.next = 1.into();
                     }
+                } else if self.s1_probe.q.val() {
+                    // A probe: the SACK of the stored receive state, with
+                    // the probe's EV, id and timestamp (the defaults
+                    // above). As the model's `build_sack` with a probe, it
+                    // reports and clears the ECN count but leaves the
+                    // rest alone: expected PSN, MSN, the trigger, the
+                    // unacked count and the deadline, so a SACK due (or
+                    // its timer) still goes out for the packets it is due
+                    // for.
+                    self.o_msn.d.next = self.msn_ram.read_data.val();
+                    self.o_ecn.d.next = self.ecn_ram.read_data.val();
+                    self.o_probe.d.next = true;
+                    self.ecn_ram.write_enable.next = true;
+                    self.mode.d.next = 1.into();
                 } else {
                     // Every record carries the current expected PSN and MSN.
                     self.exp_ram.write_enable.next = true;
@@ -484,6 +516,7 @@ impl Logic for AckGen {
                 self.s1_ev.d.next = self.in_ev.val();
                 self.s1_evi.d.next = self.in_ev_index.val();
                 self.s1_echo.d.next = self.in_echo_ts.val();
+                self.s1_probe.d.next = self.in_probe.val();
             } else if self.scan_go.val() {
                 self.s1_qp.d.next = self.scan_qp.q.val();
                 self.scan_qp.d.next = self.scan_qp.q.val() + 1;
@@ -528,6 +561,7 @@ impl Logic for AckGen {
             self.o_evi.d.next = self.o_evi.q.val();
             self.o_echo.d.next = self.o_echo.q.val();
             self.o_bitmap.d.next = self.o_bitmap.q.val();
+            self.o_probe.d.next = self.o_probe.q.val();
             if self.mode.q.val() == 1 {
                 if self.snap_ready.val() {
                     self.mode.d.next = 2.into();
@@ -595,6 +629,7 @@ impl Logic for AckGen {
         self.tx_ev.next = self.o_ev.q.val();
         self.tx_ev_index.next = self.o_evi.q.val();
         self.tx_echo_ts.next = self.o_echo.q.val();
+        self.tx_probe.next = self.o_probe.q.val();
         self.cnt_timer_sack.next = self.o_timer.q.val();
         self.cnt_dropped.next = self.o_drop.q.val();
     }

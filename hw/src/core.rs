@@ -581,6 +581,7 @@ impl Logic for MrcCore {
         self.ackgen.in_ev.next = self.rxpath.ag_ev.val();
         self.ackgen.in_ev_index.next = self.rxpath.ag_ev_index.val();
         self.ackgen.in_echo_ts.next = self.rxpath.ag_echo_ts.val();
+        self.ackgen.in_probe.next = self.rxpath.ag_probe.val();
         self.txpath.ack_valid.next = self.ackgen.tx_valid.val();
         self.ackgen.tx_ready.next = self.txpath.ack_ready.val();
         self.txpath.ack_qp.next = self.ackgen.tx_qp.val();
@@ -596,6 +597,7 @@ impl Logic for MrcCore {
         self.txpath.ack_ev.next = self.ackgen.tx_ev.val();
         self.txpath.ack_ev_index.next = self.ackgen.tx_ev_index.val();
         self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
+        self.txpath.ack_probe.next = self.ackgen.tx_probe.val();
         // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
         AxisSource::join(&mut self.txb.m_axis, &mut self.fault.s_tx);
         AxisSource::link(&mut self.m_tx, &mut self.fault.m_tx);
@@ -1184,8 +1186,9 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_drop_full.val().into()) << 27)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.rxbuf.cnt_placed.val().into()) << 28)
             | (bit_cast::<{ N_COUNTERS }, 1>(
-                (self.rxpath.cnt_probe.val()
-                    | self.rxpath.cnt_cnp.val()
+                // (An answered probe is not discarded; a legacy probe,
+                // which the core does not answer, pulses `cnt_other` too.)
+                (self.rxpath.cnt_cnp.val()
                     | self.rxpath.cnt_rc.val()
                     | self.rxpath.cnt_other.val()
                     | self.rxpath.cnt_qp_range.val()

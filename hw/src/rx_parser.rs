@@ -191,6 +191,13 @@ pub mod translate {
     /// The SACK's layout, plus the probed EV index (SETH ack PSN offset)
     /// in bytes 4-5, which the RX path checks against the QP's EV set.
     pub const EXT_PROBE_ANSWER: u64 = 0x15;
+    /// An MRC 1.0 reliability probe (PETH): type 6, which the legacy
+    /// extension does not define either, so the RX path tells it from a
+    /// legacy probe (type 4), which the core does not answer. The legacy
+    /// probe layout otherwise: the probe id in bytes 2-3 (where a data
+    /// extension has its `ev_index`, which the ACK generator echoes), the
+    /// PETH timestamp zero-extended in bytes 8-11 (the echo).
+    pub const EXT_MRC10_PROBE: u64 = 0x16;
     /// Legacy NACK kinds (`proto::wire::NackKind`, `hw::ack_gen::nack`).
     pub const KIND_TRIMMED: u64 = 1;
     pub const KIND_OUT_OF_WINDOW: u64 = 2;
@@ -578,7 +585,7 @@ pub struct RxParser {
     k_ext_data: Param<8, { translate::EXT_DATA }>,
     k_ext_sack: Param<8, { translate::EXT_SACK }>,
     k_ext_nack: Param<8, { translate::EXT_NACK }>,
-    k_ext_probe: Param<8, { translate::EXT_PROBE }>,
+    k_ext_mrc10_probe: Param<8, { translate::EXT_MRC10_PROBE }>,
     k_ext_probe_answer: Param<8, { translate::EXT_PROBE_ANSWER }>,
     k_kind_trimmed: Param<8, { translate::KIND_TRIMMED }>,
     k_kind_oow: Param<8, { translate::KIND_OUT_OF_WINDOW }>,
@@ -1431,7 +1438,10 @@ impl Logic for RxParser {
             self.m10_ext_echo.next = self.e_m10_echo.q.val();
         }
         if self.e_m10_hdr.q.val().is_probe {
-            self.m10_ext_b0.next = self.k_ext_probe.val();
+            // What the answer carries back: the probe id and timestamp.
+            self.m10_ext_b0.next = self.k_ext_mrc10_probe.val();
+            self.m10_ext_ev.next = self.e_m10_hdr.q.val().probe_id;
+            self.m10_ext_echo.next = bit_cast::<32, 16>(self.e_m10_hdr.q.val().probe_ts);
         }
         self.m10_ext.next = (bit_cast::<224, 8>(self.m10_ext_b0.val()) << 216)
             | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)

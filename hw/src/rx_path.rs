@@ -150,6 +150,10 @@ pub struct RxPath {
     pub ag_ev: Signal<Out, Bits<16>>,
     pub ag_ev_index: Signal<Out, Bits<16>>,
     pub ag_echo_ts: Signal<Out, Bits<32>>,
+    /// The record is an MRC 1.0 reliability probe to answer (`ag_ev`,
+    /// `ag_ev_index` = the probe id, `ag_echo_ts` = its timestamp; the
+    /// other fields mean nothing).
+    pub ag_probe: Signal<Out, Bit>,
     // ---- Retransmit engine record port.
     pub op_valid: Signal<Out, Bit>,
     pub op_ready: Signal<In, Bit>,
@@ -190,6 +194,8 @@ pub struct RxPath {
     /// the QP's path MTU, ONLY length differs from the RETH DMA length,
     /// DMA length above 2 GiB).
     pub cnt_data_bad: Signal<Out, Bit>,
+    /// A probe: an MRC 1.0 one (answered through the ACK generator) or a
+    /// legacy one (discarded, also counted in `cnt_other`).
     pub cnt_probe: Signal<Out, Bit>,
     pub cnt_cnp: Signal<Out, Bit>,
     /// RoCE without the MRC extension (plain RC).
@@ -269,6 +275,8 @@ pub struct RxPath {
     t_ev: DFF<Bits<16>>,
     t_ev_index: DFF<Bits<16>>,
     t_echo: DFF<Bits<32>>,
+    /// The record answers an MRC 1.0 reliability probe (`ag_probe`).
+    t_probe: DFF<Bit>,
     // ---- Per-QP tables read when a parser record is written, so that the
     // checks that need them are bits of the FIFO slot by the time the
     // frame is at the head. Path MTU per QP: log2 of it
@@ -347,6 +355,10 @@ pub struct RxPath {
     n_slot_over: Signal<Local, Bits<16>>,
     n_slot_ev: Signal<Local, Bits<16>>,
     n_malformed: Signal<Local, Bit>,
+    /// The head is an MRC 1.0 reliability probe (record extension type 6,
+    /// `rx_parser::translate::EXT_MRC10_PROBE`) to a QP below 256: its
+    /// answer goes to the ACK generator through the tail stage.
+    n_probe: Signal<Local, Bit>,
     /// An acknowledgement for the retransmit engine: a SACK, a probe
     /// answer for an EV of the set, or a NACK of a known kind.
     n_ack_op: Signal<Local, Bit>,
@@ -441,6 +453,7 @@ impl Logic for RxPath {
             t_ev,
             t_ev_index,
             t_echo,
+            t_probe,
             w_v,
             w_slot,
             w_len,
@@ -654,6 +667,10 @@ impl Logic for RxPath {
             | (((self.n_opcode.val() == 10) | (self.n_opcode.val() == 11))
                 & !self.n_trimmed.val()
                 & (self.n_dlen.val() != bit_cast::<32, 18>(self.n_pay_len.val())));
+        self.n_probe.next = (self.n_opcode.val() == 17)
+            & self.n_xbit.val()
+            & self.n_qp_ok.val()
+            & (self.n_ext_type.val() == 6);
         self.n_ack_op.next = (self.n_opcode.val() == 17)
             & self.n_xbit.val()
             & self.n_qp_ok.val()
@@ -737,6 +754,7 @@ impl Logic for RxPath {
         self.ag_ev.next = self.t_ev.q.val();
         self.ag_ev_index.next = self.t_ev_index.q.val();
         self.ag_echo_ts.next = self.t_echo.q.val();
+        self.ag_probe.next = self.t_probe.q.val();
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
@@ -847,6 +865,11 @@ impl Logic for RxPath {
             } else if self.n_ack_op.val() {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;
+            } else if self.n_probe.val() {
+                // Answered by the ACK generator (a SACK, pr = 1), in frame
+                // order with the data packets' records.
+                self.k_probe.d.next = true;
+                self.st.d.next = DispatchState::Handover;
             } else if !self.n_xbit.val() & (self.n_opcode.val() != 129) {
                 self.k_rc.d.next = true;
             } else if self.n_opcode.val() == 129 {
@@ -854,7 +877,9 @@ impl Logic for RxPath {
             } else if !self.n_qp_ok.val() {
                 self.k_qp_range.d.next = true;
             } else if (self.n_opcode.val() == 17) & (self.n_ext_type.val() == 4) {
+                // A legacy probe: not answered, so discarded too.
                 self.k_probe.d.next = true;
+                self.k_other.d.next = true;
             } else {
                 self.k_other.d.next = true;
             }
@@ -1008,6 +1033,8 @@ impl Logic for RxPath {
             self.t_ev.d.next = self.h_hdr.q.val().get_bits::<16>(40);
             self.t_ev_index.d.next = self.h_ext.q.val().get_bits::<16>(192);
             self.t_echo.d.next = self.h_ext.q.val().get_bits::<32>(128);
+            // Only a probe reaches the tail with an ACK's opcode.
+            self.t_probe.d.next = self.opcode.val() == 17;
         }
 
         // ---- CQE stage: A holds the completion while the ring RAM is read

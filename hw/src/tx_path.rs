@@ -200,6 +200,9 @@ pub struct TxPath {
     pub ack_ev: Signal<In, Bits<16>>,
     pub ack_ev_index: Signal<In, Bits<16>>,
     pub ack_echo_ts: Signal<In, Bits<32>>,
+    /// The SACK answers an MRC 1.0 reliability probe (`hw::ack_gen`
+    /// `tx_probe`): SETH pr = 1, `ack_ev_index` is the probe id.
+    pub ack_probe: Signal<In, Bit>,
     // Header requests to the TX builder.
     pub hdr_valid: Signal<Out, Bit>,
     pub hdr_ready: Signal<In, Bit>,
@@ -333,6 +336,7 @@ pub struct TxPath {
     a_ev: DFF<Bits<16>>,
     a_ev_index: DFF<Bits<16>>,
     a_echo: DFF<Bits<32>>,
+    a_probe: DFF<Bit>,
     a_hdr: DFF<TxHeader>,
     // Locals.
     d_issue: Signal<Local, Bit>,
@@ -407,6 +411,7 @@ impl Logic for TxPath {
             a_ev,
             a_ev_index,
             a_echo,
+            a_probe,
             a_hdr
         );
         self.peer_d.read_clock.next = self.clock.val();
@@ -766,6 +771,7 @@ impl Logic for TxPath {
                 self.a_ev.d.next = self.ack_ev.val();
                 self.a_ev_index.d.next = self.ack_ev_index.val();
                 self.a_echo.d.next = self.ack_echo_ts.val();
+                self.a_probe.d.next = self.ack_probe.val();
                 self.a_state.d.next = 1.into();
             }
         } else if self.a_state.q.val() == 1 {
@@ -827,8 +833,13 @@ impl Logic for TxPath {
             // the receive window, the CE count (saturating); CC_STATE: the
             // trigger's TSETH timestamp (the record's echo, 16 bits).
             self.a_word.d.next.skip_mode = 0.into();
-            self.a_word.d.next.probe_response = false;
+            // A probe answer carries the probe id in the ack PSN offset
+            // (`build_sack` with a probe); any other SACK sends it as 0.
+            self.a_word.d.next.probe_response = self.a_probe.q.val();
             self.a_word.d.next.ack_psn_offset = 0.into();
+            if self.a_probe.q.val() {
+                self.a_word.d.next.ack_psn_offset = self.a_ev_index.q.val();
+            }
             self.a_word.d.next.mpr = self.k_sack_mpr.val();
             self.a_word.d.next.sack_offset = self.a_sack_offset.val().get_bits::<16>(0);
             self.a_word.d.next.bitmap = self.a_bitmap.q.val();

@@ -480,3 +480,240 @@ fn one_record_per_cycle_across_qps() {
         "same QP: every 2 cycles"
     );
 }
+
+/// A record on the block's input in [`probe_answers_leave_the_coalescing_alone`].
+#[derive(Clone, Copy)]
+struct In {
+    probe: bool,
+    psn: u32,
+    verdict: u64,
+    ecn: bool,
+    expected: u32,
+    msn: u32,
+    ev: u64,
+    ev_index: u64,
+    echo: u64,
+}
+
+/// A TX request seen in [`probe_answers_leave_the_coalescing_alone`]:
+/// the cycle it was taken, the probe flag and the fields.
+type SeenTx = (u64, bool, Tx);
+
+/// MRC 1.0 reliability probes (`in_probe`, as the golden QP's
+/// `handle_probe` / `build_sack` with a probe): a probe record of QP 77
+/// whose other fields are nonsense is answered at once with a SACK of the
+/// stored receive state (cumulative PSN and base from the expected PSN,
+/// the MSN, the ECN count, which it clears) carrying the probe's EV, id
+/// and timestamp, `tx_probe` high; the coalescing goes on as if no probe
+/// had come: with `ack_every` 5, the fifth new packet after the last SACK
+/// is SACKed at once although a probe came after the third (the unacked
+/// count survived), and a deadline armed before a probe still fires, with
+/// the stored trigger's fields and no ECN count (the probe answer took
+/// it). Replayed on the Verilog.
+#[test]
+fn probe_answers_leave_the_coalescing_alone() {
+    const QP: usize = 77;
+    const START: u32 = 0x12_3456;
+    const DELAY: u64 = 400;
+    const MSN: u32 = 7;
+    let seen = Arc::new(Mutex::new(Vec::<SeenTx>::new()));
+    let seen2 = seen.clone();
+    let data = |k: u32, ecn: bool| In {
+        probe: false,
+        psn: START + k,
+        verdict: 1,
+        ecn,
+        expected: START + k + 1,
+        msn: MSN,
+        ev: 0x1111,
+        ev_index: 5,
+        echo: 0xAAAA_0000 + u64::from(k),
+    };
+    // A new packet beyond a hole: the expected PSN stays after PSN 5.
+    let ahead = |k: u32| In {
+        expected: START + 6,
+        ..data(k, false)
+    };
+    // Nonsense where a probe record's fields are not read.
+    let probe = |id: u64, ts: u64| In {
+        probe: true,
+        psn: 0xBAD,
+        verdict: 3,
+        ecn: true,
+        expected: 0x77_7777,
+        msn: 0xDEAD,
+        ev: 0x2222,
+        ev_index: id,
+        echo: ts,
+    };
+    // (cycle to present it from, record).
+    let schedule = [
+        (0, data(0, false)),
+        (1, data(1, true)),
+        (2, data(2, false)),
+        (10, probe(0xBEEF, 0x1234)),
+        (40, data(3, false)),
+        (41, data(4, false)),
+        (80, data(5, true)),
+        (90, probe(0x8001, 0xFFFF)),
+        // PSN 70 opens a gap (SACKed at once, the bitmap ending at it);
+        // a probe with nothing unacked: the same base; PSN 71 (unacked,
+        // deadline armed); a probe now starts at the expected PSN, as the
+        // model's answer while packets are unreported.
+        (750, ahead(70)),
+        (800, probe(0x0101, 0x0202)),
+        (820, ahead(71)),
+        (830, probe(0x0303, 0x0404)),
+    ];
+    let end = 820 + DELAY + 400;
+    let mut uut = AckGen::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        let cfgs: Vec<(u8, u16, Row)> = vec![
+            (table::ACK_PARAMS, 0, params_row(5, DELAY)),
+            (
+                table::ACK_QP_INIT,
+                QP as u16,
+                Row::new().set(recv_init::START_PSN, u64::from(START)),
+            ),
+        ];
+        for (t, idx, d) in cfgs {
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = u64::from(idx).into();
+            x.cfg.data.next = row_bits(&d);
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg.valid.next = false;
+        wait_clock_cycle!(sim, clock, x);
+        x.snap_ready.next = true;
+        x.tx_ready.next = true;
+        let mut i = 0;
+        let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
+        for cycle in 0..end {
+            let present = i < schedule.len() && schedule[i].0 <= cycle;
+            x.in_valid.next = present;
+            if present {
+                let r = schedule[i].1;
+                x.in_qp.next = (QP as u64).into();
+                x.in_probe.next = r.probe;
+                x.in_psn.next = u64::from(r.psn).into();
+                x.in_verdict.next = r.verdict.into();
+                x.in_ack_req.next = false;
+                x.in_trimmed.next = false;
+                x.in_ecn_ce.next = r.ecn;
+                x.in_reject.next = false;
+                x.in_drop.next = false;
+                x.in_expected.next = u64::from(r.expected).into();
+                x.in_msn.next = u64::from(r.msn).into();
+                x.in_ev.next = r.ev.into();
+                x.in_ev_index.next = r.ev_index.into();
+                x.in_echo_ts.next = r.echo.into();
+            }
+            // Snapshot answers, 3 cycles after the request: a bitmap
+            // made from the base, so the test can tell it came through.
+            x.snap_out_valid.next = false;
+            if snap_pipe.front().is_some_and(|s| s.0 == cycle) {
+                let (_, bm) = snap_pipe.pop_front().unwrap();
+                x.snap_out_valid.next = true;
+                x.snap_bitmap.next = bm.into();
+            }
+            wait_clock_false!(sim, clock, x);
+            if present && x.in_ready.val() {
+                i += 1;
+            }
+            if x.snap_valid.val() {
+                assert_eq!(x.snap_qp.val().index(), QP, "snapshot of QP {QP}");
+                snap_pipe.push_back((cycle + 3, 0x5A5A_0000_0000_0000 ^ x.snap_base.val().index() as u64));
+            }
+            if x.tx_valid.val() {
+                assert_eq!(x.tx_qp.val().index(), QP);
+                seen2.lock().unwrap().push((
+                    cycle,
+                    x.tx_probe.val(),
+                    Tx {
+                        kind: x.tx_kind.val().index() as u8,
+                        psn: x.tx_psn.val().index() as u32,
+                        cum: x.tx_cum.val().index() as u32,
+                        msn: x.tx_msn.val().index() as u32,
+                        nack_kind: x.tx_nack_kind.val().index() as u8,
+                        code: x.tx_nak_code.val().index() as u8,
+                        base: x.tx_base.val().index() as u32,
+                        bitmap: v64(x.tx_bitmap.val()),
+                        ecn: x.tx_ecn_count.val().index() as u16,
+                        ev: x.tx_ev.val().index() as u32,
+                        ev_index: x.tx_ev_index.val().index() as u16,
+                        echo_ts: x.tx_echo_ts.val().index() as u32,
+                    },
+                ));
+            }
+            wait_clock_true!(sim, clock, x);
+        }
+        assert_eq!(i, schedule.len(), "every record taken");
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ack_gen", || {
+        hw::flow::emit_block("mrc_ack_gen", &mut AckGen::default()).verilog
+    });
+    let seen = seen.lock().unwrap().clone();
+    // A SACK of the state after PSN `START + k`, as the block sends it.
+    let sack_at = |k: u32, base: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| {
+        let cum = START + k;
+        Tx {
+            kind: kind::SACK,
+            psn: cum,
+            cum,
+            msn: MSN,
+            nack_kind: 0,
+            code: 0,
+            base,
+            bitmap: 0x5A5A_0000_0000_0000 ^ u64::from(base),
+            ecn,
+            ev,
+            ev_index,
+            echo_ts,
+        }
+    };
+    let sack =
+        |k: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| sack_at(k, START + k + 1, ecn, ev, ev_index, echo_ts);
+    let got: Vec<(bool, Tx)> = seen.iter().map(|s| (s.1, s.2)).collect();
+    assert_eq!(
+        got,
+        vec![
+            // The first probe: the state after PSN 2, one CE mark.
+            (true, sack(2, 1, 0x2222, 0xBEEF, 0x1234)),
+            // The fifth new packet: SACKed at once, its own fields, the
+            // CE count cleared by the probe answer.
+            (false, sack(4, 0, 0x1111, 5, 0xAAAA_0004)),
+            // The second probe: after PSN 5, its CE mark.
+            (true, sack(5, 1, 0x2222, 0x8001, 0xFFFF)),
+            // PSN 5's deadline: the timer SACK, the trigger's fields.
+            (false, sack(5, 0, 0x1111, 5, 0xAAAA_0005)),
+            // PSN 70's gap SACK: the bitmap ends at it.
+            (false, sack_at(5, START + 7, 0, 0x1111, 5, 0xAAAA_0046)),
+            (true, sack_at(5, START + 7, 0, 0x2222, 0x0101, 0x0202)),
+            // PSN 71 unacked: the probe answer starts at the expected PSN.
+            (true, sack_at(5, START + 6, 0, 0x2222, 0x0303, 0x0404)),
+            // PSN 71's deadline: its timer SACK ends at it.
+            (false, sack_at(5, START + 8, 0, 0x1111, 5, 0xAAAA_0047)),
+        ],
+        "TX requests (probe flag, fields)"
+    );
+    // The timer SACK came at PSN 5's deadline, not before (its record
+    // was taken at cycle 80 or a cycle later).
+    let timer_at = seen[3].0;
+    assert!(
+        (80 + DELAY..80 + DELAY + 300).contains(&timer_at),
+        "timer SACK at cycle {timer_at}"
+    );
+    let timer_at = seen[7].0;
+    assert!(
+        (820 + DELAY..820 + DELAY + 300).contains(&timer_at),
+        "second timer SACK at cycle {timer_at}"
+    );
+}

@@ -217,6 +217,8 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("tver 1", sealed(&base, &|f| f[43] |= 1)));
     out.push(("ext version 2", sealed(&base, &|f| f[54] = 0x21)));
     out.push(("ext type 5", sealed(&base, &|f| f[54] = 0x15)));
+    // The MRC 1.0 probe's translated type: never from a legacy frame.
+    out.push(("ext type 6", sealed(&base, &|f| f[54] = 0x16)));
     out.push(("sack on write", sealed(&base, &|f| f[54] = 0x12)));
     out.push((
         "x bit on cnp",
@@ -907,9 +909,13 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
             put(&mut ext, 2, &(n.ev as u16).to_be_bytes());
             put(&mut ext, 8, &unwrap_echo(n.timestamp).to_be_bytes());
         }
-        mrc10::Headers::Probe(_) => {
+        mrc10::Headers::Probe(peth) => {
+            // Type 6 (not the legacy probe's 4), the probe id in bytes 2-3,
+            // the PETH timestamp zero-extended in bytes 8-11.
             legacy_op = 0x11;
-            ext[0] = 0x14;
+            ext[0] = 0x16;
+            put(&mut ext, 2, &peth.probe_id.to_be_bytes());
+            put(&mut ext, 8, &u32::from(peth.timestamp).to_be_bytes());
         }
         mrc10::Headers::Endpoint { .. } => {}
     }

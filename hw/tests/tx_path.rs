@@ -64,6 +64,9 @@ struct Ack {
     base: u64,
     bitmap: u64,
     nack_kind: u8,
+    /// A SACK answering a reliability probe (`ack_probe`): its id is the
+    /// record's `ev_index`.
+    probe: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -287,6 +290,7 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
                 x.ack_ev.next = (0xE000 + a.psn % 16).into();
                 x.ack_ev_index.next = (a.psn % 16).into();
                 x.ack_echo_ts.next = (0xEC40_0000 + a.psn).into();
+                x.ack_probe.next = a.probe;
             }
             // Selector answer for a select two cycles ago.
             x.ev_busy.next = false;
@@ -541,6 +545,7 @@ fn records() -> (Vec<Data>, Vec<Ack>) {
             base: 0x10_0000 + i,
             bitmap: r.next_u64(),
             nack_kind: 1 + (i % 3) as u8,
+            probe: i % 3 == 1,
         })
         .collect();
     (data, acks)
@@ -584,8 +589,10 @@ fn mrc10_transport_matches_the_golden_emitter() {
             let pkt = if a.sack {
                 let seth = SethRepr {
                     skip_mode: SkipMode::None,
-                    probe_response: false,
-                    ack_psn_offset: 0,
+                    // A probe answer: pr = 1, the probe id (the record's
+                    // `ev_index`) in the ack PSN offset.
+                    probe_response: a.probe,
+                    ack_psn_offset: if a.probe { (a.psn % 16) as i16 } else { 0 },
                     ev,
                     sender_context: sctx,
                     receiver_context: rctx,

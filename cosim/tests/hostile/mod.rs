@@ -16,7 +16,9 @@ use cosim::nic::{build_core, row, Nic, ResponderParams, RetxParams, Stalls, Stat
 use proto::loopback::Scenario;
 use proto::model::{Event, Qp, QueuePair, RxError, Transport, WcStatus, WriteRequest};
 use proto::time::{Duration, Instant};
-use proto::wire::mrc10::{self, choices::TrafficClass, Headers, MethRepr, Mrc10Packet, NackReason, Profile, TsethRepr};
+use proto::wire::mrc10::{
+    self, choices::TrafficClass, Headers, MethRepr, Mrc10Packet, NackReason, Profile, SethRepr, TsethRepr,
+};
 use proto::wire::{
     emit_frame, pad_for, parse_frame, BthRepr, DataExtRepr, Encap, MrcExtRepr, NackKind, Opcode, Packet, PlacementRepr,
     RethRepr, RocePacket, Syndrome,
@@ -446,10 +448,40 @@ pub struct AckLog {
     pub sacks: Vec<(Psn, Psn, Vec<u32>)>,
     /// `(PSN, kind)` of every NACK.
     pub nacks: Vec<(Psn, NackKind)>,
+    /// Every MRC 1.0 SACK answering a reliability probe (SETH pr = 1),
+    /// also in `sacks`.
+    pub probe_answers: Vec<ProbeAnswer>,
+}
+
+/// What an MRC 1.0 probe answer says, as compared: the EV it travels on
+/// (UDP source port), the destination QP, the whole SETH (pr, the probe id
+/// in the ack PSN offset, EV, contexts, cumulative PSN, cc flags, MPR,
+/// the bitmap and its offset) and the CC_STATE echo (the probe's
+/// timestamp). Not compared: the rest of CC_STATE (out-of-order count,
+/// restore, cwnd penalty, received bytes), which the core sends as 0 in
+/// every SACK (docs/hw/mrc10-wire.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeAnswer {
+    pub ev: u32,
+    pub dest_qp: u32,
+    pub seth: SethRepr,
+    pub echo_ts: u16,
 }
 
 impl AckLog {
     fn log(&mut self, p: &Packet) {
+        if let Packet::Mrc10(m) = p {
+            if let Headers::Sack { seth, cc_state } = &m.headers {
+                if seth.probe_response {
+                    self.probe_answers.push(ProbeAnswer {
+                        ev: m.ev,
+                        dest_qp: m.bth.dest_qp,
+                        seth: *seth,
+                        echo_ts: cc_state.echo_ts,
+                    });
+                }
+            }
+        }
         match decode_ack(p) {
             Some(Ack::Sack { cum, base, bits }) => self.sacks.push((cum, base, bits)),
             Some(Ack::Nack { psn, kind }) => self.nacks.push((psn, kind)),
@@ -507,6 +539,13 @@ impl ResponderBench {
     /// Push `frame` into MAC RX and into the model; the model's verdict.
     pub fn inject(&mut self, frame: Vec<u8>) -> Result<(), RxError> {
         let r = self.model.handle_frame(self.now, &frame);
+        // What the model sends at once goes out now, as the core's does:
+        // a SACK built later would report a state the core has moved
+        // past (a probe answer's base depends on whether the SACK due
+        // before it went out).
+        while let Some(p) = self.model.poll_transmit(self.now) {
+            self.model_acks.log(&p);
+        }
         self.now += Duration::from_ns(200);
         self.decisions.push(r.clone());
         self.nic.rx.push(frame);
@@ -635,6 +674,14 @@ impl ResponderBench {
         assert_eq!(
             self.acks.nacks, self.model_acks.nacks,
             "NACKs (PSN, kind): hardware vs model"
+        );
+    }
+
+    /// The probe answers each side sent: equal, in order.
+    pub fn check_same_probe_answers(&mut self) {
+        assert_eq!(
+            self.acks.probe_answers, self.model_acks.probe_answers,
+            "probe answers: hardware vs model"
         );
     }
 
