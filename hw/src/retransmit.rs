@@ -17,7 +17,9 @@
 //! a time; 2 cycles per newly acknowledged PSN for the byte count, Karn's
 //! send-time line and the per-EV sequence); its loss pass is pipelined,
 //! one outstanding PSN per cycle, and skipped when the SACK acknowledged
-//! nothing new. An RTO firing costs 4 cycles per PSN, an acting tail
+//! nothing new, or only PSNs below the new una (the in-order case: no
+//! rule can take an outstanding slot then). An RTO firing costs 4 cycles
+//! per PSN, an acting tail
 //! check 1 per PSN (in the loss pipeline). The RTO and tail deadlines are
 //! checked by a scanner that visits one QP per 2 idle cycles (QPs
 //! `0..=qp_last`).
