@@ -322,8 +322,12 @@ pub struct RxPath {
     /// Read pointers after this cycle's pop (the RAM read addresses).
     p_rd_next: Signal<Local, Bits<5>>,
     b_rd_next: Signal<Local, Bits<5>>,
+    p_rd_inc: Signal<Local, Bits<5>>,
+    b_rd_inc: Signal<Local, Bits<5>>,
     p_left: Signal<Local, Bits<5>>,
     b_left: Signal<Local, Bits<5>>,
+    p_left_pop: Signal<Local, Bits<5>>,
+    b_left_pop: Signal<Local, Bits<5>>,
     // Head registers, decoded (the outputs of the head stage).
     opcode: Signal<Local, Bits<8>>,
     qp: Signal<Local, Bits<8>>,
@@ -791,26 +795,33 @@ impl Logic for RxPath {
         self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
             | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val()))
             & !self.h_cmd_due.q.val();
-        self.take.next = self.head_free.val()
-            & self.p_ok.q.val()
-            & self.b_ok.q.val()
-            & (!self.n_needs_cmd.val() | self.cmd_free.val());
+        // Every take waits for a free command stage (a discard loads it in
+        // the same cycle), so `take` does not wait for the classification:
+        // the read pointers' next values stay off the decode's path.
+        self.take.next = self.head_free.val() & self.p_ok.q.val() & self.b_ok.q.val() & self.cmd_free.val();
 
         // ---- Join FIFO read side: the read address is the pointer after
         // this cycle's pop, so the next head is on the RAM outputs in the
         // next cycle; `p_ok` / `b_ok` say it was written before this edge.
+        // Both outcomes are computed from registers, `take` only selects.
+        self.p_rd_inc.next = self.p_rd.q.val() + 1;
+        self.b_rd_inc.next = self.b_rd.q.val() + 1;
+        self.p_left.next = self.p_wr.q.val() - self.p_rd.q.val();
+        self.b_left.next = self.b_wr.q.val() - self.b_rd.q.val();
+        self.p_left_pop.next = self.p_wr.q.val() - self.p_rd_inc.val();
+        self.b_left_pop.next = self.b_wr.q.val() - self.b_rd_inc.val();
         self.p_rd_next.next = self.p_rd.q.val();
         self.b_rd_next.next = self.b_rd.q.val();
+        self.p_ok.d.next = self.p_left.val() != 0;
+        self.b_ok.d.next = self.b_left.val() != 0;
         if self.take.val() {
-            self.p_rd_next.next = self.p_rd.q.val() + 1;
-            self.b_rd_next.next = self.b_rd.q.val() + 1;
+            self.p_rd_next.next = self.p_rd_inc.val();
+            self.b_rd_next.next = self.b_rd_inc.val();
+            self.p_ok.d.next = self.p_left_pop.val() != 0;
+            self.b_ok.d.next = self.b_left_pop.val() != 0;
         }
         self.p_rd.d.next = self.p_rd_next.val();
         self.b_rd.d.next = self.b_rd_next.val();
-        self.p_left.next = self.p_wr.q.val() - self.p_rd_next.val();
-        self.b_left.next = self.b_wr.q.val() - self.b_rd_next.val();
-        self.p_ok.d.next = self.p_left.val() != 0;
-        self.b_ok.d.next = self.b_left.val() != 0;
         self.pf_flags.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
         self.pf_hdr.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
         self.pf_va.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
