@@ -671,10 +671,8 @@ impl Logic for RxPath {
             | (((self.n_opcode.val() == 10) | (self.n_opcode.val() == 11))
                 & !self.n_trimmed.val()
                 & (self.n_dlen.val() != bit_cast::<32, 18>(self.n_pay_len.val())));
-        self.n_probe.next = (self.n_opcode.val() == 17)
-            & self.n_xbit.val()
-            & self.n_qp_ok.val()
-            & (self.n_ext_type.val() == 6);
+        self.n_probe.next =
+            (self.n_opcode.val() == 17) & self.n_xbit.val() & self.n_qp_ok.val() & (self.n_ext_type.val() == 6);
         self.n_ack_op.next = (self.n_opcode.val() == 17)
             & self.n_xbit.val()
             & self.n_qp_ok.val()
