@@ -1322,6 +1322,38 @@ fn retransmit_rto_exponents_22_to_24() {
 /// the third is in order, no loss pass). What the block emits (resends with
 /// reasons, EV marks, ack advances) is the reference's, the requester
 /// rules walked PSN by PSN.
+/// One cycle's outputs of an engine driven for QP 0 alone (the cycle-bound
+/// tests): resends, marks, acknowledgements, and any RTO, error or
+/// dropped-record pulse as `Out::Drop` (none is expected there).
+fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
+    if x.rtx_valid.val() {
+        out.push(Out::Rtx {
+            qp: 0,
+            psn: u(x.rtx_psn.val()) as u32,
+            ev: u(x.rtx_ev.val()) as u8,
+            len: u(x.rtx_len.val()) as u16,
+            reason: u(x.rtx_reason.val()) as u8,
+        });
+    }
+    if x.mark_valid.val() {
+        out.push(Out::Mark {
+            qp: 0,
+            ev: u(x.mark_ev.val()) as u8,
+            reason: u(x.mark_reason.val()) as u8,
+        });
+    }
+    if x.ack_valid.val() {
+        out.push(Out::Ack {
+            qp: 0,
+            una: u(x.ack_una.val()) as u32,
+            bytes: u(x.ack_bytes.val()) as u32,
+        });
+    }
+    if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() || x.cnt_stale_nack.val() {
+        out.push(Out::Drop);
+    }
+}
+
 #[test]
 fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
@@ -1397,35 +1429,8 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
             let mut cycles = 0;
             loop {
                 wait_clock_false!(sim, clock, x);
-                let mut l = log2.lock().unwrap();
-                if x.rtx_valid.val() {
-                    l.0.push(Out::Rtx {
-                        qp: 0,
-                        psn: u(x.rtx_psn.val()) as u32,
-                        ev: u(x.rtx_ev.val()) as u8,
-                        len: u(x.rtx_len.val()) as u16,
-                        reason: u(x.rtx_reason.val()) as u8,
-                    });
-                }
-                if x.mark_valid.val() {
-                    l.0.push(Out::Mark {
-                        qp: 0,
-                        ev: u(x.mark_ev.val()) as u8,
-                        reason: u(x.mark_reason.val()) as u8,
-                    });
-                }
-                if x.ack_valid.val() {
-                    l.0.push(Out::Ack {
-                        qp: 0,
-                        una: u(x.ack_una.val()) as u32,
-                        bytes: u(x.ack_bytes.val()) as u32,
-                    });
-                }
-                if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() {
-                    l.0.push(Out::Drop);
-                }
+                log_single_qp_outputs(&x, &mut log2.lock().unwrap().0);
                 let ready = x.op_ready.val();
-                drop(l);
                 wait_clock_true!(sim, clock, x);
                 if taken && ready {
                     break;
@@ -1621,40 +1626,8 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
             let mut cycles = 0;
             loop {
                 wait_clock_false!(sim, clock, x);
-                let mut l = log2.lock().unwrap();
-                if x.rtx_valid.val() {
-                    l.0.push(Out::Rtx {
-                        qp: 0,
-                        psn: u(x.rtx_psn.val()) as u32,
-                        ev: u(x.rtx_ev.val()) as u8,
-                        len: u(x.rtx_len.val()) as u16,
-                        reason: u(x.rtx_reason.val()) as u8,
-                    });
-                }
-                if x.mark_valid.val() {
-                    l.0.push(Out::Mark {
-                        qp: 0,
-                        ev: u(x.mark_ev.val()) as u8,
-                        reason: u(x.mark_reason.val()) as u8,
-                    });
-                }
-                if x.ack_valid.val() {
-                    l.0.push(Out::Ack {
-                        qp: 0,
-                        una: u(x.ack_una.val()) as u32,
-                        bytes: u(x.ack_bytes.val()) as u32,
-                    });
-                }
-                if x.rto_valid.val()
-                    || x.err_valid.val()
-                    || x.cnt_drop.val()
-                    || x.cnt_ack_unsent.val()
-                    || x.cnt_stale_nack.val()
-                {
-                    l.0.push(Out::Drop);
-                }
+                log_single_qp_outputs(&x, &mut log2.lock().unwrap().0);
                 let ready = x.op_ready.val();
-                drop(l);
                 wait_clock_true!(sim, clock, x);
                 if taken && ready {
                     break;
