@@ -1307,23 +1307,8 @@ fn retransmit_rto_exponents_22_to_24() {
     assert_eq!(got, want.iter().map(|&(d, q)| (d, q)).collect::<Vec<_>>());
 }
 
-/// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
-/// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
-/// the acknowledged bitmap and visits only the PSNs a SACK newly
-/// acknowledges; the loss pass takes one outstanding PSN per cycle and is
-/// skipped by a SACK that acknowledges nothing new. The cycles each SACK
-/// takes (from the edge that takes it to `op_ready` again) are a property
-/// of the design, counted in simulation: with `w` words visited, `k`
-/// PSNs newly acknowledged and `m` outstanding after it, at most
-/// `9 + 4w + 2k + m` plus one per resend (its output register is taken
-/// a cycle later), and `6 + 4w` for a duplicate. The
-/// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
-/// 977, 957 and 534 cycles for the three SACKs here (342, 14 and 186 now:
-/// the third is in order, no loss pass). What the block emits (resends with
-/// reasons, EV marks, ack advances) is the reference's, the requester
-/// rules walked PSN by PSN.
 /// One cycle's outputs of an engine driven for QP 0 alone (the cycle-bound
-/// tests): resends, marks, acknowledgements, and any RTO, error or
+/// and probe tests): resends, marks, acknowledgements, and any RTO, error or
 /// dropped-record pulse as `Out::Drop` (none is expected there).
 fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
     if x.rtx_valid.val() {
@@ -1354,6 +1339,21 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
     }
 }
 
+/// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
+/// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
+/// the acknowledged bitmap and visits only the PSNs a SACK newly
+/// acknowledges; the loss pass takes one outstanding PSN per cycle and is
+/// skipped by a SACK that acknowledges nothing new. The cycles each SACK
+/// takes (from the edge that takes it to `op_ready` again) are a property
+/// of the design, counted in simulation: with `w` words visited, `k`
+/// PSNs newly acknowledged and `m` outstanding after it, at most
+/// `9 + 4w + 2k + m` plus one per resend (its output register is taken
+/// a cycle later), and `6 + 4w` for a duplicate. The
+/// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
+/// 977, 957 and 534 cycles for the three SACKs here (342, 14 and 186 now:
+/// the third is in order, no loss pass). What the block emits (resends with
+/// reasons, EV marks, ack advances) is the reference's, the requester
+/// rules walked PSN by PSN.
 #[test]
 fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
@@ -1824,32 +1824,7 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
             let mut quiet = 0;
             while quiet < QUIET {
                 wait_clock_false!(sim, clock, x);
-                if x.rtx_valid.val() {
-                    outs.push(Out::Rtx {
-                        qp: 0,
-                        psn: u(x.rtx_psn.val()) as u32,
-                        ev: u(x.rtx_ev.val()) as u8,
-                        len: u(x.rtx_len.val()) as u16,
-                        reason: u(x.rtx_reason.val()) as u8,
-                    });
-                }
-                if x.mark_valid.val() {
-                    outs.push(Out::Mark {
-                        qp: 0,
-                        ev: u(x.mark_ev.val()) as u8,
-                        reason: u(x.mark_reason.val()) as u8,
-                    });
-                }
-                if x.ack_valid.val() {
-                    outs.push(Out::Ack {
-                        qp: 0,
-                        una: u(x.ack_una.val()) as u32,
-                        bytes: u(x.ack_bytes.val()) as u32,
-                    });
-                }
-                if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() {
-                    outs.push(Out::Drop);
-                }
+                log_single_qp_outputs(&x, &mut outs);
                 let taken = x.op_valid.val() && x.op_ready.val();
                 wait_clock_true!(sim, clock, x);
                 if taken {
