@@ -406,12 +406,30 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
             }
         }
     }
+    // A net with no user-visible name often keeps one Yosys made from the
+    // Verilog operator that produced it (`$flatten\m10.$lt$/out/b.v:7815$3886.CO`):
+    // the instance, the operator and the emitted line say where the path
+    // runs, where ABC's own names say nothing.
+    let mut net_source: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
+    if let Some(nets) = v["modules"][top]["netnames"].as_object() {
+        for (n, info) in nets {
+            let Some(src) = verilog_source_of(n) else { continue };
+            for b in info["bits"].as_array().into_iter().flatten() {
+                if let Some(b) = b.as_u64() {
+                    net_source.entry(b).or_insert_with(|| src.clone());
+                }
+            }
+        }
+    }
     let names: Vec<String> = names
         .into_iter()
-        .map(|(_, ty, out)| match out.and_then(|o| net_name.get(&o)) {
-            Some(net) => format!("{ty} -> {net}"),
-            None => ty,
-        })
+        .map(
+            |(_, ty, out)| match (out.and_then(|o| net_name.get(&o)), out.and_then(|o| net_source.get(&o))) {
+                (Some(net), _) => format!("{ty} -> {net}"),
+                (None, Some(src)) => format!("{ty} ~ {src}"),
+                (None, None) => ty,
+            },
+        )
         .collect();
     let preds: Vec<Vec<usize>> = inputs
         .iter()
@@ -505,6 +523,25 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
         levels_path: comp,
         critical_path: path,
     })
+}
+
+/// Where a Yosys-generated net name says it came from: `$flatten\m10.$lt$/out/b.v:7815$3886.CO`
+/// (an operator of instance `m10` at line 7815 of the emitted `b.v`) gives
+/// `m10.$lt at b.v:7815`; a top-level `$add$/out/b.v:12$5.Y` gives `$add at b.v:12`.
+/// `None` for names that carry no source line (ABC's, `$auto$...`).
+fn verilog_source_of(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("$flatten\\").unwrap_or(name);
+    let (head, tail) = rest.split_once(".v:")?;
+    let line: String = tail.chars().take_while(char::is_ascii_digit).collect();
+    if line.is_empty() {
+        return None;
+    }
+    // `head` is `<instance>.$<op>$<path>/<file>` or `$<op>$<path>/<file>`.
+    let op_at = head.find('$')?;
+    let (instance, op_file) = head.split_at(op_at);
+    let (op, file) = op_file[1..].split_once('$')?;
+    let file = file.rsplit('/').next().unwrap_or(file);
+    Some(format!("{instance}${op} at {file}.v:{line}"))
 }
 
 /// Parse Yosys' `stat` output (the depth comes from [`netlist_depth`]).

@@ -399,12 +399,20 @@ pub struct RxParserMrc10 {
     s1_reason_enum1: DFF<Bits<5>>,
     s1_k_enum2: DFF<Bit>,
     s1_k_pad_ctl: DFF<Bit>,
-    /// End of the first header after the BTH whose enum field is checked
-    /// (or of the whole chain when none is), and of the whole chain.
-    s1_end1: DFF<Bits<16>>,
+    /// End of the whole chain, and the chain end plus the effective pad:
+    /// the least length that holds both.
     s1_end: DFF<Bits<16>>,
-    /// Chain end plus the effective pad: the least length that holds both.
     s1_need: DFF<Bits<16>>,
+    /// The length compares, made in stage 1 so that stage 2 only
+    /// prioritises registered bits (a compare ahead of the priority was
+    /// the block's deepest path, 9 levels): shorter than the BTH, than
+    /// the first checked header's end (`end1`), than the chain, than the
+    /// chain and its pad; not exactly the chain.
+    s1_lt_bth: DFF<Bit>,
+    s1_lt_end1: DFF<Bit>,
+    s1_lt_end: DFF<Bit>,
+    s1_lt_need: DFF<Bit>,
+    s1_ne_end: DFF<Bit>,
     // Stage 1 combinational.
     op: Signal<Local, Bits<8>>,
     is_write: Signal<Local, Bit>,
@@ -412,7 +420,11 @@ pub struct RxParserMrc10 {
     is_imm: Signal<Local, Bit>,
     eeth: Signal<Local, Bit>,
     chain_end: Signal<Local, Bits<16>>,
+    /// End of the first header after the BTH whose enum field is checked
+    /// (or of the whole chain when none is).
+    end1: Signal<Local, Bits<16>>,
     pad_eff: Signal<Local, Bits<16>>,
+    need: Signal<Local, Bits<16>>,
     // Stage 2 combinational.
     rem: Signal<Local, Bits<16>>,
     // Output registers.
@@ -493,9 +505,13 @@ impl Logic for RxParserMrc10 {
             s1_reason_enum1,
             s1_k_enum2,
             s1_k_pad_ctl,
-            s1_end1,
             s1_end,
             s1_need,
+            s1_lt_bth,
+            s1_lt_end1,
+            s1_lt_end,
+            s1_lt_need,
+            s1_ne_end,
             valid_q,
             drop_q,
             reason_q,
@@ -563,37 +579,37 @@ impl Logic for RxParserMrc10 {
         self.s1_k_enum2.d.next = self.eeth.val() & self.rev.o.val().get_value_w_ev_format_hi().any();
         // Where the chain ends, and where its first checked header ends.
         self.chain_end.next = self.k_write_end.val();
-        self.s1_end1.d.next = self.k_write_end.val();
+        self.end1.next = self.k_write_end.val();
         if self.is_write.val() {
             if self.rev.o.val().get_value_w_ts().any() & self.is_imm.val() {
                 self.chain_end.next = self.k_write_end_both.val();
             } else if self.rev.o.val().get_value_w_ts().any() | self.is_imm.val() {
                 self.chain_end.next = self.k_write_end_one.val();
             }
-            self.s1_end1.d.next = self.chain_end.val();
+            self.end1.next = self.chain_end.val();
         }
         if self.op.val() == self.k_ack.val() {
             self.chain_end.next = self.k_ack_end.val();
-            self.s1_end1.d.next = self.k_ack_end.val();
+            self.end1.next = self.k_ack_end.val();
         }
         if self.op.val() == self.k_sack.val() {
             self.chain_end.next = self.k_sack_end.val();
-            self.s1_end1.d.next = self.k_seth_end.val();
+            self.end1.next = self.k_seth_end.val();
         }
         if self.op.val() == self.k_nack.val() {
             self.chain_end.next = self.k_nack_end.val();
-            self.s1_end1.d.next = self.k_nack_end.val();
+            self.end1.next = self.k_nack_end.val();
         }
         if self.op.val() == self.k_probe.val() {
             self.chain_end.next = self.k_probe_end.val();
-            self.s1_end1.d.next = self.k_probe_end.val();
+            self.end1.next = self.k_probe_end.val();
         }
         if self.is_ep.val() {
             self.chain_end.next = self.k_erth_end.val();
             if self.eeth.val() {
                 self.chain_end.next = self.k_eeth_end.val();
             }
-            self.s1_end1.d.next = self.k_erth_end.val();
+            self.end1.next = self.k_erth_end.val();
         }
         self.s1_end.d.next = self.chain_end.val();
         // A trimmed WRITE lost its pad with its payload: PadCnt ignored.
@@ -601,7 +617,13 @@ impl Logic for RxParserMrc10 {
         if self.is_write.val() & self.in_trimmed.val() {
             self.pad_eff.next = 0.into();
         }
-        self.s1_need.d.next = self.chain_end.val() + self.pad_eff.val();
+        self.need.next = self.chain_end.val() + self.pad_eff.val();
+        self.s1_need.d.next = self.need.val();
+        self.s1_lt_bth.d.next = self.in_len.val() < self.k_bth_end.val();
+        self.s1_lt_end1.d.next = self.in_len.val() < self.end1.val();
+        self.s1_lt_end.d.next = self.in_len.val() < self.chain_end.val();
+        self.s1_lt_need.d.next = self.in_len.val() < self.need.val();
+        self.s1_ne_end.d.next = self.in_len.val() != self.chain_end.val();
         // Only data packets may carry a pad.
         self.s1_k_pad_ctl.d.next = !self.is_write.val() & self.rev.o.val().get_value_w_pad().any();
 
@@ -615,7 +637,7 @@ impl Logic for RxParserMrc10 {
         self.reason_q.d.next = 0.into();
         if self.s1_valid.q.val() {
             self.drop_q.d.next = true;
-            if self.s1_len.q.val() < self.k_bth_end.val() {
+            if self.s1_lt_bth.q.val() {
                 self.reason_q.d.next = self.r_truncated.val();
             } else if !self.s1_known.q.val() {
                 self.reason_q.d.next = self.r_unknown_opcode.val();
@@ -625,17 +647,17 @@ impl Logic for RxParserMrc10 {
                 self.reason_q.d.next = self.r_qp.val();
             } else if self.s1_k_ts.q.val() {
                 self.reason_q.d.next = self.r_ts.val();
-            } else if self.s1_len.q.val() < self.s1_end1.q.val() {
+            } else if self.s1_lt_end1.q.val() {
                 self.reason_q.d.next = self.r_truncated.val();
             } else if self.s1_k_enum1.q.val() {
                 self.reason_q.d.next = self.s1_reason_enum1.q.val();
-            } else if self.s1_len.q.val() < self.s1_end.q.val() {
+            } else if self.s1_lt_end.q.val() {
                 self.reason_q.d.next = self.r_truncated.val();
             } else if self.s1_k_enum2.q.val() {
                 self.reason_q.d.next = self.r_ev_format.val();
-            } else if (self.s1_len.q.val() < self.s1_need.q.val()) | self.s1_k_pad_ctl.q.val() {
+            } else if self.s1_lt_need.q.val() | self.s1_k_pad_ctl.q.val() {
                 self.reason_q.d.next = self.r_pad.val();
-            } else if !self.s1_write.q.val() & (self.s1_len.q.val() != self.s1_end.q.val()) {
+            } else if !self.s1_write.q.val() & self.s1_ne_end.q.val() {
                 self.reason_q.d.next = self.r_payload.val();
             } else {
                 self.drop_q.d.next = false;

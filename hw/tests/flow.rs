@@ -118,7 +118,14 @@ fn netlist_depth_weighs_luts_muxes_and_carries() {
     cells.push(cell("s3", "INV", &[301], &[302]));
     let json = serde_json::json!({"modules": {"t": {
         "cells": serde_json::Map::from_iter(cells),
-        "netnames": {"q": {"hide_name": 0, "bits": [2]}, "d": {"hide_name": 0, "bits": [201]}},
+        "netnames": {
+            "q": {"hide_name": 0, "bits": [2]},
+            "d": {"hide_name": 0, "bits": [201]},
+            // Yosys' own names: one with the operator and the emitted line
+            // (named on the path), one of ABC's (not).
+            "$flatten\\m10.$lt$/out/t.v:7815$3886.CO": {"hide_name": 1, "bits": [200]},
+            "$abc$83931$auto$blifparse.cc:525:parse_blif$89879.A": {"hide_name": 1, "bits": [10]},
+        },
     }}});
     let d = flow::netlist_depth(&json.to_string(), "t").unwrap();
     assert_eq!(d.cells, 19);
@@ -128,6 +135,12 @@ fn netlist_depth_weighs_luts_muxes_and_carries() {
     assert_eq!(d.levels_path, (2, 1, 16));
     assert_eq!(d.critical_path.first().map(String::as_str), Some("from q"));
     assert_eq!(d.critical_path.last().map(String::as_str), Some("MUXF7 -> d"));
+    let b = &d.critical_path[d.critical_path.len() - 2];
+    assert_eq!(
+        b, "LUT6 ~ m10.$lt at t.v:7815",
+        "the operator and line behind an unnamed net"
+    );
+    assert_eq!(d.critical_path[1], "LUT2", "ABC's names say nothing and are left out");
 }
 
 #[test]
