@@ -27,6 +27,7 @@ pub mod crc32;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
+pub mod ev_prober;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
