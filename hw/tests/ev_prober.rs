@@ -255,3 +255,188 @@ fn scan_backoff_three_qps_slow_consumer() {
         ready_pct: 20,
     });
 }
+
+/// The prober on the real EV selector's scan port, with the readmit
+/// closing the loop: the selector of the small instance and the prober
+/// joined (scan port to scan port), mark-bads and readmits from the
+/// testbench. Two EVs are marked ASSUMED_BAD; the testbench answers each
+/// probe (a readmit `ANSWER_DELAY` cycles later) once the EV's path has
+/// healed. EV 2 of QP 1 heals at `HEAL_AT`: its first probe after that
+/// re-admits it (one ASSUMED_BAD -> GOOD event) and it is probed no more;
+/// EV 5 of QP 3 never heals and is probed with the model's gaps to the
+/// end. A readmit of the healed EV's probe answered late, after it is
+/// GOOD, changes nothing.
+#[derive(LogicBlock, Default)]
+struct ProberOnSelector {
+    pub clock: Signal<In, Clock>,
+    pub mark_valid: Signal<In, Bit>,
+    pub mark_qp: Signal<In, Bits<2>>,
+    pub mark_ev: Signal<In, Bits<3>>,
+    pub adm_valid: Signal<In, Bit>,
+    pub adm_qp: Signal<In, Bits<2>>,
+    pub adm_ev: Signal<In, Bits<3>>,
+    pub prb_valid: Signal<Out, Bit>,
+    pub prb_ready: Signal<In, Bit>,
+    pub prb_qp: Signal<Out, Bits<2>>,
+    pub prb_ev: Signal<Out, Bits<3>>,
+    pub evt_valid: Signal<Out, Bit>,
+    pub evt_qp: Signal<Out, Bits<2>>,
+    pub evt_ev: Signal<Out, Bits<3>>,
+    pub evt_from: Signal<Out, Bits<2>>,
+    pub evt_to: Signal<Out, Bits<2>>,
+    sel: hw::ev_selector::EvSelectorSmall,
+    prober: EvProberSmall,
+}
+
+impl Logic for ProberOnSelector {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.sel.clock.next = self.clock.val();
+        self.prober.clock.next = self.clock.val();
+        self.sel.sel_valid.next = false;
+        self.sel.sel_qp.next = 0.into();
+        self.sel.ctl_valid.next = false;
+        self.sel.ctl_allow.next = false;
+        self.sel.ctl_qp.next = 0.into();
+        self.sel.ctl_mask.next = 0.into();
+        self.sel.ctl_value.next = 0.into();
+        self.sel.wr_valid.next = false;
+        self.sel.wr_set_ptr.next = false;
+        self.sel.wr_qp.next = 0.into();
+        self.sel.wr_ev.next = 0.into();
+        self.sel.wr_value.next = 0.into();
+        self.sel.set_valid.next = false;
+        self.sel.set_qp.next = 0.into();
+        self.sel.set_count.next = 0.into();
+        self.sel.set_min.next = 0.into();
+        self.sel.mark_valid.next = self.mark_valid.val();
+        self.sel.mark_qp.next = self.mark_qp.val();
+        self.sel.mark_ev.next = self.mark_ev.val();
+        self.sel.adm_valid.next = self.adm_valid.val();
+        self.sel.adm_qp.next = self.adm_qp.val();
+        self.sel.adm_ev.next = self.adm_ev.val();
+        self.sel.scan_addr.next = self.prober.scan_addr.val();
+        self.prober.scan_state.next = self.sel.scan_state.val();
+        self.prober.qp_last.next = 3.into();
+        self.prober.sweep_cycles.next = 40.into();
+        self.prober.prb_ready.next = self.prb_ready.val();
+        self.prb_valid.next = self.prober.prb_valid.val();
+        self.prb_qp.next = self.prober.prb_qp.val();
+        self.prb_ev.next = self.prober.prb_ev.val();
+        self.evt_valid.next = self.sel.evt_valid.val();
+        self.evt_qp.next = self.sel.evt_qp.val();
+        self.evt_ev.next = self.sel.evt_ev.val();
+        self.evt_from.next = self.sel.evt_from.val();
+        self.evt_to.next = self.sel.evt_to.val();
+    }
+}
+
+#[test]
+fn probe_answers_readmit_through_the_selector() {
+    const HEAL_AT: u64 = 1200;
+    const ANSWER_DELAY: u64 = 20;
+    const CYCLES: u64 = 5000;
+    const HEALS: (usize, usize) = (1, 2);
+    const DEAD: (usize, usize) = (3, 5);
+    #[derive(Default)]
+    struct Seen {
+        /// (cycle, qp, ev) of each probe taken.
+        probes: Vec<(u64, usize, usize)>,
+        /// (cycle, qp, ev, from, to).
+        events: Vec<(u64, usize, usize, u64, u64)>,
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let s2 = seen.clone();
+    let mut uut = ProberOnSelector::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(ProberOnSelector, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        let mut rng = Rng::from_state(7);
+        // Answers in flight: (cycle due, qp, ev).
+        let mut answers: Vec<(u64, usize, usize)> = Vec::new();
+        wait_clock_true!(sim, clock, x);
+        for cycle in 0..CYCLES {
+            x.mark_valid.next = false;
+            x.adm_valid.next = false;
+            if cycle == 10 || cycle == 11 {
+                let (q, e) = if cycle == 10 { HEALS } else { DEAD };
+                x.mark_valid.next = true;
+                x.mark_qp.next = (q as u64).into();
+                x.mark_ev.next = (e as u64).into();
+            } else if let Some(i) = answers.iter().position(|a| a.0 <= cycle) {
+                let (_, q, e) = answers.remove(i);
+                x.adm_valid.next = true;
+                x.adm_qp.next = (q as u64).into();
+                x.adm_ev.next = (e as u64).into();
+            }
+            x.prb_ready.next = rng.below(100) < 60;
+            wait_clock_false!(sim, clock, x);
+            {
+                let mut s = s2.lock().unwrap();
+                if x.prb_valid.val() && x.prb_ready.val() {
+                    let (q, e) = (x.prb_qp.val().index(), x.prb_ev.val().index());
+                    s.probes.push((cycle, q, e));
+                    // The healed path answers (and a late second answer
+                    // of the same probe, to be ignored).
+                    if (q, e) == HEALS && cycle >= HEAL_AT {
+                        answers.push((cycle + ANSWER_DELAY, q, e));
+                        answers.push((cycle + 3 * ANSWER_DELAY, q, e));
+                    }
+                }
+                if x.evt_valid.val() {
+                    s.events.push((
+                        cycle,
+                        x.evt_qp.val().index(),
+                        x.evt_ev.val().index(),
+                        x.evt_from.val().index() as u64,
+                        x.evt_to.val().index() as u64,
+                    ));
+                }
+            }
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    rec.check_verilog("prober_on_selector", || {
+        hw::flow::emit_block("prober_on_selector", &mut ProberOnSelector::default()).verilog
+    });
+    let s = seen.lock().unwrap();
+    eprintln!("probes {:?}\nevents {:?}", s.probes, s.events);
+    let (bad, good) = (state::ASSUMED_BAD, state::GOOD);
+    let ev = |q: usize, e: usize| -> Vec<(usize, usize, u64, u64)> {
+        s.events
+            .iter()
+            .filter(|x| (x.1, x.2) == (q, e))
+            .map(|x| (x.1, x.2, x.3, x.4))
+            .collect()
+    };
+    // The healed EV: marked, then re-admitted once by its probe's answer.
+    assert_eq!(
+        ev(HEALS.0, HEALS.1),
+        vec![(HEALS.0, HEALS.1, good, bad), (HEALS.0, HEALS.1, bad, good)]
+    );
+    let readmit_at = s
+        .events
+        .iter()
+        .find(|x| (x.1, x.2, x.4) == (HEALS.0, HEALS.1, good))
+        .unwrap()
+        .0;
+    let first_after_heal = s
+        .probes
+        .iter()
+        .find(|p| (p.1, p.2) == HEALS && p.0 >= HEAL_AT)
+        .expect("a probe after the heal")
+        .0;
+    assert!(readmit_at > first_after_heal && readmit_at <= first_after_heal + ANSWER_DELAY + 3);
+    // Probed before the heal (unanswered), not after the readmit.
+    assert!(s.probes.iter().any(|p| (p.1, p.2) == HEALS && p.0 < HEAL_AT));
+    assert!(!s.probes.iter().any(|p| (p.1, p.2) == HEALS && p.0 > readmit_at));
+    // The dead EV: marked, never re-admitted, probed to the end.
+    assert_eq!(ev(DEAD.0, DEAD.1), vec![(DEAD.0, DEAD.1, good, bad)]);
+    let dead: Vec<u64> = s.probes.iter().filter(|p| (p.1, p.2) == DEAD).map(|p| p.0).collect();
+    assert!(dead.len() >= 6, "the dead EV probed {} times", dead.len());
+    // No probe of an EV that was never marked.
+    assert!(s.probes.iter().all(|p| (p.1, p.2) == HEALS || (p.1, p.2) == DEAD));
+}
