@@ -985,6 +985,12 @@ impl Logic for MrcCore {
         self.evsel.set_qp.next = self.evn_qp.q.val();
         self.evsel.set_count.next = self.evn_count.q.val();
         self.evsel.set_min.next = self.evn_min.q.val();
+        // No EV prober in the core yet (docs/hw/ev_prober.md, "Not
+        // done"): no readmit, the scan port unread.
+        self.evsel.adm_valid.next = false;
+        self.evsel.adm_qp.next = 0.into();
+        self.evsel.adm_ev.next = 0.into();
+        self.evsel.scan_addr.next = 0.into();
         if self.evn_take.val() & !self.cfg_sq.val() {
             self.evn_valid.d.next = false;
         }

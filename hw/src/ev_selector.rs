@@ -8,12 +8,14 @@
 //! change is reported on the event port. A QP's EV set is EVs
 //! `0..count` (set-count port, from the send context's `ev_count`): the
 //! EVs beyond it are never selected, marked, denied or allowed, as the
-//! model's set has only its own EVs. See `docs/hw/ev_selector.md` for
-//! the cycle timing.
+//! model's set has only its own EVs. A readmit (a probe on the EV was
+//! answered, `EvSet::on_probe_response`) turns an ASSUMED_BAD EV GOOD; a
+//! scan port reads every slot's state for the EV prober
+//! (`hw::ev_prober`). See `docs/hw/ev_selector.md` for the cycle timing.
 //!
 //! Not implemented (the model has them): the fallback when no EV is GOOD
-//! (the hardware answers `rsp_none`), probing / re-admission, the
-//! Weighted policy.
+//! (the hardware answers `rsp_none`), the slow-probe rule, the Weighted
+//! policy.
 //!
 //! Const generics (Rust cannot compute widths from other const generics):
 //! `Q` QP-id bits, `E` EV-index bits, `N = 2^E` EVs per QP, `A = Q + E`
@@ -316,14 +318,15 @@ impl<const H: usize, const L: usize, const O: usize> Logic for AddrMux<H, L, O> 
 
 // Operation codes in pipeline stage 1 (`s1_op`; literals in the hdl_gen
 // body, which emits Rust constants as undefined Verilog names):
-// 0 none, 1 select, 2 mark-bad, 3 deny/allow, 4 write.
+// 0 none, 1 select, 2 mark-bad, 3 deny/allow (or set-count), 4 write,
+// 5 readmit.
 // EV states in `st_ram` / the event port: see [`state`].
 
 /// The EV selector. See the module doc and `docs/hw/ev_selector.md`.
 ///
-/// At most one of `sel_valid`, `mark_valid`, `ctl_valid`, `wr_valid` is
-/// taken per cycle (priority in that order; the others are dropped), and
-/// none while `busy` is high.
+/// At most one of `sel_valid`, `mark_valid`, `ctl_valid`, `wr_valid`,
+/// `set_valid`, `adm_valid` is taken per cycle (priority in that order;
+/// the others are dropped), and none while `busy` is high.
 #[derive(LogicBlock)]
 pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: usize, const C: usize> {
     pub clock: Signal<In, Clock>,
@@ -370,6 +373,18 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// `ev_min_active`): a mark-bad that would leave fewer GOOD EVs than
     /// this is refused. Power-up: 0 (no guard).
     pub set_min: Signal<In, Bits<C>>,
+    /// Readmit (a probe on EV `adm_ev` of `adm_qp` was answered, the
+    /// model's `EvSet::on_probe_response`): an ASSUMED_BAD EV of the QP's
+    /// set becomes GOOD, with an event; any other EV is left alone.
+    pub adm_valid: Signal<In, Bit>,
+    pub adm_qp: Signal<In, Bits<Q>>,
+    pub adm_ev: Signal<In, Bits<E>>,
+    /// Scan read port (the EV prober's): `scan_state` is the state of
+    /// slot `scan_addr` = {QP, EV} one cycle after the address, from a
+    /// copy of the state RAM that every state write also writes, so the
+    /// scan never waits for the command pipeline.
+    pub scan_addr: Signal<In, Bits<A>>,
+    pub scan_state: Signal<Out, Bits<2>>,
     pub busy: Signal<Out, Bit>,
     /// State change (one per cycle at most): the EV's index and its
     /// value (the control plane knows EVs by value, as the model's
@@ -400,6 +415,8 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// path. Written like `xcl_ram`, so no forwarding either.
     thr_ram: RAM<Bits<C>, Q>,
     st_ram: RAM<Bits<2>, A>,
+    /// The scan port's copy of `st_ram` (same writes, its own read port).
+    st_scan: RAM<Bits<2>, A>,
     val_ram: RAM<Bits<VALUE_BITS>, A>,
     n_const: Constant<Bits<C>>,
     // ---- Stage 1 registers.
@@ -414,6 +431,11 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     s1_lim: DFF<Bit>,
     s1_count: DFF<Bits<C>>,
     s1_min: DFF<Bits<C>>,
+    /// The command in stage 1 is a readmit (operation 5): the bitmap bit
+    /// of `s1_ev` is cleared, not set.
+    s1_adm: DFF<Bit>,
+    /// `s1_ev` as a count, compared with the set's size (a readmit).
+    s1_ev_c: Signal<Local, Bits<C>>,
     /// N - `s1_min` (to store, inverted), and the QP's threshold read back.
     thr_new: Signal<Local, Bits<C>>,
     thr_cur: Signal<Local, Bits<C>>,
@@ -466,7 +488,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     // ---- Address concatenation.
     cat_vr: AddrMux<Q, E, A>,
     cat_vw: Cat<Q, E, A>,
-    cat_sr: Cat<Q, E, A>,
+    cat_sr: AddrMux<Q, E, A>,
     cat_sw: AddrMux<Q, E, A>,
     // ---- Outputs.
     e_valid: DFF<Bit>,
@@ -516,6 +538,11 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             set_qp: Default::default(),
             set_count: Default::default(),
             set_min: Default::default(),
+            adm_valid: Default::default(),
+            adm_qp: Default::default(),
+            adm_ev: Default::default(),
+            scan_addr: Default::default(),
+            scan_state: Default::default(),
             busy: Default::default(),
             evt_valid: Default::default(),
             evt_qp: Default::default(),
@@ -530,6 +557,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             xcl_ram: Default::default(),
             thr_ram: Default::default(),
             st_ram: Default::default(),
+            st_scan: Default::default(),
             val_ram: Default::default(),
             n_const: Constant::new((N as u64).into()),
             s1_op: Default::default(),
@@ -542,6 +570,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_lim: Default::default(),
             s1_count: Default::default(),
             s1_min: Default::default(),
+            s1_adm: Default::default(),
+            s1_ev_c: Default::default(),
             thr_new: Default::default(),
             thr_cur: Default::default(),
             lim_cur: Default::default(),
@@ -599,7 +629,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_min,
+            self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_min, s1_adm,
             s1_mark, fw_hit, fw_nb, fw_done, fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask,
             f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev, e_from, e_to,
             e_value, e_mark, n_refused
@@ -616,6 +646,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.thr_ram.write_clock.next = self.clock.val();
         self.st_ram.read_clock.next = self.clock.val();
         self.st_ram.write_clock.next = self.clock.val();
+        self.st_scan.read_clock.next = self.clock.val();
+        self.st_scan.write_clock.next = self.clock.val();
         self.val_ram.read_clock.next = self.clock.val();
         self.val_ram.write_clock.next = self.clock.val();
 
@@ -625,6 +657,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.s1_op.d.next = 0.into();
         self.s1_mark.d.next = false;
         self.s1_lim.d.next = false;
+        self.s1_adm.d.next = false;
         self.nb_ram.read_address.next = self.sel_qp.val();
         if self.take.val() {
             if self.sel_valid.val() {
@@ -658,6 +691,16 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_qp.d.next = self.set_qp.val();
                 self.s1_count.d.next = self.set_count.val();
                 self.s1_min.d.next = self.set_min.val();
+            } else if self.adm_valid.val() {
+                // Readmit: its stage 1 decides on the bitmap bit and the
+                // EV's state (read now, on `cat_sr`), like a mark-bad
+                // reads the EV's value for its event.
+                self.s1_op.d.next = 5.into();
+                self.s1_adm.d.next = true;
+                self.s1_mark.d.next = true;
+                self.nb_ram.read_address.next = self.adm_qp.val();
+                self.s1_qp.d.next = self.adm_qp.val();
+                self.s1_ev.d.next = self.adm_ev.val();
             }
         }
         self.done_ram.read_address.next = self.nb_ram.read_address.val();
@@ -670,7 +713,10 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         // (changed or not), so forwarding it is right even when the write
         // enable stays low. Deny/allow writes at its end, while `busy`
         // holds stage 0 empty.
-        self.fw_hit.d.next = ((self.s1_op.q.val() == 1) | (self.s1_op.q.val() == 2) | (self.s1_op.q.val() == 4))
+        self.fw_hit.d.next = ((self.s1_op.q.val() == 1)
+            | (self.s1_op.q.val() == 2)
+            | (self.s1_op.q.val() == 4)
+            | (self.s1_op.q.val() == 5))
             & (self.s1_qp.q.val() == self.nb_ram.read_address.val());
 
         // ---- Stage 1: meta with forwarding of last cycle's write.
@@ -686,7 +732,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.below.idx.next = self.s1_ev.q.val();
         self.upd1.i.next = self.fwd.nb.val();
         self.upd1.idx.next = self.s1_ev.q.val();
-        self.upd1.val.next = true;
+        self.upd1.val.next = !self.s1_adm.q.val();
 
         // Per-QP write port (defaults: write back what was read).
         self.nb_ram.write_enable.next = false;
@@ -712,8 +758,13 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.cat_vr.lo1.next = bit_cast::<E, C>(self.f_i.q.val());
         self.cat_vw.hi.next = self.s1_qp.q.val();
         self.cat_vw.lo.next = self.s1_ev.q.val();
-        self.cat_sr.hi.next = self.f_qp.q.val();
-        self.cat_sr.lo.next = bit_cast::<E, C>(self.f_i.q.val());
+        // The state read: the deny/allow pass's EV while busy, else a
+        // readmit's EV in stage 0 (read for its stage 1).
+        self.cat_sr.sel.next = self.f_busy.q.val();
+        self.cat_sr.hi0.next = self.adm_qp.val();
+        self.cat_sr.lo0.next = self.adm_ev.val();
+        self.cat_sr.hi1.next = self.f_qp.q.val();
+        self.cat_sr.lo1.next = bit_cast::<E, C>(self.f_i.q.val());
         self.cat_sw.sel.next = self.f_busy.q.val();
         self.cat_sw.hi0.next = self.s1_qp.q.val();
         self.cat_sw.lo0.next = self.s1_ev.q.val();
@@ -782,6 +833,32 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.thr_ram.write_enable.next = false;
         self.thr_ram.write_address.next = self.s1_qp.q.val();
         self.thr_ram.write_data.next = !self.thr_new.val();
+        // Readmit: only an ASSUMED_BAD EV of the set, i.e. not GOOD in
+        // the (forwarded) bitmap, not DENIED, and inside the set. The
+        // state read in stage 0 can be one write old only where a mark-bad
+        // in the cycle before made the EV ASSUMED_BAD (the read says
+        // GOOD): DENIED is written only by the deny/allow pass, which
+        // holds stage 0 until its writes are done.
+        self.s1_ev_c.next = bit_cast::<C, E>(self.s1_ev.q.val());
+        if (self.s1_op.q.val() == 5)
+            & self.upd1.cur.val()
+            & (self.st_ram.read_data.val() != 2)
+            & (self.s1_ev_c.val() < self.lim_cur.val())
+        {
+            self.nb_ram.write_data.next = self.upd1.o.val();
+            self.cnt_ram.write_data.next = self.fwd.cnt.val() - 1;
+            self.nb_ram.write_enable.next = true;
+            self.done_ram.write_enable.next = true;
+            self.cnt_ram.write_enable.next = true;
+            self.st_ram.write_data.next = 0.into();
+            self.st_ram.write_enable.next = true;
+            self.e_valid.d.next = true;
+            self.e_qp.d.next = self.s1_qp.q.val();
+            self.e_ev.d.next = self.s1_ev.q.val();
+            self.e_from.d.next = 1.into();
+            self.e_to.d.next = 0.into();
+            self.e_mark.d.next = true;
+        }
         if self.s1_op.q.val() == 3 {
             if self.s1_lim.q.val() {
                 self.xcl_ram.write_enable.next = true;
@@ -891,6 +968,12 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         if (self.s1_op.q.val() == 1) & self.find.any.val() {
             self.done_ram.write_data.next = self.find.next_done.val();
         }
+        // The scan port's copy takes every state write.
+        self.st_scan.write_address.next = self.st_ram.write_address.val();
+        self.st_scan.write_data.next = self.st_ram.write_data.val();
+        self.st_scan.write_enable.next = self.st_ram.write_enable.val();
+        self.st_scan.read_address.next = self.scan_addr.val();
+        self.scan_state.next = self.st_scan.read_data.val();
         self.fw_nb.d.next = self.nb_ram.write_data.val();
         self.fw_done.d.next = self.done_ram.write_data.val();
         self.fw_cnt.d.next = self.cnt_ram.write_data.val();

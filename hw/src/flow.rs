@@ -15,6 +15,7 @@ use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
+use crate::ev_prober::EvProberFull;
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::nscc::NsccUnit;
@@ -147,6 +148,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_rx_icrc", &mut RxIcrc::default()),
         emit_block("mrc_core", &mut MrcCore::new(build)),
         emit_block("mrc_ev_selector", &mut EvSelectorFull::default()),
+        emit_block("mrc_ev_prober", &mut EvProberFull::default()),
         emit_block("mrc_sack_table", &mut SackTable::default()),
         emit_block("mrc_dma_rd_arb", &mut DmaReadArb::default()),
         emit_block("mrc_dma_wr_arb", &mut DmaWriteArb::default()),

@@ -10,7 +10,8 @@
 //! [`rx_icrc`]); [`sack_table`];
 //! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
-//! [`core::MrcCore`]. Beside them, not yet in the core: the MRC 1.0
+//! [`core::MrcCore`]. Beside them, not yet in the core: the EV prober [`ev_prober`]
+//! (`docs/hw/ev_prober.md`), the MRC 1.0
 //! transport header parser [`rx_parser_mrc10`] and builder
 //! [`tx_header_mrc10`] (`docs/hw/mrc10-wire.md`). The register map, host-memory layouts and config
 //! rows shared with the driver are the `contract` crate's. The flow:
@@ -27,6 +28,7 @@ pub mod crc32;
 pub mod csr;
 pub mod dma_arb;
 pub mod dma_axi;
+pub mod ev_prober;
 pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;

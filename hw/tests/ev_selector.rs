@@ -65,6 +65,8 @@ enum Op {
     Ctl(usize, bool, u16, u16),
     /// qp, EV-set size (also a restart of the QP)
     Count(usize, usize),
+    /// qp, ev: a probe on the EV was answered (the EV prober's readmit)
+    Readmit(usize, usize),
     Idle,
 }
 
@@ -88,8 +90,8 @@ struct Script {
     evt: Vec<Evt>,
     refused: u64,
     states: Vec<Vec<u64>>,
-    /// Selects, marks, denies, allows, restarts.
-    counts: [usize; 5],
+    /// Selects, marks, denies, allows, restarts, readmits.
+    counts: [usize; 6],
     /// Restarts: (events before it, qp).
     restarts: Vec<(usize, usize)>,
     /// EVs re-admitted by restarts.
@@ -126,23 +128,36 @@ fn script(seed: u64, n_ops: usize) -> Script {
         sets.push(set);
     }
     let (mut rsp, mut evt) = (Vec::new(), Vec::new());
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     let mut restarts = Vec::new();
     let mut readmitted = 0;
     let now = Instant::ZERO;
     for _ in 0..n_ops {
         let q = rng.below(QPS as u64) as usize;
         let r = rng.below(100);
-        let op = if r < 55 {
+        let op = if r < 50 {
             Op::Select(q)
-        } else if r < 85 {
+        } else if r < 78 {
             Op::Mark(q, rng.below(EVS as u64) as usize)
+        } else if r < 85 {
+            // Half of them right after a mark-bad, on its EV (the state
+            // read then is one write old: the stage-1 decision must not
+            // trust it for GOOD); the others any slot, also beyond the
+            // QP's set, in any state.
+            match ops.last() {
+                Some(&Op::Mark(mq, me)) if rng.below(2) == 0 => Op::Readmit(mq, me),
+                _ => Op::Readmit(q, rng.below(EVS as u64) as usize),
+            }
         } else if r < 97 {
             let v = sets[q].value(rng.below(SET_SIZES[q] as u64) as u16) as u16;
             let mask = [0xFFFFu16, 0x0003, 0x0030, 0x0000][rng.below(4) as usize];
             Op::Ctl(q, r >= 92, mask, v)
         } else {
             Op::Count(q, SET_SIZES[q])
+        };
+        let q = match op {
+            Op::Readmit(rq, _) => rq,
+            _ => q,
         };
         let s = &mut sets[q];
         match op {
@@ -158,6 +173,11 @@ fn script(seed: u64, n_ops: usize) -> Script {
             Op::Mark(_, e) => {
                 counts[1] += 1;
                 s.on_loss(e as u16, now);
+            }
+            Op::Readmit(_, e) => {
+                counts[5] += 1;
+                // (The model ignores an index beyond its set.)
+                s.on_probe_response(e as u16, now, Duration::ZERO);
             }
             Op::Ctl(_, allow, mask, v) => {
                 counts[if allow { 3 } else { 2 }] += 1;
@@ -223,12 +243,13 @@ struct Got {
 fn run(seed: u64, n_ops: usize) {
     let sc = script(seed, n_ops);
     eprintln!(
-        "seed {seed}: {} selects, {} marks, {} denies, {} allows, {} restarts; {} events, {} refused",
+        "seed {seed}: {} selects, {} marks, {} denies, {} allows, {} restarts, {} readmits; {} events, {} refused",
         sc.counts[0],
         sc.counts[1],
         sc.counts[2],
         sc.counts[3],
         sc.counts[4],
+        sc.counts[5],
         sc.evt.len(),
         sc.refused
     );
@@ -248,6 +269,7 @@ fn run(seed: u64, n_ops: usize) {
             x.wr_valid.next = false;
             x.wr_set_ptr.next = false;
             x.set_valid.next = false;
+            x.adm_valid.next = false;
             match op {
                 Op::Write(q, e, v, p) => {
                     x.wr_valid.next = true;
@@ -277,6 +299,11 @@ fn run(seed: u64, n_ops: usize) {
                     x.set_qp.next = (q as u64).into();
                     x.set_count.next = (n as u64).into();
                     x.set_min.next = u64::from(MIN_ACTIVE[q]).into();
+                }
+                Op::Readmit(q, e) => {
+                    x.adm_valid.next = true;
+                    x.adm_qp.next = (q as u64).into();
+                    x.adm_ev.next = (e as u64).into();
                 }
                 Op::Idle => {}
             }
@@ -390,6 +417,11 @@ fn check(sc: &Script, got: &Got) {
     // Some restart found an ASSUMED_BAD EV to re-admit (its next select
     // may return it: compared above).
     assert!(sc.readmitted > 0, "no restart re-admitted an EV");
+    // Some readmit found its EV ASSUMED_BAD (an event from it to GOOD).
+    assert!(
+        sc.evt.iter().any(|e| e.3 == state::ASSUMED_BAD && e.4 == state::GOOD),
+        "no readmit re-admitted an EV"
+    );
 }
 
 #[test]
