@@ -43,13 +43,17 @@ fn host_word(addr: u64) -> u64 {
 }
 
 /// A pushed descriptor's 16 words: a marker (not a host word) in words 0-1, some
-/// zero words between (the staging is zeroed after a commit, so they must be zero).
+/// zero words between, in places that differ between markers (the staging is
+/// zeroed after a commit, so they must be zero).
 fn pushed(marker: u64) -> [u32; 16] {
     let mut w = [0u32; 16];
     w[0] = marker as u32;
     w[1] = (marker >> 32) as u32;
     w[9] = 0xA5A5_0000 | (marker as u32 & 0xFFFF);
     w[15] = !(marker as u32);
+    // One more word whose place depends on the marker: a push that does
+    // not write it must find it zeroed by the commit before it.
+    w[2 + (marker % 7) as usize] = 0x5A5A_0000 | (marker as u32 & 0xFFFF);
     w
 }
 
