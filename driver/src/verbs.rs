@@ -172,6 +172,11 @@ pub struct OpenOptions {
     /// clock cycles (table 4).
     pub ack_every: u16,
     pub ack_delay_cycles: u16,
+    /// Push the descriptor of a single post through the push window
+    /// before its doorbell (`regmap::push`, `docs/driver.md` "Descriptor
+    /// push"), so the card need not read it from the ring; ignored when
+    /// the bitstream has no push window.
+    pub push_descriptors: bool,
 }
 
 impl Default for OpenOptions {
@@ -180,6 +185,7 @@ impl Default for OpenOptions {
             build: BuildExpectation::Any,
             ack_every: 4,
             ack_delay_cycles: 2000,
+            push_descriptors: true,
         }
     }
 }
@@ -257,6 +263,11 @@ struct Shared {
     unverified: bool,
     cfg: Mutex<ConfigPort>,
     alloc: Mutex<Alloc>,
+    /// The push window, when pushes are on and the card has one.
+    push_window: Option<u64>,
+    /// The window stages one push at a time: held from a push's first
+    /// word to its commit.
+    push_lock: Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -278,6 +289,24 @@ impl Shared {
     }
     fn doorbell(&self, qpn: u32) -> u64 {
         self.info.doorbell_window + 4 * u64::from(qpn)
+    }
+    /// Push descriptor `sqe`, written to the ring slot at `slot_iova`,
+    /// into the card's push cache: its nonzero words (the window zeroes
+    /// the staged words after each push), then the slot's IOVA, whose high
+    /// word commits. Nothing when pushes are off.
+    fn push(&self, slot_iova: u64, sqe: &[u8; SendRing::ENTRY]) {
+        let Some(window) = self.push_window else { return };
+        let _one_pusher = lock(&self.push_lock);
+        for (k, w) in sqe.chunks_exact(4).enumerate() {
+            let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if word != 0 {
+                self.dev.write32(window + 4 * k as u64, word);
+            }
+        }
+        self.dev
+            .write32(window + u64::from(regmap::push::SLOT_LO), slot_iova as u32);
+        self.dev
+            .write32(window + u64::from(regmap::push::SLOT_HI), (slot_iova >> 32) as u32);
     }
 }
 
@@ -310,10 +339,13 @@ impl Context {
         opts: &OpenOptions,
     ) -> Result<Context, Error> {
         let cfg = ConfigPort::new(&*dev, info.cfg_base)?;
+        let push_window = info.push_window.filter(|_| opts.push_descriptors);
         let shared = Arc::new(Shared {
             dev,
             info,
             unverified,
+            push_window,
+            push_lock: Mutex::new(()),
             cfg: Mutex::new(cfg),
             alloc: Mutex::new(Alloc {
                 qps: vec![false; MAX_QPS],
@@ -1143,9 +1175,10 @@ impl QueuePair {
         }
     }
 
-    /// Check one WR and write its descriptor (no doorbell).
+    /// Check one WR and write its descriptor (no doorbell); the
+    /// descriptor's bytes.
     #[inline]
-    fn queue(&mut self, wr: &WriteWr) -> Result<(), PostError> {
+    fn queue(&mut self, wr: &WriteWr) -> Result<[u8; SendRing::ENTRY], PostError> {
         let state = self.state();
         if state != QpState::Rts {
             return Err(PostError::NotReady(state));
@@ -1222,10 +1255,17 @@ impl QueuePair {
         s.flags.store(flags, Ordering::Relaxed);
         self.sq.push(&bytes);
         t.pi.store(self.sq.producer(), Ordering::Release);
-        Ok(())
+        Ok(bytes)
     }
 
-    fn ring(&mut self) {
+    /// Ring the doorbell; when it carries one new descriptor (`last`,
+    /// the one just queued), push that descriptor first (the policy:
+    /// a single post is pushed, a batch is read by the card).
+    fn ring(&mut self, last: &[u8; SendRing::ENTRY]) {
+        if self.sq.unrung_count() == 1 {
+            let slot = self.sq.producer().wrapping_sub(1);
+            self.shared.push(self.sq.slot_iova(slot), last);
+        }
         let db = self.shared.doorbell(self.qpn);
         self.sq.ring(&*self.shared.dev, db);
     }
@@ -1233,8 +1273,8 @@ impl QueuePair {
     /// Post one WRITE (or WRITE-IMM if `wr.imm` is set) and ring the doorbell.
     #[inline]
     pub fn post_write(&mut self, wr: &WriteWr) -> Result<(), PostError> {
-        self.queue(wr)?;
-        self.ring();
+        let sqe = self.queue(wr)?;
+        self.ring(&sqe);
         Ok(())
     }
 
@@ -1252,15 +1292,19 @@ impl QueuePair {
         }
         let mut n = 0;
         let mut err = None;
+        let mut last = [0; SendRing::ENTRY];
         for wr in wrs {
-            if let Err(e) = self.queue(wr) {
-                err = Some(e);
-                break;
+            match self.queue(wr) {
+                Ok(sqe) => last = sqe,
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
             }
             n += 1;
         }
         if n > 0 {
-            self.ring();
+            self.ring(&last);
         }
         match err {
             Some(e) => Err((n, e)),
