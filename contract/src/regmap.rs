@@ -433,7 +433,7 @@ pub mod doorbell {
     ];
 }
 
-/// Descriptor push block: type `"MRCP"`. Describes the push window, the
+/// Descriptor push block: type `"MRCS"`. Describes the push window, the
 /// way a driver hands the requester a descriptor with the MMIO writes
 /// before its doorbell instead of the requester reading it from the ring
 /// (`hw::desc_push`, `docs/hw/desc_push.md`): words `0..16` of the window
@@ -444,7 +444,7 @@ pub mod doorbell {
 pub mod push {
     use super::*;
     pub const BASE: u16 = 0x0500;
-    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCP");
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCS");
     pub const VERSION: u32 = 0x0001_0000;
     pub const WINDOW_REG: u16 = 0x0C;
     pub const SIZE_REG: u16 = 0x10;
