@@ -244,6 +244,12 @@ struct Alloc {
     ev_slots_used: Vec<u8>,
 }
 
+/// Bytes from which a single post is pushed even while the QP has
+/// messages outstanding (`QueuePair::worth_pushing`): 1 KiB is about 26
+/// core cycles on the 100 GbE wire, the time the AXI-Lite port takes for
+/// a push's up to 12 writes plus the doorbell.
+pub const PUSH_BUSY_MIN_LEN: u32 = 1024;
+
 /// The control row that denies a QP's EV slots beyond its set (value 0).
 fn deny_unused_slots() -> Row {
     Row::new()
@@ -1259,10 +1265,11 @@ impl QueuePair {
     }
 
     /// Ring the doorbell; when it carries one new descriptor (`last`,
-    /// the one just queued), push that descriptor first (the policy:
-    /// a single post is pushed, a batch is read by the card).
-    fn ring(&mut self, last: &[u8; SendRing::ENTRY]) {
-        if self.sq.unrung_count() == 1 {
+    /// the one just queued) and `push` says so, push that descriptor
+    /// first (the policy, [`Self::worth_pushing`]: a single post is
+    /// pushed, a batch is read by the card).
+    fn ring(&mut self, last: &[u8; SendRing::ENTRY], push: bool) {
+        if push && self.sq.unrung_count() == 1 {
             let slot = self.sq.producer().wrapping_sub(1);
             self.shared.push(self.sq.slot_iova(slot), last);
         }
@@ -1270,11 +1277,25 @@ impl QueuePair {
         self.sq.ring(&*self.shared.dev, db);
     }
 
+    /// Whether a single post of `wr` is pushed: when the QP has nothing
+    /// outstanding (the card's requester is idle for it: the pushed
+    /// descriptor saves the whole read round trip of a lone post), or
+    /// when the message is at least [`PUSH_BUSY_MIN_LEN`] bytes (its wire
+    /// time covers the push's MMIO writes). Small messages posted while
+    /// others are in flight are not pushed: at one 32-bit AXI-Lite write
+    /// per 2 cycles, a push's up to 12 writes take longer than a 64-byte
+    /// message's turn, and the card's MMIO port, not its wire, would
+    /// bound the message rate (docs/benchmarks.md "Descriptor push").
+    fn worth_pushing(&self, wr: &WriteWr) -> bool {
+        self.outstanding() == 0 || wr.len >= PUSH_BUSY_MIN_LEN
+    }
+
     /// Post one WRITE (or WRITE-IMM if `wr.imm` is set) and ring the doorbell.
     #[inline]
     pub fn post_write(&mut self, wr: &WriteWr) -> Result<(), PostError> {
+        let push = self.worth_pushing(wr);
         let sqe = self.queue(wr)?;
-        self.ring(&sqe);
+        self.ring(&sqe, push);
         Ok(())
     }
 
@@ -1290,6 +1311,7 @@ impl QueuePair {
         if wrs.len() > self.sq.slots() as usize {
             return Err((0, PostError::BatchTooLarge(wrs.len())));
         }
+        let push = wrs.len() == 1 && self.worth_pushing(&wrs[0]);
         let mut n = 0;
         let mut err = None;
         let mut last = [0; SendRing::ENTRY];
@@ -1304,7 +1326,7 @@ impl QueuePair {
             n += 1;
         }
         if n > 0 {
-            self.ring(&last);
+            self.ring(&last, push);
         }
         match err {
             Some(e) => Err((n, e)),
