@@ -663,7 +663,7 @@ mod tests {
             "push window decode uses address bits 15-7"
         );
         assert_eq!(push::SIZE, 0x80);
-        assert!(push::SLOT_HI < push::SIZE && push::SLOT_LO == 4 * push::DESC_WORDS);
+        const { assert!(push::SLOT_HI < push::SIZE && push::SLOT_LO == 4 * push::DESC_WORDS) };
         assert_eq!(
             counters::FIRST + 4 * counters::MAX as u16,
             0x100,

@@ -243,7 +243,7 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
                     .rev()
                     .find(|o| matches!(o, Op::Read { .. }))
                     .is_some_and(|o| matches!(o, Op::Read { wait: true, .. }));
-                if !(waiting && !issued.is_empty()) {
+                if !waiting || issued.is_empty() {
                     match ops2[op_i] {
                         Op::Push {
                             iova,
