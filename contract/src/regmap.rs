@@ -108,13 +108,15 @@ pub mod counters {
     use super::*;
     pub const BASE: u16 = 0x0100;
     pub const TYPE: u32 = u32::from_be_bytes(*b"MRCC");
-    pub const VERSION: u32 = 0x0001_0000;
+    /// 2: counter 0 moved from `+0x80` to `+0x40` (48 slots instead of 32).
+    pub const VERSION: u32 = 0x0002_0000;
     pub const CLEAR: u16 = 0x0C;
     pub const NUM: u16 = 0x10;
-    /// Offset of counter 0; the bank decodes 32 slots (`0x80..=0xFC`).
-    pub const FIRST: u16 = 0x80;
-    /// Counter slots the address decode has room for.
-    pub const MAX: usize = 32;
+    /// Offset of counter 0; the bank decodes 48 slots (`0x40..=0xFC`).
+    pub const FIRST: u16 = 0x40;
+    /// Counter slots the address decode has room for (to the end of the
+    /// block's 256 bytes).
+    pub const MAX: usize = 48;
     pub const REGS: &[Reg] = &[
         Reg {
             name: "clear",
@@ -325,6 +327,16 @@ pub const COUNTERS: &[Counter] = &[
         group: group::RESPONDER,
         doc: "frames discarded whole at the RX ingress (the MAC cannot be held): the RX path's join or the RX buffer had no room for them; the link's drop, recovered by MRC like any loss",
     },
+    Counter {
+        name: "push_consumed",
+        group: group::REQUESTER,
+        doc: "pushed descriptors the push cache answered a descriptor read with (no host read)",
+    },
+    Counter {
+        name: "push_dropped",
+        group: group::REQUESTER,
+        doc: "cycles in which the push cache dropped pushed descriptors unused: covered by a read it forwarded, replaced (cache full, or the same slot pushed again); a QP reset's clear is not counted",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).
@@ -421,6 +433,41 @@ pub mod doorbell {
     ];
 }
 
+/// Descriptor push block: type `"MRCS"`. Describes the push window, the
+/// way a driver hands the requester a descriptor with the MMIO writes
+/// before its doorbell instead of the requester reading it from the ring
+/// (`hw::desc_push`, `docs/hw/desc_push.md`): words `0..16` of the window
+/// stage the 64-byte descriptor (word k = bytes 4k..4k+3), `SLOT_LO` the
+/// low word of the IOVA of the ring slot it was written to, and a write of
+/// `SLOT_HI` (the high word) commits the push into the cache and zeroes the
+/// staged words, so a driver writes only the nonzero words of the next one.
+pub mod push {
+    use super::*;
+    pub const BASE: u16 = 0x0500;
+    pub const TYPE: u32 = u32::from_be_bytes(*b"MRCS");
+    pub const VERSION: u32 = 0x0001_0000;
+    pub const WINDOW_REG: u16 = 0x0C;
+    pub const SIZE_REG: u16 = 0x10;
+    pub const ENTRIES_REG: u16 = 0x14;
+    /// Byte address of the window (128 bytes, 32 word slots).
+    pub const WINDOW: u16 = 0x1400;
+    /// Bytes the window decodes.
+    pub const SIZE: u16 = 0x80;
+    /// Staged descriptor word k at `WINDOW + 4k`, k < `DESC_WORDS`.
+    pub const DESC_WORDS: u16 = 16;
+    /// Slot IOVA bits 31-0.
+    pub const SLOT_LO: u16 = 0x40;
+    /// Slot IOVA bits 63-32; the write commits the push.
+    pub const SLOT_HI: u16 = 0x44;
+    /// Entries of the push cache.
+    pub const ENTRIES: u32 = 4;
+    pub const REGS: &[Reg] = &[
+        Reg { name: "window", offset: WINDOW_REG, access: Access::Ro, reset: WINDOW as u32, doc: "byte address of the push window: descriptor word k at window + 4k (k < 16), the ring slot's IOVA at window + 0x40 (bits 31-0) and window + 0x44 (bits 63-32; this write commits the push and zeroes the staged words); write only, one pusher at a time" },
+        Reg { name: "size", offset: SIZE_REG, access: Access::Ro, reset: SIZE as u32, doc: "bytes the window decodes (words beyond 0x44 are ignored)" },
+        Reg { name: "entries", offset: ENTRIES_REG, access: Access::Ro, reset: ENTRIES, doc: "descriptors the push cache holds (a push into a full cache replaces the oldest)" },
+    ];
+}
+
 /// Every block, in list order.
 pub const BLOCKS: &[RegBlock] = &[
     RegBlock {
@@ -462,6 +509,14 @@ pub const BLOCKS: &[RegBlock] = &[
         base: doorbell::BASE,
         doc: "Describes the doorbell window at 0x1000-0x13FC (one write-only word per QP: new SQ producer index, emitted as a pulse, not stored).",
         regs: doorbell::REGS,
+    },
+    RegBlock {
+        name: "push",
+        block_type: push::TYPE,
+        version: push::VERSION,
+        base: push::BASE,
+        doc: "Describes the descriptor push window at 0x1400-0x147C (hw::desc_push): a descriptor and its ring slot's IOVA written before the doorbell answer the requester's read of that slot from the card.",
+        regs: push::REGS,
     },
 ];
 
@@ -560,6 +615,18 @@ strobes are not all set: not performed, answered SLVERR.\n\n",
         doorbell::WINDOW + 4 * doorbell::QPS as u16 - 4,
         doorbell::WINDOW
     ));
+    s.push_str(&format!(
+        "\n## push window (0x{:04x}-0x{:04x})\n\nWrite only: 0x{:04x} + 4k (k < {}) stages descriptor word k (bytes 4k..4k+3 of the 64-byte SQE); \
+0x{:04x} stages bits 31-0 of the IOVA of the ring slot the descriptor was written to; 0x{:04x} takes bits 63-32 and commits the push \
+into the cache (the staged words are zeroed: write only the nonzero words of the next descriptor). Writes are staged in one set of \
+registers: a driver pushes from one thread at a time. Other words are ignored; reads return 0.\n",
+        push::WINDOW,
+        push::WINDOW + push::SIZE - 4,
+        push::WINDOW,
+        push::DESC_WORDS,
+        push::WINDOW + push::SLOT_LO,
+        push::WINDOW + push::SLOT_HI,
+    ));
     s
 }
 
@@ -586,6 +653,22 @@ mod tests {
         let last = BLOCKS.last().unwrap();
         assert!(last.base + block_span(last) <= doorbell::WINDOW);
         assert_eq!(doorbell::WINDOW % 1024, 0, "window decode uses address bits 15-10");
+        assert!(
+            doorbell::WINDOW + 4 * doorbell::QPS as u16 <= push::WINDOW,
+            "push window after the doorbells"
+        );
+        assert_eq!(
+            push::WINDOW % push::SIZE,
+            0,
+            "push window decode uses address bits 15-7"
+        );
+        assert_eq!(push::SIZE, 0x80);
+        const { assert!(push::SLOT_HI < push::SIZE && push::SLOT_LO == 4 * push::DESC_WORDS) };
+        assert_eq!(
+            counters::FIRST + 4 * counters::MAX as u16,
+            0x100,
+            "counter slots end with the block"
+        );
         // Every counter fits a slot, names are unique and group numbers valid.
         for (i, c) in COUNTERS.iter().enumerate() {
             assert!(usize::from(c.group) < group::NAMES.len());

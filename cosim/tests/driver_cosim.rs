@@ -375,6 +375,81 @@ fn verbs_write_and_write_imm_in_loopback() {
     );
 }
 
+/// A single post is pushed (`OpenOptions::push_descriptors`, on by
+/// default): the card answers its descriptor read from the push cache, so
+/// the WRITE costs one DMA read (its payload), not two, and completes with
+/// the right bytes; `push_consumed` counts it. A batch of two is not
+/// pushed: read from the ring, nothing consumed or dropped.
+#[test]
+fn pushed_write_needs_no_descriptor_read() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let mut l = bring_up(13);
+    l.dev
+        .write32(l.ctx.info().fault_inject_base + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+    assert_eq!(
+        l.ctx.info().push_window,
+        Some(u64::from(regmap::push::WINDOW)),
+        "discovery found the push window"
+    );
+    let src_buf = l.pd.alloc_buffer(4096).unwrap();
+    let dst_buf = l.pd.alloc_buffer(4096).unwrap();
+    let src = l.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    let dst = l.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let rkey = dst.rkey().unwrap();
+    let data = pattern(200, 41);
+    src_buf.write(0, &data).unwrap();
+    let reads = |l: &Loop| l.dev.with_nic(|nic| nic.dma.reads_done);
+    let wr = |wr_id: u64, off: u64| WriteWr {
+        wr_id,
+        local: &src,
+        local_offset: 0,
+        len: 200,
+        remote_va: dst.remote_va() + off,
+        rkey,
+        signaled: true,
+        imm: None,
+    };
+    let before = reads(&l);
+    l.qp_a.post_write(&wr(0x51, 0)).unwrap();
+    let c = poll(&mut l.cq_a, &l.dev, 100_000);
+    assert_eq!((c.wr_id, c.status, c.byte_len), (0x51, CqStatus::Success, 200));
+    assert_placed_once(&l.dev, &dst, 0, &data);
+    assert_eq!(
+        reads(&l) - before,
+        1,
+        "the payload read only: the descriptor came from the push"
+    );
+    assert_eq!(
+        (
+            l.ctx.counter("push_consumed").unwrap(),
+            l.ctx.counter("push_dropped").unwrap()
+        ),
+        (1, 0),
+        "{}",
+        counters(&l.ctx)
+    );
+    // A batch of two: one descriptor read, two payload reads, no push.
+    let before = reads(&l);
+    assert_eq!(l.qp_a.post_writes(&[wr(0x52, 1024), wr(0x53, 2048)]), Ok(2));
+    for want in [0x52, 0x53] {
+        let c = poll(&mut l.cq_a, &l.dev, 100_000);
+        assert_eq!((c.wr_id, c.status), (want, CqStatus::Success));
+    }
+    assert_placed_once(&l.dev, &dst, 1024, &data);
+    assert_placed_once(&l.dev, &dst, 2048, &data);
+    assert_eq!(reads(&l) - before, 3, "a batch is read from the ring");
+    assert_eq!(
+        (
+            l.ctx.counter("push_consumed").unwrap(),
+            l.ctx.counter("push_dropped").unwrap()
+        ),
+        (1, 0)
+    );
+    assert_no_dma_errors(&l.dev);
+}
+
 /// A WRITE to a stale rkey or a DMA outside the driver's buffers: the
 /// card's DMA faults are recorded, not served from some other memory.
 #[test]

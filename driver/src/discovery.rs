@@ -56,6 +56,10 @@ pub struct DeviceInfo {
     /// Byte address of the doorbell window and its number of doorbells.
     pub doorbell_window: u64,
     pub doorbell_qps: u32,
+    /// Byte address of the descriptor push window (`regmap::push`), when
+    /// the bitstream has the push cache (the block is optional: without
+    /// it the driver rings doorbells only).
+    pub push_window: Option<u64>,
 }
 
 impl DeviceInfo {
@@ -79,6 +83,7 @@ impl DeviceInfo {
             fault_inject_base: base(regmap::fault_inject::TYPE),
             doorbell_window: u64::from(regmap::doorbell::WINDOW),
             doorbell_qps: regmap::doorbell::QPS,
+            push_window: Some(u64::from(regmap::push::WINDOW)),
         }
     }
 }
@@ -111,6 +116,8 @@ pub enum DiscoveryError {
     BuildMismatch { have: u64, want: u64 },
     #[error("doorbell window at {window:#x} with {qps} doorbells does not fit BAR0 ({bar_len:#x} bytes) or the 256 QPs of this driver")]
     BadDoorbellWindow { window: u64, qps: u32, bar_len: u64 },
+    #[error("descriptor push window at {window:#x} of {size} bytes does not hold a push or does not fit BAR0 ({bar_len:#x} bytes)")]
+    BadPushWindow { window: u64, size: u64, bar_len: u64 },
     #[error("counter bank reports {num} counters, more than its {max} slots")]
     BadCounterCount { num: u32, max: usize },
 }
@@ -209,6 +216,22 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
     if qps == 0 || qps > regmap::doorbell::QPS || !window.is_multiple_of(4) || window_end.is_none_or(|e| e > bar_len) {
         return Err(DiscoveryError::BadDoorbellWindow { window, qps, bar_len });
     }
+    // The push window, when the block is there: it must fit the BAR.
+    let push_window = match found.iter().find(|(n, _)| *n == "push") {
+        None => None,
+        Some(&(_, b)) => {
+            let w = u64::from(read(dev, b + u64::from(regmap::push::WINDOW_REG))?);
+            let size = u64::from(read(dev, b + u64::from(regmap::push::SIZE_REG))?);
+            if !w.is_multiple_of(4) || size < u64::from(regmap::push::SLOT_HI) + 4 || w.saturating_add(size) > bar_len {
+                return Err(DiscoveryError::BadPushWindow {
+                    window: w,
+                    size,
+                    bar_len,
+                });
+            }
+            Some(w)
+        }
+    };
     Ok(DeviceInfo {
         blocks: found,
         git_hash,
@@ -219,6 +242,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
         fault_inject_base,
         doorbell_window: window,
         doorbell_qps: qps,
+        push_window,
     })
 }
 

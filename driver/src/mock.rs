@@ -177,7 +177,7 @@ impl Device for MockDevice {
             MmioWrite::Ignored => return,
             MmioWrite::Row(r) => s.rows.push(r),
             MmioWrite::Doorbell { qp, producer } => s.doorbells.push((qp, producer)),
-            MmioWrite::RowSwallowed | MmioWrite::CountersCleared(_) | MmioWrite::Register => {}
+            MmioWrite::RowSwallowed | MmioWrite::CountersCleared(_) | MmioWrite::Register | MmioWrite::Push => {}
         }
         s.writes.push((offset, value));
     }

@@ -42,6 +42,9 @@ pub enum MmioWrite {
     RowSwallowed,
     /// A doorbell: QP and its new producer index.
     Doorbell { qp: u8, producer: u32 },
+    /// A word of the descriptor push window (not kept: a software card
+    /// reads every descriptor from the ring).
+    Push,
     /// Counters of the groups in the mask were cleared.
     CountersCleared(u32),
     /// A plain register (scratch, cfg staging) took the value.
@@ -128,7 +131,12 @@ impl RegisterFile {
         }
         let cfg = u64::from(regmap::cfg::BASE);
         let window = u64::from(regmap::doorbell::WINDOW);
-        if (window..window + 4 * u64::from(regmap::doorbell::QPS)).contains(&offset) {
+        let push = u64::from(regmap::push::WINDOW);
+        if (push..push + u64::from(regmap::push::SIZE)).contains(&offset) {
+            // A descriptor push word: the card's cache stages it; nothing
+            // here keeps it (the descriptor is in the ring too).
+            MmioWrite::Push
+        } else if (window..window + 4 * u64::from(regmap::doorbell::QPS)).contains(&offset) {
             MmioWrite::Doorbell {
                 qp: ((offset - window) / 4) as u8,
                 producer: value,

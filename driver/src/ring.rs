@@ -194,6 +194,16 @@ impl SendRing {
         self.pi = self.pi.wrapping_add(1);
     }
 
+    /// Descriptors written since the last doorbell.
+    pub fn unrung_count(&self) -> u32 {
+        self.pi.wrapping_sub(self.rung)
+    }
+
+    /// IOVA of the slot of descriptor `index` (free running).
+    pub fn slot_iova(&self, index: u32) -> u64 {
+        self.buf.iova() + u64::from(index & (self.slots() - 1)) * Self::ENTRY as u64
+    }
+
     /// Whether descriptors were pushed since the last doorbell.
     pub fn unrung(&self) -> bool {
         self.pi != self.rung

@@ -172,6 +172,11 @@ pub struct OpenOptions {
     /// clock cycles (table 4).
     pub ack_every: u16,
     pub ack_delay_cycles: u16,
+    /// Push the descriptor of a single post through the push window
+    /// before its doorbell (`regmap::push`, `docs/driver.md` "Descriptor
+    /// push"), so the card need not read it from the ring; ignored when
+    /// the bitstream has no push window.
+    pub push_descriptors: bool,
 }
 
 impl Default for OpenOptions {
@@ -180,6 +185,7 @@ impl Default for OpenOptions {
             build: BuildExpectation::Any,
             ack_every: 4,
             ack_delay_cycles: 2000,
+            push_descriptors: true,
         }
     }
 }
@@ -238,6 +244,12 @@ struct Alloc {
     ev_slots_used: Vec<u8>,
 }
 
+/// Bytes from which a single post is pushed even while the QP has
+/// messages outstanding (`QueuePair::worth_pushing`): 1 KiB is about 26
+/// core cycles on the 100 GbE wire, the time the AXI-Lite port takes for
+/// a push's up to 12 writes plus the doorbell.
+pub const PUSH_BUSY_MIN_LEN: u32 = 1024;
+
 /// The control row that denies a QP's EV slots beyond its set (value 0).
 fn deny_unused_slots() -> Row {
     Row::new()
@@ -257,6 +269,11 @@ struct Shared {
     unverified: bool,
     cfg: Mutex<ConfigPort>,
     alloc: Mutex<Alloc>,
+    /// The push window, when pushes are on and the card has one.
+    push_window: Option<u64>,
+    /// The window stages one push at a time: held from a push's first
+    /// word to its commit.
+    push_lock: Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -278,6 +295,24 @@ impl Shared {
     }
     fn doorbell(&self, qpn: u32) -> u64 {
         self.info.doorbell_window + 4 * u64::from(qpn)
+    }
+    /// Push descriptor `sqe`, written to the ring slot at `slot_iova`,
+    /// into the card's push cache: its nonzero words (the window zeroes
+    /// the staged words after each push), then the slot's IOVA, whose high
+    /// word commits. Nothing when pushes are off.
+    fn push(&self, slot_iova: u64, sqe: &[u8; SendRing::ENTRY]) {
+        let Some(window) = self.push_window else { return };
+        let _one_pusher = lock(&self.push_lock);
+        for (k, w) in sqe.chunks_exact(4).enumerate() {
+            let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if word != 0 {
+                self.dev.write32(window + 4 * k as u64, word);
+            }
+        }
+        self.dev
+            .write32(window + u64::from(regmap::push::SLOT_LO), slot_iova as u32);
+        self.dev
+            .write32(window + u64::from(regmap::push::SLOT_HI), (slot_iova >> 32) as u32);
     }
 }
 
@@ -310,10 +345,13 @@ impl Context {
         opts: &OpenOptions,
     ) -> Result<Context, Error> {
         let cfg = ConfigPort::new(&*dev, info.cfg_base)?;
+        let push_window = info.push_window.filter(|_| opts.push_descriptors);
         let shared = Arc::new(Shared {
             dev,
             info,
             unverified,
+            push_window,
+            push_lock: Mutex::new(()),
             cfg: Mutex::new(cfg),
             alloc: Mutex::new(Alloc {
                 qps: vec![false; MAX_QPS],
@@ -1143,9 +1181,10 @@ impl QueuePair {
         }
     }
 
-    /// Check one WR and write its descriptor (no doorbell).
+    /// Check one WR and write its descriptor (no doorbell); the
+    /// descriptor's bytes.
     #[inline]
-    fn queue(&mut self, wr: &WriteWr) -> Result<(), PostError> {
+    fn queue(&mut self, wr: &WriteWr) -> Result<[u8; SendRing::ENTRY], PostError> {
         let state = self.state();
         if state != QpState::Rts {
             return Err(PostError::NotReady(state));
@@ -1222,19 +1261,41 @@ impl QueuePair {
         s.flags.store(flags, Ordering::Relaxed);
         self.sq.push(&bytes);
         t.pi.store(self.sq.producer(), Ordering::Release);
-        Ok(())
+        Ok(bytes)
     }
 
-    fn ring(&mut self) {
+    /// Ring the doorbell; when it carries one new descriptor (`last`,
+    /// the one just queued) and `push` says so, push that descriptor
+    /// first (the policy, [`Self::worth_pushing`]: a single post is
+    /// pushed, a batch is read by the card).
+    fn ring(&mut self, last: &[u8; SendRing::ENTRY], push: bool) {
+        if push && self.sq.unrung_count() == 1 {
+            let slot = self.sq.producer().wrapping_sub(1);
+            self.shared.push(self.sq.slot_iova(slot), last);
+        }
         let db = self.shared.doorbell(self.qpn);
         self.sq.ring(&*self.shared.dev, db);
+    }
+
+    /// Whether a single post of `wr` is pushed: when the QP has nothing
+    /// outstanding (the card's requester is idle for it: the pushed
+    /// descriptor saves the whole read round trip of a lone post), or
+    /// when the message is at least [`PUSH_BUSY_MIN_LEN`] bytes (its wire
+    /// time covers the push's MMIO writes). Small messages posted while
+    /// others are in flight are not pushed: at one 32-bit AXI-Lite write
+    /// per 2 cycles, a push's up to 12 writes take longer than a 64-byte
+    /// message's turn, and the card's MMIO port, not its wire, would
+    /// bound the message rate (docs/benchmarks.md "Descriptor push").
+    fn worth_pushing(&self, wr: &WriteWr) -> bool {
+        self.outstanding() == 0 || wr.len >= PUSH_BUSY_MIN_LEN
     }
 
     /// Post one WRITE (or WRITE-IMM if `wr.imm` is set) and ring the doorbell.
     #[inline]
     pub fn post_write(&mut self, wr: &WriteWr) -> Result<(), PostError> {
-        self.queue(wr)?;
-        self.ring();
+        let push = self.worth_pushing(wr);
+        let sqe = self.queue(wr)?;
+        self.ring(&sqe, push);
         Ok(())
     }
 
@@ -1250,17 +1311,22 @@ impl QueuePair {
         if wrs.len() > self.sq.slots() as usize {
             return Err((0, PostError::BatchTooLarge(wrs.len())));
         }
+        let push = wrs.len() == 1 && self.worth_pushing(&wrs[0]);
         let mut n = 0;
         let mut err = None;
+        let mut last = [0; SendRing::ENTRY];
         for wr in wrs {
-            if let Err(e) = self.queue(wr) {
-                err = Some(e);
-                break;
+            match self.queue(wr) {
+                Ok(sqe) => last = sqe,
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
             }
             n += 1;
         }
         if n > 0 {
-            self.ring();
+            self.ring(&last, push);
         }
         match err {
             Some(e) => Err((n, e)),

@@ -18,6 +18,7 @@ use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
 use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
 use crate::csr::{BuildInfo, Csr};
+use crate::desc_push::DescPushCache;
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
@@ -88,6 +89,8 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "rx_placed",
     "rx_not_data",
     "rx_discards",
+    "push_consumed",
+    "push_dropped",
 ];
 
 /// Entries of `evt_fifo`.
@@ -169,6 +172,7 @@ pub struct MrcCore {
     axil: AxiLiteSlave,
     csr: Csr,
     req: Requester,
+    push: DescPushCache,
     cc: CcGate,
     evsel: EvSelectorFull,
     txpath: TxPath,
@@ -402,6 +406,7 @@ impl Logic for MrcCore {
             axil,
             csr,
             req,
+            push,
             cc,
             evsel,
             txpath,
@@ -639,6 +644,7 @@ impl Logic for MrcCore {
 
         // ---- Config port to every block that decodes tables.
         ConfigSource::join(&mut self.csr.cfg, &mut self.req.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.push.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.cc.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.txpath.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.retx.cfg);
@@ -683,19 +689,32 @@ impl Logic for MrcCore {
         self.req.db_valid.next = self.csr.db_valid.val();
         self.req.db_qp.next = self.csr.db_qp.val();
         self.req.db_value.next = self.csr.db_value.val();
-        DmaReadRequestSource::join(&mut self.req.dma_rd.req, &mut self.rd_arb.a.req);
+        // The descriptor reads pass the push cache (`desc_push`), which
+        // answers a one-descriptor read of a pushed slot itself and
+        // forwards the others to the arbiter.
+        DmaReadRequestSource::join(&mut self.req.dma_rd.req, &mut self.push.s.req);
+        DmaReadRequestSource::join(&mut self.push.m.req, &mut self.rd_arb.a.req);
+        self.push.m.rsp.valid.next = self.rd_arb.a.rsp.valid.val();
+        self.push.m.rsp.data.next = self.rd_arb.a.rsp.data.val();
+        self.push.m.rsp.keep.next = self.rd_arb.a.rsp.keep.val();
+        self.push.m.rsp.last.next = self.rd_arb.a.rsp.last.val();
+        self.push.m.rsp.tag.next = self.rd_arb.a.rsp.tag.val();
+        self.rd_arb.a.rsp.ready.next = self.push.m.rsp.ready.val();
+        self.push.push_valid.next = self.csr.push_valid.val();
+        self.push.push_word.next = self.csr.push_word.val();
+        self.push.push_data.next = self.csr.push_data.val();
         // Descriptor beats are always taken into `desc_fifo` (see its
         // comment), the requester reads them from there.
-        self.rd_arb.a.rsp.ready.next = !self.desc_fifo.full.val();
-        self.desc_fifo.write.next = self.rd_arb.a.rsp.valid.val() & !self.desc_fifo.full.val();
-        self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a.rsp.data.val())
-            | (bit_cast::<585, 64>(self.rd_arb.a.rsp.keep.val()) << 512)
-            | (bit_cast::<585, 8>(self.rd_arb.a.rsp.tag.val()) << 577);
-        if self.rd_arb.a.rsp.last.val() {
-            self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.rd_arb.a.rsp.data.val())
-                | (bit_cast::<585, 64>(self.rd_arb.a.rsp.keep.val()) << 512)
+        self.push.s.rsp.ready.next = !self.desc_fifo.full.val();
+        self.desc_fifo.write.next = self.push.s.rsp.valid.val() & !self.desc_fifo.full.val();
+        self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.push.s.rsp.data.val())
+            | (bit_cast::<585, 64>(self.push.s.rsp.keep.val()) << 512)
+            | (bit_cast::<585, 8>(self.push.s.rsp.tag.val()) << 577);
+        if self.push.s.rsp.last.val() {
+            self.desc_fifo.data_in.next = bit_cast::<585, 512>(self.push.s.rsp.data.val())
+                | (bit_cast::<585, 64>(self.push.s.rsp.keep.val()) << 512)
                 | (bit_cast::<585, 1>(1.into()) << 576)
-                | (bit_cast::<585, 8>(self.rd_arb.a.rsp.tag.val()) << 577);
+                | (bit_cast::<585, 8>(self.push.s.rsp.tag.val()) << 577);
         }
         self.req.dma_rd.rsp.valid.next = !self.desc_fifo.empty.val();
         self.desc_fifo.read.next = !self.desc_fifo.empty.val() & self.req.dma_rd.rsp.ready.val();
@@ -1201,6 +1220,8 @@ impl Logic for MrcCore {
                     | self.rxpath.cnt_data_bad.val())
                 .into(),
             ) << 29)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard.val().into()) << 30);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard.val().into()) << 30)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_consumed.val().into()) << 31)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_dropped.val().into()) << 32);
     }
 }

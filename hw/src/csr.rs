@@ -9,7 +9,13 @@ use rust_hdl::prelude::*;
 
 use crate::bus::ConfigSource;
 
-use contract::regmap::{self, build_id, cfg, counters, doorbell, fault_inject, ADDR_BITS, COUNTERS, N_COUNTERS};
+use contract::regmap::{self, build_id, cfg, counters, doorbell, fault_inject, push, ADDR_BITS, COUNTERS, N_COUNTERS};
+
+use crate::desc_push::WORD_BITS;
+
+/// Bits of a counter slot number (`counters::MAX` = 48 slots).
+pub const COUNTER_SEL_BITS: usize = 6;
+const _: () = assert!(counters::MAX <= 1 << COUNTER_SEL_BITS);
 
 /// Build identification baked into the bitstream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,7 +87,7 @@ pub struct CounterBank<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub inc: Signal<In, Bits<N>>,
     pub clear_groups: Signal<In, Bits<8>>,
-    pub rd_sel: Signal<In, Bits<5>>,
+    pub rd_sel: Signal<In, Bits<COUNTER_SEL_BITS>>,
     pub rd_data: Signal<Out, Bits<32>>,
     state: BankState,
 }
@@ -89,7 +95,7 @@ pub struct CounterBank<const N: usize> {
 impl<const N: usize> CounterBank<N> {
     /// `groups[i]` is the clear group (0..8) of counter `i`.
     pub fn new(groups: &[u8]) -> Self {
-        assert!(groups.len() == N && N <= 32 && groups.iter().all(|&g| g < 8));
+        assert!(groups.len() == N && N <= counters::MAX && groups.iter().all(|&g| g < 8));
         CounterBank {
             clock: Default::default(),
             inc: Default::default(),
@@ -137,7 +143,7 @@ impl<const N: usize> Logic for CounterBank<N> {
         }
         s.push_str("end\nalways @(*) begin\n   case (rd_sel)\n");
         for i in 0..N {
-            s.push_str(&format!("      5'd{i}: rd_data = cnt_{i};\n"));
+            s.push_str(&format!("      {COUNTER_SEL_BITS}'d{i}: rd_data = cnt_{i};\n"));
         }
         s.push_str("      default: rd_data = 32'd0;\n   endcase\nend");
         Verilog::Custom(s)
@@ -196,6 +202,11 @@ pub struct Csr {
     pub db_valid: Signal<Out, Bit>,
     pub db_qp: Signal<Out, Bits<8>>,
     pub db_value: Signal<Out, Bits<32>>,
+    /// Push-window word writes (`hw::desc_push`): the word's index in the
+    /// window and its value, one pulse per write.
+    pub push_valid: Signal<Out, Bit>,
+    pub push_word: Signal<Out, Bits<WORD_BITS>>,
+    pub push_data: Signal<Out, Bits<32>>,
     // Read-only values (from `regmap` and `BuildInfo`).
     v_b_type: Constant<Bits<32>>,
     v_b_version: Constant<Bits<32>>,
@@ -218,6 +229,16 @@ pub struct Csr {
     v_d_next: Constant<Bits<32>>,
     v_d_window: Constant<Bits<32>>,
     v_d_qps: Constant<Bits<32>>,
+    v_p_type: Constant<Bits<32>>,
+    v_p_version: Constant<Bits<32>>,
+    v_p_next: Constant<Bits<32>>,
+    v_p_window: Constant<Bits<32>>,
+    v_p_size: Constant<Bits<32>>,
+    v_p_entries: Constant<Bits<32>>,
+    /// Counter slot of a read address (`(address - counters.base - FIRST) / 4`).
+    cnt_sel: Signal<Local, Bits<COUNTER_SEL_BITS>>,
+    /// Slot of counter 0 among the word addresses of the counter block.
+    p_first_slot: Constant<Bits<COUNTER_SEL_BITS>>,
     scratch: DFF<Bits<32>>,
     fi_ctrl_r: DFF<Bits<3>>,
     fi_seed_r: DFF<Bits<32>>,
@@ -243,6 +264,9 @@ pub struct Csr {
     db_valid_r: DFF<Bit>,
     db_qp_r: DFF<Bits<8>>,
     db_value_r: DFF<Bits<32>>,
+    push_valid_r: DFF<Bit>,
+    push_word_r: DFF<Bits<WORD_BITS>>,
+    push_data_r: DFF<Bits<32>>,
     rdata: DFF<Bits<32>>,
     rvalid: DFF<Bit>,
     bank: CounterBank<N_COUNTERS>,
@@ -262,7 +286,8 @@ impl Csr {
                 counters::BASE,
                 fault_inject::BASE,
                 cfg::BASE,
-                doorbell::BASE
+                doorbell::BASE,
+                push::BASE
             ]
         );
         Csr {
@@ -290,6 +315,9 @@ impl Csr {
             db_valid: Default::default(),
             db_qp: Default::default(),
             db_value: Default::default(),
+            push_valid: Default::default(),
+            push_word: Default::default(),
+            push_data: Default::default(),
             v_b_type: v(build_id::TYPE),
             v_b_version: v(build_id::VERSION),
             v_b_next: next(0),
@@ -311,6 +339,14 @@ impl Csr {
             v_d_next: next(4),
             v_d_window: v(u32::from(doorbell::WINDOW)),
             v_d_qps: v(doorbell::QPS),
+            v_p_type: v(push::TYPE),
+            v_p_version: v(push::VERSION),
+            v_p_next: next(5),
+            v_p_window: v(u32::from(push::WINDOW)),
+            v_p_size: v(u32::from(push::SIZE)),
+            v_p_entries: v(push::ENTRIES),
+            cnt_sel: Default::default(),
+            p_first_slot: Constant::new(u64::from(counters::FIRST / 4).into()),
             scratch: Default::default(),
             fi_ctrl_r: Default::default(),
             fi_seed_r: Default::default(),
@@ -336,6 +372,9 @@ impl Csr {
             db_valid_r: Default::default(),
             db_qp_r: Default::default(),
             db_value_r: Default::default(),
+            push_valid_r: Default::default(),
+            push_word_r: Default::default(),
+            push_data_r: Default::default(),
             rdata: Default::default(),
             rvalid: Default::default(),
             bank: CounterBank::new(&groups),
@@ -380,18 +419,24 @@ impl Logic for Csr {
             db_valid_r,
             db_qp_r,
             db_value_r,
+            push_valid_r,
+            push_word_r,
+            push_data_r,
             rdata,
             rvalid
         );
         self.bank.clock.next = self.clock.val();
         self.bank.inc.next = self.cnt_inc.val();
         self.bank.clear_groups.next = 0.into();
-        self.bank.rd_sel.next = self.rd_addr.val().get_bits::<5>(2);
+        // Counter slots 0x140-0x1FC: word offset in the block minus FIRST / 4.
+        self.cnt_sel.next = self.rd_addr.val().get_bits::<COUNTER_SEL_BITS>(2) - self.p_first_slot.val();
+        self.bank.rd_sel.next = self.cnt_sel.val();
         // Pulses last one cycle.
         self.fi_seed_load_r.d.next = false;
         // A row not taken yet stays pending (`cfg_ready`).
         self.cfg_go.d.next = self.cfg_go.q.val() & !self.cfg_ready.val();
         self.db_valid_r.d.next = false;
+        self.push_valid_r.d.next = false;
         if self.cfg_go.q.val() & self.cfg_ready.val() {
             self.cfg_count.d.next = self.cfg_count.q.val() + 1;
         }
@@ -468,6 +513,12 @@ impl Logic for Csr {
                         self.db_valid_r.d.next = true;
                         self.db_qp_r.d.next = self.wr_addr.val().get_bits::<8>(2);
                         self.db_value_r.d.next = self.wr_data.val();
+                    }
+                    // Push window 0x1400-0x147C: address bits 15-7 = 0x28.
+                    if self.wr_addr.val().get_bits::<9>(7) == 0x28 {
+                        self.push_valid_r.d.next = true;
+                        self.push_word_r.d.next = self.wr_addr.val().get_bits::<WORD_BITS>(2);
+                        self.push_data_r.d.next = self.wr_data.val();
                     }
                 }
             }
@@ -601,9 +652,28 @@ impl Logic for Csr {
                 1040 => {
                     self.rdata.d.next = self.v_d_qps.val();
                 }
+                1280 => {
+                    self.rdata.d.next = self.v_p_type.val();
+                }
+                1284 => {
+                    self.rdata.d.next = self.v_p_version.val();
+                }
+                1288 => {
+                    self.rdata.d.next = self.v_p_next.val();
+                }
+                1292 => {
+                    self.rdata.d.next = self.v_p_window.val();
+                }
+                1296 => {
+                    self.rdata.d.next = self.v_p_size.val();
+                }
+                1300 => {
+                    self.rdata.d.next = self.v_p_entries.val();
+                }
                 _ => {
-                    // Counter slots 0x180-0x1FC: address bits 15-7 = 3.
-                    if self.rd_addr.val().get_bits::<9>(7) == 3 {
+                    // Counter slots 0x140-0x1FC: address bits 15-8 = 1,
+                    // bits 7-6 not 0.
+                    if (self.rd_addr.val().get_bits::<8>(8) == 1) & self.rd_addr.val().get_bits::<2>(6).any() {
                         self.rdata.d.next = self.bank.rd_data.val();
                     }
                 }
@@ -635,5 +705,8 @@ impl Logic for Csr {
         self.db_valid.next = self.db_valid_r.q.val();
         self.db_qp.next = self.db_qp_r.q.val();
         self.db_value.next = self.db_value_r.q.val();
+        self.push_valid.next = self.push_valid_r.q.val();
+        self.push_word.next = self.push_word_r.q.val();
+        self.push_data.next = self.push_data_r.q.val();
     }
 }

@@ -13,6 +13,7 @@ use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
 use crate::core::MrcCore;
 use crate::csr::{BuildInfo, Csr};
+use crate::desc_push::DescPushCache;
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::dma_axi::DmaAxi;
 use crate::ev_prober::EvProberFull;
@@ -155,6 +156,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_ring_writer", &mut RingWriter::default()),
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
+        emit_block("mrc_desc_push", &mut DescPushCache::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
         emit_block("mrc_axil", &mut AxiLiteSlave::default()),
         emit_block("mrc_fault_inject", &mut FaultInject::default()),

@@ -8,7 +8,8 @@
 //! [`axil`]; [`fault_inject`]; [`rx_ingress`] (the RX admission: the one
 //! place a received frame may be dropped); [`rx_parser`] (with its ICRC checker
 //! [`rx_icrc`]); [`sack_table`];
-//! [`ev_selector`]; [`requester`]; [`tx_path`]; the DMA arbiters
+//! [`ev_selector`]; [`requester`] (with the descriptor push cache
+//! [`desc_push`] in front of its descriptor reads); [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
 //! [`core::MrcCore`]. Beside them, not yet in the core: the EV prober [`ev_prober`]
 //! (`docs/hw/ev_prober.md`), the MRC 1.0
@@ -26,6 +27,7 @@ pub mod contract_rows;
 pub mod core;
 pub mod crc32;
 pub mod csr;
+pub mod desc_push;
 pub mod dma_arb;
 pub mod dma_axi;
 pub mod ev_prober;

@@ -6,14 +6,15 @@
 //! write with full strobes must take effect there (partial strobes:
 //! SLVERR, no effect), counters count random increment pulses and clear
 //! per group, and the fault-injection outputs, config-row pulses, seed-load
-//! pulses and doorbell pulses must follow the writes cycle by cycle. The
+//! pulses, doorbell pulses and push-window words must follow the writes
+//! cycle by cycle. The
 //! test also walks the block list like a driver and asserts its own
 //! coverage.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use contract::regmap::{self, cfg, counters, doorbell, fault_inject, Access, BLOCKS, COUNTERS, N_COUNTERS};
+use contract::regmap::{self, cfg, counters, doorbell, fault_inject, push, Access, BLOCKS, COUNTERS, N_COUNTERS};
 use hw::axil::{resp, AxiLiteSlave};
 use hw::csr::{BuildInfo, Csr};
 use rust_hdl::prelude::*;
@@ -85,6 +86,8 @@ struct RefCsr {
 struct Pulses {
     seed_load: bool,
     db: Option<(u32, u32)>,
+    /// A push-window word: (word index, value).
+    push: Option<(u32, u32)>,
 }
 
 impl RefCsr {
@@ -133,7 +136,7 @@ impl RefCsr {
     /// One clock edge: `write` (if the CSR port wrote) and the counter
     /// pulses `inc`. Returns the pulses expected in the next cycle.
     /// `cfg_ready`: the blocks took the pending row (if any) this cycle.
-    fn edge(&mut self, write: Option<(u16, u32)>, inc: u32, cfg_ready: bool) -> Pulses {
+    fn edge(&mut self, write: Option<(u16, u32)>, inc: u64, cfg_ready: bool) -> Pulses {
         let mut p = Pulses::default();
         if self.go_pending && cfg_ready {
             self.cfg_rows = (self.cfg_rows + 1) & 0xFFFF;
@@ -155,6 +158,9 @@ impl RefCsr {
             }
             if (doorbell::WINDOW..doorbell::WINDOW + 1024).contains(&a) {
                 p.db = Some((u32::from((a - doorbell::WINDOW) / 4), d));
+            }
+            if (push::WINDOW..push::WINDOW + push::SIZE).contains(&a) {
+                p.push = Some((u32::from((a - push::WINDOW) / 4), d));
             }
         }
         for (i, c) in COUNTERS.iter().enumerate() {
@@ -183,7 +189,7 @@ fn addresses() -> Vec<u16> {
         v.extend(b.regs.iter().map(|r| b.base + r.offset));
     }
     v.extend((0..counters::MAX as u16).map(|i| counters::BASE + counters::FIRST + 4 * i));
-    v.extend([0x0ffc, 0x01fc, 0x0500, 0x2000, 0xfffc, 0x0300 + 0x1c]);
+    v.extend([0x0ffc, 0x01fc, 0x0518, 0x2000, 0xfffc, 0x0300 + 0x1c, push::WINDOW]);
     v
 }
 
@@ -205,6 +211,7 @@ struct Coverage {
     cfg_waits: usize,
     writes_held: usize,
     doorbells: usize,
+    push_words: usize,
     seed_loads: usize,
     rw_regs_written: std::collections::HashSet<u16>,
 }
@@ -242,7 +249,11 @@ fn ops(rng: &mut Rng, n: usize) -> Vec<Op> {
                 strb: 0xF,
             },
             15 => Op::Write {
-                addr: doorbell::WINDOW + 4 * rng.below(256) as u16,
+                addr: if rng.below(2) == 0 {
+                    doorbell::WINDOW + 4 * rng.below(256) as u16
+                } else {
+                    push::WINDOW + 4 * rng.below(u64::from(push::SIZE / 4)) as u16
+                },
                 data: rng.next_u64() as u32,
                 strb: 0xF,
             },
@@ -384,8 +395,8 @@ fn csr_through_axil_matches_regmap_reference() {
             x.axil.s_axil.arvalid.next = ar_on;
             x.axil.s_axil.bready.next = BACKPRESSURE.go(&mut rng);
             x.axil.s_axil.rready.next = BACKPRESSURE.go(&mut rng);
-            let inc = (rng.next_u64() as u32) & (u32::MAX >> (32 - N_COUNTERS)) & (rng.next_u64() as u32);
-            x.csr.cnt_inc.next = u64::from(inc).into();
+            let inc = rng.next_u64() & (u64::MAX >> (64 - N_COUNTERS)) & rng.next_u64();
+            x.csr.cnt_inc.next = inc.into();
             let cfg_ready = CFG_READY.go(&mut rng);
             x.csr.cfg_ready.next = cfg_ready;
             wait_clock_false!(sim, clock, x);
@@ -441,6 +452,16 @@ fn csr_through_axil_matches_regmap_reference() {
                     x
                 );
                 cov.doorbells += 1;
+            }
+            sim_assert_eq!(sim, x.csr.push_valid.val(), pulses.push.is_some(), x);
+            if let Some((word, v)) = pulses.push {
+                sim_assert_eq!(
+                    sim,
+                    (x.csr.push_word.val().index() as u32, u(x.csr.push_data.val())),
+                    (word, v),
+                    x
+                );
+                cov.push_words += 1;
             }
             if row_taken {
                 let c = cfg::BASE;
@@ -560,6 +581,7 @@ fn csr_through_axil_matches_regmap_reference() {
             && cov.cfg_waits >= 5
             && cov.writes_held >= 1
             && cov.doorbells >= 5
+            && cov.push_words >= 5
             && cov.seed_loads >= 3,
         "{cov:?}"
     );

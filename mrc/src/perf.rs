@@ -130,6 +130,10 @@ pub struct PerfArgs {
     /// The host behind each card's DMA.
     #[arg(long, value_enum, default_value_t = Host::Gen3x16)]
     pub host: Host,
+    /// Do not push descriptors (the driver's `push_descriptors` off: every
+    /// descriptor is read from the ring by the card).
+    #[arg(long)]
+    pub no_push: bool,
     /// PCIe Max_Payload_Size in bytes (128..=4096, a power of two).
     #[arg(long, default_value_t = tb::pcie::MAX_PAYLOAD_DEFAULT)]
     pub pcie_max_payload: u32,
@@ -571,9 +575,13 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
             dev_b.with_nic(|nic| nic.trace(&pb))?;
         }
     }
-    let ctx_a = Context::open(dev_a.clone(), &OpenOptions::default())?;
+    let open = OpenOptions {
+        push_descriptors: !a.no_push,
+        ..OpenOptions::default()
+    };
+    let ctx_a = Context::open(dev_a.clone(), &open)?;
     let ctx_b = if fabric {
-        Context::open(dev_b.clone(), &OpenOptions::default())?
+        Context::open(dev_b.clone(), &open)?
     } else {
         ctx_a.clone()
     };
