@@ -337,6 +337,16 @@ pub const COUNTERS: &[Counter] = &[
         group: group::REQUESTER,
         doc: "cycles in which the push cache dropped pushed descriptors unused: covered by a read it forwarded, replaced (cache full, or the same slot pushed again); a QP reset's clear is not counted",
     },
+    Counter {
+        name: "probes_sent",
+        group: group::EV,
+        doc: "reliability probes the EV prober handed to the TX path, one per ASSUMED_BAD EV due (MRC 1.0 wire; the legacy wire sends none and the prober waits)",
+    },
+    Counter {
+        name: "ev_readmitted",
+        group: group::EV,
+        doc: "EVs readmitted (ASSUMED_BAD -> GOOD) by an answered probe",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

@@ -467,7 +467,14 @@ impl SystemConfig {
             ep.cfg.reorder_allowance = u32::from(self.reorder_allowance);
             ep.rts.evs.evs = self.ev_values();
             ep.rts.evs.min_active = u16::from(self.min_good_evs);
-            ep.rts.evs.probe_interval = time_limit + Duration::from_ms(1);
+            // The card probes its ASSUMED_BAD EVs on the MRC 1.0 wire
+            // only (docs/hw/ev_prober.md), once per sweep of its EV prober:
+            // the model's `probe_interval` is that sweep's period; on the
+            // legacy wire it is beyond the run's end (no probe).
+            ep.rts.evs.probe_interval = match self.wire {
+                Wire::Mrc10 => Duration::from_ps(cycles_to_ps(hw::core::PROBE_PERIOD_CYCLES)),
+                Wire::Legacy => time_limit + Duration::from_ms(1),
+            };
         }
         // The hardware's own limit: messages beyond RTX_SLOTS per QP are
         // posted and rung but not sent until a record is free.
@@ -722,6 +729,9 @@ pub struct QpReport {
     pub resends: u64,
     /// EV state changes to ASSUMED_BAD of A's QP (A's EV-event ring).
     pub ev_marked_bad: u64,
+    /// Its EVs readmitted by an answered probe (events to GOOD, reason
+    /// PROBE_OK).
+    pub ev_readmitted: u64,
     /// Send completions with an error status.
     pub error_completions: u64,
     /// The first of them that is not FLUSHED: wr_id (the message's index
@@ -1387,6 +1397,11 @@ impl System {
                     .iter()
                     .filter(|c| c.qp == u32::from(d.a_qp) && c.new_state == "assumed_bad")
                     .count() as u64,
+                ev_readmitted: self
+                    .ev_changes
+                    .iter()
+                    .filter(|c| c.qp == u32::from(d.a_qp) && c.reason == "probe_ok")
+                    .count() as u64,
                 error_completions: d.error_completions,
                 fatal_error: d.fatal_error.clone(),
                 send_in_order: d.send_in_order && d.messages.iter().all(|&i| self.send_done[i] == 1),
@@ -1591,6 +1606,8 @@ pub struct GoldenComparison {
     pub golden_ev_marked_bad: usize,
     /// EV state changes of every kind the model reported.
     pub golden_ev_changes: usize,
+    /// EVs the model readmitted (a probe answered).
+    pub golden_ev_readmitted: usize,
     /// The model's error completions (QP errors).
     pub golden_error_completions: usize,
     /// The first of them that is not FLUSHED: wr_id (the message's index
@@ -1602,6 +1619,8 @@ pub struct GoldenComparison {
     /// port marked ECN-CE and trimmed.
     pub golden_ecn_marked_ab: u64,
     pub golden_trimmed_ab: u64,
+    /// Data packets its fault (a blackholed or flapping EV) dropped A -> B.
+    pub golden_blackholed_ab: u64,
     pub hw_retransmissions: u64,
     /// |hw - golden| / golden (0 when both are 0).
     pub retransmission_difference: f64,
@@ -1625,6 +1644,8 @@ pub struct QpComparison {
     pub golden_resends: u64,
     pub hw_ev_marked_bad: u64,
     pub golden_ev_marked_bad: u64,
+    pub hw_ev_readmitted: u64,
+    pub golden_ev_readmitted: u64,
     pub hw_error_completions: u64,
     pub golden_error_completions: u64,
     pub golden_fatal_error: Option<(u64, String)>,
@@ -1656,6 +1677,15 @@ fn marked_bad(golden: &Report) -> usize {
         .ev_changes
         .iter()
         .filter(|c| c.to == proto::model::ev::EvState::AssumedBad)
+        .count()
+}
+
+/// The model's EVs readmitted by an answered probe.
+fn readmitted(golden: &Report) -> usize {
+    golden
+        .ev_changes
+        .iter()
+        .filter(|c| c.reason == proto::model::ev::EvChangeReason::ProbeOk)
         .count()
 }
 
@@ -1700,6 +1730,8 @@ pub fn compare_with_golden_qps(hw: &SystemReport, golden: &[Report]) -> GoldenCo
                 golden_resends: gr.counters_a.retransmitted_packets,
                 hw_ev_marked_bad: hq.ev_marked_bad,
                 golden_ev_marked_bad: marked_bad(gr) as u64,
+                hw_ev_readmitted: hq.ev_readmitted,
+                golden_ev_readmitted: readmitted(gr) as u64,
                 hw_error_completions: hq.error_completions,
                 golden_error_completions: gr.error_completions.len() as u64,
                 golden_fatal_error: fatal,
@@ -1728,6 +1760,7 @@ pub fn compare_with_golden_qps(hw: &SystemReport, golden: &[Report]) -> GoldenCo
         golden_rtos: golden.iter().map(|r| r.counters_a.rto_fired).sum(),
         golden_ev_marked_bad: golden.iter().map(marked_bad).sum(),
         golden_ev_changes: golden.iter().map(|r| r.ev_changes.len()).sum(),
+        golden_ev_readmitted: golden.iter().map(readmitted).sum(),
         golden_error_completions: golden.iter().map(|r| r.error_completions.len()).sum(),
         golden_fatal_error,
         golden_goodput_gbps: if completion_ps > 0 {
@@ -1738,6 +1771,7 @@ pub fn compare_with_golden_qps(hw: &SystemReport, golden: &[Report]) -> GoldenCo
         golden_completion_ns: completion_ps as f64 / 1000.0,
         golden_ecn_marked_ab: golden.first().map_or(0, |r| r.link_ab.ecn_marked),
         golden_trimmed_ab: golden.first().map_or(0, |r| r.link_ab.trimmed),
+        golden_blackholed_ab: golden.first().map_or(0, |r| r.link_ab.blackholed),
         hw_retransmissions: h,
         retransmission_difference: diff,
         same_delivery: hw.scoreboard.ok() && golden.len() == hw.per_qp.len() && per_qp.iter().all(|c| c.same_delivery),

@@ -53,8 +53,12 @@ impl Metric {
 pub enum Direction {
     /// The hardware may do less: `hw <= golden + SLACK` (and `hw >= 0`).
     Fewer,
-    /// The hardware may do more, up to one per EV of the QP (no EV is
-    /// marked twice: neither side probes a marked EV back to GOOD):
+    /// The hardware may mark more, up to one per EV of the QP plus one
+    /// per EV it readmitted (an EV is marked again only after a probe
+    /// brought it back): `hw <= evs + hw_readmitted`; and, net of each
+    /// side's readmissions (the EVs left ASSUMED_BAD), at least the
+    /// model's: `golden - golden_readmitted - SLACK <= hw -
+    /// hw_readmitted`. Without probes (the legacy wire) that is
     /// `golden - SLACK <= hw <= evs`.
     MoreUpToEvs,
     /// Per QP only: how the figure splits among the QPs may differ (which
@@ -70,6 +74,26 @@ pub enum Direction {
     /// pair's window before the failure: `golden - SLACK <= hw <= QPs`
     /// (per QP: at most 1).
     OnePerQp,
+    /// Resends beyond the data packets the fabric's fault (a blackholed
+    /// or flapping EV) dropped on the way from A to B, close to the
+    /// model's beyond its own: each side resends every packet the fault
+    /// swallowed, and how many it sends into the fault depends on when
+    /// it marks and readmits the EV, not on its recovery. The drops are
+    /// the fabric's count of every frame the fault swallowed, probes
+    /// included, so the bound is loose by the probes it dropped. Totals
+    /// only.
+    BeyondFaultDrops,
+}
+
+/// What an allowance may weigh beside the figure it judges: the EVs each
+/// side readmitted (probe answered, an EV event to GOOD with reason
+/// PROBE_OK) and the data packets the fabric's fault dropped from A to B.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Beside {
+    pub hw_readmitted: u64,
+    pub golden_readmitted: u64,
+    pub hw_fault_drops: u64,
+    pub golden_fault_drops: u64,
 }
 
 /// A named departure from "close" for one metric of one scenario, with
@@ -88,10 +112,20 @@ impl Allowance {
     /// `golden` itself (the total's).
     /// `qps` is the number of QPs the figure covers (1 for a per-QP
     /// judgement).
-    pub fn admits(&self, hw: u64, golden: u64, golden_total: u64, evs: u64, qps: u64) -> bool {
+    pub fn admits(&self, hw: u64, golden: u64, golden_total: u64, evs: u64, qps: u64, b: &Beside) -> bool {
         match self.direction {
             Direction::Fewer => hw <= golden + SLACK,
-            Direction::MoreUpToEvs => hw + SLACK >= golden && hw <= evs,
+            Direction::MoreUpToEvs => {
+                let (hw_net, golden_net) = (
+                    hw.saturating_sub(b.hw_readmitted),
+                    golden.saturating_sub(b.golden_readmitted),
+                );
+                hw_net + SLACK >= golden_net && hw <= evs + b.hw_readmitted
+            }
+            Direction::BeyondFaultDrops => close(
+                hw.saturating_sub(b.hw_fault_drops),
+                golden.saturating_sub(b.golden_fault_drops),
+            ),
             Direction::SplitAmongQps => hw <= golden_total + SLACK,
             Direction::OnePerQp => hw + SLACK >= golden && hw <= qps,
         }
@@ -102,12 +136,39 @@ impl Allowance {
         self.direction != Direction::SplitAmongQps
     }
 
+    /// The figures beside the judged one that the allowance weighed, as
+    /// a phrase (empty when it weighs none, or none moved).
+    pub fn weighed(&self, b: &Beside) -> String {
+        match self.direction {
+            Direction::MoreUpToEvs if b.hw_readmitted + b.golden_readmitted > 0 => {
+                format!(" [readmitted: hw {}, model {}]", b.hw_readmitted, b.golden_readmitted)
+            }
+            Direction::BeyondFaultDrops => format!(
+                " [dropped by the fault A -> B: hw {}, model {}]",
+                b.hw_fault_drops, b.golden_fault_drops
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// Whether it applies per QP (the fault's drops are counted per link,
+    /// not per QP).
+    pub fn judges_qps(&self) -> bool {
+        self.direction != Direction::BeyondFaultDrops
+    }
+
     pub fn rule(&self) -> String {
         match self.direction {
             Direction::Fewer => format!("allowance: hw <= model + {SLACK}"),
-            Direction::MoreUpToEvs => format!("allowance: model - {SLACK} <= hw <= EVs of the QP"),
+            Direction::MoreUpToEvs => {
+                format!("allowance: model - {SLACK} <= hw <= EVs of the QP, each side net of the EVs it readmitted")
+            }
             Direction::SplitAmongQps => format!("allowance: hw <= the model's total + {SLACK}"),
             Direction::OnePerQp => format!("allowance: model - {SLACK} <= hw <= one per QP"),
+            Direction::BeyondFaultDrops => format!(
+                "allowance: hw - the packets the fault dropped within {:.0}% or {SLACK} of the model's same",
+                100.0 * TOLERANCE
+            ),
         }
     }
 }
@@ -144,6 +205,9 @@ pub struct Figures {
     pub golden_marked_bad: Option<u64>,
     pub hw_qp_errors: u64,
     pub golden_qp_errors: Option<u64>,
+    /// EVs readmitted and A -> B packets the fault dropped (0 for the
+    /// model without its run).
+    pub beside: Beside,
 }
 
 impl Figures {
@@ -161,6 +225,12 @@ impl Figures {
             golden_marked_bad: golden.map(|g| g.golden_ev_marked_bad as u64),
             hw_qp_errors: hw.error_completions,
             golden_qp_errors: golden.map(|g| g.golden_error_completions as u64),
+            beside: Beside {
+                hw_readmitted: hw.ev_changes.iter().filter(|c| c.reason == "probe_ok").count() as u64,
+                golden_readmitted: golden.map_or(0, |g| g.golden_ev_readmitted as u64),
+                hw_fault_drops: hw.link_ab.iter().map(|p| p.blackholed).sum(),
+                golden_fault_drops: golden.map_or(0, |g| g.golden_blackholed_ab),
+            },
         }
     }
 }
@@ -175,6 +245,8 @@ pub struct QpFigures {
     pub golden_resends: u64,
     pub hw_marked_bad: u64,
     pub golden_marked_bad: u64,
+    pub hw_readmitted: u64,
+    pub golden_readmitted: u64,
 }
 
 impl QpFigures {
@@ -186,6 +258,8 @@ impl QpFigures {
             golden_resends: c.golden_resends,
             hw_marked_bad: c.hw_ev_marked_bad,
             golden_marked_bad: c.golden_ev_marked_bad,
+            hw_readmitted: c.hw_ev_readmitted,
+            golden_readmitted: c.golden_ev_readmitted,
         }
     }
 
@@ -275,7 +349,11 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
             (q.hw_marked_bad, q.golden_marked_bad)
         }),
     ] {
-        let allowances: Vec<&Allowance> = exp.allowances.iter().filter(|a| a.metric == metric).collect();
+        let allowances: Vec<&Allowance> = exp
+            .allowances
+            .iter()
+            .filter(|a| a.metric == metric && a.judges_qps())
+            .collect();
         let golden_total: u64 = qps.iter().map(|q| pick(q).1).sum();
         // Per pair: close, else the first allowance of the metric that
         // admits it (its index).
@@ -287,9 +365,14 @@ pub fn judge_qps(f: &Figures, qps: &[QpFigures], exp: &Expectations) -> Verdict 
                 let by = if plain {
                     None
                 } else {
-                    allowances
-                        .iter()
-                        .position(|a| a.admits(hw, g, golden_total, evs_per_qp, 1))
+                    allowances.iter().position(|a| {
+                        let b = Beside {
+                            hw_readmitted: q.hw_readmitted,
+                            golden_readmitted: q.golden_readmitted,
+                            ..Beside::default()
+                        };
+                        a.admits(hw, g, golden_total, evs_per_qp, 1, &b)
+                    })
                 };
                 (q, plain || by.is_some(), plain, by)
             })
@@ -369,7 +452,10 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
         // An allowance applies only where the plain rule fails.
         let allowance = exp.allowances.iter().find(|a| a.metric == metric && a.judges_total());
         let (ok, rule) = match allowance {
-            Some(a) if !close(hw, g) => (a.admits(hw, g, g, f.evs, f.qps), format!("{}: {}", a.rule(), a.reason)),
+            Some(a) if !close(hw, g) => (
+                a.admits(hw, g, g, f.evs, f.qps, &f.beside),
+                format!("{}{}: {}", a.rule(), a.weighed(&f.beside), a.reason),
+            ),
             _ => (close(hw, g), plain),
         };
         checks.push(Check {
@@ -421,7 +507,89 @@ mod tests {
             golden_marked_bad: Some(1),
             hw_qp_errors: 0,
             golden_qp_errors: Some(0),
+            beside: Beside::default(),
         }
+    }
+
+    /// With probes, an EV is marked again after each readmission: more
+    /// marks than EVs pass when readmissions account for them, and the
+    /// figures net of readmissions must still agree.
+    #[test]
+    fn more_marks_are_weighed_net_of_readmissions() {
+        let allowed = Expectations {
+            allowances: MORE_MARKS,
+            qp_error: false,
+        };
+        // 34 marks on 8 EVs, 27 readmitted: 7 left bad (the model 0 of 0).
+        let f = Figures {
+            hw_marked_bad: 34,
+            golden_marked_bad: Some(0),
+            beside: Beside {
+                hw_readmitted: 27,
+                ..Beside::default()
+            },
+            ..clean()
+        };
+        assert!(judge(&f, &allowed).ok, "{:?}", judge(&f, &allowed));
+        // Fewer readmissions than the marks beyond the EVs: beyond it.
+        let f = Figures {
+            beside: Beside {
+                hw_readmitted: 25,
+                ..Beside::default()
+            },
+            ..f
+        };
+        assert!(!judge(&f, &allowed).ok);
+        // Fewer marks than the model, but as many left bad: admitted.
+        let f = Figures {
+            hw_marked_bad: 37,
+            golden_marked_bad: Some(67),
+            beside: Beside {
+                hw_readmitted: 33,
+                golden_readmitted: 64,
+                ..Beside::default()
+            },
+            ..clean()
+        };
+        assert!(judge(&f, &allowed).ok, "{:?}", judge(&f, &allowed));
+        // ... but not when the hardware left fewer bad than the model.
+        let f = Figures {
+            beside: Beside {
+                hw_readmitted: 36,
+                golden_readmitted: 60,
+                ..Beside::default()
+            },
+            ..f
+        };
+        assert!(!judge(&f, &allowed).ok);
+    }
+
+    /// Resends judged beyond the packets the fault dropped.
+    #[test]
+    fn resends_beyond_the_faults_drops() {
+        let allowed = Expectations {
+            allowances: &[Allowance {
+                metric: Metric::Resends,
+                direction: Direction::BeyondFaultDrops,
+                reason: "test",
+            }],
+            qp_error: false,
+        };
+        let f = Figures {
+            hw_resends: 10,
+            golden_resends: Some(3),
+            beside: Beside {
+                hw_fault_drops: 9,
+                golden_fault_drops: 3,
+                ..Beside::default()
+            },
+            ..clean()
+        };
+        assert!(judge(&f, &allowed).ok, "{:?}", judge(&f, &allowed));
+        assert!(!judge(&f, &Expectations::default()).ok, "the plain rule fails it");
+        // Three more resends than the fault explains: beyond.
+        let f = Figures { hw_resends: 13, ..f };
+        assert!(!judge(&f, &allowed).ok);
     }
 
     const MORE_MARKS: &[Allowance] = &[Allowance {
@@ -520,6 +688,8 @@ mod tests {
                 golden_resends: 3,
                 hw_marked_bad: 1,
                 golden_marked_bad: 1,
+                hw_readmitted: 0,
+                golden_readmitted: 0,
             })
             .collect()
     }

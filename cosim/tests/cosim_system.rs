@@ -9,7 +9,8 @@
 use cosim::nic::build_core;
 use cosim::system::{compare_with_golden, compare_with_golden_qps, random_messages, System, SystemConfig, Wire};
 use cosim::verdict::{judge_qps, Expectations, Figures, QpFigures};
-use proto::loopback::EvMatch;
+use proto::loopback::{EvMatch, Flap};
+use proto::model::ev::{EvChangeReason, EvState};
 use proto::model::Transport;
 use proto::time::{Duration, Instant};
 use proto::wire::Packet;
@@ -487,4 +488,89 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
         &Expectations::default(),
     );
     assert!(v.ok, "{:?}", v.failures());
+}
+
+/// EV probes on the MRC 1.0 wire (docs/hw/ev_prober.md): EV 3 is dead from
+/// 20 us to 300 us (one long down window of a flap), then healthy. The
+/// card must mark it ASSUMED_BAD, probe it (`probes_sent`) while it is
+/// dead without readmitting it, and readmit it (an EV event to GOOD with
+/// reason PROBE_OK, `ev_readmitted`) once it is back, within two of the
+/// prober's sweeps (the backoff's gap after one unanswered probe). The
+/// golden model,
+/// probing once per sweep period, marks and readmits EV 3 the same way;
+/// delivery is identical. Without the prober's records in the TX path (or
+/// the readmit of the RX path's probe answers) EV 3 stays ASSUMED_BAD to
+/// the end and the readmit assertions fail.
+#[test]
+fn mrc10_card_probes_a_dead_ev_and_readmits_it_once_healed() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    const DOWN_FROM_US: u64 = 20;
+    const UP_AT_US: u64 = 300;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    // 1,000 messages of up to 3 KiB at 25 Gb/s: about 640 us of traffic.
+    let mut cfg = SystemConfig::new(8, random_messages(5, 1000, 3072, 33), 5);
+    cfg.wire = Wire::Mrc10;
+    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
+        link.line_rate_gbps = Some(25.0);
+        link.flaps = vec![Flap {
+            ev: EvMatch::Index(3),
+            from: Instant::from_us(DOWN_FROM_US),
+            period: Duration::from_ms(100),
+            down: Duration::from_us(UP_AT_US - DOWN_FROM_US),
+        }];
+    }
+    cfg.ack_timeout_exp = RTO_EXP_FOR_A_25_GBPS_QUEUE;
+    cfg.derive_stall_timing();
+    let golden = cfg.golden_scenario().run();
+    let mut sys = System::new(&built, cfg).unwrap();
+    let r = sys.run(&mut |_| {});
+    let cmp = compare_with_golden(&r, &golden);
+    let ev3: Vec<_> = r.ev_changes.iter().filter(|c| c.ev_index == 3).collect();
+    eprintln!(
+        "run {:.0} us; EV 3 changes {ev3:?}; probes_sent {}, ev_readmitted {}; golden EV changes {:?}",
+        r.sim_time_ns / 1000.0,
+        r.counters_a["probes_sent"],
+        r.counters_a["ev_readmitted"],
+        golden.ev_changes
+    );
+    assert!(r.ok, "{:?}", r.scoreboard.failures);
+    assert!(cmp.same_delivery, "{cmp:?}");
+    let sweep_us = cosim::fabric::cycles_to_ps(hw::core::PROBE_PERIOD_CYCLES) as f64 / 1e6;
+    let latest_us = UP_AT_US as f64 + 2.0 * sweep_us + 10.0;
+    assert!(
+        r.sim_time_ns / 1000.0 > latest_us,
+        "traffic outlasts the heal by two sweeps"
+    );
+    let marked = ev3
+        .iter()
+        .find(|c| c.new_state == "assumed_bad")
+        .expect("the dead EV was marked");
+    let back = ev3
+        .iter()
+        .find(|c| c.new_state == "good")
+        .expect("the healed EV was readmitted");
+    assert_eq!(back.reason, "probe_ok");
+    let back_us = back.at_ns as f64 / 1000.0;
+    assert!(
+        back_us > UP_AT_US as f64 && back_us < latest_us,
+        "readmitted at {back_us:.1} us: after the heal, within two sweeps ({sweep_us:.1} us)"
+    );
+    assert!(marked.at_ns < back.at_ns);
+    // Probed while dead (unanswered, so not readmitted then) and after.
+    assert!(r.counters_a["probes_sent"] >= 2, "{:?}", r.counters_a);
+    assert_eq!(
+        r.counters_a["ev_readmitted"],
+        r.ev_changes.iter().filter(|c| c.reason == "probe_ok").count() as u64
+    );
+    // The model does the same: EV 3 marked, then readmitted by a probe.
+    assert!(
+        golden
+            .ev_changes
+            .iter()
+            .any(|c| c.ev_index == 3 && c.to == EvState::Good && c.reason == EvChangeReason::ProbeOk),
+        "the model readmits EV 3: {:?}",
+        golden.ev_changes
+    );
 }

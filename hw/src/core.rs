@@ -4,8 +4,8 @@
 //! WRITE through it hop by hop; this file is the wiring plus the little
 //! glue that belongs to no block: the congestion-control admission of
 //! packet records, the operation muxes in front of the retransmit engine
-//! and the CC gate, the EV-table writes into the EV selector, the
-//! EV-event packing and the nanosecond clock.
+//! and the CC gate, the EV-table writes into the EV selector, the probe
+//! answers' readmits, the EV-event packing and the nanosecond clock.
 
 use rust_hdl::prelude::*;
 
@@ -20,6 +20,7 @@ use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, RecvInitRow,
 use crate::csr::{BuildInfo, Csr};
 use crate::desc_push::DescPushCache;
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
+use crate::ev_prober::{EvProberFull, SWEEP_BITS};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::param::Param;
@@ -91,7 +92,34 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "rx_discards",
     "push_consumed",
     "push_dropped",
+    "probes_sent",
+    "ev_readmitted",
 ];
+
+/// Cycles of the core clock from one EV prober sweep's start to the
+/// next's at the least: the golden model's `probe_interval` (100 us,
+/// `proto::model::ev::EvSetConfig`) at 99/32 ns per cycle (`now_acc`). A
+/// sweep of all 256 QPs x 128 EV slots takes 32,768 cycles, a little
+/// more, so the full instance probes every 101 us.
+pub const PROBE_SWEEP_CYCLES: u64 = 100_000 * 32 / 99;
+const _: () = assert!(PROBE_SWEEP_CYCLES < 1 << SWEEP_BITS);
+/// The QPs the EV prober scans: all of them (`0..=PROBE_QP_LAST`).
+pub const PROBE_QP_LAST: u64 = 255;
+/// Cycles from one sweep's start to the next's: the pacing, or the scan
+/// of every slot (one per cycle) when that takes longer. The card's probe
+/// interval (the golden model's `probe_interval` in `mrc cosim`).
+pub const PROBE_PERIOD_CYCLES: u64 = {
+    // `EvProberFull`'s slots: 256 QPs x 2^7 EVs.
+    let scan = (PROBE_QP_LAST + 1) << 7;
+    if scan > PROBE_SWEEP_CYCLES {
+        scan
+    } else {
+        PROBE_SWEEP_CYCLES
+    }
+};
+/// Entries of `adm_fifo` (log2): probe answers on their way to the EV
+/// selector's readmit command, the lowest of its priorities.
+pub const ADM_FIFO_BITS: usize = 4;
 
 /// Entries of `evt_fifo`.
 pub const EVT_FIFO_DEPTH: usize = 1 << 8;
@@ -175,6 +203,7 @@ pub struct MrcCore {
     push: DescPushCache,
     cc: CcGate,
     evsel: EvSelectorFull,
+    prober: EvProberFull,
     txpath: TxPath,
     txb: TxBuilder,
     retx: RetransmitEngine,
@@ -238,7 +267,13 @@ pub struct MrcCore {
     /// starts a pass, or takes a mark, only while the FIFO has room for a
     /// whole pass plus the events of marks still in its pipeline: no EV
     /// event is dropped inside the core (`evt_room`).
-    evt_fifo: SynchronousFIFO<Bits<33>, 8, 9, { EVT_PASS_ROOM as u32 }>,
+    evt_fifo: SynchronousFIFO<Bits<34>, 8, 9, { EVT_PASS_ROOM as u32 }>,
+    /// Probe answers ({qp 8, EV index 7}) the retransmit engine took, on
+    /// their way to the EV selector's readmit command (taken when no
+    /// mark, EV-table row or set-count waits). Full, it holds the RX
+    /// path's next probe answer back (the RX path waits, nothing is
+    /// dropped).
+    adm_fifo: SynchronousFIFO<Bits<15>, ADM_FIFO_BITS, { ADM_FIFO_BITS + 1 }, 1>,
     /// Descriptor read responses (data 512 | keep 64 | last 1 | tag 8)
     /// between the read arbiter and the requester. The DMA port answers
     /// in order; without this buffer a fetch of 3 or more descriptors
@@ -316,6 +351,11 @@ pub struct MrcCore {
     evt_room: Signal<Local, Bit>,
     evc_take: Signal<Local, Bit>,
     evn_take: Signal<Local, Bit>,
+    adm_take: Signal<Local, Bit>,
+    /// The RX path's record is a probe answer and `adm_fifo` is full.
+    adm_block: Signal<Local, Bit>,
+    /// The EV selector's event is a readmit (ASSUMED_BAD -> GOOD).
+    evt_readmit: Signal<Local, Bit>,
     cfg_sq: Signal<Local, Bit>,
     cfg_ev: Signal<Local, Bit>,
     /// The config row the CSR holds can be taken this cycle: the pending
@@ -336,6 +376,10 @@ pub struct MrcCore {
     p_index_select: Param<16, { INDEX_SELECT as u64 }>,
     p_state_assumed_bad: Param<2, { crate::ev_selector::state::ASSUMED_BAD }>,
     p_reason_loss: Param<8, { contract::layout::EvReason::Loss as u64 }>,
+    p_reason_probe_ok: Param<8, { contract::layout::EvReason::ProbeOk as u64 }>,
+    p_state_good: Param<2, { crate::ev_selector::state::GOOD }>,
+    p_probe_sweep: Param<SWEEP_BITS, PROBE_SWEEP_CYCLES>,
+    p_probe_qp_last: Param<8, PROBE_QP_LAST>,
 }
 
 impl MrcCore {
@@ -409,6 +453,7 @@ impl Logic for MrcCore {
             push,
             cc,
             evsel,
+            prober,
             txpath,
             txb,
             retx,
@@ -419,6 +464,7 @@ impl Logic for MrcCore {
             wr_arb_a,
             wr_arb_b,
             evt_fifo,
+            adm_fifo,
             desc_fifo,
             sent_fifo,
             resend_fifo,
@@ -1004,12 +1050,31 @@ impl Logic for MrcCore {
         self.evsel.set_qp.next = self.evn_qp.q.val();
         self.evsel.set_count.next = self.evn_count.q.val();
         self.evsel.set_min.next = self.evn_min.q.val();
-        // No EV prober in the core yet (docs/hw/ev_prober.md, "Not
-        // done"): no readmit, the scan port unread.
-        self.evsel.adm_valid.next = false;
-        self.evsel.adm_qp.next = 0.into();
-        self.evsel.adm_ev.next = 0.into();
-        self.evsel.scan_addr.next = 0.into();
+        // EV prober: it reads the selector's states on the scan port and
+        // hands its probe records to the TX path's ACK sequencer, which
+        // reads the EV's value from its copy of the selector's values (the
+        // rows the selector takes, written there in the same cycle).
+        self.prober.qp_last.next = self.p_probe_qp_last.val();
+        self.prober.sweep_cycles.next = self.p_probe_sweep.val();
+        self.evsel.scan_addr.next = self.prober.scan_addr.val();
+        self.prober.scan_state.next = self.evsel.scan_state.val();
+        self.txpath.prb_valid.next = self.prober.prb_valid.val();
+        self.txpath.prb_qp.next = self.prober.prb_qp.val();
+        self.txpath.prb_ev.next = self.prober.prb_ev.val();
+        self.prober.prb_ready.next = self.txpath.prb_ready.val();
+        self.txpath.evv_we.next = self.evsel.wr_valid.val();
+        self.txpath.evv_addr.next = self.evc_index.q.val().get_bits::<15>(0);
+        self.txpath.evv_value.next = self.evsel.wr_value.val();
+        // Readmits (an answered probe), the lowest priority.
+        self.adm_take.next = self.ev_free.val()
+            & !self.retx.mark_valid.val()
+            & !self.evc_valid.q.val()
+            & !self.evn_valid.q.val()
+            & !self.adm_fifo.empty.val();
+        self.evsel.adm_valid.next = self.adm_take.val();
+        self.evsel.adm_qp.next = self.adm_fifo.data_out.val().get_bits::<8>(7);
+        self.evsel.adm_ev.next = self.adm_fifo.data_out.val().get_bits::<7>(0);
+        self.adm_fifo.read.next = self.adm_take.val();
         if self.evn_take.val() & !self.cfg_sq.val() {
             self.evn_valid.d.next = false;
         }
@@ -1017,18 +1082,27 @@ impl Logic for MrcCore {
         // state; reason LOSS for a change to ASSUMED_BAD, CONTROL for one
         // to GOOD or DENIED; QP; the EV's 16-bit value and its index;
         // time). FIFO word: [1:0] new state, [8:2] EV index, [16:9] QP,
-        // [32:17] EV value.
+        // [32:17] EV value, [33] a readmit (an answered probe: reason
+        // PROBE_OK).
+        self.evt_readmit.next = (self.evsel.evt_from.val() == self.p_state_assumed_bad.val())
+            & (self.evsel.evt_to.val() == self.p_state_good.val());
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
-        self.evt_fifo.data_in.next = (bit_cast::<33, 16>(self.evsel.evt_value.val()) << 17)
-            | (bit_cast::<33, 8>(self.evsel.evt_qp.val()) << 9)
-            | (bit_cast::<33, 7>(self.evsel.evt_ev.val()) << 2)
-            | bit_cast::<33, 2>(self.evsel.evt_to.val());
+        self.evt_fifo.data_in.next = (bit_cast::<34, 1>(self.evt_readmit.val().into()) << 33)
+            | (bit_cast::<34, 16>(self.evsel.evt_value.val()) << 17)
+            | (bit_cast::<34, 8>(self.evsel.evt_qp.val()) << 9)
+            | (bit_cast::<34, 7>(self.evsel.evt_ev.val()) << 2)
+            | bit_cast::<34, 2>(self.evsel.evt_to.val());
         self.evt_entry.next = 0.into();
         self.evt_entry
             .next
             .set_value_ev_event_new_state(bit_cast::<8, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)));
         if self.evt_fifo.data_out.val().get_bits::<2>(0) == self.p_state_assumed_bad.val() {
             self.evt_entry.next.set_value_ev_event_reason(self.p_reason_loss.val());
+        }
+        if self.evt_fifo.data_out.val().get_bit(33) {
+            self.evt_entry
+                .next
+                .set_value_ev_event_reason(self.p_reason_probe_ok.val());
         }
         self.evt_entry
             .next
@@ -1101,7 +1175,10 @@ impl Logic for MrcCore {
         self.retx.now.next = self.now_rto.val();
         self.rt_g_init.next = self.init_retx.q.val();
         self.rt_g_sent.next = !self.rt_g_init.val() & !self.sent_fifo.empty.val();
-        self.rt_g_rx.next = !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val();
+        // A probe answer waits while `adm_fifo` has no room for its readmit.
+        self.adm_block.next = self.rxpath.op_probe_answer.val() & self.adm_fifo.full.val();
+        self.rt_g_rx.next =
+            !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val() & !self.adm_block.val();
         self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val();
         self.retx.op_kind.next = 1.into();
         self.retx.op_qp.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
@@ -1130,6 +1207,9 @@ impl Logic for MrcCore {
             self.retx.op_bitmap.next = self.rxpath.op_bitmap.val();
         }
         self.rxpath.op_ready.next = self.rt_g_rx.val() & self.retx.op_ready.val();
+        self.adm_fifo.write.next = self.rt_g_rx.val() & self.retx.op_ready.val() & self.rxpath.op_probe_answer.val();
+        self.adm_fifo.data_in.next =
+            (bit_cast::<15, 8>(self.rxpath.op_qp.val()) << 7) | bit_cast::<15, 7>(self.rxpath.op_probe_ev.val());
         self.sent_fifo.read.next = self.rt_g_sent.val() & self.retx.op_ready.val();
         // Which record the engine works on (see `sent_track`); a drop of
         // a send record releases its bytes at the CC gate. (The engine
@@ -1222,6 +1302,8 @@ impl Logic for MrcCore {
             ) << 29)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard.val().into()) << 30)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_consumed.val().into()) << 31)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_dropped.val().into()) << 32);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_dropped.val().into()) << 32)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.prober.cnt_probe.val().into()) << 33)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34);
     }
 }

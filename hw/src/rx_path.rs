@@ -165,6 +165,11 @@ pub struct RxPath {
     pub op_len: Signal<Out, Bits<16>>,
     pub op_base: Signal<Out, Bits<24>>,
     pub op_bitmap: Signal<Out, Bits<64>>,
+    /// The record is a SACK answering our probe of EV `op_probe_ev` (an
+    /// index of the QP's set, checked): the core readmits the EV
+    /// (`hw::ev_selector` `adm_*`) when the engine takes the record.
+    pub op_probe_answer: Signal<Out, Bit>,
+    pub op_probe_ev: Signal<Out, Bits<7>>,
     // ---- CQE out (to a RingWriter).
     pub cqe_valid: Signal<Out, Bit>,
     pub cqe_ready: Signal<In, Bit>,
@@ -776,6 +781,10 @@ impl Logic for RxPath {
         self.op_len.next = 0.into();
         self.op_base.next = self.h_ext.q.val().get_bits::<24>(64);
         self.op_bitmap.next = self.h_ext.q.val().get_bits::<64>(0);
+        // The probed EV's index: extension bytes 4-5 (only its low 7 bits
+        // can be below `ev_count`, which the head stage checked).
+        self.op_probe_answer.next = self.probe_answer.val();
+        self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);
         self.cmd_valid.next = self.cmd_v.q.val();
         self.cmd_id.next = self.c_id.q.val();
         self.cmd_place.next = self.c_place.q.val();

@@ -24,7 +24,10 @@
 //!   the FIFO) a 1 KiB packet waited a whole host read latency every
 //!   three packets;
 //! * ACK: take the record and read the QP's row (cycle 0), read the
-//!   address row (1), build (2), hand over (3): one every 4 cycles.
+//!   address row (1), build (2), hand over (3): one every 4 cycles. The
+//!   EV prober's probe records take the same sequencer when no ACK record
+//!   waits (an MRC 1.0 RELIABILITY_PROBE on the probed EV, its value read
+//!   from the sequencer's copy of the EV values with the QP's row).
 //!
 //! The TX builder itself issues one packet per cycle; this front end does
 //! not yet (see the page for the gap and the plan).
@@ -203,6 +206,18 @@ pub struct TxPath {
     /// The SACK answers an MRC 1.0 reliability probe (`hw::ack_gen`
     /// `tx_probe`): SETH pr = 1, `ack_ev_index` is the probe id.
     pub ack_probe: Signal<In, Bit>,
+    // Probe records (`hw::ev_prober`): probe EV `prb_ev` of QP `prb_qp`.
+    // Taken only on the MRC 1.0 wire (the legacy dialect's probe is not
+    // built: the prober waits), after any waiting ACK record.
+    pub prb_valid: Signal<In, Bit>,
+    pub prb_ready: Signal<Out, Bit>,
+    pub prb_qp: Signal<In, Bits<8>>,
+    pub prb_ev: Signal<In, Bits<7>>,
+    /// EV value rows as the EV selector takes them (`{qp, ev}`, value):
+    /// the copy a probe reads its EV's value from.
+    pub evv_we: Signal<In, Bit>,
+    pub evv_addr: Signal<In, Bits<15>>,
+    pub evv_value: Signal<In, Bits<16>>,
     // Header requests to the TX builder.
     pub hdr_valid: Signal<Out, Bit>,
     pub hdr_ready: Signal<In, Bit>,
@@ -233,6 +248,8 @@ pub struct TxPath {
     addr_a: RAM<Bits<PEER_ROW_BITS>, 8>,
     // Per (QP, EV) send sequence numbers.
     ev_seq: RAM<Bits<32>, 15>,
+    // Per (QP, EV) value, for the probes (the EV selector's values).
+    ev_val_a: RAM<Bits<16>, 15>,
     // Per QP, MRC 1.0 METH: MSN (bits 15-0: messages whose last packet
     // went out, i.e. the next message's number) and RQ MSN (bits 31-16:
     // WRITE-with-immediate messages sent). Reset by the QP's send-context
@@ -260,6 +277,7 @@ pub struct TxPath {
     k_op_sack: Param<8, { mrc10_opcode::SACK }>,
     k_op_nack: Param<8, { mrc10_opcode::NACK }>,
     k_op_ack: Param<8, { mrc10_opcode::ACK }>,
+    k_op_probe: Param<8, { mrc10_opcode::PROBE }>,
     k_nack_trimmed: Param<8, { mrc10_wire::NACK_REASON_TRIMMED }>,
     k_nack_oor: Param<8, { mrc10_wire::NACK_REASON_PSN_OOR_WINDOW }>,
     k_cc_type: Param<4, { mrc10_wire::CC_TYPE_NSCC }>,
@@ -337,6 +355,8 @@ pub struct TxPath {
     a_ev_index: DFF<Bits<16>>,
     a_echo: DFF<Bits<32>>,
     a_probe: DFF<Bit>,
+    /// The record is a probe of ours (`prb_*`), not an ACK record.
+    a_send_probe: DFF<Bit>,
     a_hdr: DFF<TxHeader>,
     // Locals.
     d_issue: Signal<Local, Bit>,
@@ -412,6 +432,7 @@ impl Logic for TxPath {
             a_ev_index,
             a_echo,
             a_probe,
+            a_send_probe,
             a_hdr
         );
         self.peer_d.read_clock.next = self.clock.val();
@@ -424,6 +445,15 @@ impl Logic for TxPath {
         self.addr_a.write_clock.next = self.clock.val();
         self.ev_seq.read_clock.next = self.clock.val();
         self.ev_seq.write_clock.next = self.clock.val();
+        self.ev_val_a.read_clock.next = self.clock.val();
+        self.ev_val_a.write_clock.next = self.clock.val();
+        self.ev_val_a.write_address.next = self.evv_addr.val();
+        self.ev_val_a.write_data.next = self.evv_value.val();
+        self.ev_val_a.write_enable.next = self.evv_we.val();
+        // A probe's EV value: read with the peer row (state 1), out in
+        // state 2.
+        self.ev_val_a.read_address.next =
+            (bit_cast::<15, 8>(self.a_qp.q.val()) << 7) | bit_cast::<15, 7>(self.a_ev_index.q.val().get_bits::<7>(0));
         self.msn_ram.read_clock.next = self.clock.val();
         self.msn_ram.write_clock.next = self.clock.val();
         self.d_t10.clock.next = self.clock.val();
@@ -558,6 +588,7 @@ impl Logic for TxPath {
         // ---- Defaults of the handshakes.
         self.pkt_ready.next = false;
         self.ack_ready.next = false;
+        self.prb_ready.next = false;
         self.sel_valid.next = false;
         self.sel_qp.next = self.d_qp.q.val();
         self.cnt_no_ev.next = false;
@@ -772,7 +803,18 @@ impl Logic for TxPath {
                 self.a_ev_index.d.next = self.ack_ev_index.val();
                 self.a_echo.d.next = self.ack_echo_ts.val();
                 self.a_probe.d.next = self.ack_probe.val();
+                self.a_send_probe.d.next = false;
                 self.a_state.d.next = 1.into();
+            } else if self.loc_mrc10.q.val() {
+                self.prb_ready.next = true;
+                if self.prb_valid.val() {
+                    self.a_qp.d.next = self.prb_qp.val();
+                    self.a_kind.d.next = 0.into();
+                    self.a_ev_index.d.next = bit_cast::<16, 7>(self.prb_ev.val());
+                    self.a_probe.d.next = false;
+                    self.a_send_probe.d.next = true;
+                    self.a_state.d.next = 1.into();
+                }
             }
         } else if self.a_state.q.val() == 1 {
             // Peer row read in flight (address = a_qp).
@@ -881,6 +923,24 @@ impl Logic for TxPath {
                 self.a_word.d.next.is_nack = true;
                 self.a_word.d.next.ctl_psn = self.a_psn.q.val();
             }
+            if self.a_send_probe.q.val() {
+                // Our reliability probe (`proto::model::mrc`'s
+                // `queue_probe`, timestamped as it goes out): PSN 0, the
+                // PETH with the probed EV's index as the probe id
+                // (`choices::probe_id_of_ev`), the contexts, the TSETH
+                // grain's timestamp; on the probed EV.
+                self.a_hdr.d.next.ev = bit_cast::<32, 16>(self.ev_val_a.read_data.val());
+                self.a_word.d.next.opcode = self.k_op_probe.val();
+                self.a_word.d.next.psn = 0.into();
+                self.a_word.d.next.is_probe = true;
+                self.a_word.d.next.probe_id = self.a_ev_index.q.val();
+                self.a_word.d.next.probe_sctx = bit_cast::<16, 8>(self.a_qp.q.val());
+                self.a_word.d.next.probe_rctx = self.a_peer.val().get_bits::<16>(24);
+                self.a_word.d.next.probe_ts = self.now_ns.val().get_bits::<16>(6);
+                self.a_word.d.next.is_sack = false;
+                self.a_word.d.next.is_nack = false;
+                self.a_word.d.next.is_ack = false;
+            }
             if self.is_sack.val() {
                 // ACK syndrome with "no credits" (0x1F), the cumulative PSN.
                 self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
@@ -900,7 +960,7 @@ impl Logic for TxPath {
             self.a_state.d.next = 4.into();
         } else {
             if self.a_issue.val() & self.hdr_ready.val() {
-                self.cnt_ack_sent.next = true;
+                self.cnt_ack_sent.next = !self.a_send_probe.q.val();
                 self.a_state.d.next = 0.into();
             }
         }

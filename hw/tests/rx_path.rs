@@ -183,6 +183,8 @@ struct Op {
     time: u32,
     base: u32,
     bitmap: u64,
+    /// A probe answer: the EV index to readmit (`op_probe_ev`).
+    probe_ev: Option<u32>,
 }
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Cmd {
@@ -378,6 +380,7 @@ fn reference(
                 time: be(&f.ext, 8, 4) as u32,
                 base: be(&f.ext, 17, 3) as u32,
                 bitmap: be(&f.ext, 20, 8),
+                probe_ev: (ext_type == 5).then(|| (be(&f.ext, 4, 2) & 127) as u32),
             });
             discard(&mut o);
             continue;
@@ -837,6 +840,7 @@ fn simulate(s: Setup) -> Seen {
                     time: x.op_time.val().index() as u32,
                     base: x.op_base.val().index() as u32,
                     bitmap: x.op_bitmap.val().to_u64(),
+                    probe_ev: x.op_probe_answer.val().then(|| x.op_probe_ev.val().index() as u32),
                 });
             }
             if x.cmd_valid.val() && !x.cmd_ready.val() {

@@ -7,7 +7,9 @@
 //! read (when it has a payload) and its send record, and the (QP, EV)
 //! send sequence must count per EV. The EV selector is a model that
 //! answers two cycles after each select; the three output handshakes stall
-//! randomly.
+//! randomly. The EV prober's probe records go out as MRC 1.0 reliability
+//! probes on the probed EV's value, after any waiting ACK record; the
+//! legacy wire takes none.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +29,20 @@ use tb::{lockstep, lockstep_sim};
 /// Back-pressure of the header, DMA and sent outputs; pauses of the ACK input.
 const BACKPRESSURE: Stall = Stall::go_percent(70);
 const ACK_PAUSE: Stall = Stall::go_percent(33);
+/// Pauses of the probe input (the prober's record register).
+const PROBE_PAUSE: Stall = Stall::go_percent(50);
+
+/// A probe record: EV `ev` of QP `qp`.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    qp: u64,
+    ev: u64,
+}
+
+/// The value the test loads for EV `ev` of QP `qp` (the EV selector's rows).
+fn ev_value(qp: u64, ev: u64) -> u64 {
+    0x9000 + (qp << 7) / 2 + ev * 3
+}
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64))
@@ -121,7 +137,7 @@ fn cfg_rows(mrc10: bool) -> Vec<(u8, u64, Bits<256>)> {
 fn headers_match_the_golden_extension_emitter() {
     let (data, acks) = records();
     // Outputs: headers, reads (addr, len), send records (qp, psn, ev, len).
-    let (hdrs, reads, sents) = simulate(&data, &acks, false);
+    let (hdrs, reads, sents) = simulate(&data, &acks, &probes(), false);
     assert_eq!(hdrs.len(), data.len() + acks.len(), "every record became a header");
     let (mut di, mut ai) = (0, 0);
     let mut ev_seq = std::collections::HashMap::<(u64, u64), u32>::new();
@@ -230,12 +246,14 @@ type Outputs = (Vec<Hdr>, Vec<(u64, u64)>, Vec<(u64, u64, u64, u64)>);
 
 /// Run `data` and `acks` through the block (own row with `wire_mrc10` =
 /// `mrc10`), with stalls, then replay the cycles on the Verilog.
-fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
+fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outputs {
     let hdrs = Arc::new(Mutex::new(Vec::<Hdr>::new()));
     let reads = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
     let sents = Arc::new(Mutex::new(Vec::<(u64, u64, u64, u64)>::new()));
     let (h2, r2, s2) = (hdrs.clone(), reads.clone(), sents.clone());
-    let (d2, a2) = (data.to_vec(), acks.to_vec());
+    let (d2, a2, p2) = (data.to_vec(), acks.to_vec(), probes.to_vec());
+    // The legacy wire takes no probe record.
+    let want = data.len() + acks.len() + if mrc10 { probes.len() } else { 0 };
     let mut uut = TxPath::default();
     uut.connect_all();
     let rec = lockstep::Recording::new();
@@ -251,14 +269,25 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
             wait_clock_cycle!(sim, clock, x);
         }
         x.cfg.valid.next = false;
-        let (mut di, mut ai) = (0usize, 0usize);
+        // The EV values of the probed EVs (and their neighbours), as the
+        // core writes them when the EV selector takes a value row.
+        for p in p2.iter() {
+            for ev in p.ev.saturating_sub(1)..=(p.ev + 1).min(127) {
+                x.evv_we.next = true;
+                x.evv_addr.next = ((p.qp << 7) | ev).into();
+                x.evv_value.next = ev_value(p.qp, ev).into();
+                wait_clock_cycle!(sim, clock, x);
+            }
+        }
+        x.evv_we.next = false;
+        let (mut di, mut ai, mut pi) = (0usize, 0usize, 0usize);
         // EV selector model: (due cycle, qp); EVs rotate per QP.
         let mut pending: Vec<(u64, u64)> = Vec::new();
         let mut next_ev = [0u64; 256];
         // Payload beats read and not yet taken by the (modelled) builder.
         let mut owed = 0u64;
         let mut cycle = 0u64;
-        while cycle < 3000 && (h2.lock().unwrap().len() < d2.len() + a2.len()) {
+        while cycle < 3000 && (h2.lock().unwrap().len() < want) {
             x.now_ns.next = (1000 + cycle * 3).into();
             x.pkt_valid.next = di < d2.len();
             if let Some(d) = d2.get(di) {
@@ -292,6 +321,11 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
                 x.ack_echo_ts.next = (0xEC40_0000 + a.psn).into();
                 x.ack_probe.next = a.probe;
             }
+            x.prb_valid.next = pi < p2.len() && PROBE_PAUSE.go(&mut r);
+            if let Some(p) = p2.get(pi) {
+                x.prb_qp.next = p.qp.into();
+                x.prb_ev.next = p.ev.into();
+            }
             // Selector answer for a select two cycles ago.
             x.ev_busy.next = false;
             x.rsp_valid.next = false;
@@ -322,6 +356,10 @@ fn simulate(data: &[Data], acks: &[Ack], mrc10: bool) -> Outputs {
             }
             if x.ack_valid.val() && x.ack_ready.val() {
                 ai += 1;
+            }
+            if x.prb_valid.val() && x.prb_ready.val() {
+                assert!(mrc10, "the legacy wire takes no probe record");
+                pi += 1;
             }
             if x.hdr_valid.val() && x.hdr_ready.val() {
                 let h = x.hdr.val();
@@ -523,6 +561,15 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
 /// The records of both tests: 24 data packets (random WRITE opcodes, PSNs
 /// across the wrap, 25% retransmissions, payloads 0-1000) and 10 ACK
 /// records (SACK and the three NACK kinds) on two QPs.
+fn probes() -> Vec<Probe> {
+    (0..6)
+        .map(|i| Probe {
+            qp: QPS[(i % 2) as usize].0,
+            ev: [0, 1, 5, 64, 126, 127][i as usize],
+        })
+        .collect()
+}
+
 fn records() -> (Vec<Data>, Vec<Ack>) {
     let mut r = Rng::from_state(77);
     let ops = [0x06u8, 0x07, 0x08, 0x09, 0x0A, 0x0B];
@@ -565,8 +612,13 @@ fn mrc10_transport_matches_the_golden_emitter() {
         SethRepr, SkipMode, TrafficClass, TsethRepr, WriteHeaders,
     };
     let (data, acks) = records();
-    let (hdrs, _reads, sents) = simulate(&data, &acks, true);
-    assert_eq!(hdrs.len(), data.len() + acks.len(), "every record became a header");
+    let probes = probes();
+    let (hdrs, _reads, sents) = simulate(&data, &acks, &probes, true);
+    assert_eq!(
+        hdrs.len(),
+        data.len() + acks.len() + probes.len(),
+        "every record became a header"
+    );
     let transport_of = |p: &Mrc10Packet| {
         let mut f = Vec::new();
         mrc10::emit_frame(p, &Encap::test_v4(), &Profile::DEFAULT, &mut f);
@@ -576,9 +628,37 @@ fn mrc10_transport_matches_the_golden_emitter() {
     let peer = |qp: u64| QPS.iter().find(|p| p.0 == qp).copied().unwrap();
     let mut msn = std::collections::HashMap::<u64, (u16, u16)>::new();
     let mut next_ev = [0u64; 256];
-    let (mut di, mut ai) = (0, 0);
+    let (mut di, mut ai, mut pi) = (0, 0, 0);
     for h in hdrs.iter() {
         assert!(h.mrc10, "every header in MRC 1.0");
+        if h.transport[0] == Op10::ReliabilityProbe as u8 {
+            // Our probe (`proto::model::mrc` `queue_probe`): PSN 0, the
+            // probe id the EV's index, the contexts, the timestamp when it
+            // goes out (read back, checked plausible), on the EV's value.
+            let p = probes[pi];
+            pi += 1;
+            let (_, dest, _) = peer(p.qp);
+            let ts = u16::from_be_bytes([h.transport[12 + 6], h.transport[12 + 7]]);
+            assert!(((1000 >> 6)..=((1000 + 3 * 3000) >> 6)).contains(&ts), "probe ts {ts}");
+            let ev = ev_value(p.qp, p.ev) as u32;
+            let peth = mrc10::PethRepr {
+                probe_id: choices::probe_id_of_ev(p.ev as u16),
+                sender_context: choices::context_of(p.qp as u32),
+                receiver_context: choices::context_of(dest as u32),
+                timestamp: ts,
+            };
+            let pkt = Mrc10Packet::control(
+                ev,
+                Op10::ReliabilityProbe,
+                (0xFF00 | p.qp) as u16,
+                dest as u32,
+                Psn::new(0),
+                Headers::Probe(peth),
+            );
+            assert_eq!(h.transport, transport_of(&pkt), "probe {pi} ({p:?})");
+            assert_eq!((h.dscp, h.ecn, h.ev), (48, 0, u64::from(ev)), "probe {pi} outer fields");
+            continue;
+        }
         if h.transport[0] >= 0xD0 {
             let a = acks[ai];
             ai += 1;
@@ -732,4 +812,5 @@ fn mrc10_transport_matches_the_golden_emitter() {
         msn.values().any(|&(m, rq)| m > 0 && rq > 0),
         "the counters moved: {msn:?}"
     );
+    assert_eq!(pi, probes.len(), "every probe went out");
 }
