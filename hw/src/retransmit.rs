@@ -367,6 +367,14 @@ pub struct RetransmitEngine {
     /// output muxes).
     lost_stall_r: DFF<Bit>,
     lost_reorder_r: DFF<Bit>,
+    /// Stage 3's slot is a first transmission sent at or after `hw`
+    /// (or `hw` has no value yet), registered from stage 2: no rule can
+    /// take it nor any slot after it, and a SACK's loss pass ends there
+    /// (docs/hw/retransmit.md, "Behaviour").
+    past_hw_r: DFF<Bit>,
+    /// The loss pass must visit every slot: it queues the slots waiting
+    /// after an out-of-window NACK (`una` moved with `oow_wait` set).
+    full_pass: DFF<Bit>,
     /// The pipeline walks for the tail check (else for a SACK's loss
     /// pass); stage 3's slot sent at or before the cut, and at or before
     /// the line, registered from stage 2.
@@ -513,6 +521,9 @@ pub struct RetransmitEngine {
     w_span: Signal<Local, Bits<24>>,
     reorder_gap: Signal<Local, Bits<16>>,
     stall_line: Signal<Local, Bits<32>>,
+    /// Stage 2's send time minus `hw` (its sign: sent before `hw`).
+    hw_gap: Signal<Local, Bits<32>>,
+    past_hw: Signal<Local, Bit>,
     live: Signal<Local, Bit>,
     lost_reorder: Signal<Local, Bit>,
     lost_stall: Signal<Local, Bit>,
@@ -606,6 +617,8 @@ impl Logic for RetransmitEngine {
             s3,
             lost_stall_r,
             lost_reorder_r,
+            past_hw_r,
+            full_pass,
             tail_mode,
             lost_tail_r,
             aged_r,
@@ -893,6 +906,13 @@ impl Logic for RetransmitEngine {
         // RTT sample yet, rule off).
         self.stall_line.next = self.s2.q.val().time - (self.qs.q.val().hw - self.c_allow.val());
         self.lost_stall.next = self.qs.q.val().hw_valid & self.c_allow.val().any() & self.stall_line.val().get_bit(31);
+        // The loss pass's end (stage 2): a first transmission sent at or
+        // after `hw`. Every slot either rule takes was last sent before
+        // `hw` (the stall rule: before `hw - A`; the per-EV rule: before
+        // an acknowledged first transmission on its EV, sent at or before
+        // `hw`), and every slot after this one was first sent after it.
+        self.hw_gap.next = self.s2.q.val().time - self.qs.q.val().hw;
+        self.past_hw.next = !self.s2.q.val().resent & (!self.qs.q.val().hw_valid | !self.hw_gap.val().get_bit(31));
         self.dl_p.next = self.s_time.val() + self.backoff.value.val();
         self.due_d.next = self.now.val() - self.dl_p.val();
         self.due.next = !self.due_d.val().get_bit(35);
@@ -1286,6 +1306,7 @@ impl Logic for RetransmitEngine {
                 self.v2.d.next = false;
                 self.v3.d.next = false;
                 self.tail_mode.d.next = false;
+                self.full_pass.d.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
                 if self.any_new.q.val()
                     & (self.ack_above.q.val()
                         | self.probe_seen.q.val()
@@ -1327,6 +1348,7 @@ impl Logic for RetransmitEngine {
                     self.s3.d.next = self.s2.q.val();
                     self.lost_reorder_r.d.next = self.lost_reorder.val();
                     self.lost_stall_r.d.next = self.lost_stall.val();
+                    self.past_hw_r.d.next = self.past_hw.val();
                     self.lost_tail_r.d.next = self.lost_tail.val();
                     self.aged_r.d.next = !self.aged_d.val().get_bit(31);
                     self.v2.d.next = self.v1.q.val();
@@ -1353,6 +1375,23 @@ impl Logic for RetransmitEngine {
                         (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.p1.q.val() & 255);
                     self.ev_ram.read_address.next =
                         (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.s2.q.val().ev);
+                }
+                // A SACK's pass ends at the first slot no rule can take and
+                // after which none can (`past_hw_r`; stage 3 decided it this
+                // cycle, stages 1 and 2 hold later PSNs): a pass costs the
+                // slots sent before `hw`, not every slot outstanding. Not
+                // for the tail check (its probe wants the newest live slot)
+                // nor a pass that queues out-of-window slots.
+                if self.go.val()
+                    & self.v3.q.val()
+                    & self.past_hw_r.q.val()
+                    & !self.tail_mode.q.val()
+                    & !self.full_pass.q.val()
+                {
+                    self.v1.d.next = false;
+                    self.v2.d.next = false;
+                    self.v3.d.next = false;
+                    self.st.d.next = EngineState::SackDone;
                 }
             }
             EngineState::SackDone => {

@@ -1518,6 +1518,184 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     }
 }
 
+/// Directed: a SACK with a hole over a deep window (200 PSNs outstanding
+/// on 8 EVs, sent 10 ns apart, across the PSN wrap): cumulative to START +
+/// 9 and a bitmap of the 32 PSNs from START + 11, so START + 10 is open
+/// and lost by the per-EV rule (4 later first transmissions on its EV
+/// acknowledged, allowance 3). No rule can take a slot sent at or after
+/// the latest acknowledged first transmission (`hw`), nor any slot after
+/// it, so the loss pass ends at START + 43, the first slot sent after
+/// `hw`: the SACK costs the PSNs from the new una to there, not the 157
+/// outstanding after them. Then a SACK cumulative past the resent PSN and
+/// 100 more, and the PSN after the new una in its bitmap: its pass ends at
+/// that PSN, the second slot. What the block emits equals the reference's
+/// (which runs every rule over every slot); replayed on the Verilog.
+/// Mutation-checked by hand: with the end of the pass removed the first
+/// SACK took 291 cycles against its bound of 139.
+#[test]
+fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
+    /// Fixed cycles of a SACK that runs the loss pass, besides its words,
+    /// its PSNs and the pass: QP read, validation, the new una's slot,
+    /// done, the store.
+    const SACK_FIXED: usize = 9;
+    /// The loss pipeline's fill (its three stages).
+    const LOSS_FILL: usize = 3;
+    const START: u32 = 0xFF_FFE0;
+    const SENT: u32 = 200;
+    const EVS8: u32 = 8;
+    let cfg = Cfg {
+        texp: 14,
+        allow: 500,
+        reorder: 3,
+        lin: 2,
+        exp: RETRY_INFINITE as u8,
+        age: 0,
+    };
+    // (cum, base, bitmap, PSNs newly acknowledged, words visited (to the
+    // last the 64-bit bitmap covers), the loss pass's slots: from the new
+    // una to the first sent at or after hw).
+    let sacks: [(u32, u32, u64, usize, usize, usize); 2] = [
+        (START + 9, START + 11, (1 << 32) - 1, 10 + 32, 2, 43 - 10 + 1),
+        (
+            (START + 143) & 0xFF_FFFF,
+            (START + 145) & 0xFF_FFFF,
+            1,
+            1 + 143 - 42 + 1,
+            4,
+            2,
+        ),
+    ];
+    let log = Arc::new(Mutex::new((Vec::<Out>::new(), Vec::<usize>::new())));
+    let log2 = log.clone();
+    let mut uut = RetransmitEngine::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        x.rtx_ready.next = true;
+        x.mark_ready.next = true;
+        x.ack_ready.next = true;
+        x.rto_ready.next = true;
+        x.err_ready.next = true;
+        x.cfg.valid.next = true;
+        x.cfg.table.next = u64::from(table::RETX_QP).into();
+        x.cfg.index.next = 0.into();
+        x.cfg.data.next = cfg_row(&cfg);
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
+        x.cfg.data.next = 0.into();
+        wait_clock_cycle!(sim, clock, x);
+        x.cfg.valid.next = false;
+        let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, START, 0, 0)];
+        for i in 0..SENT {
+            recs.push((kind::SENT, (START + i) & 0xFF_FFFF, i % EVS8, 0));
+        }
+        for &(cum, base, bm, _, _, _) in &sacks {
+            recs.push((kind::SACK, cum, base, bm));
+        }
+        let mut now = 1_000u64;
+        for (k, psn, aux, bm) in recs {
+            x.now.next = now.into();
+            x.op_valid.next = true;
+            x.op_kind.next = k.into();
+            x.op_qp.next = 0.into();
+            x.op_psn.next = u64::from(psn).into();
+            // aux: the EV of a SENT, the bitmap base of a SACK.
+            x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
+            x.op_time.next = now.into();
+            x.op_len.next = u64::from(1000 + (psn & 255)).into();
+            x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
+            x.op_bitmap.next = bm.into();
+            let mut taken = false;
+            let mut cycles = 0;
+            loop {
+                wait_clock_false!(sim, clock, x);
+                log_single_qp_outputs(&x, &mut log2.lock().unwrap().0);
+                let ready = x.op_ready.val();
+                wait_clock_true!(sim, clock, x);
+                if taken && ready {
+                    break;
+                }
+                if taken {
+                    cycles += 1;
+                }
+                if !taken && ready {
+                    taken = true;
+                    x.op_valid.next = false;
+                }
+            }
+            if k == kind::SACK {
+                log2.lock().unwrap().1.push(cycles);
+            }
+            now += 10;
+        }
+        // Let the last output registers drain.
+        for _ in 0..8 {
+            wait_clock_false!(sim, clock, x);
+            let mut l = log2.lock().unwrap();
+            if x.ack_valid.val() {
+                l.0.push(Out::Ack {
+                    qp: 0,
+                    una: u(x.ack_una.val()) as u32,
+                    bytes: u(x.ack_bytes.val()) as u32,
+                });
+            }
+            drop(l);
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    rec.check_verilog("mrc_retransmit", || {
+        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
+    });
+    // The reference, record by record.
+    let mut r = RefQp::new(cfg);
+    let mut want = Vec::new();
+    r.init(START);
+    let mut now = 1_010u64;
+    for i in 0..SENT {
+        r.sent(
+            (START + i) & 0xFF_FFFF,
+            (i % EVS8) as u8,
+            now,
+            (1000 + ((START + i) & 255)) as u16,
+            &mut want,
+        );
+        now += 10;
+    }
+    let mut m_after = Vec::new();
+    for &(cum, base, bm, _, _, _) in &sacks {
+        r.sack(0, cum, base, bm, &mut want);
+        m_after.push(r.outstanding() as usize);
+    }
+    let (got, cycles) = log.lock().unwrap().clone();
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    want.sort();
+    assert_eq!(got_sorted, want, "emitted vs reference");
+    let resends: Vec<&Out> = want.iter().filter(|o| matches!(o, Out::Rtx { .. })).collect();
+    assert_eq!(resends.len(), 1, "the hole is lost: {want:?}");
+    assert!(
+        want.iter().any(|o| matches!(o, Out::Mark { reason: 0, .. })),
+        "a per-EV loss mark"
+    );
+    eprintln!("SACK cycles {cycles:?}, outstanding after {m_after:?}");
+    for (i, &(_, _, _, k, w, pass)) in sacks.iter().enumerate() {
+        let resent = if i == 0 { resends.len() } else { 0 };
+        let bound = SACK_FIXED + 4 * w + 2 * k + LOSS_FILL + pass + resent;
+        assert!(
+            cycles[i] <= bound,
+            "SACK {i}: {} cycles, bound {bound} (k {k}, w {w}, pass {pass}, m {})",
+            cycles[i],
+            m_after[i]
+        );
+        // The point: well under a pass over every PSN outstanding.
+        assert!(pass + 10 < m_after[i], "SACK {i}: the window is deeper than the pass");
+    }
+}
+
 /// Directed: in-order cumulative SACKs over a deep window (200 PSNs
 /// outstanding on 8 EVs, across the PSN wrap), each acknowledging the
 /// next 4 PSNs with nothing above them: the common case of a transfer

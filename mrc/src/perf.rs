@@ -433,14 +433,20 @@ fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
 
 /// The stall rule's allowance `mrc perf` writes, ns: how much later than
 /// an acknowledged packet another may have been sent before its missing
-/// acknowledgement makes it lost. It bounds the reordering between EVs,
-/// which on this fabric is the paths' delay spread only: every EV's
-/// packets cross one line, in the order they were sent, so what the
-/// windows queue there delays them all alike and reorders none (unlike
-/// [`StallTiming::allowance_ns`], written for fabrics whose paths queue
-/// apart, e.g. `mrc cosim`'s degraded paths). The model's floors stay
-/// (`max(STALL_MIN, STALL_RTTS x base RTT)`, `proto::model::ev`), and the
-/// spread counts once each way (data and acknowledgement).
+/// acknowledgement makes it lost. It covers the reordering between EVs,
+/// on this fabric the paths' delay spread: every EV's packets cross one
+/// line in the order they were sent (unlike [`StallTiming::allowance_ns`],
+/// written for fabrics whose paths queue apart, e.g. `mrc cosim`'s
+/// degraded paths). The model's floors stay (`max(STALL_MIN, STALL_RTTS x
+/// base RTT)`, `proto::model::ev`), and the spread counts once each way
+/// (data and acknowledgement). Not covered: two packets next to each
+/// other on the line were sent as far apart as the sender paused while
+/// the line's queue drained, so a later one overtaking an earlier one by
+/// the spread can be an allowance later in send time, and the earlier is
+/// resent with nothing lost (8 QPs at 1 KiB MTU: docs/benchmarks.md). An
+/// allowance of the queue would cover that and leave a dead EV to the
+/// tail check; the model sizes it from its RTT samples, which the card
+/// does not take yet.
 fn stall_allowance_ns(t: &StallTiming) -> u32 {
     let floor = STALL_MIN.as_ns();
     let round_trip_spread = PATH_SPREAD_CROSSINGS * t.spread_ns;
