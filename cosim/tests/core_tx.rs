@@ -480,9 +480,15 @@ fn blackholed_ev_recovery(start_psn: u32) {
         assert_eq!(e.ev, value, "EV event {slot}: {e:?}");
         if e.new_state == contract::layout::EvNewState::AssumedBad && e.ev == 0x1002 {
             marked_dead += 1;
+            // Nothing sent after the dead EV's last packets is acknowledged
+            // before their RTO: the RTO marks the EV, and the event says
+            // so (it said LOSS for every mark before the reason was
+            // carried through the EV selector).
+            assert_eq!(e.reason, contract::layout::EvReason::Timeout, "{e:?}");
         }
     }
     assert!(marked_dead > 0, "an EV event marks EV 0x1002 bad");
+    assert!(nic.counter("rto") > 0, "the RTO fired");
 }
 
 /// A QP in error is not held: `RTX_SLOTS` + 8 (72) single-packet WRITEs

@@ -267,7 +267,7 @@ pub struct MrcCore {
     /// starts a pass, or takes a mark, only while the FIFO has room for a
     /// whole pass plus the events of marks still in its pipeline: no EV
     /// event is dropped inside the core (`evt_room`).
-    evt_fifo: SynchronousFIFO<Bits<34>, 8, 9, { EVT_PASS_ROOM as u32 }>,
+    evt_fifo: SynchronousFIFO<Bits<35>, 8, 9, { EVT_PASS_ROOM as u32 }>,
     /// Probe answers ({qp 8, EV index 7}) the retransmit engine took, on
     /// their way to the EV selector's readmit command (taken when no
     /// mark, EV-table row or set-count waits). Full, it holds the RX
@@ -377,6 +377,8 @@ pub struct MrcCore {
     p_state_assumed_bad: Param<2, { crate::ev_selector::state::ASSUMED_BAD }>,
     p_reason_loss: Param<8, { contract::layout::EvReason::Loss as u64 }>,
     p_reason_probe_ok: Param<8, { contract::layout::EvReason::ProbeOk as u64 }>,
+    p_reason_timeout: Param<8, { contract::layout::EvReason::Timeout as u64 }>,
+    p_mark_timeout: Param<2, { crate::retransmit::mark_reason::TIMEOUT }>,
     p_state_good: Param<2, { crate::ev_selector::state::GOOD }>,
     p_probe_sweep: Param<SWEEP_BITS, PROBE_SWEEP_CYCLES>,
     p_probe_qp_last: Param<8, PROBE_QP_LAST>,
@@ -1029,6 +1031,7 @@ impl Logic for MrcCore {
         self.evsel.mark_valid.next = self.ev_free.val() & self.retx.mark_valid.val();
         self.evsel.mark_qp.next = self.retx.mark_qp.val();
         self.evsel.mark_ev.next = self.retx.mark_ev.val();
+        self.evsel.mark_timeout.next = self.retx.mark_reason.val() == self.p_mark_timeout.val();
         self.retx.mark_ready.next = self.ev_free.val();
         self.evc_take.next = self.ev_free.val() & !self.retx.mark_valid.val() & self.evc_valid.q.val();
         self.evsel.ctl_valid.next = self.evc_take.val() & self.evc_ctl.q.val();
@@ -1079,25 +1082,32 @@ impl Logic for MrcCore {
             self.evn_valid.d.next = false;
         }
         // EV state changes -> EV-event ring 0 (contract `ev_event`: the new
-        // state; reason LOSS for a change to ASSUMED_BAD, CONTROL for one
-        // to GOOD or DENIED; QP; the EV's 16-bit value and its index;
-        // time). FIFO word: [1:0] new state, [8:2] EV index, [16:9] QP,
-        // [32:17] EV value, [33] a readmit (an answered probe: reason
-        // PROBE_OK).
+        // state; reason LOSS for a change to ASSUMED_BAD (TIMEOUT when the
+        // retransmit engine's mark was a timeout's; a stall is a loss, as
+        // the model's events say), CONTROL for one to GOOD or DENIED; QP;
+        // the EV's 16-bit value and its index; time). FIFO word: [1:0] new
+        // state, [8:2] EV index, [16:9] QP, [32:17] EV value, [33] a
+        // readmit (an answered probe: reason PROBE_OK), [34] a timeout.
         self.evt_readmit.next = (self.evsel.evt_from.val() == self.p_state_assumed_bad.val())
             & (self.evsel.evt_to.val() == self.p_state_good.val());
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
-        self.evt_fifo.data_in.next = (bit_cast::<34, 1>(self.evt_readmit.val().into()) << 33)
-            | (bit_cast::<34, 16>(self.evsel.evt_value.val()) << 17)
-            | (bit_cast::<34, 8>(self.evsel.evt_qp.val()) << 9)
-            | (bit_cast::<34, 7>(self.evsel.evt_ev.val()) << 2)
-            | bit_cast::<34, 2>(self.evsel.evt_to.val());
+        self.evt_fifo.data_in.next = (bit_cast::<35, 1>(self.evsel.evt_timeout.val().into()) << 34)
+            | (bit_cast::<35, 1>(self.evt_readmit.val().into()) << 33)
+            | (bit_cast::<35, 16>(self.evsel.evt_value.val()) << 17)
+            | (bit_cast::<35, 8>(self.evsel.evt_qp.val()) << 9)
+            | (bit_cast::<35, 7>(self.evsel.evt_ev.val()) << 2)
+            | bit_cast::<35, 2>(self.evsel.evt_to.val());
         self.evt_entry.next = 0.into();
         self.evt_entry
             .next
             .set_value_ev_event_new_state(bit_cast::<8, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)));
         if self.evt_fifo.data_out.val().get_bits::<2>(0) == self.p_state_assumed_bad.val() {
             self.evt_entry.next.set_value_ev_event_reason(self.p_reason_loss.val());
+            if self.evt_fifo.data_out.val().get_bit(34) {
+                self.evt_entry
+                    .next
+                    .set_value_ev_event_reason(self.p_reason_timeout.val());
+            }
         }
         if self.evt_fifo.data_out.val().get_bit(33) {
             self.evt_entry

@@ -343,6 +343,9 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub mark_valid: Signal<In, Bit>,
     pub mark_qp: Signal<In, Bits<Q>>,
     pub mark_ev: Signal<In, Bits<E>>,
+    /// The mark is a retransmission timeout's (its event says so), else
+    /// a loss's (inferred from SACKs, or a stall).
+    pub mark_timeout: Signal<In, Bit>,
     /// Deny (`ctl_allow` low) or allow every EV of `ctl_qp` whose value
     /// matches `ctl_value` under `ctl_mask`. Iterates: `busy` for N + 3 cycles.
     pub ctl_valid: Signal<In, Bit>,
@@ -395,6 +398,8 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     pub evt_value: Signal<Out, Bits<VALUE_BITS>>,
     pub evt_from: Signal<Out, Bits<2>>,
     pub evt_to: Signal<Out, Bits<2>>,
+    /// The change is a mark-bad with `mark_timeout` set.
+    pub evt_timeout: Signal<Out, Bit>,
     /// Mark-bad commands refused by the guard, all QPs.
     pub refused: Signal<Out, Bits<32>>,
     // ---- Storage. Per QP: not-GOOD bitmap, done mask (the RR pointer: EVs at or before the last selected), not-GOOD count
@@ -423,6 +428,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     s1_op: DFF<Bits<3>>,
     s1_qp: DFF<Bits<Q>>,
     s1_ev: DFF<Bits<E>>,
+    s1_timeout: DFF<Bit>,
     s1_allow: DFF<Bit>,
     s1_mask: DFF<Bits<VALUE_BITS>>,
     s1_value: DFF<Bits<VALUE_BITS>>,
@@ -501,6 +507,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// event's cycle (`e_mark`).
     e_value: DFF<Bits<VALUE_BITS>>,
     e_mark: DFF<Bit>,
+    e_timeout: DFF<Bit>,
     n_refused: DFF<Bits<32>>,
     take: Signal<Local, Bit>,
 }
@@ -524,6 +531,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             mark_valid: Default::default(),
             mark_qp: Default::default(),
             mark_ev: Default::default(),
+            mark_timeout: Default::default(),
             ctl_valid: Default::default(),
             ctl_allow: Default::default(),
             ctl_qp: Default::default(),
@@ -550,6 +558,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             evt_value: Default::default(),
             evt_from: Default::default(),
             evt_to: Default::default(),
+            evt_timeout: Default::default(),
             refused: Default::default(),
             nb_ram: Default::default(),
             done_ram: Default::default(),
@@ -563,6 +572,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             s1_op: Default::default(),
             s1_qp: Default::default(),
             s1_ev: Default::default(),
+            s1_timeout: Default::default(),
             s1_allow: Default::default(),
             s1_mask: Default::default(),
             s1_value: Default::default(),
@@ -617,6 +627,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             e_to: Default::default(),
             e_value: Default::default(),
             e_mark: Default::default(),
+            e_timeout: Default::default(),
             n_refused: Default::default(),
             take: Default::default(),
         }
@@ -632,7 +643,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_min, s1_adm,
             s1_mark, fw_hit, fw_nb, fw_done, fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask,
             f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev, e_from, e_to,
-            e_value, e_mark, n_refused
+            e_value, e_mark, n_refused, s1_timeout, e_timeout
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
@@ -656,6 +667,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.busy.next = !self.take.val();
         self.s1_op.d.next = 0.into();
         self.s1_mark.d.next = false;
+        self.s1_timeout.d.next = false;
         self.s1_lim.d.next = false;
         self.s1_adm.d.next = false;
         self.nb_ram.read_address.next = self.sel_qp.val();
@@ -670,6 +682,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.read_address.next = self.mark_qp.val();
                 self.s1_qp.d.next = self.mark_qp.val();
                 self.s1_ev.d.next = self.mark_ev.val();
+                self.s1_timeout.d.next = self.mark_timeout.val();
             } else if self.ctl_valid.val() {
                 self.s1_op.d.next = 3.into();
                 self.nb_ram.read_address.next = self.ctl_qp.val();
@@ -782,6 +795,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.s2_valid.d.next = false;
         self.e_valid.d.next = false;
         self.e_mark.d.next = false;
+        self.e_timeout.d.next = false;
 
         if self.s1_op.q.val() == 1 {
             self.s2_valid.d.next = true;
@@ -810,6 +824,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.e_from.d.next = 0.into();
                 self.e_to.d.next = 1.into();
                 self.e_mark.d.next = true;
+                self.e_timeout.d.next = self.s1_timeout.q.val();
             }
         }
         if self.s1_op.q.val() == 4 {
@@ -993,6 +1008,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         }
         self.evt_from.next = self.e_from.q.val();
         self.evt_to.next = self.e_to.q.val();
+        self.evt_timeout.next = self.e_timeout.q.val();
         self.refused.next = self.n_refused.q.val();
     }
 }
