@@ -1339,50 +1339,23 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
     }
 }
 
-/// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
-/// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
-/// the acknowledged bitmap and visits only the PSNs a SACK newly
-/// acknowledges; the loss pass takes one outstanding PSN per cycle and is
-/// skipped by a SACK that acknowledges nothing new. The cycles each SACK
-/// takes (from the edge that takes it to `op_ready` again) are a property
-/// of the design, counted in simulation: with `w` words visited, `k`
-/// PSNs newly acknowledged and `m` outstanding after it, at most
-/// `9 + 4w + 2k + m` plus one per resend (its output register is taken
-/// a cycle later), and `6 + 4w` for a duplicate. The
-/// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
-/// 977, 957 and 534 cycles for the three SACKs here (342, 14 and 186 now:
-/// the third is in order, no loss pass). What the block emits (resends with
-/// reasons, EV marks, ack advances) is the reference's, the requester
-/// rules walked PSN by PSN.
-#[test]
-fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
-    /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
-    /// validation, the new una's slot, the backoff, done, the store.
-    const SACK_FIXED: usize = 6;
-    /// The loss pipeline's fill (its three stages).
-    const LOSS_FILL: usize = 3;
-    const START: u32 = 0xFF_FFE0;
-    const SENT: u32 = 200;
-    const EVS8: u32 = 8;
-    let cfg = Cfg {
-        texp: 14,
-        allow: 500,
-        reorder: 3,
-        lin: 2,
-        exp: RETRY_INFINITE as u8,
-        age: 0,
-    };
-    // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
-    // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
-    // and stall losses behind them); 2: the same again (nothing new);
-    // 3: cumulative past the holes and 60 more.
-    let holes: u64 = (1 << 5) | (1 << 20) | (1 << 33);
-    let bm1: u64 = !holes & ((1 << 60) - 1);
-    let sacks: [(u32, u32, u64, usize, usize); 3] = [
-        (START + 9, START + 12, bm1, 10 + 57, 4),
-        (START + 9, START + 12, bm1, 0, 4),
-        ((START + 150) & 0xFF_FFFF, (START + 151) & 0xFF_FFFF, 0, 141 - 57, 4),
-    ];
+/// What [`sacks_over_a_window`] saw: the block's outputs and the cycles
+/// each SACK held it, the reference's outputs and the PSNs outstanding
+/// after each SACK.
+struct WindowRun {
+    got: Vec<Out>,
+    cycles: Vec<usize>,
+    want: Vec<Out>,
+    m_after: Vec<usize>,
+}
+
+/// One QP, every output ready: INIT at `start`, `sent` first
+/// transmissions 10 ns apart on `evs` EVs in turn, then `sacks`
+/// (cumulative PSN, bitmap base, bitmap) one after the other, each
+/// counted from the edge that takes it to `op_ready` again; replayed on
+/// the Verilog; and the reference fed the same records.
+fn sacks_over_a_window(cfg: Cfg, start: u32, sent: u32, evs: u32, sacks: &[(u32, u32, u64)]) -> WindowRun {
+    let sacks_hw = sacks.to_vec();
     let log = Arc::new(Mutex::new((Vec::<Out>::new(), Vec::<usize>::new())));
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
@@ -1405,11 +1378,11 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
         x.cfg.data.next = 0.into();
         wait_clock_cycle!(sim, clock, x);
         x.cfg.valid.next = false;
-        let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, START, 0, 0)];
-        for i in 0..SENT {
-            recs.push((kind::SENT, (START + i) & 0xFF_FFFF, i % EVS8, 0));
+        let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, start, 0, 0)];
+        for i in 0..sent {
+            recs.push((kind::SENT, (start + i) & 0xFF_FFFF, i % evs, 0));
         }
-        for &(cum, base, bm, _, _) in &sacks {
+        for &(cum, base, bm) in &sacks_hw {
             recs.push((kind::SACK, cum, base, bm));
         }
         let mut now = 1_000u64;
@@ -1419,7 +1392,7 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
             x.op_kind.next = k.into();
             x.op_qp.next = 0.into();
             x.op_psn.next = u64::from(psn).into();
-            // aux: the EV of a SENT, the bitmap base of a SACK.
+            // aux: the EV of a sent, the bitmap base of a SACK.
             x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
             x.op_time.next = now.into();
             x.op_len.next = u64::from(1000 + (psn & 255)).into();
@@ -1471,24 +1444,83 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     // The reference, record by record.
     let mut r = RefQp::new(cfg);
     let mut want = Vec::new();
-    r.init(START);
+    r.init(start);
     let mut now = 1_010u64;
-    let mut m_after = Vec::new();
-    for i in 0..SENT {
+    for i in 0..sent {
         r.sent(
-            (START + i) & 0xFF_FFFF,
-            (i % EVS8) as u8,
+            (start + i) & 0xFF_FFFF,
+            (i % evs) as u8,
             now,
-            (1000 + ((START + i) & 255)) as u16,
+            (1000 + ((start + i) & 255)) as u16,
             &mut want,
         );
         now += 10;
     }
-    for &(cum, base, bm, _, _) in &sacks {
+    let mut m_after = Vec::new();
+    for &(cum, base, bm) in sacks {
         r.sack(0, cum, base, bm, &mut want);
         m_after.push(r.outstanding() as usize);
     }
     let (got, cycles) = log.lock().unwrap().clone();
+    WindowRun {
+        got,
+        cycles,
+        want,
+        m_after,
+    }
+}
+
+/// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
+/// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
+/// the acknowledged bitmap and visits only the PSNs a SACK newly
+/// acknowledges; the loss pass takes one outstanding PSN per cycle and is
+/// skipped by a SACK that acknowledges nothing new. The cycles each SACK
+/// takes (from the edge that takes it to `op_ready` again) are a property
+/// of the design, counted in simulation: with `w` words visited, `k`
+/// PSNs newly acknowledged and `m` outstanding after it, at most
+/// `9 + 4w + 2k + m` plus one per resend (its output register is taken
+/// a cycle later), and `6 + 4w` for a duplicate. The
+/// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
+/// 977, 957 and 534 cycles for the three SACKs here (342, 14 and 186 now:
+/// the third is in order, no loss pass). What the block emits (resends with
+/// reasons, EV marks, ack advances) is the reference's, the requester
+/// rules walked PSN by PSN.
+#[test]
+fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
+    /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
+    /// validation, the new una's slot, the backoff, done, the store.
+    const SACK_FIXED: usize = 6;
+    /// The loss pipeline's fill (its three stages).
+    const LOSS_FILL: usize = 3;
+    const START: u32 = 0xFF_FFE0;
+    const SENT: u32 = 200;
+    const EVS8: u32 = 8;
+    let cfg = Cfg {
+        texp: 14,
+        allow: 500,
+        reorder: 3,
+        lin: 2,
+        exp: RETRY_INFINITE as u8,
+        age: 0,
+    };
+    // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
+    // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
+    // and stall losses behind them); 2: the same again (nothing new);
+    // 3: cumulative past the holes and 60 more.
+    let holes: u64 = (1 << 5) | (1 << 20) | (1 << 33);
+    let bm1: u64 = !holes & ((1 << 60) - 1);
+    let sacks: [(u32, u32, u64, usize, usize); 3] = [
+        (START + 9, START + 12, bm1, 10 + 57, 4),
+        (START + 9, START + 12, bm1, 0, 4),
+        ((START + 150) & 0xFF_FFFF, (START + 151) & 0xFF_FFFF, 0, 141 - 57, 4),
+    ];
+    let sack_records = sacks.map(|(c, b, m, ..)| (c, b, m));
+    let WindowRun {
+        got,
+        cycles,
+        mut want,
+        m_after,
+    } = sacks_over_a_window(cfg, START, SENT, EVS8, &sack_records);
     let mut got_sorted = got.clone();
     got_sorted.sort();
     want.sort();
@@ -1565,112 +1597,13 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
             2,
         ),
     ];
-    let log = Arc::new(Mutex::new((Vec::<Out>::new(), Vec::<usize>::new())));
-    let log2 = log.clone();
-    let mut uut = RetransmitEngine::default();
-    uut.connect_all();
-    let rec = lockstep::Recording::new();
-    let mut sim = lockstep_sim!(RetransmitEngine, clock, 100_000_000, rec, sim, {
-        let mut x = sim.init()?;
-        wait_clock_true!(sim, clock, x);
-        x.rtx_ready.next = true;
-        x.mark_ready.next = true;
-        x.ack_ready.next = true;
-        x.rto_ready.next = true;
-        x.err_ready.next = true;
-        x.cfg.valid.next = true;
-        x.cfg.table.next = u64::from(table::RETX_QP).into();
-        x.cfg.index.next = 0.into();
-        x.cfg.data.next = cfg_row(&cfg);
-        wait_clock_cycle!(sim, clock, x);
-        x.cfg.table.next = u64::from(table::RETX_GLOBAL).into();
-        x.cfg.data.next = 0.into();
-        wait_clock_cycle!(sim, clock, x);
-        x.cfg.valid.next = false;
-        let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, START, 0, 0)];
-        for i in 0..SENT {
-            recs.push((kind::SENT, (START + i) & 0xFF_FFFF, i % EVS8, 0));
-        }
-        for &(cum, base, bm, _, _, _) in &sacks {
-            recs.push((kind::SACK, cum, base, bm));
-        }
-        let mut now = 1_000u64;
-        for (k, psn, aux, bm) in recs {
-            x.now.next = now.into();
-            x.op_valid.next = true;
-            x.op_kind.next = k.into();
-            x.op_qp.next = 0.into();
-            x.op_psn.next = u64::from(psn).into();
-            // aux: the EV of a SENT, the bitmap base of a SACK.
-            x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
-            x.op_time.next = now.into();
-            x.op_len.next = u64::from(1000 + (psn & 255)).into();
-            x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
-            x.op_bitmap.next = bm.into();
-            let mut taken = false;
-            let mut cycles = 0;
-            loop {
-                wait_clock_false!(sim, clock, x);
-                log_single_qp_outputs(&x, &mut log2.lock().unwrap().0);
-                let ready = x.op_ready.val();
-                wait_clock_true!(sim, clock, x);
-                if taken && ready {
-                    break;
-                }
-                if taken {
-                    cycles += 1;
-                }
-                if !taken && ready {
-                    taken = true;
-                    x.op_valid.next = false;
-                }
-            }
-            if k == kind::SACK {
-                log2.lock().unwrap().1.push(cycles);
-            }
-            now += 10;
-        }
-        // Let the last output registers drain.
-        for _ in 0..8 {
-            wait_clock_false!(sim, clock, x);
-            let mut l = log2.lock().unwrap();
-            if x.ack_valid.val() {
-                l.0.push(Out::Ack {
-                    qp: 0,
-                    una: u(x.ack_una.val()) as u32,
-                    bytes: u(x.ack_bytes.val()) as u32,
-                });
-            }
-            drop(l);
-            wait_clock_true!(sim, clock, x);
-        }
-        sim.done(x)
-    });
-    sim.run(Box::new(uut), 1_000_000_000).unwrap();
-    rec.check_verilog("mrc_retransmit", || {
-        hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
-    });
-    // The reference, record by record.
-    let mut r = RefQp::new(cfg);
-    let mut want = Vec::new();
-    r.init(START);
-    let mut now = 1_010u64;
-    for i in 0..SENT {
-        r.sent(
-            (START + i) & 0xFF_FFFF,
-            (i % EVS8) as u8,
-            now,
-            (1000 + ((START + i) & 255)) as u16,
-            &mut want,
-        );
-        now += 10;
-    }
-    let mut m_after = Vec::new();
-    for &(cum, base, bm, _, _, _) in &sacks {
-        r.sack(0, cum, base, bm, &mut want);
-        m_after.push(r.outstanding() as usize);
-    }
-    let (got, cycles) = log.lock().unwrap().clone();
+    let sack_records = sacks.map(|(c, b, m, ..)| (c, b, m));
+    let WindowRun {
+        got,
+        cycles,
+        mut want,
+        m_after,
+    } = sacks_over_a_window(cfg, START, SENT, EVS8, &sack_records);
     let mut got_sorted = got.clone();
     got_sorted.sort();
     want.sort();
