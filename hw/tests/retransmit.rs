@@ -1339,6 +1339,24 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
     }
 }
 
+/// The deep-window SACK tests' QP: 200 PSNs outstanding from just before
+/// the 24-bit PSN wrap, on 8 EVs in turn.
+const START: u32 = 0xFF_FFE0;
+const SENT: u32 = 200;
+const EVS8: u32 = 8;
+/// Their configuration: RTO 2^14 x 1.024 us (never due), stall allowance
+/// 500 ns, reorder allowance 3, no retry limit, no tail check.
+const DEEP_WINDOW_CFG: Cfg = Cfg {
+    texp: 14,
+    allow: 500,
+    reorder: 3,
+    lin: 2,
+    exp: RETRY_INFINITE as u8,
+    age: 0,
+};
+/// The loss pipeline's fill (its three stages).
+const LOSS_FILL: usize = 3;
+
 /// What [`sacks_over_a_window`] saw: the block's outputs and the cycles
 /// each SACK held it, the reference's outputs and the PSNs outstanding
 /// after each SACK.
@@ -1481,8 +1499,9 @@ fn sacks_over_a_window(cfg: Cfg, start: u32, sent: u32, evs: u32, sacks: &[(u32,
 /// `9 + 4w + 2k + m` plus one per resend (its output register is taken
 /// a cycle later), and `6 + 4w` for a duplicate. The
 /// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
-/// 977, 957 and 534 cycles for the three SACKs here (342, 14 and 186 now:
-/// the third is in order, no loss pass). What the block emits (resends with
+/// 977, 957 and 534 cycles for the three SACKs here (214, 14 and 186 now:
+/// the first one's loss pass ends at the first PSN sent after `hw`, the
+/// third is in order, no loss pass). What the block emits (resends with
 /// reasons, EV marks, ack advances) is the reference's, the requester
 /// rules walked PSN by PSN.
 #[test]
@@ -1490,19 +1509,7 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
     /// validation, the new una's slot, the backoff, done, the store.
     const SACK_FIXED: usize = 6;
-    /// The loss pipeline's fill (its three stages).
-    const LOSS_FILL: usize = 3;
-    const START: u32 = 0xFF_FFE0;
-    const SENT: u32 = 200;
-    const EVS8: u32 = 8;
-    let cfg = Cfg {
-        texp: 14,
-        allow: 500,
-        reorder: 3,
-        lin: 2,
-        exp: RETRY_INFINITE as u8,
-        age: 0,
-    };
+    let cfg = DEEP_WINDOW_CFG;
     // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
     // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
     // and stall losses behind them); 2: the same again (nothing new);
@@ -1570,19 +1577,7 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
     /// its PSNs and the pass: QP read, validation, the new una's slot,
     /// done, the store.
     const SACK_FIXED: usize = 9;
-    /// The loss pipeline's fill (its three stages).
-    const LOSS_FILL: usize = 3;
-    const START: u32 = 0xFF_FFE0;
-    const SENT: u32 = 200;
-    const EVS8: u32 = 8;
-    let cfg = Cfg {
-        texp: 14,
-        allow: 500,
-        reorder: 3,
-        lin: 2,
-        exp: RETRY_INFINITE as u8,
-        age: 0,
-    };
+    let cfg = DEEP_WINDOW_CFG;
     // (cum, base, bitmap, PSNs newly acknowledged, words visited (to the
     // last the 64-bit bitmap covers), the loss pass's slots: from the new
     // una to the first sent at or after hw).
@@ -1655,9 +1650,6 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
     /// newly acknowledged (slot read, EV read and write).
     const PER_WORD: usize = 4;
     const PER_PSN: usize = 2;
-    const START: u32 = 0xFF_FFE0;
-    const SENT: u32 = 200;
-    const EVS8: u32 = 8;
     /// PSNs each SACK newly acknowledges.
     const STEP: u32 = 4;
     /// In-order SACKs before the out-of-window NACK.
