@@ -95,7 +95,7 @@ const FRAME_ARENA: usize = 256 << 10;
 /// full. Half, because the socket also takes the SACKs of the NIC's own
 /// sends and whatever a spurious timeout resends while the originals are
 /// still queued; and the smaller the window, the sooner the queue drains
-/// (224 KiB at 4 Gb/s: 0.5 ms, inside a 1 ms RTO). The peer's buffer is
+/// (452 KiB at 4 Gb/s: 0.9 ms, inside a 1 ms RTO). The peer's buffer is
 /// assumed to be like ours (soft NICs on one host share the kernel's
 /// limits). A datagram is charged about twice its length plus overhead
 /// (`2 x (len + 512)` overestimates what Linux charges from 256 B to 8 KiB

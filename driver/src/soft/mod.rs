@@ -51,8 +51,13 @@ const RX_BATCH: usize = 16;
 /// socket buffer is the soft NIC's only buffering between a peer and its
 /// model, so it bounds the window a QP may keep in flight
 /// ([`engine::path_window`]): with `rmem_max` at least this, a 4 KiB-MTU
-/// QP keeps 224 KiB in flight.
-pub const RX_BUFFER: usize = 512 << 10;
+/// QP keeps 452 KiB in flight. Between two soft NICs driven by polling
+/// programs a window's round trip is 140-230 us on a 2-core host (a
+/// window over the rate it reached): a 512 KiB buffer's 224 KiB window
+/// held 64 KiB WRITEs to 13.3 Gb/s where this one reaches 16.0 (the OCP
+/// benchmark, medians of 6 rounds alternated; docs/benchmarks.md). A
+/// 2 MiB buffer was slower again.
+pub const RX_BUFFER: usize = 1 << 20;
 
 /// Longest sleep of the NIC's thread with nothing due (it wakes earlier
 /// for a datagram or a model timer).
