@@ -27,6 +27,7 @@ use crate::param::Param;
 use crate::requester::Requester;
 use crate::retransmit::{RetransmitEngine, TIME_BITS};
 use crate::ring_writer::RingWriter;
+use crate::rtt_est::RttEstimator;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_ingress::RxIngress;
 use crate::rx_parser::RxParser;
@@ -207,6 +208,7 @@ pub struct MrcCore {
     txpath: TxPath,
     txb: TxBuilder,
     retx: RetransmitEngine,
+    rtt: RttEstimator,
     sendcq: SendCompletions,
     cq_rw: RingWriter,
     ev_rw: RingWriter,
@@ -342,6 +344,14 @@ pub struct MrcCore {
     out_taken: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
     rt_g_rx: Signal<Local, Bit>,
+    /// The engine's next record goes to the RTT estimator too and the
+    /// estimator is busy: the record waits.
+    rt_est_hold: Signal<Local, Bit>,
+    /// The engine's next record goes to the RTT estimator too.
+    rt_est_rec: Signal<Local, Bit>,
+    /// The engine takes a record this cycle.
+    rt_take: Signal<Local, Bit>,
+    p_kind_sack: Param<{ crate::retransmit::KIND_BITS }, { crate::retransmit::kind::SACK }>,
     /// CQE source: the send completions this cycle (else the RX path's).
     cqe_send: Signal<Local, Bit>,
     cqe_prio_send: DFF<Bit>,
@@ -458,6 +468,7 @@ impl Logic for MrcCore {
             prober,
             txpath,
             txb,
+            rtt,
             retx,
             sendcq,
             cq_rw,
@@ -1189,7 +1200,16 @@ impl Logic for MrcCore {
         self.adm_block.next = self.rxpath.op_probe_answer.val() & self.adm_fifo.full.val();
         self.rt_g_rx.next =
             !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val() & !self.adm_block.val();
-        self.retx.op_valid.next = self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val();
+        // A SACK's echo is an RTT sample, but not a probe answer's (the
+        // model's probe RTT goes to the probed EV alone).
+        self.rt_est_rec.next = self.rt_g_init.val()
+            | (self.rt_g_rx.val()
+                & (self.rxpath.op_kind.val() == self.p_kind_sack.val())
+                & !self.rxpath.op_probe_answer.val());
+        self.rt_est_hold.next = !self.rtt.s_ready.val() & self.rt_est_rec.val();
+        self.retx.op_valid.next =
+            (self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val()) & !self.rt_est_hold.val();
+        self.rt_take.next = self.retx.op_valid.val() & self.retx.op_ready.val();
         self.retx.op_kind.next = 1.into();
         self.retx.op_qp.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
         self.retx.op_psn.next = self.sent_fifo.data_out.val().get_bits::<24>(8);
@@ -1202,7 +1222,7 @@ impl Logic for MrcCore {
             self.retx.op_kind.next = 0.into();
             self.retx.op_qp.next = self.init_qp.q.val();
             self.retx.op_psn.next = self.init_psn.q.val();
-            if self.retx.op_ready.val() {
+            if self.rt_take.val() {
                 self.init_retx.d.next = false;
             }
         }
@@ -1216,11 +1236,22 @@ impl Logic for MrcCore {
             self.retx.op_base.next = self.rxpath.op_base.val();
             self.retx.op_bitmap.next = self.rxpath.op_bitmap.val();
         }
-        self.rxpath.op_ready.next = self.rt_g_rx.val() & self.retx.op_ready.val();
-        self.adm_fifo.write.next = self.rt_g_rx.val() & self.retx.op_ready.val() & self.rxpath.op_probe_answer.val();
+        self.rxpath.op_ready.next = self.rt_g_rx.val() & self.rt_take.val();
+        self.adm_fifo.write.next = self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val();
         self.adm_fifo.data_in.next =
             (bit_cast::<15, 8>(self.rxpath.op_qp.val()) << 7) | bit_cast::<15, 7>(self.rxpath.op_probe_ev.val());
-        self.sent_fifo.read.next = self.rt_g_sent.val() & self.retx.op_ready.val();
+        self.sent_fifo.read.next = self.rt_g_sent.val() & self.rt_take.val();
+        // The RTT estimator: a QP's start clears its estimate, a SACK's
+        // echo is a sample; its results go to the engine's bounds.
+        self.rtt.now_ns.next = self.now_ns.val();
+        self.rtt.s_valid.next = self.rt_take.val() & self.rt_est_rec.val();
+        self.rtt.s_init.next = self.rt_g_init.val();
+        self.rtt.s_qp.next = self.retx.op_qp.val();
+        self.rtt.s_echo_ns.next = self.rxpath.op_time.val();
+        self.retx.est_valid.next = self.rtt.out_valid.val();
+        self.retx.est_qp.next = self.rtt.out_qp.val();
+        self.retx.est_allowance.next = self.rtt.out_allowance.val();
+        self.retx.est_age.next = self.rtt.out_age.val();
         // Which record the engine works on (see `sent_track`); a drop of
         // a send record releases its bytes at the CC gate. (The engine
         // reports a drop at the latest in the cycle it takes its next
@@ -1231,7 +1262,7 @@ impl Logic for MrcCore {
             self.rel_qp.d.next = self.sent_qp.q.val();
             self.rel_len.d.next = self.sent_len.q.val();
         }
-        if self.retx.op_valid.val() & self.retx.op_ready.val() {
+        if self.rt_take.val() {
             self.sent_track.d.next = self.rt_g_sent.val();
             self.sent_qp.d.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
             self.sent_len.d.next = self.sent_fifo.data_out.val().get_bits::<16>(71);

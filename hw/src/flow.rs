@@ -23,6 +23,7 @@ use crate::nscc::NsccUnit;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
+use crate::rtt_est::RttEstimator;
 use crate::rx_buffer::RxBuffer;
 use crate::rx_icrc::RxIcrc;
 use crate::rx_ingress::RxIngress;
@@ -167,6 +168,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_retransmit", &mut RetransmitEngine::default()),
         emit_block("mrc_cc_gate", &mut CcGate::default()),
         emit_block("mrc_nscc", &mut NsccUnit::default()),
+        emit_block("mrc_rtt_est", &mut RttEstimator::default()),
         emit_block("mrc_rx_path", &mut RxPath::default()),
         emit_block("mrc_rx_ingress", &mut RxIngress::default()),
         emit_block("mrc_send_cq", &mut SendCompletions::default()),

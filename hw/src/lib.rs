@@ -8,7 +8,8 @@
 //! [`axil`]; [`fault_inject`]; [`rx_ingress`] (the RX admission: the one
 //! place a received frame may be dropped); [`rx_parser`] (with its ICRC checker
 //! [`rx_icrc`]); [`sack_table`];
-//! [`ev_selector`]; [`requester`] (with the descriptor push cache
+//! [`ev_selector`]; [`rtt_est`] (the RTT estimate behind the retransmit
+//! engine's stall bounds); [`requester`] (with the descriptor push cache
 //! [`desc_push`] in front of its descriptor reads); [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
 //! [`core::MrcCore`]. Beside them, not yet in the core: the EV prober [`ev_prober`]
@@ -39,6 +40,7 @@ pub mod param;
 pub mod requester;
 pub mod retransmit;
 pub mod ring_writer;
+pub mod rtt_est;
 pub mod rx_buffer;
 pub mod rx_icrc;
 pub mod rx_ingress;

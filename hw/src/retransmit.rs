@@ -258,6 +258,13 @@ pub struct RetransmitEngine {
     pub op_base: Signal<In, Bits<24>>,
     pub op_bitmap: Signal<In, Bits<64>>,
     pub cfg: ConfigSink,
+    /// The RTT estimator's result for QP `est_qp` (`hw::rtt_est`): its
+    /// stall allowance and stall age (ns, 0: no sample), used where they
+    /// exceed the configured ones. One write per pulse, always taken.
+    pub est_valid: Signal<In, Bit>,
+    pub est_qp: Signal<In, Bits<8>>,
+    pub est_allowance: Signal<In, Bits<32>>,
+    pub est_age: Signal<In, Bits<32>>,
     pub rtx_valid: Signal<Out, Bit>,
     pub rtx_ready: Signal<In, Bit>,
     pub rtx_qp: Signal<Out, Bits<8>>,
@@ -312,6 +319,8 @@ pub struct RetransmitEngine {
     qs_ram: RAM<QpWord, QP_BITS>,
     /// Per-QP config rows (table 8), read through `RetxQpRow`.
     cfg_ram: RAM<Bits<QP_CONFIG_BITS>, QP_BITS>,
+    /// The RTT estimator's `{age, allowance}` per QP, read with `cfg_ram`.
+    est_ram: RAM<Bits<64>, QP_BITS>,
     tail_ram: RAM<TailWord, QP_BITS>,
     // State machine.
     st: DFF<EngineState>,
@@ -467,6 +476,11 @@ pub struct RetransmitEngine {
     // Per-QP config.
     c_texp: Signal<Local, Bits<5>>,
     c_allow: Signal<Local, Bits<32>>,
+    /// The configured allowance and age, and the estimator's.
+    c_cfg_allow: Signal<Local, Bits<32>>,
+    c_cfg_age: Signal<Local, Bits<32>>,
+    c_est_allow: Signal<Local, Bits<32>>,
+    c_est_age: Signal<Local, Bits<32>>,
     c_reorder: Signal<Local, Bits<16>>,
     c_lin: Signal<Local, Bits<5>>,
     c_exp: Signal<Local, Bits<5>>,
@@ -678,6 +692,8 @@ impl Logic for RetransmitEngine {
         self.qs_ram.write_clock.next = self.clock.val();
         self.cfg_ram.read_clock.next = self.clock.val();
         self.cfg_ram.write_clock.next = self.clock.val();
+        self.est_ram.read_clock.next = self.clock.val();
+        self.est_ram.write_clock.next = self.clock.val();
         self.tail_ram.read_clock.next = self.clock.val();
         self.tail_ram.write_clock.next = self.clock.val();
         self.ack_ram.read_clock.next = self.clock.val();
@@ -713,12 +729,30 @@ impl Logic for RetransmitEngine {
         self.scanner.last_qp.next = self.cfg.data.val().get_value_retx_global_last_qp();
         self.scanner.advance.next = false;
         self.cfg_ram.read_address.next = self.qp.q.val();
+        self.est_ram.read_address.next = self.qp.q.val();
+        self.est_ram.write_address.next = self.est_qp.val();
+        self.est_ram.write_data.next =
+            bit_cast::<64, 32>(self.est_allowance.val()) | (bit_cast::<64, 32>(self.est_age.val()) << 32);
+        self.est_ram.write_enable.next = self.est_valid.val();
         self.c_texp.next = self.cfg_ram.read_data.val().get_value_retx_qp_ack_timeout_exp();
-        self.c_allow.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_allowance_ns();
+        // The larger of the configured and the estimated bound (the model
+        // derives its bounds from RTT samples alone; a configured one is a
+        // floor, 0 to leave them to the samples).
+        self.c_cfg_allow.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_allowance_ns();
+        self.c_est_allow.next = self.est_ram.read_data.val().get_bits::<32>(0);
+        self.c_allow.next = self.c_cfg_allow.val();
+        if self.c_est_allow.val() > self.c_cfg_allow.val() {
+            self.c_allow.next = self.c_est_allow.val();
+        }
         self.c_reorder.next = self.cfg_ram.read_data.val().get_value_retx_qp_reorder();
         self.c_lin.next = bit_cast::<5, 3>(self.cfg_ram.read_data.val().get_value_retx_qp_retry_linear());
         self.c_exp.next = self.cfg_ram.read_data.val().get_value_retx_qp_retry_exp();
-        self.c_age.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_age_ns();
+        self.c_cfg_age.next = self.cfg_ram.read_data.val().get_value_retx_qp_stall_age_ns();
+        self.c_est_age.next = self.est_ram.read_data.val().get_bits::<32>(32);
+        self.c_age.next = self.c_cfg_age.val();
+        if self.c_est_age.val() > self.c_cfg_age.val() {
+            self.c_age.next = self.c_est_age.val();
+        }
         // Tail RAM: read with the QP state, written in `Store`.
         self.tail_ram.read_address.next = self.qp.q.val();
         self.tail_ram.write_address.next = self.qp.q.val();
@@ -1056,6 +1090,7 @@ impl Logic for RetransmitEngine {
                     self.qs_ram.read_address.next = self.op_qp.val();
                     self.tail_ram.read_address.next = self.op_qp.val();
                     self.cfg_ram.read_address.next = self.op_qp.val();
+                    self.est_ram.read_address.next = self.op_qp.val();
                     self.slot_ram.read_address.next =
                         (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
                     self.ev_ram.read_address.next =
@@ -1069,6 +1104,7 @@ impl Logic for RetransmitEngine {
                     self.qs_ram.read_address.next = self.scanner.qp.val();
                     self.tail_ram.read_address.next = self.scanner.qp.val();
                     self.cfg_ram.read_address.next = self.scanner.qp.val();
+                    self.est_ram.read_address.next = self.scanner.qp.val();
                 }
                 self.st.d.next = EngineState::Load;
             }

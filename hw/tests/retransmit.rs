@@ -1339,6 +1339,57 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
     }
 }
 
+/// The RTT estimator's allowance, above the configured one, is the one
+/// the stall rule uses. 200 PSNs on 8 EVs, sent 10 ns apart; a SACK
+/// cumulative to START + 9 and a bitmap of START + 11 to START + 27:
+/// START + 10 (EV 2) is open with only two later first transmissions on its EV
+/// acknowledged (18, 26: under the reorder allowance of 3), so only the
+/// stall rule can take it, and it does when it was sent more than the
+/// allowance before `hw` (START + 27, 170 ns later). Configured 100 ns
+/// with an estimate of 2 us: not lost, as the reference with 2 us
+/// configured; and the reference with the configured 100 ns alone resends
+/// it (so the estimate is what keeps it).
+#[test]
+fn an_rtt_estimate_above_the_configured_allowance_is_the_stall_rules() {
+    let cfg = Cfg {
+        allow: 100,
+        ..DEEP_WINDOW_CFG
+    };
+    let sack = [(START + 9, START + 11, (1u64 << 17) - 1)];
+    let run = sacks_over_a_window(cfg, Some((2_000, 0)), START, SENT, EVS8, &sack);
+    let mut got = run.got.clone();
+    let mut want = run.want.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "emitted vs reference (allowance 2 us)");
+    let resends = |v: &[Out]| v.iter().filter(|o| matches!(o, Out::Rtx { .. })).count();
+    assert_eq!(resends(&want), 0, "within 2 us: not lost: {want:?}");
+    // The configured allowance alone: lost by the stall rule.
+    let mut r = RefQp::new(cfg);
+    let mut alone = Vec::new();
+    r.init(START);
+    for i in 0..SENT {
+        let psn = (START + i) & 0xFF_FFFF;
+        r.sent(
+            psn,
+            (i % EVS8) as u8,
+            1_010 + 10 * u64::from(i),
+            (1000 + (psn & 255)) as u16,
+            &mut alone,
+        );
+    }
+    r.sack(0, sack[0].0, sack[0].1, sack[0].2, &mut alone);
+    assert_eq!(
+        resends(&alone),
+        1,
+        "100 ns alone: the stall rule resends START + 10: {alone:?}"
+    );
+    assert!(
+        alone.iter().any(|o| matches!(o, Out::Mark { reason: 1, .. })),
+        "a stall mark"
+    );
+}
+
 /// The deep-window SACK tests' QP: 200 PSNs outstanding from just before
 /// the 24-bit PSN wrap, on 8 EVs in turn.
 const START: u32 = 0xFF_FFE0;
@@ -1367,12 +1418,21 @@ struct WindowRun {
     m_after: Vec<usize>,
 }
 
-/// One QP, every output ready: INIT at `start`, `sent` first
+/// One QP, every output ready: the RTT estimator's `(allowance, age)`
+/// written first if `est` (else none), INIT at `start`, `sent` first
 /// transmissions 10 ns apart on `evs` EVs in turn, then `sacks`
 /// (cumulative PSN, bitmap base, bitmap) one after the other, each
 /// counted from the edge that takes it to `op_ready` again; replayed on
-/// the Verilog; and the reference fed the same records.
-fn sacks_over_a_window(cfg: Cfg, start: u32, sent: u32, evs: u32, sacks: &[(u32, u32, u64)]) -> WindowRun {
+/// the Verilog; and the reference fed the same records, its allowance
+/// and age the larger of the configured and the estimated.
+fn sacks_over_a_window(
+    cfg: Cfg,
+    est: Option<(u32, u32)>,
+    start: u32,
+    sent: u32,
+    evs: u32,
+    sacks: &[(u32, u32, u64)],
+) -> WindowRun {
     let sacks_hw = sacks.to_vec();
     let log = Arc::new(Mutex::new((Vec::<Out>::new(), Vec::<usize>::new())));
     let log2 = log.clone();
@@ -1396,6 +1456,14 @@ fn sacks_over_a_window(cfg: Cfg, start: u32, sent: u32, evs: u32, sacks: &[(u32,
         x.cfg.data.next = 0.into();
         wait_clock_cycle!(sim, clock, x);
         x.cfg.valid.next = false;
+        if let Some((allowance, age)) = est {
+            x.est_valid.next = true;
+            x.est_qp.next = 0.into();
+            x.est_allowance.next = u64::from(allowance).into();
+            x.est_age.next = u64::from(age).into();
+            wait_clock_cycle!(sim, clock, x);
+            x.est_valid.next = false;
+        }
         let mut recs: Vec<(u64, u32, u32, u64)> = vec![(kind::INIT, start, 0, 0)];
         for i in 0..sent {
             recs.push((kind::SENT, (start + i) & 0xFF_FFFF, i % evs, 0));
@@ -1460,7 +1528,12 @@ fn sacks_over_a_window(cfg: Cfg, start: u32, sent: u32, evs: u32, sacks: &[(u32,
         hw::flow::emit_block("mrc_retransmit", &mut RetransmitEngine::default()).verilog
     });
     // The reference, record by record.
-    let mut r = RefQp::new(cfg);
+    let (allow, age) = est.unwrap_or((0, 0));
+    let mut r = RefQp::new(Cfg {
+        allow: cfg.allow.max(allow),
+        age: cfg.age.max(age),
+        ..cfg
+    });
     let mut want = Vec::new();
     r.init(start);
     let mut now = 1_010u64;
@@ -1527,7 +1600,7 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
         cycles,
         mut want,
         m_after,
-    } = sacks_over_a_window(cfg, START, SENT, EVS8, &sack_records);
+    } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
     let mut got_sorted = got.clone();
     got_sorted.sort();
     want.sort();
@@ -1598,7 +1671,7 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
         cycles,
         mut want,
         m_after,
-    } = sacks_over_a_window(cfg, START, SENT, EVS8, &sack_records);
+    } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
     let mut got_sorted = got.clone();
     got_sorted.sort();
     want.sort();

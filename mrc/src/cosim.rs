@@ -483,9 +483,10 @@ struct NamedScenario {
 const MORE_MARKS_UNDER_LOSS: Allowance = Allowance {
     metric: Metric::EvMarkedBad,
     direction: Direction::MoreUpToEvs,
-    reason: "the hardware's stall rule takes a fixed allowance and tail-check age from config, \
-             where the model derives them from its RTT samples, so under random loss a late ACK \
-             marks an EV in hardware that the model still waits for (docs/cosim.md, Stall rule)",
+    reason: "the hardware's stall rule takes the larger of its RTT estimate and the allowance \
+             and tail-check age the run configures (a static bound), where the model derives \
+             them from its RTT samples alone, so under random loss a late ACK marks an EV in \
+             hardware that the model still waits for (docs/cosim.md, Stall rule)",
 };
 
 /// Under a blackholed EV the hardware resends fewer packets than the model
@@ -495,7 +496,7 @@ const FEWER_RESENDS_BLACKHOLED: Allowance = Allowance {
     direction: Direction::Fewer,
     reason: "the hardware resends fewer packets than the model after EV 3 dies (3 vs 6 at 200 \
              messages); not traced packet by packet: the likely cause is that the two mark EV 3 \
-             at different times (fixed stall allowance vs RTT samples), so the model has more \
+             at different times (a configured stall floor vs RTT samples alone), so the model has more \
              packets on the dead EV to resend; fewer resends with identical delivery loses \
              nothing",
 };

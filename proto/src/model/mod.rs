@@ -15,6 +15,7 @@ pub mod rc;
 mod received;
 mod requester;
 pub mod reverse_ev;
+pub mod rtt_fixed;
 pub mod setup;
 mod timer;
 
