@@ -104,11 +104,11 @@ pub mod retx_qp {
     use super::Field;
     pub const ACK_TIMEOUT_EXP: Field =
         Field::at_bit("ack_timeout_exp", 0, 5, "RTO = 1.024 us x 2^t, t <= 24 (larger: 24)");
-    pub const STALL_ALLOWANCE_NS: Field = Field::at_bit("stall_allowance_ns", 32, 32, "0: stall rule off");
+    pub const STALL_ALLOWANCE_NS: Field = Field::at_bit("stall_allowance_ns", 32, 32, "floor under the RTT estimate");
     pub const REORDER: Field = Field::at_bit("reorder_allowance", 64, 16, "packets");
     pub const RETRY_LINEAR: Field = Field::at_bit("retry_linear", 80, 3, "<= 7");
     pub const RETRY_EXP: Field = Field::at_bit("retry_exp", 83, 5, "<= 25 (25 = infinite)");
-    pub const STALL_AGE_NS: Field = Field::at_bit("stall_age_ns", 88, 32, "0: tail check off");
+    pub const STALL_AGE_NS: Field = Field::at_bit("stall_age_ns", 88, 32, "floor under the RTT estimate");
     pub const FIELDS: &[Field] = &[
         ACK_TIMEOUT_EXP,
         STALL_ALLOWANCE_NS,

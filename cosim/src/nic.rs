@@ -259,13 +259,15 @@ pub struct Station {
 pub struct RetxParams {
     /// RTO = `ack_timeout(ack_timeout_exp)` = 1.024 us x 2^exp, exp <= 24.
     pub ack_timeout_exp: u8,
-    /// Stall allowance `A` (0: stall rule off).
+    /// Stall allowance `A`, a floor under the core's RTT estimate (0: the
+    /// estimate's alone).
     pub stall_allowance_ns: u32,
     pub reorder_allowance: u16,
     pub retry_linear: u8,
     /// 25 = infinite.
     pub retry_exp: u8,
-    /// Tail-check age (0: off).
+    /// Tail-check age, a floor under the estimate's (0: the estimate's
+    /// alone).
     pub stall_age_ns: u32,
 }
 

@@ -24,6 +24,16 @@ const START_PSN: u32 = 0xFF_FFFE; // the first message crosses the 24-bit wrap
 const SQ_BASE: u64 = 0x1000_0000;
 const MTU: usize = 1024;
 const EVS: u16 = 8;
+/// Retransmit: RTO 1.024 us x 2^8 (262 us), stall allowance 50 us, reorder
+/// 3, retries; the tail-check age left to the RTT estimate (0).
+const RETX: RetxParams = RetxParams {
+    ack_timeout_exp: 8,
+    stall_allowance_ns: 50_000,
+    reorder_allowance: 3,
+    retry_linear: 7,
+    retry_exp: 7,
+    stall_age_ns: 0,
+};
 
 use verilated::skip_without_verilator;
 
@@ -49,16 +59,7 @@ fn configure_at(nic: &mut Nic, start_psn: u32) {
 fn configure_with(nic: &mut Nic, start_psn: u32, evs: u16, ev_ring_log2: u8) {
     // Congestion window: min 4 KiB, max 1 MiB, send window 256 PSNs.
     nic.set_cc(QP, 4096, 1 << 20, 256);
-    // Retransmit: RTO 200 us, stall allowance 50 us, reorder 3, retries.
-    let retx = RetxParams {
-        ack_timeout_exp: 8,
-        stall_allowance_ns: 50_000,
-        reorder_allowance: 3,
-        retry_linear: 7,
-        retry_exp: 7,
-        stall_age_ns: 0,
-    };
-    nic.set_retransmit(QP, &retx, 15);
+    nic.set_retransmit(QP, &RETX, 15);
     // Peer address row 3 and the NIC's own row.
     nic.set_addresses(LOCAL, 3, PEER);
     // EV-event ring 0 at 0x9000_0000, 256 slots of 16 bytes.
@@ -389,12 +390,26 @@ fn core_loopback_write_is_placed_acked_and_completed() {
 /// loss inference and resends on other EVs, with the dead EV marked bad.
 /// (It found a deadlock in the core's CC admission: a resend the requester
 /// could not take blocked the admission of the record it was waiting on.)
+/// The tail-check age is left to the RTT estimate (0 configured): a few
+/// us in loopback, so the tail check finds the dead EV's packets, long
+/// before their 262 us RTO.
 #[test]
 fn core_loopback_recovers_from_a_blackholed_ev() {
     if skip_without_verilator("the verilated core") {
         return;
     }
-    blackholed_ev_recovery(START_PSN);
+    blackholed_ev_recovery(START_PSN, DeadEvFinder::TailCheck);
+}
+
+/// The same with a configured tail-check age of 100 ms, a floor above the
+/// estimate that keeps the tail check out of the run: the RTO finds the
+/// dead EV, and its EV event says TIMEOUT.
+#[test]
+fn core_loopback_finds_a_blackholed_ev_by_its_rto_when_the_age_is_long() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    blackholed_ev_recovery(START_PSN, DeadEvFinder::Rto);
 }
 
 /// The same with 16 of the 40 packets before the 24-bit PSN wrap, so the
@@ -405,14 +420,35 @@ fn core_loopback_recovers_from_a_blackholed_ev_across_the_psn_wrap() {
     if skip_without_verilator("the verilated core") {
         return;
     }
-    blackholed_ev_recovery(0xFF_FFF0);
+    blackholed_ev_recovery(0xFF_FFF0, DeadEvFinder::TailCheck);
 }
 
-fn blackholed_ev_recovery(start_psn: u32) {
+/// Which rule a blackholed-EV run expects to find the dead EV.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DeadEvFinder {
+    /// The tail check, its age from the RTT estimate: the EV event says
+    /// LOSS and no RTO fires.
+    TailCheck,
+    /// The RTO, the tail check held off by a long configured age: the EV
+    /// event says TIMEOUT.
+    Rto,
+}
+
+fn blackholed_ev_recovery(start_psn: u32, finder: DeadEvFinder) {
     use regmap::fault_inject as fi;
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 13).unwrap();
     configure_at(&mut nic, start_psn);
+    if finder == DeadEvFinder::Rto {
+        nic.set_retransmit(
+            QP,
+            &RetxParams {
+                stall_age_ns: 100_000_000,
+                ..RETX
+            },
+            15,
+        );
+    }
     configure_receiver_at(&mut nic, start_psn);
     nic.csr_write(fi::BASE + fi::EV_MATCH0, 0xFFFF_1002);
     nic.csr_write(fi::BASE + fi::EV_EN, 1);
@@ -480,15 +516,23 @@ fn blackholed_ev_recovery(start_psn: u32) {
         assert_eq!(e.ev, value, "EV event {slot}: {e:?}");
         if e.new_state == contract::layout::EvNewState::AssumedBad && e.ev == 0x1002 {
             marked_dead += 1;
-            // Nothing sent after the dead EV's last packets is acknowledged
-            // before their RTO: the RTO marks the EV, and the event says
-            // so (it said LOSS for every mark before the reason was
-            // carried through the EV selector).
-            assert_eq!(e.reason, contract::layout::EvReason::Timeout, "{e:?}");
+            // With the tail check held off, nothing sent after the dead
+            // EV's last packets is acknowledged before their RTO: the RTO
+            // marks the EV, and the event says so (it said LOSS for every
+            // mark before the reason was carried through the EV
+            // selector). With it, the tail check marks it: LOSS.
+            let want = match finder {
+                DeadEvFinder::Rto => contract::layout::EvReason::Timeout,
+                DeadEvFinder::TailCheck => contract::layout::EvReason::Loss,
+            };
+            assert_eq!(e.reason, want, "{e:?}");
         }
     }
     assert!(marked_dead > 0, "an EV event marks EV 0x1002 bad");
-    assert!(nic.counter("rto") > 0, "the RTO fired");
+    match finder {
+        DeadEvFinder::Rto => assert!(nic.counter("rto") > 0, "the RTO fired"),
+        DeadEvFinder::TailCheck => assert_eq!(nic.counter("rto"), 0, "the tail check, not the RTO"),
+    }
 }
 
 /// A QP in error is not held: `RTX_SLOTS` + 8 (72) single-packet WRITEs

@@ -756,8 +756,9 @@ pub struct Timeouts {
     pub retry_exp: u8,
     /// Packets of reordering tolerated before loss is inferred.
     pub reorder_allowance: u16,
-    /// The stall rule's allowance and the tail check's age, ns (0: off
-    /// until an RTT sample is known).
+    /// The stall rule's allowance and the tail check's age, ns: floors
+    /// under the card's RTT estimate (0: the estimate's alone, both off
+    /// until the QP's first RTT sample, as the model).
     pub stall_allowance_ns: u32,
     pub stall_age_ns: u32,
 }

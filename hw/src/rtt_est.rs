@@ -79,8 +79,9 @@ pub struct RttEstimator {
     pub out_age: Signal<Out, Bits<32>>,
     ram: RAM<RttWord, 8>,
     k_floor: Param<36, STALL_MIN_NS>,
-    /// The largest 32-bit value: where the results saturate.
-    k_ns_max: Param<32, 0xFFFF_FFFF>,
+    /// Where the results saturate: 2^31 - 1 ns (the engine compares its
+    /// 32-bit times modulo 2^32, so a deadline is within 2^31 ns).
+    k_ns_max: Param<32, 0x7FFF_FFFF>,
     state: DFF<RttState>,
     // The sample.
     r_qp: DFF<Bits<8>>,
@@ -238,11 +239,11 @@ impl Logic for RttEstimator {
                 self.o_age.d.next = 0.into();
                 if self.s_base.q.val().any() {
                     self.o_allow.d.next = self.k_ns_max.val();
-                    if !self.allow.q.val().get_bits::<4>(32).any() {
+                    if !self.allow.q.val().get_bits::<5>(31).any() {
                         self.o_allow.d.next = self.allow.q.val().get_bits::<32>(0);
                     }
                     self.o_age.d.next = self.k_ns_max.val();
-                    if !self.age.val().get_bits::<5>(32).any() {
+                    if !self.age.val().get_bits::<6>(31).any() {
                         self.o_age.d.next = self.age.val().get_bits::<32>(0);
                     }
                 }

@@ -27,7 +27,9 @@
 //!   base)` (the last saturating at 0), `srtt = floor(srtt8 / 8)`;
 //! * age = `srtt + A`;
 //!
-//! both saturating at `u32::MAX` ns. Accuracy against the f64 set: the
+//! both saturating at 2^31 - 1 ns (the retransmit engine compares 32-bit
+//! times modulo 2^32, so a deadline must lie within 2^31 ns of the time
+//! it is set at). Accuracy against the f64 set: the
 //! truncations of `srtt8 / 8` and `rttvar4 / 4` leave both within 8 ns
 //! (worst seen 5 ns over 120,000 samples: `tests::tracks_the_f64_set`).
 
@@ -38,8 +40,9 @@ use super::ev::{STALL_MIN, STALL_RTTS};
 pub const VAR_K: u64 = 4;
 const _: () = assert!(VAR_K as f64 == super::ev::STALL_VAR_K);
 
-/// The largest value a 32-bit ns field holds.
-const NS_MAX: u64 = u32::MAX as u64;
+/// The largest bound: the retransmit engine's 32-bit times are compared
+/// modulo 2^32, so a deadline is at most 2^31 - 1 ns away.
+pub const NS_MAX: u64 = (1 << 31) - 1;
 
 /// One QP's estimate. All zero: no sample yet (the set's `None`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -178,5 +181,10 @@ mod tests {
         assert_eq!((fx.srtt(), fx.rttvar4, fx.base), (21_250, 105_000, 10_000));
         assert_eq!(fx.allowance(), 21_250 + 105_000 - 10_000);
         assert_eq!(fx.age(), 21_250 + 116_250);
+        // A sample of seconds: the spread (2r) and the age saturate at
+        // 2^31 - 1 ns.
+        let mut fx = RttFixed::default();
+        fx.sample((1 << 31) - 10);
+        assert_eq!((u64::from(fx.allowance()), u64::from(fx.age())), (NS_MAX, NS_MAX));
     }
 }
