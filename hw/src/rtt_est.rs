@@ -105,7 +105,7 @@ pub struct RttEstimator {
     o_allow: DFF<Bits<32>>,
     o_age: DFF<Bits<32>>,
     // Combinational.
-    rtt: Signal<Local, Bits<32>>,
+    interval: Signal<Local, Bits<32>>,
     /// The word's fields on the RAM's output (a field's bits are taken
     /// from these: Yosys reads no part-select of a struct field).
     ld_srtt8: Signal<Local, Bits<35>>,
@@ -148,7 +148,7 @@ impl Logic for RttEstimator {
 
         // A sample is a positive interval: an echo from the future (or
         // from before a wrap of the 32-bit clock) is none.
-        self.rtt.next = self.now_ns.val() - self.s_echo_ns.val();
+        self.interval.next = self.now_ns.val() - self.s_echo_ns.val();
         self.ld_srtt8.next = self.ram.read_data.val().srtt8;
         self.ld_rv4.next = self.ram.read_data.val().rttvar4;
         self.first.next = !self.s_base.q.val().any();
@@ -173,8 +173,8 @@ impl Logic for RttEstimator {
                 if self.s_valid.val() {
                     self.r_qp.d.next = self.s_qp.val();
                     self.r_init.d.next = self.s_init.val();
-                    self.r_rtt.d.next = self.rtt.val();
-                    if self.rtt.val().get_bit(31) {
+                    self.r_rtt.d.next = self.interval.val();
+                    if self.interval.val().get_bit(31) {
                         self.r_rtt.d.next = 0.into();
                     }
                     self.state.d.next = RttState::Load;

@@ -1357,13 +1357,9 @@ fn an_rtt_estimate_above_the_configured_allowance_is_the_stall_rules() {
     };
     let sack = [(START + 9, START + 11, (1u64 << 17) - 1)];
     let run = sacks_over_a_window(cfg, Some((2_000, 0)), START, SENT, EVS8, &sack);
-    let mut got = run.got.clone();
-    let mut want = run.want.clone();
-    got.sort();
-    want.sort();
-    assert_eq!(got, want, "emitted vs reference (allowance 2 us)");
+    assert_same_outputs(&run.got, &run.want, "allowance 2 us");
     let resends = |v: &[Out]| v.iter().filter(|o| matches!(o, Out::Rtx { .. })).count();
-    assert_eq!(resends(&want), 0, "within 2 us: not lost: {want:?}");
+    assert_eq!(resends(&run.want), 0, "within 2 us: not lost: {:?}", run.want);
     // The configured allowance alone: lost by the stall rule.
     let mut r = RefQp::new(cfg);
     let mut alone = Vec::new();
@@ -1416,6 +1412,16 @@ struct WindowRun {
     cycles: Vec<usize>,
     want: Vec<Out>,
     m_after: Vec<usize>,
+}
+
+/// The block emitted what the reference emitted, as multisets: outputs
+/// of different ports may leave in another order than the reference's,
+/// each port's own order being the block's.
+fn assert_same_outputs(got: &[Out], want: &[Out], what: &str) {
+    let (mut got, mut want) = (got.to_vec(), want.to_vec());
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "emitted vs reference ({what})");
 }
 
 /// One QP, every output ready: the RTT estimator's `(allowance, age)`
@@ -1598,13 +1604,10 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     let WindowRun {
         got,
         cycles,
-        mut want,
+        want,
         m_after,
     } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
-    let mut got_sorted = got.clone();
-    got_sorted.sort();
-    want.sort();
-    assert_eq!(got_sorted, want, "emitted vs reference");
+    assert_same_outputs(&got, &want, "the window");
     let resends = |o: &&Out| matches!(o, Out::Rtx { .. });
     // PSNs START + 10, 11 (neither cumulative nor in the bitmap), 17 and
     // 32 (holes) are lost by the per-EV rule; 45 is within the allowance.
@@ -1669,13 +1672,10 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
     let WindowRun {
         got,
         cycles,
-        mut want,
+        want,
         m_after,
     } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
-    let mut got_sorted = got.clone();
-    got_sorted.sort();
-    want.sort();
-    assert_eq!(got_sorted, want, "emitted vs reference");
+    assert_same_outputs(&got, &want, "the window");
     let resends: Vec<&Out> = want.iter().filter(|o| matches!(o, Out::Rtx { .. })).collect();
     assert_eq!(resends.len(), 1, "the hole is lost: {want:?}");
     assert!(
@@ -1883,10 +1883,7 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
         now += DT;
     }
     let (got, cycles) = log.lock().unwrap().clone();
-    let mut got_sorted = got.clone();
-    got_sorted.sort();
-    want.sort();
-    assert_eq!(got_sorted, want, "emitted vs reference");
+    assert_same_outputs(&got, &want, "queued window");
     assert_eq!(
         want.iter()
             .filter(|o| matches!(o, Out::Rtx { reason: r, .. } if u64::from(*r) == reason::OUT_OF_WINDOW))
