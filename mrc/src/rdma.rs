@@ -90,7 +90,7 @@ pub struct RdmaArgs {
     #[arg(long)]
     pub no_gso: bool,
     /// Soft NIC: how long (us) its thread keeps stepping after its last
-    /// work before it sleeps (default: the soft NIC's, 50 us; 0 sleeps at
+    /// work before it sleeps (default: the soft NIC's, none: it sleeps at
     /// once). Spinning takes a core: for a NIC with one of its own.
     #[arg(long)]
     pub spin_us: Option<u64>,

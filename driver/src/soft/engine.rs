@@ -8,7 +8,7 @@
 //! memory, CQEs and EV events written to phase-bit rings. What the card
 //! does in RTL, the model does here, speaking MRC 1.0 on the wire.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -28,6 +28,10 @@ use proto::wire::Encap;
 use proto::wire::Packet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+// Maps of small integer keys looked up per packet: SipHash was 1.7% of a
+// 64 B WRITE's work (docs/benchmarks.md, "64 B WRITEs: fewer clock reads
+// and wake-ups").
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::datagram;
 use super::interrupt::Interrupt;
@@ -301,7 +305,7 @@ pub struct Engine {
     /// Request ids of the Port Status Updates the NIC sent by itself
     /// (a port going down or up): their results are counted, not handed
     /// to the program.
-    own_requests: std::collections::HashSet<u16>,
+    own_requests: HashSet<u16>,
     /// Results of the program's endpoint requests, waiting to be taken.
     results: VecDeque<EndpointResult>,
     /// Live DMA buffers by IOVA (weak: freed buffers drop out).
@@ -491,12 +495,12 @@ impl Engine {
             ack_every: 4,
             ack_delay: Duration::from_us(2),
             peers: vec![None; 256],
-            mrs: HashMap::new(),
-            cqs: HashMap::new(),
+            mrs: HashMap::default(),
+            cqs: HashMap::default(),
             ev_ring: None,
-            staged: HashMap::new(),
+            staged: HashMap::default(),
             qps: BTreeMap::new(),
-            unbuilt: HashMap::new(),
+            unbuilt: HashMap::default(),
             endpoint: Endpoint::new(EndpointConfig {
                 timeout: ENDPOINT_TIMEOUT,
                 ..EndpointConfig::default()
@@ -505,9 +509,9 @@ impl Engine {
             request_to: VecDeque::new(),
             endpoint_tos: None,
             ports_up: 1,
-            peer_ports: HashMap::new(),
-            port_held: HashMap::new(),
-            own_requests: std::collections::HashSet::new(),
+            peer_ports: HashMap::default(),
+            port_held: HashMap::default(),
+            own_requests: HashSet::default(),
             results: VecDeque::new(),
             dma: DmaMap::default(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),

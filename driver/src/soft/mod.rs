@@ -289,8 +289,9 @@ struct Inner {
     /// Ends the thread's wait when a doorbell or a row may have armed an
     /// earlier timer.
     wake: udp::Wake,
-    /// When the NIC's thread wakes next, ns since `epoch` (0: it is
-    /// running).
+    /// When the NIC's thread wakes next from a wait that the wake-up
+    /// ends, ns since `epoch` (0: it is running, or napping while the
+    /// program polls).
     wakes_at_ns: AtomicU64,
     /// When the program last drove the NIC (`progress`), ns since `epoch`.
     last_poll_ns: AtomicU64,
@@ -392,8 +393,11 @@ impl Inner {
                 if t.saturating_sub(polled) >= UNSENT_GRACE_NS {
                     self.send_unsent();
                 }
-                self.wakes_at_ns
-                    .store(t + POLLED_NAP.as_nanos() as u64, Ordering::Relaxed);
+                // `wakes_at_ns` stays 0 (running): a nap is not cut short
+                // by the wake-up, and what falls due meanwhile is the
+                // polling program's to run. Marked as a wait, every
+                // doorbell arming a timer inside the nap wrote the wake-up
+                // (a system call) for nothing: one per 40 64 B WRITEs.
                 std::thread::sleep(POLLED_NAP);
                 continue;
             }
@@ -597,16 +601,18 @@ impl Device for SoftNic {
                 self.inner.after_mmio(now, self.poll_driven, next);
             }
             MmioWrite::Doorbell { qp, producer } => {
-                let now = self.inner.now();
+                // One clock read, once the engine is ours: the NIC's
+                // thread may have held it meanwhile (an earlier time would
+                // run the model backwards, and stamp the packets that far
+                // in the past, their RTO firing that much early). The
+                // doorbell copies nothing (a WRITE's data is read where it
+                // lies when its packets are built), so its time is the
+                // time of the packets it gives. A clock read is about 8%
+                // of a 64 B WRITE's work here (docs/benchmarks.md, "64 B
+                // WRITEs: fewer clock reads and wake-ups").
                 let mut e = self.inner.engine();
-                e.doorbell(now, qp, producer);
-                // The clock again: the doorbell copied the new WRITEs'
-                // data (milliseconds for a few MiB), and the engine may
-                // have been held by the NIC's thread meanwhile. Sent at
-                // the earlier time, the packets would carry a send time
-                // that far in the past, and their RTO would fire that
-                // much early.
                 let now = self.inner.now();
+                e.doorbell(now, qp, producer);
                 // A polling program reads the socket when it polls (or
                 // a doorbell after a while without a read); else the NIC's
                 // thread does (it wakes for a datagram).
@@ -615,9 +621,9 @@ impl Device for SoftNic {
                 // next poll: WRITEs posted one by one between two polls
                 // leave in one batch. Else they leave now.
                 let unsent = self.poll_driven && e.unsent() > 0;
-                // When the doorbell lets the engine go (its work took
-                // time): the program's grace counts from here.
-                let done = self.inner.now();
+                // The program's grace counts from the doorbell (its own
+                // work is microseconds against a grace of tens).
+                let done = now;
                 if self.poll_driven {
                     self.inner.unsent.store(unsent, Ordering::Relaxed);
                     // Before the engine is let go: the NIC's thread, if it

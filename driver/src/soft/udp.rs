@@ -1120,9 +1120,9 @@ pub struct EvSockets {
     port: u16,
     per_ev: bool,
     /// EV ports that may have a socket; `None`: any.
-    allowed: Option<std::collections::HashSet<u16>>,
+    allowed: Option<rustc_hash::FxHashSet<u16>>,
     /// `None`: the EV's port could not be bound (in use, privileged).
-    evs: std::collections::HashMap<u16, Option<UdpPort>>,
+    evs: rustc_hash::FxHashMap<u16, Option<UdpPort>>,
     /// EV ports that could not be bound, or were beyond
     /// [`MAX_EV_SOCKETS`].
     pub unavailable: u64,
@@ -1142,8 +1142,8 @@ impl EvSockets {
             ip,
             port,
             per_ev,
-            allowed: Some(std::collections::HashSet::new()),
-            evs: std::collections::HashMap::new(),
+            allowed: Some(Default::default()),
+            evs: Default::default(),
             unavailable: 0,
         })
     }
