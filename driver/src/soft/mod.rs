@@ -401,7 +401,7 @@ impl Inner {
                 std::thread::sleep(POLLED_NAP);
                 continue;
             }
-            let (busy, wait) = {
+            let (busy, wait, until) = {
                 let mut e = self.engine();
                 let now = self.now();
                 // The program may have driven the NIC while this thread
@@ -419,7 +419,17 @@ impl Inner {
                         std::time::Duration::from_nanos(t.as_ns().saturating_sub(now.as_ns()))
                     })
                     .min(IDLE_WAIT);
-                (busy, wait)
+                // Published before the engine is let go: a doorbell that
+                // takes it next and arms an earlier timer sees this wait
+                // and ends it. Stored after, a doorbell in between saw 0
+                // (running), wrote no wake-up, and its timer (or the
+                // datagrams it left for a program that does not poll)
+                // waited for this wait's end, up to `IDLE_WAIT`.
+                let until = now.as_ns() + wait.as_nanos() as u64;
+                if !busy && !wait.is_zero() {
+                    self.wakes_at_ns.store(until, Ordering::Relaxed);
+                }
+                (busy, wait, until)
             };
             // Without a spin, no clock read more than before it existed.
             let spinning = self.spin_ns > 0;
@@ -428,8 +438,6 @@ impl Inner {
             }
             if !busy && !wait.is_zero() {
                 // Wait outside the lock: the driver's doorbells go on.
-                let until = self.now().as_ns() + wait.as_nanos() as u64;
-                self.wakes_at_ns.store(until, Ordering::Relaxed);
                 if !self.spin(worked_ns, until) {
                     self.sleeps.fetch_add(1, Ordering::Relaxed);
                     let left = if spinning {
