@@ -608,7 +608,11 @@ impl UdpPort {
         // NIC does (IPv4 identification 0 with DF): the ICRC covers the
         // identification, so a kernel-chosen one would make every packet
         // on the wire fail its ICRC. A datagram above the path MTU is
-        // refused (`SendError::TooBig`) instead of fragmented.
+        // refused (`SendError::TooBig`) instead of fragmented. For the
+        // same reason no socket is ever connected, though it would spare
+        // the kernel a route lookup per send: Linux numbers a connected
+        // socket's identifications from a counter of its own, DF or not
+        // (docs/benchmarks.md, "Tried and not kept: connected EV sockets").
         if v6 {
             setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)?;
             setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, libc::IPV6_PMTUDISC_DO)?;
