@@ -68,6 +68,14 @@ fn build_benchmark(out: &Path, name: &str, libs: &[PathBuf]) -> PathBuf {
     exe
 }
 
+/// A TCP port for the benchmark's exchange that no other test holds: one
+/// the kernel hands out as free (a port derived from the process id
+/// could be another test process's, started just before or after).
+fn free_tcp_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
 /// Whether a socket listens on TCP `port` (/proc/net/tcp: the benchmark's
 /// client does not retry its connection, and the server's stdout is
 /// buffered, so this is how the test knows the server is ready).
@@ -186,7 +194,7 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
         "mrc_example",
         &[lib.join("lib_mrc.so"), "-L".into(), lib.clone(), "-libverbs".into()],
     );
-    let port = 20000 + (std::process::id() % 20000) as u16;
+    let port = free_tcp_port();
     let (s, c) = run_pair(&ours, &lib, "soft", 16, port, &["-n", "50", "-s", "1048576", "-w", "5"]);
     check("server", &s);
     check_sweep(&check("client", &c), 21, 50, true);
@@ -198,7 +206,14 @@ fn the_ocp_benchmark_runs_unmodified_over_two_soft_nics() {
         let exe = build_benchmark(&out, "mrc_example_real_verbs", &[real, lib.join("lib_mrc.so")]);
         let needed = Command::new("readelf").arg("-d").arg(&exe).output().unwrap();
         assert!(String::from_utf8_lossy(&needed.stdout).contains("[libibverbs.so.1]"));
-        let (s, c) = run_pair(&exe, &lib, "soft", 17, port + 1, &["-n", "10", "-s", "8192", "-w", "2"]);
+        let (s, c) = run_pair(
+            &exe,
+            &lib,
+            "soft",
+            17,
+            free_tcp_port(),
+            &["-n", "10", "-s", "8192", "-w", "2"],
+        );
         check("server (real libibverbs link)", &s);
         check("client (real libibverbs link)", &c);
     }
@@ -243,7 +258,7 @@ fn the_ocp_benchmark_runs_unmodified_against_two_cosimulated_cards() {
         &[("MRC_LIBMRC_PROFILE", "debug"), ("MRC_LIBMRC_FEATURES", "cosim")],
     );
     let exe = build_benchmark(&out, "mrc_example", &[lib.join("lib_mrc.so")]);
-    let port = 20000 + ((std::process::id() + 7) % 20000) as u16;
+    let port = free_tcp_port();
     let (s, c) = run_pair(&exe, &lib, "cosim", 23, port, &["-n", "5", "-s", "65536", "-w", "1"]);
     check("server (co-simulated card)", &s);
     check_sweep(&check("client (co-simulated card)", &c), 17, 5, false);

@@ -13,9 +13,13 @@ fn mrc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mrc"))
 }
 
-/// A TCP port for the exchange, different per test process.
-fn tcp_port(k: u16) -> String {
-    (20000 + (std::process::id() % 20000) as u16 + k).to_string()
+/// A TCP port for the exchange that no other test holds: one the kernel
+/// hands out as free. (Derived from the process id plus a per-test
+/// offset, two tests run as consecutive processes could get the same
+/// port, and a client met the other test's server.)
+fn tcp_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port().to_string()
 }
 
 fn server(ip: &str, port: &str, extra: &[&str]) -> Child {
@@ -30,8 +34,8 @@ fn server(ip: &str, port: &str, extra: &[&str]) -> Child {
 
 /// Run a client with options `extra` against a fresh server, both sides
 /// with options `both`; both exit codes and the client's JSON report.
-fn run_pair(net: u8, k: u16, both: &[&str], extra: &[&str]) -> (i32, i32, serde_json::Value) {
-    let port = tcp_port(k);
+fn run_pair(net: u8, both: &[&str], extra: &[&str]) -> (i32, i32, serde_json::Value) {
+    let port = tcp_port();
     let (sip, cip) = (format!("127.0.{net}.2"), format!("127.0.{net}.1"));
     let srv = server(&sip, &port, both);
     let out = mrc()
@@ -55,7 +59,7 @@ fn run_pair(net: u8, k: u16, both: &[&str], extra: &[&str]) -> (i32, i32, serde_
 
 #[test]
 fn two_processes_write_over_soft_nics() {
-    let (c, s, v) = run_pair(5, 0, &[], &["-s", "64KiB", "-n", "200"]);
+    let (c, s, v) = run_pair(5, &[], &["-s", "64KiB", "-n", "200"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     assert_eq!(v["ok"], true);
     assert_eq!(v["buffers_match"], true);
@@ -66,9 +70,38 @@ fn two_processes_write_over_soft_nics() {
     assert!(v["gbps"].as_f64().unwrap() > 0.0);
 }
 
+/// With `--cq-mod`, one WRITE in N asks for a completion, and the last
+/// one does too when N does not divide the count (else the run would
+/// wait for it until `--timeout`): every WRITE lands, and the report says
+/// the moderation.
+#[test]
+fn moderated_completions_cover_every_write() {
+    let (c, s, v) = run_pair(
+        11,
+        &[],
+        &[
+            "-s",
+            "4KiB",
+            "-n",
+            "1001",
+            "-t",
+            "32",
+            "--cq-mod",
+            "8",
+            "--timeout",
+            "5s",
+        ],
+    );
+    assert_eq!((c, s), (0, 0), "{v:#}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["buffers_match"], true);
+    assert_eq!(v["cq_mod"], 8);
+    assert_eq!(v["iters"], 1001);
+}
+
 #[test]
 fn every_write_completes_with_loss_on_the_socket_path() {
-    let (c, s, v) = run_pair(6, 1, &[], &["-s", "20000", "-n", "300", "--loss", "0.01", "-m", "1024"]);
+    let (c, s, v) = run_pair(6, &[], &["-s", "20000", "-n", "300", "--loss", "0.01", "-m", "1024"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     assert_eq!(v["buffers_match"], true);
     assert!(v["tx_lost"].as_u64().unwrap() > 0, "the knob dropped something: {v:#}");
@@ -76,7 +109,7 @@ fn every_write_completes_with_loss_on_the_socket_path() {
 
 #[test]
 fn latency_mode_reports_percentiles() {
-    let (c, s, v) = run_pair(7, 2, &[], &["--mode", "lat", "-s", "64", "-n", "200"]);
+    let (c, s, v) = run_pair(7, &[], &["--mode", "lat", "-s", "64", "-n", "200"]);
     assert_eq!((c, s), (0, 0), "{v:#}");
     let (p50, p99) = (v["lat_us_p50"].as_f64().unwrap(), v["lat_us_p99"].as_f64().unwrap());
     assert!(p50 > 0.0 && p99 >= p50, "{v:#}");
@@ -92,6 +125,15 @@ fn rdma_refuses_bad_usage_in_one_line() {
         (
             vec!["rdma", "--device", "soft:127.0.0.1", "--timeout-exp", "25"],
             "--timeout-exp",
+        ),
+        (vec!["rdma", "--device", "soft:127.0.0.1", "--cq-mod", "0"], "--cq-mod"),
+        (
+            vec!["rdma", "--device", "soft:127.0.0.1", "-t", "16", "--cq-mod", "32"],
+            "--cq-mod 32: 1..=--tx-depth (16)",
+        ),
+        (
+            vec!["rdma", "--device", "soft:127.0.0.1", "--mode", "lat", "--cq-mod", "2"],
+            "lat mode",
         ),
         (vec!["rdma", "--device", "vfio:0000:00:00.0"], "soft NICs"),
         (vec!["rdma", "--device", "soft:0.0.0.0"], "not one host's address"),
@@ -174,7 +216,7 @@ fn start_capture(file: &PathBuf, net: u8) -> Option<Child> {
 /// Capture `mrc rdma` between two soft NICs on 127.0.`net`.0/24 (50 WRITEs
 /// of 10,000 B at 2 KiB MTU, 2% loss, options `both` on both sides); the
 /// capture file, or `None` when dumpcap cannot capture here.
-fn capture_pair(net: u8, k: u16, both: &[&str]) -> Option<PathBuf> {
+fn capture_pair(net: u8, both: &[&str]) -> Option<PathBuf> {
     let file = std::env::temp_dir().join(format!("mrc-soft-{net}-{}.pcap", std::process::id()));
     let Some(cap) = start_capture(&file, net) else {
         assert!(
@@ -184,12 +226,7 @@ fn capture_pair(net: u8, k: u16, both: &[&str]) -> Option<PathBuf> {
         eprintln!("dumpcap cannot capture on lo here (not installed or no permission): skipped");
         return None;
     };
-    let (c, s, v) = run_pair(
-        net,
-        k,
-        both,
-        &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"],
-    );
+    let (c, s, v) = run_pair(net, both, &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"]);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
@@ -204,7 +241,7 @@ fn capture_pair(net: u8, k: u16, both: &[&str]) -> Option<PathBuf> {
 /// packets, every one MRC 1.0 with a valid ICRC.
 #[test]
 fn a_capture_of_offloaded_runs_decodes_as_their_packets() {
-    let Some(file) = capture_pair(10, 4, &[]) else { return };
+    let Some(file) = capture_pair(10, &[]) else { return };
     let packets = decoded_packets(&file);
     let runs = packets.iter().filter(|p| p["segment"].as_u64() == Some(1)).count();
     assert!(runs > 0, "some records are offloaded runs, split");
@@ -221,7 +258,7 @@ fn a_capture_of_offloaded_runs_decodes_as_their_packets() {
 /// packets.
 #[test]
 fn a_capture_of_soft_nic_traffic_is_mrc10_on_the_wire() {
-    let Some(file) = capture_pair(8, 3, &["--no-gso"]) else {
+    let Some(file) = capture_pair(8, &["--no-gso"]) else {
         return;
     };
     let packets = decoded_packets(&file);
@@ -279,7 +316,7 @@ fn two_processes_write_over_ipv6() {
     let file = std::env::temp_dir().join(format!("mrc-soft-v6-{}.pcapng", std::process::id()));
     let _ = std::fs::remove_file(&file);
     let capture = capture_tool().is_some();
-    let port = tcp_port(9);
+    let port = tcp_port();
     // Inside the namespace: lo up (127.0.0.1 for the TCP exchange) with
     // two IPv6 addresses, an optional capture, server, client.
     let script =
