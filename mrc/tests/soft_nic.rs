@@ -186,9 +186,23 @@ fn capture_tool() -> Option<PathBuf> {
     ok.then(|| PathBuf::from("dumpcap"))
 }
 
+/// A running dumpcap, stopped (SIGINT, so it closes its file) when
+/// dropped: also when the test panics. A capture left behind runs its
+/// filter on every loopback packet from then on, and slowed every later
+/// soft-NIC benchmark on the host.
+struct Capture(Child);
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGINT) };
+        let _ = self.0.wait();
+    }
+}
+
 /// Start dumpcap on `lo` for the given loopback network; `None` when it
 /// cannot capture here (not installed, no permission).
-fn start_capture(file: &PathBuf, net: u8) -> Option<Child> {
+fn start_capture(file: &PathBuf, net: u8) -> Option<Capture> {
     capture_tool()?;
     let _ = std::fs::remove_file(file);
     let mut child = Command::new("dumpcap")
@@ -205,12 +219,13 @@ fn start_capture(file: &PathBuf, net: u8) -> Option<Child> {
     while !file.exists() {
         if start.elapsed() > Duration::from_secs(10) || child.try_wait().ok().flatten().is_some() {
             let _ = child.kill();
+            let _ = child.wait();
             return None;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    Some(child)
+    Some(Capture(child))
 }
 
 /// Capture `mrc rdma` between two soft NICs on 127.0.`net`.0/24 (50 WRITEs
@@ -228,9 +243,7 @@ fn capture_pair(net: u8, both: &[&str]) -> Option<PathBuf> {
     };
     let (c, s, v) = run_pair(net, both, &["-s", "10000", "-n", "50", "-m", "2048", "--loss", "0.02"]);
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
-    let _ = cap.wait_with_output();
+    drop(cap);
     assert_eq!((c, s), (0, 0), "{v:#}");
     Some(file)
 }
