@@ -347,6 +347,11 @@ pub const COUNTERS: &[Counter] = &[
         group: group::EV,
         doc: "EVs readmitted (ASSUMED_BAD -> GOOD) by an answered probe",
     },
+    Counter {
+        name: "rx_discards_join",
+        group: group::RESPONDER,
+        doc: "of rx_discards, the frames refused for want of a join credit of the RX path (its head stage had not yet taken the frames admitted before); the rest lacked only RX buffer room",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

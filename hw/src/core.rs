@@ -95,6 +95,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "push_dropped",
     "probes_sent",
     "ev_readmitted",
+    "rx_discards_join",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -1345,6 +1346,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_consumed.val().into()) << 31)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_dropped.val().into()) << 32)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.prober.cnt_probe.val().into()) << 33)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34);
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35);
     }
 }

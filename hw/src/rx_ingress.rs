@@ -2,7 +2,9 @@
 //! frame may be dropped. The MAC cannot be held, so a frame that arrives
 //! when the RX pipeline has no guaranteed room for it is discarded here,
 //! whole, at its first beat (never after a beat of it was passed on), and
-//! counted as the link's drop (`cnt_discard`, CSR counter `rx_discards`).
+//! counted as the link's drop (`cnt_discard`, CSR counter `rx_discards`;
+//! those refused for want of a join credit also `cnt_discard_join`,
+//! `rx_discards_join`).
 //! A frame is admitted only when both of its halves have room downstream:
 //! a credit of the RX path's join (its two join FIFOs hold one entry per
 //! admitted frame until the frame is joined, `joined`) and room in the RX
@@ -52,6 +54,10 @@ pub struct RxIngress {
     pub buf_room_frames: Signal<In, Bits<16>>,
     /// Pulse: a frame was discarded whole at its first beat.
     pub cnt_discard: Signal<Out, Bit>,
+    /// Pulse with `cnt_discard` when the frame was refused for want of a
+    /// join credit (whatever the buffer's room); the other discards lacked
+    /// only buffer room.
+    pub cnt_discard_join: Signal<Out, Bit>,
     /// Admitted frames not yet joined (for the tests and the docs).
     pub in_flight: Signal<Out, Bits<CREDIT_BITS>>,
     c_admit_beats: Constant<Bits<16>>,
@@ -64,7 +70,10 @@ pub struct RxIngress {
     /// the admission, inside a frame the frame's decision).
     gate: DFF<Bit>,
     credits_used: DFF<Bits<CREDIT_BITS>>,
+    /// The join-credit half of `gate`'s decision (why a refusal refused).
+    gate_credit: DFF<Bit>,
     k_discard: DFF<Bit>,
+    k_discard_join: DFF<Bit>,
     take: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     admit_now: Signal<Local, Bit>,
@@ -83,6 +92,7 @@ impl Default for RxIngress {
             buf_room_beats: Default::default(),
             buf_room_frames: Default::default(),
             cnt_discard: Default::default(),
+            cnt_discard_join: Default::default(),
             in_flight: Default::default(),
             c_admit_beats: Constant::new(ADMIT_BEATS.into()),
             c_admit_frames: Constant::new(ADMIT_FRAMES.into()),
@@ -91,7 +101,9 @@ impl Default for RxIngress {
             in_frame: Default::default(),
             gate: Default::default(),
             credits_used: Default::default(),
+            gate_credit: Default::default(),
             k_discard: Default::default(),
+            k_discard_join: Default::default(),
             take: Default::default(),
             first: Default::default(),
             admit_now: Default::default(),
@@ -105,7 +117,16 @@ impl Default for RxIngress {
 impl Logic for RxIngress {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_frame, gate, credits_used, k_discard);
+        dff_setup!(
+            self,
+            clock,
+            in_frame,
+            gate,
+            credits_used,
+            gate_credit,
+            k_discard,
+            k_discard_join
+        );
         // ---- The stream: data straight through, `tvalid` gated by the
         // decision register (one LUT on the path). A discarded frame's
         // beats are taken and go nowhere: the MAC is never held by them.
@@ -118,6 +139,7 @@ impl Logic for RxIngress {
         self.first.next = !self.in_frame.q.val();
         self.admit_now.next = self.take.val() & self.first.val() & self.gate.q.val();
         self.k_discard.d.next = self.take.val() & self.first.val() & !self.gate.q.val();
+        self.k_discard_join.d.next = self.take.val() & self.first.val() & !self.gate_credit.q.val();
         if self.take.val() {
             self.in_frame.d.next = !self.s_axis.tlast.val();
         }
@@ -141,8 +163,10 @@ impl Logic for RxIngress {
             & (self.buf_room_frames.val() >= self.c_admit_frames.val());
         if self.next_first.val() {
             self.gate.d.next = self.credit_ok.val() & self.buf_ok.val();
+            self.gate_credit.d.next = self.credit_ok.val();
         }
         self.cnt_discard.next = self.k_discard.q.val();
+        self.cnt_discard_join.next = self.k_discard_join.q.val();
         self.in_flight.next = self.credits_used.q.val();
     }
 }

@@ -1,6 +1,7 @@
 //! The RX ingress admission (`hw::rx_ingress::RxIngress`) under random
 //! frames, pauses, join-credit releases and RX buffer room: every frame is
-//! passed whole or discarded whole (one `cnt_discard` pulse), decided at
+//! passed whole or discarded whole (one `cnt_discard` pulse, and one
+//! `cnt_discard_join` pulse when it lacked a join credit), decided at
 //! its first beat by the documented rule (a join credit left, counting
 //! this cycle's admission; the buffer's room one cycle before the first
 //! beat at least `ADMIT_BEATS` / `ADMIT_FRAMES`), so at most `JOIN_DEPTH`
@@ -28,7 +29,12 @@ struct Seen {
     /// Beats that came out: (frame, beat, last).
     out_beats: Vec<(u64, u64, bool)>,
     discards: usize,
-    /// Discarded for want of a join credit / of buffer room.
+    /// Of those, refused for want of a join credit.
+    discards_join: usize,
+    /// `cnt_discard` / `cnt_discard_join` pulses seen.
+    discard_pulses: usize,
+    discard_join_pulses: usize,
+    /// Decisions refusing for want of a join credit / of buffer room.
     no_credit: usize,
     no_room: usize,
     max_unjoined: usize,
@@ -65,6 +71,11 @@ fn frames_pass_or_are_discarded_whole_by_the_admission_rule() {
         // The bench's copy of the rule: the decision for this cycle's beat,
         // and the credits used as the block counts them.
         let mut gate = false;
+        // Its join-credit half (the reason a refusal is counted under).
+        // Decided once before the first cycle here, with every credit
+        // free and the room inputs still 0: a frame at cycle 0 is refused
+        // for room, not for a credit.
+        let mut gate_credit = true;
         let mut used = 0usize;
         let mut in_frame = false;
         let mut current_admitted = false;
@@ -108,8 +119,14 @@ fn frames_pass_or_are_discarded_whole_by_the_admission_rule() {
                 sn.admitted.push(gate);
                 if !gate {
                     sn.discards += 1;
+                    sn.discards_join += usize::from(!gate_credit);
                 }
             }
+            // The counters' pulses (a cycle after the first beat they
+            // count; summed, so their timing is not pinned here).
+            sn.discard_pulses += usize::from(x.cnt_discard.val());
+            sn.discard_join_pulses += usize::from(x.cnt_discard_join.val());
+            sim_assert!(sim, !x.cnt_discard_join.val() || x.cnt_discard.val(), x);
             sim_assert!(sim, x.m_axis.tvalid.val() == (take && current_admitted), x);
             if x.m_axis.tvalid.val() {
                 let d = x.m_axis.tdata.val().get_bits::<64>(0).to_u64();
@@ -128,6 +145,7 @@ fn frames_pass_or_are_discarded_whole_by_the_admission_rule() {
                 let credit_ok = used != JOIN_DEPTH && !(admit_now && used == JOIN_DEPTH - 1);
                 let room_ok = room_beats >= ADMIT_BEATS && room_frames >= ADMIT_FRAMES;
                 gate = credit_ok && room_ok;
+                gate_credit = credit_ok;
                 // Why a frame starting next cycle would be refused.
                 if !credit_ok {
                     sn.no_credit += 1;
@@ -178,10 +196,20 @@ fn frames_pass_or_are_discarded_whole_by_the_admission_rule() {
         sn.discards, sn.no_credit, sn.no_room, sn.max_unjoined, sn.mid_frame_pauses
     );
     assert!(sn.max_unjoined <= JOIN_DEPTH, "credits bound the join");
+    // Every discard counted once, those for want of a credit also as such
+    // (the last frame's pulse comes a cycle after its beat: in the run).
+    assert_eq!(sn.discard_pulses, sn.discards, "rx_discards");
+    assert_eq!(sn.discard_join_pulses, sn.discards_join, "rx_discards_join");
     // Coverage.
     assert_eq!(sn.max_unjoined, JOIN_DEPTH, "the credits ran out");
     assert!(admitted >= 200, "admitted: {admitted}");
     assert!(sn.discards >= 50, "discarded: {}", sn.discards);
     assert!(sn.no_credit >= 20 && sn.no_room >= 20, "both refusal reasons");
+    assert!(
+        sn.discards_join >= 10 && sn.discards - sn.discards_join >= 10,
+        "frames discarded for each reason: {} of {} for a credit",
+        sn.discards_join,
+        sn.discards
+    );
     assert!(sn.mid_frame_pauses >= 20, "pauses inside frames");
 }
