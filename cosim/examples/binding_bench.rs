@@ -157,14 +157,7 @@ fn send_context(cq_index: u16, dest_qp: u32, start_psn: u32, sq_base: u64) -> Sq
 /// the same `cosim::nic` row helpers, row for row in the same order).
 fn configure_loopback(nic: &mut Nic) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
-    let retx = RetxParams {
-        ack_timeout_exp: 8,
-        stall_allowance_ns: 50_000,
-        reorder_allowance: 3,
-        retry_linear: 7,
-        retry_exp: 7,
-        stall_age_ns: 0,
-    };
+    let retx = RetxParams::SINGLE_CARD;
     nic.set_retransmit(QP, &retx, 15);
     nic.set_addresses(
         Station {

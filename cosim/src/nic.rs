@@ -271,6 +271,21 @@ pub struct RetxParams {
     pub stall_age_ns: u32,
 }
 
+impl RetxParams {
+    /// The one-card set-ups' parameters (the core tests, the hostile-traffic
+    /// harness, the binding bench): RTO 1.024 us x 2^8 (262 us), stall
+    /// allowance 50 us, reorder 3, 7 + 7 retries, the tail-check age left
+    /// to the RTT estimate.
+    pub const SINGLE_CARD: RetxParams = RetxParams {
+        ack_timeout_exp: 8,
+        stall_allowance_ns: 50_000,
+        reorder_allowance: 3,
+        retry_linear: 7,
+        retry_exp: 7,
+        stall_age_ns: 0,
+    };
+}
+
 /// Receive-side set-up of a QP (the responder's tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResponderParams {

@@ -44,14 +44,7 @@ const ECN_ECT0: u8 = 2;
 
 fn configure(nic: &mut Nic, log2_mtu: u8, mrc10: bool) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
-    let retx = RetxParams {
-        ack_timeout_exp: 8,
-        stall_allowance_ns: 50_000,
-        reorder_allowance: 3,
-        retry_linear: 7,
-        retry_exp: 7,
-        stall_age_ns: 0,
-    };
+    let retx = RetxParams::SINGLE_CARD;
     nic.set_retransmit(QP, &retx, 15);
     nic.set_addresses_wire(LOCAL, 3, PEER, mrc10);
     nic.set_ev_ring(0x9000_0000, 8);

@@ -115,14 +115,7 @@ pub fn configure_qp(nic: &mut Nic, qp: u32, ctx: SqContext) {
 pub fn configure_qp_window(nic: &mut Nic, qp: u32, ctx: SqContext, min_cwnd: u32, max_cwnd: u32) {
     let q = qp as u8;
     nic.set_cc(q, min_cwnd, max_cwnd, 256);
-    let retx = RetxParams {
-        ack_timeout_exp: 8,
-        stall_allowance_ns: 50_000,
-        reorder_allowance: 3,
-        retry_linear: 7,
-        retry_exp: 7,
-        stall_age_ns: 0,
-    };
+    let retx = RetxParams::SINGLE_CARD;
     nic.set_retransmit(q, &retx, 15);
     // The EV values only: the other EV slots of the QP are not denied.
     for e in 0..EVS {
