@@ -436,6 +436,17 @@ pub struct RetransmitEngine {
     // The QP's state and tail check while it is processed.
     qs: DFF<QpWord>,
     tail: DFF<TailWord>,
+    /// The record taken in `Store` belongs to the QP being stored: its
+    /// `Load` takes the QP's state and tail check from `qs` / `tail`
+    /// (what the RAMs are writing), not from the RAMs' outputs, which
+    /// were read in the same cycle as the write and hold the old word.
+    fwd: DFF<Bit>,
+    /// The QP's state and tail check as `Load` sees them: the RAMs'
+    /// outputs, or the stored words forwarded (`fwd`).
+    qs_rd: Signal<Local, QpWord>,
+    tail_rd: Signal<Local, TailWord>,
+    /// `Idle` or `Store`: a record may be taken this cycle.
+    take: Signal<Local, Bit>,
     // Walk state.
     p: DFF<Bits<24>>,
     cur_ev: DFF<Bits<7>>,
@@ -652,6 +663,7 @@ impl Logic for RetransmitEngine {
             is_timer,
             qs,
             tail,
+            fwd,
             kind,
             qp,
             psn,
@@ -808,14 +820,23 @@ impl Logic for RetransmitEngine {
         self.qs_ram.write_data.next = self.qs.q.val();
         self.qs_ram.write_data.next.spare = 0.into();
         self.qs_ram.write_enable.next = false;
+        if self.fwd.q.val() {
+            self.qs_rd.next = self.qs.q.val();
+            self.qs_rd.next.spare = 0.into();
+            self.tail_rd.next = self.tail.q.val();
+        } else {
+            self.qs_rd.next = self.qs_ram.read_data.val();
+            self.tail_rd.next = self.tail_ram.read_data.val();
+        }
+        self.fwd.d.next = false;
 
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
         // 2^min(k - linear + 1, 10), capped at ack_timeout(24) (the
         // backoff unit adds the shift to the exponent t).
         // SENT classification (in `Load`).
-        self.in_flight_n.next = self.qs_ram.read_data.val().next_psn - self.qs_ram.read_data.val().una;
-        self.is_new.next = (self.psn.q.val() == self.qs_ram.read_data.val().next_psn) & (self.in_flight_n.val() < 256);
-        self.is_resend.next = (self.psn.q.val() - self.qs_ram.read_data.val().una) < self.in_flight_n.val();
+        self.in_flight_n.next = self.qs_rd.val().next_psn - self.qs_rd.val().una;
+        self.is_new.next = (self.psn.q.val() == self.qs_rd.val().next_psn) & (self.in_flight_n.val() < 256);
+        self.is_resend.next = (self.psn.q.val() - self.qs_rd.val().una) < self.in_flight_n.val();
         // The backoff unit's shift amount of a retry count k (k is the
         // slot's timeouts in the RTO walk and on a resend, 0 for a new
         // packet, the new una's after a SACK), loaded in the states that
@@ -856,7 +877,7 @@ impl Logic for RetransmitEngine {
             (bit_cast::<TIME_BITS, 4>(self.slot.val().time_hi) << 32) | bit_cast::<TIME_BITS, 32>(self.slot.val().time);
         // Differences whose sign bit is tested (Verilog cannot index an
         // expression).
-        self.tdue_d.next = self.now.val() - self.qs_ram.read_data.val().deadline;
+        self.tdue_d.next = self.now.val() - self.qs_rd.val().deadline;
         self.probe_hit.next =
             self.tail.q.val().probe_valid & (self.p.q.val().get_bits::<8>(0) == self.tail.q.val().probe_slot);
         if self.slot.val().resent {
@@ -868,7 +889,7 @@ impl Logic for RetransmitEngine {
         self.above_d.next = self.p.q.val() - self.una_new.q.val();
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
-        self.tail_due_d.next = self.now32.val() - self.tail_ram.read_data.val().deadline;
+        self.tail_due_d.next = self.now32.val() - self.tail_rd.val().deadline;
         // Tail check (2.5.2): the evidence is the later of hw and the last
         // trim NACK; the cut the earlier of it and the line now -
         // stall_age. Lost: sent at or before the cut (no evidence: none).
@@ -956,7 +977,7 @@ impl Logic for RetransmitEngine {
         // SACK validation (in `Load`; una/next come from the qs RAM there).
         // `next - base` is registered in `Load` (`nb_off_r`); the checks run
         // in `SackValidate`, from `next_psn` as loaded.
-        self.nb_off.next = self.qs_ram.read_data.val().next_psn - self.base.q.val();
+        self.nb_off.next = self.qs_rd.val().next_psn - self.base.q.val();
         self.cum_d.next = self.psn.q.val() + 1 - self.qs.q.val().next_psn;
         // cum + 1 != next tested on the 24-bit difference: an inline
         // `psn + 1 != next` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
@@ -974,9 +995,9 @@ impl Logic for RetransmitEngine {
             self.bad_bits.next = false;
         }
         // NACK classification (in `Load`).
-        self.nu_d.next = self.psn.q.val() - self.qs_ram.read_data.val().next_psn;
+        self.nu_d.next = self.psn.q.val() - self.qs_rd.val().next_psn;
         self.nack_unsent.next = !self.nu_d.val().get_bit(23);
-        self.ns_d.next = self.psn.q.val() - self.qs_ram.read_data.val().una;
+        self.ns_d.next = self.psn.q.val() - self.qs_rd.val().una;
         self.nack_stale.next = self.ns_d.val().get_bit(23)
             | self.slot.val().acked
             | self.slot.val().queued
@@ -1064,40 +1085,46 @@ impl Logic for RetransmitEngine {
             self.slot_ram.write_enable.next = true;
         }
 
-        self.op_ready.next = false;
         self.go.next = !self.rs_blocked.val();
         self.walk_step.next = false;
         self.ack_pick.next = false;
         self.walk_end.next = EngineState::Store;
         self.walk_next.next = EngineState::Store;
+        // A record is taken in `Idle` and in `Store`: the cycle that stores
+        // one record presents the next one's reads, so back-to-back records
+        // cost no `Idle` cycle between them (the QP's state of a record of
+        // the same QP is forwarded, `fwd`). The RTO scanner visits a QP
+        // only from `Idle`, as before: records come first.
+        self.take.next = (self.st.q.val() == EngineState::Idle) | (self.st.q.val() == EngineState::Store);
+        self.op_ready.next = self.take.val();
+        if self.take.val() & self.op_valid.val() {
+            // Present the QP's state, config, slot and EV reads.
+            self.kind.d.next = self.op_kind.val();
+            self.qp.d.next = self.op_qp.val();
+            self.psn.d.next = self.op_psn.val();
+            self.p.d.next = self.op_psn.val();
+            self.ev.d.next = self.op_ev.val();
+            self.cur_ev.d.next = self.op_ev.val();
+            self.t_op.d.next = self.t_ext.val();
+            self.len.d.next = self.op_len.val();
+            self.base.d.next = self.op_base.val();
+            self.bitmap.d.next = self.op_bitmap.val();
+            self.is_timer.d.next = false;
+            self.qs_ram.read_address.next = self.op_qp.val();
+            self.tail_ram.read_address.next = self.op_qp.val();
+            self.cfg_ram.read_address.next = self.op_qp.val();
+            self.est_ram.read_address.next = self.op_qp.val();
+            self.slot_ram.read_address.next =
+                (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
+            self.ev_ram.read_address.next =
+                (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
+            self.ack_ram.read_address.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.op_qp.val()) << 2)
+                | bit_cast::<ACK_ADDR_BITS, 2>(self.op_psn.val().get_bits::<2>(6));
+        }
         match self.st.q.val() {
             EngineState::Idle => {
-                // IDLE: take a record, else let the scanner visit a QP.
-                // Present the QP's state, config, slot and EV reads.
-                self.op_ready.next = true;
-                if self.op_valid.val() {
-                    self.kind.d.next = self.op_kind.val();
-                    self.qp.d.next = self.op_qp.val();
-                    self.psn.d.next = self.op_psn.val();
-                    self.p.d.next = self.op_psn.val();
-                    self.ev.d.next = self.op_ev.val();
-                    self.cur_ev.d.next = self.op_ev.val();
-                    self.t_op.d.next = self.t_ext.val();
-                    self.len.d.next = self.op_len.val();
-                    self.base.d.next = self.op_base.val();
-                    self.bitmap.d.next = self.op_bitmap.val();
-                    self.is_timer.d.next = false;
-                    self.qs_ram.read_address.next = self.op_qp.val();
-                    self.tail_ram.read_address.next = self.op_qp.val();
-                    self.cfg_ram.read_address.next = self.op_qp.val();
-                    self.est_ram.read_address.next = self.op_qp.val();
-                    self.slot_ram.read_address.next =
-                        (bit_cast::<16, 8>(self.op_qp.val()) << 8) | bit_cast::<16, 24>(self.op_psn.val() & 255);
-                    self.ev_ram.read_address.next =
-                        (bit_cast::<15, 8>(self.op_qp.val()) << 7) | bit_cast::<15, 7>(self.op_ev.val());
-                    self.ack_ram.read_address.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.op_qp.val()) << 2)
-                        | bit_cast::<ACK_ADDR_BITS, 2>(self.op_psn.val().get_bits::<2>(6));
-                } else {
+                // IDLE: a record (taken above), else the scanner visits a QP.
+                if !self.op_valid.val() {
                     self.qp.d.next = self.scanner.qp.val();
                     self.is_timer.d.next = true;
                     self.scanner.advance.next = true;
@@ -1110,8 +1137,8 @@ impl Logic for RetransmitEngine {
             }
             EngineState::Load => {
                 // `Load`: the QP's state is on the qs RAM output.
-                self.qs.d.next = self.qs_ram.read_data.val();
-                self.tail.d.next = self.tail_ram.read_data.val();
+                self.qs.d.next = self.qs_rd.val();
+                self.tail.d.next = self.tail_rd.val();
                 self.found.d.next = false;
                 self.bytes.d.next = 0.into();
                 self.fired.d.next = false;
@@ -1120,19 +1147,13 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::Idle;
                 if self.is_timer.q.val() | (self.kind.q.val() == self.k_sack.val()) {
                     // Walks start at una; other records keep p = their PSN.
-                    self.p.d.next = self.qs_ram.read_data.val().una;
+                    self.p.d.next = self.qs_rd.val().una;
                 }
                 if self.is_timer.q.val() {
                     // RTO due: walk from una (R1).
-                    if !self.qs_ram.read_data.val().error
-                        & self.qs_ram.read_data.val().armed
-                        & !self.tdue_d.val().get_bit(35)
-                    {
+                    if !self.qs_rd.val().error & self.qs_rd.val().armed & !self.tdue_d.val().get_bit(35) {
                         self.st.d.next = EngineState::RtoRead;
-                    } else if !self.qs_ram.read_data.val().error
-                        & self.tail_ram.read_data.val().armed
-                        & !self.tail_due_d.val().get_bit(31)
-                    {
+                    } else if !self.qs_rd.val().error & self.tail_rd.val().armed & !self.tail_due_d.val().get_bit(31) {
                         // Tail check due.
                         self.st.d.next = EngineState::TailCheck;
                     }
@@ -1151,7 +1172,7 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.probe_valid = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
-                } else if self.qs_ram.read_data.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
+                } else if self.qs_rd.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
                     // In error, or a kind past the last one (NACK_REMOTE).
                     self.o_cnt_drop.d.next = true;
                 } else if self.kind.q.val() == self.k_sent.val() {
@@ -1180,7 +1201,7 @@ impl Logic for RetransmitEngine {
                         self.ack_ram.write_enable.next = true;
                         self.ev_entry_wr.next.next_seq = self.ev_entry.val().next_seq + 1;
                         self.ev_ram.write_enable.next = true;
-                        if !self.qs_ram.read_data.val().armed {
+                        if !self.qs_rd.val().armed {
                             // Arm on a send when idle (the tail check too).
                             if self.c_age.val().any() {
                                 self.tail.d.next.armed = true;
@@ -1229,7 +1250,7 @@ impl Logic for RetransmitEngine {
                     // runs the loss pass), written here (no `Store`).
                     self.slot_wr.next.oow = true;
                     self.slot_ram.write_enable.next = true;
-                    self.qs_ram.write_data.next = self.qs_ram.read_data.val();
+                    self.qs_ram.write_data.next = self.qs_rd.val();
                     self.qs_ram.write_data.next.oow_wait = true;
                     self.qs_ram.write_data.next.spare = 0.into();
                     self.qs_ram.write_enable.next = true;
@@ -1673,10 +1694,16 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::Store => {
-                // Store the QP's state.
+                // Store the QP's state; a record waiting is taken (above)
+                // and loaded next.
                 self.qs_ram.write_enable.next = true;
                 self.tail_ram.write_enable.next = true;
-                self.st.d.next = EngineState::Idle;
+                if self.op_valid.val() {
+                    self.fwd.d.next = self.op_qp.val() == self.qp.q.val();
+                    self.st.d.next = EngineState::Load;
+                } else {
+                    self.st.d.next = EngineState::Idle;
+                }
             }
         }
 

@@ -748,7 +748,9 @@ impl World {
         };
         Rec::Nack { qp, psn, echo, kind }
     }
+    /// The reference takes `rec` (its resends become the peer's to send).
     fn apply(&mut self, rec: Rec, out: &mut Vec<Out>) {
+        let from = out.len();
         match rec {
             Rec::Init { qp, psn } => self.refs[qp as usize].init(psn),
             Rec::Sent { qp, psn, ev, len } => self.refs[qp as usize].sent(psn, ev, self.now, len, out),
@@ -756,11 +758,18 @@ impl World {
             Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, self.now as u32, out),
             Rec::Tick => {}
         }
-        // The scanner then visits every QP at the same `now`.
+        self.pend_resends(&out[from..]);
+    }
+    /// The scanner visits every QP at the same `now` (the engine quiet).
+    fn scan(&mut self, out: &mut Vec<Out>) {
+        let from = out.len();
         for q in 0..QPS {
             self.refs[q].timer(q as u8, self.now, out);
         }
-        for o in out.iter() {
+        self.pend_resends(&out[from..]);
+    }
+    fn pend_resends(&mut self, out: &[Out]) {
+        for o in out {
             if let Out::Rtx { qp, psn, ev, .. } = *o {
                 self.peers[qp as usize].pending.push((psn, ev));
             }
@@ -782,17 +791,41 @@ fn cfg_row(c: &Cfg) -> Bits<256> {
 
 #[test]
 fn retransmit_matches_requester_rules() {
+    requester_rules(0x4E7A_0001, 900, 1);
+}
+
+/// The same rules with records back to back, in bursts of up to
+/// `MAX_BURST`: the engine takes the next record in the cycle that
+/// stores the last one, a record of the same QP on the state forwarded
+/// from that store. The scanner visits no QP during a burst (a record
+/// waiting comes first), so the reference runs its timers once after it.
+#[test]
+fn retransmit_matches_requester_rules_back_to_back() {
+    requester_rules(0x4E7A_0B2B, 900, MAX_BURST);
+}
+
+/// Longest burst of records presented back to back.
+const MAX_BURST: usize = 6;
+
+/// Records presented in bursts of 1 to `max_burst` (1: one at a time, the
+/// engine quiet between them), then the engine left quiet and every
+/// output compared with the reference's. `RETX_SEED` and `RETX_RECS`
+/// replace the seed and the number of records.
+fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
     let seed = std::env::var("RETX_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x4E7A_0001u64);
+        .unwrap_or(seed);
     let n_recs: usize = std::env::var("RETX_RECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(900);
+        .unwrap_or(n_recs);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
     let tail_lost = Arc::new(Mutex::new(0usize));
     let tail2 = tail_lost.clone();
+    // Records that follow one of the same QP in their burst.
+    let same_qp = Arc::new(Mutex::new(0usize));
+    let same_qp2 = same_qp.clone();
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
     uut.connect_all();
@@ -822,7 +855,7 @@ fn retransmit_matches_requester_rules() {
         x.cfg.data.next = Bits::<256>::from((QPS - 1) as u64);
         wait_clock_cycle!(sim, clock, x);
         x.cfg.valid.next = false;
-        let mut recs: Vec<Rec> = (0..QPS)
+        let inits: Vec<Rec> = (0..QPS)
             .map(|q| Rec::Init {
                 qp: q as u8,
                 psn: STARTS[q],
@@ -831,23 +864,47 @@ fn retransmit_matches_requester_rules() {
         for (peer, &s) in w.peers.iter_mut().zip(STARTS.iter()) {
             peer.expected = s;
         }
+        let mut burst_rng = Rng::from_state(seed ^ 0xB2B0_0001);
+        // A tick drawn inside a burst: its `now`, for the next burst.
+        let mut tick_due: Option<u64> = None;
         let mut k = 0;
         while k < n_recs + QPS {
-            let rec = if k < recs.len() { recs[k] } else { w.step() };
-            if k >= recs.len() {
-                recs.push(rec);
+            // The burst: the reference takes each record as it is drawn; a
+            // tick ends a burst (and is a burst of its own).
+            let len = 1 + burst_rng.below(max_burst as u64) as usize;
+            let mut burst: Vec<(Rec, Vec<Out>)> = Vec::new();
+            if let Some(t) = tick_due.take() {
+                w.now = t;
+                burst.push((Rec::Tick, Vec::new()));
             }
-            k += 1;
-            let mut want = Vec::new();
-            w.apply(rec, &mut want);
+            while burst.len() < len && k < n_recs + QPS && !matches!(burst.last(), Some((Rec::Tick, _))) {
+                let before = w.now;
+                let rec = if k < inits.len() { inits[k] } else { w.step() };
+                k += 1;
+                if matches!(rec, Rec::Tick) && !burst.is_empty() {
+                    tick_due = Some(w.now);
+                    w.now = before;
+                    break;
+                }
+                let mut out = Vec::new();
+                w.apply(rec, &mut out);
+                burst.push((rec, out));
+            }
+            *same_qp2.lock().unwrap() += burst
+                .windows(2)
+                .filter(|p| matches!((rec_qp(p[0].0), rec_qp(p[1].0)), (Some(a), Some(b)) if a == b))
+                .count();
+            let mut timers = Vec::new();
+            w.scan(&mut timers);
             x.now.next = w.now.into();
-            // Present the record until taken.
-            let mut present = !matches!(rec, Rec::Tick);
+            // Present the records one after the other, each until taken.
+            let mut at = 0;
+            let mut present = !matches!(burst[0].0, Rec::Tick);
             let mut got = Vec::new();
             let mut quiet = 0;
             while present || quiet < 4 * QPS + 6 {
                 x.op_valid.next = present;
-                match rec {
+                match burst[at.min(burst.len() - 1)].0 {
                     Rec::Init { qp, psn } => {
                         x.op_kind.next = kind::INIT.into();
                         x.op_qp.next = u64::from(qp).into();
@@ -951,7 +1008,8 @@ fn retransmit_matches_requester_rules() {
                     || x.err_valid.val();
                 wait_clock_true!(sim, clock, x);
                 if taken {
-                    present = false;
+                    at += 1;
+                    present = at < burst.len();
                 }
                 if present || event || pending || x.busy.val() {
                     quiet = 0;
@@ -959,13 +1017,18 @@ fn retransmit_matches_requester_rules() {
                     quiet += 1;
                 }
             }
+            let mut want: Vec<Out> = burst.iter().flat_map(|(_, o)| o.iter().copied()).collect();
+            want.extend(timers.iter().copied());
             want.sort();
             got.sort();
             let mut l = log2.lock().unwrap();
             if want != got {
-                l.0.push(format!("record {k} {rec:?} at {}: got {got:?} want {want:?}", w.now));
+                let recs: Vec<Rec> = burst.iter().map(|(r, _)| *r).collect();
+                l.0.push(format!("record {k} {recs:?} at {}: got {got:?} want {want:?}", w.now));
             }
-            l.1.push((rec, want));
+            let last = burst.len() - 1;
+            burst[last].1.extend(timers);
+            l.1.extend(burst);
             if l.0.len() > 5 {
                 break;
             }
@@ -1022,6 +1085,17 @@ fn retransmit_matches_requester_rules() {
         assert!(n > 0, "{name} never exercised");
     }
     assert!(wraps > 0, "no cumulative ack across the 24-bit wrap");
+    let same_qp = *same_qp.lock().unwrap();
+    eprintln!("records presented right after one of the same QP: {same_qp}");
+    assert!(max_burst == 1 || same_qp > 0, "no burst held two records of one QP");
+}
+
+/// The QP a record is for (none for a tick).
+fn rec_qp(r: Rec) -> Option<u8> {
+    match r {
+        Rec::Init { qp, .. } | Rec::Sent { qp, .. } | Rec::Sack { qp, .. } | Rec::Nack { qp, .. } => Some(qp),
+        Rec::Tick => None,
+    }
 }
 
 /// Directed: the model's example of 2.8 (`retry_linear = 2`, `retry_exp =
