@@ -331,6 +331,9 @@ pub struct RetransmitEngine {
     /// of 64), and the SACK's offsets from it, registered for the masks:
     /// `wq - base`, `base - wq`, `cum + 1 - wq`, `una - wq`, `next - wq`.
     wq: DFF<Bits<24>>,
+    /// The word the pass reads: `wq`, or in `SackValidate` una's word
+    /// (the pass's first, read while the SACK is validated).
+    wq_at: Signal<Local, Bits<24>>,
     wd_base: DFF<Bits<24>>,
     wd_base_neg: DFF<Bits<24>>,
     wd_cum: DFF<Bits<24>>,
@@ -800,9 +803,22 @@ impl Logic for RetransmitEngine {
         self.ev_entry_wr.next = self.ev_entry.val();
 
         // Acknowledged bitmap: read the pass's word by default (a record's
-        // word in `Idle`); written by the pass and by a SENT.
+        // word when it is taken, una's word while a SACK is validated);
+        // written by the pass and by a SENT.
+        if self.st.q.val() == EngineState::SackValidate {
+            self.wq_at.next = self.qs.q.val().una & 0xFF_FFC0;
+        } else {
+            self.wq_at.next = self.wq.q.val();
+        }
         self.wq_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
-            | bit_cast::<ACK_ADDR_BITS, 2>(self.wq.q.val().get_bits::<2>(6));
+            | bit_cast::<ACK_ADDR_BITS, 2>(self.wq_at.val().get_bits::<2>(6));
+        // W1 (`AckWordRead`, and `SackValidate` for the first word): the
+        // SACK's offsets from the word being read, registered.
+        self.wd_base.d.next = self.wq_at.val() - self.base.q.val();
+        self.wd_base_neg.d.next = self.base.q.val() - self.wq_at.val();
+        self.wd_cum.d.next = self.psn.q.val() + 1 - self.wq_at.val();
+        self.wd_una.d.next = self.qs.q.val().una - self.wq_at.val();
+        self.wd_next.d.next = self.qs.q.val().next_psn - self.wq_at.val();
         self.psn_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
             | bit_cast::<ACK_ADDR_BITS, 2>(self.psn.q.val().get_bits::<2>(6));
         self.ack_ram.read_address.next = self.wq_addr.val();
@@ -1258,12 +1274,8 @@ impl Logic for RetransmitEngine {
             }
             EngineState::AckWordRead => {
                 // W1: word wq's acknowledged bits are being read (the
-                // default address); the SACK's offsets from it registered.
-                self.wd_base.d.next = self.wq.q.val() - self.base.q.val();
-                self.wd_base_neg.d.next = self.base.q.val() - self.wq.q.val();
-                self.wd_cum.d.next = self.psn.q.val() + 1 - self.wq.q.val();
-                self.wd_una.d.next = self.qs.q.val().una - self.wq.q.val();
-                self.wd_next.d.next = self.qs.q.val().next_psn - self.wq.q.val();
+                // default address); the SACK's offsets from it registered
+                // (above).
                 self.st.d.next = EngineState::AckWordMask;
             }
             EngineState::AckWordMask => {
@@ -1672,12 +1684,13 @@ impl Logic for RetransmitEngine {
                     self.o_cnt_unsent.d.next = true;
                     self.st.d.next = EngineState::Idle;
                 } else {
-                    // The words of the window from una's.
+                    // The words of the window from una's, whose read (W1)
+                    // is this state's.
                     self.wq.d.next = self.qs.q.val().una & 0xFF_FFC0;
                     self.any_new.d.next = false;
                     self.ack_above.d.next = false;
                     self.probe_seen.d.next = false;
-                    self.st.d.next = EngineState::AckWordRead;
+                    self.st.d.next = EngineState::AckWordMask;
                 }
             }
             EngineState::InitClear => {

@@ -1660,8 +1660,9 @@ fn sacks_over_a_window(
 #[test]
 fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     /// Fixed cycles of a SACK besides its words and PSNs: the QP read,
-    /// validation, the new una's slot, the backoff, done, the store.
-    const SACK_FIXED: usize = 6;
+    /// validation (with the first word's read), the new una's slot, the
+    /// backoff, done, the store.
+    const SACK_FIXED: usize = 4;
     let cfg = DEEP_WINDOW_CFG;
     // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
     // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
@@ -1724,9 +1725,9 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
 #[test]
 fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
     /// Fixed cycles of a SACK that runs the loss pass, besides its words,
-    /// its PSNs and the pass: QP read, validation, the new una's slot,
-    /// done, the store.
-    const SACK_FIXED: usize = 9;
+    /// its PSNs and the pass: QP read, validation (with the first word's
+    /// read), the new una's slot, done, the store.
+    const SACK_FIXED: usize = 7;
     let cfg = DEEP_WINDOW_CFG;
     // (cum, base, bitmap, PSNs newly acknowledged, words visited (to the
     // last the 64-bit bitmap covers), the loss pass's slots: from the new
@@ -1790,9 +1791,10 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
 #[test]
 fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
     /// Fixed cycles of a SACK that moves una besides its words and PSNs:
-    /// the QP read, validation, the new una's slot, done (its backoff
-    /// registered meanwhile), the store, and the cycle back in idle.
-    const SACK_FIXED: usize = 6;
+    /// the QP read, validation (with the first word's read), the new
+    /// una's slot, done (its backoff registered meanwhile), the store
+    /// (which takes the next record).
+    const SACK_FIXED: usize = 4;
     /// Cycles per word visited (read, masks, write, pick) and per PSN
     /// newly acknowledged (slot read, EV read and write).
     const PER_WORD: usize = 4;
