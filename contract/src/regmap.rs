@@ -295,7 +295,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "retx_drop",
         group: group::REQUESTER,
-        doc: "records the retransmit engine dropped (outside the window, unsent PSN, QP in error)",
+        doc: "records the retransmit engine dropped that no correct peer or requester causes: a send beyond the window or of a PSN never sent, a SACK or NACK for an unsent PSN, a record for a QP in error (resends of PSNs acknowledged meanwhile are retx_drop_acked)",
     },
     Counter {
         name: "ev_event_lost",
@@ -351,6 +351,11 @@ pub const COUNTERS: &[Counter] = &[
         name: "rx_discards_join",
         group: group::RESPONDER,
         doc: "of rx_discards, the frames refused for want of a join credit of the RX path (its head stage had not yet taken the frames admitted before); the rest lacked only RX buffer room",
+    },
+    Counter {
+        name: "retx_drop_acked",
+        group: group::REQUESTER,
+        doc: "resends the retransmit engine dropped because their PSN was acknowledged while they waited (in its resend FIFO or the requester): harmless, their bytes released at the CC gate",
     },
 ];
 

@@ -96,6 +96,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "probes_sent",
     "ev_readmitted",
     "rx_discards_join",
+    "retx_drop_acked",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -319,9 +320,9 @@ pub struct MrcCore {
     pl_fifo: SynchronousFIFO<Bits<577>, PAYLOAD_FIFO_BITS, { PAYLOAD_FIFO_BITS + 1 }, 1>,
     /// The send record the retransmit engine is working on (taken from
     /// `sent_fifo`, no other record since): its QP and length. If the
-    /// engine drops it (`cnt_drop`: a resend of a PSN acknowledged
-    /// meanwhile, below `una`; the QP in error; a new PSN beyond the
-    /// window), its bytes were admitted into flight at the CC gate and no
+    /// engine drops it (`cnt_drop_acked`: a resend of a PSN acknowledged
+    /// meanwhile, below `una`; `cnt_drop`: the QP in error, a new PSN
+    /// beyond the window), its bytes were admitted into flight at the CC gate and no
     /// ACK will ever take them out: `rel_pend` releases them (RELEASE).
     /// Without it, resends of PSNs acknowledged while they waited in
     /// `resend_fifo` or the requester leaked their bytes until the window
@@ -1257,7 +1258,7 @@ impl Logic for MrcCore {
         // a send record releases its bytes at the CC gate. (The engine
         // reports a drop at the latest in the cycle it takes its next
         // record, so the tracked record is still the dropped one.)
-        if self.retx.cnt_drop.val() & self.sent_track.q.val() {
+        if (self.retx.cnt_drop.val() | self.retx.cnt_drop_acked.val()) & self.sent_track.q.val() {
             self.sent_track.d.next = false;
             self.rel_pend.d.next = true;
             self.rel_qp.d.next = self.sent_qp.q.val();
@@ -1347,6 +1348,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.push.cnt_dropped.val().into()) << 32)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.prober.cnt_probe.val().into()) << 33)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop_acked.val().into()) << 36);
     }
 }

@@ -294,9 +294,15 @@ pub struct RetransmitEngine {
     pub err_reason: Signal<Out, Bits<ERR_REASON_BITS>>,
     /// SACK acknowledging a PSN never sent (dropped).
     pub cnt_ack_unsent: Signal<Out, Bit>,
-    /// Record dropped: SENT outside the window, NACK for an unsent PSN,
-    /// unknown kind, or any record but INIT for a QP in error.
+    /// Record dropped: SENT beyond the window or of a PSN never sent,
+    /// NACK for an unsent PSN, unknown kind, or any record but INIT for a
+    /// QP in error.
     pub cnt_drop: Signal<Out, Bit>,
+    /// SENT record dropped because its PSN is below `una`: a resend of a
+    /// packet acknowledged while the resend waited (in `resend_fifo` or
+    /// the requester), which is harmless (its bytes are released as for
+    /// any dropped SENT).
+    pub cnt_drop_acked: Signal<Out, Bit>,
     /// NACK about an older copy, an acknowledged or already queued PSN.
     pub cnt_stale_nack: Signal<Out, Bit>,
     /// A record or an RTO walk is in progress (for the top and tests).
@@ -474,6 +480,7 @@ pub struct RetransmitEngine {
     o_err_reason: DFF<ErrReason>,
     o_cnt_unsent: DFF<Bit>,
     o_cnt_drop: DFF<Bit>,
+    o_cnt_drop_acked: DFF<Bit>,
     o_cnt_stale: DFF<Bit>,
     /// The slot on the slot RAM's output, and the slot to write (default:
     /// as read).
@@ -697,6 +704,7 @@ impl Logic for RetransmitEngine {
             o_err_reason,
             o_cnt_unsent,
             o_cnt_drop,
+            o_cnt_drop_acked,
             o_cnt_stale
         );
         self.slot_ram.read_clock.next = self.clock.val();
@@ -733,6 +741,7 @@ impl Logic for RetransmitEngine {
         }
         self.o_cnt_unsent.d.next = false;
         self.o_cnt_drop.d.next = false;
+        self.o_cnt_drop_acked.d.next = false;
         self.o_cnt_stale.d.next = false;
 
         // Config: per-QP rows to the config RAM, the global row to a register.
@@ -1237,6 +1246,9 @@ impl Logic for RetransmitEngine {
                         } else {
                             self.st.d.next = EngineState::Store;
                         }
+                    } else if self.ns_d.val().get_bit(23) {
+                        // Below una: acknowledged while its resend waited.
+                        self.o_cnt_drop_acked.d.next = true;
                     } else {
                         self.o_cnt_drop.d.next = true;
                     }
@@ -1780,6 +1792,7 @@ impl Logic for RetransmitEngine {
         self.err_reason.next = self.o_err_reason.q.val().into();
         self.cnt_ack_unsent.next = self.o_cnt_unsent.q.val();
         self.cnt_drop.next = self.o_cnt_drop.q.val();
+        self.cnt_drop_acked.next = self.o_cnt_drop_acked.q.val();
         self.cnt_stale_nack.next = self.o_cnt_stale.q.val();
         self.busy.next = (self.st.q.val() != EngineState::Idle) & (self.st.q.val() != EngineState::Load);
     }

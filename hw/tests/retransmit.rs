@@ -84,6 +84,8 @@ enum Out {
     },
     Unsent,
     Drop,
+    /// A SENT below `una`: its PSN acknowledged while the resend waited.
+    DropAcked,
     Stale,
 }
 
@@ -188,7 +190,11 @@ impl RefQp {
         let new = p == self.nxt && n < 256;
         let resend = p.offset_from(self.una) < n;
         if self.err || !(new || resend) {
-            out.push(Out::Drop);
+            out.push(if !self.err && p.before(self.una) {
+                Out::DropAcked
+            } else {
+                Out::Drop
+            });
             return;
         }
         let seq = self.evs[ev as usize].0;
@@ -994,6 +1000,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                 for (c, o) in [
                     (x.cnt_ack_unsent.val(), Out::Unsent),
                     (x.cnt_drop.val(), Out::Drop),
+                    (x.cnt_drop_acked.val(), Out::DropAcked),
                     (x.cnt_stale_nack.val(), Out::Stale),
                 ] {
                     if c {
@@ -1072,6 +1079,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         ),
         ("sack for unsent", count(&|o| matches!(o, Out::Unsent))),
         ("dropped record", count(&|o| matches!(o, Out::Drop))),
+        ("dropped resend, acknowledged", count(&|o| matches!(o, Out::DropAcked))),
         ("stale nack", count(&|o| matches!(o, Out::Stale))),
     ];
     let wraps =
@@ -1408,7 +1416,13 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
             bytes: u(x.ack_bytes.val()) as u32,
         });
     }
-    if x.rto_valid.val() || x.err_valid.val() || x.cnt_drop.val() || x.cnt_ack_unsent.val() || x.cnt_stale_nack.val() {
+    if x.rto_valid.val()
+        || x.err_valid.val()
+        || x.cnt_drop.val()
+        || x.cnt_drop_acked.val()
+        || x.cnt_ack_unsent.val()
+        || x.cnt_stale_nack.val()
+    {
         out.push(Out::Drop);
     }
 }
