@@ -29,9 +29,9 @@
 #     resends and EVs marked (hardware/model) are printed, not judged: a
 #     random fault has no scenario's allowances;
 #   * a named scenario (the degraded EV, the incast, 16 QPs, the PSN wrap,
-#     a remote-access error...; not mpr-window-failure, which fails today
-#     on both wires, a known RTL stall traced on its own: SCENARIOS=...
-#     sets the mix) or a random sweep cell: judged by its verdict, as
+#     a remote-access error, the whole window in flight during a failure
+#     ...: every one of `mrc cosim --scenario all`; SCENARIOS=... sets
+#     the mix) or a random sweep cell: judged by its verdict, as
 #     `mrc cosim --scenario` judges it.
 # One line per run (its figures, then the command that reproduces it),
 # then a summary: messages, failures by class (stall, scoreboard,
@@ -77,9 +77,8 @@ done
 [ -x "$MRC" ] || { echo "soak: no mrc binary at $MRC (cargo build --release -p mrc)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "soak: /usr/bin/time is needed to count CPU seconds" >&2; exit 2; }
 
-# The named scenarios of the mix: every one but mpr-window-failure (the
-# known stall; `mrc cosim --scenario mpr-window-failure` shows it).
-read -r -a SCENARIO_MIX <<<"${SCENARIOS:-lossless loss-0.1 loss-1 loss-5 ev-blackholed ev-flapping ev-degraded rate-25 16-qps incast psn-wrap remote-access}"
+# The named scenarios of the mix: those of `mrc cosim --scenario all`.
+read -r -a SCENARIO_MIX <<<"${SCENARIOS:-lossless loss-0.1 loss-1 loss-5 ev-blackholed ev-flapping ev-degraded rate-25 16-qps incast mpr-window-failure psn-wrap remote-access}"
 LOSSES=(0 0.001 0.01 0.03)
 MTUS=(256 512 1024 2048 4096 8192)
 MAX_SIZES=(1024 8192 65536)
