@@ -355,7 +355,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "retx_drop_acked",
         group: group::REQUESTER,
-        doc: "resends the retransmit engine dropped because their PSN was acknowledged while they waited (in its resend FIFO or the requester): harmless, their bytes released at the CC gate",
+        doc: "send records the retransmit engine dropped because their PSN is before una: from a correct requester, resends whose PSN was acknowledged while they waited (in its resend FIFO or the requester), harmless, their bytes released at the CC gate",
     },
 ];
 

@@ -298,10 +298,12 @@ pub struct RetransmitEngine {
     /// NACK for an unsent PSN, unknown kind, or any record but INIT for a
     /// QP in error.
     pub cnt_drop: Signal<Out, Bit>,
-    /// SENT record dropped because its PSN is below `una`: a resend of a
-    /// packet acknowledged while the resend waited (in `resend_fifo` or
-    /// the requester), which is harmless (its bytes are released as for
-    /// any dropped SENT).
+    /// SENT record dropped because its PSN is below `una`: from a correct
+    /// requester, a resend of a packet acknowledged while the resend
+    /// waited (in `resend_fifo` or the requester), which is harmless (its
+    /// bytes are released as for any dropped SENT). The record carries no
+    /// resend flag, so a requester that sent a PSN below `una` for another
+    /// reason would be counted here too.
     pub cnt_drop_acked: Signal<Out, Bit>,
     /// NACK about an older copy, an acknowledged or already queued PSN.
     pub cnt_stale_nack: Signal<Out, Bit>,
