@@ -68,7 +68,7 @@ pub mod table {
         ("cc", CC, "cc_gate"),
         ("addr", ADDR, "tx_path"),
         ("ev", EV, "core -> ev_selector"),
-        ("nscc", NSCC, "nscc (not yet in the core)"),
+        ("nscc", NSCC, "nscc"),
     ];
 }
 
@@ -96,7 +96,15 @@ pub mod nscc {
     pub const INCREASE_BYTES: Field = Field::at_bit("increase_bytes", 64, 32, "additive increase per RTT (MTU)");
     pub const INIT_CWND: Field = Field::at_bit("init_cwnd", 96, 32, "bytes (clamped to table 10's bounds)");
     pub const DECREASE_GAIN: Field = Field::at_bit("decrease_gain", 128, 17, "Q16: decrease_gain x 65536, <= 65536");
-    pub const FIELDS: &[Field] = &[BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN];
+    pub const ENABLE: Field = Field::at_bit(
+        "enable",
+        160,
+        1,
+        "1: the QP's window follows NSCC (from its next INIT); 0: table 10's max_cwnd, moved only by losses and timeouts",
+    );
+    /// The parameters the NSCC unit keeps (its config RAM's word).
+    pub const PARAMS: &[Field] = &[BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN];
+    pub const FIELDS: &[Field] = &[BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN, ENABLE];
 }
 
 /// Table 8 (`retransmit`), index = QP.

@@ -357,6 +357,11 @@ pub const COUNTERS: &[Counter] = &[
         group: group::REQUESTER,
         doc: "send records the retransmit engine dropped because their PSN is before una: from a correct requester, resends whose PSN was acknowledged while they waited (in its resend FIFO or the requester), harmless, their bytes released at the CC gate",
     },
+    Counter {
+        name: "nscc_windows",
+        group: group::REQUESTER,
+        doc: "windows the NSCC unit wrote to the CC gate (SETW), one per feedback record (ACK, loss, timeout, start) of a QP whose table 14 row has enable set",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

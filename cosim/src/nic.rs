@@ -383,6 +383,26 @@ impl Nic {
         );
     }
 
+    /// NSCC unit row of `qp` (table 14), enabled: the QP's window follows
+    /// NSCC from its next start (send context). The window bounds are
+    /// `set_cc`'s.
+    pub fn set_nscc(&mut self, qp: u8, p: &proto::model::nscc_fixed::NsccFixedParams) {
+        use contract::config::nscc;
+        let f = |field: contract::field::Field, v: u32| (field.bit(), field.bits, u128::from(v));
+        self.cfg_row(
+            contract::config::table::NSCC,
+            qp.into(),
+            &row(&[
+                f(nscc::BASE_RTT_NS, p.base_rtt_ns),
+                f(nscc::TARGET_NS, p.target_ns),
+                f(nscc::INCREASE_BYTES, p.increase_bytes),
+                f(nscc::INIT_CWND, p.init_cwnd),
+                f(nscc::DECREASE_GAIN, p.decrease_gain_q16),
+                f(nscc::ENABLE, 1),
+            ]),
+        );
+    }
+
     /// Retransmit-engine row of `qp`, and the scanner's last QP (global row).
     pub fn set_retransmit(&mut self, qp: u8, p: &RetxParams, last_scanned_qp: u8) {
         use contract::config::table as cfg_table;

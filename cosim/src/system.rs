@@ -25,7 +25,8 @@ use std::time::Instant as WallClock;
 use contract::layout::{Completion, CqStatus, EvEvent, EvNewState, SqContext, SqDescriptor, SqOpcode};
 use proto::loopback::{message_data, LinkConfig, MessageSpec, Report, Scenario};
 use proto::model::api::WcStatus;
-use proto::model::cc::CcConfig;
+use proto::model::cc::{CcConfig, NsccConfig};
+use proto::model::nscc_fixed::NsccFixedParams;
 use proto::model::Transport;
 use proto::time::Duration;
 use proto::wire::mrc10;
@@ -217,8 +218,14 @@ pub struct SystemConfig {
     pub ack_every: u16,
     pub ack_delay_cycles: u16,
     pub send_mpr_units: u8,
-    /// Fixed congestion window in bytes (`min = max`).
+    /// Fixed congestion window in bytes (`min = max`), without `nscc`.
     pub cwnd: u32,
+    /// A's QPs run NSCC with these parameters, the model's controller and
+    /// the card's NSCC unit (table 14; its integer rules have no quick
+    /// adapt and cut at most half the window: set `quick_adapt.enabled`
+    /// false and `max_cut` 0.5 to compare like with like), their window
+    /// bounds in table 10. `cwnd` should then be `max_cwnd`.
+    pub nscc: Option<NsccConfig>,
     /// A's send ring holds `2^sq_log2_size` descriptors.
     pub sq_log2_size: u8,
     /// The driver keeps at most this many messages posted and not yet
@@ -261,7 +268,7 @@ impl SystemConfig {
         let link = LinkConfig {
             base_delay: Duration::from_ns(1000),
             ev_delay_spread: Duration::from_ns(500),
-            line_rate_gbps: Some(100.0),
+            line_rate_gbps: Some(DEFAULT_LINE_GBPS),
             ..LinkConfig::default()
         };
         let mut cfg = SystemConfig {
@@ -283,6 +290,7 @@ impl SystemConfig {
             ack_delay_cycles: 323,
             send_mpr_units: MAX_SEND_MPR_UNITS,
             cwnd: 1 << 20,
+            nscc: None,
             sq_log2_size: 4,
             max_outstanding: 16,
             min_good_evs: 1,
@@ -315,6 +323,23 @@ impl SystemConfig {
         let t = StallTiming::of_link(&self.link_ab, one_qp * u64::from(self.qps.max(1)));
         self.stall_allowance_ns = t.allowance_ns();
         self.stall_age_ns = t.age_ns();
+    }
+
+    /// Run NSCC on A's QPs, model and card alike, for A's link: its line
+    /// rate (100 Gb/s if it has none) and base RTT
+    /// (`NsccConfig::for_fabric`), with the card's rules: no quick adapt
+    /// (the card has none, docs/hw/nscc.md) and whole packets as the floor
+    /// (the card's CC gate does not pace a window below one packet). The
+    /// fixed window's stand-in for the queue bounds (`cwnd`) becomes NSCC's
+    /// ceiling.
+    pub fn use_nscc(&mut self) {
+        let line = self.link_ab.line_rate_gbps.unwrap_or(DEFAULT_LINE_GBPS);
+        let base_rtt = Duration::from_ns(StallTiming::of_link(&self.link_ab, 0).base_rtt_ns());
+        let mut n = NsccConfig::for_fabric(line, base_rtt, self.mtu());
+        n.quick_adapt.enabled = false;
+        n.min_cwnd = u64::from(self.mtu());
+        self.cwnd = u32::try_from(n.max_cwnd).unwrap_or(u32::MAX);
+        self.nscc = Some(n);
     }
 
     /// Messages of A's QP in flight at most: what the driver keeps posted
@@ -455,8 +480,11 @@ impl SystemConfig {
             .with_start_psn(self.start_psn_of(q))
             .with_mpr(self.send_mpr_units)
             .with_timeouts(self.ack_timeout_exp, self.retry_linear, self.retry_exp)
-            .with_cc(CcConfig::Fixed {
-                window: u64::from(self.cwnd),
+            .with_cc(match self.nscc {
+                Some(c) => CcConfig::Nscc(c),
+                None => CcConfig::Fixed {
+                    window: u64::from(self.cwnd),
+                },
             });
         let ack_delay = Duration::from_ps(cycles_to_ps(u64::from(self.ack_delay_cycles)));
         let time_limit = Duration::from_ps(cycles_to_ps(self.cycle_limit));
@@ -1498,6 +1526,9 @@ impl System {
     }
 }
 
+/// The links' line rate by default, Gb/s.
+pub const DEFAULT_LINE_GBPS: f64 = 100.0;
+
 /// Configure NIC A: the requester QPs `a_qp(q)` -> `b_qp(q)` on B, each
 /// with its CC and retransmit rows; then the addresses and the EV-event
 /// ring. Their EV sets follow (`System::configure_ev_sets`), then
@@ -1520,7 +1551,14 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
     // last: it starts the QP).
     for q in 0..pairs {
         let qp = SystemConfig::a_qp(q);
-        nic.set_cc(qp, cfg.cwnd, cfg.cwnd, window);
+        match cfg.nscc {
+            Some(c) => {
+                let p = NsccFixedParams::from_config(&c);
+                nic.set_nscc(qp, &p);
+                nic.set_cc(qp, p.min_cwnd, p.max_cwnd, window);
+            }
+            None => nic.set_cc(qp, cfg.cwnd, cfg.cwnd, window),
+        }
         nic.set_retransmit(qp, &retx, last_qp);
     }
     nic.set_addresses_wire(STATION_A, PEER_ROW, STATION_B, cfg.wire == Wire::Mrc10);

@@ -788,8 +788,9 @@ pub struct EvProfile {
 }
 
 /// The congestion-control window of a QP (CC gate, table 10), and the
-/// NSCC parameters of a device that runs NSCC ([`Device::set_qp_nscc`]:
-/// the soft NIC; the card's CC gate keeps the fixed `max_cwnd`).
+/// NSCC parameters (the soft NIC: [`Device::set_qp_nscc`]; the card:
+/// its NSCC unit's table 14 row). Without NSCC the window is `max_cwnd`,
+/// moved only by losses and timeouts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcProfile {
     pub min_cwnd: u32,
@@ -987,16 +988,38 @@ impl QueuePair {
                 let rtr = self.rtr.clone().ok_or(ModifyError::BadTransition { from, to: "RTS" })?;
                 check_rts(&a)?;
                 let q = self.qpn as u16;
-                // NSCC where the device runs it (the soft NIC); the card's
-                // CC gate has none yet and keeps the fixed window below.
-                // Said at every RTS, `None` too: a QP number used again
-                // does not inherit its last user's controller.
+                // NSCC on the soft NIC (its golden model's controller);
+                // the card takes it from table 14 below. Said at every
+                // RTS, `None` too: a QP number used again does not
+                // inherit its last user's controller.
                 match self.shared.dev.set_qp_nscc(self.qpn, a.cc.nscc) {
                     Ok(()) | Err(DeviceError::Unsupported(_)) => {}
                     Err(e) => return Err(bad("cc.nscc", e.to_string())),
                 }
+                // The card's NSCC unit (table 14): the same controller as
+                // the soft NIC's (`nscc_config`), in its integer form; with
+                // it, the window's floor is NSCC's (table 10 `min_cwnd`, to
+                // which a timeout cuts). The row is written with enable 0
+                // when the QP has no NSCC, so a QP number used again does
+                // not inherit it.
+                let nscc = a.cc.nscc.map(|p| {
+                    let c = crate::soft::engine::nscc_config(&p, u64::from(a.cc.max_cwnd), 1 << rtr.log2_mtu);
+                    proto::model::nscc_fixed::NsccFixedParams::from_config(&c)
+                });
+                let nscc_row = match nscc {
+                    Some(n) => Row::new()
+                        .set(config::nscc::BASE_RTT_NS, u64::from(n.base_rtt_ns))
+                        .set(config::nscc::TARGET_NS, u64::from(n.target_ns))
+                        .set(config::nscc::INCREASE_BYTES, u64::from(n.increase_bytes))
+                        .set(config::nscc::INIT_CWND, u64::from(n.init_cwnd))
+                        .set(config::nscc::DECREASE_GAIN, u64::from(n.decrease_gain_q16))
+                        .set(config::nscc::ENABLE, 1),
+                    None => Row::new(),
+                };
+                self.shared.row(cfg_table::NSCC, q, &nscc_row);
+                let min_cwnd = nscc.map_or(a.cc.min_cwnd, |n| n.min_cwnd);
                 let cc = Row::new()
-                    .set(config::cc::MIN_CWND, u64::from(a.cc.min_cwnd))
+                    .set(config::cc::MIN_CWND, u64::from(min_cwnd))
                     .set(config::cc::MAX_CWND, u64::from(a.cc.max_cwnd))
                     .set(config::cc::SEND_WINDOW, u64::from(a.send_mpr_units) * 128);
                 self.shared.row(cfg_table::CC, q, &cc);

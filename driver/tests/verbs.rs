@@ -224,6 +224,79 @@ fn row_pos(rows: &[CfgRow], table: u8, index: u16) -> usize {
         .unwrap_or_else(|| panic!("no row {table}/{index:#x}"))
 }
 
+/// A QP with NSCC parameters gets the card's NSCC unit row (table 14)
+/// with `enable` set: the soft NIC's controller for those parameters
+/// (`nscc_config`) in the unit's integer form, and NSCC's floor as table
+/// 10's `min_cwnd`; a QP number brought up again without NSCC gets the
+/// row with `enable` clear. Both before the send context that starts
+/// the QP.
+#[test]
+fn nscc_parameters_reach_the_cards_nscc_row() {
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(6).unwrap();
+    let params = NsccParams {
+        base_rtt_ns: 4_000,
+        target_delay_ns: 1_500,
+        gamma: 0.25,
+        ..NsccParams::default()
+    };
+    let max_cwnd = 300_000;
+    let mut qp = pd.create_qp(&mut cq, 4).unwrap();
+    let q = qp.qpn() as u16;
+    qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    qp.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    qp.modify(QpTransition::Rts(RtsAttr {
+        cc: CcProfile {
+            min_cwnd: 4096,
+            max_cwnd,
+            nscc: Some(params),
+        },
+        ..rts_attr()
+    }))
+    .unwrap();
+    let mtu = 1u32 << rtr_attr().log2_mtu;
+    let want = proto::model::nscc_fixed::NsccFixedParams::from_config(&driver::soft::engine::nscc_config(
+        &params,
+        u64::from(max_cwnd),
+        mtu,
+    ));
+    let row = dev.last_row(cfg_table::NSCC, q).unwrap();
+    use contract::config::nscc;
+    let get = |f: contract::field::Field| row.bits(f.bit(), f.bits);
+    assert_eq!(
+        (
+            get(nscc::BASE_RTT_NS),
+            get(nscc::TARGET_NS),
+            get(nscc::INCREASE_BYTES),
+            get(nscc::INIT_CWND),
+            get(nscc::DECREASE_GAIN),
+            get(nscc::ENABLE)
+        ),
+        (4_000, 1_500, u64::from(mtu), u64::from(want.init_cwnd), 16_384, 1)
+    );
+    let cc = dev.last_row(cfg_table::CC, q).unwrap();
+    assert_eq!(
+        (cc.bits(0, 32), cc.bits(32, 32)),
+        (u64::from(want.min_cwnd), u64::from(max_cwnd))
+    );
+    let rows = dev.rows();
+    let sq_ctx_at = row_pos(&rows, cfg_table::SQ_CTX, q);
+    assert!(row_pos(&rows, cfg_table::NSCC, q) < sq_ctx_at);
+    assert!(row_pos(&rows, cfg_table::CC, q) < sq_ctx_at);
+    // The same QP number again, without NSCC.
+    drop(qp);
+    let mut again = pd.create_qp(&mut cq, 4).unwrap();
+    assert_eq!(again.qpn() as u16, q, "the QP number is reused");
+    again.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+    again.modify(QpTransition::Rtr(rtr_attr())).unwrap();
+    again.modify(QpTransition::Rts(rts_attr())).unwrap();
+    let row = dev.last_row(cfg_table::NSCC, q).unwrap();
+    assert_eq!(row.bits(nscc::ENABLE.bit(), 1), 0, "no NSCC inherited");
+    assert_eq!(dev.last_row(cfg_table::CC, q).unwrap().bits(0, 32), 4096);
+}
+
 /// Every timeout exponent of MRC 1.0 (0..=24) reaches the card as the
 /// exponent itself; 25 is refused.
 #[test]

@@ -17,7 +17,7 @@ use rust_hdl::prelude::*;
 
 use crate::bus::ConfigSink;
 
-use crate::contract_rows::{AckParamsRow, RecvInitRow, TableId};
+use crate::contract_rows::{AckParamsRow, AddrRow, RecvInitRow, TableId};
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -72,6 +72,9 @@ pub struct AckGen {
     pub cfg: ConfigSink,
     t_params: TableId<{ table::ACK_PARAMS }>,
     t_qp_init: TableId<{ table::ACK_QP_INIT }>,
+    t_addr: TableId<{ table::ADDR }>,
+    /// The own address row's index (`contract::config::INDEX_SELECT`).
+    k_own_row: crate::param::Param<16, { contract::config::INDEX_SELECT as u64 }>,
     // Snapshot request to the SACK table and its answer.
     pub snap_valid: Signal<Out, Bit>,
     pub snap_ready: Signal<In, Bit>,
@@ -123,6 +126,11 @@ pub struct AckGen {
     /// unack >= ack_every - 1`, one compare on the RAM output.
     ack_every_m1_n: DFF<Bits<16>>,
     ack_every_nz: DFF<Bit>,
+    /// The card sends MRC 1.0 (its own address row's `wire_mrc10`): a
+    /// CE-marked packet is acknowledged at once
+    /// (`proto::wire::mrc10::choices::sack_at_once_for`), as the MRC 1.0
+    /// model does; the legacy model coalesces it.
+    ce_at_once: DFF<Bit>,
     ack_delay: DFF<Bits<16>>,
     // Free-running cycle counter for the coalescing deadlines.
     now: DFF<Bits<16>>,
@@ -199,6 +207,7 @@ impl Logic for AckGen {
             ack_every,
             ack_every_m1_n,
             ack_every_nz,
+            ce_at_once,
             ack_delay,
             now,
             cfg_pend,
@@ -477,6 +486,7 @@ impl Logic for AckGen {
                             if self.s1_ack_req.q.val()
                                 | self.opens_gap.val()
                                 | !self.ack_every_nz.q.val()
+                                | (self.ce_at_once.q.val() & self.s1_ecn.q.val())
                                 | (self.unack_ram.read_data.val() >= !self.ack_every_m1_n.q.val())
                             {
                                 self.armed_ram.write_enable.next = true;
@@ -583,6 +593,12 @@ impl Logic for AckGen {
             self.ack_every_m1_n.d.next = !(self.cfg.data.val().get_value_ack_params_every() - 1);
             self.ack_every_nz.d.next = self.cfg.data.val().get_value_ack_params_every().any();
             self.ack_delay.d.next = self.cfg.data.val().get_value_ack_params_delay();
+        }
+        if self.cfg.valid.val()
+            & (self.cfg.table.val() == self.t_addr.val())
+            & (self.cfg.index.val() == self.k_own_row.val())
+        {
+            self.ce_at_once.d.next = self.cfg.data.val().get_value_addr_wire_mrc10().any();
         }
         if self.cfg_pend.q.val() & !self.s1_v.q.val() {
             self.cfg_pend.d.next = false;

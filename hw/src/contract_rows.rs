@@ -143,7 +143,7 @@ row_accessors! {
 
 row_accessors! {
     /// NSCC window controller, per QP (table 14).
-    NsccRow: nscc in contract::config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN }
+    NsccRow: nscc in contract::config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN, ENABLE }
 }
 
 row_accessors! {

@@ -16,13 +16,14 @@ use crate::bus::{
 };
 use crate::cc_gate::CcGate;
 use crate::completion::CompletionTracker;
-use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, RecvInitRow, SqCtxRow, TableId};
+use crate::contract_rows::{EvControlRow, EvEventRecord, EvValueRow, NsccRow, RecvInitRow, SqCtxRow, TableId};
 use crate::csr::{BuildInfo, Csr};
 use crate::desc_push::DescPushCache;
 use crate::dma_arb::{DmaReadArb, DmaWriteArb};
 use crate::ev_prober::{EvProberFull, SWEEP_BITS};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
+use crate::nscc::{NsccFeedback, NsccUnit};
 use crate::param::Param;
 use crate::requester::Requester;
 use crate::retransmit::{RetransmitEngine, TIME_BITS};
@@ -97,6 +98,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "ev_readmitted",
     "rx_discards_join",
     "retx_drop_acked",
+    "nscc_windows",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -123,6 +125,11 @@ pub const PROBE_PERIOD_CYCLES: u64 = {
 /// Entries of `adm_fifo` (log2): probe answers on their way to the EV
 /// selector's readmit command, the lowest of its priorities.
 pub const ADM_FIFO_BITS: usize = 4;
+/// log2 of `nscc_fifo`'s depth: NSCC feedback records between the CC
+/// gate's operations and the NSCC unit, which takes an ACK in 6 to 116
+/// cycles; full, the CC gate's ACK, LOSS, TIMEOUT and INIT operations
+/// wait (so does the engine behind them): nothing is dropped.
+pub const NSCC_FIFO_BITS: usize = 4;
 
 /// Entries of `evt_fifo`.
 pub const EVT_FIFO_DEPTH: usize = 1 << 8;
@@ -278,6 +285,16 @@ pub struct MrcCore {
     /// path's next probe answer back (the RX path waits, nothing is
     /// dropped).
     adm_fifo: SynchronousFIFO<Bits<15>, ADM_FIFO_BITS, { ADM_FIFO_BITS + 1 }, 1>,
+    /// NSCC's ACK-driven window (`hw::nscc`, docs/hw/nscc.md): fed from
+    /// the CC gate's operations through `nscc_fifo`, its window writes go
+    /// back to the gate as SETW.
+    nscc: NsccUnit,
+    /// The CC gate's ACK, LOSS, TIMEOUT and INIT operations, as NSCC
+    /// feedback; a record of a QP without NSCC (`nscc_on`) leaves it in
+    /// one cycle without reaching the unit.
+    nscc_fifo: SynchronousFIFO<NsccFeedback, NSCC_FIFO_BITS, { NSCC_FIFO_BITS + 1 }, 1>,
+    /// Bit q: QP q's table 14 row has `enable` set (its window is NSCC's).
+    nscc_on: DFF<Bits<256>>,
     /// Descriptor read responses (data 512 | keep 64 | last 1 | tag 8)
     /// between the read arbiter and the requester. The DMA port answers
     /// in order; without this buffer a fetch of 3 or more descriptors
@@ -342,6 +359,21 @@ pub struct MrcCore {
     cc_g_rto: Signal<Local, Bit>,
     cc_g_rtx: Signal<Local, Bit>,
     cc_g_admit: Signal<Local, Bit>,
+    /// The CC gate takes the NSCC unit's window write this cycle.
+    cc_g_setw: Signal<Local, Bit>,
+    /// `nscc_fifo` has room: the CC gate's ACK, LOSS, TIMEOUT and INIT
+    /// operations may go.
+    nscc_room: Signal<Local, Bit>,
+    /// The CC gate's operation this cycle is NSCC feedback.
+    nscc_push: Signal<Local, Bit>,
+    /// `nscc_fifo`'s head record is of a QP with NSCC on.
+    nscc_head_on: Signal<Local, Bit>,
+    /// A table 14 row is written this cycle (its `enable` to `nscc_on`).
+    cfg_nscc: Signal<Local, Bit>,
+    /// `nscc_on`'s bit of the row's QP, and the row's `enable` there.
+    nscc_sel: Signal<Local, Bits<256>>,
+    nscc_set: Signal<Local, Bits<256>>,
+    k_one: Param<1, 1>,
     qerr_fire: Signal<Local, Bit>,
     out_taken: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
@@ -381,6 +413,15 @@ pub struct MrcCore {
     rx_qp_dead: Signal<Local, Bit>,
     // ---- Named values the kernel compares with (localparams).
     t_sq_ctx: TableId<{ table::SQ_CTX }>,
+    t_nscc: TableId<{ table::NSCC }>,
+    p_nscc_ack: Param<2, { crate::nscc::kind::ACK }>,
+    p_nscc_loss: Param<2, { crate::nscc::kind::LOSS }>,
+    p_nscc_timeout: Param<2, { crate::nscc::kind::TIMEOUT }>,
+    p_nscc_init: Param<2, { crate::nscc::kind::INIT }>,
+    p_setw: Param<3, { crate::cc_gate::kind::SETW }>,
+    /// Extension type of a legacy SACK (`rx_parser::translate::EXT_SACK`'s
+    /// low nibble).
+    p_ext_type_sack: Param<4, { crate::rx_parser::translate::EXT_SACK & 0xF }>,
     t_ack_qp_init: TableId<{ table::ACK_QP_INIT }>,
     t_recv_qp: TableId<{ table::RECV_QP }>,
     t_ev: TableId<{ table::EV }>,
@@ -448,7 +489,8 @@ impl Logic for MrcCore {
             sent_len,
             rel_pend,
             rel_qp,
-            rel_len
+            rel_len,
+            nscc_on
         );
         clock!(
             self,
@@ -480,6 +522,8 @@ impl Logic for MrcCore {
             wr_arb_b,
             evt_fifo,
             adm_fifo,
+            nscc,
+            nscc_fifo,
             desc_fifo,
             sent_fifo,
             resend_fifo,
@@ -551,6 +595,14 @@ impl Logic for MrcCore {
         self.rxpath.prs_reth_len.next = self.parser.out_reth_len.val();
         self.rxpath.prs_imm.next = self.parser.out_imm.val();
         self.rxpath.prs_ext.next = self.parser.out_ext.val();
+        // A legacy SACK's bytes 6-7 are reserved (ignored on receive);
+        // an MRC 1.0 SACK's CC_STATE goes there (`rx_parser::translate::
+        // SACK_CC_RESTORE`): cleared on a legacy one, so that only MRC 1.0
+        // sets a penalty.
+        if !self.parser.out_mrc10.val() & (self.parser.out_ext.val().get_bits::<4>(216) == self.p_ext_type_sack.val()) {
+            self.rxpath.prs_ext.next = bit_cast::<224, 160>(self.parser.out_ext.val().get_bits::<160>(0))
+                | (bit_cast::<224, 48>(self.parser.out_ext.val().get_bits::<48>(176)) << 176);
+        }
         self.rxpath.prs_payload_off.next = self.parser.out_payload_off.val();
         self.rxpath.prs_payload_len.next = self.parser.out_payload_len.val();
         self.rxpath.rec_valid.next = self.rxbuf.rec_valid.val();
@@ -707,6 +759,7 @@ impl Logic for MrcCore {
         ConfigSource::join(&mut self.csr.cfg, &mut self.req.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.push.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.cc.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.nscc.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.txpath.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.retx.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.rxpath.cfg);
@@ -715,6 +768,19 @@ impl Logic for MrcCore {
         ConfigSource::join(&mut self.csr.cfg, &mut self.sendcq.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.cq_rw.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.ev_rw.cfg);
+        // NSCC on or off per QP: a table 14 row's `enable` (the unit keeps
+        // the row's parameters itself).
+        self.cfg_nscc.next = self.csr.cfg.valid.val()
+            & (self.csr.cfg.table.val() == self.t_nscc.val())
+            & (self.csr.cfg.index.val() < 256);
+        // (The row's bit and its mask at the register's width, shifted to
+        // the QP's place: no 1-bit value is widened by the shift.)
+        self.nscc_sel.next = bit_cast::<256, 1>(self.k_one.val()) << self.csr.cfg.index.val().get_bits::<8>(0);
+        self.nscc_set.next = bit_cast::<256, 1>(self.csr.cfg.data.val().get_value_nscc_enable())
+            << self.csr.cfg.index.val().get_bits::<8>(0);
+        if self.cfg_nscc.val() {
+            self.nscc_on.d.next = (self.nscc_on.q.val() & !self.nscc_sel.val()) | self.nscc_set.val();
+        }
         // QP start: a send-context row (table 1) starts the QP's requester
         // state in the retransmit engine and the CC gate at its start PSN
         // (bits 128-151); the CC gate's own row (table 10: window limits)
@@ -808,7 +874,8 @@ impl Logic for MrcCore {
         // record, QP start, ACK advance, RTO, resend (its bytes leave
         // flight), admission.
         self.cc_g_rel.next = self.rel_pend.q.val();
-        self.cc_g_init.next = !self.cc_g_rel.val() & self.init_cc.q.val();
+        self.nscc_room.next = !self.nscc_fifo.full.val();
+        self.cc_g_init.next = !self.cc_g_rel.val() & self.init_cc.q.val() & self.nscc_room.val();
         // An ACK advance goes to the CC gate and the send completions in the
         // same cycle (taken when both can).
         // (The send completions' `ack_ready` depends on `ack_valid`, so the
@@ -816,11 +883,17 @@ impl Logic for MrcCore {
         // snoops the same advance to free its retransmit records
         // (`una_*`); its `una_ready` is low only in a cycle with a QP
         // send-context config write, and depends on nothing else.
-        self.sendcq.ack_valid.next =
-            !self.cc_g_rel.val() & !self.cc_g_init.val() & self.retx.ack_valid.val() & self.req.una_ready.val();
+        self.sendcq.ack_valid.next = !self.cc_g_rel.val()
+            & !self.cc_g_init.val()
+            & self.retx.ack_valid.val()
+            & self.req.una_ready.val()
+            & self.nscc_room.val();
         self.cc_g_ack.next = self.sendcq.ack_valid.val() & self.sendcq.ack_ready.val();
-        self.cc_g_rto.next =
-            !self.cc_g_rel.val() & !self.cc_g_init.val() & !self.cc_g_ack.val() & self.retx.rto_valid.val();
+        self.cc_g_rto.next = !self.cc_g_rel.val()
+            & !self.cc_g_init.val()
+            & !self.cc_g_ack.val()
+            & self.retx.rto_valid.val()
+            & self.nscc_room.val();
         // A resend is taken from the engine into `resend_fifo` when the
         // slot is granted and the FIFO has room; its bytes leave flight in
         // that cycle (the model's on_loss at detection), whatever the
@@ -830,12 +903,23 @@ impl Logic for MrcCore {
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & self.retx.rtx_valid.val()
-            & !self.resend_fifo.full.val();
+            & !self.resend_fifo.full.val()
+            & self.nscc_room.val();
+        // The NSCC unit's window write: after every operation that feeds
+        // it (it waits, `out_ready`), before the admissions, which would
+        // otherwise hold it back as long as packets wait.
+        self.cc_g_setw.next = !self.cc_g_rel.val()
+            & !self.cc_g_init.val()
+            & !self.cc_g_ack.val()
+            & !self.cc_g_rto.val()
+            & !self.cc_g_rtx.val()
+            & self.nscc.out_valid.val();
         self.cc_g_admit.next = !self.cc_g_rel.val()
             & !self.cc_g_init.val()
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & !self.cc_g_rtx.val()
+            & !self.cc_g_setw.val()
             & (self.adm.q.val() == AdmitState::Idle)
             & self.req.out_valid.val();
         self.cc.op_valid.next = self.cc_g_rel.val()
@@ -843,7 +927,8 @@ impl Logic for MrcCore {
             | self.cc_g_ack.val()
             | self.cc_g_rto.val()
             | self.cc_g_admit.val()
-            | self.cc_g_rtx.val();
+            | self.cc_g_rtx.val()
+            | self.cc_g_setw.val();
         self.cc.op_qp.next = self.req.out_qp.val();
         self.cc.op_kind.next = 1.into();
         self.cc.op_len.next = bit_cast::<32, 16>(self.req.out_len.val());
@@ -879,7 +964,60 @@ impl Logic for MrcCore {
             }
             self.cc.op_qp.next = self.retx.rtx_qp.val();
             self.cc.op_len.next = bit_cast::<32, 16>(self.retx.rtx_len.val());
+        } else if self.cc_g_setw.val() {
+            self.cc.op_kind.next = self.p_setw.val();
+            self.cc.op_qp.next = self.nscc.out_qp.val();
+            self.cc.op_cwnd.next = self.nscc.out_cwnd.val();
         }
+        self.nscc.out_ready.next = self.cc_g_setw.val();
+        // ---- NSCC feedback: the operations above that the model's
+        // controller sees (`on_ack`, `on_loss` for a loss or trim,
+        // `on_timeout`, and the QP's start), in the CC gate's order. The
+        // RTT sample is the SACK's echo against now (the model's
+        // `ts_age`), a few cycles after the SACK arrived (its walk).
+        self.nscc_push.next = self.cc_g_init.val()
+            | self.cc_g_ack.val()
+            | self.cc_g_rto.val()
+            | (self.cc_g_rtx.val() & (self.retx.rtx_reason.val() < 2));
+        self.nscc_fifo.write.next = self.nscc_push.val();
+        self.nscc_fifo.data_in.next.kind = self.p_nscc_loss.val();
+        self.nscc_fifo.data_in.next.qp = self.retx.rtx_qp.val();
+        self.nscc_fifo.data_in.next.bytes = bit_cast::<32, 16>(self.retx.rtx_len.val());
+        self.nscc_fifo.data_in.next.ecn = false;
+        self.nscc_fifo.data_in.next.rtt_valid = false;
+        self.nscc_fifo.data_in.next.rtt_ns = self.now_ns.val() - self.retx.ack_fb.val().echo;
+        self.nscc_fifo.data_in.next.penalty = 0.into();
+        self.nscc_fifo.data_in.next.restore = false;
+        self.nscc_fifo.data_in.next.now_ns = self.now_ns.val();
+        if self.cc_g_init.val() {
+            self.nscc_fifo.data_in.next.kind = self.p_nscc_init.val();
+            self.nscc_fifo.data_in.next.qp = self.init_qp.q.val();
+        } else if self.cc_g_ack.val() {
+            self.nscc_fifo.data_in.next.kind = self.p_nscc_ack.val();
+            self.nscc_fifo.data_in.next.qp = self.retx.ack_qp.val();
+            self.nscc_fifo.data_in.next.bytes = self.retx.ack_bytes.val();
+            self.nscc_fifo.data_in.next.ecn = self.retx.ack_fb.val().ecn;
+            self.nscc_fifo.data_in.next.rtt_valid = self.retx.ack_fb.val().sample;
+            self.nscc_fifo.data_in.next.penalty = self.retx.ack_fb.val().penalty;
+            self.nscc_fifo.data_in.next.restore = self.retx.ack_fb.val().restore;
+        } else if self.cc_g_rto.val() {
+            self.nscc_fifo.data_in.next.kind = self.p_nscc_timeout.val();
+            self.nscc_fifo.data_in.next.qp = self.retx.rto_qp.val();
+        }
+        // The head record goes to the unit if its QP has NSCC on, else it
+        // is dropped here, one per cycle.
+        self.nscc_head_on.next = self.nscc_on.q.val().get_bit(self.nscc_fifo.data_out.val().qp.index());
+        self.nscc.fb_valid.next = !self.nscc_fifo.empty.val() & self.nscc_head_on.val();
+        self.nscc.fb_kind.next = self.nscc_fifo.data_out.val().kind;
+        self.nscc.fb_qp.next = self.nscc_fifo.data_out.val().qp;
+        self.nscc.fb_bytes.next = self.nscc_fifo.data_out.val().bytes;
+        self.nscc.fb_ecn.next = self.nscc_fifo.data_out.val().ecn;
+        self.nscc.fb_rtt_valid.next = self.nscc_fifo.data_out.val().rtt_valid;
+        self.nscc.fb_rtt_ns.next = self.nscc_fifo.data_out.val().rtt_ns;
+        self.nscc.fb_penalty.next = self.nscc_fifo.data_out.val().penalty;
+        self.nscc.fb_restore.next = self.nscc_fifo.data_out.val().restore;
+        self.nscc.fb_now_ns.next = self.nscc_fifo.data_out.val().now_ns;
+        self.nscc_fifo.read.next = !self.nscc_fifo.empty.val() & (!self.nscc_head_on.val() | self.nscc.fb_ready.val());
         self.retx.ack_ready.next = self.cc_g_ack.val();
         self.sendcq.ack_qp.next = self.retx.ack_qp.val();
         self.sendcq.ack_una.next = self.retx.ack_una.val();
@@ -1238,6 +1376,8 @@ impl Logic for MrcCore {
             self.retx.op_base.next = self.rxpath.op_base.val();
             self.retx.op_bitmap.next = self.rxpath.op_bitmap.val();
         }
+        // Read only with a SACK.
+        self.retx.op_fb.next = self.rxpath.op_fb.val();
         self.rxpath.op_ready.next = self.rt_g_rx.val() & self.rt_take.val();
         self.adm_fifo.write.next = self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val();
         self.adm_fifo.data_in.next =
@@ -1249,7 +1389,9 @@ impl Logic for MrcCore {
         self.rtt.s_valid.next = self.rt_take.val() & self.rt_est_rec.val();
         self.rtt.s_init.next = self.rt_g_init.val();
         self.rtt.s_qp.next = self.retx.op_qp.val();
-        self.rtt.s_echo_ns.next = self.rxpath.op_time.val();
+        // The echo net of the responder's service time (legacy SACKs), as
+        // the model samples.
+        self.rtt.s_echo_ns.next = self.rxpath.op_fb.val().echo;
         self.retx.est_valid.next = self.rtt.out_valid.val();
         self.retx.est_qp.next = self.rtt.out_qp.val();
         self.retx.est_allowance.next = self.rtt.out_allowance.val();
@@ -1349,6 +1491,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.prober.cnt_probe.val().into()) << 33)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop_acked.val().into()) << 36);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop_acked.val().into()) << 36)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.cc_g_setw.val().into()) << 37);
     }
 }

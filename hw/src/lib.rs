@@ -12,10 +12,11 @@
 //! engine's stall bounds); [`requester`] (with the descriptor push cache
 //! [`desc_push`] in front of its descriptor reads); [`tx_path`]; the DMA arbiters
 //! [`dma_arb`] and adapter [`dma_axi`]; [`ring_writer`]; joined in the top
-//! [`core::MrcCore`]. Beside them, not yet in the core: the EV prober [`ev_prober`]
-//! (`docs/hw/ev_prober.md`), the MRC 1.0
-//! transport header parser [`rx_parser_mrc10`] and builder
-//! [`tx_header_mrc10`] (`docs/hw/mrc10-wire.md`). The register map, host-memory layouts and config
+//! [`core::MrcCore`], with the EV prober [`ev_prober`]
+//! (`docs/hw/ev_prober.md`), the NSCC window unit [`nscc`]
+//! (`docs/hw/nscc.md`) and the MRC 1.0 transport header parser
+//! [`rx_parser_mrc10`] and builder [`tx_header_mrc10`]
+//! (`docs/hw/mrc10-wire.md`). The register map, host-memory layouts and config
 //! rows shared with the driver are the `contract` crate's. The flow:
 //! [`flow`].
 

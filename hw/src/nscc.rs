@@ -10,7 +10,8 @@
 //! divider (Q16 fractions) and a shift-add multiplier, the state is
 //! written back before the next record is taken, so records of the same
 //! QP back to back need no bypass (the input stalls instead).
-//! Not yet wired into `core.rs`.
+//! `hw::core` queues its records (`NsccFeedback`) and applies its
+//! window writes at the CC gate.
 
 mod words;
 
@@ -18,13 +19,14 @@ use contract::config::{nscc, table};
 use contract::field::span;
 use rust_hdl::prelude::*;
 
-pub use words::NsccStateWord;
+pub use words::{NsccFeedback, NsccStateWord};
 
 use crate::bus::ConfigSink;
 use crate::contract_rows::{CcRow, NsccRow, TableId};
 
-/// Bits of the table 14 row the block keeps per QP.
-pub const CFG_ROW_BITS: usize = span(nscc::FIELDS);
+/// Bits of the table 14 row the block keeps per QP (not `enable`, which
+/// the core's filter in front of the block reads).
+pub const CFG_ROW_BITS: usize = span(nscc::PARAMS);
 
 /// Record kinds on `fb_kind`.
 pub mod kind {

@@ -37,7 +37,7 @@ use backoff::Backoff;
 use lowest::LowestSet;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
-pub use words::{EvWord, QpWord, SlotWord, TailWord};
+pub use words::{EvWord, QpWord, SackFeedback, SlotWord, TailWord};
 
 use crate::contract_rows::{RetxGlobalRow, RetxQpRow, TableId};
 use crate::param::Param;
@@ -257,6 +257,9 @@ pub struct RetransmitEngine {
     pub op_len: Signal<In, Bits<16>>,
     pub op_base: Signal<In, Bits<24>>,
     pub op_bitmap: Signal<In, Bits<64>>,
+    /// SACK: its congestion feedback, reported with its acknowledgement
+    /// (`ack_fb`); ignored for other kinds.
+    pub op_fb: Signal<In, SackFeedback>,
     pub cfg: ConfigSink,
     /// The RTT estimator's result for QP `est_qp` (`hw::rtt_est`): its
     /// stall allowance and stall age (ns, 0: no sample), used where they
@@ -282,6 +285,8 @@ pub struct RetransmitEngine {
     pub ack_qp: Signal<Out, Bits<8>>,
     pub ack_una: Signal<Out, Bits<24>>,
     pub ack_bytes: Signal<Out, Bits<32>>,
+    /// The feedback of the SACK that made this acknowledgement.
+    pub ack_fb: Signal<Out, SackFeedback>,
     pub rto_valid: Signal<Out, Bit>,
     pub rto_ready: Signal<In, Bit>,
     pub rto_qp: Signal<Out, Bits<8>>,
@@ -474,6 +479,9 @@ pub struct RetransmitEngine {
     o_ack_qp: DFF<Bits<8>>,
     o_ack_una: DFF<Bits<24>>,
     o_ack_bytes: DFF<Bits<32>>,
+    o_ack_fb: DFF<SackFeedback>,
+    /// The feedback of the record being worked on (a SACK's).
+    fb: DFF<SackFeedback>,
     o_rto_v: DFF<Bit>,
     o_rto_qp: DFF<Bits<8>>,
     o_err_v: DFF<Bit>,
@@ -698,6 +706,8 @@ impl Logic for RetransmitEngine {
             o_ack_qp,
             o_ack_una,
             o_ack_bytes,
+            o_ack_fb,
+            fb,
             o_rto_v,
             o_rto_qp,
             o_err_v,
@@ -1136,6 +1146,7 @@ impl Logic for RetransmitEngine {
             self.len.d.next = self.op_len.val();
             self.base.d.next = self.op_base.val();
             self.bitmap.d.next = self.op_bitmap.val();
+            self.fb.d.next = self.op_fb.val();
             self.is_timer.d.next = false;
             self.qs_ram.read_address.next = self.op_qp.val();
             self.tail_ram.read_address.next = self.op_qp.val();
@@ -1488,6 +1499,7 @@ impl Logic for RetransmitEngine {
                         self.o_ack_qp.d.next = self.qp.q.val();
                         self.o_ack_una.d.next = self.una_new.q.val();
                         self.o_ack_bytes.d.next = self.bytes.q.val();
+                        self.o_ack_fb.d.next = self.fb.q.val();
                         self.tail.d.next.acked = true;
                     }
                     self.qs.d.next.una = self.una_new.q.val();
@@ -1786,6 +1798,7 @@ impl Logic for RetransmitEngine {
         self.ack_qp.next = self.o_ack_qp.q.val();
         self.ack_una.next = self.o_ack_una.q.val();
         self.ack_bytes.next = self.o_ack_bytes.q.val();
+        self.ack_fb.next = self.o_ack_fb.q.val();
         self.rto_valid.next = self.o_rto_v.q.val();
         self.rto_qp.next = self.o_rto_qp.q.val();
         self.err_valid.next = self.o_err_v.q.val();

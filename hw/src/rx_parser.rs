@@ -198,6 +198,15 @@ pub mod translate {
     /// extension has its `ev_index`, which the ACK generator echoes), the
     /// PETH timestamp zero-extended in bytes 8-11 (the echo).
     pub const EXT_MRC10_PROBE: u64 = 0x16;
+    /// An MRC 1.0 SACK's congestion feedback in the legacy SACK: SETH
+    /// cc_flags (the CE marks seen) zero-extended in bytes 4-5, the
+    /// legacy `ecn_ce_count`; CC_STATE in bytes 6-7 (legacy reserved,
+    /// ignored on a legacy frame, `hw::core` clears them): the cwnd
+    /// penalty in bits 6-0, the restore bit in bit 15 ([`SACK_CC_RESTORE`])
+    /// and, on a positive AETH ACK, which carries no CC_STATE and so no
+    /// RTT sample, bit 14 ([`SACK_CC_NO_SAMPLE`]).
+    pub const SACK_CC_RESTORE: u64 = 1 << 15;
+    pub const SACK_CC_NO_SAMPLE: u64 = 1 << 14;
     /// Legacy NACK kinds (`proto::wire::NackKind`, `hw::ack_gen::nack`).
     pub const KIND_TRIMMED: u64 = 1;
     pub const KIND_OUT_OF_WINDOW: u64 = 2;
@@ -373,6 +382,8 @@ pub struct RxParser {
     m10_ext_ev_index: Signal<Local, Bits<16>>,
     m10_ext_echo: Signal<Local, Bits<32>>,
     m10_ext_lo: Signal<Local, Bits<96>>,
+    /// Legacy SACK bytes 6-7: CC_STATE (`translate::SACK_CC_RESTORE`).
+    m10_ext_cc: Signal<Local, Bits<16>>,
     m10_base_off: Signal<Local, Bits<24>>,
     m10_off16: Signal<Local, Bits<16>>,
     m10_syn: Signal<Local, Bits<8>>,
@@ -584,6 +595,8 @@ pub struct RxParser {
     k_legacy_ack: Param<8, { translate::LEGACY_ACK }>,
     k_ext_data: Param<8, { translate::EXT_DATA }>,
     k_ext_sack: Param<8, { translate::EXT_SACK }>,
+    k_cc_no_sample: Param<16, { translate::SACK_CC_NO_SAMPLE }>,
+    k_cc_restore: Param<16, { translate::SACK_CC_RESTORE }>,
     k_ext_nack: Param<8, { translate::EXT_NACK }>,
     k_ext_mrc10_probe: Param<8, { translate::EXT_MRC10_PROBE }>,
     k_ext_probe_answer: Param<8, { translate::EXT_PROBE_ANSWER }>,
@@ -1390,6 +1403,7 @@ impl Logic for RxParser {
         self.m10_ext_ev_index.next = 0.into();
         self.m10_ext_echo.next = 0.into();
         self.m10_ext_lo.next = 0.into();
+        self.m10_ext_cc.next = 0.into();
         if self.e_m10_hdr.q.val().is_write {
             // MRC 1.0 data carries no EV index (the EV is the UDP source
             // port, `out_ev`): 0. The echo is the TSETH's, 0 without one.
@@ -1413,6 +1427,15 @@ impl Logic for RxParser {
                 // The answer to our probe of the EV whose index it names.
                 self.m10_ext_b0.next = self.k_ext_probe_answer.val();
                 self.m10_ext_ev_index.next = self.e_m10_hdr.q.val().ack_psn_offset;
+            } else {
+                // Congestion feedback (`translate::SACK_CC_RESTORE`); a
+                // probe answer carries none the requester takes.
+                self.m10_ext_ev_index.next = bit_cast::<16, 4>(self.e_m10_hdr.q.val().ctl_cc_flags);
+                self.m10_ext_cc.next = bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty);
+                if self.e_m10_hdr.q.val().restore {
+                    self.m10_ext_cc.next =
+                        bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty) | self.k_cc_restore.val();
+                }
             }
             self.m10_ext_echo.next = self.e_m10_echo.q.val();
             self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
@@ -1422,6 +1445,7 @@ impl Logic for RxParser {
             if !self.m10_syn.val().get_bits::<2>(5).any() {
                 self.m10_ext_b0.next = self.k_ext_sack.val();
                 self.m10_ext_lo.next = bit_cast::<96, 24>(self.e_m10_base_ack.q.val()) << 64;
+                self.m10_ext_cc.next = self.k_cc_no_sample.val();
             } else if self.m10_syn.val().get_bits::<7>(0) == self.k_syn_remote.val() {
                 self.m10_ext_b0.next = self.k_ext_nack.val();
                 self.m10_ext_b1.next = self.k_kind_remote.val();
@@ -1447,6 +1471,7 @@ impl Logic for RxParser {
             | (bit_cast::<224, 8>(self.m10_ext_b1.val()) << 208)
             | (bit_cast::<224, 16>(self.m10_ext_ev.val()) << 192)
             | (bit_cast::<224, 16>(self.m10_ext_ev_index.val()) << 176)
+            | (bit_cast::<224, 16>(self.m10_ext_cc.val()) << 160)
             | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
             | bit_cast::<224, 96>(self.m10_ext_lo.val());
         self.r_valid.d.next = false;

@@ -20,7 +20,7 @@ use crate::bus::ConfigSink;
 use crate::ack_gen::nack;
 use crate::contract_rows::{CqeRecord, RecvInitRow, SqCtxRow, TableId};
 use crate::param::Param;
-use crate::retransmit::{kind, KIND_BITS};
+use crate::retransmit::{kind, SackFeedback, KIND_BITS};
 
 /// States of the dispatcher's head stage (the frame being classified,
 /// judged and checked). A frame leaves it as soon as its last request to
@@ -169,6 +169,10 @@ pub struct RxPath {
     /// index of the QP's set, checked): the core readmits the EV
     /// (`hw::ev_selector` `adm_*`) when the engine takes the record.
     pub op_probe_answer: Signal<Out, Bit>,
+    /// A SACK's congestion feedback (the extension's bytes 4-11: CE
+    /// marks, CC_STATE, echo; `hw::rx_parser::translate::SACK_CC_RESTORE`);
+    /// no sample on a probe answer or a positive MRC 1.0 ACK.
+    pub op_fb: Signal<Out, SackFeedback>,
     pub op_probe_ev: Signal<Out, Bits<7>>,
     // ---- CQE out (to a RingWriter).
     pub cqe_valid: Signal<Out, Bit>,
@@ -348,6 +352,8 @@ pub struct RxPath {
     /// The head is an MRC 1.0 SACK answering a probe (record extension
     /// type 5, `rx_parser::translate::EXT_PROBE_ANSWER`).
     probe_answer: Signal<Local, Bit>,
+    /// A SACK's echo plus its service time (`SackFeedback::echo`).
+    fb_echo: Signal<Local, Bits<32>>,
     // The FIFO heads on the RAM outputs, decoded for the classification.
     n_opcode: Signal<Local, Bits<8>>,
     n_drop: Signal<Local, Bit>,
@@ -783,7 +789,16 @@ impl Logic for RxPath {
         self.op_bitmap.next = self.h_ext.q.val().get_bits::<64>(0);
         // The probed EV's index: extension bytes 4-5 (only its low 7 bits
         // can be below `ev_count`, which the head stage checked).
+        // The echo advanced by the legacy SACK's service time (bytes
+        // 12-15; 0 in a translated MRC 1.0 SACK), which the model takes
+        // off its sample.
+        self.fb_echo.next = self.h_ext.q.val().get_bits::<32>(128) + self.h_ext.q.val().get_bits::<32>(96);
         self.op_probe_answer.next = self.probe_answer.val();
+        self.op_fb.next.sample = !self.probe_answer.val() & !self.h_ext.q.val().get_bit(174);
+        self.op_fb.next.ecn = !self.probe_answer.val() & self.h_ext.q.val().get_bits::<16>(176).any();
+        self.op_fb.next.penalty = self.h_ext.q.val().get_bits::<7>(160);
+        self.op_fb.next.restore = self.h_ext.q.val().get_bit(175);
+        self.op_fb.next.echo = self.fb_echo.val();
         self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);
         self.cmd_valid.next = self.cmd_v.q.val();
         self.cmd_id.next = self.c_id.q.val();

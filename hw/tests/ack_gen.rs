@@ -510,14 +510,110 @@ type SeenTx = (u64, bool, Tx);
 /// count survived), and a deadline armed before a probe still fires, with
 /// the stored trigger's fields and no ECN count (the probe answer took
 /// it). Replayed on the Verilog.
+/// Run the block on QP `qp` with the config rows `cfgs`, then `schedule`
+/// (the cycle to present each record from, the record), until cycle
+/// `end`, with no back-pressure and snapshot answers 3 cycles after each
+/// request (a bitmap made from the base); replayed on the Verilog. The
+/// TX requests seen.
+fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, end: u64) -> Vec<SeenTx> {
+    let seen = Arc::new(Mutex::new(Vec::<SeenTx>::new()));
+    let seen2 = seen.clone();
+    let mut uut = AckGen::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        for (t, idx, d) in cfgs.iter().cloned() {
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = u64::from(idx).into();
+            x.cfg.data.next = row_bits(&d);
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg.valid.next = false;
+        wait_clock_cycle!(sim, clock, x);
+        x.snap_ready.next = true;
+        x.tx_ready.next = true;
+        let mut i = 0;
+        let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
+        for cycle in 0..end {
+            let present = i < schedule.len() && schedule[i].0 <= cycle;
+            x.in_valid.next = present;
+            if present {
+                let r = schedule[i].1;
+                x.in_qp.next = (qp as u64).into();
+                x.in_probe.next = r.probe;
+                x.in_psn.next = u64::from(r.psn).into();
+                x.in_verdict.next = r.verdict.into();
+                x.in_ack_req.next = false;
+                x.in_trimmed.next = false;
+                x.in_ecn_ce.next = r.ecn;
+                x.in_reject.next = false;
+                x.in_drop.next = false;
+                x.in_expected.next = u64::from(r.expected).into();
+                x.in_msn.next = u64::from(r.msn).into();
+                x.in_ev.next = r.ev.into();
+                x.in_ev_index.next = r.ev_index.into();
+                x.in_echo_ts.next = r.echo.into();
+            }
+            // Snapshot answers, 3 cycles after the request: a bitmap
+            // made from the base, so the test can tell it came through.
+            x.snap_out_valid.next = false;
+            if snap_pipe.front().is_some_and(|s| s.0 == cycle) {
+                let (_, bm) = snap_pipe.pop_front().unwrap();
+                x.snap_out_valid.next = true;
+                x.snap_bitmap.next = bm.into();
+            }
+            wait_clock_false!(sim, clock, x);
+            if present && x.in_ready.val() {
+                i += 1;
+            }
+            if x.snap_valid.val() {
+                assert_eq!(x.snap_qp.val().index(), qp, "snapshot of QP {qp}");
+                snap_pipe.push_back((cycle + 3, 0x5A5A_0000_0000_0000 ^ x.snap_base.val().index() as u64));
+            }
+            if x.tx_valid.val() {
+                assert_eq!(x.tx_qp.val().index(), qp);
+                seen2.lock().unwrap().push((
+                    cycle,
+                    x.tx_probe.val(),
+                    Tx {
+                        kind: x.tx_kind.val().index() as u8,
+                        psn: x.tx_psn.val().index() as u32,
+                        cum: x.tx_cum.val().index() as u32,
+                        msn: x.tx_msn.val().index() as u32,
+                        nack_kind: x.tx_nack_kind.val().index() as u8,
+                        code: x.tx_nak_code.val().index() as u8,
+                        base: x.tx_base.val().index() as u32,
+                        bitmap: v64(x.tx_bitmap.val()),
+                        ecn: x.tx_ecn_count.val().index() as u16,
+                        ev: x.tx_ev.val().index() as u32,
+                        ev_index: x.tx_ev_index.val().index() as u16,
+                        echo_ts: x.tx_echo_ts.val().index() as u32,
+                    },
+                ));
+            }
+            wait_clock_true!(sim, clock, x);
+        }
+        assert_eq!(i, schedule.len(), "every record taken");
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    // The same cycles on the emitted Verilog: every output, every cycle.
+    rec.check_verilog("mrc_ack_gen", || {
+        hw::flow::emit_block("mrc_ack_gen", &mut AckGen::default()).verilog
+    });
+    let seen = seen.lock().unwrap().clone();
+    seen
+}
+
 #[test]
 fn probe_answers_leave_the_coalescing_alone() {
     const QP: usize = 77;
     const START: u32 = 0x12_3456;
     const DELAY: u64 = 400;
     const MSN: u32 = 7;
-    let seen = Arc::new(Mutex::new(Vec::<SeenTx>::new()));
-    let seen2 = seen.clone();
     let data = |k: u32, ecn: bool| In {
         probe: false,
         psn: START + k,
@@ -566,101 +662,15 @@ fn probe_answers_leave_the_coalescing_alone() {
         (830, probe(0x0303, 0x0404)),
     ];
     let end = 820 + DELAY + 400;
-    let mut uut = AckGen::default();
-    uut.connect_all();
-    let rec = lockstep::Recording::new();
-    let mut sim = lockstep_sim!(AckGen, clock, 100_000_000, rec, sim, {
-        let mut x = sim.init()?;
-        wait_clock_true!(sim, clock, x);
-        let cfgs: Vec<(u8, u16, Row)> = vec![
-            (table::ACK_PARAMS, 0, params_row(5, DELAY)),
-            (
-                table::ACK_QP_INIT,
-                QP as u16,
-                Row::new().set(recv_init::START_PSN, u64::from(START)),
-            ),
-        ];
-        for (t, idx, d) in cfgs {
-            x.cfg.valid.next = true;
-            x.cfg.table.next = u64::from(t).into();
-            x.cfg.index.next = u64::from(idx).into();
-            x.cfg.data.next = row_bits(&d);
-            wait_clock_cycle!(sim, clock, x);
-        }
-        x.cfg.valid.next = false;
-        wait_clock_cycle!(sim, clock, x);
-        x.snap_ready.next = true;
-        x.tx_ready.next = true;
-        let mut i = 0;
-        let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
-        for cycle in 0..end {
-            let present = i < schedule.len() && schedule[i].0 <= cycle;
-            x.in_valid.next = present;
-            if present {
-                let r = schedule[i].1;
-                x.in_qp.next = (QP as u64).into();
-                x.in_probe.next = r.probe;
-                x.in_psn.next = u64::from(r.psn).into();
-                x.in_verdict.next = r.verdict.into();
-                x.in_ack_req.next = false;
-                x.in_trimmed.next = false;
-                x.in_ecn_ce.next = r.ecn;
-                x.in_reject.next = false;
-                x.in_drop.next = false;
-                x.in_expected.next = u64::from(r.expected).into();
-                x.in_msn.next = u64::from(r.msn).into();
-                x.in_ev.next = r.ev.into();
-                x.in_ev_index.next = r.ev_index.into();
-                x.in_echo_ts.next = r.echo.into();
-            }
-            // Snapshot answers, 3 cycles after the request: a bitmap
-            // made from the base, so the test can tell it came through.
-            x.snap_out_valid.next = false;
-            if snap_pipe.front().is_some_and(|s| s.0 == cycle) {
-                let (_, bm) = snap_pipe.pop_front().unwrap();
-                x.snap_out_valid.next = true;
-                x.snap_bitmap.next = bm.into();
-            }
-            wait_clock_false!(sim, clock, x);
-            if present && x.in_ready.val() {
-                i += 1;
-            }
-            if x.snap_valid.val() {
-                assert_eq!(x.snap_qp.val().index(), QP, "snapshot of QP {QP}");
-                snap_pipe.push_back((cycle + 3, 0x5A5A_0000_0000_0000 ^ x.snap_base.val().index() as u64));
-            }
-            if x.tx_valid.val() {
-                assert_eq!(x.tx_qp.val().index(), QP);
-                seen2.lock().unwrap().push((
-                    cycle,
-                    x.tx_probe.val(),
-                    Tx {
-                        kind: x.tx_kind.val().index() as u8,
-                        psn: x.tx_psn.val().index() as u32,
-                        cum: x.tx_cum.val().index() as u32,
-                        msn: x.tx_msn.val().index() as u32,
-                        nack_kind: x.tx_nack_kind.val().index() as u8,
-                        code: x.tx_nak_code.val().index() as u8,
-                        base: x.tx_base.val().index() as u32,
-                        bitmap: v64(x.tx_bitmap.val()),
-                        ecn: x.tx_ecn_count.val().index() as u16,
-                        ev: x.tx_ev.val().index() as u32,
-                        ev_index: x.tx_ev_index.val().index() as u16,
-                        echo_ts: x.tx_echo_ts.val().index() as u32,
-                    },
-                ));
-            }
-            wait_clock_true!(sim, clock, x);
-        }
-        assert_eq!(i, schedule.len(), "every record taken");
-        sim.done(x)
-    });
-    sim.run(Box::new(uut), 100_000_000_000).unwrap();
-    // The same cycles on the emitted Verilog: every output, every cycle.
-    rec.check_verilog("mrc_ack_gen", || {
-        hw::flow::emit_block("mrc_ack_gen", &mut AckGen::default()).verilog
-    });
-    let seen = seen.lock().unwrap().clone();
+    let cfgs = vec![
+        (table::ACK_PARAMS, 0, params_row(5, DELAY)),
+        (
+            table::ACK_QP_INIT,
+            QP as u16,
+            Row::new().set(recv_init::START_PSN, u64::from(START)),
+        ),
+    ];
+    let seen = run_directed(QP, cfgs, schedule.to_vec(), end);
     // A SACK of the state after PSN `START + k`, as the block sends it.
     let sack_at = |k: u32, base: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| {
         let cum = START + k;
@@ -716,4 +726,57 @@ fn probe_answers_leave_the_coalescing_alone() {
         (820 + DELAY..820 + DELAY + 300).contains(&timer_at),
         "second timer SACK at cycle {timer_at}"
     );
+}
+
+/// A CE-marked packet on a card sending MRC 1.0 (its own address row's
+/// `wire_mrc10`, snooped from the config port) is SACKed at once, as the
+/// MRC 1.0 model acknowledges one (`mrc10::choices::sack_at_once_for`);
+/// on a legacy card it is coalesced (the legacy model's rule) and waits
+/// for the deadline. `ack_every` 5: neither run reaches it.
+#[test]
+fn an_mrc10_card_acknowledges_a_ce_mark_at_once() {
+    const QP: usize = 1;
+    const START: u32 = 1000;
+    const DELAY: u64 = 300;
+    const MSN: u32 = 3;
+    let data = |k: u32, ecn: bool| In {
+        probe: false,
+        psn: START + k,
+        verdict: 1,
+        ecn,
+        expected: START + k + 1,
+        msn: MSN,
+        ev: 0x1111,
+        ev_index: 5,
+        echo: 0xAAAA_0000 + u64::from(k),
+    };
+    let schedule = vec![(0, data(0, false)), (1, data(1, true)), (2, data(2, false))];
+    let run = |mrc10: bool| {
+        let cfgs = vec![
+            (table::ACK_PARAMS, 0, params_row(5, DELAY)),
+            (
+                table::ADDR,
+                contract::config::INDEX_SELECT,
+                Row::new().set(contract::config::addr::WIRE_MRC10, u64::from(mrc10)),
+            ),
+            (
+                table::ACK_QP_INIT,
+                QP as u16,
+                Row::new().set(recv_init::START_PSN, u64::from(START)),
+            ),
+        ];
+        run_directed(QP, cfgs, schedule.clone(), DELAY + 600)
+    };
+    // (cycle, cumulative PSN, CE count) of each SACK.
+    let sacks = |seen: Vec<SeenTx>| -> Vec<(u64, u32, u16)> { seen.iter().map(|s| (s.0, s.2.cum, s.2.ecn)).collect() };
+    let mrc10 = sacks(run(true));
+    assert_eq!(mrc10.len(), 2, "{mrc10:?}");
+    assert!(mrc10[0].0 < 20, "the mark is SACKed at once: {mrc10:?}");
+    assert_eq!((mrc10[0].1, mrc10[0].2), (START + 1, 1), "{mrc10:?}");
+    assert!(mrc10[1].0 >= DELAY, "PSN 2 waits for its deadline: {mrc10:?}");
+    assert_eq!((mrc10[1].1, mrc10[1].2), (START + 2, 0), "{mrc10:?}");
+    let legacy = sacks(run(false));
+    assert_eq!(legacy.len(), 1, "{legacy:?}");
+    assert!(legacy[0].0 >= DELAY, "coalesced until the deadline: {legacy:?}");
+    assert_eq!((legacy[0].1, legacy[0].2), (START + 2, 1), "{legacy:?}");
 }

@@ -122,7 +122,7 @@ all_rows! {
     RetxQpRow: retx_qp in config { ACK_TIMEOUT_EXP, STALL_ALLOWANCE_NS, REORDER, RETRY_LINEAR, RETRY_EXP, STALL_AGE_NS }
     RetxGlobalRow: retx_global in config { LAST_QP }
     CcRow: cc in config { MIN_CWND, MAX_CWND, SEND_WINDOW }
-    NsccRow: nscc in config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN }
+    NsccRow: nscc in config { BASE_RTT_NS, TARGET_NS, INCREASE_BYTES, INIT_CWND, DECREASE_GAIN, ENABLE }
     AddrRow: addr in config { MAC, IP_LO, IP_HI, IPV6, VLAN, TCI, DSCP, TTL, WIRE_MRC10 }
     EvValueRow: ev_value in config { VALUE, RR_START }
     EvControlRow: ev_control in config { MASK, MATCH, ALLOW }

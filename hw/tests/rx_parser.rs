@@ -878,6 +878,11 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
                 // A probe answer: its own type, the EV index in bytes 4-5.
                 ext[0] = 0x15;
                 put(&mut ext, 4, &(seth.ack_psn_offset as u16).to_be_bytes());
+            } else {
+                // The congestion feedback: CE marks, penalty, restore.
+                put(&mut ext, 4, &u16::from(seth.cc_flags).to_be_bytes());
+                let cc = u16::from(cc_state.cwnd_penalty) | if cc_state.restore { 1 << 15 } else { 0 };
+                put(&mut ext, 6, &cc.to_be_bytes());
             }
             put(&mut ext, 2, &(seth.ev as u16).to_be_bytes());
             put(&mut ext, 8, &unwrap_echo(cc_state.echo_ts).to_be_bytes());
@@ -893,6 +898,8 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
                 ext[0] = 0x12;
                 let base = (psn + 1) & 0xFF_FFFF;
                 put(&mut ext, 17, &base.to_be_bytes()[1..]);
+                // No CC_STATE: no RTT sample.
+                put(&mut ext, 6, &(translate::SACK_CC_NO_SAMPLE as u16).to_be_bytes());
             } else if s & 0x7F == 0x60 | proto::wire::Syndrome::NAK_REMOTE_ACCESS {
                 ext[0] = 0x13;
                 ext[1] = NackKind::RemoteAccess as u8;

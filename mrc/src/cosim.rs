@@ -685,6 +685,13 @@ fn incast_port(c: &mut SystemConfig) {
     rto_above_the_queue(c, INCAST_TIMEOUT_EXP);
 }
 
+/// `incast-nscc`: `incast`'s port, and NSCC on A's QPs with the card's
+/// rules (`SystemConfig::use_nscc`).
+fn incast_nscc(c: &mut SystemConfig) {
+    c.use_nscc();
+    incast_port(c);
+}
+
 /// `mpr-window-failure`: messages up to 64 KiB at 1 KiB MTU, 16 of them
 /// in flight (up to 1,024 PSNs asked for), against the hardware's whole
 /// send window of 256 PSNs (MPR 2 x 128, [`cosim::system::MAX_SEND_MPR_UNITS`]):
@@ -834,6 +841,21 @@ const SCENARIOS: &[NamedScenario] = &[
             a.qps = INCAST_QPS;
         },
         system: incast_port,
+        expect: Expectations {
+            allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
+            qp_error: false,
+        },
+    },
+    NamedScenario {
+        name: "incast-nscc",
+        about: "incast with NSCC on both sides: each QP's window moves with its SACKs' delay and \
+                ECN echo (the card's NSCC unit, table 14; the model's controller with the card's \
+                rules: no quick adapt), starting at one bandwidth-delay product of the path",
+        apply: |a| {
+            no_faults(a);
+            a.qps = INCAST_QPS;
+        },
+        system: incast_nscc,
         expect: Expectations {
             allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
             qp_error: false,

@@ -642,6 +642,9 @@ impl Engine {
                 s.retry_exp = r.get(config::retx_qp::RETRY_EXP) as u8;
             }
             cfg_table::RETX_GLOBAL => {}
+            // The card's NSCC unit row: this engine runs the model's own
+            // controller, set by `set_qp_nscc` from the same parameters.
+            cfg_table::NSCC => {}
             cfg_table::CC => {
                 let s = self.staged.entry(idx).or_default();
                 s.min_cwnd = r.get(config::cc::MIN_CWND).max(1);

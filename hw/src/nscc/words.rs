@@ -34,3 +34,22 @@ mod tests {
         assert_eq!(NsccStateWord::BITS, 250);
     }
 }
+
+/// One feedback record as the core queues it for the block (its `fb_*`
+/// inputs): the CC gate's ACK, LOSS, TIMEOUT and INIT operations of a
+/// QP, with what the ACK's SACK said about congestion.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct NsccFeedback {
+    /// `kind::INIT`, `ACK`, `LOSS` or `TIMEOUT`.
+    pub kind: Bits<2>,
+    pub qp: Bits<8>,
+    /// ACK: bytes newly acknowledged; LOSS: bytes lost or trimmed.
+    pub bytes: Bits<32>,
+    pub ecn: Bit,
+    pub rtt_valid: Bit,
+    pub rtt_ns: Bits<32>,
+    pub penalty: Bits<7>,
+    pub restore: Bit,
+    /// When the operation happened, ns.
+    pub now_ns: Bits<32>,
+}

@@ -104,3 +104,25 @@ mod tests {
         assert_eq!(TailWord::BITS, 110);
     }
 }
+
+/// What a SACK tells the congestion controller besides the PSNs it
+/// acknowledges (the model's `AckSample` minus the bytes, which the
+/// engine counts): taken with the SACK record, reported with its
+/// acknowledgement (`ack_*`), for the NSCC unit.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct SackFeedback {
+    /// The SACK carries feedback (a SACK, not the answer to a probe,
+    /// which the model takes no sample from): `echo` is an RTT sample.
+    pub sample: Bit,
+    /// The SACK echoes CE marks (MRC 1.0 SETH cc_flags, legacy
+    /// ecn_ce_count: non-zero).
+    pub ecn: Bit,
+    /// CC_STATE cwnd penalty (MRC 1.0; 0 on the legacy wire).
+    pub penalty: Bits<7>,
+    /// CC_STATE restore bit (MRC 1.0; 0 on the legacy wire).
+    pub restore: Bit,
+    /// The echoed send time plus the responder's service time, ns (legacy
+    /// SACK `echo_ts + service_ns`; MRC 1.0 has no service time): `now -
+    /// echo` is the model's RTT sample.
+    pub echo: Bits<32>,
+}
