@@ -100,6 +100,8 @@ pub struct Nic<M = HostMemory> {
     pub rx: AxisSource,
     pub tx: AxisSink,
     pub rng: Rng,
+    /// Clock cycles run so far (the core's `now_acc` counts them).
+    pub cycles: u64,
     /// Where this model's coverage goes when the `Nic` is dropped.
     coverage_out: Option<PathBuf>,
 }
@@ -140,6 +142,7 @@ impl<M: DmaMemory> Nic<M> {
             rx,
             tx,
             rng: Rng::new(seed),
+            cycles: 0,
             coverage_out,
         })
     }
@@ -160,6 +163,7 @@ impl<M: DmaMemory> Nic<M> {
 
     /// One clock cycle of everything.
     pub fn step(&mut self) {
+        self.cycles += 1;
         let m = &mut self.model;
         self.axil.drive(m, &mut self.rng);
         self.dma.drive(m, &mut self.rng);
@@ -170,6 +174,12 @@ impl<M: DmaMemory> Nic<M> {
         self.dma.observe(m, &mut self.rng);
         self.rx.observe(m);
         self.tx.observe(m);
+    }
+
+    /// The core's nanosecond clock now (`now_ns`, the `tx_ts` it stamps):
+    /// `hw::core::NS_STEP_32THS` 32nds of a ns per cycle run, 32 bits.
+    pub fn now_ns(&self) -> u32 {
+        ((self.cycles * hw::core::NS_STEP_32THS) >> hw::core::NS_FRAC_BITS) as u32
     }
 
     pub fn run(&mut self, cycles: u64) {

@@ -603,6 +603,51 @@ impl Wire {
     }
 }
 
+/// A distribution of delays, ns: how many, median, 99th percentile,
+/// largest (0 without samples).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LagSummary {
+    pub samples: u64,
+    pub p50: u32,
+    pub p99: u32,
+    pub max: u32,
+}
+
+impl LagSummary {
+    pub fn of(mut v: Vec<u32>) -> LagSummary {
+        v.sort_unstable();
+        let Some(&max) = v.last() else {
+            return LagSummary::default();
+        };
+        let at = |f: f64| v[((v.len() - 1) as f64 * f).round() as usize];
+        LagSummary {
+            samples: v.len() as u64,
+            p50: at(0.5),
+            p99: at(0.99),
+            max,
+        }
+    }
+}
+
+/// The `tx_ts` a data frame carries, ns on the sender's 32-bit ns clock
+/// at `now_ns`: the legacy data extension's, or an MRC 1.0 TSETH's (64 ns
+/// units, 16 bits) placed in the last 2^16 units before `now_ns`. None
+/// for other frames.
+fn data_tx_ts(frame: &[u8], now_ns: u32) -> Option<u32> {
+    if let Ok((p, _)) = mrc10::parse_frame(frame, &mrc10::Profile::DEFAULT) {
+        let mrc10::Headers::Write(w) = p.headers else {
+            return None;
+        };
+        let unit = mrc10::choices::TS_UNIT_NS as u32;
+        let ago = u32::from(((now_ns / unit) as u16).wrapping_sub(w.tseth?.tx_ts));
+        return Some((now_ns / unit).wrapping_sub(ago).wrapping_mul(unit));
+    }
+    match proto::wire::frame::parse_frame(frame).ok()?.0.ext? {
+        proto::wire::MrcExtRepr::Data(d) => Some(d.tx_ts),
+        _ => None,
+    }
+}
+
 /// Frames one direction of the fabric was given, by the dialect the
 /// golden parsers find in them ([`Wire::of_frame`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -720,6 +765,11 @@ pub struct SystemReport {
     pub latency_p50_ns: f64,
     pub latency_p99_ns: f64,
     pub latency_max_ns: f64,
+    /// How long A's data packets took from their `tx_ts` (the core's ns
+    /// clock when the TX path built the header) to their last byte
+    /// leaving A's MAC: the part of every RTT sample the card adds on its
+    /// send side (the model stamps on the wire).
+    pub tx_stamp_lag_ns: LagSummary,
     /// A's `retransmit` counter.
     pub retransmissions: u64,
     /// A's `rto` counter.
@@ -852,6 +902,8 @@ pub struct System {
     /// (destination QP, PSN) of every data packet A sent.
     sent_psns: HashSet<(u32, u32)>,
     frames_ab: FramesByWire,
+    /// A's data frames: ns from `tx_ts` to leaving the MAC.
+    tx_stamp_lag_ns: Vec<u32>,
     frames_ba: FramesByWire,
     a_writes_seen: u64,
     b_writes_seen: u64,
@@ -960,6 +1012,7 @@ impl System {
             succeeded: vec![false; n],
             sent_psns: HashSet::new(),
             frames_ab: FramesByWire::default(),
+            tx_stamp_lag_ns: Vec::new(),
             frames_ba: FramesByWire::default(),
             a_writes_seen: 0,
             b_writes_seen: 0,
@@ -1272,6 +1325,10 @@ impl System {
         self.b.step();
         let sent: Vec<Vec<u8>> = self.a.tx.frames.drain(..).collect();
         for f in sent {
+            let now = self.a.now_ns();
+            if let Some(ts) = data_tx_ts(&f, now) {
+                self.tx_stamp_lag_ns.push(now.wrapping_sub(ts));
+            }
             self.count_sent(&f);
             self.frames_ab.count(&f);
             self.fabric.ab.send(self.cycle, f);
@@ -1495,6 +1552,7 @@ impl System {
         SystemReport {
             wire,
             frames_ab: self.frames_ab,
+            tx_stamp_lag_ns: LagSummary::of(std::mem::take(&mut self.tx_stamp_lag_ns)),
             frames_ba: self.frames_ba,
             messages: self.cfg.messages.len(),
             messages_completed: self.succeeded.iter().filter(|&&ok| ok).count(),

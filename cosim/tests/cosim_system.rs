@@ -22,6 +22,11 @@ use verilated::skip_without_verilator;
 /// this many, whichever is larger (`cosim::verdict`).
 const RESEND_COUNT_SLACK: u64 = 2;
 
+/// Far above any lag from a data packet's `tx_ts` to A's MAC (at most
+/// about 1 us measured, docs/benchmarks.md); a stamp read against the
+/// wrong clock or unwrapped wrongly lands beyond it.
+const MAX_TX_STAMP_LAG_NS: u32 = 20_000;
+
 /// RTO exponent of the 25 Gb/s test (1.024 us x 2^6 = 65.5 us).
 const RTO_EXP_FOR_A_25_GBPS_QUEUE: u8 = 6;
 
@@ -486,6 +491,11 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
     assert!(r.scoreboard.frames_of_wire);
     assert!(r.ok, "{:?}", r.scoreboard.failures);
     assert_eq!(r.messages_completed, 30);
+    // Every data frame's TSETH read back against A's clock: a lag of a
+    // few hundred ns, never a wrapped one.
+    let lag = r.tx_stamp_lag_ns;
+    assert_eq!(lag.samples, r.counters_a["data_sent"], "{lag:?}");
+    assert!(lag.p50 > 0 && lag.max < MAX_TX_STAMP_LAG_NS, "{lag:?}");
     assert!(r.retransmissions > 0, "the loss made the NIC resend");
     assert!(cmp.same_delivery, "{cmp:?}");
     let v = judge_qps(
@@ -662,6 +672,10 @@ fn nscc_windows_keep_an_incast_port_out_of_the_trims_as_the_model() {
         "{windows} window writes for {PAIRS} starts and {trims} trims"
     );
     assert_eq!(r.counters_b["nscc_windows"], 0, "B's QPs have no NSCC row");
+    // Every data frame's legacy `tx_ts` read back against A's clock.
+    let lag = r.tx_stamp_lag_ns;
+    assert_eq!(lag.samples, r.counters_a["data_sent"], "{lag:?}");
+    assert!(lag.p50 > 0 && lag.max < MAX_TX_STAMP_LAG_NS, "{lag:?}");
     let v = judge_qps(
         &Figures::of(8, &r, Some(&cmp)),
         &QpFigures::all(Some(&cmp)),

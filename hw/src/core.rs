@@ -122,6 +122,14 @@ pub const PROBE_PERIOD_CYCLES: u64 = {
         PROBE_SWEEP_CYCLES
     }
 };
+/// The core's nanosecond clock (`tx_ts`, echoes, RTT samples, the RTO):
+/// `NS_STEP_32THS` 32nds of a ns per cycle (3.09375 ns, the 323.2 MHz
+/// core clock), kept in 32nds (`now_acc`), so `now_ns` after `k` cycles
+/// is `k * NS_STEP_32THS >> NS_FRAC_BITS`.
+pub const NS_STEP_32THS: u64 = 99;
+pub const NS_FRAC_BITS: usize = 5;
+const _: () = assert!(NS_STEP_32THS < 1 << (NS_FRAC_BITS + 2), "3 to 4 ns per cycle");
+
 /// Entries of `adm_fifo` (log2): probe answers on their way to the EV
 /// selector's readmit command, the lowest of its priorities.
 pub const ADM_FIFO_BITS: usize = 4;
@@ -374,6 +382,7 @@ pub struct MrcCore {
     nscc_sel: Signal<Local, Bits<256>>,
     nscc_set: Signal<Local, Bits<256>>,
     k_one: Param<1, 1>,
+    k_ns_step: Param<41, NS_STEP_32THS>,
     qerr_fire: Signal<Local, Bit>,
     out_taken: Signal<Local, Bit>,
     rt_g_init: Signal<Local, Bit>,
@@ -531,7 +540,9 @@ impl Logic for MrcCore {
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
         // 322.27 MHz, 3.103 ns: 0.3% slow, which only scales RTTs).
-        self.now_acc.d.next = self.now_acc.q.val() + 99;
+        self.now_acc.d.next = self.now_acc.q.val() + self.k_ns_step.val();
+        // (Offset 5 is `NS_FRAC_BITS`: a literal, which the emitted Verilog
+        // can name.)
         self.now_ns.next = self.now_acc.q.val().get_bits::<32>(5);
         self.now_rto.next = self.now_acc.q.val().get_bits::<36>(5);
 
