@@ -616,7 +616,7 @@ fn nscc_windows_keep_an_incast_port_out_of_the_trims_as_the_model() {
     const RTO_EXP: u8 = 6;
     /// The card's marks and trims against the model's: at most
     /// `FACTOR_NUM / FACTOR_DEN` times, plus `SLACK` (on the committed
-    /// seed: 321 marks against 249, 42 trims against 167; with the ECN
+    /// seed: 273 marks against 249, 42 trims against 167; with the ECN
     /// echo ignored, 625 marks).
     const FACTOR_NUM: u64 = 3;
     const FACTOR_DEN: u64 = 2;

@@ -463,6 +463,10 @@ pub struct RetransmitEngine {
     tail_rd: Signal<Local, TailWord>,
     /// `Idle` or `Store`: a record may be taken this cycle.
     take: Signal<Local, Bit>,
+    /// `SackDone`: the SACK acknowledged bytes or moved `una` ...
+    ack_moved: Signal<Local, Bit>,
+    /// ... or echoes CE marks or a restore bit: it is reported (`ack_*`).
+    ack_news: Signal<Local, Bit>,
     // Walk state.
     p: DFF<Bits<24>>,
     cur_ev: DFF<Bits<7>>,
@@ -1132,6 +1136,9 @@ impl Logic for RetransmitEngine {
         // cost no `Idle` cycle between them (the QP's state of a record of
         // the same QP is forwarded, `fwd`). The RTO scanner visits a QP
         // only from `Idle`, as before: records come first.
+        self.ack_moved.next = self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una);
+        self.ack_news.next = self.ack_moved.val()
+            | ((self.kind.q.val() == self.k_sack.val()) & (self.fb.q.val().ecn | self.fb.q.val().restore));
         self.take.next = (self.st.q.val() == EngineState::Idle) | (self.st.q.val() == EngineState::Store);
         self.op_ready.next = self.take.val();
         if self.take.val() & self.op_valid.val() {
@@ -1493,13 +1500,18 @@ impl Logic for RetransmitEngine {
                 // the new una's last send), report the acknowledgement, store.
                 // The tail check is also armed by a SACK that finds it unarmed
                 // with packets outstanding.
-                if !self.o_ack_v.q.val() | !(self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una)) {
-                    if self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una) {
+                // A SACK that acknowledges nothing new is still reported
+                // when it echoes CE marks or a restore bit (the model's
+                // `on_ack` for it): news for NSCC only.
+                if !self.o_ack_v.q.val() | !self.ack_news.val() {
+                    if self.ack_news.val() {
                         self.o_ack_v.d.next = true;
                         self.o_ack_qp.d.next = self.qp.q.val();
                         self.o_ack_una.d.next = self.una_new.q.val();
                         self.o_ack_bytes.d.next = self.bytes.q.val();
                         self.o_ack_fb.d.next = self.fb.q.val();
+                    }
+                    if self.ack_moved.val() {
                         self.tail.d.next.acked = true;
                     }
                     self.qs.d.next.una = self.una_new.q.val();

@@ -73,6 +73,8 @@ enum Out {
         qp: u8,
         una: u32,
         bytes: u32,
+        /// The SACK's CE echo, carried to the NSCC unit.
+        ecn: bool,
     },
     Rto {
         qp: u8,
@@ -225,7 +227,7 @@ impl RefQp {
     }
     /// 2.4 validation, acknowledgement, 2.5 / 2.5.1 loss inference, una
     /// advance, RTO re-arm.
-    fn sack(&mut self, qp: u8, cum: u32, base: u32, bm: u64, out: &mut Vec<Out>) {
+    fn sack(&mut self, qp: u8, cum: u32, base: u32, bm: u64, ecn: bool, out: &mut Vec<Out>) {
         if self.err {
             out.push(Out::Drop);
             return;
@@ -327,12 +329,17 @@ impl RefQp {
             p = p.next();
         }
         let moved = una_new != self.una;
-        if bytes > 0 || moved {
+        // CE marks make news for congestion control even when nothing
+        // new is acknowledged (the model's `on_ack`).
+        if bytes > 0 || moved || ecn {
             out.push(Out::Ack {
                 qp,
                 una: una_new.value(),
                 bytes,
+                ecn,
             });
+        }
+        if bytes > 0 || moved {
             self.tack = true;
         }
         if una_new == self.nxt {
@@ -558,10 +565,31 @@ impl RefQp {
 
 #[derive(Clone, Copy, Debug)]
 enum Rec {
-    Init { qp: u8, psn: u32 },
-    Sent { qp: u8, psn: u32, ev: u8, len: u16 },
-    Sack { qp: u8, cum: u32, base: u32, bm: u64 },
-    Nack { qp: u8, psn: u32, echo: u32, kind: NackRec },
+    Init {
+        qp: u8,
+        psn: u32,
+    },
+    Sent {
+        qp: u8,
+        psn: u32,
+        ev: u8,
+        len: u16,
+    },
+    /// `ecn`: the SACK echoes CE marks (`op_fb.ecn`): reported even
+    /// when it acknowledges nothing new.
+    Sack {
+        qp: u8,
+        cum: u32,
+        base: u32,
+        bm: u64,
+        ecn: bool,
+    },
+    Nack {
+        qp: u8,
+        psn: u32,
+        echo: u32,
+        kind: NackRec,
+    },
     Tick,
 }
 
@@ -723,11 +751,15 @@ impl World {
                     bm |= 1 << 63;
                 }
             }
+            // CE marks on about a quarter of the SACKs, from the SACK's own
+            // fields (the generator's draws stay as they were).
+            let ecn = (cum ^ base.value() ^ bm as u32 ^ (bm >> 32) as u32).count_ones() % 4 == 0;
             return Rec::Sack {
                 qp,
                 cum,
                 base: base.value(),
                 bm,
+                ecn,
             };
         }
         // A NACK for an outstanding PSN (some stale, some unsent).
@@ -760,7 +792,7 @@ impl World {
         match rec {
             Rec::Init { qp, psn } => self.refs[qp as usize].init(psn),
             Rec::Sent { qp, psn, ev, len } => self.refs[qp as usize].sent(psn, ev, self.now, len, out),
-            Rec::Sack { qp, cum, base, bm } => self.refs[qp as usize].sack(qp, cum, base, bm, out),
+            Rec::Sack { qp, cum, base, bm, ecn } => self.refs[qp as usize].sack(qp, cum, base, bm, ecn, out),
             Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, self.now as u32, out),
             Rec::Tick => {}
         }
@@ -925,7 +957,9 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                         x.op_time.next = (w.now & 0xFFFF_FFFF).into();
                         x.op_len.next = u64::from(len).into();
                     }
-                    Rec::Sack { qp, cum, base, bm } => {
+                    Rec::Sack { qp, cum, base, bm, ecn } => {
+                        x.op_fb.next.sample = true;
+                        x.op_fb.next.ecn = ecn;
                         x.op_kind.next = kind::SACK.into();
                         x.op_qp.next = u64::from(qp).into();
                         x.op_psn.next = u64::from(cum).into();
@@ -981,6 +1015,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                         qp: u(x.ack_qp.val()) as u8,
                         una: u(x.ack_una.val()) as u32,
                         bytes: u(x.ack_bytes.val()) as u32,
+                        ecn: x.ack_fb.val().ecn,
                     });
                     event = true;
                 }
@@ -1069,6 +1104,19 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         ("mark stall", count(&|o| matches!(o, Out::Mark { reason: 1, .. }))),
         ("mark timeout", count(&|o| matches!(o, Out::Mark { reason: 2, .. }))),
         ("ack advance", count(&|o| matches!(o, Out::Ack { .. }))),
+        (
+            "ack of CE marks alone",
+            count(&|o| {
+                matches!(
+                    o,
+                    Out::Ack {
+                        bytes: 0,
+                        ecn: true,
+                        ..
+                    }
+                )
+            }),
+        ),
         ("rto fired", count(&|o| matches!(o, Out::Rto { .. }))),
         (
             "qp error, retry exceeded",
@@ -1432,6 +1480,7 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
             qp: 0,
             una: u(x.ack_una.val()) as u32,
             bytes: u(x.ack_bytes.val()) as u32,
+            ecn: x.ack_fb.val().ecn,
         });
     }
     if x.rto_valid.val()
@@ -1480,7 +1529,7 @@ fn an_rtt_estimate_above_the_configured_allowance_is_the_stall_rules() {
             &mut alone,
         );
     }
-    r.sack(0, sack[0].0, sack[0].1, sack[0].2, &mut alone);
+    r.sack(0, sack[0].0, sack[0].1, sack[0].2, false, &mut alone);
     assert_eq!(
         resends(&alone),
         1,
@@ -1628,6 +1677,7 @@ fn sacks_over_a_window(
                     qp: 0,
                     una: u(x.ack_una.val()) as u32,
                     bytes: u(x.ack_bytes.val()) as u32,
+                    ecn: x.ack_fb.val().ecn,
                 });
             }
             drop(l);
@@ -1661,7 +1711,7 @@ fn sacks_over_a_window(
     }
     let mut m_after = Vec::new();
     for &(cum, base, bm) in sacks {
-        r.sack(0, cum, base, bm, &mut want);
+        r.sack(0, cum, base, bm, false, &mut want);
         m_after.push(r.outstanding() as usize);
     }
     let (got, cycles) = log.lock().unwrap().clone();
@@ -1938,6 +1988,7 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
                     qp: 0,
                     una: u(x.ack_una.val()) as u32,
                     bytes: u(x.ack_bytes.val()) as u32,
+                    ecn: x.ack_fb.val().ecn,
                 });
             }
             if x.rtx_valid.val() {
@@ -1980,7 +2031,7 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
         if k == kind::SACK {
             let una = r.una.value();
             let before = r.outstanding();
-            r.sack(0, psn, 0, 0, &mut want);
+            r.sack(0, psn, 0, 0, false, &mut want);
             let una_new = r.una.value();
             let words = (((una_new & !63).wrapping_sub(una & !63) & PSN_MASK) / 64 + 1) as usize;
             let newly = (before - r.outstanding()) as usize;
@@ -2130,7 +2181,7 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
         match record {
             Some((k, p, _, _)) if k == kind::INIT => r.init(p),
             Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, (1000 + (p & 255)) as u16, &mut out),
-            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, &mut out),
+            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, false, &mut out),
             None => {}
         }
         r.timer(0, now, &mut out);
