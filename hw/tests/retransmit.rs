@@ -753,7 +753,9 @@ impl World {
             }
             // CE marks on about a quarter of the SACKs, from the SACK's own
             // fields (the generator's draws stay as they were).
-            let ecn = (cum ^ base.value() ^ bm as u32 ^ (bm >> 32) as u32).count_ones() % 4 == 0;
+            let ecn = (cum ^ base.value() ^ bm as u32 ^ (bm >> 32) as u32)
+                .count_ones()
+                .is_multiple_of(4);
             return Rec::Sack {
                 qp,
                 cum,
