@@ -608,23 +608,30 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
     seen
 }
 
+/// A new data packet `start + k` of QP records placed in order (the
+/// expected PSN after it), with message number `msn`, EV 0x1111 (index
+/// 5) and an echo that names it.
+fn new_packet(start: u32, msn: u32, k: u32, ecn: bool) -> In {
+    In {
+        probe: false,
+        psn: start + k,
+        verdict: 1,
+        ecn,
+        expected: start + k + 1,
+        msn,
+        ev: 0x1111,
+        ev_index: 5,
+        echo: 0xAAAA_0000 + u64::from(k),
+    }
+}
+
 #[test]
 fn probe_answers_leave_the_coalescing_alone() {
     const QP: usize = 77;
     const START: u32 = 0x12_3456;
     const DELAY: u64 = 400;
     const MSN: u32 = 7;
-    let data = |k: u32, ecn: bool| In {
-        probe: false,
-        psn: START + k,
-        verdict: 1,
-        ecn,
-        expected: START + k + 1,
-        msn: MSN,
-        ev: 0x1111,
-        ev_index: 5,
-        echo: 0xAAAA_0000 + u64::from(k),
-    };
+    let data = |k: u32, ecn: bool| new_packet(START, MSN, k, ecn);
     // A new packet beyond a hole: the expected PSN stays after PSN 5.
     let ahead = |k: u32| In {
         expected: START + 6,
@@ -739,17 +746,7 @@ fn an_mrc10_card_acknowledges_a_ce_mark_at_once() {
     const START: u32 = 1000;
     const DELAY: u64 = 300;
     const MSN: u32 = 3;
-    let data = |k: u32, ecn: bool| In {
-        probe: false,
-        psn: START + k,
-        verdict: 1,
-        ecn,
-        expected: START + k + 1,
-        msn: MSN,
-        ev: 0x1111,
-        ev_index: 5,
-        echo: 0xAAAA_0000 + u64::from(k),
-    };
+    let data = |k: u32, ecn: bool| new_packet(START, MSN, k, ecn);
     let schedule = vec![(0, data(0, false)), (1, data(1, true)), (2, data(2, false))];
     let run = |mrc10: bool| {
         let cfgs = vec![

@@ -594,6 +594,12 @@ const RESENDS_FLAP_PROBES: Allowance = Allowance {
     reason: FLAP_PROBE_PHASE,
 };
 
+/// `incast` and `incast-nscc`: the port's trims split among the QPs by
+/// arrival order, and fewer of them in hardware.
+const INCAST: Expectations = Expectations {
+    allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
+    qp_error: false,
+};
 const LOSS: Expectations = Expectations {
     allowances: &[MORE_MARKS_UNDER_LOSS],
     qp_error: false,
@@ -703,6 +709,12 @@ const MPR_WINDOW_IN_FLIGHT: u32 = 16;
 const MPR_WINDOW_FAIL_US: u64 = 50;
 /// Its least RTO exponent (the default's), raised over the window's queue.
 const MPR_WINDOW_TIMEOUT_EXP: u8 = 4;
+
+/// `incast` and `incast-nscc`: `INCAST_QPS` pairs, no loss, no fault.
+fn incast_pairs(a: &mut CosimArgs) {
+    no_faults(a);
+    a.qps = INCAST_QPS;
+}
 
 fn keep(_: &mut SystemConfig) {}
 
@@ -836,30 +848,18 @@ const SCENARIOS: &[NamedScenario] = &[
         about: "8 QP pairs into a trimming switch port at B's last hop (a quarter of the line rate, \
                 ECN-CE above 20 KiB queued, trims beyond 64 KiB: TRIMMED_LASTHOP), no loss, no \
                 fault; RTO beyond the queue",
-        apply: |a| {
-            no_faults(a);
-            a.qps = INCAST_QPS;
-        },
+        apply: incast_pairs,
         system: incast_port,
-        expect: Expectations {
-            allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
-            qp_error: false,
-        },
+        expect: INCAST,
     },
     NamedScenario {
         name: "incast-nscc",
         about: "incast with NSCC on both sides: each QP's window moves with its SACKs' delay and \
                 ECN echo (the card's NSCC unit, table 14; the model's controller with the card's \
                 rules: no quick adapt), starting at one bandwidth-delay product of the path",
-        apply: |a| {
-            no_faults(a);
-            a.qps = INCAST_QPS;
-        },
+        apply: incast_pairs,
         system: incast_nscc,
-        expect: Expectations {
-            allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
-            qp_error: false,
-        },
+        expect: INCAST,
     },
     NamedScenario {
         name: "mpr-window-failure",

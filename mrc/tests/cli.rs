@@ -468,6 +468,7 @@ fn cosim_scenarios_run_by_name() {
         "rate-25",
         "16-qps",
         "incast",
+        "incast-nscc",
         "mpr-window-failure",
         "psn-wrap",
         "remote-access",
