@@ -1131,14 +1131,15 @@ impl Logic for RetransmitEngine {
         self.ack_pick.next = false;
         self.walk_end.next = EngineState::Store;
         self.walk_next.next = EngineState::Store;
+        // What `SackDone` reports (the acknowledgement output).
+        self.ack_moved.next = self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una);
+        self.ack_news.next = self.ack_moved.val()
+            | ((self.kind.q.val() == self.k_sack.val()) & (self.fb.q.val().ecn | self.fb.q.val().restore));
         // A record is taken in `Idle` and in `Store`: the cycle that stores
         // one record presents the next one's reads, so back-to-back records
         // cost no `Idle` cycle between them (the QP's state of a record of
         // the same QP is forwarded, `fwd`). The RTO scanner visits a QP
         // only from `Idle`, as before: records come first.
-        self.ack_moved.next = self.bytes.q.val().any() | (self.una_new.q.val() != self.qs.q.val().una);
-        self.ack_news.next = self.ack_moved.val()
-            | ((self.kind.q.val() == self.k_sack.val()) & (self.fb.q.val().ecn | self.fb.q.val().restore));
         self.take.next = (self.st.q.val() == EngineState::Idle) | (self.st.q.val() == EngineState::Store);
         self.op_ready.next = self.take.val();
         if self.take.val() & self.op_valid.val() {
