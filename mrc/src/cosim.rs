@@ -105,6 +105,11 @@ pub struct CosimArgs {
     /// Messages are 1 byte to this size (uniform).
     #[arg(long, value_parser = parse_size, default_value = "8KiB")]
     pub max_size: u64,
+    /// Fixed congestion window of every QP, bytes (the CC gate's, and the
+    /// model's `CcConfig::Fixed`; default 1 MiB: no bound in practice).
+    /// Refused with a scenario that runs NSCC, whose window moves.
+    #[arg(long, value_parser = parse_size)]
+    pub cwnd: Option<u64>,
     /// Percent of the messages that are WRITE-with-immediate.
     #[arg(long, default_value_t = 33)]
     pub imm_pct: u32,
@@ -144,7 +149,8 @@ pub struct CosimArgs {
     pub seed: u64,
     /// Write FST waveforms of both NICs: FILE with `.a` / `.b` before the
     /// extension (out.fst -> out.a.fst, out.b.fst), each with a saved
-    /// GTKWave view beside it (out.a.gtkw, out.b.gtkw).
+    /// GTKWave view beside it (out.a.gtkw, out.b.gtkw). With
+    /// `--scenario`, of one scenario.
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Skip the golden model's run.
@@ -243,11 +249,25 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
             hw::requester::RTX_SLOTS
         ));
     }
+    let cwnd = match args.cwnd {
+        None => None,
+        Some(w) => match u32::try_from(w) {
+            Ok(w) if w > 0 => Some(w),
+            _ => {
+                return usage(&format!(
+                    "--cwnd {w}: a window is 1 byte (one packet at a time) to 4 GiB - 1"
+                ))
+            }
+        },
+    };
     let messages = random_messages(args.seed, args.messages, args.max_size as u32, args.imm_pct);
     let mut cfg = SystemConfig::new(args.evs, messages, args.seed);
     cfg.qps = args.qps;
     cfg.wire = args.wire.into();
     cfg.max_outstanding = args.in_flight;
+    if let Some(w) = cwnd {
+        cfg.cwnd = w;
+    }
     cfg.log2_mtu = args.mtu.trailing_zeros() as u8;
     let psn_share = u64::from(PSN_SPACE / u32::from(args.qps));
     if args.qps > 1 && cfg.max_qp_psns() + SEND_WINDOW_PSNS > psn_share {
@@ -941,10 +961,36 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
         })?;
         vec![s]
     };
-    if args.trace.is_some() {
-        return Err(CosimError::Usage("--trace runs without --scenario".into()));
+    if args.trace.is_some() && chosen.len() != 1 {
+        return Err(CosimError::Usage(format!(
+            "--trace traces one scenario, and --scenario {which} names {}",
+            chosen.len()
+        )));
     }
-    let built = cosim::nic::build_core(&BuildOptions::default())?;
+    // Every scenario's options are judged before the first one runs.
+    let mut plans = Vec::with_capacity(chosen.len());
+    for s in chosen {
+        let mut a = args.clone();
+        (s.apply)(&mut a);
+        let mut cfg = config(&a)?;
+        (s.system)(&mut cfg);
+        if a.cwnd.is_some() && cfg.nscc.is_some() {
+            return Err(CosimError::Usage(format!(
+                "--cwnd: scenario {} runs NSCC, whose window moves",
+                s.name
+            )));
+        }
+        stall_timing(&mut cfg, &a);
+        plans.push((s, a, cfg));
+    }
+    let traced = args.trace.is_some();
+    if traced && !args.json {
+        eprintln!("{TRACED_BUILD_NOTE}");
+    }
+    let built = cosim::nic::build_core(&BuildOptions {
+        trace: traced,
+        ..BuildOptions::default()
+    })?;
     let mut outcomes = Vec::new();
     if !args.json {
         println!("wire: {}", wire_label(args.wire.into()));
@@ -953,12 +999,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
             "scenario", "messages", "delivery", "resends", "(model)", "to BAD", "(model)", "QP err", "(model)"
         );
     }
-    for s in chosen {
-        let mut a = args.clone();
-        (s.apply)(&mut a);
-        let mut cfg = config(&a)?;
-        (s.system)(&mut cfg);
-        stall_timing(&mut cfg, &a);
+    for (s, a, cfg) in plans {
         let golden = if a.no_golden { None } else { Some(cfg.run_golden()?) };
         let mut sys = System::new(&built, cfg)?;
         let report = sys.run(&mut |_| {});
@@ -1001,6 +1042,9 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
             }
             if report.per_qp.len() > 1 {
                 print_per_qp(cmp.as_ref(), 14);
+            }
+            if let Some(t) = &sys.cfg.trace {
+                print_trace_paths(t);
             }
         }
         outcomes.push(ScenarioOutcome {
@@ -1058,7 +1102,7 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
     if cfg.trace.is_some() && !args.json {
         // A traced model is a build of its own (not the cached untraced
         // one): say so even without a terminal for the progress bar.
-        eprintln!("mrc cosim: --trace needs the model built with waveform support (a first build takes about 95 s; later runs reuse it)");
+        eprintln!("{TRACED_BUILD_NOTE}");
     }
     let built = cosim::nic::build_core(&BuildOptions {
         trace: cfg.trace.is_some(),
@@ -1082,16 +1126,26 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
         print_table(&report, cmp.as_ref());
-        if let Some((a, b)) = &sys.cfg.trace {
-            println!("traces: {} and {}", a.display(), b.display());
-            println!(
-                "views: {} and {} (gtkwave FILE.gtkw opens the trace with the signals laid out)",
-                cosim::waves::gtkw_path(a).display(),
-                cosim::waves::gtkw_path(b).display()
-            );
+        if let Some(t) = &sys.cfg.trace {
+            print_trace_paths(t);
         }
     }
     Ok(report.ok)
+}
+
+/// What `--trace` says before building: a traced model is a build of its
+/// own (not the cached untraced one).
+const TRACED_BUILD_NOTE: &str =
+    "mrc cosim: --trace needs the model built with waveform support (a first build takes about 95 s; later runs reuse it)";
+
+/// Where a traced run's waveforms and their GTKWave views went.
+fn print_trace_paths((a, b): &(PathBuf, PathBuf)) {
+    println!("traces: {} and {}", a.display(), b.display());
+    println!(
+        "views: {} and {} (gtkwave FILE.gtkw opens the trace with the signals laid out)",
+        cosim::waves::gtkw_path(a).display(),
+        cosim::waves::gtkw_path(b).display()
+    );
 }
 
 #[cfg(test)]

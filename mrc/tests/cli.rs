@@ -494,6 +494,18 @@ fn cosim_scenarios_run_by_name() {
             vec!["cosim", "--qps", "16", "--messages", "8"],
             "--messages must be at least --qps",
         ),
+        // A window the CC gate cannot hold, or one NSCC would move.
+        (vec!["cosim", "--cwnd", "0"], "--cwnd 0: a window is 1 byte"),
+        (vec!["cosim", "--cwnd", "4GiB"], "--cwnd 4294967296: a window is 1 byte"),
+        (
+            vec!["cosim", "--scenario", "incast-nscc", "--cwnd", "10KiB"],
+            "--cwnd: scenario incast-nscc runs NSCC",
+        ),
+        // One trace per run: of one scenario, not of several.
+        (
+            vec!["cosim", "--scenario", "all", "--trace", "t.fst"],
+            "--trace traces one scenario, and --scenario all names",
+        ),
     ] {
         let out = mrc().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -543,6 +555,10 @@ fn cosim_sweep_runs_cells_and_reports_each() {
         (
             vec!["cosim", "--scenario", "sweep/d64/hole"],
             "no cell of the grid has all of d64, hole",
+        ),
+        (
+            vec!["cosim", "--scenario", "sweep/m4096/window", "--trace", "t.fst"],
+            "--trace traces one named scenario, not the cells of a sweep",
         ),
     ] {
         let out = mrc().args(&args).output().unwrap();

@@ -716,7 +716,9 @@ pub fn list() {
 pub fn run(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
     let cells = select(which)?;
     if args.trace.is_some() {
-        return Err(CosimError::Usage("--trace runs without --scenario".into()));
+        return Err(CosimError::Usage(
+            "--trace traces one named scenario, not the cells of a sweep".into(),
+        ));
     }
     let start = Instant::now();
     let built = cosim::nic::build_core(&BuildOptions::default())?;
