@@ -68,6 +68,11 @@ pub struct AckGen {
     /// (the probe id) and `in_echo_ts` (its timestamp) are the probe's,
     /// the other fields are not read.
     pub in_probe: Signal<In, Bit>,
+    /// The core's ns clock (`hw::core`'s `now_ns`): a record is stamped
+    /// with it when it is taken, so that a SACK it triggers can say how
+    /// long the responder held it (the legacy `service_ns`, the MRC 1.0
+    /// echo's advance).
+    pub now_ns: Signal<In, Bits<32>>,
     // Config port.
     pub cfg: ConfigSink,
     t_params: TableId<{ table::ACK_PARAMS }>,
@@ -101,6 +106,9 @@ pub struct AckGen {
     /// The SACK answers a probe: SETH pr = 1, `tx_ev_index` is the probe
     /// id (the ack PSN offset), `tx_echo_ts` its timestamp.
     pub tx_probe: Signal<Out, Bit>,
+    /// When the SACK's trigger was taken (`now_ns`): the TX path sends the
+    /// time since as the responder's service time.
+    pub tx_arrival_ns: Signal<Out, Bits<32>>,
     // Counter pulses.
     pub cnt_timer_sack: Signal<Out, Bit>,
     /// Pulse: a record was absorbed without any effect (`in_drop`, or
@@ -118,6 +126,8 @@ pub struct AckGen {
     tev_ram: RAM<Bits<16>, QP_BITS>,
     tevi_ram: RAM<Bits<16>, QP_BITS>,
     techo_ram: RAM<Bits<32>, QP_BITS>,
+    /// The stored trigger's arrival (`now_ns` when it was taken).
+    tarr_ram: RAM<Bits<32>, QP_BITS>,
     // Parameters.
     ack_every: DFF<Bits<16>>,
     /// `ack_every - 1`, inverted, and `ack_every != 0`, kept with it (both
@@ -156,6 +166,9 @@ pub struct AckGen {
     s1_ev: DFF<Bits<16>>,
     s1_evi: DFF<Bits<16>>,
     s1_echo: DFF<Bits<32>>,
+    /// `now_ns` when the record was taken: its arrival if it becomes the
+    /// trigger (stage 1 may hold it while a SACK goes out).
+    s1_now: DFF<Bits<32>>,
     s1_probe: DFF<Bit>,
     // Output side: 0 run, 1 snapshot request, 2 snapshot wait, 3 emit.
     mode: DFF<Bits<2>>,
@@ -172,6 +185,7 @@ pub struct AckGen {
     o_ev: DFF<Bits<16>>,
     o_evi: DFF<Bits<16>>,
     o_echo: DFF<Bits<32>>,
+    o_arr: DFF<Bits<32>>,
     o_timer: DFF<Bit>,
     o_drop: DFF<Bit>,
     o_probe: DFF<Bit>,
@@ -229,6 +243,7 @@ impl Logic for AckGen {
             s1_ev,
             s1_evi,
             s1_echo,
+            s1_now,
             s1_probe,
             mode,
             o_qp,
@@ -244,6 +259,7 @@ impl Logic for AckGen {
             o_ev,
             o_evi,
             o_echo,
+            o_arr,
             o_timer,
             o_drop,
             o_probe
@@ -269,7 +285,9 @@ impl Logic for AckGen {
         self.tevi_ram.read_clock.next = self.clock.val();
         self.tevi_ram.write_clock.next = self.clock.val();
         self.techo_ram.read_clock.next = self.clock.val();
+        self.tarr_ram.read_clock.next = self.clock.val();
         self.techo_ram.write_clock.next = self.clock.val();
+        self.tarr_ram.write_clock.next = self.clock.val();
         self.now.d.next = self.now.q.val() + 1;
         self.o_timer.d.next = false;
         self.o_drop.d.next = false;
@@ -286,6 +304,7 @@ impl Logic for AckGen {
         self.tev_ram.read_address.next = self.s1_qp.q.val();
         self.tevi_ram.read_address.next = self.s1_qp.q.val();
         self.techo_ram.read_address.next = self.s1_qp.q.val();
+        self.tarr_ram.read_address.next = self.s1_qp.q.val();
         // Writes: stage 1's QP and the record's facts by default (the
         // enables decide); a pending QP init overrides in a free cycle.
         self.exp_ram.write_address.next = self.s1_qp.q.val();
@@ -299,6 +318,7 @@ impl Logic for AckGen {
         self.tev_ram.write_address.next = self.s1_qp.q.val();
         self.tevi_ram.write_address.next = self.s1_qp.q.val();
         self.techo_ram.write_address.next = self.s1_qp.q.val();
+        self.tarr_ram.write_address.next = self.s1_qp.q.val();
         self.exp_ram.write_data.next = self.s1_exp.q.val();
         self.high_ram.write_data.next = self.high_ram.read_data.val();
         self.msn_ram.write_data.next = self.s1_msn.q.val();
@@ -310,6 +330,7 @@ impl Logic for AckGen {
         self.tev_ram.write_data.next = self.s1_ev.q.val();
         self.tevi_ram.write_data.next = self.s1_evi.q.val();
         self.techo_ram.write_data.next = self.s1_echo.q.val();
+        self.tarr_ram.write_data.next = self.s1_now.q.val();
         self.exp_ram.write_enable.next = false;
         self.high_ram.write_enable.next = false;
         self.msn_ram.write_enable.next = false;
@@ -321,6 +342,7 @@ impl Logic for AckGen {
         self.tev_ram.write_enable.next = false;
         self.tevi_ram.write_enable.next = false;
         self.techo_ram.write_enable.next = false;
+        self.tarr_ram.write_enable.next = false;
 
         // Accept: run mode, no config pending, and (same-QP hazard) not
         // the QP stage 1 is about to write back.
@@ -398,6 +420,7 @@ impl Logic for AckGen {
         self.o_ev.d.next = self.s1_ev.q.val();
         self.o_evi.d.next = self.s1_evi.q.val();
         self.o_echo.d.next = self.s1_echo.q.val();
+        self.o_arr.d.next = self.s1_now.q.val();
         self.o_bitmap.d.next = 0.into();
         self.o_probe.d.next = false;
 
@@ -411,6 +434,7 @@ impl Logic for AckGen {
                         self.o_ev.d.next = self.tev_ram.read_data.val();
                         self.o_evi.d.next = self.tevi_ram.read_data.val();
                         self.o_echo.d.next = self.techo_ram.read_data.val();
+                        self.o_arr.d.next = self.tarr_ram.read_data.val();
                         self.o_timer.d.next = true;
                         self.unack_ram.write_enable.next = true;
                         self.ecn_ram.write_enable.next = true;
@@ -451,6 +475,7 @@ impl Logic for AckGen {
                         self.tev_ram.write_enable.next = true;
                         self.tevi_ram.write_enable.next = true;
                         self.techo_ram.write_enable.next = true;
+                        self.tarr_ram.write_enable.next = true;
                         self.o_ecn.d.next = self.ecn_ram.read_data.val();
                         self.mode.d.next = 1.into();
                     } else if self.s1_verdict.q.val() == 1 {
@@ -481,6 +506,7 @@ impl Logic for AckGen {
                             self.tev_ram.write_enable.next = true;
                             self.tevi_ram.write_enable.next = true;
                             self.techo_ram.write_enable.next = true;
+                            self.tarr_ram.write_enable.next = true;
                             self.unack_ram.write_enable.next = true;
                             self.ecn_ram.write_enable.next = true;
                             if self.s1_ack_req.q.val()
@@ -526,6 +552,7 @@ impl Logic for AckGen {
                 self.s1_ev.d.next = self.in_ev.val();
                 self.s1_evi.d.next = self.in_ev_index.val();
                 self.s1_echo.d.next = self.in_echo_ts.val();
+                self.s1_now.d.next = self.now_ns.val();
                 self.s1_probe.d.next = self.in_probe.val();
             } else if self.scan_go.val() {
                 self.s1_qp.d.next = self.scan_qp.q.val();
@@ -543,6 +570,7 @@ impl Logic for AckGen {
                 self.tev_ram.read_address.next = self.in_qp.val();
                 self.tevi_ram.read_address.next = self.in_qp.val();
                 self.techo_ram.read_address.next = self.in_qp.val();
+                self.tarr_ram.read_address.next = self.in_qp.val();
             } else if self.scan_go.val() {
                 self.exp_ram.read_address.next = self.scan_qp.q.val();
                 self.high_ram.read_address.next = self.scan_qp.q.val();
@@ -555,6 +583,7 @@ impl Logic for AckGen {
                 self.tev_ram.read_address.next = self.scan_qp.q.val();
                 self.tevi_ram.read_address.next = self.scan_qp.q.val();
                 self.techo_ram.read_address.next = self.scan_qp.q.val();
+                self.tarr_ram.read_address.next = self.scan_qp.q.val();
             }
         } else {
             // Stage 1 holds (its reads stay addressed); outputs hold.
@@ -570,6 +599,7 @@ impl Logic for AckGen {
             self.o_ev.d.next = self.o_ev.q.val();
             self.o_evi.d.next = self.o_evi.q.val();
             self.o_echo.d.next = self.o_echo.q.val();
+            self.o_arr.d.next = self.o_arr.q.val();
             self.o_bitmap.d.next = self.o_bitmap.q.val();
             self.o_probe.d.next = self.o_probe.q.val();
             if self.mode.q.val() == 1 {
@@ -645,6 +675,7 @@ impl Logic for AckGen {
         self.tx_ev.next = self.o_ev.q.val();
         self.tx_ev_index.next = self.o_evi.q.val();
         self.tx_echo_ts.next = self.o_echo.q.val();
+        self.tx_arrival_ns.next = self.o_arr.q.val();
         self.tx_probe.next = self.o_probe.q.val();
         self.cnt_timer_sack.next = self.o_timer.q.val();
         self.cnt_dropped.next = self.o_drop.q.val();

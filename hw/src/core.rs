@@ -710,6 +710,7 @@ impl Logic for MrcCore {
         self.ackgen.in_ev.next = self.rxpath.ag_ev.val();
         self.ackgen.in_ev_index.next = self.rxpath.ag_ev_index.val();
         self.ackgen.in_echo_ts.next = self.rxpath.ag_echo_ts.val();
+        self.ackgen.now_ns.next = self.now_ns.val();
         self.ackgen.in_probe.next = self.rxpath.ag_probe.val();
         self.txpath.ack_valid.next = self.ackgen.tx_valid.val();
         self.ackgen.tx_ready.next = self.txpath.ack_ready.val();
@@ -726,6 +727,7 @@ impl Logic for MrcCore {
         self.txpath.ack_ev.next = self.ackgen.tx_ev.val();
         self.txpath.ack_ev_index.next = self.ackgen.tx_ev_index.val();
         self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
+        self.txpath.ack_arrival_ns.next = self.ackgen.tx_arrival_ns.val();
         self.txpath.ack_probe.next = self.ackgen.tx_probe.val();
         // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
         AxisSource::join(&mut self.txb.m_axis, &mut self.fault.s_tx);

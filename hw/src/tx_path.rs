@@ -203,6 +203,10 @@ pub struct TxPath {
     pub ack_ev: Signal<In, Bits<16>>,
     pub ack_ev_index: Signal<In, Bits<16>>,
     pub ack_echo_ts: Signal<In, Bits<32>>,
+    /// When the SACK's trigger arrived (`hw::ack_gen` `tx_arrival_ns`, on
+    /// the `now_ns` clock): `now_ns` minus it is the service time a SACK
+    /// reports (legacy `service_ns`; the MRC 1.0 echo advanced by it).
+    pub ack_arrival_ns: Signal<In, Bits<32>>,
     /// The SACK answers an MRC 1.0 reliability probe (`hw::ack_gen`
     /// `tx_probe`): SETH pr = 1, `ack_ev_index` is the probe id.
     pub ack_probe: Signal<In, Bit>,
@@ -263,6 +267,9 @@ pub struct TxPath {
     d_last: Signal<Local, Bit>,
     /// SACK base - cumulative PSN (24 bits; the SETH carries 16, signed).
     a_sack_offset: Signal<Local, Bits<24>>,
+    /// How long the SACK's trigger has been held, ns: `now_ns` minus its
+    /// arrival (the model's `now - trigger.arrival` when the SACK leaves).
+    a_service: Signal<Local, Bits<32>>,
     d_imm_last: Signal<Local, Bit>,
     /// The METH counters after this packet (RQMSN, MSN), 16 bits each.
     d_rq_msn_next: Signal<Local, Bits<16>>,
@@ -354,6 +361,7 @@ pub struct TxPath {
     a_ev: DFF<Bits<16>>,
     a_ev_index: DFF<Bits<16>>,
     a_echo: DFF<Bits<32>>,
+    a_arrival: DFF<Bits<32>>,
     a_probe: DFF<Bit>,
     /// The record is a probe of ours (`prb_*`), not an ACK record.
     a_send_probe: DFF<Bit>,
@@ -431,6 +439,7 @@ impl Logic for TxPath {
             a_ev,
             a_ev_index,
             a_echo,
+            a_arrival,
             a_probe,
             a_send_probe,
             a_hdr
@@ -564,17 +573,19 @@ impl Logic for TxPath {
             | (bit_cast::<416, 32>(self.d_time.q.val()) << 320)
             | (bit_cast::<416, 32>(self.d_off.q.val()) << 288);
         // SACK (type 2, 64-bit bitmap, 28 bytes): 0x12, width code 0,
-        // ev_index, ecn_ce_count, reserved, echo_ts, service_ns (0: the
-        // trigger's arrival time is not kept), reserved, base, bitmap.
+        // ev_index, ecn_ce_count, reserved, echo_ts, service_ns (how long
+        // the trigger was held), reserved, base, bitmap.
         // NACK (type 3, 12 bytes): 0x13, kind, ev_index, reserved,
         // cum_psn, echo_ts.
         self.is_sack.next = self.a_kind.q.val() == 1;
         self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
+        self.a_service.next = self.now_ns.val() - self.a_arrival.q.val();
         if self.is_sack.val() {
             self.a_ext.next = (bits::<416>(0x12) << 408)
                 | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
                 | (bit_cast::<416, 16>(self.a_ecn.q.val()) << 368)
                 | (bit_cast::<416, 32>(self.a_echo.q.val()) << 320)
+                | (bit_cast::<416, 32>(self.a_service.val()) << 288)
                 | (bit_cast::<416, 24>(self.a_base.q.val()) << 256)
                 | (bit_cast::<416, 64>(self.a_bitmap.q.val()) << 192);
         } else {
@@ -802,6 +813,7 @@ impl Logic for TxPath {
                 self.a_ev.d.next = self.ack_ev.val();
                 self.a_ev_index.d.next = self.ack_ev_index.val();
                 self.a_echo.d.next = self.ack_echo_ts.val();
+                self.a_arrival.d.next = self.ack_arrival_ns.val();
                 self.a_probe.d.next = self.ack_probe.val();
                 self.a_send_probe.d.next = false;
                 self.a_state.d.next = 1.into();
@@ -885,7 +897,16 @@ impl Logic for TxPath {
             self.a_word.d.next.mpr = self.k_sack_mpr.val();
             self.a_word.d.next.sack_offset = self.a_sack_offset.val().get_bits::<16>(0);
             self.a_word.d.next.bitmap = self.a_bitmap.q.val();
+            // The echo advanced by the service time in TSETH units
+            // (`choices::echo_with_service_time`, the model's for a peer
+            // with SVC_TIME): the requester's sample is then the network's
+            // round trip. A probe answer echoes the probe's stamp as is.
             self.a_word.d.next.echo_ts = self.a_echo.q.val().get_bits::<16>(0);
+            if !self.a_probe.q.val() {
+                // 6: `mrc10_wire::TS_UNIT_SHIFT` (asserted above).
+                self.a_word.d.next.echo_ts =
+                    self.a_echo.q.val().get_bits::<16>(0) + self.a_service.val().get_bits::<16>(6);
+            }
             self.a_word.d.next.restore = false;
             self.a_word.d.next.ooo_count = 0.into();
             self.a_word.d.next.cwnd_penalty = 0.into();

@@ -64,9 +64,24 @@ struct Tx {
     ev: u32,
     ev_index: u16,
     echo_ts: u32,
+    /// SACK: when its trigger arrived, ns (the model's: `now` when it
+    /// sends the SACK minus its `service_ns`); NACK: 0.
+    arrival: u64,
 }
 
-fn from_model(p: &RocePacket) -> Tx {
+/// The harnesses drive `now_ns` as the cycle count (the model's `now` in
+/// ns is the cycle too), and the block stamps a record with it when it
+/// takes it, as the model's trigger arrives when it handles the packet:
+/// a SACK's arrival is its `tx_arrival_ns`; a NACK has none (0).
+fn arrival_of(kind: u8, tx_arrival_ns: u64) -> u64 {
+    if kind == kind::SACK {
+        tx_arrival_ns
+    } else {
+        0
+    }
+}
+
+fn from_model(p: &RocePacket, now: Instant) -> Tx {
     let aeth = p.aeth.unwrap();
     let mut t = Tx {
         kind: 0,
@@ -81,6 +96,7 @@ fn from_model(p: &RocePacket) -> Tx {
         ev: p.ev & 0xFFFF,
         ev_index: 0,
         echo_ts: 0,
+        arrival: 0,
     };
     match (aeth.syndrome, p.ext) {
         (Syndrome::Ack { .. }, Some(MrcExtRepr::Sack(s))) => {
@@ -91,6 +107,7 @@ fn from_model(p: &RocePacket) -> Tx {
             t.ecn = s.ecn_ce_count;
             t.ev_index = s.ev_index;
             t.echo_ts = s.echo_ts;
+            t.arrival = now.as_ns() - u64::from(s.service_ns);
         }
         (Syndrome::Nak { code }, Some(MrcExtRepr::Nack(n))) => {
             t.kind = kind::NACK;
@@ -268,6 +285,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
             } else {
                 x.in_valid.next = false;
             }
+            x.now_ns.next = (cycle & 0xFFFF_FFFF).into();
             let snap_ready = SNAP_BACKPRESSURE.go(&mut r);
             let tx_ready = TX_BACKPRESSURE.go(&mut r);
             x.snap_ready.next = snap_ready;
@@ -299,6 +317,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                         ev: x.tx_ev.val().index() as u32,
                         ev_index: x.tx_ev_index.val().index() as u16,
                         echo_ts: x.tx_echo_ts.val().index() as u32,
+                        arrival: arrival_of(x.tx_kind.val().index() as u8, x.tx_arrival_ns.val().index() as u64),
                     },
                 ))
             } else {
@@ -323,7 +342,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     "mirror agrees with the model"
                 );
                 while let Some(p) = m[rc.k].poll_transmit(now).and_then(Packet::into_roce) {
-                    want[rc.k].push_back(from_model(&p));
+                    want[rc.k].push_back(from_model(&p, now));
                 }
                 i += 1;
                 st.records += 1;
@@ -354,7 +373,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                             .expect("model SACK on its timer");
                         assert!(m[k].poll_transmit(now).and_then(Packet::into_roce).is_none());
                         st.timer_sacks += 1;
-                        from_model(&p)
+                        from_model(&p, now)
                     }
                 };
                 assert_eq!(got, w, "cycle {cycle} QP {q}");
@@ -538,6 +557,7 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
         let mut i = 0;
         let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
         for cycle in 0..end {
+            x.now_ns.next = (cycle & 0xFFFF_FFFF).into();
             let present = i < schedule.len() && schedule[i].0 <= cycle;
             x.in_valid.next = present;
             if present {
@@ -591,6 +611,7 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
                         ev: x.tx_ev.val().index() as u32,
                         ev_index: x.tx_ev_index.val().index() as u16,
                         echo_ts: x.tx_echo_ts.val().index() as u32,
+                        arrival: arrival_of(x.tx_kind.val().index() as u8, x.tx_arrival_ns.val().index() as u64),
                     },
                 ));
             }
@@ -694,11 +715,13 @@ fn probe_answers_leave_the_coalescing_alone() {
             ev,
             ev_index,
             echo_ts,
+            arrival: 0,
         }
     };
     let sack =
         |k: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| sack_at(k, START + k + 1, ecn, ev, ev_index, echo_ts);
-    let got: Vec<(bool, Tx)> = seen.iter().map(|s| (s.1, s.2)).collect();
+    // The arrivals depend on the take cycles: checked below.
+    let got: Vec<(bool, Tx)> = seen.iter().map(|s| (s.1, Tx { arrival: 0, ..s.2 })).collect();
     assert_eq!(
         got,
         vec![
@@ -727,6 +750,18 @@ fn probe_answers_leave_the_coalescing_alone() {
     assert!(
         (80 + DELAY..80 + DELAY + 300).contains(&timer_at),
         "timer SACK at cycle {timer_at}"
+    );
+    // Its trigger's arrival is the cycle PSN 5 was taken, kept through the
+    // coalescing delay: the SACK reports at least that delay as held.
+    let arrival = seen[3].2.arrival;
+    assert!((80..90).contains(&arrival), "PSN 5's arrival {arrival}");
+    assert!(timer_at - arrival >= DELAY, "held {} cycles", timer_at - arrival);
+    // A SACK sent at once reports its trigger taken a few cycles before.
+    let at_once = seen[1];
+    assert!(
+        at_once.0 - at_once.2.arrival < 10,
+        "held {} cycles",
+        at_once.0 - at_once.2.arrival
     );
     let timer_at = seen[7].0;
     assert!(

@@ -85,6 +85,29 @@ struct Ack {
     probe: bool,
 }
 
+/// How long the responder held each ACK record's trigger when the record
+/// is taken: its arrival (`ack_arrival_ns`) is driven as that much before
+/// `now_ns`. Multiples of the TSETH's 64 ns and a rest, so that the MRC
+/// 1.0 echo's advance (whole units) differs from the legacy service time.
+fn held_ns(a: &Ack) -> u64 {
+    64 * (a.psn % 40) + 5
+}
+
+/// `now_ns` of the test: 1000 ns at cycle 0, 3 ns a cycle.
+fn now_at(cycle: u64) -> u64 {
+    1000 + cycle * 3
+}
+
+/// The ACK sequencer builds the header two cycles after it took the
+/// record (peer row, then address row): the service time it sends is the
+/// held time plus those two cycles of `now_ns`.
+const BUILD_AFTER_TAKE_NS: u64 = 2 * 3;
+
+/// The service time a SACK of `a` carries.
+fn service_ns(a: &Ack) -> u64 {
+    held_ns(a) + BUILD_AFTER_TAKE_NS
+}
+
 #[derive(Clone, Debug, PartialEq)]
 struct Hdr {
     dst_mac: u64,
@@ -156,7 +179,7 @@ fn headers_match_the_golden_extension_emitter() {
                     ev_index: (a.psn % 16) as u16,
                     ecn_ce_count: 7,
                     echo_ts: (0xEC40_0000 + a.psn) as u32,
-                    service_ns: 0,
+                    service_ns: service_ns(&a) as u32,
                     base: Psn::new(a.base as u32),
                     bitmap,
                 })
@@ -288,7 +311,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
         let mut owed = 0u64;
         let mut cycle = 0u64;
         while cycle < 3000 && (h2.lock().unwrap().len() < want) {
-            x.now_ns.next = (1000 + cycle * 3).into();
+            x.now_ns.next = now_at(cycle).into();
             x.pkt_valid.next = di < d2.len();
             if let Some(d) = d2.get(di) {
                 x.pkt_qp.next = d.qp.into();
@@ -319,6 +342,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 x.ack_ev.next = (0xE000 + a.psn % 16).into();
                 x.ack_ev_index.next = (a.psn % 16).into();
                 x.ack_echo_ts.next = (0xEC40_0000 + a.psn).into();
+                x.ack_arrival_ns.next = (now_at(cycle).wrapping_sub(held_ns(a)) & 0xFFFF_FFFF).into();
                 x.ack_probe.next = a.probe;
             }
             x.prb_valid.next = pi < p2.len() && PROBE_PAUSE.go(&mut r);
@@ -491,7 +515,7 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
         let mut cycle = 0u64;
         while cycle < 20_000 && ((h2.lock().unwrap().len() as u64) < BURST || (r2.lock().unwrap().len() as u64) < BURST)
         {
-            x.now_ns.next = (1000 + cycle * 3).into();
+            x.now_ns.next = now_at(cycle).into();
             x.pkt_valid.next = di < BURST;
             x.pkt_qp.next = qp.into();
             x.pkt_psn.next = (0x100 + di).into();
@@ -665,6 +689,13 @@ fn mrc10_transport_matches_the_golden_emitter() {
             let (_, dest, _) = peer(a.qp);
             let ev = (0xE000 + a.psn % 16) as u32;
             let echo = ((0xEC40_0000 + a.psn) & 0xFFFF) as u16;
+            // A SACK's echo is advanced by the service time in TSETH units;
+            // a probe answer's and a NACK's are not.
+            let sack_echo = if a.probe {
+                echo
+            } else {
+                echo.wrapping_add((service_ns(&a) / choices::TS_UNIT_NS) as u16)
+            };
             let (sctx, rctx) = (choices::context_of(a.qp as u32), choices::context_of(dest as u32));
             let pkt = if a.sack {
                 let seth = SethRepr {
@@ -684,7 +715,7 @@ fn mrc10_transport_matches_the_golden_emitter() {
                     bitmap: a.bitmap,
                 };
                 let cc_state = CcStateRepr {
-                    echo_ts: echo,
+                    echo_ts: sack_echo,
                     ooo_count: 0,
                     restore: false,
                     cwnd_penalty: 0,
