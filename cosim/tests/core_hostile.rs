@@ -1058,17 +1058,18 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }
 
-/// A QP in error whose next packet record is held at CC admission must
-/// not hold the requester's output (and so every other QP). `PEER_QP` has
-/// a fixed window of two packets and an 8-packet WRITE: two packets leave,
-/// the third's record waits at the CC gate for bytes to leave flight. The
-/// responder refuses the first packet (remote-access NACK): the QP goes to
-/// ERR, and from then on nothing releases its bytes in flight (no ACK,
-/// resend or RTO comes for a QP in error), so asking again would hold that
-/// record for ever. A WRITE on another QP rung after the error must leave,
-/// and nothing more of the QP in error may (the model sends nothing in
-/// ERR). Fails without the withdrawal of the held record (`out_err` in
-/// the core): no frame leaves after the error.
+/// A QP in error whose next packet record was refused at CC admission
+/// must not hold the requester's output (and so every other QP).
+/// `PEER_QP` has a fixed window of two packets and an 8-packet WRITE: two
+/// packets leave, the third's record is refused at the CC gate (the core
+/// yields it: the QP's backlog). The responder refuses the first packet
+/// (remote-access NACK): the QP goes to ERR, and from then on nothing
+/// releases its bytes in flight (no ACK, resend or RTO comes for a QP in
+/// error). A WRITE on another QP rung after the error must leave, and
+/// nothing more of the QP in error may (the model sends nothing in ERR):
+/// its backlog is dropped. Before the yield, the refused record was held
+/// and this failed without its withdrawal (`out_err` in the core): no
+/// frame left after the error.
 #[test]
 fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
     if skip_without_verilator("the verilated core") {
@@ -1096,13 +1097,13 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
     };
     nic.dma.mem.fill(SQ_BASE, &d.encode().unwrap());
     nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x70));
+    let held0 = nic.counter("cc_held");
     nic.doorbell(PEER_QP as u8, 1);
     let mut cycles = 0;
     while nic.tx.frames.len() < 2 && cycles < 20_000 {
         nic.step();
         cycles += 1;
     }
-    let held0 = nic.counter("cc_held");
     nic.run(3000);
     let sent: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(
@@ -1158,6 +1159,97 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
         psns_of(&after),
         [OTHER_PSN],
         "the other QP's WRITE leaves, nothing more of the QP in error"
+    );
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
+
+/// A QP whose window is full yields the requester to the other QPs
+/// (docs/hw/requester.md, "A QP held by its window yields"). `PEER_QP`
+/// has a fixed window of two packets and an 8-packet WRITE: two packets
+/// leave, the third is refused at the CC gate, taken back, and the QP is
+/// shut. No acknowledgement comes, so its window stays full; another
+/// QP's 4-packet WRITE, rung after, must leave whole while nothing more
+/// of `PEER_QP` does. Then SACKs for `PEER_QP`'s packets open its window:
+/// its remaining six packets leave, each once, in PSN order. Fails
+/// without the yield: the refused record held the requester's one
+/// output, and the other QP's WRITE never left.
+#[test]
+fn a_qp_held_by_its_window_yields_to_other_qps() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    /// Window: two packets of the 1024-byte MTU.
+    const WINDOW: u32 = 2048;
+    const PACKETS: u32 = 8;
+    const OTHER_QP: u32 = 6;
+    const OTHER_SQ: u64 = 0x1100_0000;
+    const OTHER_PSN: u32 = 0x300;
+    const OTHER_PACKETS: u32 = 4;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 44).unwrap();
+    configure_globals(&mut nic);
+    let ctx = req_ctx();
+    configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
+    let other = SqContext {
+        sq_base: OTHER_SQ,
+        start_psn: OTHER_PSN,
+        ..ctx
+    };
+    configure_qp(&mut nic, OTHER_QP, other);
+    let write = |wr_id: u64, packets: u32, local_iova: u64, remote_va: u64| SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: packets * 1024,
+        wr_id,
+        local_iova,
+        remote_va,
+        rkey: RKEY,
+        imm: 0,
+    };
+    let held = write(0x70, PACKETS, 0x3000_0000, MR_VA);
+    nic.dma.mem.fill(SQ_BASE, &held.encode().unwrap());
+    nic.dma.mem.fill(held.local_iova, &pattern(held.length as usize, 0x70));
+    nic.doorbell(PEER_QP as u8, 1);
+    nic.run(3000);
+    let first: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&first),
+        [REQ_START_PSN, REQ_START_PSN + 1],
+        "the window lets two packets out"
+    );
+    assert!(
+        nic.counter("cc_held") > 0,
+        "the third packet was refused at the CC gate"
+    );
+
+    // The other QP's WRITE leaves whole while PEER_QP's window stays full.
+    let d = write(0x71, OTHER_PACKETS, 0x3001_0000, MR_VA + 0x10_0000);
+    nic.dma.mem.fill(OTHER_SQ, &d.encode().unwrap());
+    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x71));
+    nic.doorbell(OTHER_QP as u8, 1);
+    nic.run(3000);
+    let during: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&during),
+        (OTHER_PSN..OTHER_PSN + OTHER_PACKETS).collect::<Vec<_>>(),
+        "the other QP's WRITE leaves, nothing of the QP whose window is full"
+    );
+
+    // Acknowledged, PEER_QP sends the rest of its WRITE, in order, once:
+    // each round SACKs everything it sent so far (its window holds two).
+    let mut rest = Vec::new();
+    let mut highest = REQ_START_PSN + 1;
+    for _ in 0..PACKETS {
+        nic.rx.push(frame_of(&sack(highest, highest + 1, &[], 0)));
+        nic.run(1500);
+        let sent: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+        rest.extend(psns_of(&sent));
+        highest = rest.last().copied().unwrap_or(highest).max(highest);
+    }
+    assert_eq!(
+        rest,
+        (REQ_START_PSN + 2..REQ_START_PSN + PACKETS).collect::<Vec<_>>(),
+        "the held QP's remaining packets, each once, in PSN order"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }

@@ -239,6 +239,10 @@ pub struct MrcCore {
     /// CC admission of the requester's packet records (`admit`).
     adm: DFF<AdmitState>,
     adm_wait: DFF<Bits<10>>,
+    /// Since the ADMIT of the record in the requester's output, the CC
+    /// gate took an operation that may open its QP's window (`open_*`):
+    /// a refused first transmission's QP is then not shut.
+    adm_reopen: DFF<Bit>,
     /// The record in the requester's output register belongs to a QP the
     /// retransmit engine has put in error (a report for its QP while it is
     /// there, or in the cycle it was written, which `qerr_prev_*` keeps
@@ -473,6 +477,7 @@ impl Logic for MrcCore {
             now_acc,
             adm,
             adm_wait,
+            adm_reopen,
             out_err,
             qerr_prev_v,
             qerr_prev_qp,
@@ -1088,8 +1093,21 @@ impl Logic for MrcCore {
         // PSNs are what opens a full send window again.
         self.req.out_held.next = (self.adm.q.val() == AdmitState::Held) & !self.out_err.q.val();
         self.txpath.pkt_valid.next = false;
+        // The CC gate's operations that may open a QP's window (all but
+        // ADMIT and INIT): the requester's shut QPs may be picked again.
+        self.req.open_valid.next = self.cc_g_rel.val()
+            | self.cc_g_ack.val()
+            | self.cc_g_rto.val()
+            | self.cc_g_rtx.val()
+            | self.cc_g_setw.val();
+        self.req.open_qp.next = self.cc.op_qp.val();
+        self.req.out_yield.next = false;
+        self.req.out_yield_reopen.next =
+            self.adm_reopen.q.val() | (self.req.open_valid.val() & (self.cc.op_qp.val() == self.req.out_qp.val()));
+        self.adm_reopen.d.next = self.req.out_yield_reopen.val();
         match self.adm.q.val() {
             AdmitState::Idle => {
+                self.adm_reopen.d.next = false;
                 if self.cc_g_admit.val() {
                     self.adm.d.next = AdmitState::Asked;
                 }
@@ -1101,6 +1119,14 @@ impl Logic for MrcCore {
                 if self.cc.out_valid.val() & (self.cc.out_kind.val() == 1) {
                     if self.cc.out_ok.val() {
                         self.adm.d.next = AdmitState::Pass;
+                    } else if !self.req.out_retransmit.val() {
+                        // A first transmission refused: the requester
+                        // takes it back and serves other QPs; its QP's
+                        // unsent PSNs wait for an open
+                        // (docs/hw/requester.md, "A QP held by its window
+                        // yields").
+                        self.req.out_yield.next = true;
+                        self.adm.d.next = AdmitState::Idle;
                     } else {
                         self.adm.d.next = AdmitState::Held;
                         self.adm_wait.d.next = 0.into();

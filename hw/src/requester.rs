@@ -127,6 +127,9 @@ pub enum ReqState {
     /// Free the oldest records whose messages the cumulative
     /// acknowledgement has passed, one per cycle (between LOAD and NEXT).
     Reclaim,
+    /// The QP's backlog: its next unsent PSN through the retransmit
+    /// lookup (as a first transmission), or done (a resend goes first).
+    ResumeNext,
 }
 
 /// The send-queue engine (256 QPs).
@@ -193,6 +196,21 @@ pub struct Requester {
     /// transmission was parked (the top asks the gate again, for the
     /// resend).
     pub out_swap: Signal<Out, Bit>,
+    /// Pulse: the top's admission refused the first transmission in the
+    /// output register (its QP's window is full). The record is taken
+    /// back, not sent: from its PSN on, the QP's committed PSNs wait in
+    /// its backlog, and other QPs go on ("A QP held by its window yields"
+    /// in docs/hw/requester.md).
+    pub out_yield: Signal<In, Bit>,
+    /// With `out_yield`: bytes left the QP's flight (or its window moved)
+    /// since the refused ADMIT, so the QP is not shut: it may be picked
+    /// again at once.
+    pub out_yield_reopen: Signal<In, Bit>,
+    /// Pulse: the CC gate took an operation that may open QP `open_qp`'s
+    /// window (ACK, LOSS, RELEASE, TIMEOUT, SETW): a QP shut by a yield
+    /// may be picked again.
+    pub open_valid: Signal<In, Bit>,
+    pub open_qp: Signal<In, Bits<8>>,
     // Error completion records (rejected descriptors and doorbells).
     pub err_valid: Signal<Out, Bit>,
     pub err_ready: Signal<In, Bit>,
@@ -466,6 +484,27 @@ pub struct Requester {
     /// The parked record's QP was put in error (its report came while it
     /// was parked): dropped instead of restored.
     parked_err: DFF<Bit>,
+    /// Per QP: committed PSNs wait unsent (a yield took its record back),
+    /// from the PSN in `res_ram`.
+    backlog: DFF<Bits<QPS>>,
+    /// Per QP: its window was full at the yield and nothing has opened it
+    /// since (`open_*`): not picked.
+    shut: DFF<Bits<QPS>>,
+    /// Per QP: the first PSN of its backlog (written at the yield).
+    res_ram: RAM<Bits<24>, 8>,
+    /// The QP in service has a backlog: its descriptors are committed,
+    /// not segmented, until the backlog is sent.
+    cur_backlog: DFF<Bit>,
+    /// The next PSN of the backlog of the QP in service, once known
+    /// (`res_known`: from the yield or read from `res_ram`).
+    res_psn: DFF<Bits<24>>,
+    res_known: DFF<Bit>,
+    /// A yield of the QP in service during its resume: the lookup under
+    /// way emits nothing and the resume stops.
+    res_stop: DFF<Bit>,
+    /// The retransmit lookup emits a first transmission (the resume of a
+    /// backlog), not a resend.
+    r_fresh: DFF<Bit>,
     // Counter pulses (registered).
     k_bad_opcode: DFF<Bit>,
     k_bad_flags: DFF<Bit>,
@@ -626,6 +665,24 @@ pub struct Requester {
     pend_set_rq: Signal<Local, Bits<QPS>>,
     pend_clr: Signal<Local, Bits<QPS>>,
     one_qp: Signal<Local, Bits<QPS>>,
+    /// A yield's one-hot (the record's QP), and the QP in service's.
+    yield_bit: Signal<Local, Bits<QPS>>,
+    cur_bit: Signal<Local, Bits<QPS>>,
+    /// The yield is of the QP in service.
+    yield_cur: Signal<Local, Bit>,
+    /// The QP in service is shut.
+    cur_shut: Signal<Local, Bit>,
+    /// RES goes on (no error, no yield, not shut).
+    res_go: Signal<Local, Bit>,
+    /// NEXT leaves a shut QP with a backlog: its pending bit is set.
+    bl_requeue: Signal<Local, Bit>,
+    /// The resume of the QP in service is done (or dropped: QP in error):
+    /// its backlog bit is cleared.
+    bl_done: Signal<Local, Bit>,
+    /// Bits cleared in `shut` (an open, a config write, an error report)
+    /// and in `backlog` (a config write).
+    shut_clr: Signal<Local, Bits<QPS>>,
+    bl_clr: Signal<Local, Bits<QPS>>,
     /// LOAD refused the QP's doorbell value (stale or bad).
     judge: Signal<Local, Bit>,
     judged_set: Signal<Local, Bits<QPS>>,
@@ -697,6 +754,13 @@ impl Logic for Requester {
             parked_valid,
             parked,
             parked_err,
+            backlog,
+            shut,
+            cur_backlog,
+            res_psn,
+            res_known,
+            res_stop,
+            r_fresh,
             k_bad_opcode,
             k_bad_flags,
             k_bad_length,
@@ -751,8 +815,22 @@ impl Logic for Requester {
         self.one32.next = 1.into();
         self.one_ring.next = 1.into();
         self.one_qp.next = 1.into();
+        // Yields and backlogs ("A QP held by its window yields").
+        self.yield_bit.next = self.one_qp.val() << self.o.q.val().qp;
+        self.cur_bit.next = self.one_qp.val() << self.cur_qp.q.val();
+        self.yield_cur.next = self.out_yield.val() & (self.o.q.val().qp == self.cur_qp.q.val());
+        self.cur_shut.next = self.shut.q.val().get_bit(self.cur_qp.q.val().index());
+        self.bl_done.next = false;
+        self.res_go.next = false;
+        self.bl_requeue.next = false;
+        self.res_ram.read_address.next = self.cur_qp.q.val();
+        self.res_ram.write_address.next = self.o.q.val().qp;
+        self.res_ram.write_data.next = self.o.q.val().psn;
+        self.res_ram.write_enable.next = self.out_yield.val();
         self.rq.clock.next = self.clock.val();
         self.pi_ram.read_clock.next = self.clock.val();
+        self.res_ram.read_clock.next = self.clock.val();
+        self.res_ram.write_clock.next = self.clock.val();
         self.pi_ram.write_clock.next = self.clock.val();
         self.ctx_ram.read_clock.next = self.clock.val();
         self.ctx_ram.write_clock.next = self.clock.val();
@@ -776,7 +854,8 @@ impl Logic for Requester {
         // The round-robin search, registered: the first pending QP after
         // the last one picked (wrapping).
         // QPs with a read in the read queue are skipped (see `inq`).
-        self.find.bits.next = self.pend.q.val() & !self.inq.q.val();
+        // ... and QPs shut by a yield (their window is full).
+        self.find.bits.next = self.pend.q.val() & !self.inq.q.val() & !self.shut.q.val();
         self.find.done.next = self.rr_done.q.val();
         self.pick_qp.d.next = self.find.idx.val();
         self.pick_done.d.next = self.find.next_done.val();
@@ -1136,6 +1215,7 @@ impl Logic for Requester {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
                     self.r_ret.d.next = ReqState::Idle;
+                    self.r_fresh.d.next = false;
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
                     self.qerr_ram.read_address.next = self.rtx_qp.val();
@@ -1198,6 +1278,10 @@ impl Logic for Requester {
                 self.cur_err.d.next = self.cur_err.q.val() | self.qerr_ram.read_data.val() | self.qerr_cur.val();
                 self.served.d.next = false;
                 self.cur_pi.d.next = self.ld_pi.val();
+                // A backlog waits: its PSN is read in NEXT (`res_ram`).
+                self.cur_backlog.d.next = self.backlog.q.val().get_bit(self.cur_qp.q.val().index());
+                self.res_known.d.next = false;
+                self.res_stop.d.next = false;
                 // A refused doorbell's error record, loaded whatever the
                 // check finds (no error record is pending in LOAD), so
                 // that its registers do not wait for the check.
@@ -1275,6 +1359,27 @@ impl Logic for Requester {
                     // LOAD rejected the doorbell value: its error record
                     // (loaded there) first, then back here.
                     self.state.d.next = ReqState::Error;
+                } else if self.cur_backlog.q.val() & self.cur_err.q.val() {
+                    // A QP in error sends nothing: its backlog is dropped
+                    // (its messages' records are out: flushed).
+                    self.bl_done.next = true;
+                    self.cur_backlog.d.next = false;
+                } else if self.cur_backlog.q.val() {
+                    // The backlog before any new descriptor. Shut: the QP
+                    // waits, pending (the yield's bit), for its window.
+                    if self.cur_shut.val() {
+                        // Pending again: the pick that brought it here may
+                        // have been searched before its shut bit was set.
+                        self.bl_requeue.next = true;
+                        self.state.d.next = ReqState::Idle;
+                    } else {
+                        if !self.res_known.q.val() {
+                            self.res_psn.d.next = self.res_ram.read_data.val();
+                            self.res_known.d.next = true;
+                        }
+                        self.res_stop.d.next = false;
+                        self.state.d.next = ReqState::ResumeNext;
+                    }
                 } else if (self.cur_ci.q.val() == self.cur_pi.q.val()) | self.requeue.val() {
                     self.state.d.next = ReqState::Idle;
                 } else if self.held.val() {
@@ -1286,6 +1391,7 @@ impl Logic for Requester {
                         self.r_qp.d.next = self.rtx_qp.val();
                         self.r_psn.d.next = self.rtx_psn.val();
                         self.r_ret.d.next = ReqState::Load;
+                        self.r_fresh.d.next = false;
                         self.ctx_ram.read_address.next = self.rtx_qp.val();
                         self.dyn_ram.read_address.next = self.rtx_qp.val();
                         self.qerr_ram.read_address.next = self.rtx_qp.val();
@@ -1419,6 +1525,11 @@ impl Logic for Requester {
                         self.s_psn.d.next = self.cur_psn.q.val();
                         self.s_imm.d.next = self.d_op.q.val() == self.p_op_write_imm.val();
                         self.state.d.next = ReqState::Segment;
+                        if self.cur_backlog.q.val() {
+                            // Behind a backlog: committed, sent by its
+                            // resume (PSN order).
+                            self.state.d.next = self.after_msg.val();
+                        }
                     }
                 }
             }
@@ -1429,12 +1540,16 @@ impl Logic for Requester {
                 // out: the send completions flush it or fail it).
                 // A held first transmission in the output register yields to
                 // a resend (`swap_ok`, parked at R_EMIT).
-                self.rtx_ready.next = (self.emit_free.val() | self.swap_ok.val()) & !self.cur_err.q.val();
-                if self.cur_err.q.val() {
+                self.rtx_ready.next =
+                    (self.emit_free.val() | self.swap_ok.val()) & !self.cur_err.q.val() & !self.cur_backlog.q.val();
+                if self.cur_err.q.val() | self.cur_backlog.q.val() {
+                    // In error: dropped. A yield of this QP: the rest of
+                    // the message is its backlog's (committed, unsent).
                     self.state.d.next = self.after_msg.val();
                 } else if (self.emit_free.val() | self.swap_ok.val()) & self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
+                    self.r_fresh.d.next = false;
                     self.r_ret.d.next = ReqState::Segment;
                     self.ctx_ram.read_address.next = self.rtx_qp.val();
                     self.dyn_ram.read_address.next = self.rtx_qp.val();
@@ -1540,6 +1655,14 @@ impl Logic for Requester {
                 } else {
                     self.k_rtx_miss.d.next = true;
                     self.state.d.next = self.r_ret.q.val();
+                    if self.r_fresh.q.val() {
+                        // Cannot happen (a committed PSN's record stays
+                        // until una passes it, and una cannot pass an
+                        // unsent PSN); counted, and the backlog dropped
+                        // rather than looked up for ever.
+                        self.bl_done.next = true;
+                        self.cur_backlog.d.next = false;
+                    }
                 }
             }
             ReqState::RtxOffset => {
@@ -1550,7 +1673,9 @@ impl Logic for Requester {
             ReqState::RtxEmit => {
                 // R_EMIT: the record, as the first transmission had it; none
                 // for a QP in error (the request is dropped).
-                if self.r_err.q.val() {
+                if self.r_err.q.val() | (self.r_fresh.q.val() & self.res_stop.q.val()) {
+                    // A QP in error: dropped; a resume a yield stopped:
+                    // the PSN stays in the backlog.
                     self.state.d.next = self.r_ret.q.val();
                 } else if self.emit_free.val() | self.swap_ok.val() {
                     if !self.emit_free.val() {
@@ -1564,7 +1689,10 @@ impl Logic for Requester {
                     self.o_valid.d.next = true;
                     self.o.d.next.qp = self.r_qp.q.val();
                     self.o.d.next.psn = self.r_psn.q.val();
-                    self.o.d.next.retransmit = true;
+                    self.o.d.next.retransmit = !self.r_fresh.q.val();
+                    if self.r_fresh.q.val() {
+                        self.res_psn.d.next = self.res_psn.q.val() + 1;
+                    }
                     self.o.d.next.first = self.r_seg.q.val() == 0;
                     self.o.d.next.last = self.r_is_last.val();
                     self.o.d.next.addr = self.r_ent.q.val().local_iova + bit_cast::<64, 32>(self.r_off.q.val());
@@ -1596,6 +1724,43 @@ impl Logic for Requester {
                         self.o.d.next.opcode = 0x07.into();
                     }
                     self.state.d.next = self.r_ret.q.val();
+                }
+            }
+            ReqState::ResumeNext => {
+                // RES: the backlog's next PSN through the retransmit lookup
+                // (RtxContext .. RtxEmit, as a first transmission), a
+                // resend first; done at the committed end (`cur_psn`).
+                // Stopped by an error, a yield, or the QP shut: NEXT
+                // decides.
+                self.res_go.next = !self.cur_err.q.val() & !self.res_stop.q.val() & !self.cur_shut.val();
+                // A request is taken only where it is served.
+                self.rtx_ready.next = self.emit_free.val() & self.res_go.val();
+                if !self.res_go.val() {
+                    self.state.d.next = ReqState::NextBatch;
+                } else if self.emit_free.val() & self.rtx_valid.val() {
+                    self.r_qp.d.next = self.rtx_qp.val();
+                    self.r_psn.d.next = self.rtx_psn.val();
+                    self.r_ret.d.next = ReqState::ResumeNext;
+                    self.r_fresh.d.next = false;
+                    self.ctx_ram.read_address.next = self.rtx_qp.val();
+                    self.dyn_ram.read_address.next = self.rtx_qp.val();
+                    self.qerr_ram.read_address.next = self.rtx_qp.val();
+                    self.r_err.d.next = self.qerr_rtx_in.val();
+                    self.state.d.next = ReqState::RtxContext;
+                } else if self.res_psn.q.val() == self.cur_psn.q.val() {
+                    self.bl_done.next = true;
+                    self.cur_backlog.d.next = false;
+                    self.state.d.next = ReqState::NextBatch;
+                } else {
+                    self.r_qp.d.next = self.cur_qp.q.val();
+                    self.r_psn.d.next = self.res_psn.q.val();
+                    self.r_ret.d.next = ReqState::ResumeNext;
+                    self.r_fresh.d.next = true;
+                    self.ctx_ram.read_address.next = self.cur_qp.q.val();
+                    self.dyn_ram.read_address.next = self.cur_qp.q.val();
+                    self.qerr_ram.read_address.next = self.cur_qp.q.val();
+                    self.r_err.d.next = self.cur_err.q.val();
+                    self.state.d.next = ReqState::RtxContext;
                 }
             }
             ReqState::Reclaim => {
@@ -1657,7 +1822,54 @@ impl Logic for Requester {
         if self.pick.val() {
             self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
         }
+        if self.bl_requeue.val() {
+            self.pend_set_rq.next = self.pend_set_rq.val() | self.cur_bit.val();
+        }
         self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val()) | self.pend_set_db.val() | self.pend_set_rq.val();
+        // A yield: the record is taken back; its QP's backlog starts at its
+        // PSN (`res_ram`, written above), the QP is pending again and,
+        // unless its window moved since the ADMIT, shut until an open.
+        if self.out_yield.val() {
+            self.o_valid.d.next = false;
+            self.pend.d.next = (self.pend.q.val() & !self.pend_clr.val())
+                | self.pend_set_db.val()
+                | self.pend_set_rq.val()
+                | self.yield_bit.val();
+            if self.yield_cur.val() {
+                self.cur_backlog.d.next = true;
+                self.res_psn.d.next = self.o.q.val().psn;
+                self.res_known.d.next = true;
+                self.res_stop.d.next = true;
+            }
+        }
+        self.shut_clr.next = 0.into();
+        if self.open_valid.val() {
+            self.shut_clr.next = self.one_qp.val() << self.open_qp.val();
+        }
+        if self.qerr_take.val() {
+            // A QP in error must be picked: its descriptors are flushed.
+            self.shut_clr.next = self.shut_clr.val() | (self.one_qp.val() << self.qerr_qp.val());
+        }
+        self.bl_clr.next = 0.into();
+        if self.bl_done.val() {
+            self.bl_clr.next = self.cur_bit.val();
+        }
+        if self.cfg_hit.val() & self.cfg_ok.val() {
+            // A config write resets the QP's send state.
+            self.shut_clr.next = self.shut_clr.val() | (self.one_qp.val() << bit_cast::<8, 16>(self.cfg.index.val()));
+            self.bl_clr.next = self.bl_clr.val() | (self.one_qp.val() << bit_cast::<8, 16>(self.cfg.index.val()));
+            if bit_cast::<8, 16>(self.cfg.index.val()) == self.cur_qp.q.val() {
+                self.cur_backlog.d.next = false;
+            }
+        }
+        self.shut.d.next = self.shut.q.val() & !self.shut_clr.val();
+        if self.out_yield.val() & !self.out_yield_reopen.val() {
+            self.shut.d.next = (self.shut.q.val() & !self.shut_clr.val()) | self.yield_bit.val();
+        }
+        self.backlog.d.next = self.backlog.q.val() & !self.bl_clr.val();
+        if self.out_yield.val() {
+            self.backlog.d.next = (self.backlog.q.val() & !self.bl_clr.val()) | self.yield_bit.val();
+        }
         // The read queue and its QPs' bits.
         self.rq.write.next = self.rq_push.val();
         self.rq.read.next = self.rq_pop.val();
