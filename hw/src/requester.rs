@@ -1730,9 +1730,10 @@ impl Logic for Requester {
                 // RES: the backlog's next PSN through the retransmit lookup
                 // (RtxContext .. RtxEmit, as a first transmission), a
                 // resend first; done at the committed end (`cur_psn`).
-                // Stopped by an error, a yield, or the QP shut: NEXT
-                // decides.
-                self.res_go.next = !self.cur_err.q.val() & !self.res_stop.q.val() & !self.cur_shut.val();
+                // Stopped by an error, a yield, the QP shut, or the
+                // backlog dropped (a lookup miss): NEXT decides.
+                self.res_go.next =
+                    self.cur_backlog.q.val() & !self.cur_err.q.val() & !self.res_stop.q.val() & !self.cur_shut.val();
                 // A request is taken only where it is served.
                 self.rtx_ready.next = self.emit_free.val() & self.res_go.val();
                 if !self.res_go.val() {
