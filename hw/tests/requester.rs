@@ -1448,14 +1448,12 @@ fn check_common(o: &Outcome) {
     assert_eq!(o.counters["rtx_miss"], o.rtx_misses_issued);
 }
 
-#[test]
-fn requester_matches_proto_segmentation() {
-    // REQ_SEED=<n> runs another seed.
-    let seed = std::env::var("REQ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5E9_0001);
-    let o = run(Params {
+/// The random mix of `requester_matches_proto_segmentation`: 90
+/// descriptors (some bad), stalls on every port, short DMA latencies,
+/// retransmit requests, and acknowledgements from cycle 400 on that free
+/// records now and then.
+fn random_mix(seed: u64) -> Params {
+    Params {
         seed,
         n_desc: 90,
         out_ready: Stall::go_percent(75),
@@ -1468,7 +1466,17 @@ fn requester_matches_proto_segmentation() {
         ack_pct: 4,
         ack_from: 400,
         ..Params::default()
-    });
+    }
+}
+
+#[test]
+fn requester_matches_proto_segmentation() {
+    // REQ_SEED=<n> runs another seed.
+    let seed = std::env::var("REQ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5E9_0001);
+    let o = run(random_mix(seed));
     check_common(&o);
     // Coverage.
     let all: Vec<&Rec> = o.want.values().flatten().collect();
@@ -1568,20 +1576,9 @@ fn yields_keep_every_qps_records_in_order() {
     };
     for seed in seeds {
         let o = run(Params {
-            seed,
-            n_desc: 90,
-            out_ready: Stall::go_percent(75),
-            msg_ready: Stall::go_percent(60),
-            dma_ready: Stall::go_percent(70),
-            rsp_valid: Stall::go_percent(75),
-            max_latency: 8,
-            rtx: true,
-            bad: true,
-            ack_pct: 4,
-            ack_from: 400,
             yield_pct: 20,
             reopen_after: 40,
-            ..Params::default()
+            ..random_mix(seed)
         });
         check_common(&o);
         eprintln!(
