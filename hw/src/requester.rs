@@ -672,7 +672,7 @@ pub struct Requester {
     yield_cur: Signal<Local, Bit>,
     /// The QP in service is shut.
     cur_shut: Signal<Local, Bit>,
-    /// RES goes on (no error, no yield, not shut).
+    /// RES goes on (a backlog left, no error, no yield, not shut).
     res_go: Signal<Local, Bit>,
     /// NEXT leaves a shut QP with a backlog: its pending bit is set.
     bl_requeue: Signal<Local, Bit>,
@@ -680,7 +680,7 @@ pub struct Requester {
     /// its backlog bit is cleared.
     bl_done: Signal<Local, Bit>,
     /// Bits cleared in `shut` (an open, a config write, an error report)
-    /// and in `backlog` (a config write).
+    /// and in `backlog` (a resume done or dropped, a config write).
     shut_clr: Signal<Local, Bits<QPS>>,
     bl_clr: Signal<Local, Bits<QPS>>,
     /// LOAD refused the QP's doorbell value (stale or bad).
