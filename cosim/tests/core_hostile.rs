@@ -1254,6 +1254,222 @@ fn a_qp_held_by_its_window_yields_to_other_qps() {
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }
 
+/// The trimmed NACK of the data packet `frame` that `qp` sent (echoing its
+/// `tx_ts`, or the engine takes it as stale), cumulative PSN just before it.
+fn trim_nack_of(qp: u32, frame: &[u8]) -> RocePacket {
+    let sent = parse_frame(frame).expect("the NIC's frame").0;
+    let Some(MrcExtRepr::Data(data)) = sent.ext else {
+        panic!("a legacy data packet carries the data extension");
+    };
+    let psn = sent.bth.psn.value();
+    let mut trim = nack(psn, NackKind::Trimmed, psn.wrapping_sub(1));
+    trim.bth.dest_qp = qp;
+    if let Some(MrcExtRepr::Nack(n)) = &mut trim.ext {
+        n.echo_ts = data.tx_ts;
+    }
+    trim
+}
+
+/// Two QPs with a refused resend each in `defer_fifo`, the first
+/// deferred still without window: a SACK that opens the second's window
+/// sends the second's resend (its entry goes round past the first's,
+/// which stays), and a later SACK of the first sends the first's. Fails
+/// if a shut head blocks the entries behind it.
+#[test]
+fn a_deferred_resend_passes_one_whose_window_is_still_full() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    const PACKET: u32 = 1024;
+    const SECOND_QP: u32 = 7;
+    const SECOND_SQ: u64 = 0x1200_0000;
+    const SECOND_PSN: u32 = 0x500;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 46).unwrap();
+    configure_globals(&mut nic);
+    let ctx = req_ctx();
+    let second = SqContext {
+        sq_base: SECOND_SQ,
+        start_psn: SECOND_PSN,
+        ..ctx
+    };
+    // Each QP: a window of four packets, no smaller than one; a WRITE of
+    // eight packets.
+    let mut first_frames = Vec::new();
+    for (qp, c, start, wr_id, iova, va) in [
+        (PEER_QP, ctx, REQ_START_PSN, 0x74, 0x3000_0000u64, MR_VA),
+        (SECOND_QP, second, SECOND_PSN, 0x75, 0x3002_0000, MR_VA + 0x20_0000),
+    ] {
+        configure_qp_window(&mut nic, qp, c, PACKET, 4 * PACKET);
+        let d = SqDescriptor {
+            opcode: SqOpcode::Write,
+            signaled: true,
+            length: 8 * PACKET,
+            wr_id,
+            local_iova: iova,
+            remote_va: va,
+            rkey: RKEY,
+            imm: 0,
+        };
+        nic.dma.mem.fill(c.sq_base, &d.encode().unwrap());
+        nic.dma.mem.fill(iova, &pattern(d.length as usize, wr_id as u32));
+        nic.doorbell(qp as u8, 1);
+        nic.run(3000);
+        let sent: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+        assert_eq!(
+            psns_of(&sent),
+            (start..start + 4).collect::<Vec<_>>(),
+            "QP {qp}: four packets"
+        );
+        first_frames.push(sent[0].clone());
+    }
+    // Both first packets trimmed, the first QP's first: both resends
+    // refused and deferred in that order.
+    let held_before = nic.counter("cc_held");
+    nic.rx.push(frame_of(&trim_nack_of(PEER_QP, &first_frames[0])));
+    nic.run(1500);
+    nic.rx.push(frame_of(&trim_nack_of(SECOND_QP, &first_frames[1])));
+    nic.run(1500);
+    assert!(nic.tx.frames.is_empty(), "nothing fits either window");
+    assert!(nic.counter("cc_held") >= held_before + 2, "both resends were refused");
+
+    // The second QP's three others acknowledged: its resend leaves; the
+    // first QP's stays.
+    let mut open_second = sack(SECOND_PSN - 1, SECOND_PSN, &[1, 2, 3], 0);
+    open_second.bth.dest_qp = SECOND_QP;
+    nic.rx.push(frame_of(&open_second));
+    nic.run(1500);
+    let sent = psns_of(&nic.tx.frames.drain(..).collect::<Vec<_>>());
+    assert_eq!(
+        sent.first(),
+        Some(&SECOND_PSN),
+        "the second QP's resend, past the first's"
+    );
+    assert!(
+        !sent.contains(&REQ_START_PSN),
+        "the first QP's resend waits for its window"
+    );
+
+    nic.rx
+        .push(frame_of(&sack(REQ_START_PSN - 1, REQ_START_PSN, &[1, 2, 3], 0)));
+    nic.run(1500);
+    let sent = psns_of(&nic.tx.frames.drain(..).collect::<Vec<_>>());
+    assert_eq!(sent.first(), Some(&REQ_START_PSN), "then the first QP's resend");
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
+
+/// A resend the CC gate refuses waits in the core's `defer_fifo` and
+/// holds nothing (docs/hw/core.md, step 3): `PEER_QP`, its window four
+/// packets (and no smaller than one), sends four packets of an
+/// eight-packet WRITE; a trimmed NACK of the first shrinks the window by
+/// a packet (the model's `on_loss`) and queues its resend, which the full
+/// window refuses. The other QP's WRITE must then leave whole. A SACK of
+/// the three others empties the window: the resend leaves, then the rest
+/// of the WRITE, each PSN once, the backlog in order. Fails without the
+/// deferral: the refused resend held the requester's output (asked again
+/// every 1024 cycles and refused), and the other QP's WRITE never left.
+#[test]
+fn a_refused_resend_waits_without_holding_other_qps() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    const PACKET: u32 = 1024;
+    const PACKETS: u32 = 8;
+    const OTHER_QP: u32 = 6;
+    const OTHER_SQ: u64 = 0x1100_0000;
+    const OTHER_PSN: u32 = 0x300;
+    const OTHER_PACKETS: u32 = 4;
+    let built = build_core(&BuildOptions::default()).unwrap();
+    let mut nic = Nic::new(&built, Stalls::default(), 45).unwrap();
+    configure_globals(&mut nic);
+    let ctx = req_ctx();
+    configure_qp_window(&mut nic, PEER_QP, ctx, PACKET, 4 * PACKET);
+    let other = SqContext {
+        sq_base: OTHER_SQ,
+        start_psn: OTHER_PSN,
+        ..ctx
+    };
+    configure_qp(&mut nic, OTHER_QP, other);
+    let write = |wr_id: u64, packets: u32, local_iova: u64, remote_va: u64| SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length: packets * PACKET,
+        wr_id,
+        local_iova,
+        remote_va,
+        rkey: RKEY,
+        imm: 0,
+    };
+    let d = write(0x72, PACKETS, 0x3000_0000, MR_VA);
+    nic.dma.mem.fill(SQ_BASE, &d.encode().unwrap());
+    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x72));
+    nic.doorbell(PEER_QP as u8, 1);
+    nic.run(3000);
+    let first: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&first),
+        (REQ_START_PSN..REQ_START_PSN + 4).collect::<Vec<_>>(),
+        "the window lets four packets out"
+    );
+
+    // Trimmed: the first packet's bytes leave flight and the window
+    // shrinks by as much, so its resend does not fit.
+    let held_before = nic.counter("cc_held");
+    nic.rx.push(frame_of(&trim_nack_of(PEER_QP, &first[0])));
+    nic.run(1500);
+    assert!(nic.tx.frames.is_empty(), "nothing of the QP fits its window");
+    assert!(
+        nic.counter("cc_held") > held_before,
+        "the resend was refused at the CC gate"
+    );
+
+    // The other QP's WRITE leaves whole meanwhile, and the deferred
+    // resend is not asked again: nothing of its QP's window moved.
+    let held_before = nic.counter("cc_held");
+    let o = write(0x73, OTHER_PACKETS, 0x3001_0000, MR_VA + 0x10_0000);
+    nic.dma.mem.fill(OTHER_SQ, &o.encode().unwrap());
+    nic.dma.mem.fill(o.local_iova, &pattern(o.length as usize, 0x73));
+    nic.doorbell(OTHER_QP as u8, 1);
+    nic.run(3000);
+    let during: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
+    assert_eq!(
+        psns_of(&during),
+        (OTHER_PSN..OTHER_PSN + OTHER_PACKETS).collect::<Vec<_>>(),
+        "the other QP's WRITE leaves, nothing of the QP whose window is full"
+    );
+    assert_eq!(
+        nic.counter("cc_held"),
+        held_before,
+        "a deferred resend waits for an operation that may open its QP's window"
+    );
+
+    // The three others acknowledged: the resend goes first, then the
+    // rest, each round acknowledging all that was sent.
+    nic.rx
+        .push(frame_of(&sack(REQ_START_PSN - 1, REQ_START_PSN, &[1, 2, 3], 0)));
+    nic.run(1500);
+    let mut sent: Vec<u32> = psns_of(&nic.tx.frames.drain(..).collect::<Vec<_>>());
+    assert_eq!(sent.first(), Some(&REQ_START_PSN), "the deferred resend leaves first");
+    for _ in 0..PACKETS {
+        let highest = sent
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(REQ_START_PSN + 3)
+            .max(REQ_START_PSN + 3);
+        nic.rx.push(frame_of(&sack(highest, highest + 1, &[], 0)));
+        nic.run(1500);
+        sent.extend(psns_of(&nic.tx.frames.drain(..).collect::<Vec<_>>()));
+    }
+    let mut expected = vec![REQ_START_PSN];
+    expected.extend(REQ_START_PSN + 4..REQ_START_PSN + PACKETS);
+    assert_eq!(
+        sent, expected,
+        "the resend once, then the rest of the WRITE once each, in order"
+    );
+    assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
+}
+
 /// Review finding (a2f8418, "config rows wait instead of being lost"): a
 /// receive start row (table 7, `RECV_QP`) fills the completion tracker's
 /// pending QP init, which is applied only once the tracker's walk is

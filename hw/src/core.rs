@@ -173,6 +173,13 @@ const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);
 /// gaps").
 pub const RESEND_FIFO_DEPTH: usize = 1 << 10;
 
+/// Entries of `defer_fifo` (log2): resends the CC gate refused, waiting
+/// for their QP's window. A whole window of one QP fits
+/// (`retransmit::WINDOW`, 256 PSNs); when it is full, a refused resend is
+/// held in the requester's output as before (`AdmitState::Held`).
+pub const DEFER_FIFO_BITS: usize = 8;
+const _: () = assert!(1 << DEFER_FIFO_BITS >= crate::retransmit::WINDOW as usize);
+
 /// CC admission of the requester's output record (`adm`).
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum AdmitState {
@@ -339,6 +346,25 @@ pub struct MrcCore {
     /// resend taken), and the engine reports ACKs only after its walk
     /// (issue 15). Depth: see `RESEND_FIFO_DEPTH`.
     resend_fifo: SynchronousFIFO<Bits<32>, 10, 11, 1>,
+    /// Resends the CC gate refused (qp 8 | psn 24), waiting here for their
+    /// QP's window instead of in the requester's one output register,
+    /// where they held every QP (docs/hw/core.md, step 3). The head goes
+    /// to the requester before `resend_fifo` once its QP is out of
+    /// `defer_shut`; a head whose QP is still shut goes round to the tail.
+    defer_fifo: SynchronousFIFO<Bits<32>, DEFER_FIFO_BITS, { DEFER_FIFO_BITS + 1 }, 1>,
+    /// Per QP: a resend of it was refused and, since, the CC gate took no
+    /// operation that may open its window (`open_*`, INIT) and no error
+    /// was reported for it (its deferred resends then go to the
+    /// requester, which drops those of a QP in error).
+    defer_shut: DFF<Bits<256>>,
+    /// The head of `defer_fifo` may go to the requester (its QP not shut).
+    defer_head_open: Signal<Local, Bit>,
+    /// A refused resend goes into `defer_fifo` this cycle (`adm` Asked).
+    defer_put: Signal<Local, Bit>,
+    /// A shut head goes from `defer_fifo`'s head to its tail.
+    defer_rotate: Signal<Local, Bit>,
+    defer_set: Signal<Local, Bits<256>>,
+    defer_clr: Signal<Local, Bits<256>>,
     /// Payload read responses (data 512 | keep 64 | last 1) on their way
     /// to the TX builder. The TX path issues a read only when its beats
     /// fit here beside those of the reads before it (`hw::tx_path`,
@@ -504,7 +530,8 @@ impl Logic for MrcCore {
             rel_pend,
             rel_qp,
             rel_len,
-            nscc_on
+            nscc_on,
+            defer_shut
         );
         clock!(
             self,
@@ -541,6 +568,7 @@ impl Logic for MrcCore {
             desc_fifo,
             sent_fifo,
             resend_fifo,
+            defer_fifo,
             pl_fifo
         );
         // ---- Time: 99/32 ns per cycle (3.094 ns; the CMAC clock is
@@ -1049,10 +1077,23 @@ impl Logic for MrcCore {
         self.resend_fifo.write.next = self.cc_g_rtx.val();
         self.resend_fifo.data_in.next =
             bit_cast::<32, 8>(self.retx.rtx_qp.val()) | (bit_cast::<32, 24>(self.retx.rtx_psn.val()) << 8);
-        self.req.rtx_valid.next = !self.resend_fifo.empty.val();
+        // A deferred resend whose QP may have window again goes first (it
+        // is older than those in `resend_fifo`).
+        self.defer_head_open.next = !self.defer_fifo.empty.val()
+            & !self
+                .defer_shut
+                .q
+                .val()
+                .get_bit(self.defer_fifo.data_out.val().get_bits::<8>(0).index());
+        self.req.rtx_valid.next = self.defer_head_open.val() | !self.resend_fifo.empty.val();
         self.req.rtx_qp.next = self.resend_fifo.data_out.val().get_bits::<8>(0);
         self.req.rtx_psn.next = self.resend_fifo.data_out.val().get_bits::<24>(8);
-        self.resend_fifo.read.next = !self.resend_fifo.empty.val() & self.req.rtx_ready.val();
+        if self.defer_head_open.val() {
+            self.req.rtx_qp.next = self.defer_fifo.data_out.val().get_bits::<8>(0);
+            self.req.rtx_psn.next = self.defer_fifo.data_out.val().get_bits::<24>(8);
+        }
+        self.resend_fifo.read.next =
+            !self.defer_head_open.val() & !self.resend_fifo.empty.val() & self.req.rtx_ready.val();
         // The retransmit engine's QP errors (retry budget spent, or a
         // remote-access NACK): to the send completions (RETRY_EXCEEDED or
         // REMOTE_ACCESS for the failed request, FLUSHED for the rest).
@@ -1102,6 +1143,7 @@ impl Logic for MrcCore {
             | self.cc_g_setw.val();
         self.req.open_qp.next = self.cc.op_qp.val();
         self.req.out_yield.next = false;
+        self.defer_put.next = false;
         self.req.out_yield_reopen.next =
             self.adm_reopen.q.val() | (self.req.open_valid.val() & (self.cc.op_qp.val() == self.req.out_qp.val()));
         self.adm_reopen.d.next = self.req.out_yield_reopen.val();
@@ -1126,6 +1168,16 @@ impl Logic for MrcCore {
                         // (docs/hw/requester.md, "A QP held by its window
                         // yields").
                         self.req.out_yield.next = true;
+                        self.adm.d.next = AdmitState::Idle;
+                    } else if !self.defer_fifo.full.val() & !self.out_err.q.val() {
+                        // A resend refused: taken from the requester
+                        // (withdrawn, not sent) into `defer_fifo`, where
+                        // it waits for its QP's window while the requester
+                        // serves every other QP; the gate took no bytes
+                        // for it, and the engine keeps its PSN queued
+                        // until it is sent.
+                        self.req.out_ready.next = true;
+                        self.defer_put.next = true;
                         self.adm.d.next = AdmitState::Idle;
                     } else {
                         self.adm.d.next = AdmitState::Held;
@@ -1167,6 +1219,37 @@ impl Logic for MrcCore {
                 }
             }
         }
+        // ---- Refused resends (`defer_fifo`): a put from the admission,
+        // else a head whose QP is shut goes round to the tail (not when
+        // full: a write would be refused). A QP leaves `defer_shut` on an
+        // operation that may open its window (as the requester's shut
+        // QPs), an INIT or its error report; one refused since the
+        // ADMIT's operations (`out_yield_reopen`) is not shut.
+        self.defer_rotate.next = !self.defer_put.val()
+            & !self.defer_fifo.empty.val()
+            & !self.defer_head_open.val()
+            & !self.defer_fifo.full.val();
+        self.defer_fifo.write.next = self.defer_put.val() | self.defer_rotate.val();
+        self.defer_fifo.data_in.next =
+            bit_cast::<32, 8>(self.req.out_qp.val()) | (bit_cast::<32, 24>(self.req.out_psn.val()) << 8);
+        self.defer_fifo.read.next = self.defer_head_open.val() & self.req.rtx_ready.val();
+        if self.defer_rotate.val() {
+            self.defer_fifo.data_in.next = self.defer_fifo.data_out.val();
+            self.defer_fifo.read.next = true;
+        }
+        self.defer_set.next = 0.into();
+        if self.defer_put.val() & !self.req.out_yield_reopen.val() {
+            self.defer_set.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.req.out_qp.val());
+        }
+        self.defer_clr.next = 0.into();
+        if self.req.open_valid.val() | self.cc_g_init.val() {
+            self.defer_clr.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.cc.op_qp.val());
+        }
+        if self.qerr_fire.val() {
+            self.defer_clr.next =
+                self.defer_clr.val() | (bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.req.qerr_qp.val()));
+        }
+        self.defer_shut.d.next = (self.defer_shut.q.val() | self.defer_set.val()) & !self.defer_clr.val();
         self.txpath.pkt_qp.next = self.req.out_qp.val();
         self.txpath.pkt_psn.next = self.req.out_psn.val();
         self.txpath.pkt_opcode.next = self.req.out_opcode.val();
