@@ -561,6 +561,89 @@ fn fuzzed_frames_with_bad_accesses_leave_state_intact() {
     fuzz(Fuzz::WithBadAccess, 27);
 }
 
+/// A legacy reliability probe from the golden requester is answered by
+/// the card as the golden responder answers it: a probe response on the
+/// EV the probe came on, with the probe's EV index, id and `tx_ts`
+/// echoed, the cumulative PSN and the ACK syndrome; and the golden
+/// requester takes the card's answer as an RTT sample of that EV
+/// (`Event::ProbeRtt`). Fails without the answer: the card counted and
+/// discarded legacy probes.
+#[test]
+fn legacy_probes_are_answered_as_the_golden_responder_answers() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let mut b = ResponderBench::new(47);
+    let wr = WriteRequest {
+        wr_id: 0x5B,
+        data: Bytes::from(pattern(64, 0x5B)),
+        remote_va: MR_VA,
+        rkey: RKEY,
+        imm: None,
+    };
+    let mut requester = model_requester(Dialect::Legacy, &wr);
+    let acks_before = b.nic.counter("ack_sent");
+    for (i, ev_index) in [3u16, 0, EVS - 1].into_iter().enumerate() {
+        let now = b.now;
+        assert!(
+            requester.probe_ev(now, ev_index),
+            "the golden requester probes EV {ev_index}"
+        );
+        let Some(Packet::Roce(probe)) = requester.poll_transmit(now) else {
+            panic!("a legacy probe");
+        };
+        let frame = frame_of(&probe);
+        b.model
+            .handle_frame(now, &frame)
+            .expect("the golden responder takes the probe");
+        let Some(Packet::Roce(want)) = b.model.poll_transmit(now) else {
+            panic!("the golden responder answers");
+        };
+        b.nic.rx.push(frame);
+        b.run_until_rx_idle();
+        b.nic.run(200);
+        let sent: Vec<Vec<u8>> = b.nic.tx.frames.drain(..).collect();
+        assert_eq!(sent.len(), 1, "probe {i}: one answer");
+        let Packet::Roce(got) = parse_sent(Dialect::Legacy, &sent[0]) else {
+            panic!("a legacy frame");
+        };
+        let (Some(MrcExtRepr::Probe(g)), Some(MrcExtRepr::Probe(w))) = (got.ext, want.ext) else {
+            panic!("probe {i}: a probe response from both: card {got:?}, model {want:?}");
+        };
+        assert!(g.response, "probe {i}: a response");
+        assert_eq!(
+            (
+                got.ev,
+                got.bth.psn,
+                got.bth.dest_qp,
+                got.aeth,
+                g.ev_index,
+                g.probe_id,
+                g.tx_ts
+            ),
+            (
+                want.ev,
+                want.bth.psn,
+                want.bth.dest_qp,
+                want.aeth,
+                w.ev_index,
+                w.probe_id,
+                w.tx_ts
+            ),
+            "probe {i}: the card's answer as the golden responder's (service time aside)"
+        );
+        let at = now + Duration::from_us(3);
+        requester
+            .handle_frame(at, &sent[0])
+            .expect("the golden requester takes the card's answer");
+        let sampled = std::iter::from_fn(|| requester.poll_event())
+            .any(|e| matches!(e, Event::ProbeRtt { ev_index: e, .. } if e == ev_index));
+        assert!(sampled, "probe {i}: an RTT sample of EV {ev_index}");
+        b.now += Duration::from_us(5);
+    }
+    assert_eq!(b.nic.counter("ack_sent") - acks_before, 3, "three answers");
+}
+
 // ------------------------------------------------------------ requester
 
 fn sack(cum: u32, base: u32, bits: &[usize], ev_index: u16) -> RocePacket {

@@ -64,10 +64,15 @@ pub struct AckGen {
     pub in_ev: Signal<In, Bits<16>>,
     pub in_ev_index: Signal<In, Bits<16>>,
     pub in_echo_ts: Signal<In, Bits<32>>,
-    /// The record is an MRC 1.0 reliability probe: `in_ev`, `in_ev_index`
-    /// (the probe id) and `in_echo_ts` (its timestamp) are the probe's,
-    /// the other fields are not read.
+    /// The record is a reliability probe: `in_ev`, `in_ev_index` (the MRC
+    /// 1.0 probe id, or the legacy probe's EV index) and `in_echo_ts` (its
+    /// timestamp) are the probe's, the other fields are not read.
     pub in_probe: Signal<In, Bit>,
+    /// The probe is a legacy one (`in_probe_id` its id): answered with a
+    /// legacy probe response, which leaves the ECN count alone (the
+    /// legacy model's answer reports none).
+    pub in_probe_legacy: Signal<In, Bit>,
+    pub in_probe_id: Signal<In, Bits<32>>,
     /// The core's ns clock (`hw::core`'s `now_ns`): a record is stamped
     /// with it when it is taken, so that a SACK it triggers can say how
     /// long the responder held it (the legacy `service_ns`, the MRC 1.0
@@ -106,6 +111,10 @@ pub struct AckGen {
     /// The SACK answers a probe: SETH pr = 1, `tx_ev_index` is the probe
     /// id (the ack PSN offset), `tx_echo_ts` its timestamp.
     pub tx_probe: Signal<Out, Bit>,
+    /// The probe answered is a legacy one: a legacy probe response with
+    /// `tx_ev_index` (its EV index), `tx_probe_id` and `tx_echo_ts`.
+    pub tx_probe_legacy: Signal<Out, Bit>,
+    pub tx_probe_id: Signal<Out, Bits<32>>,
     /// When the SACK's trigger was taken (`now_ns`): the TX path sends the
     /// time since as the responder's service time.
     pub tx_arrival_ns: Signal<Out, Bits<32>>,
@@ -170,6 +179,8 @@ pub struct AckGen {
     /// trigger (stage 1 may hold it while a SACK goes out).
     s1_now: DFF<Bits<32>>,
     s1_probe: DFF<Bit>,
+    s1_plegacy: DFF<Bit>,
+    s1_pid: DFF<Bits<32>>,
     // Output side: 0 run, 1 snapshot request, 2 snapshot wait, 3 emit.
     mode: DFF<Bits<2>>,
     o_qp: DFF<Bits<QP_BITS>>,
@@ -189,6 +200,8 @@ pub struct AckGen {
     o_timer: DFF<Bit>,
     o_drop: DFF<Bit>,
     o_probe: DFF<Bit>,
+    o_plegacy: DFF<Bit>,
+    o_pid: DFF<Bits<32>>,
     // Combinational locals.
     take: Signal<Local, Bit>,
     scan_go: Signal<Local, Bit>,
@@ -245,6 +258,8 @@ impl Logic for AckGen {
             s1_echo,
             s1_now,
             s1_probe,
+            s1_plegacy,
+            s1_pid,
             mode,
             o_qp,
             o_kind,
@@ -262,7 +277,9 @@ impl Logic for AckGen {
             o_arr,
             o_timer,
             o_drop,
-            o_probe
+            o_probe,
+            o_plegacy,
+            o_pid
         );
         self.exp_ram.read_clock.next = self.clock.val();
         self.exp_ram.write_clock.next = self.clock.val();
@@ -423,6 +440,8 @@ impl Logic for AckGen {
         self.o_arr.d.next = self.s1_now.q.val();
         self.o_bitmap.d.next = 0.into();
         self.o_probe.d.next = false;
+        self.o_plegacy.d.next = self.s1_plegacy.q.val();
+        self.o_pid.d.next = self.s1_pid.q.val();
 
         if self.mode.q.val() == 0 {
             if self.s1_v.q.val() {
@@ -450,10 +469,12 @@ impl Logic for AckGen {
                     // unacked count and the deadline, so a SACK due (or
                     // its timer) still goes out for the packets it is due
                     // for.
+                    // A legacy probe's answer reports no ECN count (the
+                    // legacy model's `handle_ack`): the count stays.
                     self.o_msn.d.next = self.msn_ram.read_data.val();
                     self.o_ecn.d.next = self.ecn_ram.read_data.val();
                     self.o_probe.d.next = true;
-                    self.ecn_ram.write_enable.next = true;
+                    self.ecn_ram.write_enable.next = !self.s1_plegacy.q.val();
                     self.mode.d.next = 1.into();
                 } else {
                     // Every record carries the current expected PSN and MSN.
@@ -554,6 +575,8 @@ impl Logic for AckGen {
                 self.s1_echo.d.next = self.in_echo_ts.val();
                 self.s1_now.d.next = self.now_ns.val();
                 self.s1_probe.d.next = self.in_probe.val();
+                self.s1_plegacy.d.next = self.in_probe_legacy.val();
+                self.s1_pid.d.next = self.in_probe_id.val();
             } else if self.scan_go.val() {
                 self.s1_qp.d.next = self.scan_qp.q.val();
                 self.scan_qp.d.next = self.scan_qp.q.val() + 1;
@@ -602,6 +625,8 @@ impl Logic for AckGen {
             self.o_arr.d.next = self.o_arr.q.val();
             self.o_bitmap.d.next = self.o_bitmap.q.val();
             self.o_probe.d.next = self.o_probe.q.val();
+            self.o_plegacy.d.next = self.o_plegacy.q.val();
+            self.o_pid.d.next = self.o_pid.q.val();
             if self.mode.q.val() == 1 {
                 if self.snap_ready.val() {
                     self.mode.d.next = 2.into();
@@ -677,6 +702,8 @@ impl Logic for AckGen {
         self.tx_echo_ts.next = self.o_echo.q.val();
         self.tx_arrival_ns.next = self.o_arr.q.val();
         self.tx_probe.next = self.o_probe.q.val();
+        self.tx_probe_legacy.next = self.o_plegacy.q.val();
+        self.tx_probe_id.next = self.o_pid.q.val();
         self.cnt_timer_sack.next = self.o_timer.q.val();
         self.cnt_dropped.next = self.o_drop.q.val();
     }

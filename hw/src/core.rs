@@ -745,6 +745,8 @@ impl Logic for MrcCore {
         self.ackgen.in_echo_ts.next = self.rxpath.ag_echo_ts.val();
         self.ackgen.now_ns.next = self.now_ns.val();
         self.ackgen.in_probe.next = self.rxpath.ag_probe.val();
+        self.ackgen.in_probe_legacy.next = self.rxpath.ag_probe_legacy.val();
+        self.ackgen.in_probe_id.next = self.rxpath.ag_probe_id.val();
         self.txpath.ack_valid.next = self.ackgen.tx_valid.val();
         self.ackgen.tx_ready.next = self.txpath.ack_ready.val();
         self.txpath.ack_qp.next = self.ackgen.tx_qp.val();
@@ -762,6 +764,8 @@ impl Logic for MrcCore {
         self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
         self.txpath.ack_arrival_ns.next = self.ackgen.tx_arrival_ns.val();
         self.txpath.ack_probe.next = self.ackgen.tx_probe.val();
+        self.txpath.ack_probe_legacy.next = self.ackgen.tx_probe_legacy.val();
+        self.txpath.ack_probe_id.next = self.ackgen.tx_probe_id.val();
         // ---- TX builder -> fault injection (drop / loopback) -> MAC TX.
         AxisSource::join(&mut self.txb.m_axis, &mut self.fault.s_tx);
         AxisSource::link(&mut self.m_tx, &mut self.fault.m_tx);

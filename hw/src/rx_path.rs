@@ -150,10 +150,16 @@ pub struct RxPath {
     pub ag_ev: Signal<Out, Bits<16>>,
     pub ag_ev_index: Signal<Out, Bits<16>>,
     pub ag_echo_ts: Signal<Out, Bits<32>>,
-    /// The record is an MRC 1.0 reliability probe to answer (`ag_ev`,
-    /// `ag_ev_index` = the probe id, `ag_echo_ts` = its timestamp; the
-    /// other fields mean nothing).
+    /// The record is a reliability probe to answer (`ag_ev`,
+    /// `ag_ev_index` = the MRC 1.0 probe id or the legacy probe's EV
+    /// index, `ag_echo_ts` = its timestamp; the other fields mean
+    /// nothing).
     pub ag_probe: Signal<Out, Bit>,
+    /// The probe is a legacy one (extension type 4, a request), answered
+    /// with a legacy probe response that echoes `ag_probe_id` (ext bytes
+    /// 4-7) besides its EV index and timestamp.
+    pub ag_probe_legacy: Signal<Out, Bit>,
+    pub ag_probe_id: Signal<Out, Bits<32>>,
     // ---- Retransmit engine record port.
     pub op_valid: Signal<Out, Bit>,
     pub op_ready: Signal<In, Bit>,
@@ -284,8 +290,11 @@ pub struct RxPath {
     t_ev: DFF<Bits<16>>,
     t_ev_index: DFF<Bits<16>>,
     t_echo: DFF<Bits<32>>,
-    /// The record answers an MRC 1.0 reliability probe (`ag_probe`).
+    /// The record answers a reliability probe (`ag_probe`), a legacy
+    /// one (`ag_probe_legacy`) with its id.
     t_probe: DFF<Bit>,
+    t_probe_legacy: DFF<Bit>,
+    t_probe_id: DFF<Bits<32>>,
     // ---- Per-QP tables read when a parser record is written, so that the
     // checks that need them are bits of the FIFO slot by the time the
     // frame is at the head. Path MTU per QP: log2 of it
@@ -370,10 +379,14 @@ pub struct RxPath {
     n_slot_over: Signal<Local, Bits<16>>,
     n_slot_ev: Signal<Local, Bits<16>>,
     n_malformed: Signal<Local, Bit>,
-    /// The head is an MRC 1.0 reliability probe (record extension type 6,
-    /// `rx_parser::translate::EXT_MRC10_PROBE`) to a QP below 256: its
-    /// answer goes to the ACK generator through the tail stage.
+    /// The head is a reliability probe to a QP below 256: MRC 1.0 (record
+    /// extension type 6, `rx_parser::translate::EXT_MRC10_PROBE`) or a
+    /// legacy request (type 4, response bit clear); its answer goes to
+    /// the ACK generator through the tail stage.
     n_probe: Signal<Local, Bit>,
+    /// The head's extension is a legacy probe request (type 4, byte 1's
+    /// response bit clear).
+    n_legacy_probe: Signal<Local, Bit>,
     /// An acknowledgement for the retransmit engine: a SACK, a probe
     /// answer for an EV of the set, or a NACK of a known kind.
     n_ack_op: Signal<Local, Bit>,
@@ -469,6 +482,8 @@ impl Logic for RxPath {
             t_ev_index,
             t_echo,
             t_probe,
+            t_probe_legacy,
+            t_probe_id,
             w_v,
             w_slot,
             w_len,
@@ -682,8 +697,11 @@ impl Logic for RxPath {
             | (((self.n_opcode.val() == 10) | (self.n_opcode.val() == 11))
                 & !self.n_trimmed.val()
                 & (self.n_dlen.val() != bit_cast::<32, 18>(self.n_pay_len.val())));
-        self.n_probe.next =
-            (self.n_opcode.val() == 17) & self.n_xbit.val() & self.n_qp_ok.val() & (self.n_ext_type.val() == 6);
+        self.n_legacy_probe.next = (self.n_ext_type.val() == 4) & !self.pf_ext.read_data.val().get_bit(215);
+        self.n_probe.next = (self.n_opcode.val() == 17)
+            & self.n_xbit.val()
+            & self.n_qp_ok.val()
+            & ((self.n_ext_type.val() == 6) | self.n_legacy_probe.val());
         self.n_ack_op.next = (self.n_opcode.val() == 17)
             & self.n_xbit.val()
             & self.n_qp_ok.val()
@@ -768,6 +786,8 @@ impl Logic for RxPath {
         self.ag_ev_index.next = self.t_ev_index.q.val();
         self.ag_echo_ts.next = self.t_echo.q.val();
         self.ag_probe.next = self.t_probe.q.val();
+        self.ag_probe_legacy.next = self.t_probe_legacy.q.val();
+        self.ag_probe_id.next = self.t_probe_id.q.val();
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
@@ -899,8 +919,9 @@ impl Logic for RxPath {
                 self.k_ack.d.next = true;
                 self.st.d.next = DispatchState::RetransmitOp;
             } else if self.n_probe.val() {
-                // Answered by the ACK generator (a SACK, pr = 1), in frame
-                // order with the data packets' records.
+                // Answered by the ACK generator (MRC 1.0: a SACK, pr = 1;
+                // legacy: a probe response), in frame order with the data
+                // packets' records.
                 self.k_probe.d.next = true;
                 self.st.d.next = DispatchState::Handover;
             } else if !self.n_xbit.val() & (self.n_opcode.val() != 129) {
@@ -910,7 +931,8 @@ impl Logic for RxPath {
             } else if !self.n_qp_ok.val() {
                 self.k_qp_range.d.next = true;
             } else if (self.n_opcode.val() == 17) & (self.n_ext_type.val() == 4) {
-                // A legacy probe: not answered, so discarded too.
+                // A legacy probe response: not acted on (the core sends
+                // no legacy probe), so discarded too.
                 self.k_probe.d.next = true;
                 self.k_other.d.next = true;
             } else {
@@ -1068,6 +1090,8 @@ impl Logic for RxPath {
             self.t_echo.d.next = self.h_ext.q.val().get_bits::<32>(128);
             // Only a probe reaches the tail with an ACK's opcode.
             self.t_probe.d.next = self.opcode.val() == 17;
+            self.t_probe_legacy.d.next = self.ext_type.val() == 4;
+            self.t_probe_id.d.next = self.h_ext.q.val().get_bits::<32>(160);
         }
 
         // ---- CQE stage: A holds the completion while the ring RAM is read

@@ -207,9 +207,16 @@ pub struct TxPath {
     /// the `now_ns` clock): `now_ns` minus it is the service time a SACK
     /// reports (legacy `service_ns`; the MRC 1.0 echo advanced by it).
     pub ack_arrival_ns: Signal<In, Bits<32>>,
-    /// The SACK answers an MRC 1.0 reliability probe (`hw::ack_gen`
-    /// `tx_probe`): SETH pr = 1, `ack_ev_index` is the probe id.
+    /// The SACK answers a reliability probe (`hw::ack_gen` `tx_probe`):
+    /// SETH pr = 1, `ack_ev_index` is the probe id.
     pub ack_probe: Signal<In, Bit>,
+    /// The probe answered is a legacy one (`hw::ack_gen`
+    /// `tx_probe_legacy`): on the legacy wire the answer is a legacy probe
+    /// response (extension type 4, response bit, `ack_ev_index` its EV
+    /// index, `ack_probe_id`, `ack_echo_ts` its `tx_ts`, the service time),
+    /// not a SACK; on the MRC 1.0 wire a SACK with pr = 1 as for any probe.
+    pub ack_probe_legacy: Signal<In, Bit>,
+    pub ack_probe_id: Signal<In, Bits<32>>,
     // Probe records (`hw::ev_prober`): probe EV `prb_ev` of QP `prb_qp`.
     // Taken only on the MRC 1.0 wire (the legacy dialect's probe is not
     // built: the prober waits), after any waiting ACK record.
@@ -363,6 +370,8 @@ pub struct TxPath {
     a_echo: DFF<Bits<32>>,
     a_arrival: DFF<Bits<32>>,
     a_probe: DFF<Bit>,
+    a_probe_legacy: DFF<Bit>,
+    a_probe_id: DFF<Bits<32>>,
     /// The record is a probe of ours (`prb_*`), not an ACK record.
     a_send_probe: DFF<Bit>,
     a_hdr: DFF<TxHeader>,
@@ -441,6 +450,8 @@ impl Logic for TxPath {
             a_echo,
             a_arrival,
             a_probe,
+            a_probe_legacy,
+            a_probe_id,
             a_send_probe,
             a_hdr
         );
@@ -580,7 +591,17 @@ impl Logic for TxPath {
         self.is_sack.next = self.a_kind.q.val() == 1;
         self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
         self.a_service.next = self.now_ns.val() - self.a_arrival.q.val();
-        if self.is_sack.val() {
+        if self.is_sack.val() & self.a_probe_legacy.q.val() {
+            // The legacy probe response (`proto::model::legacy_mrc`'s
+            // `handle_ack`): the probe's EV index, id and `tx_ts` echoed,
+            // the service time filled in as it goes (`poll_roce`).
+            self.a_ext.next = (bits::<416>(0x14) << 408)
+                | (bits::<416>(0x80) << 400)
+                | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
+                | (bit_cast::<416, 32>(self.a_probe_id.q.val()) << 352)
+                | (bit_cast::<416, 32>(self.a_echo.q.val()) << 320)
+                | (bit_cast::<416, 32>(self.a_service.val()) << 288);
+        } else if self.is_sack.val() {
             self.a_ext.next = (bits::<416>(0x12) << 408)
                 | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
                 | (bit_cast::<416, 16>(self.a_ecn.q.val()) << 368)
@@ -815,6 +836,8 @@ impl Logic for TxPath {
                 self.a_echo.d.next = self.ack_echo_ts.val();
                 self.a_arrival.d.next = self.ack_arrival_ns.val();
                 self.a_probe.d.next = self.ack_probe.val();
+                self.a_probe_legacy.d.next = self.ack_probe.val() & self.ack_probe_legacy.val();
+                self.a_probe_id.d.next = self.ack_probe_id.val();
                 self.a_send_probe.d.next = false;
                 self.a_state.d.next = 1.into();
             } else if self.loc_mrc10.q.val() {
@@ -824,6 +847,7 @@ impl Logic for TxPath {
                     self.a_kind.d.next = 0.into();
                     self.a_ev_index.d.next = bit_cast::<16, 7>(self.prb_ev.val());
                     self.a_probe.d.next = false;
+                    self.a_probe_legacy.d.next = false;
                     self.a_send_probe.d.next = true;
                     self.a_state.d.next = 1.into();
                 }
@@ -967,6 +991,9 @@ impl Logic for TxPath {
                 self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
                 self.a_hdr.d.next.psn = self.a_cum.q.val();
                 self.a_hdr.d.next.ext_len = 28.into();
+                if self.a_probe_legacy.q.val() {
+                    self.a_hdr.d.next.ext_len = 16.into();
+                }
             } else {
                 // NAK (0x60 | code), the NACKed PSN.
                 self.a_hdr.d.next.aeth_syndrome = bits::<8>(0x60) | bit_cast::<8, 5>(self.a_nak_code.q.val());

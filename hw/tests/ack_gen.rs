@@ -504,6 +504,9 @@ fn one_record_per_cycle_across_qps() {
 #[derive(Clone, Copy)]
 struct In {
     probe: bool,
+    /// A legacy probe (`in_probe_legacy`) and its id (`in_probe_id`).
+    legacy: bool,
+    probe_id: u64,
     psn: u32,
     verdict: u64,
     ecn: bool,
@@ -514,21 +517,10 @@ struct In {
     echo: u64,
 }
 
-/// A TX request seen in [`probe_answers_leave_the_coalescing_alone`]:
-/// the cycle it was taken, the probe flag and the fields.
-type SeenTx = (u64, bool, Tx);
+/// A TX request seen by [`run_directed`]: the cycle it was taken, the
+/// probe flag, the fields, and the legacy probe flag and id.
+type SeenTx = (u64, bool, Tx, bool, u32);
 
-/// MRC 1.0 reliability probes (`in_probe`, as the golden QP's
-/// `handle_probe` / `build_sack` with a probe): a probe record of QP 77
-/// whose other fields are nonsense is answered at once with a SACK of the
-/// stored receive state (cumulative PSN and base from the expected PSN,
-/// the MSN, the ECN count, which it clears) carrying the probe's EV, id
-/// and timestamp, `tx_probe` high; the coalescing goes on as if no probe
-/// had come: with `ack_every` 5, the fifth new packet after the last SACK
-/// is SACKed at once although a probe came after the third (the unacked
-/// count survived), and a deadline armed before a probe still fires, with
-/// the stored trigger's fields and no ECN count (the probe answer took
-/// it). Replayed on the Verilog.
 /// Run the block on QP `qp` with the config rows `cfgs`, then `schedule`
 /// (the cycle to present each record from, the record), until cycle
 /// `end`, with no back-pressure and snapshot answers 3 cycles after each
@@ -564,6 +556,8 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
                 let r = schedule[i].1;
                 x.in_qp.next = (qp as u64).into();
                 x.in_probe.next = r.probe;
+                x.in_probe_legacy.next = r.legacy;
+                x.in_probe_id.next = r.probe_id.into();
                 x.in_psn.next = u64::from(r.psn).into();
                 x.in_verdict.next = r.verdict.into();
                 x.in_ack_req.next = false;
@@ -613,6 +607,8 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
                         echo_ts: x.tx_echo_ts.val().index() as u32,
                         arrival: arrival_of(x.tx_kind.val().index() as u8, x.tx_arrival_ns.val().index() as u64),
                     },
+                    x.tx_probe_legacy.val(),
+                    x.tx_probe_id.val().index() as u32,
                 ));
             }
             wait_clock_true!(sim, clock, x);
@@ -635,6 +631,8 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
 fn new_packet(start: u32, msn: u32, k: u32, ecn: bool) -> In {
     In {
         probe: false,
+        legacy: false,
+        probe_id: 0,
         psn: start + k,
         verdict: 1,
         ecn,
@@ -646,6 +644,17 @@ fn new_packet(start: u32, msn: u32, k: u32, ecn: bool) -> In {
     }
 }
 
+/// MRC 1.0 reliability probes (`in_probe`, as the golden QP's
+/// `handle_probe` / `build_sack` with a probe): a probe record of QP 77
+/// whose other fields are nonsense is answered at once with a SACK of the
+/// stored receive state (cumulative PSN and base from the expected PSN,
+/// the MSN, the ECN count, which it clears) carrying the probe's EV, id
+/// and timestamp, `tx_probe` high; the coalescing goes on as if no probe
+/// had come: with `ack_every` 5, the fifth new packet after the last SACK
+/// is SACKed at once although a probe came after the third (the unacked
+/// count survived), and a deadline armed before a probe still fires, with
+/// the stored trigger's fields and no ECN count (the probe answer took
+/// it). Replayed on the Verilog.
 #[test]
 fn probe_answers_leave_the_coalescing_alone() {
     const QP: usize = 77;
@@ -661,6 +670,8 @@ fn probe_answers_leave_the_coalescing_alone() {
     // Nonsense where a probe record's fields are not read.
     let probe = |id: u64, ts: u64| In {
         probe: true,
+        legacy: false,
+        probe_id: 0,
         psn: 0xBAD,
         verdict: 3,
         ecn: true,
@@ -767,6 +778,65 @@ fn probe_answers_leave_the_coalescing_alone() {
     assert!(
         (820 + DELAY..820 + DELAY + 300).contains(&timer_at),
         "second timer SACK at cycle {timer_at}"
+    );
+}
+
+/// A legacy reliability probe (`in_probe_legacy`, as the legacy model's
+/// `handle_ack` answers one): answered at once from the stored receive
+/// state with the probe's EV, EV index, id and timestamp, `tx_probe` and
+/// `tx_probe_legacy` high; unlike an MRC 1.0 probe's answer it takes no
+/// ECN count, so the CE mark before it is still reported by the timer
+/// SACK after it. Replayed on the Verilog. Fails if the legacy answer
+/// clears the count as the MRC 1.0 one does.
+#[test]
+fn legacy_probe_answers_keep_the_ecn_count() {
+    const QP: usize = 9;
+    const START: u32 = 0x40;
+    const DELAY: u64 = 300;
+    const MSN: u32 = 2;
+    let data = |k: u32, ecn: bool| new_packet(START, MSN, k, ecn);
+    let probe = In {
+        probe: true,
+        legacy: true,
+        probe_id: 0xCAFE_BABE,
+        psn: 0xBAD,
+        verdict: 3,
+        ecn: true,
+        expected: 0x77_7777,
+        msn: 0xDEAD,
+        ev: 0x2222,
+        ev_index: 3,
+        echo: 0x1234_5678,
+    };
+    let schedule = vec![
+        (0, data(0, false)),
+        (1, data(1, true)),
+        (10, probe),
+        (20, data(2, false)),
+    ];
+    let cfgs = vec![
+        (table::ACK_PARAMS, 0, params_row(5, DELAY)),
+        (
+            table::ACK_QP_INIT,
+            QP as u16,
+            Row::new().set(recv_init::START_PSN, u64::from(START)),
+        ),
+    ];
+    let seen = run_directed(QP, cfgs, schedule, 20 + DELAY + 300);
+    assert_eq!(seen.len(), 2, "the probe's answer and the timer SACK: {seen:?}");
+    let (_, probe_flag, answer, legacy, id) = seen[0];
+    assert!(probe_flag && legacy, "a legacy probe answer first");
+    assert_eq!(
+        (answer.kind, answer.cum, answer.ev, answer.ev_index, answer.echo_ts, id),
+        (kind::SACK, START + 1, 0x2222, 3, 0x1234_5678, 0xCAFE_BABE),
+        "the state after PSN 1, the probe's EV, EV index, timestamp and id"
+    );
+    let (_, probe_flag, timer, legacy, _) = seen[1];
+    assert!(!probe_flag && !legacy, "then the timer SACK");
+    assert_eq!(
+        (timer.cum, timer.ecn),
+        (START + 2, 1),
+        "the CE mark before the probe, still counted"
     );
 }
 

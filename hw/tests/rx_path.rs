@@ -170,9 +170,14 @@ struct Ag {
     ev: u32,
     ev_index: u32,
     echo: u32,
-    /// An MRC 1.0 probe to answer (`ag_probe`): only the QP, EV, probe id
-    /// (`ev_index`) and timestamp (`echo`) mean something, the rest is 0.
+    /// A probe to answer (`ag_probe`): only the QP, EV, probe id (MRC
+    /// 1.0) or EV index (legacy) in `ev_index`, and timestamp (`echo`)
+    /// mean something, the rest is 0.
     probe: bool,
+    /// A legacy probe (`ag_probe_legacy`) and its id (`ag_probe_id`); 0
+    /// for any other record.
+    legacy_probe: bool,
+    probe_id: u32,
 }
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Op {
@@ -340,6 +345,8 @@ fn reference(
                 ev_index: be(&f.ext, 2, 2) as u32,
                 echo: be(&f.ext, 8, 4) as u32,
                 probe: false,
+                legacy_probe: false,
+                probe_id: 0,
             });
             match place {
                 Some(a) => o.cmds.push(Cmd {
@@ -385,9 +392,12 @@ fn reference(
             discard(&mut o);
             continue;
         }
-        // An MRC 1.0 probe (type 6): a record for the ACK generator, which
-        // answers it (the probe id in bytes 2-3, its timestamp in 8-11).
-        if f.opcode == 0x11 && f.xbit && qp_ok && ext_type == 6 {
+        // A probe, MRC 1.0 (type 6) or a legacy request (type 4, byte 1's
+        // response bit clear): a record for the ACK generator, which
+        // answers it (the probe id or the legacy EV index in bytes 2-3,
+        // its timestamp in 8-11, a legacy probe's id in 4-7).
+        let legacy_probe = ext_type == 4 && f.ext[1] & 0x80 == 0;
+        if f.opcode == 0x11 && f.xbit && qp_ok && (ext_type == 6 || legacy_probe) {
             bump(&mut o, "probe");
             o.ags.push(Ag {
                 qp,
@@ -403,6 +413,8 @@ fn reference(
                 ev_index: be(&f.ext, 2, 2) as u32,
                 echo: be(&f.ext, 8, 4) as u32,
                 probe: true,
+                legacy_probe,
+                probe_id: if legacy_probe { be(&f.ext, 4, 4) as u32 } else { 0 },
             });
             discard(&mut o);
             continue;
@@ -414,7 +426,7 @@ fn reference(
         } else if !qp_ok {
             "qp_range"
         } else if f.opcode == 0x11 && ext_type == 4 {
-            // A legacy probe: counted, and discarded unanswered.
+            // A legacy probe response: counted, and discarded.
             bump(&mut o, "probe");
             "other"
         } else {
@@ -810,6 +822,8 @@ fn simulate(s: Setup) -> Seen {
                     ev_index: x.ag_ev_index.val().index() as u32,
                     echo: x.ag_echo_ts.val().index() as u32,
                     probe: x.ag_probe.val(),
+                    legacy_probe: x.ag_probe_legacy.val(),
+                    probe_id: x.ag_probe_id.val().index() as u32,
                 };
                 if ag.probe {
                     // The fields the ACK generator does not read on a
@@ -823,6 +837,14 @@ fn simulate(s: Setup) -> Seen {
                         reject: false,
                         drop: false,
                         expected: 0,
+                        probe_id: if ag.legacy_probe { ag.probe_id } else { 0 },
+                        ..ag
+                    };
+                } else {
+                    // Read only with `ag_probe`.
+                    ag = Ag {
+                        legacy_probe: false,
+                        probe_id: 0,
                         ..ag
                     };
                 }
@@ -1101,6 +1123,11 @@ fn coverage(want: &Outs, seen: &Seen, frames: usize) {
         ("parse drops", want.cnt.get("parse_drop").copied().unwrap_or(0), 3),
         ("probes", want.cnt.get("probe").copied().unwrap_or(0), 3),
         ("probes answered", want.ags.iter().filter(|a| a.probe).count(), 2),
+        (
+            "legacy probes answered",
+            want.ags.iter().filter(|a| a.legacy_probe).count(),
+            1,
+        ),
         ("cnps", want.cnt.get("cnp").copied().unwrap_or(0), 3),
         ("plain rc", want.cnt.get("rc").copied().unwrap_or(0), 3),
         ("qp range", want.cnt.get("qp_range").copied().unwrap_or(0), 3),
