@@ -495,14 +495,10 @@ impl SystemConfig {
             ep.cfg.reorder_allowance = u32::from(self.reorder_allowance);
             ep.rts.evs.evs = self.ev_values();
             ep.rts.evs.min_active = u16::from(self.min_good_evs);
-            // The card probes its ASSUMED_BAD EVs on the MRC 1.0 wire
-            // only (docs/hw/ev_prober.md), once per sweep of its EV prober:
-            // the model's `probe_interval` is that sweep's period; on the
-            // legacy wire it is beyond the run's end (no probe).
-            ep.rts.evs.probe_interval = match self.wire {
-                Wire::Mrc10 => Duration::from_ps(cycles_to_ps(hw::core::PROBE_PERIOD_CYCLES)),
-                Wire::Legacy => time_limit + Duration::from_ms(1),
-            };
+            // The card probes its ASSUMED_BAD EVs once per sweep of its
+            // EV prober (docs/hw/ev_prober.md), on either wire: the
+            // model's `probe_interval` is that sweep's period.
+            ep.rts.evs.probe_interval = Duration::from_ps(cycles_to_ps(hw::core::PROBE_PERIOD_CYCLES));
         }
         // The hardware's own limit: messages beyond RTX_SLOTS per QP are
         // posted and rung but not sent until a record is free.

@@ -506,7 +506,23 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
     assert!(v.ok, "{:?}", v.failures());
 }
 
-/// EV probes on the MRC 1.0 wire (docs/hw/ev_prober.md): EV 3 is dead from
+/// EV probes (docs/hw/ev_prober.md), on the MRC 1.0 wire and on the
+/// legacy one (`card_probes_a_dead_ev_and_readmits_it_once_healed`).
+#[test]
+fn mrc10_card_probes_a_dead_ev_and_readmits_it_once_healed() {
+    card_probes_a_dead_ev_and_readmits_it_once_healed(Wire::Mrc10);
+}
+
+/// The same on the legacy wire: the legacy probe extension (type 4),
+/// answered by the peer card's legacy probe response, which readmits the
+/// EV through the RX path's `rdm_*`. Fails without the legacy probe in
+/// the TX path or without the readmit.
+#[test]
+fn legacy_card_probes_a_dead_ev_and_readmits_it_once_healed() {
+    card_probes_a_dead_ev_and_readmits_it_once_healed(Wire::Legacy);
+}
+
+/// EV 3 is dead from
 /// 20 us to 300 us (one long down window of a flap), then healthy. The
 /// card must mark it ASSUMED_BAD, probe it (`probes_sent`) while it is
 /// dead without readmitting it, and readmit it (an EV event to GOOD with
@@ -517,8 +533,7 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
 /// delivery is identical. Without the prober's records in the TX path (or
 /// the readmit of the RX path's probe answers) EV 3 stays ASSUMED_BAD to
 /// the end and the readmit assertions fail.
-#[test]
-fn mrc10_card_probes_a_dead_ev_and_readmits_it_once_healed() {
+fn card_probes_a_dead_ev_and_readmits_it_once_healed(wire: Wire) {
     if skip_without_verilator("the verilated core") {
         return;
     }
@@ -527,7 +542,7 @@ fn mrc10_card_probes_a_dead_ev_and_readmits_it_once_healed() {
     let built = build_core(&BuildOptions::default()).unwrap();
     // 1,000 messages of up to 3 KiB at 25 Gb/s: about 640 us of traffic.
     let mut cfg = SystemConfig::new(8, random_messages(5, 1000, 3072, 33), 5);
-    cfg.wire = Wire::Mrc10;
+    cfg.wire = wire;
     for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
         link.line_rate_gbps = Some(25.0);
         link.flaps = vec![Flap {

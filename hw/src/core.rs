@@ -1508,6 +1508,16 @@ impl Logic for MrcCore {
         self.adm_fifo.write.next = self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val();
         self.adm_fifo.data_in.next =
             (bit_cast::<15, 8>(self.rxpath.op_qp.val()) << 7) | bit_cast::<15, 7>(self.rxpath.op_probe_ev.val());
+        // A legacy probe response's readmit (no SACK: the legacy model
+        // takes only the EV's answer from it) in a cycle the engine's
+        // probe answer does not write.
+        self.rxpath.rdm_ready.next =
+            !self.adm_fifo.full.val() & !(self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val());
+        if self.rxpath.rdm_valid.val() & self.rxpath.rdm_ready.val() {
+            self.adm_fifo.write.next = true;
+            self.adm_fifo.data_in.next =
+                (bit_cast::<15, 8>(self.rxpath.rdm_qp.val()) << 7) | bit_cast::<15, 7>(self.rxpath.rdm_ev.val());
+        }
         self.sent_fifo.read.next = self.rt_g_sent.val() & self.rt_take.val();
         // The RTT estimator: a QP's start clears its estimate, a SACK's
         // echo is a sample; its results go to the engine's bounds.

@@ -50,6 +50,8 @@ pub enum DispatchState {
     Handover,
     /// A SACK / NACK record to the retransmit engine.
     RetransmitOp,
+    /// A legacy probe response's readmit (`rdm_*`) to the core.
+    Readmit,
 }
 
 /// Depth of each join FIFO (log2 is 4): the ingress admission's join
@@ -180,6 +182,14 @@ pub struct RxPath {
     /// no sample on a probe answer or a positive MRC 1.0 ACK.
     pub op_fb: Signal<Out, SackFeedback>,
     pub op_probe_ev: Signal<Out, Bits<7>>,
+    // ---- Readmit of the EV a legacy probe response names (extension
+    // type 4, response bit set, its EV index in the QP's set): the
+    // golden legacy requester's `on_probe_response`; the core readmits
+    // the EV as for an MRC 1.0 probe answer.
+    pub rdm_valid: Signal<Out, Bit>,
+    pub rdm_ready: Signal<In, Bit>,
+    pub rdm_qp: Signal<Out, Bits<8>>,
+    pub rdm_ev: Signal<Out, Bits<7>>,
     // ---- CQE out (to a RingWriter).
     pub cqe_valid: Signal<Out, Bit>,
     pub cqe_ready: Signal<In, Bit>,
@@ -387,6 +397,9 @@ pub struct RxPath {
     /// The head's extension is a legacy probe request (type 4, byte 1's
     /// response bit clear).
     n_legacy_probe: Signal<Local, Bit>,
+    /// The head is a legacy probe response to a QP below 256 naming an EV
+    /// index of the QP's set: a readmit.
+    n_legacy_answer: Signal<Local, Bit>,
     /// An acknowledgement for the retransmit engine: a SACK, a probe
     /// answer for an EV of the set, or a NACK of a known kind.
     n_ack_op: Signal<Local, Bit>,
@@ -636,7 +649,12 @@ impl Logic for RxPath {
         self.w_v.d.next = self.p_in.val();
         self.w_slot.d.next = self.pw.val();
         self.w_len.d.next = self.prs_payload_len.val();
+        // (A probe answer's EV index: bytes 4-5 of the MRC 1.0 one's
+        // record, type 5; bytes 2-3 of a legacy probe response, type 4.)
         self.w_ev_index.d.next = self.prs_ext.val().get_bits::<16>(176);
+        if self.prs_ext.val().get_bits::<4>(216) == 4 {
+            self.w_ev_index.d.next = self.prs_ext.val().get_bits::<16>(192);
+        }
         self.evs_of.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.evs_of.write_data.next = self.cfg.data.val().get_value_sq_ctx_ev_count();
         self.evs_of.write_enable.next =
@@ -698,6 +716,12 @@ impl Logic for RxPath {
                 & !self.n_trimmed.val()
                 & (self.n_dlen.val() != bit_cast::<32, 18>(self.n_pay_len.val())));
         self.n_legacy_probe.next = (self.n_ext_type.val() == 4) & !self.pf_ext.read_data.val().get_bit(215);
+        self.n_legacy_answer.next = (self.n_opcode.val() == 17)
+            & self.n_xbit.val()
+            & self.n_qp_ok.val()
+            & (self.n_ext_type.val() == 4)
+            & self.pf_ext.read_data.val().get_bit(215)
+            & self.n_slot_ev.val().get_bit(0);
         self.n_probe.next = (self.n_opcode.val() == 17)
             & self.n_xbit.val()
             & self.n_qp_ok.val()
@@ -820,6 +844,9 @@ impl Logic for RxPath {
         self.op_fb.next.restore = self.h_ext.q.val().get_bit(175);
         self.op_fb.next.echo = self.fb_echo.val();
         self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);
+        self.rdm_valid.next = self.st.q.val() == DispatchState::Readmit;
+        self.rdm_qp.next = self.qp.val();
+        self.rdm_ev.next = self.h_ext.q.val().get_bits::<7>(192);
         self.cmd_valid.next = self.cmd_v.q.val();
         self.cmd_id.next = self.c_id.q.val();
         self.cmd_place.next = self.c_place.q.val();
@@ -835,7 +862,8 @@ impl Logic for RxPath {
         // next judging request follows the tail's marking request.
         self.out_for_tail.next = self.t_wait.q.val();
         self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
-            | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val()))
+            | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val())
+            | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val()))
             & !self.h_cmd_due.q.val();
         // Every take waits for a free command stage (a discard loads it in
         // the same cycle), so `take` does not wait for the classification:
@@ -924,6 +952,9 @@ impl Logic for RxPath {
                 // packets' records.
                 self.k_probe.d.next = true;
                 self.st.d.next = DispatchState::Handover;
+            } else if self.n_legacy_answer.val() {
+                self.k_probe.d.next = true;
+                self.st.d.next = DispatchState::Readmit;
             } else if !self.n_xbit.val() & (self.n_opcode.val() != 129) {
                 self.k_rc.d.next = true;
             } else if self.n_opcode.val() == 129 {
@@ -931,14 +962,16 @@ impl Logic for RxPath {
             } else if !self.n_qp_ok.val() {
                 self.k_qp_range.d.next = true;
             } else if (self.n_opcode.val() == 17) & (self.n_ext_type.val() == 4) {
-                // A legacy probe response: not acted on (the core sends
-                // no legacy probe), so discarded too.
+                // A legacy probe response naming an EV outside the set
+                // (the golden requester: `Malformed`): discarded.
                 self.k_probe.d.next = true;
                 self.k_other.d.next = true;
             } else {
                 self.k_other.d.next = true;
             }
-        } else if (self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val() {
+        } else if ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val())
+            | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val())
+        {
             self.st.d.next = DispatchState::Idle;
         }
         if (self.st.q.val() == DispatchState::Judge) & self.sack_req_ready.val() {

@@ -26,7 +26,8 @@
 //! * ACK: take the record and read the QP's row (cycle 0), read the
 //!   address row (1), build (2), hand over (3): one every 4 cycles. The
 //!   EV prober's probe records take the same sequencer when no ACK record
-//!   waits (an MRC 1.0 RELIABILITY_PROBE on the probed EV, its value read
+//!   waits (an MRC 1.0 RELIABILITY_PROBE, or on the legacy wire an ACK
+//!   with the legacy probe extension, on the probed EV, its value read
 //!   from the sequencer's copy of the EV values with the QP's row).
 //!
 //! The TX builder itself issues one packet per cycle; this front end does
@@ -217,9 +218,8 @@ pub struct TxPath {
     /// not a SACK; on the MRC 1.0 wire a SACK with pr = 1 as for any probe.
     pub ack_probe_legacy: Signal<In, Bit>,
     pub ack_probe_id: Signal<In, Bits<32>>,
-    // Probe records (`hw::ev_prober`): probe EV `prb_ev` of QP `prb_qp`.
-    // Taken only on the MRC 1.0 wire (the legacy dialect's probe is not
-    // built: the prober waits), after any waiting ACK record.
+    // Probe records (`hw::ev_prober`): probe EV `prb_ev` of QP `prb_qp`,
+    // after any waiting ACK record; sent in the wire's dialect.
     pub prb_valid: Signal<In, Bit>,
     pub prb_ready: Signal<Out, Bit>,
     pub prb_qp: Signal<In, Bits<8>>,
@@ -591,7 +591,17 @@ impl Logic for TxPath {
         self.is_sack.next = self.a_kind.q.val() == 1;
         self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
         self.a_service.next = self.now_ns.val() - self.a_arrival.q.val();
-        if self.is_sack.val() & self.a_probe_legacy.q.val() {
+        if self.a_send_probe.q.val() {
+            // Our legacy reliability probe (`proto::model::legacy_mrc`'s
+            // `queue_probe`): a request (response bit clear) naming the
+            // probed EV's index, the index again as the probe id (as MRC
+            // 1.0's `choices::probe_id_of_ev`), the send time, no service
+            // time.
+            self.a_ext.next = (bits::<416>(0x14) << 408)
+                | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 384)
+                | (bit_cast::<416, 16>(self.a_ev_index.q.val()) << 352)
+                | (bit_cast::<416, 32>(self.now_ns.val()) << 320);
+        } else if self.is_sack.val() & self.a_probe_legacy.q.val() {
             // The legacy probe response (`proto::model::legacy_mrc`'s
             // `handle_ack`): the probe's EV index, id and `tx_ts` echoed,
             // the service time filled in as it goes (`poll_roce`).
@@ -840,7 +850,7 @@ impl Logic for TxPath {
                 self.a_probe_id.d.next = self.ack_probe_id.val();
                 self.a_send_probe.d.next = false;
                 self.a_state.d.next = 1.into();
-            } else if self.loc_mrc10.q.val() {
+            } else {
                 self.prb_ready.next = true;
                 if self.prb_valid.val() {
                     self.a_qp.d.next = self.prb_qp.val();
@@ -994,6 +1004,12 @@ impl Logic for TxPath {
                 if self.a_probe_legacy.q.val() {
                     self.a_hdr.d.next.ext_len = 16.into();
                 }
+            } else if self.a_send_probe.q.val() {
+                // Our legacy probe: an ACK syndrome, PSN 0 (the peer reads
+                // neither), the 16-byte probe extension.
+                self.a_hdr.d.next.aeth_syndrome = 0x1F.into();
+                self.a_hdr.d.next.psn = 0.into();
+                self.a_hdr.d.next.ext_len = 16.into();
             } else {
                 // NAK (0x60 | code), the NACKed PSN.
                 self.a_hdr.d.next.aeth_syndrome = bits::<8>(0x60) | bit_cast::<8, 5>(self.a_nak_code.q.val());

@@ -208,6 +208,8 @@ struct Outs {
     advs: Vec<(u32, u32)>,
     ags: Vec<Ag>,
     ops: Vec<Op>,
+    /// Readmits of a legacy probe response's EV: (QP, EV index).
+    rdms: Vec<(u32, u32)>,
     cmds: Vec<Cmd>,
     cnt: HashMap<&'static str, usize>,
 }
@@ -426,8 +428,15 @@ fn reference(
         } else if !qp_ok {
             "qp_range"
         } else if f.opcode == 0x11 && ext_type == 4 {
-            // A legacy probe response: counted, and discarded.
+            // A legacy probe response: its EV readmitted if the index
+            // (bytes 2-3) is in the set, else refused (`Malformed`).
             bump(&mut o, "probe");
+            let ev = be(&f.ext, 2, 2);
+            if ev < u64::from(ev_count.get(&qp).copied().unwrap_or(0)) {
+                o.rdms.push((qp, (ev & 127) as u32));
+                discard(&mut o);
+                continue;
+            }
             "other"
         } else {
             "other"
@@ -755,6 +764,7 @@ fn simulate(s: Setup) -> Seen {
             x.adv_ready.next = bp.go(&mut r);
             x.ag_ready.next = bp.go(&mut r);
             x.op_ready.next = bp.go(&mut r);
+            x.rdm_ready.next = bp.go(&mut r);
             x.cmd_ready.next = cycle >= s.cmd_block_until && bp.go(&mut r);
             x.cqe_ready.next = CQE_BACKPRESSURE.go(&mut r);
             wait_clock_false!(sim, clock, x);
@@ -865,6 +875,11 @@ fn simulate(s: Setup) -> Seen {
                     probe_ev: x.op_probe_answer.val().then(|| x.op_probe_ev.val().index() as u32),
                 });
             }
+            if x.rdm_valid.val() && x.rdm_ready.val() {
+                sn.outs
+                    .rdms
+                    .push((x.rdm_qp.val().index() as u32, x.rdm_ev.val().index() as u32));
+            }
             if x.cmd_valid.val() && !x.cmd_ready.val() {
                 sn.cmd_stalls += 1;
             }
@@ -917,6 +932,7 @@ fn simulate(s: Setup) -> Seen {
             let busy = x.cmd_valid.val()
                 || x.ag_valid.val()
                 || x.op_valid.val()
+                || x.rdm_valid.val()
                 || x.sack_req_valid.val()
                 || x.pkt_valid.val()
                 || x.adv_valid.val()
@@ -1064,6 +1080,7 @@ fn check_outputs(want: &Outs, got: &Outs) {
         assert_eq!(g, w, "ACK generator record {i}");
     }
     assert_eq!(got.ops, want.ops, "retransmit engine records");
+    assert_eq!(got.rdms, want.rdms, "readmits of legacy probe responses");
     assert_eq!(got.cmds.len(), want.cmds.len(), "RX buffer commands");
     for (i, (g, w)) in got.cmds.iter().zip(&want.cmds).enumerate() {
         assert_eq!(g, w, "RX buffer command {i}");
@@ -1204,26 +1221,36 @@ fn payload_above_the_mtu_is_malformed() {
 /// (`sq_ctx.ev_count` 1, 8, 128 and 0, the last a QP without a send
 /// context). In the set: a SACK for the retransmit engine, as the golden
 /// requester acknowledges it; outside: discarded and counted in
-/// `cnt_other` (the requester's `Malformed`). Replayed in lockstep on the
-/// emitted Verilog.
+/// `cnt_other` (the requester's `Malformed`). Half the SACKs left are
+/// made legacy probe responses (type 4, response bit) naming EV indices
+/// in bytes 2-3 the same way: in the set, a readmit (`rdm_*`), as the
+/// golden legacy requester's `on_probe_response`; outside, discarded
+/// and counted. Replayed in lockstep on the emitted Verilog.
 #[test]
 fn probe_answers_name_an_ev_of_the_set() {
     let counts: HashMap<u32, u8> = [(0, 1), (3, 8), (77, 128), (255, 0)].into_iter().collect();
     let mut s = setup(0x9b0e_0007, 600, 40, 0, Stall::go_percent(75));
     let mut r = Rng::from_state(0x9b0e_0008);
     for f in s.frames.iter_mut().filter(|f| f.opcode == 0x11 && f.ext[0] == 0x12) {
-        if r.chance(25) {
+        let legacy = r.chance(25);
+        if legacy && r.chance(50) {
             continue;
         }
         let n = u64::from(counts[&(f.dest_qp & 255)]);
-        f.ext[0] = 0x15;
         let index = match r.below(4) {
             0 => n.saturating_sub(1),
             1 => n,
             2 => r.below(n.max(1)),
             _ => r.below(1 << 16),
         };
-        put(&mut f.ext, 4, 2, index);
+        if legacy {
+            f.ext[0] = 0x14;
+            f.ext[1] = 0x80;
+            put(&mut f.ext, 2, 2, index);
+        } else {
+            f.ext[0] = 0x15;
+            put(&mut f.ext, 4, 2, index);
+        }
     }
     s.ev_count = counts.clone();
     let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
@@ -1245,11 +1272,22 @@ fn probe_answers_name_an_ev_of_the_set() {
         .iter()
         .filter(|f| be(&f.ext, 4, 2) == u64::from(counts[&f.dest_qp]))
         .count();
+    let responses = s
+        .frames
+        .iter()
+        .filter(|f| f.opcode == 0x11 && f.ext[0] == 0x14 && f.xbit && !f.drop && f.dest_qp < 256)
+        .count();
     let seen = simulate(s);
     check_outputs(&want, &seen.outs);
     eprintln!(
-        "probe answers {}: in the set {in_set} (the last index {last_in_set}), the first index outside {first_outside}",
-        answers.len()
+        "probe answers {}: in the set {in_set} (the last index {last_in_set}), the first index outside {first_outside}; legacy responses {responses}, readmitting {}",
+        answers.len(),
+        want.rdms.len()
+    );
+    assert!(
+        want.rdms.len() >= 3 && responses - want.rdms.len() >= 3,
+        "legacy responses in and outside the set: {} of {responses}",
+        want.rdms.len()
     );
     assert!(
         in_set >= 10 && answers.len() - in_set >= 10,
@@ -1446,6 +1484,7 @@ fn with_the_real_sack_table() {
         &mut uut.path.cq_valid,
         &mut uut.path.ag_ready,
         &mut uut.path.op_ready,
+        &mut uut.path.rdm_ready,
         &mut uut.path.cqe_ready,
         &mut uut.path.cfg.valid,
     ] {
@@ -1504,6 +1543,7 @@ fn with_the_real_sack_table() {
             x.path.adv_ready.next = true;
             x.path.ag_ready.next = true;
             x.path.op_ready.next = true;
+            x.path.rdm_ready.next = true;
             x.path.cmd_ready.next = true;
             x.path.cqe_ready.next = true;
             wait_clock_false!(sim, clock, x);
@@ -1624,6 +1664,7 @@ impl WithSackCmp {
             &mut u.path.cmd_ready,
             &mut u.path.ag_ready,
             &mut u.path.op_ready,
+            &mut u.path.rdm_ready,
             &mut u.path.cqe_ready,
             &mut u.path.cfg.valid,
         ] {
@@ -1736,6 +1777,7 @@ fn with_the_real_sack_table_and_completion_tracker() {
             }
             x.path.ag_ready.next = true;
             x.path.op_ready.next = true;
+            x.path.rdm_ready.next = true;
             x.path.cmd_ready.next = true;
             x.path.cqe_ready.next = true;
             wait_clock_false!(sim, clock, x);
@@ -1929,6 +1971,7 @@ fn real_blocks_match_the_model_responder_with_rejections() {
             }
             x.path.ag_ready.next = true;
             x.path.op_ready.next = true;
+            x.path.rdm_ready.next = true;
             x.path.cmd_ready.next = true;
             x.path.cqe_ready.next = true;
             wait_clock_false!(sim, clock, x);

@@ -1,15 +1,16 @@
 //! TX path glue: data and ACK records in, header requests out. Every
 //! header's MRC extension must be byte-identical to what
 //! `proto::wire`'s emitter writes for the same fields (data with and
-//! without placement, SACK, NACK), and the other fields must carry the
+//! without placement, SACK, NACK, legacy probe and probe response), and
+//! the other fields must carry the
 //! configured peer (MAC, IP, dest QP, P_Key), the selected EV's value and
 //! the record's BTH fields; every data packet must produce its payload
 //! read (when it has a payload) and its send record, and the (QP, EV)
 //! send sequence must count per EV. The EV selector is a model that
 //! answers two cycles after each select; the three output handshakes stall
-//! randomly. The EV prober's probe records go out as MRC 1.0 reliability
-//! probes on the probed EV's value, after any waiting ACK record; the
-//! legacy wire takes none.
+//! randomly. The EV prober's probe records go out as reliability probes
+//! in the wire's dialect on the probed EV's value, after any waiting ACK
+//! record.
 
 use std::sync::{Arc, Mutex};
 
@@ -83,6 +84,15 @@ struct Ack {
     /// A SACK answering a reliability probe (`ack_probe`): its id is the
     /// record's `ev_index`.
     probe: bool,
+    /// The probe answered is a legacy one (`ack_probe_legacy`), its id
+    /// `legacy_id(psn)` (`ack_probe_id`): on the legacy wire a probe
+    /// response.
+    legacy: bool,
+}
+
+/// The id of the legacy probe an ACK record of `psn` answers.
+fn legacy_id(psn: u64) -> u32 {
+    0xC0DE_0000 | psn as u32
 }
 
 /// How long the responder held each ACK record's trigger when the record
@@ -160,19 +170,66 @@ fn cfg_rows(mrc10: bool) -> Vec<(u8, u64, Bits<256>)> {
 fn headers_match_the_golden_extension_emitter() {
     let (data, acks) = records();
     // Outputs: headers, reads (addr, len), send records (qp, psn, ev, len).
-    let (hdrs, reads, sents) = simulate(&data, &acks, &probes(), false);
-    assert_eq!(hdrs.len(), data.len() + acks.len(), "every record became a header");
-    let (mut di, mut ai) = (0, 0);
+    let probes = probes();
+    let (hdrs, reads, sents) = simulate(&data, &acks, &probes, false);
+    assert_eq!(
+        hdrs.len(),
+        data.len() + acks.len() + probes.len(),
+        "every record became a header"
+    );
+    let (mut di, mut ai, mut pi) = (0, 0, 0);
     let mut ev_seq = std::collections::HashMap::<(u64, u64), u32>::new();
     let mut next_ev = [0u64; 256];
     let mut want_reads = Vec::new();
     let peer = |qp: u64| QPS.iter().find(|p| p.0 == qp).copied().unwrap();
     for h in hdrs.iter() {
+        if h.opcode == 0x11 && h.ext[0] == 0x14 && h.ext[1] == 0 {
+            // Our legacy probe (`proto::model::legacy_mrc` `queue_probe`):
+            // the EV's index as index and id, the send time (read back,
+            // checked plausible), PSN 0, on the EV's value.
+            let p = probes[pi];
+            pi += 1;
+            let (_, dest, addr) = peer(p.qp);
+            let ts = u32::from_be_bytes([h.ext[8], h.ext[9], h.ext[10], h.ext[11]]);
+            assert!((1000..1000 + 3 * 3000).contains(&ts), "probe tx_ts {ts}");
+            let ext = MrcExtRepr::Probe(ProbeExtRepr {
+                response: false,
+                ev_index: p.ev as u16,
+                probe_id: p.ev as u32,
+                tx_ts: ts,
+                service_ns: 0,
+            });
+            assert_eq!(h.ext, ext_bytes(&ext), "probe {pi} ({p:?}) extension");
+            assert_eq!(
+                (h.dst_mac, h.dst_ip, h.dest_qp, h.pkey, h.syndrome, h.psn, h.ev),
+                (
+                    0x0200_0000_0000 | addr,
+                    0x0A00_0000 | addr,
+                    dest,
+                    0xFF00 | p.qp,
+                    0x1F,
+                    0,
+                    ev_value(p.qp, p.ev)
+                ),
+                "probe {pi} fields"
+            );
+            continue;
+        }
         if h.opcode == 0x11 {
             let a = acks[ai];
             ai += 1;
             let (_, dest, addr) = peer(a.qp);
-            let ext = if a.sack {
+            let ext = if a.sack && a.probe && a.legacy {
+                // The legacy probe response: the probe's EV index, id and
+                // tx_ts echoed, the service time.
+                MrcExtRepr::Probe(ProbeExtRepr {
+                    response: true,
+                    ev_index: (a.psn % 16) as u16,
+                    probe_id: legacy_id(a.psn),
+                    tx_ts: (0xEC40_0000 + a.psn) as u32,
+                    service_ns: service_ns(&a) as u32,
+                })
+            } else if a.sack {
                 let mut bitmap = SackBitmap::new(64);
                 bitmap.words[0] = a.bitmap;
                 MrcExtRepr::Sack(SackExtRepr {
@@ -261,7 +318,12 @@ fn headers_match_the_golden_extension_emitter() {
     }
     assert_eq!(reads, want_reads, "payload reads");
     assert_eq!(sents.len(), data.len());
+    assert_eq!(pi, probes.len(), "every probe went out");
     assert!(acks.iter().any(|a| !a.sack) && data.iter().any(|d| d.rtx) && data.iter().any(|d| d.len == 0));
+    assert!(
+        acks.iter().any(|a| a.sack && a.probe && a.legacy),
+        "a legacy probe's answer"
+    );
 }
 
 /// Headers, payload reads (addr, len) and send records (qp, psn, ev, len).
@@ -275,8 +337,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
     let sents = Arc::new(Mutex::new(Vec::<(u64, u64, u64, u64)>::new()));
     let (h2, r2, s2) = (hdrs.clone(), reads.clone(), sents.clone());
     let (d2, a2, p2) = (data.to_vec(), acks.to_vec(), probes.to_vec());
-    // The legacy wire takes no probe record.
-    let want = data.len() + acks.len() + if mrc10 { probes.len() } else { 0 };
+    let want = data.len() + acks.len() + probes.len();
     let mut uut = TxPath::default();
     uut.connect_all();
     let rec = lockstep::Recording::new();
@@ -344,6 +405,8 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 x.ack_echo_ts.next = (0xEC40_0000 + a.psn).into();
                 x.ack_arrival_ns.next = (now_at(cycle).wrapping_sub(held_ns(a)) & 0xFFFF_FFFF).into();
                 x.ack_probe.next = a.probe;
+                x.ack_probe_legacy.next = a.legacy;
+                x.ack_probe_id.next = u64::from(legacy_id(a.psn)).into();
             }
             x.prb_valid.next = pi < p2.len() && PROBE_PAUSE.go(&mut r);
             if let Some(p) = p2.get(pi) {
@@ -382,7 +445,6 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 ai += 1;
             }
             if x.prb_valid.val() && x.prb_ready.val() {
-                assert!(mrc10, "the legacy wire takes no probe record");
                 pi += 1;
             }
             if x.hdr_valid.val() && x.hdr_ready.val() {
@@ -617,6 +679,7 @@ fn records() -> (Vec<Data>, Vec<Ack>) {
             bitmap: r.next_u64(),
             nack_kind: 1 + (i % 3) as u8,
             probe: i % 3 == 1,
+            legacy: i == 4 || i == 7,
         })
         .collect();
     (data, acks)

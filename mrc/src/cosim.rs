@@ -590,13 +590,13 @@ const FEWER_TRIMS_IN_HARDWARE: Allowance = Allowance {
              allowance); fewer resends with identical delivery loses nothing",
 };
 
-/// A flapping EV on the MRC 1.0 wire, where both sides probe it: how
-/// often each readmits it, and so marks it again and sends packets into
-/// its next down window, depends on where its probes fall in the flap.
-const FLAP_PROBE_PHASE: &str = "both sides probe the flapping EV (MRC 1.0 wire) and readmit it when a \
+/// A flapping EV, where both sides probe it: how often each readmits
+/// it, and so marks it again and sends packets into its next down
+/// window, depends on where its probes fall in the flap.
+const FLAP_PROBE_PHASE: &str = "both sides probe the flapping EV and readmit it when a \
      probe finds it up: the model probes one interval (101.4 us, the card's sweep) after the mark, \
      the card on the second sweep that sees it bad (1 to 2 intervals), so with a 40 us flap period \
-     the two land in different phases (measured, 1,000 messages, seed 1: the model readmitted EV 3 \
+     the two land in different phases (measured, 1,000 messages, seed 1, MRC 1.0 wire: the model readmitted EV 3 \
      0 times, 1 mark, the flap dropped 6 of its frames; the card 3 times, 4 marks, 10 frames); each \
      readmission costs a mark and the packets sent into the next down window";
 /// Marks net of readmissions (docs/hw/ev_prober.md, "Where it differs").
