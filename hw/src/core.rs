@@ -1122,10 +1122,7 @@ impl Logic for MrcCore {
         self.out_taken.next = self.req.out_valid.val() & self.req.out_ready.val();
         self.qerr_prev_v.d.next = self.qerr_fire.val();
         self.qerr_prev_qp.d.next = self.req.qerr_qp.val();
-        // A swap (below) replaces the record: the mark was the parked
-        // record's (the requester drops a parked record of a QP in error).
         self.out_err.d.next = !self.out_taken.val()
-            & !self.req.out_swap.val()
             & self.req.out_valid.val()
             & (self.out_err.q.val()
                 | (self.qerr_fire.val() & (self.req.qerr_qp.val() == self.req.out_qp.val()))
@@ -1133,10 +1130,6 @@ impl Logic for MrcCore {
 
         // ---- Admission of the requester's packet records.
         self.req.out_ready.next = false;
-        // A held record of a QP not in error may yield to a resend (the
-        // requester parks it; `out_swap`): the resends of a window's lost
-        // PSNs are what opens a full send window again.
-        self.req.out_held.next = (self.adm.q.val() == AdmitState::Held) & !self.out_err.q.val();
         self.txpath.pkt_valid.next = false;
         // The CC gate's operations that may open a QP's window (all but
         // ADMIT and INIT): the requester's shut QPs may be picked again.
@@ -1211,9 +1204,7 @@ impl Logic for MrcCore {
                     // resend of it (bytes left flight), or after
                     // HELD_RETRY_CYCLES (1023).
                     self.adm_wait.d.next = self.adm_wait.q.val() + 1;
-                    // Ask at once for a resend that took the register.
-                    if self.req.out_swap.val()
-                        | (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
+                    if (self.cc_g_ack.val() & (self.retx.ack_qp.val() == self.req.out_qp.val()))
                         | (self.cc_g_rtx.val() & (self.retx.rtx_qp.val() == self.req.out_qp.val()))
                         | (self.cc_g_rel.val() & (self.rel_qp.q.val() == self.req.out_qp.val()))
                         | (self.adm_wait.q.val() == 1023)

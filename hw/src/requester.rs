@@ -186,16 +186,6 @@ pub struct Requester {
     pub out_dma_len: Signal<Out, Bits<32>>,
     pub out_imm: Signal<Out, Bits<32>>,
     pub out_msg_offset: Signal<Out, Bits<32>>,
-    /// The top's admission holds the output record (the CC gate refused
-    /// it and asks again later). A held first transmission yields the
-    /// register to a resend: the resends may be what frees the window it
-    /// waits for (a full send window stays full until the lost PSN at
-    /// its base is resent and acknowledged).
-    pub out_held: Signal<In, Bit>,
-    /// Pulse, with the output record changed to a resend: the held first
-    /// transmission was parked (the top asks the gate again, for the
-    /// resend).
-    pub out_swap: Signal<Out, Bit>,
     /// Pulse: the top's admission refused the first transmission in the
     /// output register (its QP's window is full). The record is taken
     /// back, not sent: from its PSN on, the QP's committed PSNs wait in
@@ -476,14 +466,6 @@ pub struct Requester {
     // Output record register.
     o_valid: DFF<Bit>,
     o: DFF<PacketRecordWord>,
-    /// A held first transmission that yielded the output register to a
-    /// resend (`out_held`): restored to it as soon as it is free again,
-    /// before any other record, so first transmissions stay in PSN order.
-    parked_valid: DFF<Bit>,
-    parked: DFF<PacketRecordWord>,
-    /// The parked record's QP was put in error (its report came while it
-    /// was parked): dropped instead of restored.
-    parked_err: DFF<Bit>,
     /// Per QP: committed PSNs wait unsent (a yield took its record back),
     /// from the PSN in `res_ram`.
     backlog: DFF<Bits<QPS>>,
@@ -534,12 +516,6 @@ pub struct Requester {
     cfg_ring_size: Signal<Local, Bits<RING_SIZE_BITS>>,
     one_ring: Signal<Local, Bits<RING_SIZE_BITS>>,
     out_free: Signal<Local, Bit>,
-    /// The output register is free for a record of the engine's states:
-    /// free, and no parked record waits to be restored to it.
-    emit_free: Signal<Local, Bit>,
-    /// The output register holds a held first transmission that may be
-    /// parked for a resend (nothing parked yet).
-    swap_ok: Signal<Local, Bit>,
     /// LOAD: the QP's ring size (SQEs) and its index mask (size - 1).
     ld_size: Signal<Local, Bits<32>>,
     ld_mask: Signal<Local, Bits<32>>,
@@ -751,9 +727,6 @@ impl Logic for Requester {
             e_len,
             o_valid,
             o,
-            parked_valid,
-            parked,
-            parked_err,
             backlog,
             shut,
             cur_backlog,
@@ -1012,26 +985,6 @@ impl Logic for Requester {
         self.out_free.next = !self.o_valid.q.val() | self.out_ready.val();
         if self.out_ready.val() {
             self.o_valid.d.next = false;
-        }
-        // A parked first transmission goes back to the output register as
-        // soon as it is free, before any record of the engine's states
-        // (`emit_free`), or is dropped if its QP was put in error while it
-        // was parked (as the model in ERR, nothing more is sent; a report
-        // in the cycle it is restored is the top's, as for any record
-        // written in the report's cycle).
-        self.emit_free.next = self.out_free.val() & !self.parked_valid.q.val();
-        self.swap_ok.next =
-            self.out_held.val() & self.o_valid.q.val() & !self.o.q.val().retransmit & !self.parked_valid.q.val();
-        self.out_swap.next = false;
-        self.parked_err.d.next =
-            self.parked_err.q.val() | (self.qerr_take.val() & (self.qerr_qp.val() == self.parked.q.val().qp));
-        if self.parked_valid.q.val() & self.out_free.val() {
-            self.parked_valid.d.next = false;
-            self.parked_err.d.next = false;
-            if !self.parked_err.q.val() {
-                self.o_valid.d.next = true;
-                self.o.d.next = self.parked.q.val();
-            }
         }
         if self.msg_ready.val() {
             self.m_valid.d.next = false;
@@ -1538,15 +1491,12 @@ impl Logic for Requester {
                 // A QP in error sends nothing (the model in ERR): the rest of
                 // the message is dropped at once (its message record is
                 // out: the send completions flush it or fail it).
-                // A held first transmission in the output register yields to
-                // a resend (`swap_ok`, parked at R_EMIT).
-                self.rtx_ready.next =
-                    (self.emit_free.val() | self.swap_ok.val()) & !self.cur_err.q.val() & !self.cur_backlog.q.val();
+                self.rtx_ready.next = self.out_free.val() & !self.cur_err.q.val() & !self.cur_backlog.q.val();
                 if self.cur_err.q.val() | self.cur_backlog.q.val() {
                     // In error: dropped. A yield of this QP: the rest of
                     // the message is its backlog's (committed, unsent).
                     self.state.d.next = self.after_msg.val();
-                } else if (self.emit_free.val() | self.swap_ok.val()) & self.rtx_valid.val() {
+                } else if self.out_free.val() & self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
                     self.r_fresh.d.next = false;
@@ -1556,7 +1506,7 @@ impl Logic for Requester {
                     self.qerr_ram.read_address.next = self.rtx_qp.val();
                     self.r_err.d.next = self.qerr_rtx_in.val();
                     self.state.d.next = ReqState::RtxContext;
-                } else if self.emit_free.val() {
+                } else if self.out_free.val() {
                     self.o_valid.d.next = true;
                     self.o.d.next.qp = self.cur_qp.q.val();
                     self.o.d.next.psn = self.s_psn.q.val();
@@ -1677,15 +1627,7 @@ impl Logic for Requester {
                     // A QP in error: dropped; a resume a yield stopped:
                     // the PSN stays in the backlog.
                     self.state.d.next = self.r_ret.q.val();
-                } else if self.emit_free.val() | self.swap_ok.val() {
-                    if !self.emit_free.val() {
-                        // The output register holds a held first
-                        // transmission: parked, the resend takes its place.
-                        self.parked_valid.d.next = true;
-                        self.parked.d.next = self.o.q.val();
-                        self.parked_err.d.next = self.qerr_take.val() & (self.qerr_qp.val() == self.o.q.val().qp);
-                        self.out_swap.next = true;
-                    }
+                } else if self.out_free.val() {
                     self.o_valid.d.next = true;
                     self.o.d.next.qp = self.r_qp.q.val();
                     self.o.d.next.psn = self.r_psn.q.val();
@@ -1735,10 +1677,10 @@ impl Logic for Requester {
                 self.res_go.next =
                     self.cur_backlog.q.val() & !self.cur_err.q.val() & !self.res_stop.q.val() & !self.cur_shut.val();
                 // A request is taken only where it is served.
-                self.rtx_ready.next = self.emit_free.val() & self.res_go.val();
+                self.rtx_ready.next = self.out_free.val() & self.res_go.val();
                 if !self.res_go.val() {
                     self.state.d.next = ReqState::NextBatch;
-                } else if self.emit_free.val() & self.rtx_valid.val() {
+                } else if self.out_free.val() & self.rtx_valid.val() {
                     self.r_qp.d.next = self.rtx_qp.val();
                     self.r_psn.d.next = self.rtx_psn.val();
                     self.r_ret.d.next = ReqState::ResumeNext;

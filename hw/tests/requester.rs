@@ -81,9 +81,6 @@ const SETUPS: [(usize, u8, u8, u32, u64); 3] = [
 /// Messages of one QP in flight in the deep runs: the ring of retransmit
 /// records they fill (issue 15: 64, where the requester had 4).
 const DEEP_IN_FLIGHT: usize = 64;
-/// `held_window`: resends requested, and when (cycles into the window).
-const HELD_RESENDS: usize = 4;
-const HELD_RESEND_AFTER: u64 = 50;
 
 /// QP 255's ring in the deep runs (`Params::deep`): 128 SQEs, so that
 /// more messages can be posted than it has retransmit records.
@@ -387,10 +384,6 @@ struct Outcome {
     after_err: u64,
     /// Take cycle of every retransmitted record.
     rtx_cycles: Vec<u64>,
-    /// Cycles the output register held a first transmission while the
-    /// bench held it (`held_window`), and `out_swap` pulses.
-    held_cycles: u64,
-    swaps: u64,
     /// Records yielded (`out_yield`), and first transmissions taken after
     /// a yield of their QP (its backlog's).
     yields: u64,
@@ -478,12 +471,6 @@ struct Params {
     /// `deep_rtx_requests` for QP 255 whose first `n` messages are
     /// committed, one after the other.
     rtx_script: [(u64, usize); 2],
-    /// Cycles [from, to) (from 0: never) in which the bench admits as the
-    /// core does with a full send window: a first transmission in the
-    /// output register is held (`out_held` high, `out_ready` low), a
-    /// resend is taken. `HELD_RESENDS` resends of QP 255's oldest packets
-    /// taken so far are requested `HELD_RESEND_AFTER` cycles in.
-    held_window: (u64, u64),
     /// Percent of the first transmissions offered that the bench yields
     /// (`out_yield`), as the core's admission does when the CC gate
     /// refuses one: the record is taken back, and its QP is shut until an
@@ -530,7 +517,6 @@ impl Default for Params {
             partial_ack_at: 0,
             partial_ack_msgs: 0,
             rtx_script: [(0, 0); 2],
-            held_window: (0, 0),
             yield_pct: 0,
             reopen_after: 0,
         }
@@ -987,11 +973,6 @@ fn run(p: Params) -> Outcome {
                     rtx_script.extend(deep_rtx_requests(&msgs[2], committed));
                 }
             }
-            if p.held_window.0 != 0 && cycle == p.held_window.0 + HELD_RESEND_AFTER {
-                let taken = &o.got[&SETUPS[2].0];
-                assert!(taken.len() >= HELD_RESENDS, "{} records of QP 255 out", taken.len());
-                rtx_script.extend(taken[..HELD_RESENDS].iter().map(|rec| (rec.psn, true)));
-            }
             if rtx_pending.is_none() && !rtx_script.is_empty() {
                 let (psn, hit) = rtx_script.remove(0);
                 if hit {
@@ -1069,15 +1050,10 @@ fn run(p: Params) -> Outcome {
                     x.dma_rd.rsp.tag.next = tag.into();
                 }
             }
-            // Admission: a full send window holds first transmissions.
-            let holding = (p.held_window.0..p.held_window.1).contains(&cycle) && p.held_window.0 != 0;
-            let held = holding && x.out_valid.val() && !x.out_retransmit.val();
-            x.out_held.next = held;
-            x.out_ready.next = !held && p.out_ready.go(&mut r);
-            o.held_cycles += u64::from(held);
+            x.out_ready.next = p.out_ready.go(&mut r);
             // Admission: a refused first transmission yields (the core's
             // `out_yield`); its QP opens later.
-            let yielding = !held && x.out_valid.val() && !x.out_retransmit.val() && r.below(100) < p.yield_pct;
+            let yielding = x.out_valid.val() && !x.out_retransmit.val() && r.below(100) < p.yield_pct;
             x.out_yield.next = yielding;
             x.out_yield_reopen.next = yielding && r.below(5) == 0;
             if yielding {
@@ -1185,7 +1161,6 @@ fn run(p: Params) -> Outcome {
             if x.out_valid.val() && !out_ready {
                 o.out_stalls += 1;
             }
-            o.swaps += u64::from(x.out_swap.val());
             if x.out_valid.val() && out_ready {
                 let qp = x.out_qp.val().index();
                 let k = SETUPS
@@ -2078,51 +2053,4 @@ fn good_doorbell_in_the_cycle_of_a_refusal_is_served() {
         );
         assert_eq!(o.got[&255].len(), 16, "good doorbell {k} cycles after: every message");
     }
-}
-
-/// A held first transmission yields the output register to resends: the
-/// core's admission holds a new PSN while the send window is full, and
-/// only the resends of the window's lost PSNs can open it again (the
-/// `mpr-window-failure` stall of `mrc cosim`: a full window, an EV dead).
-/// QP 255 rings 128 messages; from cycle `HELD_FROM` to `HELD_TO` the
-/// bench holds every first transmission in the output register as the
-/// admission would, and acknowledges nothing; 50 cycles in, it asks for
-/// `HELD_RESENDS` resends of QP 255's oldest packets. From `HELD_TO` on,
-/// every message is acknowledged.
-/// They must all come out inside the window (the held record parked and
-/// restored once each is taken: `out_swap`), and then every message in
-/// PSN order, each record the reference's (`check_common`). Fails on a
-/// requester whose output register waits for the held record: the
-/// resends come out only when the bench lets it go.
-#[test]
-fn held_first_transmission_yields_to_resends() {
-    const HELD_FROM: u64 = 100;
-    const HELD_TO: u64 = 1100;
-    let o = run(Params {
-        seed: 0x4E1D_0001,
-        directed: true,
-        burst: true,
-        deep: true,
-        held_window: (HELD_FROM, HELD_TO),
-        ack_from: HELD_TO,
-        ..Params::default()
-    });
-    check_common(&o);
-    eprintln!(
-        "resends at {:?}; held cycles {}, swaps {}",
-        o.rtx_cycles, o.held_cycles, o.swaps
-    );
-    assert_eq!(o.rtx_cycles.len(), HELD_RESENDS);
-    assert!(
-        o.rtx_cycles.iter().all(|&c| c < HELD_TO),
-        "resends waited for the held record: {:?}",
-        o.rtx_cycles
-    );
-    assert!(
-        o.held_cycles >= 500,
-        "the window held a first transmission {} cycles",
-        o.held_cycles
-    );
-    assert_eq!(o.swaps, HELD_RESENDS as u64, "one park per resend");
-    assert_eq!(o.got_msg[&255].len(), 128);
 }
