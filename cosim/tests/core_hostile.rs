@@ -1141,6 +1141,45 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }
 
+/// The second QP of the CC admission tests below: its number, send ring
+/// and start PSN.
+const OTHER_QP: u32 = 6;
+const OTHER_SQ: u64 = 0x1100_0000;
+const OTHER_PSN: u32 = 0x300;
+
+/// `OTHER_QP`'s send context: `ctx` on its own ring and PSNs.
+fn other_ctx(ctx: SqContext) -> SqContext {
+    SqContext {
+        sq_base: OTHER_SQ,
+        start_psn: OTHER_PSN,
+        ..ctx
+    }
+}
+
+/// A signaled WRITE of `length` bytes from `local_iova` to `remote_va`.
+fn write_of(wr_id: u64, length: u32, local_iova: u64, remote_va: u64) -> SqDescriptor {
+    SqDescriptor {
+        opcode: SqOpcode::Write,
+        signaled: true,
+        length,
+        wr_id,
+        local_iova,
+        remote_va,
+        rkey: RKEY,
+        imm: 0,
+    }
+}
+
+/// Post `d` as the first descriptor of the send ring at `sq_base`, its
+/// payload a pattern named by its `wr_id`, and ring `qp`'s doorbell.
+fn post_first(nic: &mut Nic, qp: u32, sq_base: u64, d: &SqDescriptor) {
+    nic.dma.mem.fill(sq_base, &d.encode().unwrap());
+    nic.dma
+        .mem
+        .fill(d.local_iova, &pattern(d.length as usize, d.wr_id as u32));
+    nic.doorbell(qp as u8, 1);
+}
+
 /// A QP in error whose next packet record was refused at CC admission
 /// must not hold the requester's output (and so every other QP).
 /// `PEER_QP` has a fixed window of two packets and an 8-packet WRITE: two
@@ -1160,28 +1199,18 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
     }
     /// Window: two packets of the 1024-byte MTU.
     const WINDOW: u32 = 2048;
-    const OTHER_QP: u32 = 6;
-    const OTHER_SQ: u64 = 0x1100_0000;
-    const OTHER_PSN: u32 = 0x300;
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 43).unwrap();
     configure_globals(&mut nic);
     let ctx = req_ctx();
     configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
-    let d = SqDescriptor {
-        opcode: SqOpcode::Write,
-        signaled: true,
-        length: 8 * 1024,
-        wr_id: 0x70,
-        local_iova: 0x3000_0000,
-        remote_va: MR_VA,
-        rkey: RKEY,
-        imm: 0,
-    };
-    nic.dma.mem.fill(SQ_BASE, &d.encode().unwrap());
-    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x70));
     let held0 = nic.counter("cc_held");
-    nic.doorbell(PEER_QP as u8, 1);
+    post_first(
+        &mut nic,
+        PEER_QP,
+        SQ_BASE,
+        &write_of(0x70, 8 * 1024, 0x3000_0000, MR_VA),
+    );
     let mut cycles = 0;
     while nic.tx.frames.len() < 2 && cycles < 20_000 {
         nic.step();
@@ -1216,25 +1245,13 @@ fn a_held_record_of_a_qp_in_error_does_not_block_other_qps() {
     assert_eq!((c.wr_id, c.status), (0x70, CqStatus::RemoteAccess), "{c:?}");
 
     // Another QP's WRITE, rung after the error.
-    let other = SqContext {
-        sq_base: OTHER_SQ,
-        start_psn: OTHER_PSN,
-        ..ctx
-    };
-    configure_qp(&mut nic, OTHER_QP, other);
-    let d = SqDescriptor {
-        opcode: SqOpcode::Write,
-        signaled: true,
-        length: 100,
-        wr_id: 0x71,
-        local_iova: 0x3001_0000,
-        remote_va: MR_VA + 0x4000,
-        rkey: RKEY,
-        imm: 0,
-    };
-    nic.dma.mem.fill(OTHER_SQ, &d.encode().unwrap());
-    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x71));
-    nic.doorbell(OTHER_QP as u8, 1);
+    configure_qp(&mut nic, OTHER_QP, other_ctx(ctx));
+    post_first(
+        &mut nic,
+        OTHER_QP,
+        OTHER_SQ,
+        &write_of(0x71, 100, 0x3001_0000, MR_VA + 0x4000),
+    );
     // More than two of the admission's held-retry periods.
     nic.run(6000);
     let after: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
@@ -1264,35 +1281,19 @@ fn a_qp_held_by_its_window_yields_to_other_qps() {
     /// Window: two packets of the 1024-byte MTU.
     const WINDOW: u32 = 2048;
     const PACKETS: u32 = 8;
-    const OTHER_QP: u32 = 6;
-    const OTHER_SQ: u64 = 0x1100_0000;
-    const OTHER_PSN: u32 = 0x300;
     const OTHER_PACKETS: u32 = 4;
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 44).unwrap();
     configure_globals(&mut nic);
     let ctx = req_ctx();
     configure_qp_window(&mut nic, PEER_QP, ctx, WINDOW, WINDOW);
-    let other = SqContext {
-        sq_base: OTHER_SQ,
-        start_psn: OTHER_PSN,
-        ..ctx
-    };
-    configure_qp(&mut nic, OTHER_QP, other);
-    let write = |wr_id: u64, packets: u32, local_iova: u64, remote_va: u64| SqDescriptor {
-        opcode: SqOpcode::Write,
-        signaled: true,
-        length: packets * 1024,
-        wr_id,
-        local_iova,
-        remote_va,
-        rkey: RKEY,
-        imm: 0,
-    };
-    let held = write(0x70, PACKETS, 0x3000_0000, MR_VA);
-    nic.dma.mem.fill(SQ_BASE, &held.encode().unwrap());
-    nic.dma.mem.fill(held.local_iova, &pattern(held.length as usize, 0x70));
-    nic.doorbell(PEER_QP as u8, 1);
+    configure_qp(&mut nic, OTHER_QP, other_ctx(ctx));
+    post_first(
+        &mut nic,
+        PEER_QP,
+        SQ_BASE,
+        &write_of(0x70, PACKETS * 1024, 0x3000_0000, MR_VA),
+    );
     nic.run(3000);
     let first: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(
@@ -1306,10 +1307,8 @@ fn a_qp_held_by_its_window_yields_to_other_qps() {
     );
 
     // The other QP's WRITE leaves whole while PEER_QP's window stays full.
-    let d = write(0x71, OTHER_PACKETS, 0x3001_0000, MR_VA + 0x10_0000);
-    nic.dma.mem.fill(OTHER_SQ, &d.encode().unwrap());
-    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x71));
-    nic.doorbell(OTHER_QP as u8, 1);
+    let d = write_of(0x71, OTHER_PACKETS * 1024, 0x3001_0000, MR_VA + 0x10_0000);
+    post_first(&mut nic, OTHER_QP, OTHER_SQ, &d);
     nic.run(3000);
     let during: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(
@@ -1384,19 +1383,7 @@ fn a_deferred_resend_passes_one_whose_window_is_still_full() {
         (SECOND_QP, second, SECOND_PSN, 0x75, 0x3002_0000, MR_VA + 0x20_0000),
     ] {
         configure_qp_window(&mut nic, qp, c, PACKET, 4 * PACKET);
-        let d = SqDescriptor {
-            opcode: SqOpcode::Write,
-            signaled: true,
-            length: 8 * PACKET,
-            wr_id,
-            local_iova: iova,
-            remote_va: va,
-            rkey: RKEY,
-            imm: 0,
-        };
-        nic.dma.mem.fill(c.sq_base, &d.encode().unwrap());
-        nic.dma.mem.fill(iova, &pattern(d.length as usize, wr_id as u32));
-        nic.doorbell(qp as u8, 1);
+        post_first(&mut nic, qp, c.sq_base, &write_of(wr_id, 8 * PACKET, iova, va));
         nic.run(3000);
         let sent: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
         assert_eq!(
@@ -1458,35 +1445,19 @@ fn a_refused_resend_waits_without_holding_other_qps() {
     }
     const PACKET: u32 = 1024;
     const PACKETS: u32 = 8;
-    const OTHER_QP: u32 = 6;
-    const OTHER_SQ: u64 = 0x1100_0000;
-    const OTHER_PSN: u32 = 0x300;
     const OTHER_PACKETS: u32 = 4;
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 45).unwrap();
     configure_globals(&mut nic);
     let ctx = req_ctx();
     configure_qp_window(&mut nic, PEER_QP, ctx, PACKET, 4 * PACKET);
-    let other = SqContext {
-        sq_base: OTHER_SQ,
-        start_psn: OTHER_PSN,
-        ..ctx
-    };
-    configure_qp(&mut nic, OTHER_QP, other);
-    let write = |wr_id: u64, packets: u32, local_iova: u64, remote_va: u64| SqDescriptor {
-        opcode: SqOpcode::Write,
-        signaled: true,
-        length: packets * PACKET,
-        wr_id,
-        local_iova,
-        remote_va,
-        rkey: RKEY,
-        imm: 0,
-    };
-    let d = write(0x72, PACKETS, 0x3000_0000, MR_VA);
-    nic.dma.mem.fill(SQ_BASE, &d.encode().unwrap());
-    nic.dma.mem.fill(d.local_iova, &pattern(d.length as usize, 0x72));
-    nic.doorbell(PEER_QP as u8, 1);
+    configure_qp(&mut nic, OTHER_QP, other_ctx(ctx));
+    post_first(
+        &mut nic,
+        PEER_QP,
+        SQ_BASE,
+        &write_of(0x72, PACKETS * PACKET, 0x3000_0000, MR_VA),
+    );
     nic.run(3000);
     let first: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(
@@ -1509,10 +1480,8 @@ fn a_refused_resend_waits_without_holding_other_qps() {
     // The other QP's WRITE leaves whole meanwhile, and the deferred
     // resend is not asked again: nothing of its QP's window moved.
     let held_before = nic.counter("cc_held");
-    let o = write(0x73, OTHER_PACKETS, 0x3001_0000, MR_VA + 0x10_0000);
-    nic.dma.mem.fill(OTHER_SQ, &o.encode().unwrap());
-    nic.dma.mem.fill(o.local_iova, &pattern(o.length as usize, 0x73));
-    nic.doorbell(OTHER_QP as u8, 1);
+    let o = write_of(0x73, OTHER_PACKETS * PACKET, 0x3001_0000, MR_VA + 0x10_0000);
+    post_first(&mut nic, OTHER_QP, OTHER_SQ, &o);
     nic.run(3000);
     let during: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(
