@@ -644,6 +644,25 @@ fn new_packet(start: u32, msn: u32, k: u32, ecn: bool) -> In {
     }
 }
 
+/// An MRC 1.0 probe record on EV 0x2222 with probe id `id` (`ev_index`)
+/// and timestamp `ts`, nonsense where a probe record's fields are not
+/// read.
+fn probe_record(id: u64, ts: u64) -> In {
+    In {
+        probe: true,
+        legacy: false,
+        probe_id: 0,
+        psn: 0xBAD,
+        verdict: 3,
+        ecn: true,
+        expected: 0x77_7777,
+        msn: 0xDEAD,
+        ev: 0x2222,
+        ev_index: id,
+        echo: ts,
+    }
+}
+
 /// MRC 1.0 reliability probes (`in_probe`, as the golden QP's
 /// `handle_probe` / `build_sack` with a probe): a probe record of QP 77
 /// whose other fields are nonsense is answered at once with a SACK of the
@@ -667,20 +686,7 @@ fn probe_answers_leave_the_coalescing_alone() {
         expected: START + 6,
         ..data(k, false)
     };
-    // Nonsense where a probe record's fields are not read.
-    let probe = |id: u64, ts: u64| In {
-        probe: true,
-        legacy: false,
-        probe_id: 0,
-        psn: 0xBAD,
-        verdict: 3,
-        ecn: true,
-        expected: 0x77_7777,
-        msn: 0xDEAD,
-        ev: 0x2222,
-        ev_index: id,
-        echo: ts,
-    };
+    let probe = probe_record;
     // (cycle to present it from, record).
     let schedule = [
         (0, data(0, false)),
@@ -796,17 +802,9 @@ fn legacy_probe_answers_keep_the_ecn_count() {
     const MSN: u32 = 2;
     let data = |k: u32, ecn: bool| new_packet(START, MSN, k, ecn);
     let probe = In {
-        probe: true,
         legacy: true,
         probe_id: 0xCAFE_BABE,
-        psn: 0xBAD,
-        verdict: 3,
-        ecn: true,
-        expected: 0x77_7777,
-        msn: 0xDEAD,
-        ev: 0x2222,
-        ev_index: 3,
-        echo: 0x1234_5678,
+        ..probe_record(3, 0x1234_5678)
     };
     let schedule = vec![
         (0, data(0, false)),
