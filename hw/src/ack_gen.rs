@@ -61,6 +61,10 @@ pub struct AckGen {
     pub in_drop: Signal<In, Bit>,
     pub in_expected: Signal<In, Bits<24>>,
     pub in_msn: Signal<In, Bits<24>>,
+    /// `in_msn` is the QP's MSN after this packet; clear, the stored MSN
+    /// stays (the packet completed nothing: the RX path knows the MSN
+    /// only from the completion tracker's walk of an advance).
+    pub in_msn_valid: Signal<In, Bit>,
     pub in_ev: Signal<In, Bits<16>>,
     pub in_ev_index: Signal<In, Bits<16>>,
     pub in_echo_ts: Signal<In, Bits<32>>,
@@ -172,6 +176,7 @@ pub struct AckGen {
     s1_drop: DFF<Bit>,
     s1_exp: DFF<Bits<24>>,
     s1_msn: DFF<Bits<24>>,
+    s1_msn_v: DFF<Bit>,
     s1_ev: DFF<Bits<16>>,
     s1_evi: DFF<Bits<16>>,
     s1_echo: DFF<Bits<32>>,
@@ -204,6 +209,7 @@ pub struct AckGen {
     o_pid: DFF<Bits<32>>,
     // Combinational locals.
     take: Signal<Local, Bit>,
+    cur_msn: Signal<Local, Bits<24>>,
     scan_go: Signal<Local, Bit>,
     accepted: Signal<Local, Bit>,
     gap_d: Signal<Local, Bits<24>>,
@@ -253,6 +259,7 @@ impl Logic for AckGen {
             s1_drop,
             s1_exp,
             s1_msn,
+            s1_msn_v,
             s1_ev,
             s1_evi,
             s1_echo,
@@ -338,7 +345,13 @@ impl Logic for AckGen {
         self.tarr_ram.write_address.next = self.s1_qp.q.val();
         self.exp_ram.write_data.next = self.s1_exp.q.val();
         self.high_ram.write_data.next = self.high_ram.read_data.val();
-        self.msn_ram.write_data.next = self.s1_msn.q.val();
+        // The record's MSN, or the stored one when it carries none.
+        if self.s1_msn_v.q.val() {
+            self.cur_msn.next = self.s1_msn.q.val();
+        } else {
+            self.cur_msn.next = self.msn_ram.read_data.val();
+        }
+        self.msn_ram.write_data.next = self.cur_msn.val();
         self.unack_ram.write_data.next = 0.into();
         self.ecn_ram.write_data.next = 0.into();
         self.armed_ram.write_data.next = false;
@@ -429,7 +442,7 @@ impl Logic for AckGen {
         self.o_kind.d.next = 1.into();
         self.o_psn.d.next = self.t_exp.val() - 1;
         self.o_cum.d.next = self.t_exp.val() - 1;
-        self.o_msn.d.next = self.s1_msn.q.val();
+        self.o_msn.d.next = self.cur_msn.val();
         self.o_nack_kind.d.next = 0.into();
         self.o_code.d.next = 0.into();
         self.o_base.d.next = self.sack_base.val();
@@ -570,6 +583,7 @@ impl Logic for AckGen {
                 self.s1_drop.d.next = self.in_drop.val();
                 self.s1_exp.d.next = self.in_expected.val();
                 self.s1_msn.d.next = self.in_msn.val();
+                self.s1_msn_v.d.next = self.in_msn_valid.val();
                 self.s1_ev.d.next = self.in_ev.val();
                 self.s1_evi.d.next = self.in_ev_index.val();
                 self.s1_echo.d.next = self.in_echo_ts.val();

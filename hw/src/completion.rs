@@ -77,6 +77,11 @@ pub struct CompletionTracker {
     pub adv_ready: Signal<Out, Bit>,
     pub adv_qp: Signal<In, Bits<QP_BITS>>,
     pub adv_expected: Signal<In, Bits<24>>,
+    /// Pulse: the advance taken last is walked; `done_msn` is its QP's
+    /// MSN after it (the AETH MSN of the ACK for the packet that moved
+    /// it, as the model's responder counts messages).
+    pub done_valid: Signal<Out, Bit>,
+    pub done_msn: Signal<Out, Bits<24>>,
     // Completions.
     pub cq_valid: Signal<Out, Bit>,
     pub cq_ready: Signal<In, Bit>,
@@ -158,6 +163,9 @@ pub struct CompletionTracker {
     w_bytes: DFF<Bits<32>>,
     w_len: DFF<Bits<32>>,
     w_msn: DFF<Bits<24>>,
+    // The walk's end (`done_*`).
+    d_v: DFF<Bit>,
+    d_msn: DFF<Bits<24>>,
     // Pending QP init.
     cfg_pend: DFF<Bit>,
     cfg_qp: DFF<Bits<QP_BITS>>,
@@ -193,7 +201,8 @@ impl Logic for CompletionTracker {
         dff_setup!(
             self, clock, cq_wp, cq_rp, cq_n, cq_wrote, o_cq_v, o_cq, held, s1_v, s1_qp, s1_psn, s1_rkey, s1_va, s1_len,
             s1_va_end, s1_buf, s1_first, s1_last, s1_imm_f, s1_aux, p_v, p_qp, p_addr, p_len, p_buf, n_v, n_qp, n_psn,
-            r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target, w_bytes, w_len, w_msn, cfg_pend, cfg_qp, cfg_psn
+            r_v, r_qp, r_psn, r_code, mode, w_qp, w_e, w_target, w_bytes, w_len, w_msn, d_v, d_msn, cfg_pend, cfg_qp,
+            cfg_psn
         );
         self.mr_key.read_clock.next = self.clock.val();
         self.mr_key.write_clock.next = self.clock.val();
@@ -380,6 +389,7 @@ impl Logic for CompletionTracker {
             | (bit_cast::<96, 32>(self.cur.val().get_bits::<32>(0)) << 8)
             | (bit_cast::<96, 32>(self.c_len.val()) << 40)
             | (bit_cast::<96, 24>(self.n_msn.val()) << 72);
+        self.d_v.d.next = false;
         if self.mode.q.val() == 0 {
             if self.adv_valid.val() & self.adv_ready.val() {
                 self.q_exp.read_address.next = self.adv_qp.val();
@@ -399,6 +409,8 @@ impl Logic for CompletionTracker {
                 | bit_cast::<16, 24>(self.q_exp.read_data.val() & 255);
             if self.q_exp.read_data.val() == self.w_target.q.val() {
                 self.mode.d.next = 0.into();
+                self.d_v.d.next = true;
+                self.d_msn.d.next = self.q_msn.read_data.val();
             } else {
                 self.mode.d.next = 2.into();
             }
@@ -415,6 +427,8 @@ impl Logic for CompletionTracker {
                 self.q_len.write_enable.next = true;
                 self.q_msn.write_enable.next = true;
                 self.mode.d.next = 0.into();
+                self.d_v.d.next = true;
+                self.d_msn.d.next = self.n_msn.val();
             }
         }
         self.info_first.read_address.next = self.info.read_address.val();
@@ -514,6 +528,8 @@ impl Logic for CompletionTracker {
         self.cq_imm.next = self.o_cq.q.val().get_bits::<32>(8);
         self.cq_len.next = self.o_cq.q.val().get_bits::<32>(40);
         self.cq_msn.next = self.o_cq.q.val().get_bits::<24>(72);
+        self.done_valid.next = self.d_v.q.val();
+        self.done_msn.next = self.d_msn.q.val();
         self.held_count.next = self.held.q.val();
         self.cfg_busy.next = self.cfg_pend.q.val();
     }

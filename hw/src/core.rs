@@ -720,6 +720,8 @@ impl Logic for MrcCore {
         self.rxpath.adv_ready.next = self.compl.adv_ready.val();
         self.compl.adv_qp.next = self.rxpath.adv_qp.val();
         self.compl.adv_expected.next = self.rxpath.adv_expected.val();
+        self.rxpath.done_valid.next = self.compl.done_valid.val();
+        self.rxpath.done_msn.next = self.compl.done_msn.val();
         self.rxpath.cq_valid.next = self.compl.cq_valid.val();
         self.compl.cq_ready.next = self.rxpath.cq_ready.val();
         self.rxpath.cq_qp.next = self.compl.cq_qp.val();
@@ -740,6 +742,7 @@ impl Logic for MrcCore {
         self.ackgen.in_drop.next = self.rxpath.ag_drop.val();
         self.ackgen.in_expected.next = self.rxpath.ag_expected.val();
         self.ackgen.in_msn.next = self.rxpath.ag_msn.val();
+        self.ackgen.in_msn_valid.next = self.rxpath.ag_msn_valid.val();
         self.ackgen.in_ev.next = self.rxpath.ag_ev.val();
         self.ackgen.in_ev_index.next = self.rxpath.ag_ev_index.val();
         self.ackgen.in_echo_ts.next = self.rxpath.ag_echo_ts.val();

@@ -58,6 +58,29 @@ pub enum DispatchState {
 /// credits (`hw::rx_ingress`), so a FIFO never overflows.
 pub const JOIN_DEPTH: usize = 16;
 
+/// An ACK generator record as it leaves (`ag_*`), in the record stage.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct AgRecord {
+    pub qp: Bits<8>,
+    pub psn: Bits<24>,
+    pub verdict: Bits<2>,
+    pub ack_req: Bit,
+    pub trimmed: Bit,
+    pub ecn: Bit,
+    pub reject: Bit,
+    pub drop: Bit,
+    pub expected: Bits<24>,
+    /// The QP's MSN after the packet, when `msn_valid` (an accepted one).
+    pub msn: Bits<24>,
+    pub msn_valid: Bit,
+    pub ev: Bits<16>,
+    pub ev_index: Bits<16>,
+    pub echo: Bits<32>,
+    pub probe: Bit,
+    pub probe_legacy: Bit,
+    pub probe_id: Bits<32>,
+}
+
 /// The RX path glue. Ports are described in `docs/hw/rx_path.md`; the
 /// RX buffer's ids are carried through, whatever their width.
 #[derive(LogicBlock, Default)]
@@ -130,6 +153,10 @@ pub struct RxPath {
     pub adv_ready: Signal<In, Bit>,
     pub adv_qp: Signal<Out, Bits<8>>,
     pub adv_expected: Signal<Out, Bits<24>>,
+    /// The completion tracker's walk of the advance taken last is done:
+    /// `done_msn` is the QP's MSN after it.
+    pub done_valid: Signal<In, Bit>,
+    pub done_msn: Signal<In, Bits<24>>,
     pub cq_valid: Signal<In, Bit>,
     pub cq_ready: Signal<Out, Bit>,
     pub cq_qp: Signal<In, Bits<8>>,
@@ -149,6 +176,10 @@ pub struct RxPath {
     pub ag_drop: Signal<Out, Bit>,
     pub ag_expected: Signal<Out, Bits<24>>,
     pub ag_msn: Signal<Out, Bits<24>>,
+    /// `ag_msn` is the QP's MSN after this packet (it advanced the QP's
+    /// expected PSN, walked by the completion tracker); clear, the ACK
+    /// generator keeps the QP's stored MSN (nothing completed).
+    pub ag_msn_valid: Signal<Out, Bit>,
     pub ag_ev: Signal<Out, Bits<16>>,
     pub ag_ev_index: Signal<Out, Bits<16>>,
     pub ag_echo_ts: Signal<Out, Bits<32>>,
@@ -288,6 +319,18 @@ pub struct RxPath {
     t_adv_v: DFF<Bit>,
     /// Waiting for the marking request's answer (its `out_expected`).
     t_wait: DFF<Bit>,
+    /// Waiting for the completion tracker's walk of the advance
+    /// (`done_*`): the record carries the MSN after it.
+    t_msn_wait: DFF<Bit>,
+    /// The record carries an MSN (the packet was accepted).
+    t_msn_v: DFF<Bit>,
+    t_msn: DFF<Bits<24>>,
+    // ---- Record stage: the ACK generator record, out of the tail so
+    // that the next frame's marking request need not wait for the walk.
+    g_v: DFF<Bit>,
+    /// Its MSN is still to come (`done_*`).
+    g_wait: DFF<Bit>,
+    g_rec: DFF<AgRecord>,
     t_qp: DFF<Bits<8>>,
     t_psn: DFF<Bits<24>>,
     t_verdict: DFF<Bits<2>>,
@@ -411,6 +454,10 @@ pub struct RxPath {
     head_free: Signal<Local, Bit>,
     cmd_free: Signal<Local, Bit>,
     tail_free: Signal<Local, Bit>,
+    g_free: Signal<Local, Bit>,
+    t_move: Signal<Local, Bit>,
+    done_g: Signal<Local, Bit>,
+    done_t: Signal<Local, Bit>,
     /// The SACK table's answer is the tail's marking request's.
     out_for_tail: Signal<Local, Bit>,
     /// The head stage's RX buffer command this cycle (from the RAM
@@ -482,6 +529,12 @@ impl Logic for RxPath {
             t_ag_v,
             t_adv_v,
             t_wait,
+            t_msn_wait,
+            t_msn_v,
+            t_msn,
+            g_v,
+            g_wait,
+            g_rec,
             t_qp,
             t_psn,
             t_verdict,
@@ -795,23 +848,24 @@ impl Logic for RxPath {
         self.adv_valid.next = self.t_adv_v.q.val() & !self.t_wait.q.val();
         self.adv_qp.next = self.t_qp.q.val();
         self.adv_expected.next = self.t_expected.q.val();
-        self.ag_valid.next = self.t_ag_v.q.val() & !self.t_wait.q.val();
-        self.ag_qp.next = self.t_qp.q.val();
-        self.ag_psn.next = self.t_psn.q.val();
-        self.ag_verdict.next = self.t_verdict.q.val();
-        self.ag_ack_req.next = self.t_ack_req.q.val();
-        self.ag_trimmed.next = self.t_trimmed.q.val();
-        self.ag_ecn_ce.next = self.t_ecn.q.val();
-        self.ag_reject.next = self.t_reject.q.val();
-        self.ag_drop.next = self.t_drop.q.val();
-        self.ag_expected.next = self.t_expected.q.val();
-        self.ag_msn.next = 0.into();
-        self.ag_ev.next = self.t_ev.q.val();
-        self.ag_ev_index.next = self.t_ev_index.q.val();
-        self.ag_echo_ts.next = self.t_echo.q.val();
-        self.ag_probe.next = self.t_probe.q.val();
-        self.ag_probe_legacy.next = self.t_probe_legacy.q.val();
-        self.ag_probe_id.next = self.t_probe_id.q.val();
+        self.ag_valid.next = self.g_v.q.val() & !self.g_wait.q.val();
+        self.ag_qp.next = self.g_rec.q.val().qp;
+        self.ag_psn.next = self.g_rec.q.val().psn;
+        self.ag_verdict.next = self.g_rec.q.val().verdict;
+        self.ag_ack_req.next = self.g_rec.q.val().ack_req;
+        self.ag_trimmed.next = self.g_rec.q.val().trimmed;
+        self.ag_ecn_ce.next = self.g_rec.q.val().ecn;
+        self.ag_reject.next = self.g_rec.q.val().reject;
+        self.ag_drop.next = self.g_rec.q.val().drop;
+        self.ag_expected.next = self.g_rec.q.val().expected;
+        self.ag_msn.next = self.g_rec.q.val().msn;
+        self.ag_msn_valid.next = self.g_rec.q.val().msn_valid;
+        self.ag_ev.next = self.g_rec.q.val().ev;
+        self.ag_ev_index.next = self.g_rec.q.val().ev_index;
+        self.ag_echo_ts.next = self.g_rec.q.val().echo;
+        self.ag_probe.next = self.g_rec.q.val().probe;
+        self.ag_probe_legacy.next = self.g_rec.q.val().probe_legacy;
+        self.ag_probe_id.next = self.g_rec.q.val().probe_id;
         self.op_valid.next = self.st.q.val() == DispatchState::RetransmitOp;
         if (self.ext_type.val() == 2) | self.probe_answer.val() {
             self.op_kind.next = self.k_sack.val();
@@ -856,7 +910,16 @@ impl Logic for RxPath {
 
         // ---- Stage availability (this cycle's handshakes count).
         self.cmd_free.next = !self.cmd_v.q.val() | self.cmd_ready.val();
-        self.tail_free.next = (!self.t_ag_v.q.val() | (self.ag_ready.val() & !self.t_wait.q.val()))
+        // The record stage is free, or its record leaves now.
+        self.g_free.next = !self.g_v.q.val() | (self.ag_ready.val() & !self.g_wait.q.val());
+        // The tail's record moves on once its marking answer is in.
+        self.t_move.next = self.t_ag_v.q.val() & !self.t_wait.q.val() & self.g_free.val();
+        // A walk's end is the oldest waiting record's: the record stage's,
+        // else the tail's (whose advance was taken: a walk ends 2 cycles
+        // after its advance at the least).
+        self.done_g.next = self.done_valid.val() & self.g_v.q.val() & self.g_wait.q.val();
+        self.done_t.next = self.done_valid.val() & !self.done_g.val();
+        self.tail_free.next = (!self.t_ag_v.q.val() | self.t_move.val())
             & (!self.t_adv_v.q.val() | (self.adv_ready.val() & !self.t_wait.q.val()));
         // The SACK table answers in request order, and the head stage's
         // next judging request follows the tail's marking request.
@@ -1094,9 +1157,46 @@ impl Logic for RxPath {
 
         // ---- Tail stage: the ACK generator record (every judged data
         // packet) and, for an accepted one, the advance to the marking
-        // request's `out_expected`. Both leave independently.
-        if self.t_ag_v.q.val() & self.ag_valid.val() & self.ag_ready.val() {
+        // request's `out_expected`, each leaving on its own handshake:
+        // the record into the record stage, where the record of an
+        // accepted packet waits for the completion tracker's walk of the
+        // advance and takes its MSN (the AETH MSN after the packet).
+        if self.ag_valid.val() & self.ag_ready.val() {
+            self.g_v.d.next = false;
+        }
+        if self.done_g.val() {
+            self.g_wait.d.next = false;
+            self.g_rec.d.next.msn = self.done_msn.val();
+        }
+        if self.done_t.val() {
+            self.t_msn_wait.d.next = false;
+            self.t_msn.d.next = self.done_msn.val();
+        }
+        if self.t_move.val() {
             self.t_ag_v.d.next = false;
+            self.g_v.d.next = true;
+            self.g_wait.d.next = self.t_msn_wait.q.val() & !self.done_t.val();
+            self.g_rec.d.next.qp = self.t_qp.q.val();
+            self.g_rec.d.next.psn = self.t_psn.q.val();
+            self.g_rec.d.next.verdict = self.t_verdict.q.val();
+            self.g_rec.d.next.ack_req = self.t_ack_req.q.val();
+            self.g_rec.d.next.trimmed = self.t_trimmed.q.val();
+            self.g_rec.d.next.ecn = self.t_ecn.q.val();
+            self.g_rec.d.next.reject = self.t_reject.q.val();
+            self.g_rec.d.next.drop = self.t_drop.q.val();
+            self.g_rec.d.next.expected = self.t_expected.q.val();
+            if self.done_t.val() {
+                self.g_rec.d.next.msn = self.done_msn.val();
+            } else {
+                self.g_rec.d.next.msn = self.t_msn.q.val();
+            }
+            self.g_rec.d.next.msn_valid = self.t_msn_v.q.val();
+            self.g_rec.d.next.ev = self.t_ev.q.val();
+            self.g_rec.d.next.ev_index = self.t_ev_index.q.val();
+            self.g_rec.d.next.echo = self.t_echo.q.val();
+            self.g_rec.d.next.probe = self.t_probe.q.val();
+            self.g_rec.d.next.probe_legacy = self.t_probe_legacy.q.val();
+            self.g_rec.d.next.probe_id = self.t_probe_id.q.val();
         }
         if self.t_adv_v.q.val() & self.adv_valid.val() & self.adv_ready.val() {
             self.t_adv_v.d.next = false;
@@ -1109,6 +1209,8 @@ impl Logic for RxPath {
             self.t_ag_v.d.next = true;
             self.t_adv_v.d.next = self.tl_accepted.val();
             self.t_wait.d.next = self.tl_accepted.val();
+            self.t_msn_wait.d.next = self.tl_accepted.val();
+            self.t_msn_v.d.next = self.tl_accepted.val();
             self.t_qp.d.next = self.qp.val();
             self.t_psn.d.next = self.psn.val();
             self.t_verdict.d.next = self.tl_verdict.val();

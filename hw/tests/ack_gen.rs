@@ -278,7 +278,12 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                 x.in_reject.next = rc.fate == Fate::Rejected;
                 x.in_drop.next = false;
                 x.in_expected.next = u64::from(rc.expected).into();
-                x.in_msn.next = u64::from(rc.msn).into();
+                // The RX path sends an MSN only with a new packet (only
+                // one can advance the expected PSN); the others carry
+                // none, and a value the block must not take.
+                let new = rc.fate == Fate::New;
+                x.in_msn_valid.next = new;
+                x.in_msn.next = u64::from(if new { rc.msn } else { !rc.msn & 0xFF_FFFF }).into();
                 x.in_ev.next = u64::from(p.ev & 0xFFFF).into();
                 x.in_ev_index.next = u64::from(d.ev_index).into();
                 x.in_echo_ts.next = u64::from(d.tx_ts).into();
@@ -567,6 +572,7 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
                 x.in_drop.next = false;
                 x.in_expected.next = u64::from(r.expected).into();
                 x.in_msn.next = u64::from(r.msn).into();
+                x.in_msn_valid.next = !r.probe;
                 x.in_ev.next = r.ev.into();
                 x.in_ev_index.next = r.ev_index.into();
                 x.in_echo_ts.next = r.echo.into();

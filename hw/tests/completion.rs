@@ -104,6 +104,8 @@ struct Seen {
     places: Vec<(usize, u64, u16, u16)>,
     nacks: Vec<(usize, u32, u8)>,
     cqes: Vec<Cqe>,
+    /// `done_msn` of every walk's end, in order.
+    dones: Vec<u32>,
     held_at_decision: Vec<u32>,
     max_held: u32,
     cnt_ra: usize,
@@ -239,6 +241,9 @@ fn simulate(
                     msn: x.cq_msn.val().index() as u32,
                 });
             }
+            if x.done_valid.val() {
+                sn.dones.push(x.done_msn.val().index() as u32);
+            }
             held_prev = held;
             wait_clock_true!(sim, clock, x);
             if taken {
@@ -309,6 +314,8 @@ fn completion_matches_model_responder() {
     let mut want_places = Vec::new();
     let mut want_nacks = Vec::new();
     let mut want_cqes: Vec<Cqe> = Vec::new();
+    // The MSN after each advance (the AETH MSN of the model's ACK).
+    let mut want_dones: Vec<u32> = Vec::new();
     let mut ends: Vec<std::collections::HashMap<u32, (bool, bool)>> = vec![Default::default(); 4];
     // The MSN right after each WRITE-IMM end passed, per QP, in order.
     let mut imm_msn: Vec<VecDeque<u32>> = vec![VecDeque::new(); 4];
@@ -357,6 +364,7 @@ fn completion_matches_model_responder() {
                     }
                     e = e.next();
                 }
+                want_dones.push(msn[k]);
             }
             // The model's completions, in order, with the MSN reached.
             while let Some(ev) = models[k].poll_event() {
@@ -388,6 +396,11 @@ fn completion_matches_model_responder() {
     assert_eq!(seen.nacks, want_nacks);
     assert_eq!(seen.cnt_ra, want_nacks.len());
     assert_eq!(seen.cnt_drop, 0);
+    assert_eq!(seen.dones, want_dones, "the MSN after each advance");
+    assert!(
+        want_dones.iter().filter(|&&m| m > 0).count() >= 40,
+        "advances past a message end"
+    );
     // Completions leave in PSN order per QP: compare per QP.
     for &q in &QP_IDS {
         let g: Vec<Cqe> = seen.cqes.iter().copied().filter(|c| c.qp == q).collect();

@@ -206,7 +206,12 @@ struct Outs {
     sack: Vec<(u32, u32, bool)>,
     pkts: Vec<Pkt>,
     advs: Vec<(u32, u32)>,
+    /// The bench's walk results, one per advance, in order (not in the
+    /// reference: checked against `ag_msns`).
+    done_msns: Vec<u32>,
     ags: Vec<Ag>,
+    /// Each ACK generator record's MSN, if it carries one (`ag_msn_valid`).
+    ag_msns: Vec<Option<u32>>,
     ops: Vec<Op>,
     /// Readmits of a legacy probe response's EV: (QP, EV index).
     rdms: Vec<(u32, u32)>,
@@ -561,6 +566,9 @@ struct Seen {
     credit_waits: u64,
     /// Most frames admitted and not yet joined at once.
     max_unjoined: usize,
+    /// Walks that ended while an ACK generator record was offered and not
+    /// taken: the record of the walk's advance was still in the tail.
+    done_behind_a_record: u64,
     /// (frame index of the command, cycle of the command handshake, cycle
     /// the later of the frame's two records arrived).
     cmd_lat: Vec<(usize, u64, u64)>,
@@ -578,6 +586,8 @@ struct Setup {
     max_gap: u64,
     cmd_block_until: u64,
     backpressure: Stall,
+    /// `ag_ready`'s own (the others take `backpressure`).
+    ag_backpressure: Stall,
     seed: u64,
 }
 
@@ -670,6 +680,11 @@ fn simulate(s: Setup) -> Seen {
         }
         let mut sack_out: VecDeque<(u64, u8, u32)> = VecDeque::new();
         let mut res_out: VecDeque<(u64, u8, Option<u64>)> = VecDeque::new();
+        // The completion tracker's walk of each advance ends 2-5 cycles
+        // after it is taken, with an MSN drawn at random (its own stream,
+        // so the other draws stay the seed's).
+        let mut walk_r = Rng::from_state(s.seed ^ 0x57A1);
+        let mut done_out: VecDeque<(u64, u32)> = VecDeque::new();
         let mut place_hold: Option<u64> = None;
         let mut cq_q: VecDeque<(u32, u32, u32, u32)> = s.cqs.clone().into();
         let mut cq_hold: Option<(u32, u32, u32, u32)> = None;
@@ -737,6 +752,15 @@ fn simulate(s: Setup) -> Seen {
                     sack_out.pop_front();
                 }
             }
+            x.done_valid.next = false;
+            if let Some(&(due, msn)) = done_out.front() {
+                if due == cycle {
+                    x.done_valid.next = true;
+                    x.done_msn.next = u64::from(msn).into();
+                    sn.outs.done_msns.push(msn);
+                    done_out.pop_front();
+                }
+            }
             x.res_valid.next = false;
             if let Some(&(due, code, place)) = res_out.front() {
                 if due == cycle {
@@ -762,7 +786,7 @@ fn simulate(s: Setup) -> Seen {
             x.sack_req_ready.next = bp.go(&mut r);
             x.pkt_ready.next = bp.go(&mut r);
             x.adv_ready.next = bp.go(&mut r);
-            x.ag_ready.next = bp.go(&mut r);
+            x.ag_ready.next = s.ag_backpressure.go(&mut r);
             x.op_ready.next = bp.go(&mut r);
             x.rdm_ready.next = bp.go(&mut r);
             x.cmd_ready.next = cycle >= s.cmd_block_until && bp.go(&mut r);
@@ -813,9 +837,13 @@ fn simulate(s: Setup) -> Seen {
                 sn.outs
                     .advs
                     .push((x.adv_qp.val().index() as u32, x.adv_expected.val().index() as u32));
+                done_out.push_back((cycle + 2 + walk_r.below(4), walk_r.below(1 << 24) as u32));
             }
             if x.ag_valid.val() && !x.ag_ready.val() {
                 sn.ag_stalls += 1;
+                if x.done_valid.val() {
+                    sn.done_behind_a_record += 1;
+                }
             }
             if x.ag_valid.val() && x.ag_ready.val() {
                 let mut ag = Ag {
@@ -859,6 +887,9 @@ fn simulate(s: Setup) -> Seen {
                     };
                 }
                 sn.outs.ags.push(ag);
+                sn.outs
+                    .ag_msns
+                    .push(x.ag_msn_valid.val().then(|| x.ag_msn.val().index() as u32));
             }
             if x.op_valid.val() && !x.op_ready.val() {
                 sn.op_stalls += 1;
@@ -936,6 +967,7 @@ fn simulate(s: Setup) -> Seen {
                 || x.sack_req_valid.val()
                 || x.pkt_valid.val()
                 || x.adv_valid.val()
+                || !done_out.is_empty()
                 || x.cqe_valid.val()
                 || !cq_q.is_empty()
                 || cq_hold.is_some();
@@ -996,6 +1028,7 @@ fn setup(seed: u64, n: usize, max_gap: u64, cmd_block_until: u64, backpressure: 
         max_gap,
         cmd_block_until,
         backpressure,
+        ag_backpressure: backpressure,
         seed,
     }
 }
@@ -1075,6 +1108,11 @@ fn check_outputs(want: &Outs, got: &Outs) {
     assert_eq!(got.sack, want.sack, "SACK table requests");
     assert_eq!(got.pkts, want.pkts, "completion tracker packets");
     assert_eq!(got.advs, want.advs, "advances");
+    // A record whose packet advanced waits for the walk and carries its
+    // MSN; the others carry none.
+    assert_eq!(got.done_msns.len(), got.advs.len(), "a walk ends per advance");
+    let carried: Vec<u32> = got.ag_msns.iter().flatten().copied().collect();
+    assert_eq!(carried, got.done_msns, "the records' MSNs are the walks', in order");
     assert_eq!(got.ags.len(), want.ags.len(), "ACK generator records");
     for (i, (g, w)) in got.ags.iter().zip(&want.ags).enumerate() {
         assert_eq!(g, w, "ACK generator record {i}");
@@ -1350,6 +1388,34 @@ fn held_at_the_ingress(seed: u64, n: usize, max_gap: u64, block: u64) {
     assert!(got.cmds.iter().any(|c| c.place), "placements");
 }
 
+/// ACK generator records held at the generator (ready on 15% of
+/// the cycles) behind frames a few cycles apart: walks end while the
+/// record stage still holds an older record, so a walk's MSN is taken by
+/// the tail's record (or as it moves on). Every record still carries its
+/// own walk's MSN, in order (`check_outputs`). Fails with a walk's end
+/// ignored while the record stage is busy (the tail's record then waits
+/// for ever).
+#[test]
+fn walks_ending_behind_a_held_record_reach_their_own() {
+    let s = setup(0xD0E_0005, 600, 3, 0, Stall::go_percent(90));
+    let s = Setup {
+        ag_backpressure: Stall::go_percent(15),
+        ..s
+    };
+    let want = reference(&s.frames, &s.starts, &s.log2_mtu, &s.ev_count);
+    let seen = simulate(s);
+    eprintln!(
+        "walks ended behind a held record: {}, ACK generator stalls {}",
+        seen.done_behind_a_record, seen.ag_stalls
+    );
+    check_outputs(&want, &seen.outs);
+    assert!(
+        seen.done_behind_a_record >= 5,
+        "walks ended behind a held record: {}",
+        seen.done_behind_a_record
+    );
+}
+
 #[test]
 fn dispatch_cycles_per_frame() {
     // Every neighbour ready at once, frames 60-100 cycles apart: the
@@ -1481,6 +1547,7 @@ fn with_the_real_sack_table() {
         &mut uut.path.nack_valid,
         &mut uut.path.res_valid,
         &mut uut.path.adv_ready,
+        &mut uut.path.done_valid,
         &mut uut.path.cq_valid,
         &mut uut.path.ag_ready,
         &mut uut.path.op_ready,
@@ -1508,6 +1575,7 @@ fn with_the_real_sack_table() {
     uut.path.cq_imm.connect();
     uut.path.cq_len.connect();
     uut.path.cq_msn.connect();
+    uut.path.done_msn.connect();
     uut.path.cfg.table.connect();
     uut.path.cfg.index.connect();
     uut.path.cfg.data.connect();
@@ -1518,6 +1586,7 @@ fn with_the_real_sack_table() {
         let mut k = 0usize;
         let mut cycle = 0u64;
         let mut res_due: Option<u64> = None;
+        let mut done_due: Option<u64> = None;
         let mut ext = [0u8; 28];
         ext[0] = 0x11;
         while out.len() < frames.len() {
@@ -1539,6 +1608,8 @@ fn with_the_real_sack_table() {
             }
             x.path.res_valid.next = res_due == Some(cycle);
             x.path.res_code.next = 0u64.into();
+            // The walk of an advance ends 2 cycles after it is taken.
+            x.path.done_valid.next = done_due == Some(cycle);
             x.path.pkt_ready.next = true;
             x.path.adv_ready.next = true;
             x.path.ag_ready.next = true;
@@ -1549,6 +1620,9 @@ fn with_the_real_sack_table() {
             wait_clock_false!(sim, clock, x);
             if x.path.pkt_valid.val() {
                 res_due = Some(cycle + 2);
+            }
+            if x.path.adv_valid.val() {
+                done_due = Some(cycle + 2);
             }
             if x.path.ag_valid.val() {
                 out.push((
@@ -1632,6 +1706,8 @@ impl Logic for WithSackCmp {
         self.path.adv_ready.next = self.cmp.adv_ready.val();
         self.cmp.adv_qp.next = self.path.adv_qp.val();
         self.cmp.adv_expected.next = self.path.adv_expected.val();
+        self.path.done_valid.next = self.cmp.done_valid.val();
+        self.path.done_msn.next = self.cmp.done_msn.val();
         self.path.cq_valid.next = self.cmp.cq_valid.val();
         self.cmp.cq_ready.next = self.path.cq_ready.val();
         self.path.cq_qp.next = self.cmp.cq_qp.val();

@@ -444,6 +444,12 @@ pub struct AckLog {
     /// Every MRC 1.0 SACK answering a reliability probe (SETH pr = 1),
     /// also in `sacks`.
     pub probe_answers: Vec<ProbeAnswer>,
+    /// `(cumulative PSN, AETH MSN)` of every frame with an AETH whose
+    /// syndrome is ACK (every legacy SACK).
+    pub ack_msns: Vec<(Psn, u32)>,
+    /// The AETH MSN of every frame with a NAK syndrome (legacy NACKs, the
+    /// MRC 1.0 fatal ACK), in order.
+    pub nak_msns: Vec<u32>,
 }
 
 /// What an MRC 1.0 probe answer says, as compared: the EV it travels on
@@ -463,6 +469,18 @@ pub struct ProbeAnswer {
 
 impl AckLog {
     fn log(&mut self, p: &Packet) {
+        let aeth = match p {
+            Packet::Roce(r) => r.aeth.map(|a| (r.bth.psn, a)),
+            Packet::Mrc10(m) => match &m.headers {
+                Headers::Ack(a) => Some((m.bth.psn, *a)),
+                _ => None,
+            },
+        };
+        match aeth {
+            Some((psn, a)) if matches!(a.syndrome, Syndrome::Ack { .. }) => self.ack_msns.push((psn, a.msn)),
+            Some((_, a)) => self.nak_msns.push(a.msn),
+            None => {}
+        }
         if let Packet::Mrc10(m) = p {
             if let Headers::Sack { seth, cc_state } = &m.headers {
                 if seth.probe_response {
@@ -649,6 +667,36 @@ impl ResponderBench {
         let hw = self.acks.sacks.last().map(|s| s.0);
         let model = self.model_acks.sacks.last().map(|s| s.0);
         assert_eq!(hw, model, "cumulative PSN of the last SACK (hardware, model)");
+        self.check_msns();
+    }
+
+    /// The AETH MSNs: the messages the responder completed in order.
+    /// An ACK's is a function of its cumulative PSN, so every hardware ACK
+    /// whose cumulative PSN the model also acknowledged carries the
+    /// model's MSN (their ACKs may coalesce differently); the NAKs answer
+    /// the same frames in the same order (`check_same_nacks`), so theirs
+    /// are equal in order when both sent as many. Returns how many MSNs
+    /// were compared.
+    pub fn check_msns(&self) -> usize {
+        let model: std::collections::HashMap<Psn, u32> = self.model_acks.ack_msns.iter().copied().collect();
+        let mut compared = 0;
+        for (i, &(cum, msn)) in self.acks.ack_msns.iter().enumerate() {
+            if let Some(&want) = model.get(&cum) {
+                assert_eq!(
+                    msn, want,
+                    "ACK {i} (cumulative PSN {cum:?}): AETH MSN, hardware vs model"
+                );
+                compared += 1;
+            }
+        }
+        if self.acks.nak_msns.len() == self.model_acks.nak_msns.len() {
+            assert_eq!(
+                self.acks.nak_msns, self.model_acks.nak_msns,
+                "NAK AETH MSNs, hardware vs model"
+            );
+            compared += self.acks.nak_msns.len();
+        }
+        compared
     }
 
     /// After frames the model dropped: nothing placed and no ACK or NACK
