@@ -325,6 +325,12 @@ pub struct RetransmitEngine {
     // Memories.
     slot_ram: RAM<SlotWord, SLOT_ADDR_BITS>,
     ev_ram: RAM<EvWord, EV_ADDR_BITS>,
+    /// Per EV, the model's stall suspicion (`EvSet::on_stall`): the EV
+    /// stalled once (`sus_ram`), and a SACK on the EV acknowledged one of
+    /// its first transmissions promptly since (`dlv_ram`). Bits of their
+    /// own so that each is written blind where it is set.
+    sus_ram: RAM<Bit, EV_ADDR_BITS>,
+    dlv_ram: RAM<Bit, EV_ADDR_BITS>,
     /// Per QP, whether each slot is acknowledged, 64 slots a word: the
     /// same bit as the slot's `acked`, kept so that a SACK finds the PSNs
     /// it newly acknowledges a word at a time.
@@ -392,6 +398,13 @@ pub struct RetransmitEngine {
     /// output muxes).
     lost_stall_r: DFF<Bit>,
     lost_reorder_r: DFF<Bit>,
+    /// Stage 3's EV's suspicion bits (read with its EV entry).
+    sus3: DFF<Bit>,
+    dlv3: DFF<Bit>,
+    /// EVs reported stalled (or marked) in this loss pass: the model
+    /// reports an EV once per pass, whatever number of its packets it
+    /// finds lost.
+    pass_seen: DFF<Bits<128>>,
     /// Stage 3's slot is a first transmission sent at or after `hw`
     /// (or `hw` has no value yet), registered from stage 2: no rule can
     /// take it nor any slot after it, and a SACK's loss pass ends there
@@ -508,6 +521,19 @@ pub struct RetransmitEngine {
     /// (default: as read).
     ev_entry: Signal<Local, EvWord>,
     ev_entry_wr: Signal<Local, EvWord>,
+    /// Stage 3's loss is a stall (the stall rule or the tail check); its
+    /// EV already reported in this pass; the EV marked (its first report
+    /// of the pass, suspect and nothing delivered on it since).
+    sv_stall: Signal<Local, Bit>,
+    sv_seen: Signal<Local, Bit>,
+    sv_mark: Signal<Local, Bit>,
+    /// The stage-3 decision writes the EV's suspicion bits.
+    sv_write: Signal<Local, Bit>,
+    one128: Signal<Local, Bits<128>>,
+    /// A SACK's sample within the stall age (`EvSet::on_ack`'s prompt
+    /// delivery).
+    prompt: Signal<Local, Bit>,
+    prompt_d: Signal<Local, Bits<32>>,
     // Per-QP config.
     c_texp: Signal<Local, Bits<5>>,
     c_allow: Signal<Local, Bits<32>>,
@@ -666,6 +692,9 @@ impl Logic for RetransmitEngine {
             s3,
             lost_stall_r,
             lost_reorder_r,
+            sus3,
+            dlv3,
+            pass_seen,
             past_hw_r,
             full_pass,
             tail_mode,
@@ -727,6 +756,10 @@ impl Logic for RetransmitEngine {
         self.slot_ram.write_clock.next = self.clock.val();
         self.ev_ram.read_clock.next = self.clock.val();
         self.ev_ram.write_clock.next = self.clock.val();
+        self.sus_ram.read_clock.next = self.clock.val();
+        self.sus_ram.write_clock.next = self.clock.val();
+        self.dlv_ram.read_clock.next = self.clock.val();
+        self.dlv_ram.write_clock.next = self.clock.val();
         self.qs_ram.read_clock.next = self.clock.val();
         self.qs_ram.write_clock.next = self.clock.val();
         self.cfg_ram.read_clock.next = self.clock.val();
@@ -1045,6 +1078,15 @@ impl Logic for RetransmitEngine {
             | self.slot.val().oow
             | (self.slot.val().time != self.t_op32.val());
 
+        // The stall suspicion (the model's `EvSet::on_stall`): stage 3's EV
+        // is reported stalled once per pass; its first report marks it only
+        // if it is suspect and nothing was delivered on it since, else makes
+        // it suspect. Per-EV losses (the reorder rule) mark it as before.
+        self.one128.next = 1.into();
+        self.sv_seen.next = self.pass_seen.q.val().get_bit(self.s3.q.val().ev.index());
+        self.sv_mark.next = !self.sv_seen.val() & self.sus3.q.val() & !self.dlv3.q.val();
+        self.sv_stall.next = self.tail_mode.q.val() | !self.lost_reorder_r.q.val();
+
         // Resends: the rules of the states that resend the slot on the RAM
         // output (`p`), and the one way a resend is queued. A resend
         // waits while the registers it needs are full (a lost packet needs
@@ -1059,9 +1101,9 @@ impl Logic for RetransmitEngine {
                 // Stage 3's slot (`dec_slot`), when the stage holds one.
                 if self.tail_mode.q.val() {
                     // The tail check: sent at or before the cut: lost, its EV
-                    // stalled.
+                    // stalled (marked as the suspicion rule says).
                     self.rs_want.next = self.v3.q.val() & self.tail_live.val() & self.lost_tail_r.q.val();
-                    self.rs_mark.next = true;
+                    self.rs_mark.next = self.sv_mark.val();
                     self.rs_mark_reason.next = MarkReason::Stall;
                 } else if self.v3.q.val() & self.live.val() & self.dec_slot.val().oow {
                     // Out of window: resent once una has advanced.
@@ -1072,6 +1114,7 @@ impl Logic for RetransmitEngine {
                     self.rs_want.next = true;
                     self.rs_mark.next = true;
                     if !self.lost_reorder_r.q.val() {
+                        self.rs_mark.next = self.sv_mark.val();
                         self.rs_mark_reason.next = MarkReason::Stall;
                     }
                 }
@@ -1103,6 +1146,27 @@ impl Logic for RetransmitEngine {
         self.rs_blocked.next =
             self.rs_want.val() & (self.resend.rtx_full.val() | (self.rs_mark.val() & self.resend.mark_full.val()));
         self.resend.push.next = self.rs_want.val() & !self.rs_blocked.val();
+        // A loss of stage 3 leaves: its EV's first report of the pass (or a
+        // per-EV loss, which marks it: the model's state change clears the
+        // suspicion) writes the EV's bits.
+        self.sv_write.next = (self.st.q.val() == EngineState::LossPipe)
+            & self.rs_want.val()
+            & !self.rs_blocked.val()
+            & (self.rs_reason.val() == RtxReason::Loss)
+            & (!self.sv_stall.val() | !self.sv_seen.val());
+        self.sus_ram.write_address.next =
+            (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.dec_slot.val().ev);
+        self.dlv_ram.write_address.next = self.sus_ram.write_address.val();
+        self.sus_ram.write_data.next = self.sv_stall.val() & !self.sv_mark.val();
+        self.dlv_ram.write_data.next = false;
+        self.sus_ram.write_enable.next = self.sv_write.val();
+        self.dlv_ram.write_enable.next = self.sv_write.val();
+        if self.sv_write.val() {
+            self.pass_seen.d.next = self.pass_seen.q.val() | (self.one128.val() << self.s3.q.val().ev);
+        }
+        // The SACK's RTT sample within the stall age.
+        self.prompt_d.next = self.c_age.val() - (self.now32.val() - self.t_op32.val());
+        self.prompt.next = self.c_age.val().any() & !self.prompt_d.val().get_bit(31);
         self.resend.request.next.qp = self.qp.q.val();
         self.resend.request.next.psn = self.dec_p.val();
         self.resend.request.next.ev = self.dec_slot.val().ev;
@@ -1375,6 +1439,19 @@ impl Logic for RetransmitEngine {
                     }
                     self.qs.d.next.hw_valid = true;
                 }
+                // A first transmission on the SACK's own EV, its sample
+                // within the stall age: delivered (the model's `on_ack`
+                // clears the EV's suspicion).
+                if !self.slot.val().resent
+                    & (self.slot.val().ev == self.ev.q.val())
+                    & self.fb.q.val().sample
+                    & self.prompt.val()
+                {
+                    self.dlv_ram.write_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
+                    self.dlv_ram.write_data.next = true;
+                    self.dlv_ram.write_enable.next = true;
+                }
                 // The EV's highest acknowledged sequence: first transmissions only.
                 if !self.slot.val().resent & (!self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15)) {
                     self.ev_entry_wr.next.max_seq = self.slot.val().seq;
@@ -1418,6 +1495,7 @@ impl Logic for RetransmitEngine {
                     if self.una_new.q.val() != self.qs.q.val().una {
                         self.qs.d.next.oow_wait = false;
                     }
+                    self.pass_seen.d.next = 0.into();
                     self.st.d.next = EngineState::LossPipe;
                 } else {
                     self.st.d.next = EngineState::SackDone;
@@ -1449,6 +1527,8 @@ impl Logic for RetransmitEngine {
                     self.p3.d.next = self.p2.q.val();
                     self.s3.d.next = self.s2.q.val();
                     self.lost_reorder_r.d.next = self.lost_reorder.val();
+                    self.sus3.d.next = self.sus_ram.read_data.val();
+                    self.dlv3.d.next = self.dlv_ram.read_data.val();
                     self.lost_stall_r.d.next = self.lost_stall.val();
                     self.past_hw_r.d.next = self.past_hw.val();
                     self.lost_tail_r.d.next = self.lost_tail.val();
@@ -1682,6 +1762,7 @@ impl Logic for RetransmitEngine {
                 self.v2.d.next = false;
                 self.v3.d.next = false;
                 self.tail_mode.d.next = true;
+                self.pass_seen.d.next = 0.into();
                 self.st.d.next = EngineState::LossPipe;
             }
             EngineState::TailEnd => {
@@ -1740,6 +1821,12 @@ impl Logic for RetransmitEngine {
                 self.ev_entry_wr.next.max_seq = 0.into();
                 self.ev_entry_wr.next.max_valid = false;
                 self.ev_ram.write_enable.next = true;
+                self.sus_ram.write_address.next = self.ev_ram.write_address.val();
+                self.sus_ram.write_data.next = false;
+                self.sus_ram.write_enable.next = true;
+                self.dlv_ram.write_address.next = self.ev_ram.write_address.val();
+                self.dlv_ram.write_data.next = false;
+                self.dlv_ram.write_enable.next = true;
                 self.clr.d.next = self.clr.q.val() + 1;
                 if self.clr.q.val() == 127 {
                     self.st.d.next = EngineState::Store;
@@ -1797,6 +1884,10 @@ impl Logic for RetransmitEngine {
         }
         self.slot_ram.write_data.next = self.slot_wr.val();
         self.ev_ram.write_data.next = self.ev_entry_wr.val();
+        // The suspicion bits are read with the EV entry (after every
+        // assignment of its address: the emitted Verilog reads it in order).
+        self.sus_ram.read_address.next = self.ev_ram.read_address.val();
+        self.dlv_ram.read_address.next = self.ev_ram.read_address.val();
         self.rtx_valid.next = self.resend.rtx_valid.val();
         self.rtx_qp.next = self.resend.rtx.val().qp;
         self.rtx_psn.next = self.resend.rtx.val().psn;

@@ -98,6 +98,10 @@ struct RefQp {
     nxt: Psn,
     slots: HashMap<u32, Slot>,
     evs: Vec<(u16, u16, bool)>,
+    /// Per EV: stalled once (suspect), and delivered promptly since (the
+    /// model's `EvSet::on_stall` and `on_ack`).
+    sus: Vec<bool>,
+    dlv: Vec<bool>,
     hw: u32,
     hwv: bool,
     dl: u64,
@@ -114,6 +118,10 @@ struct RefQp {
     probe: Option<(Psn, u32)>,
     /// Losses found by the tail check, and its probes (coverage).
     tail_lost: usize,
+    /// First stalls (the EV made suspect, no mark), and stalls of a
+    /// suspect EV excused by a prompt delivery on it since (coverage).
+    suspected: usize,
+    excused: usize,
     tail_probes: usize,
 }
 
@@ -149,6 +157,8 @@ impl RefQp {
             nxt: Psn::new(0),
             slots: HashMap::new(),
             evs: vec![(0, 0, false); 128],
+            sus: vec![false; 128],
+            dlv: vec![false; 128],
             hw: 0,
             hwv: false,
             dl: 0,
@@ -161,8 +171,45 @@ impl RefQp {
             trim_at: None,
             probe: None,
             tail_lost: 0,
+            suspected: 0,
+            excused: 0,
             tail_probes: 0,
         }
+    }
+    /// A packet on `ev` was found lost by a stall (the stall rule or the
+    /// tail check): the EV's first report of the pass marks it if it is
+    /// suspect and nothing was delivered on it since, else makes it
+    /// suspect (`EvSet::on_stall`).
+    fn stalled(&mut self, qp: u8, ev: u8, seen: &mut [bool; 128], out: &mut Vec<Out>) {
+        let e = ev as usize;
+        if seen[e] {
+            return;
+        }
+        seen[e] = true;
+        if self.sus[e] && !self.dlv[e] {
+            out.push(Out::Mark {
+                qp,
+                ev,
+                reason: mark_reason::STALL as u8,
+            });
+            self.sus[e] = false;
+        } else {
+            if self.sus[e] {
+                self.excused += 1;
+            } else {
+                self.suspected += 1;
+            }
+            self.sus[e] = true;
+        }
+        self.dlv[e] = false;
+    }
+    /// `ev` was marked (its suspicion cleared, as the model's state change
+    /// clears it) and takes no stall report in this pass.
+    fn stall_marked(&mut self, ev: u8, seen: &mut [bool; 128]) {
+        let e = ev as usize;
+        seen[e] = true;
+        self.sus[e] = false;
+        self.dlv[e] = false;
     }
     fn backoff(&self, k: u8) -> u64 {
         backoff(self.cfg.texp, self.cfg.lin, k)
@@ -177,6 +224,8 @@ impl RefQp {
         self.una = Psn::new(psn);
         self.nxt = Psn::new(psn);
         self.evs = vec![(0, 0, false); 128];
+        self.sus = vec![false; 128];
+        self.dlv = vec![false; 128];
         self.hwv = false;
         self.armed = false;
         self.err = false;
@@ -227,7 +276,10 @@ impl RefQp {
     }
     /// 2.4 validation, acknowledgement, 2.5 / 2.5.1 loss inference, una
     /// advance, RTO re-arm.
-    fn sack(&mut self, qp: u8, cum: u32, base: u32, bm: u64, ecn: bool, out: &mut Vec<Out>) {
+    /// `sample_ev`: the SACK's EV when it carries an RTT sample taken at
+    /// once (echo = now: within any stall age but 0).
+    #[allow(clippy::too_many_arguments)]
+    fn sack(&mut self, qp: u8, cum: u32, base: u32, bm: u64, ecn: bool, sample_ev: Option<u8>, out: &mut Vec<Out>) {
         if self.err {
             out.push(Out::Drop);
             return;
@@ -267,6 +319,11 @@ impl RefQp {
                     }
                 }
                 if !s.resent {
+                    // A prompt delivery on the SACK's own EV clears its
+                    // suspicion.
+                    if sample_ev == Some(s.ev) && self.cfg.age != 0 {
+                        self.dlv[s.ev as usize] = true;
+                    }
                     // Karn: first transmissions only.
                     if !self.hwv || sd32(s.time as u32, self.hw) >= 0 {
                         self.hw = s.time as u32;
@@ -285,6 +342,7 @@ impl RefQp {
         }
         let una_new = found.map_or(self.nxt, |f| f.0);
         let mut p = una_new;
+        let mut seen = [false; 128];
         while p != self.nxt {
             let s = *self.slot(p);
             let live = !s.acked && !s.queued;
@@ -315,16 +373,16 @@ impl RefQp {
                     len: s.len,
                     reason: reason::LOSS as u8,
                 });
-                let r = if lost_reorder {
-                    mark_reason::LOSS
+                if lost_reorder {
+                    out.push(Out::Mark {
+                        qp,
+                        ev: s.ev,
+                        reason: mark_reason::LOSS as u8,
+                    });
+                    self.stall_marked(s.ev, &mut seen);
                 } else {
-                    mark_reason::STALL
-                };
-                out.push(Out::Mark {
-                    qp,
-                    ev: s.ev,
-                    reason: r as u8,
-                });
+                    self.stalled(qp, s.ev, &mut seen, out);
+                }
             }
             p = p.next();
         }
@@ -439,6 +497,7 @@ impl RefQp {
         let cut = evidence.map(|e| if sd32(e, line) < 0 { e } else { line });
         let lost_before = self.tail_lost;
         let mut p = self.una;
+        let mut seen = [false; 128];
         while p != self.nxt {
             let s = *self.slot(p);
             let live = !s.acked && !s.queued && !s.oow;
@@ -452,11 +511,7 @@ impl RefQp {
                     len: s.len,
                     reason: reason::LOSS as u8,
                 });
-                out.push(Out::Mark {
-                    qp,
-                    ev: s.ev,
-                    reason: mark_reason::STALL as u8,
-                });
+                self.stalled(qp, s.ev, &mut seen, out);
             }
             p = p.next();
         }
@@ -583,6 +638,8 @@ enum Rec {
         base: u32,
         bm: u64,
         ecn: bool,
+        /// The EV of the SACK's RTT sample (it echoes its arrival).
+        ev: u8,
     },
     Nack {
         qp: u8,
@@ -756,12 +813,15 @@ impl World {
             let ecn = (cum ^ base.value() ^ bm as u32 ^ (bm >> 32) as u32)
                 .count_ones()
                 .is_multiple_of(4);
+            // Its EV, from its own fields too.
+            let ev = (u64::from(cum ^ bm as u32) % EVS[q]) as u8;
             return Rec::Sack {
                 qp,
                 cum,
                 base: base.value(),
                 bm,
                 ecn,
+                ev,
             };
         }
         // A NACK for an outstanding PSN (some stale, some unsent).
@@ -794,7 +854,14 @@ impl World {
         match rec {
             Rec::Init { qp, psn } => self.refs[qp as usize].init(psn),
             Rec::Sent { qp, psn, ev, len } => self.refs[qp as usize].sent(psn, ev, self.now, len, out),
-            Rec::Sack { qp, cum, base, bm, ecn } => self.refs[qp as usize].sack(qp, cum, base, bm, ecn, out),
+            Rec::Sack {
+                qp,
+                cum,
+                base,
+                bm,
+                ecn,
+                ev,
+            } => self.refs[qp as usize].sack(qp, cum, base, bm, ecn, Some(ev), out),
             Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, self.now as u32, out),
             Rec::Tick => {}
         }
@@ -861,7 +928,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(n_recs);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
-    let tail_lost = Arc::new(Mutex::new(0usize));
+    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize)));
     let tail2 = tail_lost.clone();
     // Records that follow one of the same QP in their burst whose work
     // ended in `Store` (the forward used).
@@ -959,9 +1026,18 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                         x.op_time.next = (w.now & 0xFFFF_FFFF).into();
                         x.op_len.next = u64::from(len).into();
                     }
-                    Rec::Sack { qp, cum, base, bm, ecn } => {
+                    Rec::Sack {
+                        qp,
+                        cum,
+                        base,
+                        bm,
+                        ecn,
+                        ev,
+                    } => {
                         x.op_fb.next.sample = true;
                         x.op_fb.next.ecn = ecn;
+                        x.op_ev.next = u64::from(ev).into();
+                        x.op_time.next = (w.now & 0xFFFF_FFFF).into();
                         x.op_kind.next = kind::SACK.into();
                         x.op_qp.next = u64::from(qp).into();
                         x.op_psn.next = u64::from(cum).into();
@@ -1078,7 +1154,11 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                 break;
             }
         }
-        *tail2.lock().unwrap() = w.refs.iter().map(|r| r.tail_lost).sum();
+        *tail2.lock().unwrap() = (
+            w.refs.iter().map(|r| r.tail_lost).sum(),
+            w.refs.iter().map(|r| r.suspected).sum(),
+            w.refs.iter().map(|r| r.excused).sum(),
+        );
         sim.done(x)
     });
     let t = std::time::Instant::now();
@@ -1138,9 +1218,16 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
             .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
-    let tail = *tail_lost.lock().unwrap();
-    eprintln!("losses found by the tail check: {tail}");
-    for (name, n) in cov.into_iter().chain([("tail-check loss", tail)]) {
+    let (tail, suspected, excused) = *tail_lost.lock().unwrap();
+    eprintln!(
+        "losses found by the tail check: {tail}; EVs made suspect by a first stall: {suspected}, \
+         stalls of a suspect EV excused by a delivery since: {excused}"
+    );
+    for (name, n) in cov.into_iter().chain([
+        ("tail-check loss", tail),
+        ("EV made suspect", suspected),
+        ("stall excused by a delivery", excused),
+    ]) {
         assert!(n > 0, "{name} never exercised");
     }
     assert!(wraps > 0, "no cumulative ack across the 24-bit wrap");
@@ -1505,7 +1592,8 @@ fn log_single_qp_outputs(x: &RetransmitEngine, out: &mut Vec<Out>) {
 /// allowance before `hw` (START + 27, 170 ns later). Configured 100 ns
 /// with an estimate of 2 us: not lost, as the reference with 2 us
 /// configured; and the reference with the configured 100 ns alone resends
-/// it (so the estimate is what keeps it).
+/// it (so the estimate is what keeps it), its EV's first stall making the
+/// EV suspect.
 #[test]
 fn an_rtt_estimate_above_the_configured_allowance_is_the_stall_rules() {
     let cfg = Cfg {
@@ -1531,15 +1619,16 @@ fn an_rtt_estimate_above_the_configured_allowance_is_the_stall_rules() {
             &mut alone,
         );
     }
-    r.sack(0, sack[0].0, sack[0].1, sack[0].2, false, &mut alone);
+    r.sack(0, sack[0].0, sack[0].1, sack[0].2, false, None, &mut alone);
     assert_eq!(
         resends(&alone),
         1,
         "100 ns alone: the stall rule resends START + 10: {alone:?}"
     );
+    // Its EV's first stall: suspect, not marked (the model's `on_stall`).
     assert!(
-        alone.iter().any(|o| matches!(o, Out::Mark { reason: 1, .. })),
-        "a stall mark"
+        !alone.iter().any(|o| matches!(o, Out::Mark { .. })) && r.sus[2],
+        "EV 2 suspect, no mark: {alone:?}"
     );
 }
 
@@ -1713,7 +1802,7 @@ fn sacks_over_a_window(
     }
     let mut m_after = Vec::new();
     for &(cum, base, bm) in sacks {
-        r.sack(0, cum, base, bm, false, &mut want);
+        r.sack(0, cum, base, bm, false, None, &mut want);
         m_after.push(r.outstanding() as usize);
     }
     let (got, cycles) = log.lock().unwrap().clone();
@@ -2033,7 +2122,7 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
         if k == kind::SACK {
             let una = r.una.value();
             let before = r.outstanding();
-            r.sack(0, psn, 0, 0, false, &mut want);
+            r.sack(0, psn, 0, 0, false, None, &mut want);
             let una_new = r.una.value();
             let words = (((una_new & !63).wrapping_sub(una & !63) & PSN_MASK) / 64 + 1) as usize;
             let newly = (before - r.outstanding()) as usize;
@@ -2183,7 +2272,7 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
         match record {
             Some((k, p, _, _)) if k == kind::INIT => r.init(p),
             Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, (1000 + (p & 255)) as u16, &mut out),
-            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, false, &mut out),
+            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, false, None, &mut out),
             None => {}
         }
         r.timer(0, now, &mut out);
