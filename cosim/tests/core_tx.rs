@@ -456,12 +456,22 @@ fn blackholed_ev_recovery(start_psn: u32, finder: DeadEvFinder) {
         rkey: 0x1234,
         imm: 7,
     };
+    // Two WRITEs: the first stall of the dead EV only makes it suspect
+    // (the model's `EvSet::on_stall`); the second WRITE's packets on it
+    // stall again and mark it.
+    let wr2 = SqDescriptor {
+        wr_id: 0x34,
+        local_iova: wr.local_iova + u64::from(wr.length),
+        remote_va: wr.remote_va + u64::from(wr.length),
+        ..wr
+    };
     nic.dma.mem.fill(SQ_BASE, &wr.encode().unwrap());
-    let payload: Vec<u8> = (0..wr.length).map(|k| (k % 251) as u8).collect();
+    nic.dma.mem.fill(SQ_BASE + 64, &wr2.encode().unwrap());
+    let payload: Vec<u8> = (0..2 * wr.length).map(|k| (k % 251) as u8).collect();
     nic.dma.mem.fill(wr.local_iova, &payload);
-    nic.doorbell(QP, 1);
+    nic.doorbell(QP, 2);
     let done =
-        |nic: &Nic| contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).is_ok_and(|c| c.phase);
+        |nic: &Nic| contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0020, 32)).is_ok_and(|c| c.phase);
     let mut cycles = 0u64;
     while !done(&nic) && cycles < 400_000 {
         nic.step();
@@ -480,10 +490,12 @@ fn blackholed_ev_recovery(start_psn: u32, finder: DeadEvFinder) {
         "send completion after {cycles} cycles ({})",
         counts.join(" ")
     );
-    let c = contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000, 32)).unwrap();
-    assert_eq!((c.wr_id, c.status), (0x33, contract::layout::CqStatus::Success));
+    for (k, id) in [0x33u64, 0x34].into_iter().enumerate() {
+        let c = contract::layout::Completion::decode(&nic.dma.mem.read_vec(0x8000_0000 + 32 * k as u64, 32)).unwrap();
+        assert_eq!((c.wr_id, c.status), (id, contract::layout::CqStatus::Success));
+    }
     assert_eq!(
-        nic.dma.mem.read_vec(wr.remote_va, wr.length as usize),
+        nic.dma.mem.read_vec(wr.remote_va, 2 * wr.length as usize),
         payload,
         "placed"
     );

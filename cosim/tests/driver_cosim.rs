@@ -593,6 +593,26 @@ fn blackholed_ev_recovers_in_loopback() {
     assert_placed_once(&l.dev, &dst, 0, &data);
     assert!(l.ctx.counter("fi_ev_drop").unwrap() > 0, "the blackhole dropped frames");
     assert!(l.ctx.counter("retransmit").unwrap() > 0, "lost packets were resent");
+    // The dead EV's first stall only makes it suspect (the model's
+    // `EvSet::on_stall`); a second WRITE's packets on it stall again and
+    // mark it.
+    let src_buf = l.pd.alloc_buffer(data.len()).unwrap();
+    let src = l.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    src_buf.write(0, &data).unwrap();
+    let wr = WriteWr {
+        wr_id: 0x34,
+        local: &src,
+        local_offset: 0,
+        len: data.len() as u32,
+        remote_va: dst.remote_va(),
+        rkey: dst.rkey().unwrap(),
+        signaled: true,
+        imm: None,
+    };
+    l.qp_a.post_write(&wr).unwrap();
+    let c2 = poll_until(&mut l.cq_a, &l.dev, 400_000)
+        .unwrap_or_else(|| panic!("no completion of the second WRITE: {}", counters(&l.ctx)));
+    assert_eq!((c2.wr_id, c2.status), (0x34, CqStatus::Success));
     assert!(
         l.ctx.counter("ev_marked_bad").unwrap() > 0,
         "the dead EV was marked bad"
