@@ -325,12 +325,6 @@ pub struct RxPath {
     /// The record carries an MSN (the packet was accepted).
     t_msn_v: DFF<Bit>,
     t_msn: DFF<Bits<24>>,
-    // ---- Record stage: the ACK generator record, out of the tail so
-    // that the next frame's marking request need not wait for the walk.
-    g_v: DFF<Bit>,
-    /// Its MSN is still to come (`done_*`).
-    g_wait: DFF<Bit>,
-    g_rec: DFF<AgRecord>,
     t_qp: DFF<Bits<8>>,
     t_psn: DFF<Bits<24>>,
     t_verdict: DFF<Bits<2>>,
@@ -348,6 +342,12 @@ pub struct RxPath {
     t_probe: DFF<Bit>,
     t_probe_legacy: DFF<Bit>,
     t_probe_id: DFF<Bits<32>>,
+    // ---- Record stage: the ACK generator record, out of the tail so
+    // that the next frame's marking request need not wait for the walk.
+    g_v: DFF<Bit>,
+    /// Its MSN is still to come (`done_*`).
+    g_wait: DFF<Bit>,
+    g_rec: DFF<AgRecord>,
     // ---- Per-QP tables read when a parser record is written, so that the
     // checks that need them are bits of the FIFO slot by the time the
     // frame is at the head. Path MTU per QP: log2 of it
@@ -532,9 +532,6 @@ impl Logic for RxPath {
             t_msn_wait,
             t_msn_v,
             t_msn,
-            g_v,
-            g_wait,
-            g_rec,
             t_qp,
             t_psn,
             t_verdict,
@@ -550,6 +547,9 @@ impl Logic for RxPath {
             t_probe,
             t_probe_legacy,
             t_probe_id,
+            g_v,
+            g_wait,
+            g_rec,
             w_v,
             w_slot,
             w_len,
