@@ -322,32 +322,15 @@ pub struct RxPath {
     /// Waiting for the completion tracker's walk of the advance
     /// (`done_*`): the record carries the MSN after it.
     t_msn_wait: DFF<Bit>,
-    /// The record carries an MSN (the packet was accepted).
-    t_msn_v: DFF<Bit>,
-    t_msn: DFF<Bits<24>>,
+    /// The record (a probe's: `probe`, a legacy one with its id); its
+    /// `msn` is the walk's once `t_msn_wait` clears.
+    t_rec: DFF<AgRecord>,
     // ---- Record stage: the ACK generator record, out of the tail so
     // that the next frame's marking request need not wait for the walk.
     g_v: DFF<Bit>,
     /// Its MSN is still to come (`done_*`).
     g_wait: DFF<Bit>,
     g_rec: DFF<AgRecord>,
-    t_qp: DFF<Bits<8>>,
-    t_psn: DFF<Bits<24>>,
-    t_verdict: DFF<Bits<2>>,
-    t_ack_req: DFF<Bit>,
-    t_trimmed: DFF<Bit>,
-    t_ecn: DFF<Bit>,
-    t_reject: DFF<Bit>,
-    t_drop: DFF<Bit>,
-    t_expected: DFF<Bits<24>>,
-    t_ev: DFF<Bits<16>>,
-    t_ev_index: DFF<Bits<16>>,
-    t_echo: DFF<Bits<32>>,
-    /// The record answers a reliability probe (`ag_probe`), a legacy
-    /// one (`ag_probe_legacy`) with its id.
-    t_probe: DFF<Bit>,
-    t_probe_legacy: DFF<Bit>,
-    t_probe_id: DFF<Bits<32>>,
     // ---- Per-QP tables read when a parser record is written, so that the
     // checks that need them are bits of the FIFO slot by the time the
     // frame is at the head. Path MTU per QP: log2 of it
@@ -530,26 +513,10 @@ impl Logic for RxPath {
             t_adv_v,
             t_wait,
             t_msn_wait,
-            t_msn_v,
-            t_msn,
+            t_rec,
             g_v,
             g_wait,
             g_rec,
-            t_qp,
-            t_psn,
-            t_verdict,
-            t_ack_req,
-            t_trimmed,
-            t_ecn,
-            t_reject,
-            t_drop,
-            t_expected,
-            t_ev,
-            t_ev_index,
-            t_echo,
-            t_probe,
-            t_probe_legacy,
-            t_probe_id,
             w_v,
             w_slot,
             w_len,
@@ -846,8 +813,8 @@ impl Logic for RxPath {
         // fact to the ACK generator (`in_reject`).
         self.nack_ready.next = true;
         self.adv_valid.next = self.t_adv_v.q.val() & !self.t_wait.q.val();
-        self.adv_qp.next = self.t_qp.q.val();
-        self.adv_expected.next = self.t_expected.q.val();
+        self.adv_qp.next = self.t_rec.q.val().qp;
+        self.adv_expected.next = self.t_rec.q.val().expected;
         self.ag_valid.next = self.g_v.q.val() & !self.g_wait.q.val();
         self.ag_qp.next = self.g_rec.q.val().qp;
         self.ag_psn.next = self.g_rec.q.val().psn;
@@ -1170,63 +1137,46 @@ impl Logic for RxPath {
         }
         if self.done_t.val() {
             self.t_msn_wait.d.next = false;
-            self.t_msn.d.next = self.done_msn.val();
+            self.t_rec.d.next.msn = self.done_msn.val();
         }
         if self.t_move.val() {
             self.t_ag_v.d.next = false;
             self.g_v.d.next = true;
             self.g_wait.d.next = self.t_msn_wait.q.val() & !self.done_t.val();
-            self.g_rec.d.next.qp = self.t_qp.q.val();
-            self.g_rec.d.next.psn = self.t_psn.q.val();
-            self.g_rec.d.next.verdict = self.t_verdict.q.val();
-            self.g_rec.d.next.ack_req = self.t_ack_req.q.val();
-            self.g_rec.d.next.trimmed = self.t_trimmed.q.val();
-            self.g_rec.d.next.ecn = self.t_ecn.q.val();
-            self.g_rec.d.next.reject = self.t_reject.q.val();
-            self.g_rec.d.next.drop = self.t_drop.q.val();
-            self.g_rec.d.next.expected = self.t_expected.q.val();
+            self.g_rec.d.next = self.t_rec.q.val();
             if self.done_t.val() {
                 self.g_rec.d.next.msn = self.done_msn.val();
-            } else {
-                self.g_rec.d.next.msn = self.t_msn.q.val();
             }
-            self.g_rec.d.next.msn_valid = self.t_msn_v.q.val();
-            self.g_rec.d.next.ev = self.t_ev.q.val();
-            self.g_rec.d.next.ev_index = self.t_ev_index.q.val();
-            self.g_rec.d.next.echo = self.t_echo.q.val();
-            self.g_rec.d.next.probe = self.t_probe.q.val();
-            self.g_rec.d.next.probe_legacy = self.t_probe_legacy.q.val();
-            self.g_rec.d.next.probe_id = self.t_probe_id.q.val();
         }
         if self.t_adv_v.q.val() & self.adv_valid.val() & self.adv_ready.val() {
             self.t_adv_v.d.next = false;
         }
         if self.t_wait.q.val() & self.sack_out_valid.val() {
             self.t_wait.d.next = false;
-            self.t_expected.d.next = self.sack_out_expected.val();
+            self.t_rec.d.next.expected = self.sack_out_expected.val();
         }
         if self.tl_go.val() {
             self.t_ag_v.d.next = true;
             self.t_adv_v.d.next = self.tl_accepted.val();
             self.t_wait.d.next = self.tl_accepted.val();
             self.t_msn_wait.d.next = self.tl_accepted.val();
-            self.t_msn_v.d.next = self.tl_accepted.val();
-            self.t_qp.d.next = self.qp.val();
-            self.t_psn.d.next = self.psn.val();
-            self.t_verdict.d.next = self.tl_verdict.val();
-            self.t_ack_req.d.next = self.h_flags.q.val().get_bit(3);
-            self.t_trimmed.d.next = self.trimmed.val();
-            self.t_ecn.d.next = self.h_flags.q.val().get_bit(1);
-            self.t_reject.d.next = self.tl_res.val() == 1;
-            self.t_drop.d.next = self.tl_res.val() == 2;
-            self.t_expected.d.next = self.tl_expected.val();
-            self.t_ev.d.next = self.h_hdr.q.val().get_bits::<16>(40);
-            self.t_ev_index.d.next = self.h_ext.q.val().get_bits::<16>(192);
-            self.t_echo.d.next = self.h_ext.q.val().get_bits::<32>(128);
+            self.t_rec.d.next.msn_valid = self.tl_accepted.val();
+            self.t_rec.d.next.qp = self.qp.val();
+            self.t_rec.d.next.psn = self.psn.val();
+            self.t_rec.d.next.verdict = self.tl_verdict.val();
+            self.t_rec.d.next.ack_req = self.h_flags.q.val().get_bit(3);
+            self.t_rec.d.next.trimmed = self.trimmed.val();
+            self.t_rec.d.next.ecn = self.h_flags.q.val().get_bit(1);
+            self.t_rec.d.next.reject = self.tl_res.val() == 1;
+            self.t_rec.d.next.drop = self.tl_res.val() == 2;
+            self.t_rec.d.next.expected = self.tl_expected.val();
+            self.t_rec.d.next.ev = self.h_hdr.q.val().get_bits::<16>(40);
+            self.t_rec.d.next.ev_index = self.h_ext.q.val().get_bits::<16>(192);
+            self.t_rec.d.next.echo = self.h_ext.q.val().get_bits::<32>(128);
             // Only a probe reaches the tail with an ACK's opcode.
-            self.t_probe.d.next = self.opcode.val() == 17;
-            self.t_probe_legacy.d.next = self.ext_type.val() == 4;
-            self.t_probe_id.d.next = self.h_ext.q.val().get_bits::<32>(160);
+            self.t_rec.d.next.probe = self.opcode.val() == 17;
+            self.t_rec.d.next.probe_legacy = self.ext_type.val() == 4;
+            self.t_rec.d.next.probe_id = self.h_ext.q.val().get_bits::<32>(160);
         }
 
         // ---- CQE stage: A holds the completion while the ring RAM is read
