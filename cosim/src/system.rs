@@ -117,14 +117,16 @@ pub fn qp_window_wire_bytes(mtu: u32, max_len: u64, messages: u64, cwnd: u32) ->
     wire.min(u64::from(cwnd) + packets * PACKET_OVERHEAD)
 }
 
-/// The stall rule's allowance and the tail check's age the driver writes
-/// into the retransmit row (table 8), where the golden model derives them
-/// from RTT samples (`proto::model::ev::EvSet::stall_allowance`,
-/// `stall_age`). The hardware has no RTT samples (docs/hw/retransmit.md),
-/// so the configuration must cover the worst RTT no loss can explain:
-/// propagation, EV spread and jitter, and the time the link takes to
-/// drain what the QPs sharing it can have queued (their windows at the
-/// link rate; on a degraded path, at that path's rate).
+/// Static stall bounds for a link: the worst RTT no loss can explain
+/// (propagation, EV spread and jitter, and the time the link takes to
+/// drain what the QPs sharing it can have queued: their windows at the
+/// link rate; on a degraded path, at that path's rate). The golden model
+/// derives its bounds from RTT samples
+/// (`proto::model::ev::EvSet::stall_allowance`, `stall_age`), and so does
+/// the card's RTT estimator (docs/hw/rtt_est.md): `mrc cosim` writes no
+/// floor under it (0 in the retransmit row, table 8) and uses the queue
+/// figure only to put RTOs above it; `mrc perf` writes its own floors
+/// from it (`mrc/src/perf.rs`).
 ///
 /// * `queue = queued_bytes x 8 / rate` (0 without a rate), plus, with a
 ///   switch port at the link's end, what it holds at its rate;
@@ -211,8 +213,10 @@ pub struct SystemConfig {
     pub retry_linear: u8,
     pub retry_exp: u8,
     pub reorder_allowance: u16,
-    /// The stall rule's allowance and the tail-check age (hardware takes
-    /// them from config; the model derives them from RTT samples).
+    /// Floors under the card's stall allowance and tail-check age (the
+    /// retransmit row; the card takes the larger of each and its RTT
+    /// estimate's). 0, the default: the estimate alone, as the model's
+    /// bounds come from its RTT samples alone.
     pub stall_allowance_ns: u32,
     pub stall_age_ns: u32,
     pub ack_every: u16,
@@ -271,7 +275,7 @@ impl SystemConfig {
             line_rate_gbps: Some(DEFAULT_LINE_GBPS),
             ..LinkConfig::default()
         };
-        let mut cfg = SystemConfig {
+        SystemConfig {
             evs,
             qps: 1,
             log2_mtu: 10,
@@ -307,22 +311,7 @@ impl SystemConfig {
                 axil_ready: Stall::NEVER,
             },
             trace: None,
-        };
-        cfg.derive_stall_timing();
-        cfg
-    }
-
-    /// Set the stall rule's allowance and the tail check's age from the
-    /// links, the MTU and what A's QPs can have in flight together
-    /// ([`StallTiming`]: every QP's window can be queued at the link ahead
-    /// of a packet). Call again after changing any of those (`mrc cosim`
-    /// does, after its options and the scenario's changes).
-    pub fn derive_stall_timing(&mut self) {
-        let max_len = self.messages.iter().map(|m| u64::from(m.len)).max().unwrap_or(0);
-        let one_qp = qp_window_wire_bytes(self.mtu(), max_len, self.messages_in_flight() as u64, self.cwnd);
-        let t = StallTiming::of_link(&self.link_ab, one_qp * u64::from(self.qps.max(1)));
-        self.stall_allowance_ns = t.allowance_ns();
-        self.stall_age_ns = t.age_ns();
+        }
     }
 
     /// Run NSCC on A's QPs, model and card alike, for A's link: its line

@@ -8,7 +8,7 @@
 
 use cosim::nic::build_core;
 use cosim::system::{compare_with_golden, compare_with_golden_qps, random_messages, System, SystemConfig, Wire};
-use cosim::verdict::{judge_qps, Expectations, Figures, QpFigures};
+use cosim::verdict::{judge_qps, Allowance, Direction, Expectations, Figures, Metric, QpFigures};
 use proto::loopback::{EvMatch, Flap, SwitchQueue};
 use proto::model::ev::{EvChangeReason, EvState};
 use proto::model::Transport;
@@ -304,76 +304,50 @@ fn an_ev_degraded_to_a_quarter_of_the_rate_matches_the_golden_model() {
 /// 25 Gb/s lines, no loss, no fault: 40 messages of up to 8 KiB (the
 /// requester's 4 messages in flight queue ~11 us of frames at the link).
 /// Nothing may be resent nor any EV marked beyond the verdict's rule
-/// (`cosim::verdict`), as the model resends and marks nothing. The stall
-/// allowance and tail-check age come from `SystemConfig::derive_stall_timing`
-/// (the QP's window at the link rate). With the timing configured from the
-/// propagation delays only (allowance 4.6 us, age 7.4 us) the run passes
-/// too: the cores' RTT estimate (docs/hw/rtt_est.md), sampling the queue,
-/// raises the bounds above that floor. Before the estimator that run
-/// failed, the tail check declaring packets lost that were only queued at
-/// the link (docs/cosim.md, "25 Gb/s"); with the estimate taken out of
-/// the engine (mutation by hand) it fails again.
+/// (`cosim::verdict`), as the model resends and marks nothing. No floor is
+/// configured under the stall allowance and tail-check age: the cores' RTT
+/// estimate (docs/hw/rtt_est.md), sampling the queue, is the bound, as
+/// the model's samples are its. A static bound from the propagation delays
+/// alone (4.6 us, 7.4 us) declared packets lost that were only queued
+/// (docs/cosim.md, "25 Gb/s"); with the estimate taken out of the engine
+/// (mutation by hand) this run fails again.
 #[test]
 fn lossless_at_25_gbps_resends_nothing_as_the_model() {
     if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();
-    let cfg = |derived: bool| {
-        let mut cfg = SystemConfig::new(8, random_messages(1, 40, 8192, 33), 1);
-        for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-            link.jitter = Duration::from_ns(200);
-            link.line_rate_gbps = Some(25.0);
-        }
-        // RTO 65.5 us: the QP's 16 messages of up to 8 KiB in flight (the
-        // requester keeps 64) queue up to 42 us at 25 Gb/s, longer than
-        // the default 16.4 us RTO (with it the model itself resent 206).
-        cfg.ack_timeout_exp = RTO_EXP_FOR_A_25_GBPS_QUEUE;
-        if derived {
-            cfg.derive_stall_timing();
-        } else {
-            cfg.stall_allowance_ns = 4600;
-            cfg.stall_age_ns = 7400;
-        }
-        cfg
-    };
-    let run = |cfg: SystemConfig| {
-        let golden = cfg.golden_scenario().run();
-        let mut sys = System::new(&built, cfg).unwrap();
-        let r = sys.run(&mut |_| {});
-        let cmp = compare_with_golden(&r, &golden);
-        let v = cosim::verdict::judge(
-            &cosim::verdict::Figures::of(8, &r, Some(&cmp)),
-            &cosim::verdict::Expectations::default(),
-        );
-        eprintln!(
-            "{} resends (model {}), {} EVs marked (model {}), failures {:?}",
-            r.retransmissions,
-            cmp.golden_retransmissions,
-            r.ev_marked_bad,
-            cmp.golden_ev_marked_bad,
-            v.failures()
-        );
-        (r, cmp, v)
-    };
-    let c = cfg(true);
-    assert!(
-        c.stall_age_ns > 7400,
-        "the queue at 25 Gb/s is counted: {}",
-        c.stall_age_ns
+    let mut cfg = SystemConfig::new(8, random_messages(1, 40, 8192, 33), 1);
+    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
+        link.jitter = Duration::from_ns(200);
+        link.line_rate_gbps = Some(25.0);
+    }
+    // RTO 65.5 us: the QP's 16 messages of up to 8 KiB in flight (the
+    // requester keeps 64) queue up to 42 us at 25 Gb/s, longer than the
+    // default 16.4 us RTO (with it the model itself resent 206).
+    cfg.ack_timeout_exp = RTO_EXP_FOR_A_25_GBPS_QUEUE;
+    assert_eq!((cfg.stall_allowance_ns, cfg.stall_age_ns), (0, 0), "no floor");
+    let golden = cfg.golden_scenario().run();
+    let mut sys = System::new(&built, cfg).unwrap();
+    let r = sys.run(&mut |_| {});
+    let cmp = compare_with_golden(&r, &golden);
+    let v = cosim::verdict::judge(
+        &cosim::verdict::Figures::of(8, &r, Some(&cmp)),
+        &cosim::verdict::Expectations::default(),
     );
-    let (r, cmp, v) = run(c);
+    eprintln!(
+        "{} resends (model {}), {} EVs marked (model {}), failures {:?}",
+        r.retransmissions,
+        cmp.golden_retransmissions,
+        r.ev_marked_bad,
+        cmp.golden_ev_marked_bad,
+        v.failures()
+    );
     assert!(r.ok, "{:?}", r.scoreboard.failures);
     assert!(cmp.same_delivery, "{cmp:?}");
     assert_eq!(cmp.golden_retransmissions, 0, "the model resends nothing");
-    assert!(v.ok, "{:?}", v.failures());
-    // Propagation-only bounds, too short for the queue: the estimate
-    // covers it.
-    let (r, cmp, short) = run(cfg(false));
-    assert!(r.ok, "{:?}", r.scoreboard.failures);
-    assert!(cmp.same_delivery, "{cmp:?}");
     assert_eq!(r.retransmissions, 0, "the estimate covers the queue: nothing resent");
-    assert!(short.ok, "{:?}", short.failures());
+    assert!(v.ok, "{:?}", v.failures());
 }
 
 /// Several QP pairs at once over the same two NICs and fabric: 16 pairs,
@@ -384,7 +358,14 @@ fn lossless_at_25_gbps_resends_nothing_as_the_model() {
 /// own messages in its own order with its own QP number on each CQE, place
 /// them intact in its own region, and deliver what its model pair
 /// delivers (`cosim::golden`, the pairs sharing the model's links too);
-/// the judged verdict, per pair and in total, must be OK.
+/// the judged verdict, per pair and in total, must be OK, with one
+/// allowance: the card may mark EV 3 in fewer QPs than the model (and
+/// mark no other EV). Each QP loses about one packet on EV 3: one stall
+/// only makes an EV suspect, and the card finds most of those losses by
+/// its tail check, where the model's runner, sending each pair's window
+/// at one instant behind a queue that drains past 5 us, finds all of
+/// them by the RTO 16.4 us after that instant, and an RTO marks (the
+/// card 5 marks, all by its RTO; the model 9, every one at 16.384 us).
 #[test]
 fn sixteen_qps_keep_their_traffic_apart_and_match_the_model_per_qp() {
     if skip_without_verilator("the verilated core") {
@@ -400,7 +381,6 @@ fn sixteen_qps_keep_their_traffic_apart_and_match_the_model_per_qp() {
         link.jitter = Duration::from_ns(200);
         link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(5))];
     }
-    cfg.derive_stall_timing();
     let golden = cfg.run_golden().unwrap();
     assert_eq!(golden.len(), usize::from(PAIRS));
     let mut sys = System::new(&built, cfg).unwrap();
@@ -428,12 +408,29 @@ fn sixteen_qps_keep_their_traffic_apart_and_match_the_model_per_qp() {
     assert_eq!(r.per_qp.iter().map(|q| q.resends).sum::<u64>(), r.retransmissions);
     assert!(cmp.per_qp.iter().all(|c| c.same_delivery), "{:?}", cmp.per_qp);
     assert!(cmp.same_delivery);
+    const FEWER_MARKS_BY_RTO: Allowance = Allowance {
+        metric: Metric::EvMarkedBad,
+        direction: Direction::Fewer,
+        reason: "one loss per QP on EV 3: the card finds most by its tail check (EV suspect), \
+                 the model's runner all by the RTO (EV marked)",
+    };
     let v = judge_qps(
         &Figures::of(8, &r, Some(&cmp)),
         &QpFigures::all(Some(&cmp)),
-        &Expectations::default(),
+        &Expectations {
+            allowances: &[FEWER_MARKS_BY_RTO],
+            qp_error: false,
+        },
     );
     assert!(v.ok, "{:?}", v.failures());
+    assert!(
+        r.ev_changes
+            .iter()
+            .filter(|c| c.new_state == "assumed_bad")
+            .all(|c| c.ev_index == 3),
+        "only the dead EV is marked: {:?}",
+        r.ev_changes
+    );
 }
 
 /// `mrc cosim --wire mrc10` end to end: both NICs set to send MRC 1.0
@@ -553,7 +550,6 @@ fn card_probes_a_dead_ev_and_readmits_it_once_healed(wire: Wire) {
         }];
     }
     cfg.ack_timeout_exp = RTO_EXP_FOR_A_25_GBPS_QUEUE;
-    cfg.derive_stall_timing();
     let golden = cfg.golden_scenario().run();
     let mut sys = System::new(&built, cfg).unwrap();
     let r = sys.run(&mut |_| {});
@@ -649,7 +645,6 @@ fn nscc_windows_keep_an_incast_port_out_of_the_trims_as_the_model() {
         last_hop: true,
     });
     cfg.ack_timeout_exp = RTO_EXP;
-    cfg.derive_stall_timing();
     let golden = cfg.run_golden().unwrap();
     let mut sys = System::new(&built, cfg).unwrap();
     let r = sys.run(&mut |_| {});

@@ -435,6 +435,9 @@ pub struct RetransmitEngine {
     /// sent at or before the line (the probe's condition) ...
     t_first: DFF<Bit>,
     t_aged: DFF<Bit>,
+    /// ... and its send time (a first live slot not yet `age` old
+    /// re-arms the check for when it will be) ...
+    t_first_time: DFF<Bits<32>>,
     /// ... and the newest live slot (latest sent, the highest PSN of those
     /// sent at that time): the one the probe resends.
     t_newest_v: DFF<Bit>,
@@ -707,6 +710,7 @@ impl Logic for RetransmitEngine {
             t_lost,
             t_first,
             t_aged,
+            t_first_time,
             t_newest_v,
             t_newest_p,
             t_newest_time,
@@ -1511,6 +1515,7 @@ impl Logic for RetransmitEngine {
                     if !self.t_first.q.val() {
                         self.t_first.d.next = true;
                         self.t_aged.d.next = self.aged_r.q.val();
+                        self.t_first_time.d.next = self.s3.q.val().time;
                     }
                     if !self.t_newest_v.q.val() | !self.newest_d.val().get_bit(31) {
                         self.t_newest_v.d.next = true;
@@ -1774,6 +1779,15 @@ impl Logic for RetransmitEngine {
                         (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.t_newest_p.q.val() & 255);
                     self.st.d.next = EngineState::TailProbe;
                 } else {
+                    if !self.t_lost.q.val() & self.t_first.q.val() & !self.t_aged.q.val() {
+                        // The first live slot is not `age` old yet (the age
+                        // grew since the check was armed): the check did
+                        // nothing, so it is not counted, and it comes back
+                        // when the slot is `age` old, not a whole age from
+                        // now (which can be after the RTO).
+                        self.tail.d.next.deadline = self.t_first_time.q.val() + self.c_age.val();
+                        self.tail.d.next.blind = self.tail.q.val().blind - 1;
+                    }
                     self.st.d.next = EngineState::Store;
                 }
             }

@@ -123,6 +123,9 @@ struct RefQp {
     suspected: usize,
     excused: usize,
     tail_probes: usize,
+    /// Tail checks that found the oldest live packet not yet `age` old
+    /// and came back when it would be (coverage).
+    tail_early: usize,
 }
 
 fn sd32(a: u32, b: u32) -> i32 {
@@ -174,6 +177,7 @@ impl RefQp {
             suspected: 0,
             excused: 0,
             tail_probes: 0,
+            tail_early: 0,
         }
     }
     /// A packet on `ev` was found lost by a stall (the stall rule or the
@@ -528,7 +532,13 @@ impl RefQp {
             })
             .collect();
         let Some(&oldest) = live.first() else { return };
-        if sd32(line, self.slots[&(oldest.value() & 255)].time as u32) < 0 {
+        let oldest_time = self.slots[&(oldest.value() & 255)].time as u32;
+        if sd32(line, oldest_time) < 0 {
+            // Not `age` old yet: the check is not counted, and comes back
+            // when the packet is.
+            self.tblind -= 1;
+            self.tdl = oldest_time.wrapping_add(self.cfg.age);
+            self.tail_early += 1;
             return;
         }
         let mut newest = oldest;
@@ -928,7 +938,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(n_recs);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
-    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize)));
+    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
     let tail2 = tail_lost.clone();
     // Records that follow one of the same QP in their burst whose work
     // ended in `Store` (the forward used).
@@ -1158,6 +1168,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             w.refs.iter().map(|r| r.tail_lost).sum(),
             w.refs.iter().map(|r| r.suspected).sum(),
             w.refs.iter().map(|r| r.excused).sum(),
+            w.refs.iter().map(|r| r.tail_early).sum(),
         );
         sim.done(x)
     });
@@ -1218,15 +1229,17 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
             .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
-    let (tail, suspected, excused) = *tail_lost.lock().unwrap();
+    let (tail, suspected, excused, early) = *tail_lost.lock().unwrap();
     eprintln!(
         "losses found by the tail check: {tail}; EVs made suspect by a first stall: {suspected}, \
-         stalls of a suspect EV excused by a delivery since: {excused}"
+         stalls of a suspect EV excused by a delivery since: {excused}; tail checks re-armed for \
+         a live packet not yet aged: {early}"
     );
     for (name, n) in cov.into_iter().chain([
         ("tail-check loss", tail),
         ("EV made suspect", suspected),
         ("stall excused by a delivery", excused),
+        ("tail check re-armed early", early),
     ]) {
         assert!(n > 0, "{name} never exercised");
     }

@@ -230,3 +230,64 @@ fn tail_check_does_not_defeat_the_retry_budget() {
     );
     assert_eq!(a.state(), QpState::Error);
 }
+
+/// The tail check is armed at the oldest live packet's send time plus the
+/// stall age of that moment; RTT samples arriving before it fires can
+/// raise the age, so that when it fires the packet is not yet `age` old.
+/// It must come back when the packet is (here 15 us after the send: the
+/// check fired at 9.6 us, the age then 15 us), not a whole age after the
+/// check (24.6 us), which is beyond the 16.4 us RTO: the loss is found by
+/// the tail check and no RTO fires.
+#[test]
+fn a_tail_check_that_fires_before_its_packet_aged_comes_back_when_it_has() {
+    let o = Opts {
+        n_evs: 8,
+        min_active: 1,
+        ack_every: 1,
+        ..Opts::default()
+    };
+    let (mut a, mut b) = pair(&o);
+    let mut now = Instant::ZERO;
+    let t0 = Instant::from_us(60);
+    // About 1.5 us each way, EV i 100 ns x i more (so that each packet of
+    // a message arrives on its own and is answered by its own SACK); from
+    // t0 EV 3 drops everything and the answers on EVs 6 and 7 take 4 us
+    // longer: their samples raise the stall age while the check waits.
+    let path = |ev: u32, t: Instant| {
+        let i = u64::from(ev - EV);
+        if t >= t0 && i == 3 {
+            None
+        } else if t >= t0 + Duration::from_ns(500) && i >= 6 {
+            Some(Duration::from_ns(5_500 + 100 * i))
+        } else {
+            Some(Duration::from_ns(1_500 + 100 * i))
+        }
+    };
+    // Warm-up: 8-packet messages, one packet per EV, until t0.
+    for i in 0..5 {
+        a.post_write(now, write(i, data(8 * MTU as usize, i as u8), 0, None))
+            .unwrap();
+        let t = now + Duration::from_us(10);
+        run_paths(&mut a, &mut b, &mut now, t, &path);
+    }
+    let age0 = a.ev_set().unwrap().stall_age().expect("sampled");
+    run_paths(&mut a, &mut b, &mut now, t0, &path);
+    let before = (a.counters().retx_loss_inferred, a.counters().rto_fired);
+    a.post_write(now, write(9, data(8 * MTU as usize, 9), 0, None)).unwrap();
+    run_paths(&mut a, &mut b, &mut now, t0 + Duration::from_us(40), &path);
+    let age1 = a.ev_set().unwrap().stall_age().unwrap();
+    eprintln!("stall age {age0:?} before, {age1:?} after");
+    let ev = events(&mut a);
+    assert_eq!(completions(&ev).len(), 6, "every message completes");
+    assert!(age1 > age0, "the samples raised the age");
+    assert!(
+        age0 + age1 > ack_timeout(4),
+        "a whole age after the check is beyond the RTO"
+    );
+    assert_eq!(
+        a.counters().rto_fired,
+        before.1,
+        "no RTO: the tail check found the loss"
+    );
+    assert_eq!(a.counters().retx_loss_inferred, before.0 + 1);
+}

@@ -11,14 +11,14 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use cosim::system::{compare_with_golden_qps, System, SEND_WINDOW_PSNS};
-use cosim::verdict::{judge_qps, Expectations, Figures, QpFigures, Verdict};
+use cosim::verdict::{judge_qps, Allowance, Direction, Expectations, Figures, Metric, QpFigures, Verdict};
 use proto::loopback::MessageSpec;
 use proto::time::Duration;
 use verilated::BuildOptions;
 
 use super::{
     config, no_faults, rto_above_the_queue, stall_timing, CosimArgs, CosimError, DEAD_EV_MARKED_BY_EVERY_QP,
-    FEWER_RESENDS_BLACKHOLED, MORE_MARKS_UNDER_LOSS, RESENDS_SPLIT_BY_SERVICE_ORDER, SCENARIO_EV,
+    MARKS_NET_OF_READMISSIONS, RESENDS_SPLIT_BY_SERVICE_ORDER, SCENARIO_EV,
 };
 
 /// The scenario name of the family: `sweep` runs the grid, `sweep/TOKENS`
@@ -128,9 +128,21 @@ const PLAIN: Expectations = Expectations {
     qp_error: false,
 };
 const LOSS: Expectations = Expectations {
-    allowances: &[MORE_MARKS_UNDER_LOSS],
+    allowances: &[MARKS_NET_OF_READMISSIONS],
     qp_error: false,
 };
+/// A dead EV under a deep window: the card resends fewer packets than the
+/// model (measured, `sweep/hole`, seed 1: every `window` cell at depth 16
+/// from 2 KiB MTU up).
+const FEWER_RESENDS_BLACKHOLED: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::Fewer,
+    reason: "with the window in flight at depth 16 when EV 3 dies, the card resends fewer packets \
+             than the model (measured, seed 1, both wires: 107-112 against 125-129 on 4 QPs from \
+             2 KiB MTU up, 26-27 against 31 on one QP at 8 KiB); not traced packet by packet; \
+             fewer resends with identical delivery loses nothing",
+};
+
 const HOLE: Expectations = Expectations {
     allowances: &[FEWER_RESENDS_BLACKHOLED],
     qp_error: false,

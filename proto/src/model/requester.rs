@@ -408,8 +408,29 @@ impl<D> Requester<D> {
             if self.retx.len() == queued {
                 self.probe_tail(Instant(aged));
             }
+            if self.retx.len() == queued {
+                if let Some(sent) = self.oldest_live_sent_at().filter(|t| t.as_ps() > aged) {
+                    // The oldest live packet is not `age` old yet: the age
+                    // grew since the check was armed at its send time plus
+                    // the age then (a new RTT sample). The check did nothing,
+                    // so it is not counted, and it comes back when the packet
+                    // is `age` old rather than a whole age from now, which
+                    // can be after the RTO.
+                    self.tail_blind -= 1;
+                    self.tail_deadline = Some(sent + age);
+                    return;
+                }
+            }
         }
         self.tail_deadline = Some(now + age);
+    }
+    /// The send time of the oldest live transmission (lowest PSN neither
+    /// acknowledged nor queued for a resend), if any.
+    fn oldest_live_sent_at(&self) -> Option<Instant> {
+        (0..self.outstanding())
+            .map(|k| self.slot(self.una.add(k)))
+            .find(|s| !s.acked && s.queued == Retx::No)
+            .map(|s| s.sent_at)
     }
     /// The tail probe: if a live packet was sent at or before `aged`, the
     /// newest live packet is queued for one resend (reason `Probe`).
