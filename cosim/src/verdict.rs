@@ -449,14 +449,25 @@ pub fn judge(f: &Figures, exp: &Expectations) -> Verdict {
     ] {
         let Some(g) = golden else { continue };
         let plain = format!("within {:.0}% or {SLACK} counts", 100.0 * TOLERANCE);
-        // An allowance applies only where the plain rule fails.
-        let allowance = exp.allowances.iter().find(|a| a.metric == metric && a.judges_total());
-        let (ok, rule) = match allowance {
-            Some(a) if !close(hw, g) => (
-                a.admits(hw, g, g, f.evs, f.qps, &f.beside),
-                format!("{}{}: {}", a.rule(), a.weighed(&f.beside), a.reason),
-            ),
-            _ => (close(hw, g), plain),
+        // An allowance applies only where the plain rule fails; of several
+        // for the metric, the first that admits the figure (none: the
+        // figure fails every one, and each is shown).
+        let allowances: Vec<&Allowance> = exp
+            .allowances
+            .iter()
+            .filter(|a| a.metric == metric && a.judges_total())
+            .collect();
+        let shown = |a: &Allowance| format!("{}{}: {}", a.rule(), a.weighed(&f.beside), a.reason);
+        let (ok, rule) = if close(hw, g) || allowances.is_empty() {
+            (close(hw, g), plain)
+        } else {
+            match allowances.iter().find(|a| a.admits(hw, g, g, f.evs, f.qps, &f.beside)) {
+                Some(a) => (true, shown(a)),
+                None => (
+                    false,
+                    allowances.iter().map(|a| shown(a)).collect::<Vec<_>>().join("; or "),
+                ),
+            }
         };
         checks.push(Check {
             what: metric.name(),
@@ -590,6 +601,66 @@ mod tests {
         // Three more resends than the fault explains: beyond.
         let f = Figures { hw_resends: 13, ..f };
         assert!(!judge(&f, &allowed).ok);
+    }
+
+    /// Two allowances of one metric: a figure either admits passes, under
+    /// the one that admits it; one that neither admits fails, both shown.
+    #[test]
+    fn of_two_allowances_for_a_metric_either_admits() {
+        const BEYOND: Allowance = Allowance {
+            metric: Metric::Resends,
+            direction: Direction::BeyondFaultDrops,
+            reason: "beyond",
+        };
+        const FEWER: Allowance = Allowance {
+            metric: Metric::Resends,
+            direction: Direction::Fewer,
+            reason: "fewer",
+        };
+        let allowed = Expectations {
+            allowances: &[BEYOND, FEWER],
+            qp_error: false,
+        };
+        let drops = Beside {
+            hw_fault_drops: 36,
+            golden_fault_drops: 38,
+            ..Beside::default()
+        };
+        // 40 against 45: beyond the drops 4 against 7 (not close), fewer.
+        let f = Figures {
+            hw_resends: 40,
+            golden_resends: Some(45),
+            beside: drops,
+            ..clean()
+        };
+        let only_beyond = Expectations {
+            allowances: &[BEYOND],
+            qp_error: false,
+        };
+        assert!(!judge(&f, &only_beyond).ok);
+        let v = judge(&f, &allowed);
+        assert!(v.ok, "{v:?}");
+        assert!(v.checks.iter().any(|c| c.rule.ends_with(": fewer")), "{v:?}");
+        // 46 against 41 with 43 and 36 dropped: beyond the drops 3 against
+        // 5, close; not fewer.
+        let f = Figures {
+            hw_resends: 46,
+            golden_resends: Some(41),
+            beside: Beside {
+                hw_fault_drops: 43,
+                golden_fault_drops: 36,
+                ..Beside::default()
+            },
+            ..clean()
+        };
+        let v = judge(&f, &allowed);
+        assert!(v.ok, "{v:?}");
+        assert!(v.checks.iter().any(|c| c.rule.ends_with(": beyond")), "{v:?}");
+        // 60 against 41: neither.
+        let f = Figures { hw_resends: 60, ..f };
+        let v = judge(&f, &allowed);
+        assert!(!v.ok);
+        assert!(v.checks.iter().any(|c| c.rule.contains("beyond; or ")), "{v:?}");
     }
 
     const MORE_MARKS: &[Allowance] = &[Allowance {

@@ -532,6 +532,9 @@ pub struct RetransmitEngine {
     sv_mark: Signal<Local, Bit>,
     /// The stage-3 decision writes the EV's suspicion bits.
     sv_write: Signal<Local, Bit>,
+    /// An RTO resend marks its EV (reason TIMEOUT), which clears the EV's
+    /// suspicion bits (the model's state change clears its suspicion).
+    sv_rto: Signal<Local, Bit>,
     one128: Signal<Local, Bits<128>>,
     /// A SACK's sample within the stall age (`EvSet::on_ack`'s prompt
     /// delivery).
@@ -1158,13 +1161,17 @@ impl Logic for RetransmitEngine {
             & !self.rs_blocked.val()
             & (self.rs_reason.val() == RtxReason::Loss)
             & (!self.sv_stall.val() | !self.sv_seen.val());
+        self.sv_rto.next = (self.st.q.val() == EngineState::RtoDecide)
+            & self.rs_want.val()
+            & !self.rs_blocked.val()
+            & (self.rs_reason.val() == RtxReason::Timeout);
         self.sus_ram.write_address.next =
             (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.dec_slot.val().ev);
         self.dlv_ram.write_address.next = self.sus_ram.write_address.val();
-        self.sus_ram.write_data.next = self.sv_stall.val() & !self.sv_mark.val();
+        self.sus_ram.write_data.next = self.sv_write.val() & self.sv_stall.val() & !self.sv_mark.val();
         self.dlv_ram.write_data.next = false;
-        self.sus_ram.write_enable.next = self.sv_write.val();
-        self.dlv_ram.write_enable.next = self.sv_write.val();
+        self.sus_ram.write_enable.next = self.sv_write.val() | self.sv_rto.val();
+        self.dlv_ram.write_enable.next = self.sv_write.val() | self.sv_rto.val();
         if self.sv_write.val() {
             self.pass_seen.d.next = self.pass_seen.q.val() | (self.one128.val() << self.s3.q.val().ev);
         }

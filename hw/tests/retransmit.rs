@@ -126,6 +126,8 @@ struct RefQp {
     /// Tail checks that found the oldest live packet not yet `age` old
     /// and came back when it would be (coverage).
     tail_early: usize,
+    /// RTO marks of a suspect EV, which clear its suspicion (coverage).
+    rto_cleared: usize,
 }
 
 fn sd32(a: u32, b: u32) -> i32 {
@@ -178,6 +180,7 @@ impl RefQp {
             excused: 0,
             tail_probes: 0,
             tail_early: 0,
+            rto_cleared: 0,
         }
     }
     /// A packet on `ev` was found lost by a stall (the stall rule or the
@@ -614,6 +617,13 @@ impl RefQp {
                     ev: s.ev,
                     reason: mark_reason::TIMEOUT as u8,
                 });
+                // The mark clears the EV's suspicion, as the model's state
+                // change does.
+                if self.sus[s.ev as usize] {
+                    self.rto_cleared += 1;
+                }
+                self.sus[s.ev as usize] = false;
+                self.dlv[s.ev as usize] = false;
             } else if live {
                 let r = dl.wrapping_sub(now) & TIME_MASK;
                 rem = Some(rem.map_or(r, |m| m.min(r)));
@@ -938,7 +948,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(n_recs);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
-    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
+    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize, 0usize)));
     let tail2 = tail_lost.clone();
     // Records that follow one of the same QP in their burst whose work
     // ended in `Store` (the forward used).
@@ -1169,6 +1179,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             w.refs.iter().map(|r| r.suspected).sum(),
             w.refs.iter().map(|r| r.excused).sum(),
             w.refs.iter().map(|r| r.tail_early).sum(),
+            w.refs.iter().map(|r| r.rto_cleared).sum(),
         );
         sim.done(x)
     });
@@ -1229,17 +1240,18 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
             .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
-    let (tail, suspected, excused, early) = *tail_lost.lock().unwrap();
+    let (tail, suspected, excused, early, rto_cleared) = *tail_lost.lock().unwrap();
     eprintln!(
         "losses found by the tail check: {tail}; EVs made suspect by a first stall: {suspected}, \
          stalls of a suspect EV excused by a delivery since: {excused}; tail checks re-armed for \
-         a live packet not yet aged: {early}"
+         a live packet not yet aged: {early}; RTO marks of a suspect EV: {rto_cleared}"
     );
     for (name, n) in cov.into_iter().chain([
         ("tail-check loss", tail),
         ("EV made suspect", suspected),
         ("stall excused by a delivery", excused),
         ("tail check re-armed early", early),
+        ("RTO mark of a suspect EV", rto_cleared),
     ]) {
         assert!(n > 0, "{name} never exercised");
     }

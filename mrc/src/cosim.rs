@@ -527,6 +527,20 @@ const RESENDS_BEYOND_THE_DEAD_EV: Allowance = Allowance {
              the model 36 and 41",
 };
 
+/// 16 QPs may also resend fewer packets than the model beyond the dead
+/// EV's drops (measured, 200 messages, seed 1, MRC 1.0 wire: 40 against
+/// 45; 36 and 38 of them sent into EV 3).
+const FEWER_RESENDS_SIXTEEN_QPS: Allowance = Allowance {
+    metric: Metric::Resends,
+    direction: Direction::Fewer,
+    reason: "the model resends more than the packets its fault swallowed (200 messages, seed 1, \
+             MRC 1.0 wire: 45 resends, 38 packets into EV 3; the card 40 and 36); not traced on \
+             this tree: traced on 2026-12-03 (docs/cosim.md, \"16-qps, traced\") the model's \
+             extra resends were tail probes on the first QPs, whose RTT it sampled on the idle \
+             link before the other QPs' windows queued; fewer resends with identical delivery \
+             loses nothing",
+};
+
 /// Which of the 16 QPs resend depends on the order they are served:
 /// traced (200 messages, seed 1, `--in-flight 16`: 39 vs 40 in total,
 /// split differently; docs/cosim.md, "16-qps, traced").
@@ -843,6 +857,7 @@ const SCENARIOS: &[NamedScenario] = &[
             allowances: &[
                 MARKS_NET_OF_READMISSIONS,
                 RESENDS_BEYOND_THE_DEAD_EV,
+                FEWER_RESENDS_SIXTEEN_QPS,
                 RESENDS_SPLIT_BY_SERVICE_ORDER,
             ],
             qp_error: false,
