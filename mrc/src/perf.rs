@@ -445,8 +445,10 @@ fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
 /// the spread can be an allowance later in send time, and the earlier is
 /// resent with nothing lost (8 QPs at 1 KiB MTU: docs/benchmarks.md). An
 /// allowance of the queue would cover that and leave a dead EV to the
-/// tail check; the model sizes it from its RTT samples, which the card
-/// does not take yet.
+/// tail check. The card's RTT estimate raises the bound above this floor
+/// from its samples; without the floors, 8 QPs' windows filling the line
+/// at once outran it (4-6 resends of packets only queued:
+/// docs/benchmarks.md, "Issue 16's targets on main").
 fn stall_allowance_ns(t: &StallTiming) -> u32 {
     let floor = STALL_MIN.as_ns();
     let round_trip_spread = PATH_SPREAD_CROSSINGS * t.spread_ns;
@@ -631,8 +633,8 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
         mac: addr_a.mac,
         ip: addr_a.ip,
     };
-    // Timeouts from this run's fabric (`cosim::system::StallTiming`): the
-    // card has no RTT samples, so the tail check's age covers
+    // Timeouts from this run's fabric (`cosim::system::StallTiming`),
+    // floors under the card's RTT estimate: the tail check's age covers
     // propagation, the EV spread and what this run's own windows queue at
     // the line ahead of a packet, and the RTO outlasts that round trip
     // too (`rto_exp`); the stall rule's allowance covers what can reorder
