@@ -447,7 +447,7 @@ fn stall_timing(a: &PerfArgs, depth: u32, fabric: bool) -> StallTiming {
 /// allowance of the queue would cover that and leave a dead EV to the
 /// tail check. The card's RTT estimate raises the bound above this floor
 /// from its samples; without the floors, 8 QPs' windows filling the line
-/// at once outran it (4-6 resends of packets only queued:
+/// at once outran it (1-6 resends of packets only queued, not traced:
 /// docs/benchmarks.md, "Issue 16's targets on main").
 fn stall_allowance_ns(t: &StallTiming) -> u32 {
     let floor = STALL_MIN.as_ns();
