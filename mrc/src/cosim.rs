@@ -304,14 +304,13 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
             .collect();
     }
     cfg.trace = args.trace.as_deref().map(trace_paths);
-    stall_timing(&mut cfg, args);
+    stall_floors(&mut cfg, args);
     Ok(cfg)
 }
 
 /// The floors under the stall allowance and tail-check age the options
-/// set (none by default: the card's RTT estimate alone). Call again after
-/// a scenario changed the system.
-fn stall_timing(cfg: &mut SystemConfig, args: &CosimArgs) {
+/// set (none by default: the card's RTT estimate alone).
+fn stall_floors(cfg: &mut SystemConfig, args: &CosimArgs) {
     if let Some(a) = args.stall_allowance {
         cfg.stall_allowance_ns = (a.as_ps() / 1000) as u32;
     }
@@ -651,10 +650,11 @@ const SIXTEEN_QPS_TIMEOUT_EXP: u8 = 6;
 
 /// `16-qps`'s RTO: the least exponent from [`SIXTEEN_QPS_TIMEOUT_EXP`] on
 /// whose timeout covers the base round trip plus the queue the 16 QPs'
-/// windows build at the link (`StallTiming`). At `--in-flight 16` that queue is 183 us: with the 65.5 us RTO
-/// the model's QPs timed out behind it (200 messages, seed 1: 167 resends,
-/// QPs 18-20 with 36-65 each and every EV marked), an RTO shorter than the
-/// queue again. 65.5 us at 4 in flight, 262 us at 16.
+/// windows build at the link (`StallTiming`). At `--in-flight 16` that
+/// queue is 183 us: with the 65.5 us RTO the model's QPs timed out behind
+/// it (200 messages, seed 1: 167 resends, QPs 18-20 with 36-65 each and
+/// every EV marked), an RTO shorter than the queue again. 65.5 us at 4 in
+/// flight, 262 us at 16.
 fn sixteen_qps_rto(c: &mut SystemConfig) {
     rto_above_the_queue(c, SIXTEEN_QPS_TIMEOUT_EXP);
 }
@@ -980,7 +980,6 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
                 s.name
             )));
         }
-        stall_timing(&mut cfg, &a);
         plans.push((s, a, cfg));
     }
     let traced = args.trace.is_some();

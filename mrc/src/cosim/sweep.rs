@@ -17,7 +17,7 @@ use proto::time::Duration;
 use verilated::BuildOptions;
 
 use super::{
-    config, no_faults, rto_above_the_queue, stall_timing, CosimArgs, CosimError, DEAD_EV_MARKED_BY_EVERY_QP,
+    config, no_faults, rto_above_the_queue, CosimArgs, CosimError, DEAD_EV_MARKED_BY_EVERY_QP,
     MARKS_NET_OF_READMISSIONS, RESENDS_SPLIT_BY_SERVICE_ORDER, SCENARIO_EV,
 };
 
@@ -566,7 +566,6 @@ fn run_cell(built: &verilated::Built, cell: &Cell, user: &CosimArgs) -> Result<C
     cfg.messages = cell.messages();
     cfg.cycle_limit = cell.cycle_limit(a.rate_gbps);
     rto_above_the_queue(&mut cfg, SWEEP_TIMEOUT_EXP);
-    stall_timing(&mut cfg, &a);
     let golden = if a.no_golden { None } else { Some(cfg.run_golden()?) };
     let messages = cfg.messages.len();
     let cycle_limit = cfg.cycle_limit;

@@ -46,6 +46,12 @@ pub(super) const RING_MIN: usize = 16;
 /// Tail checks that may act in a row without an acknowledgement in between.
 pub(super) const TAIL_BLIND_MAX: u32 = 2;
 
+/// A transmission the tail check still judges: neither acknowledged nor
+/// queued for a resend.
+fn is_live(s: &TxSlot) -> bool {
+    !s.acked && s.queued == Retx::No
+}
+
 /// One outstanding packet (requester ring slot).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TxSlot {
@@ -406,50 +412,41 @@ impl<D> Requester<D> {
                 self.lose_sent_before(Instant(aged.min(evidence.as_ps()) + 1), now);
             }
             if self.retx.len() == queued {
-                self.probe_tail(Instant(aged));
-            }
-            if self.retx.len() == queued {
-                if let Some(sent) = self.oldest_live_sent_at().filter(|t| t.as_ps() > aged) {
-                    // The oldest live packet is not `age` old yet: the age
-                    // grew since the check was armed at its send time plus
-                    // the age then (a new RTT sample). The check did nothing,
-                    // so it is not counted, and it comes back when the packet
-                    // is `age` old rather than a whole age from now, which
-                    // can be after the RTO.
-                    self.tail_blind -= 1;
-                    self.tail_deadline = Some(sent + age);
-                    return;
+                // Nothing lost: the oldest live packet decides.
+                match self.oldest_live() {
+                    Some(oldest) if self.slot(oldest).sent_at.as_ps() <= aged => self.probe_tail(oldest),
+                    Some(oldest) => {
+                        // Not `age` old yet: the age grew since the check
+                        // was armed at the packet's send time plus the age
+                        // then (a new RTT sample). The check did nothing, so
+                        // it is not counted, and it comes back when the
+                        // packet is `age` old rather than a whole age from
+                        // now, which can be after the RTO.
+                        self.tail_blind -= 1;
+                        self.tail_deadline = Some(self.slot(oldest).sent_at + age);
+                        return;
+                    }
+                    None => {}
                 }
             }
         }
         self.tail_deadline = Some(now + age);
     }
-    /// The send time of the oldest live transmission (lowest PSN neither
-    /// acknowledged nor queued for a resend), if any.
-    fn oldest_live_sent_at(&self) -> Option<Instant> {
+    /// The oldest live transmission (lowest PSN neither acknowledged nor
+    /// queued for a resend), if any.
+    fn oldest_live(&self) -> Option<Psn> {
         (0..self.outstanding())
-            .map(|k| self.slot(self.una.add(k)))
-            .find(|s| !s.acked && s.queued == Retx::No)
-            .map(|s| s.sent_at)
-    }
-    /// The tail probe: if a live packet was sent at or before `aged`, the
-    /// newest live packet is queued for one resend (reason `Probe`).
-    pub(super) fn probe_tail(&mut self, aged: Instant) {
-        let live = |s: &TxSlot| !s.acked && s.queued == Retx::No;
-        let Some(oldest) = (0..self.outstanding())
             .map(|k| self.una.add(k))
-            .find(|&p| live(self.slot(p)))
-        else {
-            return;
-        };
-        if self.slot(oldest).sent_at > aged {
-            return;
-        }
+            .find(|&p| is_live(self.slot(p)))
+    }
+    /// The tail probe, once the oldest live packet (`oldest`) has aged: the
+    /// newest live packet is queued for one resend (reason `Probe`).
+    pub(super) fn probe_tail(&mut self, oldest: Psn) {
         // The newest live transmission (latest sent; the highest PSN of
         // those sent at that instant).
         let newest = (0..self.outstanding())
             .map(|k| self.una.add(k))
-            .filter(|&p| live(self.slot(p)))
+            .filter(|&p| is_live(self.slot(p)))
             .max_by_key(|&p| (self.slot(p).sent_at, p.offset_from(self.una)))
             .unwrap_or(oldest);
         self.probe_evidence = Some((newest, self.slot(newest).sent_at));
