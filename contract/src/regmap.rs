@@ -362,6 +362,11 @@ pub const COUNTERS: &[Counter] = &[
         group: group::REQUESTER,
         doc: "windows the NSCC unit wrote to the CC gate (SETW), one per feedback record (ACK, loss, timeout, start) of a QP whose table 14 row has enable set",
     },
+    Counter {
+        name: "tx_flushed",
+        group: group::REQUESTER,
+        doc: "data packets of a QP in error the TX path dropped: past the requester when the error came, none of them sent",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

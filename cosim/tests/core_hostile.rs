@@ -1187,17 +1187,20 @@ fn remote_access_nack_mid_stream_flushes_the_queued_requests() {
         second < 32,
         "the second WRITE cut short at the error: {second} of its 32 packets"
     );
-    // What leaves after the error CQE was already past the requester: its
-    // output register holds one record, the admission one, the TX path's
-    // queue of data headers `DATA_HDR_FIFO_DEPTH` (with their payload read
-    // ahead) and the TX builder two. 13 with this seed (4 before the TX
-    // path queued headers ahead of the builder, 39 before the requester
-    // stopped at the error).
-    const PAST_THE_REQUESTER: usize = 1 + 1 + hw::tx_path::DATA_HDR_FIFO_DEPTH + 2;
+    // From the error on, the TX path and the TX builder drop the QP's
+    // packets they hold (counter `tx_flushed`); only the frame the builder
+    // had begun to generate still leaves, after the error CQE here (13
+    // frames left after it before they were dropped: the requester's
+    // output register, the admission, the TX path's queue of 16 data
+    // headers and the builder's two).
     assert!(
-        after.len() <= PAST_THE_REQUESTER,
-        "at most what the TX pipeline held leaves after the error CQE: PSNs {:x?}",
+        after.len() <= 1,
+        "at most the frame being generated leaves after the error CQE: PSNs {:x?}",
         psns_of(&after)
+    );
+    assert!(
+        nic.counter("tx_flushed") > 0,
+        "the QP's queued packets were dropped (tx_flushed)"
     );
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
 }

@@ -99,6 +99,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "rx_discards_join",
     "retx_drop_acked",
     "nscc_windows",
+    "tx_flushed",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -1111,6 +1112,10 @@ impl Logic for MrcCore {
         self.retx.err_ready.next = self.sendcq.rtx_err_ready.val() & self.req.qerr_ready.val();
         self.req.qerr_valid.next = self.sendcq.rtx_err_valid.val() & self.sendcq.rtx_err_ready.val();
         self.req.qerr_qp.next = self.retx.err_qp.val();
+        // ... and so does the TX path: it drops the QP's data packets it
+        // holds (in hand, or queued for the builder with their payload).
+        self.txpath.qerr_valid.next = self.req.qerr_valid.val() & self.req.qerr_ready.val();
+        self.txpath.qerr_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_qp.next = self.retx.err_qp.val();
         self.sendcq.rtx_err_psn.next = self.retx.err_psn.val();
         self.sendcq.rtx_err_reason.next = self.retx.err_reason.val();
@@ -1438,6 +1443,12 @@ impl Logic for MrcCore {
         self.txb.req_mrc10.next = self.txpath.hdr.val().mrc10;
         self.txb.req_transport.next = self.txpath.hdr.val().transport;
         self.txb.req_transport_len.next = self.txpath.hdr.val().transport_len;
+        self.txb.req_drop.next = self.txpath.hdr_drop.val();
+        self.txb.req_qp.next = self.txpath.hdr.val().qp;
+        self.txb.req_flushable.next = self.txpath.hdr.val().data;
+        self.txb.flush_valid.next = self.req.qerr_valid.val() & self.req.qerr_ready.val();
+        self.txb.flush_qp.next = self.retx.err_qp.val();
+        self.txpath.flushed_elsewhere.next = self.txb.cnt_flushed.val();
 
         // ---- Retransmit engine operations: QP start, then the TX path's
         // send records (through `sent_fifo`, which takes them whenever it
@@ -1622,6 +1633,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & self.evt_readmit.val()).into()) << 34)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop_acked.val().into()) << 36)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.cc_g_setw.val().into()) << 37);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.cc_g_setw.val().into()) << 37)
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.txpath.cnt_flushed.val() | self.txb.cnt_flushed.val()).into()) << 38);
     }
 }

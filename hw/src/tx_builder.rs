@@ -258,6 +258,19 @@ pub struct TxBuilder {
     pub req_mrc10: Signal<In, Bit>,
     pub req_transport: Signal<In, Bits<MRC10_WINDOW_BITS>>,
     pub req_transport_len: Signal<In, Bits<7>>,
+    /// Drop this request, as a malformed one (its payload consumed, no
+    /// frame), without counting it in `cnt_bad_request`: the TX path's
+    /// data packet of a QP in error (it counts those).
+    pub req_drop: Signal<In, Bit>,
+    /// The request's QP, and whether a flush of that QP drops it (a data
+    /// packet; an ACK of the QP's responder is not dropped).
+    pub req_qp: Signal<In, Bits<8>>,
+    pub req_flushable: Signal<In, Bit>,
+    /// Flush (a pulse): the QP went to error. A flushable request of it
+    /// taken in this cycle, or waiting in R1 for the generator, is dropped
+    /// as `req_drop` drops it; the frame the generator has begun leaves.
+    pub flush_valid: Signal<In, Bit>,
+    pub flush_qp: Signal<In, Bits<8>>,
     // ---- Payload stream (byte 0 of the payload in lane 0).
     pub s_payload: AxisSink,
     // ---- MAC TX stream.
@@ -270,9 +283,16 @@ pub struct TxBuilder {
     pub cnt_bad_request: Signal<Out, Bit>,
     /// A payload beat's `tlast` disagreed with the request's length.
     pub cnt_payload_mismatch: Signal<Out, Bit>,
+    /// A request dropped on purpose (`req_drop` or a flush) ended: its
+    /// payload consumed, no frame.
+    pub cnt_flushed: Signal<Out, Bit>,
     // ---- R1: the request as taken.
     r1_v: DFF<Bit>,
     r1_bad: DFF<Bit>,
+    /// The request is dropped on purpose (`req_drop`), not malformed.
+    r1_drop: DFF<Bit>,
+    r1_qp: DFF<Bits<8>>,
+    r1_flushable: DFF<Bit>,
     r1_dst_mac: DFF<Bits<48>>,
     r1_src_mac: DFF<Bits<48>>,
     r1_vlan: DFF<Bit>,
@@ -344,6 +364,10 @@ pub struct TxBuilder {
     // ---- R2: the generator's packet.
     r2_v: DFF<Bit>,
     r2_bad: DFF<Bit>,
+    r2_drop: DFF<Bit>,
+    /// A flush names the request being taken / the one in R1.
+    flush_in: Signal<Local, Bit>,
+    flush_r1: Signal<Local, Bit>,
     r2_hdr: DFF<Bits<1536>>,
     r2_view: DFF<Bits<1536>>,
     r2_h: DFF<Bits<8>>,
@@ -481,6 +505,7 @@ pub struct TxBuilder {
     o_spill: DFF<Bits<32>>,
     o_mismatch: DFF<Bit>,
     o_bad: DFF<Bit>,
+    o_drop: DFF<Bit>,
 }
 
 impl Logic for TxBuilder {
@@ -491,6 +516,9 @@ impl Logic for TxBuilder {
             clock,
             r1_v,
             r1_bad,
+            r1_drop,
+            r1_qp,
+            r1_flushable,
             r1_dst_mac,
             r1_src_mac,
             r1_vlan,
@@ -524,6 +552,7 @@ impl Logic for TxBuilder {
             r1_transport,
             r2_v,
             r2_bad,
+            r2_drop,
             r2_hdr,
             r2_view,
             r2_h,
@@ -603,7 +632,8 @@ impl Logic for TxBuilder {
             o_last,
             o_spill,
             o_mismatch,
-            o_bad
+            o_bad,
+            o_drop
         );
         // Every stage from the generator to the output moves together.
         self.adv.next = !self.o_v.q.val() | self.m_axis.tready.val();
@@ -793,10 +823,28 @@ impl Logic for TxBuilder {
         if self.req_xbit.val() {
             self.b8.next = self.b8.val() | 0x40;
         }
+        // Flush of a QP in error: the request taken now, or the one R1
+        // holds while the generator is busy (R1 keeps it, marked dropped,
+        // or hands it to R2 marked so).
+        self.flush_in.next = self.flush_valid.val()
+            & self.req_valid.val()
+            & self.req_flushable.val()
+            & (self.req_qp.val() == self.flush_qp.val());
+        self.flush_r1.next = self.flush_valid.val()
+            & self.r1_v.q.val()
+            & self.r1_flushable.q.val()
+            & (self.r1_qp.q.val() == self.flush_qp.val());
+        if self.flush_r1.val() {
+            self.r1_bad.d.next = true;
+            self.r1_drop.d.next = true;
+        }
         // R1 register.
         if !self.r1_v.q.val() | self.r2_free.val() {
             self.r1_v.d.next = self.req_valid.val();
-            self.r1_bad.d.next = self.bad.val();
+            self.r1_bad.d.next = self.bad.val() | self.req_drop.val() | self.flush_in.val();
+            self.r1_drop.d.next = self.req_drop.val() | self.flush_in.val();
+            self.r1_qp.d.next = self.req_qp.val();
+            self.r1_flushable.d.next = self.req_flushable.val();
             self.r1_dst_mac.d.next = self.req_dst_mac.val();
             self.r1_src_mac.d.next = self.req_src_mac.val();
             self.r1_vlan.d.next = self.req_vlan.val();
@@ -930,7 +978,8 @@ impl Logic for TxBuilder {
             self.r2_v.d.next = self.r1_v.q.val();
             // Too long for the 16-bit IP lengths (golden `TooLong`), checked
             // here on the registered length.
-            self.r2_bad.d.next = self.r1_bad.q.val() | (self.r1_udp_len.q.val() > 65515);
+            self.r2_bad.d.next = self.r1_bad.q.val() | self.flush_r1.val() | (self.r1_udp_len.q.val() > 65515);
+            self.r2_drop.d.next = self.r1_drop.q.val() | self.flush_r1.val();
             self.r2_hdr.d.next = self.wire_rev.o.val();
             self.r2_view.d.next = self.view_rev.o.val();
             self.r2_h.d.next = self.r1_h.q.val();
@@ -1047,6 +1096,8 @@ impl Logic for TxBuilder {
         self.ins.next = bit_cast::<576, 32>(self.f4_icrc.q.val()) << (bit_cast::<10, 7>(self.f4_crc_n.q.val()) << 3);
         self.cnt_tx_frame.next = self.o_v.q.val() & self.m_axis.tready.val() & self.o_last.q.val();
         self.cnt_bad_request.next = self.o_bad.q.val();
+        self.cnt_flushed.next = self.o_drop.q.val();
+        self.o_drop.d.next = false;
         self.cnt_payload_mismatch.next = self.o_mismatch.q.val();
         self.o_bad.d.next = false;
         self.o_mismatch.d.next = false;
@@ -1061,7 +1112,8 @@ impl Logic for TxBuilder {
             self.p1_crc_n.d.next = self.crc_n.val();
             self.p1_crc_last.d.next = self.crc_last.val();
             self.p1_spill.d.next = self.spill.val();
-            self.o_bad.d.next = self.gen_go.val() & self.g_last.val() & self.r2_bad.q.val();
+            self.o_bad.d.next = self.gen_go.val() & self.g_last.val() & self.r2_bad.q.val() & !self.r2_drop.q.val();
+            self.o_drop.d.next = self.gen_go.val() & self.g_last.val() & self.r2_drop.q.val();
             // A payload beat's tlast must mark exactly the last one.
             self.o_mismatch.d.next =
                 self.gen_go.val() & self.need_pl.val() & (self.s_payload.tlast.val() == self.q_more.val());

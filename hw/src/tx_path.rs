@@ -155,6 +155,12 @@ pub struct TxHeader {
     pub mrc10: Bit,
     pub transport: Bits<MRC10_WINDOW_BITS>,
     pub transport_len: Bits<7>,
+    /// The local QP the packet belongs to (not sent: the builder takes the
+    /// peer's, `dest_qp`); the arbiter looks it up in the QPs in error.
+    pub qp: Bits<8>,
+    /// A data packet (the data sequencer's), which a flush of its QP
+    /// drops; an ACK or probe is not.
+    pub data: Bit,
 }
 
 #[derive(LogicBlock, Default)]
@@ -233,6 +239,18 @@ pub struct TxPath {
     pub hdr_valid: Signal<Out, Bit>,
     pub hdr_ready: Signal<In, Bit>,
     pub hdr: Signal<Out, TxHeader>,
+    /// The header offered is a data packet of a QP in error: the builder
+    /// drops it (its payload, read already, is consumed, no frame leaves).
+    pub hdr_drop: Signal<Out, Bit>,
+    // QP errors (the retransmit engine's reports, as taken: a pulse and
+    // the QP named). From the next cycle on no data packet of the QP is
+    // built or sent, as the model sends nothing once in ERR, until the
+    // QP's send-context row sets it up again.
+    pub qerr_valid: Signal<In, Bit>,
+    pub qerr_qp: Signal<In, Bits<8>>,
+    /// The TX builder counts a dropped frame in this cycle (`tx_flushed`
+    /// is one counter for both): a drop in hand waits a cycle.
+    pub flushed_elsewhere: Signal<In, Bit>,
     // Payload read.
     pub dma_rd_req: DmaReadRequestSource,
     /// A payload beat left the core's payload FIFO for the TX builder
@@ -250,6 +268,10 @@ pub struct TxPath {
     pub cnt_no_ev: Signal<Out, Bit>,
     pub cnt_data_sent: Signal<Out, Bit>,
     pub cnt_ack_sent: Signal<Out, Bit>,
+    /// A data packet of a QP in error dropped in hand, before its header
+    /// and payload read were issued (those dropped at the data header
+    /// FIFO's head, `hdr_drop`, the TX builder counts).
+    pub cnt_flushed: Signal<Out, Bit>,
     // Per-QP peer (dest_qp 24 | addr_index 8 | pkey 16), one copy per
     // sequencer (one read port each).
     peer_d: RAM<Bits<48>, 8>,
@@ -353,6 +375,15 @@ pub struct TxPath {
     pl_over: Signal<Local, Bit>,
     d_rd_fire: Signal<Local, Bit>,
     d_push: Signal<Local, TxHeader>,
+    /// QPs in error, a bit per QP: set by a report (`qerr_*`), cleared by
+    /// the QP's send-context row.
+    dead: DFF<Bits<256>>,
+    /// The packet in hand is of a QP in error.
+    d_dead: Signal<Local, Bit>,
+    /// The data header at the FIFO's head is of a QP in error.
+    head_dead: Signal<Local, Bit>,
+    dead_set: Signal<Local, Bits<256>>,
+    dead_clr: Signal<Local, Bits<256>>,
     // ACK sequencer: 0 idle, 1 peer read, 2 build, 3 address, 4 issue.
     a_state: DFF<Bits<3>>,
     a_qp: DFF<Bits<8>>,
@@ -453,7 +484,8 @@ impl Logic for TxPath {
             a_probe_legacy,
             a_probe_id,
             a_send_probe,
-            a_hdr
+            a_hdr,
+            dead
         );
         self.peer_d.read_clock.next = self.clock.val();
         self.peer_d.write_clock.next = self.clock.val();
@@ -485,6 +517,20 @@ impl Logic for TxPath {
         // (bits 80-87), pkey (bits 160-175).
         self.cfg_peer.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_sq_ctx.val());
         self.cfg_addr.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_addr.val());
+        // QPs in error: a report sets the QP's bit; its send-context row
+        // (the QP set up again) clears it, and wins a report of the same
+        // cycle for the same QP (the requester takes no report in a
+        // config write's cycle anyway).
+        self.dead_set.next = 0.into();
+        if self.qerr_valid.val() {
+            self.dead_set.next = bit_cast::<256, 1>(true.into()) << self.qerr_qp.val();
+        }
+        self.dead_clr.next = 0.into();
+        if self.cfg_peer.val() & (self.cfg.index.val() < 256) {
+            self.dead_clr.next = bit_cast::<256, 1>(true.into()) << self.cfg.index.val().get_bits::<8>(0);
+        }
+        self.dead.d.next = (self.dead.q.val() | self.dead_set.val()) & !self.dead_clr.val();
+        self.d_dead.next = self.dead.q.val().get_bit(self.d_qp.q.val().index());
         self.peer_row.next = (bit_cast::<48, 24>(self.cfg.data.val().get_value_sq_ctx_dest_qp()) << 24)
             | (bit_cast::<48, 8>(bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_addr_index())) << 16)
             | bit_cast::<48, 16>(self.cfg.data.val().get_value_sq_ctx_pkey());
@@ -636,6 +682,7 @@ impl Logic for TxPath {
         self.cnt_no_ev.next = false;
         self.cnt_data_sent.next = false;
         self.cnt_ack_sent.next = false;
+        self.cnt_flushed.next = false;
         // Payload read room (see the fields): the packet's beats fit in
         // what the reads before it left free, or nothing is reserved (a
         // packet larger than the FIFO).
@@ -694,6 +741,11 @@ impl Logic for TxPath {
         } else {
             self.hdr.next = self.d_fifo.data_out.val();
         }
+        // A data header of a QP in error is still taken by the builder, in
+        // its turn, which consumes its payload (read already) and sends
+        // nothing: the payload FIFO's beats stay in step with the headers.
+        self.head_dead.next = self.dead.q.val().get_bit(self.d_fifo.data_out.val().qp.index());
+        self.hdr_drop.next = self.d_issue.val() & self.head_dead.val();
 
         // ---- Data sequencer.
         if self.d_state.q.val() == 0 {
@@ -757,7 +809,18 @@ impl Logic for TxPath {
             self.d_word.d.next.dma_len = self.d_dma_len.q.val();
             self.d_word.d.next.imm = self.d_imm.q.val();
             self.d_state.d.next = 4.into();
+        } else if (self.d_state.q.val() == 4) & self.d_dead.val() {
+            // Its QP went to error since the record was taken: dropped
+            // before anything is issued (no header, payload read or send
+            // record; no METH or EV sequence advanced). A cycle later if
+            // the builder's drop takes this cycle's count.
+            if !self.flushed_elsewhere.val() {
+                self.cnt_flushed.next = true;
+                self.d_state.d.next = 0.into();
+            }
         } else if self.d_state.q.val() == 4 {
+            self.d_hdr.d.next.qp = self.d_qp.q.val();
+            self.d_hdr.d.next.data = true;
             self.d_hdr.d.next.dst_mac = self.addr_d.read_data.val().get_value_addr_mac();
             self.d_hdr.d.next.src_mac = self.loc_mac.q.val();
             self.d_hdr.d.next.vlan = self.loc_vlan.q.val();
@@ -817,6 +880,13 @@ impl Logic for TxPath {
                 & (self.d_sent_done.q.val() | (self.sent_valid.val() & self.sent_ready.val()))
             {
                 self.cnt_data_sent.next = true;
+                self.d_state.d.next = 0.into();
+            }
+        } else if self.d_dead.val() {
+            // No GOOD EV and the QP in error: dropped instead of retried
+            // (no report or probe brings an EV of a QP in error back).
+            if !self.flushed_elsewhere.val() {
+                self.cnt_flushed.next = true;
                 self.d_state.d.next = 0.into();
             }
         } else {
@@ -1019,6 +1089,8 @@ impl Logic for TxPath {
             self.a_state.d.next = 3.into();
         } else if self.a_state.q.val() == 3 {
             // The address row (read since cycle 2) is out now.
+            self.a_hdr.d.next.qp = self.a_qp.q.val();
+            self.a_hdr.d.next.data = false;
             self.a_hdr.d.next.dst_mac = self.addr_a.read_data.val().get_value_addr_mac();
             self.a_hdr.d.next.dst_ip = self.addr_a.read_data.val().get_bits::<128>(48);
             self.a_state.d.next = 4.into();

@@ -62,6 +62,13 @@ struct Req {
     /// MRC 1.0: the transport bytes (BTH to the end of the chain), sent
     /// as `req_transport` instead of the legacy transport fields.
     mrc10: Option<Vec<u8>>,
+    /// `req_drop`: a well-formed request dropped on purpose (the TX path's
+    /// packet of a QP in error): no frame, its payload consumed, not
+    /// counted as malformed.
+    drop: bool,
+    /// `req_qp` and `req_flushable` (the flush test's; 0 and false else).
+    qp: u8,
+    flushable: bool,
 }
 
 /// A test case: the request, and the frame the golden codec writes for it
@@ -126,6 +133,9 @@ fn request(p: &RocePacket, encap: &Encap, vlan: Option<u16>) -> Req {
         ext,
         payload: p.payload.to_vec(),
         mrc10: None,
+        drop: false,
+        qp: 0,
+        flushable: false,
     }
 }
 
@@ -322,6 +332,15 @@ fn bad_case(r: &mut Rng, n: usize) -> Case {
     }
 }
 
+/// A well-formed request dropped on purpose (`req_drop`), of any kind:
+/// no frame, its payload consumed, no `cnt_bad_request`.
+fn dropped_case(r: &mut Rng, k: usize) -> Case {
+    let mut c = valid_case(r, k);
+    c.want = None;
+    c.req.drop = true;
+    Case { kind: "dropped", ..c }
+}
+
 fn bits<const N: usize>(bytes_be: &[u8]) -> Bits<N> {
     // Big-endian byte string into the top of an N-bit vector.
     let mut b = Bits::<N>::default();
@@ -383,6 +402,9 @@ fn drive(x: &mut TxBuilder, q: &Req) {
     let t = q.mrc10.clone().unwrap_or_default();
     x.req_transport.next = lanes(&t);
     x.req_transport_len.next = (t.len() as u64).into();
+    x.req_drop.next = q.drop;
+    x.req_qp.next = u64::from(q.qp).into();
+    x.req_flushable.next = q.flushable;
 }
 
 #[derive(Default)]
@@ -391,6 +413,8 @@ struct Outcome {
     /// Cycle of each frame's first beat.
     starts: Vec<u64>,
     bad: usize,
+    /// `cnt_flushed` pulses.
+    flushed: usize,
     mismatch: usize,
     tx_stalls: usize,
     pl_stalls: usize,
@@ -472,6 +496,7 @@ fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Ou
                 }
             }
             res.bad += usize::from(x.cnt_bad_request.val());
+            res.flushed += usize::from(x.cnt_flushed.val());
             res.mismatch += usize::from(x.cnt_payload_mismatch.val());
             wait_clock_true!(sim, clock, x);
             cycle += 1;
@@ -484,6 +509,7 @@ fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Ou
             wait_clock_false!(sim, clock, x);
             sim_assert!(sim, !x.m_axis.tvalid.val(), x);
             res.bad += usize::from(x.cnt_bad_request.val());
+            res.flushed += usize::from(x.cnt_flushed.val());
             res.mismatch += usize::from(x.cnt_payload_mismatch.val());
             wait_clock_true!(sim, clock, x);
         }
@@ -520,8 +546,13 @@ fn check_frames(cases: &[Case], res: &Outcome) {
     }
     assert_eq!(
         res.bad,
-        cases.len() - want.len(),
-        "one cnt_bad_request pulse per malformed request"
+        cases.iter().filter(|c| c.want.is_none() && !c.req.drop).count(),
+        "one cnt_bad_request pulse per malformed request (none for a dropped one)"
+    );
+    assert_eq!(
+        res.flushed,
+        cases.iter().filter(|c| c.req.drop).count(),
+        "one cnt_flushed pulse per dropped request"
     );
     assert_eq!(res.mismatch, 0);
 }
@@ -537,6 +568,7 @@ fn mixed_packets_match_golden_emit() {
             cases.push(valid_case(&mut r, k));
         }
         cases.push(bad_case(&mut r, round));
+        cases.push(dropped_case(&mut r, [3, 7, 11, 0, 5][round]));
     }
     // Shuffle (Fisher-Yates) so kinds meet each other back to back.
     for i in (1..cases.len()).rev() {
@@ -581,7 +613,11 @@ fn mixed_packets_match_golden_emit() {
         ("trimmed", cases.iter().filter(|c| c.req.dscp == 59).count()),
         ("payload stalls", res.pl_stalls),
         ("tx_tready stalls", res.tx_stalls),
-        ("malformed requests", cases.iter().filter(|c| c.want.is_none()).count()),
+        (
+            "malformed requests",
+            cases.iter().filter(|c| c.want.is_none() && !c.req.drop).count(),
+        ),
+        ("dropped requests", cases.iter().filter(|c| c.req.drop).count()),
     ];
     for (name, n) in shapes {
         eprintln!("coverage: {name}: {n}");
@@ -776,5 +812,143 @@ fn mrc10_transports_match_golden_emit() {
     eprintln!(
         "{n10} MRC 1.0 frames equal to emit_frame's, {} legacy between them",
         want.len() - n10
+    );
+}
+
+/// A data request of `qp` (flushable) whose payload is at least `min`
+/// bytes, its frame expected unless `dropped`.
+fn qp_case(r: &mut Rng, qp: u8, flushable: bool, min: usize) -> Case {
+    loop {
+        let mut c = valid_case(r, 0);
+        if c.req.payload.len() >= min {
+            c.req.qp = qp;
+            c.req.flushable = flushable;
+            return c;
+        }
+    }
+}
+
+/// A flush of a QP in error (a pulse): the data request of the QP that R1
+/// holds while the generator sends an earlier frame is dropped, as is one
+/// taken in the flush's own cycle; the frame being sent finishes, a
+/// request of the QP that is not flushable (an ACK) and the other QP's
+/// requests are sent. Each drop consumes its payload and pulses
+/// `cnt_flushed` once, never `cnt_bad_request`.
+#[test]
+fn a_flush_drops_the_qps_waiting_data_request_not_the_frame_being_sent() {
+    let mut r = Rng::from_state(0xF1_05);
+    // A1 (sent: being generated at the flush), A2 (in R1: dropped), A3
+    // (the QP's ACK: sent), B1 (sent); then, idle, A4 offered in the
+    // flush's cycle (dropped), B2 (sent).
+    let a1 = qp_case(&mut r, 3, true, 250);
+    let a2 = qp_case(&mut r, 3, true, 1);
+    let a3 = qp_case(&mut r, 3, false, 1);
+    let b1 = qp_case(&mut r, 4, true, 1);
+    let a4 = qp_case(&mut r, 3, true, 1);
+    let b2 = qp_case(&mut r, 4, true, 1);
+    let reqs: Vec<Req> = [&a1, &a2, &a3, &b1, &a4, &b2].iter().map(|c| c.req.clone()).collect();
+    let payload: Vec<(Bits<512>, Bits<64>, bool)> = reqs
+        .iter()
+        .flat_map(|q| {
+            let n = q.payload.len().div_ceil(64);
+            q.payload
+                .chunks(64)
+                .enumerate()
+                .map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
+        })
+        .collect();
+    let out = Arc::new(Mutex::new(Outcome::default()));
+    let o = out.clone();
+    let mut uut = TxBuilder::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(TxBuilder, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        let (mut qi, mut pi) = (0usize, 0usize);
+        let mut cur: Vec<u8> = Vec::new();
+        let mut res = Outcome::default();
+        // The cycle R1 took A2 (the first flush 2 cycles later, while the
+        // generator is busy with A1's 5 or more beats); the cycle the
+        // third frame (B1) ended (A4 offered 8 cycles later, R1 empty
+        // then).
+        let mut a2_taken: Option<u64> = None;
+        let mut third_done: Option<u64> = None;
+        let mut tail = 0u64;
+        let mut cycle = 0u64;
+        wait_clock_true!(sim, clock, x);
+        while cycle < 2_000 && tail < 16 {
+            let hold = qi == 4 && third_done.is_none_or(|c| cycle < c + 8);
+            x.req_valid.next = qi < reqs.len() && !hold;
+            if qi < reqs.len() {
+                drive(&mut x, &reqs[qi]);
+            }
+            let flush_r1 = a2_taken.is_some_and(|c| cycle == c + 2);
+            let flush_in = qi == 4 && !hold;
+            x.flush_valid.next = flush_r1 || flush_in;
+            x.flush_qp.next = 3u64.into();
+            x.s_payload.tvalid.next = pi < payload.len();
+            if pi < payload.len() {
+                x.s_payload.tdata.next = payload[pi].0;
+                x.s_payload.tkeep.next = payload[pi].1;
+                x.s_payload.tlast.next = payload[pi].2;
+            }
+            x.m_axis.tready.next = true;
+            wait_clock_false!(sim, clock, x);
+            if flush_in {
+                sim_assert!(sim, x.req_ready.val(), x);
+            }
+            if qi == reqs.len() && pi == payload.len() && !x.m_axis.tvalid.val() {
+                tail += 1;
+            }
+            if x.req_valid.val() && x.req_ready.val() {
+                qi += 1;
+                if qi == 2 {
+                    a2_taken = Some(cycle);
+                }
+            }
+            if x.s_payload.tready.val() && x.s_payload.tvalid.val() {
+                pi += 1;
+            }
+            if x.m_axis.tvalid.val() && x.m_axis.tready.val() {
+                let d = x.m_axis.tdata.val();
+                let n = x.m_axis.tkeep.val().to_u64().trailing_ones() as usize;
+                for i in 0..n {
+                    cur.push(d.get_bits::<8>(8 * i).to_u64() as u8);
+                }
+                if x.m_axis.tlast.val() {
+                    res.frames.push(std::mem::take(&mut cur));
+                    if res.frames.len() == 3 {
+                        third_done = Some(cycle);
+                    }
+                }
+            }
+            res.bad += usize::from(x.cnt_bad_request.val());
+            res.flushed += usize::from(x.cnt_flushed.val());
+            res.mismatch += usize::from(x.cnt_payload_mismatch.val());
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+        }
+        sim_assert!(sim, qi == reqs.len() && pi == payload.len(), x);
+        *o.lock().unwrap() = res;
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000).unwrap();
+    rec.check_verilog("mrc_tx_builder", || {
+        hw::flow::emit_block("mrc_tx_builder", &mut TxBuilder::default()).verilog
+    });
+    let res = std::mem::take(&mut *out.lock().unwrap());
+    let want: Vec<&Vec<u8>> = [&a1, &a3, &b1, &b2]
+        .iter()
+        .map(|c| &c.want.as_ref().unwrap().0)
+        .collect();
+    let got: Vec<&Vec<u8>> = res.frames.iter().collect();
+    assert_eq!(
+        got, want,
+        "A1 (being sent), A3 (not flushable), B1, B2: the golden bytes"
+    );
+    assert_eq!(
+        (res.flushed, res.bad, res.mismatch),
+        (2, 0, 0),
+        "A2 and A4 dropped, each counted once as flushed"
     );
 }

@@ -908,3 +908,189 @@ fn mrc10_transport_matches_the_golden_emitter() {
     );
     assert_eq!(pi, probes.len(), "every probe went out");
 }
+
+/// The error test's PSNs: records taken, headers the builder took (with
+/// the drop flag and the cycle), payload reads, send records; and the
+/// in-hand drops counted.
+#[derive(Default)]
+struct Flushed {
+    taken: Vec<u64>,
+    /// (PSN, dropped, the cycle the builder took it).
+    hdrs: Vec<(u64, bool, u64)>,
+    reads: Vec<u64>,
+    sent: Vec<u64>,
+    flushed: u64,
+}
+
+/// PSNs of the error test: QP `QPS[0]`'s records have bit 12 clear, QP
+/// `QPS[1]`'s set.
+const OTHER_QP_PSN: u64 = 0x1000;
+/// Cycles of the error test: the builder held until `FLUSH_BUSY` (the
+/// data header FIFO full), QP `QPS[0]` reported in error at `FLUSH_ERR`,
+/// set up again by its send-context row at `FLUSH_SETUP`.
+const FLUSH_BUSY: u64 = 300;
+const FLUSH_ERR: u64 = 200;
+const FLUSH_SETUP: u64 = 450;
+const FLUSH_RECORDS: u64 = 80;
+
+/// A QP in error: the packets of it the block holds (in hand, or queued
+/// for the builder with their payload read) never become frames, as the
+/// model sends nothing once in ERR; the other QP's are untouched, and the
+/// QP's send-context row brings it back. Two QPs' records alternate, the
+/// builder is held until the data header FIFO is full, the error comes
+/// while it is, and more of the QP's records arrive after it (the
+/// requester would send none: the block must not rely on that).
+#[test]
+fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
+    let out = Arc::new(Mutex::new(Flushed::default()));
+    let o2 = out.clone();
+    let mut uut = TxPath::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(TxPath, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        let rows = cfg_rows(false);
+        for &(t, idx, row) in &rows {
+            x.cfg.valid.next = true;
+            x.cfg.table.next = u64::from(t).into();
+            x.cfg.index.next = idx.into();
+            x.cfg.data.next = row;
+            wait_clock_cycle!(sim, clock, x);
+        }
+        x.cfg.valid.next = false;
+        let setup = rows
+            .iter()
+            .find(|r| r.0 == table::SQ_CTX && r.1 == QPS[0].0)
+            .copied()
+            .unwrap();
+        let len = 256u64;
+        let mut di = 0u64;
+        let mut pending: Vec<u64> = Vec::new();
+        let mut takeable = 0u64;
+        let mut cycle = 0u64;
+        while cycle < 4_000 {
+            let psn = if di.is_multiple_of(2) { di } else { OTHER_QP_PSN + di };
+            x.now_ns.next = now_at(cycle).into();
+            x.pkt_valid.next = di < FLUSH_RECORDS;
+            x.pkt_qp.next = QPS[(di % 2) as usize].0.into();
+            x.pkt_psn.next = psn.into();
+            x.pkt_opcode.next = 0x0Au64.into();
+            x.pkt_ack_req.next = false;
+            x.pkt_retransmit.next = false;
+            x.pkt_addr.next = (0x7000_0000 + psn).into();
+            x.pkt_len.next = len.into();
+            x.pkt_remote_va.next = 0x5555_0000_0000u64.into();
+            x.pkt_rkey.next = 0xABCD_0000u64.into();
+            x.pkt_dma_len.next = len.into();
+            x.pkt_imm.next = 0u64.into();
+            x.pkt_msg_offset.next = 0u64.into();
+            x.ack_valid.next = false;
+            x.ev_busy.next = false;
+            x.rsp_valid.next = false;
+            if pending.first() == Some(&cycle) {
+                pending.remove(0);
+                x.rsp_valid.next = true;
+                x.rsp_none.next = false;
+                x.rsp_ev.next = 1u64.into();
+                x.rsp_value.next = 0xC001u64.into();
+            }
+            x.qerr_valid.next = cycle == FLUSH_ERR;
+            x.qerr_qp.next = QPS[0].0.into();
+            x.cfg.valid.next = cycle == FLUSH_SETUP;
+            x.cfg.table.next = u64::from(setup.0).into();
+            x.cfg.index.next = setup.1.into();
+            x.cfg.data.next = setup.2;
+            // The builder's own drop count, which an in-hand drop waits
+            // out.
+            x.flushed_elsewhere.next = cycle % 7 == 3;
+            x.hdr_ready.next = cycle >= FLUSH_BUSY && !cycle.is_multiple_of(3);
+            x.dma_rd_req.ready.next = cycle % 4 != 1;
+            x.sent_ready.next = cycle % 5 != 2;
+            x.pl_taken.next = takeable > 0;
+            wait_clock_false!(sim, clock, x);
+            let mut o = o2.lock().unwrap();
+            if x.pl_taken.val() {
+                takeable -= 1;
+            }
+            if x.sel_valid.val() {
+                pending.push(cycle + 2);
+            }
+            if x.pkt_valid.val() && x.pkt_ready.val() {
+                o.taken.push(psn);
+                di += 1;
+            }
+            if x.hdr_valid.val() && x.hdr_ready.val() {
+                let h = x.hdr.val();
+                // The builder consumes a dropped header's payload too.
+                takeable += v(h.payload_len).div_ceil(BEAT_BYTES);
+                let qp = QPS[usize::from(v(h.psn) & OTHER_QP_PSN != 0)].0;
+                assert!(h.data && v(h.qp) == qp, "PSN {:#x}: QP and data flag", v(h.psn));
+                o.hdrs.push((v(h.psn), x.hdr_drop.val(), cycle));
+            } else {
+                assert!(
+                    !x.hdr_drop.val() || x.hdr_valid.val(),
+                    "cycle {cycle}: a drop with no header offered"
+                );
+            }
+            if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
+                o.reads.push(v(x.dma_rd_req.addr.val()) - 0x7000_0000);
+            }
+            if x.sent_valid.val() && x.sent_ready.val() {
+                o.sent.push(v(x.sent_psn.val()));
+            }
+            assert!(
+                !(x.cnt_flushed.val() && x.flushed_elsewhere.val()),
+                "cycle {cycle}: a drop counted beside the builder's"
+            );
+            o.flushed += u64::from(x.cnt_flushed.val());
+            drop(o);
+            wait_clock_true!(sim, clock, x);
+            cycle += 1;
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 1_000_000_000_000).unwrap();
+    rec.check_verilog("mrc_tx_path", || {
+        hw::flow::emit_block("mrc_tx_path", &mut TxPath::default()).verilog
+    });
+    let o = out.lock().unwrap();
+    let of_err_qp = |p: u64| p & OTHER_QP_PSN == 0;
+    assert_eq!(o.taken.len() as u64, FLUSH_RECORDS, "every record taken");
+    // In the error's span (its report's next cycle to the set-up row's):
+    // nothing of the QP leaves; before and after it, and for the other QP,
+    // nothing is dropped.
+    for &(psn, dropped, c) in &o.hdrs {
+        let dead = of_err_qp(psn) && c > FLUSH_ERR && c <= FLUSH_SETUP;
+        assert_eq!(dropped, dead, "PSN {psn:#x} taken at cycle {c}");
+    }
+    let dropped = o.hdrs.iter().filter(|h| h.1).count() as u64;
+    assert!(dropped > 0, "the QP's queued headers dropped at the FIFO's head");
+    assert!(
+        o.hdrs.iter().any(|h| of_err_qp(h.0) && h.2 > FLUSH_SETUP && !h.1),
+        "the QP sends again once set up"
+    );
+    // A header was issued with its payload read and its send record; a
+    // record dropped in hand has none of the three.
+    let hdr_psns: Vec<u64> = o.hdrs.iter().map(|h| h.0).collect();
+    assert_eq!(o.reads, hdr_psns, "one payload read per header, in order");
+    let mut sent = o.sent.clone();
+    sent.sort();
+    let mut issued = hdr_psns.clone();
+    issued.sort();
+    assert_eq!(sent, issued, "one send record per header");
+    let in_hand: Vec<u64> = o.taken.iter().copied().filter(|p| !hdr_psns.contains(p)).collect();
+    assert!(
+        !in_hand.is_empty() && in_hand.iter().all(|&p| of_err_qp(p)),
+        "records of the QP in error dropped in hand: {in_hand:x?}"
+    );
+    assert!(
+        o.taken.iter().filter(|&&p| !of_err_qp(p)).all(|p| hdr_psns.contains(p)),
+        "every record of the other QP sent"
+    );
+    assert_eq!(
+        o.flushed,
+        in_hand.len() as u64,
+        "one cnt_flushed per packet dropped in hand (the builder counts the others)"
+    );
+}
