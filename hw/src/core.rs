@@ -305,6 +305,15 @@ pub struct MrcCore {
     /// path's next probe answer back (the RX path waits, nothing is
     /// dropped).
     adm_fifo: SynchronousFIFO<Bits<15>, ADM_FIFO_BITS, { ADM_FIFO_BITS + 1 }, 1>,
+    /// The EV selector's state changes that the retransmit engine did not
+    /// ask for ({qp 8, EV index 7}: readmits, denials, allows; every event
+    /// but a change to ASSUMED_BAD, which only the engine's marks make),
+    /// on their way to the engine as EV_CHANGED records: its stall
+    /// suspicion of the EV goes, as the model's state change clears it. A
+    /// deny / allow or readmit starts only while it has room for a whole
+    /// pass (`chg_room`, as `evt_room`); marks never wait for it, so the
+    /// engine, which drains it, is never held by it.
+    chg_fifo: SynchronousFIFO<Bits<15>, 8, 9, { EVT_PASS_ROOM as u32 }>,
     /// NSCC's ACK-driven window (`hw::nscc`, docs/hw/nscc.md): fed from
     /// the CC gate's operations through `nscc_fifo`, its window writes go
     /// back to the gate as SETW.
@@ -430,6 +439,11 @@ pub struct MrcCore {
     cqe_send: Signal<Local, Bit>,
     cqe_prio_send: DFF<Bit>,
     rt_g_sent: Signal<Local, Bit>,
+    /// The engine's record this cycle is an EV_CHANGED from `chg_fifo`.
+    rt_g_chg: Signal<Local, Bit>,
+    /// `chg_fifo` has room for a whole pass.
+    chg_room: Signal<Local, Bit>,
+    p_kind_ev_changed: Param<{ crate::retransmit::KIND_BITS }, { crate::retransmit::kind::EV_CHANGED }>,
     ev_free: Signal<Local, Bit>,
     /// `evt_fifo` has room for a whole pass (`EVT_PASS_ROOM`).
     evt_room: Signal<Local, Bit>,
@@ -564,6 +578,7 @@ impl Logic for MrcCore {
             wr_arb_b,
             evt_fifo,
             adm_fifo,
+            chg_fifo,
             nscc,
             nscc_fifo,
             desc_fifo,
@@ -1309,7 +1324,9 @@ impl Logic for MrcCore {
         self.evsel.mark_ev.next = self.retx.mark_ev.val();
         self.evsel.mark_timeout.next = self.retx.mark_reason.val() == self.p_mark_timeout.val();
         self.retx.mark_ready.next = self.ev_free.val();
-        self.evc_take.next = self.ev_free.val() & !self.retx.mark_valid.val() & self.evc_valid.q.val();
+        self.chg_room.next = !self.chg_fifo.almost_full.val();
+        self.evc_take.next =
+            self.ev_free.val() & self.chg_room.val() & !self.retx.mark_valid.val() & self.evc_valid.q.val();
         self.evsel.ctl_valid.next = self.evc_take.val() & self.evc_ctl.q.val();
         self.evsel.ctl_allow.next = self.evc_data.q.val().get_value_ev_control_allow().any();
         self.evsel.ctl_qp.next = self.evc_index.q.val().get_bits::<8>(0);
@@ -1323,8 +1340,11 @@ impl Logic for MrcCore {
         if self.evc_take.val() & !self.cfg_ev.val() {
             self.evc_valid.d.next = false;
         }
-        self.evn_take.next =
-            self.ev_free.val() & !self.retx.mark_valid.val() & !self.evc_valid.q.val() & self.evn_valid.q.val();
+        self.evn_take.next = self.ev_free.val()
+            & self.chg_room.val()
+            & !self.retx.mark_valid.val()
+            & !self.evc_valid.q.val()
+            & self.evn_valid.q.val();
         self.evsel.set_valid.next = self.evn_take.val();
         self.evsel.set_qp.next = self.evn_qp.q.val();
         self.evsel.set_count.next = self.evn_count.q.val();
@@ -1346,6 +1366,7 @@ impl Logic for MrcCore {
         self.txpath.evv_value.next = self.evsel.wr_value.val();
         // Readmits (an answered probe), the lowest priority.
         self.adm_take.next = self.ev_free.val()
+            & self.chg_room.val()
             & !self.retx.mark_valid.val()
             & !self.evc_valid.q.val()
             & !self.evn_valid.q.val()
@@ -1367,6 +1388,12 @@ impl Logic for MrcCore {
         self.evt_readmit.next = (self.evsel.evt_from.val() == self.p_state_assumed_bad.val())
             & (self.evsel.evt_to.val() == self.p_state_good.val());
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
+        // ... and those the engine did not ask for, to the engine.
+        self.chg_fifo.write.next = self.evsel.evt_valid.val()
+            & (self.evsel.evt_to.val() != self.p_state_assumed_bad.val())
+            & !self.chg_fifo.full.val();
+        self.chg_fifo.data_in.next =
+            (bit_cast::<15, 8>(self.evsel.evt_qp.val()) << 7) | bit_cast::<15, 7>(self.evsel.evt_ev.val());
         self.evt_fifo.data_in.next = (bit_cast::<35, 1>(self.evsel.evt_timeout.val().into()) << 34)
             | (bit_cast::<35, 1>(self.evt_readmit.val().into()) << 33)
             | (bit_cast::<35, 16>(self.evsel.evt_value.val()) << 17)
@@ -1466,11 +1493,16 @@ impl Logic for MrcCore {
         self.txpath.sent_ready.next = !self.sent_fifo.full.val();
         self.retx.now.next = self.now_rto.val();
         self.rt_g_init.next = self.init_retx.q.val();
-        self.rt_g_sent.next = !self.rt_g_init.val() & !self.sent_fifo.empty.val();
+        // EV_CHANGED records next (rare: a deny / allow or a readmit).
+        self.rt_g_chg.next = !self.rt_g_init.val() & !self.chg_fifo.empty.val();
+        self.rt_g_sent.next = !self.rt_g_init.val() & !self.rt_g_chg.val() & !self.sent_fifo.empty.val();
         // A probe answer waits while `adm_fifo` has no room for its readmit.
         self.adm_block.next = self.rxpath.op_probe_answer.val() & self.adm_fifo.full.val();
-        self.rt_g_rx.next =
-            !self.rt_g_init.val() & !self.rt_g_sent.val() & self.rxpath.op_valid.val() & !self.adm_block.val();
+        self.rt_g_rx.next = !self.rt_g_init.val()
+            & !self.rt_g_chg.val()
+            & !self.rt_g_sent.val()
+            & self.rxpath.op_valid.val()
+            & !self.adm_block.val();
         // A SACK's echo is an RTT sample, but not a probe answer's (the
         // model's probe RTT goes to the probed EV alone).
         self.rt_est_rec.next = self.rt_g_init.val()
@@ -1479,7 +1511,8 @@ impl Logic for MrcCore {
                 & !self.rxpath.op_probe_answer.val());
         self.rt_est_hold.next = !self.rtt.s_ready.val() & self.rt_est_rec.val();
         self.retx.op_valid.next =
-            (self.rt_g_init.val() | self.rt_g_rx.val() | self.rt_g_sent.val()) & !self.rt_est_hold.val();
+            (self.rt_g_init.val() | self.rt_g_chg.val() | self.rt_g_rx.val() | self.rt_g_sent.val())
+                & !self.rt_est_hold.val();
         self.rt_take.next = self.retx.op_valid.val() & self.retx.op_ready.val();
         self.retx.op_kind.next = 1.into();
         self.retx.op_qp.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
@@ -1496,6 +1529,11 @@ impl Logic for MrcCore {
             if self.rt_take.val() {
                 self.init_retx.d.next = false;
             }
+        }
+        if self.rt_g_chg.val() {
+            self.retx.op_kind.next = self.p_kind_ev_changed.val();
+            self.retx.op_qp.next = self.chg_fifo.data_out.val().get_bits::<8>(7);
+            self.retx.op_ev.next = self.chg_fifo.data_out.val().get_bits::<7>(0);
         }
         if self.rt_g_rx.val() {
             self.retx.op_kind.next = self.rxpath.op_kind.val();
@@ -1524,6 +1562,7 @@ impl Logic for MrcCore {
                 (bit_cast::<15, 8>(self.rxpath.rdm_qp.val()) << 7) | bit_cast::<15, 7>(self.rxpath.rdm_ev.val());
         }
         self.sent_fifo.read.next = self.rt_g_sent.val() & self.rt_take.val();
+        self.chg_fifo.read.next = self.rt_g_chg.val() & self.rt_take.val();
         // The RTT estimator: a QP's start clears its estimate, a SACK's
         // echo is a sample; its results go to the engine's bounds.
         self.rtt.now_ns.next = self.now_ns.val();

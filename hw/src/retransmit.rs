@@ -92,6 +92,11 @@ pub mod kind {
     /// Remote-access NACK for `op_psn` (the responder refused the rkey or
     /// the bounds): fatal, the QP goes to error (`err_reason` REMOTE_ACCESS).
     pub const NACK_REMOTE: u64 = 5;
+    /// The EV selector changed EV `op_ev`'s state (a readmit, a denial,
+    /// an allow: any change it makes but a mark of this engine's, which
+    /// clears the bits itself): the EV's stall suspicion goes, as the
+    /// model's state change clears it. No output.
+    pub const EV_CHANGED: u64 = 6;
 }
 
 /// Reasons on `rtx_reason`.
@@ -457,6 +462,7 @@ pub struct RetransmitEngine {
     k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
     k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
     k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
+    k_ev_changed: Param<KIND_BITS, { kind::EV_CHANGED }>,
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
@@ -1293,8 +1299,19 @@ impl Logic for RetransmitEngine {
                     self.tail.d.next.probe_valid = false;
                     self.clr.d.next = 0.into();
                     self.st.d.next = EngineState::InitClear;
-                } else if self.qs_rd.val().error | (self.kind.q.val() > self.k_nack_remote.val()) {
-                    // In error, or a kind past the last one (NACK_REMOTE).
+                } else if self.kind.q.val() == self.k_ev_changed.val() {
+                    // EV_CHANGED: the EV's suspicion bits cleared (a QP in
+                    // error too: its INIT clears them anyway).
+                    self.sus_ram.write_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                    self.sus_ram.write_data.next = false;
+                    self.sus_ram.write_enable.next = true;
+                    self.dlv_ram.write_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                    self.dlv_ram.write_data.next = false;
+                    self.dlv_ram.write_enable.next = true;
+                } else if self.qs_rd.val().error | (self.kind.q.val() > self.k_ev_changed.val()) {
+                    // In error, or a kind past the last one (EV_CHANGED).
                     self.o_cnt_drop.d.next = true;
                 } else if self.kind.q.val() == self.k_sent.val() {
                     // SENT: a new PSN (next, window not full) or a resend of

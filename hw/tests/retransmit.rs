@@ -128,6 +128,9 @@ struct RefQp {
     tail_early: usize,
     /// RTO marks of a suspect EV, which clear its suspicion (coverage).
     rto_cleared: usize,
+    /// EV_CHANGED records (the selector's own state changes) that found
+    /// the EV suspect, and cleared it (coverage).
+    change_cleared: usize,
 }
 
 fn sd32(a: u32, b: u32) -> i32 {
@@ -181,6 +184,7 @@ impl RefQp {
             tail_probes: 0,
             tail_early: 0,
             rto_cleared: 0,
+            change_cleared: 0,
         }
     }
     /// A packet on `ev` was found lost by a stall (the stall rule or the
@@ -241,6 +245,16 @@ impl RefQp {
         self.tack = false;
         self.trim_at = None;
         self.probe = None;
+    }
+    /// The EV selector changed the EV's state (a readmit, a denial, an
+    /// allow): its suspicion goes, as the model's state change clears it.
+    fn ev_changed(&mut self, ev: u8) {
+        let e = usize::from(ev);
+        if self.sus[e] {
+            self.change_cleared += 1;
+        }
+        self.sus[e] = false;
+        self.dlv[e] = false;
     }
     fn sent(&mut self, psn: u32, ev: u8, time: u64, len: u16, out: &mut Vec<Out>) {
         let p = Psn::new(psn);
@@ -667,6 +681,11 @@ enum Rec {
         echo: u32,
         kind: NackRec,
     },
+    /// The EV selector changed EV `ev`'s state (`kind::EV_CHANGED`).
+    EvChanged {
+        qp: u8,
+        ev: u8,
+    },
     Tick,
 }
 
@@ -733,6 +752,9 @@ struct Peer {
 
 struct World {
     rng: Rng,
+    /// The EV_CHANGED records' own draws: the other records' stream is
+    /// the same with or without them.
+    chg: Rng,
     now: u64,
     refs: Vec<RefQp>,
     peers: Vec<Peer>,
@@ -754,6 +776,12 @@ impl World {
     }
     /// The next record, and the reference's outputs for it.
     fn step(&mut self) -> Rec {
+        if self.chg.chance(2) {
+            // The selector changed an EV's state (a readmit, a denial).
+            let q = self.chg.below(QPS as u64) as usize;
+            let ev = self.chg.below(EVS[q]) as u8;
+            return Rec::EvChanged { qp: q as u8, ev };
+        }
         let q = self.rng.below(QPS as u64) as usize;
         let qp = q as u8;
         let c = self.rng.below(100);
@@ -883,6 +911,7 @@ impl World {
                 ev,
             } => self.refs[qp as usize].sack(qp, cum, base, bm, ecn, Some(ev), out),
             Rec::Nack { qp, psn, echo, kind } => self.refs[qp as usize].nack(qp, psn, echo, kind, self.now as u32, out),
+            Rec::EvChanged { qp, ev } => self.refs[qp as usize].ev_changed(ev),
             Rec::Tick => {}
         }
         self.pend_resends(&out[from..]);
@@ -928,7 +957,7 @@ fn retransmit_matches_requester_rules() {
 /// waiting comes first), so the reference runs its timers once after it.
 #[test]
 fn retransmit_matches_requester_rules_back_to_back() {
-    requester_rules(0x4E7A_0B2B, 900, MAX_BURST);
+    requester_rules(0x4E7A_0B2B, 1200, MAX_BURST);
 }
 
 /// Longest burst of records presented back to back.
@@ -948,7 +977,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(n_recs);
     let log = Arc::new(Mutex::new((Vec::<String>::new(), Vec::<(Rec, Vec<Out>)>::new())));
-    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize, 0usize)));
+    let tail_lost = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize, 0usize, 0usize)));
     let tail2 = tail_lost.clone();
     // Records that follow one of the same QP in their burst whose work
     // ended in `Store` (the forward used).
@@ -962,6 +991,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         let mut x = sim.init()?;
         let mut w = World {
             rng: Rng::from_state(seed),
+            chg: Rng::from_state(seed ^ 0xC4A1_6E00),
             // 60 us before bit 32 of the 36-bit time flips: the send times'
             // low 32 bits (op_time) wrap during the run.
             now: (1 << 32) - 60_000,
@@ -1079,6 +1109,11 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                         x.op_psn.next = u64::from(psn).into();
                         x.op_time.next = u64::from(echo).into();
                     }
+                    Rec::EvChanged { qp, ev } => {
+                        x.op_kind.next = kind::EV_CHANGED.into();
+                        x.op_qp.next = u64::from(qp).into();
+                        x.op_ev.next = u64::from(ev).into();
+                    }
                     Rec::Tick => {}
                 }
                 let rdy: [bool; 5] = std::array::from_fn(|_| BACKPRESSURE.go(&mut stall));
@@ -1180,6 +1215,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             w.refs.iter().map(|r| r.excused).sum(),
             w.refs.iter().map(|r| r.tail_early).sum(),
             w.refs.iter().map(|r| r.rto_cleared).sum(),
+            w.refs.iter().map(|r| r.change_cleared).sum(),
         );
         sim.done(x)
     });
@@ -1240,11 +1276,12 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             .filter(|(_, o)| o.iter().any(|x| matches!(x, Out::Ack { una, .. } if *una < 0x10)))
             .count();
     eprintln!("coverage: {cov:?}, acks just past the PSN wrap: {wraps}");
-    let (tail, suspected, excused, early, rto_cleared) = *tail_lost.lock().unwrap();
+    let (tail, suspected, excused, early, rto_cleared, change_cleared) = *tail_lost.lock().unwrap();
     eprintln!(
         "losses found by the tail check: {tail}; EVs made suspect by a first stall: {suspected}, \
          stalls of a suspect EV excused by a delivery since: {excused}; tail checks re-armed for \
-         a live packet not yet aged: {early}; RTO marks of a suspect EV: {rto_cleared}"
+         a live packet not yet aged: {early}; RTO marks of a suspect EV: {rto_cleared}; \
+         selector state changes of a suspect EV: {change_cleared}"
     );
     for (name, n) in cov.into_iter().chain([
         ("tail-check loss", tail),
@@ -1252,6 +1289,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         ("stall excused by a delivery", excused),
         ("tail check re-armed early", early),
         ("RTO mark of a suspect EV", rto_cleared),
+        ("selector state change of a suspect EV", change_cleared),
     ]) {
         assert!(n > 0, "{name} never exercised");
     }
@@ -1274,14 +1312,18 @@ fn ends_in_store((rec, out): &(Rec, Vec<Out>)) -> bool {
         Rec::Init { .. } => true,
         Rec::Sent { .. } | Rec::Sack { .. } => !dropped,
         Rec::Nack { kind, .. } => *kind == NackRec::Remote && !dropped,
-        Rec::Tick => false,
+        Rec::EvChanged { .. } | Rec::Tick => false,
     }
 }
 
 /// The QP a record is for (none for a tick).
 fn rec_qp(r: Rec) -> Option<u8> {
     match r {
-        Rec::Init { qp, .. } | Rec::Sent { qp, .. } | Rec::Sack { qp, .. } | Rec::Nack { qp, .. } => Some(qp),
+        Rec::Init { qp, .. }
+        | Rec::Sent { qp, .. }
+        | Rec::Sack { qp, .. }
+        | Rec::Nack { qp, .. }
+        | Rec::EvChanged { qp, .. } => Some(qp),
         Rec::Tick => None,
     }
 }
