@@ -594,6 +594,25 @@ const FEWER_TRIMS_IN_HARDWARE: Allowance = Allowance {
              allowance); fewer resends with identical delivery loses nothing",
 };
 
+/// At the incast's congested last hop every EV's packets wait in the same
+/// queue: the stall rule may find EVs stalled twice with nothing
+/// delivered on them in between and mark them, and the probes readmit
+/// them (traced, 200 messages, seed 3, legacy wire: the model's QP 5
+/// marked EVs 2 and 6 at 31.9 us and 1, 3, 4 and 7 at 47.6 us, each by
+/// the stall rule, and readmitted all six by 152.3 us; the card marked
+/// none).
+const MARKS_NET_OF_READMISSIONS_AT_A_CONGESTED_LAST_HOP: Allowance = Allowance {
+    metric: Metric::EvMarkedBad,
+    direction: Direction::MoreUpToEvs,
+    reason: "at the congested last hop every EV's packets wait in one queue, so a stall there \
+             is the queue's, not a path's; whether a side's stall rule marks EVs for it depends \
+             on how near its stall bound sits to the queue's delay (the model's samples lack the \
+             card's DMA and pipeline), and both sides' probes readmit what they marked (200 \
+             messages, seed 3, legacy wire: the model's QP 5 marked six EVs by the stall rule \
+             at 31.9 and 47.6 us and readmitted all six by 152.3 us, the card marked none): the \
+             EVs left marked are compared",
+};
+
 /// A flapping EV, where both sides probe it: how often each readmits
 /// it, and so marks it again and sends packets into its next down
 /// window, depends on where its probes fall in the flap.
@@ -619,7 +638,11 @@ const RESENDS_FLAP_PROBES: Allowance = Allowance {
 /// `incast` and `incast-nscc`: the port's trims split among the QPs by
 /// arrival order, and fewer of them in hardware.
 const INCAST: Expectations = Expectations {
-    allowances: &[TRIMS_SPLIT_BY_ARRIVAL_ORDER, FEWER_TRIMS_IN_HARDWARE],
+    allowances: &[
+        TRIMS_SPLIT_BY_ARRIVAL_ORDER,
+        FEWER_TRIMS_IN_HARDWARE,
+        MARKS_NET_OF_READMISSIONS_AT_A_CONGESTED_LAST_HOP,
+    ],
     qp_error: false,
 };
 const LOSS: Expectations = Expectations {
