@@ -407,6 +407,20 @@ fn drive(x: &mut TxBuilder, q: &Req) {
     x.req_flushable.next = q.flushable;
 }
 
+/// The payload stream of `reqs`, in order: per request `ceil(len / 64)`
+/// beats (data, keep, last).
+fn payload_beats(reqs: &[Req]) -> Vec<(Bits<512>, Bits<64>, bool)> {
+    reqs.iter()
+        .flat_map(|q| {
+            let n = q.payload.len().div_ceil(64);
+            q.payload
+                .chunks(64)
+                .enumerate()
+                .map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
+        })
+        .collect()
+}
+
 #[derive(Default)]
 struct Outcome {
     frames: Vec<Vec<u8>>,
@@ -425,16 +439,7 @@ struct Outcome {
 /// the payload source holds `pl_tvalid` low / the MAC holds `tx_tready` low.
 fn run(cases: &[Case], seed: u64, pl_pause: Stall, tx_backpressure: Stall) -> Outcome {
     let reqs: Vec<Req> = cases.iter().map(|c| c.req.clone()).collect();
-    let payload: Vec<(Bits<512>, Bits<64>, bool)> = reqs
-        .iter()
-        .flat_map(|q| {
-            let n = q.payload.len().div_ceil(64);
-            q.payload
-                .chunks(64)
-                .enumerate()
-                .map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
-        })
-        .collect();
+    let payload = payload_beats(&reqs);
     let want_frames = cases.iter().filter(|c| c.want.is_some()).count();
     let out = Arc::new(Mutex::new(Outcome::default()));
     let o = out.clone();
@@ -847,16 +852,7 @@ fn a_flush_drops_the_qps_waiting_data_request_not_the_frame_being_sent() {
     let a4 = qp_case(&mut r, 3, true, 1);
     let b2 = qp_case(&mut r, 4, true, 1);
     let reqs: Vec<Req> = [&a1, &a2, &a3, &b1, &a4, &b2].iter().map(|c| c.req.clone()).collect();
-    let payload: Vec<(Bits<512>, Bits<64>, bool)> = reqs
-        .iter()
-        .flat_map(|q| {
-            let n = q.payload.len().div_ceil(64);
-            q.payload
-                .chunks(64)
-                .enumerate()
-                .map(move |(i, ch)| (lanes(ch), keep(ch.len()), i + 1 == n))
-        })
-        .collect();
+    let payload = payload_beats(&reqs);
     let out = Arc::new(Mutex::new(Outcome::default()));
     let o = out.clone();
     let mut uut = TxBuilder::default();

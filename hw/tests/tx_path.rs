@@ -550,6 +550,53 @@ const BUSY_CYCLES: u64 = 400;
 /// issued while the builder was busy.
 type BurstOutputs = (Vec<(u64, u64)>, Vec<(u64, u64)>, u64);
 
+/// A WRITE data record of `len` bytes offered on `pkt_*` (`valid` as
+/// given): QP `qp`, PSN `psn`, opcode `opcode`, payload at `addr`, remote
+/// VA `va`, message length `dma_len`, offset `offset` in it.
+struct DataOffer {
+    valid: bool,
+    qp: u64,
+    psn: u64,
+    opcode: u64,
+    addr: u64,
+    len: u64,
+    va: u64,
+    dma_len: u64,
+    offset: u64,
+}
+
+fn offer_data(x: &mut TxPath, d: &DataOffer) {
+    x.pkt_valid.next = d.valid;
+    x.pkt_qp.next = d.qp.into();
+    x.pkt_psn.next = d.psn.into();
+    x.pkt_opcode.next = d.opcode.into();
+    x.pkt_ack_req.next = false;
+    x.pkt_retransmit.next = false;
+    x.pkt_addr.next = d.addr.into();
+    x.pkt_len.next = d.len.into();
+    x.pkt_remote_va.next = d.va.into();
+    x.pkt_rkey.next = 0xABCD_0000u64.into();
+    x.pkt_dma_len.next = d.dma_len.into();
+    x.pkt_imm.next = 0u64.into();
+    x.pkt_msg_offset.next = d.offset.into();
+}
+
+/// The single-EV selector model of the data-only tests: no ACK record,
+/// the selector never busy, and a select answered two cycles later
+/// (`pending`: the cycles answers are due) with EV 1, value 0xC001.
+fn answer_selects(x: &mut TxPath, pending: &mut Vec<u64>, cycle: u64) {
+    x.ack_valid.next = false;
+    x.ev_busy.next = false;
+    x.rsp_valid.next = false;
+    if pending.first() == Some(&cycle) {
+        pending.remove(0);
+        x.rsp_valid.next = true;
+        x.rsp_none.next = false;
+        x.rsp_ev.next = 1u64.into();
+        x.rsp_value.next = 0xC001u64.into();
+    }
+}
+
 fn simulate_busy_builder(len: u64) -> BurstOutputs {
     let hdrs = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
     let reads = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
@@ -578,29 +625,21 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
         while cycle < 20_000 && ((h2.lock().unwrap().len() as u64) < BURST || (r2.lock().unwrap().len() as u64) < BURST)
         {
             x.now_ns.next = now_at(cycle).into();
-            x.pkt_valid.next = di < BURST;
-            x.pkt_qp.next = qp.into();
-            x.pkt_psn.next = (0x100 + di).into();
-            x.pkt_opcode.next = 0x07u64.into();
-            x.pkt_ack_req.next = false;
-            x.pkt_retransmit.next = false;
-            x.pkt_addr.next = (0x7000_0000 + 0x100 + di).into();
-            x.pkt_len.next = len.into();
-            x.pkt_remote_va.next = (0x5555_0000_0000 + di * len).into();
-            x.pkt_rkey.next = 0xABCD_0000u64.into();
-            x.pkt_dma_len.next = (BURST * len).into();
-            x.pkt_imm.next = 0u64.into();
-            x.pkt_msg_offset.next = (di * len).into();
-            x.ack_valid.next = false;
-            x.ev_busy.next = false;
-            x.rsp_valid.next = false;
-            if pending.first() == Some(&cycle) {
-                pending.remove(0);
-                x.rsp_valid.next = true;
-                x.rsp_none.next = false;
-                x.rsp_ev.next = 1u64.into();
-                x.rsp_value.next = 0xC001u64.into();
-            }
+            offer_data(
+                &mut x,
+                &DataOffer {
+                    valid: di < BURST,
+                    qp,
+                    psn: 0x100 + di,
+                    opcode: 0x07,
+                    addr: 0x7000_0000 + 0x100 + di,
+                    len,
+                    va: 0x5555_0000_0000 + di * len,
+                    dma_len: BURST * len,
+                    offset: di * len,
+                },
+            );
+            answer_selects(&mut x, &mut pending, cycle);
             let busy = cycle < BUSY_CYCLES;
             x.hdr_ready.next = !busy;
             x.dma_rd_req.ready.next = true;
@@ -972,29 +1011,21 @@ fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
         while cycle < 4_000 {
             let psn = if di.is_multiple_of(2) { di } else { OTHER_QP_PSN + di };
             x.now_ns.next = now_at(cycle).into();
-            x.pkt_valid.next = di < FLUSH_RECORDS;
-            x.pkt_qp.next = QPS[(di % 2) as usize].0.into();
-            x.pkt_psn.next = psn.into();
-            x.pkt_opcode.next = 0x0Au64.into();
-            x.pkt_ack_req.next = false;
-            x.pkt_retransmit.next = false;
-            x.pkt_addr.next = (0x7000_0000 + psn).into();
-            x.pkt_len.next = len.into();
-            x.pkt_remote_va.next = 0x5555_0000_0000u64.into();
-            x.pkt_rkey.next = 0xABCD_0000u64.into();
-            x.pkt_dma_len.next = len.into();
-            x.pkt_imm.next = 0u64.into();
-            x.pkt_msg_offset.next = 0u64.into();
-            x.ack_valid.next = false;
-            x.ev_busy.next = false;
-            x.rsp_valid.next = false;
-            if pending.first() == Some(&cycle) {
-                pending.remove(0);
-                x.rsp_valid.next = true;
-                x.rsp_none.next = false;
-                x.rsp_ev.next = 1u64.into();
-                x.rsp_value.next = 0xC001u64.into();
-            }
+            offer_data(
+                &mut x,
+                &DataOffer {
+                    valid: di < FLUSH_RECORDS,
+                    qp: QPS[(di % 2) as usize].0,
+                    psn,
+                    opcode: 0x0A,
+                    addr: 0x7000_0000 + psn,
+                    len,
+                    va: 0x5555_0000_0000,
+                    dma_len: len,
+                    offset: 0,
+                },
+            );
+            answer_selects(&mut x, &mut pending, cycle);
             x.qerr_valid.next = cycle == FLUSH_ERR;
             x.qerr_qp.next = QPS[0].0.into();
             x.cfg.valid.next = cycle == FLUSH_SETUP;
