@@ -1477,7 +1477,8 @@ impl Logic for MrcCore {
         self.txb.flush_qp.next = self.retx.err_qp.val();
         self.txpath.flushed_elsewhere.next = self.txb.cnt_flushed.val();
 
-        // ---- Retransmit engine operations: QP start, then the TX path's
+        // ---- Retransmit engine operations: QP start, then the EV
+        // selector's changes (`chg_fifo`), then the TX path's
         // send records (through `sent_fifo`, which takes them whenever it
         // has room), then the SACK/NACK records from the RX path. Send
         // records first: a walk then starts with the FIFO empty (its
