@@ -1621,7 +1621,10 @@ impl Logic for RetransmitEngine {
                         self.o_ack_bytes.d.next = self.bytes.q.val();
                         self.o_ack_fb.d.next = self.fb.q.val();
                     }
-                    if self.ack_moved.val() {
+                    // Any PSN newly acknowledged resets the tail check's
+                    // blind count, a zero-length one below the new una too
+                    // (the model counts every acknowledgement, not bytes).
+                    if self.any_new.q.val() {
                         self.tail.d.next.acked = true;
                     }
                     self.qs.d.next.una = self.una_new.q.val();

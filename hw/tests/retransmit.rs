@@ -319,7 +319,7 @@ impl RefQp {
             out.push(Out::Unsent);
             return;
         }
-        let (mut bytes, mut found) = (0u32, None);
+        let (mut bytes, mut found, mut any_new) = (0u32, None, false);
         let mut p = self.una;
         while p != self.nxt {
             let off = p.offset_from(base);
@@ -327,6 +327,7 @@ impl RefQp {
             let s = *self.slot(p);
             if !s.acked && now_acked {
                 self.slot(p).acked = true;
+                any_new = true;
                 bytes += u32::from(s.len);
                 // The tail probe's packet: whichever copy arrived, hw is
                 // raised to the send time of the transmission it repeated.
@@ -418,7 +419,9 @@ impl RefQp {
                 ecn,
             });
         }
-        if bytes > 0 || moved {
+        // The model's `acked_total`: every PSN newly acknowledged, a
+        // zero-length one too, resets the tail check's blind count.
+        if any_new {
             self.tack = true;
         }
         if una_new == self.nxt {
@@ -755,6 +758,9 @@ struct World {
     /// The EV_CHANGED records' own draws: the other records' stream is
     /// the same with or without them.
     chg: Rng,
+    /// The zero-length packets' own draws (a WRITE of 0 bytes), so the
+    /// other records' stream is the same with or without them.
+    zero: Rng,
     now: u64,
     refs: Vec<RefQp>,
     peers: Vec<Peer>,
@@ -817,6 +823,7 @@ impl World {
                 };
                 let ev = self.rng.below(EVS[q]) as u8;
                 let len = 64 + self.rng.below(4033) as u16;
+                let len = if self.zero.chance(5) { 0 } else { len };
                 if psn == r.nxt.value() {
                     self.transmit(q, psn, ev);
                 }
@@ -992,6 +999,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         let mut w = World {
             rng: Rng::from_state(seed),
             chg: Rng::from_state(seed ^ 0xC4A1_6E00),
+            zero: Rng::from_state(seed ^ 0x2E50_0000),
             // 60 us before bit 32 of the 36-bit time flips: the send times'
             // low 32 bits (op_time) wrap during the run.
             now: (1 << 32) - 60_000,
@@ -2222,45 +2230,37 @@ fn an_in_order_sack_costs_its_new_psns_not_the_psns_outstanding() {
     }
 }
 
-/// Directed (docs/model-mrc.md 2.5.2): a deep window queued behind a slow
-/// link ages without any loss. 64 packets go out within 640 ns, a SACK
-/// acknowledges the first 4, and nothing more comes back for 14 us (the
-/// rest wait in the link's queue), past the tail check's age (5 us) twice.
-/// Age alone is no evidence: nothing sent after the 60 waiting packets was
-/// acknowledged, so the tail check declares none lost and marks no EV; it
-/// resends the newest live packet as a probe (reason PROBE, no mark), at
-/// most twice in a row without an acknowledgement. Then the probe's copy
-/// is acknowledged while the older ones still are not: its repeated send
-/// time is evidence, and the stall rule finds the 59 older ones lost.
-/// Every step's outputs equal the reference's; replayed on the Verilog.
-#[test]
-fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
-    const START: u32 = 0xFF_FFF0;
-    const SENT: u32 = 64;
-    const EVS8: u32 = 8;
-    /// Idle cycles after every step: the scanner visits QP 0 every 2, and
-    /// a tail walk over 64 PSNs takes about 70.
-    const QUIET: usize = 300;
-    let cfg = Cfg {
-        texp: 14,
-        allow: 2000,
-        reorder: 3,
-        lin: 2,
-        exp: RETRY_INFINITE as u8,
-        age: 5000,
-    };
-    let psn = |i: u32| (START + i) & 0xFF_FFFF;
-    let newest = psn(SENT - 1);
-    // Steps: (time, record (kind, psn, ev or base, bitmap), or none: the
-    // scanner alone).
-    /// A record: kind, PSN, the EV of a SENT or the base of a SACK, bitmap.
-    type Record = (u64, u32, u32, u64);
-    let mut steps: Vec<(u64, Option<Record>)> = vec![(1000, Some((kind::INIT, START, 0, 0)))];
-    for i in 0..SENT {
-        steps.push((1000 + 10 * u64::from(i), Some((kind::SENT, psn(i), i % EVS8, 0))));
+/// The tail-check tests' window: 64 packets from just before the PSN wrap,
+/// 10 ns apart on 8 EVs, a stall allowance of 2 us and a tail-check age
+/// of 5 us.
+const TAIL_START: u32 = 0xFF_FFF0;
+const TAIL_SENT: u32 = 64;
+const TAIL_CFG: Cfg = Cfg {
+    texp: 14,
+    allow: 2000,
+    reorder: 3,
+    lin: 2,
+    exp: RETRY_INFINITE as u8,
+    age: 5000,
+};
+
+/// The tail-check tests' `i`-th PSN.
+fn tail_psn(i: u32) -> u32 {
+    (TAIL_START + i) & 0xFF_FFFF
+}
+
+/// The tail-check tests' first phase: the window sent, its first 4
+/// acknowledged (hw: the 4th's send time, 1,030 ns), then nothing for two
+/// tail checks, each of which probes the newest packet (resent by the
+/// requester), and a third check, the third in a row without an
+/// acknowledgement, which does not act.
+fn queued_window_steps() -> Vec<Step> {
+    let newest = tail_psn(TAIL_SENT - 1);
+    let mut steps: Vec<Step> = vec![(1000, Some((kind::INIT, TAIL_START, 0, 0)))];
+    for i in 0..TAIL_SENT {
+        steps.push((1000 + 10 * u64::from(i), Some((kind::SENT, tail_psn(i), i % 8, 0))));
     }
-    // The first 4 acknowledged (hw: the 4th's send time, 1,030 ns).
-    steps.push((4000, Some((kind::SACK, psn(3), psn(4), 0))));
+    steps.push((4000, Some((kind::SACK, tail_psn(3), tail_psn(4), 0))));
     // Tail check 1 (due at 1,040 + 5,000): a probe; the requester resends it.
     steps.push((7000, None));
     steps.push((7100, Some((kind::SENT, newest, 1, 0))));
@@ -2269,12 +2269,28 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
     steps.push((12600, Some((kind::SENT, newest, 2, 0))));
     // Tail check 3: the third in a row without an acknowledgement does not act.
     steps.push((18000, None));
-    let phase1 = steps.len();
-    // The probe's copy is acknowledged (bit 59 from base psn(4)): hw rises
-    // to the send time of the transmission it repeated (7,100 ns), after
-    // every one of the 59 packets still waiting.
-    steps.push((18500, Some((kind::SACK, psn(3), psn(4), 1 << (SENT - 1 - 4)))));
-    let steps2 = steps.clone();
+    steps
+}
+
+/// A step of a single-QP directed run: the time, and the record (kind,
+/// PSN, the EV of a SENT or the base of a SACK, bitmap) or none (the
+/// scanner alone).
+type Step = (u64, Option<(u64, u32, u32, u64)>);
+
+/// The length of a tail-check test's packet `p`.
+fn tail_test_len(p: u32) -> u16 {
+    (1000 + (p & 255)) as u16
+}
+
+/// A single-QP directed run of `steps` on QP 0 (`cfg` its row; `len` the
+/// length of each PSN's packet), each step followed by 300 idle cycles
+/// (the scanner visits QP 0 every 2, a tail walk over 64 PSNs takes about
+/// 70); replayed on the Verilog. What the block emitted per step, and
+/// what the reference does for it (the record, then the scanner at its
+/// time), each sorted.
+fn run_single_qp_steps(cfg: Cfg, steps: &[Step], len: fn(u32) -> u16) -> (Vec<Vec<Out>>, Vec<Vec<Out>>) {
+    const QUIET: usize = 300;
+    let steps2 = steps.to_vec();
     let log = Arc::new(Mutex::new(Vec::<Vec<Out>>::new()));
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
@@ -2306,7 +2322,7 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
                 x.op_qp.next = 0.into();
                 x.op_psn.next = u64::from(p).into();
                 x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
-                x.op_len.next = u64::from(1000 + (p & 255)).into();
+                x.op_len.next = u64::from(len(p)).into();
                 x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
                 x.op_bitmap.next = bm.into();
             }
@@ -2334,11 +2350,11 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
     // The reference, step by step: the record, then the scanner at its time.
     let mut r = RefQp::new(cfg);
     let mut want = Vec::new();
-    for &(now, record) in &steps {
+    for &(now, record) in steps {
         let mut out = Vec::new();
         match record {
             Some((k, p, _, _)) if k == kind::INIT => r.init(p),
-            Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, (1000 + (p & 255)) as u16, &mut out),
+            Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, len(p), &mut out),
             Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, false, None, &mut out),
             None => {}
         }
@@ -2356,6 +2372,33 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
             o
         })
         .collect();
+    (got, want)
+}
+
+/// Directed (docs/model-mrc.md 2.5.2): a deep window queued behind a slow
+/// link ages without any loss. 64 packets go out within 640 ns, a SACK
+/// acknowledges the first 4, and nothing more comes back for 14 us (the
+/// rest wait in the link's queue), past the tail check's age (5 us) twice.
+/// Age alone is no evidence: nothing sent after the 60 waiting packets was
+/// acknowledged, so the tail check declares none lost and marks no EV; it
+/// resends the newest live packet as a probe (reason PROBE, no mark), at
+/// most twice in a row without an acknowledgement. Then the probe's copy
+/// is acknowledged while the older ones still are not: its repeated send
+/// time is evidence, and the stall rule finds the 59 older ones lost.
+/// Every step's outputs equal the reference's; replayed on the Verilog.
+#[test]
+fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
+    let newest = tail_psn(TAIL_SENT - 1);
+    let mut steps = queued_window_steps();
+    let phase1 = steps.len();
+    // The probe's copy is acknowledged (bit 59 from base psn(4)): hw rises
+    // to the send time of the transmission it repeated (7,100 ns), after
+    // every one of the 59 packets still waiting.
+    steps.push((
+        18500,
+        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_SENT - 1 - 4))),
+    ));
+    let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len);
     let is_loss = |o: &&Out| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::LOSS);
     let is_mark = |o: &&Out| matches!(o, Out::Mark { .. });
     let is_probe = |o: &&Out| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::PROBE);
@@ -2391,11 +2434,64 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
     let after: Vec<Out> = got[phase1..].iter().flatten().copied().collect();
     assert_eq!(
         after.iter().filter(is_loss).count(),
-        (SENT - 5) as usize,
+        (TAIL_SENT - 5) as usize,
         "the probe's acknowledgement is evidence against the older ones"
     );
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "step {i} at {} ns: emitted vs reference", steps[i].0);
     }
     assert_eq!(got.len(), want.len());
+}
+
+/// The zero-length packet of `a_zero_length_acknowledgement_resets_the_tail_checks_blind_count`.
+const TAIL_ZERO: u32 = 8;
+
+/// The tail-check window's lengths, with packet `TAIL_ZERO` a WRITE of
+/// 0 bytes.
+fn tail_test_len_with_zero(p: u32) -> u16 {
+    if p == tail_psn(TAIL_ZERO) {
+        0
+    } else {
+        tail_test_len(p)
+    }
+}
+
+/// Directed (docs/model-mrc.md 2.5.2): the tail check's blind count is
+/// reset by any acknowledgement, a zero-length packet's included, as the
+/// model counts acknowledged PSNs (`acked_total`), not bytes. The queued
+/// window of the test above: two checks probe with nothing acknowledged.
+/// Then a SACK acknowledges only packet 8, a WRITE of 0 bytes, above
+/// `una`: no bytes, `una` unmoved. The third check acts: its evidence (hw,
+/// packet 8's send time) finds packets 4 to 7 lost. Every step's outputs
+/// equal the reference's; replayed on the Verilog. Mutation-checked: with
+/// the blind count reset by bytes or a moved `una` only (the block before
+/// this test), the third check did nothing.
+#[test]
+fn a_zero_length_acknowledgement_resets_the_tail_checks_blind_count() {
+    let mut steps = queued_window_steps();
+    let third = steps.pop().expect("the third check");
+    steps.push((
+        13000,
+        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_ZERO - 4))),
+    ));
+    steps.push(third);
+    let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len_with_zero);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "step {i} at {} ns: emitted vs reference", steps[i].0);
+    }
+    assert_eq!(got.len(), want.len());
+    let lost: Vec<u32> = got
+        .last()
+        .expect("steps")
+        .iter()
+        .filter_map(|o| match o {
+            Out::Rtx { psn, reason, .. } if u64::from(*reason) == reason::LOSS => Some(*psn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        lost,
+        (4..TAIL_ZERO).map(tail_psn).collect::<Vec<_>>(),
+        "the third check acts after the zero-length acknowledgement"
+    );
 }
