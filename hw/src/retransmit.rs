@@ -1467,14 +1467,11 @@ impl Logic for RetransmitEngine {
                     }
                     self.qs.d.next.hw_valid = true;
                 }
-                // A first transmission on the SACK's own EV, its sample
-                // within the stall age: delivered (the model's `on_ack`
-                // clears the EV's suspicion).
-                if !self.slot.val().resent
-                    & (self.slot.val().ev == self.ev.q.val())
-                    & self.fb.q.val().sample
-                    & self.prompt.val()
-                {
+                // A packet sent on the SACK's own EV, its sample within the
+                // stall age: delivered (the model's `on_ack` clears the EV's
+                // suspicion). A resent one too: the model gives the sample
+                // to the EV before it asks whether the slot was resent.
+                if (self.slot.val().ev == self.ev.q.val()) & self.fb.q.val().sample & self.prompt.val() {
                     self.dlv_ram.write_address.next =
                         (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
                     self.dlv_ram.write_data.next = true;

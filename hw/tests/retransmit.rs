@@ -340,12 +340,13 @@ impl RefQp {
                         self.hwv = true;
                     }
                 }
+                // A prompt delivery on the SACK's own EV clears its
+                // suspicion, a resent packet's too (the model's `on_ack`
+                // comes before its Karn test).
+                if sample_ev == Some(s.ev) && self.cfg.age != 0 {
+                    self.dlv[s.ev as usize] = true;
+                }
                 if !s.resent {
-                    // A prompt delivery on the SACK's own EV clears its
-                    // suspicion.
-                    if sample_ev == Some(s.ev) && self.cfg.age != 0 {
-                        self.dlv[s.ev as usize] = true;
-                    }
                     // Karn: first transmissions only.
                     if !self.hwv || sd32(s.time as u32, self.hw) >= 0 {
                         self.hw = s.time as u32;
@@ -2256,26 +2257,29 @@ fn tail_psn(i: u32) -> u32 {
 /// acknowledgement, which does not act.
 fn queued_window_steps() -> Vec<Step> {
     let newest = tail_psn(TAIL_SENT - 1);
-    let mut steps: Vec<Step> = vec![(1000, Some((kind::INIT, TAIL_START, 0, 0)))];
+    let mut steps: Vec<Step> = vec![(1000, Some((kind::INIT, TAIL_START, 0, 0, None)))];
     for i in 0..TAIL_SENT {
-        steps.push((1000 + 10 * u64::from(i), Some((kind::SENT, tail_psn(i), i % 8, 0))));
+        steps.push((
+            1000 + 10 * u64::from(i),
+            Some((kind::SENT, tail_psn(i), i % 8, 0, None)),
+        ));
     }
-    steps.push((4000, Some((kind::SACK, tail_psn(3), tail_psn(4), 0))));
+    steps.push((4000, Some((kind::SACK, tail_psn(3), tail_psn(4), 0, None))));
     // Tail check 1 (due at 1,040 + 5,000): a probe; the requester resends it.
     steps.push((7000, None));
-    steps.push((7100, Some((kind::SENT, newest, 1, 0))));
+    steps.push((7100, Some((kind::SENT, newest, 1, 0, None))));
     // Tail check 2, still nothing acknowledged: a second probe, resent.
     steps.push((12500, None));
-    steps.push((12600, Some((kind::SENT, newest, 2, 0))));
+    steps.push((12600, Some((kind::SENT, newest, 2, 0, None))));
     // Tail check 3: the third in a row without an acknowledgement does not act.
     steps.push((18000, None));
     steps
 }
 
 /// A step of a single-QP directed run: the time, and the record (kind,
-/// PSN, the EV of a SENT or the base of a SACK, bitmap) or none (the
-/// scanner alone).
-type Step = (u64, Option<(u64, u32, u32, u64)>);
+/// PSN, the EV of a SENT or the base of a SACK, bitmap, the EV of a
+/// SACK's RTT sample, taken at once) or none (the scanner alone).
+type Step = (u64, Option<(u64, u32, u32, u64, Option<u8>)>);
 
 /// The length of a tail-check test's packet `p`.
 fn tail_test_len(p: u32) -> u16 {
@@ -2316,12 +2320,18 @@ fn run_single_qp_steps(cfg: Cfg, steps: &[Step], len: fn(u32) -> u16) -> (Vec<Ve
         for &(now, record) in &steps2 {
             x.now.next = now.into();
             x.op_time.next = now.into();
-            if let Some((k, p, aux, bm)) = record {
+            if let Some((k, p, aux, bm, sample)) = record {
                 x.op_valid.next = true;
                 x.op_kind.next = k.into();
                 x.op_qp.next = 0.into();
                 x.op_psn.next = u64::from(p).into();
-                x.op_ev.next = if k == kind::SENT { u64::from(aux) } else { 0 }.into();
+                x.op_ev.next = if k == kind::SENT {
+                    u64::from(aux)
+                } else {
+                    sample.map_or(0, u64::from)
+                }
+                .into();
+                x.op_fb.next.sample = sample.is_some();
                 x.op_len.next = u64::from(len(p)).into();
                 x.op_base.next = if k == kind::SACK { u64::from(aux) } else { 0 }.into();
                 x.op_bitmap.next = bm.into();
@@ -2353,9 +2363,9 @@ fn run_single_qp_steps(cfg: Cfg, steps: &[Step], len: fn(u32) -> u16) -> (Vec<Ve
     for &(now, record) in steps {
         let mut out = Vec::new();
         match record {
-            Some((k, p, _, _)) if k == kind::INIT => r.init(p),
-            Some((k, p, ev, _)) if k == kind::SENT => r.sent(p, ev as u8, now, len(p), &mut out),
-            Some((_, cum, base, bm)) => r.sack(0, cum, base, bm, false, None, &mut out),
+            Some((k, p, _, _, _)) if k == kind::INIT => r.init(p),
+            Some((k, p, ev, _, _)) if k == kind::SENT => r.sent(p, ev as u8, now, len(p), &mut out),
+            Some((_, cum, base, bm, sample)) => r.sack(0, cum, base, bm, false, sample, &mut out),
             None => {}
         }
         r.timer(0, now, &mut out);
@@ -2396,7 +2406,7 @@ fn a_queued_window_ages_without_loss_and_gets_one_probe_per_check() {
     // every one of the 59 packets still waiting.
     steps.push((
         18500,
-        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_SENT - 1 - 4))),
+        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_SENT - 1 - 4), None)),
     ));
     let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len);
     let is_loss = |o: &&Out| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::LOSS);
@@ -2472,7 +2482,7 @@ fn a_zero_length_acknowledgement_resets_the_tail_checks_blind_count() {
     let third = steps.pop().expect("the third check");
     steps.push((
         13000,
-        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_ZERO - 4))),
+        Some((kind::SACK, tail_psn(3), tail_psn(4), 1 << (TAIL_ZERO - 4), None)),
     ));
     steps.push(third);
     let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len_with_zero);
@@ -2493,5 +2503,56 @@ fn a_zero_length_acknowledgement_resets_the_tail_checks_blind_count() {
         lost,
         (4..TAIL_ZERO).map(tail_psn).collect::<Vec<_>>(),
         "the third check acts after the zero-length acknowledgement"
+    );
+}
+
+/// Directed (the stall suspicion, docs/hw/retransmit.md): a prompt
+/// delivery of a *resent* packet on a suspect EV excuses its next stall,
+/// as the model's `on_ack` gives the SACK's sample to the EV before its
+/// Karn test. Packet 0 goes on EV 1, packets 1 and 2 on EV 2; a SACK for
+/// 1 and 2 (hw 4,000 ns, allowance 2 us) finds packet 0 lost by the stall
+/// rule: EV 1 suspect. Packet 0 is resent on EV 1 and packet 3 sent on it;
+/// a SACK with EV 1's sample acknowledges 0 to 2 (the resent copy). Packet
+/// 4 on EV 2 is acknowledged alone: packet 3 stalls, and EV 1, delivered
+/// on since, is not marked. The outputs equal the reference's; replayed on
+/// the Verilog. Mutation-checked: with the delivery taken from first
+/// transmissions only (the block before this test), EV 1 was marked.
+#[test]
+fn a_resent_packets_prompt_delivery_excuses_its_evs_next_stall() {
+    const EV_SUSPECT: u32 = 1;
+    const EV_OTHER: u32 = 2;
+    let sent = |t: u64, i: u32, ev: u32| (t, Some((kind::SENT, tail_psn(i), ev, 0, None)));
+    let sack = |t: u64, cum: u32, bm: u64, ev: u32| (t, Some((kind::SACK, cum, tail_psn(0), bm, Some(ev as u8))));
+    let before_start = (TAIL_START + 0xFF_FFFF) & 0xFF_FFFF;
+    let steps: Vec<Step> = vec![
+        (1000, Some((kind::INIT, TAIL_START, 0, 0, None))),
+        sent(1000, 0, EV_SUSPECT),
+        sent(1010, 1, EV_OTHER),
+        sent(4000, 2, EV_OTHER),
+        // Packets 1 and 2: packet 0, sent before hw - A, stalls.
+        sack(4100, before_start, 0b110, EV_OTHER),
+        // The requester resends packet 0 on EV 1, then sends packet 3 there.
+        sent(4200, 0, EV_SUSPECT),
+        sent(4210, 3, EV_SUSPECT),
+        // The resent copy of packet 0 acknowledged, EV 1's prompt sample.
+        sack(4300, tail_psn(2), 0, EV_SUSPECT),
+        // Packet 4 alone: packet 3 (sent 4,210) stalls.
+        sent(6500, 4, EV_OTHER),
+        sack(6600, tail_psn(2), 0b10000, EV_OTHER),
+    ];
+    let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "step {i} at {} ns: emitted vs reference", steps[i].0);
+    }
+    assert_eq!(got.len(), want.len());
+    let all: Vec<Out> = got.iter().flatten().copied().collect();
+    let lost_on_suspect = all
+        .iter()
+        .filter(|o| matches!(o, Out::Rtx { ev, reason, .. } if u32::from(*ev) == EV_SUSPECT && u64::from(*reason) == reason::LOSS))
+        .count();
+    assert_eq!(lost_on_suspect, 2, "packets 0 and 3 stall on EV 1: {all:?}");
+    assert!(
+        !all.iter().any(|o| matches!(o, Out::Mark { .. })),
+        "EV 1 was delivered on since its first stall: not marked: {all:?}"
     );
 }
