@@ -1677,13 +1677,17 @@ impl Logic for RetransmitEngine {
                 // a spent budget puts the QP in error, a slot not due yet
                 // gives the earliest remaining deadline.
                 if self.live.val() & !self.slot.val().oow & self.due_r.q.val() & self.spent_r.q.val() {
-                    // Budget spent: QP to error, report the PSN.
+                    // Budget spent: QP to error, report the PSN, and the
+                    // firing (the model counts an RTO that ends in error as
+                    // one that fired, with or without resends before it).
                     self.go.next = false;
-                    if !self.o_err_v.q.val() {
+                    if !self.o_err_v.q.val() & !self.o_rto_v.q.val() {
                         self.o_err_v.d.next = true;
                         self.o_err_qp.d.next = self.qp.q.val();
                         self.o_err_psn.d.next = self.p.q.val();
                         self.o_err_reason.d.next = ErrReason::RetryExceeded;
+                        self.o_rto_v.d.next = true;
+                        self.o_rto_qp.d.next = self.qp.q.val();
                         self.qs.d.next.error = true;
                         self.tail.d.next.armed = false;
                         self.qs.d.next.armed = false;

@@ -617,6 +617,8 @@ impl RefQp {
                         psn: p.value(),
                         reason: err_reason::RETRY_EXCEEDED as u8,
                     });
+                    // The model counts it a firing (`rto_fired`).
+                    out.push(Out::Rto { qp });
                     return;
                 }
                 let sl = self.slot(p);
