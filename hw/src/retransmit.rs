@@ -1619,8 +1619,9 @@ impl Logic for RetransmitEngine {
                         self.o_ack_fb.d.next = self.fb.q.val();
                     }
                     // Any PSN newly acknowledged resets the tail check's
-                    // blind count, a zero-length one below the new una too
-                    // (the model counts every acknowledgement, not bytes).
+                    // blind count, also a zero-length one that moves
+                    // neither the bytes nor una (the model counts every
+                    // acknowledgement, not bytes).
                     if self.any_new.q.val() {
                         self.tail.d.next.acked = true;
                     }
