@@ -331,7 +331,7 @@ const EV: Group = Group {
         bit("evsel__mark_valid"),
         dec("evsel__mark_qp", 8),
         dec("evsel__mark_ev", 7),
-        // `MarkReason` in hw::retransmit (loss 0, stall 1, timeout 2).
+        // `MarkReason` in hw::retransmit (loss 0, stall 1, timeout 2, skip 3).
         dec("retx__mark_reason", 2),
         bit("evsel__evt_valid"),
         dec("evsel__evt_qp", 8),

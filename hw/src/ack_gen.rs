@@ -109,6 +109,13 @@ pub struct AckGen {
     pub tx_base: Signal<Out, Bits<24>>,
     pub tx_bitmap: Signal<Out, Bits<64>>,
     pub tx_ecn_count: Signal<Out, Bits<16>>,
+    /// The SACK's trigger (the packet it answers at once: a new one, or a
+    /// duplicate) arrived ECN-CE marked: an MRC 1.0 SACK asks the sender
+    /// to SKIP its EV once (SETH m = SKIP_ONCE, the model's
+    /// `choices::skip_mode_for`). Low for a timer's SACK (a CE-marked
+    /// packet is acknowledged at once on the MRC 1.0 wire, so a stored
+    /// trigger is never one) and a probe's answer.
+    pub tx_trigger_ce: Signal<Out, Bit>,
     pub tx_ev: Signal<Out, Bits<16>>,
     pub tx_ev_index: Signal<Out, Bits<16>>,
     pub tx_echo_ts: Signal<Out, Bits<32>>,
@@ -198,6 +205,7 @@ pub struct AckGen {
     o_base: DFF<Bits<24>>,
     o_bitmap: DFF<Bits<64>>,
     o_ecn: DFF<Bits<16>>,
+    o_tce: DFF<Bit>,
     o_ev: DFF<Bits<16>>,
     o_evi: DFF<Bits<16>>,
     o_echo: DFF<Bits<32>>,
@@ -278,6 +286,7 @@ impl Logic for AckGen {
             o_base,
             o_bitmap,
             o_ecn,
+            o_tce,
             o_ev,
             o_evi,
             o_echo,
@@ -447,6 +456,7 @@ impl Logic for AckGen {
         self.o_code.d.next = 0.into();
         self.o_base.d.next = self.sack_base.val();
         self.o_ecn.d.next = 0.into();
+        self.o_tce.d.next = false;
         self.o_ev.d.next = self.s1_ev.q.val();
         self.o_evi.d.next = self.s1_evi.q.val();
         self.o_echo.d.next = self.s1_echo.q.val();
@@ -511,6 +521,7 @@ impl Logic for AckGen {
                         self.techo_ram.write_enable.next = true;
                         self.tarr_ram.write_enable.next = true;
                         self.o_ecn.d.next = self.ecn_ram.read_data.val();
+                        self.o_tce.d.next = self.s1_ecn.q.val();
                         self.mode.d.next = 1.into();
                     } else if self.s1_verdict.q.val() == 1 {
                         if self.s1_trimmed.q.val() {
@@ -551,6 +562,7 @@ impl Logic for AckGen {
                             {
                                 self.armed_ram.write_enable.next = true;
                                 self.o_ecn.d.next = self.ecn1.val();
+                                self.o_tce.d.next = self.s1_ecn.q.val();
                                 self.mode.d.next = 1.into();
                             } else {
                                 self.unack_ram.write_data.next = self.unack1.val();
@@ -711,6 +723,7 @@ impl Logic for AckGen {
         self.tx_base.next = self.o_base.q.val();
         self.tx_bitmap.next = self.o_bitmap.q.val();
         self.tx_ecn_count.next = self.o_ecn.q.val();
+        self.tx_trigger_ce.next = self.o_tce.q.val();
         self.tx_ev.next = self.o_ev.q.val();
         self.tx_ev_index.next = self.o_evi.q.val();
         self.tx_echo_ts.next = self.o_echo.q.val();

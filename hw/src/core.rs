@@ -486,6 +486,7 @@ pub struct MrcCore {
     p_reason_probe_ok: Param<8, { contract::layout::EvReason::ProbeOk as u64 }>,
     p_reason_timeout: Param<8, { contract::layout::EvReason::Timeout as u64 }>,
     p_mark_timeout: Param<2, { crate::retransmit::mark_reason::TIMEOUT }>,
+    p_mark_skip: Param<2, { crate::retransmit::mark_reason::SKIP }>,
     p_state_good: Param<2, { crate::ev_selector::state::GOOD }>,
     p_probe_sweep: Param<SWEEP_BITS, PROBE_SWEEP_CYCLES>,
     p_probe_qp_last: Param<8, PROBE_QP_LAST>,
@@ -624,6 +625,8 @@ impl Logic for MrcCore {
         self.rxpath.prs_drop.next = self.parser.out_drop.val();
         self.rxpath.prs_ecn_ce.next = self.parser.out_ecn_ce.val();
         self.rxpath.prs_trimmed.next = self.parser.out_trimmed.val();
+        self.rxpath.prs_skip.next = self.parser.out_skip.val();
+        self.rxpath.prs_always_skip.next = self.parser.out_always_skip.val();
         self.rxpath.prs_ev.next = self.parser.out_ev.val();
         self.rxpath.prs_opcode.next = self.parser.out_opcode.val();
         // A QP that is not live is presented as out of range (bit 8 set):
@@ -778,6 +781,7 @@ impl Logic for MrcCore {
         self.txpath.ack_base.next = self.ackgen.tx_base.val();
         self.txpath.ack_bitmap.next = self.ackgen.tx_bitmap.val();
         self.txpath.ack_ecn_count.next = self.ackgen.tx_ecn_count.val();
+        self.txpath.ack_trigger_ce.next = self.ackgen.tx_trigger_ce.val();
         self.txpath.ack_ev.next = self.ackgen.tx_ev.val();
         self.txpath.ack_ev_index.next = self.ackgen.tx_ev_index.val();
         self.txpath.ack_echo_ts.next = self.ackgen.tx_echo_ts.val();
@@ -1323,6 +1327,7 @@ impl Logic for MrcCore {
         self.evsel.mark_qp.next = self.retx.mark_qp.val();
         self.evsel.mark_ev.next = self.retx.mark_ev.val();
         self.evsel.mark_timeout.next = self.retx.mark_reason.val() == self.p_mark_timeout.val();
+        self.evsel.mark_skip.next = self.retx.mark_reason.val() == self.p_mark_skip.val();
         self.retx.mark_ready.next = self.ev_free.val();
         self.chg_room.next = !self.chg_fifo.almost_full.val();
         self.evc_take.next =

@@ -62,6 +62,8 @@ pub struct FindNext<const N: usize, const E: usize> {
     pub done: Signal<In, Bits<N>>,
     pub idx: Signal<Out, Bits<E>>,
     pub any: Signal<Out, Bit>,
+    /// Some candidate lies outside `done` (the answer is not the wrap's).
+    pub ahead: Signal<Out, Bit>,
     pub next_done: Signal<Out, Bits<N>>,
 }
 
@@ -70,8 +72,10 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
         let b = self.bits.val();
         let d = self.done.val();
         let first = |pending: &dyn Fn(usize) -> bool| (0..N).find(|&k| b.get_bit(k) && pending(k));
-        let pick = first(&|k| !d.get_bit(k)).or_else(|| first(&|_| true));
+        let ahead = first(&|k| !d.get_bit(k));
+        let pick = ahead.or_else(|| first(&|_| true));
         self.any.next = pick.is_some();
+        self.ahead.next = ahead.is_some();
         // No candidate: the Verilog's tree (below) takes the right branch
         // at every level and answers N - 1; the same here, so that the
         // emitted Verilog and this model agree bit for bit (the lockstep
@@ -88,6 +92,7 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
     fn connect(&mut self) {
         self.idx.connect();
         self.any.connect();
+        self.ahead.connect();
         self.next_done.connect();
     }
     fn hdl(&self) -> Verilog {
@@ -162,12 +167,85 @@ impl<const N: usize, const E: usize> Logic for FindNext<N, E> {
             }
         }
         s.push_str(&format!(
-            "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   next_done = pl{L}[{h1}] ? ~(pl{L} << 1) : ~(pb{L} << 1);\nend",
+            "always @(*) begin\n   idx = i{levels}_0[{h}:0];\n   any = a{levels}_0;\n   ahead = pl{L}[{h1}];\n   next_done = pl{L}[{h1}] ? ~(pl{L} << 1) : ~(pb{L} << 1);\nend",
             h = E - 1,
             h1 = N - 1,
             L = prefix_levels
         ));
         Verilog::Custom(s)
+    }
+}
+
+/// The select with SKIP (the model's `EvSet::select` with `take_skip`):
+/// the answers of two searches, one over the candidates `cand` = the GOOD
+/// EVs not to be skipped (`c_*`, a [`FindNext`] on `g & ~skip`) and one
+/// over every GOOD EV (`g_*`, a [`FindNext`] on `g`), merged:
+/// * a candidate exists: the first at or after the pointer (wrapping);
+///   the GOOD EVs the rotation passed over on its way are to-be-skipped
+///   ones (the others would have been the answer), and their skip bits
+///   are cleared (each SKIP passes its EV over once). Passed over: those
+///   not done and below the answer, or, when the search wrapped, those
+///   not done and all below the answer;
+/// * none, but some GOOD EV (every GOOD EV is to be skipped): the model's
+///   rotation passes each once, clearing it, and comes back to the first:
+///   the first GOOD EV at or after the pointer, every skip bit cleared.
+///   With one GOOD EV or none (`many` low), the model skips nothing and
+///   clears nothing (its `take_skip` needs another GOOD EV);
+/// * no GOOD EV: `any` low, the skip bits unchanged.
+///
+/// Bit formulas, the same in `update` and the Verilog (the lockstep tests
+/// compare every output): `nd` = `next_done` (the EVs up to the answer);
+/// the answer is never a to-be-skipped EV, so `skip & nd` = the skip bits
+/// below it.
+#[derive(LogicBlock, Default)]
+pub struct SkipMerge<const N: usize, const E: usize> {
+    /// The QP's GOOD bitmap, its to-be-skipped bits and done mask.
+    pub bits: Signal<In, Bits<N>>,
+    pub skip: Signal<In, Bits<N>>,
+    pub done: Signal<In, Bits<N>>,
+    /// The QP has more than one GOOD EV.
+    pub many: Signal<In, Bit>,
+    /// The search over the candidates.
+    pub c_idx: Signal<In, Bits<E>>,
+    pub c_any: Signal<In, Bit>,
+    pub c_ahead: Signal<In, Bit>,
+    pub c_next_done: Signal<In, Bits<N>>,
+    /// The search over every GOOD EV.
+    pub g_idx: Signal<In, Bits<E>>,
+    pub g_next_done: Signal<In, Bits<N>>,
+    pub idx: Signal<Out, Bits<E>>,
+    pub next_done: Signal<Out, Bits<N>>,
+    pub next_skip: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const E: usize> Logic for SkipMerge<N, E> {
+    fn update(&mut self) {
+        let (sk, d) = (self.skip.val(), self.done.val());
+        if self.c_any.val() {
+            let nd = self.c_next_done.val();
+            self.idx.next = self.c_idx.val();
+            self.next_done.next = nd;
+            self.next_skip.next = if self.c_ahead.val() {
+                sk & (d | !nd)
+            } else {
+                sk & d & !nd
+            };
+        } else {
+            self.idx.next = self.g_idx.val();
+            self.next_done.next = self.g_next_done.val();
+            self.next_skip.next = if self.many.val() { sk & !self.bits.val() } else { sk };
+        }
+    }
+    fn connect(&mut self) {
+        self.idx.connect();
+        self.next_done.connect();
+        self.next_skip.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "always @(*) begin\n   idx = c_any ? c_idx : g_idx;\n   next_done = c_any ? c_next_done : g_next_done;\n   next_skip = c_any ? (c_ahead ? (skip & (done | ~c_next_done)) : (skip & done & ~c_next_done))\n                     : (many ? (skip & ~bits) : skip);\nend"
+                .into(),
+        )
     }
 }
 
@@ -257,12 +335,15 @@ pub struct Fwd<const Q: usize, const N: usize, const E: usize, const C: usize> {
     pub fw_nb: Signal<In, Bits<N>>,
     pub fw_done: Signal<In, Bits<N>>,
     pub fw_cnt: Signal<In, Bits<C>>,
+    pub fw_sk: Signal<In, Bits<N>>,
     pub ram_nb: Signal<In, Bits<N>>,
     pub ram_done: Signal<In, Bits<N>>,
     pub ram_cnt: Signal<In, Bits<C>>,
+    pub ram_sk: Signal<In, Bits<N>>,
     pub nb: Signal<Out, Bits<N>>,
     pub done: Signal<Out, Bits<N>>,
     pub cnt: Signal<Out, Bits<C>>,
+    pub sk: Signal<Out, Bits<N>>,
 }
 
 impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for Fwd<Q, N, E, C> {
@@ -271,15 +352,17 @@ impl<const Q: usize, const N: usize, const E: usize, const C: usize> Logic for F
         self.nb.next = if f { self.fw_nb.val() } else { self.ram_nb.val() };
         self.done.next = if f { self.fw_done.val() } else { self.ram_done.val() };
         self.cnt.next = if f { self.fw_cnt.val() } else { self.ram_cnt.val() };
+        self.sk.next = if f { self.fw_sk.val() } else { self.ram_sk.val() };
     }
     fn connect(&mut self) {
         self.nb.connect();
         self.done.connect();
         self.cnt.connect();
+        self.sk.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
-            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   done = hit ? fw_done : ram_done;\n   cnt = hit ? fw_cnt : ram_cnt;\nend"
+            "always @(*) begin\n   nb = hit ? fw_nb : ram_nb;\n   done = hit ? fw_done : ram_done;\n   cnt = hit ? fw_cnt : ram_cnt;\n   sk = hit ? fw_sk : ram_sk;\nend"
                 .into(),
         )
     }
@@ -319,7 +402,7 @@ impl<const H: usize, const L: usize, const O: usize> Logic for AddrMux<H, L, O> 
 // Operation codes in pipeline stage 1 (`s1_op`; literals in the hdl_gen
 // body, which emits Rust constants as undefined Verilog names):
 // 0 none, 1 select, 2 mark-bad, 3 deny/allow (or set-count), 4 write,
-// 5 readmit.
+// 5 readmit, 6 skip.
 // EV states in `st_ram` / the event port: see [`state`].
 
 /// The EV selector. See the module doc and `docs/hw/ev_selector.md`.
@@ -346,6 +429,11 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// The mark is a retransmission timeout's (its event says so), else
     /// a loss's (inferred from SACKs, or a stall).
     pub mark_timeout: Signal<In, Bit>,
+    /// The mark is a SKIP instead (the model's `EvSet::skip_once`, also
+    /// what its stall suspicion sets): a GOOD EV is passed over by the
+    /// QP's next visit of the rotation while another GOOD EV exists; any
+    /// other EV is left alone. No event, no guard.
+    pub mark_skip: Signal<In, Bit>,
     /// Deny (`ctl_allow` low) or allow every EV of `ctl_qp` whose value
     /// matches `ctl_value` under `ctl_mask`. Iterates: `busy` for N + 3 cycles.
     pub ctl_valid: Signal<In, Bit>,
@@ -410,6 +498,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     nb_ram: RAM<Bits<N>, Q>,
     done_ram: RAM<Bits<N>, Q>,
     cnt_ram: RAM<Bits<C>, Q>,
+    /// Per QP: the to-be-skipped bitmap (bit i: GOOD EV i is passed over
+    /// by its next visit; only GOOD EVs have the bit, as the model's state
+    /// changes clear it). Written and forwarded with the other meta.
+    sk_ram: RAM<Bits<N>, Q>,
     /// Per QP: N - the set's size (zero at power-up: all N EVs in the set).
     /// Written only by a set-count command, which holds stage 0 for a
     /// cycle at least, so its reads need no forwarding.
@@ -424,6 +516,8 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     st_scan: RAM<Bits<2>, A>,
     val_ram: RAM<Bits<VALUE_BITS>, A>,
     n_const: Constant<Bits<C>>,
+    /// N - 1: a not-GOOD count below it leaves two GOOD EVs or more.
+    n1_const: Constant<Bits<C>>,
     // ---- Stage 1 registers.
     s1_op: DFF<Bits<3>>,
     s1_qp: DFF<Bits<Q>>,
@@ -459,9 +553,22 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     fw_nb: DFF<Bits<N>>,
     fw_done: DFF<Bits<N>>,
     fw_cnt: DFF<Bits<C>>,
+    fw_sk: DFF<Bits<N>>,
     // ---- Stage 1 combinational.
     fwd: Fwd<Q, N, E, C>,
+    /// The select: the search over the candidates (GOOD, not to be
+    /// skipped), the one over every GOOD EV, and their merge.
+    findc: FindNext<N, E>,
     find: FindNext<N, E>,
+    merge: SkipMerge<N, E>,
+    /// The QP has two GOOD EVs or more (the model skips only then).
+    many: Signal<Local, Bit>,
+    /// A skip: the to-be-skipped bitmap with the EV's bit set.
+    upd_sk: BitUpd<N, E>,
+    /// The to-be-skipped bitmap to write with a mark-bad (the marked EV's
+    /// bit cleared) and at the end of a pass (the bits of EVs no longer
+    /// GOOD cleared).
+    sk_mark: Signal<Local, Bits<N>>,
     below: Below<N, E>,
     upd1: BitUpd<N, E>,
     // ---- Stage 2 (response) registers.
@@ -478,6 +585,7 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     f_nb: DFF<Bits<N>>,
     f_done: DFF<Bits<N>>,
     f_cnt: DFF<Bits<C>>,
+    f_sk: DFF<Bits<N>>,
     f_i: DFF<Bits<C>>,
     f_v: DFF<Bit>,
     f_e: DFF<Bits<E>>,
@@ -532,6 +640,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             mark_qp: Default::default(),
             mark_ev: Default::default(),
             mark_timeout: Default::default(),
+            mark_skip: Default::default(),
             ctl_valid: Default::default(),
             ctl_allow: Default::default(),
             ctl_qp: Default::default(),
@@ -563,12 +672,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             nb_ram: Default::default(),
             done_ram: Default::default(),
             cnt_ram: Default::default(),
+            sk_ram: Default::default(),
             xcl_ram: Default::default(),
             thr_ram: Default::default(),
             st_ram: Default::default(),
             st_scan: Default::default(),
             val_ram: Default::default(),
             n_const: Constant::new((N as u64).into()),
+            n1_const: Constant::new((N as u64 - 1).into()),
             s1_op: Default::default(),
             s1_qp: Default::default(),
             s1_ev: Default::default(),
@@ -591,8 +702,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             fw_nb: Default::default(),
             fw_done: Default::default(),
             fw_cnt: Default::default(),
+            fw_sk: Default::default(),
             fwd: Default::default(),
+            findc: Default::default(),
             find: Default::default(),
+            merge: Default::default(),
+            many: Default::default(),
+            upd_sk: Default::default(),
+            sk_mark: Default::default(),
             below: Default::default(),
             upd1: Default::default(),
             s2_valid: Default::default(),
@@ -607,6 +724,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             f_nb: Default::default(),
             f_done: Default::default(),
             f_cnt: Default::default(),
+            f_sk: Default::default(),
             f_i: Default::default(),
             f_v: Default::default(),
             f_e: Default::default(),
@@ -641,9 +759,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
     fn update(&mut self) {
         dff_setup!(
             self, clock, s1_op, s1_qp, s1_ev, s1_allow, s1_mask, s1_value, s1_setptr, s1_lim, s1_count, s1_min, s1_adm,
-            s1_mark, fw_hit, fw_nb, fw_done, fw_cnt, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp, f_allow, f_mask,
-            f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev, e_from, e_to,
-            e_value, e_mark, n_refused, s1_timeout, e_timeout
+            s1_mark, fw_hit, fw_nb, fw_done, fw_cnt, fw_sk, f_sk, s2_valid, s2_qp, s2_ev, s2_none, f_busy, f_qp,
+            f_allow, f_mask, f_value, f_nb, f_done, f_cnt, f_i, f_v, f_e, f_set, f_lim, f_in, e_valid, e_qp, e_ev,
+            e_from, e_to, e_value, e_mark, n_refused, s1_timeout, e_timeout
         );
         self.nb_ram.read_clock.next = self.clock.val();
         self.nb_ram.write_clock.next = self.clock.val();
@@ -651,6 +769,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.done_ram.write_clock.next = self.clock.val();
         self.cnt_ram.read_clock.next = self.clock.val();
         self.cnt_ram.write_clock.next = self.clock.val();
+        self.sk_ram.read_clock.next = self.clock.val();
+        self.sk_ram.write_clock.next = self.clock.val();
         self.xcl_ram.read_clock.next = self.clock.val();
         self.xcl_ram.write_clock.next = self.clock.val();
         self.thr_ram.read_clock.next = self.clock.val();
@@ -678,6 +798,9 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_qp.d.next = self.sel_qp.val();
             } else if self.mark_valid.val() {
                 self.s1_op.d.next = 2.into();
+                if self.mark_skip.val() {
+                    self.s1_op.d.next = 6.into();
+                }
                 self.s1_mark.d.next = true;
                 self.nb_ram.read_address.next = self.mark_qp.val();
                 self.s1_qp.d.next = self.mark_qp.val();
@@ -718,6 +841,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         }
         self.done_ram.read_address.next = self.nb_ram.read_address.val();
         self.cnt_ram.read_address.next = self.nb_ram.read_address.val();
+        self.sk_ram.read_address.next = self.nb_ram.read_address.val();
         self.xcl_ram.read_address.next = self.nb_ram.read_address.val();
         self.thr_ram.read_address.next = self.nb_ram.read_address.val();
         // Forward next cycle iff the command now in stage 1 is to the same
@@ -729,7 +853,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.fw_hit.d.next = ((self.s1_op.q.val() == 1)
             | (self.s1_op.q.val() == 2)
             | (self.s1_op.q.val() == 4)
-            | (self.s1_op.q.val() == 5))
+            | (self.s1_op.q.val() == 5)
+            | (self.s1_op.q.val() == 6))
             & (self.s1_qp.q.val() == self.nb_ram.read_address.val());
 
         // ---- Stage 1: meta with forwarding of last cycle's write.
@@ -737,11 +862,29 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.fwd.fw_nb.next = self.fw_nb.q.val();
         self.fwd.fw_done.next = self.fw_done.q.val();
         self.fwd.fw_cnt.next = self.fw_cnt.q.val();
+        self.fwd.fw_sk.next = self.fw_sk.q.val();
         self.fwd.ram_nb.next = self.nb_ram.read_data.val();
         self.fwd.ram_done.next = self.done_ram.read_data.val();
         self.fwd.ram_cnt.next = self.cnt_ram.read_data.val();
+        self.fwd.ram_sk.next = self.sk_ram.read_data.val();
         self.find.bits.next = !self.fwd.nb.val();
         self.find.done.next = self.fwd.done.val();
+        self.findc.bits.next = !self.fwd.nb.val() & !self.fwd.sk.val();
+        self.findc.done.next = self.fwd.done.val();
+        self.many.next = self.fwd.cnt.val() < self.n1_const.val();
+        self.merge.bits.next = !self.fwd.nb.val();
+        self.merge.skip.next = self.fwd.sk.val();
+        self.merge.done.next = self.fwd.done.val();
+        self.merge.many.next = self.many.val();
+        self.merge.c_idx.next = self.findc.idx.val();
+        self.merge.c_any.next = self.findc.any.val();
+        self.merge.c_ahead.next = self.findc.ahead.val();
+        self.merge.c_next_done.next = self.findc.next_done.val();
+        self.merge.g_idx.next = self.find.idx.val();
+        self.merge.g_next_done.next = self.find.next_done.val();
+        self.upd_sk.i.next = self.fwd.sk.val();
+        self.upd_sk.idx.next = self.s1_ev.q.val();
+        self.upd_sk.val.next = true;
         self.below.idx.next = self.s1_ev.q.val();
         self.upd1.i.next = self.fwd.nb.val();
         self.upd1.idx.next = self.s1_ev.q.val();
@@ -757,13 +900,15 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.nb_ram.write_data.next = self.fwd.nb.val();
         self.done_ram.write_data.next = self.fwd.done.val();
         self.cnt_ram.write_data.next = self.fwd.cnt.val();
+        self.sk_ram.write_data.next = self.fwd.sk.val();
+        self.sk_mark.next = self.fwd.sk.val() & !self.upd1.o.val();
 
         // Table ports.
         self.cat_vr.sel.next = self.f_busy.q.val();
         self.cat_vr.hi0.next = self.s1_qp.q.val();
         // A select reads the value of the EV it found; a mark-bad that of
         // the marked EV (its event carries it).
-        self.cat_vr.lo0.next = self.find.idx.val();
+        self.cat_vr.lo0.next = self.merge.idx.val();
         if self.s1_mark.q.val() {
             self.cat_vr.lo0.next = self.s1_ev.q.val();
         }
@@ -800,7 +945,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         if self.s1_op.q.val() == 1 {
             self.s2_valid.d.next = true;
             self.s2_qp.d.next = self.s1_qp.q.val();
-            self.s2_ev.d.next = self.find.idx.val();
+            self.s2_ev.d.next = self.merge.idx.val();
             self.s2_none.d.next = !self.find.any.val();
             if self.find.any.val() {
                 self.nb_ram.write_enable.next = true;
@@ -814,6 +959,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             } else {
                 self.nb_ram.write_data.next = self.upd1.o.val();
                 self.cnt_ram.write_data.next = self.fwd.cnt.val() + 1;
+                self.sk_ram.write_data.next = self.sk_mark.val();
                 self.nb_ram.write_enable.next = true;
                 self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
@@ -826,6 +972,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.e_mark.d.next = true;
                 self.e_timeout.d.next = self.s1_timeout.q.val();
             }
+        }
+        // Skip: a GOOD EV's bit set (the model's `skip_once`; the bitmap
+        // says GOOD only for EVs inside the set).
+        if (self.s1_op.q.val() == 6) & !self.upd1.cur.val() {
+            self.sk_ram.write_data.next = self.upd_sk.o.val();
+            self.nb_ram.write_enable.next = true;
+            self.done_ram.write_enable.next = true;
+            self.cnt_ram.write_enable.next = true;
         }
         if self.s1_op.q.val() == 4 {
             self.val_ram.write_enable.next = true;
@@ -889,6 +1043,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             self.f_nb.d.next = self.fwd.nb.val();
             self.f_done.d.next = self.fwd.done.val();
             self.f_cnt.d.next = self.fwd.cnt.val();
+            self.f_sk.d.next = self.fwd.sk.val();
             self.f_i.d.next = 0.into();
             self.f_v.d.next = false;
             self.f_set.d.next = self.s1_lim.q.val();
@@ -972,6 +1127,8 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.nb_ram.write_data.next = self.f_nb.q.val();
                 self.done_ram.write_data.next = self.f_done.q.val();
                 self.cnt_ram.write_data.next = self.f_cnt.q.val();
+                // The model's state changes clear the changed EVs' skips.
+                self.sk_ram.write_data.next = self.f_sk.q.val() & !self.f_nb.q.val();
                 self.nb_ram.write_enable.next = true;
                 self.done_ram.write_enable.next = true;
                 self.cnt_ram.write_enable.next = true;
@@ -981,8 +1138,13 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         // exclusive of it) so that it is the last mux before the RAM write
         // data and `fw_done`: it is on the select-to-select loop.
         if (self.s1_op.q.val() == 1) & self.find.any.val() {
-            self.done_ram.write_data.next = self.find.next_done.val();
+            self.done_ram.write_data.next = self.merge.next_done.val();
+            self.sk_ram.write_data.next = self.merge.next_skip.val();
         }
+        // Every per-QP write writes the whole meta (`nb`, `done`, `cnt`,
+        // `sk`) under one enable and one address.
+        self.sk_ram.write_enable.next = self.nb_ram.write_enable.val();
+        self.sk_ram.write_address.next = self.nb_ram.write_address.val();
         // The scan port's copy takes every state write.
         self.st_scan.write_address.next = self.st_ram.write_address.val();
         self.st_scan.write_data.next = self.st_ram.write_data.val();
@@ -992,6 +1154,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.fw_nb.d.next = self.nb_ram.write_data.val();
         self.fw_done.d.next = self.done_ram.write_data.val();
         self.fw_cnt.d.next = self.cnt_ram.write_data.val();
+        self.fw_sk.d.next = self.sk_ram.write_data.val();
 
         // ---- Stage 2: response.
         self.rsp_valid.next = self.s2_valid.q.val();

@@ -97,6 +97,11 @@ pub mod kind {
     /// clears the bits itself): the EV's stall suspicion goes, as the
     /// model's state change clears it. No output.
     pub const EV_CHANGED: u64 = 6;
+    /// Trim NACK for `op_psn` that also asks to SKIP the EV of the
+    /// packet's last transmission once (MRC 1.0 TRIMMED; the golden MRC 1.0
+    /// requester's `skip_once`): as `NACK_TRIM`, plus a SKIP on `mark_*`.
+    /// A legacy trim NACK and an MRC 1.0 TRIMMED_LASTHOP come as `NACK_TRIM`.
+    pub const NACK_TRIM_SKIP: u64 = 7;
 }
 
 /// Reasons on `rtx_reason`.
@@ -121,6 +126,9 @@ pub enum MarkReason {
     Loss,
     Stall,
     Timeout,
+    /// Not a mark: the EV's first stall made it suspect, and the selector
+    /// passes it over once (the model's `EvSet::on_stall` sets its SKIP).
+    Skip,
 }
 
 /// Why the QP went to error, on `err_reason`: the completion status of
@@ -160,6 +168,7 @@ pub mod mark_reason {
     pub const LOSS: u64 = MarkReason::Loss as u64;
     pub const STALL: u64 = MarkReason::Stall as u64;
     pub const TIMEOUT: u64 = MarkReason::Timeout as u64;
+    pub const SKIP: u64 = MarkReason::Skip as u64;
 }
 
 /// The engine's state machine. Each walk reads a slot in one state and
@@ -217,7 +226,8 @@ pub enum EngineState {
     RtoDecide,
     /// RTO walk done: report one firing, re-arm.
     RtoDone,
-    /// Trim NACK: resend at once (no EV mark).
+    /// Trim NACK: resend at once (no EV mark; an MRC 1.0 TRIMMED one
+    /// SKIPs the EV).
     TrimResend,
     /// Remote-access NACK for an outstanding PSN: report the QP error once
     /// the error register is free.
@@ -280,6 +290,8 @@ pub struct RetransmitEngine {
     pub rtx_ev: Signal<Out, Bits<7>>,
     pub rtx_len: Signal<Out, Bits<16>>,
     pub rtx_reason: Signal<Out, Bits<RTX_REASON_BITS>>,
+    /// An EV for the selector: marked (loss, stall, timeout) or, reason
+    /// SKIP, passed over once (its first stall made it suspect).
     pub mark_valid: Signal<Out, Bit>,
     pub mark_ready: Signal<In, Bit>,
     pub mark_qp: Signal<Out, Bits<8>>,
@@ -336,6 +348,12 @@ pub struct RetransmitEngine {
     /// own so that each is written blind where it is set.
     sus_ram: RAM<Bit, EV_ADDR_BITS>,
     dlv_ram: RAM<Bit, EV_ADDR_BITS>,
+    /// Per EV, its path said it was congested (an MRC 1.0 TRIMMED NACK on
+    /// it) since its last stall, prompt delivery or state change: the
+    /// model's `congested`, which excuses a suspect EV's next stall (a
+    /// SKIP again, no mark). Written at the `dlv_ram` address, cleared
+    /// wherever that bit is written.
+    cng_ram: RAM<Bit, EV_ADDR_BITS>,
     /// Per QP, whether each slot is acknowledged, 64 slots a word: the
     /// same bit as the slot's `acked`, kept so that a SACK finds the PSNs
     /// it newly acknowledges a word at a time.
@@ -406,6 +424,7 @@ pub struct RetransmitEngine {
     /// Stage 3's EV's suspicion bits (read with its EV entry).
     sus3: DFF<Bit>,
     dlv3: DFF<Bit>,
+    cng3: DFF<Bit>,
     /// EVs reported stalled (or marked) in this loss pass: the model
     /// reports an EV once per pass, whatever number of its packets it
     /// finds lost.
@@ -463,6 +482,7 @@ pub struct RetransmitEngine {
     k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
     k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
     k_ev_changed: Param<KIND_BITS, { kind::EV_CHANGED }>,
+    k_nack_trim_skip: Param<KIND_BITS, { kind::NACK_TRIM_SKIP }>,
     qp: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
     ev: DFF<Bits<7>>,
@@ -536,6 +556,11 @@ pub struct RetransmitEngine {
     sv_stall: Signal<Local, Bit>,
     sv_seen: Signal<Local, Bit>,
     sv_mark: Signal<Local, Bit>,
+    /// An MRC 1.0 trim resend is queued, or a SACK's SKIP_ONCE taken: the
+    /// EV's congestion bit is set.
+    cng_set: Signal<Local, Bit>,
+    /// The SACK in `SackDone` asks for a mark of its own (its SETH m).
+    lone_mark_want: Signal<Local, Bit>,
     /// The stage-3 decision writes the EV's suspicion bits.
     sv_write: Signal<Local, Bit>,
     /// An RTO resend marks its EV (reason TIMEOUT), which clears the EV's
@@ -706,6 +731,7 @@ impl Logic for RetransmitEngine {
             lost_reorder_r,
             sus3,
             dlv3,
+            cng3,
             pass_seen,
             past_hw_r,
             full_pass,
@@ -773,6 +799,8 @@ impl Logic for RetransmitEngine {
         self.sus_ram.write_clock.next = self.clock.val();
         self.dlv_ram.read_clock.next = self.clock.val();
         self.dlv_ram.write_clock.next = self.clock.val();
+        self.cng_ram.read_clock.next = self.clock.val();
+        self.cng_ram.write_clock.next = self.clock.val();
         self.qs_ram.read_clock.next = self.clock.val();
         self.qs_ram.write_clock.next = self.clock.val();
         self.cfg_ram.read_clock.next = self.clock.val();
@@ -1097,13 +1125,22 @@ impl Logic for RetransmitEngine {
         // it suspect. Per-EV losses (the reorder rule) mark it as before.
         self.one128.next = 1.into();
         self.sv_seen.next = self.pass_seen.q.val().get_bit(self.s3.q.val().ev.index());
-        self.sv_mark.next = !self.sv_seen.val() & self.sus3.q.val() & !self.dlv3.q.val();
+        self.sv_mark.next = !self.sv_seen.val() & self.sus3.q.val() & !self.dlv3.q.val() & !self.cng3.q.val();
         self.sv_stall.next = self.tail_mode.q.val() | !self.lost_reorder_r.q.val();
 
         // Resends: the rules of the states that resend the slot on the RAM
         // output (`p`), and the one way a resend is queued. A resend
         // waits while the registers it needs are full (a lost packet needs
         // the retransmit and the mark register), and so does the walk.
+        self.cng_set.next = false;
+        self.lone_mark_want.next = false;
+        self.resend.push_mark.next = false;
+        self.resend.lone_mark.next.qp = self.qp.q.val();
+        self.resend.lone_mark.next.ev = self.ev.q.val();
+        self.resend.lone_mark.next.reason = MarkReason::Skip;
+        if self.fb.q.val().always_skip {
+            self.resend.lone_mark.next.reason = MarkReason::Loss;
+        }
         self.rs_want.next = false;
         self.rs_reason.next = RtxReason::Loss;
         self.rs_mark.next = false;
@@ -1116,8 +1153,11 @@ impl Logic for RetransmitEngine {
                     // The tail check: sent at or before the cut: lost, its EV
                     // stalled (marked as the suspicion rule says).
                     self.rs_want.next = self.v3.q.val() & self.tail_live.val() & self.lost_tail_r.q.val();
-                    self.rs_mark.next = self.sv_mark.val();
-                    self.rs_mark_reason.next = MarkReason::Stall;
+                    self.rs_mark.next = !self.sv_seen.val();
+                    self.rs_mark_reason.next = MarkReason::Skip;
+                    if self.sv_mark.val() {
+                        self.rs_mark_reason.next = MarkReason::Stall;
+                    }
                 } else if self.v3.q.val() & self.live.val() & self.dec_slot.val().oow {
                     // Out of window: resent once una has advanced.
                     self.rs_want.next = self.una_new.q.val() != self.qs.q.val().una;
@@ -1127,8 +1167,11 @@ impl Logic for RetransmitEngine {
                     self.rs_want.next = true;
                     self.rs_mark.next = true;
                     if !self.lost_reorder_r.q.val() {
-                        self.rs_mark.next = self.sv_mark.val();
-                        self.rs_mark_reason.next = MarkReason::Stall;
+                        self.rs_mark.next = !self.sv_seen.val();
+                        self.rs_mark_reason.next = MarkReason::Skip;
+                        if self.sv_mark.val() {
+                            self.rs_mark_reason.next = MarkReason::Stall;
+                        }
                     }
                 }
             }
@@ -1148,6 +1191,10 @@ impl Logic for RetransmitEngine {
             EngineState::TrimResend => {
                 self.rs_want.next = true;
                 self.rs_reason.next = RtxReason::Trim;
+                // MRC 1.0 TRIMMED: the EV the packet was trimmed on is
+                // SKIPped once.
+                self.rs_mark.next = self.kind.q.val() == self.k_nack_trim_skip.val();
+                self.rs_mark_reason.next = MarkReason::Skip;
             }
             EngineState::TailProbe => {
                 // The probe: resent, no EV blamed, no retry consumed.
@@ -1310,8 +1357,8 @@ impl Logic for RetransmitEngine {
                         (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
                     self.dlv_ram.write_data.next = false;
                     self.dlv_ram.write_enable.next = true;
-                } else if self.qs_rd.val().error | (self.kind.q.val() > self.k_ev_changed.val()) {
-                    // In error, or a kind past the last one (EV_CHANGED).
+                } else if self.qs_rd.val().error {
+                    // In error (every kind of the 3 bits has a meaning).
                     self.o_cnt_drop.d.next = true;
                 } else if self.kind.q.val() == self.k_sent.val() {
                     // SENT: a new PSN (next, window not full) or a resend of
@@ -1383,7 +1430,9 @@ impl Logic for RetransmitEngine {
                     }
                 } else if self.nack_stale.val() {
                     self.o_cnt_stale.d.next = true;
-                } else if self.kind.q.val() == self.k_nack_trim.val() {
+                } else if (self.kind.q.val() == self.k_nack_trim.val())
+                    | (self.kind.q.val() == self.k_nack_trim_skip.val())
+                {
                     self.st.d.next = EngineState::TrimResend;
                 } else {
                     // Out of window: waits for una to advance or the RTO; the
@@ -1555,6 +1604,7 @@ impl Logic for RetransmitEngine {
                     self.lost_reorder_r.d.next = self.lost_reorder.val();
                     self.sus3.d.next = self.sus_ram.read_data.val();
                     self.dlv3.d.next = self.dlv_ram.read_data.val();
+                    self.cng3.d.next = self.cng_ram.read_data.val();
                     self.lost_stall_r.d.next = self.lost_stall.val();
                     self.past_hw_r.d.next = self.past_hw.val();
                     self.lost_tail_r.d.next = self.lost_tail.val();
@@ -1610,7 +1660,21 @@ impl Logic for RetransmitEngine {
                 // A SACK that acknowledges nothing new is still reported
                 // when it echoes CE marks or a restore bit (the model's
                 // `on_ack` for it): news for NSCC only.
-                if !self.o_ack_v.q.val() | !self.ack_news.val() {
+                // The SACK's SETH m field (MRC 1.0), applied after its
+                // acknowledgements and losses as the model applies it: the
+                // EV it names (`op_ev`, taken as an index as for the
+                // sample) is skipped once and noted congested (SKIP_ONCE),
+                // or marked (ALWAYS_SKIP, reason LOSS), once the mark
+                // register is free.
+                self.lone_mark_want.next = self.fb.q.val().skip | self.fb.q.val().always_skip;
+                if (!self.o_ack_v.q.val() | !self.ack_news.val())
+                    & (!self.lone_mark_want.val() | !self.resend.mark_full.val())
+                {
+                    self.resend.push_mark.next = self.lone_mark_want.val();
+                    self.cng_set.next = self.fb.q.val().skip;
+                    self.sus_ram.write_address.next =
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                    self.dlv_ram.write_address.next = self.sus_ram.write_address.val();
                     if self.ack_news.val() {
                         self.o_ack_v.d.next = true;
                         self.o_ack_qp.d.next = self.qp.q.val();
@@ -1718,10 +1782,13 @@ impl Logic for RetransmitEngine {
                 }
             }
             EngineState::TrimResend => {
-                // Trim NACK: resend at once (no EV mark), once the retransmit
-                // register is free. Its arrival is the tail check's evidence
+                // Trim NACK: resend at once (no EV mark, a SKIP for
+                // NACK_TRIM_SKIP), once the registers it needs are free. Its arrival is the tail check's evidence
                 // (written here: the record stores nothing else).
                 if self.go.val() {
+                    // MRC 1.0 TRIMMED: the EV's path is congested (the
+                    // model's `skip_once` sets `congested` with the SKIP).
+                    self.cng_set.next = self.kind.q.val() == self.k_nack_trim_skip.val();
                     self.tail_ram.write_data.next.trim_at = self.now32.val();
                     self.tail_ram.write_data.next.trim_valid = true;
                     self.tail_ram.write_enable.next = true;
@@ -1931,6 +1998,12 @@ impl Logic for RetransmitEngine {
         // assignment of its address: the emitted Verilog reads it in order).
         self.sus_ram.read_address.next = self.ev_ram.read_address.val();
         self.dlv_ram.read_address.next = self.ev_ram.read_address.val();
+        self.cng_ram.read_address.next = self.ev_ram.read_address.val();
+        // The congestion bit: set by an MRC 1.0 trim (below), cleared by
+        // every other write of the EV's suspicion bits.
+        self.cng_ram.write_address.next = self.dlv_ram.write_address.val();
+        self.cng_ram.write_data.next = self.cng_set.val();
+        self.cng_ram.write_enable.next = self.dlv_ram.write_enable.val() | self.cng_set.val();
         self.rtx_valid.next = self.resend.rtx_valid.val();
         self.rtx_qp.next = self.resend.rtx.val().qp;
         self.rtx_psn.next = self.resend.rtx.val().psn;

@@ -218,6 +218,10 @@ pub mod translate {
     /// alike).
     pub const NACK_TRIMMED: u64 = 0x01;
     pub const NACK_TRIMMED_LAST_HOP: u64 = 0x02;
+    /// SETH m: skip the EV once (as a TRIMMED NACK does: `out_skip`), or
+    /// mark it ASSUMED_BAD (`out_always_skip`).
+    pub const SKIP_ONCE: u64 = 1;
+    pub const ALWAYS_SKIP: u64 = 2;
     /// AETH syndrome bits 6-0 of the remote-access NAK (`Syndrome::Nak`
     /// with `NAK_REMOTE_ACCESS`): the legacy remote-access NACK kind. An
     /// AETH with bits 6-5 clear is a positive ACK: a SACK with an empty
@@ -272,6 +276,17 @@ pub struct RxParser {
     /// by [`RxParserMrc10`] and the record holds its translation into the
     /// legacy record (see [`translate`] and `docs/hw/mrc10-wire.md`).
     pub out_mrc10: Signal<Out, Bit>,
+    /// MRC 1.0: the frame asks the requester to SKIP the EV of the packet
+    /// it answers once (the golden MRC 1.0 requester's `skip_once`): a
+    /// NACK with reason TRIMMED (a trim before the last hop; the legacy
+    /// record has one trimmed kind for TRIMMED and TRIMMED_LASTHOP, this
+    /// tells them apart), or a SACK that is no probe answer with SETH
+    /// m = SKIP_ONCE. Low for every legacy frame.
+    pub out_skip: Signal<Out, Bit>,
+    /// MRC 1.0: a SACK that is no probe answer with SETH m = ALWAYS_SKIP
+    /// (the requester marks the EV ASSUMED_BAD). Low for every legacy
+    /// frame.
+    pub out_always_skip: Signal<Out, Bit>,
     // Stream state: beat count, whether the next beat is the frame's
     // first (`not_first` low) or second, beats 0 and 1.
     beat: DFF<Bits<12>>,
@@ -586,6 +601,10 @@ pub struct RxParser {
     r_payload_off: DFF<Bits<18>>,
     r_payload_len: DFF<Bits<18>>,
     r_mrc10: DFF<Bit>,
+    r_skip: DFF<Bit>,
+    r_always_skip: DFF<Bit>,
+    k_skip_once: Param<2, { translate::SKIP_ONCE }>,
+    k_always_skip: Param<2, { translate::ALWAYS_SKIP }>,
     // Named constants of the MRC 1.0 switch (Verilog localparams).
     /// Opcode bits 7-5 of the MRC 1.0 range (0xC0-0xDF: every MRC 1.0
     /// opcode, and no legacy one).
@@ -801,7 +820,9 @@ impl Logic for RxParser {
             r_ext,
             r_payload_off,
             r_payload_len,
-            r_mrc10
+            r_mrc10,
+            r_skip,
+            r_always_skip
         );
         clock!(self, clock, icrc, m10);
         self.s_axis.tready.next = true;
@@ -1486,6 +1507,16 @@ impl Logic for RxParser {
             self.r_trimmed.d.next = (self.e_dscp.q.val() == self.k_dscp_trimmed.val())
                 | (self.e_m10.q.val() & (self.e_dscp.q.val() == self.k_dscp_trimmed_last_hop.val()));
             self.r_mrc10.d.next = self.e_m10.q.val();
+            self.r_skip.d.next = self.e_m10.q.val()
+                & ((self.e_m10_hdr.q.val().is_nack
+                    & (self.e_m10_hdr.q.val().nack_reason == self.k_reason_trimmed.val()))
+                    | (self.e_m10_hdr.q.val().is_sack
+                        & !self.e_m10_hdr.q.val().probe_response
+                        & (self.e_m10_hdr.q.val().skip_mode == self.k_skip_once.val())));
+            self.r_always_skip.d.next = self.e_m10.q.val()
+                & self.e_m10_hdr.q.val().is_sack
+                & !self.e_m10_hdr.q.val().probe_response
+                & (self.e_m10_hdr.q.val().skip_mode == self.k_always_skip.val());
             self.r_ev.d.next = bit_cast::<32, 16>(self.e_l4.q.val().get_bits::<16>(1008));
             if self.e_is6.q.val() {
                 self.r_ev.d.next = (bit_cast::<32, 16>(self.e_flow_lo.q.val()) << 16)
@@ -1544,5 +1575,7 @@ impl Logic for RxParser {
         self.out_payload_off.next = self.r_payload_off.q.val();
         self.out_payload_len.next = self.r_payload_len.q.val();
         self.out_mrc10.next = self.r_mrc10.q.val();
+        self.out_skip.next = self.r_skip.q.val();
+        self.out_always_skip.next = self.r_always_skip.q.val();
     }
 }

@@ -92,6 +92,13 @@ pub struct RxPath {
     pub prs_drop: Signal<In, Bit>,
     pub prs_ecn_ce: Signal<In, Bit>,
     pub prs_trimmed: Signal<In, Bit>,
+    /// The parser's `out_skip`: an MRC 1.0 TRIMMED NACK (the engine's
+    /// `NACK_TRIM_SKIP`) or a SACK with m = SKIP_ONCE (`op_fb.skip`): the
+    /// requester SKIPs the EV once.
+    pub prs_skip: Signal<In, Bit>,
+    /// The parser's `out_always_skip`: a SACK with m = ALWAYS_SKIP
+    /// (`op_fb.always_skip`).
+    pub prs_always_skip: Signal<In, Bit>,
     pub prs_ev: Signal<In, Bits<32>>,
     pub prs_opcode: Signal<In, Bits<8>>,
     pub prs_dest_qp: Signal<In, Bits<24>>,
@@ -233,6 +240,7 @@ pub struct RxPath {
     // Retransmit record kinds and the NACK extension's kinds (wire).
     k_sack: Param<KIND_BITS, { kind::SACK }>,
     k_nack_trim: Param<KIND_BITS, { kind::NACK_TRIM }>,
+    k_nack_trim_skip: Param<KIND_BITS, { kind::NACK_TRIM_SKIP }>,
     k_nack_oow: Param<KIND_BITS, { kind::NACK_OOW }>,
     k_nack_remote: Param<KIND_BITS, { kind::NACK_REMOTE }>,
     n_trimmed_kind: Param<8, { nack::TRIMMED as u64 }>,
@@ -467,6 +475,8 @@ pub struct RxPath {
     f_drop: Signal<Local, Bits<1>>,
     f_ecn: Signal<Local, Bits<1>>,
     f_trim: Signal<Local, Bits<1>>,
+    f_skip: Signal<Local, Bits<1>>,
+    f_always: Signal<Local, Bits<1>>,
     f_ackreq: Signal<Local, Bits<1>>,
     f_x: Signal<Local, Bits<1>>,
     f_qpok: Signal<Local, Bits<1>>,
@@ -599,6 +609,14 @@ impl Logic for RxPath {
         if self.prs_trimmed.val() {
             self.f_trim.next = 1.into();
         }
+        self.f_skip.next = 0.into();
+        if self.prs_skip.val() {
+            self.f_skip.next = 1.into();
+        }
+        self.f_always.next = 0.into();
+        if self.prs_always_skip.val() {
+            self.f_always.next = 1.into();
+        }
         self.f_ackreq.next = 0.into();
         if self.prs_ack_req.val() {
             self.f_ackreq.next = 1.into();
@@ -628,7 +646,9 @@ impl Logic for RxPath {
             | (bit_cast::<8, 1>(self.f_trim.val()) << 2)
             | (bit_cast::<8, 1>(self.f_ackreq.val()) << 3)
             | (bit_cast::<8, 1>(self.f_x.val()) << 4)
-            | (bit_cast::<8, 1>(self.f_qpok.val()) << 5);
+            | (bit_cast::<8, 1>(self.f_qpok.val()) << 5)
+            | (bit_cast::<8, 1>(self.f_skip.val()) << 6)
+            | (bit_cast::<8, 1>(self.f_always.val()) << 7);
         self.pf_hdr.write_data.next = bit_cast::<56, 8>(self.prs_opcode.val())
             | (bit_cast::<56, 8>(self.prs_dest_qp.val().get_bits::<8>(0)) << 8)
             | (bit_cast::<56, 24>(self.prs_psn.val()) << 16)
@@ -838,6 +858,9 @@ impl Logic for RxPath {
             self.op_kind.next = self.k_sack.val();
         } else if self.nack_kind.val() == self.n_trimmed_kind.val() {
             self.op_kind.next = self.k_nack_trim.val();
+            if self.h_flags.q.val().get_bit(6) {
+                self.op_kind.next = self.k_nack_trim_skip.val();
+            }
         } else if self.nack_kind.val() == self.n_out_of_window.val() {
             self.op_kind.next = self.k_nack_oow.val();
         } else {
@@ -864,6 +887,8 @@ impl Logic for RxPath {
         self.op_fb.next.penalty = self.h_ext.q.val().get_bits::<7>(160);
         self.op_fb.next.restore = self.h_ext.q.val().get_bit(175);
         self.op_fb.next.echo = self.fb_echo.val();
+        self.op_fb.next.skip = self.h_flags.q.val().get_bit(6);
+        self.op_fb.next.always_skip = self.h_flags.q.val().get_bit(7);
         self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);
         self.rdm_valid.next = self.st.q.val() == DispatchState::Readmit;
         self.rdm_qp.next = self.qp.val();

@@ -207,6 +207,9 @@ pub struct TxPath {
     pub ack_base: Signal<In, Bits<24>>,
     pub ack_bitmap: Signal<In, Bits<64>>,
     pub ack_ecn_count: Signal<In, Bits<16>>,
+    /// The SACK's trigger arrived CE-marked (`hw::ack_gen`'s
+    /// `tx_trigger_ce`): an MRC 1.0 SACK carries SETH m = SKIP_ONCE.
+    pub ack_trigger_ce: Signal<In, Bit>,
     pub ack_ev: Signal<In, Bits<16>>,
     pub ack_ev_index: Signal<In, Bits<16>>,
     pub ack_echo_ts: Signal<In, Bits<32>>,
@@ -396,6 +399,7 @@ pub struct TxPath {
     a_base: DFF<Bits<24>>,
     a_bitmap: DFF<Bits<64>>,
     a_ecn: DFF<Bits<16>>,
+    a_tce: DFF<Bit>,
     a_ev: DFF<Bits<16>>,
     a_ev_index: DFF<Bits<16>>,
     a_echo: DFF<Bits<32>>,
@@ -476,6 +480,7 @@ impl Logic for TxPath {
             a_base,
             a_bitmap,
             a_ecn,
+            a_tce,
             a_ev,
             a_ev_index,
             a_echo,
@@ -911,6 +916,7 @@ impl Logic for TxPath {
                 self.a_base.d.next = self.ack_base.val();
                 self.a_bitmap.d.next = self.ack_bitmap.val();
                 self.a_ecn.d.next = self.ack_ecn_count.val();
+                self.a_tce.d.next = self.ack_trigger_ce.val();
                 self.a_ev.d.next = self.ack_ev.val();
                 self.a_ev_index.d.next = self.ack_ev_index.val();
                 self.a_echo.d.next = self.ack_echo_ts.val();
@@ -988,8 +994,9 @@ impl Logic for TxPath {
             self.a_word.d.next.ctl_cc_type = self.k_cc_type.val();
             self.a_word.d.next.ctl_cc_flags = 0.into();
             // SETH: cumulative PSN, base as an offset from it, the bitmap,
-            // the receive window, the CE count (saturating); CC_STATE: the
-            // trigger's TSETH timestamp (the record's echo, 16 bits).
+            // the receive window, the CE count (saturating), m (below);
+            // CC_STATE: the trigger's TSETH timestamp (the record's echo,
+            // 16 bits).
             self.a_word.d.next.skip_mode = 0.into();
             // A probe answer carries the probe id in the ack PSN offset
             // (`build_sack` with a probe); any other SACK sends it as 0.
@@ -1033,6 +1040,11 @@ impl Logic for TxPath {
                 self.a_word.d.next.psn = self.a_cum.q.val();
                 self.a_word.d.next.is_sack = true;
                 self.a_word.d.next.ctl_psn = self.a_cum.q.val();
+                // SKIP_ONCE for a CE-marked trigger (1: `SkipMode::SkipOnce`);
+                // a probe's answer carries no m.
+                if self.a_tce.q.val() & !self.a_probe.q.val() {
+                    self.a_word.d.next.skip_mode = 1.into();
+                }
                 if self.a_ecn.q.val() > self.k_ce_max.val() {
                     self.a_word.d.next.ctl_cc_flags = self.k_ce_max.val().get_bits::<4>(0);
                 } else {

@@ -1,5 +1,5 @@
 //! EV selector against the golden model: the same random sequence of
-//! selects, mark-bads and deny/allow commands goes into one
+//! selects, mark-bads, skips and deny/allow commands goes into one
 //! `proto::model::ev::EvSet` per QP (RoundRobin policy) and into the
 //! rust-hdl simulation of the small instance (4 QPs x 8 EVs); the selected
 //! EV sequence (index and value), the state-change events (in order, with
@@ -61,6 +61,8 @@ enum Op {
     Write(usize, usize, u16, bool),
     Select(usize),
     Mark(usize, usize),
+    /// qp, ev: pass the EV over once (`EvSet::skip_once`)
+    Skip(usize, usize),
     /// qp, allow, mask, value
     Ctl(usize, bool, u16, u16),
     /// qp, EV-set size (also a restart of the QP)
@@ -90,8 +92,10 @@ struct Script {
     evt: Vec<Evt>,
     refused: u64,
     states: Vec<Vec<u64>>,
-    /// Selects, marks, denies, allows, restarts, readmits.
-    counts: [usize; 6],
+    /// Selects, marks, denies, allows, restarts, readmits, skips.
+    counts: [usize; 7],
+    /// Skips the model took (on a GOOD EV of the set).
+    skipped: u64,
     /// Restarts: (events before it, qp).
     restarts: Vec<(usize, usize)>,
     /// EVs re-admitted by restarts.
@@ -128,7 +132,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
         sets.push(set);
     }
     let (mut rsp, mut evt) = (Vec::new(), Vec::new());
-    let mut counts = [0usize; 6];
+    let mut counts = [0usize; 7];
     let mut restarts = Vec::new();
     let mut readmitted = 0;
     let now = Instant::ZERO;
@@ -137,8 +141,10 @@ fn script(seed: u64, n_ops: usize) -> Script {
         let r = rng.below(100);
         let op = if r < 50 {
             Op::Select(q)
-        } else if r < 78 {
+        } else if r < 64 {
             Op::Mark(q, rng.below(EVS as u64) as usize)
+        } else if r < 78 {
+            Op::Skip(q, rng.below(EVS as u64) as usize)
         } else if r < 85 {
             // Half of them right after a mark-bad, on its EV (the state
             // read then is one write old: the stage-1 decision must not
@@ -173,6 +179,10 @@ fn script(seed: u64, n_ops: usize) -> Script {
             Op::Mark(_, e) => {
                 counts[1] += 1;
                 s.on_loss(e as u16, now);
+            }
+            Op::Skip(_, e) => {
+                counts[6] += 1;
+                s.skip_once(e as u16);
             }
             Op::Readmit(_, e) => {
                 counts[5] += 1;
@@ -213,6 +223,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
     }
     ops.extend([Op::Idle; 4]);
     let refused = sets.iter().map(|s| s.counters().guard_refused).sum();
+    let skipped = sets.iter().map(|s| s.counters().skipped).sum();
     let states = sets
         .iter()
         .map(|s| (0..s.len()).map(|e| enc(s.state(e as u16))).collect())
@@ -224,6 +235,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
         refused,
         states,
         counts,
+        skipped,
         restarts,
         readmitted,
     }
@@ -243,13 +255,15 @@ struct Got {
 fn run(seed: u64, n_ops: usize) {
     let sc = script(seed, n_ops);
     eprintln!(
-        "seed {seed}: {} selects, {} marks, {} denies, {} allows, {} restarts, {} readmits; {} events, {} refused",
+        "seed {seed}: {} selects, {} marks, {} denies, {} allows, {} restarts, {} readmits, {} skips ({} taken); {} events, {} refused",
         sc.counts[0],
         sc.counts[1],
         sc.counts[2],
         sc.counts[3],
         sc.counts[4],
         sc.counts[5],
+        sc.counts[6],
+        sc.skipped,
         sc.evt.len(),
         sc.refused
     );
@@ -265,6 +279,7 @@ fn run(seed: u64, n_ops: usize) {
         for &op in &ops {
             x.sel_valid.next = false;
             x.mark_valid.next = false;
+            x.mark_skip.next = false;
             x.ctl_valid.next = false;
             x.wr_valid.next = false;
             x.wr_set_ptr.next = false;
@@ -284,6 +299,12 @@ fn run(seed: u64, n_ops: usize) {
                 }
                 Op::Mark(q, e) => {
                     x.mark_valid.next = true;
+                    x.mark_qp.next = (q as u64).into();
+                    x.mark_ev.next = (e as u64).into();
+                }
+                Op::Skip(q, e) => {
+                    x.mark_valid.next = true;
+                    x.mark_skip.next = true;
                     x.mark_qp.next = (q as u64).into();
                     x.mark_ev.next = (e as u64).into();
                 }
@@ -417,6 +438,8 @@ fn check(sc: &Script, got: &Got) {
     // Some restart found an ASSUMED_BAD EV to re-admit (its next select
     // may return it: compared above).
     assert!(sc.readmitted > 0, "no restart re-admitted an EV");
+    // Skips were taken (and so passed EVs over: the answers compared).
+    assert!(sc.skipped > 0, "no skip taken");
     // Some readmit found its EV ASSUMED_BAD (an event from it to GOOD).
     assert!(
         sc.evt.iter().any(|e| e.3 == state::ASSUMED_BAD && e.4 == state::GOOD),

@@ -276,6 +276,10 @@ struct Rec {
     payload: (usize, usize),
     /// The record is an MRC 1.0 frame's (`out_mrc10`).
     mrc10: bool,
+    /// It asks to SKIP its EV once (`out_skip`: a TRIMMED NACK, a SACK
+    /// with m = SKIP_ONCE) or always (`out_always_skip`).
+    skip: bool,
+    always_skip: bool,
 }
 
 fn expected(frame: &[u8]) -> Rec {
@@ -322,6 +326,8 @@ fn expected(frame: &[u8]) -> Rec {
                 ext,
                 payload: (h.payload.start, h.payload.len()),
                 mrc10: false,
+                skip: false,
+                always_skip: false,
             }
         }
     }
@@ -415,6 +421,8 @@ fn read(x: &RxParser) -> Rec {
         ext,
         payload: (v(x.out_payload_off.val()) as usize, v(x.out_payload_len.val()) as usize),
         mrc10: x.out_mrc10.val(),
+        skip: x.out_skip.val(),
+        always_skip: x.out_always_skip.val(),
     }
 }
 
@@ -743,6 +751,7 @@ mod mrc10_gen;
 
 use hw::rx_parser::translate;
 use proto::wire::frame::{emit_outer, OuterFields};
+use proto::wire::mrc10::seth::SkipMode;
 use proto::wire::mrc10::{self, choices, Mrc10Packet, NackReason, Profile};
 use tb::rng::Rng;
 
@@ -804,6 +813,8 @@ fn read_mrc10(x: &RxParser) -> Rec {
             .collect(),
         payload: (v(x.out_payload_off.val()) as usize, v(x.out_payload_len.val()) as usize),
         mrc10: true,
+        skip: x.out_skip.val(),
+        always_skip: x.out_always_skip.val(),
     }
 }
 
@@ -856,6 +867,7 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
     let op = b.opcode.as_u8();
     let mut ext = vec![0u8; 28];
     let mut legacy_op = u64::from(op);
+    let (mut skip, mut always_skip) = (false, false);
     let mut psn = b.psn.value();
     let mut reth = [0u64; 3];
     let mut imm = 0;
@@ -874,6 +886,8 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
             legacy_op = 0x11;
             psn = seth.cum_ack_psn.value();
             ext[0] = 0x12;
+            skip = !seth.probe_response && seth.skip_mode == SkipMode::SkipOnce;
+            always_skip = !seth.probe_response && seth.skip_mode == SkipMode::AlwaysSkip;
             if seth.probe_response {
                 // A probe answer: its own type, the EV index in bytes 4-5.
                 ext[0] = 0x15;
@@ -908,6 +922,7 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
         mrc10::Headers::Nack(n) => {
             legacy_op = 0x11;
             psn = n.nack_psn.value();
+            skip = n.reason == NackReason::Trimmed;
             ext[0] = 0x13;
             ext[1] = match n.reason {
                 NackReason::Trimmed | NackReason::TrimmedLastHop => NackKind::Trimmed,
@@ -960,6 +975,8 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
         ext,
         payload: (payload.start, payload.len()),
         mrc10: true,
+        skip,
+        always_skip,
     }
 }
 
@@ -1095,6 +1112,9 @@ fn mrc10_frames() -> Vec<(&'static str, Vec<u8>)> {
 /// record is its legacy translation (`translate`).
 #[test]
 fn mrc10_frames_judged_by_the_mrc10_parser_and_translated() {
+    // The translation's SETH m values are the wire's.
+    assert_eq!(translate::SKIP_ONCE, SkipMode::SkipOnce as u64);
+    assert_eq!(translate::ALWAYS_SKIP, SkipMode::AlwaysSkip as u64);
     let frames = mrc10_frames();
     let want: Vec<Rec> = frames
         .iter()

@@ -1,6 +1,7 @@
 //! The engine's two resend outputs: the retransmit request (to the
 //! requester) and the EV mark (to the EV selector). A lost packet needs
-//! both, a trim or out-of-window resend only the first; each is a register
+//! both, a trim or out-of-window resend only the first (an MRC 1.0 trim
+//! both, its mark a SKIP), a SACK's SETH m field only the second; each is a register
 //! with valid/ready, so the engine asks for a resend only while the
 //! registers it needs are empty (`rtx_full`, `mark_full`).
 
@@ -38,6 +39,10 @@ pub struct ResendQueue {
     /// Also mark the request's EV, for `mark_reason`.
     pub with_mark: Signal<In, Bit>,
     pub mark_reason: Signal<In, MarkReason>,
+    /// Queue `lone_mark` alone, no resend (a SACK's SETH m field; only
+    /// while `mark_full` is low, never with `push`).
+    pub push_mark: Signal<In, Bit>,
+    pub lone_mark: Signal<In, EvMark>,
     pub rtx_full: Signal<Out, Bit>,
     pub mark_full: Signal<Out, Bit>,
     pub rtx_valid: Signal<Out, Bit>,
@@ -73,6 +78,10 @@ impl Logic for ResendQueue {
                 self.mark_r.d.next.ev = self.request.val().ev;
                 self.mark_r.d.next.reason = self.mark_reason.val();
             }
+        }
+        if self.push_mark.val() {
+            self.mark_v.d.next = true;
+            self.mark_r.d.next = self.lone_mark.val();
         }
         self.rtx_full.next = self.rtx_v.q.val();
         self.mark_full.next = self.mark_v.q.val();

@@ -121,6 +121,11 @@ pub struct SackFeedback {
     pub penalty: Bits<7>,
     /// CC_STATE restore bit (MRC 1.0; 0 on the legacy wire).
     pub restore: Bit,
+    /// SETH m = SKIP_ONCE (MRC 1.0; 0 on the legacy wire): the EV the
+    /// SACK names (`op_ev`) is skipped once and noted congested.
+    pub skip: Bit,
+    /// SETH m = ALWAYS_SKIP (MRC 1.0): the EV the SACK names is marked.
+    pub always_skip: Bit,
     /// The echoed send time plus the responder's service time, ns (legacy
     /// SACK `echo_ts + service_ns`; MRC 1.0 has no service time): `now -
     /// echo` is the model's RTT sample.
