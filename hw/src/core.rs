@@ -487,6 +487,8 @@ pub struct MrcCore {
     p_reason_timeout: Param<8, { contract::layout::EvReason::Timeout as u64 }>,
     p_mark_timeout: Param<2, { crate::retransmit::mark_reason::TIMEOUT }>,
     p_mark_skip: Param<2, { crate::retransmit::mark_reason::SKIP }>,
+    p_rtx_oow: Param<{ crate::retransmit::RTX_REASON_BITS }, { crate::retransmit::reason::OUT_OF_WINDOW }>,
+    p_rtx_release: Param<{ crate::retransmit::RTX_REASON_BITS }, { crate::retransmit::reason::RELEASE }>,
     p_state_good: Param<2, { crate::ev_selector::state::GOOD }>,
     p_probe_sweep: Param<SWEEP_BITS, PROBE_SWEEP_CYCLES>,
     p_probe_qp_last: Param<8, PROBE_QP_LAST>,
@@ -1028,8 +1030,10 @@ impl Logic for MrcCore {
             self.cc.op_kind.next = 5.into();
             self.cc.op_qp.next = self.retx.rto_qp.val();
         } else if self.cc_g_rtx.val() {
-            // Loss or trim: LOSS (the window shrinks); timeout or out of
-            // window: RELEASE (only the bytes leave flight).
+            // Loss or trim: LOSS (the window shrinks); timeout, tail probe
+            // or an out-of-window NACK's release: RELEASE (only the bytes
+            // leave flight). An out-of-window resend releases nothing:
+            // its bytes left at the NACK.
             if self.retx.rtx_reason.val() < 2 {
                 self.cc.op_kind.next = 3.into();
             } else {
@@ -1037,6 +1041,9 @@ impl Logic for MrcCore {
             }
             self.cc.op_qp.next = self.retx.rtx_qp.val();
             self.cc.op_len.next = bit_cast::<32, 16>(self.retx.rtx_len.val());
+            if self.retx.rtx_reason.val() == self.p_rtx_oow.val() {
+                self.cc.op_len.next = 0.into();
+            }
         } else if self.cc_g_setw.val() {
             self.cc.op_kind.next = self.p_setw.val();
             self.cc.op_qp.next = self.nscc.out_qp.val();
@@ -1101,7 +1108,8 @@ impl Logic for MrcCore {
         // Resends go to the requester, which re-issues the packet (through
         // the admission below, as a non-new PSN).
         self.retx.rtx_ready.next = self.cc_g_rtx.val();
-        self.resend_fifo.write.next = self.cc_g_rtx.val();
+        // A release is no resend: it goes to the CC gate only.
+        self.resend_fifo.write.next = self.cc_g_rtx.val() & (self.retx.rtx_reason.val() != self.p_rtx_release.val());
         self.resend_fifo.data_in.next =
             bit_cast::<32, 8>(self.retx.rtx_qp.val()) | (bit_cast::<32, 24>(self.retx.rtx_psn.val()) << 8);
         // A deferred resend whose QP may have window again goes first (it
@@ -1635,7 +1643,12 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(
                 (self.ackgen.tx_valid.val() & self.ackgen.tx_ready.val() & (self.ackgen.tx_kind.val() == 2)).into(),
             ) << 8)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rtx_valid.val() & self.retx.rtx_ready.val()).into()) << 9)
+            | (bit_cast::<{ N_COUNTERS }, 1>(
+                (self.retx.rtx_valid.val()
+                    & self.retx.rtx_ready.val()
+                    & (self.retx.rtx_reason.val() != self.p_rtx_release.val()))
+                .into(),
+            ) << 9)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.retx.rto_valid.val() & self.retx.rto_ready.val()).into()) << 10)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.evsel.evt_valid.val() & (self.evsel.evt_to.val() == 1)).into()) << 11)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.cq_rw.cnt_written.val().into()) << 12)

@@ -115,6 +115,12 @@ pub enum RtxReason {
     /// packet resent to draw an acknowledgement, declared lost by nobody
     /// (no EV mark; to the CC gate bytes leaving flight, not a loss).
     Probe,
+    /// Not a resend: an out-of-window NACK took the packet out of flight
+    /// (the model's `in_flight -= len` at the NACK). Its bytes leave
+    /// flight (the CC gate's RELEASE) and nothing is queued; the resend
+    /// comes later with reason `OutOfWindow`, whose bytes have left
+    /// already.
+    Release,
 }
 
 /// Width of `rtx_reason`.
@@ -160,6 +166,7 @@ pub mod reason {
     pub const TIMEOUT: u64 = RtxReason::Timeout as u64;
     pub const OUT_OF_WINDOW: u64 = RtxReason::OutOfWindow as u64;
     pub const PROBE: u64 = RtxReason::Probe as u64;
+    pub const RELEASE: u64 = RtxReason::Release as u64;
 }
 
 /// The `mark_reason` values, as numbers.
@@ -229,6 +236,9 @@ pub enum EngineState {
     /// Trim NACK: resend at once (no EV mark; an MRC 1.0 TRIMMED one
     /// SKIPs the EV).
     TrimResend,
+    /// Out-of-window NACK: the packet's bytes leave flight (a `Release`
+    /// on the retransmit port, once it is free), the slot waits.
+    OowRelease,
     /// Remote-access NACK for an outstanding PSN: report the QP error once
     /// the error register is free.
     FatalNack,
@@ -1188,6 +1198,10 @@ impl Logic for RetransmitEngine {
                     self.rs_retry.next = true;
                 }
             }
+            EngineState::OowRelease => {
+                self.rs_want.next = true;
+                self.rs_reason.next = RtxReason::Release;
+            }
             EngineState::TrimResend => {
                 self.rs_want.next = true;
                 self.rs_reason.next = RtxReason::Trim;
@@ -1242,9 +1256,14 @@ impl Logic for RetransmitEngine {
         self.resend.mark_ready.next = self.mark_ready.val();
         if self.rs_want.val() & !self.rs_blocked.val() {
             // Queued: the slot is not live until it is sent again (which
-            // also ends an out-of-window wait).
+            // also ends an out-of-window wait). A release queues nothing:
+            // the slot waits out of window.
             self.slot_wr.next.queued = true;
             self.slot_wr.next.oow = false;
+            if self.rs_reason.val() == RtxReason::Release {
+                self.slot_wr.next.queued = false;
+                self.slot_wr.next.oow = true;
+            }
             if self.rs_retry.val() {
                 self.slot_wr.next.retries = self.slot.val().retries + 1;
                 self.fired.d.next = true;
@@ -1435,15 +1454,9 @@ impl Logic for RetransmitEngine {
                 {
                     self.st.d.next = EngineState::TrimResend;
                 } else {
-                    // Out of window: waits for una to advance or the RTO; the
-                    // QP notes that a slot waits (the next SACK moving una
-                    // runs the loss pass), written here (no `Store`).
-                    self.slot_wr.next.oow = true;
-                    self.slot_ram.write_enable.next = true;
-                    self.qs_ram.write_data.next = self.qs_rd.val();
-                    self.qs_ram.write_data.next.oow_wait = true;
-                    self.qs_ram.write_data.next.spare = 0.into();
-                    self.qs_ram.write_enable.next = true;
+                    // Out of window: its bytes leave flight now; the slot
+                    // waits for una to advance or the RTO.
+                    self.st.d.next = EngineState::OowRelease;
                 }
             }
             EngineState::AckWordRead => {
@@ -1793,6 +1806,14 @@ impl Logic for RetransmitEngine {
                     self.tail_ram.write_data.next.trim_valid = true;
                     self.tail_ram.write_enable.next = true;
                     self.st.d.next = EngineState::Idle;
+                }
+            }
+            EngineState::OowRelease => {
+                // The release is out: the QP notes that a slot waits (the
+                // next SACK moving una runs the loss pass).
+                if self.go.val() {
+                    self.qs.d.next.oow_wait = true;
+                    self.st.d.next = EngineState::Store;
                 }
             }
             EngineState::FatalNack => {

@@ -516,7 +516,16 @@ impl RefQp {
                 self.cng[s.ev as usize] = true;
             }
         } else {
+            // Out of window: its bytes leave flight at the NACK (the
+            // model's `in_flight -= len`); the slot waits.
             self.slot(p).oow = true;
+            out.push(Out::Rtx {
+                qp,
+                psn,
+                ev: s.ev,
+                len: s.len,
+                reason: reason::RELEASE as u8,
+            });
         }
     }
     /// The scanner's visits at `now`: the RTO if due, then the tail check
@@ -998,8 +1007,11 @@ impl World {
     }
     fn pend_resends(&mut self, out: &[Out]) {
         for o in out {
-            if let Out::Rtx { qp, psn, ev, .. } = *o {
-                self.peers[qp as usize].pending.push((psn, ev));
+            // (A release is no resend.)
+            if let Out::Rtx { qp, psn, ev, reason, .. } = *o {
+                if u64::from(reason) != reason::RELEASE {
+                    self.peers[qp as usize].pending.push((psn, ev));
+                }
             }
         }
     }
@@ -1318,6 +1330,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         ("rtx timeout", count(&|o| matches!(o, Out::Rtx { reason: 2, .. }))),
         ("rtx out-of-window", count(&|o| matches!(o, Out::Rtx { reason: 3, .. }))),
         ("rtx tail probe", count(&|o| matches!(o, Out::Rtx { reason: 4, .. }))),
+        ("rtx release (out-of-window NACK)", count(&|o| matches!(o, Out::Rtx { reason: 5, .. }))),
         ("mark loss", count(&|o| matches!(o, Out::Mark { reason: 0, .. }))),
         ("mark stall", count(&|o| matches!(o, Out::Mark { reason: 1, .. }))),
         ("mark timeout", count(&|o| matches!(o, Out::Mark { reason: 2, .. }))),
