@@ -37,6 +37,7 @@ pub mod ev_selector;
 pub mod fault_inject;
 pub mod flow;
 pub mod nscc;
+pub mod onehot;
 pub mod param;
 pub mod requester;
 pub mod retransmit;

@@ -34,6 +34,7 @@ use crate::bus::ConfigSink;
 
 use crate::contract_rows::{SqCtxRow, SqeRecord, TableId};
 use crate::ev_selector::FindNext;
+use crate::onehot::OneHot;
 use crate::param::Param;
 
 mod words;
@@ -640,7 +641,16 @@ pub struct Requester {
     pend_set_db: Signal<Local, Bits<QPS>>,
     pend_set_rq: Signal<Local, Bits<QPS>>,
     pend_clr: Signal<Local, Bits<QPS>>,
-    one_qp: Signal<Local, Bits<QPS>>,
+    /// One-hot codes of the QP numbers the per-QP bitmaps are set and
+    /// cleared by: decoders, not `1 << qp` shifters (`hw::onehot`).
+    oh_yield: OneHot<QPS, QP_BITS>,
+    oh_cur: OneHot<QPS, QP_BITS>,
+    oh_db: OneHot<QPS, QP_BITS>,
+    oh_pick: OneHot<QPS, QP_BITS>,
+    oh_open: OneHot<QPS, QP_BITS>,
+    oh_qerr: OneHot<QPS, QP_BITS>,
+    oh_cfg: OneHot<QPS, QP_BITS>,
+    oh_rq: OneHot<QPS, QP_BITS>,
     /// A yield's one-hot (the record's QP), and the QP in service's.
     yield_bit: Signal<Local, Bits<QPS>>,
     cur_bit: Signal<Local, Bits<QPS>>,
@@ -787,10 +797,16 @@ impl Logic for Requester {
         );
         self.one32.next = 1.into();
         self.one_ring.next = 1.into();
-        self.one_qp.next = 1.into();
+        self.oh_yield.idx.next = self.o.q.val().qp;
+        self.oh_cur.idx.next = self.cur_qp.q.val();
+        self.oh_db.idx.next = self.db_qp.val();
+        self.oh_pick.idx.next = self.pick_qp.q.val();
+        self.oh_open.idx.next = self.open_qp.val();
+        self.oh_qerr.idx.next = self.qerr_qp.val();
+        self.oh_cfg.idx.next = bit_cast::<8, 16>(self.cfg.index.val());
         // Yields and backlogs ("A QP held by its window yields").
-        self.yield_bit.next = self.one_qp.val() << self.o.q.val().qp;
-        self.cur_bit.next = self.one_qp.val() << self.cur_qp.q.val();
+        self.yield_bit.next = self.oh_yield.o.val();
+        self.cur_bit.next = self.oh_cur.o.val();
         self.yield_cur.next = self.out_yield.val() & (self.o.q.val().qp == self.cur_qp.q.val());
         self.cur_shut.next = self.shut.q.val().get_bit(self.cur_qp.q.val().index());
         self.bl_done.next = false;
@@ -852,6 +868,7 @@ impl Logic for Requester {
             & (self.pick_any.q.val() | !self.rq.empty.val());
         // The read queue (see `rq`): pushed by REQ, popped by IDLE.
         self.rq_qp.next = self.rq.data_out.val().get_bits::<QP_BITS>(0);
+        self.oh_rq.idx.next = self.rq_qp.val();
         // (The count's offset as a literal: `RQ_ENTRY_BITS`' layout.)
         self.rq_n.next = self.rq.data_out.val().get_bits::<4>(8);
         self.rq.data_in.next = bit_cast::<RQ_ENTRY_BITS, QP_BITS>(self.cur_qp.q.val())
@@ -1755,15 +1772,15 @@ impl Logic for Requester {
         // pick is served again: the RAM read may have had the older value).
         self.pend_set_db.next = 0.into();
         if self.db_valid.val() {
-            self.pend_set_db.next = self.one_qp.val() << self.db_qp.val();
+            self.pend_set_db.next = self.oh_db.o.val();
         }
         self.pend_set_rq.next = 0.into();
         if self.requeue.val() {
-            self.pend_set_rq.next = self.one_qp.val() << self.cur_qp.q.val();
+            self.pend_set_rq.next = self.oh_cur.o.val();
         }
         self.pend_clr.next = 0.into();
         if self.pick.val() {
-            self.pend_clr.next = self.one_qp.val() << self.pick_qp.q.val();
+            self.pend_clr.next = self.oh_pick.o.val();
         }
         if self.bl_requeue.val() {
             self.pend_set_rq.next = self.pend_set_rq.val() | self.cur_bit.val();
@@ -1787,11 +1804,11 @@ impl Logic for Requester {
         }
         self.shut_clr.next = 0.into();
         if self.open_valid.val() {
-            self.shut_clr.next = self.one_qp.val() << self.open_qp.val();
+            self.shut_clr.next = self.oh_open.o.val();
         }
         if self.qerr_take.val() {
             // A QP in error must be picked: its descriptors are flushed.
-            self.shut_clr.next = self.shut_clr.val() | (self.one_qp.val() << self.qerr_qp.val());
+            self.shut_clr.next = self.shut_clr.val() | self.oh_qerr.o.val();
         }
         self.bl_clr.next = 0.into();
         if self.bl_done.val() {
@@ -1799,8 +1816,8 @@ impl Logic for Requester {
         }
         if self.cfg_hit.val() & self.cfg_ok.val() {
             // A config write resets the QP's send state.
-            self.shut_clr.next = self.shut_clr.val() | (self.one_qp.val() << bit_cast::<8, 16>(self.cfg.index.val()));
-            self.bl_clr.next = self.bl_clr.val() | (self.one_qp.val() << bit_cast::<8, 16>(self.cfg.index.val()));
+            self.shut_clr.next = self.shut_clr.val() | self.oh_cfg.o.val();
+            self.bl_clr.next = self.bl_clr.val() | self.oh_cfg.o.val();
             if bit_cast::<8, 16>(self.cfg.index.val()) == self.cur_qp.q.val() {
                 self.cur_backlog.d.next = false;
             }
@@ -1818,11 +1835,11 @@ impl Logic for Requester {
         self.rq.read.next = self.rq_pop.val();
         self.inq_set.next = 0.into();
         if self.rq_push.val() {
-            self.inq_set.next = self.one_qp.val() << self.cur_qp.q.val();
+            self.inq_set.next = self.oh_cur.o.val();
         }
         self.inq_clr.next = 0.into();
         if self.rq_pop.val() {
-            self.inq_clr.next = self.one_qp.val() << self.rq_qp.val();
+            self.inq_clr.next = self.oh_rq.o.val();
         }
         self.inq.d.next = (self.inq.q.val() & !self.inq_clr.val()) | self.inq_set.val();
         // The judged set: LOAD's refusal sets the QP's bit, its next
@@ -1839,7 +1856,7 @@ impl Logic for Requester {
             & !(self.db_valid.val() & (self.db_qp.val() == self.cur_qp.q.val()));
         self.judged_set.next = 0.into();
         if self.judge_q.q.val() {
-            self.judged_set.next = self.one_qp.val() << self.cur_qp.q.val();
+            self.judged_set.next = self.oh_cur.o.val();
         }
         self.judged.d.next = (self.judged.q.val() | self.judged_set.val()) & !self.pend_set_db.val();
 

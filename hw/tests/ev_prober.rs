@@ -313,6 +313,7 @@ impl Logic for ProberOnSelector {
         self.sel.mark_qp.next = self.mark_qp.val();
         self.sel.mark_ev.next = self.mark_ev.val();
         self.sel.mark_timeout.next = false;
+        self.sel.mark_skip.next = false;
         self.sel.adm_valid.next = self.adm_valid.val();
         self.sel.adm_qp.next = self.adm_qp.val();
         self.sel.adm_ev.next = self.adm_ev.val();

@@ -1008,7 +1008,10 @@ impl World {
     fn pend_resends(&mut self, out: &[Out]) {
         for o in out {
             // (A release is no resend.)
-            if let Out::Rtx { qp, psn, ev, reason, .. } = *o {
+            if let Out::Rtx {
+                qp, psn, ev, reason, ..
+            } = *o
+            {
                 if u64::from(reason) != reason::RELEASE {
                     self.peers[qp as usize].pending.push((psn, ev));
                 }
@@ -1330,7 +1333,10 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
         ("rtx timeout", count(&|o| matches!(o, Out::Rtx { reason: 2, .. }))),
         ("rtx out-of-window", count(&|o| matches!(o, Out::Rtx { reason: 3, .. }))),
         ("rtx tail probe", count(&|o| matches!(o, Out::Rtx { reason: 4, .. }))),
-        ("rtx release (out-of-window NACK)", count(&|o| matches!(o, Out::Rtx { reason: 5, .. }))),
+        (
+            "rtx release (out-of-window NACK)",
+            count(&|o| matches!(o, Out::Rtx { reason: 5, .. })),
+        ),
         ("mark loss", count(&|o| matches!(o, Out::Mark { reason: 0, .. }))),
         ("mark stall", count(&|o| matches!(o, Out::Mark { reason: 1, .. }))),
         ("mark timeout", count(&|o| matches!(o, Out::Mark { reason: 2, .. }))),

@@ -1,0 +1,40 @@
+//! One-hot decode, `o[k] = (idx == k)`: a QP number into its bit of a
+//! per-QP bitmap (the requester's pending, shut, backlog and queued
+//! sets).
+//!
+//! Why not `1 << idx`: Yosys maps a shift of a constant as a barrel
+//! shifter, chains of LUTs and MUXF7/F8/F9 (the whole core's worst path at
+//! 203b38c ran through the requester's `one_qp << cfg.index`, 14 levels:
+//! docs/benchmarks.md "hw"); N compares of `idx` with a constant map as
+//! N independent B-input ANDs, two LUT levels for B = 8.
+
+use rust_hdl::prelude::*;
+
+/// `o` = the one-hot code of `idx` (all zeros when `idx >= N`).
+#[derive(LogicBlock, Default)]
+pub struct OneHot<const N: usize, const B: usize> {
+    pub idx: Signal<In, Bits<B>>,
+    pub o: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const B: usize> Logic for OneHot<N, B> {
+    fn update(&mut self) {
+        let k = self.idx.val().index();
+        let mut o = Bits::<N>::default();
+        if k < N {
+            o = o.replace_bit(k, true);
+        }
+        self.o.next = o;
+    }
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from("always @(*) begin\n");
+        for k in 0..N {
+            s.push_str(&format!("   o[{k}] = idx == {B}'d{k};\n"));
+        }
+        s.push_str("end");
+        Verilog::Custom(s)
+    }
+}
