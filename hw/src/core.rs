@@ -24,6 +24,7 @@ use crate::ev_prober::{EvProberFull, SWEEP_BITS};
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::nscc::{NsccFeedback, NsccUnit};
+use crate::onehot::OneHot;
 use crate::param::Param;
 use crate::requester::Requester;
 use crate::retransmit::{RetransmitEngine, TIME_BITS};
@@ -421,7 +422,6 @@ pub struct MrcCore {
     /// `nscc_on`'s bit of the row's QP, and the row's `enable` there.
     nscc_sel: Signal<Local, Bits<256>>,
     nscc_set: Signal<Local, Bits<256>>,
-    k_one: Param<1, 1>,
     k_ns_step: Param<41, NS_STEP_32THS>,
     qerr_fire: Signal<Local, Bit>,
     out_taken: Signal<Local, Bit>,
@@ -461,6 +461,13 @@ pub struct MrcCore {
     cfg_ready: Signal<Local, Bit>,
     evt_entry: Signal<Local, Bits<256>>,
     qp_live_mask: Signal<Local, Bits<256>>,
+    /// One-hot codes of the QP numbers the core's per-QP bitmaps are set
+    /// and cleared by (`qp_live`, `nscc_on`, `defer_shut`): decoders, not
+    /// `1 << qp` shifters (`hw::onehot`).
+    oh_cfg: OneHot<256, 8>,
+    oh_out: OneHot<256, 8>,
+    oh_ccop: OneHot<256, 8>,
+    oh_qerr: OneHot<256, 8>,
     /// `qp_live` shifted down by the parsed dest QP: bit 0 is its bit.
     qp_live_at: Signal<Local, Bits<256>>,
     rx_qp_live: Signal<Local, Bit>,
@@ -633,7 +640,8 @@ impl Logic for MrcCore {
         self.rxpath.prs_opcode.next = self.parser.out_opcode.val();
         // A QP that is not live is presented as out of range (bit 8 set):
         // the RX path discards the frame and counts it (`rx_not_data`).
-        self.qp_live_mask.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 16>(self.csr.cfg.index.val() & 255);
+        self.oh_cfg.idx.next = self.csr.cfg.index.val().get_bits::<8>(0);
+        self.qp_live_mask.next = self.oh_cfg.o.val();
         if self.csr.cfg.valid.val()
             & (self.csr.cfg.table.val() == self.t_sq_ctx.val())
             & (self.csr.cfg.index.val() < 256)
@@ -848,11 +856,12 @@ impl Logic for MrcCore {
         self.cfg_nscc.next = self.csr.cfg.valid.val()
             & (self.csr.cfg.table.val() == self.t_nscc.val())
             & (self.csr.cfg.index.val() < 256);
-        // (The row's bit and its mask at the register's width, shifted to
-        // the QP's place: no 1-bit value is widened by the shift.)
-        self.nscc_sel.next = bit_cast::<256, 1>(self.k_one.val()) << self.csr.cfg.index.val().get_bits::<8>(0);
-        self.nscc_set.next = bit_cast::<256, 1>(self.csr.cfg.data.val().get_value_nscc_enable())
-            << self.csr.cfg.index.val().get_bits::<8>(0);
+        // The QP's bit, and the row's enable bit in its place.
+        self.nscc_sel.next = self.oh_cfg.o.val();
+        self.nscc_set.next = 0.into();
+        if self.csr.cfg.data.val().get_value_nscc_enable().any() {
+            self.nscc_set.next = self.oh_cfg.o.val();
+        }
         if self.cfg_nscc.val() {
             self.nscc_on.d.next = (self.nscc_on.q.val() & !self.nscc_sel.val()) | self.nscc_set.val();
         }
@@ -1267,17 +1276,19 @@ impl Logic for MrcCore {
             self.defer_fifo.data_in.next = self.defer_fifo.data_out.val();
             self.defer_fifo.read.next = true;
         }
+        self.oh_out.idx.next = self.req.out_qp.val();
+        self.oh_ccop.idx.next = self.cc.op_qp.val();
+        self.oh_qerr.idx.next = self.req.qerr_qp.val();
         self.defer_set.next = 0.into();
         if self.defer_put.val() & !self.req.out_yield_reopen.val() {
-            self.defer_set.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.req.out_qp.val());
+            self.defer_set.next = self.oh_out.o.val();
         }
         self.defer_clr.next = 0.into();
         if self.req.open_valid.val() | self.cc_g_init.val() {
-            self.defer_clr.next = bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.cc.op_qp.val());
+            self.defer_clr.next = self.oh_ccop.o.val();
         }
         if self.qerr_fire.val() {
-            self.defer_clr.next =
-                self.defer_clr.val() | (bit_cast::<256, 1>(true.into()) << bit_cast::<256, 8>(self.req.qerr_qp.val()));
+            self.defer_clr.next = self.defer_clr.val() | self.oh_qerr.o.val();
         }
         self.defer_shut.d.next = (self.defer_shut.q.val() | self.defer_set.val()) & !self.defer_clr.val();
         self.txpath.pkt_qp.next = self.req.out_qp.val();

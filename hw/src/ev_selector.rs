@@ -243,7 +243,7 @@ impl<const N: usize, const E: usize> Logic for SkipMerge<N, E> {
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
-            "always @(*) begin\n   idx = c_any ? c_idx : g_idx;\n   next_done = c_any ? c_next_done : g_next_done;\n   next_skip = c_any ? (c_ahead ? (skip & (done | ~c_next_done)) : (skip & done & ~c_next_done))\n                     : (many ? (skip & ~bits) : skip);\nend"
+            "always @(*) begin\n   idx = c_any ? c_idx : g_idx;\n   next_done = c_any ? c_next_done : g_next_done;\n   next_skip = c_any ? (c_ahead ? (skip & (done | ~c_next_done)) : (skip & done & ~c_next_done)) : (many ? (skip & ~bits) : skip);\nend"
                 .into(),
         )
     }

@@ -132,8 +132,9 @@ pub enum MarkReason {
     Loss,
     Stall,
     Timeout,
-    /// Not a mark: the EV's first stall made it suspect, and the selector
-    /// passes it over once (the model's `EvSet::on_stall` sets its SKIP).
+    /// Not a mark: the selector passes the EV over once (the model's SKIP:
+    /// `EvSet::on_stall` sets it for a suspect EV, `skip_once` for an
+    /// MRC 1.0 TRIMMED NACK or a SACK's SKIP_ONCE).
     Skip,
 }
 
@@ -359,7 +360,8 @@ pub struct RetransmitEngine {
     sus_ram: RAM<Bit, EV_ADDR_BITS>,
     dlv_ram: RAM<Bit, EV_ADDR_BITS>,
     /// Per EV, its path said it was congested (an MRC 1.0 TRIMMED NACK on
-    /// it) since its last stall, prompt delivery or state change: the
+    /// it, or a SACK's SKIP_ONCE naming it) since its last stall, prompt
+    /// delivery or state change: the
     /// model's `congested`, which excuses a suspect EV's next stall (a
     /// SKIP again, no mark). Written at the `dlv_ram` address, cleared
     /// wherever that bit is written.
