@@ -1,12 +1,12 @@
 //! One-hot decode, `o[k] = (idx == k)`: a QP number into its bit of a
-//! per-QP bitmap (the requester's pending, shut, backlog and queued
-//! sets).
+//! per-QP bitmap (the requester's pending, shut, backlog and queued sets,
+//! the core's live, NSCC and deferred-resend sets).
 //!
 //! Why not `1 << idx`: Yosys maps a shift of a constant as a barrel
 //! shifter, chains of LUTs and MUXF7/F8/F9 (the whole core's worst path at
-//! 203b38c ran through the requester's `one_qp << cfg.index`, 14 levels:
-//! docs/benchmarks.md "hw"); N compares of `idx` with a constant map as
-//! N independent B-input ANDs, two LUT levels for B = 8.
+//! 203b38c ran through the requester's `one_qp << cfg.index`, 14 levels;
+//! with the requester's shifts decoded, 12: docs/benchmarks.md "hw"); N
+//! compares of `idx` with a constant are N independent B-input ANDs.
 
 use rust_hdl::prelude::*;
 

@@ -2608,6 +2608,19 @@ fn a_zero_length_acknowledgement_resets_the_tail_checks_blind_count() {
     );
 }
 
+/// The reasons of the marks in `outs`, in order: a mark of EV `ev` by its
+/// reason, a mark of any other EV as `u64::MAX` (so that a stray one fails
+/// the comparison).
+fn mark_reasons_on(outs: &[Out], ev: u32) -> Vec<u64> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Out::Mark { ev: e, reason, .. } if u32::from(*e) == ev => Some(u64::from(*reason)),
+            Out::Mark { .. } => Some(u64::MAX),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Directed (the stall suspicion's congestion excuse, the model's
 /// `EvSet::on_stall`): an MRC 1.0 TRIMMED NACK on a suspect EV says its
 /// path is congested, and the EV's next stall is excused (a SKIP again,
@@ -2655,15 +2668,7 @@ fn a_trimmed_nack_excuses_a_suspect_evs_next_stall() {
             .filter(|o| matches!(o, Out::Rtx { reason, .. } if u64::from(*reason) == reason::TRIM))
             .count();
         assert_eq!(trims, 1, "packet 3 resent once for its trim: {all:?}");
-        let marks: Vec<u64> = all
-            .iter()
-            .filter_map(|o| match o {
-                Out::Mark { ev, reason, .. } if u32::from(*ev) == EV_SUSPECT => Some(u64::from(*reason)),
-                Out::Mark { .. } => Some(u64::MAX),
-                _ => None,
-            })
-            .collect();
-        marks
+        mark_reasons_on(&all, EV_SUSPECT)
     };
     assert_eq!(
         marks_on_ev1(kind::NACK_TRIM_SKIP),
@@ -2723,16 +2728,8 @@ fn a_resent_packets_prompt_delivery_excuses_its_evs_next_stall() {
         .count();
     assert_eq!(lost_on_suspect, 2, "packets 0 and 3 stall on EV 1: {all:?}");
     // Each stall of EV 1 made it suspect (a SKIP), neither marked it.
-    let marks: Vec<u64> = all
-        .iter()
-        .filter_map(|o| match o {
-            Out::Mark { ev, reason, .. } if u32::from(*ev) == EV_SUSPECT => Some(u64::from(*reason)),
-            Out::Mark { .. } => Some(u64::MAX),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        marks,
+        mark_reasons_on(&all, EV_SUSPECT),
         [mark_reason::SKIP, mark_reason::SKIP],
         "EV 1 was delivered on since its first stall: skipped again, not marked: {all:?}"
     );
