@@ -78,7 +78,7 @@ done
 [ -x /usr/bin/time ] || { echo "soak: /usr/bin/time is needed to count CPU seconds" >&2; exit 2; }
 
 # The named scenarios of the mix: those of `mrc cosim --scenario all`.
-read -r -a SCENARIO_MIX <<<"${SCENARIOS:-lossless loss-0.1 loss-1 loss-5 ev-blackholed ev-flapping ev-degraded rate-25 16-qps incast incast-nscc mpr-window-failure psn-wrap remote-access}"
+read -r -a SCENARIO_MIX <<<"${SCENARIOS:-lossless loss-0.1 loss-1 loss-5 ev-blackholed ipv6-ev32 ev-flapping ev-degraded rate-25 16-qps incast incast-nscc mpr-window-failure psn-wrap remote-access}"
 LOSSES=(0 0.001 0.01 0.03)
 MTUS=(256 512 1024 2048 4096 8192)
 MAX_SIZES=(1024 8192 65536)

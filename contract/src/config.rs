@@ -209,8 +209,10 @@ pub mod addr {
 /// EV of a QP's set.
 pub mod ev_value {
     use super::Field;
-    pub const VALUE: Field = Field::at_bit("value", 0, 16, "EV value (UDP source port)");
-    pub const RR_START: Field = Field::at_bit("rr_start", 16, 1, "start the round robin here");
+    /// MRC 1.0's 32-bit EV: bits 15-0 go in the UDP source port, bits
+    /// 31-16 in the IPv6 flow label (IPv4, UDP mode, carries bits 15-0).
+    pub const VALUE: Field = Field::at_bit("value", 0, 32, "EV value (UDP source port, flow label)");
+    pub const RR_START: Field = Field::at_bit("rr_start", 32, 1, "start the round robin here");
     pub const FIELDS: &[Field] = &[VALUE, RR_START];
 }
 
@@ -218,9 +220,9 @@ pub mod ev_value {
 /// allow the QP's EVs whose value matches.
 pub mod ev_control {
     use super::Field;
-    pub const MASK: Field = Field::at_bit("mask", 0, 16, "bits of the EV value compared");
-    pub const MATCH: Field = Field::at_bit("match", 16, 16, "EVs with (value ^ match) & mask == 0");
-    pub const ALLOW: Field = Field::at_bit("allow", 32, 1, "1 allow (DENIED -> GOOD), 0 deny");
+    pub const MASK: Field = Field::at_bit("mask", 0, 32, "bits of the EV value compared");
+    pub const MATCH: Field = Field::at_bit("match", 32, 32, "EVs with (value ^ match) & mask == 0");
+    pub const ALLOW: Field = Field::at_bit("allow", 64, 1, "1 allow (DENIED -> GOOD), 0 deny");
     pub const FIELDS: &[Field] = &[MASK, MATCH, ALLOW];
 }
 

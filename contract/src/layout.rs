@@ -205,9 +205,9 @@ pub mod ev_event {
         8,
         "0 CONTROL (deny/allow), 1 LOSS, 2 TIMEOUT, 3 PROBE_OK",
     );
+    pub const EV_INDEX: Field = Field::new("ev_index", 3, 0, 7, "index of the EV in the QP's EV set (0..128)");
     pub const QP: Field = Field::new("qp", 4, 0, 24, "local QP number");
-    pub const EV: Field = Field::new("ev", 8, 0, 16, "EV value on the wire");
-    pub const EV_INDEX: Field = Field::new("ev_index", 10, 0, 7, "index of the EV in the QP's EV set (0..128)");
+    pub const EV: Field = Field::new("ev", 8, 0, 32, "EV value (32 bits, MRC 1.0)");
     pub const TIME: Field = Field::new("time", 12, 0, 32, "time of the change, ns, wrapping");
     pub const FIELDS: &[Field] = &[PHASE, NEW_STATE, REASON, QP, EV, EV_INDEX, TIME];
 }
@@ -473,7 +473,7 @@ pub struct EvEvent {
     pub new_state: EvNewState,
     pub reason: EvReason,
     pub qp: u32,
-    pub ev: u16,
+    pub ev: u32,
     pub ev_index: u8,
     pub time_ns: u32,
 }
@@ -553,7 +553,7 @@ impl EvEvent {
             new_state,
             reason,
             qp: ev_event::QP.get(b) as u32,
-            ev: ev_event::EV.get(b) as u16,
+            ev: ev_event::EV.get(b) as u32,
             ev_index: ev_event::EV_INDEX.get(b) as u8,
             time_ns: ev_event::TIME.get(b) as u32,
         })
@@ -899,7 +899,7 @@ mod tests {
                 reason: [EvReason::Control, EvReason::Loss, EvReason::Timeout, EvReason::ProbeOk]
                     [(r >> 24) as usize % 4],
                 qp: (r >> 28) as u32 & 0xFF_FFFF,
-                ev: (r >> 40) as u16,
+                ev: (r >> 32) as u32,
                 ev_index: (r >> 56) as u8 & 0x7F,
                 time_ns: xorshift(&mut s) as u32,
             };

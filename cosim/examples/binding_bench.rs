@@ -160,15 +160,9 @@ fn configure_loopback(nic: &mut Nic) {
     let retx = RetxParams::SINGLE_CARD;
     nic.set_retransmit(QP, &retx, 15);
     nic.set_addresses(
-        Station {
-            mac: 0x0200_0000_0001,
-            ipv4: 0x0A00_0001,
-        },
+        Station::v4(0x0200_0000_0001, 0x0A00_0001),
         3,
-        Station {
-            mac: 0x0200_0000_0002,
-            ipv4: 0x0A00_0002,
-        },
+        Station::v4(0x0200_0000_0002, 0x0A00_0002),
     );
     nic.set_ev_ring(0x9000_0000, 8);
     nic.set_ev_set(QP, EVS, 0x1000);

@@ -108,7 +108,15 @@ pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
         }
         _ => return None,
     };
-    let ev = u32::from(u16::from_be_bytes([*frame.get(udp)?, *frame.get(udp + 1)?]));
+    // The EV: the UDP source port, and over IPv6 the flow label's low 16
+    // bits as bits 31-16 (`proto::wire::mrc10::choices::ev_from_wire`).
+    let port = u32::from(u16::from_be_bytes([*frame.get(udp)?, *frame.get(udp + 1)?]));
+    let ev = if ethertype == 0x86DD {
+        let flow_lo = u32::from(u16::from_be_bytes([*frame.get(16)?, *frame.get(17)?]));
+        flow_lo << 16 | port
+    } else {
+        port
+    };
     let bth = udp + 8;
     let opcode = *frame.get(bth)?;
     let dest_qp = u32::from_be_bytes([0, *frame.get(bth + 5)?, *frame.get(bth + 6)?, *frame.get(bth + 7)?]);
@@ -414,6 +422,12 @@ mod tests {
                     psn: 0xABCDEF
                 }
             );
+        }
+        // A 32-bit EV: IPv6 carries it whole (bits 31-16 in the flow
+        // label), IPv4 its source-port half.
+        for (encap, want) in [(Encap::test_v6(), 0xA5C3_1003), (Encap::test_v4(), 0x1003)] {
+            let k = frame_key(&frame(0xA5C3_1003, 5, &encap)).expect("parses");
+            assert_eq!(k.ev, want, "{encap:?}");
         }
         assert_eq!(frame_key(&[0u8; 10]), None, "too short");
         let mut f = frame(0x1003, 1, &Encap::test_v4());

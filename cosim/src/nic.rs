@@ -8,6 +8,7 @@
 //! until the access completes), config-table rows, doorbells, and host
 //! memory.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -256,11 +257,40 @@ pub fn row(fields: &[(usize, usize, u128)]) -> [u8; 32] {
     r
 }
 
-/// A NIC's station address: the MAC (48 bits) and IPv4 address.
+/// A NIC's station address: the MAC (48 bits) and IP address. An IPv6
+/// station sends IPv6 (the own row's `ipv6`), whose flow label carries
+/// EV bits 31-16; over IPv4 only EV bits 15-0 reach the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Station {
     pub mac: u64,
-    pub ipv4: u32,
+    pub ip: IpAddr,
+}
+
+impl Station {
+    /// An IPv4 station.
+    pub const fn v4(mac: u64, ipv4: u32) -> Station {
+        Station {
+            mac,
+            ip: IpAddr::V4(Ipv4Addr::from_bits(ipv4)),
+        }
+    }
+
+    /// An IPv6 station.
+    pub const fn v6(mac: u64, ipv6: u128) -> Station {
+        Station {
+            mac,
+            ip: IpAddr::V6(Ipv6Addr::from_bits(ipv6)),
+        }
+    }
+
+    /// The address as the address table's `ip_lo` / `ip_hi` fields hold
+    /// it (IPv4 in bits 31-0), and whether it is IPv6.
+    pub fn ip_bits(&self) -> (u128, bool) {
+        match self.ip {
+            IpAddr::V4(a) => (u128::from(a.to_bits()), false),
+            IpAddr::V6(a) => (a.to_bits(), true),
+        }
+    }
 }
 
 /// Retransmit-engine parameters of one QP (config table 8; see
@@ -322,23 +352,21 @@ impl Nic {
     /// [`Nic::set_addresses`] with the wire dialect the core sends:
     /// MRC 1.0 when `mrc10` (the own row's `wire_mrc10`), else legacy.
     pub fn set_addresses_wire(&mut self, local: Station, peer_row: u16, peer: Station, mrc10: bool) {
-        use contract::config::{addr, table as cfg_table};
-        self.cfg_row(
-            cfg_table::ADDR,
-            peer_row,
-            &row(&[(0, 48, u128::from(peer.mac)), (48, 32, u128::from(peer.ipv4))]),
-        );
-        self.cfg_row(
-            cfg_table::ADDR,
-            contract::config::INDEX_SELECT,
-            &row(&[
-                (0, 48, u128::from(local.mac)),
-                (48, 32, u128::from(local.ipv4)),
-                (194, 6, 26),
-                (200, 8, 64),
-                (addr::WIRE_MRC10.bit(), 1, u128::from(mrc10)),
-            ]),
-        );
+        use contract::config::{addr, table as cfg_table, Row};
+        let station = |s: &Station| {
+            let (ip, _) = s.ip_bits();
+            Row::new()
+                .set(addr::MAC, s.mac)
+                .set(addr::IP_LO, ip as u64)
+                .set(addr::IP_HI, (ip >> 64) as u64)
+        };
+        self.cfg_row(cfg_table::ADDR, peer_row, &station(&peer).0);
+        let own = station(&local)
+            .set(addr::IPV6, u64::from(local.ip_bits().1))
+            .set(addr::DSCP, 26)
+            .set(addr::TTL, 64)
+            .set(addr::WIRE_MRC10, u64::from(mrc10));
+        self.cfg_row(cfg_table::ADDR, contract::config::INDEX_SELECT, &own.0);
     }
 
     /// Completion ring `ring`: `2^log2_slots` 32-byte entries at `base`
@@ -432,22 +460,20 @@ impl Nic {
     }
 
     /// EV set of `qp`: EVs `0..count` get the values `first_value + i`;
-    /// every other EV of the QP is denied (mask 0xFFFF, value 0: the EV
+    /// every other EV of the QP is denied (value 0, all 32 bits compared: the EV
     /// selector reports each as a DENIED event).
-    pub fn set_ev_set(&mut self, qp: u8, count: u16, first_value: u16) {
-        use contract::config::table as cfg_table;
+    pub fn set_ev_set(&mut self, qp: u8, count: u16, first_value: u32) {
+        use contract::config::{ev_control, ev_value, table as cfg_table, Row, INDEX_SELECT};
         for e in 0..count {
-            self.cfg_row(
-                cfg_table::EV,
-                (u16::from(qp) << 7) | e,
-                &row(&[(0, 16, u128::from(first_value + e))]),
-            );
+            let value = Row::new().set(ev_value::VALUE, u64::from(first_value + u32::from(e)));
+            self.cfg_row(cfg_table::EV, (u16::from(qp) << 7) | e, &value.0);
         }
-        self.cfg_row(
-            cfg_table::EV,
-            0x8000 | u16::from(qp),
-            &row(&[(0, 16, 0xFFFF), (16, 16, 0)]),
-        );
+        // Deny the slots beyond the set (value 0), as the driver does.
+        let deny_unused = Row::new()
+            .set(ev_control::MASK, u64::from(u32::MAX))
+            .set(ev_control::MATCH, 0)
+            .set(ev_control::ALLOW, 0);
+        self.cfg_row(cfg_table::EV, INDEX_SELECT | u16::from(qp), &deny_unused.0);
     }
 
     /// Write `qp`'s send context: this starts the QP (the CC row must be

@@ -77,20 +77,22 @@ pub const REFUSED_RKEY: u32 = RKEY ^ REFUSED_RKEY_BIT;
 /// q`; its refused message carries that with this bit flipped, the same
 /// MR slot, a different key).
 const REFUSED_RKEY_BIT: u32 = 0x0100;
-/// EV `i` of A's QP carries the value (UDP source port) `EV_BASE + i`.
-pub const EV_BASE: u16 = 0x1000;
+/// EV `i` of A's QP carries the value (UDP source port) `EV_BASE + i`
+/// over IPv4 ...
+pub const EV_BASE: u32 = 0x1000;
+/// ... and `EV_BASE_V6 + i` over IPv6: MRC 1.0's 32-bit EVs, bits 31-16
+/// in the flow label (bits 6-0 still the index: the card's retransmit
+/// engine reads an MRC 1.0 SACK's EV index there).
+pub const EV_BASE_V6: u32 = 0xA5C3_1000;
 /// The send window the hardware supports (the retransmit engine's 256
 /// slots per QP): 2 units of 128 PSNs.
 pub const MAX_SEND_MPR_UNITS: u8 = 2;
 
-const STATION_A: Station = Station {
-    mac: 0x0200_0000_000A,
-    ipv4: 0x0A00_000A,
-};
-const STATION_B: Station = Station {
-    mac: 0x0200_0000_000B,
-    ipv4: 0x0A00_000B,
-};
+const STATION_A: Station = Station::v4(0x0200_0000_000A, 0x0A00_000A);
+const STATION_B: Station = Station::v4(0x0200_0000_000B, 0x0A00_000B);
+/// fd00::a and fd00::b.
+const STATION_A_V6: Station = Station::v6(0x0200_0000_000A, 0xfd00 << 112 | 0xa);
+const STATION_B_V6: Station = Station::v6(0x0200_0000_000B, 0xfd00 << 112 | 0xb);
 /// Address-table row of the peer on either NIC.
 const PEER_ROW: u16 = 3;
 
@@ -255,6 +257,9 @@ pub struct SystemConfig {
     /// `retx_drop` is not an error then: B's SACKs for packets placed
     /// after the refused one reach a QP whose records were flushed.
     pub refused_message: Option<usize>,
+    /// Both NICs send IPv6, and A's EVs are 32 bits (`EV_BASE_V6`: the
+    /// flow label carries their upper half); else IPv4 and 16-bit EVs.
+    pub ipv6: bool,
     /// Stop after this many cycles of traffic.
     pub cycle_limit: u64,
     pub stalls: Stalls,
@@ -300,6 +305,7 @@ impl SystemConfig {
             min_good_evs: 1,
             wire: Wire::Legacy,
             refused_message: None,
+            ipv6: false,
             cycle_limit: 2_000_000,
             stalls: Stalls {
                 tx_ready: Stall::NEVER,
@@ -437,7 +443,25 @@ impl SystemConfig {
 
     /// EV values of A's QP.
     pub fn ev_values(&self) -> Vec<u32> {
-        (0..self.evs).map(|i| u32::from(EV_BASE + i)).collect()
+        (0..self.evs).map(|i| self.ev_base() + u32::from(i)).collect()
+    }
+
+    /// The value of A's EV 0 (`EV_BASE`, or `EV_BASE_V6` over IPv6).
+    pub fn ev_base(&self) -> u32 {
+        if self.ipv6 {
+            EV_BASE_V6
+        } else {
+            EV_BASE
+        }
+    }
+
+    /// NIC A's and NIC B's stations.
+    fn stations(&self) -> (Station, Station) {
+        if self.ipv6 {
+            (STATION_A_V6, STATION_B_V6)
+        } else {
+            (STATION_A, STATION_B)
+        }
     }
 
     /// The same run for the golden model of the dialect the NICs send
@@ -687,6 +711,8 @@ pub struct EvChange {
     /// A's QP whose EV it is.
     pub qp: u32,
     pub ev_index: u8,
+    /// The EV's value, as the event carries it (32 bits).
+    pub ev: u32,
     pub new_state: &'static str,
     pub reason: &'static str,
 }
@@ -1022,7 +1048,8 @@ impl System {
                 self.a.queue_ev_consumed(self.ev_ci);
                 self.a.finish_csr(10_000);
             }
-            self.a.set_ev_set(SystemConfig::a_qp(q), self.cfg.evs, EV_BASE);
+            self.a
+                .set_ev_set(SystemConfig::a_qp(q), self.cfg.evs, self.cfg.ev_base());
         }
         start_requester(&mut self.a, &self.cfg);
         let want = per_qp * usize::from(self.cfg.qps);
@@ -1271,6 +1298,7 @@ impl System {
                     at_ns: cycles_to_ps(self.cycle) / 1000,
                     qp: e.qp,
                     ev_index: e.ev_index,
+                    ev: e.ev,
                     new_state: match e.new_state {
                         EvNewState::Good => "good",
                         EvNewState::AssumedBad => "assumed_bad",
@@ -1604,7 +1632,8 @@ fn configure_requester(nic: &mut Nic, cfg: &SystemConfig) {
         }
         nic.set_retransmit(qp, &retx, last_qp);
     }
-    nic.set_addresses_wire(STATION_A, PEER_ROW, STATION_B, cfg.wire == Wire::Mrc10);
+    let (a, b) = cfg.stations();
+    nic.set_addresses_wire(a, PEER_ROW, b, cfg.wire == Wire::Mrc10);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
 }
 
@@ -1651,7 +1680,8 @@ fn configure_responder(nic: &mut Nic, cfg: &SystemConfig) {
             log2_mtu: cfg.log2_mtu,
         });
     }
-    nic.set_addresses_wire(STATION_B, PEER_ROW, STATION_A, cfg.wire == Wire::Mrc10);
+    let (a, b) = cfg.stations();
+    nic.set_addresses_wire(b, PEER_ROW, a, cfg.wire == Wire::Mrc10);
     nic.set_ev_ring(EV_RING_BASE, EV_RING_LOG2);
     nic.set_cq_ring(1, RECV_CQ_BASE, CQ_LOG2);
     for q in 0..pairs {

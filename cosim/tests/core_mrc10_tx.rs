@@ -25,30 +25,57 @@ const DEST_QP: u32 = 0x77;
 const START_PSN: u32 = 0xFF_FFFE;
 const SQ_BASE: u64 = 0x1000_0000;
 const EVS: u16 = 8;
-const EV_BASE: u16 = 0x1000;
 const RKEY: u32 = 0x1234;
 const PKEY: u16 = 0xFFFF;
 const SEND_CQ: u64 = 0x8000_0000;
 const RECV_CQ: u64 = 0x8100_0000;
-/// IPv4 test stations (`Encap::test_v4`'s addresses).
-const LOCAL: Station = Station {
-    mac: 0x0200_0000_0001,
-    ipv4: 0x0A00_0001,
+
+/// The addresses and EV values of one run: IPv4 with 16-bit EVs (the UDP
+/// source port), or IPv6 with 32-bit ones (bits 31-16 in the flow label).
+#[derive(Clone, Copy, Debug)]
+struct Net {
+    local: Station,
+    peer: Station,
+    /// The local station's view (`reversed()`: the peer's).
+    encap: Encap,
+    /// EV `i` of the set carries `ev_base + i`.
+    ev_base: u32,
+}
+
+/// `Encap::test_v4`'s stations.
+const V4: Net = Net {
+    local: Station::v4(0x0200_0000_0001, 0x0A00_0001),
+    peer: Station::v4(0x0200_0000_0002, 0x0A00_0002),
+    encap: Encap::test_v4(),
+    ev_base: 0x1000,
 };
-const PEER: Station = Station {
-    mac: 0x0200_0000_0002,
-    ipv4: 0x0A00_0002,
+
+/// `Encap::test_v6`'s stations (fd00::1, fd00::2), with EVs whose upper
+/// half is not 0 (their bits 6-0 still the index: the retransmit engine
+/// reads an MRC 1.0 EV's index there).
+const V6: Net = Net {
+    local: Station::v6(0x0200_0000_0001, 0xfd00 << 112 | 1),
+    peer: Station::v6(0x0200_0000_0002, 0xfd00 << 112 | 2),
+    encap: Encap::test_v6(),
+    ev_base: 0xA5C3_1000,
 };
+
+impl Net {
+    /// Whether `ev` is one of the set's.
+    fn in_set(&self, ev: u32) -> bool {
+        (self.ev_base..self.ev_base + u32::from(EVS)).contains(&ev)
+    }
+}
 /// ECN of MRC 1.0 data (ECT(0), `proto::model::mrc`).
 const ECN_ECT0: u8 = 2;
 
-fn configure(nic: &mut Nic, log2_mtu: u8, mrc10: bool) {
+fn configure(nic: &mut Nic, net: &Net, log2_mtu: u8, mrc10: bool) {
     nic.set_cc(QP, 4096, 1 << 20, 256);
     let retx = RetxParams::SINGLE_CARD;
     nic.set_retransmit(QP, &retx, 15);
-    nic.set_addresses_wire(LOCAL, 3, PEER, mrc10);
+    nic.set_addresses_wire(net.local, 3, net.peer, mrc10);
     nic.set_ev_ring(0x9000_0000, 8);
-    nic.set_ev_set(QP, EVS, EV_BASE);
+    nic.set_ev_set(QP, EVS, net.ev_base);
     nic.set_cq_ring(0, SEND_CQ, 6);
     let ctx = SqContext {
         sq_base: SQ_BASE,
@@ -163,10 +190,10 @@ fn golden_packet(
 
 /// Post `wrs` on a fresh core set to MRC 1.0 with MTU `2^log2_mtu`; check
 /// every frame against `emit_frame`. Returns the frames checked.
-fn send_and_check(built: &Built, log2_mtu: u8, seed: u64) -> usize {
+fn send_and_check(built: &Built, net: &Net, log2_mtu: u8, seed: u64) -> usize {
     let mtu = 1usize << log2_mtu;
     let mut nic = Nic::new(built, Stalls::default(), seed).unwrap();
-    configure(&mut nic, log2_mtu, true);
+    configure(&mut nic, net, log2_mtu, true);
     let wrs = work_requests();
     for (i, wr) in wrs.iter().enumerate() {
         nic.dma.mem.fill(SQ_BASE + 64 * i as u64, &wr.encode().unwrap());
@@ -188,7 +215,7 @@ fn send_and_check(built: &Built, log2_mtu: u8, seed: u64) -> usize {
     assert_eq!(frames.len(), want, "frames on MAC TX after {cycles} cycles (MTU {mtu})");
 
     let profile = Profile::DEFAULT;
-    let encap = Encap::test_v4();
+    let encap = net.encap;
     let (mut psn, mut k, mut rq_msn, mut last_ts) = (START_PSN, 0, 0u16, None::<u16>);
     for (i, wr) in wrs.iter().enumerate() {
         let payload = nic.dma.mem.read_vec(wr.local_iova, wr.length as usize);
@@ -198,11 +225,7 @@ fn send_and_check(built: &Built, log2_mtu: u8, seed: u64) -> usize {
             // The EV and the timestamp are the core's: read them back (the
             // golden parser also checks the ICRC), then check them.
             let (got, _) = parse_frame(frame, &profile).unwrap_or_else(|e| panic!("MTU {mtu} frame {k}: {e:?}"));
-            assert!(
-                (u32::from(EV_BASE)..u32::from(EV_BASE + EVS)).contains(&got.ev),
-                "EV {:#x} outside the set",
-                got.ev
-            );
+            assert!(net.in_set(got.ev), "EV {:#x} outside the set", got.ev);
             let Headers::Write(w) = got.headers else {
                 panic!("frame {k} is not a WRITE: {:?}", got.bth.opcode)
             };
@@ -253,8 +276,8 @@ fn core_sends_mrc10_writes_as_emit_frame_writes_them() {
     }
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut total = 0;
-    for (log2_mtu, seed) in [(8u8, 3u64), (10, 5), (12, 9)] {
-        total += send_and_check(&built, log2_mtu, seed);
+    for (net, log2_mtu, seed) in [(V4, 8u8, 3u64), (V4, 10, 5), (V4, 12, 9), (V6, 10, 7)] {
+        total += send_and_check(&built, &net, log2_mtu, seed);
     }
     eprintln!("{total} MRC 1.0 data frames equal to emit_frame's");
 }
@@ -268,8 +291,15 @@ fn core_loopback_in_mrc10_places_acks_and_completes() {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();
-    let mut nic = Nic::new(&built, Stalls::default(), 11).unwrap();
-    configure(&mut nic, 10, true);
+    for net in [V4, V6] {
+        loopback(&built, &net);
+    }
+}
+
+/// The loopback run over `net`.
+fn loopback(built: &Built, net: &Net) {
+    let mut nic = Nic::new(built, Stalls::default(), 11).unwrap();
+    configure(&mut nic, net, 10, true);
     nic.set_ack_params(4, 2000);
     nic.set_responder(&ResponderParams {
         qp: DEST_QP as u8,
@@ -356,8 +386,9 @@ fn core_loopback_in_mrc10_places_acks_and_completes() {
         );
     }
     eprintln!(
-        "MRC 1.0 loopback: {} WRITEs completed on both sides in {cycles} cycles",
-        wrs.len()
+        "MRC 1.0 loopback: {} WRITEs completed on both sides in {cycles} cycles (EVs from {:#x})",
+        wrs.len(),
+        net.ev_base
     );
     assert_eq!(nic.counter("retransmit"), 0, "no loss, no resend");
     assert!(nic.counter("rx_parser_ok") > 0);
@@ -372,8 +403,8 @@ const MR_LEN: u64 = 0x1_0000;
 /// The SACK table's receive window, PSNs (`hw::sack_table::MPR`).
 const RX_WINDOW: u32 = hw::sack_table::MPR;
 
-fn configure_responder(nic: &mut Nic) {
-    nic.set_addresses_wire(LOCAL, 3, PEER, true);
+fn configure_responder(nic: &mut Nic, net: &Net) {
+    nic.set_addresses_wire(net.local, 3, net.peer, true);
     nic.set_ev_ring(0x9000_0000, 8);
     nic.set_cq_ring(0, SEND_CQ, 6);
     nic.set_cq_ring(1, RECV_CQ, 6);
@@ -388,7 +419,7 @@ fn configure_responder(nic: &mut Nic) {
         region_len: MR_LEN,
         log2_mtu: 10,
     });
-    nic.set_ev_set(DEST_QP as u8, EVS, EV_BASE);
+    nic.set_ev_set(DEST_QP as u8, EVS, net.ev_base);
     nic.start_send_qp(
         DEST_QP as u8,
         &SqContext {
@@ -411,7 +442,7 @@ fn configure_responder(nic: &mut Nic) {
 /// An MRC 1.0 WRITE-ONLY to the responder (from the peer), stamped
 /// `tx_ts`, on EV `ev`, `len` payload bytes at offset `slot * 64` of the
 /// region, with rkey `rkey`.
-fn data_frame(psn: u32, ev: u32, tx_ts: u16, slot: u64, len: usize, rkey: u32) -> Vec<u8> {
+fn data_frame(net: &Net, psn: u32, ev: u32, tx_ts: u16, slot: u64, len: usize, rkey: u32) -> Vec<u8> {
     let mut p = mrc10::catalog::write(Opcode::WriteOnly, psn, len, true);
     p.ev = ev;
     p.class = TrafficClass::Trimmable;
@@ -435,7 +466,7 @@ fn data_frame(psn: u32, ev: u32, tx_ts: u16, slot: u64, len: usize, rkey: u32) -
     p.payload = bytes::Bytes::from((0..len).map(|k| (k as u8) ^ (psn as u8)).collect::<Vec<u8>>());
     p.validate(&Profile::DEFAULT).expect("a valid MRC 1.0 packet");
     let mut f = Vec::new();
-    emit_frame(&p, &Encap::test_v4().reversed(), &Profile::DEFAULT, &mut f);
+    emit_frame(&p, &net.encap.reversed(), &Profile::DEFAULT, &mut f);
     f
 }
 
@@ -528,15 +559,22 @@ fn answer_packet(a: &Answer, ev: u32, echo: u16) -> Mrc10Packet {
 /// the golden responder's packet.
 #[test]
 fn core_answers_mrc10_writes_with_mrc10_sacks_and_nacks() {
-    use proto::wire::mrc10::NackReason;
     if skip_without_verilator("the verilated core") {
         return;
     }
     let built = build_core(&BuildOptions::default()).unwrap();
-    let mut nic = Nic::new(&built, Stalls::default(), 21).unwrap();
-    configure_responder(&mut nic);
+    for net in [V4, V6] {
+        answer_and_check(&built, &net);
+    }
+}
+
+/// Feed the responder its steps over `net`; check each answer.
+fn answer_and_check(built: &Built, net: &Net) {
+    use proto::wire::mrc10::NackReason;
+    let mut nic = Nic::new(built, Stalls::default(), 21).unwrap();
+    configure_responder(&mut nic, net);
     let profile = Profile::DEFAULT;
-    let encap = Encap::test_v4();
+    let encap = net.encap;
     let bits = |received: &[u32], base: u32| -> u64 {
         received
             .iter()
@@ -560,9 +598,9 @@ fn core_answers_mrc10_writes_with_mrc10_sacks_and_nacks() {
     ];
     let mut checked = 0;
     for (i, &(psn, trimmed, rkey)) in steps.iter().enumerate() {
-        let ev = u32::from(EV_BASE) + i as u32 % u32::from(EVS);
+        let ev = net.ev_base + i as u32 % u32::from(EVS);
         let tx_ts = 0x7F00 + 3 * i as u16;
-        let mut frame = data_frame(psn, ev, tx_ts, i as u64, 40, rkey);
+        let mut frame = data_frame(net, psn, ev, tx_ts, i as u64, 40, rkey);
         if trimmed {
             frame = mrc10::trim_frame(&frame, 8, false, &profile).expect("trimmable");
         }
@@ -618,7 +656,10 @@ fn core_answers_mrc10_writes_with_mrc10_sacks_and_nacks() {
         checked += 1;
     }
     assert_eq!(nic.counter("rx_parser_drop"), 0);
-    eprintln!("{checked} MRC 1.0 answers equal to emit_frame's");
+    eprintln!(
+        "{checked} MRC 1.0 answers equal to emit_frame's (EVs from {:#x})",
+        net.ev_base
+    );
 }
 
 /// An MRC 1.0 NACK's 16-bit timestamp reaches the retransmit engine as the
@@ -635,7 +676,7 @@ fn core_resends_on_an_mrc10_nack_whose_echo_is_the_send_time() {
     }
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut nic = Nic::new(&built, Stalls::default(), 13).unwrap();
-    configure(&mut nic, 10, true);
+    configure(&mut nic, &V4, 10, true);
     let wr = SqDescriptor {
         opcode: SqOpcode::Write,
         signaled: true,
@@ -682,7 +723,7 @@ fn core_resends_on_an_mrc10_nack_whose_echo_is_the_send_time() {
             Headers::Nack(neth),
         );
         let mut f = Vec::new();
-        emit_frame(&p, &Encap::test_v4().reversed(), &profile, &mut f);
+        emit_frame(&p, &V4.encap.reversed(), &profile, &mut f);
         f
     };
     // A stale echo (another transmission's time): no resend.

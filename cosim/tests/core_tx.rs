@@ -30,14 +30,8 @@ const RETX: RetxParams = RetxParams::SINGLE_CARD;
 
 use verilated::skip_without_verilator;
 
-const LOCAL: Station = Station {
-    mac: 0x0200_0000_0001,
-    ipv4: 0x0A00_0001,
-};
-const PEER: Station = Station {
-    mac: 0x0200_0000_0002,
-    ipv4: 0x0A00_0002,
-};
+const LOCAL: Station = Station::v4(0x0200_0000_0001, 0x0A00_0001);
+const PEER: Station = Station::v4(0x0200_0000_0002, 0x0A00_0002);
 
 fn configure(nic: &mut Nic) {
     configure_at(nic, START_PSN);
@@ -514,7 +508,7 @@ fn blackholed_ev_recovery(start_psn: u32, finder: DeadEvFinder) {
             break;
         }
         let value = if u16::from(e.ev_index) < EVS {
-            0x1000 + u16::from(e.ev_index)
+            0x1000 + u32::from(e.ev_index)
         } else {
             0
         };

@@ -59,7 +59,7 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
             stall_age_ns: 0,
         },
         evs: EvProfile {
-            values: (0..EVS).map(|i| ev_base + i).collect(),
+            values: (0..EVS).map(|i| u32::from(ev_base + i)).collect(),
             min_active: 1,
         },
         cc: CcProfile::default(),
@@ -503,7 +503,7 @@ fn lossy_write(
 ) -> (Loop, MemoryRegion, Vec<u8>, Option<WorkCompletion>) {
     let mut l = bring_up(seed);
     for &v in deny {
-        l.ctl.deny(&l.qp_a, 0xFFFF, v);
+        l.ctl.deny(&l.qp_a, 0xFFFF, u32::from(v));
     }
     let fib = l.ctx.info().fault_inject_base;
     for (k, &v) in blackhole.iter().enumerate() {

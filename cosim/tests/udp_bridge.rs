@@ -74,7 +74,7 @@ fn connect(s: &mut Side, dest_qp: u32, rq_psn: u32, sq_psn: u32, peer_ip: IpAddr
             ..Timeouts::default()
         },
         evs: EvProfile {
-            values: (0..4).map(|i| ev_base + i).collect(),
+            values: (0..4).map(|i| u32::from(ev_base + i)).collect(),
             min_active: 1,
         },
         cc: CcProfile::default(),

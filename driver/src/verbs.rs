@@ -253,7 +253,7 @@ pub const PUSH_BUSY_MIN_LEN: u32 = 1024;
 /// The control row that denies a QP's EV slots beyond its set (value 0).
 fn deny_unused_slots() -> Row {
     Row::new()
-        .set(config::ev_control::MASK, 0xFFFF)
+        .set(config::ev_control::MASK, u64::from(u32::MAX))
         .set(config::ev_control::MATCH, UNUSED_EV_VALUE)
         .set(config::ev_control::ALLOW, 0)
 }
@@ -780,8 +780,10 @@ impl Default for Timeouts {
 /// The EV set of a QP.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvProfile {
-    /// EV values (UDP source ports), 1..=128, distinct.
-    pub values: Vec<u16>,
+    /// EV values, 1..=128, distinct: MRC 1.0's 32-bit EVs (bits 15-0
+    /// in the UDP source port, bits 31-16 in the IPv6 flow label; over
+    /// IPv4 only bits 15-0 reach the wire).
+    pub values: Vec<u32>,
     /// GOOD EVs the NIC keeps (MRC 1.0's `ev_min_active`): a loss mark
     /// that would leave fewer is refused. `0..=values.len()`.
     pub min_active: u8,
@@ -1806,7 +1808,7 @@ impl Controller {
         counter(&self.shared, EV_EVENT_LOST)
     }
 
-    fn control(&self, qp: &QueuePair, mask: u16, value: u16, allow: bool) {
+    fn control(&self, qp: &QueuePair, mask: u32, value: u32, allow: bool) {
         let row = Row::new()
             .set(config::ev_control::MASK, u64::from(mask))
             .set(config::ev_control::MATCH, u64::from(value))
@@ -1817,14 +1819,14 @@ impl Controller {
 
     /// Deny every EV of `qp` whose value matches `value` under `mask`
     /// (GOOD or ASSUMED_BAD -> DENIED; `min_good_evs` does not apply).
-    pub fn deny(&self, qp: &QueuePair, mask: u16, value: u16) {
+    pub fn deny(&self, qp: &QueuePair, mask: u32, value: u32) {
         self.control(qp, mask, value, false);
     }
 
     /// Allow the matching DENIED EVs again (DENIED -> GOOD). An allow
     /// that matches value 0 would also wake the unused EV slots beyond
     /// the QP's set (the card sprays over all 128): they are denied again.
-    pub fn allow(&self, qp: &QueuePair, mask: u16, value: u16) {
+    pub fn allow(&self, qp: &QueuePair, mask: u32, value: u32) {
         self.control(qp, mask, value, true);
         if u64::from(value & mask) == UNUSED_EV_VALUE & u64::from(mask) {
             self.shared.row(
@@ -1836,9 +1838,9 @@ impl Controller {
     }
 
     /// Re-admit one EV by value (see the type's doc: the card has no probes).
-    pub fn readmit(&self, qp: &QueuePair, ev_value: u16) {
-        self.control(qp, 0xFFFF, ev_value, false);
-        self.allow(qp, 0xFFFF, ev_value);
+    pub fn readmit(&self, qp: &QueuePair, ev_value: u32) {
+        self.control(qp, u32::MAX, ev_value, false);
+        self.allow(qp, u32::MAX, ev_value);
     }
 }
 

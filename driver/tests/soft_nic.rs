@@ -97,7 +97,7 @@ fn rts(sq_psn: u32, ev_base: u16) -> RtsAttr {
             ..Timeouts::default()
         },
         evs: EvProfile {
-            values: (0..8).map(|i| ev_base + i).collect(),
+            values: (0..8).map(|i| u32::from(ev_base + i)).collect(),
             min_active: 1,
         },
         cc: CcProfile::default(),
@@ -812,8 +812,8 @@ fn a_port_down_holds_the_writes_and_after_up_each_completes_once() {
         "B learns A's port is down",
         Box::new(|| b.nic.peer_ports_up(ip_a) == Some(0)),
     );
-    let evs_b: Vec<u16> = (0..8).map(|i| 0xD000 + 18 * 64 + i).collect();
-    let evs_a: Vec<u16> = (0..8).map(|i| 0xC000 + 18 * 64 + i).collect();
+    let evs_b: Vec<u32> = (0..8).map(|i| 0xD000 + 18 * 64 + i).collect();
+    let evs_a: Vec<u32> = (0..8).map(|i| 0xC000 + 18 * 64 + i).collect();
     assert_eq!(control_events(&mut ctl_b, b.qp.qpn(), EvNewState::Denied, 8), evs_b);
     assert_eq!(control_events(&mut ctl_a, a.qp.qpn(), EvNewState::Denied, 8), evs_a);
 

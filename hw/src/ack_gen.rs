@@ -18,6 +18,7 @@ use rust_hdl::prelude::*;
 use crate::bus::ConfigSink;
 
 use crate::contract_rows::{AckParamsRow, AddrRow, RecvInitRow, TableId};
+use crate::ev_selector::VALUE_BITS;
 
 /// log2 of the number of QPs.
 pub const QP_BITS: usize = 8;
@@ -65,7 +66,7 @@ pub struct AckGen {
     /// stays (the packet completed nothing: the RX path knows the MSN
     /// only from the completion tracker's walk of an advance).
     pub in_msn_valid: Signal<In, Bit>,
-    pub in_ev: Signal<In, Bits<16>>,
+    pub in_ev: Signal<In, Bits<VALUE_BITS>>,
     pub in_ev_index: Signal<In, Bits<16>>,
     pub in_echo_ts: Signal<In, Bits<32>>,
     /// The record is a reliability probe: `in_ev`, `in_ev_index` (the MRC
@@ -116,7 +117,7 @@ pub struct AckGen {
     /// packet is acknowledged at once on the MRC 1.0 wire, so a stored
     /// trigger is never one) and a probe's answer.
     pub tx_trigger_ce: Signal<Out, Bit>,
-    pub tx_ev: Signal<Out, Bits<16>>,
+    pub tx_ev: Signal<Out, Bits<VALUE_BITS>>,
     pub tx_ev_index: Signal<Out, Bits<16>>,
     pub tx_echo_ts: Signal<Out, Bits<32>>,
     /// The SACK answers a probe: SETH pr = 1, `tx_ev_index` is the probe
@@ -143,7 +144,7 @@ pub struct AckGen {
     armed_ram: RAM<Bit, QP_BITS>,
     dl_ram: RAM<Bits<16>, QP_BITS>,
     tpsn_ram: RAM<Bits<24>, QP_BITS>,
-    tev_ram: RAM<Bits<16>, QP_BITS>,
+    tev_ram: RAM<Bits<VALUE_BITS>, QP_BITS>,
     tevi_ram: RAM<Bits<16>, QP_BITS>,
     techo_ram: RAM<Bits<32>, QP_BITS>,
     /// The stored trigger's arrival (`now_ns` when it was taken).
@@ -184,7 +185,7 @@ pub struct AckGen {
     s1_exp: DFF<Bits<24>>,
     s1_msn: DFF<Bits<24>>,
     s1_msn_v: DFF<Bit>,
-    s1_ev: DFF<Bits<16>>,
+    s1_ev: DFF<Bits<VALUE_BITS>>,
     s1_evi: DFF<Bits<16>>,
     s1_echo: DFF<Bits<32>>,
     /// `now_ns` when the record was taken: its arrival if it becomes the
@@ -206,7 +207,7 @@ pub struct AckGen {
     o_bitmap: DFF<Bits<64>>,
     o_ecn: DFF<Bits<16>>,
     o_tce: DFF<Bit>,
-    o_ev: DFF<Bits<16>>,
+    o_ev: DFF<Bits<VALUE_BITS>>,
     o_evi: DFF<Bits<16>>,
     o_echo: DFF<Bits<32>>,
     o_arr: DFF<Bits<32>>,

@@ -141,6 +141,24 @@ pub const ADM_FIFO_BITS: usize = 4;
 /// wait (so does the engine behind them): nothing is dropped.
 pub const NSCC_FIFO_BITS: usize = 4;
 
+/// One EV state change on its way from the EV selector to the EV-event
+/// ring (an `evt_fifo` word), decoded into the contract's `ev_event` entry
+/// at the FIFO's output.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct EvtWord {
+    /// The new state (`ev_selector::state`).
+    pub to: Bits<2>,
+    /// The EV's index in its QP's set.
+    pub ev: Bits<7>,
+    pub qp: Bits<8>,
+    /// The EV's value (32 bits, MRC 1.0).
+    pub value: Bits<{ crate::ev_selector::VALUE_BITS }>,
+    /// An ASSUMED_BAD EV made GOOD again: an answered probe (PROBE_OK).
+    pub readmit: Bit,
+    /// The mark that made it ASSUMED_BAD was a timeout's (TIMEOUT).
+    pub timeout: Bit,
+}
+
 /// Entries of `evt_fifo`.
 pub const EVT_FIFO_DEPTH: usize = 1 << 8;
 /// Free entries `evt_fifo` must have before the EV selector starts a pass
@@ -299,7 +317,7 @@ pub struct MrcCore {
     /// starts a pass, or takes a mark, only while the FIFO has room for a
     /// whole pass plus the events of marks still in its pipeline: no EV
     /// event is dropped inside the core (`evt_room`).
-    evt_fifo: SynchronousFIFO<Bits<35>, 8, 9, { EVT_PASS_ROOM as u32 }>,
+    evt_fifo: SynchronousFIFO<EvtWord, 8, 9, { EVT_PASS_ROOM as u32 }>,
     /// Probe answers ({qp 8, EV index 7}) the retransmit engine took, on
     /// their way to the EV selector's readmit command (taken when no
     /// mark, EV-table row or set-count waits). Full, it holds the RX
@@ -1406,9 +1424,7 @@ impl Logic for MrcCore {
         // state; reason LOSS for a change to ASSUMED_BAD (TIMEOUT when the
         // retransmit engine's mark was a timeout's; a stall is a loss, as
         // the model's events say), CONTROL for one to GOOD or DENIED; QP;
-        // the EV's 16-bit value and its index; time). FIFO word: [1:0] new
-        // state, [8:2] EV index, [16:9] QP, [32:17] EV value, [33] a
-        // readmit (an answered probe: reason PROBE_OK), [34] a timeout.
+        // the EV's value and its index; time): an `EvtWord`.
         self.evt_readmit.next = (self.evsel.evt_from.val() == self.p_state_assumed_bad.val())
             & (self.evsel.evt_to.val() == self.p_state_good.val());
         self.evt_fifo.write.next = self.evsel.evt_valid.val() & !self.evt_fifo.full.val();
@@ -1418,38 +1434,38 @@ impl Logic for MrcCore {
             & !self.chg_fifo.full.val();
         self.chg_fifo.data_in.next =
             (bit_cast::<15, 8>(self.evsel.evt_qp.val()) << 7) | bit_cast::<15, 7>(self.evsel.evt_ev.val());
-        self.evt_fifo.data_in.next = (bit_cast::<35, 1>(self.evsel.evt_timeout.val().into()) << 34)
-            | (bit_cast::<35, 1>(self.evt_readmit.val().into()) << 33)
-            | (bit_cast::<35, 16>(self.evsel.evt_value.val()) << 17)
-            | (bit_cast::<35, 8>(self.evsel.evt_qp.val()) << 9)
-            | (bit_cast::<35, 7>(self.evsel.evt_ev.val()) << 2)
-            | bit_cast::<35, 2>(self.evsel.evt_to.val());
+        self.evt_fifo.data_in.next.to = self.evsel.evt_to.val();
+        self.evt_fifo.data_in.next.ev = self.evsel.evt_ev.val();
+        self.evt_fifo.data_in.next.qp = self.evsel.evt_qp.val();
+        self.evt_fifo.data_in.next.value = self.evsel.evt_value.val();
+        self.evt_fifo.data_in.next.readmit = self.evt_readmit.val();
+        self.evt_fifo.data_in.next.timeout = self.evsel.evt_timeout.val();
         self.evt_entry.next = 0.into();
         self.evt_entry
             .next
-            .set_value_ev_event_new_state(bit_cast::<8, 2>(self.evt_fifo.data_out.val().get_bits::<2>(0)));
-        if self.evt_fifo.data_out.val().get_bits::<2>(0) == self.p_state_assumed_bad.val() {
+            .set_value_ev_event_new_state(bit_cast::<8, 2>(self.evt_fifo.data_out.val().to));
+        if self.evt_fifo.data_out.val().to == self.p_state_assumed_bad.val() {
             self.evt_entry.next.set_value_ev_event_reason(self.p_reason_loss.val());
-            if self.evt_fifo.data_out.val().get_bit(34) {
+            if self.evt_fifo.data_out.val().timeout {
                 self.evt_entry
                     .next
                     .set_value_ev_event_reason(self.p_reason_timeout.val());
             }
         }
-        if self.evt_fifo.data_out.val().get_bit(33) {
+        if self.evt_fifo.data_out.val().readmit {
             self.evt_entry
                 .next
                 .set_value_ev_event_reason(self.p_reason_probe_ok.val());
         }
         self.evt_entry
             .next
-            .set_value_ev_event_qp(bit_cast::<24, 8>(self.evt_fifo.data_out.val().get_bits::<8>(9)));
+            .set_value_ev_event_qp(bit_cast::<24, 8>(self.evt_fifo.data_out.val().qp));
         self.evt_entry
             .next
-            .set_value_ev_event_ev(self.evt_fifo.data_out.val().get_bits::<16>(17));
+            .set_value_ev_event_ev(self.evt_fifo.data_out.val().value);
         self.evt_entry
             .next
-            .set_value_ev_event_ev_index(self.evt_fifo.data_out.val().get_bits::<7>(2));
+            .set_value_ev_event_ev_index(self.evt_fifo.data_out.val().ev);
         self.evt_entry.next.set_value_ev_event_time(self.now_ns.val());
         self.ev_rw.in_entry.next = self.evt_entry.val();
         self.ev_rw.in_valid.next = !self.evt_fifo.empty.val();

@@ -32,8 +32,9 @@ pub mod state {
     pub const DENIED: u64 = EvNewState::Denied as u64;
 }
 
-/// Width of an entropy value in the table.
-pub const VALUE_BITS: usize = 16;
+/// Width of an entropy value in the table: MRC 1.0's 32-bit EV (the
+/// contract's `ev_value::VALUE`).
+pub const VALUE_BITS: usize = contract::config::ev_value::VALUE.bits;
 
 /// The instance: 256 QPs x 128 EVs.
 pub type EvSelectorFull = EvSelector<8, 7, 128, 15, 8>;

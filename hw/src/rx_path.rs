@@ -19,6 +19,7 @@ use crate::bus::ConfigSink;
 
 use crate::ack_gen::nack;
 use crate::contract_rows::{CqeRecord, RecvInitRow, SqCtxRow, TableId};
+use crate::ev_selector::VALUE_BITS;
 use crate::param::Param;
 use crate::retransmit::{kind, SackFeedback, KIND_BITS};
 
@@ -73,12 +74,24 @@ pub struct AgRecord {
     /// The QP's MSN after the packet, when `msn_valid` (an accepted one).
     pub msn: Bits<24>,
     pub msn_valid: Bit,
-    pub ev: Bits<16>,
+    /// The EV of the packet (32 bits, MRC 1.0).
+    pub ev: Bits<VALUE_BITS>,
     pub ev_index: Bits<16>,
     pub echo: Bits<32>,
     pub probe: Bit,
     pub probe_legacy: Bit,
     pub probe_id: Bits<32>,
+}
+
+/// A parsed frame's header fields in the header join FIFO (`pf_hdr`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct JoinHeader {
+    pub opcode: Bits<8>,
+    /// The destination QP's low 8 bits (the core's QP number).
+    pub qp: Bits<8>,
+    pub psn: Bits<24>,
+    /// The frame's EV (32 bits, MRC 1.0: UDP source port and flow label).
+    pub ev: Bits<VALUE_BITS>,
 }
 
 /// The RX path glue. Ports are described in `docs/hw/rx_path.md`; the
@@ -187,7 +200,7 @@ pub struct RxPath {
     /// expected PSN, walked by the completion tracker); clear, the ACK
     /// generator keeps the QP's stored MSN (nothing completed).
     pub ag_msn_valid: Signal<Out, Bit>,
-    pub ag_ev: Signal<Out, Bits<16>>,
+    pub ag_ev: Signal<Out, Bits<VALUE_BITS>>,
     pub ag_ev_index: Signal<Out, Bits<16>>,
     pub ag_echo_ts: Signal<Out, Bits<32>>,
     /// The record is a reliability probe to answer (`ag_ev`,
@@ -276,7 +289,7 @@ pub struct RxPath {
 
     // ---- Join FIFOs (RAM, 16 deep each).
     pf_flags: RAM<Bits<8>, 4>,
-    pf_hdr: RAM<Bits<56>, 4>,
+    pf_hdr: RAM<JoinHeader, 4>,
     pf_va: RAM<Bits<64>, 4>,
     pf_rkey: RAM<Bits<32>, 4>,
     pf_dlen: RAM<Bits<32>, 4>,
@@ -290,7 +303,7 @@ pub struct RxPath {
     b_rd: DFF<Bits<5>>,
     // ---- Head of the joined frame.
     h_flags: DFF<Bits<8>>,
-    h_hdr: DFF<Bits<56>>,
+    h_hdr: DFF<JoinHeader>,
     h_va: DFF<Bits<64>>,
     h_rkey: DFF<Bits<32>>,
     h_dlen: DFF<Bits<32>>,
@@ -649,10 +662,10 @@ impl Logic for RxPath {
             | (bit_cast::<8, 1>(self.f_qpok.val()) << 5)
             | (bit_cast::<8, 1>(self.f_skip.val()) << 6)
             | (bit_cast::<8, 1>(self.f_always.val()) << 7);
-        self.pf_hdr.write_data.next = bit_cast::<56, 8>(self.prs_opcode.val())
-            | (bit_cast::<56, 8>(self.prs_dest_qp.val().get_bits::<8>(0)) << 8)
-            | (bit_cast::<56, 24>(self.prs_psn.val()) << 16)
-            | (bit_cast::<56, 16>(self.prs_ev.val().get_bits::<16>(0)) << 40);
+        self.pf_hdr.write_data.next.opcode = self.prs_opcode.val();
+        self.pf_hdr.write_data.next.qp = self.prs_dest_qp.val().get_bits::<8>(0);
+        self.pf_hdr.write_data.next.psn = self.prs_psn.val();
+        self.pf_hdr.write_data.next.ev = self.prs_ev.val();
         self.pf_va.write_data.next = self.prs_reth_va.val();
         self.pf_rkey.write_data.next = self.prs_reth_rkey.val();
         self.pf_dlen.write_data.next = self.prs_reth_len.val();
@@ -731,7 +744,7 @@ impl Logic for RxPath {
         // ---- The FIFO heads, decoded from the RAM outputs for the
         // classification (`pr` is the head's slot while `p_ok`).
         self.pr.next = bit_cast::<4, 5>(self.p_rd.q.val());
-        self.n_opcode.next = self.pf_hdr.read_data.val().get_bits::<8>(0);
+        self.n_opcode.next = self.pf_hdr.read_data.val().opcode;
         self.n_drop.next = self.pf_flags.read_data.val().get_bit(0);
         self.n_trimmed.next = self.pf_flags.read_data.val().get_bit(2);
         self.n_xbit.next = self.pf_flags.read_data.val().get_bit(4);
@@ -786,9 +799,9 @@ impl Logic for RxPath {
         self.n_needs_cmd.next = self.n_stored.val() & !self.n_data.val();
 
         // ---- Decoded head registers.
-        self.opcode.next = self.h_hdr.q.val().get_bits::<8>(0);
-        self.qp.next = self.h_hdr.q.val().get_bits::<8>(8);
-        self.psn.next = self.h_hdr.q.val().get_bits::<24>(16);
+        self.opcode.next = self.h_hdr.q.val().opcode;
+        self.qp.next = self.h_hdr.q.val().qp;
+        self.psn.next = self.h_hdr.q.val().psn;
         self.trimmed.next = self.h_flags.q.val().get_bit(2);
         self.pay_off.next = self.h_pay.q.val().get_bits::<18>(0);
         self.pay_len.next = self.h_pay.q.val().get_bits::<18>(18);
@@ -1195,7 +1208,7 @@ impl Logic for RxPath {
             self.t_rec.d.next.reject = self.tl_res.val() == 1;
             self.t_rec.d.next.drop = self.tl_res.val() == 2;
             self.t_rec.d.next.expected = self.tl_expected.val();
-            self.t_rec.d.next.ev = self.h_hdr.q.val().get_bits::<16>(40);
+            self.t_rec.d.next.ev = self.h_hdr.q.val().ev;
             self.t_rec.d.next.ev_index = self.h_ext.q.val().get_bits::<16>(192);
             self.t_rec.d.next.echo = self.h_ext.q.val().get_bits::<32>(128);
             // Only a probe reaches the tail with an ACK's opcode.

@@ -37,11 +37,9 @@ use contract::config::{addr, table};
 use contract::field::span;
 use rust_hdl::prelude::*;
 
-use crate::bus::DmaReadRequestSource;
-
-use crate::bus::ConfigSink;
-
+use crate::bus::{ConfigSink, DmaReadRequestSource};
 use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
+use crate::ev_selector::VALUE_BITS;
 use crate::param::Param;
 use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
 use crate::tx_header_mrc10::TxHeaderMrc10;
@@ -192,7 +190,7 @@ pub struct TxPath {
     pub ev_busy: Signal<In, Bit>,
     pub rsp_valid: Signal<In, Bit>,
     pub rsp_ev: Signal<In, Bits<7>>,
-    pub rsp_value: Signal<In, Bits<16>>,
+    pub rsp_value: Signal<In, Bits<VALUE_BITS>>,
     pub rsp_none: Signal<In, Bit>,
     // ACK records (the ACK generator's `tx_*`).
     pub ack_valid: Signal<In, Bit>,
@@ -210,7 +208,7 @@ pub struct TxPath {
     /// The SACK's trigger arrived CE-marked (`hw::ack_gen`'s
     /// `tx_trigger_ce`): an MRC 1.0 SACK carries SETH m = SKIP_ONCE.
     pub ack_trigger_ce: Signal<In, Bit>,
-    pub ack_ev: Signal<In, Bits<16>>,
+    pub ack_ev: Signal<In, Bits<VALUE_BITS>>,
     pub ack_ev_index: Signal<In, Bits<16>>,
     pub ack_echo_ts: Signal<In, Bits<32>>,
     /// When the SACK's trigger arrived (`hw::ack_gen` `tx_arrival_ns`, on
@@ -237,7 +235,7 @@ pub struct TxPath {
     /// the copy a probe reads its EV's value from.
     pub evv_we: Signal<In, Bit>,
     pub evv_addr: Signal<In, Bits<15>>,
-    pub evv_value: Signal<In, Bits<16>>,
+    pub evv_value: Signal<In, Bits<VALUE_BITS>>,
     // Header requests to the TX builder.
     pub hdr_valid: Signal<Out, Bit>,
     pub hdr_ready: Signal<In, Bit>,
@@ -285,7 +283,7 @@ pub struct TxPath {
     // Per (QP, EV) send sequence numbers.
     ev_seq: RAM<Bits<32>, 15>,
     // Per (QP, EV) value, for the probes (the EV selector's values).
-    ev_val_a: RAM<Bits<16>, 15>,
+    ev_val_a: RAM<Bits<VALUE_BITS>, 15>,
     // Per QP, MRC 1.0 METH: MSN (bits 15-0: messages whose last packet
     // went out, i.e. the next message's number) and RQ MSN (bits 31-16:
     // WRITE-with-immediate messages sent). Reset by the QP's send-context
@@ -348,7 +346,7 @@ pub struct TxPath {
     d_off: DFF<Bits<32>>,
     d_ev: DFF<Bits<7>>,
     d_seq_wa: DFF<Bits<15>>,
-    d_value: DFF<Bits<16>>,
+    d_value: DFF<Bits<VALUE_BITS>>,
     d_time: DFF<Bits<32>>,
     d_hdr: DFF<TxHeader>,
     d_hdr_done: DFF<Bit>,
@@ -400,7 +398,7 @@ pub struct TxPath {
     a_bitmap: DFF<Bits<64>>,
     a_ecn: DFF<Bits<16>>,
     a_tce: DFF<Bit>,
-    a_ev: DFF<Bits<16>>,
+    a_ev: DFF<Bits<VALUE_BITS>>,
     a_ev_index: DFF<Bits<16>>,
     a_echo: DFF<Bits<32>>,
     a_arrival: DFF<Bits<32>>,
@@ -835,7 +833,7 @@ impl Logic for TxPath {
             self.d_hdr.d.next.dst_ip = self.addr_d.read_data.val().get_bits::<128>(48);
             self.d_hdr.d.next.dscp = self.loc_dscp.q.val();
             self.d_hdr.d.next.ttl = self.loc_ttl.q.val();
-            self.d_hdr.d.next.ev = bit_cast::<32, 16>(self.d_value.q.val());
+            self.d_hdr.d.next.ev = self.d_value.q.val();
             self.d_hdr.d.next.opcode = self.d_opcode.q.val();
             self.d_hdr.d.next.pad = bit_cast::<2, 16>((!self.d_len.q.val() + 1) & 3);
             self.d_hdr.d.next.pkey = self.d_peer.val().get_bits::<16>(0);
@@ -951,7 +949,7 @@ impl Logic for TxPath {
             self.a_hdr.d.next.src_ip = self.loc_ip.q.val();
             self.a_hdr.d.next.dscp = self.loc_dscp.q.val();
             self.a_hdr.d.next.ttl = self.loc_ttl.q.val();
-            self.a_hdr.d.next.ev = bit_cast::<32, 16>(self.a_ev.q.val());
+            self.a_hdr.d.next.ev = self.a_ev.q.val();
             self.a_hdr.d.next.opcode = 0x11.into();
             self.a_hdr.d.next.pad = 0.into();
             self.a_hdr.d.next.pkey = self.a_peer.val().get_bits::<16>(0);
@@ -988,7 +986,7 @@ impl Logic for TxPath {
             self.a_word.d.next.is_probe = false;
             self.a_word.d.next.is_endpoint = false;
             self.a_word.d.next.has_eeth = false;
-            self.a_word.d.next.ctl_ev = bit_cast::<32, 16>(self.a_ev.q.val());
+            self.a_word.d.next.ctl_ev = self.a_ev.q.val();
             self.a_word.d.next.ctl_sctx = bit_cast::<16, 8>(self.a_qp.q.val());
             self.a_word.d.next.ctl_rctx = self.a_peer.val().get_bits::<16>(24);
             self.a_word.d.next.ctl_cc_type = self.k_cc_type.val();
@@ -1066,7 +1064,7 @@ impl Logic for TxPath {
                 // PETH with the probed EV's index as the probe id
                 // (`choices::probe_id_of_ev`), the contexts, the TSETH
                 // grain's timestamp; on the probed EV.
-                self.a_hdr.d.next.ev = bit_cast::<32, 16>(self.ev_val_a.read_data.val());
+                self.a_hdr.d.next.ev = self.ev_val_a.read_data.val();
                 self.a_word.d.next.opcode = self.k_op_probe.val();
                 self.a_word.d.next.psn = 0.into();
                 self.a_word.d.next.is_probe = true;

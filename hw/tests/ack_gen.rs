@@ -93,7 +93,7 @@ fn from_model(p: &RocePacket, now: Instant) -> Tx {
         base: 0,
         bitmap: 0,
         ecn: 0,
-        ev: p.ev & 0xFFFF,
+        ev: p.ev,
         ev_index: 0,
         echo_ts: 0,
         arrival: 0,
@@ -284,7 +284,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                 let new = rc.fate == Fate::New;
                 x.in_msn_valid.next = new;
                 x.in_msn.next = u64::from(if new { rc.msn } else { !rc.msn & 0xFF_FFFF }).into();
-                x.in_ev.next = u64::from(p.ev & 0xFFFF).into();
+                x.in_ev.next = u64::from(p.ev).into();
                 x.in_ev_index.next = u64::from(d.ev_index).into();
                 x.in_echo_ts.next = u64::from(d.tx_ts).into();
             } else {

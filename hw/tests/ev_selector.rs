@@ -58,13 +58,13 @@ const CTL_IDLE: usize = EVS + 4;
 #[derive(Clone, Copy, Debug)]
 enum Op {
     /// qp, ev, value, set pointer
-    Write(usize, usize, u16, bool),
+    Write(usize, usize, u32, bool),
     Select(usize),
     Mark(usize, usize),
     /// qp, ev: pass the EV over once (`EvSet::skip_once`)
     Skip(usize, usize),
     /// qp, allow, mask, value
-    Ctl(usize, bool, u16, u16),
+    Ctl(usize, bool, u32, u32),
     /// qp, EV-set size (also a restart of the QP)
     Count(usize, usize),
     /// qp, ev: a probe on the EV was answered (the EV prober's readmit)
@@ -73,10 +73,10 @@ enum Op {
 }
 
 /// A select answer: qp, Some((ev, value)) or None (no GOOD EV).
-type Rsp = (usize, Option<(usize, u16)>);
+type Rsp = (usize, Option<(usize, u32)>);
 /// A state change: qp, ev (index), its value, from, to (hardware
 /// encodings).
-type Evt = (usize, usize, u16, u64, u64);
+type Evt = (usize, usize, u32, u64, u64);
 
 fn enc(s: EvState) -> u64 {
     match s {
@@ -112,9 +112,10 @@ fn script(seed: u64, n_ops: usize) -> Script {
             ops.push(Op::Count(q, n));
             ops.extend([Op::Idle; CTL_IDLE]);
         }
-        // Values with few distinct low bits so masks match several EVs.
+        // 32-bit values (MRC 1.0) with few distinct bits so masks match
+        // several EVs: bit 31 (the flow-label half) and bits 5-4 and 1-0.
         let evs: Vec<u32> = (0..n)
-            .map(|_| 0xC000 | (rng.below(4) << 4) as u32 | rng.below(4) as u32)
+            .map(|_| 0x25C3_C000 | (rng.below(2) << 31) as u32 | (rng.below(4) << 4) as u32 | rng.below(4) as u32)
             .collect();
         let cfg = EvSetConfig {
             evs: evs.clone(),
@@ -126,9 +127,9 @@ fn script(seed: u64, n_ops: usize) -> Script {
         let set = EvSet::new(cfg).unwrap();
         let start = set.clone().select(Instant::ZERO) as usize;
         for (e, &v) in evs.iter().enumerate() {
-            ops.push(Op::Write(q, e, v as u16, false));
+            ops.push(Op::Write(q, e, v, false));
         }
-        ops.push(Op::Write(q, start, evs[start] as u16, true));
+        ops.push(Op::Write(q, start, evs[start], true));
         sets.push(set);
     }
     let (mut rsp, mut evt) = (Vec::new(), Vec::new());
@@ -155,8 +156,8 @@ fn script(seed: u64, n_ops: usize) -> Script {
                 _ => Op::Readmit(q, rng.below(EVS as u64) as usize),
             }
         } else if r < 97 {
-            let v = sets[q].value(rng.below(SET_SIZES[q] as u64) as u16) as u16;
-            let mask = [0xFFFFu16, 0x0003, 0x0030, 0x0000][rng.below(4) as usize];
+            let v = sets[q].value(rng.below(SET_SIZES[q] as u64) as u16);
+            let mask = [u32::MAX, 0x0003, 0x0030, 0x8000_0000, 0x0000][rng.below(5) as usize];
             Op::Ctl(q, r >= 92, mask, v)
         } else {
             Op::Count(q, SET_SIZES[q])
@@ -173,7 +174,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
                     rsp.push((q, None));
                 } else {
                     let e = s.select(now);
-                    rsp.push((q, Some((e as usize, s.value(e) as u16))));
+                    rsp.push((q, Some((e as usize, s.value(e)))));
                 }
             }
             Op::Mark(_, e) => {
@@ -192,9 +193,9 @@ fn script(seed: u64, n_ops: usize) -> Script {
             Op::Ctl(_, allow, mask, v) => {
                 counts[if allow { 3 } else { 2 }] += 1;
                 if allow {
-                    s.allow(mask as u32, v as u32, now);
+                    s.allow(mask, v, now);
                 } else {
-                    s.deny(mask as u32, v as u32, now);
+                    s.deny(mask, v, now);
                 }
             }
             Op::Count(..) => {
@@ -212,7 +213,7 @@ fn script(seed: u64, n_ops: usize) -> Script {
             _ => unreachable!(),
         }
         while let Some(c) = s.poll_change() {
-            evt.push((q, c.ev_index as usize, c.ev as u16, enc(c.from), enc(c.to)));
+            evt.push((q, c.ev_index as usize, c.ev, enc(c.from), enc(c.to)));
         }
         ops.push(op);
         if matches!(op, Op::Ctl(..) | Op::Count(..)) {
@@ -344,7 +345,7 @@ fn run(seed: u64, n_ops: usize) {
                     let r = if x.rsp_none.val() {
                         None
                     } else {
-                        Some((x.rsp_ev.val().index(), x.rsp_value.val().index() as u16))
+                        Some((x.rsp_ev.val().index(), x.rsp_value.val().index() as u32))
                     };
                     g.rsp.push((q, r));
                 }
@@ -352,7 +353,7 @@ fn run(seed: u64, n_ops: usize) {
                     g.evt.push((
                         x.evt_qp.val().index(),
                         x.evt_ev.val().index(),
-                        x.evt_value.val().index() as u16,
+                        x.evt_value.val().index() as u32,
                         x.evt_from.val().index() as u64,
                         x.evt_to.val().index() as u64,
                     ));

@@ -41,9 +41,22 @@ struct Probe {
 }
 
 /// The value the test loads for EV `ev` of QP `qp` (the EV selector's rows).
+/// A 32-bit EV value (MRC 1.0): the upper half is not 0.
 fn ev_value(qp: u64, ev: u64) -> u64 {
-    0x9000 + (qp << 7) / 2 + ev * 3
+    0x5A00_9000 + (qp << 16) + (qp << 7) / 2 + ev * 3
 }
+
+/// The EV of ACK `psn`'s trigger (32 bits).
+fn ack_ev(psn: u64) -> u64 {
+    ACK_EV_BASE + psn % 16
+}
+const ACK_EV_BASE: u64 = 0xBEEF_E000;
+
+/// The value the EV selector answers for (`qp`, `ev`) (32 bits).
+fn rsp_value(qp: u64, ev: u64) -> u64 {
+    RSP_VALUE_BASE + qp * 8 + ev
+}
+const RSP_VALUE_BASE: u64 = 0x7A11_C000;
 
 fn v<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64))
@@ -255,7 +268,7 @@ fn headers_match_the_golden_extension_emitter() {
                 (h.dst_mac, h.dst_ip, h.dest_qp, h.pkey),
                 (0x0200_0000_0000 | addr, 0x0A00_0000 | addr, dest, 0xFF00 | a.qp)
             );
-            assert_eq!(h.ev, 0xE000 + a.psn % 16);
+            assert_eq!(h.ev, ack_ev(a.psn));
             let want_syn = if a.sack {
                 0x1F
             } else if a.nack_kind == 3 {
@@ -305,7 +318,7 @@ fn headers_match_the_golden_extension_emitter() {
                 (
                     u64::from(d.opcode),
                     d.psn,
-                    0xC000 + d.qp * 8 + ev,
+                    rsp_value(d.qp, ev),
                     d.len,
                     (4 - d.len % 4) % 4
                 )
@@ -400,7 +413,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 x.ack_base.next = a.base.into();
                 x.ack_bitmap.next = a.bitmap.into();
                 x.ack_ecn_count.next = 7u64.into();
-                x.ack_ev.next = (0xE000 + a.psn % 16).into();
+                x.ack_ev.next = ack_ev(a.psn).into();
                 x.ack_ev_index.next = (a.psn % 16).into();
                 x.ack_echo_ts.next = (0xEC40_0000 + a.psn).into();
                 x.ack_arrival_ns.next = (now_at(cycle).wrapping_sub(held_ns(a)) & 0xFFFF_FFFF).into();
@@ -424,7 +437,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                     x.rsp_valid.next = true;
                     x.rsp_none.next = false;
                     x.rsp_ev.next = ev.into();
-                    x.rsp_value.next = (0xC000 + qp * 8 + ev).into();
+                    x.rsp_value.next = rsp_value(qp, ev).into();
                 }
             }
             x.hdr_ready.next = BACKPRESSURE.go(&mut r);
@@ -583,7 +596,7 @@ fn offer_data(x: &mut TxPath, d: &DataOffer) {
 
 /// The single-EV selector model of the data-only tests: no ACK record,
 /// the selector never busy, and a select answered two cycles later
-/// (`pending`: the cycles answers are due) with EV 1, value 0xC001.
+/// (`pending`: the cycles answers are due) with EV 1, value `rsp_value(0, 1)`.
 fn answer_selects(x: &mut TxPath, pending: &mut Vec<u64>, cycle: u64) {
     x.ack_valid.next = false;
     x.ev_busy.next = false;
@@ -593,7 +606,7 @@ fn answer_selects(x: &mut TxPath, pending: &mut Vec<u64>, cycle: u64) {
         x.rsp_valid.next = true;
         x.rsp_none.next = false;
         x.rsp_ev.next = 1u64.into();
-        x.rsp_value.next = 0xC001u64.into();
+        x.rsp_value.next = rsp_value(0, 1).into();
     }
 }
 
@@ -789,7 +802,7 @@ fn mrc10_transport_matches_the_golden_emitter() {
             let a = acks[ai];
             ai += 1;
             let (_, dest, _) = peer(a.qp);
-            let ev = (0xE000 + a.psn % 16) as u32;
+            let ev = ack_ev(a.psn) as u32;
             let echo = ((0xEC40_0000 + a.psn) & 0xFFFF) as u16;
             // A SACK's echo is advanced by the service time in TSETH units;
             // a probe answer's and a NACK's are not.
@@ -926,7 +939,7 @@ fn mrc10_transport_matches_the_golden_emitter() {
                 (dscp, 2, d.len, (4 - d.len % 4) % 4),
                 "data {di}"
             );
-            assert_eq!(h.ev, 0xC000 + d.qp * 8 + ev);
+            assert_eq!(h.ev, rsp_value(d.qp, ev));
             // The send record's time is at the TSETH's grain (checked in
             // the whole core); the rest as in legacy.
             assert_eq!(sents[di - 1], (d.qp, d.psn, ev, d.len), "send record {di}");

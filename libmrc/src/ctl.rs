@@ -1014,8 +1014,10 @@ fn request_id(r: &driver::device::EndpointResult) -> u16 {
 /// Deny (`state` DENIED) or allow (GOOD) EV `ev` on `qp`.
 pub fn set_ev_state(c: &Controller, qp: &QueuePair, ev: u16, state: u32) -> Result<(), c_int> {
     match state {
-        EV_DENIED => c.deny(qp, u16::MAX, ev),
-        EV_GOOD => c.allow(qp, u16::MAX, ev),
+        // The UDP format's 16 bits: the driver's 32-bit EV with the
+        // flow-label half 0.
+        EV_DENIED => c.deny(qp, u32::MAX, u32::from(ev)),
+        EV_GOOD => c.allow(qp, u32::MAX, u32::from(ev)),
         _ => return Err(EINVAL),
     }
     Ok(())
@@ -1868,7 +1870,9 @@ fn take_ev_events(ctx: &Ctx, ctl: &mut Ctl) {
         // its expansion); an AUTO profile's: the value the QP carries.
         let value = match ctl.ev.get(&id).and_then(|p| p.ev_at(usize::from(e.ev_index))) {
             Some(v) => v as u16,
-            None => ev.unwrap_or(e.ev),
+            // The device holds the values this library wrote: the UDP
+            // format's 16 bits.
+            None => ev.unwrap_or(e.ev as u16),
         };
         ctl.note_ev_state(id, e.qp, value, state);
         if !queue || ctl.ev.get(&id).is_none_or(|p| p.event_mask & state == 0) {

@@ -864,7 +864,9 @@ pub unsafe extern "C" fn mrcx_to_rts(
                 timeouts: t,
                 evs: EvProfile {
                     min_active: min_active.unwrap_or(DEFAULT_MIN_ACTIVE).min(values.len() as u32) as u8,
-                    values: values.clone(),
+                    // The UDP format's 16-bit EVs as the driver's 32-bit
+                    // ones (the flow-label half 0).
+                    values: values.iter().map(|&v| u32::from(v)).collect(),
                 },
                 cc: CcProfile {
                     min_cwnd: MIN_CWND.min(cc.map_or(DEFAULT_MAX_CWND, |(w, _)| w)),

@@ -64,6 +64,11 @@ pub struct CosimArgs {
     /// NICs receive either.
     #[arg(long, value_enum, default_value_t = WireArg::Legacy)]
     pub wire: WireArg,
+    /// Both NICs send IPv6 (fd00::a, fd00::b), and A's EVs are 32 bits
+    /// (0xA5C31000 + i: the flow label carries bits 31-16); without it,
+    /// IPv4 and 16-bit EVs (0x1000 + i).
+    #[arg(long)]
+    pub ipv6: bool,
     /// Number of EVs (paths) of each requester QP.
     #[arg(long, default_value_t = 8)]
     pub evs: u16,
@@ -264,6 +269,7 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
     let mut cfg = SystemConfig::new(args.evs, messages, args.seed);
     cfg.qps = args.qps;
     cfg.wire = args.wire.into();
+    cfg.ipv6 = args.ipv6;
     cfg.max_outstanding = args.in_flight;
     if let Some(w) = cwnd {
         cfg.cwnd = w;
@@ -818,6 +824,18 @@ const SCENARIOS: &[NamedScenario] = &[
             a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(50))];
         },
         system: keep,
+        expect: PLAIN,
+    },
+    NamedScenario {
+        name: "ipv6-ev32",
+        about: "IPv6 stations and 32-bit EVs (bits 31-16 in the flow label; the fabric's paths keyed \
+                by all 32), EV 3 drops everything from 50 us on",
+        apply: |a| {
+            no_faults(a);
+            a.no_failure = false;
+            a.fail_ev = vec![(SCENARIO_EV, proto::Instant::from_us(50))];
+        },
+        system: |c| c.ipv6 = true,
         expect: PLAIN,
     },
     NamedScenario {

@@ -654,7 +654,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
             stall_age_ns: stall_age_ns(&timing),
         },
         evs: EvProfile {
-            values: (0..a.evs).map(|i| EV_BASE + i).collect(),
+            values: (0..a.evs).map(|i| u32::from(EV_BASE + i)).collect(),
             min_active: 1,
         },
         cc: CcProfile::default(),

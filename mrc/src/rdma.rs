@@ -394,7 +394,7 @@ fn connect_qp(a: &RdmaArgs, h: &mut Host, me: &Hello, peer: &Hello) -> Result<()
             ..Timeouts::default()
         },
         evs: EvProfile {
-            values: (0..a.evs).map(|i| a.ev_base + i).collect(),
+            values: (0..a.evs).map(|i| u32::from(a.ev_base + i)).collect(),
             min_active: 1,
         },
         cc: CcProfile {

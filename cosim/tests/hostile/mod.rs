@@ -137,15 +137,9 @@ pub fn configure_globals(nic: &mut Nic) {
 /// `dialect`), EV-event ring, both CQ rings and the ACK policy.
 pub fn configure_globals_in(nic: &mut Nic, dialect: Dialect) {
     nic.set_addresses_wire(
-        Station {
-            mac: 0x0200_0000_0001,
-            ipv4: 0x0A00_0001,
-        },
+        Station::v4(0x0200_0000_0001, 0x0A00_0001),
         3,
-        Station {
-            mac: 0x0200_0000_0002,
-            ipv4: 0x0A00_0002,
-        },
+        Station::v4(0x0200_0000_0002, 0x0A00_0002),
         dialect == Dialect::Mrc10,
     );
     nic.set_ev_ring(0x9000_0000, 8);

@@ -1511,7 +1511,7 @@ impl Engine {
             new_state,
             reason,
             qp: qpn,
-            ev: ch.ev as u16,
+            ev: ch.ev,
             ev_index: (ch.ev_index & 0x7F) as u8,
             time_ns: ch.at.as_ns() as u32,
         };
