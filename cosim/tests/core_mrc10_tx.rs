@@ -474,9 +474,21 @@ fn data_frame(net: &Net, psn: u32, ev: u32, tx_ts: u16, slot: u64, len: usize, r
 /// (`proto::model::mrc`: `build_sack`, `queue_nack`, `queue_fatal_ack`)
 /// from what the RTL's ACK record carries.
 enum Answer {
-    Sack { cum: u32, base: u32, bitmap: u64 },
-    Nack { psn: u32, reason: mrc10::NackReason },
-    FatalAck { psn: u32, msn: u32 },
+    /// `trigger`: the data packet the SACK answers (its PSN).
+    Sack {
+        cum: u32,
+        base: u32,
+        bitmap: u64,
+        trigger: u32,
+    },
+    Nack {
+        psn: u32,
+        reason: mrc10::NackReason,
+    },
+    FatalAck {
+        psn: u32,
+        msn: u32,
+    },
 }
 
 fn answer_packet(a: &Answer, ev: u32, echo: u16) -> Mrc10Packet {
@@ -487,11 +499,18 @@ fn answer_packet(a: &Answer, ev: u32, echo: u16) -> Mrc10Packet {
         choices::context_of(u32::from(QP)),
     );
     match *a {
-        Answer::Sack { cum, base, bitmap } => {
+        Answer::Sack {
+            cum,
+            base,
+            bitmap,
+            trigger,
+        } => {
             let seth = SethRepr {
                 skip_mode: SkipMode::None,
                 probe_response: false,
-                ack_psn_offset: 0,
+                ack_psn_offset: Psn::new(trigger)
+                    .distance(Psn::new(cum))
+                    .clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16,
                 ev,
                 sender_context: ctx.0,
                 receiver_context: ctx.1,
@@ -632,6 +651,7 @@ fn answer_and_check(built: &Built, net: &Net) {
                 cum: expected - 1,
                 base: expected,
                 bitmap: bits(&received, expected),
+                trigger: psn,
             }
         };
         nic.rx.push(frame);

@@ -104,6 +104,10 @@ pub struct AckGen {
     pub tx_kind: Signal<Out, Bits<2>>,
     pub tx_psn: Signal<Out, Bits<24>>,
     pub tx_cum: Signal<Out, Bits<24>>,
+    /// A SACK's trigger: the data packet it answers (the record's own,
+    /// or the stored one for a coalescing timer's SACK). An MRC 1.0 SACK
+    /// names it by its offset from `tx_cum` (SETH ack_psn_offset).
+    pub tx_trigger_psn: Signal<Out, Bits<24>>,
     pub tx_msn: Signal<Out, Bits<24>>,
     pub tx_nack_kind: Signal<Out, Bits<2>>,
     pub tx_nak_code: Signal<Out, Bits<5>>,
@@ -199,6 +203,7 @@ pub struct AckGen {
     o_qp: DFF<Bits<QP_BITS>>,
     o_kind: DFF<Bits<2>>,
     o_psn: DFF<Bits<24>>,
+    o_tpsn: DFF<Bits<24>>,
     o_cum: DFF<Bits<24>>,
     o_msn: DFF<Bits<24>>,
     o_nack_kind: DFF<Bits<2>>,
@@ -280,6 +285,7 @@ impl Logic for AckGen {
             o_qp,
             o_kind,
             o_psn,
+            o_tpsn,
             o_cum,
             o_msn,
             o_nack_kind,
@@ -452,6 +458,7 @@ impl Logic for AckGen {
         self.o_kind.d.next = 1.into();
         self.o_psn.d.next = self.t_exp.val() - 1;
         self.o_cum.d.next = self.t_exp.val() - 1;
+        self.o_tpsn.d.next = self.s1_psn.q.val();
         self.o_msn.d.next = self.cur_msn.val();
         self.o_nack_kind.d.next = 0.into();
         self.o_code.d.next = 0.into();
@@ -474,6 +481,7 @@ impl Logic for AckGen {
                         // Coalescing timer: SACK from the stored trigger.
                         self.o_msn.d.next = self.msn_ram.read_data.val();
                         self.o_ecn.d.next = self.ecn_ram.read_data.val();
+                        self.o_tpsn.d.next = self.tpsn_ram.read_data.val();
                         self.o_ev.d.next = self.tev_ram.read_data.val();
                         self.o_evi.d.next = self.tevi_ram.read_data.val();
                         self.o_echo.d.next = self.techo_ram.read_data.val();
@@ -641,6 +649,7 @@ impl Logic for AckGen {
             self.o_kind.d.next = self.o_kind.q.val();
             self.o_psn.d.next = self.o_psn.q.val();
             self.o_cum.d.next = self.o_cum.q.val();
+            self.o_tpsn.d.next = self.o_tpsn.q.val();
             self.o_msn.d.next = self.o_msn.q.val();
             self.o_nack_kind.d.next = self.o_nack_kind.q.val();
             self.o_code.d.next = self.o_code.q.val();
@@ -718,6 +727,7 @@ impl Logic for AckGen {
         self.tx_kind.next = self.o_kind.q.val();
         self.tx_psn.next = self.o_psn.q.val();
         self.tx_cum.next = self.o_cum.q.val();
+        self.tx_trigger_psn.next = self.o_tpsn.q.val();
         self.tx_msn.next = self.o_msn.q.val();
         self.tx_nack_kind.next = self.o_nack_kind.q.val();
         self.tx_nak_code.next = self.o_code.q.val();

@@ -803,6 +803,7 @@ impl Logic for MrcCore {
         self.txpath.ack_kind.next = self.ackgen.tx_kind.val();
         self.txpath.ack_psn.next = self.ackgen.tx_psn.val();
         self.txpath.ack_cum.next = self.ackgen.tx_cum.val();
+        self.txpath.ack_trigger_psn.next = self.ackgen.tx_trigger_psn.val();
         self.txpath.ack_msn.next = self.ackgen.tx_msn.val();
         self.txpath.ack_nack_kind.next = self.ackgen.tx_nack_kind.val();
         self.txpath.ack_nak_code.next = self.ackgen.tx_nak_code.val();

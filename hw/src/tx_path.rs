@@ -199,6 +199,9 @@ pub struct TxPath {
     pub ack_kind: Signal<In, Bits<2>>,
     pub ack_psn: Signal<In, Bits<24>>,
     pub ack_cum: Signal<In, Bits<24>>,
+    /// The SACK's trigger PSN (`hw::ack_gen`'s `tx_trigger_psn`): an MRC
+    /// 1.0 SACK carries its offset from `ack_cum` in the SETH.
+    pub ack_trigger_psn: Signal<In, Bits<24>>,
     pub ack_msn: Signal<In, Bits<24>>,
     pub ack_nack_kind: Signal<In, Bits<2>>,
     pub ack_nak_code: Signal<In, Bits<5>>,
@@ -297,6 +300,11 @@ pub struct TxPath {
     d_last: Signal<Local, Bit>,
     /// SACK base - cumulative PSN (24 bits; the SETH carries 16, signed).
     a_sack_offset: Signal<Local, Bits<24>>,
+    /// Trigger PSN - cumulative PSN (24 bits) ...
+    a_trigger_offset: Signal<Local, Bits<24>>,
+    /// ... as the SETH's signed 16-bit ack PSN offset, clamped as the
+    /// model's `build_sack` clamps it (a duplicate far behind).
+    a_ack_psn_offset: Signal<Local, Bits<16>>,
     /// How long the SACK's trigger has been held, ns: `now_ns` minus its
     /// arrival (the model's `now - trigger.arrival` when the SACK leaves).
     a_service: Signal<Local, Bits<32>>,
@@ -320,6 +328,13 @@ pub struct TxPath {
     k_cc_type: Param<4, { mrc10_wire::CC_TYPE_NSCC }>,
     k_ce_max: Param<16, { mrc10_wire::CC_FLAGS_CE_MAX }>,
     k_sack_mpr: Param<8, { mrc10_wire::SACK_MPR }>,
+    /// The SETH ack PSN offset's range (signed 16 bits): the first 24-bit
+    /// difference beyond `i16::MAX` and the last below `i16::MIN`, and the
+    /// two ends.
+    k_off_above: Param<24, { i16::MAX as u64 + 1 }>,
+    k_off_below: Param<24, { (1 << 24) - (i16::MAX as u64 + 1) }>,
+    k_off_max: Param<16, { i16::MAX as u64 }>,
+    k_off_min: Param<16, { i16::MIN as u16 as u64 }>,
     // Own addresses and header constants.
     loc_mac: DFF<Bits<48>>,
     loc_ip: DFF<Bits<128>>,
@@ -391,6 +406,7 @@ pub struct TxPath {
     a_kind: DFF<Bits<2>>,
     a_psn: DFF<Bits<24>>,
     a_cum: DFF<Bits<24>>,
+    a_tpsn: DFF<Bits<24>>,
     a_msn: DFF<Bits<24>>,
     a_nack_kind: DFF<Bits<2>>,
     a_nak_code: DFF<Bits<5>>,
@@ -472,6 +488,7 @@ impl Logic for TxPath {
             a_kind,
             a_psn,
             a_cum,
+            a_tpsn,
             a_msn,
             a_nack_kind,
             a_nak_code,
@@ -639,6 +656,14 @@ impl Logic for TxPath {
         // cum_psn, echo_ts.
         self.is_sack.next = self.a_kind.q.val() == 1;
         self.a_sack_offset.next = self.a_base.q.val() - self.a_cum.q.val();
+        self.a_trigger_offset.next = self.a_tpsn.q.val() - self.a_cum.q.val();
+        self.a_ack_psn_offset.next = self.a_trigger_offset.val().get_bits::<16>(0);
+        if !self.a_trigger_offset.val().get_bit(23) & (self.a_trigger_offset.val() >= self.k_off_above.val()) {
+            self.a_ack_psn_offset.next = self.k_off_max.val();
+        }
+        if self.a_trigger_offset.val().get_bit(23) & (self.a_trigger_offset.val() < self.k_off_below.val()) {
+            self.a_ack_psn_offset.next = self.k_off_min.val();
+        }
         self.a_service.next = self.now_ns.val() - self.a_arrival.q.val();
         if self.a_send_probe.q.val() {
             // Our legacy reliability probe (`proto::model::legacy_mrc`'s
@@ -908,6 +933,7 @@ impl Logic for TxPath {
                 self.a_kind.d.next = self.ack_kind.val();
                 self.a_psn.d.next = self.ack_psn.val();
                 self.a_cum.d.next = self.ack_cum.val();
+                self.a_tpsn.d.next = self.ack_trigger_psn.val();
                 self.a_msn.d.next = self.ack_msn.val();
                 self.a_nack_kind.d.next = self.ack_nack_kind.val();
                 self.a_nak_code.d.next = self.ack_nak_code.val();
@@ -997,9 +1023,10 @@ impl Logic for TxPath {
             // 16 bits).
             self.a_word.d.next.skip_mode = 0.into();
             // A probe answer carries the probe id in the ack PSN offset
-            // (`build_sack` with a probe); any other SACK sends it as 0.
+            // (`build_sack` with a probe); any other SACK its trigger's
+            // offset from the cumulative PSN.
             self.a_word.d.next.probe_response = self.a_probe.q.val();
-            self.a_word.d.next.ack_psn_offset = 0.into();
+            self.a_word.d.next.ack_psn_offset = self.a_ack_psn_offset.val();
             if self.a_probe.q.val() {
                 self.a_word.d.next.ack_psn_offset = self.a_ev_index.q.val();
             }

@@ -67,6 +67,9 @@ struct Tx {
     /// SACK: when its trigger arrived, ns (the model's: `now` when it
     /// sends the SACK minus its `service_ns`); NACK: 0.
     arrival: u64,
+    /// SACK: its trigger's PSN (`tx_trigger_psn`: the last new or
+    /// duplicate data packet of the QP, the model's `Trigger::psn`); NACK: 0.
+    trigger: u32,
 }
 
 /// The harnesses drive `now_ns` as the cycle count (the model's `now` in
@@ -81,7 +84,19 @@ fn arrival_of(kind: u8, tx_arrival_ns: u64) -> u64 {
     }
 }
 
-fn from_model(p: &RocePacket, now: Instant) -> Tx {
+/// The trigger PSN a TX request of `kind` is compared with (a NACK has
+/// none: 0).
+fn trigger_of(kind: u8, tx_trigger_psn: u32) -> u32 {
+    if kind == kind::SACK {
+        tx_trigger_psn
+    } else {
+        0
+    }
+}
+
+/// The model's TX packet `p` as a TX request; a SACK's trigger (which the
+/// legacy SACK does not carry) is `trigger`, the test's own record of it.
+fn from_model(p: &RocePacket, now: Instant, trigger: u32) -> Tx {
     let aeth = p.aeth.unwrap();
     let mut t = Tx {
         kind: 0,
@@ -97,6 +112,7 @@ fn from_model(p: &RocePacket, now: Instant) -> Tx {
         ev_index: 0,
         echo_ts: 0,
         arrival: 0,
+        trigger: 0,
     };
     match (aeth.syndrome, p.ext) {
         (Syndrome::Ack { .. }, Some(MrcExtRepr::Sack(s))) => {
@@ -108,6 +124,7 @@ fn from_model(p: &RocePacket, now: Instant) -> Tx {
             t.ev_index = s.ev_index;
             t.echo_ts = s.echo_ts;
             t.arrival = now.as_ns() - u64::from(s.service_ns);
+            t.trigger = trigger;
         }
         (Syndrome::Nak { code }, Some(MrcExtRepr::Nack(n))) => {
             t.kind = kind::NACK;
@@ -204,6 +221,8 @@ fn run(seed: u64, per_qp: usize) -> Stats {
         ));
         let mut mirrors: Vec<Mirror> = STARTS.iter().map(|&s| Mirror::new(s)).collect();
         let mut want: Vec<VecDeque<Tx>> = vec![VecDeque::new(); 4];
+        // Each QP's SACK trigger: its last new or duplicate packet.
+        let mut triggers = [0u32; 4];
         let mut r = Rng::from_state(seed ^ 0x51AC);
         let mut snap_pipe: VecDeque<(u64, u64)> = VecDeque::new();
         let mut i = 0usize;
@@ -323,6 +342,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                         ev_index: x.tx_ev_index.val().index() as u16,
                         echo_ts: x.tx_echo_ts.val().index() as u32,
                         arrival: arrival_of(x.tx_kind.val().index() as u8, x.tx_arrival_ns.val().index() as u64),
+                        trigger: trigger_of(x.tx_kind.val().index() as u8, x.tx_trigger_psn.val().index() as u32),
                     },
                 ))
             } else {
@@ -336,6 +356,9 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                 let res = m[rc.k].handle_packet(now, rc.pkt.clone().into());
                 let fate = mirrors[rc.k].arrive(&rc.pkt);
                 assert_eq!(fate, rc.fate);
+                if matches!(fate, Fate::New | Fate::Duplicate) {
+                    triggers[rc.k] = rc.pkt.bth.psn.value();
+                }
                 match fate {
                     Fate::OutOfWindow => assert!(res.is_err()),
                     Fate::Rejected => assert!(res.is_err()),
@@ -347,7 +370,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                     "mirror agrees with the model"
                 );
                 while let Some(p) = m[rc.k].poll_transmit(now).and_then(Packet::into_roce) {
-                    want[rc.k].push_back(from_model(&p, now));
+                    want[rc.k].push_back(from_model(&p, now, triggers[rc.k]));
                 }
                 i += 1;
                 st.records += 1;
@@ -378,7 +401,7 @@ fn run(seed: u64, per_qp: usize) -> Stats {
                             .expect("model SACK on its timer");
                         assert!(m[k].poll_transmit(now).and_then(Packet::into_roce).is_none());
                         st.timer_sacks += 1;
-                        from_model(&p, now)
+                        from_model(&p, now, triggers[k])
                     }
                 };
                 assert_eq!(got, w, "cycle {cycle} QP {q}");
@@ -612,6 +635,7 @@ fn run_directed(qp: usize, cfgs: Vec<(u8, u16, Row)>, schedule: Vec<(u64, In)>, 
                         ev_index: x.tx_ev_index.val().index() as u16,
                         echo_ts: x.tx_echo_ts.val().index() as u32,
                         arrival: arrival_of(x.tx_kind.val().index() as u8, x.tx_arrival_ns.val().index() as u64),
+                        trigger: trigger_of(x.tx_kind.val().index() as u8, x.tx_trigger_psn.val().index() as u32),
                     },
                     x.tx_probe_legacy.val(),
                     x.tx_probe_id.val().index() as u32,
@@ -739,12 +763,26 @@ fn probe_answers_leave_the_coalescing_alone() {
             ev_index,
             echo_ts,
             arrival: 0,
+            trigger: 0,
         }
     };
     let sack =
         |k: u32, ecn: u16, ev: u32, ev_index: u16, echo_ts: u32| sack_at(k, START + k + 1, ecn, ev, ev_index, echo_ts);
-    // The arrivals depend on the take cycles: checked below.
-    let got: Vec<(bool, Tx)> = seen.iter().map(|s| (s.1, Tx { arrival: 0, ..s.2 })).collect();
+    // The arrivals depend on the take cycles, and a probe answer's
+    // trigger field means nothing: both checked below.
+    let got: Vec<(bool, Tx)> = seen
+        .iter()
+        .map(|s| {
+            (
+                s.1,
+                Tx {
+                    arrival: 0,
+                    trigger: 0,
+                    ..s.2
+                },
+            )
+        })
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -791,6 +829,11 @@ fn probe_answers_leave_the_coalescing_alone() {
         (820 + DELAY..820 + DELAY + 300).contains(&timer_at),
         "second timer SACK at cycle {timer_at}"
     );
+    // Each data SACK's trigger is the packet its echo names (PSN `START +
+    // k` carries echo 0xAAAA_0000 + k): PSN 4 at once, 5 and 71 kept for
+    // their timers, 70 for its gap.
+    let triggers: Vec<u32> = seen.iter().filter(|s| !s.1).map(|s| s.2.trigger).collect();
+    assert_eq!(triggers, vec![START + 4, START + 5, START + 70, START + 71]);
 }
 
 /// A legacy reliability probe (`in_probe_legacy`, as the legacy model's

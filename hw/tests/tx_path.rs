@@ -103,6 +103,30 @@ struct Ack {
     legacy: bool,
 }
 
+/// The trigger PSN of ACK record `a` (`ack_trigger_psn`): near its
+/// cumulative PSN either side, and now and then farther than the SETH's
+/// signed 16-bit offset reaches (clamped).
+fn trigger_psn(a: &Ack) -> u64 {
+    let off: i64 = match a.psn % 7 {
+        0 => -40_000,
+        1 => 40_000,
+        k => k as i64 * 9 - 30,
+    };
+    (a.cum as i64 + off).rem_euclid(1 << 24) as u64
+}
+
+/// The SETH ack PSN offset of `a`'s SACK, as the model's `build_sack`
+/// computes it (the trigger's distance from the cumulative PSN, clamped
+/// to 16 bits; a probe answer's: the probe id).
+fn ack_psn_offset(a: &Ack) -> i16 {
+    if a.probe {
+        (a.psn % 16) as i16
+    } else {
+        let d = Psn::new(trigger_psn(a) as u32).distance(Psn::new(a.cum as u32));
+        d.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
+    }
+}
+
 /// The id of the legacy probe an ACK record of `psn` answers.
 fn legacy_id(psn: u64) -> u32 {
     0xC0DE_0000 | psn as u32
@@ -407,6 +431,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 x.ack_kind.next = (if a.sack { 1u64 } else { 2 }).into();
                 x.ack_psn.next = a.psn.into();
                 x.ack_cum.next = a.cum.into();
+                x.ack_trigger_psn.next = trigger_psn(a).into();
                 x.ack_msn.next = 0x42u64.into();
                 x.ack_nack_kind.next = u64::from(a.nack_kind).into();
                 x.ack_nak_code.next = (if a.nack_kind == 3 { 2u64 } else { 0 }).into();
@@ -818,7 +843,7 @@ fn mrc10_transport_matches_the_golden_emitter() {
                     // A probe answer: pr = 1, the probe id (the record's
                     // `ev_index`) in the ack PSN offset.
                     probe_response: a.probe,
-                    ack_psn_offset: if a.probe { (a.psn % 16) as i16 } else { 0 },
+                    ack_psn_offset: ack_psn_offset(&a),
                     ev,
                     sender_context: sctx,
                     receiver_context: rctx,
