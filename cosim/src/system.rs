@@ -81,9 +81,10 @@ const REFUSED_RKEY_BIT: u32 = 0x0100;
 /// over IPv4 ...
 pub const EV_BASE: u32 = 0x1000;
 /// ... and `EV_BASE_V6 + i` over IPv6: MRC 1.0's 32-bit EVs, bits 31-16
-/// in the flow label (bits 6-0 still the index: the card's retransmit
-/// engine reads an MRC 1.0 SACK's EV index there).
-pub const EV_BASE_V6: u32 = 0xA5C3_1000;
+/// in the flow label, on a base that is not a multiple of 128 (an EV's
+/// index is not in its value's low bits: the card finds a SACK's EV from
+/// its trigger's slot).
+pub const EV_BASE_V6: u32 = 0xA5C3_1234;
 /// The send window the hardware supports (the retransmit engine's 256
 /// slots per QP): 2 units of 128 PSNs.
 pub const MAX_SEND_MPR_UNITS: u8 = 2;

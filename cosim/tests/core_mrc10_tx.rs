@@ -51,13 +51,13 @@ const V4: Net = Net {
 };
 
 /// `Encap::test_v6`'s stations (fd00::1, fd00::2), with EVs whose upper
-/// half is not 0 (their bits 6-0 still the index: the retransmit engine
-/// reads an MRC 1.0 EV's index there).
+/// half is not 0, on a base that is not a multiple of 128 (no EV's index
+/// sits in its value's low bits).
 const V6: Net = Net {
     local: Station::v6(0x0200_0000_0001, 0xfd00 << 112 | 1),
     peer: Station::v6(0x0200_0000_0002, 0xfd00 << 112 | 2),
     encap: Encap::test_v6(),
-    ev_base: 0xA5C3_1000,
+    ev_base: 0xA5C3_1234,
 };
 
 impl Net {

@@ -503,7 +503,7 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
     assert!(v.ok, "{:?}", v.failures());
 }
 
-/// MRC 1.0's 32-bit EVs: both NICs on IPv6, A's EVs 0xA5C31000 + i. The
+/// MRC 1.0's 32-bit EVs: both NICs on IPv6, A's EVs 0xA5C31234 + i (not on a multiple of 128). The
 /// fabric keys its paths by all 32 bits (a frame whose flow label lost
 /// the EV's upper half would ride path 0, and the blackhole on EV 3 would
 /// swallow nothing); B answers on the EV each packet came on; A's EV

@@ -1589,6 +1589,7 @@ impl Logic for MrcCore {
         }
         // Read only with a SACK.
         self.retx.op_fb.next = self.rxpath.op_fb.val();
+        self.retx.op_trigger.next = self.rxpath.op_trigger.val();
         self.rxpath.op_ready.next = self.rt_g_rx.val() & self.rt_take.val();
         self.adm_fifo.write.next = self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val();
         self.adm_fifo.data_in.next =

@@ -283,6 +283,9 @@ pub struct RetransmitEngine {
     pub op_len: Signal<In, Bits<16>>,
     pub op_base: Signal<In, Bits<24>>,
     pub op_bitmap: Signal<In, Bits<64>>,
+    /// MRC 1.0 SACK (`op_fb.by_trigger`): the PSN of its trigger, the
+    /// packet whose echo it carries.
+    pub op_trigger: Signal<In, Bits<24>>,
     /// SACK: its congestion feedback, reported with its acknowledgement
     /// (`ack_fb`); ignored for other kinds.
     pub op_fb: Signal<In, SackFeedback>,
@@ -524,6 +527,21 @@ pub struct RetransmitEngine {
     // Walk state.
     p: DFF<Bits<24>>,
     cur_ev: DFF<Bits<7>>,
+    /// An MRC 1.0 SACK's trigger PSN (`op_trigger`) ...
+    trigger: DFF<Bits<24>>,
+    /// ... newly acknowledged by it (the walk met it) ...
+    trig_hit: DFF<Bit>,
+    /// ... on this EV (its slot's) ...
+    trig_ev: DFF<Bits<7>>,
+    /// ... whose copy the SACK names: the trigger's only transmission, or
+    /// its last one on the EV the SACK names (`op_ev`: the model's check
+    /// that the slot's EV value is the SETH EV).
+    trig_named: DFF<Bit>,
+    /// The walk is at the SACK's trigger (MRC 1.0).
+    at_trigger: Signal<Local, Bit>,
+    /// The EV a SACK's m field is about: the trigger's (MRC 1.0), else the
+    /// one the SACK names.
+    skip_ev: Signal<Local, Bits<7>>,
     found: DFF<Bit>,
     una_new: DFF<Bits<24>>,
     una_time: DFF<Bits<TIME_BITS>>,
@@ -778,6 +796,10 @@ impl Logic for RetransmitEngine {
             bitmap,
             p,
             cur_ev,
+            trigger,
+            trig_hit,
+            trig_ev,
+            trig_named,
             found,
             una_new,
             una_time,
@@ -1148,7 +1170,12 @@ impl Logic for RetransmitEngine {
         self.lone_mark_want.next = false;
         self.resend.push_mark.next = false;
         self.resend.lone_mark.next.qp = self.qp.q.val();
-        self.resend.lone_mark.next.ev = self.ev.q.val();
+        self.at_trigger.next = self.fb.q.val().by_trigger & (self.p.q.val() == self.trigger.q.val());
+        self.skip_ev.next = self.ev.q.val();
+        if self.fb.q.val().by_trigger {
+            self.skip_ev.next = self.trig_ev.q.val();
+        }
+        self.resend.lone_mark.next.ev = self.skip_ev.val();
         self.resend.lone_mark.next.reason = MarkReason::Skip;
         if self.fb.q.val().always_skip {
             self.resend.lone_mark.next.reason = MarkReason::Loss;
@@ -1304,6 +1331,8 @@ impl Logic for RetransmitEngine {
             self.base.d.next = self.op_base.val();
             self.bitmap.d.next = self.op_bitmap.val();
             self.fb.d.next = self.op_fb.val();
+            self.trigger.d.next = self.op_trigger.val();
+            self.trig_hit.d.next = false;
             self.is_timer.d.next = false;
             self.qs_ram.read_address.next = self.op_qp.val();
             self.tail_ram.read_address.next = self.op_qp.val();
@@ -1531,11 +1560,21 @@ impl Logic for RetransmitEngine {
                     }
                     self.qs.d.next.hw_valid = true;
                 }
-                // A packet sent on the SACK's own EV, its sample within the
-                // stall age: delivered (the model's `on_ack` clears the EV's
+                // A packet sent on the SACK's own EV (legacy), or the
+                // SACK's trigger (MRC 1.0: the model's `ack_one` gives the
+                // sample to the trigger's EV), its sample within the stall
+                // age: delivered (the model's `on_ack` clears the EV's
                 // suspicion). A resent one too: the model gives the sample
                 // to the EV before it asks whether the slot was resent.
-                if (self.slot.val().ev == self.ev.q.val()) & self.fb.q.val().sample & self.prompt.val() {
+                if self.at_trigger.val() {
+                    self.trig_hit.d.next = true;
+                    self.trig_ev.d.next = self.slot.val().ev;
+                    self.trig_named.d.next = !self.slot.val().resent | (self.slot.val().ev == self.ev.q.val());
+                }
+                if ((!self.fb.q.val().by_trigger & (self.slot.val().ev == self.ev.q.val())) | self.at_trigger.val())
+                    & self.fb.q.val().sample
+                    & self.prompt.val()
+                {
                     self.dlv_ram.write_address.next =
                         (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.cur_ev.q.val());
                     self.dlv_ram.write_data.next = true;
@@ -1677,18 +1716,20 @@ impl Logic for RetransmitEngine {
                 // `on_ack` for it): news for NSCC only.
                 // The SACK's SETH m field (MRC 1.0), applied after its
                 // acknowledgements and losses as the model applies it: the
-                // EV it names (`op_ev`, taken as an index as for the
-                // sample) is skipped once and noted congested (SKIP_ONCE),
-                // or marked (ALWAYS_SKIP, reason LOSS), once the mark
-                // register is free.
-                self.lone_mark_want.next = self.fb.q.val().skip | self.fb.q.val().always_skip;
+                // trigger's EV (`skip_ev`; only when the trigger was newly
+                // acknowledged here and the SACK names its copy) is skipped
+                // once and noted congested (SKIP_ONCE), or marked
+                // (ALWAYS_SKIP, reason LOSS), once the mark register is
+                // free.
+                self.lone_mark_want.next = (self.fb.q.val().skip | self.fb.q.val().always_skip)
+                    & (!self.fb.q.val().by_trigger | (self.trig_hit.q.val() & self.trig_named.q.val()));
                 if (!self.o_ack_v.q.val() | !self.ack_news.val())
                     & (!self.lone_mark_want.val() | !self.resend.mark_full.val())
                 {
                     self.resend.push_mark.next = self.lone_mark_want.val();
-                    self.cng_set.next = self.fb.q.val().skip;
+                    self.cng_set.next = self.fb.q.val().skip & self.lone_mark_want.val();
                     self.sus_ram.write_address.next =
-                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.skip_ev.val());
                     self.dlv_ram.write_address.next = self.sus_ram.write_address.val();
                     if self.ack_news.val() {
                         self.o_ack_v.d.next = true;

@@ -207,6 +207,11 @@ pub mod translate {
     /// RTT sample, bit 14 ([`SACK_CC_NO_SAMPLE`]).
     pub const SACK_CC_RESTORE: u64 = 1 << 15;
     pub const SACK_CC_NO_SAMPLE: u64 = 1 << 14;
+    /// An MRC 1.0 SACK (not a probe answer) names its trigger: bit 13 of
+    /// bytes 6-7 set, and the SETH ack PSN offset (signed, the trigger's
+    /// PSN minus the cumulative one) in bytes 12-13, where a legacy SACK
+    /// has its service time (MRC 1.0 has none: the echo includes it).
+    pub const SACK_CC_TRIGGER: u64 = 1 << 13;
     /// Legacy NACK kinds (`proto::wire::NackKind`, `hw::ack_gen::nack`).
     pub const KIND_TRIMMED: u64 = 1;
     pub const KIND_OUT_OF_WINDOW: u64 = 2;
@@ -399,6 +404,9 @@ pub struct RxParser {
     m10_ext_lo: Signal<Local, Bits<96>>,
     /// Legacy SACK bytes 6-7: CC_STATE (`translate::SACK_CC_RESTORE`).
     m10_ext_cc: Signal<Local, Bits<16>>,
+    /// Legacy SACK bytes 12-13: an MRC 1.0 SACK's ack PSN offset
+    /// (`translate::SACK_CC_TRIGGER`).
+    m10_ext_off: Signal<Local, Bits<16>>,
     m10_base_off: Signal<Local, Bits<24>>,
     m10_off16: Signal<Local, Bits<16>>,
     m10_syn: Signal<Local, Bits<8>>,
@@ -616,6 +624,7 @@ pub struct RxParser {
     k_ext_sack: Param<8, { translate::EXT_SACK }>,
     k_cc_no_sample: Param<16, { translate::SACK_CC_NO_SAMPLE }>,
     k_cc_restore: Param<16, { translate::SACK_CC_RESTORE }>,
+    k_cc_trigger: Param<16, { translate::SACK_CC_TRIGGER }>,
     k_ext_nack: Param<8, { translate::EXT_NACK }>,
     k_ext_mrc10_probe: Param<8, { translate::EXT_MRC10_PROBE }>,
     k_ext_probe_answer: Param<8, { translate::EXT_PROBE_ANSWER }>,
@@ -1425,6 +1434,7 @@ impl Logic for RxParser {
         self.m10_ext_echo.next = 0.into();
         self.m10_ext_lo.next = 0.into();
         self.m10_ext_cc.next = 0.into();
+        self.m10_ext_off.next = 0.into();
         if self.e_m10_hdr.q.val().is_write {
             // MRC 1.0 data carries no EV index (the EV is the UDP source
             // port, `out_ev`): 0. The echo is the TSETH's, 0 without one.
@@ -1451,12 +1461,15 @@ impl Logic for RxParser {
             } else {
                 // Congestion feedback (`translate::SACK_CC_RESTORE`); a
                 // probe answer carries none the requester takes.
+                // And its trigger (`translate::SACK_CC_TRIGGER`).
                 self.m10_ext_ev_index.next = bit_cast::<16, 4>(self.e_m10_hdr.q.val().ctl_cc_flags);
-                self.m10_ext_cc.next = bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty);
+                self.m10_ext_cc.next = bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty) | self.k_cc_trigger.val();
                 if self.e_m10_hdr.q.val().restore {
-                    self.m10_ext_cc.next =
-                        bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty) | self.k_cc_restore.val();
+                    self.m10_ext_cc.next = bit_cast::<16, 7>(self.e_m10_hdr.q.val().cwnd_penalty)
+                        | self.k_cc_trigger.val()
+                        | self.k_cc_restore.val();
                 }
+                self.m10_ext_off.next = self.e_m10_hdr.q.val().ack_psn_offset;
             }
             self.m10_ext_echo.next = self.e_m10_echo.q.val();
             self.m10_ext_lo.next = (bit_cast::<96, 24>(self.e_m10_base_sack.q.val()) << 64)
@@ -1494,6 +1507,7 @@ impl Logic for RxParser {
             | (bit_cast::<224, 16>(self.m10_ext_ev_index.val()) << 176)
             | (bit_cast::<224, 16>(self.m10_ext_cc.val()) << 160)
             | (bit_cast::<224, 32>(self.m10_ext_echo.val()) << 128)
+            | (bit_cast::<224, 16>(self.m10_ext_off.val()) << 112)
             | bit_cast::<224, 96>(self.m10_ext_lo.val());
         self.r_valid.d.next = false;
         self.r_drop.d.next = false;

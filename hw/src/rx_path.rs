@@ -223,6 +223,9 @@ pub struct RxPath {
     pub op_time: Signal<Out, Bits<32>>,
     pub op_len: Signal<Out, Bits<16>>,
     pub op_base: Signal<Out, Bits<24>>,
+    /// An MRC 1.0 SACK's trigger, the packet it answers (its cumulative
+    /// PSN plus the SETH ack PSN offset), when `op_fb.by_trigger`.
+    pub op_trigger: Signal<Out, Bits<24>>,
     pub op_bitmap: Signal<Out, Bits<64>>,
     /// The record is a SACK answering our probe of EV `op_probe_ev` (an
     /// index of the QP's set, checked): the core readmits the EV
@@ -420,6 +423,14 @@ pub struct RxPath {
     probe_answer: Signal<Local, Bit>,
     /// A SACK's echo plus its service time (`SackFeedback::echo`).
     fb_echo: Signal<Local, Bits<32>>,
+    /// The frame is an MRC 1.0 SACK that names its trigger
+    /// (`rx_parser::translate::SACK_CC_TRIGGER`) ...
+    by_trigger: Signal<Local, Bit>,
+    /// ... by this offset from its cumulative PSN (bytes 12-13, signed,
+    /// widened to 24 bits).
+    trigger_off: Signal<Local, Bits<24>>,
+    /// Bits 23-16 of a negative offset widened to 24 bits.
+    k_off_sign: Param<24, 0xFF_0000>,
     // The FIFO heads on the RAM outputs, decoded for the classification.
     n_opcode: Signal<Local, Bits<8>>,
     n_drop: Signal<Local, Bit>,
@@ -891,9 +902,20 @@ impl Logic for RxPath {
         // The probed EV's index: extension bytes 4-5 (only its low 7 bits
         // can be below `ev_count`, which the head stage checked).
         // The echo advanced by the legacy SACK's service time (bytes
-        // 12-15; 0 in a translated MRC 1.0 SACK), which the model takes
-        // off its sample.
+        // 12-15), which the model takes off its sample; a translated MRC
+        // 1.0 SACK has none (its echo includes it), and its trigger's
+        // offset in bytes 12-13.
+        self.by_trigger.next = !self.probe_answer.val() & self.h_ext.q.val().get_bit(173);
         self.fb_echo.next = self.h_ext.q.val().get_bits::<32>(128) + self.h_ext.q.val().get_bits::<32>(96);
+        if self.by_trigger.val() {
+            self.fb_echo.next = self.h_ext.q.val().get_bits::<32>(128);
+        }
+        self.trigger_off.next = bit_cast::<24, 16>(self.h_ext.q.val().get_bits::<16>(112));
+        if self.h_ext.q.val().get_bit(127) {
+            self.trigger_off.next = bit_cast::<24, 16>(self.h_ext.q.val().get_bits::<16>(112)) | self.k_off_sign.val();
+        }
+        self.op_trigger.next = self.psn.val() + self.trigger_off.val();
+        self.op_fb.next.by_trigger = self.by_trigger.val();
         self.op_probe_answer.next = self.probe_answer.val();
         self.op_fb.next.sample = !self.probe_answer.val() & !self.h_ext.q.val().get_bit(174);
         self.op_fb.next.ecn = !self.probe_answer.val() & self.h_ext.q.val().get_bits::<16>(176).any();

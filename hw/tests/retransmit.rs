@@ -91,6 +91,20 @@ enum Out {
     Stale,
 }
 
+/// Which newly acknowledged packet's EV a SACK's sample goes to.
+#[derive(Clone, Copy, Debug)]
+enum Sample {
+    None,
+    /// Legacy: every one sent on this EV (the SACK's EV index).
+    Ev(u8),
+    /// MRC 1.0: the trigger `psn` (the SACK's `op_trigger`); `sack_ev` is
+    /// the EV the SACK names (`op_ev`).
+    Trigger {
+        psn: Psn,
+        sack_ev: u8,
+    },
+}
+
 /// The requester's reliability state of one QP, by the model's rules.
 struct RefQp {
     cfg: Cfg,
@@ -323,9 +337,28 @@ impl RefQp {
     /// once (echo = now: within any stall age but 0).
     #[allow(clippy::too_many_arguments)]
     fn sack(&mut self, qp: u8, cum: u32, base: u32, bm: u64, ecn: bool, sample_ev: Option<u8>, out: &mut Vec<Out>) {
+        self.sack_with(qp, cum, base, bm, ecn, sample_ev.map_or(Sample::None, Sample::Ev), out);
+    }
+
+    /// [`Ref::sack`] with the sample's rule: a legacy SACK's EV, or an MRC
+    /// 1.0 SACK's trigger (`op_fb.by_trigger`). Returns, for a trigger
+    /// newly acknowledged here, its EV and whether the SACK names its
+    /// copy (its only transmission, or the SACK's EV is its slot's).
+    #[allow(clippy::too_many_arguments)]
+    fn sack_with(
+        &mut self,
+        qp: u8,
+        cum: u32,
+        base: u32,
+        bm: u64,
+        ecn: bool,
+        sample: Sample,
+        out: &mut Vec<Out>,
+    ) -> Option<(u8, bool)> {
+        let mut trigger_hit = None;
         if self.err {
             out.push(Out::Drop);
-            return;
+            return None;
         }
         let (cum, base) = (Psn::new(cum), Psn::new(base));
         let bad_cum = cum.next().after(self.nxt);
@@ -339,7 +372,7 @@ impl RefQp {
         };
         if bad_cum || bad_bits {
             out.push(Out::Unsent);
-            return;
+            return None;
         }
         let (mut bytes, mut found, mut any_new) = (0u32, None, false);
         let mut p = self.una;
@@ -365,7 +398,17 @@ impl RefQp {
                 // A prompt delivery on the SACK's own EV clears its
                 // suspicion, a resent packet's too (the model's `on_ack`
                 // comes before its Karn test).
-                if sample_ev == Some(s.ev) && self.cfg.age != 0 {
+                let sampled = match sample {
+                    Sample::None => false,
+                    Sample::Ev(e) => e == s.ev,
+                    Sample::Trigger { psn, .. } => psn == p,
+                };
+                if let Sample::Trigger { psn, sack_ev } = sample {
+                    if psn == p {
+                        trigger_hit = Some((s.ev, !s.resent || s.ev == sack_ev));
+                    }
+                }
+                if sampled && self.cfg.age != 0 {
                     self.dlv[s.ev as usize] = true;
                     self.cng[s.ev as usize] = false;
                 }
@@ -466,6 +509,7 @@ impl RefQp {
             }
         }
         self.una = una_new;
+        trigger_hit
     }
     /// 2.7: trim resends at once; out-of-window waits for una or the RTO;
     /// a remote access (the model's fatal NAK) for any PSN in `[una, next)`
@@ -721,8 +765,12 @@ enum Rec {
         ecn: bool,
         /// The EV of the SACK's RTT sample (it echoes its arrival).
         ev: u8,
-        /// Its SETH m field: 0 none, 1 SKIP_ONCE, 2 ALWAYS_SKIP (of `ev`).
+        /// Its SETH m field: 0 none, 1 SKIP_ONCE, 2 ALWAYS_SKIP (of `ev`,
+        /// or with a trigger, of the trigger's EV).
         m: u8,
+        /// MRC 1.0: the SACK names its trigger (`op_fb.by_trigger`,
+        /// `op_trigger`), whose EV takes the sample and the m field.
+        trigger: Option<u32>,
     },
     Nack {
         qp: u8,
@@ -882,9 +930,11 @@ impl World {
             // The responder: some packets in transit arrive, then a SACK.
             let peer = &mut self.peers[q];
             let mut keep = Vec::new();
+            let mut arrived = None;
             for p in std::mem::take(&mut peer.in_transit) {
                 if self.rng.chance(60) {
                     peer.received.insert(p);
+                    arrived = Some(p);
                 } else {
                     keep.push(p);
                 }
@@ -924,6 +974,25 @@ impl World {
                 1 => 2,
                 _ => 0,
             };
+            // An MRC 1.0 SACK naming its trigger on about half, from its
+            // own fields too: the last packet that arrived (the
+            // responder's trigger), the lowest PSN of the bitmap, the
+            // cumulative one, or one below it (often acknowledged before).
+            let h = (cum ^ bm.rotate_left(13) as u32).wrapping_mul(0x85EB_CA6B) >> 28;
+            let trigger = match h {
+                0..=3 if arrived.is_some() => arrived,
+                4 if bm != 0 => Some(base.add(bm.trailing_zeros()).value()),
+                5 | 6 => Some(cum),
+                7 => Some(Psn::new(cum).sub(2).value()),
+                _ => None,
+            };
+            // With a trigger, the SACK names the trigger's own EV on about
+            // half (and another on the rest: a resent trigger whose other
+            // copy arrived, whose EV the m field must then leave alone).
+            let ev = match trigger.and_then(|t| r.slots.get(&(t & 255))) {
+                Some(sl) if (cum ^ bm as u32) & 8 != 0 => sl.ev,
+                _ => ev,
+            };
             return Rec::Sack {
                 qp,
                 cum,
@@ -932,6 +1001,7 @@ impl World {
                 ecn,
                 ev,
                 m,
+                trigger,
             };
         }
         // A NACK for an outstanding PSN (some stale, some unsent).
@@ -975,19 +1045,34 @@ impl World {
                 ecn,
                 ev,
                 m,
+                trigger,
             } => {
-                self.refs[qp as usize].sack(qp, cum, base, bm, ecn, Some(ev), out);
+                let sample = match trigger {
+                    Some(t) => Sample::Trigger {
+                        psn: Psn::new(t),
+                        sack_ev: ev,
+                    },
+                    None => Sample::Ev(ev),
+                };
+                let hit = self.refs[qp as usize].sack_with(qp, cum, base, bm, ecn, sample, out);
                 // Its m field, after its acknowledgements and losses, when
-                // it was taken (not dropped or refused).
+                // it was taken (not dropped or refused): on the SACK's EV,
+                // or on its trigger's when the trigger was newly
+                // acknowledged here and the SACK names its copy.
                 let taken = !out[from..].iter().any(|o| matches!(o, Out::Drop | Out::Unsent));
-                if m != 0 && taken {
+                let skip_ev = match (trigger, hit) {
+                    (None, _) => Some(ev),
+                    (Some(_), Some((e, true))) => Some(e),
+                    (Some(_), _) => None,
+                };
+                if let (true, true, Some(e)) = (m != 0, taken, skip_ev) {
                     out.push(Out::Mark {
                         qp,
-                        ev,
+                        ev: e,
                         reason: if m == 1 { mark_reason::SKIP } else { mark_reason::LOSS } as u8,
                     });
                     if m == 1 {
-                        self.refs[qp as usize].cng[usize::from(ev)] = true;
+                        self.refs[qp as usize].cng[usize::from(e)] = true;
                     }
                 }
             }
@@ -1172,7 +1257,10 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                         ecn,
                         ev,
                         m,
+                        trigger,
                     } => {
+                        x.op_fb.next.by_trigger = trigger.is_some();
+                        x.op_trigger.next = u64::from(trigger.unwrap_or(0)).into();
                         x.op_fb.next.sample = true;
                         x.op_fb.next.ecn = ecn;
                         x.op_fb.next.skip = m == 1;

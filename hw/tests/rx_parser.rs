@@ -893,10 +893,12 @@ fn expected_mrc10(frame: &[u8]) -> Rec {
                 ext[0] = 0x15;
                 put(&mut ext, 4, &(seth.ack_psn_offset as u16).to_be_bytes());
             } else {
-                // The congestion feedback: CE marks, penalty, restore.
+                // The congestion feedback: CE marks, penalty, restore; and
+                // the trigger (bit 13, the ack PSN offset in bytes 12-13).
                 put(&mut ext, 4, &u16::from(seth.cc_flags).to_be_bytes());
-                let cc = u16::from(cc_state.cwnd_penalty) | if cc_state.restore { 1 << 15 } else { 0 };
+                let cc = u16::from(cc_state.cwnd_penalty) | if cc_state.restore { 1 << 15 } else { 0 } | 1 << 13;
                 put(&mut ext, 6, &cc.to_be_bytes());
+                put(&mut ext, 12, &(seth.ack_psn_offset as u16).to_be_bytes());
             }
             put(&mut ext, 2, &(seth.ev as u16).to_be_bytes());
             put(&mut ext, 8, &unwrap_echo(cc_state.echo_ts).to_be_bytes());

@@ -190,6 +190,9 @@ struct Op {
     bitmap: u64,
     /// A probe answer: the EV index to readmit (`op_probe_ev`).
     probe_ev: Option<u32>,
+    /// An MRC 1.0 SACK that names its trigger (`op_fb.by_trigger`): the
+    /// trigger's PSN (`op_trigger`).
+    trigger: Option<u32>,
 }
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Cmd {
@@ -395,6 +398,11 @@ fn reference(
                 base: be(&f.ext, 17, 3) as u32,
                 bitmap: be(&f.ext, 20, 8),
                 probe_ev: (ext_type == 5).then(|| (be(&f.ext, 4, 2) & 127) as u32),
+                // `rx_parser::translate::SACK_CC_TRIGGER`: bit 13 of bytes
+                // 6-7, the signed offset from the cumulative PSN in bytes
+                // 12-13.
+                trigger: (ext_type == 2 && be(&f.ext, 6, 2) & 1 << 13 != 0)
+                    .then(|| f.psn.wrapping_add(be(&f.ext, 12, 2) as u16 as i16 as i32 as u32) & 0xFF_FFFF),
             });
             discard(&mut o);
             continue;
@@ -904,6 +912,9 @@ fn simulate(s: Setup) -> Seen {
                     base: x.op_base.val().index() as u32,
                     bitmap: x.op_bitmap.val().to_u64(),
                     probe_ev: x.op_probe_answer.val().then(|| x.op_probe_ev.val().index() as u32),
+                    // (Read only with a SACK.)
+                    trigger: (x.op_kind.val().index() as u64 == kind::SACK && x.op_fb.val().by_trigger)
+                        .then(|| x.op_trigger.val().index() as u32),
                 });
             }
             if x.rdm_valid.val() && x.rdm_ready.val() {

@@ -65,7 +65,7 @@ pub struct CosimArgs {
     #[arg(long, value_enum, default_value_t = WireArg::Legacy)]
     pub wire: WireArg,
     /// Both NICs send IPv6 (fd00::a, fd00::b), and A's EVs are 32 bits
-    /// (0xA5C31000 + i: the flow label carries bits 31-16); without it,
+    /// (0xA5C31234 + i: the flow label carries bits 31-16); without it,
     /// IPv4 and 16-bit EVs (0x1000 + i).
     #[arg(long)]
     pub ipv6: bool,

@@ -126,6 +126,11 @@ pub struct SackFeedback {
     pub skip: Bit,
     /// SETH m = ALWAYS_SKIP (MRC 1.0): the EV the SACK names is marked.
     pub always_skip: Bit,
+    /// MRC 1.0: the SACK names its trigger (`op_trigger`, the model's
+    /// `cum + ack_psn_offset`): the trigger's own EV, found from its slot,
+    /// takes the sample and the m field, not `op_ev`. Legacy: the EV index
+    /// the SACK carries (`op_ev`).
+    pub by_trigger: Bit,
     /// The echoed send time plus the responder's service time, ns (legacy
     /// SACK `echo_ts + service_ns`; MRC 1.0 has no service time): `now -
     /// echo` is the model's RTT sample.
