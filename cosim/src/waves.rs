@@ -326,7 +326,7 @@ const EV: Group = Group {
         dec("evsel__sel_qp", 8),
         bit("evsel__rsp_valid"),
         dec("evsel__rsp_ev", 7),
-        hex("evsel__rsp_value", 16),
+        hex("evsel__rsp_value", 32),
         bit("evsel__rsp_none"),
         bit("evsel__mark_valid"),
         dec("evsel__mark_qp", 8),
@@ -341,7 +341,7 @@ const EV: Group = Group {
         dec("evsel__evt_to", 2),
         bit("evsel__ctl_valid"),
         bit("evsel__ctl_allow"),
-        hex("evsel__ctl_value", 16),
+        hex("evsel__ctl_value", 32),
     ],
 };
 

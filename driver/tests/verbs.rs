@@ -12,6 +12,20 @@ use driver::*;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
+/// A config row's field (`contract::config`'s layout).
+fn field(r: &CfgRow, f: contract::field::Field) -> u64 {
+    r.bits(f.bit(), f.bits)
+}
+
+/// An EV-table deny / allow row: (mask, match, allow).
+fn ev_control(r: &CfgRow) -> (u64, u64, u64) {
+    use contract::config::ev_control::{ALLOW, MASK, MATCH};
+    (field(r, MASK), field(r, MATCH), field(r, ALLOW))
+}
+
+/// Every bit of an EV value compared (the driver's mask for one value).
+const ALL_EV_BITS: u64 = 0xFFFF_FFFF;
+
 const PEER: PeerAddress = PeerAddress {
     mac: [2, 0, 0, 0, 0, 2],
     ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
@@ -371,7 +385,10 @@ fn bring_up_writes_the_core_rows_in_order() {
     );
     for i in 0..8u16 {
         assert_eq!(
-            s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap().bits(0, 16),
+            field(
+                &s.dev.last_row(cfg_table::EV, q << 7 | i).unwrap(),
+                contract::config::ev_value::VALUE
+            ),
             0x1000 + u64::from(i)
         );
     }
@@ -382,15 +399,7 @@ fn bring_up_writes_the_core_rows_in_order() {
         .filter(|r| r.table == cfg_table::EV && r.index == contract::config::INDEX_SELECT | q)
         .collect();
     assert_eq!(ctl_rows.len(), 1, "a fresh QP number: nothing to allow again");
-    assert_eq!(
-        (
-            ctl_rows[0].bits(0, 16),
-            ctl_rows[0].bits(16, 16),
-            ctl_rows[0].bits(32, 1)
-        ),
-        (0xFFFF, 0, 0),
-        "deny value 0"
-    );
+    assert_eq!(ev_control(ctl_rows[0]), (ALL_EV_BITS, 0, 0), "deny value 0");
     assert!(
         s.dev.last_row(cfg_table::EV, q << 7 | 8).is_none(),
         "no stale slots to clear on a fresh QP number"
@@ -1074,7 +1083,7 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     let values: Vec<(u16, u64)> = ev_rows
         .iter()
         .filter(|r| r.index & 0x8000 == 0)
-        .map(|r| (r.index, r.bits(0, 16)))
+        .map(|r| (r.index, field(r, contract::config::ev_value::VALUE)))
         .collect();
     let want: Vec<(u16, u64)> = (0..8u16)
         .map(|i| (q16 << 7 | i, if i < 3 { 0x2000 + u64::from(i) } else { 0 }))
@@ -1083,11 +1092,11 @@ fn error_flushes_in_order_and_retry_exceeded_puts_the_qp_in_error() {
     let ctl: Vec<(u64, u64, u64)> = ev_rows
         .iter()
         .filter(|r| r.index & 0x8000 != 0)
-        .map(|r| (r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)))
+        .map(ev_control)
         .collect();
     assert_eq!(
         ctl,
-        vec![(0, 0, 1), (0xFFFF, 0, 0)],
+        vec![(0, 0, 1), (ALL_EV_BITS, 0, 0)],
         "allow all, then deny the unused slots"
     );
     assert!(s.card.sq_ctx(q).enable);
@@ -1215,26 +1224,22 @@ fn controller_reads_events_and_writes_deny_allow_rows() {
     let ctl = contract::config::INDEX_SELECT | q as u16;
     c.deny(&s.qp, 0xFFF0, 0x1000);
     let r = s.dev.last_row(cfg_table::EV, ctl).unwrap();
-    assert_eq!((r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)), (0xFFF0, 0x1000, 0));
+    assert_eq!(ev_control(&r), (0xFFF0, 0x1000, 0));
     c.allow(&s.qp, 0xFFFF, 0x1003);
     let r = s.dev.last_row(cfg_table::EV, ctl).unwrap();
-    assert_eq!((r.bits(0, 16), r.bits(16, 16), r.bits(32, 1)), (0xFFFF, 0x1003, 1));
+    assert_eq!(ev_control(&r), (0xFFFF, 0x1003, 1));
     s.dev.clear_log();
     c.readmit(&s.qp, 0x1005);
     let rows = s.dev.rows();
     assert_eq!(rows.len(), 2);
-    assert_eq!((rows[0].bits(16, 16), rows[0].bits(32, 1)), (0x1005, 0), "deny first");
-    assert_eq!((rows[1].bits(16, 16), rows[1].bits(32, 1)), (0x1005, 1), "then allow");
+    assert_eq!(ev_control(&rows[0]), (ALL_EV_BITS, 0x1005, 0), "deny first");
+    assert_eq!(ev_control(&rows[1]), (ALL_EV_BITS, 0x1005, 1), "then allow");
     // An allow that matches value 0 re-denies the unused slots.
     s.dev.clear_log();
     c.allow(&s.qp, 0, 0);
     let rows = s.dev.rows();
     assert_eq!(rows.len(), 2);
-    assert_eq!(
-        (rows[1].bits(0, 16), rows[1].bits(16, 16), rows[1].bits(32, 1)),
-        (0xFFFF, 0, 0),
-        "unused slots denied again"
-    );
+    assert_eq!(ev_control(&rows[1]), (ALL_EV_BITS, 0, 0), "unused slots denied again");
     drop(c);
     assert!(
         s.ctx.controller(2).is_ok(),

@@ -533,9 +533,10 @@ pub struct RetransmitEngine {
     trig_hit: DFF<Bit>,
     /// ... on this EV (its slot's) ...
     trig_ev: DFF<Bits<7>>,
-    /// ... whose copy the SACK names: the trigger's only transmission, or
-    /// its last one on the EV the SACK names (`op_ev`: the model's check
-    /// that the slot's EV value is the SETH EV).
+    /// ... whose copy the SACK surely names: the trigger's only
+    /// transmission (the model checks that the slot's EV value is the
+    /// SETH EV; a resent trigger's copy that arrived may be an older one,
+    /// and the engine has no EV values to compare).
     trig_named: DFF<Bit>,
     /// The walk is at the SACK's trigger (MRC 1.0).
     at_trigger: Signal<Local, Bit>,
@@ -1569,7 +1570,7 @@ impl Logic for RetransmitEngine {
                 if self.at_trigger.val() {
                     self.trig_hit.d.next = true;
                     self.trig_ev.d.next = self.slot.val().ev;
-                    self.trig_named.d.next = !self.slot.val().resent | (self.slot.val().ev == self.ev.q.val());
+                    self.trig_named.d.next = !self.slot.val().resent;
                 }
                 if ((!self.fb.q.val().by_trigger & (self.slot.val().ev == self.ev.q.val())) | self.at_trigger.val())
                     & self.fb.q.val().sample

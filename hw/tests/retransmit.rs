@@ -97,12 +97,8 @@ enum Sample {
     None,
     /// Legacy: every one sent on this EV (the SACK's EV index).
     Ev(u8),
-    /// MRC 1.0: the trigger `psn` (the SACK's `op_trigger`); `sack_ev` is
-    /// the EV the SACK names (`op_ev`).
-    Trigger {
-        psn: Psn,
-        sack_ev: u8,
-    },
+    /// MRC 1.0: the trigger `psn` (the SACK's `op_trigger`).
+    Trigger(Psn),
 }
 
 /// The requester's reliability state of one QP, by the model's rules.
@@ -342,8 +338,8 @@ impl RefQp {
 
     /// [`Ref::sack`] with the sample's rule: a legacy SACK's EV, or an MRC
     /// 1.0 SACK's trigger (`op_fb.by_trigger`). Returns, for a trigger
-    /// newly acknowledged here, its EV and whether the SACK names its
-    /// copy (its only transmission, or the SACK's EV is its slot's).
+    /// newly acknowledged here, its EV and whether the SACK surely names
+    /// its copy (its only transmission).
     #[allow(clippy::too_many_arguments)]
     fn sack_with(
         &mut self,
@@ -401,11 +397,11 @@ impl RefQp {
                 let sampled = match sample {
                     Sample::None => false,
                     Sample::Ev(e) => e == s.ev,
-                    Sample::Trigger { psn, .. } => psn == p,
+                    Sample::Trigger(psn) => psn == p,
                 };
-                if let Sample::Trigger { psn, sack_ev } = sample {
+                if let Sample::Trigger(psn) = sample {
                     if psn == p {
-                        trigger_hit = Some((s.ev, !s.resent || s.ev == sack_ev));
+                        trigger_hit = Some((s.ev, !s.resent));
                     }
                 }
                 if sampled && self.cfg.age != 0 {
@@ -987,8 +983,8 @@ impl World {
                 _ => None,
             };
             // With a trigger, the SACK names the trigger's own EV on about
-            // half (and another on the rest: a resent trigger whose other
-            // copy arrived, whose EV the m field must then leave alone).
+            // half (and another on the rest: what the SACK's EV names must
+            // not matter then).
             let ev = match trigger.and_then(|t| r.slots.get(&(t & 255))) {
                 Some(sl) if (cum ^ bm as u32) & 8 != 0 => sl.ev,
                 _ => ev,
@@ -1048,17 +1044,14 @@ impl World {
                 trigger,
             } => {
                 let sample = match trigger {
-                    Some(t) => Sample::Trigger {
-                        psn: Psn::new(t),
-                        sack_ev: ev,
-                    },
+                    Some(t) => Sample::Trigger(Psn::new(t)),
                     None => Sample::Ev(ev),
                 };
                 let hit = self.refs[qp as usize].sack_with(qp, cum, base, bm, ecn, sample, out);
                 // Its m field, after its acknowledgements and losses, when
                 // it was taken (not dropped or refused): on the SACK's EV,
                 // or on its trigger's when the trigger was newly
-                // acknowledged here and the SACK names its copy.
+                // acknowledged here and not resent.
                 let taken = !out[from..].iter().any(|o| matches!(o, Out::Drop | Out::Unsent));
                 let skip_ev = match (trigger, hit) {
                     (None, _) => Some(ev),

@@ -193,6 +193,9 @@ struct Op {
     /// An MRC 1.0 SACK that names its trigger (`op_fb.by_trigger`): the
     /// trigger's PSN (`op_trigger`).
     trigger: Option<u32>,
+    /// A SACK's RTT echo (`op_fb.echo`): its echo plus a legacy SACK's
+    /// service time (none in one that names its trigger).
+    echo: Option<u32>,
 }
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Cmd {
@@ -389,6 +392,10 @@ fn reference(
             } else {
                 kind::NACK_REMOTE
             } as u8;
+            // `rx_parser::translate::SACK_CC_TRIGGER`: bit 13 of bytes
+            // 6-7, the signed offset from the cumulative PSN in bytes
+            // 12-13.
+            let by_trigger = ext_type == 2 && be(&f.ext, 6, 2) & 1 << 13 != 0;
             o.ops.push(Op {
                 kind,
                 qp,
@@ -398,11 +405,12 @@ fn reference(
                 base: be(&f.ext, 17, 3) as u32,
                 bitmap: be(&f.ext, 20, 8),
                 probe_ev: (ext_type == 5).then(|| (be(&f.ext, 4, 2) & 127) as u32),
-                // `rx_parser::translate::SACK_CC_TRIGGER`: bit 13 of bytes
-                // 6-7, the signed offset from the cumulative PSN in bytes
-                // 12-13.
-                trigger: (ext_type == 2 && be(&f.ext, 6, 2) & 1 << 13 != 0)
+                trigger: by_trigger
                     .then(|| f.psn.wrapping_add(be(&f.ext, 12, 2) as u16 as i16 as i32 as u32) & 0xFF_FFFF),
+                echo: (kind == kind::SACK as u8).then(|| {
+                    let service = if by_trigger { 0 } else { be(&f.ext, 12, 4) as u32 };
+                    (be(&f.ext, 8, 4) as u32).wrapping_add(service)
+                }),
             });
             discard(&mut o);
             continue;
@@ -915,6 +923,7 @@ fn simulate(s: Setup) -> Seen {
                     // (Read only with a SACK.)
                     trigger: (x.op_kind.val().index() as u64 == kind::SACK && x.op_fb.val().by_trigger)
                         .then(|| x.op_trigger.val().index() as u32),
+                    echo: (x.op_kind.val().index() as u64 == kind::SACK).then(|| x.op_fb.val().echo.index() as u32),
                 });
             }
             if x.rdm_valid.val() && x.rdm_ready.val() {

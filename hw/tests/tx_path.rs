@@ -107,10 +107,15 @@ struct Ack {
 /// cumulative PSN either side, and now and then farther than the SETH's
 /// signed 16-bit offset reaches (clamped).
 fn trigger_psn(a: &Ack) -> u64 {
-    let off: i64 = match a.psn % 7 {
+    let off: i64 = match a.psn % 11 {
         0 => -40_000,
         1 => 40_000,
-        k => k as i64 * 9 - 30,
+        // The ends of the signed 16-bit offset, and one beyond each.
+        2 => 32_767,
+        3 => 32_768,
+        4 => -32_768,
+        5 => -32_769,
+        k => k as i64 * 9 - 70,
     };
     (a.cum as i64 + off).rem_euclid(1 << 24) as u64
 }

@@ -198,7 +198,7 @@ struct Staged {
     reorder: u32,
     retry_linear: u8,
     retry_exp: u8,
-    evs: [u16; 128],
+    evs: [u32; 128],
     /// NSCC instead of the fixed window ([`Device::set_qp_nscc`]).
     nscc: Option<NsccParams>,
 }
@@ -676,7 +676,7 @@ impl Engine {
             cfg_table::EV => {
                 let qp = idx >> 7;
                 let slot = usize::from(idx & 0x7F);
-                self.staged.entry(qp).or_default().evs[slot] = r.get(config::ev_value::VALUE) as u16;
+                self.staged.entry(qp).or_default().evs[slot] = r.get(config::ev_value::VALUE) as u32;
             }
             _ => self.stats.bad_rows += 1,
         }
@@ -782,7 +782,7 @@ impl Engine {
         s.rts.send_mpr_units = ctx.send_mpr_units;
         s.rts.max_wimm = MODEL_RECEIVES;
         s.rts.evs = EvSetConfig {
-            evs: st.evs[..n].iter().map(|&v| u32::from(v)).collect(),
+            evs: st.evs[..n].to_vec(),
             seed: self.cfg.seed ^ u64::from(qpn) << 8,
             // The card's guard: a mark that would leave fewer GOOD EVs is
             // refused.
