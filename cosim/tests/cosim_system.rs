@@ -35,13 +35,19 @@ fn scenario(seed: u64) -> SystemConfig {
     // 1..3 KiB messages (1 to 3 packets of 1 KiB), a third WRITE-IMM.
     let messages = random_messages(seed, 1000, 3 * 1024, 33);
     let mut cfg = SystemConfig::new(8, messages, seed);
+    lossy_with_a_dead_ev(&mut cfg, 0.005, Instant::from_us(100));
+    cfg
+}
+
+/// Both links of `cfg`: keyed random `loss` (the model loses the same
+/// packets), 200 ns of jitter, and EV 3 dead from `dead_from` on.
+fn lossy_with_a_dead_ev(cfg: &mut SystemConfig, loss: f64, dead_from: Instant) {
     for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-        link.loss = 0.005;
+        link.loss = loss;
         link.loss_keyed = true;
         link.jitter = Duration::from_ns(200);
-        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(100))];
+        link.blackholes = vec![(EvMatch::Index(3), dead_from)];
     }
-    cfg
 }
 
 #[test]
@@ -375,12 +381,7 @@ fn sixteen_qps_keep_their_traffic_apart_and_match_the_model_per_qp() {
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut cfg = SystemConfig::new(8, random_messages(5, 4 * usize::from(PAIRS), 3 * 1024, 33), 5);
     cfg.qps = PAIRS;
-    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-        link.loss = 0.001;
-        link.loss_keyed = true;
-        link.jitter = Duration::from_ns(200);
-        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(5))];
-    }
+    lossy_with_a_dead_ev(&mut cfg, 0.001, Instant::from_us(5));
     let golden = cfg.run_golden().unwrap();
     assert_eq!(golden.len(), usize::from(PAIRS));
     let mut sys = System::new(&built, cfg).unwrap();
@@ -452,12 +453,7 @@ fn mrc10_wire_runs_two_nics_and_the_mrc10_model_end_to_end() {
     let built = build_core(&BuildOptions::default()).unwrap();
     let mut cfg = SystemConfig::new(8, random_messages(11, 30, 3072, 33), 11);
     cfg.wire = Wire::Mrc10;
-    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-        link.loss = 0.02;
-        link.loss_keyed = true;
-        link.jitter = Duration::from_ns(200);
-        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(20))];
-    }
+    lossy_with_a_dead_ev(&mut cfg, 0.02, Instant::from_us(20));
     let mut scenario = cfg.golden_scenario();
     assert_eq!(scenario.transport, Transport::Mrc, "the model of MRC 1.0");
     scenario.capture = true;
@@ -517,12 +513,7 @@ fn ipv6_carries_32_bit_evs_end_to_end_as_the_model() {
     let mut cfg = SystemConfig::new(8, random_messages(13, 60, 3072, 33), 13);
     cfg.wire = Wire::Mrc10;
     cfg.ipv6 = true;
-    for link in [&mut cfg.link_ab, &mut cfg.link_ba] {
-        link.loss = 0.02;
-        link.loss_keyed = true;
-        link.jitter = Duration::from_ns(200);
-        link.blackholes = vec![(EvMatch::Index(3), Instant::from_us(5))];
-    }
+    lossy_with_a_dead_ev(&mut cfg, 0.02, Instant::from_us(5));
     let values = cfg.ev_values();
     assert!(
         values.iter().all(|&v| v >> 16 != 0),
