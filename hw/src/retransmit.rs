@@ -1718,7 +1718,7 @@ impl Logic for RetransmitEngine {
                 // The SACK's SETH m field (MRC 1.0), applied after its
                 // acknowledgements and losses as the model applies it: the
                 // trigger's EV (`skip_ev`; only when the trigger was newly
-                // acknowledged here and the SACK names its copy) is skipped
+                // acknowledged here and not resent) is skipped
                 // once and noted congested (SKIP_ONCE), or marked
                 // (ALWAYS_SKIP, reason LOSS), once the mark register is
                 // free.
