@@ -781,8 +781,9 @@ impl Default for Timeouts {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvProfile {
     /// EV values, 1..=128, distinct: MRC 1.0's 32-bit EVs (bits 15-0
-    /// in the UDP source port, bits 31-16 in the IPv6 flow label; over
-    /// IPv4 only bits 15-0 reach the wire).
+    /// in the UDP source port, bits 31-16 in the IPv6 flow label). An
+    /// IPv4 peer's EVs are 16 bits (the source port alone): a wider value
+    /// is refused at RTS.
     pub values: Vec<u32>,
     /// GOOD EVs the NIC keeps (MRC 1.0's `ev_min_active`): a loss mark
     /// that would leave fewer is refused. `0..=values.len()`.
@@ -988,7 +989,7 @@ impl QueuePair {
                     return Err(ModifyError::BadTransition { from, to: "RTS" });
                 }
                 let rtr = self.rtr.clone().ok_or(ModifyError::BadTransition { from, to: "RTS" })?;
-                check_rts(&a)?;
+                check_rts(&a, &rtr)?;
                 let q = self.qpn as u16;
                 // NSCC on the soft NIC (its golden model's controller);
                 // the card takes it from table 14 below. Said at every
@@ -1393,7 +1394,7 @@ impl QueuePair {
     }
 }
 
-fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
+fn check_rts(a: &RtsAttr, rtr: &RtrAttr) -> Result<(), ModifyError> {
     if a.sq_psn >= 1 << 24 {
         return Err(bad("sq_psn", "24 bits"));
     }
@@ -1422,6 +1423,17 @@ fn check_rts(a: &RtsAttr) -> Result<(), ModifyError> {
             "evs",
             "EV value 0 is reserved (the card's unused EV slots hold it and are denied)",
         ));
+    }
+    // An IPv4 packet carries the EV in its UDP source port alone (MRC
+    // 1.0's 16-bit UDP mode): a wider value would leave as its low 16
+    // bits, and the peer's SACK would name an EV the set does not hold.
+    if rtr.peer.ip.is_ipv4() {
+        if let Some(v) = a.evs.values.iter().find(|&&v| v > u32::from(u16::MAX)) {
+            return Err(bad(
+                "evs",
+                format!("EV value {v:#x} above 16 bits: an IPv4 peer's EVs are the UDP source port alone"),
+            ));
+        }
     }
     let mut v = a.evs.values.clone();
     v.sort_unstable();

@@ -347,6 +347,53 @@ fn every_timeout_exponent_up_to_24_is_written() {
 }
 
 #[test]
+fn an_ipv4_peer_refuses_ev_values_above_16_bits_and_an_ipv6_peer_takes_them() {
+    use std::net::Ipv6Addr;
+    let dev = Arc::new(MockDevice::new());
+    let ctx = Context::open(dev.clone(), &OpenOptions::default()).unwrap();
+    let pd = ctx.alloc_pd();
+    let mut cq = ctx.create_cq(6).unwrap();
+    // Two EVs equal in bits 15-0: over IPv4 both would leave on source
+    // port 0x1234.
+    let wide = RtsAttr {
+        evs: EvProfile {
+            values: vec![0x1234, 0xA5C3_1234],
+            min_active: 1,
+        },
+        ..rts_attr()
+    };
+    let v6_peer = PeerAddress {
+        ip: IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 2)),
+        ..PEER
+    };
+    for peer in [PEER, v6_peer] {
+        let mut qp = pd.create_qp(&mut cq, 4).unwrap();
+        qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
+        qp.modify(QpTransition::Rtr(RtrAttr { peer, ..rtr_attr() })).unwrap();
+        let rows_before = dev.rows().len();
+        let r = qp.modify(QpTransition::Rts(wide.clone()));
+        if peer.ip.is_ipv4() {
+            match r {
+                Err(ModifyError::BadAttribute { name: "evs", why }) => assert!(why.contains("0xa5c31234"), "{why}"),
+                other => panic!("IPv4: {other:?}"),
+            }
+            assert_eq!(dev.rows().len(), rows_before, "a refused RTS writes no row");
+            continue;
+        }
+        r.unwrap();
+        let written: Vec<u64> = (0..2)
+            .map(|i| {
+                field(
+                    &dev.last_row(cfg_table::EV, (qp.qpn() as u16) << 7 | i).unwrap(),
+                    contract::config::ev_value::VALUE,
+                )
+            })
+            .collect();
+        assert_eq!(written, [0x1234, 0xA5C3_1234]);
+    }
+}
+
+#[test]
 fn bring_up_writes_the_core_rows_in_order() {
     let s = setup(4, 6);
     let rows = s.dev.rows();
