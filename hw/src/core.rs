@@ -984,8 +984,8 @@ impl Logic for MrcCore {
         // (The send completions' `ack_ready` depends on `ack_valid`, so the
         // offer to them must not depend on their ready.) The requester
         // snoops the same advance to free its retransmit records
-        // (`una_*`); its `una_ready` is low only in a cycle with a QP
-        // send-context config write, and depends on nothing else.
+        // (`una_*`); its `una_ready` is low only in the cycle after a QP
+        // send-context config row, and is a register.
         self.sendcq.ack_valid.next = !self.cc_g_rel.val()
             & !self.cc_g_init.val()
             & self.retx.ack_valid.val()

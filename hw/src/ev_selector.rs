@@ -550,6 +550,10 @@ pub struct EvSelector<const Q: usize, const E: usize, const N: usize, const A: u
     /// selects: the select's index is the stage's deepest path).
     s1_mark: DFF<Bit>,
     // ---- Forwarding of the last per-QP write.
+    /// Stage 0's QP is stage 1's: compared with each command's QP beside
+    /// the pick, not after it (the compare after the pick's address mux
+    /// was a path of 11 levels from the core's TX signals).
+    addr_hit: Signal<Local, Bit>,
     fw_hit: DFF<Bit>,
     fw_nb: DFF<Bits<N>>,
     fw_done: DFF<Bits<N>>,
@@ -699,6 +703,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             lim_cur: Default::default(),
             lim_xcl: Default::default(),
             s1_mark: Default::default(),
+            addr_hit: Default::default(),
             fw_hit: Default::default(),
             fw_nb: Default::default(),
             fw_done: Default::default(),
@@ -792,10 +797,12 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
         self.s1_lim.d.next = false;
         self.s1_adm.d.next = false;
         self.nb_ram.read_address.next = self.sel_qp.val();
+        self.addr_hit.next = self.s1_qp.q.val() == self.sel_qp.val();
         if self.take.val() {
             if self.sel_valid.val() {
                 self.s1_op.d.next = 1.into();
                 self.nb_ram.read_address.next = self.sel_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.sel_qp.val();
                 self.s1_qp.d.next = self.sel_qp.val();
             } else if self.mark_valid.val() {
                 self.s1_op.d.next = 2.into();
@@ -804,12 +811,14 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 }
                 self.s1_mark.d.next = true;
                 self.nb_ram.read_address.next = self.mark_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.mark_qp.val();
                 self.s1_qp.d.next = self.mark_qp.val();
                 self.s1_ev.d.next = self.mark_ev.val();
                 self.s1_timeout.d.next = self.mark_timeout.val();
             } else if self.ctl_valid.val() {
                 self.s1_op.d.next = 3.into();
                 self.nb_ram.read_address.next = self.ctl_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.ctl_qp.val();
                 self.s1_qp.d.next = self.ctl_qp.val();
                 self.s1_allow.d.next = self.ctl_allow.val();
                 self.s1_mask.d.next = self.ctl_mask.val();
@@ -817,6 +826,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             } else if self.wr_valid.val() {
                 self.s1_op.d.next = 4.into();
                 self.nb_ram.read_address.next = self.wr_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.wr_qp.val();
                 self.s1_qp.d.next = self.wr_qp.val();
                 self.s1_ev.d.next = self.wr_ev.val();
                 self.s1_value.d.next = self.wr_value.val();
@@ -825,6 +835,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_op.d.next = 3.into();
                 self.s1_lim.d.next = true;
                 self.nb_ram.read_address.next = self.set_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.set_qp.val();
                 self.s1_qp.d.next = self.set_qp.val();
                 self.s1_count.d.next = self.set_count.val();
                 self.s1_min.d.next = self.set_min.val();
@@ -836,6 +847,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
                 self.s1_adm.d.next = true;
                 self.s1_mark.d.next = true;
                 self.nb_ram.read_address.next = self.adm_qp.val();
+                self.addr_hit.next = self.s1_qp.q.val() == self.adm_qp.val();
                 self.s1_qp.d.next = self.adm_qp.val();
                 self.s1_ev.d.next = self.adm_ev.val();
             }
@@ -856,7 +868,7 @@ impl<const Q: usize, const E: usize, const N: usize, const A: usize, const C: us
             | (self.s1_op.q.val() == 4)
             | (self.s1_op.q.val() == 5)
             | (self.s1_op.q.val() == 6))
-            & (self.s1_qp.q.val() == self.nb_ram.read_address.val());
+            & self.addr_hit.val();
 
         // ---- Stage 1: meta with forwarding of last cycle's write.
         self.fwd.hit.next = self.fw_hit.q.val();

@@ -305,6 +305,14 @@ pub struct SynthStats {
     pub levels_path: (u64, u64, u64),
     /// The cell names along the path that sets `levels` (source first).
     pub critical_path: Vec<String>,
+    /// Path ends (registers', memories' and ports' inputs, by net name)
+    /// deeper than [`LEVELS_TARGET`]: how much work the target still is,
+    /// where `levels` shows only the worst.
+    #[serde(default)]
+    pub ends_over_target: u64,
+    /// The deepest path ends, deepest first: (net, equivalent levels).
+    #[serde(default)]
+    pub deepest_ends: Vec<(String, f64)>,
     /// Every cell type with its count, as Yosys printed them.
     pub cells: Vec<(String, u64)>,
 }
@@ -335,7 +343,19 @@ pub struct Depth {
     pub levels: u64,
     pub levels_path: (u64, u64, u64),
     pub critical_path: Vec<String>,
+    /// Every path end: a combinational cell's output net that no
+    /// combinational cell reads (it goes to a register, a memory or a
+    /// port), by its user-visible net name (`?` without one), with its
+    /// deepest arrival in eighths of a level; deepest first.
+    pub ends: Vec<(String, u64)>,
 }
+
+/// The depth target of the issue (docs/hw/README.md, "Logic depth"):
+/// register to register in at most 8 equivalent LUT levels at 322 MHz.
+pub const LEVELS_TARGET: u64 = 8;
+
+/// How many path ends of the flow's report: the deepest, by name.
+pub const DEEPEST_ENDS_SHOWN: usize = 12;
 
 #[derive(Clone, Copy, PartialEq)]
 enum CellKind {
@@ -492,6 +512,23 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
         CellKind::Carry => 1,
         CellKind::Other => 0,
     });
+    // Path ends: nets driven by a combinational cell and read by none.
+    let read: std::collections::HashSet<u64> = inputs
+        .iter()
+        .zip(&kinds)
+        .filter(|(_, k)| **k != CellKind::Other)
+        .flat_map(|(ins, _)| ins.iter().copied())
+        .collect();
+    let mut by_end: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for (net, &c) in &driver {
+        if kinds[c] == CellKind::Other || read.contains(net) {
+            continue;
+        }
+        let e = by_end.entry(net_name.get(net).copied().unwrap_or("?")).or_insert(0);
+        *e = (*e).max(arr[c]);
+    }
+    let mut ends: Vec<(String, u64)> = by_end.into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+    ends.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut path = Vec::new();
     let mut path_cells = Vec::new();
     let mut at = (0..arr.len()).max_by_key(|&c| arr[c]);
@@ -528,6 +565,7 @@ pub fn netlist_depth(json: &str, top: &str) -> Result<Depth, String> {
         levels: eighths.div_ceil(8),
         levels_path: comp,
         critical_path: path,
+        ends,
     })
 }
 
@@ -623,6 +661,13 @@ pub fn synth(dir: &Path, blocks: &[BlockRtl]) -> Result<Vec<SynthStats>, FlowErr
         s.levels = d.levels;
         s.levels_path = d.levels_path;
         s.critical_path = d.critical_path;
+        s.ends_over_target = d.ends.iter().filter(|(_, a)| *a > LEVELS_TARGET * 8).count() as u64;
+        s.deepest_ends = d
+            .ends
+            .iter()
+            .take(DEEPEST_ENDS_SHOWN)
+            .map(|(n, a)| (n.clone(), *a as f64 / 8.0))
+            .collect();
         all.push(s);
     }
     Ok(all)
@@ -649,6 +694,15 @@ pub fn report_markdown(stats: &[SynthStats]) -> String {
             b.lut_levels,
             b.carry_levels,
             b.logic_depth
+        ));
+    }
+    for b in stats.iter().filter(|b| !b.deepest_ends.is_empty()) {
+        let deepest: Vec<String> = b.deepest_ends.iter().map(|(n, l)| format!("`{n}` {l:.2}")).collect();
+        s.push_str(&format!(
+            "\n{}: {} path ends deeper than {LEVELS_TARGET} levels; the deepest: {}\n",
+            b.block,
+            b.ends_over_target,
+            deepest.join(", ")
         ));
     }
     s

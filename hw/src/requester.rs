@@ -153,8 +153,9 @@ pub struct Requester {
     // Cumulative acknowledgements (the retransmit engine's `ack_qp` /
     // `ack_una`, snooped by the top): every PSN serially before `una_psn`
     // is acknowledged, so a record whose message ends at or before it is
-    // free. Not taken (`una_ready` low) in a cycle with a table-1 config
-    // write: the una RAM's one write port then resets the QP's una.
+    // free. Not taken (`una_ready` low, a register) in the cycle after a
+    // table-1 config row: the una RAM's one write port then resets the
+    // QP's una (the row is applied a cycle late, `cw_*`).
     pub una_valid: Signal<In, Bit>,
     pub una_ready: Signal<Out, Bit>,
     pub una_qp: Signal<In, Bits<8>>,
@@ -166,7 +167,7 @@ pub struct Requester {
     // stops, its records are all treated as free; its remaining
     // descriptors are still fetched and committed (their message records
     // are what the send completions flush), until a config write for the
-    // QP. `qerr_ready` is low in a table-1 config-write cycle.
+    // QP. `qerr_ready` is low when `una_ready` is.
     pub qerr_valid: Signal<In, Bit>,
     pub qerr_ready: Signal<Out, Bit>,
     pub qerr_qp: Signal<In, Bits<8>>,
@@ -495,6 +496,16 @@ pub struct Requester {
     k_bad_doorbell: DFF<Bit>,
     k_bad_cfg: DFF<Bit>,
     k_rtx_miss: DFF<Bit>,
+    /// A send-context row that passed its checks, applied a cycle after
+    /// the config bus carried it: the write, and the ready it takes from
+    /// the acknowledgement snoop and the error reports, then depend on
+    /// registers, not on the bus's index and value compares (those sat
+    /// at the head of the core's deepest path, through `una_ready` into
+    /// the CC gate's grants). The row's QP, context, and start PSN.
+    cw_valid: DFF<Bit>,
+    cw_qp: DFF<Bits<8>>,
+    cw_ctx: DFF<SqContextWord>,
+    cw_start_psn: DFF<Bits<24>>,
     k_db_stale: DFF<Bit>,
     k_sq_held: DFF<Bit>,
     // Combinational locals.
@@ -750,6 +761,10 @@ impl Logic for Requester {
             k_bad_doorbell,
             k_bad_cfg,
             k_rtx_miss,
+            cw_valid,
+            cw_qp,
+            cw_ctx,
+            cw_start_psn,
             batch_n,
             beats_left,
             f_ci,
@@ -803,7 +818,7 @@ impl Logic for Requester {
         self.oh_pick.idx.next = self.pick_qp.q.val();
         self.oh_open.idx.next = self.open_qp.val();
         self.oh_qerr.idx.next = self.qerr_qp.val();
-        self.oh_cfg.idx.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.oh_cfg.idx.next = self.cw_qp.q.val();
         // Yields and backlogs ("A QP held by its window yields").
         self.yield_bit.next = self.oh_yield.o.val();
         self.cur_bit.next = self.oh_cur.o.val();
@@ -904,20 +919,24 @@ impl Logic for Requester {
             & (self.cfg_log2mtu.val() <= 13);
         // A row of this table with a QP index >= 256 or a bad value: dropped, counted.
         self.k_bad_cfg.d.next = self.cfg_mine.val() & !(self.cfg_hit.val() & self.cfg_ok.val());
-        self.ctx_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
-        self.ctx_ram.write_data.next.base = self.cfg_base.val().get_bits::<58>(6);
+        self.cw_valid.d.next = self.cfg_hit.val() & self.cfg_ok.val();
+        self.cw_qp.d.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.cw_start_psn.d.next = self.cfg.data.val().get_value_sq_ctx_start_psn();
+        self.cw_ctx.d.next.base = self.cfg_base.val().get_bits::<58>(6);
         self.cfg_ring_size.next = self.one_ring.val() << bit_cast::<RING_SIZE_BITS, 8>(self.cfg_log2size.val());
-        self.ctx_ram.write_data.next.ring_size = self.cfg_ring_size.val();
-        self.ctx_ram.write_data.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
-        self.ctx_ram.write_data.next.enable = self.cfg.data.val().get_value_sq_ctx_enable().any();
-        self.ctx_ram.write_enable.next = self.cfg_hit.val() & self.cfg_ok.val();
+        self.cw_ctx.d.next.ring_size = self.cfg_ring_size.val();
+        self.cw_ctx.d.next.log2_mtu = bit_cast::<4, 8>(self.cfg_log2mtu.val());
+        self.cw_ctx.d.next.enable = self.cfg.data.val().get_value_sq_ctx_enable().any();
+        self.ctx_ram.write_address.next = self.cw_qp.q.val();
+        self.ctx_ram.write_data.next = self.cw_ctx.q.val();
+        self.ctx_ram.write_enable.next = self.cw_valid.q.val();
         // una: the acknowledgement snoop, or a config write's reset to
         // start_psn (which has the port: the snoop waits a cycle).
-        self.una_ready.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.una_ready.next = !self.cw_valid.q.val();
         self.una_ram.write_address.next = self.una_qp.val();
         self.una_ram.write_data.next = self.una_psn.val();
         self.una_ram.write_enable.next = self.una_valid.val();
-        self.qerr_ready.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+        self.qerr_ready.next = !self.cw_valid.q.val();
         self.qerr_ram.write_address.next = self.qerr_qp.val();
         self.qerr_ram.write_data.next = true;
         self.qerr_ram.write_enable.next = self.qerr_valid.val();
@@ -931,12 +950,12 @@ impl Logic for Requester {
         self.qerr_rq.next = self.qerr_take.val() & (self.qerr_qp.val() == self.rq_qp.val());
         self.cur_err.d.next = self.cur_err.q.val() | self.qerr_cur.val();
         self.r_err.d.next = self.r_err.q.val() | self.qerr_r.val();
-        if self.cfg_hit.val() & self.cfg_ok.val() {
-            self.qerr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        if self.cw_valid.q.val() {
+            self.qerr_ram.write_address.next = self.cw_qp.q.val();
             self.qerr_ram.write_data.next = false;
             self.qerr_ram.write_enable.next = true;
-            self.una_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
-            self.una_ram.write_data.next = self.cfg.data.val().get_value_sq_ctx_start_psn();
+            self.una_ram.write_address.next = self.cw_qp.q.val();
+            self.una_ram.write_data.next = self.cw_start_psn.q.val();
             self.una_ram.write_enable.next = true;
         }
         // The dynamic state: a config write resets it (ci 0, next PSN =
@@ -970,10 +989,10 @@ impl Logic for Requester {
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
-        if self.cfg_hit.val() & self.cfg_ok.val() {
-            self.dyn_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+        if self.cw_valid.q.val() {
+            self.dyn_ram.write_address.next = self.cw_qp.q.val();
             self.dyn_ram.write_data.next.ci = 0.into();
-            self.dyn_ram.write_data.next.next_psn = self.cfg.data.val().get_value_sq_ctx_start_psn();
+            self.dyn_ram.write_data.next.next_psn = self.cw_start_psn.q.val();
             self.dyn_ram.write_data.next.head = 0.into();
             self.dyn_ram.write_data.next.used = 0.into();
             self.dyn_ram.write_data.next.filled = 0.into();
@@ -1299,7 +1318,7 @@ impl Logic for Requester {
                 // the QP's latest (state as it is; in a cycle with a config
                 // write NEXT waits before a read: a queued read's LOAD takes
                 // it, see IDLE).
-                self.dyn_ram.write_enable.next = !(self.cfg_hit.val() & self.cfg_ok.val());
+                self.dyn_ram.write_enable.next = !self.cw_valid.q.val();
                 self.k_sq_held.d.next = !self.ld_bad.q.val()
                     & !self.ahead.q.val()
                     & !self.queued.q.val()
@@ -1370,7 +1389,7 @@ impl Logic for Requester {
                     } else {
                         self.state.d.next = ReqState::Load;
                     }
-                } else if self.cfg_hit.val() & self.cfg_ok.val() {
+                } else if self.cw_valid.q.val() {
                     // A config write has the dynamic-state RAM's port: the
                     // producer index is recorded (the read queue relies on
                     // it) before the read, a cycle later.
@@ -1450,7 +1469,7 @@ impl Logic for Requester {
             ReqState::Commit => {
                 // COMMIT (waits while a config write owns the dyn RAM port, and
                 // while the previous message record has not been taken).
-                if !(self.cfg_hit.val() & self.cfg_ok.val()) & !self.m_valid.q.val() {
+                if !self.cw_valid.q.val() & !self.m_valid.q.val() {
                     self.cur_ci.d.next = self.cur_ci.q.val() + 1;
                     self.dyn_ram.write_enable.next = true;
                     if self.d_bad.q.val() != 0 {
@@ -1814,11 +1833,11 @@ impl Logic for Requester {
         if self.bl_done.val() {
             self.bl_clr.next = self.cur_bit.val();
         }
-        if self.cfg_hit.val() & self.cfg_ok.val() {
+        if self.cw_valid.q.val() {
             // A config write resets the QP's send state.
             self.shut_clr.next = self.shut_clr.val() | self.oh_cfg.o.val();
             self.bl_clr.next = self.bl_clr.val() | self.oh_cfg.o.val();
-            if bit_cast::<8, 16>(self.cfg.index.val()) == self.cur_qp.q.val() {
+            if self.cw_qp.q.val() == self.cur_qp.q.val() {
                 self.cur_backlog.d.next = false;
             }
         }

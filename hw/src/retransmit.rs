@@ -545,6 +545,17 @@ pub struct RetransmitEngine {
     skip_ev: Signal<Local, Bits<7>>,
     found: DFF<Bit>,
     una_new: DFF<Bits<24>>,
+    /// The word's first open PSN, registered in `AckWordWrite` and taken
+    /// into `found` / `una_new` in `AckPick`: the 64-bit search is then
+    /// not in one path with the pick's slot address (it was the core's
+    /// deepest path, the word's masks through the search into `p`).
+    fo_any: DFF<Bit>,
+    fo_index: DFF<Bits<6>>,
+    /// `c_age` a cycle later, for the stall rule's promptness test in
+    /// `AckDecide` (the config and estimate RAMs are read by the QP from
+    /// `Load` on): their compare is then not in one path with the
+    /// sample's age and the delivered and congestion RAM writes.
+    c_age_r: DFF<Bits<32>>,
     una_time: DFF<Bits<TIME_BITS>>,
     bytes: DFF<Bits<32>>,
     fired: DFF<Bit>,
@@ -635,6 +646,10 @@ pub struct RetransmitEngine {
     /// The acknowledgement pass picks its next slot (or word) this cycle,
     /// at `pick_psn` when the word has one left.
     ack_pick: Signal<Local, Bit>,
+    /// Whether the new una is known and which it is, this cycle: in
+    /// `AckPick` the word's search (`fo_*`) counts already.
+    found_now: Signal<Local, Bit>,
+    una_now: Signal<Local, Bits<24>>,
     pick_psn: Signal<Local, Bits<24>>,
     walk_end: Signal<Local, EngineState>,
     walk_next: Signal<Local, EngineState>,
@@ -803,6 +818,9 @@ impl Logic for RetransmitEngine {
             trig_named,
             found,
             una_new,
+            fo_any,
+            fo_index,
+            c_age_r,
             una_time,
             bytes,
             fired,
@@ -1097,6 +1115,12 @@ impl Logic for RetransmitEngine {
         self.wq_off_next.next = self.wq.q.val() + 64 - self.ua.val();
         self.w_span.next = self.qs.q.val().next_psn - self.ua.val();
         self.pick.bits.next = self.pend.q.val();
+        self.found_now.next = self.found.q.val();
+        self.una_now.next = self.una_new.q.val();
+        if (self.st.q.val() == EngineState::AckPick) & !self.found.q.val() & self.fo_any.q.val() {
+            self.found_now.next = true;
+            self.una_now.next = self.wq.q.val() | bit_cast::<24, 6>(self.fo_index.q.val());
+        }
         self.first_open.bits.next = self.open.val();
         self.live.next = !self.dec_slot.val().acked & !self.dec_slot.val().queued;
         self.tail_live.next = self.live.val() & !self.dec_slot.val().oow;
@@ -1273,8 +1297,9 @@ impl Logic for RetransmitEngine {
             self.pass_seen.d.next = self.pass_seen.q.val() | (self.one128.val() << self.s3.q.val().ev);
         }
         // The SACK's RTT sample within the stall age.
-        self.prompt_d.next = self.c_age.val() - (self.now32.val() - self.t_op32.val());
-        self.prompt.next = self.c_age.val().any() & !self.prompt_d.val().get_bit(31);
+        self.c_age_r.d.next = self.c_age.val();
+        self.prompt_d.next = self.c_age_r.q.val() - (self.now32.val() - self.t_op32.val());
+        self.prompt.next = self.c_age_r.q.val().any() & !self.prompt_d.val().get_bit(31);
         self.resend.request.next.qp = self.qp.q.val();
         self.resend.request.next.psn = self.dec_p.val();
         self.resend.request.next.ev = self.dec_slot.val().ev;
@@ -1513,20 +1538,21 @@ impl Logic for RetransmitEngine {
             EngineState::AckWordWrite => {
                 // W3: the newly acknowledged bits set, the whole word at once
                 // (default address and data); their slots are visited next.
-                // The first word with an open PSN holds the new una.
+                // The word's first open PSN is searched (`fo_*`).
                 self.ack_ram.write_enable.next = true;
                 self.pend.d.next = self.newly.val();
                 if self.newly.val().any() {
                     self.any_new.d.next = true;
                 }
-                if !self.found.q.val() & self.first_open.any.val() {
-                    self.found.d.next = true;
-                    self.una_new.d.next = self.wq.q.val() | bit_cast::<24, 6>(self.first_open.index.val());
-                }
+                self.fo_any.d.next = self.first_open.any.val();
+                self.fo_index.d.next = self.first_open.index.val();
                 self.st.d.next = EngineState::AckPick;
             }
             EngineState::AckPick => {
-                // The next newly acknowledged slot of the word (the pick below).
+                // The first word with an open PSN holds the new una. The
+                // next newly acknowledged slot of the word (the pick below).
+                self.found.d.next = self.found_now.val();
+                self.una_new.d.next = self.una_now.val();
                 self.ack_pick.next = true;
             }
             EngineState::AckEvRead => {
@@ -2033,13 +2059,13 @@ impl Logic for RetransmitEngine {
                     (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.pick_psn.val() & 255);
                 self.pend.d.next = self.pend.q.val() & (self.pend.q.val() - 1);
                 self.st.d.next = EngineState::AckEvRead;
-            } else if (self.wq_off_next.val() < self.w_span.val()) & !(self.found.q.val() & self.cover_end.q.val()) {
+            } else if (self.wq_off_next.val() < self.w_span.val()) & !(self.found_now.val() & self.cover_end.q.val()) {
                 self.wq.d.next = self.wq.q.val() + 64;
                 self.st.d.next = EngineState::AckWordRead;
-            } else if self.found.q.val() {
-                self.p.d.next = self.una_new.q.val();
+            } else if self.found_now.val() {
+                self.p.d.next = self.una_now.val();
                 self.slot_ram.read_address.next =
-                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.una_new.q.val() & 255);
+                    (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.una_now.val() & 255);
                 self.st.d.next = EngineState::AckUna;
             } else {
                 self.una_new.d.next = self.qs.q.val().next_psn;

@@ -141,6 +141,9 @@ fn netlist_depth_weighs_luts_muxes_and_carries() {
         "the operator and line behind an unnamed net"
     );
     assert_eq!(d.critical_path[1], "LUT2", "ABC's names say nothing and are left out");
+    // Two path ends: `d` (2 LUTs, a MUXF7, 16 CARRY4: 34 eighths) and the
+    // side path's unnamed INV output (3 LUT-weight cells: 24 eighths).
+    assert_eq!(d.ends, [("d".to_string(), 34), ("?".to_string(), 24)]);
 }
 
 #[test]

@@ -6,26 +6,26 @@ use rust_hdl::prelude::*;
 
 /// Combinational: `index` is the position of the lowest 1 of `bits`,
 /// `any` whether there is one (`index` is 63 when there is none).
-/// Found by halving: whether the low half is empty gives the top bit of
-/// the index and the half to look in next.
+/// In parallel, not by halving (a chain of six searches, each waiting
+/// on the one before, was the retransmit engine's deepest path): the
+/// lowest 1 alone is `bits & -bits` (the carry of `!bits + 1` stops at
+/// it, on the carry chain), and index bit k is whether it sits at a
+/// position with bit k set, one OR over 32 positions per bit.
 #[derive(LogicBlock, Default)]
 pub struct LowestSet {
     pub bits: Signal<In, Bits<64>>,
     pub index: Signal<Out, Bits<6>>,
     pub any: Signal<Out, Bit>,
-    // The half still searched at each step, and whether the low half of
-    // the one before was empty (that index bit is 1).
-    h32: Signal<Local, Bits<32>>,
-    h16: Signal<Local, Bits<16>>,
-    h8: Signal<Local, Bits<8>>,
-    h4: Signal<Local, Bits<4>>,
-    h2: Signal<Local, Bits<2>>,
-    e5: Signal<Local, Bit>,
-    e4: Signal<Local, Bit>,
-    e3: Signal<Local, Bit>,
-    e2: Signal<Local, Bit>,
-    e1: Signal<Local, Bit>,
-    e0: Signal<Local, Bit>,
+    /// The lowest 1 of `bits`, the others cleared.
+    alone: Signal<Local, Bits<64>>,
+    /// Per index bit k, the positions whose index has bit k set.
+    at5: Signal<Local, Bits<64>>,
+    at4: Signal<Local, Bits<64>>,
+    at3: Signal<Local, Bits<64>>,
+    at2: Signal<Local, Bits<64>>,
+    at1: Signal<Local, Bits<64>>,
+    at0: Signal<Local, Bits<64>>,
+    none: Signal<Local, Bit>,
     // The index bits as weights (ORed together).
     w5: Signal<Local, Bits<6>>,
     w4: Signal<Local, Bits<6>>,
@@ -39,59 +39,36 @@ impl Logic for LowestSet {
     #[hdl_gen]
     fn update(&mut self) {
         self.any.next = self.bits.val().any();
-        self.e5.next = !self.bits.val().get_bits::<32>(0).any();
-        if self.e5.val() {
-            self.h32.next = self.bits.val().get_bits::<32>(32);
-        } else {
-            self.h32.next = self.bits.val().get_bits::<32>(0);
-        }
-        self.e4.next = !self.h32.val().get_bits::<16>(0).any();
-        if self.e4.val() {
-            self.h16.next = self.h32.val().get_bits::<16>(16);
-        } else {
-            self.h16.next = self.h32.val().get_bits::<16>(0);
-        }
-        self.e3.next = !self.h16.val().get_bits::<8>(0).any();
-        if self.e3.val() {
-            self.h8.next = self.h16.val().get_bits::<8>(8);
-        } else {
-            self.h8.next = self.h16.val().get_bits::<8>(0);
-        }
-        self.e2.next = !self.h8.val().get_bits::<4>(0).any();
-        if self.e2.val() {
-            self.h4.next = self.h8.val().get_bits::<4>(4);
-        } else {
-            self.h4.next = self.h8.val().get_bits::<4>(0);
-        }
-        self.e1.next = !self.h4.val().get_bits::<2>(0).any();
-        if self.e1.val() {
-            self.h2.next = self.h4.val().get_bits::<2>(2);
-        } else {
-            self.h2.next = self.h4.val().get_bits::<2>(0);
-        }
-        self.e0.next = !self.h2.val().get_bit(0);
+        self.none.next = !self.bits.val().any();
+        self.alone.next = self.bits.val() & (!self.bits.val() + 1);
+        self.at5.next = 0xFFFF_FFFF_0000_0000_u64.into();
+        self.at4.next = 0xFFFF_0000_FFFF_0000_u64.into();
+        self.at3.next = 0xFF00_FF00_FF00_FF00_u64.into();
+        self.at2.next = 0xF0F0_F0F0_F0F0_F0F0_u64.into();
+        self.at1.next = 0xCCCC_CCCC_CCCC_CCCC_u64.into();
+        self.at0.next = 0xAAAA_AAAA_AAAA_AAAA_u64.into();
         self.w5.next = 0.into();
-        if self.e5.val() {
+        if (self.alone.val() & self.at5.val()).any() | self.none.val() {
             self.w5.next = 32.into();
         }
         self.w4.next = 0.into();
-        if self.e4.val() {
+        if (self.alone.val() & self.at4.val()).any() | self.none.val() {
             self.w4.next = 16.into();
         }
         self.w3.next = 0.into();
-        if self.e3.val() {
+        if (self.alone.val() & self.at3.val()).any() | self.none.val() {
             self.w3.next = 8.into();
         }
         self.w2.next = 0.into();
-        if self.e2.val() {
+        if (self.alone.val() & self.at2.val()).any() | self.none.val() {
             self.w2.next = 4.into();
         }
         self.w1.next = 0.into();
-        if self.e1.val() {
+        if (self.alone.val() & self.at1.val()).any() | self.none.val() {
             self.w1.next = 2.into();
         }
         self.w0.next = 0.into();
-        if self.e0.val() {
+        if (self.alone.val() & self.at0.val()).any() | self.none.val() {
             self.w0.next = 1.into();
         }
         self.index.next = self.w5.val() | self.w4.val() | self.w3.val() | self.w2.val() | self.w1.val() | self.w0.val();
@@ -121,6 +98,17 @@ mod tests {
             assert_eq!(lowest(u64::MAX << i), (i, true));
             assert_eq!(lowest((1 << i) | (1 << 63)), (i, true));
         }
-        assert!(!lowest(0).1);
+        assert_eq!(lowest(0), (63, false));
+        // Words of several bits from a fixed generator.
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let w = x & x.rotate_left(11);
+            if w != 0 {
+                assert_eq!(lowest(w), (u64::from(w.trailing_zeros()), true), "{w:#x}");
+            }
+        }
     }
 }
