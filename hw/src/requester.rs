@@ -1317,8 +1317,11 @@ impl Logic for Requester {
                 // free records. The doorbell's producer index is recorded as
                 // the QP's latest (state as it is; in a cycle with a config
                 // write NEXT waits before a read: a queued read's LOAD takes
-                // it, see IDLE).
-                self.dyn_ram.write_enable.next = !self.cw_valid.q.val();
+                // it, see IDLE). A config row's reset has the port then
+                // (its enable set above stays).
+                if !self.cw_valid.q.val() {
+                    self.dyn_ram.write_enable.next = true;
+                }
                 self.k_sq_held.d.next = !self.ld_bad.q.val()
                     & !self.ahead.q.val()
                     & !self.queued.q.val()

@@ -539,8 +539,8 @@ impl Logic for TxPath {
         self.cfg_addr.next = self.cfg.valid.val() & (self.cfg.table.val() == self.t_addr.val());
         // QPs in error: a report sets the QP's bit; its send-context row
         // (the QP set up again) clears it, and wins a report of the same
-        // cycle for the same QP (the requester takes no report in a
-        // config write's cycle anyway).
+        // cycle for the same QP (the requester, which applies the row a
+        // cycle later, takes no report in that later cycle).
         self.dead_set.next = 0.into();
         if self.qerr_valid.val() {
             self.dead_set.next = bit_cast::<256, 1>(true.into()) << self.qerr_qp.val();

@@ -478,6 +478,9 @@ struct Params {
     /// yield says the window moved (`out_yield_reopen`, 1 in 5).
     yield_pct: u64,
     reopen_after: u64,
+    /// QP 77's send-context row at this cycle instead of with the others
+    /// at the start (0: at the start); with `fair`, ring it after.
+    late_cfg_at: u64,
 }
 
 /// The directed tests' setting: no stalls, no latency, no scenario flag,
@@ -519,6 +522,7 @@ impl Default for Params {
             rtx_script: [(0, 0); 2],
             yield_pct: 0,
             reopen_after: 0,
+            late_cfg_at: 0,
         }
     }
 }
@@ -566,6 +570,9 @@ fn run(p: Params) -> Outcome {
         let mut dma_q: VecDeque<(u64, u64, u64, bool)> = VecDeque::new(); // beats: (addr, tag, ready cycle, last)
         let mut rtx_pending: Option<(usize, u32)> = None;
         let mut cfg_at: Option<u64> = None;
+        // A table-1 row was on the bus last cycle: the requester applies it
+        // now (an acknowledgement offered now must wait: `una_ready` low).
+        let mut cfg_t1_last = false;
         let mut cycle = 0u64;
         let mut idle = 0u64;
         let mut last_take: HashMap<usize, (u64, u32)> = HashMap::new();
@@ -593,6 +600,7 @@ fn run(p: Params) -> Outcome {
         // Config writes: the three QPs, one row rejected (log2 MTU 7,
         // counted), one for another table (ignored), one beyond the QPs.
         let mut cfgs: Vec<(u64, u64, Bits<256>)> = (0..3)
+            .filter(|&k| p.late_cfg_at == 0 || k != 1)
             .map(|k| (1, SETUPS[k].0 as u64, bits::<256>(&ctx(k, p.deep).encode().unwrap())))
             .collect();
         let mut bad_row = ctx(1, false).encode().unwrap();
@@ -618,10 +626,15 @@ fn run(p: Params) -> Outcome {
             // ---- drive inputs ----
             x.cfg.valid.next = false;
             x.db_valid.next = false;
-            // A table-1 config write in this cycle (an acknowledgement
-            // issued now must wait: `una_ready` low).
+            // A table-1 config write in this cycle.
+            let cfg_t1_applied = cfg_t1_last;
             let mut cfg_t1_now = false;
-            if let Some((t, i, d)) = cfgs.first().copied() {
+            if p.late_cfg_at != 0 && cycle == p.late_cfg_at {
+                x.cfg.valid.next = true;
+                x.cfg.table.next = u64::from(table::SQ_CTX).into();
+                x.cfg.index.next = (SETUPS[1].0 as u64).into();
+                x.cfg.data.next = bits::<256>(&ctx(1, p.deep).encode().unwrap());
+            } else if let Some((t, i, d)) = cfgs.first().copied() {
                 x.cfg.valid.next = true;
                 x.cfg.table.next = t.into();
                 x.cfg.index.next = i.into();
@@ -995,10 +1008,11 @@ fn run(p: Params) -> Outcome {
             // the last PSN of the oldest instead (the record stays in use:
             // the message ends after it). None while a retransmit request
             // waits (its record must stay).
+            cfg_t1_last = cfg_t1_now;
             if una_pending.is_none()
                 && rtx_pending.is_none()
                 && cycle >= p.ack_from
-                && (r.chance(p.ack_pct) || (cfg_t1_now && r.chance(30)))
+                && (r.chance(p.ack_pct) || (cfg_t1_applied && r.chance(30)))
             {
                 let cand: Vec<usize> = (0..3).filter(|&k| out_done[k] > acked[k]).collect();
                 if !cand.is_empty() {
@@ -1803,6 +1817,29 @@ fn qps_share_the_engine_batch_by_batch() {
     assert_eq!(pos, MAX_BATCH, "QP 77 after QP 255's first batch: {:?}", o.order);
     assert_eq!(o.order.len(), 17);
     assert_eq!(o.counters["db_stale"], 0);
+}
+
+/// A send-context row sets its QP up whatever the engine is doing for
+/// another: QP 77's row comes while QP 255's burst is in service (at each
+/// of 40 cycles in turn, so some land in NextBatch, Commit, Idle ...),
+/// then its one message must leave from its start PSN. (A row applied
+/// in NextBatch once lost its reset of the QP's dynamic state: the QP
+/// then sent from PSN 0.)
+#[test]
+fn a_send_context_row_during_another_qps_service_sets_the_qp_up() {
+    for at in 2..42 {
+        let o = run(Params {
+            seed: 0xC0F1_0000 + at,
+            directed: true,
+            burst: true,
+            fair: true,
+            late_cfg_at: at,
+            fair_at: at + 1,
+            ..Params::default()
+        });
+        check_common(&o);
+        assert_eq!(o.got[&77].len(), 1, "row at cycle {at}");
+    }
 }
 
 /// QP 255's messages completely out (their last record taken) before
