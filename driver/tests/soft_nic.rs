@@ -1028,7 +1028,13 @@ fn nscc_parameters_drive_the_soft_nics_window() {
     };
     let (mut a, mut b) = pair_with(42, 0.0, with(CEILING, Some(grow)));
     assert_eq!(window(&a), ("nscc", fixed * 2 / 3), "NSCC starts below its ceiling");
-    transfer(&mut a, &mut b, &sizes);
+    // Four times the traffic above: each ACK grows the window by a
+    // bounded step, and with 64 messages it stopped short twice in
+    // whole suites on a loaded host (83,922 and 126,951 bytes; not
+    // reproduced alone, so the margin is the fix, not a known cause).
+    for _ in 0..4 {
+        transfer(&mut a, &mut b, &sizes);
+    }
     assert_eq!(window(&a), ("nscc", fixed), "grown to the ceiling by the ACKs");
 
     let (small, _) = pair_with(43, 0.0, with(CEILING / 4, Some(grow)));
