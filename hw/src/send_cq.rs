@@ -154,6 +154,10 @@ pub struct SendCompletions {
     fail_pending: DFF<Bit>,
     /// RETRY_EXCEEDED or REMOTE_ACCESS, from the report's reason.
     fail_status: DFF<Bits<8>>,
+    /// A send-context row of the QP in service came after its row was
+    /// read: the row's reset stands, so the walk stops and nothing is
+    /// written back (the registers hold the QP as it was before).
+    reset_seen: DFF<Bit>,
     // Named values (localparams): the report's reason, the CQE statuses.
     k_err_remote: Param<ERR_REASON_BITS, { err_reason::REMOTE_ACCESS }>,
     s_flushed: Param<8, { CqStatus::Flushed as u64 }>,
@@ -174,6 +178,8 @@ pub struct SendCompletions {
     k_cqe_error: DFF<Bit>,
     // Combinational locals.
     cfg_hit: Signal<Local, Bit>,
+    /// `cfg_hit` for the QP in service.
+    cfg_here: Signal<Local, Bit>,
     cqe_free: Signal<Local, Bit>,
     p_head: Signal<Local, Bits<LIST_PTR_BITS>>,
     p_tail: Signal<Local, Bits<LIST_PTR_BITS>>,
@@ -223,6 +229,7 @@ impl Logic for SendCompletions {
             fail_psn,
             fail_pending,
             fail_status,
+            reset_seen,
             c_valid,
             c_ring,
             c_entry,
@@ -244,6 +251,7 @@ impl Logic for SendCompletions {
         self.cfg_hit.next = self.cfg.valid.val()
             & (self.cfg.table.val() == self.t_sq_ctx.val())
             & (self.cfg.index.val().get_bits::<8>(8) == 0);
+        self.cfg_here.next = self.cfg_hit.val() & (bit_cast::<8, 16>(self.cfg.index.val()) == self.qp.q.val());
         self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_cq_index());
         self.ring_ram.write_enable.next = self.cfg_hit.val();
@@ -347,12 +355,22 @@ impl Logic for SendCompletions {
         self.k_err_dropped.d.next = false;
         self.k_cqe_error.d.next = false;
 
+        // A send-context row for the QP in service, after its row was read
+        // (the read is never in a row's cycle: IDLE takes nothing then).
+        if self.cfg_here.val() {
+            self.reset_seen.d.next = true;
+        }
         if self.state.q.val() == 0 {
             // IDLE: QP errors, then acks, then message records, then
             // requester errors (only while no message record waits: the
             // requester holds a message record, then goes on, so a waiting
-            // one is older than an error record).
-            if self.rtx_err_valid.val() {
+            // one is older than an error record). Nothing is taken in a
+            // cycle with a send-context row: the row read would be the one
+            // the row replaces.
+            self.reset_seen.d.next = false;
+            if self.cfg_hit.val() {
+                self.state.d.next = 0.into();
+            } else if self.rtx_err_valid.val() {
                 self.rtx_err_ready.next = true;
                 self.kind.d.next = 3.into();
                 self.qp.d.next = self.rtx_err_qp.val();
@@ -442,15 +460,16 @@ impl Logic for SendCompletions {
                 self.state.d.next = 2.into();
             }
         } else if self.state.q.val() == 2 {
-            // WALK_READ: the head entry, if any (address from head).
-            if self.head.q.val() == self.tail.q.val() {
+            // WALK_READ: the head entry, if any (address from head). A
+            // reset QP's list is empty: the walk stops.
+            if (self.head.q.val() == self.tail.q.val()) | self.reset_seen.q.val() {
                 self.state.d.next = 3.into();
             } else {
                 self.state.d.next = 4.into();
             }
         } else if self.state.q.val() == 4 {
             // WALK_EVAL: pop (and maybe emit) the head, or stop.
-            if !self.e_pop.val() {
+            if !self.e_pop.val() | self.reset_seen.q.val() {
                 self.state.d.next = 3.into();
             } else if !self.e_emit.val() | self.cqe_free.val() {
                 if self.e_emit.val() {
@@ -487,8 +506,11 @@ impl Logic for SendCompletions {
                 self.state.d.next = 2.into();
             }
         } else if self.state.q.val() == 3 {
-            // WRITE_BACK (waits for a cycle without a config write).
-            if !self.cfg_hit.val() {
+            // WRITE_BACK (waits for a cycle without a config write; writes
+            // nothing over a reset row).
+            if self.reset_seen.q.val() {
+                self.state.d.next = 0.into();
+            } else if !self.cfg_hit.val() {
                 self.ptr_ram.write_enable.next = true;
                 self.state.d.next = 0.into();
             }

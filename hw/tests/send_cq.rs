@@ -456,7 +456,12 @@ fn bits<const N: usize>(bytes: &[u8]) -> Bits<N> {
 }
 
 fn ctx_row(k: usize) -> Bits<256> {
-    let (_, ring, start, _) = SETUPS[k];
+    ctx_row_from(k, SETUPS[k].2)
+}
+
+/// Test QP `k`'s send-context row with another start PSN.
+fn ctx_row_from(k: usize, start: u32) -> Bits<256> {
+    let ring = SETUPS[k].1;
     let c = SqContext {
         sq_base: 0x1000,
         cq_index: ring as u16,
@@ -992,4 +997,208 @@ fn list_full_after_pointer_wrap() {
         "the message after a full list's worth waited: {refused} cycles"
     );
     assert!(list_full >= 1, "list_full counted: {list_full}");
+}
+
+/// One step of the directed reset test's script.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// A send-context row with this start PSN (one cycle).
+    Row { start: u32 },
+    /// A signaled single-packet message record, held until taken.
+    Msg { wr_id: u64, psn: u32 },
+    /// An acknowledgement, held until taken; with `row`, a send-context
+    /// row `cycles` after the acknowledgement is first offered (0: the
+    /// same cycle), whether or not it was taken by then.
+    Ack { una: u32, row: Option<(u32, u32)> },
+    /// Nothing for this many cycles.
+    Idle(u32),
+}
+
+/// Rounds of the reset test: round r puts its row r cycles after its
+/// acknowledgement's first offer.
+const RESET_ROUNDS: u32 = 16;
+/// Messages of a round before its row, and how many its acknowledgement
+/// covers.
+const RESET_OLD: u32 = 6;
+const RESET_ACKED: u32 = 4;
+/// The low byte of a round's wr_id that marks its message after the row.
+const RESET_MARK: u64 = 0xFF;
+
+/// A round's first PSN: far enough from the last round's (2^20) that
+/// after the row the old round's unacknowledged messages are serially
+/// before the new `una`, so an old list left in place completes them.
+fn reset_start(r: u32) -> u32 {
+    (0x1000 + (r << 20)) & 0xFF_FFFF
+}
+
+/// Directed: a send-context row for a QP whose acknowledgement is in
+/// service resets the QP all the same (the row's reset stands, the
+/// engine does not write the QP's old row back over it). Each round
+/// pushes 6 messages, acknowledges 4 of them and writes the QP's row
+/// (a new start PSN) 0-15 cycles after the acknowledgement is offered:
+/// before it is taken, while its row is read, during the walk and its
+/// write-back, and after. Then one message at the new start PSN and its
+/// acknowledgement. A round's CQEs must be a prefix of its 4 acknowledged
+/// messages (those completed before the row), then the new message: no
+/// CQE for the old round's 2 unacknowledged ones (with the old row written
+/// back, the new `una` is past them and they complete), and the new
+/// message is not held behind them.
+#[test]
+fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
+    const K: usize = 1;
+    let (qp, ring, _, _) = SETUPS[K];
+    let mut steps = vec![Step::Row { start: reset_start(0) }];
+    for r in 0..RESET_ROUNDS {
+        let first = reset_start(r) + u32::from(r > 0);
+        for i in 0..RESET_OLD {
+            steps.push(Step::Msg {
+                wr_id: (u64::from(r) << 8) | u64::from(i),
+                psn: first + i,
+            });
+        }
+        let next = reset_start(r + 1);
+        steps.push(Step::Idle(12));
+        steps.push(Step::Ack {
+            una: first + RESET_ACKED,
+            row: Some((r, next)),
+        });
+        steps.push(Step::Idle(30));
+        steps.push(Step::Msg {
+            wr_id: (u64::from(r) << 8) | RESET_MARK,
+            psn: next,
+        });
+        steps.push(Step::Ack {
+            una: next + 1,
+            row: None,
+        });
+        steps.push(Step::Idle(20));
+    }
+    let got = Arc::new(Mutex::new(Vec::<Completion>::new()));
+    let got2 = got.clone();
+    let mut uut = SendCompletions::default();
+    uut.connect_all();
+    let rec = lockstep::Recording::new();
+    let mut sim = lockstep_sim!(SendCompletions, clock, 100_000_000, rec, sim, {
+        let mut x = sim.init()?;
+        let mut o = got2.lock().unwrap();
+        let mut at = 0usize;
+        // Cycles into the current step, and whether its acknowledgement
+        // was taken.
+        let mut t = 0u32;
+        let mut acked = false;
+        while at < steps.len() {
+            x.cfg.valid.next = false;
+            x.msg_valid.next = false;
+            x.ack_valid.next = false;
+            x.req_err_valid.next = false;
+            x.rtx_err_valid.next = false;
+            x.cqe_ready.next = true;
+            let row = |x: &mut Box<SendCompletions>, start: u32| {
+                x.cfg.valid.next = true;
+                x.cfg.table.next = u64::from(table::SQ_CTX).into();
+                x.cfg.index.next = u64::from(qp).into();
+                x.cfg.data.next = ctx_row_from(K, start);
+            };
+            match steps[at] {
+                Step::Row { start } => row(&mut x, start),
+                Step::Msg { wr_id, psn } => {
+                    x.msg_valid.next = true;
+                    x.msg_qp.next = u64::from(qp).into();
+                    x.msg_wr_id.next = wr_id.into();
+                    x.msg_opcode.next = 1u64.into();
+                    x.msg_len.next = 64u64.into();
+                    x.msg_sq_index.next = (wr_id & 0xFFFF).into();
+                    x.msg_signaled.next = true;
+                    x.msg_first_psn.next = u64::from(psn & 0xFF_FFFF).into();
+                    x.msg_last_psn.next = u64::from(psn & 0xFF_FFFF).into();
+                }
+                Step::Ack { una, row: at_row } => {
+                    if !acked {
+                        x.ack_valid.next = true;
+                        x.ack_qp.next = u64::from(qp).into();
+                        x.ack_una.next = u64::from(una & 0xFF_FFFF).into();
+                    }
+                    if let Some((cycles, start)) = at_row {
+                        if t == cycles {
+                            row(&mut x, start);
+                        }
+                    }
+                }
+                Step::Idle(_) => {}
+            }
+            wait_clock_false!(sim, clock, x);
+            let done = match steps[at] {
+                Step::Row { .. } => true,
+                Step::Msg { .. } => x.msg_ready.val(),
+                Step::Ack { row: at_row, .. } => {
+                    acked |= x.ack_valid.val() && x.ack_ready.val();
+                    acked && at_row.is_none_or(|(cycles, _)| t >= cycles)
+                }
+                Step::Idle(n) => t + 1 >= n,
+            };
+            if x.cqe_valid.val() {
+                let mut bytes = [0u8; 32];
+                let e = x.cqe_entry.val();
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = e.get_bits::<8>(8 * i).index() as u8;
+                }
+                let c = Completion::decode(&bytes).unwrap_or_else(|e| panic!("CQE does not decode: {e}"));
+                assert_eq!(x.cqe_ring.val().index() as u32, ring);
+                o.push(c);
+            }
+            assert!(
+                !x.cnt_ack_dropped.val() && !x.cnt_err_dropped.val(),
+                "nothing is in error"
+            );
+            wait_clock_true!(sim, clock, x);
+            if done {
+                at += 1;
+                t = 0;
+                acked = false;
+            } else {
+                t += 1;
+                assert!(t < 1_000, "step {at} ({:?}) never completed", steps[at]);
+            }
+        }
+        drop(o);
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), 100_000_000_000).unwrap();
+    rec.check_verilog("mrc_send_cq", || {
+        hw::flow::emit_block("mrc_send_cq", &mut SendCompletions::default()).verilog
+    });
+    let got = Arc::try_unwrap(got).ok().unwrap().into_inner().unwrap();
+    assert!(got.iter().all(|c| c.status == CqStatus::Success && c.qp == qp));
+    let mut ids = got.iter().map(|c| c.wr_id).peekable();
+    let mut before_row = Vec::new();
+    for r in 0..u64::from(RESET_ROUNDS) {
+        let mut k = 0u64;
+        while let Some(&id) = ids.peek() {
+            if id != (r << 8) | k {
+                break;
+            }
+            ids.next();
+            k += 1;
+        }
+        assert!(
+            k <= u64::from(RESET_ACKED),
+            "round {r}: {k} of the old messages completed, only {RESET_ACKED} were acknowledged"
+        );
+        assert_eq!(
+            ids.next(),
+            Some((r << 8) | RESET_MARK),
+            "round {r}: after {k} old completions, the message sent after the row"
+        );
+        before_row.push(k);
+    }
+    assert_eq!(ids.next(), None, "no completion after the last round's");
+    eprintln!("old messages completed before the row, per round: {before_row:?}");
+    // Coverage: rows before the acknowledgement was read, during its walk
+    // and after it.
+    assert_eq!(before_row.first(), Some(&0));
+    assert_eq!(before_row.last(), Some(&u64::from(RESET_ACKED)));
+    assert!(
+        before_row.iter().any(|&k| k > 0 && k < u64::from(RESET_ACKED)),
+        "a row in the middle of a walk"
+    );
 }
