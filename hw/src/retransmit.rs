@@ -29,11 +29,13 @@ use rust_hdl::prelude::*;
 use crate::bus::ConfigSink;
 
 mod backoff;
+mod classify;
 mod lowest;
 mod resend;
 mod scanner;
 mod words;
 use backoff::Backoff;
+use classify::SentClass;
 use lowest::LowestSet;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
@@ -702,8 +704,10 @@ pub struct RetransmitEngine {
     bad_cum: Signal<Local, Bit>,
     bad_bits: Signal<Local, Bit>,
     nb_off: Signal<Local, Bits<24>>,
-    // SENT classification.
-    in_flight_n: Signal<Local, Bits<24>>,
+    // SENT classification: on the state RAM's word and on the forwarded
+    // one (`fwd`), then chosen.
+    class_ram: SentClass,
+    class_fwd: SentClass,
     is_new: Signal<Local, Bit>,
     is_resend: Signal<Local, Bit>,
     // NACK classification.
@@ -1002,9 +1006,18 @@ impl Logic for RetransmitEngine {
         // 2^min(k - linear + 1, 10), capped at ack_timeout(24) (the
         // backoff unit adds the shift to the exponent t).
         // SENT classification (in `Load`).
-        self.in_flight_n.next = self.qs_rd.val().next_psn - self.qs_rd.val().una;
-        self.is_new.next = (self.psn.q.val() == self.qs_rd.val().next_psn) & (self.in_flight_n.val() < 256);
-        self.is_resend.next = (self.psn.q.val() - self.qs_rd.val().una) < self.in_flight_n.val();
+        self.class_ram.psn.next = self.psn.q.val();
+        self.class_ram.next_psn.next = self.qs_ram.read_data.val().next_psn;
+        self.class_ram.una.next = self.qs_ram.read_data.val().una;
+        self.class_fwd.psn.next = self.psn.q.val();
+        self.class_fwd.next_psn.next = self.qs.q.val().next_psn;
+        self.class_fwd.una.next = self.qs.q.val().una;
+        self.is_new.next = self.class_ram.is_new.val();
+        self.is_resend.next = self.class_ram.is_resend.val();
+        if self.fwd.q.val() {
+            self.is_new.next = self.class_fwd.is_new.val();
+            self.is_resend.next = self.class_fwd.is_resend.val();
+        }
         // The backoff unit's shift amount of a retry count k (k is the
         // slot's timeouts in the RTO walk and on a resend, 0 for a new
         // packet, the new una's after a SACK), loaded in the states that

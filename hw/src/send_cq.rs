@@ -178,6 +178,8 @@ pub struct SendCompletions {
     k_cqe_error: DFF<Bit>,
     // Combinational locals.
     cfg_hit: Signal<Local, Bit>,
+    /// The row's QP (the low 8 bits of its index).
+    cfg_qp: Signal<Local, Bits<8>>,
     /// `cfg_hit` for the QP in service.
     cfg_here: Signal<Local, Bit>,
     cqe_free: Signal<Local, Bit>,
@@ -251,7 +253,8 @@ impl Logic for SendCompletions {
         self.cfg_hit.next = self.cfg.valid.val()
             & (self.cfg.table.val() == self.t_sq_ctx.val())
             & (self.cfg.index.val().get_bits::<8>(8) == 0);
-        self.cfg_here.next = self.cfg_hit.val() & (bit_cast::<8, 16>(self.cfg.index.val()) == self.qp.q.val());
+        self.cfg_qp.next = bit_cast::<8, 16>(self.cfg.index.val());
+        self.cfg_here.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.qp.q.val());
         self.ring_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
         self.ring_ram.write_data.next = bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_cq_index());
         self.ring_ram.write_enable.next = self.cfg_hit.val();
@@ -355,8 +358,7 @@ impl Logic for SendCompletions {
         self.k_err_dropped.d.next = false;
         self.k_cqe_error.d.next = false;
 
-        // A send-context row for the QP in service, after its row was read
-        // (the read is never in a row's cycle: IDLE takes nothing then).
+        // A send-context row for the QP in service, after its row was read.
         if self.cfg_here.val() {
             self.reset_seen.d.next = true;
         }
@@ -364,13 +366,15 @@ impl Logic for SendCompletions {
             // IDLE: QP errors, then acks, then message records, then
             // requester errors (only while no message record waits: the
             // requester holds a message record, then goes on, so a waiting
-            // one is older than an error record). Nothing is taken in a
-            // cycle with a send-context row: the row read would be the one
-            // the row replaces.
+            // one is older than an error record). A record taken in the
+            // cycle of its QP's row reads the row the row replaces: it is
+            // `reset_seen` from the start. (Not taking records in a row's
+            // cycle would put the config bus's compares ahead of
+            // `ack_ready`, which the core's CC gate and requester take in
+            // the same cycle.)
             self.reset_seen.d.next = false;
-            if self.cfg_hit.val() {
-                self.state.d.next = 0.into();
-            } else if self.rtx_err_valid.val() {
+            if self.rtx_err_valid.val() {
+                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.rtx_err_qp.val());
                 self.rtx_err_ready.next = true;
                 self.kind.d.next = 3.into();
                 self.qp.d.next = self.rtx_err_qp.val();
@@ -387,6 +391,7 @@ impl Logic for SendCompletions {
                 self.kind.d.next = 2.into();
                 self.qp.d.next = self.ack_qp.val();
                 self.in_una.d.next = self.ack_una.val();
+                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.ack_qp.val());
                 self.ptr_ram.read_address.next = self.ack_qp.val();
                 self.ring_ram.read_address.next = self.ack_qp.val();
                 self.state.d.next = 1.into();
@@ -394,12 +399,14 @@ impl Logic for SendCompletions {
                 // Taken in CHECK, once the list is known not to be full.
                 self.kind.d.next = 0.into();
                 self.qp.d.next = self.msg_qp.val();
+                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.msg_qp.val());
                 self.ptr_ram.read_address.next = self.msg_qp.val();
                 self.ring_ram.read_address.next = self.msg_qp.val();
                 self.state.d.next = 1.into();
             } else if self.req_err_valid.val() {
                 self.kind.d.next = 1.into();
                 self.qp.d.next = self.req_err_qp.val();
+                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.req_err_qp.val());
                 self.ptr_ram.read_address.next = self.req_err_qp.val();
                 self.ring_ram.read_address.next = self.req_err_qp.val();
                 self.state.d.next = 1.into();

@@ -394,8 +394,16 @@ pub struct TxPath {
     /// QPs in error, a bit per QP: set by a report (`qerr_*`), cleared by
     /// the QP's send-context row.
     dead: DFF<Bits<256>>,
-    /// The packet in hand is of a QP in error.
+    /// The packet in hand is of a QP in error: `d_dead_r`, read in the
+    /// states that drop such a packet (4 and 6).
     d_dead: Signal<Local, Bit>,
+    /// The in-hand QP's bit of `dead` as the next cycle holds it, and
+    /// that registered. The 256-to-1 select then ends at a register
+    /// instead of heading the sequencer's handshakes into the EV
+    /// selector (10.5 levels). Exact where it is read: `d_qp` was loaded
+    /// in state 0, at least three cycles before states 4 and 6.
+    d_dead_next: Signal<Local, Bit>,
+    d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
     head_dead: Signal<Local, Bit>,
     dead_set: Signal<Local, Bits<256>>,
@@ -505,7 +513,8 @@ impl Logic for TxPath {
             a_probe_id,
             a_send_probe,
             a_hdr,
-            dead
+            dead,
+            d_dead_r
         );
         self.peer_d.read_clock.next = self.clock.val();
         self.peer_d.write_clock.next = self.clock.val();
@@ -550,7 +559,13 @@ impl Logic for TxPath {
             self.dead_clr.next = bit_cast::<256, 1>(true.into()) << self.cfg.index.val().get_bits::<8>(0);
         }
         self.dead.d.next = (self.dead.q.val() | self.dead_set.val()) & !self.dead_clr.val();
-        self.d_dead.next = self.dead.q.val().get_bit(self.d_qp.q.val().index());
+        self.d_dead_next.next = (self.dead.q.val().get_bit(self.d_qp.q.val().index())
+            | (self.qerr_valid.val() & (self.qerr_qp.val() == self.d_qp.q.val())))
+            & !(self.cfg_peer.val()
+                & (self.cfg.index.val() < 256)
+                & (self.cfg.index.val().get_bits::<8>(0) == self.d_qp.q.val()));
+        self.d_dead_r.d.next = self.d_dead_next.val();
+        self.d_dead.next = self.d_dead_r.q.val();
         self.peer_row.next = (bit_cast::<48, 24>(self.cfg.data.val().get_value_sq_ctx_dest_qp()) << 24)
             | (bit_cast::<48, 8>(bit_cast::<8, 16>(self.cfg.data.val().get_value_sq_ctx_addr_index())) << 16)
             | bit_cast::<48, 16>(self.cfg.data.val().get_value_sq_ctx_pkey());
