@@ -456,12 +456,11 @@ fn bits<const N: usize>(bytes: &[u8]) -> Bits<N> {
 }
 
 fn ctx_row(k: usize) -> Bits<256> {
-    ctx_row_from(k, SETUPS[k].2)
+    ctx_row_from(SETUPS[k].1, SETUPS[k].2)
 }
 
-/// Test QP `k`'s send-context row with another start PSN.
-fn ctx_row_from(k: usize, start: u32) -> Bits<256> {
-    let ring = SETUPS[k].1;
+/// A send-context row with this completion ring and start PSN.
+fn ctx_row_from(ring: u32, start: u32) -> Bits<256> {
     let c = SqContext {
         sq_base: 0x1000,
         cq_index: ring as u16,
@@ -1002,14 +1001,15 @@ fn list_full_after_pointer_wrap() {
 /// One step of the directed reset test's script.
 #[derive(Clone, Copy, Debug)]
 enum Step {
-    /// A send-context row with this start PSN (one cycle).
-    Row { start: u32 },
+    /// A send-context row with this ring and start PSN (one cycle).
+    Row { ring: u32, start: u32 },
     /// A signaled single-packet message record, held until taken.
     Msg { wr_id: u64, psn: u32 },
     /// An acknowledgement, held until taken; with `row`, a send-context
     /// row `cycles` after the acknowledgement is first offered (0: the
-    /// same cycle), whether or not it was taken by then.
-    Ack { una: u32, row: Option<(u32, u32)> },
+    /// same cycle), whether or not it was taken by then: (cycles, ring,
+    /// start PSN).
+    Ack { una: u32, row: Option<(u32, u32, u32)> },
     /// Nothing for this many cycles.
     Idle(u32),
 }
@@ -1023,6 +1023,12 @@ const RESET_OLD: u32 = 6;
 const RESET_ACKED: u32 = 4;
 /// The low byte of a round's wr_id that marks its message after the row.
 const RESET_MARK: u64 = 0xFF;
+
+/// Round r's completion ring (its row's `cq_index`): it changes with
+/// every row, so a CQE on the wrong side of a row names the wrong ring.
+fn reset_ring(r: u32) -> u32 {
+    200 + r % 2
+}
 
 /// A round's first PSN: far enough from the last round's (2^20) that
 /// after the row the old round's unacknowledged messages are serially
@@ -1042,12 +1048,35 @@ fn reset_start(r: u32) -> u32 {
 /// messages (those completed before the row), then the new message: no
 /// CQE for the old round's 2 unacknowledged ones (with the old row written
 /// back, the new `una` is past them and they complete), and the new
-/// message is not held behind them.
+/// message is not held behind them. The old messages' CQEs name the
+/// round's ring, the new message's the next round's. Run with the CQE
+/// output always taken and with it taken one cycle in three (a pop
+/// waiting in `WalkEval` when the row comes).
 #[test]
 fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
+    for cqe_stall in [false, true] {
+        let before_row = reset_rounds(cqe_stall);
+        eprintln!("CQE stalls {cqe_stall}: old messages completed before the row, per round: {before_row:?}");
+        // Coverage: rows before the acknowledgement was read, during its
+        // walk and after it.
+        assert_eq!(before_row.first(), Some(&0));
+        assert_eq!(before_row.last(), Some(&u64::from(RESET_ACKED)));
+        assert!(
+            before_row.iter().any(|&k| k > 0 && k < u64::from(RESET_ACKED)),
+            "a row in the middle of a walk"
+        );
+    }
+}
+
+/// The reset test's rounds; per round, how many of its old messages
+/// completed before its row.
+fn reset_rounds(cqe_stall: bool) -> Vec<u64> {
     const K: usize = 1;
-    let (qp, ring, _, _) = SETUPS[K];
-    let mut steps = vec![Step::Row { start: reset_start(0) }];
+    let qp = SETUPS[K].0;
+    let mut steps = vec![Step::Row {
+        ring: reset_ring(0),
+        start: reset_start(0),
+    }];
     for r in 0..RESET_ROUNDS {
         let first = reset_start(r) + u32::from(r > 0);
         for i in 0..RESET_OLD {
@@ -1060,7 +1089,7 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
         steps.push(Step::Idle(12));
         steps.push(Step::Ack {
             una: first + RESET_ACKED,
-            row: Some((r, next)),
+            row: Some((r, reset_ring(r + 1), next)),
         });
         steps.push(Step::Idle(30));
         steps.push(Step::Msg {
@@ -1073,7 +1102,7 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
         });
         steps.push(Step::Idle(20));
     }
-    let got = Arc::new(Mutex::new(Vec::<Completion>::new()));
+    let got = Arc::new(Mutex::new(Vec::<(Completion, u32)>::new()));
     let got2 = got.clone();
     let mut uut = SendCompletions::default();
     uut.connect_all();
@@ -1086,21 +1115,22 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
         // was taken.
         let mut t = 0u32;
         let mut acked = false;
+        let mut cycle = 0u64;
         while at < steps.len() {
             x.cfg.valid.next = false;
             x.msg_valid.next = false;
             x.ack_valid.next = false;
             x.req_err_valid.next = false;
             x.rtx_err_valid.next = false;
-            x.cqe_ready.next = true;
-            let row = |x: &mut Box<SendCompletions>, start: u32| {
+            x.cqe_ready.next = !cqe_stall || cycle.is_multiple_of(3);
+            let row = |x: &mut Box<SendCompletions>, ring: u32, start: u32| {
                 x.cfg.valid.next = true;
                 x.cfg.table.next = u64::from(table::SQ_CTX).into();
                 x.cfg.index.next = u64::from(qp).into();
-                x.cfg.data.next = ctx_row_from(K, start);
+                x.cfg.data.next = ctx_row_from(ring, start);
             };
             match steps[at] {
-                Step::Row { start } => row(&mut x, start),
+                Step::Row { ring, start } => row(&mut x, ring, start),
                 Step::Msg { wr_id, psn } => {
                     x.msg_valid.next = true;
                     x.msg_qp.next = u64::from(qp).into();
@@ -1118,9 +1148,9 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
                         x.ack_qp.next = u64::from(qp).into();
                         x.ack_una.next = u64::from(una & 0xFF_FFFF).into();
                     }
-                    if let Some((cycles, start)) = at_row {
+                    if let Some((cycles, ring, start)) = at_row {
                         if t == cycles {
-                            row(&mut x, start);
+                            row(&mut x, ring, start);
                         }
                     }
                 }
@@ -1132,25 +1162,25 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
                 Step::Msg { .. } => x.msg_ready.val(),
                 Step::Ack { row: at_row, .. } => {
                     acked |= x.ack_valid.val() && x.ack_ready.val();
-                    acked && at_row.is_none_or(|(cycles, _)| t >= cycles)
+                    acked && at_row.is_none_or(|(cycles, _, _)| t >= cycles)
                 }
                 Step::Idle(n) => t + 1 >= n,
             };
-            if x.cqe_valid.val() {
+            if x.cqe_valid.val() && x.cqe_ready.val() {
                 let mut bytes = [0u8; 32];
                 let e = x.cqe_entry.val();
                 for (i, b) in bytes.iter_mut().enumerate() {
                     *b = e.get_bits::<8>(8 * i).index() as u8;
                 }
                 let c = Completion::decode(&bytes).unwrap_or_else(|e| panic!("CQE does not decode: {e}"));
-                assert_eq!(x.cqe_ring.val().index() as u32, ring);
-                o.push(c);
+                o.push((c, x.cqe_ring.val().index() as u32));
             }
             assert!(
                 !x.cnt_ack_dropped.val() && !x.cnt_err_dropped.val(),
                 "nothing is in error"
             );
             wait_clock_true!(sim, clock, x);
+            cycle += 1;
             if done {
                 at += 1;
                 t = 0;
@@ -1168,16 +1198,18 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
         hw::flow::emit_block("mrc_send_cq", &mut SendCompletions::default()).verilog
     });
     let got = Arc::try_unwrap(got).ok().unwrap().into_inner().unwrap();
-    assert!(got.iter().all(|c| c.status == CqStatus::Success && c.qp == qp));
-    let mut ids = got.iter().map(|c| c.wr_id).peekable();
+    assert!(got.iter().all(|(c, _)| c.status == CqStatus::Success && c.qp == qp));
+    let mut cqes = got.iter().map(|(c, ring)| (c.wr_id, *ring)).peekable();
     let mut before_row = Vec::new();
-    for r in 0..u64::from(RESET_ROUNDS) {
+    for r in 0..RESET_ROUNDS {
+        let round = u64::from(r) << 8;
         let mut k = 0u64;
-        while let Some(&id) = ids.peek() {
-            if id != (r << 8) | k {
+        while let Some(&(id, ring)) = cqes.peek() {
+            if id != round | k {
                 break;
             }
-            ids.next();
+            assert_eq!(ring, reset_ring(r), "round {r}: old message {k}'s ring");
+            cqes.next();
             k += 1;
         }
         assert!(
@@ -1185,20 +1217,12 @@ fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
             "round {r}: {k} of the old messages completed, only {RESET_ACKED} were acknowledged"
         );
         assert_eq!(
-            ids.next(),
-            Some((r << 8) | RESET_MARK),
-            "round {r}: after {k} old completions, the message sent after the row"
+            cqes.next(),
+            Some((round | RESET_MARK, reset_ring(r + 1))),
+            "round {r}: after {k} old completions, the message sent after the row, on the row's ring"
         );
         before_row.push(k);
     }
-    assert_eq!(ids.next(), None, "no completion after the last round's");
-    eprintln!("old messages completed before the row, per round: {before_row:?}");
-    // Coverage: rows before the acknowledgement was read, during its walk
-    // and after it.
-    assert_eq!(before_row.first(), Some(&0));
-    assert_eq!(before_row.last(), Some(&u64::from(RESET_ACKED)));
-    assert!(
-        before_row.iter().any(|&k| k > 0 && k < u64::from(RESET_ACKED)),
-        "a row in the middle of a walk"
-    );
+    assert_eq!(cqes.next(), None, "no completion after the last round's");
+    before_row
 }
