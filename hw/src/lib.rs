@@ -51,6 +51,7 @@ pub mod rx_parser_mrc10;
 pub mod rx_path;
 pub mod sack_table;
 pub mod send_cq;
+pub mod thermometer;
 pub mod tx_builder;
 pub mod tx_header_mrc10;
 pub mod tx_path;

@@ -43,6 +43,7 @@ pub use words::{EvWord, QpWord, SackFeedback, SlotWord, TailWord};
 
 use crate::contract_rows::{RetxGlobalRow, RetxQpRow, TableId};
 use crate::param::Param;
+use crate::thermometer::Below;
 use contract::config::{retx_qp, table};
 use contract::field::span;
 
@@ -665,6 +666,13 @@ pub struct RetransmitEngine {
     m_win: Signal<Local, Bits<64>>,
     m_lo: Signal<Local, Bits<64>>,
     m_hi: Signal<Local, Bits<64>>,
+    /// The masks' thermometer decodes (bit i: i below the offset), not
+    /// shifts of a constant: `cum`'s, `una`'s and `next`'s offsets in the
+    /// word, and the SACK validation's `next - base`.
+    below_cum: Below<64, 6>,
+    below_una: Below<64, 6>,
+    below_next: Below<64, 6>,
+    below_nb: Below<64, 6>,
     /// The word's PSNs the SACK newly acknowledges (covered, in the
     /// window, not acknowledged before), and those still open (in the
     /// window, acknowledged by neither).
@@ -1089,17 +1097,20 @@ impl Logic for RetransmitEngine {
         // The acknowledgement pass's masks of word `wq` (bit i: PSN wq + i),
         // from the offsets registered in `AckWordRead`; every offset is a
         // 24-bit signal (an inline difference is evaluated at 32 or 64
-        // bits in the emitted Verilog, wrong across the PSN wrap). Each
-        // shift is by an offset's 6 low bits, taken only where the offset
-        // is within 0..=63: a 6-bit shifter, not a 24-bit one (the 24-bit
-        // amounts were the longest path after the tail walk's).
+        // bits in the emitted Verilog, wrong across the PSN wrap). The
+        // masks below an offset are thermometer decodes of its 6 low bits
+        // (`Below`), taken only where the offset is within 0..=63: 64
+        // six-input functions, not a shifter of a constant.
         // At or before cum: i < cum + 1 - wq.
+        self.below_cum.idx.next = self.wd_cum.q.val().get_bits::<6>(0);
+        self.below_una.idx.next = self.wd_una.q.val().get_bits::<6>(0);
+        self.below_next.idx.next = self.wd_next.q.val().get_bits::<6>(0);
         if self.wd_cum.q.val().get_bit(23) {
             self.m_cum.next = 0.into();
         } else if self.wd_cum.q.val() >= 64 {
             self.m_cum.next = self.ones64.val();
         } else {
-            self.m_cum.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_cum.q.val().get_bits::<6>(0)));
+            self.m_cum.next = self.below_cum.o.val();
         }
         // The bitmap's bit j is PSN base + j = wq + i: i = j - (wq - base).
         if !self.wd_base.q.val().get_bit(23) & (self.wd_base.q.val() < 64) {
@@ -1113,12 +1124,12 @@ impl Logic for RetransmitEngine {
         if self.wd_una.q.val().get_bit(23) {
             self.m_lo.next = self.ones64.val();
         } else {
-            self.m_lo.next = self.ones64.val() << bit_cast::<64, 6>(self.wd_una.q.val().get_bits::<6>(0));
+            self.m_lo.next = !self.below_una.o.val();
         }
         if self.wd_next.q.val() >= 64 {
             self.m_hi.next = self.ones64.val();
         } else {
-            self.m_hi.next = !(self.ones64.val() << bit_cast::<64, 6>(self.wd_next.q.val().get_bits::<6>(0)));
+            self.m_hi.next = self.below_next.o.val();
         }
         self.m_win.next = self.m_lo.val() & self.m_hi.val();
         // The words of the window: from una's, while the next starts before
@@ -1173,7 +1184,9 @@ impl Logic for RetransmitEngine {
         // Bits at or beyond next: a mask of the bitmap positions i >=
         // next - base (a function of the offset alone), not a shift of
         // the bitmap.
-        self.bm_beyond.next = self.bitmap.q.val() & (self.ones64.val() << bit_cast::<64, 24>(self.nb_off_r.q.val()));
+        // (Used only where `next - base` is within 1..=63.)
+        self.below_nb.idx.next = self.nb_off_r.q.val().get_bits::<6>(0);
+        self.bm_beyond.next = self.bitmap.q.val() & !self.below_nb.o.val();
         if self.nb_off_r.q.val().get_bit(23) | !self.nb_off_r.q.val().any() {
             self.bad_bits.next = self.bitmap.q.val().any();
         } else if self.nb_off_r.q.val() < 64 {
