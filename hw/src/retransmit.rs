@@ -550,8 +550,8 @@ pub struct RetransmitEngine {
     una_new: DFF<Bits<24>>,
     /// The word's first open PSN, registered in `AckWordWrite` and taken
     /// into `found` / `una_new` in `AckPick`: the 64-bit search is then
-    /// not in one path with the pick's slot address (it was the core's
-    /// deepest path, the word's masks through the search into `p`).
+    /// not in one path with the pick's slot address (the word's masks,
+    /// the search and `p` in one cycle are too deep).
     fo_any: DFF<Bit>,
     fo_index: DFF<Bits<6>>,
     /// `c_age` a cycle later, for the stall rule's promptness test in

@@ -4,11 +4,10 @@
 //! `bm_beyond`).
 //!
 //! Why not `!(ones << idx)`: Yosys maps a shift of a constant as a barrel
-//! shifter, and ABC has mapped this one as a chain of eleven LUTs (the
-//! whole core's deepest path, docs/benchmarks.md "Logic depth: the SENT
-//! classification ..."). Emitted as a case over the index, each output
-//! bit is a function of the B index bits alone: one LUT for B <= 6 (as
-//! [`crate::onehot::OneHot`] is for `1 << idx`).
+//! shifter, which ABC may map as a long chain of LUTs (docs/benchmarks.md,
+//! "Logic depth: the SENT classification ..."). Emitted as a case over
+//! the index, each output bit is a function of the B index bits alone:
+//! one LUT for B <= 6 (as [`crate::onehot::OneHot`] is for `1 << idx`).
 
 use rust_hdl::prelude::*;
 
@@ -34,8 +33,8 @@ impl<const N: usize, const B: usize> Logic for Below<N, B> {
     fn hdl(&self) -> Verilog {
         // A case over every index, one constant each: per output bit a
         // function of the B index bits, which ABC maps to one LUT for
-        // B <= 6. (`idx > k` per bit became 64 carry-chain compares, and
-        // `~(ones << idx)` a barrel shifter.)
+        // B <= 6. (Yosys maps `idx > k` per bit as a carry-chain compare
+        // each, and `~(ones << idx)` as a barrel shifter.)
         assert!(B <= 8, "Below decodes indices of at most 8 bits");
         let mut s = String::from("always @(*) begin\n   case (idx)\n");
         for k in 0..1usize << B {

@@ -400,8 +400,8 @@ pub struct TxPath {
     /// The in-hand QP's bit of `dead` as the next cycle holds it, and
     /// that registered. The 256-to-1 select then ends at a register
     /// instead of heading the sequencer's handshakes into the EV
-    /// selector (10.5 levels). Exact where it is read: `d_qp` was loaded
-    /// in state 0, at least three cycles before states 4 and 6.
+    /// selector. Exact where it is read: `d_qp` is loaded in state 0, at
+    /// least three cycles before states 4 and 6.
     d_dead_next: Signal<Local, Bit>,
     d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
