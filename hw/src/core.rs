@@ -394,6 +394,17 @@ pub struct MrcCore {
     defer_rotate: Signal<Local, Bit>,
     defer_set: Signal<Local, Bits<256>>,
     defer_clr: Signal<Local, Bits<256>>,
+    /// The operations that take a QP out of `defer_shut` (one the CC gate
+    /// took that may open its window, or an INIT; an error report), and
+    /// their QPs, registered: the bits clear a cycle after them. The CC
+    /// gate's operation QP is chosen late in its cycle (by the gate's
+    /// arbitration), and its decode on top of it was the bits' path. A
+    /// clear one cycle late keeps a QP shut one cycle more (its deferred
+    /// resend goes round the FIFO once more), never less.
+    defer_clr_op: DFF<Bit>,
+    defer_clr_op_qp: DFF<Bits<8>>,
+    defer_clr_err: DFF<Bit>,
+    defer_clr_err_qp: DFF<Bits<8>>,
     /// Payload read responses (data 512 | keep 64 | last 1) on their way
     /// to the TX builder. The TX path issues a read only when its beats
     /// fit here beside those of the reads before it (`hw::tx_path`,
@@ -574,7 +585,11 @@ impl Logic for MrcCore {
             rel_qp,
             rel_len,
             nscc_on,
-            defer_shut
+            defer_shut,
+            defer_clr_op,
+            defer_clr_op_qp,
+            defer_clr_err,
+            defer_clr_err_qp
         );
         clock!(
             self,
@@ -1296,20 +1311,27 @@ impl Logic for MrcCore {
             self.defer_fifo.read.next = true;
         }
         self.oh_out.idx.next = self.req.out_qp.val();
-        self.oh_ccop.idx.next = self.cc.op_qp.val();
-        self.oh_qerr.idx.next = self.req.qerr_qp.val();
+        self.defer_clr_op.d.next = self.req.open_valid.val() | self.cc_g_init.val();
+        self.defer_clr_op_qp.d.next = self.cc.op_qp.val();
+        self.defer_clr_err.d.next = self.qerr_fire.val();
+        self.defer_clr_err_qp.d.next = self.req.qerr_qp.val();
+        self.oh_ccop.idx.next = self.defer_clr_op_qp.q.val();
+        self.oh_qerr.idx.next = self.defer_clr_err_qp.q.val();
         self.defer_set.next = 0.into();
         if self.defer_put.val() & !self.req.out_yield_reopen.val() {
             self.defer_set.next = self.oh_out.o.val();
         }
         self.defer_clr.next = 0.into();
-        if self.req.open_valid.val() | self.cc_g_init.val() {
+        if self.defer_clr_op.q.val() {
             self.defer_clr.next = self.oh_ccop.o.val();
         }
-        if self.qerr_fire.val() {
+        if self.defer_clr_err.q.val() {
             self.defer_clr.next = self.defer_clr.val() | self.oh_qerr.o.val();
         }
-        self.defer_shut.d.next = (self.defer_shut.q.val() | self.defer_set.val()) & !self.defer_clr.val();
+        // A set wins over the last cycle's clear: a resend refused after
+        // the operation that opened its QP's window shuts the QP again
+        // (as when the clear was applied in the operation's own cycle).
+        self.defer_shut.d.next = (self.defer_shut.q.val() & !self.defer_clr.val()) | self.defer_set.val();
         self.txpath.pkt_qp.next = self.req.out_qp.val();
         self.txpath.pkt_psn.next = self.req.out_psn.val();
         self.txpath.pkt_opcode.next = self.req.out_opcode.val();

@@ -157,7 +157,13 @@ pub struct DescPushCache {
     r1: Signal<Local, Bit>,
     r2: Signal<Local, Bit>,
     r3: Signal<Local, Bit>,
-    out_next: Signal<Local, Bits<OUT_BITS>>,
+    /// `outstanding` plus one and minus one, computed beside the forward
+    /// decision (which comes late, after the slot compares and the
+    /// arbiter's ready) so that it only picks one.
+    out_inc: Signal<Local, Bits<OUT_BITS>>,
+    out_dec: Signal<Local, Bits<OUT_BITS>>,
+    /// A forwarded read's last beat passes to the requester this cycle.
+    out_done: Signal<Local, Bit>,
     /// Entry `i` holds the slot a push commits now.
     n0: Signal<Local, Bit>,
     n1: Signal<Local, Bit>,
@@ -267,14 +273,15 @@ impl Logic for DescPushCache {
         }
         // Forwarded reads in flight: one more per request taken by the
         // arbiter, one fewer per last beat passed to the requester.
-        self.out_next.next = self.outstanding.q.val();
-        if self.forward.val() {
-            self.out_next.next = self.outstanding.q.val() + 1;
+        self.out_inc.next = self.outstanding.q.val() + 1;
+        self.out_dec.next = self.outstanding.q.val() - 1;
+        self.out_done.next = self.m.rsp.valid.val() & self.m.rsp.ready.val() & self.m.rsp.last.val();
+        self.outstanding.d.next = self.outstanding.q.val();
+        if self.forward.val() & !self.out_done.val() {
+            self.outstanding.d.next = self.out_inc.val();
         }
-        if self.m.rsp.valid.val() & self.m.rsp.ready.val() & self.m.rsp.last.val() {
-            self.outstanding.d.next = self.out_next.val() - 1;
-        } else {
-            self.outstanding.d.next = self.out_next.val();
+        if !self.forward.val() & self.out_done.val() {
+            self.outstanding.d.next = self.out_dec.val();
         }
         // The forwarded read's slots, for the drop check of the next cycle.
         self.fwd_valid.d.next = self.forward.val();

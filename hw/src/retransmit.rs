@@ -395,8 +395,13 @@ pub struct RetransmitEngine {
     /// (the pass's first, read while the SACK is validated).
     wq_at: Signal<Local, Bits<24>>,
     wd_base: DFF<Bits<24>>,
-    wd_base_neg: DFF<Bits<24>>,
     wd_cum: DFF<Bits<24>>,
+    /// `cum + 1 - wq >= 64`: cum covers the whole word.
+    wd_cum_all: DFF<Bit>,
+    /// The word is base's word (`wq_at == bw0`) / the next one (`bw1`):
+    /// it takes `bm_word0` / `bm_word1` as the bitmap's part of it.
+    wd_bm0: DFF<Bit>,
+    wd_bm1: DFF<Bit>,
     wd_una: DFF<Bits<24>>,
     wd_next: DFF<Bits<24>>,
     /// The word as read, the PSNs of it the SACK covers (cumulative or
@@ -509,6 +514,22 @@ pub struct RetransmitEngine {
     len: DFF<Bits<16>>,
     base: DFF<Bits<24>>,
     bitmap: DFF<Bits<64>>,
+    /// The SACK's bitmap cut at word boundaries, registered from `base`
+    /// and `bitmap` the cycle after the record is taken (in `Load`, ready
+    /// for the first word's masks after `SackValidate`): the bitmap spans
+    /// base's word `bw0` (its part `bitmap << base mod 64`) and the next,
+    /// `bw1` (`bitmap >> (64 - base mod 64)`, nothing when base is a
+    /// multiple of 64). A word of the pass picks its part instead of
+    /// shifting the bitmap by its own offset from base, which was the
+    /// cover mask's path.
+    bm_word0: DFF<Bits<64>>,
+    bm_word1: DFF<Bits<64>>,
+    bw0: DFF<Bits<24>>,
+    bw1: DFF<Bits<24>>,
+    /// `64 - base mod 64` (mod 64), the shift of `bm_word1`.
+    bm_shift1: Signal<Local, Bits<6>>,
+    /// `cum + 1 - wq_at`, registered as `wd_cum` and its flag.
+    cum_off: Signal<Local, Bits<24>>,
     // The QP's state and tail check while it is processed.
     qs: DFF<QpWord>,
     tail: DFF<TailWord>,
@@ -655,6 +676,8 @@ pub struct RetransmitEngine {
     una_now: Signal<Local, Bits<24>>,
     pick_psn: Signal<Local, Bits<24>>,
     walk_end: Signal<Local, EngineState>,
+    /// `Load`'s next state (assigned after the state's case).
+    load_next: Signal<Local, EngineState>,
     walk_next: Signal<Local, EngineState>,
     // Walk helpers.
     p_next: Signal<Local, Bits<24>>,
@@ -765,8 +788,14 @@ impl Logic for RetransmitEngine {
             nb_off_r,
             wq,
             wd_base,
-            wd_base_neg,
             wd_cum,
+            wd_cum_all,
+            wd_bm0,
+            wd_bm1,
+            bm_word0,
+            bm_word1,
+            bw0,
+            bw1,
             wd_una,
             wd_next,
             aw_r,
@@ -979,8 +1008,11 @@ impl Logic for RetransmitEngine {
         // W1 (`AckWordRead`, and `SackValidate` for the first word): the
         // SACK's offsets from the word being read, registered.
         self.wd_base.d.next = self.wq_at.val() - self.base.q.val();
-        self.wd_base_neg.d.next = self.base.q.val() - self.wq_at.val();
-        self.wd_cum.d.next = self.psn.q.val() + 1 - self.wq_at.val();
+        self.cum_off.next = self.psn.q.val() + 1 - self.wq_at.val();
+        self.wd_cum.d.next = self.cum_off.val();
+        self.wd_cum_all.d.next = !self.cum_off.val().get_bit(23) & (self.cum_off.val() & 0x7F_FFC0).any();
+        self.wd_bm0.d.next = self.wq_at.val() == self.bw0.q.val();
+        self.wd_bm1.d.next = self.wq_at.val() == self.bw1.q.val();
         self.wd_una.d.next = self.qs.q.val().una - self.wq_at.val();
         self.wd_next.d.next = self.qs.q.val().next_psn - self.wq_at.val();
         self.psn_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
@@ -1107,18 +1139,28 @@ impl Logic for RetransmitEngine {
         self.below_next.idx.next = self.wd_next.q.val().get_bits::<6>(0);
         if self.wd_cum.q.val().get_bit(23) {
             self.m_cum.next = 0.into();
-        } else if self.wd_cum.q.val() >= 64 {
+        } else if self.wd_cum_all.q.val() {
             self.m_cum.next = self.ones64.val();
         } else {
             self.m_cum.next = self.below_cum.o.val();
         }
-        // The bitmap's bit j is PSN base + j = wq + i: i = j - (wq - base).
-        if !self.wd_base.q.val().get_bit(23) & (self.wd_base.q.val() < 64) {
-            self.m_bits.next = self.bitmap.q.val() >> bit_cast::<64, 6>(self.wd_base.q.val().get_bits::<6>(0));
-        } else if self.wd_base.q.val().get_bit(23) & (self.wd_base_neg.q.val() < 64) {
-            self.m_bits.next = self.bitmap.q.val() << bit_cast::<64, 6>(self.wd_base_neg.q.val().get_bits::<6>(0));
+        // The bitmap's bit j is PSN base + j = wq + i: its part in the
+        // word, cut once per SACK (`bm_word0`, `bm_word1`).
+        self.bw0.d.next = self.base.q.val() & 0xFF_FFC0;
+        self.bw1.d.next = (self.base.q.val() & 0xFF_FFC0) + 64;
+        self.bm_shift1.next = Bits::<6>::from(0) - self.base.q.val().get_bits::<6>(0);
+        self.bm_word0.d.next = self.bitmap.q.val() << bit_cast::<64, 6>(self.base.q.val().get_bits::<6>(0));
+        if self.base.q.val().get_bits::<6>(0) == 0 {
+            self.bm_word1.d.next = 0.into();
         } else {
-            self.m_bits.next = 0.into();
+            self.bm_word1.d.next = self.bitmap.q.val() >> bit_cast::<64, 6>(self.bm_shift1.val());
+        }
+        self.m_bits.next = 0.into();
+        if self.wd_bm0.q.val() {
+            self.m_bits.next = self.bm_word0.q.val();
+        }
+        if self.wd_bm1.q.val() {
+            self.m_bits.next = self.bm_word1.q.val();
         }
         // The window [una, next): i >= una - wq (una's word only), i < next - wq.
         if self.wd_una.q.val().get_bit(23) {
@@ -1420,126 +1462,106 @@ impl Logic for RetransmitEngine {
                 self.fired.d.next = false;
                 self.have_rem.d.next = false;
                 self.min_rem.d.next = 0.into();
-                self.st.d.next = EngineState::Idle;
                 if self.is_timer.q.val() | (self.kind.q.val() == self.k_sack.val()) {
                     // Walks start at una; other records keep p = their PSN.
                     self.p.d.next = self.qs_rd.val().una;
                 }
-                if self.is_timer.q.val() {
-                    // RTO due: walk from una (R1).
-                    if !self.qs_rd.val().error & self.qs_rd.val().armed & !self.tdue_d.val().get_bit(35) {
-                        self.st.d.next = EngineState::RtoRead;
-                    } else if !self.qs_rd.val().error & self.tail_rd.val().armed & !self.tail_due_d.val().get_bit(31) {
-                        // Tail check due.
-                        self.st.d.next = EngineState::TailCheck;
-                    }
-                } else if self.kind.q.val() == self.k_init.val() {
-                    // INIT: clear the QP's 128 EV entries.
-                    self.qs.d.next.una = self.psn.q.val();
-                    self.qs.d.next.next_psn = self.psn.q.val();
-                    self.qs.d.next.hw_valid = false;
-                    self.qs.d.next.armed = false;
-                    self.qs.d.next.error = false;
-                    self.qs.d.next.oow_wait = false;
-                    self.tail.d.next.armed = false;
-                    self.tail.d.next.blind = 0.into();
-                    self.tail.d.next.acked = false;
-                    self.tail.d.next.trim_valid = false;
-                    self.tail.d.next.probe_valid = false;
-                    self.clr.d.next = 0.into();
-                    self.st.d.next = EngineState::InitClear;
-                } else if self.kind.q.val() == self.k_ev_changed.val() {
-                    // EV_CHANGED: the EV's suspicion bits cleared (a QP in
-                    // error too: its INIT clears them anyway).
-                    self.sus_ram.write_address.next =
-                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
-                    self.sus_ram.write_data.next = false;
-                    self.sus_ram.write_enable.next = true;
-                    self.dlv_ram.write_address.next =
-                        (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
-                    self.dlv_ram.write_data.next = false;
-                    self.dlv_ram.write_enable.next = true;
-                } else if self.qs_rd.val().error {
-                    // In error (every kind of the 3 bits has a meaning).
-                    self.o_cnt_drop.d.next = true;
-                } else if self.kind.q.val() == self.k_sent.val() {
-                    // SENT: a new PSN (next, window not full) or a resend of
-                    // an outstanding one.
-                    if self.is_new.val() | self.is_resend.val() {
-                        self.slot_wr.next.ev = self.ev.q.val();
-                        self.slot_wr.next.seq = self.ev_entry.val().next_seq;
-                        self.slot_wr.next.time = self.t_op32.val();
-                        self.slot_wr.next.time_hi = self.t_op.q.val().get_bits::<4>(32);
-                        self.slot_wr.next.len = self.len.q.val();
-                        self.slot_wr.next.acked = false;
-                        self.slot_wr.next.queued = false;
-                        self.slot_wr.next.oow = false;
-                        if self.is_new.val() {
-                            self.slot_wr.next.retries = 0.into();
-                            self.slot_wr.next.resent = false;
-                            self.qs.d.next.next_psn = self.psn.q.val() + 1;
-                        } else {
-                            self.slot_wr.next.resent = true;
-                        }
-                        self.slot_ram.write_enable.next = true;
-                        // Its acknowledged bit too (the same as `acked`).
-                        self.ack_ram.write_address.next = self.psn_addr.val();
-                        self.ack_ram.write_data.next = self.psn_unacked.val();
-                        self.ack_ram.write_enable.next = true;
-                        self.ev_entry_wr.next.next_seq = self.ev_entry.val().next_seq + 1;
-                        self.ev_ram.write_enable.next = true;
-                        if !self.qs_rd.val().armed {
-                            // Arm on a send when idle (the tail check too).
-                            if self.c_age.val().any() {
-                                self.tail.d.next.armed = true;
-                                self.tail.d.next.deadline = self.t_op32.val() + self.c_age.val();
-                            }
-                            // The deadline in `ArmDeadline`, from the registered
-                            // retry count.
-                            self.qs.d.next.armed = true;
-                            if self.is_new.val() {
-                                self.backoff.load.next = true;
-                                self.backoff.shift.next = self.bo_shift_new.val();
-                            } else {
-                                self.backoff.load.next = true;
-                                self.backoff.shift.next = self.bo_shift.val();
-                            }
-                            self.st.d.next = EngineState::ArmBackoff;
-                        } else {
-                            self.st.d.next = EngineState::Store;
-                        }
-                    } else if self.ns_d.val().get_bit(23) {
-                        // Below una: acknowledged while its resend waited.
-                        self.o_cnt_drop_acked.d.next = true;
-                    } else {
+                // The next state is `load_next` (after this match); a timer
+                // visit has nothing else to do here.
+                if !self.is_timer.q.val() {
+                    if self.kind.q.val() == self.k_init.val() {
+                        // INIT: clear the QP's 128 EV entries.
+                        self.qs.d.next.una = self.psn.q.val();
+                        self.qs.d.next.next_psn = self.psn.q.val();
+                        self.qs.d.next.hw_valid = false;
+                        self.qs.d.next.armed = false;
+                        self.qs.d.next.error = false;
+                        self.qs.d.next.oow_wait = false;
+                        self.tail.d.next.armed = false;
+                        self.tail.d.next.blind = 0.into();
+                        self.tail.d.next.acked = false;
+                        self.tail.d.next.trim_valid = false;
+                        self.tail.d.next.probe_valid = false;
+                        self.clr.d.next = 0.into();
+                    } else if self.kind.q.val() == self.k_ev_changed.val() {
+                        // EV_CHANGED: the EV's suspicion bits cleared (a QP in
+                        // error too: its INIT clears them anyway).
+                        self.sus_ram.write_address.next =
+                            (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                        self.sus_ram.write_data.next = false;
+                        self.sus_ram.write_enable.next = true;
+                        self.dlv_ram.write_address.next =
+                            (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.ev.q.val());
+                        self.dlv_ram.write_data.next = false;
+                        self.dlv_ram.write_enable.next = true;
+                    } else if self.qs_rd.val().error {
+                        // In error (every kind of the 3 bits has a meaning).
                         self.o_cnt_drop.d.next = true;
-                    }
-                } else if self.kind.q.val() == self.k_sack.val() {
-                    // SACK: validate, then the acknowledgement pass (A1).
-                    self.nb_off_r.d.next = self.nb_off.val();
-                    self.st.d.next = EngineState::SackValidate;
-                } else if self.nack_unsent.val() {
-                    self.o_cnt_drop.d.next = true;
-                } else if self.kind.q.val() == self.k_nack_remote.val() {
-                    // Remote access (the model's fatal NAK): any PSN in
-                    // [una, next) ends its request and the QP, whatever the
-                    // slot's state or echo (an acknowledged or resent PSN
-                    // included); before una it is stale.
-                    if self.ns_d.val().get_bit(23) {
+                    } else if self.kind.q.val() == self.k_sent.val() {
+                        // SENT: a new PSN (next, window not full) or a resend of
+                        // an outstanding one.
+                        if self.is_new.val() | self.is_resend.val() {
+                            self.slot_wr.next.ev = self.ev.q.val();
+                            self.slot_wr.next.seq = self.ev_entry.val().next_seq;
+                            self.slot_wr.next.time = self.t_op32.val();
+                            self.slot_wr.next.time_hi = self.t_op.q.val().get_bits::<4>(32);
+                            self.slot_wr.next.len = self.len.q.val();
+                            self.slot_wr.next.acked = false;
+                            self.slot_wr.next.queued = false;
+                            self.slot_wr.next.oow = false;
+                            if self.is_new.val() {
+                                self.slot_wr.next.retries = 0.into();
+                                self.slot_wr.next.resent = false;
+                                self.qs.d.next.next_psn = self.psn.q.val() + 1;
+                            } else {
+                                self.slot_wr.next.resent = true;
+                            }
+                            self.slot_ram.write_enable.next = true;
+                            // Its acknowledged bit too (the same as `acked`).
+                            self.ack_ram.write_address.next = self.psn_addr.val();
+                            self.ack_ram.write_data.next = self.psn_unacked.val();
+                            self.ack_ram.write_enable.next = true;
+                            self.ev_entry_wr.next.next_seq = self.ev_entry.val().next_seq + 1;
+                            self.ev_ram.write_enable.next = true;
+                            if !self.qs_rd.val().armed {
+                                // Arm on a send when idle (the tail check too).
+                                if self.c_age.val().any() {
+                                    self.tail.d.next.armed = true;
+                                    self.tail.d.next.deadline = self.t_op32.val() + self.c_age.val();
+                                }
+                                // The deadline in `ArmDeadline`, from the registered
+                                // retry count.
+                                self.qs.d.next.armed = true;
+                                if self.is_new.val() {
+                                    self.backoff.load.next = true;
+                                    self.backoff.shift.next = self.bo_shift_new.val();
+                                } else {
+                                    self.backoff.load.next = true;
+                                    self.backoff.shift.next = self.bo_shift.val();
+                                }
+                            }
+                        } else if self.ns_d.val().get_bit(23) {
+                            // Below una: acknowledged while its resend waited.
+                            self.o_cnt_drop_acked.d.next = true;
+                        } else {
+                            self.o_cnt_drop.d.next = true;
+                        }
+                    } else if self.kind.q.val() == self.k_sack.val() {
+                        // SACK: validate, then the acknowledgement pass (A1).
+                        self.nb_off_r.d.next = self.nb_off.val();
+                    } else if self.nack_unsent.val() {
+                        self.o_cnt_drop.d.next = true;
+                    } else if self.kind.q.val() == self.k_nack_remote.val() {
+                        // Remote access (the model's fatal NAK): any PSN in
+                        // [una, next) ends its request and the QP, whatever the
+                        // slot's state or echo (an acknowledged or resent PSN
+                        // included); before una it is stale.
+                        if self.ns_d.val().get_bit(23) {
+                            self.o_cnt_stale.d.next = true;
+                        }
+                    } else if self.nack_stale.val() {
                         self.o_cnt_stale.d.next = true;
-                    } else {
-                        self.st.d.next = EngineState::FatalNack;
                     }
-                } else if self.nack_stale.val() {
-                    self.o_cnt_stale.d.next = true;
-                } else if (self.kind.q.val() == self.k_nack_trim.val())
-                    | (self.kind.q.val() == self.k_nack_trim_skip.val())
-                {
-                    self.st.d.next = EngineState::TrimResend;
-                } else {
-                    // Out of window: its bytes leave flight now; the slot
-                    // waits for una to advance or the RTO.
-                    self.st.d.next = EngineState::OowRelease;
                 }
             }
             EngineState::AckWordRead => {
@@ -2097,6 +2119,50 @@ impl Logic for RetransmitEngine {
                 self.una_new.d.next = self.qs.q.val().next_psn;
                 self.st.d.next = EngineState::AckDone;
             }
+        }
+        // `Load`'s next state, by the record's kind (the rules of `Load`'s
+        // branch above). It is assigned after the state's case, so that the
+        // SENT classification, `Load`'s latest signal (the QP word against
+        // the record's PSN), meets one mux and not the case's too.
+        self.load_next.next = EngineState::Idle;
+        if self.is_timer.q.val() {
+            // RTO due: walk from una (R1); else a tail check due.
+            if !self.qs_rd.val().error & self.qs_rd.val().armed & !self.tdue_d.val().get_bit(35) {
+                self.load_next.next = EngineState::RtoRead;
+            } else if !self.qs_rd.val().error & self.tail_rd.val().armed & !self.tail_due_d.val().get_bit(31) {
+                self.load_next.next = EngineState::TailCheck;
+            }
+        } else if self.kind.q.val() == self.k_init.val() {
+            self.load_next.next = EngineState::InitClear;
+        } else if (self.kind.q.val() == self.k_ev_changed.val()) | self.qs_rd.val().error {
+            self.load_next.next = EngineState::Idle;
+        } else if self.kind.q.val() == self.k_sent.val() {
+            if self.is_new.val() | self.is_resend.val() {
+                if self.qs_rd.val().armed {
+                    self.load_next.next = EngineState::Store;
+                } else {
+                    self.load_next.next = EngineState::ArmBackoff;
+                }
+            }
+        } else if self.kind.q.val() == self.k_sack.val() {
+            self.load_next.next = EngineState::SackValidate;
+        } else if self.nack_unsent.val() {
+            self.load_next.next = EngineState::Idle;
+        } else if self.kind.q.val() == self.k_nack_remote.val() {
+            if !self.ns_d.val().get_bit(23) {
+                self.load_next.next = EngineState::FatalNack;
+            }
+        } else if self.nack_stale.val() {
+            self.load_next.next = EngineState::Idle;
+        } else if (self.kind.q.val() == self.k_nack_trim.val()) | (self.kind.q.val() == self.k_nack_trim_skip.val()) {
+            self.load_next.next = EngineState::TrimResend;
+        } else {
+            // Out of window: its bytes leave flight now; the slot waits for
+            // una to advance or the RTO.
+            self.load_next.next = EngineState::OowRelease;
+        }
+        if self.st.q.val() == EngineState::Load {
+            self.st.d.next = self.load_next.val();
         }
         // The walk: the next slot is read, and the walk ends past the last.
         if self.walk_step.val() & self.go.val() {

@@ -5,7 +5,8 @@
 //! Every read's beats must be the pushed descriptor exactly when the
 //! script says hit, the host's otherwise, in request order with the
 //! request's tag; the consumed and dropped pulses must add up to the
-//! script's. Cases: hit; miss; a stale push (a batch read covering the
+//! script's. Cases: reads forwarded while earlier ones' last beats come
+//! back (the count of reads in flight back to zero, then a hit); hit; miss; a stale push (a batch read covering the
 //! slot drops it, the next read of the slot misses); a send-context write
 //! clears the cache (another table's does not); a read while a forwarded
 //! read is outstanding is not answered from the cache (and drops the
@@ -108,7 +109,22 @@ fn script() -> (Vec<Op>, u64, u64) {
         marker,
         unaligned_lo: false,
     };
-    let ops = vec![
+    let burst = |k: u64, last: bool| Op::Read {
+        addr: a(k),
+        descs: 1,
+        hit: None,
+        wait: last,
+    };
+    let mut ops = vec![];
+    // Reads forwarded back to back while the earlier ones' beats come
+    // back (a forward and a last beat in one cycle): the count of reads
+    // in flight must come back to zero, or the next read of a pushed slot
+    // is not answered from the cache.
+    for k in 60..72 {
+        ops.push(burst(k, k == 71));
+    }
+    ops.extend([p(50, 0x5050), read(50, Some(0x5050))]);
+    ops.extend([
         // Hit, then the same slot again: consumed, so a miss.
         p(1, 0x1111),
         read(1, Some(0x1111)),
@@ -176,12 +192,12 @@ fn script() -> (Vec<Op>, u64, u64) {
         },
         read(41, Some(0x4242)),
         Op::Idle(4),
-    ];
-    // Consumed: 0x1111, 0xAAAA, 0xBBBB, 0x3434, 0x3131, 0x4141, 0x4242 = 7.
+    ]);
+    // Consumed: 0x5050, 0x1111, 0xAAAA, 0xBBBB, 0x3434, 0x3131, 0x4141, 0x4242 = 8.
     // Dropped: slot 5, slot 13, slot 30 (the oldest of a full cache), slot
     // 40's first copy (refilled in place), slot 32 (the oldest when slot
     // 41 comes) = 5; the clear of slot 12 is not counted.
-    (ops, 7, 5)
+    (ops, 8, 5)
 }
 
 /// A read the requester side issued: (addr, descs, tag, expected first beat).
