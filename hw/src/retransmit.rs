@@ -389,7 +389,8 @@ pub struct RetransmitEngine {
     nb_off_r: DFF<Bits<24>>,
     /// The acknowledgement pass's word: the PSN of its bit 0 (a multiple
     /// of 64), and the SACK's offsets from it, registered for the masks:
-    /// `wq - base`, `base - wq`, `cum + 1 - wq`, `una - wq`, `next - wq`.
+    /// `wq - base` (its sign alone is read: the cover's end), `cum + 1 -
+    /// wq`, `una - wq`, `next - wq`.
     wq: DFF<Bits<24>>,
     /// The word the pass reads: `wq`, or in `SackValidate` una's word
     /// (the pass's first, read while the SACK is validated).
