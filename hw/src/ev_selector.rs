@@ -23,6 +23,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::thermometer::Below;
+
 /// EV state encodings (2 bits) on the event port.
 /// (The contract's `EvNewState`, which the EV event carries.)
 pub mod state {
@@ -247,31 +249,6 @@ impl<const N: usize, const E: usize> Logic for SkipMerge<N, E> {
             "always @(*) begin\n   idx = c_any ? c_idx : g_idx;\n   next_done = c_any ? c_next_done : g_next_done;\n   next_skip = c_any ? (c_ahead ? (skip & (done | ~c_next_done)) : (skip & done & ~c_next_done)) : (many ? (skip & ~bits) : skip);\nend"
                 .into(),
         )
-    }
-}
-
-/// `o` = the bits below `idx` (`o[k]` set iff `k < idx`): the done mask
-/// that makes the next select start its search at `idx`.
-#[derive(LogicBlock, Default)]
-pub struct Below<const N: usize, const E: usize> {
-    pub idx: Signal<In, Bits<E>>,
-    pub o: Signal<Out, Bits<N>>,
-}
-
-impl<const N: usize, const E: usize> Logic for Below<N, E> {
-    fn update(&mut self) {
-        let k = self.idx.val().index();
-        let mut o = Bits::<N>::default();
-        for j in 0..k.min(N) {
-            o = o.replace_bit(j, true);
-        }
-        self.o.next = o;
-    }
-    fn connect(&mut self) {
-        self.o.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!("always @(*) o = ~({{{N}{{1'b1}}}} << idx);"))
     }
 }
 

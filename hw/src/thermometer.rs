@@ -1,7 +1,7 @@
 //! Thermometer decode, `o[k] = (idx > k)`: the bits below a position set,
 //! the mask of a 64-PSN word before (or, inverted, at and after) an
 //! offset: the retransmit engine's SACK masks (`m_cum`, `m_lo`, `m_hi`,
-//! `bm_beyond`).
+//! `bm_beyond`), and the EV selector's done mask below a slot.
 //!
 //! Why not `!(ones << idx)`: Yosys maps a shift of a constant as a barrel
 //! shifter, which ABC may map as a long chain of LUTs (docs/benchmarks.md,
