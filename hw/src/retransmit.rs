@@ -35,7 +35,7 @@ mod resend;
 mod scanner;
 mod words;
 use backoff::Backoff;
-use classify::SentClass;
+use classify::PsnClass;
 use lowest::LowestSet;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
@@ -191,6 +191,10 @@ pub enum EngineState {
     Idle,
     /// The QP's state is on the RAM outputs: classify the record.
     Load,
+    /// A SENT or NACK record taken without its classification (its QP was
+    /// not looked ahead): the QP word on the RAM output is classified and
+    /// registered, and the RAMs are read again for `Load`.
+    Classify,
     /// SACK validation, from `next - base` registered in `Load`.
     SackValidate,
     /// Acknowledgement pass, one 64-PSN word `wq` of the window at a time
@@ -392,14 +396,15 @@ pub struct RetransmitEngine {
     /// `wq - base` (its sign alone is read: the cover's end), `cum + 1 -
     /// wq`, `una - wq`, `next - wq`.
     wq: DFF<Bits<24>>,
-    /// The word the pass reads: `wq`, or in `SackValidate` una's word
-    /// (the pass's first, read while the SACK is validated).
-    wq_at: Signal<Local, Bits<24>>,
     wd_base: DFF<Bits<24>>,
     wd_cum: DFF<Bits<24>>,
     /// `cum + 1 - wq >= 64`: cum covers the whole word.
     wd_cum_all: DFF<Bit>,
-    /// The word is base's word (`wq_at == bw0`) / the next one (`bw1`):
+    /// `next - wq` (`next_off`) is 64 or more: the window covers the
+    /// word's top, registered with the offset (as `wd_cum_all`).
+    next_off: Signal<Local, Bits<24>>,
+    wd_next_all: DFF<Bit>,
+    /// The word is base's word (`wq == bw0`) / the next one (`bw1`):
     /// it takes `bm_word0` / `bm_word1` as the bitmap's part of it.
     wd_bm0: DFF<Bit>,
     wd_bm1: DFF<Bit>,
@@ -529,7 +534,7 @@ pub struct RetransmitEngine {
     bw1: DFF<Bits<24>>,
     /// `64 - base mod 64` (mod 64), the shift of `bm_word1`.
     bm_shift1: Signal<Local, Bits<6>>,
-    /// `cum + 1 - wq_at`, registered as `wd_cum` and its flag.
+    /// `cum + 1 - wq`, registered as `wd_cum` and its flag.
     cum_off: Signal<Local, Bits<24>>,
     // The QP's state and tail check while it is processed.
     qs: DFF<QpWord>,
@@ -545,6 +550,33 @@ pub struct RetransmitEngine {
     tail_rd: Signal<Local, TailWord>,
     /// `Idle` or `Store`: a record may be taken this cycle.
     take: Signal<Local, Bit>,
+    /// The state RAM reads the input's head QP in every cycle that takes
+    /// nothing, so that a SENT or NACK record's classification is computed
+    /// in the cycle that takes it and registered (`cls_*`): the subtracts
+    /// and compares on the QP word are then not in `Load`'s path. `la_ok`: the last cycle's read was of a record waiting and no
+    /// take (no `Store`, the one writer of the state RAM); `la_qp` its
+    /// QP, which the record taken must have (the input's head may change
+    /// without a take: `core`'s arbiter).
+    la_ok: DFF<Bit>,
+    la_qp: DFF<Bits<8>>,
+    /// The record taken has its classification this cycle: forwarded
+    /// (`Store` of its own QP) or looked ahead (`la_ok`, its QP).
+    cls_now: Signal<Local, Bit>,
+    /// The state after a take: `Load`, or `Classify` for a SENT or NACK
+    /// record without its classification (`cls_now`).
+    take_next: Signal<Local, EngineState>,
+    /// The state is `Classify` (a register of its own: the classifier's
+    /// PSN choice must not wait for the state's decode).
+    in_classify: DFF<Bit>,
+    /// A SENT or NACK record's classification (`PsnClass`), registered
+    /// for `Load`.
+    cls_new: DFF<Bit>,
+    cls_resend: DFF<Bit>,
+    cls_below_una: DFF<Bit>,
+    cls_below_next: DFF<Bit>,
+    /// The record on the input is a SENT or a NACK: its `Load` needs its
+    /// classification.
+    op_classed: Signal<Local, Bit>,
     /// `SackDone`: the SACK acknowledged bytes or moved `una` ...
     ack_moved: Signal<Local, Bit>,
     /// ... or echoes CE marks or a restore bit: it is reported (`ack_*`).
@@ -733,13 +765,15 @@ pub struct RetransmitEngine {
     sext_hi: Signal<Local, Bits<TIME_BITS>>,
     t_op32: Signal<Local, Bits<32>>,
     // SACK validation.
-    bad_cum: Signal<Local, Bit>,
+    /// The SACK's cumulative PSN is past `next - 1`, registered in `Load`.
+    bad_cum: DFF<Bit>,
     bad_bits: Signal<Local, Bit>,
     nb_off: Signal<Local, Bits<24>>,
-    // SENT classification: on the state RAM's word and on the forwarded
-    // one (`fwd`), then chosen.
-    class_ram: SentClass,
-    class_fwd: SentClass,
+    // SENT classification, registered in the cycle that takes the record
+    // (or in `Classify`): on the state RAM's word and on the forwarded one
+    // (a `Store` of the record's QP), then chosen.
+    class_ram: PsnClass,
+    class_fwd: PsnClass,
     is_new: Signal<Local, Bit>,
     is_resend: Signal<Local, Bit>,
     // NACK classification.
@@ -750,8 +784,6 @@ pub struct RetransmitEngine {
     go: Signal<Local, Bit>,
     due_d: Signal<Local, Bits<TIME_BITS>>,
     cum_d: Signal<Local, Bits<24>>,
-    nu_d: Signal<Local, Bits<24>>,
-    ns_d: Signal<Local, Bits<24>>,
     tdue_d: Signal<Local, Bits<TIME_BITS>>,
     hw_d: Signal<Local, Bits<32>>,
     seq_d: Signal<Local, Bits<16>>,
@@ -787,10 +819,12 @@ impl Logic for RetransmitEngine {
             clock,
             st,
             nb_off_r,
+            bad_cum,
             wq,
             wd_base,
             wd_cum,
             wd_cum_all,
+            wd_next_all,
             wd_bm0,
             wd_bm1,
             bm_word0,
@@ -844,6 +878,13 @@ impl Logic for RetransmitEngine {
             qs,
             tail,
             fwd,
+            la_ok,
+            la_qp,
+            in_classify,
+            cls_new,
+            cls_resend,
+            cls_below_una,
+            cls_below_next,
             kind,
             qp,
             psn,
@@ -996,26 +1037,24 @@ impl Logic for RetransmitEngine {
         self.ev_entry.next = self.ev_ram.read_data.val();
         self.ev_entry_wr.next = self.ev_entry.val();
 
-        // Acknowledged bitmap: read the pass's word by default (a record's
-        // word when it is taken, una's word while a SACK is validated);
-        // written by the pass and by a SENT.
-        if self.st.q.val() == EngineState::SackValidate {
-            self.wq_at.next = self.qs.q.val().una & 0xFF_FFC0;
-        } else {
-            self.wq_at.next = self.wq.q.val();
-        }
+        // Acknowledged bitmap: read the pass's word `wq` by default (a
+        // record's word when it is taken; una's word, set in a SACK's
+        // `Load`, while the SACK is validated); written by the pass and by
+        // a SENT.
         self.wq_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
-            | bit_cast::<ACK_ADDR_BITS, 2>(self.wq_at.val().get_bits::<2>(6));
+            | bit_cast::<ACK_ADDR_BITS, 2>(self.wq.q.val().get_bits::<2>(6));
         // W1 (`AckWordRead`, and `SackValidate` for the first word): the
         // SACK's offsets from the word being read, registered.
-        self.wd_base.d.next = self.wq_at.val() - self.base.q.val();
-        self.cum_off.next = self.psn.q.val() + 1 - self.wq_at.val();
+        self.wd_base.d.next = self.wq.q.val() - self.base.q.val();
+        self.cum_off.next = self.psn.q.val() + 1 - self.wq.q.val();
         self.wd_cum.d.next = self.cum_off.val();
         self.wd_cum_all.d.next = !self.cum_off.val().get_bit(23) & (self.cum_off.val() & 0x7F_FFC0).any();
-        self.wd_bm0.d.next = self.wq_at.val() == self.bw0.q.val();
-        self.wd_bm1.d.next = self.wq_at.val() == self.bw1.q.val();
-        self.wd_una.d.next = self.qs.q.val().una - self.wq_at.val();
-        self.wd_next.d.next = self.qs.q.val().next_psn - self.wq_at.val();
+        self.wd_bm0.d.next = self.wq.q.val() == self.bw0.q.val();
+        self.wd_bm1.d.next = self.wq.q.val() == self.bw1.q.val();
+        self.wd_una.d.next = self.qs.q.val().una - self.wq.q.val();
+        self.next_off.next = self.qs.q.val().next_psn - self.wq.q.val();
+        self.wd_next.d.next = self.next_off.val();
+        self.wd_next_all.d.next = (self.next_off.val() & 0xFF_FFC0).any();
         self.psn_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
             | bit_cast::<ACK_ADDR_BITS, 2>(self.psn.q.val().get_bits::<2>(6));
         self.ack_ram.read_address.next = self.wq_addr.val();
@@ -1027,8 +1066,13 @@ impl Logic for RetransmitEngine {
         self.psn_unacked.next =
             self.ack_ram.read_data.val() & !(self.one64.val() << bit_cast::<64, 6>(self.psn.q.val().get_bits::<6>(0)));
 
-        // QP state RAM.
-        self.qs_ram.read_address.next = self.qp.q.val();
+        // QP state RAM: read with the input's head QP whenever nothing
+        // else needs it (the look-ahead, `la_ok`); the record's own QP in
+        // `Classify`, for `Load`.
+        self.qs_ram.read_address.next = self.op_qp.val();
+        if self.in_classify.q.val() {
+            self.qs_ram.read_address.next = self.qp.q.val();
+        }
         self.qs_ram.write_address.next = self.qp.q.val();
         self.qs_ram.write_data.next = self.qs.q.val();
         self.qs_ram.write_data.next.spare = 0.into();
@@ -1046,19 +1090,32 @@ impl Logic for RetransmitEngine {
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
         // 2^min(k - linear + 1, 10), capped at ack_timeout(24) (the
         // backoff unit adds the shift to the exponent t).
-        // SENT classification (in `Load`).
-        self.class_ram.psn.next = self.psn.q.val();
+        // SENT classification, registered for `Load`: in the cycle that
+        // takes the record (its PSN on the input, the QP word looked ahead
+        // on the RAM output or forwarded from `qs`), else in `Classify`
+        // (its PSN registered, the QP word read in the take).
+        if self.in_classify.q.val() {
+            self.class_ram.psn.next = self.psn.q.val();
+        } else {
+            self.class_ram.psn.next = self.op_psn.val();
+        }
         self.class_ram.next_psn.next = self.qs_ram.read_data.val().next_psn;
         self.class_ram.una.next = self.qs_ram.read_data.val().una;
-        self.class_fwd.psn.next = self.psn.q.val();
+        self.class_fwd.psn.next = self.op_psn.val();
         self.class_fwd.next_psn.next = self.qs.q.val().next_psn;
         self.class_fwd.una.next = self.qs.q.val().una;
-        self.is_new.next = self.class_ram.is_new.val();
-        self.is_resend.next = self.class_ram.is_resend.val();
-        if self.fwd.q.val() {
-            self.is_new.next = self.class_fwd.is_new.val();
-            self.is_resend.next = self.class_fwd.is_resend.val();
+        self.cls_new.d.next = self.class_ram.is_new.val();
+        self.cls_resend.d.next = self.class_ram.is_resend.val();
+        self.cls_below_una.d.next = self.class_ram.below_una.val();
+        self.cls_below_next.d.next = self.class_ram.below_next.val();
+        if (self.st.q.val() == EngineState::Store) & (self.op_qp.val() == self.qp.q.val()) {
+            self.cls_new.d.next = self.class_fwd.is_new.val();
+            self.cls_resend.d.next = self.class_fwd.is_resend.val();
+            self.cls_below_una.d.next = self.class_fwd.below_una.val();
+            self.cls_below_next.d.next = self.class_fwd.below_next.val();
         }
+        self.is_new.next = self.cls_new.q.val();
+        self.is_resend.next = self.cls_resend.q.val();
         // The backoff unit's shift amount of a retry count k (k is the
         // slot's timeouts in the RTO walk and on a resend, 0 for a new
         // packet, the new una's after a SACK), loaded in the states that
@@ -1169,7 +1226,7 @@ impl Logic for RetransmitEngine {
         } else {
             self.m_lo.next = !self.below_una.o.val();
         }
-        if self.wd_next.q.val() >= 64 {
+        if self.wd_next_all.q.val() {
             self.m_hi.next = self.ones64.val();
         } else {
             self.m_hi.next = self.below_next.o.val();
@@ -1216,14 +1273,14 @@ impl Logic for RetransmitEngine {
             (self.c_exp.val() != 25) & (self.slot.val().retries >= self.c_lin.val() + self.c_exp.val());
 
         // SACK validation (in `Load`; una/next come from the qs RAM there).
-        // `next - base` is registered in `Load` (`nb_off_r`); the checks run
-        // in `SackValidate`, from `next_psn` as loaded.
+        // `next - base` and the cumulative PSN's test are registered in
+        // `Load` (`nb_off_r`, `bad_cum`); the checks run in `SackValidate`.
         self.nb_off.next = self.qs_rd.val().next_psn - self.base.q.val();
-        self.cum_d.next = self.psn.q.val() + 1 - self.qs.q.val().next_psn;
+        self.cum_d.next = self.psn.q.val() + 1 - self.qs_rd.val().next_psn;
         // cum + 1 != next tested on the 24-bit difference: an inline
         // `psn + 1 != next` is a 32-bit compare in Verilog (0xFFFFFF + 1 is
         // not 0 there).
-        self.bad_cum.next = !self.cum_d.val().get_bit(23) & self.cum_d.val().any();
+        self.bad_cum.d.next = !self.cum_d.val().get_bit(23) & self.cum_d.val().any();
         // Bits at or beyond next: a mask of the bitmap positions i >=
         // next - base (a function of the offset alone), not a shift of
         // the bitmap.
@@ -1237,11 +1294,9 @@ impl Logic for RetransmitEngine {
         } else {
             self.bad_bits.next = false;
         }
-        // NACK classification (in `Load`).
-        self.nu_d.next = self.psn.q.val() - self.qs_rd.val().next_psn;
-        self.nack_unsent.next = !self.nu_d.val().get_bit(23);
-        self.ns_d.next = self.psn.q.val() - self.qs_rd.val().una;
-        self.nack_stale.next = self.ns_d.val().get_bit(23)
+        // NACK classification (in `Load`), on the registered window class.
+        self.nack_unsent.next = !self.cls_below_next.q.val();
+        self.nack_stale.next = self.cls_below_una.q.val()
             | self.slot.val().acked
             | self.slot.val().queued
             | self.slot.val().oow
@@ -1413,6 +1468,19 @@ impl Logic for RetransmitEngine {
         // only from `Idle`, as before: records come first.
         self.take.next = (self.st.q.val() == EngineState::Idle) | (self.st.q.val() == EngineState::Store);
         self.op_ready.next = self.take.val();
+        self.la_ok.d.next = self.op_valid.val() & !self.take.val();
+        self.la_qp.d.next = self.op_qp.val();
+        self.cls_now.next = (self.la_ok.q.val() & (self.la_qp.q.val() == self.op_qp.val()))
+            | ((self.st.q.val() == EngineState::Store) & (self.op_qp.val() == self.qp.q.val()));
+        self.op_classed.next = (self.op_kind.val() != self.k_init.val())
+            & (self.op_kind.val() != self.k_sack.val())
+            & (self.op_kind.val() != self.k_ev_changed.val());
+        self.take_next.next = EngineState::Load;
+        self.in_classify.d.next = false;
+        if self.take.val() & self.op_valid.val() & self.op_classed.val() & !self.cls_now.val() {
+            self.take_next.next = EngineState::Classify;
+            self.in_classify.d.next = true;
+        }
         if self.take.val() & self.op_valid.val() {
             // Present the QP's state, config, slot and EV reads.
             self.kind.d.next = self.op_kind.val();
@@ -1452,6 +1520,14 @@ impl Logic for RetransmitEngine {
                     self.cfg_ram.read_address.next = self.scanner.qp.val();
                     self.est_ram.read_address.next = self.scanner.qp.val();
                 }
+                self.st.d.next = self.take_next.val();
+            }
+            EngineState::Classify => {
+                // The record's QP word on the RAM output (read in the
+                // take): its classification is registered (above), and the
+                // RAMs are read again for `Load` (the state RAM with the
+                // record's QP, above; the acknowledged word of its PSN).
+                self.ack_ram.read_address.next = self.psn_addr.val();
                 self.st.d.next = EngineState::Load;
             }
             EngineState::Load => {
@@ -1541,15 +1617,17 @@ impl Logic for RetransmitEngine {
                                     self.backoff.shift.next = self.bo_shift.val();
                                 }
                             }
-                        } else if self.ns_d.val().get_bit(23) {
+                        } else if self.cls_below_una.q.val() {
                             // Below una: acknowledged while its resend waited.
                             self.o_cnt_drop_acked.d.next = true;
                         } else {
                             self.o_cnt_drop.d.next = true;
                         }
                     } else if self.kind.q.val() == self.k_sack.val() {
-                        // SACK: validate, then the acknowledgement pass (A1).
+                        // SACK: validate, then the acknowledgement pass (A1)
+                        // from una's word, read while the SACK is validated.
                         self.nb_off_r.d.next = self.nb_off.val();
+                        self.wq.d.next = self.qs_rd.val().una & 0xFF_FFC0;
                     } else if self.nack_unsent.val() {
                         self.o_cnt_drop.d.next = true;
                     } else if self.kind.q.val() == self.k_nack_remote.val() {
@@ -1557,7 +1635,7 @@ impl Logic for RetransmitEngine {
                         // [una, next) ends its request and the QP, whatever the
                         // slot's state or echo (an acknowledged or resent PSN
                         // included); before una it is stale.
-                        if self.ns_d.val().get_bit(23) {
+                        if self.cls_below_una.q.val() {
                             self.o_cnt_stale.d.next = true;
                         }
                     } else if self.nack_stale.val() {
@@ -2050,13 +2128,12 @@ impl Logic for RetransmitEngine {
             }
             EngineState::SackValidate => {
                 // SACK validation, from `next - base` registered in `Load`.
-                if self.bad_cum.val() | self.bad_bits.val() {
+                if self.bad_cum.q.val() | self.bad_bits.val() {
                     self.o_cnt_unsent.d.next = true;
                     self.st.d.next = EngineState::Idle;
                 } else {
-                    // The words of the window from una's, whose read (W1)
-                    // is this state's.
-                    self.wq.d.next = self.qs.q.val().una & 0xFF_FFC0;
+                    // The words of the window from una's (`wq`, set in
+                    // `Load`), whose read (W1) is this state's.
                     self.any_new.d.next = false;
                     self.ack_above.d.next = false;
                     self.probe_seen.d.next = false;
@@ -2089,7 +2166,7 @@ impl Logic for RetransmitEngine {
                 self.tail_ram.write_enable.next = true;
                 if self.op_valid.val() {
                     self.fwd.d.next = self.op_qp.val() == self.qp.q.val();
-                    self.st.d.next = EngineState::Load;
+                    self.st.d.next = self.take_next.val();
                 } else {
                     self.st.d.next = EngineState::Idle;
                 }
@@ -2150,7 +2227,7 @@ impl Logic for RetransmitEngine {
         } else if self.nack_unsent.val() {
             self.load_next.next = EngineState::Idle;
         } else if self.kind.q.val() == self.k_nack_remote.val() {
-            if !self.ns_d.val().get_bit(23) {
+            if !self.cls_below_una.q.val() {
                 self.load_next.next = EngineState::FatalNack;
             }
         } else if self.nack_stale.val() {
@@ -2213,6 +2290,8 @@ impl Logic for RetransmitEngine {
         self.cnt_drop.next = self.o_cnt_drop.q.val();
         self.cnt_drop_acked.next = self.o_cnt_drop_acked.q.val();
         self.cnt_stale_nack.next = self.o_cnt_stale.q.val();
-        self.busy.next = (self.st.q.val() != EngineState::Idle) & (self.st.q.val() != EngineState::Load);
+        self.busy.next = (self.st.q.val() != EngineState::Idle)
+            & (self.st.q.val() != EngineState::Classify)
+            & (self.st.q.val() != EngineState::Load);
     }
 }

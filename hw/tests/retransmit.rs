@@ -1148,6 +1148,8 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
     // ended in `Store` (the forward used).
     let same_qp = Arc::new(Mutex::new(0usize));
     let same_qp2 = same_qp.clone();
+    let decoys_seen = Arc::new(Mutex::new(0usize));
+    let decoys_seen2 = decoys_seen.clone();
     let log2 = log.clone();
     let mut uut = RetransmitEngine::default();
     uut.connect_all();
@@ -1165,6 +1167,13 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             peers: (0..QPS).map(|_| Peer::default()).collect(),
         };
         let mut stall = Rng::from_state(seed ^ 0x9E37_79B9);
+        // Decoys: in a cycle the engine takes nothing, the input sometimes
+        // shows a SENT record of another QP in place of the record waiting
+        // (as `core`'s arbiter changes its head without a take), so the
+        // engine's look-ahead read is of a QP the record it takes does not
+        // have.
+        let mut decoy_rng = Rng::from_state(seed ^ 0xDEC0_7000);
+        let mut decoys = 0usize;
         wait_clock_true!(sim, clock, x);
         // Configuration: per-QP rows, the scanner's last QP.
         for (q, c) in CFGS.iter().enumerate() {
@@ -1289,6 +1298,14 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                     }
                     Rec::Tick => {}
                 }
+                if present && !x.op_ready.val() && decoy_rng.below(4) == 0 {
+                    let real = u(x.op_qp.next) as u8;
+                    let qp = (real + 1 + decoy_rng.below(QPS as u64 - 1) as u8) % QPS as u8;
+                    x.op_kind.next = kind::SENT.into();
+                    x.op_qp.next = u64::from(qp).into();
+                    x.op_psn.next = (decoy_rng.below(1 << 24)).into();
+                    decoys += 1;
+                }
                 let rdy: [bool; 5] = std::array::from_fn(|_| BACKPRESSURE.go(&mut stall));
                 x.rtx_ready.next = rdy[0];
                 x.mark_ready.next = rdy[1];
@@ -1391,6 +1408,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             w.refs.iter().map(|r| r.change_cleared).sum(),
             w.refs.iter().map(|r| r.excused_congested).sum(),
         );
+        *decoys_seen2.lock().unwrap() = decoys;
         sim.done(x)
     });
     let t = std::time::Instant::now();
@@ -1477,6 +1495,9 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
     let same_qp = *same_qp.lock().unwrap();
     eprintln!("records taken in the store of one of the same QP: {same_qp}");
     assert!(max_burst == 1 || same_qp > 0, "no record was taken on a forward");
+    let decoys = *decoys_seen.lock().unwrap();
+    eprintln!("cycles a decoy record was shown: {decoys}");
+    assert!(decoys > 0, "no decoy was shown");
 }
 
 /// Whether the engine's work on a record ends in `Store` (where it takes
