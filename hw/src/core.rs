@@ -27,7 +27,7 @@ use crate::nscc::{NsccFeedback, NsccUnit};
 use crate::onehot::OneHot;
 use crate::param::Param;
 use crate::requester::Requester;
-use crate::retransmit::{RetransmitEngine, SackFeedback, KIND_BITS, TIME_BITS};
+use crate::retransmit::{EngineRecord, RetransmitEngine, SackFeedback, TIME_BITS};
 use crate::ring_writer::RingWriter;
 use crate::rtt_est::RttEstimator;
 use crate::rx_buffer::RxBuffer;
@@ -462,19 +462,12 @@ pub struct MrcCore {
     /// The engine's next record goes to the RTT estimator too.
     rt_est_rec: Signal<Local, Bit>,
     /// The record the arbiter chose enters the engine's input stage this
-    /// cycle (`rt_in_*`).
+    /// cycle (`rt_in`).
     rt_take: Signal<Local, Bit>,
     /// The arbiter's record (valid while `rt_valid`): the engine's input
     /// stage takes it.
     rt_valid: Signal<Local, Bit>,
-    rt_kind: Signal<Local, Bits<KIND_BITS>>,
-    rt_qp: Signal<Local, Bits<8>>,
-    rt_psn: Signal<Local, Bits<24>>,
-    rt_ev: Signal<Local, Bits<7>>,
-    rt_time: Signal<Local, Bits<32>>,
-    rt_len: Signal<Local, Bits<16>>,
-    rt_base: Signal<Local, Bits<24>>,
-    rt_bitmap: Signal<Local, Bits<64>>,
+    rt_rec: Signal<Local, EngineRecord>,
     /// The retransmit engine's input stage: one record between the
     /// arbiter and the engine, so that the engine's inputs are registers
     /// (it classifies a record's PSN in the cycle it takes it: with the
@@ -485,16 +478,8 @@ pub struct MrcCore {
     /// (from `sent_fifo`, for `sent_track`).
     rt_in_valid: DFF<Bit>,
     rt_in_sent: DFF<Bit>,
-    rt_in_kind: DFF<Bits<KIND_BITS>>,
-    rt_in_qp: DFF<Bits<8>>,
-    rt_in_psn: DFF<Bits<24>>,
-    rt_in_ev: DFF<Bits<7>>,
-    rt_in_time: DFF<Bits<32>>,
-    rt_in_len: DFF<Bits<16>>,
-    rt_in_base: DFF<Bits<24>>,
-    rt_in_bitmap: DFF<Bits<64>>,
+    rt_in: DFF<EngineRecord>,
     rt_in_fb: DFF<SackFeedback>,
-    rt_in_trigger: DFF<Bits<24>>,
     /// The engine takes the input stage's record this cycle.
     rt_eng_take: Signal<Local, Bit>,
     p_kind_sack: Param<{ crate::retransmit::KIND_BITS }, { crate::retransmit::kind::SACK }>,
@@ -617,16 +602,8 @@ impl Logic for MrcCore {
             sent_len,
             rt_in_valid,
             rt_in_sent,
-            rt_in_kind,
-            rt_in_qp,
-            rt_in_psn,
-            rt_in_ev,
-            rt_in_time,
-            rt_in_len,
-            rt_in_base,
-            rt_in_bitmap,
+            rt_in,
             rt_in_fb,
-            rt_in_trigger,
             rel_pend,
             rel_qp,
             rel_len,
@@ -1626,36 +1603,38 @@ impl Logic for MrcCore {
         // its record in this cycle.
         self.rt_eng_take.next = self.rt_in_valid.q.val() & self.retx.op_ready.val();
         self.rt_take.next = self.rt_valid.val() & (!self.rt_in_valid.q.val() | self.retx.op_ready.val());
-        self.rt_kind.next = 1.into();
-        self.rt_qp.next = self.sent_fifo.data_out.val().get_bits::<8>(0);
-        self.rt_psn.next = self.sent_fifo.data_out.val().get_bits::<24>(8);
-        self.rt_ev.next = self.sent_fifo.data_out.val().get_bits::<7>(32);
-        self.rt_time.next = self.sent_fifo.data_out.val().get_bits::<32>(39);
-        self.rt_len.next = self.sent_fifo.data_out.val().get_bits::<16>(71);
-        self.rt_base.next = 0.into();
-        self.rt_bitmap.next = 0.into();
+        self.rt_rec.next.kind = 1.into();
+        self.rt_rec.next.qp = self.sent_fifo.data_out.val().get_bits::<8>(0);
+        self.rt_rec.next.psn = self.sent_fifo.data_out.val().get_bits::<24>(8);
+        self.rt_rec.next.ev = self.sent_fifo.data_out.val().get_bits::<7>(32);
+        self.rt_rec.next.time = self.sent_fifo.data_out.val().get_bits::<32>(39);
+        self.rt_rec.next.len = self.sent_fifo.data_out.val().get_bits::<16>(71);
+        self.rt_rec.next.base = 0.into();
+        self.rt_rec.next.bitmap = 0.into();
+        // Read only with a SACK.
+        self.rt_rec.next.trigger = self.rxpath.op_trigger.val();
         if self.rt_g_init.val() {
-            self.rt_kind.next = 0.into();
-            self.rt_qp.next = self.init_qp.q.val();
-            self.rt_psn.next = self.init_psn.q.val();
+            self.rt_rec.next.kind = 0.into();
+            self.rt_rec.next.qp = self.init_qp.q.val();
+            self.rt_rec.next.psn = self.init_psn.q.val();
             if self.rt_take.val() {
                 self.init_retx.d.next = false;
             }
         }
         if self.rt_g_chg.val() {
-            self.rt_kind.next = self.p_kind_ev_changed.val();
-            self.rt_qp.next = self.chg_fifo.data_out.val().get_bits::<8>(7);
-            self.rt_ev.next = self.chg_fifo.data_out.val().get_bits::<7>(0);
+            self.rt_rec.next.kind = self.p_kind_ev_changed.val();
+            self.rt_rec.next.qp = self.chg_fifo.data_out.val().get_bits::<8>(7);
+            self.rt_rec.next.ev = self.chg_fifo.data_out.val().get_bits::<7>(0);
         }
         if self.rt_g_rx.val() {
-            self.rt_kind.next = self.rxpath.op_kind.val();
-            self.rt_qp.next = self.rxpath.op_qp.val();
-            self.rt_psn.next = self.rxpath.op_psn.val();
-            self.rt_ev.next = self.rxpath.op_ev.val();
-            self.rt_time.next = self.rxpath.op_time.val();
-            self.rt_len.next = self.rxpath.op_len.val();
-            self.rt_base.next = self.rxpath.op_base.val();
-            self.rt_bitmap.next = self.rxpath.op_bitmap.val();
+            self.rt_rec.next.kind = self.rxpath.op_kind.val();
+            self.rt_rec.next.qp = self.rxpath.op_qp.val();
+            self.rt_rec.next.psn = self.rxpath.op_psn.val();
+            self.rt_rec.next.ev = self.rxpath.op_ev.val();
+            self.rt_rec.next.time = self.rxpath.op_time.val();
+            self.rt_rec.next.len = self.rxpath.op_len.val();
+            self.rt_rec.next.base = self.rxpath.op_base.val();
+            self.rt_rec.next.bitmap = self.rxpath.op_bitmap.val();
         }
         self.rxpath.op_ready.next = self.rt_g_rx.val() & self.rt_take.val();
         self.adm_fifo.write.next = self.rt_g_rx.val() & self.rt_take.val() & self.rxpath.op_probe_answer.val();
@@ -1677,29 +1656,21 @@ impl Logic for MrcCore {
         if self.rt_take.val() {
             self.rt_in_valid.d.next = true;
             self.rt_in_sent.d.next = self.rt_g_sent.val();
-            self.rt_in_kind.d.next = self.rt_kind.val();
-            self.rt_in_qp.d.next = self.rt_qp.val();
-            self.rt_in_psn.d.next = self.rt_psn.val();
-            self.rt_in_ev.d.next = self.rt_ev.val();
-            self.rt_in_time.d.next = self.rt_time.val();
-            self.rt_in_len.d.next = self.rt_len.val();
-            self.rt_in_base.d.next = self.rt_base.val();
-            self.rt_in_bitmap.d.next = self.rt_bitmap.val();
+            self.rt_in.d.next = self.rt_rec.val();
             // Read only with a SACK.
             self.rt_in_fb.d.next = self.rxpath.op_fb.val();
-            self.rt_in_trigger.d.next = self.rxpath.op_trigger.val();
         }
         self.retx.op_valid.next = self.rt_in_valid.q.val();
-        self.retx.op_kind.next = self.rt_in_kind.q.val();
-        self.retx.op_qp.next = self.rt_in_qp.q.val();
-        self.retx.op_psn.next = self.rt_in_psn.q.val();
-        self.retx.op_ev.next = self.rt_in_ev.q.val();
-        self.retx.op_time.next = self.rt_in_time.q.val();
-        self.retx.op_len.next = self.rt_in_len.q.val();
-        self.retx.op_base.next = self.rt_in_base.q.val();
-        self.retx.op_bitmap.next = self.rt_in_bitmap.q.val();
+        self.retx.op_kind.next = self.rt_in.q.val().kind;
+        self.retx.op_qp.next = self.rt_in.q.val().qp;
+        self.retx.op_psn.next = self.rt_in.q.val().psn;
+        self.retx.op_ev.next = self.rt_in.q.val().ev;
+        self.retx.op_time.next = self.rt_in.q.val().time;
+        self.retx.op_len.next = self.rt_in.q.val().len;
+        self.retx.op_base.next = self.rt_in.q.val().base;
+        self.retx.op_bitmap.next = self.rt_in.q.val().bitmap;
         self.retx.op_fb.next = self.rt_in_fb.q.val();
-        self.retx.op_trigger.next = self.rt_in_trigger.q.val();
+        self.retx.op_trigger.next = self.rt_in.q.val().trigger;
         self.sent_fifo.read.next = self.rt_g_sent.val() & self.rt_take.val();
         self.chg_fifo.read.next = self.rt_g_chg.val() & self.rt_take.val();
         // The RTT estimator: a QP's start clears its estimate, a SACK's
@@ -1707,7 +1678,7 @@ impl Logic for MrcCore {
         self.rtt.now_ns.next = self.now_ns.val();
         self.rtt.s_valid.next = self.rt_take.val() & self.rt_est_rec.val();
         self.rtt.s_init.next = self.rt_g_init.val();
-        self.rtt.s_qp.next = self.rt_qp.val();
+        self.rtt.s_qp.next = self.rt_rec.val().qp;
         // The echo net of the responder's service time (legacy SACKs), as
         // the model samples.
         self.rtt.s_echo_ns.next = self.rxpath.op_fb.val().echo;
@@ -1727,8 +1698,8 @@ impl Logic for MrcCore {
         }
         if self.rt_eng_take.val() {
             self.sent_track.d.next = self.rt_in_sent.q.val();
-            self.sent_qp.d.next = self.rt_in_qp.q.val();
-            self.sent_len.d.next = self.rt_in_len.q.val();
+            self.sent_qp.d.next = self.rt_in.q.val().qp;
+            self.sent_len.d.next = self.rt_in.q.val().len;
         }
 
         // ---- Completion rings and DMA writes.

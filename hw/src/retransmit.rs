@@ -39,7 +39,7 @@ use classify::PsnClass;
 use lowest::LowestSet;
 pub use resend::{EvMark, ResendQueue, RtxRequest};
 use scanner::RtoScanner;
-pub use words::{EvWord, QpWord, SackFeedback, SlotWord, TailWord};
+pub use words::{EngineRecord, EvWord, QpWord, SackFeedback, SlotWord, TailWord};
 
 use crate::contract_rows::{RetxGlobalRow, RetxQpRow, TableId};
 use crate::param::Param;

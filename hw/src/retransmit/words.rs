@@ -105,6 +105,24 @@ mod tests {
     }
 }
 
+/// A record for the engine as the core's arbiter chooses it and the
+/// core's input stage holds it (`rt_rec`, `rt_in`): the fields of the
+/// engine's `op_*` ports but the SACK's feedback (`SackFeedback`, held
+/// beside it).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct EngineRecord {
+    /// `op_kind`: a `kind::*` value.
+    pub kind: Bits<{ super::KIND_BITS }>,
+    pub qp: Bits<8>,
+    pub psn: Bits<24>,
+    pub ev: Bits<7>,
+    pub time: Bits<32>,
+    pub len: Bits<16>,
+    pub base: Bits<24>,
+    pub bitmap: Bits<64>,
+    pub trigger: Bits<24>,
+}
+
 /// What a SACK tells the congestion controller besides the PSNs it
 /// acknowledges (the model's `AckSample` minus the bytes, which the
 /// engine counts): taken with the SACK record, reported with its
