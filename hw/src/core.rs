@@ -168,12 +168,18 @@ pub const EVT_PASS_ROOM: usize = 128 + 16;
 
 /// Bits of a send record in `sent_fifo` (qp 8, psn 24, ev 7, time 32, len 16).
 pub const SENT_BITS: usize = 8 + 24 + 7 + 32 + 16;
-/// Entries of `sent_fifo` (its address width, 10, is in its type).
-pub const SENT_FIFO_DEPTH: usize = 1 << 10;
-/// Send records `sent_fifo` must hold so that it never fills during one
-/// walk of the retransmit engine. A walk starts with the FIFO empty (send
-/// records go to the engine before anything else, and the RTO scanner
-/// runs only when no record waits). While the walk waits for its `rtx`
+/// Entries of `sent_fifo` (its address width, 11, is in its type).
+pub const SENT_FIFO_DEPTH: usize = 1 << 11;
+/// Send records `sent_fifo` must hold so that it never fills during a
+/// walk of the retransmit engine. Send records go to the engine before
+/// anything else, but through its input stage (`rt_in`): a SACK or NACK
+/// enters the stage only while the FIFO is empty, and then waits there
+/// for the engine, which may be in a walk (an RTO walk the scanner began
+/// as it entered, or the walk of the record before it). The send records
+/// of that walk queue behind it, so a walk starts with at most one walk's
+/// records in the FIFO (after a record from the stage the FIFO has the
+/// stage again until it is empty): two walks' worth in all. One walk's
+/// worth: while the walk waits for its `rtx`
 /// register to be taken, every record the requester emits is a resend
 /// (it serves a waiting resend first): at most one per PSN of the QP's
 /// window (`WINDOW`). Otherwise a walk runs at most 5 + 4 x `WINDOW`
@@ -182,7 +188,7 @@ pub const SENT_FIFO_DEPTH: usize = 1 << 10;
 /// one), during which the TX path hands over at most one packet per 6
 /// cycles (fewer than `WINDOW`). Plus the packets
 /// between the requester and the engine when the walk starts.
-pub const SENT_FIFO_MIN: usize = 2 * crate::retransmit::WINDOW as usize + 4;
+pub const SENT_FIFO_MIN: usize = 2 * (2 * crate::retransmit::WINDOW as usize + 4);
 const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);
 /// Entries of `resend_fifo` (its address width, 10, is in its type). The
 /// engine queues a PSN once until its resend's send record clears the
@@ -364,7 +370,7 @@ pub struct MrcCore {
     /// and the TX path waited for the engine to take the send record of
     /// the packet before, which it does only when idle (issue 15,
     /// docs/hw/core.md "Glue"). Depth: see `SENT_FIFO_MIN`.
-    sent_fifo: SynchronousFIFO<Bits<SENT_BITS>, 10, 11, 1>,
+    sent_fifo: SynchronousFIFO<Bits<SENT_BITS>, 11, 12, 1>,
     /// The retransmit engine's resends (qp 8 | psn 24) on their way to the
     /// requester. The engine's `rtx` is taken into it whenever it has
     /// room, and its bytes leave flight at the CC gate (LOSS / RELEASE) in
