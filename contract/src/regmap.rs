@@ -367,6 +367,16 @@ pub const COUNTERS: &[Counter] = &[
         group: group::REQUESTER,
         doc: "data packets of a QP in error the TX path dropped: past the requester when the error came, none of them sent",
     },
+    Counter {
+        name: "payload_push_consumed",
+        group: group::REQUESTER,
+        doc: "pushed payloads the payload cache answered a payload read with (no host read)",
+    },
+    Counter {
+        name: "payload_push_dropped",
+        group: group::REQUESTER,
+        doc: "cycles in which the payload cache dropped pushed payloads unused: a read of their QP it forwarded, replaced (cache full, or the same payload pushed again), or a push whose length is not 1-64 bytes; a QP reset's clear is not counted",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).
@@ -464,37 +474,63 @@ pub mod doorbell {
 }
 
 /// Descriptor push block: type `"MRCS"`. Describes the push window, the
-/// way a driver hands the requester a descriptor with the MMIO writes
-/// before its doorbell instead of the requester reading it from the ring
-/// (`hw::desc_push`, `docs/hw/desc_push.md`): words `0..16` of the window
-/// stage the 64-byte descriptor (word k = bytes 4k..4k+3), `SLOT_LO` the
-/// low word of the IOVA of the ring slot it was written to, and a write of
-/// `SLOT_HI` (the high word) commits the push into the cache and zeroes the
-/// staged words, so a driver writes only the nonzero words of the next one.
+/// way a driver hands the card a descriptor, and a small WRITE's payload,
+/// with the MMIO writes before its doorbell instead of the card reading
+/// them from host memory (`hw::desc_push`, `docs/hw/desc_push.md`;
+/// `hw::payload_push`, `docs/hw/payload_push.md`).
+///
+/// * Descriptor: words `0..16` of the window stage the 64-byte descriptor
+///   (word k = bytes 4k..4k+3), `SLOT_LO` the low word of the IOVA of the
+///   ring slot it was written to, and a write of `SLOT_HI` (the high word)
+///   commits the push into the descriptor cache and zeroes the staged
+///   words, so a driver writes only the nonzero words of the next one.
+/// * Payload: `PAYLOAD_WORDS` words from `PAYLOAD` stage up to 64 bytes of
+///   the message (word k = bytes 4k..4k+3), `PAYLOAD_IOVA_LO` / `_HI` the
+///   IOVA of its first byte, and a write of `PAYLOAD_KEY` (the length in
+///   bits 15-0, 1..=64, and the QP in bits 23-16) commits it into the
+///   payload cache and zeroes the staged payload words.
 pub mod push {
     use super::*;
     pub const BASE: u16 = 0x0500;
     pub const TYPE: u32 = u32::from_be_bytes(*b"MRCS");
-    pub const VERSION: u32 = 0x0001_0000;
+    pub const VERSION: u32 = 0x0002_0000;
     pub const WINDOW_REG: u16 = 0x0C;
     pub const SIZE_REG: u16 = 0x10;
     pub const ENTRIES_REG: u16 = 0x14;
-    /// Byte address of the window (128 bytes, 32 word slots).
+    pub const PAYLOAD_ENTRIES_REG: u16 = 0x18;
+    /// Byte address of the window (256 bytes, 64 word slots).
     pub const WINDOW: u16 = 0x1400;
     /// Bytes the window decodes.
-    pub const SIZE: u16 = 0x80;
+    pub const SIZE: u16 = 0x100;
     /// Staged descriptor word k at `WINDOW + 4k`, k < `DESC_WORDS`.
     pub const DESC_WORDS: u16 = 16;
     /// Slot IOVA bits 31-0.
     pub const SLOT_LO: u16 = 0x40;
     /// Slot IOVA bits 63-32; the write commits the push.
     pub const SLOT_HI: u16 = 0x44;
+    /// Staged payload word k at `WINDOW + PAYLOAD + 4k`, k < `PAYLOAD_WORDS`.
+    pub const PAYLOAD: u16 = 0x80;
+    /// Words of a pushed payload: 64 bytes, one DMA beat.
+    pub const PAYLOAD_WORDS: u16 = 16;
+    /// The pushed payload's IOVA, bits 31-0.
+    pub const PAYLOAD_IOVA_LO: u16 = 0xC0;
+    /// The pushed payload's IOVA, bits 63-32.
+    pub const PAYLOAD_IOVA_HI: u16 = 0xC4;
+    /// Length (bits 15-0, 1..=64) and QP (bits 23-16); the write commits the payload.
+    pub const PAYLOAD_KEY: u16 = 0xC8;
+    /// Bit offset of the QP in the `PAYLOAD_KEY` word.
+    pub const PAYLOAD_KEY_QP_SHIFT: u32 = 16;
+    /// Largest payload a push carries (bytes).
+    pub const PAYLOAD_MAX: u32 = 4 * PAYLOAD_WORDS as u32;
     /// Entries of the push cache.
     pub const ENTRIES: u32 = 4;
+    /// Entries of the payload cache.
+    pub const PAYLOAD_ENTRIES: u32 = 4;
     pub const REGS: &[Reg] = &[
-        Reg { name: "window", offset: WINDOW_REG, access: Access::Ro, reset: WINDOW as u32, doc: "byte address of the push window: descriptor word k at window + 4k (k < 16), the ring slot's IOVA at window + 0x40 (bits 31-0) and window + 0x44 (bits 63-32; this write commits the push and zeroes the staged words); write only, one pusher at a time" },
-        Reg { name: "size", offset: SIZE_REG, access: Access::Ro, reset: SIZE as u32, doc: "bytes the window decodes (words beyond 0x44 are ignored)" },
+        Reg { name: "window", offset: WINDOW_REG, access: Access::Ro, reset: WINDOW as u32, doc: "byte address of the push window: descriptor word k at window + 4k (k < 16), the ring slot's IOVA at window + 0x40 (bits 31-0) and window + 0x44 (bits 63-32; this write commits the push and zeroes the staged words); payload word k at window + 0x80 + 4k (k < 16), its IOVA at window + 0xC0 and + 0xC4, its length (bits 15-0, 1..=64) and QP (bits 23-16) at window + 0xC8 (this write commits the payload and zeroes its staged words); write only, one pusher at a time" },
+        Reg { name: "size", offset: SIZE_REG, access: Access::Ro, reset: SIZE as u32, doc: "bytes the window decodes (words 0x48-0x7C and beyond 0xC8 are ignored)" },
         Reg { name: "entries", offset: ENTRIES_REG, access: Access::Ro, reset: ENTRIES, doc: "descriptors the push cache holds (a push into a full cache replaces the oldest)" },
+        Reg { name: "payload_entries", offset: PAYLOAD_ENTRIES_REG, access: Access::Ro, reset: PAYLOAD_ENTRIES, doc: "payloads the payload cache holds (a push into a full cache replaces the oldest)" },
     ];
 }
 
@@ -545,7 +581,7 @@ pub const BLOCKS: &[RegBlock] = &[
         block_type: push::TYPE,
         version: push::VERSION,
         base: push::BASE,
-        doc: "Describes the descriptor push window at 0x1400-0x147C (hw::desc_push): a descriptor and its ring slot's IOVA written before the doorbell answer the requester's read of that slot from the card.",
+        doc: "Describes the push window at 0x1400-0x14FC (hw::desc_push, hw::payload_push): a descriptor and its ring slot's IOVA written before the doorbell answer the requester's read of that slot from the card; a small WRITE's payload, its IOVA, length and QP answer the TX path's read of it.",
         regs: push::REGS,
     },
 ];
@@ -649,13 +685,22 @@ strobes are not all set: not performed, answered SLVERR.\n\n",
         "\n## push window (0x{:04x}-0x{:04x})\n\nWrite only: 0x{:04x} + 4k (k < {}) stages descriptor word k (bytes 4k..4k+3 of the 64-byte SQE); \
 0x{:04x} stages bits 31-0 of the IOVA of the ring slot the descriptor was written to; 0x{:04x} takes bits 63-32 and commits the push \
 into the cache (the staged words are zeroed: write only the nonzero words of the next descriptor). Writes are staged in one set of \
-registers: a driver pushes from one thread at a time. Other words are ignored; reads return 0.\n",
+registers: a driver pushes from one thread at a time. \
+0x{:04x} + 4k (k < {}) stages payload word k (bytes 4k..4k+3 of a WRITE of at most {} bytes); 0x{:04x} and 0x{:04x} stage bits 31-0 and 63-32 \
+of the IOVA of its first byte; 0x{:04x} takes its length (bits 15-0, 1..=64) and QP (bits 23-16) and commits the payload into the payload cache \
+(the staged payload words are zeroed). Other words are ignored; reads return 0.\n",
         push::WINDOW,
         push::WINDOW + push::SIZE - 4,
         push::WINDOW,
         push::DESC_WORDS,
         push::WINDOW + push::SLOT_LO,
         push::WINDOW + push::SLOT_HI,
+        push::WINDOW + push::PAYLOAD,
+        push::PAYLOAD_WORDS,
+        push::PAYLOAD_MAX,
+        push::WINDOW + push::PAYLOAD_IOVA_LO,
+        push::WINDOW + push::PAYLOAD_IOVA_HI,
+        push::WINDOW + push::PAYLOAD_KEY,
     ));
     s
 }
@@ -690,10 +735,17 @@ mod tests {
         assert_eq!(
             push::WINDOW % push::SIZE,
             0,
-            "push window decode uses address bits 15-7"
+            "push window decode uses address bits 15-8"
         );
-        assert_eq!(push::SIZE, 0x80);
-        const { assert!(push::SLOT_HI < push::SIZE && push::SLOT_LO == 4 * push::DESC_WORDS) };
+        assert_eq!(push::SIZE, 0x100);
+        const { assert!(push::SLOT_HI < push::PAYLOAD && push::SLOT_LO == 4 * push::DESC_WORDS) };
+        const {
+            assert!(
+                push::PAYLOAD_IOVA_LO == push::PAYLOAD + 4 * push::PAYLOAD_WORDS
+                    && push::PAYLOAD_KEY + 4 <= push::SIZE
+                    && push::PAYLOAD_MAX as usize == crate::layout::sqe::SIZE
+            )
+        };
         assert_eq!(
             counters::FIRST + 4 * counters::MAX as u16,
             0x100,

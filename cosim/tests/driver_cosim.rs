@@ -450,6 +450,101 @@ fn pushed_write_needs_no_descriptor_read() {
     assert_no_dma_errors(&l.dev);
 }
 
+/// A single post of at most 64 bytes pushes its payload too
+/// (`OpenOptions::push_payloads`, on by default): the card answers the
+/// descriptor read and the payload read from its push caches, so the
+/// WRITE costs no DMA read at all, and places the bytes the buffer held
+/// at the post, wherever they lie (an unaligned offset, zero words the
+/// push skips, one byte). A later post from the same buffer with new
+/// bytes, pushed or in a batch the card reads from host memory, places
+/// the new bytes; a 65-byte WRITE pushes its descriptor only.
+#[test]
+fn pushed_small_write_needs_no_dma_read() {
+    if skip_without_verilator("the verilated core") {
+        return;
+    }
+    let mut l = bring_up(14);
+    l.dev
+        .write32(l.ctx.info().fault_inject_base + u64::from(fi::CTRL), fi::CTRL_LOOPBACK);
+    assert!(l.ctx.info().push_payload, "discovery: the push window takes payloads");
+    let src_buf = l.pd.alloc_buffer(4096).unwrap();
+    let dst_buf = l.pd.alloc_buffer(8192).unwrap();
+    let src = l.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    let dst = l.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let rkey = dst.rkey().unwrap();
+    let reads = |l: &Loop| l.dev.with_nic(|nic| nic.dma.reads_done);
+    let wr = |wr_id: u64, off: u64, len: u32, to: u64| WriteWr {
+        wr_id,
+        local: &src,
+        local_offset: off,
+        len,
+        remote_va: dst.remote_va() + to,
+        rkey,
+        signaled: true,
+        imm: None,
+    };
+    let pushed = |l: &Loop| {
+        (
+            l.ctx.counter("payload_push_consumed").unwrap(),
+            l.ctx.counter("payload_push_dropped").unwrap(),
+        )
+    };
+    // (source offset, length, destination, fill): 64 bytes at an odd
+    // offset, with zero words inside; 33 bytes; one byte.
+    let cases: [(u64, u32, u64, u8); 3] = [(7, 64, 0, 0x31), (300, 33, 512, 0x52), (901, 1, 1024, 0x73)];
+    for (k, &(off, len, to, fill)) in cases.iter().enumerate() {
+        let mut data = pattern(len as usize, fill);
+        if len == 64 {
+            data[12..24].fill(0);
+        }
+        src_buf.write(off as usize, &data).unwrap();
+        let before = reads(&l);
+        l.qp_a.post_write(&wr(0x60 + k as u64, off, len, to)).unwrap();
+        let c = poll(&mut l.cq_a, &l.dev, 100_000);
+        assert_eq!(
+            (c.wr_id, c.status, c.byte_len),
+            (0x60 + k as u64, CqStatus::Success, len)
+        );
+        assert_placed_once(&l.dev, &dst, to, &data);
+        assert_eq!(
+            reads(&l) - before,
+            0,
+            "case {k}: neither the descriptor nor the payload was read"
+        );
+        assert_eq!(pushed(&l), (k as u32 + 1, 0), "{}", counters(&l.ctx));
+    }
+    // The same buffer, new bytes: pushed again, then a batch of two read
+    // from host memory (nothing pushed, nothing stale answered).
+    let newer = pattern(64, 0x94);
+    src_buf.write(7, &newer).unwrap();
+    l.qp_a.post_write(&wr(0x70, 7, 64, 2048)).unwrap();
+    assert_eq!(poll(&mut l.cq_a, &l.dev, 100_000).wr_id, 0x70);
+    assert_placed_once(&l.dev, &dst, 2048, &newer);
+    let newest = pattern(64, 0xB5);
+    src_buf.write(7, &newest).unwrap();
+    let before = reads(&l);
+    assert_eq!(
+        l.qp_a.post_writes(&[wr(0x71, 7, 64, 3072), wr(0x72, 7, 64, 4096)]),
+        Ok(2)
+    );
+    for want in [0x71, 0x72] {
+        assert_eq!(poll(&mut l.cq_a, &l.dev, 100_000).wr_id, want);
+    }
+    assert_placed_once(&l.dev, &dst, 3072, &newest);
+    assert_placed_once(&l.dev, &dst, 4096, &newest);
+    assert_eq!(reads(&l) - before, 3, "a batch: its descriptors and both payloads read");
+    // 65 bytes: the descriptor is pushed, the payload read.
+    let long = pattern(65, 0xC6);
+    src_buf.write(1500, &long).unwrap();
+    let before = reads(&l);
+    l.qp_a.post_write(&wr(0x73, 1500, 65, 5120)).unwrap();
+    assert_eq!(poll(&mut l.cq_a, &l.dev, 100_000).wr_id, 0x73);
+    assert_placed_once(&l.dev, &dst, 5120, &long);
+    assert_eq!(reads(&l) - before, 1, "65 bytes: the payload read only");
+    assert_eq!(pushed(&l), (4, 0), "{}", counters(&l.ctx));
+    assert_no_dma_errors(&l.dev);
+}
+
 /// A WRITE to a stale rkey or a DMA outside the driver's buffers: the
 /// card's DMA faults are recorded, not served from some other memory.
 #[test]

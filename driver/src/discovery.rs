@@ -60,6 +60,9 @@ pub struct DeviceInfo {
     /// the bitstream has the push cache (the block is optional: without
     /// it the driver rings doorbells only).
     pub push_window: Option<u64>,
+    /// The push window takes small payloads too (`regmap::push::PAYLOAD`:
+    /// the window reaches its key word).
+    pub push_payload: bool,
 }
 
 impl DeviceInfo {
@@ -84,6 +87,7 @@ impl DeviceInfo {
             doorbell_window: u64::from(regmap::doorbell::WINDOW),
             doorbell_qps: regmap::doorbell::QPS,
             push_window: Some(u64::from(regmap::push::WINDOW)),
+            push_payload: true,
         }
     }
 }
@@ -217,6 +221,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
         return Err(DiscoveryError::BadDoorbellWindow { window, qps, bar_len });
     }
     // The push window, when the block is there: it must fit the BAR.
+    let mut push_payload = false;
     let push_window = match found.iter().find(|(n, _)| *n == "push") {
         None => None,
         Some(&(_, b)) => {
@@ -229,6 +234,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
                     bar_len,
                 });
             }
+            push_payload = size >= u64::from(regmap::push::PAYLOAD_KEY) + 4;
             Some(w)
         }
     };
@@ -243,6 +249,7 @@ pub fn discover(dev: &dyn Device, build: BuildExpectation) -> Result<DeviceInfo,
         doorbell_window: window,
         doorbell_qps: qps,
         push_window,
+        push_payload,
     })
 }
 

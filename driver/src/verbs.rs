@@ -177,6 +177,11 @@ pub struct OpenOptions {
     /// push"), so the card need not read it from the ring; ignored when
     /// the bitstream has no push window.
     pub push_descriptors: bool,
+    /// With a pushed descriptor, push the payload of a WRITE of at most
+    /// `regmap::push::PAYLOAD_MAX` bytes too (`docs/driver.md` "Payload
+    /// push"), so the card need not read it from host memory; ignored
+    /// when descriptors are not pushed or the window takes no payloads.
+    pub push_payloads: bool,
 }
 
 impl Default for OpenOptions {
@@ -186,6 +191,7 @@ impl Default for OpenOptions {
             ack_every: 4,
             ack_delay_cycles: 2000,
             push_descriptors: true,
+            push_payloads: true,
         }
     }
 }
@@ -246,8 +252,9 @@ struct Alloc {
 
 /// Bytes from which a single post is pushed even while the QP has
 /// messages outstanding (`QueuePair::worth_pushing`): 1 KiB is about 26
-/// core cycles on the 100 GbE wire, the time the AXI-Lite port takes for
-/// a push's up to 12 writes plus the doorbell.
+/// core cycles on the 100 GbE wire, twice what the AXI-Lite port takes
+/// for a push's up to 12 writes plus the doorbell at one write per cycle
+/// (a message this large pushes no payload).
 pub const PUSH_BUSY_MIN_LEN: u32 = 1024;
 
 /// The control row that denies a QP's EV slots beyond its set (value 0).
@@ -271,6 +278,8 @@ struct Shared {
     alloc: Mutex<Alloc>,
     /// The push window, when pushes are on and the card has one.
     push_window: Option<u64>,
+    /// Small payloads are pushed too (on, and the window takes them).
+    push_payload: bool,
     /// The window stages one push at a time: held from a push's first
     /// word to its commit.
     push_lock: Mutex<()>,
@@ -299,10 +308,17 @@ impl Shared {
     /// Push descriptor `sqe`, written to the ring slot at `slot_iova`,
     /// into the card's push cache: its nonzero words (the window zeroes
     /// the staged words after each push), then the slot's IOVA, whose high
-    /// word commits. Nothing when pushes are off.
-    fn push(&self, slot_iova: u64, sqe: &[u8; SendRing::ENTRY]) {
+    /// word commits. With `payload` (QP, IOVA and bytes of a message of at
+    /// most `regmap::push::PAYLOAD_MAX` bytes) and payload pushes on, the
+    /// payload goes first, into the payload cache, the same way: its
+    /// nonzero words, its IOVA, then its key word (length and QP), which
+    /// commits. Nothing when pushes are off.
+    fn push(&self, slot_iova: u64, sqe: &[u8; SendRing::ENTRY], payload: Option<PushedPayload<'_>>) {
         let Some(window) = self.push_window else { return };
         let _one_pusher = lock(&self.push_lock);
+        if let Some(p) = payload.filter(|_| self.push_payload) {
+            self.push_payload(window, p);
+        }
         for (k, w) in sqe.chunks_exact(4).enumerate() {
             let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
             if word != 0 {
@@ -314,6 +330,44 @@ impl Shared {
         self.dev
             .write32(window + u64::from(regmap::push::SLOT_HI), (slot_iova >> 32) as u32);
     }
+
+    /// The payload half of [`Self::push`] (the push lock held). A payload
+    /// that cannot be read from its region is not pushed: the card reads
+    /// it from host memory as it would without the push.
+    fn push_payload(&self, window: u64, p: PushedPayload<'_>) {
+        let len = p.len;
+        if len == 0 || len > regmap::push::PAYLOAD_MAX as usize {
+            return;
+        }
+        let mut staged = [0u8; regmap::push::PAYLOAD_MAX as usize];
+        if p.buf.read(p.offset, &mut staged[..len]).is_err() {
+            return;
+        }
+        let payload = window + u64::from(regmap::push::PAYLOAD);
+        for (k, w) in staged.chunks_exact(4).enumerate() {
+            let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if word != 0 {
+                self.dev.write32(payload + 4 * k as u64, word);
+            }
+        }
+        self.dev
+            .write32(window + u64::from(regmap::push::PAYLOAD_IOVA_LO), p.iova as u32);
+        self.dev
+            .write32(window + u64::from(regmap::push::PAYLOAD_IOVA_HI), (p.iova >> 32) as u32);
+        let key = len as u32 | (p.qpn << regmap::push::PAYLOAD_KEY_QP_SHIFT);
+        self.dev.write32(window + u64::from(regmap::push::PAYLOAD_KEY), key);
+    }
+}
+
+/// A small WRITE's payload for [`Shared::push`]: the QP that sends it, the
+/// IOVA of its first byte, and where its bytes lie in the region.
+#[derive(Clone, Copy)]
+struct PushedPayload<'a> {
+    qpn: u32,
+    iova: u64,
+    buf: &'a DmaBuffer,
+    offset: usize,
+    len: usize,
 }
 
 /// An opened device: discovery done, global rows written.
@@ -346,11 +400,13 @@ impl Context {
     ) -> Result<Context, Error> {
         let cfg = ConfigPort::new(&*dev, info.cfg_base)?;
         let push_window = info.push_window.filter(|_| opts.push_descriptors);
+        let push_payload = push_window.is_some() && opts.push_payloads && info.push_payload;
         let shared = Arc::new(Shared {
             dev,
             info,
             unverified,
             push_window,
+            push_payload,
             push_lock: Mutex::new(()),
             cfg: Mutex::new(cfg),
             alloc: Mutex::new(Alloc {
@@ -1292,13 +1348,22 @@ impl QueuePair {
     }
 
     /// Ring the doorbell; when it carries one new descriptor (`last`,
-    /// the one just queued) and `push` says so, push that descriptor
-    /// first (the policy, [`Self::worth_pushing`]: a single post is
-    /// pushed, a batch is read by the card).
-    fn ring(&mut self, last: &[u8; SendRing::ENTRY], push: bool) {
-        if push && self.sq.unrung_count() == 1 {
+    /// the one just queued) and `push` names its WR, push that descriptor
+    /// first, and its payload when it is at most
+    /// `regmap::push::PAYLOAD_MAX` bytes (the policy,
+    /// [`Self::worth_pushing`]: a single post is pushed, a batch is read
+    /// by the card).
+    fn ring(&mut self, last: &[u8; SendRing::ENTRY], push: Option<&WriteWr>) {
+        if let Some(wr) = push.filter(|_| self.sq.unrung_count() == 1) {
             let slot = self.sq.producer().wrapping_sub(1);
-            self.shared.push(self.sq.slot_iova(slot), last);
+            let payload = (wr.len <= regmap::push::PAYLOAD_MAX).then(|| PushedPayload {
+                qpn: self.qpn,
+                iova: wr.local.buf.iova() + wr.local_offset,
+                buf: &wr.local.buf,
+                offset: wr.local_offset as usize,
+                len: wr.len as usize,
+            });
+            self.shared.push(self.sq.slot_iova(slot), last, payload);
         }
         let db = self.shared.doorbell(self.qpn);
         self.sq.ring(&*self.shared.dev, db);
@@ -1310,9 +1375,10 @@ impl QueuePair {
     /// when the message is at least [`PUSH_BUSY_MIN_LEN`] bytes (its wire
     /// time covers the push's MMIO writes). Small messages posted while
     /// others are in flight are not pushed: at one 32-bit AXI-Lite write
-    /// per 2 cycles, a push's up to 12 writes take longer than a 64-byte
-    /// message's turn, and the card's MMIO port, not its wire, would
-    /// bound the message rate (docs/benchmarks.md "Descriptor push").
+    /// per cycle, a push's up to 12 writes (31 with a 64-byte payload)
+    /// take longer than a 64-byte message's turn, and the card's MMIO
+    /// port, not its wire, would bound the message rate
+    /// (docs/benchmarks.md "Descriptor push").
     fn worth_pushing(&self, wr: &WriteWr) -> bool {
         self.outstanding() == 0 || wr.len >= PUSH_BUSY_MIN_LEN
     }
@@ -1320,7 +1386,7 @@ impl QueuePair {
     /// Post one WRITE (or WRITE-IMM if `wr.imm` is set) and ring the doorbell.
     #[inline]
     pub fn post_write(&mut self, wr: &WriteWr) -> Result<(), PostError> {
-        let push = self.worth_pushing(wr);
+        let push = self.worth_pushing(wr).then_some(wr);
         let sqe = self.queue(wr)?;
         self.ring(&sqe, push);
         Ok(())
@@ -1338,7 +1404,7 @@ impl QueuePair {
         if wrs.len() > self.sq.slots() as usize {
             return Err((0, PostError::BatchTooLarge(wrs.len())));
         }
-        let push = wrs.len() == 1 && self.worth_pushing(&wrs[0]);
+        let push = (wrs.len() == 1 && self.worth_pushing(&wrs[0])).then(|| &wrs[0]);
         let mut n = 0;
         let mut err = None;
         let mut last = [0; SendRing::ENTRY];

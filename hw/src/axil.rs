@@ -5,8 +5,12 @@
 //! `docs/hw/axil.md`.
 //!
 //! * Write: AW and W are taken in any order (or together) into one-entry
-//!   holding registers; when both are held and no B response is waiting,
-//!   the write goes to the CSR port and B is raised in the next cycle.
+//!   holding registers; when both are held and the two-entry B queue has
+//!   room, the write goes to the CSR port and its B response is queued
+//!   (valid from the next cycle). A holding register that issues takes
+//!   the next half in the same cycle, so a master that keeps AW and W
+//!   offered (as a PCIe bridge does with a multi-dword write) writes
+//!   once per cycle.
 //!   A write whose `wstrb` is not `0b1111` is not performed and answered
 //!   `SLVERR` (every register is a whole word; a partial write would
 //!   silently corrupt the other bytes or fire a strobe).
@@ -49,12 +53,19 @@ pub struct AxiLiteSlave {
     w_full: DFF<Bit>,
     w_data: DFF<Bits<32>>,
     w_strb: DFF<Bits<4>>,
+    /// The B queue: the response offered (`b_valid`, `b_err`) and one
+    /// behind it (`b2_*`), so that a write can issue while the previous
+    /// one's response is offered.
     b_valid: DFF<Bit>,
     b_err: DFF<Bit>,
+    b2_valid: DFF<Bit>,
+    b2_err: DFF<Bit>,
     ar_busy: DFF<Bit>,
     r_valid: DFF<Bit>,
     r_data: DFF<Bits<32>>,
     issue: Signal<Local, Bit>,
+    /// The offered B response is taken in this cycle.
+    b_taken: Signal<Local, Bit>,
     /// AR can be taken this cycle.
     ar_free: Signal<Local, Bit>,
 }
@@ -62,32 +73,52 @@ pub struct AxiLiteSlave {
 impl Logic for AxiLiteSlave {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, aw_full, aw_addr, w_full, w_data, w_strb, b_valid, b_err, ar_busy, r_valid, r_data);
+        dff_setup!(
+            self, clock, aw_full, aw_addr, w_full, w_data, w_strb, b_valid, b_err, b2_valid, b2_err, ar_busy, r_valid,
+            r_data
+        );
         // ---- Write path.
-        self.s_axil.awready.next = !self.aw_full.q.val();
-        self.s_axil.wready.next = !self.w_full.q.val();
-        if self.s_axil.awvalid.val() & !self.aw_full.q.val() {
+        // Both halves held and room in the B queue (its second entry
+        // free): perform (or refuse) it. From registers and the CSR's
+        // registered hold only, so the readies below have no path from a
+        // valid.
+        self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b2_valid.q.val() & !self.wr_hold.val();
+        self.wr_en.next = self.issue.val() & self.w_strb.q.val().all();
+        self.wr_addr.next = self.aw_addr.q.val();
+        self.wr_data.next = self.w_data.q.val();
+        // A holding register is free, or frees in this cycle's issue.
+        self.s_axil.awready.next = !self.aw_full.q.val() | self.issue.val();
+        self.s_axil.wready.next = !self.w_full.q.val() | self.issue.val();
+        if self.issue.val() {
+            self.aw_full.d.next = false;
+            self.w_full.d.next = false;
+        }
+        if self.s_axil.awvalid.val() & self.s_axil.awready.val() {
             self.aw_full.d.next = true;
             self.aw_addr.d.next = self.s_axil.awaddr.val();
         }
-        if self.s_axil.wvalid.val() & !self.w_full.q.val() {
+        if self.s_axil.wvalid.val() & self.s_axil.wready.val() {
             self.w_full.d.next = true;
             self.w_data.d.next = self.s_axil.wdata.val();
             self.w_strb.d.next = self.s_axil.wstrb.val();
         }
-        // Both halves held and the B slot free: perform (or refuse) it.
-        self.issue.next = self.aw_full.q.val() & self.w_full.q.val() & !self.b_valid.q.val() & !self.wr_hold.val();
-        self.wr_en.next = self.issue.val() & self.w_strb.q.val().all();
-        self.wr_addr.next = self.aw_addr.q.val();
-        self.wr_data.next = self.w_data.q.val();
-        if self.issue.val() {
-            self.aw_full.d.next = false;
-            self.w_full.d.next = false;
-            self.b_valid.d.next = true;
-            self.b_err.d.next = !self.w_strb.q.val().all();
+        // The B queue: the issued write's response joins behind the
+        // offered one, or is offered itself when the queue is empty or
+        // its head is taken now.
+        self.b_taken.next = self.b_valid.q.val() & self.s_axil.bready.val();
+        if self.b_taken.val() {
+            self.b_valid.d.next = self.b2_valid.q.val();
+            self.b_err.d.next = self.b2_err.q.val();
+            self.b2_valid.d.next = false;
         }
-        if self.b_valid.q.val() & self.s_axil.bready.val() {
-            self.b_valid.d.next = false;
+        if self.issue.val() {
+            if !self.b_valid.q.val() | (self.b_taken.val() & !self.b2_valid.q.val()) {
+                self.b_valid.d.next = true;
+                self.b_err.d.next = !self.w_strb.q.val().all();
+            } else {
+                self.b2_valid.d.next = true;
+                self.b2_err.d.next = !self.w_strb.q.val().all();
+            }
         }
         self.s_axil.bvalid.next = self.b_valid.q.val();
         self.s_axil.bresp.next = bit_cast::<2, 1>(self.b_err.q.val().into()) << 1;

@@ -26,6 +26,7 @@ use crate::fault_inject::FaultInject;
 use crate::nscc::{NsccFeedback, NsccUnit};
 use crate::onehot::OneHot;
 use crate::param::Param;
+use crate::payload_push::PayloadPushCache;
 use crate::requester::Requester;
 use crate::retransmit::{EngineRecord, RetransmitEngine, SackFeedback, TIME_BITS};
 use crate::ring_writer::RingWriter;
@@ -101,6 +102,8 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "retx_drop_acked",
     "nscc_windows",
     "tx_flushed",
+    "payload_push_consumed",
+    "payload_push_dropped",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -252,6 +255,7 @@ pub struct MrcCore {
     csr: Csr,
     req: Requester,
     push: DescPushCache,
+    pl_push: PayloadPushCache,
     cc: CcGate,
     evsel: EvSelectorFull,
     prober: EvProberFull,
@@ -635,6 +639,7 @@ impl Logic for MrcCore {
             csr,
             req,
             push,
+            pl_push,
             cc,
             evsel,
             prober,
@@ -904,6 +909,7 @@ impl Logic for MrcCore {
         // ---- Config port to every block that decodes tables.
         ConfigSource::join(&mut self.csr.cfg, &mut self.req.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.push.cfg);
+        ConfigSource::join(&mut self.csr.cfg, &mut self.pl_push.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.cc.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.nscc.cfg);
         ConfigSource::join(&mut self.csr.cfg, &mut self.txpath.cfg);
@@ -996,17 +1002,31 @@ impl Logic for MrcCore {
         self.req.dma_rd.rsp.keep.next = self.desc_fifo.data_out.val().get_bits::<64>(512);
         self.req.dma_rd.rsp.last.next = self.desc_fifo.data_out.val().get_bit(576);
         self.req.dma_rd.rsp.tag.next = self.desc_fifo.data_out.val().get_bits::<8>(577);
-        DmaReadRequestSource::join(&mut self.txpath.dma_rd_req, &mut self.rd_arb.b.req);
+        // The payload reads pass the payload push cache (`payload_push`),
+        // which answers the read of a pushed small payload itself and
+        // forwards the others to the arbiter.
+        DmaReadRequestSource::join(&mut self.txpath.dma_rd_req, &mut self.pl_push.s.req);
+        self.pl_push.s_qp.next = self.txpath.dma_rd_qp.val();
+        DmaReadRequestSource::join(&mut self.pl_push.m.req, &mut self.rd_arb.b.req);
+        self.pl_push.m.rsp.valid.next = self.rd_arb.b.rsp.valid.val();
+        self.pl_push.m.rsp.data.next = self.rd_arb.b.rsp.data.val();
+        self.pl_push.m.rsp.keep.next = self.rd_arb.b.rsp.keep.val();
+        self.pl_push.m.rsp.last.next = self.rd_arb.b.rsp.last.val();
+        self.pl_push.m.rsp.tag.next = self.rd_arb.b.rsp.tag.val();
+        self.rd_arb.b.rsp.ready.next = self.pl_push.m.rsp.ready.val();
+        self.pl_push.push_valid.next = self.csr.push_valid.val();
+        self.pl_push.push_word.next = self.csr.push_word.val();
+        self.pl_push.push_data.next = self.csr.push_data.val();
         // Payload responses go through `pl_fifo` into the TX builder, in
         // the order the TX path issued the reads (one tag: in order); each
         // beat the builder takes frees its room in the TX path's count.
-        self.rd_arb.b.rsp.ready.next = !self.pl_fifo.full.val();
-        self.pl_fifo.write.next = self.rd_arb.b.rsp.valid.val() & !self.pl_fifo.full.val();
-        self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.rd_arb.b.rsp.data.val())
-            | (bit_cast::<577, 64>(self.rd_arb.b.rsp.keep.val()) << 512);
-        if self.rd_arb.b.rsp.last.val() {
-            self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.rd_arb.b.rsp.data.val())
-                | (bit_cast::<577, 64>(self.rd_arb.b.rsp.keep.val()) << 512)
+        self.pl_push.s.rsp.ready.next = !self.pl_fifo.full.val();
+        self.pl_fifo.write.next = self.pl_push.s.rsp.valid.val() & !self.pl_fifo.full.val();
+        self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.pl_push.s.rsp.data.val())
+            | (bit_cast::<577, 64>(self.pl_push.s.rsp.keep.val()) << 512);
+        if self.pl_push.s.rsp.last.val() {
+            self.pl_fifo.data_in.next = bit_cast::<577, 512>(self.pl_push.s.rsp.data.val())
+                | (bit_cast::<577, 64>(self.pl_push.s.rsp.keep.val()) << 512)
                 | (bit_cast::<577, 1>(1.into()) << 576);
         }
         self.txb.s_payload.tdata.next = self.pl_fifo.data_out.val().get_bits::<512>(0);
@@ -1794,6 +1814,8 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.ingress.cnt_discard_join.val().into()) << 35)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.retx.cnt_drop_acked.val().into()) << 36)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.cc_g_setw.val().into()) << 37)
-            | (bit_cast::<{ N_COUNTERS }, 1>((self.txpath.cnt_flushed.val() | self.txb.cnt_flushed.val()).into()) << 38);
+            | (bit_cast::<{ N_COUNTERS }, 1>((self.txpath.cnt_flushed.val() | self.txb.cnt_flushed.val()).into()) << 38)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.pl_push.cnt_consumed.val().into()) << 39)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.pl_push.cnt_dropped.val().into()) << 40);
     }
 }

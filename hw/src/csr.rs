@@ -235,6 +235,7 @@ pub struct Csr {
     v_p_window: Constant<Bits<32>>,
     v_p_size: Constant<Bits<32>>,
     v_p_entries: Constant<Bits<32>>,
+    v_p_payload_entries: Constant<Bits<32>>,
     /// Counter slot of a read address (`(address - counters.base - FIRST) / 4`).
     cnt_sel: Signal<Local, Bits<COUNTER_SEL_BITS>>,
     /// Slot of counter 0 among the word addresses of the counter block.
@@ -345,6 +346,7 @@ impl Csr {
             v_p_window: v(u32::from(push::WINDOW)),
             v_p_size: v(u32::from(push::SIZE)),
             v_p_entries: v(push::ENTRIES),
+            v_p_payload_entries: v(push::PAYLOAD_ENTRIES),
             cnt_sel: Default::default(),
             p_first_slot: Constant::new(u64::from(counters::FIRST / 4).into()),
             scratch: Default::default(),
@@ -514,8 +516,8 @@ impl Logic for Csr {
                         self.db_qp_r.d.next = self.wr_addr.val().get_bits::<8>(2);
                         self.db_value_r.d.next = self.wr_data.val();
                     }
-                    // Push window 0x1400-0x147C: address bits 15-7 = 0x28.
-                    if self.wr_addr.val().get_bits::<9>(7) == 0x28 {
+                    // Push window 0x1400-0x14FC: address bits 15-8 = 0x14.
+                    if self.wr_addr.val().get_bits::<8>(8) == 0x14 {
                         self.push_valid_r.d.next = true;
                         self.push_word_r.d.next = self.wr_addr.val().get_bits::<WORD_BITS>(2);
                         self.push_data_r.d.next = self.wr_data.val();
@@ -669,6 +671,9 @@ impl Logic for Csr {
                 }
                 1300 => {
                     self.rdata.d.next = self.v_p_entries.val();
+                }
+                1304 => {
+                    self.rdata.d.next = self.v_p_payload_entries.val();
                 }
                 _ => {
                     // Counter slots 0x140-0x1FC: address bits 15-8 = 1,

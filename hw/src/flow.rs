@@ -20,6 +20,7 @@ use crate::ev_prober::EvProberFull;
 use crate::ev_selector::EvSelectorFull;
 use crate::fault_inject::FaultInject;
 use crate::nscc::NsccUnit;
+use crate::payload_push::PayloadPushCache;
 use crate::requester::Requester;
 use crate::retransmit::RetransmitEngine;
 use crate::ring_writer::RingWriter;
@@ -158,6 +159,7 @@ pub fn blocks(build: BuildInfo) -> Vec<BlockRtl> {
         emit_block("mrc_tx_path", &mut TxPath::default()),
         emit_block("mrc_requester", &mut Requester::default()),
         emit_block("mrc_desc_push", &mut DescPushCache::default()),
+        emit_block("mrc_payload_push", &mut PayloadPushCache::default()),
         emit_block("mrc_dma_axi", &mut DmaAxi::default()),
         emit_block("mrc_axil", &mut AxiLiteSlave::default()),
         emit_block("mrc_fault_inject", &mut FaultInject::default()),

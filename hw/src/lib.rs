@@ -39,6 +39,8 @@ pub mod flow;
 pub mod nscc;
 pub mod onehot;
 pub mod param;
+pub mod payload_push;
+pub mod push_cache;
 pub mod requester;
 pub mod retransmit;
 pub mod ring_writer;

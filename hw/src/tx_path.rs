@@ -255,8 +255,10 @@ pub struct TxPath {
     /// The TX builder counts a dropped frame in this cycle (`tx_flushed`
     /// is one counter for both): a drop in hand waits a cycle.
     pub flushed_elsewhere: Signal<In, Bit>,
-    // Payload read.
+    // Payload read, and the QP of the packet it reads for (valid with the
+    // request: the payload push cache keys on it).
     pub dma_rd_req: DmaReadRequestSource,
+    pub dma_rd_qp: Signal<Out, Bits<8>>,
     /// A payload beat left the core's payload FIFO for the TX builder
     /// (frees one beat of the read reservation).
     pub pl_taken: Signal<In, Bit>,
@@ -742,6 +744,7 @@ impl Logic for TxPath {
         self.dma_rd_req.addr.next = self.d_addr.q.val();
         self.dma_rd_req.len.next = self.d_len.q.val();
         self.dma_rd_req.tag.next = 0.into();
+        self.dma_rd_qp.next = self.d_qp.q.val();
         self.sent_valid.next = (self.d_state.q.val() == 5) & !self.d_sent_done.q.val();
         self.sent_qp.next = self.d_qp.q.val();
         self.sent_psn.next = self.d_psn.q.val();

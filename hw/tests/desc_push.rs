@@ -11,7 +11,8 @@
 //! clears the cache (another table's does not); a read while a forwarded
 //! read is outstanding is not answered from the cache (and drops the
 //! entry); a push into a full cache replaces the oldest; a push of a slot
-//! already held replaces it; a push at an unaligned IOVA keys on its slot.
+//! already held replaces it; a push at an unaligned IOVA keys on its slot;
+//! a send-context row zeroes a push cut off before its commit.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -25,18 +26,15 @@ use tb::rng::Rng;
 use tb::stall::Stall;
 use tb::{lockstep, lockstep_sim};
 
+mod push_common;
+use push_common::{InOrderHost, Issued, Reader};
+
 /// Back-pressure of the requester's response port.
 const BACKPRESSURE: Stall = Stall::go_percent(70);
 /// Back-pressure of the arbiter's request port.
 const ARB_READY: Stall = Stall::go_percent(60);
 /// Cycles from a forwarded request to its first beat.
 const HOST_LATENCY: u64 = 12;
-
-fn v<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64))
-        .filter(|&i| b.get_bit(i))
-        .fold(0, |acc, i| acc | (1 << i))
-}
 
 /// The host's descriptor at `addr`: a marker in word 0-1, its complement in the top word.
 fn host_word(addr: u64) -> u64 {
@@ -90,6 +88,8 @@ enum Op {
     },
     /// A config row of `table`.
     Cfg { table: u64 },
+    /// One raw window word: a push cut off before its commit.
+    Stray { word: u64, data: u32 },
     /// Idle cycles.
     Idle(u64),
 }
@@ -191,22 +191,25 @@ fn script() -> (Vec<Op>, u64, u64) {
             unaligned_lo: true,
         },
         read(41, Some(0x4242)),
+        // A push cut off before its commit, then a send-context row: the
+        // row zeroes the staged words, so the next push (which writes only
+        // its nonzero words) inherits nothing.
+        Op::Stray {
+            word: 12,
+            data: 0xDEAD_BEEF,
+        },
+        Op::Cfg {
+            table: u64::from(table::SQ_CTX),
+        },
+        p(42, 0x4343),
+        read(42, Some(0x4343)),
         Op::Idle(4),
     ]);
-    // Consumed: 0x5050, 0x1111, 0xAAAA, 0xBBBB, 0x3434, 0x3131, 0x4141, 0x4242 = 8.
+    // Consumed: 0x5050, 0x1111, 0xAAAA, 0xBBBB, 0x3434, 0x3131, 0x4141, 0x4242, 0x4343 = 9.
     // Dropped: slot 5, slot 13, slot 30 (the oldest of a full cache), slot
     // 40's first copy (refilled in place), slot 32 (the oldest when slot
     // 41 comes) = 5; the clear of slot 12 is not counted.
-    (ops, 8, 5)
-}
-
-/// A read the requester side issued: (addr, descs, tag, expected first beat).
-#[derive(Clone, Debug)]
-struct Issued {
-    addr: u64,
-    descs: u64,
-    tag: u64,
-    hit: Option<u64>,
+    (ops, 9, 5)
 }
 
 #[test]
@@ -225,14 +228,11 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
         let mut op_i = 0usize;
         // Push words still to write for the current push op.
         let mut words: VecDeque<(u64, u32)> = VecDeque::new();
-        let mut issued: VecDeque<Issued> = VecDeque::new();
+        let mut reader = Reader::new(host_beat);
+        let mut host = InOrderHost::new(HOST_LATENCY, host_beat);
         let mut cur_read: Option<Issued> = None;
-        let mut beat_i = 0u64;
         let mut idle = 0u64;
         let mut next_tag = 0u64;
-        // Host side: forwarded reads (addr, descs, tag, due cycle).
-        let mut host: VecDeque<(u64, u64, u64, u64)> = VecDeque::new();
-        let mut host_beat_i = 0u64;
         let mut cycle = 0u64;
         let (mut consumed, mut dropped) = (0u64, 0u64);
         let mut errors = Vec::new();
@@ -251,7 +251,7 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
             } else if let Some(read) = cur_read.clone() {
                 x.s.req.valid.next = true;
                 x.s.req.addr.next = read.addr.into();
-                x.s.req.len.next = (64 * read.descs).into();
+                x.s.req.len.next = read.len.into();
                 x.s.req.tag.next = read.tag.into();
             } else if op_i < ops2.len() {
                 let waiting = ops2[..op_i]
@@ -259,7 +259,7 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
                     .rev()
                     .find(|o| matches!(o, Op::Read { .. }))
                     .is_some_and(|o| matches!(o, Op::Read { wait: true, .. }));
-                if !waiting || issued.is_empty() {
+                if !waiting || reader.issued.is_empty() {
                     match ops2[op_i] {
                         Op::Push {
                             iova,
@@ -278,9 +278,9 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
                         Op::Read { addr, descs, hit, .. } => {
                             cur_read = Some(Issued {
                                 addr,
-                                descs,
+                                len: 64 * descs,
                                 tag: next_tag,
-                                hit,
+                                hit: hit.map(|m| beat(&pushed(m))),
                             });
                             next_tag = (next_tag + 1) % 128;
                         }
@@ -289,6 +289,7 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
                             x.cfg.table.next = table.into();
                             x.cfg.index.next = 3.into();
                         }
+                        Op::Stray { word, data } => words.push_back((word, data)),
                         Op::Idle(n) => idle = n,
                     }
                     op_i += 1;
@@ -296,74 +297,20 @@ fn hits_misses_stale_pushes_clears_and_outstanding_reads() {
             }
             x.s.rsp.ready.next = BACKPRESSURE.go(&mut r);
             x.m.req.ready.next = ARB_READY.go(&mut r);
-            // ---- Host: in order, one beat per cycle once due.
-            let serving = host.front().copied().filter(|h| h.3 <= cycle);
-            x.m.rsp.valid.next = serving.is_some();
-            if let Some((addr, descs, tag, _)) = serving {
-                x.m.rsp.data.next = host_beat(addr + 64 * host_beat_i);
-                x.m.rsp.keep.next = u64::MAX.into();
-                x.m.rsp.last.next = host_beat_i + 1 == descs;
-                x.m.rsp.tag.next = tag.into();
-            }
+            host.drive(&mut x.m, cycle);
             wait_clock_false!(sim, clock, x);
             // ---- Observe at the edge.
             consumed += u64::from(x.cnt_consumed.val());
             dropped += u64::from(x.cnt_dropped.val());
             if x.s.req.valid.val() && x.s.req.ready.val() {
                 let read = cur_read.take().expect("a read was offered");
-                issued.push_back(read);
+                reader.issued.push_back(read);
             }
-            if x.m.req.valid.val() && x.m.req.ready.val() {
-                host.push_back((
-                    v(x.m.req.addr.val()),
-                    v(x.m.req.len.val()) / 64,
-                    v(x.m.req.tag.val()),
-                    cycle + HOST_LATENCY,
-                ));
-            }
-            if serving.is_some() && x.m.rsp.ready.val() {
-                host_beat_i += 1;
-                if x.m.rsp.last.val() {
-                    host.pop_front();
-                    host_beat_i = 0;
-                }
-            }
-            if x.s.rsp.valid.val() && x.s.rsp.ready.val() {
-                match issued.front().cloned() {
-                    None => errors.push(format!("cycle {cycle}: a response beat with no read issued")),
-                    Some(want) => {
-                        let got = x.s.rsp.data.val();
-                        let expect = match (beat_i, want.hit) {
-                            (0, Some(m)) => beat(&pushed(m)),
-                            _ => host_beat(want.addr + 64 * beat_i),
-                        };
-                        if got != expect {
-                            errors.push(format!(
-                                "cycle {cycle}: read of {:#x} beat {beat_i}: got word0 {:#x}, want {:#x} ({})",
-                                want.addr,
-                                v(got.get_bits::<64>(0)),
-                                v(expect.get_bits::<64>(0)),
-                                if want.hit.is_some() { "pushed" } else { "host" }
-                            ));
-                        }
-                        if v(x.s.rsp.tag.val()) != want.tag || v(x.s.rsp.keep.val()) != u64::MAX {
-                            errors.push(format!("cycle {cycle}: read of {:#x}: tag or keep wrong", want.addr));
-                        }
-                        let last = beat_i + 1 == want.descs;
-                        if x.s.rsp.last.val() != last {
-                            errors.push(format!("cycle {cycle}: read of {:#x}: last wrong", want.addr));
-                        }
-                        beat_i += 1;
-                        if last {
-                            issued.pop_front();
-                            beat_i = 0;
-                        }
-                    }
-                }
-            }
+            host.observe(&x.m, cycle);
+            reader.observe(&x.s, cycle, &mut errors);
             wait_clock_true!(sim, clock, x);
             cycle += 1;
-            if op_i == ops2.len() && words.is_empty() && cur_read.is_none() && issued.is_empty() && idle == 0 {
+            if op_i == ops2.len() && words.is_empty() && cur_read.is_none() && reader.issued.is_empty() && idle == 0 {
                 break;
             }
         }

@@ -134,6 +134,11 @@ pub struct PerfArgs {
     /// descriptor is read from the ring by the card).
     #[arg(long)]
     pub no_push: bool,
+    /// Push descriptors but not small payloads (the driver's
+    /// `push_payloads` off: a WRITE of up to 64 bytes is read from host
+    /// memory by the card).
+    #[arg(long)]
+    pub no_payload_push: bool,
     /// PCIe Max_Payload_Size in bytes (128..=4096, a power of two).
     #[arg(long, default_value_t = tb::pcie::MAX_PAYLOAD_DEFAULT)]
     pub pcie_max_payload: u32,
@@ -585,6 +590,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     }
     let open = OpenOptions {
         push_descriptors: !a.no_push,
+        push_payloads: !a.no_payload_push,
         ..OpenOptions::default()
     };
     let ctx_a = Context::open(dev_a.clone(), &open)?;

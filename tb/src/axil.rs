@@ -1,7 +1,13 @@
 //! AXI-Lite master for the CSR port: a queue of reads and writes issued
-//! one at a time (the address and data channels of a write presented
+//! in order (the address and data channels of a write presented
 //! together, each held until taken, as AXI requires), with random
-//! `bready` / `rready` stalls; results come back in order.
+//! `bready` / `rready` stalls; results come back in order. Writes are
+//! pipelined as a PCIe bridge's AXI-Lite master issues the dwords of its
+//! write requests (Corundum's `pcie_us_axil_master`: the next write's AW
+//! and W follow as soon as the last ones are taken, the B responses are
+//! collected behind, up to [`MAX_WRITES_IN_FLIGHT`]); a read waits until
+//! every earlier write has its B response, so it sees them (a non-posted
+//! read does not pass posted writes on PCIe).
 
 use std::collections::VecDeque;
 
@@ -74,12 +80,21 @@ pub struct AxilResult {
     pub data: u32,
 }
 
+/// Writes whose AW and W were taken and whose B has not come back: the
+/// bridge's response FIFO.
+pub const MAX_WRITES_IN_FLIGHT: usize = 16;
+
 pub struct AxilMaster {
     ports: AxilPorts,
     ops: VecDeque<AxilOp>,
+    /// Writes issued (AW and W taken) waiting for their B, in order.
+    writes_in_flight: VecDeque<AxilOp>,
     aw_done: bool,
     w_done: bool,
     a_done: bool,
+    /// What `drive` offered this cycle (AW, W, AR valid): `observe`
+    /// counts a handshake only on a channel offered.
+    offered: (bool, bool, bool),
     bready: bool,
     rready: bool,
     /// Back-pressure on the B and R channels.
@@ -92,9 +107,11 @@ impl AxilMaster {
         AxilMaster {
             ports,
             ops: VecDeque::new(),
+            writes_in_flight: VecDeque::new(),
             aw_done: false,
             w_done: false,
             a_done: false,
+            offered: (false, false, false),
             bready: false,
             rready: false,
             backpressure,
@@ -111,13 +128,13 @@ impl AxilMaster {
         self.push(AxilOp::Read { addr });
     }
     pub fn idle(&self) -> bool {
-        self.ops.is_empty()
+        self.ops.is_empty() && self.writes_in_flight.is_empty()
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
         let p = self.ports;
         let (mut aw, mut w, mut ar) = (false, false, false);
         match self.ops.front() {
-            Some(&AxilOp::Write { addr, data }) => {
+            Some(&AxilOp::Write { addr, data }) if self.writes_in_flight.len() < MAX_WRITES_IN_FLIGHT => {
                 aw = !self.aw_done;
                 w = !self.w_done;
                 m.set(p.awaddr, u64::from(addr));
@@ -126,12 +143,13 @@ impl AxilMaster {
                     m.set(s, 0xf);
                 }
             }
-            Some(&AxilOp::Read { addr }) => {
+            Some(&AxilOp::Read { addr }) if self.writes_in_flight.is_empty() => {
                 ar = !self.a_done;
                 m.set(p.araddr, u64::from(addr));
             }
-            None => {}
+            _ => {}
         }
+        self.offered = (aw, w, ar);
         m.set(p.awvalid, u64::from(aw));
         m.set(p.wvalid, u64::from(w));
         m.set(p.arvalid, u64::from(ar));
@@ -142,27 +160,33 @@ impl AxilMaster {
     }
     pub fn observe(&mut self, m: &Model) {
         let p = self.ports;
+        // A B response: the oldest write in flight's.
+        if self.bready && m.get_bit(p.bvalid) {
+            if let Some(op) = self.writes_in_flight.pop_front() {
+                self.results.push_back(AxilResult {
+                    op,
+                    resp: m.get(p.bresp) as u8,
+                    data: 0,
+                });
+            }
+        }
         let Some(&op) = self.ops.front() else { return };
         match op {
             AxilOp::Write { .. } => {
-                if !self.aw_done && m.get_bit(p.awready) {
+                if self.offered.0 && m.get_bit(p.awready) {
                     self.aw_done = true;
                 }
-                if !self.w_done && m.get_bit(p.wready) {
+                if self.offered.1 && m.get_bit(p.wready) {
                     self.w_done = true;
                 }
-                if self.bready && m.get_bit(p.bvalid) {
-                    self.results.push_back(AxilResult {
-                        op,
-                        resp: m.get(p.bresp) as u8,
-                        data: 0,
-                    });
+                if self.aw_done && self.w_done {
+                    self.writes_in_flight.push_back(op);
                     self.ops.pop_front();
                     (self.aw_done, self.w_done) = (false, false);
                 }
             }
             AxilOp::Read { .. } => {
-                if !self.a_done && m.get_bit(p.arready) {
+                if self.offered.2 && m.get_bit(p.arready) {
                     self.a_done = true;
                 }
                 if self.rready && m.get_bit(p.rvalid) {
