@@ -582,7 +582,7 @@ fn pushed_small_writes_under_loss_place_each_rounds_bytes() {
     };
     let mut want = Vec::new();
     for round in 0..ROUNDS {
-        let data = pattern(LEN, round as u8 * 7 + 1);
+        let data = pattern(LEN, (round * 7 + 1) as u8);
         src_buf.write(100, &data).unwrap();
         let to = 128 * round;
         if round % 5 == 4 {
