@@ -317,7 +317,7 @@ impl Shared {
         let Some(window) = self.push_window else { return };
         let _one_pusher = lock(&self.push_lock);
         if let Some(p) = payload.filter(|_| self.push_payload) {
-            self.push_payload(window, p);
+            self.push_payload_words(window, p);
         }
         for (k, w) in sqe.chunks_exact(4).enumerate() {
             let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
@@ -334,7 +334,7 @@ impl Shared {
     /// The payload half of [`Self::push`] (the push lock held). A payload
     /// that cannot be read from its region is not pushed: the card reads
     /// it from host memory as it would without the push.
-    fn push_payload(&self, window: u64, p: PushedPayload<'_>) {
+    fn push_payload_words(&self, window: u64, p: PushedPayload<'_>) {
         let len = p.len;
         if len == 0 || len > regmap::push::PAYLOAD_MAX as usize {
             return;

@@ -973,13 +973,7 @@ impl Logic for MrcCore {
         // answers a one-descriptor read of a pushed slot itself and
         // forwards the others to the arbiter.
         DmaReadRequestSource::join(&mut self.req.dma_rd.req, &mut self.push.s.req);
-        DmaReadRequestSource::join(&mut self.push.m.req, &mut self.rd_arb.a.req);
-        self.push.m.rsp.valid.next = self.rd_arb.a.rsp.valid.val();
-        self.push.m.rsp.data.next = self.rd_arb.a.rsp.data.val();
-        self.push.m.rsp.keep.next = self.rd_arb.a.rsp.keep.val();
-        self.push.m.rsp.last.next = self.rd_arb.a.rsp.last.val();
-        self.push.m.rsp.tag.next = self.rd_arb.a.rsp.tag.val();
-        self.rd_arb.a.rsp.ready.next = self.push.m.rsp.ready.val();
+        DmaReadInitiator::join(&mut self.push.m, &mut self.rd_arb.a);
         self.push.push_valid.next = self.csr.push_valid.val();
         self.push.push_word.next = self.csr.push_word.val();
         self.push.push_data.next = self.csr.push_data.val();
@@ -1007,13 +1001,7 @@ impl Logic for MrcCore {
         // forwards the others to the arbiter.
         DmaReadRequestSource::join(&mut self.txpath.dma_rd_req, &mut self.pl_push.s.req);
         self.pl_push.s_qp.next = self.txpath.dma_rd_qp.val();
-        DmaReadRequestSource::join(&mut self.pl_push.m.req, &mut self.rd_arb.b.req);
-        self.pl_push.m.rsp.valid.next = self.rd_arb.b.rsp.valid.val();
-        self.pl_push.m.rsp.data.next = self.rd_arb.b.rsp.data.val();
-        self.pl_push.m.rsp.keep.next = self.rd_arb.b.rsp.keep.val();
-        self.pl_push.m.rsp.last.next = self.rd_arb.b.rsp.last.val();
-        self.pl_push.m.rsp.tag.next = self.rd_arb.b.rsp.tag.val();
-        self.rd_arb.b.rsp.ready.next = self.pl_push.m.rsp.ready.val();
+        DmaReadInitiator::join(&mut self.pl_push.m, &mut self.rd_arb.b);
         self.pl_push.push_valid.next = self.csr.push_valid.val();
         self.pl_push.push_word.next = self.csr.push_word.val();
         self.pl_push.push_data.next = self.csr.push_data.val();
