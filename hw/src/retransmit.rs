@@ -206,10 +206,12 @@ pub enum EngineState {
     AckWordMask,
     /// W3: the word is written back with the PSNs newly acknowledged
     /// (covered, in the window, not acknowledged before: 64 PSNs at once);
-    /// the first open PSN, if this word has the first, is the new una.
+    /// the first open PSN, if this word has the first, is the new una;
+    /// the first newly acknowledged slot is picked (read).
     AckWordWrite,
-    /// Read the next newly acknowledged slot of the word, else go to the
-    /// next word, else end the pass.
+    /// A word with no newly acknowledged slot (the write picked none):
+    /// go to the next word, else end the pass (the new una's slot, or
+    /// `SackDone` / `AckDone`).
     AckPick,
     /// A2: slot `p` on the RAM output; read its EV entry.
     AckEvRead,
@@ -263,10 +265,9 @@ pub enum EngineState {
     TailEnd,
     /// T4: the newest live slot on the RAM output: resent as the probe.
     TailProbe,
-    /// Arm the RTO of a send that found it idle: the backoff is being registered.
+    /// Arm the RTO of a send that found it idle: the backoff is being
+    /// registered (its deadline is written in `Store`, `arm_dl`).
     ArmBackoff,
-    /// The deadline of that send, from the registered backoff.
-    ArmDeadline,
     /// INIT: clear the QP's EV entries one per cycle.
     InitClear,
     /// Store the QP's state.
@@ -603,7 +604,8 @@ pub struct RetransmitEngine {
     found: DFF<Bit>,
     una_new: DFF<Bits<24>>,
     /// The word's first open PSN, registered in `AckWordWrite` and taken
-    /// into `found` / `una_new` in `AckPick`: the 64-bit search is then
+    /// into `found` / `una_new` in the next state (`AckPick`, or
+    /// `AckEvRead` when the write picked a slot): the 64-bit search is then
     /// not in one path with the pick's slot address (the word's masks,
     /// the search and `p` in one cycle are too deep).
     fo_any: DFF<Bit>,
@@ -614,6 +616,13 @@ pub struct RetransmitEngine {
     /// sample's age and the delivered and congestion RAM writes.
     c_age_r: DFF<Bits<32>>,
     una_time: DFF<Bits<TIME_BITS>>,
+    /// `Store` writes the RTO deadline: its base (`una_time` after a SACK
+    /// moved una, else the send's `t_op`) plus the backoff unit's value,
+    /// which is registered two cycles after its load (in `AckUna` or the
+    /// send's `Load`): the state before `Store` need not wait for it.
+    arm_dl: DFF<Bit>,
+    arm_dl_una: DFF<Bit>,
+    dl_sum: Signal<Local, Bits<TIME_BITS>>,
     bytes: DFF<Bits<32>>,
     fired: DFF<Bit>,
     have_rem: DFF<Bit>,
@@ -704,7 +713,9 @@ pub struct RetransmitEngine {
     /// at `pick_psn` when the word has one left.
     ack_pick: Signal<Local, Bit>,
     /// Whether the new una is known and which it is, this cycle: in
-    /// `AckPick` the word's search (`fo_*`) counts already.
+    /// `AckPick` and `AckEvRead` the word's search (`fo_*`) counts
+    /// already (`AckEvRead` follows its own word's write or `AckDecide`,
+    /// never another word's).
     found_now: Signal<Local, Bit>,
     una_now: Signal<Local, Bits<24>>,
     pick_psn: Signal<Local, Bits<24>>,
@@ -734,6 +745,14 @@ pub struct RetransmitEngine {
     /// window, acknowledged by neither).
     newly: Signal<Local, Bits<64>>,
     open: Signal<Local, Bits<64>>,
+    /// The acknowledgement pass needs the loss pass (the rule of
+    /// `AckDone`), from registers: decided in `AckUna`, or when the pick
+    /// ends with no open PSN (`needs_pass_end`, the probe seen this
+    /// cycle counted), so that a pass without it goes to `SackDone`.
+    needs_pass: Signal<Local, Bit>,
+    /// `newly` of the word on the RAM output (`AckWordMask`).
+    newly_early: Signal<Local, Bits<64>>,
+    needs_pass_end: Signal<Local, Bit>,
     wq_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     psn_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     /// `psn`'s bit cleared (a SENT makes its slot unacknowledged).
@@ -743,6 +762,11 @@ pub struct RetransmitEngine {
     ua: Signal<Local, Bits<24>>,
     wq_off_next: Signal<Local, Bits<24>>,
     w_span: Signal<Local, Bits<24>>,
+    /// Whether a word follows `wq`, registered: `wq` and the QP's una and
+    /// next are set at least two cycles before a pick reads it (`Load`,
+    /// or the pick that moves to the next word, then `AckWordRead`), so
+    /// the compare is not in one path with the pick's mux.
+    more_words: DFF<Bit>,
     reorder_gap: Signal<Local, Bits<16>>,
     stall_line: Signal<Local, Bits<32>>,
     /// Stage 2's send time minus `hw` (its sign: sent before `hw`).
@@ -905,6 +929,9 @@ impl Logic for RetransmitEngine {
             fo_index,
             c_age_r,
             una_time,
+            more_words,
+            arm_dl,
+            arm_dl_una,
             bytes,
             fired,
             have_rem,
@@ -1086,6 +1113,13 @@ impl Logic for RetransmitEngine {
             self.tail_rd.next = self.tail_ram.read_data.val();
         }
         self.fwd.d.next = false;
+        // The RTO deadline `Store` writes (`arm_dl`).
+        self.arm_dl.d.next = false;
+        if self.arm_dl_una.q.val() {
+            self.dl_sum.next = self.una_time.q.val() + self.backoff.value.val();
+        } else {
+            self.dl_sum.next = self.t_op.q.val() + self.backoff.value.val();
+        }
 
         // Backoff: RTO for the first retry_linear timeouts, then RTO x
         // 2^min(k - linear + 1, 10), capped at ack_timeout(24) (the
@@ -1165,7 +1199,6 @@ impl Logic for RetransmitEngine {
             self.ack_time.next = self.slot.val().time;
         }
         self.hw_d.next = self.ack_time.val() - self.qs.q.val().hw;
-        self.above_d.next = self.p.q.val() - self.una_new.q.val();
         self.seq_d.next = self.slot.val().seq - self.ev_entry.val().max_seq;
         self.rem_d.next = self.dlp_r.q.val() - self.now.val();
         self.tail_due_d.next = self.now32.val() - self.tail_rd.val().deadline;
@@ -1232,20 +1265,46 @@ impl Logic for RetransmitEngine {
             self.m_hi.next = self.below_next.o.val();
         }
         self.m_win.next = self.m_lo.val() & self.m_hi.val();
+        self.newly_early.next =
+            (self.m_cum.val() | self.m_bits.val()) & self.m_win.val() & !self.ack_ram.read_data.val();
         // The words of the window: from una's, while the next starts before
         // next (a full window not aligned to a word visits una's word twice:
         // its high part first, its low part last).
         self.ua.next = self.qs.q.val().una & 0xFF_FFC0;
         self.wq_off_next.next = self.wq.q.val() + 64 - self.ua.val();
         self.w_span.next = self.qs.q.val().next_psn - self.ua.val();
+        self.more_words.d.next = self.wq_off_next.val() < self.w_span.val();
         self.pick.bits.next = self.pend.q.val();
         self.found_now.next = self.found.q.val();
         self.una_now.next = self.una_new.q.val();
-        if (self.st.q.val() == EngineState::AckPick) & !self.found.q.val() & self.fo_any.q.val() {
+        // The word's search counts from the cycle after it is registered:
+        // `AckPick`, or `AckEvRead` when `AckWordWrite` picked a slot.
+        if ((self.st.q.val() == EngineState::AckPick) | (self.st.q.val() == EngineState::AckEvRead))
+            & !self.found.q.val()
+            & self.fo_any.q.val()
+        {
             self.found_now.next = true;
             self.una_now.next = self.wq.q.val() | bit_cast::<24, 6>(self.fo_index.q.val());
         }
         self.first_open.bits.next = self.open.val();
+        // A picked PSN's place against the new una known so far.
+        self.above_d.next = self.p.q.val() - self.una_now.val();
+        // `AckDone`'s rule for the loss pass (its comment): nothing new
+        // acknowledged, or only PSNs below the new una with no probe among
+        // them and no slot waiting after an out-of-window NACK while una
+        // moves, leave every verdict of the last pass standing.
+        self.needs_pass.next = self.any_new.q.val()
+            & (self.ack_above.q.val()
+                | self.probe_seen.q.val()
+                | (self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una)));
+        // The same where the pick ends with every PSN acknowledged (the new
+        // una is `next`), in `AckPick` or `AckDecide`, whose probe is seen
+        // in this cycle.
+        self.needs_pass_end.next = self.any_new.q.val()
+            & (self.ack_above.q.val()
+                | self.probe_seen.q.val()
+                | ((self.st.q.val() == EngineState::AckDecide) & self.probe_hit.val())
+                | (self.qs.q.val().oow_wait & (self.qs.q.val().next_psn != self.qs.q.val().una)));
         self.live.next = !self.dec_slot.val().acked & !self.dec_slot.val().queued;
         self.tail_live.next = self.live.val() & !self.dec_slot.val().oow;
         // Per-EV rule (loss stage 2, slot s2 and its EV entry): highest
@@ -1606,8 +1665,9 @@ impl Logic for RetransmitEngine {
                                     self.tail.d.next.armed = true;
                                     self.tail.d.next.deadline = self.t_op32.val() + self.c_age.val();
                                 }
-                                // The deadline in `ArmDeadline`, from the registered
-                                // retry count.
+                                // The deadline is written in `Store`, two cycles
+                                // on (`ArmBackoff` between), from the backoff
+                                // loaded here.
                                 self.qs.d.next.armed = true;
                                 if self.is_new.val() {
                                     self.backoff.load.next = true;
@@ -1655,6 +1715,9 @@ impl Logic for RetransmitEngine {
                 self.aw_r.d.next = self.ack_ram.read_data.val();
                 self.cover_r.d.next = self.m_cum.val() | self.m_bits.val();
                 self.win_r.d.next = self.m_win.val();
+                // The newly acknowledged bits too (`newly` of the registers
+                // above), so that `AckWordWrite` picks the first slot.
+                self.pend.d.next = self.newly_early.val();
                 // Nothing covered past this word: cum + 1 - wq <= 64, and the
                 // bitmap empty or based at or before wq (its last bit,
                 // base + 63, in this word or before).
@@ -1664,15 +1727,20 @@ impl Logic for RetransmitEngine {
             }
             EngineState::AckWordWrite => {
                 // W3: the newly acknowledged bits set, the whole word at once
-                // (default address and data); their slots are visited next.
-                // The word's first open PSN is searched (`fo_*`).
+                // (default address and data); their slots are visited next,
+                // the first picked now. The word's first open PSN is
+                // searched (`fo_*`).
                 self.ack_ram.write_enable.next = true;
-                self.pend.d.next = self.newly.val();
                 if self.newly.val().any() {
                     self.any_new.d.next = true;
                 }
                 self.fo_any.d.next = self.first_open.any.val();
                 self.fo_index.d.next = self.first_open.index.val();
+                // A newly acknowledged slot is picked now (`pend` holds
+                // them); a word with none goes through `AckPick`, where
+                // the search registered here decides the next word or
+                // the end.
+                self.ack_pick.next = self.pend.q.val().any();
                 self.st.d.next = EngineState::AckPick;
             }
             EngineState::AckPick => {
@@ -1687,9 +1755,12 @@ impl Logic for RetransmitEngine {
                 self.cur_ev.d.next = self.slot.val().ev;
                 self.ev_ram.read_address.next =
                     (bit_cast::<15, 8>(self.qp.q.val()) << 7) | bit_cast::<15, 7>(self.slot.val().ev);
+                // The word's search, when `AckWordWrite` picked this slot.
+                self.found.d.next = self.found_now.val();
+                self.una_new.d.next = self.una_now.val();
                 // A newly acknowledged PSN at or above the new una (known
                 // from its word on: the words go up from una's).
-                if self.found.q.val() & !self.above_d.val().get_bit(23) {
+                if self.found_now.val() & !self.above_d.val().get_bit(23) {
                     self.ack_above.d.next = true;
                 }
                 self.st.d.next = EngineState::AckDecide;
@@ -1744,12 +1815,18 @@ impl Logic for RetransmitEngine {
             }
             EngineState::AckUna => {
                 // The new una's slot on the RAM output: the RTO and the tail
-                // check re-arm from its last send; its backoff is loaded (the
-                // value is registered two cycles later, in `SackDone`).
+                // check re-arm from its last send; its backoff is loaded. Its
+                // value is registered two cycles later: `Store` (never
+                // sooner than that after this state, `SackDone` between)
+                // adds it to `una_time` (`arm_dl`).
                 self.una_time.d.next = self.s_time.val();
                 self.backoff.load.next = true;
                 self.backoff.shift.next = self.bo_shift.val();
-                self.st.d.next = EngineState::AckDone;
+                if self.needs_pass.val() {
+                    self.st.d.next = EngineState::AckDone;
+                } else {
+                    self.st.d.next = EngineState::SackDone;
+                }
             }
             EngineState::AckDone => {
                 // End of the acknowledgement pass: the loss pass from the new
@@ -1768,11 +1845,7 @@ impl Logic for RetransmitEngine {
                 self.v3.d.next = false;
                 self.tail_mode.d.next = false;
                 self.full_pass.d.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
-                if self.any_new.q.val()
-                    & (self.ack_above.q.val()
-                        | self.probe_seen.q.val()
-                        | (self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una)))
-                {
+                if self.needs_pass.val() {
                     // A pass with una moving queues every waiting slot.
                     if self.una_new.q.val() != self.qs.q.val().una {
                         self.qs.d.next.oow_wait = false;
@@ -1908,7 +1981,8 @@ impl Logic for RetransmitEngine {
                     } else {
                         if self.una_new.q.val() != self.qs.q.val().una {
                             self.qs.d.next.armed = true;
-                            self.qs.d.next.deadline = self.una_time.q.val() + self.backoff.value.val();
+                            self.arm_dl.d.next = true;
+                            self.arm_dl_una.d.next = true;
                         }
                         if self.c_age.val().any()
                             & ((self.una_new.q.val() != self.qs.q.val().una) | !self.tail.q.val().armed)
@@ -2119,11 +2193,11 @@ impl Logic for RetransmitEngine {
             }
             EngineState::ArmBackoff => {
                 // Arm the RTO of a send that found it idle: the backoff
-                // unit registers the send's backoff.
-                self.st.d.next = EngineState::ArmDeadline;
-            }
-            EngineState::ArmDeadline => {
-                self.qs.d.next.deadline = self.t_op.q.val() + self.backoff.value.val();
+                // unit registers the send's backoff; `Store`, the second
+                // cycle after its load in `Load`, writes the deadline from
+                // it (a state merged here would read the value too soon).
+                self.arm_dl.d.next = true;
+                self.arm_dl_una.d.next = false;
                 self.st.d.next = EngineState::Store;
             }
             EngineState::SackValidate => {
@@ -2164,6 +2238,13 @@ impl Logic for RetransmitEngine {
                 // and loaded next.
                 self.qs_ram.write_enable.next = true;
                 self.tail_ram.write_enable.next = true;
+                // The RTO deadline armed in the state before, its backoff
+                // registered now; `qs` too, for a record of the same QP
+                // taken now (`fwd`).
+                if self.arm_dl.q.val() {
+                    self.qs_ram.write_data.next.deadline = self.dl_sum.val();
+                    self.qs.d.next.deadline = self.dl_sum.val();
+                }
                 if self.op_valid.val() {
                     self.fwd.d.next = self.op_qp.val() == self.qp.q.val();
                     self.st.d.next = self.take_next.val();
@@ -2185,7 +2266,7 @@ impl Logic for RetransmitEngine {
                     (bit_cast::<16, 8>(self.qp.q.val()) << 8) | bit_cast::<16, 24>(self.pick_psn.val() & 255);
                 self.pend.d.next = self.pend.q.val() & (self.pend.q.val() - 1);
                 self.st.d.next = EngineState::AckEvRead;
-            } else if (self.wq_off_next.val() < self.w_span.val()) & !(self.found_now.val() & self.cover_end.q.val()) {
+            } else if self.more_words.q.val() & !(self.found_now.val() & self.cover_end.q.val()) {
                 self.wq.d.next = self.wq.q.val() + 64;
                 self.st.d.next = EngineState::AckWordRead;
             } else if self.found_now.val() {
@@ -2195,7 +2276,11 @@ impl Logic for RetransmitEngine {
                 self.st.d.next = EngineState::AckUna;
             } else {
                 self.una_new.d.next = self.qs.q.val().next_psn;
-                self.st.d.next = EngineState::AckDone;
+                if self.needs_pass_end.val() {
+                    self.st.d.next = EngineState::AckDone;
+                } else {
+                    self.st.d.next = EngineState::SackDone;
+                }
             }
         }
         // `Load`'s next state, by the record's kind (the rules of `Load`'s
