@@ -219,9 +219,11 @@ pub enum EngineState {
     /// acknowledged sequence; read the next newly acknowledged slot.
     AckDecide,
     /// The new una's slot on the RAM output: its send time and retries
-    /// (the RTO's re-arm).
+    /// (the RTO's re-arm); the loss pass starts from here when due.
     AckUna,
-    /// End of the acknowledgement pass: start the loss pass at the new una.
+    /// End of an acknowledgement pass that left no PSN open (una = next)
+    /// while a loss pass is due: start it there. (`AckUna` starts the
+    /// loss pass itself when una stops at an open PSN.)
     AckDone,
     /// Loss pass, one PSN per cycle in three stages: slot `p1` on the
     /// slot RAM output (its EV entry read), slot `p2`'s EV entry on the EV
@@ -753,6 +755,10 @@ pub struct RetransmitEngine {
     /// `newly` of the word on the RAM output (`AckWordMask`).
     newly_early: Signal<Local, Bits<64>>,
     needs_pass_end: Signal<Local, Bit>,
+    /// The loss pass starts next cycle (from `AckUna`, whose `p` is the
+    /// new una already, or from `AckDone`): its pipeline's valid bits,
+    /// mode and bookkeeping cleared.
+    pass_start: Signal<Local, Bit>,
     wq_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     psn_addr: Signal<Local, Bits<ACK_ADDR_BITS>>,
     /// `psn`'s bit cleared (a SENT makes its slot unacknowledged).
@@ -1514,6 +1520,7 @@ impl Logic for RetransmitEngine {
         self.go.next = !self.rs_blocked.val();
         self.walk_step.next = false;
         self.ack_pick.next = false;
+        self.pass_start.next = false;
         self.walk_end.next = EngineState::Store;
         self.walk_next.next = EngineState::Store;
         // What `SackDone` reports (the acknowledgement output).
@@ -1823,7 +1830,7 @@ impl Logic for RetransmitEngine {
                 self.backoff.load.next = true;
                 self.backoff.shift.next = self.bo_shift.val();
                 if self.needs_pass.val() {
-                    self.st.d.next = EngineState::AckDone;
+                    self.pass_start.next = true;
                 } else {
                     self.st.d.next = EngineState::SackDone;
                 }
@@ -1839,19 +1846,12 @@ impl Logic for RetransmitEngine {
                 // raises `hw` to is not after theirs; only slots waiting
                 // after an out-of-window NACK (`oow_wait`) then still need
                 // the pass, when una moved.
+                // Reached where the pick ended with every PSN acknowledged
+                // (`AckUna` starts the pass itself): the walk from the new
+                // una, `next`.
                 self.p.d.next = self.una_new.q.val();
-                self.v1.d.next = false;
-                self.v2.d.next = false;
-                self.v3.d.next = false;
-                self.tail_mode.d.next = false;
-                self.full_pass.d.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
                 if self.needs_pass.val() {
-                    // A pass with una moving queues every waiting slot.
-                    if self.una_new.q.val() != self.qs.q.val().una {
-                        self.qs.d.next.oow_wait = false;
-                    }
-                    self.pass_seen.d.next = 0.into();
-                    self.st.d.next = EngineState::LossPipe;
+                    self.pass_start.next = true;
                 } else {
                     self.st.d.next = EngineState::SackDone;
                 }
@@ -2254,6 +2254,20 @@ impl Logic for RetransmitEngine {
             }
         }
 
+        // The loss pass's start (`AckUna` or `AckDone`). A pass with una
+        // moving queues every waiting slot.
+        if self.pass_start.val() {
+            self.v1.d.next = false;
+            self.v2.d.next = false;
+            self.v3.d.next = false;
+            self.tail_mode.d.next = false;
+            self.full_pass.d.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
+            if self.una_new.q.val() != self.qs.q.val().una {
+                self.qs.d.next.oow_wait = false;
+            }
+            self.pass_seen.d.next = 0.into();
+            self.st.d.next = EngineState::LossPipe;
+        }
         // The acknowledgement pass's pick: the word's next newly
         // acknowledged slot is read, else the next word (unless the new una
         // is found and the SACK covers nothing beyond), else the new una's
