@@ -747,13 +747,14 @@ pub struct RetransmitEngine {
     /// window, acknowledged by neither).
     newly: Signal<Local, Bits<64>>,
     open: Signal<Local, Bits<64>>,
-    /// The acknowledgement pass needs the loss pass (the rule of
-    /// `AckDone`), from registers: decided in `AckUna`, or when the pick
-    /// ends with no open PSN (`needs_pass_end`, the probe seen this
-    /// cycle counted), so that a pass without it goes to `SackDone`.
-    needs_pass: Signal<Local, Bit>,
     /// `newly` of the word on the RAM output (`AckWordMask`).
     newly_early: Signal<Local, Bits<64>>,
+    /// The acknowledgement pass needs the loss pass (the rule explained
+    /// in `AckDone`'s state), from registers: decided in `AckUna`, or
+    /// when the pick ends with no open PSN (`needs_pass_end`, the probe
+    /// seen this cycle counted), so that a pass without it goes to
+    /// `SackDone`.
+    needs_pass: Signal<Local, Bit>,
     needs_pass_end: Signal<Local, Bit>,
     /// The loss pass starts next cycle (from `AckUna`, whose `p` is the
     /// new una already, or from `AckDone`): its pipeline's valid bits,
@@ -1846,15 +1847,11 @@ impl Logic for RetransmitEngine {
                 // raises `hw` to is not after theirs; only slots waiting
                 // after an out-of-window NACK (`oow_wait`) then still need
                 // the pass, when una moved.
-                // Reached where the pick ended with every PSN acknowledged
-                // (`AckUna` starts the pass itself): the walk from the new
-                // una, `next`.
+                // Reached only where the pick ended with every PSN
+                // acknowledged and `needs_pass_end` held (`AckUna` starts
+                // the pass itself): the walk from the new una, `next`.
                 self.p.d.next = self.una_new.q.val();
-                if self.needs_pass.val() {
-                    self.pass_start.next = true;
-                } else {
-                    self.st.d.next = EngineState::SackDone;
-                }
+                self.pass_start.next = true;
             }
             EngineState::LossPipe => {
                 // The tail check's walk: a loss, and for the probe the first
