@@ -274,6 +274,11 @@ pub enum EngineState {
     InitClear,
     /// Store the QP's state.
     Store,
+    /// A SACK whose only reason for a loss pass is a PSN newly
+    /// acknowledged above the new una, on a QP with no per-EV hole: the
+    /// stall rule's test of the new una's slot (registered in `AckUna`)
+    /// decides whether the pass runs (`una_stall`).
+    AckStallCheck,
 }
 
 /// The engine. Ports are described in `docs/hw/retransmit.md`.
@@ -434,6 +439,18 @@ pub struct RetransmitEngine {
     /// take an outstanding slot (docs/hw/retransmit.md, "Behaviour").
     ack_above: DFF<Bit>,
     probe_seen: DFF<Bit>,
+    /// Every first transmission this SACK newly acknowledged was the next
+    /// sequence on its EV (one above the EV's highest acknowledged, or
+    /// its first): with the QP word's `no_ev_hole`, no live slot's
+    /// sequence is at or below its EV's highest acknowledged one after
+    /// the SACK, so the per-EV rule can take nothing.
+    ack_in_order: DFF<Bit>,
+    /// The new una's slot could be taken by the stall rule (registered in
+    /// `AckUna`): resent (a later PSN may have been sent before its
+    /// resend), or sent before `hw - A`. Not resent and sent at or after
+    /// that line, it is the earliest sent of the live slots, so the stall
+    /// rule can take none.
+    una_stall: DFF<Bit>,
     /// The SACK covers no PSN past the current word (cumulative point and
     /// bitmap end in it or before): once the new una is found, the words
     /// after it have nothing to acknowledge and are not visited.
@@ -840,6 +857,15 @@ pub struct RetransmitEngine {
     ack_time: Signal<Local, Bits<32>>,
     /// The visited slot's PSN minus the new una (its sign: below it).
     above_d: Signal<Local, Bits<24>>,
+    /// A newly acknowledged first transmission's sequence is the next on
+    /// its EV (`ack_in_order`'s test).
+    seq_next: Signal<Local, Bit>,
+    /// The stall rule's line against the new una's slot (`una_stall`).
+    una_line: Signal<Local, Bits<32>>,
+    /// `AckUna`'s loss pass may be proven empty by `AckStallCheck`: the
+    /// only reason for it is a PSN newly acknowledged above the new una,
+    /// and the QP has no per-EV hole after this SACK.
+    pass_check: Signal<Local, Bit>,
 }
 
 impl Logic for RetransmitEngine {
@@ -871,6 +897,8 @@ impl Logic for RetransmitEngine {
             any_new,
             ack_above,
             probe_seen,
+            ack_in_order,
+            una_stall,
             cover_end,
             p1,
             p2,
@@ -1304,6 +1332,20 @@ impl Logic for RetransmitEngine {
             & (self.ack_above.q.val()
                 | self.probe_seen.q.val()
                 | (self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una)));
+        self.pass_check.next = self.qs.q.val().no_ev_hole
+            & self.ack_in_order.q.val()
+            & !self.probe_seen.q.val()
+            & !(self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una));
+        // The stall rule (as the pass's stage 2 tests it) against the new
+        // una's slot on the RAM output (`AckUna`).
+        self.una_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
+        // A first transmission's sequence one above its EV's highest
+        // acknowledged (`seq_d`), or 0 when the EV has none (INIT starts
+        // every EV at 0).
+        self.seq_next.next = self.seq_d.val() == 1;
+        if !self.ev_entry.val().max_valid {
+            self.seq_next.next = !self.slot.val().seq.any();
+        }
         // The same where the pick ends with every PSN acknowledged (the new
         // una is `next`), in `AckPick` or `AckDecide`, whose probe is seen
         // in this cycle.
@@ -1621,6 +1663,7 @@ impl Logic for RetransmitEngine {
                         self.qs.d.next.armed = false;
                         self.qs.d.next.error = false;
                         self.qs.d.next.oow_wait = false;
+                        self.qs.d.next.no_ev_hole = true;
                         self.tail.d.next.armed = false;
                         self.tail.d.next.blind = 0.into();
                         self.tail.d.next.acked = false;
@@ -1814,6 +1857,9 @@ impl Logic for RetransmitEngine {
                     self.dlv_ram.write_enable.next = true;
                 }
                 // The EV's highest acknowledged sequence: first transmissions only.
+                if !self.slot.val().resent & !self.seq_next.val() {
+                    self.ack_in_order.d.next = false;
+                }
                 if !self.slot.val().resent & (!self.ev_entry.val().max_valid | !self.seq_d.val().get_bit(15)) {
                     self.ev_entry_wr.next.max_seq = self.slot.val().seq;
                     self.ev_entry_wr.next.max_valid = true;
@@ -1830,7 +1876,26 @@ impl Logic for RetransmitEngine {
                 self.una_time.d.next = self.s_time.val();
                 self.backoff.load.next = true;
                 self.backoff.shift.next = self.bo_shift.val();
-                if self.needs_pass.val() {
+                self.una_stall.d.next = self.slot.val().resent
+                    | (self.qs.q.val().hw_valid & self.c_allow.val().any() & self.una_line.val().get_bit(31));
+                if !self.needs_pass.val() {
+                    self.st.d.next = EngineState::SackDone;
+                } else if self.pass_check.val() {
+                    self.st.d.next = EngineState::AckStallCheck;
+                } else {
+                    self.pass_start.next = true;
+                }
+            }
+            EngineState::AckStallCheck => {
+                // The loss pass's only reason is a PSN newly acknowledged
+                // above the new una, and no live slot's sequence is at or
+                // below its EV's highest acknowledged (`no_ev_hole` and
+                // `ack_in_order`): the per-EV rule takes nothing. If the
+                // stall rule can take nothing either (the new una's slot,
+                // the earliest sent of the live ones, is not resent and was
+                // sent at or after `hw - A`), the pass would find nothing:
+                // it is passed over. `p` is the new una's, as from `AckUna`.
+                if self.una_stall.q.val() {
                     self.pass_start.next = true;
                 } else {
                     self.st.d.next = EngineState::SackDone;
@@ -1970,6 +2035,11 @@ impl Logic for RetransmitEngine {
                         self.tail.d.next.acked = true;
                     }
                     self.qs.d.next.una = self.una_new.q.val();
+                    // No per-EV hole: kept while every first transmission
+                    // acknowledged is the next on its EV, restored when
+                    // nothing is outstanding.
+                    self.qs.d.next.no_ev_hole = (self.qs.q.val().no_ev_hole & self.ack_in_order.q.val())
+                        | (self.una_new.q.val() == self.qs.q.val().next_psn);
                     if self.una_new.q.val() == self.qs.q.val().next_psn {
                         if self.una_new.q.val() != self.qs.q.val().una {
                             self.qs.d.next.armed = false;
@@ -2208,6 +2278,7 @@ impl Logic for RetransmitEngine {
                     self.any_new.d.next = false;
                     self.ack_above.d.next = false;
                     self.probe_seen.d.next = false;
+                    self.ack_in_order.d.next = true;
                     self.st.d.next = EngineState::AckWordMask;
                 }
             }

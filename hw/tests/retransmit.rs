@@ -2084,6 +2084,15 @@ fn sacks_over_a_window(
     }
 }
 
+/// [`sacks_over_a_window`] over the deep window (`DEEP_WINDOW_CFG`, no
+/// estimate, `SENT` PSNs from `START` on 8 EVs), its outputs checked
+/// against the reference's.
+fn deep_window_sacks(sacks: &[(u32, u32, u64)]) -> WindowRun {
+    let run = sacks_over_a_window(DEEP_WINDOW_CFG, None, START, SENT, EVS8, sacks);
+    assert_same_outputs(&run.got, &run.want, "the window");
+    run
+}
+
 /// Directed: SACKs over a deep window (200 PSNs outstanding on 8 EVs,
 /// across the PSN wrap). The acknowledgement pass goes by 64-PSN words of
 /// the acknowledged bitmap and visits only the PSNs a SACK newly
@@ -2106,7 +2115,6 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
     /// validation (with the first word's read), the new una's slot, the
     /// backoff, done, the store.
     const SACK_FIXED: usize = 4;
-    let cfg = DEEP_WINDOW_CFG;
     // The SACKs: (cum, base, bitmap, PSNs newly acknowledged, words).
     // 1: ten cumulative, then a bitmap from START + 12 with holes (per-EV
     // and stall losses behind them); 2: the same again (nothing new);
@@ -2118,14 +2126,9 @@ fn a_sack_over_a_deep_window_costs_its_new_psns_not_the_window() {
         (START + 9, START + 12, bm1, 0, 4),
         ((START + 150) & 0xFF_FFFF, (START + 151) & 0xFF_FFFF, 0, 141 - 57, 4),
     ];
-    let sack_records = sacks.map(|(c, b, m, ..)| (c, b, m));
     let WindowRun {
-        got,
-        cycles,
-        want,
-        m_after,
-    } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
-    assert_same_outputs(&got, &want, "the window");
+        cycles, want, m_after, ..
+    } = deep_window_sacks(&sacks.map(|(c, b, m, ..)| (c, b, m)));
     let resends = |o: &&Out| matches!(o, Out::Rtx { .. });
     // PSNs START + 10, 11 (neither cumulative nor in the bitmap), 17 and
     // 32 (holes) are lost by the per-EV rule; 45 is within the allowance.
@@ -2173,7 +2176,6 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
     /// `AckDone`; the bound below still counts 4 cycles a word, though a
     /// word whose write picks a slot takes 3).
     const SACK_FIXED: usize = 6;
-    let cfg = DEEP_WINDOW_CFG;
     // (cum, base, bitmap, PSNs newly acknowledged, words visited (to the
     // last the 64-bit bitmap covers), the loss pass's slots: from the new
     // una to the first sent at or after hw).
@@ -2188,14 +2190,9 @@ fn a_sack_with_a_hole_costs_the_slots_sent_before_hw_not_the_window() {
             2,
         ),
     ];
-    let sack_records = sacks.map(|(c, b, m, ..)| (c, b, m));
     let WindowRun {
-        got,
-        cycles,
-        want,
-        m_after,
-    } = sacks_over_a_window(cfg, None, START, SENT, EVS8, &sack_records);
-    assert_same_outputs(&got, &want, "the window");
+        cycles, want, m_after, ..
+    } = deep_window_sacks(&sacks.map(|(c, b, m, ..)| (c, b, m)));
     let resends: Vec<&Out> = want.iter().filter(|o| matches!(o, Out::Rtx { .. })).collect();
     assert_eq!(resends.len(), 1, "the hole is lost: {want:?}");
     assert!(
@@ -2838,5 +2835,131 @@ fn a_resent_packets_prompt_delivery_excuses_its_evs_next_stall() {
         mark_reasons_on(&all, EV_SUSPECT),
         [mark_reason::SKIP, mark_reason::SKIP],
         "EV 1 was delivered on since its first stall: skipped again, not marked: {all:?}"
+    );
+}
+
+/// Directed: a SACK whose bitmap runs past the new una only because the
+/// EVs reorder, not because anything is lost. 200 PSNs outstanding on 8
+/// EVs, sent 10 ns apart, across the PSN wrap (PSN `START + i` goes on EV
+/// `i % 8` as its sequence `i / 8`); stall allowance 500 ns. SACK 1:
+/// cumulative to START + 9 and a bitmap of START + 11..=13, so START + 10
+/// is open. Every first transmission it acknowledges is the next sequence
+/// on its EV and no EV had a hole before, so the per-EV rule can take
+/// nothing; the new una (START + 10) is a first transmission sent 30 ns
+/// before `hw`, within the allowance, so the stall rule can take nothing
+/// either: the loss pass is passed over (`AckStallCheck`), and the SACK
+/// costs what an in-order one costs plus that cycle. SACK 2 acknowledges
+/// START + 15 to START + 46 past an open START + 14 (bar START + 23): EV 6's sequence
+/// jumps from 0 to 2 (START + 22), a per-EV hole, so the pass runs and
+/// START + 14 is lost by the per-EV rule (4 later first transmissions on
+/// its EV acknowledged, allowance 3); START + 23 is open too, within the
+/// allowance (EV 7: 2 later acknowledged). SACK 3 acknowledges START + 47
+/// and START + 55, the next sequences on EV 7, so this SACK alone would
+/// allow the skip, but the QP keeps its per-EV hole (`no_ev_hole` clear
+/// since SACK 2): the pass runs and START + 23 is lost (4 later on EV 7).
+/// What the block emits equals the reference's (which runs every rule
+/// after every SACK); replayed on the Verilog. Mutation-checked by hand:
+/// with the loss pass run whenever a PSN above the new una is
+/// acknowledged (the block before this test) SACK 1 took 43 cycles
+/// against its bound of 37. The outputs are compared for the run as a
+/// whole, so each SACK's pass is checked by its cycles too: with
+/// `ack_in_order` left out of the skip's test (SACK 2 skips, SACK 3's
+/// pass then finds both holes, the same outputs) SACK 2 fails its lower
+/// bound; with `no_ev_hole` left out, the outputs differ.
+#[test]
+fn a_sack_reordered_by_the_evs_alone_skips_the_loss_pass() {
+    /// Fixed cycles of such a SACK besides its words and PSNs: the
+    /// in-order SACK's 2 (`an_in_order_sack_costs_...`), plus the stall
+    /// rule's test of the new una's slot (`AckStallCheck`).
+    const SACK_FIXED: usize = 3;
+    const PER_WORD: usize = 4;
+    const PER_PSN: usize = 2;
+    let psn = |i: u32| (START + i) & 0xFF_FFFF;
+    // (cum, base, bitmap, PSNs newly acknowledged, words visited).
+    // SACK 2: START + 15 ..= START + 46 but START + 23 (bit 8); SACK 3:
+    // those and START + 47 and START + 55 (bits 32 and 40).
+    let bm2: u64 = ((1 << 32) - 1) & !(1 << 8);
+    let bm3: u64 = bm2 | (1 << 32) | (1 << 40);
+    let sacks: [(u32, u32, u64, usize, usize); 3] = [
+        (psn(9), psn(11), 0b111, 10 + 3, 2),
+        (psn(13), psn(15), bm2, 1 + 31, 2),
+        (psn(13), psn(15), bm3, 2, 2),
+    ];
+    let WindowRun {
+        cycles, want, m_after, ..
+    } = deep_window_sacks(&sacks.map(|(c, b, m, ..)| (c, b, m)));
+    eprintln!("SACK cycles {cycles:?}, outstanding after {m_after:?}");
+    let resent: Vec<u32> = want
+        .iter()
+        .filter_map(|o| match o {
+            Out::Rtx { psn, .. } => Some(*psn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resent, [psn(14), psn(23)], "only the per-EV holes are lost: {want:?}");
+    // A SACK that passes the loss pass over takes at most `skip_bound`;
+    // SACKs 2 and 3 must run it (its pipeline's fill at least), each
+    // judged on its own, as the outputs above are the run's together.
+    let skip_bound = |i: usize| {
+        let (_, _, _, k, w) = sacks[i];
+        SACK_FIXED + PER_WORD * w + PER_PSN * k
+    };
+    assert!(
+        cycles[0] <= skip_bound(0),
+        "SACK 1 (reordered, nothing lost): {} cycles, bound {}",
+        cycles[0],
+        skip_bound(0)
+    );
+    for (i, &c) in cycles.iter().enumerate().skip(1) {
+        assert!(
+            c >= skip_bound(i) + LOSS_FILL,
+            "SACK {}: {c} cycles, the loss pass must run (at least {})",
+            i + 1,
+            skip_bound(i) + LOSS_FILL
+        );
+    }
+}
+
+/// Directed: the skip's stall test reads the new una's slot, which is the
+/// earliest sent of the live slots only when it is a first transmission.
+/// Packet 0 (EV 1) is lost by the stall rule and resent at 5,500 ns;
+/// packet 3 (EV 3, sent at 4,210) is a first transmission behind it.
+/// Packet 4 (EV 4, 7,000) is acknowledged alone: the next sequence on its
+/// EV, no per-EV hole, so the skip is considered; the new una, packet 0,
+/// was last sent after `hw - A` (5,000), but it was resent, so the pass
+/// runs, and packet 3, sent before the line, is lost by the stall rule.
+/// The outputs equal the reference's, step by step; replayed on the
+/// Verilog. Mutation-checked by hand: with the resent test left out of
+/// `una_stall`, packet 3 was not resent.
+#[test]
+fn a_resent_una_leaves_the_stall_rule_to_the_loss_pass() {
+    let sent = |t: u64, i: u32, ev: u32| (t, Some((kind::SENT, tail_psn(i), ev, 0, None)));
+    let sack = |t: u64, cum: u32, bm: u64| (t, Some((kind::SACK, cum, tail_psn(0), bm, None)));
+    let before_start = (TAIL_START + 0xFF_FFFF) & 0xFF_FFFF;
+    let steps: Vec<Step> = vec![
+        (1000, Some((kind::INIT, TAIL_START, 0, 0, None))),
+        sent(1000, 0, 1),
+        sent(1010, 1, 2),
+        sent(4000, 2, 2),
+        // Packets 1 and 2: packet 0, sent before hw - A, stalls.
+        sack(4100, before_start, 0b110),
+        sent(4210, 3, 3),
+        // The requester resends packet 0.
+        sent(5500, 0, 1),
+        sent(7000, 4, 4),
+        // Packet 4 alone: hw 7,000, the line 5,000.
+        sack(7100, before_start, 0b10110),
+    ];
+    let (got, want) = run_single_qp_steps(TAIL_CFG, &steps, tail_test_len);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "step {i} at {} ns: emitted vs reference", steps[i].0);
+    }
+    assert_eq!(got.len(), want.len());
+    let last = got.last().expect("steps");
+    assert!(
+        last.iter().any(
+            |o| matches!(o, Out::Rtx { psn, reason, .. } if *psn == tail_psn(3) && u64::from(*reason) == reason::LOSS)
+        ),
+        "packet 3 lost by the stall rule at the last SACK: {got:?}"
     );
 }

@@ -64,7 +64,16 @@ pub struct QpWord {
     /// queues every waiting slot). While it is set a SACK that moves
     /// `una` runs the loss pass (the waiting slots' rule reads `una`).
     pub oow_wait: Bit,
-    pub spare: Bits<8>,
+    /// No per-EV hole: every live slot's sequence is above its EV's
+    /// highest acknowledged one, so the per-EV rule can take none. Set by
+    /// INIT and when nothing is outstanding; kept by a SACK whose every
+    /// newly acknowledged first transmission is the next sequence on its
+    /// EV (a send takes a sequence above every acknowledged one, and an
+    /// acknowledgement, a queued slot or a resend only removes live
+    /// slots); cleared by any other SACK. It lets a SACK with PSNs above
+    /// the new una skip the loss pass (docs/hw/retransmit.md).
+    pub no_ev_hole: Bit,
+    pub spare: Bits<7>,
 }
 
 /// Per QP, the tail check (docs/model-mrc.md 2.5.2), in the tail RAM.
