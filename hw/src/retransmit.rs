@@ -219,7 +219,8 @@ pub enum EngineState {
     /// acknowledged sequence; read the next newly acknowledged slot.
     AckDecide,
     /// The new una's slot on the RAM output: its send time and retries
-    /// (the RTO's re-arm); the loss pass starts from here when due.
+    /// (the RTO's re-arm); the loss pass starts from here when due, or
+    /// `AckStallCheck` decides whether it is.
     AckUna,
     /// End of an acknowledgement pass that left no PSN open (una = next)
     /// while a loss pass is due: start it there. (`AckUna` starts the
@@ -866,6 +867,9 @@ pub struct RetransmitEngine {
     /// only reason for it is a PSN newly acknowledged above the new una,
     /// and the QP has no per-EV hole after this SACK.
     pass_check: Signal<Local, Bit>,
+    /// A slot waits after an out-of-window NACK and this SACK moves `una`:
+    /// the loss pass must run, over every PSN, to queue it (`full_pass`).
+    oow_release: Signal<Local, Bit>,
 }
 
 impl Logic for RetransmitEngine {
@@ -1328,14 +1332,11 @@ impl Logic for RetransmitEngine {
         // acknowledged, or only PSNs below the new una with no probe among
         // them and no slot waiting after an out-of-window NACK while una
         // moves, leave every verdict of the last pass standing.
-        self.needs_pass.next = self.any_new.q.val()
-            & (self.ack_above.q.val()
-                | self.probe_seen.q.val()
-                | (self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una)));
-        self.pass_check.next = self.qs.q.val().no_ev_hole
-            & self.ack_in_order.q.val()
-            & !self.probe_seen.q.val()
-            & !(self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una));
+        self.oow_release.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
+        self.needs_pass.next =
+            self.any_new.q.val() & (self.ack_above.q.val() | self.probe_seen.q.val() | self.oow_release.val());
+        self.pass_check.next =
+            self.qs.q.val().no_ev_hole & self.ack_in_order.q.val() & !self.probe_seen.q.val() & !self.oow_release.val();
         // The stall rule (as the pass's stage 2 tests it) against the new
         // una's slot on the RAM output (`AckUna`).
         self.una_line.next = self.slot.val().time - (self.qs.q.val().hw - self.c_allow.val());
@@ -2322,14 +2323,14 @@ impl Logic for RetransmitEngine {
             }
         }
 
-        // The loss pass's start (`AckUna` or `AckDone`). A pass with una
-        // moving queues every waiting slot.
+        // The loss pass's start (`AckUna`, `AckStallCheck` or `AckDone`).
+        // A pass with una moving queues every waiting slot.
         if self.pass_start.val() {
             self.v1.d.next = false;
             self.v2.d.next = false;
             self.v3.d.next = false;
             self.tail_mode.d.next = false;
-            self.full_pass.d.next = self.qs.q.val().oow_wait & (self.una_new.q.val() != self.qs.q.val().una);
+            self.full_pass.d.next = self.oow_release.val();
             if self.una_new.q.val() != self.qs.q.val().una {
                 self.qs.d.next.oow_wait = false;
             }

@@ -2849,11 +2849,12 @@ fn a_resent_packets_prompt_delivery_excuses_its_evs_next_stall() {
 /// before `hw`, within the allowance, so the stall rule can take nothing
 /// either: the loss pass is passed over (`AckStallCheck`), and the SACK
 /// costs what an in-order one costs plus that cycle. SACK 2 acknowledges
-/// START + 15 to START + 46 past an open START + 14 (bar START + 23): EV 6's sequence
-/// jumps from 0 to 2 (START + 22), a per-EV hole, so the pass runs and
-/// START + 14 is lost by the per-EV rule (4 later first transmissions on
-/// its EV acknowledged, allowance 3); START + 23 is open too, within the
-/// allowance (EV 7: 2 later acknowledged). SACK 3 acknowledges START + 47
+/// START + 15 to START + 46 (bar START + 23) past an open START + 14: EV
+/// 6's sequence jumps from 0 to 2 (START + 22), a per-EV hole, so the
+/// pass runs and START + 14 is lost by the per-EV rule (4 later first
+/// transmissions on its EV acknowledged, allowance 3); START + 23 is open
+/// too, within the allowance (EV 7: 2 later acknowledged). SACK 3
+/// acknowledges START + 47
 /// and START + 55, the next sequences on EV 7, so this SACK alone would
 /// allow the skip, but the QP keeps its per-EV hole (`no_ev_hole` clear
 /// since SACK 2): the pass runs and START + 23 is lost (4 later on EV 7).
