@@ -195,14 +195,13 @@ pub enum EngineState {
     /// not looked ahead): the QP word on the RAM output is classified and
     /// registered, and the RAMs are read again for `Load`.
     Classify,
-    /// SACK validation, from `next - base` registered in `Load`.
-    SackValidate,
     /// Acknowledgement pass, one 64-PSN word `wq` of the window at a time
     /// (W1): the word's acknowledged bits are being read; the SACK's
     /// offsets from the word are registered.
     AckWordRead,
     /// W2: the word on the RAM output, the PSNs of it the SACK covers and
-    /// the PSNs of it in the window are registered.
+    /// the PSNs of it in the window are registered. The SACK's first word
+    /// (read in `Load`) also validates the SACK (`validate`).
     AckWordMask,
     /// W3: the word is written back with the PSNs newly acknowledged
     /// (covered, in the window, not acknowledged before: 64 PSNs at once);
@@ -400,6 +399,17 @@ pub struct RetransmitEngine {
     due_r: DFF<Bit>,
     /// The SACK's `next - base`, registered in `Load` for the validation.
     nb_off_r: DFF<Bits<24>>,
+    /// The word in `AckWordMask` is the SACK's first, read in `Load`: the
+    /// SACK is validated there (`bad_cum`, `bad_bits`) before any write.
+    validate: DFF<Bit>,
+    /// The first word of a SACK's pass (una's) and the SACK's offsets
+    /// from it, on the QP word `Load` sees (`qs_rd`): registered in `Load`
+    /// as `wq` and the `wd_*` offsets, so that the word is read in `Load`
+    /// and its masks come in the next state.
+    first_wq: Signal<Local, Bits<24>>,
+    first_cum: Signal<Local, Bits<24>>,
+    first_next: Signal<Local, Bits<24>>,
+    first_base: Signal<Local, Bits<24>>,
     /// The acknowledgement pass's word: the PSN of its bit 0 (a multiple
     /// of 64), and the SACK's offsets from it, registered for the masks:
     /// `wq - base` (its sign alone is read: the cover's end), `cum + 1 -
@@ -543,7 +553,8 @@ pub struct RetransmitEngine {
     bitmap: DFF<Bits<64>>,
     /// The SACK's bitmap cut at word boundaries, registered from `base`
     /// and `bitmap` the cycle after the record is taken (in `Load`, ready
-    /// for the first word's masks after `SackValidate`): the bitmap spans
+    /// for the first word's masks; the words `bw0` and `bw1` are
+    /// registered in the take, for `Load`'s compares): the bitmap spans
     /// base's word `bw0` (its part `bitmap << base mod 64`) and the next,
     /// `bw1` (`bitmap >> (64 - base mod 64)`, nothing when base is a
     /// multiple of 64). A word of the pass picks its part instead of
@@ -880,6 +891,7 @@ impl Logic for RetransmitEngine {
             clock,
             st,
             nb_off_r,
+            validate,
             bad_cum,
             wq,
             wd_base,
@@ -1104,12 +1116,11 @@ impl Logic for RetransmitEngine {
         self.ev_entry_wr.next = self.ev_entry.val();
 
         // Acknowledged bitmap: read the pass's word `wq` by default (a
-        // record's word when it is taken; una's word, set in a SACK's
-        // `Load`, while the SACK is validated); written by the pass and by
-        // a SENT.
+        // record's word when it is taken; una's word, read by a SACK's
+        // `Load` itself); written by the pass and by a SENT.
         self.wq_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
             | bit_cast::<ACK_ADDR_BITS, 2>(self.wq.q.val().get_bits::<2>(6));
-        // W1 (`AckWordRead`, and `SackValidate` for the first word): the
+        // W1 (`AckWordRead`; a SACK's first word in `Load`, below): the
         // SACK's offsets from the word being read, registered.
         self.wd_base.d.next = self.wq.q.val() - self.base.q.val();
         self.cum_off.next = self.psn.q.val() + 1 - self.wq.q.val();
@@ -1121,6 +1132,7 @@ impl Logic for RetransmitEngine {
         self.next_off.next = self.qs.q.val().next_psn - self.wq.q.val();
         self.wd_next.d.next = self.next_off.val();
         self.wd_next_all.d.next = (self.next_off.val() & 0xFF_FFC0).any();
+        self.validate.d.next = false;
         self.psn_addr.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
             | bit_cast::<ACK_ADDR_BITS, 2>(self.psn.q.val().get_bits::<2>(6));
         self.ack_ram.read_address.next = self.wq_addr.val();
@@ -1151,6 +1163,13 @@ impl Logic for RetransmitEngine {
             self.qs_rd.next = self.qs_ram.read_data.val();
             self.tail_rd.next = self.tail_ram.read_data.val();
         }
+        // The same offsets for a SACK's first word, una's, on the QP word
+        // `Load` sees: `Load` registers them in place of the offsets of W1 above
+        // (its `wq` not yet set), and reads the word.
+        self.first_wq.next = self.qs_rd.val().una & 0xFF_FFC0;
+        self.first_cum.next = self.psn.q.val() + 1 - self.first_wq.val();
+        self.first_next.next = self.qs_rd.val().next_psn - self.first_wq.val();
+        self.first_base.next = self.first_wq.val() - self.base.q.val();
         self.fwd.d.next = false;
         // The RTO deadline `Store` writes (`arm_dl`).
         self.arm_dl.d.next = false;
@@ -1276,8 +1295,6 @@ impl Logic for RetransmitEngine {
         }
         // The bitmap's bit j is PSN base + j = wq + i: its part in the
         // word, cut once per SACK (`bm_word0`, `bm_word1`).
-        self.bw0.d.next = self.base.q.val() & 0xFF_FFC0;
-        self.bw1.d.next = (self.base.q.val() & 0xFF_FFC0) + 64;
         self.bm_shift1.next = Bits::<6>::from(0) - self.base.q.val().get_bits::<6>(0);
         self.bm_word0.d.next = self.bitmap.q.val() << bit_cast::<64, 6>(self.base.q.val().get_bits::<6>(0));
         if self.base.q.val().get_bits::<6>(0) == 0 {
@@ -1383,7 +1400,8 @@ impl Logic for RetransmitEngine {
 
         // SACK validation (in `Load`; una/next come from the qs RAM there).
         // `next - base` and the cumulative PSN's test are registered in
-        // `Load` (`nb_off_r`, `bad_cum`); the checks run in `SackValidate`.
+        // `Load` (`nb_off_r`, `bad_cum`); the checks run with the first
+        // word's masks (`AckWordMask`, `validate`).
         self.nb_off.next = self.qs_rd.val().next_psn - self.base.q.val();
         self.cum_d.next = self.psn.q.val() + 1 - self.qs_rd.val().next_psn;
         // cum + 1 != next tested on the 24-bit difference: an inline
@@ -1603,6 +1621,8 @@ impl Logic for RetransmitEngine {
             self.len.d.next = self.op_len.val();
             self.base.d.next = self.op_base.val();
             self.bitmap.d.next = self.op_bitmap.val();
+            self.bw0.d.next = self.op_base.val() & 0xFF_FFC0;
+            self.bw1.d.next = (self.op_base.val() & 0xFF_FFC0) + 64;
             self.fb.d.next = self.op_fb.val();
             self.trigger.d.next = self.op_trigger.val();
             self.trig_hit.d.next = false;
@@ -1736,10 +1756,28 @@ impl Logic for RetransmitEngine {
                             self.o_cnt_drop.d.next = true;
                         }
                     } else if self.kind.q.val() == self.k_sack.val() {
-                        // SACK: validate, then the acknowledgement pass (A1)
-                        // from una's word, read while the SACK is validated.
+                        // SACK: the acknowledgement pass (W1) from una's
+                        // word, read now, its offsets registered; the SACK
+                        // is validated with the word's masks
+                        // (`AckWordMask`), before anything is written.
                         self.nb_off_r.d.next = self.nb_off.val();
-                        self.wq.d.next = self.qs_rd.val().una & 0xFF_FFC0;
+                        self.validate.d.next = true;
+                        self.wq.d.next = self.first_wq.val();
+                        self.ack_ram.read_address.next = (bit_cast::<ACK_ADDR_BITS, 8>(self.qp.q.val()) << 2)
+                            | bit_cast::<ACK_ADDR_BITS, 2>(self.first_wq.val().get_bits::<2>(6));
+                        self.wd_base.d.next = self.first_base.val();
+                        self.wd_cum.d.next = self.first_cum.val();
+                        self.wd_cum_all.d.next =
+                            !self.first_cum.val().get_bit(23) & (self.first_cum.val() & 0x7F_FFC0).any();
+                        self.wd_bm0.d.next = self.first_wq.val() == self.bw0.q.val();
+                        self.wd_bm1.d.next = self.first_wq.val() == self.bw1.q.val();
+                        self.wd_una.d.next = self.qs_rd.val().una & 0x3F;
+                        self.wd_next.d.next = self.first_next.val();
+                        self.wd_next_all.d.next = (self.first_next.val() & 0xFF_FFC0).any();
+                        self.any_new.d.next = false;
+                        self.ack_above.d.next = false;
+                        self.probe_seen.d.next = false;
+                        self.ack_in_order.d.next = true;
                     } else if self.nack_unsent.val() {
                         self.o_cnt_drop.d.next = true;
                     } else if self.kind.q.val() == self.k_nack_remote.val() {
@@ -1775,7 +1813,15 @@ impl Logic for RetransmitEngine {
                 // base + 63, in this word or before).
                 self.cover_end.d.next = (self.wd_cum.q.val().get_bit(23) | (self.wd_cum.q.val() <= 64))
                     & (!self.wd_base.q.val().get_bit(23) | !self.bitmap.q.val().any());
-                self.st.d.next = EngineState::AckWordWrite;
+                // The SACK's first word: a SACK of a PSN never sent
+                // (cumulative past `next - 1`, or a bitmap bit at or past
+                // `next`) is counted and dropped, nothing written.
+                if self.validate.q.val() & (self.bad_cum.q.val() | self.bad_bits.val()) {
+                    self.o_cnt_unsent.d.next = true;
+                    self.st.d.next = EngineState::Idle;
+                } else {
+                    self.st.d.next = EngineState::AckWordWrite;
+                }
             }
             EngineState::AckWordWrite => {
                 // W3: the newly acknowledged bits set, the whole word at once
@@ -2268,21 +2314,6 @@ impl Logic for RetransmitEngine {
                 self.arm_dl_una.d.next = false;
                 self.st.d.next = EngineState::Store;
             }
-            EngineState::SackValidate => {
-                // SACK validation, from `next - base` registered in `Load`.
-                if self.bad_cum.q.val() | self.bad_bits.val() {
-                    self.o_cnt_unsent.d.next = true;
-                    self.st.d.next = EngineState::Idle;
-                } else {
-                    // The words of the window from una's (`wq`, set in
-                    // `Load`), whose read (W1) is this state's.
-                    self.any_new.d.next = false;
-                    self.ack_above.d.next = false;
-                    self.probe_seen.d.next = false;
-                    self.ack_in_order.d.next = true;
-                    self.st.d.next = EngineState::AckWordMask;
-                }
-            }
             EngineState::InitClear => {
                 // INIT: clear the EV entries one per cycle, then store.
                 self.ev_ram.write_address.next =
@@ -2391,7 +2422,7 @@ impl Logic for RetransmitEngine {
                 }
             }
         } else if self.kind.q.val() == self.k_sack.val() {
-            self.load_next.next = EngineState::SackValidate;
+            self.load_next.next = EngineState::AckWordMask;
         } else if self.nack_unsent.val() {
             self.load_next.next = EngineState::Idle;
         } else if self.kind.q.val() == self.k_nack_remote.val() {
