@@ -16,7 +16,7 @@
 use rust_hdl::prelude::*;
 
 use crate::bus::{AxisSink, AxisSource};
-use crate::rx_path::JOIN_DEPTH;
+use crate::rx_path::{JOIN_DEPTH, JOIN_PTR_BITS};
 
 /// Largest frame the admission reserves RX buffer room for: a 9,216-byte
 /// jumbo frame (the usual MAC maximum) in 64-byte beats. A longer frame is
@@ -33,7 +33,7 @@ pub const ADMIT_BEATS: u64 = MAX_FRAME_BEATS + ROOM_SLACK;
 pub const ADMIT_FRAMES: u64 = 1 + ROOM_SLACK;
 
 /// Bits of the credit counter (0..=`JOIN_DEPTH`).
-pub const CREDIT_BITS: usize = 5;
+pub const CREDIT_BITS: usize = JOIN_PTR_BITS;
 const _: () = assert!(JOIN_DEPTH < 1 << CREDIT_BITS);
 
 /// The admission. Ports in `docs/hw/rx_path.md` ("Ingress admission").

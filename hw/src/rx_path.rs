@@ -55,9 +55,19 @@ pub enum DispatchState {
     Readmit,
 }
 
-/// Depth of each join FIFO (log2 is 4): the ingress admission's join
-/// credits (`hw::rx_ingress`), so a FIFO never overflows.
-pub const JOIN_DEPTH: usize = 16;
+/// Depth of each join FIFO, log2: `JOIN_DEPTH` is the ingress
+/// admission's join credits (`hw::rx_ingress`), so a FIFO never
+/// overflows. 64 frames of headers (a few hundred LUTs of LUT RAM)
+/// absorb the bursts of small frames that come faster than the head
+/// stage takes them (8 cycles per placed packet: a peer sends one every
+/// 6, and the ACKs of 64-byte WRITEs arrive bunched by the EVs' spread);
+/// 16 are too few once the TX path reads 32 payloads ahead
+/// (docs/benchmarks.md, "32 reads ahead and 64 join credits").
+pub const JOIN_BITS: usize = 6;
+pub const JOIN_DEPTH: usize = 1 << JOIN_BITS;
+/// The join FIFOs' pointers: one bit more than a slot index, so a full
+/// FIFO and an empty one differ.
+pub const JOIN_PTR_BITS: usize = JOIN_BITS + 1;
 
 /// An ACK generator record as it leaves (`ag_*`), in the record stage.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
@@ -290,20 +300,20 @@ pub struct RxPath {
     /// An MRC SACK/NACK handed to the retransmit engine.
     pub cnt_ack: Signal<Out, Bit>,
 
-    // ---- Join FIFOs (RAM, 16 deep each).
-    pf_flags: RAM<Bits<8>, 4>,
-    pf_hdr: RAM<JoinHeader, 4>,
-    pf_va: RAM<Bits<64>, 4>,
-    pf_rkey: RAM<Bits<32>, 4>,
-    pf_dlen: RAM<Bits<32>, 4>,
-    pf_imm: RAM<Bits<32>, 4>,
-    pf_ext: RAM<Bits<224>, 4>,
-    pf_pay: RAM<Bits<36>, 4>,
-    bf: RAM<Bits<17>, 4>,
-    p_wr: DFF<Bits<5>>,
-    p_rd: DFF<Bits<5>>,
-    b_wr: DFF<Bits<5>>,
-    b_rd: DFF<Bits<5>>,
+    // ---- Join FIFOs (RAM, `JOIN_DEPTH` deep each).
+    pf_flags: RAM<Bits<8>, JOIN_BITS>,
+    pf_hdr: RAM<JoinHeader, JOIN_BITS>,
+    pf_va: RAM<Bits<64>, JOIN_BITS>,
+    pf_rkey: RAM<Bits<32>, JOIN_BITS>,
+    pf_dlen: RAM<Bits<32>, JOIN_BITS>,
+    pf_imm: RAM<Bits<32>, JOIN_BITS>,
+    pf_ext: RAM<Bits<224>, JOIN_BITS>,
+    pf_pay: RAM<Bits<36>, JOIN_BITS>,
+    bf: RAM<Bits<17>, JOIN_BITS>,
+    p_wr: DFF<Bits<JOIN_PTR_BITS>>,
+    p_rd: DFF<Bits<JOIN_PTR_BITS>>,
+    b_wr: DFF<Bits<JOIN_PTR_BITS>>,
+    b_rd: DFF<Bits<JOIN_PTR_BITS>>,
     // ---- Head of the joined frame.
     h_flags: DFF<Bits<8>>,
     h_hdr: DFF<JoinHeader>,
@@ -366,13 +376,13 @@ pub struct RxPath {
     /// The record written last cycle (its slot, payload length, probe
     /// answer EV index), while its QP's rows are read.
     w_v: DFF<Bit>,
-    w_slot: DFF<Bits<4>>,
+    w_slot: DFF<Bits<JOIN_BITS>>,
     w_len: DFF<Bits<18>>,
     w_ev_index: DFF<Bits<16>>,
     /// Per FIFO slot: the payload is longer than the QP's path MTU; the
     /// probe answer's EV index is in the QP's set.
-    slot_over: DFF<Bits<16>>,
-    slot_ev_ok: DFF<Bits<16>>,
+    slot_over: DFF<Bits<JOIN_DEPTH>>,
+    slot_ev_ok: DFF<Bits<JOIN_DEPTH>>,
     // ---- CQE stage.
     ring_of: RAM<Bits<8>, 8>,
     a_valid: DFF<Bit>,
@@ -398,14 +408,14 @@ pub struct RxPath {
     // ---- Combinational helpers.
     p_in: Signal<Local, Bit>,
     /// Read pointers after this cycle's pop (the RAM read addresses).
-    p_rd_next: Signal<Local, Bits<5>>,
-    b_rd_next: Signal<Local, Bits<5>>,
-    p_rd_inc: Signal<Local, Bits<5>>,
-    b_rd_inc: Signal<Local, Bits<5>>,
-    p_left: Signal<Local, Bits<5>>,
-    b_left: Signal<Local, Bits<5>>,
-    p_left_pop: Signal<Local, Bits<5>>,
-    b_left_pop: Signal<Local, Bits<5>>,
+    p_rd_next: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    b_rd_next: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    p_rd_inc: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    b_rd_inc: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    p_left: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    b_left: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    p_left_pop: Signal<Local, Bits<JOIN_PTR_BITS>>,
+    b_left_pop: Signal<Local, Bits<JOIN_PTR_BITS>>,
     // Head registers, decoded (the outputs of the head stage).
     opcode: Signal<Local, Bits<8>>,
     qp: Signal<Local, Bits<8>>,
@@ -444,8 +454,8 @@ pub struct RxPath {
     n_dlen: Signal<Local, Bits<32>>,
     n_ext_type: Signal<Local, Bits<4>>,
     n_nack_kind: Signal<Local, Bits<8>>,
-    n_slot_over: Signal<Local, Bits<16>>,
-    n_slot_ev: Signal<Local, Bits<16>>,
+    n_slot_over: Signal<Local, Bits<JOIN_DEPTH>>,
+    n_slot_ev: Signal<Local, Bits<JOIN_DEPTH>>,
     n_malformed: Signal<Local, Bit>,
     /// The head is a reliability probe to a QP below 256: MRC 1.0 (record
     /// extension type 6, `rx_parser::translate::EXT_MRC10_PROBE`) or a
@@ -488,13 +498,13 @@ pub struct RxPath {
     tl_expected: Signal<Local, Bits<24>>,
     tl_res: Signal<Local, Bits<2>>,
     tl_accepted: Signal<Local, Bit>,
-    w_one: Signal<Local, Bits<16>>,
-    w_mask: Signal<Local, Bits<16>>,
+    w_one: Signal<Local, Bits<JOIN_DEPTH>>,
+    w_mask: Signal<Local, Bits<JOIN_DEPTH>>,
     w_over: Signal<Local, Bit>,
     w_log2_mtu: Signal<Local, Bits<4>>,
     a_take: Signal<Local, Bit>,
-    pw: Signal<Local, Bits<4>>,
-    pr: Signal<Local, Bits<4>>,
+    pw: Signal<Local, Bits<JOIN_BITS>>,
+    pr: Signal<Local, Bits<JOIN_BITS>>,
     pwe: Signal<Local, Bit>,
     f_drop: Signal<Local, Bits<1>>,
     f_ecn: Signal<Local, Bits<1>>,
@@ -620,7 +630,7 @@ impl Logic for RxPath {
         // record in each stream, so neither FIFO is ever written full and
         // the k-th entries of the two are the same frame.
         self.p_in.next = self.prs_valid.val() | self.prs_drop.val();
-        self.pw.next = bit_cast::<4, 5>(self.p_wr.q.val());
+        self.pw.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_wr.q.val());
         self.f_drop.next = 0.into();
         if self.prs_drop.val() {
             self.f_drop.next = 1.into();
@@ -696,7 +706,7 @@ impl Logic for RxPath {
         if self.p_in.val() {
             self.p_wr.d.next = self.p_wr.q.val() + 1;
         }
-        self.bf.write_address.next = bit_cast::<4, 5>(self.b_wr.q.val());
+        self.bf.write_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.b_wr.q.val());
         self.bf.write_data.next = bit_cast::<17, 1>(self.f_stored.val()) | (bit_cast::<17, 16>(self.rec_id.val()) << 1);
         self.bf.write_enable.next = self.rec_valid.val();
         if self.rec_valid.val() {
@@ -736,7 +746,7 @@ impl Logic for RxPath {
             | ((self.w_log2_mtu.val() == 12) & (self.w_len.q.val() > 4096))
             | ((self.w_log2_mtu.val() == 13) & (self.w_len.q.val() > 8192));
         self.w_one.next = 1.into();
-        self.w_mask.next = self.w_one.val() << bit_cast::<16, 4>(self.w_slot.q.val());
+        self.w_mask.next = self.w_one.val() << bit_cast::<JOIN_DEPTH, JOIN_BITS>(self.w_slot.q.val());
         if self.w_v.q.val() {
             if self.w_over.val() {
                 self.slot_over.d.next = self.slot_over.q.val() | self.w_mask.val();
@@ -754,7 +764,7 @@ impl Logic for RxPath {
 
         // ---- The FIFO heads, decoded from the RAM outputs for the
         // classification (`pr` is the head's slot while `p_ok`).
-        self.pr.next = bit_cast::<4, 5>(self.p_rd.q.val());
+        self.pr.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd.q.val());
         self.n_opcode.next = self.pf_hdr.read_data.val().opcode;
         self.n_drop.next = self.pf_flags.read_data.val().get_bit(0);
         self.n_trimmed.next = self.pf_flags.read_data.val().get_bit(2);
@@ -768,8 +778,8 @@ impl Logic for RxPath {
         self.n_dlen.next = self.pf_dlen.read_data.val();
         self.n_ext_type.next = self.pf_ext.read_data.val().get_bits::<4>(216);
         self.n_nack_kind.next = self.pf_ext.read_data.val().get_bits::<8>(208);
-        self.n_slot_over.next = self.slot_over.q.val() >> bit_cast::<16, 4>(self.pr.val());
-        self.n_slot_ev.next = self.slot_ev_ok.q.val() >> bit_cast::<16, 4>(self.pr.val());
+        self.n_slot_over.next = self.slot_over.q.val() >> bit_cast::<JOIN_DEPTH, JOIN_BITS>(self.pr.val());
+        self.n_slot_ev.next = self.slot_ev_ok.q.val() >> bit_cast::<JOIN_DEPTH, JOIN_BITS>(self.pr.val());
         // The model's checks before the window (`handle_data`): the
         // payload (trimmed or not) is no longer than the path MTU, an ONLY
         // packet's payload equals its DMA length (unless trimmed), and a
@@ -982,15 +992,15 @@ impl Logic for RxPath {
         }
         self.p_rd.d.next = self.p_rd_next.val();
         self.b_rd.d.next = self.b_rd_next.val();
-        self.pf_flags.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_hdr.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_va.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_rkey.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_dlen.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_imm.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_ext.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.pf_pay.read_address.next = bit_cast::<4, 5>(self.p_rd_next.val());
-        self.bf.read_address.next = bit_cast::<4, 5>(self.b_rd_next.val());
+        self.pf_flags.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_hdr.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_va.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_rkey.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_dlen.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_imm.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_ext.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_pay.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.bf.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.b_rd_next.val());
 
         // ---- Head stage.
         self.want_cmd.next = false;

@@ -1360,10 +1360,11 @@ fn probe_answers_name_an_ev_of_the_set() {
 
 #[test]
 fn blocked_command_port_holds_frames_at_the_ingress() {
-    // The RX buffer's command port blocked for the first 800 cycles (about
-    // 38 frames): the join fills to its credits and the ingress holds the
-    // rest; nothing is lost, every output equals the reference.
-    held_at_the_ingress(0xF1F0_0002, 160, 40, 800);
+    // The RX buffer's command port blocked for the first 50 cycles per
+    // join credit (a frame every 21 cycles on average: about 2.4 frames
+    // per credit): the join fills to its credits and the ingress holds
+    // the rest; nothing is lost, every output equals the reference.
+    held_at_the_ingress(0xF1F0_0002, 160, 40, 50 * JOIN_DEPTH as u64);
 }
 
 #[test]

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use contract::config::{addr, table, Row, INDEX_SELECT};
 use contract::layout::sq_ctx;
 use hw::contract_rows::row_bits;
-use hw::tx_path::TxPath;
+use hw::tx_path::{TxPath, DATA_HDR_FIFO_DEPTH};
 use proto::wire::*;
 use proto::Psn;
 use rust_hdl::prelude::*;
@@ -554,14 +554,18 @@ const BEAT_BYTES: u64 = 64;
 /// payload reads must run ahead of the headers, as many as the data
 /// header FIFO holds or the payload FIFO has room for, and no more; once
 /// the builder takes headers and payload beats again, every packet must
-/// come out in order with its read and send record. Sizes: 1000-byte
-/// payloads (16 beats: the header FIFO bounds the reads) and 4 KiB
-/// payloads (64 beats: the payload FIFO's 256 beats bound them at 4).
-/// Replayed on the Verilog.
+/// come out in order with its read and send record. Sizes: 64-byte
+/// payloads (1 beat: the header FIFO bounds the reads, at its depth and
+/// one more, the packet in the sequencer's hand, whose read goes out
+/// while its header waits for room), 1000-byte
+/// payloads (16 beats: the payload FIFO's 256 beats bound them at 16,
+/// or the header FIFO if it is shallower) and 4 KiB payloads (64 beats:
+/// the payload FIFO bounds them at 4). Replayed on the Verilog.
 #[test]
 fn payload_reads_run_ahead_of_a_busy_builder() {
-    use hw::tx_path::{DATA_HDR_FIFO_DEPTH, PAYLOAD_FIFO_BEATS};
-    for (len, ahead) in [(1000u64, DATA_HDR_FIFO_DEPTH as u64), (4096, PAYLOAD_FIFO_BEATS / 64)] {
+    use hw::tx_path::PAYLOAD_FIFO_BEATS;
+    for len in [64u64, 1000, 4096] {
+        let ahead = (DATA_HDR_FIFO_DEPTH as u64 + 1).min(PAYLOAD_FIFO_BEATS / len.div_ceil(BEAT_BYTES));
         let (hdrs, reads, early) = simulate_busy_builder(len);
         assert_eq!(
             early, ahead,
@@ -580,7 +584,7 @@ fn payload_reads_run_ahead_of_a_busy_builder() {
 }
 
 /// Packets of the busy-builder burst.
-const BURST: u64 = 24;
+const BURST: u64 = DATA_HDR_FIFO_DEPTH as u64 + 8;
 /// Cycles the builder's request port is held at the burst's start.
 const BUSY_CYCLES: u64 = 400;
 
