@@ -295,7 +295,7 @@ const RETRANSMIT: Group = Group {
     name: "Retransmission and timers",
     probes: &[
         dec("now_ns", 32),
-        // `EngineState` in hw::retransmit (Idle 0, RtoRead 12, ...).
+        // `EngineState` in hw::retransmit, numbered in declaration order (Idle 0, Load 1, ...).
         dec("retx.st__q", 5),
         bit("retx__op_valid"),
         bit("retx__op_ready"),

@@ -2104,7 +2104,7 @@ fn deep_window_sacks(sacks: &[(u32, u32, u64)]) -> WindowRun {
 /// `6 + 4w + 2k + m` plus one per resend (its output register is taken
 /// a cycle later), and `3 + 4w` for a duplicate. The
 /// walk of every outstanding PSN (`8 + 2n + 3m`, n before the SACK) took
-/// 977, 957 and 534 cycles for the three SACKs here (214, 14 and 186 now:
+/// 977, 957 and 534 cycles for the three SACKs here (208, 10 and 179 now:
 /// the first one's loss pass ends at the first PSN sent after `hw`, the
 /// third is in order, no loss pass). What the block emits (resends with
 /// reasons, EV marks, ack advances) is the reference's, the requester
