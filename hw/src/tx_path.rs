@@ -48,9 +48,10 @@ use crate::tx_header_mrc10::TxHeaderMrc10;
 /// the TX builder (log2). Each is a packet whose payload read may be in
 /// flight while the builder is busy: 16 cover a host read latency of
 /// 1 us at the 1 KiB packets' 8.7 M/s (Little's law: 8.7), but 64-byte
-/// packets at 25 M/s over a 500 ns read and the builder (about 200
-/// cycles) need about 20: 32, with the payload FIFO's room, not this,
-/// bounding larger packets.
+/// packets at 25-30 M/s over a 500 ns read and the builder (about 200
+/// cycles, 620 ns) need 16-19, what 16 held them to (docs/benchmarks.md,
+/// "32 reads ahead and 64 join credits"): 32, with the payload FIFO's
+/// room, not this, bounding larger packets.
 pub const DATA_HDR_FIFO_BITS: usize = 5;
 pub const DATA_HDR_FIFO_DEPTH: usize = 1 << DATA_HDR_FIFO_BITS;
 /// 64-byte beats of the core's payload FIFO (between the DMA read port

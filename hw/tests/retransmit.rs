@@ -2866,8 +2866,9 @@ fn a_resent_packets_prompt_delivery_excuses_its_evs_next_stall() {
 /// with the loss pass run whenever a PSN above the new una is
 /// acknowledged (the block before this test) SACK 1 took 43 cycles
 /// against its bound then of 37 (the SACK validated in a state of its
-/// own, a cycle more, as in every SACK then). The outputs are compared for the run as a
-/// whole, so each SACK's pass is checked by its cycles too: with
+/// own, a cycle more, as in every SACK then). The outputs are compared
+/// for the run as a whole, so each SACK's pass is checked by its cycles
+/// too: with
 /// `ack_in_order` left out of the skip's test (SACK 2 skips, SACK 3's
 /// pass then finds both holes, the same outputs) SACK 2 fails its lower
 /// bound; with `no_ev_hole` left out, the outputs differ.
