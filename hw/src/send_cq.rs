@@ -56,21 +56,41 @@ pub struct ListPtrWord {
     pub una: Bits<24>,
 }
 
-/// Engine states (literals in the `#[hdl_gen]` body).
-pub mod st {
-    pub const IDLE: u8 = 0;
-    pub const CHECK: u8 = 1;
-    pub const WALK_READ: u8 = 2;
-    pub const WRITE_BACK: u8 = 3;
-    pub const WALK_EVAL: u8 = 4;
+/// The sequencer's states.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum SeqState {
+    /// Take a record (QP errors, then acknowledgements, then message
+    /// records, then requester errors) and read its QP's row.
+    Idle,
+    /// The QP's row on the RAM outputs: append the record, take the
+    /// acknowledgement or the QP error. A record that leaves nothing to
+    /// walk writes the row back here; otherwise the head entry's read is
+    /// presented (or, after an append into an empty list, the entry
+    /// written now is read back in `WalkRead`).
+    Check,
+    /// The head entry, just written, is being read (an append into an
+    /// empty list whose message may be due, or a requester error record).
+    WalkRead,
+    /// The head entry on the RAM output: pop it (a CQE when it is due or
+    /// flushed) and read the next, or stop; the cycle that empties the
+    /// list or stops writes the row back.
+    Walk,
+    /// A row write-back that a config write delayed (it owns the port in
+    /// its cycle); nothing is written over a reset row.
+    WriteBack,
 }
 
-/// Event kinds latched in IDLE.
-pub mod ev {
-    pub const MSG: u8 = 0;
-    pub const REQ_ERR: u8 = 1;
-    pub const ACK: u8 = 2;
-    pub const RTX_ERR: u8 = 3;
+/// The kind of the record in service.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum RecordKind {
+    /// A message record from the requester.
+    Msg,
+    /// A requester error record (its status known).
+    ReqErr,
+    /// A cumulative acknowledgement from the retransmit engine.
+    Ack,
+    /// A QP error from the retransmit engine.
+    RtxErr,
 }
 
 /// The send completion block (256 QPs, `LIST_DEPTH` list entries each).
@@ -139,8 +159,8 @@ pub struct SendCompletions {
     /// Per QP: the completion ring (cq_index, low 8 bits).
     ring_ram: RAM<Bits<8>, 8>,
     // Engine.
-    state: DFF<Bits<3>>,
-    kind: DFF<Bits<2>>,
+    state: DFF<SeqState>,
+    kind: DFF<RecordKind>,
     qp: DFF<Bits<8>>,
     head: DFF<Bits<LIST_PTR_BITS>>,
     tail: DFF<Bits<LIST_PTR_BITS>>,
@@ -186,7 +206,7 @@ pub struct SendCompletions {
     p_head: Signal<Local, Bits<LIST_PTR_BITS>>,
     p_tail: Signal<Local, Bits<LIST_PTR_BITS>>,
     p_used: Signal<Local, Bits<LIST_PTR_BITS>>,
-    /// The entry slots read (the head, or the one after it in WALK_EVAL)
+    /// The entry slots read (the head, or the one after it in a pop)
     /// and written (the tail), narrowed to their width before they enter
     /// an address (an inline `head + 1` would carry into the QP).
     rd_slot: Signal<Local, Bits<LIST_LOG2>>,
@@ -209,7 +229,20 @@ pub struct SendCompletions {
     msg_entry: Signal<Local, Bits<164>>,
     err_entry: Signal<Local, Bits<164>>,
     err_opcode: Signal<Local, Bits<8>>,
+    /// The row written (`wb_now`): the RAM's as the record changes it in
+    /// `Check`, the registers' in a walk.
     ptr_wb: Signal<Local, ListPtrWord>,
+    /// Write the row in this cycle (no config write in it, no reset since
+    /// it was read).
+    wb_now: Signal<Local, Bit>,
+    /// The record ends in this cycle: `Idle` next, or `WriteBack` when a
+    /// config write kept the row's write out of the port.
+    wb_end: Signal<Local, Bit>,
+    /// The row's una against a message's last PSN (`Check`).
+    msg_diff: Signal<Local, Bits<24>>,
+    /// The row's una is serially after the message's last PSN: it is due
+    /// as it arrives.
+    msg_due: Signal<Local, Bit>,
     signaled_bit: Signal<Local, Bits<1>>,
 }
 
@@ -263,23 +296,16 @@ impl Logic for SendCompletions {
         if self.msg_signaled.val() {
             self.signaled_bit.next = 1.into();
         }
-        // The per-QP row the engine writes back in WRITE_BACK; a config
-        // write owns the port that cycle.
+        // The per-QP row written back: the registers' (a walk's), unless a
+        // state sets it; written where `wb_now` is set, in a cycle without
+        // a config write (which owns the port: then `WriteBack` waits for
+        // one) and not over a reset row.
         self.ptr_wb.next.head = self.head.q.val();
         self.ptr_wb.next.tail = self.tail.q.val();
         self.ptr_wb.next.in_error = self.qerr.q.val();
         self.ptr_wb.next.una = self.una.q.val();
-        self.ptr_ram.write_address.next = self.qp.q.val();
-        self.ptr_ram.write_data.next = self.ptr_wb.val();
-        self.ptr_ram.write_enable.next = false;
-        if self.cfg_hit.val() {
-            self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
-            self.ptr_ram.write_data.next.head = 0.into();
-            self.ptr_ram.write_data.next.tail = 0.into();
-            self.ptr_ram.write_data.next.in_error = false;
-            self.ptr_ram.write_data.next.una = self.cfg.data.val().get_value_sq_ctx_start_psn();
-            self.ptr_ram.write_enable.next = true;
-        }
+        self.wb_now.next = false;
+        self.wb_end.next = false;
         self.ptr_ram.read_address.next = self.qp.q.val();
         self.ring_ram.read_address.next = self.qp.q.val();
 
@@ -306,7 +332,7 @@ impl Logic for SendCompletions {
         self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.head.q.val());
         self.head_next.next = self.head.q.val() + 1;
 
-        // The row just read (valid in CHECK).
+        // The row just read (valid in `Check`).
         self.p_head.next = self.ptr_ram.read_data.val().head;
         self.p_tail.next = self.ptr_ram.read_data.val().tail;
         // The occupancy goes through a signal of the pointers' width before
@@ -320,8 +346,13 @@ impl Logic for SendCompletions {
         self.wr_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.p_tail.val());
         self.entry_ram.write_address.next = (bit_cast::<ENTRY_ADDR_BITS, 8>(self.qp.q.val()) << self.p_list_log2.val())
             | bit_cast::<ENTRY_ADDR_BITS, LIST_LOG2>(self.wr_slot.val());
+        // A message appended to an empty list is due at once when the
+        // row's una is already serially after its last PSN (its
+        // acknowledgement came first): only then, or in error, is it walked.
+        self.msg_diff.next = self.ptr_ram.read_data.val().una - self.msg_last_psn.val();
+        self.msg_due.next = (self.msg_diff.val() != 0) & !self.msg_diff.val().get_bit(23);
 
-        // The head entry (valid in WALK_EVAL) and its fate.
+        // The head entry (valid in `Walk`) and its fate.
         self.e_last.next = self.entry_ram.read_data.val().get_bits::<24>(128);
         self.e_pre.next = self.entry_ram.read_data.val().get_bits::<3>(161);
         self.e_signaled.next = self.entry_ram.read_data.val().get_bit(160);
@@ -362,167 +393,243 @@ impl Logic for SendCompletions {
         if self.cfg_here.val() {
             self.reset_seen.d.next = true;
         }
-        if self.state.q.val() == 0 {
-            // IDLE: QP errors, then acks, then message records, then
-            // requester errors (only while no message record waits: the
-            // requester holds a message record, then goes on, so a waiting
-            // one is older than an error record). A record taken in the
-            // cycle of its QP's row reads the row the row replaces: it is
-            // `reset_seen` from the start. (Not taking records in a row's
-            // cycle would put the config bus's compares ahead of
-            // `ack_ready`, which the core's CC gate and requester take in
-            // the same cycle.)
-            self.reset_seen.d.next = false;
-            if self.rtx_err_valid.val() {
-                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.rtx_err_qp.val());
-                self.rtx_err_ready.next = true;
-                self.kind.d.next = 3.into();
-                self.qp.d.next = self.rtx_err_qp.val();
-                self.fail_psn.d.next = self.rtx_err_psn.val();
-                self.fail_status.d.next = self.s_retry_exceeded.val();
-                if self.rtx_err_reason.val() == self.k_err_remote.val() {
-                    self.fail_status.d.next = self.s_remote_access.val();
+        match self.state.q.val() {
+            SeqState::Idle => {
+                // QP errors, then acks, then message records, then
+                // requester errors (only while no message record waits: the
+                // requester holds a message record, then goes on, so a
+                // waiting one is older than an error record). A record taken
+                // in the cycle of its QP's row reads the row the row
+                // replaces: it is `reset_seen` from the start. (Not taking
+                // records in a row's cycle would put the config bus's
+                // compares ahead of `ack_ready`, which the core's CC gate
+                // and requester take in the same cycle.)
+                self.reset_seen.d.next = false;
+                if self.rtx_err_valid.val() {
+                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.rtx_err_qp.val());
+                    self.rtx_err_ready.next = true;
+                    self.kind.d.next = RecordKind::RtxErr;
+                    self.qp.d.next = self.rtx_err_qp.val();
+                    self.fail_psn.d.next = self.rtx_err_psn.val();
+                    self.fail_status.d.next = self.s_retry_exceeded.val();
+                    if self.rtx_err_reason.val() == self.k_err_remote.val() {
+                        self.fail_status.d.next = self.s_remote_access.val();
+                    }
+                    self.ptr_ram.read_address.next = self.rtx_err_qp.val();
+                    self.ring_ram.read_address.next = self.rtx_err_qp.val();
+                    self.state.d.next = SeqState::Check;
+                } else if self.ack_valid.val() {
+                    self.ack_ready.next = true;
+                    self.kind.d.next = RecordKind::Ack;
+                    self.qp.d.next = self.ack_qp.val();
+                    self.in_una.d.next = self.ack_una.val();
+                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.ack_qp.val());
+                    self.ptr_ram.read_address.next = self.ack_qp.val();
+                    self.ring_ram.read_address.next = self.ack_qp.val();
+                    self.state.d.next = SeqState::Check;
+                } else if self.msg_valid.val() {
+                    // Taken in `Check`, once the list is known not to be full.
+                    self.kind.d.next = RecordKind::Msg;
+                    self.qp.d.next = self.msg_qp.val();
+                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.msg_qp.val());
+                    self.ptr_ram.read_address.next = self.msg_qp.val();
+                    self.ring_ram.read_address.next = self.msg_qp.val();
+                    self.state.d.next = SeqState::Check;
+                } else if self.req_err_valid.val() {
+                    self.kind.d.next = RecordKind::ReqErr;
+                    self.qp.d.next = self.req_err_qp.val();
+                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.req_err_qp.val());
+                    self.ptr_ram.read_address.next = self.req_err_qp.val();
+                    self.ring_ram.read_address.next = self.req_err_qp.val();
+                    self.state.d.next = SeqState::Check;
                 }
-                self.ptr_ram.read_address.next = self.rtx_err_qp.val();
-                self.ring_ram.read_address.next = self.rtx_err_qp.val();
-                self.state.d.next = 1.into();
-            } else if self.ack_valid.val() {
-                self.ack_ready.next = true;
-                self.kind.d.next = 2.into();
-                self.qp.d.next = self.ack_qp.val();
-                self.in_una.d.next = self.ack_una.val();
-                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.ack_qp.val());
-                self.ptr_ram.read_address.next = self.ack_qp.val();
-                self.ring_ram.read_address.next = self.ack_qp.val();
-                self.state.d.next = 1.into();
-            } else if self.msg_valid.val() {
-                // Taken in CHECK, once the list is known not to be full.
-                self.kind.d.next = 0.into();
-                self.qp.d.next = self.msg_qp.val();
-                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.msg_qp.val());
-                self.ptr_ram.read_address.next = self.msg_qp.val();
-                self.ring_ram.read_address.next = self.msg_qp.val();
-                self.state.d.next = 1.into();
-            } else if self.req_err_valid.val() {
-                self.kind.d.next = 1.into();
-                self.qp.d.next = self.req_err_qp.val();
-                self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.req_err_qp.val());
-                self.ptr_ram.read_address.next = self.req_err_qp.val();
-                self.ring_ram.read_address.next = self.req_err_qp.val();
-                self.state.d.next = 1.into();
             }
-        } else if self.state.q.val() == 1 {
-            // CHECK: the QP's row is here.
-            self.head.d.next = self.p_head.val();
-            self.tail.d.next = self.p_tail.val();
-            self.qerr.d.next = self.ptr_ram.read_data.val().in_error;
-            self.una.d.next = self.ptr_ram.read_data.val().una;
-            self.ring.d.next = self.ring_ram.read_data.val();
-            self.fail_pending.d.next = false;
-            if self.kind.q.val() == 0 {
-                if self.p_full.val() {
-                    self.k_list_full.d.next = true;
-                    self.state.d.next = 0.into();
-                } else {
-                    // Append. The list is walked only if it was empty (una
-                    // may already be past the message, or the QP is in
-                    // error): a non-empty list's head is older and was
-                    // not due at the last walk.
-                    self.msg_ready.next = true;
-                    self.entry_ram.write_enable.next = true;
-                    self.tail.d.next = self.p_tail.val() + 1;
-                    if self.p_empty.val() {
-                        self.state.d.next = 2.into();
-                    } else {
-                        self.state.d.next = 3.into();
+            SeqState::Check => {
+                // The QP's row is here: registered for the walk; a record
+                // that changes the row writes it back now (a walk that
+                // follows writes it again as it goes), and one that leaves
+                // nothing to walk ends here.
+                self.head.d.next = self.p_head.val();
+                self.tail.d.next = self.p_tail.val();
+                self.qerr.d.next = self.ptr_ram.read_data.val().in_error;
+                self.una.d.next = self.ptr_ram.read_data.val().una;
+                self.ring.d.next = self.ring_ram.read_data.val();
+                self.fail_pending.d.next = false;
+                self.ptr_wb.next = self.ptr_ram.read_data.val();
+                self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.p_head.val());
+                match self.kind.q.val() {
+                    RecordKind::Msg => {
+                        if self.p_full.val() {
+                            self.k_list_full.d.next = true;
+                            self.state.d.next = SeqState::Idle;
+                        } else {
+                            // Append. The list is walked only if it was
+                            // empty and the message is already due (or the
+                            // QP is in error): a non-empty list's head is
+                            // older and was not due at the last walk.
+                            self.msg_ready.next = true;
+                            self.entry_ram.write_enable.next = true;
+                            self.tail.d.next = self.p_tail.val() + 1;
+                            self.ptr_wb.next.tail = self.p_tail.val() + 1;
+                            self.wb_now.next = true;
+                            if self.p_empty.val() & (self.msg_due.val() | self.ptr_ram.read_data.val().in_error) {
+                                self.state.d.next = SeqState::WalkRead;
+                            } else {
+                                self.wb_end.next = true;
+                            }
+                        }
+                    }
+                    RecordKind::ReqErr => {
+                        if self.p_full.val() {
+                            self.k_list_full.d.next = true;
+                            self.state.d.next = SeqState::Idle;
+                        } else {
+                            // An error entry completes as soon as it is the
+                            // head.
+                            self.req_err_ready.next = true;
+                            self.entry_ram.write_data.next = self.err_entry.val();
+                            self.entry_ram.write_enable.next = true;
+                            self.tail.d.next = self.p_tail.val() + 1;
+                            self.ptr_wb.next.tail = self.p_tail.val() + 1;
+                            self.wb_now.next = true;
+                            self.state.d.next = SeqState::WalkRead;
+                        }
+                    }
+                    RecordKind::Ack => {
+                        if self.ptr_ram.read_data.val().in_error {
+                            self.k_ack_dropped.d.next = true;
+                            self.state.d.next = SeqState::Idle;
+                        } else {
+                            self.una.d.next = self.in_una.q.val();
+                            self.ptr_wb.next.una = self.in_una.q.val();
+                            self.wb_now.next = true;
+                            if self.p_empty.val() {
+                                self.wb_end.next = true;
+                            } else {
+                                self.state.d.next = SeqState::Walk;
+                            }
+                        }
+                    }
+                    RecordKind::RtxErr => {
+                        if self.ptr_ram.read_data.val().in_error {
+                            self.k_err_dropped.d.next = true;
+                            self.state.d.next = SeqState::Idle;
+                        } else {
+                            // QP error: the QP goes to error, the list is
+                            // flushed.
+                            self.qerr.d.next = true;
+                            self.fail_pending.d.next = true;
+                            self.ptr_wb.next.in_error = true;
+                            self.wb_now.next = true;
+                            if self.p_empty.val() {
+                                self.wb_end.next = true;
+                            } else {
+                                self.state.d.next = SeqState::Walk;
+                            }
+                        }
                     }
                 }
-            } else if self.kind.q.val() == 1 {
-                if self.p_full.val() {
-                    self.k_list_full.d.next = true;
-                    self.state.d.next = 0.into();
+            }
+            SeqState::WalkRead => {
+                // The head entry is being read (address from head). A reset
+                // QP's list is empty: the walk stops.
+                self.wb_now.next = true;
+                if (self.head.q.val() == self.tail.q.val()) | self.reset_seen.q.val() {
+                    self.wb_end.next = true;
                 } else {
-                    // An error entry completes as soon as it is the head.
-                    self.req_err_ready.next = true;
-                    self.entry_ram.write_data.next = self.err_entry.val();
-                    self.entry_ram.write_enable.next = true;
-                    self.tail.d.next = self.p_tail.val() + 1;
-                    self.state.d.next = 2.into();
+                    self.state.d.next = SeqState::Walk;
                 }
-            } else if self.kind.q.val() == 2 {
-                if self.ptr_ram.read_data.val().in_error {
-                    self.k_ack_dropped.d.next = true;
-                    self.state.d.next = 0.into();
+            }
+            SeqState::Walk => {
+                // The row as the walk left it so far is written in every
+                // cycle that can (so the cycle that stops needs no decision
+                // of its own to write), and the next entry's read is
+                // presented whenever the head is to be popped (so the read
+                // address does not wait for the CQE register). A config
+                // write, which owns the row's port, or a pop that waits for
+                // the CQE register, reads the head again (`WalkRead`).
+                if self.cfg_hit.val() {
+                    self.state.d.next = SeqState::WalkRead;
                 } else {
-                    self.una.d.next = self.in_una.q.val();
-                    self.state.d.next = 2.into();
+                    self.wb_now.next = true;
+                    if !self.e_pop.val() | self.reset_seen.q.val() {
+                        self.state.d.next = SeqState::Idle;
+                    } else if self.e_emit.val() & !self.cqe_free.val() {
+                        self.state.d.next = SeqState::WalkRead;
+                    } else {
+                        if self.e_emit.val() {
+                            self.c_valid.d.next = true;
+                            self.c_ring.d.next = self.ring.q.val();
+                            // A CQE; phase, imm and has_imm 0 (the ring
+                            // writer sets the phase).
+                            self.c_entry.d.next = 0.into();
+                            self.c_entry.d.next.set_value_cqe_status(self.e_status.val());
+                            self.c_entry
+                                .d
+                                .next
+                                .set_value_cqe_opcode(self.entry_ram.read_data.val().get_bits::<8>(152));
+                            self.c_entry.d.next.set_value_cqe_qp(bit_cast::<24, 8>(self.qp.q.val()));
+                            self.c_entry
+                                .d
+                                .next
+                                .set_value_cqe_wr_id(self.entry_ram.read_data.val().get_bits::<64>(0));
+                            self.c_entry
+                                .d
+                                .next
+                                .set_value_cqe_byte_len(self.entry_ram.read_data.val().get_bits::<32>(64));
+                            self.c_entry
+                                .d
+                                .next
+                                .set_value_cqe_sq_index(self.entry_ram.read_data.val().get_bits::<32>(96));
+                            self.k_cqe_error.d.next = self.e_status.val() != 0;
+                        }
+                        if self.e_failed.val() {
+                            self.fail_pending.d.next = false;
+                        }
+                        // The pop that empties the list leaves the row's
+                        // last write (the new head) to `WriteBack`.
+                        self.head.d.next = self.head_next.val();
+                        if self.head_next.val() == self.tail.q.val() {
+                            self.state.d.next = SeqState::WriteBack;
+                        }
+                    }
                 }
-            } else if self.ptr_ram.read_data.val().in_error {
-                self.k_err_dropped.d.next = true;
-                self.state.d.next = 0.into();
+                // The next entry's read, evaluated here in the next cycle
+                // when the head is popped.
+                if self.e_pop.val() {
+                    self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.head_next.val());
+                }
+            }
+            SeqState::WriteBack => {
+                self.wb_now.next = true;
+                self.wb_end.next = true;
+            }
+        }
+        // The row is written where `wb_now` asks, unless a config write
+        // owns the port in this cycle or has reset the row since it was
+        // read (`reset_seen`: the registers hold the QP as it was before).
+        // Where the record ends (`wb_end`), a write the config write
+        // pushed out is made in `WriteBack`.
+        self.ptr_ram.write_enable.next = self.wb_now.val() & !self.cfg_hit.val() & !self.reset_seen.q.val();
+        if self.wb_end.val() {
+            if self.cfg_hit.val() & !self.reset_seen.q.val() {
+                self.state.d.next = SeqState::WriteBack;
             } else {
-                // QP error: the QP goes to error, the list is flushed.
-                self.qerr.d.next = true;
-                self.fail_pending.d.next = true;
-                self.state.d.next = 2.into();
+                self.state.d.next = SeqState::Idle;
             }
-        } else if self.state.q.val() == 2 {
-            // WALK_READ: the head entry, if any (address from head). A
-            // reset QP's list is empty: the walk stops.
-            if (self.head.q.val() == self.tail.q.val()) | self.reset_seen.q.val() {
-                self.state.d.next = 3.into();
-            } else {
-                self.state.d.next = 4.into();
-            }
-        } else if self.state.q.val() == 4 {
-            // WALK_EVAL: pop (and maybe emit) the head, or stop.
-            if !self.e_pop.val() | self.reset_seen.q.val() {
-                self.state.d.next = 3.into();
-            } else if !self.e_emit.val() | self.cqe_free.val() {
-                if self.e_emit.val() {
-                    self.c_valid.d.next = true;
-                    self.c_ring.d.next = self.ring.q.val();
-                    // A CQE; phase, imm and has_imm 0 (the ring writer
-                    // sets the phase).
-                    self.c_entry.d.next = 0.into();
-                    self.c_entry.d.next.set_value_cqe_status(self.e_status.val());
-                    self.c_entry
-                        .d
-                        .next
-                        .set_value_cqe_opcode(self.entry_ram.read_data.val().get_bits::<8>(152));
-                    self.c_entry.d.next.set_value_cqe_qp(bit_cast::<24, 8>(self.qp.q.val()));
-                    self.c_entry
-                        .d
-                        .next
-                        .set_value_cqe_wr_id(self.entry_ram.read_data.val().get_bits::<64>(0));
-                    self.c_entry
-                        .d
-                        .next
-                        .set_value_cqe_byte_len(self.entry_ram.read_data.val().get_bits::<32>(64));
-                    self.c_entry
-                        .d
-                        .next
-                        .set_value_cqe_sq_index(self.entry_ram.read_data.val().get_bits::<32>(96));
-                    self.k_cqe_error.d.next = self.e_status.val() != 0;
-                }
-                if self.e_failed.val() {
-                    self.fail_pending.d.next = false;
-                }
-                self.head.d.next = self.head_next.val();
-                self.rd_slot.next = bit_cast::<LIST_LOG2, LIST_PTR_BITS>(self.head_next.val());
-                self.state.d.next = 2.into();
-            }
-        } else if self.state.q.val() == 3 {
-            // WRITE_BACK (waits for a cycle without a config write; writes
-            // nothing over a reset row).
-            if self.reset_seen.q.val() {
-                self.state.d.next = 0.into();
-            } else if !self.cfg_hit.val() {
-                self.ptr_ram.write_enable.next = true;
-                self.state.d.next = 0.into();
-            }
-        } else {
-            self.state.d.next = 0.into();
+        }
+        self.ptr_ram.write_address.next = self.qp.q.val();
+        self.ptr_ram.write_data.next = self.ptr_wb.val();
+        // Send-context rows, QP < 256: the list is emptied, the error
+        // cleared and una set to start_psn (the port is the config's in
+        // its cycle).
+        if self.cfg_hit.val() {
+            self.ptr_ram.write_address.next = bit_cast::<8, 16>(self.cfg.index.val());
+            self.ptr_ram.write_data.next.head = 0.into();
+            self.ptr_ram.write_data.next.tail = 0.into();
+            self.ptr_ram.write_data.next.in_error = false;
+            self.ptr_ram.write_data.next.una = self.cfg.data.val().get_value_sq_ctx_start_psn();
+            self.ptr_ram.write_enable.next = true;
         }
         // The entry read: {QP, slot} (the head's, or the next one's after
         // a pop).

@@ -1051,7 +1051,7 @@ fn reset_start(r: u32) -> u32 {
 /// message is not held behind them. The old messages' CQEs name the
 /// round's ring, the new message's the next round's. Run with the CQE
 /// output always taken and with it taken one cycle in three (a pop
-/// waiting in `WalkEval` when the row comes).
+/// waiting in `Walk` when the row comes).
 #[test]
 fn a_send_context_row_during_an_acknowledgement_resets_the_qp() {
     for cqe_stall in [false, true] {
