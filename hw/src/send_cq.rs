@@ -63,20 +63,27 @@ pub enum SeqState {
     /// records, then requester errors) and read its QP's row.
     Idle,
     /// The QP's row on the RAM outputs: append the record, take the
-    /// acknowledgement or the QP error. A record that leaves nothing to
-    /// walk writes the row back here; otherwise the head entry's read is
-    /// presented (or, after an append into an empty list, the entry
-    /// written now is read back in `WalkRead`).
+    /// acknowledgement or the QP error, and write the row as the record
+    /// changes it. A record that leaves nothing to walk ends here;
+    /// otherwise the head entry's read is presented (`Walk` next), or,
+    /// after an append, the head is read in `WalkRead`.
     Check,
-    /// The head entry, just written, is being read (an append into an
-    /// empty list whose message may be due, or a requester error record).
+    /// The head entry is being read: after an append (into an empty list
+    /// whose message is due or whose QP is in error, or a requester error
+    /// record), or again after a `Walk` cycle that could not pop (a CQE
+    /// register still full, a config write). An empty list (or a reset
+    /// row) ends the walk here.
     WalkRead,
     /// The head entry on the RAM output: pop it (a CQE when it is due or
-    /// flushed) and read the next, or stop; the cycle that empties the
-    /// list or stops writes the row back.
+    /// flushed) and read the next, or stop. The row, as the registers hold
+    /// it, is written in every cycle; the walk ends in the cycle that
+    /// finds the head not due, or goes to `WriteBack` after the pop that
+    /// empties the list.
     Walk,
-    /// A row write-back that a config write delayed (it owns the port in
-    /// its cycle); nothing is written over a reset row.
+    /// Write the row from the registers: after the pop that empties the
+    /// list, or for a record whose last write a config write kept out of
+    /// the port (waiting for a cycle without one); nothing is written
+    /// over a reset row.
     WriteBack,
 }
 
@@ -232,8 +239,8 @@ pub struct SendCompletions {
     /// The row written (`wb_now`): the RAM's as the record changes it in
     /// `Check`, the registers' in a walk.
     ptr_wb: Signal<Local, ListPtrWord>,
-    /// Write the row in this cycle (no config write in it, no reset since
-    /// it was read).
+    /// Ask to write the row in this cycle (made only in a cycle without a
+    /// config write and with no reset since the row was read).
     wb_now: Signal<Local, Bit>,
     /// The record ends in this cycle: `Idle` next, or `WriteBack` when a
     /// config write kept the row's write out of the port.
