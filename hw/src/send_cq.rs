@@ -245,6 +245,10 @@ pub struct SendCompletions {
     /// The record ends in this cycle: `Idle` next, or `WriteBack` when a
     /// config write kept the row's write out of the port.
     wb_end: Signal<Local, Bit>,
+    /// A record waits; the one `Idle` takes (by priority) and its QP.
+    take_any: Signal<Local, Bit>,
+    take_kind: Signal<Local, RecordKind>,
+    take_qp: Signal<Local, Bits<8>>,
     /// The row's una against a message's last PSN (`Check`).
     msg_diff: Signal<Local, Bits<24>>,
     /// The row's una is serially after the message's last PSN: it is due
@@ -400,6 +404,23 @@ impl Logic for SendCompletions {
         if self.cfg_here.val() {
             self.reset_seen.d.next = true;
         }
+        // The record `Idle` takes, by priority (see there), and its QP.
+        self.take_kind.next = RecordKind::ReqErr;
+        self.take_qp.next = self.req_err_qp.val();
+        if self.msg_valid.val() {
+            self.take_kind.next = RecordKind::Msg;
+            self.take_qp.next = self.msg_qp.val();
+        }
+        if self.ack_valid.val() {
+            self.take_kind.next = RecordKind::Ack;
+            self.take_qp.next = self.ack_qp.val();
+        }
+        if self.rtx_err_valid.val() {
+            self.take_kind.next = RecordKind::RtxErr;
+            self.take_qp.next = self.rtx_err_qp.val();
+        }
+        self.take_any.next =
+            self.rtx_err_valid.val() | self.ack_valid.val() | self.msg_valid.val() | self.req_err_valid.val();
         match self.state.q.val() {
             SeqState::Idle => {
                 // QP errors, then acks, then message records, then
@@ -412,43 +433,27 @@ impl Logic for SendCompletions {
                 // compares ahead of `ack_ready`, which the core's CC gate
                 // and requester take in the same cycle.)
                 self.reset_seen.d.next = false;
+                if self.take_any.val() {
+                    self.kind.d.next = self.take_kind.val();
+                    self.qp.d.next = self.take_qp.val();
+                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.take_qp.val());
+                    self.ptr_ram.read_address.next = self.take_qp.val();
+                    self.ring_ram.read_address.next = self.take_qp.val();
+                    self.state.d.next = SeqState::Check;
+                }
+                // Taken here: a QP error and an acknowledgement; a message
+                // record or a requester error record is taken in `Check`,
+                // once its list is known not to be full.
                 if self.rtx_err_valid.val() {
-                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.rtx_err_qp.val());
                     self.rtx_err_ready.next = true;
-                    self.kind.d.next = RecordKind::RtxErr;
-                    self.qp.d.next = self.rtx_err_qp.val();
                     self.fail_psn.d.next = self.rtx_err_psn.val();
                     self.fail_status.d.next = self.s_retry_exceeded.val();
                     if self.rtx_err_reason.val() == self.k_err_remote.val() {
                         self.fail_status.d.next = self.s_remote_access.val();
                     }
-                    self.ptr_ram.read_address.next = self.rtx_err_qp.val();
-                    self.ring_ram.read_address.next = self.rtx_err_qp.val();
-                    self.state.d.next = SeqState::Check;
                 } else if self.ack_valid.val() {
                     self.ack_ready.next = true;
-                    self.kind.d.next = RecordKind::Ack;
-                    self.qp.d.next = self.ack_qp.val();
                     self.in_una.d.next = self.ack_una.val();
-                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.ack_qp.val());
-                    self.ptr_ram.read_address.next = self.ack_qp.val();
-                    self.ring_ram.read_address.next = self.ack_qp.val();
-                    self.state.d.next = SeqState::Check;
-                } else if self.msg_valid.val() {
-                    // Taken in `Check`, once the list is known not to be full.
-                    self.kind.d.next = RecordKind::Msg;
-                    self.qp.d.next = self.msg_qp.val();
-                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.msg_qp.val());
-                    self.ptr_ram.read_address.next = self.msg_qp.val();
-                    self.ring_ram.read_address.next = self.msg_qp.val();
-                    self.state.d.next = SeqState::Check;
-                } else if self.req_err_valid.val() {
-                    self.kind.d.next = RecordKind::ReqErr;
-                    self.qp.d.next = self.req_err_qp.val();
-                    self.reset_seen.d.next = self.cfg_hit.val() & (self.cfg_qp.val() == self.req_err_qp.val());
-                    self.ptr_ram.read_address.next = self.req_err_qp.val();
-                    self.ring_ram.read_address.next = self.req_err_qp.val();
-                    self.state.d.next = SeqState::Check;
                 }
             }
             SeqState::Check => {
