@@ -44,8 +44,10 @@ pub enum DispatchState {
     /// Waiting for the placement address alone.
     CompletionPlace,
     /// The marking request (the packet was judged new and the completion
-    /// tracker accepted it); the frame moves to the tail stage when it is
-    /// taken.
+    /// tracker accepted it). Once the tail stage is empty the frame moves
+    /// there with its request, which the tail offers until the SACK table
+    /// takes it (`t_mark`), and the next frame is taken into the head
+    /// stage in the same cycle.
     Mark,
     /// Waiting for the tail stage to take the frame's ACK generator record.
     Handover,
@@ -91,6 +93,18 @@ pub struct AgRecord {
     pub probe: Bit,
     pub probe_legacy: Bit,
     pub probe_id: Bits<32>,
+}
+
+/// A payload length against each path MTU the receive set-up rows can
+/// name (`recv_init.log2_mtu` 8..=13): longer than it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct LenOverMtu {
+    pub mtu_256: Bit,
+    pub mtu_512: Bit,
+    pub mtu_1k: Bit,
+    pub mtu_2k: Bit,
+    pub mtu_4k: Bit,
+    pub mtu_8k: Bit,
 }
 
 /// A parsed frame's header fields in the header join FIFO (`pf_hdr`).
@@ -353,6 +367,10 @@ pub struct RxPath {
     t_adv_v: DFF<Bit>,
     /// Waiting for the marking request's answer (its `out_expected`).
     t_wait: DFF<Bit>,
+    /// The marking request was not taken in `Mark`'s cycle: the tail
+    /// offers it (its record's QP and PSN) until it is, ahead of the
+    /// head stage's next judging request.
+    t_mark: DFF<Bit>,
     /// Waiting for the completion tracker's walk of the advance
     /// (`done_*`): the record carries the MSN after it.
     t_msn_wait: DFF<Bit>,
@@ -377,7 +395,10 @@ pub struct RxPath {
     /// answer EV index), while its QP's rows are read.
     w_v: DFF<Bit>,
     w_slot: DFF<Bits<JOIN_BITS>>,
-    w_len: DFF<Bits<18>>,
+    /// Its payload length against each path MTU, compared as it is
+    /// written (bit i: longer than 256 << i bytes), so that the check
+    /// after the row's read only selects.
+    w_len_over: DFF<LenOverMtu>,
     w_ev_index: DFF<Bits<16>>,
     /// Per FIFO slot: the payload is longer than the QP's path MTU; the
     /// probe answer's EV index is in the QP's set.
@@ -485,6 +506,9 @@ pub struct RxPath {
     done_t: Signal<Local, Bit>,
     /// The SACK table's answer is the tail's marking request's.
     out_for_tail: Signal<Local, Bit>,
+    /// `Mark` hands the frame and its marking request to the tail this
+    /// cycle (the tail is empty).
+    mark_now: Signal<Local, Bit>,
     /// The head stage's RX buffer command this cycle (from the RAM
     /// outputs when `want_from_fifo`, else from the head registers).
     want_cmd: Signal<Local, Bit>,
@@ -556,6 +580,7 @@ impl Logic for RxPath {
             t_ag_v,
             t_adv_v,
             t_wait,
+            t_mark,
             t_msn_wait,
             t_rec,
             g_v,
@@ -563,7 +588,7 @@ impl Logic for RxPath {
             g_rec,
             w_v,
             w_slot,
-            w_len,
+            w_len_over,
             w_ev_index,
             slot_over,
             slot_ev_ok,
@@ -722,7 +747,12 @@ impl Logic for RxPath {
         self.evs_of.read_address.next = self.prs_dest_qp.val().get_bits::<8>(0);
         self.w_v.d.next = self.p_in.val();
         self.w_slot.d.next = self.pw.val();
-        self.w_len.d.next = self.prs_payload_len.val();
+        self.w_len_over.d.next.mtu_256 = self.prs_payload_len.val() > 256;
+        self.w_len_over.d.next.mtu_512 = self.prs_payload_len.val() > 512;
+        self.w_len_over.d.next.mtu_1k = self.prs_payload_len.val() > 1024;
+        self.w_len_over.d.next.mtu_2k = self.prs_payload_len.val() > 2048;
+        self.w_len_over.d.next.mtu_4k = self.prs_payload_len.val() > 4096;
+        self.w_len_over.d.next.mtu_8k = self.prs_payload_len.val() > 8192;
         // (A probe answer's EV index: bytes 4-5 of the MRC 1.0 one's
         // record, type 5; bytes 2-3 of a legacy probe response, type 4.)
         self.w_ev_index.d.next = self.prs_ext.val().get_bits::<16>(176);
@@ -739,12 +769,12 @@ impl Logic for RxPath {
         self.mtu_of.write_enable.next =
             self.cfg.valid.val() & (self.cfg.table.val() == self.t_recv_qp.val()) & (self.cfg.index.val() < 256);
         self.w_log2_mtu.next = self.mtu_of.read_data.val();
-        self.w_over.next = ((self.w_log2_mtu.val() == 8) & (self.w_len.q.val() > 256))
-            | ((self.w_log2_mtu.val() == 9) & (self.w_len.q.val() > 512))
-            | ((self.w_log2_mtu.val() == 10) & (self.w_len.q.val() > 1024))
-            | ((self.w_log2_mtu.val() == 11) & (self.w_len.q.val() > 2048))
-            | ((self.w_log2_mtu.val() == 12) & (self.w_len.q.val() > 4096))
-            | ((self.w_log2_mtu.val() == 13) & (self.w_len.q.val() > 8192));
+        self.w_over.next = ((self.w_log2_mtu.val() == 8) & self.w_len_over.q.val().mtu_256)
+            | ((self.w_log2_mtu.val() == 9) & self.w_len_over.q.val().mtu_512)
+            | ((self.w_log2_mtu.val() == 10) & self.w_len_over.q.val().mtu_1k)
+            | ((self.w_log2_mtu.val() == 11) & self.w_len_over.q.val().mtu_2k)
+            | ((self.w_log2_mtu.val() == 12) & self.w_len_over.q.val().mtu_4k)
+            | ((self.w_log2_mtu.val() == 13) & self.w_len_over.q.val().mtu_8k);
         self.w_one.next = 1.into();
         self.w_mask.next = self.w_one.val() << bit_cast::<JOIN_DEPTH, JOIN_BITS>(self.w_slot.q.val());
         if self.w_v.q.val() {
@@ -835,11 +865,19 @@ impl Logic for RxPath {
         self.probe_answer.next = self.ext_type.val() == 5;
 
         // ---- Outputs, all from registers.
-        self.sack_req_valid.next = (self.st.q.val() == DispatchState::Judge)
-            | ((self.st.q.val() == DispatchState::Mark) & !self.t_ag_v.q.val() & !self.t_adv_v.q.val());
+        // The tail's marking request first (it was issued before the head
+        // stage's next judging request, and the table answers in order).
+        self.mark_now.next = (self.st.q.val() == DispatchState::Mark) & !self.t_ag_v.q.val() & !self.t_adv_v.q.val();
+        self.sack_req_valid.next =
+            self.t_mark.q.val() | (self.st.q.val() == DispatchState::Judge) | self.mark_now.val();
         self.sack_req_qp.next = self.qp.val();
         self.sack_req_psn.next = self.psn.val();
         self.sack_req_nomark.next = self.st.q.val() != DispatchState::Mark;
+        if self.t_mark.q.val() {
+            self.sack_req_qp.next = self.t_rec.q.val().qp;
+            self.sack_req_psn.next = self.t_rec.q.val().psn;
+            self.sack_req_nomark.next = false;
+        }
         // The packet waits for the previous frame's advance: the
         // completion tracker sees packets and advances in frame order.
         self.pkt_valid.next = (self.st.q.val() == DispatchState::CompletionPacket) & !self.t_adv_v.q.val();
@@ -961,9 +999,14 @@ impl Logic for RxPath {
         // The SACK table answers in request order, and the head stage's
         // next judging request follows the tail's marking request.
         self.out_for_tail.next = self.t_wait.q.val();
+        // A frame leaving the head stage (its SACK / NACK record or its
+        // readmit taken, or an accepted packet moving to the tail with its
+        // marking request, the tail loading from the head registers this
+        // same cycle) frees it for the next one in that cycle.
         self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
             | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val())
-            | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val()))
+            | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val())
+            | self.mark_now.val())
             & !self.h_cmd_due.q.val();
         // Every take waits for a free command stage (a discard loads it in
         // the same cycle), so `take` does not wait for the classification:
@@ -1074,7 +1117,7 @@ impl Logic for RxPath {
         {
             self.st.d.next = DispatchState::Idle;
         }
-        if (self.st.q.val() == DispatchState::Judge) & self.sack_req_ready.val() {
+        if (self.st.q.val() == DispatchState::Judge) & !self.t_mark.q.val() & self.sack_req_ready.val() {
             self.st.d.next = DispatchState::JudgeWait;
         }
         if (self.st.q.val() == DispatchState::JudgeWait) & self.sack_out_valid.val() & !self.out_for_tail.val() {
@@ -1141,13 +1184,21 @@ impl Logic for RxPath {
             self.want_addr.next = self.place_addr.val();
             self.st.d.next = DispatchState::Mark;
         }
-        if (self.st.q.val() == DispatchState::Mark) & self.sack_req_valid.val() & self.sack_req_ready.val() {
-            // The verdict stays the judging request's (new: the SACK table
-            // took no other request for the QP in between); the tail waits
-            // for this request's `out_expected`.
+        if self.mark_now.val() {
+            // The frame moves to the tail, its marking request with it
+            // when the SACK table does not take it now (`t_mark`). The
+            // verdict stays the judging request's (new: the SACK table
+            // takes no other request for the QP in between); the tail
+            // waits for the marking request's `out_expected`.
             self.tl_go.next = true;
             self.tl_accepted.next = true;
-            self.st.d.next = DispatchState::Idle;
+            self.t_mark.d.next = !self.sack_req_ready.val();
+            if !self.take.val() {
+                self.st.d.next = DispatchState::Idle;
+            }
+        }
+        if self.t_mark.q.val() & self.sack_req_ready.val() {
+            self.t_mark.d.next = false;
         }
         if (self.st.q.val() == DispatchState::Handover) & self.tail_free.val() {
             self.tl_go.next = true;
