@@ -25,7 +25,8 @@ use crate::retransmit::{kind, SackFeedback, KIND_BITS};
 
 /// States of the dispatcher's head stage (the frame being classified,
 /// judged and checked). A frame leaves it as soon as its last request to
-/// the SACK table is taken: its ACK generator record and advance wait in
+/// the SACK table is issued (a marking request not taken at once is
+/// offered by the tail): its ACK generator record and advance wait in
 /// the tail stage, its RX buffer command in the command stage, so the
 /// next frame is classified while they finish.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -61,7 +62,7 @@ pub enum DispatchState {
 /// admission's join credits (`hw::rx_ingress`), so a FIFO never
 /// overflows. 64 frames of headers (a few hundred LUTs of LUT RAM)
 /// absorb the bursts of small frames that come faster than the head
-/// stage takes them (8 cycles per placed packet: a peer sends one every
+/// stage takes them (7 cycles per placed packet at best: a peer sends one every
 /// 6, and the ACKs of 64-byte WRITEs arrive bunched by the EVs' spread);
 /// 16 are too few once the TX path reads 32 payloads ahead
 /// (docs/benchmarks.md, "32 reads ahead and 64 join credits").
