@@ -826,9 +826,17 @@ fn a_port_down_holds_the_writes_and_after_up_each_completes_once() {
         done.len() < n,
         "WRITEs were in flight when the port went down: {done:?}"
     );
-    let placed = b.nic.stats().placed_bytes;
     let down = a.nic.stats();
     let rtos = a.nic.qp_counters(a.qp.qpn()).unwrap().rto_fired;
+    // A's thread may have flushed datagrams after its "down" update went
+    // out and before it saw the port down (a loaded run placed 6 more
+    // packets at B after B had the update): B's memory is measured once B
+    // has received every datagram A sent by now (B hears from A alone).
+    wait(
+        "B receives what A sent before its port went down",
+        Box::new(|| b.nic.stats().rx_datagrams >= down.tx_datagrams),
+    );
+    let placed = b.nic.stats().placed_bytes;
     // The port stays down until A's "down" update gives up on its answer
     // (B answered it, to a port that was down: dropped), a second later.
     wait(
