@@ -372,6 +372,11 @@ pub struct RxPath {
     /// offers it (its record's QP and PSN) until it is, ahead of the
     /// head stage's next judging request.
     t_mark: DFF<Bit>,
+    /// `cls_state` of the head that was on the RAM outputs last cycle and
+    /// was not taken (`nx_ok`): `Mark` takes the next frame only on it, so
+    /// the classification's path does not reach `st` through `Mark`.
+    nx_state: DFF<DispatchState>,
+    nx_ok: DFF<Bit>,
     /// Waiting for the completion tracker's walk of the advance
     /// (`done_*`): the record carries the MSN after it.
     t_msn_wait: DFF<Bit>,
@@ -510,6 +515,8 @@ pub struct RxPath {
     /// `Mark` hands the frame and its marking request to the tail this
     /// cycle (the tail is empty).
     mark_now: Signal<Local, Bit>,
+    /// The head on the RAM outputs: its state once taken.
+    cls_state: Signal<Local, DispatchState>,
     /// The head stage's RX buffer command this cycle (from the RAM
     /// outputs when `want_from_fifo`, else from the head registers).
     want_cmd: Signal<Local, Bit>,
@@ -582,6 +589,8 @@ impl Logic for RxPath {
             t_adv_v,
             t_wait,
             t_mark,
+            nx_state,
+            nx_ok,
             t_msn_wait,
             t_rec,
             g_v,
@@ -849,6 +858,21 @@ impl Logic for RxPath {
         // Every stored frame but a data packet for the SACK table is
         // discarded at once.
         self.n_needs_cmd.next = self.n_stored.val() & !self.n_data.val();
+        // The head's next state once taken (the take's counters below
+        // follow the same order): judged, handed to the retransmit engine,
+        // answered as a probe, readmitted, or done at once.
+        self.cls_state.next = DispatchState::Idle;
+        if self.n_data.val() {
+            self.cls_state.next = DispatchState::Judge;
+        } else if !self.n_drop.val() & !(self.n_write.val() & self.n_xbit.val() & self.n_qp_ok.val()) {
+            if self.n_ack_op.val() {
+                self.cls_state.next = DispatchState::RetransmitOp;
+            } else if self.n_probe.val() {
+                self.cls_state.next = DispatchState::Handover;
+            } else if self.n_legacy_answer.val() {
+                self.cls_state.next = DispatchState::Readmit;
+            }
+        }
 
         // ---- Decoded head registers.
         self.opcode.next = self.h_hdr.q.val().opcode;
@@ -1007,12 +1031,16 @@ impl Logic for RxPath {
         self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
             | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val())
             | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val())
-            | self.mark_now.val())
+            | (self.mark_now.val() & self.nx_ok.q.val()))
             & !self.h_cmd_due.q.val();
         // Every take waits for a free command stage (a discard loads it in
         // the same cycle), so `take` does not wait for the classification:
         // the read pointers' next values stay off the decode's path.
         self.take.next = self.head_free.val() & self.p_ok.q.val() & self.b_ok.q.val() & self.cmd_free.val();
+        // Registered while the head waits on the RAM outputs: valid the
+        // next cycle if it is not taken now (the same head is read again).
+        self.nx_state.d.next = self.cls_state.val();
+        self.nx_ok.d.next = self.p_ok.q.val() & self.b_ok.q.val() & !self.take.val();
 
         // ---- Join FIFO read side: the read address is the pointer after
         // this cycle's pop, so the next head is on the RAM outputs in the
@@ -1072,7 +1100,13 @@ impl Logic for RxPath {
             self.k_join_release.d.next = true;
             self.want_cmd.next = self.n_needs_cmd.val();
             self.want_from_fifo.next = true;
-            self.st.d.next = DispatchState::Idle;
+            // The next state is the head's class: in `Mark`, the class
+            // registered while the head waited (off the classification's
+            // path), else the one decoded from the RAM outputs now.
+            self.st.d.next = self.cls_state.val();
+            if self.st.q.val() == DispatchState::Mark {
+                self.st.d.next = self.nx_state.q.val();
+            }
             if self.n_drop.val() {
                 self.k_parse_drop.d.next = true;
             } else if self.n_write.val() & self.n_xbit.val() & self.n_qp_ok.val() {
@@ -1085,20 +1119,16 @@ impl Logic for RxPath {
                     // marking: the model marks a PSN only after the
                     // placement check passed.
                     self.k_data.d.next = true;
-                    self.st.d.next = DispatchState::Judge;
                 }
             } else if self.n_ack_op.val() {
                 self.k_ack.d.next = true;
-                self.st.d.next = DispatchState::RetransmitOp;
             } else if self.n_probe.val() {
                 // Answered by the ACK generator (MRC 1.0: a SACK, pr = 1;
                 // legacy: a probe response), in frame order with the data
                 // packets' records.
                 self.k_probe.d.next = true;
-                self.st.d.next = DispatchState::Handover;
             } else if self.n_legacy_answer.val() {
                 self.k_probe.d.next = true;
-                self.st.d.next = DispatchState::Readmit;
             } else if !self.n_xbit.val() & (self.n_opcode.val() != 129) {
                 self.k_rc.d.next = true;
             } else if self.n_opcode.val() == 129 {
