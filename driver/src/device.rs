@@ -127,6 +127,11 @@ pub trait Device: Send + Sync {
     fn needs_progress(&self) -> bool {
         false
     }
+    /// The program is about to wait for a completion's interrupt (it armed
+    /// a CQ's notification) instead of polling: a device that its polls
+    /// run (the soft NIC) has its own thread run it from now on, not once
+    /// the polls have stopped for a while. Real hardware: nothing.
+    fn program_waits(&self) {}
 }
 
 /// The host memory a device reaches, by IOVA: live buffers as weak

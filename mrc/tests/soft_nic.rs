@@ -107,6 +107,18 @@ fn every_write_completes_with_loss_on_the_socket_path() {
     assert!(v["tx_lost"].as_u64().unwrap() > 0, "the knob dropped something: {v:#}");
 }
 
+/// By default the server polls its CQ until the client's end of run (its
+/// soft NIC runs on the server's thread); `--server-waits` leaves the NIC
+/// to the NIC's own thread while the server waits on the exchange. Both
+/// deliver every WRITE (the client ignores the option).
+#[test]
+fn a_waiting_server_leaves_its_nic_to_its_thread() {
+    let (c, s, v) = run_pair(15, &["--server-waits"], &["-s", "4KiB", "-n", "300", "-t", "32"]);
+    assert_eq!((c, s), (0, 0), "{v:#}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["buffers_match"], true);
+}
+
 #[test]
 fn latency_mode_reports_percentiles() {
     let (c, s, v) = run_pair(7, &[], &["--mode", "lat", "-s", "64", "-n", "200"]);

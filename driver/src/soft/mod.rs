@@ -17,9 +17,10 @@
 //! drives the NIC itself ([`Device::progress`]): while it does, the thread
 //! naps, so a polling program and its NIC share one core instead of
 //! contending for the engine from two, and the packets its doorbells
-//! produce leave at its next poll, together with those of the doorbells
-//! in between (one `sendmmsg`, runs for segmentation offload). Otherwise
-//! they leave before the MMIO write returns.
+//! allow are made and leave at its next poll, together with those of the
+//! doorbells in between (one pass over the QPs, one `sendmmsg`, runs for
+//! segmentation offload). Otherwise they leave before the MMIO write
+//! returns.
 
 pub mod datagram;
 pub mod engine;
@@ -64,9 +65,23 @@ pub const RX_BUFFER: usize = 1 << 20;
 const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// How long after the program's last poll the NIC's thread leaves the
-/// work to the program, and how long it naps meanwhile.
+/// work to the program.
 const POLLED_GRACE_NS: u64 = 200_000;
-const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// The NIC thread's naps while the program polls: the first one after the
+/// thread last worked, then each twice the last up to the longest, until
+/// it finds the program gone, or the program says it will wait for an
+/// interrupt (`Device::program_waits`, which cuts the nap short). Each
+/// nap's end is a wake-up that takes a core from a polling program for a
+/// context switch: with 100 us naps throughout (10,000 wake-ups a second per NIC), two polling processes
+/// on a 2-core host reached 1.2 M 64 B WRITEs/s, with naps growing to
+/// 1 ms 1.5 M (docs/benchmarks.md, "64 B WRITEs: a doorbell's packets
+/// made at the next poll, naps that grow"). The longest nap bounds, with
+/// [`POLLED_GRACE_NS`], how late the thread takes over from a program
+/// that stops polling: 1.2 ms (a program that polls again meanwhile runs
+/// the NIC itself).
+pub const POLLED_NAP_FIRST: std::time::Duration = std::time::Duration::from_micros(100);
+pub const POLLED_NAP_LONGEST: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// How long after the program's last doorbell or poll the NIC's thread
 /// sends what the program's doorbells left for its next poll (a program
@@ -332,8 +347,8 @@ impl Inner {
         }
     }
 
-    /// Send what a doorbell left for the program's next poll, if the
-    /// program has not polled since (for a program that posts and then
+    /// Make and send what a doorbell left for the program's next poll, if
+    /// the program has not polled since (for a program that posts and then
     /// neither polls nor waits: [`UNSENT_GRACE_NS`] and a nap at most).
     fn send_unsent(&self) {
         if !self.unsent.load(Ordering::Relaxed) {
@@ -346,9 +361,10 @@ impl Inner {
         // the engine go, so a doorbell rung since the caller looked is
         // seen here, and its datagrams stay for the program's poll.
         let polled = self.last_poll_ns.load(Ordering::Relaxed);
-        if self.now().as_ns().saturating_sub(polled) >= UNSENT_GRACE_NS {
+        let now = self.now();
+        if now.as_ns().saturating_sub(polled) >= UNSENT_GRACE_NS {
             self.unsent.store(false, Ordering::Relaxed);
-            e.flush();
+            e.step_tx(now);
         }
     }
 
@@ -386,6 +402,7 @@ impl Inner {
     fn run(&self) {
         // When a step last found work, ns since `epoch`.
         let mut worked_ns = 0u64;
+        let mut nap = POLLED_NAP_FIRST;
         while !self.stop.load(Ordering::Acquire) {
             let polled = self.last_poll_ns.load(Ordering::Relaxed);
             let t = self.now().as_ns();
@@ -397,10 +414,14 @@ impl Inner {
                 // by the wake-up, and what falls due meanwhile is the
                 // polling program's to run. Marked as a wait, every
                 // doorbell arming a timer inside the nap wrote the wake-up
-                // (a system call) for nothing: one per 40 64 B WRITEs.
-                std::thread::sleep(POLLED_NAP);
+                // (a system call) for nothing: one per 40 64 B WRITEs. A
+                // program about to wait for an interrupt, and the NIC's
+                // end, unpark the thread.
+                std::thread::park_timeout(nap);
+                nap = (nap * 2).min(POLLED_NAP_LONGEST);
                 continue;
             }
+            nap = POLLED_NAP_FIRST;
             let (busy, wait, until) = {
                 let mut e = self.engine();
                 let now = self.now();
@@ -560,6 +581,7 @@ impl Drop for SoftNic {
         self.inner.stop.store(true, Ordering::Release);
         self.inner.wake.wake();
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -621,35 +643,40 @@ impl Device for SoftNic {
                 let mut e = self.inner.engine();
                 let now = self.inner.now();
                 e.doorbell(now, qp, producer);
-                // A polling program reads the socket when it polls (or
-                // a doorbell after a while without a read); else the NIC's
-                // thread does (it wakes for a datagram).
-                e.step_doorbell(now);
-                // A polling program's doorbell leaves its datagrams to the
-                // next poll: WRITEs posted one by one between two polls
-                // leave in one batch. Else they leave now.
-                let unsent = self.poll_driven && e.unsent() > 0;
-                // The program's grace counts from the doorbell (its own
-                // work is microseconds against a grace of tens).
-                let done = now;
-                if self.poll_driven {
-                    self.inner.unsent.store(unsent, Ordering::Relaxed);
-                    // Before the engine is let go: the NIC's thread, if it
-                    // waits for the engine, then leaves the datagrams to
-                    // the program's poll.
-                    self.inner.last_poll_ns.store(done.as_ns().max(1), Ordering::Relaxed);
-                } else {
+                if !self.poll_driven {
+                    // The NIC's thread reads the socket (it wakes for a
+                    // datagram); the packets leave now.
+                    e.step_doorbell(now);
                     e.flush();
+                    let next = e.next_timeout();
+                    drop(e);
+                    self.inner.after_mmio(now, false, next);
+                    return;
                 }
-                let mut next = e.next_timeout();
-                if unsent {
-                    // The NIC's thread sends them if the program does not
-                    // poll: it must not sleep past the grace (and a nap).
-                    let due = Instant::from_ns(done.as_ns() + UNSENT_GRACE_NS + POLLED_NAP.as_nanos() as u64);
-                    next = Some(next.map_or(due, |t| t.min(due)));
-                }
+                // A polling program's doorbell leaves its packets to the
+                // next poll, which makes and sends those of every doorbell
+                // since (WRITEs posted one by one between two polls leave
+                // in one batch, made in one pass over the QPs); the socket
+                // is read here only if the program has not polled for a
+                // while (`step_doorbell_polled`).
+                let stepped = e.step_doorbell_polled(now);
+                // The program's grace counts from the doorbell (its own
+                // work is microseconds against a grace of tens). Marked
+                // before the engine is let go: the NIC's thread, if it
+                // waits for the engine, then leaves the work to the
+                // program's poll.
+                self.inner.unsent.store(true, Ordering::Relaxed);
+                self.inner.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
+                // The NIC's thread makes and sends them if the program does
+                // not poll: it must not sleep past the grace (and a nap).
+                let due = Instant::from_ns(now.as_ns() + UNSENT_GRACE_NS + POLLED_NAP_LONGEST.as_nanos() as u64);
+                let next = if stepped {
+                    e.next_timeout().map_or(due, |t| t.min(due))
+                } else {
+                    due
+                };
                 drop(e);
-                self.inner.after_mmio(done, self.poll_driven, next);
+                self.inner.after_mmio(now, true, Some(next));
             }
             _ => {}
         }
@@ -696,6 +723,18 @@ impl Device for SoftNic {
 
     fn needs_progress(&self) -> bool {
         self.poll_driven
+    }
+
+    fn program_waits(&self) {
+        if !self.poll_driven {
+            return;
+        }
+        // No poll on record: the thread, at its nap's end cut short here,
+        // takes over.
+        self.inner.last_poll_ns.store(0, Ordering::Relaxed);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
     }
 
     fn endpoint_request(&self, req: crate::device::EndpointRequest) -> Result<u16, DeviceError> {
@@ -756,7 +795,9 @@ impl Device for SoftNic {
         // What the program's doorbells left for its next poll leaves
         // before it sleeps.
         if self.inner.unsent.swap(false, Ordering::Relaxed) {
-            self.inner.engine().flush();
+            let mut e = self.inner.engine();
+            let now = self.inner.now();
+            e.step_tx(now);
         }
         Ok(self.inner.irq.wait(timeout))
     }
