@@ -996,6 +996,49 @@ fn a_doorbell_leaves_its_datagrams_to_the_next_poll() {
     assert!(checked > 0, "no round posted and checked within {grace:?}");
 }
 
+/// A WRITE posted by a polling program that then stops polling leaves from
+/// the NIC's thread (its packets are made by the thread once the program
+/// has left the NIC alone for the grace), and so does one posted after the
+/// program said it will wait for an interrupt (`Device::program_waits`,
+/// which libmrc calls when a CQ is armed).
+#[test]
+fn a_post_the_program_does_not_poll_for_leaves_from_the_nics_thread() {
+    let _nics = beside_others();
+    let (mut a, b) = pair(25, 0.0);
+    let src_buf = a.pd.alloc_buffer(64).unwrap();
+    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
+    let dst_buf = b.pd.alloc_buffer(64).unwrap();
+    let dst = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    for (i, waits) in [(0u64, false), (1, true), (2, false), (3, true)] {
+        // Polling first: the NIC's thread naps meanwhile.
+        for _ in 0..1000 {
+            assert!(a.cq.poll_cq().unwrap().is_none());
+        }
+        let before = a.nic.stats().tx_datagrams;
+        a.qp.post_write(&WriteWr {
+            wr_id: i,
+            local: &src,
+            local_offset: 0,
+            len: 64,
+            remote_va: dst.remote_va(),
+            rkey: dst.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        })
+        .unwrap();
+        if waits {
+            a.nic.program_waits();
+        }
+        let start = Instant::now();
+        while a.nic.stats().tx_datagrams == before {
+            assert!(start.elapsed() < Duration::from_secs(5), "WRITE {i} never left");
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let wc = poll(&mut a.cq, "the WRITE");
+        assert_eq!((wc.wr_id, wc.status), (i, CqStatus::Success));
+    }
+}
+
 /// A QP given NSCC parameters runs the golden model's NSCC on the soft
 /// NIC (its window moves with the feedback), one without runs the fixed
 /// window, and the parameters shape it: `max_cwnd` the start (two thirds

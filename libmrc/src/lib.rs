@@ -515,9 +515,12 @@ pub unsafe extern "C" fn mrcx_req_notify(q: *const Cq) -> c_int {
     q.armed.store(true, Ordering::SeqCst);
     q.fire_if_ready();
     // A program arms a CQ to wait on its channel rather than poll: a soft
-    // NIC its polls ran goes back to its own thread now.
-    if let Some(c) = q.ctx.upgrade() {
-        c.ctx.device().program_waits();
+    // NIC its polls ran goes back to its own thread now (unless the event
+    // fired already: the program takes it at once).
+    if q.armed.load(Ordering::SeqCst) {
+        if let Some(c) = q.ctx.upgrade() {
+            c.ctx.device().program_waits();
+        }
     }
     0
 }

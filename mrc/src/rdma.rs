@@ -527,9 +527,11 @@ fn read_line_polling(
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                for _ in 0..POLLS_PER_LOOK {
+                if let Err(e) = (0..POLLS_PER_LOOK).try_for_each(|_| {
                     wcs.clear();
-                    cq.poll_batch(&mut wcs, 16).map_err(drv)?;
+                    cq.poll_batch(&mut wcs, 16).map(|_| ())
+                }) {
+                    break Err(drv(e));
                 }
             }
             Err(e) => break Err(xchg(e)),

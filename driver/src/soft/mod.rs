@@ -75,7 +75,7 @@ const POLLED_GRACE_NS: u64 = 200_000;
 /// nap's end is a wake-up that takes a core from a polling program for a
 /// context switch: with 100 us naps throughout (10,000 wake-ups a second per NIC), two polling processes
 /// on a 2-core host reached 1.2 M 64 B WRITEs/s, with naps growing to
-/// 1 ms 1.5 M (docs/benchmarks.md, "64 B WRITEs: a doorbell's packets
+/// 1 ms 1.42 M, with 1 ms naps throughout 1.47 M (docs/benchmarks.md, "64 B WRITEs: a doorbell's packets
 /// made at the next poll, naps that grow"). The longest nap bounds, with
 /// [`POLLED_GRACE_NS`], how late the thread takes over from a program
 /// that stops polling: 1.2 ms (a program that polls again meanwhile runs
@@ -313,10 +313,14 @@ struct Inner {
     epoch: std::time::Instant,
     /// Raised by the engine when a completion reaches a CQ ring.
     irq: Arc<interrupt::Interrupt>,
-    /// A doorbell left datagrams for the program's next poll
-    /// (`SoftNic::write32`); the NIC's thread sends them if the program
-    /// does not poll again.
+    /// A doorbell left its descriptors' packets to the program's next poll
+    /// (`SoftNic::write32`); the NIC's thread makes and sends them if the
+    /// program does not poll again. Cleared by a poll that ran the engine.
     unsent: AtomicBool,
+    /// The program said it will wait for an interrupt
+    /// (`Device::program_waits`): the thread's naps start again from the
+    /// first.
+    handed_back: AtomicBool,
     /// [`SoftNicConfig::spin`] in ns.
     spin_ns: u64,
     /// Times the NIC's thread went to sleep in `ppoll` (and so was woken
@@ -348,8 +352,10 @@ impl Inner {
     }
 
     /// Make and send what a doorbell left for the program's next poll, if
-    /// the program has not polled since (for a program that posts and then
-    /// neither polls nor waits: [`UNSENT_GRACE_NS`] and a nap at most).
+    /// the program has not polled for [`UNSENT_GRACE_NS`] (a program that
+    /// posts and then does not poll: its packets leave at the thread's
+    /// first look after the grace, a nap of up to [`POLLED_NAP_LONGEST`]
+    /// later).
     fn send_unsent(&self) {
         if !self.unsent.load(Ordering::Relaxed) {
             return;
@@ -418,7 +424,11 @@ impl Inner {
                 // program about to wait for an interrupt, and the NIC's
                 // end, unpark the thread.
                 std::thread::park_timeout(nap);
-                nap = (nap * 2).min(POLLED_NAP_LONGEST);
+                nap = if self.handed_back.swap(false, Ordering::Relaxed) {
+                    POLLED_NAP_FIRST
+                } else {
+                    (nap * 2).min(POLLED_NAP_LONGEST)
+                };
                 continue;
             }
             nap = POLLED_NAP_FIRST;
@@ -521,6 +531,7 @@ impl SoftNic {
             epoch: std::time::Instant::now(),
             irq,
             unsent: AtomicBool::new(false),
+            handed_back: AtomicBool::new(false),
             spin_ns,
             sleeps: AtomicU64::new(0),
         });
@@ -628,7 +639,9 @@ impl Device for SoftNic {
                 e.step(now);
                 let next = e.next_timeout();
                 drop(e);
-                self.inner.after_mmio(now, self.poll_driven, next);
+                // Not a poll: a row may come from a thread beside the
+                // program (a notifier reporting a CQ's consumer index).
+                self.inner.after_mmio(now, false, next);
             }
             MmioWrite::Doorbell { qp, producer } => {
                 // One clock read, once the engine is ours: the NIC's
@@ -668,8 +681,9 @@ impl Device for SoftNic {
                 self.inner.unsent.store(true, Ordering::Relaxed);
                 self.inner.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
                 // The NIC's thread makes and sends them if the program does
-                // not poll: it must not sleep past the grace (and a nap).
-                let due = Instant::from_ns(now.as_ns() + UNSENT_GRACE_NS + POLLED_NAP_LONGEST.as_nanos() as u64);
+                // not poll: it must not sleep past the grace (and a first
+                // nap: woken from a sleep, it naps from the first again).
+                let due = Instant::from_ns(now.as_ns() + UNSENT_GRACE_NS + POLLED_NAP_FIRST.as_nanos() as u64);
                 let next = if stepped {
                     e.next_timeout().map_or(due, |t| t.min(due))
                 } else {
@@ -718,6 +732,9 @@ impl Device for SoftNic {
         self.inner.last_poll_ns.store(now.as_ns().max(1), Ordering::Relaxed);
         if let Ok(mut e) = self.inner.engine.try_lock() {
             e.step_polled(now);
+            // Every doorbell's packets made and sent (under the lock: a
+            // doorbell sets it under the lock too).
+            self.inner.unsent.store(false, Ordering::Relaxed);
         }
     }
 
@@ -730,8 +747,12 @@ impl Device for SoftNic {
             return;
         }
         // No poll on record: the thread, at its nap's end cut short here,
-        // takes over.
+        // takes over; if the program polls or rings once more before it
+        // waits (arm, poll, post, wait), the thread's naps start again
+        // from the first, so it takes over within the grace and a few
+        // short naps.
         self.inner.last_poll_ns.store(0, Ordering::Relaxed);
+        self.inner.handed_back.store(true, Ordering::Relaxed);
         if let Some(t) = &self.thread {
             t.thread().unpark();
         }
@@ -792,13 +813,10 @@ impl Device for SoftNic {
         if vector != 0 {
             return Err(DeviceError::Unsupported("interrupt vectors other than 0"));
         }
-        // What the program's doorbells left for its next poll leaves
-        // before it sleeps.
-        if self.inner.unsent.swap(false, Ordering::Relaxed) {
-            let mut e = self.inner.engine();
-            let now = self.inner.now();
-            e.step_tx(now);
-        }
+        // What the program's doorbells left for its next poll leaves if
+        // the program has not polled for the grace (the caller may be a
+        // notifier thread beside a polling program, not the program).
+        self.inner.send_unsent();
         Ok(self.inner.irq.wait(timeout))
     }
 }
