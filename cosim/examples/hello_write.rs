@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         vlan_tci: None,
         dscp: 26,
         ttl: 64,
+        wire_mrc10: false,
     };
     ctx.set_local_address(&me);
     ctx.set_mac_loopback(true);
@@ -73,7 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         cc: CcProfile::default(),
     };
-    let (a, b) = (requester.qpn(), responder.qpn());
+    let (a, b) = (requester.wire_qpn(), responder.wire_qpn());
     for (qp, dest_qp) in [(&mut requester, b), (&mut responder, a)] {
         qp.modify(QpTransition::Init { pkey: 0xFFFF })?;
         qp.modify(QpTransition::Rtr(RtrAttr {

@@ -33,6 +33,7 @@ const LOCAL: LocalAddress = LocalAddress {
     vlan_tci: None,
     dscp: 26,
     ttl: 64,
+    wire_mrc10: false,
 };
 /// In loopback the peer of each QP is the card itself.
 const PEER: PeerAddress = PeerAddress {
@@ -105,7 +106,7 @@ fn bring_up(seed: u64) -> Loop {
         imm: None,
     };
     assert_eq!(qp_a.post_write(&wr), Err(PostError::NotReady(QpState::Reset)));
-    let (dest_a, dest_b) = (qp_b.qpn(), qp_a.qpn());
+    let (dest_a, dest_b) = (qp_b.wire_qpn(), qp_a.wire_qpn());
     for (qp, dest, rq_psn) in [(&mut qp_a, dest_a, B_PSN), (&mut qp_b, dest_b, A_PSN)] {
         qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
         assert!(

@@ -4,8 +4,11 @@
 //! through the driver's verbs API; the data arrives byte-identical. Our
 //! hardware and our golden model, interoperating through a socket.
 //!
-//! The RTL still speaks the legacy profile (issue 15 moves it to MRC 1.0),
-//! so the soft NIC runs its legacy dialect here.
+//! Both dialects: the card's own row picks what it sends (`wire_mrc10`),
+//! and the soft NIC speaks the same one (`Dialect::Mrc10` or `Legacy`).
+//! Each side names the other's QP by its wire number
+//! (`QueuePair::wire_qpn`): a soft NIC's MRC 1.0 QPs are numbered from
+//! 0x10 on the wire, the card's from 0.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -19,10 +22,14 @@ use driver::soft::{Dialect, SoftNic, SoftNicConfig};
 use driver::*;
 use verilated::{skip_without_verilator, BuildOptions};
 
-const CARD_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 11, 1));
-const SOFT_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 11, 2));
-const CARD_MAC: [u8; 6] = [2, 0, 0, 0, 11, 1];
-const SOFT_MAC: [u8; 6] = [2, 0, 0, 0, 11, 2];
+/// The card's (host 1) and the soft NIC's (host 2) address on loopback
+/// network `net`.
+fn ip(net: u8, host: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, net, host))
+}
+fn mac(net: u8, host: u8) -> [u8; 6] {
+    [2, 0, 0, 0, net, host]
+}
 /// A hang guard in wall time (the card's clock is simulated and slow).
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
@@ -33,7 +40,7 @@ struct Side {
     qp: QueuePair,
 }
 
-fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6]) -> Side {
+fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6], wire_mrc10: bool) -> Side {
     let ctx = Context::open(dev, &OpenOptions::default()).unwrap();
     ctx.set_local_address(&LocalAddress {
         mac,
@@ -41,6 +48,7 @@ fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6]) -> Side {
         vlan_tci: None,
         dscp: 26,
         ttl: 64,
+        wire_mrc10,
     });
     let pd = ctx.alloc_pd();
     let mut cq = ctx.create_cq(6).unwrap();
@@ -104,26 +112,41 @@ fn wait(cqs: [&mut CompletionQueue; 2], got: &mut [Vec<WorkCompletion>; 2], want
 
 #[test]
 fn the_rtl_and_a_soft_nic_exchange_writes_over_a_socket() {
+    exchange(11, Dialect::Legacy);
+}
+
+/// The card sending MRC 1.0 (its own row's `wire_mrc10`) and a soft NIC in
+/// its default dialect, the golden model's MRC 1.0 QP.
+#[test]
+fn the_rtl_and_a_soft_nic_exchange_writes_in_mrc10() {
+    exchange(27, Dialect::Mrc10);
+}
+
+/// A WRITE with an immediate from the card to the soft NIC, and one back,
+/// in `dialect`, on loopback network `net`.
+fn exchange(net: u8, dialect: Dialect) {
     if skip_without_verilator("the verilated core") {
         return;
     }
+    let (card_ip, card_mac, soft_ip, soft_mac) = (ip(net, 1), mac(net, 1), ip(net, 2), mac(net, 2));
+    let mrc10 = dialect == Dialect::Mrc10;
     let built = build_core(&BuildOptions::default()).unwrap();
     let card = Arc::new(CosimDevice::single(&built, &CosimOptions::default()).unwrap());
-    let bridge = UdpBridge::bind(CARD_IP, 4791, CARD_MAC).expect("bind the card's loopback address");
+    let bridge = UdpBridge::bind(card_ip, 4791, card_mac).expect("bind the card's loopback address");
     card.with_bench(|b| b.link = Some(Box::new(bridge)));
     let soft = Arc::new(
         SoftNic::new(SoftNicConfig {
-            ip: SOFT_IP,
-            dialect: Dialect::Legacy,
+            ip: soft_ip,
+            dialect,
             ..SoftNicConfig::default()
         })
         .unwrap(),
     );
-    let mut c = side(card.clone(), CARD_IP, CARD_MAC);
-    let mut s = side(soft.clone(), SOFT_IP, SOFT_MAC);
-    let (cq_n, sq_n) = (c.qp.qpn(), s.qp.qpn());
-    connect(&mut c, sq_n, 0x300, 0x100, SOFT_IP, SOFT_MAC, 0x6000);
-    connect(&mut s, cq_n, 0x100, 0x300, CARD_IP, CARD_MAC, 0x7000);
+    let mut c = side(card.clone(), card_ip, card_mac, mrc10);
+    let mut s = side(soft.clone(), soft_ip, soft_mac, mrc10);
+    let (cq_n, sq_n) = (c.qp.wire_qpn(), s.qp.wire_qpn());
+    connect(&mut c, sq_n, 0x300, 0x100, soft_ip, soft_mac, 0x6000);
+    connect(&mut s, cq_n, 0x100, 0x300, card_ip, card_mac, 0x7000);
 
     const LEN: usize = 6000; // six packets at 1 KiB MTU
     let pattern = |seed: u8| -> Vec<u8> { (0..LEN).map(|i| (i as u8).wrapping_mul(7) ^ seed).collect() };

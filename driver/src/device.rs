@@ -127,6 +127,13 @@ pub trait Device: Send + Sync {
     fn needs_progress(&self) -> bool {
         false
     }
+    /// What the device adds to a QP's number on the wire: the BTH of the
+    /// driver's QP `n` names `n + wire_qpn_offset()`, and a peer names it
+    /// so (`RtrAttr::dest_qp`, `QueuePair::wire_qpn`). A card: 0. A soft
+    /// NIC speaking MRC 1.0: 0x10, clear of the endpoint's QPN 0x2.
+    fn wire_qpn_offset(&self) -> u32 {
+        0
+    }
     /// The program is about to wait for a completion's interrupt (it armed
     /// a CQ's notification) instead of polling: a device that its polls
     /// run (the soft NIC) has its own thread run it from now on, not once

@@ -211,6 +211,11 @@ pub struct LocalAddress {
     pub vlan_tci: Option<u16>,
     pub dscp: u8,
     pub ttl: u8,
+    /// A card sends MRC 1.0 (the own row's `wire_mrc10`), else the legacy
+    /// dialect (its reset value); it receives both. A soft NIC speaks the
+    /// dialect of its configuration (`SoftNicConfig::dialect`) and takes
+    /// no notice of this.
+    pub wire_mrc10: bool,
 }
 
 fn mac_u64(mac: [u8; 6]) -> u64 {
@@ -445,7 +450,8 @@ impl Context {
             .set(config::addr::VLAN, u64::from(a.vlan_tci.is_some()))
             .set(config::addr::TCI, u64::from(a.vlan_tci.unwrap_or(0)))
             .set(config::addr::DSCP, u64::from(a.dscp))
-            .set(config::addr::TTL, u64::from(a.ttl));
+            .set(config::addr::TTL, u64::from(a.ttl))
+            .set(config::addr::WIRE_MRC10, u64::from(a.wire_mrc10));
         self.shared.row(cfg_table::ADDR, config::INDEX_SELECT, &row);
     }
 
@@ -787,7 +793,7 @@ impl SqTrack {
 /// Receive-side attributes (INIT -> RTR).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtrAttr {
-    /// The peer's QP number.
+    /// The peer's QP number on the wire (its `QueuePair::wire_qpn`).
     pub dest_qp: u32,
     /// First PSN expected from the peer.
     pub rq_psn: u32,
@@ -983,8 +989,15 @@ fn bad(name: &'static str, why: impl Into<String>) -> ModifyError {
 }
 
 impl QueuePair {
+    /// The QP's number in this driver (its rows, its completions).
     pub fn qpn(&self) -> u32 {
         self.qpn
+    }
+    /// The QP's number on the wire, which the peer's QP names as its
+    /// destination (`RtrAttr::dest_qp`): `qpn` plus the device's
+    /// `Device::wire_qpn_offset`.
+    pub fn wire_qpn(&self) -> u32 {
+        self.qpn + self.shared.dev.wire_qpn_offset()
     }
     pub fn state(&self) -> QpState {
         // An error completion put the QP in error behind our back.

@@ -97,7 +97,8 @@ impl Nic {
             sq_base: sq.iova(),
             cq_index: 0,
             addr_index: 0,
-            dest_qp: 0,
+            // The peer's QP 0 on the wire (a soft NIC's MRC 1.0 numbers).
+            dest_qp: driver::soft::engine::WIRE_QPN_OFFSET,
             start_psn: 100,
             pkey: 0xFFFF,
             sq_log2_size: 4,

@@ -77,6 +77,7 @@ fn side_cfg(test: u8, host: u8, cfg: SoftNicConfig) -> Side {
         vlan_tci: None,
         dscp: 26,
         ttl: 64,
+        wire_mrc10: false,
     });
     let pd = ctx.alloc_pd();
     let mut cq = ctx.create_cq(10).unwrap();
@@ -123,7 +124,7 @@ fn pair_gso(test: u8, tx_loss: f64, rts_of: impl Fn(u32, u16) -> RtsAttr, gso: b
 
 /// A and B of test `test` (hosts 1 and 2), connected, both in RTS.
 fn connect(test: u8, mut a: Side, mut b: Side, rts_of: impl Fn(u32, u16) -> RtsAttr) -> (Side, Side) {
-    let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
+    let (qa, qb) = (a.qp.wire_qpn(), b.qp.wire_qpn());
     let psn_a = 0xFF_FF00; // A's PSNs cross the 24-bit wrap
     let psn_b = 0x40;
     for (s, dest, rq_psn, peer_host) in [(&mut a, qb, psn_b, 2), (&mut b, qa, psn_a, 1)] {
@@ -413,7 +414,7 @@ fn one_buffer_registered_twice_takes_writes_under_both_keys() {
     let dst_buf = b.pd.alloc_buffer(8192).unwrap();
     let k1 = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
     let k2 = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
-    let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
+    let (qa, qb) = (a.qp.wire_qpn(), b.qp.wire_qpn());
     for (s, dest, peer_host) in [(&mut a, qb, 2u8), (&mut b, qa, 1u8)] {
         s.qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
         s.qp.modify(QpTransition::Rtr(RtrAttr {
@@ -497,7 +498,7 @@ fn a_qp_reset_mid_transfer_comes_back_clean() {
         std::thread::sleep(Duration::from_micros(200 * round));
         a.qp.modify(QpTransition::Reset).unwrap();
         b.qp.modify(QpTransition::Reset).unwrap();
-        let (qa, qb) = (a.qp.qpn(), b.qp.qpn());
+        let (qa, qb) = (a.qp.wire_qpn(), b.qp.wire_qpn());
         for (s, dest, rq_psn, sq_psn, peer_host) in [(&mut a, qb, 0x20, 0x10, 2u8), (&mut b, qa, 0x10, 0x20, 1u8)] {
             s.qp.modify(QpTransition::Init { pkey: 0xFFFF }).unwrap();
             s.qp.modify(QpTransition::Rtr(RtrAttr {

@@ -194,6 +194,9 @@ pub extern "C" fn mrcx_open(i: c_int) -> *mut Ctx {
             vlan_tci: None,
             dscp: 26,
             ttl: 64,
+            // MRC 1.0 on every device: a card sends it under its own row's
+            // bit (a soft NIC speaks it by default and ignores the bit).
+            wire_mrc10: true,
         });
         let Some(events) = Events::new() else {
             return std::ptr::null_mut();
@@ -639,7 +642,9 @@ pub unsafe extern "C" fn mrcx_create_qp(
 #[no_mangle]
 pub unsafe extern "C" fn mrcx_qpn(q: *const Qp) -> u32 {
     // SAFETY: a live QP.
-    unsafe { q.as_ref() }.map_or(0, |q| lock(&q.qp).qpn())
+    // The number a peer names it by (`qp_num`, exchanged out of band):
+    // its number on the wire.
+    unsafe { q.as_ref() }.map_or(0, |q| lock(&q.qp).wire_qpn())
 }
 
 #[no_mangle]
@@ -1010,7 +1015,9 @@ pub unsafe extern "C" fn mrcx_post_recv(q: *const Qp, wr_id: u64) -> c_int {
     })
 }
 
-fn to_wc(w: &driver::WorkCompletion) -> MrcxWc {
+/// A completion as the C layer reports it; `wire_qpn_offset`: the
+/// device's, so `qp_num` is the QP's `qp_num` (its wire number).
+fn to_wc(w: &driver::WorkCompletion, wire_qpn_offset: u32) -> MrcxWc {
     MrcxWc {
         wr_id: w.wr_id,
         status: w.status as u32,
@@ -1022,7 +1029,7 @@ fn to_wc(w: &driver::WorkCompletion) -> MrcxWc {
         byte_len: w.byte_len,
         imm: w.imm.unwrap_or(0),
         has_imm: u32::from(w.imm.is_some()),
-        qp_num: w.qp,
+        qp_num: w.qp + wire_qpn_offset,
     }
 }
 
@@ -1082,7 +1089,7 @@ pub(crate) fn drain(ctx: &Ctx, drive: bool) {
 }
 
 fn route(ctx: &Ctx, src: &Arc<Cq>, w: &driver::WorkCompletion) {
-    let wc = to_wc(w);
+    let wc = to_wc(w, ctx.ctx.device().wire_qpn_offset());
     let target = if w.opcode == WcOpcode::RecvWriteImm {
         lock(&ctx.recv_cq).get(&w.qp).cloned().unwrap_or_else(|| src.clone())
     } else {

@@ -399,6 +399,7 @@ const LOCAL: LocalAddress = LocalAddress {
     vlan_tci: None,
     dscp: 26,
     ttl: 64,
+    wire_mrc10: false,
 };
 const EV_BASE: u16 = 0x1000;
 
@@ -671,7 +672,7 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     for i in 0..a.qps {
         let mut qa = pd_a.create_qp(&mut cq_send, ceil_log2(depth * 2).max(1))?;
         let mut qb = pd_b.create_qp(&mut cq_recv, 1)?;
-        let (na, nb) = (qa.qpn(), qb.qpn());
+        let (na, nb) = (qa.wire_qpn(), qb.wire_qpn());
         qa.modify(QpTransition::Init { pkey: 0xFFFF })?;
         qa.modify(QpTransition::Rtr(RtrAttr {
             dest_qp: nb,

@@ -349,6 +349,7 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
         vlan_tci: None,
         dscp: 26,
         ttl: 64,
+        wire_mrc10: false,
     });
     let pd = ctx.alloc_pd();
     let mut cq = ctx.create_cq(12).map_err(drv)?;
@@ -426,7 +427,7 @@ pub fn run(a: &RdmaArgs) -> Result<bool, RdmaError> {
 
 fn hello_of(h: &Host, psn: u32) -> Hello {
     Hello {
-        qpn: h.qp.qpn(),
+        qpn: h.qp.wire_qpn(),
         psn,
         va: h.mr.remote_va(),
         rkey: h.mr.rkey().unwrap_or(0),

@@ -45,9 +45,9 @@ use crate::verbs::NsccParams;
 /// The wire QPN of the driver's QP `n` is `n + WIRE_QPN_OFFSET`: the
 /// driver numbers QPs from 0, and MRC 1.0 reserves QPN 0x2 for the
 /// endpoint (ours: the fabric simulator numbers its QPs from the same
-/// base). Every soft NIC uses the same offset, so a peer's QP number as
-/// its driver reports it (`RtrAttr::dest_qp`) is mapped the same way.
-/// The legacy dialect numbers QPs as the card does: no offset.
+/// base). The peer's QP is named by its wire QPN (`RtrAttr::dest_qp`,
+/// the peer's `QueuePair::wire_qpn`), whatever numbers it: a card adds
+/// nothing. The legacy dialect numbers QPs as the card does: no offset.
 pub const WIRE_QPN_OFFSET: u32 = 0x10;
 
 /// Receives the model holds posted per QP for WRITE-with-immediate (the
@@ -765,7 +765,7 @@ impl Engine {
             Dialect::Mrc10 => Transport::Mrc,
             Dialect::Legacy => Transport::MrcLegacy,
         };
-        let mut s = QpSetup::new(transport, qpn + off, ctx.dest_qp + off);
+        let mut s = QpSetup::new(transport, qpn + off, ctx.dest_qp);
         s.cfg.mtu = 1 << ctx.log2_mtu;
         s.cfg.seed = self.cfg.seed ^ u64::from(qpn);
         s.cfg.ack_every = self.ack_every;
@@ -817,7 +817,7 @@ impl Engine {
         })
     }
 
-    fn wire_qpn_offset(&self) -> u32 {
+    pub fn wire_qpn_offset(&self) -> u32 {
         match self.cfg.dialect {
             Dialect::Mrc10 => WIRE_QPN_OFFSET,
             Dialect::Legacy => 0,

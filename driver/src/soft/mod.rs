@@ -501,6 +501,8 @@ pub struct SoftNic {
     thread: Option<JoinHandle<()>>,
     name: String,
     poll_driven: bool,
+    /// `Device::wire_qpn_offset`, by the dialect.
+    wire_qpn_offset: u32,
 }
 
 impl SoftNic {
@@ -518,6 +520,7 @@ impl SoftNic {
         let poll_driven = cfg.poll_driven;
         let spin_ns = cfg.spin.as_nanos() as u64;
         let engine = Engine::new(cfg)?;
+        let wire_qpn_offset = engine.wire_qpn_offset();
         let wait_fd = engine.port().raw_fd();
         let irq = Arc::clone(engine.interrupt());
         let inner = Arc::new(Inner {
@@ -545,6 +548,7 @@ impl SoftNic {
             thread: Some(thread),
             name,
             poll_driven,
+            wire_qpn_offset,
         })
     }
 
@@ -740,6 +744,10 @@ impl Device for SoftNic {
 
     fn needs_progress(&self) -> bool {
         self.poll_driven
+    }
+
+    fn wire_qpn_offset(&self) -> u32 {
+        self.wire_qpn_offset
     }
 
     fn program_waits(&self) {
