@@ -406,6 +406,17 @@ impl Context {
         let cfg = ConfigPort::new(&*dev, info.cfg_base)?;
         let push_window = info.push_window.filter(|_| opts.push_descriptors);
         let push_payload = push_window.is_some() && opts.push_payloads && info.push_payload;
+        // MRC 1.0 reserves QPN 0x2 for the endpoint, and a NIC refuses a
+        // data packet to it: no QP's wire number is it (a card's QP 2 is
+        // never given out; a soft NIC's numbers start past it).
+        let mut qps = vec![false; MAX_QPS];
+        let endpoint = proto::wire::mrc10::choices::ENDPOINT_QPN;
+        if let Some(slot) = endpoint
+            .checked_sub(dev.wire_qpn_offset())
+            .and_then(|n| qps.get_mut(n as usize))
+        {
+            *slot = true;
+        }
         let shared = Arc::new(Shared {
             dev,
             info,
@@ -415,7 +426,7 @@ impl Context {
             push_lock: Mutex::new(()),
             cfg: Mutex::new(cfg),
             alloc: Mutex::new(Alloc {
-                qps: vec![false; MAX_QPS],
+                qps,
                 cqs: vec![false; MAX_CQS],
                 mrs: vec![None; MR_SLOTS],
                 addrs: vec![None; ADDR_ROWS],

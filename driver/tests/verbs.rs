@@ -1357,7 +1357,8 @@ fn counters_by_name_and_resource_limits() {
         ctx2.counter("retransmit"),
         Err(Error::CounterAbsent { slot: 9, num: 4, .. })
     ));
-    // 256 QPs, 256 CQs (one CQ and one QP are taken by the setup).
+    // 256 QPs, 256 CQs (one CQ and one QP are taken by the setup; QP 2,
+    // MRC 1.0's endpoint QPN, is never given out).
     let pd = s.ctx.alloc_pd();
     let mut cqs = vec![];
     while let Ok(cq) = s.ctx.create_cq(0) {
@@ -1368,7 +1369,8 @@ fn counters_by_name_and_resource_limits() {
     while let Ok(qp) = pd.create_qp(&mut cqs[0], 1) {
         qps.push(qp);
     }
-    assert_eq!(qps.len(), 255);
+    assert_eq!(qps.len(), 254);
+    assert!(qps.iter().all(|q| q.wire_qpn() != 2), "no QP is the endpoint's");
     assert!(matches!(
         pd.create_qp(&mut cqs[0], 1),
         Err(Error::Exhausted("queue pair"))

@@ -79,6 +79,11 @@ pub struct PerfArgs {
     /// Where the two endpoints are.
     #[arg(long, value_enum, default_value_t = Endpoints::Fabric)]
     pub endpoints: Endpoints,
+    /// The dialect both cards send (their own address rows'
+    /// `wire_mrc10`): MRC 1.0, or the legacy profile the cards reset to;
+    /// both receive either. The wire limit is MRC 1.0's.
+    #[arg(long, value_enum, default_value_t = crate::cosim::WireArg::Mrc10)]
+    pub wire: crate::cosim::WireArg,
     /// Fabric: one-way base delay of every path.
     #[arg(long, value_parser = parse_duration, default_value = "1us")]
     pub delay: proto::time::Duration,
@@ -205,6 +210,8 @@ pub struct Latency {
 pub struct PerfReport {
     pub mode: Mode,
     pub endpoints: Endpoints,
+    /// The dialect the cards sent: "legacy" or "mrc10".
+    pub wire: &'static str,
     pub endpoints_desc: &'static str,
     pub host: Host,
     /// The host's parameters, in words.
@@ -600,17 +607,21 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     } else {
         ctx_a.clone()
     };
+    let local = LocalAddress {
+        wire_mrc10: a.wire == crate::cosim::WireArg::Mrc10,
+        ..LOCAL
+    };
     let (addr_a, addr_b) = if fabric {
         (
-            LOCAL,
+            local,
             LocalAddress {
                 mac: [2, 0, 0, 0, 0, 2],
                 ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
-                ..LOCAL
+                ..local
             },
         )
     } else {
-        (LOCAL, LOCAL)
+        (local, local)
     };
     ctx_a.set_local_address(&addr_a);
     ctx_b.set_local_address(&addr_b);
@@ -891,6 +902,10 @@ fn run_size(a: &PerfArgs, size: u64) -> Result<PerfReport, PerfError> {
     let pcie_b = if fabric { pcie_of(&dev_b) } else { None };
     let report = PerfReport {
         mode: a.mode,
+        wire: match a.wire {
+            crate::cosim::WireArg::Legacy => "legacy",
+            crate::cosim::WireArg::Mrc10 => "mrc10",
+        },
         endpoints: a.endpoints,
         endpoints_desc: if fabric {
             "two cards, requester QPs on A, responder QPs on B, over cosim::fabric (one path per EV)"
