@@ -386,6 +386,16 @@ impl SystemConfig {
         ((usize::from(B_QP) + q) % usize::from(MAX_QPS)) as u8
     }
 
+    /// The most QP pairs whose QPs on both NICs all avoid MRC 1.0's
+    /// endpoint QPN 0x2 (to which a NIC refuses data in MRC 1.0): B's
+    /// numbers, counting up from 0x77, wrap to it first.
+    pub fn max_qps_mrc10() -> u16 {
+        let endpoint = proto::wire::mrc10::choices::ENDPOINT_QPN as u8;
+        (0..usize::from(MAX_QPS))
+            .position(|q| Self::a_qp(q) == endpoint || Self::b_qp(q) == endpoint)
+            .map_or(MAX_QPS, |q| q as u16)
+    }
+
     /// The rkey of pair `q`'s region on B (its MR slot, rkey mod 256, is
     /// its own for up to 256 pairs).
     pub fn rkey_of(q: usize) -> u32 {
@@ -931,6 +941,14 @@ impl System {
         if cfg.qps == 0 || cfg.qps > MAX_QPS {
             return Err(SystemError::Config(format!(
                 "qps must be 1..={MAX_QPS} (the core's QPs), got {}",
+                cfg.qps
+            )));
+        }
+        if cfg.wire == Wire::Mrc10 && cfg.qps > SystemConfig::max_qps_mrc10() {
+            return Err(SystemError::Config(format!(
+                "at most {} QP pairs in MRC 1.0 (pair {}'s QP would be the endpoint QPN 0x2), got {}",
+                SystemConfig::max_qps_mrc10(),
+                SystemConfig::max_qps_mrc10(),
                 cfg.qps
             )));
         }

@@ -407,8 +407,10 @@ impl Context {
         let push_window = info.push_window.filter(|_| opts.push_descriptors);
         let push_payload = push_window.is_some() && opts.push_payloads && info.push_payload;
         // MRC 1.0 reserves QPN 0x2 for the endpoint, and a NIC refuses a
-        // data packet to it: no QP's wire number is it (a card's QP 2 is
-        // never given out; a soft NIC's numbers start past it).
+        // data packet to it: no QP's wire number is it. A card's QP 2 is
+        // never given out (it receives both dialects), nor a legacy soft
+        // NIC's (offset 0, though its profile has no endpoint); an MRC 1.0
+        // soft NIC's numbers start past it.
         let mut qps = vec![false; MAX_QPS];
         let endpoint = proto::wire::mrc10::choices::ENDPOINT_QPN;
         if let Some(slot) = endpoint

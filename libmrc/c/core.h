@@ -215,7 +215,7 @@ struct mrc_context {
 /* What our devices offer (the driver's limits), for every query. */
 enum {
   MRC_DEV_MAX_QP_HINT = 1024, /* per MRC context */
-  MRC_DEV_MAX_QP = 256,
+  MRC_DEV_MAX_QP = 255, /* 256, less QP 2 (MRC 1.0's endpoint QPN) */
   MRC_DEV_MAX_CQ = 256,
   MRC_DEV_MAX_QP_WR = 1 << 16,
   MRC_DEV_MAX_EVS = 128, /* EVs per QP (driver::EvProfile) */

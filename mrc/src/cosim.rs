@@ -213,6 +213,13 @@ pub fn config(args: &CosimArgs) -> Result<SystemConfig, CosimError> {
             args.qps
         )));
     }
+    let mrc10_max = cosim::system::SystemConfig::max_qps_mrc10();
+    if args.wire == WireArg::Mrc10 && args.qps > mrc10_max {
+        return Err(CosimError::Usage(format!(
+            "--qps {}: with --wire mrc10 at most {mrc10_max} (a higher pair's QP would be MRC 1.0's endpoint QPN 0x2)",
+            args.qps
+        )));
+    }
     if args.messages < usize::from(args.qps) {
         return usage("--messages must be at least --qps (every QP pair carries messages)");
     }

@@ -160,15 +160,17 @@ impl Hello {
     fn line(&self) -> String {
         let m = self.mac;
         format!(
-            "MRC-RDMA 1 qpn={} psn={} va={:#x} rkey={:#x} len={} ip={} mac={:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}\n",
+            "MRC-RDMA 2 qpn={} psn={} va={:#x} rkey={:#x} len={} ip={} mac={:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}\n",
             self.qpn, self.psn, self.va, self.rkey, self.len, self.ip, m[0], m[1], m[2], m[3], m[4], m[5]
         )
     }
 
     fn parse(line: &str) -> Result<Hello, RdmaError> {
         let mut it = line.split_whitespace();
-        if it.next() != Some("MRC-RDMA") || it.next() != Some("1") {
-            return Err(xchg(format!("the peer is not `mrc rdma` 1: {:?}", line.trim())));
+        // Version 2: `qpn` is the QP's wire number (`QueuePair::wire_qpn`);
+        // version 1 sent the driver's, which a soft NIC then offset.
+        if it.next() != Some("MRC-RDMA") || it.next() != Some("2") {
+            return Err(xchg(format!("the peer is not `mrc rdma` 2: {:?}", line.trim())));
         }
         let mut h = Hello {
             qpn: 0,
@@ -349,7 +351,9 @@ fn open_host(a: &RdmaArgs, spec: DeviceSpec, buf_len: usize) -> Result<Host, Rdm
         vlan_tci: None,
         dscp: 26,
         ttl: 64,
-        wire_mrc10: false,
+        // A soft NIC speaks its configuration's dialect; a card would send
+        // MRC 1.0, as libmrc sets every device.
+        wire_mrc10: true,
     });
     let pd = ctx.alloc_pd();
     let mut cq = ctx.create_cq(12).map_err(drv)?;

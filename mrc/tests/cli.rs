@@ -486,6 +486,10 @@ fn cosim_scenarios_run_by_name() {
         // Beyond the core's 256 QPs, or QPs without messages.
         (vec!["cosim", "--qps", "257"], "--qps 257: the core has 256 QPs per NIC"),
         (vec!["cosim", "--qps", "0"], "--qps 0: the core has 256 QPs"),
+        (
+            vec!["cosim", "--wire", "mrc10", "--qps", "140"],
+            "--qps 140: with --wire mrc10 at most 139",
+        ),
         (vec!["cosim", "--in-flight", "65"], "--in-flight 65: a QP keeps 1 to 64"),
         (vec!["cosim", "--in-flight", "0"], "--in-flight 0: a QP keeps 1 to 64"),
         // A wire the NICs do not speak.
