@@ -1024,6 +1024,13 @@ fn print_report(a: &PerfArgs, r: &PerfReport) {
         }
     );
     println!("endpoints: {}", r.endpoints_desc);
+    println!(
+        "wire: {}",
+        match r.wire {
+            "mrc10" => "MRC 1.0 (both cards' wire_mrc10)",
+            _ => "the legacy profile",
+        }
+    );
     println!("host: {}", r.host_desc);
     println!();
     println!(

@@ -647,6 +647,9 @@ fn perf_measures_writes_on_the_cosimulated_rtl() {
         "3",
     ]);
     assert_eq!(code, Some(0), "{bw:#}");
+    // MRC 1.0 by default; two QPs per side on one card are QPs 0, 1, 3
+    // and 4 (QP 2, MRC 1.0's endpoint QPN, would take no data).
+    assert_eq!(bw["wire"], "mrc10");
     assert_eq!(bw["completed"], 24);
     assert_eq!(bw["bytes"], 24 * 4096);
     assert_eq!(bw["data_ok"], true);
@@ -804,8 +807,9 @@ fn perf_refuses_bad_options() {
 }
 
 /// `mrc perf` between two co-simulated cards over `cosim::fabric` (the
-/// default endpoints), with the fabric's delays: completes, data in place,
-/// and the latency includes at least the fabric's round trip.
+/// default endpoints), with the fabric's delays, the cards on the legacy
+/// profile: completes, data in place, and the latency includes at least
+/// the fabric's round trip.
 #[test]
 fn perf_runs_between_two_cards_over_the_fabric() {
     if verilated::skip_without_verilator("mrc perf") {
@@ -822,9 +826,12 @@ fn perf_runs_between_two_cards_over_the_fabric() {
         "4",
         "--delay",
         "1us",
+        "--wire",
+        "legacy",
     ]);
     assert_eq!(code, Some(0), "{r:#}");
     assert_eq!(r["endpoints"], "fabric");
+    assert_eq!(r["wire"], "legacy");
     assert_eq!(r["completed"], 8);
     assert_eq!(r["data_ok"], true);
     assert!(
