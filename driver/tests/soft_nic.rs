@@ -952,6 +952,40 @@ fn a_port_cycle_keeps_the_control_planes_denials() {
     assert_eq!((s.port_downs, s.port_ups, s.port_updates_sent), (1, 1, 2), "{s:?}");
 }
 
+/// A 64-byte source region on A and a 64-byte target region on B:
+/// `write(i)` is WRITE `i` of the one to the other.
+struct SmallWrites {
+    src: MemoryRegion,
+    dst: MemoryRegion,
+}
+
+impl SmallWrites {
+    /// A and B of test `test`, and their regions.
+    fn pair(test: u8) -> (Side, Side, SmallWrites) {
+        let (a, b) = pair(test, 0.0);
+        let src = a.pd.register(&a.pd.alloc_buffer(64).unwrap(), Access::LocalOnly);
+        let dst = b.pd.register(&b.pd.alloc_buffer(64).unwrap(), Access::RemoteWrite);
+        let w = SmallWrites {
+            src: src.unwrap(),
+            dst: dst.unwrap(),
+        };
+        (a, b, w)
+    }
+
+    fn write(&self, wr_id: u64) -> WriteWr<'_> {
+        WriteWr {
+            wr_id,
+            local: &self.src,
+            local_offset: 0,
+            len: 64,
+            remote_va: self.dst.remote_va(),
+            rkey: self.dst.rkey().unwrap(),
+            signaled: true,
+            imm: None,
+        }
+    }
+}
+
 /// A polling program's doorbell leaves its datagrams to the program's
 /// next poll (WRITEs posted one by one between two polls then leave
 /// together), and the poll sends them: right after a post nothing has left
@@ -960,29 +994,15 @@ fn a_port_cycle_keeps_the_control_planes_denials() {
 #[test]
 fn a_doorbell_leaves_its_datagrams_to_the_next_poll() {
     let _nics = beside_others();
-    let (mut a, b) = pair(24, 0.0);
-    let src_buf = a.pd.alloc_buffer(64).unwrap();
-    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
-    let dst_buf = b.pd.alloc_buffer(64).unwrap();
-    let dst = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let (mut a, _b, w) = SmallWrites::pair(24);
     let grace = Duration::from_nanos(driver::soft::UNSENT_GRACE_NS);
     let mut checked = 0;
     for i in 0..200u64 {
         let before = a.nic.stats().tx_datagrams;
-        let wr = WriteWr {
-            wr_id: i,
-            local: &src,
-            local_offset: 0,
-            len: 64,
-            remote_va: dst.remote_va(),
-            rkey: dst.rkey().unwrap(),
-            signaled: true,
-            imm: None,
-        };
         // The NIC's thread counts the grace from the end of the doorbell:
         // a post and a look within it leave the thread no time to send.
         let t = Instant::now();
-        a.qp.post_write(&wr).unwrap();
+        a.qp.post_write(&w.write(i)).unwrap();
         let after_post = a.nic.stats().tx_datagrams;
         if t.elapsed() < grace {
             checked += 1;
@@ -1005,28 +1025,14 @@ fn a_doorbell_leaves_its_datagrams_to_the_next_poll() {
 #[test]
 fn a_post_the_program_does_not_poll_for_leaves_from_the_nics_thread() {
     let _nics = beside_others();
-    let (mut a, b) = pair(25, 0.0);
-    let src_buf = a.pd.alloc_buffer(64).unwrap();
-    let src = a.pd.register(&src_buf, Access::LocalOnly).unwrap();
-    let dst_buf = b.pd.alloc_buffer(64).unwrap();
-    let dst = b.pd.register(&dst_buf, Access::RemoteWrite).unwrap();
+    let (mut a, _b, w) = SmallWrites::pair(25);
     for (i, waits) in [(0u64, false), (1, true), (2, false), (3, true)] {
         // Polling first: the NIC's thread naps meanwhile.
         for _ in 0..1000 {
             assert!(a.cq.poll_cq().unwrap().is_none());
         }
         let before = a.nic.stats().tx_datagrams;
-        a.qp.post_write(&WriteWr {
-            wr_id: i,
-            local: &src,
-            local_offset: 0,
-            len: 64,
-            remote_va: dst.remote_va(),
-            rkey: dst.rkey().unwrap(),
-            signaled: true,
-            imm: None,
-        })
-        .unwrap();
+        a.qp.post_write(&w.write(i)).unwrap();
         if waits {
             a.nic.program_waits();
         }
