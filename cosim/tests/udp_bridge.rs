@@ -38,9 +38,13 @@ struct Side {
     pd: ProtectionDomain,
     cq: CompletionQueue,
     qp: QueuePair,
+    /// QPs made before `qp` and left in RST (they move its number up).
+    _before: Vec<QueuePair>,
 }
 
-fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6], wire_mrc10: bool) -> Side {
+/// A NIC's context and its QP; `before` QPs are made first, so the QP's
+/// number is not the first one.
+fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6], wire_mrc10: bool, before: usize) -> Side {
     let ctx = Context::open(dev, &OpenOptions::default()).unwrap();
     ctx.set_local_address(&LocalAddress {
         mac,
@@ -52,8 +56,15 @@ fn side(dev: Arc<dyn Device>, ip: IpAddr, mac: [u8; 6], wire_mrc10: bool) -> Sid
     });
     let pd = ctx.alloc_pd();
     let mut cq = ctx.create_cq(6).unwrap();
+    let _before = (0..before).map(|_| pd.create_qp(&mut cq, 4).unwrap()).collect();
     let qp = pd.create_qp(&mut cq, 4).unwrap();
-    Side { ctx, pd, cq, qp }
+    Side {
+        ctx,
+        pd,
+        cq,
+        qp,
+        _before,
+    }
 }
 
 fn connect(s: &mut Side, dest_qp: u32, rq_psn: u32, sq_psn: u32, peer_ip: IpAddr, peer_mac: [u8; 6], ev_base: u16) {
@@ -142,8 +153,15 @@ fn exchange(net: u8, dialect: Dialect) {
         })
         .unwrap(),
     );
-    let mut c = side(card.clone(), card_ip, card_mac, mrc10);
-    let mut s = side(soft.clone(), soft_ip, soft_mac, mrc10);
+    // In MRC 1.0 each side's QP is its fourth: the card's is QP 4 (its QP 2,
+    // the endpoint QPN, is never given out), the soft NIC's 0x13 on the
+    // wire.
+    let before = if mrc10 { 3 } else { 0 };
+    let mut c = side(card.clone(), card_ip, card_mac, mrc10, before);
+    let mut s = side(soft.clone(), soft_ip, soft_mac, mrc10, before);
+    if mrc10 {
+        assert_eq!((c.qp.wire_qpn(), s.qp.wire_qpn()), (4, 0x13));
+    }
     let (cq_n, sq_n) = (c.qp.wire_qpn(), s.qp.wire_qpn());
     connect(&mut c, sq_n, 0x300, 0x100, soft_ip, soft_mac, 0x6000);
     connect(&mut s, cq_n, 0x100, 0x300, card_ip, card_mac, 0x7000);
