@@ -73,10 +73,11 @@ const POLLED_GRACE_NS: u64 = 200_000;
 /// it finds the program gone, or the program says it will wait for an
 /// interrupt (`Device::program_waits`, which cuts the nap short). Each
 /// nap's end is a wake-up that takes a core from a polling program for a
-/// context switch: with 100 us naps throughout (10,000 wake-ups a second per NIC), two polling processes
-/// on a 2-core host reached 1.2 M 64 B WRITEs/s, with naps growing to
-/// 1 ms 1.42 M, with 1 ms naps throughout 1.47 M (docs/benchmarks.md, "64 B WRITEs: a doorbell's packets
-/// made at the next poll, naps that grow"). The longest nap bounds, with
+/// context switch: with 100 us naps throughout (10,000 wake-ups a second
+/// per NIC), two polling processes on a 2-core host reached 1.2 M 64 B
+/// WRITEs/s, with naps growing to 1 ms 1.42 M, with 1 ms naps throughout
+/// 1.47 M (docs/benchmarks.md, "64 B WRITEs: a doorbell's packets made at
+/// the next poll, naps that grow"). The longest nap bounds, with
 /// [`POLLED_GRACE_NS`], how late the thread takes over from a program
 /// that stops polling: 1.2 ms (a program that polls again meanwhile runs
 /// the NIC itself).
@@ -674,8 +675,8 @@ impl Device for SoftNic {
                 // next poll, which makes and sends those of every doorbell
                 // since (WRITEs posted one by one between two polls leave
                 // in one batch, made in one pass over the QPs); the socket
-                // is read here only if the program has not polled for a
-                // while (`step_doorbell_polled`).
+                // is read here only if it was last read a while ago (a
+                // program posting without polling: `step_doorbell_polled`).
                 let stepped = e.step_doorbell_polled(now);
                 // The program's grace counts from the doorbell (its own
                 // work is microseconds against a grace of tens). Marked
