@@ -377,6 +377,11 @@ pub const COUNTERS: &[Counter] = &[
         group: group::REQUESTER,
         doc: "cycles in which the payload cache dropped pushed payloads unused: a read of their QP it forwarded, replaced (cache full, or the same payload pushed again), or a push whose length is not 1-64 bytes; a QP reset's clear is not counted",
     },
+    Counter {
+        name: "adm_ack_backlog",
+        group: group::REQUESTER,
+        doc: "cycles in which the admission held the requester's next packet because the retransmit engine's SACK / NACK records waited with half the RX path's join credits in use: sending pushed back instead of ACK frames discarded",
+    },
 ];
 
 /// Number of counters (width of the CSR block's `cnt_inc`).

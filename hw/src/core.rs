@@ -104,6 +104,7 @@ pub const WIRED_COUNTERS: &[&str] = &[
     "tx_flushed",
     "payload_push_consumed",
     "payload_push_dropped",
+    "adm_ack_backlog",
 ];
 
 /// Cycles of the core clock from one EV prober sweep's start to the
@@ -134,6 +135,18 @@ pub const PROBE_PERIOD_CYCLES: u64 = {
 pub const NS_STEP_32THS: u64 = 99;
 pub const NS_FRAC_BITS: usize = 5;
 const _: () = assert!(NS_STEP_32THS < 1 << (NS_FRAC_BITS + 2), "3 to 4 ns per cycle");
+
+/// Join credits in use (of `rx_path::JOIN_DEPTH`, 64) at which the
+/// admission of the requester's packets waits for the retransmit engine's
+/// SACK / NACK records (`ack_backlog`). The engine takes the TX path's
+/// send records before them, so while the core sends faster than the
+/// engine can take both, the RX path's records wait, its join FIFOs
+/// fill and the ingress discards ACK frames. Holding the admission stops
+/// the send records and lets the ACKs through, which pushes back on the
+/// sending instead. Half the credits: the packets already admitted (the
+/// TX path's reads ahead, 32) still hand their send records over after
+/// the admission stops.
+pub const ACK_BACKLOG_CREDITS: u64 = crate::rx_path::JOIN_DEPTH as u64 / 2;
 
 /// Entries of `adm_fifo` (log2): probe answers on their way to the EV
 /// selector's readmit command, the lowest of its priorities.
@@ -280,6 +293,16 @@ pub struct MrcCore {
     /// gate took an operation that may open its QP's window (`open_*`):
     /// a refused first transmission's QP is then not shut.
     adm_reopen: DFF<Bit>,
+    /// The RX path's SACK / NACK record waits for the retransmit engine
+    /// with `ACK_BACKLOG_CREDITS` or more join credits in use: new
+    /// admissions wait (`ACK_BACKLOG_CREDITS`). Not while `resend_fifo`
+    /// is full: the engine may then be waiting on the requester, whose
+    /// output the admission would hold.
+    ack_backlog: DFF<Bit>,
+    /// A packet waits in the requester's output while `ack_backlog`
+    /// holds the admission (counter `adm_ack_backlog`).
+    adm_ack_held: Signal<Local, Bit>,
+    c_ack_backlog: Param<{ crate::rx_ingress::CREDIT_BITS }, ACK_BACKLOG_CREDITS>,
     /// The record in the requester's output register belongs to a QP the
     /// retransmit engine has put in error (a report for its QP while it is
     /// there, or in the cycle it was written, which `qerr_prev_*` keeps
@@ -587,6 +610,7 @@ impl Logic for MrcCore {
             adm,
             adm_wait,
             adm_reopen,
+            ack_backlog,
             out_err,
             qerr_prev_v,
             qerr_prev_qp,
@@ -1076,7 +1100,14 @@ impl Logic for MrcCore {
             & !self.cc_g_rtx.val()
             & !self.cc_g_setw.val()
             & (self.adm.q.val() == AdmitState::Idle)
+            & !self.ack_backlog.q.val()
             & self.req.out_valid.val();
+        self.adm_ack_held.next =
+            self.ack_backlog.q.val() & (self.adm.q.val() == AdmitState::Idle) & self.req.out_valid.val();
+        self.ack_backlog.d.next = (self.ingress.in_flight.val() >= self.c_ack_backlog.val())
+            & self.rxpath.op_valid.val()
+            & !self.rxpath.op_ready.val()
+            & !self.resend_fifo.full.val();
         self.cc.op_valid.next = self.cc_g_rel.val()
             | self.cc_g_init.val()
             | self.cc_g_ack.val()
@@ -1804,6 +1835,7 @@ impl Logic for MrcCore {
             | (bit_cast::<{ N_COUNTERS }, 1>(self.cc_g_setw.val().into()) << 37)
             | (bit_cast::<{ N_COUNTERS }, 1>((self.txpath.cnt_flushed.val() | self.txb.cnt_flushed.val()).into()) << 38)
             | (bit_cast::<{ N_COUNTERS }, 1>(self.pl_push.cnt_consumed.val().into()) << 39)
-            | (bit_cast::<{ N_COUNTERS }, 1>(self.pl_push.cnt_dropped.val().into()) << 40);
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.pl_push.cnt_dropped.val().into()) << 40)
+            | (bit_cast::<{ N_COUNTERS }, 1>(self.adm_ack_held.val().into()) << 41);
     }
 }
