@@ -186,6 +186,9 @@ const BASE_CYCLE_LIMIT: u64 = 400_000;
 const CYCLES_PER_IDEAL: u64 = 20;
 /// The counter of frames a NIC's RX ingress discarded (the link's drop).
 const RX_DISCARDS: &str = "rx_discards";
+/// Of `rx_discards`, those refused for want of a join credit of the RX
+/// path (the rest lacked RX buffer room).
+const RX_DISCARDS_JOIN: &str = "rx_discards_join";
 /// One core clock cycle, ps (99/32 ns).
 const CYCLE_PS: f64 = 3093.75;
 
@@ -574,8 +577,15 @@ fn run_cell(built: &verilated::Built, cell: &Cell, user: &CosimArgs) -> Result<C
     let cmp = golden.as_ref().map(|g| compare_with_golden_qps(&report, g));
     let fig = Figures::of(a.evs, &report, cmp.as_ref());
     let verdict = judge_qps(&fig, &QpFigures::all(cmp.as_ref()), &cell.fault.expectations(cell.qps));
-    let discards = |c: &std::collections::BTreeMap<String, u64>| c.get(RX_DISCARDS).copied().unwrap_or(0);
-    let (discards_a, discards_b) = (discards(&report.counters_a), discards(&report.counters_b));
+    let counter = |c: &std::collections::BTreeMap<String, u64>, name: &str| c.get(name).copied().unwrap_or(0);
+    let (discards_a, discards_b) = (
+        counter(&report.counters_a, RX_DISCARDS),
+        counter(&report.counters_b, RX_DISCARDS),
+    );
+    let (join_a, join_b) = (
+        counter(&report.counters_a, RX_DISCARDS_JOIN),
+        counter(&report.counters_b, RX_DISCARDS_JOIN),
+    );
     let failure = (!verdict.ok).then(|| {
         if report.timed_out {
             Failure::Stall
@@ -606,7 +616,8 @@ fn run_cell(built: &verilated::Built, cell: &Cell, user: &CosimArgs) -> Result<C
     );
     if !verdict.ok && discards_a + discards_b > 0 {
         why.push(format!(
-            "RX ingress discards (rx_discards): A {discards_a} (ACKs), B {discards_b} (data); the model discards none"
+            "RX ingress discards (rx_discards): A {discards_a} (ACKs; {join_a} for want of a join credit), \
+             B {discards_b} (data; {join_b} for want of a join credit); the model discards none"
         ));
     }
     Ok(CellOutcome {
