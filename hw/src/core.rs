@@ -299,8 +299,12 @@ pub struct MrcCore {
     /// is full: the engine may then be waiting on the requester, whose
     /// output the admission would hold.
     ack_backlog: DFF<Bit>,
-    /// A packet waits in the requester's output while `ack_backlog`
-    /// holds the admission (counter `adm_ack_backlog`).
+    /// The admission could ask an ADMIT this cycle but for `ack_backlog`:
+    /// a packet waits in the requester's output and the gate's operation
+    /// slot is free.
+    adm_free: Signal<Local, Bit>,
+    /// `adm_free` while `ack_backlog` holds the admission (counter
+    /// `adm_ack_backlog`).
     adm_ack_held: Signal<Local, Bit>,
     c_ack_backlog: Param<{ crate::rx_ingress::CREDIT_BITS }, ACK_BACKLOG_CREDITS>,
     /// The record in the requester's output register belongs to a QP the
@@ -1093,17 +1097,20 @@ impl Logic for MrcCore {
             & !self.cc_g_rto.val()
             & !self.cc_g_rtx.val()
             & self.nscc.out_valid.val();
-        self.cc_g_admit.next = !self.cc_g_rel.val()
+        self.adm_free.next = !self.cc_g_rel.val()
             & !self.cc_g_init.val()
             & !self.cc_g_ack.val()
             & !self.cc_g_rto.val()
             & !self.cc_g_rtx.val()
             & !self.cc_g_setw.val()
             & (self.adm.q.val() == AdmitState::Idle)
-            & !self.ack_backlog.q.val()
             & self.req.out_valid.val();
-        self.adm_ack_held.next =
-            self.ack_backlog.q.val() & (self.adm.q.val() == AdmitState::Idle) & self.req.out_valid.val();
+        self.cc_g_admit.next = self.adm_free.val() & !self.ack_backlog.q.val();
+        self.adm_ack_held.next = self.adm_free.val() & self.ack_backlog.q.val();
+        // Not only while send records are queued ahead of the RX path's
+        // record: the hold would then end as soon as they drained, with
+        // the engine still behind (801-957 ACK frames discarded of 16,000
+        // at depths 32-128, docs/benchmarks.md).
         self.ack_backlog.d.next = (self.ingress.in_flight.val() >= self.c_ack_backlog.val())
             & self.rxpath.op_valid.val()
             & !self.rxpath.op_ready.val()
