@@ -380,7 +380,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "adm_ack_backlog",
         group: group::REQUESTER,
-        doc: "cycles in which the admission could have asked the CC gate to admit the requester's next packet but held it: the retransmit engine's SACK / NACK record waited for it with half the RX path's join credits in use (not while the resend FIFO is full); sending pushed back instead of ACK frames discarded",
+        doc: "cycles in which the admission could have asked the CC gate to admit the requester's next packet but held it: the RX path's SACK / NACK record waited for the retransmit engine with half the RX path's join credits in use (not while the resend FIFO is full); sending pushed back instead of ACK frames discarded",
     },
 ];
 
