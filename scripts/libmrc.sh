@@ -10,6 +10,8 @@
 #   scripts/libmrc.sh [OUT_DIR]      default: target/libmrc
 #   MRC_LIBMRC_PROFILE=debug|release (default release)
 #   MRC_LIBMRC_FEATURES=cosim        also `cosim:IP[:PORT]` devices
+#   MRC_LIBMRC_CORE=PATH             link this libmrc_core.a, built already
+#                                    (the tests: libmrc/tests/ocp_benchmark.rs)
 #
 # Needs gcc and libibverbs-dev (scripts/deps.sh installs them).
 set -euo pipefail
@@ -26,9 +28,15 @@ flag=""
 # MRC_LIBMRC_FEATURES=cosim adds `cosim:IP` devices (the verilated card on
 # a UDP socket; Verilator needed when one is opened).
 features="${MRC_LIBMRC_FEATURES:-}"
-cargo build -q $flag -p libmrc --locked ${features:+--features "$features"}
-target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-core="$target_dir/$profile/libmrc_core.a"
+core="${MRC_LIBMRC_CORE:-}"
+if [ -z "$core" ]; then
+  cargo build -q $flag -p libmrc --locked ${features:+--features "$features"}
+  target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+  core="$target_dir/$profile/libmrc_core.a"
+elif [ ! -f "$core" ]; then
+  echo "scripts/libmrc.sh: MRC_LIBMRC_CORE=$core: no such file" >&2
+  exit 2
+fi
 gcc -shared -fPIC -O2 -std=gnu11 -Wall -Werror \
   -I"$root/libmrc/include" -I"$root/libmrc/c" \
   -o "$out/lib/lib_mrc.so" "$root/libmrc/c/verbs.c" "$root/libmrc/c/mrc.c" "$root/libmrc/c/mrc_ctl.c" "$core" \

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn root() -> PathBuf {
@@ -20,17 +21,52 @@ fn shared() -> PathBuf {
     std::env::var_os("MRC_SHARED").map_or_else(|| root().join("../shared"), PathBuf::from)
 }
 
-/// Build lib_mrc.so into `out`.
-fn build_lib(out: &Path) -> PathBuf {
-    build_lib_with(out, &[])
+/// The static library of the crate (`libmrc_core.a`) that this test
+/// build has compiled, with the co-simulation in it (libmrc's
+/// dev-dependency on itself): its path from cargo's own report of the
+/// workspace's test build, the command `scripts/test.sh` builds with, which
+/// has nothing left to compile when this test runs there. The tests link
+/// it rather than let `scripts/libmrc.sh` build the crate again: that
+/// build resolves features for libmrc alone, unlike the workspace's, and
+/// would compile the whole dependency tree a second time (most of this
+/// file's time in CI), for no check the link does not make. One archive
+/// for all: the tests run in parallel.
+fn core_archive() -> &'static Path {
+    static CORE: OnceLock<PathBuf> = OnceLock::new();
+    CORE.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let o = Command::new(cargo)
+            .current_dir(root())
+            .args([
+                "build",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--message-format=json",
+            ])
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run cargo");
+        assert!(o.status.success(), "cargo build --workspace --all-targets failed");
+        let archive = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "mrc_core")
+            .filter(|m| m["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "cosim")))
+            .flat_map(|m| m["filenames"].as_array().cloned().unwrap_or_default())
+            .filter_map(|f| f.as_str().map(PathBuf::from))
+            .find(|f| f.extension().is_some_and(|e| e == "a"));
+        archive.expect("cargo reported no libmrc_core.a built with the co-simulation")
+    })
 }
 
-/// Build lib_mrc.so into `out` with `scripts/libmrc.sh`'s settings `env`
-/// (`MRC_LIBMRC_PROFILE`, `MRC_LIBMRC_FEATURES`).
-fn build_lib_with(out: &Path, env: &[(&str, &str)]) -> PathBuf {
+/// Build lib_mrc.so into `out` (`scripts/libmrc.sh`: the C layer, the
+/// export map, the headers) from `core_archive`. Soft devices work the
+/// same in a library that also links the co-simulation.
+fn build_lib(out: &Path) -> PathBuf {
     let st = Command::new(root().join("scripts/libmrc.sh"))
         .arg(out)
-        .envs(env.iter().copied())
+        .env("MRC_LIBMRC_CORE", core_archive())
         .status()
         .expect("run scripts/libmrc.sh");
     assert!(
@@ -258,12 +294,7 @@ fn the_ocp_benchmark_runs_unmodified_against_cosimulated_cards() {
         return;
     }
     let out = root().join("target/libmrc-test-cosim");
-    // A debug build: the workspace's test build has compiled the
-    // co-simulation's crates already in that profile.
-    let lib = build_lib_with(
-        &out,
-        &[("MRC_LIBMRC_PROFILE", "debug"), ("MRC_LIBMRC_FEATURES", "cosim")],
-    );
+    let lib = build_lib(&out);
     let exe = build_benchmark(&out, "mrc_example", &[lib.join("lib_mrc.so")]);
     let port = free_tcp_port();
     let (s, c) = run_pair(&exe, &lib, "cosim", 23, port, &["-n", "5", "-s", "65536", "-w", "1"]);
