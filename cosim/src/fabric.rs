@@ -129,6 +129,12 @@ pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
     })
 }
 
+/// What a MAC holds for the wire beyond the frame on it: one jumbo
+/// frame (9,216 bytes). A 100 GbE MAC's transmit FIFO is a few frames
+/// deep at most; it takes the next frame while the last one leaves, so
+/// the wire stays busy, and no more.
+pub const MAC_TX_BACKLOG_BYTES: u64 = 9216;
+
 /// One direction of the fabric.
 pub struct FabricLink {
     cfg: LinkConfig,
@@ -235,6 +241,19 @@ impl FabricLink {
     /// Frames in flight.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
+    }
+
+    /// Whether the sender's MAC takes no new frame at `cycle`: more than
+    /// [`MAC_TX_BACKLOG_BYTES`] at the line rate still wait for the wire.
+    /// Without it a card's TX path, faster than the line, would queue a
+    /// window here, its packets stamped and given their EVs long before
+    /// they leave.
+    pub fn mac_full(&self, cycle: u64) -> bool {
+        let Some(gbps) = self.cfg.line_rate_gbps else {
+            return false;
+        };
+        let backlog = self.free_at_ps.saturating_sub(cycles_to_ps(cycle));
+        backlog > Duration::serialisation(MAC_TX_BACKLOG_BYTES, gbps).as_ps()
     }
 
     /// Take a frame that left the sender's MAC at `cycle`.
@@ -502,6 +521,40 @@ mod tests {
         // arrives before the last full frame.
         let first_trimmed = got.iter().position(|(_, f)| f.len() < 100).expect("a trimmed frame");
         assert!(first_trimmed < got.len() - 1, "trimmed headers wait behind the data");
+    }
+
+    #[test]
+    fn the_mac_takes_frames_at_the_line_rate_with_one_jumbo_frame_waiting() {
+        let mut l = link(LinkConfig {
+            line_rate_gbps: Some(100.0),
+            ..LinkConfig::default()
+        });
+        let v4 = Encap::test_v4();
+        let f = frame(0x1000, 0, &v4);
+        let on_line = |n: u64| Duration::serialisation(n * (f.len() as u64 + LINE_BYTES_PER_FRAME), 100.0).as_ps();
+        // Frames handed at once queue until more than a jumbo frame's time
+        // waits for the wire; then the MAC takes none.
+        let mut n = 0;
+        while !l.mac_full(0) {
+            l.send(0, f.clone());
+            n += 1;
+        }
+        let jumbo = Duration::serialisation(MAC_TX_BACKLOG_BYTES, 100.0).as_ps();
+        assert!(on_line(n) > jumbo && on_line(n - 1) <= jumbo, "{n} frames");
+        // It takes the next one once the backlog has drained below that.
+        let free_at = on_line(n);
+        let mut c = 0;
+        while l.mac_full(c) {
+            c += 1;
+        }
+        assert!(free_at - cycles_to_ps(c) <= jumbo);
+        assert!(free_at - cycles_to_ps(c - 1) > jumbo);
+        // Without a line rate nothing paces it.
+        let unpaced = link(LinkConfig {
+            line_rate_gbps: None,
+            ..LinkConfig::default()
+        });
+        assert!(!unpaced.mac_full(0));
     }
 
     #[test]

@@ -541,6 +541,9 @@ impl SystemConfig {
         }
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
+        // The cards send at the line rate, each packet's EV chosen as it
+        // goes: so does the model.
+        s.paced = true;
         s.time_limit = time_limit;
         s.seed = self.seed;
         s
@@ -1353,6 +1356,9 @@ impl System {
 
     /// One cycle of both NICs and the fabric, then the driver's work.
     pub fn step(&mut self) {
+        // Each MAC takes frames at its link's pace.
+        self.a.tx.hold = self.fabric.ab.mac_full(self.cycle);
+        self.b.tx.hold = self.fabric.ba.mac_full(self.cycle);
         self.a.step();
         self.b.step();
         let sent: Vec<Vec<u8>> = self.a.tx.frames.drain(..).collect();

@@ -1182,11 +1182,11 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
 
 /// What `--trace` says before building: a traced model is a build of its
 /// own (not the cached untraced one).
-const TRACED_BUILD_NOTE: &str =
+pub(crate) const TRACED_BUILD_NOTE: &str =
     "mrc cosim: --trace needs the model built with waveform support (a first build takes about 95 s; later runs reuse it)";
 
 /// Where a traced run's waveforms and their GTKWave views went.
-fn print_trace_paths((a, b): &(PathBuf, PathBuf)) {
+pub(crate) fn print_trace_paths((a, b): &(PathBuf, PathBuf)) {
     println!("traces: {} and {}", a.display(), b.display());
     println!(
         "views: {} and {} (gtkwave FILE.gtkw opens the trace with the signals laid out)",

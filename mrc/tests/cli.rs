@@ -562,7 +562,7 @@ fn cosim_sweep_runs_cells_and_reports_each() {
         ),
         (
             vec!["cosim", "--scenario", "sweep/m4096/window", "--trace", "t.fst"],
-            "--trace traces one named scenario, not the cells of a sweep",
+            "--trace traces one cell, and --scenario sweep/m4096/window names",
         ),
     ] {
         let out = mrc().args(&args).output().unwrap();

@@ -179,6 +179,15 @@ pub struct Scenario {
     /// message completes in error and the ones posted after it flushed).
     #[serde(default)]
     pub refused_message: Option<usize>,
+    /// Each endpoint sends a packet only when its link is free (a NIC's
+    /// transmit path at the line rate, as the co-simulated cards send),
+    /// so a packet's EV and send time are chosen when it goes on the
+    /// wire. Without it an endpoint sends what its windows allow at once
+    /// and the link queues it: a window of packets gets its EVs and send
+    /// times at one instant and leaves over the time the link takes to
+    /// carry it. Needs the links' `line_rate_gbps`.
+    #[serde(default)]
+    pub paced: bool,
     /// Simulated time after which the run stops.
     pub time_limit: Duration,
     /// Record every packet.
@@ -229,6 +238,7 @@ impl Scenario {
             recv_prepost: None,
             max_outstanding: None,
             refused_message: None,
+            paced: false,
             time_limit: Duration::from_ms(100),
             capture: false,
             seed: 1,
@@ -323,6 +333,9 @@ pub struct Captured {
     /// When its first bit goes on the wire: after the packets queued ahead
     /// of it on the link (with a line rate) have been serialised.
     pub at: Instant,
+    /// When its endpoint handed it to the link (and stamped it, and chose
+    /// its EV): `at`, less the time it queued ([`Scenario::paced`]).
+    pub handed: Instant,
     pub dir: Dir,
     pub pkt: Packet,
 }

@@ -75,6 +75,31 @@ fn capture_records_packets() {
     assert!(json.contains("goodput_gbps"));
 }
 
+/// A paced run hands each packet to its link only when the link is free,
+/// so nothing queues at the sender (a NIC at its line rate); unpaced, a
+/// window handed at once queues for as long as the link takes to carry it.
+#[test]
+fn paced_endpoints_send_onto_a_free_link() {
+    let longest_wait = |paced: bool| {
+        let mut sc = Scenario::new(Transport::Mrc, 4, Scenario::messages(8, 65_536, 3));
+        sc.capture = true;
+        sc.paced = paced;
+        for l in [&mut sc.link_ab, &mut sc.link_ba] {
+            l.line_rate_gbps = Some(100.0);
+        }
+        let r = sc.run();
+        assert!(r.ok, "paced {paced}: {r:#?}");
+        r.captured
+            .iter()
+            .map(|c| c.at.as_ps() - c.handed.as_ps())
+            .max()
+            .unwrap()
+    };
+    assert_eq!(longest_wait(true), 0);
+    // 8 x 64 KiB at 100 Gb/s is about 42 us on the wire.
+    assert!(longest_wait(false) > Duration::from_us(10).as_ps());
+}
+
 #[test]
 fn heavy_loss_no_retransmission_storm() {
     // 30% loss each way with jitter: retransmissions stay near the loss

@@ -112,6 +112,9 @@ pub struct AxisSink {
     cur: Vec<u8>,
     ready: bool,
     pub backpressure: Stall,
+    /// Take no new frame while set (a frame under way is finished): the
+    /// sink's own pace, such as a MAC's at its line rate.
+    pub hold: bool,
     pub frames: VecDeque<Vec<u8>>,
     /// Beats whose `tkeep` was not a contiguous run from byte 0, or a
     /// non-last beat that was not full (protocol errors).
@@ -125,12 +128,13 @@ impl AxisSink {
             cur: Vec::new(),
             ready: false,
             backpressure,
+            hold: false,
             frames: VecDeque::new(),
             bad_keep: 0,
         }
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
-        self.ready = self.backpressure.go(rng);
+        self.ready = self.backpressure.go(rng) && !(self.hold && self.cur.is_empty());
         m.set(self.ports.tready, u64::from(self.ready));
     }
     pub fn observe(&mut self, m: &Model) {

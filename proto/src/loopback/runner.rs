@@ -49,6 +49,15 @@ pub(super) struct Runner {
     limit: Instant,
     /// Some pair keeps at most `max_outstanding` messages posted.
     limited: bool,
+    /// The first pair's `Scenario::paced`: endpoints send only onto a
+    /// free link.
+    paced: bool,
+    /// Per link: an endpoint had something to send while the link was
+    /// busy; the loop wakes when it frees.
+    blocked: [bool; 2],
+    /// The pair pumped first in the next round (rotating, so that paced
+    /// pairs share a busy link in turn).
+    first: usize,
 }
 
 impl Runner {
@@ -60,6 +69,7 @@ impl Runner {
         let seed = first.seed;
         let limit = Instant::ZERO + first.time_limit;
         let limited = pairs.iter().any(|p| p.spec.scenario.max_outstanding.is_some());
+        let paced = first.paced && first.link_ab.line_rate_gbps.is_some() && first.link_ba.line_rate_gbps.is_some();
         Runner {
             pairs,
             now: Instant::ZERO,
@@ -72,6 +82,9 @@ impl Runner {
             seed,
             limit,
             limited,
+            paced,
+            blocked: [false; 2],
+            first: 0,
         }
     }
 
@@ -106,6 +119,7 @@ impl Runner {
         if self.pairs[pair].spec.scenario.capture {
             self.pairs[pair].captured.push(Captured {
                 at: on_wire,
+                handed: now,
                 dir,
                 pkt: pkt.clone(),
             });
@@ -215,7 +229,19 @@ impl Runner {
     /// Send what `pair`'s endpoint `s` has to send, then take its events.
     fn pump(&mut self, pair: usize, s: Side) {
         let now = self.now;
-        while let Some(p) = self.pairs[pair].qp(s).poll_transmit(now) {
+        let li = match s {
+            Side::A => 0,
+            Side::B => 1,
+        };
+        loop {
+            if self.paced && self.links[li].free_at > now {
+                // Asked again when the link frees (it may have nothing).
+                self.blocked[li] = true;
+                break;
+            }
+            let Some(p) = self.pairs[pair].qp(s).poll_transmit(now) else {
+                break;
+            };
             self.send(pair, s, p);
         }
         while let Some(e) = self.pairs[pair].qp(s).poll_event() {
@@ -232,7 +258,13 @@ impl Runner {
             p.post_more(now);
         }
         loop {
-            for i in 0..self.pairs.len() {
+            self.blocked = [false; 2];
+            let n = self.pairs.len();
+            if self.paced {
+                self.first = (self.first + 1) % n;
+            }
+            for k in 0..n {
+                let i = (self.first + k) % n;
                 self.pump(i, Side::A);
                 self.pump(i, Side::B);
                 let now = self.now;
@@ -250,7 +282,9 @@ impl Runner {
             }
             let next_pkt = self.heap.peek().map(|Reverse((t, _, _))| Instant(*t));
             let timers = self.pairs.iter().flat_map(|p| [p.a.poll_timeout(), p.b.poll_timeout()]);
-            let Some(next) = std::iter::once(next_pkt).chain(timers).flatten().min() else {
+            // A paced endpoint waits for its link to free.
+            let frees = (0..2).map(|li| self.blocked[li].then_some(self.links[li].free_at));
+            let Some(next) = std::iter::once(next_pkt).chain(timers).chain(frees).flatten().min() else {
                 timed_out = true;
                 break;
             };
