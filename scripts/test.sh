@@ -40,6 +40,9 @@ phase "benches once"
 cargo test --workspace --bench '*' --locked
 phase "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# libmrc as users build it (scripts/libmrc.sh): without the co-simulation,
+# which its tests' dev-dependency turns on in every build above.
+cargo clippy -p libmrc --lib --locked -- -D warnings
 phase "transfers"
 
 # The issue's example transfer must run and succeed for both transports (it

@@ -133,7 +133,7 @@ pub trait Interconnect: Send {
 
 /// [`crate::fabric::Fabric`] between NIC 0 (side A) and NIC 1 (side B):
 /// frames from each NIC's MAC TX go through their direction's paths to
-/// the other's MAC RX. The fabric's clock starts at `origin` (the bench
+/// the other's MAC RX, each MAC taking frames at its link's pace. The fabric's clock starts at `origin` (the bench
 /// cycle it was installed at), so its blackhole times count from there.
 pub struct FabricInterconnect {
     pub fabric: crate::fabric::Fabric,
@@ -153,6 +153,10 @@ impl Interconnect for FabricInterconnect {
         }
         self.fabric.ab.deliver(t, &mut b.rx);
         self.fabric.ba.deliver(t, &mut a.rx);
+        // Each MAC takes frames at its link's pace in the next cycle
+        // (`FabricLink::mac_full`, as `System::step`).
+        a.tx.hold = self.fabric.ab.mac_full(t + 1);
+        b.tx.hold = self.fabric.ba.mac_full(t + 1);
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

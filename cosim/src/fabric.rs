@@ -129,11 +129,13 @@ pub fn frame_key(frame: &[u8]) -> Option<FrameKey> {
     })
 }
 
-/// What a MAC holds for the wire beyond the frame on it: one jumbo
-/// frame (9,216 bytes). A 100 GbE MAC's transmit FIFO is a few frames
-/// deep at most; it takes the next frame while the last one leaves, so
-/// the wire stays busy, and no more.
-pub const MAC_TX_BACKLOG_BYTES: u64 = 9216;
+/// What a MAC lets wait for the wire when it takes the next frame: one
+/// jumbo frame's time (9,216 bytes at the line rate), counted from the
+/// end of everything already handed to the link, the frame on the wire
+/// included. A 100 GbE MAC's transmit FIFO holds the next frame while one
+/// leaves, so the wire stays busy, and little more. The golden model's
+/// paced runs use the same allowance (`proto::loopback::Scenario::paced`).
+pub const MAC_TX_BACKLOG_BYTES: u64 = proto::loopback::PACED_BACKLOG_BYTES;
 
 /// One direction of the fabric.
 pub struct FabricLink {

@@ -25,7 +25,8 @@ fn shared() -> PathBuf {
 /// build has compiled, with the co-simulation in it (libmrc's
 /// dev-dependency on itself): its path from cargo's own report of the
 /// workspace's test build, the command `scripts/test.sh` builds with, which
-/// has nothing left to compile when this test runs there. The tests link
+/// has nothing left to compile when this test runs there (run alone,
+/// `cargo test -p libmrc` first builds every target of the workspace). The tests link
 /// it rather than let `scripts/libmrc.sh` build the crate again: that
 /// build resolves features for libmrc alone, unlike the workspace's, and
 /// would compile the whole dependency tree a second time (most of this
@@ -56,7 +57,14 @@ fn core_archive() -> &'static Path {
             .flat_map(|m| m["filenames"].as_array().cloned().unwrap_or_default())
             .filter_map(|f| f.as_str().map(PathBuf::from))
             .find(|f| f.extension().is_some_and(|e| e == "a"));
-        archive.expect("cargo reported no libmrc_core.a built with the co-simulation")
+        let archive = archive.expect("cargo reported no libmrc_core.a built with the co-simulation");
+        // A copy of this test run's own: cargo reports the archive at the
+        // profile's shared path, which a `cargo build -p libmrc` (without
+        // the co-simulation) run meanwhile would overwrite.
+        let own = root().join("target/libmrc-test-core/libmrc_core.a");
+        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+        std::fs::copy(&archive, &own).unwrap_or_else(|e| panic!("copy {}: {e}", archive.display()));
+        own
     })
 }
 

@@ -179,13 +179,16 @@ pub struct Scenario {
     /// message completes in error and the ones posted after it flushed).
     #[serde(default)]
     pub refused_message: Option<usize>,
-    /// Each endpoint sends a packet only when its link is free (a NIC's
-    /// transmit path at the line rate, as the co-simulated cards send),
-    /// so a packet's EV and send time are chosen when it goes on the
-    /// wire. Without it an endpoint sends what its windows allow at once
-    /// and the link queues it: a window of packets gets its EVs and send
-    /// times at one instant and leaves over the time the link takes to
-    /// carry it. Needs the links' `line_rate_gbps`.
+    /// Each endpoint hands its link a packet only once at most
+    /// [`PACED_BACKLOG_BYTES`] wait for the wire (a NIC's transmit path at
+    /// the line rate, as the co-simulated cards' MACs take frames), so a
+    /// packet's EV and send time are chosen within a jumbo frame's time
+    /// of the wire; pairs sharing a link take turns when it takes a
+    /// packet. Without it an endpoint hands over what its windows allow
+    /// at once and the link queues it: a window of packets gets its EVs
+    /// and send times at one instant and leaves over the time the link
+    /// takes to carry it. Needs both links' `line_rate_gbps` (ignored
+    /// without).
     #[serde(default)]
     pub paced: bool,
     /// Simulated time after which the run stops.
@@ -195,6 +198,14 @@ pub struct Scenario {
     /// Seed of the link RNG and the message data.
     pub seed: u64,
 }
+
+/// What a paced link ([`Scenario::paced`]) lets wait for the wire: an
+/// endpoint hands it a packet once no more than this many bytes, at its
+/// line rate, are still to go out. One jumbo frame (9,216 bytes): a
+/// 100 GbE MAC's transmit FIFO holds the next frame while one leaves, so
+/// the wire stays busy, and little more. The co-simulated cards' MACs
+/// take frames by the same rule (`cosim::fabric`).
+pub const PACED_BACKLOG_BYTES: u64 = 9216;
 
 /// Remote region on B.
 pub const REGION_VA: u64 = 0x1_0000_0000;

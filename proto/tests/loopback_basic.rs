@@ -1,6 +1,6 @@
 //! The loopback harness end to end: loss-free and lossy MRC transfers.
 
-use proto::loopback::{Dir, EvMatch, Flap, Scenario};
+use proto::loopback::{Dir, EvMatch, Flap, Scenario, PACED_BACKLOG_BYTES};
 use proto::model::{QpState, Transport};
 use proto::time::{Duration, Instant};
 
@@ -75,29 +75,48 @@ fn capture_records_packets() {
     assert!(json.contains("goodput_gbps"));
 }
 
-/// A paced run hands each packet to its link only when the link is free,
-/// so nothing queues at the sender (a NIC at its line rate); unpaced, a
-/// window handed at once queues for as long as the link takes to carry it.
+/// A paced run hands its link a packet only once no more than a jumbo
+/// frame waits for the wire (a NIC at its line rate), and keeps the wire
+/// busy while it has packets to send; unpaced, a window handed at once
+/// queues for as long as the link takes to carry it.
 #[test]
-fn paced_endpoints_send_onto_a_free_link() {
-    let longest_wait = |paced: bool| {
+fn paced_endpoints_hand_packets_over_at_the_line_rate() {
+    // No acknowledgement comes back for the first 40 us (20 us each
+    // way): only the link's draining can wake a held endpoint then.
+    let quiet = Duration::from_us(40).as_ps();
+    let run = |paced: bool| {
         let mut sc = Scenario::new(Transport::Mrc, 4, Scenario::messages(8, 65_536, 3));
         sc.capture = true;
         sc.paced = paced;
         for l in [&mut sc.link_ab, &mut sc.link_ba] {
             l.line_rate_gbps = Some(100.0);
+            l.base_delay = Duration::from_us(20);
         }
         let r = sc.run();
         assert!(r.ok, "paced {paced}: {r:#?}");
-        r.captured
+        let wait = r
+            .captured
             .iter()
             .map(|c| c.at.as_ps() - c.handed.as_ps())
             .max()
-            .unwrap()
+            .unwrap();
+        let early: Vec<u64> = r
+            .captured
+            .iter()
+            .filter(|c| c.dir == Dir::AtoB && c.at.as_ps() < quiet)
+            .map(|c| c.at.as_ps())
+            .collect();
+        (wait, early)
     };
-    assert_eq!(longest_wait(true), 0);
+    let (paced_wait, early) = run(true);
+    assert!(paced_wait <= Duration::serialisation(PACED_BACKLOG_BYTES, 100.0).as_ps());
+    // Back to back: a 4 KiB packet is about 0.33 us on the wire.
+    assert!(early.len() > 100, "{} packets in the first 40 us", early.len());
+    let gap = early.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    assert!(gap < Duration::from_us(1).as_ps(), "an idle wire of {gap} ps");
     // 8 x 64 KiB at 100 Gb/s is about 42 us on the wire.
-    assert!(longest_wait(false) > Duration::from_us(10).as_ps());
+    let (unpaced_wait, _) = run(false);
+    assert!(unpaced_wait > Duration::from_us(10).as_ps());
 }
 
 #[test]

@@ -128,6 +128,48 @@ mod tests {
         assert_eq!(both[0].link_ab.sent, alone.link_ab.sent * 2);
     }
 
+    /// Paced pairs take turns on the link they share: while both have
+    /// packets to send and no acknowledgement has come back, each hands
+    /// over every other packet, and each pair's packets leave within a
+    /// jumbo frame's time of being handed over.
+    #[test]
+    fn paced_pairs_take_turns_on_a_shared_link() {
+        let mut one = Scenario::new(Transport::Mrc, 4, Scenario::messages(4, 65_536, 3));
+        for l in [&mut one.link_ab, &mut one.link_ba] {
+            l.line_rate_gbps = Some(100.0);
+            l.base_delay = Duration::from_us(20);
+        }
+        one.paced = true;
+        one.capture = true;
+        let other = next_pair(&one);
+        let reports = run_pairs(vec![PairSpec::of_scenario(&one), PairSpec::of_scenario(&other)]).unwrap();
+        assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+        // A's first 40 us, both pairs' packets by the time they were handed.
+        let quiet = Duration::from_us(40).as_ps();
+        let mut handed: Vec<(u64, usize)> = reports
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| {
+                r.captured
+                    .iter()
+                    .filter(|c| c.dir == crate::loopback::Dir::AtoB && c.at.as_ps() < quiet)
+                    .map(move |c| (c.handed.as_ps(), k))
+            })
+            .collect();
+        handed.sort();
+        assert!(handed.len() > 100, "{} packets", handed.len());
+        let repeats = handed.windows(2).filter(|w| w[0].1 == w[1].1).count();
+        assert!(
+            repeats <= 2,
+            "{repeats} packets followed one of their own pair: {handed:?}"
+        );
+        let backlog = Duration::serialisation(crate::loopback::PACED_BACKLOG_BYTES, 100.0).as_ps();
+        assert!(reports
+            .iter()
+            .flat_map(|r| &r.captured)
+            .all(|c| c.at.as_ps() - c.handed.as_ps() <= backlog));
+    }
+
     /// Duplicated and corrupted packets reach several pairs as they reach
     /// one: every pair still delivers its messages exactly once, the
     /// receivers drop the corrupted frames, and each pair's capture holds

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use super::link::Link;
 use super::pair::Pair;
 use super::switch::{PacketKind, SwitchVerdict};
-use super::{corrupt_frame, garble, Captured, Dir, Report, Side, WIRE_OVERHEAD};
+use super::{corrupt_frame, garble, Captured, Dir, Report, Side, PACED_BACKLOG_BYTES, WIRE_OVERHEAD};
 use crate::model::QueuePair;
 use crate::time::{Duration, Instant};
 use crate::wire::{Encap, Packet};
@@ -49,15 +49,17 @@ pub(super) struct Runner {
     limit: Instant,
     /// Some pair keeps at most `max_outstanding` messages posted.
     limited: bool,
-    /// The first pair's `Scenario::paced`: endpoints send only onto a
-    /// free link.
+    /// The first pair's `Scenario::paced`: an endpoint hands its link a
+    /// packet only while at most [`PACED_BACKLOG_BYTES`] wait for the
+    /// wire.
     paced: bool,
-    /// Per link: an endpoint had something to send while the link was
-    /// busy; the loop wakes when it frees.
+    /// Per link: an endpoint was held while the link was busy; the loop
+    /// wakes when the backlog has drained to the allowance.
     blocked: [bool; 2],
-    /// The pair pumped first in the next round (rotating, so that paced
-    /// pairs share a busy link in turn).
-    first: usize,
+    /// Per link: the pair after the last one that sent on it, which is
+    /// pumped first when the link takes a packet again (paced pairs take
+    /// turns on a shared link).
+    turn: [usize; 2],
 }
 
 impl Runner {
@@ -69,7 +71,9 @@ impl Runner {
         let seed = first.seed;
         let limit = Instant::ZERO + first.time_limit;
         let limited = pairs.iter().any(|p| p.spec.scenario.max_outstanding.is_some());
-        let paced = first.paced && first.link_ab.line_rate_gbps.is_some() && first.link_ba.line_rate_gbps.is_some();
+        let rated = first.link_ab.line_rate_gbps.is_some() && first.link_ba.line_rate_gbps.is_some();
+        debug_assert!(!first.paced || rated, "a paced run needs both links' line_rate_gbps");
+        let paced = first.paced && rated;
         Runner {
             pairs,
             now: Instant::ZERO,
@@ -84,7 +88,7 @@ impl Runner {
             limited,
             paced,
             blocked: [false; 2],
-            first: 0,
+            turn: [0; 2],
         }
     }
 
@@ -226,6 +230,17 @@ impl Runner {
         self.heap.push(Reverse((at.as_ps(), self.seq, idx)));
     }
 
+    /// When link `li` takes a packet from a paced endpoint: once no more
+    /// than [`PACED_BACKLOG_BYTES`] at its line rate wait for the wire.
+    fn takes_at(&self, li: usize) -> Instant {
+        let l = &self.links[li];
+        let allowance = l
+            .cfg
+            .line_rate_gbps
+            .map_or(0, |g| Duration::serialisation(PACED_BACKLOG_BYTES, g).as_ps());
+        Instant(l.free_at.as_ps().saturating_sub(allowance))
+    }
+
     /// Send what `pair`'s endpoint `s` has to send, then take its events.
     fn pump(&mut self, pair: usize, s: Side) {
         let now = self.now;
@@ -234,8 +249,9 @@ impl Runner {
             Side::B => 1,
         };
         loop {
-            if self.paced && self.links[li].free_at > now {
-                // Asked again when the link frees (it may have nothing).
+            if self.paced && self.takes_at(li) > now {
+                // Asked again when the link takes a packet (it may have
+                // nothing then).
                 self.blocked[li] = true;
                 break;
             }
@@ -243,6 +259,9 @@ impl Runner {
                 break;
             };
             self.send(pair, s, p);
+            if self.paced {
+                self.turn[li] = (pair + 1) % self.pairs.len();
+            }
         }
         while let Some(e) = self.pairs[pair].qp(s).poll_event() {
             self.pairs[pair].on_event(now, s, e);
@@ -260,11 +279,11 @@ impl Runner {
         loop {
             self.blocked = [false; 2];
             let n = self.pairs.len();
-            if self.paced {
-                self.first = (self.first + 1) % n;
-            }
+            // Paced: from the pair whose turn it is on A's link, the data
+            // direction (unpaced: in order, as always).
+            let start = if self.paced { self.turn[0] } else { 0 };
             for k in 0..n {
-                let i = (self.first + k) % n;
+                let i = (start + k) % n;
                 self.pump(i, Side::A);
                 self.pump(i, Side::B);
                 let now = self.now;
@@ -282,8 +301,8 @@ impl Runner {
             }
             let next_pkt = self.heap.peek().map(|Reverse((t, _, _))| Instant(*t));
             let timers = self.pairs.iter().flat_map(|p| [p.a.poll_timeout(), p.b.poll_timeout()]);
-            // A paced endpoint waits for its link to free.
-            let frees = (0..2).map(|li| self.blocked[li].then_some(self.links[li].free_at));
+            // A paced endpoint waits for its link to take a packet.
+            let frees = (0..2).map(|li| self.blocked[li].then_some(self.takes_at(li)));
             let Some(next) = std::iter::once(next_pkt).chain(timers).chain(frees).flatten().min() else {
                 timed_out = true;
                 break;
