@@ -133,8 +133,9 @@ pub trait Interconnect: Send {
 
 /// [`crate::fabric::Fabric`] between NIC 0 (side A) and NIC 1 (side B):
 /// frames from each NIC's MAC TX go through their direction's paths to
-/// the other's MAC RX, each MAC taking frames at its link's pace. The fabric's clock starts at `origin` (the bench
-/// cycle it was installed at), so its blackhole times count from there.
+/// the other's MAC RX, each MAC taking frames at its link's pace. The
+/// fabric's clock starts at `origin` (the bench cycle it was installed
+/// at), so its blackhole times count from there.
 pub struct FabricInterconnect {
     pub fabric: crate::fabric::Fabric,
     pub origin: u64,

@@ -541,8 +541,9 @@ impl SystemConfig {
         }
         s.link_ab = self.link_ab.clone();
         s.link_ba = self.link_ba.clone();
-        // The cards send at the line rate, each packet's EV chosen as it
-        // goes: so does the model.
+        // The cards' MACs take frames at the line rate, a jumbo frame's
+        // time at most waiting for the wire (`FabricLink::mac_full`): the
+        // model's endpoints hand their links packets by the same rule.
         s.paced = true;
         s.time_limit = time_limit;
         s.seed = self.seed;
