@@ -26,8 +26,9 @@ fn shared() -> PathBuf {
 /// dev-dependency on itself): its path from cargo's own report of the
 /// workspace's test build, the command `scripts/test.sh` builds with, which
 /// has nothing left to compile when this test runs there (run alone,
-/// `cargo test -p libmrc` first builds every target of the workspace). The tests link
-/// it rather than let `scripts/libmrc.sh` build the crate again: that
+/// `cargo test -p libmrc` first builds every target of the workspace).
+/// The tests link it rather than let `scripts/libmrc.sh` build the crate
+/// again: that
 /// build resolves features for libmrc alone, unlike the workspace's, and
 /// would compile the whole dependency tree a second time (most of this
 /// file's time in CI), for no check the link does not make. One archive

@@ -1030,14 +1030,7 @@ fn run_scenarios(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
         }
         plans.push((s, a, cfg));
     }
-    let traced = args.trace.is_some();
-    if traced && !args.json {
-        eprintln!("{TRACED_BUILD_NOTE}");
-    }
-    let built = cosim::nic::build_core(&BuildOptions {
-        trace: traced,
-        ..BuildOptions::default()
-    })?;
+    let built = build_core(args)?;
     let mut outcomes = Vec::new();
     if !args.json {
         println!("wire: {}", wire_label(args.wire.into()));
@@ -1146,15 +1139,7 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
         b
     };
     bar.set_message("building the Verilator model of mrc_core");
-    if cfg.trace.is_some() && !args.json {
-        // A traced model is a build of its own (not the cached untraced
-        // one): say so even without a terminal for the progress bar.
-        eprintln!("{TRACED_BUILD_NOTE}");
-    }
-    let built = cosim::nic::build_core(&BuildOptions {
-        trace: cfg.trace.is_some(),
-        ..BuildOptions::default()
-    })?;
+    let built = build_core(args)?;
     bar.set_message("configuring both NICs");
     let mut sys = System::new(&built, cfg)?;
     let mut on_progress = |p: Progress| {
@@ -1182,8 +1167,22 @@ pub fn run(args: &CosimArgs) -> Result<bool, CosimError> {
 
 /// What `--trace` says before building: a traced model is a build of its
 /// own (not the cached untraced one).
-pub(crate) const TRACED_BUILD_NOTE: &str =
+const TRACED_BUILD_NOTE: &str =
     "mrc cosim: --trace needs the model built with waveform support (a first build takes about 95 s; later runs reuse it)";
+
+/// The verilated core for a run: with waveform support when `--trace`
+/// asks, which is a build of its own, said on stderr first (also without
+/// a terminal for the progress bar) unless the output is JSON.
+pub(crate) fn build_core(args: &CosimArgs) -> Result<verilated::Built, CosimError> {
+    let traced = args.trace.is_some();
+    if traced && !args.json {
+        eprintln!("{TRACED_BUILD_NOTE}");
+    }
+    Ok(cosim::nic::build_core(&BuildOptions {
+        trace: traced,
+        ..BuildOptions::default()
+    })?)
+}
 
 /// Where a traced run's waveforms and their GTKWave views went.
 pub(crate) fn print_trace_paths((a, b): &(PathBuf, PathBuf)) {

@@ -14,12 +14,10 @@ use cosim::system::{compare_with_golden_qps, System, SEND_WINDOW_PSNS};
 use cosim::verdict::{judge_qps, Expectations, Figures, QpFigures, Verdict};
 use proto::loopback::MessageSpec;
 use proto::time::Duration;
-use verilated::BuildOptions;
 
 use super::{
-    config, no_faults, print_trace_paths, rto_above_the_queue, trace_paths, CosimArgs, CosimError,
+    build_core, config, no_faults, print_trace_paths, rto_above_the_queue, trace_paths, CosimArgs, CosimError,
     DEAD_EV_MARKED_BY_EVERY_QP, MARKS_NET_OF_READMISSIONS, RESENDS_SPLIT_BY_SERVICE_ORDER, SCENARIO_EV,
-    TRACED_BUILD_NOTE,
 };
 
 /// The scenario name of the family: `sweep` runs the grid, `sweep/TOKENS`
@@ -116,9 +114,8 @@ impl Fault {
     /// What the named scenario of the same fault allows, and no more.
     fn expectations(self, qps: u16) -> Expectations {
         match (self, qps > 1) {
-            (Fault::None | Fault::Flap, _) => PLAIN,
+            (Fault::None | Fault::Flap, _) | (Fault::Hole, false) => PLAIN,
             (Fault::Loss, _) => LOSS,
-            (Fault::Hole, false) => PLAIN,
             (Fault::Hole, true) => HOLE_QPS,
         }
     }
@@ -726,14 +723,8 @@ pub fn run(args: &CosimArgs, which: &str) -> Result<bool, CosimError> {
             cells.len()
         )));
     }
-    if traced && !args.json {
-        eprintln!("{TRACED_BUILD_NOTE}");
-    }
     let start = Instant::now();
-    let built = cosim::nic::build_core(&BuildOptions {
-        trace: traced,
-        ..BuildOptions::default()
-    })?;
+    let built = build_core(args)?;
     if !args.json {
         println!(
             "{which}: {} cells, wire {}, seed {}",
