@@ -792,9 +792,9 @@ pub struct SystemReport {
     pub latency_p99_ns: f64,
     pub latency_max_ns: f64,
     /// How long A's data packets took from their `tx_ts` (the core's ns
-    /// clock when the TX path built the header) to their last byte
+    /// clock when the TX builder took the header) to their last byte
     /// leaving A's MAC: the part of every RTT sample the card adds on its
-    /// send side (the model stamps on the wire).
+    /// send side (the model stamps a packet as it hands it to its link).
     pub tx_stamp_lag_ns: LagSummary,
     /// A's `retransmit` counter.
     pub retransmissions: u64,

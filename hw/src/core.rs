@@ -201,10 +201,12 @@ pub const SENT_FIFO_DEPTH: usize = 1 << 11;
 /// window (`WINDOW`). Otherwise a walk runs at most 5 + 4 x `WINDOW`
 /// cycles (an RTO walk; a SACK at most 29 + 3 x `WINDOW`: 9, 4 per
 /// 64-PSN word, up to 5, 2 per newly acknowledged PSN, 1 per outstanding
-/// one), during which the TX path hands over at most one packet per 6
-/// cycles (fewer than `WINDOW`). Plus the packets
-/// between the requester and the engine when the walk starts.
-pub const SENT_FIFO_MIN: usize = 2 * (2 * crate::retransmit::WINDOW as usize + 4);
+/// one), during which the TX path's sequencer builds at most one packet
+/// per 6 cycles (fewer than `WINDOW`); their send records leave with
+/// the headers as the TX builder takes them, so a burst of the data
+/// header FIFO's (`DATA_HDR_FIFO_DEPTH`) may come on top. Plus the
+/// packets between the requester and the engine when the walk starts.
+pub const SENT_FIFO_MIN: usize = 2 * (2 * crate::retransmit::WINDOW as usize + crate::tx_path::DATA_HDR_FIFO_DEPTH + 4);
 const _: () = assert!(SENT_FIFO_DEPTH >= SENT_FIFO_MIN);
 /// Entries of `resend_fifo` (its address width, 10, is in its type). The
 /// engine queues a PSN once until its resend's send record clears the

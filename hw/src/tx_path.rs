@@ -13,9 +13,10 @@
 //! * data: take the record and ask the EV selector (cycle 0), get the EV
 //!   (cycle 2), read the peer's address row and the (QP, EV) send
 //!   sequence (cycle 3), build (cycle 4), hand over the header request
-//!   to the data header FIFO, the payload read and the send record
-//!   (cycle 5, or later under back-pressure): one packet every 6 cycles
-//!   at best. The FIFO ([`DATA_HDR_FIFO_DEPTH`] headers) lets the payload
+//!   to the data header FIFO and the payload read (cycle 5, or later
+//!   under back-pressure): one packet every 6 cycles at best. The send
+//!   record goes with the header as the builder takes it, which is when
+//!   the packet is stamped (its send time). The FIFO ([`DATA_HDR_FIFO_DEPTH`] headers) lets the payload
 //!   reads run ahead of the builder: a read is issued while the builder
 //!   is still busy with earlier frames, as long as the core's payload
 //!   FIFO has room for its beats ([`PAYLOAD_FIFO_BEATS`], counted here
@@ -41,7 +42,8 @@ use crate::bus::{ConfigSink, DmaReadRequestSource};
 use crate::contract_rows::{AddrRow, SqCtxRow, TableId};
 use crate::ev_selector::VALUE_BITS;
 use crate::param::Param;
-use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WINDOW_BITS as MRC10_WINDOW_BITS};
+use crate::rx_parser::ByteRev;
+use crate::rx_parser_mrc10::{opcode as mrc10_opcode, Mrc10RxHeader, WindowFields, WINDOW_BITS as MRC10_WINDOW_BITS};
 use crate::tx_header_mrc10::TxHeaderMrc10;
 
 /// Data header requests the block holds between its data sequencer and
@@ -367,11 +369,9 @@ pub struct TxPath {
     d_ev: DFF<Bits<7>>,
     d_seq_wa: DFF<Bits<15>>,
     d_value: DFF<Bits<VALUE_BITS>>,
-    d_time: DFF<Bits<32>>,
     d_hdr: DFF<TxHeader>,
     d_hdr_done: DFF<Bit>,
     d_rd_done: DFF<Bit>,
-    d_sent_done: DFF<Bit>,
     /// Data header requests waiting for the builder (the arbiter's data
     /// input), in the order of their payload reads.
     d_fifo: SynchronousFIFO<TxHeader, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
@@ -411,6 +411,14 @@ pub struct TxPath {
     d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
     head_dead: Signal<Local, Bit>,
+    /// The send time the data header at the FIFO's head gets as the
+    /// builder takes it (`now_ns`): a TSETH of it, byte-reversed as the
+    /// MRC 1.0 field table lays it out (`ts_rev`), and in transport byte
+    /// order (`ts_tr`), which the header's transport bytes, their TSETH
+    /// left zero, are ORed with.
+    ts_rev: Signal<Local, Bits<MRC10_WINDOW_BITS>>,
+    ts_flip: ByteRev<MRC10_WINDOW_BITS>,
+    ts_tr: Signal<Local, Bits<MRC10_WINDOW_BITS>>,
     dead_set: Signal<Local, Bits<256>>,
     dead_clr: Signal<Local, Bits<256>>,
     // ACK sequencer: 0 idle, 1 peer read, 2 build, 3 address, 4 issue.
@@ -485,11 +493,9 @@ impl Logic for TxPath {
             d_ev,
             d_seq_wa,
             d_value,
-            d_time,
             d_hdr,
             d_hdr_done,
             d_rd_done,
-            d_sent_done,
             pl_issued,
             pl_done,
             pl_reserved,
@@ -667,7 +673,6 @@ impl Logic for TxPath {
             | self.d_place.val()
             | (bit_cast::<416, 7>(self.d_ev.q.val()) << 384)
             | (bit_cast::<416, 32>(self.ev_seq.read_data.val()) << 352)
-            | (bit_cast::<416, 32>(self.d_time.q.val()) << 320)
             | (bit_cast::<416, 32>(self.d_off.q.val()) << 288);
         // SACK (type 2, 64-bit bitmap, 28 bytes): 0x12, width code 0,
         // ev_index, ecn_ce_count, reserved, echo_ts, service_ns (how long
@@ -748,18 +753,6 @@ impl Logic for TxPath {
         self.dma_rd_req.len.next = self.d_len.q.val();
         self.dma_rd_req.tag.next = 0.into();
         self.dma_rd_qp.next = self.d_qp.q.val();
-        self.sent_valid.next = (self.d_state.q.val() == 5) & !self.d_sent_done.q.val();
-        self.sent_qp.next = self.d_qp.q.val();
-        self.sent_psn.next = self.d_psn.q.val();
-        self.sent_ev.next = self.d_ev.q.val();
-        self.sent_time.next = self.d_time.q.val();
-        if self.loc_mrc10.q.val() {
-            // The send time at the TSETH's 64 ns grain: what an MRC 1.0
-            // echo of it unwraps to (`hw::rx_parser`), so the retransmit
-            // engine finds a NACK's echo equal to its slot's send time.
-            self.sent_time.next = self.d_time.q.val() & self.k_ts_grain.val();
-        }
-        self.sent_len.next = self.d_len.q.val();
 
         // ---- Reservation: the beats of a read issued, a beat taken.
         self.d_rd_fire.next = self.dma_rd_req.valid.val() & self.dma_rd_req.ready.val();
@@ -778,9 +771,18 @@ impl Logic for TxPath {
         self.d_fifo.data_in.next = self.d_push.val();
         self.d_fifo.write.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.d_fifo.full.val();
 
+        // ---- A TSETH of `now_ns` in transport byte order (the arbiter's
+        // stamp).
+        self.ts_rev.next = 0.into();
+        self.ts_rev.next.set_value_w_tx_ts(self.now_ns.val().get_bits::<16>(6));
+        self.ts_flip.i.next = self.ts_rev.val();
+        self.ts_tr.next = self.ts_flip.o.val();
+
         // ---- Arbiter: the ACK sequencer's header first.
         self.a_issue.next = self.a_state.q.val() == 4;
-        self.d_issue.next = !self.d_fifo.empty.val() & !self.a_issue.val();
+        // A data header goes with its send record (`sent_*`), so only
+        // while the retransmit engine's FIFO takes one.
+        self.d_issue.next = !self.d_fifo.empty.val() & !self.a_issue.val() & self.sent_ready.val();
         self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
         self.d_fifo.read.next = self.d_issue.val() & self.hdr_ready.val();
         if self.a_issue.val() {
@@ -788,13 +790,36 @@ impl Logic for TxPath {
             self.hdr.next.transport = self.a_t10.out_data.val();
             self.hdr.next.transport_len = self.a_t10.out_len.val();
         } else {
+            // Stamped as the builder takes it, not when it was built: the
+            // header may have waited behind the frames ahead and for its
+            // payload, and the RTT a SACK's echo gives, and the send time
+            // the retransmit engine ages a slot from, should not hold that
+            // wait (the golden model stamps a packet as it hands it to its
+            // link). The legacy extension's `tx_ts` (bytes 8-11, the full
+            // ns clock) and the MRC 1.0 TSETH (64 ns) were left zero.
             self.hdr.next = self.d_fifo.data_out.val();
+            self.hdr.next.ext = self.d_fifo.data_out.val().ext | (bit_cast::<416, 32>(self.now_ns.val()) << 320);
+            self.hdr.next.transport = self.d_fifo.data_out.val().transport | self.ts_tr.val();
         }
         // A data header of a QP in error is still taken by the builder, in
         // its turn, which consumes its payload (read already) and sends
         // nothing: the payload FIFO's beats stay in step with the headers.
         self.head_dead.next = self.dead.q.val().get_bit(self.d_fifo.data_out.val().qp.index());
         self.hdr_drop.next = self.d_issue.val() & self.head_dead.val();
+        // The send record goes with the data header as the builder takes
+        // it, stamped then.
+        self.sent_valid.next = self.d_issue.val() & self.hdr_ready.val();
+        self.sent_qp.next = self.d_fifo.data_out.val().qp;
+        self.sent_psn.next = self.d_fifo.data_out.val().psn;
+        self.sent_ev.next = self.d_fifo.data_out.val().ext.get_bits::<7>(384);
+        self.sent_time.next = self.now_ns.val();
+        if self.d_fifo.data_out.val().mrc10 {
+            // The send time at the TSETH's 64 ns grain: what an MRC 1.0
+            // echo of it unwraps to (`hw::rx_parser`), so the retransmit
+            // engine finds a NACK's echo equal to its slot's send time.
+            self.sent_time.next = self.now_ns.val() & self.k_ts_grain.val();
+        }
+        self.sent_len.next = self.d_fifo.data_out.val().payload_len;
 
         // ---- Data sequencer.
         if self.d_state.q.val() == 0 {
@@ -823,7 +848,6 @@ impl Logic for TxPath {
             if self.rsp_valid.val() & !self.rsp_none.val() {
                 self.d_ev.d.next = self.rsp_ev.val();
                 self.d_value.d.next = self.rsp_value.val();
-                self.d_time.d.next = self.now_ns.val();
                 self.d_state.d.next = 3.into();
             } else {
                 self.cnt_no_ev.next = true;
@@ -850,7 +874,9 @@ impl Logic for TxPath {
             self.d_word.d.next.has_imm = (self.d_opcode.q.val() == 0x09) | (self.d_opcode.q.val() == 0x0B);
             self.d_word.d.next.msn = self.msn_ram.read_data.val().get_bits::<16>(0);
             self.d_word.d.next.rq_msn = self.msn_ram.read_data.val().get_bits::<16>(16);
-            self.d_word.d.next.tx_ts = self.d_time.q.val().get_bits::<16>(6);
+            // The TSETH's time is filled in as the builder takes the
+            // header (the arbiter).
+            self.d_word.d.next.tx_ts = 0.into();
             self.d_word.d.next.ts_res = true;
             self.d_word.d.next.ts_format = self.k_ts_format.val();
             self.d_word.d.next.va = self.d_va.q.val();
@@ -912,7 +938,6 @@ impl Logic for TxPath {
             self.d_hdr_done.d.next = false;
             // No payload: nothing to read.
             self.d_rd_done.d.next = self.d_len.q.val() == 0;
-            self.d_sent_done.d.next = false;
             self.d_state.d.next = 5.into();
         } else if self.d_state.q.val() == 5 {
             if self.d_fifo.write.val() {
@@ -921,13 +946,7 @@ impl Logic for TxPath {
             if self.d_rd_fire.val() {
                 self.d_rd_done.d.next = true;
             }
-            if self.sent_valid.val() & self.sent_ready.val() {
-                self.d_sent_done.d.next = true;
-            }
-            if (self.d_hdr_done.q.val() | self.d_fifo.write.val())
-                & (self.d_rd_done.q.val() | self.d_rd_fire.val())
-                & (self.d_sent_done.q.val() | (self.sent_valid.val() & self.sent_ready.val()))
-            {
+            if (self.d_hdr_done.q.val() | self.d_fifo.write.val()) & (self.d_rd_done.q.val() | self.d_rd_fire.val()) {
                 self.cnt_data_sent.next = true;
                 self.d_state.d.next = 0.into();
             }

@@ -211,7 +211,7 @@ fn cfg_rows(mrc10: bool) -> Vec<(u8, u64, Bits<256>)> {
 #[test]
 fn headers_match_the_golden_extension_emitter() {
     let (data, acks) = records();
-    // Outputs: headers, reads (addr, len), send records (qp, psn, ev, len).
+    // Outputs: headers, reads (addr, len), send records (qp, psn, ev, len, time).
     let probes = probes();
     let (hdrs, reads, sents) = simulate(&data, &acks, &probes, false);
     assert_eq!(
@@ -318,10 +318,15 @@ fn headers_match_the_golden_extension_emitter() {
                 va: 0x5555_0000_0000 + d.off,
                 rkey: 0xABCD_0000,
             });
-            // tx_ts is the clock when the EV came back: read it from the
-            // header (bytes 8-11) and check it is plausible, not equal.
+            // tx_ts (bytes 8-11) is the clock when the builder took the
+            // header, not when it was built: the wait for the builder is
+            // not part of the packet's round trip.
             let ts = u32::from_be_bytes([h.ext[8], h.ext[9], h.ext[10], h.ext[11]]);
-            assert!((1000..1000 + 3 * 3000).contains(&ts), "tx_ts {ts}");
+            assert_eq!(
+                u64::from(ts),
+                h.time,
+                "data {di}: tx_ts is the time the builder took it"
+            );
             let ext = MrcExtRepr::Data(DataExtRepr {
                 ev_index: ev as u16,
                 retransmit: d.rtx,
@@ -355,7 +360,11 @@ fn headers_match_the_golden_extension_emitter() {
             if d.len > 0 {
                 want_reads.push((0x7000_0000 + d.psn, d.len));
             }
-            assert_eq!(sents[di - 1], (d.qp, d.psn, ev, d.len), "send record {di}");
+            assert_eq!(
+                sents[di - 1],
+                (d.qp, d.psn, ev, d.len, h.time),
+                "send record {di}: with the header, at its time"
+            );
         }
     }
     assert_eq!(reads, want_reads, "payload reads");
@@ -369,14 +378,14 @@ fn headers_match_the_golden_extension_emitter() {
 }
 
 /// Headers, payload reads (addr, len) and send records (qp, psn, ev, len).
-type Outputs = (Vec<Hdr>, Vec<(u64, u64)>, Vec<(u64, u64, u64, u64)>);
+type Outputs = (Vec<Hdr>, Vec<(u64, u64)>, Vec<(u64, u64, u64, u64, u64)>);
 
 /// Run `data` and `acks` through the block (own row with `wire_mrc10` =
 /// `mrc10`), with stalls, then replay the cycles on the Verilog.
 fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outputs {
     let hdrs = Arc::new(Mutex::new(Vec::<Hdr>::new()));
     let reads = Arc::new(Mutex::new(Vec::<(u64, u64)>::new()));
-    let sents = Arc::new(Mutex::new(Vec::<(u64, u64, u64, u64)>::new()));
+    let sents = Arc::new(Mutex::new(Vec::<(u64, u64, u64, u64, u64)>::new()));
     let (h2, r2, s2) = (hdrs.clone(), reads.clone(), sents.clone());
     let (d2, a2, p2) = (data.to_vec(), acks.to_vec(), probes.to_vec());
     let want = data.len() + acks.len() + probes.len();
@@ -506,7 +515,8 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                     ext: be_bytes(h.ext, ext_len),
                     payload_len: v(h.payload_len),
                     pad: v(h.pad),
-                    time: 0,
+                    // When the builder took it: a data packet's send time.
+                    time: now_at(cycle),
                     mrc10: h.mrc10,
                     dscp: v(h.dscp),
                     ecn: v(h.ecn),
@@ -528,6 +538,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                     v(x.sent_psn.val()),
                     v(x.sent_ev.val()),
                     v(x.sent_len.val()),
+                    v(x.sent_time.val()),
                 ));
             }
             wait_clock_true!(sim, clock, x);
@@ -926,10 +937,13 @@ fn mrc10_transport_matches_the_golden_emitter() {
             let (_, dest, _) = peer(d.qp);
             let ev = next_ev[d.qp as usize] % 5;
             next_ev[d.qp as usize] += 1;
-            // The TSETH is the send time in 64 ns: read it back, check it
-            // is plausible (the test's clock runs 1000 + 3 ns a cycle).
+            // The TSETH is the time the builder took the header, in 64 ns.
             let ts = u16::from_be_bytes([h.transport[16], h.transport[17]]);
-            assert!(((1000 >> 6)..=((1000 + 3 * 3000) >> 6)).contains(&ts), "tx_ts {ts}");
+            assert_eq!(
+                u64::from(ts),
+                (h.time >> 6) & 0xFFFF,
+                "data {di}: TSETH is the time the builder took it"
+            );
             let (m, rq) = *msn.entry(d.qp).or_insert((0, 0));
             let op = Op10::from_u8(0xC0 | d.opcode).expect("a WRITE");
             let pkt = Mrc10Packet {
@@ -974,9 +988,12 @@ fn mrc10_transport_matches_the_golden_emitter() {
                 "data {di}"
             );
             assert_eq!(h.ev, rsp_value(d.qp, ev));
-            // The send record's time is at the TSETH's grain (checked in
-            // the whole core); the rest as in legacy.
-            assert_eq!(sents[di - 1], (d.qp, d.psn, ev, d.len), "send record {di}");
+            // The send record's time is the TSETH's, at its grain.
+            assert_eq!(
+                sents[di - 1],
+                (d.qp, d.psn, ev, d.len, h.time & !63),
+                "send record {di}: with the header, at its time"
+            );
             if !d.rtx {
                 let e = msn.get_mut(&d.qp).unwrap();
                 if matches!(d.opcode, 0x08..=0x0B) {

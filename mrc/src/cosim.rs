@@ -561,10 +561,8 @@ const RESENDS_SPLIT_BY_SERVICE_ORDER: Allowance = Allowance {
     direction: Direction::SplitAmongQps,
     reason: "traced: each side resends the packets its fabric lost; the packets lost are those \
              leaving on EV 3 after it died, and whose they are depends on the order the QPs are \
-             served: with every QP's messages posted at once (16 in flight), the model sends each \
-             pair's whole window at one instant, pair after pair, so only the last pairs' packets \
-             leave after 50 us (QPs 14-20), where the hardware's requester serves the QPs in turn \
-             (every QP loses some); the total is judged",
+             served: the model's paced pairs take turns per packet on their shared link, the \
+             hardware's requester serves a QP a batch of messages at a time; the total is judged",
 };
 
 /// With several QPs and a dead EV, every QP of the card marks it once,
@@ -588,8 +586,9 @@ const TRIMS_SPLIT_BY_ARRIVAL_ORDER: Allowance = Allowance {
     metric: Metric::Resends,
     direction: Direction::SplitAmongQps,
     reason: "not traced packet by packet: which packets find the port full depends on the order \
-             they reach it, to the packet; the model's runner sends each pair's window at one \
-             instant, pair after pair, and sizes packets by its header estimate (WIRE_OVERHEAD) \
+             they reach it, to the packet; the model's paced pairs take turns per packet where the \
+             card's requester serves a QP a batch of messages at a time, and the model sizes \
+             packets by its header estimate (WIRE_OVERHEAD) \
              where the fabric takes the real frames, so which QPs' packets are trimmed differs; \
              the total is judged",
 };
