@@ -51,6 +51,14 @@ pub use words::{
 pub const RTX_SLOTS: usize = 1 << RTX_SLOT_BITS;
 /// Descriptors fetched by one DMA read at most (8 x 64 bytes).
 pub const MAX_BATCH: usize = 8;
+/// Bytes of messages a QP's turn takes while another QP waits, about: a
+/// turn fetches `MAX_BATCH` descriptors when the QP's latest message is
+/// at most an eighth of this, 4 at most a quarter, 2 at most a half, else
+/// one. With batches of 8 whatever their size, a QP with a window of
+/// 16 KiB messages held the link for 128 KiB (about 11 us at 100 Gb/s)
+/// before the next QP's first packet, so each QP met a failed EV on its
+/// own at the full line rate (docs/hw/requester.md, "Turns").
+pub const TURN_BYTES: u64 = 16 * 1024;
 /// Register stages of the fetch-ahead decision (limits, target, size).
 const AHEAD_STAGES: usize = 3;
 /// Descriptor reads the engine has issued and not yet started on (the
@@ -340,6 +348,16 @@ pub struct Requester {
     /// Free records, at most `MAX_BATCH` (the batch-size limit; 0: held),
     /// kept with `cur_used` so that NEXT does not compute it.
     cur_lim: DFF<Bits<4>>,
+    /// The QP's turn (`SqStateWord::turn`): loaded by LOAD, set by a
+    /// commit from the message's length (`turn_next`).
+    cur_turn: DFF<Bits<4>>,
+    /// The batch limit: `cur_lim`, or less, the QP's turn, while another
+    /// QP waits (`a_other`).
+    t_lim: Signal<Local, Bits<4>>,
+    turn_next: Signal<Local, Bits<4>>,
+    k_turn_8: Param<32, { TURN_BYTES / 8 }>,
+    k_turn_4: Param<32, { TURN_BYTES / 4 }>,
+    k_turn_2: Param<32, { TURN_BYTES / 2 }>,
     /// The QP's una, as LOAD read it (RECLAIM compares with it).
     cur_una: DFF<Bits<24>>,
     cur_base: DFF<Bits<58>>,
@@ -703,6 +721,7 @@ impl Logic for Requester {
             cur_used,
             cur_filled,
             cur_lim,
+            cur_turn,
             cur_una,
             cur_base,
             cur_ring_mask,
@@ -986,6 +1005,18 @@ impl Logic for Requester {
         self.dyn_wr.next.used = self.cur_used.q.val();
         self.dyn_wr.next.filled = self.cur_filled.q.val();
         self.dyn_wr.next.latest_pi = self.cur_pi.q.val();
+        self.dyn_wr.next.turn = self.cur_turn.q.val();
+        // The turn a message of this length gives its QP.
+        self.turn_next.next = 1.into();
+        if self.d_len.q.val() <= self.k_turn_2.val() {
+            self.turn_next.next = 2.into();
+        }
+        if self.d_len.q.val() <= self.k_turn_4.val() {
+            self.turn_next.next = 4.into();
+        }
+        if self.d_len.q.val() <= self.k_turn_8.val() {
+            self.turn_next.next = 8.into();
+        }
         self.dyn_ram.write_address.next = self.cur_qp.q.val();
         self.dyn_ram.write_data.next = self.dyn_wr.val();
         self.dyn_ram.write_enable.next = false;
@@ -997,6 +1028,7 @@ impl Logic for Requester {
             self.dyn_ram.write_data.next.used = 0.into();
             self.dyn_ram.write_data.next.filled = 0.into();
             self.dyn_ram.write_data.next.latest_pi = 0.into();
+            self.dyn_ram.write_data.next.turn = 1.into();
             self.dyn_ram.write_enable.next = true;
         }
         self.ctx_ram.read_address.next = self.cur_qp.q.val();
@@ -1095,8 +1127,14 @@ impl Logic for Requester {
         // never has to stop for a record: una only moves forward.
         self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
         self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
-        self.free32.next = bit_cast::<32, 4>(self.cur_lim.q.val());
-        self.nb1.next = self.cur_lim.q.val();
+        // A turn (`TURN_BYTES`): while another QP waits, no more
+        // descriptors than the QP's latest message says fit.
+        self.t_lim.next = self.cur_lim.q.val();
+        if self.a_other.q.val() & (self.cur_turn.q.val() < self.cur_lim.q.val()) {
+            self.t_lim.next = self.cur_turn.q.val();
+        }
+        self.free32.next = bit_cast::<32, 4>(self.t_lim.val());
+        self.nb1.next = self.t_lim.val();
         if self.avail.val() < self.free32.val() {
             self.nb1.next = bit_cast::<4, 32>(self.avail.val());
         }
@@ -1260,6 +1298,7 @@ impl Logic for Requester {
                 self.cur_used.d.next = self.ld_used.val();
                 self.cur_filled.d.next = self.dyn_ram.read_data.val().filled;
                 self.cur_lim.d.next = self.ld_lim.val();
+                self.cur_turn.d.next = self.dyn_ram.read_data.val().turn;
                 self.cur_una.d.next = self.una_ram.read_data.val();
                 // RECLAIM's first read: the record after the oldest in use.
                 self.rtx_rd_qp.next = self.cur_qp.q.val();
@@ -1503,6 +1542,8 @@ impl Logic for Requester {
                         self.dyn_ram.write_data.next.head = self.head_next.val();
                         self.dyn_ram.write_data.next.used = self.used_next.val();
                         self.dyn_ram.write_data.next.filled = self.filled_next.val();
+                        self.dyn_ram.write_data.next.turn = self.turn_next.val();
+                        self.cur_turn.d.next = self.turn_next.val();
                         self.cur_head.d.next = self.head_next.val();
                         self.cur_used.d.next = self.used_next.val();
                         self.cur_filled.d.next = self.filled_next.val();

@@ -440,6 +440,9 @@ struct Params {
     ack_from: u64,
     /// With `fair`: QP 77's doorbell not before this cycle.
     fair_at: u64,
+    /// With `fair`: QP 77 rings this many single-packet messages (at most
+    /// its ring's 8) in its one doorbell (0: one).
+    fair_msgs: u32,
     /// From this cycle (0: never) QP 255 is reported in error at the
     /// retransmit engine (`qerr_*`): it sends nothing more, its records
     /// are all free from then.
@@ -510,6 +513,7 @@ impl Default for Params {
             ack_pct: 100,
             ack_from: 0,
             fair_at: 0,
+            fair_msgs: 0,
             err_at: 0,
             err_after: 0,
             err_rtx: false,
@@ -800,24 +804,29 @@ fn run(p: Params) -> Outcome {
                         x.db_value.next = u64::from(size).into();
                         phase = if p.fair { 2 } else { 22 };
                     } else if phase == 2 && cycle >= p.fair_at {
-                        // One message on QP 77, rung right after.
+                        // Messages on QP 77 (one unless `fair_msgs`), rung
+                        // right after.
                         let (qp1, lm1, _, _, base1) = SETUPS[1];
-                        let mut d = descriptor(&mut r, lm1);
-                        d.length = 1;
-                        mem.insert(base1, d.encode().unwrap());
-                        slot_qp.insert(base1, 1);
-                        let recs = reference(&mut models[1], &d);
-                        o.want_msg.entry(qp1).or_default().push(msg_rec(&d, posted[1], &recs));
-                        for rec in &recs {
-                            iova.insert((1, rec.psn), d.local_iova);
-                            psn_msg.insert((1, rec.psn), msgs[1].len());
+                        let n = p.fair_msgs.max(1);
+                        for _ in 0..n {
+                            let mut d = descriptor(&mut r, lm1);
+                            d.length = 1;
+                            let slot = base1 + 64 * u64::from(posted[1]);
+                            mem.insert(slot, d.encode().unwrap());
+                            slot_qp.insert(slot, 1);
+                            let recs = reference(&mut models[1], &d);
+                            o.want_msg.entry(qp1).or_default().push(msg_rec(&d, posted[1], &recs));
+                            for rec in &recs {
+                                iova.insert((1, rec.psn), d.local_iova);
+                                psn_msg.insert((1, rec.psn), msgs[1].len());
+                            }
+                            msgs[1].push((recs[0].psn, recs.len() as u32));
+                            o.want.get_mut(&qp1).unwrap().extend(recs);
+                            posted[1] += 1;
                         }
-                        msgs[1].push((recs[0].psn, recs.len() as u32));
-                        o.want.get_mut(&qp1).unwrap().extend(recs);
-                        posted[1] += 1;
                         x.db_valid.next = true;
                         x.db_qp.next = (qp1 as u64).into();
-                        x.db_value.next = 1u64.into();
+                        x.db_value.next = u64::from(n).into();
                         phase = 22;
                     }
                 } else if (1..=20).contains(&phase) {
@@ -1800,8 +1809,9 @@ fn doorbells_on_several_qps_overlap_their_reads() {
 
 /// Round robin between QPs, one batch at a time: QP 255 rings 16
 /// single-packet messages, QP 77 one message a cycle later. QP 77's
-/// record must come right after QP 255's first batch (`MAX_BATCH`) rather
-/// than after all 16; QP 255's re-queued doorbell then finishes.
+/// record must come right after QP 255's first turn (one message: none
+/// of the QP's is known yet, `TURN_BYTES`) rather than after all 16; QP
+/// 255's re-queued doorbell then finishes.
 #[test]
 fn qps_share_the_engine_batch_by_batch() {
     let o = run(Params {
@@ -1814,9 +1824,39 @@ fn qps_share_the_engine_batch_by_batch() {
     check_common(&o);
     eprintln!("output order: {:?}", o.order);
     let pos = o.order.iter().position(|&q| q == 77).expect("QP 77 served");
-    assert_eq!(pos, MAX_BATCH, "QP 77 after QP 255's first batch: {:?}", o.order);
+    assert_eq!(pos, 1, "QP 77 after QP 255's first turn: {:?}", o.order);
     assert_eq!(o.order.len(), 17);
     assert_eq!(o.counters["db_stale"], 0);
+}
+
+/// Turns of about `TURN_BYTES`: QP 255 rings 16 messages of 6 packets
+/// (24 KiB, above half a turn), QP 77 eight single-packet ones right
+/// after. While the other waits, QP 255 takes one message a turn and
+/// QP 77 one on its first turn (no message of it known yet), then all
+/// the rest (its messages are small: up to `MAX_BATCH` a turn). With
+/// batches of `MAX_BATCH` whatever their size, QP 255 sent 8 messages
+/// (48 records) before QP 77's first.
+#[test]
+fn qps_take_turns_of_about_turn_bytes() {
+    let o = run(Params {
+        seed: 0xFA1E_0002,
+        directed: true,
+        burst: true,
+        long: true,
+        fair: true,
+        fair_msgs: 8,
+        ..Params::default()
+    });
+    check_common(&o);
+    eprintln!("output order: {:?}", o.order);
+    let want: Vec<usize> = [(255, 6), (77, 1), (255, 6), (77, 7), (255, 14 * 6)]
+        .iter()
+        .flat_map(|&(qp, n)| std::iter::repeat_n(qp, n))
+        .collect();
+    assert_eq!(
+        o.order, want,
+        "turns: one long message, then up to MAX_BATCH short ones"
+    );
 }
 
 /// A send-context row sets its QP up whatever the engine is doing for

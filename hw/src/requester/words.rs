@@ -50,6 +50,10 @@ pub struct SqStateWord {
     /// The latest producer index the engine accepted (a popped doorbell
     /// behind it is redundant: dropped as stale).
     pub latest_pi: Bits<32>,
+    /// Descriptors a turn may fetch while another QP waits (1, 2, 4 or 8),
+    /// from the length of the QP's latest message: about
+    /// [`crate::requester::TURN_BYTES`] a turn (1 before its first).
+    pub turn: Bits<4>,
 }
 
 /// A retransmit record: one message, as its packets are re-issued.
@@ -101,7 +105,7 @@ mod tests {
     #[test]
     fn word_widths() {
         assert_eq!(SqContextWord::BITS, 80);
-        assert_eq!(SqStateWord::BITS, 108);
+        assert_eq!(SqStateWord::BITS, 112);
         assert_eq!(RtxRecordWord::BITS, 273);
         assert_eq!(PacketRecordWord::BITS, 315);
     }
