@@ -727,6 +727,7 @@ impl Logic for MrcCore {
         // ---- RX path: the parser's record and the buffer's frame id, in
         // frame order, dispatched to the SACK table, the completion
         // tracker, the ACK generator and the retransmit engine.
+        self.rxpath.now_ns.next = self.now_ns.val();
         self.rxpath.prs_valid.next = self.parser.out_valid.val();
         self.rxpath.prs_drop.next = self.parser.out_drop.val();
         self.rxpath.prs_ecn_ce.next = self.parser.out_ecn_ce.val();
@@ -1729,7 +1730,11 @@ impl Logic for MrcCore {
         self.chg_fifo.read.next = self.rt_g_chg.val() & self.rt_take.val();
         // The RTT estimator: a QP's start clears its estimate, a SACK's
         // echo is a sample; its results go to the engine's bounds.
-        self.rtt.now_ns.next = self.now_ns.val();
+        // A SACK's sample is taken at its arrival (the RX path's
+        // `op_arrival`), not when the engine's input stage takes it: its
+        // wait for a busy engine is the card's, not the path's (the
+        // model samples a SACK as it arrives).
+        self.rtt.now_ns.next = self.rxpath.op_arrival.val();
         self.rtt.s_valid.next = self.rt_take.val() & self.rt_est_rec.val();
         self.rtt.s_init.next = self.rt_g_init.val();
         self.rtt.s_qp.next = self.rt_rec.val().qp;

@@ -1122,9 +1122,13 @@ impl Logic for Requester {
             self.cur_head.q.val() - bit_cast::<RTX_SLOT_BITS, RTX_COUNT_BITS>(self.cur_used.q.val()) + 2;
         self.s_last.next = self.s_rem.q.val() <= self.cur_mtu.q.val();
         // Batch size: min(8, pi - ci, slots to the ring's end, free
-        // records); `cur_lim` (free records, at most 8, kept in a register)
-        // stands in for the 8, so the limit costs no logic level. A batch
-        // never has to stop for a record: una only moves forward.
+        // records, and the QP's turn while another QP waits); `cur_lim`
+        // (free records, at most 8, kept in a register) stands in for the
+        // 8. The turn's compare ahead of the others costs levels (batch_n
+        // at 8.75, docs/benchmarks.md); registering the limit would read a
+        // `cur_lim` a cycle old, which in NextBatch after Reclaim may
+        // still say 0 (held) for a QP just freed. A batch never has to
+        // stop for a record: una only moves forward.
         self.avail.next = self.cur_pi.q.val() - self.cur_ci.q.val();
         self.to_end.next = (self.cur_ring_mask.q.val() + 1) - (self.cur_ci.q.val() & self.cur_ring_mask.q.val());
         // A turn (`TURN_BYTES`): while another QP waits, no more

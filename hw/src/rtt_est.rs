@@ -60,7 +60,10 @@ pub enum RttState {
 #[derive(LogicBlock, Default)]
 pub struct RttEstimator {
     pub clock: Signal<In, Clock>,
-    /// The time, ns (the clock the echoes were unwrapped against).
+    /// The sample's time, ns (the clock the echoes were unwrapped
+    /// against): the core drives the SACK's arrival (the RX path's
+    /// `op_arrival`), so a wait for the retransmit engine is no part of
+    /// the sample.
     pub now_ns: Signal<In, Bits<32>>,
     // Samples.
     pub s_valid: Signal<In, Bit>,

@@ -124,6 +124,9 @@ pub struct JoinHeader {
 #[derive(LogicBlock, Default)]
 pub struct RxPath {
     pub clock: Signal<In, Clock>,
+    /// The core's ns clock: a frame's record is stamped with it as the
+    /// parser hands it over (`op_arrival`).
+    pub now_ns: Signal<In, Bits<32>>,
     // ---- RX parser record (one pulse per frame, no back-pressure: the
     // ingress admission keeps at most `JOIN_DEPTH` frames unjoined).
     pub prs_valid: Signal<In, Bit>,
@@ -260,6 +263,11 @@ pub struct RxPath {
     /// marks, CC_STATE, echo; `hw::rx_parser::translate::SACK_CC_RESTORE`);
     /// no sample on a probe answer or a positive MRC 1.0 ACK.
     pub op_fb: Signal<Out, SackFeedback>,
+    /// When the record's frame was parsed (`now_ns` then; the parser
+    /// keeps pace with the MAC, the join FIFOs absorb the head stage's
+    /// waits): the time an RTT sample of a SACK is taken at, so that the
+    /// wait for the retransmit engine is not part of it.
+    pub op_arrival: Signal<Out, Bits<32>>,
     pub op_probe_ev: Signal<Out, Bits<7>>,
     // ---- Readmit of the EV a legacy probe response names (extension
     // type 4, response bit set, its EV index in the QP's set): the
@@ -324,6 +332,8 @@ pub struct RxPath {
     pf_imm: RAM<Bits<32>, JOIN_BITS>,
     pf_ext: RAM<Bits<224>, JOIN_BITS>,
     pf_pay: RAM<Bits<36>, JOIN_BITS>,
+    /// The frame's arrival (`now_ns` at the parser's record).
+    pf_at: RAM<Bits<32>, JOIN_BITS>,
     bf: RAM<Bits<17>, JOIN_BITS>,
     p_wr: DFF<Bits<JOIN_PTR_BITS>>,
     p_rd: DFF<Bits<JOIN_PTR_BITS>>,
@@ -338,6 +348,7 @@ pub struct RxPath {
     h_imm: DFF<Bits<32>>,
     h_ext: DFF<Bits<224>>,
     h_pay: DFF<Bits<36>>,
+    h_at: DFF<Bits<32>>,
     h_id: DFF<Bits<16>>,
     // ---- Head stage (the frame being classified, judged and checked).
     st: DFF<DispatchState>,
@@ -568,6 +579,7 @@ impl Logic for RxPath {
             h_imm,
             h_ext,
             h_pay,
+            h_at,
             h_id,
             st,
             p_ok,
@@ -638,6 +650,8 @@ impl Logic for RxPath {
         self.pf_ext.write_clock.next = self.clock.val();
         self.pf_pay.read_clock.next = self.clock.val();
         self.pf_pay.write_clock.next = self.clock.val();
+        self.pf_at.read_clock.next = self.clock.val();
+        self.pf_at.write_clock.next = self.clock.val();
         self.bf.read_clock.next = self.clock.val();
         self.bf.write_clock.next = self.clock.val();
         self.ring_of.read_clock.next = self.clock.val();
@@ -710,6 +724,8 @@ impl Logic for RxPath {
         self.pf_imm.write_address.next = self.pw.val();
         self.pf_ext.write_address.next = self.pw.val();
         self.pf_pay.write_address.next = self.pw.val();
+        self.pf_at.write_address.next = self.pw.val();
+        self.pf_at.write_data.next = self.now_ns.val();
         self.pf_flags.write_data.next = bit_cast::<8, 1>(self.f_drop.val())
             | (bit_cast::<8, 1>(self.f_ecn.val()) << 1)
             | (bit_cast::<8, 1>(self.f_trim.val()) << 2)
@@ -738,6 +754,7 @@ impl Logic for RxPath {
         self.pf_imm.write_enable.next = self.pwe.val();
         self.pf_ext.write_enable.next = self.pwe.val();
         self.pf_pay.write_enable.next = self.pwe.val();
+        self.pf_at.write_enable.next = self.pwe.val();
         if self.p_in.val() {
             self.p_wr.d.next = self.p_wr.q.val() + 1;
         }
@@ -995,6 +1012,7 @@ impl Logic for RxPath {
         self.op_fb.next.penalty = self.h_ext.q.val().get_bits::<7>(160);
         self.op_fb.next.restore = self.h_ext.q.val().get_bit(175);
         self.op_fb.next.echo = self.fb_echo.val();
+        self.op_arrival.next = self.h_at.q.val();
         self.op_fb.next.skip = self.h_flags.q.val().get_bit(6);
         self.op_fb.next.always_skip = self.h_flags.q.val().get_bit(7);
         self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);
@@ -1072,6 +1090,7 @@ impl Logic for RxPath {
         self.pf_imm.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
         self.pf_ext.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
         self.pf_pay.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
+        self.pf_at.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.p_rd_next.val());
         self.bf.read_address.next = bit_cast::<JOIN_BITS, JOIN_PTR_BITS>(self.b_rd_next.val());
 
         // ---- Head stage.
@@ -1096,6 +1115,7 @@ impl Logic for RxPath {
             self.h_imm.d.next = self.pf_imm.read_data.val();
             self.h_ext.d.next = self.pf_ext.read_data.val();
             self.h_pay.d.next = self.pf_pay.read_data.val();
+            self.h_at.d.next = self.pf_at.read_data.val();
             self.h_id.d.next = self.bf.read_data.val().get_bits::<16>(1);
             self.k_join_release.d.next = true;
             self.want_cmd.next = self.n_needs_cmd.val();

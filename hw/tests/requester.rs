@@ -456,6 +456,9 @@ struct Params {
     /// With `burst`: QP 255's messages are 6 MTUs long instead of one
     /// packet.
     long: bool,
+    /// With `long`: QP 255's messages are this many bytes instead (0: 6
+    /// MTUs).
+    long_len: u32,
     /// At this cycle (0: never) one bad doorbell (beyond the ring) for
     /// QP 255, in place of the burst's doorbell of that cycle.
     bad_at: u64,
@@ -518,6 +521,7 @@ impl Default for Params {
             err_after: 0,
             err_rtx: false,
             long: false,
+            long_len: 0,
             bad_at: 0,
             good_after_bad: 0,
             deep: false,
@@ -742,7 +746,9 @@ fn run(p: Params) -> Outcome {
                 if phase == 0 {
                     for _ in 0..size {
                         let mut d = descriptor(&mut r, lm);
-                        if p.burst && p.long {
+                        if p.burst && p.long && p.long_len != 0 {
+                            d.length = p.long_len;
+                        } else if p.burst && p.long {
                             d.length = 6 << lm;
                         } else if p.burst && p.deep {
                             // 1-3 packets: PSN ranges of unequal sizes for
@@ -1829,34 +1835,45 @@ fn qps_share_the_engine_batch_by_batch() {
     assert_eq!(o.counters["db_stale"], 0);
 }
 
-/// Turns of about `TURN_BYTES`: QP 255 rings 16 messages of 6 packets
-/// (24 KiB, above half a turn), QP 77 eight single-packet ones right
-/// after. While the other waits, QP 255 takes one message a turn and
-/// QP 77 one on its first turn (no message of it known yet), then all
-/// the rest (its messages are small: up to `MAX_BATCH` a turn). With
-/// batches of `MAX_BATCH` whatever their size, QP 255 sent 8 messages
-/// (48 records) before QP 77's first.
+/// Turns of about `TURN_BYTES`: QP 255 rings 16 messages of one length,
+/// QP 77 eight single-packet ones right after. While the other waits,
+/// QP 255 takes one message on its first turn (no message of it known
+/// yet), QP 77 one, then QP 255 its turn from its length (8 messages up
+/// to 2 KiB, 4 up to 4 KiB, 2 up to 8 KiB, else 1: each bound and the
+/// byte past it), QP 77 its other 7 (its messages are small), then QP
+/// 255 the rest. With batches of `MAX_BATCH` whatever their size, QP 255
+/// sent 8 messages before QP 77's first.
 #[test]
 fn qps_take_turns_of_about_turn_bytes() {
-    let o = run(Params {
-        seed: 0xFA1E_0002,
-        directed: true,
-        burst: true,
-        long: true,
-        fair: true,
-        fair_msgs: 8,
-        ..Params::default()
-    });
-    check_common(&o);
-    eprintln!("output order: {:?}", o.order);
-    let want: Vec<usize> = [(255, 6), (77, 1), (255, 6), (77, 7), (255, 14 * 6)]
-        .iter()
-        .flat_map(|&(qp, n)| std::iter::repeat_n(qp, n))
-        .collect();
-    assert_eq!(
-        o.order, want,
-        "turns: one long message, then up to MAX_BATCH short ones"
-    );
+    // QP 255's MTU is 4 KiB (`SETUPS`).
+    const MTU: u32 = 4096;
+    for (len, turn) in [
+        (6 * MTU, 1),
+        (8192, 2),
+        (8193, 1),
+        (4096, 4),
+        (4097, 2),
+        (2048, 8),
+        (2049, 4),
+    ] {
+        let o = run(Params {
+            seed: 0xFA1E_0002,
+            directed: true,
+            burst: true,
+            long: true,
+            long_len: len,
+            fair: true,
+            fair_msgs: 8,
+            ..Params::default()
+        });
+        check_common(&o);
+        let p = len.div_ceil(MTU) as usize;
+        let want: Vec<usize> = [(255, p), (77, 1), (255, turn * p), (77, 7), (255, (15 - turn) * p)]
+            .iter()
+            .flat_map(|&(qp, n)| std::iter::repeat_n(qp, n))
+            .collect();
+        assert_eq!(o.order, want, "{len}-byte messages: a turn of {turn}");
+    }
 }
 
 /// A send-context row sets its QP up whatever the engine is doing for

@@ -594,6 +594,15 @@ struct Seen {
     /// The cycle of each join credit's release (a frame taken into the
     /// head stage the cycle before), in frame order.
     releases: Vec<u64>,
+    /// `now_ns` at each parser record (the frames' arrivals), in order.
+    parsed_at: Vec<u32>,
+    /// Per record taken by the engine: its `op_arrival` and `now_ns` then.
+    op_at: Vec<(u32, u32)>,
+}
+
+/// The bench's `now_ns`: 3 ns a cycle from 1,000 (any rising clock).
+fn bench_now(cycle: u64) -> u32 {
+    1000 + 3 * cycle as u32
 }
 
 struct Setup {
@@ -733,10 +742,12 @@ fn simulate(s: Setup) -> Seen {
                 }
             }
             // Inputs of this cycle.
+            x.now_ns.next = u64::from(bench_now(cycle)).into();
             x.prs_valid.next = false;
             x.prs_drop.next = false;
             if kp < n && tp[kp] == cycle {
                 let f = &s.frames[kp];
+                sn.parsed_at.push(bench_now(cycle));
                 x.prs_valid.next = !f.drop;
                 x.prs_drop.next = f.drop;
                 x.prs_ecn_ce.next = f.ecn;
@@ -920,6 +931,7 @@ fn simulate(s: Setup) -> Seen {
                 sn.op_stalls += 1;
             }
             if x.op_valid.val() && x.op_ready.val() {
+                sn.op_at.push((x.op_arrival.val().index() as u32, bench_now(cycle)));
                 sn.outs.ops.push(Op {
                     kind: x.op_kind.val().index() as u8,
                     qp: x.op_qp.val().index() as u32,
@@ -1128,9 +1140,33 @@ fn rx_path_matches_dispatch_rules() {
     );
     assert_eq!(seen.credit_waits, 0, "this test never runs out of join credits");
     check_outputs(&want, got);
+    check_arrivals(&seen);
     let s = setup(seed, 700, 40, 0, Stall::go_percent(75));
     check_cqes(&s, &seen);
     coverage(&want, &seen, s.frames.len());
+}
+
+/// Each engine record carries its frame's arrival (`op_arrival`): the
+/// `now_ns` of one of the parser's records, in frame order, and not the
+/// time the engine took it, which is later whenever it waited (the bench
+/// holds `op_ready` low at random, so some did).
+fn check_arrivals(seen: &Seen) {
+    let mut from = 0;
+    for &(at, taken) in &seen.op_at {
+        let k = seen.parsed_at[from..]
+            .iter()
+            .position(|&p| p == at)
+            .unwrap_or_else(|| panic!("op_arrival {at} is no frame's arrival after the last one"));
+        from += k + 1;
+        assert!(at < taken, "arrival {at} before the take at {taken}");
+    }
+    let waits: Vec<u32> = seen.op_at.iter().map(|&(at, taken)| taken - at).collect();
+    let (least, most) = (waits.iter().min().copied(), waits.iter().max().copied());
+    eprintln!("records: {}, arrival to take {least:?}..{most:?} ns", waits.len());
+    assert!(
+        least < most,
+        "records taken, some later after their arrival than others"
+    );
 }
 
 /// Every output of the block equals the reference's.
@@ -1625,6 +1661,7 @@ fn with_the_real_sack_table() {
     ] {
         s.connect();
     }
+    uut.path.now_ns.connect();
     uut.path.prs_ev.connect();
     uut.path.prs_opcode.connect();
     uut.path.prs_dest_qp.connect();
@@ -1820,6 +1857,7 @@ impl WithSackCmp {
         u.path.prs_opcode.connect();
         u.path.prs_dest_qp.connect();
         u.path.prs_psn.connect();
+        u.path.now_ns.connect();
         u.path.prs_reth_va.connect();
         u.path.prs_reth_rkey.connect();
         u.path.prs_reth_len.connect();
