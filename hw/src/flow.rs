@@ -253,8 +253,9 @@ pub fn check_widths(blocks: &[BlockRtl]) -> Result<(), FlowError> {
 }
 
 /// The width check ([`check_widths`]), then `verilator --lint-only -Wall`
-/// (with [`LINT_WAIVERS`]) on each block's file in `dir`. Any finding,
-/// remaining warning or error fails with its report.
+/// (with [`LINT_WAIVERS`]) and Yosys's elaboration ([`elaborate_script`])
+/// on each block's file in `dir`. Any finding, remaining warning or error
+/// fails with its report.
 pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
     check_widths(blocks)?;
     for b in blocks {
@@ -264,8 +265,27 @@ pub fn lint(dir: &Path, blocks: &[BlockRtl]) -> Result<(), FlowError> {
             b.name,
             Command::new("verilator").args(lint_args(&file, b.name)),
         )?;
+        run_tool(
+            "yosys",
+            b.name,
+            Command::new("yosys")
+                .arg("-q")
+                .arg("-p")
+                .arg(elaborate_script(&file, b.name)),
+        )?;
     }
     Ok(())
+}
+
+/// The Yosys front end `lint` runs on `file` (top module `top`): read,
+/// check the hierarchy, turn processes into logic. Verilator accepts
+/// Verilog that Yosys, which the synthesis and the Alveo flow's budget
+/// rely on, rejects (a part select of a part select of a signal, as
+/// rust-hdl emits for a field's bits read straight off a struct-typed
+/// port); this finds it in seconds, where the synthesis of the whole core
+/// takes a quarter of an hour.
+pub fn elaborate_script(file: &Path, top: &str) -> String {
+    format!("read_verilog {}; hierarchy -check -top {top}; proc", file.display())
 }
 
 /// Resource estimate of one block from Yosys `synth_xilinx -family xcup`.

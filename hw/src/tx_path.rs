@@ -411,6 +411,10 @@ pub struct TxPath {
     d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
     head_dead: Signal<Local, Bit>,
+    /// The extension bits of the data header at the FIFO's head, read
+    /// through a signal: a field select of a field select is a Verilog
+    /// expression Yosys rejects.
+    head_ext: Signal<Local, Bits<416>>,
     /// The send time the data header at the FIFO's head gets as the
     /// builder takes it (`now_ns`): a TSETH of it, byte-reversed as the
     /// MRC 1.0 field table lays it out (`ts_rev`), and in transport byte
@@ -811,7 +815,8 @@ impl Logic for TxPath {
         self.sent_valid.next = self.d_issue.val() & self.hdr_ready.val();
         self.sent_qp.next = self.d_fifo.data_out.val().qp;
         self.sent_psn.next = self.d_fifo.data_out.val().psn;
-        self.sent_ev.next = self.d_fifo.data_out.val().ext.get_bits::<7>(384);
+        self.head_ext.next = self.d_fifo.data_out.val().ext;
+        self.sent_ev.next = self.head_ext.val().get_bits::<7>(384);
         self.sent_time.next = self.now_ns.val();
         if self.d_fifo.data_out.val().mrc10 {
             // The send time at the TSETH's 64 ns grain: what an MRC 1.0

@@ -26,7 +26,8 @@ enum RtlCmd {
     },
     /// Emit, run the width check (`hw::flow::widen`), then `verilator
     /// --lint-only -Wall` each block (waived statements and warning
-    /// classes are listed with their reasons).
+    /// classes are listed with their reasons) and Yosys's front end
+    /// (read, hierarchy, proc).
     Lint {
         #[arg(long, default_value = "target/rtl")]
         out: PathBuf,
