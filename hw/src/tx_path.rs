@@ -411,6 +411,21 @@ pub struct TxPath {
     d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
     head_dead: Signal<Local, Bit>,
+    /// A QP's life, a bit per QP: flipped by its send-context row (the QP
+    /// set up again). A packet carries its QP's bit as the sequencer took
+    /// it (`d_life`, then `d_life_fifo` beside its queued header), so a
+    /// header of an earlier life still queued when the QP is set up again
+    /// is told from the new life's at the FIFO's head (`head_stale`):
+    /// dropped there with no send record, for its record would reach the
+    /// retransmit engine after the QP's INIT and release its bytes at the
+    /// CC gate against the new life's flight. One bit tells two lives
+    /// apart: a QP set up twice while a header of its first life waits
+    /// (the FIFO drains in microseconds) would send that header.
+    life: DFF<Bits<256>>,
+    d_life: DFF<Bit>,
+    d_life_fifo: SynchronousFIFO<Bit, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
+    /// The data header at the FIFO's head is of an earlier life of its QP.
+    head_stale: Signal<Local, Bit>,
     /// The extension bits of the data header at the FIFO's head, read
     /// through a signal: a field select of a field select is a Verilog
     /// expression Yosys rejects.
@@ -529,7 +544,9 @@ impl Logic for TxPath {
             a_send_probe,
             a_hdr,
             dead,
-            d_dead_r
+            d_dead_r,
+            life,
+            d_life
         );
         self.peer_d.read_clock.next = self.clock.val();
         self.peer_d.write_clock.next = self.clock.val();
@@ -555,6 +572,7 @@ impl Logic for TxPath {
         self.d_t10.clock.next = self.clock.val();
         self.a_t10.clock.next = self.clock.val();
         self.d_fifo.clock.next = self.clock.val();
+        self.d_life_fifo.clock.next = self.clock.val();
 
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
@@ -574,6 +592,7 @@ impl Logic for TxPath {
             self.dead_clr.next = bit_cast::<256, 1>(true.into()) << self.cfg.index.val().get_bits::<8>(0);
         }
         self.dead.d.next = (self.dead.q.val() | self.dead_set.val()) & !self.dead_clr.val();
+        self.life.d.next = self.life.q.val() ^ self.dead_clr.val();
         self.d_dead_next.next = (self.dead.q.val().get_bit(self.d_qp.q.val().index())
             | (self.qerr_valid.val() & (self.qerr_qp.val() == self.d_qp.q.val())))
             & !(self.cfg_peer.val()
@@ -774,6 +793,9 @@ impl Logic for TxPath {
         self.d_push.next.transport_len = self.d_t10.out_len.val();
         self.d_fifo.data_in.next = self.d_push.val();
         self.d_fifo.write.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.d_fifo.full.val();
+        // The life bit beside its header, written and read in step.
+        self.d_life_fifo.data_in.next = self.d_life.q.val();
+        self.d_life_fifo.write.next = self.d_fifo.write.val();
 
         // ---- A TSETH of `now_ns` in transport byte order (the arbiter's
         // stamp).
@@ -789,6 +811,7 @@ impl Logic for TxPath {
         self.d_issue.next = !self.d_fifo.empty.val() & !self.a_issue.val() & self.sent_ready.val();
         self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
         self.d_fifo.read.next = self.d_issue.val() & self.hdr_ready.val();
+        self.d_life_fifo.read.next = self.d_fifo.read.val();
         if self.a_issue.val() {
             self.hdr.next = self.a_hdr.q.val();
             self.hdr.next.transport = self.a_t10.out_data.val();
@@ -808,11 +831,15 @@ impl Logic for TxPath {
         // A data header of a QP in error is still taken by the builder, in
         // its turn, which consumes its payload (read already) and sends
         // nothing: the payload FIFO's beats stay in step with the headers.
+        // So is one of an earlier life of its QP, but with no send record
+        // (see `life`).
         self.head_dead.next = self.dead.q.val().get_bit(self.d_fifo.data_out.val().qp.index());
-        self.hdr_drop.next = self.d_issue.val() & self.head_dead.val();
+        self.head_stale.next =
+            self.life.q.val().get_bit(self.d_fifo.data_out.val().qp.index()) != self.d_life_fifo.data_out.val();
+        self.hdr_drop.next = self.d_issue.val() & (self.head_dead.val() | self.head_stale.val());
         // The send record goes with the data header as the builder takes
         // it, stamped then.
-        self.sent_valid.next = self.d_issue.val() & self.hdr_ready.val();
+        self.sent_valid.next = self.d_issue.val() & self.hdr_ready.val() & !self.head_stale.val();
         self.sent_qp.next = self.d_fifo.data_out.val().qp;
         self.sent_psn.next = self.d_fifo.data_out.val().psn;
         self.head_ext.next = self.d_fifo.data_out.val().ext;
@@ -833,6 +860,9 @@ impl Logic for TxPath {
                 self.sel_valid.next = true;
                 self.sel_qp.next = self.pkt_qp.val();
                 self.d_qp.d.next = self.pkt_qp.val();
+                // The QP's life as the requester sent the packet: a row
+                // in this cycle is applied by the requester a cycle later.
+                self.d_life.d.next = self.life.q.val().get_bit(self.pkt_qp.val().index());
                 self.d_psn.d.next = self.pkt_psn.val();
                 self.d_opcode.d.next = self.pkt_opcode.val();
                 self.d_ack_req.d.next = self.pkt_ack_req.val();

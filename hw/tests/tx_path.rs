@@ -1012,12 +1012,13 @@ fn mrc10_transport_matches_the_golden_emitter() {
     assert_eq!(pi, probes.len(), "every probe went out");
 }
 
-/// The error test's PSNs: records taken, headers the builder took (with
-/// the drop flag and the cycle), payload reads, send records; and the
-/// in-hand drops counted.
+/// The error test's PSNs: records taken (with the cycle), headers the
+/// builder took (with the drop flag and the cycle), payload reads, send
+/// records; and the in-hand drops counted.
 #[derive(Default)]
 struct Flushed {
-    taken: Vec<u64>,
+    /// (PSN, the cycle the sequencer took its record).
+    taken: Vec<(u64, u64)>,
     /// (PSN, dropped, the cycle the builder took it).
     hdrs: Vec<(u64, bool, u64)>,
     reads: Vec<u64>,
@@ -1028,13 +1029,17 @@ struct Flushed {
 /// PSNs of the error test: QP `QPS[0]`'s records have bit 12 clear, QP
 /// `QPS[1]`'s set.
 const OTHER_QP_PSN: u64 = 0x1000;
-/// Cycles of the error test: the builder held until `FLUSH_BUSY` (the
-/// data header FIFO full), QP `QPS[0]` reported in error at `FLUSH_ERR`,
-/// set up again by its send-context row at `FLUSH_SETUP`.
-const FLUSH_BUSY: u64 = 300;
-const FLUSH_ERR: u64 = 200;
-const FLUSH_SETUP: u64 = 450;
 const FLUSH_RECORDS: u64 = 80;
+
+/// Cycles of an error test: the builder held until `busy` (the data
+/// header FIFO full), QP `QPS[0]` reported in error at `err`, set up
+/// again by its send-context row at `setup`.
+#[derive(Clone, Copy)]
+struct FlushCase {
+    busy: u64,
+    err: u64,
+    setup: u64,
+}
 
 /// A QP in error: the packets of it the block holds (in hand, or queued
 /// for the builder with their payload read) never become frames, as the
@@ -1042,9 +1047,51 @@ const FLUSH_RECORDS: u64 = 80;
 /// QP's send-context row brings it back. Two QPs' records alternate, the
 /// builder is held until the data header FIFO is full, the error comes
 /// while it is, and more of the QP's records arrive after it (the
-/// requester would send none: the block must not rely on that).
+/// requester would send none: the block must not rely on that). The QP is
+/// set up again once the FIFO has drained.
 #[test]
 fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
+    let o = run_flush(FlushCase {
+        busy: 300,
+        err: 200,
+        setup: 450,
+    });
+    let in_hand: Vec<u64> = o
+        .taken
+        .iter()
+        .map(|t| t.0)
+        .filter(|p| !o.hdrs.iter().any(|h| h.0 == *p))
+        .collect();
+    assert!(!in_hand.is_empty(), "records of the QP in error dropped in hand");
+    assert!(
+        o.hdrs.iter().any(|h| h.1),
+        "the QP's queued headers dropped at the FIFO's head"
+    );
+}
+
+/// The QP set up again while headers of its earlier life still wait in
+/// the data header FIFO (the builder held past the row): they are
+/// dropped at the FIFO's head, and with no send record, which would reach
+/// the retransmit engine after the QP's INIT and release their bytes
+/// against the new life's flight.
+#[test]
+fn headers_of_an_earlier_life_are_dropped_without_a_send_record() {
+    let case = FlushCase {
+        busy: 300,
+        err: 200,
+        setup: 230,
+    };
+    let o = run_flush(case);
+    let stale = o.hdrs.iter().filter(|h| h.1 && h.2 > case.setup).count();
+    assert!(
+        stale > 0,
+        "headers of the earlier life taken after the row: {:x?}",
+        o.hdrs
+    );
+}
+
+/// One error run, its checks made; what it saw, for the case's own.
+fn run_flush(case: FlushCase) -> Flushed {
     let out = Arc::new(Mutex::new(Flushed::default()));
     let o2 = out.clone();
     let mut uut = TxPath::default();
@@ -1090,16 +1137,16 @@ fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
                 },
             );
             answer_selects(&mut x, &mut pending, cycle);
-            x.qerr_valid.next = cycle == FLUSH_ERR;
+            x.qerr_valid.next = cycle == case.err;
             x.qerr_qp.next = QPS[0].0.into();
-            x.cfg.valid.next = cycle == FLUSH_SETUP;
+            x.cfg.valid.next = cycle == case.setup;
             x.cfg.table.next = u64::from(setup.0).into();
             x.cfg.index.next = setup.1.into();
             x.cfg.data.next = setup.2;
             // The builder's own drop count, which an in-hand drop waits
             // out.
             x.flushed_elsewhere.next = cycle % 7 == 3;
-            x.hdr_ready.next = cycle >= FLUSH_BUSY && !cycle.is_multiple_of(3);
+            x.hdr_ready.next = cycle >= case.busy && !cycle.is_multiple_of(3);
             x.dma_rd_req.ready.next = cycle % 4 != 1;
             x.sent_ready.next = cycle % 5 != 2;
             x.pl_taken.next = takeable > 0;
@@ -1112,7 +1159,7 @@ fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
                 pending.push(cycle + 2);
             }
             if x.pkt_valid.val() && x.pkt_ready.val() {
-                o.taken.push(psn);
+                o.taken.push((psn, cycle));
                 di += 1;
             }
             if x.hdr_valid.val() && x.hdr_ready.val() {
@@ -1149,38 +1196,44 @@ fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
     rec.check_verilog("mrc_tx_path", || {
         hw::flow::emit_block("mrc_tx_path", &mut TxPath::default()).verilog
     });
-    let o = out.lock().unwrap();
+    let o = std::mem::take(&mut *out.lock().unwrap());
     let of_err_qp = |p: u64| p & OTHER_QP_PSN == 0;
+    let taken_at = |p: u64| o.taken.iter().find(|t| t.0 == p).map(|t| t.1).unwrap();
     assert_eq!(o.taken.len() as u64, FLUSH_RECORDS, "every record taken");
-    // In the error's span (its report's next cycle to the set-up row's):
-    // nothing of the QP leaves; before and after it, and for the other QP,
-    // nothing is dropped.
-    for &(psn, dropped, c) in &o.hdrs {
-        let dead = of_err_qp(psn) && c > FLUSH_ERR && c <= FLUSH_SETUP;
-        assert_eq!(dropped, dead, "PSN {psn:#x} taken at cycle {c}");
+    // A header of the QP is dropped if taken by the builder in the
+    // error's span (its report's next cycle to the set-up row's), or
+    // after it but of the QP's earlier life (its record taken by the
+    // sequencer by the row's cycle: the requester applies the row a cycle
+    // later). Nothing else is dropped.
+    let stale = |h: &(u64, bool, u64)| of_err_qp(h.0) && h.2 > case.setup && taken_at(h.0) <= case.setup;
+    for h @ &(psn, dropped, c) in &o.hdrs {
+        let dead = of_err_qp(psn) && c > case.err && c <= case.setup;
+        assert_eq!(dropped, dead || stale(h), "PSN {psn:#x} taken at cycle {c}");
     }
-    let dropped = o.hdrs.iter().filter(|h| h.1).count() as u64;
-    assert!(dropped > 0, "the QP's queued headers dropped at the FIFO's head");
     assert!(
-        o.hdrs.iter().any(|h| of_err_qp(h.0) && h.2 > FLUSH_SETUP && !h.1),
+        o.hdrs.iter().any(|h| of_err_qp(h.0) && h.2 > case.setup && !h.1),
         "the QP sends again once set up"
     );
-    // A header was issued with its payload read and its send record; a
-    // record dropped in hand has none of the three.
+    // A header was issued with its payload read, and with its send record
+    // unless of an earlier life; a record dropped in hand has none of the
+    // three.
     let hdr_psns: Vec<u64> = o.hdrs.iter().map(|h| h.0).collect();
     assert_eq!(o.reads, hdr_psns, "one payload read per header, in order");
     let mut sent = o.sent.clone();
     sent.sort();
-    let mut issued = hdr_psns.clone();
-    issued.sort();
-    assert_eq!(sent, issued, "one send record per header");
-    let in_hand: Vec<u64> = o.taken.iter().copied().filter(|p| !hdr_psns.contains(p)).collect();
+    let mut recorded: Vec<u64> = o.hdrs.iter().filter(|h| !stale(h)).map(|h| h.0).collect();
+    recorded.sort();
+    assert_eq!(sent, recorded, "one send record per header, none for an earlier life's");
+    let in_hand: Vec<u64> = o.taken.iter().map(|t| t.0).filter(|p| !hdr_psns.contains(p)).collect();
     assert!(
-        !in_hand.is_empty() && in_hand.iter().all(|&p| of_err_qp(p)),
-        "records of the QP in error dropped in hand: {in_hand:x?}"
+        in_hand.iter().all(|&p| of_err_qp(p)),
+        "only records of the QP in error dropped in hand: {in_hand:x?}"
     );
     assert!(
-        o.taken.iter().filter(|&&p| !of_err_qp(p)).all(|p| hdr_psns.contains(p)),
+        o.taken
+            .iter()
+            .filter(|t| !of_err_qp(t.0))
+            .all(|t| hdr_psns.contains(&t.0)),
         "every record of the other QP sent"
     );
     assert_eq!(
@@ -1188,4 +1241,5 @@ fn packets_of_a_qp_in_error_are_dropped_until_it_is_set_up_again() {
         in_hand.len() as u64,
         "one cnt_flushed per packet dropped in hand (the builder counts the others)"
     );
+    o
 }
