@@ -1174,8 +1174,9 @@ impl Logic for MrcCore {
         // ---- NSCC feedback: the operations above that the model's
         // controller sees (`on_ack`, `on_loss` for a loss or trim,
         // `on_timeout`, and the QP's start), in the CC gate's order. The
-        // RTT sample is the SACK's echo against now (the model's
-        // `ts_age`), a few cycles after the SACK arrived (its walk).
+        // delay sample is the SACK's echo against its arrival (the model's
+        // `ts_age` as the SACK arrives), not against now: the SACK may
+        // have waited for the engine, and the engine walked its slots.
         self.nscc_push.next = self.cc_g_init.val()
             | self.cc_g_ack.val()
             | self.cc_g_rto.val()
@@ -1186,7 +1187,7 @@ impl Logic for MrcCore {
         self.nscc_fifo.data_in.next.bytes = bit_cast::<32, 16>(self.retx.rtx_len.val());
         self.nscc_fifo.data_in.next.ecn = false;
         self.nscc_fifo.data_in.next.rtt_valid = false;
-        self.nscc_fifo.data_in.next.rtt_ns = self.now_ns.val() - self.retx.ack_fb.val().echo;
+        self.nscc_fifo.data_in.next.rtt_ns = self.retx.ack_fb.val().arrival - self.retx.ack_fb.val().echo;
         self.nscc_fifo.data_in.next.penalty = 0.into();
         self.nscc_fifo.data_in.next.restore = false;
         self.nscc_fifo.data_in.next.now_ns = self.now_ns.val();
@@ -1731,10 +1732,10 @@ impl Logic for MrcCore {
         // The RTT estimator: a QP's start clears its estimate, a SACK's
         // echo is a sample; its results go to the engine's bounds.
         // A SACK's sample is taken at its arrival (the RX path's
-        // `op_arrival`), not when the engine's input stage takes it: its
+        // `op_fb.arrival`), not when the engine's input stage takes it: its
         // wait for a busy engine is the card's, not the path's (the
         // model samples a SACK as it arrives).
-        self.rtt.now_ns.next = self.rxpath.op_arrival.val();
+        self.rtt.now_ns.next = self.rxpath.op_fb.val().arrival;
         self.rtt.s_valid.next = self.rt_take.val() & self.rt_est_rec.val();
         self.rtt.s_init.next = self.rt_g_init.val();
         self.rtt.s_qp.next = self.rt_rec.val().qp;

@@ -62,7 +62,7 @@ pub struct RttEstimator {
     pub clock: Signal<In, Clock>,
     /// The sample's time, ns (the clock the echoes were unwrapped
     /// against): the core drives the SACK's arrival (the RX path's
-    /// `op_arrival`), so a wait for the retransmit engine is no part of
+    /// `op_fb.arrival`), so a wait for the retransmit engine is no part of
     /// the sample.
     pub now_ns: Signal<In, Bits<32>>,
     // Samples.

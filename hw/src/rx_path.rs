@@ -125,7 +125,7 @@ pub struct JoinHeader {
 pub struct RxPath {
     pub clock: Signal<In, Clock>,
     /// The core's ns clock: a frame's record is stamped with it as the
-    /// parser hands it over (`op_arrival`).
+    /// parser hands it over (`op_fb.arrival`).
     pub now_ns: Signal<In, Bits<32>>,
     // ---- RX parser record (one pulse per frame, no back-pressure: the
     // ingress admission keeps at most `JOIN_DEPTH` frames unjoined).
@@ -261,13 +261,11 @@ pub struct RxPath {
     pub op_probe_answer: Signal<Out, Bit>,
     /// A SACK's congestion feedback (the extension's bytes 4-11: CE
     /// marks, CC_STATE, echo; `hw::rx_parser::translate::SACK_CC_RESTORE`);
-    /// no sample on a probe answer or a positive MRC 1.0 ACK.
+    /// no sample on a probe answer or a positive MRC 1.0 ACK; and when
+    /// the record's frame was parsed (`arrival`: `now_ns` then; the join
+    /// FIFOs absorb the head stage's waits), the time its samples are
+    /// taken at.
     pub op_fb: Signal<Out, SackFeedback>,
-    /// When the record's frame was parsed (`now_ns` then; the parser
-    /// keeps pace with the MAC, the join FIFOs absorb the head stage's
-    /// waits): the time an RTT sample of a SACK is taken at, so that the
-    /// wait for the retransmit engine is not part of it.
-    pub op_arrival: Signal<Out, Bits<32>>,
     pub op_probe_ev: Signal<Out, Bits<7>>,
     // ---- Readmit of the EV a legacy probe response names (extension
     // type 4, response bit set, its EV index in the QP's set): the
@@ -1012,7 +1010,7 @@ impl Logic for RxPath {
         self.op_fb.next.penalty = self.h_ext.q.val().get_bits::<7>(160);
         self.op_fb.next.restore = self.h_ext.q.val().get_bit(175);
         self.op_fb.next.echo = self.fb_echo.val();
-        self.op_arrival.next = self.h_at.q.val();
+        self.op_fb.next.arrival = self.h_at.q.val();
         self.op_fb.next.skip = self.h_flags.q.val().get_bit(6);
         self.op_fb.next.always_skip = self.h_flags.q.val().get_bit(7);
         self.op_probe_ev.next = self.h_ext.q.val().get_bits::<7>(176);

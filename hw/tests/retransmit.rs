@@ -1237,6 +1237,9 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
             let mut quiet = 0;
             while present || quiet < 4 * QPS + 6 {
                 x.op_valid.next = present;
+                // Any other record's arrival is one no SACK has: the engine
+                // must report only a SACK's.
+                x.op_fb.next.arrival = u64::from(NOT_A_SACKS_ARRIVAL).into();
                 match burst[at.min(burst.len() - 1)].0 {
                     Rec::Init { qp, psn } => {
                         x.op_kind.next = kind::INIT.into();
@@ -1263,6 +1266,7 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                     } => {
                         x.op_fb.next.by_trigger = trigger.is_some();
                         x.op_trigger.next = u64::from(trigger.unwrap_or(0)).into();
+                        x.op_fb.next.arrival = u64::from(sack_arrival(qp, cum, base, bm)).into();
                         x.op_fb.next.sample = true;
                         x.op_fb.next.ecn = ecn;
                         x.op_fb.next.skip = m == 1;
@@ -1334,8 +1338,21 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
                     event = true;
                 }
                 if x.ack_valid.val() && rdy[2] {
+                    let qp = u(x.ack_qp.val()) as u8;
+                    // The feedback reported is that of a SACK of the QP in
+                    // this burst (the reference makes the acknowledgement
+                    // of the burst's records): its arrival, carried for
+                    // the NSCC unit's delay sample.
+                    let arrival = u(x.ack_fb.val().arrival) as u32;
+                    assert!(
+                        burst
+                            .iter()
+                            .any(|(r, _)| matches!(*r, Rec::Sack { qp: q, cum, base, bm, .. }
+                            if q == qp && sack_arrival(q, cum, base, bm) == arrival)),
+                        "QP {qp}: an acknowledgement's arrival {arrival:#x} is no SACK's of the burst"
+                    );
                     got.push(Out::Ack {
-                        qp: u(x.ack_qp.val()) as u8,
+                        qp,
                         una: u(x.ack_una.val()) as u32,
                         bytes: u(x.ack_bytes.val()) as u32,
                         ecn: x.ack_fb.val().ecn,
@@ -1505,6 +1522,18 @@ fn requester_rules(seed: u64, n_recs: usize, max_burst: usize) {
 /// the reference's outputs for it: an INIT, a SENT it keeps, a SACK it
 /// accepts, a remote-access NACK that is not stale. The rest (drops, the
 /// trim and out-of-window NACKs) pass through `Idle`.
+/// The arrival time the random test gives a SACK (`op_fb.arrival`), one
+/// of its own for each, so that the one the engine reports with an
+/// acknowledgement names the SACK it came from.
+fn sack_arrival(qp: u8, cum: u32, base: u32, bm: u64) -> u32 {
+    let h = (u64::from(qp) << 56) ^ (u64::from(cum) << 24) ^ u64::from(base) ^ bm.rotate_left(17);
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32 & !NOT_A_SACKS_ARRIVAL
+}
+
+/// The arrival the random test gives records that are not SACKs: its bit
+/// 31, which no SACK's has.
+const NOT_A_SACKS_ARRIVAL: u32 = 1 << 31;
+
 fn ends_in_store((rec, out): &(Rec, Vec<Out>)) -> bool {
     let dropped = out
         .iter()

@@ -596,7 +596,8 @@ struct Seen {
     releases: Vec<u64>,
     /// `now_ns` at each parser record (the frames' arrivals), in order.
     parsed_at: Vec<u32>,
-    /// Per record taken by the engine: its `op_arrival` and `now_ns` then.
+    /// Per record taken by the engine: its `op_fb.arrival` and `now_ns`
+    /// then.
     op_at: Vec<(u32, u32)>,
 }
 
@@ -931,7 +932,7 @@ fn simulate(s: Setup) -> Seen {
                 sn.op_stalls += 1;
             }
             if x.op_valid.val() && x.op_ready.val() {
-                sn.op_at.push((x.op_arrival.val().index() as u32, bench_now(cycle)));
+                sn.op_at.push((x.op_fb.val().arrival.index() as u32, bench_now(cycle)));
                 sn.outs.ops.push(Op {
                     kind: x.op_kind.val().index() as u8,
                     qp: x.op_qp.val().index() as u32,
@@ -1146,7 +1147,7 @@ fn rx_path_matches_dispatch_rules() {
     coverage(&want, &seen, s.frames.len());
 }
 
-/// Each engine record carries its frame's arrival (`op_arrival`): the
+/// Each engine record carries its frame's arrival (`op_fb.arrival`): the
 /// `now_ns` of one of the parser's records, in frame order, and not the
 /// time the engine took it, which is later whenever it waited (the bench
 /// holds `op_ready` low at random, so some did).
@@ -1156,7 +1157,7 @@ fn check_arrivals(seen: &Seen) {
         let k = seen.parsed_at[from..]
             .iter()
             .position(|&p| p == at)
-            .unwrap_or_else(|| panic!("op_arrival {at} is no frame's arrival after the last one"));
+            .unwrap_or_else(|| panic!("arrival {at} is no frame's arrival after the last one"));
         from += k + 1;
         assert!(at < taken, "arrival {at} before the take at {taken}");
     }

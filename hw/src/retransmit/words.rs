@@ -162,4 +162,10 @@ pub struct SackFeedback {
     /// SACK `echo_ts + service_ns`; MRC 1.0 has no service time): `now -
     /// echo` is the model's RTT sample.
     pub echo: Bits<32>,
+    /// When the SACK's frame was parsed, ns (the RX path's stamp; the
+    /// parser keeps pace with the MAC): the time its RTT and delay samples
+    /// are taken at, `arrival - echo`, so that the SACK's wait for the
+    /// retransmit engine and the engine's walk are not in them, as the
+    /// model samples a SACK as it arrives.
+    pub arrival: Bits<32>,
 }
