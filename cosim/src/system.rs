@@ -1540,6 +1540,12 @@ impl System {
             if nic.tx.bad_keep > 0 {
                 proto_errors.push(format!("NIC {name} MAC TX: {} beats with a bad keep", nic.tx.bad_keep));
             }
+            if nic.tx.underruns > 0 {
+                proto_errors.push(format!(
+                    "NIC {name} MAC TX: {} cycles with no beat inside a frame (underruns: a MAC aborts such a frame)",
+                    nic.tx.underruns
+                ));
+            }
         }
         sb.no_protocol_error = proto_errors.is_empty();
         sb.failures.extend(proto_errors);

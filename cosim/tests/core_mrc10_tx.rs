@@ -211,6 +211,7 @@ fn send_and_check(built: &Built, net: &Net, log2_mtu: u8, seed: u64) -> usize {
     }
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
     assert_eq!(nic.tx.bad_keep, 0);
+    assert_eq!(nic.tx.underruns, 0, "cycles with no beat inside a frame on the MAC");
     let frames: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(frames.len(), want, "frames on MAC TX after {cycles} cycles (MTU {mtu})");
 

@@ -149,6 +149,7 @@ fn core_sends_a_posted_write_as_the_golden_codec_expects() {
     }
     assert!(nic.dma.errors.is_empty(), "DMA protocol errors: {:?}", nic.dma.errors);
     assert_eq!(nic.tx.bad_keep, 0);
+    assert_eq!(nic.tx.underruns, 0, "cycles with no beat inside a frame on the MAC");
     let frames: Vec<Vec<u8>> = nic.tx.frames.drain(..).collect();
     assert_eq!(frames.len(), want_packets, "frames on MAC TX after {cycles} cycles");
     eprintln!("{} frames in {cycles} cycles", frames.len());

@@ -122,6 +122,16 @@ pub mod ack_kind {
 
 /// The fields of a TX builder request, as one bundle (both sequencers
 /// fill one, the arbiter forwards one).
+/// What rides beside a data header in the data header FIFO: its QP's
+/// life as the sequencer took the packet (see `TxPath::life`) and its
+/// payload's beats (`ceil(len / 64)`), which must all be in the core's
+/// payload FIFO before the header is offered.
+#[derive(LogicStruct, Default, Clone, Copy, PartialEq, Debug)]
+pub struct QueuedHdr {
+    pub life: Bit,
+    pub beats: Bits<PL_RESERVED_BITS>,
+}
+
 #[derive(LogicStruct, Default, Clone, Copy, PartialEq, Debug)]
 pub struct TxHeader {
     pub dst_mac: Bits<48>,
@@ -267,6 +277,10 @@ pub struct TxPath {
     /// A payload beat left the core's payload FIFO for the TX builder
     /// (frees one beat of the read reservation).
     pub pl_taken: Signal<In, Bit>,
+    /// A payload beat entered the core's payload FIFO (a read's response
+    /// or a pushed payload): a data header is offered only once its
+    /// payload is all there.
+    pub pl_arrived: Signal<In, Bit>,
     // Send record to the retransmit engine.
     pub sent_valid: Signal<Out, Bit>,
     pub sent_ready: Signal<In, Bit>,
@@ -413,7 +427,7 @@ pub struct TxPath {
     head_dead: Signal<Local, Bit>,
     /// A QP's life, a bit per QP: flipped by its send-context row (the QP
     /// set up again). A packet carries its QP's bit as the sequencer took
-    /// it (`d_life`, then `d_life_fifo` beside its queued header), so a
+    /// it (`d_life`, then `d_side` beside its queued header), so a
     /// header of an earlier life still queued when the QP is set up again
     /// is told from the new life's at the FIFO's head (`head_stale`):
     /// dropped there with no send record, for its record would reach the
@@ -423,7 +437,22 @@ pub struct TxPath {
     /// (the FIFO drains in microseconds) would send that header.
     life: DFF<Bits<256>>,
     d_life: DFF<Bit>,
-    d_life_fifo: SynchronousFIFO<Bit, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
+    d_side: SynchronousFIFO<QueuedHdr, DATA_HDR_FIFO_BITS, { DATA_HDR_FIFO_BITS + 1 }, 1>,
+    d_side_in: Signal<Local, QueuedHdr>,
+    /// A frame leaves whole: the builder streams a data packet's payload
+    /// behind its header with no gap, and a MAC aborts a frame whose next
+    /// beat is missing (a transmit underrun). So the header at the FIFO's
+    /// head is offered only once its payload's beats are all in the
+    /// core's payload FIFO, beyond those of the headers offered before:
+    /// beats arrived (`pl_arr`) less beats of the headers offered
+    /// (`pl_hdr`), both modulo 2^12, at least the head's (`head_paid`).
+    /// Read ahead, a packet's payload is there long before its turn; the
+    /// first packet of a burst and a resend wait for their read here
+    /// rather than on the wire.
+    pl_arr: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_hdr: DFF<Bits<PL_RESERVED_BITS>>,
+    pl_avail: Signal<Local, Bits<PL_RESERVED_BITS>>,
+    head_paid: Signal<Local, Bit>,
     /// The data header at the FIFO's head is of an earlier life of its QP.
     head_stale: Signal<Local, Bit>,
     /// The extension bits of the data header at the FIFO's head, read
@@ -546,7 +575,9 @@ impl Logic for TxPath {
             dead,
             d_dead_r,
             life,
-            d_life
+            d_life,
+            pl_arr,
+            pl_hdr
         );
         self.peer_d.read_clock.next = self.clock.val();
         self.peer_d.write_clock.next = self.clock.val();
@@ -572,7 +603,7 @@ impl Logic for TxPath {
         self.d_t10.clock.next = self.clock.val();
         self.a_t10.clock.next = self.clock.val();
         self.d_fifo.clock.next = self.clock.val();
-        self.d_life_fifo.clock.next = self.clock.val();
+        self.d_side.clock.next = self.clock.val();
 
         // ---- Configuration: snoop the QP rows, own the address rows.
         // Peer row: dest_qp (bits 96-119 of the SQ context), addr_index
@@ -793,9 +824,12 @@ impl Logic for TxPath {
         self.d_push.next.transport_len = self.d_t10.out_len.val();
         self.d_fifo.data_in.next = self.d_push.val();
         self.d_fifo.write.next = (self.d_state.q.val() == 5) & !self.d_hdr_done.q.val() & !self.d_fifo.full.val();
-        // The life bit beside its header, written and read in step.
-        self.d_life_fifo.data_in.next = self.d_life.q.val();
-        self.d_life_fifo.write.next = self.d_fifo.write.val();
+        // The life bit and the payload's beats beside the header, written
+        // and read in step.
+        self.d_side_in.next.life = self.d_life.q.val();
+        self.d_side_in.next.beats = self.d_beats.q.val();
+        self.d_side.data_in.next = self.d_side_in.val();
+        self.d_side.write.next = self.d_fifo.write.val();
 
         // ---- A TSETH of `now_ns` in transport byte order (the arbiter's
         // stamp).
@@ -808,10 +842,20 @@ impl Logic for TxPath {
         self.a_issue.next = self.a_state.q.val() == 4;
         // A data header goes with its send record (`sent_*`), so only
         // while the retransmit engine's FIFO takes one.
-        self.d_issue.next = !self.d_fifo.empty.val() & !self.a_issue.val() & self.sent_ready.val();
+        // And only with its payload all in the payload FIFO.
+        self.pl_avail.next = self.pl_arr.q.val() - self.pl_hdr.q.val();
+        self.head_paid.next = self.d_side.data_out.val().beats <= self.pl_avail.val();
+        self.d_issue.next =
+            !self.d_fifo.empty.val() & !self.a_issue.val() & self.sent_ready.val() & self.head_paid.val();
         self.hdr_valid.next = self.a_issue.val() | self.d_issue.val();
         self.d_fifo.read.next = self.d_issue.val() & self.hdr_ready.val();
-        self.d_life_fifo.read.next = self.d_fifo.read.val();
+        self.d_side.read.next = self.d_fifo.read.val();
+        if self.d_fifo.read.val() {
+            self.pl_hdr.d.next = self.pl_hdr.q.val() + self.d_side.data_out.val().beats;
+        }
+        if self.pl_arrived.val() {
+            self.pl_arr.d.next = self.pl_arr.q.val() + 1;
+        }
         if self.a_issue.val() {
             self.hdr.next = self.a_hdr.q.val();
             self.hdr.next.transport = self.a_t10.out_data.val();
@@ -835,7 +879,7 @@ impl Logic for TxPath {
         // (see `life`).
         self.head_dead.next = self.dead.q.val().get_bit(self.d_fifo.data_out.val().qp.index());
         self.head_stale.next =
-            self.life.q.val().get_bit(self.d_fifo.data_out.val().qp.index()) != self.d_life_fifo.data_out.val();
+            self.life.q.val().get_bit(self.d_fifo.data_out.val().qp.index()) != self.d_side.data_out.val().life;
         self.hdr_drop.next = self.d_issue.val() & (self.head_dead.val() | self.head_stale.val());
         // The send record goes with the data header as the builder takes
         // it, stamped then.

@@ -12,6 +12,7 @@
 //! in the wire's dialect on the probed EV's value, after any waiting ACK
 //! record.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -419,8 +420,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
         // EV selector model: (due cycle, qp); EVs rotate per QP.
         let mut pending: Vec<(u64, u64)> = Vec::new();
         let mut next_ev = [0u64; 256];
-        // Payload beats read and not yet taken by the (modelled) builder.
-        let mut owed = 0u64;
+        let mut payload = PayloadFifo::default();
         let mut cycle = 0u64;
         while cycle < 3000 && (h2.lock().unwrap().len() < want) {
             x.now_ns.next = now_at(cycle).into();
@@ -482,10 +482,11 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
             x.hdr_ready.next = BACKPRESSURE.go(&mut r);
             x.dma_rd_req.ready.next = BACKPRESSURE.go(&mut r);
             x.sent_ready.next = BACKPRESSURE.go(&mut r);
-            x.pl_taken.next = owed > 0 && BACKPRESSURE.go(&mut r);
+            x.pl_taken.next = payload.takeable() && BACKPRESSURE.go(&mut r);
+            x.pl_arrived.next = payload.arrives(cycle);
             wait_clock_false!(sim, clock, x);
             if x.pl_taken.val() {
-                owed -= 1;
+                payload.taken += 1;
             }
             if x.sel_valid.val() {
                 pending.push((cycle + 2, v(x.sel_qp.val())));
@@ -501,6 +502,9 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
             }
             if x.hdr_valid.val() && x.hdr_ready.val() {
                 let h = x.hdr.val();
+                if h.data {
+                    payload.header(cycle, v(h.payload_len));
+                }
                 let ext_len = v(h.ext_len) as usize;
                 h2.lock().unwrap().push(Hdr {
                     dst_mac: v(h.dst_mac),
@@ -527,7 +531,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                 });
             }
             if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
-                owed += v(x.dma_rd_req.len.val()).div_ceil(BEAT_BYTES);
+                payload.read(cycle, v(x.dma_rd_req.len.val()));
                 r2.lock()
                     .unwrap()
                     .push((v(x.dma_rd_req.addr.val()), v(x.dma_rd_req.len.val())));
@@ -541,6 +545,7 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
                     v(x.sent_time.val()),
                 ));
             }
+            payload.arrive(cycle);
             wait_clock_true!(sim, clock, x);
             cycle += 1;
         }
@@ -559,6 +564,65 @@ fn simulate(data: &[Data], acks: &[Ack], probes: &[Probe], mrc10: bool) -> Outpu
 
 /// Bytes of a payload beat (the DMA read response and the builder's input).
 const BEAT_BYTES: u64 = 64;
+
+/// Cycles from a payload read to its first beat in the model of the
+/// core's payload FIFO.
+const PAYLOAD_LATENCY: u64 = 12;
+
+/// The core's payload FIFO and the TX builder's use of it, as the block
+/// sees them: a read's beats (`ceil(len / 64)`) arrive `PAYLOAD_LATENCY`
+/// cycles after it, one per cycle behind the reads before it (each on
+/// `pl_arrived`); the builder takes (`pl_taken`) only beats that arrived
+/// and belong to a header it took. Every data header the block offers
+/// must find its payload arrived, beyond the beats of the headers before
+/// it: the builder streams a frame's beats back to back, and a MAC
+/// aborts a frame whose next beat is missing.
+#[derive(Default)]
+struct PayloadFifo {
+    /// The cycles at which beats arrive, in order.
+    due: VecDeque<u64>,
+    arrived: u64,
+    /// Beats of the data headers the builder took.
+    offered: u64,
+    taken: u64,
+}
+
+impl PayloadFifo {
+    fn read(&mut self, cycle: u64, len: u64) {
+        let first = (cycle + PAYLOAD_LATENCY).max(self.due.back().map_or(0, |&d| d + 1));
+        self.due.extend(first..first + len.div_ceil(BEAT_BYTES));
+    }
+
+    /// Whether a beat arrives in `cycle` (drive `pl_arrived` with it; it
+    /// counts from the next cycle on, once `arrive` is called after the
+    /// cycle's checks).
+    fn arrives(&self, cycle: u64) -> bool {
+        self.due.front() == Some(&cycle)
+    }
+
+    fn arrive(&mut self, cycle: u64) {
+        if self.arrives(cycle) {
+            self.due.pop_front();
+            self.arrived += 1;
+        }
+    }
+
+    /// The builder takes a beat this cycle (drive `pl_taken`).
+    fn takeable(&self) -> bool {
+        self.taken < self.offered && self.taken < self.arrived
+    }
+
+    /// A data header taken by the builder in `cycle`, of `len` bytes.
+    fn header(&mut self, cycle: u64, len: u64) {
+        let beats = len.div_ceil(BEAT_BYTES);
+        assert!(
+            self.arrived >= self.offered + beats,
+            "cycle {cycle}: a header of {beats} beats offered with {} of its payload's beats in the FIFO",
+            self.arrived.saturating_sub(self.offered)
+        );
+        self.offered += beats;
+    }
+}
 
 /// Back-to-back data packets of one QP while the TX builder is busy (its
 /// request port held for `BUSY_CYCLES`, as behind a long frame): the
@@ -677,8 +741,8 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
         let qp = QPS[0].0;
         let mut di = 0u64;
         let mut pending: Vec<u64> = Vec::new();
-        // Beats the builder may take: those of the frames it has headers of.
-        let mut takeable = 0u64;
+        // The payload FIFO, and the beats the builder may take of it.
+        let mut payload = PayloadFifo::default();
         let mut cycle = 0u64;
         while cycle < 20_000 && ((h2.lock().unwrap().len() as u64) < BURST || (r2.lock().unwrap().len() as u64) < BURST)
         {
@@ -702,10 +766,11 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
             x.hdr_ready.next = !busy;
             x.dma_rd_req.ready.next = true;
             x.sent_ready.next = true;
-            x.pl_taken.next = takeable > 0;
+            x.pl_taken.next = payload.takeable();
+            x.pl_arrived.next = payload.arrives(cycle);
             wait_clock_false!(sim, clock, x);
             if x.pl_taken.val() {
-                takeable -= 1;
+                payload.taken += 1;
             }
             if x.sel_valid.val() {
                 pending.push(cycle + 2);
@@ -715,17 +780,19 @@ fn simulate_busy_builder(len: u64) -> BurstOutputs {
             }
             if x.hdr_valid.val() && x.hdr_ready.val() {
                 let h = x.hdr.val();
-                takeable += v(h.payload_len).div_ceil(BEAT_BYTES);
+                payload.header(cycle, v(h.payload_len));
                 h2.lock().unwrap().push((v(h.payload_len), v(h.psn)));
             }
             if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
                 if busy {
                     *e2.lock().unwrap() += 1;
                 }
+                payload.read(cycle, v(x.dma_rd_req.len.val()));
                 r2.lock()
                     .unwrap()
                     .push((v(x.dma_rd_req.addr.val()), v(x.dma_rd_req.len.val())));
             }
+            payload.arrive(cycle);
             wait_clock_true!(sim, clock, x);
             cycle += 1;
         }
@@ -1117,7 +1184,7 @@ fn run_flush(case: FlushCase) -> Flushed {
         let len = 256u64;
         let mut di = 0u64;
         let mut pending: Vec<u64> = Vec::new();
-        let mut takeable = 0u64;
+        let mut payload = PayloadFifo::default();
         let mut cycle = 0u64;
         while cycle < 4_000 {
             let psn = if di.is_multiple_of(2) { di } else { OTHER_QP_PSN + di };
@@ -1149,11 +1216,12 @@ fn run_flush(case: FlushCase) -> Flushed {
             x.hdr_ready.next = cycle >= case.busy && !cycle.is_multiple_of(3);
             x.dma_rd_req.ready.next = cycle % 4 != 1;
             x.sent_ready.next = cycle % 5 != 2;
-            x.pl_taken.next = takeable > 0;
+            x.pl_taken.next = payload.takeable();
+            x.pl_arrived.next = payload.arrives(cycle);
             wait_clock_false!(sim, clock, x);
             let mut o = o2.lock().unwrap();
             if x.pl_taken.val() {
-                takeable -= 1;
+                payload.taken += 1;
             }
             if x.sel_valid.val() {
                 pending.push(cycle + 2);
@@ -1165,7 +1233,7 @@ fn run_flush(case: FlushCase) -> Flushed {
             if x.hdr_valid.val() && x.hdr_ready.val() {
                 let h = x.hdr.val();
                 // The builder consumes a dropped header's payload too.
-                takeable += v(h.payload_len).div_ceil(BEAT_BYTES);
+                payload.header(cycle, v(h.payload_len));
                 let qp = QPS[usize::from(v(h.psn) & OTHER_QP_PSN != 0)].0;
                 assert!(h.data && v(h.qp) == qp, "PSN {:#x}: QP and data flag", v(h.psn));
                 o.hdrs.push((v(h.psn), x.hdr_drop.val(), cycle));
@@ -1176,6 +1244,7 @@ fn run_flush(case: FlushCase) -> Flushed {
                 );
             }
             if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
+                payload.read(cycle, v(x.dma_rd_req.len.val()));
                 o.reads.push(v(x.dma_rd_req.addr.val()) - 0x7000_0000);
             }
             if x.sent_valid.val() && x.sent_ready.val() {
@@ -1187,6 +1256,7 @@ fn run_flush(case: FlushCase) -> Flushed {
             );
             o.flushed += u64::from(x.cnt_flushed.val());
             drop(o);
+            payload.arrive(cycle);
             wait_clock_true!(sim, clock, x);
             cycle += 1;
         }

@@ -119,6 +119,11 @@ pub struct AxisSink {
     /// Beats whose `tkeep` was not a contiguous run from byte 0, or a
     /// non-last beat that was not full (protocol errors).
     pub bad_keep: u64,
+    /// Cycles in which a frame was under way and the sink ready, but no
+    /// beat came (`tvalid` low before the frame's `tlast`): a MAC's
+    /// transmit underrun, for which Ethernet MACs abort the frame on the
+    /// wire (AMD's 10/25G MAC, PG210, calls it an implicit underrun).
+    pub underruns: u64,
 }
 
 impl AxisSink {
@@ -131,6 +136,7 @@ impl AxisSink {
             hold: false,
             frames: VecDeque::new(),
             bad_keep: 0,
+            underruns: 0,
         }
     }
     pub fn drive(&mut self, m: &mut Model, rng: &mut Rng) {
@@ -139,6 +145,9 @@ impl AxisSink {
     }
     pub fn observe(&mut self, m: &Model) {
         if !(self.ready && m.get_bit(self.ports.tvalid)) {
+            if self.ready && !self.cur.is_empty() {
+                self.underruns += 1;
+            }
             return;
         }
         let keep = m.get(self.ports.tkeep);
