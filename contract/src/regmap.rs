@@ -365,7 +365,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: "tx_flushed",
         group: group::REQUESTER,
-        doc: "data packets of a QP in error the TX path dropped: past the requester when the error came, none of them sent",
+        doc: "data packets the TX path dropped, none of them sent: of a QP in error (past the requester when the error came), or of an earlier life of a QP set up again",
     },
     Counter {
         name: "payload_push_consumed",

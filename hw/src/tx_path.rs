@@ -60,8 +60,10 @@ pub const DATA_HDR_FIFO_DEPTH: usize = 1 << DATA_HDR_FIFO_BITS;
 /// and the TX builder; `hw::core`): the payload reads in flight, in
 /// bytes, are at most this many beats (16 KiB, 12.1 KB being what 97 Gb/s
 /// needs with 1 us of read latency, docs/hw/microarchitecture.md
-/// section 2). A packet of more beats than this (no MTU allows one) is
-/// read only when nothing else is, and then holds the host instead.
+/// section 2). A packet must not have more beats than this (no MTU
+/// allows one: 8 KiB is 128): its header is offered only once its
+/// payload is all in the FIFO (`TxPath::head_paid`), which it would not
+/// fit.
 pub const PAYLOAD_FIFO_BITS: usize = 8;
 pub const PAYLOAD_FIFO_BEATS: u64 = 1 << PAYLOAD_FIFO_BITS;
 /// Bits of the payload-beat reservation count: one packet's beats
@@ -120,8 +122,6 @@ pub mod ack_kind {
     pub const NACK: u8 = 2;
 }
 
-/// The fields of a TX builder request, as one bundle (both sequencers
-/// fill one, the arbiter forwards one).
 /// What rides beside a data header in the data header FIFO: its QP's
 /// life as the sequencer took the packet (see `TxPath::life`) and its
 /// payload's beats (`ceil(len / 64)`), which must all be in the core's
@@ -132,6 +132,8 @@ pub struct QueuedHdr {
     pub beats: Bits<PL_RESERVED_BITS>,
 }
 
+/// The fields of a TX builder request, as one bundle (both sequencers
+/// fill one, the arbiter forwards one).
 #[derive(LogicStruct, Default, Clone, Copy, PartialEq, Debug)]
 pub struct TxHeader {
     pub dst_mac: Bits<48>,
@@ -258,8 +260,9 @@ pub struct TxPath {
     pub hdr_valid: Signal<Out, Bit>,
     pub hdr_ready: Signal<In, Bit>,
     pub hdr: Signal<Out, TxHeader>,
-    /// The header offered is a data packet of a QP in error: the builder
-    /// drops it (its payload, read already, is consumed, no frame leaves).
+    /// The header offered is a data packet of a QP in error, or of an
+    /// earlier life of its QP: the builder drops it (its payload, read
+    /// already, is consumed, no frame leaves).
     pub hdr_drop: Signal<Out, Bit>,
     // QP errors (the retransmit engine's reports, as taken: a pulse and
     // the QP named). From the next cycle on no data packet of the QP is
@@ -413,8 +416,9 @@ pub struct TxPath {
     /// QPs in error, a bit per QP: set by a report (`qerr_*`), cleared by
     /// the QP's send-context row.
     dead: DFF<Bits<256>>,
-    /// The packet in hand is of a QP in error: `d_dead_r`, read in the
-    /// states that drop such a packet (4 and 6).
+    /// The packet in hand is of a QP in error or of an earlier life of
+    /// its QP: `d_dead_r`, read in the states that drop such a packet (4
+    /// and 6).
     d_dead: Signal<Local, Bit>,
     /// The in-hand QP's bit of `dead` as the next cycle holds it, and
     /// that registered. The 256-to-1 select then ends at a register
@@ -422,6 +426,8 @@ pub struct TxPath {
     /// selector. Exact where it is read: `d_qp` is loaded in state 0, at
     /// least three cycles before states 4 and 6.
     d_dead_next: Signal<Local, Bit>,
+    /// The QP's send-context row in this cycle is of the in-hand QP.
+    d_row_hit: Signal<Local, Bit>,
     d_dead_r: DFF<Bit>,
     /// The data header at the FIFO's head is of a QP in error.
     head_dead: Signal<Local, Bit>,
@@ -624,11 +630,16 @@ impl Logic for TxPath {
         }
         self.dead.d.next = (self.dead.q.val() | self.dead_set.val()) & !self.dead_clr.val();
         self.life.d.next = self.life.q.val() ^ self.dead_clr.val();
-        self.d_dead_next.next = (self.dead.q.val().get_bit(self.d_qp.q.val().index())
+        // A packet of an earlier life in hand (the row came after it was
+        // taken) is dropped the same way, before it advances the new
+        // life's METH counters or reads its payload.
+        self.d_row_hit.next = self.cfg_peer.val()
+            & (self.cfg.index.val() < 256)
+            & (self.cfg.index.val().get_bits::<8>(0) == self.d_qp.q.val());
+        self.d_dead_next.next = ((self.dead.q.val().get_bit(self.d_qp.q.val().index())
             | (self.qerr_valid.val() & (self.qerr_qp.val() == self.d_qp.q.val())))
-            & !(self.cfg_peer.val()
-                & (self.cfg.index.val() < 256)
-                & (self.cfg.index.val().get_bits::<8>(0) == self.d_qp.q.val()));
+            & !self.d_row_hit.val())
+            | ((self.life.q.val().get_bit(self.d_qp.q.val().index()) ^ self.d_row_hit.val()) != self.d_life.q.val());
         self.d_dead_r.d.next = self.d_dead_next.val();
         self.d_dead.next = self.d_dead_r.q.val();
         self.peer_row.next = (bit_cast::<48, 24>(self.cfg.data.val().get_value_sq_ctx_dest_qp()) << 24)

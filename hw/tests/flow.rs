@@ -39,7 +39,7 @@ fn verilog_is_deterministic_with_stable_names() {
 
 #[test]
 fn lint_passes() {
-    if skip_without("verilator") {
+    if skip_without("verilator") || skip_without("yosys") {
         return;
     }
     let dir = out_dir("lint");
@@ -161,7 +161,7 @@ fn missing_tool_is_a_typed_error() {
 
 #[test]
 fn lint_fails_on_an_unwaived_warning_with_verilator_output() {
-    if skip_without("verilator") {
+    if skip_without("verilator") || skip_without("yosys") {
         return;
     }
     let dir = out_dir("lint_bad");

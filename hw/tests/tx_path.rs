@@ -1089,6 +1089,8 @@ struct Flushed {
     /// (PSN, dropped, the cycle the builder took it).
     hdrs: Vec<(u64, bool, u64)>,
     reads: Vec<u64>,
+    /// (PSN, the cycle its payload read was issued).
+    reads_at: Vec<(u64, u64)>,
     sent: Vec<u64>,
     flushed: u64,
 }
@@ -1097,6 +1099,9 @@ struct Flushed {
 /// `QPS[1]`'s set.
 const OTHER_QP_PSN: u64 = 0x1000;
 const FLUSH_RECORDS: u64 = 80;
+/// The row's cycle of the in-hand case: a record of the QP in error is
+/// then in the sequencer's hand (states 1-4).
+const FLUSH_IN_HAND_SETUP: u64 = 207;
 
 /// Cycles of an error test: the builder held until `busy` (the data
 /// header FIFO full), QP `QPS[0]` reported in error at `err`, set up
@@ -1154,6 +1159,30 @@ fn headers_of_an_earlier_life_are_dropped_without_a_send_record() {
         stale > 0,
         "headers of the earlier life taken after the row: {:x?}",
         o.hdrs
+    );
+}
+
+/// The QP set up again a few cycles after its error, with the builder
+/// free: a record of its earlier life still in the sequencer's hand is
+/// dropped there (no payload read after the row, no header), before it
+/// advances the new life's METH counters.
+#[test]
+fn a_packet_of_an_earlier_life_in_hand_is_dropped_there() {
+    let case = FlushCase {
+        busy: 0,
+        err: 200,
+        setup: FLUSH_IN_HAND_SETUP,
+    };
+    let o = run_flush(case);
+    let in_hand_at_row = o
+        .taken
+        .iter()
+        .filter(|t| t.0 & OTHER_QP_PSN == 0 && t.1 > case.err && t.1 <= case.setup)
+        .count();
+    assert!(
+        in_hand_at_row > 0,
+        "a record of the QP taken between the error and the row: {:?}",
+        o.taken
     );
 }
 
@@ -1246,6 +1275,7 @@ fn run_flush(case: FlushCase) -> Flushed {
             if x.dma_rd_req.valid.val() && x.dma_rd_req.ready.val() {
                 payload.read(cycle, v(x.dma_rd_req.len.val()));
                 o.reads.push(v(x.dma_rd_req.addr.val()) - 0x7000_0000);
+                o.reads_at.push((v(x.dma_rd_req.addr.val()) - 0x7000_0000, cycle));
             }
             if x.sent_valid.val() && x.sent_ready.val() {
                 o.sent.push(v(x.sent_psn.val()));
@@ -1294,6 +1324,14 @@ fn run_flush(case: FlushCase) -> Flushed {
     let mut recorded: Vec<u64> = o.hdrs.iter().filter(|h| !stale(h)).map(|h| h.0).collect();
     recorded.sort();
     assert_eq!(sent, recorded, "one send record per header, none for an earlier life's");
+    // A record of the earlier life still in the sequencer's hand at the
+    // row is dropped there: no payload read for it after the row.
+    for &(psn, at) in &o.reads_at {
+        assert!(
+            !(of_err_qp(psn) && at > case.setup && taken_at(psn) <= case.setup),
+            "PSN {psn:#x} of the earlier life read at cycle {at}, after the row"
+        );
+    }
     let in_hand: Vec<u64> = o.taken.iter().map(|t| t.0).filter(|p| !hdr_psns.contains(p)).collect();
     assert!(
         in_hand.iter().all(|&p| of_err_qp(p)),
