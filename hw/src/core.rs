@@ -1053,8 +1053,9 @@ impl Logic for MrcCore {
         self.txb.s_payload.tlast.next = self.pl_fifo.data_out.val().get_bit(576);
         self.txb.s_payload.tvalid.next = !self.pl_fifo.empty.val();
         self.pl_fifo.read.next = !self.pl_fifo.empty.val() & self.txb.s_payload.tready.val();
-        self.txpath.pl_taken.next = !self.pl_fifo.empty.val() & self.txb.s_payload.tready.val();
-        self.txpath.pl_arrived.next = self.pl_push.s.rsp.valid.val() & !self.pl_fifo.full.val();
+        // The TX path counts the FIFO's own read and write strobes.
+        self.txpath.pl_taken.next = self.pl_fifo.read.val();
+        self.txpath.pl_arrived.next = self.pl_fifo.write.val();
         DmaReadInitiator::link(&mut self.dma_rd, &mut self.rd_arb.m);
 
         // ---- CC gate operations, by priority: release of a dropped send
