@@ -36,16 +36,20 @@ pub enum DispatchState {
     Idle,
     /// The judging request (`nomark`) to the SACK table.
     Judge,
-    /// Waiting for its verdict.
+    /// Waiting for its verdict; a new, untrimmed packet's record goes to
+    /// the completion tracker in the verdict's cycle when it can.
     JudgeWait,
-    /// The packet record to the completion tracker.
+    /// The packet record to the completion tracker (it waits for the
+    /// previous frame's advance, or the tracker's `pkt_ready`).
     CompletionPacket,
     /// Its result (and the placement address) from the completion tracker.
     CompletionResult,
     /// Waiting for the placement address alone.
     CompletionPlace,
     /// The marking request (the packet was judged new and the completion
-    /// tracker accepted it). Once the tail stage is empty the frame moves
+    /// tracker accepted it), when it could not go in the result's cycle
+    /// (the tail or the command stage busy, or the placement address
+    /// still to come). Once the tail stage is empty the frame moves
     /// there with its request, which the tail offers until the SACK table
     /// takes it (`t_mark`), and the next frame is taken into the head
     /// stage in the same cycle.
@@ -62,7 +66,8 @@ pub enum DispatchState {
 /// admission's join credits (`hw::rx_ingress`), so a FIFO never
 /// overflows. 64 frames of headers (a few hundred LUTs of LUT RAM)
 /// absorb the bursts of small frames that come faster than the head
-/// stage takes them (7 cycles per placed packet at best: a peer sends one every
+/// stage takes them (5 to 6 cycles per placed packet at best, a median of 8
+/// for one QP's behind the SACK table's same-QP stall: a peer sends one every
 /// 6, and the ACKs of 64-byte WRITEs arrive bunched by the EVs' spread);
 /// 16 are too few once the TX path reads 32 payloads ahead
 /// (docs/benchmarks.md, "32 reads ahead and 64 join credits").
@@ -377,15 +382,20 @@ pub struct RxPath {
     t_adv_v: DFF<Bit>,
     /// Waiting for the marking request's answer (its `out_expected`).
     t_wait: DFF<Bit>,
-    /// The marking request was not taken in `Mark`'s cycle: the tail
+    /// The marking request was not taken in its cycle (`mark_now`): the tail
     /// offers it (its record's QP and PSN) until it is, ahead of the
     /// head stage's next judging request.
     t_mark: DFF<Bit>,
     /// `cls_state` of the head that was on the RAM outputs last cycle and
-    /// was not taken (`nx_ok`): `Mark` takes the next frame only on it, so
-    /// the classification's path does not reach `st` through `Mark`.
+    /// was not taken (`nx_ok`): a mark (`mark_now`) takes the next frame
+    /// only on it, so the classification's path does not reach `st`
+    /// through the mark.
     nx_state: DFF<DispatchState>,
     nx_ok: DFF<Bit>,
+    /// That head needs an RX buffer command at its take (`n_needs_cmd`):
+    /// a take in `CompletionResult`'s cycle, where the accepted frame's
+    /// own command loads, waits for a head that needs none.
+    nx_cmd: DFF<Bit>,
     /// Waiting for the completion tracker's walk of the advance
     /// (`done_*`): the record carries the MSN after it.
     t_msn_wait: DFF<Bit>,
@@ -524,6 +534,14 @@ pub struct RxPath {
     /// `Mark` hands the frame and its marking request to the tail this
     /// cycle (the tail is empty).
     mark_now: Signal<Local, Bit>,
+    /// The completion tracker's result accepts the packet this cycle with
+    /// its placement address in hand (or an empty payload): the frame can
+    /// be marked in this cycle, not `Mark`'s next one.
+    result_marks: Signal<Local, Bit>,
+    /// The SACK table's verdict this cycle judges the packet new and
+    /// untrimmed: its packet record goes to the completion tracker in
+    /// this cycle, not `CompletionPacket`'s next one.
+    verdict_new: Signal<Local, Bit>,
     /// The head on the RAM outputs: its state once taken.
     cls_state: Signal<Local, DispatchState>,
     /// The head stage's RX buffer command this cycle (from the RAM
@@ -601,6 +619,7 @@ impl Logic for RxPath {
             t_mark,
             nx_state,
             nx_ok,
+            nx_cmd,
             t_msn_wait,
             t_rec,
             g_v,
@@ -904,15 +923,35 @@ impl Logic for RxPath {
         self.nack_kind.next = self.h_ext.q.val().get_bits::<8>(208);
         self.probe_answer.next = self.ext_type.val() == 5;
 
-        // ---- Outputs, all from registers.
+        // The command stage is free, or its command leaves now.
+        self.cmd_free.next = !self.cmd_v.q.val() | self.cmd_ready.val();
+        // The SACK table answers in request order, and the head stage's
+        // next judging request follows the tail's marking request.
+        self.out_for_tail.next = self.t_wait.q.val();
+
+        // ---- Outputs. From registers, except the marking request in the
+        // completion result's cycle (`result_marks`: the tracker's
+        // registered result and address, the command stage's `cmd_ready`)
+        // and the packet record in the verdict's cycle (`verdict_new`: the
+        // SACK table's registered verdict).
         // The tail's marking request first (it was issued before the head
         // stage's next judging request, and the table answers in order).
-        self.mark_now.next = (self.st.q.val() == DispatchState::Mark) & !self.t_ag_v.q.val() & !self.t_adv_v.q.val();
+        // An accepted packet is marked in its result's cycle when its
+        // placement address came with the result (or before it) and the
+        // RX buffer command stage can take its command now; else in `Mark`.
+        self.result_marks.next = (self.st.q.val() == DispatchState::CompletionResult)
+            & self.res_valid.val()
+            & (self.res_code.val() == 0)
+            & ((self.pay_len.val() == 0) | self.got_place.q.val() | self.place_valid.val())
+            & self.cmd_free.val();
+        self.mark_now.next = ((self.st.q.val() == DispatchState::Mark) | self.result_marks.val())
+            & !self.t_ag_v.q.val()
+            & !self.t_adv_v.q.val();
         self.sack_req_valid.next =
             self.t_mark.q.val() | (self.st.q.val() == DispatchState::Judge) | self.mark_now.val();
         self.sack_req_qp.next = self.qp.val();
         self.sack_req_psn.next = self.psn.val();
-        self.sack_req_nomark.next = self.st.q.val() != DispatchState::Mark;
+        self.sack_req_nomark.next = !self.mark_now.val();
         if self.t_mark.q.val() {
             self.sack_req_qp.next = self.t_rec.q.val().qp;
             self.sack_req_psn.next = self.t_rec.q.val().psn;
@@ -920,7 +959,14 @@ impl Logic for RxPath {
         }
         // The packet waits for the previous frame's advance: the
         // completion tracker sees packets and advances in frame order.
-        self.pkt_valid.next = (self.st.q.val() == DispatchState::CompletionPacket) & !self.t_adv_v.q.val();
+        // A packet judged new goes in its verdict's cycle.
+        self.verdict_new.next = (self.st.q.val() == DispatchState::JudgeWait)
+            & self.sack_out_valid.val()
+            & !self.out_for_tail.val()
+            & (self.sack_out_verdict.val() == 1)
+            & !self.trimmed.val();
+        self.pkt_valid.next =
+            ((self.st.q.val() == DispatchState::CompletionPacket) | self.verdict_new.val()) & !self.t_adv_v.q.val();
         self.pkt_qp.next = self.qp.val();
         self.pkt_psn.next = self.psn.val();
         // Placement target: the RETH on FIRST/ONLY, the data extension's
@@ -1025,7 +1071,6 @@ impl Logic for RxPath {
         self.cmd_len.next = self.c_len.q.val();
 
         // ---- Stage availability (this cycle's handshakes count).
-        self.cmd_free.next = !self.cmd_v.q.val() | self.cmd_ready.val();
         // The record stage is free, or its record leaves now.
         self.g_free.next = !self.g_v.q.val() | (self.ag_ready.val() & !self.g_wait.q.val());
         // The tail's record moves on once its marking answer is in.
@@ -1037,9 +1082,6 @@ impl Logic for RxPath {
         self.done_t.next = self.done_valid.val() & !self.done_g.val();
         self.tail_free.next = (!self.t_ag_v.q.val() | self.t_move.val())
             & (!self.t_adv_v.q.val() | (self.adv_ready.val() & !self.t_wait.q.val()));
-        // The SACK table answers in request order, and the head stage's
-        // next judging request follows the tail's marking request.
-        self.out_for_tail.next = self.t_wait.q.val();
         // A frame leaving the head stage (its SACK / NACK record or its
         // readmit taken, or an accepted packet moving to the tail with its
         // marking request, the tail loading from the head registers this
@@ -1047,7 +1089,7 @@ impl Logic for RxPath {
         self.head_free.next = ((self.st.q.val() == DispatchState::Idle)
             | ((self.st.q.val() == DispatchState::RetransmitOp) & self.op_ready.val())
             | ((self.st.q.val() == DispatchState::Readmit) & self.rdm_ready.val())
-            | (self.mark_now.val() & self.nx_ok.q.val()))
+            | (self.mark_now.val() & self.nx_ok.q.val() & (!self.result_marks.val() | !self.nx_cmd.q.val())))
             & !self.h_cmd_due.q.val();
         // Every take waits for a free command stage (a discard loads it in
         // the same cycle), so `take` does not wait for the classification:
@@ -1056,6 +1098,7 @@ impl Logic for RxPath {
         // Registered while the head waits on the RAM outputs: valid the
         // next cycle if it is not taken now (the same head is read again).
         self.nx_state.d.next = self.cls_state.val();
+        self.nx_cmd.d.next = self.n_needs_cmd.val();
         self.nx_ok.d.next = self.p_ok.q.val() & self.b_ok.q.val() & !self.take.val();
 
         // ---- Join FIFO read side: the read address is the pointer after
@@ -1118,11 +1161,12 @@ impl Logic for RxPath {
             self.k_join_release.d.next = true;
             self.want_cmd.next = self.n_needs_cmd.val();
             self.want_from_fifo.next = true;
-            // The next state is the head's class: in `Mark`, the class
-            // registered while the head waited (off the classification's
-            // path), else the one decoded from the RAM outputs now.
+            // The next state is the head's class: when the frame before is
+            // marked now, the class registered while the head waited (off
+            // the classification's path), else the one decoded from the RAM
+            // outputs now.
             self.st.d.next = self.cls_state.val();
-            if self.st.q.val() == DispatchState::Mark {
+            if self.mark_now.val() {
                 self.st.d.next = self.nx_state.q.val();
             }
             if self.n_drop.val() {
@@ -1172,8 +1216,11 @@ impl Logic for RxPath {
         if (self.st.q.val() == DispatchState::JudgeWait) & self.sack_out_valid.val() & !self.out_for_tail.val() {
             self.verdict.d.next = self.sack_out_verdict.val();
             self.expected.d.next = self.sack_out_expected.val();
-            if (self.sack_out_verdict.val() == 1) & !self.trimmed.val() {
+            if self.verdict_new.val() {
                 self.st.d.next = DispatchState::CompletionPacket;
+                if self.pkt_valid.val() & self.pkt_ready.val() {
+                    self.st.d.next = DispatchState::CompletionResult;
+                }
             } else {
                 // Duplicate, out of window or trimmed: its ACK generator
                 // record, and a discard.
@@ -1192,13 +1239,19 @@ impl Logic for RxPath {
             self.st.d.next = DispatchState::CompletionResult;
         }
         if self.st.q.val() == DispatchState::CompletionResult {
+            // A frame taken in this cycle (the accepted one marked in it)
+            // keeps the take's cleared `got_place` and `res`.
             if self.place_valid.val() {
-                self.got_place.d.next = true;
-                self.paddr.d.next = self.place_addr.val();
+                if !self.take.val() {
+                    self.got_place.d.next = true;
+                    self.paddr.d.next = self.place_addr.val();
+                }
                 self.want_addr.next = self.place_addr.val();
             }
             if self.res_valid.val() {
-                self.res.d.next = self.res_code.val();
+                if !self.take.val() {
+                    self.res.d.next = self.res_code.val();
+                }
                 if (self.res_code.val() == 0)
                     & (self.pay_len.val() != 0)
                     & !self.got_place.q.val()
@@ -1207,10 +1260,16 @@ impl Logic for RxPath {
                     self.st.d.next = DispatchState::CompletionPlace;
                 } else if self.res_code.val() == 0 {
                     // Accepted: placed (or an empty payload discarded)
-                    // now, marked by the second SACK request.
+                    // now, marked by the second SACK request, in this
+                    // cycle when the tail is empty (`mark_now`, below).
+                    // The command is this frame's: a frame taken in this
+                    // cycle needs none (`nx_cmd`).
                     self.want_cmd.next = true;
+                    self.want_from_fifo.next = false;
                     self.want_place.next = self.got_place.q.val() | self.place_valid.val();
-                    self.st.d.next = DispatchState::Mark;
+                    if !self.mark_now.val() {
+                        self.st.d.next = DispatchState::Mark;
+                    }
                 } else {
                     // Rejected or dropped: never marked, `expected` did
                     // not move, so no advance either.

@@ -6,8 +6,10 @@
 //!
 //! Packets go through a two-stage pipeline (read expected | read the
 //! PSN's word, decide, write back), one per cycle for different QPs; a
-//! packet whose QP is still in stage 1 or 2 stalls (`ready` low) until its
-//! predecessor has written back. A verdict is registered 2 edges after
+//! packet whose QP is still in stage 1 stalls (`ready` low) for a cycle,
+//! until its predecessor is deciding in stage 2 (it then reads its word a
+//! cycle after the predecessor's write; behind an advance it waits in
+//! stage 1 for the new expected PSN, `settle`). A verdict is registered 2 edges after
 //! the request is taken when the expected PSN does not move; a new
 //! in-order packet runs the cumulative advance (mode SCAN, pipeline held):
 //! one 64-bit word per cycle with the shift-free trailing-ones step of
@@ -171,8 +173,10 @@ impl Logic for OneHotIndex {
 ///
 /// * Packet: `req_valid` with `req_qp` / `req_psn`, taken at an edge
 ///   where `ready` is high. `ready` is low while a scan, snapshot or init
-///   runs, while `init_valid` is high, and (combinationally from `req_qp`)
-///   when the request's QP is in stage 1 or 2 (same-QP hazard: stall).
+///   runs, while `init_valid` is high, for the cycle after a scan that
+///   wrote stage 1's expected PSN (`settle`), and (combinationally from
+///   `req_qp`) when the request's QP is in stage 1 (same-QP hazard: a
+///   cycle's stall).
 ///   `out_valid` pulses with `out_verdict` and `out_expected` (after any
 ///   cumulative advance), in request order.
 /// * Init: `init_valid` with `init_qp` / `init_psn`, taken when
@@ -241,6 +245,10 @@ pub struct SackTable {
     s2_before: DFF<Bit>,
     s2_inw: DFF<Bit>,
     s2_nomark: DFF<Bit>,
+    // The scan that just ended wrote the expected PSN of stage 1's QP in
+    // the cycle stage 1 re-read it: stage 1 reads it once more (no move,
+    // no request taken) before it goes on.
+    settle: DFF<Bit>,
     // Scan / snapshot / init state.
     qp: DFF<Bits<QP_BITS>>,
     exp: DFF<Bits<24>>,
@@ -336,6 +344,7 @@ impl Default for SackTable {
             s2_before: Default::default(),
             s2_inw: Default::default(),
             s2_nomark: Default::default(),
+            settle: Default::default(),
             qp: Default::default(),
             exp: Default::default(),
             word: Default::default(),
@@ -392,6 +401,7 @@ impl Logic for SackTable {
             s2_before,
             s2_inw,
             s2_nomark,
+            settle,
             qp,
             exp,
             word,
@@ -432,12 +442,15 @@ impl Logic for SackTable {
         self.bm_ram.write_enable.next = false;
         self.o_valid.d.next = false;
         self.s_valid.d.next = false;
-        // Hazard: a request for a QP still in stage 1 or 2 waits until its
-        // predecessor has written back.
-        self.hazard.next = (self.s1_v.q.val() & (self.req_qp.val() == self.s1_qp.q.val()))
-            | (self.s2_v.q.val() & (self.req_qp.val() == self.s2_qp.q.val()));
+        // Hazard: a request for the QP in stage 1 waits a cycle, so that
+        // it reads its word only after its predecessor's write (stage 2's,
+        // in the cycle the request enters stage 1). One behind stage 2
+        // reads `expected` as stage 2 decides: unchanged unless stage 2
+        // advances it, and then the scan holds the request in stage 1
+        // until `expected` is written (`settle`).
+        self.hazard.next = self.s1_v.q.val() & (self.req_qp.val() == self.s1_qp.q.val());
         self.empty.next = (self.mode.q.val() == 0) & !self.s1_v.q.val() & !self.s2_v.q.val();
-        self.ready.next = (self.mode.q.val() == 0) & !self.hazard.val() & !self.init_valid.val();
+        self.ready.next = (self.mode.q.val() == 0) & !self.hazard.val() & !self.init_valid.val() & !self.settle.q.val();
         self.init_ready.next = self.empty.val();
         self.snap_ready.next = self.empty.val() & !self.req_valid.val() & !self.init_valid.val();
         // Stage 1 checks: offset from expected.
@@ -521,19 +534,27 @@ impl Logic for SackTable {
                     self.o_verdict.d.next = 1.into();
                 }
             }
-            // Stage 1 -> 2: issue the word read.
-            self.s2_v.d.next = self.s1_v.q.val();
+            // Stage 1 -> 2: issue the word read. After a scan that wrote
+            // stage 1's expected PSN (`settle`), stage 1 stays a cycle and
+            // re-reads it (the default address), and nothing is taken.
+            self.settle.d.next = false;
+            self.s2_v.d.next = self.s1_v.q.val() & !self.settle.q.val();
             self.s2_qp.d.next = self.s1_qp.q.val();
             self.s2_psn.d.next = self.s1_psn.q.val();
             self.s2_nomark.d.next = self.s1_nomark.q.val();
             self.s2_exp.d.next = self.exp_ram.read_data.val();
             self.s2_before.d.next = self.off.val().get_bit(23);
             self.s2_inw.d.next = self.off.val() < self.c_mpr.val();
-            self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2)
-                | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
-            // Accept into stage 1: issue the expected-PSN read.
-            self.s1_v.d.next = false;
-            if self.init_valid.val() & self.empty.val() {
+            if !self.settle.q.val() {
+                self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2)
+                    | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
+                // Accept into stage 1: issue the expected-PSN read.
+                self.s1_v.d.next = false;
+            }
+            if self.settle.q.val() {
+                // Stage 1 holds (the default read address re-reads its
+                // expected PSN).
+            } else if self.init_valid.val() & self.empty.val() {
                 self.exp_ram.write_address.next = self.init_qp.val();
                 self.exp_ram.write_data.next = self.init_psn.val();
                 self.exp_ram.write_enable.next = true;
@@ -579,8 +600,11 @@ impl Logic for SackTable {
                 self.from_ram.d.next = true;
             } else {
                 // Done; the default read address re-issues stage 2's read.
+                // Stage 1 re-reads its expected PSN at this edge too: when
+                // it is this QP's, the read misses the write (`settle`).
                 self.exp_ram.write_data.next = self.exp_done.val();
                 self.exp_ram.write_enable.next = true;
+                self.settle.d.next = self.s1_v.q.val() & (self.s1_qp.q.val() == self.qp.q.val());
                 self.o_valid.d.next = true;
                 self.o_verdict.d.next = 1.into();
                 self.o_expected.d.next = self.exp_done.val();

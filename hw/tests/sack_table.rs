@@ -461,7 +461,8 @@ fn sack_table_matches_responder_rules() {
 }
 
 /// Packets for different QPs are taken one per cycle; the same QP back to
-/// back stalls until its predecessor has written back (3 cycles apart).
+/// back stalls while its predecessor is in stage 1 (2 cycles apart: taken
+/// as the predecessor decides in stage 2).
 #[test]
 fn one_request_per_cycle_across_qps() {
     let mut ops: Vec<Op> = QP_IDS.iter().zip(STARTS).map(|(&q, s)| Op::Init(q, s)).collect();
@@ -491,8 +492,8 @@ fn one_request_per_cycle_across_qps() {
     );
     let same = &acc[first + n_rr..];
     assert!(
-        same.windows(2).all(|w| w[1] - w[0] == 3),
-        "same QP: every 3 cycles: {same:?}"
+        same.windows(2).all(|w| w[1] - w[0] == 2),
+        "same QP: every 2 cycles: {same:?}"
     );
 }
 
