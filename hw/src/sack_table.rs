@@ -548,13 +548,12 @@ impl Logic for SackTable {
             if !self.settle.q.val() {
                 self.bm_ram.read_address.next = (bit_cast::<ADDR_BITS, QP_BITS>(self.s1_qp.q.val()) << 2)
                     | bit_cast::<ADDR_BITS, 24>((self.s1_psn.q.val() >> 6) & 3);
-                // Accept into stage 1: issue the expected-PSN read.
                 self.s1_v.d.next = false;
             }
-            if self.settle.q.val() {
-                // Stage 1 holds (the default read address re-reads its
-                // expected PSN).
-            } else if self.init_valid.val() & self.empty.val() {
+            // Accept into stage 1: issue the expected-PSN read. Under
+            // `settle` nothing is taken (stage 1 is full, so the pipeline
+            // is not empty, and `ready` is low).
+            if self.init_valid.val() & self.empty.val() {
                 self.exp_ram.write_address.next = self.init_qp.val();
                 self.exp_ram.write_data.next = self.init_psn.val();
                 self.exp_ram.write_enable.next = true;
